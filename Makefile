@@ -1,0 +1,42 @@
+# keel: two commands.
+#   make run    build (release) and run the main job
+#   make test   build the normal, ThreadSanitizer and AddressSanitizer+UBSan
+#               variants and run every test in each through ctest
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_Q = cmake -Wno-dev --log-level=WARNING
+
+.PHONY: all run test test-normal test-tsan test-asan deps release clean
+
+all: release
+
+deps:
+	@sh scripts/install-deps
+
+release: deps
+	@$(CMAKE_Q) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_TESTS=OFF
+	@cmake --build build/release -j $(JOBS)
+
+run: release
+	./build/release/keel bench pin
+
+test: test-normal test-tsan test-asan
+
+test-normal: deps
+	@$(CMAKE_Q) -S . -B build/test -DKEEL_FAULT_INJECTION=ON
+	@cmake --build build/test -j $(JOBS)
+	ctest --test-dir build/test --output-on-failure -j $(JOBS)
+
+test-tsan: deps
+	@$(CMAKE_Q) -S . -B build/tsan -DKEEL_FAULT_INJECTION=ON -DKEEL_SANITIZE=thread
+	@cmake --build build/tsan -j $(JOBS)
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	    ctest --test-dir build/tsan --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	@CC=clang $(CMAKE_Q) -S . -B build/asan -DKEEL_FAULT_INJECTION=ON -DKEEL_SANITIZE=address
+	@cmake --build build/asan -j $(JOBS)
+	ASAN_OPTIONS="detect_leaks=1 abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
+	    ctest --test-dir build/asan --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf build

@@ -1,0 +1,13 @@
+/*
+ * bench.h: entry points of the `keel bench` subcommands.
+ *
+ * Each takes the arguments after its name, prints a readable table on
+ * stdout (progress on stderr), writes JSON when given --json FILE, and
+ * returns the process exit status.
+ */
+#ifndef KEEL_BENCH_BENCH_H
+#define KEEL_BENCH_BENCH_H
+
+int bench_pin_main(int argc, char **argv);
+
+#endif /* KEEL_BENCH_BENCH_H */

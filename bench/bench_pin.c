@@ -1,0 +1,535 @@
+/*
+ * bench_pin.c: `keel bench pin`: the cost of the buffer pool's hot paths.
+ *
+ * Measures, each as the median of several rounds with min and max:
+ *   read_hit_ns      buf_read + buf_release of a resident page, one thread
+ *                    cycling through 1000 pages
+ *   pin_unpin_ns     buf_pin + buf_release by buffer id, the session's
+ *                    first pin on it each time
+ *   repin_ns         an extra pin + release of a buffer the session holds
+ *   read_miss_ns     buf_read + buf_release of a page not in the pool but in
+ *                    the OS page cache (pool smaller than the relation, so
+ *                    every read evicts), next to
+ *   pread_ns         a raw 8 KiB pread of the same file at the same offsets
+ *   read_miss_ring_ns  read_miss_ns through a bulk-read strategy ring, whose
+ *                    few buffers stay in the CPU cache: the difference to
+ *                    read_miss_ns is what copying into cold memory costs
+ *   read_hit_2threads_same_page_ns   two threads reading one hot page
+ *   read_hit_2threads_mops, read_hit_<N>threads_mops   aggregate hit
+ *                    throughput of 2 and N threads over 1000 pages
+ * The miss and pread rounds are interleaved so that their ratio compares
+ * like with like.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "port/clock.h"
+#include "stats.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+
+#define HOT_PAGES  1000
+#define REL_HOT    1
+#define REL_MISS   2
+#define MAX_ROUNDS 64
+
+/*
+ * Keeps the compiler from merging or hoisting the inlined pin and release
+ * of consecutive iterations: each one must really happen in memory.
+ */
+#define BENCH_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+typedef struct pin_opts {
+    uint32_t pool_mb;
+    uint32_t threads;
+    int rounds;
+    bool quick;
+    const char *json;
+    const char *dir;
+} pin_opts;
+
+typedef struct pin_env {
+    char dir[4096];
+    bool own_dir;
+    smgr *sm;
+    buf_pool *pool;  /* holds REL_HOT entirely */
+    buf_pool *small; /* smaller than REL_MISS */
+    uint32_t miss_blocks;
+    kerr err;
+} pin_env;
+
+static void die_kerr(const char *what, const kerr *e)
+{
+    fprintf(stderr, "keel bench pin: %s: %s\n", what, e->msg);
+    exit(1);
+}
+
+/* Appends n initialized blocks to a new relation. */
+static void make_relation(pin_env *env, relnumber_t rel, uint32_t n)
+{
+    smgr_rel *r;
+    char *page = aligned_alloc(4096, BLOCK_SIZE);
+
+    if (page == NULL) {
+        fprintf(stderr, "keel bench pin: out of memory\n");
+        exit(1);
+    }
+    if (smgr_create(env->sm, rel, &r, &env->err) != KEEL_OK)
+        die_kerr("creating relation", &env->err);
+    for (uint32_t i = 0; i < n; i++) {
+        blocknum_t blk;
+        page_init(page, 0);
+        memcpy(page + PAGE_HEADER_SIZE, &i, sizeof(i));
+        if (smgr_extend(r, page, &blk, &env->err) != KEEL_OK)
+            die_kerr("extending relation", &env->err);
+    }
+    if (smgr_sync(r, &env->err) != KEEL_OK)
+        die_kerr("syncing relation", &env->err);
+    free(page);
+}
+
+static buf_session *new_session(pin_env *env, buf_pool *p)
+{
+    buf_session *s;
+    if (buf_session_create(p, &s, &env->err) != KEEL_OK)
+        die_kerr("creating session", &env->err);
+    return s;
+}
+
+static void read_or_die(buf_session *s, relnumber_t rel, blocknum_t blk,
+                        int32_t *id)
+{
+    if (buf_read(s, rel, blk, NULL, id) != KEEL_OK)
+        die_kerr("reading a block", buf_session_error(s));
+}
+
+/* ---- single-thread measurements ---------------------------------- */
+
+static double measure_read_hit(buf_session *s, uint64_t n)
+{
+    uint64_t t0 = clock_now_ns();
+    for (uint64_t i = 0; i < n; i++) {
+        int32_t id;
+        read_or_die(s, REL_HOT, (blocknum_t)(i % HOT_PAGES), &id);
+        buf_release(s, id);
+    }
+    return (double)(clock_now_ns() - t0) / (double)n;
+}
+
+static double measure_pin_unpin(buf_session *s, int32_t id, uint64_t n)
+{
+    uint64_t t0 = clock_now_ns();
+    for (uint64_t i = 0; i < n; i++) {
+        if (buf_pin(s, id) != KEEL_OK)
+            die_kerr("pinning", buf_session_error(s));
+        BENCH_BARRIER();
+        buf_release(s, id);
+        BENCH_BARRIER();
+    }
+    return (double)(clock_now_ns() - t0) / (double)n;
+}
+
+static double measure_repin(buf_session *s, int32_t id, uint64_t n)
+{
+    uint64_t t0;
+
+    if (buf_pin(s, id) != KEEL_OK)
+        die_kerr("pinning", buf_session_error(s));
+    t0 = clock_now_ns();
+    for (uint64_t i = 0; i < n; i++) {
+        if (buf_pin(s, id) != KEEL_OK)
+            die_kerr("pinning", buf_session_error(s));
+        BENCH_BARRIER();
+        buf_release(s, id);
+        BENCH_BARRIER();
+    }
+    t0 = clock_now_ns() - t0;
+    buf_release(s, id);
+    return (double)t0 / (double)n;
+}
+
+static double measure_read_miss(pin_env *env, buf_session *s, buf_strategy *st,
+                                uint64_t n, uint64_t *pos)
+{
+    uint64_t t0 = clock_now_ns();
+    for (uint64_t i = 0; i < n; i++, (*pos)++) {
+        int32_t id;
+        if (buf_read(s, REL_MISS, (blocknum_t)(*pos % env->miss_blocks), st,
+                     &id) != KEEL_OK)
+            die_kerr("reading a block", buf_session_error(s));
+        buf_release(s, id);
+    }
+    return (double)(clock_now_ns() - t0) / (double)n;
+}
+
+static double measure_pread(int fd, uint32_t nblocks, char *buf, uint64_t n,
+                            uint64_t *pos)
+{
+    uint64_t t0 = clock_now_ns();
+    for (uint64_t i = 0; i < n; i++, (*pos)++) {
+        off_t off = (off_t)(*pos % nblocks) * BLOCK_SIZE;
+        if (pread(fd, buf, BLOCK_SIZE, off) != BLOCK_SIZE) {
+            fprintf(stderr, "keel bench pin: pread: %s\n", strerror(errno));
+            exit(1);
+        }
+    }
+    return (double)(clock_now_ns() - t0) / (double)n;
+}
+
+/* ---- multi-thread measurements ----------------------------------- */
+
+typedef struct hit_thread {
+    pthread_t tid;
+    pin_env *env;
+    pthread_barrier_t *start;
+    atomic_u32 *stop;
+    bool same_page;
+    uint32_t offset;
+    uint64_t ops;
+    uint64_t ns;
+} hit_thread;
+
+static void *hit_thread_main(void *arg)
+{
+    hit_thread *t = arg;
+    buf_session *s = new_session(t->env, t->env->pool);
+    uint64_t ops = 0, t0;
+    uint32_t blk = t->offset % HOT_PAGES;
+
+    pthread_barrier_wait(t->start);
+    t0 = clock_now_ns();
+    while (!atomic_load_relaxed(t->stop)) {
+        for (int i = 0; i < 256; i++) {
+            int32_t id;
+            read_or_die(s, REL_HOT, t->same_page ? 0 : blk, &id);
+            buf_release(s, id);
+            if (++blk == HOT_PAGES)
+                blk = 0;
+        }
+        ops += 256;
+    }
+    t->ns = clock_now_ns() - t0;
+    t->ops = ops;
+    buf_session_destroy(s);
+    return NULL;
+}
+
+/*
+ * Runs nthreads readers for ms milliseconds.  Returns aggregate millions of
+ * reads per second; *ns_per_op gets the mean time of one read as seen by
+ * one thread.
+ */
+static double run_threads(pin_env *env, uint32_t nthreads, bool same_page,
+                          uint32_t ms, double *ns_per_op)
+{
+    hit_thread *t = calloc(nthreads, sizeof(*t));
+    pthread_barrier_t start;
+    atomic_u32 stop = 0;
+    uint64_t ops = 0, t0, elapsed;
+    double thread_ns = 0;
+
+    pthread_barrier_init(&start, NULL, nthreads + 1);
+    for (uint32_t i = 0; i < nthreads; i++) {
+        t[i].env = env;
+        t[i].start = &start;
+        t[i].stop = &stop;
+        t[i].same_page = same_page;
+        t[i].offset = i * (HOT_PAGES / nthreads + 7);
+        if (pthread_create(&t[i].tid, NULL, hit_thread_main, &t[i]) != 0) {
+            fprintf(stderr, "keel bench pin: cannot create thread\n");
+            exit(1);
+        }
+    }
+    pthread_barrier_wait(&start);
+    t0 = clock_now_ns();
+    clock_sleep_us(ms * 1000);
+    atomic_store_relaxed(&stop, 1);
+    for (uint32_t i = 0; i < nthreads; i++) {
+        pthread_join(t[i].tid, NULL);
+        ops += t[i].ops;
+        thread_ns += (double)t[i].ns / (double)t[i].ops;
+    }
+    elapsed = clock_now_ns() - t0;
+    pthread_barrier_destroy(&start);
+    free(t);
+    if (ns_per_op != NULL)
+        *ns_per_op = thread_ns / nthreads;
+    return (double)ops / ((double)elapsed / 1e9) / 1e6;
+}
+
+/* ---- driver ------------------------------------------------------ */
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: keel bench pin [--pool-mb N] [--threads N] [--rounds N]\n"
+            "                      [--dir DIR] [--json FILE] [--quick]\n");
+}
+
+static int parse_opts(int argc, char **argv, pin_opts *o)
+{
+    o->pool_mb = 128;
+    o->threads = 64;
+    o->rounds = 7;
+    o->quick = false;
+    o->json = NULL;
+    o->dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--quick") == 0) {
+            o->quick = true;
+            continue;
+        }
+        if (v == NULL) {
+            fprintf(stderr,
+                    "keel bench pin: unknown or incomplete option "
+                    "'%s'\n",
+                    a);
+            usage();
+            return -1;
+        }
+        if (strcmp(a, "--pool-mb") == 0)
+            o->pool_mb = (uint32_t)strtoul(v, NULL, 10);
+        else if (strcmp(a, "--threads") == 0)
+            o->threads = (uint32_t)strtoul(v, NULL, 10);
+        else if (strcmp(a, "--rounds") == 0)
+            o->rounds = atoi(v);
+        else if (strcmp(a, "--json") == 0)
+            o->json = v;
+        else if (strcmp(a, "--dir") == 0)
+            o->dir = v;
+        else {
+            fprintf(stderr, "keel bench pin: unknown option '%s'\n", a);
+            usage();
+            return -1;
+        }
+        i++;
+    }
+    if (o->pool_mb < 16 || o->pool_mb > 65536) {
+        fprintf(stderr, "keel bench pin: --pool-mb must be 16..65536\n");
+        return -1;
+    }
+    if (o->threads < 1 || o->threads > 4096) {
+        fprintf(stderr, "keel bench pin: --threads must be 1..4096\n");
+        return -1;
+    }
+    if (o->rounds < 1 || o->rounds > MAX_ROUNDS) {
+        fprintf(stderr, "keel bench pin: --rounds must be 1..%d\n", MAX_ROUNDS);
+        return -1;
+    }
+    return 0;
+}
+
+static void env_open(pin_env *env, const pin_opts *o)
+{
+    uint32_t nbuf = o->pool_mb * (1024 * 1024 / BLOCK_SIZE);
+
+    memset(env, 0, sizeof(*env));
+    if (o->dir != NULL) {
+        snprintf(env->dir, sizeof(env->dir), "%s", o->dir);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(env->dir, sizeof(env->dir), "%s/keel-bench-XXXXXX",
+                 tmp ? tmp : "/tmp");
+        if (mkdtemp(env->dir) == NULL) {
+            fprintf(stderr, "keel bench pin: cannot create %s: %s\n", env->dir,
+                    strerror(errno));
+            exit(1);
+        }
+        env->own_dir = true;
+    }
+    if (smgr_open(env->dir, &env->sm, &env->err) != KEEL_OK)
+        die_kerr("opening directory", &env->err);
+    /* The miss relation is 4x the small pool, so every read evicts. */
+    env->miss_blocks = o->quick ? 4096 : 16384;
+    make_relation(env, REL_HOT, HOT_PAGES);
+    make_relation(env, REL_MISS, env->miss_blocks);
+    if (buf_pool_create(env->sm, nbuf, &env->pool, &env->err) != KEEL_OK ||
+        buf_pool_create(env->sm, env->miss_blocks / 4, &env->small,
+                        &env->err) != KEEL_OK)
+        die_kerr("creating buffer pool", &env->err);
+}
+
+static void env_close(pin_env *env)
+{
+    char path[4200];
+
+    if (buf_pool_close(env->pool, &env->err) != KEEL_OK ||
+        buf_pool_close(env->small, &env->err) != KEEL_OK)
+        die_kerr("closing buffer pool", &env->err);
+    smgr_close(env->sm);
+    if (env->own_dir) {
+        snprintf(path, sizeof(path), "%s/%u", env->dir, REL_HOT);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/%u", env->dir, REL_MISS);
+        unlink(path);
+        rmdir(env->dir);
+    }
+}
+
+static void print_row(const char *name, bench_stat s, const char *unit,
+                      const char *note)
+{
+    printf("  %-34s %9.2f %9.2f %9.2f  %-5s %s\n", name, s.median, s.min, s.max,
+           unit, note);
+}
+
+int bench_pin_main(int argc, char **argv)
+{
+    pin_opts o;
+    pin_env env;
+    double hit[MAX_ROUNDS], pin[MAX_ROUNDS], repin[MAX_ROUNDS];
+    double miss[MAX_ROUNDS], pr[MAX_ROUNDS], same[MAX_ROUNDS];
+    double m2[MAX_ROUNDS], mn[MAX_ROUNDS], ratio[MAX_ROUNDS];
+    double ring[MAX_ROUNDS];
+    buf_strategy *bulk;
+    uint64_t n_hit, n_pin, n_miss, miss_pos = 0, pread_pos = 0;
+    uint32_t ms;
+    buf_session *s, *ss;
+    int32_t id0;
+    char *buf;
+    int fd;
+
+    if (parse_opts(argc, argv, &o) != 0)
+        return 2;
+    if (o.quick && o.rounds > 5)
+        o.rounds = 5;
+    n_hit = o.quick ? 200000 : 2000000;
+    n_pin = o.quick ? 1000000 : 10000000;
+    n_miss = o.quick ? 4096 : 32768;
+    ms = o.quick ? 100 : 500;
+
+    env_open(&env, &o);
+    s = new_session(&env, env.pool);
+    ss = new_session(&env, env.small);
+    bulk = buf_strategy_create(env.small, BUF_STRATEGY_BULK_READ);
+    if (bulk == NULL) {
+        fprintf(stderr, "keel bench pin: out of memory\n");
+        return 1;
+    }
+
+    /* Load the hot set, and the miss relation into the OS page cache. */
+    for (blocknum_t b = 0; b < HOT_PAGES; b++) {
+        int32_t id;
+        read_or_die(s, REL_HOT, b, &id);
+        buf_release(s, id);
+    }
+    read_or_die(s, REL_HOT, 0, &id0);
+    buf_release(s, id0);
+    {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%u", env.dir, REL_MISS);
+        fd = open(path, O_RDONLY);
+        buf = aligned_alloc(4096, BLOCK_SIZE);
+        if (fd < 0 || buf == NULL) {
+            fprintf(stderr, "keel bench pin: cannot open %s\n", path);
+            return 1;
+        }
+        measure_pread(fd, env.miss_blocks, buf, env.miss_blocks, &pread_pos);
+        measure_read_miss(&env, ss, NULL, env.miss_blocks, &miss_pos);
+    }
+
+    printf("keel bench pin: pool %u MiB (%u buffers), %d rounds%s\n", o.pool_mb,
+           buf_pool_size(env.pool), o.rounds, o.quick ? " (quick)" : "");
+    fflush(stdout);
+    for (int r = 0; r < o.rounds; r++) {
+        hit[r] = measure_read_hit(s, n_hit);
+        pin[r] = measure_pin_unpin(s, id0, n_pin);
+        repin[r] = measure_repin(s, id0, n_pin);
+        miss[r] = measure_read_miss(&env, ss, NULL, n_miss, &miss_pos);
+        pr[r] = measure_pread(fd, env.miss_blocks, buf, n_miss, &pread_pos);
+        ring[r] = measure_read_miss(&env, ss, bulk, n_miss, &miss_pos);
+        ratio[r] = miss[r] / pr[r];
+        run_threads(&env, 2, true, ms, &same[r]);
+        m2[r] = run_threads(&env, 2, false, ms, NULL);
+        mn[r] = run_threads(&env, o.threads, false, ms, NULL);
+        fprintf(stderr, "  round %d/%d done\n", r + 1, o.rounds);
+    }
+    close(fd);
+    free(buf);
+    buf_session_destroy(s);
+    buf_strategy_free(bulk);
+    buf_session_destroy(ss);
+
+    bench_stat s_hit = bench_stat_of(hit, o.rounds);
+    bench_stat s_pin = bench_stat_of(pin, o.rounds);
+    bench_stat s_repin = bench_stat_of(repin, o.rounds);
+    bench_stat s_miss = bench_stat_of(miss, o.rounds);
+    bench_stat s_pr = bench_stat_of(pr, o.rounds);
+    bench_stat s_ratio = bench_stat_of(ratio, o.rounds);
+    bench_stat s_ring = bench_stat_of(ring, o.rounds);
+    bench_stat s_same = bench_stat_of(same, o.rounds);
+    bench_stat s_m2 = bench_stat_of(m2, o.rounds);
+    bench_stat s_mn = bench_stat_of(mn, o.rounds);
+    double scale = s_mn.median / s_m2.median;
+    char mn_name[64], mn_row[64];
+
+    snprintf(mn_name, sizeof(mn_name), "read_hit_%uthreads_mops", o.threads);
+    snprintf(mn_row, sizeof(mn_row), "read_hit_%uthreads_mops", o.threads);
+    printf("\n  %-34s %9s %9s %9s  %-5s %s\n", "measure", "median", "min",
+           "max", "unit", "note");
+    print_row("read_hit_ns", s_hit, "ns", "lookup+pin+unpin, 1000 pages");
+    print_row("pin_unpin_ns", s_pin, "ns", "first pin by id + unpin");
+    print_row("repin_ns", s_repin, "ns", "pin+unpin of a held buffer");
+    print_row("read_miss_ns", s_miss, "ns", "evict + pread + verify");
+    print_row("pread_ns", s_pr, "ns", "raw 8 KiB pread, same file");
+    print_row("read_miss_over_pread", s_ratio, "x", "per-round ratio");
+    print_row("read_miss_ring_ns", s_ring, "ns", "miss via bulk-read ring");
+    print_row("read_hit_2threads_same_page_ns", s_same, "ns",
+              "per read, per thread");
+    print_row("read_hit_2threads_mops", s_m2, "Mops", "aggregate");
+    print_row(mn_row, s_mn, "Mops", "aggregate");
+    printf("  %-34s %9.2f %9s %9s  %-5s %s\n", "scaling_vs_2threads", scale, "",
+           "", "x", "median over median");
+
+    if (o.json != NULL) {
+        FILE *f = fopen(o.json, "w");
+        if (f == NULL) {
+            fprintf(stderr, "keel bench pin: cannot write %s: %s\n", o.json,
+                    strerror(errno));
+            env_close(&env);
+            return 1;
+        }
+        fprintf(f,
+                "{\n  \"bench\": \"pin\",\n  \"pool_mb\": %u,\n"
+                "  \"buffers\": %u,\n  \"threads\": %u,\n"
+                "  \"rounds\": %d,\n  \"quick\": %s,\n",
+                o.pool_mb, buf_pool_size(env.pool), o.threads, o.rounds,
+                o.quick ? "true" : "false");
+        struct {
+            const char *name;
+            bench_stat st;
+        } rows[] = {
+            {"read_hit_ns", s_hit},
+            {"pin_unpin_ns", s_pin},
+            {"repin_ns", s_repin},
+            {"read_miss_ns", s_miss},
+            {"pread_ns", s_pr},
+            {"read_miss_over_pread", s_ratio},
+            {"read_miss_ring_ns", s_ring},
+            {"read_hit_2threads_same_page_ns", s_same},
+            {"read_hit_2threads_mops", s_m2},
+            {mn_name, s_mn},
+        };
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+            fputs("  ", f);
+            bench_json_stat(f, rows[i].name, rows[i].st);
+            fputs(",\n", f);
+        }
+        fprintf(f, "  \"scaling_vs_2threads\": %.3f\n}\n", scale);
+        if (fclose(f) != 0) {
+            fprintf(stderr, "keel bench pin: cannot write %s\n", o.json);
+            env_close(&env);
+            return 1;
+        }
+    }
+    env_close(&env);
+    return 0;
+}

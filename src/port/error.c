@@ -1,0 +1,72 @@
+/*
+ * error.c: error contexts and status names.
+ */
+#include "port/error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static const char *const status_names[KEEL_STATUS_COUNT] = {
+    [KEEL_OK] = "ok",
+    [KEEL_EINVAL] = "invalid argument",
+    [KEEL_ENOMEM] = "out of memory",
+    [KEEL_EIO] = "I/O error",
+    [KEEL_ENOSPC] = "no space left on device",
+    [KEEL_ECORRUPT] = "corrupt data",
+    [KEEL_ENOENT] = "does not exist",
+    [KEEL_EEXIST] = "already exists",
+    [KEEL_EEOF] = "beyond end of relation",
+    [KEEL_EEXHAUSTED] = "buffer pool exhausted",
+    [KEEL_EBUSY] = "in use",
+    [KEEL_EVERSION] = "incompatible version",
+};
+
+const char *keel_status_str(int status)
+{
+    if (status < 0 || status >= KEEL_STATUS_COUNT)
+        return "unknown status";
+    return status_names[status];
+}
+
+int kerr_set(kerr *e, int code, const char *fmt, ...)
+{
+    if (e != NULL) {
+        va_list ap;
+        e->code = code;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void kerr_clear(kerr *e)
+{
+    if (e != NULL) {
+        e->code = KEEL_OK;
+        e->msg[0] = '\0';
+    }
+}
+
+int kerr_from_errno(int errnum)
+{
+    switch (errnum) {
+    case 0:
+        return KEEL_OK;
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+        return KEEL_ENOSPC;
+    case ENOENT:
+        return KEEL_ENOENT;
+    case EEXIST:
+        return KEEL_EEXIST;
+    case ENOMEM:
+        return KEEL_ENOMEM;
+    case EINVAL:
+        return KEEL_EINVAL;
+    default:
+        return KEEL_EIO;
+    }
+}

@@ -1,0 +1,103 @@
+/*
+ * buf_internals.h: buffer descriptors and the state word.
+ *
+ * Internal to the buffer manager (src/storage/buf*.c, freelist.c); other
+ * layers use bufmgr.h.  The protocol these fields follow is in
+ * src/storage/README.md.
+ */
+#ifndef KEEL_STORAGE_BUF_INTERNALS_H
+#define KEEL_STORAGE_BUF_INTERNALS_H
+
+#include <stdint.h>
+
+#include "port/atomics.h"
+#include "port/mem.h"
+#include "storage/lwlock.h"
+#include "storage/smgr.h"
+
+/*
+ * The state word, one atomic 64-bit integer per buffer:
+ *
+ *   bits  0..17  refcount   shared pins: one per session holding any pin
+ *   bits 18..21  usage      clock-sweep usage count, 0..BUF_MAX_USAGE
+ *   bit  22      LOCKED     header lock (see below)
+ *   bit  23      DIRTY      page differs from disk
+ *   bit  24      VALID      page holds the block named by the tag
+ *   bit  25      TAG_VALID  tag names a block and the mapping table has it
+ *   bit  26      IO_IN_PROGRESS  a read or write of the page is under way
+ *   bit  27      IO_ERROR   the last I/O on this buffer failed
+ *   bit  28      JUST_DIRTIED  dirtied since the current write began
+ *   bits 29..63  zero (reserved: a version for optimistic reads)
+ *
+ * Who may change what:
+ * - refcount: anyone, only with fetch_add / fetch_sub, at any time, even
+ *   while the header lock is held.  This is what makes the first pin one
+ *   atomic and the unpin one atomic.
+ * - every other bit: either the header-lock holder, or a compare-and-swap
+ *   whose expected value has LOCKED clear.  The header-lock holder
+ *   publishes its changes with a CAS loop that carries over the current
+ *   refcount, so it never overwrites a concurrent pin or unpin, and no
+ *   other bit can change under it (every other writer's CAS fails while
+ *   LOCKED is set).
+ */
+#define BUF_REFCOUNT_ONE  UINT64_C(1)
+#define BUF_REFCOUNT_MASK ((UINT64_C(1) << 18) - 1)
+#define BUF_USAGE_SHIFT   18
+#define BUF_USAGE_ONE     (UINT64_C(1) << BUF_USAGE_SHIFT)
+#define BUF_USAGE_MASK    (UINT64_C(0xF) << BUF_USAGE_SHIFT)
+#define BUF_MAX_USAGE     5
+
+#define BM_LOCKED         (UINT64_C(1) << 22)
+#define BM_DIRTY          (UINT64_C(1) << 23)
+#define BM_VALID          (UINT64_C(1) << 24)
+#define BM_TAG_VALID      (UINT64_C(1) << 25)
+#define BM_IO_IN_PROGRESS (UINT64_C(1) << 26)
+#define BM_IO_ERROR       (UINT64_C(1) << 27)
+#define BM_JUST_DIRTIED   (UINT64_C(1) << 28)
+
+#define BUF_REFCOUNT(st) ((uint32_t)((st)&BUF_REFCOUNT_MASK))
+#define BUF_USAGE(st)    ((uint32_t)(((st)&BUF_USAGE_MASK) >> BUF_USAGE_SHIFT))
+
+/*
+ * A buffer tag names a block: the relation file number in the high 32 bits
+ * and the block number in the low 32.  Packing it in one word lets the
+ * lock-free lookup read a tag with a single atomic load.  Relation 0 does
+ * not exist, so tag 0 means "no block".
+ */
+typedef uint64_t buf_tag;
+#define BUF_TAG_NONE ((buf_tag)0)
+
+static inline buf_tag buf_tag_make(relnumber_t rel, blocknum_t blk)
+{
+    return ((uint64_t)rel << 32) | blk;
+}
+static inline relnumber_t buf_tag_rel(buf_tag t)
+{
+    return (relnumber_t)(t >> 32);
+}
+static inline blocknum_t buf_tag_block(buf_tag t)
+{
+    return (blocknum_t)t;
+}
+
+/*
+ * One buffer descriptor: exactly one cache line, hot fields first.  A pin
+ * writes only `state`; a lock-free lookup reads `tag` and `hash_next` of the
+ * same line, so a hit touches one descriptor line.
+ */
+typedef struct buf_desc {
+    CACHE_ALIGNED atomic_u64 state; /* see above */
+    atomic_u64 tag;        /* block held; changed only under header lock
+                            * and both mapping partition locks */
+    atomic_i32 hash_next;  /* next buffer in this mapping bucket, or -1 */
+    lwlock content_lock;   /* shared/exclusive lock on the page contents */
+    atomic_u32 io_seq;     /* futex word: bumped when an I/O finishes */
+    atomic_u32 io_waiters; /* sessions sleeping on io_seq */
+    int32_t id;            /* index in the descriptor array */
+    char pad[CACHE_LINE_SIZE - 36];
+} buf_desc;
+
+_Static_assert(sizeof(buf_desc) == CACHE_LINE_SIZE,
+               "a buffer descriptor is one cache line");
+
+#endif /* KEEL_STORAGE_BUF_INTERNALS_H */

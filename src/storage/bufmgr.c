@@ -1,0 +1,1035 @@
+/*
+ * bufmgr.c: the shared buffer pool: pins, lookups, loading and writing
+ * pages, checkpoints.
+ *
+ * Read src/storage/README.md first: it states the protocol this file
+ * implements (who changes the state word and the tag, and how), the lock
+ * ordering, and why a hit needs no lock.
+ */
+#include "storage/bufmgr.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "port/futex.h"
+#include "port/spin.h"
+#include "storage/buf_pool.h"
+#include "storage/page.h"
+
+#define BUF_MIN_BUFFERS      16
+#define BUF_OVERFLOW_INITIAL 64
+
+static inline buf_desc *desc_of(const buf_pool *p, int32_t id)
+{
+    assert(id >= 0 && (uint32_t)id < p->nbuffers);
+    return &p->descs[id];
+}
+
+/* ------------------------------------------------------------------ */
+/* The header lock and state-word updates                             */
+/* ------------------------------------------------------------------ */
+
+/* Waits until the header lock is free; returns the state seen then. */
+uint64_t buf_hdr_wait_unlocked(buf_desc *d)
+{
+    uint64_t st = atomic_load_acquire(&d->state);
+    spin_wait w;
+
+    if (!(st & BM_LOCKED))
+        return st;
+    spin_wait_init(&w);
+    while ((st = atomic_load_acquire(&d->state)) & BM_LOCKED)
+        spin_wait_once(&w);
+    return st;
+}
+
+/* Takes the header lock; returns the state, LOCKED included. */
+static uint64_t hdr_lock(buf_desc *d)
+{
+    for (;;) {
+        uint64_t old = atomic_fetch_or_explicit(&d->state, BM_LOCKED,
+                                                memory_order_acquire);
+        if (!(old & BM_LOCKED))
+            return old | BM_LOCKED;
+        buf_hdr_wait_unlocked(d);
+    }
+}
+
+/*
+ * Releases the header lock, installing `want` for every bit but the
+ * refcount.  A compare-and-swap loop carries the current refcount over, so
+ * pins and unpins that happened while we held the lock survive.
+ */
+static void hdr_unlock(buf_desc *d, uint64_t want)
+{
+    uint64_t cur = atomic_load_relaxed(&d->state);
+
+    want &= ~(BUF_REFCOUNT_MASK | BM_LOCKED);
+    while (!atomic_compare_exchange_weak_explicit(
+        &d->state, &cur, (cur & BUF_REFCOUNT_MASK) | want, memory_order_release,
+        memory_order_relaxed)) {
+        assert(cur & BM_LOCKED);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Private refcounts                                                  */
+/* ------------------------------------------------------------------ */
+
+static inline uint32_t overflow_slot(uint32_t id, uint32_t mask)
+{
+    return (uint32_t)hash_u64(id) & mask;
+}
+
+static buf_private_ref *overflow_find(buf_session *s, int32_t id)
+{
+    uint32_t mask = s->overflow_cap - 1;
+
+    for (uint32_t i = overflow_slot((uint32_t)id, mask);; i = (i + 1) & mask) {
+        if (s->overflow[i].id == id)
+            return &s->overflow[i];
+        if (s->overflow[i].id == BUF_INVALID)
+            return NULL;
+    }
+}
+
+/* Inserts (id, count) into the overflow hash, which has room. */
+static buf_private_ref *overflow_put(buf_session *s, int32_t id, uint32_t count)
+{
+    uint32_t mask = s->overflow_cap - 1;
+    uint32_t i = overflow_slot((uint32_t)id, mask);
+
+    while (s->overflow[i].id != BUF_INVALID)
+        i = (i + 1) & mask;
+    s->overflow[i].id = id;
+    s->overflow[i].count = count;
+    s->overflow_count++;
+    return &s->overflow[i];
+}
+
+/* Makes room for one more overflow entry (load at most one half). */
+static int overflow_reserve(buf_session *s)
+{
+    buf_private_ref *old = s->overflow;
+    uint32_t oldcap = s->overflow_cap;
+    uint32_t cap;
+
+    if (old != NULL && 2 * (s->overflow_count + 1) <= oldcap)
+        return KEEL_OK;
+    cap = oldcap ? oldcap * 2 : BUF_OVERFLOW_INITIAL;
+    s->overflow = malloc(sizeof(buf_private_ref) * cap);
+    if (s->overflow == NULL) {
+        s->overflow = old;
+        return kerr_set(&s->err, KEEL_ENOMEM,
+                        "out of memory tracking %u pinned buffers",
+                        buf_session_pinned(s) + 1);
+    }
+    s->overflow_cap = cap;
+    s->overflow_count = 0;
+    for (uint32_t i = 0; i < cap; i++)
+        s->overflow[i].id = BUF_INVALID;
+    for (uint32_t i = 0; i < oldcap; i++)
+        if (old[i].id != BUF_INVALID)
+            overflow_put(s, old[i].id, old[i].count);
+    free(old);
+    return KEEL_OK;
+}
+
+/* Removes entry e from the overflow hash, shifting back its successors so
+ * that every remaining entry stays reachable from its home slot. */
+static void overflow_remove(buf_session *s, buf_private_ref *e)
+{
+    uint32_t mask = s->overflow_cap - 1;
+    uint32_t hole = (uint32_t)(e - s->overflow);
+
+    for (uint32_t i = (hole + 1) & mask; s->overflow[i].id != BUF_INVALID;
+         i = (i + 1) & mask) {
+        uint32_t home = overflow_slot((uint32_t)s->overflow[i].id, mask);
+        /* Move i into the hole unless its home lies in (hole, i]. */
+        if (((i - home) & mask) >= ((i - hole) & mask)) {
+            s->overflow[hole] = s->overflow[i];
+            hole = i;
+        }
+    }
+    s->overflow[hole].id = BUF_INVALID;
+    s->overflow_count--;
+}
+
+/* The session's entry for id, wherever it is, or NULL. */
+static buf_private_ref *private_find(buf_session *s, int32_t id)
+{
+    buf_private_ref *r = buf_private_home(s, id);
+
+    if (r->id == id)
+        return r;
+    if (s->displaced == 0)
+        return NULL;
+    for (int i = 0; i < BUF_PRIVATE_REFS; i++)
+        if (s->refs[i].id == id)
+            return &s->refs[i];
+    return s->overflow_count > 0 ? overflow_find(s, id) : NULL;
+}
+
+/*
+ * Makes an entry for id, which has none, with count 1: in its home slot if
+ * free, else in another free slot, else in the overflow hash.  ENOMEM (in
+ * the session's kerr) if the hash cannot grow.
+ */
+static int private_add(buf_session *s, int32_t id)
+{
+    buf_private_ref *r = buf_private_home(s, id);
+
+    if (r->id != BUF_INVALID) {
+        r = NULL;
+        for (int i = 0; i < BUF_PRIVATE_REFS && r == NULL; i++)
+            if (s->refs[i].id == BUF_INVALID)
+                r = &s->refs[i];
+        if (r == NULL) {
+            if (overflow_reserve(s) != KEEL_OK)
+                return KEEL_ENOMEM;
+            r = overflow_put(s, id, 1);
+        }
+        s->displaced++;
+    }
+    r->id = id;
+    r->count = 1;
+    return KEEL_OK;
+}
+
+/* Forgets entry r of id, whose count has dropped to zero. */
+static void private_forget(buf_session *s, buf_private_ref *r, int32_t id)
+{
+    if (r != buf_private_home(s, id))
+        s->displaced--;
+    if (r >= s->refs && r < s->refs + BUF_PRIVATE_REFS)
+        r->id = BUF_INVALID;
+    else
+        overflow_remove(s, r);
+}
+
+int buf_pin_slow(buf_session *s, int32_t id)
+{
+    buf_private_ref *r = private_find(s, id);
+
+    if (r != NULL) {
+        r->count++;
+        return KEEL_OK;
+    }
+    if (private_add(s, id) != KEEL_OK)
+        return KEEL_ENOMEM;
+    buf_pin_shared(desc_of(s->pool, id), BUF_MAX_USAGE);
+    return KEEL_OK;
+}
+
+void buf_release_slow(buf_session *s, int32_t id)
+{
+    buf_private_ref *r = private_find(s, id);
+
+    assert(r != NULL && r->count > 0);
+    if (--r->count > 0)
+        return;
+    private_forget(s, r, id);
+    buf_unpin_shared(desc_of(s->pool, id));
+}
+
+uint32_t buf_pin_count(buf_session *s, int32_t id)
+{
+    buf_private_ref *r = private_find(s, id);
+    return r != NULL ? r->count : 0;
+}
+
+uint32_t buf_session_pinned(const buf_session *s)
+{
+    uint32_t n = s->overflow_count;
+
+    for (int i = 0; i < BUF_PRIVATE_REFS; i++)
+        n += s->refs[i].id != BUF_INVALID;
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* I/O state                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Sleeps until no I/O is in progress on d. */
+static void io_wait(buf_desc *d)
+{
+    atomic_fetch_add_explicit(&d->io_waiters, 1, memory_order_seq_cst);
+    for (;;) {
+        uint32_t seq = atomic_load_explicit(&d->io_seq, memory_order_seq_cst);
+        uint64_t st = atomic_load_explicit(&d->state, memory_order_seq_cst);
+        if (!(st & BM_IO_IN_PROGRESS))
+            break;
+        futex_wait(&d->io_seq, seq);
+    }
+    atomic_fetch_sub_explicit(&d->io_waiters, 1, memory_order_relaxed);
+}
+
+/*
+ * Ends the I/O the caller started on d.  A read that succeeded makes the
+ * buffer valid; a write that succeeded makes it clean unless it was
+ * dirtied again meanwhile; a failure sets IO_ERROR (a failed write leaves
+ * the buffer dirty).  Wakes sessions waiting for the I/O.
+ */
+static void io_finish(buf_desc *d, bool is_write, bool ok)
+{
+    uint64_t cur = atomic_load_relaxed(&d->state);
+    uint64_t want;
+
+    for (;;) {
+        if (cur & BM_LOCKED) {
+            cur = buf_hdr_wait_unlocked(d);
+            continue;
+        }
+        want = cur & ~BM_IO_IN_PROGRESS;
+        if (!ok)
+            want |= BM_IO_ERROR;
+        else if (!is_write)
+            want = (want | BM_VALID) & ~BM_IO_ERROR;
+        else if (cur & BM_JUST_DIRTIED)
+            want &= ~BM_IO_ERROR;
+        else
+            want &= ~(BM_IO_ERROR | BM_DIRTY);
+        /* seq_cst: pairs with io_wait()'s waiter count (see README). */
+        if (atomic_compare_exchange_weak_explicit(&d->state, &cur, want,
+                                                  memory_order_seq_cst,
+                                                  memory_order_relaxed))
+            break;
+    }
+    if (atomic_load_explicit(&d->io_waiters, memory_order_seq_cst) > 0) {
+        atomic_fetch_add_explicit(&d->io_seq, 1, memory_order_seq_cst);
+        futex_wake(&d->io_seq, INT32_MAX);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Sync requests                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Remembers that rel was written and must be synced at checkpoint. */
+static int sync_request(buf_pool *p, relnumber_t rel, kerr *err)
+{
+    int rc = KEEL_OK;
+
+    pthread_mutex_lock(&p->sync_lock);
+    for (uint32_t i = 0; i < p->npending_sync; i++)
+        if (p->pending_sync[i] == rel)
+            goto out;
+    if (p->npending_sync == p->pending_sync_cap) {
+        uint32_t cap = p->pending_sync_cap ? 2 * p->pending_sync_cap : 16;
+        relnumber_t *n = realloc(p->pending_sync, sizeof(*n) * cap);
+        if (n == NULL) {
+            rc =
+                kerr_set(err, KEEL_ENOMEM,
+                         "out of memory remembering relation %u for sync", rel);
+            goto out;
+        }
+        p->pending_sync = n;
+        p->pending_sync_cap = cap;
+    }
+    p->pending_sync[p->npending_sync++] = rel;
+out:
+    pthread_mutex_unlock(&p->sync_lock);
+    return rc;
+}
+
+static void sync_forget(buf_pool *p, relnumber_t rel)
+{
+    pthread_mutex_lock(&p->sync_lock);
+    for (uint32_t i = 0; i < p->npending_sync; i++)
+        if (p->pending_sync[i] == rel) {
+            p->pending_sync[i] = p->pending_sync[--p->npending_sync];
+            break;
+        }
+    pthread_mutex_unlock(&p->sync_lock);
+}
+
+static int cmp_relnumber(const void *a, const void *b)
+{
+    relnumber_t x = *(const relnumber_t *)a, y = *(const relnumber_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Syncs every file with a pending request.  A file whose sync fails, and
+ * every file after it, stays pending.
+ */
+static int sync_pending(buf_pool *p, kerr *err)
+{
+    relnumber_t *rels;
+    uint32_t n;
+    int rc = KEEL_OK;
+
+    pthread_mutex_lock(&p->sync_lock);
+    n = p->npending_sync;
+    rels = p->pending_sync;
+    p->pending_sync = NULL;
+    p->npending_sync = p->pending_sync_cap = 0;
+    pthread_mutex_unlock(&p->sync_lock);
+
+    if (n > 0)
+        qsort(rels, n, sizeof(*rels), cmp_relnumber);
+    for (uint32_t i = 0; i < n; i++) {
+        smgr_rel *r;
+        if (rc == KEEL_OK) {
+            rc = smgr_rel_open(p->smgr, rels[i], &r, err);
+            if (rc == KEEL_ENOENT) {
+                rc = KEEL_OK; /* dropped since: nothing to sync */
+                continue;
+            }
+            if (rc == KEEL_OK)
+                rc = smgr_sync(r, err);
+            if (rc == KEEL_OK)
+                continue;
+        }
+        if (sync_request(p, rels[i], NULL) != KEEL_OK)
+            break; /* cannot happen: capacity was just given back */
+    }
+    free(rels);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Fills the page of d (whose I/O the caller owns) from disk, through r if
+ * the caller has the relation open already (else NULL). */
+static int load_page(buf_session *s, buf_desc *d, smgr_rel *r, kerr *err)
+{
+    buf_tag tag = atomic_load_relaxed(&d->tag);
+    int rc = KEEL_OK;
+
+    if (r == NULL)
+        rc = smgr_rel_open(s->pool->smgr, buf_tag_rel(tag), &r, err);
+    if (rc == KEEL_OK)
+        rc = smgr_read(r, buf_tag_block(tag), buf_page(s->pool, d->id), err);
+    io_finish(d, false, rc == KEEL_OK);
+    return rc;
+}
+
+/*
+ * Makes the pinned buffer d, whose tag is right, valid: returns at once if
+ * it is, waits if another session is loading it, and loads it itself if
+ * nobody is (the last attempt failed).  On error the pin is still held.
+ */
+static int make_valid(buf_session *s, buf_desc *d)
+{
+    for (;;) {
+        uint64_t st = atomic_load_acquire(&d->state);
+
+        if (st & BM_VALID)
+            return KEEL_OK;
+        if (st & BM_IO_IN_PROGRESS) {
+            io_wait(d);
+            continue;
+        }
+        if (st & BM_LOCKED) {
+            buf_hdr_wait_unlocked(d);
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(
+                &d->state, &st, st | BM_IO_IN_PROGRESS, memory_order_acquire,
+                memory_order_relaxed))
+            return load_page(s, d, NULL, &s->err);
+    }
+}
+
+/*
+ * Writes the pinned buffer d, which the caller holds content-locked (any
+ * mode, so the page cannot change under us), if it is dirty.  The write
+ * goes from a private copy so that the checksum can be set without
+ * touching shared memory other sessions are reading.
+ */
+static int flush_locked(buf_session *s, buf_desc *d)
+{
+    uint64_t st = atomic_load_acquire(&d->state);
+    buf_tag tag;
+    smgr_rel *r;
+    int rc;
+
+    for (;;) {
+        if (!(st & BM_DIRTY) || !(st & BM_VALID))
+            return KEEL_OK;
+        if (st & BM_IO_IN_PROGRESS) {
+            io_wait(d);
+            st = atomic_load_acquire(&d->state);
+            continue;
+        }
+        if (st & BM_LOCKED) {
+            st = buf_hdr_wait_unlocked(d);
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(
+                &d->state, &st, (st | BM_IO_IN_PROGRESS) & ~BM_JUST_DIRTIED,
+                memory_order_acquire, memory_order_relaxed))
+            break;
+    }
+    tag = atomic_load_relaxed(&d->tag);
+    memcpy(s->write_copy, buf_page(s->pool, d->id), BLOCK_SIZE);
+    rc = smgr_rel_open(s->pool->smgr, buf_tag_rel(tag), &r, &s->err);
+    if (rc == KEEL_OK)
+        rc = smgr_write(r, buf_tag_block(tag), s->write_copy, &s->err);
+    io_finish(d, true, rc == KEEL_OK);
+    if (rc == KEEL_OK)
+        rc = sync_request(s->pool, buf_tag_rel(tag), &s->err);
+    return rc;
+}
+
+/*
+ * Picks a victim and, if it is dirty, writes it.  Returns it pinned (and
+ * recorded in the session).  A dirty victim whose content lock is busy is
+ * skipped rather than waited for: its holder may be waiting for a lock we
+ * hold, and another victim is as good.
+ */
+static int victim_get(buf_session *s, buf_strategy *st, int32_t *out)
+{
+    for (;;) {
+        int32_t id;
+        int rc = buf_victim_pick(s->pool, st, &id, &s->err);
+        buf_desc *d;
+
+        if (rc != KEEL_OK)
+            return rc;
+        d = desc_of(s->pool, id);
+        if (private_add(s, id) != KEEL_OK) {
+            buf_unpin_shared(d);
+            return KEEL_ENOMEM;
+        }
+        if (atomic_load_relaxed(&d->state) & BM_DIRTY) {
+            if (!lwlock_try_acquire(&d->content_lock, LW_SHARED)) {
+                buf_release(s, id);
+                continue;
+            }
+            rc = flush_locked(s, d);
+            lwlock_release(&d->content_lock);
+            if (rc != KEEL_OK) {
+                buf_release(s, id);
+                return rc;
+            }
+        }
+        *out = id;
+        return KEEL_OK;
+    }
+}
+
+/* Locks the partitions of two hashes exclusively, in index order. */
+static void lock_partitions(buf_table *t, uint32_t a, uint32_t b)
+{
+    if (a == b) {
+        lwlock_acquire(buf_table_lock(t, a), LW_EXCLUSIVE);
+        return;
+    }
+    lwlock_acquire(buf_table_lock(t, a < b ? a : b), LW_EXCLUSIVE);
+    lwlock_acquire(buf_table_lock(t, a < b ? b : a), LW_EXCLUSIVE);
+}
+
+static void unlock_partitions(buf_table *t, uint32_t a, uint32_t b)
+{
+    lwlock_release(buf_table_lock(t, a));
+    if (a != b)
+        lwlock_release(buf_table_lock(t, b));
+}
+
+/*
+ * Pins the buffer found under a partition lock (so its tag cannot change)
+ * and records it in the session.
+ */
+static int pin_found(buf_session *s, int32_t id, buf_strategy *strategy)
+{
+    buf_private_ref *r = private_find(s, id);
+
+    if (r != NULL) {
+        r->count++;
+        return KEEL_OK;
+    }
+    if (private_add(s, id) != KEEL_OK)
+        return KEEL_ENOMEM;
+    buf_pin_shared(desc_of(s->pool, id), strategy ? 1 : BUF_MAX_USAGE);
+    return KEEL_OK;
+}
+
+/*
+ * The slow path of buf_read() and buf_extend(): the block is not (or was
+ * not seen to be) in the pool.  Looks again under the partition lock; if
+ * absent, takes a victim, re-tags it under both partition locks and its
+ * header lock, and loads it: from disk (through srel, the relation's open
+ * file), or from `init` (a page image) for a block just added to the file.
+ */
+static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
+                     buf_strategy *strategy, smgr_rel *srel, const void *init,
+                     int32_t *out)
+{
+    buf_pool *p = s->pool;
+    buf_table *t = &p->table;
+    uint32_t part = buf_table_partition(t, hash);
+    int32_t id, victim;
+    int rc;
+
+    for (;;) {
+        lwlock_acquire(buf_table_lock(t, part), LW_SHARED);
+        id = buf_table_lookup_locked(t, tag, hash);
+        if (id >= 0) {
+            rc = pin_found(s, id, strategy);
+            lwlock_release(buf_table_lock(t, part));
+            goto found;
+        }
+        lwlock_release(buf_table_lock(t, part));
+
+        rc = victim_get(s, strategy, &victim);
+        if (rc != KEEL_OK)
+            return rc;
+
+        buf_desc *v = desc_of(p, victim);
+        buf_tag old_tag = atomic_load_relaxed(&v->tag);
+        uint64_t old_hash = buf_tag_hash(old_tag);
+        bool had_tag = old_tag != BUF_TAG_NONE;
+        uint32_t old_part = had_tag ? buf_table_partition(t, old_hash) : part;
+
+        lock_partitions(t, part, old_part);
+        id = buf_table_lookup_locked(t, tag, hash);
+        if (id >= 0) {
+            /* Someone loaded it while we were finding a victim. */
+            rc = pin_found(s, id, strategy);
+            unlock_partitions(t, part, old_part);
+            buf_release(s, victim);
+            goto found;
+        }
+        uint64_t st = hdr_lock(v);
+        if (BUF_REFCOUNT(st) != 1 || (st & (BM_DIRTY | BM_IO_IN_PROGRESS))) {
+            /* Pinned or dirtied by someone since we chose it. */
+            hdr_unlock(v, st);
+            unlock_partitions(t, part, old_part);
+            buf_release(s, victim);
+            continue;
+        }
+        assert(atomic_load_relaxed(&v->tag) == old_tag);
+        if (had_tag)
+            buf_table_delete(t, victim, old_hash);
+        atomic_store_relaxed(&v->tag, tag);
+        buf_table_insert(t, victim, hash);
+        hdr_unlock(v, BM_TAG_VALID | BM_IO_IN_PROGRESS | BUF_USAGE_ONE);
+        unlock_partitions(t, part, old_part);
+
+        if (init != NULL) {
+            memcpy(buf_page(p, victim), init, BLOCK_SIZE);
+            io_finish(v, false, true);
+            rc = KEEL_OK;
+        } else {
+            rc = load_page(s, v, srel, &s->err);
+        }
+        if (rc != KEEL_OK) {
+            buf_release(s, victim);
+            return rc;
+        }
+        *out = victim;
+        return KEEL_OK;
+    }
+
+found:
+    if (rc != KEEL_OK)
+        return rc;
+    rc = make_valid(s, desc_of(p, id));
+    if (rc != KEEL_OK) {
+        buf_release(s, id);
+        return rc;
+    }
+    *out = id;
+    return KEEL_OK;
+}
+
+int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
+             buf_strategy *strategy, int32_t *out)
+{
+    buf_pool *p = s->pool;
+    buf_tag tag = buf_tag_make(rel, blk);
+    uint64_t hash = buf_tag_hash(tag);
+    int32_t id;
+
+    /* Tag 0 means "no block": never look it up. */
+    if (__builtin_expect(rel == INVALID_RELNUMBER, 0))
+        return kerr_set(&s->err, KEEL_EINVAL, "invalid relation number 0");
+    id = buf_table_lookup(&p->table, tag, hash);
+    if (__builtin_expect(id >= 0, 1)) {
+        buf_desc *d = desc_of(p, id);
+        buf_private_ref *r = buf_private_home(s, id);
+
+        if (r->id == id || (s->displaced > 0 && private_find(s, id))) {
+            /* Our own pin keeps the tag from changing: no atomics. */
+            r = private_find(s, id);
+            if (atomic_load_relaxed(&d->tag) == tag &&
+                (atomic_load_relaxed(&d->state) & BM_VALID)) {
+                r->count++;
+                *out = id;
+                return KEEL_OK;
+            }
+        } else {
+            uint64_t st;
+
+            if (__builtin_expect(r->id == BUF_INVALID && s->displaced == 0,
+                                 1)) {
+                r->id = id;
+                r->count = 1;
+            } else if (private_add(s, id) != KEEL_OK) {
+                return KEEL_ENOMEM;
+            }
+            st = buf_pin_shared(d, strategy ? 1 : BUF_MAX_USAGE);
+            /* Re-check: the buffer may have been reused since the lookup. */
+            if (__builtin_expect(atomic_load_relaxed(&d->tag) == tag, 1)) {
+                int rc;
+                if (__builtin_expect((st & BM_VALID) != 0, 1)) {
+                    *out = id;
+                    return KEEL_OK;
+                }
+                rc = make_valid(s, d);
+                if (rc != KEEL_OK) {
+                    buf_release(s, id);
+                    return rc;
+                }
+                *out = id;
+                return KEEL_OK;
+            }
+            buf_release(s, id);
+        }
+    }
+
+    /* Refuse blocks past the end before spending a victim on them. */
+    {
+        smgr_rel *r;
+        int rc = smgr_rel_open(p->smgr, rel, &r, &s->err);
+        if (rc != KEEL_OK)
+            return rc;
+        if (blk >= smgr_nblocks(r))
+            return kerr_set(&s->err, KEEL_EEOF,
+                            "could not read block %u of file \"%s\": "
+                            "the relation has only %u blocks",
+                            blk, smgr_rel_path(r), smgr_nblocks(r));
+        return read_slow(s, tag, hash, strategy, r, NULL, out);
+    }
+}
+
+int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
+               buf_strategy *strategy, int32_t *out, blocknum_t *blk)
+{
+    buf_pool *p = s->pool;
+    smgr_rel *r;
+    int32_t id;
+    buf_tag tag;
+    int rc;
+
+    if (rel == INVALID_RELNUMBER)
+        return kerr_set(&s->err, KEEL_EINVAL, "invalid relation number 0");
+    rc = smgr_rel_open(p->smgr, rel, &r, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    page_init(s->write_copy, special_size);
+    rc = smgr_extend(r, s->write_copy, blk, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = sync_request(p, rel, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    tag = buf_tag_make(rel, *blk);
+    rc = read_slow(s, tag, buf_tag_hash(tag), strategy, r, s->write_copy, &id);
+    if (rc != KEEL_OK)
+        return rc;
+    lwlock_acquire(&desc_of(p, id)->content_lock, LW_EXCLUSIVE);
+    *out = id;
+    return KEEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Content locks, dirtying, flushing                                  */
+/* ------------------------------------------------------------------ */
+
+void buf_lock(buf_session *s, int32_t id, lwlock_mode mode)
+{
+    assert(buf_pin_count(s, id) > 0);
+    lwlock_acquire(&desc_of(s->pool, id)->content_lock, mode);
+}
+
+bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode)
+{
+    assert(buf_pin_count(s, id) > 0);
+    return lwlock_try_acquire(&desc_of(s->pool, id)->content_lock, mode);
+}
+
+void buf_unlock(buf_session *s, int32_t id)
+{
+    lwlock_release(&desc_of(s->pool, id)->content_lock);
+}
+
+void buf_mark_dirty(buf_session *s, int32_t id)
+{
+    buf_desc *d = desc_of(s->pool, id);
+    uint64_t cur = atomic_load_relaxed(&d->state);
+    const uint64_t bits = BM_DIRTY | BM_JUST_DIRTIED;
+
+    assert(buf_pin_count(s, id) > 0);
+    assert(lwlock_held_exclusive(&d->content_lock));
+    assert(cur & BM_VALID);
+    while ((cur & bits) != bits) {
+        if (cur & BM_LOCKED) {
+            cur = buf_hdr_wait_unlocked(d);
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(&d->state, &cur, cur | bits,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+    }
+}
+
+int buf_flush(buf_session *s, int32_t id)
+{
+    buf_desc *d = desc_of(s->pool, id);
+    int rc;
+
+    assert(buf_pin_count(s, id) > 0);
+    lwlock_acquire(&d->content_lock, LW_SHARED);
+    rc = flush_locked(s, d);
+    lwlock_release(&d->content_lock);
+    return rc;
+}
+
+typedef struct dirty_entry {
+    buf_tag tag;
+    int32_t id;
+} dirty_entry;
+
+static int cmp_dirty(const void *a, const void *b)
+{
+    buf_tag x = ((const dirty_entry *)a)->tag;
+    buf_tag y = ((const dirty_entry *)b)->tag;
+    return x < y ? -1 : x > y;
+}
+
+int buf_checkpoint(buf_session *s)
+{
+    buf_pool *p = s->pool;
+    dirty_entry *list;
+    uint32_t n = 0;
+    int rc = KEEL_OK;
+
+    list = malloc(sizeof(*list) * (p->nbuffers ? p->nbuffers : 1));
+    if (list == NULL)
+        return kerr_set(&s->err, KEEL_ENOMEM,
+                        "out of memory listing dirty buffers");
+    for (uint32_t i = 0; i < p->nbuffers; i++) {
+        uint64_t st = atomic_load_relaxed(&p->descs[i].state);
+        if ((st & (BM_DIRTY | BM_VALID)) == (BM_DIRTY | BM_VALID)) {
+            list[n].tag = atomic_load_relaxed(&p->descs[i].tag);
+            list[n].id = (int32_t)i;
+            n++;
+        }
+    }
+    qsort(list, n, sizeof(*list), cmp_dirty);
+
+    for (uint32_t i = 0; i < n && rc == KEEL_OK; i++) {
+        buf_desc *d = desc_of(p, list[i].id);
+        rc = buf_pin(s, list[i].id);
+        if (rc != KEEL_OK)
+            break;
+        /* It may have been evicted (and so written) since we looked. */
+        if (atomic_load_relaxed(&d->tag) == list[i].tag) {
+            lwlock_acquire(&d->content_lock, LW_SHARED);
+            rc = flush_locked(s, d);
+            lwlock_release(&d->content_lock);
+        }
+        buf_release(s, list[i].id);
+    }
+    free(list);
+    if (rc == KEEL_OK)
+        rc = sync_pending(p, &s->err);
+    return rc;
+}
+
+int buf_drop_rel(buf_session *s, relnumber_t rel, blocknum_t from)
+{
+    buf_pool *p = s->pool;
+    buf_table *t = &p->table;
+
+    for (uint32_t i = 0; i < p->nbuffers; i++) {
+        buf_desc *d = &p->descs[i];
+        buf_tag tag = atomic_load_relaxed(&d->tag);
+        uint64_t hash, st;
+        uint32_t part;
+
+        if (buf_tag_rel(tag) != rel || buf_tag_block(tag) < from)
+            continue;
+        hash = buf_tag_hash(tag);
+        part = buf_table_partition(t, hash);
+        lwlock_acquire(buf_table_lock(t, part), LW_EXCLUSIVE);
+        st = hdr_lock(d);
+        if (atomic_load_relaxed(&d->tag) != tag) {
+            hdr_unlock(d, st); /* re-tagged before we locked */
+        } else if (BUF_REFCOUNT(st) != 0) {
+            hdr_unlock(d, st);
+            lwlock_release(buf_table_lock(t, part));
+            return kerr_set(&s->err, KEEL_EBUSY,
+                            "cannot drop block %u of relation %u: its "
+                            "buffer is pinned",
+                            buf_tag_block(tag), rel);
+        } else {
+            buf_table_delete(t, (int32_t)i, hash);
+            atomic_store_relaxed(&d->tag, BUF_TAG_NONE);
+            hdr_unlock(d, 0);
+        }
+        lwlock_release(buf_table_lock(t, part));
+    }
+    if (from == 0)
+        sync_forget(p, rel);
+    return KEEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pool and session lifetime                                          */
+/* ------------------------------------------------------------------ */
+
+int buf_pool_create(smgr *sm, uint32_t nbuffers, buf_pool **out, kerr *err)
+{
+    buf_pool *p;
+
+    if (nbuffers < BUF_MIN_BUFFERS || nbuffers > (UINT32_C(1) << 30))
+        return kerr_set(err, KEEL_EINVAL,
+                        "buffer pool size %u is out of range (%u .. 2^30)",
+                        nbuffers, BUF_MIN_BUFFERS);
+    p = mem_alloc_aligned(sizeof(*p));
+    if (p == NULL)
+        return kerr_set(err, KEEL_ENOMEM, "out of memory for buffer pool");
+    p->nbuffers = nbuffers;
+    p->smgr = sm;
+    p->descs = mem_alloc_aligned(sizeof(buf_desc) * (size_t)nbuffers);
+    p->pages_size = (size_t)nbuffers * BLOCK_SIZE;
+    p->pages = mem_alloc_pages(p->pages_size, true);
+    if (p->descs == NULL || p->pages == NULL ||
+        buf_table_init(&p->table, p->descs, nbuffers) != KEEL_OK) {
+        mem_free_aligned(p->descs);
+        mem_free_pages(p->pages, p->pages_size);
+        mem_free_aligned(p);
+        return kerr_set(err, KEEL_ENOMEM,
+                        "out of memory for a pool of %u buffers", nbuffers);
+    }
+    for (uint32_t i = 0; i < nbuffers; i++) {
+        buf_desc *d = &p->descs[i];
+        atomic_store_relaxed(&d->state, 0);
+        atomic_store_relaxed(&d->tag, BUF_TAG_NONE);
+        atomic_store_relaxed(&d->hash_next, -1);
+        lwlock_init(&d->content_lock);
+        atomic_store_relaxed(&d->io_seq, 0);
+        atomic_store_relaxed(&d->io_waiters, 0);
+        d->id = (int32_t)i;
+    }
+    atomic_store_relaxed(&p->clock_hand, 0);
+    pthread_mutex_init(&p->sync_lock, NULL);
+    *out = p;
+    return KEEL_OK;
+}
+
+void buf_pool_discard(buf_pool *p)
+{
+    if (p == NULL)
+        return;
+    buf_table_free(&p->table);
+    mem_free_pages(p->pages, p->pages_size);
+    mem_free_aligned(p->descs);
+    pthread_mutex_destroy(&p->sync_lock);
+    free(p->pending_sync);
+    mem_free_aligned(p);
+}
+
+int buf_pool_close(buf_pool *p, kerr *err)
+{
+    buf_session *s;
+    int rc;
+
+    for (uint32_t i = 0; i < p->nbuffers; i++) {
+        uint64_t st = atomic_load_acquire(&p->descs[i].state);
+        if (BUF_REFCOUNT(st) != 0)
+            return kerr_set(err, KEEL_EBUSY,
+                            "cannot close the buffer pool: buffer %u is "
+                            "still pinned",
+                            i);
+    }
+    rc = buf_session_create(p, &s, err);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = buf_checkpoint(s);
+    if (rc != KEEL_OK && err != NULL)
+        *err = s->err;
+    buf_session_destroy(s);
+    if (rc != KEEL_OK)
+        return rc;
+    buf_pool_discard(p);
+    return KEEL_OK;
+}
+
+uint32_t buf_pool_size(const buf_pool *p)
+{
+    return p->nbuffers;
+}
+
+smgr *buf_pool_smgr(const buf_pool *p)
+{
+    return p->smgr;
+}
+
+void *buf_page(const buf_pool *p, int32_t id)
+{
+    assert(id >= 0 && (uint32_t)id < p->nbuffers);
+    return p->pages + (size_t)id * BLOCK_SIZE;
+}
+
+void buf_block_of(const buf_pool *p, int32_t id, relnumber_t *rel,
+                  blocknum_t *blk)
+{
+    buf_tag tag = atomic_load_relaxed(&desc_of(p, id)->tag);
+    *rel = buf_tag_rel(tag);
+    *blk = buf_tag_block(tag);
+}
+
+uint64_t buf_state(const buf_pool *p, int32_t id)
+{
+    return atomic_load_acquire(&desc_of(p, id)->state);
+}
+
+int buf_session_create(buf_pool *p, buf_session **out, kerr *err)
+{
+    buf_session *s = mem_alloc_aligned(sizeof(*s));
+
+    if (s == NULL)
+        return kerr_set(err, KEEL_ENOMEM, "out of memory for a session");
+    for (int i = 0; i < BUF_PRIVATE_REFS; i++)
+        s->refs[i].id = BUF_INVALID;
+    s->pool = p;
+    s->descs = p->descs;
+    s->write_copy = mem_alloc_aligned(BLOCK_SIZE);
+    if (s->write_copy == NULL) {
+        mem_free_aligned(s);
+        return kerr_set(err, KEEL_ENOMEM, "out of memory for a session");
+    }
+    kerr_clear(&s->err);
+    *out = s;
+    return KEEL_OK;
+}
+
+void buf_session_destroy(buf_session *s)
+{
+    if (s == NULL)
+        return;
+    for (int i = 0; i < BUF_PRIVATE_REFS; i++)
+        if (s->refs[i].id != BUF_INVALID)
+            buf_unpin_shared(desc_of(s->pool, s->refs[i].id));
+    for (uint32_t i = 0; i < s->overflow_cap; i++)
+        if (s->overflow[i].id != BUF_INVALID)
+            buf_unpin_shared(desc_of(s->pool, s->overflow[i].id));
+    free(s->overflow);
+    mem_free_aligned(s->write_copy);
+    mem_free_aligned(s);
+}
+
+const kerr *buf_session_error(const buf_session *s)
+{
+    return &s->err;
+}

@@ -1,0 +1,257 @@
+/*
+ * bufmgr.h: the shared buffer pool.
+ *
+ * A fixed set of 8 KiB buffers shared by all sessions, caching blocks of
+ * relation files.  A session reads a block with buf_read(), which returns
+ * the buffer pinned (it cannot be evicted until released); to look at the
+ * page it takes the content lock in shared mode, to change it in exclusive
+ * mode, marking it dirty before unlocking.  Dirty pages reach disk when
+ * evicted, flushed, at checkpoint, or at close.
+ *
+ * Every function that can fail returns a keel_status and leaves the message
+ * in the session's kerr (buf_session_error()); a failed call leaves nothing
+ * pinned or locked that it took.
+ *
+ * The protocol (state word, header lock, mapping table, eviction, I/O) is
+ * in src/storage/README.md; the state word's layout in buf_internals.h.
+ */
+#ifndef KEEL_STORAGE_BUFMGR_H
+#define KEEL_STORAGE_BUFMGR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "port/error.h"
+#include "storage/buf_internals.h"
+#include "storage/lwlock.h"
+#include "storage/smgr.h"
+
+typedef struct buf_pool buf_pool;
+typedef struct buf_session buf_session;
+typedef struct buf_strategy buf_strategy;
+
+#define BUF_INVALID (-1)
+
+/*
+ * Creating and closing the pool.  nbuffers >= 16.  The pool reads and
+ * writes relations through s, which must outlive it.
+ */
+int buf_pool_create(smgr *s, uint32_t nbuffers, buf_pool **out, kerr *err);
+
+/*
+ * Clean close: writes every dirty buffer and syncs every file written since
+ * the last checkpoint, then frees the pool.  If that fails the pool stays
+ * open and intact (nothing dirty is dropped) and the error is returned; the
+ * caller may retry.  Every session must have released all its pins and
+ * been destroyed before; KEEL_EBUSY otherwise.
+ */
+int buf_pool_close(buf_pool *p, kerr *err);
+
+/* Frees the pool without writing anything (dirty pages are lost). */
+void buf_pool_discard(buf_pool *p);
+
+uint32_t buf_pool_size(const buf_pool *p);
+smgr *buf_pool_smgr(const buf_pool *p);
+
+/* The page memory of buffer id (BLOCK_SIZE bytes, page aligned). */
+void *buf_page(const buf_pool *p, int32_t id);
+
+/* Sessions: one per thread using the pool. */
+int buf_session_create(buf_pool *p, buf_session **out, kerr *err);
+
+/* Releases every pin the session still holds, then frees it. */
+void buf_session_destroy(buf_session *s);
+
+/* The last error recorded in the session. */
+const kerr *buf_session_error(const buf_session *s);
+
+/*
+ * Reading.  Returns in *id the buffer holding (rel, blk), pinned.  With a
+ * strategy the buffer comes from the strategy's ring when it must be
+ * loaded, and a hit does not raise its usage count above one.  Errors:
+ * ENOENT (no such relation), EEOF (blk is past the end), EIO, ECORRUPT,
+ * EVERSION (the page could not be read or verified; the next reader
+ * retries), EEXHAUSTED (every buffer is pinned), ENOMEM.
+ */
+int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
+             buf_strategy *strategy, int32_t *id);
+
+/*
+ * Appends a new block to rel (initialized by page_init(special_size), and
+ * already written to the file so its space is reserved) and returns it
+ * pinned and exclusively locked in *id, its number in *blk.
+ */
+int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
+               buf_strategy *strategy, int32_t *id, blocknum_t *blk);
+
+/*
+ * A session's private pin counts.  A session holds at most one shared pin
+ * (one unit of the state word's refcount) per buffer however many times it
+ * pins it; the count of its own pins lives here, so that pinning a buffer it
+ * already holds touches only this memory.
+ *
+ * The first place to look for buffer id is its home slot, refs[id % 8].
+ * A buffer whose home slot was taken when it was pinned goes to another
+ * free slot or, when all eight are taken, to an open-addressing hash
+ * (bufmgr.c); `displaced` counts such entries, and while it is zero a
+ * lookup is a single compare.
+ */
+#define BUF_PRIVATE_REFS 8 /* a power of two */
+
+typedef struct buf_private_ref {
+    int32_t id;     /* buffer, or BUF_INVALID if the slot is free */
+    uint32_t count; /* pins by this session, > 0 when id is valid */
+} buf_private_ref;
+
+struct buf_session {
+    buf_private_ref refs[BUF_PRIVATE_REFS]; /* hot: first line */
+    buf_desc *descs;                        /* the pool's descriptors */
+    uint32_t displaced;                     /* entries not in their home slot */
+    uint32_t overflow_count;                /* entries in the hash */
+    uint32_t overflow_cap;     /* slots in the hash (power of two) */
+    buf_private_ref *overflow; /* the hash, or NULL */
+    buf_pool *pool;
+    void *write_copy; /* private page image for writes */
+    kerr err;
+};
+
+/* Out-of-line parts of the inline functions below. */
+int buf_pin_slow(buf_session *s, int32_t id);
+void buf_release_slow(buf_session *s, int32_t id);
+uint64_t buf_hdr_wait_unlocked(buf_desc *d);
+
+/*
+ * Adds the session's shared pin on d: one fetch_add.  If the header lock
+ * was held at that instant the tag may be changing, so wait for its
+ * release before the caller looks at the tag.  The usage count is raised
+ * towards usage_limit with a compare-and-swap only while below it, which a
+ * hot page never is.  Returns the state after the pin.
+ */
+static inline uint64_t buf_pin_shared(buf_desc *d, uint32_t usage_limit)
+{
+    uint64_t st = atomic_fetch_add_explicit(&d->state, BUF_REFCOUNT_ONE,
+                                            memory_order_acquire) +
+                  BUF_REFCOUNT_ONE;
+
+    if (__builtin_expect((st & BM_LOCKED) != 0, 0))
+        st = buf_hdr_wait_unlocked(d);
+    while (__builtin_expect(BUF_USAGE(st) < usage_limit, 0) &&
+           !(st & BM_LOCKED)) {
+        if (atomic_compare_exchange_weak_explicit(
+                &d->state, &st, st + BUF_USAGE_ONE, memory_order_relaxed,
+                memory_order_relaxed))
+            return st + BUF_USAGE_ONE;
+    }
+    return st;
+}
+
+/* Drops the session's shared pin on d: one fetch_sub. */
+static inline void buf_unpin_shared(buf_desc *d)
+{
+    atomic_fetch_sub_explicit(&d->state, BUF_REFCOUNT_ONE,
+                              memory_order_release);
+}
+
+static inline buf_private_ref *buf_private_home(buf_session *s, int32_t id)
+{
+    return &s->refs[(uint32_t)id & (BUF_PRIVATE_REFS - 1)];
+}
+
+/*
+ * Pins buffer id, whatever it holds.  Only for callers that know what it
+ * holds (they hold another pin on it, or validate its tag afterwards, as
+ * buf_read does).  A repeated pin is a private increment; a first pin is
+ * one atomic fetch_add on the state word.  ENOMEM if the session cannot
+ * track another pin.
+ */
+static inline int buf_pin(buf_session *s, int32_t id)
+{
+    buf_private_ref *r = buf_private_home(s, id);
+
+    if (r->id == id) {
+        r->count++;
+        return KEEL_OK;
+    }
+    if (r->id == BUF_INVALID && s->displaced == 0) {
+        r->id = id;
+        r->count = 1;
+        buf_pin_shared(&s->descs[id], BUF_MAX_USAGE);
+        return KEEL_OK;
+    }
+    return buf_pin_slow(s, id);
+}
+
+/*
+ * Drops one pin on id, held by the session.  Dropping the session's last
+ * pin on the buffer is one atomic fetch_sub.
+ */
+static inline void buf_release(buf_session *s, int32_t id)
+{
+    buf_private_ref *r = buf_private_home(s, id);
+
+    if (r->id == id) {
+        if (--r->count == 0) {
+            r->id = BUF_INVALID;
+            buf_unpin_shared(&s->descs[id]);
+        }
+        return;
+    }
+    buf_release_slow(s, id);
+}
+
+/* Number of pins the session holds on id (0 if none). */
+uint32_t buf_pin_count(buf_session *s, int32_t id);
+
+/* Total number of buffers the session holds pins on. */
+uint32_t buf_session_pinned(const buf_session *s);
+
+/* The block a pinned buffer holds. */
+void buf_block_of(const buf_pool *p, int32_t id, relnumber_t *rel,
+                  blocknum_t *blk);
+
+/* Content locks, on a buffer the session has pinned. */
+void buf_lock(buf_session *s, int32_t id, lwlock_mode mode);
+bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode);
+void buf_unlock(buf_session *s, int32_t id);
+
+/* Marks a pinned, exclusively locked buffer dirty. */
+void buf_mark_dirty(buf_session *s, int32_t id);
+
+/*
+ * Writes a pinned buffer to disk if it is dirty (the caller holds no
+ * content lock on it; one is taken in shared mode).  The file is synced at
+ * the next checkpoint.  On error the buffer stays dirty.
+ */
+int buf_flush(buf_session *s, int32_t id);
+
+/*
+ * Checkpoint: writes every dirty buffer in (relation, block) order, then
+ * fsyncs each file written since the last checkpoint.  On error stops and
+ * returns it; buffers not written stay dirty and files not synced stay
+ * pending, so a retry finishes the job.
+ */
+int buf_checkpoint(buf_session *s);
+
+/*
+ * Drops the buffers of rel from block `from` on, without writing them
+ * (before truncating or unlinking the relation).  EBUSY if one is pinned;
+ * then nothing at or after that buffer was dropped.
+ */
+int buf_drop_rel(buf_session *s, relnumber_t rel, blocknum_t from);
+
+/* Access strategies: rings for bulk reads and bulk writes. */
+typedef enum buf_strategy_kind {
+    BUF_STRATEGY_BULK_READ,  /* sequential scans: 32 buffers (256 KiB) */
+    BUF_STRATEGY_BULK_WRITE, /* bulk loads: 256 buffers (2 MiB) */
+} buf_strategy_kind;
+
+/* A strategy belongs to one session.  NULL if memory is exhausted. */
+buf_strategy *buf_strategy_create(buf_pool *p, buf_strategy_kind kind);
+void buf_strategy_free(buf_strategy *st);
+uint32_t buf_strategy_ring_size(const buf_strategy *st);
+
+/* For tests: the buffer's state word, and whether the session's private
+ * refcount table overflowed into its hash. */
+uint64_t buf_state(const buf_pool *p, int32_t id);
+
+#endif /* KEEL_STORAGE_BUFMGR_H */

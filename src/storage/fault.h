@@ -1,0 +1,62 @@
+/*
+ * fault.h: I/O fault injection for tests.
+ *
+ * Compiled in only when KEEL_FAULT_INJECTION is defined (the test builds).
+ * A test arms a fault for one kind of operation; the storage manager asks
+ * fault_next() before each real system call and, when told to, fails the
+ * call the way the kernel would (EIO, ENOSPC) or performs only part of it
+ * (a short read or write).  State is process-wide and thread-safe.
+ *
+ * In builds without fault injection fault_next() is a constant
+ * FAULT_NONE, so the storage manager's checks compile away.
+ */
+#ifndef KEEL_STORAGE_FAULT_H
+#define KEEL_STORAGE_FAULT_H
+
+#include <stdint.h>
+
+typedef enum fault_op {
+    FAULT_OP_READ = 0, /* pread of a block */
+    FAULT_OP_WRITE,    /* pwrite of a block, including extension */
+    FAULT_OP_SYNC,     /* fsync of a relation file */
+    FAULT_OP_COUNT
+} fault_op;
+
+typedef enum fault_kind {
+    FAULT_NONE = 0,
+    FAULT_EIO,    /* the call fails with EIO */
+    FAULT_ENOSPC, /* the call fails with ENOSPC */
+    FAULT_SHORT,  /* the call transfers only half the bytes asked for */
+} fault_kind;
+
+#ifdef KEEL_FAULT_INJECTION
+
+/*
+ * Arms op: after `skip` further calls of op succeed, the next `count` calls
+ * fail with `kind`.  If relnumber is not 0 only calls on that relation
+ * count.  Replaces whatever was armed for op before.
+ */
+void fault_arm(fault_op op, fault_kind kind, uint32_t skip, uint32_t count,
+               uint32_t relnumber);
+
+/* Disarms every op. */
+void fault_disarm_all(void);
+
+/* Called by the storage manager before each operation: the fault to
+ * simulate for this call, usually FAULT_NONE. */
+fault_kind fault_next(fault_op op, uint32_t relnumber);
+
+/* How many faults have been delivered for op since it was last armed. */
+uint32_t fault_delivered(fault_op op);
+
+#else
+
+static inline fault_kind fault_next(fault_op op, uint32_t relnumber)
+{
+    (void)op;
+    (void)relnumber;
+    return FAULT_NONE;
+}
+
+#endif /* KEEL_FAULT_INJECTION */
+#endif /* KEEL_STORAGE_FAULT_H */

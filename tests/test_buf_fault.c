@@ -1,0 +1,928 @@
+/*
+ * test_buf_fault.c: the buffer pool under injected I/O faults.
+ *
+ * EIO, ENOSPC and short transfers are injected (storage/fault.h) into the
+ * reads, writes and fsyncs the pool issues when it loads a page, evicts a
+ * dirty page, flushes, checkpoints, closes and extends.  Each test checks
+ * that the failure comes back as the right status with a message naming
+ * the file (and block), that nothing is left pinned, locked or in I/O, and
+ * that no page is lost: after the fault is disarmed the operation can be
+ * retried, and after a clean close and reopen every page holds its latest
+ * contents.
+ *
+ * Fault injection exists only in KEEL_FAULT_INJECTION builds; elsewhere
+ * the one test skips.
+ */
+#include "testutil.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "storage/bufmgr.h"
+#include "storage/fault.h"
+#include "storage/page.h"
+#include "storage/smgr.h"
+
+#ifdef KEEL_FAULT_INJECTION
+
+#define REL_A     ((relnumber_t)16384)
+#define REL_B     ((relnumber_t)16385)
+#define POOL_SIZE 16
+#define NBLOCKS   32 /* twice the pool: reading them all evicts */
+
+/*
+ * What the tests store in a page, after the header: the block's identity
+ * and a value; the value is repeated in the page's last bytes so that a
+ * page assembled from two writes is caught.
+ */
+typedef struct page_body {
+    uint32_t rel;
+    uint32_t blk;
+    uint64_t value;
+} page_body;
+
+#define BODY_OFF PAGE_HEADER_SIZE
+#define TAIL_OFF (BLOCK_SIZE - sizeof(uint64_t))
+
+typedef union test_page {
+    unsigned char b[BLOCK_SIZE];
+    uint64_t align;
+} test_page;
+
+typedef struct fixture {
+    char *dir;
+    smgr *sm;
+    buf_pool *pool;
+    buf_session *s;
+    kerr err;
+} fixture;
+
+static void body_write(void *page, relnumber_t rel, blocknum_t blk,
+                       uint64_t value)
+{
+    page_body b = {.rel = rel, .blk = blk, .value = value};
+
+    memcpy((char *)page + BODY_OFF, &b, sizeof(b));
+    memcpy((char *)page + TAIL_OFF, &value, sizeof(value));
+}
+
+/* Fails unless page holds (rel, blk) with a consistent value; returns it. */
+static uint64_t body_check(const void *page, relnumber_t rel, blocknum_t blk)
+{
+    page_body b;
+    uint64_t tail;
+
+    memcpy(&b, (const char *)page + BODY_OFF, sizeof(b));
+    memcpy(&tail, (const char *)page + TAIL_OFF, sizeof(tail));
+    if (b.rel != rel || b.blk != blk)
+        fail_msg("page of block %u of relation %u holds block %u of "
+                 "relation %u",
+                 blk, rel, b.blk, b.rel);
+    if (tail != b.value)
+        fail_msg("block %u of relation %u is torn: value %llu, tail %llu", blk,
+                 rel, (unsigned long long)b.value, (unsigned long long)tail);
+    return b.value;
+}
+
+/* Creates rel with nblocks pages holding value 0, directly on disk. */
+static void make_rel(fixture *f, relnumber_t rel, blocknum_t nblocks)
+{
+    smgr_rel *r = NULL;
+    test_page p;
+
+    assert_int_equal(smgr_create(f->sm, rel, &r, &f->err), KEEL_OK);
+    for (blocknum_t i = 0; i < nblocks; i++) {
+        blocknum_t got = MAX_BLOCK_NUMBER;
+        memset(p.b, 0, sizeof(p.b));
+        page_init(p.b, 0);
+        body_write(p.b, rel, i, 0);
+        assert_int_equal(smgr_extend(r, p.b, &got, &f->err), KEEL_OK);
+        assert_int_equal(got, i);
+    }
+    assert_int_equal(smgr_sync(r, &f->err), KEEL_OK);
+}
+
+static void open_pool(fixture *f)
+{
+    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    assert_int_equal(buf_pool_create(f->sm, POOL_SIZE, &f->pool, &f->err),
+                     KEEL_OK);
+    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    fault_disarm_all();
+    f->dir = tu_mkdtemp();
+    open_pool(f);
+    make_rel(f, REL_A, NBLOCKS);
+    make_rel(f, REL_B, NBLOCKS);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    fault_disarm_all();
+    buf_session_destroy(f->s);
+    buf_pool_discard(f->pool);
+    smgr_close(f->sm);
+    tu_rmdir(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Closes the pool cleanly (which must succeed), then reopens everything. */
+static void reopen(fixture *f)
+{
+    buf_session_destroy(f->s);
+    f->s = NULL;
+    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
+        fail_msg("buf_pool_close: %s", f->err.msg);
+    f->pool = NULL;
+    smgr_close(f->sm);
+    f->sm = NULL;
+    open_pool(f);
+}
+
+/* Reads (rel, blk) through the pool and returns its value. */
+static uint64_t get_value(fixture *f, relnumber_t rel, blocknum_t blk)
+{
+    int32_t id = BUF_INVALID;
+    uint64_t v;
+    int rc = buf_read(f->s, rel, blk, NULL, &id);
+
+    if (rc != KEEL_OK)
+        fail_msg("buf_read(%u, %u): %s: %s", rel, blk, keel_status_str(rc),
+                 buf_session_error(f->s)->msg);
+    buf_lock(f->s, id, LW_SHARED);
+    v = body_check(buf_page(f->pool, id), rel, blk);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+    return v;
+}
+
+/* Sets the value of (rel, blk) through the pool, leaving it dirty. */
+static void set_value(fixture *f, relnumber_t rel, blocknum_t blk,
+                      uint64_t value)
+{
+    int32_t id = BUF_INVALID;
+    int rc = buf_read(f->s, rel, blk, NULL, &id);
+
+    if (rc != KEEL_OK)
+        fail_msg("buf_read(%u, %u): %s: %s", rel, blk, keel_status_str(rc),
+                 buf_session_error(f->s)->msg);
+    buf_lock(f->s, id, LW_EXCLUSIVE);
+    body_check(buf_page(f->pool, id), rel, blk);
+    body_write(buf_page(f->pool, id), rel, blk, value);
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+}
+
+static void assert_values(fixture *f, relnumber_t rel, blocknum_t nblocks,
+                          const uint64_t *want)
+{
+    for (blocknum_t i = 0; i < nblocks; i++) {
+        uint64_t v = get_value(f, rel, i);
+        if (v != want[i])
+            fail_msg("block %u of relation %u: value %llu, expected %llu", i,
+                     rel, (unsigned long long)v, (unsigned long long)want[i]);
+    }
+}
+
+/* The buffer holding (rel, blk), or BUF_INVALID. */
+static int32_t find_buffer(fixture *f, relnumber_t rel, blocknum_t blk)
+{
+    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++) {
+        relnumber_t r;
+        blocknum_t b;
+        buf_block_of(f->pool, (int32_t)i, &r, &b);
+        if (r == rel && b == blk &&
+            (buf_state(f->pool, (int32_t)i) & BM_TAG_VALID))
+            return (int32_t)i;
+    }
+    return BUF_INVALID;
+}
+
+/*
+ * Nothing is pinned (the session holds nothing, every refcount is zero),
+ * no I/O is in progress, no header lock is held, and every content lock is
+ * free (checked by taking each exclusively without waiting).
+ */
+static void assert_quiet(fixture *f)
+{
+    buf_session *probe = NULL;
+
+    if (f->s != NULL)
+        assert_int_equal(buf_session_pinned(f->s), 0);
+    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++) {
+        uint64_t st = buf_state(f->pool, (int32_t)i);
+        if (BUF_REFCOUNT(st) != 0)
+            fail_msg("buffer %u still has refcount %u", i, BUF_REFCOUNT(st));
+        if (st & (BM_IO_IN_PROGRESS | BM_LOCKED))
+            fail_msg("buffer %u left in I/O or header-locked: state %#llx", i,
+                     (unsigned long long)st);
+    }
+    assert_int_equal(buf_session_create(f->pool, &probe, &f->err), KEEL_OK);
+    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++) {
+        assert_int_equal(buf_pin(probe, (int32_t)i), KEEL_OK);
+        if (!buf_try_lock(probe, (int32_t)i, LW_EXCLUSIVE))
+            fail_msg("buffer %u: content lock still held", i);
+        buf_unlock(probe, (int32_t)i);
+        buf_release(probe, (int32_t)i);
+    }
+    buf_session_destroy(probe);
+    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++)
+        assert_int_equal(BUF_REFCOUNT(buf_state(f->pool, (int32_t)i)), 0);
+}
+
+static void assert_msg_has(const kerr *e, const char *needle)
+{
+    if (strstr(e->msg, needle) == NULL)
+        fail_msg("message \"%s\" lacks \"%s\"", e->msg, needle);
+}
+
+/* Asserts rc == code, recorded in e with a message naming rel's file and,
+ * if blk is not MAX_BLOCK_NUMBER, the block. */
+static void assert_error(fixture *f, const kerr *e, int rc, int code,
+                         relnumber_t rel, blocknum_t blk)
+{
+    char path[4200];
+
+    if (rc != code)
+        fail_msg("expected status %s, got %s (%s)", keel_status_str(code),
+                 keel_status_str(rc), e->msg);
+    assert_int_equal(e->code, code);
+    snprintf(path, sizeof(path), "\"%s/%u\"", f->dir, rel);
+    assert_msg_has(e, path);
+    if (blk != MAX_BLOCK_NUMBER) {
+        char what[64];
+        snprintf(what, sizeof(what), "block %u ", blk);
+        assert_msg_has(e, what);
+    }
+}
+
+/* The status a write fault of kind surfaces as. */
+static int write_status(fault_kind kind)
+{
+    return kind == FAULT_EIO ? KEEL_EIO : KEEL_ENOSPC;
+}
+
+static const fault_kind write_kinds[] = {FAULT_EIO, FAULT_ENOSPC, FAULT_SHORT};
+#define NKINDS (sizeof(write_kinds) / sizeof(write_kinds[0]))
+
+static const char *kind_name(fault_kind k)
+{
+    return k == FAULT_EIO ? "EIO" : k == FAULT_ENOSPC ? "ENOSPC" : "short";
+}
+
+/* ---- reads ------------------------------------------------------------ */
+
+static void read_fault(fixture *f, fault_kind kind)
+{
+    int32_t id = BUF_INVALID, b;
+    int rc;
+
+    set_value(f, REL_A, 1, 11);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+
+    /* Two faults: the failed read is not remembered, the next reader
+     * retries the I/O (and fails again). */
+    fault_arm(FAULT_OP_READ, kind, 0, 2, REL_A);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        rc = buf_read(f->s, REL_A, 3, NULL, &id);
+        assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_A, 3);
+        if (kind == FAULT_SHORT)
+            assert_msg_has(buf_session_error(f->s), "read only 4096 of 8192");
+        assert_int_equal(fault_delivered(FAULT_OP_READ), attempt + 1);
+        assert_quiet(f);
+        /* If a buffer still carries the tag, it is not valid. */
+        b = find_buffer(f, REL_A, 3);
+        if (b != BUF_INVALID) {
+            uint64_t st = buf_state(f->pool, b);
+            assert_false(st & BM_VALID);
+            assert_false(st & BM_DIRTY);
+        }
+    }
+    /* A block already in the pool is a hit and needs no read. */
+    fault_arm(FAULT_OP_READ, FAULT_EIO, 0, 100, 0);
+    assert_int_equal(get_value(f, REL_A, 1), 11);
+    assert_int_equal(fault_delivered(FAULT_OP_READ), 0);
+
+    fault_disarm_all();
+    assert_int_equal(get_value(f, REL_A, 3), 0);
+    b = find_buffer(f, REL_A, 3);
+    assert_int_not_equal(b, BUF_INVALID);
+    assert_true(buf_state(f->pool, b) & BM_VALID);
+    assert_false(buf_state(f->pool, b) & BM_IO_ERROR);
+    assert_quiet(f);
+
+    /* The other blocks never noticed. */
+    for (blocknum_t i = 0; i < NBLOCKS; i++)
+        assert_int_equal(get_value(f, REL_A, i), i == 1 ? 11 : 0);
+    reopen(f);
+    assert_int_equal(get_value(f, REL_A, 1), 11);
+    assert_int_equal(get_value(f, REL_A, 3), 0);
+}
+
+static void test_read_eio(void **state)
+{
+    read_fault(*state, FAULT_EIO);
+}
+
+static void test_read_short(void **state)
+{
+    read_fault(*state, FAULT_SHORT);
+}
+
+/* A strategy read that fails gives its buffer back too. */
+static void test_read_fault_with_strategy(void **state)
+{
+    fixture *f = *state;
+    buf_strategy *st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+    int32_t id = BUF_INVALID;
+    int rc;
+
+    assert_non_null(st);
+    for (blocknum_t i = 0; i < NBLOCKS; i++) {
+        if (i == 7 || i == 20) {
+            fault_arm(FAULT_OP_READ, i == 7 ? FAULT_EIO : FAULT_SHORT, 0, 1,
+                      REL_B);
+            rc = buf_read(f->s, REL_B, i, st, &id);
+            assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_B, i);
+            assert_int_equal(fault_delivered(FAULT_OP_READ), 1);
+            assert_quiet(f);
+        }
+        rc = buf_read(f->s, REL_B, i, st, &id);
+        assert_int_equal(rc, KEEL_OK);
+        body_check(buf_page(f->pool, id), REL_B, i);
+        buf_release(f->s, id);
+    }
+    buf_strategy_free(st);
+    assert_quiet(f);
+}
+
+/* ---- buf_flush --------------------------------------------------------- */
+
+static void test_flush_write_faults(void **state)
+{
+    fixture *f = *state;
+
+    for (size_t k = 0; k < NKINDS; k++) {
+        fault_kind kind = write_kinds[k];
+        int32_t id = BUF_INVALID;
+        blocknum_t blk = (blocknum_t)(2 + k);
+        int rc;
+
+        set_value(f, REL_A, blk, 100 + k);
+        assert_int_equal(buf_read(f->s, REL_A, blk, NULL, &id), KEEL_OK);
+        fault_arm(FAULT_OP_WRITE, kind, 0, 1, REL_A);
+        rc = buf_flush(f->s, id);
+        assert_error(f, buf_session_error(f->s), rc, write_status(kind), REL_A,
+                     blk);
+        assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
+        /* Still ours, still valid and dirty, content intact. */
+        assert_int_equal(buf_pin_count(f->s, id), 1);
+        assert_true(buf_state(f->pool, id) & BM_DIRTY);
+        assert_true(buf_state(f->pool, id) & BM_VALID);
+        assert_int_equal(body_check(buf_page(f->pool, id), REL_A, blk),
+                         100 + k);
+        buf_release(f->s, id);
+        assert_quiet(f);
+
+        /* Retry after disarming: clean. */
+        fault_disarm_all();
+        assert_int_equal(buf_read(f->s, REL_A, blk, NULL, &id), KEEL_OK);
+        assert_int_equal(buf_flush(f->s, id), KEEL_OK);
+        assert_false(buf_state(f->pool, id) & BM_DIRTY);
+        assert_false(buf_state(f->pool, id) & BM_IO_ERROR);
+        buf_release(f->s, id);
+        assert_quiet(f);
+    }
+    /* A torn block left by the short write was rewritten whole. */
+    reopen(f);
+    for (size_t k = 0; k < NKINDS; k++)
+        assert_int_equal(get_value(f, REL_A, (blocknum_t)(2 + k)), 100 + k);
+}
+
+/* A fault while a page is dirtied again during a failed flush: the later
+ * change is kept too (the buffer never becomes clean in between). */
+static void test_flush_fault_then_redirty(void **state)
+{
+    fixture *f = *state;
+    int32_t id = BUF_INVALID;
+
+    set_value(f, REL_B, 5, 1);
+    assert_int_equal(buf_read(f->s, REL_B, 5, NULL, &id), KEEL_OK);
+    fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, 0, 1, 0);
+    assert_int_equal(buf_flush(f->s, id), KEEL_ENOSPC);
+    fault_disarm_all();
+    buf_lock(f->s, id, LW_EXCLUSIVE);
+    body_write(buf_page(f->pool, id), REL_B, 5, 2);
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+    assert_quiet(f);
+    reopen(f);
+    assert_int_equal(get_value(f, REL_B, 5), 2);
+}
+
+/* ---- eviction of a dirty page ----------------------------------------- */
+
+/*
+ * Every buffer holds a dirty page, so loading another block must write a
+ * victim first; that write fails.  The read reports the write's error
+ * (naming the victim's block), the victim stays in the pool dirty, and
+ * after disarming, the read works and every change reaches disk.
+ */
+static void test_evict_dirty_fault(void **state)
+{
+    fixture *f = *state;
+    uint64_t want[NBLOCKS] = {0};
+
+    for (size_t k = 0; k < NKINDS; k++) {
+        fault_kind kind = write_kinds[k];
+        int32_t id = BUF_INVALID;
+        const kerr *e;
+        unsigned victim;
+        char needle[64];
+        int rc;
+
+        for (blocknum_t i = 0; i < POOL_SIZE; i++) {
+            want[i] = 1000 * (k + 1) + i;
+            set_value(f, REL_A, i, want[i]);
+        }
+        for (uint32_t i = 0; i < POOL_SIZE; i++)
+            assert_true(buf_state(f->pool, (int32_t)i) & BM_DIRTY);
+
+        fault_arm(FAULT_OP_WRITE, kind, 0, 1, REL_A);
+        rc = buf_read(f->s, REL_A, POOL_SIZE + 4, NULL, &id);
+        e = buf_session_error(f->s);
+        if (rc != write_status(kind))
+            fail_msg("%s: expected %s, got %s (%s)", kind_name(kind),
+                     keel_status_str(write_status(kind)), keel_status_str(rc),
+                     e->msg);
+        assert_int_equal(e->code, rc);
+        assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
+        snprintf(needle, sizeof(needle), "\"%s/%u\"", f->dir, REL_A);
+        assert_msg_has(e, needle);
+        assert_int_equal(sscanf(strstr(e->msg, "block "), "block %u", &victim),
+                         1);
+        assert_true(victim < POOL_SIZE);
+        assert_quiet(f);
+
+        /* The failed victim still holds its block, dirty and valid. */
+        {
+            int32_t b = find_buffer(f, REL_A, victim);
+            assert_int_not_equal(b, BUF_INVALID);
+            assert_true(buf_state(f->pool, b) & BM_DIRTY);
+            assert_true(buf_state(f->pool, b) & BM_VALID);
+        }
+        /* Every dirty page is still in memory: reading them needs no I/O. */
+        fault_arm(FAULT_OP_READ, FAULT_EIO, 0, 1000, 0);
+        assert_values(f, REL_A, POOL_SIZE, want);
+        assert_int_equal(fault_delivered(FAULT_OP_READ), 0);
+        fault_disarm_all();
+
+        /* Now the read succeeds (writing some victim). */
+        assert_int_equal(get_value(f, REL_A, POOL_SIZE + 4), 0);
+        assert_quiet(f);
+
+        /* Everything reached disk; and the next round starts with an
+         * empty pool, so that its pages fill every buffer. */
+        reopen(f);
+        assert_values(f, REL_A, POOL_SIZE, want);
+        reopen(f);
+    }
+}
+
+/* The same through a bulk-read ring whose buffers are dirty. */
+static void test_evict_dirty_fault_strategy(void **state)
+{
+    fixture *f = *state;
+    buf_strategy *st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+    uint64_t want[NBLOCKS] = {0};
+    int32_t id = BUF_INVALID;
+    int rc;
+
+    assert_non_null(st);
+    for (blocknum_t i = 0; i < POOL_SIZE; i++) {
+        want[i] = 500 + i;
+        set_value(f, REL_B, i, want[i]);
+    }
+    fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, 0, 1000, REL_B);
+    rc = buf_read(f->s, REL_B, NBLOCKS - 1, st, &id);
+    assert_int_equal(rc, KEEL_ENOSPC);
+    assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
+    assert_quiet(f);
+    fault_disarm_all();
+    for (blocknum_t i = POOL_SIZE; i < NBLOCKS; i++) {
+        assert_int_equal(buf_read(f->s, REL_B, i, st, &id), KEEL_OK);
+        body_check(buf_page(f->pool, id), REL_B, i);
+        buf_release(f->s, id);
+    }
+    buf_strategy_free(st);
+    assert_quiet(f);
+    reopen(f);
+    assert_values(f, REL_B, POOL_SIZE, want);
+}
+
+/* ---- checkpoint --------------------------------------------------------- */
+
+/*
+ * Pages 0..7 checkpointed with one value, changed to another; the
+ * checkpoint's fourth write (block 3, since it writes in block order)
+ * fails.  The checkpoint reports it; blocks before it are clean, the rest
+ * still dirty; a retry after disarming succeeds and everything survives.
+ */
+static void checkpoint_write_fault(fixture *f, fault_kind kind)
+{
+    uint64_t want[8];
+    int rc;
+
+    for (blocknum_t i = 0; i < 8; i++)
+        set_value(f, REL_A, i, 10 + i);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    for (blocknum_t i = 0; i < 8; i++) {
+        want[i] = 20 + i;
+        set_value(f, REL_A, i, want[i]);
+    }
+
+    fault_arm(FAULT_OP_WRITE, kind, 3, 1, REL_A);
+    fault_arm(FAULT_OP_SYNC, FAULT_EIO, 0, 1000, 0);
+    rc = buf_checkpoint(f->s);
+    assert_error(f, buf_session_error(f->s), rc, write_status(kind), REL_A, 3);
+    assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
+    /* A failed write phase does not go on to sync. */
+    assert_int_equal(fault_delivered(FAULT_OP_SYNC), 0);
+    assert_quiet(f);
+    for (blocknum_t i = 0; i < 8; i++) {
+        int32_t b = find_buffer(f, REL_A, i);
+        assert_int_not_equal(b, BUF_INVALID);
+        if (i < 3)
+            assert_false(buf_state(f->pool, b) & BM_DIRTY);
+        else
+            assert_true(buf_state(f->pool, b) & BM_DIRTY);
+    }
+    assert_values(f, REL_A, 8, want);
+
+    fault_disarm_all();
+    rc = buf_checkpoint(f->s);
+    if (rc != KEEL_OK)
+        fail_msg("retried checkpoint: %s", buf_session_error(f->s)->msg);
+    for (blocknum_t i = 0; i < 8; i++)
+        assert_false(buf_state(f->pool, find_buffer(f, REL_A, i)) & BM_DIRTY);
+    assert_quiet(f);
+    reopen(f);
+    assert_values(f, REL_A, 8, want);
+}
+
+static void test_checkpoint_write_eio(void **state)
+{
+    checkpoint_write_fault(*state, FAULT_EIO);
+}
+
+static void test_checkpoint_write_enospc(void **state)
+{
+    checkpoint_write_fault(*state, FAULT_ENOSPC);
+}
+
+static void test_checkpoint_write_short(void **state)
+{
+    checkpoint_write_fault(*state, FAULT_SHORT);
+}
+
+/*
+ * A checkpoint that failed in its write phase, then a crash (the pool
+ * discarded with its dirty pages): what the last successful checkpoint
+ * wrote is all still there, plus what the failed one managed to write.
+ */
+static void test_checkpoint_fault_then_crash(void **state)
+{
+    fixture *f = *state;
+    uint64_t want[8];
+
+    for (blocknum_t i = 0; i < 8; i++)
+        set_value(f, REL_A, i, 10 + i);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    for (blocknum_t i = 0; i < 8; i++)
+        set_value(f, REL_A, i, 20 + i);
+    fault_arm(FAULT_OP_WRITE, FAULT_EIO, 3, 1, REL_A);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_EIO);
+    fault_disarm_all();
+    assert_quiet(f);
+
+    buf_session_destroy(f->s);
+    f->s = NULL;
+    buf_pool_discard(f->pool);
+    f->pool = NULL;
+    smgr_close(f->sm);
+    f->sm = NULL;
+    open_pool(f);
+    for (blocknum_t i = 0; i < 8; i++)
+        want[i] = i < 3 ? 20 + i : 10 + i;
+    assert_values(f, REL_A, 8, want);
+}
+
+/*
+ * fsync fails at checkpoint: EIO naming the file.  The failed file, and
+ * those after it, stay pending: a retry syncs them again (shown by arming
+ * a fault for each in turn), and once a checkpoint succeeds nothing is
+ * pending any more (a checkpoint with nothing to do syncs nothing).
+ */
+static void test_checkpoint_sync_fault(void **state)
+{
+    fixture *f = *state;
+    const fault_kind kinds[] = {FAULT_EIO, FAULT_ENOSPC, FAULT_SHORT};
+    int rc;
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        set_value(f, REL_A, 1, 30 + k);
+        set_value(f, REL_B, 2, 40 + k);
+
+        fault_arm(FAULT_OP_SYNC, kinds[k], 0, 1, 0);
+        rc = buf_checkpoint(f->s);
+        /* Files are synced in relation order: A first. */
+        assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_A,
+                     MAX_BLOCK_NUMBER);
+        assert_msg_has(buf_session_error(f->s), "fsync");
+        assert_int_equal(fault_delivered(FAULT_OP_SYNC), 1);
+        assert_quiet(f);
+        /* The write phase finished: the pages are clean. */
+        assert_false(buf_state(f->pool, find_buffer(f, REL_A, 1)) & BM_DIRTY);
+        assert_false(buf_state(f->pool, find_buffer(f, REL_B, 2)) & BM_DIRTY);
+
+        /* A is still pending ... */
+        fault_arm(FAULT_OP_SYNC, FAULT_EIO, 0, 1, REL_A);
+        rc = buf_checkpoint(f->s);
+        assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_A,
+                     MAX_BLOCK_NUMBER);
+        assert_int_equal(fault_delivered(FAULT_OP_SYNC), 1);
+        /* ... and so is B, after it. */
+        fault_arm(FAULT_OP_SYNC, FAULT_EIO, 0, 1, REL_B);
+        rc = buf_checkpoint(f->s);
+        assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_B,
+                     MAX_BLOCK_NUMBER);
+        assert_int_equal(fault_delivered(FAULT_OP_SYNC), 1);
+        assert_quiet(f);
+
+        fault_disarm_all();
+        rc = buf_checkpoint(f->s);
+        if (rc != KEEL_OK)
+            fail_msg("retried checkpoint: %s", buf_session_error(f->s)->msg);
+        /* Nothing pending now: another checkpoint issues no fsync. */
+        fault_arm(FAULT_OP_SYNC, FAULT_EIO, 0, 1000, 0);
+        assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+        assert_int_equal(fault_delivered(FAULT_OP_SYNC), 0);
+        fault_disarm_all();
+        assert_quiet(f);
+    }
+    reopen(f);
+    assert_int_equal(get_value(f, REL_A, 1), 32);
+    assert_int_equal(get_value(f, REL_B, 2), 42);
+}
+
+/* A file written by eviction (not by the checkpoint) is synced by the
+ * next checkpoint: a sync fault on it proves the request was recorded. */
+static void test_checkpoint_syncs_evicted_writes(void **state)
+{
+    fixture *f = *state;
+    int rc;
+
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    set_value(f, REL_B, 0, 77);
+    /* Cycle the pool through relation A until B's page has been evicted. */
+    for (int round = 0; round < 4 && find_buffer(f, REL_B, 0) != BUF_INVALID;
+         round++)
+        for (blocknum_t i = 0; i < NBLOCKS; i++)
+            get_value(f, REL_A, i);
+    assert_int_equal(find_buffer(f, REL_B, 0), BUF_INVALID);
+
+    fault_arm(FAULT_OP_SYNC, FAULT_EIO, 0, 1, REL_B);
+    rc = buf_checkpoint(f->s);
+    assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_B,
+                 MAX_BLOCK_NUMBER);
+    fault_disarm_all();
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    reopen(f);
+    assert_int_equal(get_value(f, REL_B, 0), 77);
+}
+
+/* ---- close --------------------------------------------------------------- */
+
+/*
+ * A write or sync fault during buf_pool_close: the close reports it and
+ * leaves the pool open, intact and usable; after disarming it closes.
+ */
+static void close_fault(fixture *f, fault_op op, fault_kind kind, int code)
+{
+    uint64_t want[NBLOCKS];
+    kerr err;
+    int rc;
+
+    for (blocknum_t i = 0; i < NBLOCKS; i++)
+        want[i] = 0;
+    for (blocknum_t i = 4; i < 12; i++) {
+        want[i] = 60 + i;
+        set_value(f, REL_A, i, want[i]);
+    }
+    buf_session_destroy(f->s);
+    f->s = NULL;
+
+    kerr_clear(&err);
+    fault_arm(op, kind, op == FAULT_OP_WRITE ? 2 : 0, 1, REL_A);
+    rc = buf_pool_close(f->pool, &err);
+    assert_error(f, &err, rc, code, REL_A,
+                 op == FAULT_OP_WRITE ? 6 : MAX_BLOCK_NUMBER);
+    assert_int_equal(fault_delivered(op), 1);
+    fault_disarm_all();
+
+    /* Still open: nothing pinned, the data readable from memory. */
+    assert_quiet(f);
+    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+    assert_values(f, REL_A, NBLOCKS, want);
+    set_value(f, REL_A, 20, 99);
+    want[20] = 99;
+    assert_quiet(f);
+
+    /* Fails again while the fault persists, then succeeds. */
+    buf_session_destroy(f->s);
+    f->s = NULL;
+    fault_arm(op, kind, 0, 1, 0);
+    assert_int_equal(buf_pool_close(f->pool, &err), code);
+    fault_disarm_all();
+    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+    reopen(f);
+    assert_values(f, REL_A, NBLOCKS, want);
+}
+
+static void test_close_write_eio(void **state)
+{
+    close_fault(*state, FAULT_OP_WRITE, FAULT_EIO, KEEL_EIO);
+}
+
+static void test_close_write_enospc(void **state)
+{
+    close_fault(*state, FAULT_OP_WRITE, FAULT_ENOSPC, KEEL_ENOSPC);
+}
+
+static void test_close_write_short(void **state)
+{
+    close_fault(*state, FAULT_OP_WRITE, FAULT_SHORT, KEEL_ENOSPC);
+}
+
+static void test_close_sync_eio(void **state)
+{
+    close_fault(*state, FAULT_OP_SYNC, FAULT_EIO, KEEL_EIO);
+}
+
+/* ---- extension ------------------------------------------------------------
+ */
+
+static long file_size(fixture *f, relnumber_t rel)
+{
+    char path[4200];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/%u", f->dir, rel);
+    assert_int_equal(stat(path, &st), 0);
+    return (long)st.st_size;
+}
+
+/* The extension's own write fails: error, size unchanged, nothing held. */
+static void test_extend_fault(void **state)
+{
+    fixture *f = *state;
+    smgr_rel *r = NULL;
+
+    assert_int_equal(smgr_rel_open(f->sm, REL_A, &r, &f->err), KEEL_OK);
+    for (size_t k = 0; k < NKINDS; k++) {
+        fault_kind kind = write_kinds[k];
+        int32_t id = BUF_INVALID;
+        blocknum_t blk = MAX_BLOCK_NUMBER;
+        int rc;
+
+        fault_arm(FAULT_OP_WRITE, kind, 0, 1, REL_A);
+        rc = buf_extend(f->s, REL_A, 0, NULL, &id, &blk);
+        assert_error(f, buf_session_error(f->s), rc, write_status(kind), REL_A,
+                     MAX_BLOCK_NUMBER);
+        assert_msg_has(buf_session_error(f->s), "block 32");
+        assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
+        assert_int_equal(smgr_nblocks(r), NBLOCKS);
+        assert_int_equal(file_size(f, REL_A), (long)NBLOCKS * BLOCK_SIZE);
+        assert_quiet(f);
+        fault_disarm_all();
+    }
+    /* The next extension gets the same block number. */
+    {
+        int32_t id = BUF_INVALID;
+        blocknum_t blk = MAX_BLOCK_NUMBER;
+        assert_int_equal(buf_extend(f->s, REL_A, 0, NULL, &id, &blk), KEEL_OK);
+        assert_int_equal(blk, NBLOCKS);
+        body_write(buf_page(f->pool, id), REL_A, blk, 5);
+        buf_mark_dirty(f->s, id);
+        buf_unlock(f->s, id);
+        buf_release(f->s, id);
+    }
+    assert_quiet(f);
+    reopen(f);
+    assert_int_equal(get_value(f, REL_A, NBLOCKS), 5);
+}
+
+/*
+ * The extension itself succeeds but the buffer for the new block needs a
+ * dirty victim whose write fails: the error comes back, nothing is held,
+ * the victim's change is kept, and the new block exists as an empty page.
+ */
+static void test_extend_victim_fault(void **state)
+{
+    fixture *f = *state;
+    uint64_t want[POOL_SIZE];
+    smgr_rel *r = NULL;
+    int32_t id = BUF_INVALID;
+    blocknum_t blk = MAX_BLOCK_NUMBER;
+    int rc;
+
+    assert_int_equal(smgr_rel_open(f->sm, REL_A, &r, &f->err), KEEL_OK);
+    for (blocknum_t i = 0; i < POOL_SIZE; i++) {
+        want[i] = 300 + i;
+        set_value(f, REL_A, i, want[i]);
+    }
+    /* Skip the extension's write; fail the victim's. */
+    fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, 1, 1, REL_A);
+    rc = buf_extend(f->s, REL_A, 0, NULL, &id, &blk);
+    assert_int_equal(rc, KEEL_ENOSPC);
+    assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
+    assert_quiet(f);
+    fault_disarm_all();
+    assert_values(f, REL_A, POOL_SIZE, want);
+    assert_int_equal(smgr_nblocks(r), NBLOCKS + 1);
+    {
+        int32_t b = BUF_INVALID;
+        assert_int_equal(buf_read(f->s, REL_A, NBLOCKS, NULL, &b), KEEL_OK);
+        buf_lock(f->s, b, LW_SHARED);
+        assert_int_equal(page_free_space(buf_page(f->pool, b)),
+                         BLOCK_SIZE - PAGE_HEADER_SIZE);
+        buf_unlock(f->s, b);
+        buf_release(f->s, b);
+    }
+    reopen(f);
+    assert_values(f, REL_A, POOL_SIZE, want);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_read_eio),
+        T(test_read_short),
+        T(test_read_fault_with_strategy),
+        T(test_flush_write_faults),
+        T(test_flush_fault_then_redirty),
+        T(test_evict_dirty_fault),
+        T(test_evict_dirty_fault_strategy),
+        T(test_checkpoint_write_eio),
+        T(test_checkpoint_write_enospc),
+        T(test_checkpoint_write_short),
+        T(test_checkpoint_fault_then_crash),
+        T(test_checkpoint_sync_fault),
+        T(test_checkpoint_syncs_evicted_writes),
+        T(test_close_write_eio),
+        T(test_close_write_enospc),
+        T(test_close_write_short),
+        T(test_close_sync_eio),
+        T(test_extend_fault),
+        T(test_extend_victim_fault),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#else /* !KEEL_FAULT_INJECTION */
+
+static void test_fault_injection_not_built(void **state)
+{
+    (void)state;
+    print_message("built without KEEL_FAULT_INJECTION: nothing to test\n");
+    skip();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fault_injection_not_built),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#endif /* KEEL_FAULT_INJECTION */

@@ -1,0 +1,1169 @@
+/*
+ * test_bufmgr.c: the buffer pool through its API: pins and private
+ * refcounts, reading, extending, flushing and checkpointing, eviction of
+ * dirty pages, exhaustion, errors (past the end, missing relations,
+ * corrupt pages), access strategies, dropping a relation's buffers, usage
+ * counts, closing, and the descriptor layout.
+ *
+ * Every page these tests write carries a payload that follows from one
+ * 64-bit tag (relation, block and a generation), so any page read back
+ * identifies which write it came from.
+ */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "storage/bufmgr.h"
+#include "storage/page.h"
+#include "storage/smgr.h"
+
+#define REL_A       ((relnumber_t)16384)
+#define REL_B       ((relnumber_t)16385)
+#define REL_C       ((relnumber_t)16386)
+#define REL_MISSING ((relnumber_t)99999)
+
+typedef union test_page {
+    unsigned char b[BLOCK_SIZE];
+    uint64_t align;
+} test_page;
+
+typedef struct fixture {
+    char *dir;
+    smgr *sm;
+    buf_pool *pool;
+    buf_session *s;
+    buf_session *s2;
+    kerr err;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    f->dir = tu_mkdtemp();
+    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    buf_session_destroy(f->s);
+    buf_session_destroy(f->s2);
+    if (f->pool != NULL && buf_pool_close(f->pool, &f->err) != KEEL_OK)
+        buf_pool_discard(f->pool);
+    smgr_close(f->sm);
+    tu_rmdir(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Creates a pool of nbuffers and two sessions on it. */
+static void pool_open(fixture *f, uint32_t nbuffers)
+{
+    assert_null(f->pool);
+    assert_int_equal(buf_pool_create(f->sm, nbuffers, &f->pool, &f->err),
+                     KEEL_OK);
+    assert_int_equal(buf_pool_size(f->pool), nbuffers);
+    assert_ptr_equal(buf_pool_smgr(f->pool), f->sm);
+    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+    assert_int_equal(buf_session_create(f->pool, &f->s2, &f->err), KEEL_OK);
+}
+
+/* Destroys the sessions and cleanly closes the pool. */
+static void pool_close(fixture *f)
+{
+    buf_session_destroy(f->s);
+    buf_session_destroy(f->s2);
+    f->s = f->s2 = NULL;
+    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
+        fail_msg("buf_pool_close: %s", f->err.msg);
+    f->pool = NULL;
+}
+
+/* ---- page contents ---------------------------------------------------- */
+
+static uint64_t tag_of(relnumber_t rel, blocknum_t blk, unsigned gen)
+{
+    return ((uint64_t)gen << 56) ^ ((uint64_t)rel << 24) ^ blk;
+}
+
+/* Writes the payload of tag: everything after the page header. */
+static void fill_payload(void *page, uint64_t tag)
+{
+    unsigned char *b = page;
+    uint64_t rng = tag * 2 + 1;
+
+    memcpy(b + PAGE_HEADER_SIZE, &tag, sizeof(tag));
+    for (size_t i = PAGE_HEADER_SIZE + sizeof(tag); i < BLOCK_SIZE; i++)
+        b[i] = (unsigned char)tu_rand(&rng);
+}
+
+static bool payload_matches(const void *page, uint64_t tag)
+{
+    test_page want;
+
+    fill_payload(want.b, tag);
+    return memcmp((const unsigned char *)page + PAGE_HEADER_SIZE,
+                  want.b + PAGE_HEADER_SIZE,
+                  BLOCK_SIZE - PAGE_HEADER_SIZE) == 0;
+}
+
+static uint64_t payload_tag(const void *page)
+{
+    uint64_t tag;
+
+    memcpy(&tag, (const unsigned char *)page + PAGE_HEADER_SIZE, sizeof(tag));
+    return tag;
+}
+
+#define assert_payload(page, tag)                                              \
+    do {                                                                       \
+        const void *pg_ = (page);                                              \
+        uint64_t tag_ = (tag);                                                 \
+        if (!payload_matches(pg_, tag_))                                       \
+            fail_msg("page holds tag %#llx, expected %#llx",                   \
+                     (unsigned long long)payload_tag(pg_),                     \
+                     (unsigned long long)tag_);                                \
+    } while (0)
+
+/* Creates rel with nblocks blocks of generation gen, through smgr. */
+static void make_rel(fixture *f, relnumber_t rel, blocknum_t nblocks,
+                     unsigned gen)
+{
+    smgr_rel *r = NULL;
+    test_page p;
+
+    assert_int_equal(smgr_create(f->sm, rel, &r, &f->err), KEEL_OK);
+    for (blocknum_t i = 0; i < nblocks; i++) {
+        blocknum_t blk = MAX_BLOCK_NUMBER;
+        page_init(p.b, 0);
+        fill_payload(p.b, tag_of(rel, i, gen));
+        assert_int_equal(smgr_extend(r, p.b, &blk, &f->err), KEEL_OK);
+        assert_int_equal(blk, i);
+    }
+}
+
+static const char *rel_path(fixture *f, relnumber_t rel)
+{
+    smgr_rel *r = NULL;
+
+    assert_int_equal(smgr_rel_open(f->sm, rel, &r, &f->err), KEEL_OK);
+    return smgr_rel_path(r);
+}
+
+static blocknum_t rel_nblocks(fixture *f, relnumber_t rel)
+{
+    smgr_rel *r = NULL;
+
+    assert_int_equal(smgr_rel_open(f->sm, rel, &r, &f->err), KEEL_OK);
+    return smgr_nblocks(r);
+}
+
+/* Reads block blk of rel straight from the file, bypassing everything. */
+static void read_disk(fixture *f, relnumber_t rel, blocknum_t blk, test_page *p)
+{
+    int fd = open(rel_path(f, rel), O_RDONLY);
+
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, p->b, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
+                     BLOCK_SIZE);
+    close(fd);
+}
+
+static bool disk_matches(fixture *f, relnumber_t rel, blocknum_t blk,
+                         uint64_t tag)
+{
+    test_page p;
+
+    read_disk(f, rel, blk, &p);
+    return page_verify(p.b, NULL, NULL) == PAGE_OK && payload_matches(p.b, tag);
+}
+
+/* Reads (rel, blk) and asserts success; returns the pinned buffer. */
+static int32_t read_ok(buf_session *s, relnumber_t rel, blocknum_t blk,
+                       buf_strategy *st)
+{
+    int32_t id = BUF_INVALID;
+    int rc = buf_read(s, rel, blk, st, &id);
+
+    if (rc != KEEL_OK)
+        fail_msg("buf_read(%u, %u): %s", rel, blk, buf_session_error(s)->msg);
+    assert_true(id >= 0);
+    return id;
+}
+
+/* Overwrites the payload of pinned buffer id with tag, marking it dirty. */
+static void write_buf(fixture *f, buf_session *s, int32_t id, uint64_t tag)
+{
+    buf_lock(s, id, LW_EXCLUSIVE);
+    fill_payload(buf_page(f->pool, id), tag);
+    buf_mark_dirty(s, id);
+    buf_unlock(s, id);
+    assert_true(buf_state(f->pool, id) & BM_DIRTY);
+}
+
+static uint32_t refcount(fixture *f, int32_t id)
+{
+    return BUF_REFCOUNT(buf_state(f->pool, id));
+}
+
+static uint32_t usage(fixture *f, int32_t id)
+{
+    return BUF_USAGE(buf_state(f->pool, id));
+}
+
+/* Asserts that no buffer of the pool is pinned by anyone. */
+static void assert_nothing_pinned(fixture *f)
+{
+    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++)
+        if (refcount(f, (int32_t)i) != 0)
+            fail_msg("buffer %u has refcount %u", i, refcount(f, (int32_t)i));
+    if (f->s != NULL)
+        assert_int_equal(buf_session_pinned(f->s), 0);
+    if (f->s2 != NULL)
+        assert_int_equal(buf_session_pinned(f->s2), 0);
+}
+
+static void assert_msg_has(const buf_session *s, const char *what)
+{
+    const char *msg = buf_session_error(s)->msg;
+
+    if (strstr(msg, what) == NULL)
+        fail_msg("message \"%s\" lacks \"%s\"", msg, what);
+}
+
+/* ---- pins ---------------------------------------------------------- */
+
+static void test_read_and_pin_counts(void **state)
+{
+    fixture *f = *state;
+    relnumber_t rel;
+    blocknum_t blk;
+    int32_t id, id2;
+    uint64_t st;
+
+    make_rel(f, REL_A, 4, 1);
+    pool_open(f, 16);
+
+    id = read_ok(f->s, REL_A, 2, NULL);
+    assert_true((uint32_t)id < 16);
+    assert_payload(buf_page(f->pool, id), tag_of(REL_A, 2, 1));
+    buf_block_of(f->pool, id, &rel, &blk);
+    assert_int_equal(rel, REL_A);
+    assert_int_equal(blk, 2);
+    st = buf_state(f->pool, id);
+    assert_true(st & BM_VALID);
+    assert_true(st & BM_TAG_VALID);
+    assert_false(st & (BM_DIRTY | BM_IO_IN_PROGRESS | BM_IO_ERROR | BM_LOCKED));
+    assert_int_equal(buf_pin_count(f->s, id), 1);
+    assert_int_equal(BUF_REFCOUNT(st), 1);
+    assert_int_equal(buf_session_pinned(f->s), 1);
+
+    /* Reading it again is the same buffer; only the private count grows. */
+    id2 = read_ok(f->s, REL_A, 2, NULL);
+    assert_int_equal(id2, id);
+    assert_int_equal(buf_pin_count(f->s, id), 2);
+    assert_int_equal(refcount(f, id), 1);
+    assert_int_equal(buf_pin(f->s, id), KEEL_OK);
+    assert_int_equal(buf_pin_count(f->s, id), 3);
+    assert_int_equal(refcount(f, id), 1);
+    assert_int_equal(buf_session_pinned(f->s), 1);
+
+    /* A second session adds one shared pin. */
+    id2 = read_ok(f->s2, REL_A, 2, NULL);
+    assert_int_equal(id2, id);
+    assert_int_equal(buf_pin_count(f->s2, id), 1);
+    assert_int_equal(buf_pin_count(f->s, id), 3);
+    assert_int_equal(refcount(f, id), 2);
+    assert_int_equal(buf_pin(f->s2, id), KEEL_OK);
+    assert_int_equal(refcount(f, id), 2);
+
+    /* Another block is another buffer. */
+    id2 = read_ok(f->s, REL_A, 3, NULL);
+    assert_int_not_equal(id2, id);
+    assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 3, 1));
+    assert_int_equal(buf_session_pinned(f->s), 2);
+    buf_release(f->s, id2);
+
+    buf_release(f->s2, id);
+    assert_int_equal(refcount(f, id), 2);
+    buf_release(f->s2, id);
+    assert_int_equal(buf_pin_count(f->s2, id), 0);
+    assert_int_equal(refcount(f, id), 1);
+    for (uint32_t left = 3; left > 0; left--) {
+        assert_int_equal(buf_pin_count(f->s, id), left);
+        assert_int_equal(refcount(f, id), 1);
+        buf_release(f->s, id);
+    }
+    assert_int_equal(buf_pin_count(f->s, id), 0);
+    assert_int_equal(refcount(f, id), 0);
+    assert_nothing_pinned(f);
+
+    /* Unpinned, the page stays cached: the same buffer comes back. */
+    assert_int_equal(read_ok(f->s, REL_A, 2, NULL), id);
+    buf_release(f->s, id);
+}
+
+/* Destroying a session releases every pin it still holds. */
+static void test_session_destroy_releases_pins(void **state)
+{
+    fixture *f = *state;
+    int32_t ids[20];
+
+    make_rel(f, REL_A, 20, 1);
+    pool_open(f, 32);
+    for (blocknum_t b = 0; b < 20; b++) {
+        ids[b] = read_ok(f->s2, REL_A, b, NULL);
+        assert_int_equal(buf_pin(f->s2, ids[b]), KEEL_OK);
+        assert_int_equal(refcount(f, ids[b]), 1);
+    }
+    (void)read_ok(f->s, REL_A, 0, NULL);
+    assert_int_equal(refcount(f, ids[0]), 2);
+    assert_int_equal(buf_session_pinned(f->s2), 20);
+    buf_session_destroy(f->s2);
+    f->s2 = NULL;
+    assert_int_equal(refcount(f, ids[0]), 1);
+    for (blocknum_t b = 1; b < 20; b++)
+        assert_int_equal(refcount(f, ids[b]), 0);
+    buf_release(f->s, ids[0]);
+    assert_nothing_pinned(f);
+}
+
+#define OVF_BLOCKS 40
+
+/* Checks the session's view of every buffer against the model. */
+static void check_pins(fixture *f, const uint32_t *model, uint32_t nbuf)
+{
+    uint32_t distinct = 0;
+
+    for (uint32_t i = 0; i < nbuf; i++) {
+        if (buf_pin_count(f->s, (int32_t)i) != model[i])
+            fail_msg("buffer %u: pin count %u, expected %u", i,
+                     buf_pin_count(f->s, (int32_t)i), model[i]);
+        if (refcount(f, (int32_t)i) != (model[i] > 0))
+            fail_msg("buffer %u: refcount %u with %u private pins", i,
+                     refcount(f, (int32_t)i), model[i]);
+        distinct += model[i] > 0;
+    }
+    assert_int_equal(buf_session_pinned(f->s), distinct);
+}
+
+/*
+ * More distinct buffers pinned than the eight private slots hold: the rest
+ * go to the displaced slots and the overflow hash.  Random pins and
+ * releases against a model, then everything released in random order.
+ */
+static void test_private_refcount_overflow(void **state)
+{
+    fixture *f = *state;
+    uint32_t model[64] = {0};
+    int32_t ids[OVF_BLOCKS];
+    uint32_t per_home[BUF_PRIVATE_REFS] = {0};
+    uint32_t crowded = 0;
+    uint64_t rng = 0x1234567;
+    int32_t *order;
+    uint32_t norder = 0, total = 0;
+
+    make_rel(f, REL_A, 64, 1);
+    pool_open(f, 64);
+
+    for (blocknum_t b = 0; b < OVF_BLOCKS; b++) {
+        ids[b] = read_ok(f->s, REL_A, b, NULL);
+        for (blocknum_t c = 0; c < b; c++)
+            assert_int_not_equal(ids[c], ids[b]);
+        model[ids[b]] = 1;
+        per_home[(uint32_t)ids[b] % BUF_PRIVATE_REFS]++;
+        /* More pins, alternately by buf_pin and by reading again. */
+        for (uint32_t k = 0; k < b % 4; k++) {
+            if (k % 2 == 0)
+                assert_int_equal(buf_pin(f->s, ids[b]), KEEL_OK);
+            else
+                assert_int_equal(read_ok(f->s, REL_A, b, NULL), ids[b]);
+            model[ids[b]]++;
+        }
+        check_pins(f, model, 64);
+    }
+    /* Buffers that share a home slot are among them. */
+    for (int i = 0; i < BUF_PRIVATE_REFS; i++)
+        crowded += per_home[i] >= 2;
+    assert_true(crowded >= 1);
+    assert_int_equal(buf_session_pinned(f->s), OVF_BLOCKS);
+    for (blocknum_t b = 0; b < OVF_BLOCKS; b++)
+        assert_payload(buf_page(f->pool, ids[b]), tag_of(REL_A, b, 1));
+
+    /* Random pins and releases, checked against the model. */
+    for (int op = 0; op < 4000; op++) {
+        blocknum_t b = (blocknum_t)(tu_rand(&rng) % OVF_BLOCKS);
+        int32_t id = ids[b];
+        uint64_t r = tu_rand(&rng);
+
+        if (model[id] > 0 && (r & 1)) {
+            buf_release(f->s, id);
+            model[id]--;
+        } else if (model[id] > 0 && (r & 2)) {
+            assert_int_equal(buf_pin(f->s, id), KEEL_OK);
+            model[id]++;
+        } else {
+            /* The page stays cached (64 blocks, 64 buffers). */
+            assert_int_equal(read_ok(f->s, REL_A, b, NULL), id);
+            model[id]++;
+        }
+        if (buf_pin_count(f->s, id) != model[id])
+            fail_msg("op %d: buffer %d pin count %u, expected %u", op, id,
+                     buf_pin_count(f->s, id), model[id]);
+        assert_int_equal(refcount(f, id), model[id] > 0);
+        if (op % 97 == 0)
+            check_pins(f, model, 64);
+    }
+    check_pins(f, model, 64);
+
+    /* Release every pin in random order. */
+    for (uint32_t i = 0; i < 64; i++)
+        total += model[i];
+    order = malloc(sizeof(*order) * (total ? total : 1));
+    assert_non_null(order);
+    for (uint32_t i = 0; i < 64; i++)
+        for (uint32_t k = 0; k < model[i]; k++)
+            order[norder++] = (int32_t)i;
+    for (uint32_t i = norder; i > 1; i--) {
+        uint32_t j = (uint32_t)(tu_rand(&rng) % i);
+        int32_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    for (uint32_t i = 0; i < norder; i++) {
+        buf_release(f->s, order[i]);
+        model[order[i]]--;
+        assert_int_equal(buf_pin_count(f->s, order[i]), model[order[i]]);
+        if (i % 16 == 0)
+            check_pins(f, model, 64);
+    }
+    free(order);
+    check_pins(f, model, 64);
+    assert_nothing_pinned(f);
+
+    /* The session is still sound: pin them all again, release again. */
+    for (blocknum_t b = 0; b < OVF_BLOCKS; b++)
+        assert_int_equal(read_ok(f->s, REL_A, b, NULL), ids[b]);
+    assert_int_equal(buf_session_pinned(f->s), OVF_BLOCKS);
+    for (blocknum_t b = OVF_BLOCKS; b-- > 0;)
+        buf_release(f->s, ids[b]);
+    assert_nothing_pinned(f);
+}
+
+/* ---- extend, flush, checkpoint, reopen ---------------------------------- */
+
+static void test_extend_flush_checkpoint_reopen(void **state)
+{
+    fixture *f = *state;
+    int32_t ids[3];
+    test_page disk;
+
+    assert_int_equal(smgr_create(f->sm, REL_A, NULL, &f->err), KEEL_OK);
+    pool_open(f, 16);
+
+    for (blocknum_t b = 0; b < 3; b++) {
+        blocknum_t blk = MAX_BLOCK_NUMBER;
+        const page_header *h;
+        int32_t id = BUF_INVALID;
+
+        if (buf_extend(f->s, REL_A, 16, NULL, &id, &blk) != KEEL_OK)
+            fail_msg("buf_extend: %s", buf_session_error(f->s)->msg);
+        assert_int_equal(blk, b);
+        assert_true(id >= 0 && id < 16);
+        ids[b] = id;
+        /* Pinned once, exclusively locked, an initialized page. */
+        assert_int_equal(buf_pin_count(f->s, id), 1);
+        assert_int_equal(refcount(f, id), 1);
+        assert_true(lwlock_held_exclusive(&f->s->descs[id].content_lock));
+        assert_true(buf_state(f->pool, id) & BM_VALID);
+        h = buf_page(f->pool, id);
+        assert_int_equal(h->version, PAGE_LAYOUT_VERSION);
+        assert_int_equal(h->lower, PAGE_HEADER_SIZE);
+        assert_int_equal(h->special, BLOCK_SIZE - 16);
+        assert_int_equal(h->upper, BLOCK_SIZE - 16);
+        /* Its space is already in the file. */
+        assert_int_equal(rel_nblocks(f, REL_A), b + 1);
+
+        fill_payload(buf_page(f->pool, id), tag_of(REL_A, b, 2));
+        buf_mark_dirty(f->s, id);
+        assert_true(buf_state(f->pool, id) & BM_DIRTY);
+        buf_unlock(f->s, id);
+        assert_false(lwlock_held(&f->s->descs[id].content_lock));
+        buf_release(f->s, id);
+    }
+    assert_nothing_pinned(f);
+
+    /* On disk so far: the initialized pages, not our data. */
+    for (blocknum_t b = 0; b < 3; b++) {
+        read_disk(f, REL_A, b, &disk);
+        assert_false(payload_matches(disk.b, tag_of(REL_A, b, 2)));
+    }
+
+    /* buf_flush writes exactly that buffer. */
+    assert_int_equal(read_ok(f->s, REL_A, 0, NULL), ids[0]);
+    assert_int_equal(buf_flush(f->s, ids[0]), KEEL_OK);
+    assert_false(buf_state(f->pool, ids[0]) & BM_DIRTY);
+    assert_true(buf_state(f->pool, ids[0]) & BM_VALID);
+    assert_true(disk_matches(f, REL_A, 0, tag_of(REL_A, 0, 2)));
+    read_disk(f, REL_A, 0, &disk);
+    assert_int_equal(((page_header *)disk.b)->special, BLOCK_SIZE - 16);
+    assert_false(disk_matches(f, REL_A, 1, tag_of(REL_A, 1, 2)));
+    /* Flushing a clean buffer is a no-op that succeeds. */
+    assert_int_equal(buf_flush(f->s, ids[0]), KEEL_OK);
+    buf_release(f->s, ids[0]);
+
+    /* The checkpoint writes the rest. */
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    for (blocknum_t b = 0; b < 3; b++) {
+        assert_false(buf_state(f->pool, ids[b]) & BM_DIRTY);
+        assert_true(disk_matches(f, REL_A, b, tag_of(REL_A, b, 2)));
+    }
+
+    /* A change after the checkpoint reaches disk at the clean close. */
+    assert_int_equal(read_ok(f->s, REL_A, 1, NULL), ids[1]);
+    write_buf(f, f->s, ids[1], tag_of(REL_A, 1, 3));
+    buf_release(f->s, ids[1]);
+    pool_close(f);
+    smgr_close(f->sm);
+    f->sm = NULL;
+    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    pool_open(f, 16);
+    for (blocknum_t b = 0; b < 3; b++) {
+        int32_t id = read_ok(f->s, REL_A, b, NULL);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, b == 1 ? 3 : 2));
+        assert_false(buf_state(f->pool, id) & BM_DIRTY);
+        buf_release(f->s, id);
+    }
+    assert_true(disk_matches(f, REL_A, 1, tag_of(REL_A, 1, 3)));
+    assert_nothing_pinned(f);
+}
+
+/* ---- eviction ----------------------------------------------------------- */
+
+static void test_eviction_writes_dirty_pages(void **state)
+{
+    fixture *f = *state;
+    const blocknum_t n = 200;
+    uint32_t on_disk = 0;
+
+    make_rel(f, REL_A, n, 1);
+    pool_open(f, 32);
+
+    for (blocknum_t b = 0; b < n; b++) {
+        int32_t id = read_ok(f->s, REL_A, b, NULL);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 1));
+        write_buf(f, f->s, id, tag_of(REL_A, b, 2));
+        buf_release(f->s, id);
+    }
+    assert_nothing_pinned(f);
+    /* At most 32 blocks can still be only in the pool. */
+    for (blocknum_t b = 0; b < n; b++)
+        on_disk += disk_matches(f, REL_A, b, tag_of(REL_A, b, 2));
+    assert_true(on_disk >= n - 32);
+
+    for (blocknum_t b = 0; b < n; b++) {
+        int32_t id = read_ok(f->s, REL_A, b, NULL);
+        buf_lock(f->s, id, LW_SHARED);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 2));
+        buf_unlock(f->s, id);
+        buf_release(f->s, id);
+    }
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    for (blocknum_t b = 0; b < n; b++)
+        assert_true(disk_matches(f, REL_A, b, tag_of(REL_A, b, 2)));
+    assert_nothing_pinned(f);
+}
+
+/* ---- exhaustion --------------------------------------------------------- */
+
+static void test_exhaustion(void **state)
+{
+    fixture *f = *state;
+    int32_t ids[16], id = BUF_INVALID;
+
+    make_rel(f, REL_A, 20, 1);
+    pool_open(f, 16);
+    for (blocknum_t b = 0; b < 16; b++)
+        ids[b] = read_ok(f->s, REL_A, b, NULL);
+    assert_int_equal(buf_session_pinned(f->s), 16);
+
+    assert_int_equal(buf_read(f->s, REL_A, 16, NULL, &id), KEEL_EEXHAUSTED);
+    assert_int_equal(buf_session_error(f->s)->code, KEEL_EEXHAUSTED);
+    assert_msg_has(f->s, "exhausted");
+    /* The failed call left nothing pinned. */
+    assert_int_equal(buf_session_pinned(f->s), 16);
+    for (blocknum_t b = 0; b < 16; b++) {
+        assert_int_equal(buf_pin_count(f->s, ids[b]), 1);
+        assert_int_equal(refcount(f, ids[b]), 1);
+    }
+    /* Another session too, and with a strategy, and extending. */
+    assert_int_equal(buf_read(f->s2, REL_A, 17, NULL, &id), KEEL_EEXHAUSTED);
+    assert_msg_has(f->s2, "exhausted");
+    {
+        buf_strategy *st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+        blocknum_t blk;
+        assert_non_null(st);
+        assert_int_equal(buf_read(f->s2, REL_A, 18, st, &id), KEEL_EEXHAUSTED);
+        buf_strategy_free(st);
+        assert_int_equal(buf_extend(f->s2, REL_A, 0, NULL, &id, &blk),
+                         KEEL_EEXHAUSTED);
+    }
+    assert_int_equal(buf_session_pinned(f->s2), 0);
+    /* A resident block can still be read. */
+    assert_int_equal(read_ok(f->s2, REL_A, 3, NULL), ids[3]);
+    assert_int_equal(refcount(f, ids[3]), 2);
+    buf_release(f->s2, ids[3]);
+
+    /* One buffer freed: the read succeeds, in that buffer. */
+    buf_release(f->s, ids[5]);
+    id = read_ok(f->s, REL_A, 16, NULL);
+    assert_int_equal(id, ids[5]);
+    assert_payload(buf_page(f->pool, id), tag_of(REL_A, 16, 1));
+    buf_release(f->s, id);
+    for (blocknum_t b = 0; b < 16; b++)
+        if (b != 5)
+            buf_release(f->s, ids[b]);
+    assert_nothing_pinned(f);
+
+    /* And everything is usable again. */
+    for (blocknum_t b = 0; b < 20; b++) {
+        id = read_ok(f->s, REL_A, b, NULL);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 1));
+        buf_release(f->s, id);
+    }
+    assert_nothing_pinned(f);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static void test_read_errors(void **state)
+{
+    fixture *f = *state;
+    int32_t id = BUF_INVALID;
+    blocknum_t blk;
+    buf_pool *p = NULL;
+    char want[4200];
+
+    assert_int_equal(buf_pool_create(f->sm, 15, &p, &f->err), KEEL_EINVAL);
+    assert_null(p);
+
+    make_rel(f, REL_A, 2, 1);
+    pool_open(f, 16);
+
+    /* Past the end. */
+    assert_int_equal(buf_read(f->s, REL_A, 2, NULL, &id), KEEL_EEOF);
+    assert_int_equal(buf_session_error(f->s)->code, KEEL_EEOF);
+    assert_msg_has(f->s, rel_path(f, REL_A));
+    assert_msg_has(f->s, "block 2 ");
+    assert_int_equal(buf_read(f->s, REL_A, 1000, NULL, &id), KEEL_EEOF);
+    assert_msg_has(f->s, "block 1000 ");
+    assert_int_equal(buf_read(f->s, REL_A, MAX_BLOCK_NUMBER, NULL, &id),
+                     KEEL_EEOF);
+    assert_nothing_pinned(f);
+
+    /* No such relation. */
+    assert_int_equal(buf_read(f->s, REL_MISSING, 0, NULL, &id), KEEL_ENOENT);
+    assert_int_equal(buf_session_error(f->s)->code, KEEL_ENOENT);
+    snprintf(want, sizeof(want), "%s/%u", f->dir, REL_MISSING);
+    assert_msg_has(f->s, want);
+    assert_int_equal(buf_extend(f->s, REL_MISSING, 0, NULL, &id, &blk),
+                     KEEL_ENOENT);
+    assert_false(smgr_exists(f->sm, REL_MISSING));
+
+    /* Relation 0 is invalid. */
+    assert_int_equal(buf_read(f->s, INVALID_RELNUMBER, 0, NULL, &id),
+                     KEEL_EINVAL);
+    assert_int_equal(buf_session_error(f->s)->code, KEEL_EINVAL);
+    assert_int_equal(buf_read(f->s, INVALID_RELNUMBER, 1, NULL, &id),
+                     KEEL_EINVAL);
+    assert_nothing_pinned(f);
+
+    /* None of that disturbed good reads. */
+    for (blocknum_t b = 0; b < 2; b++) {
+        id = read_ok(f->s, REL_A, b, NULL);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 1));
+        buf_release(f->s, id);
+    }
+    assert_nothing_pinned(f);
+}
+
+static void test_corrupt_page(void **state)
+{
+    fixture *f = *state;
+    const blocknum_t bad = 3;
+    const long off = (long)bad * BLOCK_SIZE + 5000;
+    int32_t id = BUF_INVALID;
+    char blockword[32];
+
+    assert_int_equal(smgr_create(f->sm, REL_A, NULL, &f->err), KEEL_OK);
+    pool_open(f, 16);
+    for (blocknum_t b = 0; b < 6; b++) {
+        blocknum_t blk;
+        assert_int_equal(buf_extend(f->s, REL_A, 0, NULL, &id, &blk), KEEL_OK);
+        assert_int_equal(blk, b);
+        fill_payload(buf_page(f->pool, id), tag_of(REL_A, b, 2));
+        buf_mark_dirty(f->s, id);
+        buf_unlock(f->s, id);
+        buf_release(f->s, id);
+    }
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    pool_close(f);
+
+    tu_flip_bit(rel_path(f, REL_A), off, 3);
+    pool_open(f, 16);
+    snprintf(blockword, sizeof(blockword), "block %u ", bad);
+
+    for (int attempt = 0; attempt < 2; attempt++) {
+        id = BUF_INVALID;
+        assert_int_equal(buf_read(f->s, REL_A, bad, NULL, &id), KEEL_ECORRUPT);
+        assert_int_equal(buf_session_error(f->s)->code, KEEL_ECORRUPT);
+        assert_msg_has(f->s, rel_path(f, REL_A));
+        assert_msg_has(f->s, blockword);
+        assert_nothing_pinned(f);
+    }
+    /* Another session is refused too: nothing was cached as valid. */
+    assert_int_equal(buf_read(f->s2, REL_A, bad, NULL, &id), KEEL_ECORRUPT);
+    assert_msg_has(f->s2, blockword);
+    /* With a strategy as well. */
+    {
+        buf_strategy *st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+        assert_non_null(st);
+        assert_int_equal(buf_read(f->s2, REL_A, bad, st, &id), KEEL_ECORRUPT);
+        buf_strategy_free(st);
+    }
+    assert_nothing_pinned(f);
+
+    /* The other blocks are fine. */
+    for (blocknum_t b = 0; b < 6; b++) {
+        if (b == bad)
+            continue;
+        id = read_ok(f->s, REL_A, b, NULL);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 2));
+        buf_release(f->s, id);
+    }
+
+    /* Repaired on disk, the next reader retries the load and succeeds. */
+    tu_flip_bit(rel_path(f, REL_A), off, 3);
+    id = read_ok(f->s, REL_A, bad, NULL);
+    assert_payload(buf_page(f->pool, id), tag_of(REL_A, bad, 2));
+    assert_true(buf_state(f->pool, id) & BM_VALID);
+    assert_false(buf_state(f->pool, id) & BM_IO_ERROR);
+    assert_int_equal(read_ok(f->s2, REL_A, bad, NULL), id);
+    assert_int_equal(refcount(f, id), 2);
+    buf_release(f->s2, id);
+    buf_release(f->s, id);
+    assert_nothing_pinned(f);
+}
+
+/* ---- strategies --------------------------------------------------------- */
+
+#define HOT_BLOCKS  64
+#define SCAN_BLOCKS 1000
+#define RING_SLACK  2
+
+static void read_hot(fixture *f, int32_t *hot)
+{
+    for (blocknum_t b = 0; b < HOT_BLOCKS; b++) {
+        hot[b] = read_ok(f->s, REL_A, b, NULL);
+        buf_release(f->s, hot[b]);
+    }
+}
+
+/* The hot blocks of A are still in the very buffers they were in. */
+static void assert_hot_resident(fixture *f, const int32_t *hot)
+{
+    for (blocknum_t b = 0; b < HOT_BLOCKS; b++) {
+        relnumber_t rel;
+        blocknum_t blk;
+
+        buf_block_of(f->pool, hot[b], &rel, &blk);
+        if (rel != REL_A || blk != b)
+            fail_msg("hot block %u was evicted from buffer %d (now %u/%u)", b,
+                     hot[b], rel, blk);
+        assert_int_equal(read_ok(f->s, REL_A, b, NULL), hot[b]);
+        assert_payload(buf_page(f->pool, hot[b]), tag_of(REL_A, b, 1));
+        buf_release(f->s, hot[b]);
+    }
+}
+
+static void test_strategy_ring_sizes(void **state)
+{
+    fixture *f = *state;
+    buf_strategy *r, *w;
+
+    pool_open(f, 4096);
+    r = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+    w = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_WRITE);
+    assert_non_null(r);
+    assert_non_null(w);
+    assert_int_equal(buf_strategy_ring_size(r), 32);
+    assert_int_equal(buf_strategy_ring_size(w), 256);
+    buf_strategy_free(r);
+    buf_strategy_free(w);
+    pool_close(f);
+
+    /* Never more than an eighth of the pool. */
+    pool_open(f, 16);
+    r = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+    w = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_WRITE);
+    assert_non_null(r);
+    assert_non_null(w);
+    assert_int_equal(buf_strategy_ring_size(r), 2);
+    assert_int_equal(buf_strategy_ring_size(w), 2);
+    buf_strategy_free(r);
+    buf_strategy_free(w);
+}
+
+static void test_strategy_bulk_read(void **state)
+{
+    fixture *f = *state;
+    int32_t hot[HOT_BLOCKS];
+    bool used[256] = {false};
+    uint32_t distinct = 0;
+    buf_strategy *st;
+
+    make_rel(f, REL_A, HOT_BLOCKS, 1);
+    make_rel(f, REL_B, SCAN_BLOCKS, 1);
+    pool_open(f, 256);
+    read_hot(f, hot);
+    read_hot(f, hot); /* twice: they are hot */
+
+    st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+    assert_non_null(st);
+    assert_int_equal(buf_strategy_ring_size(st), 32);
+    for (blocknum_t b = 0; b < SCAN_BLOCKS; b++) {
+        int32_t id = read_ok(f->s, REL_B, b, st);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_B, b, 1));
+        /* A page loaded for the scan has usage one, no more. */
+        assert_int_equal(usage(f, id), 1);
+        if (!used[id]) {
+            used[id] = true;
+            distinct++;
+        }
+        buf_release(f->s, id);
+    }
+    if (distinct > buf_strategy_ring_size(st) + RING_SLACK)
+        fail_msg("the scan used %u buffers; its ring has %u", distinct,
+                 buf_strategy_ring_size(st));
+    for (blocknum_t b = 0; b < HOT_BLOCKS; b++)
+        assert_false(used[hot[b]]);
+    assert_hot_resident(f, hot);
+
+    /* A second scan with the same strategy stays in the ring as well. */
+    for (blocknum_t b = 0; b < SCAN_BLOCKS; b++) {
+        int32_t id = read_ok(f->s, REL_B, b, st);
+        if (!used[id]) {
+            used[id] = true;
+            distinct++;
+        }
+        buf_release(f->s, id);
+    }
+    assert_true(distinct <= buf_strategy_ring_size(st) + RING_SLACK);
+    assert_hot_resident(f, hot);
+    buf_strategy_free(st);
+    assert_nothing_pinned(f);
+}
+
+static void test_strategy_bulk_write(void **state)
+{
+    fixture *f = *state;
+    int32_t hot[HOT_BLOCKS];
+    bool used[256] = {false};
+    uint32_t distinct = 0;
+    buf_strategy *st, *rd;
+
+    make_rel(f, REL_A, HOT_BLOCKS, 1);
+    assert_int_equal(smgr_create(f->sm, REL_C, NULL, &f->err), KEEL_OK);
+    pool_open(f, 256);
+    read_hot(f, hot);
+    read_hot(f, hot);
+
+    st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_WRITE);
+    assert_non_null(st);
+    for (blocknum_t b = 0; b < SCAN_BLOCKS; b++) {
+        int32_t id = BUF_INVALID;
+        blocknum_t blk = MAX_BLOCK_NUMBER;
+
+        if (buf_extend(f->s, REL_C, 0, st, &id, &blk) != KEEL_OK)
+            fail_msg("buf_extend: %s", buf_session_error(f->s)->msg);
+        assert_int_equal(blk, b);
+        fill_payload(buf_page(f->pool, id), tag_of(REL_C, b, 1));
+        buf_mark_dirty(f->s, id);
+        buf_unlock(f->s, id);
+        buf_release(f->s, id);
+        if (!used[id]) {
+            used[id] = true;
+            distinct++;
+        }
+    }
+    buf_strategy_free(st);
+    if (distinct > 32 + RING_SLACK)
+        fail_msg("the bulk load used %u buffers; its ring has 32", distinct);
+    for (blocknum_t b = 0; b < HOT_BLOCKS; b++)
+        assert_false(used[hot[b]]);
+    assert_hot_resident(f, hot);
+
+    /* Every block loaded reads back (the ring wrote each dirty page as it
+     * reused its buffer); read with a strategy so A stays put. */
+    rd = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+    assert_non_null(rd);
+    for (blocknum_t b = 0; b < SCAN_BLOCKS; b++) {
+        int32_t id = read_ok(f->s, REL_C, b, rd);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_C, b, 1));
+        buf_release(f->s, id);
+    }
+    buf_strategy_free(rd);
+    assert_hot_resident(f, hot);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    for (blocknum_t b = 0; b < SCAN_BLOCKS; b++)
+        if (!disk_matches(f, REL_C, b, tag_of(REL_C, b, 1)))
+            fail_msg("block %u of C is wrong on disk", b);
+    assert_nothing_pinned(f);
+}
+
+/* ---- dropping a relation's buffers -------------------------------------- */
+
+static void test_drop_rel(void **state)
+{
+    fixture *f = *state;
+    int32_t id;
+
+    make_rel(f, REL_A, 8, 1);
+    make_rel(f, REL_B, 2, 1);
+    pool_open(f, 32);
+    for (blocknum_t b = 0; b < 8; b++) {
+        id = read_ok(f->s, REL_A, b, NULL);
+        write_buf(f, f->s, id, tag_of(REL_A, b, 2));
+        buf_release(f->s, id);
+    }
+    for (blocknum_t b = 0; b < 2; b++) {
+        id = read_ok(f->s, REL_B, b, NULL);
+        write_buf(f, f->s, id, tag_of(REL_B, b, 2));
+        buf_release(f->s, id);
+    }
+
+    /* Drop blocks 4.. of A: their changes are gone, the rest stay. */
+    assert_int_equal(buf_drop_rel(f->s, REL_A, 4), KEEL_OK);
+    for (blocknum_t b = 0; b < 8; b++) {
+        id = read_ok(f->s, REL_A, b, NULL);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, b < 4 ? 2 : 1));
+        buf_release(f->s, id);
+    }
+
+    /* Drop all of A: nothing of it is written, even at checkpoint. */
+    assert_int_equal(buf_drop_rel(f->s, REL_A, 0), KEEL_OK);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    for (blocknum_t b = 0; b < 8; b++)
+        assert_true(disk_matches(f, REL_A, b, tag_of(REL_A, b, 1)));
+    for (blocknum_t b = 0; b < 8; b++) {
+        id = read_ok(f->s, REL_A, b, NULL);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 1));
+        buf_release(f->s, id);
+    }
+    /* B was untouched and its changes were written. */
+    for (blocknum_t b = 0; b < 2; b++) {
+        assert_true(disk_matches(f, REL_B, b, tag_of(REL_B, b, 2)));
+        id = read_ok(f->s, REL_B, b, NULL);
+        assert_payload(buf_page(f->pool, id), tag_of(REL_B, b, 2));
+        buf_release(f->s, id);
+    }
+
+    /* A pinned buffer makes the drop fail, and keeps its page. */
+    id = read_ok(f->s2, REL_A, 5, NULL);
+    write_buf(f, f->s2, id, tag_of(REL_A, 5, 3));
+    assert_int_equal(buf_drop_rel(f->s, REL_A, 0), KEEL_EBUSY);
+    assert_int_equal(buf_session_error(f->s)->code, KEEL_EBUSY);
+    assert_msg_has(f->s, "pinned");
+    {
+        relnumber_t rel;
+        blocknum_t blk;
+        buf_block_of(f->pool, id, &rel, &blk);
+        assert_int_equal(rel, REL_A);
+        assert_int_equal(blk, 5);
+    }
+    assert_true(buf_state(f->pool, id) & BM_VALID);
+    assert_int_equal(read_ok(f->s, REL_A, 5, NULL), id);
+    assert_payload(buf_page(f->pool, id), tag_of(REL_A, 5, 3));
+    buf_release(f->s, id);
+    /* Dropping the blocks after it works. */
+    assert_int_equal(buf_drop_rel(f->s, REL_A, 6), KEEL_OK);
+    buf_release(f->s2, id);
+
+    assert_int_equal(buf_drop_rel(f->s, REL_A, 0), KEEL_OK);
+    id = read_ok(f->s, REL_A, 5, NULL);
+    assert_payload(buf_page(f->pool, id), tag_of(REL_A, 5, 1));
+    buf_release(f->s, id);
+    /* A relation with nothing cached drops trivially. */
+    assert_int_equal(buf_drop_rel(f->s, REL_MISSING, 0), KEEL_OK);
+    assert_nothing_pinned(f);
+}
+
+/* ---- usage counts ------------------------------------------------------- */
+
+static void test_usage_count(void **state)
+{
+    fixture *f = *state;
+    buf_strategy *st;
+    int32_t id, id2;
+    uint64_t before;
+
+    make_rel(f, REL_A, 4, 1);
+    pool_open(f, 16);
+
+    /* Loaded: usage one.  Each first pin raises it, up to the maximum. */
+    id = read_ok(f->s, REL_A, 0, NULL);
+    assert_int_equal(usage(f, id), 1);
+    buf_release(f->s, id);
+    for (uint32_t i = 2; i <= BUF_MAX_USAGE + 5; i++) {
+        buf_session *s = i % 2 ? f->s : f->s2;
+        assert_int_equal(read_ok(s, REL_A, 0, NULL), id);
+        assert_int_equal(usage(f, id), i < BUF_MAX_USAGE ? i : BUF_MAX_USAGE);
+        buf_release(s, id);
+        assert_true(usage(f, id) <= BUF_MAX_USAGE);
+    }
+    assert_int_equal(usage(f, id), BUF_MAX_USAGE);
+
+    /* Repeated pins by a session that holds one touch no shared state. */
+    id2 = read_ok(f->s, REL_A, 1, NULL);
+    before = buf_state(f->pool, id2);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(buf_pin(f->s, id2), KEEL_OK);
+        assert_int_equal(read_ok(f->s, REL_A, 1, NULL), id2);
+    }
+    assert_int_equal(buf_state(f->pool, id2), before);
+    assert_int_equal(buf_pin_count(f->s, id2), 41);
+    for (int i = 0; i < 41; i++)
+        buf_release(f->s, id2);
+    assert_int_equal(refcount(f, id2), 0);
+
+    /* Strategy reads: a fresh load stays at one however often it is hit. */
+    st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
+    assert_non_null(st);
+    id2 = read_ok(f->s, REL_A, 2, st);
+    assert_int_equal(usage(f, id2), 1);
+    buf_release(f->s, id2);
+    for (int i = 0; i < 10; i++) {
+        buf_session *s = i % 2 ? f->s : f->s2;
+        assert_int_equal(read_ok(s, REL_A, 2, st), id2);
+        assert_int_equal(usage(f, id2), 1);
+        buf_release(s, id2);
+    }
+    /* A normal read raises it; a strategy read neither raises nor lowers. */
+    assert_int_equal(read_ok(f->s, REL_A, 2, NULL), id2);
+    buf_release(f->s, id2);
+    assert_int_equal(usage(f, id2), 2);
+    assert_int_equal(read_ok(f->s, REL_A, 2, st), id2);
+    buf_release(f->s, id2);
+    assert_int_equal(usage(f, id2), 2);
+    /* And the hot block keeps its maximum under strategy reads. */
+    assert_int_equal(read_ok(f->s, REL_A, 0, st), id);
+    buf_release(f->s, id);
+    assert_int_equal(usage(f, id), BUF_MAX_USAGE);
+    buf_strategy_free(st);
+    assert_nothing_pinned(f);
+}
+
+/* ---- closing ------------------------------------------------------------ */
+
+static void test_pool_close_busy(void **state)
+{
+    fixture *f = *state;
+    int32_t id, id2;
+    kerr err;
+
+    make_rel(f, REL_A, 4, 1);
+    pool_open(f, 16);
+    id = read_ok(f->s, REL_A, 1, NULL);
+    write_buf(f, f->s, id, tag_of(REL_A, 1, 2));
+
+    kerr_clear(&err);
+    assert_int_equal(buf_pool_close(f->pool, &err), KEEL_EBUSY);
+    assert_int_equal(err.code, KEEL_EBUSY);
+    assert_non_null(strstr(err.msg, "pinned"));
+    /* The pool is intact and usable, the pin still held. */
+    assert_int_equal(buf_pin_count(f->s, id), 1);
+    assert_int_equal(refcount(f, id), 1);
+    assert_true(buf_state(f->pool, id) & BM_DIRTY);
+    id2 = read_ok(f->s2, REL_A, 2, NULL);
+    assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 2, 1));
+    assert_int_equal(buf_pool_close(f->pool, &err), KEEL_EBUSY);
+    buf_release(f->s2, id2);
+    assert_int_equal(buf_pool_close(f->pool, &err), KEEL_EBUSY);
+    assert_false(disk_matches(f, REL_A, 1, tag_of(REL_A, 1, 2)));
+
+    buf_release(f->s, id);
+    buf_session_destroy(f->s);
+    buf_session_destroy(f->s2);
+    f->s = f->s2 = NULL;
+    kerr_clear(&err);
+    assert_int_equal(buf_pool_close(f->pool, &err), KEEL_OK);
+    f->pool = NULL;
+    /* The clean close wrote the dirty page. */
+    assert_true(disk_matches(f, REL_A, 1, tag_of(REL_A, 1, 2)));
+}
+
+/* ---- layout ------------------------------------------------------------- */
+
+static void test_descriptor_layout(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(sizeof(buf_desc), 64);
+    assert_int_equal(_Alignof(buf_desc), 64);
+    pool_open(f, 64);
+    for (int32_t i = 0; i < 64; i++) {
+        uintptr_t d = (uintptr_t)&f->s->descs[i];
+        uintptr_t pg = (uintptr_t)buf_page(f->pool, i);
+
+        assert_int_equal(d % 64, 0);
+        assert_int_equal(pg % 4096, 0);
+        if (i > 0)
+            assert_int_equal(pg - (uintptr_t)buf_page(f->pool, i - 1),
+                             BLOCK_SIZE);
+        assert_int_equal(f->s->descs[i].id, i);
+        assert_int_equal(buf_state(f->pool, i), 0);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_read_and_pin_counts, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_session_destroy_releases_pins,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_private_refcount_overflow, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_extend_flush_checkpoint_reopen,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eviction_writes_dirty_pages, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_exhaustion, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strategy_ring_sizes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_strategy_bulk_read, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_strategy_bulk_write, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_drop_rel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pool_close_busy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_descriptor_layout, setup,
+                                        teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
