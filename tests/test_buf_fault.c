@@ -10,11 +10,16 @@
  * retried, and after a clean close and reopen every page holds its latest
  * contents.
  *
+ * Two tests race a checkpoint against a concurrent flush or checkpoint
+ * while every fsync fails, to catch a checkpoint that reports success
+ * without having synced a file it had to.
+ *
  * Fault injection exists only in KEEL_FAULT_INJECTION builds; elsewhere
  * the one test skips.
  */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,6 +481,7 @@ static void test_evict_dirty_fault(void **state)
         assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
         snprintf(needle, sizeof(needle), "\"%s/%u\"", f->dir, REL_A);
         assert_msg_has(e, needle);
+        assert_msg_has(e, "could not write block ");
         assert_int_equal(sscanf(strstr(e->msg, "block "), "block %u", &victim),
                          1);
         assert_true(victim < POOL_SIZE);
@@ -786,6 +792,117 @@ static void test_close_sync_eio(void **state)
     close_fault(*state, FAULT_OP_SYNC, FAULT_EIO, KEEL_EIO);
 }
 
+/* ---- checkpoint racing other writers ------------------------------------ */
+
+/*
+ * A checkpoint that returns KEEL_OK has made durable every change made
+ * before it began.  Below, every fsync of the relation fails, so a
+ * checkpoint must report the failure whenever the relation holds a write
+ * not yet synced; if it returns KEEL_OK instead, it skipped the sync of a
+ * file whose data is not on stable storage.  Each trial dirties a page and
+ * then starts two threads at once: a checkpoint, and either a buf_flush of
+ * that page or a second checkpoint.  Whether the race is lost depends on
+ * timing, so there are many trials; one lost race fails the test.
+ */
+#define RACE_TRIALS 400
+
+typedef struct racer {
+    pthread_barrier_t *start;
+    buf_session *s;
+    int32_t id; /* buffer to flush, or BUF_INVALID to checkpoint */
+    int rc;
+    char msg[KERR_MSG_MAX];
+} racer;
+
+static void *racer_main(void *arg)
+{
+    racer *r = arg;
+
+    pthread_barrier_wait(r->start);
+    if (r->id != BUF_INVALID)
+        r->rc = buf_flush(r->s, r->id);
+    else
+        r->rc = buf_checkpoint(r->s);
+    snprintf(r->msg, sizeof(r->msg), "%s", buf_session_error(r->s)->msg);
+    return NULL;
+}
+
+static void checkpoint_race(fixture *f, bool second_flushes)
+{
+    racer rc[2];
+    pthread_barrier_t start;
+    int lost = 0, trial;
+
+    memset(rc, 0, sizeof(rc));
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(buf_session_create(f->pool, &rc[i].s, &f->err),
+                         KEEL_OK);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    for (trial = 1; trial <= RACE_TRIALS && lost == 0; trial++) {
+        pthread_t th[2];
+
+        set_value(f, REL_A, 0, (uint64_t)trial);
+        rc[0].id = BUF_INVALID;
+        rc[1].id = BUF_INVALID;
+        if (second_flushes)
+            assert_int_equal(buf_read(rc[1].s, REL_A, 0, NULL, &rc[1].id),
+                             KEEL_OK);
+        assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+        fault_arm(FAULT_OP_SYNC, FAULT_EIO, 0, UINT32_MAX, REL_A);
+        for (int i = 0; i < 2; i++) {
+            rc[i].start = &start;
+            rc[i].rc = -1;
+            assert_int_equal(pthread_create(&th[i], NULL, racer_main, &rc[i]),
+                             0);
+        }
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(pthread_join(th[i], NULL), 0);
+        pthread_barrier_destroy(&start);
+        fault_disarm_all();
+
+        for (int i = 0; i < 2; i++) {
+            if (rc[i].id != BUF_INVALID) {
+                /* Writes are not faulted: the flush itself must work. */
+                if (rc[i].rc != KEEL_OK)
+                    fail_msg("trial %d: buf_flush: %s", trial, rc[i].msg);
+                buf_release(rc[i].s, rc[i].id);
+            } else if (rc[i].rc != KEEL_EIO) {
+                lost++;
+                print_message("trial %d: a checkpoint returned %s, expected "
+                              "%s\n",
+                              trial, keel_status_str(rc[i].rc),
+                              keel_status_str(KEEL_EIO));
+            }
+        }
+        assert_quiet(f);
+        /* Settle: the file is synced, nothing is pending or dirty. */
+        if (buf_checkpoint(f->s) != KEEL_OK)
+            fail_msg("trial %d: settling checkpoint: %s", trial,
+                     buf_session_error(f->s)->msg);
+    }
+    for (int i = 0; i < 2; i++)
+        buf_session_destroy(rc[i].s);
+    if (lost != 0)
+        fail_msg("trial %d of %d: a checkpoint returned KEEL_OK although "
+                 "every fsync of \"%s/%u\" failed and a change made before "
+                 "it began had not been synced",
+                 trial - 1, RACE_TRIALS, f->dir, REL_A);
+    reopen(f);
+    assert_int_equal(get_value(f, REL_A, 0), RACE_TRIALS);
+}
+
+/* A checkpoint against a buf_flush of the page it must sync. */
+static void test_checkpoint_races_flush(void **state)
+{
+    checkpoint_race(*state, true);
+}
+
+/* Two checkpoints at once: both must report the failed sync. */
+static void test_checkpoint_races_checkpoint(void **state)
+{
+    checkpoint_race(*state, false);
+}
+
 /* ---- extension ------------------------------------------------------------
  */
 
@@ -898,6 +1015,8 @@ int main(void)
         T(test_checkpoint_fault_then_crash),
         T(test_checkpoint_sync_fault),
         T(test_checkpoint_syncs_evicted_writes),
+        T(test_checkpoint_races_flush),
+        T(test_checkpoint_races_checkpoint),
         T(test_close_write_eio),
         T(test_close_write_enospc),
         T(test_close_write_short),

@@ -16,8 +16,11 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "storage/lwlock.h"
 
@@ -64,15 +67,21 @@ static bool wait_word_bits(lwlock *l, uint32_t mask)
     return true;
 }
 
-/* Joins t, failing the test instead of hanging if it does not finish. */
-static void join_or_fail(pthread_t t)
+/*
+ * Joins n threads (their results in rets, if not NULL), failing the test
+ * instead of hanging if they do not all finish within HANG_SECONDS.  A
+ * thread left behind keeps using its context, so contexts shared with
+ * threads are allocated and freed only once every thread has been joined.
+ */
+static void join_all_or_fail(pthread_t *t, int n, void **rets)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += (time_t)HANG_SECONDS;
-    if (pthread_timedjoin_np(t, NULL, &ts) != 0)
-        fail_msg("a thread did not finish: it is stuck on the lock");
+    for (int i = 0; i < n; i++)
+        if (pthread_timedjoin_np(t[i], rets ? &rets[i] : NULL, &ts) != 0)
+            fail_msg("thread %d of %d did not finish: stuck on the lock", i, n);
 }
 
 /* ---- single-threaded state -------------------------------------------- */
@@ -155,22 +164,23 @@ static void *mutex_worker(void *arg)
 
 static void test_exclusive_mutual_exclusion(void **state)
 {
-    mutex_ctx c;
+    mutex_ctx *c = calloc(1, sizeof(*c));
     pthread_t t[MUTEX_THREADS];
 
     (void)state;
-    lwlock_init(&c.lock);
-    c.counter = 0;
-    atomic_init(&c.start, 0);
-    atomic_init(&c.not_exclusive, 0);
+    assert_non_null(c);
+    lwlock_init(&c->lock);
+    c->counter = 0;
+    atomic_init(&c->start, 0);
+    atomic_init(&c->not_exclusive, 0);
     for (int i = 0; i < MUTEX_THREADS; i++)
-        assert_int_equal(pthread_create(&t[i], NULL, mutex_worker, &c), 0);
-    atomic_store(&c.start, 1);
-    for (int i = 0; i < MUTEX_THREADS; i++)
-        join_or_fail(t[i]);
-    assert_int_equal(c.counter, (long)MUTEX_THREADS * MUTEX_ITERS);
-    assert_int_equal(atomic_load(&c.not_exclusive), 0);
-    assert_int_equal(lock_word(&c.lock), 0);
+        assert_int_equal(pthread_create(&t[i], NULL, mutex_worker, c), 0);
+    atomic_store(&c->start, 1);
+    join_all_or_fail(t, MUTEX_THREADS, NULL);
+    assert_int_equal(c->counter, (long)MUTEX_THREADS * MUTEX_ITERS);
+    assert_int_equal(atomic_load(&c->not_exclusive), 0);
+    assert_int_equal(lock_word(&c->lock), 0);
+    free(c);
 }
 
 /* ---- concurrent shared holders ---------------------------------------- */
@@ -180,12 +190,13 @@ typedef struct shared_ctx {
     atomic_int holding; /* threads holding the lock in shared mode */
     atomic_int release; /* main thread: you may release now */
     atomic_int met[2];  /* thread i saw both holders at once */
+    struct shared_arg {
+        struct shared_ctx *c;
+        int i;
+    } args[2];
 } shared_ctx;
 
-typedef struct shared_arg {
-    shared_ctx *c;
-    int i;
-} shared_arg;
+typedef struct shared_arg shared_arg;
 
 static void *shared_holder(void *arg)
 {
@@ -203,39 +214,39 @@ static void *shared_holder(void *arg)
 
 static void test_shared_concurrent_holders(void **state)
 {
-    shared_ctx c;
-    shared_arg args[2];
+    shared_ctx *c = calloc(1, sizeof(*c));
     pthread_t t[2];
 
     (void)state;
-    lwlock_init(&c.lock);
-    atomic_init(&c.holding, 0);
-    atomic_init(&c.release, 0);
+    assert_non_null(c);
+    lwlock_init(&c->lock);
+    atomic_init(&c->holding, 0);
+    atomic_init(&c->release, 0);
     for (int i = 0; i < 2; i++) {
-        atomic_init(&c.met[i], 0);
-        args[i].c = &c;
-        args[i].i = i;
-        assert_int_equal(pthread_create(&t[i], NULL, shared_holder, &args[i]),
-                         0);
+        atomic_init(&c->met[i], 0);
+        c->args[i].c = c;
+        c->args[i].i = i;
+        assert_int_equal(
+            pthread_create(&t[i], NULL, shared_holder, &c->args[i]), 0);
     }
-    if (!wait_at_least(&c.holding, 2))
+    if (!wait_at_least(&c->holding, 2))
         fail_msg("two threads could not hold the lock shared at once");
 
     /* Both hold it now; the word counts them, and exclusive is refused. */
-    assert_int_equal(lock_word(&c.lock) & LW_SHARED_MASK, 2);
-    assert_true(lwlock_held(&c.lock));
-    assert_false(lwlock_held_exclusive(&c.lock));
-    assert_false(lwlock_try_acquire(&c.lock, LW_EXCLUSIVE));
-    assert_true(lwlock_try_acquire(&c.lock, LW_SHARED));
-    assert_int_equal(lock_word(&c.lock) & LW_SHARED_MASK, 3);
-    lwlock_release(&c.lock);
+    assert_int_equal(lock_word(&c->lock) & LW_SHARED_MASK, 2);
+    assert_true(lwlock_held(&c->lock));
+    assert_false(lwlock_held_exclusive(&c->lock));
+    assert_false(lwlock_try_acquire(&c->lock, LW_EXCLUSIVE));
+    assert_true(lwlock_try_acquire(&c->lock, LW_SHARED));
+    assert_int_equal(lock_word(&c->lock) & LW_SHARED_MASK, 3);
+    lwlock_release(&c->lock);
 
-    atomic_store(&c.release, 1);
-    for (int i = 0; i < 2; i++)
-        join_or_fail(t[i]);
-    assert_true(atomic_load(&c.met[0]));
-    assert_true(atomic_load(&c.met[1]));
-    assert_int_equal(lock_word(&c.lock), 0);
+    atomic_store(&c->release, 1);
+    join_all_or_fail(t, 2, NULL);
+    assert_true(atomic_load(&c->met[0]));
+    assert_true(atomic_load(&c->met[1]));
+    assert_int_equal(lock_word(&c->lock), 0);
+    free(c);
 }
 
 /* ---- waking sleepers --------------------------------------------------- */
@@ -247,18 +258,21 @@ typedef struct wait_ctx {
     atomic_int started;
     atomic_int acquired; /* waiters that got the lock */
     atomic_int bad;      /* a waiter saw the lock in the wrong state */
+    struct wait_arg {
+        struct wait_ctx *c;
+        lwlock_mode mode; /* the mode this waiter asks for */
+        atomic_int tid;   /* its kernel thread id */
+    } args[MAX_WAITERS];
 } wait_ctx;
 
-typedef struct wait_arg {
-    wait_ctx *c;
-    lwlock_mode mode; /* the mode this waiter asks for */
-} wait_arg;
+typedef struct wait_arg wait_arg;
 
 static void *waiter(void *arg)
 {
     wait_arg *a = arg;
     wait_ctx *c = a->c;
 
+    atomic_store(&a->tid, (int)gettid());
     atomic_fetch_add(&c->started, 1);
     lwlock_acquire(&c->lock, a->mode);
     if (a->mode == LW_EXCLUSIVE
@@ -271,53 +285,105 @@ static void *waiter(void *arg)
 }
 
 /*
+ * Whether thread tid is blocked in futex(2) on addr, from what the kernel
+ * shows in /proc: 1 yes, 0 no, -1 if this kernel does not tell.
+ */
+static int in_futex_on(int tid, const void *addr)
+{
+    char path[64];
+    long nr = -1;
+    unsigned long arg0 = 0;
+    FILE *fp;
+    int n;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+    fp = fopen(path, "r");
+    if (fp == NULL)
+        return -1;
+    n = fscanf(fp, "%ld %lx", &nr, &arg0);
+    fclose(fp);
+    if (n < 1)
+        return 0; /* "running": not in a system call */
+    if (n == 2 && nr == SYS_futex && arg0 == (unsigned long)(uintptr_t)addr)
+        return 1;
+    return nr < 0 ? -1 : 0;
+}
+
+/*
+ * Waits until all n waiters sleep in the kernel on the lock's word, so
+ * that the release must wake them.  Where /proc does not show system
+ * calls, settles for the waiters bit (at least one announced its sleep).
+ */
+static bool wait_waiters_asleep(wait_ctx *c, int n)
+{
+    double deadline = now_seconds() + HANG_SECONDS;
+
+    if (!wait_word_bits(&c->lock, LW_WAITERS_BIT))
+        return false;
+    for (;;) {
+        int asleep = 0;
+        for (int i = 0; i < n; i++) {
+            int r = in_futex_on(atomic_load(&c->args[i].tid), &c->lock.word);
+            if (r < 0)
+                return true;
+            asleep += r;
+        }
+        if (asleep == n)
+            return true;
+        if (now_seconds() > deadline)
+            return false;
+        sched_yield();
+    }
+}
+
+/*
  * The main thread holds the lock in held_mode (shared: twice, as two
- * holders would), starts n waiters asking for modes[i], waits until one of
- * them has announced itself as sleeping (the waiters bit), then releases
- * and checks that every waiter got the lock.
+ * holders would), starts n waiters asking for modes[i], waits until they
+ * sleep in the kernel, then releases and checks that every waiter was
+ * woken and got the lock.
  */
 static void run_waiters(lwlock_mode held_mode, const lwlock_mode *modes, int n)
 {
-    wait_ctx c;
-    wait_arg args[MAX_WAITERS];
+    wait_ctx *c = calloc(1, sizeof(*c));
     pthread_t t[MAX_WAITERS];
 
+    assert_non_null(c);
     assert_true(n <= MAX_WAITERS);
-    lwlock_init(&c.lock);
-    atomic_init(&c.started, 0);
-    atomic_init(&c.acquired, 0);
-    atomic_init(&c.bad, 0);
+    lwlock_init(&c->lock);
+    atomic_init(&c->started, 0);
+    atomic_init(&c->acquired, 0);
+    atomic_init(&c->bad, 0);
 
-    lwlock_acquire(&c.lock, held_mode);
+    lwlock_acquire(&c->lock, held_mode);
     if (held_mode == LW_SHARED)
-        lwlock_acquire(&c.lock, LW_SHARED);
+        lwlock_acquire(&c->lock, LW_SHARED);
     for (int i = 0; i < n; i++) {
-        args[i].c = &c;
-        args[i].mode = modes[i];
-        assert_int_equal(pthread_create(&t[i], NULL, waiter, &args[i]), 0);
+        c->args[i].c = c;
+        c->args[i].mode = modes[i];
+        assert_int_equal(pthread_create(&t[i], NULL, waiter, &c->args[i]), 0);
     }
-    if (!wait_at_least(&c.started, n))
+    if (!wait_at_least(&c->started, n))
         fail_msg("waiter threads did not start");
-    if (!wait_word_bits(&c.lock, LW_WAITERS_BIT))
-        fail_msg("no waiter went to sleep on the held lock");
+    if (!wait_waiters_asleep(c, n))
+        fail_msg("the waiters did not go to sleep on the held lock");
     /* Nobody can have the lock while we hold it in a conflicting mode. */
-    assert_int_equal(atomic_load(&c.acquired), 0);
+    assert_int_equal(atomic_load(&c->acquired), 0);
 
     if (held_mode == LW_SHARED) {
         /* One holder leaves: the lock is still held, the writers wait. */
-        lwlock_release(&c.lock);
-        assert_true(lwlock_held(&c.lock));
-        assert_false(lwlock_held_exclusive(&c.lock));
-        assert_int_equal(lock_word(&c.lock) & LW_SHARED_MASK, 1);
-        assert_int_equal(atomic_load(&c.acquired), 0);
+        lwlock_release(&c->lock);
+        assert_true(lwlock_held(&c->lock));
+        assert_false(lwlock_held_exclusive(&c->lock));
+        assert_int_equal(lock_word(&c->lock) & LW_SHARED_MASK, 1);
+        assert_int_equal(atomic_load(&c->acquired), 0);
     }
-    lwlock_release(&c.lock);
-    for (int i = 0; i < n; i++)
-        join_or_fail(t[i]);
-    assert_int_equal(atomic_load(&c.acquired), n);
-    assert_int_equal(atomic_load(&c.bad), 0);
+    lwlock_release(&c->lock);
+    join_all_or_fail(t, n, NULL);
+    assert_int_equal(atomic_load(&c->acquired), n);
+    assert_int_equal(atomic_load(&c->bad), 0);
     /* The last release cleared the waiters bit. */
-    assert_int_equal(lock_word(&c.lock), 0);
+    assert_int_equal(lock_word(&c->lock), 0);
+    free(c);
 }
 
 static void test_exclusive_waiter_woken(void **state)
@@ -370,12 +436,13 @@ typedef struct stress_ctx {
     atomic_long reads;
     atomic_long torn;     /* a reader (or writer) saw a != b */
     atomic_long bad_mode; /* held flags disagreed with the mode held */
+    struct stress_arg {
+        struct stress_ctx *c;
+        uint64_t seed;
+    } args[STRESS_WRITERS + STRESS_READERS];
 } stress_ctx;
 
-typedef struct stress_arg {
-    stress_ctx *c;
-    uint64_t seed;
-} stress_arg;
+typedef struct stress_arg stress_arg;
 
 static void stress_pause(uint64_t *rng)
 {
@@ -452,66 +519,61 @@ static void *stress_reader(void *arg)
 
 static void test_reader_writer_stress(void **state)
 {
-    stress_ctx c;
-    stress_arg args[STRESS_WRITERS + STRESS_READERS];
-    pthread_t t[STRESS_WRITERS + STRESS_READERS];
+    enum { NTHREADS = STRESS_WRITERS + STRESS_READERS };
+    stress_ctx *c = calloc(1, sizeof(*c));
+    pthread_t t[NTHREADS];
+    void *rets[NTHREADS];
     double start = now_seconds();
     double deadline = start + tu_stress_seconds(1.0);
     double give_up = deadline + 60.0;
     long total = 0;
 
     (void)state;
-    lwlock_init(&c.lock);
-    c.a = c.b = 0;
-    atomic_init(&c.stop, 0);
-    atomic_init(&c.writes, 0);
-    atomic_init(&c.reads, 0);
-    atomic_init(&c.torn, 0);
-    atomic_init(&c.bad_mode, 0);
-    for (int i = 0; i < STRESS_WRITERS + STRESS_READERS; i++) {
-        args[i].c = &c;
-        args[i].seed = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
+    assert_non_null(c);
+    lwlock_init(&c->lock);
+    c->a = c->b = 0;
+    atomic_init(&c->stop, 0);
+    atomic_init(&c->writes, 0);
+    atomic_init(&c->reads, 0);
+    atomic_init(&c->torn, 0);
+    atomic_init(&c->bad_mode, 0);
+    for (int i = 0; i < NTHREADS; i++) {
+        c->args[i].c = c;
+        c->args[i].seed = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
         assert_int_equal(
             pthread_create(&t[i], NULL,
                            i < STRESS_WRITERS ? stress_writer : stress_reader,
-                           &args[i]),
+                           &c->args[i]),
             0);
     }
     /* Run for the stress time, and until both sides did real work. */
     for (;;) {
         double now = now_seconds();
-        if (now >= deadline && atomic_load(&c.writes) >= STRESS_MIN_OPS &&
-            atomic_load(&c.reads) >= STRESS_MIN_OPS)
+        if (now >= deadline && atomic_load(&c->writes) >= STRESS_MIN_OPS &&
+            atomic_load(&c->reads) >= STRESS_MIN_OPS)
             break;
         if (now >= give_up)
             break;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    atomic_store(&c.stop, 1);
-    for (int i = 0; i < STRESS_WRITERS + STRESS_READERS; i++) {
-        struct timespec ts;
-        void *ret;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)HANG_SECONDS;
-        if (pthread_timedjoin_np(t[i], &ret, &ts) != 0)
-            fail_msg("stress thread %d is stuck on the lock", i);
-        if (i < STRESS_WRITERS)
-            total += (long)ret;
-    }
-    assert_int_equal(atomic_load(&c.torn), 0);
-    assert_int_equal(atomic_load(&c.bad_mode), 0);
-    if (atomic_load(&c.writes) < STRESS_MIN_OPS ||
-        atomic_load(&c.reads) < STRESS_MIN_OPS)
+    atomic_store(&c->stop, 1);
+    join_all_or_fail(t, NTHREADS, rets);
+    for (int i = 0; i < STRESS_WRITERS; i++)
+        total += (long)rets[i];
+    assert_int_equal(atomic_load(&c->torn), 0);
+    assert_int_equal(atomic_load(&c->bad_mode), 0);
+    if (atomic_load(&c->writes) < STRESS_MIN_OPS ||
+        atomic_load(&c->reads) < STRESS_MIN_OPS)
         fail_msg("starved: %ld writes, %ld reads in %.0f s",
-                 atomic_load(&c.writes), atomic_load(&c.reads),
+                 atomic_load(&c->writes), atomic_load(&c->reads),
                  now_seconds() - start);
     /* Every write happened exactly once. */
-    assert_int_equal(c.a, total);
-    assert_int_equal(c.b, total);
-    assert_int_equal(atomic_load(&c.writes), total);
-    assert_int_equal(lock_word(&c.lock), 0);
+    assert_int_equal(c->a, total);
+    assert_int_equal(c->b, total);
+    assert_int_equal(atomic_load(&c->writes), total);
+    assert_int_equal(lock_word(&c->lock), 0);
+    free(c);
 }
 
 int main(void)

@@ -22,8 +22,16 @@ struct buf_pool {
     /* The clock hand, alone on its line: every sweep step bumps it. */
     CACHE_ALIGNED atomic_u64 clock_hand;
 
-    /* Files written since the last checkpoint (cold: taken on writes). */
-    CACHE_ALIGNED pthread_mutex_t sync_lock;
+    /*
+     * Files written since the last checkpoint (cold: taken on writes).  A
+     * write and the recording of its file hold write_barrier shared; the
+     * checkpoint takes the set holding it exclusively, so every write that
+     * finished before that instant is in the set it takes, and every later
+     * one is in the next.  checkpoint_lock makes checkpoints one at a time.
+     */
+    CACHE_ALIGNED pthread_rwlock_t write_barrier;
+    pthread_mutex_t checkpoint_lock;
+    pthread_mutex_t sync_lock; /* protects the three fields below */
     relnumber_t *pending_sync;
     uint32_t npending_sync;
     uint32_t pending_sync_cap;

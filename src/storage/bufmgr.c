@@ -361,12 +361,14 @@ static int sync_pending(buf_pool *p, kerr *err)
     uint32_t n;
     int rc = KEEL_OK;
 
+    pthread_rwlock_wrlock(&p->write_barrier);
     pthread_mutex_lock(&p->sync_lock);
     n = p->npending_sync;
     rels = p->pending_sync;
     p->pending_sync = NULL;
     p->npending_sync = p->pending_sync_cap = 0;
     pthread_mutex_unlock(&p->sync_lock);
+    pthread_rwlock_unlock(&p->write_barrier);
 
     if (n > 0)
         qsort(rels, n, sizeof(*rels), cmp_relnumber);
@@ -469,11 +471,15 @@ static int flush_locked(buf_session *s, buf_desc *d)
     tag = atomic_load_relaxed(&d->tag);
     memcpy(s->write_copy, buf_page(s->pool, d->id), BLOCK_SIZE);
     rc = smgr_rel_open(s->pool->smgr, buf_tag_rel(tag), &r, &s->err);
-    if (rc == KEEL_OK)
+    if (rc == KEEL_OK) {
+        pthread_rwlock_rdlock(&s->pool->write_barrier);
         rc = smgr_write(r, buf_tag_block(tag), s->write_copy, &s->err);
+        if (rc == KEEL_OK)
+            rc = sync_request(s->pool, buf_tag_rel(tag), &s->err);
+        pthread_rwlock_unlock(&s->pool->write_barrier);
+    }
+    /* Only now may a checkpoint waiting for this I/O go on to its syncs. */
     io_finish(d, true, rc == KEEL_OK);
-    if (rc == KEEL_OK)
-        rc = sync_request(s->pool, buf_tag_rel(tag), &s->err);
     return rc;
 }
 
@@ -724,10 +730,11 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
     if (rc != KEEL_OK)
         return rc;
     page_init(s->write_copy, special_size);
+    pthread_rwlock_rdlock(&p->write_barrier);
     rc = smgr_extend(r, s->write_copy, blk, &s->err);
-    if (rc != KEEL_OK)
-        return rc;
-    rc = sync_request(p, rel, &s->err);
+    if (rc == KEEL_OK)
+        rc = sync_request(p, rel, &s->err);
+    pthread_rwlock_unlock(&p->write_barrier);
     if (rc != KEEL_OK)
         return rc;
     tag = buf_tag_make(rel, *blk);
@@ -812,10 +819,15 @@ int buf_checkpoint(buf_session *s)
     uint32_t n = 0;
     int rc = KEEL_OK;
 
+    /* One at a time: a checkpoint that succeeds has synced everything
+     * pending when it began, even what a failed concurrent one took. */
+    pthread_mutex_lock(&p->checkpoint_lock);
     list = malloc(sizeof(*list) * (p->nbuffers ? p->nbuffers : 1));
-    if (list == NULL)
+    if (list == NULL) {
+        pthread_mutex_unlock(&p->checkpoint_lock);
         return kerr_set(&s->err, KEEL_ENOMEM,
                         "out of memory listing dirty buffers");
+    }
     for (uint32_t i = 0; i < p->nbuffers; i++) {
         uint64_t st = atomic_load_relaxed(&p->descs[i].state);
         if ((st & (BM_DIRTY | BM_VALID)) == (BM_DIRTY | BM_VALID)) {
@@ -842,6 +854,7 @@ int buf_checkpoint(buf_session *s)
     free(list);
     if (rc == KEEL_OK)
         rc = sync_pending(p, &s->err);
+    pthread_mutex_unlock(&p->checkpoint_lock);
     return rc;
 }
 
@@ -922,6 +935,17 @@ int buf_pool_create(smgr *sm, uint32_t nbuffers, buf_pool **out, kerr *err)
         d->id = (int32_t)i;
     }
     atomic_store_relaxed(&p->clock_hand, 0);
+    {
+        pthread_rwlockattr_t attr;
+        /* Writer preference: a stream of page writes must not starve the
+         * checkpoint's brief exclusive hold. */
+        pthread_rwlockattr_init(&attr);
+        pthread_rwlockattr_setkind_np(
+            &attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        pthread_rwlock_init(&p->write_barrier, &attr);
+        pthread_rwlockattr_destroy(&attr);
+    }
+    pthread_mutex_init(&p->checkpoint_lock, NULL);
     pthread_mutex_init(&p->sync_lock, NULL);
     *out = p;
     return KEEL_OK;
@@ -935,6 +959,8 @@ void buf_pool_discard(buf_pool *p)
     mem_free_pages(p->pages, p->pages_size);
     mem_free_aligned(p->descs);
     pthread_mutex_destroy(&p->sync_lock);
+    pthread_mutex_destroy(&p->checkpoint_lock);
+    pthread_rwlock_destroy(&p->write_barrier);
     free(p->pending_sync);
     mem_free_aligned(p);
 }

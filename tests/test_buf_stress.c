@@ -1,0 +1,730 @@
+/*
+ * test_buf_stress.c: the buffer pool under concurrent load.
+ *
+ * Several threads, each with its own session, hammer relations several
+ * times larger than the pool with random reads, updates, long-held pins,
+ * bulk-read scans, flushes and checkpoints, so that buffers are evicted
+ * and reloaded all the time.  Every page carries its identity (relation,
+ * block) and an update counter; the test keeps, per page, an atomic count
+ * of the updates it made.  What must hold throughout:
+ *
+ * - a page's contents always match its tag: the buffer returned for
+ *   (rel, blk) holds that block's page;
+ * - no update is lost: under its content lock a page's counter equals the
+ *   number of updates made so far (updates are counted while the
+ *   exclusive lock is still held), however often it was evicted;
+ * - a pinned buffer is never evicted: a pin held across other operations
+ *   still names the same block with the same contents, and reading that
+ *   block again returns the same buffer;
+ * - a failed call leaves nothing pinned (with a tiny pool, KEEL_EEXHAUSTED
+ *   is allowed and the thread retries).
+ *
+ * At the end every pin is gone, no content lock is held, the pool closes
+ * cleanly, and after reopening every page's counter equals its count.
+ *
+ * Worker threads never call cmocka; they record the first failure and the
+ * main thread asserts after joining them.  Each run lasts
+ * tu_stress_seconds(2.0) (KEEL_STRESS_SECONDS); KEEL_STRESS_SEED sets the
+ * random seed.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "port/atomics.h"
+#include "port/clock.h"
+#include "storage/bufmgr.h"
+#include "storage/page.h"
+#include "storage/smgr.h"
+
+#define NREL     4
+#define NBLK     256
+#define REL_BASE ((relnumber_t)16384)
+#define NPAGES   (NREL * NBLK)
+
+/* Blocks per bulk-read scan. */
+#define SCAN_LENGTH 16
+/* Pins a worker may keep across operations. */
+#define MAX_HELD 4
+/* Thread 0 checkpoints this often (nanoseconds). */
+#define CHECKPOINT_EVERY_NS 150000000
+
+/* A page's identity and counter, after the header; the counter is
+ * repeated in the last bytes to catch a page assembled from two writes. */
+typedef struct page_body {
+    uint32_t rel;
+    uint32_t blk;
+    uint64_t counter;
+} page_body;
+
+#define BODY_OFF PAGE_HEADER_SIZE
+#define TAIL_OFF (BLOCK_SIZE - sizeof(uint64_t))
+
+typedef struct stress_config {
+    const char *name;
+    uint32_t nbuffers;
+    int nthreads;
+    int max_held;       /* pins each worker keeps across operations */
+    bool exhaustion_ok; /* KEEL_EEXHAUSTED may happen (tiny pool) */
+} stress_config;
+
+typedef struct stress_run {
+    const stress_config *cfg;
+    buf_pool *pool;
+    uint64_t deadline_ns;
+
+    /* Updates made to each page (page index = rel index * NBLK + blk). */
+    atomic_u64 expected[NPAGES];
+
+    /* Failures: a count, and the first one's description. */
+    atomic_u32 failures;
+    atomic_u32 error_claimed;
+    char first_error[512];
+
+    /* What was done, for the report and a sanity check. */
+    atomic_u64 reads, updates, held_checks, scans, flushes, checkpoints,
+        exhausted;
+} stress_run;
+
+typedef struct worker {
+    stress_run *run;
+    buf_session *sess;
+    buf_strategy *strategy;
+    int index;
+    uint64_t rng;
+
+    /* Pins kept across other operations, each on a different block;
+     * unused slots have id BUF_INVALID. */
+    struct held_pin {
+        int32_t id;
+        relnumber_t rel;
+        blocknum_t blk;
+        uint32_t ops; /* operations left before it is checked and dropped */
+    } held[MAX_HELD];
+} worker;
+
+static void body_write(void *page, relnumber_t rel, blocknum_t blk,
+                       uint64_t counter)
+{
+    page_body b = {.rel = rel, .blk = blk, .counter = counter};
+
+    memcpy((char *)page + BODY_OFF, &b, sizeof(b));
+    memcpy((char *)page + TAIL_OFF, &counter, sizeof(counter));
+}
+
+static void body_read(const void *page, page_body *b, uint64_t *tail)
+{
+    memcpy(b, (const char *)page + BODY_OFF, sizeof(*b));
+    memcpy(tail, (const char *)page + TAIL_OFF, sizeof(*tail));
+}
+
+static uint32_t page_index(relnumber_t rel, blocknum_t blk)
+{
+    return (rel - REL_BASE) * NBLK + blk;
+}
+
+/* Records a failure seen by a worker; the first one's text is kept. */
+__attribute__((format(printf, 2, 3))) static void
+stress_fail(stress_run *run, const char *fmt, ...)
+{
+    atomic_fetch_add(&run->failures, 1);
+    if (atomic_exchange(&run->error_claimed, 1) == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(run->first_error, sizeof(run->first_error), fmt, ap);
+        va_end(ap);
+    }
+}
+
+static bool stress_failed(stress_run *run)
+{
+    return atomic_load_relaxed(&run->failures) != 0;
+}
+
+/*
+ * Checks, under a content lock on pinned buffer id, that it holds
+ * (rel, blk), untorn, with exactly the counter the test expects.
+ */
+static bool check_page(worker *w, int32_t id, relnumber_t rel, blocknum_t blk,
+                       const char *what)
+{
+    stress_run *run = w->run;
+    page_body b;
+    uint64_t tail, want;
+    relnumber_t trel;
+    blocknum_t tblk;
+
+    buf_block_of(run->pool, id, &trel, &tblk);
+    if (trel != rel || tblk != blk) {
+        stress_fail(run, "%s: buffer %d for (%u, %u) is tagged (%u, %u)", what,
+                    id, rel, blk, trel, tblk);
+        return false;
+    }
+    body_read(buf_page(run->pool, id), &b, &tail);
+    if (b.rel != rel || b.blk != blk) {
+        stress_fail(run, "%s: buffer %d for (%u, %u) holds page (%u, %u)", what,
+                    id, rel, blk, b.rel, b.blk);
+        return false;
+    }
+    if (tail != b.counter) {
+        stress_fail(run, "%s: page (%u, %u) torn: counter %llu, tail %llu",
+                    what, rel, blk, (unsigned long long)b.counter,
+                    (unsigned long long)tail);
+        return false;
+    }
+    want = atomic_load_relaxed(&run->expected[page_index(rel, blk)]);
+    if (b.counter != want) {
+        stress_fail(run,
+                    "%s: page (%u, %u) in buffer %d has counter %llu, "
+                    "expected %llu (an update was lost)",
+                    what, rel, blk, id, (unsigned long long)b.counter,
+                    (unsigned long long)want);
+        return false;
+    }
+    return true;
+}
+
+static void random_block(worker *w, relnumber_t *rel, blocknum_t *blk)
+{
+    uint64_t r = tu_rand(&w->rng);
+
+    *rel = REL_BASE + (relnumber_t)(r % NREL);
+    *blk = (blocknum_t)((r >> 8) % NBLK);
+}
+
+/* The held pin on (rel, blk), or NULL. */
+static struct held_pin *held_find(worker *w, relnumber_t rel, blocknum_t blk)
+{
+    for (int i = 0; i < MAX_HELD; i++)
+        if (w->held[i].id != BUF_INVALID && w->held[i].rel == rel &&
+            w->held[i].blk == blk)
+            return &w->held[i];
+    return NULL;
+}
+
+/* Checks a held pin: still the same block, same contents; drops it. */
+static void held_check_release(worker *w, struct held_pin *h)
+{
+    stress_run *run = w->run;
+    int32_t id = h->id;
+    uint64_t st = buf_state(run->pool, id);
+
+    if (BUF_REFCOUNT(st) == 0 || !(st & BM_VALID))
+        stress_fail(run, "held buffer %d: state %#llx (refcount 0 or invalid)",
+                    id, (unsigned long long)st);
+    if (buf_pin_count(w->sess, id) != 1)
+        stress_fail(run, "held buffer %d: session pin count %u, expected 1", id,
+                    buf_pin_count(w->sess, id));
+    buf_lock(w->sess, id, LW_SHARED);
+    check_page(w, id, h->rel, h->blk, "held pin");
+    buf_unlock(w->sess, id);
+    buf_release(w->sess, id);
+    h->id = BUF_INVALID;
+    atomic_fetch_add_explicit(&run->held_checks, 1, memory_order_relaxed);
+}
+
+/*
+ * Reads (rel, blk), checking the answer.  KEEL_EEXHAUSTED, where allowed,
+ * is retried after dropping the held pins (so that the pool can drain) until
+ * the run's deadline; any other error is a failure.  A failed call must
+ * leave the session's pins as they were.
+ */
+static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
+                       buf_strategy *st, int32_t *id)
+{
+    stress_run *run = w->run;
+
+    for (;;) {
+        uint32_t pinned = buf_session_pinned(w->sess);
+        int rc = buf_read(w->sess, rel, blk, st, id);
+        const kerr *e = buf_session_error(w->sess);
+
+        if (rc == KEEL_OK) {
+            atomic_fetch_add_explicit(&run->reads, 1, memory_order_relaxed);
+            struct held_pin *h = held_find(w, rel, blk);
+            if (h != NULL && *id != h->id) {
+                stress_fail(run,
+                            "(%u, %u) is pinned in buffer %d but buf_read "
+                            "returned buffer %d",
+                            rel, blk, h->id, *id);
+                buf_release(w->sess, *id);
+                return KEEL_EINVAL;
+            }
+            return KEEL_OK;
+        }
+        if (buf_session_pinned(w->sess) != pinned) {
+            stress_fail(run,
+                        "failed buf_read(%u, %u) (%s) changed the pinned "
+                        "count from %u to %u",
+                        rel, blk, keel_status_str(rc), pinned,
+                        buf_session_pinned(w->sess));
+            return rc;
+        }
+        if (e->code != rc) {
+            stress_fail(run, "buf_read returned %s but recorded %s",
+                        keel_status_str(rc), keel_status_str(e->code));
+            return rc;
+        }
+        if (rc != KEEL_EEXHAUSTED || !run->cfg->exhaustion_ok) {
+            stress_fail(run, "buf_read(%u, %u): %s: %s", rel, blk,
+                        keel_status_str(rc), e->msg);
+            return rc;
+        }
+        if (strstr(e->msg, "exhausted") == NULL) {
+            stress_fail(run, "exhaustion message \"%s\"", e->msg);
+            return rc;
+        }
+        atomic_fetch_add_explicit(&run->exhausted, 1, memory_order_relaxed);
+        for (int i = 0; i < MAX_HELD; i++)
+            if (w->held[i].id != BUF_INVALID)
+                held_check_release(w, &w->held[i]);
+        if (clock_now_ns() > run->deadline_ns)
+            return rc; /* give up quietly: the run is over */
+        sched_yield();
+    }
+}
+
+/* Read + share lock + check. */
+static void op_read(worker *w)
+{
+    relnumber_t rel;
+    blocknum_t blk;
+    int32_t id;
+
+    struct held_pin *h = &w->held[tu_rand(&w->rng) % MAX_HELD];
+
+    /* Now and then read a held block: it must come back in its buffer. */
+    if (h->id != BUF_INVALID && tu_rand(&w->rng) % 4 == 0) {
+        rel = h->rel;
+        blk = h->blk;
+    } else {
+        random_block(w, &rel, &blk);
+    }
+    if (worker_read(w, rel, blk, NULL, &id) != KEEL_OK)
+        return;
+    buf_lock(w->sess, id, LW_SHARED);
+    check_page(w, id, rel, blk, "shared read");
+    buf_unlock(w->sess, id);
+    buf_release(w->sess, id);
+}
+
+/* Read + exclusive lock + increment + mark dirty; counted under the lock. */
+static void op_update(worker *w)
+{
+    stress_run *run = w->run;
+    relnumber_t rel;
+    blocknum_t blk;
+    int32_t id;
+
+    random_block(w, &rel, &blk);
+    if (worker_read(w, rel, blk, NULL, &id) != KEEL_OK)
+        return;
+    buf_lock(w->sess, id, LW_EXCLUSIVE);
+    if (check_page(w, id, rel, blk, "update")) {
+        void *page = buf_page(run->pool, id);
+        page_body b;
+        uint64_t tail;
+
+        body_read(page, &b, &tail);
+        body_write(page, rel, blk, b.counter + 1);
+        buf_mark_dirty(w->sess, id);
+        /* Nobody can write the page out while we hold it exclusively. */
+        if (!(buf_state(run->pool, id) & BM_DIRTY))
+            stress_fail(run, "buffer %d not dirty after buf_mark_dirty", id);
+        atomic_fetch_add_explicit(&run->expected[page_index(rel, blk)], 1,
+                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&run->updates, 1, memory_order_relaxed);
+    }
+    buf_unlock(w->sess, id);
+    buf_release(w->sess, id);
+}
+
+/* Takes a pin to hold across the next few operations. */
+static void op_hold(worker *w)
+{
+    struct held_pin *h = NULL;
+    relnumber_t rel;
+    blocknum_t blk;
+    int32_t id;
+
+    for (int i = 0; i < w->run->cfg->max_held && h == NULL; i++)
+        if (w->held[i].id == BUF_INVALID)
+            h = &w->held[i];
+    if (h == NULL)
+        return;
+    random_block(w, &rel, &blk);
+    if (held_find(w, rel, blk) != NULL)
+        return;
+    if (worker_read(w, rel, blk, NULL, &id) != KEEL_OK)
+        return;
+    /* worker_read may have dropped the held pins to get out of exhaustion;
+     * h is free either way. */
+    h->id = id;
+    h->rel = rel;
+    h->blk = blk;
+    h->ops = 1 + (uint32_t)(tu_rand(&w->rng) % 48);
+}
+
+/* A short sequential scan through the session's bulk-read strategy. */
+static void op_scan(worker *w)
+{
+    relnumber_t rel;
+    blocknum_t start;
+
+    random_block(w, &rel, &start);
+    for (blocknum_t i = 0; i < SCAN_LENGTH && !stress_failed(w->run); i++) {
+        blocknum_t blk = (start + i) % NBLK;
+        int32_t id;
+
+        if (worker_read(w, rel, blk, w->strategy, &id) != KEEL_OK)
+            return;
+        buf_lock(w->sess, id, LW_SHARED);
+        check_page(w, id, rel, blk, "bulk read");
+        buf_unlock(w->sess, id);
+        buf_release(w->sess, id);
+    }
+    atomic_fetch_add_explicit(&w->run->scans, 1, memory_order_relaxed);
+}
+
+/* Writes out a random (pinned) page. */
+static void op_flush(worker *w)
+{
+    relnumber_t rel;
+    blocknum_t blk;
+    int32_t id;
+    int rc;
+
+    random_block(w, &rel, &blk);
+    if (worker_read(w, rel, blk, NULL, &id) != KEEL_OK)
+        return;
+    rc = buf_flush(w->sess, id);
+    if (rc != KEEL_OK)
+        stress_fail(w->run, "buf_flush(%u, %u): %s: %s", rel, blk,
+                    keel_status_str(rc), buf_session_error(w->sess)->msg);
+    buf_release(w->sess, id);
+    atomic_fetch_add_explicit(&w->run->flushes, 1, memory_order_relaxed);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    stress_run *run = w->run;
+    uint64_t next_checkpoint = clock_now_ns() + CHECKPOINT_EVERY_NS;
+
+    while (!stress_failed(run)) {
+        uint64_t now = clock_now_ns();
+        uint32_t dice;
+
+        if (now >= run->deadline_ns)
+            break;
+        if (w->index == 0 && now >= next_checkpoint) {
+            int rc = buf_checkpoint(w->sess);
+            if (rc != KEEL_OK)
+                stress_fail(run, "buf_checkpoint: %s: %s", keel_status_str(rc),
+                            buf_session_error(w->sess)->msg);
+            atomic_fetch_add_explicit(&run->checkpoints, 1,
+                                      memory_order_relaxed);
+            next_checkpoint = clock_now_ns() + CHECKPOINT_EVERY_NS;
+        }
+
+        dice = (uint32_t)(tu_rand(&w->rng) % 100);
+        if (dice < 45)
+            op_read(w);
+        else if (dice < 80)
+            op_update(w);
+        else if (dice < 90)
+            op_hold(w);
+        else if (dice < 95)
+            op_scan(w);
+        else
+            op_flush(w);
+
+        for (int i = 0; i < MAX_HELD; i++)
+            if (w->held[i].id != BUF_INVALID && --w->held[i].ops == 0)
+                held_check_release(w, &w->held[i]);
+    }
+    /* A pin still held here is left for buf_session_destroy() to drop. */
+    return NULL;
+}
+
+/* Creates the relations on disk, every page with counter 0. */
+static void create_relations(smgr *sm)
+{
+    union {
+        unsigned char b[BLOCK_SIZE];
+        uint64_t align;
+    } page;
+    kerr err;
+
+    for (int r = 0; r < NREL; r++) {
+        relnumber_t rel = REL_BASE + (relnumber_t)r;
+        smgr_rel *sr = NULL;
+
+        assert_int_equal(smgr_create(sm, rel, &sr, &err), KEEL_OK);
+        for (blocknum_t b = 0; b < NBLK; b++) {
+            blocknum_t got;
+            memset(page.b, 0, sizeof(page.b));
+            page_init(page.b, 0);
+            body_write(page.b, rel, b, 0);
+            assert_int_equal(smgr_extend(sr, page.b, &got, &err), KEEL_OK);
+            assert_int_equal(got, b);
+        }
+    }
+}
+
+/* Every buffer unpinned, out of I/O, and its content lock free. */
+static void assert_pool_quiet(buf_pool *pool)
+{
+    buf_session *probe = NULL;
+    kerr err;
+
+    for (uint32_t i = 0; i < buf_pool_size(pool); i++) {
+        uint64_t st = buf_state(pool, (int32_t)i);
+        if (BUF_REFCOUNT(st) != 0)
+            fail_msg("buffer %u still pinned (refcount %u)", i,
+                     BUF_REFCOUNT(st));
+        if (st & (BM_LOCKED | BM_IO_IN_PROGRESS))
+            fail_msg("buffer %u: state %#llx (header lock or I/O left)", i,
+                     (unsigned long long)st);
+    }
+    assert_int_equal(buf_session_create(pool, &probe, &err), KEEL_OK);
+    for (uint32_t i = 0; i < buf_pool_size(pool); i++) {
+        assert_int_equal(buf_pin(probe, (int32_t)i), KEEL_OK);
+        if (!buf_try_lock(probe, (int32_t)i, LW_EXCLUSIVE))
+            fail_msg("buffer %u: content lock still held", i);
+        buf_unlock(probe, (int32_t)i);
+        buf_release(probe, (int32_t)i);
+    }
+    buf_session_destroy(probe);
+    for (uint32_t i = 0; i < buf_pool_size(pool); i++)
+        assert_int_equal(BUF_REFCOUNT(buf_state(pool, (int32_t)i)), 0);
+}
+
+static uint64_t stress_seed(void)
+{
+    const char *s = getenv("KEEL_STRESS_SEED");
+
+    if (s != NULL && strtoull(s, NULL, 0) != 0)
+        return strtoull(s, NULL, 0);
+    return UINT64_C(0x9E3779B97F4A7C15);
+}
+
+static void run_stress(const stress_config *cfg)
+{
+    char *dir = tu_mkdtemp();
+    double seconds = tu_stress_seconds(2.0);
+    uint64_t seed = stress_seed();
+    stress_run *run = calloc(1, sizeof(*run));
+    worker *w = calloc((size_t)cfg->nthreads, sizeof(*w));
+    pthread_t *th = calloc((size_t)cfg->nthreads, sizeof(*th));
+    uint64_t total = 0, sum = 0;
+    buf_session *s = NULL;
+    smgr *sm = NULL;
+    kerr err;
+
+    assert_non_null(run);
+    assert_non_null(w);
+    assert_non_null(th);
+    run->cfg = cfg;
+    assert_int_equal(smgr_open(dir, &sm, &err), KEEL_OK);
+    create_relations(sm);
+    assert_int_equal(buf_pool_create(sm, cfg->nbuffers, &run->pool, &err),
+                     KEEL_OK);
+
+    for (int i = 0; i < cfg->nthreads; i++) {
+        w[i].run = run;
+        w[i].index = i;
+        w[i].rng =
+            (seed ^ ((uint64_t)(i + 1) * UINT64_C(0xD1B54A32D192ED03))) | 1;
+        for (int h = 0; h < MAX_HELD; h++)
+            w[i].held[h].id = BUF_INVALID;
+        assert_int_equal(buf_session_create(run->pool, &w[i].sess, &err),
+                         KEEL_OK);
+        w[i].strategy = buf_strategy_create(run->pool, BUF_STRATEGY_BULK_READ);
+        assert_non_null(w[i].strategy);
+    }
+    run->deadline_ns = clock_now_ns() + (uint64_t)(seconds * 1e9);
+    for (int i = 0; i < cfg->nthreads; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    for (int i = 0; i < cfg->nthreads; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+
+    print_message(
+        "%s: %d threads, %u buffers, %.1f s, seed %#llx: %llu "
+        "reads, %llu updates, %llu held-pin checks, %llu scans, "
+        "%llu flushes, %llu checkpoints, %llu exhausted\n",
+        cfg->name, cfg->nthreads, cfg->nbuffers, seconds,
+        (unsigned long long)seed, (unsigned long long)run->reads,
+        (unsigned long long)run->updates, (unsigned long long)run->held_checks,
+        (unsigned long long)run->scans, (unsigned long long)run->flushes,
+        (unsigned long long)run->checkpoints,
+        (unsigned long long)run->exhausted);
+    if (atomic_load(&run->failures) != 0)
+        fail_msg("%u failure(s) in worker threads; first: %s",
+                 atomic_load(&run->failures), run->first_error);
+
+    /* Destroying the sessions drops the pins some workers still hold. */
+    for (int i = 0; i < cfg->nthreads; i++) {
+        buf_strategy_free(w[i].strategy);
+        buf_session_destroy(w[i].sess);
+    }
+    assert_pool_quiet(run->pool);
+
+    /* The run did real work, updates and checkpoints included. */
+    assert_true(run->reads > (uint64_t)cfg->nthreads);
+    assert_true(run->updates > 0);
+    assert_true(run->checkpoints > 0 || seconds < 0.2);
+    if (!cfg->exhaustion_ok)
+        assert_int_equal(run->exhausted, 0);
+
+    if (buf_pool_close(run->pool, &err) != KEEL_OK)
+        fail_msg("buf_pool_close: %s", err.msg);
+    smgr_close(sm);
+
+    /* Reopen: every update is on disk. */
+    assert_int_equal(smgr_open(dir, &sm, &err), KEEL_OK);
+    assert_int_equal(buf_pool_create(sm, 64, &run->pool, &err), KEEL_OK);
+    assert_int_equal(buf_session_create(run->pool, &s, &err), KEEL_OK);
+    for (int r = 0; r < NREL; r++) {
+        for (blocknum_t b = 0; b < NBLK; b++) {
+            relnumber_t rel = REL_BASE + (relnumber_t)r;
+            uint64_t want = atomic_load(&run->expected[page_index(rel, b)]);
+            page_body body;
+            uint64_t tail;
+            int32_t id;
+            int rc = buf_read(s, rel, b, NULL, &id);
+
+            if (rc != KEEL_OK)
+                fail_msg("after reopen, buf_read(%u, %u): %s", rel, b,
+                         buf_session_error(s)->msg);
+            buf_lock(s, id, LW_SHARED);
+            body_read(buf_page(run->pool, id), &body, &tail);
+            buf_unlock(s, id);
+            buf_release(s, id);
+            if (body.rel != rel || body.blk != b || tail != body.counter ||
+                body.counter != want)
+                fail_msg("after reopen, block %u of relation %u holds (%u, "
+                         "%u) counter %llu tail %llu; expected counter %llu",
+                         b, rel, body.rel, body.blk,
+                         (unsigned long long)body.counter,
+                         (unsigned long long)tail, (unsigned long long)want);
+            sum += body.counter;
+            total += want;
+        }
+    }
+    assert_int_equal(total, run->updates);
+    assert_int_equal(sum, run->updates);
+    buf_session_destroy(s);
+    assert_int_equal(buf_pool_close(run->pool, &err), KEEL_OK);
+    smgr_close(sm);
+
+    tu_rmdir(dir);
+    free(dir);
+    free(th);
+    free(w);
+    free(run);
+}
+
+/* 4 x 256 blocks through 64 buffers, 6 threads. */
+static void test_stress_pool(void **state)
+{
+    static const stress_config cfg = {
+        .name = "pool of 64",
+        .nbuffers = 64,
+        .nthreads = 6,
+        .max_held = 2,
+        .exhaustion_ok = false,
+    };
+
+    (void)state;
+    run_stress(&cfg);
+}
+
+/* 16 buffers, 8 threads each holding up to four pins (three kept across
+ * operations, one for the operation itself): the pool runs dry. */
+static void test_stress_tiny_pool(void **state)
+{
+    static const stress_config cfg = {
+        .name = "pool of 16",
+        .nbuffers = 16,
+        .nthreads = 8,
+        .max_held = 3,
+        .exhaustion_ok = true,
+    };
+
+    (void)state;
+    run_stress(&cfg);
+}
+
+/*
+ * Exhaustion, deterministically: with every buffer pinned, reading another
+ * block fails with KEEL_EEXHAUSTED, takes no pin, and works again once a
+ * pin is dropped.  The same through a strategy.
+ */
+static void test_exhaustion_leaves_nothing_pinned(void **state)
+{
+    char *dir = tu_mkdtemp();
+    int32_t ids[16], id;
+    buf_strategy *st;
+    buf_pool *pool = NULL;
+    buf_session *s = NULL;
+    smgr *sm = NULL;
+    kerr err;
+
+    (void)state;
+    assert_int_equal(smgr_open(dir, &sm, &err), KEEL_OK);
+    create_relations(sm);
+    assert_int_equal(buf_pool_create(sm, 16, &pool, &err), KEEL_OK);
+    assert_int_equal(buf_session_create(pool, &s, &err), KEEL_OK);
+    st = buf_strategy_create(pool, BUF_STRATEGY_BULK_READ);
+    assert_non_null(st);
+
+    for (blocknum_t b = 0; b < 16; b++)
+        assert_int_equal(buf_read(s, REL_BASE, b, NULL, &ids[b]), KEEL_OK);
+    assert_int_equal(buf_session_pinned(s), 16);
+    for (int round = 0; round < 2; round++) {
+        int rc = buf_read(s, REL_BASE + 1, 7, round ? st : NULL, &id);
+        assert_int_equal(rc, KEEL_EEXHAUSTED);
+        assert_int_equal(buf_session_error(s)->code, KEEL_EEXHAUSTED);
+        assert_int_equal(buf_session_pinned(s), 16);
+        for (int i = 0; i < 16; i++)
+            assert_int_equal(BUF_REFCOUNT(buf_state(pool, i)), 1);
+    }
+    /* A hit needs no victim. */
+    assert_int_equal(buf_read(s, REL_BASE, 3, NULL, &id), KEEL_OK);
+    assert_int_equal(id, ids[3]);
+    buf_release(s, id);
+
+    buf_release(s, ids[5]);
+    assert_int_equal(buf_read(s, REL_BASE + 1, 7, NULL, &id), KEEL_OK);
+    assert_int_equal(id, ids[5]);
+    buf_release(s, id);
+    for (blocknum_t b = 0; b < 16; b++)
+        if (b != 5)
+            buf_release(s, ids[b]);
+    assert_int_equal(buf_session_pinned(s), 0);
+    assert_pool_quiet(pool);
+
+    buf_strategy_free(st);
+    buf_session_destroy(s);
+    assert_int_equal(buf_pool_close(pool, &err), KEEL_OK);
+    smgr_close(sm);
+    tu_rmdir(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exhaustion_leaves_nothing_pinned),
+        cmocka_unit_test(test_stress_pool),
+        cmocka_unit_test(test_stress_tiny_pool),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
