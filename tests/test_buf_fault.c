@@ -20,12 +20,17 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "port/atomics.h"
+#include "port/clock.h"
 #include "storage/bufmgr.h"
 #include "storage/fault.h"
 #include "storage/page.h"
@@ -291,7 +296,7 @@ static const char *kind_name(fault_kind k)
     return k == FAULT_EIO ? "EIO" : k == FAULT_ENOSPC ? "ENOSPC" : "short";
 }
 
-/* ---- reads ------------------------------------------------------------ */
+/* ---- reads ------------------------------------------------------------- */
 
 static void read_fault(fixture *f, fault_kind kind)
 {
@@ -442,7 +447,7 @@ static void test_flush_fault_then_redirty(void **state)
     assert_int_equal(get_value(f, REL_B, 5), 2);
 }
 
-/* ---- eviction of a dirty page ----------------------------------------- */
+/* ---- eviction of a dirty page ------------------------------------------ */
 
 /*
  * Every buffer holds a dirty page, so loading another block must write a
@@ -543,7 +548,7 @@ static void test_evict_dirty_fault_strategy(void **state)
     assert_values(f, REL_B, POOL_SIZE, want);
 }
 
-/* ---- checkpoint --------------------------------------------------------- */
+/* ---- checkpoint -------------------------------------------------------- */
 
 /*
  * Pages 0..7 checkpointed with one value, changed to another; the
@@ -724,7 +729,7 @@ static void test_checkpoint_syncs_evicted_writes(void **state)
     assert_int_equal(get_value(f, REL_B, 0), 77);
 }
 
-/* ---- close --------------------------------------------------------------- */
+/* ---- close ------------------------------------------------------------- */
 
 /*
  * A write or sync fault during buf_pool_close: the close reports it and
@@ -792,24 +797,40 @@ static void test_close_sync_eio(void **state)
     close_fault(*state, FAULT_OP_SYNC, FAULT_EIO, KEEL_EIO);
 }
 
-/* ---- checkpoint racing other writers ------------------------------------ */
+/* ---- checkpoint racing other writers ----------------------------------- */
 
 /*
  * A checkpoint that returns KEEL_OK has made durable every change made
- * before it began.  Below, every fsync of the relation fails, so a
- * checkpoint must report the failure whenever the relation holds a write
- * not yet synced; if it returns KEEL_OK instead, it skipped the sync of a
- * file whose data is not on stable storage.  Each trial dirties a page and
- * then starts two threads at once: a checkpoint, and either a buf_flush of
- * that page or a second checkpoint.  Whether the race is lost depends on
- * timing, so there are many trials; one lost race fails the test.
+ * before it began.  In these trials every fsync of REL_B fails, so a
+ * checkpoint must report the failure whenever REL_B holds a write not yet
+ * synced; if it returns KEEL_OK instead, it skipped the sync of a file
+ * whose data is not on stable storage.
+ *
+ * Each trial dirties a page of REL_B, then runs a checkpoint (racer 0)
+ * against a second thread (racer 1) that either flushes that page or
+ * checkpoints too:
+ *
+ * - checkpoint: a page of REL_A is dirtied too, so that racer 0, after
+ *   writing both pages, spends a while in a real fsync of REL_A (files are
+ *   synced in relation order) before it reaches REL_B.  Racer 1 is let go
+ *   once both pages are written and racer 0 is seen asleep (in that
+ *   fsync), so it runs its whole checkpoint while racer 0 is syncing.
+ * - flush: both start together.  The window (between the flusher marking
+ *   its write done and recording the file for sync) is short, so this
+ *   race is lost only now and then, more often on a loaded machine.
+ *
+ * Between trials REL_B's pending sync is dropped (buf_drop_rel) rather
+ * than synced, which keeps the trials cheap; no trial relies on an earlier
+ * one being durable.  One lost race fails the test.
  */
-#define RACE_TRIALS 400
+#define RACE_TRIALS 200
 
 typedef struct racer {
-    pthread_barrier_t *start;
+    atomic_u32 *go; /* wait until it is non-zero first, unless NULL */
     buf_session *s;
-    int32_t id; /* buffer to flush, or BUF_INVALID to checkpoint */
+    int32_t id;      /* buffer to flush, or BUF_INVALID to checkpoint */
+    atomic_u32 tid;  /* the thread's id, once started */
+    atomic_u32 done; /* set when the operation has returned */
     int rc;
     char msg[KERR_MSG_MAX];
 } racer;
@@ -818,19 +839,51 @@ static void *racer_main(void *arg)
 {
     racer *r = arg;
 
-    pthread_barrier_wait(r->start);
+    atomic_store(&r->tid, (uint32_t)syscall(SYS_gettid));
+    if (r->go != NULL)
+        while (atomic_load(r->go) == 0)
+            sched_yield();
     if (r->id != BUF_INVALID)
         r->rc = buf_flush(r->s, r->id);
     else
         r->rc = buf_checkpoint(r->s);
     snprintf(r->msg, sizeof(r->msg), "%s", buf_session_error(r->s)->msg);
+    atomic_store(&r->done, 1);
     return NULL;
+}
+
+/* True if thread tid of this process is asleep (state S or D). */
+static bool thread_asleep(uint32_t tid)
+{
+    char path[64], buf[512];
+    const char *p;
+    FILE *fp;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
+    fp = fopen(path, "r");
+    if (fp == NULL)
+        return false;
+    n = fread(buf, 1, sizeof(buf) - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* the state follows "(comm) " */
+    return p != NULL && (p[2] == 'S' || p[2] == 'D');
+}
+
+/* The pages of both relations have been written (or were never dirty). */
+static bool race_pages_written(fixture *f)
+{
+    int32_t a = find_buffer(f, REL_A, 0), b = find_buffer(f, REL_B, 0);
+
+    return (a == BUF_INVALID || !(buf_state(f->pool, a) & BM_DIRTY)) &&
+           (b == BUF_INVALID || !(buf_state(f->pool, b) & BM_DIRTY));
 }
 
 static void checkpoint_race(fixture *f, bool second_flushes)
 {
     racer rc[2];
-    pthread_barrier_t start;
+    atomic_u32 go;
     int lost = 0, trial;
 
     memset(rc, 0, sizeof(rc));
@@ -841,23 +894,44 @@ static void checkpoint_race(fixture *f, bool second_flushes)
     for (trial = 1; trial <= RACE_TRIALS && lost == 0; trial++) {
         pthread_t th[2];
 
-        set_value(f, REL_A, 0, (uint64_t)trial);
-        rc[0].id = BUF_INVALID;
-        rc[1].id = BUF_INVALID;
-        if (second_flushes)
-            assert_int_equal(buf_read(rc[1].s, REL_A, 0, NULL, &rc[1].id),
-                             KEEL_OK);
-        assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
-        fault_arm(FAULT_OP_SYNC, FAULT_EIO, 0, UINT32_MAX, REL_A);
+        set_value(f, REL_B, 0, (uint64_t)trial);
+        if (!second_flushes)
+            set_value(f, REL_A, 0, (uint64_t)trial);
+        atomic_store(&go, 0);
         for (int i = 0; i < 2; i++) {
-            rc[i].start = &start;
+            rc[i].go = &go;
+            rc[i].id = BUF_INVALID;
             rc[i].rc = -1;
+            atomic_store(&rc[i].tid, 0);
+            atomic_store(&rc[i].done, 0);
+        }
+        if (second_flushes)
+            assert_int_equal(buf_read(rc[1].s, REL_B, 0, NULL, &rc[1].id),
+                             KEEL_OK);
+        else
+            rc[0].go = NULL; /* racer 0 checkpoints at once */
+        fault_arm(FAULT_OP_SYNC, FAULT_EIO, 0, UINT32_MAX, REL_B);
+
+        for (int i = 0; i < 2; i++)
             assert_int_equal(pthread_create(&th[i], NULL, racer_main, &rc[i]),
                              0);
+        if (!second_flushes) {
+            /* Wait (at most a second) for racer 0 to sleep in its fsync
+             * of REL_A. */
+            uint64_t deadline = clock_now_ns() + 1000000000;
+            while (!atomic_load(&rc[0].done) && clock_now_ns() < deadline) {
+                uint32_t tid = atomic_load(&rc[0].tid);
+                if (tid != 0 && race_pages_written(f) && thread_asleep(tid))
+                    break;
+                sched_yield();
+            }
+        } else {
+            while (atomic_load(&rc[0].tid) == 0 || atomic_load(&rc[1].tid) == 0)
+                sched_yield();
         }
+        atomic_store(&go, 1);
         for (int i = 0; i < 2; i++)
             assert_int_equal(pthread_join(th[i], NULL), 0);
-        pthread_barrier_destroy(&start);
         fault_disarm_all();
 
         for (int i = 0; i < 2; i++) {
@@ -868,14 +942,21 @@ static void checkpoint_race(fixture *f, bool second_flushes)
                 buf_release(rc[i].s, rc[i].id);
             } else if (rc[i].rc != KEEL_EIO) {
                 lost++;
-                print_message("trial %d: a checkpoint returned %s, expected "
+                print_message("trial %d: checkpoint %d returned %s, expected "
                               "%s\n",
-                              trial, keel_status_str(rc[i].rc),
+                              trial, i, keel_status_str(rc[i].rc),
                               keel_status_str(KEEL_EIO));
             }
         }
         assert_quiet(f);
-        /* Settle: the file is synced, nothing is pending or dirty. */
+        /* Settle: the page was written (by the flush, or by the
+         * checkpoints' write phase); forget REL_B's pending sync. */
+        {
+            int32_t b = find_buffer(f, REL_B, 0);
+            assert_true(b == BUF_INVALID ||
+                        !(buf_state(f->pool, b) & BM_DIRTY));
+        }
+        assert_int_equal(buf_drop_rel(f->s, REL_B, 0), KEEL_OK);
         if (buf_checkpoint(f->s) != KEEL_OK)
             fail_msg("trial %d: settling checkpoint: %s", trial,
                      buf_session_error(f->s)->msg);
@@ -886,9 +967,9 @@ static void checkpoint_race(fixture *f, bool second_flushes)
         fail_msg("trial %d of %d: a checkpoint returned KEEL_OK although "
                  "every fsync of \"%s/%u\" failed and a change made before "
                  "it began had not been synced",
-                 trial - 1, RACE_TRIALS, f->dir, REL_A);
+                 trial - 1, RACE_TRIALS, f->dir, REL_B);
     reopen(f);
-    assert_int_equal(get_value(f, REL_A, 0), RACE_TRIALS);
+    assert_int_equal(get_value(f, REL_B, 0), RACE_TRIALS);
 }
 
 /* A checkpoint against a buf_flush of the page it must sync. */
@@ -903,8 +984,7 @@ static void test_checkpoint_races_checkpoint(void **state)
     checkpoint_race(*state, false);
 }
 
-/* ---- extension ------------------------------------------------------------
- */
+/* ---- extension --------------------------------------------------------- */
 
 static long file_size(fixture *f, relnumber_t rel)
 {

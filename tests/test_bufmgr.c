@@ -871,6 +871,33 @@ static void test_strategy_bulk_read(void **state)
     }
     assert_true(distinct <= buf_strategy_ring_size(st) + RING_SLACK);
     assert_hot_resident(f, hot);
+
+    /*
+     * A ring buffer that a normal read used since (usage above one) has
+     * become shared data: the ring leaves it to the clock instead of
+     * reusing it, so it survives another full turn of the ring.
+     */
+    {
+        relnumber_t rel;
+        blocknum_t blk;
+        int32_t kept = read_ok(f->s2, REL_B, SCAN_BLOCKS - 1, NULL);
+
+        assert_true(used[kept]);
+        assert_int_equal(usage(f, kept), 2);
+        buf_release(f->s2, kept);
+        for (blocknum_t b = 0; b < 3 * buf_strategy_ring_size(st); b++) {
+            int32_t id = read_ok(f->s, REL_B, b, st);
+            assert_int_not_equal(id, kept);
+            assert_payload(buf_page(f->pool, id), tag_of(REL_B, b, 1));
+            buf_release(f->s, id);
+        }
+        buf_block_of(f->pool, kept, &rel, &blk);
+        assert_int_equal(rel, REL_B);
+        assert_int_equal(blk, SCAN_BLOCKS - 1);
+        assert_int_equal(read_ok(f->s, REL_B, SCAN_BLOCKS - 1, NULL), kept);
+        buf_release(f->s, kept);
+    }
+    assert_hot_resident(f, hot);
     buf_strategy_free(st);
     assert_nothing_pinned(f);
 }
