@@ -11,6 +11,10 @@
  *                    the OS page cache (pool smaller than the relation, so
  *                    every read evicts), next to
  *   pread_ns         a raw 8 KiB pread of the same file at the same offsets
+ *   pread_cold_ns    the same preads into a region as large as the small
+ *                    pool's pages, visited in the same order: what the
+ *                    kernel's copy costs when its destination is not in the
+ *                    CPU cache, as a miss's destination usually is not
  *   read_miss_ring_ns  read_miss_ns through a bulk-read strategy ring, whose
  *                    few buffers stay in the CPU cache: the difference to
  *                    read_miss_ns is what copying into cold memory costs
@@ -30,6 +34,7 @@
 
 #include "bench.h"
 #include "port/clock.h"
+#include "port/mem.h"
 #include "stats.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
@@ -168,13 +173,16 @@ static double measure_read_miss(pin_env *env, buf_session *s, buf_strategy *st,
     return (double)(clock_now_ns() - t0) / (double)n;
 }
 
-static double measure_pread(int fd, uint32_t nblocks, char *buf, uint64_t n,
-                            uint64_t *pos)
+/* Preads n blocks into buf, or into successive pages of a region of
+ * nregion pages when nregion > 1. */
+static double measure_pread(int fd, uint32_t nblocks, char *buf,
+                            uint32_t nregion, uint64_t n, uint64_t *pos)
 {
     uint64_t t0 = clock_now_ns();
     for (uint64_t i = 0; i < n; i++, (*pos)++) {
         off_t off = (off_t)(*pos % nblocks) * BLOCK_SIZE;
-        if (pread(fd, buf, BLOCK_SIZE, off) != BLOCK_SIZE) {
+        char *dst = buf + (size_t)(*pos % nregion) * BLOCK_SIZE;
+        if (pread(fd, dst, BLOCK_SIZE, off) != BLOCK_SIZE) {
             fprintf(stderr, "keel bench pin: pread: %s\n", strerror(errno));
             exit(1);
         }
@@ -388,7 +396,10 @@ int bench_pin_main(int argc, char **argv)
     double hit[MAX_ROUNDS], pin[MAX_ROUNDS], repin[MAX_ROUNDS];
     double miss[MAX_ROUNDS], pr[MAX_ROUNDS], same[MAX_ROUNDS];
     double m2[MAX_ROUNDS], mn[MAX_ROUNDS], ratio[MAX_ROUNDS];
-    double ring[MAX_ROUNDS];
+    double ring[MAX_ROUNDS], prc[MAX_ROUNDS];
+    uint64_t cold_pos = 0;
+    uint32_t ncold;
+    char *cold;
     buf_strategy *bulk;
     uint64_t n_hit, n_pin, n_miss, miss_pos = 0, pread_pos = 0;
     uint32_t ms;
@@ -428,11 +439,14 @@ int bench_pin_main(int argc, char **argv)
         snprintf(path, sizeof(path), "%s/%u", env.dir, REL_MISS);
         fd = open(path, O_RDONLY);
         buf = aligned_alloc(4096, BLOCK_SIZE);
-        if (fd < 0 || buf == NULL) {
+        ncold = buf_pool_size(env.small);
+        cold = mem_alloc_pages((size_t)ncold * BLOCK_SIZE, true);
+        if (fd < 0 || buf == NULL || cold == NULL) {
             fprintf(stderr, "keel bench pin: cannot open %s\n", path);
             return 1;
         }
-        measure_pread(fd, env.miss_blocks, buf, env.miss_blocks, &pread_pos);
+        measure_pread(fd, env.miss_blocks, buf, 1, env.miss_blocks,
+                      &pread_pos);
         measure_read_miss(&env, ss, NULL, env.miss_blocks, &miss_pos);
     }
 
@@ -444,7 +458,9 @@ int bench_pin_main(int argc, char **argv)
         pin[r] = measure_pin_unpin(s, id0, n_pin);
         repin[r] = measure_repin(s, id0, n_pin);
         miss[r] = measure_read_miss(&env, ss, NULL, n_miss, &miss_pos);
-        pr[r] = measure_pread(fd, env.miss_blocks, buf, n_miss, &pread_pos);
+        pr[r] = measure_pread(fd, env.miss_blocks, buf, 1, n_miss, &pread_pos);
+        prc[r] = measure_pread(fd, env.miss_blocks, cold, ncold, n_miss,
+                               &cold_pos);
         ring[r] = measure_read_miss(&env, ss, bulk, n_miss, &miss_pos);
         ratio[r] = miss[r] / pr[r];
         run_threads(&env, 2, true, ms, &same[r]);
@@ -454,6 +470,7 @@ int bench_pin_main(int argc, char **argv)
     }
     close(fd);
     free(buf);
+    mem_free_pages(cold, (size_t)ncold * BLOCK_SIZE);
     buf_session_destroy(s);
     buf_strategy_free(bulk);
     buf_session_destroy(ss);
@@ -465,6 +482,7 @@ int bench_pin_main(int argc, char **argv)
     bench_stat s_pr = bench_stat_of(pr, o.rounds);
     bench_stat s_ratio = bench_stat_of(ratio, o.rounds);
     bench_stat s_ring = bench_stat_of(ring, o.rounds);
+    bench_stat s_prc = bench_stat_of(prc, o.rounds);
     bench_stat s_same = bench_stat_of(same, o.rounds);
     bench_stat s_m2 = bench_stat_of(m2, o.rounds);
     bench_stat s_mn = bench_stat_of(mn, o.rounds);
@@ -481,6 +499,7 @@ int bench_pin_main(int argc, char **argv)
     print_row("read_miss_ns", s_miss, "ns", "evict + pread + verify");
     print_row("pread_ns", s_pr, "ns", "raw 8 KiB pread, same file");
     print_row("read_miss_over_pread", s_ratio, "x", "per-round ratio");
+    print_row("pread_cold_ns", s_prc, "ns", "pread into uncached memory");
     print_row("read_miss_ring_ns", s_ring, "ns", "miss via bulk-read ring");
     print_row("read_hit_2threads_same_page_ns", s_same, "ns",
               "per read, per thread");
@@ -513,6 +532,7 @@ int bench_pin_main(int argc, char **argv)
             {"read_miss_ns", s_miss},
             {"pread_ns", s_pr},
             {"read_miss_over_pread", s_ratio},
+            {"pread_cold_ns", s_prc},
             {"read_miss_ring_ns", s_ring},
             {"read_hit_2threads_same_page_ns", s_same},
             {"read_hit_2threads_mops", s_m2},

@@ -558,9 +558,9 @@ static int pin_found(buf_session *s, int32_t id, buf_strategy *strategy)
 
 /*
  * The slow path of buf_read() and buf_extend(): the block is not (or was
- * not seen to be) in the pool.  Looks again under the partition lock; if
- * absent, takes a victim, re-tags it under both partition locks and its
- * header lock, and loads it: from disk (through srel, the relation's open
+ * not seen to be) in the pool.  Takes a victim, looks again under the
+ * partition lock (exact); if the block is still absent, re-tags the victim
+ * under both partition locks and its header lock, and loads it: from disk (through srel, the relation's open
  * file), or from `init` (a page image) for a block just added to the file.
  */
 static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
@@ -574,15 +574,10 @@ static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
     int rc;
 
     for (;;) {
-        lwlock_acquire(buf_table_lock(t, part), LW_SHARED);
-        id = buf_table_lookup_locked(t, tag, hash);
-        if (id >= 0) {
-            rc = pin_found(s, id, strategy);
-            lwlock_release(buf_table_lock(t, part));
-            goto found;
-        }
-        lwlock_release(buf_table_lock(t, part));
-
+        /*
+         * No locked look-up first: the lock-free one just missed, and the
+         * exact one under the exclusive lock below catches the rare race.
+         */
         rc = victim_get(s, strategy, &victim);
         if (rc != KEEL_OK)
             return rc;
