@@ -43,20 +43,6 @@
 #define POOL_SIZE 16
 #define NBLOCKS   32 /* twice the pool: reading them all evicts */
 
-/*
- * What the tests store in a page, after the header: the block's identity
- * and a value; the value is repeated in the page's last bytes so that a
- * page assembled from two writes is caught.
- */
-typedef struct page_body {
-    uint32_t rel;
-    uint32_t blk;
-    uint64_t value;
-} page_body;
-
-#define BODY_OFF PAGE_HEADER_SIZE
-#define TAIL_OFF (BLOCK_SIZE - sizeof(uint64_t))
-
 typedef union test_page {
     unsigned char b[BLOCK_SIZE];
     uint64_t align;
@@ -70,23 +56,13 @@ typedef struct fixture {
     kerr err;
 } fixture;
 
-static void body_write(void *page, relnumber_t rel, blocknum_t blk,
-                       uint64_t value)
-{
-    page_body b = {.rel = rel, .blk = blk, .value = value};
-
-    memcpy((char *)page + BODY_OFF, &b, sizeof(b));
-    memcpy((char *)page + TAIL_OFF, &value, sizeof(value));
-}
-
 /* Fails unless page holds (rel, blk) with a consistent value; returns it. */
 static uint64_t body_check(const void *page, relnumber_t rel, blocknum_t blk)
 {
-    page_body b;
+    tu_page_body b;
     uint64_t tail;
 
-    memcpy(&b, (const char *)page + BODY_OFF, sizeof(b));
-    memcpy(&tail, (const char *)page + TAIL_OFF, sizeof(tail));
+    tu_body_read(page, &b, &tail);
     if (b.rel != rel || b.blk != blk)
         fail_msg("page of block %u of relation %u holds block %u of "
                  "relation %u",
@@ -108,7 +84,7 @@ static void make_rel(fixture *f, relnumber_t rel, blocknum_t nblocks)
         blocknum_t got = MAX_BLOCK_NUMBER;
         memset(p.b, 0, sizeof(p.b));
         page_init(p.b, 0);
-        body_write(p.b, rel, i, 0);
+        tu_body_write(p.b, rel, i, 0);
         assert_int_equal(smgr_extend(r, p.b, &got, &f->err), KEEL_OK);
         assert_int_equal(got, i);
     }
@@ -193,7 +169,7 @@ static void set_value(fixture *f, relnumber_t rel, blocknum_t blk,
                  buf_session_error(f->s)->msg);
     buf_lock(f->s, id, LW_EXCLUSIVE);
     body_check(buf_page(f->pool, id), rel, blk);
-    body_write(buf_page(f->pool, id), rel, blk, value);
+    tu_body_write(buf_page(f->pool, id), rel, blk, value);
     buf_mark_dirty(f->s, id);
     buf_unlock(f->s, id);
     buf_release(f->s, id);
@@ -231,29 +207,9 @@ static int32_t find_buffer(fixture *f, relnumber_t rel, blocknum_t blk)
  */
 static void assert_quiet(fixture *f)
 {
-    buf_session *probe = NULL;
-
     if (f->s != NULL)
         assert_int_equal(buf_session_pinned(f->s), 0);
-    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++) {
-        uint64_t st = buf_state(f->pool, (int32_t)i);
-        if (BUF_REFCOUNT(st) != 0)
-            fail_msg("buffer %u still has refcount %u", i, BUF_REFCOUNT(st));
-        if (st & (BM_IO_IN_PROGRESS | BM_LOCKED))
-            fail_msg("buffer %u left in I/O or header-locked: state %#llx", i,
-                     (unsigned long long)st);
-    }
-    assert_int_equal(buf_session_create(f->pool, &probe, &f->err), KEEL_OK);
-    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++) {
-        assert_int_equal(buf_pin(probe, (int32_t)i), KEEL_OK);
-        if (!buf_try_lock(probe, (int32_t)i, LW_EXCLUSIVE))
-            fail_msg("buffer %u: content lock still held", i);
-        buf_unlock(probe, (int32_t)i);
-        buf_release(probe, (int32_t)i);
-    }
-    buf_session_destroy(probe);
-    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++)
-        assert_int_equal(BUF_REFCOUNT(buf_state(f->pool, (int32_t)i)), 0);
+    tu_assert_pool_quiet(f->pool);
 }
 
 static void assert_msg_has(const kerr *e, const char *needle)
@@ -438,7 +394,7 @@ static void test_flush_fault_then_redirty(void **state)
     assert_int_equal(buf_flush(f->s, id), KEEL_ENOSPC);
     fault_disarm_all();
     buf_lock(f->s, id, LW_EXCLUSIVE);
-    body_write(buf_page(f->pool, id), REL_B, 5, 2);
+    tu_body_write(buf_page(f->pool, id), REL_B, 5, 2);
     buf_mark_dirty(f->s, id);
     buf_unlock(f->s, id);
     buf_release(f->s, id);
@@ -1026,7 +982,7 @@ static void test_extend_fault(void **state)
         blocknum_t blk = MAX_BLOCK_NUMBER;
         assert_int_equal(buf_extend(f->s, REL_A, 0, NULL, &id, &blk), KEEL_OK);
         assert_int_equal(blk, NBLOCKS);
-        body_write(buf_page(f->pool, id), REL_A, blk, 5);
+        tu_body_write(buf_page(f->pool, id), REL_A, blk, 5);
         buf_mark_dirty(f->s, id);
         buf_unlock(f->s, id);
         buf_release(f->s, id);

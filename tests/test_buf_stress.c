@@ -55,16 +55,8 @@
 /* Thread 0 checkpoints this often (nanoseconds). */
 #define CHECKPOINT_EVERY_NS 150000000
 
-/* A page's identity and counter, after the header; the counter is
- * repeated in the last bytes to catch a page assembled from two writes. */
-typedef struct page_body {
-    uint32_t rel;
-    uint32_t blk;
-    uint64_t counter;
-} page_body;
-
-#define BODY_OFF PAGE_HEADER_SIZE
-#define TAIL_OFF (BLOCK_SIZE - sizeof(uint64_t))
+/* Pages carry a tu_page_body (testutil.h) whose value is the page's
+ * update counter. */
 
 typedef struct stress_config {
     const char *name;
@@ -109,21 +101,6 @@ typedef struct worker {
     } held[MAX_HELD];
 } worker;
 
-static void body_write(void *page, relnumber_t rel, blocknum_t blk,
-                       uint64_t counter)
-{
-    page_body b = {.rel = rel, .blk = blk, .counter = counter};
-
-    memcpy((char *)page + BODY_OFF, &b, sizeof(b));
-    memcpy((char *)page + TAIL_OFF, &counter, sizeof(counter));
-}
-
-static void body_read(const void *page, page_body *b, uint64_t *tail)
-{
-    memcpy(b, (const char *)page + BODY_OFF, sizeof(*b));
-    memcpy(tail, (const char *)page + TAIL_OFF, sizeof(*tail));
-}
-
 static uint32_t page_index(relnumber_t rel, blocknum_t blk)
 {
     return (rel - REL_BASE) * NBLK + blk;
@@ -155,7 +132,7 @@ static bool check_page(worker *w, int32_t id, relnumber_t rel, blocknum_t blk,
                        const char *what)
 {
     stress_run *run = w->run;
-    page_body b;
+    tu_page_body b;
     uint64_t tail, want;
     relnumber_t trel;
     blocknum_t tblk;
@@ -166,24 +143,24 @@ static bool check_page(worker *w, int32_t id, relnumber_t rel, blocknum_t blk,
                     id, rel, blk, trel, tblk);
         return false;
     }
-    body_read(buf_page(run->pool, id), &b, &tail);
+    tu_body_read(buf_page(run->pool, id), &b, &tail);
     if (b.rel != rel || b.blk != blk) {
         stress_fail(run, "%s: buffer %d for (%u, %u) holds page (%u, %u)", what,
                     id, rel, blk, b.rel, b.blk);
         return false;
     }
-    if (tail != b.counter) {
+    if (tail != b.value) {
         stress_fail(run, "%s: page (%u, %u) torn: counter %llu, tail %llu",
-                    what, rel, blk, (unsigned long long)b.counter,
+                    what, rel, blk, (unsigned long long)b.value,
                     (unsigned long long)tail);
         return false;
     }
     want = atomic_load_relaxed(&run->expected[page_index(rel, blk)]);
-    if (b.counter != want) {
+    if (b.value != want) {
         stress_fail(run,
                     "%s: page (%u, %u) in buffer %d has counter %llu, "
                     "expected %llu (an update was lost)",
-                    what, rel, blk, id, (unsigned long long)b.counter,
+                    what, rel, blk, id, (unsigned long long)b.value,
                     (unsigned long long)want);
         return false;
     }
@@ -328,11 +305,11 @@ static void op_update(worker *w)
     buf_lock(w->sess, id, LW_EXCLUSIVE);
     if (check_page(w, id, rel, blk, "update")) {
         void *page = buf_page(run->pool, id);
-        page_body b;
+        tu_page_body b;
         uint64_t tail;
 
-        body_read(page, &b, &tail);
-        body_write(page, rel, blk, b.counter + 1);
+        tu_body_read(page, &b, &tail);
+        tu_body_write(page, rel, blk, b.value + 1);
         buf_mark_dirty(w->sess, id);
         /* Nobody can write the page out while we hold it exclusively. */
         if (!(buf_state(run->pool, id) & BM_DIRTY))
@@ -471,7 +448,7 @@ static void create_relations(smgr *sm)
             blocknum_t got;
             memset(page.b, 0, sizeof(page.b));
             page_init(page.b, 0);
-            body_write(page.b, rel, b, 0);
+            tu_body_write(page.b, rel, b, 0);
             assert_int_equal(smgr_extend(sr, page.b, &got, &err), KEEL_OK);
             assert_int_equal(got, b);
         }
@@ -479,32 +456,6 @@ static void create_relations(smgr *sm)
 }
 
 /* Every buffer unpinned, out of I/O, and its content lock free. */
-static void assert_pool_quiet(buf_pool *pool)
-{
-    buf_session *probe = NULL;
-    kerr err;
-
-    for (uint32_t i = 0; i < buf_pool_size(pool); i++) {
-        uint64_t st = buf_state(pool, (int32_t)i);
-        if (BUF_REFCOUNT(st) != 0)
-            fail_msg("buffer %u still pinned (refcount %u)", i,
-                     BUF_REFCOUNT(st));
-        if (st & (BM_LOCKED | BM_IO_IN_PROGRESS))
-            fail_msg("buffer %u: state %#llx (header lock or I/O left)", i,
-                     (unsigned long long)st);
-    }
-    assert_int_equal(buf_session_create(pool, &probe, &err), KEEL_OK);
-    for (uint32_t i = 0; i < buf_pool_size(pool); i++) {
-        assert_int_equal(buf_pin(probe, (int32_t)i), KEEL_OK);
-        if (!buf_try_lock(probe, (int32_t)i, LW_EXCLUSIVE))
-            fail_msg("buffer %u: content lock still held", i);
-        buf_unlock(probe, (int32_t)i);
-        buf_release(probe, (int32_t)i);
-    }
-    buf_session_destroy(probe);
-    for (uint32_t i = 0; i < buf_pool_size(pool); i++)
-        assert_int_equal(BUF_REFCOUNT(buf_state(pool, (int32_t)i)), 0);
-}
 
 static uint64_t stress_seed(void)
 {
@@ -574,7 +525,7 @@ static void run_stress(const stress_config *cfg)
         buf_strategy_free(w[i].strategy);
         buf_session_destroy(w[i].sess);
     }
-    assert_pool_quiet(run->pool);
+    tu_assert_pool_quiet(run->pool);
 
     /* The run did real work, updates and checkpoints included. */
     assert_true(run->reads > (uint64_t)cfg->nthreads);
@@ -595,7 +546,7 @@ static void run_stress(const stress_config *cfg)
         for (blocknum_t b = 0; b < NBLK; b++) {
             relnumber_t rel = REL_BASE + (relnumber_t)r;
             uint64_t want = atomic_load(&run->expected[page_index(rel, b)]);
-            page_body body;
+            tu_page_body body;
             uint64_t tail;
             int32_t id;
             int rc = buf_read(s, rel, b, NULL, &id);
@@ -604,17 +555,17 @@ static void run_stress(const stress_config *cfg)
                 fail_msg("after reopen, buf_read(%u, %u): %s", rel, b,
                          buf_session_error(s)->msg);
             buf_lock(s, id, LW_SHARED);
-            body_read(buf_page(run->pool, id), &body, &tail);
+            tu_body_read(buf_page(run->pool, id), &body, &tail);
             buf_unlock(s, id);
             buf_release(s, id);
-            if (body.rel != rel || body.blk != b || tail != body.counter ||
-                body.counter != want)
+            if (body.rel != rel || body.blk != b || tail != body.value ||
+                body.value != want)
                 fail_msg("after reopen, block %u of relation %u holds (%u, "
                          "%u) counter %llu tail %llu; expected counter %llu",
                          b, rel, body.rel, body.blk,
-                         (unsigned long long)body.counter,
+                         (unsigned long long)body.value,
                          (unsigned long long)tail, (unsigned long long)want);
-            sum += body.counter;
+            sum += body.value;
             total += want;
         }
     }
@@ -709,7 +660,7 @@ static void test_exhaustion_leaves_nothing_pinned(void **state)
         if (b != 5)
             buf_release(s, ids[b]);
     assert_int_equal(buf_session_pinned(s), 0);
-    assert_pool_quiet(pool);
+    tu_assert_pool_quiet(pool);
 
     buf_strategy_free(st);
     buf_session_destroy(s);

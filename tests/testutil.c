@@ -10,6 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "storage/bufmgr.h"
+#include "storage/page.h"
+
+#define TU_BODY_OFF PAGE_HEADER_SIZE
+#define TU_TAIL_OFF (BLOCK_SIZE - sizeof(uint64_t))
+
 char *tu_mkdtemp(void)
 {
     const char *base = getenv("TMPDIR");
@@ -52,4 +58,45 @@ void tu_flip_bit(const char *path, long offset, int bit)
     b ^= (unsigned char)(1u << bit);
     assert_int_equal(pwrite(fd, &b, 1, offset), 1);
     close(fd);
+}
+
+void tu_body_write(void *page, uint32_t rel, uint32_t blk, uint64_t value)
+{
+    tu_page_body b = {.rel = rel, .blk = blk, .value = value};
+
+    memcpy((char *)page + TU_BODY_OFF, &b, sizeof(b));
+    memcpy((char *)page + TU_TAIL_OFF, &value, sizeof(value));
+}
+
+void tu_body_read(const void *page, tu_page_body *b, uint64_t *tail)
+{
+    memcpy(b, (const char *)page + TU_BODY_OFF, sizeof(*b));
+    memcpy(tail, (const char *)page + TU_TAIL_OFF, sizeof(*tail));
+}
+
+void tu_assert_pool_quiet(struct buf_pool *pool)
+{
+    buf_session *probe = NULL;
+    kerr err;
+
+    for (uint32_t i = 0; i < buf_pool_size(pool); i++) {
+        uint64_t st = buf_state(pool, (int32_t)i);
+        if (BUF_REFCOUNT(st) != 0)
+            fail_msg("buffer %u still pinned (refcount %u)", i,
+                     BUF_REFCOUNT(st));
+        if (st & (BM_LOCKED | BM_IO_IN_PROGRESS))
+            fail_msg("buffer %u: state %#llx (header lock or I/O left)", i,
+                     (unsigned long long)st);
+    }
+    assert_int_equal(buf_session_create(pool, &probe, &err), KEEL_OK);
+    for (uint32_t i = 0; i < buf_pool_size(pool); i++) {
+        assert_int_equal(buf_pin(probe, (int32_t)i), KEEL_OK);
+        if (!buf_try_lock(probe, (int32_t)i, LW_EXCLUSIVE))
+            fail_msg("buffer %u: content lock still held", i);
+        buf_unlock(probe, (int32_t)i);
+        buf_release(probe, (int32_t)i);
+    }
+    buf_session_destroy(probe);
+    for (uint32_t i = 0; i < buf_pool_size(pool); i++)
+        assert_int_equal(BUF_REFCOUNT(buf_state(pool, (int32_t)i)), 0);
 }

@@ -36,4 +36,29 @@ static inline uint64_t tu_rand(uint64_t *state)
 /* Flips one bit of byte `offset` of the file at path. */
 void tu_flip_bit(const char *path, long offset, int bit);
 
+/*
+ * What the buffer pool tests store in a page after its header: the block's
+ * identity and a value, the value repeated in the page's last 8 bytes so
+ * that a page assembled from two different writes is caught.
+ */
+typedef struct tu_page_body {
+    uint32_t rel;
+    uint32_t blk;
+    uint64_t value;
+} tu_page_body;
+
+void tu_body_write(void *page, uint32_t rel, uint32_t blk, uint64_t value);
+
+/* Reads the body and the copy of its value at the end of the page. */
+void tu_body_read(const void *page, tu_page_body *b, uint64_t *tail);
+
+struct buf_pool;
+
+/*
+ * Asserts that a buffer pool is at rest: no buffer pinned, header-locked or
+ * in I/O, and every content lock free (each is try-locked exclusively by a
+ * probe session, which then leaves nothing pinned).
+ */
+void tu_assert_pool_quiet(struct buf_pool *pool);
+
 #endif
