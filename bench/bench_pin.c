@@ -445,13 +445,15 @@ int bench_pin_main(int argc, char **argv)
             fprintf(stderr, "keel bench pin: cannot open %s\n", path);
             return 1;
         }
-        measure_pread(fd, env.miss_blocks, buf, 1, env.miss_blocks,
-                      &pread_pos);
+        measure_pread(fd, env.miss_blocks, buf, 1, env.miss_blocks, &pread_pos);
         measure_read_miss(&env, ss, NULL, env.miss_blocks, &miss_pos);
     }
 
-    printf("keel bench pin: pool %u MiB (%u buffers), %d rounds%s\n", o.pool_mb,
-           buf_pool_size(env.pool), o.rounds, o.quick ? " (quick)" : "");
+    printf("keel bench pin: pool %u MiB (%u buffers), %d rounds%s; misses: "
+           "%u-buffer pool over a %u-block relation\n",
+           o.pool_mb, buf_pool_size(env.pool), o.rounds,
+           o.quick ? " (quick)" : "", buf_pool_size(env.small),
+           env.miss_blocks);
     fflush(stdout);
     for (int r = 0; r < o.rounds; r++) {
         hit[r] = measure_read_hit(s, n_hit);
@@ -459,8 +461,8 @@ int bench_pin_main(int argc, char **argv)
         repin[r] = measure_repin(s, id0, n_pin);
         miss[r] = measure_read_miss(&env, ss, NULL, n_miss, &miss_pos);
         pr[r] = measure_pread(fd, env.miss_blocks, buf, 1, n_miss, &pread_pos);
-        prc[r] = measure_pread(fd, env.miss_blocks, cold, ncold, n_miss,
-                               &cold_pos);
+        prc[r] =
+            measure_pread(fd, env.miss_blocks, cold, ncold, n_miss, &cold_pos);
         ring[r] = measure_read_miss(&env, ss, bulk, n_miss, &miss_pos);
         ratio[r] = miss[r] / pr[r];
         run_threads(&env, 2, true, ms, &same[r]);
@@ -519,9 +521,12 @@ int bench_pin_main(int argc, char **argv)
         fprintf(f,
                 "{\n  \"bench\": \"pin\",\n  \"pool_mb\": %u,\n"
                 "  \"buffers\": %u,\n  \"threads\": %u,\n"
-                "  \"rounds\": %d,\n  \"quick\": %s,\n",
+                "  \"rounds\": %d,\n  \"quick\": %s,\n"
+                "  \"miss_pool_buffers\": %u,\n"
+                "  \"miss_relation_blocks\": %u,\n",
                 o.pool_mb, buf_pool_size(env.pool), o.threads, o.rounds,
-                o.quick ? "true" : "false");
+                o.quick ? "true" : "false", buf_pool_size(env.small),
+                env.miss_blocks);
         struct {
             const char *name;
             bench_stat st;
