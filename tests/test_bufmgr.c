@@ -551,6 +551,47 @@ static void test_extend_flush_checkpoint_reopen(void **state)
 
 /* ---- eviction ----------------------------------------------------------- */
 
+/*
+ * Every page buf_extend() returns is empty, also when the victim it reused
+ * was dirty and had to be written out first (the write goes through the
+ * session's private copy, which must not leak into the new page).
+ */
+static void test_extend_dirty_victims(void **state)
+{
+    fixture *f = *state;
+    char empty[BLOCK_SIZE];
+
+    pool_open(f, 16);
+    assert_int_equal(smgr_create(f->sm, 1, NULL, &f->err), KEEL_OK);
+    page_init(empty, 16);
+    for (blocknum_t want = 0; want < 48; want++) {
+        int32_t id;
+        blocknum_t blk;
+        char *page;
+
+        assert_int_equal(buf_extend(f->s, 1, 16, NULL, &id, &blk), KEEL_OK);
+        assert_int_equal(blk, want);
+        page = buf_page(f->pool, id);
+        /* Header fields and body as page_init() makes them (the stale
+         * in-memory checksum aside). */
+        assert_memory_equal(page + 8 + 4, empty + 8 + 4, BLOCK_SIZE - 8 - 4);
+        memset(page + PAGE_HEADER_SIZE, (int)(0x40 + want % 32),
+               BLOCK_SIZE - PAGE_HEADER_SIZE - 16);
+        buf_mark_dirty(f->s, id);
+        buf_unlock(f->s, id);
+        buf_release(f->s, id);
+    }
+    /* And each block kept its own contents through eviction. */
+    for (blocknum_t b = 0; b < 48; b++) {
+        int32_t id = read_ok(f->s, 1, b, NULL);
+        const unsigned char *page = buf_page(f->pool, id);
+        assert_int_equal(page[PAGE_HEADER_SIZE], 0x40 + b % 32);
+        assert_int_equal(page[BLOCK_SIZE - 17], 0x40 + b % 32);
+        buf_release(f->s, id);
+    }
+    assert_nothing_pinned(f);
+}
+
 static void test_eviction_writes_dirty_pages(void **state)
 {
     fixture *f = *state;
@@ -1174,6 +1215,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_extend_flush_checkpoint_reopen,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extend_dirty_victims, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_eviction_writes_dirty_pages, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_exhaustion, setup, teardown),

@@ -560,12 +560,14 @@ static int pin_found(buf_session *s, int32_t id, buf_strategy *strategy)
  * The slow path of buf_read() and buf_extend(): the block is not (or was
  * not seen to be) in the pool.  Takes a victim, looks again under the
  * partition lock (exact); if the block is still absent, re-tags the victim
- * under both partition locks and its header lock, and loads it: from disk (through srel, the relation's open
- * file), or from `init` (a page image) for a block just added to the file.
+ * under both partition locks and its header lock, and loads it: from disk
+ * (through srel, the relation's open file), or, for a block just added to
+ * the file as an empty page, by initializing the page in place with
+ * *init_special bytes of special space.
  */
 static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
-                     buf_strategy *strategy, smgr_rel *srel, const void *init,
-                     int32_t *out)
+                     buf_strategy *strategy, smgr_rel *srel,
+                     const uint16_t *init_special, int32_t *out)
 {
     buf_pool *p = s->pool;
     buf_table *t = &p->table;
@@ -613,8 +615,10 @@ static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
         hdr_unlock(v, BM_TAG_VALID | BM_IO_IN_PROGRESS | BUF_USAGE_ONE);
         unlock_partitions(t, part, old_part);
 
-        if (init != NULL) {
-            memcpy(buf_page(p, victim), init, BLOCK_SIZE);
+        if (init_special != NULL) {
+            /* Built in place: the session's write copy may have just been
+             * used to write this victim's old page out. */
+            page_init(buf_page(p, victim), *init_special);
             io_finish(v, false, true);
             rc = KEEL_OK;
         } else {
@@ -733,7 +737,7 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
     if (rc != KEEL_OK)
         return rc;
     tag = buf_tag_make(rel, *blk);
-    rc = read_slow(s, tag, buf_tag_hash(tag), strategy, r, s->write_copy, &id);
+    rc = read_slow(s, tag, buf_tag_hash(tag), strategy, r, &special_size, &id);
     if (rc != KEEL_OK)
         return rc;
     lwlock_acquire(&desc_of(p, id)->content_lock, LW_EXCLUSIVE);
