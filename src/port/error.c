@@ -20,6 +20,10 @@ static const char *const status_names[KEEL_STATUS_COUNT] = {
     [KEEL_EEXHAUSTED] = "buffer pool exhausted",
     [KEEL_EBUSY] = "in use",
     [KEEL_EVERSION] = "incompatible version",
+    [KEEL_ESERIALIZE] = "could not serialize access",
+    [KEEL_EUNIQUE] = "duplicate key",
+    [KEEL_ETYPE] = "wrong type",
+    [KEEL_ETOOBIG] = "too big",
 };
 
 const char *keel_status_str(int status)

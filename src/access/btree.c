@@ -1,0 +1,1120 @@
+/*
+ * btree.c: the B-tree access method: creating and opening an index,
+ * descending Lehman-Yao style, point search, insertion with page splits
+ * and downlinks into parents (new roots included), deletion, and range
+ * scans.  The page layout is in btree_page.h; the locking protocol and
+ * the invariants it keeps are in src/access/README.md.  In short:
+ *
+ *  - a reader holds a share lock on one page at a time and never locks a
+ *    parent: at each page, if its key is >= the page's high key, a split
+ *    moved it right and the reader follows the right-link;
+ *  - a writer descends the same way, remembering the internal block it
+ *    passed at each level, and locks the leaf exclusively;
+ *  - locks are taken left before right and child before parent, never
+ *    leftwards or downwards while holding one, so writers cannot deadlock;
+ *  - a split holds both halves until the downlink to the right half is in
+ *    the parent (the parent found through the remembered path, moving
+ *    right), so every page but a fresh right half has a downlink whenever
+ *    no lock is held on it.
+ */
+#include "access/btree.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access/btree_page.h"
+#include "storage/bufmgr.h"
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static void *bt_page(buf_session *s, int32_t id)
+{
+    return buf_page(s->pool, id);
+}
+
+static void bt_unlock_release(buf_session *s, int32_t id)
+{
+    buf_unlock(s, id);
+    buf_release(s, id);
+}
+
+/*
+ * Reads block blk of the index, pins and locks it in mode, and checks that
+ * it is a tree page of level `level` (any level if level < 0).  On error
+ * nothing is left pinned.
+ */
+static int bt_read_lock(const btree *bt, buf_session *s, blocknum_t blk,
+                        lwlock_mode mode, int level, int32_t *id)
+{
+    const void *page;
+    const bt_opaque *op;
+    int rc;
+
+    if (blk == BT_META_BLOCK || blk == BT_NONE)
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "index %u: link to invalid block %u", bt->rel, blk);
+    rc = buf_read(s, bt->rel, blk, NULL, id);
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, *id, mode);
+    page = bt_page(s, *id);
+    op = btpage_opaque_c(page);
+    if (btpage_header(page)->special != BT_SPECIAL_OFF ||
+        (op->flags & BT_META) || (level >= 0 && op->level != level)) {
+        bt_unlock_release(s, *id);
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "index %u block %u: not a B-tree page of level %d",
+                        bt->rel, blk, level);
+    }
+    return KEEL_OK;
+}
+
+/*
+ * The fast path's test of an item against sk: below it (or_equal false) or
+ * not above it (or_equal true).  One integer compare unless the item's key
+ * is null (sorts last) or equal (then the tid or unspec decides).
+ */
+static inline bool bt_fast_before(const btree *bt, const bt_scankey *sk,
+                                  const bt_item *it, bool leaf, bool or_equal)
+{
+    int64_t v;
+
+    if (__builtin_expect((it->info & BT_INFO_NULLS) != 0, 0))
+        return false;
+    v = bt_fast_value(bt, btitem_key(it, leaf));
+    if (__builtin_expect(v != sk->ival, 1))
+        return v < sk->ival;
+    return or_equal ? bt_compare(bt, sk, it, leaf) >= 0
+                    : bt_compare(bt, sk, it, leaf) > 0;
+}
+
+/*
+ * Counts, from slot lo, the items before sk in [lo, hi) (ordered): the
+ * position of sk.  Branch-free halving: with random keys the usual branch
+ * is a coin toss, and a conditional move does not stall on it.
+ */
+static inline uint16_t bt_fast_search(const btree *bt, const void *page,
+                                      const bt_scankey *sk, uint16_t lo,
+                                      uint16_t hi, bool leaf, bool or_equal)
+{
+    uint32_t base = lo, n = (uint32_t)(hi - lo);
+
+    while (n > 1) {
+        uint32_t half = n / 2;
+        bool before = bt_fast_before(
+            bt, sk, btpage_item(page, (uint16_t)(base + half - 1)), leaf,
+            or_equal);
+        base = before ? base + half : base;
+        n -= half;
+    }
+    if (n == 1 && bt_fast_before(bt, sk, btpage_item(page, (uint16_t)base),
+                                 leaf, or_equal))
+        base++;
+    return (uint16_t)base;
+}
+
+/* First data slot whose item is >= sk (nitems if none): the position of
+ * sk on a leaf. */
+static uint16_t bt_lower_bound(const btree *bt, const void *page,
+                               const bt_scankey *sk)
+{
+    uint16_t lo = btpage_first(page), hi = btpage_nitems(page);
+
+    if (sk->fast)
+        return bt_fast_search(bt, page, sk, lo, hi, true, false);
+
+    while (lo < hi) {
+        uint16_t mid = (uint16_t)(lo + (hi - lo) / 2);
+        if (bt_compare(bt, sk, btpage_item(page, mid), true) > 0)
+            lo = (uint16_t)(mid + 1);
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* On an internal page, the child whose key range holds sk: the last item
+ * <= sk (the minus-infinity first item is <= everything). */
+static blocknum_t bt_child(const btree *bt, const void *page,
+                           const bt_scankey *sk)
+{
+    uint16_t first = btpage_first(page);
+    uint16_t lo = (uint16_t)(first + 1), hi = btpage_nitems(page);
+
+    if (sk->fast) {
+        lo = bt_fast_search(bt, page, sk, lo, hi, false, true);
+        return btpage_item(page, (uint16_t)(lo - 1))->block;
+    }
+    while (lo < hi) {
+        uint16_t mid = (uint16_t)(lo + (hi - lo) / 2);
+        if (bt_compare(bt, sk, btpage_item(page, mid), false) >= 0)
+            lo = (uint16_t)(mid + 1);
+        else
+            hi = mid;
+    }
+    return btpage_item(page, (uint16_t)(lo - 1))->block;
+}
+
+/* True if sk belongs right of this page: the page has a high key and sk
+ * is not below it. */
+static bool bt_beyond(const btree *bt, const void *page, const bt_scankey *sk)
+{
+    return !btpage_rightmost(page) &&
+           bt_compare(bt, sk, btpage_item(page, BT_HIKEY),
+                      btpage_is_leaf(page)) >= 0;
+}
+
+/* ---- handle and meta page ---------------------------------------------- */
+
+int bt_handle_new(relnumber_t rel, const tuple_desc *desc, bool unique,
+                  btree **out, kerr *err)
+{
+    btree *bt;
+
+    if (desc == NULL || desc->natts == 0 || desc->natts > BTREE_MAX_KEYS)
+        return kerr_set(err, KEEL_EINVAL,
+                        "an index has 1 to %d key columns, not %u",
+                        BTREE_MAX_KEYS, desc == NULL ? 0 : desc->natts);
+    bt = calloc(1, sizeof(*bt));
+    if (bt == NULL || (bt->desc = tupdesc_copy(desc)) == NULL) {
+        free(bt);
+        return kerr_set(err, KEEL_ENOMEM, "out of memory for index %u", rel);
+    }
+    atomic_store_relaxed(&bt->root_cache, 0);
+    bt->rel = rel;
+    bt->natts = desc->natts;
+    bt->unique = unique;
+    bt->fast = BT_FAST_NONE;
+    if (desc->natts == 1) {
+        switch (desc->attrs[0].type) {
+        case KEEL_INT2:
+            bt->fast = BT_FAST_INT2;
+            break;
+        case KEEL_INT4:
+            bt->fast = BT_FAST_INT4;
+            break;
+        case KEEL_INT8:
+            bt->fast = BT_FAST_INT8;
+            break;
+        case KEEL_OID:
+            bt->fast = BT_FAST_OID;
+            break;
+        default:
+            break;
+        }
+    }
+    *out = bt;
+    return KEEL_OK;
+}
+
+int bt_rel_prepare(buf_session *s, relnumber_t rel)
+{
+    smgr *sm = buf_pool_smgr(s->pool);
+    smgr_rel *r;
+    int rc;
+
+    if (rel == INVALID_RELNUMBER)
+        return kerr_set(&s->err, KEEL_EINVAL, "invalid relation number 0");
+    if (!smgr_exists(sm, rel)) {
+        rc = smgr_create(sm, rel, NULL, &s->err);
+        if (rc != KEEL_OK && rc != KEEL_EEXIST)
+            return rc;
+    }
+    rc = smgr_rel_open(sm, rel, &r, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    if (smgr_nblocks(r) != 0)
+        return kerr_set(&s->err, KEEL_EEXIST,
+                        "relation %u is not empty: cannot create an index "
+                        "in it",
+                        rel);
+    return KEEL_OK;
+}
+
+void bt_meta_write(const btree *bt, void *page, blocknum_t root, uint32_t level)
+{
+    bt_meta m;
+
+    btpage_init(page, 0, 0);
+    btpage_opaque(page)->flags = BT_META;
+    memset(&m, 0, sizeof(m));
+    m.magic = BT_MAGIC;
+    m.version = BT_VERSION;
+    m.root = root;
+    m.level = level;
+    m.natts = bt->natts;
+    m.unique = bt->unique ? 1 : 0;
+    for (uint16_t i = 0; i < bt->natts; i++) {
+        const tuple_attr *a = &bt->desc->attrs[i];
+        m.attrs[i].type = (uint8_t)a->type;
+        m.attrs[i].notnull = a->notnull ? 1 : 0;
+        m.attrs[i].len = a->type == KEEL_CHAR ? a->len : 0;
+    }
+    memcpy((char *)page + PAGE_HEADER_SIZE, &m, sizeof(m));
+    ((page_header *)page)->lower = (uint16_t)(PAGE_HEADER_SIZE + sizeof(m));
+}
+
+int bt_meta_parse(const void *page, relnumber_t rel, bt_meta *meta,
+                  tuple_desc **desc, kerr *err)
+{
+    const bt_opaque *op = btpage_opaque_c(page);
+    tuple_desc *d;
+
+    if (page_is_new(page) || btpage_header(page)->special != BT_SPECIAL_OFF ||
+        !(op->flags & BT_META))
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "relation %u block 0 is not a B-tree meta page", rel);
+    memcpy(meta, (const char *)page + PAGE_HEADER_SIZE, sizeof(*meta));
+    if (meta->magic != BT_MAGIC)
+        return kerr_set(err, KEEL_ECORRUPT, "relation %u: bad B-tree magic %#x",
+                        rel, meta->magic);
+    if (meta->version != BT_VERSION)
+        return kerr_set(err, KEEL_EVERSION,
+                        "index %u has B-tree version %u, expected %d", rel,
+                        meta->version, BT_VERSION);
+    if (meta->natts == 0 || meta->natts > BTREE_MAX_KEYS ||
+        meta->root == BT_META_BLOCK || meta->root == BT_NONE ||
+        meta->level >= BT_MAX_LEVELS || meta->unique > 1)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "index %u: meta page out of range (root %u, level "
+                        "%u, %u key columns)",
+                        rel, meta->root, meta->level, meta->natts);
+    if (desc == NULL)
+        return KEEL_OK;
+    d = tupdesc_alloc(meta->natts);
+    if (d == NULL)
+        return kerr_set(err, KEEL_ENOMEM, "out of memory for index %u", rel);
+    for (uint16_t i = 0; i < meta->natts; i++) {
+        kerr e;
+        if (tupdesc_set(d, i, (keel_type)meta->attrs[i].type,
+                        meta->attrs[i].len, meta->attrs[i].notnull != 0,
+                        &e) != KEEL_OK) {
+            tupdesc_free(d);
+            return kerr_set(err, KEEL_ECORRUPT, "index %u meta page: %s", rel,
+                            e.msg);
+        }
+    }
+    *desc = d;
+    return KEEL_OK;
+}
+
+int btree_create(buf_session *s, relnumber_t rel, const tuple_desc *keydesc,
+                 bool unique, btree **out)
+{
+    int32_t mid, rid;
+    blocknum_t mblk, rblk;
+    btree *bt;
+    int rc;
+
+    rc = bt_handle_new(rel, keydesc, unique, &bt, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = bt_rel_prepare(s, rel);
+    if (rc == KEEL_OK)
+        rc = buf_extend(s, rel, sizeof(bt_opaque), NULL, &mid, &mblk);
+    if (rc != KEEL_OK) {
+        btree_close(bt);
+        return rc;
+    }
+    if (mblk != BT_META_BLOCK) {
+        bt_unlock_release(s, mid);
+        btree_close(bt);
+        return kerr_set(&s->err, KEEL_EEXIST,
+                        "relation %u grew while its index was created", rel);
+    }
+    rc = buf_extend(s, rel, sizeof(bt_opaque), NULL, &rid, &rblk);
+    if (rc != KEEL_OK) {
+        bt_unlock_release(s, mid);
+        btree_close(bt);
+        return rc;
+    }
+    btpage_init(bt_page(s, rid), 0, BT_ROOT);
+    buf_mark_dirty(s, rid);
+    bt_unlock_release(s, rid);
+    bt_meta_write(bt, bt_page(s, mid), rblk, 0);
+    buf_mark_dirty(s, mid);
+    bt_unlock_release(s, mid);
+    atomic_store_relaxed(&bt->root_cache, rblk);
+    *out = bt;
+    return KEEL_OK;
+}
+
+int btree_open(buf_session *s, relnumber_t rel, btree **out)
+{
+    tuple_desc *desc = NULL;
+    bt_meta meta;
+    btree *bt;
+    int32_t id;
+    int rc;
+
+    rc = buf_read(s, rel, BT_META_BLOCK, NULL, &id);
+    if (rc == KEEL_EEOF)
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "relation %u has no B-tree meta page", rel);
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, id, LW_SHARED);
+    rc = bt_meta_parse(bt_page(s, id), rel, &meta, &desc, &s->err);
+    bt_unlock_release(s, id);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = bt_handle_new(rel, desc, meta.unique != 0, &bt, &s->err);
+    tupdesc_free(desc);
+    if (rc != KEEL_OK)
+        return rc;
+    atomic_store_relaxed(&bt->root_cache,
+                         (uint64_t)meta.level << 32 | meta.root);
+    *out = bt;
+    return KEEL_OK;
+}
+
+void btree_close(btree *bt)
+{
+    if (bt == NULL)
+        return;
+    tupdesc_free(bt->desc);
+    free(bt);
+}
+
+relnumber_t btree_relnumber(const btree *bt)
+{
+    return bt->rel;
+}
+
+const tuple_desc *btree_key_desc(const btree *bt)
+{
+    return bt->desc;
+}
+
+bool btree_is_unique(const btree *bt)
+{
+    return bt->unique;
+}
+
+/* ---- descent ----------------------------------------------------------- */
+
+/*
+ * The root block and level: from the handle's cache unless refresh (or
+ * unknown), else from the meta page (under its share lock, held alone),
+ * refreshing the cache.
+ */
+static int bt_root_get(btree *bt, buf_session *s, bool refresh,
+                       blocknum_t *root, uint32_t *level)
+{
+    uint64_t c = refresh ? 0 : atomic_load_relaxed(&bt->root_cache);
+    bt_meta meta;
+    int32_t id;
+    int rc;
+
+    if (c == 0) {
+        rc = buf_read(s, bt->rel, BT_META_BLOCK, NULL, &id);
+        if (rc != KEEL_OK)
+            return rc;
+        buf_lock(s, id, LW_SHARED);
+        rc = bt_meta_parse(bt_page(s, id), bt->rel, &meta, NULL, &s->err);
+        bt_unlock_release(s, id);
+        if (rc != KEEL_OK)
+            return rc;
+        c = (uint64_t)meta.level << 32 | meta.root;
+        atomic_store_relaxed(&bt->root_cache, c);
+    }
+    *root = (blocknum_t)c;
+    *level = (uint32_t)(c >> 32);
+    return KEEL_OK;
+}
+
+/*
+ * Descends from the root to the page of level `target` whose key range
+ * holds sk, and returns it pinned and locked in mode in *out_id (block in
+ * *out_blk).  Pages above target are share-locked one at a time.  If
+ * stack is not NULL, stack[l] receives the block passed at each level l
+ * above target, and *stack_top the root's level.  A cached root that is
+ * no longer the root (or a level that does not exist yet) is refreshed
+ * from the meta page.
+ */
+static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
+                      uint32_t target, lwlock_mode mode, blocknum_t *stack,
+                      uint32_t *stack_top, int32_t *out_id, blocknum_t *out_blk)
+{
+    bool refresh = false;
+
+    for (int attempt = 0;; attempt++) {
+        blocknum_t blk;
+        uint32_t level;
+        int32_t id;
+        void *page;
+        int rc;
+
+        if (attempt >= 1000)
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "index %u: the meta page's root is not a root "
+                            "page of level >= %u",
+                            bt->rel, target);
+        rc = bt_root_get(bt, s, refresh, &blk, &level);
+        if (rc != KEEL_OK)
+            return rc;
+        refresh = true;
+        if (level < target)
+            continue;
+        rc = bt_read_lock(bt, s, blk, level == target ? mode : LW_SHARED, -1,
+                          &id);
+        if (rc != KEEL_OK)
+            return rc;
+        page = bt_page(s, id);
+        if (!(btpage_opaque(page)->flags & BT_ROOT) ||
+            btpage_opaque(page)->level != level) {
+            /* A stale cache: the root split (or the meta page moved on). */
+            bt_unlock_release(s, id);
+            continue;
+        }
+        if (stack_top != NULL)
+            *stack_top = level;
+        for (;;) {
+            lwlock_mode m = level == target ? mode : LW_SHARED;
+
+            while (bt_beyond(bt, page, sk)) {
+                blocknum_t next = btpage_opaque(page)->right;
+                bt_unlock_release(s, id);
+                rc = bt_read_lock(bt, s, next, m, (int)level, &id);
+                if (rc != KEEL_OK)
+                    return rc;
+                blk = next;
+                page = bt_page(s, id);
+            }
+            if (level == target) {
+                *out_id = id;
+                *out_blk = blk;
+                return KEEL_OK;
+            }
+            if (stack != NULL)
+                stack[level] = blk;
+            blk = bt_child(bt, page, sk);
+            bt_unlock_release(s, id);
+            level--;
+            rc = bt_read_lock(bt, s, blk, level == target ? mode : LW_SHARED,
+                              (int)level, &id);
+            if (rc != KEEL_OK)
+                return rc;
+            page = bt_page(s, id);
+        }
+    }
+}
+
+/* ---- point search ------------------------------------------------------ */
+
+/*
+ * Collects the tids of the entries equal to keys (up to max into tids,
+ * counting all in *count; with first_only stops at the first).  Moves
+ * right while the equal keys continue past a page's end.
+ */
+static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
+                        tid *tids, uint32_t max, uint32_t *count,
+                        bool first_only)
+{
+    bt_scankey sk;
+    uint32_t found = 0;
+    blocknum_t blk;
+    int32_t id;
+    uint16_t pos;
+    void *page;
+    int rc;
+
+    bt_scankey_init(bt, &sk, keys, bt->natts, -1);
+    rc = bt_descend(bt, s, &sk, 0, LW_SHARED, NULL, NULL, &id, &blk);
+    if (rc != KEEL_OK)
+        return rc;
+    page = bt_page(s, id);
+    pos = bt_lower_bound(bt, page, &sk);
+    sk.unspec = 0; /* from here on: equality */
+    for (;;) {
+        uint16_t n = btpage_nitems(page);
+
+        for (; pos < n; pos++) {
+            const bt_item *it = btpage_item(page, pos);
+            if (bt_compare(bt, &sk, it, true) != 0)
+                goto done;
+            if (found < max)
+                tids[found] = btitem_tid(it, true);
+            found++;
+            if (first_only)
+                goto done;
+        }
+        /* Equal keys may continue right only if the high key is equal. */
+        if (btpage_rightmost(page) ||
+            bt_compare(bt, &sk, btpage_item(page, BT_HIKEY), true) < 0)
+            goto done;
+        blk = btpage_opaque(page)->right;
+        bt_unlock_release(s, id);
+        rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
+        if (rc != KEEL_OK)
+            return rc;
+        page = bt_page(s, id);
+        pos = btpage_first(page);
+    }
+done:
+    bt_unlock_release(s, id);
+    *count = found;
+    return KEEL_OK;
+}
+
+int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
+                 uint32_t max, uint32_t *count)
+{
+    return bt_search_eq(bt, s, keys, tids, max, count, false);
+}
+
+int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t)
+{
+    uint32_t n = 0;
+    int rc = bt_search_eq(bt, s, keys, t, 1, &n, true);
+
+    if (rc != KEEL_OK)
+        return rc;
+    return n > 0 ? KEEL_OK : KEEL_ENOENT;
+}
+
+/* ---- insertion --------------------------------------------------------- */
+
+/*
+ * The uniqueness check.  On entry *io_id is the leaf whose range holds
+ * (key, minus infinity), exclusively locked.  Walks the entries equal to
+ * keys rightwards, locking each next page before releasing the current
+ * one, and fails if one may be live.  The insertion target (the page whose
+ * range holds (key, t)) is reached on the way and kept exclusively locked;
+ * pages beyond it are only share-locked.  On success *io_id / *io_blk is
+ * the target, exclusively locked; on failure nothing is held.
+ */
+static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
+                           tid t, btree_is_live_fn is_live, void *ctx,
+                           int32_t *io_id, blocknum_t *io_blk)
+{
+    int32_t cur = *io_id, target = BUF_INVALID;
+    blocknum_t curblk = *io_blk, tblk = BT_NONE;
+    bt_scankey eq, full;
+    void *page = bt_page(s, cur);
+    uint16_t pos;
+    int rc = KEEL_OK;
+
+    bt_scankey_init(bt, &eq, keys, bt->natts, -1);
+    full = eq;
+    full.has_tid = true;
+    full.t = t;
+    pos = bt_lower_bound(bt, page, &eq);
+    eq.unspec = 0;
+    for (;;) {
+        uint16_t n = btpage_nitems(page);
+        blocknum_t next;
+        int32_t nid;
+
+        if (target == BUF_INVALID && !bt_beyond(bt, page, &full)) {
+            target = cur;
+            tblk = curblk;
+        }
+        for (; pos < n; pos++) {
+            const bt_item *it = btpage_item(page, pos);
+            tid et;
+
+            if (bt_compare(bt, &eq, it, true) != 0)
+                goto done;
+            et = btitem_tid(it, true);
+            if (tid_compare(et, t) == 0) {
+                rc = kerr_set(&s->err, KEEL_EEXIST,
+                              "index %u: entry for tid (%u,%u) already "
+                              "exists",
+                              bt->rel, t.block, t.offset);
+                goto fail;
+            }
+            if (is_live == NULL || is_live(ctx, et)) {
+                char kb[160];
+                bt_key_format(bt->desc, keys, bt->natts, kb, sizeof(kb));
+                rc = kerr_set(&s->err, KEEL_EUNIQUE,
+                              "duplicate key %s violates unique index %u", kb,
+                              bt->rel);
+                goto fail;
+            }
+        }
+        if (btpage_rightmost(page) ||
+            bt_compare(bt, &eq, btpage_item(page, BT_HIKEY), true) < 0)
+            goto done;
+        next = btpage_opaque(page)->right;
+        rc = bt_read_lock(bt, s, next,
+                          target == BUF_INVALID ? LW_EXCLUSIVE : LW_SHARED, 0,
+                          &nid);
+        if (rc != KEEL_OK)
+            goto fail;
+        if (cur != target)
+            bt_unlock_release(s, cur);
+        cur = nid;
+        curblk = next;
+        page = bt_page(s, cur);
+        pos = btpage_first(page);
+    }
+done:
+    /* Past the target, only entries > (key, t) remain: it was found. */
+    assert(target != BUF_INVALID);
+    if (cur != target)
+        bt_unlock_release(s, cur);
+    *io_id = target;
+    *io_blk = tblk;
+    return KEEL_OK;
+fail:
+    if (cur != target)
+        bt_unlock_release(s, cur);
+    if (target != BUF_INVALID)
+        bt_unlock_release(s, target);
+    return rc;
+}
+
+/*
+ * Finds, for the page `lpage` (block child, level plevel - 1, exclusively
+ * locked by the caller), its parent: the page of level plevel holding its
+ * downlink, which is returned exclusively locked with the downlink's slot.
+ * Starts at the remembered block of that level if the descent passed it,
+ * else descends from the root towards lpage's high key; then moves right
+ * until the downlink is found (the parent may have split meanwhile).
+ */
+static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
+                          uint32_t stack_top, uint32_t plevel, blocknum_t child,
+                          const void *lpage, int32_t *pid, blocknum_t *pblk,
+                          uint16_t *ppos)
+{
+    blocknum_t blk;
+    int32_t id;
+    int rc;
+
+    if (plevel <= stack_top) {
+        blk = stack[plevel];
+        rc = bt_read_lock(bt, s, blk, LW_EXCLUSIVE, (int)plevel, &id);
+    } else {
+        keel_value vals[BTREE_MAX_KEYS];
+        bt_scankey sk;
+
+        bt_scankey_from_item(bt, btpage_item(lpage, BT_HIKEY),
+                             btpage_is_leaf(lpage), vals, &sk);
+        rc =
+            bt_descend(bt, s, &sk, plevel, LW_EXCLUSIVE, NULL, NULL, &id, &blk);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    for (;;) {
+        void *page = bt_page(s, id);
+        uint16_t n = btpage_nitems(page);
+
+        for (uint16_t i = btpage_first(page); i < n; i++) {
+            if (btpage_item(page, i)->block == child) {
+                *pid = id;
+                *pblk = blk;
+                *ppos = i;
+                return KEEL_OK;
+            }
+        }
+        if (btpage_rightmost(page)) {
+            bt_unlock_release(s, id);
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "index %u: no downlink to block %u on level %u",
+                            bt->rel, child, plevel);
+        }
+        blk = btpage_opaque(page)->right;
+        bt_unlock_release(s, id);
+        rc = bt_read_lock(bt, s, blk, LW_EXCLUSIVE, (int)plevel, &id);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+}
+
+/*
+ * The root (page lid, block lblk, level `level`, exclusively locked) has
+ * split into lblk and rblk: makes a new root above them holding minus
+ * infinity -> lblk and the downlink dl -> rblk, points the meta page at it
+ * (under the meta page's exclusive lock, taken last) and clears the old
+ * root's flag.  The caller still holds and releases both halves.
+ */
+static int bt_new_root(btree *bt, buf_session *s, int32_t lid, blocknum_t lblk,
+                       uint16_t level, const void *dl, uint16_t dlsize)
+{
+    unsigned char mi[BT_MINUS_INF_SIZE];
+    int32_t mid, nid;
+    blocknum_t nblk;
+    bt_meta meta;
+    void *npage, *mpage;
+    int rc;
+
+    rc = buf_read(s, bt->rel, BT_META_BLOCK, NULL, &mid);
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, mid, LW_EXCLUSIVE);
+    rc = buf_extend(s, bt->rel, sizeof(bt_opaque), NULL, &nid, &nblk);
+    if (rc != KEEL_OK) {
+        bt_unlock_release(s, mid);
+        return rc;
+    }
+    npage = bt_page(s, nid);
+    btpage_init(npage, (uint16_t)(level + 1), BT_ROOT);
+    if (!btpage_add(npage, 0, mi, bt_form_minus_inf(lblk, mi)) ||
+        !btpage_add(npage, 1, dl, dlsize))
+        assert(false);
+    buf_mark_dirty(s, nid);
+
+    mpage = bt_page(s, mid);
+    memcpy(&meta, (char *)mpage + PAGE_HEADER_SIZE, sizeof(meta));
+    meta.root = nblk;
+    meta.level = (uint32_t)level + 1;
+    memcpy((char *)mpage + PAGE_HEADER_SIZE, &meta, sizeof(meta));
+    buf_mark_dirty(s, mid);
+
+    btpage_opaque(bt_page(s, lid))->flags &= (uint16_t)~BT_ROOT;
+    atomic_store_relaxed(&bt->root_cache, (uint64_t)(level + 1) << 32 | nblk);
+    bt_unlock_release(s, mid);
+    bt_unlock_release(s, nid);
+    return KEEL_OK;
+}
+
+/*
+ * Inserts item (size bytes) at slot pos of page id (block blk, exclusively
+ * locked), splitting it if it is full and then inserting the downlink to
+ * the new right half into the parent, and so on up.  Releases everything
+ * it holds before returning, error or not.
+ */
+static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
+                          uint32_t stack_top, int32_t id, blocknum_t blk,
+                          uint16_t pos, const void *item, uint16_t size)
+{
+    bt_itembuf dlbuf;
+    int rc;
+
+    for (;;) {
+        void *page = bt_page(s, id), *rpage;
+        bt_opaque *op = btpage_opaque(page);
+        uint16_t level = op->level, dlsize;
+        blocknum_t oldright = op->right, rblk;
+        int32_t rid, orid = BUF_INVALID, pid = BUF_INVALID;
+        blocknum_t pblk = BT_NONE;
+        uint16_t ppos = 0;
+
+        if (btpage_add(page, pos, item, size)) {
+            buf_mark_dirty(s, id);
+            bt_unlock_release(s, id);
+            return KEEL_OK;
+        }
+
+        /* Split: new right half, then the old right sibling (whose
+         * left-link changes), both to the right of this page. */
+        rc = buf_extend(s, bt->rel, sizeof(bt_opaque), NULL, &rid, &rblk);
+        if (rc != KEEL_OK) {
+            bt_unlock_release(s, id);
+            return rc;
+        }
+        rpage = bt_page(s, rid);
+        btpage_init(rpage, level, 0);
+        if (oldright != BT_NONE) {
+            rc = bt_read_lock(bt, s, oldright, LW_EXCLUSIVE, level, &orid);
+            if (rc != KEEL_OK) {
+                /* The new page stays empty and unlinked. */
+                buf_mark_dirty(s, rid);
+                bt_unlock_release(s, rid);
+                bt_unlock_release(s, id);
+                return rc;
+            }
+        }
+        if (!btpage_split(page, blk, rpage, rblk, pos, item, size)) {
+            buf_mark_dirty(s, rid);
+            bt_unlock_release(s, rid);
+            if (orid != BUF_INVALID)
+                bt_unlock_release(s, orid);
+            bt_unlock_release(s, id);
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "index %u block %u: no way to split the page",
+                            bt->rel, blk);
+        }
+        if (orid != BUF_INVALID) {
+            btpage_opaque(bt_page(s, orid))->left = rblk;
+            buf_mark_dirty(s, orid);
+            bt_unlock_release(s, orid);
+        }
+        buf_mark_dirty(s, rid);
+        buf_mark_dirty(s, id);
+
+        dlsize = bt_form_downlink(btpage_item(page, BT_HIKEY), level == 0, rblk,
+                                  dlbuf.b);
+        if (op->flags & BT_ROOT) {
+            rc = bt_new_root(bt, s, id, blk, level, dlbuf.b, dlsize);
+            bt_unlock_release(s, rid);
+            bt_unlock_release(s, id);
+            return rc;
+        }
+        /* Both halves stay locked until the parent is: nobody can split
+         * the right half before its downlink exists. */
+        rc = bt_find_parent(bt, s, stack, stack_top, (uint32_t)level + 1, blk,
+                            page, &pid, &pblk, &ppos);
+        bt_unlock_release(s, rid);
+        bt_unlock_release(s, id);
+        if (rc != KEEL_OK)
+            return rc;
+        id = pid;
+        blk = pblk;
+        pos = (uint16_t)(ppos + 1);
+        item = dlbuf.b;
+        size = dlsize;
+    }
+}
+
+int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
+                 btree_is_live_fn is_live, void *ctx)
+{
+    bt_itembuf itembuf;
+    blocknum_t stack[BT_MAX_LEVELS], blk;
+    uint32_t stack_top = 0;
+    bt_scankey sk;
+    uint16_t size, pos;
+    bool check;
+    int32_t id;
+    void *page;
+    int rc;
+
+    if (!tid_valid(t))
+        return kerr_set(&s->err, KEEL_EINVAL,
+                        "index %u: insert of an invalid tid", bt->rel);
+    rc = bt_form_leaf(bt, keys, t, itembuf.b, &size, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    /* Keys with a null are never equal to anything (SQL's rule), so only
+     * a unique index's all-non-null keys are checked. */
+    check = bt->unique && !(itembuf.hdr.info & BT_INFO_NULLS);
+    bt_scankey_init(bt, &sk, keys, bt->natts, -1);
+    sk.has_tid = !check;
+    sk.t = t;
+    rc = bt_descend(bt, s, &sk, 0, LW_EXCLUSIVE, stack, &stack_top, &id, &blk);
+    if (rc != KEEL_OK)
+        return rc;
+    if (check) {
+        rc = bt_unique_check(bt, s, keys, t, is_live, ctx, &id, &blk);
+        if (rc != KEEL_OK)
+            return rc;
+        sk.has_tid = true;
+    }
+    page = bt_page(s, id);
+    pos = bt_lower_bound(bt, page, &sk);
+    if (pos < btpage_nitems(page) &&
+        bt_compare(bt, &sk, btpage_item(page, pos), true) == 0) {
+        bt_unlock_release(s, id);
+        return kerr_set(&s->err, KEEL_EEXIST,
+                        "index %u: entry for tid (%u,%u) already exists",
+                        bt->rel, t.block, t.offset);
+    }
+    return bt_insert_item(bt, s, stack, stack_top, id, blk, pos, itembuf.b,
+                          size);
+}
+
+/* ---- deletion ---------------------------------------------------------- */
+
+int btree_delete(btree *bt, buf_session *s, const keel_value *keys, tid t)
+{
+    bt_scankey sk;
+    blocknum_t blk;
+    uint16_t pos;
+    int32_t id;
+    void *page;
+    int rc;
+
+    bt_scankey_init(bt, &sk, keys, bt->natts, -1);
+    sk.has_tid = true;
+    sk.t = t;
+    rc = bt_descend(bt, s, &sk, 0, LW_EXCLUSIVE, NULL, NULL, &id, &blk);
+    if (rc != KEEL_OK)
+        return rc;
+    page = bt_page(s, id);
+    pos = bt_lower_bound(bt, page, &sk);
+    if (pos >= btpage_nitems(page) ||
+        bt_compare(bt, &sk, btpage_item(page, pos), true) != 0) {
+        bt_unlock_release(s, id);
+        return kerr_set(&s->err, KEEL_ENOENT,
+                        "index %u: no entry for tid (%u,%u) with that key",
+                        bt->rel, t.block, t.offset);
+    }
+    btpage_remove(page, pos);
+    buf_mark_dirty(s, id);
+    bt_unlock_release(s, id);
+    return KEEL_OK;
+}
+
+/* ---- range scans ------------------------------------------------------- */
+
+struct btree_scan {
+    btree *bt;
+    buf_session *s;
+    bt_scankey lo; /* where to start (nvals 0: the leftmost entry) */
+    bt_scankey hi; /* an entry is in range iff hi compares above it */
+    bool has_hi;
+    bool started;    /* the first leaf has been read */
+    bool finished;   /* no more leaves to read */
+    blocknum_t next; /* the next leaf to read */
+    uint16_t count;  /* entries in the batch */
+    uint16_t cur;    /* the next one to return */
+    keel_value lo_vals[BTREE_MAX_KEYS];
+    keel_value hi_vals[BTREE_MAX_KEYS];
+    char *strings; /* the bounds' string bytes */
+    uint16_t offs[BT_MAX_ITEMS];
+    uint64_t items[BLOCK_SIZE / 8]; /* the batch: copied leaf items */
+};
+
+/* Copies n bound values into dst, their string bytes into *arena. */
+static void bt_copy_vals(const tuple_desc *d, keel_value *dst,
+                         const keel_value *src, uint16_t n, char **arena)
+{
+    for (uint16_t i = 0; i < n; i++) {
+        dst[i] = src[i];
+        if (!src[i].isnull &&
+            (d->attrs[i].type == KEEL_NAME || d->attrs[i].type == KEEL_CHAR ||
+             d->attrs[i].type == KEEL_TEXT)) {
+            if (src[i].v.s.len > 0)
+                memcpy(*arena, src[i].v.s.ptr, src[i].v.s.len);
+            dst[i].v.s.ptr = *arena;
+            *arena += src[i].v.s.len;
+        }
+    }
+}
+
+static size_t bt_string_bytes(const tuple_desc *d, const btree_bound *b)
+{
+    size_t n = 0;
+
+    for (uint16_t i = 0; b != NULL && i < b->ncols; i++)
+        if (!b->vals[i].isnull &&
+            (d->attrs[i].type == KEEL_NAME || d->attrs[i].type == KEEL_CHAR ||
+             d->attrs[i].type == KEEL_TEXT))
+            n += b->vals[i].v.s.len;
+    return n;
+}
+
+int btree_scan_begin(btree *bt, buf_session *s, const btree_bound *lower,
+                     const btree_bound *upper, btree_scan **out)
+{
+    const btree_bound *bounds[2] = {lower, upper};
+    btree_scan *sc;
+    char *arena;
+
+    for (int i = 0; i < 2; i++)
+        if (bounds[i] != NULL &&
+            (bounds[i]->ncols == 0 || bounds[i]->ncols > bt->natts ||
+             bounds[i]->vals == NULL))
+            return kerr_set(&s->err, KEEL_EINVAL,
+                            "index %u: a scan bound has 1 to %u columns",
+                            bt->rel, bt->natts);
+    sc = calloc(1, sizeof(*sc));
+    if (sc == NULL)
+        return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
+    sc->strings = malloc(bt_string_bytes(bt->desc, lower) +
+                         bt_string_bytes(bt->desc, upper) + 1);
+    if (sc->strings == NULL) {
+        free(sc);
+        return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
+    }
+    arena = sc->strings;
+    sc->bt = bt;
+    sc->s = s;
+    if (lower != NULL) {
+        bt_copy_vals(bt->desc, sc->lo_vals, lower->vals, lower->ncols, &arena);
+        bt_scankey_init(bt, &sc->lo, sc->lo_vals, lower->ncols,
+                        lower->inclusive ? -1 : 1);
+    } else {
+        bt_scankey_init(bt, &sc->lo, sc->lo_vals, 0, -1);
+    }
+    if (upper != NULL) {
+        bt_copy_vals(bt->desc, sc->hi_vals, upper->vals, upper->ncols, &arena);
+        bt_scankey_init(bt, &sc->hi, sc->hi_vals, upper->ncols,
+                        upper->inclusive ? 1 : -1);
+        sc->has_hi = true;
+    }
+    sc->next = BT_NONE;
+    *out = sc;
+    return KEEL_OK;
+}
+
+/*
+ * Reads the next leaf (the first: by descending to the lower bound) and
+ * copies its entries in range into the batch, under a share lock held for
+ * that page only.  The next leaf is the right-link seen now: a later split
+ * of this page only moves entries already copied, and a split of the next
+ * page keeps its entries reachable through its right-link.
+ */
+static int bt_scan_load(btree_scan *sc)
+{
+    btree *bt = sc->bt;
+    buf_session *s = sc->s;
+    bool stop = false;
+    uint16_t pos, n;
+    size_t used = 0;
+    blocknum_t blk;
+    int32_t id;
+    void *page;
+    int rc;
+
+    if (!sc->started) {
+        rc = bt_descend(bt, s, &sc->lo, 0, LW_SHARED, NULL, NULL, &id, &blk);
+        if (rc != KEEL_OK)
+            return rc;
+        sc->started = true;
+        page = bt_page(s, id);
+        pos = bt_lower_bound(bt, page, &sc->lo);
+    } else {
+        rc = bt_read_lock(bt, s, sc->next, LW_SHARED, 0, &id);
+        if (rc != KEEL_OK)
+            return rc;
+        page = bt_page(s, id);
+        pos = btpage_first(page);
+    }
+    sc->count = sc->cur = 0;
+    n = btpage_nitems(page);
+    for (; pos < n; pos++) {
+        const bt_item *it = btpage_item(page, pos);
+        uint16_t sz = btitem_size(it);
+
+        if (sc->has_hi && bt_compare(bt, &sc->hi, it, true) <= 0) {
+            stop = true;
+            break;
+        }
+        memcpy((char *)sc->items + used, it, sz);
+        sc->offs[sc->count++] = (uint16_t)used;
+        used += sz;
+    }
+    if (stop || btpage_rightmost(page) ||
+        (sc->has_hi &&
+         bt_compare(bt, &sc->hi, btpage_item(page, BT_HIKEY), true) <= 0))
+        sc->finished = true;
+    else
+        sc->next = btpage_opaque(page)->right;
+    bt_unlock_release(s, id);
+    return KEEL_OK;
+}
+
+int btree_scan_next(btree_scan *sc, tid *t, keel_value *keys)
+{
+    for (;;) {
+        if (sc->cur < sc->count) {
+            const bt_item *it = (const bt_item *)((const char *)sc->items +
+                                                  sc->offs[sc->cur++]);
+            *t = btitem_tid(it, true);
+            if (keys != NULL)
+                tuple_deform(sc->bt->desc, btitem_key(it, true),
+                             (it->info & BT_INFO_NULLS) != 0, keys);
+            return KEEL_OK;
+        }
+        if (sc->finished)
+            return KEEL_ENOENT;
+        int rc = bt_scan_load(sc);
+        if (rc != KEEL_OK) {
+            sc->finished = true;
+            sc->count = sc->cur = 0;
+            return rc;
+        }
+    }
+}
+
+void btree_scan_end(btree_scan *sc)
+{
+    if (sc == NULL)
+        return;
+    free(sc->strings);
+    free(sc);
+}

@@ -1,0 +1,222 @@
+/*
+ * btree.h: the B-tree access method.
+ *
+ * An index is a relation of 8 KiB pages read through the buffer pool.  Its
+ * entries are (key, heap tid) pairs; the key has one or more columns of the
+ * types in keel.h, encoded as tuple.h describes and compared column by
+ * column with value_compare().  Entries are ordered by (key, tid), so every
+ * entry is distinct and equal keys sit in tid order ("heapkeyspace", as in
+ * PostgreSQL 12+).  A unique index refuses a second entry with an equal key
+ * (no column null) unless the caller's is_live callback says the existing
+ * entry's row is dead.
+ *
+ * Concurrency follows Lehman and Yao as PostgreSQL's nbtree does it: every
+ * page but the rightmost of its level has a high key and a right-link;
+ * readers hold a share lock on one page at a time and move right when a
+ * concurrent split moved their key; writers lock left before right and
+ * child before parent.  The protocol is in src/access/README.md.
+ *
+ * A btree handle may be shared by threads; each thread passes its own
+ * buf_session.  Every function that can fail returns a keel_status and
+ * leaves the message in the session (buf_session_error()); a failed call
+ * leaves nothing pinned or locked.
+ *
+ * Not done (by design, for now): page deletion and free-space reuse (a
+ * delete removes the entry; empty pages stay in the tree), WAL, backward
+ * scans.
+ */
+#ifndef KEEL_ACCESS_BTREE_H
+#define KEEL_ACCESS_BTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "access/tid.h"
+#include "access/tuple.h"
+#include "keel/keel.h"
+#include "storage/bufmgr.h"
+
+/* Most key columns an index may have. */
+#define BTREE_MAX_KEYS 16
+
+/* Largest encoded key (tuple_size() of the key columns), in bytes: three
+ * entries must fit on a page. */
+#define BTREE_MAX_KEY_SIZE 2688
+
+typedef struct btree btree;
+
+/*
+ * Tells whether the heap row at t may still be live (so that an equal key
+ * must be refused by a unique index).  Called with the index leaf page
+ * exclusively locked; it may read heap pages but must not touch the index.
+ */
+typedef bool (*btree_is_live_fn)(void *ctx, tid t);
+
+/* ---- opening and creating --------------------------------------------- */
+
+/*
+ * Creates an empty index in relation rel (its file is created if it does
+ * not exist; EEXIST if it exists and is not empty) with the key columns
+ * of keydesc (1..BTREE_MAX_KEYS columns, copied), unique or not, and
+ * returns an open handle in *out.  The meta page and the empty root leaf
+ * are written through the pool (durable at the next checkpoint).
+ */
+int btree_create(buf_session *s, relnumber_t rel, const tuple_desc *keydesc,
+                 bool unique, btree **out);
+
+/*
+ * Opens the index in rel.  The key columns and the unique flag come from
+ * its meta page.  ENOENT (no such relation), ECORRUPT (not a B-tree meta
+ * page), EVERSION, ENOMEM.
+ */
+int btree_open(buf_session *s, relnumber_t rel, btree **out);
+
+/* Frees the handle (NULL is fine).  No other thread may be using it. */
+void btree_close(btree *bt);
+
+/* What the handle says about its index.  The descriptor stays valid until
+ * btree_close(). */
+relnumber_t btree_relnumber(const btree *bt);
+const tuple_desc *btree_key_desc(const btree *bt);
+bool btree_is_unique(const btree *bt);
+
+/* ---- changing ---------------------------------------------------------- */
+
+/*
+ * Inserts the entry (keys, t); keys has one value per key column.  In a
+ * unique index, if an entry with an equal key (no column null) exists
+ * whose row is_live(ctx, its tid) says may be live (is_live NULL: every
+ * entry is live), nothing is inserted and KEEL_EUNIQUE is returned with a
+ * message naming the key.  The check and the insertion happen under the
+ * leaf's exclusive lock, so of two concurrent inserts of one key at most
+ * one succeeds.  Errors: EINVAL (invalid tid), EEXIST (this exact (key,
+ * tid) is already indexed), ETYPE / ETOOBIG (a value does not fit its
+ * column, or the key is over BTREE_MAX_KEY_SIZE), EUNIQUE, and I/O or pool
+ * errors.  On an I/O error in the middle of a split the tree stays
+ * searchable but a downlink may be missing (see README).
+ */
+int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
+                 btree_is_live_fn is_live, void *ctx);
+
+/* Removes the entry (keys, t).  ENOENT if it is not there. */
+int btree_delete(btree *bt, buf_session *s, const keel_value *keys, tid t);
+
+/* ---- searching --------------------------------------------------------- */
+
+/*
+ * Point search: finds every entry whose key equals keys (all key columns),
+ * in tid order.  Stores the first min(count, max) tids in tids and the
+ * number of matches in *count.  Allocates nothing.
+ */
+int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
+                 uint32_t max, uint32_t *count);
+
+/*
+ * The lean path for primary-key lookups: the first entry (in tid order)
+ * whose key equals keys, in *t.  KEEL_OK, or KEEL_ENOENT when there is
+ * none.  Allocates nothing.
+ */
+int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t);
+
+/*
+ * A bound of a range scan: the first ncols key columns (1..natts) in vals,
+ * inclusive or not.  With ncols < natts it is a prefix bound: every key
+ * whose first ncols columns equal vals is inside an inclusive bound and
+ * outside an exclusive one.
+ */
+typedef struct btree_bound {
+    const keel_value *vals;
+    uint16_t ncols;
+    bool inclusive;
+} btree_bound;
+
+typedef struct btree_scan btree_scan;
+
+/*
+ * Starts a range scan of the entries with lower <= key <= upper (either
+ * bound NULL: unbounded on that side; exclusive bounds as stated in them),
+ * in (key, tid) order.  The bounds' values are copied.  The scan holds no
+ * pin or lock between calls: it copies the matching entries of one leaf at
+ * a time and follows the leaf's right-link for the next batch, so a
+ * concurrent split never makes it miss or repeat an entry that stays in
+ * the index for the whole scan.  ENOMEM, EINVAL (bad bound).
+ */
+int btree_scan_begin(btree *bt, buf_session *s, const btree_bound *lower,
+                     const btree_bound *upper, btree_scan **out);
+
+/*
+ * The next entry: KEEL_OK with its tid in *t and, if keys is not NULL, its
+ * key columns in keys (btree_key_desc()->natts values, pointing into the
+ * scan's memory, valid until the next call); KEEL_ENOENT at the end; or an
+ * error (after which the scan is at its end).
+ */
+int btree_scan_next(btree_scan *sc, tid *t, keel_value *keys);
+
+/* Ends a scan (NULL is fine). */
+void btree_scan_end(btree_scan *sc);
+
+/* ---- bulk build -------------------------------------------------------- */
+
+/*
+ * Supplies the next input entry of a bulk build: returns true with *keys
+ * (one value per key column, valid until the next call) and *t set, or
+ * false at the end.
+ */
+typedef bool (*btree_build_next_fn)(void *ctx, const keel_value **keys, tid *t);
+
+/*
+ * Builds an index in rel (created if absent; EEXIST if not empty) from
+ * entries supplied in ascending (key, tid) order: leaves are filled left
+ * to right to 90%, upper levels to 70%, through a bulk-write ring.  EINVAL
+ * if the input is not strictly ascending, EUNIQUE if a unique index gets
+ * two equal keys without nulls; the message names the entry's position.
+ * On failure the relation holds a partial index and must be dropped.  On
+ * success *out (if not NULL) is an open handle, and *count (if not NULL)
+ * the number of entries.
+ */
+int btree_build(buf_session *s, relnumber_t rel, const tuple_desc *keydesc,
+                bool unique, btree_build_next_fn next, void *ctx, btree **out,
+                uint64_t *count);
+
+/* One entry of an array input to btree_build_array(). */
+typedef struct btree_entry {
+    const keel_value *keys;
+    tid t;
+} btree_entry;
+
+/* btree_build() over an array of n entries. */
+int btree_build_array(buf_session *s, relnumber_t rel,
+                      const tuple_desc *keydesc, bool unique,
+                      const btree_entry *entries, size_t n, btree **out);
+
+/* ---- checking ---------------------------------------------------------- */
+
+/* Receives one problem: a line naming the block (and item) concerned. */
+typedef void (*btree_problem_fn)(void *ctx, const char *line);
+
+/* Receives one leaf entry, in (key, tid) order; keys point into a private
+ * copy of the page, valid during the call. */
+typedef void (*btree_entry_fn)(void *ctx, const keel_value *keys, tid t);
+
+/*
+ * The structural checker, for tests and `keel check`.  Reads the index in
+ * rel page by page under share locks; it assumes no concurrent writers
+ * (with them it may report spurious problems, never crash).  Checks: the
+ * meta page; each page's header, special space, item bounds and key
+ * encodings; keys strictly ascending in (key, tid) order within each page;
+ * every entry below its page's high key and not below its left sibling's;
+ * each level's right-link chain matching its parents' downlinks in order
+ * (so every page is reachable from the root), with left-links, levels,
+ * flags and high keys equal to the next downlink's separator; no heap
+ * tuple indexed twice.  (Equal keys in a unique index are not a problem:
+ * their rows may be dead versions.)  Each problem goes
+ * to problem (may be NULL) as one line; entry (may be NULL) receives every
+ * leaf entry in key order, so the caller can check that each heap tuple is
+ * indexed exactly once.  Returns KEEL_OK with the number of problems in
+ * *problems, or ENOENT / ENOMEM (nothing checked).
+ */
+int btree_check(buf_session *s, relnumber_t rel, btree_problem_fn problem,
+                btree_entry_fn entry, void *ctx, uint64_t *problems);
+
+#endif /* KEEL_ACCESS_BTREE_H */

@@ -1,0 +1,372 @@
+/*
+ * btree_page.c: the B-tree page layout in action: initializing a page,
+ * adding and removing items, splitting one page in two, and the item and
+ * key helpers (forming items, comparing keys, validating encodings) that
+ * the rest of the access method shares.  The layout is in btree_page.h.
+ *
+ * Nothing here locks or pins: callers hold the page's buffer exclusively
+ * locked (or work on private memory).
+ */
+#include "access/btree_page.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "port/error.h"
+
+void btpage_init(void *page, uint16_t level, uint16_t flags)
+{
+    bt_opaque *op;
+
+    page_init(page, sizeof(bt_opaque));
+    op = btpage_opaque(page);
+    op->left = BT_NONE;
+    op->right = BT_NONE;
+    op->level = level;
+    op->flags = (uint16_t)(flags | (level == 0 ? BT_LEAF : 0));
+    op->reserved = 0;
+}
+
+static page_header *hdr_of(void *page)
+{
+    return (page_header *)page;
+}
+
+bool btpage_add(void *page, uint16_t pos, const void *item, uint16_t size)
+{
+    page_header *h = hdr_of(page);
+    uint16_t n = btpage_nitems(page);
+    uint16_t *lp = btpage_lp(page);
+
+    assert(size % 8 == 0 && size >= sizeof(bt_item));
+    assert(pos <= n);
+    if (page_free_space(page) < (size_t)size + 2)
+        return false;
+    h->upper = (uint16_t)(h->upper - size);
+    memcpy((char *)page + h->upper, item, size);
+    memmove(lp + pos + 1, lp + pos, (size_t)(n - pos) * 2);
+    lp[pos] = h->upper;
+    h->lower = (uint16_t)(h->lower + 2);
+    return true;
+}
+
+void btpage_remove(void *page, uint16_t pos)
+{
+    page_header *h = hdr_of(page);
+    uint16_t n = btpage_nitems(page);
+    uint16_t *lp = btpage_lp(page);
+    uint16_t off = lp[pos];
+    uint16_t size = btitem_size(btpage_item(page, pos));
+
+    assert(pos < n);
+    /* Close the hole: move the items stored below it up by size. */
+    memmove((char *)page + h->upper + size, (char *)page + h->upper,
+            (size_t)(off - h->upper));
+    for (uint16_t i = 0; i < n; i++)
+        if (lp[i] < off)
+            lp[i] = (uint16_t)(lp[i] + size);
+    memmove(lp + pos, lp + pos + 1, (size_t)(n - pos - 1) * 2);
+    h->upper = (uint16_t)(h->upper + size);
+    h->lower = (uint16_t)(h->lower - 2);
+}
+
+/* A page image in private memory, aligned for the items in it. */
+typedef union bt_page_buf {
+    unsigned char b[BLOCK_SIZE];
+    uint64_t align;
+} bt_page_buf;
+
+bool btpage_split(void *page, blocknum_t lblk, void *rpage, blocknum_t rblk,
+                  uint16_t pos, const void *item, uint16_t size)
+{
+    const bt_item *items[BT_MAX_ITEMS + 1];
+    uint16_t sizes[BT_MAX_ITEMS + 1];
+    bt_opaque *op = btpage_opaque(page);
+    bool leaf = op->level == 0;
+    bool rightmost = op->right == BT_NONE;
+    uint16_t first = btpage_first(page), n = btpage_nitems(page);
+    const bt_item *hikey = rightmost ? NULL : btpage_item(page, BT_HIKEY);
+    size_t total = 0, best_cost = SIZE_MAX, left = 0;
+    uint16_t m = 0, best = 0;
+    bt_page_buf lbuf;
+    double frac;
+
+    /* The data items in order, the new one included. */
+    assert(pos >= first && pos <= n);
+    for (uint16_t i = first; i <= n; i++) {
+        if (i == pos) {
+            items[m] = item;
+            sizes[m++] = size;
+        }
+        if (i < n) {
+            items[m] = btpage_item(page, i);
+            sizes[m] = btitem_size(items[m]);
+            m++;
+        }
+    }
+    for (uint16_t i = 0; i < m; i++)
+        total += sizes[i] + 2u;
+
+    /* Ascending inserts fill the left page; anything else splits evenly. */
+    frac = (rightmost && pos == n) ? 0.9 : 0.5;
+    for (uint16_t k = 1; k < m; k++) {
+        size_t lbytes, rbytes, target = (size_t)(frac * (double)total), cost;
+
+        left += sizes[k - 1] + 2u;
+        lbytes = left + sizes[k] + 2u; /* plus the new high key */
+        rbytes = total - left;
+        if (!leaf) /* item k loses its key to become minus infinity */
+            rbytes = rbytes - sizes[k] + BT_MINUS_INF_SIZE;
+        if (hikey != NULL)
+            rbytes += btitem_size(hikey) + 2u;
+        if (lbytes > BT_PAGE_CAP || rbytes > BT_PAGE_CAP)
+            continue;
+        cost = left > target ? left - target : target - left;
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = k;
+        }
+    }
+    if (best == 0)
+        return false;
+
+    /* Right page: old high key, then items best..m-1. */
+    bt_opaque *rop = btpage_opaque(rpage);
+    rop->left = lblk;
+    rop->right = op->right;
+    if (hikey != NULL && !btpage_add(rpage, 0, hikey, btitem_size(hikey)))
+        assert(false);
+    for (uint16_t k = best; k < m; k++) {
+        unsigned char mi[BT_MINUS_INF_SIZE];
+        const void *src = items[k];
+        uint16_t sz = sizes[k];
+        bool ok;
+
+        if (!leaf && k == best) {
+            sz = bt_form_minus_inf(items[k]->block, mi);
+            src = mi;
+        }
+        ok = btpage_add(rpage, btpage_nitems(rpage), src, sz);
+        assert(ok);
+        (void)ok;
+    }
+
+    /* Left page, built privately (its items point into page): the new high
+     * key (item best, whole), then items 0..best-1. */
+    btpage_init(lbuf.b, op->level, op->flags);
+    *btpage_opaque(lbuf.b) = *op;
+    btpage_opaque(lbuf.b)->right = rblk;
+    if (!btpage_add(lbuf.b, 0, items[best], sizes[best]))
+        assert(false);
+    for (uint16_t k = 0; k < best; k++) {
+        bool ok = btpage_add(lbuf.b, btpage_nitems(lbuf.b), items[k], sizes[k]);
+        assert(ok);
+        (void)ok;
+    }
+    memcpy(page, lbuf.b, BLOCK_SIZE);
+    return true;
+}
+
+/* ---- keys -------------------------------------------------------------- */
+
+void bt_scankey_init(const btree *bt, bt_scankey *sk, const keel_value *vals,
+                     uint16_t nvals, int8_t unspec)
+{
+    sk->vals = vals;
+    sk->nvals = nvals;
+    sk->unspec = unspec;
+    sk->has_tid = false;
+    sk->t = TID_INVALID;
+    sk->fast = false;
+    sk->ival = 0;
+    if (bt->fast != BT_FAST_NONE && nvals == 1 && !vals[0].isnull) {
+        sk->fast = true;
+        switch (bt->fast) {
+        case BT_FAST_INT2:
+            sk->ival = vals[0].v.i2;
+            break;
+        case BT_FAST_INT4:
+            sk->ival = vals[0].v.i4;
+            break;
+        case BT_FAST_OID:
+            sk->ival = vals[0].v.oid;
+            break;
+        default:
+            sk->ival = vals[0].v.i8;
+            break;
+        }
+    }
+}
+
+int bt_compare_cols(const btree *bt, const bt_scankey *sk, const void *key,
+                    bool has_nulls)
+{
+    keel_value vals[BTREE_MAX_KEYS];
+
+    tuple_deform(bt->desc, key, has_nulls, vals);
+    for (uint16_t i = 0; i < sk->nvals; i++) {
+        int c = value_compare(&bt->desc->attrs[i], &sk->vals[i], &vals[i]);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+void bt_scankey_from_item(const btree *bt, const bt_item *it, bool leaf,
+                          keel_value *vals, bt_scankey *sk)
+{
+    assert(!(it->info & BT_INFO_MINUS_INF));
+    tuple_deform(bt->desc, btitem_key(it, leaf),
+                 (it->info & BT_INFO_NULLS) != 0, vals);
+    bt_scankey_init(bt, sk, vals, bt->natts, 0);
+    sk->has_tid = true;
+    sk->t = btitem_tid(it, leaf);
+}
+
+int bt_form_leaf(const btree *bt, const keel_value *keys, tid t, void *buf,
+                 uint16_t *size, kerr *err)
+{
+    size_t ksize;
+    bool nulls;
+    int rc = tuple_size(bt->desc, keys, &ksize, &nulls, err);
+    bt_item *it = buf;
+
+    if (rc != KEEL_OK)
+        return rc;
+    if (ksize > BTREE_MAX_KEY_SIZE)
+        return kerr_set(err, KEEL_ETOOBIG,
+                        "index key of %zu bytes is longer than %d", ksize,
+                        BTREE_MAX_KEY_SIZE);
+    *size = (uint16_t)BT_ALIGN8(BT_LEAF_KEY_OFF + ksize);
+    memset(buf, 0, *size);
+    it->block = t.block;
+    it->offset = t.offset;
+    it->info = (uint16_t)(*size | (nulls ? BT_INFO_NULLS : 0));
+    tuple_fill(bt->desc, keys, nulls, (char *)buf + BT_LEAF_KEY_OFF);
+    return KEEL_OK;
+}
+
+uint16_t bt_form_downlink(const bt_item *pivot, bool from_leaf,
+                          blocknum_t child, void *buf)
+{
+    uint16_t koff = from_leaf ? BT_LEAF_KEY_OFF : BT_INTERNAL_KEY_OFF;
+    uint16_t klen = (uint16_t)(btitem_size(pivot) - koff);
+    uint16_t size = (uint16_t)(BT_INTERNAL_KEY_OFF + klen);
+    tid t = btitem_tid(pivot, from_leaf);
+    bt_item *it = buf;
+    bt_sep *sp = (bt_sep *)(it + 1);
+
+    assert(!(pivot->info & BT_INFO_MINUS_INF));
+    it->block = child;
+    it->offset = 0;
+    it->info = (uint16_t)(size | (pivot->info & BT_INFO_NULLS));
+    sp->block = t.block;
+    sp->offset = t.offset;
+    sp->pad = 0;
+    memcpy((char *)buf + BT_INTERNAL_KEY_OFF, (const char *)pivot + koff, klen);
+    return size;
+}
+
+uint16_t bt_form_minus_inf(blocknum_t child, void *buf)
+{
+    bt_item *it = buf;
+
+    memset(buf, 0, BT_MINUS_INF_SIZE);
+    it->block = child;
+    it->info = BT_MINUS_INF_SIZE | BT_INFO_MINUS_INF;
+    return BT_MINUS_INF_SIZE;
+}
+
+bool bt_key_valid(const tuple_desc *desc, const void *key, size_t len,
+                  bool has_nulls)
+{
+    const unsigned char *p = key;
+    size_t off = has_nulls ? ((size_t)desc->natts + 7) / 8 : 0;
+
+    if (off > len)
+        return false;
+    for (uint16_t i = 0; i < desc->natts; i++) {
+        const tuple_attr *a = &desc->attrs[i];
+
+        if (has_nulls && (p[i / 8] & (1u << (i % 8)))) {
+            if (a->notnull)
+                return false;
+            continue;
+        }
+        off = (off + a->align - 1) & ~((size_t)a->align - 1);
+        if (a->type == KEEL_TEXT) {
+            uint32_t tl;
+            if (off + 4 > len)
+                return false;
+            memcpy(&tl, p + off, 4);
+            if (tl > len - off - 4)
+                return false;
+            off += 4 + (size_t)tl;
+        } else {
+            if (off + a->len > len)
+                return false;
+            off += a->len;
+        }
+    }
+    return true;
+}
+
+void bt_key_format(const tuple_desc *desc, const keel_value *vals,
+                   uint16_t nvals, char *buf, size_t size)
+{
+    size_t used = 0;
+
+#define BT_PUT(...)                                                            \
+    do {                                                                       \
+        if (used < size) {                                                     \
+            int w_ = snprintf(buf + used, size - used, __VA_ARGS__);           \
+            used += w_ > 0 ? (size_t)w_ : 0;                                   \
+        }                                                                      \
+    } while (0)
+
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    BT_PUT("(");
+    for (uint16_t i = 0; i < nvals; i++) {
+        const keel_value *v = &vals[i];
+
+        if (i > 0)
+            BT_PUT(", ");
+        if (v->isnull) {
+            BT_PUT("null");
+            continue;
+        }
+        switch (desc->attrs[i].type) {
+        case KEEL_INT2:
+            BT_PUT("%d", v->v.i2);
+            break;
+        case KEEL_INT4:
+            BT_PUT("%d", v->v.i4);
+            break;
+        case KEEL_INT8:
+            BT_PUT("%lld", (long long)v->v.i8);
+            break;
+        case KEEL_OID:
+            BT_PUT("%u", v->v.oid);
+            break;
+        case KEEL_BOOL:
+            BT_PUT("%s", v->v.b ? "true" : "false");
+            break;
+        case KEEL_FLOAT8:
+            BT_PUT("%g", v->v.f8);
+            break;
+        case KEEL_NAME:
+        case KEEL_CHAR:
+        case KEEL_TEXT:
+            BT_PUT("'%.*s'", (int)(v->v.s.len > 40 ? 40 : v->v.s.len),
+                   v->v.s.ptr);
+            if (v->v.s.len > 40)
+                BT_PUT("...");
+            break;
+        }
+    }
+    BT_PUT(")");
+#undef BT_PUT
+}

@@ -1,0 +1,312 @@
+/*
+ * heap_page.c: the heap's slotted page: line pointers, adding, finding and
+ * removing items, compaction, and structural verification.  The layout is
+ * described in heap_page.h.  Nothing here locks: callers hold the buffer's
+ * content lock or work on a private copy.
+ */
+#include "access/heap_page.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN8(n) (((size_t)(n) + 7) & ~(size_t)7)
+
+static inline page_header *hdr(void *page)
+{
+    assert(((uintptr_t)page & 7) == 0);
+    return (page_header *)page;
+}
+
+static inline const page_header *hdr_const(const void *page)
+{
+    assert(((uintptr_t)page & 7) == 0);
+    return (const page_header *)page;
+}
+
+static inline heappage_lp *lp_array(void *page)
+{
+    return (heappage_lp *)((unsigned char *)page + PAGE_HEADER_SIZE);
+}
+
+static inline const heappage_lp *lp_array_const(const void *page)
+{
+    return (const heappage_lp *)((const unsigned char *)page +
+                                 PAGE_HEADER_SIZE);
+}
+
+void heappage_init(void *page)
+{
+    page_init(page, 0);
+}
+
+uint16_t heappage_nitems(const void *page)
+{
+    const page_header *h = hdr_const(page);
+
+    /* A new page has lower == 0; treat it as empty. */
+    if (h->lower <= PAGE_HEADER_SIZE)
+        return 0;
+    return (uint16_t)((h->lower - PAGE_HEADER_SIZE) / HEAPPAGE_LP_SIZE);
+}
+
+heappage_lp heappage_get_lp(const void *page, uint16_t offset)
+{
+    assert(offset >= 1 && offset <= heappage_nitems(page));
+    return lp_array_const(page)[offset - 1];
+}
+
+const void *heappage_get_item_const(const void *page, uint16_t offset,
+                                    size_t *len)
+{
+    heappage_lp lp;
+
+    if (offset < 1 || offset > heappage_nitems(page))
+        return NULL;
+    lp = lp_array_const(page)[offset - 1];
+    if (heappage_lp_state_of(lp) != HEAPPAGE_LP_NORMAL)
+        return NULL;
+    *len = heappage_lp_len(lp);
+    return (const unsigned char *)page + heappage_lp_off(lp);
+}
+
+void *heappage_get_item(void *page, uint16_t offset, size_t *len)
+{
+    return (void *)heappage_get_item_const(page, offset, len);
+}
+
+/* The first UNUSED line pointer's offset, or 0 if there is none.  Only
+ * searched when the page's flag says there may be one. */
+static uint16_t find_unused_lp(const void *page)
+{
+    const page_header *h = hdr_const(page);
+    uint16_t n = heappage_nitems(page);
+
+    if (!(h->flags & PAGE_FLAG_HAS_FREE_LINES))
+        return 0;
+    for (uint16_t i = 0; i < n; i++)
+        if (heappage_lp_state_of(lp_array_const(page)[i]) == HEAPPAGE_LP_UNUSED)
+            return (uint16_t)(i + 1);
+    return 0;
+}
+
+bool heappage_fits(const void *page, size_t len)
+{
+    size_t need = ALIGN8(len);
+
+    if (len == 0 || len > HEAP_MAX_TUPLE_SIZE)
+        return false;
+    if (find_unused_lp(page) == 0)
+        need += HEAPPAGE_LP_SIZE;
+    return page_free_space(page) >= need;
+}
+
+uint16_t heappage_add_item(void *page, const void *item, size_t len)
+{
+    page_header *h = hdr(page);
+    uint16_t offset = find_unused_lp(page);
+    size_t need = ALIGN8(len);
+    uint16_t upper;
+
+    assert(h->lower >= PAGE_HEADER_SIZE && h->special == BLOCK_SIZE);
+    if (len == 0 || len > HEAP_MAX_TUPLE_SIZE)
+        return 0;
+    if (offset == 0)
+        need += HEAPPAGE_LP_SIZE;
+    if (page_free_space(page) < need)
+        return 0;
+
+    upper = (uint16_t)(h->upper - ALIGN8(len));
+    memcpy((unsigned char *)page + upper, item, len);
+    if (ALIGN8(len) > len) /* keep the padding zero: pages are compared */
+        memset((unsigned char *)page + upper + len, 0, ALIGN8(len) - len);
+    h->upper = upper;
+    if (offset == 0) {
+        offset = (uint16_t)(heappage_nitems(page) + 1);
+        h->lower = (uint16_t)(h->lower + HEAPPAGE_LP_SIZE);
+    }
+    lp_array(page)[offset - 1] =
+        heappage_lp_make(upper, HEAPPAGE_LP_NORMAL, (uint16_t)len);
+    if (h->flags & PAGE_FLAG_HAS_FREE_LINES && find_unused_lp(page) == 0)
+        h->flags &= (uint16_t)~PAGE_FLAG_HAS_FREE_LINES;
+    return offset;
+}
+
+/* For sorting items by their position in the page, highest first. */
+typedef struct item_pos {
+    uint16_t off;   /* current position */
+    uint16_t len;   /* bytes */
+    uint16_t index; /* line pointer index (offset - 1) */
+} item_pos;
+
+static int item_pos_desc(const void *a, const void *b)
+{
+    const item_pos *x = a, *y = b;
+
+    return (x->off < y->off) - (x->off > y->off);
+}
+
+void heappage_compact(void *page)
+{
+    page_header *h = hdr(page);
+    uint16_t n = heappage_nitems(page);
+    item_pos pos[BLOCK_SIZE / HEAPPAGE_LP_SIZE];
+    uint16_t count = 0;
+    size_t upper = h->special;
+
+    for (uint16_t i = 0; i < n; i++) {
+        heappage_lp lp = lp_array(page)[i];
+        if (heappage_lp_state_of(lp) != HEAPPAGE_LP_NORMAL)
+            continue;
+        pos[count].off = heappage_lp_off(lp);
+        pos[count].len = heappage_lp_len(lp);
+        pos[count].index = i;
+        count++;
+    }
+    /*
+     * Pack from the end of the page down, highest item first: each item
+     * only moves towards the end, and every item not yet moved lies wholly
+     * below the one being moved, so memmove never overwrites one.
+     */
+    qsort(pos, count, sizeof(pos[0]), item_pos_desc);
+    for (uint16_t i = 0; i < count; i++) {
+        upper -= ALIGN8(pos[i].len);
+        assert(upper >= pos[i].off);
+        if (upper != pos[i].off)
+            memmove((unsigned char *)page + upper,
+                    (unsigned char *)page + pos[i].off, ALIGN8(pos[i].len));
+        lp_array(page)[pos[i].index] =
+            heappage_lp_make((uint16_t)upper, HEAPPAGE_LP_NORMAL, pos[i].len);
+    }
+    h->upper = (uint16_t)upper;
+    memset((unsigned char *)page + h->lower, 0, h->upper - h->lower);
+}
+
+int heappage_delete_item(void *page, uint16_t offset, kerr *err)
+{
+    size_t len;
+
+    if (heappage_get_item(page, offset, &len) == NULL)
+        return kerr_set(err, KEEL_EINVAL,
+                        "heap page: line pointer %u is not a live item",
+                        offset);
+    lp_array(page)[offset - 1] = heappage_lp_make(0, HEAPPAGE_LP_DEAD, 0);
+    heappage_compact(page);
+    return KEEL_OK;
+}
+
+/* Checks one NORMAL item's tuple header. */
+static int verify_tuple(const unsigned char *item, size_t len, blocknum_t blk,
+                        uint16_t offset, kerr *err)
+{
+    heap_tuple_header t;
+
+    if (len < sizeof(t))
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: %zu bytes, shorter than a "
+                        "tuple header",
+                        blk, offset, len);
+    memcpy(&t, item, sizeof(t));
+    if (t.hoff < sizeof(t) || t.hoff % 8 != 0 || t.hoff > len)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: bad data offset %u "
+                        "(length %zu)",
+                        blk, offset, t.hoff, len);
+    if (t.flags & ~HEAP_TUPLE_FLAGS_KNOWN)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: unknown flags %#x", blk, offset,
+                        t.flags);
+    if (t.xmin != XID_FROZEN && t.xmin < XID_FIRST_NORMAL)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: invalid inserting xid %u", blk,
+                        offset, t.xmin);
+    if (t.xmax != XID_INVALID && t.xmax < XID_FIRST_NORMAL)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: invalid deleting xid %u", blk,
+                        offset, t.xmax);
+    if ((t.flags & HEAP_TUPLE_XMAX_UPDATE) && t.xmax == XID_INVALID)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: marked updated without an "
+                        "updating xid",
+                        blk, offset);
+    if (t.next_offset == 0)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: invalid next-version tid", blk,
+                        offset);
+    if (t.reserved != 0)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: reserved header field is %u",
+                        blk, offset, t.reserved);
+    return KEEL_OK;
+}
+
+static int item_pos_asc(const void *a, const void *b)
+{
+    return -item_pos_desc(a, b);
+}
+
+int heappage_verify(const void *page, blocknum_t blk, kerr *err)
+{
+    page_header h;
+    uint16_t n;
+    item_pos pos[BLOCK_SIZE / HEAPPAGE_LP_SIZE];
+    uint16_t count = 0;
+
+    if (page_is_new(page))
+        return KEEL_OK;
+    memcpy(&h, page, sizeof(h));
+    if (h.special != BLOCK_SIZE)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u: special space at %u (a heap page has "
+                        "none)",
+                        blk, h.special);
+    if (h.lower < PAGE_HEADER_SIZE || h.lower > h.upper ||
+        h.upper > h.special ||
+        (h.lower - PAGE_HEADER_SIZE) % HEAPPAGE_LP_SIZE != 0 ||
+        h.upper % 8 != 0)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u: bad header (lower %u, upper %u)", blk,
+                        h.lower, h.upper);
+    n = heappage_nitems(page);
+    for (uint16_t i = 1; i <= n; i++) {
+        heappage_lp lp = heappage_get_lp(page, i);
+        uint16_t off = heappage_lp_off(lp), len = heappage_lp_len(lp);
+        int rc;
+
+        switch (heappage_lp_state_of(lp)) {
+        case HEAPPAGE_LP_UNUSED:
+        case HEAPPAGE_LP_DEAD:
+            if (off != 0 || len != 0)
+                return kerr_set(err, KEEL_ECORRUPT,
+                                "heap block %u item %u: unused or dead line "
+                                "pointer with storage (%u, %u)",
+                                blk, i, off, len);
+            continue;
+        case HEAPPAGE_LP_NORMAL:
+            break;
+        default:
+            return kerr_set(err, KEEL_ECORRUPT,
+                            "heap block %u item %u: bad line pointer state",
+                            blk, i);
+        }
+        if (off % 8 != 0 || off < h.upper || (size_t)off + len > h.special)
+            return kerr_set(err, KEEL_ECORRUPT,
+                            "heap block %u item %u: storage (%u, %u) outside "
+                            "[%u, %u) or misaligned",
+                            blk, i, off, len, h.upper, h.special);
+        rc = verify_tuple((const unsigned char *)page + off, len, blk, i, err);
+        if (rc != KEEL_OK)
+            return rc;
+        pos[count].off = off;
+        pos[count].len = len;
+        pos[count].index = (uint16_t)(i - 1);
+        count++;
+    }
+    qsort(pos, count, sizeof(pos[0]), item_pos_asc);
+    for (uint16_t i = 1; i < count; i++)
+        if ((size_t)pos[i - 1].off + ALIGN8(pos[i - 1].len) > pos[i].off)
+            return kerr_set(err, KEEL_ECORRUPT,
+                            "heap block %u: items %u and %u overlap", blk,
+                            pos[i - 1].index + 1, pos[i].index + 1);
+    return KEEL_OK;
+}

@@ -1,0 +1,184 @@
+/*
+ * heap_page.h: the heap's slotted page and the heap tuple header.
+ *
+ * A heap page is a page (page.h) with no special space.  Line pointers
+ * grow up from the page header, one 4-byte word per item; the items they
+ * point to (heap tuples) grow down from the end of the page.  An item is
+ * addressed by its 1-based line pointer number (its "offset", the second
+ * half of a tid), which never changes while the item lives, so tids stay
+ * valid however the page's storage is rearranged.
+ *
+ *   0      24                    lower     upper                   8192
+ *   | hdr | lp1 lp2 lp3 ... ->   |  free   | <- tuple3 tuple2 tuple1 |
+ *
+ * A line pointer is UNUSED (no item, free for reuse), NORMAL (points to an
+ * item of `len` bytes at `off`) or DEAD (the item was removed and its
+ * storage reclaimed, but the number is kept because something may still
+ * refer to it; a future vacuum turns DEAD pointers into UNUSED ones).
+ * Every item starts 8-byte aligned and occupies its length rounded up to 8.
+ *
+ * A heap tuple is a heap_tuple_header followed, at `hoff`, by the data area
+ * of tuple.h.  The header carries what visibility needs: the inserting
+ * transaction (xmin), the deleting or updating one (xmax, 0 = none), and
+ * for an update, the new version's tid.
+ *
+ * None of these functions lock anything: the caller holds the buffer's
+ * content lock (shared to read, exclusive to change), or works on a
+ * private copy.  Pages passed in must be 8-byte aligned (buffer pages and
+ * the copies this module's users make are).
+ */
+#ifndef KEEL_ACCESS_HEAP_PAGE_H
+#define KEEL_ACCESS_HEAP_PAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "access/tid.h"
+#include "port/error.h"
+#include "storage/page.h"
+#include "txn/snapshot.h"
+
+/* ------------------------------------------------------------------ */
+/* Line pointers                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef enum heappage_lp_state {
+    HEAPPAGE_LP_UNUSED = 0,
+    HEAPPAGE_LP_NORMAL = 1,
+    HEAPPAGE_LP_DEAD = 2,
+} heappage_lp_state;
+
+/*
+ * One line pointer: a 32-bit word holding the item's offset in the page
+ * (bits 0-14), its state (bits 15-16) and its length (bits 17-31), as
+ * PostgreSQL's ItemIdData.  15 bits hold any offset or length in a page.
+ */
+typedef uint32_t heappage_lp;
+
+#define HEAPPAGE_LP_SIZE ((uint16_t)sizeof(heappage_lp))
+
+static inline uint16_t heappage_lp_off(heappage_lp lp)
+{
+    return (uint16_t)(lp & 0x7FFFu);
+}
+
+static inline heappage_lp_state heappage_lp_state_of(heappage_lp lp)
+{
+    return (heappage_lp_state)((lp >> 15) & 0x3u);
+}
+
+static inline uint16_t heappage_lp_len(heappage_lp lp)
+{
+    return (uint16_t)(lp >> 17);
+}
+
+static inline heappage_lp heappage_lp_make(uint16_t off, heappage_lp_state st,
+                                           uint16_t len)
+{
+    return (heappage_lp)off | ((heappage_lp)st << 15) |
+           ((heappage_lp)len << 17);
+}
+
+/* ------------------------------------------------------------------ */
+/* The heap tuple header                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * 24 bytes, 8-aligned, so the data area that follows at hoff starts
+ * 8-aligned as tuple.h requires.  Every field is written under the page's
+ * exclusive content lock; xmax (and with it flags and next) is the only
+ * part that changes after insertion.
+ */
+typedef struct heap_tuple_header {
+    xid_t xmin;            /* inserting transaction (XID_FROZEN: everyone's) */
+    xid_t xmax;            /* deleting/updating transaction, 0 = none */
+    blocknum_t next_block; /* newer version's block if XMAX_UPDATE, */
+    uint16_t next_offset;  /* ... and line pointer; else this tuple's own */
+    uint16_t flags;        /* HEAP_TUPLE_* */
+    uint16_t natts;        /* columns in the data area */
+    uint16_t hoff;         /* offset of the data area from the tuple's start */
+    uint32_t reserved;     /* zero */
+} heap_tuple_header;
+
+_Static_assert(sizeof(heap_tuple_header) == 24, "heap tuple header is 24");
+
+#define HEAP_TUPLE_HAS_NULLS   0x0001 /* the data area has a null bitmap */
+#define HEAP_TUPLE_XMAX_UPDATE 0x0002 /* xmax updated (not just deleted) it */
+#define HEAP_TUPLE_FLAGS_KNOWN (HEAP_TUPLE_HAS_NULLS | HEAP_TUPLE_XMAX_UPDATE)
+
+/* Where the data area starts: right after the header (already 8-aligned). */
+#define HEAP_TUPLE_HOFF ((uint16_t)sizeof(heap_tuple_header))
+
+/* The largest heap tuple (header included) a page can hold: the page less
+ * its header and one line pointer, rounded down to 8. */
+#define HEAP_MAX_TUPLE_SIZE                                                    \
+    ((size_t)((BLOCK_SIZE - PAGE_HEADER_SIZE - HEAPPAGE_LP_SIZE) & ~7))
+
+/* ------------------------------------------------------------------ */
+/* Page operations                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Initializes page (BLOCK_SIZE bytes) as an empty heap page. */
+void heappage_init(void *page);
+
+/*
+ * Number of line pointers on the page (the highest valid offset).  0 for
+ * a new (all-zero) page, which callers treat as empty.
+ */
+uint16_t heappage_nitems(const void *page);
+
+/* The line pointer for offset (1 .. heappage_nitems()). */
+heappage_lp heappage_get_lp(const void *page, uint16_t offset);
+
+/*
+ * The item at offset and its length in *len, or NULL if offset is out of
+ * range or its line pointer is not NORMAL.  The pointer is into page, so
+ * it is valid only as long as the caller's content lock (or copy) is.
+ */
+void *heappage_get_item(void *page, uint16_t offset, size_t *len);
+const void *heappage_get_item_const(const void *page, uint16_t offset,
+                                    size_t *len);
+
+/*
+ * Whether an item of len bytes fits on the page, counting its line pointer
+ * (none is needed when an UNUSED one can be reused).
+ */
+bool heappage_fits(const void *page, size_t len);
+
+/*
+ * Copies len bytes of item onto the page and returns its offset, reusing an
+ * UNUSED line pointer if the page has one, else appending one.  Returns 0,
+ * leaving the page unchanged, if it does not fit.  The caller holds the
+ * exclusive lock and marks the buffer dirty.
+ */
+uint16_t heappage_add_item(void *page, const void *item, size_t len);
+
+/*
+ * Removes the item at offset: its line pointer becomes DEAD and its storage
+ * is reclaimed by compacting the remaining items (their offsets, i.e. tids,
+ * do not change; their addresses in the page do).  EINVAL if offset does
+ * not name a NORMAL item.
+ */
+int heappage_delete_item(void *page, uint16_t offset, kerr *err);
+
+/*
+ * Moves every NORMAL item so that they are packed against the end of the
+ * page, leaving all free space in one piece.  Line pointer numbers do not
+ * change.
+ */
+void heappage_compact(void *page);
+
+/*
+ * Verifies a heap page's structure, for `keel check` and tests: the header
+ * (no special space, lower/upper in range), every line pointer (NORMAL
+ * items 8-aligned, inside [upper, special), not overlapping one another,
+ * long enough for a tuple header; UNUSED and DEAD ones without storage) and
+ * every tuple header (hoff, natts, known flags, valid xids, an update's next
+ * tid).  A new page is valid.  Returns KEEL_OK, or KEEL_ECORRUPT with a
+ * message naming the first problem found and its offset; blk is only used
+ * in that message.
+ */
+int heappage_verify(const void *page, blocknum_t blk, kerr *err);
+
+#endif /* KEEL_ACCESS_HEAP_PAGE_H */

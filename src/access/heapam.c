@@ -1,0 +1,779 @@
+/*
+ * heapam.c: heap relations: inserting (singly and in bulk), fetching by
+ * tid, scanning, deleting and updating row versions, and the visibility
+ * and write-conflict rules that decide what each transaction sees and may
+ * change.  The contracts are in heapam.h, the page layout in heap_page.h.
+ *
+ * Locking, once more, because it is what makes the write rules hold:
+ *
+ * - A writer changes a page only under its exclusive content lock, and
+ *   holds at most one heap page lock at a time.  An update that cannot put
+ *   the new version on the old version's page therefore claims the old one
+ *   (xmax = its xid) under that page's lock, releases it, places the new
+ *   version elsewhere, and then relocks the old page to record where the
+ *   new version went.  While the claim stands, nobody else can delete or
+ *   update the old version (they see a running xmax), so the relock finds
+ *   it as left.
+ * - The delete/update check (visible? already deleted by someone who has
+ *   not aborted?) and the setting of xmax happen under one exclusive lock:
+ *   of two transactions racing for one version, the second finds the
+ *   first's xid in xmax and fails.  That is "first updater wins", and why
+ *   no update is lost.
+ * - The status oracle may be called while a heap page lock is held (it
+ *   locks commit-log pages).  Order: heap page, then commit log, never the
+ *   reverse.
+ * - Readers copy the tuple (fetch) or the whole page (scan) under the
+ *   shared lock and judge visibility on the copy, after unlocking.  That is
+ *   sound because whatever a concurrent writer does to a version after the
+ *   copy is made is invisible to the reader's snapshot anyway: a new xmax
+ *   belongs to a transaction that is running (or started later) as far as
+ *   the snapshot is concerned.
+ */
+#include "access/heapam.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Room to form one tuple: a page's worth, 8-aligned for tuple_fill(). */
+typedef union tuple_buf {
+    uint64_t align;
+    unsigned char b[BLOCK_SIZE];
+} tuple_buf;
+
+/* Where a bulk insert is filling: a pinned, unlocked buffer, or none. */
+typedef struct insert_target {
+    int32_t id; /* BUF_INVALID if none */
+    blocknum_t blk;
+} insert_target;
+
+struct heap_bulk {
+    heap_rel *rel;
+    buf_session *s;
+    buf_strategy *ring;
+    insert_target target;
+};
+
+struct heap_scan {
+    heap_rel *rel;
+    buf_session *s;
+    const visibility *vis;
+    buf_strategy *ring;
+    blocknum_t nblocks; /* blocks when the scan began: its extent */
+    blocknum_t blk;     /* block copied into page, or HEAP_NO_BLOCK */
+    uint16_t nitems;    /* line pointers in page */
+    uint16_t next_off;  /* next line pointer of page to look at */
+    bool have_page;     /* page holds blk's copy */
+    tuple_buf page;     /* the current page, copied under a shared lock */
+};
+
+/* ------------------------------------------------------------------ */
+/* Handles and rows                                                   */
+/* ------------------------------------------------------------------ */
+
+void heap_rel_init(heap_rel *rel, relnumber_t relnumber, const tuple_desc *desc)
+{
+    rel->relnumber = relnumber;
+    rel->desc = desc;
+    atomic_init(&rel->hint, HEAP_NO_BLOCK);
+}
+
+int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
+{
+    memset(row, 0, sizeof(*row));
+    row->natts = rel->desc->natts;
+    row->values = calloc(row->natts > 0 ? row->natts : 1, sizeof(*row->values));
+    row->data = malloc(BLOCK_SIZE); /* malloc's alignment is at least 8 */
+    if (row->values == NULL || row->data == NULL) {
+        heap_row_free(row);
+        return kerr_set(err, KEEL_ENOMEM, "out of memory for a heap row");
+    }
+    return KEEL_OK;
+}
+
+void heap_row_free(heap_row *row)
+{
+    free(row->values);
+    free(row->data);
+    row->values = NULL;
+    row->data = NULL;
+}
+
+/*
+ * Deforms the tuple of len bytes already copied to row->data, which lives
+ * at t.  ECORRUPT if its header does not fit the relation's row type.
+ */
+static int row_fill(const heap_rel *rel, heap_row *row, tid t, size_t len,
+                    kerr *err)
+{
+    const heap_tuple_header *h = row->data;
+
+    if (len < sizeof(*h) || h->hoff < sizeof(*h) || h->hoff > len ||
+        h->natts != rel->desc->natts || h->natts != row->natts)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "relation %u, row (%u,%u): tuple of %zu bytes with "
+                        "%u columns does not match the row type (%u columns)",
+                        rel->relnumber, t.block, t.offset, len, h->natts,
+                        rel->desc->natts);
+    row->tid = t;
+    row->xmin = h->xmin;
+    row->xmax = h->xmax;
+    tuple_deform(rel->desc, (const unsigned char *)row->data + h->hoff,
+                 (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, row->values);
+    return KEEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Visibility                                                         */
+/* ------------------------------------------------------------------ */
+
+static int xid_status_of(const visibility *vis, xid_t xid, xid_status *st,
+                         kerr *err)
+{
+    return vis->status(vis->status_ctx, xid, st, err);
+}
+
+static inline bool is_own(const snapshot *snap, xid_t xid)
+{
+    return snap->own_xid != XID_INVALID && xid == snap->own_xid;
+}
+
+int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
+                       bool *visible, kerr *err)
+{
+    const snapshot *snap = vis->snap;
+    xid_status st;
+    int rc;
+
+    *visible = false;
+    /* The inserter. */
+    if (xmin != XID_FROZEN && !is_own(snap, xmin)) {
+        if (xmin < XID_FIRST_NORMAL || snapshot_running(snap, xmin))
+            return KEEL_OK;
+        rc = xid_status_of(vis, xmin, &st, err);
+        if (rc != KEEL_OK)
+            return rc;
+        if (st != XID_STATUS_COMMITTED)
+            return KEEL_OK;
+    }
+    /* The deleter. */
+    if (xmax == XID_INVALID) {
+        *visible = true;
+        return KEEL_OK;
+    }
+    if (is_own(snap, xmax))
+        return KEEL_OK;
+    if (snapshot_running(snap, xmax)) {
+        *visible = true;
+        return KEEL_OK;
+    }
+    rc = xid_status_of(vis, xmax, &st, err);
+    if (rc != KEEL_OK)
+        return rc;
+    *visible = st != XID_STATUS_COMMITTED;
+    return KEEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Forming and placing tuples                                         */
+/* ------------------------------------------------------------------ */
+
+static int form_size(const heap_rel *rel, const keel_value *vals, size_t *total,
+                     bool *has_nulls, kerr *err)
+{
+    size_t data;
+    int rc = tuple_size(rel->desc, vals, &data, has_nulls, err);
+
+    if (rc != KEEL_OK)
+        return rc;
+    *total = HEAP_TUPLE_HOFF + data;
+    if (*total > HEAP_MAX_TUPLE_SIZE)
+        return kerr_set(err, KEEL_ETOOBIG,
+                        "relation %u: row of %zu bytes is too big for a heap "
+                        "page (at most %zu)",
+                        rel->relnumber, *total, HEAP_MAX_TUPLE_SIZE);
+    return KEEL_OK;
+}
+
+int heap_row_size(const heap_rel *rel, const keel_value *vals, size_t *size,
+                  kerr *err)
+{
+    bool has_nulls;
+
+    return form_size(rel, vals, size, &has_nulls, err);
+}
+
+/*
+ * Forms the tuple for vals as a version of xid in buf and returns its size
+ * in *len.  Its next tid is filled in when it is placed.  Changes nothing
+ * on error (ETYPE, ETOOBIG, EINVAL).
+ */
+static int form_tuple(const heap_rel *rel, const keel_value *vals, xid_t xid,
+                      tuple_buf *buf, size_t *len, kerr *err)
+{
+    heap_tuple_header *h = (heap_tuple_header *)buf->b;
+    bool has_nulls;
+    int rc;
+
+    if (xid != XID_FROZEN && xid < XID_FIRST_NORMAL)
+        return kerr_set(err, KEEL_EINVAL,
+                        "relation %u: cannot insert as invalid xid %u",
+                        rel->relnumber, xid);
+    rc = form_size(rel, vals, len, &has_nulls, err);
+    if (rc != KEEL_OK)
+        return rc;
+    memset(h, 0, sizeof(*h));
+    h->xmin = xid;
+    h->xmax = XID_INVALID;
+    h->flags = has_nulls ? HEAP_TUPLE_HAS_NULLS : 0;
+    h->natts = rel->desc->natts;
+    h->hoff = HEAP_TUPLE_HOFF;
+    tuple_fill(rel->desc, vals, has_nulls, buf->b + HEAP_TUPLE_HOFF);
+    return KEEL_OK;
+}
+
+/*
+ * Puts the tuple (len bytes) on buffer id, which holds block blk of rel and
+ * is pinned and exclusively locked by s; a new (all-zero) page is
+ * initialized first.  *placed says whether it fit; if it did, the buffer is
+ * marked dirty and *out is the new tid.  ECORRUPT if the page is not a heap
+ * page.  Leaves the lock and pin as they were.
+ */
+static int place_locked(heap_rel *rel, buf_session *s, int32_t id,
+                        blocknum_t blk, const void *tup, size_t len, tid *out,
+                        bool *placed)
+{
+    void *page = buf_page(s->pool, id);
+    page_header *ph = page;
+    heap_tuple_header *h;
+    uint16_t off;
+    size_t got;
+
+    *placed = false;
+    if (ph->upper == 0 && page_is_new(page)) {
+        heappage_init(page);
+        buf_mark_dirty(s, id);
+    }
+    if (ph->special != BLOCK_SIZE)
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "relation %u block %u is not a heap page (special "
+                        "space at %u)",
+                        rel->relnumber, blk, ph->special);
+    off = heappage_add_item(page, tup, len);
+    if (off == 0)
+        return KEEL_OK;
+    h = heappage_get_item(page, off, &got);
+    assert(h != NULL && got == len);
+    h->next_block = blk;
+    h->next_offset = off;
+    buf_mark_dirty(s, id);
+    out->block = blk;
+    out->offset = off;
+    *placed = true;
+    return KEEL_OK;
+}
+
+static int rel_nblocks(heap_rel *rel, buf_session *s, blocknum_t *n)
+{
+    smgr_rel *r;
+    int rc = smgr_rel_open(buf_pool_smgr(s->pool), rel->relnumber, &r, &s->err);
+
+    if (rc != KEEL_OK)
+        return rc;
+    *n = smgr_nblocks(r);
+    return KEEL_OK;
+}
+
+static void hint_set(heap_rel *rel, blocknum_t blk)
+{
+    /* Read first: the hint's line stays shared while it does not move. */
+    if (atomic_load_relaxed(&rel->hint) != blk)
+        atomic_store_relaxed(&rel->hint, blk);
+}
+
+/*
+ * Finds room for the tuple (len bytes, formed) in rel and puts it there:
+ * on target's page if a bulk insert holds one, else the hinted block, else
+ * the relation's last block, else a new block, reading and extending
+ * through strategy st (NULL: none).  With a target, the page used is left
+ * pinned in it (a full one is released); without, nothing stays pinned.
+ * Each page is locked exclusively only while it is tried.
+ */
+static int insert_tuple(heap_rel *rel, buf_session *s, buf_strategy *st,
+                        insert_target *target, const void *tup, size_t len,
+                        tid *out)
+{
+    blocknum_t blk, tried = HEAP_NO_BLOCK;
+    bool placed = false;
+    int32_t id;
+    int rc;
+
+    assert(len <= HEAP_MAX_TUPLE_SIZE);
+    if (target != NULL && target->id != BUF_INVALID) {
+        id = target->id;
+        blk = target->blk;
+        buf_lock(s, id, LW_EXCLUSIVE);
+        rc = place_locked(rel, s, id, blk, tup, len, out, &placed);
+        buf_unlock(s, id);
+        if (rc == KEEL_OK && placed)
+            return KEEL_OK;
+        buf_release(s, id);
+        target->id = BUF_INVALID;
+        if (rc != KEEL_OK)
+            return rc;
+        goto extend; /* a bulk load that filled its page goes on anew */
+    }
+
+    blk = atomic_load_relaxed(&rel->hint);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (attempt == 1) {
+            blocknum_t n;
+            rc = rel_nblocks(rel, s, &n);
+            if (rc != KEEL_OK)
+                return rc;
+            if (n == 0 || n - 1 == tried)
+                break;
+            blk = n - 1;
+        }
+        if (blk == HEAP_NO_BLOCK)
+            continue;
+        rc = buf_read(s, rel->relnumber, blk, st, &id);
+        if (rc == KEEL_EEOF)
+            continue; /* a stale hint past the end */
+        if (rc != KEEL_OK)
+            return rc;
+        tried = blk;
+        buf_lock(s, id, LW_EXCLUSIVE);
+        rc = place_locked(rel, s, id, blk, tup, len, out, &placed);
+        buf_unlock(s, id);
+        if (rc == KEEL_OK && placed)
+            goto done;
+        buf_release(s, id);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+
+extend:
+    /*
+     * A new block can be full by the time we lock it: once the file has
+     * grown, other sessions inserting at "the last block" may find it and
+     * fill it first.  Then we extend again; each round, someone else's
+     * rows went in.
+     */
+    for (;;) {
+        rc = buf_extend(s, rel->relnumber, 0, st, &id, &blk);
+        if (rc != KEEL_OK)
+            return rc;
+        rc = place_locked(rel, s, id, blk, tup, len, out, &placed);
+        buf_unlock(s, id);
+        if (rc == KEEL_OK && placed)
+            break;
+        buf_release(s, id);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+
+done:
+    if (target != NULL) {
+        target->id = id;
+        target->blk = blk;
+    } else {
+        buf_release(s, id);
+    }
+    hint_set(rel, blk);
+    return KEEL_OK;
+}
+
+int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
+                const keel_value *values, tid *out)
+{
+    tuple_buf buf;
+    size_t len;
+    int rc = form_tuple(rel, values, xid, &buf, &len, &s->err);
+
+    if (rc != KEEL_OK)
+        return rc;
+    return insert_tuple(rel, s, NULL, NULL, buf.b, len, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Bulk insert                                                        */
+/* ------------------------------------------------------------------ */
+
+int heap_bulk_begin(heap_rel *rel, buf_session *s, heap_bulk **out)
+{
+    heap_bulk *b = calloc(1, sizeof(*b));
+
+    if (b != NULL)
+        b->ring = buf_strategy_create(s->pool, BUF_STRATEGY_BULK_WRITE);
+    if (b == NULL || b->ring == NULL) {
+        free(b);
+        return kerr_set(&s->err, KEEL_ENOMEM,
+                        "out of memory for a bulk insert into relation %u",
+                        rel->relnumber);
+    }
+    b->rel = rel;
+    b->s = s;
+    b->target.id = BUF_INVALID;
+    *out = b;
+    return KEEL_OK;
+}
+
+int heap_bulk_insert(heap_bulk *b, xid_t xid, const keel_value *values,
+                     tid *out)
+{
+    tuple_buf buf;
+    size_t len;
+    int rc = form_tuple(b->rel, values, xid, &buf, &len, &b->s->err);
+
+    if (rc != KEEL_OK)
+        return rc;
+    return insert_tuple(b->rel, b->s, b->ring, &b->target, buf.b, len, out);
+}
+
+void heap_bulk_end(heap_bulk *b)
+{
+    if (b == NULL)
+        return;
+    if (b->target.id != BUF_INVALID)
+        buf_release(b->s, b->target.id);
+    buf_strategy_free(b->ring);
+    free(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fetch                                                              */
+/* ------------------------------------------------------------------ */
+
+/* buf_read() for the block of t, turning "past the end" into ENOENT. */
+static int read_tid_block(heap_rel *rel, buf_session *s, tid t, int32_t *id)
+{
+    int rc;
+
+    if (!tid_valid(t))
+        return kerr_set(&s->err, KEEL_ENOENT,
+                        "relation %u: invalid tid (%u,%u)", rel->relnumber,
+                        t.block, t.offset);
+    rc = buf_read(s, rel->relnumber, t.block, NULL, id);
+    if (rc == KEEL_EEOF)
+        return kerr_set(&s->err, KEEL_ENOENT,
+                        "relation %u: tid (%u,%u) is past the end",
+                        rel->relnumber, t.block, t.offset);
+    return rc;
+}
+
+int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+               heap_row *row)
+{
+    const void *item;
+    size_t len = 0;
+    bool visible;
+    int32_t id;
+    int rc = read_tid_block(rel, s, t, &id);
+
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, id, LW_SHARED);
+    item = heappage_get_item_const(buf_page(s->pool, id), t.offset, &len);
+    if (item != NULL)
+        memcpy(row->data, item, len);
+    buf_unlock(s, id);
+    buf_release(s, id);
+    if (item == NULL)
+        return kerr_set(&s->err, KEEL_ENOENT, "relation %u: no row at (%u,%u)",
+                        rel->relnumber, t.block, t.offset);
+    rc = row_fill(rel, row, t, len, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    if (!visible)
+        return kerr_set(&s->err, KEEL_ENOENT,
+                        "relation %u: row (%u,%u) is not visible to this "
+                        "snapshot",
+                        rel->relnumber, t.block, t.offset);
+    return KEEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Delete and update                                                  */
+/* ------------------------------------------------------------------ */
+
+static int check_writer(heap_rel *rel, buf_session *s, const visibility *vis,
+                        xid_t xid)
+{
+    if (xid < XID_FIRST_NORMAL || xid != vis->snap->own_xid)
+        return kerr_set(&s->err, KEEL_EINVAL,
+                        "relation %u: writing transaction %u is not the "
+                        "snapshot's own (%u)",
+                        rel->relnumber, xid, vis->snap->own_xid);
+    return KEEL_OK;
+}
+
+/*
+ * Pins and exclusively locks the page of t and checks that the version
+ * there may be deleted or updated by vis's transaction: it is visible to
+ * the snapshot (ENOENT otherwise, which covers one this transaction has
+ * deleted), and it has no xmax unless that transaction aborted
+ * (ESERIALIZE otherwise: the deleter is running, or committed after the
+ * snapshot, since the version is still visible).  On success returns the
+ * buffer in *id, pinned and locked, and the version's header in *out; on
+ * error holds nothing.
+ */
+static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
+                          tid t, const char *verb, int32_t *idp,
+                          heap_tuple_header **out)
+{
+    heap_tuple_header *h;
+    xid_status st = XID_STATUS_IN_PROGRESS;
+    size_t len = 0;
+    bool visible = false;
+    int32_t id;
+    int rc = read_tid_block(rel, s, t, &id);
+
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, id, LW_EXCLUSIVE);
+    h = heappage_get_item(buf_page(s->pool, id), t.offset, &len);
+    if (h == NULL || len < sizeof(*h)) {
+        rc = kerr_set(&s->err, KEEL_ENOENT,
+                      "relation %u: no row at (%u,%u) to %s", rel->relnumber,
+                      t.block, t.offset, verb);
+        goto fail;
+    }
+    /* The oracle may lock commit-log pages: heap page, then clog. */
+    rc = heap_tuple_visible(vis, h->xmin, h->xmax, &visible, &s->err);
+    if (rc != KEEL_OK)
+        goto fail;
+    if (!visible) {
+        rc = kerr_set(&s->err, KEEL_ENOENT,
+                      "relation %u: row (%u,%u) to %s is not visible to "
+                      "transaction %u",
+                      rel->relnumber, t.block, t.offset, verb,
+                      vis->snap->own_xid);
+        goto fail;
+    }
+    if (h->xmax != XID_INVALID) {
+        rc = xid_status_of(vis, h->xmax, &st, &s->err);
+        if (rc != KEEL_OK)
+            goto fail;
+        if (st != XID_STATUS_ABORTED) {
+            rc = kerr_set(
+                &s->err, KEEL_ESERIALIZE,
+                "could not serialize access: relation %u row (%u,%u) was %s "
+                "by transaction %u, which %s",
+                rel->relnumber, t.block, t.offset,
+                (h->flags & HEAP_TUPLE_XMAX_UPDATE) ? "updated" : "deleted",
+                h->xmax,
+                st == XID_STATUS_COMMITTED
+                    ? "committed after this transaction's snapshot"
+                    : "is still in progress");
+            goto fail;
+        }
+    }
+    *idp = id;
+    *out = h;
+    return KEEL_OK;
+
+fail:
+    buf_unlock(s, id);
+    buf_release(s, id);
+    return rc;
+}
+
+int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
+                tid t)
+{
+    heap_tuple_header *h;
+    int32_t id;
+    int rc = check_writer(rel, s, vis, xid);
+
+    if (rc == KEEL_OK)
+        rc = lock_for_write(rel, s, vis, t, "delete", &id, &h);
+    if (rc != KEEL_OK)
+        return rc;
+    h->xmax = xid;
+    h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
+    h->next_block = t.block; /* an aborted updater may have left its own */
+    h->next_offset = t.offset;
+    buf_mark_dirty(s, id);
+    buf_unlock(s, id);
+    buf_release(s, id);
+    return KEEL_OK;
+}
+
+int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
+                tid t, const keel_value *values, tid *new_tid)
+{
+    heap_tuple_header *h, saved;
+    tuple_buf buf;
+    size_t len, got;
+    bool placed = false;
+    tid nt = TID_INVALID;
+    int32_t id;
+    int rc;
+
+    rc = check_writer(rel, s, vis, xid);
+    if (rc == KEEL_OK)
+        rc = form_tuple(rel, values, xid, &buf, &len, &s->err);
+    if (rc == KEEL_OK)
+        rc = lock_for_write(rel, s, vis, t, "update", &id, &h);
+    if (rc != KEEL_OK)
+        return rc;
+
+    /* Claim the old version, and try to put the new one beside it. */
+    saved = *h;
+    h->xmax = xid;
+    h->flags |= HEAP_TUPLE_XMAX_UPDATE;
+    h->next_block = t.block;
+    h->next_offset = t.offset;
+    rc = place_locked(rel, s, id, t.block, buf.b, len, &nt, &placed);
+    assert(rc == KEEL_OK); /* the page was a heap page a moment ago */
+    if (placed) {
+        h->next_offset = nt.offset;
+        buf_mark_dirty(s, id);
+        buf_unlock(s, id);
+        buf_release(s, id);
+        *new_tid = nt;
+        return KEEL_OK;
+    }
+    buf_mark_dirty(s, id);
+    buf_unlock(s, id);
+
+    /*
+     * No room here: place it elsewhere with no lock held (one heap page
+     * lock at a time), then come back.  Our running xid in the old
+     * version's xmax keeps every other writer off it meanwhile.
+     */
+    rc = insert_tuple(rel, s, NULL, NULL, buf.b, len, &nt);
+    buf_lock(s, id, LW_EXCLUSIVE);
+    h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
+    assert(h != NULL && h->xmax == xid);
+    if (rc == KEEL_OK) {
+        h->next_block = nt.block;
+        h->next_offset = nt.offset;
+    } else {
+        h->xmax = saved.xmax;
+        h->flags = saved.flags;
+        h->next_block = saved.next_block;
+        h->next_offset = saved.next_offset;
+    }
+    buf_mark_dirty(s, id);
+    buf_unlock(s, id);
+    buf_release(s, id);
+    if (rc == KEEL_OK)
+        *new_tid = nt;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sequential scan                                                    */
+/* ------------------------------------------------------------------ */
+
+int heap_scan_begin(heap_rel *rel, buf_session *s, const visibility *vis,
+                    heap_scan **out)
+{
+    heap_scan *sc;
+    blocknum_t n;
+    int rc = rel_nblocks(rel, s, &n);
+
+    if (rc != KEEL_OK)
+        return rc;
+    sc = malloc(sizeof(*sc));
+    if (sc != NULL)
+        sc->ring = buf_strategy_create(s->pool, BUF_STRATEGY_BULK_READ);
+    if (sc == NULL || sc->ring == NULL) {
+        free(sc);
+        return kerr_set(&s->err, KEEL_ENOMEM,
+                        "out of memory for a scan of relation %u",
+                        rel->relnumber);
+    }
+    sc->rel = rel;
+    sc->s = s;
+    sc->vis = vis;
+    sc->nblocks = n;
+    sc->blk = HEAP_NO_BLOCK;
+    sc->nitems = 0;
+    sc->next_off = 1;
+    sc->have_page = false;
+    *out = sc;
+    return KEEL_OK;
+}
+
+/* Copies the scan's next block into sc->page; *end at the scan's end. */
+static int scan_next_page(heap_scan *sc, bool *end)
+{
+    blocknum_t blk = sc->blk == HEAP_NO_BLOCK ? 0 : sc->blk + 1;
+    int32_t id;
+    int rc;
+
+    *end = blk >= sc->nblocks;
+    if (*end)
+        return KEEL_OK;
+    rc = buf_read(sc->s, sc->rel->relnumber, blk, sc->ring, &id);
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(sc->s, id, LW_SHARED);
+    memcpy(sc->page.b, buf_page(sc->s->pool, id), BLOCK_SIZE);
+    buf_unlock(sc->s, id);
+    buf_release(sc->s, id);
+    sc->blk = blk;
+    sc->nitems = heappage_nitems(sc->page.b);
+    sc->next_off = 1;
+    sc->have_page = true;
+    return KEEL_OK;
+}
+
+int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
+{
+    kerr *err = &sc->s->err;
+    int rc;
+
+    *found = false;
+    for (;;) {
+        while (sc->have_page && sc->next_off <= sc->nitems) {
+            uint16_t off = sc->next_off;
+            const heap_tuple_header *h;
+            size_t len = 0;
+            bool visible;
+
+            h = heappage_get_item_const(sc->page.b, off, &len);
+            if (h == NULL) {
+                sc->next_off++;
+                continue;
+            }
+            if (len < sizeof(*h))
+                return kerr_set(err, KEEL_ECORRUPT,
+                                "relation %u, row (%u,%u): item of %zu bytes "
+                                "is shorter than a tuple header",
+                                sc->rel->relnumber, sc->blk, off, len);
+            rc = heap_tuple_visible(sc->vis, h->xmin, h->xmax, &visible, err);
+            if (rc != KEEL_OK)
+                return rc;
+            if (visible) {
+                tid t = {.block = sc->blk, .offset = off};
+                memcpy(row->data, h, len);
+                rc = row_fill(sc->rel, row, t, len, err);
+                if (rc != KEEL_OK)
+                    return rc;
+                sc->next_off++;
+                *found = true;
+                return KEEL_OK;
+            }
+            sc->next_off++;
+        }
+        bool end;
+        rc = scan_next_page(sc, &end);
+        if (rc != KEEL_OK || end)
+            return rc;
+    }
+}
+
+void heap_scan_end(heap_scan *sc)
+{
+    if (sc == NULL)
+        return;
+    buf_strategy_free(sc->ring);
+    free(sc);
+}

@@ -1,0 +1,193 @@
+/*
+ * heapam.h: the heap access method: a relation's rows, unordered, in
+ * slotted pages (heap_page.h), with multi-version visibility.
+ *
+ * Every row version carries the transaction that inserted it (xmin) and
+ * the one that deleted or updated it (xmax).  Which versions a transaction
+ * sees is decided by its snapshot and the commit status of those two
+ * transactions (heap_tuple_visible()).  An update deletes the old version
+ * and inserts a new one at a new tid.  Writers follow "first updater wins"
+ * (PostgreSQL's repeatable read): deleting or updating a row version that
+ * another transaction has already deleted or updated, and that has not
+ * aborted, fails with KEEL_ESERIALIZE; the check and the change happen
+ * together under the page's exclusive content lock, so two transactions
+ * can never both delete or update the same version, and no update is lost.
+ *
+ * Locking: each operation pins and locks one heap page at a time (shared
+ * to read, exclusive to change), and releases every pin and lock it took
+ * before it returns, on success and on error, except where a function says
+ * otherwise (a bulk insert keeps its current page pinned between calls).
+ * Lock order: a heap page's content lock may be held while the status
+ * oracle reads the commit log (which locks commit-log pages); the commit
+ * log never calls into the heap, so heap page lock -> clog page lock is the
+ * only order and cannot deadlock.  Readers (fetch, scans) copy what they
+ * need under the shared lock and decide visibility after releasing it.
+ *
+ * Errors are returned as keel_status codes with the message in the
+ * session's kerr (buf_session_error()).
+ *
+ * Not yet: command ids (a transaction scanning a relation it is changing
+ * may meet its own new versions later in the scan), a free space map (the
+ * relation handle remembers one block with room; pages left behind with
+ * room are not refilled), vacuum (dead versions stay).
+ */
+#ifndef KEEL_ACCESS_HEAPAM_H
+#define KEEL_ACCESS_HEAPAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "access/heap_page.h"
+#include "access/tid.h"
+#include "access/tuple.h"
+#include "port/atomics.h"
+#include "storage/bufmgr.h"
+#include "txn/snapshot.h"
+
+#define HEAP_NO_BLOCK ((blocknum_t)0xFFFFFFFF)
+
+/*
+ * A heap relation handle, owned by the caller (typically one per relation,
+ * shared by all sessions; every field but the hint is read-only after
+ * heap_rel_init(), and the hint is atomic).  The relation's file must
+ * exist (smgr_create()); an empty file is an empty heap.
+ */
+typedef struct heap_rel {
+    relnumber_t relnumber;
+    const tuple_desc *desc; /* the row type; must outlive the handle */
+    atomic_u32 hint;        /* a block that had room lately, or
+                               HEAP_NO_BLOCK; only a hint */
+} heap_rel;
+
+/* Initializes rel for relation relnumber with rows of type desc. */
+void heap_rel_init(heap_rel *rel, relnumber_t relnumber,
+                   const tuple_desc *desc);
+
+/*
+ * A row copied out of the heap: where it lives, its transaction ids, and
+ * its values.  The values (and the strings they point to) live in the
+ * row's own memory, so no buffer stays pinned: they are valid until the
+ * row is filled again (by heap_fetch() or heap_scan_next()) or freed.
+ */
+typedef struct heap_row {
+    tid tid;            /* this version's address */
+    xid_t xmin;         /* inserting transaction */
+    xid_t xmax;         /* deleting/updating transaction or 0, as copied */
+    uint16_t natts;     /* entries in values */
+    keel_value *values; /* the columns */
+    void *data;         /* BLOCK_SIZE bytes: the tuple's copy */
+} heap_row;
+
+/* Allocates a row for rel's rows (ENOMEM).  Free with heap_row_free(). */
+int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err);
+
+/* Frees a row's memory (a zeroed or already freed row is fine). */
+void heap_row_free(heap_row *row);
+
+/*
+ * The visibility rule.  Sets *visible to whether a version inserted by
+ * xmin and deleted by xmax (0 = not deleted) is visible to vis's snapshot:
+ * its inserter is the snapshot's own transaction, or XID_FROZEN, or
+ * finished before the snapshot and committed; and it is not deleted: no
+ * xmax, or xmax aborted, or xmax is another transaction that was running
+ * at the snapshot or has not committed.  Asks vis's status oracle only
+ * about xids the snapshot alone cannot decide; returns its error if it
+ * fails.
+ */
+int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
+                       bool *visible, kerr *err);
+
+/* The size (header included) a row of vals would take on a page, and
+ * whether it fits on one: ETYPE/ETOOBIG as tuple_size(), ETOOBIG if the
+ * row is larger than a heap page holds. */
+int heap_row_size(const heap_rel *rel, const keel_value *vals, size_t *size,
+                  kerr *err);
+
+/*
+ * Inserts a row of rel->desc->natts values as a version of transaction xid
+ * (XID_FROZEN while a database is created) and returns its tid in *out.
+ * Uses the page the handle's hint names if it has room, else the last
+ * page, else extends the relation.  ETYPE/ETOOBIG (nothing changed) if the
+ * values do not suit the columns or the row does not fit in a page; errors
+ * of buf_read()/buf_extend().
+ */
+int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
+                const keel_value *values, tid *out);
+
+/*
+ * Bulk insert: many rows through a BUF_STRATEGY_BULK_WRITE ring, so that a
+ * load does not push the pool's working set out.  The state belongs to one
+ * session and keeps the page being filled pinned between calls (no lock);
+ * heap_bulk_end() releases it.  New pages are added through the ring.
+ */
+typedef struct heap_bulk heap_bulk;
+
+/* Starts a bulk insert into rel by session s (ENOMEM). */
+int heap_bulk_begin(heap_rel *rel, buf_session *s, heap_bulk **out);
+
+/* Inserts one row, as heap_insert() (same errors, nothing changed on
+ * ETYPE/ETOOBIG). */
+int heap_bulk_insert(heap_bulk *b, xid_t xid, const keel_value *values,
+                     tid *out);
+
+/* Releases the pinned page and the ring, and frees b (NULL is fine). */
+void heap_bulk_end(heap_bulk *b);
+
+/*
+ * Copies the row version at t into row if it is visible to vis.  ENOENT if
+ * t names no row (block past the end, no such line pointer, removed) or a
+ * version the snapshot does not see; ECORRUPT if the tuple does not match
+ * the descriptor; errors of buf_read() and the status oracle.  Holds the
+ * page's shared lock only while copying.
+ */
+int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+               heap_row *row);
+
+/*
+ * Deletes the row version at t as transaction xid, which must be vis's
+ * snapshot's own_xid (EINVAL otherwise).  Under the page's exclusive lock:
+ * ENOENT if t names no version visible to the snapshot (including one this
+ * transaction deleted already); ESERIALIZE if another transaction has
+ * deleted or updated it and has not aborted (it is running, or committed
+ * after the snapshot was taken); otherwise sets its xmax to xid (replacing
+ * an aborted transaction's).  On any error nothing has changed.
+ */
+int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
+                tid t);
+
+/*
+ * Updates the row version at t to values as transaction xid (vis's own
+ * xid): deletes it exactly as heap_delete() (same ENOENT/ESERIALIZE rules,
+ * checked atomically under the exclusive lock) and inserts the new version,
+ * on the same page if it has room, else as heap_insert(); *new_tid is its
+ * address, and the old version records it.  ETYPE/ETOOBIG are found before
+ * anything changes.  If the new version cannot be placed (I/O error, pool
+ * exhausted) the old version's xmax is restored and the error returned.
+ */
+int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
+                tid t, const keel_value *values, tid *new_tid);
+
+/*
+ * Sequential scans, through a BUF_STRATEGY_BULK_READ ring.  A scan covers
+ * the blocks the relation had when it began and returns, in tid order,
+ * each version visible to vis.  It copies each page under a shared lock
+ * and decides visibility on the copy, so between calls it holds no pin and
+ * no lock; vis (and its snapshot) must stay valid until heap_scan_end().
+ */
+typedef struct heap_scan heap_scan;
+
+/* Starts a scan of rel by session s (ENOMEM, or smgr errors). */
+int heap_scan_begin(heap_rel *rel, buf_session *s, const visibility *vis,
+                    heap_scan **out);
+
+/*
+ * Copies the next visible row into row and sets *found, or sets *found to
+ * false at the end.  On error (buf_read(), the status oracle, ECORRUPT) the
+ * scan stays where it was, so the call may be repeated.
+ */
+int heap_scan_next(heap_scan *sc, heap_row *row, bool *found);
+
+/* Frees the scan (NULL is fine). */
+void heap_scan_end(heap_scan *sc);
+
+#endif /* KEEL_ACCESS_HEAPAM_H */

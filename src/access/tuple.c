@@ -1,0 +1,330 @@
+/*
+ * tuple.c: tuple descriptors, forming and deforming tuples, comparing
+ * values.  The layout is described in tuple.h.
+ */
+#include "access/tuple.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN_TO(off, a) (((off) + (size_t)(a)-1) & ~((size_t)(a)-1))
+
+tuple_desc *tupdesc_alloc(uint16_t natts)
+{
+    tuple_desc *d = calloc(1, sizeof(tuple_desc) + sizeof(tuple_attr) * natts);
+
+    if (d != NULL)
+        d->natts = natts;
+    return d;
+}
+
+void tupdesc_free(tuple_desc *d)
+{
+    free(d);
+}
+
+tuple_desc *tupdesc_copy(const tuple_desc *d)
+{
+    size_t n = sizeof(tuple_desc) + sizeof(tuple_attr) * d->natts;
+    tuple_desc *c = malloc(n);
+
+    if (c != NULL)
+        memcpy(c, d, n);
+    return c;
+}
+
+const char *type_name(keel_type type)
+{
+    switch (type) {
+    case KEEL_INT2:
+        return "int2";
+    case KEEL_INT4:
+        return "int4";
+    case KEEL_INT8:
+        return "int8";
+    case KEEL_OID:
+        return "oid";
+    case KEEL_BOOL:
+        return "bool";
+    case KEEL_FLOAT8:
+        return "float8";
+    case KEEL_NAME:
+        return "name";
+    case KEEL_CHAR:
+        return "char";
+    case KEEL_TEXT:
+        return "text";
+    }
+    return "unknown";
+}
+
+int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
+                bool notnull, kerr *err)
+{
+    tuple_attr *a;
+
+    if (i >= d->natts)
+        return kerr_set(err, KEEL_EINVAL, "column %u out of range (%u columns)",
+                        i + 1, d->natts);
+    a = &d->attrs[i];
+    a->type = type;
+    a->notnull = notnull;
+    switch (type) {
+    case KEEL_INT2:
+        a->len = a->align = 2;
+        break;
+    case KEEL_INT4:
+    case KEEL_OID:
+        a->len = a->align = 4;
+        break;
+    case KEEL_INT8:
+    case KEEL_FLOAT8:
+        a->len = a->align = 8;
+        break;
+    case KEEL_BOOL:
+        a->len = a->align = 1;
+        break;
+    case KEEL_NAME:
+        a->len = KEEL_NAME_LEN;
+        a->align = 1;
+        break;
+    case KEEL_CHAR:
+        if (charlen < 1 || charlen > TUPLE_MAX_CHAR_LEN)
+            return kerr_set(err, KEEL_EINVAL,
+                            "column %u: char length %u is out of range "
+                            "(1 .. %d)",
+                            i + 1, charlen, TUPLE_MAX_CHAR_LEN);
+        a->len = charlen;
+        a->align = 1;
+        break;
+    case KEEL_TEXT:
+        a->len = 0;
+        a->align = 4;
+        break;
+    default:
+        return kerr_set(err, KEEL_EINVAL, "column %u: unknown type %d", i + 1,
+                        (int)type);
+    }
+    return KEEL_OK;
+}
+
+static inline size_t bitmap_bytes(uint16_t natts)
+{
+    return ((size_t)natts + 7) / 8;
+}
+
+int tuple_size(const tuple_desc *d, const keel_value *vals, size_t *size,
+               bool *has_nulls, kerr *err)
+{
+    bool nulls = false;
+    size_t off;
+
+    for (uint16_t i = 0; i < d->natts; i++) {
+        const tuple_attr *a = &d->attrs[i];
+        if (vals[i].isnull) {
+            if (a->notnull)
+                return kerr_set(err, KEEL_ETYPE,
+                                "null value in column %u, which is not null",
+                                i + 1);
+            nulls = true;
+            continue;
+        }
+        if (a->type == KEEL_NAME && vals[i].v.s.len >= KEEL_NAME_LEN)
+            return kerr_set(err, KEEL_ETOOBIG,
+                            "column %u: name of %u bytes is longer than %d",
+                            i + 1, vals[i].v.s.len, KEEL_NAME_LEN - 1);
+        if (a->type == KEEL_CHAR && vals[i].v.s.len > a->len)
+            return kerr_set(err, KEEL_ETOOBIG,
+                            "column %u: value of %u bytes is too long for "
+                            "char(%u)",
+                            i + 1, vals[i].v.s.len, a->len);
+        if ((a->type == KEEL_NAME || a->type == KEEL_CHAR ||
+             a->type == KEEL_TEXT) &&
+            vals[i].v.s.len > 0 && vals[i].v.s.ptr == NULL)
+            return kerr_set(err, KEEL_EINVAL,
+                            "column %u: string value without bytes", i + 1);
+    }
+    off = nulls ? bitmap_bytes(d->natts) : 0;
+    for (uint16_t i = 0; i < d->natts; i++) {
+        const tuple_attr *a = &d->attrs[i];
+        if (vals[i].isnull)
+            continue;
+        off = ALIGN_TO(off, a->align);
+        off += a->type == KEEL_TEXT ? 4 + (size_t)vals[i].v.s.len : a->len;
+    }
+    *size = off;
+    *has_nulls = nulls;
+    return KEEL_OK;
+}
+
+void tuple_fill(const tuple_desc *d, const keel_value *vals, bool has_nulls,
+                void *data)
+{
+    unsigned char *p = data;
+    size_t off = 0;
+
+    if (has_nulls) {
+        off = bitmap_bytes(d->natts);
+        memset(p, 0, off);
+        for (uint16_t i = 0; i < d->natts; i++)
+            if (vals[i].isnull)
+                p[i / 8] |= (unsigned char)(1u << (i % 8));
+    }
+    for (uint16_t i = 0; i < d->natts; i++) {
+        const tuple_attr *a = &d->attrs[i];
+        const keel_value *v = &vals[i];
+        size_t start;
+
+        assert(has_nulls || !v->isnull);
+        if (v->isnull)
+            continue;
+        start = ALIGN_TO(off, a->align);
+        memset(p + off, 0, start - off);
+        off = start;
+        switch (a->type) {
+        case KEEL_INT2:
+            memcpy(p + off, &v->v.i2, 2);
+            break;
+        case KEEL_INT4:
+            memcpy(p + off, &v->v.i4, 4);
+            break;
+        case KEEL_OID:
+            memcpy(p + off, &v->v.oid, 4);
+            break;
+        case KEEL_INT8:
+            memcpy(p + off, &v->v.i8, 8);
+            break;
+        case KEEL_FLOAT8:
+            memcpy(p + off, &v->v.f8, 8);
+            break;
+        case KEEL_BOOL:
+            p[off] = v->v.b ? 1 : 0;
+            break;
+        case KEEL_NAME:
+            memset(p + off, 0, KEEL_NAME_LEN);
+            if (v->v.s.len > 0)
+                memcpy(p + off, v->v.s.ptr, v->v.s.len);
+            break;
+        case KEEL_CHAR:
+            memset(p + off, ' ', a->len);
+            if (v->v.s.len > 0)
+                memcpy(p + off, v->v.s.ptr, v->v.s.len);
+            break;
+        case KEEL_TEXT: {
+            uint32_t len = v->v.s.len;
+            memcpy(p + off, &len, 4);
+            if (len > 0)
+                memcpy(p + off + 4, v->v.s.ptr, len);
+            off += 4 + (size_t)len;
+            continue;
+        }
+        }
+        off += a->len;
+    }
+}
+
+void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
+                  keel_value *vals)
+{
+    const unsigned char *p = data;
+    size_t off = has_nulls ? bitmap_bytes(d->natts) : 0;
+
+    for (uint16_t i = 0; i < d->natts; i++) {
+        const tuple_attr *a = &d->attrs[i];
+        keel_value *v = &vals[i];
+
+        if (has_nulls && (p[i / 8] & (1u << (i % 8)))) {
+            v->isnull = true;
+            continue;
+        }
+        v->isnull = false;
+        off = ALIGN_TO(off, a->align);
+        switch (a->type) {
+        case KEEL_INT2:
+            memcpy(&v->v.i2, p + off, 2);
+            break;
+        case KEEL_INT4:
+            memcpy(&v->v.i4, p + off, 4);
+            break;
+        case KEEL_OID:
+            memcpy(&v->v.oid, p + off, 4);
+            break;
+        case KEEL_INT8:
+            memcpy(&v->v.i8, p + off, 8);
+            break;
+        case KEEL_FLOAT8:
+            memcpy(&v->v.f8, p + off, 8);
+            break;
+        case KEEL_BOOL:
+            v->v.b = p[off] != 0;
+            break;
+        case KEEL_NAME:
+            v->v.s.ptr = (const char *)p + off;
+            v->v.s.len =
+                (uint32_t)strnlen((const char *)p + off, KEEL_NAME_LEN);
+            break;
+        case KEEL_CHAR:
+            v->v.s.ptr = (const char *)p + off;
+            v->v.s.len = a->len;
+            break;
+        case KEEL_TEXT: {
+            uint32_t len;
+            memcpy(&len, p + off, 4);
+            v->v.s.ptr = (const char *)p + off + 4;
+            v->v.s.len = len;
+            off += 4 + (size_t)len;
+            continue;
+        }
+        }
+        off += a->len;
+    }
+}
+
+static int cmp_bytes(const char *x, uint32_t xl, const char *y, uint32_t yl)
+{
+    uint32_t n = xl < yl ? xl : yl;
+    int c = n > 0 ? memcmp(x, y, n) : 0;
+
+    if (c != 0)
+        return c;
+    return xl < yl ? -1 : xl > yl;
+}
+
+int value_compare(const tuple_attr *a, const keel_value *x, const keel_value *y)
+{
+    if (x->isnull || y->isnull)
+        return x->isnull - y->isnull;
+    switch (a->type) {
+    case KEEL_INT2:
+        return (x->v.i2 > y->v.i2) - (x->v.i2 < y->v.i2);
+    case KEEL_INT4:
+        return (x->v.i4 > y->v.i4) - (x->v.i4 < y->v.i4);
+    case KEEL_INT8:
+        return (x->v.i8 > y->v.i8) - (x->v.i8 < y->v.i8);
+    case KEEL_OID:
+        return (x->v.oid > y->v.oid) - (x->v.oid < y->v.oid);
+    case KEEL_BOOL:
+        return (int)x->v.b - (int)y->v.b;
+    case KEEL_FLOAT8: {
+        bool xn = x->v.f8 != x->v.f8, yn = y->v.f8 != y->v.f8;
+        if (xn || yn)
+            return (int)xn - (int)yn;
+        return (x->v.f8 > y->v.f8) - (x->v.f8 < y->v.f8);
+    }
+    case KEEL_CHAR: {
+        /* Trailing blanks are padding and do not count, so a key given
+         * unpadded finds the padded value stored. */
+        uint32_t xl = x->v.s.len, yl = y->v.s.len;
+        while (xl > 0 && x->v.s.ptr[xl - 1] == ' ')
+            xl--;
+        while (yl > 0 && y->v.s.ptr[yl - 1] == ' ')
+            yl--;
+        return cmp_bytes(x->v.s.ptr, xl, y->v.s.ptr, yl);
+    }
+    case KEEL_NAME:
+    case KEEL_TEXT:
+        return cmp_bytes(x->v.s.ptr, x->v.s.len, y->v.s.ptr, y->v.s.len);
+    }
+    return 0;
+}

@@ -1,0 +1,91 @@
+/*
+ * tuple.h: rows as bytes.
+ *
+ * A tuple descriptor lists a row's columns (type, width, not-null).  The
+ * same encoding stores heap rows and B-tree keys: after whatever header the
+ * access method puts first, a tuple's data area (which starts 8-byte
+ * aligned) holds
+ *
+ *   [null bitmap, ceil(natts / 8) bytes, bit i set = column i is null,
+ *    present only when some column is null]
+ *   each non-null column in order, aligned to its alignment relative to the
+ *   start of the data area:
+ *     int2 2, int4 4, int8 8, oid 4, bool 1, float8 8 (all native order);
+ *     name: 64 bytes, NUL-padded; char(n): n bytes, blank-padded;
+ *     text: a 4-byte-aligned uint32 length, then the bytes.
+ *
+ * Values handed out by tuple_deform() point into the tuple's bytes.
+ */
+#ifndef KEEL_ACCESS_TUPLE_H
+#define KEEL_ACCESS_TUPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keel/keel.h"
+#include "port/error.h"
+
+/* Longest char(n). */
+#define TUPLE_MAX_CHAR_LEN 4096
+
+typedef struct tuple_attr {
+    keel_type type;
+    uint16_t len;  /* bytes of a fixed-width value; 0 for text */
+    uint8_t align; /* 1, 2, 4 or 8 */
+    bool notnull;
+} tuple_attr;
+
+typedef struct tuple_desc {
+    uint16_t natts;
+    tuple_attr attrs[];
+} tuple_desc;
+
+/* A descriptor of natts columns, each to be set with tupdesc_set().  NULL
+ * if memory is exhausted. */
+tuple_desc *tupdesc_alloc(uint16_t natts);
+void tupdesc_free(tuple_desc *d);
+
+/* A copy of d (NULL if memory is exhausted). */
+tuple_desc *tupdesc_copy(const tuple_desc *d);
+
+/*
+ * Sets column i: its type, for char its length n (1..TUPLE_MAX_CHAR_LEN,
+ * ignored otherwise), and whether it may be null.  EINVAL for an unknown
+ * type or a bad length.
+ */
+int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
+                bool notnull, kerr *err);
+
+/* The name of a type ("int4", "char", ...), for messages. */
+const char *type_name(keel_type type);
+
+/*
+ * Computes the size of the data area for vals (d->natts values) and whether
+ * it needs a null bitmap.  Checks each value against its column: ETYPE for
+ * a null in a not-null column, ETOOBIG for a name over 63 bytes or a char
+ * value longer than its column (the message names the column number).
+ */
+int tuple_size(const tuple_desc *d, const keel_value *vals, size_t *size,
+               bool *has_nulls, kerr *err);
+
+/* Writes the data area for vals at data (8-byte aligned, tuple_size()
+ * bytes, zeroed by the caller or not: padding is written as zero). */
+void tuple_fill(const tuple_desc *d, const keel_value *vals, bool has_nulls,
+                void *data);
+
+/* Reads every column of the data area at data into vals. */
+void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
+                  keel_value *vals);
+
+/*
+ * Compares two non-null or null values of column a: negative, zero or
+ * positive as x sorts before, equal to or after y.  Nulls sort after every
+ * value; float8 NaN after every number.  Strings compare bytewise, a
+ * shorter prefix first (name up to its NUL, char without trailing blanks,
+ * text by its bytes).
+ */
+int value_compare(const tuple_attr *a, const keel_value *x,
+                  const keel_value *y);
+
+#endif /* KEEL_ACCESS_TUPLE_H */

@@ -1,0 +1,241 @@
+/*
+ * control.c: reading and atomically replacing the control file.
+ *
+ * On disk the file is CONTROL_FILE_SIZE bytes (one sector, so that even a
+ * device without atomic renames tears it at most at a sector boundary):
+ *
+ *   0   magic "KEELCTL\0"
+ *   8   the control_data fields, each little-endian, in declaration order
+ *   ... zero
+ *   508 CRC-32C of bytes 0 .. 507
+ */
+#include "engine/control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "port/crc32c.h"
+#include "storage/page.h"
+
+#define CONTROL_FILE_SIZE 512
+#define CONTROL_CRC_OFF   (CONTROL_FILE_SIZE - 4)
+#define CONTROL_PATH_MAX  4096
+
+static const char control_magic[8] = "KEELCTL";
+
+_Static_assert(8 + sizeof(control_data) <= CONTROL_CRC_OFF,
+               "control data fits before the checksum");
+
+void control_init(control_data *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->layout_version = CONTROL_LAYOUT_VERSION;
+    c->page_version = PAGE_LAYOUT_VERSION;
+    c->block_size = BLOCK_SIZE;
+    c->state = CONTROL_SHUT_DOWN;
+}
+
+static int control_path(const char *dir, const char *name, char *buf, kerr *err)
+{
+    int n = snprintf(buf, CONTROL_PATH_MAX, "%s/%s", dir, name);
+
+    if (n < 0 || n >= CONTROL_PATH_MAX)
+        return kerr_set(err, KEEL_EINVAL, "database path \"%s\" is too long",
+                        dir);
+    return KEEL_OK;
+}
+
+/* The on-disk image of c.  (The fields are stored in the machine's order;
+ * keel supports little-endian machines only, as page.c assumes too.) */
+static void control_encode(const control_data *c, unsigned char *img)
+{
+    uint32_t crc;
+
+    memset(img, 0, CONTROL_FILE_SIZE);
+    memcpy(img, control_magic, sizeof(control_magic));
+    memcpy(img + 8, c, sizeof(*c));
+    crc = crc32c(img, CONTROL_CRC_OFF);
+    memcpy(img + CONTROL_CRC_OFF, &crc, 4);
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc;
+
+    if (fd < 0)
+        return -1;
+    rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+/* Writes img to path (created with O_EXCL when exclusive) and syncs it. */
+static int write_file(const char *path, const unsigned char *img,
+                      bool exclusive, kerr *err)
+{
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC);
+    int fd = open(path, flags, 0600);
+    int e;
+
+    if (fd < 0) {
+        e = errno;
+        return kerr_set(err, kerr_from_errno(e),
+                        "could not create control file \"%s\": %s", path,
+                        strerror(e));
+    }
+    if (write_all(fd, img, CONTROL_FILE_SIZE) != 0 || fsync(fd) != 0) {
+        e = errno;
+        close(fd);
+        unlink(path);
+        return kerr_set(
+            err, kerr_from_errno(e) == KEEL_ENOSPC ? KEEL_ENOSPC : KEEL_EIO,
+            "could not write control file \"%s\": %s", path, strerror(e));
+    }
+    if (close(fd) != 0) {
+        e = errno;
+        unlink(path);
+        return kerr_set(err, KEEL_EIO,
+                        "could not write control file \"%s\": %s", path,
+                        strerror(e));
+    }
+    return KEEL_OK;
+}
+
+int control_create(const char *dir, const control_data *c, kerr *err)
+{
+    unsigned char img[CONTROL_FILE_SIZE];
+    char path[CONTROL_PATH_MAX];
+    int rc;
+
+    rc = control_path(dir, CONTROL_FILE_NAME, path, err);
+    if (rc != KEEL_OK)
+        return rc;
+    control_encode(c, img);
+    rc = write_file(path, img, true, err);
+    if (rc == KEEL_EEXIST)
+        return kerr_set(err, KEEL_EEXIST,
+                        "\"%s\" already holds a keel database", dir);
+    if (rc != KEEL_OK)
+        return rc;
+    if (sync_dir(dir) != 0)
+        return kerr_set(err, KEEL_EIO, "could not sync directory \"%s\": %s",
+                        dir, strerror(errno));
+    return KEEL_OK;
+}
+
+int control_write(const char *dir, const control_data *c, kerr *err)
+{
+    unsigned char img[CONTROL_FILE_SIZE];
+    char path[CONTROL_PATH_MAX], tmp[CONTROL_PATH_MAX];
+    int rc;
+
+    rc = control_path(dir, CONTROL_FILE_NAME, path, err);
+    if (rc == KEEL_OK)
+        rc = control_path(dir, CONTROL_FILE_NAME ".tmp", tmp, err);
+    if (rc != KEEL_OK)
+        return rc;
+    control_encode(c, img);
+    rc = write_file(tmp, img, false, err);
+    if (rc != KEEL_OK)
+        return rc;
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return kerr_set(err, KEEL_EIO,
+                        "could not replace control file \"%s\": %s", path,
+                        strerror(e));
+    }
+    if (sync_dir(dir) != 0)
+        return kerr_set(err, KEEL_EIO, "could not sync directory \"%s\": %s",
+                        dir, strerror(errno));
+    return KEEL_OK;
+}
+
+int control_read(const char *dir, control_data *c, kerr *err)
+{
+    unsigned char img[CONTROL_FILE_SIZE + 1];
+    char path[CONTROL_PATH_MAX];
+    uint32_t stored, computed;
+    ssize_t n;
+    int fd, rc, e;
+
+    rc = control_path(dir, CONTROL_FILE_NAME, path, err);
+    if (rc != KEEL_OK)
+        return rc;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        e = errno;
+        if (e == ENOENT)
+            return kerr_set(err, KEEL_ENOENT,
+                            "\"%s\" is not a keel database: it has no "
+                            "control file",
+                            dir);
+        return kerr_set(err, kerr_from_errno(e),
+                        "could not open control file \"%s\": %s", path,
+                        strerror(e));
+    }
+    do
+        n = pread(fd, img, sizeof(img), 0);
+    while (n < 0 && errno == EINTR);
+    e = errno;
+    close(fd);
+    if (n < 0)
+        return kerr_set(err, KEEL_EIO, "could not read control file \"%s\": %s",
+                        path, strerror(e));
+    if (n != CONTROL_FILE_SIZE)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "control file \"%s\" is corrupt: %zd bytes, expected "
+                        "%d",
+                        path, n, CONTROL_FILE_SIZE);
+    if (memcmp(img, control_magic, sizeof(control_magic)) != 0)
+        return kerr_set(err, KEEL_ECORRUPT, "\"%s\" is not a keel control file",
+                        path);
+    memcpy(&stored, img + CONTROL_CRC_OFF, 4);
+    computed = crc32c(img, CONTROL_CRC_OFF);
+    if (stored != computed)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "control file \"%s\" is corrupt: checksum mismatch "
+                        "(stored 0x%08x, computed 0x%08x)",
+                        path, stored, computed);
+    memcpy(c, img + 8, sizeof(*c));
+    if (c->layout_version != CONTROL_LAYOUT_VERSION)
+        return kerr_set(err, KEEL_EVERSION,
+                        "database \"%s\" has layout version %u; this keel "
+                        "reads version %d",
+                        dir, c->layout_version, CONTROL_LAYOUT_VERSION);
+    if (c->page_version != PAGE_LAYOUT_VERSION || c->block_size != BLOCK_SIZE)
+        return kerr_set(err, KEEL_EVERSION,
+                        "database \"%s\" has page version %u and %u-byte "
+                        "blocks; this keel uses version %d and %d-byte blocks",
+                        dir, c->page_version, c->block_size,
+                        PAGE_LAYOUT_VERSION, BLOCK_SIZE);
+    if (c->state != CONTROL_SHUT_DOWN && c->state != CONTROL_IN_PRODUCTION)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "control file \"%s\" is corrupt: unknown state %u",
+                        path, c->state);
+    return KEEL_OK;
+}

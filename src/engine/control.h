@@ -1,0 +1,59 @@
+/*
+ * control.h: the control file: what a database directory is.
+ *
+ * One small file, "keel_control", at the top of every database directory,
+ * holding the layout version and the few counters that must survive a
+ * restart.  It is replaced atomically (written to a temporary file, synced,
+ * renamed over the old one, directory synced), so a crash leaves either the
+ * old contents or the new, never a mix; a CRC-32C over the contents catches
+ * anything else.
+ */
+#ifndef KEEL_ENGINE_CONTROL_H
+#define KEEL_ENGINE_CONTROL_H
+
+#include <stdint.h>
+
+#include "port/error.h"
+
+#define CONTROL_FILE_NAME      "keel_control"
+#define CONTROL_LAYOUT_VERSION 1
+
+typedef enum control_state {
+    CONTROL_SHUT_DOWN = 1,     /* closed cleanly: everything is on disk */
+    CONTROL_IN_PRODUCTION = 2, /* open, or it crashed while open */
+} control_state;
+
+typedef struct control_data {
+    uint32_t layout_version; /* CONTROL_LAYOUT_VERSION when written */
+    uint32_t page_version;   /* PAGE_LAYOUT_VERSION of the relation files */
+    uint32_t block_size;     /* BLOCK_SIZE of the relation files */
+    uint32_t state;          /* control_state */
+    uint32_t xid_limit;      /* no transaction id at or past it was used */
+    uint32_t next_oid;       /* the next object id to assign */
+    uint32_t oid_limit;      /* no object id at or past it was used */
+    uint32_t reserved;
+    uint64_t checkpoints; /* successful checkpoints, ever */
+} control_data;
+
+/* Fills c with the values of a database just created. */
+void control_init(control_data *c);
+
+/*
+ * Writes a new control file in dir.  EEXIST if there is one already (the
+ * directory is a database), other errors as the system reports them.
+ */
+int control_create(const char *dir, const control_data *c, kerr *err);
+
+/*
+ * Reads and verifies dir's control file.  Errors, each naming the
+ * directory: ENOENT (no control file: not a keel database), ECORRUPT (wrong
+ * size, not a keel control file, checksum mismatch), EVERSION (written by
+ * an incompatible layout version, or with another page size).
+ */
+int control_read(const char *dir, control_data *c, kerr *err);
+
+/* Replaces dir's control file atomically with c.  On error the old file is
+ * intact. */
+int control_write(const char *dir, const control_data *c, kerr *err);
+
+#endif /* KEEL_ENGINE_CONTROL_H */

@@ -1,0 +1,189 @@
+/*
+ * clog.c: the commit status log: two bits per transaction id in the pages
+ * of one relation, through the buffer pool.  The format and the rules are
+ * in clog.h and src/txn/README.md.
+ */
+#include "txn/clog.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/smgr.h"
+
+#define CLOG_BITS_MASK 3u
+
+struct clog {
+    buf_pool *pool;
+    smgr_rel *srel; /* for the relation's size (an atomic in smgr) */
+    relnumber_t rel;
+    pthread_mutex_t extend_lock; /* serializes extension */
+};
+
+/* Copies the buffer pool session's last error into err; returns its code. */
+static int clog_pool_error(buf_session *s, int rc, kerr *err)
+{
+    const kerr *e = buf_session_error(s);
+
+    if (err != NULL && err != e) {
+        if (e->code == rc)
+            *err = *e;
+        else
+            kerr_set(err, rc, "commit log: %s", keel_status_str(rc));
+    }
+    return rc;
+}
+
+static blocknum_t clog_page_of(xid_t xid)
+{
+    return (blocknum_t)(xid / CLOG_XIDS_PER_PAGE);
+}
+
+/* Byte offset within the page, and shift within the byte, of xid. */
+static void clog_position(xid_t xid, uint32_t *byte, uint32_t *shift)
+{
+    uint32_t idx = xid % CLOG_XIDS_PER_PAGE;
+
+    *byte = PAGE_HEADER_SIZE + idx / 4;
+    *shift = (idx % 4) * 2;
+}
+
+int clog_open(buf_pool *pool, relnumber_t rel, clog **out, kerr *err)
+{
+    clog *c;
+    smgr_rel *r;
+    int rc;
+
+    *out = NULL;
+    if (rel == INVALID_RELNUMBER)
+        return kerr_set(err, KEEL_EINVAL, "commit log: invalid relation 0");
+    rc = smgr_rel_open(buf_pool_smgr(pool), rel, &r, err);
+    if (rc != KEEL_OK)
+        return rc;
+    c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return kerr_set(err, KEEL_ENOMEM, "commit log: out of memory");
+    c->pool = pool;
+    c->srel = r;
+    c->rel = rel;
+    pthread_mutex_init(&c->extend_lock, NULL);
+    *out = c;
+    return KEEL_OK;
+}
+
+void clog_close(clog *c)
+{
+    if (c == NULL)
+        return;
+    pthread_mutex_destroy(&c->extend_lock);
+    free(c);
+}
+
+relnumber_t clog_relnumber(const clog *c)
+{
+    return c->rel;
+}
+
+blocknum_t clog_npages(clog *c)
+{
+    return smgr_nblocks(c->srel);
+}
+
+int clog_ensure(clog *c, buf_session *s, xid_t xid, kerr *err)
+{
+    blocknum_t page = clog_page_of(xid);
+    int rc = KEEL_OK;
+
+    if (page < smgr_nblocks(c->srel))
+        return KEEL_OK;
+    /*
+     * Only the clog extends its relation, and only under this lock, so the
+     * size re-read here cannot move except by our own extensions.
+     */
+    pthread_mutex_lock(&c->extend_lock);
+    while (smgr_nblocks(c->srel) <= page) {
+        int32_t id;
+        blocknum_t blk;
+
+        rc = buf_extend(s, c->rel, 0, NULL, &id, &blk);
+        if (rc != KEEL_OK) {
+            rc = clog_pool_error(s, rc, err);
+            break;
+        }
+        /* The new page is page_init()ed and already in the file: all its
+         * statuses read as in progress.  Nothing to dirty. */
+        buf_unlock(s, id);
+        buf_release(s, id);
+    }
+    pthread_mutex_unlock(&c->extend_lock);
+    return rc;
+}
+
+int clog_get(clog *c, buf_session *s, xid_t xid, xid_status *status, kerr *err)
+{
+    blocknum_t page = clog_page_of(xid);
+    uint32_t byte, shift, bits;
+    int32_t id;
+    int rc;
+
+    if (xid < XID_FIRST_NORMAL) {
+        *status = XID_STATUS_COMMITTED;
+        return KEEL_OK;
+    }
+    if (page >= smgr_nblocks(c->srel)) {
+        *status = XID_STATUS_IN_PROGRESS;
+        return KEEL_OK;
+    }
+    rc = buf_read(s, c->rel, page, NULL, &id);
+    if (rc != KEEL_OK)
+        return clog_pool_error(s, rc, err);
+    clog_position(xid, &byte, &shift);
+    buf_lock(s, id, LW_SHARED);
+    bits = ((const uint8_t *)buf_page(c->pool, id))[byte] >> shift;
+    buf_unlock(s, id);
+    buf_release(s, id);
+    bits &= CLOG_BITS_MASK;
+    if (bits == CLOG_BITS_MASK)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "commit log relation %u block %u: invalid status "
+                        "bits for transaction %u",
+                        c->rel, page, xid);
+    *status = (xid_status)bits;
+    return KEEL_OK;
+}
+
+int clog_set(clog *c, buf_session *s, xid_t xid, xid_status status, kerr *err)
+{
+    blocknum_t page = clog_page_of(xid);
+    uint32_t byte, shift;
+    uint8_t *p;
+    int32_t id;
+    int rc;
+
+    if (xid < XID_FIRST_NORMAL)
+        return kerr_set(err, KEEL_EINVAL,
+                        "commit log: transaction %u has a fixed status", xid);
+    if (status != XID_STATUS_IN_PROGRESS && status != XID_STATUS_COMMITTED &&
+        status != XID_STATUS_ABORTED)
+        return kerr_set(err, KEEL_EINVAL, "commit log: invalid status %d",
+                        (int)status);
+    rc = clog_ensure(c, s, xid, err);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = buf_read(s, c->rel, page, NULL, &id);
+    if (rc != KEEL_OK)
+        return clog_pool_error(s, rc, err);
+    clog_position(xid, &byte, &shift);
+    buf_lock(s, id, LW_EXCLUSIVE);
+    p = buf_page(c->pool, id);
+    /* A page left all zeroes by a crash during extension: give it a header
+     * before it stops being recognizably new. */
+    if (((const page_header *)p)->version == 0 && page_is_new(p))
+        page_init(p, 0);
+    p[byte] = (uint8_t)((p[byte] & ~(CLOG_BITS_MASK << shift)) |
+                        ((uint32_t)status << shift));
+    buf_mark_dirty(s, id);
+    buf_unlock(s, id);
+    buf_release(s, id);
+    return KEEL_OK;
+}

@@ -1,0 +1,66 @@
+/*
+ * snapshot.h: transaction ids, their status, and snapshots: what the
+ * access methods need to decide which row versions a transaction sees.
+ *
+ * Transaction ids are 32-bit and only grow (no wraparound yet: a database
+ * that would assign more than 2^32 - 3 ids refuses to).  Rows written while
+ * a database is created carry XID_FROZEN and are visible to everyone.
+ */
+#ifndef KEEL_TXN_SNAPSHOT_H
+#define KEEL_TXN_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "port/error.h"
+
+typedef uint32_t xid_t;
+
+#define XID_INVALID      ((xid_t)0)
+#define XID_FROZEN       ((xid_t)2) /* committed before time began */
+#define XID_FIRST_NORMAL ((xid_t)3) /* the first id a transaction gets */
+
+typedef enum xid_status {
+    XID_STATUS_IN_PROGRESS = 0, /* running, or crashed before finishing */
+    XID_STATUS_COMMITTED = 1,
+    XID_STATUS_ABORTED = 2,
+} xid_status;
+
+/*
+ * A snapshot: which transactions had finished when it was taken.  A
+ * transaction's effects are visible to the snapshot iff it committed and
+ * was not running then: xid < xmax and xid not in xip (and, of course, its
+ * status is committed).  The taking transaction's own xid (if it has one)
+ * is never in xip; its own changes are visible to it.
+ */
+typedef struct snapshot {
+    xid_t xmin;    /* every xid < xmin had finished */
+    xid_t xmax;    /* every xid >= xmax had not started */
+    xid_t own_xid; /* the taking transaction's xid, or XID_INVALID */
+    uint32_t nxip; /* entries in xip */
+    xid_t *xip;    /* xids in [xmin, xmax) that were running, ascending */
+} snapshot;
+
+/* True if xid was running (or not yet started) as far as s is concerned;
+ * false for s's own xid and for xids that had finished. */
+bool snapshot_running(const snapshot *s, xid_t xid);
+
+/*
+ * How the access methods learn a transaction's status: the transaction
+ * manager supplies the real one (reading the commit log through the buffer
+ * pool); tests may supply their own.  Returns a keel_status; on success
+ * *status is set.  IN_PROGRESS means running now; an xid that the log does
+ * not show as finished but that is not running any more (its session or the
+ * process died first) is reported ABORTED.
+ */
+typedef int (*xid_status_fn)(void *ctx, xid_t xid, xid_status *status,
+                             kerr *err);
+
+/* Everything a visibility check needs. */
+typedef struct visibility {
+    const snapshot *snap;
+    xid_status_fn status;
+    void *status_ctx;
+} visibility;
+
+#endif /* KEEL_TXN_SNAPSHOT_H */

@@ -1,0 +1,523 @@
+/*
+ * txn.c: the transaction manager: xid assignment with reservation,
+ * begin / commit / abort, lock-free snapshots with reuse, and the status
+ * oracle.  The protocol, and why each ordering below is needed, is in
+ * src/txn/README.md; the comments here point at it.
+ */
+#include "txn/txn.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "port/atomics.h"
+#include "port/mem.h"
+#include "port/spin.h"
+
+struct txn_mgr {
+    /* Read-mostly: set at creation. */
+    buf_pool *pool;
+    clog *clog;
+    procarray *pa;
+    uint32_t max_sessions;
+    txn_reserve_fn reserve;
+    void *reserve_ctx;
+
+    /*
+     * The completion line: written by every transaction with an xid when
+     * it ends, read by every snapshot.  begun <= done + (transactions in
+     * the middle of ending); see README.md.
+     */
+    CACHE_ALIGNED atomic_u64 completions_done;
+    atomic_u64 completions_begun;
+    atomic_u32 latest_completed; /* highest xid that has ended */
+
+    /* Read by every ending transaction, written only by a snapshot that
+     * had to hold endings off: read-mostly, so on a line of its own. */
+    CACHE_ALIGNED atomic_u32 hold_requests;
+
+    /* Taken by held-off endings and by the snapshot holding them off. */
+    CACHE_ALIGNED pthread_mutex_t completion_lock;
+
+    /* Xid assignment: next_xid and xid_limit change only under the lock
+     * (atomics so that txn_mgr_next_xid() may read them without it). */
+    CACHE_ALIGNED pthread_mutex_t assign_lock;
+    atomic_u32 next_xid;
+    atomic_u32 xid_limit;
+};
+
+struct txn_session {
+    txn_mgr *mgr;
+    procarray *pa;
+    buf_session *bs;
+    uint32_t slot;
+    bool in_txn;
+    bool snap_valid;    /* snap may be reused while snap_done is current */
+    xid_t xid;          /* the running transaction's xid, or 0 */
+    uint64_t snap_done; /* completions_done that snap reflects */
+    snapshot snap;      /* xip: max_sessions entries, ours */
+    txn_stats stats;
+};
+
+/* ------------------------------------------------------------------ */
+/* The manager                                                         */
+/* ------------------------------------------------------------------ */
+
+int txn_mgr_create(buf_pool *pool, relnumber_t clog_rel, uint32_t max_sessions,
+                   procarray_layout layout, xid_t next_xid, xid_t xid_limit,
+                   txn_reserve_fn reserve, void *reserve_ctx, txn_mgr **out,
+                   kerr *err)
+{
+    txn_mgr *m;
+    int rc;
+
+    *out = NULL;
+    if (next_xid < XID_FIRST_NORMAL || next_xid > TXN_XID_LAST + 1)
+        return kerr_set(err, KEEL_EINVAL,
+                        "next transaction id %u is out of range (%u .. %u)",
+                        next_xid, XID_FIRST_NORMAL, TXN_XID_LAST + 1);
+    m = mem_alloc_aligned(sizeof(*m));
+    if (m == NULL)
+        return kerr_set(err, KEEL_ENOMEM,
+                        "out of memory for the transaction manager");
+    rc = procarray_create(max_sessions, layout, &m->pa, err);
+    if (rc == KEEL_OK)
+        rc = clog_open(pool, clog_rel, &m->clog, err);
+    if (rc != KEEL_OK) {
+        procarray_destroy(m->pa);
+        mem_free_aligned(m);
+        return rc;
+    }
+    m->pool = pool;
+    m->max_sessions = max_sessions;
+    m->reserve = reserve;
+    m->reserve_ctx = reserve_ctx;
+    atomic_store_relaxed(&m->completions_done, 0);
+    atomic_store_relaxed(&m->completions_begun, 0);
+    atomic_store_relaxed(&m->latest_completed, next_xid - 1);
+    atomic_store_relaxed(&m->hold_requests, 0);
+    atomic_store_relaxed(&m->next_xid, next_xid);
+    atomic_store_relaxed(&m->xid_limit, xid_limit);
+    pthread_mutex_init(&m->completion_lock, NULL);
+    pthread_mutex_init(&m->assign_lock, NULL);
+    *out = m;
+    return KEEL_OK;
+}
+
+void txn_mgr_destroy(txn_mgr *m)
+{
+    if (m == NULL)
+        return;
+    procarray_destroy(m->pa);
+    clog_close(m->clog);
+    pthread_mutex_destroy(&m->completion_lock);
+    pthread_mutex_destroy(&m->assign_lock);
+    mem_free_aligned(m);
+}
+
+xid_t txn_mgr_next_xid(txn_mgr *m)
+{
+    return atomic_load_relaxed(&m->next_xid);
+}
+
+xid_t txn_mgr_xid_limit(txn_mgr *m)
+{
+    return atomic_load_relaxed(&m->xid_limit);
+}
+
+procarray_layout txn_mgr_layout(const txn_mgr *m)
+{
+    return procarray_get_layout(m->pa);
+}
+
+procarray *txn_mgr_procarray(txn_mgr *m)
+{
+    return m->pa;
+}
+
+clog *txn_mgr_clog(txn_mgr *m)
+{
+    return m->clog;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sessions                                                            */
+/* ------------------------------------------------------------------ */
+
+int txn_session_attach(txn_mgr *m, buf_session *bs, txn_session **out,
+                       kerr *err)
+{
+    txn_session *s;
+    int rc;
+
+    *out = NULL;
+    s = calloc(1, sizeof(*s));
+    if (s != NULL)
+        s->snap.xip = malloc(sizeof(xid_t) * m->max_sessions);
+    if (s == NULL || s->snap.xip == NULL) {
+        if (s != NULL)
+            free(s);
+        return kerr_set(err, KEEL_ENOMEM, "out of memory for a session");
+    }
+    rc = procarray_attach(m->pa, &s->slot, err);
+    if (rc != KEEL_OK) {
+        free(s->snap.xip);
+        free(s);
+        return rc;
+    }
+    s->mgr = m;
+    s->pa = m->pa;
+    s->bs = bs;
+    *out = s;
+    return KEEL_OK;
+}
+
+void txn_session_detach(txn_session *s)
+{
+    if (s == NULL)
+        return;
+    txn_abort(s);
+    procarray_detach(s->pa, s->slot);
+    free(s->snap.xip);
+    free(s);
+}
+
+uint32_t txn_session_slot(const txn_session *s)
+{
+    return s->slot;
+}
+
+void txn_session_stats(const txn_session *s, txn_stats *out)
+{
+    *out = s->stats;
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshots                                                           */
+/* ------------------------------------------------------------------ */
+
+static int xid_cmp(const void *a, const void *b)
+{
+    xid_t x = *(const xid_t *)a, y = *(const xid_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void xids_sort(xid_t *x, uint32_t n)
+{
+    if (n > 32) {
+        qsort(x, n, sizeof(*x), xid_cmp);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        xid_t v = x[i];
+        uint32_t j = i;
+
+        for (; j > 0 && x[j - 1] > v; j--)
+            x[j] = x[j - 1];
+        x[j] = v;
+    }
+}
+
+/*
+ * The scan with endings held off: announce the hold, take the completion
+ * lock (which held-off endings queue on), wait for the endings that had
+ * already passed the announcement to finish, then scan.  Nothing can end
+ * during that scan.  Returns the completions_done it reflects.
+ */
+static uint64_t snapshot_scan_held(txn_session *s, xid_t *xmax, uint32_t *n)
+{
+    txn_mgr *m = s->mgr;
+    uint64_t done, begun;
+    spin_wait w;
+
+    atomic_fetch_add_explicit(&m->hold_requests, 1, memory_order_seq_cst);
+    pthread_mutex_lock(&m->completion_lock);
+    spin_wait_init(&w);
+    for (;;) {
+        /* done first: begun == done read in this order means no ending
+         * was in flight at the second load (README.md). */
+        done = atomic_load_explicit(&m->completions_done, memory_order_seq_cst);
+        begun =
+            atomic_load_explicit(&m->completions_begun, memory_order_seq_cst);
+        if (begun == done)
+            break;
+        spin_wait_once(&w);
+    }
+    *xmax = atomic_load_acquire(&m->latest_completed) + 1;
+    *n = procarray_collect(m->pa, *xmax, s->slot, s->snap.xip);
+    pthread_mutex_unlock(&m->completion_lock);
+    atomic_fetch_sub_explicit(&m->hold_requests, 1, memory_order_seq_cst);
+    s->stats.snapshots_serialized++;
+    return done;
+}
+
+/*
+ * Takes the session's snapshot into s->snap and publishes its xmin.  Reuses
+ * the previous one when no transaction with an xid has ended since it was
+ * taken.  Otherwise scans the process array without a lock, and accepts
+ * the scan only if no ending began before the scan was over (README.md,
+ * "Consistent snapshots"); after TXN_SNAPSHOT_TRIES failed scans, holds
+ * endings off for one.
+ */
+static void snapshot_take(txn_session *s)
+{
+    txn_mgr *m = s->mgr;
+    uint64_t done = atomic_load_acquire(&m->completions_done);
+    xid_t xmax = XID_INVALID;
+    uint32_t n = 0;
+
+    if (s->snap_valid && done == s->snap_done) {
+        s->stats.snapshots_reused++;
+    } else {
+        for (int attempt = 0;; attempt++) {
+            if (attempt == TXN_SNAPSHOT_TRIES) {
+                done = snapshot_scan_held(s, &xmax, &n);
+                break;
+            }
+            xmax = atomic_load_acquire(&m->latest_completed) + 1;
+            n = procarray_collect(m->pa, xmax, s->slot, s->snap.xip);
+            /* The scan's loads are acquire loads, so this one cannot be
+             * satisfied before them. */
+            if (atomic_load_acquire(&m->completions_begun) == done)
+                break;
+            s->stats.snapshot_retries++;
+            done = atomic_load_acquire(&m->completions_done);
+        }
+        xids_sort(s->snap.xip, n);
+        s->snap.xmax = xmax;
+        s->snap.xmin = n > 0 ? s->snap.xip[0] : xmax;
+        s->snap.nxip = n;
+        s->snap_done = done;
+        s->snap_valid = true;
+        s->stats.snapshots_taken++;
+    }
+    s->snap.own_xid = s->xid;
+    /* The write the padded layout gives its own line. */
+    procarray_set_xmin(s->pa, s->slot, s->snap.xmin);
+}
+
+int txn_begin(txn_session *s, kerr *err)
+{
+    if (s->in_txn)
+        return kerr_set(err, KEEL_EINVAL,
+                        "a transaction is already running in this session");
+    assert(s->xid == XID_INVALID);
+    s->in_txn = true;
+    snapshot_take(s);
+    return KEEL_OK;
+}
+
+int txn_refresh_snapshot(txn_session *s, kerr *err)
+{
+    if (!s->in_txn)
+        return kerr_set(err, KEEL_EINVAL, "no transaction is running");
+    snapshot_take(s);
+    return KEEL_OK;
+}
+
+bool txn_in_progress(const txn_session *s)
+{
+    return s->in_txn;
+}
+
+xid_t txn_current_xid(const txn_session *s)
+{
+    return s->xid;
+}
+
+const snapshot *txn_snapshot(const txn_session *s)
+{
+    return s->in_txn ? &s->snap : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Xid assignment                                                      */
+/* ------------------------------------------------------------------ */
+
+int txn_assign_xid(txn_session *s, xid_t *out, kerr *err)
+{
+    txn_mgr *m = s->mgr;
+    xid_t xid;
+    int rc;
+
+    if (!s->in_txn)
+        return kerr_set(err, KEEL_EINVAL, "no transaction is running");
+    if (s->xid != XID_INVALID) {
+        *out = s->xid;
+        return KEEL_OK;
+    }
+    /*
+     * Take and publish under one lock: an xid handed out after ours is
+     * handed out after ours is visible in the array (README.md, "Why
+     * assignment takes a lock").
+     */
+    pthread_mutex_lock(&m->assign_lock);
+    xid = atomic_load_relaxed(&m->next_xid);
+    if (xid > TXN_XID_LAST) {
+        pthread_mutex_unlock(&m->assign_lock);
+        return kerr_set(err, KEEL_EEXHAUSTED,
+                        "transaction ids are exhausted: the last one, %u, "
+                        "has been used (wraparound is not supported yet)",
+                        TXN_XID_LAST);
+    }
+    if (m->reserve != NULL && xid >= atomic_load_relaxed(&m->xid_limit)) {
+        xid_t limit = xid > TXN_XID_LAST + 1 - TXN_XID_RESERVE_CHUNK
+                          ? TXN_XID_LAST + 1
+                          : xid + TXN_XID_RESERVE_CHUNK;
+
+        rc = m->reserve(m->reserve_ctx, limit, err);
+        if (rc != KEEL_OK) {
+            pthread_mutex_unlock(&m->assign_lock);
+            return rc;
+        }
+        atomic_store_relaxed(&m->xid_limit, limit);
+    }
+    /* The xid's commit-log page, so that commit never extends. */
+    rc = clog_ensure(m->clog, s->bs, xid, err);
+    if (rc != KEEL_OK) {
+        pthread_mutex_unlock(&m->assign_lock);
+        return rc;
+    }
+    procarray_set_xid(s->pa, s->slot, xid);
+    atomic_store_relaxed(&m->next_xid, xid + 1);
+    pthread_mutex_unlock(&m->assign_lock);
+
+    s->xid = xid;
+    s->snap.own_xid = xid;
+    s->stats.xids_assigned++;
+    *out = xid;
+    return KEEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ending                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Withdraws the session's xid after its final status is in the commit log:
+ * begun++, clear the slot, raise latest_completed, done++ (README.md).  If
+ * a snapshot is holding endings off, withdraw the begun++ and queue on the
+ * completion lock instead.
+ */
+static void completion_publish(txn_session *s, xid_t xid)
+{
+    txn_mgr *m = s->mgr;
+    bool held = false;
+    xid_t cur;
+
+    atomic_fetch_add_explicit(&m->completions_begun, 1, memory_order_seq_cst);
+    if (__builtin_expect(
+            atomic_load_explicit(&m->hold_requests, memory_order_seq_cst) != 0,
+            0)) {
+        atomic_fetch_add_explicit(&m->completions_done, 1,
+                                  memory_order_release);
+        pthread_mutex_lock(&m->completion_lock);
+        held = true;
+        atomic_fetch_add_explicit(&m->completions_begun, 1,
+                                  memory_order_seq_cst);
+    }
+    procarray_set_xid(s->pa, s->slot, XID_INVALID);
+    cur = atomic_load_relaxed(&m->latest_completed);
+    while (cur < xid && !atomic_compare_exchange_weak_explicit(
+                            &m->latest_completed, &cur, xid,
+                            memory_order_release, memory_order_relaxed))
+        ;
+    atomic_fetch_add_explicit(&m->completions_done, 1, memory_order_release);
+    if (held)
+        pthread_mutex_unlock(&m->completion_lock);
+}
+
+/* Ends the session's transaction once its status is settled. */
+static void txn_finish(txn_session *s)
+{
+    if (s->xid != XID_INVALID)
+        completion_publish(s, s->xid);
+    else
+        s->stats.readonly_ends++;
+    s->xid = XID_INVALID;
+    s->snap.own_xid = XID_INVALID;
+    s->in_txn = false;
+    procarray_set_xmin(s->pa, s->slot, XID_INVALID);
+}
+
+int txn_commit(txn_session *s, kerr *err)
+{
+    xid_t xid = s->xid;
+    int rc;
+
+    if (!s->in_txn)
+        return kerr_set(err, KEEL_EINVAL, "no transaction is running");
+    if (xid == XID_INVALID) {
+        txn_finish(s);
+        return KEEL_OK;
+    }
+    rc = clog_set(s->mgr->clog, s->bs, xid, XID_STATUS_COMMITTED, err);
+    if (rc != KEEL_OK) {
+        /* Not committed, and about to be not running: it reads as aborted
+         * from the moment it leaves the array, whatever the log says. */
+        char why[KERR_MSG_MAX];
+
+        snprintf(why, sizeof(why), "%s", err != NULL ? err->msg : "");
+        txn_finish(s);
+        s->stats.aborts++;
+        return kerr_set(err, rc,
+                        "commit of transaction %u failed, rolled back: %s", xid,
+                        why);
+    }
+    txn_finish(s);
+    s->stats.commits++;
+    return KEEL_OK;
+}
+
+void txn_abort(txn_session *s)
+{
+    kerr ignored;
+
+    if (!s->in_txn)
+        return;
+    if (s->xid != XID_INVALID) {
+        /* A failure here changes nothing a reader can see (txn.h). */
+        (void)clog_set(s->mgr->clog, s->bs, s->xid, XID_STATUS_ABORTED,
+                       &ignored);
+        s->stats.aborts++;
+    }
+    txn_finish(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Status                                                              */
+/* ------------------------------------------------------------------ */
+
+int txn_xid_status(void *ctx, xid_t xid, xid_status *status, kerr *err)
+{
+    txn_session *s = ctx;
+    int rc;
+
+    rc = clog_get(s->mgr->clog, s->bs, xid, status, err);
+    if (rc != KEEL_OK || *status != XID_STATUS_IN_PROGRESS)
+        return rc;
+    if (xid == s->xid || procarray_contains(s->pa, xid))
+        return KEEL_OK; /* IN_PROGRESS */
+    /*
+     * Not running now.  It may have ended between the first read of the
+     * log and the scan: an ending writes the log before it leaves the
+     * array, and the scan's acquire load saw it leave, so read again.
+     */
+    rc = clog_get(s->mgr->clog, s->bs, xid, status, err);
+    if (rc == KEEL_OK && *status == XID_STATUS_IN_PROGRESS)
+        *status = XID_STATUS_ABORTED;
+    return rc;
+}
+
+int txn_visibility(txn_session *s, visibility *vis, kerr *err)
+{
+    if (!s->in_txn)
+        return kerr_set(err, KEEL_EINVAL, "no transaction is running");
+    vis->snap = &s->snap;
+    vis->status = txn_xid_status;
+    vis->status_ctx = s;
+    return KEEL_OK;
+}

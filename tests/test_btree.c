@@ -1,0 +1,1141 @@
+/*
+ * test_btree.c: the B-tree through its API, single-threaded.
+ *
+ * A reference model (a sorted array of (key, tid)) checks random inserts,
+ * deletes, point searches and range scans on int4, (name, int4) and text
+ * keys, with small pools so that pages are evicted and trees grow to three
+ * or more levels; the structural checker must find nothing wrong after
+ * each run.  Then: unique indexes (KEEL_EUNIQUE, the is_live callback,
+ * nulls), duplicates in tid order, prefix bounds, bulk build (100k
+ * entries; unsorted and duplicate input rejected), persistence through a
+ * checkpoint and reopen, argument errors, and the checker catching keys
+ * put out of order and a page corrupted on disk.
+ */
+#include "testutil.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access/btree.h"
+#include "access/btree_page.h"
+#include "access/tuple.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+
+#define REL_IDX ((relnumber_t)20000)
+
+typedef struct fixture {
+    char *dir;
+    smgr *sm;
+    buf_pool *pool;
+    buf_session *s;
+    kerr err;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    f->dir = tu_mkdtemp();
+    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    *state = f;
+    return 0;
+}
+
+static void pool_open(fixture *f, uint32_t nbuffers)
+{
+    assert_int_equal(buf_pool_create(f->sm, nbuffers, &f->pool, &f->err),
+                     KEEL_OK);
+    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+}
+
+static void pool_close(fixture *f)
+{
+    tu_assert_pool_quiet(f->pool);
+    buf_session_destroy(f->s);
+    f->s = NULL;
+    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
+        fail_msg("buf_pool_close: %s", f->err.msg);
+    f->pool = NULL;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    if (f->pool != NULL) {
+        buf_session_destroy(f->s);
+        buf_pool_discard(f->pool);
+    }
+    smgr_close(f->sm);
+    tu_rmdir(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+#define CHECK_OK(f, call)                                                      \
+    do {                                                                       \
+        int rc_ = (call);                                                      \
+        if (rc_ != KEEL_OK)                                                    \
+            fail_msg("%s: %s (%s)", #call, keel_status_str(rc_),               \
+                     buf_session_error((f)->s)->msg);                          \
+    } while (0)
+
+/* ---- the checker, with problems collected ------------------------------ */
+
+typedef struct check_result {
+    uint64_t problems;
+    uint64_t entries;
+    char first[512];
+    bool named[64]; /* which of the first 64 blocks a problem named */
+} check_result;
+
+static void on_problem(void *ctx, const char *line)
+{
+    check_result *r = ctx;
+    const char *p = line;
+
+    if (r->first[0] == '\0')
+        snprintf(r->first, sizeof(r->first), "%s", line);
+    while ((p = strstr(p, "block ")) != NULL) {
+        unsigned b;
+        if (sscanf(p, "block %u", &b) == 1 && b < 64)
+            r->named[b] = true;
+        p += 6;
+    }
+}
+
+static void on_entry(void *ctx, const keel_value *keys, tid t)
+{
+    (void)keys;
+    (void)t;
+    ((check_result *)ctx)->entries++;
+}
+
+static check_result run_check(fixture *f, relnumber_t rel)
+{
+    check_result r;
+    uint64_t problems = 0;
+
+    memset(&r, 0, sizeof(r));
+    CHECK_OK(f, btree_check(f->s, rel, on_problem, on_entry, &r, &problems));
+    r.problems = problems;
+    return r;
+}
+
+static void assert_check_clean(fixture *f, relnumber_t rel, uint64_t entries)
+{
+    check_result r = run_check(f, rel);
+
+    if (r.problems != 0)
+        fail_msg("checker: %llu problems, first: %s",
+                 (unsigned long long)r.problems, r.first);
+    assert_int_equal(r.entries, entries);
+}
+
+/* The root's level, from the meta page. */
+static uint32_t root_level(fixture *f, relnumber_t rel)
+{
+    int32_t id;
+    bt_meta m;
+
+    CHECK_OK(f, buf_read(f->s, rel, 0, NULL, &id));
+    buf_lock(f->s, id, LW_SHARED);
+    memcpy(&m, (char *)buf_page(f->pool, id) + PAGE_HEADER_SIZE, sizeof(m));
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+    assert_int_equal(m.magic, BT_MAGIC);
+    return m.level;
+}
+
+/* ---- key generators: key id -> key values ------------------------------- */
+
+#define MAX_KEYLEN 1100
+
+typedef struct keygen {
+    const char *name;
+    tuple_desc *desc;
+    void (*gen)(uint32_t kid, keel_value *vals, char *buf);
+} keygen;
+
+static void gen_int4(uint32_t kid, keel_value *vals, char *buf)
+{
+    (void)buf;
+    vals[0].isnull = false;
+    vals[0].v.i4 = (int32_t)kid - 2500; /* negatives too */
+}
+
+/* (name, int4): 40 names, each with many numbers. */
+static void gen_name_int4(uint32_t kid, keel_value *vals, char *buf)
+{
+    int n = snprintf(buf, 64, "nm%02u", (kid * 7) % 40);
+    vals[0].isnull = false;
+    vals[0].v.s.ptr = buf;
+    vals[0].v.s.len = (uint32_t)n;
+    vals[1].isnull = false;
+    vals[1].v.i4 = (int32_t)(kid / 40) * ((kid & 1) ? 1 : -1);
+}
+
+/* Long text keys (100 to 1000 bytes), so that pages hold few and the tree
+ * gets deep; a shared prefix makes comparisons look past it. */
+static void gen_text(uint32_t kid, keel_value *vals, char *buf)
+{
+    uint32_t len = 100 + (kid * 2654435761u) % 900;
+    uint64_t h = kid * 0x9E3779B97F4A7C15ull;
+    int n = snprintf(buf, MAX_KEYLEN, "key-%08x-", (unsigned)(h >> 40));
+
+    for (uint32_t i = (uint32_t)n; i < len; i++)
+        buf[i] = (char)('a' + (kid + i) % 26);
+    vals[0].isnull = false;
+    vals[0].v.s.ptr = buf;
+    vals[0].v.s.len = len;
+}
+
+static tuple_desc *desc_of(int n, const keel_type *types)
+{
+    tuple_desc *d = tupdesc_alloc((uint16_t)n);
+    kerr e;
+
+    assert_non_null(d);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(tupdesc_set(d, (uint16_t)i, types[i], 0, false, &e),
+                         KEEL_OK);
+    return d;
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+typedef struct ment {
+    uint32_t kid;
+    tid t;
+} ment;
+
+typedef struct model {
+    const keygen *kg;
+    ment *v;
+    size_t n, cap;
+} model;
+
+static int keys_cmp(const tuple_desc *d, const keel_value *a,
+                    const keel_value *b, uint16_t ncols)
+{
+    for (uint16_t i = 0; i < ncols; i++) {
+        int c = value_compare(&d->attrs[i], &a[i], &b[i]);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+static int ment_cmp(const keygen *kg, const ment *a, const ment *b)
+{
+    keel_value va[BTREE_MAX_KEYS], vb[BTREE_MAX_KEYS];
+    char ba[MAX_KEYLEN], bb[MAX_KEYLEN];
+    int c;
+
+    kg->gen(a->kid, va, ba);
+    kg->gen(b->kid, vb, bb);
+    c = keys_cmp(kg->desc, va, vb, kg->desc->natts);
+    return c != 0 ? c : tid_compare(a->t, b->t);
+}
+
+/* Position of the first entry >= e. */
+static size_t model_pos(const model *m, const ment *e)
+{
+    size_t lo = 0, hi = m->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ment_cmp(m->kg, &m->v[mid], e) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void model_insert(model *m, ment e)
+{
+    size_t p = model_pos(m, &e);
+
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 1024;
+        m->v = realloc(m->v, m->cap * sizeof(ment));
+        assert_non_null(m->v);
+    }
+    memmove(&m->v[p + 1], &m->v[p], (m->n - p) * sizeof(ment));
+    m->v[p] = e;
+    m->n++;
+}
+
+static void model_remove(model *m, size_t p)
+{
+    memmove(&m->v[p], &m->v[p + 1], (m->n - p - 1) * sizeof(ment));
+    m->n--;
+}
+
+/* Is entry e inside bound b (lower if is_lower)? */
+static bool in_bound(const keygen *kg, const ment *e, const btree_bound *b,
+                     bool is_lower)
+{
+    keel_value v[BTREE_MAX_KEYS];
+    char buf[MAX_KEYLEN];
+    int c;
+
+    if (b == NULL)
+        return true;
+    kg->gen(e->kid, v, buf);
+    c = keys_cmp(kg->desc, v, b->vals, b->ncols);
+    if (c == 0)
+        return b->inclusive;
+    return is_lower ? c > 0 : c < 0;
+}
+
+/* Scans [lower, upper] and compares with the model, keys included. */
+static void check_scan(fixture *f, btree *bt, const model *m,
+                       const btree_bound *lower, const btree_bound *upper)
+{
+    btree_scan *sc = NULL;
+    keel_value got[BTREE_MAX_KEYS], want[BTREE_MAX_KEYS];
+    char buf[MAX_KEYLEN];
+    size_t i = 0, n = 0;
+    tid t;
+    int rc;
+
+    /* The expected range is contiguous in the model. */
+    while (i < m->n && !in_bound(m->kg, &m->v[i], lower, true))
+        i++;
+    CHECK_OK(f, btree_scan_begin(bt, f->s, lower, upper, &sc));
+    while ((rc = btree_scan_next(sc, &t, got)) == KEEL_OK) {
+        if (i >= m->n || !in_bound(m->kg, &m->v[i], upper, false))
+            fail_msg("scan returned more than the %zu expected entries", n);
+        if (tid_compare(t, m->v[i].t) != 0)
+            fail_msg("scan entry %zu: tid (%u,%u), expected (%u,%u)", n,
+                     t.block, t.offset, m->v[i].t.block, m->v[i].t.offset);
+        m->kg->gen(m->v[i].kid, want, buf);
+        assert_int_equal(keys_cmp(m->kg->desc, got, want, m->kg->desc->natts),
+                         0);
+        i++;
+        n++;
+    }
+    assert_int_equal(rc, KEEL_ENOENT);
+    if (i < m->n && in_bound(m->kg, &m->v[i], upper, false))
+        fail_msg("scan ended after %zu entries; the model has more", n);
+    btree_scan_end(sc);
+}
+
+/* Point search of key kid against the model. */
+static void check_search(fixture *f, btree *bt, const model *m, uint32_t kid)
+{
+    keel_value v[BTREE_MAX_KEYS];
+    char buf[MAX_KEYLEN];
+    tid tids[64], first;
+    uint32_t count = 0;
+    ment probe = {.kid = kid, .t = {0, 0}};
+    size_t p = model_pos(m, &probe), k = 0;
+    int rc;
+
+    m->kg->gen(kid, v, buf);
+    CHECK_OK(f, btree_search(bt, f->s, v, tids, 64, &count));
+    while (p + k < m->n &&
+           ment_cmp(m->kg, &m->v[p + k],
+                    &(ment){.kid = kid, .t = {~0u, 0xFFFF}}) < 0)
+        k++;
+    assert_int_equal(count, k);
+    for (uint32_t i = 0; i < count && i < 64; i++)
+        assert_int_equal(tid_compare(tids[i], m->v[p + i].t), 0);
+    rc = btree_lookup(bt, f->s, v, &first);
+    if (k == 0) {
+        assert_int_equal(rc, KEEL_ENOENT);
+    } else {
+        assert_int_equal(rc, KEEL_OK);
+        assert_int_equal(tid_compare(first, m->v[p].t), 0);
+    }
+}
+
+/*
+ * Random operations against the model: mostly inserts (keys from
+ * [0, keyspace), so duplicates happen in the non-unique index), deletes of
+ * existing and missing entries, searches and scans.  Ends with a full scan
+ * and the checker.
+ */
+static void run_model(fixture *f, const keygen *kg, uint32_t keyspace, int ops,
+                      uint64_t seed, uint32_t min_level)
+{
+    model m = {.kg = kg};
+    btree *bt = NULL;
+    uint64_t rng = seed;
+    uint32_t next_tid = 1;
+    keel_value v[BTREE_MAX_KEYS], lv[BTREE_MAX_KEYS], uv[BTREE_MAX_KEYS];
+    char buf[MAX_KEYLEN], lbuf[MAX_KEYLEN], ubuf[MAX_KEYLEN];
+
+    CHECK_OK(f, btree_create(f->s, REL_IDX, kg->desc, false, &bt));
+    for (int op = 0; op < ops; op++) {
+        uint64_t r = tu_rand(&rng) % 100;
+
+        if (r < 70 || m.n == 0) {
+            ment e = {.kid = (uint32_t)(tu_rand(&rng) % keyspace),
+                      .t = {.block = next_tid / 100,
+                            .offset = (uint16_t)(next_tid % 100 + 1)}};
+            next_tid++;
+            kg->gen(e.kid, v, buf);
+            CHECK_OK(f, btree_insert(bt, f->s, v, e.t, NULL, NULL));
+            model_insert(&m, e);
+        } else if (r < 85) {
+            size_t p = (size_t)(tu_rand(&rng) % m.n);
+            kg->gen(m.v[p].kid, v, buf);
+            CHECK_OK(f, btree_delete(bt, f->s, v, m.v[p].t));
+            /* Deleting it again finds nothing. */
+            assert_int_equal(btree_delete(bt, f->s, v, m.v[p].t), KEEL_ENOENT);
+            model_remove(&m, p);
+        } else if (r < 95) {
+            check_search(f, bt, &m, (uint32_t)(tu_rand(&rng) % keyspace));
+        } else {
+            btree_bound lo = {.vals = lv}, hi = {.vals = uv};
+            uint32_t a = (uint32_t)(tu_rand(&rng) % keyspace);
+            uint32_t b = (uint32_t)(tu_rand(&rng) % keyspace);
+            uint64_t shape = tu_rand(&rng);
+
+            kg->gen(a, lv, lbuf);
+            kg->gen(b, uv, ubuf);
+            lo.ncols = hi.ncols = kg->desc->natts;
+            if (kg->desc->natts > 1 && (shape & 8))
+                lo.ncols = hi.ncols = 1; /* prefix bounds */
+            lo.inclusive = (shape & 1) != 0;
+            hi.inclusive = (shape & 2) != 0;
+            check_scan(f, bt, &m, (shape & 4) ? NULL : &lo,
+                       (shape & 16) ? NULL : &hi);
+        }
+    }
+    check_scan(f, bt, &m, NULL, NULL);
+    assert_check_clean(f, REL_IDX, m.n);
+    if (root_level(f, REL_IDX) < min_level)
+        fail_msg("%s: root level %u, expected >= %u", kg->name,
+                 root_level(f, REL_IDX), min_level);
+    btree_close(bt);
+    free(m.v);
+}
+
+static void test_model_int4(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT4};
+    keygen kg = {"int4", desc_of(1, types), gen_int4};
+
+    pool_open(f, 32);
+    run_model(f, &kg, 5000, 30000, 0x1234567ull, 1);
+    tupdesc_free(kg.desc);
+    pool_close(f);
+}
+
+static void test_model_name_int4(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_NAME, KEEL_INT4};
+    keygen kg = {"(name, int4)", desc_of(2, types), gen_name_int4};
+
+    pool_open(f, 32);
+    run_model(f, &kg, 20000, 20000, 0xabcdefull, 1);
+    tupdesc_free(kg.desc);
+    pool_close(f);
+}
+
+static void test_model_text_deep(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_TEXT};
+    keygen kg = {"text", desc_of(1, types), gen_text};
+
+    pool_open(f, 24);
+    run_model(f, &kg, 1000000, 8000, 0x5eed5ull, 2);
+    tupdesc_free(kg.desc);
+    pool_close(f);
+}
+
+/* Ascending and descending inserts (the patterns the split heuristics
+ * care about) keep the tree valid and complete. */
+static void test_sequential_inserts(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT8};
+    tuple_desc *d = desc_of(1, types);
+    btree *up = NULL, *down = NULL;
+    keel_value v = {.isnull = false};
+    const int n = 60000;
+
+    pool_open(f, 64);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, true, &up));
+    CHECK_OK(f, btree_create(f->s, REL_IDX + 1, d, false, &down));
+    for (int i = 0; i < n; i++) {
+        tid t = {.block = (blocknum_t)i / 200 + 1,
+                 .offset = (uint16_t)(i % 200 + 1)};
+        v.v.i8 = (int64_t)i * 3;
+        CHECK_OK(f, btree_insert(up, f->s, &v, t, NULL, NULL));
+        v.v.i8 = (int64_t)(n - i);
+        CHECK_OK(f, btree_insert(down, f->s, &v, t, NULL, NULL));
+    }
+    assert_check_clean(f, REL_IDX, (uint64_t)n);
+    assert_check_clean(f, REL_IDX + 1, (uint64_t)n);
+    for (int i = 0; i < n; i += 7) {
+        tid t;
+        v.v.i8 = (int64_t)i * 3;
+        CHECK_OK(f, btree_lookup(up, f->s, &v, &t));
+        assert_int_equal(t.block, (blocknum_t)i / 200 + 1);
+        assert_int_equal(t.offset, i % 200 + 1);
+        v.v.i8 = (int64_t)i * 3 + 1;
+        assert_int_equal(btree_lookup(up, f->s, &v, &t), KEEL_ENOENT);
+    }
+    btree_close(up);
+    btree_close(down);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/* ---- unique indexes ------------------------------------------------------ */
+
+typedef struct liveness {
+    tid dead[8];
+    int ndead;
+    int calls;
+} liveness;
+
+static bool is_live(void *ctx, tid t)
+{
+    liveness *l = ctx;
+
+    l->calls++;
+    for (int i = 0; i < l->ndead; i++)
+        if (tid_compare(l->dead[i], t) == 0)
+            return false;
+    return true;
+}
+
+/* Rows at or after (block, offset) are live, earlier ones dead. */
+typedef struct live_from {
+    blocknum_t block;
+    uint16_t offset;
+} live_from;
+
+static bool is_live_from(void *ctx, tid t)
+{
+    const live_from *l = ctx;
+
+    return tid_compare(t, (tid){l->block, l->offset}) >= 0;
+}
+
+static void test_unique(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT4, KEEL_TEXT};
+    tuple_desc *d = desc_of(2, types);
+    btree *bt = NULL;
+    keel_value v[2] = {{.isnull = false}, {.isnull = false}};
+    tid a = {1, 1}, b = {1, 2}, c = {1, 3}, e = {2, 9}, out[8];
+    liveness live = {.ndead = 0};
+    uint32_t count;
+
+    pool_open(f, 32);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, true, &bt));
+    assert_true(btree_is_unique(bt));
+    v[0].v.i4 = 42;
+    v[1].v.s.ptr = "answer";
+    v[1].v.s.len = 6;
+    CHECK_OK(f, btree_insert(bt, f->s, v, a, NULL, NULL));
+    assert_int_equal(btree_insert(bt, f->s, v, b, NULL, NULL), KEEL_EUNIQUE);
+    /* The message names the key. */
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "42"));
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "answer"));
+    /* The same tid again is a duplicate entry, not a unique violation. */
+    assert_int_equal(btree_insert(bt, f->s, v, a, NULL, NULL), KEEL_EEXIST);
+
+    /* a's row is live: refused, and the callback was asked. */
+    assert_int_equal(btree_insert(bt, f->s, v, b, is_live, &live),
+                     KEEL_EUNIQUE);
+    assert_int_equal(live.calls, 1);
+    /* a's row is dead: b goes in; then c sees b live. */
+    live.dead[live.ndead++] = a;
+    CHECK_OK(f, btree_insert(bt, f->s, v, b, is_live, &live));
+    assert_int_equal(btree_insert(bt, f->s, v, c, is_live, &live),
+                     KEEL_EUNIQUE);
+    live.dead[live.ndead++] = b;
+    CHECK_OK(f, btree_insert(bt, f->s, v, c, is_live, &live));
+    CHECK_OK(f, btree_search(bt, f->s, v, out, 8, &count));
+    assert_int_equal(count, 3);
+    assert_int_equal(tid_compare(out[0], a), 0);
+    assert_int_equal(tid_compare(out[1], b), 0);
+    assert_int_equal(tid_compare(out[2], c), 0);
+
+    /* A different second column is a different key. */
+    v[1].v.s.len = 5;
+    CHECK_OK(f, btree_insert(bt, f->s, v, e, NULL, NULL));
+    /* Keys with a null never conflict. */
+    v[1].isnull = true;
+    CHECK_OK(f, btree_insert(bt, f->s, v, (tid){3, 1}, NULL, NULL));
+    CHECK_OK(f, btree_insert(bt, f->s, v, (tid){3, 2}, NULL, NULL));
+    CHECK_OK(f, btree_search(bt, f->s, v, out, 8, &count));
+    assert_int_equal(count, 2);
+    assert_check_clean(f, REL_IDX, 6);
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/*
+ * A unique index whose equal keys (dead versions) span several leaves: the
+ * check must walk right over them, and an insert whose place is on a later
+ * page must still see a live entry on an earlier one.
+ */
+static void test_unique_across_pages(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_TEXT};
+    tuple_desc *d = desc_of(1, types);
+    btree *bt = NULL;
+    char big[2000];
+    keel_value v = {.isnull = false, .v.s = {.ptr = big, .len = 1500}};
+    live_from lf = {.block = 5, .offset = 0};
+    uint32_t count;
+    tid out[64];
+
+    memset(big, 'k', sizeof(big));
+    pool_open(f, 32);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, true, &bt));
+    /* 40 versions of one key, each dead when the next comes: ~10 leaves. */
+    for (uint16_t i = 1; i <= 40; i++) {
+        lf.offset = (uint16_t)(i * 2);
+        CHECK_OK(f, btree_insert(bt, f->s, &v, (tid){5, (uint16_t)(i * 2)},
+                                 is_live_from, &lf));
+    }
+    CHECK_OK(f, btree_search(bt, f->s, &v, out, 64, &count));
+    assert_int_equal(count, 40);
+    assert_true(root_level(f, REL_IDX) >= 1);
+    /* Only the newest, (5,80), on the last of those leaves, is live; it
+     * blocks a tid whose place is first, one in the middle, one last. */
+    assert_int_equal(btree_insert(bt, f->s, &v, (tid){5, 1}, is_live_from, &lf),
+                     KEEL_EUNIQUE);
+    assert_int_equal(
+        btree_insert(bt, f->s, &v, (tid){5, 41}, is_live_from, &lf),
+        KEEL_EUNIQUE);
+    assert_int_equal(btree_insert(bt, f->s, &v, (tid){6, 1}, is_live_from, &lf),
+                     KEEL_EUNIQUE);
+    /* Once it is dead too, a new version goes in. */
+    lf.offset = 81;
+    CHECK_OK(f, btree_insert(bt, f->s, &v, (tid){5, 41}, is_live_from, &lf));
+    assert_check_clean(f, REL_IDX, 41);
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/* Duplicates in a non-unique index come back in tid order, from search and
+ * from scans, across many pages. */
+static void test_duplicates_tid_order(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT4};
+    tuple_desc *d = desc_of(1, types);
+    btree *bt = NULL;
+    keel_value v = {.isnull = false};
+    uint64_t rng = 99;
+    enum { N = 3000 };
+    static tid ts[N], out[N];
+    uint32_t count;
+    btree_scan *sc;
+    tid t;
+    int rc;
+
+    pool_open(f, 32);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, false, &bt));
+    for (int i = 0; i < N; i++)
+        ts[i] = (tid){.block = (blocknum_t)i / 7 + 1,
+                      .offset = (uint16_t)(i % 7 + 1)};
+    for (int i = N - 1; i > 0; i--) { /* shuffle */
+        int k = (int)(tu_rand(&rng) % (uint64_t)(i + 1));
+        tid x = ts[i];
+        ts[i] = ts[k];
+        ts[k] = x;
+    }
+    for (int i = 0; i < N; i++) {
+        v.v.i4 = 7;
+        CHECK_OK(f, btree_insert(bt, f->s, &v, ts[i], NULL, NULL));
+        v.v.i4 = (i & 1) ? 6 : 8; /* neighbours on both sides */
+        CHECK_OK(f, btree_insert(bt, f->s, &v,
+                                 (tid){ts[i].block + 10000, ts[i].offset}, NULL,
+                                 NULL));
+    }
+    v.v.i4 = 7;
+    CHECK_OK(f, btree_search(bt, f->s, &v, out, N, &count));
+    assert_int_equal(count, N);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(out[i].block, (blocknum_t)i / 7 + 1);
+        assert_int_equal(out[i].offset, i % 7 + 1);
+    }
+    /* A short array gets the first ones and the full count. */
+    CHECK_OK(f, btree_search(bt, f->s, &v, out, 3, &count));
+    assert_int_equal(count, N);
+    assert_int_equal(tid_compare(out[2], (tid){1, 3}), 0);
+
+    btree_bound b = {.vals = &v, .ncols = 1, .inclusive = true};
+    CHECK_OK(f, btree_scan_begin(bt, f->s, &b, &b, &sc));
+    for (int i = 0; i < N; i++) {
+        keel_value k;
+        CHECK_OK(f, btree_scan_next(sc, &t, &k));
+        assert_int_equal(k.v.i4, 7);
+        assert_int_equal(
+            tid_compare(t, (tid){(blocknum_t)i / 7 + 1, (uint16_t)(i % 7 + 1)}),
+            0);
+    }
+    rc = btree_scan_next(sc, &t, NULL);
+    assert_int_equal(rc, KEEL_ENOENT);
+    btree_scan_end(sc);
+    assert_check_clean(f, REL_IDX, 2 * N);
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/* Prefix bounds on the leading column of a (name, int4) key. */
+static void test_prefix_bounds(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_NAME, KEEL_INT4};
+    tuple_desc *d = desc_of(2, types);
+    const char *names[] = {"apple", "banana", "cherry"};
+    btree *bt = NULL;
+    btree_scan *sc;
+    keel_value v[2], k[2];
+    tid t;
+    int n = 0, rc;
+
+    pool_open(f, 32);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, false, &bt));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 500; j++) {
+            v[0] = (keel_value){.isnull = false,
+                                .v.s = {names[i], (uint32_t)strlen(names[i])}};
+            v[1] = (keel_value){.isnull = false, .v.i4 = 499 - j};
+            CHECK_OK(f,
+                     btree_insert(bt, f->s, v,
+                                  (tid){(blocknum_t)i + 1, (uint16_t)(j + 1)},
+                                  NULL, NULL));
+        }
+    v[0] = (keel_value){.isnull = false, .v.s = {"banana", 6}};
+    btree_bound lo = {.vals = v, .ncols = 1, .inclusive = true};
+    btree_bound hi = lo;
+    CHECK_OK(f, btree_scan_begin(bt, f->s, &lo, &hi, &sc));
+    while ((rc = btree_scan_next(sc, &t, k)) == KEEL_OK) {
+        assert_int_equal(k[0].v.s.len, 6);
+        assert_memory_equal(k[0].v.s.ptr, "banana", 6);
+        assert_int_equal(k[1].v.i4, n); /* ascending second column */
+        n++;
+    }
+    assert_int_equal(rc, KEEL_ENOENT);
+    assert_int_equal(n, 500);
+    btree_scan_end(sc);
+
+    /* Exclusive prefix bounds: strictly between apple and cherry. */
+    v[0] = (keel_value){.isnull = false, .v.s = {"apple", 5}};
+    k[0] = (keel_value){.isnull = false, .v.s = {"cherry", 6}};
+    lo = (btree_bound){.vals = v, .ncols = 1, .inclusive = false};
+    hi = (btree_bound){.vals = k, .ncols = 1, .inclusive = false};
+    CHECK_OK(f, btree_scan_begin(bt, f->s, &lo, &hi, &sc));
+    n = 0;
+    while (btree_scan_next(sc, &t, NULL) == KEEL_OK) {
+        assert_int_equal(t.block, 2);
+        n++;
+    }
+    assert_int_equal(n, 500);
+    btree_scan_end(sc);
+    /* A bound with no columns is refused. */
+    lo.ncols = 0;
+    assert_int_equal(btree_scan_begin(bt, f->s, &lo, NULL, &sc), KEEL_EINVAL);
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/* ---- bulk build -----------------------------------------------------------
+ */
+
+typedef struct seq_input {
+    int64_t i, n;
+    keel_value v;
+    int64_t swap_at; /* emit entries swap_at and swap_at+1 swapped */
+} seq_input;
+
+static bool seq_next(void *ctx, const keel_value **keys, tid *t)
+{
+    seq_input *in = ctx;
+    int64_t i = in->i;
+
+    if (in->i >= in->n)
+        return false;
+    if (i == in->swap_at)
+        i++;
+    else if (i == in->swap_at + 1)
+        i--;
+    in->v = (keel_value){.isnull = false, .v.i4 = (int32_t)(i * 2)};
+    *keys = &in->v;
+    *t = (tid){.block = (blocknum_t)(i / 50 + 1),
+               .offset = (uint16_t)(i % 50 + 1)};
+    in->i++;
+    return true;
+}
+
+static void test_bulk_build(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT4};
+    tuple_desc *d = desc_of(1, types);
+    seq_input in = {.i = 0, .n = 100000, .swap_at = -10};
+    btree *bt = NULL;
+    btree_scan *sc;
+    uint64_t count = 0;
+    keel_value k;
+    tid t;
+    int64_t i = 0;
+    int rc;
+
+    pool_open(f, 64);
+    CHECK_OK(f,
+             btree_build(f->s, REL_IDX, d, true, seq_next, &in, &bt, &count));
+    assert_int_equal(count, 100000);
+    assert_true(root_level(f, REL_IDX) >= 2);
+    assert_check_clean(f, REL_IDX, 100000);
+    CHECK_OK(f, btree_scan_begin(bt, f->s, NULL, NULL, &sc));
+    while ((rc = btree_scan_next(sc, &t, &k)) == KEEL_OK) {
+        assert_int_equal(k.v.i4, i * 2);
+        assert_int_equal(tid_compare(t, (tid){(blocknum_t)(i / 50 + 1),
+                                              (uint16_t)(i % 50 + 1)}),
+                         0);
+        i++;
+    }
+    assert_int_equal(rc, KEEL_ENOENT);
+    assert_int_equal(i, 100000);
+    btree_scan_end(sc);
+    /* The built tree takes inserts, splits and searches like any other. */
+    for (int32_t j = 0; j < 20000; j++) {
+        k = (keel_value){.isnull = false, .v.i4 = j * 10 + 1};
+        CHECK_OK(f, btree_insert(bt, f->s, &k,
+                                 (tid){(blocknum_t)(9999 + j / 100),
+                                       (uint16_t)(j % 100 + 1)},
+                                 NULL, NULL));
+    }
+    for (int32_t j = 0; j < 200000; j += 13) {
+        k = (keel_value){.isnull = false, .v.i4 = j};
+        rc = btree_lookup(bt, f->s, &k, &t);
+        assert_int_equal(rc,
+                         (j % 2 == 0 || (j % 10 == 1)) ? KEEL_OK : KEEL_ENOENT);
+    }
+    assert_check_clean(f, REL_IDX, 120000);
+    btree_close(bt);
+
+    /* An empty build is a valid empty index. */
+    in = (seq_input){.i = 0, .n = 0, .swap_at = -10};
+    CHECK_OK(
+        f, btree_build(f->s, REL_IDX + 1, d, false, seq_next, &in, &bt, NULL));
+    k = (keel_value){.isnull = false, .v.i4 = 0};
+    assert_int_equal(btree_lookup(bt, f->s, &k, &t), KEEL_ENOENT);
+    assert_check_clean(f, REL_IDX + 1, 0);
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+static void test_bulk_build_rejects(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT4};
+    tuple_desc *d = desc_of(1, types);
+    seq_input in = {.i = 0, .n = 5000, .swap_at = 3000};
+    btree *bt = NULL;
+    keel_value vals[3];
+    btree_entry dup[3];
+
+    pool_open(f, 32);
+    assert_int_equal(
+        btree_build(f->s, REL_IDX, d, false, seq_next, &in, &bt, NULL),
+        KEEL_EINVAL);
+    assert_null(bt);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "3001"));
+    /* Equal keys: fine for a non-unique index, refused by a unique one. */
+    for (int i = 0; i < 3; i++) {
+        vals[i] = (keel_value){.isnull = false, .v.i4 = i == 2 ? 5 : 4};
+        dup[i] = (btree_entry){.keys = &vals[i],
+                               .t = {.block = 1, .offset = (uint16_t)(i + 1)}};
+    }
+    CHECK_OK(f, btree_build_array(f->s, REL_IDX + 1, d, false, dup, 3, &bt));
+    assert_check_clean(f, REL_IDX + 1, 3);
+    btree_close(bt);
+    bt = NULL;
+    assert_int_equal(btree_build_array(f->s, REL_IDX + 2, d, true, dup, 3, &bt),
+                     KEEL_EUNIQUE);
+    /* Building into a relation that is not empty is refused. */
+    assert_int_equal(
+        btree_build_array(f->s, REL_IDX + 1, d, false, dup, 3, &bt),
+        KEEL_EEXIST);
+    assert_int_equal(btree_create(f->s, REL_IDX + 1, d, false, &bt),
+                     KEEL_EEXIST);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/* ---- persistence ----------------------------------------------------------
+ */
+
+static void test_persistence(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT8, KEEL_TEXT};
+    tuple_desc *d = desc_of(2, types);
+    btree *bt = NULL;
+    keel_value v[2];
+    char buf[32];
+    tid t;
+
+    pool_open(f, 32);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, true, &bt));
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(buf, sizeof(buf), "v%d", i % 977);
+        v[0] =
+            (keel_value){.isnull = false, .v.i8 = (int64_t)i * 1000003 % 20011};
+        v[1] = (keel_value){.isnull = false, .v.s = {buf, (uint32_t)n}};
+        CHECK_OK(f, btree_insert(bt, f->s, v, (tid){(blocknum_t)i, (uint16_t)1},
+                                 NULL, NULL));
+    }
+    btree_close(bt);
+    CHECK_OK(f, buf_checkpoint(f->s));
+    pool_close(f);
+
+    pool_open(f, 16);
+    CHECK_OK(f, btree_open(f->s, REL_IDX, &bt));
+    assert_true(btree_is_unique(bt));
+    assert_int_equal(btree_key_desc(bt)->natts, 2);
+    assert_int_equal(btree_key_desc(bt)->attrs[1].type, KEEL_TEXT);
+    assert_int_equal(btree_relnumber(bt), REL_IDX);
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(buf, sizeof(buf), "v%d", i % 977);
+        v[0] =
+            (keel_value){.isnull = false, .v.i8 = (int64_t)i * 1000003 % 20011};
+        v[1] = (keel_value){.isnull = false, .v.s = {buf, (uint32_t)n}};
+        CHECK_OK(f, btree_lookup(bt, f->s, v, &t));
+        assert_int_equal(t.block, (blocknum_t)i);
+    }
+    assert_check_clean(f, REL_IDX, 20000);
+    btree_close(bt);
+    /* Not an index. */
+    assert_int_equal(btree_open(f->s, 12345, &bt), KEEL_ENOENT);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/* ---- argument errors ------------------------------------------------------
+ */
+
+static void test_errors(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_TEXT};
+    tuple_desc *d = desc_of(1, types), *none = tupdesc_alloc(0);
+    btree *bt = NULL;
+    static char huge[BTREE_MAX_KEY_SIZE + 10];
+    keel_value v = {.isnull = false, .v.s = {huge, 10}};
+    tid t;
+
+    pool_open(f, 16);
+    assert_int_equal(btree_create(f->s, REL_IDX, none, false, &bt),
+                     KEEL_EINVAL);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, false, &bt));
+    memset(huge, 'x', sizeof(huge));
+    assert_int_equal(btree_insert(bt, f->s, &v, TID_INVALID, NULL, NULL),
+                     KEEL_EINVAL);
+    CHECK_OK(f, btree_insert(bt, f->s, &v, (tid){1, 1}, NULL, NULL));
+    assert_int_equal(btree_insert(bt, f->s, &v, (tid){1, 1}, NULL, NULL),
+                     KEEL_EEXIST);
+    assert_int_equal(btree_delete(bt, f->s, &v, (tid){1, 2}), KEEL_ENOENT);
+    v.v.s.len = BTREE_MAX_KEY_SIZE; /* plus its length word: too big */
+    assert_int_equal(btree_insert(bt, f->s, &v, (tid){1, 3}, NULL, NULL),
+                     KEEL_ETOOBIG);
+    /* The largest keys that fit still split properly. */
+    v.v.s.len = BTREE_MAX_KEY_SIZE - 4;
+    for (uint16_t i = 0; i < 30; i++) {
+        huge[0] = (char)('a' + i);
+        CHECK_OK(f, btree_insert(bt, f->s, &v, (tid){2, (uint16_t)(i + 1)},
+                                 NULL, NULL));
+    }
+    assert_true(root_level(f, REL_IDX) >= 1);
+    huge[0] = 'c';
+    CHECK_OK(f, btree_lookup(bt, f->s, &v, &t));
+    assert_int_equal(t.offset, 3);
+    assert_check_clean(f, REL_IDX, 31);
+    btree_close(bt);
+    tupdesc_free(d);
+    tupdesc_free(none);
+    pool_close(f);
+}
+
+/* ---- the checker catches corruption ---------------------------------------
+ */
+
+/* Builds an int4 index of n entries (keys 0..n-1) in rel. */
+static void build_int4(fixture *f, relnumber_t rel, int64_t n)
+{
+    keel_type types[] = {KEEL_INT4};
+    tuple_desc *d = desc_of(1, types);
+    seq_input in = {.i = 0, .n = n, .swap_at = -10};
+
+    CHECK_OK(f, btree_build(f->s, rel, d, false, seq_next, &in, NULL, NULL));
+    tupdesc_free(d);
+}
+
+/* Finds a leaf (not the root) with at least 10 items; returns its block. */
+static blocknum_t find_leaf(fixture *f, relnumber_t rel)
+{
+    for (blocknum_t b = 1; b < 64; b++) {
+        int32_t id;
+        bool ok;
+        CHECK_OK(f, buf_read(f->s, rel, b, NULL, &id));
+        buf_lock(f->s, id, LW_SHARED);
+        const void *pg = buf_page(f->pool, id);
+        ok = btpage_is_leaf(pg) && !(btpage_opaque_c(pg)->flags & BT_ROOT) &&
+             btpage_nitems(pg) >= 10;
+        buf_unlock(f->s, id);
+        buf_release(f->s, id);
+        if (ok)
+            return b;
+    }
+    fail_msg("no leaf found");
+    return 0;
+}
+
+static void test_check_detects_order(void **state)
+{
+    fixture *f = *state;
+    blocknum_t blk;
+    check_result r;
+    int32_t id;
+
+    pool_open(f, 32);
+    build_int4(f, REL_IDX, 5000);
+    assert_check_clean(f, REL_IDX, 5000);
+    blk = find_leaf(f, REL_IDX);
+
+    /* Swap two line pointers of the leaf: keys out of order. */
+    CHECK_OK(f, buf_read(f->s, REL_IDX, blk, NULL, &id));
+    buf_lock(f->s, id, LW_EXCLUSIVE);
+    uint16_t *lp = btpage_lp(buf_page(f->pool, id));
+    uint16_t x = lp[4];
+    lp[4] = lp[5];
+    lp[5] = x;
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+
+    r = run_check(f, REL_IDX);
+    assert_true(r.problems > 0);
+    assert_true(r.named[blk]);
+    assert_non_null(strstr(r.first, "item"));
+
+    /* Put it back; then make the high key smaller than the page's keys. */
+    CHECK_OK(f, buf_read(f->s, REL_IDX, blk, NULL, &id));
+    buf_lock(f->s, id, LW_EXCLUSIVE);
+    lp = btpage_lp(buf_page(f->pool, id));
+    x = lp[4];
+    lp[4] = lp[5];
+    lp[5] = x;
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+    assert_check_clean(f, REL_IDX, 5000);
+
+    CHECK_OK(f, buf_read(f->s, REL_IDX, blk, NULL, &id));
+    buf_lock(f->s, id, LW_EXCLUSIVE);
+    bt_item *hk = (bt_item *)btpage_item(buf_page(f->pool, id), BT_HIKEY);
+    int32_t small = -5;
+    memcpy((char *)hk + BT_LEAF_KEY_OFF, &small, 4);
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+    r = run_check(f, REL_IDX);
+    assert_true(r.problems > 0);
+    assert_true(r.named[blk]);
+    pool_close(f);
+}
+
+static void test_check_detects_disk_corruption(void **state)
+{
+    fixture *f = *state;
+    smgr_rel *r = NULL;
+    check_result res;
+    blocknum_t blk;
+
+    pool_open(f, 32);
+    build_int4(f, REL_IDX, 5000);
+    blk = find_leaf(f, REL_IDX);
+    CHECK_OK(f, buf_checkpoint(f->s));
+    pool_close(f);
+
+    assert_int_equal(smgr_rel_open(f->sm, REL_IDX, &r, &f->err), KEEL_OK);
+    tu_flip_bit(smgr_rel_path(r), (long)blk * BLOCK_SIZE + 3000, 2);
+
+    pool_open(f, 32);
+    res = run_check(f, REL_IDX);
+    assert_true(res.problems > 0);
+    assert_true(res.named[blk]);
+    pool_close(f);
+}
+
+/* A bad meta page is one problem, not a crash. */
+static void test_check_bad_meta(void **state)
+{
+    fixture *f = *state;
+    check_result r;
+    int32_t id;
+    btree *bt;
+
+    pool_open(f, 32);
+    build_int4(f, REL_IDX, 100);
+    CHECK_OK(f, buf_read(f->s, REL_IDX, 0, NULL, &id));
+    buf_lock(f->s, id, LW_EXCLUSIVE);
+    memset((char *)buf_page(f->pool, id) + PAGE_HEADER_SIZE, 0x5a, 4);
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+    r = run_check(f, REL_IDX);
+    assert_int_equal(r.problems, 1);
+    assert_true(r.named[0]);
+    assert_int_equal(btree_open(f->s, REL_IDX, &bt), KEEL_ECORRUPT);
+    pool_close(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_model_int4, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_name_int4, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_text_deep, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sequential_inserts, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unique, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unique_across_pages, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_duplicates_tid_order, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_prefix_bounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_build, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_build_rejects, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_detects_order, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_check_detects_disk_corruption,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_bad_meta, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

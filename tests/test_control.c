@@ -1,0 +1,181 @@
+/*
+ * test_control.c: the control file: round trips, and every way a
+ * directory can fail to be a readable keel database.
+ */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/control.h"
+#include "storage/page.h"
+
+static char *control_file(const char *dir)
+{
+    static char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_FILE_NAME);
+    return path;
+}
+
+static void sample(control_data *c)
+{
+    control_init(c);
+    c->state = CONTROL_IN_PRODUCTION;
+    c->xid_limit = 65536;
+    c->next_oid = 16384;
+    c->oid_limit = 20000;
+    c->checkpoints = 7;
+}
+
+static void test_round_trip(void **state)
+{
+    char *dir = tu_mkdtemp();
+    control_data c, r;
+    kerr err;
+    struct stat st;
+
+    (void)state;
+    sample(&c);
+    assert_int_equal(control_create(dir, &c, &err), KEEL_OK);
+    assert_int_equal(stat(control_file(dir), &st), 0);
+    assert_int_equal(st.st_size, 512);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_OK);
+    assert_memory_equal(&c, &r, sizeof(c));
+
+    /* A second create refuses: the directory is a database already. */
+    assert_int_equal(control_create(dir, &c, &err), KEEL_EEXIST);
+    assert_non_null(strstr(err.msg, dir));
+
+    /* Replacing keeps one file and no temporary. */
+    c.state = CONTROL_SHUT_DOWN;
+    c.xid_limit = 131072;
+    c.checkpoints = 8;
+    assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_OK);
+    assert_memory_equal(&c, &r, sizeof(c));
+    {
+        char tmp[4300];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", control_file(dir));
+        assert_int_not_equal(access(tmp, F_OK), 0);
+    }
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static void test_not_a_database(void **state)
+{
+    char *dir = tu_mkdtemp();
+    control_data r;
+    kerr err;
+
+    (void)state;
+    assert_int_equal(control_read(dir, &r, &err), KEEL_ENOENT);
+    assert_non_null(strstr(err.msg, "not a keel database"));
+    assert_non_null(strstr(err.msg, dir));
+
+    /* A file of the right size that is not a control file. */
+    {
+        char junk[512];
+        int fd = open(control_file(dir), O_WRONLY | O_CREAT, 0600);
+        memset(junk, 'x', sizeof(junk));
+        assert_int_equal(write(fd, junk, sizeof(junk)), 512);
+        close(fd);
+    }
+    assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
+    assert_non_null(strstr(err.msg, "not a keel control file"));
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static void test_corrupt(void **state)
+{
+    char *dir = tu_mkdtemp();
+    control_data c, r;
+    kerr err;
+
+    (void)state;
+    sample(&c);
+    assert_int_equal(control_create(dir, &c, &err), KEEL_OK);
+
+    /* A flipped bit in the counters is caught by the checksum... */
+    tu_flip_bit(control_file(dir), 8 + 16, 3);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
+    assert_non_null(strstr(err.msg, "checksum mismatch"));
+    /* ...and so is one in the padding, or in the checksum itself. */
+    tu_flip_bit(control_file(dir), 8 + 16, 3);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_OK);
+    tu_flip_bit(control_file(dir), 300, 0);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
+    tu_flip_bit(control_file(dir), 300, 0);
+    tu_flip_bit(control_file(dir), 510, 7);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
+    tu_flip_bit(control_file(dir), 510, 7);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_OK);
+
+    /* A truncated file, and one with a byte too many. */
+    assert_int_equal(truncate(control_file(dir), 100), 0);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
+    assert_non_null(strstr(err.msg, "100 bytes"));
+    assert_int_equal(truncate(control_file(dir), 513), 0);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static void test_wrong_version(void **state)
+{
+    char *dir = tu_mkdtemp();
+    control_data c, r;
+    kerr err;
+
+    (void)state;
+    sample(&c);
+    c.layout_version = CONTROL_LAYOUT_VERSION + 1;
+    assert_int_equal(control_create(dir, &c, &err), KEEL_OK);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_EVERSION);
+    assert_non_null(strstr(err.msg, "layout version"));
+
+    c.layout_version = CONTROL_LAYOUT_VERSION;
+    c.block_size = 4096;
+    assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_EVERSION);
+    assert_non_null(strstr(err.msg, "4096-byte blocks"));
+
+    c.block_size = BLOCK_SIZE;
+    c.state = 99;
+    assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
+    assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
+    assert_non_null(strstr(err.msg, "unknown state 99"));
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static void test_missing_directory(void **state)
+{
+    control_data c, r;
+    kerr err;
+
+    (void)state;
+    sample(&c);
+    assert_int_equal(control_read("/nonexistent/keel/db", &r, &err),
+                     KEEL_ENOENT);
+    assert_int_equal(control_create("/nonexistent/keel/db", &c, &err),
+                     KEEL_ENOENT);
+    assert_non_null(strstr(err.msg, "/nonexistent/keel/db"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_not_a_database),
+        cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_wrong_version),
+        cmocka_unit_test(test_missing_directory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,2169 @@
+/*
+ * test_heap.c: the heap access method (heapam.h) and its slotted page
+ * (heap_page.h).
+ *
+ * Transactions are simulated on the test side: a fake transaction manager
+ * hands out xids, keeps the set of running ones under a mutex (so that
+ * snapshots are consistent), and answers the heap's status questions from
+ * a table of atomics, as the real commit log would.  Many tests instead
+ * build snapshots and set statuses by hand, to put rows in exactly the
+ * state a case needs.
+ *
+ * Covered: the page (adding, finding, deleting and compacting items, line
+ * pointer reuse, verification catching damage); insert/fetch round trips of
+ * every type with nulls and long text; rows across many pages, the free
+ * space hint and extension; scans returning exactly the visible rows; the
+ * visibility matrix (inserter and deleter in every state); updates (new
+ * tid, old version for old snapshots); write conflicts (first updater
+ * wins); rows too big and bad values changing nothing; failures (I/O
+ * errors, oracle errors) leaving no pin or lock and nothing half done;
+ * persistence across a checkpoint and reopen; bulk inserts staying in their
+ * ring; and two concurrency tests: concurrent inserts, and concurrent
+ * increments of shared counters with random aborts (no lost updates).
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access/heap_page.h"
+#include "access/heapam.h"
+#include "access/tuple.h"
+#include "port/atomics.h"
+#include "port/clock.h"
+#include "storage/bufmgr.h"
+#include "storage/fault.h"
+#include "storage/smgr.h"
+#include "txn/snapshot.h"
+
+#define REL     ((relnumber_t)16384)
+#define REL_HOT ((relnumber_t)16390)
+
+typedef union page_buf {
+    uint64_t align;
+    unsigned char b[BLOCK_SIZE];
+} page_buf;
+
+/* ------------------------------------------------------------------ */
+/* A fake transaction manager                                         */
+/* ------------------------------------------------------------------ */
+
+#define TXM_MAX_XIDS (1u << 22)
+
+typedef struct fake_txm {
+    pthread_mutex_t lock;
+    xid_t next;               /* next xid to hand out (under lock) */
+    xid_t *running;           /* ascending (under lock) */
+    uint32_t nrunning;        /* (under lock) */
+    _Atomic(uint8_t) *status; /* xid -> xid_status, read without lock */
+    atomic_u32 fail_xid;      /* the oracle fails for this xid (0: never) */
+    atomic_u32 calls;         /* oracle calls */
+} fake_txm;
+
+static fake_txm *txm_create(void)
+{
+    fake_txm *t = calloc(1, sizeof(*t));
+
+    assert_non_null(t);
+    pthread_mutex_init(&t->lock, NULL);
+    t->next = XID_FIRST_NORMAL;
+    t->running = calloc(1024, sizeof(xid_t));
+    t->status = calloc(TXM_MAX_XIDS, sizeof(*t->status));
+    assert_non_null(t->running);
+    assert_non_null(t->status);
+    atomic_store(&t->status[XID_FROZEN], XID_STATUS_COMMITTED);
+    return t;
+}
+
+static void txm_free(fake_txm *t)
+{
+    if (t == NULL)
+        return;
+    pthread_mutex_destroy(&t->lock);
+    free(t->running);
+    free((void *)t->status);
+    free(t);
+}
+
+/* The status oracle the heap calls. */
+static int txm_status_fn(void *ctx, xid_t xid, xid_status *st, kerr *err)
+{
+    fake_txm *t = ctx;
+
+    atomic_fetch_add_explicit(&t->calls, 1, memory_order_relaxed);
+    if (xid == atomic_load_explicit(&t->fail_xid, memory_order_relaxed))
+        return kerr_set(err, KEEL_EIO, "fake commit log: cannot read xid %u",
+                        xid);
+    if (xid >= TXM_MAX_XIDS)
+        return kerr_set(err, KEEL_EINVAL, "fake commit log: xid %u", xid);
+    *st =
+        (xid_status)atomic_load_explicit(&t->status[xid], memory_order_acquire);
+    return KEEL_OK;
+}
+
+static void txm_set(fake_txm *t, xid_t xid, xid_status st)
+{
+    atomic_store_explicit(&t->status[xid], (uint8_t)st, memory_order_release);
+}
+
+static xid_t txm_begin(fake_txm *t)
+{
+    xid_t xid;
+
+    pthread_mutex_lock(&t->lock);
+    xid = t->next++;
+    assert_true(xid < TXM_MAX_XIDS && t->nrunning < 1024);
+    t->running[t->nrunning++] = xid;
+    pthread_mutex_unlock(&t->lock);
+    return xid;
+}
+
+/* Records the outcome, then leaves the running set, atomically as far as
+ * snapshots are concerned. */
+static void txm_end(fake_txm *t, xid_t xid, xid_status st)
+{
+    pthread_mutex_lock(&t->lock);
+    txm_set(t, xid, st);
+    for (uint32_t i = 0; i < t->nrunning; i++) {
+        if (t->running[i] == xid) {
+            memmove(&t->running[i], &t->running[i + 1],
+                    (t->nrunning - i - 1) * sizeof(xid_t));
+            t->nrunning--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* A snapshot for own (XID_INVALID: read-only); free s->xip afterwards. */
+static void txm_snapshot(fake_txm *t, xid_t own, snapshot *s)
+{
+    pthread_mutex_lock(&t->lock);
+    s->xmax = t->next;
+    s->xmin = t->nrunning > 0 ? t->running[0] : t->next;
+    s->own_xid = own;
+    s->xip = calloc(t->nrunning + 1, sizeof(xid_t));
+    s->nxip = 0;
+    for (uint32_t i = 0; i < t->nrunning; i++)
+        if (t->running[i] != own)
+            s->xip[s->nxip++] = t->running[i];
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* A transaction as the tests drive one. */
+typedef struct tx {
+    xid_t xid;
+    snapshot snap;
+    visibility vis;
+} tx;
+
+static void tx_begin(fake_txm *t, tx *x)
+{
+    x->xid = txm_begin(t);
+    txm_snapshot(t, x->xid, &x->snap);
+    x->vis.snap = &x->snap;
+    x->vis.status = txm_status_fn;
+    x->vis.status_ctx = t;
+}
+
+/* A read-only snapshot. */
+static void tx_reader(fake_txm *t, tx *x)
+{
+    x->xid = XID_INVALID;
+    txm_snapshot(t, XID_INVALID, &x->snap);
+    x->vis.snap = &x->snap;
+    x->vis.status = txm_status_fn;
+    x->vis.status_ctx = t;
+}
+
+static void tx_end(fake_txm *t, tx *x, xid_status st)
+{
+    if (x->xid != XID_INVALID)
+        txm_end(t, x->xid, st);
+    free(x->snap.xip);
+    x->snap.xip = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Fixture                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct fixture {
+    char *dir;
+    smgr *sm;
+    buf_pool *pool;
+    buf_session *s;
+    kerr err;
+    tuple_desc *desc; /* (id int4 not null, n int8, payload text) */
+    heap_rel rel;
+    fake_txm *tm;
+} fixture;
+
+static void pool_open(fixture *f, uint32_t nbuffers)
+{
+    assert_null(f->pool);
+    assert_int_equal(buf_pool_create(f->sm, nbuffers, &f->pool, &f->err),
+                     KEEL_OK);
+    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+}
+
+static void pool_close(fixture *f)
+{
+    buf_session_destroy(f->s);
+    f->s = NULL;
+    assert_int_equal(buf_pool_close(f->pool, &f->err), KEEL_OK);
+    f->pool = NULL;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    kerr err;
+
+    assert_non_null(f);
+    f->dir = tu_mkdtemp();
+    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    assert_int_equal(smgr_create(f->sm, REL, NULL, &f->err), KEEL_OK);
+    f->desc = tupdesc_alloc(3);
+    assert_non_null(f->desc);
+    assert_int_equal(tupdesc_set(f->desc, 0, KEEL_INT4, 0, true, &err),
+                     KEEL_OK);
+    assert_int_equal(tupdesc_set(f->desc, 1, KEEL_INT8, 0, false, &err),
+                     KEEL_OK);
+    assert_int_equal(tupdesc_set(f->desc, 2, KEEL_TEXT, 0, false, &err),
+                     KEEL_OK);
+    heap_rel_init(&f->rel, REL, f->desc);
+    f->tm = txm_create();
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+#ifdef KEEL_FAULT_INJECTION
+    fault_disarm_all();
+#endif
+    buf_session_destroy(f->s);
+    if (f->pool != NULL && buf_pool_close(f->pool, &f->err) != KEEL_OK)
+        buf_pool_discard(f->pool);
+    smgr_close(f->sm);
+    tu_rmdir(f->dir);
+    free(f->dir);
+    tupdesc_free(f->desc);
+    txm_free(f->tm);
+    free(f);
+    return 0;
+}
+
+/* Fails with the session's message unless rc is KEEL_OK. */
+#define OK(f, call)                                                            \
+    do {                                                                       \
+        int rc_ = (call);                                                      \
+        if (rc_ != KEEL_OK)                                                    \
+            fail_msg("%s: %s (%s)", #call, keel_status_str(rc_),               \
+                     buf_session_error((f)->s)->msg);                          \
+    } while (0)
+
+static void mkrow(keel_value v[3], int32_t id, int64_t n, const char *payload)
+{
+    memset(v, 0, 3 * sizeof(*v));
+    v[0].v.i4 = id;
+    v[1].v.i8 = n;
+    if (payload == NULL) {
+        v[2].isnull = true;
+    } else {
+        v[2].v.s.ptr = payload;
+        v[2].v.s.len = (uint32_t)strlen(payload);
+    }
+}
+
+static tid ins(fixture *f, xid_t xid, int32_t id, int64_t n,
+               const char *payload)
+{
+    keel_value v[3];
+    tid t = TID_INVALID;
+
+    mkrow(v, id, n, payload);
+    OK(f, heap_insert(&f->rel, f->s, xid, v, &t));
+    assert_true(tid_valid(t));
+    return t;
+}
+
+static void assert_row(const heap_row *r, int32_t id, int64_t n,
+                       const char *payload)
+{
+    assert_int_equal(r->natts, 3);
+    assert_false(r->values[0].isnull);
+    assert_int_equal(r->values[0].v.i4, id);
+    assert_true(r->values[1].v.i8 == n);
+    if (payload == NULL) {
+        assert_true(r->values[2].isnull);
+    } else {
+        assert_false(r->values[2].isnull);
+        assert_int_equal(r->values[2].v.s.len, strlen(payload));
+        assert_memory_equal(r->values[2].v.s.ptr, payload, strlen(payload));
+    }
+}
+
+/* A visibility that sees everything committed so far, for checks. */
+static void reader_vis(fixture *f, tx *x)
+{
+    tx_reader(f->tm, x);
+}
+
+/* Scans with vis and returns the number of rows; ids[] (if not NULL, room
+ * for max) receives each row's id, tids[] its tid. */
+static uint32_t scan_ids(fixture *f, const visibility *vis, int32_t *ids,
+                         tid *tids, uint32_t max)
+{
+    heap_scan *sc = NULL;
+    heap_row row;
+    uint32_t n = 0;
+    bool found = true;
+    tid prev = TID_INVALID;
+
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    OK(f, heap_scan_begin(&f->rel, f->s, vis, &sc));
+    for (;;) {
+        OK(f, heap_scan_next(sc, &row, &found));
+        if (!found)
+            break;
+        /* Nothing pinned between calls; tids ascend. */
+        assert_int_equal(buf_session_pinned(f->s), 0);
+        assert_true(tid_compare(prev, row.tid) < 0);
+        prev = row.tid;
+        if (ids != NULL && n < max)
+            ids[n] = row.values[0].v.i4;
+        if (tids != NULL && n < max)
+            tids[n] = row.tid;
+        n++;
+    }
+    heap_scan_end(sc);
+    heap_row_free(&row);
+    return n;
+}
+
+static blocknum_t nblocks(fixture *f)
+{
+    smgr_rel *r;
+
+    assert_int_equal(smgr_rel_open(f->sm, REL, &r, &f->err), KEEL_OK);
+    return smgr_nblocks(r);
+}
+
+/* Copies block blk of REL as it is in the pool. */
+static void read_page(fixture *f, blocknum_t blk, page_buf *out)
+{
+    int32_t id;
+
+    OK(f, buf_read(f->s, REL, blk, NULL, &id));
+    buf_lock(f->s, id, LW_SHARED);
+    memcpy(out->b, buf_page(f->pool, id), BLOCK_SIZE);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+}
+
+/* The raw header of the version at t. */
+static heap_tuple_header raw_header(fixture *f, tid t)
+{
+    page_buf p;
+    heap_tuple_header h;
+    size_t len;
+    const void *item;
+
+    read_page(f, t.block, &p);
+    item = heappage_get_item_const(p.b, t.offset, &len);
+    assert_non_null(item);
+    memcpy(&h, item, sizeof(h));
+    return h;
+}
+
+/* Every page of REL passes heappage_verify(). */
+static void verify_all_pages(fixture *f)
+{
+    blocknum_t n = nblocks(f);
+
+    for (blocknum_t b = 0; b < n; b++) {
+        page_buf p;
+        kerr err;
+        read_page(f, b, &p);
+        if (heappage_verify(p.b, b, &err) != KEEL_OK)
+            fail_msg("block %u: %s", b, err.msg);
+    }
+}
+
+/* The end of every test: nothing pinned or locked, pages sane. */
+static void assert_quiet(fixture *f)
+{
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    tu_assert_pool_quiet(f->pool);
+    verify_all_pages(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* The slotted page                                                   */
+/* ------------------------------------------------------------------ */
+
+/* A fake tuple of len bytes (>= header) tagged with tag. */
+static void make_item(unsigned char *buf, size_t len, uint8_t tag)
+{
+    heap_tuple_header h;
+
+    memset(buf, tag, len);
+    memset(&h, 0, sizeof(h));
+    h.xmin = XID_FROZEN;
+    h.hoff = HEAP_TUPLE_HOFF;
+    h.next_offset = 1;
+    memcpy(buf, &h, sizeof(h));
+}
+
+static bool item_is(const void *page, uint16_t off, size_t len, uint8_t tag)
+{
+    size_t got;
+    const unsigned char *p = heappage_get_item_const(page, off, &got);
+
+    if (p == NULL || got != len)
+        return false;
+    for (size_t i = sizeof(heap_tuple_header); i < len; i++)
+        if (p[i] != tag)
+            return false;
+    return true;
+}
+
+static void test_page_items(void **state)
+{
+    (void)state;
+    page_buf p;
+    unsigned char item[HEAP_MAX_TUPLE_SIZE + 8];
+    uint16_t n = 0;
+    size_t len, failed_len = 0;
+    kerr err;
+
+    heappage_init(p.b);
+    assert_int_equal(heappage_nitems(p.b), 0);
+    assert_null(heappage_get_item_const(p.b, 1, &len));
+    assert_null(heappage_get_item_const(p.b, 0, &len));
+    assert_int_equal(heappage_verify(p.b, 0, &err), KEEL_OK);
+
+    /* Items of varying length until the page is full. */
+    for (;;) {
+        size_t l = 24 + (size_t)(n * 7) % 90;
+        uint16_t off;
+        make_item(item, l, (uint8_t)(n + 1));
+        if (!heappage_fits(p.b, l)) {
+            page_buf before = p;
+            failed_len = l;
+            assert_int_equal(heappage_add_item(p.b, item, l), 0);
+            assert_memory_equal(before.b, p.b, BLOCK_SIZE);
+            break;
+        }
+        off = heappage_add_item(p.b, item, l);
+        assert_int_equal(off, n + 1);
+        n++;
+    }
+    assert_true(n > 50);
+    assert_int_equal(heappage_nitems(p.b), n);
+    assert_true(page_free_space(p.b) <
+                ((failed_len + 7) & ~(size_t)7) + HEAPPAGE_LP_SIZE);
+    for (uint16_t i = 1; i <= n; i++)
+        assert_true(
+            item_is(p.b, i, 24 + (size_t)((i - 1) * 7) % 90, (uint8_t)i));
+    assert_null(heappage_get_item_const(p.b, (uint16_t)(n + 1), &len));
+    assert_int_equal(heappage_verify(p.b, 0, &err), KEEL_OK);
+
+    /* Deleting reclaims storage; the others keep offsets and bytes. */
+    {
+        size_t free_before = page_free_space(p.b);
+        size_t l3 = 24 + (size_t)(2 * 7) % 90;
+        assert_int_equal(heappage_delete_item(p.b, 3, &err), KEEL_OK);
+        assert_int_equal(page_free_space(p.b), free_before + ((l3 + 7) & ~7u));
+        assert_int_equal(heappage_nitems(p.b), n);
+        assert_int_equal(heappage_lp_state_of(heappage_get_lp(p.b, 3)),
+                         HEAPPAGE_LP_DEAD);
+        assert_null(heappage_get_item_const(p.b, 3, &len));
+        assert_int_equal(heappage_delete_item(p.b, 3, &err), KEEL_EINVAL);
+        assert_int_equal(heappage_delete_item(p.b, 0, &err), KEEL_EINVAL);
+        assert_int_equal(heappage_delete_item(p.b, (uint16_t)(n + 1), &err),
+                         KEEL_EINVAL);
+        for (uint16_t i = 1; i <= n; i++)
+            if (i != 3)
+                assert_true(item_is(p.b, i, 24 + (size_t)((i - 1) * 7) % 90,
+                                    (uint8_t)i));
+        assert_int_equal(heappage_verify(p.b, 0, &err), KEEL_OK);
+        /* A dead pointer is not reused: the new item gets a new number. */
+        make_item(item, 24, 0xEE);
+        assert_int_equal(heappage_add_item(p.b, item, 24), n + 1);
+        n++;
+    }
+
+    /* An UNUSED pointer (as a vacuum would leave) is reused. */
+    {
+        heappage_lp *lps = (heappage_lp *)(p.b + PAGE_HEADER_SIZE);
+        page_header *h = (page_header *)p.b;
+        assert_int_equal(heappage_delete_item(p.b, 4, &err), KEEL_OK);
+        lps[3 - 1] = heappage_lp_make(0, HEAPPAGE_LP_UNUSED, 0);
+        h->flags |= PAGE_FLAG_HAS_FREE_LINES;
+        make_item(item, 24, 0xDD);
+        assert_int_equal(heappage_add_item(p.b, item, 24), 3);
+        assert_true(item_is(p.b, 3, 24, 0xDD));
+        assert_false(h->flags & PAGE_FLAG_HAS_FREE_LINES);
+        assert_int_equal(heappage_verify(p.b, 0, &err), KEEL_OK);
+    }
+
+    /* Limits: a zero-length item and one over the maximum never fit; the
+     * maximum fits an empty page exactly once. */
+    heappage_init(p.b);
+    assert_false(heappage_fits(p.b, 0));
+    assert_false(heappage_fits(p.b, HEAP_MAX_TUPLE_SIZE + 1));
+    make_item(item, HEAP_MAX_TUPLE_SIZE, 0x11);
+    assert_true(heappage_fits(p.b, HEAP_MAX_TUPLE_SIZE));
+    assert_int_equal(heappage_add_item(p.b, item, HEAP_MAX_TUPLE_SIZE), 1);
+    assert_false(heappage_fits(p.b, 8));
+    assert_true(item_is(p.b, 1, HEAP_MAX_TUPLE_SIZE, 0x11));
+    assert_int_equal(heappage_verify(p.b, 0, &err), KEEL_OK);
+
+    /* A new (all-zero) page is empty and valid. */
+    memset(p.b, 0, BLOCK_SIZE);
+    assert_int_equal(heappage_nitems(p.b), 0);
+    assert_int_equal(heappage_verify(p.b, 0, &err), KEEL_OK);
+}
+
+static void test_page_compact_many_deletes(void **state)
+{
+    (void)state;
+    page_buf p;
+    unsigned char item[200];
+    uint64_t rng = 42;
+    bool live[400] = {false};
+    size_t lens[400];
+    uint16_t n = 0;
+    kerr err;
+
+    heappage_init(p.b);
+    for (int round = 0; round < 2000; round++) {
+        if (tu_rand(&rng) % 3 != 0 || n == 0) {
+            size_t l = 24 + tu_rand(&rng) % 170;
+            if (!heappage_fits(p.b, l) || n >= 400)
+                continue;
+            make_item(item, l, (uint8_t)(n + 1));
+            assert_int_equal(heappage_add_item(p.b, item, l), n + 1);
+            lens[n] = l;
+            live[n] = true;
+            n++;
+        } else {
+            uint16_t victim = (uint16_t)(tu_rand(&rng) % n);
+            int rc = heappage_delete_item(p.b, (uint16_t)(victim + 1), &err);
+            assert_int_equal(rc, live[victim] ? KEEL_OK : KEEL_EINVAL);
+            live[victim] = false;
+        }
+        if (heappage_verify(p.b, 0, &err) != KEEL_OK)
+            fail_msg("round %d: %s", round, err.msg);
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        size_t len;
+        if (live[i])
+            assert_true(
+                item_is(p.b, (uint16_t)(i + 1), lens[i], (uint8_t)(i + 1)));
+        else
+            assert_null(heappage_get_item_const(p.b, (uint16_t)(i + 1), &len));
+    }
+}
+
+static void test_page_verify_catches_damage(void **state)
+{
+    (void)state;
+    page_buf good, p;
+    unsigned char item[64];
+    heappage_lp *lps;
+    page_header *h;
+    heap_tuple_header th;
+    kerr err;
+
+    heappage_init(good.b);
+    for (uint8_t i = 1; i <= 3; i++) {
+        make_item(item, 40, i);
+        assert_int_equal(heappage_add_item(good.b, item, 40), i);
+    }
+    assert_int_equal(heappage_verify(good.b, 7, &err), KEEL_OK);
+
+#define DAMAGED(what)                                                          \
+    do {                                                                       \
+        kerr_clear(&err);                                                      \
+        assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_ECORRUPT);        \
+        assert_non_null(strstr(err.msg, "block 7"));                           \
+        (void)(what);                                                          \
+    } while (0)
+
+    /* Overlapping items: item 2 pointed into item 1's second half, which
+     * holds a valid tuple header, so only the overlap is wrong. */
+    heappage_init(p.b);
+    make_item(item, 64, 9);
+    memcpy(item + 32, item, sizeof(heap_tuple_header));
+    assert_int_equal(heappage_add_item(p.b, item, 64), 1);
+    make_item(item, 32, 10);
+    assert_int_equal(heappage_add_item(p.b, item, 32), 2);
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_OK);
+    lps = (heappage_lp *)(p.b + PAGE_HEADER_SIZE);
+    lps[1] =
+        heappage_lp_make(heappage_lp_off(lps[0]) + 32, HEAPPAGE_LP_NORMAL, 32);
+    DAMAGED("overlap");
+    assert_non_null(strstr(err.msg, "overlap"));
+
+    /* An item beyond the page's end, or below upper. */
+    p = good;
+    lps = (heappage_lp *)(p.b + PAGE_HEADER_SIZE);
+    lps[0] = heappage_lp_make(BLOCK_SIZE - 16, HEAPPAGE_LP_NORMAL, 40);
+    DAMAGED("past end");
+    assert_non_null(strstr(err.msg, "item 1"));
+    p = good;
+    lps = (heappage_lp *)(p.b + PAGE_HEADER_SIZE);
+    lps[2] = heappage_lp_make(((page_header *)p.b)->upper - 48,
+                              HEAPPAGE_LP_NORMAL, 40);
+    DAMAGED("below upper");
+
+    /* A misaligned item; a dead pointer with storage. */
+    p = good;
+    lps = (heappage_lp *)(p.b + PAGE_HEADER_SIZE);
+    lps[0] =
+        heappage_lp_make(heappage_lp_off(lps[0]) + 4, HEAPPAGE_LP_NORMAL, 36);
+    DAMAGED("misaligned");
+    p = good;
+    lps = (heappage_lp *)(p.b + PAGE_HEADER_SIZE);
+    lps[0] = heappage_lp_make(heappage_lp_off(lps[0]), HEAPPAGE_LP_DEAD, 40);
+    DAMAGED("dead with storage");
+
+    /* Bad header offsets. */
+    p = good;
+    h = (page_header *)p.b;
+    h->lower = (uint16_t)(h->lower + 2);
+    DAMAGED("lower");
+    p = good;
+    h = (page_header *)p.b;
+    h->special = BLOCK_SIZE - 16;
+    DAMAGED("special");
+
+    /* Bad tuple headers: data offset, flags, xids. */
+    p = good;
+    memcpy(&th, heappage_get_item(p.b, 2, &(size_t){0}), sizeof(th));
+    th.hoff = 64;
+    memcpy(heappage_get_item(p.b, 2, &(size_t){0}), &th, sizeof(th));
+    DAMAGED("hoff");
+    assert_non_null(strstr(err.msg, "item 2"));
+    p = good;
+    th.hoff = HEAP_TUPLE_HOFF;
+    th.flags = 0x80;
+    memcpy(heappage_get_item(p.b, 2, &(size_t){0}), &th, sizeof(th));
+    DAMAGED("flags");
+    p = good;
+    th.flags = 0;
+    th.xmin = 0;
+    memcpy(heappage_get_item(p.b, 2, &(size_t){0}), &th, sizeof(th));
+    DAMAGED("xmin");
+    p = good;
+    th.xmin = XID_FROZEN;
+    th.flags = HEAP_TUPLE_XMAX_UPDATE;
+    memcpy(heappage_get_item(p.b, 2, &(size_t){0}), &th, sizeof(th));
+    DAMAGED("update without xmax");
+#undef DAMAGED
+}
+
+/* ------------------------------------------------------------------ */
+/* Insert and fetch                                                   */
+/* ------------------------------------------------------------------ */
+
+static void test_roundtrip_every_type(void **state)
+{
+    fixture *f = *state;
+    static const keel_type types[] = {KEEL_INT2, KEEL_INT4, KEEL_INT8,
+                                      KEEL_OID,  KEEL_BOOL, KEEL_FLOAT8,
+                                      KEEL_NAME, KEEL_CHAR, KEEL_TEXT};
+    tuple_desc *d = tupdesc_alloc(9);
+    heap_rel rel;
+    heap_row row;
+    static char longtext[7000];
+    keel_value rows[4][9];
+    tid tids[4];
+    tx r;
+
+    pool_open(f, 64);
+    assert_non_null(d);
+    for (uint16_t i = 0; i < 9; i++)
+        OK(f, tupdesc_set(d, i, types[i], 10, false, &f->err));
+    heap_rel_init(&rel, REL, d);
+    for (size_t i = 0; i < sizeof(longtext); i++)
+        longtext[i] = (char)(' ' + i % 90);
+
+    memset(rows, 0, sizeof(rows));
+    /* Row 0: extremes. */
+    rows[0][0].v.i2 = INT16_MIN;
+    rows[0][1].v.i4 = INT32_MAX;
+    rows[0][2].v.i8 = INT64_MIN;
+    rows[0][3].v.oid = UINT32_MAX;
+    rows[0][4].v.b = true;
+    rows[0][5].v.f8 = -1.25e300;
+    rows[0][6].v.s.ptr = "pg_catalog";
+    rows[0][6].v.s.len = 10;
+    rows[0][7].v.s.ptr = "abc";
+    rows[0][7].v.s.len = 3;
+    rows[0][8].v.s.ptr = "";
+    rows[0][8].v.s.len = 0;
+    /* Row 1: every column null. */
+    for (int c = 0; c < 9; c++)
+        rows[1][c].isnull = true;
+    /* Row 2: some null, long text. */
+    rows[2][0].isnull = true;
+    rows[2][1].v.i4 = -1;
+    rows[2][2].isnull = true;
+    rows[2][3].v.oid = 16384;
+    rows[2][4].v.b = false;
+    rows[2][5].isnull = true;
+    rows[2][6].v.s.ptr = "x";
+    rows[2][6].v.s.len = 1;
+    rows[2][7].v.s.ptr = "0123456789";
+    rows[2][7].v.s.len = 10;
+    rows[2][8].v.s.ptr = longtext;
+    rows[2][8].v.s.len = sizeof(longtext);
+    /* Row 3: a text as long as a page allows, alone on a new page. */
+    rows[3][0].v.i2 = 3;
+    rows[3][1].isnull = true;
+    rows[3][2].isnull = true;
+    rows[3][3].isnull = true;
+    rows[3][4].isnull = true;
+    rows[3][5].isnull = true;
+    rows[3][6].isnull = true;
+    rows[3][7].isnull = true;
+    {
+        /* header 24, bitmap 2, int2 at 2..3, text length at 4, bytes. */
+        size_t max = HEAP_MAX_TUPLE_SIZE - HEAP_TUPLE_HOFF - 8;
+        char *big = malloc(max);
+        size_t size;
+        assert_non_null(big);
+        memset(big, 'q', max);
+        rows[3][8].v.s.ptr = big;
+        rows[3][8].v.s.len = (uint32_t)max;
+        OK(f, heap_row_size(&rel, rows[3], &size, &f->err));
+        assert_int_equal(size, HEAP_MAX_TUPLE_SIZE);
+    }
+
+    for (int i = 0; i < 4; i++)
+        OK(f,
+           heap_insert(&rel, f->s, i == 0 ? XID_FROZEN : 5, rows[i], &tids[i]));
+    txm_set(f->tm, 5, XID_STATUS_COMMITTED);
+    f->tm->next = 6;
+    assert_int_equal(tids[3].offset, 1); /* the maximum needs its own page */
+    assert_true(tids[3].block > tids[2].block);
+
+    tx_reader(f->tm, &r);
+    OK(f, heap_row_init(&row, &rel, &f->err));
+    for (int i = 0; i < 4; i++) {
+        OK(f, heap_fetch(&rel, f->s, &r.vis, tids[i], &row));
+        assert_int_equal(buf_session_pinned(f->s), 0);
+        assert_int_equal(tid_compare(row.tid, tids[i]), 0);
+        assert_int_equal(row.xmin, i == 0 ? XID_FROZEN : 5);
+        assert_int_equal(row.xmax, 0);
+        for (uint16_t c = 0; c < 9; c++) {
+            const keel_value *in = &rows[i][c], *out = &row.values[c];
+            assert_int_equal(in->isnull, out->isnull);
+            if (in->isnull)
+                continue;
+            if (types[c] == KEEL_CHAR) {
+                /* blank-padded to 10; equal by value_compare */
+                assert_int_equal(out->v.s.len, 10);
+                assert_memory_equal(out->v.s.ptr, in->v.s.ptr, in->v.s.len);
+            }
+            if (value_compare(&d->attrs[c], in, out) != 0)
+                fail_msg("row %d column %u differs", i, c + 1);
+        }
+    }
+    /* Values live in the row: they survive eviction of the page. */
+    OK(f, heap_fetch(&rel, f->s, &r.vis, tids[2], &row));
+    pool_close(f);
+    pool_open(f, 64);
+    assert_int_equal(row.values[8].v.s.len, sizeof(longtext));
+    assert_memory_equal(row.values[8].v.s.ptr, longtext, sizeof(longtext));
+
+    heap_row_free(&row);
+    heap_row_free(&row); /* twice is fine */
+    free((void *)rows[3][8].v.s.ptr);
+    tx_end(f->tm, &r, XID_STATUS_COMMITTED);
+    tupdesc_free(d);
+    assert_quiet(f);
+}
+
+/* Many rows across many pages: pages are filled before the relation grows,
+ * the hint follows the last page, and everything reads back. */
+static void test_many_rows_across_pages(void **state)
+{
+    fixture *f = *state;
+    enum { N = 6000 };
+    tid *tids = calloc(N, sizeof(tid));
+    int32_t *ids = calloc(N, sizeof(int32_t));
+    char payload[128];
+    heap_row row;
+    tx r;
+
+    assert_non_null(tids);
+    assert_non_null(ids);
+    pool_open(f, 128); /* smaller than the relation: pages get evicted */
+    assert_int_equal(atomic_load(&f->rel.hint), HEAP_NO_BLOCK);
+    for (int i = 0; i < N; i++) {
+        snprintf(
+            payload, sizeof(payload), "row %d %.*s", i, i % 90,
+            "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghij"
+            "klmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+        tids[i] = ins(f, XID_FROZEN, i, (int64_t)i * 3, payload);
+        assert_int_equal(atomic_load(&f->rel.hint), tids[i].block);
+        if (i > 0) {
+            assert_true(tid_compare(tids[i - 1], tids[i]) < 0);
+            /* A new page only when the row did not fit on the last one. */
+            if (tids[i].block != tids[i - 1].block) {
+                page_buf p;
+                size_t size;
+                keel_value v[3];
+                assert_int_equal(tids[i].block, tids[i - 1].block + 1);
+                assert_int_equal(tids[i].offset, 1);
+                read_page(f, tids[i - 1].block, &p);
+                mkrow(v, i, (int64_t)i * 3, payload);
+                OK(f, heap_row_size(&f->rel, v, &size, &f->err));
+                assert_false(heappage_fits(p.b, size));
+            } else {
+                assert_int_equal(tids[i].offset, tids[i - 1].offset + 1);
+            }
+        }
+    }
+    assert_int_equal(nblocks(f), tids[N - 1].block + 1);
+    assert_true(nblocks(f) > 50);
+
+    reader_vis(f, &r);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    for (int i = 0; i < N; i += 7) {
+        OK(f, heap_fetch(&f->rel, f->s, &r.vis, tids[i], &row));
+        assert_int_equal(row.values[0].v.i4, i);
+        assert_true(row.values[1].v.i8 == (int64_t)i * 3);
+        snprintf(payload, sizeof(payload), "row %d ", i);
+        assert_memory_equal(row.values[2].v.s.ptr, payload, strlen(payload));
+    }
+    assert_int_equal(scan_ids(f, &r.vis, ids, NULL, N), N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(ids[i], i);
+
+    /* A stale hint (none, or past the end) still finds the last page. */
+    {
+        blocknum_t before = nblocks(f);
+        tid t;
+        atomic_store(&f->rel.hint, HEAP_NO_BLOCK);
+        t = ins(f, XID_FROZEN, N, 0, "x");
+        assert_int_equal(t.block, before - 1);
+        atomic_store(&f->rel.hint, before + 100);
+        t = ins(f, XID_FROZEN, N + 1, 0, "y");
+        assert_int_equal(t.block, before - 1);
+        assert_int_equal(nblocks(f), before);
+        /* A hint to an early, full block moves on to the last one. */
+        atomic_store(&f->rel.hint, 0);
+        memset(payload, 'w', sizeof(payload) - 1);
+        payload[sizeof(payload) - 1] = '\0';
+        t = ins(f, XID_FROZEN, N + 2, 0, payload);
+        {
+            page_buf p0;
+            size_t size;
+            keel_value v[3];
+            read_page(f, 0, &p0);
+            mkrow(v, N + 2, 0, payload);
+            OK(f, heap_row_size(&f->rel, v, &size, &f->err));
+            assert_false(heappage_fits(p0.b, size));
+        }
+        assert_int_equal(t.block, before - 1);
+
+        /* A hint to an early block with room for the row is followed. */
+        {
+            keel_value v[3];
+            size_t size;
+            blocknum_t b;
+            mkrow(v, N + 3, 0, NULL);
+            OK(f, heap_row_size(&f->rel, v, &size, &f->err));
+            for (b = 0; b + 1 < before; b++) {
+                page_buf pb;
+                read_page(f, b, &pb);
+                if (heappage_fits(pb.b, size))
+                    break;
+            }
+            assert_true(b + 1 < before); /* some early page has a gap */
+            atomic_store(&f->rel.hint, b);
+            OK(f, heap_insert(&f->rel, f->s, XID_FROZEN, v, &t));
+            assert_int_equal(t.block, b);
+            assert_int_equal(atomic_load(&f->rel.hint), b);
+        }
+    }
+
+    /* No such tid: ENOENT, nothing pinned. */
+    assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis, TID_INVALID, &row),
+                     KEEL_ENOENT);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis,
+                                (tid){.block = 0, .offset = 999}, &row),
+                     KEEL_ENOENT);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis,
+                                (tid){.block = 100000, .offset = 1}, &row),
+                     KEEL_ENOENT);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "past the end"));
+
+    heap_row_free(&row);
+    tx_end(f->tm, &r, XID_STATUS_COMMITTED);
+    free(tids);
+    free(ids);
+    assert_quiet(f);
+}
+
+/* A block left all zeroes (a crash during extension) is used as an empty
+ * page. */
+static void test_new_page_is_used(void **state)
+{
+    fixture *f = *state;
+    smgr_rel *sr;
+    page_buf zero;
+    blocknum_t blk;
+    tid t;
+    tx r;
+
+    memset(zero.b, 0, BLOCK_SIZE);
+    assert_int_equal(smgr_rel_open(f->sm, REL, &sr, &f->err), KEEL_OK);
+    assert_int_equal(smgr_extend(sr, zero.b, &blk, &f->err), KEEL_OK);
+    assert_int_equal(blk, 0);
+    pool_open(f, 32);
+    reader_vis(f, &r);
+    assert_int_equal(scan_ids(f, &r.vis, NULL, NULL, 0), 0);
+    t = ins(f, XID_FROZEN, 1, 1, "one");
+    assert_int_equal(t.block, 0);
+    assert_int_equal(t.offset, 1);
+    assert_int_equal(nblocks(f), 1);
+    assert_int_equal(scan_ids(f, &r.vis, NULL, NULL, 0), 1);
+    tx_end(f->tm, &r, XID_STATUS_COMMITTED);
+    assert_quiet(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Visibility                                                         */
+/* ------------------------------------------------------------------ */
+
+/* What a transaction is to the reader's snapshot. */
+typedef enum cat {
+    CAT_NONE,             /* (deleter only) not deleted */
+    CAT_FROZEN,           /* (inserter only) */
+    CAT_COMMITTED_BEFORE, /* committed before the snapshot */
+    CAT_COMMITTED_AFTER,  /* running at the snapshot, committed since */
+    CAT_IN_PROGRESS,      /* running at the snapshot and now */
+    CAT_ABORTED,          /* aborted (before the snapshot) */
+    CAT_ABORTED_AFTER,    /* running at the snapshot, aborted since */
+    CAT_OWN,              /* the reader itself */
+    CAT_FUTURE,           /* started after the snapshot, committed */
+    CAT_COUNT
+} cat;
+
+static const char *cat_name[CAT_COUNT] = {
+    "none",    "frozen",  "committed-before", "committed-after",
+    "running", "aborted", "aborted-after",    "own",
+    "future",
+};
+
+static bool cat_inserted(cat c)
+{
+    return c == CAT_FROZEN || c == CAT_COMMITTED_BEFORE || c == CAT_OWN;
+}
+
+static bool cat_deleted(cat c)
+{
+    return c == CAT_COMMITTED_BEFORE || c == CAT_OWN;
+}
+
+static void test_visibility_matrix(void **state)
+{
+    fixture *f = *state;
+    enum { MAXROWS = CAT_COUNT * CAT_COUNT };
+    const xid_t own = 160, snap_xmax = 1000;
+    xid_t ins_xid[MAXROWS], del_xid[MAXROWS];
+    cat ins_cat[MAXROWS], del_cat[MAXROWS];
+    tid tids[MAXROWS];
+    bool expect[MAXROWS];
+    xid_t xip[2 * MAXROWS];
+    uint32_t nrows = 0, nxip = 0, nexpect = 0;
+    xid_t next_before = 200, next_after = 500, next_future = snap_xmax + 10;
+    snapshot snap;
+    visibility vis = {
+        .snap = &snap, .status = txm_status_fn, .status_ctx = f->tm};
+    heap_row row;
+
+    pool_open(f, 64);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+
+    /* Build every (inserter, deleter) pair while everyone looks
+     * committed, then give each xid its real status. */
+    for (int ic = CAT_FROZEN; ic < CAT_COUNT; ic++) {
+        for (int dc = CAT_NONE; dc < CAT_COUNT; dc++) {
+            xid_t xids[2] = {0, 0};
+            cat cats[2] = {(cat)ic, (cat)dc};
+            if (dc == CAT_FROZEN)
+                continue;
+            for (int k = 0; k < 2; k++) {
+                switch (cats[k]) {
+                case CAT_NONE:
+                    xids[k] = XID_INVALID;
+                    break;
+                case CAT_FROZEN:
+                    xids[k] = XID_FROZEN;
+                    break;
+                case CAT_OWN:
+                    xids[k] = own;
+                    break;
+                case CAT_COMMITTED_BEFORE:
+                case CAT_ABORTED:
+                    xids[k] = next_before++;
+                    break;
+                case CAT_COMMITTED_AFTER:
+                case CAT_IN_PROGRESS:
+                case CAT_ABORTED_AFTER:
+                    xids[k] = next_after++;
+                    xip[nxip++] = xids[k];
+                    break;
+                case CAT_FUTURE:
+                    xids[k] = next_future++;
+                    break;
+                case CAT_COUNT:
+                    break;
+                }
+                if (xids[k] != XID_INVALID && xids[k] != XID_FROZEN)
+                    txm_set(f->tm, xids[k], XID_STATUS_COMMITTED);
+            }
+            ins_cat[nrows] = (cat)ic;
+            del_cat[nrows] = (cat)dc;
+            ins_xid[nrows] = xids[0];
+            del_xid[nrows] = xids[1];
+            tids[nrows] =
+                ins(f, xids[0], (int32_t)nrows, ic * 100 + dc, cat_name[ic]);
+            if (xids[1] != XID_INVALID) {
+                /* The deleter sees everything. */
+                snapshot ds = {.xmin = 1u << 30,
+                               .xmax = 1u << 30,
+                               .own_xid = xids[1],
+                               .nxip = 0,
+                               .xip = NULL};
+                visibility dv = {
+                    .snap = &ds, .status = txm_status_fn, .status_ctx = f->tm};
+                OK(f, heap_delete(&f->rel, f->s, &dv, xids[1], tids[nrows]));
+            }
+            expect[nrows] = cat_inserted((cat)ic) &&
+                            (dc == CAT_NONE || !cat_deleted((cat)dc));
+            nexpect += expect[nrows];
+            nrows++;
+        }
+    }
+    for (uint32_t i = 0; i < nrows; i++) {
+        for (int k = 0; k < 2; k++) {
+            xid_t x = k == 0 ? ins_xid[i] : del_xid[i];
+            cat c = k == 0 ? ins_cat[i] : del_cat[i];
+            if (x == XID_INVALID || x == XID_FROZEN)
+                continue;
+            txm_set(f->tm, x,
+                    c == CAT_IN_PROGRESS || c == CAT_OWN
+                        ? XID_STATUS_IN_PROGRESS
+                    : c == CAT_ABORTED || c == CAT_ABORTED_AFTER
+                        ? XID_STATUS_ABORTED
+                        : XID_STATUS_COMMITTED);
+        }
+    }
+    /* xip must ascend: it was filled in ascending order. */
+    snap.xmin = 150;
+    snap.xmax = snap_xmax;
+    snap.own_xid = own;
+    snap.nxip = nxip;
+    snap.xip = xip;
+
+    for (uint32_t i = 0; i < nrows; i++) {
+        int rc = heap_fetch(&f->rel, f->s, &vis, tids[i], &row);
+        bool vis_direct;
+        if (rc != (expect[i] ? KEEL_OK : KEEL_ENOENT))
+            fail_msg("inserter %s, deleter %s: fetch gave %s, expected %s",
+                     cat_name[ins_cat[i]], cat_name[del_cat[i]],
+                     keel_status_str(rc), expect[i] ? "visible" : "invisible");
+        if (rc == KEEL_OK)
+            assert_row(&row, (int32_t)i, ins_cat[i] * 100 + del_cat[i],
+                       cat_name[ins_cat[i]]);
+        OK(f, heap_tuple_visible(&vis, ins_xid[i], del_xid[i], &vis_direct,
+                                 &f->err));
+        assert_int_equal(vis_direct, expect[i]);
+    }
+    /* The scan returns exactly the expected rows. */
+    {
+        int32_t ids[MAXROWS];
+        uint32_t n = scan_ids(f, &vis, ids, NULL, MAXROWS);
+        assert_int_equal(n, nexpect);
+        for (uint32_t i = 0, j = 0; i < nrows; i++)
+            if (expect[i])
+                assert_int_equal(ids[j++], (int32_t)i);
+    }
+    /* A reader without an xid sees no "own" rows. */
+    snap.own_xid = XID_INVALID;
+    for (uint32_t i = 0; i < nrows; i++) {
+        bool v;
+        OK(f, heap_tuple_visible(&vis, ins_xid[i], del_xid[i], &v, &f->err));
+        if (ins_cat[i] == CAT_OWN)
+            assert_false(v);
+    }
+    snap.own_xid = own;
+
+    /* Oracle failures come back from fetch and scan, leaving nothing
+     * pinned, and a scan can be resumed after one. */
+    {
+        heap_scan *sc;
+        bool found;
+        uint32_t n = 0;
+        int failures = 0;
+        uint32_t i0 = 0;
+        while (ins_cat[i0] != CAT_COMMITTED_BEFORE || del_cat[i0] != CAT_NONE)
+            i0++;
+        atomic_store(&f->tm->fail_xid, ins_xid[i0]);
+        assert_int_equal(heap_fetch(&f->rel, f->s, &vis, tids[i0], &row),
+                         KEEL_EIO);
+        assert_non_null(strstr(buf_session_error(f->s)->msg, "fake"));
+        assert_int_equal(buf_session_pinned(f->s), 0);
+        OK(f, heap_scan_begin(&f->rel, f->s, &vis, &sc));
+        for (;;) {
+            int rc = heap_scan_next(sc, &row, &found);
+            if (rc == KEEL_EIO) {
+                failures++;
+                assert_true(failures < 3);
+                atomic_store(&f->tm->fail_xid, 0);
+                continue;
+            }
+            assert_int_equal(rc, KEEL_OK);
+            if (!found)
+                break;
+            n++;
+        }
+        heap_scan_end(sc);
+        assert_int_equal(failures, 1);
+        assert_int_equal(n, nexpect);
+    }
+    heap_row_free(&row);
+    assert_quiet(f);
+}
+
+/* A transaction sees its own inserts and deletes; others do not until it
+ * commits, and never if it aborts. */
+static void test_own_changes(void **state)
+{
+    fixture *f = *state;
+    tx a, b, c;
+    tid t1, t2, t3;
+    heap_row row;
+
+    pool_open(f, 32);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    tx_begin(f->tm, &a);
+    tx_begin(f->tm, &b);
+    t1 = ins(f, a.xid, 1, 10, "a1");
+    t2 = ins(f, a.xid, 2, 20, "a2");
+    OK(f, heap_fetch(&f->rel, f->s, &a.vis, t1, &row));
+    assert_row(&row, 1, 10, "a1");
+    assert_int_equal(heap_fetch(&f->rel, f->s, &b.vis, t1, &row), KEEL_ENOENT);
+    assert_int_equal(scan_ids(f, &a.vis, NULL, NULL, 0), 2);
+    assert_int_equal(scan_ids(f, &b.vis, NULL, NULL, 0), 0);
+
+    /* a deletes its own row, and updates the other. */
+    OK(f, heap_delete(&f->rel, f->s, &a.vis, a.xid, t1));
+    assert_int_equal(heap_fetch(&f->rel, f->s, &a.vis, t1, &row), KEEL_ENOENT);
+    assert_int_equal(heap_delete(&f->rel, f->s, &a.vis, a.xid, t1),
+                     KEEL_ENOENT);
+    {
+        keel_value v[3];
+        mkrow(v, 2, 21, "a2'");
+        OK(f, heap_update(&f->rel, f->s, &a.vis, a.xid, t2, v, &t3));
+    }
+    assert_int_equal(heap_fetch(&f->rel, f->s, &a.vis, t2, &row), KEEL_ENOENT);
+    OK(f, heap_fetch(&f->rel, f->s, &a.vis, t3, &row));
+    assert_row(&row, 2, 21, "a2'");
+    assert_int_equal(scan_ids(f, &a.vis, NULL, NULL, 0), 1);
+    /* b cannot touch a's uncommitted rows: they are not visible to it. */
+    assert_int_equal(heap_delete(&f->rel, f->s, &b.vis, b.xid, t3),
+                     KEEL_ENOENT);
+    tx_end(f->tm, &a, XID_STATUS_COMMITTED);
+    /* b's snapshot predates a's commit: still nothing. */
+    assert_int_equal(scan_ids(f, &b.vis, NULL, NULL, 0), 0);
+    tx_end(f->tm, &b, XID_STATUS_COMMITTED);
+    tx_reader(f->tm, &c);
+    assert_int_equal(scan_ids(f, &c.vis, NULL, NULL, 0), 1);
+    OK(f, heap_fetch(&f->rel, f->s, &c.vis, t3, &row));
+    assert_row(&row, 2, 21, "a2'");
+    tx_end(f->tm, &c, XID_STATUS_COMMITTED);
+
+    /* An aborted transaction's rows never appear. */
+    tx_begin(f->tm, &a);
+    ins(f, a.xid, 3, 30, "gone");
+    tx_end(f->tm, &a, XID_STATUS_ABORTED);
+    tx_reader(f->tm, &c);
+    assert_int_equal(scan_ids(f, &c.vis, NULL, NULL, 0), 1);
+    tx_end(f->tm, &c, XID_STATUS_COMMITTED);
+    heap_row_free(&row);
+    assert_quiet(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Update and write conflicts                                         */
+/* ------------------------------------------------------------------ */
+
+static void test_update_versions(void **state)
+{
+    fixture *f = *state;
+    tx setup_tx, old_reader, u, new_reader;
+    tid t, nt, far;
+    heap_row row;
+    keel_value v[3];
+    heap_tuple_header h;
+
+    pool_open(f, 32);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    tx_begin(f->tm, &setup_tx);
+    t = ins(f, setup_tx.xid, 7, 1, "first");
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+
+    tx_reader(f->tm, &old_reader);
+    tx_begin(f->tm, &u);
+    mkrow(v, 7, 2, "second");
+    OK(f, heap_update(&f->rel, f->s, &u.vis, u.xid, t, v, &nt));
+    assert_true(tid_valid(nt));
+    assert_int_not_equal(tid_compare(t, nt), 0);
+    assert_int_equal(nt.block, t.block); /* room on the same page */
+    h = raw_header(f, t);
+    assert_int_equal(h.xmax, u.xid);
+    assert_true(h.flags & HEAP_TUPLE_XMAX_UPDATE);
+    assert_int_equal(h.next_block, nt.block);
+    assert_int_equal(h.next_offset, nt.offset);
+    h = raw_header(f, nt);
+    assert_int_equal(h.xmin, u.xid);
+    assert_int_equal(h.xmax, 0);
+    tx_end(f->tm, &u, XID_STATUS_COMMITTED);
+
+    /* The old snapshot keeps seeing the old version only. */
+    OK(f, heap_fetch(&f->rel, f->s, &old_reader.vis, t, &row));
+    assert_row(&row, 7, 1, "first");
+    assert_int_equal(row.xmax, u.xid);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &old_reader.vis, nt, &row),
+                     KEEL_ENOENT);
+    {
+        tid tids[4];
+        assert_int_equal(scan_ids(f, &old_reader.vis, NULL, tids, 4), 1);
+        assert_int_equal(tid_compare(tids[0], t), 0);
+    }
+    /* A later snapshot sees only the new one. */
+    tx_reader(f->tm, &new_reader);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &new_reader.vis, t, &row),
+                     KEEL_ENOENT);
+    OK(f, heap_fetch(&f->rel, f->s, &new_reader.vis, nt, &row));
+    assert_row(&row, 7, 2, "second");
+    {
+        tid tids[4];
+        assert_int_equal(scan_ids(f, &new_reader.vis, NULL, tids, 4), 1);
+        assert_int_equal(tid_compare(tids[0], nt), 0);
+    }
+    tx_end(f->tm, &new_reader, XID_STATUS_COMMITTED);
+    tx_end(f->tm, &old_reader, XID_STATUS_COMMITTED);
+
+    /* Fill the page; an update that grows the row moves it to another. */
+    tx_begin(f->tm, &setup_tx);
+    while (ins(f, setup_tx.xid, 99, 0, "filler filler filler").block ==
+           nt.block)
+        ;
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    tx_begin(f->tm, &u);
+    {
+        char big[3000];
+        memset(big, 'b', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        mkrow(v, 7, 3, big);
+        OK(f, heap_update(&f->rel, f->s, &u.vis, u.xid, nt, v, &far));
+        assert_int_not_equal(far.block, nt.block);
+        h = raw_header(f, nt);
+        assert_int_equal(h.xmax, u.xid);
+        assert_int_equal(h.next_block, far.block);
+        assert_int_equal(h.next_offset, far.offset);
+        OK(f, heap_fetch(&f->rel, f->s, &u.vis, far, &row));
+        assert_row(&row, 7, 3, big);
+    }
+    tx_end(f->tm, &u, XID_STATUS_COMMITTED);
+    heap_row_free(&row);
+    assert_quiet(f);
+}
+
+static void test_write_conflicts(void **state)
+{
+    fixture *f = *state;
+    tx setup_tx, t1, t2, t3;
+    tid a, b, c, d, nt;
+    keel_value v[3];
+    page_buf before, after;
+
+    pool_open(f, 32);
+    tx_begin(f->tm, &setup_tx);
+    a = ins(f, setup_tx.xid, 1, 0, "a");
+    b = ins(f, setup_tx.xid, 2, 0, "b");
+    c = ins(f, setup_tx.xid, 3, 0, "c");
+    d = ins(f, setup_tx.xid, 4, 0, "d");
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+
+    tx_begin(f->tm, &t1);
+    tx_begin(f->tm, &t2); /* t1 is in t2's snapshot's xip */
+    mkrow(v, 1, 1, "a'");
+    OK(f, heap_update(&f->rel, f->s, &t1.vis, t1.xid, a, v, &nt));
+    OK(f, heap_delete(&f->rel, f->s, &t1.vis, t1.xid, b));
+
+    /* t1 is running: t2 fails on both rows, changing nothing. */
+    read_page(f, 0, &before);
+    mkrow(v, 1, 2, "a''");
+    assert_int_equal(heap_update(&f->rel, f->s, &t2.vis, t2.xid, a, v, &nt),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "updated"));
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "in progress"));
+    assert_int_equal(heap_delete(&f->rel, f->s, &t2.vis, t2.xid, a),
+                     KEEL_ESERIALIZE);
+    assert_int_equal(heap_delete(&f->rel, f->s, &t2.vis, t2.xid, b),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "deleted"));
+    mkrow(v, 2, 2, "b'");
+    assert_int_equal(heap_update(&f->rel, f->s, &t2.vis, t2.xid, b, v, &nt),
+                     KEEL_ESERIALIZE);
+    read_page(f, 0, &after);
+    assert_memory_equal(before.b, after.b, BLOCK_SIZE);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+
+    /* t1 commits: still a conflict for t2 (committed after its
+     * snapshot), and the row is still visible to t2. */
+    tx_end(f->tm, &t1, XID_STATUS_COMMITTED);
+    assert_int_equal(heap_delete(&f->rel, f->s, &t2.vis, t2.xid, a),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "committed after"));
+    mkrow(v, 2, 2, "b'");
+    assert_int_equal(heap_update(&f->rel, f->s, &t2.vis, t2.xid, b, v, &nt),
+                     KEEL_ESERIALIZE);
+    {
+        heap_row row;
+        OK(f, heap_row_init(&row, &f->rel, &f->err));
+        OK(f, heap_fetch(&f->rel, f->s, &t2.vis, a, &row));
+        assert_row(&row, 1, 0, "a");
+        heap_row_free(&row);
+    }
+    read_page(f, 0, &after);
+    assert_memory_equal(before.b, after.b, BLOCK_SIZE);
+
+    /* t2 may still change rows nobody else touched. */
+    OK(f, heap_delete(&f->rel, f->s, &t2.vis, t2.xid, c));
+    tx_end(f->tm, &t2, XID_STATUS_ABORTED);
+
+    /* A newer transaction no longer sees the old versions at all. */
+    tx_begin(f->tm, &t3);
+    assert_int_equal(heap_delete(&f->rel, f->s, &t3.vis, t3.xid, a),
+                     KEEL_ENOENT);
+    assert_int_equal(heap_delete(&f->rel, f->s, &t3.vis, t3.xid, b),
+                     KEEL_ENOENT);
+    /* c was deleted by the aborted t2: t3 sees it and may delete it, which
+     * overwrites t2's xmax. */
+    OK(f, heap_delete(&f->rel, f->s, &t3.vis, t3.xid, c));
+    assert_int_equal(raw_header(f, c).xmax, t3.xid);
+    /* Deleting twice in one transaction: ENOENT, not a conflict. */
+    assert_int_equal(heap_delete(&f->rel, f->s, &t3.vis, t3.xid, c),
+                     KEEL_ENOENT);
+    /* The writing xid must be the snapshot's own. */
+    assert_int_equal(heap_delete(&f->rel, f->s, &t3.vis, t3.xid + 1, d),
+                     KEEL_EINVAL);
+    mkrow(v, 4, 0, "d'");
+    assert_int_equal(
+        heap_update(&f->rel, f->s, &t3.vis, XID_INVALID, d, v, &nt),
+        KEEL_EINVAL);
+    /* An update aborted: the next writer wins. */
+    OK(f, heap_update(&f->rel, f->s, &t3.vis, t3.xid, d, v, &nt));
+    tx_end(f->tm, &t3, XID_STATUS_ABORTED);
+    tx_begin(f->tm, &t3);
+    assert_int_equal(heap_delete(&f->rel, f->s, &t3.vis, t3.xid, nt),
+                     KEEL_ENOENT); /* the aborted version */
+    mkrow(v, 4, 1, "d''");
+    OK(f, heap_update(&f->rel, f->s, &t3.vis, t3.xid, d, v, &nt));
+    /* A delete after an aborted update clears the update's marks. */
+    tx_end(f->tm, &t3, XID_STATUS_ABORTED);
+    tx_begin(f->tm, &t3);
+    OK(f, heap_delete(&f->rel, f->s, &t3.vis, t3.xid, d));
+    {
+        heap_tuple_header h = raw_header(f, d);
+        assert_int_equal(h.xmax, t3.xid);
+        assert_false(h.flags & HEAP_TUPLE_XMAX_UPDATE);
+        assert_int_equal(h.next_block, d.block);
+        assert_int_equal(h.next_offset, d.offset);
+    }
+    tx_end(f->tm, &t3, XID_STATUS_COMMITTED);
+    assert_quiet(f);
+}
+
+/* Rows that are too big or do not match the columns change nothing. */
+static void test_too_big_and_bad_values(void **state)
+{
+    fixture *f = *state;
+    tx x;
+    tid t, nt = TID_INVALID;
+    keel_value v[3];
+    page_buf before, after;
+    char *big = malloc(BLOCK_SIZE + 1);
+    blocknum_t n;
+    size_t size;
+
+    assert_non_null(big);
+    memset(big, 'z', BLOCK_SIZE);
+    big[BLOCK_SIZE] = '\0';
+    pool_open(f, 32);
+    t = ins(f, XID_FROZEN, 1, 1, "small");
+    n = nblocks(f);
+    read_page(f, 0, &before);
+    tx_begin(f->tm, &x);
+
+    mkrow(v, 2, 2, big);
+    assert_int_equal(heap_row_size(&f->rel, v, &size, &f->err), KEEL_ETOOBIG);
+    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, v, &nt), KEEL_ETOOBIG);
+    {
+        char want[64];
+        snprintf(want, sizeof(want), "%zu bytes",
+                 (size_t)HEAP_TUPLE_HOFF + 20 + BLOCK_SIZE);
+        if (strstr(buf_session_error(f->s)->msg, want) == NULL)
+            fail_msg("message \"%s\" does not name the size (%s)",
+                     buf_session_error(f->s)->msg, want);
+    }
+    assert_false(tid_valid(nt));
+    assert_int_equal(heap_update(&f->rel, f->s, &x.vis, x.xid, t, v, &nt),
+                     KEEL_ETOOBIG);
+    /* The limit is exact: int4, int8, text length at 16, bytes at 20. */
+    big[HEAP_MAX_TUPLE_SIZE - HEAP_TUPLE_HOFF - 20 + 1] = '\0';
+    mkrow(v, 2, 2, big);
+    assert_int_equal(heap_row_size(&f->rel, v, &size, &f->err), KEEL_ETOOBIG);
+    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, v, &nt), KEEL_ETOOBIG);
+    big[HEAP_MAX_TUPLE_SIZE - HEAP_TUPLE_HOFF - 20] = '\0';
+    mkrow(v, 2, 2, big);
+    OK(f, heap_row_size(&f->rel, v, &size, &f->err));
+    assert_int_equal(size, HEAP_MAX_TUPLE_SIZE);
+    /* A null in the not-null column. */
+    mkrow(v, 2, 2, "x");
+    v[0].isnull = true;
+    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, v, &nt), KEEL_ETYPE);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "column 1"));
+    assert_int_equal(heap_update(&f->rel, f->s, &x.vis, x.xid, t, v, &nt),
+                     KEEL_ETYPE);
+    /* An invalid xid. */
+    mkrow(v, 2, 2, "x");
+    assert_int_equal(heap_insert(&f->rel, f->s, XID_INVALID, v, &nt),
+                     KEEL_EINVAL);
+
+    read_page(f, 0, &after);
+    assert_memory_equal(before.b, after.b, BLOCK_SIZE);
+    assert_int_equal(nblocks(f), n);
+    /* The row is intact and can still be updated. */
+    mkrow(v, 1, 2, "fine");
+    OK(f, heap_update(&f->rel, f->s, &x.vis, x.xid, t, v, &nt));
+    tx_end(f->tm, &x, XID_STATUS_COMMITTED);
+    free(big);
+    assert_quiet(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Failures and durability                                            */
+/* ------------------------------------------------------------------ */
+
+static void test_persistence(void **state)
+{
+    fixture *f = *state;
+    enum { N = 2000 };
+    tid *tids = calloc(N, sizeof(tid));
+    int32_t *ids = calloc(N, sizeof(int32_t));
+    tx w, r;
+    heap_row row;
+    uint32_t n;
+
+    assert_non_null(tids);
+    assert_non_null(ids);
+    pool_open(f, 64);
+    tx_begin(f->tm, &w);
+    for (int i = 0; i < N; i++) {
+        char payload[32];
+        snprintf(payload, sizeof(payload), "persist %d", i);
+        tids[i] = ins(f, w.xid, i, i, payload);
+    }
+    tx_end(f->tm, &w, XID_STATUS_COMMITTED);
+    tx_begin(f->tm, &w);
+    for (int i = 0; i < N; i += 10)
+        OK(f, heap_delete(&f->rel, f->s, &w.vis, w.xid, tids[i]));
+    for (int i = 5; i < N; i += 10) {
+        keel_value v[3];
+        mkrow(v, i, -i, "updated");
+        OK(f, heap_update(&f->rel, f->s, &w.vis, w.xid, tids[i], v, &tids[i]));
+    }
+    tx_end(f->tm, &w, XID_STATUS_COMMITTED);
+    OK(f, buf_checkpoint(f->s));
+    pool_close(f);
+
+    /* A new pool reads everything back from disk. */
+    smgr_close(f->sm);
+    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    pool_open(f, 64);
+    heap_rel_init(&f->rel, REL, f->desc);
+    tx_reader(f->tm, &r);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    n = scan_ids(f, &r.vis, ids, NULL, N);
+    assert_int_equal(n, N - N / 10);
+    for (int i = 0; i < N; i++) {
+        int rc = heap_fetch(&f->rel, f->s, &r.vis, tids[i], &row);
+        if (i % 10 == 0) {
+            assert_int_equal(rc, KEEL_ENOENT);
+            continue;
+        }
+        assert_int_equal(rc, KEEL_OK);
+        assert_int_equal(row.values[0].v.i4, i);
+        assert_true(row.values[1].v.i8 == (i % 10 == 5 ? -i : i));
+    }
+    verify_all_pages(f);
+
+#ifdef KEEL_FAULT_INJECTION
+    /* A read error reaches the caller with nothing left pinned, and a
+     * retry succeeds. */
+    pool_close(f);
+    pool_open(f, 64);
+    fault_arm(FAULT_OP_READ, FAULT_EIO, 0, 1, REL);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis, tids[1], &row),
+                     KEEL_EIO);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    OK(f, heap_fetch(&f->rel, f->s, &r.vis, tids[1], &row));
+    fault_arm(FAULT_OP_READ, FAULT_EIO, 3, 1, REL);
+    {
+        heap_scan *sc;
+        bool found;
+        int errors = 0;
+        n = 0;
+        OK(f, heap_scan_begin(&f->rel, f->s, &r.vis, &sc));
+        for (;;) {
+            int rc = heap_scan_next(sc, &row, &found);
+            if (rc == KEEL_EIO) {
+                errors++;
+                assert_int_equal(buf_session_pinned(f->s), 0);
+                continue;
+            }
+            assert_int_equal(rc, KEEL_OK);
+            if (!found)
+                break;
+            n++;
+        }
+        heap_scan_end(sc);
+        assert_int_equal(errors, 1);
+        assert_int_equal(n, N - N / 10);
+    }
+    fault_disarm_all();
+#endif
+    heap_row_free(&row);
+    tx_end(f->tm, &r, XID_STATUS_COMMITTED);
+    free(tids);
+    free(ids);
+    assert_quiet(f);
+}
+
+#ifdef KEEL_FAULT_INJECTION
+/* An update whose new version cannot be placed (the relation cannot be
+ * extended) fails, and the old version is as it was: unclaimed, so others
+ * may update it. */
+static void test_update_failure_restores(void **state)
+{
+    fixture *f = *state;
+    tx setup_tx, u, w;
+    tid t, nt = TID_INVALID, last;
+    keel_value v[3];
+    heap_tuple_header h0, h1;
+    blocknum_t n;
+    char big[2000];
+
+    pool_open(f, 32);
+    tx_begin(f->tm, &setup_tx);
+    t = ins(f, setup_tx.xid, 1, 1, "victim");
+    do
+        last = ins(f, setup_tx.xid, 2, 2, "filler filler filler filler");
+    while (last.block == t.block);
+    /* Fill the second page too, so no page has room for a big row. */
+    while (ins(f, setup_tx.xid, 2, 2, "filler filler filler filler").block ==
+           last.block)
+        ;
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    /* Leave the last page almost full: add until a big row won't fit. */
+    memset(big, 'B', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    n = nblocks(f);
+    {
+        page_buf p;
+        size_t size;
+        mkrow(v, 1, 9, big);
+        OK(f, heap_row_size(&f->rel, v, &size, &f->err));
+        tx_begin(f->tm, &setup_tx);
+        for (;;) {
+            read_page(f, n - 1, &p);
+            if (!heappage_fits(p.b, size))
+                break;
+            ins(f, setup_tx.xid, 3, 3, "more filler");
+            assert_int_equal(nblocks(f), n);
+        }
+        tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    }
+    h0 = raw_header(f, t);
+
+    tx_begin(f->tm, &u);
+    fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, 0, 1, REL);
+    assert_int_equal(heap_update(&f->rel, f->s, &u.vis, u.xid, t, v, &nt),
+                     KEEL_ENOSPC);
+    fault_disarm_all();
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    h1 = raw_header(f, t);
+    assert_memory_equal(&h0, &h1, sizeof(h0));
+    assert_int_equal(nblocks(f), n);
+    tx_end(f->tm, &u, XID_STATUS_ABORTED);
+
+    /* Someone else can now update it. */
+    tx_begin(f->tm, &w);
+    OK(f, heap_update(&f->rel, f->s, &w.vis, w.xid, t, v, &nt));
+    assert_int_equal(nt.block, n); /* on a new page */
+    tx_end(f->tm, &w, XID_STATUS_COMMITTED);
+    assert_quiet(f);
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Bulk insert                                                        */
+/* ------------------------------------------------------------------ */
+
+#define HOT_BLOCKS 48
+
+static void test_bulk_insert_ring(void **state)
+{
+    fixture *f = *state;
+    enum { N = 20000, POOL = 256, SLACK = 3 };
+    int32_t hot[HOT_BLOCKS];
+    heap_bulk *bulk = NULL;
+    uint32_t heap_buffers = 0;
+    char payload[200];
+    tid prev = TID_INVALID;
+    tx r;
+
+    /* A hot relation whose pages are read often. */
+    assert_int_equal(smgr_create(f->sm, REL_HOT, NULL, &f->err), KEEL_OK);
+    pool_open(f, POOL);
+    for (blocknum_t b = 0; b < HOT_BLOCKS; b++) {
+        int32_t id;
+        blocknum_t blk;
+        OK(f, buf_extend(f->s, REL_HOT, 0, NULL, &id, &blk));
+        buf_mark_dirty(f->s, id);
+        buf_unlock(f->s, id);
+        buf_release(f->s, id);
+    }
+    for (int round = 0; round < 3; round++)
+        for (blocknum_t b = 0; b < HOT_BLOCKS; b++) {
+            OK(f, buf_read(f->s, REL_HOT, b, NULL, &hot[b]));
+            buf_release(f->s, hot[b]);
+        }
+
+    memset(payload, 'p', sizeof(payload) - 1);
+    payload[sizeof(payload) - 1] = '\0';
+    OK(f, heap_bulk_begin(&f->rel, f->s, &bulk));
+    for (int i = 0; i < N; i++) {
+        keel_value v[3];
+        tid t;
+        mkrow(v, i, i, payload);
+        OK(f, heap_bulk_insert(bulk, XID_FROZEN, v, &t));
+        assert_true(tid_compare(prev, t) < 0);
+        prev = t;
+        /* Only the page being filled stays pinned. */
+        assert_int_equal(buf_session_pinned(f->s), 1);
+    }
+    /* A too-big row changes nothing and keeps the state usable. */
+    {
+        keel_value v[3];
+        char *big = malloc(BLOCK_SIZE + 1);
+        tid t;
+        assert_non_null(big);
+        memset(big, 'x', BLOCK_SIZE);
+        big[BLOCK_SIZE] = '\0';
+        mkrow(v, -1, 0, big);
+        assert_int_equal(heap_bulk_insert(bulk, XID_FROZEN, v, &t),
+                         KEEL_ETOOBIG);
+        free(big);
+    }
+    heap_bulk_end(bulk);
+    heap_bulk_end(NULL);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    assert_true(nblocks(f) > 3 * POOL / 2);
+    assert_int_equal(atomic_load(&f->rel.hint), nblocks(f) - 1);
+
+    /* The load went round its ring: the hot pages are still where they
+     * were, and few buffers hold heap pages. */
+    for (blocknum_t b = 0; b < HOT_BLOCKS; b++) {
+        relnumber_t rel;
+        blocknum_t blk;
+        assert_int_equal(buf_pin(f->s, hot[b]), KEEL_OK);
+        buf_block_of(f->pool, hot[b], &rel, &blk);
+        buf_release(f->s, hot[b]);
+        if (rel != REL_HOT || blk != b)
+            fail_msg("hot block %u was evicted by the bulk load", b);
+    }
+    for (int32_t id = 0; id < POOL; id++) {
+        relnumber_t rel;
+        blocknum_t blk;
+        assert_int_equal(buf_pin(f->s, id), KEEL_OK);
+        buf_block_of(f->pool, id, &rel, &blk);
+        buf_release(f->s, id);
+        heap_buffers += rel == REL;
+    }
+    if (heap_buffers > POOL / 8 + SLACK)
+        fail_msg("the bulk load occupies %u buffers; its ring has %u",
+                 heap_buffers, POOL / 8);
+
+    /* Everything is there. */
+    reader_vis(f, &r);
+    {
+        int32_t *ids = calloc(N, sizeof(int32_t));
+        assert_non_null(ids);
+        assert_int_equal(scan_ids(f, &r.vis, ids, NULL, N), N);
+        for (int i = 0; i < N; i++)
+            assert_int_equal(ids[i], i);
+        free(ids);
+    }
+    tx_end(f->tm, &r, XID_STATUS_COMMITTED);
+    assert_quiet(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Concurrency                                                        */
+/* ------------------------------------------------------------------ */
+
+/* The first failure a worker thread met (cmocka asserts only work in the
+ * main thread). */
+typedef struct failure {
+    pthread_mutex_t lock;
+    char msg[512];
+    atomic_u32 failed;
+} failure;
+
+static void record_failure(failure *fl, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void record_failure(failure *fl, const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&fl->lock);
+    if (!atomic_load(&fl->failed)) {
+        va_start(ap, fmt);
+        vsnprintf(fl->msg, sizeof(fl->msg), fmt, ap);
+        va_end(ap);
+        atomic_store(&fl->failed, 1);
+    }
+    pthread_mutex_unlock(&fl->lock);
+}
+
+enum { INS_THREADS = 4, INS_MAX_ROWS = 20000 };
+
+typedef struct ins_worker {
+    fixture *f;
+    failure *fl;
+    int index;
+    uint64_t deadline_ns;
+    uint32_t rows; /* inserted and committed */
+    bool bulk;     /* through a bulk insert state */
+} ins_worker;
+
+static void *ins_main(void *arg)
+{
+    ins_worker *w = arg;
+    fixture *f = w->f;
+    buf_session *s = NULL;
+    heap_bulk *bulk = NULL;
+    kerr err;
+    char payload[64];
+
+    if (buf_session_create(f->pool, &s, &err) != KEEL_OK) {
+        record_failure(w->fl, "session: %s", err.msg);
+        return NULL;
+    }
+    if (w->bulk && heap_bulk_begin(&f->rel, s, &bulk) != KEEL_OK) {
+        record_failure(w->fl, "bulk: %s", buf_session_error(s)->msg);
+        buf_session_destroy(s);
+        return NULL;
+    }
+    while (w->rows < INS_MAX_ROWS && !atomic_load(&w->fl->failed) &&
+           (w->rows < 100 || clock_now_ns() < w->deadline_ns)) {
+        /* A transaction of up to 50 rows. */
+        xid_t xid = txm_begin(f->tm);
+        uint32_t batch = 1 + (w->rows * 7u + (uint32_t)w->index) % 50;
+        for (uint32_t i = 0; i < batch; i++) {
+            keel_value v[3];
+            tid t;
+            int rc;
+            int32_t id = w->index * 1000000 + (int32_t)(w->rows + i);
+            snprintf(payload, sizeof(payload), "thread %d row %u", w->index,
+                     w->rows + i);
+            mkrow(v, id, w->index, payload);
+            rc = bulk != NULL ? heap_bulk_insert(bulk, xid, v, &t)
+                              : heap_insert(&f->rel, s, xid, v, &t);
+            if (rc != KEEL_OK) {
+                record_failure(w->fl, "insert: %s", buf_session_error(s)->msg);
+                break;
+            }
+        }
+        txm_end(f->tm, xid, XID_STATUS_COMMITTED);
+        w->rows += batch;
+    }
+    heap_bulk_end(bulk);
+    buf_session_destroy(s);
+    return NULL;
+}
+
+static void test_concurrent_inserts(void **state)
+{
+    fixture *f = *state;
+    ins_worker w[INS_THREADS];
+    pthread_t th[INS_THREADS];
+    failure fl = {.failed = 0};
+    uint64_t deadline =
+        clock_now_ns() + (uint64_t)(tu_stress_seconds(2.0) * 1e9 / 2);
+    uint8_t *seen[INS_THREADS];
+    uint32_t total = 0;
+    tx r;
+    heap_scan *sc;
+    heap_row row;
+    bool found;
+
+    pthread_mutex_init(&fl.lock, NULL);
+    pool_open(f, 512);
+    for (int i = 0; i < INS_THREADS; i++) {
+        w[i] = (ins_worker){.f = f,
+                            .fl = &fl,
+                            .index = i,
+                            .deadline_ns = deadline,
+                            .bulk = i == 0};
+        assert_int_equal(pthread_create(&th[i], NULL, ins_main, &w[i]), 0);
+    }
+    for (int i = 0; i < INS_THREADS; i++)
+        pthread_join(th[i], NULL);
+    if (atomic_load(&fl.failed))
+        fail_msg("%s", fl.msg);
+
+    for (int i = 0; i < INS_THREADS; i++) {
+        seen[i] = calloc(w[i].rows, 1);
+        assert_non_null(seen[i]);
+        total += w[i].rows;
+    }
+    reader_vis(f, &r);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    OK(f, heap_scan_begin(&f->rel, f->s, &r.vis, &sc));
+    for (uint32_t n = 0;; n++) {
+        int32_t id, t, k;
+        OK(f, heap_scan_next(sc, &row, &found));
+        if (!found) {
+            assert_int_equal(n, total);
+            break;
+        }
+        id = row.values[0].v.i4;
+        t = id / 1000000;
+        k = id % 1000000;
+        assert_true(t >= 0 && t < INS_THREADS);
+        assert_true(k >= 0 && (uint32_t)k < w[t].rows);
+        assert_true(row.values[1].v.i8 == t);
+        if (seen[t][k])
+            fail_msg("row %d of thread %d appears twice", k, t);
+        seen[t][k] = 1;
+    }
+    heap_scan_end(sc);
+    for (int i = 0; i < INS_THREADS; i++) {
+        for (uint32_t k = 0; k < w[i].rows; k++)
+            if (!seen[i][k])
+                fail_msg("row %u of thread %d is missing", k, i);
+        free(seen[i]);
+    }
+    heap_row_free(&row);
+    tx_end(f->tm, &r, XID_STATUS_COMMITTED);
+    pthread_mutex_destroy(&fl.lock);
+    assert_quiet(f);
+}
+
+enum { CTR_THREADS = 4, CTR_ROWS = 3 };
+
+typedef struct ctr_shared {
+    fixture *f;
+    failure fl;
+    uint64_t deadline_ns;
+    atomic_u64 tid_hint[CTR_ROWS]; /* a recent version's tid, packed */
+} ctr_shared;
+
+typedef struct ctr_worker {
+    ctr_shared *sh;
+    int index;
+    uint64_t committed[CTR_ROWS]; /* increments this thread committed */
+    uint64_t conflicts;
+    uint64_t aborts;
+} ctr_worker;
+
+static uint64_t tid_pack(tid t)
+{
+    return ((uint64_t)t.block << 16) | t.offset;
+}
+
+static tid tid_unpack(uint64_t p)
+{
+    return (tid){.block = (blocknum_t)(p >> 16), .offset = (uint16_t)p};
+}
+
+/*
+ * Finds row k's version visible to x: first at the shared hint (valid if
+ * it is visible and is row k: a snapshot sees one version of each row),
+ * else by scanning, which must find exactly one.
+ */
+static int ctr_find(ctr_shared *sh, buf_session *s, tx *x, int k, heap_row *row)
+{
+    fixture *f = sh->f;
+    heap_scan *sc;
+    bool found;
+    int rc, hits = 0;
+    tid t = tid_unpack(atomic_load(&sh->tid_hint[k]));
+
+    rc = heap_fetch(&f->rel, s, &x->vis, t, row);
+    if (rc == KEEL_OK && row->values[0].v.i4 == k)
+        return KEEL_OK;
+    if (rc != KEEL_OK && rc != KEEL_ENOENT)
+        return rc;
+    rc = heap_scan_begin(&f->rel, s, &x->vis, &sc);
+    if (rc != KEEL_OK)
+        return rc;
+    for (;;) {
+        rc = heap_scan_next(sc, row, &found);
+        if (rc != KEEL_OK || !found)
+            break;
+        if (row->values[0].v.i4 == k) {
+            t = row->tid;
+            hits++;
+        }
+    }
+    heap_scan_end(sc);
+    if (rc != KEEL_OK)
+        return rc;
+    if (hits != 1) {
+        record_failure(&sh->fl, "xid %u sees %d versions of row %d", x->xid,
+                       hits, k);
+        return KEEL_ECORRUPT;
+    }
+    return heap_fetch(&f->rel, s, &x->vis, t, row);
+}
+
+static void *ctr_main(void *arg)
+{
+    ctr_worker *w = arg;
+    ctr_shared *sh = w->sh;
+    fixture *f = sh->f;
+    buf_session *s = NULL;
+    heap_row row;
+    uint64_t rng = 0x9E3779B97F4A7C15ull * (uint64_t)(w->index + 1);
+    kerr err;
+
+    if (buf_session_create(f->pool, &s, &err) != KEEL_OK) {
+        record_failure(&sh->fl, "session: %s", err.msg);
+        return NULL;
+    }
+    if (heap_row_init(&row, &f->rel, &err) != KEEL_OK) {
+        record_failure(&sh->fl, "row: %s", err.msg);
+        buf_session_destroy(s);
+        return NULL;
+    }
+    while (!atomic_load(&sh->fl.failed) && clock_now_ns() < sh->deadline_ns) {
+        int k = (int)(tu_rand(&rng) % CTR_ROWS);
+        bool commit = tu_rand(&rng) % 4 != 0;
+        keel_value v[3];
+        tid nt;
+        tx x;
+        int rc;
+
+        tx_begin(f->tm, &x);
+        rc = ctr_find(sh, s, &x, k, &row);
+        if (rc != KEEL_OK) {
+            record_failure(&sh->fl, "find row %d: %s (%s)", k,
+                           keel_status_str(rc), buf_session_error(s)->msg);
+            tx_end(f->tm, &x, XID_STATUS_ABORTED);
+            break;
+        }
+        mkrow(v, k, row.values[1].v.i8 + 1, "counter");
+        rc = heap_update(&f->rel, s, &x.vis, x.xid, row.tid, v, &nt);
+        if (rc == KEEL_ESERIALIZE) {
+            w->conflicts++;
+            tx_end(f->tm, &x, XID_STATUS_ABORTED);
+            continue;
+        }
+        if (rc != KEEL_OK) {
+            /* The version this snapshot sees is there to update: ENOENT
+             * would mean a lost or doubled version. */
+            record_failure(&sh->fl, "update row %d: %s (%s)", k,
+                           keel_status_str(rc), buf_session_error(s)->msg);
+            tx_end(f->tm, &x, XID_STATUS_ABORTED);
+            break;
+        }
+        if (buf_session_pinned(s) != 0)
+            record_failure(&sh->fl, "update left %u pins",
+                           buf_session_pinned(s));
+        if (commit) {
+            tx_end(f->tm, &x, XID_STATUS_COMMITTED);
+            w->committed[k]++;
+            atomic_store(&sh->tid_hint[k], tid_pack(nt));
+        } else {
+            tx_end(f->tm, &x, XID_STATUS_ABORTED);
+            w->aborts++;
+        }
+    }
+    heap_row_free(&row);
+    buf_session_destroy(s);
+    return NULL;
+}
+
+static void test_concurrent_counters(void **state)
+{
+    fixture *f = *state;
+    ctr_shared sh;
+    ctr_worker w[CTR_THREADS];
+    pthread_t th[CTR_THREADS];
+    uint64_t expect[CTR_ROWS] = {0}, conflicts = 0, updates = 0;
+    tx r;
+    heap_row row;
+
+    memset(&sh, 0, sizeof(sh));
+    pthread_mutex_init(&sh.fl.lock, NULL);
+    sh.f = f;
+    pool_open(f, 256);
+    for (int k = 0; k < CTR_ROWS; k++) {
+        tid t = ins(f, XID_FROZEN, k, 0, "counter");
+        atomic_store(&sh.tid_hint[k], tid_pack(t));
+    }
+    sh.deadline_ns =
+        clock_now_ns() + (uint64_t)(tu_stress_seconds(2.0) * 1e9 / 2);
+    for (int i = 0; i < CTR_THREADS; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].sh = &sh;
+        w[i].index = i;
+        assert_int_equal(pthread_create(&th[i], NULL, ctr_main, &w[i]), 0);
+    }
+    for (int i = 0; i < CTR_THREADS; i++)
+        pthread_join(th[i], NULL);
+    if (atomic_load(&sh.fl.failed))
+        fail_msg("%s", sh.fl.msg);
+    for (int i = 0; i < CTR_THREADS; i++) {
+        for (int k = 0; k < CTR_ROWS; k++) {
+            expect[k] += w[i].committed[k];
+            updates += w[i].committed[k];
+        }
+        updates += w[i].aborts;
+        conflicts += w[i].conflicts;
+    }
+    print_message("counters: %llu updates, %llu conflicts\n",
+                  (unsigned long long)updates, (unsigned long long)conflicts);
+
+    /* Each counter is the number of committed increments, and each row has
+     * exactly one visible version. */
+    reader_vis(f, &r);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    {
+        heap_scan *sc;
+        bool found;
+        int hits[CTR_ROWS] = {0};
+        OK(f, heap_scan_begin(&f->rel, f->s, &r.vis, &sc));
+        for (;;) {
+            int k;
+            OK(f, heap_scan_next(sc, &row, &found));
+            if (!found)
+                break;
+            k = row.values[0].v.i4;
+            assert_true(k >= 0 && k < CTR_ROWS);
+            hits[k]++;
+            if ((uint64_t)row.values[1].v.i8 != expect[k])
+                fail_msg("row %d: counter %lld, %llu increments committed", k,
+                         (long long)row.values[1].v.i8,
+                         (unsigned long long)expect[k]);
+        }
+        heap_scan_end(sc);
+        for (int k = 0; k < CTR_ROWS; k++)
+            assert_int_equal(hits[k], 1);
+    }
+    /* On the pages: one version per successful update plus the originals,
+     * and exactly one live one (committed inserter, no committed deleter)
+     * per row. */
+    {
+        blocknum_t n = nblocks(f);
+        uint64_t versions = 0;
+        int live[CTR_ROWS] = {0};
+        for (blocknum_t b = 0; b < n; b++) {
+            page_buf p;
+            read_page(f, b, &p);
+            for (uint16_t off = 1; off <= heappage_nitems(p.b); off++) {
+                heap_tuple_header h;
+                size_t len;
+                const void *item = heappage_get_item_const(p.b, off, &len);
+                xid_status smin, smax = XID_STATUS_ABORTED;
+                tid t = {.block = b, .offset = off};
+                if (item == NULL)
+                    continue;
+                versions++;
+                memcpy(&h, item, sizeof(h));
+                OK(f, txm_status_fn(f->tm, h.xmin, &smin, &f->err));
+                if (h.xmax != 0)
+                    OK(f, txm_status_fn(f->tm, h.xmax, &smax, &f->err));
+                if (smin == XID_STATUS_COMMITTED &&
+                    smax != XID_STATUS_COMMITTED) {
+                    OK(f, heap_fetch(&f->rel, f->s, &r.vis, t, &row));
+                    live[row.values[0].v.i4]++;
+                }
+            }
+        }
+        assert_true(versions == CTR_ROWS + updates);
+        for (int k = 0; k < CTR_ROWS; k++)
+            assert_int_equal(live[k], 1);
+    }
+    heap_row_free(&row);
+    tx_end(f->tm, &r, XID_STATUS_COMMITTED);
+    pthread_mutex_destroy(&sh.fl.lock);
+    assert_quiet(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_page_items),
+        cmocka_unit_test(test_page_compact_many_deletes),
+        cmocka_unit_test(test_page_verify_catches_damage),
+        cmocka_unit_test_setup_teardown(test_roundtrip_every_type, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_many_rows_across_pages, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_new_page_is_used, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_visibility_matrix, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_own_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_update_versions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_conflicts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_too_big_and_bad_values, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
+#ifdef KEEL_FAULT_INJECTION
+        cmocka_unit_test_setup_teardown(test_update_failure_restores, setup,
+                                        teardown),
+#endif
+        cmocka_unit_test_setup_teardown(test_bulk_insert_ring, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_inserts, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_counters, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
