@@ -84,6 +84,221 @@ typedef struct keel_value {
     } v;
 } keel_value;
 
+/* ======================================================================
+ * The engine API.
+ *
+ * A database is a directory (keel_db_create); one open keel_db is shared
+ * by every thread; each thread works through its own keel_session.  Every
+ * function returns a keel_status.  Functions that take a session leave
+ * a one-line message in it on failure (keel_session_error()); the others
+ * fill the caller's keel_error (which may be NULL).
+ *
+ * Transactions are repeatable read with "first updater wins": changing a
+ * row that another transaction changed since this one began fails with
+ * KEEL_ESERIALIZE.  keel_begin() starts one explicitly; a call made outside
+ * one runs in its own transaction, committed on success and aborted on
+ * failure.  Inside an explicit transaction a failed call changes nothing
+ * and the transaction may continue, except where a call says that the
+ * transaction must be aborted (then every later call but keel_abort()
+ * fails with KEEL_EINVAL).
+ *
+ * Names (schemas, tables, columns, indexes) are at most 63 bytes
+ * (KEEL_ETOOBIG otherwise); schema NULL means "public".  Unknown names
+ * give KEEL_ENOENT, an existing name KEEL_EEXIST, each naming the object.
+ * ====================================================================== */
+
+typedef struct keel_db keel_db;
+typedef struct keel_session keel_session;
+typedef struct keel_scan keel_scan;
+
+#define KEEL_ERROR_MSG_MAX 256
+
+/* A failure of a call that has no session. */
+typedef struct keel_error {
+    int code;                     /* KEEL_OK when nothing failed */
+    char msg[KEEL_ERROR_MSG_MAX]; /* NUL-terminated */
+} keel_error;
+
+/* How the process array is laid out (see src/txn/README.md). */
+typedef enum keel_procarray_layout {
+    KEEL_PROCARRAY_PADDED = 0, /* one cache line per session (default) */
+    KEEL_PROCARRAY_PACKED = 1, /* 12-byte slots side by side (benchmarks) */
+} keel_procarray_layout;
+
+typedef struct keel_db_options {
+    const char *dir;              /* the database directory */
+    uint32_t pool_mb;             /* buffer pool size, MiB (>= 1) */
+    uint32_t max_sessions;        /* sessions at once (1 .. 65536) */
+    keel_procarray_layout layout; /* process array layout */
+} keel_db_options;
+
+/* Defaults: no directory, 64 MiB pool, 64 sessions, padded layout. */
+void keel_db_options_init(keel_db_options *o);
+
+/*
+ * Creates a database in opts->dir (created if absent; it must not already
+ * hold a database: KEEL_EEXIST): the control file, the commit log and the
+ * system catalogs, all fsynced before success.  KEEL_EINVAL for bad
+ * options; I/O errors.  A failed create may leave files behind.
+ */
+int keel_db_create(const keel_db_options *opts, keel_error *err);
+
+/*
+ * Opens the database in opts->dir.  KEEL_ENOENT if the directory holds no
+ * keel database, KEEL_ECORRUPT if its control file or a catalog is damaged,
+ * KEEL_EVERSION if it was written by another layout version; each message
+ * names the directory.  Marks the control file "in production".
+ */
+int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
+
+/*
+ * Closes the database: checkpoints, records a clean shutdown and frees
+ * db.  KEEL_EBUSY if a session is still open (nothing is done); if the
+ * checkpoint fails, its error is returned and db stays open.
+ */
+int keel_db_close(keel_db *db, keel_error *err);
+
+/* Writes every changed page and fsyncs the files (I/O errors). */
+int keel_checkpoint(keel_db *db, keel_error *err);
+
+/* Starts a session for the calling thread.  KEEL_EEXHAUSTED when
+ * max_sessions are open, KEEL_ENOMEM. */
+int keel_session_begin(keel_db *db, keel_session **out, keel_error *err);
+
+/* Ends a session, aborting its transaction if one is running.  NULL is
+ * fine. */
+void keel_session_end(keel_session *s);
+
+/* The message of the session's last failure ("" if none). */
+const char *keel_session_error(const keel_session *s);
+
+/* Transactions.  keel_begin: KEEL_EINVAL if one is running.  keel_commit:
+ * KEEL_EINVAL if none is; if it fails the transaction is aborted.
+ * keel_abort: a no-op outside a transaction. */
+int keel_begin(keel_session *s);
+int keel_commit(keel_session *s);
+void keel_abort(keel_session *s);
+
+/* ---- DDL: each call is transactional (an abort leaves no visible trace,
+ * but files created for new relations stay behind as orphans). ---- */
+
+/* One column of a new table.  charlen: n of char(n) (1..4096), else 0. */
+typedef struct keel_column {
+    const char *name;
+    keel_type type;
+    uint16_t charlen;
+    bool notnull;
+} keel_column;
+
+/* KEEL_EEXIST if the schema exists, KEEL_ETOOBIG for a long name. */
+int keel_create_schema(keel_session *s, const char *name);
+
+/* KEEL_ENOENT if it does not exist, KEEL_EBUSY if it holds relations,
+ * KEEL_EINVAL for the built-in schemas. */
+int keel_drop_schema(keel_session *s, const char *name);
+
+/*
+ * Creates table schema.name with ncols (1..256) columns.  pkey lists
+ * npkey (0..16) column numbers (1-based) of the primary key; with npkey
+ * > 0 a unique index "<name>_pkey" is created on them and the key columns
+ * become not null.  Errors: KEEL_ENOENT (schema), KEEL_EEXIST (table, or
+ * two columns with one name), KEEL_ETOOBIG (a name), KEEL_ETYPE (unknown
+ * column type), KEEL_EINVAL (bad counts, column numbers, char length).
+ */
+int keel_create_table(keel_session *s, const char *schema, const char *name,
+                      const keel_column *cols, uint16_t ncols,
+                      const uint16_t *pkey, uint16_t npkey);
+
+/* Drops a table and its indexes and statistics (KEEL_ENOENT). */
+int keel_drop_table(keel_session *s, const char *schema, const char *name);
+
+/*
+ * Creates index `index` (in the table's schema) on columns keys[0..nkeys)
+ * of the table and builds it from the rows the transaction sees.
+ * KEEL_EUNIQUE if unique and two of those rows have equal keys (nothing
+ * created); KEEL_ENOENT, KEEL_EEXIST, KEEL_ETOOBIG, KEEL_EINVAL as above.
+ * Like every DDL it must not run while other sessions change the table.
+ */
+int keel_create_index(keel_session *s, const char *schema, const char *table,
+                      const char *index, const uint16_t *keys, uint16_t nkeys,
+                      bool unique);
+
+/*
+ * Computes, for every column of the table, the fraction of nulls, the
+ * number of distinct values and up to 4 most common values, and writes
+ * them as keel_statistic rows (replacing earlier ones), and the table's
+ * page and row counts into keel_class.
+ */
+int keel_analyze(keel_session *s, const char *schema, const char *table);
+
+/* ---- rows ----
+ *
+ * Values are passed one per column, in column order.  A keel_value has no
+ * type of its own: the union member that matches the column's type must be
+ * set (i2 for int2, i4 int4, i8 int8, oid oid, b bool, f8 float8, s for
+ * name, char and text).  Checked: KEEL_ETYPE for a null in a not-null
+ * column, a bool that is neither 0 nor 1, a name with a NUL byte, a string
+ * without bytes; KEEL_ETOOBIG for a name over 63 bytes, a char(n) value
+ * over n bytes, a row that does not fit a page. */
+
+/*
+ * Inserts a row and an entry in every index of the table.  KEEL_EUNIQUE
+ * (naming the key) if a unique index already holds the key of a row that
+ * may be live; nothing stays visible then.
+ */
+int keel_insert(keel_session *s, const char *schema, const char *table,
+                const keel_value *values);
+
+/*
+ * Looks a row up by its primary key (key: one value per key column).
+ * *found tells whether a visible row has that key; if so out (one value
+ * per column) holds it, its strings valid until the session's next call.
+ * KEEL_EINVAL if the table has no primary key.
+ */
+int keel_lookup(keel_session *s, const char *schema, const char *table,
+                const keel_value *key, keel_value *out, bool *found);
+
+/*
+ * Replaces the row with primary key `key` by values.  KEEL_ENOENT if there
+ * is none, KEEL_ESERIALIZE if another transaction changed it first,
+ * KEEL_EUNIQUE if a new key is taken (checked before anything changes; a
+ * conflict found later leaves the transaction to be aborted).
+ */
+int keel_update(keel_session *s, const char *schema, const char *table,
+                const keel_value *key, const keel_value *values);
+
+/* Deletes the row with primary key `key` (KEEL_ENOENT, KEEL_ESERIALIZE). */
+int keel_delete(keel_session *s, const char *schema, const char *table,
+                const keel_value *key);
+
+/* A scan bound: the first ncols key columns in vals. */
+typedef struct keel_bound {
+    const keel_value *vals;
+    uint16_t ncols;
+    bool inclusive;
+} keel_bound;
+
+/*
+ * Starts a range scan of the table in the order of index `index` (NULL:
+ * the primary key) between lower and upper (NULL: unbounded), returning
+ * the rows the transaction sees.  The scan must end (keel_scan_end) before
+ * the transaction does and before the session's next other call.
+ */
+int keel_scan_begin(keel_session *s, const char *schema, const char *table,
+                    const char *index, const keel_bound *lower,
+                    const keel_bound *upper, keel_scan **out);
+
+/* The next row in out (one value per column, valid until the next call);
+ * *found false at the end. */
+int keel_scan_next(keel_scan *sc, keel_value *out, bool *found);
+
+/* Ends a scan (NULL is fine). */
+void keel_scan_end(keel_scan *sc);
+
+/* Column count of a table (KEEL_ENOENT), for callers sizing value arrays. */
+int keel_table_columns(keel_session *s, const char *schema, const char *table,
+                       uint16_t *ncols);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,303 @@
+/*
+ * db.c: creating, opening, checkpointing and closing a database, and the
+ * durable reservations of transaction ids and object ids in the control
+ * file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/engine.h"
+#include "txn/clog.h"
+
+static void to_public(keel_error *out, const kerr *e)
+{
+    if (out == NULL)
+        return;
+    out->code = e->code;
+    snprintf(out->msg, sizeof(out->msg), "%s", e->msg);
+}
+
+static int fail(keel_error *out, kerr *e)
+{
+    to_public(out, e);
+    return e->code;
+}
+
+void keel_db_options_init(keel_db_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->pool_mb = 64;
+    o->max_sessions = 64;
+    o->layout = KEEL_PROCARRAY_PADDED;
+}
+
+static int check_options(const keel_db_options *o, kerr *e)
+{
+    if (o == NULL || o->dir == NULL || o->dir[0] == '\0')
+        return kerr_set(e, KEEL_EINVAL, "no database directory given");
+    if (o->pool_mb == 0 || o->pool_mb > 1024 * 1024)
+        return kerr_set(e, KEEL_EINVAL, "pool size of %u MiB is out of range",
+                        o->pool_mb);
+    if (o->max_sessions == 0 || o->max_sessions > PROCARRAY_MAX_SESSIONS)
+        return kerr_set(e, KEEL_EINVAL, "max_sessions %u is out of range",
+                        o->max_sessions);
+    if (o->layout != KEEL_PROCARRAY_PADDED &&
+        o->layout != KEEL_PROCARRAY_PACKED)
+        return kerr_set(e, KEEL_EINVAL, "unknown process array layout %d",
+                        (int)o->layout);
+    return KEEL_OK;
+}
+
+static uint32_t pool_buffers(const keel_db_options *o)
+{
+    uint64_t n = (uint64_t)o->pool_mb * 1024 * 1024 / BLOCK_SIZE;
+    return n < 16 ? 16 : (uint32_t)n;
+}
+
+int keel_db_create(const keel_db_options *opts, keel_error *out)
+{
+    kerr e;
+    control_data c;
+    smgr *sm = NULL;
+    buf_pool *pool = NULL;
+    buf_session *bs = NULL;
+    int rc;
+
+    kerr_clear(&e);
+    rc = check_options(opts, &e);
+    if (rc != KEEL_OK)
+        return fail(out, &e);
+    if (mkdir(opts->dir, 0700) != 0 && errno != EEXIST)
+        return kerr_set(&e, kerr_from_errno(errno),
+                        "cannot create directory \"%s\": %s", opts->dir,
+                        strerror(errno)),
+               fail(out, &e);
+    control_init(&c);
+    c.state = CONTROL_IN_PRODUCTION; /* until everything below is synced */
+    c.xid_limit = XID_FIRST_NORMAL;
+    c.next_oid = CATALOG_FIRST_USER_OID;
+    c.oid_limit = CATALOG_FIRST_USER_OID;
+    rc = control_create(opts->dir, &c, &e);
+    if (rc == KEEL_OK)
+        rc = smgr_open(opts->dir, &sm, &e);
+    if (rc == KEEL_OK)
+        rc = smgr_create(sm, CATALOG_CLOG_REL, NULL, &e);
+    if (rc == KEEL_OK)
+        rc = buf_pool_create(sm, pool_buffers(opts), &pool, &e);
+    if (rc == KEEL_OK)
+        rc = buf_session_create(pool, &bs, &e);
+    if (rc == KEEL_OK) {
+        rc = catalog_bootstrap(bs);
+        if (rc == KEEL_OK)
+            rc = buf_checkpoint(bs);
+        if (rc != KEEL_OK)
+            e = *buf_session_error(bs);
+        buf_session_destroy(bs);
+    }
+    if (pool != NULL) {
+        if (rc == KEEL_OK)
+            rc = buf_pool_close(pool, &e);
+        if (rc != KEEL_OK)
+            buf_pool_discard(pool);
+    }
+    smgr_close(sm);
+    if (rc == KEEL_OK) {
+        c.state = CONTROL_SHUT_DOWN;
+        rc = control_write(opts->dir, &c, &e);
+    }
+    return rc == KEEL_OK ? KEEL_OK : fail(out, &e);
+}
+
+/* The transaction manager's reservation hook: record the new xid limit. */
+static int reserve_xids(void *ctx, xid_t new_limit, kerr *err)
+{
+    keel_db *db = ctx;
+    control_data c;
+    int rc;
+
+    pthread_mutex_lock(&db->control_lock);
+    c = db->control;
+    c.xid_limit = new_limit;
+    rc = control_write(db->dir, &c, err);
+    if (rc == KEEL_OK)
+        db->control = c;
+    pthread_mutex_unlock(&db->control_lock);
+    return rc;
+}
+
+int engine_oid_next(keel_db *db, oid_t *out, kerr *err)
+{
+    int rc = KEEL_OK;
+
+    pthread_mutex_lock(&db->control_lock);
+    if (db->next_oid >= db->control.oid_limit) {
+        control_data c = db->control;
+        if (db->next_oid > UINT32_MAX - ENGINE_OID_RESERVE_CHUNK) {
+            rc = kerr_set(err, KEEL_EEXHAUSTED, "object ids are used up");
+        } else {
+            c.oid_limit = db->next_oid + ENGINE_OID_RESERVE_CHUNK;
+            c.next_oid = db->next_oid;
+            rc = control_write(db->dir, &c, err);
+            if (rc == KEEL_OK)
+                db->control = c;
+        }
+    }
+    if (rc == KEEL_OK)
+        *out = db->next_oid++;
+    pthread_mutex_unlock(&db->control_lock);
+    return rc;
+}
+
+static void free_rels(keel_db *db)
+{
+    engine_rel *r = db->rels;
+
+    while (r != NULL) {
+        engine_rel *next = r->next;
+        btree_close(r->bt);
+        tupdesc_free(r->desc);
+        free(r);
+        r = next;
+    }
+    db->rels = NULL;
+}
+
+/* Frees whatever of db was set up, writing nothing. */
+static void db_discard(keel_db *db)
+{
+    free_rels(db);
+    catalog_close(db->cat);
+    txn_mgr_destroy(db->txn);
+    inval_queue_destroy(db->inval);
+    if (db->pool != NULL)
+        buf_pool_discard(db->pool);
+    smgr_close(db->smgr);
+    pthread_mutex_destroy(&db->control_lock);
+    pthread_mutex_destroy(&db->rel_lock);
+    free(db->dir);
+    free(db);
+}
+
+int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
+{
+    keel_db *db;
+    buf_session *bs = NULL;
+    control_data c;
+    kerr e;
+    xid_t next;
+    int rc;
+
+    kerr_clear(&e);
+    *out = NULL;
+    rc = check_options(opts, &e);
+    if (rc == KEEL_OK)
+        rc = control_read(opts->dir, &c, &e);
+    if (rc != KEEL_OK)
+        return fail(err, &e);
+    db = calloc(1, sizeof(*db));
+    if (db == NULL || (db->dir = strdup(opts->dir)) == NULL) {
+        free(db);
+        kerr_set(&e, KEEL_ENOMEM, "out of memory");
+        return fail(err, &e);
+    }
+    pthread_mutex_init(&db->control_lock, NULL);
+    pthread_mutex_init(&db->rel_lock, NULL);
+    /* Restart past everything that may have been handed out. */
+    next = c.xid_limit < XID_FIRST_NORMAL ? XID_FIRST_NORMAL : c.xid_limit;
+    db->next_oid = c.oid_limit < CATALOG_FIRST_USER_OID ? CATALOG_FIRST_USER_OID
+                                                        : c.oid_limit;
+    c.state = CONTROL_IN_PRODUCTION;
+    c.xid_limit = next;
+    c.oid_limit = db->next_oid;
+    c.next_oid = db->next_oid;
+    db->control = c;
+    rc = control_write(db->dir, &c, &e);
+    if (rc == KEEL_OK)
+        rc = smgr_open(db->dir, &db->smgr, &e);
+    if (rc == KEEL_OK)
+        rc = buf_pool_create(db->smgr, pool_buffers(opts), &db->pool, &e);
+    if (rc == KEEL_OK)
+        rc = txn_mgr_create(db->pool, CATALOG_CLOG_REL, opts->max_sessions,
+                            (procarray_layout)opts->layout, next, next,
+                            reserve_xids, db, &db->txn, &e);
+    if (rc == KEEL_OK)
+        rc = inval_queue_create(ENGINE_INVAL_CAPACITY, &db->inval, &e);
+    if (rc == KEEL_OK)
+        rc = buf_session_create(db->pool, &bs, &e);
+    if (rc == KEEL_OK) {
+        rc = catalog_open(bs, &db->cat);
+        if (rc != KEEL_OK)
+            e = *buf_session_error(bs);
+        buf_session_destroy(bs);
+    }
+    if (rc != KEEL_OK) {
+        db_discard(db);
+        return fail(err, &e);
+    }
+    *out = db;
+    return KEEL_OK;
+}
+
+int keel_checkpoint(keel_db *db, keel_error *err)
+{
+    buf_session *bs;
+    kerr e;
+    int rc;
+
+    kerr_clear(&e);
+    rc = buf_session_create(db->pool, &bs, &e);
+    if (rc != KEEL_OK)
+        return fail(err, &e);
+    rc = buf_checkpoint(bs);
+    if (rc != KEEL_OK)
+        e = *buf_session_error(bs);
+    buf_session_destroy(bs);
+    if (rc == KEEL_OK) {
+        pthread_mutex_lock(&db->control_lock);
+        db->control.checkpoints++;
+        pthread_mutex_unlock(&db->control_lock);
+    }
+    return rc == KEEL_OK ? KEEL_OK : fail(err, &e);
+}
+
+int keel_db_close(keel_db *db, keel_error *err)
+{
+    control_data c;
+    uint32_t n;
+    kerr e;
+    int rc;
+
+    kerr_clear(&e);
+    pthread_mutex_lock(&db->rel_lock);
+    n = db->nsessions;
+    pthread_mutex_unlock(&db->rel_lock);
+    if (n != 0) {
+        kerr_set(&e, KEEL_EBUSY, "%u session(s) of database \"%s\" still open",
+                 n, db->dir);
+        return fail(err, &e);
+    }
+    rc = keel_checkpoint(db, err);
+    if (rc != KEEL_OK)
+        return rc;
+    /* Everything is on disk: the handles can go, then the pool. */
+    free_rels(db);
+    catalog_close(db->cat);
+    db->cat = NULL;
+    txn_mgr_destroy(db->txn);
+    db->txn = NULL;
+    rc = buf_pool_close(db->pool, &e);
+    if (rc != KEEL_OK) {
+        db_discard(db);
+        return fail(err, &e);
+    }
+    db->pool = NULL;
+    c = db->control;
+    c.state = CONTROL_SHUT_DOWN;
+    c.next_oid = db->next_oid;
+    rc = control_write(db->dir, &c, &e);
+    db_discard(db);
+    return rc == KEEL_OK ? KEEL_OK : fail(err, &e);
+}

@@ -1,0 +1,520 @@
+/*
+ * ddl.c: schemas, tables and indexes created and dropped through the
+ * catalogs, transactionally (see src/catalog/README.md).
+ *
+ * Every DDL call finds what it needs first and changes catalog rows last.
+ * Its first catalog change either succeeds or changes nothing (a unique
+ * conflict undoes itself); an error after that leaves the transaction
+ * half done, so an explicit transaction is then marked failed (it can only
+ * be aborted) and an implicit one is aborted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+static const char *schema_or_public(const char *schema)
+{
+    return schema == NULL ? "public" : schema;
+}
+
+/* EUNIQUE from a catalog's unique index means the name was just taken. */
+static int exists_error(keel_session *s, int rc, const char *what,
+                        const char *name)
+{
+    if (rc == KEEL_EUNIQUE)
+        return kerr_set(&s->bs->err, KEEL_EEXIST, "%s \"%s\" already exists",
+                        what, name);
+    return rc;
+}
+
+int keel_create_schema(keel_session *s, const char *name)
+{
+    catalog_txn ct;
+    catalog_namespace ns = {0};
+    keel_value vals[2];
+    int rc = engine_check_name(s, "schema", name);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_stmt_begin(s);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, true, &ct);
+    if (rc == KEEL_OK) {
+        rc = catalog_namespace_by_name(s->db->cat, &ct, name, &ns);
+        if (rc == KEEL_OK)
+            rc = kerr_set(&s->bs->err, KEEL_EEXIST,
+                          "schema \"%s\" already exists", name);
+        else if (rc == KEEL_ENOENT)
+            rc = engine_oid_next(s->db, &ns.oid, &s->bs->err);
+    }
+    if (rc == KEEL_OK) {
+        snprintf(ns.name, sizeof(ns.name), "%s", name);
+        catalog_namespace_values(&ns, vals);
+        rc = exists_error(s,
+                          catalog_insert(s->db->cat, &ct, CAT_NAMESPACE, vals),
+                          "schema", name);
+    }
+    return engine_stmt_end(s, rc, false);
+}
+
+int keel_drop_schema(keel_session *s, const char *name)
+{
+    catalog_txn ct;
+    catalog_namespace ns;
+    keel_value vals[2];
+    bool any = false;
+    int rc = engine_check_name(s, "schema", name);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_stmt_begin(s);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, true, &ct);
+    if (rc == KEEL_OK)
+        rc = catalog_namespace_by_name(s->db->cat, &ct, name, &ns);
+    if (rc == KEEL_OK &&
+        (ns.oid == NAMESPACE_CATALOG || ns.oid == NAMESPACE_PUBLIC))
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                      "schema \"%s\" is built in and cannot be dropped", name);
+    if (rc == KEEL_OK)
+        rc = catalog_namespace_has_relations(s->db->cat, &ct, ns.oid, &any);
+    if (rc == KEEL_OK && any)
+        rc =
+            kerr_set(&s->bs->err, KEEL_EBUSY,
+                     "schema \"%s\" is not empty: drop its tables first", name);
+    if (rc == KEEL_OK) {
+        catalog_namespace_values(&ns, vals);
+        rc = catalog_delete(s->db->cat, &ct, CAT_NAMESPACE, ns.tid, vals);
+    }
+    return engine_stmt_end(s, rc, false);
+}
+
+/* Writes the keel_class and keel_index rows of a new index (its B-tree
+ * already built). */
+static int add_index_rows(keel_session *s, catalog_txn *ct, oid_t nsoid,
+                          const char *name, const catalog_indexdef *ix,
+                          bool *changed)
+{
+    catalog_relation r = {.oid = ix->indexoid,
+                          .nsoid = nsoid,
+                          .relnumber = ix->indexoid,
+                          .kind = RELKIND_INDEX,
+                          .natts = ix->nkeys};
+    keel_value vals[8];
+    char keys_text[6 * BTREE_MAX_KEYS + 1];
+    int rc;
+
+    snprintf(r.name, sizeof(r.name), "%s", name);
+    catalog_relation_values(&r, vals);
+    rc = exists_error(s, catalog_insert(s->db->cat, ct, CAT_CLASS, vals),
+                      "relation", name);
+    if (rc != KEEL_OK)
+        return rc;
+    *changed = true;
+    catalog_index_values(ix, keys_text, vals);
+    return catalog_insert(s->db->cat, ct, CAT_INDEX, vals);
+}
+
+/* Fails with EEXIST if a relation called name exists in nsoid. */
+static int check_free_name(keel_session *s, catalog_txn *ct, const char *name,
+                           oid_t nsoid)
+{
+    catalog_relation r;
+    int rc = catalog_relation_by_name(s->db->cat, ct, name, nsoid, &r);
+
+    if (rc == KEEL_OK)
+        return kerr_set(&s->bs->err, KEEL_EEXIST,
+                        "relation \"%s\" already exists", name);
+    if (rc == KEEL_ENOENT) {
+        kerr_clear(&s->bs->err);
+        return KEEL_OK;
+    }
+    return rc;
+}
+
+static int check_columns(keel_session *s, const keel_column *cols,
+                         uint16_t ncols, const uint16_t *pkey, uint16_t npkey)
+{
+    int rc;
+
+    if (cols == NULL || ncols == 0 || ncols > CATALOG_MAX_COLUMNS)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "a table has 1 to %d columns, not %u",
+                        CATALOG_MAX_COLUMNS, ncols);
+    if (npkey > BTREE_MAX_KEYS || (npkey > 0 && pkey == NULL))
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "a primary key has 0 to %d columns, not %u",
+                        BTREE_MAX_KEYS, npkey);
+    for (uint16_t i = 0; i < ncols; i++) {
+        rc = engine_check_name(s, "column", cols[i].name);
+        if (rc != KEEL_OK)
+            return rc;
+        if (cols[i].type < KEEL_INT2 || cols[i].type > KEEL_TEXT)
+            return kerr_set(&s->bs->err, KEEL_ETYPE,
+                            "column \"%s\": unknown type %d", cols[i].name,
+                            (int)cols[i].type);
+        if (cols[i].type == KEEL_CHAR &&
+            (cols[i].charlen == 0 || cols[i].charlen > TUPLE_MAX_CHAR_LEN))
+            return kerr_set(&s->bs->err, KEEL_EINVAL,
+                            "column \"%s\": char length %u is out of range",
+                            cols[i].name, cols[i].charlen);
+        for (uint16_t j = 0; j < i; j++)
+            if (strcmp(cols[i].name, cols[j].name) == 0)
+                return kerr_set(&s->bs->err, KEEL_EEXIST,
+                                "column \"%s\" appears twice", cols[i].name);
+    }
+    for (uint16_t k = 0; k < npkey; k++)
+        if (pkey[k] == 0 || pkey[k] > ncols)
+            return kerr_set(&s->bs->err, KEEL_EINVAL,
+                            "primary key column %u does not exist", pkey[k]);
+    return KEEL_OK;
+}
+
+int keel_create_table(keel_session *s, const char *schema, const char *name,
+                      const keel_column *cols, uint16_t ncols,
+                      const uint16_t *pkey, uint16_t npkey)
+{
+    catalog_txn ct;
+    catalog_namespace ns;
+    catalog_relation r = {0};
+    catalog_indexdef ix = {0};
+    char pkname[KEEL_NAME_LEN + 8];
+    tuple_desc *keydesc = NULL;
+    keel_value vals[8];
+    bool changed = false;
+    int rc;
+
+    schema = schema_or_public(schema);
+    rc = engine_check_name(s, "schema", schema);
+    if (rc == KEEL_OK)
+        rc = engine_check_name(s, "table", name);
+    if (rc == KEEL_OK)
+        rc = check_columns(s, cols, ncols, pkey, npkey);
+    if (rc == KEEL_OK && npkey > 0) {
+        snprintf(pkname, sizeof(pkname), "%s_pkey", name);
+        rc = engine_check_name(s, "primary key index", pkname);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_stmt_begin(s);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, true, &ct);
+    if (rc == KEEL_OK)
+        rc = catalog_namespace_by_name(s->db->cat, &ct, schema, &ns);
+    if (rc == KEEL_OK)
+        rc = check_free_name(s, &ct, name, ns.oid);
+    if (rc == KEEL_OK && npkey > 0)
+        rc = check_free_name(s, &ct, pkname, ns.oid);
+    /* The files first: an abort leaves them orphaned, never half a table. */
+    if (rc == KEEL_OK)
+        rc = engine_oid_next(s->db, &r.oid, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = smgr_create(s->db->smgr, r.oid, NULL, &s->bs->err);
+    if (rc == KEEL_OK && npkey > 0) {
+        btree *bt = NULL;
+        rc = engine_oid_next(s->db, &ix.indexoid, &s->bs->err);
+        if (rc == KEEL_OK && (keydesc = tupdesc_alloc(npkey)) == NULL)
+            rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+        for (uint16_t k = 0; rc == KEEL_OK && k < npkey; k++) {
+            const keel_column *c = &cols[pkey[k] - 1];
+            rc =
+                tupdesc_set(keydesc, k, c->type, c->charlen, true, &s->bs->err);
+        }
+        if (rc == KEEL_OK)
+            rc = btree_create(s->bs, ix.indexoid, keydesc, true, &bt);
+        btree_close(bt);
+        tupdesc_free(keydesc);
+    }
+    if (rc == KEEL_OK) {
+        r.nsoid = ns.oid;
+        r.relnumber = r.oid;
+        r.kind = RELKIND_TABLE;
+        r.natts = ncols;
+        snprintf(r.name, sizeof(r.name), "%s", name);
+        catalog_relation_values(&r, vals);
+        rc = exists_error(s, catalog_insert(s->db->cat, &ct, CAT_CLASS, vals),
+                          "relation", name);
+        changed = rc == KEEL_OK;
+    }
+    for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++) {
+        catalog_attribute a = {
+            .relid = r.oid,
+            .attnum = (uint16_t)(i + 1),
+            .type = cols[i].type,
+            .charlen = cols[i].type == KEEL_CHAR ? cols[i].charlen : 0,
+            .notnull = cols[i].notnull};
+        for (uint16_t k = 0; k < npkey; k++)
+            if (pkey[k] == i + 1)
+                a.notnull = true;
+        snprintf(a.name, sizeof(a.name), "%s", cols[i].name);
+        catalog_attribute_values(&a, vals);
+        rc = catalog_insert(s->db->cat, &ct, CAT_ATTRIBUTE, vals);
+    }
+    if (rc == KEEL_OK && npkey > 0) {
+        ix.tableoid = r.oid;
+        ix.unique = true;
+        ix.primary = true;
+        ix.nkeys = npkey;
+        memcpy(ix.keys, pkey, npkey * sizeof(uint16_t));
+        rc = add_index_rows(s, &ct, ns.oid, pkname, &ix, &changed);
+    }
+    return engine_stmt_end(s, rc, changed);
+}
+
+/* Deletes every statistics row of relid. */
+static int drop_statistics(keel_session *s, catalog_txn *ct, oid_t relid)
+{
+    catalog_statistic st[64];
+    keel_value vals[13];
+    uint32_t n = 0;
+    int rc;
+
+    do {
+        rc = catalog_statistics_of(s->db->cat, ct, relid, st, 64, &n);
+        for (uint32_t i = 0; rc == KEEL_OK && i < n && i < 64; i++) {
+            catalog_statistic_values(&st[i], vals);
+            rc = catalog_delete(s->db->cat, ct, CAT_STATISTIC, st[i].tid, vals);
+        }
+    } while (rc == KEEL_OK && n > 64);
+    return rc;
+}
+
+int keel_drop_table(keel_session *s, const char *schema, const char *name)
+{
+    catalog_txn ct;
+    engine_table *t = calloc(1, sizeof(*t));
+    catalog_attribute *atts = calloc(CATALOG_MAX_COLUMNS, sizeof(*atts));
+    keel_value vals[13];
+    char keys_text[6 * BTREE_MAX_KEYS + 1];
+    bool changed = false;
+    uint32_t n = 0;
+    int rc = engine_stmt_begin(s);
+
+    if (rc == KEEL_OK && (t == NULL || atts == NULL))
+        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    if (rc != KEEL_OK) {
+        free(t);
+        free(atts);
+        return rc == KEEL_ENOMEM ? engine_stmt_end(s, rc, false) : rc;
+    }
+    rc = engine_catalog_txn(s, true, &ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, name, t);
+    if (rc == KEEL_OK)
+        rc = catalog_attributes(s->db->cat, &ct, t->rel.oid, atts,
+                                CATALOG_MAX_COLUMNS, &n);
+    /* The table's own row first: a concurrent drop fails here, unchanged. */
+    if (rc == KEEL_OK) {
+        catalog_relation_values(&t->rel, vals);
+        rc = catalog_delete(s->db->cat, &ct, CAT_CLASS, t->rel.tid, vals);
+        changed = rc == KEEL_OK;
+    }
+    for (uint32_t i = 0; rc == KEEL_OK && i < n; i++) {
+        catalog_attribute_values(&atts[i], vals);
+        rc = catalog_delete(s->db->cat, &ct, CAT_ATTRIBUTE, atts[i].tid, vals);
+    }
+    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
+        catalog_relation ir;
+        rc = catalog_relation_by_oid(s->db->cat, &ct, t->idx[i].indexoid, &ir);
+        if (rc == KEEL_OK) {
+            catalog_relation_values(&ir, vals);
+            rc = catalog_delete(s->db->cat, &ct, CAT_CLASS, ir.tid, vals);
+        }
+        if (rc == KEEL_OK) {
+            catalog_index_values(&t->idx[i], keys_text, vals);
+            rc =
+                catalog_delete(s->db->cat, &ct, CAT_INDEX, t->idx[i].tid, vals);
+        }
+    }
+    if (rc == KEEL_OK)
+        rc = drop_statistics(s, &ct, t->rel.oid);
+    free(t);
+    free(atts);
+    return engine_stmt_end(s, rc, changed);
+}
+
+/* ---- create index ---------------------------------------------------- */
+
+typedef struct build_entry {
+    keel_value *keys; /* copies, strings malloc'd */
+    tid t;
+} build_entry;
+
+typedef struct build_state {
+    const tuple_desc *keydesc;
+    build_entry *e;
+    size_t n, cap;
+    size_t pos;
+    keel_value *cur; /* for btree_build's next */
+} build_state;
+
+static int entry_cmp(const void *a, const void *b, void *arg)
+{
+    const build_state *bs = arg;
+    const build_entry *x = a, *y = b;
+
+    for (uint16_t k = 0; k < bs->keydesc->natts; k++) {
+        int c = value_compare(&bs->keydesc->attrs[k], &x->keys[k], &y->keys[k]);
+        if (c != 0)
+            return c;
+    }
+    return tid_compare(x->t, y->t);
+}
+
+static bool build_next(void *ctx, const keel_value **keys, tid *t)
+{
+    build_state *bs = ctx;
+
+    if (bs->pos >= bs->n)
+        return false;
+    *keys = bs->e[bs->pos].keys;
+    *t = bs->e[bs->pos].t;
+    bs->pos++;
+    return true;
+}
+
+static void build_free(build_state *bs)
+{
+    for (size_t i = 0; i < bs->n; i++) {
+        for (uint16_t k = 0; k < bs->keydesc->natts; k++)
+            if (!bs->e[i].keys[k].isnull &&
+                bs->keydesc->attrs[k].type >= KEEL_NAME)
+                free((void *)bs->e[i].keys[k].v.s.ptr);
+        free(bs->e[i].keys);
+    }
+    free(bs->e);
+}
+
+/* Copies the key columns of row into a new entry. */
+static int build_add(build_state *bs, const catalog_indexdef *ix,
+                     const heap_row *row)
+{
+    build_entry *e;
+    uint16_t nk = bs->keydesc->natts;
+
+    if (bs->n == bs->cap) {
+        size_t cap = bs->cap ? bs->cap * 2 : 256;
+        build_entry *ne = realloc(bs->e, cap * sizeof(*ne));
+        if (ne == NULL)
+            return KEEL_ENOMEM;
+        bs->e = ne;
+        bs->cap = cap;
+    }
+    e = &bs->e[bs->n];
+    e->t = row->tid;
+    e->keys = calloc(nk, sizeof(keel_value));
+    if (e->keys == NULL)
+        return KEEL_ENOMEM;
+    bs->n++;
+    for (uint16_t k = 0; k < nk; k++) {
+        keel_value v = row->values[ix->keys[k] - 1];
+        if (!v.isnull && bs->keydesc->attrs[k].type >= KEEL_NAME) {
+            char *p = malloc(v.v.s.len + 1);
+            if (p == NULL)
+                return KEEL_ENOMEM;
+            memcpy(p, v.v.s.ptr, v.v.s.len);
+            v.v.s.ptr = p;
+        }
+        e->keys[k] = v;
+    }
+    return KEEL_OK;
+}
+
+int keel_create_index(keel_session *s, const char *schema, const char *table,
+                      const char *index, const uint16_t *keys, uint16_t nkeys,
+                      bool unique)
+{
+    catalog_txn ct;
+    engine_table *t = calloc(1, sizeof(*t));
+    catalog_indexdef ix = {0};
+    build_state bst = {0};
+    tuple_desc *keydesc = NULL;
+    heap_scan *sc = NULL;
+    heap_row row = {0};
+    bool changed = false, found;
+    int rc = engine_check_name(s, "index", index);
+
+    if (rc == KEEL_OK && t == NULL)
+        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    if (rc == KEEL_OK && (nkeys == 0 || nkeys > BTREE_MAX_KEYS || !keys))
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                      "an index has 1 to %d key columns, not %u",
+                      BTREE_MAX_KEYS, nkeys);
+    if (rc != KEEL_OK) {
+        free(t);
+        return rc;
+    }
+    rc = engine_stmt_begin(s);
+    if (rc != KEEL_OK) {
+        free(t);
+        return rc;
+    }
+    rc = engine_catalog_txn(s, true, &ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, table, t);
+    if (rc == KEEL_OK && t->nidx >= ENGINE_MAX_INDEXES)
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                      "table \"%s\" has %d indexes already", table,
+                      ENGINE_MAX_INDEXES);
+    if (rc == KEEL_OK)
+        rc = check_free_name(s, &ct, index, t->rel.nsoid);
+    if (rc == KEEL_OK && (keydesc = tupdesc_alloc(nkeys)) == NULL)
+        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    for (uint16_t k = 0; rc == KEEL_OK && k < nkeys; k++) {
+        const tuple_attr *a;
+        if (keys[k] == 0 || keys[k] > t->rel.natts) {
+            rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                          "table \"%s\" has no column %u", table, keys[k]);
+            break;
+        }
+        a = &t->h->desc->attrs[keys[k] - 1];
+        rc = tupdesc_set(keydesc, k, a->type, a->type == KEEL_CHAR ? a->len : 0,
+                         false, &s->bs->err);
+        ix.keys[k] = keys[k];
+    }
+    /* Read the rows the transaction sees, sort their keys, build. */
+    bst.keydesc = keydesc;
+    if (rc == KEEL_OK)
+        rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = heap_scan_begin(&t->h->heap, s->bs, &ct.vis, &sc);
+    while (rc == KEEL_OK) {
+        rc = heap_scan_next(sc, &row, &found);
+        if (rc != KEEL_OK || !found)
+            break;
+        rc = build_add(&bst, &ix, &row);
+        if (rc == KEEL_ENOMEM)
+            kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    }
+    heap_scan_end(sc);
+    heap_row_free(&row);
+    if (rc == KEEL_OK)
+        rc = engine_oid_next(s->db, &ix.indexoid, &s->bs->err);
+    if (rc == KEEL_OK) {
+        qsort_r(bst.e, bst.n, sizeof(build_entry), entry_cmp, &bst);
+        rc = btree_build(s->bs, ix.indexoid, keydesc, unique, build_next, &bst,
+                         NULL, NULL);
+        if (rc == KEEL_EUNIQUE)
+            kerr_set(&s->bs->err, KEEL_EUNIQUE,
+                     "could not create unique index \"%s\": table \"%s\" has "
+                     "duplicate keys",
+                     index, table);
+    }
+    if (rc == KEEL_OK) {
+        ix.tableoid = t->rel.oid;
+        ix.unique = unique;
+        ix.primary = false;
+        ix.nkeys = nkeys;
+        rc = add_index_rows(s, &ct, t->rel.nsoid, index, &ix, &changed);
+    }
+    if (keydesc != NULL)
+        build_free(&bst);
+    tupdesc_free(keydesc);
+    free(t);
+    return engine_stmt_end(s, rc, changed);
+}

@@ -1,0 +1,600 @@
+/*
+ * dml.c: rows through the API: insert, lookup by primary key, range
+ * scans, update, delete, and analyze.
+ *
+ * Index maintenance: a row goes into the heap first (its tid is the
+ * entries' payload), then into every index.  If an index refuses it (a
+ * unique violation, or any error) the entries already made are removed
+ * and the heap row is deleted again by the same transaction, so nobody
+ * ever sees it and the transaction may continue.  An update checks its
+ * unique keys before it changes anything; a conflict that appears between
+ * the check and the index insert (a concurrent insert of the same key)
+ * leaves the transaction failed: it must be aborted.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+/* A session's table call: statement begun, table resolved. */
+static int open_table(keel_session *s, bool write, const char *schema,
+                      const char *table, catalog_txn *ct, engine_table **t)
+{
+    int rc;
+
+    *t = calloc(1, sizeof(**t));
+    if (*t == NULL)
+        return kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    rc = engine_catalog_txn(s, write, ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, ct, schema, table, *t);
+    return rc;
+}
+
+static int primary_index(keel_session *s, engine_table *t, uint32_t *pi)
+{
+    for (uint32_t i = 0; i < t->nidx; i++)
+        if (t->idx[i].primary) {
+            *pi = i;
+            return KEEL_OK;
+        }
+    return kerr_set(&s->bs->err, KEEL_EINVAL, "table \"%s\" has no primary key",
+                    t->rel.name);
+}
+
+/* Inserts the index entries of the row vals at tid nt, undoing on error. */
+static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
+                            const keel_value *vals, tid nt)
+{
+    heap_row row = {0};
+    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, &row};
+    keel_value keys[BTREE_MAX_KEYS];
+    uint32_t i;
+    int rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+
+    for (i = 0; rc == KEEL_OK && i < t->nidx; i++) {
+        engine_index_key(&t->idx[i], vals, keys);
+        rc = btree_insert(t->ih[i]->bt, s->bs, keys, nt,
+                          t->idx[i].unique ? catalog_row_is_live : NULL, &lc);
+        if (rc != KEEL_OK)
+            break;
+    }
+    if (rc != KEEL_OK) {
+        kerr saved = s->bs->err;
+        while (i-- > 0) {
+            engine_index_key(&t->idx[i], vals, keys);
+            (void)btree_delete(t->ih[i]->bt, s->bs, keys, nt);
+        }
+        s->bs->err = saved;
+    }
+    heap_row_free(&row);
+    return rc;
+}
+
+int keel_insert(keel_session *s, const char *schema, const char *table,
+                const keel_value *values)
+{
+    catalog_txn ct;
+    engine_table *t = NULL;
+    size_t size;
+    tid nt;
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = open_table(s, true, schema, table, &ct, &t);
+    if (rc == KEEL_OK)
+        rc = engine_check_values(s, t->h->desc, values);
+    if (rc == KEEL_OK)
+        rc = heap_row_size(&t->h->heap, values, &size, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = heap_insert(&t->h->heap, s->bs, ct.xid, values, &nt);
+    if (rc == KEEL_OK) {
+        rc = index_insert_all(s, &ct, t, values, nt);
+        if (rc != KEEL_OK) {
+            kerr saved = s->bs->err;
+            (void)heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, nt);
+            s->bs->err = saved;
+        }
+    }
+    free(t);
+    return engine_stmt_end(s, rc, false);
+}
+
+/*
+ * Finds the version visible to ct whose key in index ix equals keys;
+ * copies it into row and sets *found.
+ */
+static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
+                       uint32_t ix, const keel_value *keys, heap_row *row,
+                       bool *found)
+{
+    btree_bound b = {keys, t->idx[ix].nkeys, true};
+    btree_scan *sc = NULL;
+    tid tt;
+    int rc = btree_scan_begin(t->ih[ix]->bt, s->bs, &b, &b, &sc);
+
+    *found = false;
+    while (rc == KEEL_OK) {
+        rc = btree_scan_next(sc, &tt, NULL);
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK;
+            break;
+        }
+        if (rc != KEEL_OK)
+            break;
+        rc = heap_fetch(&t->h->heap, s->bs, &ct->vis, tt, row);
+        if (rc == KEEL_OK) {
+            *found = true;
+            break;
+        }
+        if (rc == KEEL_ENOENT)
+            rc = KEEL_OK; /* a dead or invisible version */
+    }
+    btree_scan_end(sc);
+    return rc;
+}
+
+int keel_lookup(keel_session *s, const char *schema, const char *table,
+                const keel_value *key, keel_value *out, bool *found)
+{
+    catalog_txn ct;
+    engine_table *t = NULL;
+    uint32_t pi = 0;
+    int rc = engine_stmt_begin(s);
+
+    *found = false;
+    if (rc != KEEL_OK)
+        return rc;
+    rc = open_table(s, false, schema, table, &ct, &t);
+    if (rc == KEEL_OK)
+        rc = primary_index(s, t, &pi);
+    if (rc == KEEL_OK)
+        rc = heap_row_init(&s->result, &t->h->heap, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = find_by_key(s, &ct, t, pi, key, &s->result, found);
+    if (rc == KEEL_OK && *found)
+        memcpy(out, s->result.values, t->rel.natts * sizeof(keel_value));
+    free(t);
+    return engine_stmt_end(s, rc, false);
+}
+
+/* True if a unique index ix holds a live entry for keys other than the
+ * version `self`. */
+static int key_taken(keel_session *s, catalog_txn *ct, engine_table *t,
+                     uint32_t ix, const keel_value *keys, tid self, bool *taken)
+{
+    heap_row row = {0};
+    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, &row};
+    btree_bound b = {keys, t->idx[ix].nkeys, true};
+    btree_scan *sc = NULL;
+    tid tt;
+    int rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+
+    *taken = false;
+    if (rc == KEEL_OK)
+        rc = btree_scan_begin(t->ih[ix]->bt, s->bs, &b, &b, &sc);
+    while (rc == KEEL_OK && !*taken) {
+        rc = btree_scan_next(sc, &tt, NULL);
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK;
+            break;
+        }
+        if (rc == KEEL_OK && tid_compare(tt, self) != 0)
+            *taken = catalog_row_is_live(&lc, tt);
+    }
+    btree_scan_end(sc);
+    heap_row_free(&row);
+    return rc;
+}
+
+/* True if keys equal the key of index ix in the row values old. */
+static bool same_key(const engine_table *t, uint32_t ix, const keel_value *keys,
+                     const keel_value *old)
+{
+    const tuple_desc *d = t->h->desc;
+
+    for (uint16_t k = 0; k < t->idx[ix].nkeys; k++) {
+        uint16_t col = t->idx[ix].keys[k] - 1;
+        if (value_compare(&d->attrs[col], &keys[k], &old[col]) != 0)
+            return false;
+    }
+    return true;
+}
+
+int keel_update(keel_session *s, const char *schema, const char *table,
+                const keel_value *key, const keel_value *values)
+{
+    catalog_txn ct;
+    engine_table *t = NULL;
+    heap_row row = {0};
+    keel_value keys[BTREE_MAX_KEYS];
+    uint32_t pi = 0;
+    bool found = false, changed = false;
+    size_t size;
+    tid nt;
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = open_table(s, true, schema, table, &ct, &t);
+    if (rc == KEEL_OK)
+        rc = primary_index(s, t, &pi);
+    if (rc == KEEL_OK)
+        rc = engine_check_values(s, t->h->desc, values);
+    if (rc == KEEL_OK)
+        rc = heap_row_size(&t->h->heap, values, &size, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = find_by_key(s, &ct, t, pi, key, &row, &found);
+    if (rc == KEEL_OK && !found)
+        rc = kerr_set(&s->bs->err, KEEL_ENOENT,
+                      "table \"%s\" has no row with that key", table);
+    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
+        bool taken = false;
+        if (!t->idx[i].unique)
+            continue;
+        engine_index_key(&t->idx[i], values, keys);
+        if (same_key(t, i, keys, row.values))
+            continue; /* only this row can hold it: heap_update decides */
+        rc = key_taken(s, &ct, t, i, keys, row.tid, &taken);
+        if (rc == KEEL_OK && taken)
+            rc = kerr_set(&s->bs->err, KEEL_EUNIQUE,
+                          "duplicate key in unique index %u of table \"%s\"",
+                          t->idx[i].indexoid, table);
+    }
+    if (rc == KEEL_OK)
+        rc = heap_update(&t->h->heap, s->bs, &ct.vis, ct.xid, row.tid, values,
+                         &nt);
+    if (rc == KEEL_OK) {
+        changed = true;
+        rc = index_insert_all(s, &ct, t, values, nt);
+    }
+    heap_row_free(&row);
+    free(t);
+    return engine_stmt_end(s, rc, changed);
+}
+
+int keel_delete(keel_session *s, const char *schema, const char *table,
+                const keel_value *key)
+{
+    catalog_txn ct;
+    engine_table *t = NULL;
+    heap_row row = {0};
+    uint32_t pi = 0;
+    bool found = false;
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = open_table(s, true, schema, table, &ct, &t);
+    if (rc == KEEL_OK)
+        rc = primary_index(s, t, &pi);
+    if (rc == KEEL_OK)
+        rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = find_by_key(s, &ct, t, pi, key, &row, &found);
+    if (rc == KEEL_OK && !found)
+        rc = kerr_set(&s->bs->err, KEEL_ENOENT,
+                      "table \"%s\" has no row with that key", table);
+    if (rc == KEEL_OK)
+        rc = heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, row.tid);
+    heap_row_free(&row);
+    free(t);
+    return engine_stmt_end(s, rc, false);
+}
+
+/* ---- scans ------------------------------------------------------------ */
+
+struct keel_scan {
+    keel_session *s;
+    engine_table *t;
+    catalog_txn ct;
+    btree_scan *bsc;
+    heap_row row;
+    bool implicit; /* the scan's own transaction, committed at its end */
+};
+
+int keel_scan_begin(keel_session *s, const char *schema, const char *table,
+                    const char *index, const keel_bound *lower,
+                    const keel_bound *upper, keel_scan **out)
+{
+    keel_scan *sc = calloc(1, sizeof(*sc));
+    btree_bound lo, hi;
+    uint32_t ix = 0;
+    int rc = engine_stmt_begin(s);
+
+    *out = NULL;
+    if (rc != KEEL_OK) {
+        free(sc);
+        return rc;
+    }
+    if (sc == NULL)
+        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    if (rc == KEEL_OK)
+        rc = open_table(s, false, schema, table, &sc->ct, &sc->t);
+    if (rc == KEEL_OK && index == NULL)
+        rc = primary_index(s, sc->t, &ix);
+    if (rc == KEEL_OK && index != NULL) {
+        catalog_relation r;
+        rc = catalog_relation_by_name(s->db->cat, &sc->ct, index,
+                                      sc->t->rel.nsoid, &r);
+        for (ix = 0; rc == KEEL_OK && ix < sc->t->nidx; ix++)
+            if (sc->t->idx[ix].indexoid == r.oid)
+                break;
+        if (rc == KEEL_OK && ix == sc->t->nidx)
+            rc = kerr_set(&s->bs->err, KEEL_ENOENT,
+                          "\"%s\" is not an index of table \"%s\"", index,
+                          table);
+    }
+    if (rc == KEEL_OK)
+        rc = heap_row_init(&sc->row, &sc->t->h->heap, &s->bs->err);
+    if (rc == KEEL_OK) {
+        if (lower)
+            lo = (btree_bound){lower->vals, lower->ncols, lower->inclusive};
+        if (upper)
+            hi = (btree_bound){upper->vals, upper->ncols, upper->inclusive};
+        rc = btree_scan_begin(sc->t->ih[ix]->bt, s->bs, lower ? &lo : NULL,
+                              upper ? &hi : NULL, &sc->bsc);
+    }
+    if (rc != KEEL_OK) {
+        if (sc != NULL) {
+            heap_row_free(&sc->row);
+            free(sc->t);
+            free(sc);
+        }
+        return engine_stmt_end(s, rc, false);
+    }
+    sc->s = s;
+    sc->implicit = s->implicit;
+    s->implicit = false;
+    s->scan = sc;
+    *out = sc;
+    return KEEL_OK;
+}
+
+int keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
+{
+    keel_session *s = sc->s;
+    tid tt;
+    int rc;
+
+    *found = false;
+    kerr_clear(&s->bs->err);
+    for (;;) {
+        rc = btree_scan_next(sc->bsc, &tt, NULL);
+        if (rc == KEEL_ENOENT)
+            return KEEL_OK;
+        if (rc != KEEL_OK)
+            return rc;
+        rc = heap_fetch(&sc->t->h->heap, s->bs, &sc->ct.vis, tt, &sc->row);
+        if (rc == KEEL_ENOENT)
+            continue;
+        if (rc != KEEL_OK)
+            return rc;
+        memcpy(out, sc->row.values, sc->t->rel.natts * sizeof(keel_value));
+        *found = true;
+        return KEEL_OK;
+    }
+}
+
+void keel_scan_end(keel_scan *sc)
+{
+    keel_session *s;
+
+    if (sc == NULL)
+        return;
+    s = sc->s;
+    btree_scan_end(sc->bsc);
+    heap_row_free(&sc->row);
+    free(sc->t);
+    s->scan = NULL;
+    if (sc->implicit)
+        (void)keel_commit(s); /* read only: nothing to lose */
+    free(sc);
+}
+
+/* ---- analyze ---------------------------------------------------------- */
+
+/* The value as text, for keel_statistic's most-common values. */
+static void value_text(const tuple_attr *a, const keel_value *v, char *buf,
+                       size_t cap)
+{
+    switch (a->type) {
+    case KEEL_INT2:
+        snprintf(buf, cap, "%d", v->v.i2);
+        break;
+    case KEEL_INT4:
+        snprintf(buf, cap, "%d", v->v.i4);
+        break;
+    case KEEL_INT8:
+        snprintf(buf, cap, "%lld", (long long)v->v.i8);
+        break;
+    case KEEL_OID:
+        snprintf(buf, cap, "%u", v->v.oid);
+        break;
+    case KEEL_BOOL:
+        snprintf(buf, cap, "%s", v->v.b ? "true" : "false");
+        break;
+    case KEEL_FLOAT8:
+        snprintf(buf, cap, "%.17g", v->v.f8);
+        break;
+    default: {
+        size_t n = v->v.s.len < cap - 1 ? v->v.s.len : cap - 1;
+        memcpy(buf, v->v.s.ptr, n);
+        buf[n] = '\0';
+        break;
+    }
+    }
+}
+
+typedef struct col_sample {
+    const tuple_attr *attr;
+    keel_value *vals; /* non-null values, strings copied */
+    size_t n, cap;
+    size_t nulls;
+} col_sample;
+
+static int sample_cmp(const void *a, const void *b, void *arg)
+{
+    return value_compare(arg, a, b);
+}
+
+static int sample_add(col_sample *c, const keel_value *v)
+{
+    keel_value x = *v;
+
+    if (v->isnull) {
+        c->nulls++;
+        return KEEL_OK;
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 256;
+        keel_value *nv = realloc(c->vals, cap * sizeof(*nv));
+        if (nv == NULL)
+            return KEEL_ENOMEM;
+        c->vals = nv;
+        c->cap = cap;
+    }
+    if (c->attr->type >= KEEL_NAME) {
+        char *p = malloc(v->v.s.len + 1);
+        if (p == NULL)
+            return KEEL_ENOMEM;
+        memcpy(p, v->v.s.ptr, v->v.s.len);
+        x.v.s.ptr = p;
+    }
+    c->vals[c->n++] = x;
+    return KEEL_OK;
+}
+
+/* Sorts the sample and fills st: null fraction, distinct count, the most
+ * common values (ties: the smaller value first). */
+static void sample_stats(col_sample *c, size_t rows, catalog_statistic *st)
+{
+    size_t best_n[CATALOG_STAT_MCVS] = {0};
+    size_t best_i[CATALOG_STAT_MCVS] = {0};
+    size_t distinct = 0;
+
+    qsort_r(c->vals, c->n, sizeof(keel_value), sample_cmp, (void *)c->attr);
+    st->nullfrac = rows ? (double)c->nulls / (double)rows : 0.0;
+    for (size_t i = 0; i < c->n;) {
+        size_t j = i + 1;
+        while (j < c->n &&
+               value_compare(c->attr, &c->vals[i], &c->vals[j]) == 0)
+            j++;
+        distinct++;
+        for (int k = 0; k < CATALOG_STAT_MCVS; k++) {
+            if (j - i > best_n[k]) {
+                for (int m = CATALOG_STAT_MCVS - 1; m > k; m--) {
+                    best_n[m] = best_n[m - 1];
+                    best_i[m] = best_i[m - 1];
+                }
+                best_n[k] = j - i;
+                best_i[k] = i;
+                break;
+            }
+        }
+        i = j;
+    }
+    st->ndistinct = (double)distinct;
+    st->nmcv = 0;
+    for (int k = 0; k < CATALOG_STAT_MCVS && best_n[k] > 0; k++) {
+        value_text(c->attr, &c->vals[best_i[k]], st->mcv[k],
+                   sizeof(st->mcv[k]));
+        st->mcf[k] = (double)best_n[k] / (double)rows;
+        st->nmcv++;
+    }
+}
+
+static void samples_free(col_sample *cs, uint16_t ncols)
+{
+    for (uint16_t i = 0; i < ncols; i++) {
+        if (cs[i].attr != NULL && cs[i].attr->type >= KEEL_NAME)
+            for (size_t j = 0; j < cs[i].n; j++)
+                free((void *)cs[i].vals[j].v.s.ptr);
+        free(cs[i].vals);
+    }
+    free(cs);
+}
+
+int keel_analyze(keel_session *s, const char *schema, const char *table)
+{
+    catalog_txn ct;
+    engine_table *t = NULL;
+    col_sample *cs = NULL;
+    catalog_statistic *old = NULL;
+    heap_scan *hs = NULL;
+    heap_row row = {0};
+    keel_value vals[13];
+    uint16_t ncols = 0;
+    uint32_t nold = 0;
+    size_t rows = 0;
+    bool found, changed = false;
+    smgr_rel *sr;
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = open_table(s, true, schema, table, &ct, &t);
+    if (rc == KEEL_OK) {
+        ncols = t->rel.natts;
+        cs = calloc(ncols, sizeof(*cs));
+        old = calloc(CATALOG_MAX_COLUMNS, sizeof(*old));
+        if (cs == NULL || old == NULL)
+            rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    }
+    for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++)
+        cs[i].attr = &t->h->desc->attrs[i];
+    if (rc == KEEL_OK)
+        rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = heap_scan_begin(&t->h->heap, s->bs, &ct.vis, &hs);
+    while (rc == KEEL_OK) {
+        rc = heap_scan_next(hs, &row, &found);
+        if (rc != KEEL_OK || !found)
+            break;
+        rows++;
+        for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++)
+            if (sample_add(&cs[i], &row.values[i]) != KEEL_OK)
+                rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    }
+    heap_scan_end(hs);
+    heap_row_free(&row);
+    /* Replace the old statistics rows, then the counts in keel_class. */
+    if (rc == KEEL_OK)
+        rc = catalog_statistics_of(s->db->cat, &ct, t->rel.oid, old,
+                                   CATALOG_MAX_COLUMNS, &nold);
+    for (uint32_t i = 0; rc == KEEL_OK && i < nold && i < CATALOG_MAX_COLUMNS;
+         i++) {
+        catalog_statistic_values(&old[i], vals);
+        rc = catalog_delete(s->db->cat, &ct, CAT_STATISTIC, old[i].tid, vals);
+        changed = changed || rc == KEEL_OK;
+    }
+    for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++) {
+        catalog_statistic st = {.relid = t->rel.oid,
+                                .attnum = (uint16_t)(i + 1),
+                                .inherited = false};
+        sample_stats(&cs[i], rows, &st);
+        catalog_statistic_values(&st, vals);
+        rc = catalog_insert(s->db->cat, &ct, CAT_STATISTIC, vals);
+        changed = changed || rc == KEEL_OK;
+    }
+    if (rc == KEEL_OK)
+        rc = smgr_rel_open(s->db->smgr, t->rel.relnumber, &sr, &s->bs->err);
+    if (rc == KEEL_OK) {
+        catalog_relation r = t->rel;
+        r.pages = (int32_t)smgr_nblocks(sr);
+        r.tuples = (double)rows;
+        catalog_relation_values(&r, vals);
+        rc = catalog_update(s->db->cat, &ct, CAT_CLASS, t->rel.tid, vals);
+        changed = true;
+    }
+    if (cs != NULL)
+        samples_free(cs, ncols);
+    free(old);
+    free(t);
+    return engine_stmt_end(s, rc, changed);
+}

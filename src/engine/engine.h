@@ -1,0 +1,112 @@
+/*
+ * engine.h: the engine's shared and per-session state behind the public
+ * keel_db and keel_session (include/keel/keel.h), and the helpers the
+ * engine's files share.
+ *
+ * One keel_db holds the storage manager, buffer pool, transaction manager,
+ * the open catalogs, the invalidation queue, the in-memory copy of the
+ * control file (under control_lock: xid and oid reservations rewrite it)
+ * and a cache of open user relation handles (under rel_lock; entries are
+ * immutable once published, and live until close: oids are never reused).
+ */
+#ifndef KEEL_ENGINE_ENGINE_H
+#define KEEL_ENGINE_ENGINE_H
+
+#include <pthread.h>
+
+#include "access/btree.h"
+#include "access/heapam.h"
+#include "catalog/catalog.h"
+#include "catalog/inval.h"
+#include "engine/control.h"
+#include "keel/keel.h"
+#include "storage/bufmgr.h"
+#include "txn/txn.h"
+
+/* Oids reserved per control file write. */
+#define ENGINE_OID_RESERVE_CHUNK 1024
+/* Messages the invalidation queue holds. */
+#define ENGINE_INVAL_CAPACITY 4096
+/* Most indexes per table. */
+#define ENGINE_MAX_INDEXES 32
+
+/* An open user relation: a table's heap or an index's B-tree. */
+typedef struct engine_rel {
+    oid_t oid;
+    char kind;        /* RELKIND_TABLE or RELKIND_INDEX */
+    tuple_desc *desc; /* table: its columns */
+    heap_rel heap;    /* table */
+    btree *bt;        /* index */
+    struct engine_rel *next;
+} engine_rel;
+
+struct keel_db {
+    char *dir;
+    smgr *smgr;
+    buf_pool *pool;
+    txn_mgr *txn;
+    catalog *cat;
+    inval_queue *inval;
+    pthread_mutex_t control_lock; /* control, next_oid */
+    control_data control;
+    uint32_t next_oid;
+    pthread_mutex_t rel_lock; /* rels, nsessions */
+    engine_rel *rels;
+    uint32_t nsessions;
+};
+
+struct keel_session {
+    keel_db *db;
+    buf_session *bs; /* its err is the session's error */
+    txn_session *ts;
+    inval_pending inval; /* the running transaction's messages */
+    bool failed;         /* an error left the transaction half done */
+    bool implicit;       /* the running transaction is the call's own */
+    heap_row result;     /* keel_lookup's row */
+    keel_scan *scan;     /* the open scan, if any */
+};
+
+/* A table resolved for one call: its catalog row, handle and indexes. */
+typedef struct engine_table {
+    catalog_relation rel;
+    engine_rel *h;
+    uint32_t nidx;
+    catalog_indexdef idx[ENGINE_MAX_INDEXES];
+    engine_rel *ih[ENGINE_MAX_INDEXES];
+} engine_table;
+
+/* Statement bracket: begins an implicit transaction if none is running
+ * (clearing the error); refuses in a failed transaction. */
+int engine_stmt_begin(keel_session *s);
+
+/* Ends the statement with status rc: an implicit transaction is committed
+ * (rc OK) or aborted; in an explicit one, `changed` with rc != OK marks
+ * the transaction failed.  Returns the final status. */
+int engine_stmt_end(keel_session *s, int rc, bool changed);
+
+/* A catalog_txn for the running transaction; with write, assigns the xid
+ * first. */
+int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct);
+
+/* Checks a name: EINVAL empty/NULL, ETOOBIG over 63 bytes. */
+int engine_check_name(keel_session *s, const char *what, const char *name);
+
+/* The next user oid, reserved durably in the control file first. */
+int engine_oid_next(keel_db *db, oid_t *out, kerr *err);
+
+/* Resolves schema.name (a table) with its indexes (ENOENT). */
+int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
+                      const char *name, engine_table *t);
+
+/* The handle of index idxdef (opened on first use). */
+int engine_index_handle(keel_session *s, oid_t oid, engine_rel **out);
+
+/* Checks what tuple_size() cannot: bools, names with NUL bytes. */
+int engine_check_values(keel_session *s, const tuple_desc *d,
+                        const keel_value *vals);
+
+/* The key of index ix taken from a row's values. */
+void engine_index_key(const catalog_indexdef *ix, const keel_value *row,
+                      keel_value *keys);
+
+#endif /* KEEL_ENGINE_ENGINE_H */

@@ -1,0 +1,376 @@
+/*
+ * session.c: sessions, transactions as the API sees them, the statement
+ * bracket, and resolving names to open relations.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+int keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
+{
+    keel_session *s = calloc(1, sizeof(*s));
+    kerr e;
+    int rc;
+
+    kerr_clear(&e);
+    *out = NULL;
+    if (s == NULL) {
+        rc = kerr_set(&e, KEEL_ENOMEM, "out of memory for a session");
+        goto fail;
+    }
+    s->db = db;
+    rc = buf_session_create(db->pool, &s->bs, &e);
+    if (rc == KEEL_OK)
+        rc = txn_session_attach(db->txn, s->bs, &s->ts, &e);
+    if (rc != KEEL_OK) {
+        buf_session_destroy(s->bs);
+        free(s);
+        goto fail;
+    }
+    pthread_mutex_lock(&db->rel_lock);
+    db->nsessions++;
+    pthread_mutex_unlock(&db->rel_lock);
+    *out = s;
+    return KEEL_OK;
+fail:
+    if (err != NULL) {
+        err->code = e.code;
+        snprintf(err->msg, sizeof(err->msg), "%s", e.msg);
+    }
+    return rc;
+}
+
+void keel_session_end(keel_session *s)
+{
+    keel_db *db;
+
+    if (s == NULL)
+        return;
+    db = s->db;
+    keel_scan_end(s->scan);
+    keel_abort(s);
+    heap_row_free(&s->result);
+    txn_session_detach(s->ts);
+    buf_session_destroy(s->bs);
+    inval_pending_free(&s->inval);
+    free(s);
+    pthread_mutex_lock(&db->rel_lock);
+    db->nsessions--;
+    pthread_mutex_unlock(&db->rel_lock);
+}
+
+const char *keel_session_error(const keel_session *s)
+{
+    return buf_session_error(s->bs)->msg;
+}
+
+int keel_begin(keel_session *s)
+{
+    kerr *e = &s->bs->err;
+
+    kerr_clear(e);
+    if (txn_in_progress(s->ts))
+        return kerr_set(e, KEEL_EINVAL, "a transaction is already running");
+    s->implicit = false;
+    s->failed = false;
+    inval_pending_clear(&s->inval);
+    return txn_begin(s->ts, e);
+}
+
+int keel_commit(keel_session *s)
+{
+    kerr *e = &s->bs->err;
+    int rc;
+
+    kerr_clear(e);
+    if (!txn_in_progress(s->ts))
+        return kerr_set(e, KEEL_EINVAL, "no transaction is running");
+    if (s->failed) {
+        keel_abort(s);
+        return kerr_set(e, KEEL_EINVAL,
+                        "the transaction failed earlier and was rolled back");
+    }
+    keel_scan_end(s->scan);
+    rc = txn_commit(s->ts, e);
+    if (rc == KEEL_OK)
+        inval_queue_append(s->db->inval, &s->inval);
+    else
+        inval_pending_clear(&s->inval);
+    return rc;
+}
+
+void keel_abort(keel_session *s)
+{
+    keel_scan_end(s->scan);
+    txn_abort(s->ts);
+    inval_pending_clear(&s->inval);
+    s->failed = false;
+    s->implicit = false;
+}
+
+int engine_stmt_begin(keel_session *s)
+{
+    kerr *e = &s->bs->err;
+
+    kerr_clear(e);
+    heap_row_free(&s->result);
+    if (s->scan != NULL)
+        return kerr_set(e, KEEL_EINVAL, "a scan is open in this session");
+    if (txn_in_progress(s->ts)) {
+        if (s->failed)
+            return kerr_set(e, KEEL_EINVAL,
+                            "the transaction failed earlier: call keel_abort");
+        return KEEL_OK;
+    }
+    inval_pending_clear(&s->inval);
+    s->implicit = true;
+    return txn_begin(s->ts, e);
+}
+
+int engine_stmt_end(keel_session *s, int rc, bool changed)
+{
+    if (!s->implicit) {
+        if (rc != KEEL_OK && changed)
+            s->failed = true;
+        return rc;
+    }
+    s->implicit = false;
+    if (rc != KEEL_OK) {
+        kerr saved = s->bs->err;
+        keel_abort(s);
+        s->bs->err = saved;
+        return rc;
+    }
+    return keel_commit(s);
+}
+
+int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct)
+{
+    kerr *e = &s->bs->err;
+    int rc;
+
+    memset(ct, 0, sizeof(*ct));
+    ct->bs = s->bs;
+    ct->inval = &s->inval;
+    ct->xid = XID_INVALID;
+    if (write) {
+        rc = txn_assign_xid(s->ts, &ct->xid, e);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return txn_visibility(s->ts, &ct->vis, e);
+}
+
+int engine_check_name(keel_session *s, const char *what, const char *name)
+{
+    size_t n;
+
+    if (name == NULL || name[0] == '\0')
+        return kerr_set(&s->bs->err, KEEL_EINVAL, "%s name is empty", what);
+    n = strlen(name);
+    if (n >= KEEL_NAME_LEN)
+        return kerr_set(&s->bs->err, KEEL_ETOOBIG,
+                        "%s name \"%.32s...\" is %zu bytes, longer than %d",
+                        what, name, n, KEEL_NAME_LEN - 1);
+    return KEEL_OK;
+}
+
+/* The cached handle of oid, or NULL; caller holds rel_lock. */
+static engine_rel *rel_find(keel_db *db, oid_t oid)
+{
+    for (engine_rel *r = db->rels; r != NULL; r = r->next)
+        if (r->oid == oid)
+            return r;
+    return NULL;
+}
+
+/* Publishes r unless another session did first; returns the winner. */
+static engine_rel *rel_publish(keel_db *db, engine_rel *r)
+{
+    engine_rel *have;
+
+    pthread_mutex_lock(&db->rel_lock);
+    have = rel_find(db, r->oid);
+    if (have == NULL) {
+        r->next = db->rels;
+        db->rels = r;
+        have = r;
+        r = NULL;
+    }
+    pthread_mutex_unlock(&db->rel_lock);
+    if (r != NULL) {
+        btree_close(r->bt);
+        tupdesc_free(r->desc);
+        free(r);
+    }
+    return have;
+}
+
+static engine_rel *rel_cached(keel_db *db, oid_t oid)
+{
+    engine_rel *r;
+
+    pthread_mutex_lock(&db->rel_lock);
+    r = rel_find(db, oid);
+    pthread_mutex_unlock(&db->rel_lock);
+    return r;
+}
+
+int engine_index_handle(keel_session *s, oid_t oid, engine_rel **out)
+{
+    engine_rel *r = rel_cached(s->db, oid);
+    int rc;
+
+    if (r == NULL) {
+        r = calloc(1, sizeof(*r));
+        if (r == NULL)
+            return kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+        r->oid = oid;
+        r->kind = RELKIND_INDEX;
+        rc = btree_open(s->bs, oid, &r->bt);
+        if (rc != KEEL_OK) {
+            free(r);
+            return rc;
+        }
+        r = rel_publish(s->db, r);
+    }
+    *out = r;
+    return KEEL_OK;
+}
+
+/* The handle of table rel, its descriptor built from its attributes. */
+static int table_handle(keel_session *s, catalog_txn *ct,
+                        const catalog_relation *rel, engine_rel **out)
+{
+    engine_rel *r = rel_cached(s->db, rel->oid);
+    catalog_attribute *atts;
+    uint32_t n = 0;
+    int rc;
+
+    if (r != NULL) {
+        *out = r;
+        return KEEL_OK;
+    }
+    atts = calloc(CATALOG_MAX_COLUMNS, sizeof(*atts));
+    r = calloc(1, sizeof(*r));
+    if (atts == NULL || r == NULL) {
+        free(atts);
+        free(r);
+        return kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    }
+    rc = catalog_attributes(s->db->cat, ct, rel->oid, atts, CATALOG_MAX_COLUMNS,
+                            &n);
+    if (rc == KEEL_OK && (n != rel->natts || n == 0))
+        rc = kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                      "relation \"%s\" has %u attributes, not %u", rel->name, n,
+                      rel->natts);
+    if (rc == KEEL_OK && (r->desc = tupdesc_alloc((uint16_t)n)) == NULL)
+        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    for (uint32_t i = 0; rc == KEEL_OK && i < n; i++)
+        rc = tupdesc_set(r->desc, (uint16_t)i, atts[i].type, atts[i].charlen,
+                         atts[i].notnull, &s->bs->err);
+    free(atts);
+    if (rc != KEEL_OK) {
+        tupdesc_free(r->desc);
+        free(r);
+        return rc;
+    }
+    r->oid = rel->oid;
+    r->kind = RELKIND_TABLE;
+    heap_rel_init(&r->heap, rel->relnumber, r->desc);
+    *out = rel_publish(s->db, r);
+    return KEEL_OK;
+}
+
+int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
+                      const char *name, engine_table *t)
+{
+    catalog_namespace ns;
+    uint32_t n = 0;
+    int rc;
+
+    if (schema == NULL)
+        schema = "public";
+    rc = engine_check_name(s, "schema", schema);
+    if (rc == KEEL_OK)
+        rc = engine_check_name(s, "table", name);
+    if (rc == KEEL_OK)
+        rc = catalog_namespace_by_name(s->db->cat, ct, schema, &ns);
+    if (rc == KEEL_OK)
+        rc = catalog_relation_by_name(s->db->cat, ct, name, ns.oid, &t->rel);
+    if (rc == KEEL_ENOENT && strcmp(s->bs->err.msg, "") != 0 &&
+        strstr(s->bs->err.msg, "relation") != NULL)
+        kerr_set(&s->bs->err, KEEL_ENOENT, "table \"%s.%s\" does not exist",
+                 schema, name);
+    if (rc != KEEL_OK)
+        return rc;
+    if (t->rel.kind != RELKIND_TABLE || t->rel.nsoid == NAMESPACE_CATALOG)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "\"%s.%s\" is not a user table", schema, name);
+    rc = table_handle(s, ct, &t->rel, &t->h);
+    if (rc == KEEL_OK)
+        rc = catalog_indexes_of(s->db->cat, ct, t->rel.oid, t->idx,
+                                ENGINE_MAX_INDEXES, &n);
+    if (rc != KEEL_OK)
+        return rc;
+    t->nidx = n < ENGINE_MAX_INDEXES ? n : ENGINE_MAX_INDEXES;
+    for (uint32_t i = 0; i < t->nidx; i++) {
+        rc = engine_index_handle(s, t->idx[i].indexoid, &t->ih[i]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
+}
+
+int engine_check_values(keel_session *s, const tuple_desc *d,
+                        const keel_value *vals)
+{
+    for (uint16_t i = 0; i < d->natts; i++) {
+        const keel_value *v = &vals[i];
+        if (v->isnull)
+            continue;
+        if (d->attrs[i].type == KEEL_BOOL) {
+            unsigned char b;
+            memcpy(&b, &v->v.b, 1);
+            if (b > 1)
+                return kerr_set(&s->bs->err, KEEL_ETYPE,
+                                "column %u: %u is not a boolean", i + 1, b);
+        }
+        if ((d->attrs[i].type == KEEL_NAME || d->attrs[i].type == KEEL_CHAR ||
+             d->attrs[i].type == KEEL_TEXT) &&
+            v->v.s.len > 0 && v->v.s.ptr == NULL)
+            return kerr_set(&s->bs->err, KEEL_ETYPE,
+                            "column %u: string value without bytes", i + 1);
+        if (d->attrs[i].type == KEEL_NAME && v->v.s.len < KEEL_NAME_LEN &&
+            memchr(v->v.s.ptr, '\0', v->v.s.len) != NULL)
+            return kerr_set(&s->bs->err, KEEL_ETYPE,
+                            "column %u: a name cannot hold a NUL byte", i + 1);
+    }
+    return KEEL_OK;
+}
+
+void engine_index_key(const catalog_indexdef *ix, const keel_value *row,
+                      keel_value *keys)
+{
+    for (uint16_t k = 0; k < ix->nkeys; k++)
+        keys[k] = row[ix->keys[k] - 1];
+}
+
+int keel_table_columns(keel_session *s, const char *schema, const char *table,
+                       uint16_t *ncols)
+{
+    engine_table t;
+    catalog_txn ct;
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, false, &ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, table, &t);
+    if (rc == KEEL_OK)
+        *ncols = t.rel.natts;
+    return engine_stmt_end(s, rc, false);
+}
