@@ -846,6 +846,124 @@ static void test_bulk_build(void **state)
     pool_close(f);
 }
 
+/* ---- point lookups on skewed integer keys ------------------------------- */
+
+/* Entry i of the skewed input: cubes (crowded near 0, sparse far out),
+ * every 7th key twice, the int8 extremes at both ends, then nulls. */
+typedef struct skew_input {
+    int64_t i, n;
+    keel_value v;
+} skew_input;
+
+static int64_t skew_key(int64_t j, int64_t m)
+{
+    int64_t c = j - m / 2;
+
+    if (j == 0)
+        return INT64_MIN;
+    if (j == m - 1)
+        return INT64_MAX;
+    return c * c * c;
+}
+
+/* Entries: keys 0..m-1, each once, or twice when divisible by 7. */
+static int64_t skew_entry_key(int64_t e, int64_t m, int *dup)
+{
+    int64_t j = e / 8 * 7, r = e % 8;
+
+    /* Every block of 8 entries covers keys j..j+6, key j twice. */
+    *dup = r <= 1 ? (int)r : 0;
+    return j + (r == 0 ? 0 : r - 1) < m ? j + (r == 0 ? 0 : r - 1) : -1;
+}
+
+static bool skew_next(void *ctx, const keel_value **keys, tid *t)
+{
+    skew_input *in = ctx;
+    int dup;
+    int64_t m = in->n, j;
+
+    for (;;) {
+        if (in->i >= (m / 7 + 1) * 8 + 5)
+            return false;
+        j = skew_entry_key(in->i, m, &dup);
+        t->block = (blocknum_t)(in->i / 50 + 1);
+        t->offset = (uint16_t)(in->i % 50 + 1);
+        in->i++;
+        if (j >= 0)
+            break;
+        if (in->i > (m / 7 + 1) * 8) {
+            in->v = (keel_value){.isnull = true};
+            *keys = &in->v;
+            return true;
+        }
+    }
+    in->v = (keel_value){.isnull = false, .v.i8 = skew_key(j, m)};
+    *keys = &in->v;
+    return true;
+}
+
+/*
+ * Point lookups guess a key's slot from its value (interpolation) and
+ * gallop from there: keys spread very unevenly, duplicates, nulls and the
+ * type's extremes must still be found exactly, and absent keys not at all,
+ * in a bulk-built tree and after splits.
+ */
+static void test_lookup_skewed(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT8};
+    tuple_desc *d = desc_of(1, types);
+    const int64_t m = 70000;
+    skew_input in = {.i = 0, .n = m};
+    uint64_t count = 0;
+    btree *bt = NULL;
+    keel_value k;
+    tid t, tids[4];
+    uint32_t n;
+
+    pool_open(f, 128);
+    CHECK_OK(f,
+             btree_build(f->s, REL_IDX, d, false, skew_next, &in, &bt, &count));
+    assert_true(root_level(f, REL_IDX) >= 1);
+    assert_check_clean(f, REL_IDX, count);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t j = 0; j < m; j++) {
+            int64_t key = skew_key(j, m);
+
+            k = (keel_value){.isnull = false, .v.i8 = key};
+            CHECK_OK(f, btree_lookup(bt, f->s, &k, &t));
+            /* The first entry of key j is entry j / 7 * 8 + j % 7 (+1). */
+            int64_t e = j / 7 * 8 + (j % 7 == 0 ? 0 : j % 7 + 1);
+            assert_int_equal(t.block, (blocknum_t)(e / 50 + 1));
+            assert_int_equal(t.offset, (uint16_t)(e % 50 + 1));
+            CHECK_OK(f, btree_search(bt, f->s, &k, tids, 4, &n));
+            assert_int_equal(n, (j % 7 == 0 ? 2 : 1) + (pass && j % 5 == 0));
+            if (key != INT64_MAX && skew_key(j + 1, m) != key + 1) {
+                k.v.i8 = key + 1;
+                assert_int_equal(btree_lookup(bt, f->s, &k, &t), KEEL_ENOENT);
+            }
+        }
+        if (pass == 1)
+            break;
+        /* Splits: a second entry for every 5th key, in a scattered order. */
+        for (int64_t x = 0; x < m; x++) {
+            int64_t j = (x * 7919) % m;
+            if (j % 5 != 0)
+                continue;
+            k = (keel_value){.isnull = false, .v.i8 = skew_key(j, m)};
+            CHECK_OK(f, btree_insert(bt, f->s, &k,
+                                     (tid){(blocknum_t)(100000 + j / 50),
+                                           (uint16_t)(j % 50 + 1)},
+                                     NULL, NULL));
+            count++;
+        }
+        assert_check_clean(f, REL_IDX, count);
+    }
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
 static void test_bulk_build_rejects(void **state)
 {
     fixture *f = *state;
@@ -1127,6 +1245,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_prefix_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_build, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_skewed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_build_rejects, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),

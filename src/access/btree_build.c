@@ -20,8 +20,6 @@
 #include "access/btree_page.h"
 #include "storage/bufmgr.h"
 
-#define BT_LEAF_FILL     (BT_PAGE_CAP * 90 / 100)
-#define BT_INTERNAL_FILL (BT_PAGE_CAP * 70 / 100)
 
 typedef struct bt_build_level {
     int32_t id;          /* the page being filled: pinned, locked */

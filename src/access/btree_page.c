@@ -131,12 +131,14 @@ bool btpage_split(void *page, blocknum_t lblk, void *rpage, blocknum_t rblk,
     if (best == 0)
         return false;
 
-    /* Right page: old high key, then items best..m-1. */
+    /* Right page: items best..m-1, then the old high key into slot 0.
+     * Both halves store their data items from the page's end downwards in
+     * slot order, the high key below them, as a bulk build does: searches
+     * then probe neighbouring memory, and can guess an item's address
+     * from its slot (see bt_interp_search()). */
     bt_opaque *rop = btpage_opaque(rpage);
     rop->left = lblk;
     rop->right = op->right;
-    if (hikey != NULL && !btpage_add(rpage, 0, hikey, btitem_size(hikey)))
-        assert(false);
     for (uint16_t k = best; k < m; k++) {
         unsigned char mi[BT_MINUS_INF_SIZE];
         const void *src = items[k];
@@ -151,19 +153,21 @@ bool btpage_split(void *page, blocknum_t lblk, void *rpage, blocknum_t rblk,
         assert(ok);
         (void)ok;
     }
+    if (hikey != NULL && !btpage_add(rpage, 0, hikey, btitem_size(hikey)))
+        assert(false);
 
-    /* Left page, built privately (its items point into page): the new high
-     * key (item best, whole), then items 0..best-1. */
+    /* Left page, built privately (its items point into page): items
+     * 0..best-1, then the new high key (item best, whole) into slot 0. */
     btpage_init(lbuf.b, op->level, op->flags);
     *btpage_opaque(lbuf.b) = *op;
     btpage_opaque(lbuf.b)->right = rblk;
-    if (!btpage_add(lbuf.b, 0, items[best], sizes[best]))
-        assert(false);
     for (uint16_t k = 0; k < best; k++) {
         bool ok = btpage_add(lbuf.b, btpage_nitems(lbuf.b), items[k], sizes[k]);
         assert(ok);
         (void)ok;
     }
+    if (!btpage_add(lbuf.b, 0, items[best], sizes[best]))
+        assert(false);
     memcpy(page, lbuf.b, BLOCK_SIZE);
     return true;
 }

@@ -11,7 +11,11 @@
  *
  * A line pointer is the uint16_t offset of its item; items are 8-aligned
  * and their sizes multiples of 8, so key data (tuple.h encoding) starts
- * 8-aligned.  An item is a bt_item header, on internal pages followed by
+ * 8-aligned.  A bulk build and both halves of a split store the data items
+ * from the page's end downwards in slot order, the high key lowest; an
+ * insert into a page just puts its item below the others.  Nothing relies
+ * on that order for correctness: searches use it to guess, for prefetching,
+ * where an item sits.  An item is a bt_item header, on internal pages followed by
  * the separator's heap tid (bt_sep), then the key:
  *
  *   leaf item:      [block, offset = heap tid | info][key]
@@ -127,6 +131,16 @@ typedef union bt_itembuf {
 #define BT_MAX_ITEMS (BT_PAGE_CAP / (16 + 2) + 1)
 
 #define BT_ALIGN8(n) (((size_t)(n) + 7) & ~(size_t)7)
+
+/* How full a bulk build makes its pages (bytes of line pointers and
+ * items). */
+#define BT_LEAF_FILL     (BT_PAGE_CAP * 90 / 100)
+#define BT_INTERNAL_FILL (BT_PAGE_CAP * 70 / 100)
+
+/* Data items on a bulk-built leaf of an integer key (16-byte items and
+ * their line pointers): where a search guesses a slot before it has read
+ * the page's item count. */
+#define BT_LEAF_FAST_ITEMS (BT_LEAF_FILL / (16 + 2) - 1)
 
 /* Deepest tree: far more than 2^32 blocks allow with >= 3 items a page. */
 #define BT_MAX_LEVELS 32
