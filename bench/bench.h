@@ -8,6 +8,7 @@
 #ifndef KEEL_BENCH_BENCH_H
 #define KEEL_BENCH_BENCH_H
 
+int bench_lookup_main(int argc, char **argv);
 int bench_pin_main(int argc, char **argv);
 
 #endif /* KEEL_BENCH_BENCH_H */

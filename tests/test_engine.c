@@ -1,7 +1,8 @@
 /*
  * test_engine.c: the public API end to end: create and open, DDL, rows of
  * every type, lookups, scans, updates, deletes, reopen, aborted DDL,
- * concurrent writers, bad inputs, bad directories, xid reservation.
+ * concurrent writers, bad inputs, bad directories, xid reservation,
+ * dropping a table with its indexes, bulk loads.
  */
 #include "testutil.h"
 
@@ -260,6 +261,226 @@ static void test_aborted_ddl(void **state)
     free(dir);
 }
 
+/*
+ * Dropping a table drops its indexes with it: their names are free again
+ * for a new table and index, and nothing of the old index is reachable by
+ * its name.
+ */
+static void test_drop_table_drops_indexes(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    keel_value key = vi4(1), out[9], v[9], lv = vi4(0);
+    keel_bound l = {&lv, 1, true};
+    keel_scan *sc = NULL;
+    char tb[32];
+    bool found;
+    uint16_t pk = 1, k2 = 2, n = 0;
+    keel_column c = {"x", KEEL_INT4, 0, true};
+
+    (void)state;
+    setup_db(dir, &db, &s, 10);
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &k2, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_drop_table(s, "s1", "t"), KEEL_OK);
+    assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_ENOENT);
+    /* A table under another name cannot reach the old index by name. */
+    assert_int_equal(keel_create_table(s, "s1", "u", &c, 1, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_scan_begin(s, "s1", "u", "t_a2", &l, NULL, &sc),
+                     KEEL_ENOENT);
+    assert_null(sc);
+    assert_int_equal(keel_scan_begin(s, "s1", "u", "t_pkey", &l, NULL, &sc),
+                     KEEL_ENOENT);
+    assert_null(sc);
+    /* Every name is free again: the table, its primary key, its index. */
+    assert_int_equal(keel_create_table(s, "s1", "t", all_cols, 9, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_table_columns(s, "s1", "t", &n), KEEL_OK);
+    assert_int_equal(n, 9);
+    assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_false(found);
+    row_of(1, v, tb);
+    assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &k2, 1, false),
+                     KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 0, 100), 1);
+    assert_int_equal(count_rows(s, "t_a2", -32768, 32767), 1);
+    assert_int_equal(keel_create_index(s, "s1", "u", "t_pkey", &pk, 1, false),
+                     KEEL_EEXIST);
+    /* After a reopen too. */
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    {
+        keel_db_options o = opts_for(dir);
+        assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    }
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    check_row(1, out);
+    assert_int_equal(keel_drop_table(s, "s1", "t"), KEEL_OK);
+    assert_int_equal(keel_scan_begin(s, "s1", "u", "t_a2", &l, NULL, &sc),
+                     KEEL_ENOENT);
+    assert_int_equal(keel_create_index(s, "s1", "u", "t_a2", &pk, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_create_index(s, "s1", "u", "t_pkey", &pk, 1, false),
+                     KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_rmdir(dir);
+    free(dir);
+}
+
+/* A row source for keel_load_table: ids from a list, text "r<id>". */
+typedef struct load_src {
+    const int32_t *ids;
+    int n, pos;
+    int fail_at; /* return KEEL_EIO at this row (-1: never) */
+    char text[32];
+} load_src;
+
+static int load_next(void *ctx, keel_value *v, bool *done)
+{
+    load_src *ls = ctx;
+
+    if (ls->pos == ls->fail_at)
+        return KEEL_EIO;
+    if (ls->pos >= ls->n) {
+        *done = true;
+        return KEEL_OK;
+    }
+    snprintf(ls->text, sizeof(ls->text), "r%d", ls->ids[ls->pos]);
+    v[0] = vi4(ls->ids[ls->pos]);
+    v[1] = vstr(ls->text);
+    ls->pos++;
+    return KEEL_OK;
+}
+
+/*
+ * keel_load_table: rows in any key order end up indexed and visible;
+ * duplicate keys, bad values and a failing source leave no table behind;
+ * an abort of the loading transaction hides the table and its rows.
+ */
+static void test_load_table(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, false},
+                                       {"t", KEEL_TEXT, 0, true}};
+    int32_t ids[500];
+    keel_value key, out[2];
+    bool found;
+    uint16_t pk = 1, n;
+    uint64_t rows = 7;
+    load_src src = {ids, 500, 0, -1, ""};
+
+    (void)state;
+    setup_db(dir, &db, &s, 1);
+    for (int i = 0; i < 500; i++)
+        ids[i] = (i * 7919) % 500 + 1; /* a permutation of 1..500 */
+    assert_int_equal(
+        keel_load_table(s, "s1", "l", cols, 2, &pk, 1, load_next, &src, &rows),
+        KEEL_OK);
+    assert_int_equal(rows, 500);
+    for (int32_t id = 1; id <= 500; id++) {
+        key = vi4(id);
+        assert_int_equal(keel_lookup(s, "s1", "l", &key, out, &found), KEEL_OK);
+        assert_true(found);
+        assert_int_equal(out[0].v.i4, id);
+    }
+    {
+        keel_scan *sc;
+        int cnt = 0, prev = 0;
+        assert_int_equal(keel_scan_begin(s, "s1", "l", NULL, NULL, NULL, &sc),
+                         KEEL_OK);
+        for (;;) {
+            assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+            if (!found)
+                break;
+            assert_true(out[0].v.i4 > prev);
+            prev = out[0].v.i4;
+            cnt++;
+        }
+        keel_scan_end(sc);
+        assert_int_equal(cnt, 500);
+    }
+    /* The loaded table takes ordinary changes; its key stays unique. */
+    key = vi4(501);
+    out[0] = key;
+    out[1] = vstr("new");
+    assert_int_equal(keel_insert(s, "s1", "l", out), KEEL_OK);
+    out[0] = vi4(250);
+    assert_int_equal(keel_insert(s, "s1", "l", out), KEEL_EUNIQUE);
+    /* Its name is taken now. */
+    src.pos = 0;
+    assert_int_equal(
+        keel_load_table(s, "s1", "l", cols, 2, &pk, 1, load_next, &src, NULL),
+        KEEL_EEXIST);
+
+    /* Duplicate keys: EUNIQUE, and no table. */
+    ids[10] = ids[11];
+    src.pos = 0;
+    assert_int_equal(
+        keel_load_table(s, "s1", "d", cols, 2, &pk, 1, load_next, &src, NULL),
+        KEEL_EUNIQUE);
+    assert_non_null(strstr(keel_session_error(s), "d_pkey"));
+    assert_int_equal(keel_table_columns(s, "s1", "d", &n), KEEL_ENOENT);
+    /* Without a primary key duplicates are fine. */
+    src.pos = 0;
+    assert_int_equal(
+        keel_load_table(s, "s1", "d", cols, 2, NULL, 0, load_next, &src, &rows),
+        KEEL_OK);
+    assert_int_equal(rows, 500);
+    /* A failing source: its status, and no table. */
+    src.pos = 0;
+    src.fail_at = 100;
+    assert_int_equal(
+        keel_load_table(s, "s1", "f", cols, 2, &pk, 1, load_next, &src, NULL),
+        KEEL_EIO);
+    assert_int_equal(keel_table_columns(s, "s1", "f", &n), KEEL_ENOENT);
+    src.fail_at = -1;
+    /* An aborted explicit transaction leaves nothing visible. */
+    src.pos = 0;
+    ids[10] = (10 * 7919) % 500 + 1; /* the permutation again */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(
+        keel_load_table(s, "s1", "g", cols, 2, &pk, 1, load_next, &src, NULL),
+        KEEL_OK);
+    key = vi4(3);
+    assert_int_equal(keel_lookup(s, "s1", "g", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    keel_abort(s);
+    assert_int_equal(keel_lookup(s, "s1", "g", &key, out, &found), KEEL_ENOENT);
+    /* Bad arguments. */
+    assert_int_equal(
+        keel_load_table(s, "s1", "h", cols, 2, &pk, 1, NULL, &src, NULL),
+        KEEL_EINVAL);
+    assert_int_equal(keel_load_table(s, "nosuch", "h", cols, 2, &pk, 1,
+                                     load_next, &src, NULL),
+                     KEEL_ENOENT);
+    /* Everything survives a reopen. */
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    {
+        keel_db_options o = opts_for(dir);
+        assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    }
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    key = vi4(77);
+    assert_int_equal(keel_lookup(s, "s1", "l", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out[1].v.s.len, 3);
+    assert_memory_equal(out[1].v.s.ptr, "r77", 3);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_rmdir(dir);
+    free(dir);
+}
+
 static void test_bad_inputs(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -452,6 +673,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_and_reopen),
         cmocka_unit_test(test_aborted_ddl),
+        cmocka_unit_test(test_drop_table_drops_indexes),
+        cmocka_unit_test(test_load_table),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_concurrent_sessions),
         cmocka_unit_test(test_bad_directories),

@@ -227,7 +227,10 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
  * Computes, for every column of the table, the fraction of nulls, the
  * number of distinct values and up to 4 most common values, and writes
  * them as keel_statistic rows (replacing earlier ones), and the table's
- * page and row counts into keel_class.
+ * page and row counts into keel_class.  Tables of up to 30000 rows are
+ * described exactly; of larger ones a uniform random sample of 30000 rows
+ * is taken (repeatably), as PostgreSQL does, and the number of distinct
+ * values is estimated from it (Haas-Stokes).  The row count is exact.
  */
 int keel_analyze(keel_session *s, const char *schema, const char *table);
 
@@ -294,6 +297,37 @@ int keel_scan_next(keel_scan *sc, keel_value *out, bool *found);
 
 /* Ends a scan (NULL is fine). */
 void keel_scan_end(keel_scan *sc);
+
+/* ---- bulk loading ---- */
+
+/*
+ * Supplies the next row of a load: fills values (one per column, as for
+ * keel_insert; strings must stay valid until the next call) and returns
+ * KEEL_OK, or sets *done to true at the end.  Any other status stops the
+ * load, which then fails with that status.
+ */
+typedef int (*keel_load_fn)(void *ctx, keel_value *values, bool *done);
+
+/*
+ * Creates a table as keel_create_table() does and fills it with the rows
+ * next supplies, the fast way (PostgreSQL's COPY FREEZE into a table
+ * created in the same transaction): rows are appended through a bulk-write
+ * ring and written frozen, visible to everyone once the table itself is
+ * (nobody can reach them before: the table is new, and an abort leaves
+ * them unreachable in an orphaned file); the primary key is built at the
+ * end from the keys in one pass (sorted first unless they arrived in
+ * ascending order).  *nrows (may be NULL) gets the number of rows loaded.
+ * Errors: those of keel_create_table() and keel_insert() (KEEL_EUNIQUE,
+ * naming the index, if two rows have equal primary keys), KEEL_ENOMEM, I/O
+ * errors, or the status next returned; the table is not created then
+ * (inside an explicit transaction, a failure after the argument checks
+ * leaves the transaction to be aborted).  The rows are durable at the next
+ * checkpoint (keel_checkpoint(), or a clean keel_db_close()).
+ */
+int keel_load_table(keel_session *s, const char *schema, const char *name,
+                    const keel_column *cols, uint16_t ncols,
+                    const uint16_t *pkey, uint16_t npkey, keel_load_fn next,
+                    void *ctx, uint64_t *nrows);
 
 /* Column count of a table (KEEL_ENOENT), for callers sizing value arrays. */
 int keel_table_columns(keel_session *s, const char *schema, const char *table,

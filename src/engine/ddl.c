@@ -174,21 +174,22 @@ static int check_columns(keel_session *s, const keel_column *cols,
     return KEEL_OK;
 }
 
-int keel_create_table(keel_session *s, const char *schema, const char *name,
-                      const keel_column *cols, uint16_t ncols,
-                      const uint16_t *pkey, uint16_t npkey)
+int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
+                        const char *name, const keel_column *cols,
+                        uint16_t ncols, const uint16_t *pkey, uint16_t npkey,
+                        bool create_pkey, oid_t *table_oid, oid_t *pkey_oid,
+                        bool *changed)
 {
-    catalog_txn ct;
     catalog_namespace ns;
     catalog_relation r = {0};
     catalog_indexdef ix = {0};
     char pkname[KEEL_NAME_LEN + 8];
     tuple_desc *keydesc = NULL;
     keel_value vals[8];
-    bool changed = false;
     int rc;
 
     schema = schema_or_public(schema);
+    *changed = false;
     rc = engine_check_name(s, "schema", schema);
     if (rc == KEEL_OK)
         rc = engine_check_name(s, "table", name);
@@ -198,27 +199,22 @@ int keel_create_table(keel_session *s, const char *schema, const char *name,
         snprintf(pkname, sizeof(pkname), "%s_pkey", name);
         rc = engine_check_name(s, "primary key index", pkname);
     }
-    if (rc != KEEL_OK)
-        return rc;
-    rc = engine_stmt_begin(s);
-    if (rc != KEEL_OK)
-        return rc;
-    rc = engine_catalog_txn(s, true, &ct);
     if (rc == KEEL_OK)
-        rc = catalog_namespace_by_name(s->db->cat, &ct, schema, &ns);
+        rc = catalog_namespace_by_name(s->db->cat, ct, schema, &ns);
     if (rc == KEEL_OK)
-        rc = check_free_name(s, &ct, name, ns.oid);
+        rc = check_free_name(s, ct, name, ns.oid);
     if (rc == KEEL_OK && npkey > 0)
-        rc = check_free_name(s, &ct, pkname, ns.oid);
+        rc = check_free_name(s, ct, pkname, ns.oid);
     /* The files first: an abort leaves them orphaned, never half a table. */
     if (rc == KEEL_OK)
         rc = engine_oid_next(s->db, &r.oid, &s->bs->err);
     if (rc == KEEL_OK)
         rc = smgr_create(s->db->smgr, r.oid, NULL, &s->bs->err);
-    if (rc == KEEL_OK && npkey > 0) {
-        btree *bt = NULL;
+    if (rc == KEEL_OK && npkey > 0)
         rc = engine_oid_next(s->db, &ix.indexoid, &s->bs->err);
-        if (rc == KEEL_OK && (keydesc = tupdesc_alloc(npkey)) == NULL)
+    if (rc == KEEL_OK && npkey > 0 && create_pkey) {
+        btree *bt = NULL;
+        if ((keydesc = tupdesc_alloc(npkey)) == NULL)
             rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
         for (uint16_t k = 0; rc == KEEL_OK && k < npkey; k++) {
             const keel_column *c = &cols[pkey[k] - 1];
@@ -237,9 +233,9 @@ int keel_create_table(keel_session *s, const char *schema, const char *name,
         r.natts = ncols;
         snprintf(r.name, sizeof(r.name), "%s", name);
         catalog_relation_values(&r, vals);
-        rc = exists_error(s, catalog_insert(s->db->cat, &ct, CAT_CLASS, vals),
+        rc = exists_error(s, catalog_insert(s->db->cat, ct, CAT_CLASS, vals),
                           "relation", name);
-        changed = rc == KEEL_OK;
+        *changed = rc == KEEL_OK;
     }
     for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++) {
         catalog_attribute a = {
@@ -253,7 +249,7 @@ int keel_create_table(keel_session *s, const char *schema, const char *name,
                 a.notnull = true;
         snprintf(a.name, sizeof(a.name), "%s", cols[i].name);
         catalog_attribute_values(&a, vals);
-        rc = catalog_insert(s->db->cat, &ct, CAT_ATTRIBUTE, vals);
+        rc = catalog_insert(s->db->cat, ct, CAT_ATTRIBUTE, vals);
     }
     if (rc == KEEL_OK && npkey > 0) {
         ix.tableoid = r.oid;
@@ -261,8 +257,39 @@ int keel_create_table(keel_session *s, const char *schema, const char *name,
         ix.primary = true;
         ix.nkeys = npkey;
         memcpy(ix.keys, pkey, npkey * sizeof(uint16_t));
-        rc = add_index_rows(s, &ct, ns.oid, pkname, &ix, &changed);
+        rc = add_index_rows(s, ct, ns.oid, pkname, &ix, changed);
     }
+    if (rc == KEEL_OK) {
+        *table_oid = r.oid;
+        *pkey_oid = npkey > 0 ? ix.indexoid : 0;
+    }
+    return rc;
+}
+
+int keel_create_table(keel_session *s, const char *schema, const char *name,
+                      const keel_column *cols, uint16_t ncols,
+                      const uint16_t *pkey, uint16_t npkey)
+{
+    catalog_txn ct;
+    oid_t toid, ioid;
+    bool changed = false;
+    int rc;
+
+    /* Argument errors first, outside any transaction. */
+    rc = engine_check_name(s, "schema", schema_or_public(schema));
+    if (rc == KEEL_OK)
+        rc = engine_check_name(s, "table", name);
+    if (rc == KEEL_OK)
+        rc = check_columns(s, cols, ncols, pkey, npkey);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_stmt_begin(s);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, true, &ct);
+    if (rc == KEEL_OK)
+        rc = engine_create_table(s, &ct, schema, name, cols, ncols, pkey, npkey,
+                                 true, &toid, &ioid, &changed);
     return engine_stmt_end(s, rc, changed);
 }
 
@@ -496,7 +523,8 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
     if (rc == KEEL_OK)
         rc = engine_oid_next(s->db, &ix.indexoid, &s->bs->err);
     if (rc == KEEL_OK) {
-        qsort_r(bst.e, bst.n, sizeof(build_entry), entry_cmp, &bst);
+        if (bst.n > 1) /* an empty table has no array to sort */
+            qsort_r(bst.e, bst.n, sizeof(build_entry), entry_cmp, &bst);
         rc = btree_build(s->bs, ix.indexoid, keydesc, unique, build_next, &bst,
                          NULL, NULL);
         if (rc == KEEL_EUNIQUE)

@@ -431,11 +431,17 @@ static void value_text(const tuple_attr *a, const keel_value *v, char *buf,
     }
 }
 
+/*
+ * Rows analyze looks at: all of a table up to this many, else a uniform
+ * random sample of this many (PostgreSQL's 300 * default_statistics_target).
+ */
+#define ANALYZE_SAMPLE_ROWS 30000
+
+/* One column's sample: slot i holds the value of the sample's row i. */
 typedef struct col_sample {
     const tuple_attr *attr;
-    keel_value *vals; /* non-null values, strings copied */
+    keel_value *vals; /* strings copied (malloc'd) */
     size_t n, cap;
-    size_t nulls;
 } col_sample;
 
 static int sample_cmp(const void *a, const void *b, void *arg)
@@ -443,15 +449,12 @@ static int sample_cmp(const void *a, const void *b, void *arg)
     return value_compare(arg, a, b);
 }
 
-static int sample_add(col_sample *c, const keel_value *v)
+/* Stores a copy of v in slot (slot <= c->n; slot == n appends). */
+static int sample_set(col_sample *c, size_t slot, const keel_value *v)
 {
     keel_value x = *v;
 
-    if (v->isnull) {
-        c->nulls++;
-        return KEEL_OK;
-    }
-    if (c->n == c->cap) {
+    if (slot == c->n && c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 256;
         keel_value *nv = realloc(c->vals, cap * sizeof(*nv));
         if (nv == NULL)
@@ -459,33 +462,52 @@ static int sample_add(col_sample *c, const keel_value *v)
         c->vals = nv;
         c->cap = cap;
     }
-    if (c->attr->type >= KEEL_NAME) {
+    if (!v->isnull && c->attr->type >= KEEL_NAME) {
         char *p = malloc(v->v.s.len + 1);
         if (p == NULL)
             return KEEL_ENOMEM;
         memcpy(p, v->v.s.ptr, v->v.s.len);
         x.v.s.ptr = p;
     }
-    c->vals[c->n++] = x;
+    if (slot < c->n) {
+        if (!c->vals[slot].isnull && c->attr->type >= KEEL_NAME)
+            free((void *)c->vals[slot].v.s.ptr);
+    } else {
+        c->n++;
+    }
+    c->vals[slot] = x;
     return KEEL_OK;
 }
 
-/* Sorts the sample and fills st: null fraction, distinct count, the most
- * common values (ties: the smaller value first). */
+/*
+ * Fills st from the sample of a table of `rows` rows: null fraction,
+ * distinct count, the most common values (ties: the smaller value first).
+ * A sample of the whole table gives exact figures; otherwise the distinct
+ * count is the Haas-Stokes estimate PostgreSQL uses (all values distinct in
+ * the sample: the column is taken to be unique).
+ */
 static void sample_stats(col_sample *c, size_t rows, catalog_statistic *st)
 {
     size_t best_n[CATALOG_STAT_MCVS] = {0};
     size_t best_i[CATALOG_STAT_MCVS] = {0};
-    size_t distinct = 0;
+    size_t distinct = 0, once = 0, nn = 0;
 
-    qsort_r(c->vals, c->n, sizeof(keel_value), sample_cmp, (void *)c->attr);
-    st->nullfrac = rows ? (double)c->nulls / (double)rows : 0.0;
-    for (size_t i = 0; i < c->n;) {
+    /* The non-null values to the front, the nulls after them. */
+    for (size_t i = 0; i < c->n; i++)
+        if (!c->vals[i].isnull) {
+            keel_value t = c->vals[nn];
+            c->vals[nn++] = c->vals[i];
+            c->vals[i] = t;
+        }
+    if (nn > 1) /* an empty sample has no array */
+        qsort_r(c->vals, nn, sizeof(keel_value), sample_cmp, (void *)c->attr);
+    st->nullfrac = c->n ? (double)(c->n - nn) / (double)c->n : 0.0;
+    for (size_t i = 0; i < nn;) {
         size_t j = i + 1;
-        while (j < c->n &&
-               value_compare(c->attr, &c->vals[i], &c->vals[j]) == 0)
+        while (j < nn && value_compare(c->attr, &c->vals[i], &c->vals[j]) == 0)
             j++;
         distinct++;
+        once += j - i == 1;
         for (int k = 0; k < CATALOG_STAT_MCVS; k++) {
             if (j - i > best_n[k]) {
                 for (int m = CATALOG_STAT_MCVS - 1; m > k; m--) {
@@ -500,11 +522,23 @@ static void sample_stats(col_sample *c, size_t rows, catalog_statistic *st)
         i = j;
     }
     st->ndistinct = (double)distinct;
+    if (c->n < rows && nn > 0) {
+        double n = (double)nn, total = (1.0 - st->nullfrac) * (double)rows;
+        double est = once == nn
+                         ? total
+                         : n * (double)distinct /
+                               (n - (double)once + (double)once * n / total);
+        if (est < (double)distinct)
+            est = (double)distinct;
+        if (est > total)
+            est = total;
+        st->ndistinct = floor(est + 0.5);
+    }
     st->nmcv = 0;
     for (int k = 0; k < CATALOG_STAT_MCVS && best_n[k] > 0; k++) {
         value_text(c->attr, &c->vals[best_i[k]], st->mcv[k],
                    sizeof(st->mcv[k]));
-        st->mcf[k] = (double)best_n[k] / (double)rows;
+        st->mcf[k] = (double)best_n[k] / (double)c->n;
         st->nmcv++;
     }
 }
@@ -514,10 +548,28 @@ static void samples_free(col_sample *cs, uint16_t ncols)
     for (uint16_t i = 0; i < ncols; i++) {
         if (cs[i].attr != NULL && cs[i].attr->type >= KEEL_NAME)
             for (size_t j = 0; j < cs[i].n; j++)
-                free((void *)cs[i].vals[j].v.s.ptr);
+                if (!cs[i].vals[j].isnull)
+                    free((void *)cs[i].vals[j].v.s.ptr);
         free(cs[i].vals);
     }
     free(cs);
+}
+
+/* The sample slot of the rows-th row (0-based) seen by a scan, by
+ * reservoir sampling (Algorithm R), or SIZE_MAX if it is left out. */
+static size_t sample_slot(size_t rows, uint64_t *rng)
+{
+    uint64_t x;
+
+    if (rows < ANALYZE_SAMPLE_ROWS)
+        return rows;
+    x = *rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *rng = x;
+    x = (x * UINT64_C(0x2545F4914F6CDD1D)) % ((uint64_t)rows + 1);
+    return x < ANALYZE_SAMPLE_ROWS ? (size_t)x : SIZE_MAX;
 }
 
 int keel_analyze(keel_session *s, const char *schema, const char *table)
@@ -531,7 +583,8 @@ int keel_analyze(keel_session *s, const char *schema, const char *table)
     keel_value vals[13];
     uint16_t ncols = 0;
     uint32_t nold = 0;
-    size_t rows = 0;
+    size_t rows = 0, slot;
+    uint64_t rng = UINT64_C(0x9E3779B97F4A7C15); /* repeatable samples */
     bool found, changed = false;
     smgr_rel *sr;
     int rc = engine_stmt_begin(s);
@@ -556,9 +609,11 @@ int keel_analyze(keel_session *s, const char *schema, const char *table)
         rc = heap_scan_next(hs, &row, &found);
         if (rc != KEEL_OK || !found)
             break;
+        slot = sample_slot(rows, &rng);
         rows++;
-        for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++)
-            if (sample_add(&cs[i], &row.values[i]) != KEEL_OK)
+        for (uint16_t i = 0; slot != SIZE_MAX && rc == KEEL_OK && i < ncols;
+             i++)
+            if (sample_set(&cs[i], slot, &row.values[i]) != KEEL_OK)
                 rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
     }
     heap_scan_end(hs);

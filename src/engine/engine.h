@@ -101,6 +101,23 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
 /* The handle of index idxdef (opened on first use). */
 int engine_index_handle(keel_session *s, oid_t oid, engine_rel **out);
 
+/*
+ * The body of keel_create_table() inside a running statement (ct from
+ * engine_catalog_txn(s, true, ...)): checks the arguments, creates the
+ * table's file and writes its keel_class, keel_attribute and (with npkey
+ * > 0) its primary key's keel_class and keel_index rows.  With create_pkey
+ * the primary key's B-tree is created empty; without, only its oid is
+ * reserved and the caller must build the index in relation *pkey_oid
+ * before the statement ends.  *table_oid and *pkey_oid (0 without a
+ * primary key) are set on success; *changed tells whether a catalog row
+ * was written (for engine_stmt_end()).
+ */
+int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
+                        const char *name, const keel_column *cols,
+                        uint16_t ncols, const uint16_t *pkey, uint16_t npkey,
+                        bool create_pkey, oid_t *table_oid, oid_t *pkey_oid,
+                        bool *changed);
+
 /* Checks what tuple_size() cannot: bools, names with NUL bytes. */
 int engine_check_values(keel_session *s, const tuple_desc *d,
                         const keel_value *vals);

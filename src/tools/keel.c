@@ -1,7 +1,11 @@
 /*
  * keel.c: the `keel` command.
  *
+ *   keel init DIR [--scale N]   create a database (with pgbench tables)
+ *   keel stat DIR               list a database's relations and sizes
+ *   keel check DIR              verify pages, B-trees and indexes
  *   keel bench pin [options]    buffer-pool hot-path benchmark
+ *   keel bench lookup [DIR] [options]  primary-key lookup benchmark
  *   keel version
  *
  * Errors print one line on stderr and exit non-zero (2 for bad usage).
@@ -11,14 +15,27 @@
 
 #include "bench.h"
 #include "keel/keel.h"
+#include "tools/tools.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: keel <command> [args]\n"
                "commands:\n"
+               "  init DIR [--scale N]\n"
+               "      create a database; with N > 0, the pgbench tables at\n"
+               "      scale N, analyzed\n"
+               "  stat DIR\n"
+               "      list the relations of a database with their sizes\n"
+               "  check DIR\n"
+               "      verify every page, B-tree and index of a database;\n"
+               "      one line per problem, exit 1 if there is any\n"
                "  bench pin [--pool-mb N] [--threads N] [--rounds N]\n"
                "            [--dir DIR] [--json FILE] [--quick]\n"
                "      measure the buffer pool's hot paths\n"
+               "  bench lookup [DIR] [--json FILE] [--rounds N] [--pool-mb N]\n"
+               "               [--quick]\n"
+               "      measure a primary-key lookup of a random pgbench\n"
+               "      account (scale 10 in a temporary database without DIR)\n"
                "  version\n"
                "      print keel's version\n");
 }
@@ -37,14 +54,23 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (strcmp(argv[1], "init") == 0)
+        return tool_init_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "stat") == 0)
+        return tool_stat_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "check") == 0)
+        return tool_check_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "bench") == 0) {
         if (argc < 3) {
-            fprintf(stderr, "keel bench: which benchmark? (pin)\n");
+            fprintf(stderr, "keel bench: which benchmark? (pin, lookup)\n");
             return 2;
         }
         if (strcmp(argv[2], "pin") == 0)
             return bench_pin_main(argc - 3, argv + 3);
-        fprintf(stderr, "keel bench: unknown benchmark '%s' (known: pin)\n",
+        if (strcmp(argv[2], "lookup") == 0)
+            return bench_lookup_main(argc - 3, argv + 3);
+        fprintf(stderr,
+                "keel bench: unknown benchmark '%s' (known: pin, lookup)\n",
                 argv[2]);
         return 2;
     }

@@ -1,0 +1,358 @@
+/*
+ * bench_lookup.c: `keel bench lookup`: the cost of a primary-key lookup of
+ * a random pgbench account, the read at the heart of pgbench's select-only
+ * script.
+ *
+ * Measures, each as the median of several rounds with min and max:
+ *   lookup_ns       btree_lookup() on pgbench_accounts_pkey (the B-tree
+ *                   descent) + heap_fetch() of the row with a snapshot's
+ *                   visibility check, one session, every page resident:
+ *                   the access path under keel_lookup()
+ *   keel_lookup_ns  the same through the public keel_lookup() (in the
+ *                   same transaction), which also resolves the table's and
+ *                   index's names in the catalogs on every call
+ * Without DIR a database is created in a temporary directory (scale 10,
+ * or 1 with --quick) and removed afterwards.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "engine/engine.h"
+#include "port/clock.h"
+#include "stats.h"
+#include "tools/pgbench.h"
+
+#define MAX_ROUNDS 64
+
+/* Keeps the compiler from dropping a result it sees unused. */
+#define BENCH_USE(x) __asm__ __volatile__("" : : "r"(x) : "memory")
+
+typedef struct lookup_opts {
+    const char *dir;
+    const char *json;
+    int rounds;
+    bool quick;
+    uint32_t pool_mb;
+} lookup_opts;
+
+typedef struct lookup_env {
+    keel_db *db;
+    keel_session *s;
+    engine_table *t;
+    catalog_txn ct;
+    btree *bt;
+    heap_row row;
+    int32_t accounts;
+} lookup_env;
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: keel bench lookup [DIR] [--json FILE] "
+                    "[--rounds N] [--pool-mb N] [--quick]\n");
+}
+
+static int parse_opts(int argc, char **argv, lookup_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->rounds = 7;
+    o->pool_mb = 512;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--quick") == 0) {
+            o->quick = true;
+            continue;
+        }
+        if (a[0] != '-') {
+            if (o->dir != NULL) {
+                fprintf(stderr, "keel bench lookup: more than one DIR\n");
+                usage();
+                return -1;
+            }
+            o->dir = a;
+            continue;
+        }
+        if (v == NULL) {
+            fprintf(stderr,
+                    "keel bench lookup: unknown or incomplete option '%s'\n",
+                    a);
+            usage();
+            return -1;
+        }
+        if (strcmp(a, "--json") == 0)
+            o->json = v;
+        else if (strcmp(a, "--rounds") == 0)
+            o->rounds = atoi(v);
+        else if (strcmp(a, "--pool-mb") == 0)
+            o->pool_mb = (uint32_t)strtoul(v, NULL, 10);
+        else {
+            fprintf(stderr, "keel bench lookup: unknown option '%s'\n", a);
+            usage();
+            return -1;
+        }
+        i++;
+    }
+    if (o->rounds < 1 || o->rounds > MAX_ROUNDS) {
+        fprintf(stderr, "keel bench lookup: --rounds must be 1..%d\n",
+                MAX_ROUNDS);
+        return -1;
+    }
+    if (o->pool_mb < 16 || o->pool_mb > 65536) {
+        fprintf(stderr, "keel bench lookup: --pool-mb must be 16..65536\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes the files of a database directory, then the directory. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[4200];
+
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Opens the database and resolves pgbench_accounts and its primary key,
+ * inside a read-only transaction that stays open (its snapshot is the
+ * one every lookup uses). */
+static int env_open(lookup_env *env, const char *dir, uint32_t pool_mb)
+{
+    keel_db_options o;
+    keel_error e = {0};
+    keel_session *s;
+    uint32_t pi;
+    int rc;
+
+    memset(env, 0, sizeof(*env));
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = pool_mb;
+    rc = keel_db_open(&o, &env->db, &e);
+    if (rc == KEEL_OK)
+        rc = keel_session_begin(env->db, &env->s, &e);
+    if (rc != KEEL_OK) {
+        fprintf(stderr, "keel bench lookup: %s\n", e.msg);
+        if (env->db != NULL)
+            (void)keel_db_close(env->db, NULL);
+        env->db = NULL;
+        return rc;
+    }
+    s = env->s;
+    env->t = calloc(1, sizeof(*env->t));
+    rc = env->t == NULL ? KEEL_ENOMEM : keel_begin(s);
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, false, &env->ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &env->ct, NULL, "pgbench_accounts", env->t);
+    for (pi = 0; rc == KEEL_OK && pi < env->t->nidx; pi++)
+        if (env->t->idx[pi].primary)
+            break;
+    if (rc == KEEL_OK && pi == env->t->nidx)
+        rc = KEEL_EINVAL;
+    if (rc == KEEL_OK)
+        rc = heap_row_init(&env->row, &env->t->h->heap, &s->bs->err);
+    if (rc != KEEL_OK) {
+        fprintf(stderr,
+                "keel bench lookup: %s: no usable pgbench_accounts: %s\n", dir,
+                keel_session_error(s));
+        return rc;
+    }
+    env->bt = env->t->ih[pi]->bt;
+    env->accounts = (int32_t)env->t->rel.tuples;
+    if (env->accounts <= 0) {
+        fprintf(stderr,
+                "keel bench lookup: %s: pgbench_accounts is empty or was "
+                "never analyzed\n",
+                dir);
+        return KEEL_EINVAL;
+    }
+    return KEEL_OK;
+}
+
+static void env_close(lookup_env *env)
+{
+    heap_row_free(&env->row);
+    free(env->t);
+    if (env->s != NULL) {
+        keel_abort(env->s);
+        keel_session_end(env->s);
+    }
+    if (env->db != NULL)
+        (void)keel_db_close(env->db, NULL);
+}
+
+/* One lookup of aid by the access path; exits on any failure. */
+static inline void lookup_one(lookup_env *env, int32_t aid)
+{
+    keel_value key = {.isnull = false};
+    buf_session *bs = env->s->bs;
+    tid t;
+    int rc;
+
+    key.v.i4 = aid;
+    rc = btree_lookup(env->bt, bs, &key, &t);
+    if (rc == KEEL_OK)
+        rc = heap_fetch(&env->t->h->heap, bs, &env->ct.vis, t, &env->row);
+    if (rc != KEEL_OK || env->row.values[0].v.i4 != aid) {
+        fprintf(stderr, "keel bench lookup: account %d: %s\n", aid,
+                rc != KEEL_OK ? buf_session_error(bs)->msg : "wrong row");
+        exit(1);
+    }
+}
+
+static inline int32_t next_aid(uint64_t *rng, int32_t accounts)
+{
+    uint64_t x = *rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *rng = x;
+    return (int32_t)((x * UINT64_C(0x2545F4914F6CDD1D)) >> 33) % accounts + 1;
+}
+
+static double measure_lookup(lookup_env *env, uint64_t n, uint64_t *rng)
+{
+    uint64_t t0 = clock_now_ns();
+    for (uint64_t i = 0; i < n; i++)
+        lookup_one(env, next_aid(rng, env->accounts));
+    return (double)(clock_now_ns() - t0) / (double)n;
+}
+
+/* keel_lookup() of random accounts, in the benchmark's transaction. */
+static double measure_keel_lookup(lookup_env *env, uint64_t n, uint64_t *rng)
+{
+    keel_value key = {.isnull = false}, out[4];
+    bool found;
+    uint64_t t0 = clock_now_ns();
+
+    for (uint64_t i = 0; i < n; i++) {
+        key.v.i4 = next_aid(rng, env->accounts);
+        if (keel_lookup(env->s, NULL, "pgbench_accounts", &key, out, &found) !=
+                KEEL_OK ||
+            !found || out[0].v.i4 != key.v.i4) {
+            fprintf(stderr, "keel bench lookup: keel_lookup(%d): %s\n",
+                    key.v.i4, keel_session_error(env->s));
+            exit(1);
+        }
+        BENCH_USE(out[2].v.i4);
+    }
+    return (double)(clock_now_ns() - t0) / (double)n;
+}
+
+static void print_row(const char *name, bench_stat s, const char *unit,
+                      const char *note)
+{
+    printf("  %-18s %9.1f %9.1f %9.1f  %-4s %s\n", name, s.median, s.min, s.max,
+           unit, note);
+}
+
+int bench_lookup_main(int argc, char **argv)
+{
+    lookup_opts o;
+    lookup_env env;
+    char tmp[4096];
+    bool own_dir = false;
+    double lk[MAX_ROUNDS], kl[MAX_ROUNDS];
+    uint64_t rng = UINT64_C(0x2545F4914F6CDD1D), n, nk;
+    uint32_t scale;
+
+    if (parse_opts(argc, argv, &o) != 0)
+        return 2;
+    scale = o.quick ? 1 : 10;
+    if (o.quick && o.rounds > 5)
+        o.rounds = 5;
+    if (o.dir == NULL) {
+        keel_error e = {0};
+        const char *t = getenv("TMPDIR");
+        uint64_t t0 = clock_now_ns();
+        snprintf(tmp, sizeof(tmp), "%s/keel-bench-lookup-XXXXXX",
+                 t ? t : "/tmp");
+        if (mkdtemp(tmp) == NULL) {
+            fprintf(stderr, "keel bench lookup: cannot create %s: %s\n", tmp,
+                    strerror(errno));
+            return 1;
+        }
+        own_dir = true;
+        o.dir = tmp;
+        fprintf(stderr, "creating a scale-%u pgbench database in %s\n", scale,
+                tmp);
+        if (pgbench_init(tmp, scale, 0, PGBENCH_PROGRESS_NONE, &e) != KEEL_OK) {
+            fprintf(stderr, "keel bench lookup: %s\n", e.msg);
+            remove_dir(tmp);
+            return 1;
+        }
+        fprintf(stderr, "  done in %.2f s\n",
+                (double)(clock_now_ns() - t0) / 1e9);
+    }
+    if (env_open(&env, o.dir, o.pool_mb) != KEEL_OK) {
+        env_close(&env);
+        if (own_dir)
+            remove_dir(tmp);
+        return 1;
+    }
+    /* Every page into the pool first: each account once, in order. */
+    for (int32_t aid = 1; aid <= env.accounts; aid++)
+        lookup_one(&env, aid);
+    n = o.quick ? 100000 : 1000000;
+    nk = n / 10;
+    printf("keel bench lookup: %s, %d accounts, pool %u MiB, %d rounds of "
+           "%llu lookups%s\n",
+           o.dir, env.accounts, o.pool_mb, o.rounds, (unsigned long long)n,
+           o.quick ? " (quick)" : "");
+    fflush(stdout);
+    for (int r = 0; r < o.rounds; r++) {
+        lk[r] = measure_lookup(&env, n, &rng);
+        kl[r] = measure_keel_lookup(&env, nk, &rng);
+        fprintf(stderr, "  round %d/%d done\n", r + 1, o.rounds);
+    }
+    bench_stat s_lk = bench_stat_of(lk, o.rounds);
+    bench_stat s_kl = bench_stat_of(kl, o.rounds);
+    printf("\n  %-18s %9s %9s %9s  %-4s %s\n", "measure", "median", "min",
+           "max", "unit", "note");
+    print_row("lookup_ns", s_lk, "ns", "btree_lookup + heap_fetch");
+    print_row("keel_lookup_ns", s_kl, "ns",
+              "keel_lookup(): names resolved each call");
+    env_close(&env);
+    if (own_dir)
+        remove_dir(tmp);
+
+    if (o.json != NULL) {
+        FILE *f = fopen(o.json, "w");
+        if (f == NULL) {
+            fprintf(stderr, "keel bench lookup: cannot write %s: %s\n", o.json,
+                    strerror(errno));
+            return 1;
+        }
+        fprintf(f,
+                "{\n  \"bench\": \"lookup\",\n  \"accounts\": %d,\n"
+                "  \"pool_mb\": %u,\n  \"rounds\": %d,\n  \"quick\": %s,\n"
+                "  \"lookups_per_round\": %llu,\n  ",
+                env.accounts, o.pool_mb, o.rounds, o.quick ? "true" : "false",
+                (unsigned long long)n);
+        bench_json_stat(f, "lookup_ns", s_lk);
+        fputs(",\n  ", f);
+        bench_json_stat(f, "keel_lookup_ns", s_kl);
+        fputs("\n}\n", f);
+        if (fclose(f) != 0) {
+            fprintf(stderr, "keel bench lookup: cannot write %s\n", o.json);
+            return 1;
+        }
+    }
+    return 0;
+}

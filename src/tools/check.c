@@ -1,0 +1,426 @@
+/*
+ * check.c: `keel check DIR` and check_database() (check.h): every page's
+ * checksum and header, every heap page's structure, every B-tree's
+ * structure, and the agreement of each table with its indexes.
+ *
+ * Relation files are read block by block with smgr_read() (which verifies
+ * each page) after a checkpoint, so what is checked is what is on disk.
+ * The B-trees are checked through the buffer pool by btree_check(), whose
+ * entry callback counts, for every heap tuple of the table, how often the
+ * index points to it.
+ */
+#include "tools/check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "tools/dbinfo.h"
+#include "tools/tools.h"
+
+/* Lines of one kind reported per index before they are only counted (one
+ * broken page can make every page after it unreachable). */
+#define CHECK_MAX_TID_LINES  10
+#define CHECK_MAX_TREE_LINES 20
+
+/* Where a table's heap tuples are, and how often an index points there. */
+typedef struct tid_map {
+    uint32_t nblocks;
+    uint32_t *start; /* nblocks + 1: first slot of each block */
+    uint8_t *state;  /* per line pointer: TID_NONE, TID_ONCE, TID_ATMOST */
+    uint8_t *count;  /* entries seen in the index being checked (saturating) */
+    uint8_t *bad;    /* per block: unreadable (reported already) */
+    size_t n, cap;
+} tid_map;
+
+#define TID_NONE 0 /* no tuple */
+#define TID_ONCE 1 /* a tuple: indexed exactly once */
+#define TID_ATMOST                                                             \
+    2 /* deleted by its inserter, or its inserter did not                      \
+         commit: indexed at most once */
+
+typedef struct check_ctx {
+    check_problem_fn fn;
+    void *ctx;
+    uint64_t problems;
+    const dbinfo_rel *rel; /* the index being checked */
+    const dbinfo_rel *table;
+    tid_map *map;
+    uint64_t stray; /* entries pointing to no tuple */
+    uint64_t tree;  /* btree_check's problems in this index */
+} check_ctx;
+
+static void problem(check_ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void problem(check_ctx *c, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    c->problems++;
+    if (c->fn != NULL)
+        c->fn(c->ctx, line);
+}
+
+static void tid_map_free(tid_map *m)
+{
+    free(m->start);
+    free(m->state);
+    free(m->count);
+    free(m->bad);
+    memset(m, 0, sizeof(*m));
+}
+
+/* Records the line pointers of block blk (the next block) of a heap page
+ * (NULL: an unreadable block, whose entries are not checked); vis tells
+ * whose inserters committed.  ENOMEM. */
+static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
+                             const visibility *vis)
+{
+    uint16_t nitems = page != NULL ? heappage_nitems(page) : 0;
+
+    if (m->start == NULL) {
+        m->start = malloc(((size_t)m->nblocks + 1) * sizeof(uint32_t));
+        m->bad = calloc((size_t)m->nblocks + 1, 1);
+        if (m->start == NULL || m->bad == NULL)
+            return KEEL_ENOMEM;
+    }
+    if (m->n + nitems > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 65536;
+        while (cap < m->n + nitems)
+            cap *= 2;
+        uint8_t *ns = realloc(m->state, cap);
+        if (ns == NULL)
+            return KEEL_ENOMEM;
+        m->state = ns;
+        m->cap = cap;
+    }
+    m->start[blk] = (uint32_t)m->n;
+    m->bad[blk] = page == NULL;
+    for (uint16_t off = 1; off <= nitems; off++) {
+        heappage_lp lp = heappage_get_lp(page, off);
+        uint8_t st = TID_NONE;
+        if (heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL) {
+            const heap_tuple_header *h =
+                (const heap_tuple_header *)((const char *)page +
+                                            heappage_lp_off(lp));
+            bool committed = true;
+            kerr e;
+            /* A failed insert removes its index entries and deletes its
+             * row; an aborted transaction may have stopped half way
+             * through its entries. */
+            if (h->xmax != 0 && h->xmax == h->xmin)
+                committed = false;
+            else if (heap_tuple_visible(vis, h->xmin, 0, &committed, &e) !=
+                     KEEL_OK)
+                committed = true; /* unknown: the strict rule */
+            st = committed ? TID_ONCE : TID_ATMOST;
+        }
+        m->state[m->n++] = st;
+    }
+    m->start[blk + 1] = (uint32_t)m->n;
+    return KEEL_OK;
+}
+
+/* The slot of t, or SIZE_MAX if the table has no such line pointer. */
+static size_t tid_map_slot(const tid_map *m, tid t)
+{
+    size_t first, end;
+
+    if (t.block >= m->nblocks || t.offset == 0)
+        return SIZE_MAX;
+    first = m->start[t.block];
+    end = m->start[t.block + 1];
+    if (first + t.offset - 1 >= end)
+        return SIZE_MAX;
+    return first + t.offset - 1;
+}
+
+static void on_btree_problem(void *arg, const char *line)
+{
+    check_ctx *c = arg;
+
+    if (++c->tree <= CHECK_MAX_TREE_LINES)
+        problem(c, "%s.%s (file %u): %s", c->rel->schema, c->rel->name,
+                c->rel->relnumber, line);
+    else
+        c->problems++;
+}
+
+static void on_btree_entry(void *arg, const keel_value *keys, tid t)
+{
+    check_ctx *c = arg;
+    size_t slot;
+
+    (void)keys;
+    if (c->map == NULL)
+        return;
+    if (t.block < c->map->nblocks && c->map->bad[t.block])
+        return; /* its block was reported unreadable */
+    slot = tid_map_slot(c->map, t);
+    if (slot == SIZE_MAX || c->map->state[slot] == TID_NONE) {
+        if (++c->stray <= CHECK_MAX_TID_LINES)
+            problem(c,
+                    "%s.%s (file %u): entry points to (%u,%u), which is no "
+                    "tuple of table %s",
+                    c->rel->schema, c->rel->name, c->rel->relnumber, t.block,
+                    t.offset, c->table->name);
+        else
+            c->problems++;
+        return;
+    }
+    if (c->map->count[slot] < 255)
+        c->map->count[slot]++;
+}
+
+/*
+ * Reads every block of rel from disk (smgr_read() verifies checksum and
+ * header); for a table, also verifies each heap page and, with map, records
+ * its tuples.
+ */
+static int check_file(check_ctx *c, keel_db *db, const dbinfo_rel *rel,
+                      void *page, tid_map *map, const visibility *vis)
+{
+    smgr_rel *sr;
+    kerr e;
+    int rc;
+
+    kerr_clear(&e);
+    if (rel->missing) {
+        problem(c, "%s.%s: file %s/%u is missing", rel->schema, rel->name,
+                db->dir, rel->relnumber);
+        return KEEL_OK;
+    }
+    rc = smgr_rel_open(db->smgr, rel->relnumber, &sr, &e);
+    if (rc != KEEL_OK) {
+        problem(c, "%s.%s: %s", rel->schema, rel->name, e.msg);
+        return KEEL_OK;
+    }
+    if (map != NULL)
+        map->nblocks = rel->blocks;
+    for (blocknum_t blk = 0; blk < rel->blocks; blk++) {
+        bool ok = true;
+        kerr_clear(&e);
+        rc = smgr_read(sr, blk, page, &e);
+        if (rc != KEEL_OK) {
+            problem(c, "%s.%s: %s", rel->schema, rel->name, e.msg);
+            ok = false;
+        } else if (rel->kind == RELKIND_TABLE &&
+                   heappage_verify(page, blk, &e) != KEEL_OK) {
+            problem(c, "%s.%s: file %s block %u: %s", rel->schema, rel->name,
+                    smgr_rel_path(sr), blk, e.msg);
+            ok = false;
+        }
+        if (map != NULL &&
+            tid_map_add_block(map, blk, ok ? page : NULL, vis) != KEEL_OK)
+            return KEEL_ENOMEM;
+    }
+    return KEEL_OK;
+}
+
+/* Checks index ix of table (whose tuples are in map, or map NULL). */
+static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
+                       const dbinfo_rel *table, tid_map *map)
+{
+    uint64_t probs = 0, wrong = 0, hidden;
+    int rc;
+
+    c->rel = ix;
+    c->table = table;
+    c->map = map;
+    c->stray = 0;
+    c->tree = 0;
+    if (map != NULL) {
+        free(map->count);
+        map->count = calloc(map->n ? map->n : 1, 1);
+        if (map->count == NULL)
+            return KEEL_ENOMEM;
+    }
+    rc = btree_check(s->bs, ix->relnumber, on_btree_problem, on_btree_entry, c,
+                     &probs);
+    if (rc == KEEL_ENOMEM)
+        return rc;
+    if (rc != KEEL_OK) {
+        problem(c, "%s.%s (file %u): cannot be checked: %s", ix->schema,
+                ix->name, ix->relnumber, keel_session_error(s));
+        return KEEL_OK;
+    }
+    if (c->tree > CHECK_MAX_TREE_LINES) {
+        problem(c, "%s.%s (file %u): %llu more problems in this index",
+                ix->schema, ix->name, ix->relnumber,
+                (unsigned long long)(c->tree - CHECK_MAX_TREE_LINES));
+        c->problems--; /* that line sums up problems counted already */
+    }
+    if (map == NULL || probs > 0)
+        return KEEL_OK; /* a broken tree's entries prove nothing more */
+    for (blocknum_t b = 0; b < map->nblocks; b++)
+        for (uint32_t i = map->start[b]; i < map->start[b + 1]; i++) {
+            uint8_t st = map->state[i], n = map->count[i];
+            if ((st == TID_ONCE && n == 1) || (st == TID_ATMOST && n <= 1) ||
+                st == TID_NONE)
+                continue;
+            if (++wrong <= CHECK_MAX_TID_LINES)
+                problem(c,
+                        "%s.%s (file %u): tuple (%u,%u) of table %s is "
+                        "indexed %u times, not %s",
+                        ix->schema, ix->name, ix->relnumber, b,
+                        i - map->start[b] + 1, table->name, n,
+                        st == TID_ONCE ? "once" : "at most once");
+            else
+                c->problems++;
+        }
+    hidden =
+        (wrong > CHECK_MAX_TID_LINES ? wrong - CHECK_MAX_TID_LINES : 0) +
+        (c->stray > CHECK_MAX_TID_LINES ? c->stray - CHECK_MAX_TID_LINES : 0);
+    if (hidden > 0) {
+        problem(c, "%s.%s (file %u): %llu more tuples disagree with the table",
+                ix->schema, ix->name, ix->relnumber,
+                (unsigned long long)hidden);
+        c->problems--; /* as above */
+    }
+    return KEEL_OK;
+}
+
+/* Checks every relation of the open database. */
+static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
+{
+    dbinfo_rel *rels = NULL;
+    size_t n = 0;
+    catalog_txn ct;
+    void *page = aligned_alloc(4096, BLOCK_SIZE);
+    int rc = page == NULL ? KEEL_ENOMEM : dbinfo_relations(s, &rels, &n);
+
+    if (rc != KEEL_OK && rc != KEEL_ENOMEM) {
+        problem(c, "the catalogs cannot be read: %s", keel_session_error(s));
+        rc = KEEL_OK;
+    }
+    /* A snapshot taken now sees every transaction that ever committed. */
+    if (rc == KEEL_OK)
+        rc = keel_begin(s);
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, false, &ct);
+    if (rc != KEEL_OK && rc != KEEL_ENOMEM) {
+        problem(c, "no snapshot: %s", keel_session_error(s));
+        n = 0;
+        rc = KEEL_OK;
+    }
+    /* Files first, each table followed by its indexes. */
+    for (size_t i = 0; rc == KEEL_OK && i < n; i++) {
+        tid_map map = {0};
+        bool has_index = false;
+        if (rels[i].kind == RELKIND_INDEX && rels[i].table != 0)
+            continue; /* with its table */
+        for (size_t j = 0; j < n; j++)
+            has_index = has_index || (rels[j].kind == RELKIND_INDEX &&
+                                      rels[j].table == rels[i].oid);
+        rc = check_file(
+            c, db, &rels[i], page,
+            rels[i].kind == RELKIND_TABLE && has_index ? &map : NULL, &ct.vis);
+        for (size_t j = 0; rc == KEEL_OK && j < n; j++) {
+            if (rels[j].kind != RELKIND_INDEX || rels[j].table != rels[i].oid)
+                continue;
+            rc = check_file(c, db, &rels[j], page, NULL, NULL);
+            if (rc == KEEL_OK && !rels[j].missing)
+                rc = check_index(c, s, &rels[j], &rels[i],
+                                 rels[i].missing ? NULL : &map);
+        }
+        tid_map_free(&map);
+    }
+    /* Indexes whose table keel_index does not name. */
+    for (size_t i = 0; rc == KEEL_OK && i < n; i++)
+        if (rels[i].kind == RELKIND_INDEX && rels[i].table == 0) {
+            problem(c, "%s.%s (file %u): index without a keel_index row",
+                    rels[i].schema, rels[i].name, rels[i].relnumber);
+            rc = check_file(c, db, &rels[i], page, NULL, NULL);
+            if (rc == KEEL_OK && !rels[i].missing)
+                rc = check_index(c, s, &rels[i], &rels[i], NULL);
+        }
+    keel_abort(s);
+    free(rels);
+    free(page);
+    return rc;
+}
+
+int check_database(const char *dir, check_problem_fn fn, void *ctx,
+                   uint64_t *problems, keel_error *err)
+{
+    check_ctx c = {.fn = fn, .ctx = ctx};
+    keel_db_options o;
+    keel_db *db = NULL;
+    keel_session *s = NULL;
+    keel_error e = {0};
+    int rc;
+
+    *problems = 0;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 32;
+    rc = keel_db_open(&o, &db, &e);
+    if (rc == KEEL_ENOENT || rc == KEEL_EINVAL || rc == KEEL_ENOMEM) {
+        if (err != NULL)
+            *err = e;
+        return rc;
+    }
+    if (rc != KEEL_OK) {
+        problem(&c, "%s", e.msg);
+        *problems = c.problems;
+        return KEEL_OK;
+    }
+    /* Whatever opening wrote goes to disk first: the files are read
+     * directly. */
+    rc = keel_checkpoint(db, &e);
+    if (rc == KEEL_OK)
+        rc = keel_session_begin(db, &s, &e);
+    if (rc == KEEL_OK) {
+        rc = check_relations(&c, db, s);
+        if (rc == KEEL_ENOMEM)
+            snprintf(e.msg, sizeof(e.msg), "out of memory");
+        e.code = rc;
+        keel_session_end(s);
+    }
+    if (keel_db_close(db, rc == KEEL_OK ? &e : NULL) != KEEL_OK &&
+        rc == KEEL_OK)
+        rc = e.code;
+    if (rc != KEEL_OK && err != NULL)
+        *err = e;
+    *problems = c.problems;
+    return rc;
+}
+
+/* ---- the command ------------------------------------------------------ */
+
+static void print_problem(void *ctx, const char *line)
+{
+    (void)ctx;
+    printf("%s\n", line);
+}
+
+int tool_check_main(int argc, char **argv)
+{
+    keel_error e = {0};
+    uint64_t problems = 0;
+    int rc;
+
+    if (argc != 1 || argv[0][0] == '-') {
+        fprintf(stderr, "usage: keel check DIR\n");
+        return 2;
+    }
+    rc = check_database(argv[0], print_problem, NULL, &problems, &e);
+    if (rc != KEEL_OK) {
+        fprintf(stderr, "keel check: %s\n", e.msg);
+        return 1;
+    }
+    if (problems > 0) {
+        fprintf(stderr, "keel check: %s: %llu problem(s)\n", argv[0],
+                (unsigned long long)problems);
+        return 1;
+    }
+    fprintf(stderr, "keel check: %s: no problems\n", argv[0]);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * check.h: verifying a database, for `keel check` and its tests.
+ */
+#ifndef KEEL_TOOLS_CHECK_H
+#define KEEL_TOOLS_CHECK_H
+
+#include <stdint.h>
+
+#include "keel/keel.h"
+
+/* Receives one problem as a line (no newline) naming the relation, and
+ * the file and block concerned where there is one. */
+typedef void (*check_problem_fn)(void *ctx, const char *line);
+
+/*
+ * Checks the database in dir, which no one else may be using: opens it
+ * (a failure other than "no database there" is a problem), then verifies
+ *   - every block of every relation file (the commit log, the catalogs,
+ *     every table and index keel_class lists): checksum and page header,
+ *     and that every file keel_class names exists;
+ *   - every heap page's structure (heappage_verify());
+ *   - every B-tree (btree_check());
+ *   - that each table and its indexes agree: every index entry points to a
+ *     heap tuple, and every heap tuple is indexed exactly once by each
+ *     index (a tuple deleted by its own inserter at most once: a failed
+ *     insert removes its entries again).
+ * Each problem goes to fn; *problems gets their number.  Returns KEEL_OK
+ * when the check ran (whatever it found), or KEEL_ENOENT (not a database),
+ * KEEL_ENOMEM, with the message in err.  Closes the database cleanly.
+ */
+int check_database(const char *dir, check_problem_fn fn, void *ctx,
+                   uint64_t *problems, keel_error *err);
+
+#endif /* KEEL_TOOLS_CHECK_H */

@@ -1,0 +1,41 @@
+/*
+ * dbinfo.h: what relations a database holds, read from its catalogs, for
+ * `keel stat` and `keel check`.
+ */
+#ifndef KEEL_TOOLS_DBINFO_H
+#define KEEL_TOOLS_DBINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keel/keel.h"
+
+/* Kind of a listed relation: RELKIND_TABLE, RELKIND_INDEX, or this one for
+ * the commit log (which has no keel_class row). */
+#define DBINFO_KIND_CLOG 'c'
+
+typedef struct dbinfo_rel {
+    char schema[KEEL_NAME_LEN];
+    char name[KEEL_NAME_LEN];
+    char kind;          /* 't', 'i' or DBINFO_KIND_CLOG */
+    uint32_t oid;       /* = relnumber; 1 for the commit log */
+    uint32_t relnumber; /* the file's name in the directory */
+    uint32_t table;     /* an index's table (oid), else 0 */
+    bool unique;        /* an index's */
+    uint32_t blocks;    /* whole blocks in the file (0 if it is missing) */
+    bool missing;       /* the file does not exist */
+} dbinfo_rel;
+
+/*
+ * Lists every relation that the session's snapshot sees in keel_class, and
+ * the commit log first, in relation number order, in a malloc'd array
+ * (*out, *n; free with free()).  Reads the catalogs' heaps directly (no
+ * index), in a transaction of its own.  Returns a keel_status, the message
+ * in the session.
+ */
+int dbinfo_relations(keel_session *s, dbinfo_rel **out, size_t *n);
+
+/* "table", "index" or "clog". */
+const char *dbinfo_kind_name(char kind);
+
+#endif /* KEEL_TOOLS_DBINFO_H */

@@ -1,0 +1,297 @@
+/*
+ * test_check.c: what `keel init`, `keel stat` and `keel check` do, through
+ * the functions they use: a pgbench database at scale 1 is complete and
+ * passes the check; a flipped bit in a heap page is reported with its file
+ * and block; an index leaf with two keys swapped (checksum recomputed) and
+ * an index page with a flipped bit are reported; a database after all
+ * kinds of changes passes.
+ */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "access/btree_page.h"
+#include "keel/keel.h"
+#include "storage/page.h"
+#include "tools/check.h"
+#include "tools/dbinfo.h"
+#include "tools/pgbench.h"
+
+typedef struct lines {
+    char text[64][1024];
+    int n;
+} lines;
+
+static void collect(void *ctx, const char *line)
+{
+    lines *l = ctx;
+    if (getenv("KEEL_TEST_VERBOSE") != NULL)
+        fprintf(stderr, "  problem: %s\n", line);
+    if (l->n < 64)
+        snprintf(l->text[l->n++], sizeof(l->text[0]), "%s", line);
+}
+
+static uint64_t run_check(const char *dir, lines *l)
+{
+    keel_error e = {0};
+    uint64_t problems = 99;
+
+    memset(l, 0, sizeof(*l));
+    assert_int_equal(check_database(dir, collect, l, &problems, &e), KEEL_OK);
+    return problems;
+}
+
+static keel_db_options opts_for(const char *dir)
+{
+    keel_db_options o;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 8;
+    return o;
+}
+
+/* The relation named name, from the catalogs. */
+static dbinfo_rel find_rel(const char *dir, const char *name)
+{
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    dbinfo_rel *r, found = {0};
+    size_t n;
+
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(dbinfo_relations(s, &r, &n), KEEL_OK);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(r[i].name, name) == 0)
+            found = r[i];
+    free(r);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_not_equal(found.relnumber, 0);
+    return found;
+}
+
+static void page_io(const char *dir, uint32_t rel, uint32_t blk, void *page,
+                    bool write)
+{
+    char path[512];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%u", dir, rel);
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    if (write)
+        assert_int_equal(pwrite(fd, page, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
+                         BLOCK_SIZE);
+    else
+        assert_int_equal(pread(fd, page, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
+                         BLOCK_SIZE);
+    close(fd);
+}
+
+static bool any_line_has(const lines *l, const char *a, const char *b)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strstr(l->text[i], a) != NULL &&
+            (b == NULL || strstr(l->text[i], b) != NULL))
+            return true;
+    return false;
+}
+
+static void test_init_stat_check(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e = {0};
+    keel_db *db;
+    keel_session *s;
+    keel_value key, out[4];
+    bool found;
+    dbinfo_rel acc, pk, br;
+    char path[512], blk5[32];
+    lines l;
+    static _Alignas(8) unsigned char page[BLOCK_SIZE], saved[BLOCK_SIZE];
+    long off;
+
+    (void)state;
+    assert_int_equal(pgbench_init(dir, 1, 8, PGBENCH_PROGRESS_NONE, &e),
+                     KEEL_OK);
+    /* A second init of the same directory is refused. */
+    assert_int_equal(pgbench_init(dir, 1, 8, PGBENCH_PROGRESS_NONE, &e),
+                     KEEL_EEXIST);
+
+    /* The tables are there, with their rows and primary keys. */
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    key.isnull = false;
+    for (int32_t aid = 1; aid <= 100000; aid += 9973) {
+        key.v.i4 = aid;
+        assert_int_equal(
+            keel_lookup(s, NULL, "pgbench_accounts", &key, out, &found),
+            KEEL_OK);
+        assert_true(found);
+        assert_int_equal(out[0].v.i4, aid);
+        assert_int_equal(out[1].v.i4, 1);
+        assert_int_equal(out[2].v.i4, 0);
+        assert_int_equal(out[3].v.s.len, 84);
+    }
+    key.v.i4 = 100001;
+    assert_int_equal(
+        keel_lookup(s, NULL, "pgbench_accounts", &key, out, &found), KEEL_OK);
+    assert_false(found);
+    key.v.i4 = 10;
+    assert_int_equal(keel_lookup(s, NULL, "pgbench_tellers", &key, out, &found),
+                     KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out[1].v.i4, 1);
+    assert_true(out[3].isnull);
+    key.v.i4 = 1;
+    assert_int_equal(
+        keel_lookup(s, NULL, "pgbench_branches", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+
+    acc = find_rel(dir, "pgbench_accounts");
+    pk = find_rel(dir, "pgbench_accounts_pkey");
+    br = find_rel(dir, "pgbench_branches");
+    assert_int_equal(acc.kind, 't');
+    assert_int_equal(pk.kind, 'i');
+    assert_int_equal(pk.table, acc.oid);
+    assert_true(pk.unique);
+    assert_true(acc.blocks > 1000);
+    assert_true(pk.blocks > 100);
+    assert_int_equal(br.blocks, 1);
+    assert_int_equal(find_rel(dir, "pgbench_history").blocks, 0);
+
+    /* A fresh database passes. */
+    assert_int_equal(run_check(dir, &l), 0);
+    assert_int_equal(l.n, 0);
+
+    /* A flipped bit in a heap page: its file and block are named. */
+    snprintf(path, sizeof(path), "%s/%u", dir, acc.relnumber);
+    off = 5L * BLOCK_SIZE + 4000;
+    tu_flip_bit(path, off, 2);
+    assert_int_equal(run_check(dir, &l), 1);
+    snprintf(blk5, sizeof(blk5), "block 5 ");
+    assert_true(any_line_has(&l, path, blk5));
+    assert_true(any_line_has(&l, "pgbench_accounts", "checksum"));
+    tu_flip_bit(path, off, 2);
+    assert_int_equal(run_check(dir, &l), 0);
+
+    /* Two keys of an index leaf swapped, the checksum made right again. */
+    {
+        blocknum_t leaf = BT_NONE;
+        uint16_t *lp, t;
+        for (blocknum_t b = 1; b < pk.blocks && leaf == BT_NONE; b++) {
+            bt_opaque op;
+            page_io(dir, pk.relnumber, b, page, false);
+            memcpy(&op, page + BT_SPECIAL_OFF, sizeof(op));
+            if ((op.flags & BT_LEAF) && op.right != BT_NONE)
+                leaf = b;
+        }
+        assert_true(leaf != BT_NONE);
+        memcpy(saved, page, BLOCK_SIZE);
+        lp = (uint16_t *)(page + PAGE_HEADER_SIZE);
+        t = lp[3];
+        lp[3] = lp[4];
+        lp[4] = t;
+        page_set_checksum(page);
+        page_io(dir, pk.relnumber, leaf, page, true);
+        assert_true(run_check(dir, &l) >= 1);
+        assert_true(any_line_has(&l, "pgbench_accounts_pkey", NULL));
+        page_io(dir, pk.relnumber, leaf, saved, true);
+        assert_int_equal(run_check(dir, &l), 0);
+
+        /* A flipped bit in the same leaf. */
+        snprintf(path, sizeof(path), "%s/%u", dir, pk.relnumber);
+        tu_flip_bit(path, (long)leaf * BLOCK_SIZE + 300, 5);
+        assert_true(run_check(dir, &l) >= 1);
+        assert_true(any_line_has(&l, path, NULL));
+        assert_true(any_line_has(&l, "pgbench_accounts_pkey", NULL));
+    }
+
+    tu_rmdir(dir);
+    free(dir);
+}
+
+/* After every kind of change (updates, deletes, refused and aborted
+ * inserts, a dropped table) the tables and their indexes still agree. */
+static void test_check_after_changes(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e = {0};
+    keel_db *db;
+    keel_session *s;
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                       {"v", KEEL_INT4, 0, false}};
+    uint16_t pk = 1, k2 = 2;
+    keel_value row[2], key;
+    lines l;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_create_index(s, NULL, "t", "t_v", &k2, 1, false),
+                     KEEL_OK);
+    row[0].isnull = row[1].isnull = false;
+    for (int i = 1; i <= 300; i++) {
+        row[0].v.i4 = i;
+        row[1].v.i4 = i % 7;
+        assert_int_equal(keel_insert(s, NULL, "t", row), KEEL_OK);
+    }
+    row[0].v.i4 = 5; /* taken: refused, its row deleted again */
+    assert_int_equal(keel_insert(s, NULL, "t", row), KEEL_EUNIQUE);
+    key = row[0];
+    row[1].v.i4 = 99;
+    assert_int_equal(keel_update(s, NULL, "t", &key, row), KEEL_OK);
+    key.v.i4 = 6;
+    assert_int_equal(keel_delete(s, NULL, "t", &key), KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    row[0].v.i4 = 1000;
+    assert_int_equal(keel_insert(s, NULL, "t", row), KEEL_OK);
+    keel_abort(s);
+    assert_int_equal(keel_create_table(s, NULL, "gone", cols, 2, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_drop_table(s, NULL, "gone"), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    tu_rmdir(dir);
+    free(dir);
+}
+
+/* Not a database: an error, not a problem list. */
+static void test_check_not_a_database(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_error e = {0};
+    uint64_t problems = 0;
+    lines l = {0};
+
+    (void)state;
+    assert_int_equal(check_database(dir, collect, &l, &problems, &e),
+                     KEEL_ENOENT);
+    assert_non_null(strstr(e.msg, dir));
+    tu_rmdir(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_init_stat_check),
+        cmocka_unit_test(test_check_after_changes),
+        cmocka_unit_test(test_check_not_a_database),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,53 @@
+# The database commands end to end: `keel init --scale 1` creates a
+# database that `keel stat` lists and `keel check` passes; a second init
+# of the same directory, a missing directory and bad usage fail with one
+# line and the right exit status.
+file(REMOVE_RECURSE ${DIR})
+execute_process(COMMAND ${KEEL} init ${DIR} --scale 1
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "created .* in [0-9.]+ s")
+  message(FATAL_ERROR "keel init failed (${rc}):\n${out}\n${err}")
+endif()
+if(NOT err MATCHES "100000 of 100000 tuples")
+  message(FATAL_ERROR "keel init showed no progress lines:\n${err}")
+endif()
+execute_process(COMMAND ${KEEL} stat ${DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "keel stat failed (${rc}):\n${out}\n${err}")
+endif()
+foreach(rel pgbench_branches pgbench_tellers pgbench_accounts
+        pgbench_accounts_pkey pgbench_history keel_class keel_clog)
+  if(NOT out MATCHES "${rel} ")
+    message(FATAL_ERROR "keel stat does not list ${rel}:\n${out}")
+  endif()
+endforeach()
+if(NOT out MATCHES "public +pgbench_accounts +table +[0-9]+ +1[0-9][0-9][0-9] ")
+  message(FATAL_ERROR "keel stat: pgbench_accounts has not ~1500 blocks:\n${out}")
+endif()
+execute_process(COMMAND ${KEEL} check ${DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out STREQUAL "")
+  message(FATAL_ERROR "keel check of a fresh database (${rc}):\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${KEEL} init ${DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "already holds a keel database")
+  message(FATAL_ERROR "second keel init gave rc=${rc}: ${err}")
+endif()
+foreach(cmd stat check)
+  execute_process(COMMAND ${KEEL} ${cmd} ${DIR}/nosuch
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1 OR NOT err MATCHES "keel ${cmd}: .*nosuch")
+    message(FATAL_ERROR "keel ${cmd} of a missing database gave rc=${rc}: ${err}")
+  endif()
+endforeach()
+foreach(args "init" "init;${DIR};--scale;x" "stat" "check;a;b")
+  execute_process(COMMAND ${KEEL} ${args}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "keel ${args} gave rc=${rc}, not 2: ${err}")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${DIR})
+message(STATUS "tools smoke: ok")
