@@ -29,6 +29,9 @@
 
 #define MAX_ROUNDS 64
 
+/* The layout of the results table. */
+static const bench_table results_table = {18, 1};
+
 /* Keeps the compiler from dropping a result it sees unused. */
 #define BENCH_USE(x) __asm__ __volatile__("" : : "r"(x) : "memory")
 
@@ -255,13 +258,6 @@ static double measure_keel_lookup(lookup_env *env, uint64_t n, uint64_t *rng)
     return (double)(clock_now_ns() - t0) / (double)n;
 }
 
-static void print_row(const char *name, bench_stat s, const char *unit,
-                      const char *note)
-{
-    printf("  %-18s %9.1f %9.1f %9.1f  %-4s %s\n", name, s.median, s.min, s.max,
-           unit, note);
-}
-
 int bench_lookup_main(int argc, char **argv)
 {
     lookup_opts o;
@@ -323,11 +319,11 @@ int bench_lookup_main(int argc, char **argv)
     }
     bench_stat s_lk = bench_stat_of(lk, o.rounds);
     bench_stat s_kl = bench_stat_of(kl, o.rounds);
-    printf("\n  %-18s %9s %9s %9s  %-4s %s\n", "measure", "median", "min",
-           "max", "unit", "note");
-    print_row("lookup_ns", s_lk, "ns", "btree_lookup + heap_fetch");
-    print_row("keel_lookup_ns", s_kl, "ns",
-              "keel_lookup(): names resolved each call");
+    bench_table_header(&results_table);
+    bench_table_row(&results_table, "lookup_ns", s_lk, "ns",
+                    "btree_lookup + heap_fetch");
+    bench_table_row(&results_table, "keel_lookup_ns", s_kl, "ns",
+                    "keel_lookup(): names resolved each call");
     env_close(&env);
     if (own_dir)
         remove_dir(tmp);

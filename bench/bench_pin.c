@@ -44,6 +44,9 @@
 #define REL_MISS   2
 #define MAX_ROUNDS 64
 
+/* The layout of the results table. */
+static const bench_table results_table = {34, 2};
+
 /*
  * Keeps the compiler from merging or hoisting the inlined pin and release
  * of consecutive iterations: each one must really happen in memory.
@@ -382,13 +385,6 @@ static void env_close(pin_env *env)
     }
 }
 
-static void print_row(const char *name, bench_stat s, const char *unit,
-                      const char *note)
-{
-    printf("  %-34s %9.2f %9.2f %9.2f  %-5s %s\n", name, s.median, s.min, s.max,
-           unit, note);
-}
-
 int bench_pin_main(int argc, char **argv)
 {
     pin_opts o;
@@ -493,22 +489,30 @@ int bench_pin_main(int argc, char **argv)
 
     snprintf(mn_name, sizeof(mn_name), "read_hit_%uthreads_mops", o.threads);
     snprintf(mn_row, sizeof(mn_row), "read_hit_%uthreads_mops", o.threads);
-    printf("\n  %-34s %9s %9s %9s  %-5s %s\n", "measure", "median", "min",
-           "max", "unit", "note");
-    print_row("read_hit_ns", s_hit, "ns", "lookup+pin+unpin, 1000 pages");
-    print_row("pin_unpin_ns", s_pin, "ns", "first pin by id + unpin");
-    print_row("repin_ns", s_repin, "ns", "pin+unpin of a held buffer");
-    print_row("read_miss_ns", s_miss, "ns", "evict + pread + verify");
-    print_row("pread_ns", s_pr, "ns", "raw 8 KiB pread, same file");
-    print_row("read_miss_over_pread", s_ratio, "x", "per-round ratio");
-    print_row("pread_cold_ns", s_prc, "ns", "pread into uncached memory");
-    print_row("read_miss_ring_ns", s_ring, "ns", "miss via bulk-read ring");
-    print_row("read_hit_2threads_same_page_ns", s_same, "ns",
-              "per read, per thread");
-    print_row("read_hit_2threads_mops", s_m2, "Mops", "aggregate");
-    print_row(mn_row, s_mn, "Mops", "aggregate");
-    printf("  %-34s %9.2f %9s %9s  %-5s %s\n", "scaling_vs_2threads", scale, "",
-           "", "x", "median over median");
+    bench_table_header(&results_table);
+    bench_table_row(&results_table, "read_hit_ns", s_hit, "ns",
+                    "lookup+pin+unpin, 1000 pages");
+    bench_table_row(&results_table, "pin_unpin_ns", s_pin, "ns",
+                    "first pin by id + unpin");
+    bench_table_row(&results_table, "repin_ns", s_repin, "ns",
+                    "pin+unpin of a held buffer");
+    bench_table_row(&results_table, "read_miss_ns", s_miss, "ns",
+                    "evict + pread + verify");
+    bench_table_row(&results_table, "pread_ns", s_pr, "ns",
+                    "raw 8 KiB pread, same file");
+    bench_table_row(&results_table, "read_miss_over_pread", s_ratio, "x",
+                    "per-round ratio");
+    bench_table_row(&results_table, "pread_cold_ns", s_prc, "ns",
+                    "pread into uncached memory");
+    bench_table_row(&results_table, "read_miss_ring_ns", s_ring, "ns",
+                    "miss via bulk-read ring");
+    bench_table_row(&results_table, "read_hit_2threads_same_page_ns", s_same,
+                    "ns", "per read, per thread");
+    bench_table_row(&results_table, "read_hit_2threads_mops", s_m2, "Mops",
+                    "aggregate");
+    bench_table_row(&results_table, mn_row, s_mn, "Mops", "aggregate");
+    printf("  %-*s %9.2f %9s %9s  %-5s %s\n", results_table.name_width,
+           "scaling_vs_2threads", scale, "", "", "x", "median over median");
 
     if (o.json != NULL) {
         FILE *f = fopen(o.json, "w");

@@ -31,6 +31,20 @@ void bench_json_stat(FILE *f, const char *name, bench_stat s)
             name, s.median, s.min, s.max, s.rounds);
 }
 
+void bench_table_header(const bench_table *t)
+{
+    printf("\n  %-*s %9s %9s %9s  %-5s %s\n", t->name_width, "measure",
+           "median", "min", "max", "unit", "note");
+}
+
+void bench_table_row(const bench_table *t, const char *name, bench_stat s,
+                     const char *unit, const char *note)
+{
+    printf("  %-*s %9.*f %9.*f %9.*f  %-5s %s\n", t->name_width, name,
+           t->decimals, s.median, t->decimals, s.min, t->decimals, s.max, unit,
+           note);
+}
+
 double bench_spread_pct(bench_stat s)
 {
     return s.median > 0 ? 100.0 * (s.max - s.min) / s.median : 0;

@@ -20,6 +20,19 @@ bench_stat bench_stat_of(double *v, int n);
 /* Writes `"name": {"median": m, "min": a, "max": b, "rounds": n}`. */
 void bench_json_stat(FILE *f, const char *name, bench_stat s);
 
+/* The layout of a readable results table printed on stdout. */
+typedef struct bench_table {
+    int name_width; /* columns for the measure's name */
+    int decimals;   /* digits after the point of median, min and max */
+} bench_table;
+
+/* Prints the table's heading line (after a blank line). */
+void bench_table_header(const bench_table *t);
+
+/* Prints one row: the name, median, min and max of s, the unit, the note. */
+void bench_table_row(const bench_table *t, const char *name, bench_stat s,
+                     const char *unit, const char *note);
+
 /* Spread of a stat as a percentage of its median: (max - min) / median. */
 double bench_spread_pct(bench_stat s);
 

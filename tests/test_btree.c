@@ -26,40 +26,22 @@
 
 #define REL_IDX ((relnumber_t)20000)
 
-typedef struct fixture {
-    char *dir;
-    smgr *sm;
-    buf_pool *pool;
-    buf_session *s;
-    kerr err;
-} fixture;
+typedef tu_fixture fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof(*f));
-
-    assert_non_null(f);
-    f->dir = tu_mkdtemp();
-    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
-    *state = f;
-    return 0;
+    return tu_fixture_setup(state);
 }
 
 static void pool_open(fixture *f, uint32_t nbuffers)
 {
-    assert_int_equal(buf_pool_create(f->sm, nbuffers, &f->pool, &f->err),
-                     KEEL_OK);
-    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+    tu_pool_open(f->sm, nbuffers, &f->pool, &f->s, &f->err);
 }
 
 static void pool_close(fixture *f)
 {
     tu_assert_pool_quiet(f->pool);
-    buf_session_destroy(f->s);
-    f->s = NULL;
-    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        fail_msg("buf_pool_close: %s", f->err.msg);
-    f->pool = NULL;
+    tu_pool_close(&f->pool, &f->s, &f->err);
 }
 
 static int teardown(void **state)
@@ -70,20 +52,12 @@ static int teardown(void **state)
         buf_session_destroy(f->s);
         buf_pool_discard(f->pool);
     }
-    smgr_close(f->sm);
-    tu_rmdir(f->dir);
-    free(f->dir);
+    tu_storage_close(f->dir, f->sm);
     free(f);
     return 0;
 }
 
-#define CHECK_OK(f, call)                                                      \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        if (rc_ != KEEL_OK)                                                    \
-            fail_msg("%s: %s (%s)", #call, keel_status_str(rc_),               \
-                     buf_session_error((f)->s)->msg);                          \
-    } while (0)
+#define CHECK_OK(f, call) TU_SESSION_OK((f)->s, call)
 
 /* ---- the checker, with problems collected ------------------------------ */
 

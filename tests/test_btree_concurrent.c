@@ -35,24 +35,16 @@
 #define NREADERS 3
 #define PAD_LEN  180
 
-typedef struct fixture {
-    char *dir;
-    smgr *sm;
-    buf_pool *pool;
-    buf_session *s;
-    kerr err;
-} fixture;
+typedef tu_fixture fixture;
 
+/* A fixture with a pool of 96 buffers open. */
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof(*f));
+    fixture *f;
 
-    assert_non_null(f);
-    f->dir = tu_mkdtemp();
-    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
-    assert_int_equal(buf_pool_create(f->sm, 96, &f->pool, &f->err), KEEL_OK);
-    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
-    *state = f;
+    tu_fixture_setup(state);
+    f = *state;
+    tu_pool_open(f->sm, 96, &f->pool, &f->s, &f->err);
     return 0;
 }
 
@@ -61,12 +53,8 @@ static int teardown(void **state)
     fixture *f = *state;
 
     tu_assert_pool_quiet(f->pool);
-    buf_session_destroy(f->s);
-    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        buf_pool_discard(f->pool);
-    smgr_close(f->sm);
-    tu_rmdir(f->dir);
-    free(f->dir);
+    tu_pool_drop(f->pool, f->s, &f->err);
+    tu_storage_close(f->dir, f->sm);
     free(f);
     return 0;
 }

@@ -43,18 +43,7 @@
 #define POOL_SIZE 16
 #define NBLOCKS   32 /* twice the pool: reading them all evicts */
 
-typedef union test_page {
-    unsigned char b[BLOCK_SIZE];
-    uint64_t align;
-} test_page;
-
-typedef struct fixture {
-    char *dir;
-    smgr *sm;
-    buf_pool *pool;
-    buf_session *s;
-    kerr err;
-} fixture;
+typedef tu_fixture fixture;
 
 /* Fails unless page holds (rel, blk) with a consistent value; returns it. */
 static uint64_t body_check(const void *page, relnumber_t rel, blocknum_t blk)
@@ -76,27 +65,15 @@ static uint64_t body_check(const void *page, relnumber_t rel, blocknum_t blk)
 /* Creates rel with nblocks pages holding value 0, directly on disk. */
 static void make_rel(fixture *f, relnumber_t rel, blocknum_t nblocks)
 {
-    smgr_rel *r = NULL;
-    test_page p;
+    smgr_rel *r = tu_body_rel_create(f->sm, rel, nblocks, &f->err);
 
-    assert_int_equal(smgr_create(f->sm, rel, &r, &f->err), KEEL_OK);
-    for (blocknum_t i = 0; i < nblocks; i++) {
-        blocknum_t got = MAX_BLOCK_NUMBER;
-        memset(p.b, 0, sizeof(p.b));
-        page_init(p.b, 0);
-        tu_body_write(p.b, rel, i, 0);
-        assert_int_equal(smgr_extend(r, p.b, &got, &f->err), KEEL_OK);
-        assert_int_equal(got, i);
-    }
     assert_int_equal(smgr_sync(r, &f->err), KEEL_OK);
 }
 
 static void open_pool(fixture *f)
 {
     assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
-    assert_int_equal(buf_pool_create(f->sm, POOL_SIZE, &f->pool, &f->err),
-                     KEEL_OK);
-    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+    tu_pool_open(f->sm, POOL_SIZE, &f->pool, &f->s, &f->err);
 }
 
 static int setup(void **state)
@@ -120,9 +97,7 @@ static int teardown(void **state)
     fault_disarm_all();
     buf_session_destroy(f->s);
     buf_pool_discard(f->pool);
-    smgr_close(f->sm);
-    tu_rmdir(f->dir);
-    free(f->dir);
+    tu_storage_close(f->dir, f->sm);
     free(f);
     return 0;
 }
@@ -130,11 +105,7 @@ static int teardown(void **state)
 /* Closes the pool cleanly (which must succeed), then reopens everything. */
 static void reopen(fixture *f)
 {
-    buf_session_destroy(f->s);
-    f->s = NULL;
-    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        fail_msg("buf_pool_close: %s", f->err.msg);
-    f->pool = NULL;
+    tu_pool_close(&f->pool, &f->s, &f->err);
     smgr_close(f->sm);
     f->sm = NULL;
     open_pool(f);

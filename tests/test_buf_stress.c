@@ -433,26 +433,10 @@ static void *worker_main(void *arg)
 /* Creates the relations on disk, every page with counter 0. */
 static void create_relations(smgr *sm)
 {
-    union {
-        unsigned char b[BLOCK_SIZE];
-        uint64_t align;
-    } page;
     kerr err;
 
-    for (int r = 0; r < NREL; r++) {
-        relnumber_t rel = REL_BASE + (relnumber_t)r;
-        smgr_rel *sr = NULL;
-
-        assert_int_equal(smgr_create(sm, rel, &sr, &err), KEEL_OK);
-        for (blocknum_t b = 0; b < NBLK; b++) {
-            blocknum_t got;
-            memset(page.b, 0, sizeof(page.b));
-            page_init(page.b, 0);
-            tu_body_write(page.b, rel, b, 0);
-            assert_int_equal(smgr_extend(sr, page.b, &got, &err), KEEL_OK);
-            assert_int_equal(got, b);
-        }
-    }
+    for (int r = 0; r < NREL; r++)
+        tu_body_rel_create(sm, REL_BASE + (relnumber_t)r, NBLK, &err);
 }
 
 /* Every buffer unpinned, out of I/O, and its content lock free. */
@@ -540,8 +524,7 @@ static void run_stress(const stress_config *cfg)
 
     /* Reopen: every update is on disk. */
     assert_int_equal(smgr_open(dir, &sm, &err), KEEL_OK);
-    assert_int_equal(buf_pool_create(sm, 64, &run->pool, &err), KEEL_OK);
-    assert_int_equal(buf_session_create(run->pool, &s, &err), KEEL_OK);
+    tu_pool_open(sm, 64, &run->pool, &s, &err);
     for (int r = 0; r < NREL; r++) {
         for (blocknum_t b = 0; b < NBLK; b++) {
             relnumber_t rel = REL_BASE + (relnumber_t)r;
@@ -571,12 +554,8 @@ static void run_stress(const stress_config *cfg)
     }
     assert_int_equal(total, run->updates);
     assert_int_equal(sum, run->updates);
-    buf_session_destroy(s);
-    assert_int_equal(buf_pool_close(run->pool, &err), KEEL_OK);
-    smgr_close(sm);
-
-    tu_rmdir(dir);
-    free(dir);
+    tu_pool_close(&run->pool, &s, &err);
+    tu_storage_close(dir, sm);
     free(th);
     free(w);
     free(run);
@@ -620,7 +599,7 @@ static void test_stress_tiny_pool(void **state)
  */
 static void test_exhaustion_leaves_nothing_pinned(void **state)
 {
-    char *dir = tu_mkdtemp();
+    char *dir = NULL;
     int32_t ids[16], id;
     buf_strategy *st;
     buf_pool *pool = NULL;
@@ -629,10 +608,9 @@ static void test_exhaustion_leaves_nothing_pinned(void **state)
     kerr err;
 
     (void)state;
-    assert_int_equal(smgr_open(dir, &sm, &err), KEEL_OK);
+    tu_storage_open(&dir, &sm, &err);
     create_relations(sm);
-    assert_int_equal(buf_pool_create(sm, 16, &pool, &err), KEEL_OK);
-    assert_int_equal(buf_session_create(pool, &s, &err), KEEL_OK);
+    tu_pool_open(sm, 16, &pool, &s, &err);
     st = buf_strategy_create(pool, BUF_STRATEGY_BULK_READ);
     assert_non_null(st);
 
@@ -663,11 +641,8 @@ static void test_exhaustion_leaves_nothing_pinned(void **state)
     tu_assert_pool_quiet(pool);
 
     buf_strategy_free(st);
-    buf_session_destroy(s);
-    assert_int_equal(buf_pool_close(pool, &err), KEEL_OK);
-    smgr_close(sm);
-    tu_rmdir(dir);
-    free(dir);
+    tu_pool_close(&pool, &s, &err);
+    tu_storage_close(dir, sm);
 }
 
 int main(void)

@@ -46,8 +46,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
 
     assert_non_null(f);
-    f->dir = tu_mkdtemp();
-    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    tu_storage_open(&f->dir, &f->sm, &f->err);
     *state = f;
     return 0;
 }
@@ -56,13 +55,9 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    buf_session_destroy(f->s);
     buf_session_destroy(f->s2);
-    if (f->pool != NULL && buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        buf_pool_discard(f->pool);
-    smgr_close(f->sm);
-    tu_rmdir(f->dir);
-    free(f->dir);
+    tu_pool_drop(f->pool, f->s, &f->err);
+    tu_storage_close(f->dir, f->sm);
     free(f);
     return 0;
 }
@@ -82,12 +77,9 @@ static void pool_open(fixture *f, uint32_t nbuffers)
 /* Destroys the sessions and cleanly closes the pool. */
 static void pool_close(fixture *f)
 {
-    buf_session_destroy(f->s);
     buf_session_destroy(f->s2);
-    f->s = f->s2 = NULL;
-    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        fail_msg("buf_pool_close: %s", f->err.msg);
-    f->pool = NULL;
+    f->s2 = NULL;
+    tu_pool_close(&f->pool, &f->s, &f->err);
 }
 
 /* ---- page contents ---------------------------------------------------- */

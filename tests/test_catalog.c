@@ -128,8 +128,7 @@ static void test_catalog_rows(void **state)
     keel_abort(s);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 int main(void)

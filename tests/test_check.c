@@ -217,8 +217,7 @@ static void test_init_stat_check(void **state)
         assert_true(any_line_has(&l, "pgbench_accounts_pkey", NULL));
     }
 
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 /* After every kind of change (updates, deletes, refused and aborted
@@ -266,8 +265,7 @@ static void test_check_after_changes(void **state)
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     assert_int_equal(run_check(dir, &l), 0);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 /* Not a database: an error, not a problem list. */
@@ -282,8 +280,7 @@ static void test_check_not_a_database(void **state)
     assert_int_equal(check_database(dir, collect, &l, &problems, &e),
                      KEEL_ENOENT);
     assert_non_null(strstr(e.msg, dir));
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 int main(void)

@@ -36,9 +36,7 @@ static void open_all(fixture *f)
 {
     if (f->sm == NULL)
         assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
-    assert_int_equal(buf_pool_create(f->sm, POOL_SIZE, &f->pool, &f->err),
-                     KEEL_OK);
-    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+    tu_pool_open(f->sm, POOL_SIZE, &f->pool, &f->s, &f->err);
     assert_int_equal(clog_open(f->pool, REL_CLOG, &f->c, &f->err), KEEL_OK);
     assert_int_equal(clog_relnumber(f->c), REL_CLOG);
 }
@@ -48,11 +46,7 @@ static void close_all(fixture *f)
 {
     clog_close(f->c);
     f->c = NULL;
-    buf_session_destroy(f->s);
-    f->s = NULL;
-    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        fail_msg("buf_pool_close: %s", f->err.msg);
-    f->pool = NULL;
+    tu_pool_close(&f->pool, &f->s, &f->err);
     smgr_close(f->sm);
     f->sm = NULL;
 }
@@ -62,8 +56,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
 
     assert_non_null(f);
-    f->dir = tu_mkdtemp();
-    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    tu_storage_open(&f->dir, &f->sm, &f->err);
     assert_int_equal(smgr_create(f->sm, REL_CLOG, NULL, &f->err), KEEL_OK);
     open_all(f);
     *state = f;
@@ -78,12 +71,8 @@ static int teardown(void **state)
     fault_disarm_all();
 #endif
     clog_close(f->c);
-    buf_session_destroy(f->s);
-    if (f->pool != NULL && buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        buf_pool_discard(f->pool);
-    smgr_close(f->sm);
-    tu_rmdir(f->dir);
-    free(f->dir);
+    tu_pool_drop(f->pool, f->s, &f->err);
+    tu_storage_close(f->dir, f->sm);
     free(f);
     return 0;
 }

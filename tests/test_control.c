@@ -62,8 +62,7 @@ static void test_round_trip(void **state)
         snprintf(tmp, sizeof(tmp), "%s.tmp", control_file(dir));
         assert_int_not_equal(access(tmp, F_OK), 0);
     }
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_not_a_database(void **state)
@@ -87,8 +86,7 @@ static void test_not_a_database(void **state)
     }
     assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
     assert_non_null(strstr(err.msg, "not a keel control file"));
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_corrupt(void **state)
@@ -122,8 +120,7 @@ static void test_corrupt(void **state)
     assert_non_null(strstr(err.msg, "100 bytes"));
     assert_int_equal(truncate(control_file(dir), 513), 0);
     assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_wrong_version(void **state)
@@ -150,8 +147,7 @@ static void test_wrong_version(void **state)
     assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
     assert_int_equal(control_read(dir, &r, &err), KEEL_ECORRUPT);
     assert_non_null(strstr(err.msg, "unknown state 99"));
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_missing_directory(void **state)

@@ -217,8 +217,7 @@ static void test_rows_and_reopen(void **state)
     assert_int_equal(count_rows(s, "t_a2", -32768, 32767), 99);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_aborted_ddl(void **state)
@@ -257,8 +256,7 @@ static void test_aborted_ddl(void **state)
     assert_int_equal(keel_drop_schema(s, "public"), KEEL_EINVAL);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 /*
@@ -329,8 +327,7 @@ static void test_drop_table_drops_indexes(void **state)
                      KEEL_OK);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 /* A row source for keel_load_table: ids from a list, text "r<id>". */
@@ -477,8 +474,7 @@ static void test_load_table(void **state)
     assert_memory_equal(out[1].v.s.ptr, "r77", 3);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_bad_inputs(void **state)
@@ -541,8 +537,7 @@ static void test_bad_inputs(void **state)
     check_row(2, out);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_concurrent_sessions(void **state)
@@ -585,8 +580,7 @@ static void test_concurrent_sessions(void **state)
     keel_session_end(b);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_bad_directories(void **state)
@@ -624,8 +618,7 @@ static void test_bad_directories(void **state)
     assert_non_null(strstr(e.msg, dir));
     o.pool_mb = 0;
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_EINVAL);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 static void test_xid_reservation(void **state)
@@ -664,8 +657,7 @@ static void test_xid_reservation(void **state)
     assert_int_equal(count_rows(s, NULL, 1, 10), 3);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_rmdir(dir);
-    free(dir);
+    tu_dir_remove(dir);
 }
 
 int main(void)

@@ -206,17 +206,12 @@ typedef struct fixture {
 static void pool_open(fixture *f, uint32_t nbuffers)
 {
     assert_null(f->pool);
-    assert_int_equal(buf_pool_create(f->sm, nbuffers, &f->pool, &f->err),
-                     KEEL_OK);
-    assert_int_equal(buf_session_create(f->pool, &f->s, &f->err), KEEL_OK);
+    tu_pool_open(f->sm, nbuffers, &f->pool, &f->s, &f->err);
 }
 
 static void pool_close(fixture *f)
 {
-    buf_session_destroy(f->s);
-    f->s = NULL;
-    assert_int_equal(buf_pool_close(f->pool, &f->err), KEEL_OK);
-    f->pool = NULL;
+    tu_pool_close(&f->pool, &f->s, &f->err);
 }
 
 static int setup(void **state)
@@ -225,8 +220,7 @@ static int setup(void **state)
     kerr err;
 
     assert_non_null(f);
-    f->dir = tu_mkdtemp();
-    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    tu_storage_open(&f->dir, &f->sm, &f->err);
     assert_int_equal(smgr_create(f->sm, REL, NULL, &f->err), KEEL_OK);
     f->desc = tupdesc_alloc(3);
     assert_non_null(f->desc);
@@ -249,12 +243,8 @@ static int teardown(void **state)
 #ifdef KEEL_FAULT_INJECTION
     fault_disarm_all();
 #endif
-    buf_session_destroy(f->s);
-    if (f->pool != NULL && buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        buf_pool_discard(f->pool);
-    smgr_close(f->sm);
-    tu_rmdir(f->dir);
-    free(f->dir);
+    tu_pool_drop(f->pool, f->s, &f->err);
+    tu_storage_close(f->dir, f->sm);
     tupdesc_free(f->desc);
     txm_free(f->tm);
     free(f);
@@ -262,13 +252,7 @@ static int teardown(void **state)
 }
 
 /* Fails with the session's message unless rc is KEEL_OK. */
-#define OK(f, call)                                                            \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        if (rc_ != KEEL_OK)                                                    \
-            fail_msg("%s: %s (%s)", #call, keel_status_str(rc_),               \
-                     buf_session_error((f)->s)->msg);                          \
-    } while (0)
+#define OK(f, call) TU_SESSION_OK((f)->s, call)
 
 static void mkrow(keel_value v[3], int32_t id, int64_t n, const char *payload)
 {

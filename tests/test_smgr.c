@@ -36,8 +36,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
 
     assert_non_null(f);
-    f->dir = tu_mkdtemp();
-    assert_int_equal(smgr_open(f->dir, &f->s, &f->err), KEEL_OK);
+    tu_storage_open(&f->dir, &f->s, &f->err);
     *state = f;
     return 0;
 }
@@ -49,9 +48,7 @@ static int teardown(void **state)
 #ifdef KEEL_FAULT_INJECTION
     fault_disarm_all();
 #endif
-    smgr_close(f->s);
-    tu_rmdir(f->dir);
-    free(f->dir);
+    tu_storage_close(f->dir, f->s);
     free(f);
     return 0;
 }

@@ -58,12 +58,9 @@ static int setup_layout(void **state, procarray_layout layout)
 
     assert_non_null(f);
     f->layout = layout;
-    f->dir = tu_mkdtemp();
-    assert_int_equal(smgr_open(f->dir, &f->sm, &f->err), KEEL_OK);
+    tu_storage_open(&f->dir, &f->sm, &f->err);
     assert_int_equal(smgr_create(f->sm, REL_CLOG, NULL, &f->err), KEEL_OK);
-    assert_int_equal(buf_pool_create(f->sm, POOL_SIZE, &f->pool, &f->err),
-                     KEEL_OK);
-    assert_int_equal(buf_session_create(f->pool, &f->bs, &f->err), KEEL_OK);
+    tu_pool_open(f->sm, POOL_SIZE, &f->pool, &f->bs, &f->err);
     *state = f;
     return 0;
 }
@@ -89,12 +86,8 @@ static int teardown(void **state)
     for (int i = 0; i < 16; i++)
         txn_session_detach(f->sess[i]);
     txn_mgr_destroy(f->m);
-    buf_session_destroy(f->bs);
-    if (buf_pool_close(f->pool, &f->err) != KEEL_OK)
-        buf_pool_discard(f->pool);
-    smgr_close(f->sm);
-    tu_rmdir(f->dir);
-    free(f->dir);
+    tu_pool_drop(f->pool, f->bs, &f->err);
+    tu_storage_close(f->dir, f->sm);
     free(f);
     return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "storage/bufmgr.h"
 #include "storage/page.h"
+#include "storage/smgr.h"
 
 #define TU_BODY_OFF PAGE_HEADER_SIZE
 #define TU_TAIL_OFF (BLOCK_SIZE - sizeof(uint64_t))
@@ -41,12 +42,66 @@ void tu_rmdir(const char *dir)
         nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void tu_dir_remove(char *dir)
+{
+    tu_rmdir(dir);
+    free(dir);
+}
+
 double tu_stress_seconds(double dflt)
 {
     const char *s = getenv("KEEL_STRESS_SECONDS");
     if (s != NULL && atof(s) > 0)
         return atof(s);
     return dflt;
+}
+
+void tu_storage_open(char **dir, smgr **sm, kerr *err)
+{
+    *dir = tu_mkdtemp();
+    if (smgr_open(*dir, sm, err) != KEEL_OK)
+        fail_msg("smgr_open(%s): %s", *dir, err->msg);
+}
+
+void tu_storage_close(char *dir, smgr *sm)
+{
+    smgr_close(sm);
+    tu_dir_remove(dir);
+}
+
+int tu_fixture_setup(void **state)
+{
+    tu_fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    tu_storage_open(&f->dir, &f->sm, &f->err);
+    *state = f;
+    return 0;
+}
+
+void tu_pool_open(smgr *sm, uint32_t nbuffers, buf_pool **pool, buf_session **s,
+                  kerr *err)
+{
+    if (buf_pool_create(sm, nbuffers, pool, err) != KEEL_OK)
+        fail_msg("buf_pool_create(%u): %s", nbuffers, err->msg);
+    if (buf_session_create(*pool, s, err) != KEEL_OK)
+        fail_msg("buf_session_create: %s", err->msg);
+}
+
+void tu_pool_close(buf_pool **pool, buf_session **s, kerr *err)
+{
+    buf_session_destroy(*s);
+    *s = NULL;
+    if (buf_pool_close(*pool, err) != KEEL_OK)
+        fail_msg("buf_pool_close: %s", err->msg);
+    *pool = NULL;
+}
+
+void tu_pool_drop(buf_pool *pool, buf_session *s, kerr *err)
+{
+    buf_session_destroy(s);
+    if (pool != NULL && buf_pool_close(pool, err) != KEEL_OK)
+        buf_pool_discard(pool);
 }
 
 void tu_flip_bit(const char *path, long offset, int bit)
@@ -72,6 +127,27 @@ void tu_body_read(const void *page, tu_page_body *b, uint64_t *tail)
 {
     memcpy(b, (const char *)page + TU_BODY_OFF, sizeof(*b));
     memcpy(tail, (const char *)page + TU_TAIL_OFF, sizeof(*tail));
+}
+
+smgr_rel *tu_body_rel_create(smgr *sm, uint32_t rel, uint32_t nblocks,
+                             kerr *err)
+{
+    smgr_rel *r = NULL;
+    union {
+        unsigned char b[BLOCK_SIZE];
+        uint64_t align;
+    } page;
+
+    assert_int_equal(smgr_create(sm, rel, &r, err), KEEL_OK);
+    for (blocknum_t i = 0; i < nblocks; i++) {
+        blocknum_t got = MAX_BLOCK_NUMBER;
+        memset(page.b, 0, sizeof(page.b));
+        page_init(page.b, 0);
+        tu_body_write(page.b, rel, i, 0);
+        assert_int_equal(smgr_extend(r, page.b, &got, err), KEEL_OK);
+        assert_int_equal(got, i);
+    }
+    return r;
 }
 
 void tu_assert_pool_quiet(struct buf_pool *pool)

@@ -11,12 +11,18 @@
 
 #include <cmocka.h>
 
+#include "port/error.h"
+
 /* Creates a fresh empty directory under $TMPDIR (or /tmp) and returns its
- * path, malloc'd: the caller frees it after tu_rmdir(). */
+ * path, malloc'd: tu_dir_remove() undoes both (or tu_rmdir(), then free). */
 char *tu_mkdtemp(void);
 
 /* Removes a directory and everything in it. */
 void tu_rmdir(const char *dir);
+
+/* Removes a directory made by tu_mkdtemp() and everything in it, then frees
+ * the path.  NULL is fine; never fails the test. */
+void tu_dir_remove(char *dir);
 
 /* Seconds that stress tests run for: KEEL_STRESS_SECONDS if set, else
  * the given default. */
@@ -53,6 +59,86 @@ void tu_body_write(void *page, uint32_t rel, uint32_t blk, uint64_t value);
 void tu_body_read(const void *page, tu_page_body *b, uint64_t *tail);
 
 struct buf_pool;
+struct buf_session;
+struct smgr;
+struct smgr_rel;
+
+/*
+ * Creates relation rel in sm with nblocks blocks, written directly through
+ * the storage manager (not synced): block i is an initialised page holding
+ * the body (rel, i, value 0) of tu_body_write() and zeros elsewhere.  Fails
+ * the test on any error; returns the open relation (the caller may sync it).
+ */
+struct smgr_rel *tu_body_rel_create(struct smgr *sm, uint32_t rel,
+                                    uint32_t nblocks, kerr *err);
+
+/* ---- fixtures: a temporary database directory and a buffer pool -------- */
+
+/*
+ * Creates a fresh directory (as tu_mkdtemp) and opens a storage manager on
+ * it, failing the test if either fails.  On return *dir is malloc'd and *sm
+ * open; tu_storage_close() undoes both.
+ */
+void tu_storage_open(char **dir, struct smgr **sm, kerr *err);
+
+/*
+ * Closes sm (NULL is fine), removes dir and everything in it, and frees
+ * dir (NULL is fine).  For teardown: it never fails the test.
+ */
+void tu_storage_close(char *dir, struct smgr *sm);
+
+/*
+ * Creates a pool of nbuffers over sm and one session on it, failing the
+ * test unless both succeed.  tu_pool_close() or tu_pool_drop() undoes it.
+ */
+void tu_pool_open(struct smgr *sm, uint32_t nbuffers, struct buf_pool **pool,
+                  struct buf_session **s, kerr *err);
+
+/*
+ * Destroys *s, then closes *pool cleanly (writing back what is dirty),
+ * failing the test with the error's message if that close fails.  Sets
+ * both to NULL.
+ */
+void tu_pool_close(struct buf_pool **pool, struct buf_session **s, kerr *err);
+
+/*
+ * For teardown, after a test that may have failed half-way: destroys s
+ * (NULL is fine), then closes pool (NULL is fine), discarding it instead
+ * if the clean close fails.  Never fails the test.
+ */
+void tu_pool_drop(struct buf_pool *pool, struct buf_session *s, kerr *err);
+
+/*
+ * The fixture of tests that need a database directory, its storage manager
+ * and, while a test has one open, a buffer pool with one session.
+ */
+typedef struct tu_fixture {
+    char *dir;
+    struct smgr *sm;
+    struct buf_pool *pool; /* NULL while no pool is open */
+    struct buf_session *s;
+    kerr err;
+} tu_fixture;
+
+/*
+ * A cmocka setup: stores in *state a zeroed tu_fixture (malloc'd) with a
+ * fresh directory and its storage manager open (tu_storage_open), no pool.
+ * Fails the test if any of it fails.
+ */
+int tu_fixture_setup(void **state);
+
+/*
+ * Fails the test unless call returns KEEL_OK, naming the call, the status
+ * and the message of buffer session s (the call's error goes there).
+ * Needs storage/bufmgr.h.
+ */
+#define TU_SESSION_OK(s, call)                                                 \
+    do {                                                                       \
+        int rc_ = (call);                                                      \
+        if (rc_ != KEEL_OK)                                                    \
+            fail_msg("%s: %s (%s)", #call, keel_status_str(rc_),               \
+                     buf_session_error((s))->msg);                             \
+    } while (0)
 
 /*
  * Asserts that a buffer pool is at rest: no buffer pinned, header-locked or

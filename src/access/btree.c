@@ -731,8 +731,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
                 goto done;
         }
         /* Equal keys may continue right only if the high key is equal. */
-        if (btpage_rightmost(page) ||
-            bt_compare(bt, &sk, btpage_item(page, BT_HIKEY), true) < 0)
+        if (!bt_beyond(bt, page, &sk))
             goto done;
         blk = btpage_opaque(page)->right;
         bt_unlock_release(s, id);
@@ -824,8 +823,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                 goto fail;
             }
         }
-        if (btpage_rightmost(page) ||
-            bt_compare(bt, &eq, btpage_item(page, BT_HIKEY), true) < 0)
+        if (!bt_beyond(bt, page, &eq)) /* no equal keys further right */
             goto done;
         next = btpage_opaque(page)->right;
         rc = bt_read_lock(bt, s, next,

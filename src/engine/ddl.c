@@ -36,20 +36,16 @@ int keel_create_schema(keel_session *s, const char *name)
     keel_value vals[2];
     int rc = engine_check_name(s, "schema", name);
 
+    if (rc == KEEL_OK)
+        rc = engine_stmt_begin_catalog(s, true, &ct);
     if (rc != KEEL_OK)
         return rc;
-    rc = engine_stmt_begin(s);
-    if (rc != KEEL_OK)
-        return rc;
-    rc = engine_catalog_txn(s, true, &ct);
-    if (rc == KEEL_OK) {
-        rc = catalog_namespace_by_name(s->db->cat, &ct, name, &ns);
-        if (rc == KEEL_OK)
-            rc = kerr_set(&s->bs->err, KEEL_EEXIST,
-                          "schema \"%s\" already exists", name);
-        else if (rc == KEEL_ENOENT)
-            rc = engine_oid_next(s->db, &ns.oid, &s->bs->err);
-    }
+    rc = catalog_namespace_by_name(s->db->cat, &ct, name, &ns);
+    if (rc == KEEL_OK)
+        rc = kerr_set(&s->bs->err, KEEL_EEXIST, "schema \"%s\" already exists",
+                      name);
+    else if (rc == KEEL_ENOENT)
+        rc = engine_oid_next(s->db, &ns.oid, &s->bs->err);
     if (rc == KEEL_OK) {
         snprintf(ns.name, sizeof(ns.name), "%s", name);
         catalog_namespace_values(&ns, vals);
@@ -68,14 +64,11 @@ int keel_drop_schema(keel_session *s, const char *name)
     bool any = false;
     int rc = engine_check_name(s, "schema", name);
 
-    if (rc != KEEL_OK)
-        return rc;
-    rc = engine_stmt_begin(s);
-    if (rc != KEEL_OK)
-        return rc;
-    rc = engine_catalog_txn(s, true, &ct);
     if (rc == KEEL_OK)
-        rc = catalog_namespace_by_name(s->db->cat, &ct, name, &ns);
+        rc = engine_stmt_begin_catalog(s, true, &ct);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = catalog_namespace_by_name(s->db->cat, &ct, name, &ns);
     if (rc == KEEL_OK &&
         (ns.oid == NAMESPACE_CATALOG || ns.oid == NAMESPACE_PUBLIC))
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
@@ -281,15 +274,12 @@ int keel_create_table(keel_session *s, const char *schema, const char *name,
         rc = engine_check_name(s, "table", name);
     if (rc == KEEL_OK)
         rc = check_columns(s, cols, ncols, pkey, npkey);
-    if (rc != KEEL_OK)
-        return rc;
-    rc = engine_stmt_begin(s);
-    if (rc != KEEL_OK)
-        return rc;
-    rc = engine_catalog_txn(s, true, &ct);
     if (rc == KEEL_OK)
-        rc = engine_create_table(s, &ct, schema, name, cols, ncols, pkey, npkey,
-                                 true, &toid, &ioid, &changed);
+        rc = engine_stmt_begin_catalog(s, true, &ct);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_create_table(s, &ct, schema, name, cols, ncols, pkey, npkey,
+                             true, &toid, &ioid, &changed);
     return engine_stmt_end(s, rc, changed);
 }
 
@@ -320,18 +310,18 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
     char keys_text[6 * BTREE_MAX_KEYS + 1];
     bool changed = false;
     uint32_t n = 0;
-    int rc = engine_stmt_begin(s);
+    int rc = KEEL_OK;
 
-    if (rc == KEEL_OK && (t == NULL || atts == NULL))
+    if (t == NULL || atts == NULL)
         rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    if (rc == KEEL_OK)
+        rc = engine_stmt_begin_catalog(s, true, &ct);
     if (rc != KEEL_OK) {
         free(t);
         free(atts);
-        return rc == KEEL_ENOMEM ? engine_stmt_end(s, rc, false) : rc;
+        return rc;
     }
-    rc = engine_catalog_txn(s, true, &ct);
-    if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, name, t);
+    rc = engine_table_open(s, &ct, schema, name, t);
     if (rc == KEEL_OK)
         rc = catalog_attributes(s->db->cat, &ct, t->rel.oid, atts,
                                 CATALOG_MAX_COLUMNS, &n);
@@ -409,9 +399,7 @@ static void build_free(build_state *bs)
 {
     for (size_t i = 0; i < bs->n; i++) {
         for (uint16_t k = 0; k < bs->keydesc->natts; k++)
-            if (!bs->e[i].keys[k].isnull &&
-                bs->keydesc->attrs[k].type >= KEEL_NAME)
-                free((void *)bs->e[i].keys[k].v.s.ptr);
+            engine_value_free(&bs->keydesc->attrs[k], &bs->e[i].keys[k]);
         free(bs->e[i].keys);
     }
     free(bs->e);
@@ -425,12 +413,10 @@ static int build_add(build_state *bs, const catalog_indexdef *ix,
     uint16_t nk = bs->keydesc->natts;
 
     if (bs->n == bs->cap) {
-        size_t cap = bs->cap ? bs->cap * 2 : 256;
-        build_entry *ne = realloc(bs->e, cap * sizeof(*ne));
+        build_entry *ne = engine_array_grow(bs->e, &bs->cap, 256, sizeof(*ne));
         if (ne == NULL)
             return KEEL_ENOMEM;
         bs->e = ne;
-        bs->cap = cap;
     }
     e = &bs->e[bs->n];
     e->t = row->tid;
@@ -438,17 +424,11 @@ static int build_add(build_state *bs, const catalog_indexdef *ix,
     if (e->keys == NULL)
         return KEEL_ENOMEM;
     bs->n++;
-    for (uint16_t k = 0; k < nk; k++) {
-        keel_value v = row->values[ix->keys[k] - 1];
-        if (!v.isnull && bs->keydesc->attrs[k].type >= KEEL_NAME) {
-            char *p = malloc(v.v.s.len + 1);
-            if (p == NULL)
-                return KEEL_ENOMEM;
-            memcpy(p, v.v.s.ptr, v.v.s.len);
-            v.v.s.ptr = p;
-        }
-        e->keys[k] = v;
-    }
+    for (uint16_t k = 0; k < nk; k++)
+        if (engine_value_copy(&bs->keydesc->attrs[k],
+                              &row->values[ix->keys[k] - 1],
+                              &e->keys[k]) != KEEL_OK)
+            return KEEL_ENOMEM;
     return KEEL_OK;
 }
 
@@ -472,18 +452,13 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "an index has 1 to %d key columns, not %u",
                       BTREE_MAX_KEYS, nkeys);
-    if (rc != KEEL_OK) {
-        free(t);
-        return rc;
-    }
-    rc = engine_stmt_begin(s);
-    if (rc != KEEL_OK) {
-        free(t);
-        return rc;
-    }
-    rc = engine_catalog_txn(s, true, &ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, table, t);
+        rc = engine_stmt_begin_catalog(s, true, &ct);
+    if (rc != KEEL_OK) {
+        free(t);
+        return rc;
+    }
+    rc = engine_table_open(s, &ct, schema, table, t);
     if (rc == KEEL_OK && t->nidx >= ENGINE_MAX_INDEXES)
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "table \"%s\" has %d indexes already", table,

@@ -33,6 +33,18 @@ static int open_table(keel_session *s, bool write, const char *schema,
     return rc;
 }
 
+/* Fails unless values can be a row of t: engine_check_values() passes and
+ * the row fits in a heap page. */
+static int check_row(keel_session *s, engine_table *t, const keel_value *values)
+{
+    size_t size;
+    int rc = engine_check_values(s, t->h->desc, values);
+
+    if (rc == KEEL_OK)
+        rc = heap_row_size(&t->h->heap, values, &size, &s->bs->err);
+    return rc;
+}
+
 static int primary_index(keel_session *s, engine_table *t, uint32_t *pi)
 {
     for (uint32_t i = 0; i < t->nidx; i++)
@@ -78,7 +90,6 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
 {
     catalog_txn ct;
     engine_table *t = NULL;
-    size_t size;
     tid nt;
     int rc = engine_stmt_begin(s);
 
@@ -86,9 +97,7 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
         return rc;
     rc = open_table(s, true, schema, table, &ct, &t);
     if (rc == KEEL_OK)
-        rc = engine_check_values(s, t->h->desc, values);
-    if (rc == KEEL_OK)
-        rc = heap_row_size(&t->h->heap, values, &size, &s->bs->err);
+        rc = check_row(s, t, values);
     if (rc == KEEL_OK)
         rc = heap_insert(&t->h->heap, s->bs, ct.xid, values, &nt);
     if (rc == KEEL_OK) {
@@ -137,12 +146,36 @@ static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
     return rc;
 }
 
+/*
+ * find_by_key() on t's primary key: initialises row for t's heap (the
+ * caller frees it, also on error) and copies into it the version visible
+ * to ct of the row whose primary key is key.  *found tells whether there
+ * is one; with must_exist, a missing row is KEEL_ENOENT instead.  EINVAL
+ * if t has no primary key.
+ */
+static int find_by_primary_key(keel_session *s, catalog_txn *ct,
+                               engine_table *t, const keel_value *key,
+                               bool must_exist, heap_row *row, bool *found)
+{
+    uint32_t pi = 0;
+    int rc = primary_index(s, t, &pi);
+
+    *found = false;
+    if (rc == KEEL_OK)
+        rc = heap_row_init(row, &t->h->heap, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = find_by_key(s, ct, t, pi, key, row, found);
+    if (rc == KEEL_OK && must_exist && !*found)
+        rc = kerr_set(&s->bs->err, KEEL_ENOENT,
+                      "table \"%s\" has no row with that key", t->rel.name);
+    return rc;
+}
+
 int keel_lookup(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, keel_value *out, bool *found)
 {
     catalog_txn ct;
     engine_table *t = NULL;
-    uint32_t pi = 0;
     int rc = engine_stmt_begin(s);
 
     *found = false;
@@ -150,11 +183,7 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
         return rc;
     rc = open_table(s, false, schema, table, &ct, &t);
     if (rc == KEEL_OK)
-        rc = primary_index(s, t, &pi);
-    if (rc == KEEL_OK)
-        rc = heap_row_init(&s->result, &t->h->heap, &s->bs->err);
-    if (rc == KEEL_OK)
-        rc = find_by_key(s, &ct, t, pi, key, &s->result, found);
+        rc = find_by_primary_key(s, &ct, t, key, false, &s->result, found);
     if (rc == KEEL_OK && *found)
         memcpy(out, s->result.values, t->rel.natts * sizeof(keel_value));
     free(t);
@@ -211,9 +240,7 @@ int keel_update(keel_session *s, const char *schema, const char *table,
     engine_table *t = NULL;
     heap_row row = {0};
     keel_value keys[BTREE_MAX_KEYS];
-    uint32_t pi = 0;
     bool found = false, changed = false;
-    size_t size;
     tid nt;
     int rc = engine_stmt_begin(s);
 
@@ -221,18 +248,9 @@ int keel_update(keel_session *s, const char *schema, const char *table,
         return rc;
     rc = open_table(s, true, schema, table, &ct, &t);
     if (rc == KEEL_OK)
-        rc = primary_index(s, t, &pi);
+        rc = check_row(s, t, values);
     if (rc == KEEL_OK)
-        rc = engine_check_values(s, t->h->desc, values);
-    if (rc == KEEL_OK)
-        rc = heap_row_size(&t->h->heap, values, &size, &s->bs->err);
-    if (rc == KEEL_OK)
-        rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
-    if (rc == KEEL_OK)
-        rc = find_by_key(s, &ct, t, pi, key, &row, &found);
-    if (rc == KEEL_OK && !found)
-        rc = kerr_set(&s->bs->err, KEEL_ENOENT,
-                      "table \"%s\" has no row with that key", table);
+        rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
     for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
         bool taken = false;
         if (!t->idx[i].unique)
@@ -264,7 +282,6 @@ int keel_delete(keel_session *s, const char *schema, const char *table,
     catalog_txn ct;
     engine_table *t = NULL;
     heap_row row = {0};
-    uint32_t pi = 0;
     bool found = false;
     int rc = engine_stmt_begin(s);
 
@@ -272,14 +289,7 @@ int keel_delete(keel_session *s, const char *schema, const char *table,
         return rc;
     rc = open_table(s, true, schema, table, &ct, &t);
     if (rc == KEEL_OK)
-        rc = primary_index(s, t, &pi);
-    if (rc == KEEL_OK)
-        rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
-    if (rc == KEEL_OK)
-        rc = find_by_key(s, &ct, t, pi, key, &row, &found);
-    if (rc == KEEL_OK && !found)
-        rc = kerr_set(&s->bs->err, KEEL_ENOENT,
-                      "table \"%s\" has no row with that key", table);
+        rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
     if (rc == KEEL_OK)
         rc = heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, row.tid);
     heap_row_free(&row);
@@ -452,29 +462,20 @@ static int sample_cmp(const void *a, const void *b, void *arg)
 /* Stores a copy of v in slot (slot <= c->n; slot == n appends). */
 static int sample_set(col_sample *c, size_t slot, const keel_value *v)
 {
-    keel_value x = *v;
+    keel_value x;
 
     if (slot == c->n && c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 256;
-        keel_value *nv = realloc(c->vals, cap * sizeof(*nv));
+        keel_value *nv = engine_array_grow(c->vals, &c->cap, 256, sizeof(*nv));
         if (nv == NULL)
             return KEEL_ENOMEM;
         c->vals = nv;
-        c->cap = cap;
     }
-    if (!v->isnull && c->attr->type >= KEEL_NAME) {
-        char *p = malloc(v->v.s.len + 1);
-        if (p == NULL)
-            return KEEL_ENOMEM;
-        memcpy(p, v->v.s.ptr, v->v.s.len);
-        x.v.s.ptr = p;
-    }
-    if (slot < c->n) {
-        if (!c->vals[slot].isnull && c->attr->type >= KEEL_NAME)
-            free((void *)c->vals[slot].v.s.ptr);
-    } else {
+    if (engine_value_copy(c->attr, v, &x) != KEEL_OK)
+        return KEEL_ENOMEM;
+    if (slot < c->n)
+        engine_value_free(c->attr, &c->vals[slot]);
+    else
         c->n++;
-    }
     c->vals[slot] = x;
     return KEEL_OK;
 }
@@ -546,10 +547,8 @@ static void sample_stats(col_sample *c, size_t rows, catalog_statistic *st)
 static void samples_free(col_sample *cs, uint16_t ncols)
 {
     for (uint16_t i = 0; i < ncols; i++) {
-        if (cs[i].attr != NULL && cs[i].attr->type >= KEEL_NAME)
-            for (size_t j = 0; j < cs[i].n; j++)
-                if (!cs[i].vals[j].isnull)
-                    free((void *)cs[i].vals[j].v.s.ptr);
+        for (size_t j = 0; cs[i].attr != NULL && j < cs[i].n; j++)
+            engine_value_free(cs[i].attr, &cs[i].vals[j]);
         free(cs[i].vals);
     }
     free(cs);

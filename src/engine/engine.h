@@ -88,6 +88,15 @@ int engine_stmt_end(keel_session *s, int rc, bool changed);
  * first. */
 int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct);
 
+/*
+ * engine_stmt_begin() then engine_catalog_txn(s, write, ct): the opening of
+ * a call that reads or writes catalog rows.  On failure nothing is left to
+ * end (a begun statement is ended with the error, unchanged) and the error
+ * is returned: the caller returns it.  On success the caller ends the
+ * statement with engine_stmt_end().
+ */
+int engine_stmt_begin_catalog(keel_session *s, bool write, catalog_txn *ct);
+
 /* Checks a name: EINVAL empty/NULL, ETOOBIG over 63 bytes. */
 int engine_check_name(keel_session *s, const char *what, const char *name);
 
@@ -121,6 +130,27 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
 /* Checks what tuple_size() cannot: bools, names with NUL bytes. */
 int engine_check_values(keel_session *s, const tuple_desc *d,
                         const keel_value *vals);
+
+/*
+ * Grows arr, a malloc'd array of *cap elements of size bytes, to twice as
+ * many elements (first_cap when *cap is 0).  Returns the new array with
+ * *cap updated, or NULL if memory is exhausted or the size would overflow:
+ * arr and *cap are then unchanged and arr is still the caller's to free.
+ */
+void *engine_array_grow(void *arr, size_t *cap, size_t first_cap, size_t size);
+
+/*
+ * Copies v, a value of attribute a, into *out; the bytes of a non-null
+ * string go into a malloc'd buffer of the copy's own (NUL-terminated),
+ * freed by engine_value_free().  Returns KEEL_OK, or KEEL_ENOMEM with no
+ * message set and *out unchanged.
+ */
+int engine_value_copy(const tuple_attr *a, const keel_value *v,
+                      keel_value *out);
+
+/* Frees the string bytes engine_value_copy() allocated for v, a value of
+ * attribute a (nothing for a null or non-string value). */
+void engine_value_free(const tuple_attr *a, const keel_value *v);
 
 /* The key of index ix taken from a row's values. */
 void engine_index_key(const catalog_indexdef *ix, const keel_value *row,

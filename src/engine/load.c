@@ -264,15 +264,13 @@ int keel_load_table(keel_session *s, const char *schema, const char *name,
         *nrows = 0;
     if (next == NULL)
         return kerr_set(&s->bs->err, KEEL_EINVAL, "no row source given");
-    rc = engine_stmt_begin(s);
+    rc = engine_stmt_begin_catalog(s, true, &ct);
     if (rc != KEEL_OK)
         return rc;
-    rc = engine_catalog_txn(s, true, &ct);
     /* The catalog rows first (they check every argument), the primary
      * key's index relation only reserved. */
-    if (rc == KEEL_OK)
-        rc = engine_create_table(s, &ct, schema, name, cols, ncols, pkey, npkey,
-                                 false, &toid, &ioid, &changed);
+    rc = engine_create_table(s, &ct, schema, name, cols, ncols, pkey, npkey,
+                             false, &toid, &ioid, &changed);
     if (rc == KEEL_OK)
         rc = load_desc(s, cols, ncols, pkey, npkey, &desc);
     if (rc == KEEL_OK && npkey > 0)

@@ -2,6 +2,8 @@
  * session.c: sessions, transactions as the API sees them, the statement
  * bracket, and resolving names to open relations.
  */
+#include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +163,18 @@ int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct)
             return rc;
     }
     return txn_visibility(s->ts, &ct->vis, e);
+}
+
+int engine_stmt_begin_catalog(keel_session *s, bool write, catalog_txn *ct)
+{
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, write, ct);
+    if (rc != KEEL_OK)
+        return engine_stmt_end(s, rc, false);
+    return KEEL_OK;
 }
 
 int engine_check_name(keel_session *s, const char *what, const char *name)
@@ -349,6 +363,43 @@ int engine_check_values(keel_session *s, const tuple_desc *d,
                             "column %u: a name cannot hold a NUL byte", i + 1);
     }
     return KEEL_OK;
+}
+
+void *engine_array_grow(void *arr, size_t *cap, size_t first_cap, size_t size)
+{
+    size_t ncap = *cap ? *cap * 2 : first_cap;
+    void *p;
+
+    assert(size > 0 && first_cap > 0);
+    if (ncap < *cap || ncap > SIZE_MAX / size)
+        return NULL;
+    p = realloc(arr, ncap * size);
+    if (p != NULL)
+        *cap = ncap;
+    return p;
+}
+
+int engine_value_copy(const tuple_attr *a, const keel_value *v, keel_value *out)
+{
+    keel_value x = *v;
+
+    if (!v->isnull && a->type >= KEEL_NAME) {
+        char *p = malloc(v->v.s.len + 1);
+        if (p == NULL)
+            return KEEL_ENOMEM;
+        if (v->v.s.len > 0)
+            memcpy(p, v->v.s.ptr, v->v.s.len);
+        p[v->v.s.len] = '\0';
+        x.v.s.ptr = p;
+    }
+    *out = x;
+    return KEEL_OK;
+}
+
+void engine_value_free(const tuple_attr *a, const keel_value *v)
+{
+    if (!v->isnull && a->type >= KEEL_NAME)
+        free((void *)v->v.s.ptr);
 }
 
 void engine_index_key(const catalog_indexdef *ix, const keel_value *row,

@@ -35,12 +35,10 @@ typedef struct rel_list {
 static dbinfo_rel *list_add(rel_list *l)
 {
     if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        dbinfo_rel *nr = realloc(l->r, cap * sizeof(*nr));
+        dbinfo_rel *nr = engine_array_grow(l->r, &l->cap, 64, sizeof(*nr));
         if (nr == NULL)
             return NULL;
         l->r = nr;
-        l->cap = cap;
     }
     memset(&l->r[l->n], 0, sizeof(l->r[0]));
     return &l->r[l->n++];
@@ -86,12 +84,11 @@ static int take_namespace(rel_list *l, const heap_row *row)
     catalog_namespace *ns;
 
     if (l->nns == l->capns) {
-        size_t cap = l->capns ? l->capns * 2 : 16;
-        catalog_namespace *nn = realloc(l->ns, cap * sizeof(*nn));
+        catalog_namespace *nn =
+            engine_array_grow(l->ns, &l->capns, 16, sizeof(*nn));
         if (nn == NULL)
             return KEEL_ENOMEM;
         l->ns = nn;
-        l->capns = cap;
     }
     ns = &l->ns[l->nns++];
     memset(ns, 0, sizeof(*ns));
