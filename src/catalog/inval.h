@@ -4,8 +4,8 @@
  * A transaction that changes catalog rows collects one message per changed
  * row and cache key ({catalog cache id, hash of the key}) in its private
  * inval_pending list; at commit the engine appends the list to the
- * database's queue, at abort it discards it.  Readers (the catalog caches
- * of the next issue) each keep a position in the queue and, before using
+ * database's queue, at abort it discards it.  Readers (catalog caches)
+ * each keep a position in the queue and, before using
  * cached catalog data, read the messages appended since.
  *
  * The queue is a bounded ring: a reader that falls more than `capacity`
