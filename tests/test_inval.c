@@ -5,6 +5,10 @@
  */
 #include "testutil.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
 #include "catalog/inval.h"
 
 static void test_delivery(void **state)
@@ -98,11 +102,82 @@ static void test_overflow(void **state)
     inval_queue_destroy(q);
 }
 
+/* A reader that waits for announced commits, then notes the queue head. */
+typedef struct waiter {
+    inval_queue *q;
+    atomic_int started;
+    atomic_int returned;
+    uint64_t head_seen;
+} waiter;
+
+static void *waiter_main(void *arg)
+{
+    waiter *w = arg;
+
+    atomic_store(&w->started, 1);
+    inval_wait_commits(w->q);
+    w->head_seen = inval_queue_head(w->q);
+    atomic_store(&w->returned, 1);
+    return NULL;
+}
+
+/*
+ * A reader that starts after a commit was announced does not get past
+ * inval_wait_commits() until the committed messages are in the queue; an
+ * aborted bracket appends nothing; empty lists do not announce.
+ */
+static void test_commit_bracket(void **state)
+{
+    inval_queue *q;
+    inval_pending p = {0}, empty = {0};
+    waiter w = {0};
+    pthread_t t;
+    kerr err;
+
+    (void)state;
+    assert_int_equal(inval_queue_create(8, &q, &err), KEEL_OK);
+    w.q = q;
+
+    /* Nothing announced: no wait. */
+    inval_commit_begin(q, &empty);
+    inval_wait_commits(q);
+    inval_commit_end(q, &empty, true);
+    assert_int_equal(inval_queue_head(q), 0);
+
+    inval_pending_add(&p, 3, 30);
+    inval_pending_add(&p, 4, 40);
+    inval_commit_begin(q, &p);
+    assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
+    while (!atomic_load(&w.started))
+        sched_yield();
+    /* However long we look, the reader stays in the wait. */
+    for (int i = 0; i < 2000; i++) {
+        assert_int_equal(atomic_load(&w.returned), 0);
+        sched_yield();
+    }
+    inval_commit_end(q, &p, true);
+    pthread_join(t, NULL);
+    assert_int_equal(w.head_seen, 2);
+    assert_int_equal(p.count, 0);
+
+    /* An aborted bracket clears the list and appends nothing. */
+    inval_pending_add(&p, 5, 50);
+    inval_commit_begin(q, &p);
+    inval_commit_end(q, &p, false);
+    assert_int_equal(p.count, 0);
+    assert_int_equal(inval_queue_head(q), 2);
+    inval_wait_commits(q); /* nothing left announced */
+
+    inval_pending_free(&p);
+    inval_queue_destroy(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delivery),
         cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_commit_bracket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

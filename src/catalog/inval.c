@@ -8,12 +8,14 @@
 #include <string.h>
 
 #include "port/atomics.h"
+#include "port/spin.h"
 
 struct inval_queue {
     pthread_mutex_t lock; /* appends and reads */
     atomic_u64 head;      /* messages ever appended; written under lock */
     uint32_t capacity;
-    inval_msg *ring; /* message i lives at ring[i % capacity] */
+    inval_msg *ring;       /* message i lives at ring[i % capacity] */
+    atomic_u32 committing; /* commits between begin and end (inval.h) */
 };
 
 void inval_pending_add(inval_pending *p, uint32_t cache_id, uint32_t hash)
@@ -64,6 +66,7 @@ int inval_queue_create(uint32_t capacity, inval_queue **out, kerr *err)
     }
     pthread_mutex_init(&q->lock, NULL);
     atomic_init(&q->head, 0);
+    atomic_init(&q->committing, 0);
     q->capacity = capacity;
     *out = q;
     return KEEL_OK;
@@ -109,6 +112,37 @@ void inval_queue_append(inval_queue *q, inval_pending *p)
             append_locked(q, p->msgs[i].cache_id, p->msgs[i].hash);
     pthread_mutex_unlock(&q->lock);
     inval_pending_clear(p);
+}
+
+static bool pending_empty(const inval_pending *p)
+{
+    return p->count == 0 && !p->overflow;
+}
+
+void inval_commit_begin(inval_queue *q, const inval_pending *p)
+{
+    if (!pending_empty(p))
+        atomic_fetch_add_explicit(&q->committing, 1, memory_order_seq_cst);
+}
+
+void inval_commit_end(inval_queue *q, inval_pending *p, bool committed)
+{
+    if (pending_empty(p))
+        return;
+    if (committed)
+        inval_queue_append(q, p);
+    else
+        inval_pending_clear(p);
+    atomic_fetch_sub_explicit(&q->committing, 1, memory_order_seq_cst);
+}
+
+void inval_wait_commits(const inval_queue *q)
+{
+    spin_wait w;
+
+    spin_wait_init(&w);
+    while (atomic_load_explicit(&q->committing, memory_order_seq_cst) != 0)
+        spin_wait_once(&w);
 }
 
 void inval_queue_append_one(inval_queue *q, uint32_t cache_id, uint32_t hash)

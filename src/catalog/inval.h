@@ -16,8 +16,21 @@
  *
  * Concurrency: appends and reads take the queue's mutex; the write position
  * is also an atomic, so that a reader can see that nothing is new with one
- * acquire load and no lock (inval_has_news()).  Messages appended by a
- * committed transaction become readable after its commit is visible.
+ * acquire load and no lock (inval_has_news()).
+ *
+ * Commit ordering.  A transaction's messages can only be appended after its
+ * commit is visible (an aborted transaction's must never be seen), which
+ * leaves a window in which a new snapshot sees the changed catalog rows
+ * while the queue does not yet say so.  It is closed by a counter: a
+ * committing transaction with messages announces itself
+ * (inval_commit_begin(), a seq_cst increment) before its commit becomes
+ * visible and withdraws (inval_commit_end()) only after appending; a reader
+ * starting a transaction takes its snapshot first and then calls
+ * inval_wait_commits() (a seq_cst load, waiting while the counter is not
+ * zero) before reading the queue.  If its snapshot sees the commit, the
+ * announcement preceded it, so the reader waits for the append and then
+ * reads the messages.  Transactions without messages do not touch the
+ * counter, and readers pay one load of a line that DDL alone writes.
  */
 #ifndef KEEL_CATALOG_INVAL_H
 #define KEEL_CATALOG_INVAL_H
@@ -77,6 +90,23 @@ uint64_t inval_queue_head(const inval_queue *q);
  * appended instead.  Cannot fail.
  */
 void inval_queue_append(inval_queue *q, inval_pending *p);
+
+/*
+ * Brackets the commit of a transaction whose messages are in p:
+ * inval_commit_begin() before the commit becomes visible;
+ * inval_commit_end() after it, appending p if committed and clearing it in
+ * any case.  Both do nothing for an empty p (a begin and its end must see
+ * the same p).
+ */
+void inval_commit_begin(inval_queue *q, const inval_pending *p);
+void inval_commit_end(inval_queue *q, inval_pending *p, bool committed);
+
+/*
+ * Waits (spinning, then sleeping) until no announced commit is between
+ * its begin and end.  A reader calls it after taking its snapshot and
+ * before reading the queue (see "Commit ordering" above).
+ */
+void inval_wait_commits(const inval_queue *q);
 
 /* Appends one message (tests, and a forced reset). */
 void inval_queue_append_one(inval_queue *q, uint32_t cache_id, uint32_t hash);

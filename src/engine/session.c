@@ -95,11 +95,11 @@ int keel_commit(keel_session *s)
                         "the transaction failed earlier and was rolled back");
     }
     keel_scan_end(s->scan);
+    /* Announced before the commit is visible, withdrawn after the
+     * messages are in the queue: see inval.h, "Commit ordering". */
+    inval_commit_begin(s->db->inval, &s->inval);
     rc = txn_commit(s->ts, e);
-    if (rc == KEEL_OK)
-        inval_queue_append(s->db->inval, &s->inval);
-    else
-        inval_pending_clear(&s->inval);
+    inval_commit_end(s->db->inval, &s->inval, rc == KEEL_OK);
     return rc;
 }
 
