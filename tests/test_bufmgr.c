@@ -1107,6 +1107,16 @@ static void test_usage_count(void **state)
         buf_release(f->s, id2);
     assert_int_equal(refcount(f, id2), 0);
 
+    /* A checkpoint pins every dirty buffer to write it, but does not make
+     * them look used: their usage counts stay as they were. */
+    id2 = read_ok(f->s, REL_A, 3, NULL);
+    write_buf(f, f->s, id2, tag_of(REL_A, 3, 9));
+    buf_release(f->s, id2);
+    assert_int_equal(usage(f, id2), 1);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    assert_int_equal(usage(f, id2), 1);
+    assert_int_equal(buf_state(f->pool, id2) & BM_DIRTY, 0);
+
     /* Strategy reads: a fresh load stays at one however often it is hit. */
     st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
     assert_non_null(st);

@@ -208,7 +208,14 @@ static void private_forget(buf_session *s, buf_private_ref *r, int32_t id)
         overflow_remove(s, r);
 }
 
-int buf_pin_slow(buf_session *s, int32_t id)
+/*
+ * Pins id (whatever it holds: the caller knows, or holds its partition lock
+ * so its tag cannot change) and records it in the session, raising the
+ * usage count at most to usage_limit: BUF_MAX_USAGE for ordinary use, 1
+ * through a strategy, 0 for the buffer manager's own passes (a checkpoint
+ * must not make every dirty page look hot).
+ */
+static int pin_limited(buf_session *s, int32_t id, uint32_t usage_limit)
 {
     buf_private_ref *r = private_find(s, id);
 
@@ -218,8 +225,13 @@ int buf_pin_slow(buf_session *s, int32_t id)
     }
     if (private_add(s, id) != KEEL_OK)
         return KEEL_ENOMEM;
-    buf_pin_shared(desc_of(s->pool, id), BUF_MAX_USAGE);
+    buf_pin_shared(desc_of(s->pool, id), usage_limit);
     return KEEL_OK;
+}
+
+int buf_pin_slow(buf_session *s, int32_t id)
+{
+    return pin_limited(s, id, BUF_MAX_USAGE);
 }
 
 void buf_release_slow(buf_session *s, int32_t id)
@@ -539,24 +551,6 @@ static void unlock_partitions(buf_table *t, uint32_t a, uint32_t b)
 }
 
 /*
- * Pins the buffer found under a partition lock (so its tag cannot change)
- * and records it in the session.
- */
-static int pin_found(buf_session *s, int32_t id, buf_strategy *strategy)
-{
-    buf_private_ref *r = private_find(s, id);
-
-    if (r != NULL) {
-        r->count++;
-        return KEEL_OK;
-    }
-    if (private_add(s, id) != KEEL_OK)
-        return KEEL_ENOMEM;
-    buf_pin_shared(desc_of(s->pool, id), strategy ? 1 : BUF_MAX_USAGE);
-    return KEEL_OK;
-}
-
-/*
  * The slow path of buf_read() and buf_extend(): the block is not (or was
  * not seen to be) in the pool.  Takes a victim, looks again under the
  * partition lock (exact); if the block is still absent, re-tags the victim
@@ -594,7 +588,7 @@ static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
         id = buf_table_lookup_locked(t, tag, hash);
         if (id >= 0) {
             /* Someone loaded it while we were finding a victim. */
-            rc = pin_found(s, id, strategy);
+            rc = pin_limited(s, id, strategy ? 1 : BUF_MAX_USAGE);
             unlock_partitions(t, part, old_part);
             buf_release(s, victim);
             goto found;
@@ -839,7 +833,7 @@ int buf_checkpoint(buf_session *s)
 
     for (uint32_t i = 0; i < n && rc == KEEL_OK; i++) {
         buf_desc *d = desc_of(p, list[i].id);
-        rc = buf_pin(s, list[i].id);
+        rc = pin_limited(s, list[i].id, 0);
         if (rc != KEEL_OK)
             break;
         /* It may have been evicted (and so written) since we looked. */
