@@ -473,44 +473,45 @@ int bench_pin_main(int argc, char **argv)
     buf_strategy_free(bulk);
     buf_session_destroy(ss);
 
-    bench_stat s_hit = bench_stat_of(hit, o.rounds);
-    bench_stat s_pin = bench_stat_of(pin, o.rounds);
-    bench_stat s_repin = bench_stat_of(repin, o.rounds);
-    bench_stat s_miss = bench_stat_of(miss, o.rounds);
-    bench_stat s_pr = bench_stat_of(pr, o.rounds);
-    bench_stat s_ratio = bench_stat_of(ratio, o.rounds);
-    bench_stat s_ring = bench_stat_of(ring, o.rounds);
-    bench_stat s_prc = bench_stat_of(prc, o.rounds);
-    bench_stat s_same = bench_stat_of(same, o.rounds);
-    bench_stat s_m2 = bench_stat_of(m2, o.rounds);
-    bench_stat s_mn = bench_stat_of(mn, o.rounds);
-    double scale = s_mn.median / s_m2.median;
-    char mn_name[64], mn_row[64];
-
+    char mn_name[64];
     snprintf(mn_name, sizeof(mn_name), "read_hit_%uthreads_mops", o.threads);
-    snprintf(mn_row, sizeof(mn_row), "read_hit_%uthreads_mops", o.threads);
+
+    /* One list feeds both the table and the JSON. */
+    struct {
+        const char *name;
+        bench_stat st;
+        const char *unit;
+        const char *note;
+    } rows[] = {
+        {"read_hit_ns", bench_stat_of(hit, o.rounds), "ns",
+         "lookup+pin+unpin, 1000 pages"},
+        {"pin_unpin_ns", bench_stat_of(pin, o.rounds), "ns",
+         "first pin by id + unpin"},
+        {"repin_ns", bench_stat_of(repin, o.rounds), "ns",
+         "pin+unpin of a held buffer"},
+        {"read_miss_ns", bench_stat_of(miss, o.rounds), "ns",
+         "evict + pread + verify"},
+        {"pread_ns", bench_stat_of(pr, o.rounds), "ns",
+         "raw 8 KiB pread, same file"},
+        {"read_miss_over_pread", bench_stat_of(ratio, o.rounds), "x",
+         "per-round ratio"},
+        {"pread_cold_ns", bench_stat_of(prc, o.rounds), "ns",
+         "pread into uncached memory"},
+        {"read_miss_ring_ns", bench_stat_of(ring, o.rounds), "ns",
+         "miss via bulk-read ring"},
+        {"read_hit_2threads_same_page_ns", bench_stat_of(same, o.rounds), "ns",
+         "per read, per thread"},
+        {"read_hit_2threads_mops", bench_stat_of(m2, o.rounds), "Mops",
+         "aggregate"},
+        {mn_name, bench_stat_of(mn, o.rounds), "Mops", "aggregate"},
+    };
+    const size_t nrows = sizeof(rows) / sizeof(rows[0]);
+    double scale = rows[nrows - 1].st.median / rows[nrows - 2].st.median;
+
     bench_table_header(&results_table);
-    bench_table_row(&results_table, "read_hit_ns", s_hit, "ns",
-                    "lookup+pin+unpin, 1000 pages");
-    bench_table_row(&results_table, "pin_unpin_ns", s_pin, "ns",
-                    "first pin by id + unpin");
-    bench_table_row(&results_table, "repin_ns", s_repin, "ns",
-                    "pin+unpin of a held buffer");
-    bench_table_row(&results_table, "read_miss_ns", s_miss, "ns",
-                    "evict + pread + verify");
-    bench_table_row(&results_table, "pread_ns", s_pr, "ns",
-                    "raw 8 KiB pread, same file");
-    bench_table_row(&results_table, "read_miss_over_pread", s_ratio, "x",
-                    "per-round ratio");
-    bench_table_row(&results_table, "pread_cold_ns", s_prc, "ns",
-                    "pread into uncached memory");
-    bench_table_row(&results_table, "read_miss_ring_ns", s_ring, "ns",
-                    "miss via bulk-read ring");
-    bench_table_row(&results_table, "read_hit_2threads_same_page_ns", s_same,
-                    "ns", "per read, per thread");
-    bench_table_row(&results_table, "read_hit_2threads_mops", s_m2, "Mops",
-                    "aggregate");
-    bench_table_row(&results_table, mn_row, s_mn, "Mops", "aggregate");
+    for (size_t i = 0; i < nrows; i++)
+        bench_table_row(&results_table, rows[i].name, rows[i].st, rows[i].unit,
+                        rows[i].note);
     printf("  %-*s %9.2f %9s %9s  %-5s %s\n", results_table.name_width,
            "scaling_vs_2threads", scale, "", "", "x", "median over median");
 
@@ -531,23 +532,7 @@ int bench_pin_main(int argc, char **argv)
                 o.pool_mb, buf_pool_size(env.pool), o.threads, o.rounds,
                 o.quick ? "true" : "false", buf_pool_size(env.small),
                 env.miss_blocks);
-        struct {
-            const char *name;
-            bench_stat st;
-        } rows[] = {
-            {"read_hit_ns", s_hit},
-            {"pin_unpin_ns", s_pin},
-            {"repin_ns", s_repin},
-            {"read_miss_ns", s_miss},
-            {"pread_ns", s_pr},
-            {"read_miss_over_pread", s_ratio},
-            {"pread_cold_ns", s_prc},
-            {"read_miss_ring_ns", s_ring},
-            {"read_hit_2threads_same_page_ns", s_same},
-            {"read_hit_2threads_mops", s_m2},
-            {mn_name, s_mn},
-        };
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        for (size_t i = 0; i < nrows; i++) {
             fputs("  ", f);
             bench_json_stat(f, rows[i].name, rows[i].st);
             fputs(",\n", f);
