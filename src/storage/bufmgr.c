@@ -652,11 +652,10 @@ int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
     id = buf_table_lookup(&p->table, tag, hash);
     if (__builtin_expect(id >= 0, 1)) {
         buf_desc *d = desc_of(p, id);
-        buf_private_ref *r = buf_private_home(s, id);
+        buf_private_ref *r = private_find(s, id);
 
-        if (r->id == id || (s->displaced > 0 && private_find(s, id))) {
+        if (r != NULL) {
             /* Our own pin keeps the tag from changing: no atomics. */
-            r = private_find(s, id);
             if (atomic_load_relaxed(&d->tag) == tag &&
                 (atomic_load_relaxed(&d->state) & BM_VALID)) {
                 r->count++;
@@ -664,12 +663,13 @@ int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
                 return KEEL_OK;
             }
         } else {
+            buf_private_ref *home = buf_private_home(s, id);
             uint64_t st;
 
-            if (__builtin_expect(r->id == BUF_INVALID && s->displaced == 0,
+            if (__builtin_expect(home->id == BUF_INVALID && s->displaced == 0,
                                  1)) {
-                r->id = id;
-                r->count = 1;
+                home->id = id;
+                home->count = 1;
             } else if (private_add(s, id) != KEEL_OK) {
                 return KEEL_ENOMEM;
             }
