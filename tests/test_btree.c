@@ -7,9 +7,10 @@
  * or more levels; the structural checker must find nothing wrong after
  * each run.  Then: unique indexes (KEEL_EUNIQUE, the is_live callback,
  * nulls), duplicates in tid order, prefix bounds, bulk build (100k
- * entries; unsorted and duplicate input rejected), persistence through a
- * checkpoint and reopen, argument errors, and the checker catching keys
- * put out of order and a page corrupted on disk.
+ * entries; unsorted and duplicate input rejected), btree_lookup()'s
+ * integer path against btree_search() for every integer key type,
+ * persistence through a checkpoint and reopen, argument errors, and the
+ * checker catching keys put out of order and a page corrupted on disk.
  */
 #include "testutil.h"
 
@@ -652,6 +653,10 @@ static void test_duplicates_tid_order(void **state)
     CHECK_OK(f, btree_search(bt, f->s, &v, out, 3, &count));
     assert_int_equal(count, N);
     assert_int_equal(tid_compare(out[2], (tid){1, 3}), 0);
+    /* btree_lookup() finds the first in tid order, many pages left of the
+     * last. */
+    CHECK_OK(f, btree_lookup(bt, f->s, &v, &t));
+    assert_int_equal(tid_compare(t, (tid){1, 1}), 0);
 
     btree_bound b = {.vals = &v, .ncols = 1, .inclusive = true};
     CHECK_OK(f, btree_scan_begin(bt, f->s, &b, &b, &sc));
@@ -938,6 +943,93 @@ static void test_lookup_skewed(void **state)
     pool_close(f);
 }
 
+/* A key of an integer column of type type with value x (OID: x's low 32
+ * bits, so negative x sort after positive ones). */
+static keel_value int_key_of(keel_type type, int64_t x)
+{
+    keel_value v = {.isnull = false};
+
+    switch (type) {
+    case KEEL_INT2:
+        v.v.i2 = (int16_t)x;
+        break;
+    case KEEL_INT4:
+        v.v.i4 = (int32_t)x;
+        break;
+    case KEEL_OID:
+        v.v.oid = (uint32_t)x;
+        break;
+    default:
+        v.v.i8 = x;
+        break;
+    }
+    return v;
+}
+
+/*
+ * btree_lookup() on each integer key type (it compares keys as integers)
+ * agrees with btree_search() (the general comparison): negative values and
+ * the types' extremes, duplicates spread over pages, null keys (which sort
+ * last), absent keys, in a tree grown by random inserts.
+ */
+static void test_lookup_int_types(void **state)
+{
+    fixture *f = *state;
+    const keel_type types[] = {KEEL_INT2, KEEL_INT4, KEEL_OID, KEEL_INT8};
+    const int64_t extremes[] = {INT16_MIN, INT16_MAX, INT32_MIN, INT32_MAX,
+                                UINT32_MAX};
+    enum { N = 30000, SPAN = 3000 };
+
+    for (int ti = 0; ti < 4; ti++) {
+        tuple_desc *d = desc_of(1, &types[ti]);
+        relnumber_t rel = REL_IDX + 1 + (relnumber_t)ti;
+        uint64_t rng = 4242 + (uint64_t)ti;
+        btree *bt = NULL;
+        keel_value k;
+        tid t, tids[1];
+        uint32_t count;
+
+        pool_open(f, 48);
+        CHECK_OK(f, btree_create(f->s, rel, d, false, &bt));
+        for (int i = 0; i < N; i++) {
+            uint64_t r = tu_rand(&rng);
+            tid e = {.block = (blocknum_t)(i / 200 + 1),
+                     .offset = (uint16_t)(i % 200 + 1)};
+            k = int_key_of(types[ti], (int64_t)(r >> 20) % SPAN - SPAN / 2);
+            if (i % 8 == 0) /* the extremes, repeated */
+                k = int_key_of(types[ti], extremes[(i / 8) % 5]);
+            if (i % 50 == 0)
+                k = (keel_value){.isnull = true};
+            CHECK_OK(f, btree_insert(bt, f->s, &k, e, NULL, NULL));
+        }
+        assert_true(root_level(f, rel) >= 1);
+        for (int64_t x = -SPAN / 2 - 20; x <= SPAN / 2 + 20 + 5; x++) {
+            int rc;
+            /* The last five probes are the extremes. */
+            int64_t y = x <= SPAN / 2 + 20 ? x : extremes[x - SPAN / 2 - 21];
+
+            k = int_key_of(types[ti], y);
+            CHECK_OK(f, btree_search(bt, f->s, &k, tids, 1, &count));
+            rc = btree_lookup(bt, f->s, &k, &t);
+            if (count == 0) {
+                assert_int_equal(rc, KEEL_ENOENT);
+            } else {
+                assert_int_equal(rc, KEEL_OK);
+                assert_int_equal(tid_compare(t, tids[0]), 0);
+            }
+        }
+        k = (keel_value){.isnull = true};
+        CHECK_OK(f, btree_search(bt, f->s, &k, tids, 1, &count));
+        assert_int_equal(count, N / 50);
+        CHECK_OK(f, btree_lookup(bt, f->s, &k, &t));
+        assert_int_equal(tid_compare(t, tids[0]), 0);
+        assert_check_clean(f, rel, N);
+        btree_close(bt);
+        tupdesc_free(d);
+        pool_close(f);
+    }
+}
+
 static void test_bulk_build_rejects(void **state)
 {
     fixture *f = *state;
@@ -1220,6 +1312,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prefix_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_build, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_skewed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_int_types, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_build_rejects, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),

@@ -8,6 +8,8 @@
  *    and range-scan around them checking order.  Lehman-Yao right-links
  *    are what make this work: a reader holding one page at a time must
  *    never be lost by a split.
+ *    The same again with an index on the integer column alone, whose
+ *    readers take btree_lookup()'s integer path.
  * 2. Threads insert the same keys into a unique index at the same time:
  *    exactly one insert per key succeeds, the others get KEEL_EUNIQUE.
  *
@@ -91,14 +93,17 @@ static void make_key(int64_t k, keel_value *vals, char *buf)
     vals[1] = (keel_value){.isnull = false, .v.s = {buf, PAD_LEN}};
 }
 
-static tuple_desc *key_desc(void)
+/* The key (int8, text), or with int_only the int8 column alone (the index
+ * then takes the integer lookup path). */
+static tuple_desc *key_desc(bool int_only)
 {
-    tuple_desc *d = tupdesc_alloc(2);
+    tuple_desc *d = tupdesc_alloc(int_only ? 1 : 2);
     kerr e;
 
     assert_non_null(d);
     assert_int_equal(tupdesc_set(d, 0, KEEL_INT8, 0, true, &e), KEEL_OK);
-    assert_int_equal(tupdesc_set(d, 1, KEEL_TEXT, 0, true, &e), KEEL_OK);
+    if (!int_only)
+        assert_int_equal(tupdesc_set(d, 1, KEEL_TEXT, 0, true, &e), KEEL_OK);
     return d;
 }
 
@@ -107,6 +112,7 @@ static tuple_desc *key_desc(void)
 typedef struct shared {
     buf_pool *pool;
     btree *bt;
+    bool int_key; /* the index is on the int8 column alone */
     double deadline;
     atomic_int writers_done;
     _Atomic uint32_t hwm[NWRITERS]; /* writer w inserted its keys < hwm */
@@ -239,13 +245,25 @@ static void *reader_main(void *arg)
         k = key_of(w, i);
         want = tid_of(w, i);
         make_key(k, vals, buf);
-        if (btree_search(sh->bt, s, vals, got, 4, &count) != KEEL_OK) {
+        if (sh->int_key) {
+            /* btree_lookup(): the integer path, right-links included. */
+            int rc = btree_lookup(sh->bt, s, vals, &got[0]);
+            if (rc != KEEL_OK || tid_compare(got[0], want) != 0) {
+                snprintf(msg, sizeof(msg),
+                         "lookup of key %lld (writer %d #%u, hwm %u): %.150s",
+                         (long long)k, w, i, hwm,
+                         rc != KEEL_OK ? buf_session_error(s)->msg
+                                       : "wrong tid");
+                fail_once(sh, msg);
+                break;
+            }
+        } else if (btree_search(sh->bt, s, vals, got, 4, &count) != KEEL_OK) {
             snprintf(msg, sizeof(msg), "search: %.200s",
                      buf_session_error(s)->msg);
             fail_once(sh, msg);
             break;
         }
-        if (count != 1 || tid_compare(got[0], want) != 0) {
+        if (!sh->int_key && (count != 1 || tid_compare(got[0], want) != 0)) {
             snprintf(msg, sizeof(msg),
                      "key %lld (writer %d #%u, hwm %u): %u matches",
                      (long long)k, w, i, hwm, count);
@@ -271,10 +289,10 @@ static void on_problem(void *ctx, const char *line)
         print_message("problem: %s\n", line);
 }
 
-static void test_writers_and_readers(void **state)
+/* Writers insert, readers look up and scan, for the key of key_desc(). */
+static void run_writers_and_readers(fixture *f, bool int_key)
 {
-    fixture *f = *state;
-    tuple_desc *d = key_desc();
+    tuple_desc *d = key_desc(int_key);
     shared sh;
     worker w[NWRITERS + NREADERS];
     pthread_t th[NWRITERS + NREADERS];
@@ -285,6 +303,7 @@ static void test_writers_and_readers(void **state)
     memset(&sh, 0, sizeof(sh));
     pthread_mutex_init(&sh.failure_lock, NULL);
     sh.pool = f->pool;
+    sh.int_key = int_key;
     assert_int_equal(btree_create(f->s, REL_IDX, d, true, &sh.bt), KEEL_OK);
     sh.deadline = now_s() + tu_stress_seconds(2.0);
     for (int i = 0; i < NWRITERS + NREADERS; i++) {
@@ -328,6 +347,18 @@ static void test_writers_and_readers(void **state)
     btree_close(sh.bt);
     tupdesc_free(d);
     pthread_mutex_destroy(&sh.failure_lock);
+}
+
+static void test_writers_and_readers(void **state)
+{
+    run_writers_and_readers(*state, false);
+}
+
+/* The same with an index on the int8 column alone: readers use
+ * btree_lookup(), whose integer path must follow right-links too. */
+static void test_int_lookups_during_splits(void **state)
+{
+    run_writers_and_readers(*state, true);
 }
 
 /* ---- 2: the same keys into a unique index ------------------------------- */
@@ -398,7 +429,7 @@ static void *racer_main(void *arg)
 static void test_unique_races(void **state)
 {
     fixture *f = *state;
-    tuple_desc *d = key_desc();
+    tuple_desc *d = key_desc(false);
     race *r = calloc(1, sizeof(*r));
     racer rs[NRACERS];
     pthread_t th[NRACERS];
@@ -450,6 +481,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_writers_and_readers, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_int_lookups_during_splits, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_unique_races, setup, teardown),
     };

@@ -2,7 +2,8 @@
  * test_bufmgr.c: the buffer pool through its API: pins and private
  * refcounts, reading, extending, flushing and checkpointing, eviction of
  * dirty pages, exhaustion, errors (past the end, missing relations,
- * corrupt pages), access strategies, dropping a relation's buffers, usage
+ * corrupt pages), reads with prefetch hints and the mapping table's hash,
+ * access strategies, dropping a relation's buffers, usage
  * counts, closing, and the descriptor layout.
  *
  * Every page these tests write carries a payload that follows from one
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "storage/buf_table.h"
 #include "storage/bufmgr.h"
 #include "storage/page.h"
 #include "storage/smgr.h"
@@ -731,6 +733,71 @@ static void test_read_errors(void **state)
     assert_nothing_pinned(f);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * buf_read_prefetch() is buf_read() with a hint: the same buffers, pins
+ * and payloads, through misses and evictions, and the same errors.  The
+ * mapping table's hash puts runs of 16 blocks of a relation on one line
+ * of bucket heads, and keeps distinct tags distinct.
+ */
+static void test_read_prefetch(void **state)
+{
+    fixture *f = *state;
+    const uint16_t lines[BUF_PREFETCH_MAX] = {0, 64, 100, 4096, 8000, 8191};
+    int32_t id, id2;
+    static uint64_t hashes[4 * 1024];
+
+    make_rel(f, REL_A, 40, 1);
+    pool_open(f, 16);
+    for (int pass = 0; pass < 2; pass++) {
+        for (blocknum_t b = 0; b < 40; b++) {
+            uint32_t n = (b + (blocknum_t)pass) % (BUF_PREFETCH_MAX - 1);
+            assert_int_equal(buf_read_prefetch(f->s, REL_A, b, lines, n, &id),
+                             KEEL_OK);
+            assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 1));
+            assert_int_equal(buf_pin_count(f->s, id), 1);
+            assert_int_equal(refcount(f, id), 1);
+            /* Again while pinned: the same buffer, a private pin. */
+            assert_int_equal(buf_read_prefetch(f->s, REL_A, b, lines, 2, &id2),
+                             KEEL_OK);
+            assert_int_equal(id2, id);
+            assert_int_equal(buf_pin_count(f->s, id), 2);
+            assert_int_equal(refcount(f, id), 1);
+            buf_release(f->s, id);
+            buf_release(f->s, id);
+        }
+    }
+    assert_nothing_pinned(f);
+    assert_int_equal(buf_read_prefetch(f->s, REL_A, 40, lines, 3, &id),
+                     KEEL_EEOF);
+    assert_msg_has(f->s, "block 40 ");
+    assert_int_equal(buf_read_prefetch(f->s, REL_MISSING, 0, lines, 3, &id),
+                     KEEL_ENOENT);
+    assert_int_equal(
+        buf_read_prefetch(f->s, INVALID_RELNUMBER, 0, lines, 3, &id),
+        KEEL_EINVAL);
+    assert_nothing_pinned(f);
+
+    for (uint32_t i = 0; i < 4 * 1024; i++) {
+        relnumber_t rel = REL_A + i / 1024;
+        blocknum_t blk = i % 1024;
+        uint64_t h = buf_tag_hash(buf_tag_make(rel, blk));
+        uint64_t h0 = buf_tag_hash(buf_tag_make(rel, blk & ~15u));
+
+        assert_int_equal(h & 15, blk & 15);
+        assert_true(h >> 4 == h0 >> 4);
+        hashes[i] = h;
+    }
+    qsort(hashes, 4 * 1024, sizeof(hashes[0]), cmp_u64);
+    for (uint32_t i = 1; i < 4 * 1024; i++)
+        assert_true(hashes[i] != hashes[i - 1]);
+}
+
 static void test_corrupt_page(void **state)
 {
     fixture *f = *state;
@@ -1223,6 +1290,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_exhaustion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_prefetch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strategy_ring_sizes, setup,
                                         teardown),

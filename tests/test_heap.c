@@ -13,7 +13,8 @@
  * pointer reuse, verification catching damage); insert/fetch round trips of
  * every type with nulls and long text; rows across many pages, the free
  * space hint and extension; scans returning exactly the visible rows; the
- * visibility matrix (inserter and deleter in every state); updates (new
+ * visibility matrix (inserter and deleter in every state); fetching only
+ * a row's first columns (heap_fetch_cols()); updates (new
  * tid, old version for old snapshots); write conflicts (first updater
  * wins); rows too big and bad values changing nothing; failures (I/O
  * errors, oracle errors) leaving no pin or lock and nothing half done;
@@ -1195,6 +1196,146 @@ static void test_own_changes(void **state)
     assert_quiet(f);
 }
 
+/*
+ * Rows of a fixed-width table (the handle has a stride, and fetches guess
+ * where tuples sit from it), some with nulls, so shorter, putting every
+ * later tuple of their page somewhere else than guessed: heap_fetch_cols()
+ * gives what heap_fetch() gives.
+ */
+static void fetch_cols_fixed(fixture *f, const visibility *vis, xid_t xid)
+{
+    const relnumber_t rel = 16391;
+    tuple_desc *d = tupdesc_alloc(4);
+    heap_row row, full;
+    heap_rel r;
+    tid t[300];
+    kerr err;
+
+    assert_non_null(d);
+    for (uint16_t i = 0; i < 3; i++)
+        assert_int_equal(tupdesc_set(d, i, KEEL_INT4, 0, false, &err), KEEL_OK);
+    assert_int_equal(tupdesc_set(d, 3, KEEL_CHAR, 84, false, &err), KEEL_OK);
+    heap_rel_init(&r, rel, d);
+    assert_int_equal(r.stride, 24 + 96); /* pgbench_accounts: 120 */
+    assert_int_equal(r.plain_cols, 3);
+    assert_int_equal(smgr_create(f->sm, rel, NULL, &f->err), KEEL_OK);
+    OK(f, heap_row_init(&row, &r, &f->err));
+    OK(f, heap_row_init(&full, &r, &f->err));
+    for (int i = 0; i < 300; i++) {
+        keel_value v[4] = {{.v.i4 = i}, {.v.i4 = -i}, {.v.i4 = 7 * i}};
+        v[1].isnull = i % 3 == 1;
+        v[3].v.s.ptr = "filler";
+        v[3].v.s.len = 6;
+        OK(f, heap_insert(&r, f->s, xid, v, &t[i]));
+    }
+    for (int i = 0; i < 300; i++) {
+        OK(f, heap_fetch(&r, f->s, vis, t[i], &full));
+        OK(f, heap_fetch_cols(&r, f->s, vis, t[i], 4, &row));
+        assert_int_equal(row.values[0].v.i4, i);
+        assert_int_equal(row.values[1].isnull, i % 3 == 1);
+        if (i % 3 != 1)
+            assert_int_equal(row.values[1].v.i4, -i);
+        assert_int_equal(row.values[2].v.i4, 7 * i);
+        assert_int_equal(row.values[3].v.s.len, 84);
+        assert_memory_equal(row.values[3].v.s.ptr, full.values[3].v.s.ptr, 84);
+    }
+    heap_row_free(&row);
+    heap_row_free(&full);
+    tupdesc_free(d);
+}
+
+/*
+ * heap_fetch_cols(): the first columns of a visible row, the same as
+ * heap_fetch() gives; string values owned by the row, not pointing into
+ * the page; the rest of the row untouched; the same ENOENT cases; EINVAL
+ * for a column count out of range.  And the handle's stride.
+ */
+static void test_fetch_cols(void **state)
+{
+    fixture *f = *state;
+    tx a, b, c;
+    tid t[40];
+    heap_row row, full;
+    char payload[64];
+
+    /* The stride: fixed-width rows only. */
+    assert_int_equal(f->rel.stride, 0); /* (int4, int8, text) */
+    assert_int_equal(f->rel.plain_cols, 2);
+
+    pool_open(f, 32);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    OK(f, heap_row_init(&full, &f->rel, &f->err));
+    tx_begin(f->tm, &a);
+    for (int i = 0; i < 40; i++) {
+        snprintf(payload, sizeof(payload), "payload %d", i);
+        t[i] = ins(f, a.xid, i, 1000 + i, i % 5 == 4 ? NULL : payload);
+    }
+    tx_end(f->tm, &a, XID_STATUS_COMMITTED);
+    tx_begin(f->tm, &b);
+    for (int i = 0; i < 40; i += 2)
+        OK(f, heap_delete(&f->rel, f->s, &b.vis, b.xid, t[i]));
+    tx_end(f->tm, &b, XID_STATUS_COMMITTED);
+    tx_reader(f->tm, &c);
+    for (int i = 0; i < 40; i++) {
+        if (i % 2 == 0) {
+            assert_int_equal(
+                heap_fetch_cols(&f->rel, f->s, &c.vis, t[i], 3, &row),
+                KEEL_ENOENT);
+            continue;
+        }
+        OK(f, heap_fetch(&f->rel, f->s, &c.vis, t[i], &full));
+        for (uint16_t n = 1; n <= 3; n++) {
+            memset(row.values, 0x5A, 3 * sizeof(*row.values));
+            OK(f, heap_fetch_cols(&f->rel, f->s, &c.vis, t[i], n, &row));
+            assert_int_equal(tid_compare(row.tid, t[i]), 0);
+            assert_int_equal(row.xmin, full.xmin);
+            assert_int_equal(row.xmax, full.xmax);
+            assert_int_equal(row.values[0].v.i4, i);
+            if (n >= 2)
+                assert_true(row.values[1].v.i8 == 1000 + i);
+            else
+                assert_int_equal(((unsigned char *)&row.values[1])[0], 0x5A);
+        }
+        snprintf(payload, sizeof(payload), "payload %d", i);
+        assert_row(&row, i, 1000 + i, i % 5 == 4 ? NULL : payload);
+        /* The string is the row's own: not a pointer into the page. */
+        if (!row.values[2].isnull)
+            assert_true((const char *)row.values[2].v.s.ptr >=
+                            (const char *)row.data &&
+                        (const char *)row.values[2].v.s.ptr <
+                            (const char *)row.data + BLOCK_SIZE);
+    }
+    /* Not visible to an older snapshot, or to a running inserter's. */
+    tx_begin(f->tm, &a);
+    {
+        tid tn = ins(f, a.xid, 99, 99, "new");
+        assert_int_equal(heap_fetch_cols(&f->rel, f->s, &c.vis, tn, 1, &row),
+                         KEEL_ENOENT);
+        OK(f, heap_fetch_cols(&f->rel, f->s, &a.vis, tn, 3, &row));
+        assert_row(&row, 99, 99, "new");
+    }
+    fetch_cols_fixed(f, &a.vis, a.xid);
+    tx_end(f->tm, &a, XID_STATUS_ABORTED);
+    /* No such row, block, or column count. */
+    assert_int_equal(
+        heap_fetch_cols(&f->rel, f->s, &c.vis, (tid){t[1].block, 999}, 1, &row),
+        KEEL_ENOENT);
+    assert_int_equal(
+        heap_fetch_cols(&f->rel, f->s, &c.vis, (tid){5000, 1}, 1, &row),
+        KEEL_ENOENT);
+    assert_int_equal(
+        heap_fetch_cols(&f->rel, f->s, &c.vis, TID_INVALID, 1, &row),
+        KEEL_ENOENT);
+    assert_int_equal(heap_fetch_cols(&f->rel, f->s, &c.vis, t[1], 0, &row),
+                     KEEL_EINVAL);
+    assert_int_equal(heap_fetch_cols(&f->rel, f->s, &c.vis, t[1], 4, &row),
+                     KEEL_EINVAL);
+    tx_end(f->tm, &c, XID_STATUS_COMMITTED);
+    heap_row_free(&row);
+    heap_row_free(&full);
+    assert_quiet(f);
+}
+
 /* ------------------------------------------------------------------ */
 /* Update and write conflicts                                         */
 /* ------------------------------------------------------------------ */
@@ -2134,6 +2275,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_visibility_matrix, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_own_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_cols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_big_and_bad_values, setup,

@@ -3,7 +3,9 @@
  * type round-trips, nulls and the null bitmap, alignment and padding of the
  * data area, the limits of name and char(n) with errors naming the column,
  * descriptor errors, and value_compare's ordering for every type (NaN after
- * every number, nulls after everything, char ignoring trailing blanks).
+ * every number, nulls after everything, char ignoring trailing blanks);
+ * decoding only a row's first columns within a length, and the fixed size
+ * of rows whose columns all have fixed widths.
  */
 #include "testutil.h"
 
@@ -596,6 +598,86 @@ static void test_zero_columns(void **state)
     tupdesc_free(d);
 }
 
+/* tuple_deform_prefix() reads the first columns only, and refuses data
+ * whose values run past the length it is given. */
+static void test_deform_prefix(void **state)
+{
+    (void)state;
+    const keel_type types[] = {KEEL_INT2, KEEL_TEXT, KEEL_INT8, KEEL_NAME};
+    tuple_desc *d = make_desc(4, types, 0);
+    keel_value in[4] = {v_i2(-7), v_cstr("hello"), v_i8(INT64_MIN),
+                        v_cstr("nm")};
+    keel_value out[4];
+    data_buf buf;
+    bool has_nulls;
+    size_t size = encode_decode(d, in, &buf, out, &has_nulls);
+
+    /* Two columns: the third and fourth are not touched. */
+    memset(out, 0x5A, sizeof(out));
+    assert_true(tuple_deform_prefix(d, buf.b, size, has_nulls, 2, out));
+    assert_int_equal(out[0].v.i2, -7);
+    assert_int_equal(out[1].v.s.len, 5);
+    assert_memory_equal(out[1].v.s.ptr, "hello", 5);
+    assert_int_equal(((unsigned char *)&out[2])[0], 0x5A);
+    /* All of them, as tuple_deform() reads them. */
+    assert_true(tuple_deform_prefix(d, buf.b, size, has_nulls, 4, out));
+    for (uint16_t i = 0; i < 4; i++)
+        assert_value_equal(&d->attrs[i], &in[i], &out[i]);
+    /* A length short of the values. */
+    assert_false(tuple_deform_prefix(d, buf.b, size - 1, has_nulls, 4, out));
+    assert_true(tuple_deform_prefix(d, buf.b, 16, has_nulls, 2, out));
+    assert_false(tuple_deform_prefix(d, buf.b, 8, has_nulls, 2, out));
+    /* A text length that points past the data. */
+    {
+        uint32_t huge = 0x7FFFFFF0u;
+        memcpy(buf.b + 4, &huge, 4);
+        assert_false(tuple_deform_prefix(d, buf.b, size, has_nulls, 2, out));
+    }
+    /* Nulls: the bitmap first, null columns marked. */
+    in[0] = v_null();
+    in[2] = v_null();
+    encode_decode(d, in, &buf, out, &has_nulls);
+    assert_true(has_nulls);
+    size = 0;
+    {
+        kerr err;
+        assert_int_equal(tuple_size(d, in, &size, &has_nulls, &err), KEEL_OK);
+    }
+    assert_true(tuple_deform_prefix(d, buf.b, size, has_nulls, 3, out));
+    assert_true(out[0].isnull);
+    assert_memory_equal(out[1].v.s.ptr, "hello", 5);
+    assert_true(out[2].isnull);
+    assert_false(tuple_deform_prefix(d, buf.b, 0, has_nulls, 1, out));
+    tupdesc_free(d);
+}
+
+/* tupdesc_fixed_size(): the data size of a row without nulls when every
+ * column has a fixed width, else 0. */
+static void test_fixed_size(void **state)
+{
+    (void)state;
+    const keel_type fixed[] = {KEEL_INT4, KEEL_INT4, KEEL_INT4, KEEL_CHAR};
+    const keel_type aligned[] = {KEEL_BOOL, KEEL_INT8, KEEL_INT2, KEEL_NAME};
+    const keel_type varlen[] = {KEEL_INT4, KEEL_TEXT};
+    tuple_desc *d = make_desc(4, fixed, 84);
+    keel_value v[4] = {v_i4(1), v_i4(2), v_i4(3), v_cstr("x")};
+    size_t size;
+    bool has_nulls;
+    kerr err;
+
+    /* pgbench_accounts: three int4 and a char(84). */
+    assert_int_equal(tupdesc_fixed_size(d), 96);
+    assert_int_equal(tuple_size(d, v, &size, &has_nulls, &err), KEEL_OK);
+    assert_int_equal(size, 96);
+    tupdesc_free(d);
+    d = make_desc(4, aligned, 0);
+    assert_int_equal(tupdesc_fixed_size(d), 8 + 8 + 2 + KEEL_NAME_LEN);
+    tupdesc_free(d);
+    d = make_desc(2, varlen, 0);
+    assert_int_equal(tupdesc_fixed_size(d), 0);
+    tupdesc_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -609,6 +691,8 @@ int main(void)
         cmocka_unit_test(test_compare_every_type),
         cmocka_unit_test(test_compare_after_roundtrip),
         cmocka_unit_test(test_zero_columns),
+        cmocka_unit_test(test_deform_prefix),
+        cmocka_unit_test(test_fixed_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

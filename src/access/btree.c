@@ -28,9 +28,9 @@
 
 /* ---- small helpers ----------------------------------------------------- */
 
-static void *bt_page(buf_session *s, int32_t id)
+static inline void *bt_page(buf_session *s, int32_t id)
 {
-    return buf_page(s->pool, id);
+    return buf_session_page(s, id);
 }
 
 static void bt_unlock_release(buf_session *s, int32_t id)
@@ -53,24 +53,27 @@ static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
 {
     const void *page;
     const bt_opaque *op;
+    uint16_t lines[4];
+    uint32_t n = 2;
     int rc;
 
     if (blk == BT_META_BLOCK || blk == BT_NONE)
         return kerr_set(&s->err, KEEL_ECORRUPT,
                         "index %u: link to invalid block %u", bt->rel, blk);
-    rc = buf_read(s, bt->rel, blk, NULL, id);
+    /* The header (item count, first line pointers) and the special space
+     * (level, links) are read first: fetch both lines with the buffer's
+     * descriptor. */
+    lines[0] = 0;
+    lines[1] = BT_SPECIAL_OFF;
+    if (guess >= 0.0 && guess < 1.0) {
+        uint32_t k = (uint32_t)(guess * BT_LEAF_FAST_ITEMS);
+        lines[n++] = (uint16_t)(PAGE_HEADER_SIZE + 2 * (k + 1));
+        lines[n++] = (uint16_t)(BT_SPECIAL_OFF - 16 * (k + 1));
+    }
+    rc = buf_read_prefetch(s, bt->rel, blk, lines, n, id);
     if (rc != KEEL_OK)
         return rc;
     page = bt_page(s, *id);
-    /* The header (item count, first line pointers) and the special space
-     * (level, links) are read next: fetch both lines while locking. */
-    __builtin_prefetch(page);
-    __builtin_prefetch((const char *)page + BT_SPECIAL_OFF);
-    if (guess >= 0.0 && guess < 1.0) {
-        uint32_t k = (uint32_t)(guess * BT_LEAF_FAST_ITEMS);
-        __builtin_prefetch((const char *)page + PAGE_HEADER_SIZE + 2 * (k + 1));
-        __builtin_prefetch((const char *)page + BT_SPECIAL_OFF - 16 * (k + 1));
-    }
     buf_lock(s, *id, mode);
     op = btpage_opaque_c(page);
     if (btpage_header(page)->special != BT_SPECIAL_OFF ||
@@ -753,10 +756,302 @@ int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
     return bt_search_eq(bt, s, keys, tids, max, count, false);
 }
 
+/* ---- point lookup on one integer column -------------------------------- */
+
+/*
+ * The key of item it (not minus infinity) as an integer, for an index whose
+ * fast path is `fast` (a constant where this is inlined); false if the key
+ * is null (nulls sort after every value).
+ */
+static inline __attribute__((always_inline)) bool
+bt_int_key(const bt_item *it, bool leaf, int fast, int64_t *v)
+{
+    const void *key = btitem_key(it, leaf);
+
+    if (__builtin_expect((it->info & BT_INFO_NULLS) != 0, 0))
+        return false;
+    switch (fast) {
+    case BT_FAST_INT2: {
+        int16_t x;
+        memcpy(&x, key, 2);
+        *v = x;
+        break;
+    }
+    case BT_FAST_INT4: {
+        int32_t x;
+        memcpy(&x, key, 4);
+        *v = x;
+        break;
+    }
+    case BT_FAST_OID: {
+        uint32_t x;
+        memcpy(&x, key, 4);
+        *v = x;
+        break;
+    }
+    default:
+        memcpy(v, key, 8);
+        break;
+    }
+    return true;
+}
+
+/* Whether the item in slot i has a key (not null) below k. */
+static inline __attribute__((always_inline)) bool
+bt_int_below(const void *page, uint32_t i, bool leaf, int fast, int64_t k)
+{
+    int64_t v;
+
+    return bt_int_key(btpage_item(page, (uint16_t)i), leaf, fast, &v) && v < k;
+}
+
+/*
+ * The number of slots in [lo, hi) whose item's key is below k, the slots
+ * being in key order: where (k, minus infinity) sits among them.  As
+ * bt_interp_search(): a guess interpolated between the bounds [kmin, kmax]
+ * (h's, else the range's end keys), a gallop outwards from it to bracket
+ * the answer, and halving.  The guessed item's line is prefetched while
+ * its line pointer is read.
+ */
+static inline __attribute__((always_inline)) uint32_t
+bt_int_rank(const void *page, int64_t k, uint32_t lo, uint32_t hi, bool leaf,
+            int fast, const bt_hint *h)
+{
+    int64_t kmin, kmax;
+    uint32_t g, a, b, step;
+
+    if (hi - lo < 8) {
+        a = lo;
+        b = hi;
+        goto halve;
+    }
+    if (!(h->has_lo ? (kmin = h->lo, true)
+                    : bt_int_key(btpage_item(page, (uint16_t)lo), leaf, fast,
+                                 &kmin)) ||
+        !(h->has_hi ? (kmax = h->hi, true)
+                    : bt_int_key(btpage_item(page, (uint16_t)(hi - 1)), leaf,
+                                 fast, &kmax))) {
+        a = lo;
+        b = hi;
+        goto halve;
+    }
+    if (k <= kmin || kmax <= kmin)
+        g = lo;
+    else if (k >= kmax)
+        g = hi - 1;
+    else {
+        double f = ((double)k - (double)kmin) / ((double)kmax - (double)kmin);
+        g = lo + (uint32_t)(f * (double)(hi - lo));
+        if (g >= hi)
+            g = hi - 1;
+    }
+    {
+        uint32_t back = leaf ? 16 * (g - lo + 1) : 16 + 24 * (g - lo + 1);
+        if (back <= BT_PAGE_CAP)
+            __builtin_prefetch((const char *)page + BT_SPECIAL_OFF - back);
+    }
+    if (bt_int_below(page, g, leaf, fast, k)) {
+        a = g + 1;
+        b = hi;
+        for (step = 1; a < hi; step *= 2) {
+            uint32_t p = g + step < hi ? g + step : hi - 1;
+            if (!bt_int_below(page, p, leaf, fast, k)) {
+                b = p;
+                break;
+            }
+            a = p + 1;
+        }
+    } else {
+        a = lo;
+        b = g;
+        for (step = 1; b > lo; step *= 2) {
+            uint32_t p = g >= lo + step ? g - step : lo;
+            if (bt_int_below(page, p, leaf, fast, k)) {
+                a = p + 1;
+                break;
+            }
+            b = p;
+        }
+    }
+halve:
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (bt_int_below(page, m, leaf, fast, k))
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+/*
+ * Whether (k, minus infinity), or with or_equal an entry of key k, may lie
+ * right of the share-locked page: the page has a high key, not null, and
+ * k is above it (or_equal: not below it).
+ */
+static inline __attribute__((always_inline)) bool
+bt_int_beyond(const void *page, int fast, int64_t k, bool or_equal)
+{
+    int64_t hk;
+
+    if (btpage_rightmost(page) || !bt_int_key(btpage_item(page, BT_HIKEY),
+                                              btpage_is_leaf(page), fast, &hk))
+        return false;
+    return or_equal ? k >= hk : k > hk;
+}
+
+/* Releases the page and reads its right sibling at level, share-locked. */
+static int bt_move_right(const btree *bt, buf_session *s, int level,
+                         int32_t *id, const void **page)
+{
+    blocknum_t next = btpage_opaque_c(*page)->right;
+    int rc;
+
+    bt_unlock_release(s, *id);
+    rc = bt_read_lock(bt, s, next, LW_SHARED, level, id);
+    if (rc == KEEL_OK)
+        *page = bt_page(s, *id);
+    return rc;
+}
+
+/*
+ * btree_lookup() for an index on one integer column (fast path `fast`,
+ * a constant where inlined) and the non-null key k: the descent of
+ * bt_descend() and the leaf search of bt_search_eq() in one loop, with
+ * the key compared as an integer.  Same protocol: one share lock at a
+ * time, right-links followed where a split moved the key.
+ */
+static inline __attribute__((always_inline)) int
+bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast, tid *out)
+{
+    bool refresh = false;
+
+    for (int attempt = 0;; attempt++) {
+        bt_hint h = bt_no_hint;
+        const void *page;
+        blocknum_t blk;
+        uint32_t level;
+        int32_t id;
+        int rc;
+
+        if (attempt >= 1000)
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "index %u: the meta page's root is not a root "
+                            "page of level >= 0",
+                            bt->rel);
+        rc = bt_root_get(bt, s, refresh, &blk, &level);
+        if (rc != KEEL_OK)
+            return rc;
+        refresh = true;
+        rc = bt_read_lock(bt, s, blk, LW_SHARED, -1, &id);
+        if (rc != KEEL_OK)
+            return rc;
+        page = bt_page(s, id);
+        if (!(btpage_opaque_c(page)->flags & BT_ROOT) ||
+            btpage_opaque_c(page)->level != level) {
+            /* A stale cache: the root split (or the meta page moved on). */
+            bt_unlock_release(s, id);
+            continue;
+        }
+        while (level > 0) {
+            uint32_t first = btpage_first(page), n = btpage_nitems(page);
+            uint32_t slot;
+            double guess = -1.0;
+
+            if (n <= first) {
+                bt_unlock_release(s, id);
+                return kerr_set(&s->err, KEEL_ECORRUPT,
+                                "index %u: a page of level %u has no "
+                                "downlink",
+                                bt->rel, level);
+            }
+            slot = bt_int_rank(page, k, first + 1, n, false, fast, &h);
+
+            if (slot == n && bt_int_beyond(page, fast, k, false)) {
+                /* A split moved k right: the sibling's bounds are unknown. */
+                rc = bt_move_right(bt, s, (int)level, &id, &page);
+                if (rc != KEEL_OK)
+                    return rc;
+                h = bt_no_hint;
+                continue;
+            }
+            /* The child's bounds: its downlink's key and the next one's
+             * (the last child inherits this page's upper bound). */
+            if (slot - 1 > first)
+                h.has_lo = bt_int_key(btpage_item(page, (uint16_t)(slot - 1)),
+                                      false, fast, &h.lo);
+            if (slot < n)
+                h.has_hi = bt_int_key(btpage_item(page, (uint16_t)slot), false,
+                                      fast, &h.hi);
+            blk = btpage_item(page, (uint16_t)(slot - 1))->block;
+            bt_unlock_release(s, id);
+            level--;
+            if (level == 0 && h.has_lo && h.has_hi && h.hi > h.lo)
+                guess =
+                    ((double)k - (double)h.lo) / ((double)h.hi - (double)h.lo);
+            rc = bt_read_lock_guess(bt, s, blk, LW_SHARED, (int)level, guess,
+                                    &id);
+            if (rc != KEEL_OK)
+                return rc;
+            page = bt_page(s, id);
+        }
+        for (;;) {
+            uint32_t first = btpage_first(page), n = btpage_nitems(page);
+            uint32_t pos;
+            int64_t v;
+
+            if (n < first) {
+                bt_unlock_release(s, id);
+                return kerr_set(&s->err, KEEL_ECORRUPT,
+                                "index %u: a leaf that is not the rightmost "
+                                "has no high key",
+                                bt->rel);
+            }
+            pos = bt_int_rank(page, k, first, n, true, fast, &h);
+
+            if (pos < n) {
+                const bt_item *it = btpage_item(page, (uint16_t)pos);
+                rc = bt_int_key(it, true, fast, &v) && v == k ? KEEL_OK
+                                                              : KEEL_ENOENT;
+                if (rc == KEEL_OK)
+                    *out = btitem_tid(it, true);
+                bt_unlock_release(s, id);
+                return rc;
+            }
+            /* Every entry here is below k: k's first entry is right of
+             * this page if k is not below the high key. */
+            if (!bt_int_beyond(page, fast, k, true)) {
+                bt_unlock_release(s, id);
+                return KEEL_ENOENT;
+            }
+            rc = bt_move_right(bt, s, 0, &id, &page);
+            if (rc != KEEL_OK)
+                return rc;
+            h = bt_no_hint;
+        }
+    }
+}
+
 int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t)
 {
     uint32_t n = 0;
-    int rc = bt_search_eq(bt, s, keys, t, 1, &n, true);
+    int rc;
+
+    if (bt->natts == 1 && !keys[0].isnull) {
+        switch (bt->fast) {
+        case BT_FAST_INT2:
+            return bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, t);
+        case BT_FAST_INT4:
+            return bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, t);
+        case BT_FAST_OID:
+            return bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, t);
+        case BT_FAST_INT8:
+            return bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, t);
+        default:
+            break;
+        }
+    }
+    rc = bt_search_eq(bt, s, keys, t, 1, &n, true);
 
     if (rc != KEEL_OK)
         return rc;
@@ -880,9 +1175,8 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
 
         bt_scankey_from_item(bt, btpage_item(lpage, BT_HIKEY),
                              btpage_is_leaf(lpage), vals, &sk);
-        rc =
-            bt_descend(bt, s, &sk, plevel, LW_EXCLUSIVE, NULL, NULL, NULL, &id,
-                       &blk);
+        rc = bt_descend(bt, s, &sk, plevel, LW_EXCLUSIVE, NULL, NULL, NULL, &id,
+                        &blk);
     }
     if (rc != KEEL_OK)
         return rc;

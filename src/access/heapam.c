@@ -22,10 +22,11 @@
  * - The status oracle may be called while a heap page lock is held (it
  *   locks commit-log pages).  Order: heap page, then commit log, never the
  *   reverse.
- * - Readers copy the tuple (fetch) or the whole page (scan) under the
- *   shared lock and judge visibility on the copy, after unlocking.  That is
- *   sound because whatever a concurrent writer does to a version after the
- *   copy is made is invisible to the reader's snapshot anyway: a new xmax
+ * - Readers copy the tuple (fetch), the columns they want (fetch_cols) or
+ *   the whole page (scan) under the shared lock and judge visibility on
+ *   the copied xmin and xmax, after unlocking.  That is sound because
+ *   whatever a concurrent writer does to a version after the copy is made
+ *   is invisible to the reader's snapshot anyway: a new xmax
  *   belongs to a transaction that is running (or started later) as far as
  *   the snapshot is concerned.
  */
@@ -71,10 +72,25 @@ struct heap_scan {
 /* Handles and rows                                                   */
 /* ------------------------------------------------------------------ */
 
+/* Whether values of type are strings, pointing into a row's bytes. */
+static inline bool type_is_string(keel_type type)
+{
+    return type == KEEL_NAME || type == KEEL_CHAR || type == KEEL_TEXT;
+}
+
 void heap_rel_init(heap_rel *rel, relnumber_t relnumber, const tuple_desc *desc)
 {
+    size_t fixed = tupdesc_fixed_size(desc);
+    size_t stride = ((size_t)HEAP_TUPLE_HOFF + fixed + 7) & ~(size_t)7;
+
     rel->relnumber = relnumber;
     rel->desc = desc;
+    rel->stride =
+        fixed > 0 && stride <= HEAP_MAX_TUPLE_SIZE ? (uint16_t)stride : 0;
+    rel->plain_cols = 0;
+    while (rel->plain_cols < desc->natts &&
+           !type_is_string(desc->attrs[rel->plain_cols].type))
+        rel->plain_cols++;
     atomic_init(&rel->hint, HEAP_NO_BLOCK);
 }
 
@@ -99,6 +115,27 @@ void heap_row_free(heap_row *row)
     row->data = NULL;
 }
 
+/* Whether the header of the tuple h (len bytes) fits rel's row type and
+ * row, which is to receive it. */
+static inline bool header_fits(const heap_rel *rel, const heap_row *row,
+                               const heap_tuple_header *h, size_t len)
+{
+    return len >= sizeof(*h) && h->hoff >= sizeof(*h) && h->hoff <= len &&
+           h->natts == rel->desc->natts && h->natts == row->natts;
+}
+
+/* ECORRUPT for the tuple at t (len bytes, natts columns) that does not
+ * fit rel's row type. */
+static int row_mismatch(const heap_rel *rel, tid t, size_t len, uint16_t natts,
+                        kerr *err)
+{
+    return kerr_set(err, KEEL_ECORRUPT,
+                    "relation %u, row (%u,%u): tuple of %zu bytes with "
+                    "%u columns does not match the row type (%u columns)",
+                    rel->relnumber, t.block, t.offset, len, natts,
+                    rel->desc->natts);
+}
+
 /*
  * Deforms the tuple of len bytes already copied to row->data, which lives
  * at t.  ECORRUPT if its header does not fit the relation's row type.
@@ -108,13 +145,8 @@ static int row_fill(const heap_rel *rel, heap_row *row, tid t, size_t len,
 {
     const heap_tuple_header *h = row->data;
 
-    if (len < sizeof(*h) || h->hoff < sizeof(*h) || h->hoff > len ||
-        h->natts != rel->desc->natts || h->natts != row->natts)
-        return kerr_set(err, KEEL_ECORRUPT,
-                        "relation %u, row (%u,%u): tuple of %zu bytes with "
-                        "%u columns does not match the row type (%u columns)",
-                        rel->relnumber, t.block, t.offset, len, h->natts,
-                        rel->desc->natts);
+    if (!header_fits(rel, row, h, len))
+        return row_mismatch(rel, t, len, len >= sizeof(*h) ? h->natts : 0, err);
     row->tid = t;
     row->xmin = h->xmin;
     row->xmax = h->xmax;
@@ -445,16 +477,44 @@ void heap_bulk_end(heap_bulk *b)
 /* Fetch                                                              */
 /* ------------------------------------------------------------------ */
 
-/* buf_read() for the block of t, turning "past the end" into ENOENT. */
+/*
+ * The page offsets of the lines a reader of t's version needs, into lines
+ * (BUF_PREFETCH_MAX entries); returns their number.  They are the header
+ * (the item count), t's line pointer and, if rel's rows are one size
+ * (rel->stride), where t's tuple sits on a page filled in tid order: each
+ * tuple then lies stride bytes below the one before, from the page's end.
+ */
+static uint32_t fetch_lines(const heap_rel *rel, tid t, uint16_t *lines)
+{
+    size_t lp = PAGE_HEADER_SIZE + HEAPPAGE_LP_SIZE * (size_t)(t.offset - 1);
+    size_t below = (size_t)t.offset * rel->stride;
+    uint32_t n = 0;
+
+    lines[n++] = 0;
+    if (lp >= 64 && lp < BLOCK_SIZE)
+        lines[n++] = (uint16_t)lp;
+    if (rel->stride != 0 && below <= BLOCK_SIZE - PAGE_HEADER_SIZE) {
+        size_t end = BLOCK_SIZE - below + rel->stride;
+        for (size_t a = (BLOCK_SIZE - below) & ~(size_t)63;
+             a < end && n < BUF_PREFETCH_MAX; a += 64)
+            lines[n++] = (uint16_t)a;
+    }
+    return n;
+}
+
+/* buf_read() for the block of t, turning "past the end" into ENOENT; the
+ * lines fetch_lines() names are prefetched. */
 static int read_tid_block(heap_rel *rel, buf_session *s, tid t, int32_t *id)
 {
+    uint16_t lines[BUF_PREFETCH_MAX];
     int rc;
 
     if (!tid_valid(t))
         return kerr_set(&s->err, KEEL_ENOENT,
                         "relation %u: invalid tid (%u,%u)", rel->relnumber,
                         t.block, t.offset);
-    rc = buf_read(s, rel->relnumber, t.block, NULL, id);
+    rc = buf_read_prefetch(s, rel->relnumber, t.block, lines,
+                           fetch_lines(rel, t, lines), id);
     if (rc == KEEL_EEOF)
         return kerr_set(&s->err, KEEL_ENOENT,
                         "relation %u: tid (%u,%u) is past the end",
@@ -485,6 +545,84 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     rc = row_fill(rel, row, t, len, &s->err);
     if (rc != KEEL_OK)
         return rc;
+    rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    if (!visible)
+        return kerr_set(&s->err, KEEL_ENOENT,
+                        "relation %u: row (%u,%u) is not visible to this "
+                        "snapshot",
+                        rel->relnumber, t.block, t.offset);
+    return KEEL_OK;
+}
+
+/*
+ * Copies the bytes of the string values among row->values[0..ncols) into
+ * row's memory and points the values there.
+ */
+static void row_own_strings(const heap_rel *rel, heap_row *row, uint16_t ncols)
+{
+    char *data = row->data;
+    size_t used = 0;
+
+    for (uint16_t i = rel->plain_cols; i < ncols; i++) {
+        keel_value *v = &row->values[i];
+
+        if (v->isnull || !type_is_string(rel->desc->attrs[i].type))
+            continue;
+        /* The values came from one tuple, which fits in BLOCK_SIZE. */
+        assert(used + v->v.s.len <= BLOCK_SIZE);
+        memcpy(data + used, v->v.s.ptr, v->v.s.len);
+        v->v.s.ptr = data + used;
+        used += v->v.s.len;
+    }
+}
+
+int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                    uint16_t ncols, heap_row *row)
+{
+    const heap_tuple_header *h;
+    size_t len = 0;
+    bool visible, fits = false, ok = false;
+    uint16_t natts = 0;
+    int32_t id;
+    int rc;
+
+    if (ncols == 0 || ncols > rel->desc->natts)
+        return kerr_set(&s->err, KEEL_EINVAL,
+                        "relation %u: cannot fetch %u of its %u columns",
+                        rel->relnumber, ncols, rel->desc->natts);
+    rc = read_tid_block(rel, s, t, &id);
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, id, LW_SHARED);
+    h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
+    if (h != NULL) {
+        fits = header_fits(rel, row, h, len);
+        natts = len >= sizeof(*h) ? h->natts : 0;
+    }
+    if (fits) {
+        row->tid = t;
+        row->xmin = h->xmin;
+        row->xmax = h->xmax;
+        ok = tuple_deform_prefix(
+            rel->desc, (const char *)h + h->hoff, len - h->hoff,
+            (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, ncols, row->values);
+        if (ok && ncols > rel->plain_cols)
+            row_own_strings(rel, row, ncols);
+    }
+    buf_unlock(s, id);
+    buf_release(s, id);
+    if (h == NULL)
+        return kerr_set(&s->err, KEEL_ENOENT, "relation %u: no row at (%u,%u)",
+                        rel->relnumber, t.block, t.offset);
+    if (!fits)
+        return row_mismatch(rel, t, len, natts, &s->err);
+    if (!ok)
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "relation %u, row (%u,%u): a value runs past the end "
+                        "of the tuple (%zu bytes)",
+                        rel->relnumber, t.block, t.offset, len);
     rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, &s->err);
     if (rc != KEEL_OK)
         return rc;

@@ -55,11 +55,18 @@
 typedef struct heap_rel {
     relnumber_t relnumber;
     const tuple_desc *desc; /* the row type; must outlive the handle */
+    uint16_t stride;        /* bytes a row without nulls takes on a page
+                               when all such rows are one size, else 0:
+                               where a fetch guesses a tuple sits */
+    uint16_t plain_cols;    /* leading columns with no string among them
+                               (name, char, text): fetching no more of
+                               them copies no bytes */
     atomic_u32 hint;        /* a block that had room lately, or
                                HEAP_NO_BLOCK; only a hint */
 } heap_rel;
 
-/* Initializes rel for relation relnumber with rows of type desc. */
+/* Initializes rel for relation relnumber with rows of type desc (which
+ * must be complete: the handle derives its stride from it). */
 void heap_rel_init(heap_rel *rel, relnumber_t relnumber,
                    const tuple_desc *desc);
 
@@ -142,6 +149,21 @@ void heap_bulk_end(heap_bulk *b);
  */
 int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                heap_row *row);
+
+/*
+ * heap_fetch() of the first ncols columns only (1..natts), read straight
+ * from the buffer: under the page's shared lock the version's header is
+ * checked and those columns are decoded, the bytes of string values (and
+ * nothing else) copied into row's memory; row->values[ncols..] are left
+ * as they were.  Visibility is decided after unlocking, as heap_fetch()
+ * does.  The page's lines are prefetched with the buffer's descriptor,
+ * the tuple's where the relation's stride says it probably is (rows
+ * loaded in order onto fresh pages of a fixed-width table).  Same results
+ * and errors as heap_fetch() (ECORRUPT also if a decoded value runs past
+ * the tuple), and EINVAL if ncols is 0 or over natts.
+ */
+int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                    uint16_t ncols, heap_row *row);
 
 /*
  * Deletes the row version at t as transaction xid, which must be vis's

@@ -224,6 +224,52 @@ void tuple_fill(const tuple_desc *d, const keel_value *vals, bool has_nulls,
     }
 }
 
+/*
+ * Reads the non-null value of column a at p + off (off already aligned)
+ * into v; returns the offset just past it.
+ */
+static inline size_t value_read(const tuple_attr *a, const unsigned char *p,
+                                size_t off, keel_value *v)
+{
+    v->isnull = false;
+    switch (a->type) {
+    case KEEL_INT2:
+        memcpy(&v->v.i2, p + off, 2);
+        break;
+    case KEEL_INT4:
+        memcpy(&v->v.i4, p + off, 4);
+        break;
+    case KEEL_OID:
+        memcpy(&v->v.oid, p + off, 4);
+        break;
+    case KEEL_INT8:
+        memcpy(&v->v.i8, p + off, 8);
+        break;
+    case KEEL_FLOAT8:
+        memcpy(&v->v.f8, p + off, 8);
+        break;
+    case KEEL_BOOL:
+        v->v.b = p[off] != 0;
+        break;
+    case KEEL_NAME:
+        v->v.s.ptr = (const char *)p + off;
+        v->v.s.len = (uint32_t)strnlen((const char *)p + off, KEEL_NAME_LEN);
+        break;
+    case KEEL_CHAR:
+        v->v.s.ptr = (const char *)p + off;
+        v->v.s.len = a->len;
+        break;
+    case KEEL_TEXT: {
+        uint32_t len;
+        memcpy(&len, p + off, 4);
+        v->v.s.ptr = (const char *)p + off + 4;
+        v->v.s.len = len;
+        return off + 4 + (size_t)len;
+    }
+    }
+    return off + a->len;
+}
+
 void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
                   keel_value *vals)
 {
@@ -232,53 +278,53 @@ void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
 
     for (uint16_t i = 0; i < d->natts; i++) {
         const tuple_attr *a = &d->attrs[i];
-        keel_value *v = &vals[i];
 
         if (has_nulls && (p[i / 8] & (1u << (i % 8)))) {
-            v->isnull = true;
+            vals[i].isnull = true;
             continue;
         }
-        v->isnull = false;
-        off = ALIGN_TO(off, a->align);
-        switch (a->type) {
-        case KEEL_INT2:
-            memcpy(&v->v.i2, p + off, 2);
-            break;
-        case KEEL_INT4:
-            memcpy(&v->v.i4, p + off, 4);
-            break;
-        case KEEL_OID:
-            memcpy(&v->v.oid, p + off, 4);
-            break;
-        case KEEL_INT8:
-            memcpy(&v->v.i8, p + off, 8);
-            break;
-        case KEEL_FLOAT8:
-            memcpy(&v->v.f8, p + off, 8);
-            break;
-        case KEEL_BOOL:
-            v->v.b = p[off] != 0;
-            break;
-        case KEEL_NAME:
-            v->v.s.ptr = (const char *)p + off;
-            v->v.s.len =
-                (uint32_t)strnlen((const char *)p + off, KEEL_NAME_LEN);
-            break;
-        case KEEL_CHAR:
-            v->v.s.ptr = (const char *)p + off;
-            v->v.s.len = a->len;
-            break;
-        case KEEL_TEXT: {
-            uint32_t len;
-            memcpy(&len, p + off, 4);
-            v->v.s.ptr = (const char *)p + off + 4;
-            v->v.s.len = len;
-            off += 4 + (size_t)len;
-            continue;
-        }
-        }
-        off += a->len;
+        off = value_read(a, p, ALIGN_TO(off, a->align), &vals[i]);
     }
+}
+
+bool tuple_deform_prefix(const tuple_desc *d, const void *data, size_t len,
+                         bool has_nulls, uint16_t ncols, keel_value *vals)
+{
+    const unsigned char *p = data;
+    size_t off = has_nulls ? bitmap_bytes(d->natts) : 0;
+
+    assert(ncols <= d->natts);
+    if (off > len)
+        return false;
+    for (uint16_t i = 0; i < ncols; i++) {
+        const tuple_attr *a = &d->attrs[i];
+
+        if (has_nulls && (p[i / 8] & (1u << (i % 8)))) {
+            vals[i].isnull = true;
+            continue;
+        }
+        off = ALIGN_TO(off, a->align);
+        /* The fixed part (a text's length word) must be inside. */
+        if (off + (a->type == KEEL_TEXT ? 4 : a->len) > len)
+            return false;
+        off = value_read(a, p, off, &vals[i]);
+        if (off > len)
+            return false;
+    }
+    return true;
+}
+
+size_t tupdesc_fixed_size(const tuple_desc *d)
+{
+    size_t off = 0;
+
+    for (uint16_t i = 0; i < d->natts; i++) {
+        const tuple_attr *a = &d->attrs[i];
+        if (a->type == KEEL_TEXT)
+            return 0;
+        off = ALIGN_TO(off, a->align) + a->len;
+    }
+    return off;
 }
 
 static int cmp_bytes(const char *x, uint32_t xl, const char *y, uint32_t yl)

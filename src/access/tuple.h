@@ -79,6 +79,21 @@ void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
                   keel_value *vals);
 
 /*
+ * Reads the first ncols columns (at most d->natts) of the data area at
+ * data, which has len bytes, into vals[0..ncols); the rest are not read.
+ * Returns false if a value (or a text's length word) would run past len:
+ * the data does not suit d, and vals are partly filled.
+ */
+bool tuple_deform_prefix(const tuple_desc *d, const void *data, size_t len,
+                         bool has_nulls, uint16_t ncols, keel_value *vals);
+
+/*
+ * The size of the data area of every row of d that has no nulls, if that
+ * size is the same for all of them (no text column), else 0.
+ */
+size_t tupdesc_fixed_size(const tuple_desc *d);
+
+/*
  * Compares two non-null or null values of column a: negative, zero or
  * positive as x sorts before, equal to or after y.  Nulls sort after every
  * value; float8 NaN after every number.  Strings compare bytewise, a

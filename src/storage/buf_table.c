@@ -12,13 +12,6 @@
 
 #include <assert.h>
 
-/*
- * A lock-free reader standing on a buffer that moves to another chain
- * follows it there; such wandering, and any chain longer than this, ends
- * the lookup as a miss, which the caller resolves under the lock.
- */
-#define BUF_TABLE_MAX_WALK 64
-
 int buf_table_init(buf_table *t, buf_desc *descs, uint32_t nbuffers)
 {
     uint32_t nbuckets = BUF_TABLE_PARTITIONS;
@@ -47,19 +40,6 @@ void buf_table_free(buf_table *t)
     mem_free_aligned(t->parts);
     t->buckets = NULL;
     t->parts = NULL;
-}
-
-int32_t buf_table_lookup(const buf_table *t, buf_tag tag, uint64_t hash)
-{
-    int32_t id = atomic_load_relaxed(&t->buckets[hash & t->bucket_mask]);
-
-    for (int walked = 0; id >= 0 && walked < BUF_TABLE_MAX_WALK; walked++) {
-        const buf_desc *d = &t->descs[id];
-        if (atomic_load_relaxed(&d->tag) == tag)
-            return id;
-        id = atomic_load_relaxed(&d->hash_next);
-    }
-    return -1;
 }
 
 int32_t buf_table_lookup_locked(const buf_table *t, buf_tag tag, uint64_t hash)

@@ -638,8 +638,38 @@ found:
     return KEEL_OK;
 }
 
-int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
-             buf_strategy *strategy, int32_t *out)
+/*
+ * buf_read()'s path when the lock-free lookup found nothing usable:
+ * checks that the block exists, then loads it (read_slow()).
+ */
+static int read_miss(buf_session *s, buf_tag tag, uint64_t hash,
+                     buf_strategy *strategy, int32_t *out)
+{
+    relnumber_t rel = buf_tag_rel(tag);
+    blocknum_t blk = buf_tag_block(tag);
+    smgr_rel *r;
+    int rc = smgr_rel_open(s->pool->smgr, rel, &r, &s->err);
+
+    if (rc != KEEL_OK)
+        return rc;
+    /* Refuse blocks past the end before spending a victim on them. */
+    if (blk >= smgr_nblocks(r))
+        return kerr_set(&s->err, KEEL_EEOF,
+                        "could not read block %u of file \"%s\": "
+                        "the relation has only %u blocks",
+                        blk, smgr_rel_path(r), smgr_nblocks(r));
+    return read_slow(s, tag, hash, strategy, r, NULL, out);
+}
+
+/*
+ * buf_read() and buf_read_prefetch(): the hit path inline, with the
+ * prefetch of n lines (none for buf_read()) between the bucket's head and
+ * the descriptor.
+ */
+static inline __attribute__((always_inline)) int
+read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
+            buf_strategy *strategy, const uint16_t *off, uint32_t n,
+            int32_t *out)
 {
     buf_pool *p = s->pool;
     buf_tag tag = buf_tag_make(rel, blk);
@@ -649,10 +679,19 @@ int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
     /* Tag 0 means "no block": never look it up. */
     if (__builtin_expect(rel == INVALID_RELNUMBER, 0))
         return kerr_set(&s->err, KEEL_EINVAL, "invalid relation number 0");
-    id = buf_table_lookup(&p->table, tag, hash);
+    id = buf_table_head(&p->table, hash);
+    if (n > 0 && __builtin_expect(id >= 0, 1)) {
+        const char *page = buf_session_page(s, id);
+        for (uint32_t i = 0; i < n; i++)
+            __builtin_prefetch(page + off[i]);
+    }
+    id = buf_table_lookup_from(&p->table, tag, id);
     if (__builtin_expect(id >= 0, 1)) {
         buf_desc *d = desc_of(p, id);
-        buf_private_ref *r = private_find(s, id);
+        buf_private_ref *home = buf_private_home(s, id);
+        buf_private_ref *r = home->id == id      ? home
+                             : s->displaced == 0 ? NULL
+                                                 : private_find(s, id);
 
         if (r != NULL) {
             /* Our own pin keeps the tag from changing: no atomics. */
@@ -663,7 +702,6 @@ int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
                 return KEEL_OK;
             }
         } else {
-            buf_private_ref *home = buf_private_home(s, id);
             uint64_t st;
 
             if (__builtin_expect(home->id == BUF_INVALID && s->displaced == 0,
@@ -692,20 +730,20 @@ int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
             buf_release(s, id);
         }
     }
+    return read_miss(s, tag, hash, strategy, out);
+}
 
-    /* Refuse blocks past the end before spending a victim on them. */
-    {
-        smgr_rel *r;
-        int rc = smgr_rel_open(p->smgr, rel, &r, &s->err);
-        if (rc != KEEL_OK)
-            return rc;
-        if (blk >= smgr_nblocks(r))
-            return kerr_set(&s->err, KEEL_EEOF,
-                            "could not read block %u of file \"%s\": "
-                            "the relation has only %u blocks",
-                            blk, smgr_rel_path(r), smgr_nblocks(r));
-        return read_slow(s, tag, hash, strategy, r, NULL, out);
-    }
+int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
+             buf_strategy *strategy, int32_t *out)
+{
+    return read_buffer(s, rel, blk, strategy, NULL, 0, out);
+}
+
+int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
+                      const uint16_t *off, uint32_t n, int32_t *out)
+{
+    assert(n <= BUF_PREFETCH_MAX);
+    return read_buffer(s, rel, blk, NULL, off, n, out);
 }
 
 int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
@@ -743,21 +781,10 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
 /* Content locks, dirtying, flushing                                  */
 /* ------------------------------------------------------------------ */
 
-void buf_lock(buf_session *s, int32_t id, lwlock_mode mode)
-{
-    assert(buf_pin_count(s, id) > 0);
-    lwlock_acquire(&desc_of(s->pool, id)->content_lock, mode);
-}
-
 bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode)
 {
     assert(buf_pin_count(s, id) > 0);
     return lwlock_try_acquire(&desc_of(s->pool, id)->content_lock, mode);
-}
-
-void buf_unlock(buf_session *s, int32_t id)
-{
-    lwlock_release(&desc_of(s->pool, id)->content_lock);
 }
 
 void buf_mark_dirty(buf_session *s, int32_t id)
@@ -1023,6 +1050,7 @@ int buf_session_create(buf_pool *p, buf_session **out, kerr *err)
         s->refs[i].id = BUF_INVALID;
     s->pool = p;
     s->descs = p->descs;
+    s->pages = p->pages;
     s->write_copy = mem_alloc_aligned(BLOCK_SIZE);
     if (s->write_copy == NULL) {
         mem_free_aligned(s);

@@ -18,6 +18,7 @@
 #ifndef KEEL_STORAGE_BUFMGR_H
 #define KEEL_STORAGE_BUFMGR_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -76,6 +77,22 @@ const kerr *buf_session_error(const buf_session *s);
 int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
              buf_strategy *strategy, int32_t *id);
 
+/* Most lines buf_read_prefetch() fetches ahead. */
+#define BUF_PREFETCH_MAX 8
+
+/*
+ * buf_read() without a strategy, for a caller that knows which parts of
+ * the page it will read next: as soon as the mapping table names the
+ * buffer that probably holds the block, and before its descriptor has been
+ * read to confirm it, the cache lines at the page offsets off[0..n) (n at
+ * most BUF_PREFETCH_MAX, each below BLOCK_SIZE) are prefetched, so the
+ * page's cache misses overlap the descriptor's instead of following it.
+ * Only a hint: a wrong guess costs bandwidth, never a wrong answer.  Same
+ * results and errors as buf_read().
+ */
+int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
+                      const uint16_t *off, uint32_t n, int32_t *id);
+
 /*
  * Appends a new block to rel (initialized by page_init(special_size), and
  * already written to the file so its space is reserved) and returns it
@@ -106,6 +123,7 @@ typedef struct buf_private_ref {
 struct buf_session {
     buf_private_ref refs[BUF_PRIVATE_REFS]; /* hot: first line */
     buf_desc *descs;                        /* the pool's descriptors */
+    char *pages;                            /* the pool's pages */
     uint32_t displaced;                     /* entries not in their home slot */
     uint32_t overflow_count;                /* entries in the hash */
     uint32_t overflow_cap;     /* slots in the hash (power of two) */
@@ -202,6 +220,19 @@ static inline void buf_release(buf_session *s, int32_t id)
 /* Number of pins the session holds on id (0 if none). */
 uint32_t buf_pin_count(buf_session *s, int32_t id);
 
+/* True if the session holds a pin on id (for assertions: the home slot
+ * answers without a call). */
+static inline bool buf_pinned_by(buf_session *s, int32_t id)
+{
+    return buf_private_home(s, id)->id == id || buf_pin_count(s, id) > 0;
+}
+
+/* buf_page() through the session: the page memory of buffer id. */
+static inline void *buf_session_page(const buf_session *s, int32_t id)
+{
+    return s->pages + (size_t)id * BLOCK_SIZE;
+}
+
 /* Total number of buffers the session holds pins on. */
 uint32_t buf_session_pinned(const buf_session *s);
 
@@ -210,9 +241,18 @@ void buf_block_of(const buf_pool *p, int32_t id, relnumber_t *rel,
                   blocknum_t *blk);
 
 /* Content locks, on a buffer the session has pinned. */
-void buf_lock(buf_session *s, int32_t id, lwlock_mode mode);
+static inline void buf_lock(buf_session *s, int32_t id, lwlock_mode mode)
+{
+    assert(buf_pinned_by(s, id));
+    lwlock_acquire(&s->descs[id].content_lock, mode);
+}
+
 bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode);
-void buf_unlock(buf_session *s, int32_t id);
+
+static inline void buf_unlock(buf_session *s, int32_t id)
+{
+    lwlock_release(&s->descs[id].content_lock);
+}
 
 /* Marks a pinned, exclusively locked buffer dirty. */
 void buf_mark_dirty(buf_session *s, int32_t id);
