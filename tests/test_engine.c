@@ -660,10 +660,52 @@ static void test_xid_reservation(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * A key with more versions than a point search returns at once (each
+ * update leaves the old version in the primary key): lookups still find
+ * the visible one, and an older snapshot still finds its own.
+ */
+static void test_lookup_many_versions(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s, *old;
+    keel_error e;
+    keel_value key = vi4(5), v[9], out[9];
+    char tb[32];
+    bool found;
+
+    (void)state;
+    setup_db(dir, &db, &s, 10);
+    assert_int_equal(keel_session_begin(db, &old, &e), KEEL_OK);
+    assert_int_equal(keel_begin(old), KEEL_OK);
+    assert_int_equal(keel_lookup(old, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    for (int i = 0; i < 30; i++) {
+        row_of(5, v, tb);
+        v[1].v.i2 = (int16_t)(1000 + i);
+        assert_int_equal(keel_update(s, "s1", "t", &key, v), KEEL_OK);
+        assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found),
+                         KEEL_OK);
+        assert_true(found);
+        assert_int_equal(out[1].v.i2, 1000 + i);
+    }
+    /* The transaction that began before the updates sees the original. */
+    assert_int_equal(keel_lookup(old, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    check_row(5, out);
+    assert_int_equal(keel_commit(old), KEEL_OK);
+    keel_session_end(old);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_and_reopen),
+        cmocka_unit_test(test_lookup_many_versions),
         cmocka_unit_test(test_aborted_ddl),
         cmocka_unit_test(test_drop_table_drops_indexes),
         cmocka_unit_test(test_load_table),

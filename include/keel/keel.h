@@ -130,9 +130,19 @@ typedef struct keel_db_options {
     uint32_t pool_mb;             /* buffer pool size, MiB (>= 1) */
     uint32_t max_sessions;        /* sessions at once (1 .. 65536) */
     keel_procarray_layout layout; /* process array layout */
+    /* Each session's catalog cache (see keel_session_set_cache_options). */
+    int32_t catalog_cache_prune_min_age; /* seconds, -1: no age pruning */
+    uint64_t catalog_cache_memory_target; /* bytes, 0: no target */
 } keel_db_options;
 
-/* Defaults: no directory, 64 MiB pool, 64 sessions, padded layout. */
+/* Catalog cache defaults: entries unused for 5 minutes may go when a cache
+ * would grow, and each session keeps its cache under 4 MiB (4,000
+ * sessions: 16 GiB at most, against PostgreSQL's unbounded growth). */
+#define KEEL_CATALOG_CACHE_PRUNE_MIN_AGE_DEFAULT 300
+#define KEEL_CATALOG_CACHE_MEMORY_TARGET_DEFAULT (UINT64_C(4) << 20)
+
+/* Defaults: no directory, 64 MiB pool, 64 sessions, padded layout, the
+ * catalog cache defaults above. */
 void keel_db_options_init(keel_db_options *o);
 
 /*
@@ -328,6 +338,34 @@ int keel_load_table(keel_session *s, const char *schema, const char *name,
                     const keel_column *cols, uint16_t ncols,
                     const uint16_t *pkey, uint16_t npkey, keel_load_fn next,
                     void *ctx, uint64_t *nrows);
+
+/*
+ * Catalog cache tuning for one session, overriding the database's options:
+ * prune_min_age in seconds (-1 disables pruning by age), memory_target in
+ * bytes (0 disables it).  KEEL_EINVAL for a min age below -1.  Takes
+ * effect at once (entries over a lowered target go at the next addition).
+ */
+int keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
+                                   uint64_t memory_target);
+
+/* What a session's catalog cache holds and did since the session began. */
+typedef struct keel_cache_stats {
+    uint64_t bytes;          /* all memory the cache holds */
+    uint64_t positive_bytes; /* of it, entries for rows that exist */
+    uint64_t negative_bytes; /* of it, entries remembering a miss */
+    uint64_t list_bytes;     /* of it, list results */
+    uint64_t entries;        /* positive + negative */
+    uint64_t negative_entries;
+    uint64_t hits;          /* lookups answered by a positive entry */
+    uint64_t negative_hits; /* lookups answered by a negative entry */
+    uint64_t misses;        /* lookups that read the catalogs */
+    uint64_t evictions;     /* entries dropped for the memory target */
+    uint64_t age_prunes;    /* entries dropped for age */
+    uint64_t invalidations; /* entries and lists dropped by catalog changes */
+    uint64_t resets;        /* whole-cache resets */
+} keel_cache_stats;
+
+void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out);
 
 /* Column count of a table (KEEL_ENOENT), for callers sizing value arrays. */
 int keel_table_columns(keel_session *s, const char *schema, const char *table,

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "port/hash.h"
+
 #define CAT_MAX_COLS 13
 #define CAT_MAX_IDX  2
 
@@ -251,59 +253,63 @@ int catalog_open(buf_session *bs, catalog **out)
 /* Keys, hashes, liveness                                             */
 /* ------------------------------------------------------------------ */
 
-static uint32_t hash_bytes(uint32_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 16777619u;
-    return h;
-}
-
+/*
+ * The hash of a cache key, computed exactly as the catalog cache computes it
+ * for the same key (port/hash.h): integers by value (int2 as its unsigned
+ * 16 bits, bool as 0 or 1), names up to their NUL with hash_name(), char
+ * without trailing blanks and other strings whole with hash_name(), floats
+ * by their bits; the key columns combined in order with hash_combine().
+ */
 uint32_t catalog_key_hash(const tuple_desc *keydesc, const keel_value *keys)
 {
-    uint32_t h = 2166136261u;
+    uint64_t h = 0;
 
     for (uint16_t i = 0; i < keydesc->natts; i++) {
         const keel_value *v = &keys[i];
+        uint64_t kh;
+
         if (v->isnull) {
-            h = hash_bytes(h, "\0", 1);
-            continue;
+            kh = hash_int(UINT64_MAX);
+        } else {
+            switch (keydesc->attrs[i].type) {
+            case KEEL_INT2:
+                kh = hash_int((uint16_t)v->v.i2);
+                break;
+            case KEEL_INT4:
+                kh = hash_int((uint32_t)v->v.i4);
+                break;
+            case KEEL_OID:
+                kh = hash_int(v->v.oid);
+                break;
+            case KEEL_INT8:
+                kh = hash_int((uint64_t)v->v.i8);
+                break;
+            case KEEL_FLOAT8: {
+                uint64_t bits;
+                memcpy(&bits, &v->v.f8, sizeof(bits));
+                kh = hash_int(bits);
+                break;
+            }
+            case KEEL_BOOL:
+                kh = hash_int(v->v.b ? 1 : 0);
+                break;
+            default: {
+                uint32_t len = v->v.s.len;
+                /* name compares up to its NUL, char without trailing
+                 * blanks */
+                if (keydesc->attrs[i].type == KEEL_NAME)
+                    len = (uint32_t)strnlen(v->v.s.ptr, len);
+                if (keydesc->attrs[i].type == KEEL_CHAR)
+                    while (len > 0 && v->v.s.ptr[len - 1] == ' ')
+                        len--;
+                kh = hash_name(v->v.s.ptr, len);
+                break;
+            }
+            }
         }
-        switch (keydesc->attrs[i].type) {
-        case KEEL_INT2:
-            h = hash_bytes(h, &v->v.i2, sizeof(v->v.i2));
-            break;
-        case KEEL_INT4:
-            h = hash_bytes(h, &v->v.i4, sizeof(v->v.i4));
-            break;
-        case KEEL_OID:
-            h = hash_bytes(h, &v->v.oid, sizeof(v->v.oid));
-            break;
-        case KEEL_INT8:
-            h = hash_bytes(h, &v->v.i8, sizeof(v->v.i8));
-            break;
-        case KEEL_FLOAT8:
-            h = hash_bytes(h, &v->v.f8, sizeof(v->v.f8));
-            break;
-        case KEEL_BOOL: {
-            unsigned char b = v->v.b ? 1 : 0;
-            h = hash_bytes(h, &b, 1);
-            break;
-        }
-        default: {
-            uint32_t len = v->v.s.len;
-            /* name compares up to its NUL, char without trailing blanks */
-            if (keydesc->attrs[i].type == KEEL_NAME)
-                len = (uint32_t)strnlen(v->v.s.ptr, len);
-            if (keydesc->attrs[i].type == KEEL_CHAR)
-                while (len > 0 && v->v.s.ptr[len - 1] == ' ')
-                    len--;
-            h = hash_bytes(h, v->v.s.ptr, len);
-            break;
-        }
-        }
+        h = i == 0 ? kh : hash_combine(h, kh);
     }
-    return h;
+    return hash_fold32(h);
 }
 
 static void extract_keys(const idx_def *x, const keel_value *vals,

@@ -20,6 +20,7 @@ struct inval_queue {
 
 void inval_pending_add(inval_pending *p, uint32_t cache_id, uint32_t hash)
 {
+    p->adds++;
     if (p->overflow)
         return;
     for (uint32_t i = 0; i < p->count; i++)
@@ -41,6 +42,7 @@ void inval_pending_add(inval_pending *p, uint32_t cache_id, uint32_t hash)
 void inval_pending_clear(inval_pending *p)
 {
     p->count = 0;
+    p->adds = 0;
     p->overflow = false;
 }
 

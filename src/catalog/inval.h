@@ -54,6 +54,9 @@ typedef struct inval_pending {
     uint32_t count;
     uint32_t cap;
     bool overflow; /* memory ran out: commit appends a reset instead */
+    uint64_t adds; /* inval_pending_add() calls since the last clear, the
+                      ones merged into an equal message included: a
+                      change to watch for new rows (count may not move) */
 } inval_pending;
 
 /* Adds a message (never fails: on ENOMEM the list turns into a reset). */

@@ -32,6 +32,8 @@ void keel_db_options_init(keel_db_options *o)
     o->pool_mb = 64;
     o->max_sessions = 64;
     o->layout = KEEL_PROCARRAY_PADDED;
+    o->catalog_cache_prune_min_age = KEEL_CATALOG_CACHE_PRUNE_MIN_AGE_DEFAULT;
+    o->catalog_cache_memory_target = KEEL_CATALOG_CACHE_MEMORY_TARGET_DEFAULT;
 }
 
 static int check_options(const keel_db_options *o, kerr *e)
@@ -48,6 +50,10 @@ static int check_options(const keel_db_options *o, kerr *e)
         o->layout != KEEL_PROCARRAY_PACKED)
         return kerr_set(e, KEEL_EINVAL, "unknown process array layout %d",
                         (int)o->layout);
+    if (o->catalog_cache_prune_min_age < -1)
+        return kerr_set(e, KEEL_EINVAL,
+                        "catalog_cache_prune_min_age %d is below -1",
+                        (int)o->catalog_cache_prune_min_age);
     return KEEL_OK;
 }
 
@@ -205,6 +211,8 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     }
     pthread_mutex_init(&db->control_lock, NULL);
     pthread_mutex_init(&db->rel_lock, NULL);
+    db->cache_prune_min_age = opts->catalog_cache_prune_min_age;
+    db->cache_memory_target = opts->catalog_cache_memory_target;
     /* Restart past everything that may have been handed out. */
     next = c.xid_limit < XID_FIRST_NORMAL ? XID_FIRST_NORMAL : c.xid_limit;
     db->next_oid = c.oid_limit < CATALOG_FIRST_USER_OID ? CATALOG_FIRST_USER_OID

@@ -112,9 +112,29 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
+/* Versions a point search looks at without a scan (most keys have one
+ * live version and few dead ones). */
+#define FIND_TIDS 8
+
+/*
+ * Fetches the version at tt into row if ct sees it: KEEL_OK with *found,
+ * KEEL_OK without (dead or invisible), or an error.
+ */
+static int fetch_visible(keel_session *s, catalog_txn *ct, engine_table *t,
+                         tid tt, heap_row *row, bool *found)
+{
+    int rc = heap_fetch_cols(&t->h->heap, s->bs, &ct->vis, tt,
+                             t->h->desc->natts, row);
+
+    if (rc == KEEL_OK)
+        *found = true;
+    return rc == KEEL_ENOENT ? KEEL_OK : rc;
+}
+
 /*
  * Finds the version visible to ct whose key in index ix equals keys;
- * copies it into row and sets *found.
+ * copies it into row and sets *found.  A point search gives the first
+ * FIND_TIDS versions without allocating; a key with more is scanned.
  */
 static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
                        uint32_t ix, const keel_value *keys, heap_row *row,
@@ -122,25 +142,26 @@ static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
 {
     btree_bound b = {keys, t->idx[ix].nkeys, true};
     btree_scan *sc = NULL;
-    tid tt;
-    int rc = btree_scan_begin(t->ih[ix]->bt, s->bs, &b, &b, &sc);
+    tid tids[FIND_TIDS], tt;
+    uint32_t count = 0;
+    int rc;
 
     *found = false;
-    while (rc == KEEL_OK) {
+    rc = btree_search(t->ih[ix]->bt, s->bs, keys, tids, FIND_TIDS, &count);
+    if (rc != KEEL_OK || count <= FIND_TIDS) {
+        for (uint32_t i = 0; rc == KEEL_OK && !*found && i < count; i++)
+            rc = fetch_visible(s, ct, t, tids[i], row, found);
+        return rc;
+    }
+    rc = btree_scan_begin(t->ih[ix]->bt, s->bs, &b, &b, &sc);
+    while (rc == KEEL_OK && !*found) {
         rc = btree_scan_next(sc, &tt, NULL);
         if (rc == KEEL_ENOENT) {
             rc = KEEL_OK;
             break;
         }
-        if (rc != KEEL_OK)
-            break;
-        rc = heap_fetch(&t->h->heap, s->bs, &ct->vis, tt, row);
-        if (rc == KEEL_OK) {
-            *found = true;
-            break;
-        }
-        if (rc == KEEL_ENOENT)
-            rc = KEEL_OK; /* a dead or invisible version */
+        if (rc == KEEL_OK)
+            rc = fetch_visible(s, ct, t, tt, row, found);
     }
     btree_scan_end(sc);
     return rc;

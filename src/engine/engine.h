@@ -18,6 +18,7 @@
 #include "access/heapam.h"
 #include "catalog/catalog.h"
 #include "catalog/inval.h"
+#include "cache/syscache.h"
 #include "engine/control.h"
 #include "keel/keel.h"
 #include "storage/bufmgr.h"
@@ -47,6 +48,8 @@ struct keel_db {
     txn_mgr *txn;
     catalog *cat;
     inval_queue *inval;
+    int32_t cache_prune_min_age;  /* new sessions' catalog cache options */
+    uint64_t cache_memory_target;
     pthread_mutex_t control_lock; /* control, next_oid */
     control_data control;
     uint32_t next_oid;
@@ -59,7 +62,10 @@ struct keel_session {
     keel_db *db;
     buf_session *bs; /* its err is the session's error */
     txn_session *ts;
+    syscache *cache;     /* its catalog caches */
+    catalog_txn cache_ct; /* what the caches' misses read as */
     inval_pending inval; /* the running transaction's messages */
+    uint64_t inval_applied; /* inval.adds when last applied to cache */
     bool failed;         /* an error left the transaction half done */
     bool implicit;       /* the running transaction is the call's own */
     heap_row result;     /* keel_lookup's row */
@@ -74,6 +80,21 @@ typedef struct engine_table {
     catalog_indexdef idx[ENGINE_MAX_INDEXES];
     engine_rel *ih[ENGINE_MAX_INDEXES];
 } engine_table;
+
+/*
+ * Brings the session's caches up to its own catalog changes: if the
+ * running transaction changed catalog rows since the last call, applies
+ * its whole message list (a change to a row whose key is already in the
+ * list adds no message, so the list is applied again as a whole).
+ * Called before every cache search the engine makes.
+ */
+static inline void engine_cache_sync(keel_session *s)
+{
+    if (s->inval.adds != s->inval_applied) {
+        syscache_apply_pending(s->cache, &s->inval);
+        s->inval_applied = s->inval.adds;
+    }
+}
 
 /* Statement bracket: begins an implicit transaction if none is running
  * (clearing the error); refuses in a failed transaction. */

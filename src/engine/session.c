@@ -26,6 +26,13 @@ int keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
     rc = buf_session_create(db->pool, &s->bs, &e);
     if (rc == KEEL_OK)
         rc = txn_session_attach(db->txn, s->bs, &s->ts, &e);
+    if (rc == KEEL_OK) {
+        syscache_options o = {db->cache_prune_min_age,
+                              db->cache_memory_target};
+        rc = syscache_create(db->cat, db->inval, &o, &s->cache, &e);
+        if (rc != KEEL_OK)
+            txn_session_detach(s->ts);
+    }
     if (rc != KEEL_OK) {
         buf_session_destroy(s->bs);
         free(s);
@@ -54,6 +61,7 @@ void keel_session_end(keel_session *s)
     keel_scan_end(s->scan);
     keel_abort(s);
     heap_row_free(&s->result);
+    syscache_destroy(s->cache);
     txn_session_detach(s->ts);
     buf_session_destroy(s->bs);
     inval_pending_free(&s->inval);
@@ -68,6 +76,33 @@ const char *keel_session_error(const keel_session *s)
     return buf_session_error(s->bs)->msg;
 }
 
+/*
+ * Starts the session's transaction: its snapshot, then the catalog caches'
+ * view of the queue.  If the caches applied messages, the snapshot is
+ * taken again until they apply none, so that the caches agree with it
+ * (syscache_txn_begin()).  On failure no transaction is running.
+ */
+static int session_txn_begin(keel_session *s, kerr *e)
+{
+    bool consumed = false;
+    int rc = txn_begin(s->ts, e);
+
+    s->inval_applied = 0;
+    while (rc == KEEL_OK) {
+        rc = engine_catalog_txn(s, false, &s->cache_ct);
+        if (rc == KEEL_OK)
+            rc = syscache_txn_begin(s->cache, &s->cache_ct, &consumed);
+        if (rc != KEEL_OK || !consumed)
+            break;
+        rc = txn_refresh_snapshot(s->ts, e);
+    }
+    if (rc != KEEL_OK) {
+        syscache_txn_end(s->cache);
+        txn_abort(s->ts);
+    }
+    return rc;
+}
+
 int keel_begin(keel_session *s)
 {
     kerr *e = &s->bs->err;
@@ -78,7 +113,7 @@ int keel_begin(keel_session *s)
     s->implicit = false;
     s->failed = false;
     inval_pending_clear(&s->inval);
-    return txn_begin(s->ts, e);
+    return session_txn_begin(s, e);
 }
 
 int keel_commit(keel_session *s)
@@ -99,13 +134,20 @@ int keel_commit(keel_session *s)
      * messages are in the queue: see inval.h, "Commit ordering". */
     inval_commit_begin(s->db->inval, &s->inval);
     rc = txn_commit(s->ts, e);
+    if (rc != KEEL_OK) /* entries built from its rows must go */
+        syscache_apply_pending(s->cache, &s->inval);
     inval_commit_end(s->db->inval, &s->inval, rc == KEEL_OK);
+    syscache_txn_end(s->cache);
     return rc;
 }
 
 void keel_abort(keel_session *s)
 {
     keel_scan_end(s->scan);
+    /* Entries built from the transaction's own rows must go. */
+    if (s->inval.count > 0 || s->inval.overflow)
+        syscache_apply_pending(s->cache, &s->inval);
+    syscache_txn_end(s->cache);
     txn_abort(s->ts);
     inval_pending_clear(&s->inval);
     s->failed = false;
@@ -128,7 +170,7 @@ int engine_stmt_begin(keel_session *s)
     }
     inval_pending_clear(&s->inval);
     s->implicit = true;
-    return txn_begin(s->ts, e);
+    return session_txn_begin(s, e);
 }
 
 int engine_stmt_end(keel_session *s, int rc, bool changed)
@@ -298,11 +340,46 @@ static int table_handle(keel_session *s, catalog_txn *ct,
     return KEEL_OK;
 }
 
+/* The oid of schema name, through the session's cache (ENOENT). */
+static int namespace_oid(keel_session *s, const char *name, oid_t *out)
+{
+    catcache_entry *e;
+    int rc = syscache_search1(s->cache, CACHE_NAMESPACE_NAME,
+                              SYSCACHE_NAME(name), &e);
+
+    if (rc == KEEL_ENOENT)
+        return kerr_set(&s->bs->err, KEEL_ENOENT,
+                        "schema \"%s\" does not exist", name);
+    if (rc != KEEL_OK)
+        return rc;
+    *out = ((const catalog_namespace *)syscache_row(e))->oid;
+    syscache_release(s->cache, e);
+    return KEEL_OK;
+}
+
+/* The indexes of table oid into t, through the session's cache. */
+static int table_indexes(keel_session *s, engine_table *t)
+{
+    syscache_key key = t->rel.oid;
+    catcache_list *l;
+    uint32_t n;
+    int rc = syscache_list(s->cache, CACHE_INDEX_TABLE, 1, &key, &l);
+
+    if (rc != KEEL_OK)
+        return rc;
+    n = syscache_list_count(l);
+    t->nidx = n < ENGINE_MAX_INDEXES ? n : ENGINE_MAX_INDEXES;
+    for (uint32_t i = 0; i < t->nidx; i++)
+        t->idx[i] = *(const catalog_indexdef *)syscache_list_row(l, i);
+    syscache_list_release(s->cache, l);
+    return KEEL_OK;
+}
+
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
                       const char *name, engine_table *t)
 {
-    catalog_namespace ns;
-    uint32_t n = 0;
+    catcache_entry *e;
+    oid_t nsoid = 0;
     int rc;
 
     if (schema == NULL)
@@ -310,32 +387,30 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
     rc = engine_check_name(s, "schema", schema);
     if (rc == KEEL_OK)
         rc = engine_check_name(s, "table", name);
-    if (rc == KEEL_OK)
-        rc = catalog_namespace_by_name(s->db->cat, ct, schema, &ns);
-    if (rc == KEEL_OK)
-        rc = catalog_relation_by_name(s->db->cat, ct, name, ns.oid, &t->rel);
-    if (rc == KEEL_ENOENT && strcmp(s->bs->err.msg, "") != 0 &&
-        strstr(s->bs->err.msg, "relation") != NULL)
-        kerr_set(&s->bs->err, KEEL_ENOENT, "table \"%s.%s\" does not exist",
-                 schema, name);
     if (rc != KEEL_OK)
         return rc;
+    engine_cache_sync(s);
+    rc = namespace_oid(s, schema, &nsoid);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = syscache_search2(s->cache, CACHE_CLASS_NAME, SYSCACHE_NAME(name),
+                          nsoid, &e);
+    if (rc == KEEL_ENOENT)
+        return kerr_set(&s->bs->err, KEEL_ENOENT,
+                        "table \"%s.%s\" does not exist", schema, name);
+    if (rc != KEEL_OK)
+        return rc;
+    t->rel = *(const catalog_relation *)syscache_row(e);
+    syscache_release(s->cache, e);
     if (t->rel.kind != RELKIND_TABLE || t->rel.nsoid == NAMESPACE_CATALOG)
         return kerr_set(&s->bs->err, KEEL_EINVAL,
                         "\"%s.%s\" is not a user table", schema, name);
     rc = table_handle(s, ct, &t->rel, &t->h);
     if (rc == KEEL_OK)
-        rc = catalog_indexes_of(s->db->cat, ct, t->rel.oid, t->idx,
-                                ENGINE_MAX_INDEXES, &n);
-    if (rc != KEEL_OK)
-        return rc;
-    t->nidx = n < ENGINE_MAX_INDEXES ? n : ENGINE_MAX_INDEXES;
-    for (uint32_t i = 0; i < t->nidx; i++) {
+        rc = table_indexes(s, t);
+    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++)
         rc = engine_index_handle(s, t->idx[i].indexoid, &t->ih[i]);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    return KEEL_OK;
+    return rc;
 }
 
 int engine_check_values(keel_session *s, const tuple_desc *d,
@@ -424,4 +499,39 @@ int keel_table_columns(keel_session *s, const char *schema, const char *table,
     if (rc == KEEL_OK)
         *ncols = t.rel.natts;
     return engine_stmt_end(s, rc, false);
+}
+
+int keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
+                                   uint64_t memory_target)
+{
+    syscache_options o = {prune_min_age, memory_target};
+
+    kerr_clear(&s->bs->err);
+    if (prune_min_age < -1)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "catalog cache prune_min_age %d is below -1",
+                        (int)prune_min_age);
+    syscache_set_options(s->cache, &o);
+    return KEEL_OK;
+}
+
+void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out)
+{
+    syscache_stats st;
+
+    syscache_get_stats(s->cache, &st);
+    memset(out, 0, sizeof(*out));
+    out->bytes = st.bytes;
+    out->positive_bytes = st.positive_bytes;
+    out->negative_bytes = st.negative_bytes;
+    out->list_bytes = st.list_bytes;
+    out->entries = st.entries;
+    out->negative_entries = st.negative_entries;
+    out->hits = st.hits;
+    out->negative_hits = st.negative_hits;
+    out->misses = st.misses;
+    out->evictions = st.evictions;
+    out->age_prunes = st.age_prunes;
+    out->invalidations = st.invalidations;
+    out->resets = st.resets;
 }

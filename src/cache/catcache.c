@@ -1,0 +1,803 @@
+/*
+ * catcache.c: the out-of-line parts of the catalog cache (catcache.h): the
+ * miss path, lists, invalidation, growth with pruning by age, eviction to
+ * the memory target (SIEVE), dead entries and the accounting.  The
+ * protocol is in README.md beside this file.
+ */
+#include "cache/catcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Initial list buckets of a cache. */
+#define CATCACHE_LIST_BUCKETS 16
+
+/* ------------------------------------------------------------------ */
+/* Rings                                                              */
+/* ------------------------------------------------------------------ */
+
+static void catcache_ring_init(catcache_link *sent)
+{
+    sent->prev = sent;
+    sent->next = sent;
+}
+
+/* Inserts l before at (at the newest end when at is the sentinel). */
+static void catcache_ring_insert_before(catcache_link *at, catcache_link *l)
+{
+    l->prev = at->prev;
+    l->next = at;
+    at->prev->next = l;
+    at->prev = l;
+}
+
+static void catcache_ring_remove(catcache_link *l)
+{
+    l->prev->next = l->next;
+    l->next->prev = l->prev;
+    l->prev = l->next = NULL;
+}
+
+static catcache_entry *catcache_entry_of(catcache_link *l)
+{
+    return (catcache_entry *)((char *)l - offsetof(catcache_entry, q));
+}
+
+/* Puts a new live entry at the newest end of its kind's queue. */
+static void catcache_queue_add(catcache_session *s, catcache_entry *e)
+{
+    catcache_ring_insert_before(&s->queue[e->kind], &e->q);
+    s->qlen[e->kind]++;
+}
+
+/* Takes a live entry off its queue, moving the hand past it if it was
+ * about to examine it. */
+static void catcache_queue_remove(catcache_session *s, catcache_entry *e)
+{
+    catcache_link *sent = &s->queue[e->kind];
+
+    assert(s->qlen[e->kind] > 0);
+    if (s->hand[e->kind] == &e->q)
+        s->hand[e->kind] = e->q.next == sent ? NULL : e->q.next;
+    catcache_ring_remove(&e->q);
+    s->qlen[e->kind]--;
+}
+
+/* ------------------------------------------------------------------ */
+/* Accounting and freeing                                             */
+/* ------------------------------------------------------------------ */
+
+static void catcache_account_add(catcache *cc, catcache_kind kind, size_t bytes)
+{
+    catcache_session *s = cc->sess;
+
+    s->bytes += bytes;
+    s->kind_bytes[kind] += bytes;
+    s->kind_count[kind]++;
+    cc->bytes += bytes;
+}
+
+static void catcache_account_buckets(catcache *cc, size_t added, size_t removed)
+{
+    catcache_session *s = cc->sess;
+
+    s->bytes += added;
+    s->bytes -= removed;
+    s->bucket_bytes += added;
+    s->bucket_bytes -= removed;
+    cc->bytes += added;
+    cc->bytes -= removed;
+}
+
+/* Frees an entry or list that is on no chain, queue or ring. */
+static void catcache_entry_free(catcache_entry *e)
+{
+    catcache *cc = e->cache;
+    catcache_session *s = cc->sess;
+
+    assert(s->bytes >= e->bytes && s->kind_bytes[e->kind] >= e->bytes);
+    assert(s->kind_count[e->kind] > 0 && cc->bytes >= e->bytes);
+    s->bytes -= e->bytes;
+    s->kind_bytes[e->kind] -= e->bytes;
+    s->kind_count[e->kind]--;
+    cc->bytes -= e->bytes;
+    free(e);
+}
+
+/*
+ * Disposes of a live entry or list already unlinked from its chain: off
+ * its queue, then freed, or, while referenced, marked dead and kept on the
+ * dead ring until its last release.
+ */
+static void catcache_discard(catcache_entry *e)
+{
+    catcache *cc = e->cache;
+    catcache_session *s = cc->sess;
+
+    assert(!e->dead);
+    catcache_queue_remove(s, e);
+    if (e->kind == CATCACHE_LIST) {
+        assert(cc->nlists > 0);
+        cc->nlists--;
+    } else {
+        assert(cc->nentries > 0);
+        cc->nentries--;
+    }
+    if (catcache_referenced(e)) {
+        e->dead = 1;
+        e->next = NULL;
+        catcache_ring_insert_before(&s->dead, &e->q);
+        return;
+    }
+    catcache_entry_free(e);
+}
+
+#if KEEL_CATCACHE_PRUNE
+/* Unlinks e from the chain that starts at *head. */
+static void catcache_chain_unlink(catcache_entry **head, catcache_entry *e)
+{
+    catcache_entry **link = head;
+
+    while (*link != e) {
+        assert(*link != NULL);
+        link = &(*link)->next;
+    }
+    *link = e->next;
+    e->next = NULL;
+}
+
+/* Unlinks a live entry or list from its chain and disposes of it. */
+static void catcache_remove(catcache_entry *e)
+{
+    catcache *cc = e->cache;
+
+    if (e->kind == CATCACHE_LIST)
+        catcache_chain_unlink(&cc->lbuckets[e->hash & cc->lmask], e);
+    else
+        catcache_chain_unlink(&cc->buckets[e->hash & cc->mask], e);
+    catcache_discard(e);
+}
+#endif
+
+void catcache_release_dead(catcache_entry *e)
+{
+    assert(e->dead);
+    if (catcache_refcount(e) != 0)
+        return;
+    catcache_ring_remove(&e->q);
+    catcache_entry_free(e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Use marks (protection only)                                        */
+/* ------------------------------------------------------------------ */
+
+#if KEEL_CATCACHE_PRUNE
+/*
+ * What a hand does as it passes e: if e was used since the last pass, it
+ * clears the mark, records the session clock (or, with a stamp, the clock
+ * of the last hit) as the time of last known use and returns true.
+ *
+ * Age bound.  Let t be the session clock when e was last used.  Claim:
+ * used_at >= t whenever e is unmarked.  At creation (a use) used_at = now
+ * = t.  A later use sets the mark (uses != uses_seen, or stamp != 0), and
+ * the mark is cleared only here, which sets used_at to the session clock
+ * of now, not earlier than t because the clock never goes back (it is set
+ * once per transaction from a monotonic source; with a stamp, used_at is
+ * t itself).  So an unmarked entry was last used at t <= used_at, and
+ * pruning, which first clears marks as above and removes only unmarked
+ * entries with now - used_at > min_age, removes only entries with
+ * now - t >= now - used_at > min_age: never one used within min_age.  The
+ * estimate is late by at most the interval between two passes.
+ */
+static bool catcache_sweep(catcache_session *s, catcache_entry *e)
+{
+#if CATCACHE_USES
+    if (e->uses != e->uses_seen) {
+        e->uses_seen = e->uses;
+        e->used_at = s->now;
+        return true;
+    }
+#else
+    if (e->stamp != 0) {
+        e->used_at = e->stamp - 1;
+        e->stamp = 0;
+        return true;
+    }
+#endif
+    return false;
+}
+
+/* True if e was last known used more than min_age seconds ago. */
+static bool catcache_too_old(const catcache_session *s, const catcache_entry *e)
+{
+    return (int64_t)s->now - (int64_t)e->used_at > (int64_t)s->prune_min_age;
+}
+
+/*
+ * One SIEVE step on queue k: from the hand towards the newest, clears the
+ * marks of used entries and evicts the first unmarked, unreferenced one,
+ * leaving the hand after it.  Returns false after a whole lap without one
+ * (every mark it passed is then clear).
+ */
+static bool catcache_sieve_step(catcache_session *s, int k)
+{
+    catcache_link *sent = &s->queue[k];
+    uint64_t n = s->qlen[k];
+
+    for (uint64_t i = 0; i < n; i++) {
+        catcache_link *l = s->hand[k] != NULL ? s->hand[k] : sent->next;
+        catcache_entry *e = catcache_entry_of(l);
+
+        assert(l != sent);
+        s->hand[k] = l->next == sent ? NULL : l->next;
+        if (catcache_sweep(s, e) || catcache_referenced(e))
+            continue;
+        catcache_remove(e);
+        s->evictions++;
+        return true;
+    }
+    return false;
+}
+#endif
+
+/*
+ * Evicts unreferenced entries and lists while the session holds more than
+ * its memory target: unmarked negative entries first, then unmarked
+ * positive entries, then lists; a queue whose lap found nothing has had its
+ * marks cleared and yields its entries next time.  Stops when only
+ * referenced ones are left.
+ */
+static void catcache_enforce_target(catcache_session *s)
+{
+#if KEEL_CATCACHE_PRUNE
+    int k = 0, idle = 0;
+
+    if (s->memory_target == 0 || s->bytes <= s->memory_target || s->evicting)
+        return;
+    s->evicting = true;
+    while (s->bytes > s->memory_target) {
+        if (catcache_sieve_step(s, k)) {
+            k = 0;
+            idle = 0;
+            continue;
+        }
+        if (++idle >= 2 * CATCACHE_KINDS)
+            break;
+        k = (k + 1) % CATCACHE_KINDS;
+    }
+    s->evicting = false;
+#else
+    (void)s;
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Sessions and caches                                                */
+/* ------------------------------------------------------------------ */
+
+void catcache_session_init(catcache_session *s, int32_t prune_min_age,
+                           uint64_t memory_target)
+{
+    memset(s, 0, sizeof(*s));
+    for (int k = 0; k < CATCACHE_KINDS; k++)
+        catcache_ring_init(&s->queue[k]);
+    catcache_ring_init(&s->dead);
+    s->prune_min_age = prune_min_age;
+    s->memory_target = memory_target;
+    s->prune_enabled = prune_min_age >= 0 || memory_target > 0;
+}
+
+void catcache_session_set_options(catcache_session *s, int32_t prune_min_age,
+                                  uint64_t memory_target)
+{
+    s->prune_min_age = prune_min_age;
+    s->memory_target = memory_target;
+    s->prune_enabled = prune_min_age >= 0 || memory_target > 0;
+    catcache_enforce_target(s);
+}
+
+void catcache_session_destroy(catcache_session *s)
+{
+    while (s->dead.next != &s->dead) {
+        catcache_entry *e = catcache_entry_of(s->dead.next);
+        catcache_ring_remove(&e->q);
+        catcache_entry_free(e);
+    }
+}
+
+int catcache_init(catcache *cc, catcache_session *s, const catcache_def *d,
+                  kerr *err)
+{
+    assert(d->nkeys >= 1 && d->nkeys <= CATCACHE_MAX_KEYS);
+    assert(d->nbuckets > 0 && (d->nbuckets & (d->nbuckets - 1)) == 0);
+    memset(cc, 0, sizeof(*cc));
+    cc->sess = s;
+    cc->id = d->id;
+    cc->nkeys = d->nkeys;
+    cc->name_mask = d->name_mask;
+    memcpy(cc->key_max, d->key_max, sizeof(cc->key_max));
+    cc->rowsize = d->rowsize;
+    cc->list_only = d->list_only;
+    cc->fill = d->fill;
+    cc->fill_arg = d->fill_arg;
+#if CATCACHE_WIRING == 1
+    cc->hot_sess = s;
+#endif
+#if CATCACHE_WIRING == 2
+    catcache_choose_search(cc);
+#endif
+    cc->buckets = calloc(d->nbuckets, sizeof(*cc->buckets));
+    cc->lbuckets = calloc(CATCACHE_LIST_BUCKETS, sizeof(*cc->lbuckets));
+    if (cc->buckets == NULL || cc->lbuckets == NULL) {
+        free(cc->buckets);
+        free(cc->lbuckets);
+        cc->buckets = cc->lbuckets = NULL;
+        return kerr_set(err, KEEL_ENOMEM, "out of memory for catalog cache");
+    }
+    cc->mask = d->nbuckets - 1;
+    cc->lmask = CATCACHE_LIST_BUCKETS - 1;
+    catcache_account_buckets(
+        cc, (d->nbuckets + CATCACHE_LIST_BUCKETS) * sizeof(*cc->buckets), 0);
+    return KEEL_OK;
+}
+
+void catcache_destroy(catcache *cc)
+{
+    if (cc->buckets == NULL)
+        return;
+    catcache_reset(cc);
+    /* Referenced ones went to the dead ring: the caller gave up on them. */
+    catcache_account_buckets(
+        cc, 0, ((size_t)cc->mask + 1 + cc->lmask + 1) * sizeof(*cc->buckets));
+    free(cc->buckets);
+    free(cc->lbuckets);
+    cc->buckets = cc->lbuckets = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Keys and rows                                                      */
+/* ------------------------------------------------------------------ */
+
+uint32_t catcache_hash_keys(const catcache *cc, uint32_t nkeys,
+                            const uintptr_t *keys)
+{
+    uint64_t h = catcache_key_hash(cc->name_mask, 0, keys[0]);
+
+    assert(nkeys >= 1 && nkeys <= CATCACHE_MAX_KEYS);
+    for (uint32_t i = 1; i < nkeys; i++)
+        h = hash_combine(h, catcache_key_hash(cc->name_mask, i, keys[i]));
+    return hash_fold32(h);
+}
+
+/*
+ * True if every key can match a row: integers within their column's
+ * range, names no longer than a catalog name.  Sets namelen[i] for names.
+ */
+static bool catcache_keys_valid(const catcache *cc, uint32_t nkeys,
+                                const uintptr_t *keys, size_t *namelen)
+{
+    for (uint32_t i = 0; i < nkeys; i++) {
+        namelen[i] = 0;
+        if (cc->name_mask & (1u << i)) {
+            namelen[i] = strnlen((const char *)keys[i], CATCACHE_NAME_MAX + 1);
+            if (namelen[i] > CATCACHE_NAME_MAX)
+                return false;
+        } else if ((uint64_t)keys[i] > cc->key_max[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void *catcache_rowbuf_push(catcache_rowbuf *rb)
+{
+    void *slot;
+
+    if (rb->count == rb->cap) {
+        uint32_t cap = rb->cap ? rb->cap * 2 : 8;
+        char *rows;
+        if (cap > rb->max)
+            cap = rb->max;
+        if (cap <= rb->count)
+            return NULL;
+        rows = realloc(rb->rows, (size_t)cap * rb->rowsize);
+        if (rows == NULL)
+            return NULL;
+        rb->rows = rows;
+        rb->cap = cap;
+    }
+    slot = rb->rows + (size_t)rb->count * rb->rowsize;
+    memset(slot, 0, rb->rowsize);
+    rb->count++;
+    return slot;
+}
+
+/* Where name copies may start in an entry (malloc gives at least this
+ * alignment). */
+#define CATCACHE_NAME_ALIGN 16
+
+static size_t catcache_name_align(size_t off)
+{
+    return (off + CATCACHE_NAME_ALIGN - 1) & ~(size_t)(CATCACHE_NAME_ALIGN - 1);
+}
+
+/*
+ * Allocates and fills an entry or list of kind for keys (hash h, names of
+ * namelen bytes) holding nrows rows; it is linked nowhere yet and counted
+ * in the accounting.  A positive entry or list starts with one reference.
+ * NULL if memory ran out.
+ */
+static catcache_entry *catcache_entry_make(catcache *cc, catcache_kind kind,
+                                           uint32_t h, uint32_t nkeys,
+                                           const uintptr_t *keys,
+                                           const size_t *namelen,
+                                           const char *rows, uint32_t nrows)
+{
+    size_t size = sizeof(catcache_entry) + (size_t)nrows * cc->rowsize;
+    catcache_entry *e;
+    size_t off;
+
+    /* Name copies start on a CATCACHE_NAME_ALIGN boundary, so that the
+     * comparisons of a hit see the same alignment whatever the header's
+     * size (it differs with KEEL_CATCACHE_PRUNE). */
+    for (uint32_t i = 0; i < nkeys; i++)
+        if (cc->name_mask & (1u << i))
+            size = catcache_name_align(size) + namelen[i] + 1;
+    if (size > UINT32_MAX)
+        return NULL;
+    e = malloc(size);
+    if (e == NULL)
+        return NULL;
+    memset(e, 0, sizeof(*e));
+    e->hash = h;
+    e->kind = (uint8_t)kind;
+    e->nkeys = (uint8_t)nkeys;
+    e->cache = cc;
+    e->bytes = (uint32_t)size;
+    e->nrows = nrows;
+    if (nrows > 0)
+        memcpy(e + 1, rows, (size_t)nrows * cc->rowsize);
+    off = sizeof(catcache_entry) + (size_t)nrows * cc->rowsize;
+    for (uint32_t i = 0; i < nkeys; i++) {
+        if (cc->name_mask & (1u << i)) {
+            char *tail = (char *)e + catcache_name_align(off);
+            memcpy(tail, (const char *)keys[i], namelen[i]);
+            tail[namelen[i]] = '\0';
+            e->keys[i] = (uintptr_t)tail;
+            off = catcache_name_align(off) + namelen[i] + 1;
+        } else {
+            e->keys[i] = keys[i];
+        }
+    }
+    if (kind != CATCACHE_NEGATIVE) {
+#if CATCACHE_USES
+        e->uses = 1;
+#else
+        e->refcount = 1;
+#endif
+    }
+#if KEEL_CATCACHE_PRUNE
+#if CATCACHE_USES
+    e->uses_seen = e->uses;
+#endif
+    e->used_at = cc->sess->now;
+#endif
+    catcache_account_add(cc, kind, size);
+    return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* Growth, with pruning by age                                        */
+/* ------------------------------------------------------------------ */
+
+#if KEEL_CATCACHE_PRUNE
+/*
+ * Removes the unreferenced entries (or lists) of the n chains that were
+ * not used for more than the session's min age (see catcache_sweep()),
+ * clearing the marks of the others.
+ */
+static void catcache_prune_chains(catcache *cc, catcache_entry **chains,
+                                  uint32_t n)
+{
+    catcache_session *s = cc->sess;
+
+    for (uint32_t b = 0; b < n; b++) {
+        catcache_entry **link = &chains[b];
+        catcache_entry *e;
+        while ((e = *link) != NULL) {
+            if (catcache_sweep(s, e) || catcache_referenced(e) ||
+                !catcache_too_old(s, e)) {
+                link = &e->next;
+                continue;
+            }
+            *link = e->next;
+            e->next = NULL;
+            catcache_discard(e);
+            s->age_prunes++;
+        }
+    }
+}
+#endif
+
+/*
+ * Doubles the chains array *chains of *mask + 1 chains, rehashing its
+ * members.  Nothing changes if memory runs out (chains just get longer).
+ */
+static void catcache_double(catcache *cc, catcache_entry ***chains,
+                            uint32_t *mask)
+{
+    uint32_t n = *mask + 1;
+    catcache_entry **old = *chains;
+    catcache_entry **nw;
+
+    if (n > UINT32_MAX / 2)
+        return;
+    nw = calloc((size_t)n * 2, sizeof(*nw));
+    if (nw == NULL)
+        return;
+    for (uint32_t b = 0; b < n; b++) {
+        catcache_entry *e = old[b];
+        while (e != NULL) {
+            catcache_entry *next = e->next;
+            catcache_entry **head = &nw[e->hash & (2 * n - 1)];
+            e->next = *head;
+            *head = e;
+            e = next;
+        }
+    }
+    free(old);
+    *chains = nw;
+    *mask = 2 * n - 1;
+    catcache_account_buckets(cc, (size_t)n * sizeof(*nw), 0);
+}
+
+/*
+ * Called when the chains hold more than twice as many members as there
+ * are chains: first removes members unused for the min age (if age pruning
+ * is on), and doubles unless that brought the count to 1.5 per chain or
+ * below (so that the next prune is at least n/2 additions away).
+ */
+static void catcache_grow(catcache *cc, catcache_entry ***chains,
+                          uint32_t *mask, const uint32_t *count)
+{
+#if KEEL_CATCACHE_PRUNE
+    if (cc->sess->prune_min_age >= 0) {
+        uint32_t n = *mask + 1;
+        catcache_prune_chains(cc, *chains, n);
+        if (*count <= n + n / 2)
+            return;
+    }
+#endif
+    catcache_double(cc, chains, mask);
+}
+
+/* ------------------------------------------------------------------ */
+/* Searches: miss path, lists                                         */
+/* ------------------------------------------------------------------ */
+
+int catcache_miss(catcache *cc, uint32_t h, uintptr_t k1, uintptr_t k2,
+                  uintptr_t k3, uintptr_t k4, catcache_entry **out)
+{
+    catcache_session *s = cc->sess;
+    uintptr_t keys[CATCACHE_MAX_KEYS] = {k1, k2, k3, k4};
+    size_t namelen[CATCACHE_MAX_KEYS];
+    catcache_rowbuf rb = {NULL, 0, 0, 1, cc->rowsize};
+    catcache_entry *e, **head;
+    catcache_kind kind;
+    int rc;
+
+    *out = NULL;
+    cc->misses++;
+    if (cc->list_only)
+        return kerr_set(s->err, KEEL_EINVAL,
+                        "catalog cache %u takes list searches only", cc->id);
+    if (!catcache_keys_valid(cc, cc->nkeys, keys, namelen))
+        return KEEL_ENOENT;
+    rc = cc->fill(cc->fill_arg, cc, keys, cc->nkeys, &rb);
+    if (rc != KEEL_OK) {
+        free(rb.rows);
+        return rc;
+    }
+    kind = rb.count > 0 ? CATCACHE_POSITIVE : CATCACHE_NEGATIVE;
+    e = catcache_entry_make(cc, kind, h, cc->nkeys, keys, namelen, rb.rows,
+                            rb.count > 0 ? 1 : 0);
+    free(rb.rows);
+    if (e == NULL) {
+        if (kind == CATCACHE_NEGATIVE)
+            return KEEL_ENOENT; /* true, just not remembered */
+        return kerr_set(s->err, KEEL_ENOMEM,
+                        "out of memory for a catalog cache entry");
+    }
+    head = &cc->buckets[h & cc->mask];
+    e->next = *head;
+    *head = e;
+    catcache_queue_add(s, e);
+    cc->nentries++;
+    if (cc->nentries > 2 * (cc->mask + 1))
+        catcache_grow(cc, &cc->buckets, &cc->mask, &cc->nentries);
+    catcache_enforce_target(s); /* e is evictable only if negative */
+    if (kind == CATCACHE_NEGATIVE)
+        return KEEL_ENOENT;
+    *out = e;
+    return KEEL_OK;
+}
+
+int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
+                         catcache_list **out)
+{
+    catcache_session *s = cc->sess;
+    size_t namelen[CATCACHE_MAX_KEYS];
+    catcache_rowbuf rb = {NULL, 0, 0, UINT32_MAX, cc->rowsize};
+    catcache_entry *e, **head, **link;
+    uint32_t h;
+    int rc;
+
+    assert(nkeys >= 1 && nkeys <= cc->nkeys);
+    *out = NULL;
+    h = catcache_hash_keys(cc, nkeys, keys);
+    head = &cc->lbuckets[h & cc->lmask];
+    for (link = head; (e = *link) != NULL; link = &e->next) {
+        uint32_t i;
+        if (e->hash != h || e->nkeys != nkeys)
+            continue;
+        for (i = 0; i < nkeys; i++)
+            if (!catcache_key_equal(cc->name_mask, i, e->keys[i], keys[i]))
+                break;
+        if (i < nkeys)
+            continue;
+        if (link != head) {
+            *link = e->next;
+            e->next = *head;
+            *head = e;
+        }
+#if CATCACHE_USES
+        e->uses++;
+#else
+        e->refcount++;
+#endif
+#if CATCACHE_STAMP
+        if (s->prune_enabled)
+            e->stamp = s->now + 1;
+#endif
+        cc->list_hits++;
+        *out = (catcache_list *)e;
+        return KEEL_OK;
+    }
+    cc->list_misses++;
+    rc = KEEL_OK;
+    if (catcache_keys_valid(cc, nkeys, keys, namelen))
+        rc = cc->fill(cc->fill_arg, cc, keys, nkeys, &rb);
+    else
+        for (uint32_t i = 0; i < nkeys; i++)
+            namelen[i] =
+                (cc->name_mask & (1u << i)) ? strlen((const char *)keys[i]) : 0;
+    if (rc != KEEL_OK) {
+        free(rb.rows);
+        return rc;
+    }
+    e = catcache_entry_make(cc, CATCACHE_LIST, h, nkeys, keys, namelen, rb.rows,
+                            rb.count);
+    free(rb.rows);
+    if (e == NULL)
+        return kerr_set(s->err, KEEL_ENOMEM,
+                        "out of memory for a catalog cache list");
+    e->next = *head;
+    *head = e;
+    catcache_queue_add(s, e);
+    cc->nlists++;
+    if (cc->nlists > 2 * (cc->lmask + 1))
+        catcache_grow(cc, &cc->lbuckets, &cc->lmask, &cc->nlists);
+    catcache_enforce_target(s); /* the new list is referenced: it stays */
+    *out = (catcache_list *)e;
+    return KEEL_OK;
+}
+
+void catcache_list_release(catcache_list *l)
+{
+    catcache_entry *e = &l->e;
+
+    assert(e->kind == CATCACHE_LIST && catcache_refcount(e) > 0);
+#if CATCACHE_USES
+    e->releases++;
+#else
+    e->refcount--;
+#endif
+    if (e->dead)
+        catcache_release_dead(e);
+}
+
+#if CATCACHE_WIRING == 2
+/* The search with the cache's own key count and types, for wiring 2. */
+static inline int catcache_search_any(catcache *cc, int stamp, uintptr_t k1,
+                                      uintptr_t k2, uintptr_t k3, uintptr_t k4,
+                                      catcache_entry **out)
+{
+    switch (cc->nkeys) {
+    case 1:
+        return catcache_search(cc, cc->name_mask, 1, stamp, k1, k2, k3, k4,
+                               out);
+    case 2:
+        return catcache_search(cc, cc->name_mask, 2, stamp, k1, k2, k3, k4,
+                               out);
+    case 3:
+        return catcache_search(cc, cc->name_mask, 3, stamp, k1, k2, k3, k4,
+                               out);
+    default:
+        return catcache_search(cc, cc->name_mask, 4, stamp, k1, k2, k3, k4,
+                               out);
+    }
+}
+
+int catcache_search_plain(catcache *cc, uintptr_t k1, uintptr_t k2,
+                          uintptr_t k3, uintptr_t k4, catcache_entry **out)
+{
+    return catcache_search_any(cc, CATCACHE_STAMP_NEVER, k1, k2, k3, k4, out);
+}
+
+int catcache_search_pruning(catcache *cc, uintptr_t k1, uintptr_t k2,
+                            uintptr_t k3, uintptr_t k4, catcache_entry **out)
+{
+    return catcache_search_any(cc, CATCACHE_STAMP_ALWAYS, k1, k2, k3, k4, out);
+}
+
+void catcache_choose_search(catcache *cc)
+{
+    cc->search = cc->sess->prune_enabled ? catcache_search_pruning
+                                         : catcache_search_plain;
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Invalidation                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Removes every list of cc. */
+static void catcache_drop_lists(catcache *cc, bool count)
+{
+    if (cc->nlists == 0)
+        return;
+    for (uint32_t b = 0; b <= cc->lmask; b++) {
+        catcache_entry *e;
+        while ((e = cc->lbuckets[b]) != NULL) {
+            cc->lbuckets[b] = e->next;
+            e->next = NULL;
+            catcache_discard(e);
+            if (count)
+                cc->sess->invalidations++;
+        }
+    }
+    assert(cc->nlists == 0);
+}
+
+void catcache_invalidate(catcache *cc, uint32_t h)
+{
+    catcache_entry **link = &cc->buckets[h & cc->mask];
+    catcache_entry *e;
+
+    while ((e = *link) != NULL) {
+        if (e->hash != h) {
+            link = &e->next;
+            continue;
+        }
+        *link = e->next;
+        e->next = NULL;
+        catcache_discard(e);
+        cc->sess->invalidations++;
+    }
+    catcache_drop_lists(cc, true);
+}
+
+void catcache_reset(catcache *cc)
+{
+    for (uint32_t b = 0; b <= cc->mask; b++) {
+        catcache_entry *e;
+        while ((e = cc->buckets[b]) != NULL) {
+            cc->buckets[b] = e->next;
+            e->next = NULL;
+            catcache_discard(e);
+        }
+    }
+    assert(cc->nentries == 0);
+    catcache_drop_lists(cc, false);
+}

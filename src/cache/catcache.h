@@ -1,0 +1,457 @@
+/*
+ * catcache.h: a session's cache of catalog rows by key, with negative
+ * entries, list searches, invalidation by key hash and bloat protection.
+ *
+ * One catcache caches the rows of one catalog index for one session.  It
+ * knows nothing of catalogs: rows are fixed-size structs that a fill
+ * function (set up by syscache.c) produces on a miss.  Every catcache of a
+ * session shares one catcache_session: its coarse clock, its memory
+ * accounting and target, and the queues that eviction walks.  The protocol
+ * (hit path, miss path, invalidation, references, pruning) is described in
+ * README.md beside this file.
+ *
+ * Nothing here is shared between threads: a session's caches are used by
+ * one thread at a time, so searches take no lock and run no atomic
+ * instruction.  The hit path (catcache_search()) and the release are
+ * inline; everything else is out of line in catcache.c.
+ *
+ * Build options (CMake defines them for the library's sources):
+ *   KEEL_CATCACHE_PRUNE (1, default; 0 compiles the protection out)
+ *   KEEL_CATCACHE_WIRING (0, default: the design below; 1, 2, 3: the three
+ *     ways the PostgreSQL patch was wired, for instruction counts only)
+ */
+#ifndef KEEL_CACHE_CATCACHE_H
+#define KEEL_CACHE_CATCACHE_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "keel/keel.h"
+#include "port/error.h"
+#include "port/hash.h"
+#include "port/mem.h"
+
+#ifndef KEEL_CATCACHE_PRUNE
+#define KEEL_CATCACHE_PRUNE 1
+#endif
+#ifndef KEEL_CATCACHE_WIRING
+#define KEEL_CATCACHE_WIRING 0
+#endif
+#if KEEL_CATCACHE_WIRING < 0 || KEEL_CATCACHE_WIRING > 3
+#error "KEEL_CATCACHE_WIRING must be 0, 1, 2 or 3"
+#endif
+
+/*
+ * How a hit records use.  CATCACHE_USES (keel's design): the counter a hit
+ * bumps is `uses` instead of a reference count, and a release bumps
+ * `releases`; the references held are uses - releases and "used since the
+ * eviction hand last passed" is uses != uses_seen, so a hit stores no more
+ * than a cache without protection.  CATCACHE_STAMP (wirings 1 to 3): a
+ * plain reference count, and the pruning variant of the search stores the
+ * session clock into the entry on every hit, as the PostgreSQL patch did.
+ * Without protection (KEEL_CATCACHE_PRUNE 0) neither: a plain reference
+ * count, and the wiring option has no effect.
+ */
+#define CATCACHE_USES   (KEEL_CATCACHE_PRUNE && KEEL_CATCACHE_WIRING == 0)
+#define CATCACHE_STAMP  (KEEL_CATCACHE_PRUNE && KEEL_CATCACHE_WIRING != 0)
+#define CATCACHE_WIRING (KEEL_CATCACHE_PRUNE ? KEEL_CATCACHE_WIRING : 0)
+
+#define CATCACHE_MAX_KEYS 4
+/* The longest name key that can match a row (catalog names are cut). */
+#define CATCACHE_NAME_MAX (KEEL_NAME_LEN - 1)
+
+#define catcache_likely(x)   __builtin_expect(!!(x), 1)
+#define catcache_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* A doubly linked ring through a sentinel. */
+typedef struct catcache_link {
+    struct catcache_link *prev;
+    struct catcache_link *next;
+} catcache_link;
+
+/* What an entry is (catcache_entry.kind); also the eviction queues, in
+ * the order eviction prefers them. */
+typedef enum catcache_kind {
+    CATCACHE_NEGATIVE = 0, /* a key no row has */
+    CATCACHE_POSITIVE,     /* one row */
+    CATCACHE_LIST,         /* the rows of a list search */
+    CATCACHE_KINDS
+} catcache_kind;
+
+typedef struct catcache catcache;
+typedef struct catcache_session catcache_session;
+
+/*
+ * An entry: one key and its row (positive), or a key no row has
+ * (negative).  Lists (catcache_list) begin with one.  The row(s) follow the
+ * struct, then the copies of name keys.
+ *
+ * The first 56 bytes are what the search reads and a hit writes.  With
+ * protection (CATCACHE_USES) and without, the counter a hit bumps and the
+ * one a release bumps are one word each and the keys sit at the same
+ * offset, so that a hit and a release compile to the same instructions in
+ * both builds.  Name keys point to copies after the row(s), so that an
+ * entry's keys stay valid as long as it does.
+ */
+typedef struct catcache_entry {
+    struct catcache_entry *next; /* bucket chain */
+    uint32_t hash;               /* the keys' hash */
+#if CATCACHE_USES
+    uint32_t uses;     /* hits and references handed out (wraps) */
+    uint32_t releases; /* references given back (wraps) */
+#else
+    uint32_t refcount; /* references held (positive entries, lists) */
+#endif
+#if CATCACHE_STAMP
+    uint32_t stamp; /* session clock + 1 at the last hit, 0: none since the
+                       hand passed */
+#endif
+    uint8_t kind;  /* catcache_kind */
+    uint8_t dead;  /* removed while referenced: freed at the last release */
+    uint8_t nkeys; /* keys that identify it (lists: the leading ones) */
+    uintptr_t keys[CATCACHE_MAX_KEYS]; /* integers, or name copies */
+    /* Cold: miss, invalidation and eviction only. */
+    catcache_link q; /* its eviction queue, or the session's dead ring */
+    catcache *cache; /* owner */
+    uint32_t bytes;  /* allocated for it, all included */
+    uint32_t nrows;  /* rows that follow (positive 1, negative 0) */
+#if KEEL_CATCACHE_PRUNE
+#if CATCACHE_USES
+    uint32_t uses_seen; /* uses when the hand last passed */
+#endif
+    uint32_t used_at; /* session clock at the last known use */
+#endif
+} catcache_entry;
+
+/* A list: the rows whose leading keys equal its keys, in index order. */
+typedef struct catcache_list {
+    catcache_entry e;
+} catcache_list;
+
+/* The rows a fill function produces for a miss. */
+typedef struct catcache_rowbuf {
+    char *rows; /* count rows of rowsize bytes */
+    uint32_t count;
+    uint32_t cap;
+    uint32_t max; /* most rows wanted (1 for a search) */
+    size_t rowsize;
+} catcache_rowbuf;
+
+/*
+ * Finds the rows for keys (the first nkeys key columns of cc's index) and
+ * appends each to rb with catcache_rowbuf_push(), stopping when rb->count
+ * reaches rb->max.  Returns KEEL_OK (no rows: nothing found) or an error,
+ * its message in the session's kerr.
+ */
+typedef int (*catcache_fill_fn)(void *arg, const catcache *cc,
+                                const uintptr_t *keys, uint32_t nkeys,
+                                catcache_rowbuf *rb);
+
+/* A room for one more row in rb (zeroed), or NULL if memory ran out. */
+void *catcache_rowbuf_push(catcache_rowbuf *rb);
+
+#if CATCACHE_WIRING == 2
+/* The search routine behind a function pointer (wiring 2). */
+typedef int (*catcache_search_fn)(catcache *cc, uintptr_t k1, uintptr_t k2,
+                                  uintptr_t k3, uintptr_t k4,
+                                  catcache_entry **out);
+#endif
+
+/*
+ * One cache.  The first fields are the search's; counters a hit bumps sit
+ * beside them, all in the cache's first line (it starts one), so that a
+ * hit touches that line, a bucket head and the entry.
+ */
+struct catcache {
+    /* nbuckets chains (a power of two) */
+    CACHE_ALIGNED catcache_entry **buckets;
+    uint32_t mask;          /* nbuckets - 1 */
+    uint32_t nkeys;         /* key columns of the index (1..4) */
+    uint64_t hits;          /* positive hits */
+    uint64_t negative_hits; /* negative hits */
+#if CATCACHE_WIRING == 1
+    catcache_session *hot_sess; /* the clock and the pruning switch */
+#endif
+#if CATCACHE_WIRING == 2
+    catcache_search_fn search; /* plain or pruning, chosen at creation */
+#endif
+    /* Cold. */
+    catcache_session *sess;
+    uint32_t id;        /* the cache id (invalidation messages) */
+    uint32_t name_mask; /* bit i: key i is a name (else an integer) */
+    uint64_t key_max[CATCACHE_MAX_KEYS]; /* largest valid integer key */
+    size_t rowsize;
+    bool list_only;            /* no single-row searches (non-unique index) */
+    uint32_t nentries;         /* live entries in buckets */
+    catcache_entry **lbuckets; /* lists, by the hash of their keys */
+    uint32_t lmask;
+    uint32_t nlists; /* live lists */
+    uint64_t bytes;  /* entries, lists, bucket arrays */
+    uint64_t misses, list_hits, list_misses;
+    catcache_fill_fn fill;
+    void *fill_arg;
+};
+
+/* What every cache of a session shares. */
+struct catcache_session {
+    uint32_t now; /* the coarse clock, seconds, set once per transaction */
+    bool prune_enabled; /* min age >= 0 or a memory target */
+    int32_t prune_min_age;
+    uint64_t memory_target;
+    kerr *err; /* where miss errors go (the transaction's), or NULL */
+    /* Accounting: exact bytes allocated. */
+    uint64_t bytes;
+    uint64_t kind_bytes[CATCACHE_KINDS];
+    uint64_t kind_count[CATCACHE_KINDS]; /* entries and lists, dead too */
+    uint64_t bucket_bytes;
+    uint64_t evictions, age_prunes, invalidations, resets;
+    /* Live entries by kind, oldest first (the SIEVE queues), and each
+     * queue's hand: the next to examine, NULL for the oldest. */
+    catcache_link queue[CATCACHE_KINDS];
+    catcache_link *hand[CATCACHE_KINDS];
+    uint64_t qlen[CATCACHE_KINDS];
+    catcache_link dead; /* removed while referenced */
+    bool evicting;
+};
+
+/*
+ * Sets up a session's shared state: clock 0, the given options (see
+ * syscache_options), nothing allocated.
+ */
+void catcache_session_init(catcache_session *s, int32_t prune_min_age,
+                           uint64_t memory_target);
+
+/* Changes the options; a lower memory target evicts at once. */
+void catcache_session_set_options(catcache_session *s, int32_t prune_min_age,
+                                  uint64_t memory_target);
+
+/* Frees what is left on the dead ring (call after every cache's
+ * catcache_destroy()). */
+void catcache_session_destroy(catcache_session *s);
+
+/* Sets the session clock (seconds). */
+static inline void catcache_session_set_clock(catcache_session *s, uint32_t now)
+{
+    s->now = now;
+}
+
+/* Describes a cache to catcache_init(). */
+typedef struct catcache_def {
+    uint32_t id;
+    uint32_t nkeys;                      /* 1..4 */
+    uint32_t name_mask;                  /* bit i: key i is a name */
+    uint64_t key_max[CATCACHE_MAX_KEYS]; /* integer keys: largest value */
+    size_t rowsize;                      /* bytes of a row struct (sizeof) */
+    bool list_only;
+    uint32_t nbuckets; /* initial, a power of two */
+    catcache_fill_fn fill;
+    void *fill_arg;
+} catcache_def;
+
+/* Sets up cc for session s (ENOMEM with a message in err). */
+int catcache_init(catcache *cc, catcache_session *s, const catcache_def *d,
+                  kerr *err);
+
+/* Frees every entry and list of cc (referenced ones too) and its buckets. */
+void catcache_destroy(catcache *cc);
+
+/*
+ * The miss path: builds a positive or negative entry for the keys (hash h)
+ * after asking the fill function.  Returns as catcache_search().
+ */
+int catcache_miss(catcache *cc, uint32_t h, uintptr_t k1, uintptr_t k2,
+                  uintptr_t k3, uintptr_t k4, catcache_entry **out);
+
+/* The last release of a dead entry or list: frees it if unreferenced. */
+void catcache_release_dead(catcache_entry *e);
+
+/*
+ * Removes every entry of cc with hash h and every list of cc; referenced
+ * ones are marked dead and freed at their last release.
+ */
+void catcache_invalidate(catcache *cc, uint32_t h);
+
+/* Removes every entry and list of cc (referenced ones as above). */
+void catcache_reset(catcache *cc);
+
+/*
+ * List search on the first nkeys (< cc->nkeys) keys: KEEL_OK with *out a
+ * referenced list, or an error of the fill function (or ENOMEM).
+ */
+int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
+                         catcache_list **out);
+
+/* Gives back a list's reference. */
+void catcache_list_release(catcache_list *l);
+
+/* The hash of a key set, as catalog_key_hash() computes it. */
+uint32_t catcache_hash_keys(const catcache *cc, uint32_t nkeys,
+                            const uintptr_t *keys);
+
+#if CATCACHE_WIRING == 2
+/* The two search routines wiring 2 chooses between. */
+int catcache_search_plain(catcache *cc, uintptr_t k1, uintptr_t k2,
+                          uintptr_t k3, uintptr_t k4, catcache_entry **out);
+int catcache_search_pruning(catcache *cc, uintptr_t k1, uintptr_t k2,
+                            uintptr_t k3, uintptr_t k4, catcache_entry **out);
+/* Points cc->search at the pruning variant if the session prunes, else at
+ * the plain one (at creation and when the options change). */
+void catcache_choose_search(catcache *cc);
+#endif
+
+/* ------------------------------------------------------------------ */
+/* The hit path                                                       */
+/* ------------------------------------------------------------------ */
+
+/* References held on a positive entry or list. */
+static inline uint32_t catcache_refcount(const catcache_entry *e)
+{
+#if CATCACHE_USES
+    return e->uses - e->releases;
+#else
+    return e->refcount;
+#endif
+}
+
+/* True if e may not be freed: a positive entry or list with references
+ * (negative entries are never referenced; their counter counts hits). */
+static inline bool catcache_referenced(const catcache_entry *e)
+{
+    return e->kind != CATCACHE_NEGATIVE && catcache_refcount(e) != 0;
+}
+
+/* Hash of key i (a name when bit i of name_mask is set). */
+static inline uint64_t catcache_key_hash(uint32_t name_mask, uint32_t i,
+                                         uintptr_t k)
+{
+    if (name_mask & (1u << i)) {
+        const char *s = (const char *)k;
+        return hash_name(s, strlen(s));
+    }
+    return hash_int(k);
+}
+
+/* Equality of key i of an entry and of a search. */
+static inline bool catcache_key_equal(uint32_t name_mask, uint32_t i,
+                                      uintptr_t a, uintptr_t b)
+{
+    if (name_mask & (1u << i))
+        return strcmp((const char *)a, (const char *)b) == 0;
+    return a == b;
+}
+
+/* When a hit stores the clock (wirings 1 to 3 only). */
+#define CATCACHE_STAMP_NEVER      0
+#define CATCACHE_STAMP_ALWAYS     1
+#define CATCACHE_STAMP_IF_ENABLED 2
+
+/*
+ * The search: hashes nkeys keys (name_mask and nkeys are constants at every
+ * call, so this unrolls), walks one bucket comparing hash then keys, moves
+ * a hit to the front of its bucket and bumps its counter.  KEEL_OK: *out
+ * is the entry, referenced (give it back with catcache_release());
+ * KEEL_ENOENT: a negative entry or the miss path found no row (*out NULL);
+ * other statuses are errors of the miss path.
+ */
+static inline __attribute__((always_inline)) int
+catcache_search(catcache *cc, uint32_t name_mask, uint32_t nkeys, int stamp,
+                uintptr_t k1, uintptr_t k2, uintptr_t k3, uintptr_t k4,
+                catcache_entry **out)
+{
+    uint64_t h64 = catcache_key_hash(name_mask, 0, k1);
+    catcache_entry **head, **link, *e;
+    uint32_t h;
+
+    assert(nkeys == cc->nkeys);
+    if (nkeys > 1)
+        h64 = hash_combine(h64, catcache_key_hash(name_mask, 1, k2));
+    if (nkeys > 2)
+        h64 = hash_combine(h64, catcache_key_hash(name_mask, 2, k3));
+    if (nkeys > 3)
+        h64 = hash_combine(h64, catcache_key_hash(name_mask, 3, k4));
+    h = hash_fold32(h64);
+    head = &cc->buckets[h & cc->mask];
+    for (link = head; (e = *link) != NULL; link = &e->next) {
+        if (e->hash != h || !catcache_key_equal(name_mask, 0, e->keys[0], k1))
+            continue;
+        if (nkeys > 1 && !catcache_key_equal(name_mask, 1, e->keys[1], k2))
+            continue;
+        if (nkeys > 2 && !catcache_key_equal(name_mask, 2, e->keys[2], k3))
+            continue;
+        if (nkeys > 3 && !catcache_key_equal(name_mask, 3, e->keys[3], k4))
+            continue;
+        if (link != head) {
+            *link = e->next;
+            e->next = *head;
+            *head = e;
+        }
+#if CATCACHE_USES
+        e->uses++;
+#else
+        e->refcount++; /* ignored on negative entries */
+#endif
+#if CATCACHE_STAMP
+#if CATCACHE_WIRING == 1
+        if (stamp == CATCACHE_STAMP_IF_ENABLED && cc->hot_sess->prune_enabled)
+            e->stamp = cc->hot_sess->now + 1;
+#endif
+        if (stamp == CATCACHE_STAMP_ALWAYS)
+            e->stamp = cc->sess->now + 1;
+#else
+        (void)stamp;
+#endif
+        if (catcache_unlikely(e->kind == CATCACHE_NEGATIVE)) {
+            cc->negative_hits++;
+            *out = NULL;
+            return KEEL_ENOENT;
+        }
+        cc->hits++;
+        *out = e;
+        return KEEL_OK;
+    }
+    return catcache_miss(cc, h, k1, k2, k3, k4, out);
+}
+
+/* The search as each wiring calls it (name_mask constant at the call). */
+static inline __attribute__((always_inline)) int
+catcache_search_wired(catcache *cc, uint32_t name_mask, uint32_t nkeys,
+                      uintptr_t k1, uintptr_t k2, uintptr_t k3, uintptr_t k4,
+                      catcache_entry **out)
+{
+#if CATCACHE_WIRING == 2
+    (void)name_mask;
+    (void)nkeys;
+    return cc->search(cc, k1, k2, k3, k4, out);
+#elif CATCACHE_WIRING == 1
+    return catcache_search(cc, name_mask, nkeys, CATCACHE_STAMP_IF_ENABLED, k1,
+                           k2, k3, k4, out);
+#else
+    return catcache_search(cc, name_mask, nkeys, CATCACHE_STAMP_NEVER, k1, k2,
+                           k3, k4, out);
+#endif
+}
+
+/* Gives back a reference to a positive entry. */
+static inline __attribute__((always_inline)) void
+catcache_release(catcache_entry *e)
+{
+    assert(e->kind == CATCACHE_POSITIVE);
+#if CATCACHE_USES
+    e->releases++;
+#else
+    e->refcount--;
+#endif
+    if (catcache_unlikely(e->dead))
+        catcache_release_dead(e);
+}
+
+/* The row of a positive entry. */
+static inline const void *catcache_row(const catcache_entry *e)
+{
+    return e + 1;
+}
+
+#endif /* KEEL_CACHE_CATCACHE_H */
