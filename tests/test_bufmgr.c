@@ -752,8 +752,11 @@ static void test_read_prefetch(void **state)
     int32_t id, id2;
     static uint64_t hashes[4 * 1024];
 
+    uint64_t reads0;
+
     make_rel(f, REL_A, 40, 1);
     pool_open(f, 16);
+    reads0 = buf_session_reads(f->s);
     for (int pass = 0; pass < 2; pass++) {
         for (blocknum_t b = 0; b < 40; b++) {
             uint32_t n = (b + (blocknum_t)pass) % (BUF_PREFETCH_MAX - 1);
@@ -773,6 +776,11 @@ static void test_read_prefetch(void **state)
         }
     }
     assert_nothing_pinned(f);
+    /* Every read counts, misses (first pass) and hits alike. */
+    assert_int_equal(buf_session_reads(f->s) - reads0, 2 * 40 * 2);
+    assert_int_equal(buf_read(f->s, REL_A, 0, NULL, &id), KEEL_OK);
+    buf_release(f->s, id);
+    assert_int_equal(buf_session_reads(f->s) - reads0, 2 * 40 * 2 + 1);
     assert_int_equal(buf_read_prefetch(f->s, REL_A, 40, lines, 3, &id),
                      KEEL_EEOF);
     assert_msg_has(f->s, "block 40 ");

@@ -736,6 +736,7 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
 int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
              buf_strategy *strategy, int32_t *out)
 {
+    s->reads++;
     return read_buffer(s, rel, blk, strategy, NULL, 0, out);
 }
 
@@ -743,6 +744,7 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
                       const uint16_t *off, uint32_t n, int32_t *out)
 {
     assert(n <= BUF_PREFETCH_MAX);
+    s->reads++;
     return read_buffer(s, rel, blk, NULL, off, n, out);
 }
 

@@ -130,8 +130,16 @@ struct buf_session {
     buf_private_ref *overflow; /* the hash, or NULL */
     buf_pool *pool;
     void *write_copy; /* private page image for writes */
+    uint64_t reads;   /* buf_read() and buf_read_prefetch() calls */
     kerr err;
 };
+
+/* Pages the session has read (each a pin it took through buf_read() or
+ * buf_read_prefetch(), hits and misses alike), for benchmarks. */
+static inline uint64_t buf_session_reads(const buf_session *s)
+{
+    return s->reads;
+}
 
 /* Out-of-line parts of the inline functions below. */
 int buf_pin_slow(buf_session *s, int32_t id);
