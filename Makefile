@@ -1,5 +1,6 @@
 # keel: two commands.
-#   make run    build (release) and run the main job
+#   make run    build (release) and run every benchmark: report in
+#               ./keel-report (report.md, results.json, charts)
 #   make test   build the normal, ThreadSanitizer and AddressSanitizer+UBSan
 #               variants and run every test in each through ctest
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -17,7 +18,7 @@ release: deps
 	@cmake --build build/release -j $(JOBS)
 
 run: release
-	./build/release/keel bench pin
+	./build/release/keel bench report
 
 test: test-normal test-tsan test-asan
 

@@ -8,7 +8,11 @@
 #ifndef KEEL_BENCH_BENCH_H
 #define KEEL_BENCH_BENCH_H
 
+int bench_catcache_main(int argc, char **argv);
 int bench_lookup_main(int argc, char **argv);
 int bench_pin_main(int argc, char **argv);
+int bench_report_main(int argc, char **argv);
+int bench_select_main(int argc, char **argv);
+int bench_bloat_main(int argc, char **argv);
 
 #endif /* KEEL_BENCH_BENCH_H */

@@ -18,7 +18,6 @@
  * Without DIR a database is created in a temporary directory (scale 10,
  * or 1 with --quick) and removed afterwards.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_db.h"
 #include "engine/engine.h"
 #include "port/clock.h"
 #include "stats.h"
@@ -114,25 +114,6 @@ static int parse_opts(int argc, char **argv, lookup_opts *o)
         return -1;
     }
     return 0;
-}
-
-/* Removes the files of a database directory, then the directory. */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char path[4200];
-
-    if (d == NULL)
-        return;
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 /* Opens the database and resolves pgbench_accounts and its primary key,
@@ -310,7 +291,7 @@ int bench_lookup_main(int argc, char **argv)
                 tmp);
         if (pgbench_init(tmp, scale, 0, PGBENCH_PROGRESS_NONE, &e) != KEEL_OK) {
             fprintf(stderr, "keel bench lookup: %s\n", e.msg);
-            remove_dir(tmp);
+            bench_dir_remove(tmp);
             return 1;
         }
         fprintf(stderr, "  done in %.2f s\n",
@@ -319,7 +300,7 @@ int bench_lookup_main(int argc, char **argv)
     if (env_open(&env, o.dir, o.pool_mb) != KEEL_OK) {
         env_close(&env);
         if (own_dir)
-            remove_dir(tmp);
+            bench_dir_remove(tmp);
         return 1;
     }
     /* Every page into the pool first: each account once, in order. */
@@ -350,7 +331,7 @@ int bench_lookup_main(int argc, char **argv)
                     "keel_lookup(): names resolved each call");
     env_close(&env);
     if (own_dir)
-        remove_dir(tmp);
+        bench_dir_remove(tmp);
 
     if (o.json != NULL) {
         FILE *f = fopen(o.json, "w");

@@ -36,4 +36,20 @@ void bench_table_row(const bench_table *t, const char *name, bench_stat s,
 /* Spread of a stat as a percentage of its median: (max - min) / median. */
 double bench_spread_pct(bench_stat s);
 
+/* The mean of a set of values with its 95% confidence interval. */
+typedef struct bench_ci {
+    double mean;
+    double low;  /* mean - t * sd / sqrt(n) */
+    double high; /* mean + t * sd / sqrt(n) */
+    int n;
+} bench_ci;
+
+/*
+ * Mean of v[0..n) (n >= 2) and the two-sided 95% confidence interval of
+ * the mean by Student's t with n - 1 degrees of freedom: mean +- t * sd /
+ * sqrt(n), sd the sample standard deviation.  Treats the values as
+ * independent draws (per-pair ratios of interleaved rounds, say).
+ */
+bench_ci bench_ci_of(const double *v, int n);
+
 #endif /* KEEL_BENCH_STATS_H */

@@ -6,6 +6,10 @@
  *   keel check DIR              verify pages, B-trees and indexes
  *   keel bench pin [options]    buffer-pool hot-path benchmark
  *   keel bench lookup [DIR] [options]  primary-key lookup benchmark
+ *   keel bench catcache [DIR] [options]  catalog cache benchmark
+ *   keel bench select [DIR] [options]    select-only transactions
+ *   keel bench bloat [DIR] [options]     catalog cache under new names
+ *   keel bench report [options]          every benchmark, written up
  *   keel version
  *
  * Errors print one line on stderr and exit non-zero (2 for bad usage).
@@ -36,6 +40,29 @@ static void usage(FILE *f)
                "               [--quick]\n"
                "      measure a primary-key lookup of a random pgbench\n"
                "      account (scale 10 in a temporary database without DIR)\n"
+               "  bench catcache [DIR] [--json FILE] [--rounds N] [--names N]\n"
+               "                 [--quick]\n"
+               "      measure catalog cache hits with bloat protection on and\n"
+               "      off, and its memory under lookups of missing names (a\n"
+               "      temporary database without DIR)\n"
+               "  bench catcache [DIR] --loop N [--rounds N] [--prune on|off]\n"
+               "      run N cache hits of each kind (for callgrind)\n"
+               "  bench select [DIR] [--scale N] [--clients N,N,...]\n"
+               "               [--seconds S] [--runs N]\n"
+               "               [--layout padded|packed,...]\n"
+               "               [--max-sessions N,...] [--pool-mb N]\n"
+               "               [--json FILE]\n"
+               "      pgbench's select-only transaction (begin, catalog cache\n"
+               "      look-ups, primary-key lookup, commit), one thread per\n"
+               "      client (a temporary scale-N database without DIR)\n"
+               "  bench bloat [DIR] [--scale N] [--clients N]\n"
+               "              [--transactions T] [--pool-mb N] [--json FILE]\n"
+               "      the same, each transaction also looking up a new\n"
+               "      missing name: cache memory with pruning off and on\n"
+               "  bench report [--quick] [--out DIR] [--scale N]\n"
+               "               [--seconds S] [--transactions T] [--rounds N]\n"
+               "      run every benchmark briefly and write report.md,\n"
+               "      results.json and charts to DIR (./keel-report)\n"
                "  version\n"
                "      print keel's version\n");
 }
@@ -62,15 +89,26 @@ int main(int argc, char **argv)
         return tool_check_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "bench") == 0) {
         if (argc < 3) {
-            fprintf(stderr, "keel bench: which benchmark? (pin, lookup)\n");
+            fprintf(stderr,
+                    "keel bench: which benchmark? (pin, lookup, catcache, "
+                    "select, bloat, report)\n");
             return 2;
         }
         if (strcmp(argv[2], "pin") == 0)
             return bench_pin_main(argc - 3, argv + 3);
         if (strcmp(argv[2], "lookup") == 0)
             return bench_lookup_main(argc - 3, argv + 3);
+        if (strcmp(argv[2], "catcache") == 0)
+            return bench_catcache_main(argc - 3, argv + 3);
+        if (strcmp(argv[2], "select") == 0)
+            return bench_select_main(argc - 3, argv + 3);
+        if (strcmp(argv[2], "bloat") == 0)
+            return bench_bloat_main(argc - 3, argv + 3);
+        if (strcmp(argv[2], "report") == 0)
+            return bench_report_main(argc - 3, argv + 3);
         fprintf(stderr,
-                "keel bench: unknown benchmark '%s' (known: pin, lookup)\n",
+                "keel bench: unknown benchmark '%s' (known: pin, lookup, "
+                "catcache, select, bloat, report)\n",
                 argv[2]);
         return 2;
     }

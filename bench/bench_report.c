@@ -1,0 +1,1011 @@
+/*
+ * bench_report.c: `keel bench report`: a short run of every benchmark on
+ * one pgbench database, written up as a report.
+ *
+ * Creates a scale-10 database (scale 1 with --quick) in a temporary
+ * directory, then runs, in this process and one after another, `keel
+ * bench pin`, `catcache`, `lookup`, `select` (1, 2, 4, 16 and 64 clients in
+ * both process array layouts, then 64 clients with max_sessions 400 and
+ * 402) and `bloat`, each through its *_main function with --json into a
+ * temporary file, their tables going to stderr as progress.  The figures
+ * are read back from those files and written to the output directory
+ * (./keel-report by default):
+ *   report.md    every table, the command that reproduces it, and a
+ *                one-line reading computed from its figures
+ *   results.json every figure: each benchmark's JSON under its name, the
+ *                select configurations as one list, and the ratios the
+ *                readings quote
+ *   select.svg   transactions per second against clients, per layout
+ *   bloat.svg    each session's catalog cache bytes against its
+ *                transactions, pruning off and on
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "bench_db.h"
+#include "json.h"
+#include "port/clock.h"
+#include "svg.h"
+
+#define WHO         "keel bench report"
+#define MAX_ARGS    24
+#define MAX_SELECT  64
+#define BLOAT_LINES 16
+
+typedef struct report_opts {
+    bool quick;
+    const char *out;
+    uint32_t scale;
+    double seconds;        /* per select run */
+    uint64_t transactions; /* per bloat client */
+    int rounds;            /* of pin, lookup, catcache; select's runs */
+} report_opts;
+
+/* One sub-benchmark: how it is called and what it wrote. */
+typedef struct report_step {
+    const char *name;
+    int (*main_fn)(int argc, char **argv);
+    char *argv[MAX_ARGS];
+    int argc;
+    char shown[512]; /* the command that reproduces it */
+    char json[4200];
+    json_doc doc;
+    bool ran;
+    double seconds;
+} report_step;
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: keel bench report [--quick] [--out DIR] "
+                    "[--scale N] [--seconds S]\n"
+                    "                         [--transactions T] "
+                    "[--rounds N]\n");
+}
+
+static int parse_opts(int argc, char **argv, report_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->out = "keel-report";
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--quick") == 0) {
+            o->quick = true;
+            continue;
+        }
+        if (v == NULL) {
+            fprintf(stderr, WHO ": unknown or incomplete option '%s'\n", a);
+            return -1;
+        }
+        if (strcmp(a, "--out") == 0) {
+            o->out = v;
+        } else if (strcmp(a, "--scale") == 0) {
+            o->scale = (uint32_t)strtoul(v, NULL, 10);
+            if (o->scale < 1 || o->scale > 1000) {
+                fprintf(stderr, WHO ": --scale must be 1..1000\n");
+                return -1;
+            }
+        } else if (strcmp(a, "--seconds") == 0) {
+            o->seconds = strtod(v, NULL);
+            if (!(o->seconds >= 0.01 && o->seconds <= 60)) {
+                fprintf(stderr, WHO ": --seconds must be 0.01..60\n");
+                return -1;
+            }
+        } else if (strcmp(a, "--rounds") == 0) {
+            o->rounds = atoi(v);
+            if (o->rounds < 1 || o->rounds > 16) {
+                fprintf(stderr, WHO ": --rounds must be 1..16\n");
+                return -1;
+            }
+        } else if (strcmp(a, "--transactions") == 0) {
+            o->transactions = strtoull(v, NULL, 10);
+            if (o->transactions < 50 || o->transactions > 100000000) {
+                fprintf(stderr, WHO ": --transactions must be 50..1e8\n");
+                return -1;
+            }
+        } else {
+            fprintf(stderr, WHO ": unknown option '%s'\n", a);
+            return -1;
+        }
+        i++;
+    }
+    if (o->scale == 0)
+        o->scale = o->quick ? 1 : 10;
+    if (o->seconds == 0)
+        o->seconds = o->quick ? 0.2 : 1.0;
+    if (o->transactions == 0)
+        o->transactions = o->quick ? 20000 : 200000;
+    if (o->rounds == 0)
+        o->rounds = 3;
+    return 0;
+}
+
+/* Appends arguments (a NULL-terminated list, each copied) to a step's
+ * command line, and with `shown` to the command the report shows. */
+static void step_args(report_step *s, int shown, ...)
+{
+    va_list ap;
+    const char *a;
+
+    va_start(ap, shown);
+    while ((a = va_arg(ap, const char *)) != NULL) {
+        if (s->argc < MAX_ARGS - 1)
+            s->argv[s->argc++] = strdup(a);
+        if (shown) {
+            size_t n = strlen(s->shown);
+            snprintf(s->shown + n, sizeof(s->shown) - n, " %s", a);
+        }
+    }
+    va_end(ap);
+}
+
+static void step_free(report_step *s)
+{
+    for (int i = 0; i < s->argc; i++)
+        free(s->argv[i]);
+    json_doc_free(&s->doc);
+}
+
+/*
+ * Runs a step with its standard output sent to standard error (its table
+ * is progress here) and reads its JSON back.  0, or -1 after a message.
+ */
+static int step_run(report_step *s, int i, int n)
+{
+    char err[512];
+    uint64_t t0 = clock_now_ns();
+    int saved, rc;
+
+    fprintf(stderr, "[%d/%d] keel bench %s%s\n", i, n, s->name, s->shown);
+    fflush(stdout);
+    saved = dup(STDOUT_FILENO);
+    if (saved < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        fprintf(stderr, WHO ": cannot redirect output: %s\n", strerror(errno));
+        return -1;
+    }
+    s->argv[s->argc] = NULL;
+    rc = s->main_fn(s->argc, s->argv);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    s->seconds = (double)(clock_now_ns() - t0) / 1e9;
+    if (rc != 0) {
+        fprintf(stderr, WHO ": keel bench %s failed (status %d)\n", s->name,
+                rc);
+        return -1;
+    }
+    if (json_doc_read(s->json, &s->doc, err, sizeof(err)) != 0) {
+        fprintf(stderr, WHO ": keel bench %s: %s\n", s->name, err);
+        return -1;
+    }
+    s->ran = true;
+    fprintf(stderr, "  keel bench %s: %.1f s\n", s->name, s->seconds);
+    return 0;
+}
+
+/* ---- reading the figures --------------------------------------------- */
+
+/* The select configurations of both select steps, as one list. */
+typedef struct select_row {
+    const json_doc *doc;
+    const json_value *v;
+    double clients, max_sessions, tps, tps_min, tps_max, ns, cpu, p50, p99;
+    const char *layout;
+} select_row;
+
+static size_t select_rows(const report_step *steps, size_t nsteps,
+                          select_row *rows, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t k = 0; k < nsteps; k++) {
+        const json_value *list = json_get(&steps[k].doc.root, "select");
+        if (strcmp(steps[k].name, "select") != 0 || !steps[k].ran)
+            continue;
+        for (size_t i = 0; list != NULL && i < list->n && n < max; i++) {
+            const json_value *v = &list->items[i];
+            select_row *r = &rows[n++];
+            r->doc = &steps[k].doc;
+            r->v = v;
+            r->clients = json_num(v, "clients");
+            r->max_sessions = json_num(v, "max_sessions");
+            r->tps = json_num(v, "tps");
+            r->tps_min = json_num(v, "tps_min");
+            r->tps_max = json_num(v, "tps_max");
+            r->ns = json_num(v, "ns_per_txn");
+            r->cpu = json_num(v, "cpu_ns_per_txn");
+            r->p50 = json_num(v, "p50_ns");
+            r->p99 = json_num(v, "p99_ns");
+            r->layout = json_str(v, "layout");
+            if (r->layout == NULL)
+                r->layout = "?";
+        }
+    }
+    return n;
+}
+
+/* The row for (clients, layout, max_sessions; 0: the first of any), or
+ * NULL. */
+static const select_row *select_find(const select_row *rows, size_t n,
+                                     double clients, const char *layout,
+                                     double max_sessions)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].clients == clients && strcmp(rows[i].layout, layout) == 0 &&
+            (max_sessions == 0 || rows[i].max_sessions == max_sessions))
+            return &rows[i];
+    return NULL;
+}
+
+static double ratio(const select_row *a, const select_row *b)
+{
+    return a != NULL && b != NULL && b->tps > 0 ? a->tps / b->tps : NAN;
+}
+
+/* Spread (max - min) / median of a row's tps, percent. */
+static double spread_pct(const select_row *r)
+{
+    return r != NULL && r->tps > 0 ? 100 * (r->tps_max - r->tps_min) / r->tps
+                                   : NAN;
+}
+
+static const report_step *step_named(const report_step *steps, size_t n,
+                                     const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(steps[i].name, name) == 0 && steps[i].ran)
+            return &steps[i];
+    return NULL;
+}
+
+/* "3.1% faster" / "2.0% slower" for a ratio a/b. */
+static void faster_slower(char *buf, size_t len, double r)
+{
+    if (!isfinite(r))
+        snprintf(buf, len, "not comparable");
+    else if (r >= 1)
+        snprintf(buf, len, "%.1f%% faster", 100 * (r - 1));
+    else
+        snprintf(buf, len, "%.1f%% slower", 100 * (1 - r));
+}
+
+/* The 1-minute load average, or NaN. */
+static double load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double v = NAN;
+
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &v) != 1)
+            v = NAN;
+        fclose(f);
+    }
+    return v;
+}
+
+/* ---- report.md ------------------------------------------------------- */
+
+/* A table of every {median, min, max} object of a benchmark's JSON. */
+static void md_stat_table(FILE *f, const json_value *root)
+{
+    fputs("| measure | median | min | max |\n|---|---:|---:|---:|\n", f);
+    for (size_t i = 0; root != NULL && i < root->n; i++) {
+        const json_value *v = &root->items[i];
+        if (v->kind != JSON_OBJECT || !isfinite(json_num(v, "median")))
+            continue;
+        fprintf(f, "| `%s` | %.2f | %.2f | %.2f |\n", v->key,
+                json_num(v, "median"), json_num(v, "min"), json_num(v, "max"));
+    }
+}
+
+static double stat_median(const json_value *root, const char *key)
+{
+    return json_num(json_get(root, key), "median");
+}
+
+static void md_pin(FILE *f, const report_step *s)
+{
+    const json_value *r = &s->doc.root;
+    double two = stat_median(r, "read_hit_2threads_mops");
+    double many = NAN;
+    const char *many_name = "";
+
+    for (size_t i = 0; i < r->n; i++)
+        if (strstr(r->items[i].key, "threads_mops") != NULL &&
+            strcmp(r->items[i].key, "read_hit_2threads_mops") != 0) {
+            many = json_num(&r->items[i], "median");
+            many_name = r->items[i].key;
+        }
+    fprintf(f, "## Buffer pool hot paths\n\n`keel bench%s%s`\n\n", " pin",
+            s->shown);
+    md_stat_table(f, r);
+    fprintf(f,
+            "\nReading: a resident page costs %.1f ns to look up, pin and "
+            "unpin; a first pin by id %.1f ns; %s gives %.2fx the aggregate "
+            "throughput of 2 threads.\n\n",
+            stat_median(r, "read_hit_ns"), stat_median(r, "pin_unpin_ns"),
+            many_name, many / two);
+}
+
+static void md_lookup(FILE *f, const report_step *s, const select_row *one)
+{
+    const json_value *r = &s->doc.root;
+    double lk = stat_median(r, "lookup_ns");
+
+    fprintf(f, "## Primary-key lookup\n\n`keel bench lookup%s`\n\n", s->shown);
+    md_stat_table(f, r);
+    fprintf(f,
+            "\nReading: the B-tree descent and heap fetch of a random "
+            "account cost %.0f ns; keel_lookup(), which resolves names in "
+            "the catalogs on every call, %.0f ns",
+            lk, stat_median(r, "keel_lookup_ns"));
+    if (one != NULL)
+        fprintf(f,
+                "; the whole select-only transaction (begin, 5 catalog cache "
+                "look-ups, this lookup, commit) takes %.0f ns at one client, "
+                "%.0f ns more than the lookup alone",
+                one->ns, one->ns - lk);
+    fputs(".\n\n", f);
+}
+
+static void md_catcache(FILE *f, const report_step *s)
+{
+    const json_value *r = &s->doc.root;
+    static const char *const m[] = {"hit1", "hit3", "negative_hit"};
+    char key[96];
+    const char *cfg = json_str(r, "config");
+
+    fprintf(f, "## Catalog cache look-ups\n\n`keel bench catcache%s`%s%s%s\n\n",
+            s->shown, cfg != NULL ? " (build: " : "", cfg != NULL ? cfg : "",
+            cfg != NULL ? ")" : "");
+    fputs("| look-up | pruning enabled, ns (min..max) | pruning disabled, "
+          "ns (min..max) | time ratio enabled/disabled (95% CI) |\n"
+          "|---|---:|---:|---:|\n",
+          f);
+    for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+        const json_value *on, *off;
+        snprintf(key, sizeof(key), "%s_ns", m[i]);
+        on = json_get(r, key);
+        snprintf(key, sizeof(key), "%s_ns_pruning_off", m[i]);
+        off = json_get(r, key);
+        if (on == NULL || off == NULL)
+            continue;
+        fprintf(f, "| `%s` | %.2f (%.2f..%.2f) | %.2f (%.2f..%.2f) | ", m[i],
+                json_num(on, "median"), json_num(on, "min"),
+                json_num(on, "max"), json_num(off, "median"),
+                json_num(off, "min"), json_num(off, "max"));
+        snprintf(key, sizeof(key), "%s_ratio", m[i]);
+        fprintf(f, "%.4f", json_num(r, key));
+        snprintf(key, sizeof(key), "%s_ratio_ci_low", m[i]);
+        fprintf(f, " (%.4f..", json_num(r, key));
+        snprintf(key, sizeof(key), "%s_ratio_ci_high", m[i]);
+        fprintf(f, "%.4f) |\n", json_num(r, key));
+    }
+    fprintf(f,
+            "\n| bloat run | bytes before | bytes after | peak bytes | "
+            "hot-set hit ratio |\n|---|---:|---:|---:|---:|\n"
+            "| pruning off | %.0f | %.0f | %.0f | %.4f |\n"
+            "| pruning on | %.0f | %.0f | %.0f | %.4f |\n",
+            json_num(r, "bloat_bytes_before_pruning_off"),
+            json_num(r, "bloat_bytes_pruning_off"),
+            json_num(r, "bloat_peak_bytes_pruning_off"),
+            json_num(r, "hot_hit_ratio_pruning_off"),
+            json_num(r, "bloat_bytes_before_pruning_on"),
+            json_num(r, "bloat_bytes_pruning_on"),
+            json_num(r, "bloat_peak_bytes_pruning_on"),
+            json_num(r, "hot_hit_ratio_pruning_on"));
+    {
+        double pr = json_num(r, "prune_time_ratio");
+        double lo = json_num(r, "prune_time_ratio_ci_low");
+        double hi = json_num(r, "prune_time_ratio_ci_high");
+        fprintf(f,
+                "\nReading: with pruning enabled the three hit paths take "
+                "%.4fx the time they take with it disabled (95%% CI "
+                "%.4f..%.4f, %s); %.0f missing names grow an unpruned cache "
+                "by %.1f MB, a pruned one ends at %.2f MB.\n\n",
+                pr, lo, hi,
+                lo <= 1 && hi >= 1 ? "no difference resolved"
+                                   : "a resolved difference",
+                json_num(r, "bloat_names"),
+                (json_num(r, "bloat_bytes_pruning_off") -
+                 json_num(r, "bloat_bytes_before_pruning_off")) /
+                    1e6,
+                json_num(r, "bloat_bytes_pruning_on") / 1e6);
+    }
+}
+
+static void md_select(FILE *f, const report_step *main_step,
+                      const report_step *ms_step, const select_row *rows,
+                      size_t n)
+{
+    const select_row *one = select_find(rows, n, 1, "padded", 0);
+    const select_row *two = select_find(rows, n, 2, "padded", 0);
+    const select_row *s64 = select_find(rows, n, 64, "padded", 0);
+    const select_row *k64 = select_find(rows, n, 64, "packed", 0);
+    const select_row *a400 = select_find(rows, n, 64, "padded", 400);
+    const select_row *a402 = select_find(rows, n, 64, "padded", 402);
+    char buf[64];
+
+    fprintf(f,
+            "## Select-only transactions\n\n`keel bench select%s`\n\n"
+            "![transactions per second against clients](select.svg)\n\n"
+            "| clients | layout | max_sessions | tps (median) | min | max | "
+            "ns/txn per client | CPU ns/txn | p50 ns | p99 ns |\n"
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            main_step->shown);
+    for (size_t i = 0; i < n; i++) {
+        const select_row *r = &rows[i];
+        if (r->doc != &main_step->doc)
+            continue;
+        fprintf(f,
+                "| %.0f | %s | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | "
+                "%.0f | %.0f |\n",
+                r->clients, r->layout, r->max_sessions, r->tps, r->tps_min,
+                r->tps_max, r->ns, r->cpu, r->p50, r->p99);
+    }
+    faster_slower(buf, sizeof(buf), ratio(s64, k64));
+    fprintf(f,
+            "\nReading: one client runs %.0f transactions per second (%.0f "
+            "ns each, %.0f ns of CPU, all catalog look-ups included; target "
+            "<= 455 ns); 2 clients give %.2fx one (target >= 1.85), 64 "
+            "clients %.2fx two (target >= 0.85); padded is %s than packed "
+            "at 64 clients.\n\n",
+            one ? one->tps : NAN, one ? one->ns : NAN, one ? one->cpu : NAN,
+            ratio(two, one), ratio(s64, two), buf);
+    fputs("ns/txn per client is clients / tps, the wall time one client "
+          "spends per transaction; CPU ns/txn is the clients' CPU time "
+          "(CLOCK_THREAD_CPUTIME_ID) over their transactions, which other "
+          "load on the machine does not inflate.\n\n",
+          f);
+    fputs("Latency: every 64th transaction of each client is timed alone "
+          "(two clock reads, about 20 ns of it the clock); p50 and p99 are "
+          "over all clients' samples of a run, the median of the runs.\n\n",
+          f);
+
+    /* Per-transaction counts. */
+    fputs("| clients | layout | buffer pins | cache hits | negative hits | "
+          "misses | list hits | list misses | snapshots reused | snapshots "
+          "taken |\n"
+          "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const json_value *p = json_get(rows[i].v, "per_txn");
+        if (rows[i].doc != &main_step->doc)
+            continue;
+        fprintf(
+            f,
+            "| %.0f | %s | %.3f | %.3f | %.3f | %.4f | %.3f | %.4f | %.3f | "
+            "%.3f |\n",
+            rows[i].clients, rows[i].layout, json_num(p, "buffer_pins"),
+            json_num(p, "cache_hits"), json_num(p, "cache_negative_hits"),
+            json_num(p, "cache_misses"), json_num(p, "cache_list_hits"),
+            json_num(p, "cache_list_misses"), json_num(p, "snapshots_reused"),
+            json_num(p, "snapshots_taken"));
+    }
+    if (one != NULL) {
+        const json_value *p = json_get(one->v, "per_txn");
+        fprintf(f,
+                "\nReading: per transaction %.2f buffer pins (the B-tree "
+                "levels and the heap page), %.2f catalog cache hits, %.2f "
+                "negative hits (the search path's keel_catalog%s), %.2f "
+                "list hits and %.4f misses; %.2f of the snapshots were "
+                "reused (no transaction with an xid ended in between).\n\n",
+                json_num(p, "buffer_pins"), json_num(p, "cache_hits"),
+                json_num(p, "cache_negative_hits"),
+                json_num(p, "cache_negative_hits") > 1.5
+                    ? ", and the statistics of an unanalyzed column"
+                    : "",
+                json_num(p, "cache_list_hits"), json_num(p, "cache_misses"),
+                json_num(p, "snapshots_reused"));
+    }
+
+    if (ms_step != NULL && a400 != NULL && a402 != NULL) {
+        double r = ratio(a402, a400);
+        double noise = fmax(spread_pct(a400), spread_pct(a402));
+        fprintf(f,
+                "### max_sessions 400 against 402\n\n`keel bench select%s`\n\n"
+                "| max_sessions | clients | tps (median) | min | max | p50 ns "
+                "| p99 ns |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+                ms_step->shown);
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].doc == &ms_step->doc)
+                fprintf(f,
+                        "| %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f "
+                        "|\n",
+                        rows[i].max_sessions, rows[i].clients, rows[i].tps,
+                        rows[i].tps_min, rows[i].tps_max, rows[i].p50,
+                        rows[i].p99);
+        faster_slower(buf, sizeof(buf), r);
+        fprintf(f,
+                "\nReading: max_sessions 402 is %s than 400 at 64 clients; "
+                "the runs spread by up to %.1f%%, so %s.\n\n",
+                buf, noise,
+                fabs(r - 1) * 100 <= noise
+                    ? "the difference is within the noise"
+                    : "the difference is beyond the runs' spread");
+    }
+}
+
+/* The bloat figures of one pruning setting. */
+static void md_bloat(FILE *f, const report_step *s)
+{
+    const json_value *r = &s->doc.root;
+    static const char *const which[] = {"off", "on"};
+    double growth_off = 0, max_on = 0, txns = json_num(r, "transactions");
+    double target = json_num(json_get(r, "on"), "memory_target");
+
+    fprintf(f,
+            "## Catalog cache bloat under the select-only load\n\n"
+            "`keel bench bloat%s`\n\n"
+            "![catalog cache bytes against transactions](bloat.svg)\n\n"
+            "| pruning | tps | elapsed s | session | bytes at start | bytes "
+            "at half | bytes at end | most bytes | bytes per transaction |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            s->shown);
+    for (int k = 0; k < 2; k++) {
+        const json_value *run = json_get(r, which[k]);
+        const json_value *ss = json_get(run, "sessions");
+        for (size_t i = 0; ss != NULL && i < ss->n; i++) {
+            const json_value *b = json_get(&ss->items[i], "bytes");
+            double first, half, last, most = 0;
+            if (b == NULL || b->n == 0)
+                continue;
+            first = b->items[0].num;
+            half = b->items[b->n / 2].num;
+            last = b->items[b->n - 1].num;
+            for (size_t j = 0; j < b->n; j++)
+                most = fmax(most, b->items[j].num);
+            fprintf(f,
+                    "| %s | %.0f | %.3f | %zu | %.0f | %.0f | %.0f | %.0f | "
+                    "%.1f |\n",
+                    which[k], json_num(run, "tps"), json_num(run, "elapsed_s"),
+                    i, first, half, last, most, (last - first) / txns);
+            if (k == 0)
+                growth_off = fmax(growth_off, (last - first) / txns);
+            else
+                max_on = fmax(max_on, most);
+        }
+    }
+    fprintf(f,
+            "\nReading: with pruning off each session's cache grows by "
+            "%.0f bytes per transaction (one negative entry each); with "
+            "pruning on it never exceeds %.2f MiB (target %.2f MiB); "
+            "throughput with pruning on is %.3fx that with it off.\n\n",
+            growth_off, max_on / 1048576.0, target / 1048576.0,
+            json_num(r, "tps_on_over_off"));
+}
+
+/* ---- the charts ------------------------------------------------------ */
+
+static int chart_select(const char *path, const report_step *main_step,
+                        const select_row *rows, size_t n)
+{
+    static const char *const layouts[] = {"padded", "packed"};
+    double x[2][MAX_SELECT], y[2][MAX_SELECT];
+    svg_series se[2];
+    size_t ns = 0;
+
+    for (int l = 0; l < 2; l++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].doc == &main_step->doc &&
+                strcmp(rows[i].layout, layouts[l]) == 0 && k < MAX_SELECT) {
+                x[l][k] = rows[i].clients;
+                y[l][k++] = rows[i].tps;
+            }
+        if (k == 0)
+            continue;
+        se[ns] = (svg_series){layouts[l], x[l], y[l], k, l == 1};
+        ns++;
+    }
+    svg_chart c = {"Select-only transactions (median of runs)",
+                   "clients (one thread and session each)",
+                   "transactions per second",
+                   true,
+                   true,
+                   se,
+                   ns};
+    return svg_write_line_chart(path, &c);
+}
+
+static int chart_bloat(const char *path, const report_step *s)
+{
+    static const char *const which[] = {"off", "on"};
+    const json_value *r = &s->doc.root;
+    double *xs[BLOAT_LINES] = {0}, *ys[BLOAT_LINES] = {0};
+    char labels[BLOAT_LINES][64];
+    svg_series se[BLOAT_LINES];
+    size_t ns = 0;
+    int rc;
+
+    for (int k = 0; k < 2; k++) {
+        const json_value *ss = json_get(json_get(r, which[k]), "sessions");
+        for (size_t i = 0; ss != NULL && i < ss->n && ns < BLOAT_LINES; i++) {
+            const json_value *tx = json_get(&ss->items[i], "txn");
+            const json_value *by = json_get(&ss->items[i], "bytes");
+            size_t m;
+            if (tx == NULL || by == NULL)
+                continue;
+            m = tx->n < by->n ? tx->n : by->n;
+            xs[ns] = calloc(m + 1, sizeof(double));
+            ys[ns] = calloc(m + 1, sizeof(double));
+            if (xs[ns] == NULL || ys[ns] == NULL)
+                break;
+            for (size_t j = 0; j < m; j++) {
+                xs[ns][j] = tx->items[j].num;
+                ys[ns][j] = by->items[j].num / 1048576.0;
+            }
+            snprintf(labels[ns], sizeof(labels[ns]), "pruning %s, session %zu",
+                     which[k], i + 1);
+            se[ns] = (svg_series){labels[ns], xs[ns], ys[ns], m, i > 0};
+            ns++;
+        }
+    }
+    /* The memory target of the pruned runs, as a flat line. */
+    double target = json_num(json_get(r, "on"), "memory_target");
+    double tx[2] = {0, json_num(r, "transactions")};
+    double ty[2] = {target / 1048576.0, target / 1048576.0};
+    if (target > 0 && ns < BLOAT_LINES)
+        se[ns++] = (svg_series){"memory target", tx, ty, 2, true};
+    svg_chart c = {"Catalog cache memory per session, one new missing name "
+                   "per transaction",
+                   "transactions run by the session",
+                   "catalog cache size (MiB)",
+                   false,
+                   true,
+                   se,
+                   ns};
+    rc = svg_write_line_chart(path, &c);
+    for (size_t i = 0; i < BLOAT_LINES; i++) {
+        free(xs[i]);
+        free(ys[i]);
+    }
+    return rc;
+}
+
+/* ---- results.json ---------------------------------------------------- */
+
+static void json_ratio(FILE *f, const char *name, double v, bool last)
+{
+    if (isfinite(v))
+        fprintf(f, "    \"%s\": %.4f%s\n", name, v, last ? "" : ",");
+    else
+        fprintf(f, "    \"%s\": null%s\n", name, last ? "" : ",");
+}
+
+/* A number, or null when it is not finite. */
+static void json_number(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.2f", v);
+    else
+        fputs("null", f);
+}
+
+static int write_results(const char *path, const report_opts *o,
+                         const report_step *steps, size_t nsteps,
+                         const select_row *rows, size_t n, double total_s,
+                         double load0)
+{
+    FILE *f = fopen(path, "w");
+    const select_row *one = select_find(rows, n, 1, "padded", 0);
+    const select_row *two = select_find(rows, n, 2, "padded", 0);
+
+    if (f == NULL)
+        return -1;
+    fprintf(f,
+            "{\n  \"bench\": \"report\",\n  \"quick\": %s,\n  \"scale\": %u,\n"
+            "  \"accounts\": %u,\n  \"select_seconds\": %.3f,\n"
+            "  \"bloat_transactions\": %llu,\n  \"seconds\": %.2f",
+            o->quick ? "true" : "false", o->scale, o->scale * 100000,
+            o->seconds, (unsigned long long)o->transactions, total_s);
+    fputs(",\n  \"load_average_start\": ", f);
+    json_number(f, load0);
+    fputs(",\n  \"load_average_end\": ", f);
+    json_number(f, load_average());
+    for (size_t k = 0; k < nsteps; k++) {
+        if (!steps[k].ran || strcmp(steps[k].name, "select") == 0)
+            continue;
+        fprintf(f, ",\n  \"%s\": ", steps[k].name);
+        json_write_verbatim(f, &steps[k].doc, &steps[k].doc.root);
+    }
+    fputs(",\n  \"select\": [", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n    " : "\n    ", f);
+        json_write_verbatim(f, rows[i].doc, rows[i].v);
+    }
+    fputs("\n  ],\n  \"ratios\": {\n", f);
+    json_ratio(f, "select_2_over_1_clients", ratio(two, one), false);
+    json_ratio(f, "select_64_over_2_clients",
+               ratio(select_find(rows, n, 64, "padded", 0), two), false);
+    json_ratio(f, "select_padded_over_packed_64_clients",
+               ratio(select_find(rows, n, 64, "padded", 0),
+                     select_find(rows, n, 64, "packed", 0)),
+               false);
+    json_ratio(f, "select_max_sessions_402_over_400",
+               ratio(select_find(rows, n, 64, "padded", 402),
+                     select_find(rows, n, 64, "padded", 400)),
+               false);
+    json_ratio(f, "select_ns_per_txn_1_client", one ? one->ns : NAN, true);
+    fputs("  }\n}\n", f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* ---- the command ----------------------------------------------------- */
+
+static void md_header(FILE *f, const report_opts *o, double total_s,
+                      double load0)
+{
+    char host[256] = "", cpu[256] = "unknown";
+    char line[512];
+    time_t now = time(NULL);
+    struct tm tm;
+    FILE *ci = fopen("/proc/cpuinfo", "r");
+
+    while (ci != NULL && fgets(line, sizeof(line), ci) != NULL)
+        if (strncmp(line, "model name", 10) == 0) {
+            char *p = strchr(line, ':');
+            if (p != NULL) {
+                snprintf(cpu, sizeof(cpu), "%s", p + 2);
+                cpu[strcspn(cpu, "\n")] = '\0';
+            }
+            break;
+        }
+    if (ci != NULL)
+        fclose(ci);
+    gethostname(host, sizeof(host) - 1);
+    gmtime_r(&now, &tm);
+    strftime(line, sizeof(line), "%Y-%m-%d %H:%M UTC", &tm);
+    fprintf(f,
+            "# keel benchmark report\n\n"
+            "`keel bench report%s`: %s on %s, %ld CPUs (%s), compiler %s; "
+            "a scale-%u pgbench database (%u accounts); %.0f s in all.  "
+            "Load average (1 minute) %.2f at the start, %.2f at the end (the "
+            "end counts this run's own client threads too); a load above 0 "
+            "at the start means other work shared the CPUs, which inflates "
+            "wall-clock figures.\n\n"
+            "Each section names the command that reproduces its table "
+            "(without DIR each creates its own database of the same "
+            "scale).\n\n",
+            o->quick ? " --quick" : "", line, host[0] ? host : "?",
+            sysconf(_SC_NPROCESSORS_ONLN), cpu, __VERSION__, o->scale,
+            o->scale * 100000, total_s, load0, load_average());
+}
+
+/* One row of the summary: a target, the figure measured, the verdict. */
+static void md_target(FILE *f, const char *what, const char *target, double v,
+                      const char *fmt, bool met)
+{
+    char buf[64];
+
+    snprintf(buf, sizeof(buf), fmt, v);
+    fprintf(f, "| %s | %s | %s | %s |\n", what, target,
+            isfinite(v) ? buf : "not measured",
+            !isfinite(v) ? ""
+            : met        ? "met"
+                         : "not met");
+}
+
+/* The targets the benchmarks are measured against, with this run's
+ * figures. */
+static void md_summary(FILE *f, const select_row *rows, size_t n,
+                       const report_step *bloat, const report_step *cc)
+{
+    const select_row *one = select_find(rows, n, 1, "padded", 0);
+    const select_row *two = select_find(rows, n, 2, "padded", 0);
+    const select_row *s64 = select_find(rows, n, 64, "padded", 0);
+    const select_row *k64 = select_find(rows, n, 64, "packed", 0);
+    const select_row *a400 = select_find(rows, n, 64, "padded", 400);
+    const select_row *a402 = select_find(rows, n, 64, "padded", 402);
+    double v, noise;
+
+    fputs("## Targets\n\n| what | target | measured | |\n"
+          "|---|---|---:|---|\n",
+          f);
+    v = one != NULL ? one->ns : NAN;
+    md_target(f, "select-only transaction, 1 client", "<= 455 ns", v, "%.0f ns",
+              v <= 455);
+    v = one != NULL ? one->cpu : NAN;
+    md_target(f, "the same, CPU time only", "<= 455 ns", v, "%.0f ns",
+              v <= 455);
+    v = ratio(two, one);
+    md_target(f, "2 clients over 1", ">= 1.85x", v, "%.2fx", v >= 1.85);
+    v = ratio(s64, two);
+    md_target(f, "64 clients over 2", ">= 0.85x", v, "%.2fx", v >= 0.85);
+    /* What an otherwise idle machine would give, if each client had a CPU
+     * to itself up to the machine's count: throughput goes as CPUs over
+     * CPU time per transaction. */
+    v = one != NULL && two != NULL ? 2 * one->cpu / two->cpu : NAN;
+    md_target(f, "2 clients over 1, from CPU time (idle-machine estimate)",
+              ">= 1.85x", v, "%.2fx", v >= 1.85);
+    v = two != NULL && s64 != NULL ? two->cpu / s64->cpu : NAN;
+    md_target(f, "64 clients over 2, from CPU time (idle-machine estimate)",
+              ">= 0.85x", v, "%.2fx", v >= 0.85);
+    v = ratio(s64, k64);
+    md_target(f, "padded over packed, 64 clients", ">= 1x", v, "%.3fx", v >= 1);
+    v = ratio(a402, a400);
+    noise = fmax(spread_pct(a400), spread_pct(a402));
+    md_target(f, "max_sessions 402 over 400, 64 clients",
+              "within the runs' spread", v, "%.3fx",
+              fabs(v - 1) * 100 <= noise);
+    if (bloat != NULL) {
+        const json_value *r = &bloat->doc.root;
+        v = json_num(r, "tps_on_over_off");
+        md_target(f, "bloat: throughput, pruning on over off", "within 5%", v,
+                  "%.3fx", fabs(v - 1) <= 0.05);
+    }
+    if (cc != NULL) {
+        const json_value *r = &cc->doc.root;
+        v = json_num(r, "prune_time_ratio");
+        md_target(f, "catalog cache hits, pruning enabled over disabled",
+                  "95% CI includes 1", v, "%.4fx",
+                  json_num(r, "prune_time_ratio_ci_low") <= 1 &&
+                      json_num(r, "prune_time_ratio_ci_high") >= 1);
+    }
+    fputs("\n", f);
+}
+
+int bench_report_main(int argc, char **argv)
+{
+    report_opts o;
+    report_step steps[6];
+    size_t nsteps = 0;
+    char dbdir[4096], tmpjson[4096], path[4600], secs[32], txns[32], scale[16],
+        rounds[16], pairs[16];
+    select_row *rows;
+    size_t nrows;
+    uint64_t t0 = clock_now_ns();
+    double load0 = load_average();
+    const char *t = getenv("TMPDIR");
+    int rc = 0;
+    FILE *f;
+
+    if (parse_opts(argc, argv, &o) != 0) {
+        usage();
+        return 2;
+    }
+    if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, WHO ": cannot create %s: %s\n", o.out, strerror(errno));
+        return 1;
+    }
+    snprintf(tmpjson, sizeof(tmpjson), "%s/keel-report-XXXXXX", t ? t : "/tmp");
+    if (mkdtemp(tmpjson) == NULL) {
+        fprintf(stderr, WHO ": cannot create %s: %s\n", tmpjson,
+                strerror(errno));
+        return 1;
+    }
+    if (bench_db_create(WHO, "report", o.scale, dbdir, sizeof(dbdir)) != 0) {
+        bench_dir_remove(tmpjson);
+        return 1;
+    }
+    snprintf(secs, sizeof(secs), "%g", o.seconds);
+    snprintf(txns, sizeof(txns), "%llu", (unsigned long long)o.transactions);
+    snprintf(scale, sizeof(scale), "%u", o.scale);
+    memset(steps, 0, sizeof(steps));
+
+    /* Each step: shown options first, then DIR and --json (not shown). */
+    snprintf(rounds, sizeof(rounds), "%d", o.rounds);
+    snprintf(pairs, sizeof(pairs), "%d", o.rounds < 2 ? 2 : o.rounds * 4);
+    steps[nsteps] = (report_step){.name = "pin", .main_fn = bench_pin_main};
+    if (o.quick)
+        step_args(&steps[nsteps], true, "--quick", "--rounds", rounds,
+                  "--pool-mb", "16", "--threads", "8", NULL);
+    else
+        step_args(&steps[nsteps], true, "--rounds", rounds, NULL);
+    nsteps++;
+    steps[nsteps] =
+        (report_step){.name = "catcache", .main_fn = bench_catcache_main};
+    if (o.quick)
+        step_args(&steps[nsteps], true, "--quick", "--rounds", pairs, "--names",
+                  "20000", NULL);
+    else
+        step_args(&steps[nsteps], true, "--quick", "--rounds", pairs, NULL);
+    nsteps++;
+    steps[nsteps] =
+        (report_step){.name = "lookup", .main_fn = bench_lookup_main};
+    if (o.quick)
+        step_args(&steps[nsteps], true, "--quick", NULL);
+    step_args(&steps[nsteps], true, "--rounds", rounds, NULL);
+    step_args(&steps[nsteps], false, dbdir, NULL);
+    nsteps++;
+    steps[nsteps] =
+        (report_step){.name = "select", .main_fn = bench_select_main};
+    step_args(&steps[nsteps], true, "--scale", scale, "--clients",
+              "1,2,4,16,64", "--layout", "padded,packed", "--seconds", secs,
+              "--runs", rounds, NULL);
+    step_args(&steps[nsteps], false, dbdir, NULL);
+    nsteps++;
+    steps[nsteps] =
+        (report_step){.name = "select", .main_fn = bench_select_main};
+    step_args(&steps[nsteps], true, "--scale", scale, "--clients", "64",
+              "--max-sessions", "400,402", "--seconds", secs, "--runs", rounds,
+              NULL);
+    step_args(&steps[nsteps], false, dbdir, NULL);
+    nsteps++;
+    steps[nsteps] = (report_step){.name = "bloat", .main_fn = bench_bloat_main};
+    step_args(&steps[nsteps], true, "--scale", scale, "--transactions", txns,
+              NULL);
+    step_args(&steps[nsteps], false, dbdir, NULL);
+    nsteps++;
+
+    for (size_t k = 0; k < nsteps && rc == 0; k++) {
+        snprintf(steps[k].json, sizeof(steps[k].json), "%s/%s-%zu.json",
+                 tmpjson, steps[k].name, k);
+        step_args(&steps[k], false, "--json", steps[k].json, NULL);
+        if (step_run(&steps[k], (int)k + 1, (int)nsteps) != 0)
+            rc = 1;
+    }
+    bench_dir_remove(dbdir);
+
+    rows = calloc(MAX_SELECT, sizeof(*rows));
+    nrows = rc == 0 && rows != NULL
+                ? select_rows(steps, nsteps, rows, MAX_SELECT)
+                : 0;
+    if (rc == 0) {
+        double total = (double)(clock_now_ns() - t0) / 1e9;
+        const report_step *sel = NULL, *ms = NULL;
+        for (size_t k = 0; k < nsteps; k++)
+            if (strcmp(steps[k].name, "select") == 0) {
+                if (sel == NULL)
+                    sel = &steps[k];
+                else
+                    ms = &steps[k];
+            }
+        snprintf(path, sizeof(path), "%s/results.json", o.out);
+        if (write_results(path, &o, steps, nsteps, rows, nrows, total, load0) !=
+            0)
+            rc = 1;
+        snprintf(path, sizeof(path), "%s/select.svg", o.out);
+        if (rc == 0 && chart_select(path, sel, rows, nrows) != 0)
+            rc = 1;
+        snprintf(path, sizeof(path), "%s/bloat.svg", o.out);
+        if (rc == 0 &&
+            chart_bloat(path, step_named(steps, nsteps, "bloat")) != 0)
+            rc = 1;
+        snprintf(path, sizeof(path), "%s/report.md", o.out);
+        f = rc == 0 ? fopen(path, "w") : NULL;
+        if (f != NULL) {
+            const report_step *st;
+            md_header(f, &o, total, load0);
+            md_summary(f, rows, nrows, step_named(steps, nsteps, "bloat"),
+                       step_named(steps, nsteps, "catcache"));
+            if (sel != NULL)
+                md_select(f, sel, ms, rows, nrows);
+            if ((st = step_named(steps, nsteps, "bloat")) != NULL)
+                md_bloat(f, st);
+            if ((st = step_named(steps, nsteps, "catcache")) != NULL)
+                md_catcache(f, st);
+            if ((st = step_named(steps, nsteps, "lookup")) != NULL)
+                md_lookup(f, st, select_find(rows, nrows, 1, "padded", 0));
+            if ((st = step_named(steps, nsteps, "pin")) != NULL)
+                md_pin(f, st);
+            if (fclose(f) != 0)
+                rc = 1;
+        } else {
+            rc = 1;
+        }
+        if (rc != 0)
+            fprintf(stderr, WHO ": cannot write %s: %s\n", path,
+                    strerror(errno));
+        else
+            printf("keel bench report: %s/report.md, results.json, "
+                   "select.svg, bloat.svg written in %.1f s\n",
+                   o.out, total);
+    }
+    free(rows);
+    for (size_t k = 0; k < nsteps; k++) {
+        if (steps[k].json[0] != '\0')
+            unlink(steps[k].json);
+        step_free(&steps[k]);
+    }
+    bench_dir_remove(tmpjson);
+    return rc;
+}

@@ -1,0 +1,1084 @@
+/*
+ * bench_select.c: `keel bench select` and `keel bench bloat`, the whole
+ * engine under pgbench's select-only transaction (select_txn.h).
+ *
+ * select: for each client count, one thread per client, each with its own
+ * session, runs the transaction on random accounts for --seconds; the
+ * throughput is all transactions over the time from the common start to
+ * the last client's stop.  Each configuration (layout, max_sessions,
+ * clients) is measured --runs times (default 3); the runs are interleaved
+ * (run 1 of every configuration, then run 2, ...) and reported as median,
+ * min and max.  Each layout and max_sessions opens the database anew,
+ * reads every page of pgbench_accounts and its primary key into the pool,
+ * and gives each client 64 transactions of warm-up before timing starts.
+ * Latency: every 64th transaction of each client is timed alone with two
+ * clock reads (so a sample includes one clock read, about 20 ns); p50 and
+ * p99 are over one run's samples of all clients, reported as the median of
+ * the runs.  CPU time per transaction: the clients' thread CPU time
+ * (CLOCK_THREAD_CPUTIME_ID) over the timed part divided by their
+ * transactions, a figure other load on the machine does not inflate the
+ * way it inflates wall time.  Per-transaction counts are the differences
+ * of each session's counters (catalog cache: syscache_get_stats();
+ * snapshots reused: txn_session_stats(); buffer pins: buf_session_reads())
+ * over the timed part, summed over clients and runs, divided by the
+ * transactions.
+ *
+ * bloat: --clients threads each run --transactions select-only
+ * transactions that also look up a relation name never asked for before
+ * ("tmp_<run>_<client>_<n>" in public), so that every transaction adds a
+ * negative entry; once with pruning disabled, once with the default
+ * options.  Each client samples its own cache's bytes 51 times, evenly by
+ * transaction count, with the elapsed time; the throughput of a run is all
+ * transactions over the time from the common start to the last client's
+ * end.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "bench_db.h"
+#include "cache/syscache.h"
+#include "port/atomics.h"
+#include "port/clock.h"
+#include "select_txn.h"
+#include "stats.h"
+
+#define MAX_RUNS       16
+#define MAX_COUNTS     16 /* client counts, layouts, max_sessions each */
+#define MAX_CLIENTS    1024
+#define LATENCY_EVERY  64 /* one transaction in this many is timed */
+#define WARMUP_TXNS    64 /* per client, before timing starts */
+#define BLOAT_SAMPLES  51 /* per session: at 0, T/50, ..., T */
+#define BLOAT_MAX_NAME 64
+#define CLIENT_STACK   (1024 * 1024) /* bytes of stack per client thread */
+
+/* ---- options ----------------------------------------------------- */
+
+typedef struct select_opts {
+    const char *who;
+    const char *dir;
+    const char *json;
+    uint32_t scale;
+    uint32_t pool_mb;
+    double seconds;
+    int runs;
+    uint32_t clients[MAX_COUNTS];
+    int nclients;
+    keel_procarray_layout layouts[MAX_COUNTS];
+    int nlayouts;
+    uint32_t max_sessions[MAX_COUNTS];
+    int nmax_sessions;     /* 0: the largest client count, at least 64 */
+    uint64_t transactions; /* bloat: per client */
+} select_opts;
+
+static void usage_select(void)
+{
+    fprintf(stderr,
+            "usage: keel bench select [DIR] [--scale N] [--clients N,N,...]\n"
+            "           [--seconds S] [--runs N] [--layout padded|packed,...]\n"
+            "           [--max-sessions N,...] [--pool-mb N] [--json FILE]\n");
+}
+
+static void usage_bloat(void)
+{
+    fprintf(stderr,
+            "usage: keel bench bloat [DIR] [--scale N] [--clients N]\n"
+            "           [--transactions T] [--pool-mb N] [--json FILE]\n");
+}
+
+/* Parses "a,b,c" into up to MAX_COUNTS integers in lo..hi. */
+static int parse_list(const char *who, const char *opt, const char *v,
+                      uint32_t lo, uint32_t hi, uint32_t *out, int *n)
+{
+    const char *p = v;
+
+    *n = 0;
+    while (*p != '\0') {
+        char *end;
+        unsigned long x = strtoul(p, &end, 10);
+        if (end == p || (*end != ',' && *end != '\0') || x < lo || x > hi ||
+            *n == MAX_COUNTS) {
+            fprintf(stderr,
+                    "%s: option %s takes up to %d numbers in %u..%u, "
+                    "comma-separated: '%s'\n",
+                    who, opt, MAX_COUNTS, lo, hi, v);
+            return -1;
+        }
+        out[(*n)++] = (uint32_t)x;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (*n == 0) {
+        fprintf(stderr, "%s: %s is empty\n", who, opt);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_layouts(const char *who, const char *v, select_opts *o)
+{
+    char buf[256];
+    char *save = NULL;
+
+    snprintf(buf, sizeof(buf), "%s", v);
+    o->nlayouts = 0;
+    for (char *t = strtok_r(buf, ",", &save); t != NULL;
+         t = strtok_r(NULL, ",", &save)) {
+        if (o->nlayouts == MAX_COUNTS)
+            break;
+        if (strcmp(t, "padded") == 0)
+            o->layouts[o->nlayouts++] = KEEL_PROCARRAY_PADDED;
+        else if (strcmp(t, "packed") == 0)
+            o->layouts[o->nlayouts++] = KEEL_PROCARRAY_PACKED;
+        else {
+            fprintf(stderr,
+                    "%s: option --layout takes padded or packed: '%s'\n", who,
+                    t);
+            return -1;
+        }
+    }
+    if (o->nlayouts == 0) {
+        fprintf(stderr, "%s: --layout is empty\n", who);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *layout_name(keel_procarray_layout l)
+{
+    return l == KEEL_PROCARRAY_PACKED ? "packed" : "padded";
+}
+
+/* Parses the options of select (bloat false) or bloat.  0, or -1 after a
+ * message. */
+static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->who = bloat ? "keel bench bloat" : "keel bench select";
+    o->scale = 10;
+    o->pool_mb = 0;
+    o->seconds = 2;
+    o->runs = 3;
+    o->transactions = 500000;
+    if (bloat) {
+        o->clients[0] = 2;
+        o->nclients = 1;
+    } else {
+        static const uint32_t def[] = {1, 2, 4, 8, 16, 32, 64};
+        memcpy(o->clients, def, sizeof(def));
+        o->nclients = 7;
+    }
+    o->layouts[0] = KEEL_PROCARRAY_PADDED;
+    o->nlayouts = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-') {
+            if (o->dir != NULL) {
+                fprintf(stderr, "%s: more than one DIR\n", o->who);
+                return -1;
+            }
+            o->dir = a;
+            continue;
+        }
+        if (v == NULL) {
+            fprintf(stderr, "%s: unknown or incomplete option '%s'\n", o->who,
+                    a);
+            return -1;
+        }
+        if (strcmp(a, "--json") == 0) {
+            o->json = v;
+        } else if (strcmp(a, "--scale") == 0) {
+            o->scale = (uint32_t)strtoul(v, NULL, 10);
+            if (o->scale < 1 || o->scale > 1000) {
+                fprintf(stderr, "%s: --scale must be 1..1000\n", o->who);
+                return -1;
+            }
+        } else if (strcmp(a, "--pool-mb") == 0) {
+            o->pool_mb = (uint32_t)strtoul(v, NULL, 10);
+            if (o->pool_mb < 16 || o->pool_mb > 65536) {
+                fprintf(stderr, "%s: --pool-mb must be 16..65536\n", o->who);
+                return -1;
+            }
+        } else if (strcmp(a, "--clients") == 0) {
+            if (parse_list(o->who, a, v, 1, MAX_CLIENTS, o->clients,
+                           &o->nclients) != 0)
+                return -1;
+            if (bloat && o->nclients != 1) {
+                fprintf(stderr, "%s: --clients takes one number\n", o->who);
+                return -1;
+            }
+        } else if (!bloat && strcmp(a, "--seconds") == 0) {
+            o->seconds = strtod(v, NULL);
+            if (!(o->seconds >= 0.01 && o->seconds <= 3600)) {
+                fprintf(stderr, "%s: --seconds must be 0.01..3600\n", o->who);
+                return -1;
+            }
+        } else if (!bloat && strcmp(a, "--runs") == 0) {
+            o->runs = atoi(v);
+            if (o->runs < 1 || o->runs > MAX_RUNS) {
+                fprintf(stderr, "%s: --runs must be 1..%d\n", o->who, MAX_RUNS);
+                return -1;
+            }
+        } else if (!bloat && strcmp(a, "--layout") == 0) {
+            if (parse_layouts(o->who, v, o) != 0)
+                return -1;
+        } else if (!bloat && strcmp(a, "--max-sessions") == 0) {
+            if (parse_list(o->who, a, v, 1, 65536, o->max_sessions,
+                           &o->nmax_sessions) != 0)
+                return -1;
+        } else if (bloat && strcmp(a, "--transactions") == 0) {
+            o->transactions = strtoull(v, NULL, 10);
+            if (o->transactions < BLOAT_SAMPLES - 1 ||
+                o->transactions > UINT64_C(100000000)) {
+                fprintf(stderr, "%s: --transactions must be %d..100000000\n",
+                        o->who, BLOAT_SAMPLES - 1);
+                return -1;
+            }
+        } else {
+            fprintf(stderr, "%s: unknown option '%s'\n", o->who, a);
+            return -1;
+        }
+        i++;
+    }
+    if (o->pool_mb == 0) /* the whole database (~14.5 MiB per scale) */
+        o->pool_mb = 24 + 16 * o->scale;
+    return 0;
+}
+
+/* ---- the database ------------------------------------------------ */
+
+/* Opens dir with the given layout and max_sessions; 0 or -1 after a
+ * message. */
+static int db_open(const select_opts *o, const char *dir,
+                   keel_procarray_layout layout, uint32_t max_sessions,
+                   keel_db **db)
+{
+    keel_db_options opt;
+    keel_error e = {0};
+
+    keel_db_options_init(&opt);
+    opt.dir = dir;
+    opt.pool_mb = o->pool_mb;
+    opt.layout = layout;
+    opt.max_sessions = max_sessions;
+    if (keel_db_open(&opt, db, &e) != KEEL_OK) {
+        fprintf(stderr, "%s: %s\n", o->who, e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void db_close(keel_db *db)
+{
+    keel_error e = {0};
+    if (keel_db_close(db, &e) != KEEL_OK)
+        fprintf(stderr, "keel bench: closing the database: %s\n", e.msg);
+}
+
+/*
+ * Reads every page of pgbench_accounts and its primary key into the pool
+ * (accounts in steps of 60, fewer than a heap page or a leaf holds: about
+ * 66 and 500), and
+ * returns the number of accounts (keel_class.tuples) in *accounts.  0, or
+ * -1 after a message.
+ */
+static int db_warm(const select_opts *o, keel_db *db, int32_t *accounts)
+{
+    select_client c;
+    char msg[KEEL_ERROR_MSG_MAX];
+    int32_t bal, n;
+
+    if (select_client_open(db, &c, msg, sizeof(msg)) != KEEL_OK) {
+        fprintf(stderr, "%s: %s\n", o->who, msg);
+        return -1;
+    }
+    n = (int32_t)c.tuples;
+    if (n <= 0) {
+        fprintf(stderr, "%s: %s is empty or was never analyzed\n", o->who,
+                SELECT_TABLE);
+        select_client_close(&c);
+        return -1;
+    }
+    for (int32_t aid = 1; aid <= n;
+         aid = aid < n && aid + 60 > n ? n : aid + 60)
+        if (select_txn_run(&c, aid, NULL, &bal) != KEEL_OK) {
+            fprintf(stderr, "%s: account %d: %s\n", o->who, aid,
+                    keel_session_error(c.s));
+            select_client_close(&c);
+            return -1;
+        }
+    select_client_close(&c);
+    *accounts = n;
+    return 0;
+}
+
+/* ---- clients ----------------------------------------------------- */
+
+/* What the counters of a session moved by. */
+typedef struct txn_counts {
+    uint64_t txns;
+    uint64_t hits, negative_hits, misses, list_hits, list_misses;
+    uint64_t snapshots_reused, snapshots_taken;
+    uint64_t buffer_reads; /* buffer reads (pins) taken by the session */
+} txn_counts;
+
+static void counts_add(txn_counts *sum, const txn_counts *c)
+{
+    sum->txns += c->txns;
+    sum->hits += c->hits;
+    sum->negative_hits += c->negative_hits;
+    sum->misses += c->misses;
+    sum->list_hits += c->list_hits;
+    sum->list_misses += c->list_misses;
+    sum->snapshots_reused += c->snapshots_reused;
+    sum->snapshots_taken += c->snapshots_taken;
+    sum->buffer_reads += c->buffer_reads;
+}
+
+/* The session's counters now (txns left 0). */
+static void counts_read(const select_client *c, txn_counts *out)
+{
+    syscache_stats cs;
+    txn_stats ts;
+
+    syscache_get_stats(c->s->cache, &cs);
+    txn_session_stats(c->s->ts, &ts);
+    memset(out, 0, sizeof(*out));
+    out->hits = cs.hits;
+    out->negative_hits = cs.negative_hits;
+    out->misses = cs.misses;
+    out->list_hits = cs.list_hits;
+    out->list_misses = cs.list_misses;
+    out->snapshots_reused = ts.snapshots_reused;
+    out->snapshots_taken = ts.snapshots_taken;
+    out->buffer_reads = buf_session_reads(c->s->bs);
+}
+
+static void counts_diff(const txn_counts *a, const txn_counts *b,
+                        txn_counts *out)
+{
+    out->hits = b->hits - a->hits;
+    out->negative_hits = b->negative_hits - a->negative_hits;
+    out->misses = b->misses - a->misses;
+    out->list_hits = b->list_hits - a->list_hits;
+    out->list_misses = b->list_misses - a->list_misses;
+    out->snapshots_reused = b->snapshots_reused - a->snapshots_reused;
+    out->snapshots_taken = b->snapshots_taken - a->snapshots_taken;
+    out->buffer_reads = b->buffer_reads - a->buffer_reads;
+}
+
+/* One bloat sample: after txn transactions, elapsed_ns into the run. */
+typedef struct bloat_sample {
+    uint64_t txn;
+    uint64_t elapsed_ns;
+    uint64_t bytes;
+} bloat_sample;
+
+/* What all clients of one measurement share. */
+typedef struct client_run {
+    const select_opts *o;
+    keel_db *db;
+    int32_t accounts;
+    pthread_barrier_t ready; /* clients opened and warmed, main */
+    pthread_barrier_t go;
+    atomic_u32 stop;
+    atomic_u32 failed;
+    uint64_t t0; /* the start, set by the main thread before `go` */
+    /* bloat */
+    bool bloat;
+    int bloat_run; /* names differ between runs */
+    const syscache_options *cache_opts;
+} client_run;
+
+typedef struct client_thread {
+    pthread_t tid;
+    client_run *run;
+    uint32_t index;
+    uint64_t end_ns;
+    uint64_t cpu_ns; /* the thread's CPU time in the timed part */
+    txn_counts counts;
+    uint64_t *lat; /* latency samples, ns */
+    size_t nlat, caplat;
+    bloat_sample samples[BLOAT_SAMPLES];
+    syscache_stats final;
+    char msg[KEEL_ERROR_MSG_MAX];
+} client_thread;
+
+static void client_fail(client_thread *t, const char *msg)
+{
+    snprintf(t->msg, sizeof(t->msg), "%s", msg);
+    atomic_store_relaxed(&t->run->failed, 1);
+    atomic_store_relaxed(&t->run->stop, 1);
+}
+
+static void client_sample(client_thread *t, select_client *c, int i,
+                          uint64_t txn)
+{
+    syscache_stats st;
+
+    syscache_get_stats(c->s->cache, &st);
+    t->samples[i].txn = txn;
+    t->samples[i].elapsed_ns = clock_now_ns() - t->run->t0;
+    t->samples[i].bytes = st.bytes;
+}
+
+/* The timed loop of select: batches of LATENCY_EVERY transactions, the
+ * first of each timed, until told to stop.  Returns the transactions. */
+static uint64_t client_loop_select(client_thread *t, select_client *c,
+                                   uint64_t *rng)
+{
+    client_run *run = t->run;
+    uint64_t n = 0;
+    int32_t bal;
+
+    while (!atomic_load_relaxed(&run->stop)) {
+        uint64_t t0 = clock_now_ns(), t1;
+        int rc =
+            select_txn_run(c, select_next_aid(rng, run->accounts), NULL, &bal);
+        t1 = clock_now_ns();
+        for (int i = 1; rc == KEEL_OK && i < LATENCY_EVERY; i++)
+            rc = select_txn_run(c, select_next_aid(rng, run->accounts), NULL,
+                                &bal);
+        if (rc != KEEL_OK) {
+            client_fail(t, keel_session_error(c->s));
+            break;
+        }
+        n += LATENCY_EVERY;
+        if (t->nlat == t->caplat) {
+            size_t cap = t->caplat ? t->caplat * 2 : 4096;
+            uint64_t *p = cap <= (size_t)1 << 24
+                              ? realloc(t->lat, cap * sizeof(*p))
+                              : NULL;
+            if (p == NULL)
+                continue; /* enough samples: keep the ones taken */
+            t->lat = p;
+            t->caplat = cap;
+        }
+        t->lat[t->nlat++] = t1 - t0;
+    }
+    return n;
+}
+
+/* Writes n in decimal at dst (NUL-terminated; 21 bytes suffice): the
+ * bloat loop's names without snprintf()'s cost in every transaction. */
+static void put_decimal(char *dst, uint64_t n)
+{
+    char tmp[24];
+    int k = 0;
+
+    do {
+        tmp[k++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n != 0);
+    while (k > 0)
+        *dst++ = tmp[--k];
+    *dst = '\0';
+}
+
+/* The loop of bloat: the run's transactions, each probing a new name,
+ * sampled BLOAT_SAMPLES times.  Returns the transactions done. */
+static uint64_t client_loop_bloat(client_thread *t, select_client *c,
+                                  uint64_t *rng)
+{
+    client_run *run = t->run;
+    uint64_t total = run->o->transactions, n;
+    char name[BLOAT_MAX_NAME];
+    int prefix, next = 1;
+    int32_t bal;
+
+    prefix =
+        snprintf(name, sizeof(name), "tmp_%d_%u_", run->bloat_run, t->index);
+    client_sample(t, c, 0, 0);
+    for (n = 0; n < total; n++) {
+        put_decimal(name + prefix, n);
+        if (select_txn_run(c, select_next_aid(rng, run->accounts), name,
+                           &bal) != KEEL_OK) {
+            client_fail(t, keel_session_error(c->s));
+            break;
+        }
+        if (n + 1 == total * (uint64_t)next / (BLOAT_SAMPLES - 1))
+            client_sample(t, c, next++, n + 1);
+    }
+    return n;
+}
+
+static void *client_main(void *arg)
+{
+    client_thread *t = arg;
+    client_run *run = t->run;
+    uint64_t rng = UINT64_C(0x9E3779B97F4A7C15) * (t->index + 1) + 12345;
+    select_client c;
+    txn_counts a, b;
+    int32_t bal;
+    bool ok;
+
+    ok = select_client_open(run->db, &c, t->msg, sizeof(t->msg)) == KEEL_OK;
+    if (ok && run->cache_opts != NULL)
+        syscache_set_options(c.s->cache, run->cache_opts);
+    for (int i = 0; ok && i < WARMUP_TXNS; i++)
+        ok = select_txn_run(&c, select_next_aid(&rng, run->accounts), NULL,
+                            &bal) == KEEL_OK;
+    if (!ok && c.s != NULL)
+        snprintf(t->msg, sizeof(t->msg), "%s", keel_session_error(c.s));
+    if (!ok) {
+        atomic_store_relaxed(&run->failed, 1);
+        atomic_store_relaxed(&run->stop, 1);
+    }
+    pthread_barrier_wait(&run->ready);
+    pthread_barrier_wait(&run->go);
+    if (ok) {
+        struct timespec c0, c1;
+        counts_read(&c, &a);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        if (run->bloat)
+            t->counts.txns = client_loop_bloat(t, &c, &rng);
+        else
+            t->counts.txns = client_loop_select(t, &c, &rng);
+        t->end_ns = clock_now_ns();
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        t->cpu_ns = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000LL +
+                               (c1.tv_nsec - c0.tv_nsec));
+        counts_read(&c, &b);
+        counts_diff(&a, &b, &t->counts);
+        syscache_get_stats(c.s->cache, &t->final);
+    }
+    select_client_close(&c);
+    return NULL;
+}
+
+/*
+ * Starts n clients on run->db, lets them run (select: for seconds; bloat:
+ * their transactions), and joins them.  Returns the threads (the caller
+ * frees them and their latency samples) with *elapsed_ns from the start
+ * to the last client's end, or NULL after a message.
+ */
+static client_thread *clients_run(client_run *run, uint32_t n, double seconds,
+                                  uint64_t *elapsed_ns)
+{
+    client_thread *t = calloc(n, sizeof(*t));
+    pthread_attr_t attr;
+    uint64_t end = 0;
+    uint32_t started = 0;
+
+    if (t == NULL) {
+        fprintf(stderr, "%s: out of memory\n", run->o->who);
+        return NULL;
+    }
+    atomic_store_relaxed(&run->stop, 0);
+    atomic_store_relaxed(&run->failed, 0);
+    pthread_barrier_init(&run->ready, NULL, n + 1);
+    pthread_barrier_init(&run->go, NULL, n + 1);
+    /* Clients need little stack; a small one keeps 64 of them cheap to
+     * start (in sanitizer builds above all). */
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, CLIENT_STACK);
+    for (; started < n; started++) {
+        t[started].run = run;
+        t[started].index = started;
+        if (pthread_create(&t[started].tid, &attr, client_main, &t[started]) !=
+            0) {
+            fprintf(stderr, "%s: cannot create thread %u\n", run->o->who,
+                    started);
+            exit(1);
+        }
+    }
+    pthread_attr_destroy(&attr);
+    pthread_barrier_wait(&run->ready);
+    run->t0 = clock_now_ns();
+    pthread_barrier_wait(&run->go);
+    if (!run->bloat) {
+        uint64_t until = run->t0 + (uint64_t)(seconds * 1e9);
+        for (;;) {
+            uint64_t now = clock_now_ns();
+            if (now >= until || atomic_load_relaxed(&run->failed))
+                break;
+            clock_sleep_us((uint32_t)((until - now) / 1000 < 20000
+                                          ? (until - now) / 1000 + 1
+                                          : 20000));
+        }
+        atomic_store_relaxed(&run->stop, 1);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        pthread_join(t[i].tid, NULL);
+        if (t[i].end_ns > end)
+            end = t[i].end_ns;
+    }
+    pthread_barrier_destroy(&run->ready);
+    pthread_barrier_destroy(&run->go);
+    if (atomic_load_relaxed(&run->failed)) {
+        for (uint32_t i = 0; i < n; i++)
+            if (t[i].msg[0] != '\0') {
+                fprintf(stderr, "%s: client %u: %s\n", run->o->who, i,
+                        t[i].msg);
+                break;
+            }
+        for (uint32_t i = 0; i < n; i++)
+            free(t[i].lat);
+        free(t);
+        return NULL;
+    }
+    *elapsed_ns = end - run->t0;
+    return t;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of sorted v[0..n), nearest rank; 0 if n is 0. */
+static double quantile(const uint64_t *v, size_t n, double q)
+{
+    size_t i;
+
+    if (n == 0)
+        return 0;
+    i = (size_t)ceil(q * (double)n);
+    return (double)v[i > 0 ? i - 1 : 0];
+}
+
+/* ---- select ------------------------------------------------------ */
+
+/* One configuration's results over the runs. */
+typedef struct select_result {
+    uint32_t clients;
+    keel_procarray_layout layout;
+    uint32_t max_sessions;
+    double tps[MAX_RUNS];
+    double p50[MAX_RUNS];
+    double p99[MAX_RUNS];
+    double cpu[MAX_RUNS]; /* CPU ns per transaction, all clients */
+    txn_counts counts;    /* summed over runs */
+    size_t samples;       /* latency samples, summed over runs */
+} select_result;
+
+/* Measures one run of res->clients clients on db into run r of res. */
+static int select_measure(client_run *run, select_result *res, int r)
+{
+    uint64_t elapsed, *all, cpu = 0;
+    size_t nall = 0;
+    client_thread *t;
+
+    t = clients_run(run, res->clients, run->o->seconds, &elapsed);
+    if (t == NULL)
+        return -1;
+    for (uint32_t i = 0; i < res->clients; i++)
+        nall += t[i].nlat;
+    all = malloc((nall ? nall : 1) * sizeof(*all));
+    if (all == NULL) {
+        fprintf(stderr, "%s: out of memory\n", run->o->who);
+        exit(1);
+    }
+    nall = 0;
+    txn_counts sum = {0};
+    for (uint32_t i = 0; i < res->clients; i++) {
+        if (t[i].nlat > 0)
+            memcpy(all + nall, t[i].lat, t[i].nlat * sizeof(*all));
+        nall += t[i].nlat;
+        counts_add(&sum, &t[i].counts);
+        cpu += t[i].cpu_ns;
+        free(t[i].lat);
+    }
+    free(t);
+    qsort(all, nall, sizeof(*all), cmp_u64);
+    res->tps[r] = (double)sum.txns / ((double)elapsed / 1e9);
+    res->p50[r] = quantile(all, nall, 0.50);
+    res->p99[r] = quantile(all, nall, 0.99);
+    res->cpu[r] = sum.txns ? (double)cpu / (double)sum.txns : 0;
+    res->samples += nall;
+    counts_add(&res->counts, &sum);
+    free(all);
+    return 0;
+}
+
+static double per_txn(uint64_t x, const txn_counts *c)
+{
+    return c->txns ? (double)x / (double)c->txns : 0;
+}
+
+/* A configuration's figures over its runs. */
+typedef struct select_summary {
+    bench_stat tps;
+    double ns;  /* clients / median tps: one client's time per transaction */
+    double cpu; /* CPU time per transaction (median of runs) */
+    double p50, p99;
+} select_summary;
+
+static void select_summarize(const select_opts *o, const select_result *r,
+                             select_summary *out)
+{
+    double v[MAX_RUNS];
+
+    memcpy(v, r->tps, sizeof(v));
+    out->tps = bench_stat_of(v, o->runs);
+    out->ns = 1e9 / out->tps.median * r->clients;
+    memcpy(v, r->cpu, sizeof(v));
+    out->cpu = bench_stat_of(v, o->runs).median;
+    memcpy(v, r->p50, sizeof(v));
+    out->p50 = bench_stat_of(v, o->runs).median;
+    memcpy(v, r->p99, sizeof(v));
+    out->p99 = bench_stat_of(v, o->runs).median;
+}
+
+static void select_print(const select_opts *o, select_result *res, int nres)
+{
+    printf("\n  %7s %-6s %6s %10s %10s %10s %7s %7s %7s %7s %5s %5s %5s "
+           "%5s %5s %5s\n",
+           "clients", "layout", "maxses", "tps", "min", "max", "ns/txn",
+           "cpu_ns", "p50_ns", "p99_ns", "hit", "neg", "miss", "list", "snap",
+           "pins");
+    for (int i = 0; i < nres; i++) {
+        const select_result *r = &res[i];
+        const txn_counts *c = &r->counts;
+        select_summary m;
+        select_summarize(o, r, &m);
+        printf("  %7u %-6s %6u %10.0f %10.0f %10.0f %7.1f %7.1f %7.0f %7.0f "
+               "%5.2f %5.2f %5.2f %5.2f %5.2f %5.2f\n",
+               r->clients, layout_name(r->layout), r->max_sessions,
+               m.tps.median, m.tps.min, m.tps.max, m.ns, m.cpu, m.p50, m.p99,
+               per_txn(c->hits, c), per_txn(c->negative_hits, c),
+               per_txn(c->misses, c), per_txn(c->list_hits, c),
+               per_txn(c->snapshots_reused, c), per_txn(c->buffer_reads, c));
+    }
+    printf("  (ns/txn: clients / tps, one client's time per transaction; "
+           "cpu_ns: CPU time per transaction;\n   hit, neg, miss, list: "
+           "catalog cache hits, negative hits, misses, list hits per "
+           "transaction;\n   snap: snapshots reused per transaction; pins: "
+           "buffer reads (pins) per transaction)\n");
+}
+
+static int select_write_json(const select_opts *o, const char *dir,
+                             int32_t accounts, select_result *res, int nres)
+{
+    FILE *f = fopen(o->json, "w");
+
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", o->who, o->json,
+                strerror(errno));
+        return -1;
+    }
+    fprintf(f,
+            "{\n  \"bench\": \"select\",\n  \"dir\": \"%s\",\n"
+            "  \"accounts\": %d,\n  \"pool_mb\": %u,\n  \"seconds\": %.3f,\n"
+            "  \"runs\": %d,\n  \"latency_sample_every\": %d,\n"
+            "  \"select\": [",
+            o->dir != NULL ? dir : "", accounts, o->pool_mb, o->seconds,
+            o->runs, LATENCY_EVERY);
+    for (int i = 0; i < nres; i++) {
+        const select_result *r = &res[i];
+        const txn_counts *c = &r->counts;
+        select_summary m;
+        select_summarize(o, r, &m);
+        fprintf(f,
+                "%s\n    {\"clients\": %u, \"layout\": \"%s\", "
+                "\"max_sessions\": %u, \"tps\": %.1f, \"tps_min\": %.1f, "
+                "\"tps_max\": %.1f, \"runs\": %d, \"ns_per_txn\": %.2f, "
+                "\"cpu_ns_per_txn\": %.2f, \"p50_ns\": %.0f, "
+                "\"p99_ns\": %.0f, \"latency_samples\": %zu, "
+                "\"transactions\": %llu,\n"
+                "     \"per_txn\": {\"cache_hits\": %.4f, "
+                "\"cache_negative_hits\": %.4f, \"cache_misses\": %.4f, "
+                "\"cache_list_hits\": %.4f, \"cache_list_misses\": %.4f, "
+                "\"snapshots_reused\": %.4f, \"snapshots_taken\": %.4f, "
+                "\"buffer_pins\": %.4f}}",
+                i ? "," : "", r->clients, layout_name(r->layout),
+                r->max_sessions, m.tps.median, m.tps.min, m.tps.max, o->runs,
+                m.ns, m.cpu, m.p50, m.p99, r->samples,
+                (unsigned long long)c->txns, per_txn(c->hits, c),
+                per_txn(c->negative_hits, c), per_txn(c->misses, c),
+                per_txn(c->list_hits, c), per_txn(c->list_misses, c),
+                per_txn(c->snapshots_reused, c), per_txn(c->snapshots_taken, c),
+                per_txn(c->buffer_reads, c));
+    }
+    fputs("\n  ]\n}\n", f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "%s: cannot write %s\n", o->who, o->json);
+        return -1;
+    }
+    return 0;
+}
+
+/* Measures every configuration; 0 or -1 after a message. */
+static int select_all(const select_opts *o, const char *dir, select_result *res,
+                      int32_t *accounts)
+{
+    client_run run;
+
+    memset(&run, 0, sizeof(run));
+    run.o = o;
+    for (int r = 0; r < o->runs; r++) {
+        int k = 0;
+        for (int li = 0; li < o->nlayouts; li++)
+            for (int mi = 0; mi < o->nmax_sessions; mi++) {
+                if (db_open(o, dir, o->layouts[li], o->max_sessions[mi],
+                            &run.db) != 0)
+                    return -1;
+                if (db_warm(o, run.db, &run.accounts) != 0) {
+                    db_close(run.db);
+                    return -1;
+                }
+                for (int ci = 0; ci < o->nclients; ci++, k++) {
+                    if (select_measure(&run, &res[k], r) != 0) {
+                        db_close(run.db);
+                        return -1;
+                    }
+                    fprintf(stderr,
+                            "  run %d/%d: %s, max_sessions %u, %u clients: "
+                            "%.0f tps\n",
+                            r + 1, o->runs, layout_name(o->layouts[li]),
+                            o->max_sessions[mi], o->clients[ci], res[k].tps[r]);
+                }
+                db_close(run.db);
+            }
+    }
+    *accounts = run.accounts;
+    return 0;
+}
+
+int bench_select_main(int argc, char **argv)
+{
+    select_opts o;
+    select_result *res;
+    char tmp[4096];
+    const char *dir;
+    int nres, rc = 0;
+    int32_t accounts = 0;
+    uint32_t most = 0;
+
+    if (parse_opts(argc, argv, false, &o) != 0) {
+        usage_select();
+        return 2;
+    }
+    for (int i = 0; i < o.nclients; i++)
+        if (o.clients[i] > most)
+            most = o.clients[i];
+    if (o.nmax_sessions == 0) {
+        o.max_sessions[0] = most > 64 ? most : 64;
+        o.nmax_sessions = 1;
+    }
+    for (int i = 0; i < o.nmax_sessions; i++)
+        if (o.max_sessions[i] < most) {
+            fprintf(stderr, "%s: --max-sessions %u is fewer than %u clients\n",
+                    o.who, o.max_sessions[i], most);
+            return 2;
+        }
+    nres = o.nlayouts * o.nmax_sessions * o.nclients;
+    res = calloc((size_t)nres, sizeof(*res));
+    if (res == NULL)
+        return 1;
+    for (int li = 0, k = 0; li < o.nlayouts; li++)
+        for (int mi = 0; mi < o.nmax_sessions; mi++)
+            for (int ci = 0; ci < o.nclients; ci++, k++) {
+                res[k].clients = o.clients[ci];
+                res[k].layout = o.layouts[li];
+                res[k].max_sessions = o.max_sessions[mi];
+            }
+    if (o.dir == NULL) {
+        if (bench_db_create(o.who, "bench-select", o.scale, tmp, sizeof(tmp)) !=
+            0) {
+            free(res);
+            return 1;
+        }
+        dir = tmp;
+    } else {
+        dir = o.dir;
+    }
+    printf("keel bench select: %s, pool %u MiB, %d runs of %.2f s per "
+           "configuration\n",
+           dir, o.pool_mb, o.runs, o.seconds);
+    fflush(stdout);
+    if (select_all(&o, dir, res, &accounts) != 0)
+        rc = 1;
+    if (rc == 0) {
+        select_print(&o, res, nres);
+        if (o.json != NULL &&
+            select_write_json(&o, dir, accounts, res, nres) != 0)
+            rc = 1;
+    }
+    if (o.dir == NULL)
+        bench_dir_remove(tmp);
+    free(res);
+    return rc;
+}
+
+/* ---- bloat ------------------------------------------------------- */
+
+typedef struct bloat_result {
+    const char *pruning; /* "off" or "on" */
+    syscache_options opts;
+    double tps;
+    uint64_t elapsed_ns;
+    client_thread *t;
+} bloat_result;
+
+static int bloat_write_json(const select_opts *o, int32_t accounts,
+                            const bloat_result *res)
+{
+    FILE *f = fopen(o->json, "w");
+    uint32_t n = o->clients[0];
+
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", o->who, o->json,
+                strerror(errno));
+        return -1;
+    }
+    fprintf(f,
+            "{\n  \"bench\": \"bloat\",\n  \"accounts\": %d,\n"
+            "  \"clients\": %u,\n  \"transactions\": %llu,\n"
+            "  \"samples_per_session\": %d,\n"
+            "  \"tps_on_over_off\": %.4f",
+            accounts, n, (unsigned long long)o->transactions, BLOAT_SAMPLES,
+            res[1].tps / res[0].tps);
+    for (int k = 0; k < 2; k++) {
+        const bloat_result *b = &res[k];
+        fprintf(f,
+                ",\n  \"%s\": {\"tps\": %.1f, \"elapsed_s\": %.4f, "
+                "\"prune_min_age\": %d, \"memory_target\": %llu,\n"
+                "    \"sessions\": [",
+                b->pruning, b->tps, (double)b->elapsed_ns / 1e9,
+                b->opts.prune_min_age,
+                (unsigned long long)b->opts.memory_target);
+        for (uint32_t i = 0; i < n; i++) {
+            const client_thread *t = &b->t[i];
+            const char *sep = "";
+            fprintf(f,
+                    "%s\n      {\"client\": %u, \"transactions\": %llu, "
+                    "\"final_bytes\": %llu, \"entries\": %llu, "
+                    "\"negative_entries\": %llu, \"evictions\": %llu, "
+                    "\"age_prunes\": %llu, \"cache_misses\": %llu,\n"
+                    "       \"txn\": [",
+                    i ? "," : "", i, (unsigned long long)t->counts.txns,
+                    (unsigned long long)t->final.bytes,
+                    (unsigned long long)t->final.entries,
+                    (unsigned long long)t->final.negative_entries,
+                    (unsigned long long)t->final.evictions,
+                    (unsigned long long)t->final.age_prunes,
+                    (unsigned long long)t->counts.misses);
+            for (int s = 0; s < BLOAT_SAMPLES; s++, sep = ", ")
+                fprintf(f, "%s%llu", sep,
+                        (unsigned long long)t->samples[s].txn);
+            fputs("],\n       \"elapsed_s\": [", f);
+            sep = "";
+            for (int s = 0; s < BLOAT_SAMPLES; s++, sep = ", ")
+                fprintf(f, "%s%.4f", sep,
+                        (double)t->samples[s].elapsed_ns / 1e9);
+            fputs("],\n       \"bytes\": [", f);
+            sep = "";
+            for (int s = 0; s < BLOAT_SAMPLES; s++, sep = ", ")
+                fprintf(f, "%s%llu", sep,
+                        (unsigned long long)t->samples[s].bytes);
+            fputs("]}", f);
+        }
+        fputs("\n    ]}", f);
+    }
+    fputs("\n}\n", f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "%s: cannot write %s\n", o->who, o->json);
+        return -1;
+    }
+    return 0;
+}
+
+static void bloat_print(const select_opts *o, const bloat_result *res)
+{
+    printf("\n  %-7s %6s %10s %9s %12s %12s %12s %10s\n", "pruning", "client",
+           "tps", "elapsed_s", "bytes_start", "bytes_mid", "bytes_end",
+           "bytes/txn");
+    for (int k = 0; k < 2; k++)
+        for (uint32_t i = 0; i < o->clients[0]; i++) {
+            const client_thread *t = &res[k].t[i];
+            const bloat_sample *s = t->samples;
+            double slope = (double)((int64_t)s[BLOAT_SAMPLES - 1].bytes -
+                                    (int64_t)s[0].bytes) /
+                           (double)o->transactions;
+            printf("  %-7s %6u %10.0f %9.3f %12llu %12llu %12llu %10.1f\n",
+                   res[k].pruning, i, res[k].tps,
+                   (double)res[k].elapsed_ns / 1e9,
+                   (unsigned long long)s[0].bytes,
+                   (unsigned long long)s[BLOAT_SAMPLES / 2].bytes,
+                   (unsigned long long)s[BLOAT_SAMPLES - 1].bytes, slope);
+        }
+    printf("  throughput with pruning on / off: %.3f\n",
+           res[1].tps / res[0].tps);
+}
+
+int bench_bloat_main(int argc, char **argv)
+{
+    select_opts o;
+    bloat_result res[2];
+    client_run run;
+    char tmp[4096];
+    const char *dir;
+    int rc = 0;
+
+    if (parse_opts(argc, argv, true, &o) != 0) {
+        usage_bloat();
+        return 2;
+    }
+    memset(res, 0, sizeof(res));
+    res[0].pruning = "off";
+    res[0].opts.prune_min_age = -1;
+    res[0].opts.memory_target = 0;
+    res[1].pruning = "on";
+    syscache_options_default(&res[1].opts);
+    if (o.dir == NULL) {
+        if (bench_db_create(o.who, "bench-bloat", o.scale, tmp, sizeof(tmp)) !=
+            0)
+            return 1;
+        dir = tmp;
+    } else {
+        dir = o.dir;
+    }
+    memset(&run, 0, sizeof(run));
+    run.o = &o;
+    run.bloat = true;
+    if (db_open(&o, dir, KEEL_PROCARRAY_PADDED,
+                o.clients[0] + 1 > 64 ? o.clients[0] + 1 : 64, &run.db) != 0 ||
+        db_warm(&o, run.db, &run.accounts) != 0) {
+        if (run.db != NULL)
+            db_close(run.db);
+        if (o.dir == NULL)
+            bench_dir_remove(tmp);
+        return 1;
+    }
+    printf("keel bench bloat: %s, %u clients, %llu transactions each, each "
+           "probing a new name\n",
+           dir, o.clients[0], (unsigned long long)o.transactions);
+    fflush(stdout);
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        uint64_t txns = 0;
+        run.bloat_run = k;
+        run.cache_opts = &res[k].opts;
+        res[k].t = clients_run(&run, o.clients[0], 0, &res[k].elapsed_ns);
+        if (res[k].t == NULL) {
+            rc = 1;
+            break;
+        }
+        for (uint32_t i = 0; i < o.clients[0]; i++)
+            txns += res[k].t[i].counts.txns;
+        res[k].tps = (double)txns / ((double)res[k].elapsed_ns / 1e9);
+        fprintf(stderr, "  pruning %s: %.0f tps\n", res[k].pruning, res[k].tps);
+    }
+    db_close(run.db);
+    if (rc == 0) {
+        bloat_print(&o, res);
+        if (o.json != NULL && bloat_write_json(&o, run.accounts, res) != 0)
+            rc = 1;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (res[k].t == NULL)
+            continue;
+        for (uint32_t i = 0; i < o.clients[0]; i++)
+            free(res[k].t[i].lat);
+        free(res[k].t);
+    }
+    if (o.dir == NULL)
+        bench_dir_remove(tmp);
+    return rc;
+}

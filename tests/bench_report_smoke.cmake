@@ -1,0 +1,206 @@
+# Runs `keel bench report --quick` (a scale-1 database in a temporary
+# directory; one round of each benchmark, short select and bloat runs)
+# into OUT and checks that every
+# file was written, that results.json holds every figure with a sane value
+# and counts consistent with the run, and that the charts are SVG with
+# their legends.
+include(${CMAKE_CURRENT_LIST_DIR}/bench_json.cmake)
+
+set(TXNS 2000)
+file(REMOVE_RECURSE ${OUT})
+execute_process(
+  COMMAND ${KEEL} bench report --quick --out ${OUT} --seconds 0.05
+          --transactions ${TXNS} --rounds 1
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "keel bench report failed (${rc}):\n${out}\n${err}")
+endif()
+foreach(f report.md results.json select.svg bloat.svg)
+  if(NOT EXISTS ${OUT}/${f})
+    message(FATAL_ERROR "keel bench report did not write ${f}")
+  endif()
+endforeach()
+if(NOT err MATCHES "\\[1/[0-9]\\] keel bench pin")
+  message(FATAL_ERROR "no progress on stderr:\n${err}")
+endif()
+
+file(READ ${OUT}/results.json json)
+
+# Fails unless `value` is a finite number greater than zero.
+function(check_positive what value)
+  if(NOT value MATCHES "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+     OR NOT value GREATER 0)
+    message(FATAL_ERROR "results.json ${what} is not positive: '${value}'")
+  endif()
+endfunction()
+
+# Fails unless `value` equals `want` within 0.0001 (if() compares numbers
+# as doubles).
+function(check_equal what value want)
+  math(EXPR lo "${want} * 10000 - 1")
+  math(EXPR hi "${want} * 10000 + 1")
+  if(NOT value MATCHES "^[0-9.eE+-]+$" OR value LESS "${lo}e-4"
+     OR value GREATER "${hi}e-4")
+    message(FATAL_ERROR "results.json ${what} is ${value}, not ${want}")
+  endif()
+endfunction()
+
+# The other benchmarks' figures, under their names.
+string(JSON pin GET "${json}" pin)
+keel_check_bench_stats("${pin}" 1 read_hit_ns pin_unpin_ns repin_ns
+  read_miss_ns pread_ns read_hit_2threads_mops)
+string(JSON lookup GET "${json}" lookup)
+keel_check_bench_stats("${lookup}" 1 lookup_ns keel_lookup_ns)
+string(JSON catcache ERROR_VARIABLE no_catcache GET "${json}" catcache)
+if(NOT no_catcache)
+  string(JSON hit GET "${catcache}" hit1_ns median)
+  check_positive("catcache.hit1_ns" "${hit}")
+endif()
+
+# select: 10 configurations (5 client counts, 2 layouts), then 64 clients
+# with max_sessions 400 and 402.
+string(JSON n LENGTH "${json}" select)
+if(NOT n EQUAL 12)
+  message(FATAL_ERROR "results.json select has ${n} entries, not 12")
+endif()
+math(EXPR last "${n} - 1")
+set(seen "")
+foreach(i RANGE ${last})
+  string(JSON e GET "${json}" select ${i})
+  string(JSON clients GET "${e}" clients)
+  string(JSON layout GET "${e}" layout)
+  string(JSON ms GET "${e}" max_sessions)
+  list(APPEND seen "${clients}/${layout}/${ms}")
+  foreach(k tps tps_min tps_max p50_ns p99_ns ns_per_txn cpu_ns_per_txn
+          transactions)
+    string(JSON v GET "${e}" ${k})
+    check_positive("select[${i}].${k}" "${v}")
+  endforeach()
+  string(JSON tps GET "${e}" tps)
+  string(JSON lo GET "${e}" tps_min)
+  string(JSON hi GET "${e}" tps_max)
+  if(lo GREATER tps OR tps GREATER hi)
+    message(FATAL_ERROR "select[${i}]: not min ${lo} <= ${tps} <= max ${hi}")
+  endif()
+  string(JSON p50 GET "${e}" p50_ns)
+  string(JSON p99 GET "${e}" p99_ns)
+  if(p50 GREATER p99)
+    message(FATAL_ERROR "select[${i}]: p50 ${p50} > p99 ${p99}")
+  endif()
+  # One latency sample per 64 transactions, every transaction counted.
+  string(JSON txns GET "${e}" transactions)
+  string(JSON samples GET "${e}" latency_samples)
+  math(EXPR want "${samples} * 64")
+  if(NOT txns EQUAL want)
+    message(FATAL_ERROR
+      "select[${i}]: ${txns} transactions but ${samples} latency samples")
+  endif()
+  # The pgbench database is analyzed: 3 hits, 1 negative hit, 1 list hit,
+  # no misses once warm, every snapshot reused.
+  string(JSON p GET "${e}" per_txn)
+  # Buffer reads: the primary key's pages and the heap page, 4 at scale 1
+  # (a rare extra read when a guessed page is not the right one), none
+  # for the catalog look-ups.
+  string(JSON pins GET "${p}" buffer_pins)
+  if(pins LESS 4 OR pins GREATER 4.1)
+    message(FATAL_ERROR "select[${i}].per_txn.buffer_pins is ${pins}")
+  endif()
+  foreach(kv cache_hits=3 cache_negative_hits=1 cache_misses=0
+          cache_list_hits=1 cache_list_misses=0 snapshots_reused=1
+          snapshots_taken=0)
+    string(REPLACE "=" ";" kv "${kv}")
+    list(GET kv 0 k)
+    list(GET kv 1 want)
+    string(JSON v GET "${p}" ${k})
+    check_equal("select[${i}].per_txn.${k}" "${v}" ${want})
+  endforeach()
+endforeach()
+foreach(want 1/padded/64 2/padded/64 4/padded/64 16/padded/64 64/padded/64
+        1/packed/64 2/packed/64 4/packed/64 16/packed/64 64/packed/64
+        64/padded/400 64/padded/402)
+  list(FIND seen "${want}" at)
+  if(at LESS 0)
+    message(FATAL_ERROR "results.json select lacks ${want}: ${seen}")
+  endif()
+endforeach()
+
+# bloat: two sessions per setting, each sampled 51 times from 0 to TXNS
+# transactions; every probe a miss; unpruned caches grow.
+foreach(which off on)
+  string(JSON tps GET "${json}" bloat ${which} tps)
+  check_positive("bloat.${which}.tps" "${tps}")
+  string(JSON ns LENGTH "${json}" bloat ${which} sessions)
+  if(NOT ns EQUAL 2)
+    message(FATAL_ERROR "bloat.${which}: ${ns} sessions, not 2")
+  endif()
+  foreach(i 0 1)
+    string(JSON s GET "${json}" bloat ${which} sessions ${i})
+    string(JSON m LENGTH "${s}" bytes)
+    string(JSON mt LENGTH "${s}" txn)
+    string(JSON me LENGTH "${s}" elapsed_s)
+    if(NOT m EQUAL 51 OR NOT mt EQUAL 51 OR NOT me EQUAL 51)
+      message(FATAL_ERROR "bloat.${which}[${i}]: ${m}/${mt}/${me} samples")
+    endif()
+    string(JSON t0 GET "${s}" txn 0)
+    string(JSON t50 GET "${s}" txn 50)
+    string(JSON done GET "${s}" transactions)
+    string(JSON misses GET "${s}" cache_misses)
+    if(NOT t0 EQUAL 0 OR NOT t50 EQUAL TXNS OR NOT done EQUAL TXNS
+       OR NOT misses EQUAL TXNS)
+      message(FATAL_ERROR "bloat.${which}[${i}]: samples ${t0}..${t50}, "
+                          "${done} transactions, ${misses} misses")
+    endif()
+    foreach(j 0 25 50)
+      string(JSON b GET "${s}" bytes ${j})
+      check_positive("bloat.${which}[${i}].bytes[${j}]" "${b}")
+    endforeach()
+    string(JSON e50 GET "${s}" elapsed_s 50)
+    check_positive("bloat.${which}[${i}].elapsed_s[50]" "${e50}")
+    if(which STREQUAL "off")
+      string(JSON b0 GET "${s}" bytes 0)
+      string(JSON b50 GET "${s}" bytes 50)
+      math(EXPR grown "${b50} - ${b0}")
+      math(EXPR least "${TXNS} * 32")
+      if(grown LESS least)
+        message(FATAL_ERROR
+          "bloat.off[${i}]: grew ${grown} bytes over ${TXNS} new names")
+      endif()
+    endif()
+  endforeach()
+endforeach()
+
+foreach(r select_2_over_1_clients select_64_over_2_clients
+        select_padded_over_packed_64_clients select_max_sessions_402_over_400
+        select_ns_per_txn_1_client)
+  string(JSON v GET "${json}" ratios ${r})
+  check_positive("ratios.${r}" "${v}")
+endforeach()
+
+# The charts and the report.
+file(READ ${OUT}/select.svg svg)
+if(NOT svg MATCHES "^<svg" OR NOT svg MATCHES ">padded<"
+   OR NOT svg MATCHES ">packed<" OR NOT svg MATCHES "transactions per second")
+  message(FATAL_ERROR "select.svg lacks its start, legend or axis label")
+endif()
+file(READ ${OUT}/bloat.svg svg)
+if(NOT svg MATCHES "^<svg" OR NOT svg MATCHES ">pruning off, session 1<"
+   OR NOT svg MATCHES ">pruning on, session 2<" OR NOT svg MATCHES "MiB")
+  message(FATAL_ERROR "bloat.svg lacks its start, legend or axis label")
+endif()
+file(READ ${OUT}/report.md md)
+foreach(want "## Select-only transactions" "keel bench select --scale 1"
+        "max_sessions 400 against 402" "## Catalog cache bloat"
+        "## Primary-key lookup" "## Buffer pool hot paths" "Reading: ")
+  string(FIND "${md}" "${want}" at)
+  if(at LESS 0)
+    message(FATAL_ERROR "report.md lacks '${want}'")
+  endif()
+endforeach()
+if(md MATCHES "(^|[ (|])-?(nan|inf)([ )|.,x]|$)")
+  message(FATAL_ERROR "report.md holds a figure that is not a number")
+endif()
+keel_check_bad_usage(${KEEL} bench report --out)
+keel_check_bad_usage(${KEEL} bench select --clients 0)
+keel_check_bad_usage(${KEEL} bench bloat --transactions)
+file(REMOVE_RECURSE ${OUT})
+message(STATUS "bench report smoke: ok")
