@@ -74,51 +74,6 @@ void syscache_options_default(syscache_options *o)
 }
 
 /* ------------------------------------------------------------------ */
-/* Decoding rows                                                      */
-/* ------------------------------------------------------------------ */
-
-/* Copies a name value (cut to a catalog name, up to its NUL). */
-static void syscache_copy_name(char *dst, const keel_value *v)
-{
-    size_t n = v->v.s.len < KEEL_NAME_LEN - 1 ? v->v.s.len : KEEL_NAME_LEN - 1;
-
-    n = strnlen(v->v.s.ptr, n);
-    memcpy(dst, v->v.s.ptr, n);
-    dst[n] = '\0';
-}
-
-static void syscache_namespace_decode(const heap_row *row,
-                                      catalog_namespace *out)
-{
-    out->tid = row->tid;
-    out->oid = row->values[0].v.oid;
-    syscache_copy_name(out->name, &row->values[1]);
-}
-
-static void syscache_statistic_decode(const heap_row *row,
-                                      catalog_statistic *out)
-{
-    const keel_value *v = row->values;
-
-    out->tid = row->tid;
-    out->relid = v[0].v.oid;
-    out->attnum = (uint16_t)v[1].v.i2;
-    out->inherited = v[2].v.b;
-    out->nullfrac = v[3].v.f8;
-    out->ndistinct = v[4].v.f8;
-    out->nmcv = 0;
-    for (int i = 0; i < CATALOG_STAT_MCVS && !v[5 + 2 * i].isnull; i++) {
-        size_t n = v[5 + 2 * i].v.s.len;
-        if (n > KEEL_NAME_LEN - 1)
-            n = KEEL_NAME_LEN - 1;
-        memcpy(out->mcv[i], v[5 + 2 * i].v.s.ptr, n);
-        out->mcv[i][n] = '\0';
-        out->mcf[i] = v[6 + 2 * i].v.f8;
-        out->nmcv++;
-    }
-}
-
-/* ------------------------------------------------------------------ */
 /* The miss path: a catalog index scan                                */
 /* ------------------------------------------------------------------ */
 
@@ -139,7 +94,7 @@ static int syscache_collect(void *arg, const heap_row *row, bool *stop)
                         "out of memory for catalog cache rows");
     switch (ss->cat) {
     case CAT_NAMESPACE:
-        syscache_namespace_decode(row, slot);
+        catalog_namespace_decode(row, slot);
         break;
     case CAT_CLASS:
         catalog_relation_decode(row, slot);
@@ -151,7 +106,7 @@ static int syscache_collect(void *arg, const heap_row *row, bool *stop)
         catalog_index_decode(row, slot);
         break;
     default:
-        syscache_statistic_decode(row, slot);
+        catalog_statistic_decode(row, slot);
         break;
     }
     if (ss->rb->count >= ss->rb->max)

@@ -626,6 +626,13 @@ void catalog_statistic_values(const catalog_statistic *r, keel_value *vals)
     }
 }
 
+void catalog_namespace_decode(const heap_row *row, catalog_namespace *out)
+{
+    out->tid = row->tid;
+    out->oid = row->values[0].v.oid;
+    copy_name(out->name, &row->values[1]);
+}
+
 void catalog_relation_decode(const heap_row *row, catalog_relation *out)
 {
     const keel_value *v = row->values;
@@ -675,7 +682,7 @@ void catalog_index_decode(const heap_row *row, catalog_indexdef *out)
         out->keys[k] = (uint16_t)strtoul(p, &p, 10);
 }
 
-static void statistic_decode(const heap_row *row, catalog_statistic *out)
+void catalog_statistic_decode(const heap_row *row, catalog_statistic *out)
 {
     const keel_value *v = row->values;
 
@@ -708,11 +715,7 @@ typedef struct collect {
 static int first_namespace(void *arg, const heap_row *row, bool *stop)
 {
     collect *c = arg;
-    catalog_namespace *ns = c->out;
-
-    ns->tid = row->tid;
-    ns->oid = row->values[0].v.oid;
-    copy_name(ns->name, &row->values[1]);
+    catalog_namespace_decode(row, c->out);
     c->found = true;
     *stop = true;
     return KEEL_OK;
@@ -841,7 +844,7 @@ static int collect_statistic(void *arg, const heap_row *row, bool *stop)
     collect *c = arg;
 
     if (c->n < c->max)
-        statistic_decode(row, (catalog_statistic *)c->out + c->n);
+        catalog_statistic_decode(row, (catalog_statistic *)c->out + c->n);
     c->n++;
     return KEEL_OK;
 }

@@ -245,9 +245,11 @@ void catalog_index_values(const catalog_indexdef *r, char *keys_text,
 void catalog_statistic_values(const catalog_statistic *r, keel_value *vals);
 
 /* Decoders of heap rows into the structs. */
+void catalog_namespace_decode(const heap_row *row, catalog_namespace *out);
 void catalog_relation_decode(const heap_row *row, catalog_relation *out);
 void catalog_attribute_decode(const heap_row *row, catalog_attribute *out);
 void catalog_index_decode(const heap_row *row, catalog_indexdef *out);
+void catalog_statistic_decode(const heap_row *row, catalog_statistic *out);
 
 /*
  * A btree_is_live_fn for unique indexes over a heap relation: the row at a
