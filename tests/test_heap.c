@@ -1330,6 +1330,36 @@ static void test_fetch_cols(void **state)
                      KEEL_EINVAL);
     assert_int_equal(heap_fetch_cols(&f->rel, f->s, &c.vis, t[1], 4, &row),
                      KEEL_EINVAL);
+    /* A line pointer that points past its page (damage) is reported, and
+     * nothing is copied from beyond the page. */
+    {
+        int32_t id;
+        heappage_lp *lps, saved;
+
+        OK(f, buf_read(f->s, f->rel.relnumber, t[1].block, NULL, &id));
+        buf_lock(f->s, id, LW_EXCLUSIVE);
+        lps = (heappage_lp *)((char *)buf_session_page(f->s, id) +
+                              PAGE_HEADER_SIZE);
+        saved = lps[t[1].offset - 1];
+        lps[t[1].offset - 1] =
+            heappage_lp_make(BLOCK_SIZE - 16, HEAPPAGE_LP_NORMAL, 20000);
+        assert_true(
+            heappage_item_damaged(buf_session_page(f->s, id), t[1].offset));
+        buf_unlock(f->s, id);
+        assert_int_equal(
+            heap_fetch_cols(&f->rel, f->s, &c.vis, t[1], 3, &row),
+            KEEL_ECORRUPT);
+        assert_non_null(strstr(f->s->err.msg, "outside"));
+        assert_int_equal(heap_fetch(&f->rel, f->s, &c.vis, t[1], &full),
+                         KEEL_ECORRUPT);
+        buf_lock(f->s, id, LW_EXCLUSIVE);
+        lps[t[1].offset - 1] = saved;
+        assert_false(
+            heappage_item_damaged(buf_session_page(f->s, id), t[1].offset));
+        buf_unlock(f->s, id);
+        buf_release(f->s, id);
+        OK(f, heap_fetch_cols(&f->rel, f->s, &c.vis, t[1], 3, &row));
+    }
     tx_end(f->tm, &c, XID_STATUS_COMMITTED);
     heap_row_free(&row);
     heap_row_free(&full);

@@ -56,6 +56,29 @@ heappage_lp heappage_get_lp(const void *page, uint16_t offset)
     return lp_array_const(page)[offset - 1];
 }
 
+/* True if a NORMAL line pointer's item lies outside the tuple space: below
+ * the end of the line pointers or past the page's special space. */
+static bool lp_out_of_bounds(const void *page, heappage_lp lp)
+{
+    const page_header *h = hdr_const(page);
+    size_t off = heappage_lp_off(lp), end = off + heappage_lp_len(lp);
+    size_t limit = h->special != 0 && h->special <= BLOCK_SIZE ? h->special
+                                                                : BLOCK_SIZE;
+
+    return off < h->lower || end > limit;
+}
+
+bool heappage_item_damaged(const void *page, uint16_t offset)
+{
+    heappage_lp lp;
+
+    if (offset < 1 || offset > heappage_nitems(page))
+        return false;
+    lp = lp_array_const(page)[offset - 1];
+    return heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL &&
+           lp_out_of_bounds(page, lp);
+}
+
 const void *heappage_get_item_const(const void *page, uint16_t offset,
                                     size_t *len)
 {
@@ -64,7 +87,8 @@ const void *heappage_get_item_const(const void *page, uint16_t offset,
     if (offset < 1 || offset > heappage_nitems(page))
         return NULL;
     lp = lp_array_const(page)[offset - 1];
-    if (heappage_lp_state_of(lp) != HEAPPAGE_LP_NORMAL)
+    if (heappage_lp_state_of(lp) != HEAPPAGE_LP_NORMAL ||
+        lp_out_of_bounds(page, lp))
         return NULL;
     *len = heappage_lp_len(lp);
     return (const unsigned char *)page + heappage_lp_off(lp);

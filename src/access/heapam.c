@@ -527,7 +527,7 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
 {
     const void *item;
     size_t len = 0;
-    bool visible;
+    bool visible, damaged;
     int32_t id;
     int rc = read_tid_block(rel, s, t, &id);
 
@@ -537,8 +537,15 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     item = heappage_get_item_const(buf_page(s->pool, id), t.offset, &len);
     if (item != NULL)
         memcpy(row->data, item, len);
+    damaged = item == NULL &&
+              heappage_item_damaged(buf_page(s->pool, id), t.offset);
     buf_unlock(s, id);
     buf_release(s, id);
+    if (damaged)
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "relation %u: line pointer (%u,%u) points outside "
+                        "its page",
+                        rel->relnumber, t.block, t.offset);
     if (item == NULL)
         return kerr_set(&s->err, KEEL_ENOENT, "relation %u: no row at (%u,%u)",
                         rel->relnumber, t.block, t.offset);
@@ -583,7 +590,7 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
 {
     const heap_tuple_header *h;
     size_t len = 0;
-    bool visible, fits = false, ok = false;
+    bool visible, fits = false, ok = false, damaged = false;
     uint16_t natts = 0;
     int32_t id;
     int rc;
@@ -600,6 +607,8 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     if (h != NULL) {
         fits = header_fits(rel, row, h, len);
         natts = len >= sizeof(*h) ? h->natts : 0;
+    } else {
+        damaged = heappage_item_damaged(buf_session_page(s, id), t.offset);
     }
     if (fits) {
         row->tid = t;
@@ -613,6 +622,11 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     }
     buf_unlock(s, id);
     buf_release(s, id);
+    if (damaged)
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "relation %u: line pointer (%u,%u) points outside "
+                        "its page",
+                        rel->relnumber, t.block, t.offset);
     if (h == NULL)
         return kerr_set(&s->err, KEEL_ENOENT, "relation %u: no row at (%u,%u)",
                         rel->relnumber, t.block, t.offset);
