@@ -830,6 +830,64 @@ static void test_inval_queue(void **state)
     fx_close(f);
 }
 
+/* An update that changes a row's key (a rename) drops what other sessions
+ * cache under the old key as well as the new one. */
+static void test_update_old_key(void **state)
+{
+    syscache_options o = {.prune_min_age = -1, .memory_target = 0};
+    fx *f = fx_open(64, &o);
+    syscache *b = f->s[1].sc;
+    catcache_entry *e;
+    catalog_namespace r;
+    keel_value vals[2];
+
+    (void)state;
+    fx_begin(f, 0);
+    assert_int_equal(fx_ns_insert(f, 0, 21500, "before"), KEEL_OK);
+    fx_commit(f, 0);
+    /* B caches the row by its name, and the new name as missing. */
+    fx_begin(f, 1);
+    assert_int_equal(
+        syscache_search1(b, CACHE_NAMESPACE_NAME, SYSCACHE_NAME("before"), &e),
+        KEEL_OK);
+    syscache_release(b, e);
+    assert_int_equal(
+        syscache_search1(b, CACHE_NAMESPACE_NAME, SYSCACHE_NAME("after"), &e),
+        KEEL_ENOENT);
+    syscache_txn_end(b);
+    txn_abort(f->s[1].ts);
+    /* A renames it. */
+    fx_begin(f, 0);
+    fx_write(f, 0);
+    assert_int_equal(catalog_namespace_by_name(f->db->cat, &f->s[0].ct,
+                                               "before", &r),
+                     KEEL_OK);
+    snprintf(r.name, sizeof(r.name), "after");
+    catalog_namespace_values(&r, vals);
+    assert_int_equal(
+        catalog_update(f->db->cat, &f->s[0].ct, CAT_NAMESPACE, r.tid, vals),
+        KEEL_OK);
+    fx_apply_new(f, 0, 2);
+    fx_commit(f, 0);
+    /* B sees the new name and no longer the old one. */
+    fx_begin(f, 1);
+    assert_int_equal(
+        syscache_search1(b, CACHE_NAMESPACE_NAME, SYSCACHE_NAME("before"), &e),
+        KEEL_ENOENT);
+    assert_int_equal(
+        syscache_search1(b, CACHE_NAMESPACE_NAME, SYSCACHE_NAME("after"), &e),
+        KEEL_OK);
+    assert_int_equal(((const catalog_namespace *)syscache_row(e))->oid, 21500);
+    syscache_release(b, e);
+    syscache_txn_end(b);
+    txn_abort(f->s[1].ts);
+    /* Clean up for the tests that share the database. */
+    fx_begin(f, 0);
+    assert_int_equal(fx_ns_delete(f, 0, "after"), KEEL_OK);
+    fx_commit(f, 0);
+    fx_close(f);
+}
+
 /* A reader that falls more than the queue's capacity behind resets. */
 static void test_queue_overflow(void **state)
 {
@@ -1458,6 +1516,7 @@ int main(void)
         cmocka_unit_test(test_lists),
         cmocka_unit_test(test_refcount_dead),
         cmocka_unit_test(test_inval_queue),
+        cmocka_unit_test(test_update_old_key),
         cmocka_unit_test(test_queue_overflow),
         cmocka_unit_test(test_prune_age),
         cmocka_unit_test(test_memory_target_flood),

@@ -451,14 +451,23 @@ int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
                    const keel_value *vals)
 {
     cat_rel *r = &c->rels[id];
+    heap_row old = {0};
     tid nt;
-    int rc = heap_update(&r->heap, ct->bs, &ct->vis, ct->xid, t, vals, &nt);
+    int rc = heap_row_init(&old, &r->heap, &ct->bs->err);
 
-    if (rc != KEEL_OK)
-        return rc;
-    rc = index_row(c, ct, id, nt, vals);
+    /* The old version's keys are named too: a cache may hold the row
+     * under keys the new version no longer has. */
     if (rc == KEEL_OK)
+        rc = heap_fetch(&r->heap, ct->bs, &ct->vis, t, &old);
+    if (rc == KEEL_OK)
+        rc = heap_update(&r->heap, ct->bs, &ct->vis, ct->xid, t, vals, &nt);
+    if (rc == KEEL_OK)
+        rc = index_row(c, ct, id, nt, vals);
+    if (rc == KEEL_OK) {
+        add_invals(&cat_defs[id], r, ct, old.values);
         add_invals(&cat_defs[id], r, ct, vals);
+    }
+    heap_row_free(&old);
     return rc;
 }
 

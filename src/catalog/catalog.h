@@ -193,8 +193,9 @@ int catalog_insert(catalog *c, catalog_txn *ct, catalog_id id,
 int catalog_delete(catalog *c, catalog_txn *ct, catalog_id id, tid t,
                    const keel_value *vals);
 
-/* Replaces the row version at t by vals (same keys or not: the new version
- * is indexed anew). */
+/* Replaces the row version at t (visible to ct) by vals (same keys or not:
+ * the new version is indexed anew; invalidations name the old keys and
+ * the new). */
 int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
                    const keel_value *vals);
 
