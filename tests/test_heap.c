@@ -19,7 +19,10 @@
  * wins); rows too big and bad values changing nothing; failures (I/O
  * errors, oracle errors) leaving no pin or lock and nothing half done;
  * persistence across a checkpoint and reopen; bulk inserts staying in their
- * ring; and two concurrency tests: concurrent inserts, and concurrent
+ * ring; guessing a row's tid between two others (heap_tid_guess()) and the
+ * B-tree's heap prefetch built on it (btree_lookup_heap(): right guesses
+ * over a table in key order, few over a shuffled one, the same answers
+ * either way); and two concurrency tests: concurrent inserts, and concurrent
  * increments of shared counters with random aborts (no lost updates).
  */
 #include "testutil.h"
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access/btree.h"
 #include "access/heap_page.h"
 #include "access/heapam.h"
 #include "access/tuple.h"
@@ -1346,9 +1350,8 @@ static void test_fetch_cols(void **state)
         assert_true(
             heappage_item_damaged(buf_session_page(f->s, id), t[1].offset));
         buf_unlock(f->s, id);
-        assert_int_equal(
-            heap_fetch_cols(&f->rel, f->s, &c.vis, t[1], 3, &row),
-            KEEL_ECORRUPT);
+        assert_int_equal(heap_fetch_cols(&f->rel, f->s, &c.vis, t[1], 3, &row),
+                         KEEL_ECORRUPT);
         assert_non_null(strstr(f->s->err.msg, "outside"));
         assert_int_equal(heap_fetch(&f->rel, f->s, &c.vis, t[1], &full),
                          KEEL_ECORRUPT);
@@ -1791,6 +1794,163 @@ static void test_update_failure_restores(void **state)
     assert_quiet(f);
 }
 #endif
+
+/* ------------------------------------------------------------------ */
+/* Guessing where a row is, and the B-tree's heap prefetch            */
+/* ------------------------------------------------------------------ */
+
+#define REL_GUESS     ((relnumber_t)16391)
+#define REL_GUESS_IX  ((relnumber_t)16392)
+#define REL_GUESS_IX2 ((relnumber_t)16393)
+
+/* Lookups of every key 0..n-1 in bt: each finds want[key] (what
+ * btree_lookup() finds too); returns how many times a heap tid was
+ * guessed, and in *exact how many of the guesses were want[key]. */
+static uint32_t lookup_guesses(fixture *f, btree *bt, const heap_rel *r,
+                               const tid *want, uint32_t n, uint32_t *exact)
+{
+    uint32_t guessed = 0;
+
+    *exact = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        keel_value k = {.v.i4 = (int32_t)i};
+        tid t, plain, g = {7, 7};
+        OK(f, btree_lookup_heap(bt, f->s, &k, r, &t, &g));
+        OK(f, btree_lookup(bt, f->s, &k, &plain));
+        if (tid_compare(t, want[i]) != 0 || tid_compare(plain, want[i]) != 0)
+            fail_msg("key %u: found (%u,%u) and (%u,%u), want (%u,%u)", i,
+                     t.block, t.offset, plain.block, plain.offset,
+                     want[i].block, want[i].offset);
+        if (tid_valid(g)) {
+            guessed++;
+            *exact += tid_compare(g, t) == 0;
+        } else {
+            assert_int_equal(g.block, 0); /* reset, not left as it was */
+        }
+    }
+    return guessed;
+}
+
+static void test_tid_guess(void **state)
+{
+    fixture *f = *state;
+    enum { N = 20000 };
+    tuple_desc *d = tupdesc_alloc(4), *kd = tupdesc_alloc(1);
+    keel_value *keys = calloc(N, sizeof(keel_value));
+    btree_entry *e = calloc(N, sizeof(btree_entry));
+    tid *tids = calloc(N, sizeof(tid)), *shuffled = calloc(N, sizeof(tid));
+    uint32_t per_page, guessed, exact;
+    heap_bulk *bulk = NULL;
+    btree *bt = NULL;
+    uint64_t rng = 12345;
+    tid g;
+    kerr err;
+
+    assert_non_null(d);
+    assert_non_null(kd);
+    assert_true(keys && e && tids && shuffled);
+    /* pgbench_accounts' row type: fixed width, so the stride is known. */
+    for (uint16_t i = 0; i < 3; i++)
+        assert_int_equal(tupdesc_set(d, i, KEEL_INT4, 0, i == 0, &err),
+                         KEEL_OK);
+    assert_int_equal(tupdesc_set(d, 3, KEEL_CHAR, 84, false, &err), KEEL_OK);
+    assert_int_equal(tupdesc_set(kd, 0, KEEL_INT4, 0, true, &err), KEEL_OK);
+    heap_rel r;
+    heap_rel_init(&r, REL_GUESS, d);
+    per_page = (BLOCK_SIZE - PAGE_HEADER_SIZE) / (r.stride + HEAPPAGE_LP_SIZE);
+    assert_int_equal(smgr_create(f->sm, REL_GUESS, NULL, &f->err), KEEL_OK);
+    pool_open(f, 1024);
+
+    /* A bulk load fills each page to the last row that fits, in order:
+     * what the guess assumes. */
+    OK(f, heap_bulk_begin(&r, f->s, &bulk));
+    for (uint32_t i = 0; i < N; i++) {
+        keel_value v[4] = {{.v.i4 = (int32_t)i}, {.v.i4 = 1}, {.v.i4 = 0}};
+        v[3].v.s.ptr = "filler";
+        v[3].v.s.len = 6;
+        OK(f, heap_bulk_insert(bulk, XID_FROZEN, v, &tids[i]));
+        assert_int_equal(tids[i].block, i / per_page);
+        assert_int_equal(tids[i].offset, i % per_page + 1);
+    }
+    heap_bulk_end(bulk);
+
+    /* Every row between two others, up to HEAP_GUESS_MAX_ROWS apart. */
+    for (uint32_t a = 0; a + HEAP_GUESS_MAX_ROWS < N; a += 997) {
+        uint32_t b = a + (a % 3 == 0 ? HEAP_GUESS_MAX_ROWS : 371);
+        for (uint32_t i = a; i <= b; i++) {
+            double frac = (double)(i - a) / (double)(b - a);
+            assert_true(heap_tid_guess(&r, tids[a], tids[b], frac,
+                                       HEAP_GUESS_MAX_ROWS, &g));
+            if (tid_compare(g, tids[i]) != 0)
+                fail_msg("row %u between %u and %u: guessed (%u,%u)", i, a, b,
+                         g.block, g.offset);
+        }
+    }
+    /* No guess: out of order, further apart than HEAP_GUESS_MAX_ROWS or
+     * the caller's bound, rows of varying width (f->rel has a text
+     * column), a fraction outside [0, 1], no tid, an offset that no full
+     * page of these rows has. */
+    const uint64_t most = HEAP_GUESS_MAX_ROWS;
+    assert_false(heap_tid_guess(&r, tids[500], tids[499], 0.5, most, &g));
+    assert_false(
+        heap_tid_guess(&r, tids[0], tids[most + 1], 0.5, most + 1, &g));
+    assert_true(heap_tid_guess(&r, tids[0], tids[most], 0.5, most, &g));
+    assert_false(heap_tid_guess(&r, tids[0], tids[100], 0.5, 99, &g));
+    assert_true(heap_tid_guess(&r, tids[0], tids[100], 0.5, 100, &g));
+    assert_true(tid_compare(g, tids[50]) == 0);
+    assert_int_equal(f->rel.stride, 0);
+    assert_false(heap_tid_guess(&f->rel, tids[0], tids[10], 0.5, most, &g));
+    assert_false(heap_tid_guess(&r, tids[0], tids[10], 1.5, most, &g));
+    assert_false(heap_tid_guess(&r, tids[0], tids[10], -0.1, most, &g));
+    assert_false(heap_tid_guess(&r, tids[0], tids[10], 0.0 / 0.0, most, &g));
+    assert_false(heap_tid_guess(&r, TID_INVALID, tids[10], 0.5, most, &g));
+    assert_false(heap_tid_guess(&r, (tid){0, (uint16_t)(per_page + 1)},
+                                tids[10], 0.5, most, &g));
+
+    /* An index in heap order: every lookup below a root of level >= 1
+     * guesses, and guesses right, except under the leftmost downlink of
+     * each level-1 page (it has no lower bound). */
+    for (uint32_t i = 0; i < N; i++) {
+        keys[i].v.i4 = (int32_t)i;
+        e[i].keys = &keys[i];
+        e[i].t = tids[i];
+    }
+    OK(f, btree_build_array(f->s, REL_GUESS_IX, kd, true, e, N, &bt));
+    guessed = lookup_guesses(f, bt, &r, tids, N, &exact);
+    assert_true(guessed >= N * 9 / 10);
+    assert_int_equal(exact, guessed);
+    /* Without the heap: no guess, same answers. */
+    assert_int_equal(lookup_guesses(f, bt, NULL, tids, N, &exact), 0);
+    btree_close(bt);
+
+    /* An index whose keys are in no relation to the heap's order: the
+     * separators' tids are far apart, so it seldom guesses; the answers
+     * are the same as without guessing. */
+    memcpy(shuffled, tids, N * sizeof(tid));
+    for (uint32_t i = N - 1; i > 0; i--) {
+        uint32_t j;
+        tid t;
+        rng = rng * UINT64_C(6364136223846793005) + 1442695040888963407u;
+        j = (uint32_t)((rng >> 33) % (i + 1));
+        t = shuffled[i];
+        shuffled[i] = shuffled[j];
+        shuffled[j] = t;
+    }
+    for (uint32_t i = 0; i < N; i++)
+        e[i].t = shuffled[i];
+    OK(f, btree_build_array(f->s, REL_GUESS_IX2, kd, true, e, N, &bt));
+    guessed = lookup_guesses(f, bt, &r, shuffled, N, &exact);
+    assert_true(guessed <= N / 10);
+    btree_close(bt);
+
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    tupdesc_free(kd);
+    tupdesc_free(d);
+    free(keys);
+    free(e);
+    free(tids);
+    free(shuffled);
+}
 
 /* ------------------------------------------------------------------ */
 /* Bulk insert                                                        */
@@ -2316,6 +2476,7 @@ int main(void)
                                         teardown),
 #endif
         cmocka_unit_test_setup_teardown(test_bulk_insert_ring, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tid_guess, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_inserts, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_counters, setup,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "access/btree_page.h"
+#include "access/heapam.h"
 #include "storage/bufmgr.h"
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -915,19 +916,23 @@ static int bt_move_right(const btree *bt, buf_session *s, int level,
 }
 
 /*
- * btree_lookup() for an index on one integer column (fast path `fast`,
- * a constant where inlined) and the non-null key k: the descent of
- * bt_descend() and the leaf search of bt_search_eq() in one loop, with
+ * btree_lookup_heap() for an index on one integer column (fast path
+ * `fast`, a constant where inlined) and the non-null key k: the descent
+ * of bt_descend() and the leaf search of bt_search_eq() in one loop, with
  * the key compared as an integer.  Same protocol: one share lock at a
- * time, right-links followed where a split moved the key.
+ * time, right-links followed where a split moved the key.  With heap, on
+ * the way from level 1 to the leaf, the heap row is guessed from the
+ * leaf's bounding separators (heap_tid_guess()) and prefetched.
  */
 static inline __attribute__((always_inline)) int
-bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast, tid *out)
+bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
+              const heap_rel *heap, tid *out, tid *guessed)
 {
     bool refresh = false;
 
     for (int attempt = 0;; attempt++) {
         bt_hint h = bt_no_hint;
+        tid sep_lo = {0, 0}, sep_hi = {0, 0}, hg;
         const void *page;
         blocknum_t blk;
         uint32_t level;
@@ -984,11 +989,32 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast, tid *out)
                 h.has_hi = bt_int_key(btpage_item(page, (uint16_t)slot), false,
                                       fast, &h.hi);
             blk = btpage_item(page, (uint16_t)(slot - 1))->block;
+            if (level == 1 && heap != NULL && h.has_lo && h.has_hi) {
+                /* The separators' tids: the first entries of the leaf and
+                 * of its right sibling. */
+                sep_lo =
+                    btitem_tid(btpage_item(page, (uint16_t)(slot - 1)), false);
+                sep_hi = btitem_tid(btpage_item(page, (uint16_t)slot), false);
+            }
             bt_unlock_release(s, id);
             level--;
-            if (level == 0 && h.has_lo && h.has_hi && h.hi > h.lo)
+            if (level == 0 && h.has_lo && h.has_hi && h.hi > h.lo) {
                 guess =
                     ((double)k - (double)h.lo) / ((double)h.hi - (double)h.lo);
+                /* Issued before the leaf is read, so that the heap page's
+                 * misses overlap the leaf's. */
+                /* A unique index has at most one row per key value
+                 * between the separators, if the heap follows it. */
+                if (heap != NULL && tid_valid(sep_lo) &&
+                    heap_tid_guess(heap, sep_lo, sep_hi, guess,
+                                   bt->unique ? (uint64_t)h.hi - (uint64_t)h.lo
+                                              : HEAP_GUESS_MAX_ROWS,
+                                   &hg)) {
+                    heap_prefetch(heap, s, hg);
+                    if (guessed != NULL)
+                        *guessed = hg;
+                }
+            }
             rc = bt_read_lock_guess(bt, s, blk, LW_SHARED, (int)level, guess,
                                     &id);
             if (rc != KEEL_OK)
@@ -1034,19 +1060,31 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast, tid *out)
 
 int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t)
 {
+    return btree_lookup_heap(bt, s, keys, NULL, t, NULL);
+}
+
+int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
+                      const heap_rel *heap, tid *t, tid *guessed)
+{
     uint32_t n = 0;
     int rc;
 
+    if (guessed != NULL)
+        guessed->block = guessed->offset = 0;
     if (bt->natts == 1 && !keys[0].isnull) {
         switch (bt->fast) {
         case BT_FAST_INT2:
-            return bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, t);
+            return bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, t,
+                                 guessed);
         case BT_FAST_INT4:
-            return bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, t);
+            return bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, t,
+                                 guessed);
         case BT_FAST_OID:
-            return bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, t);
+            return bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, t,
+                                 guessed);
         case BT_FAST_INT8:
-            return bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, t);
+            return bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, t,
+                                 guessed);
         default:
             break;
         }

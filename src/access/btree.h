@@ -119,6 +119,22 @@ int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
  */
 int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t);
 
+struct heap_rel;
+
+/*
+ * btree_lookup() for a caller about to fetch the entry's row from heap,
+ * the index's table (NULL: plain btree_lookup()).  On an index of one
+ * integer column whose entries around the key point into the heap in key
+ * order (heap_tid_guess() on the tids of the leaf's bounding separators),
+ * the row's lines are prefetched before the leaf is read, so that the
+ * two pages' cache misses overlap instead of following one another; the
+ * tid guessed goes to *guessed (offset 0 when there was no guess; NULL
+ * allowed).  Only a hint: the result is btree_lookup()'s whatever the
+ * heap's order.
+ */
+int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
+                      const struct heap_rel *heap, tid *t, tid *guessed);
+
 /*
  * A bound of a range scan: the first ncols key columns (1..natts) in vals,
  * inclusive or not.  With ncols < natts it is a prefix bound: every key

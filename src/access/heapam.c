@@ -502,6 +502,41 @@ static uint32_t fetch_lines(const heap_rel *rel, tid t, uint16_t *lines)
     return n;
 }
 
+bool heap_tid_guess(const heap_rel *rel, tid lo, tid hi, double f,
+                    uint64_t max_rows, tid *out)
+{
+    /* Rows per full page: each takes its stride and a line pointer. */
+    uint64_t per_page, first, last, at;
+
+    if (rel->stride == 0 || !(f >= 0.0 && f <= 1.0) || !tid_valid(lo) ||
+        !tid_valid(hi))
+        return false;
+    per_page = (BLOCK_SIZE - PAGE_HEADER_SIZE) /
+               ((uint64_t)rel->stride + HEAPPAGE_LP_SIZE);
+    if (lo.offset > per_page || hi.offset > per_page)
+        return false; /* not pages of full-width rows only */
+    first = (uint64_t)lo.block * per_page + lo.offset - 1;
+    last = (uint64_t)hi.block * per_page + hi.offset - 1;
+    if (last < first || last - first > max_rows ||
+        last - first > HEAP_GUESS_MAX_ROWS)
+        return false;
+    /* Rounded to nearest: with one row per key value f * (last - first)
+     * is the whole number of rows from lo, up to rounding error. */
+    at = first + (uint64_t)(f * (double)(last - first) + 0.5);
+    out->block = (blocknum_t)(at / per_page);
+    out->offset = (uint16_t)(at % per_page + 1);
+    return true;
+}
+
+void heap_prefetch(const heap_rel *rel, buf_session *s, tid t)
+{
+    uint16_t lines[BUF_PREFETCH_MAX];
+
+    if (tid_valid(t))
+        buf_prefetch(s, rel->relnumber, t.block, lines,
+                     fetch_lines(rel, t, lines));
+}
+
 /* buf_read() for the block of t, turning "past the end" into ENOENT; the
  * lines fetch_lines() names are prefetched. */
 static int read_tid_block(heap_rel *rel, buf_session *s, tid t, int32_t *id)
@@ -537,8 +572,8 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     item = heappage_get_item_const(buf_page(s->pool, id), t.offset, &len);
     if (item != NULL)
         memcpy(row->data, item, len);
-    damaged = item == NULL &&
-              heappage_item_damaged(buf_page(s->pool, id), t.offset);
+    damaged =
+        item == NULL && heappage_item_damaged(buf_page(s->pool, id), t.offset);
     buf_unlock(s, id);
     buf_release(s, id);
     if (damaged)

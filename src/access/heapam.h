@@ -166,6 +166,35 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                     uint16_t ncols, heap_row *row);
 
 /*
+ * Most rows apart that heap_tid_guess() interpolates across: about twice
+ * the entries one index leaf holds (an index page of int4 keys holds ~450).
+ */
+#define HEAP_GUESS_MAX_ROWS 1024
+
+/*
+ * Where the row at fraction f (in [0, 1]) of the way from the row at lo to
+ * the row at hi lies, if the rows between them are stored in that order on
+ * full pages of rel->stride-byte rows: what an index whose keys follow the
+ * heap's order (rows loaded in key order, as pgbench's are) predicts for a
+ * key between two entries whose tids it knows.  True and *out set if there
+ * is such a prediction; false if rel's rows vary in size, hi is before lo,
+ * or they are more than max_rows (at most HEAP_GUESS_MAX_ROWS) rows apart:
+ * the caller's bound on the rows between them, such as the number of key
+ * values between two entries of a unique index, beyond which the entries
+ * do not look clustered.  Only a guess, for prefetching.
+ */
+bool heap_tid_guess(const heap_rel *rel, tid lo, tid hi, double f,
+                    uint64_t max_rows, tid *out);
+
+/*
+ * A hint that the row version at t is about to be fetched: the lines
+ * heap_fetch() reads first (the page header, t's line pointer and where
+ * the stride says its tuple is) are prefetched with the buffer's
+ * descriptor, by buf_prefetch(): nothing is pinned or waited for.
+ */
+void heap_prefetch(const heap_rel *rel, buf_session *s, tid t);
+
+/*
  * Deletes the row version at t as transaction xid, which must be vis's
  * snapshot's own_xid (EINVAL otherwise).  Under the page's exclusive lock:
  * ENOENT if t names no version visible to the snapshot (including one this

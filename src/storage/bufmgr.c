@@ -748,6 +748,23 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
     return read_buffer(s, rel, blk, NULL, off, n, out);
 }
 
+void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
+                  const uint16_t *off, uint32_t n)
+{
+    buf_pool *p = s->pool;
+    int32_t id;
+
+    assert(n <= BUF_PREFETCH_MAX);
+    if (rel == INVALID_RELNUMBER)
+        return;
+    id = buf_table_head(&p->table, buf_tag_hash(buf_tag_make(rel, blk)));
+    if (id < 0)
+        return;
+    __builtin_prefetch(desc_of(p, id));
+    for (uint32_t i = 0; i < n; i++)
+        __builtin_prefetch((const char *)buf_session_page(s, id) + off[i]);
+}
+
 int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
                buf_strategy *strategy, int32_t *out, blocknum_t *blk)
 {

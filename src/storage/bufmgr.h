@@ -94,6 +94,17 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
                       const uint16_t *off, uint32_t n, int32_t *id);
 
 /*
+ * A hint that block blk of rel is about to be read: if the mapping table's
+ * bucket for the block names a buffer, the lines of that buffer's page at
+ * offsets off[0..n) (as for buf_read_prefetch()) and its descriptor are
+ * prefetched.  Pins nothing and confirms nothing, so it never waits for a
+ * cache miss: the buffer may hold another block, or none, by the time the
+ * lines arrive, which costs bandwidth and nothing else.
+ */
+void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
+                  const uint16_t *off, uint32_t n);
+
+/*
  * Appends a new block to rel (initialized by page_init(special_size), and
  * already written to the file so its space is reserved) and returns it
  * pinned and exclusively locked in *id, its number in *blk.
