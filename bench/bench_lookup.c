@@ -5,16 +5,24 @@
  *
  * Measures, each as the median of several rounds with min and max, for
  * uniformly random aids, one session, every page resident:
- *   lookup_ns       the full lookup: btree_lookup() on pgbench_accounts_pkey
- *                   (the B-tree descent, with pins and share locks) +
- *                   heap_fetch_cols() of the row's first three columns (aid,
- *                   bid, abalance) with the visibility check against the
- *                   benchmark transaction's snapshot, abalance taken out
- *   fetch_row_ns    the same with heap_fetch(), which copies the whole row
+ *   lookup_ns       the full lookup: btree_lookup_heap() on
+ *                   pgbench_accounts_pkey (the B-tree descent, with pins
+ *                   and share locks, prefetching the heap row it predicts)
+ *                   + heap_fetch_cols() of the row's first three columns
+ *                   (aid, bid, abalance) with the visibility check against
+ *                   the benchmark transaction's snapshot, abalance taken out
+ *   lookup_unhinted_ns  the same with btree_lookup(): no heap prefetch, the
+ *                   heap page's misses start when the leaf's have ended
+ *   fetch_row_ns    lookup_ns with heap_fetch(), which copies the whole row
  *                   and decodes every column (what keel_lookup() does)
  *   keel_lookup_ns  keel_lookup() (in the same transaction), which also
  *                   resolves the table's and index's names in the catalogs
  *                   on every call
+ * and, untimed, how often the heap row was predicted and how often exactly.
+ * For scale, in the same rounds:
+ *   random_load_ns  one dependent load from a random line of 64 MiB (a
+ *                   pointer chase, on huge pages where the kernel gives
+ *                   them): what one cache miss to memory costs here now
  * Without DIR a database is created in a temporary directory (scale 10,
  * or 1 with --quick) and removed afterwards.
  */
@@ -28,6 +36,7 @@
 #include "bench_db.h"
 #include "engine/engine.h"
 #include "port/clock.h"
+#include "port/mem.h"
 #include "stats.h"
 #include "tools/pgbench.h"
 
@@ -188,20 +197,35 @@ static void env_close(lookup_env *env)
 /* The columns of pgbench_accounts a lookup decodes: aid, bid, abalance. */
 #define LOOKUP_COLS 3
 
+/* What lookup_one() does. */
+typedef enum lookup_mode {
+    LOOKUP_HINTED,   /* btree_lookup_heap() + heap_fetch_cols() */
+    LOOKUP_UNHINTED, /* btree_lookup() + heap_fetch_cols() */
+    LOOKUP_WHOLE_ROW /* btree_lookup_heap() + heap_fetch() */
+} lookup_mode;
+
 /*
  * One lookup of aid by the access path, fetching the row's first
- * LOOKUP_COLS columns (whole_row: every column, by heap_fetch()); returns
- * abalance.  Exits on any failure.
+ * LOOKUP_COLS columns (LOOKUP_WHOLE_ROW: every column, by heap_fetch());
+ * returns abalance, and in *guessed (if not NULL) the heap tid the B-tree
+ * predicted.  Exits on any failure.
  */
-static inline int32_t lookup_one(lookup_env *env, int32_t aid, bool whole_row)
+static inline int32_t lookup_one(lookup_env *env, int32_t aid, lookup_mode mode,
+                                 tid *found, tid *guessed)
 {
     keel_value key = {.isnull = false};
     buf_session *bs = env->s->bs;
+    bool whole_row = mode == LOOKUP_WHOLE_ROW;
     tid t;
     int rc;
 
     key.v.i4 = aid;
-    rc = btree_lookup(env->bt, bs, &key, &t);
+    rc = mode == LOOKUP_UNHINTED
+             ? btree_lookup(env->bt, bs, &key, &t)
+             : btree_lookup_heap(env->bt, bs, &key, &env->t->h->heap, &t,
+                                 guessed);
+    if (found != NULL)
+        *found = t;
     if (rc == KEEL_OK)
         rc = whole_row
                  ? heap_fetch(&env->t->h->heap, bs, &env->ct.vis, t, &env->row)
@@ -226,16 +250,85 @@ static inline int32_t next_aid(uint64_t *rng, int32_t accounts)
 }
 
 static double measure_lookup(lookup_env *env, uint64_t n, uint64_t *rng,
-                             bool whole_row)
+                             lookup_mode mode)
 {
     uint64_t t0 = clock_now_ns();
     uint32_t sum = 0;
 
     for (uint64_t i = 0; i < n; i++)
-        sum +=
-            (uint32_t)lookup_one(env, next_aid(rng, env->accounts), whole_row);
+        sum += (uint32_t)lookup_one(env, next_aid(rng, env->accounts), mode,
+                                    NULL, NULL);
     BENCH_USE(sum);
     return (double)(clock_now_ns() - t0) / (double)n;
+}
+
+/* A pointer chase through 64 MiB: one 64-byte line per slot, each line
+ * holding the index of the next in one random cycle through all. */
+#define CHASE_BYTES ((size_t)64 << 20)
+#define CHASE_LINES (CHASE_BYTES / 64)
+
+typedef struct chase {
+    uint64_t *mem;
+    uint64_t at;
+} chase;
+
+/* Links every line into one cycle (Sattolo's shuffle); false if out of
+ * memory. */
+static bool chase_init(chase *c, uint64_t *rng)
+{
+    uint64_t *order = malloc(CHASE_LINES * sizeof(uint64_t));
+
+    c->mem = mem_alloc_pages(CHASE_BYTES, true);
+    c->at = 0;
+    if (c->mem == NULL || order == NULL) {
+        free(order);
+        mem_free_pages(c->mem, CHASE_BYTES);
+        c->mem = NULL;
+        return false;
+    }
+    for (uint64_t i = 0; i < CHASE_LINES; i++)
+        order[i] = i;
+    for (uint64_t i = CHASE_LINES - 1; i > 0; i--) {
+        uint64_t j = (uint64_t)next_aid(rng, (int32_t)i) - 1, t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (uint64_t i = 0; i < CHASE_LINES; i++)
+        c->mem[order[i] * 8] = order[(i + 1) % CHASE_LINES] * 8;
+    free(order);
+    return true;
+}
+
+/* Nanoseconds per load over n dependent loads. */
+static double measure_chase(chase *c, uint64_t n)
+{
+    uint64_t t0 = clock_now_ns(), at = c->at;
+
+    for (uint64_t i = 0; i < n; i++)
+        at = c->mem[at];
+    c->at = at;
+    BENCH_USE(at);
+    return (double)(clock_now_ns() - t0) / (double)n;
+}
+
+/* Untimed: of n random lookups, the fraction for which the B-tree
+ * predicted a heap tid, and the fraction of those it got exactly. */
+static void measure_guesses(lookup_env *env, uint64_t n, uint64_t *rng,
+                            double *rate, double *exact)
+{
+    uint64_t made = 0, right = 0;
+
+    for (uint64_t i = 0; i < n; i++) {
+        tid t, g;
+        (void)lookup_one(env, next_aid(rng, env->accounts), LOOKUP_HINTED, &t,
+                         &g);
+        if (tid_valid(g)) {
+            made++;
+            right += tid_compare(g, t) == 0;
+        }
+    }
+    *rate = (double)made / (double)n;
+    *exact = made > 0 ? (double)right / (double)made : 0.0;
 }
 
 /* keel_lookup() of random accounts, in the benchmark's transaction. */
@@ -265,7 +358,10 @@ int bench_lookup_main(int argc, char **argv)
     lookup_env env;
     char tmp[4096];
     bool own_dir = false;
-    double lk[MAX_ROUNDS], fr[MAX_ROUNDS], kl[MAX_ROUNDS];
+    double lk[MAX_ROUNDS], un[MAX_ROUNDS], fr[MAX_ROUNDS], kl[MAX_ROUNDS],
+        ld[MAX_ROUNDS];
+    chase ch;
+    double guess_rate, guess_exact;
     uint64_t rng = UINT64_C(0x2545F4914F6CDD1D), n, nk;
     uint32_t scale;
 
@@ -305,7 +401,14 @@ int bench_lookup_main(int argc, char **argv)
     }
     /* Every page into the pool first: each account once, in order. */
     for (int32_t aid = 1; aid <= env.accounts; aid++)
-        (void)lookup_one(&env, aid, true);
+        (void)lookup_one(&env, aid, LOOKUP_WHOLE_ROW, NULL, NULL);
+    if (!chase_init(&ch, &rng)) {
+        fprintf(stderr, "keel bench lookup: out of memory\n");
+        env_close(&env);
+        if (own_dir)
+            bench_dir_remove(tmp);
+        return 1;
+    }
     n = o.quick ? 100000 : 1000000;
     nk = n / 10;
     printf("keel bench lookup: %s, %d accounts, pool %u MiB, %d rounds of "
@@ -314,21 +417,34 @@ int bench_lookup_main(int argc, char **argv)
            o.quick ? " (quick)" : "");
     fflush(stdout);
     for (int r = 0; r < o.rounds; r++) {
-        lk[r] = measure_lookup(&env, n, &rng, false);
-        fr[r] = measure_lookup(&env, n / 2, &rng, true);
+        lk[r] = measure_lookup(&env, n, &rng, LOOKUP_HINTED);
+        un[r] = measure_lookup(&env, n, &rng, LOOKUP_UNHINTED);
+        fr[r] = measure_lookup(&env, n / 2, &rng, LOOKUP_WHOLE_ROW);
         kl[r] = measure_keel_lookup(&env, nk, &rng);
+        ld[r] = measure_chase(&ch, n / 2);
         fprintf(stderr, "  round %d/%d done\n", r + 1, o.rounds);
     }
+    measure_guesses(&env, n / 10, &rng, &guess_rate, &guess_exact);
     bench_stat s_lk = bench_stat_of(lk, o.rounds);
+    bench_stat s_un = bench_stat_of(un, o.rounds);
+    bench_stat s_ld = bench_stat_of(ld, o.rounds);
     bench_stat s_fr = bench_stat_of(fr, o.rounds);
     bench_stat s_kl = bench_stat_of(kl, o.rounds);
     bench_table_header(&results_table);
     bench_table_row(&results_table, "lookup_ns", s_lk, "ns",
-                    "btree_lookup + heap_fetch_cols (aid..abalance)");
+                    "btree_lookup_heap + heap_fetch_cols (aid..abalance)");
+    bench_table_row(&results_table, "lookup_unhinted_ns", s_un, "ns",
+                    "the same without the heap prefetch (btree_lookup)");
     bench_table_row(&results_table, "fetch_row_ns", s_fr, "ns",
-                    "btree_lookup + heap_fetch (whole row)");
+                    "btree_lookup_heap + heap_fetch (whole row)");
     bench_table_row(&results_table, "keel_lookup_ns", s_kl, "ns",
                     "keel_lookup(): names resolved each call");
+    bench_table_row(&results_table, "random_load_ns", s_ld, "ns",
+                    "one dependent load from a random line of 64 MiB");
+    printf("heap row predicted for %.1f%% of lookups, %.2f%% of those exactly"
+           "\n",
+           100.0 * guess_rate, 100.0 * guess_exact);
+    mem_free_pages(ch.mem, CHASE_BYTES);
     env_close(&env);
     if (own_dir)
         bench_dir_remove(tmp);
@@ -348,10 +464,17 @@ int bench_lookup_main(int argc, char **argv)
                 (unsigned long long)n);
         bench_json_stat(f, "lookup_ns", s_lk);
         fputs(",\n  ", f);
+        bench_json_stat(f, "lookup_unhinted_ns", s_un);
+        fputs(",\n  ", f);
         bench_json_stat(f, "fetch_row_ns", s_fr);
         fputs(",\n  ", f);
         bench_json_stat(f, "keel_lookup_ns", s_kl);
-        fputs("\n}\n", f);
+        fputs(",\n  ", f);
+        bench_json_stat(f, "random_load_ns", s_ld);
+        fprintf(f,
+                ",\n  \"heap_guess_rate\": %.6f,\n"
+                "  \"heap_guess_exact\": %.6f\n}\n",
+                guess_rate, guess_exact);
         if (fclose(f) != 0) {
             fprintf(stderr, "keel bench lookup: cannot write %s\n", o.json);
             return 1;

@@ -12,8 +12,10 @@
  *                           keel_attribute by (relid, "abalance");
  *                           keel_statistic by (relid, attnum, false);
  *                           the list of keel_index rows of relid
- *   btree_lookup()          root-to-leaf descent of pgbench_accounts_pkey,
- *                           a pin and share lock per level
+ *   btree_lookup_heap()     root-to-leaf descent of pgbench_accounts_pkey,
+ *                           a pin and share lock per level; the heap row,
+ *                           predicted from the leaf's bounds, prefetched
+ *                           before the leaf is read
  *   heap_fetch_cols()       the heap page's pin and share lock, the
  *                           visibility check against the snapshot, the
  *                           row's columns up to abalance decoded
@@ -236,7 +238,7 @@ int select_txn_run(select_client *c, int32_t aid, const char *probe,
         rc = txn_visibility(s->ts, &vis, &bs->err);
     if (rc == KEEL_OK) {
         key.v.i4 = aid;
-        rc = btree_lookup(c->pkey->bt, bs, &key, &t);
+        rc = btree_lookup_heap(c->pkey->bt, bs, &key, &c->heap->heap, &t, NULL);
         /* Only the columns up to abalance are decoded (aid, to recheck
          * the key, is the first). */
         if (rc == KEEL_OK)

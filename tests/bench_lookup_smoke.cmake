@@ -1,6 +1,9 @@
 # Runs `keel bench lookup --quick` (a scale-1 database in a temporary
-# directory) and checks that it succeeds and writes JSON with lookup_ns
-# and keel_lookup_ns, each {median, min, max, rounds} with positive times.
+# directory) and checks that it succeeds and writes JSON with lookup_ns,
+# lookup_unhinted_ns, fetch_row_ns, keel_lookup_ns and random_load_ns, each
+# {median, min, max, rounds} with positive times, and that on pgbench's
+# freshly loaded accounts the B-tree predicted the heap row for at least
+# 90% of lookups and got every prediction right.
 include(${CMAKE_CURRENT_LIST_DIR}/bench_json.cmake)
 execute_process(
   COMMAND ${KEEL} bench lookup --quick --rounds 3 --pool-mb 64 --json ${OUT}
@@ -9,7 +12,16 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "keel bench lookup failed (${rc}):\n${out}\n${err}")
 endif()
 file(READ ${OUT} json)
-keel_check_bench_stats("${json}" 3 lookup_ns keel_lookup_ns)
+keel_check_bench_stats("${json}" 3 lookup_ns lookup_unhinted_ns fetch_row_ns
+  keel_lookup_ns random_load_ns)
+string(JSON rate GET "${json}" heap_guess_rate)
+string(JSON exact GET "${json}" heap_guess_exact)
+if(NOT rate GREATER_EQUAL 0.9 OR NOT rate LESS_EQUAL 1)
+  message(FATAL_ERROR "heap_guess_rate is ${rate}, not in [0.9, 1]")
+endif()
+if(NOT exact EQUAL 1)
+  message(FATAL_ERROR "heap_guess_exact is ${exact}, not 1")
+endif()
 string(JSON accounts GET "${json}" accounts)
 if(NOT accounts EQUAL 100000)
   message(FATAL_ERROR "bench JSON accounts is ${accounts}, not 100000")
