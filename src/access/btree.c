@@ -140,16 +140,19 @@ static inline uint16_t bt_fast_search(const btree *bt, const void *page,
 /*
  * Key bounds of a page as its parent saw them, for guessing where a key
  * sits on it: every entry's key is >= lo (if has_lo) and <= hi (if has_hi;
- * the page's high key).  Only a hint: a concurrent split or a page reached
- * by moving right may make it wrong, which costs probes, never a wrong
- * answer.
+ * the page's high key).  lo_tid and hi_tid are the heap tids of those two
+ * separators: the page's first entry and its right sibling's (for
+ * guessing where a row is, bt_prefetch_heap()).  Only a hint: a concurrent
+ * split or a page reached by moving right may make it wrong, which costs
+ * probes, never a wrong answer.
  */
 typedef struct bt_hint {
     int64_t lo, hi;
+    tid lo_tid, hi_tid;
     bool has_lo, has_hi;
 } bt_hint;
 
-static const bt_hint bt_no_hint = {0, 0, false, false};
+static const bt_hint bt_no_hint = {0, 0, {0, 0}, {0, 0}, false, false};
 
 /* Reads an item's integer key into *v unless it has a null. */
 static inline bool bt_fast_key(const btree *bt, const bt_item *it, bool leaf,
@@ -306,11 +309,16 @@ static uint16_t bt_child_slot(const btree *bt, const void *page,
     if (sk->fast) {
         /* The child's bounds: its downlink's key and the next one's (the
          * last child inherits this page's upper bound). */
-        if (lo - 1 > first)
-            h->has_lo = bt_fast_key(bt, btpage_item(page, (uint16_t)(lo - 1)),
-                                    false, &h->lo);
-        if (lo < n)
-            h->has_hi = bt_fast_key(bt, btpage_item(page, lo), false, &h->hi);
+        if (lo - 1 > first) {
+            const bt_item *it = btpage_item(page, (uint16_t)(lo - 1));
+            h->has_lo = bt_fast_key(bt, it, false, &h->lo);
+            h->lo_tid = btitem_tid(it, false);
+        }
+        if (lo < n) {
+            const bt_item *it = btpage_item(page, lo);
+            h->has_hi = bt_fast_key(bt, it, false, &h->hi);
+            h->hi_tid = btitem_tid(it, false);
+        }
     }
     return (uint16_t)(lo - 1);
 }
@@ -575,6 +583,31 @@ static int bt_root_get(btree *bt, buf_session *s, bool refresh,
 }
 
 /*
+ * On the way from level 1 to leaf h describes (its key bounds and the
+ * heap tids of its bounding separators, f the key's fraction of the way
+ * between the bounds): if heap_tid_guess() places the key's row from
+ * them, prefetches it, and records the guess in *guessed (if not NULL).
+ * Called before the leaf is read, so that the heap page's misses overlap
+ * the leaf's.  A unique index has at most one entry per key value between
+ * the bounds; if the heap follows the index, no more rows either.
+ */
+static inline void bt_prefetch_heap(const btree *bt, buf_session *s,
+                                    const heap_rel *heap, const bt_hint *h,
+                                    double f, tid *guessed)
+{
+    tid g;
+
+    if (heap_tid_guess(heap, h->lo_tid, h->hi_tid, f,
+                       bt->unique ? (uint64_t)h->hi - (uint64_t)h->lo
+                                  : HEAP_GUESS_MAX_ROWS,
+                       &g)) {
+        heap_prefetch(heap, s, g);
+        if (guessed != NULL)
+            *guessed = g;
+    }
+}
+
+/*
  * Descends from the root to the page of level `target` whose key range
  * holds sk, and returns it pinned and locked in mode in *out_id (block in
  * *out_blk).  Pages above target are share-locked one at a time.  If
@@ -590,7 +623,7 @@ static int bt_root_get(btree *bt, buf_session *s, bool refresh,
 static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                       uint32_t target, lwlock_mode mode, blocknum_t *stack,
                       uint32_t *stack_top, bt_hint *hint, int32_t *out_id,
-                      blocknum_t *out_blk)
+                      blocknum_t *out_blk, const heap_rel *heap, tid *guessed)
 {
     bool refresh = false;
 
@@ -668,9 +701,12 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
             bt_unlock_release(s, id);
             level--;
             guess = -1.0;
-            if (level == 0 && sk->fast && h.has_lo && h.has_hi && h.hi > h.lo)
+            if (level == 0 && sk->fast && h.has_lo && h.has_hi && h.hi > h.lo) {
                 guess = ((double)sk->ival - (double)h.lo) /
                         ((double)h.hi - (double)h.lo);
+                if (heap != NULL)
+                    bt_prefetch_heap(bt, s, heap, &h, guess, guessed);
+            }
             rc = bt_read_lock_guess(bt, s, blk,
                                     level == target ? mode : LW_SHARED,
                                     (int)level, guess, &id);
@@ -690,7 +726,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
  */
 static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
                         tid *tids, uint32_t max, uint32_t *count,
-                        bool first_only)
+                        bool first_only, const heap_rel *heap, tid *guessed)
 {
     bt_scankey sk;
     bt_hint hint;
@@ -702,7 +738,8 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
     int rc;
 
     bt_scankey_init(bt, &sk, keys, bt->natts, -1);
-    rc = bt_descend(bt, s, &sk, 0, LW_SHARED, NULL, NULL, &hint, &id, &blk);
+    rc = bt_descend(bt, s, &sk, 0, LW_SHARED, NULL, NULL, &hint, &id, &blk,
+                    heap, guessed);
     if (rc != KEEL_OK)
         return rc;
     page = bt_page(s, id);
@@ -754,7 +791,16 @@ done:
 int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
                  uint32_t max, uint32_t *count)
 {
-    return bt_search_eq(bt, s, keys, tids, max, count, false);
+    return bt_search_eq(bt, s, keys, tids, max, count, false, NULL, NULL);
+}
+
+int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
+                      const heap_rel *heap, tid *tids, uint32_t max,
+                      uint32_t *count, tid *guessed)
+{
+    if (guessed != NULL)
+        guessed->block = guessed->offset = 0;
+    return bt_search_eq(bt, s, keys, tids, max, count, false, heap, guessed);
 }
 
 /* ---- point lookup on one integer column -------------------------------- */
@@ -932,7 +978,6 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
 
     for (int attempt = 0;; attempt++) {
         bt_hint h = bt_no_hint;
-        tid sep_lo = {0, 0}, sep_hi = {0, 0}, hg;
         const void *page;
         blocknum_t blk;
         uint32_t level;
@@ -982,38 +1027,24 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             }
             /* The child's bounds: its downlink's key and the next one's
              * (the last child inherits this page's upper bound). */
-            if (slot - 1 > first)
-                h.has_lo = bt_int_key(btpage_item(page, (uint16_t)(slot - 1)),
-                                      false, fast, &h.lo);
-            if (slot < n)
-                h.has_hi = bt_int_key(btpage_item(page, (uint16_t)slot), false,
-                                      fast, &h.hi);
-            blk = btpage_item(page, (uint16_t)(slot - 1))->block;
-            if (level == 1 && heap != NULL && h.has_lo && h.has_hi) {
-                /* The separators' tids: the first entries of the leaf and
-                 * of its right sibling. */
-                sep_lo =
-                    btitem_tid(btpage_item(page, (uint16_t)(slot - 1)), false);
-                sep_hi = btitem_tid(btpage_item(page, (uint16_t)slot), false);
+            if (slot - 1 > first) {
+                const bt_item *it = btpage_item(page, (uint16_t)(slot - 1));
+                h.has_lo = bt_int_key(it, false, fast, &h.lo);
+                h.lo_tid = btitem_tid(it, false);
             }
+            if (slot < n) {
+                const bt_item *it = btpage_item(page, (uint16_t)slot);
+                h.has_hi = bt_int_key(it, false, fast, &h.hi);
+                h.hi_tid = btitem_tid(it, false);
+            }
+            blk = btpage_item(page, (uint16_t)(slot - 1))->block;
             bt_unlock_release(s, id);
             level--;
             if (level == 0 && h.has_lo && h.has_hi && h.hi > h.lo) {
                 guess =
                     ((double)k - (double)h.lo) / ((double)h.hi - (double)h.lo);
-                /* Issued before the leaf is read, so that the heap page's
-                 * misses overlap the leaf's. */
-                /* A unique index has at most one row per key value
-                 * between the separators, if the heap follows it. */
-                if (heap != NULL && tid_valid(sep_lo) &&
-                    heap_tid_guess(heap, sep_lo, sep_hi, guess,
-                                   bt->unique ? (uint64_t)h.hi - (uint64_t)h.lo
-                                              : HEAP_GUESS_MAX_ROWS,
-                                   &hg)) {
-                    heap_prefetch(heap, s, hg);
-                    if (guessed != NULL)
-                        *guessed = hg;
-                }
+                if (heap != NULL)
+                    bt_prefetch_heap(bt, s, heap, &h, guess, guessed);
             }
             rc = bt_read_lock_guess(bt, s, blk, LW_SHARED, (int)level, guess,
                                     &id);
@@ -1089,7 +1120,7 @@ int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
             break;
         }
     }
-    rc = bt_search_eq(bt, s, keys, t, 1, &n, true);
+    rc = bt_search_eq(bt, s, keys, t, 1, &n, true, heap, guessed);
 
     if (rc != KEEL_OK)
         return rc;
@@ -1214,7 +1245,7 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
         bt_scankey_from_item(bt, btpage_item(lpage, BT_HIKEY),
                              btpage_is_leaf(lpage), vals, &sk);
         rc = bt_descend(bt, s, &sk, plevel, LW_EXCLUSIVE, NULL, NULL, NULL, &id,
-                        &blk);
+                        &blk, NULL, NULL);
     }
     if (rc != KEEL_OK)
         return rc;
@@ -1406,7 +1437,7 @@ int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
     sk.has_tid = !check;
     sk.t = t;
     rc = bt_descend(bt, s, &sk, 0, LW_EXCLUSIVE, stack, &stack_top, NULL, &id,
-                    &blk);
+                    &blk, NULL, NULL);
     if (rc != KEEL_OK)
         return rc;
     if (check) {
@@ -1442,7 +1473,8 @@ int btree_delete(btree *bt, buf_session *s, const keel_value *keys, tid t)
     bt_scankey_init(bt, &sk, keys, bt->natts, -1);
     sk.has_tid = true;
     sk.t = t;
-    rc = bt_descend(bt, s, &sk, 0, LW_EXCLUSIVE, NULL, NULL, NULL, &id, &blk);
+    rc = bt_descend(bt, s, &sk, 0, LW_EXCLUSIVE, NULL, NULL, NULL, &id, &blk,
+                    NULL, NULL);
     if (rc != KEEL_OK)
         return rc;
     page = bt_page(s, id);
@@ -1574,7 +1606,7 @@ static int bt_scan_load(btree_scan *sc)
 
     if (!sc->started) {
         rc = bt_descend(bt, s, &sc->lo, 0, LW_SHARED, NULL, NULL, NULL, &id,
-                        &blk);
+                        &blk, NULL, NULL);
         if (rc != KEEL_OK)
             return rc;
         sc->started = true;

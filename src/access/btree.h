@@ -112,14 +112,25 @@ int btree_delete(btree *bt, buf_session *s, const keel_value *keys, tid t);
 int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
                  uint32_t max, uint32_t *count);
 
+struct heap_rel;
+
+/*
+ * btree_search() for a caller about to fetch the entries' rows from heap,
+ * the index's table: on an index of one integer column the first entry's
+ * row is guessed and prefetched as btree_lookup_heap() does (the guess in
+ * *guessed, offset 0 if none; NULL allowed).  The results are
+ * btree_search()'s.
+ */
+int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
+                      const struct heap_rel *heap, tid *tids, uint32_t max,
+                      uint32_t *count, tid *guessed);
+
 /*
  * The lean path for primary-key lookups: the first entry (in tid order)
  * whose key equals keys, in *t.  KEEL_OK, or KEEL_ENOENT when there is
  * none.  Allocates nothing.
  */
 int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t);
-
-struct heap_rel;
 
 /*
  * btree_lookup() for a caller about to fetch the entry's row from heap,

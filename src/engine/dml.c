@@ -134,7 +134,8 @@ static int fetch_visible(keel_session *s, catalog_txn *ct, engine_table *t,
 /*
  * Finds the version visible to ct whose key in index ix equals keys;
  * copies it into row and sets *found.  A point search gives the first
- * FIND_TIDS versions without allocating; a key with more is scanned.
+ * FIND_TIDS versions without allocating (prefetching the first one's row
+ * where the index follows the heap's order); a key with more is scanned.
  */
 static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
                        uint32_t ix, const keel_value *keys, heap_row *row,
@@ -147,7 +148,8 @@ static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
     int rc;
 
     *found = false;
-    rc = btree_search(t->ih[ix]->bt, s->bs, keys, tids, FIND_TIDS, &count);
+    rc = btree_search_heap(t->ih[ix]->bt, s->bs, keys, &t->h->heap, tids,
+                           FIND_TIDS, &count, NULL);
     if (rc != KEEL_OK || count <= FIND_TIDS) {
         for (uint32_t i = 0; rc == KEEL_OK && !*found && i < count; i++)
             rc = fetch_visible(s, ct, t, tids[i], row, found);
