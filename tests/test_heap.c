@@ -1864,6 +1864,8 @@ static void test_tid_guess(void **state)
     heap_rel r;
     heap_rel_init(&r, REL_GUESS, d);
     per_page = (BLOCK_SIZE - PAGE_HEADER_SIZE) / (r.stride + HEAPPAGE_LP_SIZE);
+    assert_int_equal(r.per_page, per_page);
+    assert_int_equal(f->rel.per_page, 0);
     assert_int_equal(smgr_create(f->sm, REL_GUESS, NULL, &f->err), KEEL_OK);
     pool_open(f, 1024);
 

@@ -87,6 +87,10 @@ void heap_rel_init(heap_rel *rel, relnumber_t relnumber, const tuple_desc *desc)
     rel->desc = desc;
     rel->stride =
         fixed > 0 && stride <= HEAP_MAX_TUPLE_SIZE ? (uint16_t)stride : 0;
+    rel->per_page = rel->stride == 0
+                        ? 0
+                        : (uint16_t)((BLOCK_SIZE - PAGE_HEADER_SIZE) /
+                                     (rel->stride + HEAPPAGE_LP_SIZE));
     rel->plain_cols = 0;
     while (rel->plain_cols < desc->natts &&
            !type_is_string(desc->attrs[rel->plain_cols].type))
@@ -505,14 +509,11 @@ static uint32_t fetch_lines(const heap_rel *rel, tid t, uint16_t *lines)
 bool heap_tid_guess(const heap_rel *rel, tid lo, tid hi, double f,
                     uint64_t max_rows, tid *out)
 {
-    /* Rows per full page: each takes its stride and a line pointer. */
-    uint64_t per_page, first, last, at;
+    uint64_t per_page = rel->per_page, first, last, at;
 
-    if (rel->stride == 0 || !(f >= 0.0 && f <= 1.0) || !tid_valid(lo) ||
+    if (per_page == 0 || !(f >= 0.0 && f <= 1.0) || !tid_valid(lo) ||
         !tid_valid(hi))
         return false;
-    per_page = (BLOCK_SIZE - PAGE_HEADER_SIZE) /
-               ((uint64_t)rel->stride + HEAPPAGE_LP_SIZE);
     if (lo.offset > per_page || hi.offset > per_page)
         return false; /* not pages of full-width rows only */
     first = (uint64_t)lo.block * per_page + lo.offset - 1;

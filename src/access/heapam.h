@@ -58,6 +58,8 @@ typedef struct heap_rel {
     uint16_t stride;        /* bytes a row without nulls takes on a page
                                when all such rows are one size, else 0:
                                where a fetch guesses a tuple sits */
+    uint16_t per_page;      /* rows of stride bytes (and their line
+                               pointers) a page holds; 0 if stride is */
     uint16_t plain_cols;    /* leading columns with no string among them
                                (name, char, text): fetching no more of
                                them copies no bytes */
