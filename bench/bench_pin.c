@@ -19,6 +19,10 @@
  *                    few buffers stay in the CPU cache: the difference to
  *                    read_miss_ns is what copying into cold memory costs
  *   read_hit_2threads_same_page_ns   two threads reading one hot page
+ *   line_handoff_ns  two threads passing a counter on one cache line back
+ *                    and forth: what a line written by one core costs the
+ *                    next core that touches it (the price of every shared
+ *                    write on a hot path, such as pinning an index's root)
  *   read_hit_2threads_mops, read_hit_<N>threads_mops   aggregate hit
  *                    throughput of 2 and N threads over 1000 pages
  * The miss and pread rounds are interleaved so that their ratio compares
@@ -231,6 +235,55 @@ static void *hit_thread_main(void *arg)
     return NULL;
 }
 
+/* The counter line_handoff_ns passes: the thread whose parity matches
+ * the counter increments it. */
+typedef struct handoff {
+    CACHE_ALIGNED atomic_u64 turn;
+    uint64_t n;
+} handoff;
+
+/* Takes every turn of the given parity (0 or 1) up to 2n. */
+static void handoff_take(handoff *h, uint64_t parity)
+{
+    for (uint64_t i = parity; i < 2 * h->n; i += 2) {
+        while (atomic_load_acquire(&h->turn) != i)
+            cpu_relax();
+        atomic_store_release(&h->turn, i + 1);
+    }
+}
+
+static void *handoff_main(void *arg)
+{
+    handoff_take(arg, 1);
+    return NULL;
+}
+
+/* Nanoseconds per one-way handoff of a written line, over n round
+ * trips between this thread and another. */
+static double measure_handoff(uint64_t n)
+{
+    handoff *h = mem_alloc_aligned(sizeof(*h));
+    pthread_t t;
+    uint64_t t0;
+    double ns;
+
+    if (h == NULL) {
+        fprintf(stderr, "keel bench pin: out of memory\n");
+        exit(1);
+    }
+    h->n = n;
+    t0 = clock_now_ns();
+    if (pthread_create(&t, NULL, handoff_main, h) != 0) {
+        fprintf(stderr, "keel bench pin: cannot create thread\n");
+        exit(1);
+    }
+    handoff_take(h, 0);
+    pthread_join(t, NULL);
+    ns = (double)(clock_now_ns() - t0) / (double)(2 * n);
+    mem_free_aligned(h);
+    return ns;
+}
+
 /*
  * Runs nthreads readers for ms milliseconds.  Returns aggregate millions of
  * reads per second; *ns_per_op gets the mean time of one read as seen by
@@ -392,7 +445,7 @@ int bench_pin_main(int argc, char **argv)
     double hit[MAX_ROUNDS], pin[MAX_ROUNDS], repin[MAX_ROUNDS];
     double miss[MAX_ROUNDS], pr[MAX_ROUNDS], same[MAX_ROUNDS];
     double m2[MAX_ROUNDS], mn[MAX_ROUNDS], ratio[MAX_ROUNDS];
-    double ring[MAX_ROUNDS], prc[MAX_ROUNDS];
+    double ring[MAX_ROUNDS], prc[MAX_ROUNDS], hand[MAX_ROUNDS];
     uint64_t cold_pos = 0;
     uint32_t ncold;
     char *cold;
@@ -462,6 +515,7 @@ int bench_pin_main(int argc, char **argv)
         ring[r] = measure_read_miss(&env, ss, bulk, n_miss, &miss_pos);
         ratio[r] = miss[r] / pr[r];
         run_threads(&env, 2, true, ms, &same[r]);
+        hand[r] = measure_handoff(o.quick ? 20000 : 200000);
         m2[r] = run_threads(&env, 2, false, ms, NULL);
         mn[r] = run_threads(&env, o.threads, false, ms, NULL);
         fprintf(stderr, "  round %d/%d done\n", r + 1, o.rounds);
@@ -501,6 +555,8 @@ int bench_pin_main(int argc, char **argv)
          "miss via bulk-read ring"},
         {"read_hit_2threads_same_page_ns", bench_stat_of(same, o.rounds), "ns",
          "per read, per thread"},
+        {"line_handoff_ns", bench_stat_of(hand, o.rounds), "ns",
+         "a written line to the other core"},
         {"read_hit_2threads_mops", bench_stat_of(m2, o.rounds), "Mops",
          "aggregate"},
         {mn_name, bench_stat_of(mn, o.rounds), "Mops", "aggregate"},

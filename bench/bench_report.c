@@ -442,7 +442,7 @@ static void md_catcache(FILE *f, const report_step *s)
 
 static void md_select(FILE *f, const report_step *main_step,
                       const report_step *ms_step, const select_row *rows,
-                      size_t n)
+                      size_t n, const report_step *pin_step)
 {
     const select_row *one = select_find(rows, n, 1, "padded", 0);
     const select_row *two = select_find(rows, n, 2, "padded", 0);
@@ -478,6 +478,19 @@ static void md_select(FILE *f, const report_step *main_step,
             "at 64 clients.\n\n",
             one ? one->tps : NAN, one ? one->ns : NAN, one ? one->cpu : NAN,
             ratio(two, one), ratio(s64, two), buf);
+    if (one != NULL && two != NULL && pin_step != NULL)
+        fprintf(
+            f,
+            "Every transaction pins and share-locks the index's root and "
+            "one of its level-1 pages, writing their descriptors' cache "
+            "lines; with two clients on two cores those lines move "
+            "between the cores about once or twice per transaction, and "
+            "one such move costs %.0f ns here (`line_handoff_ns`, under the "
+            "buffer pool's hot paths below). "
+            "From 1 to 2 clients the CPU time per transaction rose by "
+            "%.0f ns; 1.85x leaves room for about %.0f ns.\n\n",
+            stat_median(&pin_step->doc.root, "line_handoff_ns"),
+            two->cpu - one->cpu, one->cpu * (2 / 1.85 - 1));
     fputs("ns/txn per client is clients / tps, the wall time one client "
           "spends per transaction; CPU ns/txn is the clients' CPU time "
           "(CLOCK_THREAD_CPUTIME_ID) over their transactions, which other "
@@ -834,13 +847,16 @@ static void md_summary(FILE *f, const select_row *rows, size_t n,
         v = stat_median(r, "lookup_ns");
         md_target(f, "primary-key lookup (`lookup_ns`)", "<= 340 ns", v,
                   "%.0f ns", v <= 340);
-        /* The target was set where a random load cost 140 ns. */
+        /* The target was set where a random load cost 140 ns, on the
+         * scale-10 database (a smaller one is largely cached). */
         v = stat_median(r, "lookup_ns") / stat_median(r, "random_load_ns");
-        md_target(f,
-                  "the same in units of a random load from memory measured "
-                  "alongside (the target's 340 ns was set where one cost 140 "
-                  "ns)",
-                  "<= 2.43", v, "%.2f", v <= 340.0 / 140.0);
+        if (json_num(r, "accounts") >= 1000000)
+            md_target(
+                f,
+                "the same in units of a random load from memory measured "
+                "alongside (the target's 340 ns was set where one cost 140 "
+                "ns)",
+                "<= 2.43", v, "%.2f", v <= 340.0 / 140.0);
     }
     v = one != NULL ? one->ns : NAN;
     md_target(f, "select-only transaction, 1 client", "<= 455 ns", v, "%.0f ns",
@@ -1011,7 +1027,8 @@ int bench_report_main(int argc, char **argv)
                        step_named(steps, nsteps, "bloat"),
                        step_named(steps, nsteps, "catcache"));
             if (sel != NULL)
-                md_select(f, sel, ms, rows, nrows);
+                md_select(f, sel, ms, rows, nrows,
+                          step_named(steps, nsteps, "pin"));
             if ((st = step_named(steps, nsteps, "bloat")) != NULL)
                 md_bloat(f, st);
             if ((st = step_named(steps, nsteps, "catcache")) != NULL)

@@ -12,6 +12,6 @@ file(READ ${OUT} json)
 keel_check_bench_stats("${json}" 5
   read_hit_ns pin_unpin_ns repin_ns read_miss_ns pread_ns pread_cold_ns
   read_miss_over_pread read_miss_ring_ns read_hit_2threads_same_page_ns
-  read_hit_2threads_mops read_hit_8threads_mops)
+  line_handoff_ns read_hit_2threads_mops read_hit_8threads_mops)
 keel_check_bad_usage(${KEEL} bench pin --pool-mb)
 message(STATUS "bench pin smoke: ok")
