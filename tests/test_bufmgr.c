@@ -741,7 +741,8 @@ static int cmp_u64(const void *a, const void *b)
 
 /*
  * buf_read_prefetch() is buf_read() with a hint: the same buffers, pins
- * and payloads, through misses and evictions, and the same errors.  The
+ * and payloads, through misses and evictions, and the same errors;
+ * buf_prefetch() is the hint alone and changes nothing.  The
  * mapping table's hash puts runs of 16 blocks of a relation on one line
  * of bucket heads, and keeps distinct tags distinct.
  */
@@ -790,6 +791,25 @@ static void test_read_prefetch(void **state)
         buf_read_prefetch(f->s, INVALID_RELNUMBER, 0, lines, 3, &id),
         KEEL_EINVAL);
     assert_nothing_pinned(f);
+
+    /* buf_prefetch() only hints: for a resident block, one not in the
+     * pool, one past the end, a missing relation or none, it pins
+     * nothing, counts no read and changes no buffer's state. */
+    {
+        uint64_t before[16], r0 = buf_session_reads(f->s);
+        for (int32_t i = 0; i < 16; i++)
+            before[i] = buf_state(f->pool, i);
+        buf_prefetch(f->s, REL_A, 39, lines, BUF_PREFETCH_MAX);
+        buf_prefetch(f->s, REL_A, 0, lines, 3);
+        buf_prefetch(f->s, REL_A, 1000, lines, 3);
+        buf_prefetch(f->s, REL_MISSING, 0, lines, 3);
+        buf_prefetch(f->s, INVALID_RELNUMBER, 0, lines, 3);
+        buf_prefetch(f->s, REL_A, 5, NULL, 0);
+        for (int32_t i = 0; i < 16; i++)
+            assert_int_equal(buf_state(f->pool, i), before[i]);
+        assert_int_equal(buf_session_reads(f->s), r0);
+        assert_nothing_pinned(f);
+    }
 
     for (uint32_t i = 0; i < 4 * 1024; i++) {
         relnumber_t rel = REL_A + i / 1024;
