@@ -459,6 +459,23 @@ static void test_load_table(void **state)
     assert_int_equal(keel_load_table(s, "nosuch", "h", cols, 2, &pk, 1,
                                      load_next, &src, NULL),
                      KEEL_ENOENT);
+    /* Lookups alternating between this 2-column table and the 9-column
+     * one: the session's result row grows once and is then reused, and
+     * every value comes back right. */
+    for (int round = 0; round < 3; round++) {
+        keel_value wide[9];
+        key = vi4(77);
+        assert_int_equal(keel_lookup(s, "s1", "l", &key, out, &found), KEEL_OK);
+        assert_true(found);
+        assert_int_equal(out[0].v.i4, 77);
+        assert_int_equal(out[1].v.s.len, 3);
+        assert_memory_equal(out[1].v.s.ptr, "r77", 3);
+        key = vi4(1);
+        assert_int_equal(keel_lookup(s, "s1", "t", &key, wide, &found),
+                         KEEL_OK);
+        assert_true(found);
+        check_row(1, wide);
+    }
     /* Everything survives a reopen. */
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
@@ -685,8 +702,7 @@ static void test_lookup_many_versions(void **state)
         row_of(5, v, tb);
         v[1].v.i2 = (int16_t)(1000 + i);
         assert_int_equal(keel_update(s, "s1", "t", &key, v), KEEL_OK);
-        assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found),
-                         KEEL_OK);
+        assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
         assert_true(found);
         assert_int_equal(out[1].v.i2, 1000 + i);
     }

@@ -19,7 +19,8 @@
  * wins); rows too big and bad values changing nothing; failures (I/O
  * errors, oracle errors) leaving no pin or lock and nothing half done;
  * persistence across a checkpoint and reopen; bulk inserts staying in their
- * ring; guessing a row's tid between two others (heap_tid_guess()) and the
+ * ring; reusing a row's memory (heap_row_prepare()); guessing a row's tid
+ * between two others (heap_tid_guess()) and the
  * B-tree's heap prefetch built on it (btree_lookup_heap(): right guesses
  * over a table in key order, few over a shuffled one, the same answers
  * either way); and two concurrency tests: concurrent inserts, and concurrent
@@ -1795,6 +1796,59 @@ static void test_update_failure_restores(void **state)
 }
 #endif
 
+/* heap_row_prepare() keeps a row's memory while it has room, grows it
+ * when it has not, and always leaves zeroed values for the new row type. */
+static void test_row_prepare(void **state)
+{
+    fixture *f = *state;
+    tuple_desc *wide = tupdesc_alloc(9);
+    heap_rel wr;
+    heap_row row = {0};
+    keel_value *values;
+    void *data;
+    kerr err;
+
+    assert_non_null(wide);
+    for (uint16_t i = 0; i < 9; i++)
+        assert_int_equal(tupdesc_set(wide, i, KEEL_INT8, 0, false, &err),
+                         KEEL_OK);
+    heap_rel_init(&wr, REL + 50, wide);
+
+    /* A zeroed row is allocated, for f->rel's 3 columns. */
+    OK(f, heap_row_prepare(&row, &f->rel, &f->err));
+    assert_int_equal(row.natts, 3);
+    assert_int_equal(row.room, 3);
+    assert_non_null(row.values);
+    assert_non_null(row.data);
+    values = row.values;
+    data = row.data;
+    row.values[1].v.i8 = 42;
+    row.xmin = 9;
+    /* Again for the same rows: the same memory, cleared. */
+    OK(f, heap_row_prepare(&row, &f->rel, &f->err));
+    assert_ptr_equal(row.values, values);
+    assert_ptr_equal(row.data, data);
+    assert_int_equal(row.values[1].v.i8, 0);
+    assert_int_equal(row.xmin, 0);
+    /* Wider rows: room for 9. */
+    OK(f, heap_row_prepare(&row, &wr, &f->err));
+    assert_int_equal(row.natts, 9);
+    assert_int_equal(row.room, 9);
+    values = row.values;
+    for (uint16_t i = 0; i < 9; i++)
+        assert_false(row.values[i].isnull || row.values[i].v.i8 != 0);
+    /* Narrower again: the 9 entries stay, 3 are used. */
+    OK(f, heap_row_prepare(&row, &f->rel, &f->err));
+    assert_ptr_equal(row.values, values);
+    assert_int_equal(row.natts, 3);
+    assert_int_equal(row.room, 9);
+    heap_row_free(&row);
+    assert_null(row.values);
+    assert_int_equal(row.room, 0);
+    heap_row_free(&row);
+    tupdesc_free(wide);
+}
+
 /* ------------------------------------------------------------------ */
 /* Guessing where a row is, and the B-tree's heap prefetch            */
 /* ------------------------------------------------------------------ */
@@ -2485,6 +2539,7 @@ int main(void)
 #endif
         cmocka_unit_test_setup_teardown(test_bulk_insert_ring, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tid_guess, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_row_prepare, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_inserts, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_counters, setup,

@@ -102,7 +102,8 @@ int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
 {
     memset(row, 0, sizeof(*row));
     row->natts = rel->desc->natts;
-    row->values = calloc(row->natts > 0 ? row->natts : 1, sizeof(*row->values));
+    row->room = row->natts > 0 ? row->natts : 1;
+    row->values = calloc(row->room, sizeof(*row->values));
     row->data = malloc(BLOCK_SIZE); /* malloc's alignment is at least 8 */
     if (row->values == NULL || row->data == NULL) {
         heap_row_free(row);
@@ -117,6 +118,22 @@ void heap_row_free(heap_row *row)
     free(row->data);
     row->values = NULL;
     row->data = NULL;
+    row->room = 0;
+}
+
+int heap_row_prepare(heap_row *row, const heap_rel *rel, kerr *err)
+{
+    uint16_t natts = rel->desc->natts;
+
+    if (row->values == NULL || row->data == NULL || row->room < natts) {
+        heap_row_free(row);
+        return heap_row_init(row, rel, err);
+    }
+    row->tid = TID_INVALID;
+    row->xmin = row->xmax = 0;
+    row->natts = natts;
+    memset(row->values, 0, (size_t)natts * sizeof(*row->values));
+    return KEEL_OK;
 }
 
 /* Whether the header of the tuple h (len bytes) fits rel's row type and

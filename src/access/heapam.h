@@ -83,6 +83,7 @@ typedef struct heap_row {
     xid_t xmin;         /* inserting transaction */
     xid_t xmax;         /* deleting/updating transaction or 0, as copied */
     uint16_t natts;     /* entries in values */
+    uint16_t room;      /* entries values has room for */
     keel_value *values; /* the columns */
     void *data;         /* BLOCK_SIZE bytes: the tuple's copy */
 } heap_row;
@@ -92,6 +93,14 @@ int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err);
 
 /* Frees a row's memory (a zeroed or already freed row is fine). */
 void heap_row_free(heap_row *row);
+
+/*
+ * heap_row_init() for a row that may still hold the memory of an earlier
+ * use (or be zeroed): keeps it when it has room for rel's columns, so that
+ * a caller filling one row again and again allocates once.  The row's
+ * earlier values are gone either way.  ENOMEM (the row is then freed).
+ */
+int heap_row_prepare(heap_row *row, const heap_rel *rel, kerr *err);
 
 /*
  * The visibility rule.  Sets *visible to whether a version inserted by

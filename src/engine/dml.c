@@ -18,19 +18,25 @@
 
 #include "engine/engine.h"
 
-/* A session's table call: statement begun, table resolved. */
+/* A session's table call, statement begun: resolves the table into t. */
+static int resolve_table(keel_session *s, bool write, const char *schema,
+                         const char *table, catalog_txn *ct, engine_table *t)
+{
+    int rc = engine_catalog_txn(s, write, ct);
+
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, ct, schema, table, t);
+    return rc;
+}
+
+/* resolve_table() into a table allocated for the caller to free. */
 static int open_table(keel_session *s, bool write, const char *schema,
                       const char *table, catalog_txn *ct, engine_table **t)
 {
-    int rc;
-
     *t = calloc(1, sizeof(**t));
     if (*t == NULL)
         return kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
-    rc = engine_catalog_txn(s, write, ct);
-    if (rc == KEEL_OK)
-        rc = engine_table_open(s, ct, schema, table, *t);
-    return rc;
+    return resolve_table(s, write, schema, table, ct, *t);
 }
 
 /* Fails unless values can be a row of t: engine_check_values() passes and
@@ -170,8 +176,9 @@ static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
 }
 
 /*
- * find_by_key() on t's primary key: initialises row for t's heap (the
- * caller frees it, also on error) and copies into it the version visible
+ * find_by_key() on t's primary key: prepares row, zeroed or used before,
+ * for t's heap (heap_row_prepare(); the caller frees it, also on error)
+ * and copies into it the version visible
  * to ct of the row whose primary key is key.  *found tells whether there
  * is one; with must_exist, a missing row is KEEL_ENOENT instead.  EINVAL
  * if t has no primary key.
@@ -185,7 +192,7 @@ static int find_by_primary_key(keel_session *s, catalog_txn *ct,
 
     *found = false;
     if (rc == KEEL_OK)
-        rc = heap_row_init(row, &t->h->heap, &s->bs->err);
+        rc = heap_row_prepare(row, &t->h->heap, &s->bs->err);
     if (rc == KEEL_OK)
         rc = find_by_key(s, ct, t, pi, key, row, found);
     if (rc == KEEL_OK && must_exist && !*found)
@@ -194,22 +201,24 @@ static int find_by_primary_key(keel_session *s, catalog_txn *ct,
     return rc;
 }
 
+/* Allocates nothing once the session's result row has room for the
+ * table's columns: the table is resolved on the stack. */
 int keel_lookup(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, keel_value *out, bool *found)
 {
     catalog_txn ct;
-    engine_table *t = NULL;
+    engine_table t;
     int rc = engine_stmt_begin(s);
 
     *found = false;
     if (rc != KEEL_OK)
         return rc;
-    rc = open_table(s, false, schema, table, &ct, &t);
+    t.nidx = 0;
+    rc = resolve_table(s, false, schema, table, &ct, &t);
     if (rc == KEEL_OK)
-        rc = find_by_primary_key(s, &ct, t, key, false, &s->result, found);
+        rc = find_by_primary_key(s, &ct, &t, key, false, &s->result, found);
     if (rc == KEEL_OK && *found)
-        memcpy(out, s->result.values, t->rel.natts * sizeof(keel_value));
-    free(t);
+        memcpy(out, s->result.values, t.rel.natts * sizeof(keel_value));
     return engine_stmt_end(s, rc, false);
 }
 

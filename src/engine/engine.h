@@ -48,7 +48,7 @@ struct keel_db {
     txn_mgr *txn;
     catalog *cat;
     inval_queue *inval;
-    int32_t cache_prune_min_age;  /* new sessions' catalog cache options */
+    int32_t cache_prune_min_age; /* new sessions' catalog cache options */
     uint64_t cache_memory_target;
     pthread_mutex_t control_lock; /* control, next_oid */
     control_data control;
@@ -62,14 +62,14 @@ struct keel_session {
     keel_db *db;
     buf_session *bs; /* its err is the session's error */
     txn_session *ts;
-    syscache *cache;     /* its catalog caches */
-    catalog_txn cache_ct; /* what the caches' misses read as */
-    inval_pending inval; /* the running transaction's messages */
+    syscache *cache;        /* its catalog caches */
+    catalog_txn cache_ct;   /* what the caches' misses read as */
+    inval_pending inval;    /* the running transaction's messages */
     uint64_t inval_applied; /* inval.adds when last applied to cache */
-    bool failed;         /* an error left the transaction half done */
-    bool implicit;       /* the running transaction is the call's own */
-    heap_row result;     /* keel_lookup's row */
-    keel_scan *scan;     /* the open scan, if any */
+    bool failed;            /* an error left the transaction half done */
+    bool implicit;          /* the running transaction is the call's own */
+    heap_row result;        /* keel_lookup's row, kept for the next one */
+    keel_scan *scan;        /* the open scan, if any */
 };
 
 /* A table resolved for one call: its catalog row, handle and indexes. */

@@ -27,8 +27,7 @@ int keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
     if (rc == KEEL_OK)
         rc = txn_session_attach(db->txn, s->bs, &s->ts, &e);
     if (rc == KEEL_OK) {
-        syscache_options o = {db->cache_prune_min_age,
-                              db->cache_memory_target};
+        syscache_options o = {db->cache_prune_min_age, db->cache_memory_target};
         rc = syscache_create(db->cat, db->inval, &o, &s->cache, &e);
         if (rc != KEEL_OK)
             txn_session_detach(s->ts);
@@ -159,7 +158,6 @@ int engine_stmt_begin(keel_session *s)
     kerr *e = &s->bs->err;
 
     kerr_clear(e);
-    heap_row_free(&s->result);
     if (s->scan != NULL)
         return kerr_set(e, KEEL_EINVAL, "a scan is open in this session");
     if (txn_in_progress(s->ts)) {
