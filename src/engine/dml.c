@@ -95,13 +95,14 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
                 const keel_value *values)
 {
     catalog_txn ct;
-    engine_table *t = NULL;
+    engine_table tab, *t = &tab;
     tid nt;
     int rc = engine_stmt_begin(s);
 
     if (rc != KEEL_OK)
         return rc;
-    rc = open_table(s, true, schema, table, &ct, &t);
+    tab.nidx = 0;
+    rc = resolve_table(s, true, schema, table, &ct, t);
     if (rc == KEEL_OK)
         rc = check_row(s, t, values);
     if (rc == KEEL_OK)
@@ -114,7 +115,6 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
             s->bs->err = saved;
         }
     }
-    free(t);
     return engine_stmt_end(s, rc, false);
 }
 
@@ -269,7 +269,7 @@ int keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values)
 {
     catalog_txn ct;
-    engine_table *t = NULL;
+    engine_table tab, *t = &tab;
     heap_row row = {0};
     keel_value keys[BTREE_MAX_KEYS];
     bool found = false, changed = false;
@@ -278,7 +278,8 @@ int keel_update(keel_session *s, const char *schema, const char *table,
 
     if (rc != KEEL_OK)
         return rc;
-    rc = open_table(s, true, schema, table, &ct, &t);
+    tab.nidx = 0;
+    rc = resolve_table(s, true, schema, table, &ct, t);
     if (rc == KEEL_OK)
         rc = check_row(s, t, values);
     if (rc == KEEL_OK)
@@ -304,7 +305,6 @@ int keel_update(keel_session *s, const char *schema, const char *table,
         rc = index_insert_all(s, &ct, t, values, nt);
     }
     heap_row_free(&row);
-    free(t);
     return engine_stmt_end(s, rc, changed);
 }
 
@@ -312,20 +312,20 @@ int keel_delete(keel_session *s, const char *schema, const char *table,
                 const keel_value *key)
 {
     catalog_txn ct;
-    engine_table *t = NULL;
+    engine_table tab, *t = &tab;
     heap_row row = {0};
     bool found = false;
     int rc = engine_stmt_begin(s);
 
     if (rc != KEEL_OK)
         return rc;
-    rc = open_table(s, true, schema, table, &ct, &t);
+    tab.nidx = 0;
+    rc = resolve_table(s, true, schema, table, &ct, t);
     if (rc == KEEL_OK)
         rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
     if (rc == KEEL_OK)
         rc = heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, row.tid);
     heap_row_free(&row);
-    free(t);
     return engine_stmt_end(s, rc, false);
 }
 
