@@ -966,11 +966,35 @@ static keel_value int_key_of(keel_type type, int64_t x)
     return v;
 }
 
+/* The tids of the entries equal to k, by a range scan [k, k] (the general
+ * comparison): up to max into tids; returns how many there are. */
+static uint32_t scan_equal(fixture *f, btree *bt, const keel_value *k,
+                           tid *tids, uint32_t max)
+{
+    btree_bound b = {k, 1, true};
+    btree_scan *sc = NULL;
+    uint32_t n = 0;
+    tid t;
+    int rc;
+
+    CHECK_OK(f, btree_scan_begin(bt, f->s, &b, &b, &sc));
+    while ((rc = btree_scan_next(sc, &t, NULL)) == KEEL_OK) {
+        if (n < max)
+            tids[n] = t;
+        n++;
+    }
+    assert_int_equal(rc, KEEL_ENOENT);
+    btree_scan_end(sc);
+    return n;
+}
+
 /*
- * btree_lookup() on each integer key type (it compares keys as integers)
- * agrees with btree_search() (the general comparison): negative values and
- * the types' extremes, duplicates spread over pages, null keys (which sort
- * last), absent keys, in a tree grown by random inserts.
+ * btree_lookup() and btree_search() on each integer key type (they
+ * compare keys as integers) agree with a range scan (the general
+ * comparison): negative values and the types' extremes, duplicates spread
+ * over pages (every tid, in order, and their count when more than fit),
+ * null keys (which sort last), absent keys, in a tree grown by random
+ * inserts.
  */
 static void test_lookup_int_types(void **state)
 {
@@ -986,8 +1010,8 @@ static void test_lookup_int_types(void **state)
         uint64_t rng = 4242 + (uint64_t)ti;
         btree *bt = NULL;
         keel_value k;
-        tid t, tids[1];
-        uint32_t count;
+        tid t, tids[64], want[64];
+        uint32_t count, n;
 
         pool_open(f, 48);
         CHECK_OK(f, btree_create(f->s, rel, d, false, &bt));
@@ -1009,13 +1033,22 @@ static void test_lookup_int_types(void **state)
             int64_t y = x <= SPAN / 2 + 20 ? x : extremes[x - SPAN / 2 - 21];
 
             k = int_key_of(types[ti], y);
-            CHECK_OK(f, btree_search(bt, f->s, &k, tids, 1, &count));
+            n = scan_equal(f, bt, &k, want, 64);
+            CHECK_OK(f, btree_search(bt, f->s, &k, tids, 64, &count));
+            assert_int_equal(count, n);
+            for (uint32_t i = 0; i < n && i < 64; i++)
+                assert_int_equal(tid_compare(tids[i], want[i]), 0);
+            /* Fewer slots than matches: the first ones, and the count. */
+            CHECK_OK(f, btree_search(bt, f->s, &k, tids, 2, &count));
+            assert_int_equal(count, n);
+            for (uint32_t i = 0; i < n && i < 2; i++)
+                assert_int_equal(tid_compare(tids[i], want[i]), 0);
             rc = btree_lookup(bt, f->s, &k, &t);
-            if (count == 0) {
+            if (n == 0) {
                 assert_int_equal(rc, KEEL_ENOENT);
             } else {
                 assert_int_equal(rc, KEEL_OK);
-                assert_int_equal(tid_compare(t, tids[0]), 0);
+                assert_int_equal(tid_compare(t, want[0]), 0);
             }
         }
         k = (keel_value){.isnull = true};

@@ -9,9 +9,10 @@
  *    are what make this work: a reader holding one page at a time must
  *    never be lost by a split.
  *    The same again with an index on the integer column alone, whose
- *    readers take btree_lookup()'s integer path, every other time as
- *    btree_lookup_heap() (reading the separators' tids and guessing rows
- *    while pages split: same answers, and the guesses are tids).
+ *    readers take the integer path of btree_lookup(), btree_lookup_heap()
+ *    and btree_search_heap() in turn (the latter two reading the
+ *    separators' tids and guessing rows while pages split: same answers,
+ *    and the guesses are tids).
  * 2. Threads insert the same keys into a unique index at the same time:
  *    exactly one insert per key succeeds, the others get KEEL_EUNIQUE.
  *
@@ -250,12 +251,29 @@ static void *reader_main(void *arg)
         want = tid_of(w, i);
         make_key(k, vals, buf);
         if (sh->int_key) {
-            /* btree_lookup(): the integer path, right-links included. */
+            /* The integer path, right-links included: btree_lookup(),
+             * btree_lookup_heap() and btree_search_heap() in turn. */
             tid g = {0, 0};
-            int rc = wk->ops % 2 == 0
-                         ? btree_lookup(sh->bt, s, vals, &got[0])
-                         : btree_lookup_heap(sh->bt, s, vals, &sh->heap,
-                                             &got[0], &g);
+            int rc = KEEL_OK;
+            count = 1; /* what the searches must find */
+            switch (wk->ops % 3) {
+            case 0:
+                rc = btree_lookup(sh->bt, s, vals, &got[0]);
+                break;
+            case 1:
+                rc = btree_lookup_heap(sh->bt, s, vals, &sh->heap, &got[0], &g);
+                break;
+            default:
+                rc = btree_search_heap(sh->bt, s, vals, &sh->heap, got, 4,
+                                       &count, &g);
+                break;
+            }
+            if (rc == KEEL_OK && count != 1) {
+                snprintf(msg, sizeof(msg), "search of key %lld: %u matches",
+                         (long long)k, count);
+                fail_once(sh, msg);
+                break;
+            }
             if (g.block != 0 && !tid_valid(g)) {
                 snprintf(msg, sizeof(msg), "key %lld: guessed (%u,0)",
                          (long long)k, g.block);

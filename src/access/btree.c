@@ -788,21 +788,6 @@ done:
     return KEEL_OK;
 }
 
-int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
-                 uint32_t max, uint32_t *count)
-{
-    return bt_search_eq(bt, s, keys, tids, max, count, false, NULL, NULL);
-}
-
-int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
-                      const heap_rel *heap, tid *tids, uint32_t max,
-                      uint32_t *count, tid *guessed)
-{
-    if (guessed != NULL)
-        guessed->block = guessed->offset = 0;
-    return bt_search_eq(bt, s, keys, tids, max, count, false, heap, guessed);
-}
-
 /* ---- point lookup on one integer column -------------------------------- */
 
 /*
@@ -962,9 +947,51 @@ static int bt_move_right(const btree *bt, buf_session *s, int level,
 }
 
 /*
- * btree_lookup_heap() for an index on one integer column (fast path
- * `fast`, a constant where inlined) and the non-null key k: the descent
- * of bt_descend() and the leaf search of bt_search_eq() in one loop, with
+ * The rest of an integer point search whose first entry of key k is at
+ * pos on the share-locked leaf id: collects the tids of the entries equal
+ * to k, the first max of them into tids and their number into *count,
+ * following right-links while the high key is k (bt_search_eq()'s loop,
+ * with integer compares).  Releases the page; KEEL_OK or an error.
+ */
+static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
+                          int32_t id, const void *page, uint32_t pos, tid *tids,
+                          uint32_t max, uint32_t *count)
+{
+    uint32_t found = 0;
+    int rc;
+
+    for (;;) {
+        uint32_t n = btpage_nitems(page);
+
+        for (; pos < n; pos++) {
+            const bt_item *it = btpage_item(page, (uint16_t)pos);
+            int64_t v;
+            if (!bt_int_key(it, true, fast, &v) || v != k)
+                goto done;
+            if (found < max)
+                tids[found] = btitem_tid(it, true);
+            found++;
+        }
+        /* Equal keys may continue right only if the high key is k. */
+        if (!bt_int_beyond(page, fast, k, true))
+            goto done;
+        rc = bt_move_right(bt, s, 0, &id, &page);
+        if (rc != KEEL_OK)
+            return rc;
+        pos = btpage_first(page);
+    }
+done:
+    bt_unlock_release(s, id);
+    *count = found;
+    return KEEL_OK;
+}
+
+/*
+ * btree_lookup_heap() (count NULL: the first entry's tid into tids[0],
+ * KEEL_ENOENT if none) or btree_search_heap() (count not NULL: see
+ * bt_int_collect()) for an index on one integer column (fast path `fast`,
+ * a constant where inlined) and the non-null key k: the descent of
+ * bt_descend() and the leaf search of bt_search_eq() in one loop, with
  * the key compared as an integer.  Same protocol: one share lock at a
  * time, right-links followed where a split moved the key.  With heap, on
  * the way from level 1 to the leaf, the heap row is guessed from the
@@ -972,7 +999,8 @@ static int bt_move_right(const btree *bt, buf_session *s, int level,
  */
 static inline __attribute__((always_inline)) int
 bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
-              const heap_rel *heap, tid *out, tid *guessed)
+              const heap_rel *heap, tid *tids, uint32_t max, uint32_t *count,
+              tid *guessed)
 {
     bool refresh = false;
 
@@ -1068,10 +1096,13 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
 
             if (pos < n) {
                 const bt_item *it = btpage_item(page, (uint16_t)pos);
+                if (count != NULL)
+                    return bt_int_collect(bt, s, fast, k, id, page, pos, tids,
+                                          max, count);
                 rc = bt_int_key(it, true, fast, &v) && v == k ? KEEL_OK
                                                               : KEEL_ENOENT;
                 if (rc == KEEL_OK)
-                    *out = btitem_tid(it, true);
+                    tids[0] = btitem_tid(it, true);
                 bt_unlock_release(s, id);
                 return rc;
             }
@@ -1079,6 +1110,10 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
              * this page if k is not below the high key. */
             if (!bt_int_beyond(page, fast, k, true)) {
                 bt_unlock_release(s, id);
+                if (count != NULL) {
+                    *count = 0;
+                    return KEEL_OK;
+                }
                 return KEEL_ENOENT;
             }
             rc = bt_move_right(bt, s, 0, &id, &page);
@@ -1105,17 +1140,17 @@ int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
     if (bt->natts == 1 && !keys[0].isnull) {
         switch (bt->fast) {
         case BT_FAST_INT2:
-            return bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, t,
-                                 guessed);
+            return bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, t, 1,
+                                 NULL, guessed);
         case BT_FAST_INT4:
-            return bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, t,
-                                 guessed);
+            return bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, t, 1,
+                                 NULL, guessed);
         case BT_FAST_OID:
-            return bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, t,
-                                 guessed);
+            return bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, t, 1,
+                                 NULL, guessed);
         case BT_FAST_INT8:
-            return bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, t,
-                                 guessed);
+            return bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, t, 1,
+                                 NULL, guessed);
         default:
             break;
         }
@@ -1125,6 +1160,39 @@ int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
     if (rc != KEEL_OK)
         return rc;
     return n > 0 ? KEEL_OK : KEEL_ENOENT;
+}
+
+int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
+                 uint32_t max, uint32_t *count)
+{
+    return btree_search_heap(bt, s, keys, NULL, tids, max, count, NULL);
+}
+
+int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
+                      const heap_rel *heap, tid *tids, uint32_t max,
+                      uint32_t *count, tid *guessed)
+{
+    if (guessed != NULL)
+        guessed->block = guessed->offset = 0;
+    if (bt->natts == 1 && !keys[0].isnull) {
+        switch (bt->fast) {
+        case BT_FAST_INT2:
+            return bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, tids,
+                                 max, count, guessed);
+        case BT_FAST_INT4:
+            return bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, tids,
+                                 max, count, guessed);
+        case BT_FAST_OID:
+            return bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, tids,
+                                 max, count, guessed);
+        case BT_FAST_INT8:
+            return bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, tids,
+                                 max, count, guessed);
+        default:
+            break;
+        }
+    }
+    return bt_search_eq(bt, s, keys, tids, max, count, false, heap, guessed);
 }
 
 /* ---- insertion --------------------------------------------------------- */
