@@ -479,18 +479,18 @@ static void md_select(FILE *f, const report_step *main_step,
             one ? one->tps : NAN, one ? one->ns : NAN, one ? one->cpu : NAN,
             ratio(two, one), ratio(s64, two), buf);
     if (one != NULL && two != NULL && pin_step != NULL)
-        fprintf(
-            f,
-            "Every transaction pins and share-locks the index's root and "
-            "one of its level-1 pages, writing their descriptors' cache "
-            "lines; with two clients on two cores those lines move "
-            "between the cores about once or twice per transaction, and "
-            "one such move costs %.0f ns here (`line_handoff_ns`, under the "
-            "buffer pool's hot paths below). "
-            "From 1 to 2 clients the CPU time per transaction rose by "
-            "%.0f ns; 1.85x leaves room for about %.0f ns.\n\n",
-            stat_median(&pin_step->doc.root, "line_handoff_ns"),
-            two->cpu - one->cpu, one->cpu * (2 / 1.85 - 1));
+        fprintf(f,
+                "Every transaction pins and share-locks the index's root and "
+                "one of its level-1 pages, writing their descriptors' cache "
+                "lines, so with two clients on two cores those lines move "
+                "between the cores about once or twice per transaction. What "
+                "one move costs depends on where the host runs the two "
+                "virtual CPUs; in this run %.0f ns (`line_handoff_ns`, under "
+                "the buffer pool's hot paths below). From 1 to 2 clients the "
+                "CPU time per transaction changed by %+.0f ns; 1.85x allows "
+                "about %+.0f ns.\n\n",
+                stat_median(&pin_step->doc.root, "line_handoff_ns"),
+                two->cpu - one->cpu, one->cpu * (2 / 1.85 - 1));
     fputs("ns/txn per client is clients / tps, the wall time one client "
           "spends per transaction; CPU ns/txn is the clients' CPU time "
           "(CLOCK_THREAD_CPUTIME_ID) over their transactions, which other "
