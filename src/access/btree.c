@@ -1129,6 +1129,39 @@ int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t)
     return btree_lookup_heap(bt, s, keys, NULL, t, NULL);
 }
 
+/*
+ * bt_lookup_int() for keys if the index is on one integer column and the
+ * key is not null, with the key's type a constant in each copy: true and
+ * its result in *rc; false (nothing done) otherwise.
+ */
+static bool bt_int_path(btree *bt, buf_session *s, const keel_value *keys,
+                        const heap_rel *heap, tid *tids, uint32_t max,
+                        uint32_t *count, tid *guessed, int *rc)
+{
+    if (bt->natts != 1 || keys[0].isnull)
+        return false;
+    switch (bt->fast) {
+    case BT_FAST_INT2:
+        *rc = bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, tids, max,
+                            count, guessed);
+        return true;
+    case BT_FAST_INT4:
+        *rc = bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, tids, max,
+                            count, guessed);
+        return true;
+    case BT_FAST_OID:
+        *rc = bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, tids, max,
+                            count, guessed);
+        return true;
+    case BT_FAST_INT8:
+        *rc = bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, tids, max,
+                            count, guessed);
+        return true;
+    default:
+        return false;
+    }
+}
+
 int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
                       const heap_rel *heap, tid *t, tid *guessed)
 {
@@ -1137,26 +1170,9 @@ int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
 
     if (guessed != NULL)
         guessed->block = guessed->offset = 0;
-    if (bt->natts == 1 && !keys[0].isnull) {
-        switch (bt->fast) {
-        case BT_FAST_INT2:
-            return bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, t, 1,
-                                 NULL, guessed);
-        case BT_FAST_INT4:
-            return bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, t, 1,
-                                 NULL, guessed);
-        case BT_FAST_OID:
-            return bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, t, 1,
-                                 NULL, guessed);
-        case BT_FAST_INT8:
-            return bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, t, 1,
-                                 NULL, guessed);
-        default:
-            break;
-        }
-    }
+    if (bt_int_path(bt, s, keys, heap, t, 1, NULL, guessed, &rc))
+        return rc;
     rc = bt_search_eq(bt, s, keys, t, 1, &n, true, heap, guessed);
-
     if (rc != KEEL_OK)
         return rc;
     return n > 0 ? KEEL_OK : KEEL_ENOENT;
@@ -1172,26 +1188,12 @@ int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
                       const heap_rel *heap, tid *tids, uint32_t max,
                       uint32_t *count, tid *guessed)
 {
+    int rc;
+
     if (guessed != NULL)
         guessed->block = guessed->offset = 0;
-    if (bt->natts == 1 && !keys[0].isnull) {
-        switch (bt->fast) {
-        case BT_FAST_INT2:
-            return bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, tids,
-                                 max, count, guessed);
-        case BT_FAST_INT4:
-            return bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, tids,
-                                 max, count, guessed);
-        case BT_FAST_OID:
-            return bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, tids,
-                                 max, count, guessed);
-        case BT_FAST_INT8:
-            return bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, tids,
-                                 max, count, guessed);
-        default:
-            break;
-        }
-    }
+    if (bt_int_path(bt, s, keys, heap, tids, max, count, guessed, &rc))
+        return rc;
     return bt_search_eq(bt, s, keys, tids, max, count, false, heap, guessed);
 }
 
