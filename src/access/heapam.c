@@ -575,12 +575,43 @@ static int read_tid_block(heap_rel *rel, buf_session *s, tid t, int32_t *id)
     return rc;
 }
 
+/* A fetch's error for t when its page has no item there: ECORRUPT if
+ * the line pointer points outside the page (damaged), else ENOENT. */
+static int no_item(const heap_rel *rel, tid t, bool damaged, kerr *err)
+{
+    if (damaged)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "relation %u: line pointer (%u,%u) points outside "
+                        "its page",
+                        rel->relnumber, t.block, t.offset);
+    return kerr_set(err, KEEL_ENOENT, "relation %u: no row at (%u,%u)",
+                    rel->relnumber, t.block, t.offset);
+}
+
+/* A fetch's end, after unlocking: KEEL_OK if the version copied into row
+ * is visible to vis, ENOENT if not, or the status oracle's error. */
+static int fetched_visible(const heap_rel *rel, const visibility *vis,
+                           const heap_row *row, kerr *err)
+{
+    bool visible;
+    int rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, err);
+
+    if (rc != KEEL_OK)
+        return rc;
+    if (!visible)
+        return kerr_set(err, KEEL_ENOENT,
+                        "relation %u: row (%u,%u) is not visible to this "
+                        "snapshot",
+                        rel->relnumber, row->tid.block, row->tid.offset);
+    return KEEL_OK;
+}
+
 int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                heap_row *row)
 {
     const void *item;
     size_t len = 0;
-    bool visible, damaged;
+    bool damaged;
     int32_t id;
     int rc = read_tid_block(rel, s, t, &id);
 
@@ -594,26 +625,12 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         item == NULL && heappage_item_damaged(buf_page(s->pool, id), t.offset);
     buf_unlock(s, id);
     buf_release(s, id);
-    if (damaged)
-        return kerr_set(&s->err, KEEL_ECORRUPT,
-                        "relation %u: line pointer (%u,%u) points outside "
-                        "its page",
-                        rel->relnumber, t.block, t.offset);
     if (item == NULL)
-        return kerr_set(&s->err, KEEL_ENOENT, "relation %u: no row at (%u,%u)",
-                        rel->relnumber, t.block, t.offset);
+        return no_item(rel, t, damaged, &s->err);
     rc = row_fill(rel, row, t, len, &s->err);
     if (rc != KEEL_OK)
         return rc;
-    rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, &s->err);
-    if (rc != KEEL_OK)
-        return rc;
-    if (!visible)
-        return kerr_set(&s->err, KEEL_ENOENT,
-                        "relation %u: row (%u,%u) is not visible to this "
-                        "snapshot",
-                        rel->relnumber, t.block, t.offset);
-    return KEEL_OK;
+    return fetched_visible(rel, vis, row, &s->err);
 }
 
 /*
@@ -643,7 +660,7 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
 {
     const heap_tuple_header *h;
     size_t len = 0;
-    bool visible, fits = false, ok = false, damaged = false;
+    bool fits = false, ok = false, damaged = false;
     uint16_t natts = 0;
     int32_t id;
     int rc;
@@ -675,14 +692,8 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     }
     buf_unlock(s, id);
     buf_release(s, id);
-    if (damaged)
-        return kerr_set(&s->err, KEEL_ECORRUPT,
-                        "relation %u: line pointer (%u,%u) points outside "
-                        "its page",
-                        rel->relnumber, t.block, t.offset);
     if (h == NULL)
-        return kerr_set(&s->err, KEEL_ENOENT, "relation %u: no row at (%u,%u)",
-                        rel->relnumber, t.block, t.offset);
+        return no_item(rel, t, damaged, &s->err);
     if (!fits)
         return row_mismatch(rel, t, len, natts, &s->err);
     if (!ok)
@@ -690,15 +701,7 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                         "relation %u, row (%u,%u): a value runs past the end "
                         "of the tuple (%zu bytes)",
                         rel->relnumber, t.block, t.offset, len);
-    rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, &s->err);
-    if (rc != KEEL_OK)
-        return rc;
-    if (!visible)
-        return kerr_set(&s->err, KEEL_ENOENT,
-                        "relation %u: row (%u,%u) is not visible to this "
-                        "snapshot",
-                        rel->relnumber, t.block, t.offset);
-    return KEEL_OK;
+    return fetched_visible(rel, vis, row, &s->err);
 }
 
 /* ------------------------------------------------------------------ */
