@@ -245,6 +245,26 @@ static const select_row *select_find(const select_row *rows, size_t n,
     return NULL;
 }
 
+/* The rows the readings and targets compare (NULL where a run lacks
+ * them): 1, 2 and 64 clients padded, 64 packed, and 64 padded at
+ * max_sessions 400 and 402. */
+typedef struct select_picks {
+    const select_row *one, *two, *s64, *k64, *a400, *a402;
+} select_picks;
+
+static select_picks select_pick(const select_row *rows, size_t n)
+{
+    select_picks p;
+
+    p.one = select_find(rows, n, 1, "padded", 0);
+    p.two = select_find(rows, n, 2, "padded", 0);
+    p.s64 = select_find(rows, n, 64, "padded", 0);
+    p.k64 = select_find(rows, n, 64, "packed", 0);
+    p.a400 = select_find(rows, n, 64, "padded", 400);
+    p.a402 = select_find(rows, n, 64, "padded", 402);
+    return p;
+}
+
 static double ratio(const select_row *a, const select_row *b)
 {
     return a != NULL && b != NULL && b->tps > 0 ? a->tps / b->tps : NAN;
@@ -444,12 +464,7 @@ static void md_select(FILE *f, const report_step *main_step,
                       const report_step *ms_step, const select_row *rows,
                       size_t n, const report_step *pin_step)
 {
-    const select_row *one = select_find(rows, n, 1, "padded", 0);
-    const select_row *two = select_find(rows, n, 2, "padded", 0);
-    const select_row *s64 = select_find(rows, n, 64, "padded", 0);
-    const select_row *k64 = select_find(rows, n, 64, "packed", 0);
-    const select_row *a400 = select_find(rows, n, 64, "padded", 400);
-    const select_row *a402 = select_find(rows, n, 64, "padded", 402);
+    const select_picks sel = select_pick(rows, n);
     char buf[64];
 
     fprintf(f,
@@ -469,16 +484,17 @@ static void md_select(FILE *f, const report_step *main_step,
                 r->clients, r->layout, r->max_sessions, r->tps, r->tps_min,
                 r->tps_max, r->ns, r->cpu, r->p50, r->p99);
     }
-    faster_slower(buf, sizeof(buf), ratio(s64, k64));
+    faster_slower(buf, sizeof(buf), ratio(sel.s64, sel.k64));
     fprintf(f,
             "\nReading: one client runs %.0f transactions per second (%.0f "
             "ns each, %.0f ns of CPU, all catalog look-ups included; target "
             "<= 455 ns); 2 clients give %.2fx one (target >= 1.85), 64 "
             "clients %.2fx two (target >= 0.85); padded is %s than packed "
             "at 64 clients.\n\n",
-            one ? one->tps : NAN, one ? one->ns : NAN, one ? one->cpu : NAN,
-            ratio(two, one), ratio(s64, two), buf);
-    if (one != NULL && two != NULL && pin_step != NULL)
+            sel.one ? sel.one->tps : NAN, sel.one ? sel.one->ns : NAN,
+            sel.one ? sel.one->cpu : NAN, ratio(sel.two, sel.one),
+            ratio(sel.s64, sel.two), buf);
+    if (sel.one != NULL && sel.two != NULL && pin_step != NULL)
         fprintf(f,
                 "Every transaction pins and share-locks the index's root and "
                 "one of its level-1 pages, writing their descriptors' cache "
@@ -490,7 +506,7 @@ static void md_select(FILE *f, const report_step *main_step,
                 "CPU time per transaction changed by %+.0f ns; 1.85x allows "
                 "about %+.0f ns.\n\n",
                 stat_median(&pin_step->doc.root, "line_handoff_ns"),
-                two->cpu - one->cpu, one->cpu * (2 / 1.85 - 1));
+                sel.two->cpu - sel.one->cpu, sel.one->cpu * (2 / 1.85 - 1));
     fputs("ns/txn per client is clients / tps, the wall time one client "
           "spends per transaction; CPU ns/txn is the clients' CPU time "
           "(CLOCK_THREAD_CPUTIME_ID) over their transactions, which other "
@@ -521,8 +537,8 @@ static void md_select(FILE *f, const report_step *main_step,
             json_num(p, "cache_list_misses"), json_num(p, "snapshots_reused"),
             json_num(p, "snapshots_taken"));
     }
-    if (one != NULL) {
-        const json_value *p = json_get(one->v, "per_txn");
+    if (sel.one != NULL) {
+        const json_value *p = json_get(sel.one->v, "per_txn");
         fprintf(f,
                 "\nReading: per transaction %.2f buffer pins (the B-tree "
                 "levels and the heap page), %.2f catalog cache hits, %.2f "
@@ -538,9 +554,9 @@ static void md_select(FILE *f, const report_step *main_step,
                 json_num(p, "snapshots_reused"));
     }
 
-    if (ms_step != NULL && a400 != NULL && a402 != NULL) {
-        double r = ratio(a402, a400);
-        double noise = fmax(spread_pct(a400), spread_pct(a402));
+    if (ms_step != NULL && sel.a400 != NULL && sel.a402 != NULL) {
+        double r = ratio(sel.a402, sel.a400);
+        double noise = fmax(spread_pct(sel.a400), spread_pct(sel.a402));
         fprintf(f,
                 "### max_sessions 400 against 402\n\n`keel bench select%s`\n\n"
                 "| max_sessions | clients | tps (median) | min | max | p50 ns "
@@ -831,12 +847,7 @@ static void md_summary(FILE *f, const select_row *rows, size_t n,
                        const report_step *lookup, const report_step *bloat,
                        const report_step *cc)
 {
-    const select_row *one = select_find(rows, n, 1, "padded", 0);
-    const select_row *two = select_find(rows, n, 2, "padded", 0);
-    const select_row *s64 = select_find(rows, n, 64, "padded", 0);
-    const select_row *k64 = select_find(rows, n, 64, "packed", 0);
-    const select_row *a400 = select_find(rows, n, 64, "padded", 400);
-    const select_row *a402 = select_find(rows, n, 64, "padded", 402);
+    const select_picks sel = select_pick(rows, n);
     double v, noise;
 
     fputs("## Targets\n\n| what | target | measured | |\n"
@@ -858,29 +869,30 @@ static void md_summary(FILE *f, const select_row *rows, size_t n,
                 "ns)",
                 "<= 2.43", v, "%.2f", v <= 340.0 / 140.0);
     }
-    v = one != NULL ? one->ns : NAN;
+    v = sel.one != NULL ? sel.one->ns : NAN;
     md_target(f, "select-only transaction, 1 client", "<= 455 ns", v, "%.0f ns",
               v <= 455);
-    v = one != NULL ? one->cpu : NAN;
+    v = sel.one != NULL ? sel.one->cpu : NAN;
     md_target(f, "the same, CPU time only", "<= 455 ns", v, "%.0f ns",
               v <= 455);
-    v = ratio(two, one);
+    v = ratio(sel.two, sel.one);
     md_target(f, "2 clients over 1", ">= 1.85x", v, "%.2fx", v >= 1.85);
-    v = ratio(s64, two);
+    v = ratio(sel.s64, sel.two);
     md_target(f, "64 clients over 2", ">= 0.85x", v, "%.2fx", v >= 0.85);
     /* What an otherwise idle machine would give, if each client had a CPU
      * to itself up to the machine's count: throughput goes as CPUs over
      * CPU time per transaction. */
-    v = one != NULL && two != NULL ? 2 * one->cpu / two->cpu : NAN;
+    v = sel.one != NULL && sel.two != NULL ? 2 * sel.one->cpu / sel.two->cpu
+                                           : NAN;
     md_target(f, "2 clients over 1, from CPU time (idle-machine estimate)",
               ">= 1.85x", v, "%.2fx", v >= 1.85);
-    v = two != NULL && s64 != NULL ? two->cpu / s64->cpu : NAN;
+    v = sel.two != NULL && sel.s64 != NULL ? sel.two->cpu / sel.s64->cpu : NAN;
     md_target(f, "64 clients over 2, from CPU time (idle-machine estimate)",
               ">= 0.85x", v, "%.2fx", v >= 0.85);
-    v = ratio(s64, k64);
+    v = ratio(sel.s64, sel.k64);
     md_target(f, "padded over packed, 64 clients", ">= 1x", v, "%.3fx", v >= 1);
-    v = ratio(a402, a400);
-    noise = fmax(spread_pct(a400), spread_pct(a402));
+    v = ratio(sel.a402, sel.a400);
+    noise = fmax(spread_pct(sel.a400), spread_pct(sel.a402));
     md_target(f, "max_sessions 402 over 400, 64 clients",
               "within the runs' spread", v, "%.3fx",
               fabs(v - 1) * 100 <= noise);
