@@ -56,6 +56,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "bench.h"
 #include "bench_db.h"
 #include "cache/syscache.h"
@@ -133,86 +134,54 @@ static void usage(void)
                     "[--rounds N] [--prune on|off]\n");
 }
 
-/* Parses a positive integer option value; false if it is not one. */
-static bool parse_u64(const char *v, uint64_t *out)
-{
-    char *end;
-    unsigned long long x;
+/* What the catcache options set beyond cc_opts: 0 where not given. */
+typedef struct cc_args {
+    cc_opts *o;
+    uint64_t rounds, names;
+} cc_args;
 
-    errno = 0;
-    x = strtoull(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || x == 0 || v[0] == '-')
-        return false;
-    *out = x;
-    return true;
+static int cc_option(const bench_args *a, void *ctx)
+{
+    cc_args *c = ctx;
+
+    if (strcmp(a->name, "--json") == 0) {
+        c->o->json = a->value;
+    } else if (strcmp(a->name, "--rounds") == 0) {
+        return bench_args_u64(a, 1, MAX_PAIRS, &c->rounds);
+    } else if (strcmp(a->name, "--names") == 0) {
+        return bench_args_u64(a, 2 * HOT_SET, UINT64_C(100000000), &c->names);
+    } else if (strcmp(a->name, "--loop") == 0) {
+        return bench_args_u64(a, 1, UINT64_MAX, &c->o->loop);
+    } else if (strcmp(a->name, "--prune") == 0) {
+        if (strcmp(a->value, "on") != 0 && strcmp(a->value, "off") != 0) {
+            fprintf(stderr, "%s: option --prune takes on or off, not '%s'\n",
+                    a->who, a->value);
+            return -1;
+        }
+        c->o->loop_prune = strcmp(a->value, "on") == 0;
+    } else {
+        return bench_args_unknown(a);
+    }
+    return 0;
 }
 
 static int parse_opts(int argc, char **argv, cc_opts *o)
 {
-    uint64_t rounds = 0, names = 0;
+    cc_args c = {o, 0, 0};
 
     memset(o, 0, sizeof(*o));
     o->loop_prune = true;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-
-        if (strcmp(a, "--quick") == 0) {
-            o->quick = true;
-            continue;
-        }
-        if (a[0] != '-') {
-            if (o->dir != NULL) {
-                fprintf(stderr, "keel bench catcache: more than one DIR\n");
-                usage();
-                return -1;
-            }
-            o->dir = a;
-            continue;
-        }
-        if (v == NULL) {
-            fprintf(stderr,
-                    "keel bench catcache: unknown or incomplete option '%s'\n",
-                    a);
-            usage();
-            return -1;
-        }
-        if (strcmp(a, "--json") == 0)
-            o->json = v;
-        else if (strcmp(a, "--rounds") == 0)
-            ok = parse_u64(v, &rounds) && rounds <= MAX_PAIRS;
-        else if (strcmp(a, "--names") == 0)
-            ok = parse_u64(v, &names) && names >= 2 * HOT_SET &&
-                 names <= UINT64_C(100000000);
-        else if (strcmp(a, "--loop") == 0)
-            ok = parse_u64(v, &o->loop);
-        else if (strcmp(a, "--prune") == 0) {
-            ok = strcmp(v, "on") == 0 || strcmp(v, "off") == 0;
-            o->loop_prune = strcmp(v, "on") == 0;
-        } else {
-            fprintf(stderr, "keel bench catcache: unknown option '%s'\n", a);
-            usage();
-            return -1;
-        }
-        if (!ok) {
-            fprintf(stderr,
-                    "keel bench catcache: bad value '%s' for option %s "
-                    "(--rounds 1..%d, --names %d..100000000, --loop > 0, "
-                    "--prune on|off)\n",
-                    v, a, MAX_PAIRS, 2 * HOT_SET);
-            return -1;
-        }
-        i++;
-    }
-    if (rounds == 1 && o->loop == 0) {
+    if (bench_args_parse("keel bench catcache", argc, argv, &o->quick, &o->dir,
+                         cc_option, &c) != 0)
+        return -1;
+    if (c.rounds == 1 && o->loop == 0) {
         fprintf(stderr, "keel bench catcache: bad value '1' for option "
                         "--rounds: at least 2 pairs (1 with --loop)\n");
         return -1;
     }
-    o->pairs = rounds ? (int)rounds : o->loop ? 1 : o->quick ? 8 : 100;
+    o->pairs = c.rounds ? (int)c.rounds : o->loop ? 1 : o->quick ? 8 : 100;
     o->iters = o->quick ? 100000 : 1000000;
-    o->names = names ? names : o->quick ? 50000 : 1000000;
+    o->names = c.names ? c.names : o->quick ? 50000 : 1000000;
     /* Whole transactions of BLOAT_TXN_NAMES. */
     o->names =
         (o->names + BLOAT_TXN_NAMES - 1) / BLOAT_TXN_NAMES * BLOAT_TXN_NAMES;
@@ -764,8 +733,10 @@ int bench_catcache_main(int argc, char **argv)
     bool own_dir = false;
     int rc = 0;
 
-    if (parse_opts(argc, argv, &o) != 0)
+    if (parse_opts(argc, argv, &o) != 0) {
+        usage();
         return 2;
+    }
     if (o.dir == NULL) {
         const char *t = getenv("TMPDIR");
         snprintf(cc_tmpdir, sizeof(cc_tmpdir), "%s/keel-bench-catcache-XXXXXX",

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "bench.h"
 #include "bench_db.h"
 #include "engine/engine.h"
@@ -72,57 +73,32 @@ static void usage(void)
                     "[--rounds N] [--pool-mb N] [--quick]\n");
 }
 
+static int lookup_option(const bench_args *a, void *ctx)
+{
+    lookup_opts *o = ctx;
+    uint32_t u;
+
+    if (strcmp(a->name, "--json") == 0) {
+        o->json = a->value;
+    } else if (strcmp(a->name, "--rounds") == 0) {
+        if (bench_args_u32(a, 1, MAX_ROUNDS, &u) != 0)
+            return -1;
+        o->rounds = (int)u;
+    } else if (strcmp(a->name, "--pool-mb") == 0) {
+        return bench_args_u32(a, 16, 65536, &o->pool_mb);
+    } else {
+        return bench_args_unknown(a);
+    }
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, lookup_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->rounds = 7;
     o->pool_mb = 512;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--quick") == 0) {
-            o->quick = true;
-            continue;
-        }
-        if (a[0] != '-') {
-            if (o->dir != NULL) {
-                fprintf(stderr, "keel bench lookup: more than one DIR\n");
-                usage();
-                return -1;
-            }
-            o->dir = a;
-            continue;
-        }
-        if (v == NULL) {
-            fprintf(stderr,
-                    "keel bench lookup: unknown or incomplete option '%s'\n",
-                    a);
-            usage();
-            return -1;
-        }
-        if (strcmp(a, "--json") == 0)
-            o->json = v;
-        else if (strcmp(a, "--rounds") == 0)
-            o->rounds = atoi(v);
-        else if (strcmp(a, "--pool-mb") == 0)
-            o->pool_mb = (uint32_t)strtoul(v, NULL, 10);
-        else {
-            fprintf(stderr, "keel bench lookup: unknown option '%s'\n", a);
-            usage();
-            return -1;
-        }
-        i++;
-    }
-    if (o->rounds < 1 || o->rounds > MAX_ROUNDS) {
-        fprintf(stderr, "keel bench lookup: --rounds must be 1..%d\n",
-                MAX_ROUNDS);
-        return -1;
-    }
-    if (o->pool_mb < 16 || o->pool_mb > 65536) {
-        fprintf(stderr, "keel bench lookup: --pool-mb must be 16..65536\n");
-        return -1;
-    }
-    return 0;
+    return bench_args_parse("keel bench lookup", argc, argv, &o->quick, &o->dir,
+                            lookup_option, o);
 }
 
 /* Opens the database and resolves pgbench_accounts and its primary key,
@@ -365,8 +341,10 @@ int bench_lookup_main(int argc, char **argv)
     uint64_t rng = UINT64_C(0x2545F4914F6CDD1D), n, nk;
     uint32_t scale;
 
-    if (parse_opts(argc, argv, &o) != 0)
+    if (parse_opts(argc, argv, &o) != 0) {
+        usage();
         return 2;
+    }
     scale = o.quick ? 1 : 10;
     if (o.quick && o.rounds > 5)
         o.rounds = 5;

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "bench.h"
 #include "port/clock.h"
 #include "port/mem.h"
@@ -336,59 +337,37 @@ static void usage(void)
             "                      [--dir DIR] [--json FILE] [--quick]\n");
 }
 
+static int pin_option(const bench_args *a, void *ctx)
+{
+    pin_opts *o = ctx;
+    uint32_t u;
+
+    if (strcmp(a->name, "--pool-mb") == 0) {
+        return bench_args_u32(a, 16, 65536, &o->pool_mb);
+    } else if (strcmp(a->name, "--threads") == 0) {
+        return bench_args_u32(a, 1, 4096, &o->threads);
+    } else if (strcmp(a->name, "--rounds") == 0) {
+        if (bench_args_u32(a, 1, MAX_ROUNDS, &u) != 0)
+            return -1;
+        o->rounds = (int)u;
+    } else if (strcmp(a->name, "--json") == 0) {
+        o->json = a->value;
+    } else if (strcmp(a->name, "--dir") == 0) {
+        o->dir = a->value;
+    } else {
+        return bench_args_unknown(a);
+    }
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, pin_opts *o)
 {
+    memset(o, 0, sizeof(*o));
     o->pool_mb = 128;
     o->threads = 64;
     o->rounds = 7;
-    o->quick = false;
-    o->json = NULL;
-    o->dir = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--quick") == 0) {
-            o->quick = true;
-            continue;
-        }
-        if (v == NULL) {
-            fprintf(stderr,
-                    "keel bench pin: unknown or incomplete option "
-                    "'%s'\n",
-                    a);
-            usage();
-            return -1;
-        }
-        if (strcmp(a, "--pool-mb") == 0)
-            o->pool_mb = (uint32_t)strtoul(v, NULL, 10);
-        else if (strcmp(a, "--threads") == 0)
-            o->threads = (uint32_t)strtoul(v, NULL, 10);
-        else if (strcmp(a, "--rounds") == 0)
-            o->rounds = atoi(v);
-        else if (strcmp(a, "--json") == 0)
-            o->json = v;
-        else if (strcmp(a, "--dir") == 0)
-            o->dir = v;
-        else {
-            fprintf(stderr, "keel bench pin: unknown option '%s'\n", a);
-            usage();
-            return -1;
-        }
-        i++;
-    }
-    if (o->pool_mb < 16 || o->pool_mb > 65536) {
-        fprintf(stderr, "keel bench pin: --pool-mb must be 16..65536\n");
-        return -1;
-    }
-    if (o->threads < 1 || o->threads > 4096) {
-        fprintf(stderr, "keel bench pin: --threads must be 1..4096\n");
-        return -1;
-    }
-    if (o->rounds < 1 || o->rounds > MAX_ROUNDS) {
-        fprintf(stderr, "keel bench pin: --rounds must be 1..%d\n", MAX_ROUNDS);
-        return -1;
-    }
-    return 0;
+    return bench_args_parse("keel bench pin", argc, argv, &o->quick, NULL,
+                            pin_option, o);
 }
 
 static void env_open(pin_env *env, const pin_opts *o)
@@ -457,8 +436,10 @@ int bench_pin_main(int argc, char **argv)
     char *buf;
     int fd;
 
-    if (parse_opts(argc, argv, &o) != 0)
+    if (parse_opts(argc, argv, &o) != 0) {
+        usage();
         return 2;
+    }
     if (o.quick && o.rounds > 5)
         o.rounds = 5;
     n_hit = o.quick ? 200000 : 2000000;

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "bench.h"
 #include "bench_db.h"
 #include "json.h"
@@ -70,53 +71,36 @@ static void usage(void)
                     "[--rounds N]\n");
 }
 
+static int report_option(const bench_args *a, void *ctx)
+{
+    report_opts *o = ctx;
+    uint32_t u;
+
+    if (strcmp(a->name, "--out") == 0) {
+        o->out = a->value;
+    } else if (strcmp(a->name, "--scale") == 0) {
+        return bench_args_u32(a, 1, 1000, &o->scale);
+    } else if (strcmp(a->name, "--seconds") == 0) {
+        return bench_args_double(a, 0.01, 60, &o->seconds);
+    } else if (strcmp(a->name, "--rounds") == 0) {
+        if (bench_args_u32(a, 1, 16, &u) != 0)
+            return -1;
+        o->rounds = (int)u;
+    } else if (strcmp(a->name, "--transactions") == 0) {
+        return bench_args_u64(a, 50, 100000000, &o->transactions);
+    } else {
+        return bench_args_unknown(a);
+    }
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, report_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->out = "keel-report";
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--quick") == 0) {
-            o->quick = true;
-            continue;
-        }
-        if (v == NULL) {
-            fprintf(stderr, WHO ": unknown or incomplete option '%s'\n", a);
-            return -1;
-        }
-        if (strcmp(a, "--out") == 0) {
-            o->out = v;
-        } else if (strcmp(a, "--scale") == 0) {
-            o->scale = (uint32_t)strtoul(v, NULL, 10);
-            if (o->scale < 1 || o->scale > 1000) {
-                fprintf(stderr, WHO ": --scale must be 1..1000\n");
-                return -1;
-            }
-        } else if (strcmp(a, "--seconds") == 0) {
-            o->seconds = strtod(v, NULL);
-            if (!(o->seconds >= 0.01 && o->seconds <= 60)) {
-                fprintf(stderr, WHO ": --seconds must be 0.01..60\n");
-                return -1;
-            }
-        } else if (strcmp(a, "--rounds") == 0) {
-            o->rounds = atoi(v);
-            if (o->rounds < 1 || o->rounds > 16) {
-                fprintf(stderr, WHO ": --rounds must be 1..16\n");
-                return -1;
-            }
-        } else if (strcmp(a, "--transactions") == 0) {
-            o->transactions = strtoull(v, NULL, 10);
-            if (o->transactions < 50 || o->transactions > 100000000) {
-                fprintf(stderr, WHO ": --transactions must be 50..1e8\n");
-                return -1;
-            }
-        } else {
-            fprintf(stderr, WHO ": unknown option '%s'\n", a);
-            return -1;
-        }
-        i++;
-    }
+    if (bench_args_parse(WHO, argc, argv, &o->quick, NULL, report_option, o) !=
+        0)
+        return -1;
     if (o->scale == 0)
         o->scale = o->quick ? 1 : 10;
     if (o->seconds == 0)

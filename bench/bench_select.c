@@ -40,6 +40,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "bench.h"
 #include "bench_db.h"
 #include "cache/syscache.h"
@@ -61,6 +62,7 @@
 
 typedef struct select_opts {
     const char *who;
+    bool bloat; /* the options of bloat, not select */
     const char *dir;
     const char *json;
     uint32_t scale;
@@ -153,11 +155,55 @@ static const char *layout_name(keel_procarray_layout l)
     return l == KEEL_PROCARRAY_PACKED ? "packed" : "padded";
 }
 
+/* One option of select or bloat (o->bloat) into o: 0, or -1 after a
+ * message. */
+static int select_option(const bench_args *a, void *ctx)
+{
+    select_opts *o = ctx;
+    const char *n = a->name, *v = a->value;
+    bool bloat = o->bloat;
+    uint32_t u;
+
+    if (strcmp(n, "--json") == 0) {
+        o->json = v;
+    } else if (strcmp(n, "--scale") == 0) {
+        return bench_args_u32(a, 1, 1000, &o->scale);
+    } else if (strcmp(n, "--pool-mb") == 0) {
+        return bench_args_u32(a, 16, 65536, &o->pool_mb);
+    } else if (strcmp(n, "--clients") == 0) {
+        if (parse_list(o->who, n, v, 1, MAX_CLIENTS, o->clients,
+                       &o->nclients) != 0)
+            return -1;
+        if (bloat && o->nclients != 1) {
+            fprintf(stderr, "%s: option --clients takes one number\n", o->who);
+            return -1;
+        }
+    } else if (!bloat && strcmp(n, "--seconds") == 0) {
+        return bench_args_double(a, 0.01, 3600, &o->seconds);
+    } else if (!bloat && strcmp(n, "--runs") == 0) {
+        if (bench_args_u32(a, 1, MAX_RUNS, &u) != 0)
+            return -1;
+        o->runs = (int)u;
+    } else if (!bloat && strcmp(n, "--layout") == 0) {
+        return parse_layouts(o->who, v, o);
+    } else if (!bloat && strcmp(n, "--max-sessions") == 0) {
+        return parse_list(o->who, n, v, 1, 65536, o->max_sessions,
+                          &o->nmax_sessions);
+    } else if (bloat && strcmp(n, "--transactions") == 0) {
+        return bench_args_u64(a, BLOAT_SAMPLES - 1, UINT64_C(100000000),
+                              &o->transactions);
+    } else {
+        return bench_args_unknown(a);
+    }
+    return 0;
+}
+
 /* Parses the options of select (bloat false) or bloat.  0, or -1 after a
  * message. */
 static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
 {
     memset(o, 0, sizeof(*o));
+    o->bloat = bloat;
     o->who = bloat ? "keel bench bloat" : "keel bench select";
     o->scale = 10;
     o->pool_mb = 0;
@@ -174,77 +220,9 @@ static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
     }
     o->layouts[0] = KEEL_PROCARRAY_PADDED;
     o->nlayouts = 1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (a[0] != '-') {
-            if (o->dir != NULL) {
-                fprintf(stderr, "%s: more than one DIR\n", o->who);
-                return -1;
-            }
-            o->dir = a;
-            continue;
-        }
-        if (v == NULL) {
-            fprintf(stderr, "%s: unknown or incomplete option '%s'\n", o->who,
-                    a);
-            return -1;
-        }
-        if (strcmp(a, "--json") == 0) {
-            o->json = v;
-        } else if (strcmp(a, "--scale") == 0) {
-            o->scale = (uint32_t)strtoul(v, NULL, 10);
-            if (o->scale < 1 || o->scale > 1000) {
-                fprintf(stderr, "%s: --scale must be 1..1000\n", o->who);
-                return -1;
-            }
-        } else if (strcmp(a, "--pool-mb") == 0) {
-            o->pool_mb = (uint32_t)strtoul(v, NULL, 10);
-            if (o->pool_mb < 16 || o->pool_mb > 65536) {
-                fprintf(stderr, "%s: --pool-mb must be 16..65536\n", o->who);
-                return -1;
-            }
-        } else if (strcmp(a, "--clients") == 0) {
-            if (parse_list(o->who, a, v, 1, MAX_CLIENTS, o->clients,
-                           &o->nclients) != 0)
-                return -1;
-            if (bloat && o->nclients != 1) {
-                fprintf(stderr, "%s: --clients takes one number\n", o->who);
-                return -1;
-            }
-        } else if (!bloat && strcmp(a, "--seconds") == 0) {
-            o->seconds = strtod(v, NULL);
-            if (!(o->seconds >= 0.01 && o->seconds <= 3600)) {
-                fprintf(stderr, "%s: --seconds must be 0.01..3600\n", o->who);
-                return -1;
-            }
-        } else if (!bloat && strcmp(a, "--runs") == 0) {
-            o->runs = atoi(v);
-            if (o->runs < 1 || o->runs > MAX_RUNS) {
-                fprintf(stderr, "%s: --runs must be 1..%d\n", o->who, MAX_RUNS);
-                return -1;
-            }
-        } else if (!bloat && strcmp(a, "--layout") == 0) {
-            if (parse_layouts(o->who, v, o) != 0)
-                return -1;
-        } else if (!bloat && strcmp(a, "--max-sessions") == 0) {
-            if (parse_list(o->who, a, v, 1, 65536, o->max_sessions,
-                           &o->nmax_sessions) != 0)
-                return -1;
-        } else if (bloat && strcmp(a, "--transactions") == 0) {
-            o->transactions = strtoull(v, NULL, 10);
-            if (o->transactions < BLOAT_SAMPLES - 1 ||
-                o->transactions > UINT64_C(100000000)) {
-                fprintf(stderr, "%s: --transactions must be %d..100000000\n",
-                        o->who, BLOAT_SAMPLES - 1);
-                return -1;
-            }
-        } else {
-            fprintf(stderr, "%s: unknown option '%s'\n", o->who, a);
-            return -1;
-        }
-        i++;
-    }
+    if (bench_args_parse(o->who, argc, argv, NULL, &o->dir, select_option, o) !=
+        0)
+        return -1;
     if (o->pool_mb == 0) /* the whole database (~14.5 MiB per scale) */
         o->pool_mb = 24 + 16 * o->scale;
     return 0;

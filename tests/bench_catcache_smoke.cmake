@@ -76,4 +76,6 @@ endforeach()
 
 keel_check_bad_usage(${KEEL} bench catcache --rounds)
 keel_check_bad_usage(${KEEL} bench catcache --rounds 1)
+keel_check_bad_usage(${KEEL} bench catcache --prune maybe)
+keel_check_bad_usage(${KEEL} bench catcache --names 12.5)
 message(STATUS "bench catcache smoke: ok")

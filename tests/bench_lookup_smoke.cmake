@@ -30,4 +30,8 @@ if(NOT out MATCHES "lookup_ns")
   message(FATAL_ERROR "no table printed:\n${out}")
 endif()
 keel_check_bad_usage(${KEEL} bench lookup --rounds)
+# Numbers must be whole numbers in range; one DIR at most.
+keel_check_bad_usage(${KEEL} bench lookup --rounds 3x)
+keel_check_bad_usage(${KEEL} bench lookup --pool-mb 8)
+keel_check_bad_usage(${KEEL} bench lookup dir1 dir2)
 message(STATUS "bench lookup smoke: ok")

@@ -14,4 +14,6 @@ keel_check_bench_stats("${json}" 5
   read_miss_over_pread read_miss_ring_ns read_hit_2threads_same_page_ns
   line_handoff_ns read_hit_2threads_mops read_hit_8threads_mops)
 keel_check_bad_usage(${KEEL} bench pin --pool-mb)
+keel_check_bad_usage(${KEEL} bench pin --threads 4x)
+keel_check_bad_usage(${KEEL} bench pin --rounds 0)
 message(STATUS "bench pin smoke: ok")
