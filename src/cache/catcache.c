@@ -646,16 +646,7 @@ int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
                 break;
         if (i < nkeys)
             continue;
-        if (link != head) {
-            *link = e->next;
-            e->next = *head;
-            *head = e;
-        }
-#if CATCACHE_USES
-        e->uses++;
-#else
-        e->refcount++;
-#endif
+        catcache_touch(head, link, e);
 #if CATCACHE_STAMP
         if (s->prune_enabled)
             e->stamp = s->now + 1;

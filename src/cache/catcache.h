@@ -349,6 +349,26 @@ static inline bool catcache_key_equal(uint32_t name_mask, uint32_t i,
 #define CATCACHE_STAMP_IF_ENABLED 2
 
 /*
+ * A hit on e, found at *link in the bucket whose first link is head:
+ * moves e to the front of its bucket and counts a use (the refcount
+ * without the bloat protection compiled in; ignored on negative entries).
+ */
+static inline __attribute__((always_inline)) void
+catcache_touch(catcache_entry **head, catcache_entry **link, catcache_entry *e)
+{
+    if (link != head) {
+        *link = e->next;
+        e->next = *head;
+        *head = e;
+    }
+#if CATCACHE_USES
+    e->uses++;
+#else
+    e->refcount++;
+#endif
+}
+
+/*
  * The search: hashes nkeys keys (name_mask and nkeys are constants at every
  * call, so this unrolls), walks one bucket comparing hash then keys, moves
  * a hit to the front of its bucket and bumps its counter.  KEEL_OK: *out
@@ -383,16 +403,7 @@ catcache_search(catcache *cc, uint32_t name_mask, uint32_t nkeys, int stamp,
             continue;
         if (nkeys > 3 && !catcache_key_equal(name_mask, 3, e->keys[3], k4))
             continue;
-        if (link != head) {
-            *link = e->next;
-            e->next = *head;
-            *head = e;
-        }
-#if CATCACHE_USES
-        e->uses++;
-#else
-        e->refcount++; /* ignored on negative entries */
-#endif
+        catcache_touch(head, link, e);
 #if CATCACHE_STAMP
 #if CATCACHE_WIRING == 1
         if (stamp == CATCACHE_STAMP_IF_ENABLED && cc->hot_sess->prune_enabled)
