@@ -144,6 +144,14 @@ static int fx_begin(fx *f, int i)
     return rounds;
 }
 
+/* Ends session i's read-only transaction: the cache's, then the
+ * transaction (aborted: it wrote nothing). */
+static void fx_end(fx *f, int i)
+{
+    syscache_txn_end(f->s[i].sc);
+    txn_abort(f->s[i].ts);
+}
+
 /* Makes session i's transaction a writer (an xid, a pending list). */
 static void fx_write(fx *f, int i)
 {
@@ -505,8 +513,7 @@ static void test_statistics(void **state)
     r = syscache_list_row(l, 1);
     assert_int_equal(r->attnum, 2);
     syscache_list_release(sc, l);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_close(f);
 }
 
@@ -653,8 +660,7 @@ static void test_lists(void **state)
      * dead, until released. */
     st = stats_of(sc);
     inval_queue_append_one(f->q, CACHE_ATTRIBUTE_NUM, 12345);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     assert_int_equal(fx_begin(f, 0), 1);
     assert_int_equal(stats_of(sc).lists, st.lists); /* still held */
     assert_int_equal(syscache_list_count(l), 8);
@@ -666,16 +672,14 @@ static void test_lists(void **state)
     assert_int_equal(stats_of(sc).lists, st.lists); /* old gone, new in */
     /* Other caches' messages leave it. */
     inval_queue_append_one(f->q, CACHE_ATTRIBUTE_NAME, 12345);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_begin(f, 0);
     assert_int_equal(syscache_list(sc, CACHE_ATTRIBUTE_NUM, 1, &k, &l),
                      KEEL_OK);
     assert_ptr_equal(l, l2);
     syscache_list_release(sc, l);
     syscache_list_release(sc, l2);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_close(f);
 }
 
@@ -707,8 +711,7 @@ static void test_refcount_dead(void **state)
     /* Invalidate it through the queue. */
     inval_queue_append_one(f->q, CACHE_NAMESPACE_OID,
                            syscache_hash(sc, CACHE_NAMESPACE_OID, &k));
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_begin(f, 0);
     assert_true(e->dead);
     assert_string_equal(((const catalog_namespace *)syscache_row(e))->name,
@@ -745,8 +748,7 @@ static void test_refcount_dead(void **state)
     assert_int_equal(st.bytes, st.bucket_bytes);
     assert_int_equal(st.bytes, st0.bytes);
     assert_int_equal(st.positive_bytes + st.negative_bytes + st.list_bytes, 0);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_close(f);
 }
 
@@ -766,8 +768,7 @@ static void test_inval_queue(void **state)
         KEEL_ENOENT);
     assert_int_equal(syscache_search1(b, CACHE_NAMESPACE_OID, 21000, &e),
                      KEEL_ENOENT);
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
 
     /* A creates it; its own caches see it before commit. */
     fx_begin(f, 0);
@@ -785,8 +786,7 @@ static void test_inval_queue(void **state)
     assert_int_equal(
         syscache_search1(b, CACHE_NAMESPACE_NAME, SYSCACHE_NAME("n1"), &e),
         KEEL_ENOENT);
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
 
     fx_commit(f, 0);
 
@@ -800,8 +800,7 @@ static void test_inval_queue(void **state)
     assert_int_equal(syscache_search1(b, CACHE_NAMESPACE_OID, 21000, &e),
                      KEEL_OK);
     syscache_release(b, e);
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
 
     /* A drops it but aborts: A's caches forget what they saw. */
     fx_begin(f, 0);
@@ -825,8 +824,7 @@ static void test_inval_queue(void **state)
         KEEL_ENOENT);
     assert_int_equal(syscache_search1(b, CACHE_NAMESPACE_OID, 21000, &e),
                      KEEL_ENOENT);
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
     fx_close(f);
 }
 
@@ -854,14 +852,13 @@ static void test_update_old_key(void **state)
     assert_int_equal(
         syscache_search1(b, CACHE_NAMESPACE_NAME, SYSCACHE_NAME("after"), &e),
         KEEL_ENOENT);
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
     /* A renames it. */
     fx_begin(f, 0);
     fx_write(f, 0);
-    assert_int_equal(catalog_namespace_by_name(f->db->cat, &f->s[0].ct,
-                                               "before", &r),
-                     KEEL_OK);
+    assert_int_equal(
+        catalog_namespace_by_name(f->db->cat, &f->s[0].ct, "before", &r),
+        KEEL_OK);
     snprintf(r.name, sizeof(r.name), "after");
     catalog_namespace_values(&r, vals);
     assert_int_equal(
@@ -879,8 +876,7 @@ static void test_update_old_key(void **state)
         KEEL_OK);
     assert_int_equal(((const catalog_namespace *)syscache_row(e))->oid, 21500);
     syscache_release(b, e);
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
     /* Clean up for the tests that share the database. */
     fx_begin(f, 0);
     assert_int_equal(fx_ns_delete(f, 0, "after"), KEEL_OK);
@@ -904,8 +900,7 @@ static void test_queue_overflow(void **state)
     for (oid_t o2 = 30000; o2 < 30010; o2++)
         assert_int_equal(syscache_search1(b, CACHE_NAMESPACE_OID, o2, &e),
                          KEEL_ENOENT);
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
     for (int i = 0; i < 10; i++)
         inval_queue_append_one(f->q, CACHE_CLASS_OID, (uint32_t)i);
     fx_begin(f, 1);
@@ -922,8 +917,7 @@ static void test_queue_overflow(void **state)
     syscache_release(b, e);
     /* A transaction with more messages than the queue holds appends a
      * reset for everyone. */
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
     fx_begin(f, 0);
     for (int i = 0; i < 6; i++) {
         char name[16];
@@ -936,8 +930,7 @@ static void test_queue_overflow(void **state)
     assert_int_equal(syscache_search1(b, CACHE_NAMESPACE_OID, 40003, &e),
                      KEEL_OK);
     syscache_release(b, e);
-    syscache_txn_end(b);
-    txn_abort(f->s[1].ts);
+    fx_end(f, 1);
     fx_close(f);
 }
 
@@ -967,8 +960,7 @@ static void test_prune_age(void **state)
     for (oid_t k = 50000; k < 50030; k++)
         assert_int_equal(syscache_search1(sc, CACHE_NAMESPACE_OID, k, &e),
                          KEEL_ENOENT);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
 
     /* Within the min age: the cache grows, nothing is pruned. */
     f->now = 1005;
@@ -980,8 +972,7 @@ static void test_prune_age(void **state)
     assert_int_equal(st.age_prunes, 0);
     assert_int_equal(st.negative_entries, 35);
     assert_true(st.bucket_bytes > st0.bucket_bytes); /* grew to 32 */
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
 
     /* Much later: five of the old ones are used again, then new entries
      * push the cache to its next doubling (more than 64 entries). */
@@ -1017,8 +1008,7 @@ static void test_prune_age(void **state)
 
     /* Everything was used again since the last prune: the next prune
      * records the uses and removes nothing, and the cache doubles. */
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     f->now = 3000;
     fx_begin(f, 0);
     st0 = stats_of(sc);
@@ -1029,8 +1019,7 @@ static void test_prune_age(void **state)
     assert_int_equal(st.age_prunes, 30);
     assert_true(st.bucket_bytes > st0.bucket_bytes); /* 64 buckets */
     assert_int_equal(st.entries, 76);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
 
     /* At the next prune, all of those are too old, the entry that was
      * held among them. */
@@ -1043,8 +1032,7 @@ static void test_prune_age(void **state)
     assert_int_equal(st.age_prunes, 30 + 76);
     assert_int_equal(st.positive_entries, 0);
     assert_int_equal(st.negative_entries, 60);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_close(f);
 }
 
@@ -1143,8 +1131,7 @@ static void test_memory_target_flood(void **state)
     st = stats_of(sc);
     assert_int_equal(st.bytes, st.bucket_bytes);
     assert_int_equal(st.entries, 0);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_close(f);
 }
 
@@ -1192,8 +1179,7 @@ static void test_hot_set_fits_default(void **state)
     assert_true(st.bytes <= o.memory_target);
     print_message("hot set of %u attribute entries: %llu bytes\n", n,
                   (unsigned long long)st.bytes);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_close(f);
 }
 
@@ -1229,10 +1215,9 @@ static void test_accounting(void **state)
     syscache_release(sc, e);
     st = stats_of(sc);
     /* Name copies start on a 16-byte boundary. */
-    assert_int_equal(st.positive_bytes,
-                     align16(sizeof(catcache_entry) +
-                             sizeof(catalog_namespace)) +
-                         strlen("public") + 1);
+    assert_int_equal(st.positive_bytes, align16(sizeof(catcache_entry) +
+                                                sizeof(catalog_namespace)) +
+                                            strlen("public") + 1);
     assert_int_equal(st.by_cache_bytes[CACHE_NAMESPACE_NAME],
                      st0.by_cache_bytes[CACHE_NAMESPACE_NAME] +
                          st.positive_bytes);
@@ -1269,8 +1254,7 @@ static void test_accounting(void **state)
     assert_int_equal(st.bytes, st.bucket_bytes);
     assert_int_equal(st.positive_bytes + st.negative_bytes + st.list_bytes, 0);
     assert_int_equal(st.entries + st.lists, 0);
-    syscache_txn_end(sc);
-    txn_abort(f->s[0].ts);
+    fx_end(f, 0);
     fx_close(f);
 }
 
@@ -1455,8 +1439,7 @@ static void run_random(uint64_t seed, const syscache_options *o, uint32_t qcap,
                     memcpy(&held_row[i], syscache_row(held[i]),
                            sizeof(held_row[i]));
             }
-            syscache_txn_end(f->s[i].sc);
-            txn_abort(f->s[i].ts);
+            fx_end(f, i);
         } else if (kind < 9) { /* a writing one, checked as it goes */
             int nch = 1 + (int)(tu_rand(&seed) % 6);
             fx_begin(f, i);
