@@ -6,13 +6,18 @@
  * Measures, each as the median of several rounds with min and max, for
  * uniformly random aids, one session, every page resident:
  *   lookup_ns       the full lookup: btree_lookup_heap() on
- *                   pgbench_accounts_pkey (the B-tree descent, with pins
- *                   and share locks, prefetching the heap row it predicts)
- *                   + heap_fetch_cols() of the row's first three columns
- *                   (aid, bid, abalance) with the visibility check against
- *                   the benchmark transaction's snapshot, abalance taken out
- *   lookup_unhinted_ns  the same with btree_lookup(): no heap prefetch, the
- *                   heap page's misses start when the leaf's have ended
+ *                   pgbench_accounts_pkey with the session's directory of
+ *                   the index (the leaf, with a pin and a share lock,
+ *                   entered from the directory, the heap row it predicts
+ *                   prefetched first) + heap_fetch_cols() of the row's
+ *                   first three columns (aid, bid, abalance) with the
+ *                   visibility check against the benchmark transaction's
+ *                   snapshot, abalance taken out
+ *   lookup_root_ns  the same without the directory: the descent from the
+ *                   root, a pin and a share lock on every level
+ *   lookup_unhinted_ns  the same with btree_lookup(): from the root, and no
+ *                   heap prefetch, the heap page's misses starting when the
+ *                   leaf's have ended
  *   fetch_row_ns    lookup_ns with heap_fetch(), which copies the whole row
  *                   and decodes every column (what keel_lookup() does)
  *   keel_lookup_ns  keel_lookup() (in the same transaction), which also
@@ -63,6 +68,7 @@ typedef struct lookup_env {
     engine_table *t;
     catalog_txn ct;
     btree *bt;
+    btree_dir *dir; /* the session's directory of bt */
     heap_row row;
     int32_t accounts;
 } lookup_env;
@@ -147,6 +153,11 @@ static int env_open(lookup_env *env, const char *dir, uint32_t pool_mb)
         return rc;
     }
     env->bt = env->t->ih[pi]->bt;
+    env->dir = engine_index_dir(s, env->bt);
+    if (env->dir == NULL) {
+        fprintf(stderr, "keel bench lookup: out of memory\n");
+        return KEEL_ENOMEM;
+    }
     env->accounts = (int32_t)env->t->rel.tuples;
     if (env->accounts <= 0) {
         fprintf(stderr,
@@ -176,6 +187,7 @@ static void env_close(lookup_env *env)
 /* What lookup_one() does. */
 typedef enum lookup_mode {
     LOOKUP_HINTED,   /* btree_lookup_heap() + heap_fetch_cols() */
+    LOOKUP_ROOT,     /* the same without the directory */
     LOOKUP_UNHINTED, /* btree_lookup() + heap_fetch_cols() */
     LOOKUP_WHOLE_ROW /* btree_lookup_heap() + heap_fetch() */
 } lookup_mode;
@@ -198,7 +210,8 @@ static inline int32_t lookup_one(lookup_env *env, int32_t aid, lookup_mode mode,
     key.v.i4 = aid;
     rc = mode == LOOKUP_UNHINTED
              ? btree_lookup(env->bt, bs, &key, &t)
-             : btree_lookup_heap(env->bt, bs, &key, &env->t->h->heap, &t,
+             : btree_lookup_heap(env->bt, bs, &key, &env->t->h->heap,
+                                 mode == LOOKUP_ROOT ? NULL : env->dir, &t,
                                  guessed);
     if (found != NULL)
         *found = t;
@@ -334,8 +347,9 @@ int bench_lookup_main(int argc, char **argv)
     lookup_env env;
     char tmp[4096];
     bool own_dir = false;
-    double lk[MAX_ROUNDS], un[MAX_ROUNDS], fr[MAX_ROUNDS], kl[MAX_ROUNDS],
-        ld[MAX_ROUNDS];
+    double lk[MAX_ROUNDS], rt[MAX_ROUNDS], un[MAX_ROUNDS], fr[MAX_ROUNDS],
+        kl[MAX_ROUNDS], ld[MAX_ROUNDS];
+    btree_dir_stats ds;
     chase ch;
     double guess_rate, guess_exact;
     uint64_t rng = UINT64_C(0x2545F4914F6CDD1D), n, nk;
@@ -396,6 +410,7 @@ int bench_lookup_main(int argc, char **argv)
     fflush(stdout);
     for (int r = 0; r < o.rounds; r++) {
         lk[r] = measure_lookup(&env, n, &rng, LOOKUP_HINTED);
+        rt[r] = measure_lookup(&env, n, &rng, LOOKUP_ROOT);
         un[r] = measure_lookup(&env, n, &rng, LOOKUP_UNHINTED);
         fr[r] = measure_lookup(&env, n / 2, &rng, LOOKUP_WHOLE_ROW);
         kl[r] = measure_keel_lookup(&env, nk, &rng);
@@ -404,6 +419,7 @@ int bench_lookup_main(int argc, char **argv)
     }
     measure_guesses(&env, n / 10, &rng, &guess_rate, &guess_exact);
     bench_stat s_lk = bench_stat_of(lk, o.rounds);
+    bench_stat s_rt = bench_stat_of(rt, o.rounds);
     bench_stat s_un = bench_stat_of(un, o.rounds);
     bench_stat s_ld = bench_stat_of(ld, o.rounds);
     bench_stat s_fr = bench_stat_of(fr, o.rounds);
@@ -411,8 +427,10 @@ int bench_lookup_main(int argc, char **argv)
     bench_table_header(&results_table);
     bench_table_row(&results_table, "lookup_ns", s_lk, "ns",
                     "btree_lookup_heap + heap_fetch_cols (aid..abalance)");
+    bench_table_row(&results_table, "lookup_root_ns", s_rt, "ns",
+                    "the same from the root, without the directory");
     bench_table_row(&results_table, "lookup_unhinted_ns", s_un, "ns",
-                    "the same without the heap prefetch (btree_lookup)");
+                    "from the root, no heap prefetch (btree_lookup)");
     bench_table_row(&results_table, "fetch_row_ns", s_fr, "ns",
                     "btree_lookup_heap + heap_fetch (whole row)");
     bench_table_row(&results_table, "keel_lookup_ns", s_kl, "ns",
@@ -422,6 +440,13 @@ int bench_lookup_main(int argc, char **argv)
     printf("heap row predicted for %.1f%% of lookups, %.2f%% of those exactly"
            "\n",
            100.0 * guess_rate, 100.0 * guess_exact);
+    btree_dir_stats_get(env.dir, &ds);
+    printf("the directory: %u entries leading to level %u, %zu bytes; "
+           "built %llu times, %llu moves right in %llu lookups, %llu back to "
+           "the root\n",
+           ds.entries, ds.level, ds.bytes, (unsigned long long)ds.builds,
+           (unsigned long long)ds.moves, (unsigned long long)ds.uses,
+           (unsigned long long)ds.fallbacks);
     mem_free_pages(ch.mem, CHASE_BYTES);
     env_close(&env);
     if (own_dir)
@@ -442,6 +467,8 @@ int bench_lookup_main(int argc, char **argv)
                 (unsigned long long)n);
         bench_json_stat(f, "lookup_ns", s_lk);
         fputs(",\n  ", f);
+        bench_json_stat(f, "lookup_root_ns", s_rt);
+        fputs(",\n  ", f);
         bench_json_stat(f, "lookup_unhinted_ns", s_un);
         fputs(",\n  ", f);
         bench_json_stat(f, "fetch_row_ns", s_fr);
@@ -451,8 +478,13 @@ int bench_lookup_main(int argc, char **argv)
         bench_json_stat(f, "random_load_ns", s_ld);
         fprintf(f,
                 ",\n  \"heap_guess_rate\": %.6f,\n"
-                "  \"heap_guess_exact\": %.6f\n}\n",
-                guess_rate, guess_exact);
+                "  \"heap_guess_exact\": %.6f,\n"
+                "  \"dir_entries\": %u,\n  \"dir_level\": %u,\n"
+                "  \"dir_bytes\": %zu,\n  \"dir_uses\": %llu,\n"
+                "  \"dir_moves\": %llu,\n  \"dir_fallbacks\": %llu\n}\n",
+                guess_rate, guess_exact, ds.entries, ds.level, ds.bytes,
+                (unsigned long long)ds.uses, (unsigned long long)ds.moves,
+                (unsigned long long)ds.fallbacks);
         if (fclose(f) != 0) {
             fprintf(stderr, "keel bench lookup: cannot write %s\n", o.json);
             return 1;

@@ -12,10 +12,12 @@
  *                           keel_attribute by (relid, "abalance");
  *                           keel_statistic by (relid, attnum, false);
  *                           the list of keel_index rows of relid
- *   btree_lookup_heap()     root-to-leaf descent of pgbench_accounts_pkey,
- *                           a pin and share lock per level; the heap row,
- *                           predicted from the leaf's bounds, prefetched
- *                           before the leaf is read
+ *   btree_lookup_heap()     pgbench_accounts_pkey's leaf, found in the
+ *                           session's directory of the index (no pin or
+ *                           lock on the root or level 1), pinned and
+ *                           share-locked; the heap row, predicted from the
+ *                           leaf's bounds, prefetched before the leaf is
+ *                           read
  *   heap_fetch_cols()       the heap page's pin and share lock, the
  *                           visibility check against the snapshot, the
  *                           row's columns up to abalance decoded
@@ -238,7 +240,8 @@ int select_txn_run(select_client *c, int32_t aid, const char *probe,
         rc = txn_visibility(s->ts, &vis, &bs->err);
     if (rc == KEEL_OK) {
         key.v.i4 = aid;
-        rc = btree_lookup_heap(c->pkey->bt, bs, &key, &c->heap->heap, &t, NULL);
+        rc = btree_lookup_heap(c->pkey->bt, bs, &key, &c->heap->heap,
+                               engine_index_dir(s, c->pkey->bt), &t, NULL);
         /* Only the columns up to abalance are decoded (aid, to recheck
          * the key, is the first). */
         if (rc == KEEL_OK)

@@ -1,9 +1,11 @@
 # Runs `keel bench lookup --quick` (a scale-1 database in a temporary
 # directory) and checks that it succeeds and writes JSON with lookup_ns,
-# lookup_unhinted_ns, fetch_row_ns, keel_lookup_ns and random_load_ns, each
-# {median, min, max, rounds} with positive times, and that on pgbench's
-# freshly loaded accounts the B-tree predicted the heap row for at least
-# 99% of lookups and got every prediction right.
+# lookup_root_ns, lookup_unhinted_ns, fetch_row_ns, keel_lookup_ns and
+# random_load_ns, each {median, min, max, rounds} with positive times; that
+# on pgbench's freshly loaded accounts the B-tree predicted the heap row
+# for at least 99% of lookups and got every prediction right; and that the
+# session's directory held the leaves' downlinks (one per leaf of a
+# 100,000-row index) and never sent a lookup back to the root.
 include(${CMAKE_CURRENT_LIST_DIR}/bench_json.cmake)
 execute_process(
   COMMAND ${KEEL} bench lookup --quick --rounds 3 --pool-mb 64 --json ${OUT}
@@ -12,8 +14,21 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "keel bench lookup failed (${rc}):\n${out}\n${err}")
 endif()
 file(READ ${OUT} json)
-keel_check_bench_stats("${json}" 3 lookup_ns lookup_unhinted_ns fetch_row_ns
-  keel_lookup_ns random_load_ns)
+keel_check_bench_stats("${json}" 3 lookup_ns lookup_root_ns lookup_unhinted_ns
+  fetch_row_ns keel_lookup_ns random_load_ns)
+string(JSON dir_entries GET "${json}" dir_entries)
+string(JSON dir_level GET "${json}" dir_level)
+string(JSON dir_fallbacks GET "${json}" dir_fallbacks)
+string(JSON dir_uses GET "${json}" dir_uses)
+if(dir_entries LESS 100 OR dir_entries GREATER 1000 OR NOT dir_level EQUAL 0)
+  message(FATAL_ERROR
+    "directory: ${dir_entries} entries to level ${dir_level}, not 100..1000 "
+    "leaves")
+endif()
+if(NOT dir_fallbacks EQUAL 0 OR dir_uses LESS 100000)
+  message(FATAL_ERROR
+    "directory: ${dir_fallbacks} lookups back to the root of ${dir_uses}")
+endif()
 string(JSON rate GET "${json}" heap_guess_rate)
 string(JSON exact GET "${json}" heap_guess_exact)
 if(NOT rate GREATER_EQUAL 0.99 OR NOT rate LESS_EQUAL 1)

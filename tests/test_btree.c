@@ -8,7 +8,9 @@
  * each run.  Then: unique indexes (KEEL_EUNIQUE, the is_live callback,
  * nulls), duplicates in tid order, prefix bounds, bulk build (100k
  * entries; unsorted and duplicate input rejected), btree_lookup()'s
- * integer path against btree_search() for every integer key type,
+ * integer path against btree_search() for every integer key type, from the
+ * root and from a session's directory (btree_dir: leaf level or level 1,
+ * stale after splits and appends, rebuilt, shared by two indexes),
  * persistence through a checkpoint and reopen, argument errors, and the
  * checker catching keys put out of order and a page corrupted on disk.
  */
@@ -988,13 +990,59 @@ static uint32_t scan_equal(fixture *f, btree *bt, const keel_value *k,
     return n;
 }
 
+/* ---- the session's directory ------------------------------------------- */
+
+/*
+ * Every int4 key in [lo, hi] by step: btree_lookup_heap() and
+ * btree_search_heap() through d give what a range scan (the general
+ * comparison, from the root) gives: the same first tid, every tid in
+ * order, the count.
+ */
+static void check_dir_agrees(fixture *f, btree *bt, btree_dir *d, int64_t lo,
+                             int64_t hi, int64_t step)
+{
+    for (int64_t x = lo; x <= hi; x += step) {
+        keel_value k = {.isnull = false, .v.i4 = (int32_t)x};
+        tid want[8], got[8], t;
+        uint32_t n = scan_equal(f, bt, &k, want, 8), count;
+        int rc = btree_lookup_heap(bt, f->s, &k, NULL, d, &t, NULL);
+
+        if (n == 0) {
+            assert_int_equal(rc, KEEL_ENOENT);
+        } else {
+            assert_int_equal(rc, KEEL_OK);
+            assert_int_equal(tid_compare(t, want[0]), 0);
+        }
+        CHECK_OK(
+            f, btree_search_heap(bt, f->s, &k, NULL, d, got, 8, &count, NULL));
+        assert_int_equal(count, n);
+        for (uint32_t i = 0; i < n && i < 8; i++)
+            assert_int_equal(tid_compare(got[i], want[i]), 0);
+    }
+}
+
+/* The i-th tid of a run starting at block base, 200 to a block. */
+static tid uniq_tid(blocknum_t base, int32_t i)
+{
+    return (tid){.block = base + (blocknum_t)(i / 200),
+                 .offset = (uint16_t)(i % 200 + 1)};
+}
+
+static btree_dir_stats dir_stats(const btree_dir *d)
+{
+    btree_dir_stats st;
+
+    btree_dir_stats_get(d, &st);
+    return st;
+}
+
 /*
  * btree_lookup() and btree_search() on each integer key type (they
- * compare keys as integers) agree with a range scan (the general
- * comparison): negative values and the types' extremes, duplicates spread
- * over pages (every tid, in order, and their count when more than fit),
- * null keys (which sort last), absent keys, in a tree grown by random
- * inserts.
+ * compare keys as integers), from the root and from a directory, agree
+ * with a range scan (the general comparison): negative values and the
+ * types' extremes, duplicates spread over pages (every tid, in order, and
+ * their count when more than fit), null keys (which sort last, and end
+ * the directory), absent keys, in a tree grown by random inserts.
  */
 static void test_lookup_int_types(void **state)
 {
@@ -1003,7 +1051,9 @@ static void test_lookup_int_types(void **state)
     const int64_t extremes[] = {INT16_MIN, INT16_MAX, INT32_MIN, INT32_MAX,
                                 UINT32_MAX};
     enum { N = 30000, SPAN = 3000 };
+    btree_dir *dir = btree_dir_new(0);
 
+    assert_non_null(dir);
     for (int ti = 0; ti < 4; ti++) {
         tuple_desc *d = desc_of(1, &types[ti]);
         relnumber_t rel = REL_IDX + 1 + (relnumber_t)ti;
@@ -1050,7 +1100,19 @@ static void test_lookup_int_types(void **state)
                 assert_int_equal(rc, KEEL_OK);
                 assert_int_equal(tid_compare(t, want[0]), 0);
             }
+            /* The same entered from the directory. */
+            CHECK_OK(f, btree_search_heap(bt, f->s, &k, NULL, dir, tids, 64,
+                                          &count, NULL));
+            assert_int_equal(count, n);
+            for (uint32_t i = 0; i < n && i < 64; i++)
+                assert_int_equal(tid_compare(tids[i], want[i]), 0);
+            rc = btree_lookup_heap(bt, f->s, &k, NULL, dir, &t, NULL);
+            assert_int_equal(rc, n == 0 ? KEEL_ENOENT : KEEL_OK);
+            if (n > 0)
+                assert_int_equal(tid_compare(t, want[0]), 0);
         }
+        assert_true(btree_dir_is_for(dir, bt));
+        assert_true(dir_stats(dir).entries >= 2);
         k = (keel_value){.isnull = true};
         CHECK_OK(f, btree_search(bt, f->s, &k, tids, 1, &count));
         assert_int_equal(count, N / 50);
@@ -1061,6 +1123,130 @@ static void test_lookup_int_types(void **state)
         tupdesc_free(d);
         pool_close(f);
     }
+    btree_dir_free(dir);
+}
+
+/*
+ * A directory starts lookups below the root and gives the answers of the
+ * descent from the root: over a three-level tree, with the leaf level
+ * (default size) or, when that does not fit, level 1; after splits have
+ * made it stale (moving right, then rebuilt once moves are frequent);
+ * after rows were appended past its last leaf (back to the root); as the
+ * tree grows from a single leaf (nothing held, then rebuilt when the root
+ * gains a level); and shared by two indexes in turn (rebuilt at each
+ * switch).
+ */
+static void test_dir(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT4};
+    tuple_desc *d4 = desc_of(1, types);
+    seq_input in = {.i = 0, .n = 300000, .swap_at = -10};
+    btree *bt = NULL, *small = NULL;
+    btree_dir *d = btree_dir_new(0), *d64 = btree_dir_new(64),
+              *tail = btree_dir_new(0);
+    btree_dir_stats st;
+    keel_value k = {.isnull = false};
+    uint64_t builds;
+    tid t;
+
+    assert_non_null(d);
+    assert_non_null(d64);
+    assert_non_null(tail);
+    pool_open(f, 1024);
+    /* Keys 0, 2, .., 599998. */
+    CHECK_OK(f,
+             btree_build(f->s, REL_IDX, d4, false, seq_next, &in, &bt, NULL));
+    assert_int_equal(root_level(f, REL_IDX), 2);
+
+    check_dir_agrees(f, bt, d, -5, 600005, 37);
+    st = dir_stats(d);
+    assert_int_equal(st.level, 0);
+    assert_in_range(st.entries, 500, 1500); /* one per leaf */
+    assert_int_equal(st.builds, 1);
+    assert_int_equal(st.fallbacks, 0);
+    assert_true(btree_dir_is_for(d, bt));
+    assert_in_range(st.bytes, 20 * st.entries, 20 * st.entries + 1024);
+
+    /* 64 entries hold level 1's downlinks, not the leaves'. */
+    check_dir_agrees(f, bt, d64, -5, 600005, 97);
+    st = dir_stats(d64);
+    assert_int_equal(st.level, 1);
+    assert_in_range(st.entries, 2, 64);
+
+    /* Splits: the odd keys below 40000 go into the first leaves. */
+    CHECK_OK(f, btree_lookup_heap(bt, f->s, &k, NULL, tail, &t, NULL));
+    for (int32_t x = 1; x < 40000; x += 2) {
+        k.v.i4 = x;
+        CHECK_OK(f, btree_insert(bt, f->s, &k, uniq_tid(10000, x), NULL, NULL));
+    }
+    builds = dir_stats(d).builds;
+    check_dir_agrees(f, bt, d, -5, 45000, 1);
+    st = dir_stats(d);
+    assert_true(st.moves > 0);
+    assert_true(st.builds > builds); /* moves were frequent: rebuilt */
+    check_dir_agrees(f, bt, d64, -5, 45000, 3);
+
+    /* Rows appended past the last leaf the directory knows: the lookup of
+     * the last one would move right over many leaves, so it starts over
+     * from the root. */
+    for (int32_t x = 600000; x < 610000; x++) {
+        k.v.i4 = x;
+        CHECK_OK(f, btree_insert(bt, f->s, &k, uniq_tid(20000, x - 600000),
+                                 NULL, NULL));
+    }
+    k.v.i4 = 609999;
+    CHECK_OK(f, btree_lookup_heap(bt, f->s, &k, NULL, tail, &t, NULL));
+    assert_int_equal(tid_compare(t, uniq_tid(20000, 9999)), 0);
+    st = dir_stats(tail);
+    assert_int_equal(st.builds, 1);
+    assert_int_equal(st.fallbacks, 1);
+    check_dir_agrees(f, bt, tail, 599990, 610010, 1);
+    assert_check_clean(f, REL_IDX, 300000 + 20000 + 10000);
+
+    /* A tree that is one leaf: nothing to hold; once the root has
+     * children, the directory is rebuilt. */
+    CHECK_OK(f, btree_create(f->s, REL_IDX + 50, d4, true, &small));
+    for (int32_t x = 0; x < 100; x++) {
+        k.v.i4 = x;
+        CHECK_OK(f,
+                 btree_insert(small, f->s, &k, uniq_tid(30000, x), NULL, NULL));
+    }
+    check_dir_agrees(f, small, d, -2, 102, 1);
+    st = dir_stats(d);
+    assert_true(btree_dir_is_for(d, small));
+    assert_int_equal(st.entries, 0);
+    builds = st.builds;
+    for (int32_t x = 100; x < 5000; x++) {
+        k.v.i4 = x;
+        CHECK_OK(f,
+                 btree_insert(small, f->s, &k, uniq_tid(30000, x), NULL, NULL));
+    }
+    assert_int_equal(root_level(f, REL_IDX + 50), 1);
+    check_dir_agrees(f, small, d, -2, 5002, 1);
+    st = dir_stats(d);
+    assert_int_equal(st.builds, builds + 1);
+    assert_true(st.entries >= 2);
+    assert_int_equal(st.level, 0);
+
+    /* One directory for two indexes in turn: right answers, a build at
+     * each switch. */
+    builds = st.builds;
+    for (int i = 0; i < 6; i++) {
+        btree *which = i % 2 ? small : bt;
+        check_dir_agrees(f, which, d, 1000 + i, 1100, 9);
+        assert_true(btree_dir_is_for(d, which));
+    }
+    assert_int_equal(dir_stats(d).builds, builds + 6);
+
+    btree_dir_free(d);
+    btree_dir_free(d64);
+    btree_dir_free(tail);
+    btree_dir_free(NULL);
+    btree_close(bt);
+    btree_close(small);
+    tupdesc_free(d4);
+    pool_close(f);
 }
 
 static void test_bulk_build_rejects(void **state)
@@ -1346,6 +1532,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bulk_build, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_skewed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_int_types, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_build_rejects, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),

@@ -12,7 +12,8 @@
  *    readers take the integer path of btree_lookup(), btree_lookup_heap()
  *    and btree_search_heap() in turn (the latter two reading the
  *    separators' tids and guessing rows while pages split: same answers,
- *    and the guesses are tids).
+ *    and the guesses are tids), the latter two also entered from each
+ *    reader's directory (btree_dir), which the splits keep making stale.
  * 2. Threads insert the same keys into a unique index at the same time:
  *    exactly one insert per key succeeds, the others get KEEL_EUNIQUE.
  *
@@ -130,6 +131,7 @@ typedef struct worker {
     shared *sh;
     int id;
     uint64_t ops;
+    btree_dir_stats dir; /* a reader's directory, at its end */
 } worker;
 
 static void fail_once(shared *sh, const char *msg)
@@ -226,9 +228,13 @@ static void *reader_main(void *arg)
     uint64_t rng = 0x9E3779B97F4A7C15ull * (uint64_t)(wk->id + 1);
     keel_value vals[2];
     char buf[PAD_LEN], msg[256];
+    /* Readers' directories hold the leaves' downlinks, or (odd readers,
+     * 8 entries at most) those of a level further up. */
+    btree_dir *dir = btree_dir_new(wk->id % 2 ? 8 : 0);
     kerr e;
 
-    if (buf_session_create(sh->pool, &s, &e) != KEEL_OK) {
+    if (dir == NULL || buf_session_create(sh->pool, &s, &e) != KEEL_OK) {
+        btree_dir_free(dir);
         fail_once(sh, "reader: no session");
         return NULL;
     }
@@ -252,19 +258,25 @@ static void *reader_main(void *arg)
         make_key(k, vals, buf);
         if (sh->int_key) {
             /* The integer path, right-links included: btree_lookup(),
-             * btree_lookup_heap() and btree_search_heap() in turn. */
+             * btree_lookup_heap() and btree_search_heap() in turn, the
+             * latter two from the root and from the reader's directory,
+             * which splits keep making stale. */
             tid g = {0, 0};
             int rc = KEEL_OK;
             count = 1; /* what the searches must find */
-            switch (wk->ops % 3) {
+            switch (wk->ops % 5) {
             case 0:
                 rc = btree_lookup(sh->bt, s, vals, &got[0]);
                 break;
             case 1:
-                rc = btree_lookup_heap(sh->bt, s, vals, &sh->heap, &got[0], &g);
+            case 3:
+                rc = btree_lookup_heap(sh->bt, s, vals, &sh->heap,
+                                       wk->ops % 5 == 3 ? dir : NULL, &got[0],
+                                       &g);
                 break;
             default:
-                rc = btree_search_heap(sh->bt, s, vals, &sh->heap, got, 4,
+                rc = btree_search_heap(sh->bt, s, vals, &sh->heap,
+                                       wk->ops % 5 == 4 ? dir : NULL, got, 4,
                                        &count, &g);
                 break;
             }
@@ -309,6 +321,8 @@ static void *reader_main(void *arg)
         }
         wk->ops++;
     }
+    btree_dir_stats_get(dir, &wk->dir);
+    btree_dir_free(dir);
     buf_session_destroy(s);
     return NULL;
 }
@@ -359,6 +373,21 @@ static void run_writers_and_readers(fixture *f, bool int_key)
                   (unsigned long long)w[NWRITERS].ops,
                   (unsigned long long)w[NWRITERS + 1].ops,
                   (unsigned long long)w[NWRITERS + 2].ops);
+    if (int_key) {
+        for (int i = NWRITERS; i < NWRITERS + NREADERS; i++) {
+            const btree_dir_stats *ds = &w[i].dir;
+            print_message(
+                "reader %d's directory: %llu lookups, %llu builds, "
+                "%llu moves right, %llu back to the root, at the "
+                "end %u entries to level %u\n",
+                i - NWRITERS, (unsigned long long)ds->uses,
+                (unsigned long long)ds->builds, (unsigned long long)ds->moves,
+                (unsigned long long)ds->fallbacks, ds->entries, ds->level);
+            /* Two lookups in five asked for it, and it was built. */
+            assert_true(ds->uses >= 2 * (w[i].ops / 5));
+            assert_true(ds->builds >= 1);
+        }
+    }
 
     /* Everything is there exactly once, and the tree is sound. */
     for (int wr = 0; wr < NWRITERS; wr++) {

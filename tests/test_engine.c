@@ -2,7 +2,8 @@
  * test_engine.c: the public API end to end: create and open, DDL, rows of
  * every type, lookups, scans, updates, deletes, reopen, aborted DDL,
  * concurrent writers, bad inputs, bad directories, xid reservation,
- * dropping a table with its indexes, bulk loads.
+ * dropping a table with its indexes, bulk loads, lookups through the
+ * session's index directories.
  */
 #include "testutil.h"
 
@@ -717,11 +718,111 @@ static void test_lookup_many_versions(void **state)
     tu_dir_remove(dir);
 }
 
+/* Fills table s1.<name> (columns id, v int4; pk id) with ids 1..n, v =
+ * id * mult, in one transaction. */
+static void fill_pair_table(keel_session *s, const char *name, int n, int mult)
+{
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                       {"v", KEEL_INT4, 0, true}};
+    uint16_t pk = 1;
+    keel_value v[2];
+
+    assert_int_equal(keel_create_table(s, "s1", name, cols, 2, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    for (int i = 1; i <= n; i++) {
+        v[0] = vi4(i);
+        v[1] = vi4(i * mult);
+        assert_int_equal(keel_insert(s, "s1", name, v), KEEL_OK);
+    }
+    assert_int_equal(keel_commit(s), KEEL_OK);
+}
+
+/* Looks up id in s1.<name>: found (with v = id * mult) or not. */
+static void expect_pair(keel_session *s, const char *name, int id, int mult,
+                        bool present)
+{
+    keel_value key = vi4(id), out[2];
+    bool found;
+
+    assert_int_equal(keel_lookup(s, "s1", name, &key, out, &found), KEEL_OK);
+    assert_int_equal(found, present);
+    if (present) {
+        assert_int_equal(out[0].v.i4, id);
+        assert_int_equal(out[1].v.i4, id * mult);
+    }
+}
+
+/*
+ * Lookups through the session's index directories: six tables of several
+ * leaves each (more indexes than a session keeps directories for), looked
+ * up in turn; a table dropped and made again under the same name; keys
+ * added by another session after the directory was built (splits); every
+ * answer right.
+ */
+static void test_lookup_directories(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s, *other;
+    keel_error e;
+    char name[16];
+    enum { TABLES = ENGINE_SESSION_DIRS + 2, ROWS = 1500 };
+
+    (void)state;
+    setup_db(dir, &db, &s, 1);
+    for (int t = 0; t < TABLES; t++) {
+        snprintf(name, sizeof(name), "p%d", t);
+        fill_pair_table(s, name, ROWS, t + 1);
+    }
+    for (int round = 0; round < 3; round++)
+        for (int t = 0; t < TABLES; t++) {
+            snprintf(name, sizeof(name), "p%d", t);
+            for (int id = round; id <= ROWS + 2; id += 7)
+                expect_pair(s, name, id, t + 1, id >= 1 && id <= ROWS);
+        }
+    /* Each directory was taken over by another index, and used. */
+    for (int i = 0; i < ENGINE_SESSION_DIRS; i++) {
+        btree_dir_stats st;
+        assert_non_null(s->dirs[i]);
+        btree_dir_stats_get(s->dirs[i], &st);
+        assert_true(st.builds >= 2);
+        assert_true(st.uses > 0);
+        assert_true(st.entries >= 2);
+        assert_int_equal(st.level, 0);
+    }
+
+    /* Made again: another index under the same names. */
+    assert_int_equal(keel_drop_table(s, "s1", "p0"), KEEL_OK);
+    fill_pair_table(s, "p0", ROWS / 2, 100);
+    for (int id = 0; id <= ROWS; id += 3)
+        expect_pair(s, "p0", id, 100, id >= 1 && id <= ROWS / 2);
+
+    /* Another session adds ids past the end and between (ids * 1000 + j):
+     * the first session's directory of p1 is stale, its answers not. */
+    expect_pair(s, "p1", 10, 2, true);
+    assert_int_equal(keel_session_begin(db, &other, &e), KEEL_OK);
+    assert_int_equal(keel_begin(other), KEEL_OK);
+    for (int id = ROWS + 1; id <= 3 * ROWS; id++) {
+        keel_value v[2] = {vi4(id), vi4(id * 2)};
+        assert_int_equal(keel_insert(other, "s1", "p1", v), KEEL_OK);
+    }
+    assert_int_equal(keel_commit(other), KEEL_OK);
+    keel_session_end(other);
+    for (int id = 1; id <= 3 * ROWS + 1; id++)
+        expect_pair(s, "p1", id, 2, id <= 3 * ROWS);
+
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_and_reopen),
         cmocka_unit_test(test_lookup_many_versions),
+        cmocka_unit_test(test_lookup_directories),
         cmocka_unit_test(test_aborted_ddl),
         cmocka_unit_test(test_drop_table_drops_indexes),
         cmocka_unit_test(test_load_table),

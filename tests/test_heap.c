@@ -1871,9 +1871,9 @@ static uint32_t lookup_guesses(fixture *f, btree *bt, const heap_rel *r,
         keel_value k = {.v.i4 = (int32_t)i};
         tid t, plain, g = {7, 7}, g2 = {7, 7}, all[2];
         uint32_t count = 0;
-        OK(f, btree_lookup_heap(bt, f->s, &k, r, &t, &g));
+        OK(f, btree_lookup_heap(bt, f->s, &k, r, NULL, &t, &g));
         OK(f, btree_lookup(bt, f->s, &k, &plain));
-        OK(f, btree_search_heap(bt, f->s, &k, r, all, 2, &count, &g2));
+        OK(f, btree_search_heap(bt, f->s, &k, r, NULL, all, 2, &count, &g2));
         assert_int_equal(count, 1);
         assert_true(tid_compare(all[0], want[i]) == 0);
         assert_true(tid_compare(g, g2) == 0);

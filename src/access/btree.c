@@ -986,6 +986,333 @@ done:
     return KEEL_OK;
 }
 
+/* ---- the session's directory of an internal level ---------------------- */
+
+/* Moves right at the directory's level one lookup may make before it
+ * gives up on the directory and descends from the root. */
+#define BT_DIR_MAX_MOVES 2
+/* Lookups after a build that found nothing to hold before the next. */
+#define BT_DIR_RETRY 4096
+
+/* The downlinks of one level, as collected: see struct btree_dir. */
+typedef struct bt_dir_level {
+    int64_t *keys;
+    tid *tids;
+    blocknum_t *child;
+    uint32_t n, cap;
+} bt_dir_level;
+
+struct btree_dir {
+    const btree *bt;      /* handle it was built through (NULL: none) */
+    relnumber_t rel;      /* and its index */
+    uint32_t level;       /* level of the pages the entries lead to */
+    uint32_t root_level;  /* the root's level when it was built */
+    uint32_t max;         /* most entries it may hold */
+    bt_dir_level e;       /* e.n == 0: nothing to use */
+    uint64_t uses, moves; /* since the last build */
+    btree_dir_stats stats;
+};
+
+btree_dir *btree_dir_new(uint32_t max_entries)
+{
+    btree_dir *d = calloc(1, sizeof(btree_dir));
+
+    if (d != NULL)
+        d->max = max_entries ? max_entries : BTREE_DIR_DEFAULT_ENTRIES;
+    return d;
+}
+
+static void bt_dir_level_free(bt_dir_level *l)
+{
+    free(l->keys);
+    free(l->tids);
+    free(l->child);
+    memset(l, 0, sizeof(*l));
+}
+
+void btree_dir_free(btree_dir *d)
+{
+    if (d == NULL)
+        return;
+    bt_dir_level_free(&d->e);
+    free(d);
+}
+
+bool btree_dir_is_for(const btree_dir *d, const btree *bt)
+{
+    return d->bt == bt && d->rel == bt->rel;
+}
+
+void btree_dir_stats_get(const btree_dir *d, btree_dir_stats *out)
+{
+    *out = d->stats;
+    out->level = d->level;
+    out->entries = d->e.n;
+    out->bytes =
+        sizeof(*d) +
+        (size_t)d->e.cap * (sizeof(int64_t) + sizeof(tid) + sizeof(blocknum_t));
+}
+
+/* Appends child c of low bound (has_key: key, t) to l; false when l
+ * holds max entries already or memory runs out. */
+static bool bt_dir_push(bt_dir_level *l, uint32_t max, bool has_key,
+                        int64_t key, tid t, blocknum_t c)
+{
+    if (l->n == max)
+        return false;
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? 2 * l->cap : 64;
+        int64_t *k;
+        tid *ts;
+        blocknum_t *ch;
+
+        if (cap > max)
+            cap = max;
+        if ((k = realloc(l->keys, cap * sizeof(*k))) != NULL)
+            l->keys = k;
+        if ((ts = realloc(l->tids, cap * sizeof(*ts))) != NULL)
+            l->tids = ts;
+        if ((ch = realloc(l->child, cap * sizeof(*ch))) != NULL)
+            l->child = ch;
+        if (k == NULL || ts == NULL || ch == NULL)
+            return false;
+        l->cap = cap;
+    }
+    /* Only the first entry, the level's leftmost page, has no bound. */
+    l->keys[l->n] = has_key ? key : INT64_MIN;
+    l->tids[l->n] = t;
+    l->child[l->n] = c;
+    l->n++;
+    return true;
+}
+
+/* Gives back l's room beyond its entries. */
+static void bt_dir_level_trim(bt_dir_level *l)
+{
+    int64_t *k;
+    tid *ts;
+    blocknum_t *ch;
+
+    if (l->n == 0 || l->n == l->cap)
+        return;
+    if ((k = realloc(l->keys, l->n * sizeof(*k))) != NULL)
+        l->keys = k;
+    if ((ts = realloc(l->tids, l->n * sizeof(*ts))) != NULL)
+        l->tids = ts;
+    if ((ch = realloc(l->child, l->n * sizeof(*ch))) != NULL)
+        l->child = ch;
+    /* Each array holds n entries at least, shrunk or not. */
+    l->cap = l->n;
+}
+
+/*
+ * Collects into l the downlinks of every page of level `level`, walking
+ * right from its leftmost page blk, each page share-locked alone; the
+ * leftmost downlink goes to *first_child.  Stops at the first null key:
+ * nulls sort last, so the child left of it holds every greater integer
+ * key, and those right of it only nulls.  False (l unusable, no error)
+ * when l would hold more than max entries, memory runs out or the keys
+ * are out of order; an I/O or corruption error returns its code in *rc.
+ */
+static bool bt_dir_walk(const btree *bt, buf_session *s, uint32_t level,
+                        blocknum_t blk, uint32_t max, bt_dir_level *l,
+                        blocknum_t *first_child, int *rc)
+{
+    bool has_low = false, ok = true, end = false;
+    int64_t low = 0;
+    tid low_tid = {0, 0};
+
+    l->n = 0;
+    *rc = KEEL_OK;
+    while (ok && !end) {
+        const void *page;
+        uint32_t first, n;
+        int32_t id;
+
+        *rc = bt_read_lock(bt, s, blk, LW_SHARED, (int)level, &id);
+        if (*rc != KEEL_OK)
+            return false;
+        page = bt_page(s, id);
+        first = btpage_first(page);
+        n = btpage_nitems(page);
+        if (n <= first) {
+            bt_unlock_release(s, id);
+            *rc = kerr_set(&s->err, KEEL_ECORRUPT,
+                           "index %u block %u: a page of level %u has no "
+                           "downlink",
+                           bt->rel, blk, level);
+            return false;
+        }
+        if (l->n == 0)
+            *first_child = btpage_item(page, (uint16_t)first)->block;
+        /* The minus-infinity downlink's bound is the page's own, the high
+         * key of the page left of it. */
+        ok = bt_dir_push(l, max, has_low, low, low_tid,
+                         btpage_item(page, (uint16_t)first)->block);
+        for (uint32_t i = first + 1; ok && !end && i < n; i++) {
+            const bt_item *it = btpage_item(page, (uint16_t)i);
+            int64_t v = 0;
+            if (!bt_int_key(it, false, bt->fast, &v))
+                end = true;
+            else
+                ok = (!has_low || v >= low) &&
+                     bt_dir_push(l, max, true, v, btitem_tid(it, false),
+                                 it->block);
+            has_low = true;
+            low = v;
+        }
+        if (ok && !end && !btpage_rightmost(page)) {
+            const bt_item *hk = btpage_item(page, BT_HIKEY);
+            int64_t v = 0;
+            if (!bt_int_key(hk, false, bt->fast, &v))
+                end = true;
+            else
+                ok = !has_low || v >= low;
+            low = v;
+            low_tid = btitem_tid(hk, false);
+            has_low = true;
+        }
+        end = end || btpage_rightmost(page);
+        blk = btpage_opaque_c(page)->right;
+        bt_unlock_release(s, id);
+    }
+    return ok;
+}
+
+/*
+ * (Re)builds d for bt: the downlinks of the lowest internal level that
+ * fit in d->max entries, leading to pages of level d->level.  Leaves
+ * d empty (e.n == 0) when the root is a leaf or nothing fits; an error
+ * (I/O, corruption) also leaves it empty, for the lookup's own descent
+ * to meet and report.
+ */
+static void bt_dir_build(btree *bt, buf_session *s, btree_dir *d)
+{
+    bt_dir_level next = {0};
+    blocknum_t blk;
+    uint32_t rlevel;
+    int rc;
+
+    d->bt = bt;
+    d->rel = bt->rel;
+    d->e.n = 0;
+    d->uses = d->moves = 0;
+    d->stats.builds++;
+    rc = bt_root_get(bt, s, true, &blk, &rlevel);
+    if (rc != KEEL_OK)
+        return;
+    d->root_level = rlevel;
+    for (uint32_t level = rlevel; level >= 1; level--) {
+        blocknum_t child = BT_NONE;
+        bt_dir_level t;
+
+        if (!bt_dir_walk(bt, s, level, blk, d->max, &next, &child, &rc))
+            break;
+        t = d->e;
+        d->e = next;
+        next = t;
+        d->level = level - 1;
+        blk = child;
+    }
+    bt_dir_level_free(&next);
+    bt_dir_level_trim(&d->e);
+}
+
+/*
+ * Whether d may start bt's lookup now, (re)building it first if it was
+ * built for another index, the tree has grown a level since, or more
+ * than one lookup in 32 has had to move right from where it led.
+ */
+static bool bt_dir_ready(btree *bt, buf_session *s, btree_dir *d)
+{
+    uint64_t root = atomic_load_relaxed(&bt->root_cache);
+
+    if (!btree_dir_is_for(d, bt) ||
+        (root != 0 && (uint32_t)(root >> 32) != d->root_level) ||
+        (d->e.n == 0 ? d->uses >= BT_DIR_RETRY
+                     : d->moves > 16 && d->moves * 32 > d->uses))
+        bt_dir_build(bt, s, d);
+    d->uses++;
+    d->stats.uses++;
+    return d->e.n > 0;
+}
+
+/*
+ * The entry of d whose child's key range holds (k, minus infinity): the
+ * last whose bound is below k.  The bounds are ordered; a guess is
+ * interpolated between the first and the last, then bracketed by
+ * galloping and halved, as in bt_int_rank().
+ */
+static inline uint32_t bt_dir_find(const btree_dir *d, int64_t k)
+{
+    const int64_t *key = d->e.keys;
+    uint32_t lo = 1, hi = d->e.n, a = lo, b = hi;
+
+    if (hi - lo >= 8) {
+        int64_t kmin = key[lo], kmax = key[hi - 1];
+        uint32_t g, step;
+
+        if (k <= kmin)
+            return 0;
+        if (k > kmax)
+            return hi - 1;
+        g = lo + (uint32_t)(((double)k - (double)kmin) /
+                            ((double)kmax - (double)kmin) * (double)(hi - lo));
+        if (g >= hi)
+            g = hi - 1;
+        if (key[g] < k) {
+            a = g + 1;
+            for (step = 1; a < hi; step *= 2) {
+                uint32_t p = g + step < hi ? g + step : hi - 1;
+                if (key[p] >= k) {
+                    b = p;
+                    break;
+                }
+                a = p + 1;
+            }
+        } else {
+            b = g;
+            for (step = 1; b > lo; step *= 2) {
+                uint32_t p = g >= lo + step ? g - step : lo;
+                if (key[p] < k) {
+                    a = p + 1;
+                    break;
+                }
+                b = p;
+            }
+        }
+    }
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (key[m] < k)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a - 1;
+}
+
+/*
+ * Reads the child blk of level `level` whose bounds h gives, share-locked,
+ * for the lookup of k: on the way to a leaf, the heap row is guessed from
+ * the leaf's bounding separators (heap_tid_guess()) and prefetched (with
+ * heap), and the leaf's lines where k should sit are fetched with it.
+ */
+static inline __attribute__((always_inline)) int
+bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
+             const bt_hint *h, blocknum_t blk, uint32_t level, tid *guessed,
+             int32_t *id)
+{
+    double guess = -1.0;
+
+    if (level == 0 && h->has_lo && h->has_hi && h->hi > h->lo) {
+        guess = ((double)k - (double)h->lo) / ((double)h->hi - (double)h->lo);
+        if (heap != NULL)
+            bt_prefetch_heap(bt, s, heap, h, guess, guessed);
+    }
+    return bt_read_lock_guess(bt, s, blk, LW_SHARED, (int)level, guess, id);
+}
+
 /*
  * btree_lookup_heap() (count NULL: the first entry's tid into tids[0],
  * KEEL_ENOENT if none) or btree_search_heap() (count not NULL: see
@@ -996,19 +1323,27 @@ done:
  * time, right-links followed where a split moved the key.  With heap, on
  * the way from level 1 to the leaf, the heap row is guessed from the
  * leaf's bounding separators (heap_tid_guess()) and prefetched.
+ *
+ * With dir (see btree_dir_new()), the descent starts at the page of d's
+ * level that d names for k, without reading the pages above it.  Pages
+ * are never deleted and a split keeps a page's lower bound, so that page
+ * still holds k or lies left of it: moving right finds k as after any
+ * split.  If it takes more than BT_DIR_MAX_MOVES moves, the lookup starts
+ * over from the root.
  */
 static inline __attribute__((always_inline)) int
 bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
-              const heap_rel *heap, tid *tids, uint32_t max, uint32_t *count,
-              tid *guessed)
+              const heap_rel *heap, btree_dir *dir, tid *tids, uint32_t max,
+              uint32_t *count, tid *guessed)
 {
     bool refresh = false;
+    bool use_dir = dir != NULL && bt_dir_ready(bt, s, dir);
 
     for (int attempt = 0;; attempt++) {
         bt_hint h = bt_no_hint;
         const void *page;
         blocknum_t blk;
-        uint32_t level;
+        uint32_t level, dir_level = UINT32_MAX, moves = 0;
         int32_t id;
         int rc;
 
@@ -1017,24 +1352,44 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                             "index %u: the meta page's root is not a root "
                             "page of level >= 0",
                             bt->rel);
-        rc = bt_root_get(bt, s, refresh, &blk, &level);
-        if (rc != KEEL_OK)
-            return rc;
-        refresh = true;
-        rc = bt_read_lock(bt, s, blk, LW_SHARED, -1, &id);
-        if (rc != KEEL_OK)
-            return rc;
-        page = bt_page(s, id);
-        if (!(btpage_opaque_c(page)->flags & BT_ROOT) ||
-            btpage_opaque_c(page)->level != level) {
-            /* A stale cache: the root split (or the meta page moved on). */
-            bt_unlock_release(s, id);
-            continue;
+        if (use_dir) {
+            uint32_t i = bt_dir_find(dir, k);
+            const bt_dir_level *e = &dir->e;
+
+            h.has_lo = i > 0;
+            h.lo = e->keys[i];
+            h.lo_tid = e->tids[i];
+            if (i + 1 < e->n) {
+                h.has_hi = true;
+                h.hi = e->keys[i + 1];
+                h.hi_tid = e->tids[i + 1];
+            }
+            level = dir_level = dir->level;
+            rc = bt_int_child(bt, s, k, heap, &h, e->child[i], level, guessed,
+                              &id);
+            if (rc != KEEL_OK)
+                return rc;
+            page = bt_page(s, id);
+        } else {
+            rc = bt_root_get(bt, s, refresh, &blk, &level);
+            if (rc != KEEL_OK)
+                return rc;
+            refresh = true;
+            rc = bt_read_lock(bt, s, blk, LW_SHARED, -1, &id);
+            if (rc != KEEL_OK)
+                return rc;
+            page = bt_page(s, id);
+            if (!(btpage_opaque_c(page)->flags & BT_ROOT) ||
+                btpage_opaque_c(page)->level != level) {
+                /* A stale cache: the root split (or the meta page moved
+                 * on). */
+                bt_unlock_release(s, id);
+                continue;
+            }
         }
         while (level > 0) {
             uint32_t first = btpage_first(page), n = btpage_nitems(page);
             uint32_t slot;
-            double guess = -1.0;
 
             if (n <= first) {
                 bt_unlock_release(s, id);
@@ -1047,6 +1402,12 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
 
             if (slot == n && bt_int_beyond(page, fast, k, false)) {
                 /* A split moved k right: the sibling's bounds are unknown. */
+                if (level == dir_level) {
+                    dir->moves++;
+                    dir->stats.moves++;
+                    if (++moves > BT_DIR_MAX_MOVES)
+                        goto over;
+                }
                 rc = bt_move_right(bt, s, (int)level, &id, &page);
                 if (rc != KEEL_OK)
                     return rc;
@@ -1068,14 +1429,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             blk = btpage_item(page, (uint16_t)(slot - 1))->block;
             bt_unlock_release(s, id);
             level--;
-            if (level == 0 && h.has_lo && h.has_hi && h.hi > h.lo) {
-                guess =
-                    ((double)k - (double)h.lo) / ((double)h.hi - (double)h.lo);
-                if (heap != NULL)
-                    bt_prefetch_heap(bt, s, heap, &h, guess, guessed);
-            }
-            rc = bt_read_lock_guess(bt, s, blk, LW_SHARED, (int)level, guess,
-                                    &id);
+            rc = bt_int_child(bt, s, k, heap, &h, blk, level, guessed, &id);
             if (rc != KEEL_OK)
                 return rc;
             page = bt_page(s, id);
@@ -1116,17 +1470,28 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 }
                 return KEEL_ENOENT;
             }
+            if (dir_level == 0) {
+                dir->moves++;
+                dir->stats.moves++;
+                if (++moves > BT_DIR_MAX_MOVES)
+                    goto over;
+            }
             rc = bt_move_right(bt, s, 0, &id, &page);
             if (rc != KEEL_OK)
                 return rc;
             h = bt_no_hint;
         }
+    over:
+        /* The directory is far behind the tree here: from the root. */
+        bt_unlock_release(s, id);
+        dir->stats.fallbacks++;
+        use_dir = false;
     }
 }
 
 int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t)
 {
-    return btree_lookup_heap(bt, s, keys, NULL, t, NULL);
+    return btree_lookup_heap(bt, s, keys, NULL, NULL, t, NULL);
 }
 
 /*
@@ -1135,27 +1500,27 @@ int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t)
  * its result in *rc; false (nothing done) otherwise.
  */
 static bool bt_int_path(btree *bt, buf_session *s, const keel_value *keys,
-                        const heap_rel *heap, tid *tids, uint32_t max,
-                        uint32_t *count, tid *guessed, int *rc)
+                        const heap_rel *heap, btree_dir *dir, tid *tids,
+                        uint32_t max, uint32_t *count, tid *guessed, int *rc)
 {
     if (bt->natts != 1 || keys[0].isnull)
         return false;
     switch (bt->fast) {
     case BT_FAST_INT2:
-        *rc = bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, tids, max,
-                            count, guessed);
+        *rc = bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, dir, tids,
+                            max, count, guessed);
         return true;
     case BT_FAST_INT4:
-        *rc = bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, tids, max,
-                            count, guessed);
+        *rc = bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, dir, tids,
+                            max, count, guessed);
         return true;
     case BT_FAST_OID:
-        *rc = bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, tids, max,
-                            count, guessed);
+        *rc = bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, dir, tids,
+                            max, count, guessed);
         return true;
     case BT_FAST_INT8:
-        *rc = bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, tids, max,
-                            count, guessed);
+        *rc = bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, dir, tids,
+                            max, count, guessed);
         return true;
     default:
         return false;
@@ -1163,14 +1528,15 @@ static bool bt_int_path(btree *bt, buf_session *s, const keel_value *keys,
 }
 
 int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
-                      const heap_rel *heap, tid *t, tid *guessed)
+                      const heap_rel *heap, btree_dir *dir, tid *t,
+                      tid *guessed)
 {
     uint32_t n = 0;
     int rc;
 
     if (guessed != NULL)
         guessed->block = guessed->offset = 0;
-    if (bt_int_path(bt, s, keys, heap, t, 1, NULL, guessed, &rc))
+    if (bt_int_path(bt, s, keys, heap, dir, t, 1, NULL, guessed, &rc))
         return rc;
     rc = bt_search_eq(bt, s, keys, t, 1, &n, true, heap, guessed);
     if (rc != KEEL_OK)
@@ -1181,18 +1547,18 @@ int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
 int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
                  uint32_t max, uint32_t *count)
 {
-    return btree_search_heap(bt, s, keys, NULL, tids, max, count, NULL);
+    return btree_search_heap(bt, s, keys, NULL, NULL, tids, max, count, NULL);
 }
 
 int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
-                      const heap_rel *heap, tid *tids, uint32_t max,
-                      uint32_t *count, tid *guessed)
+                      const heap_rel *heap, btree_dir *dir, tid *tids,
+                      uint32_t max, uint32_t *count, tid *guessed)
 {
     int rc;
 
     if (guessed != NULL)
         guessed->block = guessed->offset = 0;
-    if (bt_int_path(bt, s, keys, heap, tids, max, count, guessed, &rc))
+    if (bt_int_path(bt, s, keys, heap, dir, tids, max, count, guessed, &rc))
         return rc;
     return bt_search_eq(bt, s, keys, tids, max, count, false, heap, guessed);
 }

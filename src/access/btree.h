@@ -115,6 +115,56 @@ int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
 struct heap_rel;
 
 /*
+ * A session's directory of an index: a private copy of the downlinks of
+ * the index's lowest internal level that fits in its size (by default a
+ * few thousand entries: for a table of a few million rows, every leaf),
+ * so that a lookup of an integer key goes straight to its leaf (or to the
+ * page above it) without pinning or locking the root and the internal
+ * pages: no shared cache line is written for them, and two sessions'
+ * lookups do not pass those lines between their cores.
+ *
+ * It is only a starting point.  B-tree pages are never deleted and a split
+ * keeps a page's lower bound, so the page a directory names for a key,
+ * however old the directory, holds the key or lies left of it, and the
+ * lookup moves right as after any split.  A lookup that would move right
+ * more than twice starts from the root instead; when more than one lookup
+ * in 32 moves at all, or the tree grows a level, the directory is read
+ * again (a share lock on one page at a time).
+ *
+ * One session uses a directory, for any number of indexes one after the
+ * other (it is rebuilt when the index changes).  Indexes whose root is a
+ * leaf, or of other key types, are searched from the root as without one.
+ */
+typedef struct btree_dir btree_dir;
+
+/* What a directory holds and what it did. */
+typedef struct btree_dir_stats {
+    uint64_t uses;      /* lookups that asked for it */
+    uint64_t moves;     /* moves right at its level, after starting there */
+    uint64_t fallbacks; /* lookups that went back to the root */
+    uint64_t builds;    /* times it was read from the index */
+    uint32_t level;     /* level of the pages its entries lead to */
+    uint32_t entries;   /* 0: not in use */
+    size_t bytes;       /* memory it holds */
+} btree_dir_stats;
+
+/* Entries a directory holds at most by default: about 20 bytes each, so
+ * 80 KiB.  A scale-10 pgbench accounts index has about 2,500 leaves. */
+#define BTREE_DIR_DEFAULT_ENTRIES 4096
+
+/* A new, empty directory of at most max_entries entries (0: the default);
+ * NULL when out of memory. */
+btree_dir *btree_dir_new(uint32_t max_entries);
+
+/* Frees d (NULL is fine). */
+void btree_dir_free(btree_dir *d);
+
+/* Whether d was last built for bt. */
+bool btree_dir_is_for(const btree_dir *d, const btree *bt);
+
+void btree_dir_stats_get(const btree_dir *d, btree_dir_stats *out);
+
+/*
  * btree_search() for a caller about to fetch the entries' rows from heap,
  * the index's table: on an index of one integer column the first entry's
  * row is guessed and prefetched as btree_lookup_heap() does (the guess in
@@ -122,8 +172,8 @@ struct heap_rel;
  * btree_search()'s.
  */
 int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
-                      const struct heap_rel *heap, tid *tids, uint32_t max,
-                      uint32_t *count, tid *guessed);
+                      const struct heap_rel *heap, btree_dir *dir, tid *tids,
+                      uint32_t max, uint32_t *count, tid *guessed);
 
 /*
  * The lean path for primary-key lookups: the first entry (in tid order)
@@ -142,9 +192,14 @@ int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t);
  * tid guessed goes to *guessed (offset 0 when there was no guess; NULL
  * allowed).  Only a hint: the result is btree_lookup()'s whatever the
  * heap's order.
+ *
+ * dir (NULL allowed) is the calling session's directory of the index (see
+ * btree_dir_new()): an index of one integer column is then entered at
+ * the page it names, not at the root.
  */
 int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
-                      const struct heap_rel *heap, tid *t, tid *guessed);
+                      const struct heap_rel *heap, btree_dir *dir, tid *t,
+                      tid *guessed);
 
 /*
  * A bound of a range scan: the first ncols key columns (1..natts) in vals,

@@ -154,8 +154,9 @@ static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
     int rc;
 
     *found = false;
-    rc = btree_search_heap(t->ih[ix]->bt, s->bs, keys, &t->h->heap, tids,
-                           FIND_TIDS, &count, NULL);
+    rc = btree_search_heap(t->ih[ix]->bt, s->bs, keys, &t->h->heap,
+                           engine_index_dir(s, t->ih[ix]->bt), tids, FIND_TIDS,
+                           &count, NULL);
     if (rc != KEEL_OK || count <= FIND_TIDS) {
         for (uint32_t i = 0; rc == KEEL_OK && !*found && i < count; i++)
             rc = fetch_visible(s, ct, t, tids[i], row, found);

@@ -30,6 +30,8 @@
 #define ENGINE_INVAL_CAPACITY 4096
 /* Most indexes per table. */
 #define ENGINE_MAX_INDEXES 32
+/* Index directories one session keeps (engine_index_dir()). */
+#define ENGINE_SESSION_DIRS 4
 
 /* An open user relation: a table's heap or an index's B-tree. */
 typedef struct engine_rel {
@@ -70,7 +72,17 @@ struct keel_session {
     bool implicit;          /* the running transaction is the call's own */
     heap_row result;        /* keel_lookup's row, kept for the next one */
     keel_scan *scan;        /* the open scan, if any */
+    btree_dir *dirs[ENGINE_SESSION_DIRS]; /* its index directories */
+    uint32_t dir_next; /* the one to reuse next for another index */
 };
+
+/*
+ * The session's directory of index bt (btree_dir_new()), for its lookups:
+ * the one last used for bt, else a new one while there is room, else the
+ * least recently taken over, which is rebuilt for bt on its first use.
+ * NULL (lookups then start at the root) if memory runs out.
+ */
+btree_dir *engine_index_dir(keel_session *s, const btree *bt);
 
 /* A table resolved for one call: its catalog row, handle and indexes. */
 typedef struct engine_table {

@@ -60,6 +60,8 @@ void keel_session_end(keel_session *s)
     keel_scan_end(s->scan);
     keel_abort(s);
     heap_row_free(&s->result);
+    for (uint32_t i = 0; i < ENGINE_SESSION_DIRS; i++)
+        btree_dir_free(s->dirs[i]);
     syscache_destroy(s->cache);
     txn_session_detach(s->ts);
     buf_session_destroy(s->bs);
@@ -68,6 +70,20 @@ void keel_session_end(keel_session *s)
     pthread_mutex_lock(&db->rel_lock);
     db->nsessions--;
     pthread_mutex_unlock(&db->rel_lock);
+}
+
+btree_dir *engine_index_dir(keel_session *s, const btree *bt)
+{
+    uint32_t i;
+
+    for (i = 0; i < ENGINE_SESSION_DIRS && s->dirs[i] != NULL; i++)
+        if (btree_dir_is_for(s->dirs[i], bt))
+            return s->dirs[i];
+    if (i < ENGINE_SESSION_DIRS)
+        return s->dirs[i] = btree_dir_new(0);
+    i = s->dir_next;
+    s->dir_next = (i + 1) % ENGINE_SESSION_DIRS;
+    return s->dirs[i];
 }
 
 const char *keel_session_error(const keel_session *s)
