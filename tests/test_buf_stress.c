@@ -4,7 +4,9 @@
  * Several threads, each with its own session, hammer relations several
  * times larger than the pool with random reads, updates, long-held pins,
  * bulk-read scans, flushes and checkpoints, so that buffers are evicted
- * and reloaded all the time.  Every page carries its identity (relation,
+ * and reloaded all the time (reads go through buf_read(), after a
+ * buf_prefetch(), and through buf_read_recent() told the buffer that some
+ * block was last found in).  Every page carries its identity (relation,
  * block) and an update counter; the test keeps, per page, an atomic count
  * of the updates it made.  What must hold throughout:
  *
@@ -84,6 +86,8 @@ typedef struct stress_run {
         exhausted;
 } stress_run;
 
+#define RECENT_SLOTS 64
+
 typedef struct worker {
     stress_run *run;
     buf_session *sess;
@@ -99,6 +103,11 @@ typedef struct worker {
         blocknum_t blk;
         uint32_t ops; /* operations left before it is checked and dropped */
     } held[MAX_HELD];
+
+    /* The buffer some block hashing to each slot was last read from: what
+     * buf_read_recent() is told (often another block's, or stale). */
+    int32_t recent[RECENT_SLOTS];
+    uint64_t reads; /* reads made, which picks the way to read */
 } worker;
 
 static uint32_t page_index(relnumber_t rel, blocknum_t blk)
@@ -219,8 +228,30 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
 
     for (;;) {
         uint32_t pinned = buf_session_pinned(w->sess);
-        int rc = buf_read(w->sess, rel, blk, st, id);
-        const kerr *e = buf_session_error(w->sess);
+        uint32_t slot = (page_index(rel, blk) * 7) % RECENT_SLOTS;
+        static const uint16_t lines[2] = {0, 4096};
+        int rc;
+        const kerr *e;
+
+        /* Without a strategy, in turn: plain, after buf_prefetch() of the
+         * block (whose buffer is then tried first), and from a remembered
+         * buffer. */
+        switch (st != NULL ? 0 : w->reads++ % 3) {
+        case 0:
+            rc = buf_read(w->sess, rel, blk, st, id);
+            break;
+        case 1:
+            buf_prefetch(w->sess, rel, blk, lines, 2);
+            rc = buf_read(w->sess, rel, blk, NULL, id);
+            break;
+        default:
+            rc = buf_read_recent(w->sess, rel, blk, w->recent[slot], lines, 2,
+                                 id);
+            break;
+        }
+        e = buf_session_error(w->sess);
+        if (rc == KEEL_OK)
+            w->recent[slot] = *id;
 
         if (rc == KEEL_OK) {
             atomic_fetch_add_explicit(&run->reads, 1, memory_order_relaxed);
@@ -479,6 +510,8 @@ static void run_stress(const stress_config *cfg)
             (seed ^ ((uint64_t)(i + 1) * UINT64_C(0xD1B54A32D192ED03))) | 1;
         for (int h = 0; h < MAX_HELD; h++)
             w[i].held[h].id = BUF_INVALID;
+        for (int r = 0; r < RECENT_SLOTS; r++)
+            w[i].recent[r] = BUF_INVALID;
         assert_int_equal(buf_session_create(run->pool, &w[i].sess, &err),
                          KEEL_OK);
         w[i].strategy = buf_strategy_create(run->pool, BUF_STRATEGY_BULK_READ);

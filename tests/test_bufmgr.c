@@ -826,6 +826,106 @@ static void test_read_prefetch(void **state)
         assert_true(hashes[i] != hashes[i - 1]);
 }
 
+/*
+ * buf_read_recent() with the buffer that holds the block, with one the
+ * session already pins, with another block's buffer, with no buffer or
+ * one out of range, and with the buffer the block was in before it was
+ * evicted: always the block's own buffer and payload, one read counted,
+ * and a wrong guess leaves no pin behind.  The buffer buf_prefetch()
+ * remembers is tried the same way: after the block it found was evicted
+ * and the buffer reused, a read still gets the block.
+ */
+static void test_read_recent(void **state)
+{
+    fixture *f = *state;
+    const uint16_t lines[2] = {0, 4096};
+    const int32_t no_buffer[] = {BUF_INVALID, 16, 1000, -5};
+    int32_t id, id2, other;
+    uint64_t r0;
+
+    make_rel(f, REL_A, 40, 1);
+    pool_open(f, 16);
+    assert_int_equal(buf_read(f->s, REL_A, 3, NULL, &id), KEEL_OK);
+    buf_release(f->s, id);
+    assert_int_equal(buf_read(f->s, REL_A, 4, NULL, &other), KEEL_OK);
+    buf_release(f->s, other);
+    assert_true(other != id);
+
+    /* The right buffer. */
+    r0 = buf_session_reads(f->s);
+    assert_int_equal(buf_read_recent(f->s, REL_A, 3, id, lines, 2, &id2),
+                     KEEL_OK);
+    assert_int_equal(id2, id);
+    assert_payload(buf_page(f->pool, id), tag_of(REL_A, 3, 1));
+    assert_int_equal(buf_pin_count(f->s, id), 1);
+    assert_int_equal(refcount(f, id), 1);
+    assert_int_equal(buf_session_reads(f->s), r0 + 1);
+    /* Pinned already: a private pin. */
+    assert_int_equal(buf_read_recent(f->s, REL_A, 3, id, NULL, 0, &id2),
+                     KEEL_OK);
+    assert_int_equal(id2, id);
+    assert_int_equal(buf_pin_count(f->s, id), 2);
+    assert_int_equal(refcount(f, id), 1);
+    buf_release(f->s, id);
+    buf_release(f->s, id);
+
+    /* Another block's buffer, no buffer, a number past the pool. */
+    assert_int_equal(buf_read_recent(f->s, REL_A, 3, other, lines, 2, &id2),
+                     KEEL_OK);
+    assert_int_equal(id2, id);
+    assert_int_equal(refcount(f, other), 0);
+    assert_int_equal(buf_pin_count(f->s, other), 0);
+    buf_release(f->s, id);
+    for (size_t i = 0; i < sizeof(no_buffer) / sizeof(no_buffer[0]); i++) {
+        assert_int_equal(
+            buf_read_recent(f->s, REL_A, 3, no_buffer[i], lines, 2, &id2),
+            KEEL_OK);
+        assert_int_equal(id2, id);
+        buf_release(f->s, id);
+    }
+
+    /* Evicted, its buffer reused: the block read again, from the file. */
+    for (blocknum_t b = 10; b < 40; b++) {
+        assert_int_equal(buf_read(f->s, REL_A, b, NULL, &id2), KEEL_OK);
+        buf_release(f->s, id2);
+    }
+    assert_int_equal(buf_read_recent(f->s, REL_A, 3, id, lines, 2, &id2),
+                     KEEL_OK);
+    assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 3, 1));
+    assert_int_equal(buf_pin_count(f->s, id2), 1);
+    if (id2 != id)
+        assert_int_equal(refcount(f, id), 0);
+    buf_release(f->s, id2);
+    /* Errors as buf_read()'s. */
+    assert_int_equal(buf_read_recent(f->s, REL_A, 40, id, lines, 2, &id2),
+                     KEEL_EEOF);
+    assert_int_equal(buf_read_recent(f->s, REL_MISSING, 0, id, lines, 2, &id2),
+                     KEEL_ENOENT);
+    assert_nothing_pinned(f);
+
+    /* buf_prefetch()'s buffer: block 5 found, then evicted before the
+     * read; block 6 found, then another block read first. */
+    assert_int_equal(buf_read(f->s, REL_A, 5, NULL, &id), KEEL_OK);
+    buf_release(f->s, id);
+    buf_prefetch(f->s, REL_A, 5, lines, 2);
+    for (blocknum_t b = 10; b < 40; b++) {
+        assert_int_equal(buf_read(f->s, REL_A, b, NULL, &id2), KEEL_OK);
+        assert_payload(buf_page(f->pool, id2), tag_of(REL_A, b, 1));
+        buf_release(f->s, id2);
+    }
+    assert_int_equal(buf_read(f->s, REL_A, 5, NULL, &id2), KEEL_OK);
+    assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 5, 1));
+    buf_release(f->s, id2);
+    buf_prefetch(f->s, REL_A, 6, lines, 2);
+    assert_int_equal(buf_read(f->s, REL_A, 7, NULL, &id2), KEEL_OK);
+    assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 7, 1));
+    buf_release(f->s, id2);
+    assert_int_equal(buf_read(f->s, REL_A, 6, NULL, &id2), KEEL_OK);
+    assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 6, 1));
+    buf_release(f->s, id2);
+    assert_nothing_pinned(f);
+}
+
 static void test_corrupt_page(void **state)
 {
     fixture *f = *state;
@@ -1319,6 +1419,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exhaustion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_prefetch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_recent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strategy_ring_sizes, setup,
                                         teardown),

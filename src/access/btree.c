@@ -50,7 +50,7 @@ static void bt_unlock_release(buf_session *s, int32_t id)
  */
 static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
                               lwlock_mode mode, int level, double guess,
-                              int32_t *id)
+                              int32_t recent, int32_t *id)
 {
     const void *page;
     const bt_opaque *op;
@@ -71,7 +71,7 @@ static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
         lines[n++] = (uint16_t)(PAGE_HEADER_SIZE + 2 * (k + 1));
         lines[n++] = (uint16_t)(BT_SPECIAL_OFF - 16 * (k + 1));
     }
-    rc = buf_read_prefetch(s, bt->rel, blk, lines, n, id);
+    rc = buf_read_recent(s, bt->rel, blk, recent, lines, n, id);
     if (rc != KEEL_OK)
         return rc;
     page = bt_page(s, *id);
@@ -90,7 +90,7 @@ static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
 static int bt_read_lock(const btree *bt, buf_session *s, blocknum_t blk,
                         lwlock_mode mode, int level, int32_t *id)
 {
-    return bt_read_lock_guess(bt, s, blk, mode, level, -1.0, id);
+    return bt_read_lock_guess(bt, s, blk, mode, level, -1.0, BUF_INVALID, id);
 }
 
 /*
@@ -709,7 +709,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
             }
             rc = bt_read_lock_guess(bt, s, blk,
                                     level == target ? mode : LW_SHARED,
-                                    (int)level, guess, &id);
+                                    (int)level, guess, BUF_INVALID, &id);
             if (rc != KEEL_OK)
                 return rc;
             page = bt_page(s, id);
@@ -996,9 +996,10 @@ done:
 
 /* The downlinks of one level, as collected: see struct btree_dir. */
 typedef struct bt_dir_level {
-    int64_t *keys;
-    tid *tids;
-    blocknum_t *child;
+    int64_t *keys;     /* keys[i]: child i's lower bound (i > 0) */
+    tid *tids;         /* tids[i]: that separator's heap tid */
+    blocknum_t *child; /* the child's block */
+    int32_t *bufs;     /* the buffer it was last read from, or BUF_INVALID */
     uint32_t n, cap;
 } bt_dir_level;
 
@@ -1027,6 +1028,7 @@ static void bt_dir_level_free(bt_dir_level *l)
     free(l->keys);
     free(l->tids);
     free(l->child);
+    free(l->bufs);
     memset(l, 0, sizeof(*l));
 }
 
@@ -1049,8 +1051,8 @@ void btree_dir_stats_get(const btree_dir *d, btree_dir_stats *out)
     out->level = d->level;
     out->entries = d->e.n;
     out->bytes =
-        sizeof(*d) +
-        (size_t)d->e.cap * (sizeof(int64_t) + sizeof(tid) + sizeof(blocknum_t));
+        sizeof(*d) + (size_t)d->e.cap * (sizeof(int64_t) + sizeof(tid) +
+                                         sizeof(blocknum_t) + sizeof(int32_t));
 }
 
 /* Appends child c of low bound (has_key: key, t) to l; false when l
@@ -1065,6 +1067,7 @@ static bool bt_dir_push(bt_dir_level *l, uint32_t max, bool has_key,
         int64_t *k;
         tid *ts;
         blocknum_t *ch;
+        int32_t *b;
 
         if (cap > max)
             cap = max;
@@ -1074,7 +1077,9 @@ static bool bt_dir_push(bt_dir_level *l, uint32_t max, bool has_key,
             l->tids = ts;
         if ((ch = realloc(l->child, cap * sizeof(*ch))) != NULL)
             l->child = ch;
-        if (k == NULL || ts == NULL || ch == NULL)
+        if ((b = realloc(l->bufs, cap * sizeof(*b))) != NULL)
+            l->bufs = b;
+        if (k == NULL || ts == NULL || ch == NULL || b == NULL)
             return false;
         l->cap = cap;
     }
@@ -1082,6 +1087,7 @@ static bool bt_dir_push(bt_dir_level *l, uint32_t max, bool has_key,
     l->keys[l->n] = has_key ? key : INT64_MIN;
     l->tids[l->n] = t;
     l->child[l->n] = c;
+    l->bufs[l->n] = BUF_INVALID;
     l->n++;
     return true;
 }
@@ -1092,6 +1098,7 @@ static void bt_dir_level_trim(bt_dir_level *l)
     int64_t *k;
     tid *ts;
     blocknum_t *ch;
+    int32_t *b;
 
     if (l->n == 0 || l->n == l->cap)
         return;
@@ -1101,6 +1108,8 @@ static void bt_dir_level_trim(bt_dir_level *l)
         l->tids = ts;
     if ((ch = realloc(l->child, l->n * sizeof(*ch))) != NULL)
         l->child = ch;
+    if ((b = realloc(l->bufs, l->n * sizeof(*b))) != NULL)
+        l->bufs = b;
     /* Each array holds n entries at least, shrunk or not. */
     l->cap = l->n;
 }
@@ -1300,8 +1309,8 @@ static inline uint32_t bt_dir_find(const btree_dir *d, int64_t k)
  */
 static inline __attribute__((always_inline)) int
 bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
-             const bt_hint *h, blocknum_t blk, uint32_t level, tid *guessed,
-             int32_t *id)
+             const bt_hint *h, blocknum_t blk, uint32_t level, int32_t recent,
+             tid *guessed, int32_t *id)
 {
     double guess = -1.0;
 
@@ -1310,7 +1319,8 @@ bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
         if (heap != NULL)
             bt_prefetch_heap(bt, s, heap, h, guess, guessed);
     }
-    return bt_read_lock_guess(bt, s, blk, LW_SHARED, (int)level, guess, id);
+    return bt_read_lock_guess(bt, s, blk, LW_SHARED, (int)level, guess, recent,
+                              id);
 }
 
 /*
@@ -1354,7 +1364,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                             bt->rel);
         if (use_dir) {
             uint32_t i = bt_dir_find(dir, k);
-            const bt_dir_level *e = &dir->e;
+            bt_dir_level *e = &dir->e;
 
             h.has_lo = i > 0;
             h.lo = e->keys[i];
@@ -1365,10 +1375,11 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 h.hi_tid = e->tids[i + 1];
             }
             level = dir_level = dir->level;
-            rc = bt_int_child(bt, s, k, heap, &h, e->child[i], level, guessed,
-                              &id);
+            rc = bt_int_child(bt, s, k, heap, &h, e->child[i], level,
+                              e->bufs[i], guessed, &id);
             if (rc != KEEL_OK)
                 return rc;
+            e->bufs[i] = id;
             page = bt_page(s, id);
         } else {
             rc = bt_root_get(bt, s, refresh, &blk, &level);
@@ -1429,7 +1440,8 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             blk = btpage_item(page, (uint16_t)(slot - 1))->block;
             bt_unlock_release(s, id);
             level--;
-            rc = bt_int_child(bt, s, k, heap, &h, blk, level, guessed, &id);
+            rc = bt_int_child(bt, s, k, heap, &h, blk, level, BUF_INVALID,
+                              guessed, &id);
             if (rc != KEEL_OK)
                 return rc;
             page = bt_page(s, id);

@@ -148,8 +148,8 @@ typedef struct btree_dir_stats {
     size_t bytes;       /* memory it holds */
 } btree_dir_stats;
 
-/* Entries a directory holds at most by default: about 20 bytes each, so
- * 80 KiB.  A scale-10 pgbench accounts index has about 2,500 leaves. */
+/* Entries a directory holds at most by default: 24 bytes each, so 96 KiB.
+ * A scale-10 pgbench accounts index has about 2,500 leaves. */
 #define BTREE_DIR_DEFAULT_ENTRIES 4096
 
 /* A new, empty directory of at most max_entries entries (0: the default);

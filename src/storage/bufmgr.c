@@ -661,74 +661,106 @@ static int read_miss(buf_session *s, buf_tag tag, uint64_t hash,
     return read_slow(s, tag, hash, strategy, r, NULL, out);
 }
 
+/* What pin_confirm() found. */
+typedef enum pin_outcome {
+    PIN_HIT,   /* the buffer holds the block, valid, pinned: *out */
+    PIN_OTHER, /* it holds another block (or none); nothing pinned */
+    PIN_ERROR  /* making it valid failed; nothing pinned, s->err set */
+} pin_outcome;
+
 /*
- * buf_read() and buf_read_prefetch(): the hit path inline, with the
- * prefetch of n lines (none for buf_read()) between the bucket's head and
- * the descriptor.
+ * Pins buffer id, which a lock-free look-up (or the caller's memory)
+ * says holds tag, and confirms that it does once pinned: a buffer held
+ * by nobody may have been given to another block since.  A buffer the
+ * session already pins needs no atomics; one being loaded is waited for
+ * (make_valid()).
+ */
+static inline __attribute__((always_inline)) pin_outcome
+pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
+            int32_t *out)
+{
+    buf_desc *d = desc_of(s->pool, id);
+    buf_private_ref *home = buf_private_home(s, id);
+    buf_private_ref *r = home->id == id      ? home
+                         : s->displaced == 0 ? NULL
+                                             : private_find(s, id);
+    uint64_t st;
+
+    if (r != NULL) {
+        /* Our own pin keeps the tag from changing: no atomics. */
+        if (atomic_load_relaxed(&d->tag) != tag ||
+            !(atomic_load_relaxed(&d->state) & BM_VALID))
+            return PIN_OTHER;
+        r->count++;
+        *out = id;
+        return PIN_HIT;
+    }
+    if (__builtin_expect(home->id == BUF_INVALID && s->displaced == 0, 1)) {
+        home->id = id;
+        home->count = 1;
+    } else if (private_add(s, id) != KEEL_OK) {
+        return PIN_ERROR;
+    }
+    st = buf_pin_shared(d, strategy ? 1 : BUF_MAX_USAGE);
+    /* Re-check: the buffer may have been reused since the look-up. */
+    if (__builtin_expect(atomic_load_relaxed(&d->tag) != tag, 0)) {
+        buf_release(s, id);
+        return PIN_OTHER;
+    }
+    if (__builtin_expect((st & BM_VALID) == 0, 0) &&
+        make_valid(s, d) != KEEL_OK) {
+        buf_release(s, id);
+        return PIN_ERROR;
+    }
+    *out = id;
+    return PIN_HIT;
+}
+
+/*
+ * buf_read(), buf_read_prefetch() and buf_read_recent(): the hit path
+ * inline, with the prefetch of n lines (none for buf_read()) between the
+ * bucket's head and the descriptor.  If recent is a buffer id, it is
+ * tried first, without the mapping table (its lines prefetched the same
+ * way); so is the buffer buf_prefetch() last found for this very block.
  */
 static inline __attribute__((always_inline)) int
 read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
             buf_strategy *strategy, const uint16_t *off, uint32_t n,
-            int32_t *out)
+            int32_t recent, int32_t *out)
 {
     buf_pool *p = s->pool;
     buf_tag tag = buf_tag_make(rel, blk);
-    uint64_t hash = buf_tag_hash(tag);
+    uint64_t hash;
     int32_t id;
+    pin_outcome po;
 
     /* Tag 0 means "no block": never look it up. */
     if (__builtin_expect(rel == INVALID_RELNUMBER, 0))
         return kerr_set(&s->err, KEEL_EINVAL, "invalid relation number 0");
+    if (tag == s->prefetched_tag) {
+        recent = s->prefetched_id;
+        s->prefetched_tag = BUF_TAG_NONE;
+    }
+    if (recent >= 0 && (uint32_t)recent < p->nbuffers) {
+        const char *page = buf_session_page(s, recent);
+        for (uint32_t i = 0; i < n; i++)
+            __builtin_prefetch(page + off[i]);
+        po = pin_confirm(s, recent, tag, strategy, out);
+        if (po != PIN_OTHER)
+            return po == PIN_HIT ? KEEL_OK : s->err.code;
+    }
+    hash = buf_tag_hash(tag);
     id = buf_table_head(&p->table, hash);
-    if (n > 0 && __builtin_expect(id >= 0, 1)) {
+    if (n > 0 && __builtin_expect(id >= 0, 1) && id != recent) {
         const char *page = buf_session_page(s, id);
         for (uint32_t i = 0; i < n; i++)
             __builtin_prefetch(page + off[i]);
     }
     id = buf_table_lookup_from(&p->table, tag, id);
     if (__builtin_expect(id >= 0, 1)) {
-        buf_desc *d = desc_of(p, id);
-        buf_private_ref *home = buf_private_home(s, id);
-        buf_private_ref *r = home->id == id      ? home
-                             : s->displaced == 0 ? NULL
-                                                 : private_find(s, id);
-
-        if (r != NULL) {
-            /* Our own pin keeps the tag from changing: no atomics. */
-            if (atomic_load_relaxed(&d->tag) == tag &&
-                (atomic_load_relaxed(&d->state) & BM_VALID)) {
-                r->count++;
-                *out = id;
-                return KEEL_OK;
-            }
-        } else {
-            uint64_t st;
-
-            if (__builtin_expect(home->id == BUF_INVALID && s->displaced == 0,
-                                 1)) {
-                home->id = id;
-                home->count = 1;
-            } else if (private_add(s, id) != KEEL_OK) {
-                return KEEL_ENOMEM;
-            }
-            st = buf_pin_shared(d, strategy ? 1 : BUF_MAX_USAGE);
-            /* Re-check: the buffer may have been reused since the lookup. */
-            if (__builtin_expect(atomic_load_relaxed(&d->tag) == tag, 1)) {
-                int rc;
-                if (__builtin_expect((st & BM_VALID) != 0, 1)) {
-                    *out = id;
-                    return KEEL_OK;
-                }
-                rc = make_valid(s, d);
-                if (rc != KEEL_OK) {
-                    buf_release(s, id);
-                    return rc;
-                }
-                *out = id;
-                return KEEL_OK;
-            }
-            buf_release(s, id);
-        }
+        po = pin_confirm(s, id, tag, strategy, out);
+        if (po != PIN_OTHER)
+            return po == PIN_HIT ? KEEL_OK : s->err.code;
     }
     return read_miss(s, tag, hash, strategy, out);
 }
@@ -737,7 +769,7 @@ int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
              buf_strategy *strategy, int32_t *out)
 {
     s->reads++;
-    return read_buffer(s, rel, blk, strategy, NULL, 0, out);
+    return read_buffer(s, rel, blk, strategy, NULL, 0, BUF_INVALID, out);
 }
 
 int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -745,21 +777,34 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, out);
+    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, out);
+}
+
+int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
+                    int32_t recent, const uint16_t *off, uint32_t n,
+                    int32_t *out)
+{
+    assert(n <= BUF_PREFETCH_MAX);
+    s->reads++;
+    return read_buffer(s, rel, blk, NULL, off, n, recent, out);
 }
 
 void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
                   const uint16_t *off, uint32_t n)
 {
     buf_pool *p = s->pool;
+    buf_tag tag;
     int32_t id;
 
     assert(n <= BUF_PREFETCH_MAX);
     if (rel == INVALID_RELNUMBER)
         return;
-    id = buf_table_head(&p->table, buf_tag_hash(buf_tag_make(rel, blk)));
+    tag = buf_tag_make(rel, blk);
+    id = buf_table_head(&p->table, buf_tag_hash(tag));
     if (id < 0)
         return;
+    s->prefetched_tag = tag;
+    s->prefetched_id = id;
     __builtin_prefetch(desc_of(p, id));
     for (uint32_t i = 0; i < n; i++)
         __builtin_prefetch((const char *)buf_session_page(s, id) + off[i]);

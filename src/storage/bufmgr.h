@@ -94,12 +94,26 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
                       const uint16_t *off, uint32_t n, int32_t *id);
 
 /*
+ * buf_read_prefetch() of a block the caller last found in buffer recent
+ * (BUF_INVALID if it does not know): that buffer is pinned and its tag
+ * checked first, without the mapping table, and the lines at off[0..n)
+ * are prefetched from it.  If it holds another block by now, the block is
+ * looked up as by buf_read_prefetch().  Same results and errors.
+ */
+int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
+                    int32_t recent, const uint16_t *off, uint32_t n,
+                    int32_t *id);
+
+/*
  * A hint that block blk of rel is about to be read: if the mapping table's
  * bucket for the block names a buffer, the lines of that buffer's page at
  * offsets off[0..n) (as for buf_read_prefetch()) and its descriptor are
  * prefetched.  Pins nothing and confirms nothing, so it never waits for a
  * cache miss: the buffer may hold another block, or none, by the time the
- * lines arrive, which costs bandwidth and nothing else.
+ * lines arrive, which costs bandwidth and nothing else.  The session
+ * remembers that buffer until its next buf_prefetch(), and its first read
+ * of this block tries it before the mapping table, as buf_read_recent()
+ * does.
  */
 void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
                   const uint16_t *off, uint32_t n);
@@ -140,8 +154,10 @@ struct buf_session {
     uint32_t overflow_cap;     /* slots in the hash (power of two) */
     buf_private_ref *overflow; /* the hash, or NULL */
     buf_pool *pool;
-    void *write_copy; /* private page image for writes */
-    uint64_t reads;   /* buf_read() and buf_read_prefetch() calls */
+    void *write_copy;       /* private page image for writes */
+    uint64_t reads;         /* buf_read() and buf_read_prefetch() calls */
+    buf_tag prefetched_tag; /* buf_prefetch()'s last block, until read */
+    int32_t prefetched_id;  /* and the buffer it found for it */
     kerr err;
 };
 
