@@ -1195,7 +1195,8 @@ static bool bt_dir_walk(const btree *bt, buf_session *s, uint32_t level,
  * (I/O, corruption) also leaves it empty, for the lookup's own descent
  * to meet and report.
  */
-static void bt_dir_build(btree *bt, buf_session *s, btree_dir *d)
+static __attribute__((noinline, cold)) void
+bt_dir_build(btree *bt, buf_session *s, btree_dir *d)
 {
     bt_dir_level next = {0};
     blocknum_t blk;
@@ -1232,11 +1233,11 @@ static void bt_dir_build(btree *bt, buf_session *s, btree_dir *d)
  * built for another index, the tree has grown a level since, or more
  * than one lookup in 32 has had to move right from where it led.
  */
-static bool bt_dir_ready(btree *bt, buf_session *s, btree_dir *d)
+static inline bool bt_dir_ready(btree *bt, buf_session *s, btree_dir *d)
 {
     uint64_t root = atomic_load_relaxed(&bt->root_cache);
 
-    if (!btree_dir_is_for(d, bt) ||
+    if (d->bt != bt || d->rel != bt->rel ||
         (root != 0 && (uint32_t)(root >> 32) != d->root_level) ||
         (d->e.n == 0 ? d->uses >= BT_DIR_RETRY
                      : d->moves > 16 && d->moves * 32 > d->uses))
