@@ -14,9 +14,33 @@ tuple_desc *tupdesc_alloc(uint16_t natts)
 {
     tuple_desc *d = calloc(1, sizeof(tuple_desc) + sizeof(tuple_attr) * natts);
 
-    if (d != NULL)
+    if (d != NULL) {
         d->natts = natts;
+        for (uint16_t i = 0; i < natts; i++)
+            d->attrs[i].fixed_off = -1;
+    }
     return d;
+}
+
+/* Recomputes every column's fixed_off: offsets stay known up to and
+ * including the first text column (or one not set yet). */
+static void tupdesc_offsets(tuple_desc *d)
+{
+    size_t off = 0;
+    bool known = true;
+
+    for (uint16_t i = 0; i < d->natts; i++) {
+        tuple_attr *a = &d->attrs[i];
+
+        known = known && a->align != 0;
+        if (known)
+            off = ALIGN_TO(off, a->align);
+        known = known && off <= INT16_MAX;
+        a->fixed_off = known ? (int16_t)off : -1;
+        if (a->type == KEEL_TEXT)
+            known = false;
+        off += a->len;
+    }
 }
 
 void tupdesc_free(tuple_desc *d)
@@ -106,6 +130,7 @@ int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
         return kerr_set(err, KEEL_EINVAL, "column %u: unknown type %d", i + 1,
                         (int)type);
     }
+    tupdesc_offsets(d);
     return KEEL_OK;
 }
 
@@ -270,11 +295,31 @@ static inline size_t value_read(const tuple_attr *a, const unsigned char *p,
     return off + a->len;
 }
 
+/*
+ * Where the first ncols (> 0) columns of a tuple without nulls end if
+ * each of them has a fixed width (then each lies at its fixed_off), or 0.
+ */
+static inline size_t fixed_prefix_end(const tuple_desc *d, uint16_t ncols)
+{
+    const tuple_attr *last = &d->attrs[ncols - 1];
+
+    if (last->fixed_off < 0 || last->type == KEEL_TEXT)
+        return 0;
+    return (size_t)last->fixed_off + last->len;
+}
+
 void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
                   keel_value *vals)
 {
     const unsigned char *p = data;
     size_t off = has_nulls ? bitmap_bytes(d->natts) : 0;
+
+    if (!has_nulls && d->natts > 0 && fixed_prefix_end(d, d->natts) > 0) {
+        for (uint16_t i = 0; i < d->natts; i++)
+            (void)value_read(&d->attrs[i], p, (size_t)d->attrs[i].fixed_off,
+                             &vals[i]);
+        return;
+    }
 
     for (uint16_t i = 0; i < d->natts; i++) {
         const tuple_attr *a = &d->attrs[i];
@@ -296,6 +341,15 @@ bool tuple_deform_prefix(const tuple_desc *d, const void *data, size_t len,
     assert(ncols <= d->natts);
     if (off > len)
         return false;
+    if (!has_nulls && ncols > 0) {
+        size_t end = fixed_prefix_end(d, ncols);
+        if (end > 0 && end <= len) {
+            for (uint16_t i = 0; i < ncols; i++)
+                (void)value_read(&d->attrs[i], p, (size_t)d->attrs[i].fixed_off,
+                                 &vals[i]);
+            return true;
+        }
+    }
     for (uint16_t i = 0; i < ncols; i++) {
         const tuple_attr *a = &d->attrs[i];
 

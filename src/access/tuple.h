@@ -34,6 +34,9 @@ typedef struct tuple_attr {
     uint16_t len;  /* bytes of a fixed-width value; 0 for text */
     uint8_t align; /* 1, 2, 4 or 8 */
     bool notnull;
+    /* The value's offset in a tuple without nulls, when every column
+     * before it has a fixed width; -1 otherwise (kept by tupdesc_set()). */
+    int16_t fixed_off;
 } tuple_attr;
 
 typedef struct tuple_desc {
