@@ -738,6 +738,20 @@ static void fill_pair_table(keel_session *s, const char *name, int n, int mult)
     assert_int_equal(keel_commit(s), KEEL_OK);
 }
 
+/* Directory builds over the session's directories. */
+static uint64_t dir_builds(const keel_session *s)
+{
+    uint64_t n = 0;
+
+    for (int i = 0; i < ENGINE_SESSION_DIRS; i++)
+        if (s->dirs[i] != NULL) {
+            btree_dir_stats st;
+            btree_dir_stats_get(s->dirs[i], &st);
+            n += st.builds;
+        }
+    return n;
+}
+
 /* Looks up id in s1.<name>: found (with v = id * mult) or not. */
 static void expect_pair(keel_session *s, const char *name, int id, int mult,
                         bool present)
@@ -756,9 +770,12 @@ static void expect_pair(keel_session *s, const char *name, int id, int mult,
 /*
  * Lookups through the session's index directories: six tables of several
  * leaves each (more indexes than a session keeps directories for), looked
- * up in turn; a table dropped and made again under the same name; keys
- * added by another session after the directory was built (splits); every
- * answer right.
+ * up a few hundred at a time in turn (directories change hands) and one
+ * at a time in turn (none does: no rebuild on every lookup); one index
+ * alone for long (it takes over an idle directory, once); a text key
+ * (no directory); a table dropped and made again under the same name;
+ * keys added by another session after the directory was built (splits);
+ * every answer right.
  */
 static void test_lookup_directories(void **state)
 {
@@ -790,6 +807,45 @@ static void test_lookup_directories(void **state)
         assert_true(st.uses > 0);
         assert_true(st.entries >= 2);
         assert_int_equal(st.level, 0);
+    }
+
+    /* Strictly in turn, more indexes than directories: every directory
+     * stays in use, so none is taken over and rebuilt; the indexes
+     * without one are searched from the root. */
+    {
+        uint64_t before = dir_builds(s);
+        for (int i = 0; i < 3000; i++) {
+            int t = i % TABLES, id = 1 + (i * 37) % ROWS;
+            snprintf(name, sizeof(name), "p%d", t);
+            expect_pair(s, name, id, t + 1, true);
+        }
+        assert_int_equal(dir_builds(s), before);
+    }
+    /* One index alone for longer than ENGINE_DIR_IDLE look-ups: if it had
+     * no directory, it takes over the least recently used one, once. */
+    {
+        uint64_t before = dir_builds(s);
+        for (int i = 0; i < 2 * ENGINE_DIR_IDLE; i++)
+            expect_pair(s, "p5", 1 + (i * 13) % ROWS, 6, true);
+        assert_true(dir_builds(s) <= before + 1);
+        for (int i = 0; i < 2 * ENGINE_DIR_IDLE; i++)
+            expect_pair(s, "p4", 1 + (i * 13) % ROWS, 5, true);
+        assert_true(dir_builds(s) <= before + 2);
+    }
+    /* A text key cannot use a directory: none is asked for. */
+    {
+        static const keel_column tcols[] = {{"k", KEEL_TEXT, 0, true}};
+        uint16_t pk = 1;
+        uint64_t clock;
+        keel_value v = vstr("alpha"), out[1];
+        bool found;
+        assert_int_equal(keel_create_table(s, "s1", "tx", tcols, 1, &pk, 1),
+                         KEEL_OK);
+        assert_int_equal(keel_insert(s, "s1", "tx", &v), KEEL_OK);
+        clock = s->dir_clock;
+        assert_int_equal(keel_lookup(s, "s1", "tx", &v, out, &found), KEEL_OK);
+        assert_true(found);
+        assert_int_equal(s->dir_clock, clock);
     }
 
     /* Made again: another index under the same names. */

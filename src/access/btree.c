@@ -197,7 +197,10 @@ static uint16_t bt_interp_search(const btree *bt, const void *page,
     else if (x >= kmax)
         g = (uint32_t)hi - 1;
     else {
-        double f = ((double)x - (double)kmin) / ((double)kmax - (double)kmin);
+        /* kmin < x < kmax: both differences are exact and positive, so f
+         * is in [0, 1] (int8 keys far apart round, but never to 0 / 0). */
+        double f = (double)((uint64_t)x - (uint64_t)kmin) /
+                   (double)((uint64_t)kmax - (uint64_t)kmin);
         g = lo + (uint32_t)(f * (double)(hi - lo));
         if (g >= hi)
             g = (uint32_t)hi - 1;
@@ -872,7 +875,9 @@ bt_int_rank(const void *page, int64_t k, uint32_t lo, uint32_t hi, bool leaf,
     else if (k >= kmax)
         g = hi - 1;
     else {
-        double f = ((double)k - (double)kmin) / ((double)kmax - (double)kmin);
+        /* kmin < k < kmax: as in bt_interp_search(). */
+        double f = (double)((uint64_t)k - (uint64_t)kmin) /
+                   (double)((uint64_t)kmax - (uint64_t)kmin);
         g = lo + (uint32_t)(f * (double)(hi - lo));
         if (g >= hi)
             g = hi - 1;
@@ -1004,13 +1009,15 @@ typedef struct bt_dir_level {
 } bt_dir_level;
 
 struct btree_dir {
-    const btree *bt;      /* handle it was built through (NULL: none) */
-    relnumber_t rel;      /* and its index */
-    uint32_t level;       /* level of the pages the entries lead to */
-    uint32_t root_level;  /* the root's level when it was built */
-    uint32_t max;         /* most entries it may hold */
-    bt_dir_level e;       /* e.n == 0: nothing to use */
-    uint64_t uses, moves; /* since the last build */
+    const btree *bt;     /* handle it was built through (NULL: none) */
+    relnumber_t rel;     /* and its index */
+    uint32_t level;      /* level of the pages the entries lead to */
+    uint32_t root_level; /* the root's level when it was built */
+    uint32_t max;        /* most entries it may hold */
+    bt_dir_level e;      /* e.n == 0: nothing to use */
+    uint64_t uses;       /* lookups since the last build */
+    uint64_t stale;      /* of their moves, those past a high key below
+                          * the key: splits since the build */
     btree_dir_stats stats;
 };
 
@@ -1019,7 +1026,9 @@ btree_dir *btree_dir_new(uint32_t max_entries)
     btree_dir *d = calloc(1, sizeof(btree_dir));
 
     if (d != NULL)
-        d->max = max_entries ? max_entries : BTREE_DIR_DEFAULT_ENTRIES;
+        d->max = max_entries == 0 ? BTREE_DIR_DEFAULT_ENTRIES
+                 : max_entries > BTREE_DIR_MAX_ENTRIES ? BTREE_DIR_MAX_ENTRIES
+                                                       : max_entries;
     return d;
 }
 
@@ -1040,6 +1049,11 @@ void btree_dir_free(btree_dir *d)
     free(d);
 }
 
+bool btree_dir_applies(const btree *bt)
+{
+    return bt->natts == 1 && bt->fast != BT_FAST_NONE;
+}
+
 bool btree_dir_is_for(const btree_dir *d, const btree *bt)
 {
     return d->bt == bt && d->rel == bt->rel;
@@ -1048,7 +1062,7 @@ bool btree_dir_is_for(const btree_dir *d, const btree *bt)
 void btree_dir_stats_get(const btree_dir *d, btree_dir_stats *out)
 {
     *out = d->stats;
-    out->level = d->level;
+    out->level = d->e.n > 0 ? d->level : 0;
     out->entries = d->e.n;
     out->bytes =
         sizeof(*d) + (size_t)d->e.cap * (sizeof(int64_t) + sizeof(tid) +
@@ -1191,9 +1205,10 @@ static bool bt_dir_walk(const btree *bt, buf_session *s, uint32_t level,
 /*
  * (Re)builds d for bt: the downlinks of the lowest internal level that
  * fit in d->max entries, leading to pages of level d->level.  Leaves
- * d empty (e.n == 0) when the root is a leaf or nothing fits; an error
- * (I/O, corruption) also leaves it empty, for the lookup's own descent
- * to meet and report.
+ * d empty (e.n == 0) when the root is a leaf or nothing fits.  An error
+ * (I/O, corruption) while reading a level leaves d with the level above
+ * it, or empty at the root's, for the lookup's own descent to meet the
+ * error and report it.
  */
 static __attribute__((noinline, cold)) void
 bt_dir_build(btree *bt, buf_session *s, btree_dir *d)
@@ -1206,7 +1221,7 @@ bt_dir_build(btree *bt, buf_session *s, btree_dir *d)
     d->bt = bt;
     d->rel = bt->rel;
     d->e.n = 0;
-    d->uses = d->moves = 0;
+    d->uses = d->stale = 0;
     d->stats.builds++;
     rc = bt_root_get(bt, s, true, &blk, &rlevel);
     if (rc != KEEL_OK)
@@ -1230,8 +1245,9 @@ bt_dir_build(btree *bt, buf_session *s, btree_dir *d)
 
 /*
  * Whether d may start bt's lookup now, (re)building it first if it was
- * built for another index, the tree has grown a level since, or more
- * than one lookup in 32 has had to move right from where it led.
+ * built for another index, the tree has grown a level since, or splits
+ * since the build have made lookups move right from where it led more
+ * than 16 times and more than once in 32 lookups.
  */
 static inline bool bt_dir_ready(btree *bt, buf_session *s, btree_dir *d)
 {
@@ -1240,7 +1256,7 @@ static inline bool bt_dir_ready(btree *bt, buf_session *s, btree_dir *d)
     if (d->bt != bt || d->rel != bt->rel ||
         (root != 0 && (uint32_t)(root >> 32) != d->root_level) ||
         (d->e.n == 0 ? d->uses >= BT_DIR_RETRY
-                     : d->moves > 16 && d->moves * 32 > d->uses))
+                     : d->stale > 16 && d->stale * 32 > d->uses))
         bt_dir_build(bt, s, d);
     d->uses++;
     d->stats.uses++;
@@ -1266,8 +1282,10 @@ static inline uint32_t bt_dir_find(const btree_dir *d, int64_t k)
             return 0;
         if (k > kmax)
             return hi - 1;
-        g = lo + (uint32_t)(((double)k - (double)kmin) /
-                            ((double)kmax - (double)kmin) * (double)(hi - lo));
+        /* kmin < k <= kmax: both differences are exact and positive. */
+        g = lo + (uint32_t)((double)((uint64_t)k - (uint64_t)kmin) /
+                            (double)((uint64_t)kmax - (uint64_t)kmin) *
+                            (double)(hi - lo));
         if (g >= hi)
             g = hi - 1;
         if (key[g] < k) {
@@ -1415,7 +1433,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             if (slot == n && bt_int_beyond(page, fast, k, false)) {
                 /* A split moved k right: the sibling's bounds are unknown. */
                 if (level == dir_level) {
-                    dir->moves++;
+                    dir->stale++;
                     dir->stats.moves++;
                     if (++moves > BT_DIR_MAX_MOVES)
                         goto over;
@@ -1484,7 +1502,10 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 return KEEL_ENOENT;
             }
             if (dir_level == 0) {
-                dir->moves++;
+                /* k equal to the high key is no sign of staleness: its
+                 * first entry may have been left of the separator. */
+                if (bt_int_beyond(page, fast, k, false))
+                    dir->stale++;
                 dir->stats.moves++;
                 if (++moves > BT_DIR_MAX_MOVES)
                     goto over;

@@ -127,9 +127,10 @@ struct heap_rel;
  * keeps a page's lower bound, so the page a directory names for a key,
  * however old the directory, holds the key or lies left of it, and the
  * lookup moves right as after any split.  A lookup that would move right
- * more than twice starts from the root instead; when more than one lookup
- * in 32 moves at all, or the tree grows a level, the directory is read
- * again (a share lock on one page at a time).
+ * more than twice starts from the root instead; when splits since the
+ * directory was read have made lookups move right more than 16 times and
+ * more than once in 32 lookups, or the tree grows a level, the directory
+ * is read again (a share lock on one page at a time).
  *
  * One session uses a directory, for any number of indexes one after the
  * other (it is rebuilt when the index changes).  Indexes whose root is a
@@ -143,7 +144,8 @@ typedef struct btree_dir_stats {
     uint64_t moves;     /* moves right at its level, after starting there */
     uint64_t fallbacks; /* lookups that went back to the root */
     uint64_t builds;    /* times it was read from the index */
-    uint32_t level;     /* level of the pages its entries lead to */
+    uint32_t level;     /* level of the pages its entries lead to (0 when
+                         * it has none) */
     uint32_t entries;   /* 0: not in use */
     size_t bytes;       /* memory it holds */
 } btree_dir_stats;
@@ -151,10 +153,16 @@ typedef struct btree_dir_stats {
 /* Entries a directory holds at most by default: 24 bytes each, so 96 KiB.
  * A scale-10 pgbench accounts index has about 2,500 leaves. */
 #define BTREE_DIR_DEFAULT_ENTRIES 4096
+/* The most a directory may be given. */
+#define BTREE_DIR_MAX_ENTRIES (UINT32_C(1) << 24)
 
-/* A new, empty directory of at most max_entries entries (0: the default);
- * NULL when out of memory. */
+/* A new, empty directory of at most max_entries entries (0: the default;
+ * more than BTREE_DIR_MAX_ENTRIES: that many); NULL when out of memory. */
 btree_dir *btree_dir_new(uint32_t max_entries);
+
+/* Whether a directory can serve lookups in bt: an index of one integer
+ * column (int2, int4, int8, oid). */
+bool btree_dir_applies(const btree *bt);
 
 /* Frees d (NULL is fine). */
 void btree_dir_free(btree_dir *d);

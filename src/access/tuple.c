@@ -23,7 +23,8 @@ tuple_desc *tupdesc_alloc(uint16_t natts)
 }
 
 /* Recomputes every column's fixed_off: offsets stay known up to and
- * including the first text column (or one not set yet). */
+ * including the first text column; a column not set yet, and every one
+ * after it, gets -1. */
 static void tupdesc_offsets(tuple_desc *d)
 {
     size_t off = 0;

@@ -32,6 +32,9 @@
 #define ENGINE_MAX_INDEXES 32
 /* Index directories one session keeps (engine_index_dir()). */
 #define ENGINE_SESSION_DIRS 4
+/* engine_index_dir() calls a directory must go unused before another
+ * index may take it over. */
+#define ENGINE_DIR_IDLE 1024
 
 /* An open user relation: a table's heap or an index's B-tree. */
 typedef struct engine_rel {
@@ -72,15 +75,19 @@ struct keel_session {
     bool implicit;          /* the running transaction is the call's own */
     heap_row result;        /* keel_lookup's row, kept for the next one */
     keel_scan *scan;        /* the open scan, if any */
-    btree_dir *dirs[ENGINE_SESSION_DIRS]; /* its index directories */
-    uint32_t dir_next; /* the one to reuse next for another index */
+    btree_dir *dirs[ENGINE_SESSION_DIRS];   /* its index directories */
+    uint64_t dir_used[ENGINE_SESSION_DIRS]; /* dir_clock at last use */
+    uint64_t dir_clock;                     /* engine_index_dir() calls */
 };
 
 /*
  * The session's directory of index bt (btree_dir_new()), for its lookups:
  * the one last used for bt, else a new one while there is room, else the
- * least recently taken over, which is rebuilt for bt on its first use.
- * NULL (lookups then start at the root) if memory runs out.
+ * least recently used one if it has gone unused for ENGINE_DIR_IDLE calls
+ * (it is rebuilt for bt on its first use).  NULL, and lookups start at the
+ * root, when bt cannot use one (btree_dir_applies()), when every one is in
+ * use (so that more indexes than directories in turn do not rebuild them
+ * on every lookup), or when memory runs out.
  */
 btree_dir *engine_index_dir(keel_session *s, const btree *bt);
 

@@ -74,16 +74,28 @@ void keel_session_end(keel_session *s)
 
 btree_dir *engine_index_dir(keel_session *s, const btree *bt)
 {
-    uint32_t i;
+    uint32_t i, lru = 0;
 
+    if (!btree_dir_applies(bt))
+        return NULL;
+    s->dir_clock++;
     for (i = 0; i < ENGINE_SESSION_DIRS && s->dirs[i] != NULL; i++)
-        if (btree_dir_is_for(s->dirs[i], bt))
+        if (btree_dir_is_for(s->dirs[i], bt)) {
+            s->dir_used[i] = s->dir_clock;
             return s->dirs[i];
-    if (i < ENGINE_SESSION_DIRS)
-        return s->dirs[i] = btree_dir_new(0);
-    i = s->dir_next;
-    s->dir_next = (i + 1) % ENGINE_SESSION_DIRS;
-    return s->dirs[i];
+        }
+    if (i < ENGINE_SESSION_DIRS) {
+        s->dirs[i] = btree_dir_new(0);
+        s->dir_used[i] = s->dir_clock;
+        return s->dirs[i];
+    }
+    for (i = 1; i < ENGINE_SESSION_DIRS; i++)
+        if (s->dir_used[i] < s->dir_used[lru])
+            lru = i;
+    if (s->dir_clock - s->dir_used[lru] < ENGINE_DIR_IDLE)
+        return NULL;
+    s->dir_used[lru] = s->dir_clock;
+    return s->dirs[lru];
 }
 
 const char *keel_session_error(const keel_session *s)

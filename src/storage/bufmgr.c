@@ -661,23 +661,18 @@ static int read_miss(buf_session *s, buf_tag tag, uint64_t hash,
     return read_slow(s, tag, hash, strategy, r, NULL, out);
 }
 
-/* What pin_confirm() found. */
-typedef enum pin_outcome {
-    PIN_HIT,   /* the buffer holds the block, valid, pinned: *out */
-    PIN_OTHER, /* it holds another block (or none); nothing pinned */
-    PIN_ERROR  /* making it valid failed; nothing pinned, s->err set */
-} pin_outcome;
-
 /*
  * Pins buffer id, which a lock-free look-up (or the caller's memory)
  * says holds tag, and confirms that it does once pinned: a buffer held
  * by nobody may have been given to another block since.  A buffer the
  * session already pins needs no atomics; one being loaded is waited for
- * (make_valid()).
+ * (make_valid()).  KEEL_OK with *hit true: pinned, valid, in *out;
+ * KEEL_OK with *hit false: it holds another block (or none, or is not
+ * valid yet under our own pin), nothing pinned; an error: nothing pinned.
  */
-static inline __attribute__((always_inline)) pin_outcome
+static inline __attribute__((always_inline)) int
 pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
-            int32_t *out)
+            bool *hit, int32_t *out)
 {
     buf_desc *d = desc_of(s->pool, id);
     buf_private_ref *home = buf_private_home(s, id);
@@ -685,35 +680,39 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
                          : s->displaced == 0 ? NULL
                                              : private_find(s, id);
     uint64_t st;
+    int rc;
 
+    *hit = false;
     if (r != NULL) {
         /* Our own pin keeps the tag from changing: no atomics. */
         if (atomic_load_relaxed(&d->tag) != tag ||
             !(atomic_load_relaxed(&d->state) & BM_VALID))
-            return PIN_OTHER;
+            return KEEL_OK;
         r->count++;
+        *hit = true;
         *out = id;
-        return PIN_HIT;
+        return KEEL_OK;
     }
     if (__builtin_expect(home->id == BUF_INVALID && s->displaced == 0, 1)) {
         home->id = id;
         home->count = 1;
-    } else if (private_add(s, id) != KEEL_OK) {
-        return PIN_ERROR;
+    } else if ((rc = private_add(s, id)) != KEEL_OK) {
+        return rc;
     }
     st = buf_pin_shared(d, strategy ? 1 : BUF_MAX_USAGE);
     /* Re-check: the buffer may have been reused since the look-up. */
     if (__builtin_expect(atomic_load_relaxed(&d->tag) != tag, 0)) {
         buf_release(s, id);
-        return PIN_OTHER;
+        return KEEL_OK;
     }
     if (__builtin_expect((st & BM_VALID) == 0, 0) &&
-        make_valid(s, d) != KEEL_OK) {
+        (rc = make_valid(s, d)) != KEEL_OK) {
         buf_release(s, id);
-        return PIN_ERROR;
+        return rc;
     }
+    *hit = true;
     *out = id;
-    return PIN_HIT;
+    return KEEL_OK;
 }
 
 /*
@@ -721,7 +720,9 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
  * inline, with the prefetch of n lines (none for buf_read()) between the
  * bucket's head and the descriptor.  If recent is a buffer id, it is
  * tried first, without the mapping table (its lines prefetched the same
- * way); so is the buffer buf_prefetch() last found for this very block.
+ * way), but pinned only if its tag is the block's when first read, so
+ * that a wrong guess leaves no trace (usage count, a ring's claim); so is
+ * the buffer buf_prefetch() last found for this very block.
  */
 static inline __attribute__((always_inline)) int
 read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -732,7 +733,8 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
     buf_tag tag = buf_tag_make(rel, blk);
     uint64_t hash;
     int32_t id;
-    pin_outcome po;
+    bool hit;
+    int rc;
 
     /* Tag 0 means "no block": never look it up. */
     if (__builtin_expect(rel == INVALID_RELNUMBER, 0))
@@ -745,9 +747,11 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
         const char *page = buf_session_page(s, recent);
         for (uint32_t i = 0; i < n; i++)
             __builtin_prefetch(page + off[i]);
-        po = pin_confirm(s, recent, tag, strategy, out);
-        if (po != PIN_OTHER)
-            return po == PIN_HIT ? KEEL_OK : s->err.code;
+        if (atomic_load_relaxed(&desc_of(p, recent)->tag) == tag) {
+            rc = pin_confirm(s, recent, tag, strategy, &hit, out);
+            if (rc != KEEL_OK || hit)
+                return rc;
+        }
     }
     hash = buf_tag_hash(tag);
     id = buf_table_head(&p->table, hash);
@@ -758,9 +762,9 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
     }
     id = buf_table_lookup_from(&p->table, tag, id);
     if (__builtin_expect(id >= 0, 1)) {
-        po = pin_confirm(s, id, tag, strategy, out);
-        if (po != PIN_OTHER)
-            return po == PIN_HIT ? KEEL_OK : s->err.code;
+        rc = pin_confirm(s, id, tag, strategy, &hit, out);
+        if (rc != KEEL_OK || hit)
+            return rc;
     }
     return read_miss(s, tag, hash, strategy, out);
 }

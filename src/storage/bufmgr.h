@@ -95,10 +95,12 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
 
 /*
  * buf_read_prefetch() of a block the caller last found in buffer recent
- * (BUF_INVALID if it does not know): that buffer is pinned and its tag
- * checked first, without the mapping table, and the lines at off[0..n)
- * are prefetched from it.  If it holds another block by now, the block is
- * looked up as by buf_read_prefetch().  Same results and errors.
+ * (BUF_INVALID if it does not know): that buffer's tag is checked first,
+ * without the mapping table, and the lines at off[0..n) are prefetched
+ * from it; if it names the block, the buffer is pinned and the tag checked
+ * again.  If it holds another block by now, nothing is pinned there and
+ * the block is looked up as by buf_read_prefetch().  Same results and
+ * errors.
  */
 int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
                     int32_t recent, const uint16_t *off, uint32_t n,
@@ -155,14 +157,15 @@ struct buf_session {
     buf_private_ref *overflow; /* the hash, or NULL */
     buf_pool *pool;
     void *write_copy;       /* private page image for writes */
-    uint64_t reads;         /* buf_read() and buf_read_prefetch() calls */
+    uint64_t reads;         /* buf_read*() calls */
     buf_tag prefetched_tag; /* buf_prefetch()'s last block, until read */
     int32_t prefetched_id;  /* and the buffer it found for it */
     kerr err;
 };
 
-/* Pages the session has read (each a pin it took through buf_read() or
- * buf_read_prefetch(), hits and misses alike), for benchmarks. */
+/* Pages the session has read (each a pin it took through buf_read(),
+ * buf_read_prefetch() or buf_read_recent(), hits and misses alike), for
+ * benchmarks. */
 static inline uint64_t buf_session_reads(const buf_session *s)
 {
     return s->reads;
