@@ -21,7 +21,10 @@
  * of each session's counters (catalog cache: syscache_get_stats();
  * snapshots reused: txn_session_stats(); buffer pins: buf_session_reads())
  * over the timed part, summed over clients and runs, divided by the
- * transactions.
+ * transactions.  With --cpus, client i runs on the i-th CPU of the list
+ * (round-robin), so that a single client's cost can be measured on each
+ * CPU of a machine whose CPUs are not equally fast (virtual CPUs the host
+ * shares with other work).
  *
  * bloat: --clients threads each run --transactions select-only
  * transactions that also look up a relation name never asked for before
@@ -35,6 +38,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +78,10 @@ typedef struct select_opts {
     keel_procarray_layout layouts[MAX_COUNTS];
     int nlayouts;
     uint32_t max_sessions[MAX_COUNTS];
-    int nmax_sessions;     /* 0: the largest client count, at least 64 */
-    uint64_t transactions; /* bloat: per client */
+    int nmax_sessions;         /* 0: the largest client count, at least 64 */
+    uint32_t cpus[MAX_COUNTS]; /* client i runs on cpus[i % ncpus] */
+    int ncpus;                 /* 0: wherever the scheduler puts it */
+    uint64_t transactions;     /* bloat: per client */
 } select_opts;
 
 static void usage_select(void)
@@ -83,7 +89,8 @@ static void usage_select(void)
     fprintf(stderr,
             "usage: keel bench select [DIR] [--scale N] [--clients N,N,...]\n"
             "           [--seconds S] [--runs N] [--layout padded|packed,...]\n"
-            "           [--max-sessions N,...] [--pool-mb N] [--json FILE]\n");
+            "           [--max-sessions N,...] [--cpus N,...] [--pool-mb N]\n"
+            "           [--json FILE]\n");
 }
 
 static void usage_bloat(void)
@@ -189,6 +196,19 @@ static int select_option(const bench_args *a, void *ctx)
     } else if (!bloat && strcmp(n, "--max-sessions") == 0) {
         return parse_list(o->who, n, v, 1, 65536, o->max_sessions,
                           &o->nmax_sessions);
+    } else if (!bloat && strcmp(n, "--cpus") == 0) {
+        cpu_set_t allowed;
+        if (parse_list(o->who, n, v, 0, CPU_SETSIZE - 1, o->cpus, &o->ncpus) !=
+            0)
+            return -1;
+        if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+            CPU_ZERO(&allowed);
+        for (int i = 0; i < o->ncpus; i++)
+            if (!CPU_ISSET(o->cpus[i], &allowed)) {
+                fprintf(stderr, "%s: CPU %u is not one this process may use\n",
+                        o->who, o->cpus[i]);
+                return -1;
+            }
     } else if (bloat && strcmp(n, "--transactions") == 0) {
         return bench_args_u64(a, BLOAT_SAMPLES - 1, UINT64_C(100000000),
                               &o->transactions);
@@ -558,6 +578,12 @@ static client_thread *clients_run(client_run *run, uint32_t n, double seconds,
     for (; started < n; started++) {
         t[started].run = run;
         t[started].index = started;
+        if (run->o->ncpus > 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(run->o->cpus[started % (uint32_t)run->o->ncpus], &one);
+            pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+        }
         if (pthread_create(&t[started].tid, &attr, client_main, &t[started]) !=
             0) {
             fprintf(stderr, "%s: cannot create thread %u\n", run->o->who,
@@ -745,9 +771,12 @@ static int select_write_json(const select_opts *o, const char *dir,
             "{\n  \"bench\": \"select\",\n  \"dir\": \"%s\",\n"
             "  \"accounts\": %d,\n  \"pool_mb\": %u,\n  \"seconds\": %.3f,\n"
             "  \"runs\": %d,\n  \"latency_sample_every\": %d,\n"
-            "  \"select\": [",
+            "  \"cpus\": [",
             o->dir != NULL ? dir : "", accounts, o->pool_mb, o->seconds,
             o->runs, LATENCY_EVERY);
+    for (int i = 0; i < o->ncpus; i++)
+        fprintf(f, "%s%u", i ? ", " : "", o->cpus[i]);
+    fputs("],\n  \"select\": [", f);
     for (int i = 0; i < nres; i++) {
         const select_result *r = &res[i];
         const txn_counts *c = &r->counts;

@@ -189,9 +189,27 @@ if(NOT svg MATCHES "^<svg" OR NOT svg MATCHES ">pruning off, session 1<"
    OR NOT svg MATCHES ">pruning on, session 2<" OR NOT svg MATCHES "MiB")
   message(FATAL_ERROR "bloat.svg lacks its start, legend or axis label")
 endif()
+# One client pinned to each CPU the process may use (at most 4): a
+# select run each, of one client, on that CPU.
+string(JSON ncpu LENGTH "${json}" select_cpu)
+if(ncpu LESS 1 OR ncpu GREATER 4)
+  message(FATAL_ERROR "results.json select_cpu has ${ncpu} runs")
+endif()
+math(EXPR last "${ncpu} - 1")
+foreach(i RANGE ${last})
+  string(JSON c GET "${json}" select_cpu ${i} cpus 0)
+  string(JSON clients GET "${json}" select_cpu ${i} select 0 clients)
+  string(JSON tps GET "${json}" select_cpu ${i} select 0 tps)
+  if(NOT c GREATER_EQUAL 0 OR NOT clients EQUAL 1)
+    message(FATAL_ERROR "select_cpu[${i}]: CPU '${c}', ${clients} clients")
+  endif()
+  check_positive("select_cpu[${i}].tps" "${tps}")
+endforeach()
+
 file(READ ${OUT}/report.md md)
 foreach(want "## Select-only transactions" "keel bench select --scale 1"
-        "max_sessions 400 against 402" "## Catalog cache bloat"
+        "max_sessions 400 against 402" "### One client on each CPU"
+        "--cpus" "## Catalog cache bloat"
         "## Primary-key lookup" "## Buffer pool hot paths" "Reading: ")
   string(FIND "${md}" "${want}" at)
   if(at LESS 0)
@@ -208,6 +226,9 @@ keel_check_bad_usage(${KEEL} bench report --scale 10q)
 keel_check_bad_usage(${KEEL} bench report --seconds 0.001)
 keel_check_bad_usage(${KEEL} bench select --seconds abc)
 keel_check_bad_usage(${KEEL} bench select --quick)
+# A CPU the process may not use, or not a number.
+keel_check_bad_usage(${KEEL} bench select --cpus 100000)
+keel_check_bad_usage(${KEEL} bench select --cpus x)
 keel_check_bad_usage(${KEEL} bench bloat --transactions 10)
 file(REMOVE_RECURSE ${OUT})
 message(STATUS "bench report smoke: ok")
