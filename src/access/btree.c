@@ -165,6 +165,75 @@ static inline bool bt_fast_key(const btree *bt, const bt_item *it, bool leaf,
 }
 
 /*
+ * The slot of [lo, hi) where key x should sit if keys rise evenly from
+ * kmin (at lo) to kmax (at hi - 1): lo at or below kmin, hi - 1 at or
+ * above kmax.  The differences are taken as 64-bit integers, exact, so
+ * int8 keys far apart round but never give 0 / 0.
+ */
+static inline uint32_t bt_interp_guess(int64_t x, int64_t kmin, int64_t kmax,
+                                       uint32_t lo, uint32_t hi)
+{
+    uint32_t g;
+
+    if (x <= kmin || kmax <= kmin)
+        return lo;
+    if (x >= kmax)
+        return hi - 1;
+    g = lo + (uint32_t)((double)((uint64_t)x - (uint64_t)kmin) /
+                        (double)((uint64_t)kmax - (uint64_t)kmin) *
+                        (double)(hi - lo));
+    return g < hi ? g : hi - 1;
+}
+
+/* Whether slot i of some ordered range is below a search key (ctx). */
+typedef bool (*bt_below_fn)(const void *ctx, uint32_t i);
+
+/*
+ * The first slot of [lo, hi) not below the search key (hi if none), the
+ * slots below it coming first: from guess g (BT_NO_GUESS: none), a gallop
+ * outwards to bracket the answer, then halving.  Inlined with a constant
+ * below, so the predicate is inlined too.
+ */
+#define BT_NO_GUESS UINT32_MAX
+
+static inline __attribute__((always_inline)) uint32_t
+bt_rank_from(uint32_t lo, uint32_t hi, uint32_t g, bt_below_fn below,
+             const void *ctx)
+{
+    uint32_t a = lo, b = hi, step;
+
+    if (g != BT_NO_GUESS && below(ctx, g)) {
+        a = g + 1;
+        for (step = 1; a < hi; step *= 2) {
+            uint32_t p = g + step < hi ? g + step : hi - 1;
+            if (!below(ctx, p)) {
+                b = p;
+                break;
+            }
+            a = p + 1;
+        }
+    } else if (g != BT_NO_GUESS) {
+        b = g;
+        for (step = 1; b > lo; step *= 2) {
+            uint32_t p = g >= lo + step ? g - step : lo;
+            if (below(ctx, p)) {
+                a = p + 1;
+                break;
+            }
+            b = p;
+        }
+    }
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (below(ctx, m))
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+/*
  * bt_fast_search() by interpolation: guesses sk's slot in [lo, hi) from
  * the key bounds (the hint's, else the range's first and last keys),
  * probes there and gallops outwards to bracket the answer, then halves the
@@ -192,19 +261,7 @@ static uint16_t bt_interp_search(const btree *bt, const void *page,
     else if (!bt_fast_key(bt, btpage_item(page, (uint16_t)(hi - 1)), leaf,
                           &kmax))
         return bt_fast_search(bt, page, sk, lo, hi, leaf, or_equal);
-    if (x <= kmin || kmax <= kmin)
-        g = lo;
-    else if (x >= kmax)
-        g = (uint32_t)hi - 1;
-    else {
-        /* kmin < x < kmax: both differences are exact and positive, so f
-         * is in [0, 1] (int8 keys far apart round, but never to 0 / 0). */
-        double f = (double)((uint64_t)x - (uint64_t)kmin) /
-                   (double)((uint64_t)kmax - (uint64_t)kmin);
-        g = lo + (uint32_t)(f * (double)(hi - lo));
-        if (g >= hi)
-            g = (uint32_t)hi - 1;
-    }
+    g = bt_interp_guess(x, kmin, kmax, lo, hi);
 
     /* Where the guessed item is if the page stores its items in slot
      * order from the end (bulk-built and split pages do; random inserts
@@ -831,13 +888,24 @@ bt_int_key(const bt_item *it, bool leaf, int fast, int64_t *v)
     return true;
 }
 
+/* What bt_int_below() compares: a page's items with an integer key. */
+typedef struct bt_int_probe {
+    const void *page;
+    int64_t k;
+    bool leaf;
+    int fast;
+} bt_int_probe;
+
 /* Whether the item in slot i has a key (not null) below k. */
-static inline __attribute__((always_inline)) bool
-bt_int_below(const void *page, uint32_t i, bool leaf, int fast, int64_t k)
+static inline __attribute__((always_inline)) bool bt_int_below(const void *ctx,
+                                                               uint32_t i)
 {
+    const bt_int_probe *q = ctx;
     int64_t v;
 
-    return bt_int_key(btpage_item(page, (uint16_t)i), leaf, fast, &v) && v < k;
+    return bt_int_key(btpage_item(q->page, (uint16_t)i), q->leaf, q->fast,
+                      &v) &&
+           v < q->k;
 }
 
 /*
@@ -845,80 +913,30 @@ bt_int_below(const void *page, uint32_t i, bool leaf, int fast, int64_t k)
  * being in key order: where (k, minus infinity) sits among them.  As
  * bt_interp_search(): a guess interpolated between the bounds [kmin, kmax]
  * (h's, else the range's end keys), a gallop outwards from it to bracket
- * the answer, and halving.  The guessed item's line is prefetched while
- * its line pointer is read.
+ * the answer, and halving (bt_rank_from()).  The guessed item's line is
+ * prefetched while its line pointer is read.
  */
 static inline __attribute__((always_inline)) uint32_t
 bt_int_rank(const void *page, int64_t k, uint32_t lo, uint32_t hi, bool leaf,
             int fast, const bt_hint *h)
 {
+    const bt_int_probe q = {page, k, leaf, fast};
     int64_t kmin, kmax;
-    uint32_t g, a, b, step;
+    uint32_t g, back;
 
-    if (hi - lo < 8) {
-        a = lo;
-        b = hi;
-        goto halve;
-    }
-    if (!(h->has_lo ? (kmin = h->lo, true)
+    if (hi - lo < 8 ||
+        !(h->has_lo ? (kmin = h->lo, true)
                     : bt_int_key(btpage_item(page, (uint16_t)lo), leaf, fast,
                                  &kmin)) ||
         !(h->has_hi ? (kmax = h->hi, true)
                     : bt_int_key(btpage_item(page, (uint16_t)(hi - 1)), leaf,
-                                 fast, &kmax))) {
-        a = lo;
-        b = hi;
-        goto halve;
-    }
-    if (k <= kmin || kmax <= kmin)
-        g = lo;
-    else if (k >= kmax)
-        g = hi - 1;
-    else {
-        /* kmin < k < kmax: as in bt_interp_search(). */
-        double f = (double)((uint64_t)k - (uint64_t)kmin) /
-                   (double)((uint64_t)kmax - (uint64_t)kmin);
-        g = lo + (uint32_t)(f * (double)(hi - lo));
-        if (g >= hi)
-            g = hi - 1;
-    }
-    {
-        uint32_t back = leaf ? 16 * (g - lo + 1) : 16 + 24 * (g - lo + 1);
-        if (back <= BT_PAGE_CAP)
-            __builtin_prefetch((const char *)page + BT_SPECIAL_OFF - back);
-    }
-    if (bt_int_below(page, g, leaf, fast, k)) {
-        a = g + 1;
-        b = hi;
-        for (step = 1; a < hi; step *= 2) {
-            uint32_t p = g + step < hi ? g + step : hi - 1;
-            if (!bt_int_below(page, p, leaf, fast, k)) {
-                b = p;
-                break;
-            }
-            a = p + 1;
-        }
-    } else {
-        a = lo;
-        b = g;
-        for (step = 1; b > lo; step *= 2) {
-            uint32_t p = g >= lo + step ? g - step : lo;
-            if (bt_int_below(page, p, leaf, fast, k)) {
-                a = p + 1;
-                break;
-            }
-            b = p;
-        }
-    }
-halve:
-    while (a < b) {
-        uint32_t m = a + (b - a) / 2;
-        if (bt_int_below(page, m, leaf, fast, k))
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a;
+                                 fast, &kmax)))
+        return bt_rank_from(lo, hi, BT_NO_GUESS, bt_int_below, &q);
+    g = bt_interp_guess(k, kmin, kmax, lo, hi);
+    back = leaf ? 16 * (g - lo + 1) : 16 + 24 * (g - lo + 1);
+    if (back <= BT_PAGE_CAP)
+        __builtin_prefetch((const char *)page + BT_SPECIAL_OFF - back);
+    return bt_rank_from(lo, hi, g, bt_int_below, &q);
 }
 
 /*
@@ -1263,61 +1281,36 @@ static inline bool bt_dir_ready(btree *bt, buf_session *s, btree_dir *d)
     return d->e.n > 0;
 }
 
+/* What bt_dir_below() compares: a directory's keys with k. */
+typedef struct bt_dir_probe {
+    const int64_t *keys;
+    int64_t k;
+} bt_dir_probe;
+
+static inline bool bt_dir_below(const void *ctx, uint32_t i)
+{
+    const bt_dir_probe *q = ctx;
+
+    return q->keys[i] < q->k;
+}
+
 /*
  * The entry of d whose child's key range holds (k, minus infinity): the
- * last whose bound is below k.  The bounds are ordered; a guess is
- * interpolated between the first and the last, then bracketed by
- * galloping and halved, as in bt_int_rank().
+ * last whose bound is below k (entry 0 has none).  The bounds are
+ * ordered; a guess is interpolated between the first and the last, then
+ * bracketed and halved, as in bt_int_rank().
  */
 static inline uint32_t bt_dir_find(const btree_dir *d, int64_t k)
 {
-    const int64_t *key = d->e.keys;
-    uint32_t lo = 1, hi = d->e.n, a = lo, b = hi;
+    const bt_dir_probe q = {d->e.keys, k};
+    uint32_t lo = 1, hi = d->e.n;
 
-    if (hi - lo >= 8) {
-        int64_t kmin = key[lo], kmax = key[hi - 1];
-        uint32_t g, step;
-
-        if (k <= kmin)
-            return 0;
-        if (k > kmax)
-            return hi - 1;
-        /* kmin < k <= kmax: both differences are exact and positive. */
-        g = lo + (uint32_t)((double)((uint64_t)k - (uint64_t)kmin) /
-                            (double)((uint64_t)kmax - (uint64_t)kmin) *
-                            (double)(hi - lo));
-        if (g >= hi)
-            g = hi - 1;
-        if (key[g] < k) {
-            a = g + 1;
-            for (step = 1; a < hi; step *= 2) {
-                uint32_t p = g + step < hi ? g + step : hi - 1;
-                if (key[p] >= k) {
-                    b = p;
-                    break;
-                }
-                a = p + 1;
-            }
-        } else {
-            b = g;
-            for (step = 1; b > lo; step *= 2) {
-                uint32_t p = g >= lo + step ? g - step : lo;
-                if (key[p] < k) {
-                    a = p + 1;
-                    break;
-                }
-                b = p;
-            }
-        }
-    }
-    while (a < b) {
-        uint32_t m = a + (b - a) / 2;
-        if (key[m] < k)
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a - 1;
+    return bt_rank_from(lo, hi,
+                        hi - lo < 8 ? BT_NO_GUESS
+                                    : bt_interp_guess(k, q.keys[lo],
+                                                      q.keys[hi - 1], lo, hi),
+                        bt_dir_below, &q) -
+           1;
 }
 
 /*
