@@ -580,13 +580,15 @@ static void md_select(FILE *f, const report_step *main_step,
     if (sel.one != NULL) {
         const json_value *p = json_get(sel.one->v, "per_txn");
         fprintf(f,
-                "\nReading: per transaction %.2f buffer pins (the primary "
-                "key's leaf and the heap page), %.2f catalog cache hits, %.2f "
+                "\nReading: per transaction %.4f buffer pins (the primary "
+                "key's leaf and the heap page, and %.4f moves right from "
+                "the leaf the session's directory named), %.2f catalog "
+                "cache hits, %.2f "
                 "negative hits (the search path's keel_catalog%s), %.2f "
                 "list hits and %.4f misses; %.2f of the snapshots were "
                 "reused (no transaction with an xid ended in between).\n\n",
-                json_num(p, "buffer_pins"), json_num(p, "cache_hits"),
-                json_num(p, "cache_negative_hits"),
+                json_num(p, "buffer_pins"), json_num(p, "dir_moves"),
+                json_num(p, "cache_hits"), json_num(p, "cache_negative_hits"),
                 json_num(p, "cache_negative_hits") > 1.5
                     ? ", and the statistics of an unanalyzed column"
                     : "",

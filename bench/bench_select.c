@@ -317,59 +317,6 @@ static int db_warm(const select_opts *o, keel_db *db, int32_t *accounts)
 
 /* ---- clients ----------------------------------------------------- */
 
-/* What the counters of a session moved by. */
-typedef struct txn_counts {
-    uint64_t txns;
-    uint64_t hits, negative_hits, misses, list_hits, list_misses;
-    uint64_t snapshots_reused, snapshots_taken;
-    uint64_t buffer_reads; /* buffer reads (pins) taken by the session */
-} txn_counts;
-
-static void counts_add(txn_counts *sum, const txn_counts *c)
-{
-    sum->txns += c->txns;
-    sum->hits += c->hits;
-    sum->negative_hits += c->negative_hits;
-    sum->misses += c->misses;
-    sum->list_hits += c->list_hits;
-    sum->list_misses += c->list_misses;
-    sum->snapshots_reused += c->snapshots_reused;
-    sum->snapshots_taken += c->snapshots_taken;
-    sum->buffer_reads += c->buffer_reads;
-}
-
-/* The session's counters now (txns left 0). */
-static void counts_read(const select_client *c, txn_counts *out)
-{
-    syscache_stats cs;
-    txn_stats ts;
-
-    syscache_get_stats(c->s->cache, &cs);
-    txn_session_stats(c->s->ts, &ts);
-    memset(out, 0, sizeof(*out));
-    out->hits = cs.hits;
-    out->negative_hits = cs.negative_hits;
-    out->misses = cs.misses;
-    out->list_hits = cs.list_hits;
-    out->list_misses = cs.list_misses;
-    out->snapshots_reused = ts.snapshots_reused;
-    out->snapshots_taken = ts.snapshots_taken;
-    out->buffer_reads = buf_session_reads(c->s->bs);
-}
-
-static void counts_diff(const txn_counts *a, const txn_counts *b,
-                        txn_counts *out)
-{
-    out->hits = b->hits - a->hits;
-    out->negative_hits = b->negative_hits - a->negative_hits;
-    out->misses = b->misses - a->misses;
-    out->list_hits = b->list_hits - a->list_hits;
-    out->list_misses = b->list_misses - a->list_misses;
-    out->snapshots_reused = b->snapshots_reused - a->snapshots_reused;
-    out->snapshots_taken = b->snapshots_taken - a->snapshots_taken;
-    out->buffer_reads = b->buffer_reads - a->buffer_reads;
-}
-
 /* One bloat sample: after txn transactions, elapsed_ns into the run. */
 typedef struct bloat_sample {
     uint64_t txn;
@@ -399,7 +346,7 @@ typedef struct client_thread {
     uint32_t index;
     uint64_t end_ns;
     uint64_t cpu_ns; /* the thread's CPU time in the timed part */
-    txn_counts counts;
+    select_counts counts;
     uint64_t *lat; /* latency samples, ns */
     size_t nlat, caplat;
     bloat_sample samples[BLOAT_SAMPLES];
@@ -511,7 +458,7 @@ static void *client_main(void *arg)
     client_run *run = t->run;
     uint64_t rng = UINT64_C(0x9E3779B97F4A7C15) * (t->index + 1) + 12345;
     select_client c;
-    txn_counts a, b;
+    select_counts a, b;
     int32_t bal;
     bool ok;
 
@@ -531,18 +478,20 @@ static void *client_main(void *arg)
     pthread_barrier_wait(&run->go);
     if (ok) {
         struct timespec c0, c1;
-        counts_read(&c, &a);
+        uint64_t txns;
+        select_counts_read(&c, &a);
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         if (run->bloat)
-            t->counts.txns = client_loop_bloat(t, &c, &rng);
+            txns = client_loop_bloat(t, &c, &rng);
         else
-            t->counts.txns = client_loop_select(t, &c, &rng);
+            txns = client_loop_select(t, &c, &rng);
         t->end_ns = clock_now_ns();
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
         t->cpu_ns = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000LL +
                                (c1.tv_nsec - c0.tv_nsec));
-        counts_read(&c, &b);
-        counts_diff(&a, &b, &t->counts);
+        select_counts_read(&c, &b);
+        select_counts_diff(&a, &b, &t->counts);
+        t->counts.txns = txns;
         syscache_get_stats(c.s->cache, &t->final);
     }
     select_client_close(&c);
@@ -658,7 +607,7 @@ typedef struct select_result {
     double p50[MAX_RUNS];
     double p99[MAX_RUNS];
     double cpu[MAX_RUNS]; /* CPU ns per transaction, all clients */
-    txn_counts counts;    /* summed over runs */
+    select_counts counts; /* summed over runs */
     size_t samples;       /* latency samples, summed over runs */
 } select_result;
 
@@ -680,12 +629,12 @@ static int select_measure(client_run *run, select_result *res, int r)
         exit(1);
     }
     nall = 0;
-    txn_counts sum = {0};
+    select_counts sum = {0};
     for (uint32_t i = 0; i < res->clients; i++) {
         if (t[i].nlat > 0)
             memcpy(all + nall, t[i].lat, t[i].nlat * sizeof(*all));
         nall += t[i].nlat;
-        counts_add(&sum, &t[i].counts);
+        select_counts_add(&sum, &t[i].counts);
         cpu += t[i].cpu_ns;
         free(t[i].lat);
     }
@@ -696,12 +645,12 @@ static int select_measure(client_run *run, select_result *res, int r)
     res->p99[r] = quantile(all, nall, 0.99);
     res->cpu[r] = sum.txns ? (double)cpu / (double)sum.txns : 0;
     res->samples += nall;
-    counts_add(&res->counts, &sum);
+    select_counts_add(&res->counts, &sum);
     free(all);
     return 0;
 }
 
-static double per_txn(uint64_t x, const txn_counts *c)
+static double per_txn(uint64_t x, const select_counts *c)
 {
     return c->txns ? (double)x / (double)c->txns : 0;
 }
@@ -739,7 +688,7 @@ static void select_print(const select_opts *o, select_result *res, int nres)
            "pins");
     for (int i = 0; i < nres; i++) {
         const select_result *r = &res[i];
-        const txn_counts *c = &r->counts;
+        const select_counts *c = &r->counts;
         select_summary m;
         select_summarize(o, r, &m);
         printf("  %7u %-6s %6u %10.0f %10.0f %10.0f %7.1f %7.1f %7.0f %7.0f "
@@ -779,7 +728,7 @@ static int select_write_json(const select_opts *o, const char *dir,
     fputs("],\n  \"select\": [", f);
     for (int i = 0; i < nres; i++) {
         const select_result *r = &res[i];
-        const txn_counts *c = &r->counts;
+        const select_counts *c = &r->counts;
         select_summary m;
         select_summarize(o, r, &m);
         fprintf(f,
@@ -793,7 +742,7 @@ static int select_write_json(const select_opts *o, const char *dir,
                 "\"cache_negative_hits\": %.4f, \"cache_misses\": %.4f, "
                 "\"cache_list_hits\": %.4f, \"cache_list_misses\": %.4f, "
                 "\"snapshots_reused\": %.4f, \"snapshots_taken\": %.4f, "
-                "\"buffer_pins\": %.4f}}",
+                "\"buffer_pins\": %.4f, \"dir_moves\": %.4f}}",
                 i ? "," : "", r->clients, layout_name(r->layout),
                 r->max_sessions, m.tps.median, m.tps.min, m.tps.max, o->runs,
                 m.ns, m.cpu, m.p50, m.p99, r->samples,
@@ -801,7 +750,7 @@ static int select_write_json(const select_opts *o, const char *dir,
                 per_txn(c->negative_hits, c), per_txn(c->misses, c),
                 per_txn(c->list_hits, c), per_txn(c->list_misses, c),
                 per_txn(c->snapshots_reused, c), per_txn(c->snapshots_taken, c),
-                per_txn(c->buffer_reads, c));
+                per_txn(c->buffer_reads, c), per_txn(c->dir_moves, c));
     }
     fputs("\n  ]\n}\n", f);
     if (fclose(f) != 0) {

@@ -270,3 +270,58 @@ int select_txn_run(select_client *c, int32_t aid, const char *probe,
         rc = KEEL_ENOENT;
     return rc;
 }
+
+void select_counts_read(const select_client *c, select_counts *out)
+{
+    syscache_stats cs;
+    txn_stats ts;
+
+    syscache_get_stats(c->s->cache, &cs);
+    txn_session_stats(c->s->ts, &ts);
+    memset(out, 0, sizeof(*out));
+    out->hits = cs.hits;
+    out->negative_hits = cs.negative_hits;
+    out->misses = cs.misses;
+    out->list_hits = cs.list_hits;
+    out->list_misses = cs.list_misses;
+    out->snapshots_reused = ts.snapshots_reused;
+    out->snapshots_taken = ts.snapshots_taken;
+    out->buffer_reads = buf_session_reads(c->s->bs);
+    if (c->pkey != NULL) {
+        const btree_dir *d = engine_index_dir_held(c->s, c->pkey->bt);
+        btree_dir_stats st;
+        if (d != NULL) {
+            btree_dir_stats_get(d, &st);
+            out->dir_moves = st.moves;
+        }
+    }
+}
+
+void select_counts_diff(const select_counts *a, const select_counts *b,
+                        select_counts *out)
+{
+    out->txns = b->txns - a->txns;
+    out->hits = b->hits - a->hits;
+    out->negative_hits = b->negative_hits - a->negative_hits;
+    out->misses = b->misses - a->misses;
+    out->list_hits = b->list_hits - a->list_hits;
+    out->list_misses = b->list_misses - a->list_misses;
+    out->snapshots_reused = b->snapshots_reused - a->snapshots_reused;
+    out->snapshots_taken = b->snapshots_taken - a->snapshots_taken;
+    out->buffer_reads = b->buffer_reads - a->buffer_reads;
+    out->dir_moves = b->dir_moves - a->dir_moves;
+}
+
+void select_counts_add(select_counts *sum, const select_counts *c)
+{
+    sum->txns += c->txns;
+    sum->hits += c->hits;
+    sum->negative_hits += c->negative_hits;
+    sum->misses += c->misses;
+    sum->list_hits += c->list_hits;
+    sum->list_misses += c->list_misses;
+    sum->snapshots_reused += c->snapshots_reused;
+    sum->snapshots_taken += c->snapshots_taken;
+    sum->buffer_reads += c->buffer_reads;
+    sum->dir_moves += c->dir_moves;
+}

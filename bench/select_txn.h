@@ -66,6 +66,27 @@ void select_client_close(select_client *c);
 int select_txn_run(select_client *c, int32_t aid, const char *probe,
                    int32_t *abalance);
 
+/* A client session's counters, or what they moved by. */
+typedef struct select_counts {
+    uint64_t txns; /* transactions (set by the caller) */
+    uint64_t hits, negative_hits, misses, list_hits, list_misses;
+    uint64_t snapshots_reused, snapshots_taken;
+    uint64_t buffer_reads; /* buffer reads (pins) taken by the session */
+    uint64_t dir_moves;    /* moves right from where the primary key's
+                            * directory led (one buffer read each) */
+} select_counts;
+
+/* The client's counters now (txns 0): its catalog cache's, its
+ * snapshots', its buffer reads and its primary key directory's. */
+void select_counts_read(const select_client *c, select_counts *out);
+
+/* out = b - a, counter by counter (txns too). */
+void select_counts_diff(const select_counts *a, const select_counts *b,
+                        select_counts *out);
+
+/* sum += c, counter by counter. */
+void select_counts_add(select_counts *sum, const select_counts *c);
+
 /* A pseudo-random account number in 1..accounts (xorshift64*). */
 static inline int32_t select_next_aid(uint64_t *rng, int32_t accounts)
 {

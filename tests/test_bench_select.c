@@ -5,7 +5,8 @@
  * search path's keel_catalog) when the column has statistics, 2 hits and
  * 2 negative hits (the statistics too) when it has none, 1 list hit, no
  * miss; every snapshot after the first is reused while no transaction
- * with an xid ends; the buffer reads are the same 3 every time (the
+ * with an xid ends (all as the benchmark's own select_counts_read()
+ * counts them); the buffer reads are the same 3 every time (the
  * leaf, entered from the session's directory of the index, the heap page
  * and the commit log's page), plus one for each move right the directory
  * counted; and the row read is the account asked for.  A probe of a
@@ -23,37 +24,14 @@
 #define ACCOUNTS 3000
 #define TXNS     200
 
-typedef struct counts {
-    uint64_t hits, negative_hits, misses, list_hits, list_misses;
-    uint64_t reused, taken;
-    uint64_t pins;
-    uint64_t dir_uses, dir_moves, dir_builds; /* the index's directory */
-} counts;
-
-static void counts_now(const select_client *c, counts *out)
+/* The directory statistics the counters leave out: lookups that asked
+ * for it and its builds. */
+static void dir_stats(const select_client *c, btree_dir_stats *st)
 {
-    syscache_stats cs;
-    txn_stats ts;
+    const btree_dir *d = engine_index_dir_held(c->s, c->pkey->bt);
 
-    syscache_get_stats(c->s->cache, &cs);
-    txn_session_stats(c->s->ts, &ts);
-    out->hits = cs.hits;
-    out->negative_hits = cs.negative_hits;
-    out->misses = cs.misses;
-    out->list_hits = cs.list_hits;
-    out->list_misses = cs.list_misses;
-    out->reused = ts.snapshots_reused;
-    out->taken = ts.snapshots_taken;
-    out->pins = buf_session_reads(c->s->bs);
-    if (c->pkey != NULL) {
-        btree_dir_stats st;
-        btree_dir *d = engine_index_dir(c->s, c->pkey->bt);
-        assert_non_null(d);
-        btree_dir_stats_get(d, &st);
-        out->dir_uses = st.uses;
-        out->dir_moves = st.moves;
-        out->dir_builds = st.builds;
-    }
+    assert_non_null(d);
+    btree_dir_stats_get(d, st);
 }
 
 /* A pgbench_accounts of ACCOUNTS rows (abalance = 3 * aid), not
@@ -95,34 +73,46 @@ static keel_db *make_db(const char *dir)
 }
 
 /* Runs one warm-up and TXNS counted transactions; checks the row of each
- * and returns the counters' differences over the counted ones. */
-static void run_txns(select_client *c, const char *probe, counts *d)
+ * and returns the counters' differences over the counted ones (the
+ * benchmark's own select_counts), and the directory's uses and builds. */
+static void run_txns(select_client *c, const char *probe, select_counts *d,
+                     uint64_t *dir_uses, uint64_t *dir_builds)
 {
     uint64_t rng = 42;
-    counts a, b;
+    select_counts a, b;
+    btree_dir_stats s0, s1;
     int32_t bal = 0;
 
     assert_int_equal(select_txn_run(c, 1, probe, &bal), KEEL_OK);
     assert_int_equal(bal, 3);
-    counts_now(c, &a);
+    select_counts_read(c, &a);
+    dir_stats(c, &s0);
     for (int i = 0; i < TXNS; i++) {
         int32_t aid = select_next_aid(&rng, ACCOUNTS);
         assert_true(aid >= 1 && aid <= ACCOUNTS);
         assert_int_equal(select_txn_run(c, aid, probe, &bal), KEEL_OK);
         assert_int_equal(bal, 3 * aid);
     }
-    counts_now(c, &b);
-    d->hits = b.hits - a.hits;
-    d->negative_hits = b.negative_hits - a.negative_hits;
-    d->misses = b.misses - a.misses;
-    d->list_hits = b.list_hits - a.list_hits;
-    d->list_misses = b.list_misses - a.list_misses;
-    d->reused = b.reused - a.reused;
-    d->taken = b.taken - a.taken;
-    d->pins = b.pins - a.pins;
-    d->dir_uses = b.dir_uses - a.dir_uses;
-    d->dir_moves = b.dir_moves - a.dir_moves;
-    d->dir_builds = b.dir_builds - a.dir_builds;
+    select_counts_read(c, &b);
+    dir_stats(c, &s1);
+    select_counts_diff(&a, &b, d);
+    *dir_uses = s1.uses - s0.uses;
+    *dir_builds = s1.builds - s0.builds;
+}
+
+/* The catalog cache's and the snapshots' counts, per TXNS transactions:
+ * hits and negative hits as given, one list hit, no miss, every snapshot
+ * reused. */
+static void assert_catalog_counts(const select_counts *d, uint64_t hits,
+                                  uint64_t negative_hits)
+{
+    assert_int_equal(d->hits, hits);
+    assert_int_equal(d->negative_hits, negative_hits);
+    assert_int_equal(d->misses, 0);
+    assert_int_equal(d->list_hits, TXNS);
+    assert_int_equal(d->list_misses, 0);
+    assert_int_equal(d->snapshots_reused, TXNS);
+    assert_int_equal(d->snapshots_taken, 0);
 }
 
 static void test_counts_per_transaction(void **state)
@@ -132,7 +122,8 @@ static void test_counts_per_transaction(void **state)
     select_client c;
     keel_session *s;
     char msg[256];
-    counts d;
+    select_counts d;
+    uint64_t uses, builds;
     int32_t bal;
 
     (void)state;
@@ -140,23 +131,17 @@ static void test_counts_per_transaction(void **state)
     assert_true(c.tuples == 0); /* never analyzed */
 
     /* No statistics: the statistics look-up is a second negative hit. */
-    run_txns(&c, NULL, &d);
-    assert_int_equal(d.hits, 2 * TXNS);
-    assert_int_equal(d.negative_hits, 2 * TXNS);
-    assert_int_equal(d.misses, 0);
-    assert_int_equal(d.list_hits, TXNS);
-    assert_int_equal(d.list_misses, 0);
-    assert_int_equal(d.reused, TXNS);
-    assert_int_equal(d.taken, 0);
+    run_txns(&c, NULL, &d, &uses, &builds);
+    assert_catalog_counts(&d, 2 * TXNS, 2 * TXNS);
     /* Buffer reads: the leaf (from the directory, built in the warm-up),
      * the heap page and the commit log's page (the rows' xid is not frozen)
      * each time, and a right sibling for each move right (a key equal to
      * a leaf's first: its entry might have been left of it); the catalog
      * look-ups, all hits, read none. */
-    assert_int_equal(d.dir_uses, TXNS);
-    assert_int_equal(d.dir_builds, 0);
+    assert_int_equal(uses, TXNS);
+    assert_int_equal(builds, 0);
     assert_true(d.dir_moves < TXNS / 10);
-    assert_int_equal(d.pins, 3 * TXNS + d.dir_moves);
+    assert_int_equal(d.buffer_reads, 3 * TXNS + d.dir_moves);
 
     /* A missing account is not an error: the transaction commits. */
     assert_int_equal(select_txn_run(&c, ACCOUNTS + 1, NULL, &bal), KEEL_ENOENT);
@@ -166,21 +151,13 @@ static void test_counts_per_transaction(void **state)
     assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
     assert_int_equal(keel_analyze(s, NULL, SELECT_TABLE), KEEL_OK);
     keel_session_end(s);
-    run_txns(&c, NULL, &d);
-    assert_int_equal(d.hits, 3 * TXNS);
-    assert_int_equal(d.negative_hits, TXNS);
-    assert_int_equal(d.misses, 0);
-    assert_int_equal(d.list_hits, TXNS);
-    assert_int_equal(d.list_misses, 0);
-    assert_int_equal(d.reused, TXNS);
-    assert_int_equal(d.taken, 0);
+    run_txns(&c, NULL, &d, &uses, &builds);
+    assert_catalog_counts(&d, 3 * TXNS, TXNS);
 
     /* One probed name, the same each time: a negative hit after its first
      * miss (in run_txns' warm-up). */
-    run_txns(&c, "tmp_never_created", &d);
-    assert_int_equal(d.hits, 3 * TXNS);
-    assert_int_equal(d.negative_hits, 2 * TXNS);
-    assert_int_equal(d.misses, 0);
+    run_txns(&c, "tmp_never_created", &d, &uses, &builds);
+    assert_catalog_counts(&d, 3 * TXNS, 2 * TXNS);
 
     select_client_close(&c);
     assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
