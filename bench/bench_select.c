@@ -531,7 +531,12 @@ static client_thread *clients_run(client_run *run, uint32_t n, double seconds,
             cpu_set_t one;
             CPU_ZERO(&one);
             CPU_SET(run->o->cpus[started % (uint32_t)run->o->ncpus], &one);
-            pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+            if (pthread_attr_setaffinity_np(&attr, sizeof(one), &one) != 0) {
+                fprintf(stderr, "%s: cannot pin client %u to CPU %u\n",
+                        run->o->who, started,
+                        run->o->cpus[started % (uint32_t)run->o->ncpus]);
+                exit(1);
+            }
         }
         if (pthread_create(&t[started].tid, &attr, client_main, &t[started]) !=
             0) {
