@@ -17,10 +17,11 @@
 #     instructions per lookup = (I(N2) - I(N1)) / (3 * (N2 - N1))
 # and per kind from callgrind_annotate's inclusive count of each function,
 # with the part spent in the string and hash library functions that name
-# keys call (strcmp, strlen, XXH3).  strcmp's count depends on where the
-# cache's copies of the names lie in memory, so every count is the mean
-# over several heap layouts (the database opened under paths whose lengths
-# are 16 bytes apart, which shifts what is allocated after the path).
+# keys call (strlen, XXH3; the name comparison is inline).  A library
+# function's count can depend on where its arguments lie in memory, so
+# every count is the mean over several heap layouts (the database opened
+# under paths whose lengths are 16 bytes apart, which shifts what is
+# allocated after the path).
 # Then each PRUNE=ON build is timed against the OFF build with the same
 # loops (mean of the three kinds' ns per lookup), the two builds' runs
 # alternating (OFF first in odd pairs, second in even ones): reported as
@@ -223,7 +224,7 @@ for b in "${builds[@]}"; do
             "${tmean[$b]}"
     fi
 done
-echo "  (in libs: per lookup of the mix, inside strcmp, strlen and XXH3, which" \
+echo "  (in libs: per lookup of the mix, inside strlen and XXH3, which" \
      "the name key of the negative lookups calls)"
 echo "  keel's design minus OFF, instructions per lookup in each of the" \
      "$layouts heap layouts: $by_layout"

@@ -1184,9 +1184,74 @@ static void test_hot_set_fits_default(void **state)
 }
 
 /* off rounded up to a multiple of 16. */
-static size_t align16(size_t off)
+/* Where a name copy starts after off bytes of an entry: on a 16-byte
+ * boundary, after its length byte. */
+static size_t name_start(size_t off)
 {
-    return (off + 15) & ~(size_t)15;
+    return (off + 1 + 15) & ~(size_t)15;
+}
+
+/* An entry's name copy as catcache_entry_make() lays it out: the length
+ * byte (capped), the name and its NUL, in a buffer of exactly that size
+ * (so that AddressSanitizer sees any read past it).  Freed by the caller
+ * from name - 1. */
+static char *entry_name(const char *name)
+{
+    size_t len = strlen(name);
+    char *p = malloc(len + 2);
+
+    assert_non_null(p);
+    p[0] = (char)(uint8_t)(len < CATCACHE_NAME_LEN_CAP ? len
+                                                       : CATCACHE_NAME_LEN_CAP);
+    memcpy(p + 1, name, len + 1);
+    return p + 1;
+}
+
+/*
+ * catcache_name_equal() against strcmp(): every length from 0 to 70 (and
+ * around the length byte's cap) against names equal, one byte longer or
+ * shorter, and differing in each single byte (which the word compare must
+ * see wherever it falls, the overlapping last word included).
+ */
+static void test_name_equal(void **state)
+{
+    static const size_t lens[] = {254, 255, 256, 300};
+    char a[320], b[320];
+    size_t len;
+    uint64_t compared = 0;
+
+    (void)state;
+    for (size_t li = 0; li < 71 + sizeof(lens) / sizeof(lens[0]); li++) {
+        len = li < 71 ? li : lens[li - 71];
+        for (size_t i = 0; i < len; i++)
+            a[i] = (char)('a' + (i * 7) % 26);
+        a[len] = '\0';
+        for (int other = -1; other <= 1; other++) {
+            size_t blen = len + (size_t)other;
+            char *e;
+            if (other < 0 && len == 0)
+                continue;
+            memcpy(b, a, len < blen ? len : blen);
+            for (size_t i = len; i < blen; i++)
+                b[i] = 'z';
+            b[blen] = '\0';
+            e = entry_name(b);
+            assert_int_equal(catcache_name_equal(e, a, len), strcmp(e, a) == 0);
+            assert_int_equal(catcache_name_equal(e, a, len), other == 0);
+            free(e - 1);
+            compared++;
+        }
+        for (size_t i = 0; i < len; i++) {
+            char *e;
+            memcpy(b, a, len + 1);
+            b[i] = (char)(b[i] ^ 0x20);
+            e = entry_name(b);
+            assert_false(catcache_name_equal(e, a, len));
+            free(e - 1);
+            compared++;
+        }
+    }
+    assert_true(compared > 2500);
 }
 
 /* Exact bytes per entry kind, by cache, and back to the buckets after a
@@ -1214,9 +1279,9 @@ static void test_accounting(void **state)
         KEEL_OK);
     syscache_release(sc, e);
     st = stats_of(sc);
-    /* Name copies start on a 16-byte boundary. */
-    assert_int_equal(st.positive_bytes, align16(sizeof(catcache_entry) +
-                                                sizeof(catalog_namespace)) +
+    /* Name copies start on a 16-byte boundary after their length byte. */
+    assert_int_equal(st.positive_bytes, name_start(sizeof(catcache_entry) +
+                                                   sizeof(catalog_namespace)) +
                                             strlen("public") + 1);
     assert_int_equal(st.by_cache_bytes[CACHE_NAMESPACE_NAME],
                      st0.by_cache_bytes[CACHE_NAMESPACE_NAME] +
@@ -1227,7 +1292,7 @@ static void test_accounting(void **state)
     assert_int_equal(syscache_search1(sc, CACHE_CLASS_OID, 4242, &e),
                      KEEL_ENOENT);
     st = stats_of(sc);
-    assert_int_equal(st.negative_bytes, align16(sizeof(catcache_entry)) +
+    assert_int_equal(st.negative_bytes, name_start(sizeof(catcache_entry)) +
                                             strlen("abc") + 1 +
                                             sizeof(catcache_entry));
     assert_int_equal(syscache_list(sc, CACHE_ATTRIBUTE_NUM, 1, &k, &l),
@@ -1504,6 +1569,7 @@ int main(void)
         cmocka_unit_test(test_prune_age),
         cmocka_unit_test(test_memory_target_flood),
         cmocka_unit_test(test_accounting),
+        cmocka_unit_test(test_name_equal),
         cmocka_unit_test(test_hot_set_fits_default),
         cmocka_unit_test(test_random),
     };

@@ -362,11 +362,15 @@ void catcache_destroy(catcache *cc)
 uint32_t catcache_hash_keys(const catcache *cc, uint32_t nkeys,
                             const uintptr_t *keys)
 {
-    uint64_t h = catcache_key_hash(cc->name_mask, 0, keys[0]);
+    uint64_t h = 0;
 
     assert(nkeys >= 1 && nkeys <= CATCACHE_MAX_KEYS);
-    for (uint32_t i = 1; i < nkeys; i++)
-        h = hash_combine(h, catcache_key_hash(cc->name_mask, i, keys[i]));
+    for (uint32_t i = 0; i < nkeys; i++) {
+        uint64_t kh =
+            catcache_key_hash(cc->name_mask, i, keys[i],
+                              catcache_key_len(cc->name_mask, i, keys[i]));
+        h = i == 0 ? kh : hash_combine(h, kh);
+    }
     return hash_fold32(h);
 }
 
@@ -414,12 +418,16 @@ void *catcache_rowbuf_push(catcache_rowbuf *rb)
 }
 
 /* Where name copies may start in an entry (malloc gives at least this
- * alignment). */
+ * alignment).  Each is preceded by a byte of its length (capped at
+ * CATCACHE_NAME_LEN_CAP), which catcache_name_equal() compares first. */
 #define CATCACHE_NAME_ALIGN 16
 
-static size_t catcache_name_align(size_t off)
+/* The offset of a name copy placed after the first off bytes: aligned,
+ * with room for its length byte. */
+static size_t catcache_name_start(size_t off)
 {
-    return (off + CATCACHE_NAME_ALIGN - 1) & ~(size_t)(CATCACHE_NAME_ALIGN - 1);
+    return (off + 1 + CATCACHE_NAME_ALIGN - 1) &
+           ~(size_t)(CATCACHE_NAME_ALIGN - 1);
 }
 
 /*
@@ -443,7 +451,7 @@ static catcache_entry *catcache_entry_make(catcache *cc, catcache_kind kind,
      * size (it differs with KEEL_CATCACHE_PRUNE). */
     for (uint32_t i = 0; i < nkeys; i++)
         if (cc->name_mask & (1u << i))
-            size = catcache_name_align(size) + namelen[i] + 1;
+            size = catcache_name_start(size) + namelen[i] + 1;
     if (size > UINT32_MAX)
         return NULL;
     e = malloc(size);
@@ -461,11 +469,14 @@ static catcache_entry *catcache_entry_make(catcache *cc, catcache_kind kind,
     off = sizeof(catcache_entry) + (size_t)nrows * cc->rowsize;
     for (uint32_t i = 0; i < nkeys; i++) {
         if (cc->name_mask & (1u << i)) {
-            char *tail = (char *)e + catcache_name_align(off);
+            char *tail = (char *)e + catcache_name_start(off);
+            tail[-1] = (char)(uint8_t)(namelen[i] < CATCACHE_NAME_LEN_CAP
+                                           ? namelen[i]
+                                           : CATCACHE_NAME_LEN_CAP);
             memcpy(tail, (const char *)keys[i], namelen[i]);
             tail[namelen[i]] = '\0';
             e->keys[i] = (uintptr_t)tail;
-            off = catcache_name_align(off) + namelen[i] + 1;
+            off = catcache_name_start(off) + namelen[i] + 1;
         } else {
             e->keys[i] = keys[i];
         }
@@ -642,7 +653,9 @@ int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
         if (e->hash != h || e->nkeys != nkeys)
             continue;
         for (i = 0; i < nkeys; i++)
-            if (!catcache_key_equal(cc->name_mask, i, e->keys[i], keys[i]))
+            if (!catcache_key_equal(
+                    cc->name_mask, i, e->keys[i], keys[i],
+                    catcache_key_len(cc->name_mask, i, keys[i])))
                 break;
         if (i < nkeys)
             continue;

@@ -62,6 +62,9 @@
 #define CATCACHE_MAX_KEYS 4
 /* The longest name key that can match a row (catalog names are cut). */
 #define CATCACHE_NAME_MAX (KEEL_NAME_LEN - 1)
+/* An entry's name copy is preceded by its length, or this for any length
+ * from this up (names a list was searched with may be of any length). */
+#define CATCACHE_NAME_LEN_CAP 255
 
 #define catcache_likely(x)   __builtin_expect(!!(x), 1)
 #define catcache_unlikely(x) __builtin_expect(!!(x), 0)
@@ -323,23 +326,81 @@ static inline bool catcache_referenced(const catcache_entry *e)
     return e->kind != CATCACHE_NEGATIVE && catcache_refcount(e) != 0;
 }
 
-/* Hash of key i (a name when bit i of name_mask is set). */
-static inline uint64_t catcache_key_hash(uint32_t name_mask, uint32_t i,
-                                         uintptr_t k)
+/* The length of key i if it is a name (bit i of name_mask set), else 0. */
+static inline size_t catcache_key_len(uint32_t name_mask, uint32_t i,
+                                      uintptr_t k)
 {
-    if (name_mask & (1u << i)) {
-        const char *s = (const char *)k;
-        return hash_name(s, strlen(s));
-    }
+    return (name_mask & (1u << i)) ? strlen((const char *)k) : 0;
+}
+
+/* Hash of key i (a name of len bytes when bit i of name_mask is set). */
+static inline uint64_t catcache_key_hash(uint32_t name_mask, uint32_t i,
+                                         uintptr_t k, size_t len)
+{
+    if (name_mask & (1u << i))
+        return hash_name((const char *)k, len);
     return hash_int(k);
 }
 
-/* Equality of key i of an entry and of a search. */
+/* Unaligned loads of 8, 4 and 2 bytes. */
+static inline uint64_t catcache_load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint32_t catcache_load4(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint16_t catcache_load2(const char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+/*
+ * Equality of an entry's name copy a (its length, capped at
+ * CATCACHE_NAME_LEN_CAP, in the byte before it: catcache_entry_make())
+ * and a search's name b of len bytes.  Lengths first; then words, the
+ * last one overlapping the one before it, so that no byte outside either
+ * name is read.
+ */
+static inline bool catcache_name_equal(const char *a, const char *b, size_t len)
+{
+    size_t i;
+
+    if (__builtin_expect(len >= CATCACHE_NAME_LEN_CAP, 0))
+        return (uint8_t)a[-1] == CATCACHE_NAME_LEN_CAP && strcmp(a, b) == 0;
+    if ((uint8_t)a[-1] != len)
+        return false;
+    if (len >= 8) {
+        for (i = 0; i + 8 < len; i += 8)
+            if (catcache_load8(a + i) != catcache_load8(b + i))
+                return false;
+        return catcache_load8(a + len - 8) == catcache_load8(b + len - 8);
+    }
+    if (len >= 4)
+        return catcache_load4(a) == catcache_load4(b) &&
+               catcache_load4(a + len - 4) == catcache_load4(b + len - 4);
+    if (len >= 2)
+        return catcache_load2(a) == catcache_load2(b) &&
+               a[len - 1] == b[len - 1];
+    return len == 0 || a[0] == b[0];
+}
+
+/* Equality of key i of an entry (a) and of a search (b; a name of len
+ * bytes when bit i of name_mask is set). */
 static inline bool catcache_key_equal(uint32_t name_mask, uint32_t i,
-                                      uintptr_t a, uintptr_t b)
+                                      uintptr_t a, uintptr_t b, size_t len)
 {
     if (name_mask & (1u << i))
-        return strcmp((const char *)a, (const char *)b) == 0;
+        return catcache_name_equal((const char *)a, (const char *)b, len);
     return a == b;
 }
 
@@ -381,27 +442,32 @@ catcache_search(catcache *cc, uint32_t name_mask, uint32_t nkeys, int stamp,
                 uintptr_t k1, uintptr_t k2, uintptr_t k3, uintptr_t k4,
                 catcache_entry **out)
 {
-    uint64_t h64 = catcache_key_hash(name_mask, 0, k1);
+    size_t l1 = catcache_key_len(name_mask, 0, k1);
+    size_t l2 = nkeys > 1 ? catcache_key_len(name_mask, 1, k2) : 0;
+    size_t l3 = nkeys > 2 ? catcache_key_len(name_mask, 2, k3) : 0;
+    size_t l4 = nkeys > 3 ? catcache_key_len(name_mask, 3, k4) : 0;
+    uint64_t h64 = catcache_key_hash(name_mask, 0, k1, l1);
     catcache_entry **head, **link, *e;
     uint32_t h;
 
     assert(nkeys == cc->nkeys);
     if (nkeys > 1)
-        h64 = hash_combine(h64, catcache_key_hash(name_mask, 1, k2));
+        h64 = hash_combine(h64, catcache_key_hash(name_mask, 1, k2, l2));
     if (nkeys > 2)
-        h64 = hash_combine(h64, catcache_key_hash(name_mask, 2, k3));
+        h64 = hash_combine(h64, catcache_key_hash(name_mask, 2, k3, l3));
     if (nkeys > 3)
-        h64 = hash_combine(h64, catcache_key_hash(name_mask, 3, k4));
+        h64 = hash_combine(h64, catcache_key_hash(name_mask, 3, k4, l4));
     h = hash_fold32(h64);
     head = &cc->buckets[h & cc->mask];
     for (link = head; (e = *link) != NULL; link = &e->next) {
-        if (e->hash != h || !catcache_key_equal(name_mask, 0, e->keys[0], k1))
+        if (e->hash != h ||
+            !catcache_key_equal(name_mask, 0, e->keys[0], k1, l1))
             continue;
-        if (nkeys > 1 && !catcache_key_equal(name_mask, 1, e->keys[1], k2))
+        if (nkeys > 1 && !catcache_key_equal(name_mask, 1, e->keys[1], k2, l2))
             continue;
-        if (nkeys > 2 && !catcache_key_equal(name_mask, 2, e->keys[2], k3))
+        if (nkeys > 2 && !catcache_key_equal(name_mask, 2, e->keys[2], k3, l3))
             continue;
-        if (nkeys > 3 && !catcache_key_equal(name_mask, 3, e->keys[3], k4))
+        if (nkeys > 3 && !catcache_key_equal(name_mask, 3, e->keys[3], k4, l4))
             continue;
         catcache_touch(head, link, e);
 #if CATCACHE_STAMP
