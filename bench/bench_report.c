@@ -6,7 +6,8 @@
  * directory, then runs, in this process and one after another, `keel
  * bench pin`, `catcache`, `lookup`, `select` (1, 2, 4, 16 and 64 clients in
  * both process array layouts, then 64 clients with max_sessions 400 and
- * 402, then one client pinned to each CPU, up to MAX_CPU_STEPS of them)
+ * 402, clients pinned round-robin to the CPUs; then one client pinned to
+ * each CPU, up to MAX_CPU_STEPS of them)
  * and `bloat`, each through its *_main function with --json into a
  * temporary file, their tables going to stderr as progress.  The figures
  * are read back from those files and written to the output directory
@@ -36,13 +37,17 @@
 #include "bench_db.h"
 #include "json.h"
 #include "port/clock.h"
+#include "stats.h"
 #include "svg.h"
 
 #define WHO           "keel bench report"
 #define MAX_ARGS      24
 #define MAX_CPU_STEPS 4 /* CPUs a single client is measured on */
-#define MAX_SELECT    64
-#define BLOAT_LINES   16
+/* The most CPUs the select steps pin their clients to (bench select's
+ * limit on --cpus); on a machine with more they run unpinned. */
+#define MAX_PINNED_CPUS 16
+#define MAX_SELECT      64
+#define BLOAT_LINES     16
 
 typedef struct report_opts {
     bool quick;
@@ -181,10 +186,14 @@ static int step_run(report_step *s, int i, int n)
 /* ---- reading the figures --------------------------------------------- */
 
 /* The select configurations of both select steps, as one list. */
+#define MAX_ROW_RUNS 16
+
 typedef struct select_row {
     const json_doc *doc;
     const json_value *v;
     double clients, max_sessions, tps, tps_min, tps_max, ns, cpu, p50, p99;
+    double runs[MAX_ROW_RUNS]; /* each run's tps, in run order */
+    int nruns;
     const char *layout;
 } select_row;
 
@@ -214,6 +223,13 @@ static size_t select_rows(const report_step *steps, size_t nsteps,
             r->layout = json_str(v, "layout");
             if (r->layout == NULL)
                 r->layout = "?";
+            {
+                const json_value *t = json_get(v, "tps_runs");
+                r->nruns = 0;
+                for (size_t j = 0; t != NULL && j < t->n && j < MAX_ROW_RUNS;
+                     j++)
+                    r->runs[r->nruns++] = json_at(t, j)->num;
+            }
         }
     }
     return n;
@@ -257,11 +273,47 @@ static double ratio(const select_row *a, const select_row *b)
     return a != NULL && b != NULL && b->tps > 0 ? a->tps / b->tps : NAN;
 }
 
-/* Spread (max - min) / median of a row's tps, percent. */
-static double spread_pct(const select_row *r)
+/*
+ * a over b, from runs measured in the same round: the runs of every
+ * configuration of a select step are interleaved (run 1 of each, then run
+ * 2, ...), so run i of a and run i of b saw the same state of the host.
+ * r is the median of the per-round ratios, lo and hi the lowest and
+ * highest; without paired runs, the ratio of the medians and the ratios
+ * of the extremes.
+ */
+typedef struct paired_ratio {
+    double r, lo, hi;
+    int rounds; /* 0: not paired */
+} paired_ratio;
+
+static paired_ratio paired(const select_row *a, const select_row *b)
 {
-    return r != NULL && r->tps > 0 ? 100 * (r->tps_max - r->tps_min) / r->tps
-                                   : NAN;
+    paired_ratio p = {NAN, NAN, NAN, 0};
+    double v[MAX_ROW_RUNS];
+    bench_stat st;
+
+    if (a == NULL || b == NULL)
+        return p;
+    if (a->doc == b->doc && a->nruns > 0 && a->nruns == b->nruns) {
+        for (int i = 0; i < a->nruns; i++)
+            v[i] = b->runs[i] > 0 ? a->runs[i] / b->runs[i] : NAN;
+        st = bench_stat_of(v, a->nruns);
+        p.r = st.median;
+        p.lo = st.min;
+        p.hi = st.max;
+        p.rounds = a->nruns;
+        return p;
+    }
+    p.r = ratio(a, b);
+    p.lo = b->tps_max > 0 ? a->tps_min / b->tps_max : NAN;
+    p.hi = b->tps_min > 0 ? a->tps_max / b->tps_min : NAN;
+    return p;
+}
+
+/* True if a paired ratio's rounds do not all fall on one side of 1. */
+static bool paired_spans_one(paired_ratio p)
+{
+    return p.lo <= 1 && p.hi >= 1;
 }
 
 static const report_step *step_named(const report_step *steps, size_t n,
@@ -298,12 +350,14 @@ static double load_average(void)
     return v;
 }
 
-/* Padded over packed at each client count of the main select run. */
+/* Padded over packed at each client count of the main select run, paired
+ * by round (paired()). */
 typedef struct layout_cmp {
     size_t n;
-    double clients[MAX_SELECT], r[MAX_SELECT], noise[MAX_SELECT];
-    double worst;  /* the lowest ratio */
-    bool in_noise; /* every ratio below 1 is within its runs' spread */
+    double clients[MAX_SELECT];
+    paired_ratio r[MAX_SELECT];
+    double worst;  /* the lowest median ratio */
+    bool in_noise; /* every median below 1 has a round at or above 1 */
 } layout_cmp;
 
 static layout_cmp layout_compare(const select_row *rows, size_t n,
@@ -320,11 +374,10 @@ static layout_cmp layout_compare(const select_row *rows, size_t n,
         if (k == NULL || k->doc != main_doc)
             continue;
         c.clients[c.n] = rows[i].clients;
-        c.r[c.n] = ratio(&rows[i], k);
-        c.noise[c.n] = fmax(spread_pct(&rows[i]), spread_pct(k));
-        if (!(c.r[c.n] >= c.worst))
-            c.worst = c.r[c.n];
-        if (c.r[c.n] < 1 && (1 - c.r[c.n]) * 100 > c.noise[c.n])
+        c.r[c.n] = paired(&rows[i], k);
+        if (!(c.r[c.n].r >= c.worst))
+            c.worst = c.r[c.n].r;
+        if (c.r[c.n].r < 1 && !paired_spans_one(c.r[c.n]))
             c.in_noise = false;
         c.n++;
     }
@@ -507,7 +560,7 @@ static void md_select(FILE *f, const report_step *main_step,
                 r->clients, r->layout, r->max_sessions, r->tps, r->tps_min,
                 r->tps_max, r->ns, r->cpu, r->p50, r->p99);
     }
-    faster_slower(buf, sizeof(buf), ratio(sel.s64, sel.k64));
+    faster_slower(buf, sizeof(buf), paired(sel.s64, sel.k64).r);
     fprintf(f,
             "\nReading: one client runs %.0f transactions per second (%.0f "
             "ns each, %.0f ns of CPU, all catalog look-ups included; target "
@@ -515,22 +568,28 @@ static void md_select(FILE *f, const report_step *main_step,
             "clients %.2fx two (target >= 0.85); padded is %s than packed "
             "at 64 clients.\n\n",
             sel.one ? sel.one->tps : NAN, sel.one ? sel.one->ns : NAN,
-            sel.one ? sel.one->cpu : NAN, ratio(sel.two, sel.one),
-            ratio(sel.s64, sel.two), buf);
+            sel.one ? sel.one->cpu : NAN, paired(sel.two, sel.one).r,
+            paired(sel.s64, sel.two).r, buf);
+    fputs("Ratios between rows are the median of the ratios of runs "
+          "measured in the same round (every configuration's run 1, then "
+          "every one's run 2, ...), with the lowest and highest in "
+          "brackets; the clients are pinned round-robin to the CPUs listed, "
+          "so that both layouts run on the same CPUs.\n\n",
+          f);
     {
         layout_cmp lc = layout_compare(rows, n, &main_step->doc);
         if (lc.n > 0) {
             fputs("Padded over packed, by clients:", f);
             for (size_t i = 0; i < lc.n; i++)
-                fprintf(f, "%s %.0f: %.3fx (runs spread %.1f%%)", i ? ";" : "",
-                        lc.clients[i], lc.r[i], lc.noise[i]);
-            fprintf(
-                f, ". %s\n\n",
-                lc.worst >= 1 ? "Padded is at least as fast at every count."
-                : lc.in_noise
-                    ? "Where padded is slower, the difference is within "
-                      "the runs' spread."
-                    : "Padded is slower beyond the runs' spread somewhere.");
+                fprintf(f, "%s %.0f: %.3fx (%.3f-%.3f)", i ? ";" : "",
+                        lc.clients[i], lc.r[i].r, lc.r[i].lo, lc.r[i].hi);
+            fprintf(f, ". %s\n\n",
+                    lc.worst >= 1 ? "Padded is at least as fast at every count."
+                    : lc.in_noise
+                        ? "Where padded is slower, some round had it at "
+                          "least as fast: the difference is within the "
+                          "noise."
+                        : "Padded is slower in every round somewhere.");
         }
     }
     if (sel.one != NULL && sel.two != NULL && pin_step != NULL)
@@ -597,8 +656,7 @@ static void md_select(FILE *f, const report_step *main_step,
     }
 
     if (ms_step != NULL && sel.a400 != NULL && sel.a402 != NULL) {
-        double r = ratio(sel.a402, sel.a400);
-        double noise = fmax(spread_pct(sel.a400), spread_pct(sel.a402));
+        paired_ratio r = paired(sel.a402, sel.a400);
         fprintf(f,
                 "### max_sessions 400 against 402\n\n`keel bench select%s`\n\n"
                 "| max_sessions | clients | tps (median) | min | max | p50 ns "
@@ -612,14 +670,15 @@ static void md_select(FILE *f, const report_step *main_step,
                         rows[i].max_sessions, rows[i].clients, rows[i].tps,
                         rows[i].tps_min, rows[i].tps_max, rows[i].p50,
                         rows[i].p99);
-        faster_slower(buf, sizeof(buf), r);
+        faster_slower(buf, sizeof(buf), r.r);
         fprintf(f,
-                "\nReading: max_sessions 402 is %s than 400 at 64 clients; "
-                "the runs spread by up to %.1f%%, so %s.\n\n",
-                buf, noise,
-                fabs(r - 1) * 100 <= noise
-                    ? "the difference is within the noise"
-                    : "the difference is beyond the runs' spread");
+                "\nReading: max_sessions 402 is %s than 400 at 64 clients "
+                "(%.3fx, rounds %.3f-%.3f); %s.\n\n",
+                buf, r.r, r.lo, r.hi,
+                paired_spans_one(r)
+                    ? "the rounds fall on both sides of 1, so the difference "
+                      "is within the noise"
+                    : "every round falls on the same side of 1");
     }
 }
 
@@ -825,16 +884,19 @@ static int write_results(const char *path, const report_opts *o,
         json_write_verbatim(f, rows[i].doc, rows[i].v);
     }
     fputs("\n  ],\n  \"ratios\": {\n", f);
-    json_ratio(f, "select_2_over_1_clients", ratio(two, one), false);
+    /* Medians of per-round ratios (paired()). */
+    json_ratio(f, "select_2_over_1_clients", paired(two, one).r, false);
     json_ratio(f, "select_64_over_2_clients",
-               ratio(select_find(rows, n, 64, "padded", 0), two), false);
+               paired(select_find(rows, n, 64, "padded", 0), two).r, false);
     json_ratio(f, "select_padded_over_packed_64_clients",
-               ratio(select_find(rows, n, 64, "padded", 0),
-                     select_find(rows, n, 64, "packed", 0)),
+               paired(select_find(rows, n, 64, "padded", 0),
+                      select_find(rows, n, 64, "packed", 0))
+                   .r,
                false);
     json_ratio(f, "select_max_sessions_402_over_400",
-               ratio(select_find(rows, n, 64, "padded", 402),
-                     select_find(rows, n, 64, "padded", 400)),
+               paired(select_find(rows, n, 64, "padded", 402),
+                      select_find(rows, n, 64, "padded", 400))
+                   .r,
                false);
     json_ratio(f, "select_ns_per_txn_1_client", one ? one->ns : NAN, true);
     fputs("  }\n}\n", f);
@@ -937,7 +999,7 @@ static const cpu_row *cpu_fastest(const cpu_row *rows, size_t n)
 
 /* The section on one client pinned to each CPU. */
 static void md_select_cpu(FILE *f, const report_step *steps, size_t nsteps,
-                          const select_row *unpinned)
+                          const select_row *main_one)
 {
     cpu_row rows[MAX_CPU_STEPS];
     size_t n = cpu_rows(steps, nsteps, rows, MAX_CPU_STEPS);
@@ -978,8 +1040,16 @@ static void md_select_cpu(FILE *f, const report_step *steps, size_t nsteps,
                 json_num(worst->v, "ns_per_txn"), worst->cpu,
                 json_num(worst->v, "ns_per_txn") /
                     json_num(best->v, "ns_per_txn"));
-    if (unpinned != NULL)
-        fprintf(f, "; unpinned, as in the table above, %.0f ns", unpinned->ns);
+    if (main_one != NULL) {
+        const json_value *c =
+            json_at(json_get(&main_one->doc->root, "cpus"), 0);
+        if (c != NULL)
+            fprintf(f, "; in the table above, on CPU %.0f, %.0f ns", c->num,
+                    main_one->ns);
+        else
+            fprintf(f, "; unpinned, as in the table above, %.0f ns",
+                    main_one->ns);
+    }
     fputs(". The same code on CPUs of one machine should cost the same; "
           "where it does not, the host runs the virtual CPUs at different "
           "speeds (sharing their cores with other work), and a single "
@@ -996,9 +1066,10 @@ static void md_summary(FILE *f, const select_row *rows, size_t n,
 {
     const select_picks sel = select_pick(rows, n);
     cpu_row crows[MAX_CPU_STEPS];
-    const cpu_row *best =
-        cpu_fastest(crows, cpu_rows(steps, nsteps, crows, MAX_CPU_STEPS));
-    double v, noise;
+    size_t ncpu_rows = cpu_rows(steps, nsteps, crows, MAX_CPU_STEPS);
+    const cpu_row *best = cpu_fastest(crows, ncpu_rows);
+    paired_ratio pr;
+    double v;
 
     fputs("## Targets\n\n| what | target | measured | |\n"
           "|---|---|---:|---|\n",
@@ -1030,9 +1101,22 @@ static void md_summary(FILE *f, const select_row *rows, size_t n,
               "the same, pinned to the fastest CPU (one client on each CPU, "
               "below)",
               "<= 455 ns", v, "%.0f ns", v <= 455);
-    v = ratio(sel.two, sel.one);
+    v = paired(sel.two, sel.one).r;
     md_target(f, "2 clients over 1", ">= 1.85x", v, "%.2fx", v >= 1.85);
-    v = ratio(sel.s64, sel.two);
+    /* The two clients run one on each of two CPUs, which need not be
+     * equally fast: against one client's mean over the CPUs, as measured
+     * pinned to each. */
+    if (ncpu_rows >= 2 && sel.two != NULL) {
+        double mean = 0;
+        for (size_t i = 0; i < 2; i++)
+            mean += json_num(crows[i].v, "tps") / 2;
+        v = mean > 0 ? sel.two->tps / mean : NAN;
+        md_target(f,
+                  "2 clients over 1, against one client's mean over the "
+                  "first two CPUs (one client on each CPU, below)",
+                  ">= 1.85x", v, "%.2fx", v >= 1.85);
+    }
+    v = paired(sel.s64, sel.two).r;
     md_target(f, "64 clients over 2", ">= 0.85x", v, "%.2fx", v >= 0.85);
     /* What an otherwise idle machine would give, if each client had a CPU
      * to itself up to the machine's count: throughput goes as CPUs over
@@ -1044,23 +1128,23 @@ static void md_summary(FILE *f, const select_row *rows, size_t n,
     v = sel.two != NULL && sel.s64 != NULL ? sel.two->cpu / sel.s64->cpu : NAN;
     md_target(f, "64 clients over 2, from CPU time (idle-machine estimate)",
               ">= 0.85x", v, "%.2fx", v >= 0.85);
-    v = ratio(sel.s64, sel.k64);
-    md_target(f, "padded over packed, 64 clients", ">= 1x", v, "%.3fx", v >= 1);
+    pr = paired(sel.s64, sel.k64);
+    md_target(f, "padded over packed, 64 clients", ">= 1x", pr.r, "%.3fx",
+              pr.r >= 1);
     {
         layout_cmp lc =
             layout_compare(rows, n, sel.one != NULL ? sel.one->doc : NULL);
         md_target(f,
                   lc.in_noise
                       ? "padded over packed, lowest over every client count "
-                        "(any shortfall within the runs' spread)"
+                        "(where below 1, some round had padded at least as "
+                        "fast)"
                       : "padded over packed, lowest over every client count",
                   ">= 1x", lc.worst, "%.3fx", lc.n > 0 && lc.worst >= 1);
     }
-    v = ratio(sel.a402, sel.a400);
-    noise = fmax(spread_pct(sel.a400), spread_pct(sel.a402));
+    pr = paired(sel.a402, sel.a400);
     md_target(f, "max_sessions 402 over 400, 64 clients",
-              "within the runs' spread", v, "%.3fx",
-              fabs(v - 1) * 100 <= noise);
+              "rounds on both sides of 1", pr.r, "%.3fx", paired_spans_one(pr));
     if (bloat != NULL) {
         const json_value *r = &bloat->doc.root;
         v = json_num(r, "tps_on_over_off");
@@ -1083,8 +1167,9 @@ int bench_report_main(int argc, char **argv)
     report_opts o;
     report_step steps[6 + MAX_CPU_STEPS];
     char cpu[MAX_CPU_STEPS][16];
+    char cpulist[MAX_PINNED_CPUS * 8] = "";
     cpu_set_t allowed;
-    int ncpu = 0;
+    int ncpu = 0, nallowed = 0;
     size_t nsteps = 0;
     char dbdir[4096], tmpjson[4096], path[4600], secs[32], txns[32], scale[16],
         rounds[16], pairs[16];
@@ -1144,11 +1229,34 @@ int bench_report_main(int argc, char **argv)
     step_args(&steps[nsteps], true, "--rounds", rounds, NULL);
     step_args(&steps[nsteps], false, dbdir, NULL);
     nsteps++;
+    /* The CPUs this process may use.  If there are at most
+     * MAX_PINNED_CPUS, the select steps pin their clients to them
+     * round-robin, so that every configuration runs on the same CPUs.
+     * One client is measured on each of the first MAX_CPU_STEPS (virtual
+     * CPUs need not be equally fast). */
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+        CPU_ZERO(&allowed);
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        size_t used = strlen(cpulist);
+        if (!CPU_ISSET(c, &allowed))
+            continue;
+        if (ncpu < MAX_CPU_STEPS)
+            snprintf(cpu[ncpu], sizeof(cpu[ncpu]), "%d", c);
+        if (nallowed < MAX_PINNED_CPUS)
+            snprintf(cpulist + used, sizeof(cpulist) - used, "%s%d",
+                     used ? "," : "", c);
+        ncpu += ncpu < MAX_CPU_STEPS;
+        nallowed++;
+    }
+    if (nallowed > MAX_PINNED_CPUS)
+        cpulist[0] = '\0';
     steps[nsteps] =
         (report_step){.name = "select", .main_fn = bench_select_main};
     step_args(&steps[nsteps], true, "--scale", scale, "--clients",
               "1,2,4,16,64", "--layout", "padded,packed", "--seconds", secs,
               "--runs", rounds, NULL);
+    if (cpulist[0] != '\0')
+        step_args(&steps[nsteps], true, "--cpus", cpulist, NULL);
     step_args(&steps[nsteps], false, dbdir, NULL);
     nsteps++;
     steps[nsteps] =
@@ -1156,24 +1264,17 @@ int bench_report_main(int argc, char **argv)
     step_args(&steps[nsteps], true, "--scale", scale, "--clients", "64",
               "--max-sessions", "400,402", "--seconds", secs, "--runs", rounds,
               NULL);
+    if (cpulist[0] != '\0')
+        step_args(&steps[nsteps], true, "--cpus", cpulist, NULL);
     step_args(&steps[nsteps], false, dbdir, NULL);
     nsteps++;
-    /* One client on each CPU (the first MAX_CPU_STEPS this process may
-     * use): virtual CPUs need not be equally fast. */
-    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
-        CPU_ZERO(&allowed);
-    for (int c = 0; c < CPU_SETSIZE && ncpu < MAX_CPU_STEPS; c++) {
-        if (!CPU_ISSET(c, &allowed))
-            continue;
-        snprintf(cpu[ncpu], sizeof(cpu[ncpu]), "%d", c);
+    for (int c = 0; c < ncpu; c++) {
         steps[nsteps] =
             (report_step){.name = "select_cpu", .main_fn = bench_select_main};
         step_args(&steps[nsteps], true, "--scale", scale, "--clients", "1",
-                  "--cpus", cpu[ncpu], "--seconds", secs, "--runs", rounds,
-                  NULL);
+                  "--cpus", cpu[c], "--seconds", secs, "--runs", rounds, NULL);
         step_args(&steps[nsteps], false, dbdir, NULL);
         nsteps++;
-        ncpu++;
     }
     steps[nsteps] = (report_step){.name = "bloat", .main_fn = bench_bloat_main};
     step_args(&steps[nsteps], true, "--scale", scale, "--transactions", txns,

@@ -7,15 +7,17 @@
  * throughput is all transactions over the time from the common start to
  * the last client's stop.  Each configuration (layout, max_sessions,
  * clients) is measured --runs times (default 3); the runs are interleaved
- * (run 1 of every configuration, then run 2, ...) and reported as median,
- * min and max.  Each layout and max_sessions opens the database anew,
- * reads every page of pgbench_accounts and its primary key into the pool,
- * and gives each client 64 transactions of warm-up before timing starts.
- * Latency: every 64th transaction of each client is timed alone with two
- * clock reads (so a sample includes one clock read, about 20 ns); p50 and
- * p99 are over one run's samples of all clients, reported as the median of
- * the runs.  CPU time per transaction: the clients' thread CPU time
- * (CLOCK_THREAD_CPUTIME_ID) over the timed part divided by their
+ * (run 1 of every configuration, then run 2, ...; odd rounds go in
+ * reverse order, so that a drift of the machine's speed favours no
+ * configuration) and reported as median, min and max, and each run's
+ * figure in the JSON.  Each layout and max_sessions opens the database
+ * anew, reads every page of pgbench_accounts and its primary key into the
+ * pool, and gives each client 64 transactions of warm-up before timing
+ * starts.  Latency: every 64th transaction of each client is timed alone
+ * with two clock reads (so a sample includes one clock read, about 20
+ * ns); p50 and p99 are over one run's samples of all clients, reported as
+ * the median of the runs.  CPU time per transaction: the clients' thread
+ * CPU time (CLOCK_THREAD_CPUTIME_ID) over the timed part divided by their
  * transactions, a figure other load on the machine does not inflate the
  * way it inflates wall time.  Per-transaction counts are the differences
  * of each session's counters (catalog cache: syscache_get_stats();
@@ -24,7 +26,7 @@
  * transactions.  With --cpus, client i runs on the i-th CPU of the list
  * (round-robin), so that a single client's cost can be measured on each
  * CPU of a machine whose CPUs are not equally fast (virtual CPUs the host
- * shares with other work).
+ * shares with other work), and configurations compared on the same CPUs.
  *
  * bloat: --clients threads each run --transactions select-only
  * transactions that also look up a relation name never asked for before
@@ -735,7 +737,15 @@ static int select_write_json(const select_opts *o, const char *dir,
         const select_result *r = &res[i];
         const select_counts *c = &r->counts;
         select_summary m;
+        char runs[MAX_RUNS * 24] = "";
+        size_t used = 0;
         select_summarize(o, r, &m);
+        /* Each run's throughput, in run order: the runs of every
+         * configuration are interleaved, so run i of two configurations
+         * was measured in the same round. */
+        for (int k = 0; k < o->runs && used < sizeof(runs); k++)
+            used += (size_t)snprintf(runs + used, sizeof(runs) - used, "%s%.1f",
+                                     k ? ", " : "", r->tps[k]);
         fprintf(f,
                 "%s\n    {\"clients\": %u, \"layout\": \"%s\", "
                 "\"max_sessions\": %u, \"tps\": %.1f, \"tps_min\": %.1f, "
@@ -743,6 +753,7 @@ static int select_write_json(const select_opts *o, const char *dir,
                 "\"cpu_ns_per_txn\": %.2f, \"p50_ns\": %.0f, "
                 "\"p99_ns\": %.0f, \"latency_samples\": %zu, "
                 "\"transactions\": %llu,\n"
+                "     \"tps_runs\": [%s],\n"
                 "     \"per_txn\": {\"cache_hits\": %.4f, "
                 "\"cache_negative_hits\": %.4f, \"cache_misses\": %.4f, "
                 "\"cache_list_hits\": %.4f, \"cache_list_misses\": %.4f, "
@@ -751,7 +762,7 @@ static int select_write_json(const select_opts *o, const char *dir,
                 i ? "," : "", r->clients, layout_name(r->layout),
                 r->max_sessions, m.tps.median, m.tps.min, m.tps.max, o->runs,
                 m.ns, m.cpu, m.p50, m.p99, r->samples,
-                (unsigned long long)c->txns, per_txn(c->hits, c),
+                (unsigned long long)c->txns, runs, per_txn(c->hits, c),
                 per_txn(c->negative_hits, c), per_txn(c->misses, c),
                 per_txn(c->list_hits, c), per_txn(c->list_misses, c),
                 per_txn(c->snapshots_reused, c), per_txn(c->snapshots_taken, c),
@@ -774,29 +785,36 @@ static int select_all(const select_opts *o, const char *dir, select_result *res,
     memset(&run, 0, sizeof(run));
     run.o = o;
     for (int r = 0; r < o->runs; r++) {
-        int k = 0;
-        for (int li = 0; li < o->nlayouts; li++)
-            for (int mi = 0; mi < o->nmax_sessions; mi++) {
-                if (db_open(o, dir, o->layouts[li], o->max_sessions[mi],
-                            &run.db) != 0)
-                    return -1;
-                if (db_warm(o, run.db, &run.accounts) != 0) {
+        /* Odd runs go through the configurations in reverse order, so
+         * that a drift of the machine's speed over a round does not
+         * favour the configurations measured first. */
+        bool rev = r % 2 == 1;
+        int ngroups = o->nlayouts * o->nmax_sessions;
+        for (int gi = 0; gi < ngroups; gi++) {
+            int g = rev ? ngroups - 1 - gi : gi;
+            int li = g / o->nmax_sessions, mi = g % o->nmax_sessions;
+            if (db_open(o, dir, o->layouts[li], o->max_sessions[mi], &run.db) !=
+                0)
+                return -1;
+            if (db_warm(o, run.db, &run.accounts) != 0) {
+                db_close(run.db);
+                return -1;
+            }
+            for (int cj = 0; cj < o->nclients; cj++) {
+                int ci = rev ? o->nclients - 1 - cj : cj;
+                int k = g * o->nclients + ci;
+                if (select_measure(&run, &res[k], r) != 0) {
                     db_close(run.db);
                     return -1;
                 }
-                for (int ci = 0; ci < o->nclients; ci++, k++) {
-                    if (select_measure(&run, &res[k], r) != 0) {
-                        db_close(run.db);
-                        return -1;
-                    }
-                    fprintf(stderr,
-                            "  run %d/%d: %s, max_sessions %u, %u clients: "
-                            "%.0f tps\n",
-                            r + 1, o->runs, layout_name(o->layouts[li]),
-                            o->max_sessions[mi], o->clients[ci], res[k].tps[r]);
-                }
-                db_close(run.db);
+                fprintf(stderr,
+                        "  run %d/%d: %s, max_sessions %u, %u clients: "
+                        "%.0f tps\n",
+                        r + 1, o->runs, layout_name(o->layouts[li]),
+                        o->max_sessions[mi], o->clients[ci], res[k].tps[r]);
             }
+            db_close(run.db);
+        }
     }
     *accounts = run.accounts;
     return 0;
