@@ -652,9 +652,18 @@ static void test_lists(void **state)
         assert_int_equal(syscache_list_count(l2), 0);
         syscache_list_release(sc, l2);
     }
-    /* Bad key counts. */
-    assert_int_equal(syscache_list(sc, CACHE_INDEX_TABLE, 2, &k, &l2),
-                     KEEL_EINVAL);
+    /* Bad key counts (more than the cache's, or none): refused, no list. */
+    {
+        syscache_key two[2] = {k, 1};
+        l2 = (catcache_list *)&two;
+        assert_int_equal(syscache_list(sc, CACHE_INDEX_TABLE, 2, two, &l2),
+                         KEEL_EINVAL);
+        assert_null(l2);
+        l2 = (catcache_list *)&two;
+        assert_int_equal(syscache_list(sc, CACHE_INDEX_TABLE, 0, two, &l2),
+                         KEEL_EINVAL);
+        assert_null(l2);
+    }
 
     /* A message of the cache drops its lists; a referenced one lives on,
      * dead, until released. */

@@ -637,37 +637,20 @@ int catcache_miss(catcache *cc, uint32_t h, uintptr_t k1, uintptr_t k2,
 int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
                          catcache_list **out)
 {
+    assert(nkeys >= 1 && nkeys <= cc->nkeys);
+    return catcache_list_find(cc, cc->name_mask, nkeys, keys, out);
+}
+
+int catcache_list_miss(catcache *cc, uint32_t h, uint32_t nkeys,
+                       const uintptr_t *keys, catcache_list **out)
+{
     catcache_session *s = cc->sess;
     size_t namelen[CATCACHE_MAX_KEYS];
     catcache_rowbuf rb = {NULL, 0, 0, UINT32_MAX, cc->rowsize};
-    catcache_entry *e, **head, **link;
-    uint32_t h;
+    catcache_entry *e, **head = &cc->lbuckets[h & cc->lmask];
     int rc;
 
-    assert(nkeys >= 1 && nkeys <= cc->nkeys);
     *out = NULL;
-    h = catcache_hash_keys(cc, nkeys, keys);
-    head = &cc->lbuckets[h & cc->lmask];
-    for (link = head; (e = *link) != NULL; link = &e->next) {
-        uint32_t i;
-        if (e->hash != h || e->nkeys != nkeys)
-            continue;
-        for (i = 0; i < nkeys; i++)
-            if (!catcache_key_equal(
-                    cc->name_mask, i, e->keys[i], keys[i],
-                    catcache_key_len(cc->name_mask, i, keys[i])))
-                break;
-        if (i < nkeys)
-            continue;
-        catcache_touch(head, link, e);
-#if CATCACHE_STAMP
-        if (s->prune_enabled)
-            e->stamp = s->now + 1;
-#endif
-        cc->list_hits++;
-        *out = (catcache_list *)e;
-        return KEEL_OK;
-    }
     cc->list_misses++;
     rc = KEEL_OK;
     if (catcache_keys_valid(cc, nkeys, keys, namelen))
@@ -695,20 +678,6 @@ int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
     catcache_enforce_target(s); /* the new list is referenced: it stays */
     *out = (catcache_list *)e;
     return KEEL_OK;
-}
-
-void catcache_list_release(catcache_list *l)
-{
-    catcache_entry *e = &l->e;
-
-    assert(e->kind == CATCACHE_LIST && catcache_refcount(e) > 0);
-#if CATCACHE_USES
-    e->releases++;
-#else
-    e->refcount--;
-#endif
-    if (e->dead)
-        catcache_release_dead(e);
 }
 
 #if CATCACHE_WIRING == 2

@@ -282,13 +282,16 @@ void catcache_reset(catcache *cc);
 
 /*
  * List search on the first nkeys (< cc->nkeys) keys: KEEL_OK with *out a
- * referenced list, or an error of the fill function (or ENOMEM).
+ * referenced list, or an error of the fill function (or ENOMEM).  The
+ * hit path is catcache_list_find() below, inlined with the cache's key
+ * types.
  */
 int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
                          catcache_list **out);
 
-/* Gives back a list's reference. */
-void catcache_list_release(catcache_list *l);
+/* A list search's miss: builds the list of keys (hash h). */
+int catcache_list_miss(catcache *cc, uint32_t h, uint32_t nkeys,
+                       const uintptr_t *keys, catcache_list **out);
 
 /* The hash of a key set, as catalog_key_hash() computes it. */
 uint32_t catcache_hash_keys(const catcache *cc, uint32_t nkeys,
@@ -492,6 +495,51 @@ catcache_search(catcache *cc, uint32_t name_mask, uint32_t nkeys, int stamp,
     return catcache_miss(cc, h, k1, k2, k3, k4, out);
 }
 
+/*
+ * The list search's hit path, as catcache_search()'s (name_mask and nkeys
+ * constants where inlined): hashes the keys, walks one bucket of the
+ * lists comparing hash, key count and keys, moves a hit to the front and
+ * bumps its counter; a miss goes to catcache_list_miss().
+ */
+static inline __attribute__((always_inline)) int
+catcache_list_find(catcache *cc, uint32_t name_mask, uint32_t nkeys,
+                   const uintptr_t *keys, catcache_list **out)
+{
+    size_t len[CATCACHE_MAX_KEYS];
+    catcache_entry **head, **link, *e;
+    uint64_t h64 = 0;
+    uint32_t h;
+
+    assert(nkeys >= 1 && nkeys <= CATCACHE_MAX_KEYS);
+    for (uint32_t i = 0; i < nkeys; i++) {
+        uint64_t kh;
+        len[i] = catcache_key_len(name_mask, i, keys[i]);
+        kh = catcache_key_hash(name_mask, i, keys[i], len[i]);
+        h64 = i == 0 ? kh : hash_combine(h64, kh);
+    }
+    h = hash_fold32(h64);
+    head = &cc->lbuckets[h & cc->lmask];
+    for (link = head; (e = *link) != NULL; link = &e->next) {
+        uint32_t i;
+        if (e->hash != h || e->nkeys != nkeys)
+            continue;
+        for (i = 0; i < nkeys; i++)
+            if (!catcache_key_equal(name_mask, i, e->keys[i], keys[i], len[i]))
+                break;
+        if (i < nkeys)
+            continue;
+        catcache_touch(head, link, e);
+#if CATCACHE_STAMP
+        if (cc->sess->prune_enabled)
+            e->stamp = cc->sess->now + 1;
+#endif
+        cc->list_hits++;
+        *out = (catcache_list *)e;
+        return KEEL_OK;
+    }
+    return catcache_list_miss(cc, h, nkeys, keys, out);
+}
+
 /* The search as each wiring calls it (name_mask constant at the call). */
 static inline __attribute__((always_inline)) int
 catcache_search_wired(catcache *cc, uint32_t name_mask, uint32_t nkeys,
@@ -516,6 +564,22 @@ static inline __attribute__((always_inline)) void
 catcache_release(catcache_entry *e)
 {
     assert(e->kind == CATCACHE_POSITIVE);
+#if CATCACHE_USES
+    e->releases++;
+#else
+    e->refcount--;
+#endif
+    if (catcache_unlikely(e->dead))
+        catcache_release_dead(e);
+}
+
+/* Gives back a list's reference. */
+static inline __attribute__((always_inline)) void
+catcache_list_release(catcache_list *l)
+{
+    catcache_entry *e = &l->e;
+
+    assert(e->kind == CATCACHE_LIST && catcache_refcount(e) > 0);
 #if CATCACHE_USES
     e->releases++;
 #else

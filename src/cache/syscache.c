@@ -447,31 +447,11 @@ uint32_t syscache_hash(const syscache *sc, catalog_cache_id id,
     return catcache_hash_keys(&sc->caches[id], syscache_defs[id].nkeys, keys);
 }
 
-int syscache_list(syscache *sc, catalog_cache_id id, uint32_t nkeys,
-                  const syscache_key *keys, catcache_list **out)
+int syscache_list_bad_keys(syscache *sc, catalog_cache_id id, uint32_t nkeys,
+                           catcache_list **out)
 {
-    if (nkeys < 1 || nkeys > syscache_defs[id].nkeys) {
-        *out = NULL;
-        return kerr_set(sc->sess.err, KEEL_EINVAL,
-                        "list search with %u keys on a cache of %u", nkeys,
-                        syscache_defs[id].nkeys);
-    }
-    return catcache_list_search(&sc->caches[id], nkeys, keys, out);
-}
-
-uint32_t syscache_list_count(const catcache_list *l)
-{
-    return l->e.nrows;
-}
-
-const void *syscache_list_row(const catcache_list *l, uint32_t i)
-{
-    assert(i < l->e.nrows);
-    return (const char *)(&l->e + 1) + (size_t)i * l->e.cache->rowsize;
-}
-
-void syscache_list_release(syscache *sc, catcache_list *l)
-{
-    (void)sc;
-    catcache_list_release(l);
+    *out = NULL;
+    return kerr_set(sc->sess.err, KEEL_EINVAL,
+                    "list search with %u keys on a cache of %u", nkeys,
+                    syscache_defs[id].nkeys);
 }

@@ -211,11 +211,16 @@ static inline void syscache_release(syscache *sc, catcache_entry *e);
  * CACHE_ATTRIBUTE_NUM with one key (the columns of a relation) are the
  * uses.  Errors as for searches.
  */
-int syscache_list(syscache *sc, catalog_cache_id id, uint32_t nkeys,
-                  const syscache_key *keys, catcache_list **out);
-uint32_t syscache_list_count(const catcache_list *l);
-const void *syscache_list_row(const catcache_list *l, uint32_t i);
-void syscache_list_release(syscache *sc, catcache_list *l);
+static inline int syscache_list(syscache *sc, catalog_cache_id id,
+                                uint32_t nkeys, const syscache_key *keys,
+                                catcache_list **out);
+static inline uint32_t syscache_list_count(const catcache_list *l);
+static inline const void *syscache_list_row(const catcache_list *l, uint32_t i);
+static inline void syscache_list_release(syscache *sc, catcache_list *l);
+
+/* syscache_list()'s error for a key count cache id does not take. */
+int syscache_list_bad_keys(syscache *sc, catalog_cache_id id, uint32_t nkeys,
+                           catcache_list **out);
 
 /* Extra functions. */
 
@@ -330,6 +335,35 @@ syscache_release(syscache *sc, catcache_entry *e)
 {
     (void)sc;
     catcache_release(e);
+}
+
+static inline __attribute__((always_inline)) int
+syscache_list(syscache *sc, catalog_cache_id id, uint32_t nkeys,
+              const syscache_key *keys, catcache_list **out)
+{
+    catcache *cc = &sc->caches[id];
+
+    if (catcache_unlikely(nkeys < 1 || nkeys > cc->nkeys))
+        return syscache_list_bad_keys(sc, id, nkeys, out);
+    return catcache_list_find(cc, syscache_name_mask(id), nkeys, keys, out);
+}
+
+static inline uint32_t syscache_list_count(const catcache_list *l)
+{
+    return l->e.nrows;
+}
+
+static inline const void *syscache_list_row(const catcache_list *l, uint32_t i)
+{
+    assert(i < l->e.nrows);
+    return (const char *)(&l->e + 1) + (size_t)i * l->e.cache->rowsize;
+}
+
+static inline __attribute__((always_inline)) void
+syscache_list_release(syscache *sc, catcache_list *l)
+{
+    (void)sc;
+    catcache_list_release(l);
 }
 
 #endif /* KEEL_CACHE_SYSCACHE_H */
