@@ -930,7 +930,7 @@ static void md_header(FILE *f, const report_opts *o, double total_s,
     strftime(line, sizeof(line), "%Y-%m-%d %H:%M UTC", &tm);
     fprintf(f,
             "# keel benchmark report\n\n"
-            "`keel bench report%s`: %s on %s, %ld CPUs (%s), compiler %s; "
+            "`keel bench report%s`: %s on %s, %ld CPUs (%s), compiler %s%s; "
             "a scale-%u pgbench database (%u accounts); %.0f s in all.  "
             "Load average (1 minute) %.2f at the start, %.2f at the end (the "
             "end counts this run's own client threads too); a load above 0 "
@@ -940,8 +940,13 @@ static void md_header(FILE *f, const report_opts *o, double total_s,
             "(without DIR each creates its own database of the same "
             "scale).\n\n",
             o->quick ? " --quick" : "", line, host[0] ? host : "?",
-            sysconf(_SC_NPROCESSORS_ONLN), cpu, __VERSION__, o->scale,
-            o->scale * 100000, total_s, load0, load_average());
+            sysconf(_SC_NPROCESSORS_ONLN), cpu, __VERSION__,
+#ifdef KEEL_BUILD_LTO
+            " with link-time optimization",
+#else
+            "",
+#endif
+            o->scale, o->scale * 100000, total_s, load0, load_average());
 }
 
 /* One row of the summary: a target, the figure measured, the verdict. */
