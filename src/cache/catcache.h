@@ -559,11 +559,10 @@ catcache_search_wired(catcache *cc, uint32_t name_mask, uint32_t nkeys,
 #endif
 }
 
-/* Gives back a reference to a positive entry. */
+/* Gives back a reference to a positive entry or list. */
 static inline __attribute__((always_inline)) void
-catcache_release(catcache_entry *e)
+catcache_unref(catcache_entry *e)
 {
-    assert(e->kind == CATCACHE_POSITIVE);
 #if CATCACHE_USES
     e->releases++;
 #else
@@ -573,20 +572,20 @@ catcache_release(catcache_entry *e)
         catcache_release_dead(e);
 }
 
+/* Gives back a reference to a positive entry. */
+static inline __attribute__((always_inline)) void
+catcache_release(catcache_entry *e)
+{
+    assert(e->kind == CATCACHE_POSITIVE);
+    catcache_unref(e);
+}
+
 /* Gives back a list's reference. */
 static inline __attribute__((always_inline)) void
 catcache_list_release(catcache_list *l)
 {
-    catcache_entry *e = &l->e;
-
-    assert(e->kind == CATCACHE_LIST && catcache_refcount(e) > 0);
-#if CATCACHE_USES
-    e->releases++;
-#else
-    e->refcount--;
-#endif
-    if (catcache_unlikely(e->dead))
-        catcache_release_dead(e);
+    assert(l->e.kind == CATCACHE_LIST && catcache_refcount(&l->e) > 0);
+    catcache_unref(&l->e);
 }
 
 /* The row of a positive entry. */
