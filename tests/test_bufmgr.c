@@ -794,7 +794,8 @@ static void test_read_prefetch(void **state)
 
     /* buf_prefetch() only hints: for a resident block, one not in the
      * pool, one past the end, a missing relation or none, it pins
-     * nothing, counts no read and changes no buffer's state. */
+     * nothing, counts no read and changes no buffer's state (a pool of 16
+     * buffers). */
     {
         uint64_t before[16], r0 = buf_session_reads(f->s);
         for (int32_t i = 0; i < 16; i++)
@@ -805,6 +806,12 @@ static void test_read_prefetch(void **state)
         buf_prefetch(f->s, REL_MISSING, 0, lines, 3);
         buf_prefetch(f->s, INVALID_RELNUMBER, 0, lines, 3);
         buf_prefetch(f->s, REL_A, 5, NULL, 0);
+        /* buf_prefetch_buffer() likewise, on any buffer or none. */
+        buf_prefetch_buffer(f->s, 0, lines, BUF_PREFETCH_MAX);
+        buf_prefetch_buffer(f->s, 15, lines, 3);
+        buf_prefetch_buffer(f->s, 16, lines, 3);
+        buf_prefetch_buffer(f->s, BUF_INVALID, lines, 3);
+        buf_prefetch_buffer(f->s, INT32_MAX, lines, 3);
         for (int32_t i = 0; i < 16; i++)
             assert_int_equal(buf_state(f->pool, i), before[i]);
         assert_int_equal(buf_session_reads(f->s), r0);

@@ -41,12 +41,32 @@ static void bt_unlock_release(buf_session *s, int32_t id)
 }
 
 /*
+ * The lines of a page a search reads first, into lines[0..4), returning
+ * how many: the header (item count, first line pointers) and the special
+ * space (level, links); and, if guess is in [0, 1) (the page is a leaf
+ * about to be searched for a key that sits at that fraction of its key
+ * range), the lines of the line pointer and item there if the page is a
+ * full bulk-built one.
+ */
+static inline uint32_t bt_guess_lines(double guess, uint16_t *lines)
+{
+    uint32_t n = 2;
+
+    lines[0] = 0;
+    lines[1] = BT_SPECIAL_OFF;
+    if (guess >= 0.0 && guess < 1.0) {
+        uint32_t k = (uint32_t)(guess * BT_LEAF_FAST_ITEMS);
+        lines[n++] = (uint16_t)(PAGE_HEADER_SIZE + 2 * (k + 1));
+        lines[n++] = (uint16_t)(BT_SPECIAL_OFF - 16 * (k + 1));
+    }
+    return n;
+}
+
+/*
  * Reads block blk of the index, pins and locks it in mode, and checks that
- * it is a tree page of level `level` (any level if level < 0).  If guess
- * is in [0, 1), the page is a leaf about to be searched for a key that
- * sits at that fraction of its key range: the lines of the line pointer
- * and item there (if the page is a full bulk-built one) are fetched along
- * with the header.  On error nothing is left pinned.
+ * it is a tree page of level `level` (any level if level < 0), the lines
+ * bt_guess_lines() names for guess fetched with the buffer's descriptor.
+ * On error nothing is left pinned.
  */
 static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
                               lwlock_mode mode, int level, double guess,
@@ -55,22 +75,12 @@ static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
     const void *page;
     const bt_opaque *op;
     uint16_t lines[4];
-    uint32_t n = 2;
+    uint32_t n = bt_guess_lines(guess, lines);
     int rc;
 
     if (blk == BT_META_BLOCK || blk == BT_NONE)
         return kerr_set(&s->err, KEEL_ECORRUPT,
                         "index %u: link to invalid block %u", bt->rel, blk);
-    /* The header (item count, first line pointers) and the special space
-     * (level, links) are read first: fetch both lines with the buffer's
-     * descriptor. */
-    lines[0] = 0;
-    lines[1] = BT_SPECIAL_OFF;
-    if (guess >= 0.0 && guess < 1.0) {
-        uint32_t k = (uint32_t)(guess * BT_LEAF_FAST_ITEMS);
-        lines[n++] = (uint16_t)(PAGE_HEADER_SIZE + 2 * (k + 1));
-        lines[n++] = (uint16_t)(BT_SPECIAL_OFF - 16 * (k + 1));
-    }
     rc = buf_read_recent(s, bt->rel, blk, recent, lines, n, id);
     if (rc != KEEL_OK)
         return rc;
@@ -1317,7 +1327,11 @@ static inline uint32_t bt_dir_find(const btree_dir *d, int64_t k)
  * Reads the child blk of level `level` whose bounds h gives, share-locked,
  * for the lookup of k: on the way to a leaf, the heap row is guessed from
  * the leaf's bounding separators (heap_tid_guess()) and prefetched (with
- * heap), and the leaf's lines where k should sit are fetched with it.
+ * heap), and the leaf's lines where k should sit are fetched with it.  If
+ * the caller remembers the buffer the leaf was in (recent), those lines
+ * are asked for first, before the heap row's guess and the mapping table
+ * look-up it takes: the leaf is read first, and its miss is the one the
+ * lookup waits for.
  */
 static inline __attribute__((always_inline)) int
 bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
@@ -1328,6 +1342,10 @@ bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
 
     if (level == 0 && h->has_lo && h->has_hi && h->hi > h->lo) {
         guess = ((double)k - (double)h->lo) / ((double)h->hi - (double)h->lo);
+        if (recent != BUF_INVALID) {
+            uint16_t lines[4];
+            buf_prefetch_buffer(s, recent, lines, bt_guess_lines(guess, lines));
+        }
         if (heap != NULL)
             bt_prefetch_heap(bt, s, heap, h, guess, guessed);
     }

@@ -1119,6 +1119,7 @@ int buf_session_create(buf_pool *p, buf_session **out, kerr *err)
     s->pool = p;
     s->descs = p->descs;
     s->pages = p->pages;
+    s->nbuffers = p->nbuffers;
     s->write_copy = mem_alloc_aligned(BLOCK_SIZE);
     if (s->write_copy == NULL) {
         mem_free_aligned(s);

@@ -151,6 +151,7 @@ struct buf_session {
     buf_private_ref refs[BUF_PRIVATE_REFS]; /* hot: first line */
     buf_desc *descs;                        /* the pool's descriptors */
     char *pages;                            /* the pool's pages */
+    uint32_t nbuffers;                      /* and how many */
     uint32_t displaced;                     /* entries not in their home slot */
     uint32_t overflow_count;                /* entries in the hash */
     uint32_t overflow_cap;     /* slots in the hash (power of two) */
@@ -269,6 +270,27 @@ static inline bool buf_pinned_by(buf_session *s, int32_t id)
 static inline void *buf_session_page(const buf_session *s, int32_t id)
 {
     return s->pages + (size_t)id * BLOCK_SIZE;
+}
+
+/*
+ * A hint that buffer id, which the caller remembers holding a block it is
+ * about to read with buf_read_recent(), will be read: its descriptor and
+ * the lines of its page at offsets off[0..n) are prefetched at once,
+ * without the mapping table.  Reads, pins and confirms nothing (the
+ * buffer may hold another block by now, which costs bandwidth only);
+ * nothing if id is not a buffer.
+ */
+static inline void buf_prefetch_buffer(const buf_session *s, int32_t id,
+                                       const uint16_t *off, uint32_t n)
+{
+    const char *page;
+
+    if (id < 0 || (uint32_t)id >= s->nbuffers)
+        return;
+    page = buf_session_page(s, id);
+    __builtin_prefetch(&s->descs[id]);
+    for (uint32_t i = 0; i < n; i++)
+        __builtin_prefetch(page + off[i]);
 }
 
 /* Total number of buffers the session holds pins on. */
