@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,12 +244,22 @@ typedef struct handoff {
     uint64_t n;
 } handoff;
 
+/* Spins a waiting turn taker makes before it yields its CPU: far more
+ * than a handoff between two running threads takes, so that it yields
+ * only when the other thread is not running (both on one CPU). */
+#define HANDOFF_SPINS 4096
+
 /* Takes every turn of the given parity (0 or 1) up to 2n. */
 static void handoff_take(handoff *h, uint64_t parity)
 {
     for (uint64_t i = parity; i < 2 * h->n; i += 2) {
-        while (atomic_load_acquire(&h->turn) != i)
-            cpu_relax();
+        uint32_t spins = 0;
+        while (atomic_load_acquire(&h->turn) != i) {
+            if (++spins % HANDOFF_SPINS == 0)
+                sched_yield();
+            else
+                cpu_relax();
+        }
         atomic_store_release(&h->turn, i + 1);
     }
 }

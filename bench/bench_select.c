@@ -7,9 +7,9 @@
  * throughput is all transactions over the time from the common start to
  * the last client's stop.  Each configuration (layout, max_sessions,
  * clients) is measured --runs times (default 3); the runs are interleaved
- * (run 1 of every configuration, then run 2, ...; odd rounds go in
- * reverse order, so that a drift of the machine's speed favours no
- * configuration) and reported as median, min and max, and each run's
+ * (run 1 of every configuration, then run 2, ...; runs 2, 4, ... go
+ * through them in reverse order, so that a drift of the machine's speed
+ * favours no configuration) and reported as median, min and max, and each run's
  * figure in the JSON.  Each layout and max_sessions opens the database
  * anew, reads every page of pgbench_accounts and its primary key into the
  * pool, and gives each client 64 transactions of warm-up before timing
@@ -785,9 +785,9 @@ static int select_all(const select_opts *o, const char *dir, select_result *res,
     memset(&run, 0, sizeof(run));
     run.o = o;
     for (int r = 0; r < o->runs; r++) {
-        /* Odd runs go through the configurations in reverse order, so
-         * that a drift of the machine's speed over a round does not
-         * favour the configurations measured first. */
+        /* Runs 2, 4, ... go through the configurations in reverse
+         * order, so that a drift of the machine's speed over a round
+         * does not favour the configurations measured first. */
         bool rev = r % 2 == 1;
         int ngroups = o->nlayouts * o->nmax_sessions;
         for (int gi = 0; gi < ngroups; gi++) {

@@ -1192,7 +1192,6 @@ static void test_hot_set_fits_default(void **state)
     fx_close(f);
 }
 
-/* off rounded up to a multiple of 16. */
 /* Where a name copy starts after off bytes of an entry: on a 16-byte
  * boundary, after its length byte. */
 static size_t name_start(size_t off)
