@@ -284,21 +284,24 @@ static double ratio(const select_row *a, const select_row *b)
 /*
  * a over b, from runs measured in the same round: the runs of every
  * configuration of a select step are interleaved (run 1 of each, then run
- * 2, ...), so run i of a and run i of b saw the same state of the host.
- * r is the median of the per-round ratios, lo and hi the lowest and
- * highest; without paired runs, the ratio of the medians and the ratios
- * of the extremes.
+ * 2, ..., every second run in reverse order), so run i of a and run i of
+ * b saw the same state of the host.  r is the median of the per-round
+ * ratios, lo and hi the lowest and highest, ci_lo and ci_hi the 95%
+ * confidence interval of their mean (Student's t; the ratio itself where
+ * there is one round); without paired runs, the ratio of the medians,
+ * and the ratios of the extremes as both ranges.
  */
 typedef struct paired_ratio {
-    double r, lo, hi;
+    double r, lo, hi, ci_lo, ci_hi;
     int rounds; /* 0: not paired */
 } paired_ratio;
 
 static paired_ratio paired(const select_row *a, const select_row *b)
 {
-    paired_ratio p = {NAN, NAN, NAN, 0};
+    paired_ratio p = {NAN, NAN, NAN, NAN, NAN, 0};
     double v[MAX_ROW_RUNS];
     bench_stat st;
+    bench_ci ci;
 
     if (a == NULL || b == NULL)
         return p;
@@ -308,23 +311,27 @@ static paired_ratio paired(const select_row *a, const select_row *b)
             if (!isfinite(v[i]))
                 return p; /* a run without a throughput: no ratio */
         }
+        ci = bench_ci_of(v, a->nruns);
         st = bench_stat_of(v, a->nruns);
         p.r = st.median;
         p.lo = st.min;
         p.hi = st.max;
+        p.ci_lo = ci.low;
+        p.ci_hi = ci.high;
         p.rounds = a->nruns;
         return p;
     }
     p.r = ratio(a, b);
-    p.lo = b->tps_max > 0 ? a->tps_min / b->tps_max : NAN;
-    p.hi = b->tps_min > 0 ? a->tps_max / b->tps_min : NAN;
+    p.lo = p.ci_lo = b->tps_max > 0 ? a->tps_min / b->tps_max : NAN;
+    p.hi = p.ci_hi = b->tps_min > 0 ? a->tps_max / b->tps_min : NAN;
     return p;
 }
 
-/* True if a paired ratio's rounds do not all fall on one side of 1. */
-static bool paired_spans_one(paired_ratio p)
+/* True if a paired ratio does not differ from 1 beyond the noise: the
+ * confidence interval of its mean holds 1. */
+static bool paired_within_noise(paired_ratio p)
 {
-    return p.lo <= 1 && p.hi >= 1;
+    return p.ci_lo <= 1 && p.ci_hi >= 1;
 }
 
 static const report_step *step_named(const report_step *steps, size_t n,
@@ -368,7 +375,7 @@ typedef struct layout_cmp {
     double clients[MAX_SELECT];
     paired_ratio r[MAX_SELECT];
     double worst;  /* the lowest median ratio */
-    bool in_noise; /* every median below 1 has a round at or above 1 */
+    bool in_noise; /* every ratio below 1 is within the noise */
 } layout_cmp;
 
 static layout_cmp layout_compare(const select_row *rows, size_t n,
@@ -388,7 +395,7 @@ static layout_cmp layout_compare(const select_row *rows, size_t n,
         c.r[c.n] = paired(&rows[i], k);
         if (!(c.r[c.n].r >= c.worst))
             c.worst = c.r[c.n].r;
-        if (c.r[c.n].r < 1 && !paired_spans_one(c.r[c.n]))
+        if (c.r[c.n].r < 1 && !paired_within_noise(c.r[c.n]))
             c.in_noise = false;
         c.n++;
     }
@@ -583,8 +590,10 @@ static void md_select(FILE *f, const report_step *main_step,
             paired(sel.s64, sel.two).r, buf);
     fputs("Ratios between rows are the median of the ratios of runs "
           "measured in the same round (every configuration's run 1, then "
-          "every one's run 2, ...), with the lowest and highest in "
-          "brackets",
+          "every one's run 2 in reverse order, and so on), with the lowest "
+          "and highest and the 95% confidence interval of their mean in "
+          "brackets; a difference is within the noise when that interval "
+          "holds 1",
           f);
     {
         const json_value *c = json_get(&main_step->doc.root, "cpus");
@@ -599,15 +608,16 @@ static void md_select(FILE *f, const report_step *main_step,
         if (lc.n > 0) {
             fputs("Padded over packed, by clients:", f);
             for (size_t i = 0; i < lc.n; i++)
-                fprintf(f, "%s %.0f: %.3fx (%.3f-%.3f)", i ? ";" : "",
-                        lc.clients[i], lc.r[i].r, lc.r[i].lo, lc.r[i].hi);
+                fprintf(f, "%s %.0f: %.3fx (%.3f-%.3f, 95%% CI %.3f-%.3f)",
+                        i ? ";" : "", lc.clients[i], lc.r[i].r, lc.r[i].lo,
+                        lc.r[i].hi, lc.r[i].ci_lo, lc.r[i].ci_hi);
             fprintf(f, ". %s\n\n",
                     lc.worst >= 1 ? "Padded is at least as fast at every count."
                     : lc.in_noise
-                        ? "Where padded is slower, some round had it at "
-                          "least as fast: the difference is within the "
-                          "noise."
-                        : "Padded is slower in every round somewhere.");
+                        ? "Where padded is slower, the confidence interval "
+                          "of the mean ratio holds 1: the difference is "
+                          "within the noise."
+                        : "Padded is slower beyond the noise somewhere.");
         }
     }
     if (sel.one != NULL && sel.two != NULL && pin_step != NULL)
@@ -691,12 +701,14 @@ static void md_select(FILE *f, const report_step *main_step,
         faster_slower(buf, sizeof(buf), r.r);
         fprintf(f,
                 "\nReading: max_sessions 402 is %s than 400 at 64 clients "
-                "(%.3fx, rounds %.3f-%.3f); %s.\n\n",
-                buf, r.r, r.lo, r.hi,
-                paired_spans_one(r)
-                    ? "the rounds fall on both sides of 1, so the difference "
-                      "is within the noise"
-                    : "every round falls on the same side of 1");
+                "(%.3fx, rounds %.3f-%.3f, 95%% CI of the mean %.3f-%.3f); "
+                "%s.\n\n",
+                buf, r.r, r.lo, r.hi, r.ci_lo, r.ci_hi,
+                paired_within_noise(r)
+                    ? "the interval holds 1, so the difference is within the "
+                      "noise"
+                    : "the interval excludes 1, a difference beyond the "
+                      "noise");
     }
 }
 
@@ -967,9 +979,8 @@ static void md_header(FILE *f, const report_opts *o, double total_s,
             o->scale, o->scale * 100000, total_s, load0, load_average());
 }
 
-/* One row of the summary: a target, the figure measured, the verdict. */
-/* A target's row; a miss within noise is said to be (the rounds of a
- * paired ratio fall on both sides of the target). */
+/* One row of the summary: a target, the figure measured, the verdict; a
+ * miss within the noise (paired_within_noise()) is said to be. */
 static void md_target_noisy(FILE *f, const char *what, const char *target,
                             double v, const char *fmt, bool met, bool noise)
 {
@@ -1170,7 +1181,7 @@ static void md_summary(FILE *f, const select_row *rows, size_t n,
               ">= 0.85x", v, "%.2fx", v >= 0.85);
     pr = paired(sel.s64, sel.k64);
     md_target_noisy(f, "padded over packed, 64 clients", ">= 1x", pr.r, "%.3fx",
-                    pr.r >= 1, paired_spans_one(pr));
+                    pr.r >= 1, paired_within_noise(pr));
     {
         layout_cmp lc =
             layout_compare(rows, n, sel.one != NULL ? sel.one->doc : NULL);
@@ -1180,7 +1191,8 @@ static void md_summary(FILE *f, const select_row *rows, size_t n,
     }
     pr = paired(sel.a402, sel.a400);
     md_target(f, "max_sessions 402 over 400, 64 clients",
-              "rounds on both sides of 1", pr.r, "%.3fx", paired_spans_one(pr));
+              "95% CI of the mean holds 1", pr.r, "%.3fx",
+              paired_within_noise(pr));
     if (bloat != NULL) {
         const json_value *r = &bloat->doc.root;
         v = json_num(r, "tps_on_over_off");
@@ -1216,7 +1228,7 @@ int bench_report_main(int argc, char **argv)
     int ncpu = 0, nallowed = 0;
     size_t nsteps = 0;
     char dbdir[4096], tmpjson[4096], path[4600], secs[32], txns[32], scale[16],
-        rounds[16], pairs[16];
+        rounds[16], sel_runs[16], pairs[16];
     select_row *rows;
     size_t nrows;
     uint64_t t0 = clock_now_ns();
@@ -1250,6 +1262,10 @@ int bench_report_main(int argc, char **argv)
 
     /* Each step: shown options first, then DIR and --json (not shown). */
     snprintf(rounds, sizeof(rounds), "%d", o.rounds);
+    /* Select runs alternate the order of their configurations: an even
+     * number of them balances it. */
+    snprintf(sel_runs, sizeof(sel_runs), "%d",
+             o.rounds > 1 ? (o.rounds + 1) / 2 * 2 : 1);
     snprintf(pairs, sizeof(pairs), "%d", o.rounds < 2 ? 2 : o.rounds * 4);
     steps[nsteps] = (report_step){.name = "pin", .main_fn = bench_pin_main};
     if (o.quick)
@@ -1298,7 +1314,7 @@ int bench_report_main(int argc, char **argv)
         (report_step){.name = "select", .main_fn = bench_select_main};
     step_args(&steps[nsteps], true, "--scale", scale, "--clients",
               "1,2,4,16,64", "--layout", "padded,packed", "--seconds", secs,
-              "--runs", rounds, NULL);
+              "--runs", sel_runs, NULL);
     if (cpulist[0] != '\0')
         step_args(&steps[nsteps], true, "--cpus", cpulist, NULL);
     step_args(&steps[nsteps], false, dbdir, NULL);
@@ -1306,8 +1322,8 @@ int bench_report_main(int argc, char **argv)
     steps[nsteps] =
         (report_step){.name = "select", .main_fn = bench_select_main};
     step_args(&steps[nsteps], true, "--scale", scale, "--clients", "64",
-              "--max-sessions", "400,402", "--seconds", secs, "--runs", rounds,
-              NULL);
+              "--max-sessions", "400,402", "--seconds", secs, "--runs",
+              sel_runs, NULL);
     if (cpulist[0] != '\0')
         step_args(&steps[nsteps], true, "--cpus", cpulist, NULL);
     step_args(&steps[nsteps], false, dbdir, NULL);
@@ -1316,7 +1332,8 @@ int bench_report_main(int argc, char **argv)
         steps[nsteps] =
             (report_step){.name = "select_cpu", .main_fn = bench_select_main};
         step_args(&steps[nsteps], true, "--scale", scale, "--clients", "1",
-                  "--cpus", cpu[c], "--seconds", secs, "--runs", rounds, NULL);
+                  "--cpus", cpu[c], "--seconds", secs, "--runs", sel_runs,
+                  NULL);
         step_args(&steps[nsteps], false, dbdir, NULL);
         nsteps++;
     }
