@@ -216,6 +216,15 @@ static uint32_t usage(fixture *f, int32_t id)
     return BUF_USAGE(buf_state(f->pool, id));
 }
 
+/* Asserts that buffer id holds the page written with tag and that f->s
+ * holds pins pins on it: one shared pin, the rest private. */
+static void assert_held(fixture *f, int32_t id, uint64_t tag, uint32_t pins)
+{
+    assert_payload(buf_page(f->pool, id), tag);
+    assert_int_equal(buf_pin_count(f->s, id), pins);
+    assert_int_equal(refcount(f, id), 1);
+}
+
 /* Asserts that no buffer of the pool is pinned by anyone. */
 static void assert_nothing_pinned(fixture *f)
 {
@@ -763,15 +772,12 @@ static void test_read_prefetch(void **state)
             uint32_t n = (b + (blocknum_t)pass) % (BUF_PREFETCH_MAX - 1);
             assert_int_equal(buf_read_prefetch(f->s, REL_A, b, lines, n, &id),
                              KEEL_OK);
-            assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 1));
-            assert_int_equal(buf_pin_count(f->s, id), 1);
-            assert_int_equal(refcount(f, id), 1);
+            assert_held(f, id, tag_of(REL_A, b, 1), 1);
             /* Again while pinned: the same buffer, a private pin. */
             assert_int_equal(buf_read_prefetch(f->s, REL_A, b, lines, 2, &id2),
                              KEEL_OK);
             assert_int_equal(id2, id);
-            assert_int_equal(buf_pin_count(f->s, id), 2);
-            assert_int_equal(refcount(f, id), 1);
+            assert_held(f, id, tag_of(REL_A, b, 1), 2);
             buf_release(f->s, id);
             buf_release(f->s, id);
         }
@@ -863,16 +869,13 @@ static void test_read_recent(void **state)
     assert_int_equal(buf_read_recent(f->s, REL_A, 3, id, lines, 2, &id2),
                      KEEL_OK);
     assert_int_equal(id2, id);
-    assert_payload(buf_page(f->pool, id), tag_of(REL_A, 3, 1));
-    assert_int_equal(buf_pin_count(f->s, id), 1);
-    assert_int_equal(refcount(f, id), 1);
+    assert_held(f, id, tag_of(REL_A, 3, 1), 1);
     assert_int_equal(buf_session_reads(f->s), r0 + 1);
     /* Pinned already: a private pin. */
     assert_int_equal(buf_read_recent(f->s, REL_A, 3, id, NULL, 0, &id2),
                      KEEL_OK);
     assert_int_equal(id2, id);
-    assert_int_equal(buf_pin_count(f->s, id), 2);
-    assert_int_equal(refcount(f, id), 1);
+    assert_held(f, id, tag_of(REL_A, 3, 1), 2);
     buf_release(f->s, id);
     buf_release(f->s, id);
 

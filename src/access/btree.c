@@ -64,18 +64,17 @@ static inline uint32_t bt_guess_lines(double guess, uint16_t *lines)
 
 /*
  * Reads block blk of the index, pins and locks it in mode, and checks that
- * it is a tree page of level `level` (any level if level < 0), the lines
- * bt_guess_lines() names for guess fetched with the buffer's descriptor.
- * On error nothing is left pinned.
+ * it is a tree page of level `level` (any level if level < 0), the n
+ * lines of the page at offsets lines[] (bt_guess_lines()) fetched with
+ * the buffer's descriptor.  On error nothing is left pinned.
  */
-static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
-                              lwlock_mode mode, int level, double guess,
-                              int32_t recent, int32_t *id)
+static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
+                              lwlock_mode mode, int level,
+                              const uint16_t *lines, uint32_t n, int32_t recent,
+                              int32_t *id)
 {
     const void *page;
     const bt_opaque *op;
-    uint16_t lines[4];
-    uint32_t n = bt_guess_lines(guess, lines);
     int rc;
 
     if (blk == BT_META_BLOCK || blk == BT_NONE)
@@ -95,6 +94,17 @@ static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
                         bt->rel, blk, level);
     }
     return KEEL_OK;
+}
+
+/* bt_read_lock_lines() with the lines bt_guess_lines() names for guess. */
+static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
+                              lwlock_mode mode, int level, double guess,
+                              int32_t recent, int32_t *id)
+{
+    uint16_t lines[4];
+
+    return bt_read_lock_lines(bt, s, blk, mode, level, lines,
+                              bt_guess_lines(guess, lines), recent, id);
 }
 
 static int bt_read_lock(const btree *bt, buf_session *s, blocknum_t blk,
@@ -1338,19 +1348,21 @@ bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
              const bt_hint *h, blocknum_t blk, uint32_t level, int32_t recent,
              tid *guessed, int32_t *id)
 {
-    double guess = -1.0;
+    uint16_t lines[4];
+    uint32_t n;
 
     if (level == 0 && h->has_lo && h->has_hi && h->hi > h->lo) {
-        guess = ((double)k - (double)h->lo) / ((double)h->hi - (double)h->lo);
-        if (recent != BUF_INVALID) {
-            uint16_t lines[4];
-            buf_prefetch_buffer(s, recent, lines, bt_guess_lines(guess, lines));
-        }
+        double guess =
+            ((double)k - (double)h->lo) / ((double)h->hi - (double)h->lo);
+        n = bt_guess_lines(guess, lines);
+        buf_prefetch_buffer(s, recent, lines, n);
         if (heap != NULL)
             bt_prefetch_heap(bt, s, heap, h, guess, guessed);
+    } else {
+        n = bt_guess_lines(-1.0, lines);
     }
-    return bt_read_lock_guess(bt, s, blk, LW_SHARED, (int)level, guess, recent,
-                              id);
+    return bt_read_lock_lines(bt, s, blk, LW_SHARED, (int)level, lines, n,
+                              recent, id);
 }
 
 /*

@@ -362,16 +362,9 @@ void catcache_destroy(catcache *cc)
 uint32_t catcache_hash_keys(const catcache *cc, uint32_t nkeys,
                             const uintptr_t *keys)
 {
-    uint64_t h = 0;
+    size_t len[CATCACHE_MAX_KEYS];
 
-    assert(nkeys >= 1 && nkeys <= CATCACHE_MAX_KEYS);
-    for (uint32_t i = 0; i < nkeys; i++) {
-        uint64_t kh =
-            catcache_key_hash(cc->name_mask, i, keys[i],
-                              catcache_key_len(cc->name_mask, i, keys[i]));
-        h = i == 0 ? kh : hash_combine(h, kh);
-    }
-    return hash_fold32(h);
+    return catcache_keyset_hash(cc->name_mask, nkeys, keys, len);
 }
 
 /*
@@ -632,13 +625,6 @@ int catcache_miss(catcache *cc, uint32_t h, uintptr_t k1, uintptr_t k2,
         return KEEL_ENOENT;
     *out = e;
     return KEEL_OK;
-}
-
-int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
-                         catcache_list **out)
-{
-    assert(nkeys >= 1 && nkeys <= cc->nkeys);
-    return catcache_list_find(cc, cc->name_mask, nkeys, keys, out);
 }
 
 int catcache_list_miss(catcache *cc, uint32_t h, uint32_t nkeys,

@@ -280,16 +280,9 @@ void catcache_invalidate(catcache *cc, uint32_t h);
 /* Removes every entry and list of cc (referenced ones as above). */
 void catcache_reset(catcache *cc);
 
-/*
- * List search on the first nkeys (< cc->nkeys) keys: KEEL_OK with *out a
- * referenced list, or an error of the fill function (or ENOMEM).  The
- * hit path is catcache_list_find() below, inlined with the cache's key
- * types.
- */
-int catcache_list_search(catcache *cc, uint32_t nkeys, const uintptr_t *keys,
-                         catcache_list **out);
-
-/* A list search's miss: builds the list of keys (hash h). */
+/* A list search's miss (catcache_list_find() below is the hit path):
+ * builds the list of keys (hash h); KEEL_OK with *out a referenced list,
+ * or an error of the fill function (or ENOMEM). */
 int catcache_list_miss(catcache *cc, uint32_t h, uint32_t nkeys,
                        const uintptr_t *keys, catcache_list **out);
 
@@ -495,6 +488,25 @@ catcache_search(catcache *cc, uint32_t name_mask, uint32_t nkeys, int stamp,
     return catcache_miss(cc, h, k1, k2, k3, k4, out);
 }
 
+/* The hash of keys[0..nkeys) (name_mask and nkeys constants where
+ * inlined), as catalog_key_hash() computes it; len[i] receives each
+ * name's length. */
+static inline __attribute__((always_inline)) uint32_t
+catcache_keyset_hash(uint32_t name_mask, uint32_t nkeys, const uintptr_t *keys,
+                     size_t *len)
+{
+    uint64_t h = 0;
+
+    assert(nkeys >= 1 && nkeys <= CATCACHE_MAX_KEYS);
+    for (uint32_t i = 0; i < nkeys; i++) {
+        uint64_t kh;
+        len[i] = catcache_key_len(name_mask, i, keys[i]);
+        kh = catcache_key_hash(name_mask, i, keys[i], len[i]);
+        h = i == 0 ? kh : hash_combine(h, kh);
+    }
+    return hash_fold32(h);
+}
+
 /*
  * The list search's hit path, as catcache_search()'s (name_mask and nkeys
  * constants where inlined): hashes the keys, walks one bucket of the
@@ -506,19 +518,9 @@ catcache_list_find(catcache *cc, uint32_t name_mask, uint32_t nkeys,
                    const uintptr_t *keys, catcache_list **out)
 {
     size_t len[CATCACHE_MAX_KEYS];
-    catcache_entry **head, **link, *e;
-    uint64_t h64 = 0;
-    uint32_t h;
+    uint32_t h = catcache_keyset_hash(name_mask, nkeys, keys, len);
+    catcache_entry **head = &cc->lbuckets[h & cc->lmask], **link, *e;
 
-    assert(nkeys >= 1 && nkeys <= CATCACHE_MAX_KEYS);
-    for (uint32_t i = 0; i < nkeys; i++) {
-        uint64_t kh;
-        len[i] = catcache_key_len(name_mask, i, keys[i]);
-        kh = catcache_key_hash(name_mask, i, keys[i], len[i]);
-        h64 = i == 0 ? kh : hash_combine(h64, kh);
-    }
-    h = hash_fold32(h64);
-    head = &cc->lbuckets[h & cc->lmask];
     for (link = head; (e = *link) != NULL; link = &e->next) {
         uint32_t i;
         if (e->hash != h || e->nkeys != nkeys)
