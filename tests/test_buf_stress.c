@@ -5,8 +5,9 @@
  * times larger than the pool with random reads, updates, long-held pins,
  * bulk-read scans, flushes and checkpoints, so that buffers are evicted
  * and reloaded all the time (reads go through buf_read(), after a
- * buf_prefetch(), and through buf_read_recent() told the buffer that some
- * block was last found in).  Every page carries its identity (relation,
+ * buf_prefetch() through buf_read() and buf_read_prefetched(), and
+ * through buf_read_recent() told the buffer that some block was last found
+ * in).  Every page carries its identity (relation,
  * block) and an update counter; the test keeps, per page, an atomic count
  * of the updates it made.  What must hold throughout:
  *
@@ -234,17 +235,26 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
         const kerr *e;
 
         /* Without a strategy, in turn: plain, after buf_prefetch() of the
-         * block (whose buffer is then tried first), and from a remembered
-         * buffer. */
-        switch (st != NULL ? 0 : w->reads++ % 3) {
+         * block (whose buffer is then tried first) by buf_read() and by
+         * buf_read_prefetched(), and from a remembered buffer. */
+        switch (st != NULL ? 0 : w->reads++ % 4) {
         case 0:
             rc = buf_read(w->sess, rel, blk, st, id);
             break;
         case 1:
-            buf_prefetch(w->sess, rel, blk, lines, 2);
+            buf_prefetch(w->sess, rel, blk, lines, 2, blk);
             rc = buf_read(w->sess, rel, blk, NULL, id);
             break;
+        case 2:
+            buf_prefetch(w->sess, rel, blk, lines, 2, blk);
+            /* Not pending when the block's bucket was empty. */
+            if (buf_prefetch_pending(w->sess, rel, blk, blk))
+                rc = buf_read_prefetched(w->sess, id);
+            else
+                rc = buf_read(w->sess, rel, blk, NULL, id);
+            break;
         default:
+            buf_prefetch_buffer(w->sess, w->recent[slot], lines, 2);
             rc = buf_read_recent(w->sess, rel, blk, w->recent[slot], lines, 2,
                                  id);
             break;

@@ -806,12 +806,12 @@ static void test_read_prefetch(void **state)
         uint64_t before[16], r0 = buf_session_reads(f->s);
         for (int32_t i = 0; i < 16; i++)
             before[i] = buf_state(f->pool, i);
-        buf_prefetch(f->s, REL_A, 39, lines, BUF_PREFETCH_MAX);
-        buf_prefetch(f->s, REL_A, 0, lines, 3);
-        buf_prefetch(f->s, REL_A, 1000, lines, 3);
-        buf_prefetch(f->s, REL_MISSING, 0, lines, 3);
-        buf_prefetch(f->s, INVALID_RELNUMBER, 0, lines, 3);
-        buf_prefetch(f->s, REL_A, 5, NULL, 0);
+        buf_prefetch(f->s, REL_A, 39, lines, BUF_PREFETCH_MAX, 0);
+        buf_prefetch(f->s, REL_A, 0, lines, 3, 0);
+        buf_prefetch(f->s, REL_A, 1000, lines, 3, 0);
+        buf_prefetch(f->s, REL_MISSING, 0, lines, 3, 0);
+        buf_prefetch(f->s, INVALID_RELNUMBER, 0, lines, 3, 0);
+        buf_prefetch(f->s, REL_A, 5, NULL, 0, 0);
         /* buf_prefetch_buffer() likewise, on any buffer or none. */
         buf_prefetch_buffer(f->s, 0, lines, BUF_PREFETCH_MAX);
         buf_prefetch_buffer(f->s, 15, lines, 3);
@@ -921,7 +921,7 @@ static void test_read_recent(void **state)
      * read; block 6 found, then another block read first. */
     assert_int_equal(buf_read(f->s, REL_A, 5, NULL, &id), KEEL_OK);
     buf_release(f->s, id);
-    buf_prefetch(f->s, REL_A, 5, lines, 2);
+    buf_prefetch(f->s, REL_A, 5, lines, 2, 0);
     for (blocknum_t b = 10; b < 40; b++) {
         assert_int_equal(buf_read(f->s, REL_A, b, NULL, &id2), KEEL_OK);
         assert_payload(buf_page(f->pool, id2), tag_of(REL_A, b, 1));
@@ -930,13 +930,115 @@ static void test_read_recent(void **state)
     assert_int_equal(buf_read(f->s, REL_A, 5, NULL, &id2), KEEL_OK);
     assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 5, 1));
     buf_release(f->s, id2);
-    buf_prefetch(f->s, REL_A, 6, lines, 2);
+    buf_prefetch(f->s, REL_A, 6, lines, 2, 0);
     assert_int_equal(buf_read(f->s, REL_A, 7, NULL, &id2), KEEL_OK);
     assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 7, 1));
     buf_release(f->s, id2);
     assert_int_equal(buf_read(f->s, REL_A, 6, NULL, &id2), KEEL_OK);
     assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 6, 1));
     buf_release(f->s, id2);
+    assert_nothing_pinned(f);
+}
+
+/*
+ * buf_prefetch_pending() names exactly the block and key of the last
+ * buf_prefetch() that found a buffer, until a read of that block; and
+ * buf_read_prefetched() reads that block: from the buffer the prefetch
+ * found, from the one the mapping table names after an eviction moved
+ * the block, or from the file; one read counted each time, errors as
+ * buf_read()'s.
+ */
+static void test_read_prefetched(void **state)
+{
+    fixture *f = *state;
+    const uint16_t lines[3] = {0, 64, 8128};
+    int32_t id, id2;
+    uint64_t r0;
+
+    make_rel(f, REL_A, 40, 1);
+    pool_open(f, 16);
+    assert_int_equal(buf_read(f->s, REL_A, 3, NULL, &id), KEEL_OK);
+    buf_release(f->s, id);
+
+    /* Found where it is. */
+    buf_prefetch(f->s, REL_A, 3, lines, 3, 7);
+    assert_true(buf_prefetch_pending(f->s, REL_A, 3, 7));
+    assert_false(buf_prefetch_pending(f->s, REL_A, 3, 8));
+    assert_false(buf_prefetch_pending(f->s, REL_A, 4, 7));
+    assert_false(buf_prefetch_pending(f->s, REL_B, 3, 7));
+    r0 = buf_session_reads(f->s);
+    assert_int_equal(buf_read_prefetched(f->s, &id2), KEEL_OK);
+    assert_int_equal(id2, id);
+    assert_held(f, id, tag_of(REL_A, 3, 1), 1);
+    assert_int_equal(buf_session_reads(f->s), r0 + 1);
+    /* Read: no longer pending, even while pinned. */
+    assert_false(buf_prefetch_pending(f->s, REL_A, 3, 7));
+    buf_release(f->s, id);
+
+    /* A plain read of the block also ends it; a prefetch of a block not
+     * in the pool (an empty bucket) forgets the last one. */
+    buf_prefetch(f->s, REL_A, 3, lines, 3, 7);
+    assert_int_equal(buf_read(f->s, REL_A, 3, NULL, &id2), KEEL_OK);
+    assert_int_equal(id2, id);
+    buf_release(f->s, id2);
+    assert_false(buf_prefetch_pending(f->s, REL_A, 3, 7));
+    buf_prefetch(f->s, REL_A, 3, lines, 3, 7);
+    buf_prefetch(f->s, REL_MISSING, 0, lines, 3, 7);
+    assert_false(buf_prefetch_pending(f->s, REL_A, 3, 7));
+    assert_false(buf_prefetch_pending(f->s, REL_MISSING, 0, 7));
+
+    /* Evicted after the prefetch, the buffer reused: the block again,
+     * from the file, and nothing left pinned elsewhere. */
+    buf_prefetch(f->s, REL_A, 3, lines, 3, 7);
+    assert_true(buf_prefetch_pending(f->s, REL_A, 3, 7));
+    for (blocknum_t b = 10; b < 40; b++) {
+        assert_int_equal(buf_read(f->s, REL_A, b, NULL, &id2), KEEL_OK);
+        buf_release(f->s, id2);
+    }
+    assert_true(buf_prefetch_pending(f->s, REL_A, 3, 7));
+    r0 = buf_session_reads(f->s);
+    assert_int_equal(buf_read_prefetched(f->s, &id2), KEEL_OK);
+    assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 3, 1));
+    assert_int_equal(buf_pin_count(f->s, id2), 1);
+    assert_int_equal(buf_session_pinned(f->s), 1);
+    assert_int_equal(buf_session_reads(f->s), r0 + 1);
+    buf_release(f->s, id2);
+
+    /* Evicted and loaded again by another session (which keeps it
+     * pinned) before the read: the buffer it is in now. */
+    {
+        buf_session *s2;
+        kerr e2 = {0};
+        assert_int_equal(buf_session_create(f->pool, &s2, &e2), KEEL_OK);
+        buf_prefetch(f->s, REL_A, 3, lines, 3, 7);
+        for (blocknum_t b = 10; b < 40; b++) {
+            assert_int_equal(buf_read(s2, REL_A, b, NULL, &id2), KEEL_OK);
+            buf_release(s2, id2);
+        }
+        assert_int_equal(buf_read(s2, REL_A, 3, NULL, &id), KEEL_OK);
+        assert_true(buf_prefetch_pending(f->s, REL_A, 3, 7));
+        assert_int_equal(buf_read_prefetched(f->s, &id2), KEEL_OK);
+        assert_int_equal(id2, id);
+        assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 3, 1));
+        assert_int_equal(buf_pin_count(f->s, id2), 1);
+        buf_release(f->s, id2);
+        buf_release(s2, id);
+        buf_session_destroy(s2);
+    }
+
+    /* Cut off after the prefetch (its buffer dropped, the file
+     * truncated): the read's error is buf_read()'s. */
+    {
+        smgr_rel *r;
+        buf_prefetch(f->s, REL_A, 3, lines, 3, 7);
+        assert_true(buf_prefetch_pending(f->s, REL_A, 3, 7));
+        assert_int_equal(buf_drop_rel(f->s, REL_A, 3), KEEL_OK);
+        assert_int_equal(smgr_rel_open(f->sm, REL_A, &r, &f->err), KEEL_OK);
+        assert_int_equal(smgr_truncate(r, 3, &f->err), KEEL_OK);
+        assert_int_equal(buf_read_prefetched(f->s, &id2), KEEL_EEOF);
+        assert_msg_has(f->s, "block 3 ");
+        assert_false(buf_prefetch_pending(f->s, REL_A, 3, 7));
+    }
     assert_nothing_pinned(f);
 }
 
@@ -1433,6 +1535,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exhaustion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_prefetch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_prefetched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_recent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strategy_ring_sizes, setup,

@@ -66,7 +66,9 @@ static inline uint32_t bt_guess_lines(double guess, uint16_t *lines)
  * Reads block blk of the index, pins and locks it in mode, and checks that
  * it is a tree page of level `level` (any level if level < 0), the n
  * lines of the page at offsets lines[] (bt_guess_lines()) fetched with
- * the buffer's descriptor.  On error nothing is left pinned.
+ * the buffer's descriptor.  If recent is a buffer, the caller remembers
+ * the block there and has prefetched those lines from it
+ * (buf_prefetch_buffer()).  On error nothing is left pinned.
  */
 static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
                               lwlock_mode mode, int level,
@@ -1360,6 +1362,7 @@ bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
             bt_prefetch_heap(bt, s, heap, h, guess, guessed);
     } else {
         n = bt_guess_lines(-1.0, lines);
+        buf_prefetch_buffer(s, recent, lines, n);
     }
     return bt_read_lock_lines(bt, s, blk, LW_SHARED, (int)level, lines, n,
                               recent, id);

@@ -552,11 +552,12 @@ void heap_prefetch(const heap_rel *rel, buf_session *s, tid t)
 
     if (tid_valid(t))
         buf_prefetch(s, rel->relnumber, t.block, lines,
-                     fetch_lines(rel, t, lines));
+                     fetch_lines(rel, t, lines), t.offset);
 }
 
 /* buf_read() for the block of t, turning "past the end" into ENOENT; the
- * lines fetch_lines() names are prefetched. */
+ * lines fetch_lines() names are prefetched, unless heap_prefetch() of t
+ * was the session's last prefetch: then its lines are the ones wanted. */
 static int read_tid_block(heap_rel *rel, buf_session *s, tid t, int32_t *id)
 {
     uint16_t lines[BUF_PREFETCH_MAX];
@@ -566,8 +567,11 @@ static int read_tid_block(heap_rel *rel, buf_session *s, tid t, int32_t *id)
         return kerr_set(&s->err, KEEL_ENOENT,
                         "relation %u: invalid tid (%u,%u)", rel->relnumber,
                         t.block, t.offset);
-    rc = buf_read_prefetch(s, rel->relnumber, t.block, lines,
-                           fetch_lines(rel, t, lines), id);
+    if (buf_prefetch_pending(s, rel->relnumber, t.block, t.offset))
+        rc = buf_read_prefetched(s, id);
+    else
+        rc = buf_read_prefetch(s, rel->relnumber, t.block, lines,
+                               fetch_lines(rel, t, lines), id);
     if (rc == KEEL_EEOF)
         return kerr_set(&s->err, KEEL_ENOENT,
                         "relation %u: tid (%u,%u) is past the end",

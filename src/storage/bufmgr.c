@@ -716,18 +716,19 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
 }
 
 /*
- * buf_read(), buf_read_prefetch() and buf_read_recent(): the hit path
- * inline, with the prefetch of n lines (none for buf_read()) between the
- * bucket's head and the descriptor.  If recent is a buffer id, it is
- * tried first, without the mapping table (its lines prefetched the same
- * way), but pinned only if its tag is the block's when first read, so
+ * buf_read(), buf_read_prefetch(), buf_read_recent() and
+ * buf_read_prefetched(): the hit path inline, with the prefetch of n lines
+ * (none for buf_read()) between the bucket's head and the descriptor.  If
+ * recent is a buffer id, it is tried first, without the mapping table
+ * (its lines prefetched the same way unless fetched says the caller has
+ * done so), but pinned only if its tag is the block's when first read, so
  * that a wrong guess leaves no trace (usage count, a ring's claim); so is
  * the buffer buf_prefetch() last found for this very block.
  */
 static inline __attribute__((always_inline)) int
 read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
             buf_strategy *strategy, const uint16_t *off, uint32_t n,
-            int32_t recent, int32_t *out)
+            int32_t recent, bool fetched, int32_t *out)
 {
     buf_pool *p = s->pool;
     buf_tag tag = buf_tag_make(rel, blk);
@@ -745,7 +746,7 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
     }
     if (recent >= 0 && (uint32_t)recent < p->nbuffers) {
         const char *page = buf_session_page(s, recent);
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; !fetched && i < n; i++)
             __builtin_prefetch(page + off[i]);
         if (atomic_load_relaxed(&desc_of(p, recent)->tag) == tag) {
             rc = pin_confirm(s, recent, tag, strategy, &hit, out);
@@ -773,7 +774,7 @@ int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
              buf_strategy *strategy, int32_t *out)
 {
     s->reads++;
-    return read_buffer(s, rel, blk, strategy, NULL, 0, BUF_INVALID, out);
+    return read_buffer(s, rel, blk, strategy, NULL, 0, BUF_INVALID, false, out);
 }
 
 int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -781,7 +782,7 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, out);
+    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, false, out);
 }
 
 int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -790,17 +791,30 @@ int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, recent, out);
+    return read_buffer(s, rel, blk, NULL, off, n, recent, true, out);
+}
+
+int buf_read_prefetched(buf_session *s, int32_t *out)
+{
+    buf_tag tag = s->prefetched_tag;
+
+    /* The caller asked buf_prefetch_pending(): the tag names a block. */
+    assert(tag != BUF_TAG_NONE);
+    s->reads++;
+    return read_buffer(s, buf_tag_rel(tag), buf_tag_block(tag), NULL,
+                       s->prefetched_off, s->prefetched_n, BUF_INVALID, true,
+                       out);
 }
 
 void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
-                  const uint16_t *off, uint32_t n)
+                  const uint16_t *off, uint32_t n, uint32_t key)
 {
     buf_pool *p = s->pool;
     buf_tag tag;
     int32_t id;
 
     assert(n <= BUF_PREFETCH_MAX);
+    s->prefetched_tag = BUF_TAG_NONE;
     if (rel == INVALID_RELNUMBER)
         return;
     tag = buf_tag_make(rel, blk);
@@ -809,9 +823,13 @@ void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
         return;
     s->prefetched_tag = tag;
     s->prefetched_id = id;
+    s->prefetched_key = key;
+    s->prefetched_n = n;
     __builtin_prefetch(desc_of(p, id));
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        s->prefetched_off[i] = off[i];
         __builtin_prefetch((const char *)buf_session_page(s, id) + off[i]);
+    }
 }
 
 int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,

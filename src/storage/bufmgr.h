@@ -95,12 +95,13 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
 
 /*
  * buf_read_prefetch() of a block the caller last found in buffer recent
- * (BUF_INVALID if it does not know): that buffer's tag is checked first,
- * without the mapping table, and the lines at off[0..n) are prefetched
- * from it; if it names the block, the buffer is pinned and the tag checked
- * again.  If it holds another block by now, nothing is pinned there and
- * the block is looked up as by buf_read_prefetch().  Same results and
- * errors.
+ * (BUF_INVALID if it does not know), whose descriptor and lines at
+ * off[0..n) the caller has just prefetched with buf_prefetch_buffer():
+ * that buffer's tag is checked first, without the mapping table; if it
+ * names the block, the buffer is pinned and the tag checked again.  If it
+ * holds another block by now, nothing is pinned there and the block is
+ * looked up as by buf_read_prefetch(), the lines prefetched from the
+ * buffer found.  Same results and errors.
  */
 int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
                     int32_t recent, const uint16_t *off, uint32_t n,
@@ -113,12 +114,28 @@ int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
  * prefetched.  Pins nothing and confirms nothing, so it never waits for a
  * cache miss: the buffer may hold another block, or none, by the time the
  * lines arrive, which costs bandwidth and nothing else.  The session
- * remembers that buffer until its next buf_prefetch(), and its first read
- * of this block tries it before the mapping table, as buf_read_recent()
- * does.
+ * remembers that buffer, the lines and key (the caller's name for the
+ * lines) until its next buf_prefetch(), and its first read of this block
+ * tries the buffer before the mapping table, as buf_read_recent() does.
  */
 void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
-                  const uint16_t *off, uint32_t n);
+                  const uint16_t *off, uint32_t n, uint32_t key);
+
+/*
+ * Whether the session's last buf_prefetch() named block blk of rel and
+ * key, found a buffer for it, and no read of the block has followed: then
+ * buf_read_prefetched() reads it without being told the lines again.
+ */
+static inline bool buf_prefetch_pending(const buf_session *s, relnumber_t rel,
+                                        blocknum_t blk, uint32_t key);
+
+/*
+ * buf_read_prefetch() of the block of the session's last buf_prefetch(),
+ * with the lines it named, once buf_prefetch_pending() said so: the
+ * buffer it found is tried first, and the lines are prefetched again only
+ * if the block is no longer there.  Same results and errors.
+ */
+int buf_read_prefetched(buf_session *s, int32_t *id);
 
 /*
  * Appends a new block to rel (initialized by page_init(special_size), and
@@ -157,15 +174,26 @@ struct buf_session {
     uint32_t overflow_cap;     /* slots in the hash (power of two) */
     buf_private_ref *overflow; /* the hash, or NULL */
     buf_pool *pool;
-    void *write_copy;       /* private page image for writes */
-    uint64_t reads;         /* buf_read*() calls */
-    buf_tag prefetched_tag; /* buf_prefetch()'s last block, until read */
-    int32_t prefetched_id;  /* and the buffer it found for it */
+    void *write_copy;        /* private page image for writes */
+    uint64_t reads;          /* buf_read*() calls */
+    buf_tag prefetched_tag;  /* buf_prefetch()'s last block, until read */
+    int32_t prefetched_id;   /* and the buffer it found for it, */
+    uint32_t prefetched_key; /* the caller's key, */
+    uint32_t prefetched_n;   /* and the lines it fetched */
+    uint16_t prefetched_off[BUF_PREFETCH_MAX];
     kerr err;
 };
 
+static inline bool buf_prefetch_pending(const buf_session *s, relnumber_t rel,
+                                        blocknum_t blk, uint32_t key)
+{
+    return s->prefetched_tag == buf_tag_make(rel, blk) &&
+           s->prefetched_key == key;
+}
+
 /* Pages the session has read (each a pin it took through buf_read(),
- * buf_read_prefetch() or buf_read_recent(), hits and misses alike), for
+ * buf_read_prefetch(), buf_read_recent() or buf_read_prefetched(), hits
+ * and misses alike), for
  * benchmarks. */
 static inline uint64_t buf_session_reads(const buf_session *s)
 {
