@@ -28,6 +28,11 @@
  *   random_load_ns  one dependent load from a random line of 64 MiB (a
  *                   pointer chase, on huge pages where the kernel gives
  *                   them): what one cache miss to memory costs here now
+ *   page_walk_load_ns  one dependent load from the first line of a random
+ *                   4 KiB page of the same 64 MiB: 1 MiB of lines, which
+ *                   the caches hold, so what it costs beyond a cache hit
+ *                   is the address translation (small where huge pages
+ *                   reach the TLB, a page walk where they do not)
  * Without DIR a database is created in a temporary directory (scale 10,
  * or 1 with --quick) and removed afterwards.
  */
@@ -251,52 +256,67 @@ static double measure_lookup(lookup_env *env, uint64_t n, uint64_t *rng,
     return (double)(clock_now_ns() - t0) / (double)n;
 }
 
-/* A pointer chase through 64 MiB: one 64-byte line per slot, each line
- * holding the index of the next in one random cycle through all. */
+/*
+ * Two pointer chases through one 64 MiB block, each word holding the
+ * index of the next word of its cycle: one through word 0 of every 64-byte
+ * line in a random order (a miss in every cache and the TLB), one through
+ * word 1 of the first line of every 4 KiB page (1 MiB of lines, which the
+ * caches hold, on as many pages as the other: what it costs beyond a
+ * cache hit is the address translation).
+ */
 #define CHASE_BYTES ((size_t)64 << 20)
 #define CHASE_LINES (CHASE_BYTES / 64)
+#define CHASE_PAGES (CHASE_BYTES / 4096)
 
 typedef struct chase {
     uint64_t *mem;
-    uint64_t at;
+    uint64_t line_at, page_at; /* where each cycle stopped */
 } chase;
 
-/* Links every line into one cycle (Sattolo's shuffle); false if out of
- * memory. */
+/* Links word `word` of n slots of `words` words each into one random
+ * cycle (Sattolo's shuffle), with order[] as scratch space. */
+static uint64_t chase_link(uint64_t *mem, uint64_t *order, uint64_t n,
+                           uint64_t words, uint64_t word, uint64_t *rng)
+{
+    for (uint64_t i = 0; i < n; i++)
+        order[i] = i;
+    for (uint64_t i = n - 1; i > 0; i--) {
+        uint64_t j = (uint64_t)next_aid(rng, (int32_t)i) - 1, t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        mem[order[i] * words + word] = order[(i + 1) % n] * words + word;
+    return order[0] * words + word;
+}
+
+/* Both cycles; false if out of memory. */
 static bool chase_init(chase *c, uint64_t *rng)
 {
     uint64_t *order = malloc(CHASE_LINES * sizeof(uint64_t));
 
     c->mem = mem_alloc_pages(CHASE_BYTES, true);
-    c->at = 0;
     if (c->mem == NULL || order == NULL) {
         free(order);
         mem_free_pages(c->mem, CHASE_BYTES);
         c->mem = NULL;
         return false;
     }
-    for (uint64_t i = 0; i < CHASE_LINES; i++)
-        order[i] = i;
-    for (uint64_t i = CHASE_LINES - 1; i > 0; i--) {
-        uint64_t j = (uint64_t)next_aid(rng, (int32_t)i) - 1, t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-    for (uint64_t i = 0; i < CHASE_LINES; i++)
-        c->mem[order[i] * 8] = order[(i + 1) % CHASE_LINES] * 8;
+    c->line_at = chase_link(c->mem, order, CHASE_LINES, 64 / 8, 0, rng);
+    c->page_at = chase_link(c->mem, order, CHASE_PAGES, 4096 / 8, 1, rng);
     free(order);
     return true;
 }
 
-/* Nanoseconds per load over n dependent loads. */
-static double measure_chase(chase *c, uint64_t n)
+/* Nanoseconds per load over n dependent loads from *at on. */
+static double measure_chase(const uint64_t *mem, uint64_t *at, uint64_t n)
 {
-    uint64_t t0 = clock_now_ns(), at = c->at;
+    uint64_t t0 = clock_now_ns(), a = *at;
 
     for (uint64_t i = 0; i < n; i++)
-        at = c->mem[at];
-    c->at = at;
-    BENCH_USE(at);
+        a = mem[a];
+    *at = a;
+    BENCH_USE(a);
     return (double)(clock_now_ns() - t0) / (double)n;
 }
 
@@ -348,7 +368,7 @@ int bench_lookup_main(int argc, char **argv)
     char tmp[4096];
     bool own_dir = false;
     double lk[MAX_ROUNDS], rt[MAX_ROUNDS], un[MAX_ROUNDS], fr[MAX_ROUNDS],
-        kl[MAX_ROUNDS], ld[MAX_ROUNDS];
+        kl[MAX_ROUNDS], ld[MAX_ROUNDS], pw[MAX_ROUNDS];
     btree_dir_stats ds;
     chase ch;
     double guess_rate, guess_exact;
@@ -414,7 +434,8 @@ int bench_lookup_main(int argc, char **argv)
         un[r] = measure_lookup(&env, n, &rng, LOOKUP_UNHINTED);
         fr[r] = measure_lookup(&env, n / 2, &rng, LOOKUP_WHOLE_ROW);
         kl[r] = measure_keel_lookup(&env, nk, &rng);
-        ld[r] = measure_chase(&ch, n / 2);
+        ld[r] = measure_chase(ch.mem, &ch.line_at, n / 2);
+        pw[r] = measure_chase(ch.mem, &ch.page_at, n / 2);
         fprintf(stderr, "  round %d/%d done\n", r + 1, o.rounds);
     }
     measure_guesses(&env, n / 10, &rng, &guess_rate, &guess_exact);
@@ -422,6 +443,7 @@ int bench_lookup_main(int argc, char **argv)
     bench_stat s_rt = bench_stat_of(rt, o.rounds);
     bench_stat s_un = bench_stat_of(un, o.rounds);
     bench_stat s_ld = bench_stat_of(ld, o.rounds);
+    bench_stat s_pw = bench_stat_of(pw, o.rounds);
     bench_stat s_fr = bench_stat_of(fr, o.rounds);
     bench_stat s_kl = bench_stat_of(kl, o.rounds);
     bench_table_header(&results_table);
@@ -437,6 +459,8 @@ int bench_lookup_main(int argc, char **argv)
                     "keel_lookup(): names resolved each call");
     bench_table_row(&results_table, "random_load_ns", s_ld, "ns",
                     "one dependent load from a random line of 64 MiB");
+    bench_table_row(&results_table, "page_walk_load_ns", s_pw, "ns",
+                    "the same from a random 4 KiB page, its line cached");
     printf("heap row predicted for %.1f%% of lookups, %.2f%% of those exactly"
            "\n",
            100.0 * guess_rate, 100.0 * guess_exact);
@@ -476,6 +500,8 @@ int bench_lookup_main(int argc, char **argv)
         bench_json_stat(f, "keel_lookup_ns", s_kl);
         fputs(",\n  ", f);
         bench_json_stat(f, "random_load_ns", s_ld);
+        fputs(",\n  ", f);
+        bench_json_stat(f, "page_walk_load_ns", s_pw);
         fprintf(f,
                 ",\n  \"heap_guess_rate\": %.6f,\n"
                 "  \"heap_guess_exact\": %.6f,\n"
