@@ -683,12 +683,15 @@ static keel_value fixed_test_value(keel_type t, uint64_t r, char *buf)
  * of up to 12 columns of every type, set in random order, every prefix
  * of them, with the length of the data exact, one byte short of each
  * prefix's end (refused), and with nulls (the walk).  Offsets are known
- * up to the first text column and unknown after it.
+ * up to the first text column and unknown after it.  One round in three
+ * leads with int4 and oid columns, which a prefix of deforms by the
+ * descriptor's int4_prefix alone.
  */
 static void test_fixed_offsets(void **state)
 {
     (void)state;
     uint64_t rng = 20261130;
+    int int4_rounds = 0;
 
     for (int round = 0; round < 300; round++) {
         uint16_t natts = (uint16_t)(1 + tu_rand(&rng) % 12), order[12];
@@ -706,6 +709,9 @@ static void test_fixed_offsets(void **state)
             types[i] = all_types[tu_rand(&rng) % NTYPES];
             order[i] = i;
         }
+        /* One round in three leads with int4 and oid columns. */
+        for (uint16_t i = 0; round % 3 == 0 && i < natts && i < 4; i++)
+            types[i] = tu_rand(&rng) % 2 ? KEEL_INT4 : KEEL_OID;
         for (uint16_t i = natts; i > 1; i--) {
             uint16_t j = (uint16_t)(tu_rand(&rng) % i), t = order[i - 1];
             order[i - 1] = order[j];
@@ -723,6 +729,15 @@ static void test_fixed_offsets(void **state)
             assert_int_equal(a->fixed_off, text_seen ? -1 : (int)off);
             off += a->len;
             text_seen = text_seen || a->type == KEEL_TEXT;
+        }
+        /* The leading int4 and oid columns, counted. */
+        {
+            uint16_t lead = 0;
+            while (lead < natts &&
+                   (types[lead] == KEEL_INT4 || types[lead] == KEEL_OID))
+                lead++;
+            assert_int_equal(d->int4_prefix, lead);
+            int4_rounds += lead >= 3;
         }
         for (uint16_t i = 0; i < natts; i++)
             in[i] = fixed_test_value(types[i], tu_rand(&rng), strs[i]);
@@ -753,6 +768,8 @@ static void test_fixed_offsets(void **state)
         }
         tupdesc_free(d);
     }
+    /* The int4 path ran, with prefixes of at least three columns. */
+    assert_true(int4_rounds >= 50);
 }
 
 /* tupdesc_fixed_size(): the data size of a row without nulls when every

@@ -24,12 +24,13 @@ tuple_desc *tupdesc_alloc(uint16_t natts)
 
 /* Recomputes every column's fixed_off: offsets stay known up to and
  * including the first text column; a column not set yet, and every one
- * after it, gets -1. */
+ * after it, gets -1.  And int4_prefix. */
 static void tupdesc_offsets(tuple_desc *d)
 {
     size_t off = 0;
-    bool known = true;
+    bool known = true, int4s = true;
 
+    d->int4_prefix = 0;
     for (uint16_t i = 0; i < d->natts; i++) {
         tuple_attr *a = &d->attrs[i];
 
@@ -38,6 +39,8 @@ static void tupdesc_offsets(tuple_desc *d)
             off = ALIGN_TO(off, a->align);
         known = known && off <= INT16_MAX;
         a->fixed_off = known ? (int16_t)off : -1;
+        int4s = int4s && known && (a->type == KEEL_INT4 || a->type == KEEL_OID);
+        d->int4_prefix += int4s;
         if (a->type == KEEL_TEXT)
             known = false;
         off += a->len;
@@ -345,6 +348,14 @@ bool tuple_deform_prefix(const tuple_desc *d, const void *data, size_t len,
     if (!has_nulls && ncols > 0) {
         size_t end = fixed_prefix_end(d, ncols);
         if (end > 0 && end <= len) {
+            if (ncols <= d->int4_prefix) {
+                /* int4 and oid share the union's first four bytes. */
+                for (uint16_t i = 0; i < ncols; i++) {
+                    vals[i].isnull = false;
+                    memcpy(&vals[i].v.i4, p + d->attrs[i].fixed_off, 4);
+                }
+                return true;
+            }
             for (uint16_t i = 0; i < ncols; i++)
                 (void)value_read(&d->attrs[i], p, (size_t)d->attrs[i].fixed_off,
                                  &vals[i]);

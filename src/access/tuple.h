@@ -41,6 +41,10 @@ typedef struct tuple_attr {
 
 typedef struct tuple_desc {
     uint16_t natts;
+    /* How many leading columns are 4-byte integers (int4, oid) at known
+     * offsets (kept by tupdesc_set()): a prefix of them deforms without
+     * looking at types. */
+    uint16_t int4_prefix;
     tuple_attr attrs[];
 } tuple_desc;
 
