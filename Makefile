@@ -14,7 +14,7 @@ deps:
 	@sh scripts/install-deps
 
 release: deps
-	@$(CMAKE_Q) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_TESTS=OFF -DKEEL_LTO=ON
+	@$(CMAKE_Q) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_TESTS=OFF -DKEEL_LTO=ON -DKEEL_ASSERTS=OFF
 	@cmake --build build/release -j $(JOBS)
 
 run: release

@@ -964,7 +964,7 @@ static void md_header(FILE *f, const report_opts *o, double total_s,
     strftime(line, sizeof(line), "%Y-%m-%d %H:%M UTC", &tm);
     fprintf(f,
             "# keel benchmark report\n\n"
-            "`keel bench report%s`: %s on %s, %ld CPUs (%s), compiler %s%s; "
+            "`keel bench report%s`: %s on %s, %ld CPUs (%s), compiler %s%s%s; "
             "a scale-%u pgbench database (%u accounts); %.0f s in all.  "
             "Load average (1 minute) %.2f at the start, %.2f at the end (the "
             "end counts this run's own client threads too); a load above 0 "
@@ -979,6 +979,11 @@ static void md_header(FILE *f, const report_opts *o, double total_s,
             " with link-time optimization",
 #else
             "",
+#endif
+#ifdef KEEL_BUILD_NDEBUG
+            ", assertions off",
+#else
+            ", assertions on",
 #endif
             o->scale, o->scale * 100000, total_s, load0, load_average());
 }
