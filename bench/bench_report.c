@@ -457,9 +457,9 @@ static void md_lookup(FILE *f, const report_step *s, const select_row *one)
         f,
         "\nReading: the index lookup and heap fetch of a random "
         "account cost %.0f ns, %.1f times one random load from memory "
-        "(%.0f ns here now, of which a load whose line the caches hold "
-        "but whose 4 KiB page the TLB does not already takes %.0f ns: "
-        "`page_walk_load_ns`, the address translation), entering the "
+        "(%.0f ns here now; a load whose line the caches hold but whose "
+        "4 KiB page is not in the TLB, `page_walk_load_ns`, takes %.0f "
+        "ns: what the address translation costs), entering the "
         "index at its leaf from the "
         "session's directory; descending from the root instead takes "
         "%.0f ns (%.2fx), and without the heap prefetch as well %.0f ns "
