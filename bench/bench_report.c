@@ -286,17 +286,19 @@ static double ratio(const select_row *a, const select_row *b)
  * configuration of a select step are interleaved (run 1 of each, then run
  * 2, ..., every second run in reverse order), so run i of a and run i of
  * b saw the same state of the host.  r is the median of the per-round
- * ratios, lo and hi the lowest and highest, ci_lo and ci_hi the 95%
- * confidence interval of their mean (Student's t; the ratio itself where
- * there is one round); without paired runs, the ratio of the medians,
- * and the ratios of the extremes as both ranges.
+ * ratios, lo and hi the lowest and highest, ci_lo and ci_hi the
+ * confidence interval of their mean at `level` (Student's t; the ratio
+ * itself where there is one round); without paired runs, the ratio of the
+ * medians, and the ratios of the extremes as both ranges.  paired() is
+ * paired_at() at 95%.
  */
 typedef struct paired_ratio {
     double r, lo, hi, ci_lo, ci_hi;
     int rounds; /* 0: not paired */
 } paired_ratio;
 
-static paired_ratio paired(const select_row *a, const select_row *b)
+static paired_ratio paired_at(const select_row *a, const select_row *b,
+                              double level)
 {
     paired_ratio p = {NAN, NAN, NAN, NAN, NAN, 0};
     double v[MAX_ROW_RUNS];
@@ -311,7 +313,7 @@ static paired_ratio paired(const select_row *a, const select_row *b)
             if (!isfinite(v[i]))
                 return p; /* a run without a throughput: no ratio */
         }
-        ci = bench_ci_of(v, a->nruns);
+        ci = bench_ci_at(v, a->nruns, level);
         st = bench_stat_of(v, a->nruns);
         p.r = st.median;
         p.lo = st.min;
@@ -325,6 +327,11 @@ static paired_ratio paired(const select_row *a, const select_row *b)
     p.lo = p.ci_lo = b->tps_max > 0 ? a->tps_min / b->tps_max : NAN;
     p.hi = p.ci_hi = b->tps_min > 0 ? a->tps_max / b->tps_min : NAN;
     return p;
+}
+
+static paired_ratio paired(const select_row *a, const select_row *b)
+{
+    return paired_at(a, b, 0.95);
 }
 
 /* True if a paired ratio does not differ from 1 beyond the noise: the
@@ -369,9 +376,13 @@ static double load_average(void)
 }
 
 /* Padded over packed at each client count of the main select run, paired
- * by round (paired()). */
+ * by round (paired_at()).  "At every count" is one claim made of n
+ * comparisons, so each interval is at 1 - 0.05 / n (Bonferroni): all of
+ * them hold their means together with 95% confidence, and a count that
+ * only looks slower by chance is not called slower beyond the noise. */
 typedef struct layout_cmp {
     size_t n;
+    double level; /* each interval's confidence level */
     double clients[MAX_SELECT];
     paired_ratio r[MAX_SELECT];
     double worst;  /* the lowest median ratio */
@@ -382,6 +393,7 @@ static layout_cmp layout_compare(const select_row *rows, size_t n,
                                  const json_doc *main_doc)
 {
     layout_cmp c = {.n = 0, .worst = NAN, .in_noise = true};
+    const select_row *pad[MAX_SELECT], *pack[MAX_SELECT];
 
     for (size_t i = 0; i < n && c.n < MAX_SELECT; i++) {
         const select_row *k;
@@ -391,13 +403,17 @@ static layout_cmp layout_compare(const select_row *rows, size_t n,
                         rows[i].max_sessions);
         if (k == NULL || k->doc != main_doc)
             continue;
-        c.clients[c.n] = rows[i].clients;
-        c.r[c.n] = paired(&rows[i], k);
-        if (!(c.r[c.n].r >= c.worst))
-            c.worst = c.r[c.n].r;
-        if (c.r[c.n].r < 1 && !paired_within_noise(c.r[c.n]))
+        pad[c.n] = &rows[i];
+        pack[c.n++] = k;
+    }
+    c.level = c.n > 0 ? 1 - 0.05 / (double)c.n : 0.95;
+    for (size_t i = 0; i < c.n; i++) {
+        c.clients[i] = pad[i]->clients;
+        c.r[i] = paired_at(pad[i], pack[i], c.level);
+        if (!(c.r[i].r >= c.worst))
+            c.worst = c.r[i].r;
+        if (c.r[i].r < 1 && !paired_within_noise(c.r[i]))
             c.in_noise = false;
-        c.n++;
     }
     return c;
 }
@@ -610,9 +626,13 @@ static void md_select(FILE *f, const report_step *main_step,
     {
         layout_cmp lc = layout_compare(rows, n, &main_step->doc);
         if (lc.n > 0) {
-            fputs("Padded over packed, by clients:", f);
+            fprintf(f,
+                    "Padded over packed, by clients (each interval at "
+                    "%.1f%%, so that all %zu hold together with 95%% "
+                    "confidence):",
+                    100 * lc.level, lc.n);
             for (size_t i = 0; i < lc.n; i++)
-                fprintf(f, "%s %.0f: %.3fx (%.3f-%.3f, 95%% CI %.3f-%.3f)",
+                fprintf(f, "%s %.0f: %.3fx (%.3f-%.3f, CI %.3f-%.3f)",
                         i ? ";" : "", lc.clients[i], lc.r[i].r, lc.r[i].lo,
                         lc.r[i].hi, lc.r[i].ci_lo, lc.r[i].ci_hi);
             fprintf(f, ". %s\n\n",

@@ -52,24 +52,87 @@ double bench_spread_pct(bench_stat s)
     return s.median > 0 ? 100.0 * (s.max - s.min) / s.median : 0;
 }
 
-/* Two-sided 95% quantile of Student's t with df degrees of freedom: exact
- * to three decimals from a table up to 30, then the Cornish-Fisher
- * expansion around the normal quantile (error under 0.001 there). */
-static double t_quantile_975(int df)
+/*
+ * The regularized incomplete beta function I_x(a, b), from its continued
+ * fraction evaluated by the modified Lentz method, on the side of x where
+ * it converges fast (the other side by I_x(a, b) = 1 - I_{1-x}(b, a)).
+ */
+static double beta_fraction(double a, double b, double x)
 {
-    static const double table[30] = {
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-        2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-        2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-    const double z = 1.959964, z3 = z * z * z, z5 = z3 * z * z;
-    double d = df;
+    const double tiny = 1e-300;
+    double c = 1, d = 1 - (a + b) * x / (a + 1), h;
 
-    if (df <= 30)
-        return table[df < 1 ? 0 : df - 1];
-    return z + (z3 + z) / (4 * d) + (5 * z5 + 16 * z3 + 3 * z) / (96 * d * d);
+    d = 1 / (fabs(d) < tiny ? tiny : d);
+    h = d;
+    for (int m = 1; m <= 500; m++) {
+        double two_m = 2.0 * m, step;
+        /* The even step, then the odd one. */
+        double num = m * (b - m) * x / ((a + two_m - 1) * (a + two_m));
+        d = 1 + num * d;
+        c = 1 + num / c;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        h *= d * c;
+        num = -(a + m) * (a + b + m) * x / ((a + two_m) * (a + two_m + 1));
+        d = 1 + num * d;
+        c = 1 + num / c;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        step = d * c;
+        h *= step;
+        if (fabs(step - 1) < 1e-15)
+            break;
+    }
+    return h;
+}
+
+static double beta_regularized(double a, double b, double x)
+{
+    double front;
+
+    if (x <= 0)
+        return 0;
+    if (x >= 1)
+        return 1;
+    front =
+        exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2))
+        return front * beta_fraction(a, b, x) / a;
+    return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+/* P(T <= t) for Student's t with df degrees of freedom. */
+static double t_cdf(double t, int df)
+{
+    double tail = 0.5 * beta_regularized(df / 2.0, 0.5, df / (df + t * t));
+
+    return t >= 0 ? 1 - tail : tail;
+}
+
+double bench_t_quantile(double p, int df)
+{
+    double lo = 0, hi = 1;
+
+    if (df < 1 || !(p >= 0.5 && p < 1))
+        return NAN;
+    while (t_cdf(hi, df) < p && hi < 1e15)
+        hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = (lo + hi) / 2;
+        if (t_cdf(mid, df) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
 }
 
 bench_ci bench_ci_of(const double *v, int n)
+{
+    return bench_ci_at(v, n, 0.95);
+}
+
+bench_ci bench_ci_at(const double *v, int n, double level)
 {
     bench_ci c = {0, 0, 0, n};
     double sum = 0, ss = 0, half;
@@ -79,7 +142,9 @@ bench_ci bench_ci_of(const double *v, int n)
     c.mean = sum / n;
     for (int i = 0; i < n; i++)
         ss += (v[i] - c.mean) * (v[i] - c.mean);
-    half = n > 1 ? t_quantile_975(n - 1) * sqrt(ss / (n - 1)) / sqrt(n) : 0;
+    half = n > 1 ? bench_t_quantile(1 - (1 - level) / 2, n - 1) *
+                       sqrt(ss / (n - 1)) / sqrt(n)
+                 : 0;
     c.low = c.mean - half;
     c.high = c.mean + half;
     return c;

@@ -36,7 +36,7 @@ void bench_table_row(const bench_table *t, const char *name, bench_stat s,
 /* Spread of a stat as a percentage of its median: (max - min) / median. */
 double bench_spread_pct(bench_stat s);
 
-/* The mean of a set of values with its 95% confidence interval. */
+/* The mean of a set of values with a confidence interval of it. */
 typedef struct bench_ci {
     double mean;
     double low;  /* mean - t * sd / sqrt(n) */
@@ -51,5 +51,14 @@ typedef struct bench_ci {
  * independent draws (per-pair ratios of interleaved rounds, say).
  */
 bench_ci bench_ci_of(const double *v, int n);
+
+/* The same at confidence level `level` (0.95 for bench_ci_of()): at 1 -
+ * 0.05 / m each, m intervals all hold their means together with 95%
+ * confidence (Bonferroni). */
+bench_ci bench_ci_at(const double *v, int n, double level);
+
+/* The p-quantile (0.5 <= p < 1) of Student's t with df >= 1 degrees of
+ * freedom (NaN outside those), to about twelve digits. */
+double bench_t_quantile(double p, int df);
 
 #endif /* KEEL_BENCH_STATS_H */

@@ -1,0 +1,95 @@
+/*
+ * test_bench_stats.c: the statistics the benchmarks' readings rest on
+ * (bench/stats.c).  Student's t quantiles match the published tables at
+ * the levels the report uses, 95% for one comparison and 99% for the five
+ * client counts of the layout comparison together, and tend to the
+ * normal's; a confidence interval is the mean plus or minus t times the
+ * standard error, and widens with the level; medians and extremes come
+ * out of unsorted rounds.
+ */
+#include <math.h>
+
+#include "testutil.h"
+
+#include "stats.h"
+
+/* Published two-sided critical values of t: 95% (p = 0.975) and 99%
+ * (p = 0.995), by degrees of freedom. */
+static const struct {
+    int df;
+    double t975, t995;
+} t_table[] = {
+    {1, 12.706, 63.657}, {2, 4.303, 9.925},   {3, 3.182, 5.841},
+    {4, 2.776, 4.604},   {5, 2.571, 4.032},   {7, 2.365, 3.499},
+    {10, 2.228, 3.169},  {20, 2.086, 2.845},  {30, 2.042, 2.750},
+    {60, 2.000, 2.660},  {120, 1.980, 2.617},
+};
+
+static void test_t_quantiles(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(t_table) / sizeof(t_table[0]); i++) {
+        assert_true(fabs(bench_t_quantile(0.975, t_table[i].df) -
+                         t_table[i].t975) < 0.0006);
+        assert_true(fabs(bench_t_quantile(0.995, t_table[i].df) -
+                         t_table[i].t995) < 0.0006);
+    }
+    /* The median, and towards the normal distribution. */
+    assert_true(fabs(bench_t_quantile(0.5, 7)) < 1e-9);
+    assert_true(fabs(bench_t_quantile(0.975, 100000) - 1.959964) < 0.0002);
+    assert_true(fabs(bench_t_quantile(0.995, 100000) - 2.575829) < 0.0002);
+    /* Increasing in p, decreasing in df. */
+    assert_true(bench_t_quantile(0.99, 4) > bench_t_quantile(0.98, 4));
+    assert_true(bench_t_quantile(0.99, 4) > bench_t_quantile(0.99, 5));
+    /* Outside the domain. */
+    assert_true(isnan(bench_t_quantile(0.975, 0)));
+    assert_true(isnan(bench_t_quantile(1.0, 3)));
+    assert_true(isnan(bench_t_quantile(0.4, 3)));
+}
+
+static void test_confidence_intervals(void **state)
+{
+    (void)state;
+    /* Four rounds of mean 1; the standard error computed here. */
+    const double v[4] = {0.98, 1.02, 0.99, 1.01};
+    double mean = 1.0, ss = 0, se;
+    bench_ci c95, c99;
+
+    for (int i = 0; i < 4; i++)
+        ss += (v[i] - mean) * (v[i] - mean);
+    se = sqrt(ss / 3) / 2;
+    c95 = bench_ci_of(v, 4);
+    c99 = bench_ci_at(v, 4, 0.99);
+    assert_int_equal(c95.n, 4);
+    assert_true(fabs(c95.mean - mean) < 1e-12);
+    assert_true(fabs(c95.high - (mean + 3.182 * se)) < 0.001 * se + 1e-6);
+    assert_true(fabs(c95.low - (mean - 3.182 * se)) < 0.001 * se + 1e-6);
+    assert_true(fabs(c99.high - (mean + 5.841 * se)) < 0.001 * se + 1e-6);
+    assert_true(c99.low < c95.low && c99.high > c95.high);
+    /* One value: no spread, the interval is the value. */
+    c95 = bench_ci_of(v, 1);
+    assert_true(c95.low == v[0] && c95.high == v[0]);
+}
+
+static void test_medians(void **state)
+{
+    (void)state;
+    double odd[5] = {5, 1, 4, 2, 3}, even[4] = {10, 40, 20, 30};
+    bench_stat s = bench_stat_of(odd, 5);
+
+    assert_true(s.median == 3 && s.min == 1 && s.max == 5);
+    assert_int_equal(s.rounds, 5);
+    s = bench_stat_of(even, 4);
+    assert_true(s.median == 25 && s.min == 10 && s.max == 40);
+    assert_true(fabs(bench_spread_pct(s) - 120.0) < 1e-9);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_t_quantiles),
+        cmocka_unit_test(test_confidence_intervals),
+        cmocka_unit_test(test_medians),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
