@@ -1,8 +1,8 @@
 # Runs `keel bench lookup --quick` (a scale-1 database in a temporary
 # directory) and checks that it succeeds and writes JSON with lookup_ns,
 # lookup_root_ns, lookup_unhinted_ns, fetch_row_ns, keel_lookup_ns,
-# random_load_ns and page_walk_load_ns, each {median, min, max, rounds}
-# with positive times; that
+# random_load_ns, page_walk_load_ns and cached_load_ns, each {median,
+# min, max, rounds} with positive times; that
 # on pgbench's freshly loaded accounts the B-tree predicted the heap row
 # for at least 99% of lookups and got every prediction right; and that the
 # session's directory held the leaves' downlinks (one per leaf of a
@@ -16,7 +16,8 @@ if(NOT rc EQUAL 0)
 endif()
 file(READ ${OUT} json)
 keel_check_bench_stats("${json}" 3 lookup_ns lookup_root_ns lookup_unhinted_ns
-  fetch_row_ns keel_lookup_ns random_load_ns page_walk_load_ns)
+  fetch_row_ns keel_lookup_ns random_load_ns page_walk_load_ns
+  cached_load_ns)
 string(JSON dir_entries GET "${json}" dir_entries)
 string(JSON dir_level GET "${json}" dir_level)
 string(JSON dir_fallbacks GET "${json}" dir_fallbacks)

@@ -51,7 +51,8 @@ keel_check_bench_stats("${pin}" 1 read_hit_ns pin_unpin_ns repin_ns
   read_miss_ns pread_ns read_hit_2threads_mops)
 string(JSON lookup GET "${json}" lookup)
 keel_check_bench_stats("${lookup}" 1 lookup_ns lookup_root_ns
-  lookup_unhinted_ns keel_lookup_ns random_load_ns page_walk_load_ns)
+  lookup_unhinted_ns keel_lookup_ns random_load_ns page_walk_load_ns
+  cached_load_ns)
 string(JSON catcache ERROR_VARIABLE no_catcache GET "${json}" catcache)
 if(NOT no_catcache)
   string(JSON hit GET "${catcache}" hit1_ns median)

@@ -245,14 +245,34 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
             buf_prefetch(w->sess, rel, blk, lines, 2, blk);
             rc = buf_read(w->sess, rel, blk, NULL, id);
             break;
-        case 2:
+        case 2: {
+            /* Every other time asked with another key (not pending, so
+             * a plain read); every fourth, another block read in between,
+             * which leaves the prefetch pending while other threads may
+             * evict its buffer. */
+            uint32_t key = blk + (uint32_t)((w->reads >> 2) & 1);
             buf_prefetch(w->sess, rel, blk, lines, 2, blk);
+            if ((w->reads >> 3) & 1) {
+                bool was = buf_prefetch_pending(w->sess, rel, blk, blk);
+                int32_t other;
+                if (buf_read(w->sess, rel, (blk + 1) % NBLK, NULL, &other) ==
+                    KEEL_OK)
+                    buf_release(w->sess, other);
+                if (buf_prefetch_pending(w->sess, rel, blk, blk) != was) {
+                    stress_fail(run,
+                                "reading (%u, %u) changed whether (%u, %u)'s "
+                                "prefetch is pending",
+                                rel, (blk + 1) % NBLK, rel, blk);
+                    return KEEL_EINVAL;
+                }
+            }
             /* Not pending when the block's bucket was empty. */
-            if (buf_prefetch_pending(w->sess, rel, blk, blk))
+            if (buf_prefetch_pending(w->sess, rel, blk, key))
                 rc = buf_read_prefetched(w->sess, id);
             else
                 rc = buf_read(w->sess, rel, blk, NULL, id);
             break;
+        }
         default:
             buf_prefetch_buffer(w->sess, w->recent[slot], lines, 2);
             rc = buf_read_recent(w->sess, rel, blk, w->recent[slot], lines, 2,

@@ -265,6 +265,27 @@ static void test_descriptor_errors(void **state)
     assert_int_equal(tupdesc_set(d, 2, (keel_type)42, 0, false, &err),
                      KEEL_EINVAL);
     tupdesc_free(d);
+
+    /* A refused change leaves the column, its offsets and the int4
+     * prefix as they were. */
+    d = tupdesc_alloc(2);
+    assert_non_null(d);
+    assert_int_equal(tupdesc_set(d, 0, KEEL_INT4, 0, true, &err), KEEL_OK);
+    assert_int_equal(tupdesc_set(d, 1, KEEL_OID, 0, true, &err), KEEL_OK);
+    assert_int_equal(d->int4_prefix, 2);
+    assert_int_equal(tupdesc_set(d, 0, KEEL_CHAR, 0, false, &err), KEEL_EINVAL);
+    assert_int_equal(tupdesc_set(d, 0, (keel_type)42, 0, false, &err),
+                     KEEL_EINVAL);
+    assert_int_equal(d->attrs[0].type, KEEL_INT4);
+    assert_int_equal(d->attrs[0].len, 4);
+    assert_true(d->attrs[0].notnull);
+    assert_int_equal(d->attrs[1].fixed_off, 4);
+    assert_int_equal(d->int4_prefix, 2);
+    /* An accepted one recounts it. */
+    assert_int_equal(tupdesc_set(d, 0, KEEL_INT8, 0, false, &err), KEEL_OK);
+    assert_int_equal(d->int4_prefix, 0);
+    assert_int_equal(d->attrs[1].fixed_off, 8);
+    tupdesc_free(d);
 }
 
 /* The data area's size as tuple.h describes it, computed independently. */

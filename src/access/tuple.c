@@ -90,32 +90,29 @@ const char *type_name(keel_type type)
 int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
                 bool notnull, kerr *err)
 {
-    tuple_attr *a;
+    tuple_attr a = {.type = type, .notnull = notnull, .fixed_off = -1};
 
     if (i >= d->natts)
         return kerr_set(err, KEEL_EINVAL, "column %u out of range (%u columns)",
                         i + 1, d->natts);
-    a = &d->attrs[i];
-    a->type = type;
-    a->notnull = notnull;
     switch (type) {
     case KEEL_INT2:
-        a->len = a->align = 2;
+        a.len = a.align = 2;
         break;
     case KEEL_INT4:
     case KEEL_OID:
-        a->len = a->align = 4;
+        a.len = a.align = 4;
         break;
     case KEEL_INT8:
     case KEEL_FLOAT8:
-        a->len = a->align = 8;
+        a.len = a.align = 8;
         break;
     case KEEL_BOOL:
-        a->len = a->align = 1;
+        a.len = a.align = 1;
         break;
     case KEEL_NAME:
-        a->len = KEEL_NAME_LEN;
-        a->align = 1;
+        a.len = KEEL_NAME_LEN;
+        a.align = 1;
         break;
     case KEEL_CHAR:
         if (charlen < 1 || charlen > TUPLE_MAX_CHAR_LEN)
@@ -123,17 +120,19 @@ int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
                             "column %u: char length %u is out of range "
                             "(1 .. %d)",
                             i + 1, charlen, TUPLE_MAX_CHAR_LEN);
-        a->len = charlen;
-        a->align = 1;
+        a.len = charlen;
+        a.align = 1;
         break;
     case KEEL_TEXT:
-        a->len = 0;
-        a->align = 4;
+        a.len = 0;
+        a.align = 4;
         break;
     default:
         return kerr_set(err, KEEL_EINVAL, "column %u: unknown type %d", i + 1,
                         (int)type);
     }
+    /* Only a valid column changes the descriptor. */
+    d->attrs[i] = a;
     tupdesc_offsets(d);
     return KEEL_OK;
 }

@@ -59,7 +59,7 @@ tuple_desc *tupdesc_copy(const tuple_desc *d);
 /*
  * Sets column i: its type, for char its length n (1..TUPLE_MAX_CHAR_LEN,
  * ignored otherwise), and whether it may be null.  EINVAL for an unknown
- * type or a bad length.
+ * type or a bad length, leaving the descriptor as it was.
  */
 int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
                 bool notnull, kerr *err);

@@ -723,7 +723,8 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
  * (its lines prefetched the same way unless fetched says the caller has
  * done so), but pinned only if its tag is the block's when first read, so
  * that a wrong guess leaves no trace (usage count, a ring's claim); so is
- * the buffer buf_prefetch() last found for this very block.
+ * the buffer buf_prefetch() last found for this very block, in place of
+ * recent (and then the lines count as fetched only if it is recent).
  */
 static inline __attribute__((always_inline)) int
 read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -741,6 +742,8 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
     if (__builtin_expect(rel == INVALID_RELNUMBER, 0))
         return kerr_set(&s->err, KEEL_EINVAL, "invalid relation number 0");
     if (tag == s->prefetched_tag) {
+        /* The caller's lines were fetched only if it named this buffer. */
+        fetched = fetched && recent == s->prefetched_id;
         recent = s->prefetched_id;
         s->prefetched_tag = BUF_TAG_NONE;
     }
@@ -802,8 +805,8 @@ int buf_read_prefetched(buf_session *s, int32_t *out)
     assert(tag != BUF_TAG_NONE);
     s->reads++;
     return read_buffer(s, buf_tag_rel(tag), buf_tag_block(tag), NULL,
-                       s->prefetched_off, s->prefetched_n, BUF_INVALID, true,
-                       out);
+                       s->prefetched_off, s->prefetched_n, s->prefetched_id,
+                       true, out);
 }
 
 void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,

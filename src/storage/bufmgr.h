@@ -101,7 +101,7 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
  * names the block, the buffer is pinned and the tag checked again.  If it
  * holds another block by now, nothing is pinned there and the block is
  * looked up as by buf_read_prefetch(), the lines prefetched from the
- * buffer found.  Same results and errors.
+ * buffer at the head of the block's bucket.  Same results and errors.
  */
 int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
                     int32_t recent, const uint16_t *off, uint32_t n,
@@ -132,8 +132,9 @@ static inline bool buf_prefetch_pending(const buf_session *s, relnumber_t rel,
 /*
  * buf_read_prefetch() of the block of the session's last buf_prefetch(),
  * with the lines it named, once buf_prefetch_pending() said so: the
- * buffer it found is tried first, and the lines are prefetched again only
- * if the block is no longer there.  Same results and errors.
+ * buffer it found is tried first, without fetching the lines again; if
+ * the block is no longer there, it is looked up as by buf_read_prefetch().
+ * Same results and errors.
  */
 int buf_read_prefetched(buf_session *s, int32_t *id);
 
@@ -187,7 +188,8 @@ struct buf_session {
 static inline bool buf_prefetch_pending(const buf_session *s, relnumber_t rel,
                                         blocknum_t blk, uint32_t key)
 {
-    return s->prefetched_tag == buf_tag_make(rel, blk) &&
+    return s->prefetched_tag != BUF_TAG_NONE &&
+           s->prefetched_tag == buf_tag_make(rel, blk) &&
            s->prefetched_key == key;
 }
 
