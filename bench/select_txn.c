@@ -15,12 +15,14 @@
  *   btree_lookup_heap()     pgbench_accounts_pkey's leaf, found in the
  *                           session's directory of the index (no pin or
  *                           lock on the root or level 1), pinned and
- *                           share-locked; the heap row, predicted from the
+ *                           share-locked in one atomic, released in
+ *                           another; the heap row, predicted from the
  *                           leaf's bounds, prefetched before the leaf is
  *                           read
- *   heap_fetch_cols()       the heap page's pin and share lock, the
- *                           visibility check against the snapshot, the
- *                           row's columns up to abalance decoded
+ *   heap_fetch_cols()       the heap page's pin and share lock (one
+ *                           atomic, and one to release), the visibility
+ *                           check against the snapshot, the row's columns
+ *                           up to abalance decoded
  *   keel_commit()           a read-only end: no commit log, no shared
  *                           counter
  */

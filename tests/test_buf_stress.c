@@ -7,7 +7,8 @@
  * and reloaded all the time (reads go through buf_read(), after a
  * buf_prefetch() through buf_read() and buf_read_prefetched(), and
  * through buf_read_recent() told the buffer that some block was last found
- * in).  Every page carries its identity (relation,
+ * in; half the checking reads through their variants that take the shared
+ * content lock with the pin).  Every page carries its identity (relation,
  * block) and an update counter; the test keeps, per page, an atomic count
  * of the updates it made.  What must hold throughout:
  *
@@ -217,13 +218,14 @@ static void held_check_release(worker *w, struct held_pin *h)
 }
 
 /*
- * Reads (rel, blk), checking the answer.  KEEL_EEXHAUSTED, where allowed,
- * is retried after dropping the held pins (so that the pool can drain) until
- * the run's deadline; any other error is a failure.  A failed call must
- * leave the session's pins as they were.
+ * Reads (rel, blk), checking the answer; with share (and no strategy)
+ * through the calls that return the buffer locked in shared mode too.
+ * KEEL_EEXHAUSTED, where allowed, is retried after dropping the held pins
+ * (so that the pool can drain) until the run's deadline; any other error
+ * is a failure.  A failed call must leave the session's pins as they were.
  */
 static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
-                       buf_strategy *st, int32_t *id)
+                       buf_strategy *st, bool share, int32_t *id)
 {
     stress_run *run = w->run;
 
@@ -240,10 +242,14 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
         switch (st != NULL ? 0 : w->reads++ % 4) {
         case 0:
             rc = buf_read(w->sess, rel, blk, st, id);
+            if (rc == KEEL_OK && share)
+                buf_lock(w->sess, *id, LW_SHARED);
             break;
         case 1:
             buf_prefetch(w->sess, rel, blk, lines, 2, blk);
-            rc = buf_read(w->sess, rel, blk, NULL, id);
+            rc = share
+                     ? buf_read_prefetch_shared(w->sess, rel, blk, lines, 2, id)
+                     : buf_read(w->sess, rel, blk, NULL, id);
             break;
         case 2: {
             /* Every other time asked with another key (not pending, so
@@ -268,15 +274,20 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
             }
             /* Not pending when the block's bucket was empty. */
             if (buf_prefetch_pending(w->sess, rel, blk, key))
-                rc = buf_read_prefetched(w->sess, id);
+                rc = share ? buf_read_prefetched_shared(w->sess, id)
+                           : buf_read_prefetched(w->sess, id);
+            else if (share)
+                rc = buf_read_prefetch_shared(w->sess, rel, blk, NULL, 0, id);
             else
                 rc = buf_read(w->sess, rel, blk, NULL, id);
             break;
         }
         default:
             buf_prefetch_buffer(w->sess, w->recent[slot], lines, 2);
-            rc = buf_read_recent(w->sess, rel, blk, w->recent[slot], lines, 2,
-                                 id);
+            rc = share ? buf_read_recent_shared(w->sess, rel, blk,
+                                                w->recent[slot], lines, 2, id)
+                       : buf_read_recent(w->sess, rel, blk, w->recent[slot],
+                                         lines, 2, id);
             break;
         }
         e = buf_session_error(w->sess);
@@ -291,7 +302,10 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
                             "(%u, %u) is pinned in buffer %d but buf_read "
                             "returned buffer %d",
                             rel, blk, h->id, *id);
-                buf_release(w->sess, *id);
+                if (share)
+                    buf_unlock_release(w->sess, *id);
+                else
+                    buf_release(w->sess, *id);
                 return KEEL_EINVAL;
             }
             return KEEL_OK;
@@ -328,9 +342,12 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
     }
 }
 
-/* Read + share lock + check. */
+/* Read + share lock + check: every other time the read takes the lock
+ * itself (with the first pin, in one atomic), and one atomic gives both
+ * back. */
 static void op_read(worker *w)
 {
+    bool share = tu_rand(&w->rng) % 2 == 0;
     relnumber_t rel;
     blocknum_t blk;
     int32_t id;
@@ -344,12 +361,20 @@ static void op_read(worker *w)
     } else {
         random_block(w, &rel, &blk);
     }
-    if (worker_read(w, rel, blk, NULL, &id) != KEEL_OK)
+    if (worker_read(w, rel, blk, NULL, share, &id) != KEEL_OK)
         return;
-    buf_lock(w->sess, id, LW_SHARED);
-    check_page(w, id, rel, blk, "shared read");
-    buf_unlock(w->sess, id);
-    buf_release(w->sess, id);
+    if (!share)
+        buf_lock(w->sess, id, LW_SHARED);
+    if (!buf_lock_held(w->sess, id) || buf_lock_held_exclusive(w->sess, id))
+        stress_fail(w->run, "buffer %d: not locked shared after a read%s", id,
+                    share ? " that locks" : " and buf_lock()");
+    check_page(w, id, rel, blk, share ? "locking read" : "shared read");
+    if (share || tu_rand(&w->rng) % 2 == 0) {
+        buf_unlock_release(w->sess, id);
+    } else {
+        buf_unlock(w->sess, id);
+        buf_release(w->sess, id);
+    }
 }
 
 /* Read + exclusive lock + increment + mark dirty; counted under the lock. */
@@ -361,7 +386,7 @@ static void op_update(worker *w)
     int32_t id;
 
     random_block(w, &rel, &blk);
-    if (worker_read(w, rel, blk, NULL, &id) != KEEL_OK)
+    if (worker_read(w, rel, blk, NULL, false, &id) != KEEL_OK)
         return;
     buf_lock(w->sess, id, LW_EXCLUSIVE);
     if (check_page(w, id, rel, blk, "update")) {
@@ -399,7 +424,7 @@ static void op_hold(worker *w)
     random_block(w, &rel, &blk);
     if (held_find(w, rel, blk) != NULL)
         return;
-    if (worker_read(w, rel, blk, NULL, &id) != KEEL_OK)
+    if (worker_read(w, rel, blk, NULL, false, &id) != KEEL_OK)
         return;
     /* worker_read may have dropped the held pins to get out of exhaustion;
      * h is free either way. */
@@ -420,7 +445,7 @@ static void op_scan(worker *w)
         blocknum_t blk = (start + i) % NBLK;
         int32_t id;
 
-        if (worker_read(w, rel, blk, w->strategy, &id) != KEEL_OK)
+        if (worker_read(w, rel, blk, w->strategy, false, &id) != KEEL_OK)
             return;
         buf_lock(w->sess, id, LW_SHARED);
         check_page(w, id, rel, blk, "bulk read");
@@ -439,7 +464,7 @@ static void op_flush(worker *w)
     int rc;
 
     random_block(w, &rel, &blk);
-    if (worker_read(w, rel, blk, NULL, &id) != KEEL_OK)
+    if (worker_read(w, rel, blk, NULL, false, &id) != KEEL_OK)
         return;
     rc = buf_flush(w->sess, id);
     if (rc != KEEL_OK)
@@ -499,8 +524,6 @@ static void create_relations(smgr *sm)
     for (int r = 0; r < NREL; r++)
         tu_body_rel_create(sm, REL_BASE + (relnumber_t)r, NBLK, &err);
 }
-
-/* Every buffer unpinned, out of I/O, and its content lock free. */
 
 static uint64_t stress_seed(void)
 {

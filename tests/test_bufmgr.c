@@ -13,6 +13,7 @@
 #include "testutil.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -488,7 +489,7 @@ static void test_extend_flush_checkpoint_reopen(void **state)
         /* Pinned once, exclusively locked, an initialized page. */
         assert_int_equal(buf_pin_count(f->s, id), 1);
         assert_int_equal(refcount(f, id), 1);
-        assert_true(lwlock_held_exclusive(&f->s->descs[id].content_lock));
+        assert_true(buf_lock_held_exclusive(f->s, id));
         assert_true(buf_state(f->pool, id) & BM_VALID);
         h = buf_page(f->pool, id);
         assert_int_equal(h->version, PAGE_LAYOUT_VERSION);
@@ -502,7 +503,7 @@ static void test_extend_flush_checkpoint_reopen(void **state)
         buf_mark_dirty(f->s, id);
         assert_true(buf_state(f->pool, id) & BM_DIRTY);
         buf_unlock(f->s, id);
-        assert_false(lwlock_held(&f->s->descs[id].content_lock));
+        assert_false(buf_lock_held(f->s, id));
         buf_release(f->s, id);
     }
     assert_nothing_pinned(f);
@@ -1042,6 +1043,245 @@ static void test_read_prefetched(void **state)
     assert_nothing_pinned(f);
 }
 
+/* A thread that reads a block through a locking read and reports when it
+ * has it: for test_read_shared(). */
+typedef struct locking_reader {
+    buf_session *s;
+    relnumber_t rel;
+    blocknum_t blk;
+    int32_t recent;
+    atomic_u32 done;
+    int rc;
+    int32_t id;
+    uint64_t payload; /* the page's payload tag, read under the lock */
+} locking_reader;
+
+static void *locking_reader_main(void *arg)
+{
+    locking_reader *r = arg;
+
+    r->rc = buf_read_recent_shared(r->s, r->rel, r->blk, r->recent, NULL, 0,
+                                   &r->id);
+    if (r->rc == KEEL_OK)
+        r->payload = payload_tag(buf_session_page(r->s, r->id));
+    atomic_store_release(&r->done, 1);
+    return NULL;
+}
+
+/* A thread that takes a content lock exclusively on a buffer its session
+ * has pinned, and reports when it has it. */
+typedef struct exclusive_locker {
+    buf_session *s;
+    int32_t id;
+    atomic_u32 done;
+} exclusive_locker;
+
+static void *exclusive_locker_main(void *arg)
+{
+    exclusive_locker *x = arg;
+
+    buf_lock(x->s, x->id, LW_EXCLUSIVE);
+    atomic_store_release(&x->done, 1);
+    return NULL;
+}
+
+/* Waits until buffer id's content lock has a session asleep on it. */
+static void wait_sleeper(fixture *f, int32_t id)
+{
+    while (atomic_load_acquire(&f->s->descs[id].lock_waiters) == 0)
+        usleep(1000);
+}
+
+static uint32_t shares(fixture *f, int32_t id)
+{
+    return BUF_SHARES(buf_state(f->pool, id));
+}
+
+/*
+ * The reads that lock: buf_read_prefetch_shared(),
+ * buf_read_recent_shared() and buf_read_prefetched_shared() return the
+ * buffer pinned and locked in shared mode, counted in the state word
+ * beside the pin; buf_unlock_release() gives both back.  A session that
+ * already pins the buffer adds only the lock.  An exclusive holder makes
+ * a locking read wait, holding its pin but no share; a shared one makes
+ * an exclusive locker wait until the last share goes; a header lock makes
+ * it wait with its pin only.  Failed reads leave nothing pinned or
+ * locked.
+ */
+static void test_read_shared(void **state)
+{
+    fixture *f = *state;
+    const uint16_t lines[2] = {0, 4096};
+    int32_t id, id2, other;
+    uint64_t r0;
+
+    make_rel(f, REL_A, 40, 1);
+    pool_open(f, 16);
+
+    /* From the file (a miss), then from the pool (a hit). */
+    for (int round = 0; round < 2; round++) {
+        r0 = buf_session_reads(f->s);
+        assert_int_equal(
+            buf_read_prefetch_shared(f->s, REL_A, 5, lines, 2, &id), KEEL_OK);
+        assert_held(f, id, tag_of(REL_A, 5, 1), 1);
+        assert_int_equal(shares(f, id), 1);
+        assert_true(buf_lock_held(f->s, id));
+        assert_false(buf_lock_held_exclusive(f->s, id));
+        assert_int_equal(buf_session_reads(f->s), r0 + 1);
+        /* Another session's exclusive attempt fails while it is held. */
+        assert_int_equal(buf_read(f->s2, REL_A, 5, NULL, &id2), KEEL_OK);
+        assert_false(buf_try_lock(f->s2, id2, LW_EXCLUSIVE));
+        assert_true(buf_try_lock(f->s2, id2, LW_SHARED));
+        assert_int_equal(shares(f, id), 2);
+        assert_int_equal(refcount(f, id), 2);
+        buf_unlock_release(f->s2, id2);
+        assert_int_equal(shares(f, id), 1);
+        assert_int_equal(refcount(f, id), 1);
+        buf_unlock_release(f->s, id);
+        assert_int_equal(shares(f, id), 0);
+        assert_nothing_pinned(f);
+    }
+
+    /* Already pinned by the session: one pin more, one share; the last
+     * buf_unlock_release() of two leaves the first pin. */
+    id = read_ok(f->s, REL_A, 6, NULL);
+    assert_int_equal(buf_read_recent_shared(f->s, REL_A, 6, id, lines, 2, &id2),
+                     KEEL_OK);
+    assert_int_equal(id2, id);
+    assert_held(f, id, tag_of(REL_A, 6, 1), 2);
+    assert_int_equal(shares(f, id), 1);
+    assert_int_equal(
+        buf_read_recent_shared(f->s, REL_A, 6, BUF_INVALID, NULL, 0, &id2),
+        KEEL_OK);
+    assert_held(f, id, tag_of(REL_A, 6, 1), 3);
+    assert_int_equal(shares(f, id), 2);
+    buf_unlock_release(f->s, id);
+    buf_unlock_release(f->s, id);
+    assert_held(f, id, tag_of(REL_A, 6, 1), 1);
+    assert_int_equal(shares(f, id), 0);
+    buf_release(f->s, id);
+
+    /* Told the wrong buffer (held by another session): the right one,
+     * locked; the wrong one left as it was. */
+    other = read_ok(f->s2, REL_A, 8, NULL);
+    assert_int_equal(
+        buf_read_recent_shared(f->s, REL_A, 7, other, lines, 2, &id), KEEL_OK);
+    assert_true(id != other);
+    assert_payload(buf_page(f->pool, id), tag_of(REL_A, 7, 1));
+    assert_int_equal(shares(f, id), 1);
+    assert_int_equal(shares(f, other), 0);
+    assert_int_equal(refcount(f, other), 1);
+    assert_int_equal(buf_pin_count(f->s, other), 0);
+    buf_release(f->s2, other);
+    buf_unlock_release(f->s, id);
+
+    /* After buf_prefetch(): from the buffer it found. */
+    buf_prefetch(f->s, REL_A, 7, lines, 2, 1);
+    assert_true(buf_prefetch_pending(f->s, REL_A, 7, 1));
+    assert_int_equal(buf_read_prefetched_shared(f->s, &id2), KEEL_OK);
+    assert_int_equal(id2, id);
+    assert_int_equal(shares(f, id), 1);
+    assert_false(buf_prefetch_pending(f->s, REL_A, 7, 1));
+    /* Released the long way: the same state. */
+    buf_unlock(f->s, id);
+    assert_int_equal(shares(f, id), 0);
+    assert_int_equal(refcount(f, id), 1);
+    buf_release(f->s, id);
+    assert_nothing_pinned(f);
+
+    /* Held exclusively by another session: the locking read waits with
+     * its pin and no share, and sees what the holder wrote. */
+    {
+        locking_reader r = {
+            .s = f->s, .rel = REL_A, .blk = 9, .recent = BUF_INVALID};
+        pthread_t th;
+
+        id2 = read_ok(f->s2, REL_A, 9, NULL);
+        buf_lock(f->s2, id2, LW_EXCLUSIVE);
+        assert_true(buf_lock_held_exclusive(f->s2, id2));
+        r.recent = id2;
+        assert_int_equal(pthread_create(&th, NULL, locking_reader_main, &r), 0);
+        /* Asleep, it holds its pin and no share. */
+        wait_sleeper(f, id2);
+        assert_false(atomic_load_acquire(&r.done));
+        assert_int_equal(refcount(f, id2), 2);
+        assert_int_equal(shares(f, id2), 0);
+        fill_payload(buf_page(f->pool, id2), tag_of(REL_A, 9, 2));
+        buf_mark_dirty(f->s2, id2);
+        buf_unlock(f->s2, id2);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_true(atomic_load_acquire(&r.done));
+        assert_int_equal(r.rc, KEEL_OK);
+        assert_int_equal(r.id, id2);
+        assert_true(r.payload == tag_of(REL_A, 9, 2));
+        assert_int_equal(shares(f, id2), 1);
+
+        /* Now the other way: the share holds off an exclusive locker
+         * until it goes. */
+        exclusive_locker x = {.s = f->s2, .id = id2};
+        assert_int_equal(pthread_create(&th, NULL, exclusive_locker_main, &x),
+                         0);
+        wait_sleeper(f, id2);
+        assert_false(atomic_load_acquire(&x.done));
+        assert_false(buf_lock_held_exclusive(f->s, id2));
+        buf_unlock_release(f->s, r.id);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_true(atomic_load_acquire(&x.done));
+        assert_true(buf_lock_held_exclusive(f->s2, id2));
+        assert_int_equal(shares(f, id2), 0);
+        assert_int_equal(refcount(f, id2), 1);
+        buf_unlock(f->s2, id2);
+        buf_release(f->s2, id2);
+    }
+    assert_nothing_pinned(f);
+
+    /* Its header locked (as by a session about to re-tag it): the locking
+     * read gives its share back at once and waits, pinned, for the
+     * header; then it checks the tag and takes the lock the ordinary
+     * way. */
+    {
+        locking_reader r = {
+            .s = f->s, .rel = REL_A, .blk = 10, .recent = BUF_INVALID};
+        buf_desc *d;
+        pthread_t th;
+
+        id2 = read_ok(f->s2, REL_A, 10, NULL);
+        d = &f->s2->descs[id2];
+        assert_false(atomic_fetch_or(&d->state, BM_LOCKED) & BM_LOCKED);
+        r.recent = id2;
+        assert_int_equal(pthread_create(&th, NULL, locking_reader_main, &r), 0);
+        while (refcount(f, id2) < 2 || shares(f, id2) != 0)
+            usleep(1000);
+        usleep(20000);
+        assert_false(atomic_load_acquire(&r.done));
+        assert_int_equal(refcount(f, id2), 2);
+        assert_int_equal(shares(f, id2), 0);
+        atomic_fetch_and(&d->state, ~BM_LOCKED);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_int_equal(r.rc, KEEL_OK);
+        assert_int_equal(r.id, id2);
+        assert_true(r.payload == tag_of(REL_A, 10, 1));
+        assert_int_equal(shares(f, id2), 1);
+        assert_int_equal(refcount(f, id2), 2);
+        buf_unlock_release(f->s, r.id);
+        buf_release(f->s2, id2);
+    }
+    assert_nothing_pinned(f);
+
+    /* Errors are buf_read()'s, and leave nothing pinned or locked. */
+    assert_int_equal(buf_read_prefetch_shared(f->s, REL_A, 40, lines, 2, &id),
+                     KEEL_EEOF);
+    assert_int_equal(buf_read_recent_shared(f->s, REL_MISSING, 0, BUF_INVALID,
+                                            lines, 2, &id),
+                     KEEL_ENOENT);
+    assert_int_equal(
+        buf_read_prefetch_shared(f->s, INVALID_RELNUMBER, 0, lines, 2, &id),
+        KEEL_EINVAL);
+    for (uint32_t i = 0; i < buf_pool_size(f->pool); i++)
+        assert_int_equal(shares(f, (int32_t)i), 0);
+    assert_nothing_pinned(f);
+}
+
 static void test_corrupt_page(void **state)
 {
     fixture *f = *state;
@@ -1537,6 +1777,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_prefetch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_prefetched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_recent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strategy_ring_sizes, setup,
                                         teardown),

@@ -160,9 +160,10 @@ void tu_assert_pool_quiet(struct buf_pool *pool)
         if (BUF_REFCOUNT(st) != 0)
             fail_msg("buffer %u still pinned (refcount %u)", i,
                      BUF_REFCOUNT(st));
-        if (st & (BM_LOCKED | BM_IO_IN_PROGRESS))
-            fail_msg("buffer %u: state %#llx (header lock or I/O left)", i,
-                     (unsigned long long)st);
+        if (st & (BM_LOCKED | BM_IO_IN_PROGRESS | BUF_LOCK_MASK))
+            fail_msg("buffer %u: state %#llx (header lock, content lock or "
+                     "I/O left)",
+                     i, (unsigned long long)st);
     }
     assert_int_equal(buf_session_create(pool, &probe, &err), KEEL_OK);
     for (uint32_t i = 0; i < buf_pool_size(pool); i++) {

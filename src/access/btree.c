@@ -36,8 +36,7 @@ static inline void *bt_page(buf_session *s, int32_t id)
 
 static void bt_unlock_release(buf_session *s, int32_t id)
 {
-    buf_unlock(s, id);
-    buf_release(s, id);
+    buf_unlock_release(s, id);
 }
 
 /*
@@ -82,11 +81,17 @@ static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
     if (blk == BT_META_BLOCK || blk == BT_NONE)
         return kerr_set(&s->err, KEEL_ECORRUPT,
                         "index %u: link to invalid block %u", bt->rel, blk);
-    rc = buf_read_recent(s, bt->rel, blk, recent, lines, n, id);
-    if (rc != KEEL_OK)
-        return rc;
+    if (mode == LW_SHARED) {
+        rc = buf_read_recent_shared(s, bt->rel, blk, recent, lines, n, id);
+        if (rc != KEEL_OK)
+            return rc;
+    } else {
+        rc = buf_read_recent(s, bt->rel, blk, recent, lines, n, id);
+        if (rc != KEEL_OK)
+            return rc;
+        buf_lock(s, *id, mode);
+    }
     page = bt_page(s, *id);
-    buf_lock(s, *id, mode);
     op = btpage_opaque_c(page);
     if (btpage_header(page)->special != BT_SPECIAL_OFF ||
         (op->flags & BT_META) || (level >= 0 && op->level != level)) {

@@ -557,8 +557,11 @@ void heap_prefetch(const heap_rel *rel, buf_session *s, tid t)
 
 /* buf_read() for the block of t, turning "past the end" into ENOENT; the
  * lines fetch_lines() names are prefetched, unless heap_prefetch() of t
- * was the session's last prefetch: then its lines are the ones wanted. */
-static int read_tid_block(heap_rel *rel, buf_session *s, tid t, int32_t *id)
+ * was the session's last prefetch: then its lines are the ones wanted.
+ * With share the buffer comes back locked in shared mode too (release it
+ * with buf_unlock_release()). */
+static int read_tid_block(heap_rel *rel, buf_session *s, tid t, bool share,
+                          int32_t *id)
 {
     uint16_t lines[BUF_PREFETCH_MAX];
     int rc;
@@ -568,7 +571,11 @@ static int read_tid_block(heap_rel *rel, buf_session *s, tid t, int32_t *id)
                         "relation %u: invalid tid (%u,%u)", rel->relnumber,
                         t.block, t.offset);
     if (buf_prefetch_pending(s, rel->relnumber, t.block, t.offset))
-        rc = buf_read_prefetched(s, id);
+        rc = share ? buf_read_prefetched_shared(s, id)
+                   : buf_read_prefetched(s, id);
+    else if (share)
+        rc = buf_read_prefetch_shared(s, rel->relnumber, t.block, lines,
+                                      fetch_lines(rel, t, lines), id);
     else
         rc = buf_read_prefetch(s, rel->relnumber, t.block, lines,
                                fetch_lines(rel, t, lines), id);
@@ -617,18 +624,16 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     size_t len = 0;
     bool damaged;
     int32_t id;
-    int rc = read_tid_block(rel, s, t, &id);
+    int rc = read_tid_block(rel, s, t, true, &id);
 
     if (rc != KEEL_OK)
         return rc;
-    buf_lock(s, id, LW_SHARED);
     item = heappage_get_item_const(buf_page(s->pool, id), t.offset, &len);
     if (item != NULL)
         memcpy(row->data, item, len);
     damaged =
         item == NULL && heappage_item_damaged(buf_page(s->pool, id), t.offset);
-    buf_unlock(s, id);
-    buf_release(s, id);
+    buf_unlock_release(s, id);
     if (item == NULL)
         return no_item(rel, t, damaged, &s->err);
     rc = row_fill(rel, row, t, len, &s->err);
@@ -673,10 +678,9 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         return kerr_set(&s->err, KEEL_EINVAL,
                         "relation %u: cannot fetch %u of its %u columns",
                         rel->relnumber, ncols, rel->desc->natts);
-    rc = read_tid_block(rel, s, t, &id);
+    rc = read_tid_block(rel, s, t, true, &id);
     if (rc != KEEL_OK)
         return rc;
-    buf_lock(s, id, LW_SHARED);
     h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
     if (h != NULL) {
         fits = header_fits(rel, row, h, len);
@@ -694,8 +698,7 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         if (ok && ncols > rel->plain_cols)
             row_own_strings(rel, row, ncols);
     }
-    buf_unlock(s, id);
-    buf_release(s, id);
+    buf_unlock_release(s, id);
     if (h == NULL)
         return no_item(rel, t, damaged, &s->err);
     if (!fits)
@@ -742,7 +745,7 @@ static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
     size_t len = 0;
     bool visible = false;
     int32_t id;
-    int rc = read_tid_block(rel, s, t, &id);
+    int rc = read_tid_block(rel, s, t, false, &id);
 
     if (rc != KEEL_OK)
         return rc;

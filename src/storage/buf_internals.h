@@ -27,18 +27,28 @@
  *   bit  26      IO_IN_PROGRESS  a read or write of the page is under way
  *   bit  27      IO_ERROR   the last I/O on this buffer failed
  *   bit  28      JUST_DIRTIED  dirtied since the current write began
- *   bits 29..63  zero (reserved: a version for optimistic reads)
+ *   bits 29..31  zero
+ *   bits 32..49  shares     content lock holders in shared mode
+ *   bit  50      EXCLUSIVE  content lock held exclusively
+ *   bits 51..63  zero (reserved: a version for optimistic reads)
  *
  * Who may change what:
- * - refcount: anyone, only with fetch_add / fetch_sub, at any time, even
- *   while the header lock is held.  This is what makes the first pin one
- *   atomic and the unpin one atomic.
+ * - refcount and shares: anyone, with fetch_add / fetch_sub (or a CAS),
+ *   at any time, even while the header lock is held.  This is what makes
+ *   the first pin one atomic, the unpin one atomic, and a first pin with
+ *   a shared content lock one atomic too.
+ * - EXCLUSIVE: the content lock's CAS (set only when shares and EXCLUSIVE
+ *   are clear) and the holder's fetch_and, at any time.
  * - every other bit: either the header-lock holder, or a compare-and-swap
  *   whose expected value has LOCKED clear.  The header-lock holder
  *   publishes its changes with a CAS loop that carries over the current
- *   refcount, so it never overwrites a concurrent pin or unpin, and no
- *   other bit can change under it (every other writer's CAS fails while
- *   LOCKED is set).
+ *   refcount and content lock, so it never overwrites a concurrent pin,
+ *   unpin, lock or unlock, and no other bit can change under it (every
+ *   other writer's CAS fails while LOCKED is set).
+ *
+ * A content lock is held only with a pin (shares > 0 implies refcount > 0,
+ * though one session may hold several shares on its one pin), so a buffer
+ * with refcount 0 is unlocked.
  */
 #define BUF_REFCOUNT_ONE  UINT64_C(1)
 #define BUF_REFCOUNT_MASK ((UINT64_C(1) << 18) - 1)
@@ -55,7 +65,15 @@
 #define BM_IO_ERROR       (UINT64_C(1) << 27)
 #define BM_JUST_DIRTIED   (UINT64_C(1) << 28)
 
+#define BUF_SHARE_SHIFT 32
+#define BUF_SHARE_ONE   (UINT64_C(1) << BUF_SHARE_SHIFT)
+#define BUF_SHARE_MASK  (BUF_REFCOUNT_MASK << BUF_SHARE_SHIFT)
+#define BM_EXCLUSIVE    (UINT64_C(1) << 50)
+/* The bits the content lock owns. */
+#define BUF_LOCK_MASK (BUF_SHARE_MASK | BM_EXCLUSIVE)
+
 #define BUF_REFCOUNT(st) ((uint32_t)((st)&BUF_REFCOUNT_MASK))
+#define BUF_SHARES(st)   ((uint32_t)(((st)&BUF_SHARE_MASK) >> BUF_SHARE_SHIFT))
 #define BUF_USAGE(st)    ((uint32_t)(((st)&BUF_USAGE_MASK) >> BUF_USAGE_SHIFT))
 
 /*
@@ -81,20 +99,23 @@ static inline blocknum_t buf_tag_block(buf_tag t)
 }
 
 /*
- * One buffer descriptor: exactly one cache line, hot fields first.  A pin
- * writes only `state`; a lock-free lookup reads `tag` and `hash_next` of the
- * same line, so a hit touches one descriptor line.
+ * One buffer descriptor: exactly one cache line, hot fields first.  A pin,
+ * a content lock and both at once write only `state`; a lock-free lookup
+ * reads `tag` and `hash_next` of the same line, so a hit touches one
+ * descriptor line.
  */
 typedef struct buf_desc {
     CACHE_ALIGNED atomic_u64 state; /* see above */
-    atomic_u64 tag;        /* block held; changed only under header lock
-                            * and both mapping partition locks */
-    atomic_i32 hash_next;  /* next buffer in this mapping bucket, or -1 */
-    lwlock content_lock;   /* shared/exclusive lock on the page contents */
-    atomic_u32 io_seq;     /* futex word: bumped when an I/O finishes */
-    atomic_u32 io_waiters; /* sessions sleeping on io_seq */
-    int32_t id;            /* index in the descriptor array */
-    char pad[CACHE_LINE_SIZE - 36];
+    atomic_u64 tag;          /* block held; changed only under header lock
+                              * and both mapping partition locks */
+    atomic_i32 hash_next;    /* next buffer in this mapping bucket, or -1 */
+    atomic_u32 lock_seq;     /* futex word: bumped when the content lock
+                              * is released with sessions waiting */
+    atomic_u32 lock_waiters; /* sessions sleeping on lock_seq */
+    atomic_u32 io_seq;       /* futex word: bumped when an I/O finishes */
+    atomic_u32 io_waiters;   /* sessions sleeping on io_seq */
+    int32_t id;              /* index in the descriptor array */
+    char pad[CACHE_LINE_SIZE - 40];
 } buf_desc;
 
 _Static_assert(sizeof(buf_desc) == CACHE_LINE_SIZE,

@@ -58,19 +58,79 @@ static uint64_t hdr_lock(buf_desc *d)
 
 /*
  * Releases the header lock, installing `want` for every bit but the
- * refcount.  A compare-and-swap loop carries the current refcount over, so
- * pins and unpins that happened while we held the lock survive.
+ * refcount and the content lock.  A compare-and-swap loop carries their
+ * current values over, so pins, unpins, locks and unlocks that happened
+ * while we held the header lock survive.
  */
 static void hdr_unlock(buf_desc *d, uint64_t want)
 {
+    const uint64_t keep = BUF_REFCOUNT_MASK | BUF_LOCK_MASK;
     uint64_t cur = atomic_load_relaxed(&d->state);
 
-    want &= ~(BUF_REFCOUNT_MASK | BM_LOCKED);
+    want &= ~(keep | BM_LOCKED);
     while (!atomic_compare_exchange_weak_explicit(
-        &d->state, &cur, (cur & BUF_REFCOUNT_MASK) | want, memory_order_release,
+        &d->state, &cur, (cur & keep) | want, memory_order_release,
         memory_order_relaxed)) {
         assert(cur & BM_LOCKED);
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Content locks (the fast paths are inline in bufmgr.h)              */
+/* ------------------------------------------------------------------ */
+
+/* Spins before a waiter sleeps: holders keep content locks briefly. */
+#define BUF_LOCK_SPINS 100
+
+/* Takes d's content lock in mode if no one holds it in a conflicting
+ * mode; a CAS, retried while only other bits change. */
+static bool content_try(buf_desc *d, lwlock_mode mode)
+{
+    uint64_t cur = atomic_load_explicit(&d->state, memory_order_seq_cst);
+
+    for (;;) {
+        uint64_t busy = mode == LW_SHARED ? BM_EXCLUSIVE : BUF_LOCK_MASK;
+        uint64_t want =
+            mode == LW_SHARED ? cur + BUF_SHARE_ONE : cur | BM_EXCLUSIVE;
+        if (cur & busy)
+            return false;
+        if (atomic_compare_exchange_weak_explicit(&d->state, &cur, want,
+                                                  memory_order_seq_cst,
+                                                  memory_order_relaxed))
+            return true;
+    }
+}
+
+/*
+ * The slow path of buf_lock(): spins, then sleeps until the lock can be
+ * had.  A waiter counts itself in lock_waiters before it reads lock_seq
+ * and tests the state; a releaser changes the state before it reads
+ * lock_waiters, and bumps lock_seq before waking.  All four are seq_cst,
+ * so either the releaser sees the waiter and wakes it, or the waiter's
+ * test sees the release.
+ */
+void buf_lock_wait(buf_desc *d, lwlock_mode mode)
+{
+    for (int spins = 0; spins < BUF_LOCK_SPINS; spins++) {
+        if (content_try(d, mode))
+            return;
+        cpu_relax();
+    }
+    atomic_fetch_add_explicit(&d->lock_waiters, 1, memory_order_seq_cst);
+    for (;;) {
+        uint32_t seq = atomic_load_explicit(&d->lock_seq, memory_order_seq_cst);
+        if (content_try(d, mode))
+            break;
+        futex_wait(&d->lock_seq, seq);
+    }
+    atomic_fetch_sub_explicit(&d->lock_waiters, 1, memory_order_relaxed);
+}
+
+/* Wakes every session sleeping on d's content lock. */
+void buf_lock_wake(buf_desc *d)
+{
+    atomic_fetch_add_explicit(&d->lock_seq, 1, memory_order_seq_cst);
+    futex_wake(&d->lock_seq, INT32_MAX);
 }
 
 /* ------------------------------------------------------------------ */
@@ -516,12 +576,12 @@ static int victim_get(buf_session *s, buf_strategy *st, int32_t *out)
             return KEEL_ENOMEM;
         }
         if (atomic_load_relaxed(&d->state) & BM_DIRTY) {
-            if (!lwlock_try_acquire(&d->content_lock, LW_SHARED)) {
+            if (!content_try(d, LW_SHARED)) {
                 buf_release(s, id);
                 continue;
             }
             rc = flush_locked(s, d);
-            lwlock_release(&d->content_lock);
+            buf_unlock(s, id);
             if (rc != KEEL_OK) {
                 buf_release(s, id);
                 return rc;
@@ -666,19 +726,23 @@ static int read_miss(buf_session *s, buf_tag tag, uint64_t hash,
  * says holds tag, and confirms that it does once pinned: a buffer held
  * by nobody may have been given to another block since.  A buffer the
  * session already pins needs no atomics; one being loaded is waited for
- * (make_valid()).  KEEL_OK with *hit true: pinned, valid, in *out;
- * KEEL_OK with *hit false: it holds another block (or none, or is not
- * valid yet under our own pin), nothing pinned; an error: nothing pinned.
+ * (make_valid()).  KEEL_OK with *hit true: pinned, valid, in *out, and
+ * with share locked in shared mode too (in the pin's fetch_add when this
+ * is the session's first pin); KEEL_OK with *hit false: it holds another
+ * block (or none, or is not valid yet under our own pin), nothing pinned
+ * or locked; an error: nothing pinned or locked.
  */
 static inline __attribute__((always_inline)) int
 pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
-            bool *hit, int32_t *out)
+            bool share, bool *hit, int32_t *out)
 {
     buf_desc *d = desc_of(s->pool, id);
     buf_private_ref *home = buf_private_home(s, id);
     buf_private_ref *r = home->id == id      ? home
                          : s->displaced == 0 ? NULL
                                              : private_find(s, id);
+    uint32_t usage_limit = strategy ? 1 : BUF_MAX_USAGE;
+    bool locked = false;
     uint64_t st;
     int rc;
 
@@ -689,6 +753,8 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
             !(atomic_load_relaxed(&d->state) & BM_VALID))
             return KEEL_OK;
         r->count++;
+        if (share)
+            buf_lock(s, id, LW_SHARED);
         *hit = true;
         *out = id;
         return KEEL_OK;
@@ -699,10 +765,39 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
     } else if ((rc = private_add(s, id)) != KEEL_OK) {
         return rc;
     }
-    st = buf_pin_shared(d, strategy ? 1 : BUF_MAX_USAGE);
+    if (share) {
+        /* The pin and the shared lock in one fetch_add.  Kept only on a
+         * valid page that no one holds exclusively and whose header is
+         * not locked (its tag may be changing); else given back at once,
+         * and the lock taken the ordinary way once the page is right. */
+        st = atomic_fetch_add_explicit(&d->state,
+                                       BUF_REFCOUNT_ONE + BUF_SHARE_ONE,
+                                       memory_order_acquire) +
+             BUF_REFCOUNT_ONE + BUF_SHARE_ONE;
+        locked = (st & (BM_LOCKED | BM_EXCLUSIVE | BM_VALID)) == BM_VALID;
+        if (__builtin_expect(!locked, 0)) {
+            buf_share_release(d, 0);
+            if (st & BM_LOCKED)
+                st = buf_hdr_wait_unlocked(d);
+        }
+        while (__builtin_expect(BUF_USAGE(st) < usage_limit, 0) &&
+               !(st & BM_LOCKED)) {
+            if (atomic_compare_exchange_weak_explicit(
+                    &d->state, &st, st + BUF_USAGE_ONE, memory_order_relaxed,
+                    memory_order_relaxed)) {
+                st += BUF_USAGE_ONE;
+                break;
+            }
+        }
+    } else {
+        st = buf_pin_shared(d, usage_limit);
+    }
     /* Re-check: the buffer may have been reused since the look-up. */
     if (__builtin_expect(atomic_load_relaxed(&d->tag) != tag, 0)) {
-        buf_release(s, id);
+        if (locked)
+            buf_unlock_release(s, id);
+        else
+            buf_release(s, id);
         return KEEL_OK;
     }
     if (__builtin_expect((st & BM_VALID) == 0, 0) &&
@@ -710,6 +805,8 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
         buf_release(s, id);
         return rc;
     }
+    if (share && !locked)
+        buf_lock(s, id, LW_SHARED);
     *hit = true;
     *out = id;
     return KEEL_OK;
@@ -725,11 +822,13 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
  * that a wrong guess leaves no trace (usage count, a ring's claim); so is
  * the buffer buf_prefetch() last found for this very block, in place of
  * recent (and then the lines count as fetched only if it is recent).
+ * With share (the _shared variants) the buffer comes back share-locked
+ * as well (pin_confirm(); after a load, by buf_lock()).
  */
 static inline __attribute__((always_inline)) int
 read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
             buf_strategy *strategy, const uint16_t *off, uint32_t n,
-            int32_t recent, bool fetched, int32_t *out)
+            int32_t recent, bool fetched, bool share, int32_t *out)
 {
     buf_pool *p = s->pool;
     buf_tag tag = buf_tag_make(rel, blk);
@@ -752,7 +851,7 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
         for (uint32_t i = 0; !fetched && i < n; i++)
             __builtin_prefetch(page + off[i]);
         if (atomic_load_relaxed(&desc_of(p, recent)->tag) == tag) {
-            rc = pin_confirm(s, recent, tag, strategy, &hit, out);
+            rc = pin_confirm(s, recent, tag, strategy, share, &hit, out);
             if (rc != KEEL_OK || hit)
                 return rc;
         }
@@ -766,18 +865,22 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
     }
     id = buf_table_lookup_from(&p->table, tag, id);
     if (__builtin_expect(id >= 0, 1)) {
-        rc = pin_confirm(s, id, tag, strategy, &hit, out);
+        rc = pin_confirm(s, id, tag, strategy, share, &hit, out);
         if (rc != KEEL_OK || hit)
             return rc;
     }
-    return read_miss(s, tag, hash, strategy, out);
+    rc = read_miss(s, tag, hash, strategy, out);
+    if (share && rc == KEEL_OK)
+        buf_lock(s, *out, LW_SHARED);
+    return rc;
 }
 
 int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
              buf_strategy *strategy, int32_t *out)
 {
     s->reads++;
-    return read_buffer(s, rel, blk, strategy, NULL, 0, BUF_INVALID, false, out);
+    return read_buffer(s, rel, blk, strategy, NULL, 0, BUF_INVALID, false,
+                       false, out);
 }
 
 int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -785,7 +888,17 @@ int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, false, out);
+    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, false, false,
+                       out);
+}
+
+int buf_read_prefetch_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
+                             const uint16_t *off, uint32_t n, int32_t *out)
+{
+    assert(n <= BUF_PREFETCH_MAX);
+    s->reads++;
+    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, false, true,
+                       out);
 }
 
 int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -794,10 +907,21 @@ int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, recent, true, out);
+    return read_buffer(s, rel, blk, NULL, off, n, recent, true, false, out);
 }
 
-int buf_read_prefetched(buf_session *s, int32_t *out)
+int buf_read_recent_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
+                           int32_t recent, const uint16_t *off, uint32_t n,
+                           int32_t *out)
+{
+    assert(n <= BUF_PREFETCH_MAX);
+    s->reads++;
+    return read_buffer(s, rel, blk, NULL, off, n, recent, true, true, out);
+}
+
+/* buf_read_prefetched() and buf_read_prefetched_shared(). */
+static inline __attribute__((always_inline)) int
+read_prefetched(buf_session *s, bool share, int32_t *out)
 {
     buf_tag tag = s->prefetched_tag;
 
@@ -806,7 +930,17 @@ int buf_read_prefetched(buf_session *s, int32_t *out)
     s->reads++;
     return read_buffer(s, buf_tag_rel(tag), buf_tag_block(tag), NULL,
                        s->prefetched_off, s->prefetched_n, s->prefetched_id,
-                       true, out);
+                       true, share, out);
+}
+
+int buf_read_prefetched(buf_session *s, int32_t *out)
+{
+    return read_prefetched(s, false, out);
+}
+
+int buf_read_prefetched_shared(buf_session *s, int32_t *out)
+{
+    return read_prefetched(s, true, out);
 }
 
 void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -861,7 +995,7 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
     rc = read_slow(s, tag, buf_tag_hash(tag), strategy, r, &special_size, &id);
     if (rc != KEEL_OK)
         return rc;
-    lwlock_acquire(&desc_of(p, id)->content_lock, LW_EXCLUSIVE);
+    buf_lock(s, id, LW_EXCLUSIVE);
     *out = id;
     return KEEL_OK;
 }
@@ -873,7 +1007,7 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
 bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode)
 {
     assert(buf_pin_count(s, id) > 0);
-    return lwlock_try_acquire(&desc_of(s->pool, id)->content_lock, mode);
+    return content_try(desc_of(s->pool, id), mode);
 }
 
 void buf_mark_dirty(buf_session *s, int32_t id)
@@ -883,7 +1017,7 @@ void buf_mark_dirty(buf_session *s, int32_t id)
     const uint64_t bits = BM_DIRTY | BM_JUST_DIRTIED;
 
     assert(buf_pin_count(s, id) > 0);
-    assert(lwlock_held_exclusive(&d->content_lock));
+    assert(buf_lock_held_exclusive(s, id));
     assert(cur & BM_VALID);
     while ((cur & bits) != bits) {
         if (cur & BM_LOCKED) {
@@ -903,9 +1037,9 @@ int buf_flush(buf_session *s, int32_t id)
     int rc;
 
     assert(buf_pin_count(s, id) > 0);
-    lwlock_acquire(&d->content_lock, LW_SHARED);
+    buf_lock(s, id, LW_SHARED);
     rc = flush_locked(s, d);
-    lwlock_release(&d->content_lock);
+    buf_unlock(s, id);
     return rc;
 }
 
@@ -954,9 +1088,9 @@ int buf_checkpoint(buf_session *s)
             break;
         /* It may have been evicted (and so written) since we looked. */
         if (atomic_load_relaxed(&d->tag) == list[i].tag) {
-            lwlock_acquire(&d->content_lock, LW_SHARED);
+            buf_lock(s, list[i].id, LW_SHARED);
             rc = flush_locked(s, d);
-            lwlock_release(&d->content_lock);
+            buf_unlock(s, list[i].id);
         }
         buf_release(s, list[i].id);
     }
@@ -1038,7 +1172,8 @@ int buf_pool_create(smgr *sm, uint32_t nbuffers, buf_pool **out, kerr *err)
         atomic_store_relaxed(&d->state, 0);
         atomic_store_relaxed(&d->tag, BUF_TAG_NONE);
         atomic_store_relaxed(&d->hash_next, -1);
-        lwlock_init(&d->content_lock);
+        atomic_store_relaxed(&d->lock_seq, 0);
+        atomic_store_relaxed(&d->lock_waiters, 0);
         atomic_store_relaxed(&d->io_seq, 0);
         atomic_store_relaxed(&d->io_waiters, 0);
         d->id = (int32_t)i;

@@ -139,6 +139,21 @@ static inline bool buf_prefetch_pending(const buf_session *s, relnumber_t rel,
 int buf_read_prefetched(buf_session *s, int32_t *id);
 
 /*
+ * buf_read_prefetch(), buf_read_recent() and buf_read_prefetched() for a
+ * caller about to read the page: the buffer comes back pinned and locked
+ * in shared mode, as after buf_lock(LW_SHARED), and is given back with
+ * buf_unlock_release().  A first pin and the lock are one atomic on the
+ * state word.  Same results and errors; a failed call leaves nothing
+ * pinned or locked.
+ */
+int buf_read_prefetch_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
+                             const uint16_t *off, uint32_t n, int32_t *id);
+int buf_read_recent_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
+                           int32_t recent, const uint16_t *off, uint32_t n,
+                           int32_t *id);
+int buf_read_prefetched_shared(buf_session *s, int32_t *id);
+
+/*
  * Appends a new block to rel (initialized by page_init(special_size), and
  * already written to the file so its space is reserved) and returns it
  * pinned and exclusively locked in *id, its number in *blk.
@@ -194,9 +209,8 @@ static inline bool buf_prefetch_pending(const buf_session *s, relnumber_t rel,
 }
 
 /* Pages the session has read (each a pin it took through buf_read(),
- * buf_read_prefetch(), buf_read_recent() or buf_read_prefetched(), hits
- * and misses alike), for
- * benchmarks. */
+ * buf_read_prefetch(), buf_read_recent(), buf_read_prefetched() or their
+ * _shared variants, hits and misses alike), for benchmarks. */
 static inline uint64_t buf_session_reads(const buf_session *s)
 {
     return s->reads;
@@ -206,6 +220,8 @@ static inline uint64_t buf_session_reads(const buf_session *s)
 int buf_pin_slow(buf_session *s, int32_t id);
 void buf_release_slow(buf_session *s, int32_t id);
 uint64_t buf_hdr_wait_unlocked(buf_desc *d);
+void buf_lock_wait(buf_desc *d, lwlock_mode mode);
+void buf_lock_wake(buf_desc *d);
 
 /*
  * Adds the session's shared pin on d: one fetch_add.  If the header lock
@@ -330,18 +346,102 @@ uint32_t buf_session_pinned(const buf_session *s);
 void buf_block_of(const buf_pool *p, int32_t id, relnumber_t *rel,
                   blocknum_t *blk);
 
+/*
+ * The content lock of a buffer lives in its state word (buf_internals.h):
+ * shared holders are counted there, beside the pins, and an exclusive
+ * holder sets EXCLUSIVE, only while no one holds it shared.  Uncontended,
+ * locking and unlocking are one atomic each, and no system call; a waiter
+ * spins briefly, then sleeps on the descriptor's lock_seq.  Not fair (a
+ * stream of shared holders can hold off an exclusive one), not recursive
+ * in exclusive mode.
+ */
+
+/* Drops a shared hold on d (and `also`: a pin, or 0); wakes waiters if it
+ * was the last, unless the lock is held exclusively (then this was a share
+ * taken back at once, and the holder wakes them when it unlocks). */
+static inline void buf_share_release(buf_desc *d, uint64_t also)
+{
+    /* seq_cst, with the load of lock_waiters: see buf_lock_wait(). */
+    uint64_t old = atomic_fetch_sub_explicit(&d->state, BUF_SHARE_ONE + also,
+                                             memory_order_seq_cst);
+
+    if (__builtin_expect(BUF_SHARES(old) == 1, 1) && !(old & BM_EXCLUSIVE) &&
+        __builtin_expect(
+            atomic_load_explicit(&d->lock_waiters, memory_order_seq_cst) != 0,
+            0))
+        buf_lock_wake(d);
+}
+
 /* Content locks, on a buffer the session has pinned. */
 static inline void buf_lock(buf_session *s, int32_t id, lwlock_mode mode)
 {
+    buf_desc *d = &s->descs[id];
+
     assert(buf_pinned_by(s, id));
-    lwlock_acquire(&s->descs[id].content_lock, mode);
+    if (mode == LW_SHARED) {
+        uint64_t st = atomic_fetch_add_explicit(&d->state, BUF_SHARE_ONE,
+                                                memory_order_acquire);
+        if (__builtin_expect((st & BM_EXCLUSIVE) == 0, 1))
+            return;
+        buf_share_release(d, 0);
+    } else {
+        uint64_t st = atomic_load_relaxed(&d->state);
+        if ((st & BUF_LOCK_MASK) == 0 &&
+            atomic_compare_exchange_strong_explicit(
+                &d->state, &st, st | BM_EXCLUSIVE, memory_order_acquire,
+                memory_order_relaxed))
+            return;
+    }
+    buf_lock_wait(d, mode);
 }
 
+/* buf_lock() if that is possible without waiting. */
 bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode);
 
 static inline void buf_unlock(buf_session *s, int32_t id)
 {
-    lwlock_release(&s->descs[id].content_lock);
+    buf_desc *d = &s->descs[id];
+
+    if (atomic_load_relaxed(&d->state) & BM_EXCLUSIVE) {
+        /* Only we can hold it: no one else holds it in any mode. */
+        atomic_fetch_and_explicit(&d->state, ~BM_EXCLUSIVE,
+                                  memory_order_seq_cst);
+        if (atomic_load_explicit(&d->lock_waiters, memory_order_seq_cst) != 0)
+            buf_lock_wake(d);
+        return;
+    }
+    buf_share_release(d, 0);
+}
+
+/* Whether buffer id's content lock is held exclusively / at all (by
+ * anyone): for assertions and tests. */
+static inline bool buf_lock_held_exclusive(const buf_session *s, int32_t id)
+{
+    return (atomic_load_relaxed(&s->descs[id].state) & BM_EXCLUSIVE) != 0;
+}
+static inline bool buf_lock_held(const buf_session *s, int32_t id)
+{
+    return (atomic_load_relaxed(&s->descs[id].state) & BUF_LOCK_MASK) != 0;
+}
+
+/*
+ * buf_unlock() then buf_release(): if this is the session's last pin on
+ * the buffer, one atomic drops both.
+ */
+static inline void buf_unlock_release(buf_session *s, int32_t id)
+{
+    buf_private_ref *r = buf_private_home(s, id);
+    buf_desc *d = &s->descs[id];
+
+    if (r->id == id && r->count == 1 &&
+        !(atomic_load_relaxed(&d->state) & BM_EXCLUSIVE)) {
+        r->id = BUF_INVALID;
+        r->count = 0;
+        buf_share_release(d, BUF_REFCOUNT_ONE);
+        return;
+    }
+    buf_unlock(s, id);
+    buf_release(s, id);
 }
 
 /* Marks a pinned, exclusively locked buffer dirty. */

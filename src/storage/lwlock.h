@@ -2,7 +2,8 @@
  * lwlock.h: a shared/exclusive lock in one 32-bit word that sleeps on a
  * futex when contended.
  *
- * Used for buffer content locks and mapping-table partition locks.  The word
+ * Used for the mapping table's partition locks (a buffer's content lock
+ * lives in its state word instead: buf_internals.h).  The word
  * holds the number of shared holders (low bits), an exclusive bit, and a
  * "someone is sleeping" bit that tells the releasing holder it must issue a
  * wake-up; an uncontended acquire and release are one atomic each and make
