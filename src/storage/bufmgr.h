@@ -381,6 +381,8 @@ static inline void buf_lock(buf_session *s, int32_t id, lwlock_mode mode)
     if (mode == LW_SHARED) {
         uint64_t st = atomic_fetch_add_explicit(&d->state, BUF_SHARE_ONE,
                                                 memory_order_acquire);
+        /* Shares count holds, not sessions: 2^18 - 1 at most. */
+        assert(BUF_SHARES(st) < BUF_REFCOUNT_MASK);
         if (__builtin_expect((st & BM_EXCLUSIVE) == 0, 1))
             return;
         buf_share_release(d, 0);
