@@ -678,6 +678,286 @@ static void test_stress_tiny_pool(void **state)
     run_stress(&cfg);
 }
 
+/* ---- content locks on two hot buffers ------------------------------- */
+
+#define HOT_BLOCKS 2
+
+typedef struct hot_run {
+    buf_pool *pool;
+    uint64_t deadline_ns;
+    atomic_u64 expected[HOT_BLOCKS]; /* increments made, under the lock */
+    atomic_u32 failures;
+    atomic_u32 error_claimed;
+    char first_error[512];
+    atomic_u64 exclusive, shared, nested, tried, held_long;
+} hot_run;
+
+typedef struct hot_worker {
+    hot_run *run;
+    buf_session *sess;
+    uint64_t rng;
+    uint64_t seen[HOT_BLOCKS]; /* the last counter each block showed */
+} hot_worker;
+
+__attribute__((format(printf, 2, 3))) static void hot_fail(hot_run *run,
+                                                           const char *fmt, ...)
+{
+    atomic_fetch_add(&run->failures, 1);
+    if (atomic_exchange(&run->error_claimed, 1) == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(run->first_error, sizeof(run->first_error), fmt, ap);
+        va_end(ap);
+    }
+}
+
+/*
+ * Under a content lock on buffer id, which holds block blk: the page is
+ * the block's and untorn, its counter never went back as this thread saw
+ * it, and, held exclusively, equals the increments made.  Returns the
+ * counter.
+ */
+static uint64_t hot_check(hot_worker *w, int32_t id, blocknum_t blk,
+                          bool exclusive, const char *what)
+{
+    tu_page_body b;
+    uint64_t tail;
+
+    tu_body_read(buf_page(w->run->pool, id), &b, &tail);
+    if (b.rel != REL_BASE || b.blk != blk || tail != b.value)
+        hot_fail(w->run,
+                 "%s: block %u in buffer %d: (%u, %u) counter %llu "
+                 "tail %llu",
+                 what, blk, id, b.rel, b.blk, (unsigned long long)b.value,
+                 (unsigned long long)tail);
+    if (b.value < w->seen[blk])
+        hot_fail(w->run, "%s: block %u's counter went back from %llu to %llu",
+                 what, blk, (unsigned long long)w->seen[blk],
+                 (unsigned long long)b.value);
+    if (exclusive && b.value != atomic_load_relaxed(&w->run->expected[blk]))
+        hot_fail(
+            w->run, "%s: block %u has counter %llu, %llu increments made", what,
+            blk, (unsigned long long)b.value,
+            (unsigned long long)atomic_load_relaxed(&w->run->expected[blk]));
+    w->seen[blk] = b.value;
+    return b.value;
+}
+
+/* Under the exclusive lock: one increment, counted before unlocking. */
+static void hot_increment(hot_worker *w, int32_t id, blocknum_t blk)
+{
+    uint64_t v = hot_check(w, id, blk, true, "exclusive");
+
+    tu_body_write(buf_page(w->run->pool, id), REL_BASE, blk, v + 1);
+    buf_mark_dirty(w->sess, id);
+    atomic_fetch_add_explicit(&w->run->expected[blk], 1, memory_order_relaxed);
+    w->seen[blk] = v + 1;
+    atomic_fetch_add_explicit(&w->run->exclusive, 1, memory_order_relaxed);
+}
+
+static void *hot_main(void *arg)
+{
+    hot_worker *w = arg;
+    hot_run *run = w->run;
+    const uint16_t lines[2] = {0, 4096};
+
+    while (atomic_load_relaxed(&run->failures) == 0 &&
+           clock_now_ns() < run->deadline_ns) {
+        uint64_t r = tu_rand(&w->rng);
+        blocknum_t blk = (blocknum_t)(r % HOT_BLOCKS);
+        int32_t id;
+        int rc;
+
+        switch ((r >> 8) % 8) {
+        case 0:
+        case 1: /* an increment under the exclusive lock */
+            rc = buf_read(w->sess, REL_BASE, blk, NULL, &id);
+            if (rc != KEEL_OK)
+                break;
+            buf_lock(w->sess, id, LW_EXCLUSIVE);
+            hot_increment(w, id, blk);
+            buf_unlock(w->sess, id);
+            buf_release(w->sess, id);
+            break;
+        case 2:
+        case 3:
+        case 4: /* a read that pins and locks in one */
+            if ((r >> 16) % 3 == 0) {
+                rc = buf_read_prefetch_shared(w->sess, REL_BASE, blk, lines, 2,
+                                              &id);
+            } else if ((r >> 16) % 3 == 1) {
+                buf_prefetch(w->sess, REL_BASE, blk, lines, 2, blk);
+                rc = buf_prefetch_pending(w->sess, REL_BASE, blk, blk)
+                         ? buf_read_prefetched_shared(w->sess, &id)
+                         : buf_read_prefetch_shared(w->sess, REL_BASE, blk,
+                                                    lines, 2, &id);
+            } else {
+                rc = buf_read_recent_shared(w->sess, REL_BASE, blk,
+                                            (int32_t)((r >> 24) % 16), lines, 2,
+                                            &id);
+            }
+            if (rc != KEEL_OK)
+                break;
+            hot_check(w, id, blk, false, "locking read");
+            buf_unlock_release(w->sess, id);
+            atomic_fetch_add_explicit(&run->shared, 1, memory_order_relaxed);
+            break;
+        case 5: /* two shares on one pin, given back one at a time */
+            rc = buf_read(w->sess, REL_BASE, blk, NULL, &id);
+            if (rc != KEEL_OK)
+                break;
+            buf_lock(w->sess, id, LW_SHARED);
+            {
+                int32_t id2 = BUF_INVALID;
+                rc = buf_read_recent_shared(w->sess, REL_BASE, blk, id, NULL, 0,
+                                            &id2);
+                if (rc == KEEL_OK && id2 != id)
+                    hot_fail(run,
+                             "block %u read again in buffer %d, held "
+                             "in %d",
+                             blk, id2, id);
+                if (rc == KEEL_OK) {
+                    hot_check(w, id2, blk, false, "two shares");
+                    buf_unlock_release(w->sess, id2);
+                }
+            }
+            hot_check(w, id, blk, false, "one share of two");
+            buf_unlock_release(w->sess, id);
+            atomic_fetch_add_explicit(&run->nested, 1, memory_order_relaxed);
+            break;
+        case 6: /* try-locks in either mode */
+            rc = buf_read(w->sess, REL_BASE, blk, NULL, &id);
+            if (rc != KEEL_OK)
+                break;
+            if ((r >> 16) & 1) {
+                if (buf_try_lock(w->sess, id, LW_EXCLUSIVE)) {
+                    hot_increment(w, id, blk);
+                    buf_unlock(w->sess, id);
+                    atomic_fetch_add_explicit(&run->tried, 1,
+                                              memory_order_relaxed);
+                }
+            } else if (buf_try_lock(w->sess, id, LW_SHARED)) {
+                hot_check(w, id, blk, false, "try-locked read");
+                buf_unlock(w->sess, id);
+                atomic_fetch_add_explicit(&run->tried, 1, memory_order_relaxed);
+            }
+            buf_release(w->sess, id);
+            break;
+        default: /* a lock held across a yield, so that others sleep */
+            if ((r >> 16) & 1) {
+                rc = buf_read_recent_shared(w->sess, REL_BASE, blk, BUF_INVALID,
+                                            NULL, 0, &id);
+                if (rc != KEEL_OK)
+                    break;
+                sched_yield();
+                hot_check(w, id, blk, false, "long read");
+                buf_unlock_release(w->sess, id);
+            } else {
+                rc = buf_read(w->sess, REL_BASE, blk, NULL, &id);
+                if (rc != KEEL_OK)
+                    break;
+                buf_lock(w->sess, id, LW_EXCLUSIVE);
+                sched_yield();
+                hot_increment(w, id, blk);
+                buf_unlock(w->sess, id);
+                buf_release(w->sess, id);
+            }
+            atomic_fetch_add_explicit(&run->held_long, 1, memory_order_relaxed);
+            break;
+        }
+        if (rc != KEEL_OK)
+            hot_fail(run, "reading block %u: %s: %s", blk, keel_status_str(rc),
+                     buf_session_error(w->sess)->msg);
+    }
+    return NULL;
+}
+
+/*
+ * The content lock under contention: six threads on two buffers, mixing
+ * exclusive increments, reads that pin and lock in one atomic, two
+ * shares on one pin, try-locks, and locks held across a yield so that
+ * waiters go to sleep.  No reader sees a torn page or a counter going
+ * back; an exclusive holder sees every increment; some session slept on
+ * a lock (the futex path ran); at the end every increment is in the
+ * page, and no pin or lock is left.
+ */
+static void test_stress_hot_locks(void **state)
+{
+    enum { NTHREADS = 6 };
+    double seconds = tu_stress_seconds(1.0);
+    hot_run *run = calloc(1, sizeof(*run));
+    hot_worker w[NTHREADS];
+    pthread_t th[NTHREADS];
+    int32_t ids[HOT_BLOCKS];
+    uint32_t sleepers = 0;
+    buf_session *s = NULL;
+    char *dir = NULL;
+    smgr *sm = NULL;
+    kerr err;
+
+    (void)state;
+    assert_non_null(run);
+    tu_storage_open(&dir, &sm, &err);
+    tu_body_rel_create(sm, REL_BASE, HOT_BLOCKS, &err);
+    tu_pool_open(sm, 16, &run->pool, &s, &err);
+    /* Held by this session throughout, so their buffers stay put. */
+    for (blocknum_t b = 0; b < HOT_BLOCKS; b++)
+        assert_int_equal(buf_read(s, REL_BASE, b, NULL, &ids[b]), KEEL_OK);
+    for (int i = 0; i < NTHREADS; i++) {
+        w[i] = (hot_worker){
+            .run = run,
+            .rng = (stress_seed() ^ (uint64_t)(i + 1) * UINT64_C(0x9E37)) | 1,
+        };
+        assert_int_equal(buf_session_create(run->pool, &w[i].sess, &err),
+                         KEEL_OK);
+    }
+    run->deadline_ns = clock_now_ns() + (uint64_t)(seconds * 1e9);
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, hot_main, &w[i]), 0);
+    while (clock_now_ns() < run->deadline_ns) {
+        for (int b = 0; b < HOT_BLOCKS; b++) {
+            uint32_t n = atomic_load_acquire(&s->descs[ids[b]].lock_waiters);
+            if (n > sleepers)
+                sleepers = n;
+        }
+        sched_yield();
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    print_message("hot locks: %d threads, %.1f s: %llu exclusive, %llu "
+                  "locking reads, %llu nested, %llu try-locks, %llu held "
+                  "across a yield; at most %u asleep at once\n",
+                  NTHREADS, seconds, (unsigned long long)run->exclusive,
+                  (unsigned long long)run->shared,
+                  (unsigned long long)run->nested,
+                  (unsigned long long)run->tried,
+                  (unsigned long long)run->held_long, sleepers);
+    if (atomic_load(&run->failures) != 0)
+        fail_msg("%u failure(s) in worker threads; first: %s",
+                 atomic_load(&run->failures), run->first_error);
+    assert_true(run->exclusive > 0 && run->shared > 0 && run->nested > 0);
+    assert_true(sleepers > 0);
+
+    for (int i = 0; i < NTHREADS; i++)
+        buf_session_destroy(w[i].sess);
+    for (blocknum_t b = 0; b < HOT_BLOCKS; b++) {
+        tu_page_body body;
+        uint64_t tail;
+
+        assert_false(buf_lock_held(s, ids[b]));
+        buf_lock(s, ids[b], LW_SHARED);
+        tu_body_read(buf_page(run->pool, ids[b]), &body, &tail);
+        buf_unlock(s, ids[b]);
+        assert_int_equal(body.value, atomic_load(&run->expected[b]));
+        assert_int_equal(tail, body.value);
+        buf_release(s, ids[b]);
+    }
+    tu_assert_pool_quiet(run->pool);
+    tu_pool_close(&run->pool, &s, &err);
+    tu_storage_close(dir, sm);
+    free(run);
+}
+
 /*
  * Exhaustion, deterministically: with every buffer pinned, reading another
  * block fails with KEEL_EEXHAUSTED, takes no pin, and works again once a
@@ -737,6 +1017,7 @@ int main(void)
         cmocka_unit_test(test_exhaustion_leaves_nothing_pinned),
         cmocka_unit_test(test_stress_pool),
         cmocka_unit_test(test_stress_tiny_pool),
+        cmocka_unit_test(test_stress_hot_locks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
