@@ -62,6 +62,13 @@
 /* Pages carry a tu_page_body (testutil.h) whose value is the page's
  * update counter. */
 
+/* Failures seen by worker threads: a count, and the first one's text. */
+typedef struct stress_failures {
+    atomic_u32 count;
+    atomic_u32 claimed;
+    char first[512];
+} stress_failures;
+
 typedef struct stress_config {
     const char *name;
     uint32_t nbuffers;
@@ -78,10 +85,7 @@ typedef struct stress_run {
     /* Updates made to each page (page index = rel index * NBLK + blk). */
     atomic_u64 expected[NPAGES];
 
-    /* Failures: a count, and the first one's description. */
-    atomic_u32 failures;
-    atomic_u32 error_claimed;
-    char first_error[512];
+    stress_failures fail;
 
     /* What was done, for the report and a sanity check. */
     atomic_u64 reads, updates, held_checks, scans, flushes, checkpoints,
@@ -119,20 +123,20 @@ static uint32_t page_index(relnumber_t rel, blocknum_t blk)
 
 /* Records a failure seen by a worker; the first one's text is kept. */
 __attribute__((format(printf, 2, 3))) static void
-stress_fail(stress_run *run, const char *fmt, ...)
+stress_fail(stress_failures *f, const char *fmt, ...)
 {
-    atomic_fetch_add(&run->failures, 1);
-    if (atomic_exchange(&run->error_claimed, 1) == 0) {
+    atomic_fetch_add(&f->count, 1);
+    if (atomic_exchange(&f->claimed, 1) == 0) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(run->first_error, sizeof(run->first_error), fmt, ap);
+        vsnprintf(f->first, sizeof(f->first), fmt, ap);
         va_end(ap);
     }
 }
 
 static bool stress_failed(stress_run *run)
 {
-    return atomic_load_relaxed(&run->failures) != 0;
+    return atomic_load_relaxed(&run->fail.count) != 0;
 }
 
 /*
@@ -150,25 +154,26 @@ static bool check_page(worker *w, int32_t id, relnumber_t rel, blocknum_t blk,
 
     buf_block_of(run->pool, id, &trel, &tblk);
     if (trel != rel || tblk != blk) {
-        stress_fail(run, "%s: buffer %d for (%u, %u) is tagged (%u, %u)", what,
-                    id, rel, blk, trel, tblk);
+        stress_fail(&run->fail, "%s: buffer %d for (%u, %u) is tagged (%u, %u)",
+                    what, id, rel, blk, trel, tblk);
         return false;
     }
     tu_body_read(buf_page(run->pool, id), &b, &tail);
     if (b.rel != rel || b.blk != blk) {
-        stress_fail(run, "%s: buffer %d for (%u, %u) holds page (%u, %u)", what,
-                    id, rel, blk, b.rel, b.blk);
+        stress_fail(&run->fail,
+                    "%s: buffer %d for (%u, %u) holds page (%u, %u)", what, id,
+                    rel, blk, b.rel, b.blk);
         return false;
     }
     if (tail != b.value) {
-        stress_fail(run, "%s: page (%u, %u) torn: counter %llu, tail %llu",
-                    what, rel, blk, (unsigned long long)b.value,
-                    (unsigned long long)tail);
+        stress_fail(
+            &run->fail, "%s: page (%u, %u) torn: counter %llu, tail %llu", what,
+            rel, blk, (unsigned long long)b.value, (unsigned long long)tail);
         return false;
     }
     want = atomic_load_relaxed(&run->expected[page_index(rel, blk)]);
     if (b.value != want) {
-        stress_fail(run,
+        stress_fail(&run->fail,
                     "%s: page (%u, %u) in buffer %d has counter %llu, "
                     "expected %llu (an update was lost)",
                     what, rel, blk, id, (unsigned long long)b.value,
@@ -204,10 +209,12 @@ static void held_check_release(worker *w, struct held_pin *h)
     uint64_t st = buf_state(run->pool, id);
 
     if (BUF_REFCOUNT(st) == 0 || !(st & BM_VALID))
-        stress_fail(run, "held buffer %d: state %#llx (refcount 0 or invalid)",
-                    id, (unsigned long long)st);
+        stress_fail(&run->fail,
+                    "held buffer %d: state %#llx (refcount 0 or invalid)", id,
+                    (unsigned long long)st);
     if (buf_pin_count(w->sess, id) != 1)
-        stress_fail(run, "held buffer %d: session pin count %u, expected 1", id,
+        stress_fail(&run->fail,
+                    "held buffer %d: session pin count %u, expected 1", id,
                     buf_pin_count(w->sess, id));
     buf_lock(w->sess, id, LW_SHARED);
     check_page(w, id, h->rel, h->blk, "held pin");
@@ -265,7 +272,7 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
                     KEEL_OK)
                     buf_release(w->sess, other);
                 if (buf_prefetch_pending(w->sess, rel, blk, blk) != was) {
-                    stress_fail(run,
+                    stress_fail(&run->fail,
                                 "reading (%u, %u) changed whether (%u, %u)'s "
                                 "prefetch is pending",
                                 rel, (blk + 1) % NBLK, rel, blk);
@@ -298,7 +305,7 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
             atomic_fetch_add_explicit(&run->reads, 1, memory_order_relaxed);
             struct held_pin *h = held_find(w, rel, blk);
             if (h != NULL && *id != h->id) {
-                stress_fail(run,
+                stress_fail(&run->fail,
                             "(%u, %u) is pinned in buffer %d but buf_read "
                             "returned buffer %d",
                             rel, blk, h->id, *id);
@@ -311,7 +318,7 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
             return KEEL_OK;
         }
         if (buf_session_pinned(w->sess) != pinned) {
-            stress_fail(run,
+            stress_fail(&run->fail,
                         "failed buf_read(%u, %u) (%s) changed the pinned "
                         "count from %u to %u",
                         rel, blk, keel_status_str(rc), pinned,
@@ -319,17 +326,17 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
             return rc;
         }
         if (e->code != rc) {
-            stress_fail(run, "buf_read returned %s but recorded %s",
+            stress_fail(&run->fail, "buf_read returned %s but recorded %s",
                         keel_status_str(rc), keel_status_str(e->code));
             return rc;
         }
         if (rc != KEEL_EEXHAUSTED || !run->cfg->exhaustion_ok) {
-            stress_fail(run, "buf_read(%u, %u): %s: %s", rel, blk,
+            stress_fail(&run->fail, "buf_read(%u, %u): %s: %s", rel, blk,
                         keel_status_str(rc), e->msg);
             return rc;
         }
         if (strstr(e->msg, "exhausted") == NULL) {
-            stress_fail(run, "exhaustion message \"%s\"", e->msg);
+            stress_fail(&run->fail, "exhaustion message \"%s\"", e->msg);
             return rc;
         }
         atomic_fetch_add_explicit(&run->exhausted, 1, memory_order_relaxed);
@@ -366,7 +373,8 @@ static void op_read(worker *w)
     if (!share)
         buf_lock(w->sess, id, LW_SHARED);
     if (!buf_lock_held(w->sess, id) || buf_lock_held_exclusive(w->sess, id))
-        stress_fail(w->run, "buffer %d: not locked shared after a read%s", id,
+        stress_fail(&w->run->fail,
+                    "buffer %d: not locked shared after a read%s", id,
                     share ? " that locks" : " and buf_lock()");
     check_page(w, id, rel, blk, share ? "locking read" : "shared read");
     if (share || tu_rand(&w->rng) % 2 == 0) {
@@ -399,7 +407,8 @@ static void op_update(worker *w)
         buf_mark_dirty(w->sess, id);
         /* Nobody can write the page out while we hold it exclusively. */
         if (!(buf_state(run->pool, id) & BM_DIRTY))
-            stress_fail(run, "buffer %d not dirty after buf_mark_dirty", id);
+            stress_fail(&run->fail, "buffer %d not dirty after buf_mark_dirty",
+                        id);
         atomic_fetch_add_explicit(&run->expected[page_index(rel, blk)], 1,
                                   memory_order_relaxed);
         atomic_fetch_add_explicit(&run->updates, 1, memory_order_relaxed);
@@ -468,7 +477,7 @@ static void op_flush(worker *w)
         return;
     rc = buf_flush(w->sess, id);
     if (rc != KEEL_OK)
-        stress_fail(w->run, "buf_flush(%u, %u): %s: %s", rel, blk,
+        stress_fail(&w->run->fail, "buf_flush(%u, %u): %s: %s", rel, blk,
                     keel_status_str(rc), buf_session_error(w->sess)->msg);
     buf_release(w->sess, id);
     atomic_fetch_add_explicit(&w->run->flushes, 1, memory_order_relaxed);
@@ -489,7 +498,8 @@ static void *worker_main(void *arg)
         if (w->index == 0 && now >= next_checkpoint) {
             int rc = buf_checkpoint(w->sess);
             if (rc != KEEL_OK)
-                stress_fail(run, "buf_checkpoint: %s: %s", keel_status_str(rc),
+                stress_fail(&run->fail, "buf_checkpoint: %s: %s",
+                            keel_status_str(rc),
                             buf_session_error(w->sess)->msg);
             atomic_fetch_add_explicit(&run->checkpoints, 1,
                                       memory_order_relaxed);
@@ -586,9 +596,9 @@ static void run_stress(const stress_config *cfg)
         (unsigned long long)run->scans, (unsigned long long)run->flushes,
         (unsigned long long)run->checkpoints,
         (unsigned long long)run->exhausted);
-    if (atomic_load(&run->failures) != 0)
+    if (atomic_load(&run->fail.count) != 0)
         fail_msg("%u failure(s) in worker threads; first: %s",
-                 atomic_load(&run->failures), run->first_error);
+                 atomic_load(&run->fail.count), run->fail.first);
 
     /* Destroying the sessions drops the pins some workers still hold. */
     for (int i = 0; i < cfg->nthreads; i++) {
@@ -686,9 +696,7 @@ typedef struct hot_run {
     buf_pool *pool;
     uint64_t deadline_ns;
     atomic_u64 expected[HOT_BLOCKS]; /* increments made, under the lock */
-    atomic_u32 failures;
-    atomic_u32 error_claimed;
-    char first_error[512];
+    stress_failures fail;
     atomic_u64 exclusive, shared, nested, tried, held_long;
 } hot_run;
 
@@ -698,18 +706,6 @@ typedef struct hot_worker {
     uint64_t rng;
     uint64_t seen[HOT_BLOCKS]; /* the last counter each block showed */
 } hot_worker;
-
-__attribute__((format(printf, 2, 3))) static void hot_fail(hot_run *run,
-                                                           const char *fmt, ...)
-{
-    atomic_fetch_add(&run->failures, 1);
-    if (atomic_exchange(&run->error_claimed, 1) == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(run->first_error, sizeof(run->first_error), fmt, ap);
-        va_end(ap);
-    }
-}
 
 /*
  * Under a content lock on buffer id, which holds block blk: the page is
@@ -725,19 +721,21 @@ static uint64_t hot_check(hot_worker *w, int32_t id, blocknum_t blk,
 
     tu_body_read(buf_page(w->run->pool, id), &b, &tail);
     if (b.rel != REL_BASE || b.blk != blk || tail != b.value)
-        hot_fail(w->run,
-                 "%s: block %u in buffer %d: (%u, %u) counter %llu "
-                 "tail %llu",
-                 what, blk, id, b.rel, b.blk, (unsigned long long)b.value,
-                 (unsigned long long)tail);
+        stress_fail(&w->run->fail,
+                    "%s: block %u in buffer %d: (%u, %u) counter %llu "
+                    "tail %llu",
+                    what, blk, id, b.rel, b.blk, (unsigned long long)b.value,
+                    (unsigned long long)tail);
     if (b.value < w->seen[blk])
-        hot_fail(w->run, "%s: block %u's counter went back from %llu to %llu",
-                 what, blk, (unsigned long long)w->seen[blk],
-                 (unsigned long long)b.value);
+        stress_fail(&w->run->fail,
+                    "%s: block %u's counter went back from %llu to %llu", what,
+                    blk, (unsigned long long)w->seen[blk],
+                    (unsigned long long)b.value);
     if (exclusive && b.value != atomic_load_relaxed(&w->run->expected[blk]))
-        hot_fail(
-            w->run, "%s: block %u has counter %llu, %llu increments made", what,
-            blk, (unsigned long long)b.value,
+        stress_fail(
+            &w->run->fail,
+            "%s: block %u has counter %llu, %llu increments made", what, blk,
+            (unsigned long long)b.value,
             (unsigned long long)atomic_load_relaxed(&w->run->expected[blk]));
     w->seen[blk] = b.value;
     return b.value;
@@ -761,7 +759,7 @@ static void *hot_main(void *arg)
     hot_run *run = w->run;
     const uint16_t lines[2] = {0, 4096};
 
-    while (atomic_load_relaxed(&run->failures) == 0 &&
+    while (atomic_load_relaxed(&run->fail.count) == 0 &&
            clock_now_ns() < run->deadline_ns) {
         uint64_t r = tu_rand(&w->rng);
         blocknum_t blk = (blocknum_t)(r % HOT_BLOCKS);
@@ -812,10 +810,10 @@ static void *hot_main(void *arg)
                 rc = buf_read_recent_shared(w->sess, REL_BASE, blk, id, NULL, 0,
                                             &id2);
                 if (rc == KEEL_OK && id2 != id)
-                    hot_fail(run,
-                             "block %u read again in buffer %d, held "
-                             "in %d",
-                             blk, id2, id);
+                    stress_fail(&run->fail,
+                                "block %u read again in buffer %d, held "
+                                "in %d",
+                                blk, id2, id);
                 if (rc == KEEL_OK) {
                     hot_check(w, id2, blk, false, "two shares");
                     buf_unlock_release(w->sess, id2);
@@ -866,8 +864,8 @@ static void *hot_main(void *arg)
             break;
         }
         if (rc != KEEL_OK)
-            hot_fail(run, "reading block %u: %s: %s", blk, keel_status_str(rc),
-                     buf_session_error(w->sess)->msg);
+            stress_fail(&run->fail, "reading block %u: %s: %s", blk,
+                        keel_status_str(rc), buf_session_error(w->sess)->msg);
     }
     return NULL;
 }
@@ -932,9 +930,9 @@ static void test_stress_hot_locks(void **state)
                   (unsigned long long)run->nested,
                   (unsigned long long)run->tried,
                   (unsigned long long)run->held_long, sleepers);
-    if (atomic_load(&run->failures) != 0)
+    if (atomic_load(&run->fail.count) != 0)
         fail_msg("%u failure(s) in worker threads; first: %s",
-                 atomic_load(&run->failures), run->first_error);
+                 atomic_load(&run->fail.count), run->fail.first);
     assert_true(run->exclusive > 0 && run->shared > 0 && run->nested > 0);
     assert_true(sleepers > 0);
 
