@@ -876,8 +876,9 @@ static void *hot_main(void *arg)
  * shares on one pin, try-locks, and locks held across a yield so that
  * waiters go to sleep.  No reader sees a torn page or a counter going
  * back; an exclusive holder sees every increment; some session slept on
- * a lock (the futex path ran); at the end every increment is in the
- * page, and no pin or lock is left.
+ * a lock (the futex path ran; not required of a run shorter than 0.2 s,
+ * KEEL_STRESS_SECONDS); at the end every increment is in the page, and
+ * no pin or lock is left.
  */
 static void test_stress_hot_locks(void **state)
 {
@@ -934,7 +935,7 @@ static void test_stress_hot_locks(void **state)
         fail_msg("%u failure(s) in worker threads; first: %s",
                  atomic_load(&run->fail.count), run->fail.first);
     assert_true(run->exclusive > 0 && run->shared > 0 && run->nested > 0);
-    assert_true(sleepers > 0);
+    assert_true(sleepers > 0 || seconds < 0.2);
 
     for (int i = 0; i < NTHREADS; i++)
         buf_session_destroy(w[i].sess);
