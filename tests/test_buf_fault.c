@@ -309,6 +309,42 @@ static void test_read_fault_with_strategy(void **state)
     assert_quiet(f);
 }
 
+/*
+ * The reads that pin and lock in one atomic, on a failed load: from the
+ * file, and from the buffer a failed load left tagged but not valid (the
+ * combined share is given back, the load retried and failed again).
+ * Each leaves nothing pinned or locked; once the fault is gone the read
+ * returns the page locked.
+ */
+static void test_read_fault_locking(void **state)
+{
+    fixture *f = *state;
+    const uint16_t lines[2] = {0, 4096};
+    int32_t id = BUF_INVALID, b;
+    int rc;
+
+    fault_arm(FAULT_OP_READ, FAULT_EIO, 0, 2, REL_A);
+    rc = buf_read_prefetch_shared(f->s, REL_A, 5, lines, 2, &id);
+    assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_A, 5);
+    assert_quiet(f);
+    b = find_buffer(f, REL_A, 5);
+    assert_int_not_equal(b, BUF_INVALID);
+    assert_false(buf_state(f->pool, b) & BM_VALID);
+    rc = buf_read_recent_shared(f->s, REL_A, 5, b, lines, 2, &id);
+    assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_A, 5);
+    assert_int_equal(fault_delivered(FAULT_OP_READ), 2);
+    assert_quiet(f);
+
+    fault_disarm_all();
+    assert_int_equal(buf_read_recent_shared(f->s, REL_A, 5, b, lines, 2, &id),
+                     KEEL_OK);
+    body_check(buf_page(f->pool, id), REL_A, 5);
+    assert_true(buf_lock_held(f->s, id));
+    assert_int_equal(BUF_SHARES(buf_state(f->pool, id)), 1);
+    buf_unlock_release(f->s, id);
+    assert_quiet(f);
+}
+
 /* ---- buf_flush --------------------------------------------------------- */
 
 static void test_flush_write_faults(void **state)
@@ -1012,6 +1048,7 @@ int main(void)
         T(test_read_eio),
         T(test_read_short),
         T(test_read_fault_with_strategy),
+        T(test_read_fault_locking),
         T(test_flush_write_faults),
         T(test_flush_fault_then_redirty),
         T(test_evict_dirty_fault),
