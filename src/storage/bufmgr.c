@@ -774,21 +774,15 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
                                        BUF_REFCOUNT_ONE + BUF_SHARE_ONE,
                                        memory_order_acquire) +
              BUF_REFCOUNT_ONE + BUF_SHARE_ONE;
+        /* Shares count holds, not sessions: the field must not wrap. */
+        assert(BUF_SHARES(st) != 0);
         locked = (st & (BM_LOCKED | BM_EXCLUSIVE | BM_VALID)) == BM_VALID;
         if (__builtin_expect(!locked, 0)) {
             buf_share_release(d, 0);
             if (st & BM_LOCKED)
                 st = buf_hdr_wait_unlocked(d);
         }
-        while (__builtin_expect(BUF_USAGE(st) < usage_limit, 0) &&
-               !(st & BM_LOCKED)) {
-            if (atomic_compare_exchange_weak_explicit(
-                    &d->state, &st, st + BUF_USAGE_ONE, memory_order_relaxed,
-                    memory_order_relaxed)) {
-                st += BUF_USAGE_ONE;
-                break;
-            }
-        }
+        st = buf_usage_raise(d, st, usage_limit);
     } else {
         st = buf_pin_shared(d, usage_limit);
     }

@@ -224,11 +224,28 @@ void buf_lock_wait(buf_desc *d, lwlock_mode mode);
 void buf_lock_wake(buf_desc *d);
 
 /*
+ * Raises d's usage count towards usage_limit, from state st just seen by
+ * a pin: a compare-and-swap only while below it (which a hot page never
+ * is) and the header is unlocked.  Returns the state after.
+ */
+static inline uint64_t buf_usage_raise(buf_desc *d, uint64_t st,
+                                       uint32_t usage_limit)
+{
+    while (__builtin_expect(BUF_USAGE(st) < usage_limit, 0) &&
+           !(st & BM_LOCKED)) {
+        if (atomic_compare_exchange_weak_explicit(
+                &d->state, &st, st + BUF_USAGE_ONE, memory_order_relaxed,
+                memory_order_relaxed))
+            return st + BUF_USAGE_ONE;
+    }
+    return st;
+}
+
+/*
  * Adds the session's shared pin on d: one fetch_add.  If the header lock
  * was held at that instant the tag may be changing, so wait for its
  * release before the caller looks at the tag.  The usage count is raised
- * towards usage_limit with a compare-and-swap only while below it, which a
- * hot page never is.  Returns the state after the pin.
+ * as buf_usage_raise() does.  Returns the state after the pin.
  */
 static inline uint64_t buf_pin_shared(buf_desc *d, uint32_t usage_limit)
 {
@@ -238,14 +255,7 @@ static inline uint64_t buf_pin_shared(buf_desc *d, uint32_t usage_limit)
 
     if (__builtin_expect((st & BM_LOCKED) != 0, 0))
         st = buf_hdr_wait_unlocked(d);
-    while (__builtin_expect(BUF_USAGE(st) < usage_limit, 0) &&
-           !(st & BM_LOCKED)) {
-        if (atomic_compare_exchange_weak_explicit(
-                &d->state, &st, st + BUF_USAGE_ONE, memory_order_relaxed,
-                memory_order_relaxed))
-            return st + BUF_USAGE_ONE;
-    }
-    return st;
+    return buf_usage_raise(d, st, usage_limit);
 }
 
 /* Drops the session's shared pin on d: one fetch_sub. */
