@@ -34,11 +34,6 @@ static inline void *bt_page(buf_session *s, int32_t id)
     return buf_session_page(s, id);
 }
 
-static void bt_unlock_release(buf_session *s, int32_t id)
-{
-    buf_unlock_release(s, id);
-}
-
 /*
  * The lines of a page a search reads first, into lines[0..4), returning
  * how many: the header (item count, first line pointers) and the special
@@ -95,7 +90,7 @@ static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
     op = btpage_opaque_c(page);
     if (btpage_header(page)->special != BT_SPECIAL_OFF ||
         (op->flags & BT_META) || (level >= 0 && op->level != level)) {
-        bt_unlock_release(s, *id);
+        buf_unlock_release(s, *id);
         return kerr_set(&s->err, KEEL_ECORRUPT,
                         "index %u block %u: not a B-tree page of level %d",
                         bt->rel, blk, level);
@@ -563,23 +558,23 @@ int btree_create(buf_session *s, relnumber_t rel, const tuple_desc *keydesc,
         return rc;
     }
     if (mblk != BT_META_BLOCK) {
-        bt_unlock_release(s, mid);
+        buf_unlock_release(s, mid);
         btree_close(bt);
         return kerr_set(&s->err, KEEL_EEXIST,
                         "relation %u grew while its index was created", rel);
     }
     rc = buf_extend(s, rel, sizeof(bt_opaque), NULL, &rid, &rblk);
     if (rc != KEEL_OK) {
-        bt_unlock_release(s, mid);
+        buf_unlock_release(s, mid);
         btree_close(bt);
         return rc;
     }
     btpage_init(bt_page(s, rid), 0, BT_ROOT);
     buf_mark_dirty(s, rid);
-    bt_unlock_release(s, rid);
+    buf_unlock_release(s, rid);
     bt_meta_write(bt, bt_page(s, mid), rblk, 0);
     buf_mark_dirty(s, mid);
-    bt_unlock_release(s, mid);
+    buf_unlock_release(s, mid);
     atomic_store_relaxed(&bt->root_cache, rblk);
     *out = bt;
     return KEEL_OK;
@@ -601,7 +596,7 @@ int btree_open(buf_session *s, relnumber_t rel, btree **out)
         return rc;
     buf_lock(s, id, LW_SHARED);
     rc = bt_meta_parse(bt_page(s, id), rel, &meta, &desc, &s->err);
-    bt_unlock_release(s, id);
+    buf_unlock_release(s, id);
     if (rc != KEEL_OK)
         return rc;
     rc = bt_handle_new(rel, desc, meta.unique != 0, &bt, &s->err);
@@ -658,7 +653,7 @@ static int bt_root_get(btree *bt, buf_session *s, bool refresh,
             return rc;
         buf_lock(s, id, LW_SHARED);
         rc = bt_meta_parse(bt_page(s, id), bt->rel, &meta, NULL, &s->err);
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, id);
         if (rc != KEEL_OK)
             return rc;
         c = (uint64_t)meta.level << 32 | meta.root;
@@ -741,7 +736,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
         if (!(btpage_opaque(page)->flags & BT_ROOT) ||
             btpage_opaque(page)->level != level) {
             /* A stale cache: the root split (or the meta page moved on). */
-            bt_unlock_release(s, id);
+            buf_unlock_release(s, id);
             continue;
         }
         if (stack_top != NULL)
@@ -757,7 +752,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                 } else {
                     while (bt_beyond(bt, page, sk)) {
                         next = btpage_opaque(page)->right;
-                        bt_unlock_release(s, id);
+                        buf_unlock_release(s, id);
                         rc = bt_read_lock(bt, s, next, mode, (int)level, &id);
                         if (rc != KEEL_OK)
                             return rc;
@@ -773,7 +768,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
             if (slot == BT_MAX_ITEMS) {
                 /* A split moved sk right: the sibling's bounds are unknown. */
                 next = btpage_opaque(page)->right;
-                bt_unlock_release(s, id);
+                buf_unlock_release(s, id);
                 rc = bt_read_lock(bt, s, next, LW_SHARED, (int)level, &id);
                 if (rc != KEEL_OK)
                     return rc;
@@ -785,7 +780,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
             if (stack != NULL)
                 stack[level] = blk;
             blk = btpage_item(page, slot)->block;
-            bt_unlock_release(s, id);
+            buf_unlock_release(s, id);
             level--;
             guess = -1.0;
             if (level == 0 && sk->fast && h.has_lo && h.has_hi && h.hi > h.lo) {
@@ -837,7 +832,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
         if (pos < btpage_nitems(page) || !bt_beyond(bt, page, &sk))
             break;
         blk = btpage_opaque(page)->right;
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, id);
         rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
         if (rc != KEEL_OK)
             return rc;
@@ -862,7 +857,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
         if (!bt_beyond(bt, page, &sk))
             goto done;
         blk = btpage_opaque(page)->right;
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, id);
         rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
         if (rc != KEEL_OK)
             return rc;
@@ -870,7 +865,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
         pos = btpage_first(page);
     }
 done:
-    bt_unlock_release(s, id);
+    buf_unlock_release(s, id);
     *count = found;
     return KEEL_OK;
 }
@@ -989,7 +984,7 @@ static int bt_move_right(const btree *bt, buf_session *s, int level,
     blocknum_t next = btpage_opaque_c(*page)->right;
     int rc;
 
-    bt_unlock_release(s, *id);
+    buf_unlock_release(s, *id);
     rc = bt_read_lock(bt, s, next, LW_SHARED, level, id);
     if (rc == KEEL_OK)
         *page = bt_page(s, *id);
@@ -1031,7 +1026,7 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
         pos = btpage_first(page);
     }
 done:
-    bt_unlock_release(s, id);
+    buf_unlock_release(s, id);
     *count = found;
     return KEEL_OK;
 }
@@ -1204,7 +1199,7 @@ static bool bt_dir_walk(const btree *bt, buf_session *s, uint32_t level,
         first = btpage_first(page);
         n = btpage_nitems(page);
         if (n <= first) {
-            bt_unlock_release(s, id);
+            buf_unlock_release(s, id);
             *rc = kerr_set(&s->err, KEEL_ECORRUPT,
                            "index %u block %u: a page of level %u has no "
                            "downlink",
@@ -1242,7 +1237,7 @@ static bool bt_dir_walk(const btree *bt, buf_session *s, uint32_t level,
         }
         end = end || btpage_rightmost(page);
         blk = btpage_opaque_c(page)->right;
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, id);
     }
     return ok;
 }
@@ -1345,7 +1340,7 @@ static inline uint32_t bt_dir_find(const btree_dir *d, int64_t k)
  * for the lookup of k: on the way to a leaf, the heap row is guessed from
  * the leaf's bounding separators (heap_tid_guess()) and prefetched (with
  * heap), and the leaf's lines where k should sit are fetched with it.  If
- * the caller remembers the buffer the leaf was in (recent), those lines
+ * the caller remembers the buffer the child was in (recent), its lines
  * are asked for first, before the heap row's guess and the mapping table
  * look-up it takes: the leaf is read first, and its miss is the one the
  * lookup waits for.
@@ -1355,20 +1350,16 @@ bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
              const bt_hint *h, blocknum_t blk, uint32_t level, int32_t recent,
              tid *guessed, int32_t *id)
 {
+    bool leaf = level == 0 && h->has_lo && h->has_hi && h->hi > h->lo;
+    double guess =
+        leaf ? ((double)k - (double)h->lo) / ((double)h->hi - (double)h->lo)
+             : -1.0;
     uint16_t lines[4];
-    uint32_t n;
+    uint32_t n = bt_guess_lines(guess, lines);
 
-    if (level == 0 && h->has_lo && h->has_hi && h->hi > h->lo) {
-        double guess =
-            ((double)k - (double)h->lo) / ((double)h->hi - (double)h->lo);
-        n = bt_guess_lines(guess, lines);
-        buf_prefetch_buffer(s, recent, lines, n);
-        if (heap != NULL)
-            bt_prefetch_heap(bt, s, heap, h, guess, guessed);
-    } else {
-        n = bt_guess_lines(-1.0, lines);
-        buf_prefetch_buffer(s, recent, lines, n);
-    }
+    buf_prefetch_buffer(s, recent, lines, n);
+    if (leaf && heap != NULL)
+        bt_prefetch_heap(bt, s, heap, h, guess, guessed);
     return bt_read_lock_lines(bt, s, blk, LW_SHARED, (int)level, lines, n,
                               recent, id);
 }
@@ -1444,7 +1435,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 btpage_opaque_c(page)->level != level) {
                 /* A stale cache: the root split (or the meta page moved
                  * on). */
-                bt_unlock_release(s, id);
+                buf_unlock_release(s, id);
                 continue;
             }
         }
@@ -1453,7 +1444,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             uint32_t slot;
 
             if (n <= first) {
-                bt_unlock_release(s, id);
+                buf_unlock_release(s, id);
                 return kerr_set(&s->err, KEEL_ECORRUPT,
                                 "index %u: a page of level %u has no "
                                 "downlink",
@@ -1488,7 +1479,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 h.hi_tid = btitem_tid(it, false);
             }
             blk = btpage_item(page, (uint16_t)(slot - 1))->block;
-            bt_unlock_release(s, id);
+            buf_unlock_release(s, id);
             level--;
             rc = bt_int_child(bt, s, k, heap, &h, blk, level, BUF_INVALID,
                               guessed, &id);
@@ -1502,7 +1493,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             int64_t v;
 
             if (n < first) {
-                bt_unlock_release(s, id);
+                buf_unlock_release(s, id);
                 return kerr_set(&s->err, KEEL_ECORRUPT,
                                 "index %u: a leaf that is not the rightmost "
                                 "has no high key",
@@ -1519,13 +1510,13 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                                                               : KEEL_ENOENT;
                 if (rc == KEEL_OK)
                     tids[0] = btitem_tid(it, true);
-                bt_unlock_release(s, id);
+                buf_unlock_release(s, id);
                 return rc;
             }
             /* Every entry here is below k: k's first entry is right of
              * this page if k is not below the high key. */
             if (!bt_int_beyond(page, fast, k, true)) {
-                bt_unlock_release(s, id);
+                buf_unlock_release(s, id);
                 if (count != NULL) {
                     *count = 0;
                     return KEEL_OK;
@@ -1548,7 +1539,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
         }
     over:
         /* The directory is far behind the tree here: from the root. */
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, id);
         dir->stats.fallbacks++;
         use_dir = false;
     }
@@ -1697,7 +1688,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
         if (rc != KEEL_OK)
             goto fail;
         if (cur != target)
-            bt_unlock_release(s, cur);
+            buf_unlock_release(s, cur);
         cur = nid;
         curblk = next;
         page = bt_page(s, cur);
@@ -1707,15 +1698,15 @@ done:
     /* Past the target, only entries > (key, t) remain: it was found. */
     assert(target != BUF_INVALID);
     if (cur != target)
-        bt_unlock_release(s, cur);
+        buf_unlock_release(s, cur);
     *io_id = target;
     *io_blk = tblk;
     return KEEL_OK;
 fail:
     if (cur != target)
-        bt_unlock_release(s, cur);
+        buf_unlock_release(s, cur);
     if (target != BUF_INVALID)
-        bt_unlock_release(s, target);
+        buf_unlock_release(s, target);
     return rc;
 }
 
@@ -1763,13 +1754,13 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
             }
         }
         if (btpage_rightmost(page)) {
-            bt_unlock_release(s, id);
+            buf_unlock_release(s, id);
             return kerr_set(&s->err, KEEL_ECORRUPT,
                             "index %u: no downlink to block %u on level %u",
                             bt->rel, child, plevel);
         }
         blk = btpage_opaque(page)->right;
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, id);
         rc = bt_read_lock(bt, s, blk, LW_EXCLUSIVE, (int)plevel, &id);
         if (rc != KEEL_OK)
             return rc;
@@ -1799,7 +1790,7 @@ static int bt_new_root(btree *bt, buf_session *s, int32_t lid, blocknum_t lblk,
     buf_lock(s, mid, LW_EXCLUSIVE);
     rc = buf_extend(s, bt->rel, sizeof(bt_opaque), NULL, &nid, &nblk);
     if (rc != KEEL_OK) {
-        bt_unlock_release(s, mid);
+        buf_unlock_release(s, mid);
         return rc;
     }
     npage = bt_page(s, nid);
@@ -1818,8 +1809,8 @@ static int bt_new_root(btree *bt, buf_session *s, int32_t lid, blocknum_t lblk,
 
     btpage_opaque(bt_page(s, lid))->flags &= (uint16_t)~BT_ROOT;
     atomic_store_relaxed(&bt->root_cache, (uint64_t)(level + 1) << 32 | nblk);
-    bt_unlock_release(s, mid);
-    bt_unlock_release(s, nid);
+    buf_unlock_release(s, mid);
+    buf_unlock_release(s, nid);
     return KEEL_OK;
 }
 
@@ -1847,7 +1838,7 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
 
         if (btpage_add(page, pos, item, size)) {
             buf_mark_dirty(s, id);
-            bt_unlock_release(s, id);
+            buf_unlock_release(s, id);
             return KEEL_OK;
         }
 
@@ -1855,7 +1846,7 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
          * left-link changes), both to the right of this page. */
         rc = buf_extend(s, bt->rel, sizeof(bt_opaque), NULL, &rid, &rblk);
         if (rc != KEEL_OK) {
-            bt_unlock_release(s, id);
+            buf_unlock_release(s, id);
             return rc;
         }
         rpage = bt_page(s, rid);
@@ -1865,17 +1856,17 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
             if (rc != KEEL_OK) {
                 /* The new page stays empty and unlinked. */
                 buf_mark_dirty(s, rid);
-                bt_unlock_release(s, rid);
-                bt_unlock_release(s, id);
+                buf_unlock_release(s, rid);
+                buf_unlock_release(s, id);
                 return rc;
             }
         }
         if (!btpage_split(page, blk, rpage, rblk, pos, item, size)) {
             buf_mark_dirty(s, rid);
-            bt_unlock_release(s, rid);
+            buf_unlock_release(s, rid);
             if (orid != BUF_INVALID)
-                bt_unlock_release(s, orid);
-            bt_unlock_release(s, id);
+                buf_unlock_release(s, orid);
+            buf_unlock_release(s, id);
             return kerr_set(&s->err, KEEL_ECORRUPT,
                             "index %u block %u: no way to split the page",
                             bt->rel, blk);
@@ -1883,7 +1874,7 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
         if (orid != BUF_INVALID) {
             btpage_opaque(bt_page(s, orid))->left = rblk;
             buf_mark_dirty(s, orid);
-            bt_unlock_release(s, orid);
+            buf_unlock_release(s, orid);
         }
         buf_mark_dirty(s, rid);
         buf_mark_dirty(s, id);
@@ -1892,16 +1883,16 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
                                   dlbuf.b);
         if (op->flags & BT_ROOT) {
             rc = bt_new_root(bt, s, id, blk, level, dlbuf.b, dlsize);
-            bt_unlock_release(s, rid);
-            bt_unlock_release(s, id);
+            buf_unlock_release(s, rid);
+            buf_unlock_release(s, id);
             return rc;
         }
         /* Both halves stay locked until the parent is: nobody can split
          * the right half before its downlink exists. */
         rc = bt_find_parent(bt, s, stack, stack_top, (uint32_t)level + 1, blk,
                             page, &pid, &pblk, &ppos);
-        bt_unlock_release(s, rid);
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, rid);
+        buf_unlock_release(s, id);
         if (rc != KEEL_OK)
             return rc;
         id = pid;
@@ -1951,7 +1942,7 @@ int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
     pos = bt_lower_bound(bt, page, &sk, NULL);
     if (pos < btpage_nitems(page) &&
         bt_compare(bt, &sk, btpage_item(page, pos), true) == 0) {
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, id);
         return kerr_set(&s->err, KEEL_EEXIST,
                         "index %u: entry for tid (%u,%u) already exists",
                         bt->rel, t.block, t.offset);
@@ -1982,14 +1973,14 @@ int btree_delete(btree *bt, buf_session *s, const keel_value *keys, tid t)
     pos = bt_lower_bound(bt, page, &sk, NULL);
     if (pos >= btpage_nitems(page) ||
         bt_compare(bt, &sk, btpage_item(page, pos), true) != 0) {
-        bt_unlock_release(s, id);
+        buf_unlock_release(s, id);
         return kerr_set(&s->err, KEEL_ENOENT,
                         "index %u: no entry for tid (%u,%u) with that key",
                         bt->rel, t.block, t.offset);
     }
     btpage_remove(page, pos);
     buf_mark_dirty(s, id);
-    bt_unlock_release(s, id);
+    buf_unlock_release(s, id);
     return KEEL_OK;
 }
 
@@ -2140,7 +2131,7 @@ static int bt_scan_load(btree_scan *sc)
         sc->finished = true;
     else
         sc->next = btpage_opaque(page)->right;
-    bt_unlock_release(s, id);
+    buf_unlock_release(s, id);
     return KEEL_OK;
 }
 

@@ -199,9 +199,12 @@ bool heap_tid_guess(const heap_rel *rel, tid lo, tid hi, double f,
 
 /*
  * A hint that the row version at t is about to be fetched: the lines
- * heap_fetch() reads first (the page header, t's line pointer and where
- * the stride says its tuple is) are prefetched with the buffer's
- * descriptor, by buf_prefetch(): nothing is pinned or waited for.
+ * heap_fetch() and heap_fetch_cols() read first (the page header, t's
+ * line pointer and where the stride says its tuple is) are prefetched
+ * with the buffer's descriptor, by buf_prefetch(): nothing is pinned or
+ * waited for.  If the session's next fetch is of t itself, it reads the
+ * buffer found here first, without the mapping table, and does not
+ * prefetch those lines again.
  */
 void heap_prefetch(const heap_rel *rel, buf_session *s, tid t);
 

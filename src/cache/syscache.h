@@ -205,7 +205,7 @@ static inline const void *syscache_row(const catcache_entry *e);
 static inline void syscache_release(syscache *sc, catcache_entry *e);
 
 /*
- * List search on the first nkeys (< the index's) key columns: every row
+ * List search on the first nkeys (at most the index's) key columns: every row
  * whose leading keys equal keys, in index order, as a referenced list
  * (possibly empty).  CACHE_INDEX_TABLE (the indexes of a table) and
  * CACHE_ATTRIBUTE_NUM with one key (the columns of a relation) are the
@@ -218,7 +218,7 @@ static inline uint32_t syscache_list_count(const catcache_list *l);
 static inline const void *syscache_list_row(const catcache_list *l, uint32_t i);
 static inline void syscache_list_release(syscache *sc, catcache_list *l);
 
-/* syscache_list()'s error for a key count cache id does not take. */
+/* syscache_list()'s error for a key count the cache id does not take. */
 int syscache_list_bad_keys(syscache *sc, catalog_cache_id id, uint32_t nkeys,
                            catcache_list **out);
 
