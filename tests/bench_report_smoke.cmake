@@ -121,13 +121,20 @@ foreach(i RANGE ${last})
   if(NOT moves GREATER_EQUAL 0 OR moves GREATER 0.1)
     message(FATAL_ERROR "select[${i}].per_txn.dir_moves is ${moves}")
   endif()
-  # pins = 2 + moves exactly: both are written with 4 decimals, and 2 has
-  # none to round.  (moves < 1, so "2" + its decimals is the sum.)
-  string(REGEX REPLACE "^0\\." "2." sum "${moves}")
-  if(moves EQUAL 0)
-    set(sum 2)
-  endif()
-  if(NOT pins EQUAL sum)
+  # pins = 2 + moves.  Each is written rounded to 4 decimals on its own,
+  # so the two may differ by one in the last place (2.00225 and 0.00225
+  # need not round alike in binary); CMake's integer math compares them in
+  # ten-thousandths, rounded from the first five decimals.
+  foreach(which pins moves)
+    if(NOT ${which} MATCHES "^([0-9]+)(\\.([0-9]*))?$")
+      message(FATAL_ERROR "select[${i}].per_txn: ${which} is '${${which}}'")
+    endif()
+    set(int_${which} ${CMAKE_MATCH_1})
+    string(SUBSTRING "${CMAKE_MATCH_3}00000" 0 5 dec)
+    math(EXPR e4_${which} "(1${dec} - 100000 + 5) / 10")
+  endforeach()
+  math(EXPR gap "${int_pins} * 10000 + ${e4_pins} - 20000 - ${int_moves} * 10000 - ${e4_moves}")
+  if(gap GREATER 1 OR gap LESS -1)
     message(FATAL_ERROR
       "select[${i}].per_txn.buffer_pins ${pins} is not 2 + dir_moves ${moves}")
   endif()
