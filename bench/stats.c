@@ -150,3 +150,52 @@ bench_ci bench_ci_at(const double *v, int n, double level)
     c.high = c.mean + half;
     return c;
 }
+
+bench_verdict bench_verdict_same(double lo, double hi, int rounds,
+                                 double margin)
+{
+    if (rounds < 2 || !(lo <= hi))
+        return BENCH_NO_INTERVAL;
+    if (lo > 1 || hi < 1)
+        return BENCH_NOT_MET;
+    return lo >= 1 - margin && hi <= 1 + margin ? BENCH_MET : BENCH_WIDE;
+}
+
+bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
+                                     double margin)
+{
+    if (rounds < 2 || !(lo <= hi) || !isfinite(r))
+        return BENCH_NO_INTERVAL;
+    if (hi < 1)
+        return BENCH_NOT_MET;
+    if (lo < 1 - margin)
+        return BENCH_WIDE;
+    return r >= 1 ? BENCH_MET : BENCH_MET_IN_NOISE;
+}
+
+bench_verdict bench_verdict_worst(const bench_verdict *v, int n)
+{
+    bench_verdict w = BENCH_MET;
+
+    for (int i = 0; i < n; i++)
+        if (v[i] > w)
+            w = v[i];
+    return w;
+}
+
+const char *bench_verdict_text(bench_verdict v)
+{
+    switch (v) {
+    case BENCH_MET:
+        return "met";
+    case BENCH_MET_IN_NOISE:
+        return "met, within the noise";
+    case BENCH_WIDE:
+        return "inconclusive, the interval is wider";
+    case BENCH_NO_INTERVAL:
+        return "inconclusive, one round gives no interval";
+    case BENCH_NOT_MET:
+    default:
+        return "not met";
+    }
+}

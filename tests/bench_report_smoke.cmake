@@ -289,6 +289,69 @@ if(NOT ms_verdict STREQUAL ms_want)
   message(FATAL_ERROR "report.md: max_sessions interval ${ms_lo}-${ms_hi} "
                       "reads '${ms_verdict}', expected '${ms_want}'")
 endif()
+# The layout verdicts follow the intervals printed with them.  The summary's
+# row for every count takes the worst of the counts' verdicts, each read
+# from the by-clients line: no interval with one round, not met when the
+# interval lies below 1, inconclusive when it reaches below 0.95, met
+# within the noise when the median is below 1, else met.  A value within
+# rounding (0.0005) of a threshold could read either way, and is skipped.
+string(REGEX MATCH "Padded over packed, by clients[^\n]*" lay "${md}")
+string(REGEX MATCHALL
+  "[0-9]+: [0-9.]+x \\([0-9.]+-[0-9.]+, CI [0-9.]+-[0-9.]+\\)"
+  counts "${lay}")
+list(LENGTH counts ncounts)
+if(NOT ncounts EQUAL 5)
+  message(FATAL_ERROR "report.md: ${ncounts} layout intervals, not 5:\n${lay}")
+endif()
+set(verdicts "met" "met, within the noise"
+  "inconclusive, the interval is wider"
+  "inconclusive, one round gives no interval" "not met")
+set(worst 0)
+set(sure TRUE)
+foreach(c ${counts})
+  string(REGEX MATCH
+    "^[0-9]+: ([0-9.]+)x \\(([0-9.]+)-([0-9.]+), CI ([0-9.]+)-([0-9.]+)\\)"
+    _ "${c}")
+  set(r ${CMAKE_MATCH_1})
+  set(ci_lo ${CMAKE_MATCH_4})
+  set(ci_hi ${CMAKE_MATCH_5})
+  if(CMAKE_MATCH_2 STREQUAL CMAKE_MATCH_3 AND ci_lo STREQUAL ci_hi)
+    set(v 3)
+  elseif(ci_hi LESS 1)
+    set(v 4)
+  elseif(ci_lo LESS 0.95)
+    set(v 2)
+  elseif(r LESS 1)
+    set(v 1)
+  else()
+    set(v 0)
+  endif()
+  foreach(x ${r} ${ci_lo} ${ci_hi})
+    if((x GREATER 0.9495 AND x LESS 0.9505)
+       OR (x GREATER 0.9995 AND x LESS 1.0005))
+      set(sure FALSE)
+    endif()
+  endforeach()
+  if(v GREATER worst)
+    set(worst ${v})
+  endif()
+endforeach()
+list(GET verdicts ${worst} lay_want)
+if(NOT md MATCHES "\\| padded over packed, lowest over every client count [^|]*\\|[^|]*\\|[^|]*\\| ([a-z, ]+) \\|")
+  message(FATAL_ERROR "report.md: no layout target row")
+endif()
+set(lay_row "${CMAKE_MATCH_1}")
+if(NOT lay MATCHES "The target, padded at least as fast at every count [^:]*: ([a-z, ]+)\\.")
+  message(FATAL_ERROR "report.md: the layout reading has no verdict:\n${lay}")
+endif()
+if(NOT CMAKE_MATCH_1 STREQUAL lay_row)
+  message(FATAL_ERROR "report.md: the layout row reads '${lay_row}', "
+                      "its reading '${CMAKE_MATCH_1}'")
+endif()
+if(sure AND NOT lay_row STREQUAL lay_want)
+  message(FATAL_ERROR "report.md: layout intervals ${counts} read "
+                      "'${lay_row}', expected '${lay_want}'")
+endif()
 if(md MATCHES "(^|[ (|])-?(nan|inf)([ )|.,x]|$)")
   message(FATAL_ERROR "report.md holds a figure that is not a number")
 endif()

@@ -5,7 +5,7 @@
  * client counts of the layout comparison together, and tend to the
  * normal's; a confidence interval is the mean plus or minus t times the
  * standard error, and widens with the level; medians and extremes come
- * out of unsorted rounds.
+ * out of unsorted rounds; the report's verdicts follow the interval.
  */
 #include <math.h>
 
@@ -84,12 +84,68 @@ static void test_medians(void **state)
     assert_true(fabs(bench_spread_pct(s) - 120.0) < 1e-9);
 }
 
+static void test_verdicts(void **state)
+{
+    (void)state;
+    /* Alike: the interval must hold 1 and lie within the margin. */
+    assert_int_equal(bench_verdict_same(0.98, 1.03, 4, 0.05), BENCH_MET);
+    assert_int_equal(bench_verdict_same(0.95, 1.05, 4, 0.05), BENCH_MET);
+    assert_int_equal(bench_verdict_same(0.94, 1.03, 4, 0.05), BENCH_WIDE);
+    assert_int_equal(bench_verdict_same(0.98, 1.06, 4, 0.05), BENCH_WIDE);
+    assert_int_equal(bench_verdict_same(1.01, 1.03, 4, 0.05), BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_same(0.90, 0.99, 4, 0.05), BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_same(1.0, 1.0, 1, 0.05), BENCH_NO_INTERVAL);
+    assert_int_equal(bench_verdict_same(NAN, NAN, 4, 0.05), BENCH_NO_INTERVAL);
+
+    /* At least as fast: beyond the noise above 1, or within it and not
+     * reaching below the margin; never when wholly below 1. */
+    assert_int_equal(bench_verdict_at_least(1.10, 1.02, 1.20, 3, 0.05),
+                     BENCH_MET);
+    assert_int_equal(bench_verdict_at_least(1.01, 0.97, 1.05, 3, 0.05),
+                     BENCH_MET);
+    assert_int_equal(bench_verdict_at_least(0.99, 0.97, 1.02, 3, 0.05),
+                     BENCH_MET_IN_NOISE);
+    /* A median above 1 does not make a wide interval a pass. */
+    assert_int_equal(bench_verdict_at_least(1.01, 0.80, 1.20, 3, 0.05),
+                     BENCH_WIDE);
+    assert_int_equal(bench_verdict_at_least(0.99, 0.80, 1.20, 3, 0.05),
+                     BENCH_WIDE);
+    /* Slower beyond the noise, even by less than the margin. */
+    assert_int_equal(bench_verdict_at_least(0.98, 0.97, 0.99, 3, 0.05),
+                     BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_at_least(1.0, 1.0, 1.0, 1, 0.05),
+                     BENCH_NO_INTERVAL);
+    assert_int_equal(bench_verdict_at_least(NAN, 0.9, 1.1, 3, 0.05),
+                     BENCH_NO_INTERVAL);
+
+    /* All of several: the worst. */
+    {
+        bench_verdict v[4] = {BENCH_MET, BENCH_MET_IN_NOISE, BENCH_MET,
+                              BENCH_MET};
+        assert_int_equal(bench_verdict_worst(v, 4), BENCH_MET_IN_NOISE);
+        v[2] = BENCH_WIDE;
+        assert_int_equal(bench_verdict_worst(v, 4), BENCH_WIDE);
+        v[0] = BENCH_NOT_MET;
+        assert_int_equal(bench_verdict_worst(v, 4), BENCH_NOT_MET);
+        assert_int_equal(bench_verdict_worst(v, 0), BENCH_MET);
+    }
+    assert_string_equal(bench_verdict_text(BENCH_MET), "met");
+    assert_string_equal(bench_verdict_text(BENCH_MET_IN_NOISE),
+                        "met, within the noise");
+    assert_string_equal(bench_verdict_text(BENCH_WIDE),
+                        "inconclusive, the interval is wider");
+    assert_string_equal(bench_verdict_text(BENCH_NO_INTERVAL),
+                        "inconclusive, one round gives no interval");
+    assert_string_equal(bench_verdict_text(BENCH_NOT_MET), "not met");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_t_quantiles),
         cmocka_unit_test(test_confidence_intervals),
         cmocka_unit_test(test_medians),
+        cmocka_unit_test(test_verdicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
