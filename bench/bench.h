@@ -8,6 +8,9 @@
 #ifndef KEEL_BENCH_BENCH_H
 #define KEEL_BENCH_BENCH_H
 
+/* The most runs `keel bench select --runs` takes (and the report reads). */
+#define BENCH_SELECT_MAX_RUNS 16
+
 int bench_catcache_main(int argc, char **argv);
 int bench_lookup_main(int argc, char **argv);
 int bench_pin_main(int argc, char **argv);

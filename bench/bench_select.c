@@ -55,7 +55,7 @@
 #include "select_txn.h"
 #include "stats.h"
 
-#define MAX_RUNS       16
+#define MAX_RUNS       BENCH_SELECT_MAX_RUNS
 #define MAX_COUNTS     16 /* client counts, layouts, max_sessions each */
 #define MAX_CLIENTS    1024
 #define LATENCY_EVERY  64 /* one transaction in this many is timed */

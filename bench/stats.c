@@ -151,11 +151,24 @@ bench_ci bench_ci_at(const double *v, int n, double level)
     return c;
 }
 
+/* BENCH_UNPAIRED or BENCH_NO_INTERVAL if rounds give no interval (or it
+ * is not a number), else BENCH_MET. */
+static bench_verdict verdict_interval(double lo, double hi, int rounds)
+{
+    if (rounds == 0)
+        return BENCH_UNPAIRED;
+    if (rounds < 2 || !(lo <= hi))
+        return BENCH_NO_INTERVAL;
+    return BENCH_MET;
+}
+
 bench_verdict bench_verdict_same(double lo, double hi, int rounds,
                                  double margin)
 {
-    if (rounds < 2 || !(lo <= hi))
-        return BENCH_NO_INTERVAL;
+    bench_verdict v = verdict_interval(lo, hi, rounds);
+
+    if (v != BENCH_MET)
+        return v;
     if (lo > 1 || hi < 1)
         return BENCH_NOT_MET;
     return lo >= 1 - margin && hi <= 1 + margin ? BENCH_MET : BENCH_WIDE;
@@ -164,13 +177,16 @@ bench_verdict bench_verdict_same(double lo, double hi, int rounds,
 bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
                                      double margin)
 {
-    if (rounds < 2 || !(lo <= hi) || !isfinite(r))
-        return BENCH_NO_INTERVAL;
+    bench_verdict v = verdict_interval(lo, hi, rounds);
+
+    if (v != BENCH_MET)
+        return v;
     if (hi < 1)
         return BENCH_NOT_MET;
     if (lo < 1 - margin)
         return BENCH_WIDE;
-    return r >= 1 ? BENCH_MET : BENCH_MET_IN_NOISE;
+    /* A median below an interval wholly above 1 is still faster. */
+    return r >= 1 || lo >= 1 ? BENCH_MET : BENCH_MET_IN_NOISE;
 }
 
 bench_verdict bench_verdict_worst(const bench_verdict *v, int n)
@@ -191,7 +207,9 @@ const char *bench_verdict_text(bench_verdict v)
     case BENCH_MET_IN_NOISE:
         return "met, within the noise";
     case BENCH_WIDE:
-        return "inconclusive, the interval is wider";
+        return "inconclusive, wider than the margin";
+    case BENCH_UNPAIRED:
+        return "inconclusive, the runs are not paired";
     case BENCH_NO_INTERVAL:
         return "inconclusive, one round gives no interval";
     case BENCH_NOT_MET:

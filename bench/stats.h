@@ -68,13 +68,15 @@ double bench_t_quantile(double p, int df);
  * paired rounds, says of a target on the ratio.  An interval that holds 1
  * cannot tell a from b; one that reaches further than a margin from 1
  * shows only that the rounds were too few or too noisy to tell more.
+ * In order of severity (bench_verdict_worst()).
  */
 typedef enum bench_verdict {
     BENCH_MET,          /* the target holds */
-    BENCH_MET_IN_NOISE, /* a is below b, but within the noise and by
-                           less than the margin */
+    BENCH_MET_IN_NOISE, /* a's median is below b's, but the interval holds
+                           1 and stays within the margin */
     BENCH_WIDE,         /* the interval holds 1 and reaches past the margin */
-    BENCH_NO_INTERVAL,  /* fewer than two rounds: no interval */
+    BENCH_UNPAIRED,     /* rounds 0: the runs could not be paired */
+    BENCH_NO_INTERVAL,  /* rounds 1: no interval */
     BENCH_NOT_MET,      /* the interval lies on the wrong side of 1 */
 } bench_verdict;
 
@@ -85,18 +87,18 @@ bench_verdict bench_verdict_same(double lo, double hi, int rounds,
 
 /* "a is at least as fast as b" (r the median ratio): not met when hi <
  * 1 (slower beyond the noise); BENCH_WIDE when lo < 1 - margin (it may be
- * slower by more than the margin); else met, or BENCH_MET_IN_NOISE when r
- * is below 1. */
+ * slower by more than the margin); else met, or BENCH_MET_IN_NOISE when
+ * both r and lo are below 1. */
 bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
                                      double margin);
 
-/* The verdict of several targets that must all hold: the worst of
- * v[0..n), in the enum's order (BENCH_NOT_MET worst); met for n = 0. */
+/* The verdict of several targets that must all hold: the most severe of
+ * v[0..n); met for n = 0. */
 bench_verdict bench_verdict_worst(const bench_verdict *v, int n);
 
-/* The words for a verdict: "met", "met, within the noise", "inconclusive,
- * the interval is wider", "inconclusive, one round gives no interval",
- * "not met". */
+/* The words for a verdict: "met", "met, within the noise",
+ * "inconclusive, wider than the margin", "inconclusive, the runs are not
+ * paired", "inconclusive, one round gives no interval", "not met". */
 const char *bench_verdict_text(bench_verdict v);
 
 #endif /* KEEL_BENCH_STATS_H */

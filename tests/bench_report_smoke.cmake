@@ -7,10 +7,14 @@
 include(${CMAKE_CURRENT_LIST_DIR}/bench_json.cmake)
 
 set(TXNS 2000)
+# Two rounds: the select steps run 4 times each, so that the ratios have
+# intervals and the verdicts read from them are checked.
+set(ROUNDS 2)
+set(SEL_RUNS 4)
 file(REMOVE_RECURSE ${OUT})
 execute_process(
   COMMAND ${KEEL} bench report --quick --out ${OUT} --seconds 0.05
-          --transactions ${TXNS} --rounds 1
+          --transactions ${TXNS} --rounds ${ROUNDS}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "keel bench report failed (${rc}):\n${out}\n${err}")
@@ -34,6 +38,17 @@ function(check_positive what value)
   endif()
 endfunction()
 
+# A non-negative number (as string(JSON) gives it back, which may show
+# binary noise such as 12.8999999999) in tenths, rounded, into `out`.
+function(to_tenths what value out)
+  if(NOT value MATCHES "^([0-9]+)(\\.([0-9]*))?$")
+    message(FATAL_ERROR "results.json ${what} is not a number: '${value}'")
+  endif()
+  string(SUBSTRING "${CMAKE_MATCH_3}00000" 0 5 dec)
+  math(EXPR t "${CMAKE_MATCH_1} * 10 + (1${dec} - 100000 + 5000) / 10000")
+  set(${out} ${t} PARENT_SCOPE)
+endfunction()
+
 # Fails unless `value` equals `want` within 0.0001 (if() compares numbers
 # as doubles).
 function(check_equal what value want)
@@ -47,10 +62,10 @@ endfunction()
 
 # The other benchmarks' figures, under their names.
 string(JSON pin GET "${json}" pin)
-keel_check_bench_stats("${pin}" 1 read_hit_ns pin_unpin_ns repin_ns
+keel_check_bench_stats("${pin}" ${ROUNDS} read_hit_ns pin_unpin_ns repin_ns
   read_miss_ns pread_ns read_hit_2threads_mops)
 string(JSON lookup GET "${json}" lookup)
-keel_check_bench_stats("${lookup}" 1 lookup_ns lookup_root_ns
+keel_check_bench_stats("${lookup}" ${ROUNDS} lookup_ns lookup_root_ns
   lookup_unhinted_ns keel_lookup_ns random_load_ns page_walk_load_ns
   cached_load_ns)
 string(JSON catcache ERROR_VARIABLE no_catcache GET "${json}" catcache)
@@ -84,16 +99,37 @@ foreach(i RANGE ${last})
   if(lo GREATER tps OR tps GREATER hi)
     message(FATAL_ERROR "select[${i}]: not min ${lo} <= ${tps} <= max ${hi}")
   endif()
-  # Each run's throughput (one run here): the median is among them.
+  # Each run's throughput: the lowest and highest are min and max, and
+  # the median (of an even number) is the mean of the middle two, within
+  # the rounding of the 0.1 tps the JSON is written with.
   string(JSON nruns LENGTH "${e}" tps_runs)
   string(JSON runs GET "${e}" runs)
-  if(NOT nruns EQUAL runs OR NOT runs EQUAL 1)
+  if(NOT nruns EQUAL runs OR NOT runs EQUAL SEL_RUNS)
     message(FATAL_ERROR "select[${i}]: ${nruns} tps_runs for ${runs} runs")
   endif()
-  string(JSON r0 GET "${e}" tps_runs 0)
-  check_positive("select[${i}].tps_runs[0]" "${r0}")
-  if(NOT r0 EQUAL tps)
-    message(FATAL_ERROR "select[${i}]: one run of ${r0} tps, median ${tps}")
+  set(tenths "")
+  math(EXPR lastrun "${nruns} - 1")
+  foreach(k RANGE ${lastrun})
+    string(JSON rk GET "${e}" tps_runs ${k})
+    check_positive("select[${i}].tps_runs[${k}]" "${rk}")
+    to_tenths("select[${i}].tps_runs[${k}]" "${rk}" t)
+    list(APPEND tenths ${t})
+  endforeach()
+  list(SORT tenths COMPARE NATURAL)
+  list(GET tenths 0 least)
+  list(GET tenths ${lastrun} most)
+  math(EXPR m1 "${nruns} / 2 - 1")
+  math(EXPR m2 "${nruns} / 2")
+  list(GET tenths ${m1} mid1)
+  list(GET tenths ${m2} mid2)
+  foreach(which tps lo hi)
+    to_tenths("select[${i}].${which}" "${${which}}" t_${which})
+  endforeach()
+  math(EXPR twice "${t_tps} * 2 - ${mid1} - ${mid2}")
+  if(NOT t_lo EQUAL least OR NOT t_hi EQUAL most OR twice GREATER 2
+     OR twice LESS -2)
+    message(FATAL_ERROR "select[${i}]: runs ${tenths} (tenths) against "
+                        "median ${tps}, min ${lo}, max ${hi}")
   endif()
   string(JSON p50 GET "${e}" p50_ns)
   string(JSON p99 GET "${e}" p99_ns)
@@ -260,83 +296,142 @@ if(nproc_rc EQUAL 0 AND ncpus LESS_EQUAL 16)
 elseif(nproc_rc EQUAL 0 AND md MATCHES "--layout padded,packed [^`]*--cpus")
   message(FATAL_ERROR "report.md: select pinned on ${ncpus} CPUs")
 endif()
-# The max_sessions verdict follows its interval: met when it holds 1 and
-# lies within +-5%, inconclusive when it holds 1 but is wider (or when one
-# round gives none: this run's --rounds 1), not met when it excludes 1.
-if(NOT md MATCHES "400 at 64 clients \\(([0-9.]+)x, rounds ([0-9.]+)-([0-9.]+), 95% CI of the mean ([0-9.]+)-([0-9.]+)\\)")
+# The verdicts follow the intervals printed with them (bench/stats.c's
+# rules).  Figures are printed to three decimals, so each is taken as
+# anywhere within half a unit of the last place either side: a verdict is
+# wrong only if no such reading of the printed figures gives it.  Verdicts
+# are numbered by severity, as bench_verdict_worst() ranks them.
+set(verdicts "met" "met, within the noise" "inconclusive, wider than the margin"
+  "inconclusive, the runs are not paired"
+  "inconclusive, one round gives no interval" "not met")
+
+# A printed figure (three decimals; an interval of a mean ratio may start
+# below 0) in half-thousandths, nudged by d (-1, 0 or 1 half-thousandth).
+function(half_thousandths x d out)
+  if(NOT x MATCHES "^(-?)([0-9]+)\\.([0-9][0-9][0-9])$")
+    message(FATAL_ERROR "report.md: '${x}' is not a ratio to 3 decimals")
+  endif()
+  math(EXPR v
+    "${CMAKE_MATCH_1}(${CMAKE_MATCH_2} * 1000 + 1${CMAKE_MATCH_3} - 1000) * 2 + ${d}")
+  set(${out} ${v} PARENT_SCOPE)
+endfunction()
+
+# The lowest and highest severity `kind` (same: the ratio within +-5% of
+# 1; at_least: at least 1, down to 0.95 within the noise) can give for
+# printed r, ci_lo, ci_hi, over every nudge of the three.
+function(verdict_range kind r ci_lo ci_hi out_lo out_hi)
+  set(lo 5)
+  set(hi 0)
+  foreach(dr -1 1)
+    foreach(dl -1 1)
+      foreach(dh -1 1)
+        half_thousandths(${r} ${dr} R)
+        half_thousandths(${ci_lo} ${dl} L)
+        half_thousandths(${ci_hi} ${dh} H)
+        if(L GREATER H)
+          continue()
+        endif()
+        if(kind STREQUAL "same")
+          if(L GREATER 2000 OR H LESS 2000)
+            set(v 5)
+          elseif(L GREATER_EQUAL 1900 AND H LESS_EQUAL 2100)
+            set(v 0)
+          else()
+            set(v 2)
+          endif()
+        elseif(H LESS 2000)
+          set(v 5)
+        elseif(L LESS 1900)
+          set(v 2)
+        elseif(R GREATER_EQUAL 2000 OR L GREATER_EQUAL 2000)
+          set(v 0)
+        else()
+          set(v 1)
+        endif()
+        if(v LESS lo)
+          set(lo ${v})
+        endif()
+        if(v GREATER hi)
+          set(hi ${v})
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+  set(${out_lo} ${lo} PARENT_SCOPE)
+  set(${out_hi} ${hi} PARENT_SCOPE)
+endfunction()
+
+# Fails unless `verdict` is one of severities lo..hi.
+function(check_verdict what verdict lo hi)
+  list(FIND verdicts "${verdict}" at)
+  if(at LESS lo OR at GREATER hi)
+    set(want "")
+    foreach(i RANGE ${lo} ${hi})
+      list(GET verdicts ${i} w)
+      list(APPEND want "'${w}'")
+    endforeach()
+    message(FATAL_ERROR "report.md: ${what} reads '${verdict}', expected "
+                        "one of ${want}")
+  endif()
+endfunction()
+
+# max_sessions 402 over 400: alike within +-5%.
+if(md MATCHES "400 at 64 clients \\(([0-9.]+)x, rounds ([0-9.]+)-([0-9.]+), 95% CI of the mean (-?[0-9.]+)-(-?[0-9.]+)\\)")
+  set(ms_r ${CMAKE_MATCH_1})
+  set(ms_lo ${CMAKE_MATCH_4})
+  set(ms_hi ${CMAKE_MATCH_5})
+  verdict_range(same ${ms_r} ${ms_lo} ${ms_hi} ms_vlo ms_vhi)
+elseif(md MATCHES "400 at 64 clients \\(([0-9.]+)x, one round\\)")
+  set(ms_vlo 4)
+  set(ms_vhi 4)
+else()
   message(FATAL_ERROR "report.md: no interval for max_sessions 402 over 400")
-endif()
-set(ms_lo ${CMAKE_MATCH_4})
-set(ms_hi ${CMAKE_MATCH_5})
-set(ms_one_round FALSE)
-if(CMAKE_MATCH_2 STREQUAL CMAKE_MATCH_3 AND ms_lo STREQUAL ms_hi)
-  set(ms_one_round TRUE)
 endif()
 if(NOT md MATCHES "\\| max_sessions 402 over 400, 64 clients \\|[^|]*\\|[^|]*\\| ([a-z, ]+) \\|")
   message(FATAL_ERROR "report.md: no max_sessions target row")
 endif()
 set(ms_verdict "${CMAKE_MATCH_1}")
-if(ms_one_round)
-  set(ms_want "inconclusive, one round gives no interval")
-elseif(ms_lo GREATER 1 OR ms_hi LESS 1)
-  set(ms_want "not met")
-elseif(ms_lo LESS 0.95 OR ms_hi GREATER 1.05)
-  set(ms_want "inconclusive, the interval is wider")
-else()
-  set(ms_want "met")
+if(NOT md MATCHES "the target asks the interval to hold 1 within \\+-5%: ([a-z, ]+)\\.")
+  message(FATAL_ERROR "report.md: the max_sessions reading has no verdict")
 endif()
-if(NOT ms_verdict STREQUAL ms_want)
-  message(FATAL_ERROR "report.md: max_sessions interval ${ms_lo}-${ms_hi} "
-                      "reads '${ms_verdict}', expected '${ms_want}'")
+if(NOT CMAKE_MATCH_1 STREQUAL ms_verdict)
+  message(FATAL_ERROR "report.md: the max_sessions row reads '${ms_verdict}', "
+                      "its reading '${CMAKE_MATCH_1}'")
 endif()
-# The layout verdicts follow the intervals printed with them.  The summary's
-# row for every count takes the worst of the counts' verdicts, each read
-# from the by-clients line: no interval with one round, not met when the
-# interval lies below 1, inconclusive when it reaches below 0.95, met
-# within the noise when the median is below 1, else met.  A value within
-# rounding (0.0005) of a threshold could read either way, and is skipped.
+check_verdict("max_sessions 402 over 400" "${ms_verdict}" ${ms_vlo}
+              ${ms_vhi})
+
+# Padded over packed at every count: the most severe of the counts'
+# verdicts, each from its (Bonferroni) interval on the by-clients line.
 string(REGEX MATCH "Padded over packed, by clients[^\n]*" lay "${md}")
 string(REGEX MATCHALL
-  "[0-9]+: [0-9.]+x \\([0-9.]+-[0-9.]+, CI [0-9.]+-[0-9.]+\\)"
-  counts "${lay}")
+  "[0-9]+: [0-9.]+x \\([^)]*\\)" counts "${lay}")
 list(LENGTH counts ncounts)
 if(NOT ncounts EQUAL 5)
-  message(FATAL_ERROR "report.md: ${ncounts} layout intervals, not 5:\n${lay}")
+  message(FATAL_ERROR "report.md: ${ncounts} layout ratios, not 5:\n${lay}")
 endif()
-set(verdicts "met" "met, within the noise"
-  "inconclusive, the interval is wider"
-  "inconclusive, one round gives no interval" "not met")
-set(worst 0)
-set(sure TRUE)
+set(lay_lo 0)
+set(lay_hi 0)
 foreach(c ${counts})
-  string(REGEX MATCH
-    "^[0-9]+: ([0-9.]+)x \\(([0-9.]+)-([0-9.]+), CI ([0-9.]+)-([0-9.]+)\\)"
-    _ "${c}")
-  set(r ${CMAKE_MATCH_1})
-  set(ci_lo ${CMAKE_MATCH_4})
-  set(ci_hi ${CMAKE_MATCH_5})
-  if(CMAKE_MATCH_2 STREQUAL CMAKE_MATCH_3 AND ci_lo STREQUAL ci_hi)
-    set(v 3)
-  elseif(ci_hi LESS 1)
-    set(v 4)
-  elseif(ci_lo LESS 0.95)
-    set(v 2)
-  elseif(r LESS 1)
-    set(v 1)
+  if(c MATCHES "^[0-9]+: [0-9.]+x \\(one round\\)$")
+    set(lo 4)
+    set(hi 4)
+  elseif(c MATCHES "^[0-9]+: [0-9.]+x \\(not paired\\)$")
+    set(lo 3)
+    set(hi 3)
+  elseif(c MATCHES "^[0-9]+: ([0-9.]+)x \\([0-9.]+-[0-9.]+, CI (-?[0-9.]+)-(-?[0-9.]+)\\)$")
+    verdict_range(at_least ${CMAKE_MATCH_1} ${CMAKE_MATCH_2} ${CMAKE_MATCH_3}
+                  lo hi)
   else()
-    set(v 0)
+    message(FATAL_ERROR "report.md: layout ratio '${c}' has no interval")
   endif()
-  foreach(x ${r} ${ci_lo} ${ci_hi})
-    if((x GREATER 0.9495 AND x LESS 0.9505)
-       OR (x GREATER 0.9995 AND x LESS 1.0005))
-      set(sure FALSE)
-    endif()
-  endforeach()
-  if(v GREATER worst)
-    set(worst ${v})
+  if(lo GREATER lay_lo)
+    set(lay_lo ${lo})
+  endif()
+  if(hi GREATER lay_hi)
+    set(lay_hi ${hi})
   endif()
 endforeach()
-list(GET verdicts ${worst} lay_want)
 if(NOT md MATCHES "\\| padded over packed, lowest over every client count [^|]*\\|[^|]*\\|[^|]*\\| ([a-z, ]+) \\|")
   message(FATAL_ERROR "report.md: no layout target row")
 endif()
@@ -348,10 +443,8 @@ if(NOT CMAKE_MATCH_1 STREQUAL lay_row)
   message(FATAL_ERROR "report.md: the layout row reads '${lay_row}', "
                       "its reading '${CMAKE_MATCH_1}'")
 endif()
-if(sure AND NOT lay_row STREQUAL lay_want)
-  message(FATAL_ERROR "report.md: layout intervals ${counts} read "
-                      "'${lay_row}', expected '${lay_want}'")
-endif()
+check_verdict("padded over packed (${counts})" "${lay_row}" ${lay_lo}
+              ${lay_hi})
 if(md MATCHES "(^|[ (|])-?(nan|inf)([ )|.,x]|$)")
   message(FATAL_ERROR "report.md holds a figure that is not a number")
 endif()

@@ -95,6 +95,7 @@ static void test_verdicts(void **state)
     assert_int_equal(bench_verdict_same(1.01, 1.03, 4, 0.05), BENCH_NOT_MET);
     assert_int_equal(bench_verdict_same(0.90, 0.99, 4, 0.05), BENCH_NOT_MET);
     assert_int_equal(bench_verdict_same(1.0, 1.0, 1, 0.05), BENCH_NO_INTERVAL);
+    assert_int_equal(bench_verdict_same(0.9, 1.1, 0, 0.05), BENCH_UNPAIRED);
     assert_int_equal(bench_verdict_same(NAN, NAN, 4, 0.05), BENCH_NO_INTERVAL);
 
     /* At least as fast: beyond the noise above 1, or within it and not
@@ -105,6 +106,15 @@ static void test_verdicts(void **state)
                      BENCH_MET);
     assert_int_equal(bench_verdict_at_least(0.99, 0.97, 1.02, 3, 0.05),
                      BENCH_MET_IN_NOISE);
+    /* A median below an interval wholly above 1 (skewed rounds). */
+    assert_int_equal(bench_verdict_at_least(0.99, 1.01, 1.30, 3, 0.05),
+                     BENCH_MET);
+    /* The boundaries: an upper end of exactly 1, a lower end of exactly
+     * 1 - margin. */
+    assert_int_equal(bench_verdict_at_least(0.98, 0.96, 1.0, 3, 0.05),
+                     BENCH_MET_IN_NOISE);
+    assert_int_equal(bench_verdict_at_least(1.0, 0.95, 1.05, 3, 0.05),
+                     BENCH_MET);
     /* A median above 1 does not make a wide interval a pass. */
     assert_int_equal(bench_verdict_at_least(1.01, 0.80, 1.20, 3, 0.05),
                      BENCH_WIDE);
@@ -115,16 +125,20 @@ static void test_verdicts(void **state)
                      BENCH_NOT_MET);
     assert_int_equal(bench_verdict_at_least(1.0, 1.0, 1.0, 1, 0.05),
                      BENCH_NO_INTERVAL);
-    assert_int_equal(bench_verdict_at_least(NAN, 0.9, 1.1, 3, 0.05),
+    assert_int_equal(bench_verdict_at_least(1.0, 0.9, 1.1, 0, 0.05),
+                     BENCH_UNPAIRED);
+    assert_int_equal(bench_verdict_at_least(1.0, NAN, 1.1, 3, 0.05),
                      BENCH_NO_INTERVAL);
 
-    /* All of several: the worst. */
+    /* All of several: the most severe. */
     {
         bench_verdict v[4] = {BENCH_MET, BENCH_MET_IN_NOISE, BENCH_MET,
                               BENCH_MET};
         assert_int_equal(bench_verdict_worst(v, 4), BENCH_MET_IN_NOISE);
         v[2] = BENCH_WIDE;
         assert_int_equal(bench_verdict_worst(v, 4), BENCH_WIDE);
+        v[3] = BENCH_NO_INTERVAL;
+        assert_int_equal(bench_verdict_worst(v, 4), BENCH_NO_INTERVAL);
         v[0] = BENCH_NOT_MET;
         assert_int_equal(bench_verdict_worst(v, 4), BENCH_NOT_MET);
         assert_int_equal(bench_verdict_worst(v, 0), BENCH_MET);
@@ -133,7 +147,9 @@ static void test_verdicts(void **state)
     assert_string_equal(bench_verdict_text(BENCH_MET_IN_NOISE),
                         "met, within the noise");
     assert_string_equal(bench_verdict_text(BENCH_WIDE),
-                        "inconclusive, the interval is wider");
+                        "inconclusive, wider than the margin");
+    assert_string_equal(bench_verdict_text(BENCH_UNPAIRED),
+                        "inconclusive, the runs are not paired");
     assert_string_equal(bench_verdict_text(BENCH_NO_INTERVAL),
                         "inconclusive, one round gives no interval");
     assert_string_equal(bench_verdict_text(BENCH_NOT_MET), "not met");
