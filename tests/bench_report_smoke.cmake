@@ -361,6 +361,24 @@ function(verdict_range kind r ci_lo ci_hi out_lo out_hi)
   set(${out_hi} ${hi} PARENT_SCOPE)
 endfunction()
 
+# The verdict of the summary's row whose first cell row_re matches (with
+# its closing bar; the verdict is the fourth cell) into `out`; fails unless the reading in `text` that reading_re
+# matches (its group 1) says the same.
+function(row_verdict what row_re reading_re text out)
+  if(NOT md MATCHES "${row_re}[^|]*\\|[^|]*\\| ([a-z, ]+) \\|")
+    message(FATAL_ERROR "report.md: no ${what} target row")
+  endif()
+  set(row "${CMAKE_MATCH_1}")
+  if(NOT text MATCHES "${reading_re}")
+    message(FATAL_ERROR "report.md: the ${what} reading has no verdict")
+  endif()
+  if(NOT CMAKE_MATCH_1 STREQUAL row)
+    message(FATAL_ERROR "report.md: the ${what} row reads '${row}', its "
+                        "reading '${CMAKE_MATCH_1}'")
+  endif()
+  set(${out} "${row}" PARENT_SCOPE)
+endfunction()
+
 # Fails unless `verdict` is one of severities lo..hi.
 function(check_verdict what verdict lo hi)
   list(FIND verdicts "${verdict}" at)
@@ -387,17 +405,10 @@ elseif(md MATCHES "400 at 64 clients \\(([0-9.]+)x, one round\\)")
 else()
   message(FATAL_ERROR "report.md: no interval for max_sessions 402 over 400")
 endif()
-if(NOT md MATCHES "\\| max_sessions 402 over 400, 64 clients \\|[^|]*\\|[^|]*\\| ([a-z, ]+) \\|")
-  message(FATAL_ERROR "report.md: no max_sessions target row")
-endif()
-set(ms_verdict "${CMAKE_MATCH_1}")
-if(NOT md MATCHES "the target asks the interval to hold 1 within \\+-5%: ([a-z, ]+)\\.")
-  message(FATAL_ERROR "report.md: the max_sessions reading has no verdict")
-endif()
-if(NOT CMAKE_MATCH_1 STREQUAL ms_verdict)
-  message(FATAL_ERROR "report.md: the max_sessions row reads '${ms_verdict}', "
-                      "its reading '${CMAKE_MATCH_1}'")
-endif()
+row_verdict("max_sessions"
+  "\\| max_sessions 402 over 400, 64 clients \\|"
+  "the target asks the interval to hold 1 within \\+-5%: ([a-z, ]+)\\."
+  "${md}" ms_verdict)
 check_verdict("max_sessions 402 over 400" "${ms_verdict}" ${ms_vlo}
               ${ms_vhi})
 
@@ -432,17 +443,10 @@ foreach(c ${counts})
     set(lay_hi ${hi})
   endif()
 endforeach()
-if(NOT md MATCHES "\\| padded over packed, lowest over every client count [^|]*\\|[^|]*\\|[^|]*\\| ([a-z, ]+) \\|")
-  message(FATAL_ERROR "report.md: no layout target row")
-endif()
-set(lay_row "${CMAKE_MATCH_1}")
-if(NOT lay MATCHES "The target, padded at least as fast at every count [^:]*: ([a-z, ]+)\\.")
-  message(FATAL_ERROR "report.md: the layout reading has no verdict:\n${lay}")
-endif()
-if(NOT CMAKE_MATCH_1 STREQUAL lay_row)
-  message(FATAL_ERROR "report.md: the layout row reads '${lay_row}', "
-                      "its reading '${CMAKE_MATCH_1}'")
-endif()
+row_verdict("padded over packed"
+  "\\| padded over packed, lowest over every client count [^|]*\\|"
+  "The target, padded at least as fast at every count [^:]*: ([a-z, ]+)\\."
+  "${lay}" lay_row)
 check_verdict("padded over packed (${counts})" "${lay_row}" ${lay_lo}
               ${lay_hi})
 if(md MATCHES "(^|[ (|])-?(nan|inf)([ )|.,x]|$)")
