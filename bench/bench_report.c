@@ -358,6 +358,27 @@ static bench_verdict at_least_verdict(paired_ratio p)
                                   VERDICT_MARGIN);
 }
 
+/* True if p has an interval: two rounds or more (paired_at() gives a
+ * finite one then). */
+static bool paired_has_interval(paired_ratio p)
+{
+    return p.rounds >= 2 && p.ci_lo <= p.ci_hi;
+}
+
+/* What a reading says of p's spread: "rounds a-b, 95% CI of the mean
+ * c-d" (without the rounds unless with_rounds), or why there is no
+ * interval, as the verdicts say it. */
+static void paired_span(char *buf, size_t len, paired_ratio p, bool with_rounds)
+{
+    if (!paired_has_interval(p))
+        snprintf(buf, len, "%s", p.rounds == 0 ? "not paired" : "one round");
+    else if (with_rounds)
+        snprintf(buf, len, "rounds %.3f-%.3f, 95%% CI of the mean %.3f-%.3f",
+                 p.lo, p.hi, p.ci_lo, p.ci_hi);
+    else
+        snprintf(buf, len, "95%% CI of the mean %.3f-%.3f", p.ci_lo, p.ci_hi);
+}
+
 static const report_step *step_named(const report_step *steps, size_t n,
                                      const char *name)
 {
@@ -601,7 +622,7 @@ static int layout_side(const layout_cmp *lc, size_t i)
 {
     const paired_ratio *p = &lc->r[i];
 
-    if (p->rounds < 2 || !(p->ci_lo <= p->ci_hi))
+    if (!paired_has_interval(*p))
         return 2;
     return p->ci_lo > 1 ? 1 : p->ci_hi < 1 ? -1 : 0;
 }
@@ -629,7 +650,7 @@ static void md_layout_class(FILE *f, const layout_cmp *lc, int side,
                              : ",",
                 lc->clients[i]);
         if (side == 1 || side == -1)
-            fprintf(f, " (%+.1f%%)", 100 * (lc->r[i].r - 1));
+            fprintf(f, " (median %+.1f%%)", 100 * (lc->r[i].r - 1));
         last = lc->clients[i];
         k++;
     }
@@ -662,17 +683,20 @@ static void md_select(FILE *f, const report_step *main_step,
     }
     {
         paired_ratio lay = paired(sel.s64, sel.k64);
+        char span[96];
+
         faster_slower(buf, sizeof(buf), lay.r);
+        paired_span(span, sizeof(span), lay, false);
         fprintf(f,
                 "\nReading: one client runs %.0f transactions per second "
                 "(%.0f ns each, %.0f ns of CPU, all catalog look-ups "
                 "included; target <= 455 ns); 2 clients give %.2fx one "
                 "(target >= 1.85), 64 clients %.2fx two (target >= 0.85); "
-                "padded is %s than packed at 64 clients (%.3fx, 95%% CI of "
-                "the mean %.3f-%.3f).\n\n",
+                "padded is %s than packed at 64 clients (median %.3fx, "
+                "%s).\n\n",
                 sel.one ? sel.one->tps : NAN, sel.one ? sel.one->ns : NAN,
                 sel.one ? sel.one->cpu : NAN, paired(sel.two, sel.one).r,
-                paired(sel.s64, sel.two).r, buf, lay.r, lay.ci_lo, lay.ci_hi);
+                paired(sel.s64, sel.two).r, buf, lay.r, span);
     }
     fputs("Ratios between rows are the median of the ratios of runs "
           "measured in the same round (every configuration's run 1, then "
@@ -709,7 +733,7 @@ static void md_select(FILE *f, const report_step *main_step,
                     fprintf(f, " (%.3f-%.3f, CI %.3f-%.3f)", p->lo, p->hi,
                             p->ci_lo, p->ci_hi);
                 else
-                    fputs(p->rounds == 1 ? " (one round)" : " (not paired)", f);
+                    fputs(p->rounds == 0 ? " (not paired)" : " (one round)", f);
             }
             fputs(".", f);
             md_layout_class(f, &lc, 1, " Padded is faster beyond the noise at");
@@ -807,13 +831,7 @@ static void md_select(FILE *f, const report_step *main_step,
                         rows[i].tps_min, rows[i].tps_max, rows[i].p50,
                         rows[i].p99);
         faster_slower(buf, sizeof(buf), r.r);
-        if (r.rounds >= 2)
-            snprintf(span, sizeof(span),
-                     "rounds %.3f-%.3f, 95%% CI of the mean %.3f-%.3f", r.lo,
-                     r.hi, r.ci_lo, r.ci_hi);
-        else
-            snprintf(span, sizeof(span), "%s",
-                     r.rounds == 1 ? "one round" : "not paired");
+        paired_span(span, sizeof(span), r, true);
         fprintf(f,
                 "\nReading: max_sessions 402 is %s than 400 at 64 clients "
                 "(%.3fx, %s); the target asks the interval to hold 1 within "
@@ -1414,9 +1432,9 @@ int bench_report_main(int argc, char **argv)
     /* Each step: shown options first, then DIR and --json (not shown). */
     snprintf(rounds, sizeof(rounds), "%d", o.rounds);
     /* Select runs alternate the order of their configurations: an even
-     * number of them balances it.  There are twice the rounds, rounded up
-     * to even (8 for the default 3), of half the time by default: a 99%
-     * interval of the mean of 8 spans t(0.995, 7) / sqrt(8) = 1.24
+     * number of them balances it.  There are the rounds rounded up to
+     * even, doubled (8 for the default 3), of half the time by default: a
+     * 99% interval of the mean of 8 spans t(0.995, 7) / sqrt(8) = 1.24
      * standard deviations each side against 5.84 / 2 = 2.92 for 4, and
      * the runs vary with the host's state more than with their length.
      * At most MAX_ROW_RUNS. */

@@ -76,7 +76,8 @@ typedef enum bench_verdict {
                            1 and stays within the margin */
     BENCH_WIDE,         /* the interval holds 1 and reaches past the margin */
     BENCH_UNPAIRED,     /* rounds 0: the runs could not be paired */
-    BENCH_NO_INTERVAL,  /* rounds 1: no interval */
+    BENCH_NO_INTERVAL,  /* rounds 1 (or an interval not a number): no
+                           interval */
     BENCH_NOT_MET,      /* the interval lies on the wrong side of 1 */
 } bench_verdict;
 

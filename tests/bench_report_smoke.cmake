@@ -1,9 +1,9 @@
 # Runs `keel bench report --quick` (a scale-1 database in a temporary
-# directory; one round of each benchmark, short select and bloat runs)
-# into OUT and checks that every
-# file was written, that results.json holds every figure with a sane value
-# and counts consistent with the run, and that the charts are SVG with
-# their legends.
+# directory; two rounds of each benchmark, short select and bloat runs)
+# into OUT and checks that every file was written, that results.json holds
+# every figure with a sane value and counts consistent with the run, that
+# the report's verdicts follow the intervals it prints, and that the
+# charts are SVG with their legends.
 include(${CMAKE_CURRENT_LIST_DIR}/bench_json.cmake)
 
 set(TXNS 2000)
@@ -298,15 +298,15 @@ elseif(nproc_rc EQUAL 0 AND md MATCHES "--layout padded,packed [^`]*--cpus")
 endif()
 # The verdicts follow the intervals printed with them (bench/stats.c's
 # rules).  Figures are printed to three decimals, so each is taken as
-# anywhere within half a unit of the last place either side: a verdict is
-# wrong only if no such reading of the printed figures gives it.  Verdicts
-# are numbered by severity, as bench_verdict_worst() ranks them.
+# anywhere within half a unit of its last place: a verdict is wrong only
+# if no such reading of the printed figures gives it.  Verdicts are
+# numbered by severity, as bench_verdict_worst() ranks them.
 set(verdicts "met" "met, within the noise" "inconclusive, wider than the margin"
   "inconclusive, the runs are not paired"
   "inconclusive, one round gives no interval" "not met")
 
 # A printed figure (three decimals; an interval of a mean ratio may start
-# below 0) in half-thousandths, nudged by d (-1, 0 or 1 half-thousandth).
+# below 0) in half-thousandths, nudged by d (-1 or 1 half-thousandth).
 function(half_thousandths x d out)
   if(NOT x MATCHES "^(-?)([0-9]+)\\.([0-9][0-9][0-9])$")
     message(FATAL_ERROR "report.md: '${x}' is not a ratio to 3 decimals")
@@ -316,12 +316,12 @@ function(half_thousandths x d out)
   set(${out} ${v} PARENT_SCOPE)
 endfunction()
 
-# The lowest and highest severity `kind` (same: the ratio within +-5% of
-# 1; at_least: at least 1, down to 0.95 within the noise) can give for
-# printed r, ci_lo, ci_hi, over every nudge of the three.
-function(verdict_range kind r ci_lo ci_hi out_lo out_hi)
-  set(lo 5)
-  set(hi 0)
+# The verdicts (their numbers) `kind` can give for printed r, ci_lo and
+# ci_hi, over every nudge of the three, into the list `out`.  same: the
+# ratio within +-5% of 1; at_least: at least 1, down to 0.95 within the
+# noise.
+function(verdict_set kind r ci_lo ci_hi out)
+  set(seen "")
   foreach(dr -1 1)
     foreach(dl -1 1)
       foreach(dh -1 1)
@@ -348,43 +348,58 @@ function(verdict_range kind r ci_lo ci_hi out_lo out_hi)
         else()
           set(v 1)
         endif()
-        if(v LESS lo)
-          set(lo ${v})
-        endif()
-        if(v GREATER hi)
-          set(hi ${v})
-        endif()
+        list(APPEND seen ${v})
       endforeach()
     endforeach()
   endforeach()
-  set(${out_lo} ${lo} PARENT_SCOPE)
-  set(${out_hi} ${hi} PARENT_SCOPE)
+  list(REMOVE_DUPLICATES seen)
+  set(${out} ${seen} PARENT_SCOPE)
+endfunction()
+
+# The verdict numbers of an interval printed as `span` (what the report's
+# readings put after a ratio r: "95% CI of the mean lo-hi", possibly
+# after the rounds, or "one round" or "not paired") for kind, into `out`.
+function(span_verdicts kind r span out)
+  if(span MATCHES "95% CI of the mean (-?[0-9.]+)-(-?[0-9.]+)$")
+    verdict_set(${kind} ${r} ${CMAKE_MATCH_1} ${CMAKE_MATCH_2} v)
+  elseif(span STREQUAL "one round")
+    set(v 4)
+  elseif(span STREQUAL "not paired")
+    set(v 3)
+  else()
+    message(FATAL_ERROR "report.md: no interval in '${span}'")
+  endif()
+  set(${out} ${v} PARENT_SCOPE)
 endfunction()
 
 # The verdict of the summary's row whose first cell row_re matches (with
-# its closing bar; the verdict is the fourth cell) into `out`; fails unless the reading in `text` that reading_re
-# matches (its group 1) says the same.
+# its closing bar; the verdict is the fourth cell) into `out`; fails
+# unless the reading in `text` that reading_re matches (its group 1), if
+# given, says the same.
 function(row_verdict what row_re reading_re text out)
   if(NOT md MATCHES "${row_re}[^|]*\\|[^|]*\\| ([a-z, ]+) \\|")
     message(FATAL_ERROR "report.md: no ${what} target row")
   endif()
   set(row "${CMAKE_MATCH_1}")
-  if(NOT text MATCHES "${reading_re}")
-    message(FATAL_ERROR "report.md: the ${what} reading has no verdict")
-  endif()
-  if(NOT CMAKE_MATCH_1 STREQUAL row)
-    message(FATAL_ERROR "report.md: the ${what} row reads '${row}', its "
-                        "reading '${CMAKE_MATCH_1}'")
+  if(NOT reading_re STREQUAL "")
+    if(NOT text MATCHES "${reading_re}")
+      message(FATAL_ERROR "report.md: the ${what} reading has no verdict")
+    endif()
+    if(NOT CMAKE_MATCH_1 STREQUAL row)
+      message(FATAL_ERROR "report.md: the ${what} row reads '${row}', its "
+                          "reading '${CMAKE_MATCH_1}'")
+    endif()
   endif()
   set(${out} "${row}" PARENT_SCOPE)
 endfunction()
 
-# Fails unless `verdict` is one of severities lo..hi.
-function(check_verdict what verdict lo hi)
+# Fails unless `verdict` is the text of one of the numbers in `allowed`.
+function(check_verdict what verdict allowed)
   list(FIND verdicts "${verdict}" at)
-  if(at LESS lo OR at GREATER hi)
+  list(FIND allowed "${at}" ok)
+  if(ok LESS 0)
     set(want "")
-    foreach(i RANGE ${lo} ${hi})
+    foreach(i ${allowed})
       list(GET verdicts ${i} w)
       list(APPEND want "'${w}'")
     endforeach()
@@ -394,26 +409,31 @@ function(check_verdict what verdict lo hi)
 endfunction()
 
 # max_sessions 402 over 400: alike within +-5%.
-if(md MATCHES "400 at 64 clients \\(([0-9.]+)x, rounds ([0-9.]+)-([0-9.]+), 95% CI of the mean (-?[0-9.]+)-(-?[0-9.]+)\\)")
-  set(ms_r ${CMAKE_MATCH_1})
-  set(ms_lo ${CMAKE_MATCH_4})
-  set(ms_hi ${CMAKE_MATCH_5})
-  verdict_range(same ${ms_r} ${ms_lo} ${ms_hi} ms_vlo ms_vhi)
-elseif(md MATCHES "400 at 64 clients \\(([0-9.]+)x, one round\\)")
-  set(ms_vlo 4)
-  set(ms_vhi 4)
-else()
-  message(FATAL_ERROR "report.md: no interval for max_sessions 402 over 400")
+if(NOT md MATCHES "400 at 64 clients \\(([0-9.]+)x, ([^)]*)\\); the target")
+  message(FATAL_ERROR "report.md: no ratio for max_sessions 402 over 400")
 endif()
+span_verdicts(same ${CMAKE_MATCH_1} "${CMAKE_MATCH_2}" ms_allowed)
 row_verdict("max_sessions"
   "\\| max_sessions 402 over 400, 64 clients \\|"
   "the target asks the interval to hold 1 within \\+-5%: ([a-z, ]+)\\."
   "${md}" ms_verdict)
-check_verdict("max_sessions 402 over 400" "${ms_verdict}" ${ms_vlo}
-              ${ms_vhi})
+check_verdict("max_sessions 402 over 400" "${ms_verdict}" "${ms_allowed}")
 
-# Padded over packed at every count: the most severe of the counts'
-# verdicts, each from its (Bonferroni) interval on the by-clients line.
+# Padded over packed at 64 clients: at least as fast, by the 95% interval
+# the select reading gives.
+if(NOT md MATCHES "than packed at 64 clients \\(median ([0-9.]+)x, ([^)]*)\\)\\.")
+  message(FATAL_ERROR "report.md: no ratio for padded over packed at 64")
+endif()
+span_verdicts(at_least ${CMAKE_MATCH_1} "${CMAKE_MATCH_2}" p64_allowed)
+row_verdict("padded over packed at 64" "\\| padded over packed, 64 clients \\|"
+  "" "" p64_verdict)
+check_verdict("padded over packed, 64 clients" "${p64_verdict}"
+              "${p64_allowed}")
+
+# At every count: the most severe of the counts' verdicts, each from its
+# (Bonferroni) interval on the by-clients line; and each count named in
+# the sentence for its side of 1 (faster or slower beyond the noise,
+# within it, or no interval).
 string(REGEX MATCH "Padded over packed, by clients[^\n]*" lay "${md}")
 string(REGEX MATCHALL
   "[0-9]+: [0-9.]+x \\([^)]*\\)" counts "${lay}")
@@ -421,34 +441,74 @@ list(LENGTH counts ncounts)
 if(NOT ncounts EQUAL 5)
   message(FATAL_ERROR "report.md: ${ncounts} layout ratios, not 5:\n${lay}")
 endif()
-set(lay_lo 0)
-set(lay_hi 0)
+set(sentences "Padded is faster beyond the noise at ([^A-Z]*)\\. "
+  "Padded and packed are within the noise of each other at ([^A-Z]*)\\. "
+  "Padded is slower beyond the noise at ([^A-Z]*)\\. "
+  "There is no interval at ([^A-Z]*)\\. ")
+set(lay_allowed 0)
 foreach(c ${counts})
-  if(c MATCHES "^[0-9]+: [0-9.]+x \\(one round\\)$")
-    set(lo 4)
-    set(hi 4)
-  elseif(c MATCHES "^[0-9]+: [0-9.]+x \\(not paired\\)$")
-    set(lo 3)
-    set(hi 3)
-  elseif(c MATCHES "^[0-9]+: ([0-9.]+)x \\([0-9.]+-[0-9.]+, CI (-?[0-9.]+)-(-?[0-9.]+)\\)$")
-    verdict_range(at_least ${CMAKE_MATCH_1} ${CMAKE_MATCH_2} ${CMAKE_MATCH_3}
-                  lo hi)
+  if(NOT c MATCHES "^([0-9]+): ([0-9.]+)x \\(([^)]*)\\)$")
+    message(FATAL_ERROR "report.md: layout ratio '${c}'")
+  endif()
+  set(n ${CMAKE_MATCH_1})
+  set(r ${CMAKE_MATCH_2})
+  set(span "${CMAKE_MATCH_3}")
+  # The side of 1 the interval lies on (3: none); a printed end of
+  # exactly 1.000 may be either.
+  if(span MATCHES "^[0-9.]+-[0-9.]+, CI (-?[0-9.]+)-(-?[0-9.]+)$")
+    set(ci_lo ${CMAKE_MATCH_1})
+    set(ci_hi ${CMAKE_MATCH_2})
+    verdict_set(at_least ${r} ${ci_lo} ${ci_hi} v)
+    set(sides "")
+    foreach(d -1 1)
+      half_thousandths(${ci_lo} ${d} L)
+      half_thousandths(${ci_hi} ${d} H)
+      if(L GREATER 2000)
+        list(APPEND sides 0)
+      elseif(H LESS 2000)
+        list(APPEND sides 2)
+      else()
+        list(APPEND sides 1)
+      endif()
+    endforeach()
+  elseif(span STREQUAL "one round" OR span STREQUAL "not paired")
+    span_verdicts(at_least ${r} "${span}" v)
+    set(sides 3)
   else()
     message(FATAL_ERROR "report.md: layout ratio '${c}' has no interval")
   endif()
-  if(lo GREATER lay_lo)
-    set(lay_lo ${lo})
+  set(named FALSE)
+  foreach(side ${sides})
+    list(GET sentences ${side} re)
+    if(lay MATCHES "${re}")
+      if(" ${CMAKE_MATCH_1} " MATCHES "[ ,]${n}[ ,]")
+        set(named TRUE)
+      endif()
+    endif()
+  endforeach()
+  if(NOT named)
+    message(FATAL_ERROR "report.md: ${c} is not named where its interval "
+                        "lies:\n${lay}")
   endif()
-  if(hi GREATER lay_hi)
-    set(lay_hi ${hi})
-  endif()
+  # Every verdict the counts so far could give together.
+  set(next "")
+  foreach(a ${lay_allowed})
+    foreach(b ${v})
+      if(a GREATER b)
+        list(APPEND next ${a})
+      else()
+        list(APPEND next ${b})
+      endif()
+    endforeach()
+  endforeach()
+  list(REMOVE_DUPLICATES next)
+  set(lay_allowed ${next})
 endforeach()
 row_verdict("padded over packed"
   "\\| padded over packed, lowest over every client count [^|]*\\|"
   "The target, padded at least as fast at every count [^:]*: ([a-z, ]+)\\."
   "${lay}" lay_row)
-check_verdict("padded over packed (${counts})" "${lay_row}" ${lay_lo}
-              ${lay_hi})
+check_verdict("padded over packed (${counts})" "${lay_row}" "${lay_allowed}")
 if(md MATCHES "(^|[ (|])-?(nan|inf)([ )|.,x]|$)")
   message(FATAL_ERROR "report.md holds a figure that is not a number")
 endif()
