@@ -834,10 +834,18 @@ static void md_select(FILE *f, const report_step *main_step,
         paired_span(span, sizeof(span), r, true);
         fprintf(f,
                 "\nReading: max_sessions 402 is %s than 400 at 64 clients "
-                "(%.3fx, %s); the target asks the interval to hold 1 within "
-                "+-%.0f%%: %s.\n\n",
+                "(%.3fx, %s); the target asks the interval to lie within "
+                "+-%.0f%% of 1: %s.%s\n\n",
                 buf, r.r, span, 100 * VERDICT_MARGIN,
-                bench_verdict_text(same_verdict(r)));
+                bench_verdict_text(same_verdict(r)),
+                !paired_has_interval(r) || (r.ci_lo <= 1 && r.ci_hi >= 1) ? ""
+                : same_verdict(r) == BENCH_MET
+                    ? " The interval excludes 1: the two differ beyond the "
+                      "noise in this run, by less than the margin."
+                : same_verdict(r) == BENCH_WIDE
+                    ? " The interval excludes 1: the two differ beyond the "
+                      "noise in this run, perhaps by more than the margin."
+                    : "");
     }
 }
 
@@ -1138,8 +1146,7 @@ static void md_target_same(FILE *f, const char *what, paired_ratio p)
 {
     char target[64];
 
-    snprintf(target, sizeof(target),
-             "95%% CI of the mean holds 1, within +-%.0f%%",
+    snprintf(target, sizeof(target), "95%% CI of the mean within +-%.0f%% of 1",
              100 * VERDICT_MARGIN);
     md_target_verdict(f, what, target, p.r, "%.3fx",
                       bench_verdict_text(same_verdict(p)));

@@ -169,9 +169,11 @@ bench_verdict bench_verdict_same(double lo, double hi, int rounds,
 
     if (v != BENCH_MET)
         return v;
-    if (lo > 1 || hi < 1)
+    if (lo >= 1 - margin && hi <= 1 + margin)
+        return BENCH_MET;
+    if (lo > 1 + margin || hi < 1 - margin)
         return BENCH_NOT_MET;
-    return lo >= 1 - margin && hi <= 1 + margin ? BENCH_MET : BENCH_WIDE;
+    return BENCH_WIDE;
 }
 
 bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,

@@ -67,22 +67,26 @@ double bench_t_quantile(double p, int df);
  * What the confidence interval [lo, hi] of a ratio a / b, from `rounds`
  * paired rounds, says of a target on the ratio.  An interval that holds 1
  * cannot tell a from b; one that reaches further than a margin from 1
- * shows only that the rounds were too few or too noisy to tell more.
- * In order of severity (bench_verdict_worst()).
+ * shows only that the rounds were too few or too noisy to tell more.  A
+ * narrow one may exclude 1 and still show a difference too small to
+ * matter.  In order of severity (bench_verdict_worst()).
  */
 typedef enum bench_verdict {
     BENCH_MET,          /* the target holds */
     BENCH_MET_IN_NOISE, /* a's median is below b's, but the interval holds
                            1 and stays within the margin */
-    BENCH_WIDE,         /* the interval holds 1 and reaches past the margin */
+    BENCH_WIDE,         /* the interval reaches past the margin and does
+                           not settle the target either way */
     BENCH_UNPAIRED,     /* rounds 0: the runs could not be paired */
     BENCH_NO_INTERVAL,  /* rounds 1 (or an interval not a number): no
                            interval */
-    BENCH_NOT_MET,      /* the interval lies on the wrong side of 1 */
+    BENCH_NOT_MET,      /* the interval lies where the target fails */
 } bench_verdict;
 
-/* "a performs like b": met when [lo, hi] holds 1 and lies within 1 +-
- * margin; not met when it excludes 1; else BENCH_WIDE. */
+/* "a performs like b", an equivalence within the margin: met when [lo,
+ * hi] lies within 1 +- margin (whether or not it holds 1: a narrow
+ * interval may show a real difference smaller than the margin); not met
+ * when it lies wholly beyond the margin on one side; else BENCH_WIDE. */
 bench_verdict bench_verdict_same(double lo, double hi, int rounds,
                                  double margin);
 
