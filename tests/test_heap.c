@@ -2487,7 +2487,7 @@ static void test_concurrent_counters(void **state)
                 heap_tuple_header h;
                 size_t len;
                 const void *item = heappage_get_item_const(p.b, off, &len);
-                xid_status smin, smax = XID_STATUS_ABORTED;
+                xid_status smin = XID_STATUS_ABORTED, smax = XID_STATUS_ABORTED;
                 tid t = {.block = b, .offset = off};
                 if (item == NULL)
                     continue;

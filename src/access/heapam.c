@@ -441,7 +441,7 @@ int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
                 const keel_value *values, tid *out)
 {
     tuple_buf buf;
-    size_t len;
+    size_t len = 0; /* set by form_tuple() when it succeeds */
     int rc = form_tuple(rel, values, xid, &buf, &len, &s->err);
 
     if (rc != KEEL_OK)
@@ -476,7 +476,7 @@ int heap_bulk_insert(heap_bulk *b, xid_t xid, const keel_value *values,
                      tid *out)
 {
     tuple_buf buf;
-    size_t len;
+    size_t len = 0; /* set by form_tuple() when it succeeds */
     int rc = form_tuple(b->rel, values, xid, &buf, &len, &b->s->err);
 
     if (rc != KEEL_OK)
@@ -823,7 +823,7 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
 {
     heap_tuple_header *h, saved;
     tuple_buf buf;
-    size_t len, got;
+    size_t len = 0, got; /* len: set by form_tuple() */
     bool placed = false;
     tid nt = TID_INVALID;
     int32_t id;
