@@ -209,7 +209,7 @@ const char *bench_verdict_text(bench_verdict v)
     case BENCH_MET_IN_NOISE:
         return "met, within the noise";
     case BENCH_WIDE:
-        return "inconclusive, wider than the margin";
+        return "inconclusive, the interval reaches past the margin";
     case BENCH_UNPAIRED:
         return "inconclusive, the runs are not paired";
     case BENCH_NO_INTERVAL:
@@ -218,4 +218,17 @@ const char *bench_verdict_text(bench_verdict v)
     default:
         return "not met";
     }
+}
+
+int bench_interval_side(double lo, double hi, int decimals)
+{
+    double scale = pow(10, decimals);
+
+    if (!(lo <= hi))
+        return 0;
+    if (round(lo * scale) > scale)
+        return 1;
+    if (round(hi * scale) < scale)
+        return -1;
+    return 0;
 }

@@ -66,10 +66,11 @@ double bench_t_quantile(double p, int df);
 /*
  * What the confidence interval [lo, hi] of a ratio a / b, from `rounds`
  * paired rounds, says of a target on the ratio.  An interval that holds 1
- * cannot tell a from b; one that reaches further than a margin from 1
- * shows only that the rounds were too few or too noisy to tell more.  A
- * narrow one may exclude 1 and still show a difference too small to
- * matter.  In order of severity (bench_verdict_worst()).
+ * cannot tell a from b; one that reaches past a margin from 1 without
+ * settling the target shows that the rounds were too few or too noisy, or
+ * that the difference lies near the margin.  A narrow one may exclude 1
+ * and still show a difference too small to matter.  In order of severity
+ * (bench_verdict_worst()).
  */
 typedef enum bench_verdict {
     BENCH_MET,          /* the target holds */
@@ -102,8 +103,15 @@ bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
 bench_verdict bench_verdict_worst(const bench_verdict *v, int n);
 
 /* The words for a verdict: "met", "met, within the noise",
- * "inconclusive, wider than the margin", "inconclusive, the runs are not
- * paired", "inconclusive, one round gives no interval", "not met". */
+ * "inconclusive, the interval reaches past the margin", "inconclusive,
+ * the runs are not paired", "inconclusive, one round gives no interval",
+ * "not met". */
 const char *bench_verdict_text(bench_verdict v);
+
+/* Where [lo, hi] lies against 1 as printed to `decimals` places: 1 if
+ * its lower end reads above 1, -1 if its upper end reads below 1, 0 if it
+ * reads as holding 1 (or is not a number), so that what a reading says of
+ * the interval agrees with the figures it prints. */
+int bench_interval_side(double lo, double hi, int decimals);
 
 #endif /* KEEL_BENCH_STATS_H */

@@ -301,7 +301,8 @@ endif()
 # anywhere within half a unit of its last place: a verdict is wrong only
 # if no such reading of the printed figures gives it.  Verdicts are
 # numbered by severity, as bench_verdict_worst() ranks them.
-set(verdicts "met" "met, within the noise" "inconclusive, wider than the margin"
+set(verdicts "met" "met, within the noise"
+  "inconclusive, the interval reaches past the margin"
   "inconclusive, the runs are not paired"
   "inconclusive, one round gives no interval" "not met")
 
@@ -418,21 +419,33 @@ row_verdict("max_sessions"
   "the target asks the interval to lie within \\+-5% of 1: ([a-z, ]+)\\."
   "${md}" ms_verdict)
 check_verdict("max_sessions 402 over 400" "${ms_verdict}" "${ms_allowed}")
-# The reading says when a met or inconclusive interval excludes 1 (a
-# printed end of exactly 1.000 may go either way).
-if(md MATCHES "95% CI of the mean (-?[0-9.]+)-(-?[0-9.]+)\\); the target asks")
-  set(ms_lo ${CMAKE_MATCH_1})
-  set(ms_hi ${CMAKE_MATCH_2})
-  string(FIND "${md}" "The interval excludes 1:" ms_says)
-  if((ms_lo GREATER 1 OR ms_hi LESS 1) AND NOT ms_verdict STREQUAL "not met"
-     AND ms_says LESS 0)
-    message(FATAL_ERROR "report.md: max_sessions ${ms_lo}-${ms_hi} excludes "
-                        "1 and the reading does not say so")
+# The reading says on which side of 1 an interval lies when it excludes
+# 1 as printed (and the verdict is not "not met"): "by less than the
+# margin" when met, "perhaps by more" when inconclusive.
+if(NOT md MATCHES "within \\+-5% of 1: ([a-z, ]+)\\.( The interval lies ([a-z]+) 1: 402 is ([a-z]+) than 400 beyond the noise in this run, ([a-z ]+) than the margin\\.)?\n")
+  message(FATAL_ERROR "report.md: the max_sessions reading's end")
+endif()
+set(ms_said "${CMAKE_MATCH_2}")
+set(ms_where "${CMAKE_MATCH_3}/${CMAKE_MATCH_4}/${CMAKE_MATCH_5}")
+set(ms_want "")
+if(md MATCHES "95% CI of the mean (-?[0-9.]+)-(-?[0-9.]+)\\); the target asks"
+   AND NOT ms_verdict STREQUAL "not met")
+  set(how "by less")
+  if(NOT ms_verdict STREQUAL "met")
+    set(how "perhaps by more")
   endif()
-  if(ms_lo LESS 1 AND ms_hi GREATER 1 AND ms_says GREATER_EQUAL 0)
-    message(FATAL_ERROR "report.md: max_sessions ${ms_lo}-${ms_hi} holds 1 "
-                        "and the reading says it excludes it")
+  if(CMAKE_MATCH_1 GREATER 1)
+    set(ms_want "above/faster/${how}")
+  elseif(CMAKE_MATCH_2 LESS 1)
+    set(ms_want "below/slower/${how}")
   endif()
+endif()
+if(ms_want STREQUAL "" AND NOT ms_said STREQUAL "")
+  message(FATAL_ERROR "report.md: max_sessions reads '${ms_said}' of an "
+                      "interval that holds 1 or fails the target")
+elseif(NOT ms_want STREQUAL "" AND NOT ms_where STREQUAL ms_want)
+  message(FATAL_ERROR "report.md: max_sessions says '${ms_where}' of its "
+                      "interval, expected '${ms_want}'")
 endif()
 
 # Padded over packed at 64 clients: at least as fast, by the 95% interval

@@ -98,6 +98,10 @@ static void test_verdicts(void **state)
     assert_int_equal(bench_verdict_same(0.98, 1.06, 4, 0.05), BENCH_WIDE);
     assert_int_equal(bench_verdict_same(0.90, 0.99, 4, 0.05), BENCH_WIDE);
     assert_int_equal(bench_verdict_same(1.06, 1.20, 4, 0.05), BENCH_NOT_MET);
+    /* Narrow, but straddling the margin's edge: not settled. */
+    assert_int_equal(bench_verdict_same(0.93, 0.96, 4, 0.05), BENCH_WIDE);
+    assert_int_equal(bench_verdict_same(1.05, 1.10, 4, 0.05), BENCH_WIDE);
+    assert_int_equal(bench_verdict_same(0.90, 0.95, 4, 0.05), BENCH_WIDE);
     assert_int_equal(bench_verdict_same(0.70, 0.94, 4, 0.05), BENCH_NOT_MET);
     assert_int_equal(bench_verdict_same(1.0, 1.0, 1, 0.05), BENCH_NO_INTERVAL);
     assert_int_equal(bench_verdict_same(0.9, 1.1, 0, 0.05), BENCH_UNPAIRED);
@@ -152,12 +156,22 @@ static void test_verdicts(void **state)
     assert_string_equal(bench_verdict_text(BENCH_MET_IN_NOISE),
                         "met, within the noise");
     assert_string_equal(bench_verdict_text(BENCH_WIDE),
-                        "inconclusive, wider than the margin");
+                        "inconclusive, the interval reaches past the margin");
     assert_string_equal(bench_verdict_text(BENCH_UNPAIRED),
                         "inconclusive, the runs are not paired");
     assert_string_equal(bench_verdict_text(BENCH_NO_INTERVAL),
                         "inconclusive, one round gives no interval");
     assert_string_equal(bench_verdict_text(BENCH_NOT_MET), "not met");
+
+    /* The side of 1 as printed to three places: an end that prints as
+     * 1.000 holds 1. */
+    assert_int_equal(bench_interval_side(1.002, 1.031, 3), 1);
+    assert_int_equal(bench_interval_side(1.0004, 1.031, 3), 0);
+    assert_int_equal(bench_interval_side(1.0006, 1.031, 3), 1);
+    assert_int_equal(bench_interval_side(0.95, 0.9996, 3), 0);
+    assert_int_equal(bench_interval_side(0.95, 0.9994, 3), -1);
+    assert_int_equal(bench_interval_side(0.97, 1.02, 3), 0);
+    assert_int_equal(bench_interval_side(NAN, NAN, 3), 0);
 }
 
 int main(void)
