@@ -14,7 +14,7 @@ deps:
 	@sh scripts/install-deps
 
 release: deps
-	@$(CMAKE_Q) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_TESTS=OFF -DKEEL_LTO=ON -DKEEL_ASSERTS=OFF
+	@$(CMAKE_Q) -S . -B build/release -DKEEL_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_TESTS=OFF -DKEEL_LTO=ON -DKEEL_ASSERTS=OFF
 	@cmake --build build/release -j $(JOBS)
 
 run: release
@@ -23,18 +23,18 @@ run: release
 test: test-normal test-tsan test-asan
 
 test-normal: deps
-	@$(CMAKE_Q) -S . -B build/test -DKEEL_FAULT_INJECTION=ON
+	@$(CMAKE_Q) -S . -B build/test -DKEEL_WERROR=ON -DKEEL_FAULT_INJECTION=ON
 	@cmake --build build/test -j $(JOBS)
 	ctest --test-dir build/test --output-on-failure -j $(JOBS)
 
 test-tsan: deps
-	@$(CMAKE_Q) -S . -B build/tsan -DKEEL_FAULT_INJECTION=ON -DKEEL_SANITIZE=thread
+	@$(CMAKE_Q) -S . -B build/tsan -DKEEL_WERROR=ON -DKEEL_FAULT_INJECTION=ON -DKEEL_SANITIZE=thread
 	@cmake --build build/tsan -j $(JOBS)
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	    ctest --test-dir build/tsan --output-on-failure -j $(JOBS)
 
 test-asan: deps
-	@CC=clang $(CMAKE_Q) -S . -B build/asan -DKEEL_FAULT_INJECTION=ON -DKEEL_SANITIZE=address
+	@CC=clang $(CMAKE_Q) -S . -B build/asan -DKEEL_WERROR=ON -DKEEL_FAULT_INJECTION=ON -DKEEL_SANITIZE=address
 	@cmake --build build/asan -j $(JOBS)
 	ASAN_OPTIONS="detect_leaks=1 abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
 	    ctest --test-dir build/asan --output-on-failure -j $(JOBS)
