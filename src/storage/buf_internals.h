@@ -48,7 +48,10 @@
  *
  * A content lock is held only with a pin (shares > 0 implies refcount > 0,
  * though one session may hold several shares on its one pin), so a buffer
- * with refcount 0 is unlocked.
+ * with refcount 0 is unlocked.  Shares count holds, so their 18 bits bound
+ * the holds at once, not the sessions: a carry out of them would read as
+ * EXCLUSIVE.  Every path that adds a share asserts it stays below the
+ * field's top; with sessions each holding a few shares it is far away.
  */
 #define BUF_REFCOUNT_ONE  UINT64_C(1)
 #define BUF_REFCOUNT_MASK ((UINT64_C(1) << 18) - 1)

@@ -94,6 +94,9 @@ static bool content_try(buf_desc *d, lwlock_mode mode)
             mode == LW_SHARED ? cur + BUF_SHARE_ONE : cur | BM_EXCLUSIVE;
         if (cur & busy)
             return false;
+        /* As in buf_lock(): a carry out of the share field would read as
+         * EXCLUSIVE. */
+        assert(mode != LW_SHARED || BUF_SHARES(cur) < BUF_REFCOUNT_MASK);
         if (atomic_compare_exchange_weak_explicit(&d->state, &cur, want,
                                                   memory_order_seq_cst,
                                                   memory_order_relaxed))
