@@ -191,6 +191,18 @@ bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
     return r >= 1 || lo >= 1 ? BENCH_MET : BENCH_MET_IN_NOISE;
 }
 
+bench_verdict bench_verdict_below(double lo, double hi, int rounds,
+                                  double bound)
+{
+    bench_verdict v = verdict_interval(lo, hi, rounds);
+
+    if (v != BENCH_MET)
+        return v;
+    if (hi < bound)
+        return BENCH_MET;
+    return lo >= bound ? BENCH_NOT_MET : BENCH_WIDE;
+}
+
 bench_verdict bench_verdict_worst(const bench_verdict *v, int n)
 {
     bench_verdict w = BENCH_MET;

@@ -98,6 +98,12 @@ bench_verdict bench_verdict_same(double lo, double hi, int rounds,
 bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
                                      double margin);
 
+/* "a costs less than `bound` times b", a ratio of times bounded above
+ * (a non-inferiority margin, such as 1.01 for "no more than 1% slower"):
+ * met when hi < bound, whether or not the interval holds 1; not met when
+ * lo >= bound; else BENCH_WIDE. */
+bench_verdict bench_verdict_below(double lo, double hi, int rounds,
+                                  double bound);
 /* The verdict of several targets that must all hold: the most severe of
  * v[0..n); met for n = 0. */
 bench_verdict bench_verdict_worst(const bench_verdict *v, int n);

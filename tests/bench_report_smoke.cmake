@@ -538,6 +538,50 @@ row_verdict("padded over packed"
   "The target, padded at least as fast at every count [^:]*: ([a-z, ]+)\\."
   "${lay}" lay_row)
 check_verdict("padded over packed (${counts})" "${lay_row}" "${lay_allowed}")
+# The catalog cache's time ratio, pruning enabled over disabled: the
+# interval (printed to four decimals, each end read as anywhere within
+# half a unit of its last place) must end below 1.01; the reading names
+# the side of 1 it lies on when it excludes 1.
+if(NOT md MATCHES "\\(95% CI ([0-9]+\\.[0-9][0-9][0-9][0-9])\\.\\.([0-9]+\\.[0-9][0-9][0-9][0-9]), ([a-z ]+)\\); the target asks the interval to end below 1\\.01 \\(at most 1% slower\\): ([a-z, ]+)\\.")
+  message(FATAL_ERROR "report.md: no catalog cache time ratio reading")
+endif()
+set(cc_lo ${CMAKE_MATCH_1})
+set(cc_hi ${CMAKE_MATCH_2})
+set(cc_side "${CMAKE_MATCH_3}")
+set(cc_said "${CMAKE_MATCH_4}")
+set(cc_allowed "")
+foreach(d -1 1)
+  foreach(x lo hi)
+    string(REPLACE "." "" digits "${cc_${x}}")
+    math(EXPR ${x} "${digits} * 2 + ${d}")
+  endforeach()
+  if(hi LESS 20200)
+    list(APPEND cc_allowed 0)
+  elseif(lo GREATER_EQUAL 20200)
+    list(APPEND cc_allowed 5)
+  else()
+    list(APPEND cc_allowed 2)
+  endif()
+endforeach()
+row_verdict("catalog cache"
+  "\\| catalog cache hits, time with pruning enabled over disabled \\|"
+  "" "" cc_row)
+if(NOT cc_row STREQUAL cc_said)
+  message(FATAL_ERROR "report.md: the catalog cache row reads '${cc_row}', "
+                      "its reading '${cc_said}'")
+endif()
+check_verdict("catalog cache time ratio" "${cc_row}" "${cc_allowed}")
+if(cc_lo GREATER 1)
+  set(cc_want "slower beyond the noise")
+elseif(cc_hi LESS 1)
+  set(cc_want "faster beyond the noise")
+else()
+  set(cc_want "no difference resolved")
+endif()
+if(NOT cc_side STREQUAL cc_want)
+  message(FATAL_ERROR "report.md: the catalog cache interval "
+                      "${cc_lo}..${cc_hi} reads '${cc_side}'")
+endif()
 if(md MATCHES "(^|[ (|])-?(nan|inf)([ )|.,x]|$)")
   message(FATAL_ERROR "report.md holds a figure that is not a number")
 endif()

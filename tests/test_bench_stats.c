@@ -139,6 +139,21 @@ static void test_verdicts(void **state)
     assert_int_equal(bench_verdict_at_least(1.0, NAN, 1.1, 3, 0.05),
                      BENCH_NO_INTERVAL);
 
+    /* A time ratio bounded above: met below the bound, holding 1 or not;
+     * not met when the whole interval is at or past it. */
+    assert_int_equal(bench_verdict_below(0.998, 1.005, 12, 1.01), BENCH_MET);
+    assert_int_equal(bench_verdict_below(1.0003, 1.0034, 12, 1.01), BENCH_MET);
+    assert_int_equal(bench_verdict_below(0.95, 0.99, 12, 1.01), BENCH_MET);
+    /* The bound itself is not below it. */
+    assert_int_equal(bench_verdict_below(0.999, 1.01, 12, 1.01), BENCH_WIDE);
+    assert_int_equal(bench_verdict_below(1.002, 1.03, 12, 1.01), BENCH_WIDE);
+    assert_int_equal(bench_verdict_below(1.01, 1.03, 12, 1.01), BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_below(1.02, 1.05, 12, 1.01), BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_below(1.0, 1.0, 1, 1.01), BENCH_NO_INTERVAL);
+    assert_int_equal(bench_verdict_below(0.9, 1.1, 0, 1.01), BENCH_UNPAIRED);
+    assert_int_equal(bench_verdict_below(0.99, NAN, 12, 1.01),
+                     BENCH_NO_INTERVAL);
+
     /* All of several: the most severe. */
     {
         bench_verdict v[4] = {BENCH_MET, BENCH_MET_IN_NOISE, BENCH_MET,
