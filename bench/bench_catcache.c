@@ -188,16 +188,6 @@ static int parse_opts(int argc, char **argv, cc_opts *o)
     return 0;
 }
 
-/* The temporary database directory, removed at exit ("" if none). */
-static char cc_tmpdir[4096];
-
-/* At exit, also after a failure: removes the temporary database. */
-static void remove_tmpdir(void)
-{
-    if (cc_tmpdir[0] != '\0')
-        bench_dir_remove(cc_tmpdir);
-}
-
 /* Reports a failed call of the session and exits. */
 __attribute__((noreturn, cold, noinline)) static void
 cc_die(const cc_env *env, const char *what, int rc)
@@ -731,6 +721,7 @@ int bench_catcache_main(int argc, char **argv)
     bench_ci ci[M_COUNT + 1];
     char cfg[96];
     bool own_dir = false;
+    char tmpdir[4096];
     int rc = 0;
 
     if (parse_opts(argc, argv, &o) != 0) {
@@ -738,23 +729,19 @@ int bench_catcache_main(int argc, char **argv)
         return 2;
     }
     if (o.dir == NULL) {
-        const char *t = getenv("TMPDIR");
-        snprintf(cc_tmpdir, sizeof(cc_tmpdir), "%s/keel-bench-catcache-XXXXXX",
-                 t ? t : "/tmp");
-        if (mkdtemp(cc_tmpdir) == NULL) {
-            fprintf(stderr, "keel bench catcache: cannot create %s: %s\n",
-                    cc_tmpdir, strerror(errno));
-            cc_tmpdir[0] = '\0';
+        /* Removed at exit, even by a failure, if not before. */
+        if (bench_tmpdir_make("keel bench catcache", "bench-catcache", tmpdir,
+                              sizeof(tmpdir)) != 0)
             return 1;
-        }
         own_dir = true;
-        o.dir = cc_tmpdir;
-        atexit(remove_tmpdir);
+        o.dir = tmpdir;
     }
     env_open(&env, o.dir, own_dir);
     if (o.loop > 0) {
         rc = run_loop(&env, &o);
         env_close(&env);
+        if (own_dir)
+            bench_dir_remove(tmpdir);
         return rc;
     }
 
@@ -830,6 +817,8 @@ int bench_catcache_main(int argc, char **argv)
             AGE_CLOCK_STEP, (unsigned long long)o.names);
     run_bloat(&env, &age, o.names, AGE_CLOCK_STEP, &b_age);
     env_close(&env);
+    if (own_dir)
+        bench_dir_remove(tmpdir);
 
     bench_table_header(&results_table);
     for (int m = 0; m < M_COUNT; m++) {

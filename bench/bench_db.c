@@ -5,38 +5,25 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "port/clock.h"
 #include "tools/pgbench.h"
 
-int bench_db_create(const char *who, const char *tag, uint32_t scale, char *dir,
-                    size_t len)
-{
-    keel_error e = {0};
-    const char *t = getenv("TMPDIR");
-    uint64_t t0 = clock_now_ns();
+/* The directories bench_tmpdir_make() made and no one has removed yet. */
+#define TMPDIRS_MAX 8
+static pthread_mutex_t tmpdirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static char tmpdirs[TMPDIRS_MAX][4096];
+static bool tmpdirs_guarded;
 
-    snprintf(dir, len, "%s/keel-%s-XXXXXX", t ? t : "/tmp", tag);
-    if (mkdtemp(dir) == NULL) {
-        fprintf(stderr, "%s: cannot create %s: %s\n", who, dir,
-                strerror(errno));
-        return -1;
-    }
-    fprintf(stderr, "creating a scale-%u pgbench database in %s\n", scale, dir);
-    if (pgbench_init(dir, scale, 0, PGBENCH_PROGRESS_NONE, &e) != KEEL_OK) {
-        fprintf(stderr, "%s: %s\n", who, e.msg);
-        bench_dir_remove(dir);
-        return -1;
-    }
-    fprintf(stderr, "  done in %.2f s\n", (double)(clock_now_ns() - t0) / 1e9);
-    return 0;
-}
-
-void bench_dir_remove(const char *dir)
+static void dir_remove_files(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *de;
@@ -52,4 +39,156 @@ void bench_dir_remove(const char *dir)
     }
     closedir(d);
     rmdir(dir);
+}
+
+/* Removes every tracked directory (the benchmark's threads may still be
+ * using their files: unlinking an open file is harmless). */
+static void tmpdirs_remove_all(void)
+{
+    pthread_mutex_lock(&tmpdirs_lock);
+    for (int i = 0; i < TMPDIRS_MAX; i++)
+        if (tmpdirs[i][0] != '\0') {
+            dir_remove_files(tmpdirs[i]);
+            tmpdirs[i][0] = '\0';
+        }
+    pthread_mutex_unlock(&tmpdirs_lock);
+}
+
+static void guarded_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
+/* Waits for one of guarded_signals(), removes the directories, and dies
+ * of the signal as it would have without us. */
+static void *tmpdirs_guard(void *arg)
+{
+    sigset_t set, one;
+    int sig;
+
+    (void)arg;
+    guarded_signals(&set);
+    if (sigwait(&set, &sig) != 0)
+        return NULL;
+    tmpdirs_remove_all();
+    signal(sig, SIG_DFL);
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+/* Called with tmpdirs_lock held, once. */
+static int tmpdirs_guard_start(void)
+{
+    sigset_t set, old;
+    pthread_t tid;
+
+    guarded_signals(&set);
+    if (pthread_sigmask(SIG_BLOCK, &set, &old) != 0)
+        return -1;
+    if (pthread_create(&tid, NULL, tmpdirs_guard, NULL) != 0) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return -1;
+    }
+    pthread_detach(tid);
+    atexit(tmpdirs_remove_all);
+    return 0;
+}
+
+int bench_tmpdir_make(const char *who, const char *tag, char *dir, size_t len)
+{
+    const char *t = getenv("TMPDIR");
+    int slot = -1;
+
+    pthread_mutex_lock(&tmpdirs_lock);
+    if (!tmpdirs_guarded) {
+        if (tmpdirs_guard_start() != 0) {
+            pthread_mutex_unlock(&tmpdirs_lock);
+            fprintf(stderr,
+                    "%s: cannot start the thread that removes "
+                    "temporary directories on a signal\n",
+                    who);
+            return -1;
+        }
+        tmpdirs_guarded = true;
+    }
+    for (int i = 0; i < TMPDIRS_MAX && slot < 0; i++)
+        if (tmpdirs[i][0] == '\0')
+            slot = i;
+    if (slot < 0) {
+        pthread_mutex_unlock(&tmpdirs_lock);
+        fprintf(stderr, "%s: more than %d temporary directories\n", who,
+                TMPDIRS_MAX);
+        return -1;
+    }
+    if ((size_t)snprintf(dir, len, "%s/keel-%s-XXXXXX", t ? t : "/tmp", tag) >=
+            len ||
+        len > sizeof(tmpdirs[0])) {
+        pthread_mutex_unlock(&tmpdirs_lock);
+        fprintf(stderr, "%s: the temporary directory's name is too long\n",
+                who);
+        return -1;
+    }
+    if (mkdtemp(dir) == NULL) {
+        int e = errno;
+        pthread_mutex_unlock(&tmpdirs_lock);
+        fprintf(stderr, "%s: cannot create %s: %s\n", who, dir, strerror(e));
+        return -1;
+    }
+    memcpy(tmpdirs[slot], dir, strlen(dir) + 1);
+    pthread_mutex_unlock(&tmpdirs_lock);
+    return 0;
+}
+
+int bench_db_create(const char *who, const char *tag, uint32_t scale, char *dir,
+                    size_t len)
+{
+    keel_error e = {0};
+    uint64_t t0 = clock_now_ns();
+
+    if (bench_tmpdir_make(who, tag, dir, len) != 0)
+        return -1;
+    fprintf(stderr, "creating a scale-%u pgbench database in %s\n", scale, dir);
+    if (pgbench_init(dir, scale, 0, PGBENCH_PROGRESS_NONE, &e) != KEEL_OK) {
+        fprintf(stderr, "%s: %s\n", who, e.msg);
+        bench_dir_remove(dir);
+        return -1;
+    }
+    fprintf(stderr, "  done in %.2f s\n", (double)(clock_now_ns() - t0) / 1e9);
+    return 0;
+}
+
+int bench_dir_bytes(const char *dir, uint64_t *bytes)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[4200];
+
+    *bytes = 0;
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            *bytes += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return 0;
+}
+
+void bench_dir_remove(const char *dir)
+{
+    /* Under the lock, so that a signal's removal waits for this one. */
+    pthread_mutex_lock(&tmpdirs_lock);
+    dir_remove_files(dir);
+    for (int i = 0; i < TMPDIRS_MAX; i++)
+        if (strcmp(tmpdirs[i], dir) == 0)
+            tmpdirs[i][0] = '\0';
+    pthread_mutex_unlock(&tmpdirs_lock);
 }

@@ -18,8 +18,25 @@
 int bench_db_create(const char *who, const char *tag, uint32_t scale, char *dir,
                     size_t len);
 
-/* Removes a directory and the files in it (no subdirectories); a missing
- * directory is fine. */
+/*
+ * Creates a directory "$TMPDIR/keel-<tag>-XXXXXX" (TMPDIR defaulting to
+ * /tmp), its name in dir (len bytes), and has it removed if the process
+ * exits before bench_dir_remove() does so: at exit(), or on SIGINT,
+ * SIGTERM or SIGHUP, which a thread of its own waits for from the first
+ * such directory on (those signals are blocked in the calling thread, and
+ * so in the threads it creates afterwards; call it before starting
+ * others).  Errors go to stderr, prefixed by `who`.  Returns 0, or -1
+ * with nothing created.
+ */
+int bench_tmpdir_make(const char *who, const char *tag, char *dir, size_t len);
+
+/* The total size of the regular files in dir (not below it) in *bytes:
+ * 0, or -1 if dir cannot be read. */
+int bench_dir_bytes(const char *dir, uint64_t *bytes);
+
+/* Removes a directory and the files in it (no subdirectories), and stops
+ * tracking it if bench_tmpdir_make() made it; a missing directory is
+ * fine. */
 void bench_dir_remove(const char *dir);
 
 #endif /* KEEL_BENCH_BENCH_DB_H */

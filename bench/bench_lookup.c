@@ -35,8 +35,8 @@
  *                   page_walk_load_ns costs beyond it is the address
  *                   translation (little where huge pages reach the TLB, a
  *                   page walk where they do not)
- * Without DIR a database is created in a temporary directory (scale 10,
- * or 1 with --quick) and removed afterwards.
+ * Without DIR a database is created in a temporary directory (at
+ * --scale, by default 10, or 1 with --quick) and removed afterwards.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +67,7 @@ typedef struct lookup_opts {
     int rounds;
     bool quick;
     uint32_t pool_mb;
+    uint32_t scale; /* of the database made without DIR; 0: default */
 } lookup_opts;
 
 typedef struct lookup_env {
@@ -82,7 +83,7 @@ typedef struct lookup_env {
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: keel bench lookup [DIR] [--json FILE] "
+    fprintf(stderr, "usage: keel bench lookup [DIR] [--scale N] [--json FILE] "
                     "[--rounds N] [--pool-mb N] [--quick]\n");
 }
 
@@ -99,6 +100,8 @@ static int lookup_option(const bench_args *a, void *ctx)
         o->rounds = (int)u;
     } else if (strcmp(a->name, "--pool-mb") == 0) {
         return bench_args_u32(a, 16, 65536, &o->pool_mb);
+    } else if (strcmp(a->name, "--scale") == 0) {
+        return bench_args_u32(a, 1, 1000, &o->scale);
     } else {
         return bench_args_unknown(a);
     }
@@ -397,31 +400,15 @@ int bench_lookup_main(int argc, char **argv)
         usage();
         return 2;
     }
-    scale = o.quick ? 1 : 10;
+    scale = o.scale != 0 ? o.scale : o.quick ? 1 : 10;
     if (o.quick && o.rounds > 5)
         o.rounds = 5;
     if (o.dir == NULL) {
-        keel_error e = {0};
-        const char *t = getenv("TMPDIR");
-        uint64_t t0 = clock_now_ns();
-        snprintf(tmp, sizeof(tmp), "%s/keel-bench-lookup-XXXXXX",
-                 t ? t : "/tmp");
-        if (mkdtemp(tmp) == NULL) {
-            fprintf(stderr, "keel bench lookup: cannot create %s: %s\n", tmp,
-                    strerror(errno));
+        if (bench_db_create("keel bench lookup", "bench-lookup", scale, tmp,
+                            sizeof(tmp)) != 0)
             return 1;
-        }
         own_dir = true;
         o.dir = tmp;
-        fprintf(stderr, "creating a scale-%u pgbench database in %s\n", scale,
-                tmp);
-        if (pgbench_init(tmp, scale, 0, PGBENCH_PROGRESS_NONE, &e) != KEEL_OK) {
-            fprintf(stderr, "keel bench lookup: %s\n", e.msg);
-            bench_dir_remove(tmp);
-            return 1;
-        }
-        fprintf(stderr, "  done in %.2f s\n",
-                (double)(clock_now_ns() - t0) / 1e9);
     }
     if (env_open(&env, o.dir, o.pool_mb) != KEEL_OK) {
         env_close(&env);

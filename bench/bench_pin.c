@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "bench_db.h"
 #include "bench.h"
 #include "port/clock.h"
 #include "port/mem.h"
@@ -389,14 +390,9 @@ static void env_open(pin_env *env, const pin_opts *o)
     if (o->dir != NULL) {
         snprintf(env->dir, sizeof(env->dir), "%s", o->dir);
     } else {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(env->dir, sizeof(env->dir), "%s/keel-bench-XXXXXX",
-                 tmp ? tmp : "/tmp");
-        if (mkdtemp(env->dir) == NULL) {
-            fprintf(stderr, "keel bench pin: cannot create %s: %s\n", env->dir,
-                    strerror(errno));
+        if (bench_tmpdir_make("keel bench pin", "bench-pin", env->dir,
+                              sizeof(env->dir)) != 0)
             exit(1);
-        }
         env->own_dir = true;
     }
     if (smgr_open(env->dir, &env->sm, &env->err) != KEEL_OK)
@@ -413,19 +409,12 @@ static void env_open(pin_env *env, const pin_opts *o)
 
 static void env_close(pin_env *env)
 {
-    char path[4200];
-
     if (buf_pool_close(env->pool, &env->err) != KEEL_OK ||
         buf_pool_close(env->small, &env->err) != KEEL_OK)
         die_kerr("closing buffer pool", &env->err);
     smgr_close(env->sm);
-    if (env->own_dir) {
-        snprintf(path, sizeof(path), "%s/%u", env->dir, REL_HOT);
-        unlink(path);
-        snprintf(path, sizeof(path), "%s/%u", env->dir, REL_MISS);
-        unlink(path);
-        rmdir(env->dir);
-    }
+    if (env->own_dir)
+        bench_dir_remove(env->dir);
 }
 
 int bench_pin_main(int argc, char **argv)

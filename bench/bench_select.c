@@ -12,20 +12,23 @@
  * favours no configuration) and reported as median, min and max, and each run's
  * figure in the JSON.  Each layout and max_sessions opens the database
  * anew, reads every page of pgbench_accounts and its primary key into the
- * pool, and gives each client 64 transactions of warm-up before timing
- * starts.  Latency: every 64th transaction of each client is timed alone
- * with two clock reads (so a sample includes one clock read, about 20
- * ns); p50 and p99 are over one run's samples of all clients, reported as
- * the median of the runs.  CPU time per transaction: the clients' thread
- * CPU time (CLOCK_THREAD_CPUTIME_ID) over the timed part divided by their
- * transactions, a figure other load on the machine does not inflate the
- * way it inflates wall time.  Per-transaction counts are the differences
- * of each session's counters (catalog cache: syscache_get_stats();
- * snapshots reused: txn_session_stats(); buffer pins: buf_session_reads())
- * over the timed part, summed over clients and runs, divided by the
- * transactions.  With --cpus, client i runs on the i-th CPU of the list
- * (round-robin), so that a single client's cost can be measured on each
- * CPU of a machine whose CPUs are not equally fast (virtual CPUs the host
+ * pool (sized for the database: --pool-mb, or 24 MiB and 16 per scale, or
+ * a tenth more than DIR's files if that is more), and gives each client
+ * 64 transactions of warm-up before timing starts.  The accounts drawn
+ * are 1..N, N the table's analyzed row count, or its rows counted if it
+ * was never analyzed (select_client_accounts()).  Latency: every 64th
+ * transaction of each client is timed alone with two clock reads (so a sample
+ * includes one clock read, about 20 ns); p50 and p99 are over one run's samples
+ * of all clients, reported as the median of the runs.  CPU time per
+ * transaction: the clients' thread CPU time (CLOCK_THREAD_CPUTIME_ID) over the
+ * timed part divided by their transactions, a figure other load on the machine
+ * does not inflate the way it inflates wall time.  Per-transaction counts are
+ * the differences of each session's counters (catalog cache:
+ * syscache_get_stats(); snapshots reused: txn_session_stats(); buffer pins:
+ * buf_session_reads()) over the timed part, summed over clients and runs,
+ * divided by the transactions.  With --cpus, client i runs on the i-th CPU of
+ * the list (round-robin), so that a single client's cost can be measured on
+ * each CPU of a machine whose CPUs are not equally fast (virtual CPUs the host
  * shares with other work), and configurations compared on the same CPUs.
  *
  * bloat: --clients threads each run --transactions select-only
@@ -37,6 +40,7 @@
  * transactions over the time from the common start to the last client's
  * end.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -49,6 +53,7 @@
 #include "args.h"
 #include "bench.h"
 #include "bench_db.h"
+#include "json.h"
 #include "cache/syscache.h"
 #include "port/atomics.h"
 #include "port/clock.h"
@@ -109,9 +114,10 @@ static int parse_list(const char *who, const char *opt, const char *v,
     const char *p = v;
 
     *n = 0;
-    while (*p != '\0') {
-        char *end;
-        unsigned long x = strtoul(p, &end, 10);
+    for (;;) {
+        char *end = (char *)p;
+        /* Digits only: strtoul() alone takes a sign and blanks. */
+        unsigned long x = isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : 0;
         if (end == p || (*end != ',' && *end != '\0') || x < lo || x > hi ||
             *n == MAX_COUNTS) {
             fprintf(stderr,
@@ -121,42 +127,40 @@ static int parse_list(const char *who, const char *opt, const char *v,
             return -1;
         }
         out[(*n)++] = (uint32_t)x;
-        p = *end == ',' ? end + 1 : end;
+        if (*end == '\0')
+            return 0;
+        p = end + 1; /* a number must follow the comma */
     }
-    if (*n == 0) {
-        fprintf(stderr, "%s: %s is empty\n", who, opt);
-        return -1;
-    }
-    return 0;
 }
 
+/* Parses "padded,packed" (up to MAX_COUNTS names) into o->layouts. */
 static int parse_layouts(const char *who, const char *v, select_opts *o)
 {
-    char buf[256];
-    char *save = NULL;
+    const char *p = v;
 
-    snprintf(buf, sizeof(buf), "%s", v);
     o->nlayouts = 0;
-    for (char *t = strtok_r(buf, ",", &save); t != NULL;
-         t = strtok_r(NULL, ",", &save)) {
-        if (o->nlayouts == MAX_COUNTS)
-            break;
-        if (strcmp(t, "padded") == 0)
-            o->layouts[o->nlayouts++] = KEEL_PROCARRAY_PADDED;
-        else if (strcmp(t, "packed") == 0)
-            o->layouts[o->nlayouts++] = KEEL_PROCARRAY_PACKED;
-        else {
-            fprintf(stderr,
-                    "%s: option --layout takes padded or packed: '%s'\n", who,
-                    t);
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        if (o->nlayouts == MAX_COUNTS) {
+            fprintf(stderr, "%s: option --layout takes up to %d names: '%s'\n",
+                    who, MAX_COUNTS, v);
             return -1;
         }
+        if (len == 6 && strncmp(p, "padded", len) == 0) {
+            o->layouts[o->nlayouts++] = KEEL_PROCARRAY_PADDED;
+        } else if (len == 6 && strncmp(p, "packed", len) == 0) {
+            o->layouts[o->nlayouts++] = KEEL_PROCARRAY_PACKED;
+        } else {
+            fprintf(stderr,
+                    "%s: option --layout takes padded or packed, "
+                    "comma-separated: '%s'\n",
+                    who, v);
+            return -1;
+        }
+        if (p[len] == '\0')
+            return 0;
+        p += len + 1;
     }
-    if (o->nlayouts == 0) {
-        fprintf(stderr, "%s: --layout is empty\n", who);
-        return -1;
-    }
-    return 0;
 }
 
 static const char *layout_name(keel_procarray_layout l)
@@ -224,6 +228,8 @@ static int select_option(const bench_args *a, void *ctx)
  * message. */
 static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
 {
+    uint64_t bytes;
+
     memset(o, 0, sizeof(*o));
     o->bloat = bloat;
     o->who = bloat ? "keel bench bloat" : "keel bench select";
@@ -245,8 +251,14 @@ static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
     if (bench_args_parse(o->who, argc, argv, NULL, &o->dir, select_option, o) !=
         0)
         return -1;
-    if (o->pool_mb == 0) /* the whole database (~14.5 MiB per scale) */
+    /* The whole database: about 14.5 MiB per scale, or what DIR holds
+     * with a tenth to spare if that is more. */
+    if (o->pool_mb == 0) {
         o->pool_mb = 24 + 16 * o->scale;
+        if (o->dir != NULL && bench_dir_bytes(o->dir, &bytes) == 0 &&
+            24 + bytes * 11 / 10 / (1024 * 1024) > o->pool_mb)
+            o->pool_mb = (uint32_t)(24 + bytes * 11 / 10 / (1024 * 1024));
+    }
     return 0;
 }
 
@@ -283,9 +295,8 @@ static void db_close(keel_db *db)
 /*
  * Reads every page of pgbench_accounts and its primary key into the pool
  * (accounts in steps of 60, fewer than a heap page or a leaf holds: about
- * 66 and 500), and
- * returns the number of accounts (keel_class.tuples) in *accounts.  0, or
- * -1 after a message.
+ * 66 and 500), and returns the number of accounts
+ * (select_client_accounts()) in *accounts.  0, or -1 after a message.
  */
 static int db_warm(const select_opts *o, keel_db *db, int32_t *accounts)
 {
@@ -297,10 +308,8 @@ static int db_warm(const select_opts *o, keel_db *db, int32_t *accounts)
         fprintf(stderr, "%s: %s\n", o->who, msg);
         return -1;
     }
-    n = (int32_t)c.tuples;
-    if (n <= 0) {
-        fprintf(stderr, "%s: %s is empty or was never analyzed\n", o->who,
-                SELECT_TABLE);
+    if (select_client_accounts(&c, &n) != KEEL_OK) {
+        fprintf(stderr, "%s: %s\n", o->who, keel_session_error(c.s));
         select_client_close(&c);
         return -1;
     }
@@ -442,6 +451,9 @@ static uint64_t client_loop_bloat(client_thread *t, select_client *c,
         snprintf(name, sizeof(name), "tmp_%d_%u_", run->bloat_run, t->index);
     client_sample(t, c, 0, 0);
     for (n = 0; n < total; n++) {
+        /* Another client failed: the run is over. */
+        if ((n & 1023) == 0 && atomic_load_relaxed(&run->stop))
+            break;
         put_decimal(name + prefix, n);
         if (select_txn_run(c, select_next_aid(rng, run->accounts), name,
                            &bal) != KEEL_OK) {
@@ -723,13 +735,13 @@ static int select_write_json(const select_opts *o, const char *dir,
                 strerror(errno));
         return -1;
     }
+    fputs("{\n  \"bench\": \"select\",\n  \"dir\": ", f);
+    json_write_string(f, o->dir != NULL ? dir : "");
     fprintf(f,
-            "{\n  \"bench\": \"select\",\n  \"dir\": \"%s\",\n"
-            "  \"accounts\": %d,\n  \"pool_mb\": %u,\n  \"seconds\": %.3f,\n"
-            "  \"runs\": %d,\n  \"latency_sample_every\": %d,\n"
+            ",\n  \"accounts\": %d,\n  \"pool_mb\": %u,\n  \"seconds\": "
+            "%.3f,\n  \"runs\": %d,\n  \"latency_sample_every\": %d,\n"
             "  \"cpus\": [",
-            o->dir != NULL ? dir : "", accounts, o->pool_mb, o->seconds,
-            o->runs, LATENCY_EVERY);
+            accounts, o->pool_mb, o->seconds, o->runs, LATENCY_EVERY);
     for (int i = 0; i < o->ncpus; i++)
         fprintf(f, "%s%u", i ? ", " : "", o->cpus[i]);
     fputs("],\n  \"select\": [", f);

@@ -3,6 +3,7 @@
  */
 #include "json.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -111,6 +112,40 @@ static int parse_string(json_parser *p, char **out)
     return 0;
 }
 
+/* The length of the JSON number at s (RFC 8259: -?(0|[1-9][0-9]*),
+ * then .[0-9]+ and [eE][+-]?[0-9]+ if present), 0 if there is none: not
+ * the nan, inf, hexadecimal or "+1" strtod() would also take. */
+static size_t number_len(const char *s)
+{
+    size_t i = 0;
+
+    if (s[i] == '-')
+        i++;
+    if (s[i] == '0')
+        i++;
+    else if (s[i] >= '1' && s[i] <= '9')
+        while (isdigit((unsigned char)s[i]))
+            i++;
+    else
+        return 0;
+    if (s[i] == '.') {
+        if (!isdigit((unsigned char)s[++i]))
+            return 0;
+        while (isdigit((unsigned char)s[i]))
+            i++;
+    }
+    if (s[i] == 'e' || s[i] == 'E') {
+        i++;
+        if (s[i] == '+' || s[i] == '-')
+            i++;
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+        while (isdigit((unsigned char)s[i]))
+            i++;
+    }
+    return i;
+}
+
 static int parse_value(json_parser *p, json_value *v, int depth);
 
 /* Appends a zeroed element to v's items; NULL when memory is out. */
@@ -209,13 +244,14 @@ static int parse_value(json_parser *p, json_value *v, int depth)
             v->kind = JSON_NULL;
             p->pos += 4;
         } else {
+            size_t n = number_len(p->s + p->pos);
             char *end;
             errno = 0;
             v->kind = JSON_NUMBER;
-            v->num = strtod(p->s + p->pos, &end);
-            if (end == p->s + p->pos || errno == ERANGE)
+            v->num = n > 0 ? strtod(p->s + p->pos, &end) : 0;
+            if (n == 0 || end != p->s + p->pos + n || errno == ERANGE)
                 return json_fail(p, "bad value");
-            p->pos = (size_t)(end - p->s);
+            p->pos += n;
         }
     }
     v->end = p->pos;
@@ -297,4 +333,25 @@ const char *json_str(const json_value *v, const char *key)
 void json_write_verbatim(FILE *f, const json_doc *doc, const json_value *v)
 {
     fwrite(doc->text + v->start, 1, v->end - v->start, f);
+}
+
+void json_write_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c == '\r')
+            fputs("\\r", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
 }

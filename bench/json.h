@@ -61,6 +61,10 @@ double json_num(const json_value *v, const char *key);
 /* The string at v's member key, or NULL. */
 const char *json_str(const json_value *v, const char *key);
 
+/* Writes s as a JSON string: quoted, with '"', '\\' and control
+ * characters escaped. */
+void json_write_string(FILE *f, const char *s);
+
 /* Writes v's source text as it stands in doc. */
 void json_write_verbatim(FILE *f, const json_doc *doc, const json_value *v);
 

@@ -86,6 +86,50 @@ int select_client_open(keel_db *db, select_client *c, char *msg, size_t msglen)
     return rc;
 }
 
+int select_client_accounts(select_client *c, int32_t *n)
+{
+    keel_value row[8];
+    keel_scan *sc = NULL;
+    bool found = true;
+    int32_t count = 0;
+    int rc;
+
+    if (c->tuples >= 1) {
+        *n = c->tuples < INT32_MAX ? (int32_t)c->tuples : INT32_MAX;
+        return KEEL_OK;
+    }
+    if (c->row.natts > sizeof(row) / sizeof(row[0]))
+        return kerr_set(&c->s->bs->err, KEEL_EINVAL,
+                        "%s has %u columns, not pgbench's 4", SELECT_TABLE,
+                        c->row.natts);
+    rc = keel_begin(c->s);
+    if (rc == KEEL_OK)
+        rc = keel_scan_begin(c->s, "public", SELECT_TABLE, NULL, NULL, NULL,
+                             &sc);
+    while (rc == KEEL_OK && (rc = keel_scan_next(sc, row, &found)) == KEEL_OK &&
+           found) {
+        if (count == INT32_MAX || row[0].isnull || row[0].v.i4 != count + 1) {
+            rc = kerr_set(&c->s->bs->err, KEEL_EINVAL,
+                          "%s was never analyzed, and its aids are not "
+                          "1..N: row %d has aid %d",
+                          SELECT_TABLE, count + 1,
+                          row[0].isnull ? 0 : row[0].v.i4);
+            break;
+        }
+        count++;
+    }
+    keel_scan_end(sc);
+    if (rc == KEEL_OK && count == 0)
+        rc = kerr_set(&c->s->bs->err, KEEL_EINVAL, "%s is empty", SELECT_TABLE);
+    if (rc == KEEL_OK)
+        rc = keel_commit(c->s);
+    else
+        keel_abort(c->s);
+    if (rc == KEEL_OK)
+        *n = count;
+    return rc;
+}
+
 void select_client_close(select_client *c)
 {
     heap_row_free(&c->row);

@@ -45,6 +45,15 @@ typedef struct select_client {
  */
 int select_client_open(keel_db *db, select_client *c, char *msg, size_t msglen);
 
+/*
+ * The number of accounts in *n, whose aids the benchmarks draw from
+ * 1..*n: keel_class.tuples if the table was analyzed; if not, a scan of
+ * the primary key counts the rows the client's transaction sees, and
+ * EINVAL if their aids are not 1..count (or there are none).  KEEL_OK, or
+ * a keel_status with the message in the session.
+ */
+int select_client_accounts(select_client *c, int32_t *n);
+
 /* Ends the client's session and frees what it holds (a zeroed client is
  * fine). */
 void select_client_close(select_client *c);

@@ -24,6 +24,10 @@ foreach(f report.md results.json select.svg bloat.svg)
     message(FATAL_ERROR "keel bench report did not write ${f}")
   endif()
 endforeach()
+file(GLOB half_written "${OUT}/*.tmp")
+if(half_written)
+  message(FATAL_ERROR "keel bench report left ${half_written}")
+endif()
 if(NOT err MATCHES "\\[1/[0-9]\\] keel bench pin")
   message(FATAL_ERROR "no progress on stderr:\n${err}")
 endif()
@@ -283,6 +287,58 @@ foreach(want "## Select-only transactions" "keel bench select --scale 1"
     message(FATAL_ERROR "report.md lacks '${want}'")
   endif()
 endforeach()
+# results.json lists the summary's rows as report.md's Targets table
+# shows them, in order: what, target and verdict the same, and every
+# row of the table listed.
+string(JSON ntargets LENGTH "${json}" targets)
+string(REGEX MATCH "## Targets\n\n[^\n]*\n[^\n]*\n(\\|[^\n]*\n)+" table "${md}")
+string(REGEX MATCHALL "\n\\| " rows_md "${table}")
+list(LENGTH rows_md nrows_md)
+math(EXPR nrows_md "${nrows_md} - 1") # less the heading row
+if(ntargets LESS 10 OR NOT ntargets EQUAL nrows_md)
+  message(FATAL_ERROR "results.json lists ${ntargets} targets, report.md "
+                      "${nrows_md}")
+endif()
+math(EXPR last "${ntargets} - 1")
+foreach(i RANGE ${last})
+  foreach(k what target verdict)
+    string(JSON t_${k} GET "${json}" targets ${i} ${k})
+  endforeach()
+  string(JSON t_value GET "${json}" targets ${i} value)
+  string(FIND "${table}" "\n| ${t_what} | ${t_target} | " at)
+  if(at LESS 0)
+    message(FATAL_ERROR "results.json target '${t_what}' ('${t_target}') "
+                        "is not a row of report.md")
+  endif()
+  string(SUBSTRING "${table}" ${at} -1 row)
+  string(FIND "${row}" "\n" eol)
+  math(EXPR eol "${eol} + 1")
+  string(SUBSTRING "${row}" ${eol} -1 row)
+  string(FIND "${row}" "\n" eol)
+  string(SUBSTRING "${row}" 0 ${eol} row)
+  if(NOT t_verdict STREQUAL "not measured")
+    check_positive("targets.${i}.value" "${t_value}")
+  endif()
+  string(FIND "${row}" " | ${t_verdict} |" vat)
+  if(vat LESS 0)
+    message(FATAL_ERROR "results.json says '${t_verdict}' of "
+                        "'${t_what}', report.md: ${row}")
+  endif()
+endforeach()
+foreach(r select_2_over_1_clients select_padded_over_packed_64_clients
+        select_max_sessions_402_over_400)
+  string(JSON lo GET "${json}" intervals ${r} ci_low)
+  string(JSON hi GET "${json}" intervals ${r} ci_high)
+  string(JSON rr GET "${json}" intervals ${r} ratio)
+  if(NOT lo LESS_EQUAL hi OR NOT rr GREATER 0)
+    message(FATAL_ERROR "results.json intervals.${r}: ${rr} (${lo}, ${hi})")
+  endif()
+endforeach()
+string(JSON nlay LENGTH "${json}" padded_over_packed)
+if(NOT nlay EQUAL 5)
+  message(FATAL_ERROR "results.json padded_over_packed has ${nlay} counts")
+endif()
+
 # The select steps pin their clients round-robin to the CPUs the process
 # may use (nproc counts them), if there are at most 16.
 execute_process(COMMAND nproc OUTPUT_VARIABLE ncpus
@@ -470,9 +526,9 @@ list(LENGTH counts ncounts)
 if(NOT ncounts EQUAL 5)
   message(FATAL_ERROR "report.md: ${ncounts} layout ratios, not 5:\n${lay}")
 endif()
-set(sentences "Padded is faster beyond the noise at ([^A-Z]*)\\. "
-  "Padded and packed are within the noise of each other at ([^A-Z]*)\\. "
-  "Padded is slower beyond the noise at ([^A-Z]*)\\. "
+set(sentences "At [0-9.]+%, padded is faster beyond the noise at ([^A-Z]*)\\. "
+  "At [0-9.]+%, padded and packed are within the noise of each other at ([^A-Z]*)\\. "
+  "At [0-9.]+%, padded is slower beyond the noise at ([^A-Z]*)\\. "
   "There is no interval at ([^A-Z]*)\\. ")
 set(lay_allowed 0)
 foreach(c ${counts})
@@ -592,6 +648,11 @@ keel_check_bad_usage(${KEEL} bench report --scale 10q)
 keel_check_bad_usage(${KEEL} bench report --seconds 0.001)
 keel_check_bad_usage(${KEEL} bench select --seconds abc)
 keel_check_bad_usage(${KEEL} bench select --quick)
+# Lists: digits only, no empty element, no sign or blank.
+keel_check_bad_usage(${KEEL} bench select --clients +4)
+keel_check_bad_usage(${KEEL} bench select --clients 1,2,)
+keel_check_bad_usage(${KEEL} bench select --max-sessions 400,,402)
+keel_check_bad_usage(${KEEL} bench select --layout padded,,packed)
 # A CPU the process may not use, or not a number.
 keel_check_bad_usage(${KEEL} bench select --cpus 100000)
 keel_check_bad_usage(${KEEL} bench select --cpus x)

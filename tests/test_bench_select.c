@@ -124,11 +124,15 @@ static void test_counts_per_transaction(void **state)
     char msg[256];
     select_counts d;
     uint64_t uses, builds;
-    int32_t bal;
+    int32_t bal, n;
 
     (void)state;
     assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_OK);
     assert_true(c.tuples == 0); /* never analyzed */
+    /* Never analyzed: the accounts are counted. */
+    n = 0;
+    assert_int_equal(select_client_accounts(&c, &n), KEEL_OK);
+    assert_int_equal(n, ACCOUNTS);
 
     /* No statistics: the statistics look-up is a second negative hit. */
     run_txns(&c, NULL, &d, &uses, &builds);
@@ -164,6 +168,81 @@ static void test_counts_per_transaction(void **state)
     tu_dir_remove(dir);
 }
 
+/* Counting the accounts of a table never analyzed: its aids must be
+ * 1..N, as the benchmarks draw them; once analyzed, its row count is
+ * taken as it stands. */
+static void test_accounts(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = make_db(dir);
+    select_client c;
+    keel_session *s;
+    keel_value key = {.isnull = false};
+    char msg[256];
+    int32_t n = -1;
+
+    (void)state;
+    /* A gap in the middle. */
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    key.v.i4 = ACCOUNTS / 2;
+    assert_int_equal(keel_delete(s, NULL, SELECT_TABLE, &key), KEEL_OK);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_OK);
+    assert_int_equal(select_client_accounts(&c, &n), KEEL_EINVAL);
+    assert_int_equal(n, -1);
+    assert_non_null(strstr(keel_session_error(c.s), "aids are not 1..N"));
+    /* The failed count left no transaction open. */
+    assert_int_equal(select_txn_run(&c, 1, NULL, &n), KEEL_OK);
+    assert_int_equal(n, 3);
+    select_client_close(&c);
+
+    /* Analyzed: the row count, gap or not. */
+    assert_int_equal(keel_analyze(s, NULL, SELECT_TABLE), KEEL_OK);
+    assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_OK);
+    assert_int_equal(select_client_accounts(&c, &n), KEEL_OK);
+    assert_int_equal(n, ACCOUNTS - 1);
+    select_client_close(&c);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* An empty pgbench_accounts, never analyzed: no accounts to draw. */
+static void test_no_accounts(void **state)
+{
+    static const keel_column cols[] = {
+        {"aid", KEEL_INT4, 0, true},
+        {"bid", KEEL_INT4, 0, false},
+        {"abalance", KEEL_INT4, 0, false},
+        {"filler", KEEL_CHAR, 84, false},
+    };
+    const uint16_t pk = 1;
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    keel_db *db = NULL;
+    keel_session *s = NULL;
+    select_client c;
+    char msg[256];
+    int32_t n = -1;
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    assert_int_equal(keel_db_create(&o, NULL), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, SELECT_TABLE, cols, 4, &pk, 1),
+                     KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_OK);
+    assert_int_equal(select_client_accounts(&c, &n), KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(c.s), "is empty"));
+    select_client_close(&c);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 /* A database without pgbench_accounts: opening a client fails cleanly. */
 static void test_missing_table(void **state)
 {
@@ -188,6 +267,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_per_transaction),
+        cmocka_unit_test(test_accounts),
+        cmocka_unit_test(test_no_accounts),
         cmocka_unit_test(test_missing_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
