@@ -22,23 +22,31 @@
 static pthread_mutex_t tmpdirs_lock = PTHREAD_MUTEX_INITIALIZER;
 static char tmpdirs[TMPDIRS_MAX][4096];
 static bool tmpdirs_guarded;
+/* The signals the guard thread waits for (those not ignored when it
+ * started). */
+static sigset_t tmpdirs_signals;
 
+/* Removes dir's files and dir.  A thread still running may create a file
+ * between the reading and the rmdir: then again, a few times. */
 static void dir_remove_files(const char *dir)
 {
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char path[4200];
+    for (int attempt = 0; attempt < 5; attempt++) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        char path[4200];
 
-    if (d == NULL)
-        return;
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        unlink(path);
+        if (d == NULL)
+            return;
+        while ((de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+            unlink(path);
+        }
+        closedir(d);
+        if (rmdir(dir) == 0 || errno != ENOTEMPTY)
+            return;
     }
-    closedir(d);
-    rmdir(dir);
 }
 
 /* Removes every tracked directory (the benchmark's threads may still be
@@ -54,24 +62,29 @@ static void tmpdirs_remove_all(void)
     pthread_mutex_unlock(&tmpdirs_lock);
 }
 
+/* SIGINT, SIGTERM and SIGHUP, less those ignored now (nohup's SIGHUP):
+ * they must stay ignored. */
 static void guarded_signals(sigset_t *set)
 {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+
     sigemptyset(set);
-    sigaddset(set, SIGINT);
-    sigaddset(set, SIGTERM);
-    sigaddset(set, SIGHUP);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction now;
+        if (sigaction(sigs[i], NULL, &now) != 0 || now.sa_handler != SIG_IGN)
+            sigaddset(set, sigs[i]);
+    }
 }
 
-/* Waits for one of guarded_signals(), removes the directories, and dies
- * of the signal as it would have without us. */
+/* Waits for one of tmpdirs_signals, removes the directories, and dies of
+ * the signal as it would have without us. */
 static void *tmpdirs_guard(void *arg)
 {
-    sigset_t set, one;
+    sigset_t one;
     int sig;
 
     (void)arg;
-    guarded_signals(&set);
-    if (sigwait(&set, &sig) != 0)
+    if (sigwait(&tmpdirs_signals, &sig) != 0)
         return NULL;
     tmpdirs_remove_all();
     signal(sig, SIG_DFL);
@@ -85,11 +98,11 @@ static void *tmpdirs_guard(void *arg)
 /* Called with tmpdirs_lock held, once. */
 static int tmpdirs_guard_start(void)
 {
-    sigset_t set, old;
+    sigset_t old;
     pthread_t tid;
 
-    guarded_signals(&set);
-    if (pthread_sigmask(SIG_BLOCK, &set, &old) != 0)
+    guarded_signals(&tmpdirs_signals);
+    if (pthread_sigmask(SIG_BLOCK, &tmpdirs_signals, &old) != 0)
         return -1;
     if (pthread_create(&tid, NULL, tmpdirs_guard, NULL) != 0) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);

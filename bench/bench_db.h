@@ -22,11 +22,11 @@ int bench_db_create(const char *who, const char *tag, uint32_t scale, char *dir,
  * Creates a directory "$TMPDIR/keel-<tag>-XXXXXX" (TMPDIR defaulting to
  * /tmp), its name in dir (len bytes), and has it removed if the process
  * exits before bench_dir_remove() does so: at exit(), or on SIGINT,
- * SIGTERM or SIGHUP, which a thread of its own waits for from the first
- * such directory on (those signals are blocked in the calling thread, and
- * so in the threads it creates afterwards; call it before starting
- * others).  Errors go to stderr, prefixed by `who`.  Returns 0, or -1
- * with nothing created.
+ * SIGTERM or SIGHUP (those not ignored, as nohup ignores SIGHUP), which a
+ * thread of its own waits for from the first such directory on (those
+ * signals are blocked in the calling thread, and so in the threads it
+ * creates afterwards; call it before starting others).  Errors go to stderr,
+ * prefixed by `who`.  Returns 0, or -1 with nothing created.
  */
 int bench_tmpdir_make(const char *who, const char *tag, char *dir, size_t len);
 

@@ -946,17 +946,28 @@ static void md_bloat(FILE *f, const report_step *s)
     }
     fprintf(f,
             "\nReading: with pruning off each session's cache grows by "
-            "%.0f bytes per transaction (one negative entry each); with "
-            "pruning on the most any session's cache held in its %zu "
-            "samples is %.2f MiB (target %.2f MiB%s); throughput with "
-            "pruning on is %.3fx that with it off",
-            growth_off, samples, max_on / 1048576.0, target / 1048576.0,
-            max_on <= target ? ", met" : ", exceeded", ratio);
+            "%.0f bytes per transaction (one negative entry each); ",
+            growth_off);
+    if (samples == 0 || !isfinite(target))
+        fputs("with pruning on there are no samples to hold against a "
+              "target",
+              f);
+    else if (max_on <= target)
+        fprintf(f,
+                "with pruning on the most any session's cache held in its "
+                "%zu samples is %.2f MiB (target %.2f MiB, met)",
+                samples, max_on / 1048576.0, target / 1048576.0);
+    else
+        fprintf(f,
+                "with pruning on the most any session's cache held in its "
+                "%zu samples is %.0f bytes, %.0f over its target of %.0f",
+                samples, max_on, max_on - target, target);
+    fprintf(f, "; throughput with pruning on is %.3fx that with it off", ratio);
     if (ratio > 1.05)
         fprintf(f,
                 " (the target allows pruning to cost up to 5%%; here the "
                 "pruned run is the faster one%s)",
-                max_on <= target && growth_off > 0
+                samples > 0 && max_on <= target && growth_off > 0
                     ? ", its cache staying within its target while the "
                       "unpruned one keeps growing"
                     : "");
@@ -1725,10 +1736,11 @@ int bench_report_main(int argc, char **argv)
                 else
                     ms = &steps[k];
             }
-        /* Each file is written under a temporary name, and all four
-         * take their names only once all are written: a failure leaves
-         * the previous report whole.  report.md first: its summary's
-         * rows go into results.json too. */
+        /* Each file is written under a temporary name, and the four are
+         * renamed, one after another, only once all are written: a
+         * failure to write leaves the previous report as it was.
+         * report.md first: its summary's rows go into results.json
+         * too. */
         out_path(path, sizeof(path), o.out, OUT_REPORT, true);
         f = fopen(path, "w");
         if (f != NULL && (targets = calloc(1, sizeof(*targets))) != NULL) {
@@ -1757,6 +1769,7 @@ int bench_report_main(int argc, char **argv)
         }
         if (f != NULL && fclose(f) != 0)
             rc = 1;
+        /* path names the file that failed, if one did. */
         if (rc == 0) {
             out_path(path, sizeof(path), o.out, OUT_RESULTS, true);
             if (write_results(path, &o, steps, nsteps, rows, nrows,
@@ -1764,13 +1777,16 @@ int bench_report_main(int argc, char **argv)
                               load0) != 0)
                 rc = 1;
         }
-        out_path(path, sizeof(path), o.out, OUT_SELECT_SVG, true);
-        if (rc == 0 && chart_select(path, sel, rows, nrows) != 0)
-            rc = 1;
-        out_path(path, sizeof(path), o.out, OUT_BLOAT_SVG, true);
-        if (rc == 0 &&
-            chart_bloat(path, step_named(steps, nsteps, "bloat")) != 0)
-            rc = 1;
+        if (rc == 0) {
+            out_path(path, sizeof(path), o.out, OUT_SELECT_SVG, true);
+            if (chart_select(path, sel, rows, nrows) != 0)
+                rc = 1;
+        }
+        if (rc == 0) {
+            out_path(path, sizeof(path), o.out, OUT_BLOAT_SVG, true);
+            if (chart_bloat(path, step_named(steps, nsteps, "bloat")) != 0)
+                rc = 1;
+        }
         if (rc != 0)
             fprintf(stderr, WHO ": cannot write %s: %s\n", path,
                     strerror(errno));

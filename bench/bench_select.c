@@ -13,7 +13,8 @@
  * figure in the JSON.  Each layout and max_sessions opens the database
  * anew, reads every page of pgbench_accounts and its primary key into the
  * pool (sized for the database: --pool-mb, or 24 MiB and 16 per scale, or
- * a tenth more than DIR's files if that is more), and gives each client
+ * 24 MiB and a tenth more than DIR's files if that is more, up to 64 GiB),
+ * and gives each client
  * 64 transactions of warm-up before timing starts.  The accounts drawn
  * are 1..N, N the table's analyzed row count, or its rows counted if it
  * was never analyzed (select_client_accounts()).  Latency: every 64th
@@ -255,9 +256,11 @@ static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
      * with a tenth to spare if that is more. */
     if (o->pool_mb == 0) {
         o->pool_mb = 24 + 16 * o->scale;
-        if (o->dir != NULL && bench_dir_bytes(o->dir, &bytes) == 0 &&
-            24 + bytes * 11 / 10 / (1024 * 1024) > o->pool_mb)
-            o->pool_mb = (uint32_t)(24 + bytes * 11 / 10 / (1024 * 1024));
+        if (o->dir != NULL && bench_dir_bytes(o->dir, &bytes) == 0) {
+            uint64_t mb = 24 + bytes * 11 / 10 / (1024 * 1024);
+            if (mb > o->pool_mb)
+                o->pool_mb = mb < 65536 ? (uint32_t)mb : 65536;
+        }
     }
     return 0;
 }

@@ -103,9 +103,9 @@ int select_client_accounts(select_client *c, int32_t *n)
                         "%s has %u columns, not pgbench's 4", SELECT_TABLE,
                         c->row.natts);
     rc = keel_begin(c->s);
-    if (rc == KEEL_OK)
-        rc = keel_scan_begin(c->s, "public", SELECT_TABLE, NULL, NULL, NULL,
-                             &sc);
+    if (rc != KEEL_OK)
+        return rc; /* nothing begun: the caller's transaction, if any, stays */
+    rc = keel_scan_begin(c->s, "public", SELECT_TABLE, NULL, NULL, NULL, &sc);
     while (rc == KEEL_OK && (rc = keel_scan_next(sc, row, &found)) == KEEL_OK &&
            found) {
         if (count == INT32_MAX || row[0].isnull || row[0].v.i4 != count + 1) {
@@ -123,8 +123,8 @@ int select_client_accounts(select_client *c, int32_t *n)
         rc = kerr_set(&c->s->bs->err, KEEL_EINVAL, "%s is empty", SELECT_TABLE);
     if (rc == KEEL_OK)
         rc = keel_commit(c->s);
-    else
-        keel_abort(c->s);
+    if (rc != KEEL_OK)
+        keel_abort(c->s); /* a no-op once the commit ended it */
     if (rc == KEEL_OK)
         *n = count;
     return rc;
