@@ -34,9 +34,8 @@ static void dir_stats(const select_client *c, btree_dir_stats *st)
     btree_dir_stats_get(d, st);
 }
 
-/* A pgbench_accounts of ACCOUNTS rows (abalance = 3 * aid), not
- * analyzed. */
-static keel_db *make_db(const char *dir)
+/* A pgbench_accounts of rows 1..n (abalance = 3 * aid), not analyzed. */
+static keel_db *make_db_rows(const char *dir, int32_t n)
 {
     static const keel_column cols[] = {
         {"aid", KEEL_INT4, 0, true},
@@ -61,7 +60,7 @@ static keel_db *make_db(const char *dir)
     memset(v, 0, sizeof(v));
     v[3].v.s.ptr = "x";
     v[3].v.s.len = 1;
-    for (int32_t aid = 1; aid <= ACCOUNTS; aid++) {
+    for (int32_t aid = 1; aid <= n; aid++) {
         v[0].v.i4 = aid;
         v[1].v.i4 = 1;
         v[2].v.i4 = 3 * aid;
@@ -70,6 +69,11 @@ static keel_db *make_db(const char *dir)
     assert_int_equal(keel_commit(s), KEEL_OK);
     keel_session_end(s);
     return db;
+}
+
+static keel_db *make_db(const char *dir)
+{
+    return make_db_rows(dir, ACCOUNTS);
 }
 
 /* Runs one warm-up and TXNS counted transactions; checks the row of each
@@ -211,30 +215,13 @@ static void test_accounts(void **state)
 /* An empty pgbench_accounts, never analyzed: no accounts to draw. */
 static void test_no_accounts(void **state)
 {
-    static const keel_column cols[] = {
-        {"aid", KEEL_INT4, 0, true},
-        {"bid", KEEL_INT4, 0, false},
-        {"abalance", KEEL_INT4, 0, false},
-        {"filler", KEEL_CHAR, 84, false},
-    };
-    const uint16_t pk = 1;
     char *dir = tu_mkdtemp();
-    keel_db_options o;
-    keel_db *db = NULL;
-    keel_session *s = NULL;
+    keel_db *db = make_db_rows(dir, 0);
     select_client c;
     char msg[256];
     int32_t n = -1;
 
     (void)state;
-    keel_db_options_init(&o);
-    o.dir = dir;
-    assert_int_equal(keel_db_create(&o, NULL), KEEL_OK);
-    assert_int_equal(keel_db_open(&o, &db, NULL), KEEL_OK);
-    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
-    assert_int_equal(keel_create_table(s, NULL, SELECT_TABLE, cols, 4, &pk, 1),
-                     KEEL_OK);
-    keel_session_end(s);
     assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_OK);
     assert_int_equal(select_client_accounts(&c, &n), KEEL_EINVAL);
     assert_non_null(strstr(keel_session_error(c.s), "is empty"));
