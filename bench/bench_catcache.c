@@ -36,8 +36,8 @@
  * hot set, used every 100 transactions, does not.
  *
  * Sizes: 100 pairs of rounds of 1,000,000 lookups per measure and
- * 1,000,000 names (--rounds, --names); --quick: 8 pairs of 100,000 and
- * 50,000 names.
+ * 1,000,000 names (--rounds, --lookups, --names); --quick: 8 pairs of
+ * 100,000 and 50,000 names.
  *
  * --loop N runs exactly N lookups + releases of each kind in the loop
  * functions the timings use (bench_catcache_loop_hit1, _hit3, _negative),
@@ -129,7 +129,7 @@ typedef struct cc_bloat {
 static void usage(void)
 {
     fprintf(stderr, "usage: keel bench catcache [DIR] [--json FILE] "
-                    "[--rounds N] [--names N] [--quick]\n"
+                    "[--rounds N] [--lookups N] [--names N] [--quick]\n"
                     "       keel bench catcache [DIR] --loop N "
                     "[--rounds N] [--prune on|off]\n");
 }
@@ -137,7 +137,7 @@ static void usage(void)
 /* What the catcache options set beyond cc_opts: 0 where not given. */
 typedef struct cc_args {
     cc_opts *o;
-    uint64_t rounds, names;
+    uint64_t rounds, names, lookups;
 } cc_args;
 
 static int cc_option(const bench_args *a, void *ctx)
@@ -148,6 +148,8 @@ static int cc_option(const bench_args *a, void *ctx)
         c->o->json = a->value;
     } else if (strcmp(a->name, "--rounds") == 0) {
         return bench_args_u64(a, 1, MAX_PAIRS, &c->rounds);
+    } else if (strcmp(a->name, "--lookups") == 0) {
+        return bench_args_u64(a, 1000, UINT64_C(100000000), &c->lookups);
     } else if (strcmp(a->name, "--names") == 0) {
         return bench_args_u64(a, 2 * HOT_SET, UINT64_C(100000000), &c->names);
     } else if (strcmp(a->name, "--loop") == 0) {
@@ -167,7 +169,7 @@ static int cc_option(const bench_args *a, void *ctx)
 
 static int parse_opts(int argc, char **argv, cc_opts *o)
 {
-    cc_args c = {o, 0, 0};
+    cc_args c = {o, 0, 0, 0};
 
     memset(o, 0, sizeof(*o));
     o->loop_prune = true;
@@ -180,7 +182,7 @@ static int parse_opts(int argc, char **argv, cc_opts *o)
         return -1;
     }
     o->pairs = c.rounds ? (int)c.rounds : o->loop ? 1 : o->quick ? 8 : 100;
-    o->iters = o->quick ? 100000 : 1000000;
+    o->iters = c.lookups ? c.lookups : o->quick ? 100000 : 1000000;
     o->names = c.names ? c.names : o->quick ? 50000 : 1000000;
     /* Whole transactions of BLOAT_TXN_NAMES. */
     o->names =
