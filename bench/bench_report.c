@@ -971,7 +971,17 @@ static void md_bloat(FILE *f, const report_step *s)
                     ? ", its cache staying within its target while the "
                       "unpruned one keeps growing"
                     : "");
-    fputs(", from one run of each, pruning off first.\n\n", f);
+    {
+        const json_value *runs = json_get(r, "tps_on_over_off_runs");
+        if (runs != NULL && runs->n == 2)
+            fprintf(f,
+                    ", the mean of two runs of each in the order off, on, "
+                    "on, off (on over off %.3fx in the first pair, %.3fx in "
+                    "the second).\n\n",
+                    runs->items[0].num, runs->items[1].num);
+        else
+            fputs(", from one run of each.\n\n", f);
+    }
 }
 
 /* ---- the charts ------------------------------------------------------ */
