@@ -966,7 +966,7 @@ static void md_bloat(FILE *f, const report_step *s)
     if (ratio > 1.05)
         fprintf(f,
                 " (the target allows pruning to cost up to 5%%; here the "
-                "pruned run is the faster one%s)",
+                "pruned runs are the faster%s)",
                 samples > 0 && max_on <= target && growth_off > 0
                     ? ", its cache staying within its target while the "
                       "unpruned one keeps growing"
