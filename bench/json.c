@@ -335,11 +335,42 @@ void json_write_verbatim(FILE *f, const json_doc *doc, const json_value *v)
     fwrite(doc->text + v->start, 1, v->end - v->start, f);
 }
 
+/* The length of the well-formed UTF-8 sequence at s (1..4), or 0 if the
+ * bytes there are not one (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF). */
+static int utf8_len(const unsigned char *s)
+{
+    int n;
+    unsigned min, cp;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        n = 2, min = 0x80, cp = s[0] & 0x1F;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+        n = 3, min = 0x800, cp = s[0] & 0x0F;
+    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+        n = 4, min = 0x10000, cp = s[0] & 0x07;
+    else
+        return 0;
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
 void json_write_string(FILE *f, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
+
     fputc('"', f);
-    for (; *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
+    while (*p != '\0') {
+        unsigned char c = *p;
+        int n = utf8_len(p);
         if (c == '"' || c == '\\')
             fprintf(f, "\\%c", c);
         else if (c == '\n')
@@ -348,10 +379,13 @@ void json_write_string(FILE *f, const char *s)
             fputs("\\t", f);
         else if (c == '\r')
             fputs("\\r", f);
-        else if (c < 0x20)
+        else if (c < 0x20 || n == 0)
+            /* A control character, or a byte that is not UTF-8 (a path
+             * may hold any): as the code point of its value. */
             fprintf(f, "\\u%04x", c);
         else
-            fputc(c, f);
+            fwrite(p, 1, (size_t)n, f);
+        p += n > 0 ? n : 1;
     }
     fputc('"', f);
 }

@@ -62,7 +62,9 @@ double json_num(const json_value *v, const char *key);
 const char *json_str(const json_value *v, const char *key);
 
 /* Writes s as a JSON string: quoted, with '"', '\\' and control
- * characters escaped. */
+ * characters escaped, and each byte that is not part of well-formed UTF-8
+ * written as \u00XX of its value, so that the JSON stays valid whatever a
+ * path holds. */
 void json_write_string(FILE *f, const char *s);
 
 /* Writes v's source text as it stands in doc. */

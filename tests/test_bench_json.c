@@ -118,12 +118,53 @@ static void test_write_string(void **state)
     tu_dir_remove(dir);
 }
 
+/* UTF-8 is written as it is; bytes that are not UTF-8 (a stray
+ * continuation byte, a truncated sequence, an overlong form, a surrogate)
+ * are escaped, so the document still parses. */
+static void test_write_string_bytes(void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+         "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+        {"a\x80"
+         "b",
+         "a\\u0080b"},
+        {"\xc3", "\\u00c3"},
+        {"\xc0\xaf", "\\u00c0\\u00af"},
+        {"\xed\xa0\x80", "\\u00ed\\u00a0\\u0080"},
+        {"\xff/x", "\\u00ff/x"},
+    };
+    char *dir = tu_mkdtemp();
+    char path[4200], err[256];
+    json_doc doc;
+    FILE *f;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/b.json", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("{\"s\": ", f);
+        json_write_string(f, cases[i].in);
+        fputs("}\n", f);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(json_doc_read(path, &doc, err, sizeof(err)), 0);
+        /* \uXXXX is kept as written (json.h). */
+        assert_string_equal(json_str(&doc.root, "s"), cases[i].out);
+        json_doc_free(&doc);
+    }
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_bad_numbers),
         cmocka_unit_test(test_write_string),
+        cmocka_unit_test(test_write_string_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
