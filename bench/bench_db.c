@@ -116,7 +116,7 @@ static int tmpdirs_guard_start(void)
 int bench_tmpdir_make(const char *who, const char *tag, char *dir, size_t len)
 {
     const char *t = getenv("TMPDIR");
-    int slot = -1;
+    int slot = -1, n;
 
     pthread_mutex_lock(&tmpdirs_lock);
     if (!tmpdirs_guarded) {
@@ -139,9 +139,9 @@ int bench_tmpdir_make(const char *who, const char *tag, char *dir, size_t len)
                 TMPDIRS_MAX);
         return -1;
     }
-    if ((size_t)snprintf(dir, len, "%s/keel-%s-XXXXXX", t ? t : "/tmp", tag) >=
-            len ||
-        len > sizeof(tmpdirs[0])) {
+    /* The name must fit the caller's buffer and the list's slot. */
+    n = snprintf(dir, len, "%s/keel-%s-XXXXXX", t ? t : "/tmp", tag);
+    if (n < 0 || (size_t)n >= len || (size_t)n >= sizeof(tmpdirs[0])) {
         pthread_mutex_unlock(&tmpdirs_lock);
         fprintf(stderr, "%s: the temporary directory's name is too long\n",
                 who);
