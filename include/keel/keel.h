@@ -103,7 +103,9 @@ typedef struct keel_value {
  * fails with KEEL_EINVAL).
  *
  * Names (schemas, tables, columns, indexes) are at most 63 bytes
- * (KEEL_ETOOBIG otherwise); schema NULL means "public".  Unknown names
+ * (KEEL_ETOOBIG otherwise); schema NULL means "public", except where a
+ * call says it means the search path (keel_catalog, then public), as an
+ * unqualified name in a PostgreSQL query does.  Unknown names
  * give KEEL_ENOENT, an existing name KEEL_EEXIST, each naming the object.
  * ====================================================================== */
 
@@ -131,7 +133,7 @@ typedef struct keel_db_options {
     uint32_t max_sessions;        /* sessions at once (1 .. 65536) */
     keel_procarray_layout layout; /* process array layout */
     /* Each session's catalog cache (see keel_session_set_cache_options). */
-    int32_t catalog_cache_prune_min_age; /* seconds, -1: no age pruning */
+    int32_t catalog_cache_prune_min_age;  /* seconds, -1: no age pruning */
     uint64_t catalog_cache_memory_target; /* bytes, 0: no target */
 } keel_db_options;
 
@@ -272,6 +274,44 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, keel_value *out, bool *found);
 
 /*
+ * SELECT column FROM table WHERE <primary key> = key, planned afresh on
+ * every call as a PostgreSQL backend plans a query it is sent as text,
+ * through the session's catalog cache: the table by name (with schema
+ * NULL through the search path, keel_catalog then public, as an
+ * unqualified name in a query), the column by name, the column's
+ * statistics (found or not), and the table's list of indexes, from which
+ * the primary key is taken.  Then the primary key's B-tree is descended
+ * and the first version of the key that the transaction sees is fetched,
+ * decoding the row's columns only as far as `column` and the key's.
+ * key holds one value per key column.  *found tells whether a visible row
+ * has that key; if so *out holds its `column` (a string valid until the
+ * session's next call).  Once a session has run it on the table (its
+ * catalog entries cached, the table's handles kept), a call allocates
+ * nothing, takes no mutex, and writes shared memory only to pin and
+ * share-lock the pages it reads and to release them: the index leaf, the
+ * heap page, and the commit log's page when the row was not written
+ * frozen (as keel_load_table() writes rows).
+ * Errors: KEEL_ENOENT (schema, table or column), KEEL_EINVAL (a system
+ * catalog, an index, a table without a primary key), KEEL_ETOOBIG (a
+ * name), KEEL_ECORRUPT (the index led to a row with another key), I/O
+ * errors.
+ */
+int keel_select_column(keel_session *s, const char *schema, const char *table,
+                       const char *column, const keel_value *key,
+                       keel_value *out, bool *found);
+
+/*
+ * Whether relation `name` (a table or an index) exists for the
+ * transaction, through the session's catalog cache: with schema NULL in
+ * the search path (keel_catalog, then public), else in that schema.  As
+ * in PostgreSQL, a name that is not found is remembered as a negative
+ * entry, so an application that probes ever new names grows the cache
+ * until it is pruned.  KEEL_ENOENT only for a schema that does not exist.
+ */
+int keel_relation_exists(keel_session *s, const char *schema, const char *name,
+                         bool *exists);
+
+/*
  * Replaces the row with primary key `key` by values.  KEEL_ENOENT if there
  * is none, KEEL_ESERIALIZE if another transaction changed it first,
  * KEEL_EUNIQUE if a new key is taken (checked before anything changes; a
@@ -359,6 +399,8 @@ typedef struct keel_cache_stats {
     uint64_t hits;          /* lookups answered by a positive entry */
     uint64_t negative_hits; /* lookups answered by a negative entry */
     uint64_t misses;        /* lookups that read the catalogs */
+    uint64_t list_hits;     /* list lookups answered by a cached list */
+    uint64_t list_misses;   /* list lookups that read the catalogs */
     uint64_t evictions;     /* entries dropped for the memory target */
     uint64_t age_prunes;    /* entries dropped for age */
     uint64_t invalidations; /* entries and lists dropped by catalog changes */
@@ -370,6 +412,26 @@ void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out);
 /* Column count of a table (KEEL_ENOENT), for callers sizing value arrays. */
 int keel_table_columns(keel_session *s, const char *schema, const char *table,
                        uint16_t *ncols);
+
+/* The row count the table's last keel_analyze() recorded (0 if it was
+ * never analyzed, as for an empty table) (KEEL_ENOENT). */
+int keel_table_rows(keel_session *s, const char *schema, const char *table,
+                    double *rows);
+
+/* What a session did since it began, in the shared structures. */
+typedef struct keel_session_stats {
+    uint64_t buffer_reads;     /* pages read through the buffer pool, one
+                                * pin each (a hit or a read from disk) */
+    uint64_t snapshots_taken;  /* snapshots made by reading every
+                                * session's slot of the process array */
+    uint64_t snapshots_reused; /* snapshots kept from the session's last
+                                * one: no transaction with an xid ended */
+    uint64_t index_dir_moves;  /* moves right, one page read each, from
+                                * the leaf a session's directory of an
+                                * index named (src/access/README.md) */
+} keel_session_stats;
+
+void keel_session_get_stats(const keel_session *s, keel_session_stats *out);
 
 #ifdef __cplusplus
 }

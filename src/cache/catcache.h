@@ -431,18 +431,21 @@ catcache_touch(catcache_entry **head, catcache_entry **link, catcache_entry *e)
  * a hit to the front of its bucket and bumps its counter.  KEEL_OK: *out
  * is the entry, referenced (give it back with catcache_release());
  * KEEL_ENOENT: a negative entry or the miss path found no row (*out NULL);
- * other statuses are errors of the miss path.
+ * other statuses are errors of the miss path.  catcache_search_hashed() is
+ * the same search with the first key's hash and length (h1, l1) given, as
+ * catcache_key_hash() and catcache_key_len() compute them, for a caller
+ * that searches one name under several second keys.
  */
 static inline __attribute__((always_inline)) int
-catcache_search(catcache *cc, uint32_t name_mask, uint32_t nkeys, int stamp,
-                uintptr_t k1, uintptr_t k2, uintptr_t k3, uintptr_t k4,
-                catcache_entry **out)
+catcache_search_hashed(catcache *cc, uint32_t name_mask, uint32_t nkeys,
+                       int stamp, uint64_t h1, size_t l1, uintptr_t k1,
+                       uintptr_t k2, uintptr_t k3, uintptr_t k4,
+                       catcache_entry **out)
 {
-    size_t l1 = catcache_key_len(name_mask, 0, k1);
     size_t l2 = nkeys > 1 ? catcache_key_len(name_mask, 1, k2) : 0;
     size_t l3 = nkeys > 2 ? catcache_key_len(name_mask, 2, k3) : 0;
     size_t l4 = nkeys > 3 ? catcache_key_len(name_mask, 3, k4) : 0;
-    uint64_t h64 = catcache_key_hash(name_mask, 0, k1, l1);
+    uint64_t h64 = h1;
     catcache_entry **head, **link, *e;
     uint32_t h;
 
@@ -486,6 +489,18 @@ catcache_search(catcache *cc, uint32_t name_mask, uint32_t nkeys, int stamp,
         return KEEL_OK;
     }
     return catcache_miss(cc, h, k1, k2, k3, k4, out);
+}
+
+static inline __attribute__((always_inline)) int
+catcache_search(catcache *cc, uint32_t name_mask, uint32_t nkeys, int stamp,
+                uintptr_t k1, uintptr_t k2, uintptr_t k3, uintptr_t k4,
+                catcache_entry **out)
+{
+    size_t l1 = catcache_key_len(name_mask, 0, k1);
+
+    return catcache_search_hashed(cc, name_mask, nkeys, stamp,
+                                  catcache_key_hash(name_mask, 0, k1, l1), l1,
+                                  k1, k2, k3, k4, out);
 }
 
 /* The hash of keys[0..nkeys) (name_mask and nkeys constants where
@@ -558,6 +573,29 @@ catcache_search_wired(catcache *cc, uint32_t name_mask, uint32_t nkeys,
 #else
     return catcache_search(cc, name_mask, nkeys, CATCACHE_STAMP_NEVER, k1, k2,
                            k3, k4, out);
+#endif
+}
+
+/* catcache_search_wired() with the first key's hash and length given
+ * (catcache_search_hashed()); wiring 2 hashes it again. */
+static inline __attribute__((always_inline)) int
+catcache_search_wired_hashed(catcache *cc, uint32_t name_mask, uint32_t nkeys,
+                             uint64_t h1, size_t l1, uintptr_t k1, uintptr_t k2,
+                             uintptr_t k3, uintptr_t k4, catcache_entry **out)
+{
+#if CATCACHE_WIRING == 2
+    (void)name_mask;
+    (void)nkeys;
+    (void)h1;
+    (void)l1;
+    return cc->search(cc, k1, k2, k3, k4, out);
+#elif CATCACHE_WIRING == 1
+    return catcache_search_hashed(cc, name_mask, nkeys,
+                                  CATCACHE_STAMP_IF_ENABLED, h1, l1, k1, k2, k3,
+                                  k4, out);
+#else
+    return catcache_search_hashed(cc, name_mask, nkeys, CATCACHE_STAMP_NEVER,
+                                  h1, l1, k1, k2, k3, k4, out);
 #endif
 }
 

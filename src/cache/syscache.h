@@ -261,6 +261,24 @@ static inline uint32_t syscache_name_mask(catalog_cache_id id)
     return (uint32_t)(SYSCACHE_NAME_MASKS >> (4 * (unsigned)id)) & 0xf;
 }
 
+/*
+ * A name key hashed once, for searches of one name under several second
+ * keys (a relation name in each schema of a search path):
+ * syscache_name_init(), then syscache_search2_name().
+ */
+typedef struct syscache_name {
+    const char *name;
+    size_t len;
+    uint64_t hash;
+} syscache_name;
+
+static inline void syscache_name_init(syscache_name *n, const char *name)
+{
+    n->name = name;
+    n->len = catcache_key_len(1, 0, (uintptr_t)name);
+    n->hash = catcache_key_hash(1, 0, (uintptr_t)name, n->len);
+}
+
 #if CATCACHE_WIRING == 3
 static inline __attribute__((always_inline)) int
 syscache_search1(syscache *sc, catalog_cache_id id, syscache_key k1,
@@ -324,6 +342,23 @@ syscache_search4(syscache *sc, catalog_cache_id id, syscache_key k1,
                                  k2, k3, k4, out);
 }
 #endif
+
+/* syscache_search2() of cache id, whose first key is a name, with that
+ * name hashed by syscache_name_init(). */
+static inline __attribute__((always_inline)) int
+syscache_search2_name(syscache *sc, catalog_cache_id id,
+                      const syscache_name *k1, syscache_key k2,
+                      catcache_entry **out)
+{
+    assert(syscache_name_mask(id) & 1u);
+#if CATCACHE_WIRING == 3
+    return sc->search2(sc, id, SYSCACHE_NAME(k1->name), k2, out);
+#else
+    return catcache_search_wired_hashed(&sc->caches[id], syscache_name_mask(id),
+                                        2, k1->hash, k1->len,
+                                        (uintptr_t)k1->name, k2, 0, 0, out);
+#endif
+}
 
 static inline const void *syscache_row(const catcache_entry *e)
 {

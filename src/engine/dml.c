@@ -223,6 +223,256 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
+/* What keel_select_column()'s planning found. */
+typedef struct select_plan {
+    oid_t relid;
+    uint16_t attnum;
+    uint16_t ncols; /* columns to decode: attnum's and the key's */
+    oid_t indexoid; /* the primary key */
+    uint16_t nkeys;
+    uint16_t keys[BTREE_MAX_KEYS];
+} select_plan;
+
+/* The error of a name that found nothing: ETOOBIG if it is too long for
+ * one (or EINVAL if empty), else ENOENT with what. */
+static int select_not_found(keel_session *s, const char *kind, const char *name,
+                            const char *what)
+{
+    int rc = engine_check_name(s, kind, name);
+
+    return rc != KEEL_OK ? rc : kerr_set(&s->bs->err, KEEL_ENOENT, "%s", what);
+}
+
+/*
+ * The planner's catalog look-ups for keel_select_column(), each entry
+ * released before the next statement: the table (left held in *rel_e,
+ * for its handle), the column, the column's statistics, the index list.
+ */
+static int select_plan_make(keel_session *s, const char *schema,
+                            const char *table, const char *column,
+                            catcache_entry **rel_e, select_plan *p)
+{
+    syscache *sc = s->cache;
+    kerr *err = &s->bs->err;
+    const catalog_relation *rel;
+    const catalog_indexdef *pk = NULL;
+    catcache_entry *e;
+    catcache_list *l;
+    syscache_key key;
+    uint32_t n;
+    char what[3 * KEEL_NAME_LEN];
+    int rc = engine_relation_find(s, schema, table, rel_e);
+
+    if (rc != KEEL_OK)
+        return rc;
+    if (*rel_e == NULL) {
+        snprintf(what, sizeof(what), "table \"%s\" does not exist", table);
+        return select_not_found(s, "table", table, what);
+    }
+    rel = syscache_row(*rel_e);
+    if (rel->kind != RELKIND_TABLE || rel->nsoid == NAMESPACE_CATALOG)
+        return kerr_set(err, KEEL_EINVAL, "\"%s\" is not a user table", table);
+    p->relid = rel->oid;
+    rc = syscache_search2(sc, CACHE_ATTRIBUTE_NAME, p->relid,
+                          SYSCACHE_NAME(column), &e);
+    if (rc == KEEL_ENOENT) {
+        snprintf(what, sizeof(what),
+                 "column \"%.63s\" of table \"%s\" does not exist", column,
+                 table);
+        return select_not_found(s, "column", column, what);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    p->attnum = ((const catalog_attribute *)syscache_row(e))->attnum;
+    syscache_release(sc, e);
+    if (p->attnum < 1 || p->attnum > rel->natts)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "column \"%s\" of table \"%s\" has number %u of %u",
+                        column, table, p->attnum, rel->natts);
+    /* The column's statistics: found or not, both are answers. */
+    rc = syscache_search3(sc, CACHE_STATISTIC, p->relid, p->attnum, 0, &e);
+    if (rc == KEEL_OK)
+        syscache_release(sc, e);
+    else if (rc != KEEL_ENOENT)
+        return rc;
+    key = p->relid;
+    rc = syscache_list(sc, CACHE_INDEX_TABLE, 1, &key, &l);
+    if (rc != KEEL_OK)
+        return rc;
+    n = syscache_list_count(l);
+    for (uint32_t i = 0; i < n && pk == NULL; i++) {
+        const catalog_indexdef *ix = syscache_list_row(l, i);
+        if (ix->primary)
+            pk = ix;
+    }
+    if (pk != NULL) {
+        p->indexoid = pk->indexoid;
+        p->nkeys = pk->nkeys;
+        p->ncols = p->attnum > pk->keys[0] ? p->attnum : pk->keys[0];
+        p->keys[0] = pk->keys[0];
+        for (uint16_t k = 1; k < pk->nkeys && k < BTREE_MAX_KEYS; k++) {
+            p->keys[k] = pk->keys[k];
+            if (p->keys[k] > p->ncols)
+                p->ncols = p->keys[k];
+            if (p->keys[k] < 1)
+                p->keys[0] = 0;
+        }
+    }
+    syscache_list_release(sc, l);
+    if (pk == NULL)
+        return kerr_set(err, KEEL_EINVAL, "table \"%s\" has no primary key",
+                        table);
+    if (p->ncols > rel->natts || p->keys[0] < 1 || p->nkeys < 1 ||
+        p->nkeys > BTREE_MAX_KEYS)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "the primary key %u of table \"%s\" does not fit its "
+                        "%u columns",
+                        p->indexoid, table, rel->natts);
+    return KEEL_OK;
+}
+
+/*
+ * Fetches into row, decoding its first ncols columns, the first version
+ * of key in index ix (the table's primary key, of nkeys columns) that
+ * vis sees: the first entry the index holds for the key is tried alone;
+ * only if the transaction does not see it are all the key's versions
+ * scanned.
+ */
+static int select_fetch(keel_session *s, engine_rel *h, engine_rel *ix,
+                        const keel_value *key, uint16_t nkeys,
+                        const visibility *vis, uint16_t ncols, heap_row *row,
+                        bool *found)
+{
+    btree_bound b = {key, nkeys, true};
+    btree_scan *sc = NULL;
+    tid t;
+    int rc = btree_lookup_heap(ix->bt, s->bs, key, &h->heap,
+                               engine_index_dir(s, ix->bt), &t, NULL);
+
+    if (rc == KEEL_ENOENT) /* no entry */
+        return KEEL_OK;
+    if (rc == KEEL_OK)
+        rc = heap_fetch_cols(&h->heap, s->bs, vis, t, ncols, row);
+    if (rc == KEEL_OK)
+        *found = true;
+    if (rc != KEEL_ENOENT)
+        return rc;
+    /* The first version is not the one: a scan of them all. */
+    rc = btree_scan_begin(ix->bt, s->bs, &b, &b, &sc);
+    while (rc == KEEL_OK && !*found) {
+        rc = btree_scan_next(sc, &t, NULL);
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK;
+            break;
+        }
+        if (rc == KEEL_OK) {
+            rc = heap_fetch_cols(&h->heap, s->bs, vis, t, ncols, row);
+            if (rc == KEEL_OK)
+                *found = true;
+            else if (rc == KEEL_ENOENT)
+                rc = KEEL_OK;
+        }
+    }
+    btree_scan_end(sc);
+    return rc;
+}
+
+/* Whether key value x equals y, a row's value of attribute a: int4 and
+ * int8 keys (the common primary keys) without a call. */
+static inline bool select_key_equal(const tuple_attr *a, const keel_value *x,
+                                    const keel_value *y)
+{
+    if (x->isnull || y->isnull)
+        return false;
+    if (a->type == KEEL_INT4)
+        return x->v.i4 == y->v.i4;
+    if (a->type == KEEL_INT8)
+        return x->v.i8 == y->v.i8;
+    return value_compare(a, x, y) == 0;
+}
+
+/*
+ * The handles of the planned table (its keel_class row rel) and primary
+ * key: the ones the session used last if the oids are theirs, else looked
+ * up (or opened) and kept for the next call.
+ */
+static int select_handles(keel_session *s, const catalog_relation *rel,
+                          const select_plan *p, engine_rel **h, engine_rel **ix)
+{
+    int rc = KEEL_OK;
+
+    if (s->select_heap == NULL || s->select_heap->oid != p->relid) {
+        rc = engine_table_handle(s, NULL, rel, &s->select_heap);
+        if (rc != KEEL_OK) {
+            s->select_heap = NULL;
+            return rc;
+        }
+    }
+    if (s->select_index == NULL || s->select_index->oid != p->indexoid) {
+        rc = engine_index_handle(s, p->indexoid, &s->select_index);
+        if (rc != KEEL_OK) {
+            s->select_index = NULL;
+            return rc;
+        }
+    }
+    *h = s->select_heap;
+    *ix = s->select_index;
+    return KEEL_OK;
+}
+
+int keel_select_column(keel_session *s, const char *schema, const char *table,
+                       const char *column, const keel_value *key,
+                       keel_value *out, bool *found)
+{
+    kerr *err = &s->bs->err;
+    catcache_entry *rel_e = NULL;
+    engine_rel *h = NULL, *ix = NULL;
+    heap_row *row = &s->result;
+    select_plan p = {0};
+    visibility vis;
+    int rc = engine_stmt_begin(s);
+
+    *found = false;
+    if (rc != KEEL_OK)
+        return rc;
+    /* A name too long finds nothing: select_not_found() reports it. */
+    if (table == NULL || table[0] == '\0')
+        rc = engine_check_name(s, "table", table);
+    else if (column == NULL || column[0] == '\0')
+        rc = engine_check_name(s, "column", column);
+    if (rc == KEEL_OK) {
+        engine_cache_sync(s);
+        rc = select_plan_make(s, schema, table, column, &rel_e, &p);
+    }
+    if (rc == KEEL_OK)
+        rc = select_handles(s, syscache_row(rel_e), &p, &h, &ix);
+    if (rel_e != NULL)
+        syscache_release(s->cache, rel_e);
+    /* The row needs room for the table's columns, not zeroing: only the
+     * first p.ncols are decoded and read. */
+    if (rc == KEEL_OK && (row->data == NULL || row->room < h->desc->natts))
+        rc = heap_row_prepare(row, &h->heap, err);
+    if (rc == KEEL_OK) {
+        row->natts = h->desc->natts;
+        rc = txn_visibility(s->ts, &vis, err);
+    }
+    if (rc == KEEL_OK)
+        rc = select_fetch(s, h, ix, key, p.nkeys, &vis, p.ncols, row, found);
+    for (uint16_t k = 0; rc == KEEL_OK && *found && k < p.nkeys; k++) {
+        if (!select_key_equal(&h->desc->attrs[p.keys[k] - 1], &key[k],
+                              &row->values[p.keys[k] - 1])) {
+            *found = false;
+            rc = kerr_set(err, KEEL_ECORRUPT,
+                          "index %u of table \"%s\" led to row (%u,%u), "
+                          "whose key is another",
+                          p.indexoid, table, row->tid.block, row->tid.offset);
+        }
+    }
+    if (rc == KEEL_OK && *found)
+        *out = row->values[p.attnum - 1];
+    return engine_stmt_end(s, rc, false);
+}
+
 /* True if a unique index ix holds a live entry for keys other than the
  * version `self`. */
 static int key_taken(keel_session *s, catalog_txn *ct, engine_table *t,

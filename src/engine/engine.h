@@ -35,6 +35,8 @@
 /* engine_index_dir() calls a directory must go unused before another
  * index may take it over. */
 #define ENGINE_DIR_IDLE 1024
+/* Relation handles one session keeps at hand (engine_rel_handle()). */
+#define ENGINE_SESSION_RELS 8
 
 /* An open user relation: a table's heap or an index's B-tree. */
 typedef struct engine_rel {
@@ -78,6 +80,12 @@ struct keel_session {
     btree_dir *dirs[ENGINE_SESSION_DIRS];   /* its index directories */
     uint64_t dir_used[ENGINE_SESSION_DIRS]; /* dir_clock at last use */
     uint64_t dir_clock;                     /* engine_index_dir() calls */
+    /* Handles found in db->rels, looked up again without rel_lock. */
+    oid_t rel_oids[ENGINE_SESSION_RELS];
+    engine_rel *rel_handles[ENGINE_SESSION_RELS];
+    uint32_t rel_next; /* the slot the next one takes */
+    /* keel_select_column()'s last table and primary key handles. */
+    engine_rel *select_heap, *select_index;
 };
 
 /*
@@ -145,6 +153,24 @@ int engine_check_name(keel_session *s, const char *what, const char *name);
 
 /* The next user oid, reserved durably in the control file first. */
 int engine_oid_next(keel_db *db, oid_t *out, kerr *err);
+
+/*
+ * Finds the keel_class entry of relation name: in schema, or with schema
+ * NULL through the search path (keel_catalog, then public).  KEEL_OK with
+ * *e held (syscache_release()), or with *e NULL when no relation has the
+ * name (no message; a name too long for one finds none); KEEL_ENOENT for
+ * a schema that does not exist, or another error.  name must not be NULL.
+ */
+int engine_relation_find(keel_session *s, const char *schema, const char *name,
+                         catcache_entry **e);
+
+/*
+ * The handle of table rel (built from its attributes on first use: ct
+ * NULL takes the running transaction's view).  Handles live until the
+ * database closes.
+ */
+int engine_table_handle(keel_session *s, catalog_txn *ct,
+                        const catalog_relation *rel, engine_rel **out);
 
 /* Resolves schema.name (a table) with its indexes (ENOENT). */
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,

@@ -276,9 +276,21 @@ static engine_rel *rel_find(keel_db *db, oid_t oid)
     return NULL;
 }
 
-/* Publishes r unless another session did first; returns the winner. */
-static engine_rel *rel_publish(keel_db *db, engine_rel *r)
+/* Keeps handle r in one of the session's slots, round robin. */
+static void rel_remember(keel_session *s, engine_rel *r)
 {
+    uint32_t i = s->rel_next;
+
+    s->rel_oids[i] = r->oid;
+    s->rel_handles[i] = r;
+    s->rel_next = (i + 1) % ENGINE_SESSION_RELS;
+}
+
+/* Publishes r unless another session did first; returns the winner, also
+ * kept in the session's slots. */
+static engine_rel *rel_publish(keel_session *s, engine_rel *r)
+{
+    keel_db *db = s->db;
     engine_rel *have;
 
     pthread_mutex_lock(&db->rel_lock);
@@ -295,22 +307,36 @@ static engine_rel *rel_publish(keel_db *db, engine_rel *r)
         tupdesc_free(r->desc);
         free(r);
     }
+    rel_remember(s, have);
     return have;
 }
 
-static engine_rel *rel_cached(keel_db *db, oid_t oid)
+/*
+ * The published handle of oid, or NULL.  The session's own slots are
+ * tried first: a handle, once published, is never changed or freed
+ * before the database closes, so they need no lock; only the first use
+ * of a relation in the session (or after its slot was taken over) reads
+ * db->rels under rel_lock.
+ */
+static engine_rel *rel_cached(keel_session *s, oid_t oid)
 {
+    keel_db *db = s->db;
     engine_rel *r;
 
+    for (uint32_t i = 0; i < ENGINE_SESSION_RELS; i++)
+        if (s->rel_oids[i] == oid && s->rel_handles[i] != NULL)
+            return s->rel_handles[i];
     pthread_mutex_lock(&db->rel_lock);
     r = rel_find(db, oid);
     pthread_mutex_unlock(&db->rel_lock);
+    if (r != NULL)
+        rel_remember(s, r);
     return r;
 }
 
 int engine_index_handle(keel_session *s, oid_t oid, engine_rel **out)
 {
-    engine_rel *r = rel_cached(s->db, oid);
+    engine_rel *r = rel_cached(s, oid);
     int rc;
 
     if (r == NULL) {
@@ -324,24 +350,30 @@ int engine_index_handle(keel_session *s, oid_t oid, engine_rel **out)
             free(r);
             return rc;
         }
-        r = rel_publish(s->db, r);
+        r = rel_publish(s, r);
     }
     *out = r;
     return KEEL_OK;
 }
 
-/* The handle of table rel, its descriptor built from its attributes. */
-static int table_handle(keel_session *s, catalog_txn *ct,
+int engine_table_handle(keel_session *s, catalog_txn *ct,
                         const catalog_relation *rel, engine_rel **out)
 {
-    engine_rel *r = rel_cached(s->db, rel->oid);
+    engine_rel *r = rel_cached(s, rel->oid);
     catalog_attribute *atts;
+    catalog_txn own;
     uint32_t n = 0;
     int rc;
 
     if (r != NULL) {
         *out = r;
         return KEEL_OK;
+    }
+    if (ct == NULL) {
+        rc = engine_catalog_txn(s, false, &own);
+        if (rc != KEEL_OK)
+            return rc;
+        ct = &own;
     }
     atts = calloc(CATALOG_MAX_COLUMNS, sizeof(*atts));
     r = calloc(1, sizeof(*r));
@@ -370,7 +402,7 @@ static int table_handle(keel_session *s, catalog_txn *ct,
     r->oid = rel->oid;
     r->kind = RELKIND_TABLE;
     heap_rel_init(&r->heap, rel->relnumber, r->desc);
-    *out = rel_publish(s->db, r);
+    *out = rel_publish(s, r);
     return KEEL_OK;
 }
 
@@ -389,6 +421,56 @@ static int namespace_oid(keel_session *s, const char *name, oid_t *out)
     *out = ((const catalog_namespace *)syscache_row(e))->oid;
     syscache_release(s->cache, e);
     return KEEL_OK;
+}
+
+int engine_relation_find(keel_session *s, const char *schema, const char *name,
+                         catcache_entry **e)
+{
+    oid_t nsoid = NAMESPACE_PUBLIC;
+    syscache_name key;
+    int rc;
+
+    *e = NULL;
+    syscache_name_init(&key, name);
+    if (schema == NULL) {
+        rc = syscache_search2_name(s->cache, CACHE_CLASS_NAME, &key,
+                                   NAMESPACE_CATALOG, e);
+        if (rc != KEEL_ENOENT)
+            return rc;
+    } else {
+        rc = engine_check_name(s, "schema", schema);
+        if (rc == KEEL_OK)
+            rc = namespace_oid(s, schema, &nsoid);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = syscache_search2_name(s->cache, CACHE_CLASS_NAME, &key, nsoid, e);
+    if (rc == KEEL_ENOENT) {
+        *e = NULL;
+        rc = KEEL_OK;
+    }
+    return rc;
+}
+
+int keel_relation_exists(keel_session *s, const char *schema, const char *name,
+                         bool *exists)
+{
+    catcache_entry *e = NULL;
+    int rc = engine_stmt_begin(s);
+
+    *exists = false;
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_check_name(s, "relation", name);
+    if (rc == KEEL_OK) {
+        engine_cache_sync(s);
+        rc = engine_relation_find(s, schema, name, &e);
+    }
+    if (rc == KEEL_OK && e != NULL) {
+        *exists = true;
+        syscache_release(s->cache, e);
+    }
+    return engine_stmt_end(s, rc, false);
 }
 
 /* The indexes of table oid into t, through the session's cache. */
@@ -439,7 +521,7 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
     if (t->rel.kind != RELKIND_TABLE || t->rel.nsoid == NAMESPACE_CATALOG)
         return kerr_set(&s->bs->err, KEEL_EINVAL,
                         "\"%s.%s\" is not a user table", schema, name);
-    rc = table_handle(s, ct, &t->rel, &t->h);
+    rc = engine_table_handle(s, ct, &t->rel, &t->h);
     if (rc == KEEL_OK)
         rc = table_indexes(s, t);
     for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++)
@@ -535,6 +617,40 @@ int keel_table_columns(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
+int keel_table_rows(keel_session *s, const char *schema, const char *table,
+                    double *rows)
+{
+    engine_table t;
+    catalog_txn ct;
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, false, &ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, table, &t);
+    if (rc == KEEL_OK)
+        *rows = t.rel.tuples;
+    return engine_stmt_end(s, rc, false);
+}
+
+void keel_session_get_stats(const keel_session *s, keel_session_stats *out)
+{
+    txn_stats ts;
+
+    txn_session_stats(s->ts, &ts);
+    memset(out, 0, sizeof(*out));
+    out->buffer_reads = buf_session_reads(s->bs);
+    out->snapshots_taken = ts.snapshots_taken;
+    out->snapshots_reused = ts.snapshots_reused;
+    for (uint32_t i = 0; i < ENGINE_SESSION_DIRS; i++)
+        if (s->dirs[i] != NULL) {
+            btree_dir_stats st;
+            btree_dir_stats_get(s->dirs[i], &st);
+            out->index_dir_moves += st.moves;
+        }
+}
+
 int keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
                                    uint64_t memory_target)
 {
@@ -564,6 +680,8 @@ void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out)
     out->hits = st.hits;
     out->negative_hits = st.negative_hits;
     out->misses = st.misses;
+    out->list_hits = st.list_hits;
+    out->list_misses = st.list_misses;
     out->evictions = st.evictions;
     out->age_prunes = st.age_prunes;
     out->invalidations = st.invalidations;

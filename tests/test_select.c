@@ -1,0 +1,603 @@
+/*
+ * test_select.c: keel_select_column(), keel_relation_exists(),
+ * keel_table_rows() and keel_session_get_stats() through the public API:
+ * values of every type, the search path and explicit schemas, every
+ * error, the catalog look-ups each call makes (counted exactly), row
+ * versions older and newer than the transaction, tables dropped and made
+ * again, more tables than a session keeps handles for, and readers
+ * racing a writer.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keel/keel.h"
+#include "port/atomics.h"
+#include "port/clock.h"
+
+static keel_value vi4(int32_t x)
+{
+    keel_value v = {.isnull = false};
+    v.v.i4 = x;
+    return v;
+}
+
+static keel_value vstr(const char *s)
+{
+    keel_value v = {.isnull = false};
+    v.v.s.ptr = s;
+    v.v.s.len = (uint32_t)strlen(s);
+    return v;
+}
+
+static keel_db *open_db(const char *dir, bool create)
+{
+    keel_db_options o;
+    keel_db *db = NULL;
+
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 4;
+    o.max_sessions = 8;
+    if (create)
+        assert_int_equal(keel_db_create(&o, NULL), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, NULL), KEEL_OK);
+    return db;
+}
+
+/* Table schema.name (id int4 primary key, v int4, t text, n int8
+ * nullable) with ids 1..n: v = id * mult, t = "row-<id>", n null for
+ * even ids, else id. */
+static void make_table(keel_session *s, const char *schema, const char *name,
+                       int n, int mult)
+{
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                       {"v", KEEL_INT4, 0, true},
+                                       {"t", KEEL_TEXT, 0, true},
+                                       {"n", KEEL_INT8, 0, false}};
+    uint16_t pk = 1;
+    keel_value v[4];
+    char buf[32];
+
+    assert_int_equal(keel_create_table(s, schema, name, cols, 4, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    for (int i = 1; i <= n; i++) {
+        snprintf(buf, sizeof(buf), "row-%d", i);
+        v[0] = vi4(i);
+        v[1] = vi4(i * mult);
+        v[2] = vstr(buf);
+        v[3].isnull = i % 2 == 0;
+        v[3].v.i8 = i;
+        assert_int_equal(keel_insert(s, schema, name, v), KEEL_OK);
+    }
+    assert_int_equal(keel_commit(s), KEEL_OK);
+}
+
+/* keel_select_column() of an int4 column that must succeed: *found and
+ * the value (0 when not found). */
+static int32_t sel_i4(keel_session *s, const char *schema, const char *table,
+                      const char *column, int32_t id, bool *found)
+{
+    keel_value key = vi4(id), out = {.isnull = true};
+
+    assert_int_equal(
+        keel_select_column(s, schema, table, column, &key, &out, found),
+        KEEL_OK);
+    if (!*found)
+        return 0;
+    assert_false(out.isnull);
+    return out.v.i4;
+}
+
+/* keel_select_column() that must fail with status rc and a message
+ * holding what. */
+static void sel_fails(keel_session *s, const char *schema, const char *table,
+                      const char *column, int rc, const char *what)
+{
+    keel_value key = vi4(1), out;
+    bool found = true;
+
+    assert_int_equal(
+        keel_select_column(s, schema, table, column, &key, &out, &found), rc);
+    assert_false(found);
+    assert_non_null(strstr(keel_session_error(s), what));
+}
+
+static void test_values_and_names(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s;
+    keel_value key = vi4(7), out;
+    char long_name[80];
+    bool found = false;
+
+    (void)state;
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_create_schema(s, "s1"), KEEL_OK);
+    make_table(s, "s1", "t", 20, 3);
+    make_table(s, NULL, "p", 5, 10);
+
+    /* Values of each type, outside and inside an explicit transaction. */
+    assert_int_equal(sel_i4(s, "s1", "t", "v", 7, &found), 21);
+    assert_true(found);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_select_column(s, "s1", "t", "t", &key, &out, &found),
+                     KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out.v.s.len, 5);
+    assert_memory_equal(out.v.s.ptr, "row-7", 5);
+    assert_int_equal(keel_select_column(s, "s1", "t", "n", &key, &out, &found),
+                     KEEL_OK);
+    assert_true(found);
+    assert_false(out.isnull);
+    assert_true(out.v.i8 == 7);
+    key = vi4(8);
+    assert_int_equal(keel_select_column(s, "s1", "t", "n", &key, &out, &found),
+                     KEEL_OK);
+    assert_true(found);
+    assert_true(out.isnull);
+    /* The key column itself, and a key no row has. */
+    assert_int_equal(sel_i4(s, "s1", "t", "id", 20, &found), 20);
+    assert_int_equal(sel_i4(s, "s1", "t", "v", 21, &found), 0);
+    assert_false(found);
+    assert_int_equal(sel_i4(s, "s1", "t", "v", -1, &found), 0);
+    assert_false(found);
+    /* A failed call leaves the transaction usable. */
+    sel_fails(s, "s1", "t", "nope", KEEL_ENOENT, "column \"nope\"");
+    assert_int_equal(sel_i4(s, "s1", "t", "v", 2, &found), 6);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+
+    /* Without a schema: the search path, keel_catalog then public. */
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 3, &found), 30);
+    assert_true(found);
+    assert_int_equal(sel_i4(s, "public", "p", "v", 3, &found), 30);
+    sel_fails(s, NULL, "t", "v", KEEL_ENOENT, "table \"t\" does not exist");
+    sel_fails(s, NULL, "keel_class", "oid", KEEL_EINVAL, "not a user table");
+    /* A user table named like a catalog: the catalog comes first. */
+    make_table(s, NULL, "keel_class", 2, 5);
+    sel_fails(s, NULL, "keel_class", "v", KEEL_EINVAL, "not a user table");
+    assert_int_equal(sel_i4(s, "public", "keel_class", "v", 2, &found), 10);
+    assert_true(found);
+
+    /* Bad names. */
+    sel_fails(s, "s1", "t_pkey", "id", KEEL_EINVAL, "not a user table");
+    sel_fails(s, "s1", "nope", "v", KEEL_ENOENT, "table \"nope\"");
+    sel_fails(s, "nope", "t", "v", KEEL_ENOENT, "schema \"nope\"");
+    memset(long_name, 'x', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    sel_fails(s, "s1", long_name, "v", KEEL_ETOOBIG, "longer than 63");
+    sel_fails(s, "s1", "t", long_name, KEEL_ETOOBIG, "longer than 63");
+    sel_fails(s, long_name, "t", "v", KEEL_ETOOBIG, "longer than 63");
+    long_name[63] = '\0'; /* 63 bytes: a name, of nothing */
+    sel_fails(s, "s1", long_name, "v", KEEL_ENOENT, "does not exist");
+    sel_fails(s, "s1", "", "v", KEEL_EINVAL, "table name is empty");
+    sel_fails(s, "s1", NULL, "v", KEEL_EINVAL, "table name is empty");
+    sel_fails(s, "s1", "t", "", KEEL_EINVAL, "column name is empty");
+    sel_fails(s, "s1", "t", NULL, KEEL_EINVAL, "column name is empty");
+
+    /* A table without a primary key. */
+    {
+        static const keel_column cols[] = {{"a", KEEL_INT4, 0, true}};
+        assert_int_equal(keel_create_table(s, "s1", "nopk", cols, 1, NULL, 0),
+                         KEEL_OK);
+        sel_fails(s, "s1", "nopk", "a", KEEL_EINVAL, "no primary key");
+    }
+
+    /* A primary key of two columns (b text, a int4), and a column
+     * between them. */
+    {
+        static const keel_column cols[] = {{"a", KEEL_INT4, 0, true},
+                                           {"v", KEEL_INT4, 0, true},
+                                           {"b", KEEL_TEXT, 0, true}};
+        uint16_t pk[2] = {3, 1};
+        keel_value row[3], k2[2];
+
+        assert_int_equal(keel_create_table(s, "s1", "two", cols, 3, pk, 2),
+                         KEEL_OK);
+        for (int a = 1; a <= 3; a++) {
+            row[0] = vi4(a);
+            row[1] = vi4(100 + a);
+            row[2] = vstr(a == 2 ? "y" : "x");
+            assert_int_equal(keel_insert(s, "s1", "two", row), KEEL_OK);
+        }
+        k2[0] = vstr("x");
+        k2[1] = vi4(3);
+        assert_int_equal(
+            keel_select_column(s, "s1", "two", "v", k2, &out, &found), KEEL_OK);
+        assert_true(found);
+        assert_int_equal(out.v.i4, 103);
+        k2[1] = vi4(2);
+        assert_int_equal(
+            keel_select_column(s, "s1", "two", "v", k2, &out, &found), KEEL_OK);
+        assert_false(found);
+        k2[0] = vstr("y");
+        assert_int_equal(
+            keel_select_column(s, "s1", "two", "a", k2, &out, &found), KEEL_OK);
+        assert_true(found);
+        assert_int_equal(out.v.i4, 2);
+    }
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* The catalog cache's counters a call moved. */
+typedef struct cache_moves {
+    uint64_t hits, negative_hits, misses, list_hits, list_misses;
+} cache_moves;
+
+static cache_moves moves_since(keel_session *s, const keel_cache_stats *a)
+{
+    keel_cache_stats b;
+    cache_moves m;
+
+    keel_session_cache_stats(s, &b);
+    m.hits = b.hits - a->hits;
+    m.negative_hits = b.negative_hits - a->negative_hits;
+    m.misses = b.misses - a->misses;
+    m.list_hits = b.list_hits - a->list_hits;
+    m.list_misses = b.list_misses - a->list_misses;
+    return m;
+}
+
+/* The look-ups of one warm call, exactly, with the table's column
+ * statistics absent, then present; and those of relation probes. */
+static void test_catalog_lookups(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s;
+    keel_cache_stats a;
+    keel_session_stats ss0, ss1;
+    cache_moves m;
+    double rows = -1;
+    bool found, exists;
+
+    (void)state;
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    make_table(s, NULL, "p", 300, 2);
+    assert_int_equal(keel_table_rows(s, NULL, "p", &rows), KEEL_OK);
+    assert_true(rows == 0);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 1, &found), 2);
+
+    /* Warm, not analyzed: keel_catalog (negative), public (hit), the
+     * column (hit), its statistics (negative), the index list (hit). */
+    keel_session_cache_stats(s, &a);
+    keel_session_get_stats(s, &ss0);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 150, &found), 300);
+    m = moves_since(s, &a);
+    assert_int_equal(m.hits, 2);
+    assert_int_equal(m.negative_hits, 2);
+    assert_int_equal(m.misses, 0);
+    assert_int_equal(m.list_hits, 1);
+    assert_int_equal(m.list_misses, 0);
+    /* The leaf and the heap page, and the commit log's page for the
+     * row's inserter (no hint bits in this build's rows yet, or one
+     * read fewer once they are set). */
+    keel_session_get_stats(s, &ss1);
+    assert_true(ss1.buffer_reads - ss0.buffer_reads >= 2);
+    assert_true(ss1.buffer_reads - ss0.buffer_reads <=
+                3 + ss1.index_dir_moves - ss0.index_dir_moves);
+    /* With the schema named: the schema by name instead of keel_catalog. */
+    keel_session_cache_stats(s, &a);
+    assert_int_equal(sel_i4(s, "public", "p", "v", 10, &found), 20);
+    m = moves_since(s, &a);
+    assert_int_equal(m.hits, 3);
+    assert_int_equal(m.negative_hits, 1);
+    assert_int_equal(m.misses, 0);
+    assert_int_equal(m.list_hits, 1);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+
+    /* Analyzed: the statistics are a hit, once cached. */
+    assert_int_equal(keel_analyze(s, NULL, "p"), KEEL_OK);
+    assert_int_equal(keel_table_rows(s, NULL, "p", &rows), KEEL_OK);
+    assert_true(rows == 300);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 3, &found), 6);
+    keel_session_cache_stats(s, &a);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 4, &found), 8);
+    m = moves_since(s, &a);
+    assert_int_equal(m.hits, 3);
+    assert_int_equal(m.negative_hits, 1);
+    assert_int_equal(m.misses, 0);
+    assert_int_equal(m.list_hits, 1);
+
+    /* Probes: a name never asked for misses once, then is a negative
+     * entry; a table and an index exist. */
+    keel_session_cache_stats(s, &a);
+    assert_int_equal(keel_relation_exists(s, "public", "tmp_1", &exists),
+                     KEEL_OK);
+    assert_false(exists);
+    m = moves_since(s, &a);
+    assert_int_equal(m.hits, 1); /* the schema */
+    assert_int_equal(m.misses, 1);
+    keel_session_cache_stats(s, &a);
+    assert_int_equal(keel_relation_exists(s, "public", "tmp_1", &exists),
+                     KEEL_OK);
+    assert_false(exists);
+    m = moves_since(s, &a);
+    assert_int_equal(m.hits, 1);
+    assert_int_equal(m.negative_hits, 1);
+    assert_int_equal(m.misses, 0);
+    assert_int_equal(keel_relation_exists(s, NULL, "p", &exists), KEEL_OK);
+    assert_true(exists);
+    assert_int_equal(keel_relation_exists(s, NULL, "p_pkey", &exists), KEEL_OK);
+    assert_true(exists);
+    assert_int_equal(keel_relation_exists(s, NULL, "keel_class", &exists),
+                     KEEL_OK);
+    assert_true(exists);
+    assert_int_equal(keel_relation_exists(s, "keel_catalog", "p", &exists),
+                     KEEL_OK);
+    assert_false(exists);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    exists = true;
+    assert_int_equal(keel_relation_exists(s, "nope", "p", &exists),
+                     KEEL_ENOENT);
+    assert_false(exists);
+    assert_non_null(strstr(keel_session_error(s), "schema \"nope\""));
+    assert_int_equal(keel_relation_exists(s, NULL, "", &exists), KEEL_EINVAL);
+    assert_int_equal(keel_table_rows(s, NULL, "nope", &rows), KEEL_ENOENT);
+
+    /* Snapshots: a transaction after one that ended with an xid takes a
+     * new one; after one without, reuses it. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    keel_session_get_stats(s, &ss0);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    keel_session_get_stats(s, &ss1);
+    assert_int_equal(ss1.snapshots_reused - ss0.snapshots_reused, 1);
+    assert_int_equal(ss1.snapshots_taken - ss0.snapshots_taken, 0);
+    {
+        keel_value v[4] = {vi4(301), vi4(602), vstr("row-301"), {.isnull = 1}};
+        assert_int_equal(keel_insert(s, NULL, "p", v), KEEL_OK);
+    }
+    keel_session_get_stats(s, &ss0);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 301, &found), 602);
+    keel_session_get_stats(s, &ss1);
+    assert_int_equal(ss1.snapshots_taken - ss0.snapshots_taken, 1);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* Versions: a transaction that began before thirty updates of a row sees
+ * the first version, a later one the last (the first entry of the key is
+ * then dead to it), a deleted row is gone only for transactions after
+ * the delete. */
+static void test_versions(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s, *old;
+    keel_value key = vi4(5), v[4];
+    bool found;
+
+    (void)state;
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &old, NULL), KEEL_OK);
+    make_table(s, NULL, "p", 10, 1);
+    assert_int_equal(keel_begin(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    for (int i = 0; i < 30; i++) {
+        v[0] = vi4(5);
+        v[1] = vi4(1000 + i);
+        v[2] = vstr("changed");
+        v[3].isnull = true;
+        assert_int_equal(keel_update(s, NULL, "p", &key, v), KEEL_OK);
+        assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1000 + i);
+        assert_true(found);
+    }
+    key = vi4(6);
+    assert_int_equal(keel_delete(s, NULL, "p", &key), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 6, &found), 0);
+    assert_false(found);
+    /* The old transaction sees neither change. */
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    assert_true(found);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 6, &found), 6);
+    assert_true(found);
+    assert_int_equal(keel_commit(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 1029);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 6, &found), 0);
+    assert_false(found);
+    keel_session_end(old);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* A table dropped and made again under its name (a new oid, its columns
+ * in another order) is the new one at the next call; twelve tables in
+ * turn, more than a session keeps handles for, each give their own rows;
+ * and all of it again after a reopen. */
+static void test_tables_change(void **state)
+{
+    static const keel_column swapped[] = {{"v", KEEL_INT4, 0, true},
+                                          {"id", KEEL_INT4, 0, true}};
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s, *other;
+    keel_value row[2];
+    uint16_t pk = 2;
+    char name[16];
+    bool found;
+
+    (void)state;
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &other, NULL), KEEL_OK);
+    make_table(s, NULL, "p", 10, 2);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 4, &found), 8);
+    assert_int_equal(keel_drop_table(other, NULL, "p"), KEEL_OK);
+    sel_fails(s, NULL, "p", "v", KEEL_ENOENT, "table \"p\" does not exist");
+    assert_int_equal(keel_create_table(other, NULL, "p", swapped, 2, &pk, 1),
+                     KEEL_OK);
+    row[0] = vi4(77);
+    row[1] = vi4(4);
+    assert_int_equal(keel_insert(other, NULL, "p", row), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 4, &found), 77);
+    assert_true(found);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 0);
+    assert_false(found);
+
+    for (int t = 0; t < 12; t++) {
+        snprintf(name, sizeof(name), "t%d", t);
+        make_table(s, NULL, name, 40, t + 1);
+    }
+    for (int round = 0; round < 3; round++)
+        for (int t = 0; t < 12; t++) {
+            int id = 1 + (t * 7 + round * 13) % 40;
+            snprintf(name, sizeof(name), "t%d", t);
+            assert_int_equal(sel_i4(s, NULL, name, "v", id, &found),
+                             id * (t + 1));
+            assert_true(found);
+        }
+    keel_session_end(other);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    db = open_db(dir, false);
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "t11", "v", 40, &found), 480);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 4, &found), 77);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* ---- readers racing a writer ------------------------------------------
+ *
+ * The writer rewrites random rows of p (id, v, t, n) so that v = id +
+ * 1000 * generation, or deletes a row and inserts it again in one
+ * transaction; readers select v of random ids, each in its own
+ * transaction or several in one, and check that every row is found (its
+ * first versions are dead to them after the first write), that its value
+ * belongs to its id, and that within one transaction a row's value never
+ * changes (repeatable read).
+ */
+#define RACE_ROWS    64
+#define RACE_READERS 3
+
+typedef struct race {
+    keel_db *db;
+    atomic_u32 stop;
+    atomic_u32 errors;
+    uint64_t reads[RACE_READERS];
+    uint64_t writes;
+} race;
+
+typedef struct race_reader {
+    race *r;
+    int index;
+} race_reader;
+
+static void *race_read(void *arg)
+{
+    race_reader *rr = arg;
+    race *r = rr->r;
+    keel_session *s = NULL;
+    uint64_t rng = 0x1234567 + (uint64_t)rr->index * 977;
+    uint64_t n = 0;
+
+    if (keel_session_begin(r->db, &s, NULL) != KEEL_OK) {
+        atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+        return NULL;
+    }
+    while (!atomic_load_relaxed(&r->stop)) {
+        int32_t seen[RACE_ROWS];
+        bool explicit = tu_rand(&rng) % 2 == 0;
+
+        memset(seen, 0xff, sizeof(seen));
+        if (explicit && keel_begin(s) != KEEL_OK)
+            break;
+        for (int i = 0; i < 16; i++) {
+            int32_t id = (int32_t)(tu_rand(&rng) % RACE_ROWS) + 1;
+            keel_value key = vi4(id), out;
+            bool found = false;
+
+            if (keel_select_column(s, NULL, "p", "v", &key, &out, &found) !=
+                    KEEL_OK ||
+                !found || out.isnull || out.v.i4 % 1000 != id ||
+                (explicit && seen[id - 1] != -1 && seen[id - 1] != out.v.i4)) {
+                atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+                break;
+            }
+            seen[id - 1] = out.v.i4;
+            n++;
+        }
+        if (explicit && keel_commit(s) != KEEL_OK)
+            atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+    }
+    r->reads[rr->index] = n;
+    keel_session_end(s);
+    return NULL;
+}
+
+static void test_readers_race_writer(void **state)
+{
+    char *dir = tu_mkdtemp();
+    race r;
+    race_reader rr[RACE_READERS];
+    pthread_t th[RACE_READERS];
+    keel_session *w;
+    uint64_t rng = 99, deadline;
+    uint32_t gen = 1;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    r.db = open_db(dir, true);
+    assert_int_equal(keel_session_begin(r.db, &w, NULL), KEEL_OK);
+    make_table(w, NULL, "p", RACE_ROWS, 1);
+    for (int i = 0; i < RACE_READERS; i++) {
+        rr[i].r = &r;
+        rr[i].index = i;
+        assert_int_equal(pthread_create(&th[i], NULL, race_read, &rr[i]), 0);
+    }
+    deadline = clock_now_ns() + (uint64_t)(tu_stress_seconds(1.0) * 1e9);
+    while (clock_now_ns() < deadline && atomic_load_relaxed(&r.errors) == 0) {
+        int32_t id = (int32_t)(tu_rand(&rng) % RACE_ROWS) + 1;
+        keel_value key = vi4(id), v[4];
+
+        v[0] = vi4(id);
+        v[1] = vi4(id + 1000 * (int32_t)(gen++ % 100000));
+        v[2] = vstr("w");
+        v[3].isnull = true;
+        if (tu_rand(&rng) % 8 == 0) {
+            /* Deleted and inserted again, in one transaction. */
+            assert_int_equal(keel_begin(w), KEEL_OK);
+            assert_int_equal(keel_delete(w, NULL, "p", &key), KEEL_OK);
+            assert_int_equal(keel_insert(w, NULL, "p", v), KEEL_OK);
+            assert_int_equal(keel_commit(w), KEEL_OK);
+        } else {
+            assert_int_equal(keel_update(w, NULL, "p", &key, v), KEEL_OK);
+        }
+        r.writes++;
+    }
+    atomic_store_relaxed(&r.stop, 1);
+    for (int i = 0; i < RACE_READERS; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_true(r.reads[i] > 0);
+    }
+    assert_int_equal(atomic_load_relaxed(&r.errors), 0);
+    assert_true(r.writes > 0);
+    keel_session_end(w);
+    assert_int_equal(keel_db_close(r.db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_values_and_names),
+        cmocka_unit_test(test_catalog_lookups),
+        cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_tables_change),
+        cmocka_unit_test(test_readers_race_writer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
