@@ -698,6 +698,10 @@ static void md_select(FILE *f, const report_step *main_step,
 
     fprintf(f,
             "## Select-only transactions\n\n`keel bench select%s`\n\n"
+            "Each transaction is `keel_begin()`, `keel_select_column()` "
+            "(five catalog cache look-ups, the primary key's descent and "
+            "the heap fetch) and `keel_commit()`, through the public "
+            "API.\n\n"
             "![transactions per second against clients](select.svg)\n\n"
             "| clients | layout | max_sessions | tps (median) | min | max | "
             "ns/txn per client | CPU ns/txn | p50 ns | p99 ns |\n"

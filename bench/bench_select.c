@@ -24,9 +24,9 @@
  * transaction: the clients' thread CPU time (CLOCK_THREAD_CPUTIME_ID) over the
  * timed part divided by their transactions, a figure other load on the machine
  * does not inflate the way it inflates wall time.  Per-transaction counts are
- * the differences of each session's counters (catalog cache:
- * syscache_get_stats(); snapshots reused: txn_session_stats(); buffer pins:
- * buf_session_reads()) over the timed part, summed over clients and runs,
+ * the differences of each session's counters (keel_session_cache_stats():
+ * catalog cache; keel_session_get_stats(): snapshots reused, buffer pins)
+ * over the timed part, summed over clients and runs,
  * divided by the transactions.  With --cpus, client i runs on the i-th CPU of
  * the list (round-robin), so that a single client's cost can be measured on
  * each CPU of a machine whose CPUs are not equally fast (virtual CPUs the host
@@ -56,7 +56,6 @@
 #include "bench.h"
 #include "bench_db.h"
 #include "json.h"
-#include "cache/syscache.h"
 #include "port/atomics.h"
 #include "port/clock.h"
 #include "select_txn.h"
@@ -312,16 +311,15 @@ static int db_warm(const select_opts *o, keel_db *db, int32_t *accounts)
         fprintf(stderr, "%s: %s\n", o->who, msg);
         return -1;
     }
-    if (select_client_accounts(&c, &n) != KEEL_OK) {
-        fprintf(stderr, "%s: %s\n", o->who, keel_session_error(c.s));
+    if (select_client_accounts(&c, &n, msg, sizeof(msg)) != KEEL_OK) {
+        fprintf(stderr, "%s: %s\n", o->who, msg);
         select_client_close(&c);
         return -1;
     }
     for (int32_t aid = 1; aid <= n;
          aid = aid < n && aid + 60 > n ? n : aid + 60)
-        if (select_txn_run(&c, aid, NULL, &bal) != KEEL_OK) {
-            fprintf(stderr, "%s: account %d: %s\n", o->who, aid,
-                    keel_session_error(c.s));
+        if (select_txn_run(&c, aid, NULL, &bal, msg, sizeof(msg)) != KEEL_OK) {
+            fprintf(stderr, "%s: account %d: %s\n", o->who, aid, msg);
             select_client_close(&c);
             return -1;
         }
@@ -339,6 +337,12 @@ typedef struct bloat_sample {
     uint64_t bytes;
 } bloat_sample;
 
+/* A session's catalog cache options (keel_session_set_cache_options()). */
+typedef struct cache_opts {
+    int32_t prune_min_age;
+    uint64_t memory_target;
+} cache_opts;
+
 /* What all clients of one measurement share. */
 typedef struct client_run {
     const select_opts *o;
@@ -352,7 +356,7 @@ typedef struct client_run {
     /* bloat */
     bool bloat;
     int bloat_run; /* names differ between runs */
-    const syscache_options *cache_opts;
+    const cache_opts *cache_opts;
 } client_run;
 
 typedef struct client_thread {
@@ -365,13 +369,13 @@ typedef struct client_thread {
     uint64_t *lat; /* latency samples, ns */
     size_t nlat, caplat;
     bloat_sample samples[BLOAT_SAMPLES];
-    syscache_stats final;
+    keel_cache_stats final;
     char msg[KEEL_ERROR_MSG_MAX];
 } client_thread;
 
-static void client_fail(client_thread *t, const char *msg)
+/* Stops the run: the client failed, its message in t->msg. */
+static void client_fail(client_thread *t)
 {
-    snprintf(t->msg, sizeof(t->msg), "%s", msg);
     atomic_store_relaxed(&t->run->failed, 1);
     atomic_store_relaxed(&t->run->stop, 1);
 }
@@ -379,9 +383,9 @@ static void client_fail(client_thread *t, const char *msg)
 static void client_sample(client_thread *t, select_client *c, int i,
                           uint64_t txn)
 {
-    syscache_stats st;
+    keel_cache_stats st;
 
-    syscache_get_stats(c->s->cache, &st);
+    keel_session_cache_stats(c->s, &st);
     t->samples[i].txn = txn;
     t->samples[i].elapsed_ns = clock_now_ns() - t->run->t0;
     t->samples[i].bytes = st.bytes;
@@ -398,14 +402,14 @@ static uint64_t client_loop_select(client_thread *t, select_client *c,
 
     while (!atomic_load_relaxed(&run->stop)) {
         uint64_t t0 = clock_now_ns(), t1;
-        int rc =
-            select_txn_run(c, select_next_aid(rng, run->accounts), NULL, &bal);
+        int rc = select_txn_run(c, select_next_aid(rng, run->accounts), NULL,
+                                &bal, t->msg, sizeof(t->msg));
         t1 = clock_now_ns();
         for (int i = 1; rc == KEEL_OK && i < LATENCY_EVERY; i++)
             rc = select_txn_run(c, select_next_aid(rng, run->accounts), NULL,
-                                &bal);
+                                &bal, t->msg, sizeof(t->msg));
         if (rc != KEEL_OK) {
-            client_fail(t, keel_session_error(c->s));
+            client_fail(t);
             break;
         }
         n += LATENCY_EVERY;
@@ -459,9 +463,9 @@ static uint64_t client_loop_bloat(client_thread *t, select_client *c,
         if ((n & 1023) == 0 && atomic_load_relaxed(&run->stop))
             break;
         put_decimal(name + prefix, n);
-        if (select_txn_run(c, select_next_aid(rng, run->accounts), name,
-                           &bal) != KEEL_OK) {
-            client_fail(t, keel_session_error(c->s));
+        if (select_txn_run(c, select_next_aid(rng, run->accounts), name, &bal,
+                           t->msg, sizeof(t->msg)) != KEEL_OK) {
+            client_fail(t);
             break;
         }
         if (n + 1 == total * (uint64_t)next / (BLOAT_SAMPLES - 1))
@@ -481,13 +485,16 @@ static void *client_main(void *arg)
     bool ok;
 
     ok = select_client_open(run->db, &c, t->msg, sizeof(t->msg)) == KEEL_OK;
-    if (ok && run->cache_opts != NULL)
-        syscache_set_options(c.s->cache, run->cache_opts);
+    if (ok && run->cache_opts != NULL &&
+        keel_session_set_cache_options(c.s, run->cache_opts->prune_min_age,
+                                       run->cache_opts->memory_target) !=
+            KEEL_OK) {
+        snprintf(t->msg, sizeof(t->msg), "%s", keel_session_error(c.s));
+        ok = false;
+    }
     for (int i = 0; ok && i < WARMUP_TXNS; i++)
         ok = select_txn_run(&c, select_next_aid(&rng, run->accounts), NULL,
-                            &bal) == KEEL_OK;
-    if (!ok && c.s != NULL)
-        snprintf(t->msg, sizeof(t->msg), "%s", keel_session_error(c.s));
+                            &bal, t->msg, sizeof(t->msg)) == KEEL_OK;
     if (!ok) {
         atomic_store_relaxed(&run->failed, 1);
         atomic_store_relaxed(&run->stop, 1);
@@ -510,7 +517,7 @@ static void *client_main(void *arg)
         select_counts_read(&c, &b);
         select_counts_diff(&a, &b, &t->counts);
         t->counts.txns = txns;
-        syscache_get_stats(c.s->cache, &t->final);
+        keel_session_cache_stats(c.s, &t->final);
     }
     select_client_close(&c);
     return NULL;
@@ -906,7 +913,7 @@ int bench_select_main(int argc, char **argv)
 
 typedef struct bloat_result {
     const char *pruning; /* "off" or "on" */
-    syscache_options opts;
+    cache_opts opts;
     double tps;        /* the mean of tps_run[] */
     double tps_run[2]; /* in the order off, on, on, off */
     uint64_t elapsed_ns;
@@ -1035,7 +1042,8 @@ int bench_bloat_main(int argc, char **argv)
     res[0].opts.prune_min_age = -1;
     res[0].opts.memory_target = 0;
     res[1].pruning = "on";
-    syscache_options_default(&res[1].opts);
+    res[1].opts.prune_min_age = KEEL_CATALOG_CACHE_PRUNE_MIN_AGE_DEFAULT;
+    res[1].opts.memory_target = KEEL_CATALOG_CACHE_MEMORY_TARGET_DEFAULT;
     if (o.dir == NULL) {
         if (bench_db_create(o.who, "bench-bloat", o.scale, tmp, sizeof(tmp)) !=
             0)

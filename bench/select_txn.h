@@ -3,8 +3,9 @@
  * executes `SELECT abalance FROM pgbench_accounts WHERE aid = :aid`: begin
  * (snapshot), the catalog look-ups planning makes through the session's
  * catalog cache, the primary-key B-tree descent and heap fetch with the
- * snapshot's visibility check, commit.  Shared by `keel bench select`,
- * `keel bench bloat` and the tests.
+ * snapshot's visibility check, commit; all through the public API
+ * (keel/keel.h).  Shared by `keel bench select`, `keel bench bloat` and
+ * the tests.
  */
 #ifndef KEEL_BENCH_SELECT_TXN_H
 #define KEEL_BENCH_SELECT_TXN_H
@@ -12,36 +13,26 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/engine.h"
+#include <stddef.h>
+
+#include "keel/keel.h"
 
 /* The table and column the transaction reads. */
 #define SELECT_TABLE  "pgbench_accounts"
 #define SELECT_COLUMN "abalance"
 
-/*
- * One client: a session and what it keeps between transactions.  The
- * relation handles are the session's own one-entry relation cache (what
- * PostgreSQL's backend-local relcache is for this table): each transaction
- * checks that the oids its catalog look-ups found are still the ones the
- * handles belong to, and resolves them again if not.
- */
+/* One client: its session, and the table's analyzed row count. */
 typedef struct select_client {
     keel_session *s;
-    oid_t relid;       /* pgbench_accounts, as last resolved */
-    oid_t indexoid;    /* its primary key */
-    engine_rel *heap;  /* relid's heap handle */
-    engine_rel *pkey;  /* indexoid's B-tree handle */
-    heap_row row;      /* the fetched row */
-    engine_table *tab; /* scratch for resolving the handles */
-    double tuples;     /* keel_class.tuples at open (0: never analyzed) */
+    double tuples; /* keel_class.tuples at open (0: never analyzed) */
 } select_client;
 
 /*
- * Starts a session on db and resolves pgbench_accounts' handles in a
- * transaction of its own.  KEEL_OK, or a keel_status with the message in
- * msg (msglen bytes; the session, if any, is ended): ENOENT without the
- * table, EINVAL if it has no primary key or the session has no catalog
- * cache, the errors of keel_session_begin().
+ * Starts a session on db and runs the transaction's query once for a key
+ * no account has (aid 0), so that a missing table, column or primary key
+ * fails here.  KEEL_OK, or a keel_status with the message in msg (msglen
+ * bytes; the session, if any, is ended): those of keel_session_begin()
+ * and keel_select_column().
  */
 int select_client_open(keel_db *db, select_client *c, char *msg, size_t msglen);
 
@@ -50,30 +41,31 @@ int select_client_open(keel_db *db, select_client *c, char *msg, size_t msglen);
  * 1..*n: keel_class.tuples if the table was analyzed; if not, a scan of
  * the primary key counts the rows the client's transaction sees, and
  * EINVAL if their aids are not 1..count (or there are none).  KEEL_OK, or
- * a keel_status with the message in the session.
+ * a keel_status with the message in msg (msglen bytes).
  */
-int select_client_accounts(select_client *c, int32_t *n);
+int select_client_accounts(select_client *c, int32_t *n, char *msg,
+                           size_t msglen);
 
-/* Ends the client's session and frees what it holds (a zeroed client is
- * fine). */
+/* Ends the client's session (a zeroed client is fine). */
 void select_client_close(select_client *c);
 
 /*
- * One select-only transaction for account aid: keel_begin(); the catalog
- * look-ups (relation by name through the search path keel_catalog,
- * public: a negative entry then a hit; the column by name; its
- * statistics: a hit when analyzed, a negative entry when not; the
- * relation's index list, from which the primary key is taken), all
- * released before execution; with probe != NULL, a look-up of relation
- * `probe` in public that must find nothing; the B-tree descent and heap
- * fetch; keel_commit().  *abalance gets the row's abalance.
+ * One select-only transaction for account aid, through the public API
+ * only: keel_begin(); with probe != NULL, keel_relation_exists() of
+ * public.probe, which must find nothing; keel_select_column() of
+ * abalance (its catalog look-ups: the relation by name through the
+ * search path keel_catalog, public, a negative entry then a hit; the
+ * column by name; its statistics, a hit when analyzed and a negative
+ * entry when not; the relation's index list, from which the primary key
+ * is taken; then the B-tree descent and the heap fetch); keel_commit().
+ * *abalance gets the row's abalance.
  *
  * KEEL_OK; KEEL_ENOENT if no row has aid (the transaction is committed
  * all the same); any other status is a failure, the transaction aborted
- * and the message in the session (keel_session_error()).
+ * and the message in msg (msglen bytes).
  */
 int select_txn_run(select_client *c, int32_t aid, const char *probe,
-                   int32_t *abalance);
+                   int32_t *abalance, char *msg, size_t msglen);
 
 /* A client session's counters, or what they moved by. */
 typedef struct select_counts {
@@ -81,12 +73,12 @@ typedef struct select_counts {
     uint64_t hits, negative_hits, misses, list_hits, list_misses;
     uint64_t snapshots_reused, snapshots_taken;
     uint64_t buffer_reads; /* buffer reads (pins) taken by the session */
-    uint64_t dir_moves;    /* moves right from where the primary key's
-                            * directory led (one buffer read each) */
+    uint64_t dir_moves;    /* moves right from where an index directory
+                            * led (one buffer read each) */
 } select_counts;
 
-/* The client's counters now (txns 0): its catalog cache's, its
- * snapshots', its buffer reads and its primary key directory's. */
+/* The client's counters now (txns 0): keel_session_cache_stats() and
+ * keel_session_get_stats(). */
 void select_counts_read(const select_client *c, select_counts *out);
 
 /* out = b - a, counter by counter (txns too). */

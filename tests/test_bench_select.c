@@ -10,7 +10,9 @@
  * leaf, entered from the session's directory of the index, the heap page
  * and the commit log's page), plus one for each move right the directory
  * counted; and the row read is the account asked for.  A probe of a
- * missing name misses once, then hits its negative entry.
+ * missing name in public finds the schema by name (a hit), and misses
+ * once, then hits its negative entry; a probe that finds a relation
+ * fails the transaction.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,20 +20,29 @@
 
 #include "testutil.h"
 
-#include "cache/syscache.h"
+#include "engine/engine.h"
 #include "select_txn.h"
 
 #define ACCOUNTS 3000
 #define TXNS     200
 
 /* The directory statistics the counters leave out: lookups that asked
- * for it and its builds. */
+ * for one and builds, over the session's directories (it has one: the
+ * primary key's). */
 static void dir_stats(const select_client *c, btree_dir_stats *st)
 {
-    const btree_dir *d = engine_index_dir_held(c->s, c->pkey->bt);
+    int n = 0;
 
-    assert_non_null(d);
-    btree_dir_stats_get(d, st);
+    memset(st, 0, sizeof(*st));
+    for (int i = 0; i < ENGINE_SESSION_DIRS; i++)
+        if (c->s->dirs[i] != NULL) {
+            btree_dir_stats one;
+            btree_dir_stats_get(c->s->dirs[i], &one);
+            st->uses += one.uses;
+            st->builds += one.builds;
+            n++;
+        }
+    assert_int_equal(n, 1);
 }
 
 /* A pgbench_accounts of rows 1..n (abalance = 3 * aid), not analyzed. */
@@ -85,16 +96,19 @@ static void run_txns(select_client *c, const char *probe, select_counts *d,
     uint64_t rng = 42;
     select_counts a, b;
     btree_dir_stats s0, s1;
+    char msg[256];
     int32_t bal = 0;
 
-    assert_int_equal(select_txn_run(c, 1, probe, &bal), KEEL_OK);
+    assert_int_equal(select_txn_run(c, 1, probe, &bal, msg, sizeof(msg)),
+                     KEEL_OK);
     assert_int_equal(bal, 3);
     select_counts_read(c, &a);
     dir_stats(c, &s0);
     for (int i = 0; i < TXNS; i++) {
         int32_t aid = select_next_aid(&rng, ACCOUNTS);
         assert_true(aid >= 1 && aid <= ACCOUNTS);
-        assert_int_equal(select_txn_run(c, aid, probe, &bal), KEEL_OK);
+        assert_int_equal(select_txn_run(c, aid, probe, &bal, msg, sizeof(msg)),
+                         KEEL_OK);
         assert_int_equal(bal, 3 * aid);
     }
     select_counts_read(c, &b);
@@ -135,7 +149,7 @@ static void test_counts_per_transaction(void **state)
     assert_true(c.tuples == 0); /* never analyzed */
     /* Never analyzed: the accounts are counted. */
     n = 0;
-    assert_int_equal(select_client_accounts(&c, &n), KEEL_OK);
+    assert_int_equal(select_client_accounts(&c, &n, msg, sizeof(msg)), KEEL_OK);
     assert_int_equal(n, ACCOUNTS);
 
     /* No statistics: the statistics look-up is a second negative hit. */
@@ -152,7 +166,9 @@ static void test_counts_per_transaction(void **state)
     assert_int_equal(d.buffer_reads, 3 * TXNS + d.dir_moves);
 
     /* A missing account is not an error: the transaction commits. */
-    assert_int_equal(select_txn_run(&c, ACCOUNTS + 1, NULL, &bal), KEEL_ENOENT);
+    assert_int_equal(
+        select_txn_run(&c, ACCOUNTS + 1, NULL, &bal, msg, sizeof(msg)),
+        KEEL_ENOENT);
 
     /* Analyze (in another session; its commit invalidates the
      * statistics' negative entry): now the statistics are a hit. */
@@ -162,10 +178,19 @@ static void test_counts_per_transaction(void **state)
     run_txns(&c, NULL, &d, &uses, &builds);
     assert_catalog_counts(&d, 3 * TXNS, TXNS);
 
-    /* One probed name, the same each time: a negative hit after its first
-     * miss (in run_txns' warm-up). */
+    /* One probed name in public, the same each time: the schema by name
+     * (a hit), and a negative hit after the name's first miss (in
+     * run_txns' warm-up). */
     run_txns(&c, "tmp_never_created", &d, &uses, &builds);
-    assert_catalog_counts(&d, 3 * TXNS, 2 * TXNS);
+    assert_catalog_counts(&d, 4 * TXNS, 2 * TXNS);
+    /* A probe that finds a relation fails the transaction. */
+    assert_int_equal(
+        select_txn_run(&c, 1, SELECT_TABLE, &bal, msg, sizeof(msg)),
+        KEEL_EEXIST);
+    assert_non_null(strstr(msg, "exists"));
+    assert_int_equal(select_txn_run(&c, 2, NULL, &bal, msg, sizeof(msg)),
+                     KEEL_OK);
+    assert_int_equal(bal, 6);
 
     select_client_close(&c);
     assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
@@ -193,18 +218,20 @@ static void test_accounts(void **state)
     assert_int_equal(keel_delete(s, NULL, SELECT_TABLE, &key), KEEL_OK);
     assert_int_equal(keel_commit(s), KEEL_OK);
     assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_OK);
-    assert_int_equal(select_client_accounts(&c, &n), KEEL_EINVAL);
+    assert_int_equal(select_client_accounts(&c, &n, msg, sizeof(msg)),
+                     KEEL_EINVAL);
     assert_int_equal(n, -1);
-    assert_non_null(strstr(keel_session_error(c.s), "aids are not 1..N"));
+    assert_non_null(strstr(msg, "aids are not 1..N"));
     /* The failed count left no transaction open. */
-    assert_int_equal(select_txn_run(&c, 1, NULL, &n), KEEL_OK);
+    assert_int_equal(select_txn_run(&c, 1, NULL, &n, msg, sizeof(msg)),
+                     KEEL_OK);
     assert_int_equal(n, 3);
     select_client_close(&c);
 
     /* Analyzed: the row count, gap or not. */
     assert_int_equal(keel_analyze(s, NULL, SELECT_TABLE), KEEL_OK);
     assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_OK);
-    assert_int_equal(select_client_accounts(&c, &n), KEEL_OK);
+    assert_int_equal(select_client_accounts(&c, &n, msg, sizeof(msg)), KEEL_OK);
     assert_int_equal(n, ACCOUNTS - 1);
     select_client_close(&c);
     keel_session_end(s);
@@ -223,8 +250,9 @@ static void test_no_accounts(void **state)
 
     (void)state;
     assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_OK);
-    assert_int_equal(select_client_accounts(&c, &n), KEEL_EINVAL);
-    assert_non_null(strstr(keel_session_error(c.s), "is empty"));
+    assert_int_equal(select_client_accounts(&c, &n, msg, sizeof(msg)),
+                     KEEL_EINVAL);
+    assert_non_null(strstr(msg, "is empty"));
     select_client_close(&c);
     assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
     tu_dir_remove(dir);
