@@ -14,8 +14,8 @@
  *                           (relid, "abalance"); keel_statistic by
  *                           (relid, attnum, false); the list of keel_index
  *                           rows of relid.  The handles of the table and
- *                           its primary key, from the session's own slots
- *                           (no lock).  pgbench_accounts_pkey's leaf,
+ *                           its primary key, the ones the session's last
+ *                           call used (no lock).  pgbench_accounts_pkey's leaf,
  *                           found in the session's directory of the index
  *                           (no pin or lock on the root or level 1),
  *                           pinned and share-locked in one atomic,
@@ -46,6 +46,7 @@ int select_client_open(keel_db *db, select_client *c, char *msg, size_t msglen)
 {
     keel_error e = {0};
     keel_value key = {.isnull = false}, bal;
+    keel_type type = KEEL_INT4;
     bool found;
     int rc;
 
@@ -56,6 +57,14 @@ int select_client_open(keel_db *db, select_client *c, char *msg, size_t msglen)
         return rc;
     }
     rc = keel_table_rows(c->s, NULL, SELECT_TABLE, &c->tuples);
+    if (rc == KEEL_OK)
+        rc = keel_column_type(c->s, NULL, SELECT_TABLE, SELECT_COLUMN, &type);
+    if (rc == KEEL_OK && type != KEEL_INT4) {
+        snprintf(msg, msglen, "column %s of %s is not int4", SELECT_COLUMN,
+                 SELECT_TABLE);
+        select_client_close(c);
+        return KEEL_ETYPE;
+    }
     if (rc == KEEL_OK)
         rc = keel_select_column(c->s, NULL, SELECT_TABLE, SELECT_COLUMN, &key,
                                 &bal, &found);
@@ -158,9 +167,11 @@ int select_txn_run(select_client *c, int32_t aid, const char *probe,
         keel_abort(s); /* a no-op once the commit ended it */
         return rc;
     }
-    if (!found)
+    if (!found) {
+        snprintf(msg, msglen, "no account %d", aid);
         return KEEL_ENOENT;
-    *abalance = bal.v.i4;
+    }
+    *abalance = bal.isnull ? 0 : bal.v.i4;
     return KEEL_OK;
 }
 

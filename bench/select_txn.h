@@ -28,11 +28,12 @@ typedef struct select_client {
 } select_client;
 
 /*
- * Starts a session on db and runs the transaction's query once for a key
- * no account has (aid 0), so that a missing table, column or primary key
- * fails here.  KEEL_OK, or a keel_status with the message in msg (msglen
- * bytes; the session, if any, is ended): those of keel_session_begin()
- * and keel_select_column().
+ * Starts a session on db, checks that abalance is int4 (ETYPE), and runs
+ * the transaction's query once for a key no account has (aid 0), so that
+ * a missing table, column or primary key fails here.  KEEL_OK, or a
+ * keel_status with the message in msg (msglen bytes; the session, if
+ * any, is ended): those of keel_session_begin(), keel_column_type() and
+ * keel_select_column().
  */
 int select_client_open(keel_db *db, select_client *c, char *msg, size_t msglen);
 
@@ -61,8 +62,9 @@ void select_client_close(select_client *c);
  * *abalance gets the row's abalance.
  *
  * KEEL_OK; KEEL_ENOENT if no row has aid (the transaction is committed
- * all the same); any other status is a failure, the transaction aborted
- * and the message in msg (msglen bytes).
+ * all the same; msg says so); any other status is a failure, the
+ * transaction aborted and the message in msg (msglen bytes).  A null
+ * abalance reads as 0.
  */
 int select_txn_run(select_client *c, int32_t aid, const char *probe,
                    int32_t *abalance, char *msg, size_t msglen);

@@ -278,6 +278,36 @@ static void test_missing_table(void **state)
     tu_dir_remove(dir);
 }
 
+/* A pgbench_accounts whose abalance is not int4: opening a client fails
+ * with ETYPE. */
+static void test_abalance_type(void **state)
+{
+    static const keel_column cols[] = {{"aid", KEEL_INT4, 0, true},
+                                       {"abalance", KEEL_INT8, 0, false}};
+    const uint16_t pk = 1;
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    keel_db *db = NULL;
+    keel_session *s = NULL;
+    select_client c;
+    char msg[256] = "";
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    assert_int_equal(keel_db_create(&o, NULL), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, SELECT_TABLE, cols, 2, &pk, 1),
+                     KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_ETYPE);
+    assert_non_null(strstr(msg, "not int4"));
+    assert_null(c.s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_accounts),
         cmocka_unit_test(test_no_accounts),
         cmocka_unit_test(test_missing_table),
+        cmocka_unit_test(test_abalance_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

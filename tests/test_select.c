@@ -221,6 +221,43 @@ static void test_values_and_names(void **state)
         assert_true(found);
         assert_int_equal(out.v.i4, 2);
     }
+    /* Keys: none given, a null, a string key without bytes. */
+    assert_int_equal(keel_select_column(s, "s1", "t", "v", NULL, &out, &found),
+                     KEEL_EINVAL);
+    assert_false(found);
+    assert_non_null(strstr(keel_session_error(s), "no key"));
+    key.isnull = true;
+    assert_int_equal(keel_select_column(s, "s1", "t", "v", &key, &out, &found),
+                     KEEL_OK);
+    assert_false(found);
+    {
+        keel_value k2[2] = {{.isnull = false}, vi4(1)};
+        k2[0].v.s.len = 1;
+        assert_int_equal(
+            keel_select_column(s, "s1", "two", "v", k2, &out, &found),
+            KEEL_ETYPE);
+        assert_false(found);
+    }
+
+    /* Column types. */
+    {
+        keel_type ty = KEEL_BOOL;
+        assert_int_equal(keel_column_type(s, "s1", "t", "t", &ty), KEEL_OK);
+        assert_int_equal(ty, KEEL_TEXT);
+        assert_int_equal(keel_column_type(s, NULL, "p", "n", &ty), KEEL_OK);
+        assert_int_equal(ty, KEEL_INT8);
+        assert_int_equal(keel_column_type(s, "s1", "t", "nope", &ty),
+                         KEEL_ENOENT);
+        assert_non_null(strstr(keel_session_error(s), "column \"nope\""));
+        assert_int_equal(keel_column_type(s, "s1", "nope", "v", &ty),
+                         KEEL_ENOENT);
+        assert_int_equal(keel_column_type(s, "s1", "t", long_name, &ty),
+                         KEEL_ENOENT);
+        long_name[63] = 'x';
+        assert_int_equal(keel_column_type(s, "s1", "t", long_name, &ty),
+                         KEEL_ETOOBIG);
+        assert_int_equal(ty, KEEL_INT8);
+    }
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
     tu_dir_remove(dir);
@@ -342,6 +379,18 @@ static void test_catalog_lookups(void **state)
     assert_false(exists);
     assert_non_null(strstr(keel_session_error(s), "schema \"nope\""));
     assert_int_equal(keel_relation_exists(s, NULL, "", &exists), KEEL_EINVAL);
+    assert_int_equal(keel_relation_exists(s, NULL, NULL, &exists), KEEL_EINVAL);
+    {
+        char long_name[80];
+        memset(long_name, 'y', sizeof(long_name) - 1);
+        long_name[sizeof(long_name) - 1] = '\0';
+        assert_int_equal(keel_relation_exists(s, NULL, long_name, &exists),
+                         KEEL_ETOOBIG);
+        assert_int_equal(keel_relation_exists(s, long_name, "p", &exists),
+                         KEEL_ETOOBIG);
+        assert_int_equal(keel_table_rows(s, NULL, long_name, &rows),
+                         KEEL_ETOOBIG);
+    }
     assert_int_equal(keel_table_rows(s, NULL, "nope", &rows), KEEL_ENOENT);
 
     /* Snapshots: a transaction after one that ended with an xid takes a
@@ -393,6 +442,15 @@ static void test_versions(void **state)
         assert_int_equal(keel_update(s, NULL, "p", &key, v), KEEL_OK);
         assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1000 + i);
         assert_true(found);
+    }
+    /* A new transaction finds the last of 31 versions: the first entry,
+     * then the newest; a few pages, not one per version. */
+    {
+        keel_session_stats a, b;
+        keel_session_get_stats(s, &a);
+        assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1029);
+        keel_session_get_stats(s, &b);
+        assert_true(b.buffer_reads - a.buffer_reads <= 8);
     }
     key = vi4(6);
     assert_int_equal(keel_delete(s, NULL, "p", &key), KEEL_OK);
@@ -446,6 +504,24 @@ static void test_tables_change(void **state)
     assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 0);
     assert_false(found);
 
+    /* The session's own DDL, before its commit and after an abort. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, "q", swapped, 2, &pk, 1),
+                     KEEL_OK);
+    row[0] = vi4(5);
+    row[1] = vi4(1);
+    assert_int_equal(keel_insert(s, NULL, "q", row), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "q", "v", 1, &found), 5);
+    assert_true(found);
+    keel_abort(s);
+    sel_fails(s, NULL, "q", "v", KEEL_ENOENT, "table \"q\" does not exist");
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_drop_table(s, NULL, "p"), KEEL_OK);
+    sel_fails(s, NULL, "p", "v", KEEL_ENOENT, "table \"p\" does not exist");
+    keel_abort(s);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 4, &found), 77);
+    assert_true(found);
+
     for (int t = 0; t < 12; t++) {
         snprintf(name, sizeof(name), "t%d", t);
         make_table(s, NULL, name, 40, t + 1);
@@ -477,8 +553,9 @@ static void test_tables_change(void **state)
  * transaction; readers select v of random ids, each in its own
  * transaction or several in one, and check that every row is found (its
  * first versions are dead to them after the first write), that its value
- * belongs to its id, and that within one transaction a row's value never
- * changes (repeatable read).
+ * belongs to its id, that it is no older than what the writer had
+ * committed before the reader's snapshot, and that within one
+ * transaction a row's value never changes (repeatable read).
  */
 #define RACE_ROWS    64
 #define RACE_READERS 3
@@ -487,6 +564,7 @@ typedef struct race {
     keel_db *db;
     atomic_u32 stop;
     atomic_u32 errors;
+    atomic_u32 committed[RACE_ROWS]; /* each id's generation, once committed */
     uint64_t reads[RACE_READERS];
     uint64_t writes;
 } race;
@@ -510,9 +588,13 @@ static void *race_read(void *arg)
     }
     while (!atomic_load_relaxed(&r->stop)) {
         int32_t seen[RACE_ROWS];
+        uint32_t floor[RACE_ROWS];
         bool explicit = tu_rand(&rng) % 2 == 0;
 
         memset(seen, 0xff, sizeof(seen));
+        /* What was committed before the snapshot: it must be seen. */
+        for (int id = 0; explicit && id < RACE_ROWS; id++)
+            floor[id] = atomic_load_acquire(&r->committed[id]);
         if (explicit && keel_begin(s) != KEEL_OK)
             break;
         for (int i = 0; i < 16; i++) {
@@ -520,8 +602,11 @@ static void *race_read(void *arg)
             keel_value key = vi4(id), out;
             bool found = false;
 
+            if (!explicit)
+                floor[id - 1] = atomic_load_acquire(&r->committed[id - 1]);
             if (keel_select_column(s, NULL, "p", "v", &key, &out, &found) !=
                     KEEL_OK ||
+                (found && (uint32_t)(out.v.i4 / 1000) < floor[id - 1]) ||
                 !found || out.isnull || out.v.i4 % 1000 != id ||
                 (explicit && seen[id - 1] != -1 && seen[id - 1] != out.v.i4)) {
                 atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
@@ -546,7 +631,7 @@ static void test_readers_race_writer(void **state)
     pthread_t th[RACE_READERS];
     keel_session *w;
     uint64_t rng = 99, deadline;
-    uint32_t gen = 1;
+    uint32_t gen[RACE_ROWS] = {0};
 
     (void)state;
     memset(&r, 0, sizeof(r));
@@ -564,7 +649,7 @@ static void test_readers_race_writer(void **state)
         keel_value key = vi4(id), v[4];
 
         v[0] = vi4(id);
-        v[1] = vi4(id + 1000 * (int32_t)(gen++ % 100000));
+        v[1] = vi4(id + 1000 * (int32_t)++gen[id - 1]);
         v[2] = vstr("w");
         v[3].isnull = true;
         if (tu_rand(&rng) % 8 == 0) {
@@ -576,6 +661,7 @@ static void test_readers_race_writer(void **state)
         } else {
             assert_int_equal(keel_update(w, NULL, "p", &key, v), KEEL_OK);
         }
+        atomic_store_release(&r.committed[id - 1], gen[id - 1]);
         r.writes++;
     }
     atomic_store_relaxed(&r.stop, 1);

@@ -281,32 +281,43 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
  * unqualified name in a query), the column by name, the column's
  * statistics (found or not), and the table's list of indexes, from which
  * the primary key is taken.  Then the primary key's B-tree is descended
- * and the first version of the key that the transaction sees is fetched,
- * decoding the row's columns only as far as `column` and the key's.
- * key holds one value per key column.  *found tells whether a visible row
- * has that key; if so *out holds its `column` (a string valid until the
- * session's next call).  Once a session has run it on the table (its
- * catalog entries cached, the table's handles kept), a call allocates
- * nothing, takes no mutex, and writes shared memory only to pin and
- * share-lock the pages it reads and to release them: the index leaf, the
- * heap page, and the commit log's page when the row was not written
- * frozen (as keel_load_table() writes rows).
- * Errors: KEEL_ENOENT (schema, table or column), KEEL_EINVAL (a system
- * catalog, an index, a table without a primary key), KEEL_ETOOBIG (a
- * name), KEEL_ECORRUPT (the index led to a row with another key), I/O
- * errors.
+ * and the version of the key that the transaction sees is fetched,
+ * decoding the row's columns only as far as `column` and the key's: the
+ * key's first entry first, then, if the row was updated or deleted, its
+ * other entries, newest first.  key holds one value per key column (a
+ * null in it finds no row).  *found tells whether a visible row has that
+ * key; if so *out holds its `column` (a string valid until the session's
+ * next call).
+ *
+ * Cost: inside an explicit transaction, once the session has run it on
+ * the table (its catalog entries cached, the table's handles kept), a
+ * call allocates nothing and takes no mutex (except for a key with more
+ * than 64 versions, which is scanned), and writes shared memory only to
+ * pin and share-lock the pages it reads and to release them: the index
+ * leaf, the heap page, and the commit log's page when the row was not
+ * written frozen (as keel_load_table() writes rows).  Outside one it
+ * also begins and commits its own transaction.
+ *
+ * Errors: KEEL_ENOENT (schema, table or column), KEEL_EINVAL (an empty
+ * name, a system catalog, an index, a table without a primary key, no
+ * key, a scan open or the transaction failed earlier), KEEL_ETOOBIG (a
+ * name), KEEL_ETYPE (a string key without bytes), KEEL_ECORRUPT (the
+ * index led to a row with another key), I/O errors.  *found is false
+ * after any error.
  */
 int keel_select_column(keel_session *s, const char *schema, const char *table,
                        const char *column, const keel_value *key,
                        keel_value *out, bool *found);
 
 /*
- * Whether relation `name` (a table or an index) exists for the
- * transaction, through the session's catalog cache: with schema NULL in
- * the search path (keel_catalog, then public), else in that schema.  As
- * in PostgreSQL, a name that is not found is remembered as a negative
- * entry, so an application that probes ever new names grows the cache
- * until it is pruned.  KEEL_ENOENT only for a schema that does not exist.
+ * Whether relation `name` (a table, an index or a system catalog) exists
+ * for the transaction, through the session's catalog cache: with schema
+ * NULL in the search path (keel_catalog, then public), else in that
+ * schema.  As in PostgreSQL, a name that is not found is remembered as a
+ * negative entry, so an application that probes ever new names grows the
+ * cache until it is pruned.  A missing relation is not an error:
+ * KEEL_ENOENT is for a schema that does not exist; KEEL_EINVAL for an
+ * empty name, KEEL_ETOOBIG for a long one.
  */
 int keel_relation_exists(keel_session *s, const char *schema, const char *name,
                          bool *exists);
@@ -412,6 +423,11 @@ void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out);
 /* Column count of a table (KEEL_ENOENT), for callers sizing value arrays. */
 int keel_table_columns(keel_session *s, const char *schema, const char *table,
                        uint16_t *ncols);
+
+/* The type of a table's column (KEEL_ENOENT for the table or the
+ * column). */
+int keel_column_type(keel_session *s, const char *schema, const char *table,
+                     const char *column, keel_type *type);
 
 /* The row count the table's last keel_analyze() recorded (0 if it was
  * never analyzed, as for an empty table) (KEEL_ENOENT). */

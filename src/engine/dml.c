@@ -331,20 +331,72 @@ static int select_plan_make(keel_session *s, const char *schema,
     return KEEL_OK;
 }
 
+/* Versions of one key select_versions() takes from the index at once. */
+#define SELECT_TIDS 64
+
 /*
- * Fetches into row, decoding its first ncols columns, the first version
- * of key in index ix (the table's primary key, of nkeys columns) that
- * vis sees: the first entry the index holds for the key is tried alone;
- * only if the transaction does not see it are all the key's versions
- * scanned.
+ * select_fetch()'s second step, when the key's first entry, at tried, is
+ * not the version vis sees (the row was updated or deleted since): the
+ * key's entries, up to SELECT_TIDS of them from one search (no
+ * allocation), newest first, since a snapshot most often sees the last
+ * version; a scan of them all when there are more.
  */
-static int select_fetch(keel_session *s, engine_rel *h, engine_rel *ix,
-                        const keel_value *key, uint16_t nkeys,
-                        const visibility *vis, uint16_t ncols, heap_row *row,
-                        bool *found)
+static __attribute__((noinline)) int
+select_versions(keel_session *s, engine_rel *h, engine_rel *ix,
+                const keel_value *key, uint16_t nkeys, const visibility *vis,
+                uint16_t ncols, tid tried, heap_row *row, bool *found)
 {
     btree_bound b = {key, nkeys, true};
     btree_scan *sc = NULL;
+    tid tids[SELECT_TIDS], t;
+    uint32_t count = 0;
+    int rc = btree_search_heap(ix->bt, s->bs, key, &h->heap,
+                               engine_index_dir(s, ix->bt), tids, SELECT_TIDS,
+                               &count, NULL);
+
+    if (rc != KEEL_OK || count <= SELECT_TIDS) {
+        for (uint32_t i = count; rc == KEEL_OK && !*found && i-- > 0;) {
+            if (tid_compare(tids[i], tried) == 0)
+                continue;
+            rc = heap_fetch_cols(&h->heap, s->bs, vis, tids[i], ncols, row);
+            if (rc == KEEL_OK)
+                *found = true;
+            else if (rc == KEEL_ENOENT)
+                rc = KEEL_OK;
+        }
+        return rc;
+    }
+    rc = btree_scan_begin(ix->bt, s->bs, &b, &b, &sc);
+    while (rc == KEEL_OK && !*found) {
+        rc = btree_scan_next(sc, &t, NULL);
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK;
+            break;
+        }
+        if (rc == KEEL_OK && tid_compare(t, tried) != 0) {
+            rc = heap_fetch_cols(&h->heap, s->bs, vis, t, ncols, row);
+            if (rc == KEEL_OK)
+                *found = true;
+            else if (rc == KEEL_ENOENT)
+                rc = KEEL_OK;
+        }
+    }
+    btree_scan_end(sc);
+    return rc;
+}
+
+/*
+ * Fetches into row, decoding its first ncols columns, the version of key
+ * in index ix (the table's primary key, of nkeys columns) that vis sees:
+ * the first entry the index holds for the key is tried alone (a row
+ * never updated has no other); only if the transaction does not see it
+ * are the others looked at (select_versions()).
+ */
+static inline int select_fetch(keel_session *s, engine_rel *h, engine_rel *ix,
+                               const keel_value *key, uint16_t nkeys,
+                               const visibility *vis, uint16_t ncols,
+                               heap_row *row, bool *found)
+{
     tid t;
     int rc = btree_lookup_heap(ix->bt, s->bs, key, &h->heap,
                                engine_index_dir(s, ix->bt), &t, NULL);
@@ -357,24 +409,7 @@ static int select_fetch(keel_session *s, engine_rel *h, engine_rel *ix,
         *found = true;
     if (rc != KEEL_ENOENT)
         return rc;
-    /* The first version is not the one: a scan of them all. */
-    rc = btree_scan_begin(ix->bt, s->bs, &b, &b, &sc);
-    while (rc == KEEL_OK && !*found) {
-        rc = btree_scan_next(sc, &t, NULL);
-        if (rc == KEEL_ENOENT) {
-            rc = KEEL_OK;
-            break;
-        }
-        if (rc == KEEL_OK) {
-            rc = heap_fetch_cols(&h->heap, s->bs, vis, t, ncols, row);
-            if (rc == KEEL_OK)
-                *found = true;
-            else if (rc == KEEL_ENOENT)
-                rc = KEEL_OK;
-        }
-    }
-    btree_scan_end(sc);
-    return rc;
+    return select_versions(s, h, ix, key, nkeys, vis, ncols, t, row, found);
 }
 
 /* Whether key value x equals y, a row's value of attribute a: int4 and
@@ -420,6 +455,30 @@ static int select_handles(keel_session *s, const catalog_relation *rel,
     return KEEL_OK;
 }
 
+/*
+ * The key's values against the primary key's columns: EINVAL without a
+ * key, ETYPE for a string without bytes; *none when a column is null (no
+ * row has a null in its primary key).
+ */
+static inline int select_key_check(keel_session *s, const engine_rel *h,
+                                   const select_plan *p, const keel_value *key,
+                                   bool *none)
+{
+    *none = false;
+    if (key == NULL)
+        return kerr_set(&s->bs->err, KEEL_EINVAL, "no key given");
+    for (uint16_t k = 0; k < p->nkeys; k++) {
+        if (key[k].isnull) {
+            *none = true;
+        } else if (h->desc->attrs[p->keys[k] - 1].type >= KEEL_NAME &&
+                   key[k].v.s.len > 0 && key[k].v.s.ptr == NULL) {
+            return kerr_set(&s->bs->err, KEEL_ETYPE,
+                            "key column %u: string value without bytes", k + 1);
+        }
+    }
+    return KEEL_OK;
+}
+
 int keel_select_column(keel_session *s, const char *schema, const char *table,
                        const char *column, const keel_value *key,
                        keel_value *out, bool *found)
@@ -430,47 +489,60 @@ int keel_select_column(keel_session *s, const char *schema, const char *table,
     heap_row *row = &s->result;
     select_plan p = {0};
     visibility vis;
+    bool none;
     int rc = engine_stmt_begin(s);
 
     *found = false;
     if (rc != KEEL_OK)
         return rc;
     /* A name too long finds nothing: select_not_found() reports it. */
-    if (table == NULL || table[0] == '\0')
+    if (table == NULL || table[0] == '\0') {
         rc = engine_check_name(s, "table", table);
-    else if (column == NULL || column[0] == '\0')
-        rc = engine_check_name(s, "column", column);
-    if (rc == KEEL_OK) {
-        engine_cache_sync(s);
-        rc = select_plan_make(s, schema, table, column, &rel_e, &p);
+        goto done;
     }
+    if (column == NULL || column[0] == '\0') {
+        rc = engine_check_name(s, "column", column);
+        goto done;
+    }
+    engine_cache_sync(s);
+    rc = select_plan_make(s, schema, table, column, &rel_e, &p);
     if (rc == KEEL_OK)
         rc = select_handles(s, syscache_row(rel_e), &p, &h, &ix);
     if (rel_e != NULL)
         syscache_release(s->cache, rel_e);
+    if (rc != KEEL_OK)
+        goto done;
     /* The row needs room for the table's columns, not zeroing: only the
      * first p.ncols are decoded and read. */
-    if (rc == KEEL_OK && (row->data == NULL || row->room < h->desc->natts))
+    if (row->data == NULL || row->room < h->desc->natts) {
         rc = heap_row_prepare(row, &h->heap, err);
-    if (rc == KEEL_OK) {
-        row->natts = h->desc->natts;
-        rc = txn_visibility(s->ts, &vis, err);
+        if (rc != KEEL_OK)
+            goto done;
     }
+    row->natts = h->desc->natts;
+    rc = txn_visibility(s->ts, &vis, err);
     if (rc == KEEL_OK)
-        rc = select_fetch(s, h, ix, key, p.nkeys, &vis, p.ncols, row, found);
-    for (uint16_t k = 0; rc == KEEL_OK && *found && k < p.nkeys; k++) {
+        rc = select_key_check(s, h, &p, key, &none);
+    if (rc != KEEL_OK || none)
+        goto done;
+    rc = select_fetch(s, h, ix, key, p.nkeys, &vis, p.ncols, row, found);
+    if (rc != KEEL_OK || !*found)
+        goto done;
+    for (uint16_t k = 0; k < p.nkeys; k++)
         if (!select_key_equal(&h->desc->attrs[p.keys[k] - 1], &key[k],
                               &row->values[p.keys[k] - 1])) {
-            *found = false;
             rc = kerr_set(err, KEEL_ECORRUPT,
                           "index %u of table \"%s\" led to row (%u,%u), "
                           "whose key is another",
                           p.indexoid, table, row->tid.block, row->tid.offset);
+            goto done;
         }
-    }
-    if (rc == KEEL_OK && *found)
-        *out = row->values[p.attnum - 1];
-    return engine_stmt_end(s, rc, false);
+    *out = row->values[p.attnum - 1];
+done:
+    rc = engine_stmt_end(s, rc, false);
+    if (rc != KEEL_OK) /* this call's, or its implicit commit's */
+        *found = false;
+    return rc;
 }
 
 /* True if a unique index ix holds a live entry for keys other than the

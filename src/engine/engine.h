@@ -35,7 +35,8 @@
 /* engine_index_dir() calls a directory must go unused before another
  * index may take it over. */
 #define ENGINE_DIR_IDLE 1024
-/* Relation handles one session keeps at hand (engine_rel_handle()). */
+/* Relation handles one session keeps at hand, without rel_lock (see
+ * rel_cached() in session.c). */
 #define ENGINE_SESSION_RELS 8
 
 /* An open user relation: a table's heap or an index's B-tree. */

@@ -617,6 +617,36 @@ int keel_table_columns(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
+int keel_column_type(keel_session *s, const char *schema, const char *table,
+                     const char *column, keel_type *type)
+{
+    engine_table t;
+    catalog_txn ct;
+    catcache_entry *e;
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_check_name(s, "column", column);
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, false, &ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, table, &t);
+    if (rc == KEEL_OK) {
+        rc = syscache_search2(s->cache, CACHE_ATTRIBUTE_NAME, t.rel.oid,
+                              SYSCACHE_NAME(column), &e);
+        if (rc == KEEL_ENOENT)
+            rc = kerr_set(&s->bs->err, KEEL_ENOENT,
+                          "column \"%s\" of table \"%s\" does not exist",
+                          column, table);
+    }
+    if (rc == KEEL_OK) {
+        *type = ((const catalog_attribute *)syscache_row(e))->type;
+        syscache_release(s->cache, e);
+    }
+    return engine_stmt_end(s, rc, false);
+}
+
 int keel_table_rows(keel_session *s, const char *schema, const char *table,
                     double *rows)
 {
