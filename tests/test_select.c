@@ -1,11 +1,12 @@
 /*
  * test_select.c: keel_select_column(), keel_relation_exists(),
- * keel_table_rows() and keel_session_get_stats() through the public API:
- * values of every type, the search path and explicit schemas, every
- * error, the catalog look-ups each call makes (counted exactly), row
- * versions older and newer than the transaction, tables dropped and made
- * again, more tables than a session keeps handles for, and readers
- * racing a writer.
+ * keel_column_type(), keel_table_rows() and keel_session_get_stats()
+ * through the public API: values of every type, the search path and
+ * explicit schemas, every error, the catalog look-ups each call makes
+ * (counted exactly), row versions older and newer than the transaction,
+ * tables dropped and made again, more tables than a session keeps
+ * handles for, readers racing a writer; and the key checks keel_lookup(),
+ * keel_update() and keel_delete() share with keel_select_column().
  */
 #include "testutil.h"
 
@@ -237,6 +238,28 @@ static void test_values_and_names(void **state)
             keel_select_column(s, "s1", "two", "v", k2, &out, &found),
             KEEL_ETYPE);
         assert_false(found);
+    }
+
+    /* The same keys through keel_lookup(), keel_update(), keel_delete(). */
+    {
+        keel_value row[4], k2[2] = {{.isnull = false}, vi4(1)};
+        k2[0].v.s.len = 1;
+        assert_int_equal(keel_lookup(s, "s1", "t", NULL, row, &found),
+                         KEEL_EINVAL);
+        assert_false(found);
+        assert_int_equal(keel_lookup(s, "s1", "t", &key, row, &found),
+                         KEEL_OK); /* key is null */
+        assert_false(found);
+        assert_int_equal(keel_lookup(s, "s1", "two", k2, row, &found),
+                         KEEL_ETYPE);
+        row[0] = vi4(1);
+        row[1] = vi4(1);
+        row[2] = vstr("x");
+        row[3].isnull = true;
+        assert_int_equal(keel_update(s, "s1", "t", &key, row), KEEL_ENOENT);
+        assert_int_equal(keel_delete(s, "s1", "t", &key), KEEL_ENOENT);
+        assert_int_equal(keel_delete(s, "s1", "t", NULL), KEEL_EINVAL);
+        assert_int_equal(keel_delete(s, "s1", "two", k2), KEEL_ETYPE);
     }
 
     /* Column types. */

@@ -265,10 +265,11 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
                 const keel_value *values);
 
 /*
- * Looks a row up by its primary key (key: one value per key column).
- * *found tells whether a visible row has that key; if so out (one value
- * per column) holds it, its strings valid until the session's next call.
- * KEEL_EINVAL if the table has no primary key.
+ * Looks a row up by its primary key (key: one value per key column; a
+ * null in it finds no row).  *found tells whether a visible row has that
+ * key; if so out (one value per column) holds it, its strings valid until
+ * the session's next call.  KEEL_EINVAL if the table has no primary key
+ * or key is NULL, KEEL_ETYPE for a string key without bytes.
  */
 int keel_lookup(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, keel_value *out, bool *found);

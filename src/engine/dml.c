@@ -177,24 +177,53 @@ static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
 }
 
 /*
+ * A primary key's values, key, against its nkeys columns cols (1-based)
+ * of rows described by d: EINVAL without a key, ETYPE for a string
+ * without bytes; *none when a value is null (no row has a null in its
+ * primary key).
+ */
+static inline int key_check(keel_session *s, const tuple_desc *d,
+                            const uint16_t *cols, uint16_t nkeys,
+                            const keel_value *key, bool *none)
+{
+    *none = false;
+    if (key == NULL)
+        return kerr_set(&s->bs->err, KEEL_EINVAL, "no key given");
+    for (uint16_t k = 0; k < nkeys; k++) {
+        if (key[k].isnull)
+            *none = true;
+        else if (d->attrs[cols[k] - 1].type >= KEEL_NAME &&
+                 key[k].v.s.len > 0 && key[k].v.s.ptr == NULL)
+            return kerr_set(&s->bs->err, KEEL_ETYPE,
+                            "key column %u: string value without bytes", k + 1);
+    }
+    return KEEL_OK;
+}
+
+/*
  * find_by_key() on t's primary key: prepares row, zeroed or used before,
  * for t's heap (heap_row_prepare(); the caller frees it, also on error)
  * and copies into it the version visible
  * to ct of the row whose primary key is key.  *found tells whether there
- * is one; with must_exist, a missing row is KEEL_ENOENT instead.  EINVAL
- * if t has no primary key.
+ * is one (a key with a null finds none); with must_exist, a missing row
+ * is KEEL_ENOENT instead.  EINVAL if t has no primary key or key is NULL,
+ * ETYPE for a string key without bytes (key_check()).
  */
 static int find_by_primary_key(keel_session *s, catalog_txn *ct,
                                engine_table *t, const keel_value *key,
                                bool must_exist, heap_row *row, bool *found)
 {
     uint32_t pi = 0;
+    bool none = false;
     int rc = primary_index(s, t, &pi);
 
     *found = false;
     if (rc == KEEL_OK)
-        rc = heap_row_prepare(row, &t->h->heap, &s->bs->err);
+        rc = key_check(s, t->h->desc, t->idx[pi].keys, t->idx[pi].nkeys, key,
+                       &none);
     if (rc == KEEL_OK)
+        rc = heap_row_prepare(row, &t->h->heap, &s->bs->err);
+    if (rc == KEEL_OK && !none)
         rc = find_by_key(s, ct, t, pi, key, row, found);
     if (rc == KEEL_OK && must_exist && !*found)
         rc = kerr_set(&s->bs->err, KEEL_ENOENT,
@@ -455,30 +484,6 @@ static int select_handles(keel_session *s, const catalog_relation *rel,
     return KEEL_OK;
 }
 
-/*
- * The key's values against the primary key's columns: EINVAL without a
- * key, ETYPE for a string without bytes; *none when a column is null (no
- * row has a null in its primary key).
- */
-static inline int select_key_check(keel_session *s, const engine_rel *h,
-                                   const select_plan *p, const keel_value *key,
-                                   bool *none)
-{
-    *none = false;
-    if (key == NULL)
-        return kerr_set(&s->bs->err, KEEL_EINVAL, "no key given");
-    for (uint16_t k = 0; k < p->nkeys; k++) {
-        if (key[k].isnull) {
-            *none = true;
-        } else if (h->desc->attrs[p->keys[k] - 1].type >= KEEL_NAME &&
-                   key[k].v.s.len > 0 && key[k].v.s.ptr == NULL) {
-            return kerr_set(&s->bs->err, KEEL_ETYPE,
-                            "key column %u: string value without bytes", k + 1);
-        }
-    }
-    return KEEL_OK;
-}
-
 int keel_select_column(keel_session *s, const char *schema, const char *table,
                        const char *column, const keel_value *key,
                        keel_value *out, bool *found)
@@ -522,7 +527,7 @@ int keel_select_column(keel_session *s, const char *schema, const char *table,
     row->natts = h->desc->natts;
     rc = txn_visibility(s->ts, &vis, err);
     if (rc == KEEL_OK)
-        rc = select_key_check(s, h, &p, key, &none);
+        rc = key_check(s, h->desc, p.keys, p.nkeys, key, &none);
     if (rc != KEEL_OK || none)
         goto done;
     rc = select_fetch(s, h, ix, key, p.nkeys, &vis, p.ncols, row, found);
