@@ -474,6 +474,13 @@ static void test_versions(void **state)
         assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1029);
         keel_session_get_stats(s, &b);
         assert_true(b.buffer_reads - a.buffer_reads <= 8);
+        /* keel_lookup() too: its search is taken newest first. */
+        a = b;
+        assert_int_equal(keel_lookup(s, NULL, "p", &key, v, &found), KEEL_OK);
+        assert_true(found);
+        assert_int_equal(v[1].v.i4, 1029);
+        keel_session_get_stats(s, &b);
+        assert_true(b.buffer_reads - a.buffer_reads <= 8);
     }
     key = vi4(6);
     assert_int_equal(keel_delete(s, NULL, "p", &key), KEEL_OK);

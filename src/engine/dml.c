@@ -118,9 +118,9 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
-/* Versions a point search looks at without a scan (most keys have one
- * live version and few dead ones). */
-#define FIND_TIDS 8
+/* Versions of one key a point search takes at once, on the stack; a key
+ * with more is scanned. */
+#define FIND_TIDS 64
 
 /*
  * Fetches the version at tt into row if ct sees it: KEEL_OK with *found,
@@ -138,10 +138,12 @@ static int fetch_visible(keel_session *s, catalog_txn *ct, engine_table *t,
 }
 
 /*
- * Finds the version visible to ct whose key in index ix equals keys;
- * copies it into row and sets *found.  A point search gives the first
- * FIND_TIDS versions without allocating (prefetching the first one's row
- * where the index follows the heap's order); a key with more is scanned.
+ * Finds the version visible to ct whose key in index ix (a unique one:
+ * a snapshot sees at most one version of a key) equals keys; copies it
+ * into row and sets *found.  A point search gives the key's first
+ * FIND_TIDS versions without allocating, and they are tried newest first
+ * (the last in tid order, where an update puts the new version, is the
+ * one most transactions see); a key with more is scanned.
  */
 static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
                        uint32_t ix, const keel_value *keys, heap_row *row,
@@ -158,7 +160,7 @@ static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
                            engine_index_dir(s, t->ih[ix]->bt), tids, FIND_TIDS,
                            &count, NULL);
     if (rc != KEEL_OK || count <= FIND_TIDS) {
-        for (uint32_t i = 0; rc == KEEL_OK && !*found && i < count; i++)
+        for (uint32_t i = count; rc == KEEL_OK && !*found && i-- > 0;)
             rc = fetch_visible(s, ct, t, tids[i], row, found);
         return rc;
     }
@@ -360,13 +362,10 @@ static int select_plan_make(keel_session *s, const char *schema,
     return KEEL_OK;
 }
 
-/* Versions of one key select_versions() takes from the index at once. */
-#define SELECT_TIDS 64
-
 /*
  * select_fetch()'s second step, when the key's first entry, at tried, is
  * not the version vis sees (the row was updated or deleted since): the
- * key's entries, up to SELECT_TIDS of them from one search (no
+ * key's entries, up to FIND_TIDS of them from one search (no
  * allocation), newest first, since a snapshot most often sees the last
  * version; a scan of them all when there are more.
  */
@@ -377,13 +376,13 @@ select_versions(keel_session *s, engine_rel *h, engine_rel *ix,
 {
     btree_bound b = {key, nkeys, true};
     btree_scan *sc = NULL;
-    tid tids[SELECT_TIDS], t;
+    tid tids[FIND_TIDS], t;
     uint32_t count = 0;
     int rc = btree_search_heap(ix->bt, s->bs, key, &h->heap,
-                               engine_index_dir(s, ix->bt), tids, SELECT_TIDS,
+                               engine_index_dir(s, ix->bt), tids, FIND_TIDS,
                                &count, NULL);
 
-    if (rc != KEEL_OK || count <= SELECT_TIDS) {
+    if (rc != KEEL_OK || count <= FIND_TIDS) {
         for (uint32_t i = count; rc == KEEL_OK && !*found && i-- > 0;) {
             if (tid_compare(tids[i], tried) == 0)
                 continue;
