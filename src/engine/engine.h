@@ -155,15 +155,42 @@ int engine_check_name(keel_session *s, const char *what, const char *name);
 /* The next user oid, reserved durably in the control file first. */
 int engine_oid_next(keel_db *db, oid_t *out, kerr *err);
 
+/* The oid of schema name, through the session's cache: ENOENT if there is
+ * none, EINVAL or ETOOBIG for a bad name. */
+int engine_schema_oid(keel_session *s, const char *schema, oid_t *out);
+
 /*
  * Finds the keel_class entry of relation name: in schema, or with schema
- * NULL through the search path (keel_catalog, then public).  KEEL_OK with
- * *e held (syscache_release()), or with *e NULL when no relation has the
- * name (no message; a name too long for one finds none); KEEL_ENOENT for
- * a schema that does not exist, or another error.  name must not be NULL.
+ * NULL through the search path (keel_catalog, then public), the name
+ * hashed once for both.  KEEL_OK with *e held (syscache_release()), or
+ * with *e NULL when no relation has the name (no message; a name too long
+ * for one finds none); KEEL_ENOENT for a schema that does not exist, or
+ * another error.  name must not be NULL.  Inline: the search path is
+ * keel_select_column()'s hot path.
  */
-int engine_relation_find(keel_session *s, const char *schema, const char *name,
-                         catcache_entry **e);
+static inline int engine_relation_find(keel_session *s, const char *schema,
+                                       const char *name, catcache_entry **e)
+{
+    oid_t nsoid = NAMESPACE_PUBLIC;
+    syscache_name key;
+    int rc;
+
+    syscache_name_init(&key, name);
+    if (schema == NULL) {
+        rc = syscache_search2_name(s->cache, CACHE_CLASS_NAME, &key,
+                                   NAMESPACE_CATALOG, e);
+        if (rc != KEEL_ENOENT)
+            return rc;
+    } else {
+        rc = engine_schema_oid(s, schema, &nsoid);
+        if (rc != KEEL_OK) {
+            *e = NULL;
+            return rc;
+        }
+    }
+    rc = syscache_search2_name(s->cache, CACHE_CLASS_NAME, &key, nsoid, e);
+    return rc == KEEL_ENOENT ? KEEL_OK : rc;
+}
 
 /*
  * The handle of table rel (built from its attributes on first use: ct

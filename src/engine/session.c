@@ -423,33 +423,11 @@ static int namespace_oid(keel_session *s, const char *name, oid_t *out)
     return KEEL_OK;
 }
 
-int engine_relation_find(keel_session *s, const char *schema, const char *name,
-                         catcache_entry **e)
+int engine_schema_oid(keel_session *s, const char *schema, oid_t *out)
 {
-    oid_t nsoid = NAMESPACE_PUBLIC;
-    syscache_name key;
-    int rc;
+    int rc = engine_check_name(s, "schema", schema);
 
-    *e = NULL;
-    syscache_name_init(&key, name);
-    if (schema == NULL) {
-        rc = syscache_search2_name(s->cache, CACHE_CLASS_NAME, &key,
-                                   NAMESPACE_CATALOG, e);
-        if (rc != KEEL_ENOENT)
-            return rc;
-    } else {
-        rc = engine_check_name(s, "schema", schema);
-        if (rc == KEEL_OK)
-            rc = namespace_oid(s, schema, &nsoid);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    rc = syscache_search2_name(s->cache, CACHE_CLASS_NAME, &key, nsoid, e);
-    if (rc == KEEL_ENOENT) {
-        *e = NULL;
-        rc = KEEL_OK;
-    }
-    return rc;
+    return rc == KEEL_OK ? namespace_oid(s, schema, out) : rc;
 }
 
 int keel_relation_exists(keel_session *s, const char *schema, const char *name,
