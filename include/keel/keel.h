@@ -133,7 +133,7 @@ typedef struct keel_db_options {
     uint32_t max_sessions;        /* sessions at once (1 .. 65536) */
     keel_procarray_layout layout; /* process array layout */
     /* Each session's catalog cache (see keel_session_set_cache_options). */
-    int32_t catalog_cache_prune_min_age;  /* seconds, -1: no age pruning */
+    int32_t catalog_cache_prune_min_age; /* seconds, -1: no age pruning */
     uint64_t catalog_cache_memory_target; /* bytes, 0: no target */
 } keel_db_options;
 
