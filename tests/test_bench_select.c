@@ -258,20 +258,28 @@ static void test_no_accounts(void **state)
     tu_dir_remove(dir);
 }
 
-/* A database without pgbench_accounts: opening a client fails cleanly. */
-static void test_missing_table(void **state)
+/* A new database in dir, opened, with no table of its own. */
+static keel_db *make_empty_db(const char *dir)
 {
-    char *dir = tu_mkdtemp();
     keel_db_options o;
     keel_db *db = NULL;
-    select_client c;
-    char msg[256] = "";
 
-    (void)state;
     keel_db_options_init(&o);
     o.dir = dir;
     assert_int_equal(keel_db_create(&o, NULL), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &db, NULL), KEEL_OK);
+    return db;
+}
+
+/* A database without pgbench_accounts: opening a client fails cleanly. */
+static void test_missing_table(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = make_empty_db(dir);
+    select_client c;
+    char msg[256] = "";
+
+    (void)state;
     assert_int_equal(select_client_open(db, &c, msg, sizeof(msg)), KEEL_ENOENT);
     assert_non_null(strstr(msg, SELECT_TABLE));
     assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
@@ -286,17 +294,12 @@ static void test_abalance_type(void **state)
                                        {"abalance", KEEL_INT8, 0, false}};
     const uint16_t pk = 1;
     char *dir = tu_mkdtemp();
-    keel_db_options o;
-    keel_db *db = NULL;
+    keel_db *db = make_empty_db(dir);
     keel_session *s = NULL;
     select_client c;
     char msg[256] = "";
 
     (void)state;
-    keel_db_options_init(&o);
-    o.dir = dir;
-    assert_int_equal(keel_db_create(&o, NULL), KEEL_OK);
-    assert_int_equal(keel_db_open(&o, &db, NULL), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
     assert_int_equal(keel_create_table(s, NULL, SELECT_TABLE, cols, 2, &pk, 1),
                      KEEL_OK);

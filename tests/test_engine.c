@@ -25,21 +25,6 @@ static keel_db_options opts_for(const char *dir)
     return o;
 }
 
-static keel_value vi4(int32_t x)
-{
-    keel_value v = {.isnull = false};
-    v.v.i4 = x;
-    return v;
-}
-
-static keel_value vstr(const char *s)
-{
-    keel_value v = {.isnull = false};
-    v.v.s.ptr = s;
-    v.v.s.len = (uint32_t)strlen(s);
-    return v;
-}
-
 static const keel_column all_cols[] = {
     {"id", KEEL_INT4, 0, true},  {"a2", KEEL_INT2, 0, false},
     {"a8", KEEL_INT8, 0, false}, {"ao", KEEL_OID, 0, false},
@@ -51,7 +36,7 @@ static const keel_column all_cols[] = {
 static void row_of(int32_t id, keel_value *v, char *textbuf)
 {
     sprintf(textbuf, "text-%d", id);
-    v[0] = vi4(id);
+    v[0] = tu_vi4(id);
     v[1].isnull = false;
     v[1].v.i2 = (int16_t)(id * 2);
     v[2].isnull = false;
@@ -62,9 +47,9 @@ static void row_of(int32_t id, keel_value *v, char *textbuf)
     v[4].v.b = id % 2;
     v[5].isnull = false;
     v[5].v.f8 = id / 4.0;
-    v[6] = vstr("nm");
-    v[7] = vstr("ab");
-    v[8] = vstr(textbuf);
+    v[6] = tu_vstr("nm");
+    v[7] = tu_vstr("ab");
+    v[8] = tu_vstr(textbuf);
     if (id % 3 == 0)
         v[2].isnull = true;
 }
@@ -114,7 +99,7 @@ static void setup_db(const char *dir, keel_db **db, keel_session **s, int n)
 
 static int count_rows(keel_session *s, const char *index, int lo, int hi)
 {
-    keel_value lv = vi4(lo), hv = vi4(hi), out[9];
+    keel_value lv = tu_vi4(lo), hv = tu_vi4(hi), out[9];
     keel_bound l = {&lv, 1, true}, h = {&hv, 1, true};
     keel_scan *sc;
     bool found;
@@ -150,12 +135,12 @@ static void test_rows_and_reopen(void **state)
     (void)state;
     setup_db(dir, &db, &s, 100);
     for (int i = 1; i <= 100; i++) {
-        key = vi4(i);
+        key = tu_vi4(i);
         assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
         assert_true(found);
         check_row(i, out);
     }
-    key = vi4(1000);
+    key = tu_vi4(1000);
     assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
     assert_false(found);
     assert_int_equal(count_rows(s, NULL, 10, 29), 20);
@@ -185,14 +170,14 @@ static void test_rows_and_reopen(void **state)
     }
 
     /* Update and delete. */
-    key = vi4(5);
+    key = tu_vi4(5);
     row_of(5, v, tb);
-    v[8] = vstr("changed");
+    v[8] = tu_vstr("changed");
     assert_int_equal(keel_update(s, "s1", "t", &key, v), KEEL_OK);
     assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
     assert_true(found);
     assert_memory_equal(out[8].v.s.ptr, "changed", 7);
-    key = vi4(6);
+    key = tu_vi4(6);
     assert_int_equal(keel_delete(s, "s1", "t", &key), KEEL_OK);
     assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
     assert_false(found);
@@ -208,7 +193,7 @@ static void test_rows_and_reopen(void **state)
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
     for (int i = 1; i <= 100; i++) {
-        key = vi4(i);
+        key = tu_vi4(i);
         assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
         assert_int_equal(found, i != 6);
         if (found && i != 5)
@@ -227,7 +212,7 @@ static void test_aborted_ddl(void **state)
     keel_db *db;
     keel_session *s;
     keel_error e;
-    keel_value key = vi4(1), out[9];
+    keel_value key = tu_vi4(1), out[9];
     bool found;
     uint16_t one = 1, n;
     keel_column c = {"x", KEEL_INT4, 0, true};
@@ -271,7 +256,7 @@ static void test_drop_table_drops_indexes(void **state)
     keel_db *db;
     keel_session *s;
     keel_error e;
-    keel_value key = vi4(1), out[9], v[9], lv = vi4(0);
+    keel_value key = tu_vi4(1), out[9], v[9], lv = tu_vi4(0);
     keel_bound l = {&lv, 1, true};
     keel_scan *sc = NULL;
     char tb[32];
@@ -350,8 +335,8 @@ static int load_next(void *ctx, keel_value *v, bool *done)
         return KEEL_OK;
     }
     snprintf(ls->text, sizeof(ls->text), "r%d", ls->ids[ls->pos]);
-    v[0] = vi4(ls->ids[ls->pos]);
-    v[1] = vstr(ls->text);
+    v[0] = tu_vi4(ls->ids[ls->pos]);
+    v[1] = tu_vstr(ls->text);
     ls->pos++;
     return KEEL_OK;
 }
@@ -385,7 +370,7 @@ static void test_load_table(void **state)
         KEEL_OK);
     assert_int_equal(rows, 500);
     for (int32_t id = 1; id <= 500; id++) {
-        key = vi4(id);
+        key = tu_vi4(id);
         assert_int_equal(keel_lookup(s, "s1", "l", &key, out, &found), KEEL_OK);
         assert_true(found);
         assert_int_equal(out[0].v.i4, id);
@@ -407,11 +392,11 @@ static void test_load_table(void **state)
         assert_int_equal(cnt, 500);
     }
     /* The loaded table takes ordinary changes; its key stays unique. */
-    key = vi4(501);
+    key = tu_vi4(501);
     out[0] = key;
-    out[1] = vstr("new");
+    out[1] = tu_vstr("new");
     assert_int_equal(keel_insert(s, "s1", "l", out), KEEL_OK);
-    out[0] = vi4(250);
+    out[0] = tu_vi4(250);
     assert_int_equal(keel_insert(s, "s1", "l", out), KEEL_EUNIQUE);
     /* Its name is taken now. */
     src.pos = 0;
@@ -448,7 +433,7 @@ static void test_load_table(void **state)
     assert_int_equal(
         keel_load_table(s, "s1", "g", cols, 2, &pk, 1, load_next, &src, NULL),
         KEEL_OK);
-    key = vi4(3);
+    key = tu_vi4(3);
     assert_int_equal(keel_lookup(s, "s1", "g", &key, out, &found), KEEL_OK);
     assert_true(found);
     keel_abort(s);
@@ -465,13 +450,13 @@ static void test_load_table(void **state)
      * every value comes back right. */
     for (int round = 0; round < 3; round++) {
         keel_value wide[9];
-        key = vi4(77);
+        key = tu_vi4(77);
         assert_int_equal(keel_lookup(s, "s1", "l", &key, out, &found), KEEL_OK);
         assert_true(found);
         assert_int_equal(out[0].v.i4, 77);
         assert_int_equal(out[1].v.s.len, 3);
         assert_memory_equal(out[1].v.s.ptr, "r77", 3);
-        key = vi4(1);
+        key = tu_vi4(1);
         assert_int_equal(keel_lookup(s, "s1", "t", &key, wide, &found),
                          KEEL_OK);
         assert_true(found);
@@ -485,7 +470,7 @@ static void test_load_table(void **state)
         assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     }
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
-    key = vi4(77);
+    key = tu_vi4(77);
     assert_int_equal(keel_lookup(s, "s1", "l", &key, out, &found), KEEL_OK);
     assert_true(found);
     assert_int_equal(out[1].v.s.len, 3);
@@ -536,7 +521,7 @@ static void test_bad_inputs(void **state)
     v[8].isnull = true; /* not null column */
     assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_ETYPE);
     row_of(50, v, tb);
-    v[6] = vstr(longname);
+    v[6] = tu_vstr(longname);
     assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_ETOOBIG);
     row_of(50, v, tb);
     memset(&v[4].v.b, 7, 1);
@@ -545,7 +530,7 @@ static void test_bad_inputs(void **state)
     assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
     assert_int_equal(keel_commit(s), KEEL_OK);
     assert_int_equal(count_rows(s, NULL, 1, 100), 4);
-    key = vi4(2);
+    key = tu_vi4(2);
     assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
     check_row(2, out);
     /* Update to a taken key is refused before anything changes. */
@@ -564,7 +549,7 @@ static void test_concurrent_sessions(void **state)
     keel_db *db;
     keel_session *s, *a, *b;
     keel_error e;
-    keel_value v[9], key = vi4(1), out[9];
+    keel_value v[9], key = tu_vi4(1), out[9];
     char tb[32];
     bool found;
 
@@ -575,9 +560,9 @@ static void test_concurrent_sessions(void **state)
     assert_int_equal(keel_begin(a), KEEL_OK);
     assert_int_equal(keel_begin(b), KEEL_OK);
     row_of(1, v, tb);
-    v[8] = vstr("by a");
+    v[8] = tu_vstr("by a");
     assert_int_equal(keel_update(a, "s1", "t", &key, v), KEEL_OK);
-    v[8] = vstr("by b");
+    v[8] = tu_vstr("by b");
     assert_int_equal(keel_update(b, "s1", "t", &key, v), KEEL_ESERIALIZE);
     /* b still sees the old row; a's change is invisible until commit. */
     assert_int_equal(keel_lookup(b, "s1", "t", &key, out, &found), KEEL_OK);
@@ -689,7 +674,7 @@ static void test_lookup_many_versions(void **state)
     keel_db *db;
     keel_session *s, *old;
     keel_error e;
-    keel_value key = vi4(5), v[9], out[9];
+    keel_value key = tu_vi4(5), v[9], out[9];
     char tb[32];
     bool found;
 
@@ -731,8 +716,8 @@ static void fill_pair_table(keel_session *s, const char *name, int n, int mult)
                      KEEL_OK);
     assert_int_equal(keel_begin(s), KEEL_OK);
     for (int i = 1; i <= n; i++) {
-        v[0] = vi4(i);
-        v[1] = vi4(i * mult);
+        v[0] = tu_vi4(i);
+        v[1] = tu_vi4(i * mult);
         assert_int_equal(keel_insert(s, "s1", name, v), KEEL_OK);
     }
     assert_int_equal(keel_commit(s), KEEL_OK);
@@ -756,7 +741,7 @@ static uint64_t dir_builds(const keel_session *s)
 static void expect_pair(keel_session *s, const char *name, int id, int mult,
                         bool present)
 {
-    keel_value key = vi4(id), out[2];
+    keel_value key = tu_vi4(id), out[2];
     bool found;
 
     assert_int_equal(keel_lookup(s, "s1", name, &key, out, &found), KEEL_OK);
@@ -837,7 +822,7 @@ static void test_lookup_directories(void **state)
         static const keel_column tcols[] = {{"k", KEEL_TEXT, 0, true}};
         uint16_t pk = 1;
         uint64_t clock;
-        keel_value v = vstr("alpha"), out[1];
+        keel_value v = tu_vstr("alpha"), out[1];
         bool found;
         assert_int_equal(keel_create_table(s, "s1", "tx", tcols, 1, &pk, 1),
                          KEEL_OK);
@@ -860,7 +845,7 @@ static void test_lookup_directories(void **state)
     assert_int_equal(keel_session_begin(db, &other, &e), KEEL_OK);
     assert_int_equal(keel_begin(other), KEEL_OK);
     for (int id = ROWS + 1; id <= 3 * ROWS; id++) {
-        keel_value v[2] = {vi4(id), vi4(id * 2)};
+        keel_value v[2] = {tu_vi4(id), tu_vi4(id * 2)};
         assert_int_equal(keel_insert(other, "s1", "p1", v), KEEL_OK);
     }
     assert_int_equal(keel_commit(other), KEEL_OK);

@@ -19,21 +19,6 @@
 #include "port/atomics.h"
 #include "port/clock.h"
 
-static keel_value vi4(int32_t x)
-{
-    keel_value v = {.isnull = false};
-    v.v.i4 = x;
-    return v;
-}
-
-static keel_value vstr(const char *s)
-{
-    keel_value v = {.isnull = false};
-    v.v.s.ptr = s;
-    v.v.s.len = (uint32_t)strlen(s);
-    return v;
-}
-
 static keel_db *open_db(const char *dir, bool create)
 {
     keel_db_options o;
@@ -68,9 +53,9 @@ static void make_table(keel_session *s, const char *schema, const char *name,
     assert_int_equal(keel_begin(s), KEEL_OK);
     for (int i = 1; i <= n; i++) {
         snprintf(buf, sizeof(buf), "row-%d", i);
-        v[0] = vi4(i);
-        v[1] = vi4(i * mult);
-        v[2] = vstr(buf);
+        v[0] = tu_vi4(i);
+        v[1] = tu_vi4(i * mult);
+        v[2] = tu_vstr(buf);
         v[3].isnull = i % 2 == 0;
         v[3].v.i8 = i;
         assert_int_equal(keel_insert(s, schema, name, v), KEEL_OK);
@@ -83,7 +68,7 @@ static void make_table(keel_session *s, const char *schema, const char *name,
 static int32_t sel_i4(keel_session *s, const char *schema, const char *table,
                       const char *column, int32_t id, bool *found)
 {
-    keel_value key = vi4(id), out = {.isnull = true};
+    keel_value key = tu_vi4(id), out = {.isnull = true};
 
     assert_int_equal(
         keel_select_column(s, schema, table, column, &key, &out, found),
@@ -99,7 +84,7 @@ static int32_t sel_i4(keel_session *s, const char *schema, const char *table,
 static void sel_fails(keel_session *s, const char *schema, const char *table,
                       const char *column, int rc, const char *what)
 {
-    keel_value key = vi4(1), out;
+    keel_value key = tu_vi4(1), out;
     bool found = true;
 
     assert_int_equal(
@@ -113,7 +98,7 @@ static void test_values_and_names(void **state)
     char *dir = tu_mkdtemp();
     keel_db *db = open_db(dir, true);
     keel_session *s;
-    keel_value key = vi4(7), out;
+    keel_value key = tu_vi4(7), out;
     char long_name[80];
     bool found = false;
 
@@ -137,7 +122,7 @@ static void test_values_and_names(void **state)
     assert_true(found);
     assert_false(out.isnull);
     assert_true(out.v.i8 == 7);
-    key = vi4(8);
+    key = tu_vi4(8);
     assert_int_equal(keel_select_column(s, "s1", "t", "n", &key, &out, &found),
                      KEEL_OK);
     assert_true(found);
@@ -201,22 +186,22 @@ static void test_values_and_names(void **state)
         assert_int_equal(keel_create_table(s, "s1", "two", cols, 3, pk, 2),
                          KEEL_OK);
         for (int a = 1; a <= 3; a++) {
-            row[0] = vi4(a);
-            row[1] = vi4(100 + a);
-            row[2] = vstr(a == 2 ? "y" : "x");
+            row[0] = tu_vi4(a);
+            row[1] = tu_vi4(100 + a);
+            row[2] = tu_vstr(a == 2 ? "y" : "x");
             assert_int_equal(keel_insert(s, "s1", "two", row), KEEL_OK);
         }
-        k2[0] = vstr("x");
-        k2[1] = vi4(3);
+        k2[0] = tu_vstr("x");
+        k2[1] = tu_vi4(3);
         assert_int_equal(
             keel_select_column(s, "s1", "two", "v", k2, &out, &found), KEEL_OK);
         assert_true(found);
         assert_int_equal(out.v.i4, 103);
-        k2[1] = vi4(2);
+        k2[1] = tu_vi4(2);
         assert_int_equal(
             keel_select_column(s, "s1", "two", "v", k2, &out, &found), KEEL_OK);
         assert_false(found);
-        k2[0] = vstr("y");
+        k2[0] = tu_vstr("y");
         assert_int_equal(
             keel_select_column(s, "s1", "two", "a", k2, &out, &found), KEEL_OK);
         assert_true(found);
@@ -232,7 +217,7 @@ static void test_values_and_names(void **state)
                      KEEL_OK);
     assert_false(found);
     {
-        keel_value k2[2] = {{.isnull = false}, vi4(1)};
+        keel_value k2[2] = {{.isnull = false}, tu_vi4(1)};
         k2[0].v.s.len = 1;
         assert_int_equal(
             keel_select_column(s, "s1", "two", "v", k2, &out, &found),
@@ -242,7 +227,7 @@ static void test_values_and_names(void **state)
 
     /* The same keys through keel_lookup(), keel_update(), keel_delete(). */
     {
-        keel_value row[4], k2[2] = {{.isnull = false}, vi4(1)};
+        keel_value row[4], k2[2] = {{.isnull = false}, tu_vi4(1)};
         k2[0].v.s.len = 1;
         assert_int_equal(keel_lookup(s, "s1", "t", NULL, row, &found),
                          KEEL_EINVAL);
@@ -252,9 +237,9 @@ static void test_values_and_names(void **state)
         assert_false(found);
         assert_int_equal(keel_lookup(s, "s1", "two", k2, row, &found),
                          KEEL_ETYPE);
-        row[0] = vi4(1);
-        row[1] = vi4(1);
-        row[2] = vstr("x");
+        row[0] = tu_vi4(1);
+        row[1] = tu_vi4(1);
+        row[2] = tu_vstr("x");
         row[3].isnull = true;
         assert_int_equal(keel_update(s, "s1", "t", &key, row), KEEL_ENOENT);
         assert_int_equal(keel_delete(s, "s1", "t", &key), KEEL_ENOENT);
@@ -291,6 +276,17 @@ typedef struct cache_moves {
     uint64_t hits, negative_hits, misses, list_hits, list_misses;
 } cache_moves;
 
+/* Asserts the moves of the counters since a, as given. */
+#define ASSERT_MOVES(s, a, h, neg, miss, lists)                                \
+    do {                                                                       \
+        cache_moves m_ = moves_since((s), (a));                                \
+        assert_int_equal(m_.hits, (h));                                        \
+        assert_int_equal(m_.negative_hits, (neg));                             \
+        assert_int_equal(m_.misses, (miss));                                   \
+        assert_int_equal(m_.list_hits, (lists));                               \
+        assert_int_equal(m_.list_misses, 0);                                   \
+    } while (0)
+
 static cache_moves moves_since(keel_session *s, const keel_cache_stats *a)
 {
     keel_cache_stats b;
@@ -314,7 +310,6 @@ static void test_catalog_lookups(void **state)
     keel_session *s;
     keel_cache_stats a;
     keel_session_stats ss0, ss1;
-    cache_moves m;
     double rows = -1;
     bool found, exists;
 
@@ -331,12 +326,7 @@ static void test_catalog_lookups(void **state)
     keel_session_cache_stats(s, &a);
     keel_session_get_stats(s, &ss0);
     assert_int_equal(sel_i4(s, NULL, "p", "v", 150, &found), 300);
-    m = moves_since(s, &a);
-    assert_int_equal(m.hits, 2);
-    assert_int_equal(m.negative_hits, 2);
-    assert_int_equal(m.misses, 0);
-    assert_int_equal(m.list_hits, 1);
-    assert_int_equal(m.list_misses, 0);
+    ASSERT_MOVES(s, &a, 2, 2, 0, 1);
     /* The leaf and the heap page, and the commit log's page for the
      * row's inserter (no hint bits in this build's rows yet, or one
      * read fewer once they are set). */
@@ -347,11 +337,7 @@ static void test_catalog_lookups(void **state)
     /* With the schema named: the schema by name instead of keel_catalog. */
     keel_session_cache_stats(s, &a);
     assert_int_equal(sel_i4(s, "public", "p", "v", 10, &found), 20);
-    m = moves_since(s, &a);
-    assert_int_equal(m.hits, 3);
-    assert_int_equal(m.negative_hits, 1);
-    assert_int_equal(m.misses, 0);
-    assert_int_equal(m.list_hits, 1);
+    ASSERT_MOVES(s, &a, 3, 1, 0, 1);
     assert_int_equal(keel_commit(s), KEEL_OK);
 
     /* Analyzed: the statistics are a hit, once cached. */
@@ -362,11 +348,7 @@ static void test_catalog_lookups(void **state)
     assert_int_equal(sel_i4(s, NULL, "p", "v", 3, &found), 6);
     keel_session_cache_stats(s, &a);
     assert_int_equal(sel_i4(s, NULL, "p", "v", 4, &found), 8);
-    m = moves_since(s, &a);
-    assert_int_equal(m.hits, 3);
-    assert_int_equal(m.negative_hits, 1);
-    assert_int_equal(m.misses, 0);
-    assert_int_equal(m.list_hits, 1);
+    ASSERT_MOVES(s, &a, 3, 1, 0, 1);
 
     /* Probes: a name never asked for misses once, then is a negative
      * entry; a table and an index exist. */
@@ -374,17 +356,12 @@ static void test_catalog_lookups(void **state)
     assert_int_equal(keel_relation_exists(s, "public", "tmp_1", &exists),
                      KEEL_OK);
     assert_false(exists);
-    m = moves_since(s, &a);
-    assert_int_equal(m.hits, 1); /* the schema */
-    assert_int_equal(m.misses, 1);
+    ASSERT_MOVES(s, &a, 1, 0, 1, 0); /* the schema's hit, the name's miss */
     keel_session_cache_stats(s, &a);
     assert_int_equal(keel_relation_exists(s, "public", "tmp_1", &exists),
                      KEEL_OK);
     assert_false(exists);
-    m = moves_since(s, &a);
-    assert_int_equal(m.hits, 1);
-    assert_int_equal(m.negative_hits, 1);
-    assert_int_equal(m.misses, 0);
+    ASSERT_MOVES(s, &a, 1, 1, 0, 0);
     assert_int_equal(keel_relation_exists(s, NULL, "p", &exists), KEEL_OK);
     assert_true(exists);
     assert_int_equal(keel_relation_exists(s, NULL, "p_pkey", &exists), KEEL_OK);
@@ -427,7 +404,8 @@ static void test_catalog_lookups(void **state)
     assert_int_equal(ss1.snapshots_reused - ss0.snapshots_reused, 1);
     assert_int_equal(ss1.snapshots_taken - ss0.snapshots_taken, 0);
     {
-        keel_value v[4] = {vi4(301), vi4(602), vstr("row-301"), {.isnull = 1}};
+        keel_value v[4] = {
+            tu_vi4(301), tu_vi4(602), tu_vstr("row-301"), {.isnull = 1}};
         assert_int_equal(keel_insert(s, NULL, "p", v), KEEL_OK);
     }
     keel_session_get_stats(s, &ss0);
@@ -448,7 +426,7 @@ static void test_versions(void **state)
     char *dir = tu_mkdtemp();
     keel_db *db = open_db(dir, true);
     keel_session *s, *old;
-    keel_value key = vi4(5), v[4];
+    keel_value key = tu_vi4(5), v[4];
     bool found;
 
     (void)state;
@@ -458,9 +436,9 @@ static void test_versions(void **state)
     assert_int_equal(keel_begin(old), KEEL_OK);
     assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
     for (int i = 0; i < 30; i++) {
-        v[0] = vi4(5);
-        v[1] = vi4(1000 + i);
-        v[2] = vstr("changed");
+        v[0] = tu_vi4(5);
+        v[1] = tu_vi4(1000 + i);
+        v[2] = tu_vstr("changed");
         v[3].isnull = true;
         assert_int_equal(keel_update(s, NULL, "p", &key, v), KEEL_OK);
         assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1000 + i);
@@ -482,7 +460,7 @@ static void test_versions(void **state)
         keel_session_get_stats(s, &b);
         assert_true(b.buffer_reads - a.buffer_reads <= 8);
     }
-    key = vi4(6);
+    key = tu_vi4(6);
     assert_int_equal(keel_delete(s, NULL, "p", &key), KEEL_OK);
     assert_int_equal(sel_i4(s, NULL, "p", "v", 6, &found), 0);
     assert_false(found);
@@ -526,8 +504,8 @@ static void test_tables_change(void **state)
     sel_fails(s, NULL, "p", "v", KEEL_ENOENT, "table \"p\" does not exist");
     assert_int_equal(keel_create_table(other, NULL, "p", swapped, 2, &pk, 1),
                      KEEL_OK);
-    row[0] = vi4(77);
-    row[1] = vi4(4);
+    row[0] = tu_vi4(77);
+    row[1] = tu_vi4(4);
     assert_int_equal(keel_insert(other, NULL, "p", row), KEEL_OK);
     assert_int_equal(sel_i4(s, NULL, "p", "v", 4, &found), 77);
     assert_true(found);
@@ -538,8 +516,8 @@ static void test_tables_change(void **state)
     assert_int_equal(keel_begin(s), KEEL_OK);
     assert_int_equal(keel_create_table(s, NULL, "q", swapped, 2, &pk, 1),
                      KEEL_OK);
-    row[0] = vi4(5);
-    row[1] = vi4(1);
+    row[0] = tu_vi4(5);
+    row[1] = tu_vi4(1);
     assert_int_equal(keel_insert(s, NULL, "q", row), KEEL_OK);
     assert_int_equal(sel_i4(s, NULL, "q", "v", 1, &found), 5);
     assert_true(found);
@@ -629,7 +607,7 @@ static void *race_read(void *arg)
             break;
         for (int i = 0; i < 16; i++) {
             int32_t id = (int32_t)(tu_rand(&rng) % RACE_ROWS) + 1;
-            keel_value key = vi4(id), out;
+            keel_value key = tu_vi4(id), out;
             bool found = false;
 
             if (!explicit)
@@ -676,11 +654,11 @@ static void test_readers_race_writer(void **state)
     deadline = clock_now_ns() + (uint64_t)(tu_stress_seconds(1.0) * 1e9);
     while (clock_now_ns() < deadline && atomic_load_relaxed(&r.errors) == 0) {
         int32_t id = (int32_t)(tu_rand(&rng) % RACE_ROWS) + 1;
-        keel_value key = vi4(id), v[4];
+        keel_value key = tu_vi4(id), v[4];
 
-        v[0] = vi4(id);
-        v[1] = vi4(id + 1000 * (int32_t)++gen[id - 1]);
-        v[2] = vstr("w");
+        v[0] = tu_vi4(id);
+        v[1] = tu_vi4(id + 1000 * (int32_t)++gen[id - 1]);
+        v[2] = tu_vstr("w");
         v[3].isnull = true;
         if (tu_rand(&rng) % 8 == 0) {
             /* Deleted and inserted again, in one transaction. */

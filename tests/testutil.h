@@ -8,9 +8,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
+#include "keel/keel.h"
 #include "port/error.h"
 
 /* Creates a fresh empty directory under $TMPDIR (or /tmp) and returns its
@@ -27,6 +29,23 @@ void tu_dir_remove(char *dir);
 /* Seconds that stress tests run for: KEEL_STRESS_SECONDS if set, else
  * the given default. */
 double tu_stress_seconds(double dflt);
+
+/* A non-null int4 value, and a non-null string value of s's bytes (the
+ * NUL excluded; s must outlive the value). */
+static inline keel_value tu_vi4(int32_t x)
+{
+    keel_value v = {.isnull = false};
+    v.v.i4 = x;
+    return v;
+}
+
+static inline keel_value tu_vstr(const char *s)
+{
+    keel_value v = {.isnull = false};
+    v.v.s.ptr = s;
+    v.v.s.len = (uint32_t)strlen(s);
+    return v;
+}
 
 /* A small fast PRNG (xorshift64*) for tests; state must be non-zero. */
 static inline uint64_t tu_rand(uint64_t *state)

@@ -578,8 +578,10 @@ void engine_index_key(const catalog_indexdef *ix, const keel_value *row,
         keys[k] = row[ix->keys[k] - 1];
 }
 
-int keel_table_columns(keel_session *s, const char *schema, const char *table,
-                       uint16_t *ncols)
+/* The keel_class row of table schema.table, in *rel, read in a statement
+ * of its own (ENOENT). */
+static int table_catalog_row(keel_session *s, const char *schema,
+                             const char *table, catalog_relation *rel)
 {
     engine_table t;
     catalog_txn ct;
@@ -591,8 +593,19 @@ int keel_table_columns(keel_session *s, const char *schema, const char *table,
     if (rc == KEEL_OK)
         rc = engine_table_open(s, &ct, schema, table, &t);
     if (rc == KEEL_OK)
-        *ncols = t.rel.natts;
+        *rel = t.rel;
     return engine_stmt_end(s, rc, false);
+}
+
+int keel_table_columns(keel_session *s, const char *schema, const char *table,
+                       uint16_t *ncols)
+{
+    catalog_relation rel;
+    int rc = table_catalog_row(s, schema, table, &rel);
+
+    if (rc == KEEL_OK)
+        *ncols = rel.natts;
+    return rc;
 }
 
 int keel_column_type(keel_session *s, const char *schema, const char *table,
@@ -628,18 +641,12 @@ int keel_column_type(keel_session *s, const char *schema, const char *table,
 int keel_table_rows(keel_session *s, const char *schema, const char *table,
                     double *rows)
 {
-    engine_table t;
-    catalog_txn ct;
-    int rc = engine_stmt_begin(s);
+    catalog_relation rel;
+    int rc = table_catalog_row(s, schema, table, &rel);
 
-    if (rc != KEEL_OK)
-        return rc;
-    rc = engine_catalog_txn(s, false, &ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, table, &t);
-    if (rc == KEEL_OK)
-        *rows = t.rel.tuples;
-    return engine_stmt_end(s, rc, false);
+        *rows = rel.tuples;
+    return rc;
 }
 
 void keel_session_get_stats(const keel_session *s, keel_session_stats *out)
