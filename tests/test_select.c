@@ -1,9 +1,11 @@
 /*
  * test_select.c: keel_select_column(), keel_relation_exists(),
  * keel_column_type(), keel_table_rows() and keel_session_get_stats()
- * through the public API: values of every type, the search path and
+ * through the public API: values of several types, the search path and
  * explicit schemas, every error, the catalog look-ups each call makes
- * (counted exactly), row versions older and newer than the transaction,
+ * (counted exactly), row versions older and newer than the transaction
+ * (more than one search takes, a row's own uncommitted change, rows
+ * deleted and inserted again),
  * tables dropped and made again, more tables than a session keeps
  * handles for, readers racing a writer; and the key checks keel_lookup(),
  * keel_update() and keel_delete() share with keel_select_column().
@@ -223,6 +225,11 @@ static void test_values_and_names(void **state)
             keel_select_column(s, "s1", "two", "v", k2, &out, &found),
             KEEL_ETYPE);
         assert_false(found);
+        k2[0] = tu_vstr("x"); /* a null in the key's second column */
+        k2[1].isnull = true;
+        assert_int_equal(
+            keel_select_column(s, "s1", "two", "v", k2, &out, &found), KEEL_OK);
+        assert_false(found);
     }
 
     /* The same keys through keel_lookup(), keel_update(), keel_delete(). */
@@ -245,6 +252,12 @@ static void test_values_and_names(void **state)
         assert_int_equal(keel_delete(s, "s1", "t", &key), KEEL_ENOENT);
         assert_int_equal(keel_delete(s, "s1", "t", NULL), KEEL_EINVAL);
         assert_int_equal(keel_delete(s, "s1", "two", k2), KEEL_ETYPE);
+        assert_int_equal(keel_update(s, "s1", "t", NULL, row), KEEL_EINVAL);
+        assert_int_equal(keel_update(s, "s1", "two", k2, row), KEEL_ETYPE);
+        k2[0] = tu_vstr("x");
+        k2[1].isnull = true;
+        assert_int_equal(keel_lookup(s, "s1", "two", k2, row, &found), KEEL_OK);
+        assert_false(found);
     }
 
     /* Column types. */
@@ -259,6 +272,10 @@ static void test_values_and_names(void **state)
         assert_non_null(strstr(keel_session_error(s), "column \"nope\""));
         assert_int_equal(keel_column_type(s, "s1", "nope", "v", &ty),
                          KEEL_ENOENT);
+        assert_int_equal(keel_column_type(s, "s1", "t", "", &ty), KEEL_EINVAL);
+        assert_int_equal(
+            keel_column_type(s, "keel_catalog", "keel_class", "oid", &ty),
+            KEEL_EINVAL);
         assert_int_equal(keel_column_type(s, "s1", "t", long_name, &ty),
                          KEEL_ENOENT);
         long_name[63] = 'x';
@@ -445,14 +462,14 @@ static void test_versions(void **state)
         assert_true(found);
     }
     /* A new transaction finds the last of 31 versions: the first entry,
-     * then the newest; a few pages, not one per version. */
+     * then the last in tid order; a few pages, not one per version. */
     {
         keel_session_stats a, b;
         keel_session_get_stats(s, &a);
         assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1029);
         keel_session_get_stats(s, &b);
         assert_true(b.buffer_reads - a.buffer_reads <= 8);
-        /* keel_lookup() too: its search is taken newest first. */
+        /* keel_lookup() too: its search is taken from its last. */
         a = b;
         assert_int_equal(keel_lookup(s, NULL, "p", &key, v, &found), KEEL_OK);
         assert_true(found);
@@ -473,6 +490,113 @@ static void test_versions(void **state)
     assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 1029);
     assert_int_equal(sel_i4(old, NULL, "p", "v", 6, &found), 0);
     assert_false(found);
+    keel_session_end(old);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* Sets row id of p (id, v, t, n) to v in its own transaction. */
+static void set_v(keel_session *s, int32_t id, int32_t v)
+{
+    keel_value key = tu_vi4(id), row[4];
+
+    row[0] = tu_vi4(id);
+    row[1] = tu_vi4(v);
+    row[2] = tu_vstr("changed");
+    row[3].isnull = true;
+    assert_int_equal(keel_update(s, NULL, "p", &key, row), KEEL_OK);
+}
+
+/* keel_lookup() of id in p: the row's v, or -1 when there is none. */
+static int32_t lookup_v(keel_session *s, int32_t id)
+{
+    keel_value key = tu_vi4(id), row[4];
+    bool found = false;
+
+    assert_int_equal(keel_lookup(s, NULL, "p", &key, row, &found), KEEL_OK);
+    return found ? row[1].v.i4 : -1;
+}
+
+/*
+ * More versions than one search takes (64): 71 of a row, read by a
+ * transaction that began before the first update (it sees the key's first
+ * entry), one that began after the tenth (a version in the middle, found
+ * by the scan, past the entry tried first) and new ones (the last);
+ * keel_lookup() and keel_update() on the same row.  Then the session's
+ * own uncommitted update, and a row deleted and inserted again in one
+ * transaction and in two, against an older snapshot.
+ */
+static void test_many_versions(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s, *old, *mid;
+    keel_value row[4];
+    bool found;
+
+    (void)state;
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &old, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &mid, NULL), KEEL_OK);
+    make_table(s, NULL, "p", 10, 1);
+    assert_int_equal(keel_begin(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 1, &found), 1);
+    for (int i = 0; i < 70; i++) {
+        if (i == 10) {
+            assert_int_equal(keel_begin(mid), KEEL_OK);
+            assert_int_equal(sel_i4(mid, NULL, "p", "v", 5, &found), 1009);
+        }
+        set_v(s, 5, 1000 + i);
+    }
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1069);
+    assert_true(found);
+    assert_int_equal(lookup_v(s, 5), 1069);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    assert_true(found);
+    assert_int_equal(lookup_v(old, 5), 5);
+    assert_int_equal(sel_i4(mid, NULL, "p", "v", 5, &found), 1009);
+    assert_true(found);
+    assert_int_equal(lookup_v(mid, 5), 1009);
+    set_v(s, 5, 2000); /* finds the version to replace among 71 */
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 2000);
+    assert_int_equal(sel_i4(mid, NULL, "p", "v", 5, &found), 1009);
+    assert_int_equal(keel_commit(mid), KEEL_OK);
+
+    /* The session's own change, seen before its commit, gone after its
+     * abort. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    set_v(s, 7, 777);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 7, &found), 777);
+    assert_int_equal(lookup_v(s, 7), 777);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 7, &found), 7);
+    keel_abort(s);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 7, &found), 7);
+
+    /* Deleted and inserted again: in one transaction, then in two. */
+    row[0] = tu_vi4(8);
+    row[1] = tu_vi4(888);
+    row[2] = tu_vstr("again");
+    row[3].isnull = true;
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_delete(s, NULL, "p", &row[0]), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 8, &found), 0);
+    assert_false(found);
+    assert_int_equal(keel_insert(s, NULL, "p", row), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 8, &found), 888);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    row[0] = tu_vi4(9);
+    row[1] = tu_vi4(999);
+    assert_int_equal(keel_delete(s, NULL, "p", &row[0]), KEEL_OK);
+    assert_int_equal(keel_insert(s, NULL, "p", row), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 8, &found), 888);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 9, &found), 999);
+    assert_int_equal(lookup_v(s, 9), 999);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 8, &found), 8);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 9, &found), 9);
+    assert_int_equal(lookup_v(old, 9), 9);
+    assert_int_equal(keel_commit(old), KEEL_OK);
+    keel_session_end(mid);
     keel_session_end(old);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
@@ -690,6 +814,7 @@ int main(void)
         cmocka_unit_test(test_values_and_names),
         cmocka_unit_test(test_catalog_lookups),
         cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_many_versions),
         cmocka_unit_test(test_tables_change),
         cmocka_unit_test(test_readers_race_writer),
     };

@@ -285,7 +285,8 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
  * and the version of the key that the transaction sees is fetched,
  * decoding the row's columns only as far as `column` and the key's: the
  * key's first entry first, then, if the row was updated or deleted, its
- * other entries, newest first.  key holds one value per key column (a
+ * other entries, the last in tid order first (where an update's new
+ * version usually lands).  key holds one value per key column (a
  * null in it finds no row).  *found tells whether a visible row has that
  * key; if so *out holds its `column` (a string valid until the session's
  * next call).
@@ -296,8 +297,10 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
  * than 64 versions, which is scanned), and writes shared memory only to
  * pin and share-lock the pages it reads and to release them: the index
  * leaf, the heap page, and the commit log's page when the row was not
- * written frozen (as keel_load_table() writes rows).  Outside one it
- * also begins and commits its own transaction.
+ * written frozen (as keel_load_table() writes rows).  A row updated since
+ * the transaction's snapshot costs one more search of the index and a
+ * read of each version tried.  Outside an explicit transaction a call
+ * also begins and commits its own.
  *
  * Errors: KEEL_ENOENT (schema, table or column), KEEL_EINVAL (an empty
  * name, a system catalog, an index, a table without a primary key, no
@@ -324,15 +327,18 @@ int keel_relation_exists(keel_session *s, const char *schema, const char *name,
                          bool *exists);
 
 /*
- * Replaces the row with primary key `key` by values.  KEEL_ENOENT if there
- * is none, KEEL_ESERIALIZE if another transaction changed it first,
- * KEEL_EUNIQUE if a new key is taken (checked before anything changes; a
- * conflict found later leaves the transaction to be aborted).
+ * Replaces the row with primary key `key` by values (key as for
+ * keel_lookup(), whose errors for it apply).  KEEL_ENOENT if there is
+ * none (a key with a null has none), KEEL_ESERIALIZE if another
+ * transaction changed it first, KEEL_EUNIQUE if a new key is taken
+ * (checked before anything changes; a conflict found later leaves the
+ * transaction to be aborted).
  */
 int keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values);
 
-/* Deletes the row with primary key `key` (KEEL_ENOENT, KEEL_ESERIALIZE). */
+/* Deletes the row with primary key `key` (KEEL_ENOENT, KEEL_ESERIALIZE;
+ * key as for keel_lookup(), whose errors for it apply). */
 int keel_delete(keel_session *s, const char *schema, const char *table,
                 const keel_value *key);
 
@@ -425,8 +431,9 @@ void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out);
 int keel_table_columns(keel_session *s, const char *schema, const char *table,
                        uint16_t *ncols);
 
-/* The type of a table's column (KEEL_ENOENT for the table or the
- * column). */
+/* The type of a table's column, in *type (unchanged on error):
+ * KEEL_ENOENT for the table or the column, KEEL_EINVAL for an empty name
+ * or a system catalog, KEEL_ETOOBIG for a long name. */
 int keel_column_type(keel_session *s, const char *schema, const char *table,
                      const char *column, keel_type *type);
 

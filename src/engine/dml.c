@@ -141,9 +141,10 @@ static int fetch_visible(keel_session *s, catalog_txn *ct, engine_table *t,
  * Finds the version visible to ct whose key in index ix (a unique one:
  * a snapshot sees at most one version of a key) equals keys; copies it
  * into row and sets *found.  A point search gives the key's first
- * FIND_TIDS versions without allocating, and they are tried newest first
- * (the last in tid order, where an update puts the new version, is the
- * one most transactions see); a key with more is scanned.
+ * FIND_TIDS versions without allocating, and they are tried last in tid
+ * order first (an update's new version, the one most transactions see,
+ * usually lands after the old; only the order of the reads depends on
+ * it); a key with more is scanned from its first.
  */
 static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
                        uint32_t ix, const keel_value *keys, heap_row *row,
@@ -366,8 +367,8 @@ static int select_plan_make(keel_session *s, const char *schema,
  * select_fetch()'s second step, when the key's first entry, at tried, is
  * not the version vis sees (the row was updated or deleted since): the
  * key's entries, up to FIND_TIDS of them from one search (no
- * allocation), newest first, since a snapshot most often sees the last
- * version; a scan of them all when there are more.
+ * allocation), last in tid order first, as find_by_key() takes them; a
+ * scan of them all when there are more.
  */
 static __attribute__((noinline)) int
 select_versions(keel_session *s, engine_rel *h, engine_rel *ix,
