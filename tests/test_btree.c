@@ -608,6 +608,25 @@ static void test_unique_across_pages(void **state)
     pool_close(f);
 }
 
+/* btree_search_last() of v with room for max: the count n and the last
+ * min(n, max) of all[0..n), v's tids in order. */
+static void check_search_last(fixture *f, btree *bt, const keel_value *v,
+                              const tid *all, uint32_t n, uint32_t max)
+{
+    static tid out[4096];
+    uint32_t count = 0, kept = n < max ? n : max;
+
+    assert_true(max <= 4096);
+    for (uint32_t i = 0; i < max; i++)
+        out[i] = (tid){0, 0};
+    CHECK_OK(f, btree_search_last(bt, f->s, v, NULL, NULL, out, max, &count));
+    assert_int_equal(count, n);
+    for (uint32_t i = 0; i < kept; i++)
+        assert_int_equal(tid_compare(out[i], all[n - kept + i]), 0);
+    for (uint32_t i = kept; i < max; i++)
+        assert_int_equal(tid_compare(out[i], (tid){0, 0}), 0);
+}
+
 /* Duplicates in a non-unique index come back in tid order, from search and
  * from scans, across many pages. */
 static void test_duplicates_tid_order(void **state)
@@ -659,6 +678,18 @@ static void test_duplicates_tid_order(void **state)
      * last. */
     CHECK_OK(f, btree_lookup(bt, f->s, &v, &t));
     assert_int_equal(tid_compare(t, (tid){1, 1}), 0);
+    /* btree_search_last() keeps the last ones, in order, whatever the
+     * room's remainder against the count. */
+    CHECK_OK(f, btree_search(bt, f->s, &v, out, N, &count));
+    {
+        static const uint32_t room[] = {0,  1,   2,     3, 7,
+                                        64, 999, N - 1, N, N + 5};
+        for (size_t i = 0; i < sizeof(room) / sizeof(room[0]); i++)
+            check_search_last(f, bt, &v, out, N, room[i]);
+        v.v.i4 = 5; /* no entry */
+        check_search_last(f, bt, &v, out, 0, 4);
+        v.v.i4 = 7;
+    }
 
     btree_bound b = {.vals = &v, .ncols = 1, .inclusive = true};
     CHECK_OK(f, btree_scan_begin(bt, f->s, &b, &b, &sc));
@@ -673,6 +704,58 @@ static void test_duplicates_tid_order(void **state)
     rc = btree_scan_next(sc, &t, NULL);
     assert_int_equal(rc, KEEL_ENOENT);
     btree_scan_end(sc);
+    assert_check_clean(f, REL_IDX, 2 * N);
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/* btree_search_last() on a key of two columns (the general search, not
+ * the integer path): the last entries across pages, in tid order. */
+static void test_search_last_two_columns(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT4, KEEL_INT4};
+    tuple_desc *d = desc_of(2, types);
+    btree *bt = NULL;
+    keel_value v[2] = {{.isnull = false}, {.isnull = false}};
+    uint64_t rng = 7;
+    enum { N = 900 };
+    static tid ts[N], all[N];
+    static const uint32_t room[] = {0, 1, 5, 64, 300, N, N + 1};
+    uint32_t count = 0;
+
+    pool_open(f, 32);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, false, &bt));
+    for (int i = 0; i < N; i++)
+        ts[i] = (tid){.block = (blocknum_t)i / 5 + 1,
+                      .offset = (uint16_t)(i % 5 + 1)};
+    for (int i = N - 1; i > 0; i--) { /* shuffle */
+        int k = (int)(tu_rand(&rng) % (uint64_t)(i + 1));
+        tid x = ts[i];
+        ts[i] = ts[k];
+        ts[k] = x;
+    }
+    for (int i = 0; i < N; i++) {
+        v[0].v.i4 = 7;
+        v[1].v.i4 = 7;
+        CHECK_OK(f, btree_insert(bt, f->s, v, ts[i], NULL, NULL));
+        v[1].v.i4 = (i & 1) ? 6 : 8; /* neighbours on both sides */
+        CHECK_OK(f, btree_insert(bt, f->s, v,
+                                 (tid){ts[i].block + 10000, ts[i].offset}, NULL,
+                                 NULL));
+    }
+    v[1].v.i4 = 7;
+    CHECK_OK(f, btree_search(bt, f->s, v, all, N, &count));
+    assert_int_equal(count, N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(tid_compare(all[i], (tid){(blocknum_t)i / 5 + 1,
+                                                   (uint16_t)(i % 5 + 1)}),
+                         0);
+    for (size_t i = 0; i < sizeof(room) / sizeof(room[0]); i++)
+        check_search_last(f, bt, v, all, N, room[i]);
+    v[1].v.i4 = 9; /* no entry */
+    check_search_last(f, bt, v, all, 0, 3);
     assert_check_clean(f, REL_IDX, 2 * N);
     btree_close(bt);
     tupdesc_free(d);
@@ -1527,6 +1610,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unique_across_pages, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_duplicates_tid_order, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_search_last_two_columns, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_prefix_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_build, setup, teardown),

@@ -293,14 +293,15 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
  *
  * Cost: inside an explicit transaction, once the session has run it on
  * the table (its catalog entries cached, the table's handles kept), a
- * call allocates nothing and takes no mutex (except for a key with more
- * than 64 versions, which is scanned), and writes shared memory only to
- * pin and share-lock the pages it reads and to release them: the index
- * leaf, the heap page, and the commit log's page when the row was not
- * written frozen (as keel_load_table() writes rows).  A row updated since
- * the transaction's snapshot costs one more search of the index and a
- * read of each version tried.  Outside an explicit transaction a call
- * also begins and commits its own.
+ * call allocates nothing and takes no mutex (except when the transaction
+ * sees none of a key's last 64 versions: the ones before them are then
+ * scanned), and writes shared memory only to pin and share-lock the
+ * pages it reads and to release them: the index leaf, the heap page, and
+ * the commit log's page when the row was not written frozen (as
+ * keel_load_table() writes rows).  A row updated since the transaction's
+ * snapshot costs one more search of the index and a read of each version
+ * tried.  Outside an explicit transaction a call also begins and commits
+ * its own.
  *
  * Errors: KEEL_ENOENT (schema, table or column), KEEL_EINVAL (an empty
  * name, a system catalog, an index, a table without a primary key, no

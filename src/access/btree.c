@@ -801,13 +801,52 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
 
 /* ---- point search ------------------------------------------------------ */
 
+/* Reverses tids[a..b). */
+static void bt_tids_reverse(tid *tids, uint32_t a, uint32_t b)
+{
+    while (a + 1 < b) {
+        tid t = tids[a];
+        tids[a++] = tids[--b];
+        tids[b] = t;
+    }
+}
+
 /*
- * Collects the tids of the entries equal to keys (up to max into tids,
- * counting all in *count; with first_only stops at the first).  Moves
- * right while the equal keys continue past a page's end.
+ * Stores the tid of a search's entry number found (from 0) in tids: the
+ * first max entries, or with last a ring of the latest max.
+ */
+static inline void bt_tids_put(tid *tids, uint32_t max, bool last,
+                               uint32_t found, tid t)
+{
+    if (found < max)
+        tids[found] = t;
+    else if (last && max > 0)
+        tids[found % max] = t;
+}
+
+/*
+ * After found entries went through bt_tids_put() with last: puts the ring
+ * back in tid order, the oldest of the last max first.
+ */
+static void bt_tids_unring(tid *tids, uint32_t max, uint32_t found)
+{
+    uint32_t start;
+
+    if (max == 0 || found <= max || (start = found % max) == 0)
+        return;
+    bt_tids_reverse(tids, 0, start);
+    bt_tids_reverse(tids, start, max);
+    bt_tids_reverse(tids, 0, max);
+}
+
+/*
+ * Collects the tids of the entries equal to keys (the first max into
+ * tids, or with last the last max, counting all in *count; with
+ * first_only stops at the first).  Moves right while the equal keys
+ * continue past a page's end.
  */
 static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
-                        tid *tids, uint32_t max, uint32_t *count,
+                        tid *tids, uint32_t max, bool last, uint32_t *count,
                         bool first_only, const heap_rel *heap, tid *guessed)
 {
     bt_scankey sk;
@@ -847,8 +886,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
             const bt_item *it = btpage_item(page, pos);
             if (bt_compare(bt, &sk, it, true) != 0)
                 goto done;
-            if (found < max)
-                tids[found] = btitem_tid(it, true);
+            bt_tids_put(tids, max, last, found, btitem_tid(it, true));
             found++;
             if (first_only)
                 goto done;
@@ -866,6 +904,8 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
     }
 done:
     buf_unlock_release(s, id);
+    if (last)
+        bt_tids_unring(tids, max, found);
     *count = found;
     return KEEL_OK;
 }
@@ -994,13 +1034,14 @@ static int bt_move_right(const btree *bt, buf_session *s, int level,
 /*
  * The rest of an integer point search whose first entry of key k is at
  * pos on the share-locked leaf id: collects the tids of the entries equal
- * to k, the first max of them into tids and their number into *count,
+ * to k, the first max of them into tids (with last the last max) and
+ * their number into *count,
  * following right-links while the high key is k (bt_search_eq()'s loop,
  * with integer compares).  Releases the page; KEEL_OK or an error.
  */
 static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
                           int32_t id, const void *page, uint32_t pos, tid *tids,
-                          uint32_t max, uint32_t *count)
+                          uint32_t max, bool last, uint32_t *count)
 {
     uint32_t found = 0;
     int rc;
@@ -1013,8 +1054,7 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
             int64_t v;
             if (!bt_int_key(it, true, fast, &v) || v != k)
                 goto done;
-            if (found < max)
-                tids[found] = btitem_tid(it, true);
+            bt_tids_put(tids, max, last, found, btitem_tid(it, true));
             found++;
         }
         /* Equal keys may continue right only if the high key is k. */
@@ -1027,6 +1067,8 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
     }
 done:
     buf_unlock_release(s, id);
+    if (last)
+        bt_tids_unring(tids, max, found);
     *count = found;
     return KEEL_OK;
 }
@@ -1385,7 +1427,7 @@ bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
 static inline __attribute__((always_inline)) int
 bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
               const heap_rel *heap, btree_dir *dir, tid *tids, uint32_t max,
-              uint32_t *count, tid *guessed)
+              bool last, uint32_t *count, tid *guessed)
 {
     bool refresh = false;
     bool use_dir = dir != NULL && bt_dir_ready(bt, s, dir);
@@ -1505,7 +1547,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 const bt_item *it = btpage_item(page, (uint16_t)pos);
                 if (count != NULL)
                     return bt_int_collect(bt, s, fast, k, id, page, pos, tids,
-                                          max, count);
+                                          max, last, count);
                 rc = bt_int_key(it, true, fast, &v) && v == k ? KEEL_OK
                                                               : KEEL_ENOENT;
                 if (rc == KEEL_OK)
@@ -1557,26 +1599,27 @@ int btree_lookup(btree *bt, buf_session *s, const keel_value *keys, tid *t)
  */
 static bool bt_int_path(btree *bt, buf_session *s, const keel_value *keys,
                         const heap_rel *heap, btree_dir *dir, tid *tids,
-                        uint32_t max, uint32_t *count, tid *guessed, int *rc)
+                        uint32_t max, bool last, uint32_t *count, tid *guessed,
+                        int *rc)
 {
     if (bt->natts != 1 || keys[0].isnull)
         return false;
     switch (bt->fast) {
     case BT_FAST_INT2:
         *rc = bt_lookup_int(bt, s, keys[0].v.i2, BT_FAST_INT2, heap, dir, tids,
-                            max, count, guessed);
+                            max, last, count, guessed);
         return true;
     case BT_FAST_INT4:
         *rc = bt_lookup_int(bt, s, keys[0].v.i4, BT_FAST_INT4, heap, dir, tids,
-                            max, count, guessed);
+                            max, last, count, guessed);
         return true;
     case BT_FAST_OID:
         *rc = bt_lookup_int(bt, s, keys[0].v.oid, BT_FAST_OID, heap, dir, tids,
-                            max, count, guessed);
+                            max, last, count, guessed);
         return true;
     case BT_FAST_INT8:
         *rc = bt_lookup_int(bt, s, keys[0].v.i8, BT_FAST_INT8, heap, dir, tids,
-                            max, count, guessed);
+                            max, last, count, guessed);
         return true;
     default:
         return false;
@@ -1592,9 +1635,9 @@ int btree_lookup_heap(btree *bt, buf_session *s, const keel_value *keys,
 
     if (guessed != NULL)
         guessed->block = guessed->offset = 0;
-    if (bt_int_path(bt, s, keys, heap, dir, t, 1, NULL, guessed, &rc))
+    if (bt_int_path(bt, s, keys, heap, dir, t, 1, false, NULL, guessed, &rc))
         return rc;
-    rc = bt_search_eq(bt, s, keys, t, 1, &n, true, heap, guessed);
+    rc = bt_search_eq(bt, s, keys, t, 1, false, &n, true, heap, guessed);
     if (rc != KEEL_OK)
         return rc;
     return n > 0 ? KEEL_OK : KEEL_ENOENT;
@@ -1606,17 +1649,34 @@ int btree_search(btree *bt, buf_session *s, const keel_value *keys, tid *tids,
     return btree_search_heap(bt, s, keys, NULL, NULL, tids, max, count, NULL);
 }
 
-int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
-                      const heap_rel *heap, btree_dir *dir, tid *tids,
-                      uint32_t max, uint32_t *count, tid *guessed)
+/* btree_search_heap() (last false) and btree_search_last() (true). */
+static int bt_search(btree *bt, buf_session *s, const keel_value *keys,
+                     const heap_rel *heap, btree_dir *dir, tid *tids,
+                     uint32_t max, bool last, uint32_t *count, tid *guessed)
 {
     int rc;
 
     if (guessed != NULL)
         guessed->block = guessed->offset = 0;
-    if (bt_int_path(bt, s, keys, heap, dir, tids, max, count, guessed, &rc))
+    if (bt_int_path(bt, s, keys, heap, dir, tids, max, last, count, guessed,
+                    &rc))
         return rc;
-    return bt_search_eq(bt, s, keys, tids, max, count, false, heap, guessed);
+    return bt_search_eq(bt, s, keys, tids, max, last, count, false, heap,
+                        guessed);
+}
+
+int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
+                      const heap_rel *heap, btree_dir *dir, tid *tids,
+                      uint32_t max, uint32_t *count, tid *guessed)
+{
+    return bt_search(bt, s, keys, heap, dir, tids, max, false, count, guessed);
+}
+
+int btree_search_last(btree *bt, buf_session *s, const keel_value *keys,
+                      const heap_rel *heap, btree_dir *dir, tid *tids,
+                      uint32_t max, uint32_t *count)
+{
+    return bt_search(bt, s, keys, heap, dir, tids, max, true, count, NULL);
 }
 
 /* ---- insertion --------------------------------------------------------- */

@@ -184,6 +184,17 @@ int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
                       uint32_t max, uint32_t *count, tid *guessed);
 
 /*
+ * btree_search_heap() for the versions of a row, where the last entries
+ * in tid order are the likeliest to be seen (a row's new version usually
+ * lands after its old one): stores the last min(count, max) tids, in tid
+ * order, and the number of matches in *count.  Allocates nothing; every
+ * entry is still read (for the count), but only the last max are kept.
+ */
+int btree_search_last(btree *bt, buf_session *s, const keel_value *keys,
+                      const struct heap_rel *heap, btree_dir *dir, tid *tids,
+                      uint32_t max, uint32_t *count);
+
+/*
  * The lean path for primary-key lookups: the first entry (in tid order)
  * whose key equals keys, in *t.  KEEL_OK, or KEEL_ENOENT when there is
  * none.  Allocates nothing.

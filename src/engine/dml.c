@@ -118,9 +118,49 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
-/* Versions of one key a point search takes at once, on the stack; a key
- * with more is scanned. */
+/* Versions of one key a point search keeps, on the stack: the last in
+ * tid order; those before them are scanned only if none of these is
+ * seen. */
 #define FIND_TIDS 64
+
+/*
+ * The versions of key (nkeys columns) in index bt before `window`, the
+ * first tid btree_search_last() kept, oldest first: each one but `skip`
+ * (a tid tried already, or an invalid one) is fetched into row, decoding
+ * ncols columns, until vis sees one (*found).  Entries are ordered by
+ * key and tid, so the scan stops at the first tid not below window; a
+ * version any snapshot of the caller's sees was in the index before the
+ * search that chose window.
+ */
+static __attribute__((noinline)) int
+scan_older(keel_session *s, btree *bt, engine_rel *h, const keel_value *key,
+           uint16_t nkeys, const visibility *vis, uint16_t ncols, tid window,
+           tid skip, heap_row *row, bool *found)
+{
+    btree_bound b = {key, nkeys, true};
+    btree_scan *sc = NULL;
+    tid t;
+    int rc = btree_scan_begin(bt, s->bs, &b, &b, &sc);
+
+    while (rc == KEEL_OK && !*found) {
+        rc = btree_scan_next(sc, &t, NULL);
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK;
+            break;
+        }
+        if (rc != KEEL_OK || tid_compare(t, window) >= 0)
+            break;
+        if (tid_compare(t, skip) == 0)
+            continue;
+        rc = heap_fetch_cols(&h->heap, s->bs, vis, t, ncols, row);
+        if (rc == KEEL_OK)
+            *found = true;
+        else if (rc == KEEL_ENOENT)
+            rc = KEEL_OK;
+    }
+    btree_scan_end(sc);
+    return rc;
+}
 
 /*
  * Fetches the version at tt into row if ct sees it: KEEL_OK with *found,
@@ -140,43 +180,31 @@ static int fetch_visible(keel_session *s, catalog_txn *ct, engine_table *t,
 /*
  * Finds the version visible to ct whose key in index ix (a unique one:
  * a snapshot sees at most one version of a key) equals keys; copies it
- * into row and sets *found.  A point search gives the key's first
- * FIND_TIDS versions without allocating, and they are tried last in tid
- * order first (an update's new version, the one most transactions see,
+ * into row and sets *found.  A point search keeps the key's last
+ * FIND_TIDS versions in tid order without allocating, and they are tried
+ * last first (an update's new version, the one most transactions see,
  * usually lands after the old; only the order of the reads depends on
- * it); a key with more is scanned from its first.
+ * it); the versions before them are scanned only if none is seen.
  */
 static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
                        uint32_t ix, const keel_value *keys, heap_row *row,
                        bool *found)
 {
-    btree_bound b = {keys, t->idx[ix].nkeys, true};
-    btree_scan *sc = NULL;
-    tid tids[FIND_TIDS], tt;
+    btree *bt = t->ih[ix]->bt;
+    tid tids[FIND_TIDS];
     uint32_t count = 0;
     int rc;
 
     *found = false;
-    rc = btree_search_heap(t->ih[ix]->bt, s->bs, keys, &t->h->heap,
-                           engine_index_dir(s, t->ih[ix]->bt), tids, FIND_TIDS,
-                           &count, NULL);
-    if (rc != KEEL_OK || count <= FIND_TIDS) {
-        for (uint32_t i = count; rc == KEEL_OK && !*found && i-- > 0;)
-            rc = fetch_visible(s, ct, t, tids[i], row, found);
+    rc = btree_search_last(bt, s->bs, keys, &t->h->heap,
+                           engine_index_dir(s, bt), tids, FIND_TIDS, &count);
+    for (uint32_t i = count < FIND_TIDS ? count : FIND_TIDS;
+         rc == KEEL_OK && !*found && i-- > 0;)
+        rc = fetch_visible(s, ct, t, tids[i], row, found);
+    if (rc != KEEL_OK || *found || count <= FIND_TIDS)
         return rc;
-    }
-    rc = btree_scan_begin(t->ih[ix]->bt, s->bs, &b, &b, &sc);
-    while (rc == KEEL_OK && !*found) {
-        rc = btree_scan_next(sc, &tt, NULL);
-        if (rc == KEEL_ENOENT) {
-            rc = KEEL_OK;
-            break;
-        }
-        if (rc == KEEL_OK)
-            rc = fetch_visible(s, ct, t, tt, row, found);
-    }
-    btree_scan_end(sc);
-    return rc;
+    return scan_older(s, bt, t->h, keys, t->idx[ix].nkeys, &ct->vis,
+                      t->h->desc->natts, tids[0], (tid){0, 0}, row, found);
 }
 
 /*
@@ -366,52 +394,35 @@ static int select_plan_make(keel_session *s, const char *schema,
 /*
  * select_fetch()'s second step, when the key's first entry, at tried, is
  * not the version vis sees (the row was updated or deleted since): the
- * key's entries, up to FIND_TIDS of them from one search (no
- * allocation), last in tid order first, as find_by_key() takes them; a
- * scan of them all when there are more.
+ * key's last FIND_TIDS entries from one search (no allocation), last in
+ * tid order first, as find_by_key() takes them; the ones before them
+ * are scanned only if none of these is seen.
  */
 static __attribute__((noinline)) int
 select_versions(keel_session *s, engine_rel *h, engine_rel *ix,
                 const keel_value *key, uint16_t nkeys, const visibility *vis,
                 uint16_t ncols, tid tried, heap_row *row, bool *found)
 {
-    btree_bound b = {key, nkeys, true};
-    btree_scan *sc = NULL;
-    tid tids[FIND_TIDS], t;
+    tid tids[FIND_TIDS];
     uint32_t count = 0;
-    int rc = btree_search_heap(ix->bt, s->bs, key, &h->heap,
-                               engine_index_dir(s, ix->bt), tids, FIND_TIDS,
-                               &count, NULL);
+    int rc =
+        btree_search_last(ix->bt, s->bs, key, &h->heap,
+                          engine_index_dir(s, ix->bt), tids, FIND_TIDS, &count);
 
-    if (rc != KEEL_OK || count <= FIND_TIDS) {
-        for (uint32_t i = count; rc == KEEL_OK && !*found && i-- > 0;) {
-            if (tid_compare(tids[i], tried) == 0)
-                continue;
-            rc = heap_fetch_cols(&h->heap, s->bs, vis, tids[i], ncols, row);
-            if (rc == KEEL_OK)
-                *found = true;
-            else if (rc == KEEL_ENOENT)
-                rc = KEEL_OK;
-        }
-        return rc;
-    }
-    rc = btree_scan_begin(ix->bt, s->bs, &b, &b, &sc);
-    while (rc == KEEL_OK && !*found) {
-        rc = btree_scan_next(sc, &t, NULL);
-        if (rc == KEEL_ENOENT) {
+    for (uint32_t i = count < FIND_TIDS ? count : FIND_TIDS;
+         rc == KEEL_OK && !*found && i-- > 0;) {
+        if (tid_compare(tids[i], tried) == 0)
+            continue;
+        rc = heap_fetch_cols(&h->heap, s->bs, vis, tids[i], ncols, row);
+        if (rc == KEEL_OK)
+            *found = true;
+        else if (rc == KEEL_ENOENT)
             rc = KEEL_OK;
-            break;
-        }
-        if (rc == KEEL_OK && tid_compare(t, tried) != 0) {
-            rc = heap_fetch_cols(&h->heap, s->bs, vis, t, ncols, row);
-            if (rc == KEEL_OK)
-                *found = true;
-            else if (rc == KEEL_ENOENT)
-                rc = KEEL_OK;
-        }
     }
-    btree_scan_end(sc);
-    return rc;
+    if (rc != KEEL_OK || *found || count <= FIND_TIDS)
+        return rc;
+    return scan_older(s, ix->bt, h, key, nkeys, vis, ncols, tids[0], tried, row,
+                      found);
 }
 
 /*
