@@ -619,7 +619,7 @@ static void check_search_last(fixture *f, btree *bt, const keel_value *v,
     assert_true(max <= 4096);
     for (uint32_t i = 0; i < max; i++)
         out[i] = (tid){0, 0};
-    CHECK_OK(f, btree_search_last(bt, f->s, v, NULL, NULL, out, max, &count));
+    CHECK_OK(f, btree_search_last(bt, f->s, v, NULL, out, max, &count));
     assert_int_equal(count, n);
     for (uint32_t i = 0; i < kept; i++)
         assert_int_equal(tid_compare(out[i], all[n - kept + i]), 0);

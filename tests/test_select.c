@@ -4,7 +4,7 @@
  * through the public API: values of several types, the search path and
  * explicit schemas, every error, the catalog look-ups each call makes
  * (counted exactly), row versions older and newer than the transaction
- * (more than one search takes, a row's own uncommitted change, rows
+ * (more than one search keeps, a row's own uncommitted change, rows
  * deleted and inserted again),
  * tables dropped and made again, more tables than a session keeps
  * handles for, readers racing a writer; and the key checks keel_lookup(),

@@ -285,9 +285,10 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
  * and the version of the key that the transaction sees is fetched,
  * decoding the row's columns only as far as `column` and the key's: the
  * key's first entry first, then, if the row was updated or deleted, its
- * other entries, the last in tid order first (where an update's new
- * version usually lands).  key holds one value per key column (a
- * null in it finds no row).  *found tells whether a visible row has that
+ * last 64 entries in tid order, the last first (where an update's new
+ * version usually lands), and only if none of those is seen the ones
+ * before them, oldest first.  key holds one value per key column (a null
+ * in it finds no row).  *found tells whether a visible row has that
  * key; if so *out holds its `column` (a string valid until the session's
  * next call).
  *

@@ -1408,11 +1408,11 @@ bt_int_child(const btree *bt, buf_session *s, int64_t k, const heap_rel *heap,
 
 /*
  * btree_lookup_heap() (count NULL: the first entry's tid into tids[0],
- * KEEL_ENOENT if none) or btree_search_heap() (count not NULL: see
- * bt_int_collect()) for an index on one integer column (fast path `fast`,
- * a constant where inlined) and the non-null key k: the descent of
- * bt_descend() and the leaf search of bt_search_eq() in one loop, with
- * the key compared as an integer.  Same protocol: one share lock at a
+ * KEEL_ENOENT if none) or btree_search_heap() and btree_search_last()
+ * (count not NULL: see bt_int_collect()) for an index on one integer column
+ * (fast path `fast`, a constant where inlined) and the non-null key k: the
+ * descent of bt_descend() and the leaf search of bt_search_eq() in one loop,
+ * with the key compared as an integer.  Same protocol: one share lock at a
  * time, right-links followed where a split moved the key.  With heap, on
  * the way from level 1 to the leaf, the heap row is guessed from the
  * leaf's bounding separators (heap_tid_guess()) and prefetched.
@@ -1673,10 +1673,9 @@ int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
 }
 
 int btree_search_last(btree *bt, buf_session *s, const keel_value *keys,
-                      const heap_rel *heap, btree_dir *dir, tid *tids,
-                      uint32_t max, uint32_t *count)
+                      btree_dir *dir, tid *tids, uint32_t max, uint32_t *count)
 {
-    return bt_search(bt, s, keys, heap, dir, tids, max, true, count, NULL);
+    return bt_search(bt, s, keys, NULL, dir, tids, max, true, count, NULL);
 }
 
 /* ---- insertion --------------------------------------------------------- */

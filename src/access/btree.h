@@ -184,15 +184,17 @@ int btree_search_heap(btree *bt, buf_session *s, const keel_value *keys,
                       uint32_t max, uint32_t *count, tid *guessed);
 
 /*
- * btree_search_heap() for the versions of a row, where the last entries
- * in tid order are the likeliest to be seen (a row's new version usually
+ * btree_search() for the versions of a row, where the last entries in
+ * tid order are the likeliest to be seen (a row's new version usually
  * lands after its old one): stores the last min(count, max) tids, in tid
- * order, and the number of matches in *count.  Allocates nothing; every
+ * order, and the number of matches in *count.  Through dir as
+ * btree_search_heap() (NULL: from the root).  Allocates nothing; every
  * entry is still read (for the count), but only the last max are kept.
+ * No heap row is prefetched: the row the descent could guess is the
+ * key's first entry's, the oldest version.
  */
 int btree_search_last(btree *bt, buf_session *s, const keel_value *keys,
-                      const struct heap_rel *heap, btree_dir *dir, tid *tids,
-                      uint32_t max, uint32_t *count);
+                      btree_dir *dir, tid *tids, uint32_t max, uint32_t *count);
 
 /*
  * The lean path for primary-key lookups: the first entry (in tid order)

@@ -196,8 +196,8 @@ static int find_by_key(keel_session *s, catalog_txn *ct, engine_table *t,
     int rc;
 
     *found = false;
-    rc = btree_search_last(bt, s->bs, keys, &t->h->heap,
-                           engine_index_dir(s, bt), tids, FIND_TIDS, &count);
+    rc = btree_search_last(bt, s->bs, keys, engine_index_dir(s, bt), tids,
+                           FIND_TIDS, &count);
     for (uint32_t i = count < FIND_TIDS ? count : FIND_TIDS;
          rc == KEEL_OK && !*found && i-- > 0;)
         rc = fetch_visible(s, ct, t, tids[i], row, found);
@@ -405,9 +405,8 @@ select_versions(keel_session *s, engine_rel *h, engine_rel *ix,
 {
     tid tids[FIND_TIDS];
     uint32_t count = 0;
-    int rc =
-        btree_search_last(ix->bt, s->bs, key, &h->heap,
-                          engine_index_dir(s, ix->bt), tids, FIND_TIDS, &count);
+    int rc = btree_search_last(ix->bt, s->bs, key, engine_index_dir(s, ix->bt),
+                               tids, FIND_TIDS, &count);
 
     for (uint32_t i = count < FIND_TIDS ? count : FIND_TIDS;
          rc == KEEL_OK && !*found && i-- > 0;) {
