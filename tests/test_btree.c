@@ -608,6 +608,20 @@ static void test_unique_across_pages(void **state)
     pool_close(f);
 }
 
+/* ts[0..n): tid (i / per + 1, i % per + 1) for each i, shuffled. */
+static void shuffled_tids(tid *ts, int n, int per, uint64_t seed)
+{
+    for (int i = 0; i < n; i++)
+        ts[i] = (tid){.block = (blocknum_t)(i / per + 1),
+                      .offset = (uint16_t)(i % per + 1)};
+    for (int i = n - 1; i > 0; i--) {
+        int k = (int)(tu_rand(&seed) % (uint64_t)(i + 1));
+        tid x = ts[i];
+        ts[i] = ts[k];
+        ts[k] = x;
+    }
+}
+
 /* btree_search_last() of v with room for max: the count n and the last
  * min(n, max) of all[0..n), v's tids in order. */
 static void check_search_last(fixture *f, btree *bt, const keel_value *v,
@@ -636,7 +650,6 @@ static void test_duplicates_tid_order(void **state)
     tuple_desc *d = desc_of(1, types);
     btree *bt = NULL;
     keel_value v = {.isnull = false};
-    uint64_t rng = 99;
     enum { N = 3000 };
     static tid ts[N], out[N];
     uint32_t count;
@@ -646,15 +659,7 @@ static void test_duplicates_tid_order(void **state)
 
     pool_open(f, 32);
     CHECK_OK(f, btree_create(f->s, REL_IDX, d, false, &bt));
-    for (int i = 0; i < N; i++)
-        ts[i] = (tid){.block = (blocknum_t)i / 7 + 1,
-                      .offset = (uint16_t)(i % 7 + 1)};
-    for (int i = N - 1; i > 0; i--) { /* shuffle */
-        int k = (int)(tu_rand(&rng) % (uint64_t)(i + 1));
-        tid x = ts[i];
-        ts[i] = ts[k];
-        ts[k] = x;
-    }
+    shuffled_tids(ts, N, 7, 99);
     for (int i = 0; i < N; i++) {
         v.v.i4 = 7;
         CHECK_OK(f, btree_insert(bt, f->s, &v, ts[i], NULL, NULL));
@@ -719,7 +724,6 @@ static void test_search_last_two_columns(void **state)
     tuple_desc *d = desc_of(2, types);
     btree *bt = NULL;
     keel_value v[2] = {{.isnull = false}, {.isnull = false}};
-    uint64_t rng = 7;
     enum { N = 900 };
     static tid ts[N], all[N];
     static const uint32_t room[] = {0, 1, 5, 64, 300, N, N + 1};
@@ -727,15 +731,7 @@ static void test_search_last_two_columns(void **state)
 
     pool_open(f, 32);
     CHECK_OK(f, btree_create(f->s, REL_IDX, d, false, &bt));
-    for (int i = 0; i < N; i++)
-        ts[i] = (tid){.block = (blocknum_t)i / 5 + 1,
-                      .offset = (uint16_t)(i % 5 + 1)};
-    for (int i = N - 1; i > 0; i--) { /* shuffle */
-        int k = (int)(tu_rand(&rng) % (uint64_t)(i + 1));
-        tid x = ts[i];
-        ts[i] = ts[k];
-        ts[k] = x;
-    }
+    shuffled_tids(ts, N, 5, 7);
     for (int i = 0; i < N; i++) {
         v[0].v.i4 = 7;
         v[1].v.i4 = 7;
