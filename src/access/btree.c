@@ -1035,9 +1035,9 @@ static int bt_move_right(const btree *bt, buf_session *s, int level,
  * The rest of an integer point search whose first entry of key k is at
  * pos on the share-locked leaf id: collects the tids of the entries equal
  * to k, the first max of them into tids (with last the last max) and
- * their number into *count,
- * following right-links while the high key is k (bt_search_eq()'s loop,
- * with integer compares).  Releases the page; KEEL_OK or an error.
+ * their number into *count, following right-links while the high key is
+ * k (bt_search_eq()'s loop, with integer compares).  Releases the page;
+ * KEEL_OK or an error.
  */
 static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
                           int32_t id, const void *page, uint32_t pos, tid *tids,
