@@ -5,7 +5,8 @@
  * explicit schemas, every error, the catalog look-ups each call makes
  * (counted exactly), row versions older and newer than the transaction
  * (more than one search keeps, a row's own uncommitted change, rows
- * deleted and inserted again),
+ * deleted and inserted again, rows loaded frozen and changed since), the
+ * statement bracket's refusals (an open scan, a failed transaction),
  * tables dropped and made again, more tables than a session keeps
  * handles for, readers racing a writer; and the key checks keel_lookup(),
  * keel_update() and keel_delete() share with keel_select_column().
@@ -138,6 +139,15 @@ static void test_values_and_names(void **state)
     /* A failed call leaves the transaction usable. */
     sel_fails(s, "s1", "t", "nope", KEEL_ENOENT, "column \"nope\"");
     assert_int_equal(sel_i4(s, "s1", "t", "v", 2, &found), 6);
+    /* No other call while a scan is open; then as before. */
+    {
+        keel_scan *sc = NULL;
+        assert_int_equal(keel_scan_begin(s, "s1", "t", NULL, NULL, NULL, &sc),
+                         KEEL_OK);
+        sel_fails(s, "s1", "t", "v", KEEL_EINVAL, "a scan is open");
+        keel_scan_end(sc);
+        assert_int_equal(sel_i4(s, "s1", "t", "v", 2, &found), 6);
+    }
     assert_int_equal(keel_commit(s), KEEL_OK);
 
     /* Without a schema: the search path, keel_catalog then public. */
@@ -641,6 +651,106 @@ static void test_many_versions(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * A transaction an update left half done (its new version written, an
+ * index entry refused: a text key over the B-tree's limit) refuses every
+ * call, keel_select_column() too, until it ends; its commit rolls it back.
+ */
+static void test_failed_transaction(void **state)
+{
+    static char big[3000];
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s;
+    keel_value key = tu_vi4(2), row[4];
+    uint16_t tcol = 3;
+    bool found;
+
+    (void)state;
+    memset(big, 'x', sizeof(big) - 1);
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    make_table(s, NULL, "p", 5, 1);
+    assert_int_equal(keel_create_index(s, NULL, "p", "p_t", &tcol, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    row[0] = tu_vi4(2);
+    row[1] = tu_vi4(222);
+    row[2] = tu_vstr(big);
+    row[3].isnull = true;
+    assert_int_equal(keel_update(s, NULL, "p", &key, row), KEEL_ETOOBIG);
+    sel_fails(s, NULL, "p", "v", KEEL_EINVAL, "failed earlier");
+    assert_int_equal(keel_commit(s), KEEL_EINVAL);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 2, &found), 2);
+    assert_true(found);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* keel_load_table() rows for frozen_rows: ids 1..20, v = id * 10. */
+static int frozen_next(void *ctx, keel_value *v, bool *done)
+{
+    int32_t *next = ctx;
+
+    if (*next > 20) {
+        *done = true;
+        return KEEL_OK;
+    }
+    v[0] = tu_vi4(*next);
+    v[1] = tu_vi4(*next * 10);
+    (*next)++;
+    return KEEL_OK;
+}
+
+/*
+ * Rows keel_load_table() wrote frozen (visible to every snapshot, the
+ * benchmark's accounts): one deleted and one updated since, read by a new
+ * transaction (the deleted one gone, the new version) and by one that
+ * began before (both as loaded); the rest as loaded to both.
+ */
+static void test_frozen_rows(void **state)
+{
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                       {"v", KEEL_INT4, 0, true}};
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s, *old;
+    keel_value key = tu_vi4(3), row[2];
+    uint16_t pk = 1;
+    int32_t next = 1;
+    bool found;
+
+    (void)state;
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &old, NULL), KEEL_OK);
+    assert_int_equal(keel_load_table(s, NULL, "f", cols, 2, &pk, 1, frozen_next,
+                                     &next, NULL),
+                     KEEL_OK);
+    assert_int_equal(keel_begin(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "f", "v", 3, &found), 30);
+    assert_int_equal(keel_delete(s, NULL, "f", &key), KEEL_OK);
+    key = tu_vi4(4);
+    row[0] = tu_vi4(4);
+    row[1] = tu_vi4(444);
+    assert_int_equal(keel_update(s, NULL, "f", &key, row), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "f", "v", 3, &found), 0);
+    assert_false(found);
+    assert_int_equal(sel_i4(s, NULL, "f", "v", 4, &found), 444);
+    assert_true(found);
+    assert_int_equal(sel_i4(s, NULL, "f", "v", 5, &found), 50);
+    assert_int_equal(sel_i4(old, NULL, "f", "v", 3, &found), 30);
+    assert_true(found);
+    assert_int_equal(sel_i4(old, NULL, "f", "v", 4, &found), 40);
+    assert_int_equal(sel_i4(old, NULL, "f", "v", 5, &found), 50);
+    assert_int_equal(keel_commit(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "f", "v", 3, &found), 0);
+    assert_false(found);
+    keel_session_end(old);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 /* A table dropped and made again under its name (a new oid, its columns
  * in another order) is the new one at the next call; twelve tables in
  * turn, more than a session keeps handles for, each give their own rows;
@@ -853,6 +963,8 @@ int main(void)
         cmocka_unit_test(test_catalog_lookups),
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_many_versions),
+        cmocka_unit_test(test_frozen_rows),
+        cmocka_unit_test(test_failed_transaction),
         cmocka_unit_test(test_tables_change),
         cmocka_unit_test(test_readers_race_writer),
     };

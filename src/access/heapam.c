@@ -605,8 +605,13 @@ static int fetched_visible(const heap_rel *rel, const visibility *vis,
                            const heap_row *row, kerr *err)
 {
     bool visible;
-    int rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, err);
+    int rc;
 
+    /* A frozen row never deleted (every row keel_load_table() wrote, until
+     * it changes) is visible to every snapshot: no call. */
+    if (row->xmin == XID_FROZEN && row->xmax == XID_INVALID)
+        return KEEL_OK;
+    rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, err);
     if (rc != KEEL_OK)
         return rc;
     if (!visible)

@@ -127,14 +127,33 @@ static inline void engine_cache_sync(keel_session *s)
     }
 }
 
-/* Statement bracket: begins an implicit transaction if none is running
- * (clearing the error); refuses in a failed transaction. */
-int engine_stmt_begin(keel_session *s);
+/* engine_stmt_begin() and engine_stmt_end() past their common case. */
+int engine_stmt_begin_slow(keel_session *s);
+int engine_stmt_end_slow(keel_session *s, int rc, bool changed);
+
+/* Statement bracket: clears the error; begins an implicit transaction if
+ * none is running; refuses while a scan is open or in a failed
+ * transaction.  Inside a running transaction that has not failed, with no
+ * scan open, it only clears the error (inline). */
+static inline int engine_stmt_begin(keel_session *s)
+{
+    if (s->scan == NULL && !s->failed && txn_in_progress(s->ts)) {
+        kerr_clear(&s->bs->err);
+        return KEEL_OK;
+    }
+    return engine_stmt_begin_slow(s);
+}
 
 /* Ends the statement with status rc: an implicit transaction is committed
  * (rc OK) or aborted; in an explicit one, `changed` with rc != OK marks
- * the transaction failed.  Returns the final status. */
-int engine_stmt_end(keel_session *s, int rc, bool changed);
+ * the transaction failed.  Returns the final status; a statement that
+ * succeeded inside an explicit transaction returns at once (inline). */
+static inline int engine_stmt_end(keel_session *s, int rc, bool changed)
+{
+    if (!s->implicit && rc == KEEL_OK)
+        return KEEL_OK;
+    return engine_stmt_end_slow(s, rc, changed);
+}
 
 /* A catalog_txn for the running transaction; with write, assigns the xid
  * first. */

@@ -189,7 +189,7 @@ void keel_abort(keel_session *s)
     s->implicit = false;
 }
 
-int engine_stmt_begin(keel_session *s)
+int engine_stmt_begin_slow(keel_session *s)
 {
     kerr *e = &s->bs->err;
 
@@ -207,7 +207,7 @@ int engine_stmt_begin(keel_session *s)
     return session_txn_begin(s, e);
 }
 
-int engine_stmt_end(keel_session *s, int rc, bool changed)
+int engine_stmt_end_slow(keel_session *s, int rc, bool changed)
 {
     if (!s->implicit) {
         if (rc != KEEL_OK && changed)
