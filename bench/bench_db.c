@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,9 @@ static bool tmpdirs_guarded;
 /* The signals the guard thread waits for (those not ignored when it
  * started). */
 static sigset_t tmpdirs_signals;
+/* Set by the guard thread once one came: the process is to die of it,
+ * not exit of whatever the removal makes fail in the other threads. */
+static atomic_bool tmpdirs_dying;
 
 /* Removes dir's files and dir.  A thread still running may create a file
  * between the reading and the rmdir: then again, a few times. */
@@ -86,6 +90,7 @@ static void *tmpdirs_guard(void *arg)
     (void)arg;
     if (sigwait(&tmpdirs_signals, &sig) != 0)
         return NULL;
+    atomic_store(&tmpdirs_dying, true);
     tmpdirs_remove_all();
     signal(sig, SIG_DFL);
     sigemptyset(&one);
@@ -93,6 +98,20 @@ static void *tmpdirs_guard(void *arg)
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
     raise(sig);
     _exit(128 + sig);
+}
+
+/*
+ * At exit: removes the directories, unless a signal came first.  Then the
+ * guard thread is removing them and raises the signal once done; an exit
+ * meanwhile (a benchmark thread failing on a file that went) waits for
+ * it, so that the process still dies of the signal.
+ */
+static void tmpdirs_at_exit(void)
+{
+    if (atomic_load(&tmpdirs_dying))
+        for (;;)
+            pause();
+    tmpdirs_remove_all();
 }
 
 /* Called with tmpdirs_lock held, once. */
@@ -109,7 +128,7 @@ static int tmpdirs_guard_start(void)
         return -1;
     }
     pthread_detach(tid);
-    atexit(tmpdirs_remove_all);
+    atexit(tmpdirs_at_exit);
     return 0;
 }
 
