@@ -196,7 +196,7 @@ cc_die(const cc_env *env, const char *what, int rc)
 {
     fprintf(stderr, "keel bench catcache: %s: %s (%s)\n", what,
             keel_session_error(env->s), keel_status_str(rc));
-    exit(1);
+    bench_exit(1);
 }
 
 /* ---- transactions ------------------------------------------------- */
@@ -357,7 +357,7 @@ static syscache *cc_syscache(cc_env *env, const syscache_options *o)
         KEEL_OK) {
         fprintf(stderr, "keel bench catcache: creating a syscache: %s\n",
                 err.msg);
-        exit(1);
+        bench_exit(1);
     }
     return sc;
 }
@@ -552,7 +552,7 @@ static void env_open(cc_env *env, const char *dir, bool create)
         rc = keel_session_begin(env->db, &env->s, &e);
     if (rc != KEEL_OK) {
         fprintf(stderr, "keel bench catcache: %s\n", e.msg);
-        exit(1);
+        bench_exit(1);
     }
     for (int t = 0; t < HOT_TABLES; t++) {
         snprintf(name, sizeof(name), "cc_hot_%02d", t);

@@ -104,7 +104,9 @@ static void *tmpdirs_guard(void *arg)
  * At exit: removes the directories, unless a signal came first.  Then the
  * guard thread is removing them and raises the signal once done; an exit
  * meanwhile (a benchmark thread failing on a file that went) waits for
- * it, so that the process still dies of the signal.
+ * it, so that the process still dies of the signal.  The benchmarks'
+ * threads exit through bench_exit(), which waits before exit() itself: of
+ * two threads in exit() at once, only one runs this.
  */
 static void tmpdirs_at_exit(void)
 {
@@ -112,6 +114,14 @@ static void tmpdirs_at_exit(void)
         for (;;)
             pause();
     tmpdirs_remove_all();
+}
+
+void bench_exit(int status)
+{
+    if (atomic_load(&tmpdirs_dying))
+        for (;;)
+            pause();
+    exit(status);
 }
 
 /* Called with tmpdirs_lock held, once. */

@@ -39,4 +39,13 @@ int bench_dir_bytes(const char *dir, uint64_t *bytes);
  * fine. */
 void bench_dir_remove(const char *dir);
 
+/*
+ * exit(status) for the benchmarks' threads, which may fail because a
+ * signal's removal of the temporary directories took their files: while
+ * that removal runs, waits for the signal to end the process instead, so
+ * that it dies of the signal.  Two threads in exit() at once would not
+ * both run the exit handler that waits.
+ */
+_Noreturn void bench_exit(int status);
+
 #endif /* KEEL_BENCH_BENCH_DB_H */

@@ -233,7 +233,7 @@ static inline int32_t lookup_one(lookup_env *env, int32_t aid, lookup_mode mode,
     if (rc != KEEL_OK || env->row.values[0].v.i4 != aid) {
         fprintf(stderr, "keel bench lookup: account %d: %s\n", aid,
                 rc != KEEL_OK ? buf_session_error(bs)->msg : "wrong row");
-        exit(1);
+        bench_exit(1);
     }
     return env->row.values[2].v.i4;
 }
@@ -375,7 +375,7 @@ static double measure_keel_lookup(lookup_env *env, uint64_t n, uint64_t *rng)
             !found || out[0].v.i4 != key.v.i4) {
             fprintf(stderr, "keel bench lookup: keel_lookup(%d): %s\n",
                     key.v.i4, keel_session_error(env->s));
-            exit(1);
+            bench_exit(1);
         }
         BENCH_USE(out[2].v.i4);
     }

@@ -82,7 +82,7 @@ typedef struct pin_env {
 static void die_kerr(const char *what, const kerr *e)
 {
     fprintf(stderr, "keel bench pin: %s: %s\n", what, e->msg);
-    exit(1);
+    bench_exit(1);
 }
 
 /* Appends n initialized blocks to a new relation. */
@@ -93,7 +93,7 @@ static void make_relation(pin_env *env, relnumber_t rel, uint32_t n)
 
     if (page == NULL) {
         fprintf(stderr, "keel bench pin: out of memory\n");
-        exit(1);
+        bench_exit(1);
     }
     if (smgr_create(env->sm, rel, &r, &env->err) != KEEL_OK)
         die_kerr("creating relation", &env->err);
@@ -194,7 +194,7 @@ static double measure_pread(int fd, uint32_t nblocks, char *buf,
         char *dst = buf + (size_t)(*pos % nregion) * BLOCK_SIZE;
         if (pread(fd, dst, BLOCK_SIZE, off) != BLOCK_SIZE) {
             fprintf(stderr, "keel bench pin: pread: %s\n", strerror(errno));
-            exit(1);
+            bench_exit(1);
         }
     }
     return (double)(clock_now_ns() - t0) / (double)n;
@@ -282,13 +282,13 @@ static double measure_handoff(uint64_t n)
 
     if (h == NULL) {
         fprintf(stderr, "keel bench pin: out of memory\n");
-        exit(1);
+        bench_exit(1);
     }
     h->n = n;
     t0 = clock_now_ns();
     if (pthread_create(&t, NULL, handoff_main, h) != 0) {
         fprintf(stderr, "keel bench pin: cannot create thread\n");
-        exit(1);
+        bench_exit(1);
     }
     handoff_take(h, 0);
     pthread_join(t, NULL);
@@ -320,7 +320,7 @@ static double run_threads(pin_env *env, uint32_t nthreads, bool same_page,
         t[i].offset = i * (HOT_PAGES / nthreads + 7);
         if (pthread_create(&t[i].tid, NULL, hit_thread_main, &t[i]) != 0) {
             fprintf(stderr, "keel bench pin: cannot create thread\n");
-            exit(1);
+            bench_exit(1);
         }
     }
     pthread_barrier_wait(&start);
@@ -392,7 +392,7 @@ static void env_open(pin_env *env, const pin_opts *o)
     } else {
         if (bench_tmpdir_make("keel bench pin", "bench-pin", env->dir,
                               sizeof(env->dir)) != 0)
-            exit(1);
+            bench_exit(1);
         env->own_dir = true;
     }
     if (smgr_open(env->dir, &env->sm, &env->err) != KEEL_OK)

@@ -560,14 +560,14 @@ static client_thread *clients_run(client_run *run, uint32_t n, double seconds,
                 fprintf(stderr, "%s: cannot pin client %u to CPU %u\n",
                         run->o->who, started,
                         run->o->cpus[started % (uint32_t)run->o->ncpus]);
-                exit(1);
+                bench_exit(1);
             }
         }
         if (pthread_create(&t[started].tid, &attr, client_main, &t[started]) !=
             0) {
             fprintf(stderr, "%s: cannot create thread %u\n", run->o->who,
                     started);
-            exit(1);
+            bench_exit(1);
         }
     }
     pthread_attr_destroy(&attr);
@@ -656,7 +656,7 @@ static int select_measure(client_run *run, select_result *res, int r)
     all = malloc((nall ? nall : 1) * sizeof(*all));
     if (all == NULL) {
         fprintf(stderr, "%s: out of memory\n", run->o->who);
-        exit(1);
+        bench_exit(1);
     }
     nall = 0;
     select_counts sum = {0};
