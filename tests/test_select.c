@@ -706,7 +706,9 @@ static int frozen_next(void *ctx, keel_value *v, bool *done)
  * Rows keel_load_table() wrote frozen (visible to every snapshot, the
  * benchmark's accounts): one deleted and one updated since, read by a new
  * transaction (the deleted one gone, the new version) and by one that
- * began before (both as loaded); the rest as loaded to both.
+ * began before (both as loaded); the rest as loaded to both.  One deleted
+ * by a transaction still running, and then aborted, stays visible to the
+ * others throughout.
  */
 static void test_frozen_rows(void **state)
 {
@@ -714,7 +716,7 @@ static void test_frozen_rows(void **state)
                                        {"v", KEEL_INT4, 0, true}};
     char *dir = tu_mkdtemp();
     keel_db *db = open_db(dir, true);
-    keel_session *s, *old;
+    keel_session *s, *old, *w;
     keel_value key = tu_vi4(3), row[2];
     uint16_t pk = 1;
     int32_t next = 1;
@@ -723,6 +725,7 @@ static void test_frozen_rows(void **state)
     (void)state;
     assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &old, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &w, NULL), KEEL_OK);
     assert_int_equal(keel_load_table(s, NULL, "f", cols, 2, &pk, 1, frozen_next,
                                      &next, NULL),
                      KEEL_OK);
@@ -745,6 +748,19 @@ static void test_frozen_rows(void **state)
     assert_int_equal(keel_commit(old), KEEL_OK);
     assert_int_equal(sel_i4(old, NULL, "f", "v", 3, &found), 0);
     assert_false(found);
+    /* Deleted by a running transaction, which then aborts. */
+    key = tu_vi4(6);
+    assert_int_equal(keel_begin(w), KEEL_OK);
+    assert_int_equal(keel_delete(w, NULL, "f", &key), KEEL_OK);
+    assert_int_equal(sel_i4(w, NULL, "f", "v", 6, &found), 0);
+    assert_false(found);
+    assert_int_equal(sel_i4(s, NULL, "f", "v", 6, &found), 60);
+    assert_true(found);
+    keel_abort(w);
+    assert_int_equal(sel_i4(s, NULL, "f", "v", 6, &found), 60);
+    assert_int_equal(sel_i4(w, NULL, "f", "v", 6, &found), 60);
+    assert_true(found);
+    keel_session_end(w);
     keel_session_end(old);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
