@@ -100,6 +100,15 @@ static void *tmpdirs_guard(void *arg)
     _exit(128 + sig);
 }
 
+/* If a signal came, never returns: the guard thread is removing the
+ * directories and then raises it, ending the process. */
+static void tmpdirs_await_signal(void)
+{
+    if (atomic_load(&tmpdirs_dying))
+        for (;;)
+            pause();
+}
+
 /*
  * At exit: removes the directories, unless a signal came first.  Then the
  * guard thread is removing them and raises the signal once done; an exit
@@ -110,17 +119,13 @@ static void *tmpdirs_guard(void *arg)
  */
 static void tmpdirs_at_exit(void)
 {
-    if (atomic_load(&tmpdirs_dying))
-        for (;;)
-            pause();
+    tmpdirs_await_signal();
     tmpdirs_remove_all();
 }
 
 void bench_exit(int status)
 {
-    if (atomic_load(&tmpdirs_dying))
-        for (;;)
-            pause();
+    tmpdirs_await_signal();
     exit(status);
 }
 
