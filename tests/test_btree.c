@@ -480,15 +480,15 @@ typedef struct liveness {
     int calls;
 } liveness;
 
-static bool is_live(void *ctx, tid t)
+static btree_row is_live(void *ctx, tid t)
 {
     liveness *l = ctx;
 
     l->calls++;
     for (int i = 0; i < l->ndead; i++)
         if (tid_compare(l->dead[i], t) == 0)
-            return false;
-    return true;
+            return BTREE_ROW_DEAD;
+    return BTREE_ROW_LIVE;
 }
 
 /* Rows at or after (block, offset) are live, earlier ones dead. */
@@ -497,11 +497,12 @@ typedef struct live_from {
     uint16_t offset;
 } live_from;
 
-static bool is_live_from(void *ctx, tid t)
+static btree_row is_live_from(void *ctx, tid t)
 {
     const live_from *l = ctx;
 
-    return tid_compare(t, (tid){l->block, l->offset}) >= 0;
+    return tid_compare(t, (tid){l->block, l->offset}) >= 0 ? BTREE_ROW_LIVE
+                                                           : BTREE_ROW_DEAD;
 }
 
 static void test_unique(void **state)
@@ -603,6 +604,117 @@ static void test_unique_across_pages(void **state)
     lf.offset = 81;
     CHECK_OK(f, btree_insert(bt, f->s, &v, (tid){5, 41}, is_live_from, &lf));
     assert_check_clean(f, REL_IDX, 41);
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+/* Answers fate about every row, and counts the calls. */
+typedef struct fate_all {
+    btree_row fate;
+    int calls;
+} fate_all;
+
+static btree_row answer_fate(void *ctx, tid t)
+{
+    fate_all *a = ctx;
+
+    (void)t;
+    a->calls++;
+    return a->fate;
+}
+
+static int insert_asking(fixture *f, btree *bt, int32_t key, tid t, fate_all *a)
+{
+    keel_value v = {.isnull = false, .v.i4 = key};
+
+    a->calls = 0;
+    return btree_insert(bt, f->s, &v, t, answer_fate, a);
+}
+
+/*
+ * Dead marks: an entry whose row the unique check finds dead is marked on
+ * a page the check holds exclusively, and never asked about again; rows
+ * that are only gone, or live, are asked about every time; searches still
+ * see marked entries; the marks survive a checkpoint; a split never makes
+ * a marked entry a high key.
+ */
+static void test_unique_dead_marks(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_INT4};
+    tuple_desc *d = desc_of(1, types);
+    btree *bt = NULL;
+    fate_all a = {.fate = BTREE_ROW_DEAD};
+    keel_value v = {.isnull = false};
+    static tid out[1000];
+    const int n = 900;
+    uint32_t count;
+    int k;
+
+    pool_open(f, 32);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, true, &bt));
+    /* A row updated n - 1 times, each version dead once the next is in:
+     * each check asks about the previous version alone. */
+    for (int i = 0; i < n; i++) {
+        CHECK_OK(f, insert_asking(
+                        f, bt, 7,
+                        (tid){(blocknum_t)(i / 50 + 1), (uint16_t)(i % 50 + 1)},
+                        &a));
+        assert_int_equal(a.calls, i > 0 ? 1 : 0);
+    }
+    assert_true(root_level(f, REL_IDX) >= 1);
+    v.v.i4 = 7;
+    CHECK_OK(f, btree_search(bt, f->s, &v, out, 1000, &count));
+    assert_int_equal(count, (uint32_t)n);
+    CHECK_OK(f, btree_search_last(bt, f->s, &v, NULL, out, 10, &count));
+    assert_int_equal(count, (uint32_t)n);
+    assert_int_equal(tid_compare(out[9], (tid){18, 50}), 0);
+
+    /* Gone rows are asked about every time; a live one refuses. */
+    a.fate = BTREE_ROW_GONE;
+    for (int i = 0; i < 5; i++) {
+        CHECK_OK(f, insert_asking(f, bt, 8, (tid){100, (uint16_t)(i + 1)}, &a));
+        assert_int_equal(a.calls, i);
+    }
+    a.fate = BTREE_ROW_LIVE;
+    assert_int_equal(insert_asking(f, bt, 8, (tid){100, 9}, &a), KEEL_EUNIQUE);
+    assert_int_equal(a.calls, 1);
+
+    /* Key 9: n entries over several leaves, none marked. */
+    a.fate = BTREE_ROW_GONE;
+    for (int i = 0; i < n; i++)
+        CHECK_OK(f, insert_asking(f, bt, 9,
+                                  (tid){(blocknum_t)(i / 50 + 1000),
+                                        (uint16_t)(i % 50 + 1)},
+                                  &a));
+    assert_int_equal(a.calls, n - 1);
+    /* Now all dead.  A tid placed first: the check holds only the first
+     * leaf exclusively, and marks only there. */
+    a.fate = BTREE_ROW_DEAD;
+    CHECK_OK(f, insert_asking(f, bt, 9, (tid){999, 1}, &a));
+    assert_int_equal(a.calls, n);
+    CHECK_OK(f, insert_asking(f, bt, 9, (tid){998, 1}, &a));
+    k = a.calls; /* (999,1) and the entries on the later leaves */
+    assert_true(k > 1 && k < n);
+    /* A tid placed last: every page up to its own is held exclusively. */
+    CHECK_OK(f, insert_asking(f, bt, 9, (tid){2000, 1}, &a));
+    assert_int_equal(a.calls, k); /* (998,1) and the same later ones */
+    CHECK_OK(f, insert_asking(f, bt, 9, (tid){2000, 2}, &a));
+    assert_int_equal(a.calls, 1);
+    assert_check_clean(f, REL_IDX, (uint64_t)(2 * n + 5 + 4));
+
+    /* The marks were written with their pages. */
+    btree_close(bt);
+    CHECK_OK(f, buf_checkpoint(f->s));
+    pool_close(f);
+    pool_open(f, 32);
+    CHECK_OK(f, btree_open(f->s, REL_IDX, &bt));
+    CHECK_OK(f, insert_asking(f, bt, 9, (tid){2000, 3}, &a));
+    assert_int_equal(a.calls, 1);
+    CHECK_OK(f, insert_asking(f, bt, 7, (tid){500, 1}, &a));
+    assert_int_equal(a.calls, 1);
+    assert_check_clean(f, REL_IDX, (uint64_t)(2 * n + 5 + 6));
     btree_close(bt);
     tupdesc_free(d);
     pool_close(f);
@@ -1537,7 +1649,8 @@ static void test_check_detects_order(void **state)
     CHECK_OK(f, buf_read(f->s, REL_IDX, blk, NULL, &id));
     buf_lock(f->s, id, LW_EXCLUSIVE);
     bt_item *hk = (bt_item *)btpage_item(buf_page(f->pool, id), BT_HIKEY);
-    int32_t small = -5;
+    int32_t small = -5, hk_key;
+    memcpy(&hk_key, (char *)hk + BT_LEAF_KEY_OFF, 4);
     memcpy((char *)hk + BT_LEAF_KEY_OFF, &small, 4);
     buf_mark_dirty(f->s, id);
     buf_unlock(f->s, id);
@@ -1545,6 +1658,29 @@ static void test_check_detects_order(void **state)
     r = run_check(f, REL_IDX);
     assert_true(r.problems > 0);
     assert_true(r.named[blk]);
+
+    /* Its key back; then a unique check's dead mark on the high key. */
+    CHECK_OK(f, buf_read(f->s, REL_IDX, blk, NULL, &id));
+    buf_lock(f->s, id, LW_EXCLUSIVE);
+    hk = (bt_item *)btpage_item(buf_page(f->pool, id), BT_HIKEY);
+    memcpy((char *)hk + BT_LEAF_KEY_OFF, &hk_key, 4);
+    assert_true(btpage_item(buf_page(f->pool, id), 5)->info ==
+                btitem_size(btpage_item(buf_page(f->pool, id), 5)));
+    btpage_item_set_unique_dead(buf_page(f->pool, id), 5, true);
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+    assert_check_clean(f, REL_IDX, 5000); /* on a data item: fine */
+    CHECK_OK(f, buf_read(f->s, REL_IDX, blk, NULL, &id));
+    buf_lock(f->s, id, LW_EXCLUSIVE);
+    btpage_item_set_unique_dead(buf_page(f->pool, id), BT_HIKEY, true);
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+    r = run_check(f, REL_IDX);
+    assert_true(r.problems > 0);
+    assert_true(r.named[blk]);
+    assert_non_null(strstr(r.first, "high key marked dead"));
     pool_close(f);
 }
 
@@ -1603,6 +1739,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sequential_inserts, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_unique, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unique_dead_marks, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_unique_across_pages, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_duplicates_tid_order, setup,

@@ -970,6 +970,17 @@ static bool cat_deleted(cat c)
     return c == CAT_COMMITTED_BEFORE || c == CAT_OWN;
 }
 
+/* What heap_tuple_fate() says of a version inserted by ic and deleted by
+ * dc (two transactions, unless both are the reader's own). */
+static heap_fate cat_fate(cat ic, cat dc)
+{
+    if (ic == CAT_ABORTED || ic == CAT_ABORTED_AFTER ||
+        dc == CAT_COMMITTED_BEFORE || dc == CAT_COMMITTED_AFTER ||
+        dc == CAT_FUTURE)
+        return HEAP_DEAD;
+    return dc == CAT_OWN ? HEAP_GONE : HEAP_LIVE;
+}
+
 static void test_visibility_matrix(void **state)
 {
     fixture *f = *state;
@@ -985,6 +996,7 @@ static void test_visibility_matrix(void **state)
     snapshot snap;
     visibility vis = {
         .snap = &snap, .status = txm_status_fn, .status_ctx = f->tm};
+    heap_fate fate;
     heap_row row;
 
     pool_open(f, 64);
@@ -1085,7 +1097,30 @@ static void test_visibility_matrix(void **state)
         OK(f, heap_tuple_visible(&vis, ins_xid[i], del_xid[i], &vis_direct,
                                  &f->err));
         assert_int_equal(vis_direct, expect[i]);
+        OK(f, heap_fetch_fate(&f->rel, f->s, &vis, tids[i], &fate));
+        if (fate != cat_fate(ins_cat[i], del_cat[i]))
+            fail_msg("inserter %s, deleter %s: fate %d, expected %d",
+                     cat_name[ins_cat[i]], cat_name[del_cat[i]], (int)fate,
+                     (int)cat_fate(ins_cat[i], del_cat[i]));
     }
+    /* One running transaction that inserted and deleted a version: gone
+     * while it runs, dead once it ends either way.  No transaction's id
+     * (below the first normal one, not frozen): never live. */
+    txm_set(f->tm, 900, XID_STATUS_IN_PROGRESS);
+    OK(f, heap_tuple_fate(&vis, 900, 900, &fate, &f->err));
+    assert_int_equal(fate, HEAP_GONE);
+    txm_set(f->tm, 900, XID_STATUS_ABORTED);
+    OK(f, heap_tuple_fate(&vis, 900, 900, &fate, &f->err));
+    assert_int_equal(fate, HEAP_DEAD);
+    txm_set(f->tm, 900, XID_STATUS_COMMITTED);
+    OK(f, heap_tuple_fate(&vis, 900, 900, &fate, &f->err));
+    assert_int_equal(fate, HEAP_DEAD);
+    OK(f, heap_tuple_fate(&vis, 1, XID_INVALID, &fate, &f->err));
+    assert_int_equal(fate, HEAP_GONE);
+    /* A tid past the end names no row. */
+    assert_int_equal(
+        heap_fetch_fate(&f->rel, f->s, &vis, (tid){nblocks(f) + 5, 1}, &fate),
+        KEEL_ENOENT);
     /* The scan returns exactly the expected rows. */
     {
         int32_t ids[MAXROWS];
@@ -1117,6 +1152,9 @@ static void test_visibility_matrix(void **state)
             i0++;
         atomic_store(&f->tm->fail_xid, ins_xid[i0]);
         assert_int_equal(heap_fetch(&f->rel, f->s, &vis, tids[i0], &row),
+                         KEEL_EIO);
+        assert_non_null(strstr(buf_session_error(f->s)->msg, "fake"));
+        assert_int_equal(heap_fetch_fate(&f->rel, f->s, &vis, tids[i0], &fate),
                          KEEL_EIO);
         assert_non_null(strstr(buf_session_error(f->s)->msg, "fake"));
         assert_int_equal(buf_session_pinned(f->s), 0);

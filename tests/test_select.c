@@ -529,6 +529,63 @@ static int32_t lookup_v(keel_session *s, int32_t id)
 }
 
 /*
+ * A row updated 600 times.  The primary key's unique check passes the
+ * versions it has found dead (their deleters committed) without reading
+ * them again, so an update reads a few pages, not three per version; a
+ * snapshot older than every update still reads its version.  A version
+ * deleted by a transaction that then aborts is not dead: after an aborted
+ * update the row's key is still taken, and once the row is deleted it is
+ * free.
+ */
+static void test_hot_row_updates(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s, *old;
+    keel_session_stats a, b;
+    keel_value key = tu_vi4(5), row[4];
+    bool found;
+
+    (void)state;
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &old, NULL), KEEL_OK);
+    make_table(s, NULL, "p", 10, 1);
+    assert_int_equal(keel_begin(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    for (int i = 0; i < 600; i++)
+        set_v(s, 5, 1000 + i);
+    keel_session_get_stats(s, &a);
+    set_v(s, 5, 2000);
+    keel_session_get_stats(s, &b);
+    assert_true(b.buffer_reads - a.buffer_reads <= 24); /* 15 measured */
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 2000);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    assert_int_equal(lookup_v(old, 5), 5);
+    assert_int_equal(keel_commit(old), KEEL_OK);
+
+    row[0] = tu_vi4(5);
+    row[1] = tu_vi4(1);
+    row[2] = tu_vstr("again");
+    row[3].isnull = true;
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    set_v(s, 5, 3000);
+    keel_abort(s);
+    assert_int_equal(keel_insert(s, NULL, "p", row), KEEL_EUNIQUE);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 2000);
+    set_v(s, 5, 2001);
+    assert_int_equal(keel_insert(s, NULL, "p", row), KEEL_EUNIQUE);
+    assert_int_equal(keel_delete(s, NULL, "p", &key), KEEL_OK);
+    assert_int_equal(keel_insert(s, NULL, "p", row), KEEL_OK);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1);
+    assert_int_equal(lookup_v(s, 5), 1);
+
+    keel_session_end(old);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/*
  * More versions than one search keeps (the last 64): 71 of a row, read by
  * a transaction that began before the first update (it sees the key's
  * first entry), one that began after the third (a version before the 64
@@ -972,6 +1029,164 @@ static void test_readers_race_writer(void **state)
     tu_dir_remove(dir);
 }
 
+/* ---- writers racing each other -----------------------------------------
+ *
+ * Writers change random rows of a small table at once: an update in its
+ * own transaction, or in an explicit one that commits or aborts, or a
+ * delete and insert again of the row in one transaction; and they try to
+ * insert rows whose keys exist.  Versions die all the time, and the unique
+ * checks mark their entries; no mark may let a second row of a key in.
+ * Every insert of an existing key fails with EUNIQUE, every other change
+ * succeeds or meets a concurrent one (ESERIALIZE), and at the end each id
+ * has exactly one row.
+ */
+#define WRACE_ROWS    8
+#define WRACE_WRITERS 3
+
+typedef struct wrace {
+    keel_db *db;
+    uint64_t deadline;
+    atomic_u32 errors;
+    atomic_u32 changes;
+    atomic_u32 conflicts;
+    atomic_u32 refused;
+} wrace;
+
+typedef struct wrace_writer {
+    wrace *r;
+    int index;
+} wrace_writer;
+
+/* A change's result: counted, or an error (the rest of the run stops). */
+static void wrace_count(wrace *r, int rc)
+{
+    if (rc == KEEL_OK)
+        atomic_fetch_add_explicit(&r->changes, 1, memory_order_relaxed);
+    else if (rc == KEEL_ESERIALIZE)
+        atomic_fetch_add_explicit(&r->conflicts, 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+}
+
+static void *wrace_write(void *arg)
+{
+    wrace_writer *ww = arg;
+    wrace *r = ww->r;
+    keel_session *s = NULL;
+    uint64_t rng = 0xabcdef + (uint64_t)ww->index * 7919;
+
+    if (keel_session_begin(r->db, &s, NULL) != KEEL_OK) {
+        atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+        return NULL;
+    }
+    while (clock_now_ns() < r->deadline &&
+           atomic_load_relaxed(&r->errors) == 0) {
+        int32_t id = (int32_t)(tu_rand(&rng) % WRACE_ROWS) + 1;
+        keel_value key = tu_vi4(id), v[4];
+        int rc;
+
+        v[0] = tu_vi4(id);
+        v[1] = tu_vi4(id + 1000 * (int32_t)(tu_rand(&rng) % 1000));
+        v[2] = tu_vstr("w");
+        v[3].isnull = true;
+        switch (tu_rand(&rng) % 5) {
+        case 0:
+        case 1:
+            wrace_count(r, keel_update(s, NULL, "p", &key, v));
+            break;
+        case 2:
+            /* In a transaction that commits or aborts. */
+            if (keel_begin(s) != KEEL_OK) {
+                wrace_count(r, KEEL_EINVAL);
+                break;
+            }
+            rc = keel_update(s, NULL, "p", &key, v);
+            if (rc == KEEL_OK && tu_rand(&rng) % 2 == 0)
+                rc = keel_commit(s);
+            else
+                keel_abort(s);
+            wrace_count(r, rc);
+            break;
+        case 3:
+            /* Deleted and inserted again in one transaction. */
+            if (keel_begin(s) != KEEL_OK) {
+                wrace_count(r, KEEL_EINVAL);
+                break;
+            }
+            rc = keel_delete(s, NULL, "p", &key);
+            if (rc == KEEL_OK)
+                rc = keel_insert(s, NULL, "p", v);
+            if (rc == KEEL_OK)
+                rc = keel_commit(s);
+            else
+                keel_abort(s);
+            wrace_count(r, rc);
+            break;
+        default:
+            /* The key exists: refused, whatever else is going on. */
+            rc = keel_insert(s, NULL, "p", v);
+            if (rc == KEEL_EUNIQUE)
+                atomic_fetch_add_explicit(&r->refused, 1, memory_order_relaxed);
+            else
+                atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+            break;
+        }
+    }
+    keel_session_end(s);
+    return NULL;
+}
+
+static void test_writers_race(void **state)
+{
+    char *dir = tu_mkdtemp();
+    wrace r;
+    wrace_writer ww[WRACE_WRITERS];
+    pthread_t th[WRACE_WRITERS];
+    keel_session *s;
+    keel_scan *sc;
+    keel_value out[4];
+    bool found, seen[WRACE_ROWS] = {false};
+    int rows = 0;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    r.db = open_db(dir, true);
+    assert_int_equal(keel_session_begin(r.db, &s, NULL), KEEL_OK);
+    make_table(s, NULL, "p", WRACE_ROWS, 1);
+    r.deadline = clock_now_ns() + (uint64_t)(tu_stress_seconds(1.0) * 1e9);
+    for (int i = 0; i < WRACE_WRITERS; i++) {
+        ww[i].r = &r;
+        ww[i].index = i;
+        assert_int_equal(pthread_create(&th[i], NULL, wrace_write, &ww[i]), 0);
+    }
+    for (int i = 0; i < WRACE_WRITERS; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    assert_int_equal(atomic_load_relaxed(&r.errors), 0);
+    assert_true(atomic_load_relaxed(&r.changes) > 0);
+    assert_true(atomic_load_relaxed(&r.refused) > 0);
+
+    /* One row per id, each the one its key finds. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_scan_begin(s, NULL, "p", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    while (keel_scan_next(sc, out, &found) == KEEL_OK && found) {
+        int32_t id = out[0].v.i4;
+        assert_true(id >= 1 && id <= WRACE_ROWS);
+        assert_false(seen[id - 1]);
+        seen[id - 1] = true;
+        assert_int_equal(out[1].v.i4 % 1000, id);
+        rows++;
+    }
+    keel_scan_end(sc);
+    assert_int_equal(rows, WRACE_ROWS);
+    for (int32_t id = 1; id <= WRACE_ROWS; id++)
+        assert_int_equal(sel_i4(s, NULL, "p", "v", id, &found) % 1000, id);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(r.db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -979,10 +1194,12 @@ int main(void)
         cmocka_unit_test(test_catalog_lookups),
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_many_versions),
+        cmocka_unit_test(test_hot_row_updates),
         cmocka_unit_test(test_frozen_rows),
         cmocka_unit_test(test_failed_transaction),
         cmocka_unit_test(test_tables_change),
         cmocka_unit_test(test_readers_race_writer),
+        cmocka_unit_test(test_writers_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

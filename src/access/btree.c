@@ -1686,8 +1686,11 @@ int btree_search_last(btree *bt, buf_session *s, const keel_value *keys,
  * keys rightwards, locking each next page before releasing the current
  * one, and fails if one may be live.  The insertion target (the page whose
  * range holds (key, t)) is reached on the way and kept exclusively locked;
- * pages beyond it are only share-locked.  On success *io_id / *io_blk is
- * the target, exclusively locked; on failure nothing is held.
+ * pages beyond it are only share-locked.  Entries marked dead are passed
+ * without asking is_live; those it finds dead are marked on the pages held
+ * exclusively (the target and those before it), which become dirty.  On
+ * success *io_id / *io_blk is the target, exclusively locked; on failure
+ * nothing is held.
  */
 static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                            tid t, btree_is_live_fn is_live, void *ctx,
@@ -1717,6 +1720,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
         }
         for (; pos < n; pos++) {
             const bt_item *it = btpage_item(page, pos);
+            btree_row fate;
             tid et;
 
             if (bt_compare(bt, &eq, it, true) != 0)
@@ -1729,7 +1733,15 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                               bt->rel, t.block, t.offset);
                 goto fail;
             }
-            if (is_live == NULL || is_live(ctx, et)) {
+            if (it->info & BT_INFO_UNIQUE_DEAD)
+                continue;
+            fate = is_live != NULL ? is_live(ctx, et) : BTREE_ROW_LIVE;
+            if (fate == BTREE_ROW_DEAD &&
+                (target == BUF_INVALID || cur == target)) {
+                btpage_item_set_unique_dead(page, pos, true);
+                buf_mark_dirty(s, cur);
+            }
+            if (fate == BTREE_ROW_LIVE) {
                 char kb[160];
                 bt_key_format(bt->desc, keys, bt->natts, kb, sizeof(kb));
                 rc = kerr_set(&s->err, KEEL_EUNIQUE,

@@ -8,7 +8,7 @@
  * entry is distinct and equal keys sit in tid order ("heapkeyspace", as in
  * PostgreSQL 12+).  A unique index refuses a second entry with an equal key
  * (no column null) unless the caller's is_live callback says the existing
- * entry's row is dead.
+ * entry's row is not live (btree_row).
  *
  * Concurrency follows Lehman and Yao as PostgreSQL's nbtree does it: every
  * page but the rightmost of its level has a high key and a right-link;
@@ -47,11 +47,29 @@
 typedef struct btree btree;
 
 /*
- * Tells whether the heap row at t may still be live (so that an equal key
- * must be refused by a unique index).  Called with the index leaf page
- * exclusively locked; it may read heap pages but must not touch the index.
+ * What a unique index's insertion learns of the row an entry with an
+ * equal key points at: BTREE_ROW_LIVE, it may be live, and the key is
+ * taken; BTREE_ROW_GONE, it is not live now (but may be again, as when
+ * the caller's own transaction deleted it and may still abort);
+ * BTREE_ROW_DEAD, it never can be live again (its inserter aborted, or its
+ * deleter committed).  An entry found dead on a page the check holds
+ * exclusively is marked so (BT_INFO_UNIQUE_DEAD), and later checks pass it
+ * without asking: the fate of a row once dead does not change.  Searches
+ * and scans ignore the mark, since older snapshots may still see the row.
  */
-typedef bool (*btree_is_live_fn)(void *ctx, tid t);
+typedef enum btree_row {
+    BTREE_ROW_LIVE,
+    BTREE_ROW_GONE,
+    BTREE_ROW_DEAD,
+} btree_row;
+
+/*
+ * Tells what the heap row at t is to a unique index (btree_row).  Called
+ * with the index leaf page exclusively locked; it may read heap pages but
+ * must not touch the index.  On an error it must answer BTREE_ROW_LIVE:
+ * refuse rather than risk a duplicate.
+ */
+typedef btree_row (*btree_is_live_fn)(void *ctx, tid t);
 
 /* ---- opening and creating --------------------------------------------- */
 
@@ -88,13 +106,16 @@ bool btree_is_unique(const btree *bt);
  * unique index, if an entry with an equal key (no column null) exists
  * whose row is_live(ctx, its tid) says may be live (is_live NULL: every
  * entry is live), nothing is inserted and KEEL_EUNIQUE is returned with a
- * message naming the key.  The check and the insertion happen under the
- * leaf's exclusive lock, so of two concurrent inserts of one key at most
- * one succeeds.  Errors: EINVAL (invalid tid), EEXIST (this exact (key,
- * tid) is already indexed), ETYPE / ETOOBIG (a value does not fit its
- * column, or the key is over BTREE_MAX_KEY_SIZE), EUNIQUE, and I/O or pool
- * errors.  On an I/O error in the middle of a split the tree stays
- * searchable but a downlink may be missing (see README).
+ * message naming the key.  Entries marked dead by an earlier check are
+ * passed without a call; entries is_live finds dead are marked where the
+ * check holds their page exclusively (every page up to the one (keys, t)
+ * goes into, so nearly all of a row's older versions when t is newer).  The
+ * check and the insertion happen under the leaf's exclusive lock, so of two
+ * concurrent inserts of one key at most one succeeds.  Errors: EINVAL (invalid
+ * tid), EEXIST (this exact (key, tid) is already indexed), ETYPE / ETOOBIG (a
+ * value does not fit its column, or the key is over BTREE_MAX_KEY_SIZE),
+ * EUNIQUE, and I/O or pool errors.  On an I/O error in the middle of a split
+ * the tree stays searchable but a downlink may be missing (see README).
  */
 int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
                  btree_is_live_fn is_live, void *ctx);

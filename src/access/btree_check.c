@@ -205,6 +205,11 @@ static bool bt_check_layout(bt_check *ch, blocknum_t blk, const void *page,
                               : "unexpected minus-infinity item");
             return false;
         }
+        if ((it->info & BT_INFO_UNIQUE_DEAD) && (!leaf || i < first)) {
+            bt_report(ch, "block %u item %u: a %s marked dead", blk, i,
+                      i < first ? "high key" : "downlink");
+            return false;
+        }
         if (!mi && !bt_key_valid(ch->bt->desc, (const char *)it + koff,
                                  (size_t)(sz - koff),
                                  (it->info & BT_INFO_NULLS) != 0)) {

@@ -157,7 +157,8 @@ bool btpage_split(void *page, blocknum_t lblk, void *rpage, blocknum_t rblk,
         assert(false);
 
     /* Left page, built privately (its items point into page): items
-     * 0..best-1, then the new high key (item best, whole) into slot 0. */
+     * 0..best-1, then the new high key (item best, whole, less a dead
+     * mark: a pivot is no entry) into slot 0. */
     btpage_init(lbuf.b, op->level, op->flags);
     *btpage_opaque(lbuf.b) = *op;
     btpage_opaque(lbuf.b)->right = rblk;
@@ -168,6 +169,7 @@ bool btpage_split(void *page, blocknum_t lblk, void *rpage, blocknum_t rblk,
     }
     if (!btpage_add(lbuf.b, 0, items[best], sizes[best]))
         assert(false);
+    btpage_item_set_unique_dead(lbuf.b, BT_HIKEY, false);
     memcpy(page, lbuf.b, BLOCK_SIZE);
     return true;
 }

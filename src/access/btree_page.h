@@ -15,8 +15,8 @@
  * from the page's end downwards in slot order, the high key lowest; an
  * insert into a page just puts its item below the others.  Nothing relies
  * on that order for correctness: searches use it to guess, for prefetching,
- * where an item sits.  An item is a bt_item header, on internal pages followed by
- * the separator's heap tid (bt_sep), then the key:
+ * where an item sits.  An item is a bt_item header, on internal pages followed
+ * by the separator's heap tid (bt_sep), then the key:
  *
  *   leaf item:      [block, offset = heap tid | info][key]
  *   internal item:  [block = child, offset 0 | info][bt_sep: tid][key]
@@ -26,7 +26,9 @@
  * a (key, tid) pivot; on internal pages the child field is unused); data
  * items start at slot 1, or 0 on a rightmost page.  The first data item of
  * an internal page is "minus infinity": it carries only its downlink (flag
- * BT_INFO_MINUS_INF, no key).
+ * BT_INFO_MINUS_INF, no key).  A leaf's data item may carry
+ * BT_INFO_UNIQUE_DEAD, set by a unique check under the page's exclusive lock
+ * (btree_row); a high key never does.
  *
  * Keys are compared as (key columns, tid).  An internal item's (key, tid)
  * is the lower bound of its child's entries; the next item's (or the
@@ -107,9 +109,10 @@ typedef struct bt_sep {
     uint16_t pad;
 } bt_sep;
 
-#define BT_INFO_SIZE      0x3FFF /* item size, header included */
-#define BT_INFO_NULLS     0x4000 /* the key has a null bitmap */
-#define BT_INFO_MINUS_INF 0x8000 /* first item of an internal page: no key */
+#define BT_INFO_SIZE        0x1FFF /* item size, header included */
+#define BT_INFO_UNIQUE_DEAD 0x2000 /* leaf data item: never live again */
+#define BT_INFO_NULLS       0x4000 /* the key has a null bitmap */
+#define BT_INFO_MINUS_INF   0x8000 /* first item of an internal page: no key */
 
 #define BT_LEAF_KEY_OFF     ((uint16_t)sizeof(bt_item))
 #define BT_INTERNAL_KEY_OFF ((uint16_t)(sizeof(bt_item) + sizeof(bt_sep)))
@@ -117,6 +120,7 @@ typedef struct bt_sep {
 
 /* Largest item: an internal item with the largest key. */
 #define BT_MAX_ITEM_SIZE (BT_INTERNAL_KEY_OFF + BTREE_MAX_KEY_SIZE)
+_Static_assert(BT_MAX_ITEM_SIZE <= BT_INFO_SIZE, "an item's size fits info");
 _Static_assert(3 * (BT_MAX_ITEM_SIZE + 2) <= BT_PAGE_CAP,
                "three largest items fit on a page");
 
@@ -224,6 +228,18 @@ static inline const bt_item *btpage_item(const void *page, uint16_t i)
 static inline uint16_t btitem_size(const bt_item *it)
 {
     return it->info & BT_INFO_SIZE;
+}
+
+/* Sets or clears BT_INFO_UNIQUE_DEAD on item i of page (held exclusively). */
+static inline void btpage_item_set_unique_dead(void *page, uint16_t i,
+                                               bool dead)
+{
+    bt_item *it = (bt_item *)btpage_item(page, i);
+
+    if (dead)
+        it->info |= BT_INFO_UNIQUE_DEAD;
+    else
+        it->info &= (uint16_t)~BT_INFO_UNIQUE_DEAD;
 }
 
 /* The item's tid: the heap tid on leaves, the separator's on internal

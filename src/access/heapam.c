@@ -227,6 +227,47 @@ int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
     return KEEL_OK;
 }
 
+int heap_tuple_fate(const visibility *vis, xid_t xmin, xid_t xmax,
+                    heap_fate *fate, kerr *err)
+{
+    const snapshot *snap = vis->snap;
+    xid_status st;
+    int rc;
+
+    *fate = HEAP_LIVE;
+    /* The inserter: committed, running or own counts as inserted. */
+    if (xmin != XID_FROZEN && !is_own(snap, xmin)) {
+        if (xmin < XID_FIRST_NORMAL) {
+            *fate = HEAP_GONE; /* no transaction's: never visible */
+            return KEEL_OK;
+        }
+        rc = xid_status_of(vis, xmin, &st, err);
+        if (rc != KEEL_OK)
+            return rc;
+        if (st == XID_STATUS_ABORTED) {
+            *fate = HEAP_DEAD;
+            return KEEL_OK;
+        }
+        if (st == XID_STATUS_IN_PROGRESS && xmax == xmin) {
+            *fate = HEAP_GONE; /* dead once it ends, but it has not */
+            return KEEL_OK;
+        }
+    }
+    /* The deleter. */
+    if (xmax == XID_INVALID)
+        return KEEL_OK;
+    if (is_own(snap, xmax)) {
+        *fate = HEAP_GONE;
+        return KEEL_OK;
+    }
+    rc = xid_status_of(vis, xmax, &st, err);
+    if (rc != KEEL_OK)
+        return rc;
+    if (st == XID_STATUS_COMMITTED)
+        *fate = HEAP_DEAD;
+    return KEEL_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Forming and placing tuples                                         */
 /* ------------------------------------------------------------------ */
@@ -645,6 +686,37 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     if (rc != KEEL_OK)
         return rc;
     return fetched_visible(rel, vis, row, &s->err);
+}
+
+int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                    heap_fate *fate)
+{
+    const heap_tuple_header *h;
+    size_t len = 0;
+    bool damaged = false;
+    int32_t id;
+    int rc = read_tid_block(rel, s, t, true, &id);
+
+    *fate = HEAP_LIVE;
+    if (rc != KEEL_OK)
+        return rc;
+    h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
+    if (h == NULL) {
+        damaged = heappage_item_damaged(buf_session_page(s, id), t.offset);
+        rc = no_item(rel, t, damaged, &s->err);
+    } else if (len < sizeof(*h)) {
+        rc = kerr_set(&s->err, KEEL_ECORRUPT,
+                      "relation %u, row (%u,%u): tuple of %zu bytes is "
+                      "shorter than its header",
+                      rel->relnumber, t.block, t.offset, len);
+    } else {
+        /* Under the lock: an update that fails after claiming the version
+         * puts its xmax back before it can commit, so a deleter read here
+         * is still running if it is not to be the version's for good. */
+        rc = heap_tuple_fate(vis, h->xmin, h->xmax, fate, &s->err);
+    }
+    buf_unlock_release(s, id);
+    return rc;
 }
 
 /*

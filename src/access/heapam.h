@@ -115,6 +115,25 @@ int heap_row_prepare(heap_row *row, const heap_rel *rel, kerr *err);
 int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
                        bool *visible, kerr *err);
 
+/*
+ * What a unique index's check needs to know of a version inserted by xmin
+ * and deleted by xmax (0 = not deleted), from vis's transaction:
+ * - HEAP_LIVE: it is, or may yet be, live for others: its inserter
+ *   committed or is still running (or is vis's own transaction), and it
+ *   is not deleted, or its deleter is another transaction that has not
+ *   committed (a running deleter may still abort);
+ * - HEAP_GONE: not live now, but this may change: vis's own transaction
+ *   deleted it, or a transaction still running inserted and deleted it;
+ * - HEAP_DEAD: never live again, whatever happens: its inserter aborted
+ *   or its deleter committed, both final.
+ * Asks vis's status oracle (its snapshot serves only for the own xid);
+ * returns its error if it fails.
+ */
+typedef enum heap_fate { HEAP_LIVE, HEAP_GONE, HEAP_DEAD } heap_fate;
+
+int heap_tuple_fate(const visibility *vis, xid_t xmin, xid_t xmax,
+                    heap_fate *fate, kerr *err);
+
 /* The size (header included) a row of vals would take on a page, and
  * whether it fits on one: ETYPE/ETOOBIG as tuple_size(), ETOOBIG if the
  * row is larger than a heap page holds. */
@@ -175,6 +194,16 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
  */
 int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                     uint16_t ncols, heap_row *row);
+
+/*
+ * heap_tuple_fate() of the version at t, whether visible or not: its
+ * header is read and judged under the page's shared lock (the status
+ * oracle is asked with it held).  ENOENT if t names no row; ECORRUPT for
+ * a tuple shorter than its header or a damaged line pointer; errors of
+ * buf_read() and the oracle.
+ */
+int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                    heap_fate *fate);
 
 /*
  * Most rows apart that heap_tid_guess() interpolates across: about twice

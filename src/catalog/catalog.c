@@ -319,44 +319,26 @@ static void extract_keys(const idx_def *x, const keel_value *vals,
         keys[k] = vals[x->keys[k]];
 }
 
-/* An oracle that reports running transactions as committed: with it, a row
- * whose inserter is still running looks inserted (see is_live). */
-typedef struct eager_oracle {
-    xid_status_fn status;
-    void *ctx;
-} eager_oracle;
-
-static int eager_status(void *ctx, xid_t xid, xid_status *st, kerr *err)
-{
-    eager_oracle *o = ctx;
-    int rc = o->status(o->ctx, xid, st, err);
-
-    if (rc == KEEL_OK && *st == XID_STATUS_IN_PROGRESS)
-        *st = XID_STATUS_COMMITTED;
-    return rc;
-}
-
-bool catalog_row_is_live(void *arg, tid t)
+btree_row catalog_row_is_live(void *arg, tid t)
 {
     catalog_live_ctx *lc = arg;
-    snapshot snap = {.xmin = XID_FIRST_NORMAL,
-                     .xmax = UINT32_MAX,
-                     .own_xid = lc->vis->snap->own_xid,
-                     .nxip = 0,
-                     .xip = NULL};
-    eager_oracle eo = {lc->vis->status, lc->vis->status_ctx};
-    visibility now = {&snap, lc->vis->status, lc->vis->status_ctx};
-    visibility eager = {&snap, eager_status, &eo};
-    int rc;
+    heap_fate fate;
+    int rc = heap_fetch_fate(lc->rel, lc->bs, lc->vis, t, &fate);
 
-    /* Committed (or own) and not deleted by a committed or own deleter;
-     * a running deleter may still abort, so such a row counts as live. */
-    rc = heap_fetch(lc->rel, lc->bs, &now, t, lc->row);
-    if (rc != KEEL_ENOENT)
-        return true; /* visible, or an error: refuse rather than risk it */
-    /* Inserted by a transaction still running, and not deleted. */
-    rc = heap_fetch(lc->rel, lc->bs, &eager, t, lc->row);
-    return rc != KEEL_ENOENT;
+    /* No row there is no live row (asked again next time); another error
+     * answers "live": refuse rather than risk a duplicate. */
+    if (rc == KEEL_ENOENT)
+        return BTREE_ROW_GONE;
+    if (rc != KEEL_OK)
+        return BTREE_ROW_LIVE;
+    switch (fate) {
+    case HEAP_GONE:
+        return BTREE_ROW_GONE;
+    case HEAP_DEAD:
+        return BTREE_ROW_DEAD;
+    default:
+        return BTREE_ROW_LIVE;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -384,17 +366,11 @@ static int index_row(catalog *c, catalog_txn *ct, catalog_id id, tid t,
 {
     const cat_def *d = &cat_defs[id];
     cat_rel *r = &c->rels[id];
-    heap_row row = {0};
-    catalog_live_ctx lc = {&r->heap, ct->bs, &ct->vis, &row};
+    catalog_live_ctx lc = {&r->heap, ct->bs, &ct->vis};
     keel_value keys[3];
     int rc = KEEL_OK;
     uint16_t j;
 
-    if (!ct->bootstrap) {
-        rc = heap_row_init(&row, &r->heap, &ct->bs->err);
-        if (rc != KEEL_OK)
-            return rc;
-    }
     for (j = 0; j < d->nidx; j++) {
         extract_keys(&d->idx[j], vals, keys);
         rc = btree_insert(r->idx[j], ct->bs, keys, t,
@@ -410,7 +386,6 @@ static int index_row(catalog *c, catalog_txn *ct, catalog_id id, tid t,
         }
         ct->bs->err = saved;
     }
-    heap_row_free(&row);
     return rc;
 }
 

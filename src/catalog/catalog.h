@@ -253,19 +253,20 @@ void catalog_index_decode(const heap_row *row, catalog_indexdef *out);
 void catalog_statistic_decode(const heap_row *row, catalog_statistic *out);
 
 /*
- * A btree_is_live_fn for unique indexes over a heap relation: the row at a
- * tid may be live unless it was inserted by a transaction that aborted, or
- * deleted by one that committed or by the caller itself.  A row inserted by
- * another transaction still running counts as live (its key is taken:
- * keel reports the conflict rather than waiting).
+ * A btree_is_live_fn for unique indexes over a heap relation
+ * (heap_fetch_fate()): the row at a tid may be live unless it was inserted
+ * by a transaction that aborted (dead), or deleted by one that committed
+ * (dead) or by the caller itself (gone), or there is no row there (gone).
+ * A row inserted by another transaction still running counts as live (its
+ * key is taken: keel reports the conflict rather than waiting), and so
+ * does one whose header cannot be read.
  */
 typedef struct catalog_live_ctx {
     heap_rel *rel;
     buf_session *bs;
     const visibility *vis; /* the caller's (own xid and oracle) */
-    heap_row *row;         /* scratch row for rel */
 } catalog_live_ctx;
 
-bool catalog_row_is_live(void *ctx, tid t);
+btree_row catalog_row_is_live(void *ctx, tid t);
 
 #endif /* KEEL_CATALOG_CATALOG_H */

@@ -66,11 +66,10 @@ static int primary_index(keel_session *s, engine_table *t, uint32_t *pi)
 static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
                             const keel_value *vals, tid nt)
 {
-    heap_row row = {0};
-    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, &row};
+    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis};
     keel_value keys[BTREE_MAX_KEYS];
     uint32_t i;
-    int rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+    int rc = KEEL_OK;
 
     for (i = 0; rc == KEEL_OK && i < t->nidx; i++) {
         engine_index_key(&t->idx[i], vals, keys);
@@ -87,7 +86,6 @@ static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
         }
         s->bs->err = saved;
     }
-    heap_row_free(&row);
     return rc;
 }
 
@@ -565,16 +563,13 @@ done:
 static int key_taken(keel_session *s, catalog_txn *ct, engine_table *t,
                      uint32_t ix, const keel_value *keys, tid self, bool *taken)
 {
-    heap_row row = {0};
-    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, &row};
+    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis};
     btree_bound b = {keys, t->idx[ix].nkeys, true};
     btree_scan *sc = NULL;
     tid tt;
-    int rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+    int rc = btree_scan_begin(t->ih[ix]->bt, s->bs, &b, &b, &sc);
 
     *taken = false;
-    if (rc == KEEL_OK)
-        rc = btree_scan_begin(t->ih[ix]->bt, s->bs, &b, &b, &sc);
     while (rc == KEEL_OK && !*taken) {
         rc = btree_scan_next(sc, &tt, NULL);
         if (rc == KEEL_ENOENT) {
@@ -582,10 +577,9 @@ static int key_taken(keel_session *s, catalog_txn *ct, engine_table *t,
             break;
         }
         if (rc == KEEL_OK && tid_compare(tt, self) != 0)
-            *taken = catalog_row_is_live(&lc, tt);
+            *taken = catalog_row_is_live(&lc, tt) == BTREE_ROW_LIVE;
     }
     btree_scan_end(sc);
-    heap_row_free(&row);
     return rc;
 }
 
