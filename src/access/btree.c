@@ -881,18 +881,26 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
     sk.unspec = 0; /* from here on: equality */
     for (;;) {
         uint16_t n = btpage_nitems(page);
+        bool more = false;
 
+        /* Equal keys may continue right only if the high key is equal; as
+         * in bt_int_collect(), with last only the page's last max of them
+         * need their tids. */
+        if (last && (uint32_t)(n - pos) > max && bt_beyond(bt, page, &sk)) {
+            more = true;
+            found += (uint32_t)(n - pos) - max;
+            pos = (uint16_t)(n - max);
+        }
         for (; pos < n; pos++) {
             const bt_item *it = btpage_item(page, pos);
-            if (bt_compare(bt, &sk, it, true) != 0)
+            if (!more && bt_compare(bt, &sk, it, true) != 0)
                 goto done;
             bt_tids_put(tids, max, last, found, btitem_tid(it, true));
             found++;
             if (first_only)
                 goto done;
         }
-        /* Equal keys may continue right only if the high key is equal. */
-        if (!bt_beyond(bt, page, &sk))
+        if (!more && !bt_beyond(bt, page, &sk))
             goto done;
         blk = btpage_opaque(page)->right;
         buf_unlock_release(s, id);
@@ -1048,17 +1056,25 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
 
     for (;;) {
         uint32_t n = btpage_nitems(page);
+        bool more = false;
 
+        /* Equal keys may continue right only if the high key is k.  Then
+         * every entry from pos on is k, and with last only the page's last
+         * max of them can stay in the ring: the others are only counted. */
+        if (last && n - pos > max && bt_int_beyond(page, fast, k, true)) {
+            more = true;
+            found += n - pos - max;
+            pos = n - max;
+        }
         for (; pos < n; pos++) {
             const bt_item *it = btpage_item(page, (uint16_t)pos);
             int64_t v;
-            if (!bt_int_key(it, true, fast, &v) || v != k)
+            if (!more && (!bt_int_key(it, true, fast, &v) || v != k))
                 goto done;
             bt_tids_put(tids, max, last, found, btitem_tid(it, true));
             found++;
         }
-        /* Equal keys may continue right only if the high key is k. */
-        if (!bt_int_beyond(page, fast, k, true))
+        if (!more && !bt_int_beyond(page, fast, k, true))
             goto done;
         rc = bt_move_right(bt, s, 0, &id, &page);
         if (rc != KEEL_OK)
@@ -1713,17 +1729,21 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
         uint16_t n = btpage_nitems(page);
         blocknum_t next;
         int32_t nid;
+        bool more;
 
         if (target == BUF_INVALID && !bt_beyond(bt, page, &full)) {
             target = cur;
             tblk = curblk;
         }
+        /* Equal keys may continue right only if the high key is keys;
+         * then every entry from pos on is equal, and needs no compare. */
+        more = bt_beyond(bt, page, &eq);
         for (; pos < n; pos++) {
             const bt_item *it = btpage_item(page, pos);
             btree_row fate;
             tid et;
 
-            if (bt_compare(bt, &eq, it, true) != 0)
+            if (!more && bt_compare(bt, &eq, it, true) != 0)
                 goto done;
             et = btitem_tid(it, true);
             if (tid_compare(et, t) == 0) {
@@ -1750,7 +1770,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                 goto fail;
             }
         }
-        if (!bt_beyond(bt, page, &eq)) /* no equal keys further right */
+        if (!more) /* no equal keys further right */
             goto done;
         next = btpage_opaque(page)->right;
         rc = bt_read_lock(bt, s, next,
