@@ -1094,6 +1094,14 @@ static void test_visibility_matrix(void **state)
         if (rc == KEEL_OK)
             assert_row(&row, (int32_t)i, ins_cat[i] * 100 + del_cat[i],
                        cat_name[ins_cat[i]]);
+        if (rc == KEEL_ENOENT) {
+            char want[96];
+            snprintf(want, sizeof(want),
+                     "relation %u: row (%u,%u) is not visible to this "
+                     "snapshot",
+                     f->rel.relnumber, tids[i].block, tids[i].offset);
+            assert_string_equal(buf_session_error(f->s)->msg, want);
+        }
         OK(f, heap_tuple_visible(&vis, ins_xid[i], del_xid[i], &vis_direct,
                                  &f->err));
         assert_int_equal(vis_direct, expect[i]);

@@ -460,6 +460,40 @@ static void test_kerr_set_and_clear(void **state)
     kerr_clear(NULL);
 }
 
+static void test_kerr_set_u(void **state)
+{
+    struct {
+        kerr e;
+        unsigned char guard[64];
+    } s;
+    char fmt[3 * KERR_MSG_MAX];
+    char want[KERR_MSG_MAX];
+
+    (void)state;
+    assert_int_equal(kerr_set_u(&s.e, KEEL_ENOENT,
+                                "relation %u: row (%u,%u) is %u%% gone", 16384u,
+                                0u, 4294967295u, 100u),
+                     KEEL_ENOENT);
+    assert_int_equal(s.e.code, KEEL_ENOENT);
+    snprintf(want, sizeof(want), "relation %u: row (%u,%u) is %u%% gone",
+             16384u, 0u, 4294967295u, 100u);
+    assert_string_equal(s.e.msg, want);
+    assert_int_equal(kerr_set_u(NULL, KEEL_EIO, "x %u", 1u), KEEL_EIO);
+
+    /* Truncated at the buffer's end, in the text or in a number. */
+    for (size_t cut = 0; cut < 3; cut++) {
+        memset(&s, 0xEE, sizeof(s));
+        memset(fmt, 'x', KERR_MSG_MAX - 3 + cut);
+        strcpy(fmt + KERR_MSG_MAX - 3 + cut, "%u tail");
+        kerr_set_u(&s.e, KEEL_ECORRUPT, fmt, 12345u);
+        assert_int_equal(strlen(s.e.msg), KERR_MSG_MAX - 1);
+        snprintf(want, sizeof(want), fmt, 12345u);
+        assert_string_equal(s.e.msg, want);
+        for (size_t i = 0; i < sizeof(s.guard); i++)
+            assert_int_equal(s.guard[i], 0xEE);
+    }
+}
+
 static void test_kerr_truncates(void **state)
 {
     /* A guard after the context shows any write past the message buffer,
@@ -536,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_hash_low_bits_uniform),
         cmocka_unit_test(test_hash_avalanche),
         cmocka_unit_test(test_kerr_set_and_clear),
+        cmocka_unit_test(test_kerr_set_u),
         cmocka_unit_test(test_kerr_truncates),
         cmocka_unit_test(test_kerr_from_errno),
         cmocka_unit_test(test_keel_status_str),

@@ -656,10 +656,10 @@ static int fetched_visible(const heap_rel *rel, const visibility *vis,
     if (rc != KEEL_OK)
         return rc;
     if (!visible)
-        return kerr_set(err, KEEL_ENOENT,
-                        "relation %u: row (%u,%u) is not visible to this "
-                        "snapshot",
-                        rel->relnumber, row->tid.block, row->tid.offset);
+        return kerr_set_u(err, KEEL_ENOENT,
+                          "relation %u: row (%u,%u) is not visible to this "
+                          "snapshot",
+                          rel->relnumber, row->tid.block, row->tid.offset);
     return KEEL_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *const status_names[KEEL_STATUS_COUNT] = {
     [KEEL_OK] = "ok",
@@ -42,6 +43,50 @@ int kerr_set(kerr *e, int code, const char *fmt, ...)
         vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
         va_end(ap);
     }
+    return code;
+}
+
+int kerr_set_u(kerr *e, int code, const char *fmt, ...)
+{
+    const size_t cap = sizeof(e->msg) - 1;
+    const char *p = fmt;
+    va_list ap;
+    size_t n = 0;
+
+    if (e == NULL)
+        return code;
+    e->code = code;
+    va_start(ap, fmt);
+    while (n < cap) {
+        const char *pct = strchr(p, '%');
+        size_t run = pct != NULL ? (size_t)(pct - p) : strlen(p);
+        char digits[10];
+        unsigned int v;
+        int d = 0;
+
+        /* The text up to the next conversion. */
+        if (run > cap - n)
+            run = cap - n;
+        memcpy(e->msg + n, p, run);
+        n += run;
+        if (pct == NULL || n == cap)
+            break;
+        if (pct[1] != 'u') {
+            /* "%%" is one '%'; any other '%' stands as it is. */
+            e->msg[n++] = '%';
+            p = pct + (pct[1] == '%' ? 2 : 1);
+            continue;
+        }
+        p = pct + 2;
+        v = va_arg(ap, unsigned int);
+        do
+            digits[d++] = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
+        while (d > 0 && n < cap)
+            e->msg[n++] = digits[--d];
+    }
+    va_end(ap);
+    e->msg[n] = '\0';
     return code;
 }
 
