@@ -714,6 +714,9 @@ static void test_unique_dead_marks(void **state)
     assert_int_equal(a.calls, 1);
     CHECK_OK(f, insert_asking(f, bt, 7, (tid){500, 1}, &a));
     assert_int_equal(a.calls, 1);
+    /* A marked entry's own tid again: a duplicate entry. */
+    assert_int_equal(insert_asking(f, bt, 7, (tid){1, 1}, &a), KEEL_EEXIST);
+    assert_int_equal(a.calls, 1);
     assert_check_clean(f, REL_IDX, (uint64_t)(2 * n + 5 + 6));
     btree_close(bt);
     tupdesc_free(d);

@@ -1745,6 +1745,9 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
 
             if (!more && bt_compare(bt, &eq, it, true) != 0)
                 goto done;
+            /* A marked (keys, t) is refused where the entry would go. */
+            if (it->info & BT_INFO_UNIQUE_DEAD)
+                continue;
             et = btitem_tid(it, true);
             if (tid_compare(et, t) == 0) {
                 rc = kerr_set(&s->err, KEEL_EEXIST,
@@ -1753,8 +1756,6 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                               bt->rel, t.block, t.offset);
                 goto fail;
             }
-            if (it->info & BT_INFO_UNIQUE_DEAD)
-                continue;
             fate = is_live != NULL ? is_live(ctx, et) : BTREE_ROW_LIVE;
             if (fate == BTREE_ROW_DEAD &&
                 (target == BUF_INVALID || cur == target)) {
