@@ -880,27 +880,28 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
     }
     sk.unspec = 0; /* from here on: equality */
     for (;;) {
-        uint16_t n = btpage_nitems(page);
-        bool more = false;
+        uint16_t n = btpage_nitems(page), start = pos;
+        bool all_equal = false;
 
-        /* Equal keys may continue right only if the high key is equal; as
-         * in bt_int_collect(), with last only the page's last max of them
-         * need their tids. */
-        if (last && (uint32_t)(n - pos) > max && bt_beyond(bt, page, &sk)) {
-            more = true;
-            found += (uint32_t)(n - pos) - max;
-            pos = (uint16_t)(n - max);
-        }
         for (; pos < n; pos++) {
             const bt_item *it = btpage_item(page, pos);
-            if (!more && bt_compare(bt, &sk, it, true) != 0)
+            if (!all_equal && bt_compare(bt, &sk, it, true) != 0)
                 goto done;
             bt_tids_put(tids, max, last, found, btitem_tid(it, true));
             found++;
             if (first_only)
                 goto done;
+            /* As in bt_int_collect(): a second equal entry, with more than
+             * max after it, and the high key equal too. */
+            if (last && pos == start + 1 && (uint32_t)(n - pos - 1) > max &&
+                bt_beyond(bt, page, &sk)) {
+                all_equal = true;
+                found += (uint32_t)(n - pos - 1) - max;
+                pos = (uint16_t)(n - max - 1);
+            }
         }
-        if (!more && !bt_beyond(bt, page, &sk))
+        /* Equal keys may continue right only if the high key is equal. */
+        if (!all_equal && !bt_beyond(bt, page, &sk))
             goto done;
         blk = btpage_opaque(page)->right;
         buf_unlock_release(s, id);
@@ -1055,26 +1056,30 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
     int rc;
 
     for (;;) {
-        uint32_t n = btpage_nitems(page);
-        bool more = false;
+        uint32_t n = btpage_nitems(page), start = pos;
+        bool all_equal = false;
 
-        /* Equal keys may continue right only if the high key is k.  Then
-         * every entry from pos on is k, and with last only the page's last
-         * max of them can stay in the ring: the others are only counted. */
-        if (last && n - pos > max && bt_int_beyond(page, fast, k, true)) {
-            more = true;
-            found += n - pos - max;
-            pos = n - max;
-        }
         for (; pos < n; pos++) {
             const bt_item *it = btpage_item(page, (uint16_t)pos);
             int64_t v;
-            if (!more && (!bt_int_key(it, true, fast, &v) || v != k))
+            if (!all_equal && (!bt_int_key(it, true, fast, &v) || v != k))
                 goto done;
             bt_tids_put(tids, max, last, found, btitem_tid(it, true));
             found++;
+            /* A second entry of k, and more than max after it: if the high
+             * key is k, every entry to the page's end is k (they are below
+             * the high key and not below k), and with last only the page's
+             * last max of them can stay in the ring; the others are only
+             * counted.  (A key with one entry never reads the high key.) */
+            if (last && pos == start + 1 && n - pos - 1 > max &&
+                bt_int_beyond(page, fast, k, true)) {
+                all_equal = true;
+                found += n - pos - 1 - max;
+                pos = n - max - 1;
+            }
         }
-        if (!more && !bt_int_beyond(page, fast, k, true))
+        /* Equal keys may continue right only if the high key is k. */
+        if (!all_equal && !bt_int_beyond(page, fast, k, true))
             goto done;
         rc = bt_move_right(bt, s, 0, &id, &page);
         if (rc != KEEL_OK)
@@ -1729,23 +1734,27 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
         uint16_t n = btpage_nitems(page);
         blocknum_t next;
         int32_t nid;
-        bool more;
+        uint16_t start = pos;
+        bool all_equal = false;
 
         if (target == BUF_INVALID && !bt_beyond(bt, page, &full)) {
             target = cur;
             tblk = curblk;
         }
-        /* Equal keys may continue right only if the high key is keys;
-         * then every entry from pos on is equal, and needs no compare. */
-        more = bt_beyond(bt, page, &eq);
         for (; pos < n; pos++) {
             const bt_item *it = btpage_item(page, pos);
             btree_row fate;
             tid et;
 
-            if (!more && bt_compare(bt, &eq, it, true) != 0)
+            if (!all_equal && bt_compare(bt, &eq, it, true) != 0)
                 goto done;
-            /* A marked (keys, t) is refused where the entry would go. */
+            /* From a second equal entry on: if the high key is keys too,
+             * so is every entry to the page's end (see bt_int_collect()),
+             * and none needs a compare. */
+            if (!all_equal && pos == start + 1)
+                all_equal = bt_beyond(bt, page, &eq);
+            /* A marked (keys, t) is refused where the entry would go (and
+             * a live entry after it may be reported first, as EUNIQUE). */
             if (it->info & BT_INFO_UNIQUE_DEAD)
                 continue;
             et = btitem_tid(it, true);
@@ -1771,7 +1780,8 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                 goto fail;
             }
         }
-        if (!more) /* no equal keys further right */
+        /* Equal keys may continue right only if the high key is keys. */
+        if (!all_equal && !bt_beyond(bt, page, &eq))
             goto done;
         next = btpage_opaque(page)->right;
         rc = bt_read_lock(bt, s, next,

@@ -3,6 +3,7 @@
  */
 #include "port/error.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,8 +72,11 @@ int kerr_set_u(kerr *e, int code, const char *fmt, ...)
         n += run;
         if (pct == NULL || n == cap)
             break;
+        /* Nothing else is supported (the format attribute checks the %u
+         * arguments' types, not that there are no others). */
+        assert(pct[1] == 'u' || pct[1] == '%');
         if (pct[1] != 'u') {
-            /* "%%" is one '%'; any other '%' stands as it is. */
+            /* "%%" is one '%' (anything else would stand as it is). */
             e->msg[n++] = '%';
             p = pct + (pct[1] == '%' ? 2 : 1);
             continue;

@@ -23,9 +23,9 @@ typedef struct kerr {
 int kerr_set(kerr *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* kerr_set() for a format whose only conversions are %u and %%, without
- * vsnprintf's cost: for errors a hot loop expects and passes over, such
- * as a row version the snapshot does not see. */
+/* kerr_set() for a format whose only conversions are %u and %% (no other
+ * is supported), without vsnprintf's cost: for errors a hot loop expects
+ * and passes over, such as a row version the snapshot does not see. */
 int kerr_set_u(kerr *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
