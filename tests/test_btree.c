@@ -67,6 +67,7 @@ static int teardown(void **state)
 typedef struct check_result {
     uint64_t problems;
     uint64_t entries;
+    uint64_t marked; /* entries a unique check marked dead */
     char first[512];
     bool named[64]; /* which of the first 64 blocks a problem named */
 } check_result;
@@ -86,11 +87,12 @@ static void on_problem(void *ctx, const char *line)
     }
 }
 
-static void on_entry(void *ctx, const keel_value *keys, tid t)
+static void on_entry(void *ctx, const keel_value *keys, tid t, bool unique_dead)
 {
     (void)keys;
     (void)t;
     ((check_result *)ctx)->entries++;
+    ((check_result *)ctx)->marked += unique_dead;
 }
 
 static check_result run_check(fixture *f, relnumber_t rel)
@@ -664,6 +666,7 @@ static void test_unique_dead_marks(void **state)
         assert_int_equal(a.calls, i > 0 ? 1 : 0);
     }
     assert_true(root_level(f, REL_IDX) >= 1);
+    assert_int_equal(run_check(f, REL_IDX).marked, (uint64_t)(n - 1));
     v.v.i4 = 7;
     CHECK_OK(f, btree_search(bt, f->s, &v, out, 1000, &count));
     assert_int_equal(count, (uint32_t)n);

@@ -4,7 +4,7 @@
  * passes the check; a flipped bit in a heap page is reported with its file
  * and block; an index leaf with two keys swapped (checksum recomputed) and
  * an index page with a flipped bit are reported; a database after all
- * kinds of changes passes.
+ * kinds of changes passes, and a dead mark on a live row's entry does not.
  */
 #include "testutil.h"
 
@@ -262,9 +262,36 @@ static void test_check_after_changes(void **state)
     assert_int_equal(keel_create_table(s, NULL, "gone", cols, 2, &pk, 1),
                      KEEL_OK);
     assert_int_equal(keel_drop_table(s, NULL, "gone"), KEEL_OK);
+    /* Row 7 updated ten times: the primary key's unique checks mark the
+     * entries of its dead versions. */
+    key.v.i4 = row[0].v.i4 = 7;
+    for (int i = 0; i < 10; i++) {
+        row[1].v.i4 = 700 + i;
+        assert_int_equal(keel_update(s, NULL, "t", &key, row), KEEL_OK);
+    }
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     assert_int_equal(run_check(dir, &l), 0);
+
+    /* A mark on the entry of a live row (id 1, the leaf's first entry),
+     * the checksum made right again: reported. */
+    {
+        dbinfo_rel pkey = find_rel(dir, "t_pkey");
+        static _Alignas(8) unsigned char page[BLOCK_SIZE];
+        int marked = 0;
+
+        assert_int_equal(pkey.blocks, 2); /* the meta page and one leaf */
+        page_io(dir, pkey.relnumber, 1, page, false);
+        for (uint16_t i = 0; i < btpage_nitems(page); i++)
+            marked += (btpage_item(page, i)->info & BT_INFO_UNIQUE_DEAD) != 0;
+        assert_int_equal(marked, 9);
+        btpage_item_set_unique_dead(page, 0, true);
+        page_set_checksum(page);
+        page_io(dir, pkey.relnumber, 1, page, true);
+        assert_int_equal(run_check(dir, &l), 1);
+        assert_true(any_line_has(&l, "t_pkey", "is marked dead"));
+        assert_true(any_line_has(&l, "(0,1)", "may be live"));
+    }
     tu_dir_remove(dir);
 }
 

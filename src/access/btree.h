@@ -319,9 +319,11 @@ int btree_build_array(buf_session *s, relnumber_t rel,
 /* Receives one problem: a line naming the block (and item) concerned. */
 typedef void (*btree_problem_fn)(void *ctx, const char *line);
 
-/* Receives one leaf entry, in (key, tid) order; keys point into a private
- * copy of the page, valid during the call. */
-typedef void (*btree_entry_fn)(void *ctx, const keel_value *keys, tid t);
+/* Receives one leaf entry, in (key, tid) order, and whether a unique check
+ * marked it dead (BT_INFO_UNIQUE_DEAD); keys point into a private copy of
+ * the page, valid during the call. */
+typedef void (*btree_entry_fn)(void *ctx, const keel_value *keys, tid t,
+                               bool unique_dead);
 
 /*
  * The structural checker, for tests and `keel check`.  Reads the index in

@@ -311,7 +311,7 @@ static void bt_check_entries(bt_check *ch, const void *page)
             keel_value vals[BTREE_MAX_KEYS];
             tuple_deform(ch->bt->desc, btitem_key(it, true),
                          (it->info & BT_INFO_NULLS) != 0, vals);
-            ch->entry(ch->ctx, vals, t);
+            ch->entry(ch->ctx, vals, t, (it->info & BT_INFO_UNIQUE_DEAD) != 0);
         }
     }
 }

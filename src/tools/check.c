@@ -29,14 +29,17 @@
 typedef struct tid_map {
     uint32_t nblocks;
     uint32_t *start; /* nblocks + 1: first slot of each block */
-    uint8_t *state;  /* per line pointer: TID_NONE, TID_ONCE, TID_ATMOST */
+    uint8_t *state;  /* per line pointer: TID_NONE, TID_ONCE, TID_ATMOST,
+                        with TID_DEAD */
     uint8_t *count;  /* entries seen in the index being checked (saturating) */
     uint8_t *bad;    /* per block: unreadable (reported already) */
     size_t n, cap;
 } tid_map;
 
-#define TID_NONE 0 /* no tuple */
-#define TID_ONCE 1 /* a tuple: indexed exactly once */
+#define TID_KIND 0x0F
+#define TID_DEAD 0x80 /* the tuple can never be live again (heap_fate) */
+#define TID_NONE 0    /* no tuple */
+#define TID_ONCE 1    /* a tuple: indexed exactly once */
 #define TID_ATMOST                                                             \
     2 /* deleted by its inserter, or its inserter did not                      \
          commit: indexed at most once */
@@ -111,6 +114,7 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
                 (const heap_tuple_header *)((const char *)page +
                                             heappage_lp_off(lp));
             bool committed = true;
+            heap_fate fate;
             kerr e;
             /* A failed insert removes its index entries and deletes its
              * row; an aborted transaction may have stopped half way
@@ -121,6 +125,10 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
                      KEEL_OK)
                 committed = true; /* unknown: the strict rule */
             st = committed ? TID_ONCE : TID_ATMOST;
+            /* What a unique check's dead mark on its entries claims. */
+            if (heap_tuple_fate(vis, h->xmin, h->xmax, &fate, &e) == KEEL_OK &&
+                fate == HEAP_DEAD)
+                st |= TID_DEAD;
         }
         m->state[m->n++] = st;
     }
@@ -153,7 +161,8 @@ static void on_btree_problem(void *arg, const char *line)
         c->problems++;
 }
 
-static void on_btree_entry(void *arg, const keel_value *keys, tid t)
+static void on_btree_entry(void *arg, const keel_value *keys, tid t,
+                           bool unique_dead)
 {
     check_ctx *c = arg;
     size_t slot;
@@ -164,7 +173,7 @@ static void on_btree_entry(void *arg, const keel_value *keys, tid t)
     if (t.block < c->map->nblocks && c->map->bad[t.block])
         return; /* its block was reported unreadable */
     slot = tid_map_slot(c->map, t);
-    if (slot == SIZE_MAX || c->map->state[slot] == TID_NONE) {
+    if (slot == SIZE_MAX || (c->map->state[slot] & TID_KIND) == TID_NONE) {
         if (++c->stray <= CHECK_MAX_TID_LINES)
             problem(c,
                     "%s.%s (file %u): entry points to (%u,%u), which is no "
@@ -177,6 +186,12 @@ static void on_btree_entry(void *arg, const keel_value *keys, tid t)
     }
     if (c->map->count[slot] < 255)
         c->map->count[slot]++;
+    if (unique_dead && !(c->map->state[slot] & TID_DEAD))
+        problem(c,
+                "%s.%s (file %u): the entry for (%u,%u) is marked dead, but "
+                "that tuple of table %s may be live",
+                c->rel->schema, c->rel->name, c->rel->relnumber, t.block,
+                t.offset, c->table->name);
 }
 
 /*
@@ -261,7 +276,7 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
         return KEEL_OK; /* a broken tree's entries prove nothing more */
     for (blocknum_t b = 0; b < map->nblocks; b++)
         for (uint32_t i = map->start[b]; i < map->start[b + 1]; i++) {
-            uint8_t st = map->state[i], n = map->count[i];
+            uint8_t st = map->state[i] & TID_KIND, n = map->count[i];
             if ((st == TID_ONCE && n == 1) || (st == TID_ATMOST && n <= 1) ||
                 st == TID_NONE)
                 continue;

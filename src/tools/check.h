@@ -23,7 +23,9 @@ typedef void (*check_problem_fn)(void *ctx, const char *line);
  *   - that each table and its indexes agree: every index entry points to a
  *     heap tuple, and every heap tuple is indexed exactly once by each
  *     index (a tuple deleted by its own inserter at most once: a failed
- *     insert removes its entries again).
+ *     insert removes its entries again), and every entry a unique check
+ *     marked dead points to a tuple whose inserter aborted or whose deleter
+ *     committed.
  * Each problem goes to fn; *problems gets their number.  Returns KEEL_OK
  * when the check ran (whatever it found), or KEEL_ENOENT (not a database),
  * KEEL_ENOMEM, with the message in err.  Closes the database cleanly.
