@@ -462,60 +462,61 @@ static void test_kerr_set_and_clear(void **state)
 
 static void test_kerr_set_u(void **state)
 {
-    struct {
-        kerr e;
-        unsigned char guard[64];
-    } s;
-    char fmt[3 * KERR_MSG_MAX];
+    kerr e;
     char want[KERR_MSG_MAX];
 
     (void)state;
-    assert_int_equal(kerr_set_u(&s.e, KEEL_ENOENT,
+    assert_int_equal(kerr_set_u(&e, KEEL_ENOENT,
                                 "relation %u: row (%u,%u) is %u%% gone", 16384u,
                                 0u, 4294967295u, 100u),
                      KEEL_ENOENT);
-    assert_int_equal(s.e.code, KEEL_ENOENT);
+    assert_int_equal(e.code, KEEL_ENOENT);
     snprintf(want, sizeof(want), "relation %u: row (%u,%u) is %u%% gone",
              16384u, 0u, 4294967295u, 100u);
-    assert_string_equal(s.e.msg, want);
+    assert_string_equal(e.msg, want);
     assert_int_equal(kerr_set_u(NULL, KEEL_EIO, "x %u", 1u), KEEL_EIO);
+}
 
-    /* Truncated at the buffer's end, in the text or in a number. */
-    for (size_t cut = 0; cut < 3; cut++) {
-        memset(&s, 0xEE, sizeof(s));
-        memset(fmt, 'x', KERR_MSG_MAX - 3 + cut);
-        strcpy(fmt + KERR_MSG_MAX - 3 + cut, "%u tail");
-        kerr_set_u(&s.e, KEEL_ECORRUPT, fmt, 12345u);
-        assert_int_equal(strlen(s.e.msg), KERR_MSG_MAX - 1);
-        snprintf(want, sizeof(want), fmt, 12345u);
-        assert_string_equal(s.e.msg, want);
-        for (size_t i = 0; i < sizeof(s.guard); i++)
-            assert_int_equal(s.guard[i], 0xEE);
-    }
+/* A context with a guard after it, which shows any write past the message
+ * buffer even without AddressSanitizer. */
+typedef struct guarded_kerr {
+    kerr e;
+    unsigned char guard[64];
+} guarded_kerr;
+
+static void assert_full_and_guarded(const guarded_kerr *g)
+{
+    assert_int_equal(strlen(g->e.msg), KERR_MSG_MAX - 1);
+    for (size_t i = 0; i < sizeof(g->guard); i++)
+        assert_int_equal(g->guard[i], 0xEE);
 }
 
 static void test_kerr_truncates(void **state)
 {
-    /* A guard after the context shows any write past the message buffer,
-     * even without AddressSanitizer. */
-    struct {
-        kerr e;
-        unsigned char guard[64];
-    } s;
-    char long_msg[3 * KERR_MSG_MAX];
+    guarded_kerr g;
+    char long_msg[3 * KERR_MSG_MAX], want[KERR_MSG_MAX];
 
-    memset(&s, 0xEE, sizeof(s));
+    (void)state;
+    memset(&g, 0xEE, sizeof(g));
     memset(long_msg, 'x', sizeof(long_msg) - 1);
     long_msg[sizeof(long_msg) - 1] = '\0';
-
-    assert_int_equal(kerr_set(&s.e, KEEL_ECORRUPT, "%s!", long_msg),
+    assert_int_equal(kerr_set(&g.e, KEEL_ECORRUPT, "%s!", long_msg),
                      KEEL_ECORRUPT);
-    assert_int_equal(s.e.code, KEEL_ECORRUPT);
-    assert_int_equal(strlen(s.e.msg), KERR_MSG_MAX - 1);
-    assert_int_equal(s.e.msg[KERR_MSG_MAX - 1], '\0');
-    assert_int_equal(s.e.msg[KERR_MSG_MAX - 2], 'x');
-    for (size_t i = 0; i < sizeof(s.guard); i++)
-        assert_int_equal(s.guard[i], 0xEE);
+    assert_int_equal(g.e.code, KEEL_ECORRUPT);
+    assert_int_equal(g.e.msg[KERR_MSG_MAX - 2], 'x');
+    assert_full_and_guarded(&g);
+
+    /* kerr_set_u() cut at the buffer's end, in the text or in a number,
+     * as snprintf() cuts it. */
+    for (size_t cut = 0; cut < 3; cut++) {
+        memset(&g, 0xEE, sizeof(g));
+        memset(long_msg, 'x', KERR_MSG_MAX - 3 + cut);
+        strcpy(long_msg + KERR_MSG_MAX - 3 + cut, "%u tail");
+        kerr_set_u(&g.e, KEEL_ECORRUPT, long_msg, 12345u);
+        snprintf(want, sizeof(want), long_msg, 12345u);
+        assert_string_equal(g.e.msg, want);
+        assert_full_and_guarded(&g);
+    }
 }
 
 static void test_kerr_from_errno(void **state)

@@ -52,6 +52,7 @@ typedef struct check_ctx {
     const dbinfo_rel *table;
     tid_map *map;
     uint64_t stray; /* entries pointing to no tuple */
+    uint64_t marks; /* entries marked dead whose tuple may be live */
     uint64_t tree;  /* btree_check's problems in this index */
 } check_ctx;
 
@@ -186,12 +187,16 @@ static void on_btree_entry(void *arg, const keel_value *keys, tid t,
     }
     if (c->map->count[slot] < 255)
         c->map->count[slot]++;
-    if (unique_dead && !(c->map->state[slot] & TID_DEAD))
+    if (!unique_dead || (c->map->state[slot] & TID_DEAD))
+        return;
+    if (++c->marks <= CHECK_MAX_TID_LINES)
         problem(c,
                 "%s.%s (file %u): the entry for (%u,%u) is marked dead, but "
                 "that tuple of table %s may be live",
                 c->rel->schema, c->rel->name, c->rel->relnumber, t.block,
                 t.offset, c->table->name);
+    else
+        c->problems++;
 }
 
 /*
@@ -250,6 +255,7 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
     c->table = table;
     c->map = map;
     c->stray = 0;
+    c->marks = 0;
     c->tree = 0;
     if (map != NULL) {
         free(map->count);
@@ -292,7 +298,8 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
         }
     hidden =
         (wrong > CHECK_MAX_TID_LINES ? wrong - CHECK_MAX_TID_LINES : 0) +
-        (c->stray > CHECK_MAX_TID_LINES ? c->stray - CHECK_MAX_TID_LINES : 0);
+        (c->stray > CHECK_MAX_TID_LINES ? c->stray - CHECK_MAX_TID_LINES : 0) +
+        (c->marks > CHECK_MAX_TID_LINES ? c->marks - CHECK_MAX_TID_LINES : 0);
     if (hidden > 0) {
         problem(c, "%s.%s (file %u): %llu more tuples disagree with the table",
                 ix->schema, ix->name, ix->relnumber,
