@@ -3,7 +3,7 @@
  * every type, lookups, scans, updates, deletes, reopen, aborted DDL,
  * concurrent writers, bad inputs, bad directories, xid reservation,
  * dropping a table with its indexes, bulk loads, lookups through the
- * session's index directories.
+ * session's index directories, scans of a table without a primary key.
  */
 #include "testutil.h"
 
@@ -763,6 +763,102 @@ static void expect_pair(keel_session *s, const char *name, int id, int mult,
  * keys added by another session after the directory was built (splits);
  * every answer right.
  */
+/* Reads log (a, b) in storage order: the rows' a values summed, and
+ * counted, in *sum and *n; each row's b must be 2 * a. */
+static void scan_log(keel_session *s, int64_t *sum, int *n)
+{
+    keel_value out[2];
+    keel_scan *sc;
+    bool found;
+
+    *sum = 0;
+    *n = 0;
+    assert_int_equal(keel_scan_begin(s, "s1", "log", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    for (;;) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        if (!found)
+            break;
+        assert_int_equal(out[1].v.i4, 2 * out[0].v.i4);
+        *sum += out[0].v.i4;
+        (*n)++;
+    }
+    keel_scan_end(sc);
+}
+
+/* A table without a primary key is scanned in storage order: every row
+ * its transaction sees (its own new rows too, not an aborted or a later
+ * transaction's), over many pages; bounds are refused, and an index
+ * named still works as before. */
+static void test_scan_without_primary_key(void **state)
+{
+    static const keel_column cols[] = {{"a", KEEL_INT4, 0, false},
+                                       {"b", KEEL_INT4, 0, false}};
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s, *other;
+    keel_error e;
+    keel_value v[2], lv = tu_vi4(1);
+    keel_bound l = {&lv, 1, true};
+    keel_scan *sc = NULL;
+    int64_t sum;
+    int n;
+    enum { ROWS = 3000 };
+
+    (void)state;
+    setup_db(dir, &db, &s, 1);
+    assert_int_equal(keel_session_begin(db, &other, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(s, "s1", "log", cols, 2, NULL, 0),
+                     KEEL_OK);
+    scan_log(s, &sum, &n);
+    assert_int_equal(n, 0);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    for (int i = 1; i <= ROWS; i++) {
+        v[0] = tu_vi4(i);
+        v[1] = tu_vi4(2 * i);
+        assert_int_equal(keel_insert(s, "s1", "log", v), KEEL_OK);
+    }
+    /* Its own rows, before it commits; not yet another session's. */
+    scan_log(s, &sum, &n);
+    assert_int_equal(n, ROWS);
+    assert_true(sum == (int64_t)ROWS * (ROWS + 1) / 2);
+    scan_log(other, &sum, &n);
+    assert_int_equal(n, 0);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    /* An aborted row is never seen; a snapshot taken before a commit
+     * does not see its rows. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    v[0] = tu_vi4(-5);
+    v[1] = tu_vi4(-10);
+    assert_int_equal(keel_insert(s, "s1", "log", v), KEEL_OK);
+    keel_abort(s);
+    assert_int_equal(keel_begin(other), KEEL_OK);
+    scan_log(other, &sum, &n);
+    assert_int_equal(n, ROWS);
+    v[0] = tu_vi4(7);
+    v[1] = tu_vi4(14);
+    assert_int_equal(keel_insert(s, "s1", "log", v), KEEL_OK);
+    scan_log(other, &sum, &n);
+    assert_int_equal(n, ROWS);
+    assert_true(sum == (int64_t)ROWS * (ROWS + 1) / 2);
+    assert_int_equal(keel_commit(other), KEEL_OK);
+    scan_log(other, &sum, &n);
+    assert_int_equal(n, ROWS + 1);
+    assert_true(sum == (int64_t)ROWS * (ROWS + 1) / 2 + 7);
+    /* Bounds need an index; the primary-key scan of t is unchanged. */
+    assert_int_equal(keel_scan_begin(s, "s1", "log", NULL, &l, NULL, &sc),
+                     KEEL_EINVAL);
+    assert_null(sc);
+    assert_non_null(strstr(keel_session_error(s), "no primary key"));
+    assert_int_equal(keel_scan_begin(s, "s1", "log", NULL, NULL, &l, &sc),
+                     KEEL_EINVAL);
+    assert_int_equal(count_rows(s, NULL, 1, 1), 1);
+    keel_session_end(other);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 static void test_lookup_directories(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -865,6 +961,7 @@ int main(void)
         cmocka_unit_test(test_rows_and_reopen),
         cmocka_unit_test(test_lookup_many_versions),
         cmocka_unit_test(test_lookup_directories),
+        cmocka_unit_test(test_scan_without_primary_key),
         cmocka_unit_test(test_aborted_ddl),
         cmocka_unit_test(test_drop_table_drops_indexes),
         cmocka_unit_test(test_load_table),

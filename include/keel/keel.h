@@ -354,8 +354,10 @@ typedef struct keel_bound {
 /*
  * Starts a range scan of the table in the order of index `index` (NULL:
  * the primary key) between lower and upper (NULL: unbounded), returning
- * the rows the transaction sees.  The scan must end (keel_scan_end) before
- * the transaction does and before the session's next other call.
+ * the rows the transaction sees.  A table without a primary key is read
+ * in storage order when index is NULL, and then takes no bounds
+ * (KEEL_EINVAL).  The scan must end (keel_scan_end) before the
+ * transaction does and before the session's next other call.
  */
 int keel_scan_begin(keel_session *s, const char *schema, const char *table,
                     const char *index, const keel_bound *lower,

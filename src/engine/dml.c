@@ -667,7 +667,8 @@ struct keel_scan {
     keel_session *s;
     engine_table *t;
     catalog_txn ct;
-    btree_scan *bsc;
+    btree_scan *bsc; /* through an index, */
+    heap_scan *hsc;  /* or in heap order (a table without a primary key) */
     heap_row row;
     bool implicit; /* the scan's own transaction, committed at its end */
 };
@@ -679,6 +680,7 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
     keel_scan *sc = calloc(1, sizeof(*sc));
     btree_bound lo, hi;
     uint32_t ix = 0;
+    bool seq = false;
     int rc = engine_stmt_begin(s);
 
     *out = NULL;
@@ -690,8 +692,20 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
         rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
     if (rc == KEEL_OK)
         rc = open_table(s, false, schema, table, &sc->ct, &sc->t);
-    if (rc == KEEL_OK && index == NULL)
-        rc = primary_index(s, sc->t, &ix);
+    if (rc == KEEL_OK && index == NULL) {
+        /* Without a primary key: the heap in storage order, unbounded. */
+        seq = true;
+        for (uint32_t i = 0; i < sc->t->nidx && seq; i++)
+            if (sc->t->idx[i].primary) {
+                ix = i;
+                seq = false;
+            }
+        if (seq && (lower != NULL || upper != NULL))
+            rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                          "table \"%s\" has no primary key: a scan with "
+                          "bounds needs an index",
+                          table);
+    }
     if (rc == KEEL_OK && index != NULL) {
         catalog_relation r;
         rc = catalog_relation_by_name(s->db->cat, &sc->ct, index,
@@ -706,7 +720,9 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
     }
     if (rc == KEEL_OK)
         rc = heap_row_init(&sc->row, &sc->t->h->heap, &s->bs->err);
-    if (rc == KEEL_OK) {
+    if (rc == KEEL_OK && seq) {
+        rc = heap_scan_begin(&sc->t->h->heap, s->bs, &sc->ct.vis, &sc->hsc);
+    } else if (rc == KEEL_OK) {
         if (lower)
             lo = (btree_bound){lower->vals, lower->ncols, lower->inclusive};
         if (upper)
@@ -738,6 +754,12 @@ int keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
 
     *found = false;
     kerr_clear(&s->bs->err);
+    if (sc->hsc != NULL) {
+        rc = heap_scan_next(sc->hsc, &sc->row, found);
+        if (rc == KEEL_OK && *found)
+            memcpy(out, sc->row.values, sc->t->rel.natts * sizeof(keel_value));
+        return rc;
+    }
     for (;;) {
         rc = btree_scan_next(sc->bsc, &tt, NULL);
         if (rc == KEEL_ENOENT)
@@ -763,6 +785,7 @@ void keel_scan_end(keel_scan *sc)
         return;
     s = sc->s;
     btree_scan_end(sc->bsc);
+    heap_scan_end(sc->hsc);
     heap_row_free(&sc->row);
     free(sc->t);
     s->scan = NULL;
