@@ -17,5 +17,6 @@ int bench_pin_main(int argc, char **argv);
 int bench_report_main(int argc, char **argv);
 int bench_select_main(int argc, char **argv);
 int bench_bloat_main(int argc, char **argv);
+int bench_tpcb_main(int argc, char **argv);
 
 #endif /* KEEL_BENCH_BENCH_H */

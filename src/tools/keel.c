@@ -9,6 +9,7 @@
  *   keel bench catcache [DIR] [options]  catalog cache benchmark
  *   keel bench select [DIR] [options]    select-only transactions
  *   keel bench bloat [DIR] [options]     catalog cache under new names
+ *   keel bench tpcb [DIR] [options]      read-write transactions
  *   keel bench report [options]          every benchmark, written up
  *   keel version
  *
@@ -59,6 +60,12 @@ static void usage(FILE *f)
                "              [--transactions T] [--pool-mb N] [--json FILE]\n"
                "      the same, each transaction also looking up a new\n"
                "      missing name: cache memory with pruning off and on\n"
+               "  bench tpcb [DIR] [--scale N] [--clients N,N,...]\n"
+               "             [--seconds S] [--runs N] [--pool-mb N]\n"
+               "             [--json FILE]\n"
+               "      pgbench's read-write transaction (three updates, a\n"
+               "      select, an insert), retried on conflicts; checks that\n"
+               "      the balances add up (changes DIR's tables)\n"
                "  bench report [--quick] [--out DIR] [--scale N]\n"
                "               [--seconds S] [--transactions T] [--rounds N]\n"
                "      run every benchmark briefly and write report.md,\n"
@@ -91,7 +98,7 @@ int main(int argc, char **argv)
         if (argc < 3) {
             fprintf(stderr,
                     "keel bench: which benchmark? (pin, lookup, catcache, "
-                    "select, bloat, report)\n");
+                    "select, bloat, tpcb, report)\n");
             return 2;
         }
         if (strcmp(argv[2], "pin") == 0)
@@ -104,11 +111,13 @@ int main(int argc, char **argv)
             return bench_select_main(argc - 3, argv + 3);
         if (strcmp(argv[2], "bloat") == 0)
             return bench_bloat_main(argc - 3, argv + 3);
+        if (strcmp(argv[2], "tpcb") == 0)
+            return bench_tpcb_main(argc - 3, argv + 3);
         if (strcmp(argv[2], "report") == 0)
             return bench_report_main(argc - 3, argv + 3);
         fprintf(stderr,
                 "keel bench: unknown benchmark '%s' (known: pin, lookup, "
-                "catcache, select, bloat, report)\n",
+                "catcache, select, bloat, tpcb, report)\n",
                 argv[2]);
         return 2;
     }
