@@ -6,7 +6,7 @@
  * crashed transactions included; a commit whose log write fails; and
  * transactions ending in the middle of a snapshot's scan (a scan hook in
  * fault-injection builds), which must make the snapshot rescan, and after
- * TXN_SNAPSHOT_TRIES rescans hold endings off.
+ * TXN_SNAPSHOT_TRIES rescans hold endings off; the horizon.
  *
  * The stress test runs writers (assign, record, commit / abort / crash at
  * random) against readers that check every snapshot they take: its shape
@@ -15,7 +15,9 @@
  * to finish, that aborted work is never visible, that what a session saw
  * finished stays finished, and that a visible transaction's dependency (a
  * commit it had itself seen) is visible too, which only a consistent cut of
- * the process array guarantees.  Failures are counted in atomics and
+ * the process array guarantees; and that no horizon computed meanwhile (a
+ * thread computes them all along) is above a live snapshot's xmin.
+ * Failures are counted in atomics and
  * asserted from the main thread.  Writers stop early if they reach ST_CAP
  * xids (the size of the tables that record them).
  */
@@ -30,6 +32,7 @@
 
 #include "port/atomics.h"
 #include "port/clock.h"
+#include "port/membarrier.h"
 #include "storage/bufmgr.h"
 #include "storage/fault.h"
 #include "storage/smgr.h"
@@ -814,6 +817,75 @@ static void test_commit_failure_rolls_back(void **state)
 }
 #endif
 
+/*
+ * The horizon: latest_completed + 1 with nothing running; held back by a
+ * published snapshot's xmin and by a running xid; a snapshot reused after
+ * its session's transaction ended holds it back again.
+ */
+static void test_horizon(void **state)
+{
+    fixture *f = *state;
+    txn_session *a, *b, *c;
+    xid_t x1, x2, x3;
+
+    if (!membarrier_ready()) {
+        /* Without membarrier(2) there is no horizon, and nothing is ever
+         * reclaimed. */
+        mgr_open(f, 8, XID_FIRST_NORMAL, XID_FIRST_NORMAL + 1000, NULL, NULL);
+        assert_int_equal(txn_horizon(f->m), XID_INVALID);
+        skip();
+    }
+    mgr_open(f, 8, XID_FIRST_NORMAL, XID_FIRST_NORMAL + 1000, NULL, NULL);
+    a = attach(f);
+    b = attach(f);
+    c = attach(f);
+    assert_int_equal(txn_horizon(f->m), XID_FIRST_NORMAL);
+    x1 = writer(f, a);
+    /* a's snapshot, taken before its xid, holds the horizon. */
+    assert_int_equal(txn_horizon(f->m), XID_FIRST_NORMAL);
+    commit(f, a);
+    assert_int_equal(txn_horizon(f->m), x1 + 1);
+    /* b reads; c writes and commits past it. */
+    begin(f, b);
+    assert_int_equal(txn_snapshot(b)->xmin, x1 + 1);
+    x2 = writer(f, c);
+    commit(f, c);
+    assert_int_equal(txn_horizon(f->m), x1 + 1);
+    commit(f, b);
+    assert_int_equal(txn_horizon(f->m), x2 + 1);
+    /* A running writer: c's snapshot and then a's, which sees x3 running. */
+    x3 = writer(f, c);
+    assert_int_equal(txn_horizon(f->m), x2 + 1);
+    begin(f, a);
+    assert_int_equal(txn_snapshot(a)->xmin, x3);
+    commit(f, c);
+    assert_int_equal(txn_horizon(f->m), x3);
+    commit(f, a);
+    assert_int_equal(txn_horizon(f->m), x3 + 1);
+    /* b's snapshot is reused (no ending since), its xmin published again. */
+    begin(f, b);
+    assert_int_equal(txn_snapshot(b)->xmin, x3 + 1);
+    commit(f, b);
+    begin(f, b);
+    assert_int_equal(stats_of(b).snapshots_reused, 1);
+    assert_int_equal(txn_horizon(f->m), x3 + 1);
+    (void)writer(f, a);
+    commit(f, a);
+    assert_int_equal(txn_horizon(f->m), x3 + 1);
+    commit(f, b);
+    assert_int_equal(txn_horizon(f->m), x3 + 2);
+    /* The recent horizon: computed when the last one is not enough (and
+     * none was begun within the interval), else the last one, which
+     * stays valid. */
+    assert_int_equal(txn_horizon_recent(f->m, x3 + 2), x3 + 2);
+    x1 = writer(f, a);
+    commit(f, a);
+    assert_int_equal(txn_horizon(f->m), x1 + 1);
+    assert_int_equal(txn_horizon_recent(f->m, x3), x3 + 2);
+    clock_sleep_us(TXN_HORIZON_INTERVAL_NS / 1000 + 1000);
+    assert_int_equal(txn_horizon_recent(f->m, x1), x1 + 1);
+}
+
 /* ---- stress ------------------------------------------------------------ */
 
 #define ST_WRITERS 4
@@ -847,6 +919,8 @@ typedef struct stress {
     char first_failure[512];
     atomic_u64 snapshots_checked, xids_checked, deps_checked;
     atomic_u64 commits, aborts, crashes, retries, held;
+    atomic_u32 horizon; /* the highest txn_horizon() so far */
+    atomic_u64 horizons, horizon_checks;
     int reserve_calls; /* under the assignment lock */
 } stress;
 
@@ -1132,6 +1206,16 @@ static void *st_reader_main(void *arg)
         sn = txn_snapshot(s);
         st_check_shape(st, s, sn, XID_INVALID);
         st_check_window(st, s, sn, seq, have_prev ? &prev : NULL);
+        /* Every horizon computed before this snapshot ends, earlier ones
+         * included, must be at or below its xmin. */
+        {
+            xid_t h = atomic_load_acquire(&st->horizon);
+            if (h > sn->xmin)
+                st_fail(st, "horizon %u above a live snapshot's xmin %u", h,
+                        sn->xmin);
+            atomic_fetch_add_explicit(&st->horizon_checks, 1,
+                                      memory_order_relaxed);
+        }
         prev.xmin = sn->xmin;
         prev.xmax = sn->xmax;
         prev.nxip = sn->nxip;
@@ -1148,11 +1232,37 @@ out:
     return NULL;
 }
 
+/*
+ * Computes horizons until the end, keeping the highest in st->horizon.
+ * They may go back for a moment (a session about to take a new snapshot
+ * publishes its last one's xmin until it knows whether it may reuse it),
+ * which is safe: only a horizon above a live snapshot's xmin is wrong.
+ */
+static void *st_horizon_main(void *arg)
+{
+    st_thread *t = arg;
+    stress *st = t->st;
+
+    while (!st_stopping(st)) {
+        xid_t h = txn_horizon(st->m);
+        xid_t prev = atomic_load_relaxed(&st->horizon);
+
+        if (h == XID_INVALID)
+            break; /* no membarrier(2): nothing to check */
+        while (h > prev && !atomic_compare_exchange_weak_explicit(
+                               &st->horizon, &prev, h, memory_order_release,
+                               memory_order_relaxed))
+            ;
+        atomic_fetch_add_explicit(&st->horizons, 1, memory_order_relaxed);
+    }
+    return NULL;
+}
+
 static void test_stress(void **state)
 {
     fixture *f = *state;
     double seconds = tu_stress_seconds(2.0);
-    st_thread th[ST_WRITERS + ST_READERS];
+    st_thread th[ST_WRITERS + ST_READERS], hz;
     stress *st = calloc(1, sizeof(*st));
     procarray *pa;
 
@@ -1185,8 +1295,12 @@ static void test_stress(void **state)
                            &th[i]),
             0);
     }
+    hz.st = st;
+    hz.id = ST_THREADS;
+    assert_int_equal(pthread_create(&hz.th, NULL, st_horizon_main, &hz), 0);
     for (unsigned i = 0; i < ST_WRITERS + ST_READERS; i++)
         assert_int_equal(pthread_join(th[i].th, NULL), 0);
+    assert_int_equal(pthread_join(hz.th, NULL), 0);
     for (uint32_t i = 0; i < ST_THREADS * (ST_GAP + 1); i++)
         if (i % (ST_GAP + 1) != 0)
             procarray_detach(pa, i);
@@ -1202,6 +1316,9 @@ static void test_stress(void **state)
            (unsigned long long)st->deps_checked,
            (unsigned long long)st->retries, (unsigned long long)st->held,
            st->reserve_calls);
+    printf("  %llu horizons computed, %llu checked against live snapshots\n",
+           (unsigned long long)st->horizons,
+           (unsigned long long)st->horizon_checks);
     if (atomic_load(&st->failures) != 0)
         fail_msg("%llu failures; first: %s",
                  (unsigned long long)atomic_load(&st->failures),
@@ -1234,6 +1351,7 @@ int main(void)
         BOTH(test_oracle_and_crash),
         BOTH(test_consistent_cut),
         BOTH(test_commit_failure_rolls_back),
+        BOTH(test_horizon),
         BOTH(test_stress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

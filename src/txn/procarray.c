@@ -237,6 +237,23 @@ static uint32_t collect_range(const procarray *pa, uint32_t from, uint32_t to,
     return n;
 }
 
+xid_t procarray_oldest(const procarray *pa, xid_t bound, bool xids)
+{
+    uint32_t hw = atomic_load_acquire(&pa->high_water);
+    xid_t h = bound;
+
+    for (uint32_t i = 0; i < hw; i++) {
+        xid_t m = atomic_load_relaxed(slot_xmin(pa, i));
+        xid_t x = xids ? atomic_load_acquire(slot_xid(pa, i)) : XID_INVALID;
+
+        if (m != XID_INVALID && m < h)
+            h = m;
+        if (x != XID_INVALID && x < h)
+            h = x;
+    }
+    return h;
+}
+
 uint32_t procarray_collect(const procarray *pa, xid_t xmax, uint32_t skip_slot,
                            xid_t *out)
 {

@@ -127,6 +127,13 @@ void procarray_set_scan_hook(procarray *pa, uint32_t after,
                              void (*fn)(void *arg), void *arg);
 #endif
 
+/*
+ * The lowest of bound and every xmin published in a used slot (and, with
+ * xids, every xid), for the horizon (txn_horizon()): relaxed loads of the
+ * xmins, acquire loads of the xids.
+ */
+xid_t procarray_oldest(const procarray *pa, xid_t bound, bool xids);
+
 /* True if xid is published in some slot now (acquire loads). */
 bool procarray_contains(const procarray *pa, xid_t xid);
 

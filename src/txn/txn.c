@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "port/atomics.h"
+#include "port/clock.h"
 #include "port/mem.h"
+#include "port/membarrier.h"
 #include "port/spin.h"
 
 struct txn_mgr {
@@ -24,6 +26,7 @@ struct txn_mgr {
     uint32_t max_sessions;
     txn_reserve_fn reserve;
     void *reserve_ctx;
+    bool horizon_ok; /* membarrier_ready(): txn_horizon() can be computed */
 
     /*
      * The completion line: written by every transaction with an xid when
@@ -33,6 +36,12 @@ struct txn_mgr {
     CACHE_ALIGNED atomic_u64 completions_done;
     atomic_u64 completions_begun;
     atomic_u32 latest_completed; /* highest xid that has ended */
+
+    /* The highest horizon computed so far (txn_horizon_recent()), and
+     * when the last computation started: read by insertions that shed
+     * index entries, written at most every TXN_HORIZON_INTERVAL_NS. */
+    CACHE_ALIGNED atomic_u32 horizon_last;
+    atomic_u64 horizon_at_ns;
 
     /* Read by every ending transaction, written only by a snapshot that
      * had to hold endings off: read-mostly, so on a line of its own. */
@@ -94,6 +103,9 @@ int txn_mgr_create(buf_pool *pool, relnumber_t clog_rel, uint32_t max_sessions,
     m->max_sessions = max_sessions;
     m->reserve = reserve;
     m->reserve_ctx = reserve_ctx;
+    m->horizon_ok = membarrier_ready();
+    atomic_store_relaxed(&m->horizon_last, XID_INVALID);
+    atomic_store_relaxed(&m->horizon_at_ns, 0);
     atomic_store_relaxed(&m->completions_done, 0);
     atomic_store_relaxed(&m->completions_begun, 0);
     atomic_store_relaxed(&m->latest_completed, next_xid - 1);
@@ -222,15 +234,40 @@ static void xids_sort(xid_t *x, uint32_t n)
 }
 
 /*
+ * Fills the session's snapshot from the xids a scan collected into its xip
+ * (n of them, below xmax, not sorted yet) and done, and publishes its xmin.
+ */
+static void snapshot_fill(txn_session *s, xid_t xmax, uint32_t n, uint64_t done)
+{
+    xid_t xmin = xmax;
+
+    /* Only the lowest before the snapshot is confirmed: the caller sorts
+     * the accepted one (a shorter window for endings to fall into). */
+    for (uint32_t i = 0; i < n; i++)
+        if (s->snap.xip[i] < xmin)
+            xmin = s->snap.xip[i];
+    s->snap.xmax = xmax;
+    s->snap.xmin = xmin;
+    s->snap.nxip = n;
+    s->snap_done = done;
+    s->snap_valid = true;
+    s->snap.own_xid = s->xid;
+    /* The write the padded layout gives its own line. */
+    procarray_set_xmin(s->pa, s->slot, s->snap.xmin);
+}
+
+/*
  * The scan with endings held off: announce the hold, take the completion
  * lock (which held-off endings queue on), wait for the endings that had
- * already passed the announcement to finish, then scan.  Nothing can end
- * during that scan.  Returns the completions_done it reflects.
+ * already passed the announcement to finish, then scan and publish the
+ * snapshot's xmin.  Nothing can end during that scan, nor before the xmin
+ * is out (README.md, "The horizon").
  */
-static uint64_t snapshot_scan_held(txn_session *s, xid_t *xmax, uint32_t *n)
+static void snapshot_scan_held(txn_session *s)
 {
     txn_mgr *m = s->mgr;
     uint64_t done, begun;
+    xid_t xmax;
     spin_wait w;
 
     atomic_fetch_add_explicit(&m->hold_requests, 1, memory_order_seq_cst);
@@ -246,57 +283,112 @@ static uint64_t snapshot_scan_held(txn_session *s, xid_t *xmax, uint32_t *n)
             break;
         spin_wait_once(&w);
     }
-    *xmax = atomic_load_acquire(&m->latest_completed) + 1;
-    *n = procarray_collect(m->pa, *xmax, s->slot, s->snap.xip);
+    xmax = atomic_load_acquire(&m->latest_completed) + 1;
+    snapshot_fill(s, xmax, procarray_collect(m->pa, xmax, s->slot, s->snap.xip),
+                  done);
     pthread_mutex_unlock(&m->completion_lock);
     atomic_fetch_sub_explicit(&m->hold_requests, 1, memory_order_seq_cst);
     s->stats.snapshots_serialized++;
-    return done;
+}
+
+/*
+ * Whether no ending has begun since the one done counts, read after the
+ * session's xmin was published: the compiler keeps the load after the
+ * store, and the CPU may not, which txn_horizon()'s membarrier_all()
+ * answers for (README.md, "The horizon").
+ */
+static inline bool snapshot_confirmed(const txn_mgr *m, uint64_t done)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    return atomic_load_acquire(&m->completions_begun) == done;
 }
 
 /*
  * Takes the session's snapshot into s->snap and publishes its xmin.  Reuses
  * the previous one when no transaction with an xid has ended since it was
  * taken.  Otherwise scans the process array without a lock, and accepts
- * the scan only if no ending began before the scan was over (README.md,
- * "Consistent snapshots"); after TXN_SNAPSHOT_TRIES failed scans, holds
- * endings off for one.
+ * the scan only if no ending began before the scan was over and its xmin
+ * was published (README.md, "Consistent snapshots" and "The horizon");
+ * after TXN_SNAPSHOT_TRIES failed scans, holds endings off for one.  An
+ * xmin published for a scan that is not accepted is never above the one
+ * finally accepted, so publishing it early is safe.
  */
 static void snapshot_take(txn_session *s)
 {
     txn_mgr *m = s->mgr;
     uint64_t done = atomic_load_acquire(&m->completions_done);
-    xid_t xmax = XID_INVALID;
-    uint32_t n = 0;
 
     if (s->snap_valid && done == s->snap_done) {
-        s->stats.snapshots_reused++;
-    } else {
-        for (int attempt = 0;; attempt++) {
-            if (attempt == TXN_SNAPSHOT_TRIES) {
-                done = snapshot_scan_held(s, &xmax, &n);
-                break;
-            }
-            xmax = atomic_load_acquire(&m->latest_completed) + 1;
-            n = procarray_collect(m->pa, xmax, s->slot, s->snap.xip);
-            /* The scan's loads are acquire loads, so this one cannot be
-             * satisfied before them. */
-            if (atomic_load_acquire(&m->completions_begun) == done)
-                break;
-            s->stats.snapshot_retries++;
-            done = atomic_load_acquire(&m->completions_done);
+        s->snap.own_xid = s->xid;
+        procarray_set_xmin(s->pa, s->slot, s->snap.xmin);
+        if (snapshot_confirmed(m, done)) {
+            s->stats.snapshots_reused++;
+            return;
         }
-        xids_sort(s->snap.xip, n);
-        s->snap.xmax = xmax;
-        s->snap.xmin = n > 0 ? s->snap.xip[0] : xmax;
-        s->snap.nxip = n;
-        s->snap_done = done;
-        s->snap_valid = true;
-        s->stats.snapshots_taken++;
+        done = atomic_load_acquire(&m->completions_done);
     }
-    s->snap.own_xid = s->xid;
-    /* The write the padded layout gives its own line. */
-    procarray_set_xmin(s->pa, s->slot, s->snap.xmin);
+    for (int attempt = 0;; attempt++) {
+        xid_t xmax;
+
+        if (attempt == TXN_SNAPSHOT_TRIES) {
+            snapshot_scan_held(s);
+            break;
+        }
+        xmax = atomic_load_acquire(&m->latest_completed) + 1;
+        /* The scan's loads are acquire loads, so the confirming load
+         * cannot be satisfied before them. */
+        snapshot_fill(s, xmax,
+                      procarray_collect(m->pa, xmax, s->slot, s->snap.xip),
+                      done);
+        if (snapshot_confirmed(m, done))
+            break;
+        s->stats.snapshot_retries++;
+        done = atomic_load_acquire(&m->completions_done);
+    }
+    xids_sort(s->snap.xip, s->snap.nxip);
+    s->stats.snapshots_taken++;
+}
+
+xid_t txn_horizon(txn_mgr *m)
+{
+    xid_t h;
+
+    if (!m->horizon_ok)
+        return XID_INVALID;
+    /* Every xid below latest_completed that is still running is published
+     * (README.md, "Assignment"), and so seen by the first scan. */
+    h = atomic_load_acquire(&m->latest_completed) + 1;
+    h = procarray_oldest(m->pa, h, true);
+    /* Every xmin published before the barrier is seen by the second scan;
+     * a snapshot whose xmin is published after it confirms itself after
+     * it, and so sees any ending this horizon has passed. */
+    if (!membarrier_all())
+        return XID_INVALID;
+    return procarray_oldest(m->pa, h, false);
+}
+
+xid_t txn_horizon_recent(txn_mgr *m, xid_t want)
+{
+    xid_t h = atomic_load_acquire(&m->horizon_last), nh;
+    uint64_t now, at;
+
+    if (want < h || !m->horizon_ok)
+        return h;
+    /* One computation at a time, at most one per interval: the others
+     * make do with the last (any horizon once computed stays one). */
+    now = clock_now_ns();
+    at = atomic_load_relaxed(&m->horizon_at_ns);
+    if (now - at < TXN_HORIZON_INTERVAL_NS ||
+        !atomic_compare_exchange_strong_explicit(&m->horizon_at_ns, &at, now,
+                                                 memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return h;
+    nh = txn_horizon(m);
+    while (nh > h && !atomic_compare_exchange_weak_explicit(
+                         &m->horizon_last, &h, nh, memory_order_release,
+                         memory_order_acquire))
+        ;
+    return nh > h ? nh : h;
 }
 
 int txn_begin(txn_session *s, kerr *err)

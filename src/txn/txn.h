@@ -188,6 +188,32 @@ int txn_xid_status(void *ctx, xid_t xid, xid_status *status, kerr *err);
  */
 int txn_visibility(txn_session *s, visibility *vis, kerr *err);
 
+/*
+ * The horizon: an xid such that every transaction that ended below it is
+ * seen as ended by every snapshot that exists now or will ever be taken.
+ * A row version whose deleter committed below it can be seen by no
+ * snapshot any more (nor one whose inserter aborted, horizon or not).
+ * XID_INVALID if it cannot be computed here (no membarrier(2)): nothing
+ * may then be reclaimed.  Costs two scans of the process array and a
+ * barrier on every CPU running the process's threads (a few
+ * microseconds); snapshots pay one load for it (README.md, "The
+ * horizon").
+ */
+xid_t txn_horizon(txn_mgr *m);
+
+/* The least time between two computations by txn_horizon_recent(). */
+#define TXN_HORIZON_INTERVAL_NS 100000
+
+/*
+ * A horizon for a caller that needs one above want: the highest computed
+ * so far if it is (a horizon once computed stays one: every snapshot taken
+ * later sees at least what it saw), else a new one (txn_horizon()) unless
+ * another was begun less than TXN_HORIZON_INTERVAL_NS ago, so that
+ * callers held back by an old snapshot do not each pay for one.  May be
+ * XID_INVALID (none yet, or no membarrier(2)).
+ */
+xid_t txn_horizon_recent(txn_mgr *m, xid_t want);
+
 /* The session's counters, and its process array slot. */
 void txn_session_stats(const txn_session *s, txn_stats *out);
 uint32_t txn_session_slot(const txn_session *s);
