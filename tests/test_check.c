@@ -273,6 +273,54 @@ static void test_check_after_changes(void **state)
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     assert_int_equal(run_check(dir, &l), 0);
 
+    /* A unique index may lose a dead row's entry (btree_insert_prune()
+     * removes them), never a live row's; a plain index neither. */
+    {
+        dbinfo_rel pkey = find_rel(dir, "t_pkey"), tv = find_rel(dir, "t_v");
+        static _Alignas(8) unsigned char orig[BLOCK_SIZE], page[BLOCK_SIZE],
+            vorig[BLOCK_SIZE], vpage[BLOCK_SIZE];
+        uint16_t dead = UINT16_MAX, vslot = UINT16_MAX;
+        char want[32];
+        tid dt;
+
+        page_io(dir, pkey.relnumber, 1, orig, false);
+        memcpy(page, orig, BLOCK_SIZE);
+        for (uint16_t i = 0; i < btpage_nitems(page) && dead == UINT16_MAX; i++)
+            if (btpage_item(page, i)->info & BT_INFO_UNIQUE_DEAD)
+                dead = i;
+        assert_int_not_equal(dead, UINT16_MAX);
+        dt = btitem_tid(btpage_item(page, dead), true);
+        btpage_remove(page, dead);
+        page_set_checksum(page);
+        page_io(dir, pkey.relnumber, 1, page, true);
+        assert_int_equal(run_check(dir, &l), 0);
+        /* id 2's entry, a live row's (the rows' first slots are ids 1..4). */
+        btpage_remove(page, 1);
+        page_set_checksum(page);
+        page_io(dir, pkey.relnumber, 1, page, true);
+        assert_int_equal(run_check(dir, &l), 1);
+        assert_true(
+            any_line_has(&l, "t_pkey", "(0,2) of table t is indexed 0"));
+        page_io(dir, pkey.relnumber, 1, orig, true);
+        assert_int_equal(run_check(dir, &l), 0);
+        /* The dead row's entry in the plain index. */
+        assert_int_equal(tv.blocks, 2);
+        page_io(dir, tv.relnumber, 1, vorig, false);
+        memcpy(vpage, vorig, BLOCK_SIZE);
+        for (uint16_t i = 0; i < btpage_nitems(vpage); i++)
+            if (tid_compare(btitem_tid(btpage_item(vpage, i), true), dt) == 0)
+                vslot = i;
+        assert_int_not_equal(vslot, UINT16_MAX);
+        btpage_remove(vpage, vslot);
+        page_set_checksum(vpage);
+        page_io(dir, tv.relnumber, 1, vpage, true);
+        assert_int_equal(run_check(dir, &l), 1);
+        snprintf(want, sizeof(want), "(%u,%u)", dt.block, dt.offset);
+        assert_true(any_line_has(&l, "t_v", want));
+        page_io(dir, tv.relnumber, 1, vorig, true);
+        assert_int_equal(run_check(dir, &l), 0);
+    }
+
     /* A mark on the entry of a live row (id 1, the leaf's first entry),
      * the checksum made right again: reported. */
     {

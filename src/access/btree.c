@@ -627,6 +627,11 @@ const tuple_desc *btree_key_desc(const btree *bt)
     return bt->desc;
 }
 
+uint64_t btree_pruned(const btree *bt)
+{
+    return atomic_load_relaxed(&bt->pruned);
+}
+
 bool btree_is_unique(const btree *bt)
 {
     return bt->unique;
@@ -1702,6 +1707,76 @@ int btree_search_last(btree *bt, buf_session *s, const keel_value *keys,
 /* ---- insertion --------------------------------------------------------- */
 
 /*
+ * Removes from leaf page (exclusively locked) its entries marked dead that
+ * removable allows, keeping *pos, the slot an entry is to go in, where it
+ * was among the others.  The entry at slot probe (a marked one) is asked
+ * about first, and if it must stay, nothing is removed and no other is
+ * asked about: a row's entries lie in the order of its versions (tid
+ * order, as new versions go after old ones), so with probe the oldest
+ * marked entry, none of the newer ones could go either, and with probe
+ * the newest, the older ones are likely to.  Returns how many went.
+ */
+static uint16_t bt_prune(void *page, uint16_t *pos, uint16_t probe,
+                         btree_removable_fn removable, void *ctx)
+{
+    bool drop[BT_MAX_ITEMS] = {false};
+    uint16_t n = btpage_nitems(page), below = 0, k = 0;
+
+    if (!removable(ctx, btitem_tid(btpage_item(page, probe), true)))
+        return 0;
+    for (uint16_t i = btpage_first(page); i < n; i++) {
+        const bt_item *it = btpage_item(page, i);
+
+        if ((it->info & BT_INFO_UNIQUE_DEAD) &&
+            (i == probe || removable(ctx, btitem_tid(it, true)))) {
+            drop[i] = true;
+            k++;
+            below += i < *pos;
+        }
+    }
+    *pos = (uint16_t)(*pos - below);
+    return btpage_remove_marked(page, drop);
+}
+
+/* The first marked entry of leaf page, or UINT16_MAX if none is. */
+static uint16_t bt_first_marked(const void *page)
+{
+    uint16_t n = btpage_nitems(page);
+
+    for (uint16_t i = btpage_first(page); i < n; i++)
+        if (btpage_item(page, i)->info & BT_INFO_UNIQUE_DEAD)
+            return i;
+    return UINT16_MAX;
+}
+
+/* Marked entries a page the uniqueness check passes (not the insertion
+ * target) must hold before it tries to shed them (bt_unique_check()). */
+#define BT_PRUNE_PASSED 64
+
+/*
+ * For the uniqueness check, on a page it holds exclusively and is leaving
+ * (not the insertion target): if marked entries of the key fill much of it
+ * (marked of them, the last at slot last), removes those no snapshot can
+ * need, so that later checks and searches walk fewer entries.  The last
+ * one is asked first (bt_prune()), so that while a snapshot holds the
+ * horizon back each check asks one question here, not one per entry.
+ */
+static void bt_prune_passed(btree *bt, buf_session *s, int32_t id, void *page,
+                            uint16_t marked, uint16_t last,
+                            btree_removable_fn removable, void *ctx)
+{
+    uint16_t pos = 0, k;
+
+    if (removable == NULL || marked < BT_PRUNE_PASSED)
+        return;
+    k = bt_prune(page, &pos, last, removable, ctx);
+    if (k > 0) {
+        buf_mark_dirty(s, id);
+        atomic_fetch_add_explicit(&bt->pruned, k, memory_order_relaxed);
+    }
+}
+
+/*
  * The uniqueness check.  On entry *io_id is the leaf whose range holds
  * (key, minus infinity), exclusively locked.  Walks the entries equal to
  * keys rightwards, locking each next page before releasing the current
@@ -1714,7 +1789,8 @@ int btree_search_last(btree *bt, buf_session *s, const keel_value *keys,
  * nothing is held.
  */
 static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
-                           tid t, btree_is_live_fn is_live, void *ctx,
+                           tid t, btree_is_live_fn is_live,
+                           btree_removable_fn removable, void *ctx,
                            int32_t *io_id, blocknum_t *io_blk)
 {
     int32_t cur = *io_id, target = BUF_INVALID;
@@ -1734,7 +1810,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
         uint16_t n = btpage_nitems(page);
         blocknum_t next;
         int32_t nid;
-        uint16_t start = pos;
+        uint16_t start = pos, marked = 0, last = 0;
         bool all_equal = false;
 
         if (target == BUF_INVALID && !bt_beyond(bt, page, &full)) {
@@ -1755,8 +1831,11 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                 all_equal = bt_beyond(bt, page, &eq);
             /* A marked (keys, t) is refused where the entry would go (and
              * a live entry after it may be reported first, as EUNIQUE). */
-            if (it->info & BT_INFO_UNIQUE_DEAD)
+            if (it->info & BT_INFO_UNIQUE_DEAD) {
+                marked++;
+                last = pos;
                 continue;
+            }
             et = btitem_tid(it, true);
             if (tid_compare(et, t) == 0) {
                 rc = kerr_set(&s->err, KEEL_EEXIST,
@@ -1770,6 +1849,8 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                 (target == BUF_INVALID || cur == target)) {
                 btpage_item_set_unique_dead(page, pos, true);
                 buf_mark_dirty(s, cur);
+                marked++;
+                last = pos;
             }
             if (fate == BTREE_ROW_LIVE) {
                 char kb[160];
@@ -1783,6 +1864,9 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
         /* Equal keys may continue right only if the high key is keys. */
         if (!all_equal && !bt_beyond(bt, page, &eq))
             goto done;
+        /* Leaving a page held exclusively that is not the target. */
+        if (target == BUF_INVALID)
+            bt_prune_passed(bt, s, cur, page, marked, last, removable, ctx);
         next = btpage_opaque(page)->right;
         rc = bt_read_lock(bt, s, next,
                           target == BUF_INVALID ? LW_EXCLUSIVE : LW_SHARED, 0,
@@ -1924,7 +2008,8 @@ static int bt_new_root(btree *bt, buf_session *s, int32_t lid, blocknum_t lblk,
  */
 static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
                           uint32_t stack_top, int32_t id, blocknum_t blk,
-                          uint16_t pos, const void *item, uint16_t size)
+                          uint16_t pos, const void *item, uint16_t size,
+                          btree_removable_fn removable, void *ctx)
 {
     bt_itembuf dlbuf;
     int rc;
@@ -1936,12 +2021,25 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
         blocknum_t oldright = op->right, rblk;
         int32_t rid, orid = BUF_INVALID, pid = BUF_INVALID;
         blocknum_t pblk = BT_NONE;
-        uint16_t ppos = 0;
+        uint16_t ppos = 0, k;
 
         if (btpage_add(page, pos, item, size)) {
             buf_mark_dirty(s, id);
             buf_unlock_release(s, id);
             return KEEL_OK;
+        }
+        /* A full leaf: first make room by removing entries nobody can
+         * need any more (the oldest marked one asked first), and split
+         * only if that was not enough. */
+        if (level == 0 && removable != NULL &&
+            (k = bt_first_marked(page)) != UINT16_MAX &&
+            (k = bt_prune(page, &pos, k, removable, ctx)) > 0) {
+            buf_mark_dirty(s, id);
+            atomic_fetch_add_explicit(&bt->pruned, k, memory_order_relaxed);
+            if (btpage_add(page, pos, item, size)) {
+                buf_unlock_release(s, id);
+                return KEEL_OK;
+            }
         }
 
         /* Split: new right half, then the old right sibling (whose
@@ -2008,6 +2106,13 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
 int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
                  btree_is_live_fn is_live, void *ctx)
 {
+    return btree_insert_prune(bt, s, keys, t, is_live, NULL, ctx);
+}
+
+int btree_insert_prune(btree *bt, buf_session *s, const keel_value *keys, tid t,
+                       btree_is_live_fn is_live, btree_removable_fn removable,
+                       void *ctx)
+{
     bt_itembuf itembuf;
     blocknum_t stack[BT_MAX_LEVELS], blk;
     uint32_t stack_top = 0;
@@ -2035,7 +2140,8 @@ int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
     if (rc != KEEL_OK)
         return rc;
     if (check) {
-        rc = bt_unique_check(bt, s, keys, t, is_live, ctx, &id, &blk);
+        rc =
+            bt_unique_check(bt, s, keys, t, is_live, removable, ctx, &id, &blk);
         if (rc != KEEL_OK)
             return rc;
         sk.has_tid = true;
@@ -2050,7 +2156,7 @@ int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
                         bt->rel, t.block, t.offset);
     }
     return bt_insert_item(bt, s, stack, stack_top, id, blk, pos, itembuf.b,
-                          size);
+                          size, removable, ctx);
 }
 
 /* ---- deletion ---------------------------------------------------------- */

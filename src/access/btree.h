@@ -71,6 +71,14 @@ typedef enum btree_row {
  */
 typedef btree_row (*btree_is_live_fn)(void *ctx, tid t);
 
+/*
+ * Tells whether the row at t, whose entry is marked dead, can be seen by
+ * no snapshot now or later (its inserter aborted, or its deleter committed
+ * below the horizon, txn_horizon()), so that the entry may go.  Called as
+ * btree_is_live_fn is; on an error or any doubt it must answer false.
+ */
+typedef bool (*btree_removable_fn)(void *ctx, tid t);
+
 /* ---- opening and creating --------------------------------------------- */
 
 /*
@@ -98,6 +106,8 @@ void btree_close(btree *bt);
 relnumber_t btree_relnumber(const btree *bt);
 const tuple_desc *btree_key_desc(const btree *bt);
 bool btree_is_unique(const btree *bt);
+/* Entries btree_insert_prune() has removed through this handle. */
+uint64_t btree_pruned(const btree *bt);
 
 /* ---- changing ---------------------------------------------------------- */
 
@@ -119,6 +129,19 @@ bool btree_is_unique(const btree *bt);
  */
 int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
                  btree_is_live_fn is_live, void *ctx);
+
+/*
+ * btree_insert() that, where the entry's leaf is full, first removes the
+ * leaf's entries marked dead that removable(ctx, tid) allows, and splits
+ * the leaf only if the entry still does not fit (see README.md, "Dead
+ * marks").  Readers never miss such an entry: no snapshot sees its row.
+ * Without it a row updated n times keeps n entries; with it a row's
+ * entries are those of its versions some snapshot may still see, plus
+ * those not yet marked.
+ */
+int btree_insert_prune(btree *bt, buf_session *s, const keel_value *keys, tid t,
+                       btree_is_live_fn is_live, btree_removable_fn removable,
+                       void *ctx);
 
 /* Removes the entry (keys, t).  ENOENT if it is not there. */
 int btree_delete(btree *bt, buf_session *s, const keel_value *keys, tid t);

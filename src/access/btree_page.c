@@ -77,6 +77,30 @@ typedef union bt_page_buf {
     uint64_t align;
 } bt_page_buf;
 
+uint16_t btpage_remove_marked(void *page, const bool *drop)
+{
+    page_header *h = hdr_of(page);
+    uint16_t n = btpage_nitems(page), m = 0;
+    uint16_t *lp = btpage_lp(page);
+    bt_page_buf copy;
+    uint16_t upper = h->special;
+
+    memcpy(copy.b, page, BLOCK_SIZE);
+    for (uint16_t i = 0; i < n; i++) {
+        const bt_item *it = (const bt_item *)(copy.b + lp[i]);
+        uint16_t size = btitem_size(it);
+
+        if (drop[i])
+            continue;
+        upper = (uint16_t)(upper - size);
+        memcpy((char *)page + upper, it, size);
+        lp[m++] = upper;
+    }
+    h->upper = upper;
+    h->lower = (uint16_t)(PAGE_HEADER_SIZE + 2 * m);
+    return (uint16_t)(n - m);
+}
+
 bool btpage_split(void *page, blocknum_t lblk, void *rpage, blocknum_t rblk,
                   uint16_t pos, const void *item, uint16_t size)
 {

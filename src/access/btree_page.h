@@ -169,6 +169,7 @@ struct btree {
     bool unique;
     uint8_t fast; /* BT_FAST_* */
     tuple_desc *desc;
+    atomic_u64 pruned; /* entries btree_insert_prune() removed */
 };
 
 /* ---- page access ------------------------------------------------------ */
@@ -279,6 +280,13 @@ bool btpage_add(void *page, uint16_t pos, const void *item, uint16_t size);
 
 /* Removes the item at slot pos, compacting the item space. */
 void btpage_remove(void *page, uint16_t pos);
+
+/*
+ * Removes every item i with drop[i] (drop has one flag per slot), in one
+ * pass that compacts the item space; the others keep their order.
+ * Returns how many went.
+ */
+uint16_t btpage_remove_marked(void *page, const bool *drop);
 
 /*
  * Splits page (block lblk, full) while inserting item at slot pos: the

@@ -719,6 +719,36 @@ int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     return rc;
 }
 
+int heap_fetch_dead(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                    bool *dead, xid_t *deleter)
+{
+    const heap_tuple_header *h;
+    size_t len = 0;
+    heap_fate fate = HEAP_LIVE;
+    xid_status st = XID_STATUS_COMMITTED;
+    int32_t id;
+    int rc = read_tid_block(rel, s, t, true, &id);
+
+    *dead = false;
+    *deleter = XID_INVALID;
+    if (rc != KEEL_OK)
+        return rc;
+    h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
+    if (h != NULL && len >= sizeof(*h))
+        rc = heap_tuple_fate(vis, h->xmin, h->xmax, &fate, &s->err);
+    if (rc == KEEL_OK && fate == HEAP_DEAD) {
+        /* Dead: its inserter aborted, or its deleter committed. */
+        if (h->xmin >= XID_FIRST_NORMAL && !is_own(vis->snap, h->xmin))
+            rc = xid_status_of(vis, h->xmin, &st, &s->err);
+        if (rc == KEEL_OK) {
+            *dead = true;
+            *deleter = st == XID_STATUS_ABORTED ? XID_INVALID : h->xmax;
+        }
+    }
+    buf_unlock_release(s, id);
+    return rc;
+}
+
 /*
  * Copies the bytes of the string values among row->values[0..ncols) into
  * row's memory and points the values there.

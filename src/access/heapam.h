@@ -262,6 +262,19 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t, const keel_value *values, tid *new_tid);
 
 /*
+ * Whether the version at t is dead for good (heap_tuple_fate()'s
+ * HEAP_DEAD), in *dead, and if so why, in *deleter: the xid of its
+ * committed deleter, or XID_INVALID if its inserter aborted.  No snapshot
+ * can see the version once the deleter is below the horizon
+ * (txn_horizon()), nor ever one whose inserter aborted: then its index
+ * entries may go.  Decided under the page's share lock, as
+ * heap_fetch_fate(); *dead is false when there is no tuple at t, or on an
+ * error, which is returned as there.
+ */
+int heap_fetch_dead(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                    bool *dead, xid_t *deleter);
+
+/*
  * Sequential scans, through a BUF_STRATEGY_BULK_READ ring.  A scan covers
  * the blocks the relation had when it began and returns, in tid order,
  * each version visible to vis.  It copies each page under a shared lock

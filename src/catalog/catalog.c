@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "port/hash.h"
+#include "txn/txn.h"
 
 #define CAT_MAX_COLS 13
 #define CAT_MAX_IDX  2
@@ -341,6 +342,28 @@ btree_row catalog_row_is_live(void *arg, tid t)
     }
 }
 
+bool catalog_row_removable(void *arg, tid t)
+{
+    catalog_live_ctx *lc = arg;
+    bool dead = false;
+    xid_t deleter = XID_INVALID;
+
+    if (heap_fetch_dead(lc->rel, lc->bs, lc->vis, t, &dead, &deleter) !=
+        KEEL_OK) {
+        kerr_clear(&lc->bs->err); /* not the insertion's error: the entry
+                                     stays, and the row is asked about again
+                                     by the next insertion */
+        return false;
+    }
+    if (!dead)
+        return false;
+    if (deleter == XID_INVALID)
+        return true; /* its inserter aborted */
+    if (deleter >= lc->horizon && lc->txn != NULL)
+        lc->horizon = txn_horizon_recent(lc->txn, deleter);
+    return deleter < lc->horizon;
+}
+
 /* ------------------------------------------------------------------ */
 /* Row changes                                                        */
 /* ------------------------------------------------------------------ */
@@ -366,7 +389,7 @@ static int index_row(catalog *c, catalog_txn *ct, catalog_id id, tid t,
 {
     const cat_def *d = &cat_defs[id];
     cat_rel *r = &c->rels[id];
-    catalog_live_ctx lc = {&r->heap, ct->bs, &ct->vis};
+    catalog_live_ctx lc = {&r->heap, ct->bs, &ct->vis, NULL, XID_INVALID};
     keel_value keys[3];
     int rc = KEEL_OK;
     uint16_t j;

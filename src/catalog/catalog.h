@@ -265,8 +265,20 @@ typedef struct catalog_live_ctx {
     heap_rel *rel;
     buf_session *bs;
     const visibility *vis; /* the caller's (own xid and oracle) */
+    struct txn_mgr *txn;   /* catalog_row_removable()'s horizon, */
+    xid_t horizon;         /* the last it was given (XID_INVALID first) */
 } catalog_live_ctx;
 
 btree_row catalog_row_is_live(void *ctx, tid t);
+
+/*
+ * A btree_removable_fn over the same context (heap_fetch_dead()): the row
+ * at t can be seen by no snapshot now or later, its inserter having
+ * aborted or its deleter committed below the horizon
+ * (txn_horizon_recent() of txn, asked only when the last one it gave is
+ * not enough; txn NULL: only the first qualifies).  An error answers
+ * false.
+ */
+bool catalog_row_removable(void *ctx, tid t);
 
 #endif /* KEEL_CATALOG_CATALOG_H */

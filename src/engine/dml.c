@@ -66,15 +66,21 @@ static int primary_index(keel_session *s, engine_table *t, uint32_t *pi)
 static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
                             const keel_value *vals, tid nt)
 {
-    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis};
+    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, s->db->txn,
+                           XID_INVALID};
     keel_value keys[BTREE_MAX_KEYS];
     uint32_t i;
     int rc = KEEL_OK;
 
+    /* A unique index's leaf that fills up first sheds the entries of
+     * versions no snapshot can see (their marks are the unique check's). */
     for (i = 0; rc == KEEL_OK && i < t->nidx; i++) {
         engine_index_key(&t->idx[i], vals, keys);
-        rc = btree_insert(t->ih[i]->bt, s->bs, keys, nt,
-                          t->idx[i].unique ? catalog_row_is_live : NULL, &lc);
+        rc = t->idx[i].unique
+                 ? btree_insert_prune(t->ih[i]->bt, s->bs, keys, nt,
+                                      catalog_row_is_live,
+                                      catalog_row_removable, &lc)
+                 : btree_insert(t->ih[i]->bt, s->bs, keys, nt, NULL, &lc);
         if (rc != KEEL_OK)
             break;
     }
@@ -563,7 +569,7 @@ done:
 static int key_taken(keel_session *s, catalog_txn *ct, engine_table *t,
                      uint32_t ix, const keel_value *keys, tid self, bool *taken)
 {
-    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis};
+    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, NULL, XID_INVALID};
     btree_bound b = {keys, t->idx[ix].nkeys, true};
     btree_scan *sc = NULL;
     tid tt;
