@@ -6,7 +6,9 @@
  * crashed transactions included; a commit whose log write fails; and
  * transactions ending in the middle of a snapshot's scan (a scan hook in
  * fault-injection builds), which must make the snapshot rescan, and after
- * TXN_SNAPSHOT_TRIES rescans hold endings off; the horizon.
+ * TXN_SNAPSHOT_TRIES rescans hold endings off; the horizon, and a
+ * transaction ending between a snapshot's publication and its
+ * confirmation (a hook in fault-injection builds).
  *
  * The stress test runs writers (assign, record, commit / abort / crash at
  * random) against readers that check every snapshot they take: its shape
@@ -886,6 +888,88 @@ static void test_horizon(void **state)
     assert_int_equal(txn_horizon_recent(f->m, x1), x1 + 1);
 }
 
+#ifdef KEEL_FAULT_INJECTION
+/* In the window between a snapshot's publication and its confirmation:
+ * the first time, end `ending` and compute a horizon. */
+typedef struct window_ctx {
+    fixture *f;
+    txn_session *ending;
+    xid_t horizon;
+    int calls, errors;
+} window_ctx;
+
+static void window_hook(void *arg)
+{
+    window_ctx *c = arg;
+    kerr err;
+
+    if (c->calls++ == 0) {
+        c->errors += txn_commit(c->ending, &err) != KEEL_OK;
+        c->horizon = txn_horizon(c->f->m);
+    }
+}
+
+/*
+ * A transaction that ends, and a horizon computed, after a snapshot has
+ * published its xmin but before it confirms itself: the horizon sees the
+ * published xmin, and the snapshot, seeing the ending, scans again, so the
+ * snapshot it keeps has the ended xid finished and an xmin at or above the
+ * horizon.  Both for a new scan and for a reuse of the last snapshot.
+ */
+static void test_horizon_window(void **state)
+{
+    fixture *f = *state;
+    window_ctx c = {.f = f};
+    txn_session *s, *w;
+    const snapshot *sn;
+    xid_t x;
+
+    mgr_open(f, 8, XID_FIRST_NORMAL, XID_FIRST_NORMAL + 1000, NULL, NULL);
+    if (!membarrier_ready())
+        skip();
+    s = attach(f);
+    w = attach(f);
+    x = writer(f, w);
+    c.ending = w;
+    txn_set_publish_hook(f->m, window_hook, &c);
+    begin(f, s);
+    txn_set_publish_hook(f->m, NULL, NULL);
+    assert_int_equal(c.errors, 0);
+    assert_int_equal(c.calls, 2);
+    assert_true(c.horizon <= x);
+    sn = txn_snapshot(s);
+    assert_false(snapshot_running(sn, x));
+    assert_true(c.horizon <= sn->xmin);
+    assert_int_equal(stats_of(s).snapshot_retries, 1);
+    commit(f, s);
+
+    /* s's next snapshot would be its last one again (nothing ended since);
+     * w's new transaction ends in the window. */
+    x = writer(f, w);
+    begin(f, s);
+    assert_true(snapshot_running(txn_snapshot(s), x));
+    commit(f, s);
+    c.calls = 0;
+    txn_set_publish_hook(f->m, window_hook, &c);
+    begin(f, s);
+    txn_set_publish_hook(f->m, NULL, NULL);
+    assert_int_equal(c.errors, 0);
+    assert_int_equal(c.calls, 2);
+    assert_true(c.horizon <= x);
+    sn = txn_snapshot(s);
+    assert_false(snapshot_running(sn, x));
+    assert_true(c.horizon <= sn->xmin);
+    assert_int_equal(stats_of(s).snapshots_reused, 1);
+    commit(f, s);
+}
+#else
+static void test_horizon_window(void **state)
+{
+    (void)state;
+    skip();
+}
+#endif
+
 /* ---- stress ------------------------------------------------------------ */
 
 #define ST_WRITERS 4
@@ -1352,6 +1436,7 @@ int main(void)
         BOTH(test_consistent_cut),
         BOTH(test_commit_failure_rolls_back),
         BOTH(test_horizon),
+        BOTH(test_horizon_window),
         BOTH(test_stress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,10 @@ struct txn_mgr {
     CACHE_ALIGNED pthread_mutex_t assign_lock;
     atomic_u32 next_xid;
     atomic_u32 xid_limit;
+#ifdef KEEL_FAULT_INJECTION
+    void (*publish_hook)(void *arg); /* txn_set_publish_hook() */
+    void *publish_hook_arg;
+#endif
 };
 
 struct txn_session {
@@ -299,6 +303,10 @@ static void snapshot_scan_held(txn_session *s)
  */
 static inline bool snapshot_confirmed(const txn_mgr *m, uint64_t done)
 {
+#ifdef KEEL_FAULT_INJECTION
+    if (m->publish_hook != NULL)
+        m->publish_hook(m->publish_hook_arg);
+#endif
     atomic_signal_fence(memory_order_seq_cst);
     return atomic_load_acquire(&m->completions_begun) == done;
 }
@@ -366,6 +374,14 @@ xid_t txn_horizon(txn_mgr *m)
         return XID_INVALID;
     return procarray_oldest(m->pa, h, false);
 }
+
+#ifdef KEEL_FAULT_INJECTION
+void txn_set_publish_hook(txn_mgr *m, void (*fn)(void *arg), void *arg)
+{
+    m->publish_hook = fn;
+    m->publish_hook_arg = arg;
+}
+#endif
 
 xid_t txn_horizon_recent(txn_mgr *m, xid_t want)
 {

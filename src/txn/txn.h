@@ -214,6 +214,16 @@ xid_t txn_horizon(txn_mgr *m);
  */
 xid_t txn_horizon_recent(txn_mgr *m, xid_t want);
 
+#ifdef KEEL_FAULT_INJECTION
+/*
+ * Tests only: makes every snapshot call fn(arg) after it has published its
+ * xmin and before it confirms itself (README.md, "The horizon"), so that
+ * a test can end transactions and compute horizons in that window.  fn
+ * NULL removes the hook.  Set it while no snapshot is being taken.
+ */
+void txn_set_publish_hook(txn_mgr *m, void (*fn)(void *arg), void *arg);
+#endif
+
 /* The session's counters, and its process array slot. */
 void txn_session_stats(const txn_session *s, txn_stats *out);
 uint32_t txn_session_slot(const txn_session *s);
