@@ -18,34 +18,12 @@
 
 #include "testutil.h"
 
+#include "tools/pgbench.h"
 #include "tpcb_txn.h"
 
 #define BRANCHES 2
 #define TELLERS  6
 #define ACCOUNTS 60
-
-static const keel_column branches[] = {
-    {"bid", KEEL_INT4, 0, true},
-    {"bbalance", KEEL_INT4, 0, false},
-    {"filler", KEEL_CHAR, 88, false},
-};
-static const keel_column tellers[] = {
-    {"tid", KEEL_INT4, 0, true},
-    {"bid", KEEL_INT4, 0, false},
-    {"tbalance", KEEL_INT4, 0, false},
-    {"filler", KEEL_CHAR, 84, false},
-};
-static const keel_column accounts[] = {
-    {"aid", KEEL_INT4, 0, true},
-    {"bid", KEEL_INT4, 0, false},
-    {"abalance", KEEL_INT4, 0, false},
-    {"filler", KEEL_CHAR, 84, false},
-};
-static const keel_column history[] = {
-    {"tid", KEEL_INT4, 0, false},   {"bid", KEEL_INT4, 0, false},
-    {"aid", KEEL_INT4, 0, false},   {"delta", KEEL_INT4, 0, false},
-    {"mtime", KEEL_INT8, 0, false}, {"filler", KEEL_CHAR, 22, false},
-};
 
 typedef struct fixture {
     char *dir;
@@ -87,18 +65,17 @@ static int setup(void **state)
     assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &f->db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(f->db, &f->s, &e), KEEL_OK);
-    assert_int_equal(
-        keel_create_table(f->s, NULL, "pgbench_branches", branches, 3, &pk, 1),
-        KEEL_OK);
-    assert_int_equal(
-        keel_create_table(f->s, NULL, "pgbench_tellers", tellers, 4, &pk, 1),
-        KEEL_OK);
-    assert_int_equal(
-        keel_create_table(f->s, NULL, "pgbench_accounts", accounts, 4, &pk, 1),
-        KEEL_OK);
-    assert_int_equal(
-        keel_create_table(f->s, NULL, "pgbench_history", history, 6, NULL, 0),
-        KEEL_OK);
+    for (int i = 0; i < 4; i++) {
+        static const char *const tables[] = {
+            "pgbench_branches", "pgbench_tellers", "pgbench_accounts",
+            "pgbench_history"};
+        uint16_t ncols = 0;
+        const keel_column *cols = pgbench_columns(tables[i], &ncols);
+        assert_non_null(cols);
+        assert_int_equal(keel_create_table(f->s, NULL, tables[i], cols, ncols,
+                                           i < 3 ? &pk : NULL, i < 3 ? 1 : 0),
+                         KEEL_OK);
+    }
     assert_int_equal(keel_begin(f->s), KEEL_OK);
     for (int32_t id = 1; id <= BRANCHES; id++)
         insert_row(f->s, "pgbench_branches", 3, id);
@@ -199,6 +176,10 @@ static void test_one_transaction(void **state)
     /* Nothing else moved. */
     assert_int_equal(row_balance(f->s, "pgbench_accounts", 2, 6, NULL, 0), 0);
     assert_int_equal(row_balance(f->s, "pgbench_branches", 1, 1, NULL, 0), 0);
+    /* Only pgbench's four tables have columns to give. */
+    uint16_t n = 1;
+    assert_null(pgbench_columns("pgbench_nope", &n));
+    assert_int_equal(n, 0);
     /* The draws stay inside the tables. */
     uint64_t rng = 7;
     for (int i = 0; i < 10000; i++) {

@@ -688,8 +688,9 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     return fetched_visible(rel, vis, row, &s->err);
 }
 
-int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
-                    heap_fate *fate)
+/* heap_fetch_fate(), with the version's xmin and xmax copied out. */
+static int fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis,
+                      tid t, heap_fate *fate, xid_t *xmin, xid_t *xmax)
 {
     const heap_tuple_header *h;
     size_t len = 0;
@@ -713,39 +714,42 @@ int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         /* Under the lock: an update that fails after claiming the version
          * puts its xmax back before it can commit, so a deleter read here
          * is still running if it is not to be the version's for good. */
+        *xmin = h->xmin;
+        *xmax = h->xmax;
         rc = heap_tuple_fate(vis, h->xmin, h->xmax, fate, &s->err);
     }
     buf_unlock_release(s, id);
     return rc;
 }
 
+int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                    heap_fate *fate)
+{
+    xid_t xmin, xmax;
+
+    return fetch_fate(rel, s, vis, t, fate, &xmin, &xmax);
+}
+
 int heap_fetch_dead(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                     bool *dead, xid_t *deleter)
 {
-    const heap_tuple_header *h;
-    size_t len = 0;
-    heap_fate fate = HEAP_LIVE;
+    heap_fate fate;
     xid_status st = XID_STATUS_COMMITTED;
-    int32_t id;
-    int rc = read_tid_block(rel, s, t, true, &id);
+    xid_t xmin = XID_INVALID, xmax = XID_INVALID;
+    int rc = fetch_fate(rel, s, vis, t, &fate, &xmin, &xmax);
 
     *dead = false;
     *deleter = XID_INVALID;
-    if (rc != KEEL_OK)
+    if (rc != KEEL_OK || fate != HEAP_DEAD)
         return rc;
-    h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
-    if (h != NULL && len >= sizeof(*h))
-        rc = heap_tuple_fate(vis, h->xmin, h->xmax, &fate, &s->err);
-    if (rc == KEEL_OK && fate == HEAP_DEAD) {
-        /* Dead: its inserter aborted, or its deleter committed. */
-        if (h->xmin >= XID_FIRST_NORMAL && !is_own(vis->snap, h->xmin))
-            rc = xid_status_of(vis, h->xmin, &st, &s->err);
-        if (rc == KEEL_OK) {
-            *dead = true;
-            *deleter = st == XID_STATUS_ABORTED ? XID_INVALID : h->xmax;
-        }
+    /* Dead: its inserter aborted, or its deleter committed; both final,
+     * and xmin never changes, so this may be asked after the unlock. */
+    if (xmin >= XID_FIRST_NORMAL && !is_own(vis->snap, xmin))
+        rc = xid_status_of(vis, xmin, &st, &s->err);
+    if (rc == KEEL_OK) {
+        *dead = true;
+        *deleter = st == XID_STATUS_ABORTED ? XID_INVALID : xmax;
     }
-    buf_unlock_release(s, id);
     return rc;
 }
 

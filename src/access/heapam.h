@@ -268,8 +268,8 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
  * can see the version once the deleter is below the horizon
  * (txn_horizon()), nor ever one whose inserter aborted: then its index
  * entries may go.  Decided under the page's share lock, as
- * heap_fetch_fate(); *dead is false when there is no tuple at t, or on an
- * error, which is returned as there.
+ * heap_fetch_fate(), whose errors it returns (ENOENT when t names no
+ * row), with *dead false.
  */
 int heap_fetch_dead(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                     bool *dead, xid_t *deleter);

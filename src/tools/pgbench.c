@@ -110,6 +110,28 @@ static const keel_column history[] = {
     {"mtime", KEEL_INT8, 0, false}, {"filler", KEEL_CHAR, 22, false},
 };
 
+const keel_column *pgbench_columns(const char *table, uint16_t *ncols)
+{
+    static const struct {
+        const char *name;
+        const keel_column *cols;
+        uint16_t ncols;
+    } all[] = {
+        {"pgbench_branches", branches, 3},
+        {"pgbench_tellers", tellers, 4},
+        {"pgbench_accounts", accounts, 4},
+        {"pgbench_history", history, 6},
+    };
+
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (strcmp(all[i].name, table) == 0) {
+            *ncols = all[i].ncols;
+            return all[i].cols;
+        }
+    *ncols = 0;
+    return NULL;
+}
+
 int pgbench_load(keel_session *s, uint32_t scale, pgbench_progress progress)
 {
     static const struct {

@@ -25,6 +25,10 @@ typedef enum pgbench_progress {
     PGBENCH_PROGRESS_BAR,   /* a bar redrawn in place (a terminal) */
 } pgbench_progress;
 
+/* The columns of pgbench table `table` ("pgbench_branches", ...,
+ * "pgbench_history"), *ncols of them; NULL (and 0) for another name. */
+const keel_column *pgbench_columns(const char *table, uint16_t *ncols);
+
 /*
  * Creates the four pgbench tables in the public schema of the open
  * database, loads scale branches, 10 * scale tellers and 100000 * scale
