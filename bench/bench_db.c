@@ -239,3 +239,16 @@ void bench_dir_remove(const char *dir)
             tmpdirs[i][0] = '\0';
     pthread_mutex_unlock(&tmpdirs_lock);
 }
+
+void bench_sleep_until(uint64_t until_ns, const atomic_u32 *failed)
+{
+    for (;;) {
+        uint64_t now = clock_now_ns();
+        if (now >= until_ns ||
+            atomic_load_explicit(failed, memory_order_relaxed))
+            return;
+        clock_sleep_us((uint32_t)((until_ns - now) / 1000 < 20000
+                                      ? (until_ns - now) / 1000 + 1
+                                      : 20000));
+    }
+}

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "port/atomics.h"
+
 /*
  * Creates a directory "$TMPDIR/keel-<tag>-XXXXXX" (TMPDIR defaulting to
  * /tmp) holding a scale-`scale` pgbench database (keel init's
@@ -47,5 +49,12 @@ void bench_dir_remove(const char *dir);
  * both run the exit handler that waits.
  */
 _Noreturn void bench_exit(int status);
+
+/*
+ * Sleeps until clock_now_ns() reaches until_ns, waking at least every
+ * 20 ms to return early once *failed (a client's report) is non-zero: the
+ * main thread's wait while the clients of a timed run work.
+ */
+void bench_sleep_until(uint64_t until_ns, const atomic_u32 *failed);
 
 #endif /* KEEL_BENCH_BENCH_DB_H */

@@ -575,15 +575,7 @@ static client_thread *clients_run(client_run *run, uint32_t n, double seconds,
     run->t0 = clock_now_ns();
     pthread_barrier_wait(&run->go);
     if (!run->bloat) {
-        uint64_t until = run->t0 + (uint64_t)(seconds * 1e9);
-        for (;;) {
-            uint64_t now = clock_now_ns();
-            if (now >= until || atomic_load_relaxed(&run->failed))
-                break;
-            clock_sleep_us((uint32_t)((until - now) / 1000 < 20000
-                                          ? (until - now) / 1000 + 1
-                                          : 20000));
-        }
+        bench_sleep_until(run->t0 + (uint64_t)(seconds * 1e9), &run->failed);
         atomic_store_relaxed(&run->stop, 1);
     }
     for (uint32_t i = 0; i < n; i++) {

@@ -198,14 +198,7 @@ static int run_clients(tpcb_run *run, uint32_t n, double seconds,
     t0 = clock_now_ns();
     until = t0 + (uint64_t)(seconds * 1e9);
     pthread_barrier_wait(&run->go);
-    for (;;) {
-        uint64_t now = clock_now_ns();
-        if (now >= until || atomic_load_relaxed(&run->failed))
-            break;
-        clock_sleep_us((uint32_t)((until - now) / 1000 < 20000
-                                      ? (until - now) / 1000 + 1
-                                      : 20000));
-    }
+    bench_sleep_until(until, &run->failed);
     atomic_store_relaxed(&run->stop, 1);
     *commits = *tries = 0;
     for (uint32_t i = 0; i < n; i++) {

@@ -83,11 +83,14 @@ uint16_t btpage_remove_marked(void *page, const bool *drop)
     uint16_t n = btpage_nitems(page), m = 0;
     uint16_t *lp = btpage_lp(page);
     bt_page_buf copy;
+    const uint16_t *old = btpage_lp(copy.b);
     uint16_t upper = h->special;
 
+    /* The kept items are copied back from a private image, packed against
+     * the special space, their line pointers in their old order. */
     memcpy(copy.b, page, BLOCK_SIZE);
     for (uint16_t i = 0; i < n; i++) {
-        const bt_item *it = (const bt_item *)(copy.b + lp[i]);
+        const bt_item *it = (const bt_item *)(copy.b + old[i]);
         uint16_t size = btitem_size(it);
 
         if (drop[i])
