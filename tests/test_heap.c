@@ -68,6 +68,7 @@ typedef struct fake_txm {
     _Atomic(uint8_t) *status; /* xid -> xid_status, read without lock */
     atomic_u32 fail_xid;      /* the oracle fails for this xid (0: never) */
     atomic_u32 calls;         /* oracle calls */
+    atomic_u32 horizon;       /* what the horizon function answers */
 } fake_txm;
 
 static fake_txm *txm_create(void)
@@ -109,6 +110,24 @@ static int txm_status_fn(void *ctx, xid_t xid, xid_status *st, kerr *err)
     *st =
         (xid_status)atomic_load_explicit(&t->status[xid], memory_order_acquire);
     return KEEL_OK;
+}
+
+/* The horizon pruning asks for: whatever the test has set (0 at first:
+ * no committed deleter is below it, so nothing is pruned). */
+static xid_t txm_horizon_fn(void *ctx, xid_t want)
+{
+    fake_txm *t = ctx;
+
+    (void)want;
+    return atomic_load(&t->horizon);
+}
+
+/* Sets the horizon to the lowest running xid, or the next one. */
+static void txm_horizon_now(fake_txm *t)
+{
+    pthread_mutex_lock(&t->lock);
+    atomic_store(&t->horizon, t->nrunning > 0 ? t->running[0] : t->next);
+    pthread_mutex_unlock(&t->lock);
 }
 
 static void txm_set(fake_txm *t, xid_t xid, xid_status st)
@@ -174,6 +193,7 @@ static void tx_begin(fake_txm *t, tx *x)
     x->vis.snap = &x->snap;
     x->vis.status = txm_status_fn;
     x->vis.status_ctx = t;
+    x->vis.horizon = txm_horizon_fn;
 }
 
 /* A read-only snapshot. */
@@ -184,6 +204,7 @@ static void tx_reader(fake_txm *t, tx *x)
     x->vis.snap = &x->snap;
     x->vis.status = txm_status_fn;
     x->vis.status_ctx = t;
+    x->vis.horizon = txm_horizon_fn;
 }
 
 static void tx_end(fake_txm *t, tx *x, xid_status st)
@@ -563,6 +584,115 @@ static void test_page_compact_many_deletes(void **state)
         else
             assert_null(heappage_get_item_const(p.b, (uint16_t)(i + 1), &len));
     }
+}
+
+/*
+ * Items removed without compaction (pruning's way): their storage holes,
+ * zeroed, nothing else moves, an item as large as a removed one goes into its
+ * hole, heappage_fits() counts the holes and heappage_add_item() compacts
+ * when it needs them; every live item keeps its bytes and the page stays
+ * valid throughout, up to HEAPPAGE_MAX_LINES line pointers.
+ */
+/* Every byte of the page between the line pointers and the end that no
+ * NORMAL item covers is zero (free space, holes and padding). */
+static bool unused_bytes_zero(const void *page)
+{
+    static _Alignas(8) unsigned char used[BLOCK_SIZE];
+    const unsigned char *b = page;
+    const page_header *h = page;
+    uint16_t n = heappage_nitems(page);
+
+    memset(used, 0, sizeof(used));
+    for (uint16_t i = 1; i <= n; i++) {
+        heappage_lp lp = heappage_get_lp(page, i);
+        if (heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL)
+            memset(used + heappage_lp_off(lp), 1, heappage_lp_len(lp));
+    }
+    for (size_t i = h->lower; i < BLOCK_SIZE; i++)
+        if (!used[i] && b[i] != 0)
+            return false;
+    return true;
+}
+
+static void test_page_remove_holes(void **state)
+{
+    (void)state;
+    page_buf p;
+    unsigned char item[200];
+    uint64_t rng = 7;
+    bool live[HEAPPAGE_MAX_LINES + 1] = {false};
+    size_t lens[HEAPPAGE_MAX_LINES + 1];
+    uint8_t tags[HEAPPAGE_MAX_LINES + 1];
+    uint16_t n = 0, holes_used = 0, compactions = 0;
+    kerr err;
+
+    heappage_init(p.b);
+    for (int round = 0; round < 5000; round++) {
+        const page_header *h = (const page_header *)p.b;
+        if (tu_rand(&rng) % 3 != 0) {
+            size_t l = 24 + tu_rand(&rng) % 170;
+            bool fits = heappage_fits(p.b, l), had_holes;
+            uint16_t off;
+            make_item(item, l, (uint8_t)(round + 1));
+            had_holes = (h->flags & PAGE_FLAG_HAS_HOLES) != 0 &&
+                        page_free_space(p.b) <
+                            ((l + 7) & ~(size_t)7) + HEAPPAGE_LP_SIZE;
+            off = heappage_add_item(p.b, item, l);
+            assert_int_equal(off != 0, fits);
+            if (off == 0)
+                continue;
+            assert_int_equal(off, n + 1);
+            compactions += had_holes;
+            lens[n] = l;
+            tags[n] = (uint8_t)(round + 1);
+            live[n] = true;
+            n++;
+        } else {
+            uint16_t victims[3], nv = 0, placed;
+            size_t l = 24 + tu_rand(&rng) % 170;
+            uint32_t before[HEAPPAGE_MAX_LINES];
+            for (uint16_t i = 0; i < n && nv < 3; i++)
+                if (live[i] && tu_rand(&rng) % 4 == 0)
+                    victims[nv++] = (uint16_t)(i + 1);
+            for (uint16_t i = 0; i < n; i++)
+                before[i] = heappage_get_lp(p.b, (uint16_t)(i + 1));
+            make_item(item, l, (uint8_t)(round + 1));
+            placed = heappage_remove_items(p.b, victims, nv,
+                                           round % 2 ? item : NULL, l);
+            for (uint16_t v = 0; v < nv; v++)
+                live[victims[v] - 1] = false;
+            /* Nothing else moved. */
+            for (uint16_t i = 0; i < n; i++)
+                if (live[i])
+                    assert_int_equal(heappage_get_lp(p.b, (uint16_t)(i + 1)),
+                                     before[i]);
+            if (nv > 0)
+                assert_true(h->flags & PAGE_FLAG_HAS_HOLES);
+            if (placed != 0) {
+                assert_int_equal(placed, n + 1);
+                holes_used++;
+                lens[n] = l;
+                tags[n] = (uint8_t)(round + 1);
+                live[n] = true;
+                n++;
+            }
+        }
+        if (heappage_verify(p.b, 0, &err) != KEEL_OK)
+            fail_msg("round %d: %s", round, err.msg);
+        for (uint16_t i = 0; i < n; i++)
+            if (live[i])
+                assert_true(item_is(p.b, (uint16_t)(i + 1), lens[i], tags[i]));
+        if (!unused_bytes_zero(p.b))
+            fail_msg("round %d: a removed item's bytes are left", round);
+    }
+    assert_true(n <= HEAPPAGE_MAX_LINES);
+    assert_int_equal(n, HEAPPAGE_MAX_LINES); /* it filled up with lines */
+    assert_true(holes_used >= 20);
+    assert_true(compactions >= 5); /* 73 and 8 with this seed */
+    /* Full of line pointers: nothing more goes in, however small. */
+    assert_false(heappage_fits(p.b, 24));
+    make_item(item, 24, 1);
+    assert_int_equal(heappage_add_item(p.b, item, 24), 0);
 }
 
 static void test_page_verify_catches_damage(void **state)
@@ -1499,6 +1629,265 @@ static void test_update_versions(void **state)
         assert_row(&row, 7, 3, big);
     }
     tx_end(f->tm, &u, XID_STATUS_COMMITTED);
+    heap_row_free(&row);
+    assert_quiet(f);
+}
+
+/* The state of t's line pointer, read from a copy of its page. */
+static heappage_lp_state lp_state(fixture *f, tid t)
+{
+    page_buf p;
+
+    read_page(f, t.block, &p);
+    assert_true(t.offset <= heappage_nitems(p.b));
+    return heappage_lp_state_of(heappage_get_lp(p.b, t.offset));
+}
+
+/* Updates the row at *t to (id, n, payload) in a transaction of its own
+ * that ends as st; *t becomes the new version's tid. */
+static void update_ended(fixture *f, tid *t, int32_t id, int64_t n,
+                         const char *payload, xid_status st)
+{
+    keel_value v[3];
+    tx u;
+    tid nt;
+
+    tx_begin(f->tm, &u);
+    mkrow(v, id, n, payload);
+    OK(f, heap_update(&f->rel, f->s, &u.vis, u.xid, *t, v, &nt));
+    tx_end(f->tm, &u, st);
+    if (st == XID_STATUS_COMMITTED)
+        *t = nt;
+}
+
+/*
+ * Pruning: a row updated 400 times, each update committed and below the
+ * horizon, keeps to its one page (its versions would fill four; the
+ * page's line pointers, which stay, allow about 500); what
+ * pruning removed fetches as nothing, and as dead for good; a snapshot
+ * holding the horizon back keeps the versions it may see, and once it
+ * ends the row settles on a page again.
+ */
+static void test_prune(void **state)
+{
+    fixture *f = *state;
+    char payload[33];
+    tx setup_tx, reader, check;
+    tid t, first, held;
+    heap_row row;
+    heap_fate fate;
+    bool dead;
+    xid_t deleter;
+    blocknum_t spilled, at;
+    uint64_t before;
+
+    memset(payload, 'p', sizeof(payload) - 1);
+    payload[sizeof(payload) - 1] = '\0';
+    pool_open(f, 32);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    tx_begin(f->tm, &setup_tx);
+    first = t = ins(f, setup_tx.xid, 1, 0, payload);
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+
+    /* Horizon 0: nothing goes, and the versions spill over. */
+    for (int i = 1; i <= 300; i++)
+        update_ended(f, &t, 1, i, payload, XID_STATUS_COMMITTED);
+    assert_int_equal(heap_pruned(&f->rel), 0);
+    spilled = nblocks(f);
+    assert_true(spilled >= 3);
+
+    /* Every deleter below the horizon: the row stays where it is. */
+    txm_horizon_now(f->tm);
+    at = t.block;
+    for (int i = 301; i <= 700; i++) {
+        update_ended(f, &t, 1, i, payload, XID_STATUS_COMMITTED);
+        txm_horizon_now(f->tm);
+    }
+    assert_int_equal(t.block, at);
+    assert_int_equal(nblocks(f), spilled);
+    /* All but the versions since the page's last pruning (under 100). */
+    assert_true(heap_pruned(&f->rel) >= 300);
+    tx_reader(f->tm, &check);
+    OK(f, heap_fetch(&f->rel, f->s, &check.vis, t, &row));
+    assert_row(&row, 1, 700, payload);
+    assert_int_equal(scan_ids(f, &check.vis, NULL, NULL, 0), 1);
+    tx_end(f->tm, &check, XID_STATUS_COMMITTED);
+    /* The first page was never pruned (nothing was placed there since);
+     * a version of the row's page was: no row there, and dead for good. */
+    assert_int_equal(lp_state(f, first), HEAPPAGE_LP_NORMAL);
+    {
+        tid gone = {.block = at, .offset = 1};
+        assert_int_equal(lp_state(f, gone), HEAPPAGE_LP_DEAD);
+        tx_reader(f->tm, &check);
+        assert_int_equal(heap_fetch(&f->rel, f->s, &check.vis, gone, &row),
+                         KEEL_ENOENT);
+        OK(f, heap_fetch_fate(&f->rel, f->s, &check.vis, gone, &fate));
+        assert_int_equal(fate, HEAP_DEAD);
+        OK(f,
+           heap_fetch_dead(&f->rel, f->s, &check.vis, gone, &dead, &deleter));
+        assert_true(dead);
+        assert_int_equal(deleter, XID_INVALID);
+        tx_end(f->tm, &check, XID_STATUS_COMMITTED);
+    }
+    verify_all_pages(f);
+
+    /* A reader holds the horizon back: its version, and every later one,
+     * stay, so they spill over again. */
+    tx_reader(f->tm, &reader);
+    held = t;
+    atomic_store(&f->tm->horizon, reader.snap.xmin);
+    for (int i = 701; i <= 1200; i++)
+        update_ended(f, &t, 1, i, payload, XID_STATUS_COMMITTED);
+    OK(f, heap_fetch(&f->rel, f->s, &reader.vis, held, &row));
+    assert_row(&row, 1, 700, payload);
+    assert_int_equal(lp_state(f, held), HEAPPAGE_LP_NORMAL);
+    assert_true(nblocks(f) > spilled);
+    tx_end(f->tm, &reader, XID_STATUS_COMMITTED);
+
+    /* It ended: the row's page is pruned again, and the row keeps to it. */
+    txm_horizon_now(f->tm);
+    spilled = nblocks(f);
+    before = heap_pruned(&f->rel);
+    for (int i = 1201; i <= 1600; i++) {
+        update_ended(f, &t, 1, i, payload, XID_STATUS_COMMITTED);
+        txm_horizon_now(f->tm);
+    }
+    assert_int_equal(nblocks(f), spilled);
+    assert_true(heap_pruned(&f->rel) - before >= 300);
+    tx_reader(f->tm, &check);
+    OK(f, heap_fetch(&f->rel, f->s, &check.vis, t, &row));
+    assert_row(&row, 1, 1600, payload);
+    assert_int_equal(scan_ids(f, &check.vis, NULL, NULL, 0), 1);
+    tx_end(f->tm, &check, XID_STATUS_COMMITTED);
+    verify_all_pages(f);
+    heap_row_free(&row);
+    assert_quiet(f);
+}
+
+/*
+ * An aborted update's new version is pruned once its deleter is found
+ * aborted, and the old version's claim is cleared; a committed deleter's
+ * version goes too.  Page 0 holds three large rows: a, the version an
+ * aborted update of a left, and d.  Updates of d prune the page and stay
+ * on it, and nothing pruned was visible.
+ */
+static void test_prune_aborted(void **state)
+{
+    fixture *f = *state;
+    char big[2601];
+    tx setup_tx, check;
+    tid a, d, v1, nd, nd2, ids_t[4];
+    heap_row row;
+    heap_tuple_header h;
+    int32_t ids[4];
+
+    memset(big, 'b', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    pool_open(f, 32);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    tx_begin(f->tm, &setup_tx);
+    a = ins(f, setup_tx.xid, 1, 0, big);
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    v1 = a;
+    update_ended(f, &v1, 1, 1, big, XID_STATUS_ABORTED);
+    h = raw_header(f, a);
+    v1.block = h.next_block;
+    v1.offset = h.next_offset;
+    assert_int_equal(v1.block, a.block);
+    assert_int_not_equal(v1.offset, a.offset);
+    tx_begin(f->tm, &setup_tx);
+    d = ins(f, setup_tx.xid, 2, 0, big);
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    assert_int_equal(d.block, a.block);
+
+    txm_horizon_now(f->tm);
+    nd = d;
+    {
+        page_buf p;
+        heappage_lp lp_a, lp_d, lp_v1;
+        read_page(f, a.block, &p);
+        lp_a = heappage_get_lp(p.b, a.offset);
+        lp_d = heappage_get_lp(p.b, d.offset);
+        lp_v1 = heappage_get_lp(p.b, v1.offset);
+        update_ended(f, &nd, 2, 1, big, XID_STATUS_COMMITTED);
+        /* d's new version went where v1 was; nothing moved. */
+        read_page(f, a.block, &p);
+        assert_int_equal(heappage_get_lp(p.b, a.offset), lp_a);
+        assert_int_equal(heappage_get_lp(p.b, d.offset), lp_d);
+        assert_int_equal(heappage_lp_off(heappage_get_lp(p.b, nd.offset)),
+                         heappage_lp_off(lp_v1));
+    }
+    assert_int_equal(nd.block, a.block);
+    assert_int_equal(lp_state(f, v1), HEAPPAGE_LP_DEAD);
+    assert_int_equal(lp_state(f, d), HEAPPAGE_LP_NORMAL); /* its deleter ran */
+    assert_int_equal(heap_pruned(&f->rel), 1);
+    h = raw_header(f, a);
+    assert_int_equal(h.xmax, XID_INVALID);
+    assert_false(h.flags & HEAP_TUPLE_XMAX_UPDATE);
+    assert_int_equal(h.next_block, a.block);
+    assert_int_equal(h.next_offset, a.offset);
+
+    txm_horizon_now(f->tm);
+    nd2 = nd;
+    update_ended(f, &nd2, 2, 2, big, XID_STATUS_COMMITTED);
+    assert_int_equal(nd2.block, a.block);
+    assert_int_equal(lp_state(f, d), HEAPPAGE_LP_DEAD);
+    assert_int_equal(heap_pruned(&f->rel), 2);
+    assert_int_equal(nblocks(f), 1);
+
+    tx_reader(f->tm, &check);
+    assert_int_equal(scan_ids(f, &check.vis, ids, ids_t, 4), 2);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(tid_compare(ids_t[0], a), 0);
+    assert_int_equal(ids[1], 2);
+    assert_int_equal(tid_compare(ids_t[1], nd2), 0);
+    OK(f, heap_fetch(&f->rel, f->s, &check.vis, a, &row));
+    assert_row(&row, 1, 0, big);
+    OK(f, heap_fetch(&f->rel, f->s, &check.vis, nd2, &row));
+    assert_row(&row, 2, 2, big);
+    tx_end(f->tm, &check, XID_STATUS_COMMITTED);
+    verify_all_pages(f);
+    heap_row_free(&row);
+    assert_quiet(f);
+}
+
+/*
+ * An update that overwrites an aborted update's claim drops the version
+ * that update left on the page, whatever the horizon (its inserter
+ * aborted): the claim was the only link to it.
+ */
+static void test_overwrite_aborted_claim(void **state)
+{
+    fixture *f = *state;
+    tx setup_tx, check;
+    tid r, v, nr;
+    heap_row row;
+    heap_tuple_header h;
+    int32_t ids[4];
+
+    pool_open(f, 32);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    tx_begin(f->tm, &setup_tx);
+    r = ins(f, setup_tx.xid, 1, 0, "r");
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    v = r;
+    update_ended(f, &v, 1, 1, "aborted", XID_STATUS_ABORTED);
+    h = raw_header(f, r);
+    v.block = h.next_block;
+    v.offset = h.next_offset;
+    assert_int_equal(v.block, r.block);
+    assert_int_equal(lp_state(f, v), HEAPPAGE_LP_NORMAL);
+
+    nr = r;
+    update_ended(f, &nr, 1, 2, "kept", XID_STATUS_COMMITTED);
+    assert_int_equal(lp_state(f, v), HEAPPAGE_LP_DEAD);
+    assert_int_equal(heap_pruned(&f->rel), 1);
+    tx_reader(f->tm, &check);
+    assert_int_equal(scan_ids(f, &check.vis, ids, NULL, 4), 1);
+    OK(f, heap_fetch(&f->rel, f->s, &check.vis, nr, &row));
+    assert_row(&row, 1, 2, "kept");
+    tx_end(f->tm, &check, XID_STATUS_COMMITTED);
+    verify_all_pages(f);
     heap_row_free(&row);
     assert_quiet(f);
 }
@@ -2519,12 +2908,13 @@ static void test_concurrent_counters(void **state)
         for (int k = 0; k < CTR_ROWS; k++)
             assert_int_equal(hits[k], 1);
     }
-    /* On the pages: one version per successful update plus the originals,
-     * and exactly one live one (committed inserter, no committed deleter)
-     * per row. */
+    /* On the pages: one version per update plus the originals, less those
+     * of aborted updates that a later update dropped (their line pointers
+     * DEAD; the horizon is 0, so nothing else is pruned), and exactly one
+     * live one (committed inserter, no committed deleter) per row. */
     {
         blocknum_t n = nblocks(f);
-        uint64_t versions = 0;
+        uint64_t versions = 0, dropped = 0, aborts = 0;
         int live[CTR_ROWS] = {0};
         for (blocknum_t b = 0; b < n; b++) {
             page_buf p;
@@ -2535,8 +2925,12 @@ static void test_concurrent_counters(void **state)
                 const void *item = heappage_get_item_const(p.b, off, &len);
                 xid_status smin = XID_STATUS_ABORTED, smax = XID_STATUS_ABORTED;
                 tid t = {.block = b, .offset = off};
-                if (item == NULL)
+                if (item == NULL) {
+                    dropped +=
+                        heappage_lp_state_of(heappage_get_lp(p.b, off)) ==
+                        HEAPPAGE_LP_DEAD;
                     continue;
+                }
                 versions++;
                 memcpy(&h, item, sizeof(h));
                 OK(f, txm_status_fn(f->tm, h.xmin, &smin, &f->err));
@@ -2549,7 +2943,11 @@ static void test_concurrent_counters(void **state)
                 }
             }
         }
-        assert_true(versions == CTR_ROWS + updates);
+        for (int i = 0; i < CTR_THREADS; i++)
+            aborts += w[i].aborts;
+        assert_true(versions + dropped == CTR_ROWS + updates);
+        assert_true(dropped == heap_pruned(&f->rel));
+        assert_true(dropped <= aborts);
         for (int k = 0; k < CTR_ROWS; k++)
             assert_int_equal(live[k], 1);
     }
@@ -2564,6 +2962,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_page_items),
         cmocka_unit_test(test_page_compact_many_deletes),
+        cmocka_unit_test(test_page_remove_holes),
         cmocka_unit_test(test_page_verify_catches_damage),
         cmocka_unit_test_setup_teardown(test_roundtrip_every_type, setup,
                                         teardown),
@@ -2575,6 +2974,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_own_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fetch_cols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_versions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prune_aborted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overwrite_aborted_claim, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_write_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_big_and_bad_values, setup,
                                         teardown),

@@ -73,7 +73,7 @@ static void test_init_layout(void **state)
         assert_int_equal(h.lower, PAGE_HEADER_SIZE);
         assert_int_equal(h.upper, cases[c].special);
         assert_int_equal(h.special, cases[c].special);
-        assert_int_equal(h.reserved, 0);
+        assert_int_equal(h.am_hint, 0);
         for (size_t i = PAGE_HEADER_SIZE; i < BLOCK_SIZE; i++)
             assert_int_equal(p.b[i], 0);
         assert_int_equal(page_free_space(p.b),

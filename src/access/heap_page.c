@@ -62,8 +62,8 @@ static bool lp_out_of_bounds(const void *page, heappage_lp lp)
 {
     const page_header *h = hdr_const(page);
     size_t off = heappage_lp_off(lp), end = off + heappage_lp_len(lp);
-    size_t limit = h->special != 0 && h->special <= BLOCK_SIZE ? h->special
-                                                                : BLOCK_SIZE;
+    size_t limit =
+        h->special != 0 && h->special <= BLOCK_SIZE ? h->special : BLOCK_SIZE;
 
     return off < h->lower || end > limit;
 }
@@ -114,15 +114,36 @@ static uint16_t find_unused_lp(const void *page)
     return 0;
 }
 
+/* Free space once compacted: the free space plus the holes that items
+ * removed without compaction left (PAGE_FLAG_HAS_HOLES). */
+static size_t free_after_compaction(const void *page)
+{
+    const page_header *h = hdr_const(page);
+    uint16_t n = heappage_nitems(page);
+    size_t used = 0;
+
+    if (!(h->flags & PAGE_FLAG_HAS_HOLES))
+        return page_free_space(page);
+    for (uint16_t i = 0; i < n; i++) {
+        heappage_lp lp = lp_array_const(page)[i];
+        if (heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL)
+            used += ALIGN8(heappage_lp_len(lp));
+    }
+    return h->special - h->lower - used;
+}
+
 bool heappage_fits(const void *page, size_t len)
 {
     size_t need = ALIGN8(len);
 
     if (len == 0 || len > HEAP_MAX_TUPLE_SIZE)
         return false;
-    if (find_unused_lp(page) == 0)
+    if (find_unused_lp(page) == 0) {
+        if (heappage_nitems(page) >= HEAPPAGE_MAX_LINES)
+            return false;
         need += HEAPPAGE_LP_SIZE;
-    return page_free_space(page) >= need;
+    }
+    return free_after_compaction(page) >= need;
 }
 
 uint16_t heappage_add_item(void *page, const void *item, size_t len)
@@ -135,10 +156,17 @@ uint16_t heappage_add_item(void *page, const void *item, size_t len)
     assert(h->lower >= PAGE_HEADER_SIZE && h->special == BLOCK_SIZE);
     if (len == 0 || len > HEAP_MAX_TUPLE_SIZE)
         return 0;
-    if (offset == 0)
+    if (offset == 0) {
+        if (heappage_nitems(page) >= HEAPPAGE_MAX_LINES)
+            return 0;
         need += HEAPPAGE_LP_SIZE;
-    if (page_free_space(page) < need)
-        return 0;
+    }
+    if (page_free_space(page) < need) {
+        if (!(h->flags & PAGE_FLAG_HAS_HOLES) ||
+            free_after_compaction(page) < need)
+            return 0;
+        heappage_compact(page);
+    }
 
     upper = (uint16_t)(h->upper - ALIGN8(len));
     memcpy((unsigned char *)page + upper, item, len);
@@ -192,18 +220,36 @@ void heappage_compact(void *page)
      * only moves towards the end, and every item not yet moved lies wholly
      * below the one being moved, so memmove never overwrites one.
      */
-    qsort(pos, count, sizeof(pos[0]), item_pos_desc);
-    for (uint16_t i = 0; i < count; i++) {
-        upper -= ALIGN8(pos[i].len);
-        assert(upper >= pos[i].off);
-        if (upper != pos[i].off)
+    for (uint16_t i = 1; i < count; i++)
+        if (pos[i].off > pos[i - 1].off) {
+            /* Not in place order already (as appending keeps them). */
+            qsort(pos, count, sizeof(pos[0]), item_pos_desc);
+            break;
+        }
+    /* Items lying end to end move together: one memmove per run. */
+    for (uint16_t i = 0, j; i < count; i = (uint16_t)(j + 1)) {
+        size_t top = pos[i].off + ALIGN8(pos[i].len);
+        for (j = i;; j++) {
+            upper -= ALIGN8(pos[j].len);
+            lp_array(page)[pos[j].index] = heappage_lp_make(
+                (uint16_t)upper, HEAPPAGE_LP_NORMAL, pos[j].len);
+            if (j + 1 == count ||
+                pos[j + 1].off + ALIGN8(pos[j + 1].len) != pos[j].off)
+                break;
+        }
+        assert(upper >= pos[j].off);
+        if (upper != pos[j].off)
             memmove((unsigned char *)page + upper,
-                    (unsigned char *)page + pos[i].off, ALIGN8(pos[i].len));
-        lp_array(page)[pos[i].index] =
-            heappage_lp_make((uint16_t)upper, HEAPPAGE_LP_NORMAL, pos[i].len);
+                    (unsigned char *)page + pos[j].off, top - pos[j].off);
+    }
+    /* Free space is kept zero (pages are compared): clear what the items
+     * left, above the old start of the items. */
+    if (upper > h->upper) {
+        size_t from = h->upper > h->lower ? h->upper : h->lower;
+        memset((unsigned char *)page + from, 0, upper - from);
     }
     h->upper = (uint16_t)upper;
-    memset((unsigned char *)page + h->lower, 0, h->upper - h->lower);
+    h->flags &= (uint16_t)~PAGE_FLAG_HAS_HOLES;
 }
 
 int heappage_delete_item(void *page, uint16_t offset, kerr *err)
@@ -217,6 +263,47 @@ int heappage_delete_item(void *page, uint16_t offset, kerr *err)
     lp_array(page)[offset - 1] = heappage_lp_make(0, HEAPPAGE_LP_DEAD, 0);
     heappage_compact(page);
     return KEEL_OK;
+}
+
+uint16_t heappage_remove_items(void *page, const uint16_t *offsets, uint16_t n,
+                               const void *item, size_t len)
+{
+    page_header *h = hdr(page);
+    uint16_t nitems = heappage_nitems(page), offset, hole = 0;
+    size_t need = ALIGN8(len);
+
+    for (uint16_t i = 0; i < n; i++) {
+        heappage_lp lp = lp_array(page)[offsets[i] - 1];
+        assert(offsets[i] >= 1 && offsets[i] <= nitems &&
+               heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL);
+        if (hole == 0 && item != NULL && ALIGN8(heappage_lp_len(lp)) >= need)
+            hole = heappage_lp_off(lp);
+        /* Free space is kept zero, holes too: no removed row's bytes
+         * reach disk. */
+        memset((unsigned char *)page + heappage_lp_off(lp), 0,
+               ALIGN8(heappage_lp_len(lp)));
+        lp_array(page)[offsets[i] - 1] =
+            heappage_lp_make(0, HEAPPAGE_LP_DEAD, 0);
+    }
+    if (n > 0)
+        h->flags |= PAGE_FLAG_HAS_HOLES;
+    if (hole == 0 || len == 0 || len > HEAP_MAX_TUPLE_SIZE)
+        return 0;
+    /* The item goes where a removed one was, if it has a line pointer. */
+    offset = find_unused_lp(page);
+    if (offset == 0) {
+        if (nitems >= HEAPPAGE_MAX_LINES ||
+            page_free_space(page) < HEAPPAGE_LP_SIZE)
+            return 0;
+        offset = (uint16_t)(nitems + 1);
+        h->lower = (uint16_t)(h->lower + HEAPPAGE_LP_SIZE);
+    }
+    memcpy((unsigned char *)page + hole, item, len);
+    lp_array(page)[offset - 1] =
+        heappage_lp_make(hole, HEAPPAGE_LP_NORMAL, (uint16_t)len);
+    if (h->flags & PAGE_FLAG_HAS_FREE_LINES && find_unused_lp(page) == 0)
+        h->flags &= (uint16_t)~PAGE_FLAG_HAS_FREE_LINES;
+    return offset;
 }
 
 /* Checks one NORMAL item's tuple header. */

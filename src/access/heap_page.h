@@ -110,6 +110,22 @@ _Static_assert(sizeof(heap_tuple_header) == 24, "heap tuple header is 24");
 /* Where the data area starts: right after the header (already 8-aligned). */
 #define HEAP_TUPLE_HOFF ((uint16_t)sizeof(heap_tuple_header))
 
+/*
+ * PAGE_FLAG_PRUNABLE (page.h) says that some version on the page has a
+ * deleter; the header's am_hint then names the only one, if only one has
+ * had a deleter since the flag was set, or is HEAPPAGE_HINT_MANY, so that
+ * pruning a page with one changed row reads one tuple, not all of them.
+ */
+#define HEAPPAGE_HINT_MANY 0xFFFF
+
+/*
+ * The most line pointers a page gets.  Rows alone never reach it (a tuple
+ * takes at least its 24-byte header: 291 fit); pruning leaves DEAD ones
+ * behind, and a page that has this many takes no new item until they are
+ * reused, so pruning never scans more than this.
+ */
+#define HEAPPAGE_MAX_LINES 512
+
 /* The largest heap tuple (header included) a page can hold: the page less
  * its header and one line pointer, rounded down to 8. */
 #define HEAP_MAX_TUPLE_SIZE                                                    \
@@ -148,13 +164,16 @@ const void *heappage_get_item_const(const void *page, uint16_t offset,
 
 /*
  * Whether an item of len bytes fits on the page, counting its line pointer
- * (none is needed when an UNUSED one can be reused).
+ * (none is needed when an UNUSED one can be reused; a new one is refused
+ * past HEAPPAGE_MAX_LINES) and the holes a compaction would close.
  */
 bool heappage_fits(const void *page, size_t len);
 
 /*
  * Copies len bytes of item onto the page and returns its offset, reusing an
- * UNUSED line pointer if the page has one, else appending one.  Returns 0,
+ * UNUSED line pointer if the page has one, else appending one (unless the
+ * page has HEAPPAGE_MAX_LINES already), compacting the page first if it
+ * needs the holes removed items left.  Returns 0,
  * leaving the page unchanged, if it does not fit.  The caller holds the
  * exclusive lock and marks the buffer dirty.
  */
@@ -167,6 +186,18 @@ uint16_t heappage_add_item(void *page, const void *item, size_t len);
  * not name a NORMAL item.
  */
 int heappage_delete_item(void *page, uint16_t offset, kerr *err);
+
+/*
+ * Removes n items without moving any other: each of offsets[0..n), which
+ * must name distinct NORMAL items, becomes DEAD, and their storage, zeroed,
+ * holes until a compaction (PAGE_FLAG_HAS_HOLES; heappage_add_item() compacts
+ * when it needs the room).  If item is not NULL and one removed item's
+ * storage holds len bytes, item is copied there, with a new line pointer
+ * (as heappage_add_item() would give it), and its offset is returned; else
+ * 0 (item not placed).
+ */
+uint16_t heappage_remove_items(void *page, const uint16_t *offsets, uint16_t n,
+                               const void *item, size_t len);
 
 /*
  * Moves every NORMAL item so that they are packed against the end of the

@@ -96,6 +96,12 @@ void heap_rel_init(heap_rel *rel, relnumber_t relnumber, const tuple_desc *desc)
            !type_is_string(desc->attrs[rel->plain_cols].type))
         rel->plain_cols++;
     atomic_init(&rel->hint, HEAP_NO_BLOCK);
+    atomic_init(&rel->pruned, 0);
+}
+
+uint64_t heap_pruned(const heap_rel *rel)
+{
+    return atomic_load_explicit(&rel->pruned, memory_order_relaxed);
 }
 
 int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
@@ -327,15 +333,167 @@ static int form_tuple(const heap_rel *rel, const keel_value *vals, xid_t xid,
 }
 
 /*
+ * Pruning (README.md, "Pruning").  One pass over page (block blk of rel,
+ * under its exclusive lock) with horizon: removes the versions that no
+ * snapshot can see now or later, those whose deleter committed below the
+ * horizon, and beside them the new version of an update that aborted (its
+ * inserter is the old version's deleter); the old version's aborted claim
+ * is cleared.  The removed items' line pointers become DEAD: index entries
+ * may still name them, so the numbers are not reused.  PAGE_FLAG_PRUNABLE
+ * stays only while a version still has a deleter.  An error of the oracle
+ * leaves that version as it is.  *newer is the highest deleter at or above
+ * the horizon other than vis's own (a newer horizon could remove its
+ * version), or XID_INVALID.  The removed versions leave holes (nothing
+ * moves); tup (len bytes) goes into one if one is large enough, and
+ * *placed is its offset (else 0).  Returns whether the page changed.
+ */
+static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
+                       void *page, blocknum_t blk, xid_t horizon, xid_t *newer,
+                       const void *tup, size_t len, uint16_t *placed)
+{
+    page_header *ph = page;
+    uint16_t n = heappage_nitems(page), ndead = 0, nkept = 0, kept = 0;
+    uint16_t first = 1, last = n;
+    uint16_t dead[HEAPPAGE_MAX_LINES];
+    uint8_t gone[HEAPPAGE_MAX_LINES / 8] = {0};
+    bool changed = false;
+
+    *newer = XID_INVALID;
+    *placed = 0;
+    if (ph->am_hint >= 1 && ph->am_hint <= n)
+        first = last = ph->am_hint; /* the only version with a deleter */
+    for (uint16_t off = first; off <= last; off++) {
+        size_t got = 0;
+        heap_tuple_header *h, *nh;
+        uint16_t next;
+        xid_status st;
+
+        if (heappage_lp_state_of(heappage_get_lp(page, off)) !=
+                HEAPPAGE_LP_NORMAL ||
+            (gone[(off - 1) / 8] & (1u << ((off - 1) % 8))))
+            continue;
+        h = heappage_get_item(page, off, &got);
+        if (h == NULL || got < sizeof(*h) || h->xmax == XID_INVALID)
+            continue;
+        if (h->xmax >= horizon) {
+            if (h->xmax > *newer && !is_own(vis->snap, h->xmax))
+                *newer = h->xmax;
+            nkept++;
+            kept = off;
+            continue;
+        }
+        if (xid_status_of(vis, h->xmax, &st, &s->err) != KEEL_OK ||
+            st == XID_STATUS_IN_PROGRESS) {
+            kerr_clear(&s->err);
+            nkept++;
+            kept = off;
+            continue;
+        }
+        if (st == XID_STATUS_COMMITTED) {
+            gone[(off - 1) / 8] |= (uint8_t)(1u << ((off - 1) % 8));
+            dead[ndead++] = off;
+            continue;
+        }
+        /* Its deleter aborted: the version stays, as if never deleted, and
+         * the version that deleter's update put beside it never lived. */
+        next = h->next_offset;
+        if ((h->flags & HEAP_TUPLE_XMAX_UPDATE) && h->next_block == blk &&
+            next != off && next >= 1 && next <= n &&
+            !(gone[(next - 1) / 8] & (1u << ((next - 1) % 8))) &&
+            (nh = heappage_get_item(page, next, &got)) != NULL &&
+            got >= sizeof(*nh) && nh->xmin == h->xmax) {
+            gone[(next - 1) / 8] |= (uint8_t)(1u << ((next - 1) % 8));
+            dead[ndead++] = next;
+        }
+        h->xmax = XID_INVALID;
+        h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
+        h->next_block = blk;
+        h->next_offset = off;
+        changed = true;
+    }
+    if (ndead > 0) {
+        *placed = heappage_remove_items(page, dead, ndead, tup, len);
+        atomic_fetch_add_explicit(&rel->pruned, ndead, memory_order_relaxed);
+        changed = true;
+    }
+    if (nkept == 0) {
+        ph->flags &= (uint16_t)~PAGE_FLAG_PRUNABLE;
+        ph->am_hint = 0;
+        changed = true;
+    } else if (ph->am_hint != (nkept == 1 ? kept : HEAPPAGE_HINT_MANY)) {
+        ph->am_hint = nkept == 1 ? kept : HEAPPAGE_HINT_MANY;
+        changed = true;
+    }
+    return changed;
+}
+
+/* Records on page that the version at off has a deleter now (under the
+ * page's exclusive lock): PAGE_FLAG_PRUNABLE and the hint. */
+static void claim_noted(void *page, uint16_t off)
+{
+    page_header *ph = page;
+
+    if (!(ph->flags & PAGE_FLAG_PRUNABLE)) {
+        ph->flags |= PAGE_FLAG_PRUNABLE;
+        ph->am_hint = off;
+    } else if (ph->am_hint != off) {
+        ph->am_hint = HEAPPAGE_HINT_MANY;
+    }
+}
+
+/*
+ * Makes room on a full page for tup (len bytes) by pruning it (as
+ * prune_pass()), if PAGE_FLAG_PRUNABLE says some version has a deleter
+ * (vis NULL or without a horizon: not), and puts tup there: where a pruned
+ * version was if one was as large (nothing else moves), else wherever the
+ * compacted page has room.  Returns its offset, or 0 if it still does not
+ * fit; *changed says whether the page changed (the caller marks it dirty).
+ */
+static uint16_t prune_locked(heap_rel *rel, buf_session *s,
+                             const visibility *vis, void *page, blocknum_t blk,
+                             const void *tup, size_t len, bool *changed)
+{
+    xid_t horizon, newer, again;
+    uint16_t off;
+
+    *changed = false;
+    /* A page out of line pointers takes nothing, whatever goes. */
+    if (!(((page_header *)page)->flags & PAGE_FLAG_PRUNABLE) || vis == NULL ||
+        vis->horizon == NULL ||
+        (heappage_nitems(page) >= HEAPPAGE_MAX_LINES &&
+         !(((page_header *)page)->flags & PAGE_FLAG_HAS_FREE_LINES)))
+        return 0;
+    /* The last horizon computed first; a newer one (each costs a barrier
+     * on every CPU: txn_horizon_recent() computes one at most so often)
+     * only if that did not make room and a newer one may. */
+    horizon = vis->horizon(vis->status_ctx, XID_INVALID);
+    *changed =
+        prune_pass(rel, s, vis, page, blk, horizon, &newer, tup, len, &off);
+    if (off == 0 && *changed)
+        off = heappage_add_item(page, tup, len);
+    if (off != 0 || newer == XID_INVALID)
+        return off;
+    again = vis->horizon(vis->status_ctx, newer);
+    if (again > horizon &&
+        prune_pass(rel, s, vis, page, blk, again, &newer, tup, len, &off)) {
+        *changed = true;
+        if (off == 0)
+            off = heappage_add_item(page, tup, len);
+    }
+    return off;
+}
+
+/*
  * Puts the tuple (len bytes) on buffer id, which holds block blk of rel and
  * is pinned and exclusively locked by s; a new (all-zero) page is
- * initialized first.  *placed says whether it fit; if it did, the buffer is
- * marked dirty and *out is the new tid.  ECORRUPT if the page is not a heap
- * page.  Leaves the lock and pin as they were.
+ * initialized first, and a full one pruned (prune_locked(), with vis; NULL:
+ * not), which moves the page's items.  *placed says whether it fit; if it
+ * did, the buffer is marked dirty and *out is the new tid.  ECORRUPT if the
+ * page is not a heap page.  Leaves the lock and pin as they were.
  */
-static int place_locked(heap_rel *rel, buf_session *s, int32_t id,
-                        blocknum_t blk, const void *tup, size_t len, tid *out,
-                        bool *placed)
+static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
+                        int32_t id, blocknum_t blk, const void *tup, size_t len,
+                        tid *out, bool *placed)
 {
     void *page = buf_page(s->pool, id);
     page_header *ph = page;
@@ -354,6 +512,12 @@ static int place_locked(heap_rel *rel, buf_session *s, int32_t id,
                         "space at %u)",
                         rel->relnumber, blk, ph->special);
     off = heappage_add_item(page, tup, len);
+    if (off == 0) {
+        bool changed;
+        off = prune_locked(rel, s, vis, page, blk, tup, len, &changed);
+        if (changed)
+            buf_mark_dirty(s, id);
+    }
     if (off == 0)
         return KEEL_OK;
     h = heappage_get_item(page, off, &got);
@@ -393,9 +557,9 @@ static void hint_set(heap_rel *rel, blocknum_t blk)
  * pinned in it (a full one is released); without, nothing stays pinned.
  * Each page is locked exclusively only while it is tried.
  */
-static int insert_tuple(heap_rel *rel, buf_session *s, buf_strategy *st,
-                        insert_target *target, const void *tup, size_t len,
-                        tid *out)
+static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
+                        buf_strategy *st, insert_target *target,
+                        const void *tup, size_t len, tid *out)
 {
     blocknum_t blk, tried = HEAP_NO_BLOCK;
     bool placed = false;
@@ -407,7 +571,7 @@ static int insert_tuple(heap_rel *rel, buf_session *s, buf_strategy *st,
         id = target->id;
         blk = target->blk;
         buf_lock(s, id, LW_EXCLUSIVE);
-        rc = place_locked(rel, s, id, blk, tup, len, out, &placed);
+        rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
             return KEEL_OK;
@@ -438,7 +602,7 @@ static int insert_tuple(heap_rel *rel, buf_session *s, buf_strategy *st,
             return rc;
         tried = blk;
         buf_lock(s, id, LW_EXCLUSIVE);
-        rc = place_locked(rel, s, id, blk, tup, len, out, &placed);
+        rc = place_locked(rel, s, vis, id, blk, tup, len, out, &placed);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
             goto done;
@@ -458,7 +622,7 @@ extend:
         rc = buf_extend(s, rel->relnumber, 0, st, &id, &blk);
         if (rc != KEEL_OK)
             return rc;
-        rc = place_locked(rel, s, id, blk, tup, len, out, &placed);
+        rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
             break;
@@ -487,7 +651,7 @@ int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
 
     if (rc != KEEL_OK)
         return rc;
-    return insert_tuple(rel, s, NULL, NULL, buf.b, len, out);
+    return insert_tuple(rel, s, NULL, NULL, NULL, buf.b, len, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -522,7 +686,8 @@ int heap_bulk_insert(heap_bulk *b, xid_t xid, const keel_value *values,
 
     if (rc != KEEL_OK)
         return rc;
-    return insert_tuple(b->rel, b->s, b->ring, &b->target, buf.b, len, out);
+    return insert_tuple(b->rel, b->s, NULL, b->ring, &b->target, buf.b, len,
+                        out);
 }
 
 void heap_bulk_end(heap_bulk *b)
@@ -688,7 +853,16 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     return fetched_visible(rel, vis, row, &s->err);
 }
 
-/* heap_fetch_fate(), with the version's xmin and xmax copied out. */
+/* Whether the line pointer at offset is one pruning left (DEAD). */
+static bool pruned_at(const void *page, uint16_t offset)
+{
+    return offset >= 1 && offset <= heappage_nitems(page) &&
+           heappage_lp_state_of(heappage_get_lp(page, offset)) ==
+               HEAPPAGE_LP_DEAD;
+}
+
+/* heap_fetch_fate(), with the version's xmin and xmax copied out
+ * (XID_INVALID both for a pruned one). */
 static int fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis,
                       tid t, heap_fate *fate, xid_t *xmin, xid_t *xmax)
 {
@@ -702,7 +876,9 @@ static int fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis,
     if (rc != KEEL_OK)
         return rc;
     h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
-    if (h == NULL) {
+    if (h == NULL && pruned_at(buf_session_page(s, id), t.offset)) {
+        *fate = HEAP_DEAD; /* xmin and xmax stay XID_INVALID */
+    } else if (h == NULL) {
         damaged = heappage_item_damaged(buf_session_page(s, id), t.offset);
         rc = no_item(rel, t, damaged, &s->err);
     } else if (len < sizeof(*h)) {
@@ -742,9 +918,12 @@ int heap_fetch_dead(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     *deleter = XID_INVALID;
     if (rc != KEEL_OK || fate != HEAP_DEAD)
         return rc;
-    /* Dead: its inserter aborted, or its deleter committed; both final,
-     * and xmin never changes, so this may be asked after the unlock. */
-    if (xmin >= XID_FIRST_NORMAL && !is_own(vis->snap, xmin))
+    /* Dead: pruned, its inserter aborted, or its deleter committed; all
+     * final, and xmin never changes, so this may be asked after the
+     * unlock. */
+    if (xmin == XID_INVALID && xmax == XID_INVALID)
+        st = XID_STATUS_ABORTED; /* pruned: no deleter to wait for */
+    else if (xmin >= XID_FIRST_NORMAL && !is_own(vis->snap, xmin))
         rc = xid_status_of(vis, xmin, &st, &s->err);
     if (rc == KEEL_OK) {
         *dead = true;
@@ -838,6 +1017,30 @@ static int check_writer(heap_rel *rel, buf_session *s, const visibility *vis,
 }
 
 /*
+ * h, the version at off of page (block blk, exclusively locked), has a
+ * deleter that aborted, whose claim is about to be overwritten: if that
+ * deleter's update left its new version on this page, the version never
+ * lived (its inserter is the deleter) and the claim is the only link to
+ * it, so it goes now, as pruning would have dropped it.  Nothing moves.
+ */
+static void drop_aborted_successor(heap_rel *rel, void *page, blocknum_t blk,
+                                   uint16_t off, const heap_tuple_header *h)
+{
+    uint16_t next = h->next_offset;
+    const heap_tuple_header *nh;
+    size_t got = 0;
+
+    if (!(h->flags & HEAP_TUPLE_XMAX_UPDATE) || h->next_block != blk ||
+        next == off)
+        return;
+    nh = heappage_get_item(page, next, &got);
+    if (nh == NULL || got < sizeof(*nh) || nh->xmin != h->xmax)
+        return;
+    (void)heappage_remove_items(page, &next, 1, NULL, 0);
+    atomic_fetch_add_explicit(&rel->pruned, 1, memory_order_relaxed);
+}
+
+/*
  * Pins and exclusively locks the page of t and checks that the version
  * there may be deleted or updated by vis's transaction: it is visible to
  * the snapshot (ENOENT otherwise, which covers one this transaction has
@@ -897,6 +1100,8 @@ static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
                     : "is still in progress");
             goto fail;
         }
+        drop_aborted_successor(rel, buf_page(s->pool, id), t.block, t.offset,
+                               h);
     }
     *idp = id;
     *out = h;
@@ -923,6 +1128,7 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
     h->next_block = t.block; /* an aborted updater may have left its own */
     h->next_offset = t.offset;
+    claim_noted(buf_page(s->pool, id), t.offset);
     buf_mark_dirty(s, id);
     buf_unlock(s, id);
     buf_release(s, id);
@@ -954,9 +1160,15 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     h->flags |= HEAP_TUPLE_XMAX_UPDATE;
     h->next_block = t.block;
     h->next_offset = t.offset;
-    rc = place_locked(rel, s, id, t.block, buf.b, len, &nt, &placed);
+    rc = place_locked(rel, s, vis, id, t.block, buf.b, len, &nt, &placed);
     assert(rc == KEEL_OK); /* the page was a heap page a moment ago */
+    /* Set after placing: pruning for this update has nothing to gain from
+     * its own claim, and would pass over a page of untouched rows for it. */
+    claim_noted(buf_page(s->pool, id), t.offset);
     if (placed) {
+        /* Pruning may have moved it (never removed it: its deleter runs). */
+        h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
+        assert(h != NULL && h->xmax == xid);
         h->next_offset = nt.offset;
         buf_mark_dirty(s, id);
         buf_unlock(s, id);
@@ -972,7 +1184,7 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
      * lock at a time), then come back.  Our running xid in the old
      * version's xmax keeps every other writer off it meanwhile.
      */
-    rc = insert_tuple(rel, s, NULL, NULL, buf.b, len, &nt);
+    rc = insert_tuple(rel, s, vis, NULL, NULL, buf.b, len, &nt);
     buf_lock(s, id, LW_EXCLUSIVE);
     h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
     assert(h != NULL && h->xmax == xid);

@@ -65,12 +65,16 @@ typedef struct heap_rel {
                                them copies no bytes */
     atomic_u32 hint;        /* a block that had room lately, or
                                HEAP_NO_BLOCK; only a hint */
+    atomic_u64 pruned;      /* versions pruning has removed (relaxed) */
 } heap_rel;
 
 /* Initializes rel for relation relnumber with rows of type desc (which
  * must be complete: the handle derives its stride from it). */
 void heap_rel_init(heap_rel *rel, relnumber_t relnumber,
                    const tuple_desc *desc);
+
+/* Versions pruning has removed from rel's pages through this handle. */
+uint64_t heap_pruned(const heap_rel *rel);
 
 /*
  * A row copied out of the heap: where it lives, its transaction ids, and
@@ -198,9 +202,10 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
 /*
  * heap_tuple_fate() of the version at t, whether visible or not: its
  * header is read and judged under the page's shared lock (the status
- * oracle is asked with it held).  ENOENT if t names no row; ECORRUPT for
- * a tuple shorter than its header or a damaged line pointer; errors of
- * buf_read() and the oracle.
+ * oracle is asked with it held).  A version pruning removed (its line
+ * pointer DEAD) is HEAP_DEAD.  ENOENT if t names no row otherwise;
+ * ECORRUPT for a tuple shorter than its header or a damaged line pointer;
+ * errors of buf_read() and the oracle.
  */
 int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                     heap_fate *fate);
@@ -264,10 +269,11 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
 /*
  * Whether the version at t is dead for good (heap_tuple_fate()'s
  * HEAP_DEAD), in *dead, and if so why, in *deleter: the xid of its
- * committed deleter, or XID_INVALID if its inserter aborted.  No snapshot
- * can see the version once the deleter is below the horizon
- * (txn_horizon()), nor ever one whose inserter aborted: then its index
- * entries may go.  Decided under the page's share lock, as
+ * committed deleter, or XID_INVALID if its inserter aborted or pruning
+ * removed it.  No snapshot can see the version once the deleter is below
+ * the horizon (txn_horizon()), nor ever one whose inserter aborted or
+ * that was pruned: then its index entries may go.  Decided under the
+ * page's share lock, as
  * heap_fetch_fate(), whose errors it returns (ENOENT when t names no
  * row), with *dead false.
  */

@@ -18,6 +18,15 @@ uint64_t clock_now_ns(void)
     return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t clock_thread_cpu_ns(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * nanosleep() reports the time still to sleep when a signal interrupts it;
  * sleeping again for that remainder keeps the "at least us" promise

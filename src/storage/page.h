@@ -34,7 +34,7 @@ typedef struct page_header {
     uint16_t lower;    /* offset of the start of free space */
     uint16_t upper;    /* offset of the end of free space */
     uint16_t special;  /* offset of the special space */
-    uint16_t reserved; /* zero */
+    uint16_t am_hint;  /* the access method's (heap: heap_page.h); else 0 */
 } page_header;
 
 _Static_assert(sizeof(page_header) == 24, "page header is 24 bytes");
@@ -44,6 +44,8 @@ _Static_assert(sizeof(page_header) == 24, "page header is 24 bytes");
 /* Flags (none are used by the storage layer itself yet). */
 #define PAGE_FLAG_HAS_FREE_LINES 0x0001
 #define PAGE_FLAG_ALL_VISIBLE    0x0002
+#define PAGE_FLAG_PRUNABLE       0x0004 /* heap: a version here has a deleter */
+#define PAGE_FLAG_HAS_HOLES      0x0008 /* heap: removed items' storage left */
 
 /* Initializes page (BLOCK_SIZE bytes) as empty, with special_size bytes of
  * special space at the end (rounded up to 8). */

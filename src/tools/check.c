@@ -130,6 +130,10 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
             if (heap_tuple_fate(vis, h->xmin, h->xmax, &fate, &e) == KEEL_OK &&
                 fate == HEAP_DEAD)
                 st |= TID_DEAD;
+        } else if (heappage_lp_state_of(lp) == HEAPPAGE_LP_DEAD) {
+            /* Pruned: an index may still hold the entry, until it sheds
+             * it (or a vacuum does). */
+            st = TID_ATMOST | TID_DEAD;
         }
         m->state[m->n++] = st;
     }

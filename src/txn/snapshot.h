@@ -56,11 +56,21 @@ bool snapshot_running(const snapshot *s, xid_t xid);
 typedef int (*xid_status_fn)(void *ctx, xid_t xid, xid_status *status,
                              kerr *err);
 
-/* Everything a visibility check needs. */
+/*
+ * A horizon (txn_horizon_recent()) for a caller that needs one above want:
+ * every transaction that ended below the xid returned is seen as ended by
+ * every snapshot, live or future.  The transaction manager's may return
+ * one no higher than want (it computes a new one at most so often).
+ */
+typedef xid_t (*xid_horizon_fn)(void *ctx, xid_t want);
+
+/* Everything a visibility check needs; horizon (over status_ctx) is what
+ * pruning needs too, and NULL where the caller has none (no pruning). */
 typedef struct visibility {
     const snapshot *snap;
     xid_status_fn status;
     void *status_ctx;
+    xid_horizon_fn horizon;
 } visibility;
 
 #endif /* KEEL_TXN_SNAPSHOT_H */

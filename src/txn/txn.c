@@ -38,10 +38,10 @@ struct txn_mgr {
     atomic_u32 latest_completed; /* highest xid that has ended */
 
     /* The highest horizon computed so far (txn_horizon_recent()), and
-     * when the last computation started: read by insertions that shed
-     * index entries, written at most every TXN_HORIZON_INTERVAL_NS. */
+     * the earliest time the next may be computed: read by the writers that
+     * prune and shed, written once per computation. */
     CACHE_ALIGNED atomic_u32 horizon_last;
-    atomic_u64 horizon_at_ns;
+    atomic_u64 horizon_next_ns;
 
     /* Read by every ending transaction, written only by a snapshot that
      * had to hold endings off: read-mostly, so on a line of its own. */
@@ -109,7 +109,7 @@ int txn_mgr_create(buf_pool *pool, relnumber_t clog_rel, uint32_t max_sessions,
     m->reserve_ctx = reserve_ctx;
     m->horizon_ok = membarrier_ready();
     atomic_store_relaxed(&m->horizon_last, XID_INVALID);
-    atomic_store_relaxed(&m->horizon_at_ns, 0);
+    atomic_store_relaxed(&m->horizon_next_ns, 0);
     atomic_store_relaxed(&m->completions_done, 0);
     atomic_store_relaxed(&m->completions_begun, 0);
     atomic_store_relaxed(&m->latest_completed, next_xid - 1);
@@ -386,20 +386,32 @@ void txn_set_publish_hook(txn_mgr *m, void (*fn)(void *arg), void *arg)
 xid_t txn_horizon_recent(txn_mgr *m, xid_t want)
 {
     xid_t h = atomic_load_acquire(&m->horizon_last), nh;
-    uint64_t now, at;
+    uint64_t now, next, cost, cpu;
 
     if (want < h || !m->horizon_ok)
         return h;
-    /* One computation at a time, at most one per interval: the others
-     * make do with the last (any horizon once computed stays one). */
+    /* One computation at a time, and none before the time the last one
+     * set: the others make do with the last (any horizon once computed
+     * stays one).  The claim pushes that time far out until it is done. */
     now = clock_now_ns();
-    at = atomic_load_relaxed(&m->horizon_at_ns);
-    if (now - at < TXN_HORIZON_INTERVAL_NS ||
-        !atomic_compare_exchange_strong_explicit(&m->horizon_at_ns, &at, now,
-                                                 memory_order_relaxed,
-                                                 memory_order_relaxed))
+    next = atomic_load_relaxed(&m->horizon_next_ns);
+    if (now < next || !atomic_compare_exchange_strong_explicit(
+                          &m->horizon_next_ns, &next, UINT64_MAX,
+                          memory_order_relaxed, memory_order_relaxed))
         return h;
+    cpu = clock_thread_cpu_ns();
     nh = txn_horizon(m);
+    /* The barrier waits for every CPU running the process to be
+     * interrupted: keep the computations' share of this thread's time
+     * under 1 / TXN_HORIZON_COST_RATIO.  CPU time, not the wall clock, so
+     * that a computation preempted part way does not hold the next off
+     * for long; never more than TXN_HORIZON_INTERVAL_MAX_NS. */
+    cost = (clock_thread_cpu_ns() - cpu) * TXN_HORIZON_COST_RATIO;
+    if (cost < TXN_HORIZON_INTERVAL_NS)
+        cost = TXN_HORIZON_INTERVAL_NS;
+    if (cost > TXN_HORIZON_INTERVAL_MAX_NS)
+        cost = TXN_HORIZON_INTERVAL_MAX_NS;
+    atomic_store_relaxed(&m->horizon_next_ns, now + cost);
     while (nh > h && !atomic_compare_exchange_weak_explicit(
                          &m->horizon_last, &h, nh, memory_order_release,
                          memory_order_acquire))
@@ -620,6 +632,13 @@ int txn_xid_status(void *ctx, xid_t xid, xid_status *status, kerr *err)
     return rc;
 }
 
+static xid_t session_horizon(void *ctx, xid_t want)
+{
+    txn_session *s = ctx;
+
+    return txn_horizon_recent(s->mgr, want);
+}
+
 int txn_visibility(txn_session *s, visibility *vis, kerr *err)
 {
     if (!s->in_txn)
@@ -627,5 +646,6 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->snap = &s->snap;
     vis->status = txn_xid_status;
     vis->status_ctx = s;
+    vis->horizon = session_horizon;
     return KEEL_OK;
 }

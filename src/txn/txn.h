@@ -183,8 +183,8 @@ const snapshot *txn_snapshot(const txn_session *s);
 int txn_xid_status(void *ctx, xid_t xid, xid_status *status, kerr *err);
 
 /*
- * Fills *vis for the running transaction: its snapshot and the oracle above.
- * EINVAL outside a transaction.
+ * Fills *vis for the running transaction: its snapshot, the oracle above,
+ * and txn_horizon_recent() as its horizon.  EINVAL outside a transaction.
  */
 int txn_visibility(txn_session *s, visibility *vis, kerr *err);
 
@@ -201,16 +201,22 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err);
  */
 xid_t txn_horizon(txn_mgr *m);
 
-/* The least time between two computations by txn_horizon_recent(). */
-#define TXN_HORIZON_INTERVAL_NS 100000
+/* How long txn_horizon_recent() waits after a computation begins before
+ * it begins another: at least the first, and TXN_HORIZON_COST_RATIO times
+ * the CPU time the computation took, but not more than the second. */
+#define TXN_HORIZON_INTERVAL_NS     100000
+#define TXN_HORIZON_INTERVAL_MAX_NS 5000000
+#define TXN_HORIZON_COST_RATIO      50
 
 /*
  * A horizon for a caller that needs one above want: the highest computed
  * so far if it is (a horizon once computed stays one: every snapshot taken
  * later sees at least what it saw), else a new one (txn_horizon()) unless
- * another was begun less than TXN_HORIZON_INTERVAL_NS ago, so that
- * callers held back by an old snapshot do not each pay for one.  May be
- * XID_INVALID (none yet, or no membarrier(2)).
+ * one is being computed, or the wait after the last (above) has not
+ * passed, so that callers held back by an old snapshot do not
+ * each pay for one, and the barriers take at most a small share of the
+ * time however many callers want one.  May be XID_INVALID (none yet, or
+ * no membarrier(2)).
  */
 xid_t txn_horizon_recent(txn_mgr *m, xid_t want);
 
