@@ -502,18 +502,15 @@ static void *client_main(void *arg)
     pthread_barrier_wait(&run->ready);
     pthread_barrier_wait(&run->go);
     if (ok) {
-        struct timespec c0, c1;
-        uint64_t txns;
+        uint64_t txns, cpu0;
         select_counts_read(&c, &a);
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        cpu0 = clock_thread_cpu_ns();
         if (run->bloat)
             txns = client_loop_bloat(t, &c, &rng);
         else
             txns = client_loop_select(t, &c, &rng);
         t->end_ns = clock_now_ns();
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-        t->cpu_ns = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000LL +
-                               (c1.tv_nsec - c0.tv_nsec));
+        t->cpu_ns = clock_thread_cpu_ns() - cpu0;
         select_counts_read(&c, &b);
         select_counts_diff(&a, &b, &t->counts);
         t->counts.txns = txns;

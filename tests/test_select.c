@@ -1346,10 +1346,11 @@ static void test_writers_race(void **state)
     assert_int_equal(pthread_join(reader, NULL), 0);
     print_message(
         "%u changes, %u conflicts, %u refused, %u read "
-        "transactions; %llu entries shed\n",
+        "transactions; %llu entries shed, %llu versions pruned\n",
         atomic_load_relaxed(&r.changes), atomic_load_relaxed(&r.conflicts),
         atomic_load_relaxed(&r.refused), atomic_load_relaxed(&r.reads),
-        (unsigned long long)btree_pruned(p_pkey(s)));
+        (unsigned long long)btree_pruned(p_pkey(s)),
+        (unsigned long long)heap_pruned(p_heap(s)));
     assert_int_equal(atomic_load_relaxed(&r.errors), 0);
     assert_true(atomic_load_relaxed(&r.reads) > 0);
     assert_true(atomic_load_relaxed(&r.changes) > 0);
