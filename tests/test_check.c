@@ -97,6 +97,16 @@ static void page_io(const char *dir, uint32_t rel, uint32_t blk, void *page,
     close(fd);
 }
 
+/* The slot of the leaf entry that points to t; fails the test if none. */
+static uint16_t leaf_slot_of(const void *leaf, tid t)
+{
+    for (uint16_t i = 0; i < btpage_nitems(leaf); i++)
+        if (tid_compare(btitem_tid(btpage_item(leaf, i), true), t) == 0)
+            return i;
+    fail_msg("no entry for (%u,%u)", t.block, t.offset);
+    return UINT16_MAX;
+}
+
 static bool any_line_has(const lines *l, const char *a, const char *b)
 {
     for (int i = 0; i < l->n; i++)
@@ -287,7 +297,7 @@ static void test_check_after_changes(void **state)
         dbinfo_rel pkey = find_rel(dir, "t_pkey"), tv = find_rel(dir, "t_v");
         static _Alignas(8) unsigned char orig[BLOCK_SIZE], page[BLOCK_SIZE],
             vorig[BLOCK_SIZE], vpage[BLOCK_SIZE];
-        uint16_t dead = UINT16_MAX, vslot = UINT16_MAX;
+        uint16_t dead = UINT16_MAX, vslot;
         char want[32];
         tid dt;
 
@@ -315,10 +325,7 @@ static void test_check_after_changes(void **state)
         assert_int_equal(tv.blocks, 2);
         page_io(dir, tv.relnumber, 1, vorig, false);
         memcpy(vpage, vorig, BLOCK_SIZE);
-        for (uint16_t i = 0; i < btpage_nitems(vpage); i++)
-            if (tid_compare(btitem_tid(btpage_item(vpage, i), true), dt) == 0)
-                vslot = i;
-        assert_int_not_equal(vslot, UINT16_MAX);
+        vslot = leaf_slot_of(vpage, dt);
         btpage_remove(vpage, vslot);
         page_set_checksum(vpage);
         page_io(dir, tv.relnumber, 1, vpage, true);
@@ -412,7 +419,7 @@ static void test_check_pruned(void **state)
     {
         dbinfo_rel t = find_rel(dir, "t"), tv = find_rel(dir, "t_v");
         static _Alignas(8) unsigned char heap[BLOCK_SIZE], page[BLOCK_SIZE];
-        uint16_t slot = UINT16_MAX;
+        uint16_t slot;
         char want[32];
 
         page_io(dir, t.relnumber, 0, heap, false);
@@ -427,22 +434,13 @@ static void test_check_pruned(void **state)
         /* t_v: block 1 is its only leaf. */
         assert_int_equal(tv.blocks, 2);
         page_io(dir, tv.relnumber, 1, page, false);
-        for (uint16_t i = 0; i < btpage_nitems(page); i++)
-            if (tid_compare(btitem_tid(btpage_item(page, i), true),
-                            (tid){.block = 0, .offset = 6}) == 0)
-                slot = i;
-        assert_int_not_equal(slot, UINT16_MAX);
+        slot = leaf_slot_of(page, (tid){.block = 0, .offset = 6});
         btpage_remove(page, slot);
         page_set_checksum(page);
         page_io(dir, tv.relnumber, 1, page, true);
         assert_int_equal(run_check(dir, &l), 0);
         /* A live row's: id 1's. */
-        slot = UINT16_MAX;
-        for (uint16_t i = 0; i < btpage_nitems(page); i++)
-            if (tid_compare(btitem_tid(btpage_item(page, i), true),
-                            (tid){.block = 0, .offset = 1}) == 0)
-                slot = i;
-        assert_int_not_equal(slot, UINT16_MAX);
+        slot = leaf_slot_of(page, (tid){.block = 0, .offset = 1});
         btpage_remove(page, slot);
         page_set_checksum(page);
         page_io(dir, tv.relnumber, 1, page, true);
