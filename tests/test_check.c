@@ -97,6 +97,36 @@ static void page_io(const char *dir, uint32_t rel, uint32_t blk, void *page,
     close(fd);
 }
 
+/* Creates t (id int4 primary key, v int4) with the plain index t_v, and
+ * inserts rows id 1..300, v = v_of(id). */
+static void create_t(keel_session *s, int32_t (*v_of)(int32_t))
+{
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                       {"v", KEEL_INT4, 0, false}};
+    uint16_t pk = 1, k2 = 2;
+    keel_value row[2];
+
+    assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_create_index(s, NULL, "t", "t_v", &k2, 1, false),
+                     KEEL_OK);
+    row[0].isnull = row[1].isnull = false;
+    for (int32_t i = 1; i <= 300; i++) {
+        row[0].v.i4 = i;
+        row[1].v.i4 = v_of(i);
+        assert_int_equal(keel_insert(s, NULL, "t", row), KEEL_OK);
+    }
+}
+
+static int32_t mod7(int32_t id)
+{
+    return id % 7;
+}
+
+static int32_t plus1000(int32_t id)
+{
+    return 1000 + id;
+}
+
 /* The slot of the leaf entry that points to t; fails the test if none. */
 static uint16_t leaf_slot_of(const void *leaf, tid t)
 {
@@ -243,7 +273,7 @@ static void test_check_after_changes(void **state)
     keel_session *s, *old;
     static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
                                        {"v", KEEL_INT4, 0, false}};
-    uint16_t pk = 1, k2 = 2;
+    uint16_t pk = 1;
     keel_value row[2], key;
     lines l;
 
@@ -251,19 +281,13 @@ static void test_check_after_changes(void **state)
     assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
-    assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
-    assert_int_equal(keel_create_index(s, NULL, "t", "t_v", &k2, 1, false),
-                     KEEL_OK);
+    create_t(s, mod7);
     /* An open snapshot holds the horizon back: no dead version is pruned
      * and no entry shed, so the pages below are as this test expects. */
     assert_int_equal(keel_session_begin(db, &old, &e), KEEL_OK);
     assert_int_equal(keel_begin(old), KEEL_OK);
     row[0].isnull = row[1].isnull = false;
-    for (int i = 1; i <= 300; i++) {
-        row[0].v.i4 = i;
-        row[1].v.i4 = i % 7;
-        assert_int_equal(keel_insert(s, NULL, "t", row), KEEL_OK);
-    }
+    row[1].v.i4 = 300 % 7;
     row[0].v.i4 = 5; /* taken: refused, its row deleted again */
     assert_int_equal(keel_insert(s, NULL, "t", row), KEEL_EUNIQUE);
     key = row[0];
@@ -381,9 +405,6 @@ static void test_check_pruned(void **state)
     keel_error e;
     keel_db *db;
     keel_session *s;
-    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
-                                       {"v", KEEL_INT4, 0, false}};
-    uint16_t pk = 1, k2 = 2;
     keel_value row[2], key;
     lines l;
 
@@ -393,17 +414,9 @@ static void test_check_pruned(void **state)
     assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
-    assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
-    assert_int_equal(keel_create_index(s, NULL, "t", "t_v", &k2, 1, false),
-                     KEEL_OK);
+    create_t(s, plus1000);
     row[0].isnull = row[1].isnull = false;
-    for (int i = 1; i <= 300; i++) {
-        row[0].v.i4 = i;
-        row[1].v.i4 = 1000 + i;
-        assert_int_equal(keel_insert(s, NULL, "t", row), KEEL_OK);
-    }
-    key = row[0];
-    key.v.i4 = 6;
+    key = tu_vi4(6);
     assert_int_equal(keel_delete(s, NULL, "t", &key), KEEL_OK);
     key.v.i4 = row[0].v.i4 = 5;
     row[1].v.i4 = 55;

@@ -877,14 +877,14 @@ static void test_horizon(void **state)
     commit(f, b);
     assert_int_equal(txn_horizon(f->m), x3 + 2);
     /* The recent horizon: computed when the last one is not enough (and
-     * none was begun within the interval), else the last one, which
-     * stays valid. */
+     * the wait after the last has passed: at most
+     * TXN_HORIZON_INTERVAL_MAX_NS), else the last one, which stays valid. */
     assert_int_equal(txn_horizon_recent(f->m, x3 + 2), x3 + 2);
     x1 = writer(f, a);
     commit(f, a);
     assert_int_equal(txn_horizon(f->m), x1 + 1);
     assert_int_equal(txn_horizon_recent(f->m, x3), x3 + 2);
-    clock_sleep_us(TXN_HORIZON_INTERVAL_NS / 1000 + 1000);
+    clock_sleep_us(TXN_HORIZON_INTERVAL_MAX_NS / 1000 + 1000);
     assert_int_equal(txn_horizon_recent(f->m, x1), x1 + 1);
 }
 
@@ -909,6 +909,24 @@ static void window_hook(void *arg)
     }
 }
 
+/* Begins s's transaction with x ending, and a horizon computed, in the
+ * window; checks the horizon and that the snapshot kept sees x ended. */
+static void begin_in_window(fixture *f, window_ctx *c, txn_session *s, xid_t x)
+{
+    const snapshot *sn;
+
+    c->calls = 0;
+    txn_set_publish_hook(f->m, window_hook, c);
+    begin(f, s);
+    txn_set_publish_hook(f->m, NULL, NULL);
+    assert_int_equal(c->errors, 0);
+    assert_int_equal(c->calls, 2);
+    assert_true(c->horizon <= x);
+    sn = txn_snapshot(s);
+    assert_false(snapshot_running(sn, x));
+    assert_true(c->horizon <= sn->xmin);
+}
+
 /*
  * A transaction that ends, and a horizon computed, after a snapshot has
  * published its xmin but before it confirms itself: the horizon sees the
@@ -921,7 +939,6 @@ static void test_horizon_window(void **state)
     fixture *f = *state;
     window_ctx c = {.f = f};
     txn_session *s, *w;
-    const snapshot *sn;
     xid_t x;
 
     mgr_open(f, 8, XID_FIRST_NORMAL, XID_FIRST_NORMAL + 1000, NULL, NULL);
@@ -931,15 +948,7 @@ static void test_horizon_window(void **state)
     w = attach(f);
     x = writer(f, w);
     c.ending = w;
-    txn_set_publish_hook(f->m, window_hook, &c);
-    begin(f, s);
-    txn_set_publish_hook(f->m, NULL, NULL);
-    assert_int_equal(c.errors, 0);
-    assert_int_equal(c.calls, 2);
-    assert_true(c.horizon <= x);
-    sn = txn_snapshot(s);
-    assert_false(snapshot_running(sn, x));
-    assert_true(c.horizon <= sn->xmin);
+    begin_in_window(f, &c, s, x);
     assert_int_equal(stats_of(s).snapshot_retries, 1);
     commit(f, s);
 
@@ -949,16 +958,7 @@ static void test_horizon_window(void **state)
     begin(f, s);
     assert_true(snapshot_running(txn_snapshot(s), x));
     commit(f, s);
-    c.calls = 0;
-    txn_set_publish_hook(f->m, window_hook, &c);
-    begin(f, s);
-    txn_set_publish_hook(f->m, NULL, NULL);
-    assert_int_equal(c.errors, 0);
-    assert_int_equal(c.calls, 2);
-    assert_true(c.horizon <= x);
-    sn = txn_snapshot(s);
-    assert_false(snapshot_running(sn, x));
-    assert_true(c.horizon <= sn->xmin);
+    begin_in_window(f, &c, s, x);
     assert_int_equal(stats_of(s).snapshots_reused, 1);
     commit(f, s);
 }

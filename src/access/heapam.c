@@ -487,9 +487,10 @@ static uint16_t prune_locked(heap_rel *rel, buf_session *s,
  * Puts the tuple (len bytes) on buffer id, which holds block blk of rel and
  * is pinned and exclusively locked by s; a new (all-zero) page is
  * initialized first, and a full one pruned (prune_locked(), with vis; NULL:
- * not), which moves the page's items.  *placed says whether it fit; if it
- * did, the buffer is marked dirty and *out is the new tid.  ECORRUPT if the
- * page is not a heap page.  Leaves the lock and pin as they were.
+ * not), whose compaction, if it needs one, moves the page's items.  *placed
+ * says whether it fit; if it did, the buffer is marked dirty and *out is the
+ * new tid.  ECORRUPT if the page is not a heap page.  Leaves the lock and pin
+ * as they were.
  */
 static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
                         int32_t id, blocknum_t blk, const void *tup, size_t len,
