@@ -3,13 +3,17 @@
  * every type, lookups, scans, updates, deletes, reopen, aborted DDL,
  * concurrent writers, bad inputs, bad directories, xid reservation,
  * dropping a table with its indexes, bulk loads, lookups through the
- * session's index directories, scans of a table without a primary key.
+ * session's index directories, scans of a table without a primary key,
+ * a database open in one place at a time.
  */
 #include "testutil.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "engine/control.h"
 #include "engine/engine.h"
@@ -624,6 +628,105 @@ static void test_bad_directories(void **state)
     tu_dir_remove(dir);
 }
 
+/* The exit status of a child that runs fn(dir), or -1 if it died. */
+static int in_child(int (*fn)(const char *), const char *dir)
+{
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(fn(dir));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* 0 if opening dir fails with KEEL_EBUSY naming the parent process. */
+static int open_refused_naming_parent(const char *dir)
+{
+    keel_db_options o = opts_for(dir);
+    keel_db *db = NULL;
+    keel_error e;
+    char want[64];
+
+    snprintf(want, sizeof(want), "in use by process %ld", (long)getppid());
+    if (keel_db_open(&o, &db, &e) != KEEL_EBUSY || db != NULL)
+        return 1;
+    return strstr(e.msg, want) != NULL && strstr(e.msg, dir) != NULL ? 0 : 2;
+}
+
+/*
+ * A database is open in one place at a time: a second open, in the same
+ * process or another, and a create over it, fail with KEEL_EBUSY naming
+ * the holder, and leave the open database as it was; a close, or the
+ * holder's death without one, lets the next open in.
+ */
+static void test_open_once(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db, *again = NULL;
+    keel_session *s;
+    keel_error e;
+    char path[4200], want[64], text[32];
+    int ready[2];
+    pid_t child;
+    FILE *f;
+
+    (void)state;
+    setup_db(dir, &db, &s, 3);
+    assert_int_equal(keel_db_open(&o, &again, &e), KEEL_EBUSY);
+    assert_null(again);
+    assert_non_null(strstr(e.msg, dir));
+    assert_non_null(strstr(e.msg, "already open in this process"));
+    assert_int_equal(keel_db_create(&o, &e), KEEL_EBUSY);
+    /* The lock file names this process. */
+    snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_LOCK_NAME);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(text, sizeof(text), f));
+    fclose(f);
+    snprintf(want, sizeof(want), "%ld\n", (long)getpid());
+    assert_string_equal(text, want);
+    assert_int_equal(in_child(open_refused_naming_parent, dir), 0);
+    /* Refused opens took nothing away from the open one. */
+    assert_int_equal(count_rows(s, NULL, 1, 10), 3);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+
+    /* Another process opens it and dies holding it. */
+    assert_int_equal(pipe(ready), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        keel_db *held;
+        close(ready[0]);
+        if (keel_db_open(&o, &held, &e) != KEEL_OK)
+            _exit(1);
+        if (write(ready[1], "x", 1) != 1)
+            _exit(2);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    assert_int_equal(read(ready[0], text, 1), 1);
+    close(ready[0]);
+    assert_int_equal(keel_db_open(&o, &again, &e), KEEL_EBUSY);
+    snprintf(want, sizeof(want), "in use by process %ld", (long)child);
+    assert_non_null(strstr(e.msg, want));
+    assert_int_equal(kill(child, SIGKILL), 0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 10), 3);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    /* Closed cleanly: open and close again, then nothing holds it. */
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 static void test_xid_reservation(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -968,6 +1071,7 @@ int main(void)
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_concurrent_sessions),
         cmocka_unit_test(test_bad_directories),
+        cmocka_unit_test(test_open_once),
         cmocka_unit_test(test_xid_reservation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

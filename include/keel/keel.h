@@ -133,7 +133,7 @@ typedef struct keel_db_options {
     uint32_t max_sessions;        /* sessions at once (1 .. 65536) */
     keel_procarray_layout layout; /* process array layout */
     /* Each session's catalog cache (see keel_session_set_cache_options). */
-    int32_t catalog_cache_prune_min_age; /* seconds, -1: no age pruning */
+    int32_t catalog_cache_prune_min_age;  /* seconds, -1: no age pruning */
     uint64_t catalog_cache_memory_target; /* bytes, 0: no target */
 } keel_db_options;
 
@@ -151,7 +151,8 @@ void keel_db_options_init(keel_db_options *o);
  * Creates a database in opts->dir (created if absent; it must not already
  * hold a database: KEEL_EEXIST): the control file, the commit log and the
  * system catalogs, all fsynced before success.  KEEL_EINVAL for bad
- * options; I/O errors.  A failed create may leave files behind.
+ * options; KEEL_EBUSY if the directory's database is open (below); I/O
+ * errors.  A failed create may leave files behind.
  */
 int keel_db_create(const keel_db_options *opts, keel_error *err);
 
@@ -159,7 +160,12 @@ int keel_db_create(const keel_db_options *opts, keel_error *err);
  * Opens the database in opts->dir.  KEEL_ENOENT if the directory holds no
  * keel database, KEEL_ECORRUPT if its control file or a catalog is damaged,
  * KEEL_EVERSION if it was written by another layout version; each message
- * names the directory.  Marks the control file "in production".
+ * names the directory.  Marks the control file "in production".  A
+ * database is open in one place at a time: until keel_db_close(), or the
+ * end of the process, another open, in this process or any other, fails
+ * with KEEL_EBUSY, its message naming the process that holds it (the lock
+ * is an flock(2) on the file keel_lock in the directory; a child made by
+ * fork() shares it).
  */
 int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
 

@@ -8,13 +8,19 @@
  *   8   the control_data fields, each little-endian, in declaration order
  *   ... zero
  *   508 CRC-32C of bytes 0 .. 507
+ *
+ * Beside it, the lock file (CONTROL_LOCK_NAME) is what keeps a database
+ * open in one place at a time: two opens would each hand out the same
+ * transaction ids and write their own copies of the same pages.
  */
 #include "engine/control.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "port/crc32c.h"
@@ -238,4 +244,83 @@ int control_read(const char *dir, control_data *c, kerr *err)
                         "control file \"%s\" is corrupt: unknown state %u",
                         path, c->state);
     return KEEL_OK;
+}
+
+/* The message for a lock held elsewhere: fd's file names the holder,
+ * unless it is between truncating the file and writing its id. */
+static int lock_busy(int fd, const char *dir, kerr *err)
+{
+    char text[32];
+    ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+    long pid = 0;
+
+    if (n > 0) {
+        char *end;
+        text[n] = '\0';
+        pid = strtol(text, &end, 10);
+        if (end == text || *end != '\n')
+            pid = 0;
+    }
+    if (pid == (long)getpid())
+        return kerr_set(err, KEEL_EBUSY,
+                        "database \"%s\" is already open in this process", dir);
+    if (pid > 0)
+        return kerr_set(err, KEEL_EBUSY,
+                        "database \"%s\" is in use by process %ld", dir, pid);
+    return kerr_set(err, KEEL_EBUSY,
+                    "database \"%s\" is in use by another process", dir);
+}
+
+int control_lock(const char *dir, int *out, kerr *err)
+{
+    char path[CONTROL_PATH_MAX], text[32];
+    int fd, e, rc, len;
+
+    *out = -1;
+    rc = control_path(dir, CONTROL_LOCK_NAME, path, err);
+    if (rc != KEEL_OK)
+        return rc;
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        e = errno;
+        return kerr_set(err, kerr_from_errno(e),
+                        "could not open lock file \"%s\": %s", path,
+                        strerror(e));
+    }
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        e = errno;
+        if (e == EINTR)
+            continue;
+        rc = e == EWOULDBLOCK
+                 ? lock_busy(fd, dir, err)
+                 : kerr_set(err, KEEL_EIO, "could not lock \"%s\": %s", path,
+                            strerror(e));
+        close(fd);
+        return rc;
+    }
+    len = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+    e = 0;
+    if (ftruncate(fd, 0) != 0)
+        e = errno;
+    else {
+        ssize_t n = pwrite(fd, text, (size_t)len, 0);
+        if (n != len)
+            e = n < 0 ? errno : ENOSPC; /* short: the disk is full */
+    }
+    if (e != 0) {
+        close(fd);
+        return kerr_set(
+            err, kerr_from_errno(e) == KEEL_ENOSPC ? KEEL_ENOSPC : KEEL_EIO,
+            "could not write lock file \"%s\": %s", path, strerror(e));
+    }
+    *out = fd;
+    return KEEL_OK;
+}
+
+void control_unlock(int fd)
+{
+    /* Closing the only descriptor of the open file description releases
+     * the lock; the file stays, for the next holder to overwrite. */
+    if (fd >= 0)
+        close(fd);
 }

@@ -16,6 +16,7 @@
 #include "port/error.h"
 
 #define CONTROL_FILE_NAME      "keel_control"
+#define CONTROL_LOCK_NAME      "keel_lock"
 #define CONTROL_LAYOUT_VERSION 1
 
 typedef enum control_state {
@@ -55,5 +56,19 @@ int control_read(const char *dir, control_data *c, kerr *err);
 /* Replaces dir's control file atomically with c.  On error the old file is
  * intact. */
 int control_write(const char *dir, const control_data *c, kerr *err);
+
+/*
+ * Takes the database's lock: an exclusive flock(2) on dir's lock file
+ * (created if absent), which then holds the holder's process id for the
+ * message of the next one to try.  The lock belongs to the open file
+ * description, so a second open of the database fails in the same process
+ * as in another, and the kernel releases it when the process ends, however
+ * it ends.  *fd is the descriptor to pass to control_unlock().  Errors:
+ * EBUSY (held, by this process or which other), the system's otherwise.
+ */
+int control_lock(const char *dir, int *fd, kerr *err);
+
+/* Releases the lock control_lock() took (nothing for fd < 0). */
+void control_unlock(int fd);
 
 #endif /* KEEL_ENGINE_CONTROL_H */

@@ -70,7 +70,7 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
     smgr *sm = NULL;
     buf_pool *pool = NULL;
     buf_session *bs = NULL;
-    int rc;
+    int rc, lock_fd = -1;
 
     kerr_clear(&e);
     rc = check_options(opts, &e);
@@ -81,6 +81,10 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
                         "cannot create directory \"%s\": %s", opts->dir,
                         strerror(errno)),
                fail(out, &e);
+    /* Held throughout, so that nothing opens the database half made. */
+    rc = control_lock(opts->dir, &lock_fd, &e);
+    if (rc != KEEL_OK)
+        return fail(out, &e);
     control_init(&c);
     c.state = CONTROL_IN_PRODUCTION; /* until everything below is synced */
     c.xid_limit = XID_FIRST_NORMAL;
@@ -114,6 +118,7 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
         c.state = CONTROL_SHUT_DOWN;
         rc = control_write(opts->dir, &c, &e);
     }
+    control_unlock(lock_fd);
     return rc == KEEL_OK ? KEEL_OK : fail(out, &e);
 }
 
@@ -181,6 +186,7 @@ static void db_discard(keel_db *db)
     if (db->pool != NULL)
         buf_pool_discard(db->pool);
     smgr_close(db->smgr);
+    control_unlock(db->lock_fd);
     pthread_mutex_destroy(&db->control_lock);
     pthread_mutex_destroy(&db->rel_lock);
     free(db->dir);
@@ -194,21 +200,32 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     control_data c;
     kerr e;
     xid_t next;
-    int rc;
+    int rc, lock_fd = -1;
 
     kerr_clear(&e);
     *out = NULL;
     rc = check_options(opts, &e);
+    /* Read before the lock, so that a directory that holds no database
+     * gets no lock file; and again under it, since a holder closing
+     * meanwhile replaces the file. */
     if (rc == KEEL_OK)
         rc = control_read(opts->dir, &c, &e);
-    if (rc != KEEL_OK)
+    if (rc == KEEL_OK)
+        rc = control_lock(opts->dir, &lock_fd, &e);
+    if (rc == KEEL_OK)
+        rc = control_read(opts->dir, &c, &e);
+    if (rc != KEEL_OK) {
+        control_unlock(lock_fd);
         return fail(err, &e);
+    }
     db = calloc(1, sizeof(*db));
     if (db == NULL || (db->dir = strdup(opts->dir)) == NULL) {
         free(db);
+        control_unlock(lock_fd);
         kerr_set(&e, KEEL_ENOMEM, "out of memory");
         return fail(err, &e);
     }
+    db->lock_fd = lock_fd;
     pthread_mutex_init(&db->control_lock, NULL);
     pthread_mutex_init(&db->rel_lock, NULL);
     db->cache_prune_min_age = opts->catalog_cache_prune_min_age;

@@ -51,6 +51,7 @@ typedef struct engine_rel {
 
 struct keel_db {
     char *dir;
+    int lock_fd; /* holds the database's lock (control_lock) until closed */
     smgr *smgr;
     buf_pool *pool;
     txn_mgr *txn;
