@@ -542,6 +542,182 @@ static void test_bad_inputs(void **state)
     assert_int_equal(keel_update(s, "s1", "t", &key, v), KEEL_EUNIQUE);
     assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
     check_row(2, out);
+    /* Arguments without what they point to, and names out of place. */
+    assert_int_equal(keel_insert(s, "s1", "t", NULL), KEEL_EINVAL);
+    assert_int_equal(keel_update(s, "s1", "t", &key, NULL), KEEL_EINVAL);
+    assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
+    check_row(2, out);
+    assert_int_equal(
+        keel_create_table(s, "keel_catalog", "t", all_cols, 9, &one, 1),
+        KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(s), "system catalogs"));
+    {
+        uint16_t twice[2] = {1, 1};
+        assert_int_equal(keel_create_table(s, "s1", "u", all_cols, 9, twice, 2),
+                         KEEL_EINVAL);
+        assert_non_null(strstr(keel_session_error(s), "appears twice"));
+    }
+    /* A name of 59 bytes leaves its primary key's 64. */
+    longname[59] = '\0';
+    assert_int_equal(keel_create_table(s, "s1", longname, all_cols, 9, &one, 1),
+                     KEEL_ETOOBIG);
+    longname[58] = '\0';
+    assert_int_equal(keel_create_table(s, "s1", longname, all_cols, 9, &one, 1),
+                     KEEL_OK);
+    {
+        keel_scan *sc = (keel_scan *)&sc; /* must become NULL */
+        keel_value two[2] = {tu_vi4(1), tu_vi4(2)}, str;
+        keel_bound wide = {two, 2, true}, none = {NULL, 1, true};
+        str.isnull = false;
+        str.v.s.ptr = NULL;
+        str.v.s.len = 3;
+        keel_bound nobytes = {&str, 1, true};
+        assert_int_equal(keel_scan_begin(s, "s1", "t", NULL, &wide, NULL, &sc),
+                         KEEL_EINVAL);
+        assert_null(sc);
+        assert_non_null(strstr(keel_session_error(s), "lower bound has 2"));
+        assert_int_equal(keel_scan_begin(s, "s1", "t", NULL, NULL, &none, &sc),
+                         KEEL_EINVAL);
+        assert_int_equal(
+            keel_create_index(s, "s1", "t", "t_at", &(uint16_t){9}, 1, false),
+            KEEL_OK);
+        assert_int_equal(
+            keel_scan_begin(s, "s1", "t", "t_at", &nobytes, NULL, &sc),
+            KEEL_ETYPE);
+        assert_int_equal(keel_scan_begin(s, "s1", "t", "", NULL, NULL, &sc),
+                         KEEL_EINVAL);
+        assert_int_equal(
+            keel_scan_begin(s, "s1", "t", longname, NULL, NULL, &sc),
+            KEEL_ENOENT);
+        memset(longname, 'n', 64);
+        assert_int_equal(
+            keel_scan_begin(s, "s1", "t", longname, NULL, NULL, &sc),
+            KEEL_ETOOBIG);
+        assert_null(sc);
+    }
+    /* Nothing failed half way: no transaction is left running. */
+    assert_int_equal(keel_commit(s), KEEL_EINVAL);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 4);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* Rows 1..n of s1.t through scan sc, which must hold them in order. */
+static void expect_scan(keel_scan *sc, int n)
+{
+    keel_value out[9];
+    bool found;
+
+    for (int i = 1; i <= n; i++) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        assert_true(found);
+        assert_int_equal(out[0].v.i4, i);
+    }
+}
+
+/*
+ * A scan and the transaction calls: a scan in its own transaction goes on
+ * through keel_commit (refused), keel_abort (a no-op) and keel_begin
+ * (refused); one in an explicit transaction survives a refused commit,
+ * and an abort, or the session's end, leaves its handle to keel_scan_end()
+ * (the sanitizer builds would see a use after free or a leak).
+ */
+static void test_scan_and_transactions(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s;
+    keel_scan *sc;
+    keel_error e;
+    keel_value out[9];
+    bool found;
+
+    (void)state;
+    setup_db(dir, &db, &s, 5);
+    assert_int_equal(keel_scan_begin(s, "s1", "t", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    expect_scan(sc, 1);
+    assert_int_equal(keel_commit(s), KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(s), "scan is open"));
+    keel_abort(s);
+    assert_int_equal(keel_begin(s), KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(s), "scan is open"));
+    assert_int_equal(keel_lookup(s, "s1", "t", &(keel_value){0}, out, &found),
+                     KEEL_EINVAL);
+    expect_scan(sc, 0); /* still there: the next row is 2 */
+    assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out[0].v.i4, 2);
+    keel_scan_end(sc);
+    assert_int_equal(keel_commit(s), KEEL_EINVAL); /* its own ended too */
+
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_scan_begin(s, "s1", "t", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    expect_scan(sc, 2);
+    assert_int_equal(keel_commit(s), KEEL_EINVAL);
+    expect_scan(sc, 0);
+    assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+    assert_int_equal(out[0].v.i4, 3);
+    keel_abort(s);
+    assert_int_equal(keel_scan_next(sc, out, &found), KEEL_EINVAL);
+    assert_false(found);
+    keel_scan_end(sc);
+    assert_int_equal(keel_commit(s), KEEL_EINVAL); /* aborted */
+
+    assert_int_equal(keel_scan_begin(s, "s1", "t", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    expect_scan(sc, 5);
+    keel_session_end(s);
+    assert_int_equal(keel_scan_next(sc, out, &found), KEEL_EINVAL);
+    keel_scan_end(sc);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/*
+ * An index built in a transaction that cannot see every row: refused
+ * with KEEL_ESERIALIZE while rows committed since it began, or a running
+ * transaction's, would be left out; built whole in a new transaction.
+ */
+static void test_create_index_sees_every_row(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s, *other;
+    keel_error e;
+    keel_value v[9], key = tu_vi4(10);
+    char tb[32];
+    uint16_t col2 = 2;
+
+    (void)state;
+    setup_db(dir, &db, &s, 5);
+    assert_int_equal(keel_session_begin(db, &other, &e), KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 5); /* the snapshot */
+    row_of(10, v, tb);
+    assert_int_equal(keel_insert(other, "s1", "t", v), KEEL_OK);
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &col2, 1, true),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(s), "t_a2"));
+    keel_abort(s);
+    /* A transaction still running holds a row no snapshot sees yet. */
+    assert_int_equal(keel_begin(other), KEEL_OK);
+    assert_int_equal(keel_delete(other, "s1", "t", &key), KEEL_OK);
+    row_of(11, v, tb);
+    assert_int_equal(keel_insert(other, "s1", "t", v), KEEL_OK);
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &col2, 1, true),
+                     KEEL_ESERIALIZE);
+    assert_int_equal(keel_commit(other), KEEL_OK);
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &col2, 1, true),
+                     KEEL_OK);
+    assert_int_equal(count_rows(s, "t_a2", 0, 1000), 6);
+    /* Unique over the rows the new transaction saw, and enforced. */
+    row_of(12, v, tb);
+    v[1].v.i2 = 22; /* row 11's */
+    assert_int_equal(keel_insert(other, "s1", "t", v), KEEL_EUNIQUE);
+    keel_session_end(other);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     tu_dir_remove(dir);
@@ -1069,6 +1245,8 @@ int main(void)
         cmocka_unit_test(test_drop_table_drops_indexes),
         cmocka_unit_test(test_load_table),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_scan_and_transactions),
+        cmocka_unit_test(test_create_index_sees_every_row),
         cmocka_unit_test(test_concurrent_sessions),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),

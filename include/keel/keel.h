@@ -183,7 +183,8 @@ int keel_checkpoint(keel_db *db, keel_error *err);
  * max_sessions are open, KEEL_ENOMEM. */
 int keel_session_begin(keel_db *db, keel_session **out, keel_error *err);
 
-/* Ends a session, aborting its transaction if one is running.  NULL is
+/* Ends a session, aborting its transaction if one is running (a scan
+ * still open is left to keel_scan_end(), as by keel_abort).  NULL is
  * fine. */
 void keel_session_end(keel_session *s);
 
@@ -192,7 +193,11 @@ const char *keel_session_error(const keel_session *s);
 
 /* Transactions.  keel_begin: KEEL_EINVAL if one is running.  keel_commit:
  * KEEL_EINVAL if none is; if it fails the transaction is aborted.
- * keel_abort: a no-op outside a transaction. */
+ * keel_abort: a no-op outside a transaction.  With a scan open (which
+ * must end first) keel_begin and keel_commit fail with KEEL_EINVAL and
+ * change nothing; keel_abort aborts an explicit transaction and ends what
+ * the scan holds, leaving its handle to keel_scan_end(), and leaves a
+ * scan that runs in its own transaction alone. */
 int keel_begin(keel_session *s);
 int keel_commit(keel_session *s);
 void keel_abort(keel_session *s);
@@ -217,11 +222,13 @@ int keel_drop_schema(keel_session *s, const char *name);
 
 /*
  * Creates table schema.name with ncols (1..256) columns.  pkey lists
- * npkey (0..16) column numbers (1-based) of the primary key; with npkey
- * > 0 a unique index "<name>_pkey" is created on them and the key columns
- * become not null.  Errors: KEEL_ENOENT (schema), KEEL_EEXIST (table, or
- * two columns with one name), KEEL_ETOOBIG (a name), KEEL_ETYPE (unknown
- * column type), KEEL_EINVAL (bad counts, column numbers, char length).
+ * npkey (0..16) distinct column numbers (1-based) of the primary key; with
+ * npkey > 0 a unique index "<name>_pkey" is created on them and the key
+ * columns become not null.  Errors: KEEL_ENOENT (schema), KEEL_EEXIST
+ * (table, or two columns with one name), KEEL_ETOOBIG (a name, or a
+ * primary key's name over 63 bytes: name at most 58), KEEL_ETYPE (unknown
+ * column type), KEEL_EINVAL (bad counts, column numbers, char length, the
+ * schema keel_catalog).
  */
 int keel_create_table(keel_session *s, const char *schema, const char *name,
                       const keel_column *cols, uint16_t ncols,
@@ -234,8 +241,11 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name);
  * Creates index `index` (in the table's schema) on columns keys[0..nkeys)
  * of the table and builds it from the rows the transaction sees.
  * KEEL_EUNIQUE if unique and two of those rows have equal keys (nothing
- * created); KEEL_ENOENT, KEEL_EEXIST, KEEL_ETOOBIG, KEEL_EINVAL as above.
- * Like every DDL it must not run while other sessions change the table.
+ * created); KEEL_ESERIALIZE if the table holds rows the transaction cannot
+ * see yet, whose inserters committed after it began or are running (the
+ * index would lack them; nothing created); KEEL_ENOENT, KEEL_EEXIST,
+ * KEEL_ETOOBIG, KEEL_EINVAL as above.  Like every DDL it must not run
+ * while other sessions change the table.
  */
 int keel_create_index(keel_session *s, const char *schema, const char *table,
                       const char *index, const uint16_t *keys, uint16_t nkeys,
@@ -260,7 +270,8 @@ int keel_analyze(keel_session *s, const char *schema, const char *table);
  * name, char and text).  Checked: KEEL_ETYPE for a null in a not-null
  * column, a bool that is neither 0 nor 1, a name with a NUL byte, a string
  * without bytes; KEEL_ETOOBIG for a name over 63 bytes, a char(n) value
- * over n bytes, a row that does not fit a page. */
+ * over n bytes, a row that does not fit a page; KEEL_EINVAL for values
+ * NULL. */
 
 /*
  * Inserts a row and an entry in every index of the table.  KEEL_EUNIQUE
@@ -362,18 +373,22 @@ typedef struct keel_bound {
  * the primary key) between lower and upper (NULL: unbounded), returning
  * the rows the transaction sees.  A table without a primary key is read
  * in storage order when index is NULL, and then takes no bounds
- * (KEEL_EINVAL).  The scan must end (keel_scan_end) before the
- * transaction does and before the session's next other call.
+ * (KEEL_EINVAL).  A bound has at most the index's key columns, with
+ * values (KEEL_EINVAL), strings with bytes (KEEL_ETYPE).  The scan must
+ * end (keel_scan_end) before the transaction does and before the
+ * session's next other call (see keel_begin).
  */
 int keel_scan_begin(keel_session *s, const char *schema, const char *table,
                     const char *index, const keel_bound *lower,
                     const keel_bound *upper, keel_scan **out);
 
 /* The next row in out (one value per column, valid until the next call);
- * *found false at the end. */
+ * *found false at the end.  KEEL_EINVAL, with no message, once the scan's
+ * transaction or session has ended (keel_abort, keel_session_end). */
 int keel_scan_next(keel_scan *sc, keel_value *out, bool *found);
 
-/* Ends a scan (NULL is fine). */
+/* Ends a scan and frees it (NULL is fine); also one whose transaction or
+ * session ended first. */
 void keel_scan_end(keel_scan *sc);
 
 /* ---- bulk loading ---- */

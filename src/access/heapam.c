@@ -66,6 +66,7 @@ struct heap_scan {
     uint16_t next_off;  /* next line pointer of page to look at */
     bool have_page;     /* page holds blk's copy */
     tuple_buf page;     /* the current page, copied under a shared lock */
+    uint64_t newer;     /* versions passed that vis cannot see yet */
 };
 
 /* ------------------------------------------------------------------ */
@@ -1233,6 +1234,7 @@ int heap_scan_begin(heap_rel *rel, buf_session *s, const visibility *vis,
     sc->vis = vis;
     sc->nblocks = n;
     sc->blk = HEAP_NO_BLOCK;
+    sc->newer = 0;
     sc->nitems = 0;
     sc->next_off = 1;
     sc->have_page = false;
@@ -1262,6 +1264,21 @@ static int scan_next_page(heap_scan *sc, bool *end)
     sc->next_off = 1;
     sc->have_page = true;
     return KEEL_OK;
+}
+
+/* Counts an invisible version in sc->newer if its inserter is hidden from
+ * the snapshot (running, or committed after it) and did not abort. */
+static int count_newer(heap_scan *sc, xid_t xmin, kerr *err)
+{
+    heap_fate fate;
+    bool seen;
+    int rc = heap_tuple_visible(sc->vis, xmin, XID_INVALID, &seen, err);
+
+    if (rc == KEEL_OK && !seen)
+        rc = heap_tuple_fate(sc->vis, xmin, XID_INVALID, &fate, err);
+    if (rc == KEEL_OK && !seen && fate != HEAP_DEAD)
+        sc->newer++;
+    return rc;
 }
 
 int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
@@ -1300,6 +1317,9 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
                 *found = true;
                 return KEEL_OK;
             }
+            rc = count_newer(sc, h->xmin, err);
+            if (rc != KEEL_OK)
+                return rc;
             sc->next_off++;
         }
         bool end;
@@ -1307,6 +1327,11 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
         if (rc != KEEL_OK || end)
             return rc;
     }
+}
+
+uint64_t heap_scan_newer(const heap_scan *sc)
+{
+    return sc->newer;
 }
 
 void heap_scan_end(heap_scan *sc)

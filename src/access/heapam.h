@@ -300,6 +300,14 @@ int heap_scan_begin(heap_rel *rel, buf_session *s, const visibility *vis,
  */
 int heap_scan_next(heap_scan *sc, heap_row *row, bool *found);
 
+/*
+ * The versions the scan has passed that its snapshot cannot see yet: their
+ * inserters were running when it was taken, or began later, and have not
+ * aborted.  Not 0 means the rows changed since the snapshot (a reader of
+ * the snapshot may ignore that; a builder of an index must not).
+ */
+uint64_t heap_scan_newer(const heap_scan *sc);
+
 /* Frees the scan (NULL is fine). */
 void heap_scan_end(heap_scan *sc);
 

@@ -160,10 +160,15 @@ static int check_columns(keel_session *s, const keel_column *cols,
                 return kerr_set(&s->bs->err, KEEL_EEXIST,
                                 "column \"%s\" appears twice", cols[i].name);
     }
-    for (uint16_t k = 0; k < npkey; k++)
+    for (uint16_t k = 0; k < npkey; k++) {
         if (pkey[k] == 0 || pkey[k] > ncols)
             return kerr_set(&s->bs->err, KEEL_EINVAL,
                             "primary key column %u does not exist", pkey[k]);
+        for (uint16_t j = 0; j < k; j++)
+            if (pkey[j] == pkey[k])
+                return kerr_set(&s->bs->err, KEEL_EINVAL,
+                                "primary key column %u appears twice", pkey[k]);
+    }
     return KEEL_OK;
 }
 
@@ -194,6 +199,9 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     }
     if (rc == KEEL_OK)
         rc = catalog_namespace_by_name(s->db->cat, ct, schema, &ns);
+    if (rc == KEEL_OK && ns.oid == NAMESPACE_CATALOG)
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                      "schema \"%s\" holds the system catalogs only", schema);
     if (rc == KEEL_OK)
         rc = check_free_name(s, ct, name, ns.oid);
     if (rc == KEEL_OK && npkey > 0)
@@ -493,6 +501,15 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
         if (rc == KEEL_ENOMEM)
             kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
     }
+    /* Built from the rows the transaction sees, the index would lack the
+     * versions it does not: those of transactions that committed after it
+     * began (and of any still running). */
+    if (rc == KEEL_OK && heap_scan_newer(sc) > 0)
+        rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
+                      "could not create index \"%s\": table \"%s\" has "
+                      "rows changed since the transaction began, or by one "
+                      "still running",
+                      index, table);
     heap_scan_end(sc);
     heap_row_free(&row);
     if (rc == KEEL_OK)

@@ -677,7 +677,66 @@ struct keel_scan {
     heap_scan *hsc;  /* or in heap order (a table without a primary key) */
     heap_row row;
     bool implicit; /* the scan's own transaction, committed at its end */
+    bool orphan;   /* its transaction or session ended first: all it holds
+                    * is gone, and keel_scan_end() only frees it */
 };
+
+/* Returns what sc holds (pins, its copy of the table) and detaches it
+ * from its session. */
+static void scan_release(keel_scan *sc)
+{
+    btree_scan_end(sc->bsc);
+    heap_scan_end(sc->hsc);
+    heap_row_free(&sc->row);
+    free(sc->t);
+    sc->bsc = NULL;
+    sc->hsc = NULL;
+    sc->t = NULL;
+    sc->s->scan = NULL;
+}
+
+bool engine_scan_implicit(const keel_session *s)
+{
+    return s->scan != NULL && s->scan->implicit;
+}
+
+void engine_scan_orphan(keel_session *s)
+{
+    keel_scan *sc = s->scan;
+
+    if (sc == NULL)
+        return;
+    scan_release(sc);
+    sc->s = NULL;
+    sc->orphan = true;
+}
+
+/* Fails unless b can bound a scan of index ix of t: at most its key
+ * columns, values given for them, strings with bytes. */
+static int bound_check(keel_session *s, const engine_table *t, uint32_t ix,
+                       const keel_bound *b, const char *which)
+{
+    const tuple_desc *d = t->h->desc;
+
+    if (b == NULL)
+        return KEEL_OK;
+    if (b->ncols > t->idx[ix].nkeys)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "the %s bound has %u columns, the index %u", which,
+                        b->ncols, t->idx[ix].nkeys);
+    if (b->ncols > 0 && b->vals == NULL)
+        return kerr_set(&s->bs->err, KEEL_EINVAL, "the %s bound has no values",
+                        which);
+    for (uint16_t k = 0; k < b->ncols; k++)
+        if (!b->vals[k].isnull &&
+            d->attrs[t->idx[ix].keys[k] - 1].type >= KEEL_NAME &&
+            b->vals[k].v.s.len > 0 && b->vals[k].v.s.ptr == NULL)
+            return kerr_set(&s->bs->err, KEEL_ETYPE,
+                            "the %s bound's column %u: string value without "
+                            "bytes",
+                            which, k + 1);
+    return KEEL_OK;
+}
 
 int keel_scan_begin(keel_session *s, const char *schema, const char *table,
                     const char *index, const keel_bound *lower,
@@ -712,6 +771,8 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
                           "bounds needs an index",
                           table);
     }
+    if (rc == KEEL_OK && index != NULL)
+        rc = engine_check_name(s, "index", index);
     if (rc == KEEL_OK && index != NULL) {
         catalog_relation r;
         rc = catalog_relation_by_name(s->db->cat, &sc->ct, index,
@@ -724,6 +785,10 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
                           "\"%s\" is not an index of table \"%s\"", index,
                           table);
     }
+    if (rc == KEEL_OK && !seq)
+        rc = bound_check(s, sc->t, ix, lower, "lower");
+    if (rc == KEEL_OK && !seq)
+        rc = bound_check(s, sc->t, ix, upper, "upper");
     if (rc == KEEL_OK)
         rc = heap_row_init(&sc->row, &sc->t->h->heap, &s->bs->err);
     if (rc == KEEL_OK && seq) {
@@ -759,6 +824,8 @@ int keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
     int rc;
 
     *found = false;
+    if (sc->orphan)
+        return KEEL_EINVAL; /* no session to leave a message in */
     kerr_clear(&s->bs->err);
     if (sc->hsc != NULL) {
         rc = heap_scan_next(sc->hsc, &sc->row, found);
@@ -790,13 +857,11 @@ void keel_scan_end(keel_scan *sc)
     if (sc == NULL)
         return;
     s = sc->s;
-    btree_scan_end(sc->bsc);
-    heap_scan_end(sc->hsc);
-    heap_row_free(&sc->row);
-    free(sc->t);
-    s->scan = NULL;
-    if (sc->implicit)
-        (void)keel_commit(s); /* read only: nothing to lose */
+    if (!sc->orphan) {
+        scan_release(sc);
+        if (sc->implicit)
+            (void)keel_commit(s); /* read only: nothing to lose */
+    }
     free(sc);
 }
 

@@ -244,7 +244,15 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
                         bool create_pkey, oid_t *table_oid, oid_t *pkey_oid,
                         bool *changed);
 
-/* Checks what tuple_size() cannot: bools, names with NUL bytes. */
+/* Ends what the session's open scan holds, if it has one, leaving the
+ * handle for keel_scan_end() to free (keel_abort, keel_session_end). */
+void engine_scan_orphan(keel_session *s);
+
+/* Whether the session's open scan runs in a transaction of its own. */
+bool engine_scan_implicit(const keel_session *s);
+
+/* Checks what tuple_size() cannot: values given, bools, names with NUL
+ * bytes. */
 int engine_check_values(keel_session *s, const tuple_desc *d,
                         const keel_value *vals);
 

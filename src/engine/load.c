@@ -157,8 +157,8 @@ static bool load_keys_next(void *ctx, const keel_value **keys, tid *t)
     return true;
 }
 
-/* The row descriptor of a table with columns cols, as engine_table_handle() builds
- * it from the catalog (primary key columns not null). */
+/* The row descriptor of a table with columns cols, as engine_table_handle()
+ * builds it from the catalog (primary key columns not null). */
 static int load_desc(keel_session *s, const keel_column *cols, uint16_t ncols,
                      const uint16_t *pkey, uint16_t npkey, tuple_desc **out)
 {

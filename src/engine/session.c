@@ -57,7 +57,8 @@ void keel_session_end(keel_session *s)
     if (s == NULL)
         return;
     db = s->db;
-    keel_scan_end(s->scan);
+    /* A scan still open is the caller's to free (keel_scan_end). */
+    engine_scan_orphan(s);
     keel_abort(s);
     heap_row_free(&s->result);
     for (uint32_t i = 0; i < ENGINE_SESSION_DIRS; i++)
@@ -143,6 +144,8 @@ int keel_begin(keel_session *s)
     kerr *e = &s->bs->err;
 
     kerr_clear(e);
+    if (s->scan != NULL)
+        return kerr_set(e, KEEL_EINVAL, "a scan is open in this session");
     if (txn_in_progress(s->ts))
         return kerr_set(e, KEEL_EINVAL, "a transaction is already running");
     s->implicit = false;
@@ -157,6 +160,11 @@ int keel_commit(keel_session *s)
     int rc;
 
     kerr_clear(e);
+    /* Nothing changes: the scan may go on, and so may its transaction
+     * (keel_scan_end() commits a scan's own). */
+    if (s->scan != NULL)
+        return kerr_set(e, KEEL_EINVAL,
+                        "a scan is open in this session: end it first");
     if (!txn_in_progress(s->ts))
         return kerr_set(e, KEEL_EINVAL, "no transaction is running");
     if (s->failed) {
@@ -164,7 +172,6 @@ int keel_commit(keel_session *s)
         return kerr_set(e, KEEL_EINVAL,
                         "the transaction failed earlier and was rolled back");
     }
-    keel_scan_end(s->scan);
     /* Announced before the commit is visible, withdrawn after the
      * messages are in the queue: see inval.h, "Commit ordering". */
     inval_commit_begin(s->db->inval, &s->inval);
@@ -178,7 +185,9 @@ int keel_commit(keel_session *s)
 
 void keel_abort(keel_session *s)
 {
-    keel_scan_end(s->scan);
+    if (engine_scan_implicit(s))
+        return; /* outside a transaction: the scan's own goes on */
+    engine_scan_orphan(s);
     /* Entries built from the transaction's own rows must go. */
     if (s->inval.count > 0 || s->inval.overflow)
         syscache_apply_pending(s->cache, &s->inval);
@@ -510,6 +519,8 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
 int engine_check_values(keel_session *s, const tuple_desc *d,
                         const keel_value *vals)
 {
+    if (vals == NULL)
+        return kerr_set(&s->bs->err, KEEL_EINVAL, "no values given");
     for (uint16_t i = 0; i < d->natts; i++) {
         const keel_value *v = &vals[i];
         if (v->isnull)
