@@ -8,6 +8,7 @@
  */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "engine/control.h"
 #include "engine/engine.h"
 #include "keel/keel.h"
+#include "storage/fault.h"
 
 static keel_db_options opts_for(const char *dir)
 {
@@ -855,7 +857,7 @@ static void test_open_once(void **state)
     assert_null(again);
     assert_non_null(strstr(e.msg, dir));
     assert_non_null(strstr(e.msg, "already open in this process"));
-    assert_int_equal(keel_db_create(&o, &e), KEEL_EBUSY);
+    assert_int_equal(keel_db_create(&o, &e), KEEL_EEXIST);
     /* The lock file names this process. */
     snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_LOCK_NAME);
     f = fopen(path, "r");
@@ -898,6 +900,70 @@ static void test_open_once(void **state)
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     /* Closed cleanly: open and close again, then nothing holds it. */
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/* The number of entries of dir, "." and ".." left out; -1 if it is gone. */
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL)
+        n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/*
+ * A database is created in an empty directory only, and a create that
+ * fails leaves nothing that passes for a database: not the files it wrote,
+ * nor the directory it made.
+ */
+static void test_create_where(void **state)
+{
+    char *dir = tu_mkdtemp();
+    char path[4200], sub[4200];
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_error e;
+    FILE *f;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/notes.txt", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("the user's\n", f);
+    fclose(f);
+    assert_int_equal(keel_db_create(&o, &e), KEEL_EEXIST);
+    assert_non_null(strstr(e.msg, "not empty"));
+    assert_non_null(strstr(e.msg, "notes.txt"));
+    assert_int_equal(dir_entries(dir), 1); /* nothing added */
+    assert_int_equal(unlink(path), 0);
+#ifdef KEEL_FAULT_INJECTION
+    /* A failed write of the catalogs: into the directory it made, and
+     * into one that was there. */
+    snprintf(sub, sizeof(sub), "%s/db", dir);
+    o.dir = sub;
+    fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, 3, 1, 0);
+    assert_int_equal(keel_db_create(&o, &e), KEEL_ENOSPC);
+    fault_disarm_all();
+    assert_int_equal(dir_entries(sub), -1);
+    o.dir = dir;
+    fault_arm(FAULT_OP_SYNC, FAULT_EIO, 1, 1, 0);
+    assert_int_equal(keel_db_create(&o, &e), KEEL_EIO);
+    fault_disarm_all();
+    assert_int_equal(dir_entries(dir), 0);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_ENOENT);
+#else
+    (void)sub;
+#endif
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     tu_dir_remove(dir);
@@ -1250,6 +1316,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_sessions),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),
+        cmocka_unit_test(test_create_where),
         cmocka_unit_test(test_xid_reservation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -148,11 +148,12 @@ typedef struct keel_db_options {
 void keel_db_options_init(keel_db_options *o);
 
 /*
- * Creates a database in opts->dir (created if absent; it must not already
- * hold a database: KEEL_EEXIST): the control file, the commit log and the
- * system catalogs, all fsynced before success.  KEEL_EINVAL for bad
- * options; KEEL_EBUSY if the directory's database is open (below); I/O
- * errors.  A failed create may leave files behind.
+ * Creates a database in opts->dir (created if absent; KEEL_EEXIST if it
+ * holds a database or any other file): the control file, the commit log
+ * and the system catalogs, all fsynced before success.  KEEL_EINVAL for
+ * bad options; KEEL_EBUSY if another create or an open holds the
+ * directory (below); I/O errors.  A failed create removes what it wrote,
+ * and the directory if it made it.
  */
 int keel_db_create(const keel_db_options *opts, keel_error *err);
 

@@ -3,11 +3,13 @@
  * durable reservations of transaction ids and object ids in the control
  * file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "txn/clog.h"
@@ -63,6 +65,72 @@ static uint32_t pool_buffers(const keel_db_options *o)
     return n < 16 ? 16 : (uint32_t)n;
 }
 
+/* Whether name is one of the files a database keeps in its directory:
+ * keel_control (and its .tmp), keel_lock, or a relation's number. */
+static bool is_db_file(const char *name)
+{
+    if (strncmp(name, "keel_", 5) == 0)
+        return true;
+    if (*name == '\0')
+        return false;
+    for (; *name != '\0'; name++)
+        if (*name < '0' || *name > '9')
+            return false;
+    return true;
+}
+
+/*
+ * KEEL_EEXIST unless dir is empty but for a lock file: a database made
+ * among other files (a damaged database's, say, without its control file)
+ * would take them for its own, or fail on them half made.
+ */
+static int check_empty(const char *dir, kerr *e)
+{
+    char path[4200];
+    struct dirent *de;
+    DIR *d;
+    int rc = KEEL_OK;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_FILE_NAME);
+    if (access(path, F_OK) == 0)
+        return kerr_set(e, KEEL_EEXIST, "\"%s\" already holds a keel database",
+                        dir);
+    d = opendir(dir);
+    if (d == NULL)
+        return kerr_set(e, kerr_from_errno(errno),
+                        "cannot read directory \"%s\": %s", dir,
+                        strerror(errno));
+    while (rc == KEEL_OK && (de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+            strcmp(de->d_name, CONTROL_LOCK_NAME) != 0)
+            rc = kerr_set(e, KEEL_EEXIST,
+                          "directory \"%s\" is not empty (it holds \"%s\"): "
+                          "a database is created in an empty one",
+                          dir, de->d_name);
+    closedir(d);
+    return rc;
+}
+
+/* After a failed create: removes the database's files from dir, which
+ * held none before, and dir itself if the create made it. */
+static void remove_created(const char *dir, bool made_dir)
+{
+    char path[4200];
+    struct dirent *de;
+    DIR *d = opendir(dir);
+
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL)
+        if (is_db_file(de->d_name)) {
+            snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    if (made_dir)
+        rmdir(dir);
+}
+
 int keel_db_create(const keel_db_options *opts, keel_error *out)
 {
     kerr e;
@@ -71,20 +139,31 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
     buf_pool *pool = NULL;
     buf_session *bs = NULL;
     int rc, lock_fd = -1;
+    bool made_dir;
 
     kerr_clear(&e);
     rc = check_options(opts, &e);
     if (rc != KEEL_OK)
         return fail(out, &e);
-    if (mkdir(opts->dir, 0700) != 0 && errno != EEXIST)
+    made_dir = mkdir(opts->dir, 0700) == 0;
+    if (!made_dir && errno != EEXIST)
         return kerr_set(&e, kerr_from_errno(errno),
                         "cannot create directory \"%s\": %s", opts->dir,
                         strerror(errno)),
                fail(out, &e);
-    /* Held throughout, so that nothing opens the database half made. */
-    rc = control_lock(opts->dir, &lock_fd, &e);
-    if (rc != KEEL_OK)
+    /* Empty before the lock (which leaves a file) and under it.  The lock
+     * is held throughout, so that nothing opens the database half made. */
+    rc = check_empty(opts->dir, &e);
+    if (rc == KEEL_OK)
+        rc = control_lock(opts->dir, &lock_fd, &e);
+    if (rc == KEEL_OK)
+        rc = check_empty(opts->dir, &e);
+    if (rc != KEEL_OK) {
+        control_unlock(lock_fd);
+        if (made_dir)
+            rmdir(opts->dir);
         return fail(out, &e);
+    }
     control_init(&c);
     c.state = CONTROL_IN_PRODUCTION; /* until everything below is synced */
     c.xid_limit = XID_FIRST_NORMAL;
@@ -118,6 +197,9 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
         c.state = CONTROL_SHUT_DOWN;
         rc = control_write(opts->dir, &c, &e);
     }
+    /* A database half made must not pass for one (nor block a retry). */
+    if (rc != KEEL_OK)
+        remove_created(opts->dir, made_dir);
     control_unlock(lock_fd);
     return rc == KEEL_OK ? KEEL_OK : fail(out, &e);
 }
