@@ -4,7 +4,9 @@
  * passes the check; a flipped bit in a heap page is reported with its file
  * and block; an index leaf with two keys swapped (checksum recomputed) and
  * an index page with a flipped bit are reported; a database after all
- * kinds of changes passes, and a dead mark on a live row's entry does not.
+ * kinds of changes passes, and a dead mark on a live row's entry does not;
+ * indexes whose table keel_class lost are still checked; a database the
+ * check cannot open is an error, not a problem.
  */
 #include "testutil.h"
 
@@ -16,6 +18,8 @@
 
 #include "access/btree_page.h"
 #include "access/heap_page.h"
+#include "catalog/catalog.h"
+#include "engine/engine.h"
 #include "keel/keel.h"
 #include "port/membarrier.h"
 #include "storage/page.h"
@@ -464,10 +468,12 @@ static void test_check_pruned(void **state)
     tu_dir_remove(dir);
 }
 
-/* Not a database: an error, not a problem list. */
+/* Not a database, or one open elsewhere: an error, not a problem list. */
 static void test_check_not_a_database(void **state)
 {
     char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
     keel_error e = {0};
     uint64_t problems = 0;
     lines l = {0};
@@ -476,6 +482,60 @@ static void test_check_not_a_database(void **state)
     assert_int_equal(check_database(dir, collect, &l, &problems, &e),
                      KEEL_ENOENT);
     assert_non_null(strstr(e.msg, dir));
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(check_database(dir, collect, &l, &problems, &e),
+                     KEEL_EBUSY);
+    assert_non_null(strstr(e.msg, "already open"));
+    assert_int_equal(problems, 0);
+    assert_int_equal(l.n, 0);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    tu_dir_remove(dir);
+}
+
+/* A table's keel_class row gone, its indexes' rows left: each index is
+ * reported, and its file and B-tree still checked. */
+static void test_check_index_without_table(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    catalog_txn ct;
+    catalog_relation r;
+    keel_value vals[13];
+    static _Alignas(8) unsigned char page[BLOCK_SIZE];
+    dbinfo_rel tv;
+    lines l;
+    int rc;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    create_t(s, mod7);
+    assert_int_equal(engine_stmt_begin_catalog(s, true, &ct), KEEL_OK);
+    rc = catalog_relation_by_name(db->cat, &ct, "t", NAMESPACE_PUBLIC, &r);
+    if (rc == KEEL_OK) {
+        catalog_relation_values(&r, vals);
+        rc = catalog_delete(db->cat, &ct, CAT_CLASS, r.tid, vals);
+    }
+    assert_int_equal(engine_stmt_end(s, rc, true), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+
+    assert_int_equal(run_check(dir, &l), 2);
+    assert_true(any_line_has(&l, "t_pkey", "which keel_class does not hold"));
+    assert_true(any_line_has(&l, "t_v", "which keel_class does not hold"));
+    /* A damaged page of one of them is found too. */
+    tv = find_rel(dir, "t_v");
+    page_io(dir, tv.relnumber, 1, page, false);
+    page[BLOCK_SIZE / 2] ^= 0x10;
+    page_io(dir, tv.relnumber, 1, page, true);
+    assert_int_equal(run_check(dir, &l), 4);
+    assert_true(any_line_has(&l, "t_v", "checksum"));
     tu_dir_remove(dir);
 }
 
@@ -486,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_check_after_changes),
         cmocka_unit_test(test_check_pruned),
         cmocka_unit_test(test_check_not_a_database),
+        cmocka_unit_test(test_check_index_without_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -363,15 +363,30 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
         }
         tid_map_free(&map);
     }
-    /* Indexes whose table keel_index does not name. */
-    for (size_t i = 0; rc == KEEL_OK && i < n; i++)
-        if (rels[i].kind == RELKIND_INDEX && rels[i].table == 0) {
+    /* Indexes whose table keel_index does not name, or names but
+     * keel_class does not hold: no table's turn above reached them. */
+    for (size_t i = 0; rc == KEEL_OK && i < n; i++) {
+        bool listed = false;
+        if (rels[i].kind != RELKIND_INDEX)
+            continue;
+        for (size_t j = 0; j < n && rels[i].table != 0; j++)
+            listed = listed || (rels[j].oid == rels[i].table &&
+                                rels[j].kind != RELKIND_INDEX);
+        if (listed)
+            continue;
+        if (rels[i].table == 0)
             problem(c, "%s.%s (file %u): index without a keel_index row",
                     rels[i].schema, rels[i].name, rels[i].relnumber);
-            rc = check_file(c, db, &rels[i], page, NULL, NULL);
-            if (rc == KEEL_OK && !rels[i].missing)
-                rc = check_index(c, s, &rels[i], &rels[i], NULL);
-        }
+        else
+            problem(c,
+                    "%s.%s (file %u): index of table %u, which keel_class "
+                    "does not hold",
+                    rels[i].schema, rels[i].name, rels[i].relnumber,
+                    rels[i].table);
+        rc = check_file(c, db, &rels[i], page, NULL, NULL);
+        if (rc == KEEL_OK && !rels[i].missing)
+            rc = check_index(c, s, &rels[i], &rels[i], NULL);
+    }
     keel_abort(s);
     free(rels);
     free(page);
@@ -393,15 +408,18 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     o.dir = dir;
     o.pool_mb = 32;
     rc = keel_db_open(&o, &db, &e);
-    if (rc == KEEL_ENOENT || rc == KEEL_EINVAL || rc == KEEL_ENOMEM) {
-        if (err != NULL)
-            *err = e;
-        return rc;
-    }
-    if (rc != KEEL_OK) {
+    /* A damaged control file or catalog is a finding; anything else that
+     * stops the open (in use, not a database, no permission) means there
+     * was no check. */
+    if (rc == KEEL_ECORRUPT || rc == KEEL_EVERSION) {
         problem(&c, "%s", e.msg);
         *problems = c.problems;
         return KEEL_OK;
+    }
+    if (rc != KEEL_OK) {
+        if (err != NULL)
+            *err = e;
+        return rc;
     }
     /* Whatever opening wrote goes to disk first: the files are read
      * directly. */

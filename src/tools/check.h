@@ -27,8 +27,11 @@ typedef void (*check_problem_fn)(void *ctx, const char *line);
  *     marked dead points to a tuple whose inserter aborted or whose deleter
  *     committed.
  * Each problem goes to fn; *problems gets their number.  Returns KEEL_OK
- * when the check ran (whatever it found), or KEEL_ENOENT (not a database),
- * KEEL_ENOMEM, with the message in err.  Closes the database cleanly.
+ * when the check ran (whatever it found), or the error that kept it from
+ * running, with the message in err: KEEL_ENOENT (not a database),
+ * KEEL_EBUSY (open elsewhere), KEEL_ENOMEM, I/O errors.  A control file or
+ * catalog too damaged to open is a problem found.  Closes the database
+ * cleanly.
  */
 int check_database(const char *dir, check_problem_fn fn, void *ctx,
                    uint64_t *problems, keel_error *err);
