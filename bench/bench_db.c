@@ -144,6 +144,15 @@ static int tmpdirs_guard_start(void)
     }
     pthread_detach(tid);
     atexit(tmpdirs_at_exit);
+    /* A reader of the output that goes away (`| head`) raises SIGPIPE in
+     * the writing thread, where the guard cannot wait for it: ignored,
+     * the write fails instead, and the run ends and removes its
+     * directories as usual. */
+    {
+        struct sigaction now;
+        if (sigaction(SIGPIPE, NULL, &now) == 0 && now.sa_handler == SIG_DFL)
+            signal(SIGPIPE, SIG_IGN);
+    }
     return 0;
 }
 

@@ -1,8 +1,8 @@
 # The benchmarks' temporary directories (databases, intermediate JSON) do
 # not outlive them: not when a signal stops them in the middle of a run
 # (they then die of that signal), not when they ignore it because they
-# were started ignoring it (nohup), and not when the report refuses its
-# output directory.  Everything runs with TMPDIR set to WORK, which must
+# were started ignoring it (nohup), not when the reader of their output
+# goes away, and not when the report refuses its output directory.  Everything runs with TMPDIR set to WORK, which must
 # hold nothing named keel-* after.  STOP (tests/stop_when.c) sends each
 # signal once stderr shows the benchmark's database made (its "  done in"
 # line), so that how long that takes on a loaded machine does not
@@ -51,6 +51,17 @@ if(NOT rc EQUAL 0)
                       "${rc} on a hangup:\n${stop_err}\n${err}")
 endif()
 check_nothing_left("keel bench select run to its end")
+
+# A reader that goes away (`| head`): the writes that follow fail, and the
+# run ends as usual, removing its database.
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env TMPDIR=${WORK}
+          sh -c "'${KEEL}' bench lookup --quick --scale 1 2>&1 | head -c 1"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR out STREQUAL "")
+  message(FATAL_ERROR "keel bench lookup | head gave ${rc}: '${out}' ${err}")
+endif()
+check_nothing_left("keel bench lookup writing to a closed pipe")
 
 # The report, stopped in one of its steps: its database and its
 # intermediate JSON go, and nothing half-written is left in --out.
