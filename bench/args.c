@@ -5,9 +5,11 @@
 #include "args.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int bench_args_parse(const char *who, int argc, char **argv, bool *quick,
                      const char **dir, bench_option_fn on_option, void *ctx)
@@ -106,5 +108,31 @@ int bench_args_double(const bench_args *a, double lo, double hi, double *out)
         return -1;
     }
     *out = x;
+    return 0;
+}
+
+int bench_args_out_file(const bench_args *a, const char **out)
+{
+    int fd;
+    bool made;
+
+    if (strncmp(a->value, "--", 2) == 0) {
+        fprintf(stderr, "%s: %s needs a file name, not '%s'\n", a->who, a->name,
+                a->value);
+        return -1;
+    }
+    fd = open(a->value, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    made = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = open(a->value, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "%s: %s: cannot write %s: %s\n", a->who, a->name,
+                a->value, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    if (made)
+        unlink(a->value);
+    *out = a->value;
     return 0;
 }

@@ -48,4 +48,13 @@ int bench_args_u64(const bench_args *a, uint64_t lo, uint64_t hi,
                    uint64_t *out);
 int bench_args_double(const bench_args *a, double lo, double hi, double *out);
 
+/*
+ * The option's value as a file to write results to, at the end of a run:
+ * checked now, so that a run is not spent for nothing (the file is created
+ * and removed again if it did not exist; one that does is left as it is).
+ * 0 and the name in *out, or -1 after a message naming the file and the
+ * reason; a value that looks like an option ("--quick") is refused.
+ */
+int bench_args_out_file(const bench_args *a, const char **out);
+
 #endif /* KEEL_BENCH_ARGS_H */

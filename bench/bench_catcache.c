@@ -145,7 +145,7 @@ static int cc_option(const bench_args *a, void *ctx)
     cc_args *c = ctx;
 
     if (strcmp(a->name, "--json") == 0) {
-        c->o->json = a->value;
+        return bench_args_out_file(a, &c->o->json);
     } else if (strcmp(a->name, "--rounds") == 0) {
         return bench_args_u64(a, 1, MAX_PAIRS, &c->rounds);
     } else if (strcmp(a->name, "--lookups") == 0) {

@@ -93,7 +93,7 @@ static int lookup_option(const bench_args *a, void *ctx)
     uint32_t u;
 
     if (strcmp(a->name, "--json") == 0) {
-        o->json = a->value;
+        return bench_args_out_file(a, &o->json);
     } else if (strcmp(a->name, "--rounds") == 0) {
         if (bench_args_u32(a, 1, MAX_ROUNDS, &u) != 0)
             return -1;

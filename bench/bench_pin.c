@@ -363,7 +363,7 @@ static int pin_option(const bench_args *a, void *ctx)
             return -1;
         o->rounds = (int)u;
     } else if (strcmp(a->name, "--json") == 0) {
-        o->json = a->value;
+        return bench_args_out_file(a, &o->json);
     } else if (strcmp(a->name, "--dir") == 0) {
         o->dir = a->value;
     } else {

@@ -179,7 +179,7 @@ static int select_option(const bench_args *a, void *ctx)
     uint32_t u;
 
     if (strcmp(n, "--json") == 0) {
-        o->json = v;
+        return bench_args_out_file(a, &o->json);
     } else if (strcmp(n, "--scale") == 0) {
         return bench_args_u32(a, 1, 1000, &o->scale);
     } else if (strcmp(n, "--pool-mb") == 0) {

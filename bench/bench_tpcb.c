@@ -87,7 +87,7 @@ static int on_option(const bench_args *a, void *ctx)
     uint32_t u;
 
     if (strcmp(a->name, "--json") == 0) {
-        o->json = a->value;
+        return bench_args_out_file(a, &o->json);
     } else if (strcmp(a->name, "--scale") == 0) {
         return bench_args_u32(a, 1, 1000, &o->scale);
     } else if (strcmp(a->name, "--pool-mb") == 0) {

@@ -51,4 +51,17 @@ keel_check_bad_usage(${KEEL} bench lookup --rounds)
 keel_check_bad_usage(${KEEL} bench lookup --rounds 3x)
 keel_check_bad_usage(${KEEL} bench lookup --pool-mb 8)
 keel_check_bad_usage(${KEEL} bench lookup dir1 dir2)
+# A --json file that cannot be written is refused before the run, and one
+# that would not exist is not left behind by the check.
+execute_process(COMMAND ${KEEL} bench lookup --quick --json ${OUT}.d/no/x.json
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--json: cannot write .*no/x.json"
+   OR err MATCHES "creating")
+  message(FATAL_ERROR "an unwritable --json gave rc=${rc}: ${err}")
+endif()
+execute_process(COMMAND ${KEEL} bench lookup --json --quick
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "needs a file name, not '--quick'")
+  message(FATAL_ERROR "--json --quick gave rc=${rc}: ${err}")
+endif()
 message(STATUS "bench lookup smoke: ok")
