@@ -388,7 +388,16 @@ static void env_open(pin_env *env, const pin_opts *o)
 
     memset(env, 0, sizeof(*env));
     if (o->dir != NULL) {
+        char control[sizeof(env->dir) + 16];
         snprintf(env->dir, sizeof(env->dir), "%s", o->dir);
+        snprintf(control, sizeof(control), "%s/keel_control", o->dir);
+        if (access(control, F_OK) == 0) {
+            fprintf(stderr,
+                    "keel bench pin: %s holds a keel database; --dir "
+                    "takes a directory for the benchmark's two files\n",
+                    o->dir);
+            bench_exit(1);
+        }
     } else {
         if (bench_tmpdir_make("keel bench pin", "bench-pin", env->dir,
                               sizeof(env->dir)) != 0)
@@ -412,6 +421,10 @@ static void env_close(pin_env *env)
     if (buf_pool_close(env->pool, &env->err) != KEEL_OK ||
         buf_pool_close(env->small, &env->err) != KEEL_OK)
         die_kerr("closing buffer pool", &env->err);
+    /* The relations go, so that the next run can create them again. */
+    if (!env->own_dir && (smgr_unlink(env->sm, REL_HOT, &env->err) != KEEL_OK ||
+                          smgr_unlink(env->sm, REL_MISS, &env->err) != KEEL_OK))
+        die_kerr("removing the relations", &env->err);
     smgr_close(env->sm);
     if (env->own_dir)
         bench_dir_remove(env->dir);
