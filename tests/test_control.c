@@ -159,6 +159,9 @@ static void test_missing_directory(void **state)
     sample(&c);
     assert_int_equal(control_read("/nonexistent/keel/db", &r, &err),
                      KEEL_ENOENT);
+    assert_non_null(strstr(err.msg, "no such directory"));
+    assert_int_equal(control_read("/dev/null", &r, &err), KEEL_ENOENT);
+    assert_non_null(strstr(err.msg, "not a directory"));
     assert_int_equal(control_create("/nonexistent/keel/db", &c, &err),
                      KEEL_ENOENT);
     assert_non_null(strstr(err.msg, "/nonexistent/keel/db"));

@@ -42,7 +42,7 @@ foreach(cmd stat check)
     message(FATAL_ERROR "keel ${cmd} of a missing database gave rc=${rc}: ${err}")
   endif()
 endforeach()
-foreach(args "init" "init;${DIR};--scale;x" "stat" "check;a;b")
+foreach(args "init" "init;${DIR};--scale;x" "init;${DIR}x;--scale;+1" "stat" "check;a;b")
   execute_process(COMMAND ${KEEL} ${args}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 2)

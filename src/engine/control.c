@@ -195,6 +195,16 @@ int control_read(const char *dir, control_data *c, kerr *err)
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         e = errno;
+        if (e == ENOENT && access(dir, F_OK) != 0)
+            return kerr_set(err, KEEL_ENOENT,
+                            "\"%s\" is not a keel database: there is no "
+                            "such directory",
+                            dir);
+        if (e == ENOTDIR)
+            return kerr_set(err, KEEL_ENOENT,
+                            "\"%s\" is not a keel database: it is not a "
+                            "directory",
+                            dir);
         if (e == ENOENT)
             return kerr_set(err, KEEL_ENOENT,
                             "\"%s\" is not a keel database: it has no "

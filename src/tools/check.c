@@ -456,7 +456,7 @@ int tool_check_main(int argc, char **argv)
     uint64_t problems = 0;
     int rc;
 
-    if (argc != 1 || argv[0][0] == '-') {
+    if (argc != 1 || argv[0][0] == '-' || argv[0][0] == '\0') {
         fprintf(stderr, "usage: keel check DIR\n");
         return 2;
     }

@@ -25,7 +25,7 @@ static bool parse_u32(const char *s, uint32_t max, uint32_t *out)
     char *end;
     unsigned long v;
 
-    if (s == NULL || *s == '\0' || *s == '-')
+    if (s == NULL || *s < '0' || *s > '9') /* strtoul takes " +1" too */
         return false;
     errno = 0;
     v = strtoul(s, &end, 10);
@@ -62,7 +62,7 @@ int tool_init_main(int argc, char **argv)
             dir = argv[i];
         }
     }
-    if (dir == NULL) {
+    if (dir == NULL || *dir == '\0') {
         fprintf(stderr, "keel init: no database directory given\n");
         usage();
         return 2;

@@ -21,7 +21,7 @@ int tool_stat_main(int argc, char **argv)
     uint64_t total = 0;
     int rc;
 
-    if (argc != 1 || argv[0][0] == '-') {
+    if (argc != 1 || argv[0][0] == '-' || argv[0][0] == '\0') {
         fprintf(stderr, "usage: keel stat DIR\n");
         return 2;
     }
