@@ -4,7 +4,7 @@
  * concurrent writers, bad inputs, bad directories, xid reservation,
  * dropping a table with its indexes, bulk loads, lookups through the
  * session's index directories, scans of a table without a primary key,
- * a database open in one place at a time.
+ * a database open in one place at a time, files no relation owns.
  */
 #include "testutil.h"
 
@@ -969,6 +969,85 @@ static void test_create_where(void **state)
     tu_dir_remove(dir);
 }
 
+/* The files of dir named by a user relation's number. */
+static int user_relation_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        unsigned long v = strtoul(de->d_name, &end, 10);
+        n += de->d_name[0] >= '1' && de->d_name[0] <= '9' && *end == '\0' &&
+             v >= CATALOG_FIRST_USER_OID;
+    }
+    closedir(d);
+    return n;
+}
+
+/*
+ * A clean close removes the files no relation owns: a dropped table's and
+ * its indexes', and those of a create that aborted; the live relations'
+ * files and files keel did not name stay.
+ */
+static void test_close_removes_unowned_files(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    keel_column c = {"x", KEEL_INT4, 0, true};
+    keel_value x = tu_vi4(7);
+    uint16_t pk = 1, k2 = 2;
+    char path[4200];
+    const char *strays[] = {"notes", "0123", "17000x"};
+
+    (void)state;
+    setup_db(dir, &db, &s, 10); /* s1.t, t_pkey */
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &k2, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_create_table(s, "s1", "gone", &c, 1, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_insert(s, "s1", "gone", &x), KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_create_table(s, "s1", "never", &c, 1, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_insert(s, "s1", "never", &x), KEEL_OK);
+    keel_abort(s);
+    assert_int_equal(user_relation_files(dir), 7);
+    assert_int_equal(keel_drop_table(s, "s1", "gone"), KEEL_OK);
+    for (size_t i = 0; i < sizeof(strays) / sizeof(strays[0]); i++) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/%s", dir, strays[i]);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+    assert_int_equal(user_relation_files(dir), 7); /* a drop removes none */
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(user_relation_files(dir), 3);
+    for (size_t i = 0; i < sizeof(strays) / sizeof(strays[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, strays[i]);
+        assert_int_equal(access(path, F_OK), 0);
+    }
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 10);
+    assert_int_equal(count_rows(s, "t_a2", -32768, 32767), 10);
+    /* The names are free; the new relations get files of their own. */
+    assert_int_equal(keel_create_table(s, "s1", "gone", &c, 1, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_insert(s, "s1", "gone", &x), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(user_relation_files(dir), 5);
+    tu_dir_remove(dir);
+}
+
 static void test_xid_reservation(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -1317,6 +1396,7 @@ int main(void)
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),
         cmocka_unit_test(test_create_where),
+        cmocka_unit_test(test_close_removes_unowned_files),
         cmocka_unit_test(test_xid_reservation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

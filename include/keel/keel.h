@@ -171,9 +171,13 @@ int keel_db_create(const keel_db_options *opts, keel_error *err);
 int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
 
 /*
- * Closes the database: checkpoints, records a clean shutdown and frees
- * db.  KEEL_EBUSY if a session is still open (nothing is done); if the
- * checkpoint fails, its error is returned and db stays open.
+ * Closes the database: checkpoints, removes the files of user relations
+ * the catalogs no longer hold (dropped, or created by transactions that
+ * aborted; after the checkpoint, so that a file goes only once its
+ * relation's end is on disk; a file keel did not name stays), records a
+ * clean shutdown and frees db.  KEEL_EBUSY if a session is still open
+ * (nothing is done); if the checkpoint fails, its error is returned and
+ * db stays open.
  */
 int keel_db_close(keel_db *db, keel_error *err);
 
@@ -203,8 +207,9 @@ int keel_begin(keel_session *s);
 int keel_commit(keel_session *s);
 void keel_abort(keel_session *s);
 
-/* ---- DDL: each call is transactional (an abort leaves no visible trace,
- * but files created for new relations stay behind as orphans). ---- */
+/* ---- DDL: each call is transactional (an abort leaves no visible trace;
+ * the files of relations created by an aborted transaction, or dropped,
+ * stay until the next clean keel_db_close()). ---- */
 
 /* One column of a new table.  charlen: n of char(n) (1..4096), else 0. */
 typedef struct keel_column {
@@ -408,7 +413,7 @@ typedef int (*keel_load_fn)(void *ctx, keel_value *values, bool *done);
  * created in the same transaction): rows are appended through a bulk-write
  * ring and written frozen, visible to everyone once the table itself is
  * (nobody can reach them before: the table is new, and an abort leaves
- * them unreachable in an orphaned file); the primary key is built at the
+ * them unreachable in a file no relation owns); the primary key is built at the
  * end from the keys in one pass (sorted first unless they arrived in
  * ascending order).  *nrows (may be NULL) gets the number of rows loaded.
  * Errors: those of keel_create_table() and keel_insert() (KEEL_EUNIQUE,

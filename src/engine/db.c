@@ -370,9 +370,134 @@ int keel_checkpoint(keel_db *db, keel_error *err)
     return rc == KEEL_OK ? KEEL_OK : fail(err, &e);
 }
 
+/* ---- files no relation owns ------------------------------------------ */
+
+/* The relation numbers of the rows of keel_class a snapshot taken now
+ * sees, sorted: *out malloc'd (NULL when *n is 0). */
+static int live_relnumbers(keel_db *db, relnumber_t **out, size_t *n)
+{
+    keel_session *s = NULL;
+    keel_error ke;
+    catalog_txn ct;
+    heap_rel h;
+    heap_row row = {0};
+    heap_scan *sc = NULL;
+    size_t cap = 0;
+    bool found;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = keel_session_begin(db, &s, &ke);
+    if (rc == KEEL_OK)
+        rc = keel_begin(s);
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, false, &ct);
+    heap_rel_init(&h, CATALOG_CLASS_OID, catalog_desc(db->cat, CAT_CLASS));
+    if (rc == KEEL_OK)
+        rc = heap_row_init(&row, &h, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = heap_scan_begin(&h, s->bs, &ct.vis, &sc);
+    while (rc == KEEL_OK) {
+        catalog_relation r;
+        rc = heap_scan_next(sc, &row, &found);
+        if (rc != KEEL_OK || !found)
+            break;
+        catalog_relation_decode(&row, &r);
+        if (*n == cap) {
+            relnumber_t *more;
+            cap = cap ? 2 * cap : 64;
+            more = realloc(*out, cap * sizeof(**out));
+            if (more == NULL) {
+                rc = KEEL_ENOMEM;
+                break;
+            }
+            *out = more;
+        }
+        (*out)[(*n)++] = r.relnumber;
+    }
+    heap_scan_end(sc);
+    heap_row_free(&row);
+    keel_session_end(s);
+    if (rc != KEEL_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return rc;
+    }
+    for (size_t i = 1; i < *n; i++) /* a few hundred at most: insertion */
+        for (size_t j = i; j > 0 && (*out)[j - 1] > (*out)[j]; j--) {
+            relnumber_t t = (*out)[j];
+            (*out)[j] = (*out)[j - 1];
+            (*out)[j - 1] = t;
+        }
+    return KEEL_OK;
+}
+
+/* Whether the sorted v[0..n) holds rel. */
+static bool holds(const relnumber_t *v, size_t n, relnumber_t rel)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < rel)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo] == rel;
+}
+
+/* The relation number a file's name spells (decimal, no leading zero, a
+ * user relation's), or 0. */
+static relnumber_t file_relnumber(const char *name)
+{
+    uint64_t v = 0;
+
+    if (name[0] < '1' || name[0] > '9')
+        return 0;
+    for (; *name != '\0'; name++) {
+        if (*name < '0' || *name > '9' || v > UINT32_MAX / 10)
+            return 0;
+        v = v * 10 + (uint64_t)(*name - '0');
+    }
+    return v >= CATALOG_FIRST_USER_OID && v <= UINT32_MAX ? (relnumber_t)v : 0;
+}
+
+/*
+ * Removes the files of user relations that keel_class does not hold:
+ * tables and indexes dropped, or created by transactions that aborted.
+ * Called at a clean close, once the checkpoint has made the catalogs'
+ * rows durable, so that a file goes only after its relation's end is on
+ * disk.  (After a crash the catalogs may lack a committed create's rows:
+ * such a table was unreachable already, and its file goes here too.)
+ * Failures leave files behind, nothing else.
+ */
+static void remove_unowned_files(keel_db *db, const relnumber_t *live, size_t n)
+{
+    DIR *d = opendir(db->dir);
+    struct dirent *de;
+    kerr e;
+
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        relnumber_t rel = file_relnumber(de->d_name);
+        if (rel == 0 || holds(live, n, rel))
+            continue;
+        kerr_clear(&e);
+        (void)smgr_unlink(db->smgr, rel, &e);
+    }
+    closedir(d);
+}
+
 int keel_db_close(keel_db *db, keel_error *err)
 {
     control_data c;
+    relnumber_t *live = NULL;
+    size_t nlive = 0;
+    bool sweep;
     uint32_t n;
     kerr e;
     int rc;
@@ -386,9 +511,17 @@ int keel_db_close(keel_db *db, keel_error *err)
                  n, db->dir);
         return fail(err, &e);
     }
+    /* Read before the checkpoint, which then writes whatever the read
+     * changed.  No session is open: no relation is being made or
+     * dropped. */
+    /* A read that missed keel_class's own row read nothing right. */
+    sweep = live_relnumbers(db, &live, &nlive) == KEEL_OK &&
+            holds(live, nlive, CATALOG_CLASS_OID);
     rc = keel_checkpoint(db, err);
-    if (rc != KEEL_OK)
+    if (rc != KEEL_OK) {
+        free(live);
         return rc;
+    }
     /* Everything is on disk: the handles can go, then the pool. */
     free_rels(db);
     catalog_close(db->cat);
@@ -397,10 +530,14 @@ int keel_db_close(keel_db *db, keel_error *err)
     db->txn = NULL;
     rc = buf_pool_close(db->pool, &e);
     if (rc != KEEL_OK) {
+        free(live);
         db_discard(db);
         return fail(err, &e);
     }
     db->pool = NULL;
+    if (sweep)
+        remove_unowned_files(db, live, nlive);
+    free(live);
     c = db->control;
     c.state = CONTROL_SHUT_DOWN;
     c.next_oid = db->next_oid;

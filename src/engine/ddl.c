@@ -206,7 +206,8 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
         rc = check_free_name(s, ct, name, ns.oid);
     if (rc == KEEL_OK && npkey > 0)
         rc = check_free_name(s, ct, pkname, ns.oid);
-    /* The files first: an abort leaves them orphaned, never half a table. */
+    /* The files first: an abort leaves them behind (until the next clean
+     * close removes them), never half a table. */
     if (rc == KEEL_OK)
         rc = engine_oid_next(s->db, &r.oid, &s->bs->err);
     if (rc == KEEL_OK)
