@@ -223,7 +223,8 @@ typedef struct keel_column {
 int keel_create_schema(keel_session *s, const char *name);
 
 /* KEEL_ENOENT if it does not exist, KEEL_EBUSY if it holds relations,
- * KEEL_EINVAL for the built-in schemas. */
+ * KEEL_EINVAL for the built-in schemas.  It must not run while another
+ * transaction creates a table in the schema (no lock keeps them apart). */
 int keel_drop_schema(keel_session *s, const char *name);
 
 /*
