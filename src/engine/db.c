@@ -159,6 +159,11 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
     if (rc == KEEL_OK)
         rc = check_empty(opts->dir, &e);
     if (rc != KEEL_OK) {
+        if (lock_fd >= 0) { /* a file came between the two looks */
+            char path[4200];
+            snprintf(path, sizeof(path), "%s/%s", opts->dir, CONTROL_LOCK_NAME);
+            unlink(path);
+        }
         control_unlock(lock_fd);
         if (made_dir)
             rmdir(opts->dir);
@@ -511,10 +516,10 @@ int keel_db_close(keel_db *db, keel_error *err)
                  n, db->dir);
         return fail(err, &e);
     }
-    /* Read before the checkpoint, which then writes whatever the read
-     * changed.  No session is open: no relation is being made or
-     * dropped. */
-    /* A read that missed keel_class's own row read nothing right. */
+    /* The relations that own files, read before the checkpoint (which
+     * then writes whatever the read changed).  No session is open: none
+     * is being made or dropped.  A read that missed keel_class's own row
+     * read nothing right. */
     sweep = live_relnumbers(db, &live, &nlive) == KEEL_OK &&
             holds(live, nlive, CATALOG_CLASS_OID);
     rc = keel_checkpoint(db, err);
