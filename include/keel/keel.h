@@ -27,8 +27,8 @@ typedef enum keel_status {
     KEEL_ENOENT,     /* a file or relation does not exist */
     KEEL_EEXIST,     /* a file or relation already exists */
     KEEL_EEOF,       /* a block past the end of its relation was asked for */
-    KEEL_EEXHAUSTED, /* every buffer in the pool is pinned */
-    KEEL_EBUSY,      /* the object is in use (pinned) and cannot be changed */
+    KEEL_EEXHAUSTED, /* pool all pinned, max_sessions open, ids used up */
+    KEEL_EBUSY,      /* in use: pinned, sessions open, open elsewhere */
     KEEL_EVERSION,   /* a file was written by an incompatible version */
     KEEL_ESERIALIZE, /* a concurrent transaction changed the row first */
     KEEL_EUNIQUE,    /* the key already exists in a unique index */
@@ -177,7 +177,8 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
  * relation's end is on disk; a file keel did not name stays), records a
  * clean shutdown and frees db.  KEEL_EBUSY if a session is still open
  * (nothing is done); if the checkpoint fails, its error is returned and
- * db stays open.
+ * db stays open; a failure after it (closing the pool, writing the
+ * control file) is returned too, but db is freed (everything was on disk).
  */
 int keel_db_close(keel_db *db, keel_error *err);
 
