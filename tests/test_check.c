@@ -5,12 +5,15 @@
  * and block; an index leaf with two keys swapped (checksum recomputed) and
  * an index page with a flipped bit are reported; a database after all
  * kinds of changes passes, and a dead mark on a live row's entry does not;
- * indexes whose table keel_class lost are still checked; a database the
+ * indexes whose table keel_class lost are still checked, and relations
+ * whose schema keel_namespace lost reported; a database the
  * check cannot open is an error, not a problem.
  */
 #include "testutil.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 #include "catalog/catalog.h"
 #include "engine/engine.h"
 #include "keel/keel.h"
+#include "port/clock.h"
 #include "port/membarrier.h"
 #include "storage/page.h"
 #include "tools/check.h"
@@ -527,6 +531,7 @@ static void test_check_index_without_table(void **state)
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
 
     assert_int_equal(run_check(dir, &l), 2);
+    assert_false(any_line_has(&l, "keel_namespace", NULL));
     assert_true(any_line_has(&l, "t_pkey", "which keel_class does not hold"));
     assert_true(any_line_has(&l, "t_v", "which keel_class does not hold"));
     /* A damaged page of one of them is found too. */
@@ -539,6 +544,162 @@ static void test_check_index_without_table(void **state)
     tu_dir_remove(dir);
 }
 
+/* A relation whose schema's keel_namespace row is gone is reported. */
+static void test_check_relation_without_schema(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true}};
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    catalog_txn ct;
+    catalog_namespace ns;
+    keel_value vals[2];
+    uint16_t pk = 1;
+    lines l;
+    int rc;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_create_schema(s, "app"), KEEL_OK);
+    assert_int_equal(keel_create_table(s, "app", "t", cols, 1, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(engine_stmt_begin_catalog(s, true, &ct), KEEL_OK);
+    rc = catalog_namespace_by_name(db->cat, &ct, "app", &ns);
+    if (rc == KEEL_OK) {
+        catalog_namespace_values(&ns, vals);
+        rc = catalog_delete(db->cat, &ct, CAT_NAMESPACE, ns.tid, vals);
+    }
+    assert_int_equal(engine_stmt_end(s, rc, true), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 2); /* t and t_pkey */
+    assert_true(any_line_has(&l, "t (file", "is not in keel_namespace"));
+    assert_true(any_line_has(&l, "t_pkey (file", "is not in keel_namespace"));
+    tu_dir_remove(dir);
+}
+
+/* The schema race's two sides. */
+typedef struct ddl_race {
+    keel_db *db;
+    uint64_t until_ns;
+    atomic_int bad;           /* an outcome no interleaving allows */
+    atomic_long drops;        /* schemas dropped */
+    atomic_long creates;      /* tables created and committed */
+    atomic_long refused;      /* creates refused: no schema, or a drop */
+    atomic_long drop_refused; /* drops refused: a create in it */
+} ddl_race;
+
+static void *race_dropper(void *arg)
+{
+    ddl_race *r = arg;
+    keel_session *s;
+    keel_error e;
+
+    if (keel_session_begin(r->db, &s, &e) != KEEL_OK) {
+        atomic_store(&r->bad, 1);
+        return NULL;
+    }
+    while (clock_now_ns() < r->until_ns && !atomic_load(&r->bad)) {
+        int rc = keel_create_schema(s, "sx");
+        if (rc != KEEL_OK && rc != KEEL_EEXIST)
+            atomic_store(&r->bad, 10 + rc);
+        rc = keel_drop_schema(s, "sx");
+        if (rc == KEEL_OK)
+            atomic_fetch_add(&r->drops, 1);
+        else if (rc == KEEL_EBUSY || rc == KEEL_ESERIALIZE)
+            atomic_fetch_add(&r->drop_refused, 1);
+        else if (rc != KEEL_ENOENT)
+            atomic_store(&r->bad, 30 + rc);
+    }
+    keel_session_end(s);
+    return NULL;
+}
+
+static void *race_creator(void *arg)
+{
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true}};
+    ddl_race *r = arg;
+    keel_session *s;
+    keel_error e;
+    uint16_t pk = 1;
+    unsigned seed = 7;
+
+    if (keel_session_begin(r->db, &s, &e) != KEEL_OK) {
+        atomic_store(&r->bad, 2);
+        return NULL;
+    }
+    while (clock_now_ns() < r->until_ns && !atomic_load(&r->bad)) {
+        int rc = keel_begin(s);
+        bool commit = rand_r(&seed) % 4 != 0;
+        if (rc == KEEL_OK)
+            rc = keel_create_table(s, "sx", "t", cols, 1, &pk, 1);
+        if (rc == KEEL_ENOENT || rc == KEEL_ESERIALIZE) {
+            atomic_fetch_add(&r->refused, 1);
+            keel_abort(s);
+            continue;
+        }
+        if (rc != KEEL_OK) {
+            atomic_store(&r->bad, 50 + rc);
+            break;
+        }
+        if (!commit) {
+            keel_abort(s);
+            continue;
+        }
+        if (keel_commit(s) != KEEL_OK) {
+            atomic_store(&r->bad, 70);
+            break;
+        }
+        atomic_fetch_add(&r->creates, 1);
+        /* Committed in its schema: still reachable there. */
+        rc = keel_drop_table(s, "sx", "t");
+        if (rc != KEEL_OK)
+            atomic_store(&r->bad, 90 + rc);
+    }
+    keel_session_end(s);
+    return NULL;
+}
+
+/*
+ * Stress: one session creates and drops schema sx over and over, another
+ * creates a table in it and drops it again, in transactions it commits or
+ * aborts.  Whatever the interleaving, a committed table stays reachable
+ * (its schema cannot go while it is there), no call fails in a way none
+ * allows, and the check finds nothing.
+ */
+static void test_schema_ddl_race(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    ddl_race r = {0};
+    pthread_t d, c;
+    lines l;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &r.db, &e), KEEL_OK);
+    r.until_ns = clock_now_ns() + (uint64_t)(tu_stress_seconds(2) * 1e9);
+    assert_int_equal(pthread_create(&d, NULL, race_dropper, &r), 0);
+    assert_int_equal(pthread_create(&c, NULL, race_creator, &r), 0);
+    pthread_join(d, NULL);
+    pthread_join(c, NULL);
+    print_message("schema race: %ld drops (%ld refused), %ld tables "
+                  "created (%ld refused)\n",
+                  atomic_load(&r.drops), atomic_load(&r.drop_refused),
+                  atomic_load(&r.creates), atomic_load(&r.refused));
+    assert_int_equal(atomic_load(&r.bad), 0);
+    assert_true(atomic_load(&r.drops) > 0);
+    assert_true(atomic_load(&r.creates) > 0);
+    assert_int_equal(keel_db_close(r.db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +708,8 @@ int main(void)
         cmocka_unit_test(test_check_pruned),
         cmocka_unit_test(test_check_not_a_database),
         cmocka_unit_test(test_check_index_without_table),
+        cmocka_unit_test(test_check_relation_without_schema),
+        cmocka_unit_test(test_schema_ddl_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -725,6 +725,76 @@ static void test_create_index_sees_every_row(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * A schema dropped while another transaction creates a table in it: one
+ * of the two fails, whichever way they interleave, and a failed drop in a
+ * transaction that goes on keeps nothing from others.
+ */
+static void test_drop_schema_against_create(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_column c = {"x", KEEL_INT4, 0, true};
+    uint16_t pk = 1;
+    const char *names[] = {"s2", "s3", "s4", "s5", "s6"};
+
+    (void)state;
+    setup_db(dir, &db, &a, 1);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        assert_int_equal(keel_create_schema(a, names[i]), KEEL_OK);
+
+    /* A create in flight keeps a drop out. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_create_table(a, "s2", "x", &c, 1, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_drop_schema(b, "s2"), KEEL_EBUSY);
+    assert_non_null(strstr(keel_session_error(b), "creating relations"));
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    assert_int_equal(keel_drop_schema(b, "s2"), KEEL_EBUSY);
+    assert_non_null(strstr(keel_session_error(b), "not empty"));
+
+    /* A drop in flight keeps a create out. */
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_drop_schema(b, "s3"), KEEL_OK);
+    assert_int_equal(keel_create_table(a, "s3", "y", &c, 1, &pk, 1),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(a), "dropping schema \"s3\""));
+    assert_int_equal(keel_commit(b), KEEL_OK);
+    assert_int_equal(keel_create_table(a, "s3", "y", &c, 1, &pk, 1),
+                     KEEL_ENOENT);
+
+    /* A create whose snapshot predates a committed drop. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_drop_schema(b, "s4"), KEEL_OK);
+    assert_int_equal(keel_create_table(a, "s4", "z", &c, 1, &pk, 1),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(a), "was dropped"));
+    keel_abort(a);
+
+    /* A drop whose snapshot predates a committed create. */
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_create_table(a, "s5", "w", &c, 1, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_drop_schema(b, "s5"), KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(b), "since the transaction"));
+    keel_abort(b);
+    assert_int_equal(keel_drop_schema(b, "s5"), KEEL_EBUSY);
+
+    /* A drop that failed in a transaction that goes on claims nothing. */
+    assert_int_equal(keel_create_table(a, "s6", "v", &c, 1, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_drop_schema(b, "s6"), KEEL_EBUSY);
+    assert_int_equal(keel_create_table(a, "s6", "v2", &c, 1, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_drop_table(b, "s2", "x"), KEEL_OK);
+    assert_int_equal(keel_commit(b), KEEL_OK);
+    assert_int_equal(keel_drop_schema(b, "s2"), KEEL_OK);
+    keel_session_end(a);
+    keel_session_end(b);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 static void test_concurrent_sessions(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -1393,6 +1463,7 @@ int main(void)
         cmocka_unit_test(test_scan_and_transactions),
         cmocka_unit_test(test_create_index_sees_every_row),
         cmocka_unit_test(test_concurrent_sessions),
+        cmocka_unit_test(test_drop_schema_against_create),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),
         cmocka_unit_test(test_create_where),

@@ -223,9 +223,10 @@ typedef struct keel_column {
 /* KEEL_EEXIST if the schema exists, KEEL_ETOOBIG for a long name. */
 int keel_create_schema(keel_session *s, const char *name);
 
-/* KEEL_ENOENT if it does not exist, KEEL_EBUSY if it holds relations,
- * KEEL_EINVAL for the built-in schemas.  It must not run while another
- * transaction creates a table in the schema (no lock keeps them apart). */
+/* KEEL_ENOENT if it does not exist, KEEL_EBUSY if it holds relations or
+ * another transaction is creating one in it, KEEL_ESERIALIZE if one that
+ * did committed after this transaction began, KEEL_EINVAL for the
+ * built-in schemas. */
 int keel_drop_schema(keel_session *s, const char *name);
 
 /*
@@ -236,7 +237,8 @@ int keel_drop_schema(keel_session *s, const char *name);
  * (table, or two columns with one name), KEEL_ETOOBIG (a name, or a
  * primary key's name over 63 bytes: name at most 58), KEEL_ETYPE (unknown
  * column type), KEEL_EINVAL (bad counts, column numbers, char length, the
- * schema keel_catalog).
+ * schema keel_catalog), KEEL_ESERIALIZE (another transaction is dropping
+ * the schema, or dropped it after this one began).
  */
 int keel_create_table(keel_session *s, const char *schema, const char *name,
                       const keel_column *cols, uint16_t ncols,

@@ -56,12 +56,139 @@ int keel_create_schema(keel_session *s, const char *name)
     return engine_stmt_end(s, rc, false);
 }
 
+/* ---- schema claims ---------------------------------------------------- */
+
+/* ESERIALIZE unless ns's row has no deleter that committed (or is this
+ * transaction): the snapshot that found it may be older than a drop. */
+static int ns_still_there(keel_session *s, catalog_txn *ct,
+                          const catalog_namespace *ns, const char *name)
+{
+    heap_rel h;
+    heap_fate fate;
+    int rc;
+
+    heap_rel_init(&h, CATALOG_NAMESPACE_OID,
+                  catalog_desc(s->db->cat, CAT_NAMESPACE));
+    rc = heap_fetch_fate(&h, s->bs, &ct->vis, ns->tid, &fate);
+    if (rc == KEEL_OK && fate != HEAP_LIVE)
+        rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
+                      "schema \"%s\" was dropped since the transaction began",
+                      name);
+    return rc;
+}
+
+/* db's claim on nsoid, made if absent (NULL: out of memory); ns_lock held.
+ * Claims stay once made: a database has few schemas. */
+static engine_ns_state *ns_claim_of(keel_db *db, oid_t nsoid)
+{
+    engine_ns_state *more;
+
+    for (uint32_t i = 0; i < db->nns_claims; i++)
+        if (db->ns_claims[i].nsoid == nsoid)
+            return &db->ns_claims[i];
+    more = realloc(db->ns_claims, (db->nns_claims + 1) * sizeof(*more));
+    if (more == NULL)
+        return NULL;
+    db->ns_claims = more;
+    more[db->nns_claims] =
+        (engine_ns_state){.nsoid = nsoid, .last_create = XID_INVALID};
+    return &more[db->nns_claims++];
+}
+
+/* Whether s's transaction holds a claim on nsoid to create in it. */
+static bool ns_holds_create(const keel_session *s, oid_t nsoid)
+{
+    for (uint32_t i = 0; i < s->nns_held; i++)
+        if (s->ns_held[i].nsoid == nsoid && !s->ns_held[i].drop)
+            return true;
+    return false;
+}
+
+int engine_ns_claim(keel_session *s, oid_t nsoid, const char *name, bool drop,
+                    const visibility *vis)
+{
+    keel_db *db = s->db;
+    kerr *e = &s->bs->err;
+    engine_ns_state *c;
+    bool own, seen = true;
+    int rc = KEEL_OK;
+
+    if (!drop && ns_holds_create(s, nsoid))
+        return KEEL_OK;
+    if (s->nns_held == s->ns_held_cap) {
+        uint32_t cap = s->ns_held_cap ? 2 * s->ns_held_cap : 4;
+        engine_ns_held *more = realloc(s->ns_held, cap * sizeof(*more));
+        if (more == NULL)
+            return kerr_set(e, KEEL_ENOMEM, "out of memory");
+        s->ns_held = more;
+        s->ns_held_cap = cap;
+    }
+    pthread_mutex_lock(&db->ns_lock);
+    c = ns_claim_of(db, nsoid);
+    own = ns_holds_create(s, nsoid);
+    if (c == NULL)
+        rc = kerr_set(e, KEEL_ENOMEM, "out of memory");
+    else if (!drop && c->dropper != NULL && c->dropper != s)
+        rc = kerr_set(e, KEEL_ESERIALIZE,
+                      "another transaction is dropping schema \"%s\"", name);
+    else if (drop && c->creators > (own ? 1u : 0u))
+        rc = kerr_set(e, KEEL_EBUSY,
+                      "another transaction is creating relations in schema "
+                      "\"%s\"",
+                      name);
+    else if (drop && c->last_create != XID_INVALID)
+        rc = heap_tuple_visible(vis, c->last_create, XID_INVALID, &seen, e);
+    if (rc == KEEL_OK && !seen)
+        rc = kerr_set(e, KEEL_ESERIALIZE,
+                      "a relation was created in schema \"%s\" since the "
+                      "transaction began",
+                      name);
+    if (rc == KEEL_OK) {
+        if (drop)
+            c->dropper = s;
+        else
+            c->creators++;
+        s->ns_held[s->nns_held++] = (engine_ns_held){nsoid, drop};
+    }
+    pthread_mutex_unlock(&db->ns_lock);
+    return rc;
+}
+
+/* Releases s's claims from the from-th on (engine_ns_release()). */
+static void ns_release_from(keel_session *s, uint32_t from, xid_t committed)
+{
+    keel_db *db = s->db;
+
+    pthread_mutex_lock(&db->ns_lock);
+    for (uint32_t i = from; i < s->nns_held; i++) {
+        engine_ns_state *c = ns_claim_of(db, s->ns_held[i].nsoid);
+        if (c == NULL) /* it was made when the claim was taken */
+            continue;
+        if (s->ns_held[i].drop) {
+            if (c->dropper == s)
+                c->dropper = NULL;
+        } else {
+            c->creators--;
+            if (committed != XID_INVALID)
+                c->last_create = committed;
+        }
+    }
+    pthread_mutex_unlock(&db->ns_lock);
+    s->nns_held = from;
+}
+
+void engine_ns_release(keel_session *s, xid_t committed)
+{
+    ns_release_from(s, 0, committed);
+}
+
 int keel_drop_schema(keel_session *s, const char *name)
 {
     catalog_txn ct;
     catalog_namespace ns;
     keel_value vals[2];
     bool any = false;
+    uint32_t held;
     int rc = engine_check_name(s, "schema", name);
 
     if (rc == KEEL_OK)
@@ -73,6 +200,11 @@ int keel_drop_schema(keel_session *s, const char *name)
         (ns.oid == NAMESPACE_CATALOG || ns.oid == NAMESPACE_PUBLIC))
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "schema \"%s\" is built in and cannot be dropped", name);
+    /* Claimed first: a create that commits after the check below would
+     * leave a relation in no schema.  A failure gives the claim back. */
+    held = s->nns_held;
+    if (rc == KEEL_OK)
+        rc = engine_ns_claim(s, ns.oid, name, true, &ct.vis);
     if (rc == KEEL_OK)
         rc = catalog_namespace_has_relations(s->db->cat, &ct, ns.oid, &any);
     if (rc == KEEL_OK && any)
@@ -83,6 +215,8 @@ int keel_drop_schema(keel_session *s, const char *name)
         catalog_namespace_values(&ns, vals);
         rc = catalog_delete(s->db->cat, &ct, CAT_NAMESPACE, ns.tid, vals);
     }
+    if (rc != KEEL_OK)
+        ns_release_from(s, held, XID_INVALID);
     return engine_stmt_end(s, rc, false);
 }
 
@@ -184,6 +318,7 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     char pkname[KEEL_NAME_LEN + 8];
     tuple_desc *keydesc = NULL;
     keel_value vals[8];
+    uint32_t held = s->nns_held;
     int rc;
 
     schema = schema_or_public(schema);
@@ -202,6 +337,12 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     if (rc == KEEL_OK && ns.oid == NAMESPACE_CATALOG)
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "schema \"%s\" holds the system catalogs only", schema);
+    /* Kept from a drop until the transaction ends, and refused if one
+     * committed since the snapshot that found the schema. */
+    if (rc == KEEL_OK)
+        rc = engine_ns_claim(s, ns.oid, schema, false, &ct->vis);
+    if (rc == KEEL_OK)
+        rc = ns_still_there(s, ct, &ns, schema);
     if (rc == KEEL_OK)
         rc = check_free_name(s, ct, name, ns.oid);
     if (rc == KEEL_OK && npkey > 0)
@@ -264,6 +405,8 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     if (rc == KEEL_OK) {
         *table_oid = r.oid;
         *pkey_oid = npkey > 0 ? ix.indexoid : 0;
+    } else {
+        ns_release_from(s, held, XID_INVALID); /* a claim this call took */
     }
     return rc;
 }

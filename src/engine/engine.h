@@ -49,9 +49,31 @@ typedef struct engine_rel {
     struct engine_rel *next;
 } engine_rel;
 
+/*
+ * What the running transactions do to one schema, which its catalog rows
+ * show others only once committed: how many are creating relations in it,
+ * which one is dropping it, and the last creator to commit (a drop whose
+ * snapshot misses that commit would miss the relation too).
+ */
+typedef struct engine_ns_state {
+    oid_t nsoid;
+    uint32_t creators;
+    keel_session *dropper;
+    xid_t last_create;
+} engine_ns_state;
+
+/* A claim a session's transaction holds, released when it ends. */
+typedef struct engine_ns_held {
+    oid_t nsoid;
+    bool drop;
+} engine_ns_held;
+
 struct keel_db {
     char *dir;
     int lock_fd; /* holds the database's lock (control_lock) until closed */
+    pthread_mutex_t ns_lock; /* ns_claims, nns_claims */
+    engine_ns_state *ns_claims;
+    uint32_t nns_claims;
     smgr *smgr;
     buf_pool *pool;
     txn_mgr *txn;
@@ -88,7 +110,25 @@ struct keel_session {
     uint32_t rel_next; /* the slot the next one takes */
     /* keel_select_column()'s last table and primary key handles. */
     engine_rel *select_heap, *select_index;
+    /* The running transaction's schema claims (engine_ns_claim()). */
+    engine_ns_held *ns_held;
+    uint32_t nns_held, ns_held_cap;
 };
+
+/*
+ * Claims schema nsoid (name, for messages) for the session's transaction
+ * until it ends: to
+ * create a relation in it (drop false), or to drop it.  A create fails
+ * with ESERIALIZE while another transaction drops the schema; a drop
+ * fails with EBUSY while another creates a relation in it, and with
+ * ESERIALIZE if one that did committed after vis's snapshot.  ENOMEM.
+ */
+int engine_ns_claim(keel_session *s, oid_t nsoid, const char *name, bool drop,
+                    const visibility *vis);
+
+/* Releases the session's claims as its transaction ends, with the xid it
+ * committed (XID_INVALID when it aborted). */
+void engine_ns_release(keel_session *s, xid_t committed);
 
 /*
  * The session's directory of index bt (btree_dir_new()), for its lookups:

@@ -67,6 +67,7 @@ void keel_session_end(keel_session *s)
     txn_session_detach(s->ts);
     buf_session_destroy(s->bs);
     inval_pending_free(&s->inval);
+    free(s->ns_held);
     free(s);
     pthread_mutex_lock(&db->rel_lock);
     db->nsessions--;
@@ -157,6 +158,7 @@ int keel_begin(keel_session *s)
 int keel_commit(keel_session *s)
 {
     kerr *e = &s->bs->err;
+    xid_t xid;
     int rc;
 
     kerr_clear(e);
@@ -175,7 +177,10 @@ int keel_commit(keel_session *s)
     /* Announced before the commit is visible, withdrawn after the
      * messages are in the queue: see inval.h, "Commit ordering". */
     inval_commit_begin(s->db->inval, &s->inval);
+    xid = txn_current_xid(s->ts);
     rc = txn_commit(s->ts, e);
+    if (s->nns_held > 0)
+        engine_ns_release(s, rc == KEEL_OK ? xid : XID_INVALID);
     if (rc != KEEL_OK) /* entries built from its rows must go */
         syscache_apply_pending(s->cache, &s->inval);
     inval_commit_end(s->db->inval, &s->inval, rc == KEEL_OK);
@@ -193,6 +198,8 @@ void keel_abort(keel_session *s)
         syscache_apply_pending(s->cache, &s->inval);
     syscache_txn_end(s->cache);
     txn_abort(s->ts);
+    if (s->nns_held > 0)
+        engine_ns_release(s, XID_INVALID);
     inval_pending_clear(&s->inval);
     s->failed = false;
     s->implicit = false;

@@ -341,6 +341,12 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
         n = 0;
         rc = KEEL_OK;
     }
+    for (size_t i = 0; rc == KEEL_OK && i < n; i++)
+        if (rels[i].no_schema)
+            problem(c,
+                    "%s (file %u): its schema, oid %s, is not in "
+                    "keel_namespace",
+                    rels[i].name, rels[i].relnumber, rels[i].schema);
     /* Files first, each table followed by its indexes. */
     for (size_t i = 0; rc == KEEL_OK && i < n; i++) {
         tid_map map = {0};

@@ -13,8 +13,11 @@
 typedef void (*check_problem_fn)(void *ctx, const char *line);
 
 /*
- * Checks the database in dir, which no one else may be using: opens it
- * (a failure other than "no database there" is a problem), then verifies
+ * Checks the database in dir, which no one else may be using (its lock
+ * sees to that): opens it (a damaged control file or catalog is a
+ * problem), then verifies
+ *   - that every relation keel_class lists has its schema in
+ *     keel_namespace, and an index its table in keel_class;
  *   - every block of every relation file (the commit log, the catalogs,
  *     every table and index keel_class lists): checksum and page header,
  *     and that every file keel_class names exists;

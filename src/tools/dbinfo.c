@@ -164,10 +164,13 @@ int dbinfo_relations(keel_session *s, dbinfo_rel **out, size_t *n)
     rc = engine_stmt_end(s, rc, false);
     for (size_t i = 1; rc == KEEL_OK && i < l.n; i++) {
         uint32_t nsoid = (uint32_t)strtoul(l.r[i].schema, NULL, 10);
-        for (size_t j = 0; j < l.nns; j++)
-            if (l.ns[j].oid == nsoid)
+        l.r[i].no_schema = true;
+        for (size_t j = 0; j < l.nns && l.r[i].no_schema; j++)
+            if (l.ns[j].oid == nsoid) {
                 snprintf(l.r[i].schema, sizeof(l.r[i].schema), "%s",
                          l.ns[j].name);
+                l.r[i].no_schema = false;
+            }
     }
     for (size_t i = 0; rc == KEEL_OK && i < l.n; i++) {
         smgr_rel *sr;

@@ -24,6 +24,8 @@ typedef struct dbinfo_rel {
     bool unique;        /* an index's */
     uint32_t blocks;    /* whole blocks in the file (0 if it is missing) */
     bool missing;       /* the file does not exist */
+    bool no_schema;     /* keel_namespace lacks its schema (then named by
+                         * its oid) */
 } dbinfo_rel;
 
 /*
