@@ -159,6 +159,7 @@ int keel_commit(keel_session *s)
 {
     kerr *e = &s->bs->err;
     xid_t xid;
+    bool claims;
     int rc;
 
     kerr_clear(e);
@@ -177,9 +178,11 @@ int keel_commit(keel_session *s)
     /* Announced before the commit is visible, withdrawn after the
      * messages are in the queue: see inval.h, "Commit ordering". */
     inval_commit_begin(s->db->inval, &s->inval);
-    xid = txn_current_xid(s->ts);
+    /* Schema claims (DDL only) go once the commit is visible. */
+    claims = s->nns_held > 0;
+    xid = claims ? txn_current_xid(s->ts) : XID_INVALID;
     rc = txn_commit(s->ts, e);
-    if (s->nns_held > 0)
+    if (claims)
         engine_ns_release(s, rc == KEEL_OK ? xid : XID_INVALID);
     if (rc != KEEL_OK) /* entries built from its rows must go */
         syscache_apply_pending(s->cache, &s->inval);
