@@ -781,6 +781,15 @@ static void test_drop_schema_against_create(void **state)
     keel_abort(b);
     assert_int_equal(keel_drop_schema(b, "s5"), KEEL_EBUSY);
 
+    /* Two drops: the second is refused, and leaves the first's claim. */
+    assert_int_equal(keel_create_schema(a, "s7"), KEEL_OK);
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_drop_schema(b, "s7"), KEEL_OK);
+    assert_int_equal(keel_drop_schema(a, "s7"), KEEL_ESERIALIZE);
+    assert_int_equal(keel_create_table(a, "s7", "t", &c, 1, &pk, 1),
+                     KEEL_ESERIALIZE);
+    assert_int_equal(keel_commit(b), KEEL_OK);
+
     /* A drop that failed in a transaction that goes on claims nothing. */
     assert_int_equal(keel_create_table(a, "s6", "v", &c, 1, &pk, 1), KEEL_OK);
     assert_int_equal(keel_begin(b), KEEL_OK);
@@ -789,6 +798,57 @@ static void test_drop_schema_against_create(void **state)
     assert_int_equal(keel_drop_table(b, "s2", "x"), KEEL_OK);
     assert_int_equal(keel_commit(b), KEEL_OK);
     assert_int_equal(keel_drop_schema(b, "s2"), KEEL_OK);
+    keel_session_end(a);
+    keel_session_end(b);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/*
+ * A table dropped while another transaction builds an index on it: one of
+ * the two fails, whichever way they interleave.
+ */
+static void test_drop_table_against_create_index(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    uint16_t k2 = 2, k3 = 3;
+
+    (void)state;
+    setup_db(dir, &db, &a, 5);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+
+    /* A build in flight keeps a drop out. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "t_a2", &k2, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_drop_table(b, "s1", "t"), KEEL_EBUSY);
+    assert_non_null(strstr(keel_session_error(b), "an index on table"));
+    assert_int_equal(keel_commit(a), KEEL_OK);
+
+    /* A drop whose snapshot predates a committed build. */
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "t_a8", &k3, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_drop_table(b, "s1", "t"), KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(b), "since the transaction"));
+    keel_abort(b);
+
+    /* A build whose snapshot predates a committed drop, and one while a
+     * drop is in flight. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_drop_table(b, "s1", "t"), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "t_x", &k3, 1, false),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(a), "dropping table"));
+    assert_int_equal(keel_commit(b), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "t_x", &k3, 1, false),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(a), "was dropped"));
+    keel_abort(a);
     keel_session_end(a);
     keel_session_end(b);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
@@ -1464,6 +1524,7 @@ int main(void)
         cmocka_unit_test(test_create_index_sees_every_row),
         cmocka_unit_test(test_concurrent_sessions),
         cmocka_unit_test(test_drop_schema_against_create),
+        cmocka_unit_test(test_drop_table_against_create_index),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),
         cmocka_unit_test(test_create_where),

@@ -244,7 +244,10 @@ int keel_create_table(keel_session *s, const char *schema, const char *name,
                       const keel_column *cols, uint16_t ncols,
                       const uint16_t *pkey, uint16_t npkey);
 
-/* Drops a table and its indexes and statistics (KEEL_ENOENT). */
+/* Drops a table and its indexes and statistics (KEEL_ENOENT; KEEL_EBUSY
+ * while another transaction builds an index on it, KEEL_ESERIALIZE if one
+ * that did committed after this transaction began, or another is dropping
+ * it). */
 int keel_drop_table(keel_session *s, const char *schema, const char *name);
 
 /*
@@ -253,9 +256,11 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name);
  * KEEL_EUNIQUE if unique and two of those rows have equal keys (nothing
  * created); KEEL_ESERIALIZE if the table holds rows the transaction cannot
  * see yet, whose inserters committed after it began or are running (the
- * index would lack them; nothing created); KEEL_ENOENT, KEEL_EEXIST,
- * KEEL_ETOOBIG, KEEL_EINVAL as above.  Like every DDL it must not run
- * while other sessions change the table.
+ * index would lack them; nothing created), or if another transaction is
+ * dropping the table or dropped it after this one began; KEEL_ENOENT,
+ * KEEL_EEXIST, KEEL_ETOOBIG, KEEL_EINVAL as above.  It must not run while
+ * other sessions change the table's rows: a row written after its scan,
+ * by a transaction that does not see the index, is left out of it.
  */
 int keel_create_index(keel_session *s, const char *schema, const char *table,
                       const char *index, const uint16_t *keys, uint16_t nkeys,

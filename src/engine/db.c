@@ -276,8 +276,8 @@ static void db_discard(keel_db *db)
     control_unlock(db->lock_fd);
     pthread_mutex_destroy(&db->control_lock);
     pthread_mutex_destroy(&db->rel_lock);
-    pthread_mutex_destroy(&db->ns_lock);
-    free(db->ns_claims);
+    pthread_mutex_destroy(&db->claim_lock);
+    free(db->claims);
     free(db->dir);
     free(db);
 }
@@ -317,7 +317,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     db->lock_fd = lock_fd;
     pthread_mutex_init(&db->control_lock, NULL);
     pthread_mutex_init(&db->rel_lock, NULL);
-    pthread_mutex_init(&db->ns_lock, NULL);
+    pthread_mutex_init(&db->claim_lock, NULL);
     db->cache_prune_min_age = opts->catalog_cache_prune_min_age;
     db->cache_memory_target = opts->catalog_cache_memory_target;
     /* Restart past everything that may have been handed out. */

@@ -56,115 +56,118 @@ int keel_create_schema(keel_session *s, const char *name)
     return engine_stmt_end(s, rc, false);
 }
 
-/* ---- schema claims ---------------------------------------------------- */
+/* ---- claims on schemas and tables ----------------------------------- */
 
-/* ESERIALIZE unless ns's row has no deleter that committed (or is this
- * transaction): the snapshot that found it may be older than a drop. */
-static int ns_still_there(keel_session *s, catalog_txn *ct,
-                          const catalog_namespace *ns, const char *name)
+/* ESERIALIZE unless the catalog row at t (a schema's or a table's, what
+ * and name for the message) has no deleter that committed, nor is this
+ * transaction: the snapshot that found it may be older than a drop. */
+static int row_still_there(keel_session *s, catalog_txn *ct, catalog_id id,
+                           oid_t relnumber, tid t, const char *what,
+                           const char *name)
 {
     heap_rel h;
     heap_fate fate;
     int rc;
 
-    heap_rel_init(&h, CATALOG_NAMESPACE_OID,
-                  catalog_desc(s->db->cat, CAT_NAMESPACE));
-    rc = heap_fetch_fate(&h, s->bs, &ct->vis, ns->tid, &fate);
+    heap_rel_init(&h, relnumber, catalog_desc(s->db->cat, id));
+    rc = heap_fetch_fate(&h, s->bs, &ct->vis, t, &fate);
     if (rc == KEEL_OK && fate != HEAP_LIVE)
         rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
-                      "schema \"%s\" was dropped since the transaction began",
+                      "%s \"%s\" was dropped since the transaction began", what,
                       name);
     return rc;
 }
 
-/* db's claim on nsoid, made if absent (NULL: out of memory); ns_lock held.
- * Claims stay once made: a database has few schemas. */
-static engine_ns_state *ns_claim_of(keel_db *db, oid_t nsoid)
+/* db's state of oid, made if absent (NULL: out of memory); claim_lock
+ * held.  States stay once made: a database has few schemas and tables
+ * with DDL. */
+static engine_claim_state *claim_state_of(keel_db *db, oid_t oid)
 {
-    engine_ns_state *more;
+    engine_claim_state *more;
 
-    for (uint32_t i = 0; i < db->nns_claims; i++)
-        if (db->ns_claims[i].nsoid == nsoid)
-            return &db->ns_claims[i];
-    more = realloc(db->ns_claims, (db->nns_claims + 1) * sizeof(*more));
+    for (uint32_t i = 0; i < db->nclaims; i++)
+        if (db->claims[i].oid == oid)
+            return &db->claims[i];
+    more = realloc(db->claims, (db->nclaims + 1) * sizeof(*more));
     if (more == NULL)
         return NULL;
-    db->ns_claims = more;
-    more[db->nns_claims] =
-        (engine_ns_state){.nsoid = nsoid, .last_create = XID_INVALID};
-    return &more[db->nns_claims++];
+    db->claims = more;
+    more[db->nclaims] =
+        (engine_claim_state){.oid = oid, .last_create = XID_INVALID};
+    return &more[db->nclaims++];
 }
 
-/* Whether s's transaction holds a claim on nsoid to create in it. */
-static bool ns_holds_create(const keel_session *s, oid_t nsoid)
+/* Whether s's transaction holds a claim on oid to create in it. */
+static bool holds_create(const keel_session *s, oid_t oid)
 {
-    for (uint32_t i = 0; i < s->nns_held; i++)
-        if (s->ns_held[i].nsoid == nsoid && !s->ns_held[i].drop)
+    for (uint32_t i = 0; i < s->nheld; i++)
+        if (s->held[i].oid == oid && !s->held[i].drop)
             return true;
     return false;
 }
 
-int engine_ns_claim(keel_session *s, oid_t nsoid, const char *name, bool drop,
-                    const visibility *vis)
+int engine_claim(keel_session *s, oid_t oid, bool table, const char *name,
+                 bool drop, const visibility *vis)
 {
+    const char *what = table ? "table" : "schema";
     keel_db *db = s->db;
     kerr *e = &s->bs->err;
-    engine_ns_state *c;
+    engine_claim_state *c;
     bool own, seen = true;
     int rc = KEEL_OK;
 
-    if (!drop && ns_holds_create(s, nsoid))
+    if (!drop && holds_create(s, oid))
         return KEEL_OK;
-    if (s->nns_held == s->ns_held_cap) {
-        uint32_t cap = s->ns_held_cap ? 2 * s->ns_held_cap : 4;
-        engine_ns_held *more = realloc(s->ns_held, cap * sizeof(*more));
+    if (s->nheld == s->held_cap) {
+        uint32_t cap = s->held_cap ? 2 * s->held_cap : 4;
+        engine_claim_held *more = realloc(s->held, cap * sizeof(*more));
         if (more == NULL)
             return kerr_set(e, KEEL_ENOMEM, "out of memory");
-        s->ns_held = more;
-        s->ns_held_cap = cap;
+        s->held = more;
+        s->held_cap = cap;
     }
-    pthread_mutex_lock(&db->ns_lock);
-    c = ns_claim_of(db, nsoid);
-    own = ns_holds_create(s, nsoid);
+    pthread_mutex_lock(&db->claim_lock);
+    c = claim_state_of(db, oid);
+    own = holds_create(s, oid);
     if (c == NULL)
         rc = kerr_set(e, KEEL_ENOMEM, "out of memory");
-    else if (!drop && c->dropper != NULL && c->dropper != s)
+    else if (c->dropper != NULL && c->dropper != s)
         rc = kerr_set(e, KEEL_ESERIALIZE,
-                      "another transaction is dropping schema \"%s\"", name);
+                      "another transaction is dropping %s \"%s\"", what, name);
     else if (drop && c->creators > (own ? 1u : 0u))
         rc = kerr_set(e, KEEL_EBUSY,
-                      "another transaction is creating relations in schema "
-                      "\"%s\"",
-                      name);
+                      "another transaction is creating %s %s \"%s\"",
+                      table ? "an index on" : "relations in", what, name);
     else if (drop && c->last_create != XID_INVALID)
         rc = heap_tuple_visible(vis, c->last_create, XID_INVALID, &seen, e);
     if (rc == KEEL_OK && !seen)
         rc = kerr_set(e, KEEL_ESERIALIZE,
-                      "a relation was created in schema \"%s\" since the "
-                      "transaction began",
-                      name);
+                      "%s was created %s %s \"%s\" since the transaction "
+                      "began",
+                      table ? "an index" : "a relation", table ? "on" : "in",
+                      what, name);
     if (rc == KEEL_OK) {
         if (drop)
             c->dropper = s;
         else
             c->creators++;
-        s->ns_held[s->nns_held++] = (engine_ns_held){nsoid, drop};
+        s->held[s->nheld++] = (engine_claim_held){oid, drop};
     }
-    pthread_mutex_unlock(&db->ns_lock);
+    pthread_mutex_unlock(&db->claim_lock);
     return rc;
 }
 
-/* Releases s's claims from the from-th on (engine_ns_release()). */
-static void ns_release_from(keel_session *s, uint32_t from, xid_t committed)
+/* Releases s's claims from the from-th on (engine_claims_release()). */
+static void release_from(keel_session *s, uint32_t from, xid_t committed)
 {
     keel_db *db = s->db;
 
-    pthread_mutex_lock(&db->ns_lock);
-    for (uint32_t i = from; i < s->nns_held; i++) {
-        engine_ns_state *c = ns_claim_of(db, s->ns_held[i].nsoid);
+    pthread_mutex_lock(&db->claim_lock);
+    for (uint32_t i = from; i < s->nheld; i++) {
+        engine_claim_state *c = claim_state_of(db, s->held[i].oid);
         if (c == NULL) /* it was made when the claim was taken */
             continue;
-        if (s->ns_held[i].drop) {
+        if (s->held[i].drop) {
             if (c->dropper == s)
                 c->dropper = NULL;
         } else {
@@ -173,13 +176,13 @@ static void ns_release_from(keel_session *s, uint32_t from, xid_t committed)
                 c->last_create = committed;
         }
     }
-    pthread_mutex_unlock(&db->ns_lock);
-    s->nns_held = from;
+    pthread_mutex_unlock(&db->claim_lock);
+    s->nheld = from;
 }
 
-void engine_ns_release(keel_session *s, xid_t committed)
+void engine_claims_release(keel_session *s, xid_t committed)
 {
-    ns_release_from(s, 0, committed);
+    release_from(s, 0, committed);
 }
 
 int keel_drop_schema(keel_session *s, const char *name)
@@ -202,9 +205,9 @@ int keel_drop_schema(keel_session *s, const char *name)
                       "schema \"%s\" is built in and cannot be dropped", name);
     /* Claimed first: a create that commits after the check below would
      * leave a relation in no schema.  A failure gives the claim back. */
-    held = s->nns_held;
+    held = s->nheld;
     if (rc == KEEL_OK)
-        rc = engine_ns_claim(s, ns.oid, name, true, &ct.vis);
+        rc = engine_claim(s, ns.oid, false, name, true, &ct.vis);
     if (rc == KEEL_OK)
         rc = catalog_namespace_has_relations(s->db->cat, &ct, ns.oid, &any);
     if (rc == KEEL_OK && any)
@@ -216,7 +219,7 @@ int keel_drop_schema(keel_session *s, const char *name)
         rc = catalog_delete(s->db->cat, &ct, CAT_NAMESPACE, ns.tid, vals);
     }
     if (rc != KEEL_OK)
-        ns_release_from(s, held, XID_INVALID);
+        release_from(s, held, XID_INVALID);
     return engine_stmt_end(s, rc, false);
 }
 
@@ -318,7 +321,7 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     char pkname[KEEL_NAME_LEN + 8];
     tuple_desc *keydesc = NULL;
     keel_value vals[8];
-    uint32_t held = s->nns_held;
+    uint32_t held = s->nheld;
     int rc;
 
     schema = schema_or_public(schema);
@@ -340,9 +343,10 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     /* Kept from a drop until the transaction ends, and refused if one
      * committed since the snapshot that found the schema. */
     if (rc == KEEL_OK)
-        rc = engine_ns_claim(s, ns.oid, schema, false, &ct->vis);
+        rc = engine_claim(s, ns.oid, false, schema, false, &ct->vis);
     if (rc == KEEL_OK)
-        rc = ns_still_there(s, ct, &ns, schema);
+        rc = row_still_there(s, ct, CAT_NAMESPACE, CATALOG_NAMESPACE_OID,
+                             ns.tid, "schema", schema);
     if (rc == KEEL_OK)
         rc = check_free_name(s, ct, name, ns.oid);
     if (rc == KEEL_OK && npkey > 0)
@@ -406,7 +410,7 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
         *table_oid = r.oid;
         *pkey_oid = npkey > 0 ? ix.indexoid : 0;
     } else {
-        ns_release_from(s, held, XID_INVALID); /* a claim this call took */
+        release_from(s, held, XID_INVALID); /* a claim this call took */
     }
     return rc;
 }
@@ -461,7 +465,7 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
     keel_value vals[13];
     char keys_text[6 * BTREE_MAX_KEYS + 1];
     bool changed = false;
-    uint32_t n = 0;
+    uint32_t n = 0, held = s->nheld;
     int rc = KEEL_OK;
 
     if (t == NULL || atts == NULL)
@@ -474,6 +478,11 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
         return rc;
     }
     rc = engine_table_open(s, &ct, schema, name, t);
+    /* Kept from an index build until the transaction ends, and refused
+     * if one committed since the snapshot (its index would stay). */
+    held = s->nheld;
+    if (rc == KEEL_OK)
+        rc = engine_claim(s, t->rel.oid, true, name, true, &ct.vis);
     if (rc == KEEL_OK)
         rc = catalog_attributes(s->db->cat, &ct, t->rel.oid, atts,
                                 CATALOG_MAX_COLUMNS, &n);
@@ -502,6 +511,8 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
     }
     if (rc == KEEL_OK)
         rc = drop_statistics(s, &ct, t->rel.oid);
+    if (rc != KEEL_OK)
+        release_from(s, held, XID_INVALID);
     free(t);
     free(atts);
     return engine_stmt_end(s, rc, changed);
@@ -596,6 +607,7 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
     heap_scan *sc = NULL;
     heap_row row = {0};
     bool changed = false, found;
+    uint32_t held = s->nheld;
     int rc = engine_check_name(s, "index", index);
 
     if (rc == KEEL_OK && t == NULL)
@@ -611,6 +623,13 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
         return rc;
     }
     rc = engine_table_open(s, &ct, schema, table, t);
+    /* Kept from a drop of the table until the transaction ends, and
+     * refused if one committed since the snapshot that found it. */
+    if (rc == KEEL_OK)
+        rc = engine_claim(s, t->rel.oid, true, table, false, &ct.vis);
+    if (rc == KEEL_OK)
+        rc = row_still_there(s, &ct, CAT_CLASS, CATALOG_CLASS_OID, t->rel.tid,
+                             "table", table);
     if (rc == KEEL_OK && t->nidx >= ENGINE_MAX_INDEXES)
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "table \"%s\" has %d indexes already", table,
@@ -680,5 +699,7 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
         build_free(&bst);
     tupdesc_free(keydesc);
     free(t);
+    if (rc != KEEL_OK)
+        release_from(s, held, XID_INVALID);
     return engine_stmt_end(s, rc, changed);
 }

@@ -50,30 +50,31 @@ typedef struct engine_rel {
 } engine_rel;
 
 /*
- * What the running transactions do to one schema, which its catalog rows
- * show others only once committed: how many are creating relations in it,
- * which one is dropping it, and the last creator to commit (a drop whose
- * snapshot misses that commit would miss the relation too).
+ * What the running transactions do to one schema or table, which its
+ * catalog rows show others only once committed: how many are creating
+ * something in it (a relation in a schema, an index on a table), which one
+ * is dropping it, and the last creator to commit (a drop whose snapshot
+ * misses that commit would miss what it created too).
  */
-typedef struct engine_ns_state {
-    oid_t nsoid;
+typedef struct engine_claim_state {
+    oid_t oid;
     uint32_t creators;
     keel_session *dropper;
     xid_t last_create;
-} engine_ns_state;
+} engine_claim_state;
 
 /* A claim a session's transaction holds, released when it ends. */
-typedef struct engine_ns_held {
-    oid_t nsoid;
+typedef struct engine_claim_held {
+    oid_t oid;
     bool drop;
-} engine_ns_held;
+} engine_claim_held;
 
 struct keel_db {
     char *dir;
     int lock_fd; /* holds the database's lock (control_lock) until closed */
-    pthread_mutex_t ns_lock; /* ns_claims, nns_claims */
-    engine_ns_state *ns_claims;
-    uint32_t nns_claims;
+    pthread_mutex_t claim_lock; /* claims, nclaims */
+    engine_claim_state *claims;
+    uint32_t nclaims;
     smgr *smgr;
     buf_pool *pool;
     txn_mgr *txn;
@@ -110,25 +111,26 @@ struct keel_session {
     uint32_t rel_next; /* the slot the next one takes */
     /* keel_select_column()'s last table and primary key handles. */
     engine_rel *select_heap, *select_index;
-    /* The running transaction's schema claims (engine_ns_claim()). */
-    engine_ns_held *ns_held;
-    uint32_t nns_held, ns_held_cap;
+    /* The running transaction's claims (engine_claim()). */
+    engine_claim_held *held;
+    uint32_t nheld, held_cap;
 };
 
 /*
- * Claims schema nsoid (name, for messages) for the session's transaction
- * until it ends: to
- * create a relation in it (drop false), or to drop it.  A create fails
- * with ESERIALIZE while another transaction drops the schema; a drop
- * fails with EBUSY while another creates a relation in it, and with
- * ESERIALIZE if one that did committed after vis's snapshot.  ENOMEM.
+ * Claims schema or table oid (table says which; name, for messages) for
+ * the session's transaction until it ends: to create in it (a relation in
+ * a schema, an index on a table: drop false), or to drop it.  A create
+ * fails with ESERIALIZE while another transaction drops it; a drop fails
+ * with ESERIALIZE while another drops it too, with EBUSY while another
+ * creates in it, and with ESERIALIZE if one that did committed after vis's
+ * snapshot.  ENOMEM.
  */
-int engine_ns_claim(keel_session *s, oid_t nsoid, const char *name, bool drop,
-                    const visibility *vis);
+int engine_claim(keel_session *s, oid_t oid, bool table, const char *name,
+                 bool drop, const visibility *vis);
 
 /* Releases the session's claims as its transaction ends, with the xid it
  * committed (XID_INVALID when it aborted). */
-void engine_ns_release(keel_session *s, xid_t committed);
+void engine_claims_release(keel_session *s, xid_t committed);
 
 /*
  * The session's directory of index bt (btree_dir_new()), for its lookups:

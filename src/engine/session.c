@@ -67,7 +67,7 @@ void keel_session_end(keel_session *s)
     txn_session_detach(s->ts);
     buf_session_destroy(s->bs);
     inval_pending_free(&s->inval);
-    free(s->ns_held);
+    free(s->held);
     free(s);
     pthread_mutex_lock(&db->rel_lock);
     db->nsessions--;
@@ -179,11 +179,11 @@ int keel_commit(keel_session *s)
      * messages are in the queue: see inval.h, "Commit ordering". */
     inval_commit_begin(s->db->inval, &s->inval);
     /* Schema claims (DDL only) go once the commit is visible. */
-    claims = s->nns_held > 0;
+    claims = s->nheld > 0;
     xid = claims ? txn_current_xid(s->ts) : XID_INVALID;
     rc = txn_commit(s->ts, e);
     if (claims)
-        engine_ns_release(s, rc == KEEL_OK ? xid : XID_INVALID);
+        engine_claims_release(s, rc == KEEL_OK ? xid : XID_INVALID);
     if (rc != KEEL_OK) /* entries built from its rows must go */
         syscache_apply_pending(s->cache, &s->inval);
     inval_commit_end(s->db->inval, &s->inval, rc == KEEL_OK);
@@ -201,8 +201,8 @@ void keel_abort(keel_session *s)
         syscache_apply_pending(s->cache, &s->inval);
     syscache_txn_end(s->cache);
     txn_abort(s->ts);
-    if (s->nns_held > 0)
-        engine_ns_release(s, XID_INVALID);
+    if (s->nheld > 0)
+        engine_claims_release(s, XID_INVALID);
     inval_pending_clear(&s->inval);
     s->failed = false;
     s->implicit = false;
