@@ -171,14 +171,14 @@ int keel_db_create(const keel_db_options *opts, keel_error *err);
 int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
 
 /*
- * Closes the database: checkpoints, removes the files of user relations
- * the catalogs no longer hold (dropped, or created by transactions that
- * aborted; after the checkpoint, so that a file goes only once its
- * relation's end is on disk; a file keel did not name stays), records a
- * clean shutdown and frees db.  KEEL_EBUSY if a session is still open
- * (nothing is done); if the checkpoint fails, its error is returned and
- * db stays open; a failure after it (closing the pool, writing the
- * control file) is returned too, but db is freed (everything was on disk).
+ * Closes the database: checkpoints, removes the files of the relations
+ * this open dropped, or created in transactions that aborted (after the
+ * checkpoint, so that a file goes only once its relation's end is on disk;
+ * only files this open made or dropped, never one merely missing from the
+ * catalogs), records a clean shutdown and frees db.  KEEL_EBUSY if a session is
+ * still open (nothing is done); if the checkpoint fails, its error is returned
+ * and db stays open; a failure after it (closing the pool, writing the control
+ * file) is returned too, but db is freed (everything was on disk).
  */
 int keel_db_close(keel_db *db, keel_error *err);
 
@@ -210,7 +210,8 @@ void keel_abort(keel_session *s);
 
 /* ---- DDL: each call is transactional (an abort leaves no visible trace;
  * the files of relations created by an aborted transaction, or dropped,
- * stay until the next clean keel_db_close()). ---- */
+ * stay until the clean keel_db_close() of that open; a crash leaves them
+ * for good). ---- */
 
 /* One column of a new table.  charlen: n of char(n) (1..4096), else 0. */
 typedef struct keel_column {

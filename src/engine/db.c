@@ -278,6 +278,7 @@ static void db_discard(keel_db *db)
     pthread_mutex_destroy(&db->rel_lock);
     pthread_mutex_destroy(&db->claim_lock);
     free(db->claims);
+    free(db->made);
     free(db->dir);
     free(db);
 }
@@ -457,47 +458,28 @@ static bool holds(const relnumber_t *v, size_t n, relnumber_t rel)
     return lo < n && v[lo] == rel;
 }
 
-/* The relation number a file's name spells (decimal, no leading zero, a
- * user relation's), or 0. */
-static relnumber_t file_relnumber(const char *name)
-{
-    uint64_t v = 0;
-
-    if (name[0] < '1' || name[0] > '9')
-        return 0;
-    for (; *name != '\0'; name++) {
-        if (*name < '0' || *name > '9' || v > UINT32_MAX / 10)
-            return 0;
-        v = v * 10 + (uint64_t)(*name - '0');
-    }
-    return v >= CATALOG_FIRST_USER_OID && v <= UINT32_MAX ? (relnumber_t)v : 0;
-}
-
 /*
- * Removes the files of user relations that keel_class does not hold:
+ * Removes the files of the relations this process created or dropped
+ * (engine_note_file()) that keel_class does not hold, sorted live[0..n):
  * tables and indexes dropped, or created by transactions that aborted.
  * Called at a clean close, once the checkpoint has made the catalogs'
  * rows durable, so that a file goes only after its relation's end is on
- * disk.  (After a crash the catalogs may lack a committed create's rows:
- * such a table was unreachable already, and its file goes here too.)
- * Failures leave files behind, nothing else.
+ * disk.  A file no relation owns that this process did not make (a
+ * crash's) stays: absence from keel_class alone, which a damaged page
+ * could fake, deletes nothing.  Failures leave files behind, nothing else.
  */
 static void remove_unowned_files(keel_db *db, const relnumber_t *live, size_t n)
 {
-    DIR *d = opendir(db->dir);
-    struct dirent *de;
     kerr e;
 
-    if (d == NULL)
-        return;
-    while ((de = readdir(d)) != NULL) {
-        relnumber_t rel = file_relnumber(de->d_name);
-        if (rel == 0 || holds(live, n, rel))
+    for (uint32_t i = 0; i < db->nmade; i++) {
+        relnumber_t rel = db->made[i];
+        if (rel < CATALOG_FIRST_USER_OID || holds(live, n, rel) ||
+            !smgr_exists(db->smgr, rel))
             continue;
         kerr_clear(&e);
         (void)smgr_unlink(db->smgr, rel, &e);
     }
-    closedir(d);
 }
 
 int keel_db_close(keel_db *db, keel_error *err)
@@ -520,10 +502,10 @@ int keel_db_close(keel_db *db, keel_error *err)
         return fail(err, &e);
     }
     /* The relations that own files, read before the checkpoint (which
-     * then writes whatever the read changed).  No session is open: none
-     * is being made or dropped.  A read that missed keel_class's own row
-     * read nothing right. */
-    sweep = live_relnumbers(db, &live, &nlive) == KEEL_OK &&
+     * then writes whatever the read changed), if this process made or
+     * dropped any.  No session is open: none is being made or dropped.
+     * A read that missed keel_class's own row read nothing right. */
+    sweep = db->nmade > 0 && live_relnumbers(db, &live, &nlive) == KEEL_OK &&
             holds(live, nlive, CATALOG_CLASS_OID);
     rc = keel_checkpoint(db, err);
     if (rc != KEEL_OK) {

@@ -185,6 +185,22 @@ void engine_claims_release(keel_session *s, xid_t committed)
     release_from(s, 0, committed);
 }
 
+void engine_note_file(keel_db *db, relnumber_t rel)
+{
+    pthread_mutex_lock(&db->claim_lock);
+    if (db->nmade == db->made_cap) {
+        uint32_t cap = db->made_cap ? 2 * db->made_cap : 16;
+        relnumber_t *more = realloc(db->made, cap * sizeof(*more));
+        if (more != NULL) {
+            db->made = more;
+            db->made_cap = cap;
+        }
+    }
+    if (db->nmade < db->made_cap)
+        db->made[db->nmade++] = rel;
+    pthread_mutex_unlock(&db->claim_lock);
+}
+
 int keel_drop_schema(keel_session *s, const char *name)
 {
     catalog_txn ct;
@@ -356,6 +372,8 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     if (rc == KEEL_OK)
         rc = engine_oid_next(s->db, &r.oid, &s->bs->err);
     if (rc == KEEL_OK)
+        engine_note_file(s->db, r.oid);
+    if (rc == KEEL_OK)
         rc = smgr_create(s->db->smgr, r.oid, NULL, &s->bs->err);
     if (rc == KEEL_OK && npkey > 0)
         rc = engine_oid_next(s->db, &ix.indexoid, &s->bs->err);
@@ -368,6 +386,8 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
             rc =
                 tupdesc_set(keydesc, k, c->type, c->charlen, true, &s->bs->err);
         }
+        if (rc == KEEL_OK)
+            engine_note_file(s->db, ix.indexoid);
         if (rc == KEEL_OK)
             rc = btree_create(s->bs, ix.indexoid, keydesc, true, &bt);
         btree_close(bt);
@@ -492,6 +512,8 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
         rc = catalog_delete(s->db->cat, &ct, CAT_CLASS, t->rel.tid, vals);
         changed = rc == KEEL_OK;
     }
+    if (rc == KEEL_OK)
+        engine_note_file(s->db, t->rel.relnumber);
     for (uint32_t i = 0; rc == KEEL_OK && i < n; i++) {
         catalog_attribute_values(&atts[i], vals);
         rc = catalog_delete(s->db->cat, &ct, CAT_ATTRIBUTE, atts[i].tid, vals);
@@ -503,6 +525,8 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
             catalog_relation_values(&ir, vals);
             rc = catalog_delete(s->db->cat, &ct, CAT_CLASS, ir.tid, vals);
         }
+        if (rc == KEEL_OK)
+            engine_note_file(s->db, ir.relnumber);
         if (rc == KEEL_OK) {
             catalog_index_values(&t->idx[i], keys_text, vals);
             rc =
@@ -680,6 +704,7 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
     if (rc == KEEL_OK) {
         if (bst.n > 1) /* an empty table has no array to sort */
             qsort_r(bst.e, bst.n, sizeof(build_entry), entry_cmp, &bst);
+        engine_note_file(s->db, ix.indexoid);
         rc = btree_build(s->bs, ix.indexoid, keydesc, unique, build_next, &bst,
                          NULL, NULL);
         if (rc == KEEL_EUNIQUE)

@@ -72,9 +72,13 @@ typedef struct engine_claim_held {
 struct keel_db {
     char *dir;
     int lock_fd; /* holds the database's lock (control_lock) until closed */
-    pthread_mutex_t claim_lock; /* claims, nclaims */
+    pthread_mutex_t claim_lock; /* claims, nclaims, made, nmade, made_cap */
     engine_claim_state *claims;
     uint32_t nclaims;
+    /* Relations whose files this process created or whose drops it ran:
+     * the close removes those the catalogs do not hold (engine_note_file). */
+    relnumber_t *made;
+    uint32_t nmade, made_cap;
     smgr *smgr;
     buf_pool *pool;
     txn_mgr *txn;
@@ -131,6 +135,12 @@ int engine_claim(keel_session *s, oid_t oid, bool table, const char *name,
 /* Releases the session's claims as its transaction ends, with the xid it
  * committed (XID_INVALID when it aborted). */
 void engine_claims_release(keel_session *s, xid_t committed);
+
+/* Notes that relation rel's file is being created, or its relation
+ * dropped: a clean close removes the file unless keel_class then holds
+ * rel (an aborted create, a committed drop).  Out of memory, the file
+ * just stays. */
+void engine_note_file(keel_db *db, relnumber_t rel);
 
 /*
  * The session's directory of index bt (btree_dir_new()), for its lookups:
