@@ -1,6 +1,7 @@
 /*
  * test_control.c: the control file: round trips, and every way a
- * directory can fail to be a readable keel database.
+ * directory can fail to be a readable keel database; the lock file, when
+ * it is replaced between its opening and its locking.
  */
 #include "testutil.h"
 
@@ -8,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "engine/control.h"
@@ -29,6 +32,46 @@ static void sample(control_data *c)
     c->next_oid = 16384;
     c->oid_limit = 20000;
     c->checkpoints = 7;
+}
+
+/* When set, the next flock() first removes this file, as a failed
+ * create's cleanup can between an opener's open() and its flock(). */
+static const char *unlink_before_flock;
+
+/* Stands in for the C library's flock() in this program (the library is
+ * linked in statically, so its calls come here). */
+int flock(int fd, int op)
+{
+    if (unlink_before_flock != NULL) {
+        unlink(unlink_before_flock);
+        unlink_before_flock = NULL;
+    }
+    return (int)syscall(SYS_flock, fd, op);
+}
+
+/*
+ * The lock file removed after an opener opened it and before it locked
+ * it: the opener locks the file the path names now, so that the next one
+ * to try is refused, instead of both holding a lock each.
+ */
+static void test_lock_file_replaced(void **state)
+{
+    char *dir = tu_mkdtemp();
+    char path[4200];
+    int first, second;
+    kerr err;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_LOCK_NAME);
+    unlink_before_flock = path;
+    assert_int_equal(control_lock(dir, &first, &err), KEEL_OK);
+    assert_null(unlink_before_flock); /* it ran */
+    assert_int_equal(control_lock(dir, &second, &err), KEEL_EBUSY);
+    assert_non_null(strstr(err.msg, "already open in this process"));
+    control_unlock(first);
+    assert_int_equal(control_lock(dir, &second, &err), KEEL_OK);
+    control_unlock(second);
+    tu_dir_remove(dir);
 }
 
 static void test_round_trip(void **state)
@@ -171,6 +214,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_lock_file_replaced),
         cmocka_unit_test(test_not_a_database),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_wrong_version),

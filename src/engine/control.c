@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "port/crc32c.h"
@@ -290,23 +291,38 @@ int control_lock(const char *dir, int *out, kerr *err)
     rc = control_path(dir, CONTROL_LOCK_NAME, path, err);
     if (rc != KEEL_OK)
         return rc;
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        e = errno;
-        return kerr_set(err, kerr_from_errno(e),
-                        "could not open lock file \"%s\": %s", path,
-                        strerror(e));
-    }
-    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        e = errno;
-        if (e == EINTR)
-            continue;
-        rc = e == EWOULDBLOCK
-                 ? lock_busy(fd, dir, err)
-                 : kerr_set(err, KEEL_EIO, "could not lock \"%s\": %s", path,
+    for (int attempt = 0;; attempt++) {
+        struct stat held, named;
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            e = errno;
+            return kerr_set(err, kerr_from_errno(e),
+                            "could not open lock file \"%s\": %s", path,
                             strerror(e));
+        }
+        while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            e = errno;
+            if (e == EINTR)
+                continue;
+            rc = e == EWOULDBLOCK
+                     ? lock_busy(fd, dir, err)
+                     : kerr_set(err, KEEL_EIO, "could not lock \"%s\": %s",
+                                path, strerror(e));
+            close(fd);
+            return rc;
+        }
+        /* Locked, but a failed create's cleanup may have removed the file
+         * since it was opened: then the lock guards nothing, and the file
+         * the path names now is the one to lock. */
+        if (fstat(fd, &held) == 0 && stat(path, &named) == 0 &&
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+            break;
         close(fd);
-        return rc;
+        if (attempt == 8)
+            return kerr_set(err, KEEL_EBUSY,
+                            "database \"%s\": its lock file keeps being "
+                            "replaced",
+                            dir);
     }
     len = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
     e = 0;

@@ -111,22 +111,30 @@ static int check_empty(const char *dir, kerr *e)
     return rc;
 }
 
-/* After a failed create: removes the database's files from dir, which
- * held none before, and dir itself if the create made it. */
+/* After a failed create, with the lock held: removes the database's files
+ * from dir, which held none before, and dir itself if the create made it.
+ * The control file goes first and the lock file last, so that an opener
+ * that waited for the lock finds no database under it. */
 static void remove_created(const char *dir, bool made_dir)
 {
     char path[4200];
     struct dirent *de;
-    DIR *d = opendir(dir);
+    DIR *d;
 
-    if (d == NULL)
-        return;
-    while ((de = readdir(d)) != NULL)
-        if (is_db_file(de->d_name)) {
-            snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-            unlink(path);
-        }
-    closedir(d);
+    snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_FILE_NAME);
+    unlink(path);
+    d = opendir(dir);
+    if (d != NULL) {
+        while ((de = readdir(d)) != NULL)
+            if (is_db_file(de->d_name) &&
+                strcmp(de->d_name, CONTROL_LOCK_NAME) != 0) {
+                snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+                unlink(path);
+            }
+        closedir(d);
+    }
+    snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_LOCK_NAME);
+    unlink(path);
     if (made_dir)
         rmdir(dir);
 }
@@ -159,11 +167,8 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
     if (rc == KEEL_OK)
         rc = check_empty(opts->dir, &e);
     if (rc != KEEL_OK) {
-        if (lock_fd >= 0) { /* a file came between the two looks */
-            char path[4200];
-            snprintf(path, sizeof(path), "%s/%s", opts->dir, CONTROL_LOCK_NAME);
-            unlink(path);
-        }
+        /* The lock file stays: another create may have made a database
+         * here meanwhile, whose openers rely on it. */
         control_unlock(lock_fd);
         if (made_dir)
             rmdir(opts->dir);
