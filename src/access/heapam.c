@@ -66,6 +66,7 @@ struct heap_scan {
     uint16_t next_off;  /* next line pointer of page to look at */
     bool have_page;     /* page holds blk's copy */
     tuple_buf page;     /* the current page, copied under a shared lock */
+    bool count_newer;   /* heap_scan_count_newer() was called */
     uint64_t newer;     /* versions passed that vis cannot see yet */
 };
 
@@ -1234,6 +1235,7 @@ int heap_scan_begin(heap_rel *rel, buf_session *s, const visibility *vis,
     sc->vis = vis;
     sc->nblocks = n;
     sc->blk = HEAP_NO_BLOCK;
+    sc->count_newer = false;
     sc->newer = 0;
     sc->nitems = 0;
     sc->next_off = 1;
@@ -1317,9 +1319,11 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
                 *found = true;
                 return KEEL_OK;
             }
-            rc = count_newer(sc, h->xmin, err);
-            if (rc != KEEL_OK)
-                return rc;
+            if (sc->count_newer) {
+                rc = count_newer(sc, h->xmin, err);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
             sc->next_off++;
         }
         bool end;
@@ -1327,6 +1331,11 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
         if (rc != KEEL_OK || end)
             return rc;
     }
+}
+
+void heap_scan_count_newer(heap_scan *sc)
+{
+    sc->count_newer = true;
 }
 
 uint64_t heap_scan_newer(const heap_scan *sc)

@@ -301,11 +301,14 @@ int heap_scan_begin(heap_rel *rel, buf_session *s, const visibility *vis,
 int heap_scan_next(heap_scan *sc, heap_row *row, bool *found);
 
 /*
- * The versions the scan has passed that its snapshot cannot see yet: their
- * inserters were running when it was taken, or began later, and have not
- * aborted.  Not 0 means the rows changed since the snapshot (a reader of
- * the snapshot may ignore that; a builder of an index must not).
+ * From now on, counts the versions the scan passes that its snapshot
+ * cannot see yet: their inserters were running when it was taken, or
+ * began later, and have not aborted (one more visibility check, and a
+ * status look-up, per invisible version).  heap_scan_newer() is the count:
+ * not 0 means the rows changed since the snapshot (a reader of the
+ * snapshot may ignore that; a builder of an index must not).
  */
+void heap_scan_count_newer(heap_scan *sc);
 uint64_t heap_scan_newer(const heap_scan *sc);
 
 /* Frees the scan (NULL is fine). */

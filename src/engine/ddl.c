@@ -680,6 +680,8 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
         rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
     if (rc == KEEL_OK)
         rc = heap_scan_begin(&t->h->heap, s->bs, &ct.vis, &sc);
+    if (rc == KEEL_OK)
+        heap_scan_count_newer(sc);
     while (rc == KEEL_OK) {
         rc = heap_scan_next(sc, &row, &found);
         if (rc != KEEL_OK || !found)
