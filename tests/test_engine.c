@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -936,6 +937,15 @@ static void test_bad_directories(void **state)
     tu_dir_remove(dir);
 }
 
+/* In a child that waits to be killed: dies with the test too, should a
+ * failed assertion end it first. */
+static void die_with_parent(void)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        _exit(0);
+}
+
 /* The exit status of a child that runs fn(dir), or -1 if it died. */
 static int in_child(int (*fn)(const char *), const char *dir)
 {
@@ -1008,6 +1018,7 @@ static void test_open_once(void **state)
     assert_true(child >= 0);
     if (child == 0) {
         keel_db *held;
+        die_with_parent();
         close(ready[0]);
         if (keel_db_open(&o, &held, &e) != KEEL_OK)
             _exit(1);
@@ -1028,6 +1039,21 @@ static void test_open_once(void **state)
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
     assert_int_equal(count_rows(s, NULL, 1, 10), 3);
     keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    /* A child forked while the database is open does not keep its lock:
+     * the close lets the next open in while the child lives. */
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        die_with_parent();
+        for (;;)
+            pause();
+    }
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(kill(child, SIGKILL), 0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     /* Closed cleanly: open and close again, then nothing holds it. */
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);

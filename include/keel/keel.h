@@ -165,8 +165,9 @@ int keel_db_create(const keel_db_options *opts, keel_error *err);
  * database is open in one place at a time: until keel_db_close(), or the
  * end of the process, another open, in this process or any other, fails
  * with KEEL_EBUSY, its message naming the process that holds it (the lock
- * is an flock(2) on the file keel_lock in the directory; a child made by
- * fork() shares it).
+ * is an flock(2) on the file keel_lock in the directory).  A child made by
+ * fork() does not share the lock (its copy of the descriptor is pointed
+ * at /dev/null), and must not use the parent's handles.
  */
 int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
 

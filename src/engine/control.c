@@ -13,10 +13,15 @@
  * open in one place at a time: two opens would each hand out the same
  * transaction ids and write their own copies of the same pages.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dup3 */
+#endif
+
 #include "engine/control.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +262,78 @@ int control_read(const char *dir, control_data *c, kerr *err)
     return KEEL_OK;
 }
 
+/*
+ * The descriptors of the locks this process holds.  A child made by fork()
+ * would share their open file descriptions, and with them the locks: the
+ * parent's close would then release nothing while the child lives.  So in
+ * the child each is pointed at /dev/null instead (its number stays valid
+ * for a close), and the lock stays the parent's alone.
+ */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t held_once = PTHREAD_ONCE_INIT;
+static int *held_fds;
+static size_t nheld, held_cap;
+
+static void held_prepare(void)
+{
+    pthread_mutex_lock(&held_lock);
+}
+
+static void held_parent(void)
+{
+    pthread_mutex_unlock(&held_lock);
+}
+
+static void held_child(void)
+{
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+    for (size_t i = 0; i < nheld && null >= 0; i++)
+        (void)dup3(null, held_fds[i], O_CLOEXEC);
+    if (null >= 0)
+        close(null);
+    pthread_mutex_unlock(&held_lock);
+}
+
+static void held_init(void)
+{
+    (void)pthread_atfork(held_prepare, held_parent, held_child);
+}
+
+/* 0, or -1 when out of memory. */
+static int held_add(int fd)
+{
+    int rc = 0;
+
+    pthread_once(&held_once, held_init);
+    pthread_mutex_lock(&held_lock);
+    if (nheld == held_cap) {
+        size_t cap = held_cap ? 2 * held_cap : 4;
+        int *more = realloc(held_fds, cap * sizeof(*more));
+        if (more == NULL)
+            rc = -1;
+        else {
+            held_fds = more;
+            held_cap = cap;
+        }
+    }
+    if (rc == 0)
+        held_fds[nheld++] = fd;
+    pthread_mutex_unlock(&held_lock);
+    return rc;
+}
+
+static void held_remove(int fd)
+{
+    pthread_mutex_lock(&held_lock);
+    for (size_t i = 0; i < nheld; i++)
+        if (held_fds[i] == fd) {
+            held_fds[i] = held_fds[--nheld];
+            break;
+        }
+    pthread_mutex_unlock(&held_lock);
+}
+
 /* The message for a lock held elsewhere: fd's file names the holder,
  * unless it is between truncating the file and writing its id. */
 static int lock_busy(int fd, const char *dir, kerr *err)
@@ -339,6 +416,10 @@ int control_lock(const char *dir, int *out, kerr *err)
             err, kerr_from_errno(e) == KEEL_ENOSPC ? KEEL_ENOSPC : KEEL_EIO,
             "could not write lock file \"%s\": %s", path, strerror(e));
     }
+    if (held_add(fd) != 0) {
+        close(fd);
+        return kerr_set(err, KEEL_ENOMEM, "out of memory");
+    }
     *out = fd;
     return KEEL_OK;
 }
@@ -347,6 +428,8 @@ void control_unlock(int fd)
 {
     /* Closing the only descriptor of the open file description releases
      * the lock; the file stays, for the next holder to overwrite. */
-    if (fd >= 0)
+    if (fd >= 0) {
+        held_remove(fd);
         close(fd);
+    }
 }
