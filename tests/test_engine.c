@@ -856,6 +856,34 @@ static void test_drop_table_against_create_index(void **state)
     tu_dir_remove(dir);
 }
 
+/* Two transactions analyzing one table: the second is refused with
+ * KEEL_ESERIALIZE, whether or not the table had statistics, and analyzes
+ * it once the first has committed. */
+static void test_concurrent_analyze(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+
+    (void)state;
+    setup_db(dir, &db, &a, 10);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    for (int round = 0; round < 2; round++) { /* first statistics, then new */
+        assert_int_equal(keel_begin(a), KEEL_OK);
+        assert_int_equal(keel_analyze(a, "s1", "t"), KEEL_OK);
+        assert_int_equal(keel_analyze(b, "s1", "t"), KEEL_ESERIALIZE);
+        if (round == 0)
+            assert_non_null(strstr(keel_session_error(b), "being analyzed"));
+        assert_int_equal(keel_commit(a), KEEL_OK);
+        assert_int_equal(keel_analyze(b, "s1", "t"), KEEL_OK);
+    }
+    keel_session_end(a);
+    keel_session_end(b);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 static void test_concurrent_sessions(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -1553,6 +1581,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_sessions),
         cmocka_unit_test(test_drop_schema_against_create),
         cmocka_unit_test(test_drop_table_against_create_index),
+        cmocka_unit_test(test_concurrent_analyze),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),
         cmocka_unit_test(test_create_where),

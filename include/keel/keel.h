@@ -276,6 +276,8 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
  * described exactly; of larger ones a uniform random sample of 30000 rows
  * is taken (repeatably), as PostgreSQL does, and the number of distinct
  * values is estimated from it (Haas-Stokes).  The row count is exact.
+ * KEEL_ESERIALIZE if another transaction analyzes the table at the same
+ * time, or did since this one began.
  */
 int keel_analyze(keel_session *s, const char *schema, const char *table);
 

@@ -1093,6 +1093,14 @@ int keel_analyze(keel_session *s, const char *schema, const char *table)
         catalog_statistic_values(&st, vals);
         rc = catalog_insert(s->db->cat, &ct, CAT_STATISTIC, vals);
         changed = changed || rc == KEEL_OK;
+        /* The first statistics of the table, inserted by another
+         * transaction this one cannot see: the same conflict as two
+         * replacing old ones, which their deletes report. */
+        if (rc == KEEL_EUNIQUE)
+            rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
+                          "table \"%s\" is being analyzed by another "
+                          "transaction, or was since this one began",
+                          t->rel.name);
     }
     if (rc == KEEL_OK)
         rc = smgr_rel_open(s->db->smgr, t->rel.relnumber, &sr, &s->bs->err);
