@@ -40,6 +40,7 @@
 #include "args.h"
 #include "bench_db.h"
 #include "bench.h"
+#include "engine/control.h"
 #include "port/clock.h"
 #include "port/mem.h"
 #include "stats.h"
@@ -390,7 +391,7 @@ static void env_open(pin_env *env, const pin_opts *o)
     if (o->dir != NULL) {
         char control[sizeof(env->dir) + 16];
         snprintf(env->dir, sizeof(env->dir), "%s", o->dir);
-        snprintf(control, sizeof(control), "%s/keel_control", o->dir);
+        snprintf(control, sizeof(control), "%s/%s", o->dir, CONTROL_FILE_NAME);
         if (access(control, F_OK) == 0) {
             fprintf(stderr,
                     "keel bench pin: %s holds a keel database; --dir "

@@ -498,6 +498,35 @@ static void test_check_not_a_database(void **state)
     tu_dir_remove(dir);
 }
 
+/* Deletes, in a transaction of its own, the keel_class row of relation
+ * name in public, or (schema) the keel_namespace row of schema name:
+ * damage that leaves the rows that name it behind. */
+static void delete_catalog_row(keel_session *s, bool schema, const char *name)
+{
+    keel_db *db = s->db;
+    catalog_txn ct;
+    catalog_relation r;
+    catalog_namespace ns;
+    keel_value vals[13];
+    int rc;
+
+    assert_int_equal(engine_stmt_begin_catalog(s, true, &ct), KEEL_OK);
+    if (schema) {
+        rc = catalog_namespace_by_name(db->cat, &ct, name, &ns);
+        if (rc == KEEL_OK) {
+            catalog_namespace_values(&ns, vals);
+            rc = catalog_delete(db->cat, &ct, CAT_NAMESPACE, ns.tid, vals);
+        }
+    } else {
+        rc = catalog_relation_by_name(db->cat, &ct, name, NAMESPACE_PUBLIC, &r);
+        if (rc == KEEL_OK) {
+            catalog_relation_values(&r, vals);
+            rc = catalog_delete(db->cat, &ct, CAT_CLASS, r.tid, vals);
+        }
+    }
+    assert_int_equal(engine_stmt_end(s, rc, true), KEEL_OK);
+}
+
 /* A table's keel_class row gone, its indexes' rows left: each index is
  * reported, and its file and B-tree still checked. */
 static void test_check_index_without_table(void **state)
@@ -507,26 +536,16 @@ static void test_check_index_without_table(void **state)
     keel_error e;
     keel_db *db;
     keel_session *s;
-    catalog_txn ct;
-    catalog_relation r;
-    keel_value vals[13];
     static _Alignas(8) unsigned char page[BLOCK_SIZE];
     dbinfo_rel tv;
     lines l;
-    int rc;
 
     (void)state;
     assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
     create_t(s, mod7);
-    assert_int_equal(engine_stmt_begin_catalog(s, true, &ct), KEEL_OK);
-    rc = catalog_relation_by_name(db->cat, &ct, "t", NAMESPACE_PUBLIC, &r);
-    if (rc == KEEL_OK) {
-        catalog_relation_values(&r, vals);
-        rc = catalog_delete(db->cat, &ct, CAT_CLASS, r.tid, vals);
-    }
-    assert_int_equal(engine_stmt_end(s, rc, true), KEEL_OK);
+    delete_catalog_row(s, false, "t");
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
 
@@ -553,12 +572,8 @@ static void test_check_relation_without_schema(void **state)
     keel_error e;
     keel_db *db;
     keel_session *s;
-    catalog_txn ct;
-    catalog_namespace ns;
-    keel_value vals[2];
     uint16_t pk = 1;
     lines l;
-    int rc;
 
     (void)state;
     assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
@@ -567,13 +582,7 @@ static void test_check_relation_without_schema(void **state)
     assert_int_equal(keel_create_schema(s, "app"), KEEL_OK);
     assert_int_equal(keel_create_table(s, "app", "t", cols, 1, &pk, 1),
                      KEEL_OK);
-    assert_int_equal(engine_stmt_begin_catalog(s, true, &ct), KEEL_OK);
-    rc = catalog_namespace_by_name(db->cat, &ct, "app", &ns);
-    if (rc == KEEL_OK) {
-        catalog_namespace_values(&ns, vals);
-        rc = catalog_delete(db->cat, &ct, CAT_NAMESPACE, ns.tid, vals);
-    }
-    assert_int_equal(engine_stmt_end(s, rc, true), KEEL_OK);
+    delete_catalog_row(s, true, "app");
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     assert_int_equal(run_check(dir, &l), 2); /* t and t_pkey */

@@ -104,6 +104,18 @@ static void setup_db(const char *dir, keel_db **db, keel_session **s, int n)
     assert_int_equal(keel_commit(*s), KEEL_OK);
 }
 
+/* A test's end: sessions a and b (either may be NULL) end, db closes
+ * cleanly, and dir goes. */
+static void finish(char *dir, keel_db *db, keel_session *a, keel_session *b)
+{
+    keel_error e;
+
+    keel_session_end(a);
+    keel_session_end(b);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 static int count_rows(keel_session *s, const char *index, int lo, int hi)
 {
     keel_value lv = tu_vi4(lo), hv = tu_vi4(hi), out[9];
@@ -208,9 +220,7 @@ static void test_rows_and_reopen(void **state)
     }
     assert_int_equal(count_rows(s, NULL, 1, 100), 99);
     assert_int_equal(count_rows(s, "t_a2", -32768, 32767), 99);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, s, NULL);
 }
 
 static void test_aborted_ddl(void **state)
@@ -218,7 +228,6 @@ static void test_aborted_ddl(void **state)
     char *dir = tu_mkdtemp();
     keel_db *db;
     keel_session *s;
-    keel_error e;
     keel_value key = tu_vi4(1), out[9];
     bool found;
     uint16_t one = 1, n;
@@ -247,9 +256,7 @@ static void test_aborted_ddl(void **state)
     assert_int_equal(keel_drop_schema(s, "s1"), KEEL_OK);
     assert_int_equal(keel_drop_schema(s, "s1"), KEEL_ENOENT);
     assert_int_equal(keel_drop_schema(s, "public"), KEEL_EINVAL);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, s, NULL);
 }
 
 /*
@@ -318,9 +325,7 @@ static void test_drop_table_drops_indexes(void **state)
                      KEEL_OK);
     assert_int_equal(keel_create_index(s, "s1", "u", "t_pkey", &pk, 1, false),
                      KEEL_OK);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, s, NULL);
 }
 
 /* A row source for keel_load_table: ids from a list, text "r<id>". */
@@ -482,9 +487,7 @@ static void test_load_table(void **state)
     assert_true(found);
     assert_int_equal(out[1].v.s.len, 3);
     assert_memory_equal(out[1].v.s.ptr, "r77", 3);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, s, NULL);
 }
 
 static void test_bad_inputs(void **state)
@@ -492,7 +495,6 @@ static void test_bad_inputs(void **state)
     char *dir = tu_mkdtemp();
     keel_db *db;
     keel_session *s;
-    keel_error e;
     keel_value v[9], key, out[9];
     char tb[32], longname[70];
     bool found;
@@ -601,9 +603,7 @@ static void test_bad_inputs(void **state)
     /* Nothing failed half way: no transaction is left running. */
     assert_int_equal(keel_commit(s), KEEL_EINVAL);
     assert_int_equal(count_rows(s, NULL, 1, 100), 4);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, s, NULL);
 }
 
 /* Rows 1..n of s1.t through scan sc, which must hold them in order. */
@@ -720,10 +720,7 @@ static void test_create_index_sees_every_row(void **state)
     row_of(12, v, tb);
     v[1].v.i2 = 22; /* row 11's */
     assert_int_equal(keel_insert(other, "s1", "t", v), KEEL_EUNIQUE);
-    keel_session_end(other);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, other, s);
 }
 
 /*
@@ -799,10 +796,7 @@ static void test_drop_schema_against_create(void **state)
     assert_int_equal(keel_drop_table(b, "s2", "x"), KEEL_OK);
     assert_int_equal(keel_commit(b), KEEL_OK);
     assert_int_equal(keel_drop_schema(b, "s2"), KEEL_OK);
-    keel_session_end(a);
-    keel_session_end(b);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, a, b);
 }
 
 /*
@@ -850,10 +844,7 @@ static void test_drop_table_against_create_index(void **state)
                      KEEL_ESERIALIZE);
     assert_non_null(strstr(keel_session_error(a), "was dropped"));
     keel_abort(a);
-    keel_session_end(a);
-    keel_session_end(b);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, a, b);
 }
 
 /* Two transactions analyzing one table: the second is refused with
@@ -878,10 +869,7 @@ static void test_concurrent_analyze(void **state)
         assert_int_equal(keel_commit(a), KEEL_OK);
         assert_int_equal(keel_analyze(b, "s1", "t"), KEEL_OK);
     }
-    keel_session_end(a);
-    keel_session_end(b);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, a, b);
 }
 
 static void test_concurrent_sessions(void **state)
@@ -921,10 +909,7 @@ static void test_concurrent_sessions(void **state)
     assert_int_equal(keel_commit(a), KEEL_OK);
     assert_int_equal(keel_commit(b), KEEL_OK);
     keel_session_end(a);
-    keel_session_end(b);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, b, s);
 }
 
 static void test_bad_directories(void **state)
@@ -1268,9 +1253,7 @@ static void test_xid_reservation(void **state)
     assert_true(second >= TXN_XID_RESERVE_CHUNK);
     assert_int_equal(keel_commit(s), KEEL_OK);
     assert_int_equal(count_rows(s, NULL, 1, 10), 3);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, s, NULL);
 }
 
 /*
@@ -1308,10 +1291,7 @@ static void test_lookup_many_versions(void **state)
     assert_true(found);
     check_row(5, out);
     assert_int_equal(keel_commit(old), KEEL_OK);
-    keel_session_end(old);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, old, s);
 }
 
 /* Fills table s1.<name> (columns id, v int4; pk id) with ids 1..n, v =
@@ -1463,10 +1443,7 @@ static void test_scan_without_primary_key(void **state)
     assert_int_equal(keel_scan_begin(s, "s1", "log", NULL, NULL, &l, &sc),
                      KEEL_EINVAL);
     assert_int_equal(count_rows(s, NULL, 1, 1), 1);
-    keel_session_end(other);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, other, s);
 }
 
 static void test_lookup_directories(void **state)
@@ -1560,9 +1537,7 @@ static void test_lookup_directories(void **state)
     for (int id = 1; id <= 3 * ROWS + 1; id++)
         expect_pair(s, "p1", id, 2, id <= 3 * ROWS);
 
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    tu_dir_remove(dir);
+    finish(dir, db, s, NULL);
 }
 
 int main(void)

@@ -300,30 +300,37 @@ static void held_init(void)
     (void)pthread_atfork(held_prepare, held_parent, held_child);
 }
 
-/* 0, or -1 when out of memory. */
-static int held_add(int fd)
+/*
+ * Opens path for the lock and registers the descriptor, both under
+ * held_lock, so that no fork() comes between them (a child would keep the
+ * lock that follows).  -1 with errno: the open's, or ENOMEM.
+ */
+static int held_open(const char *path)
 {
-    int rc = 0;
+    int fd;
 
     pthread_once(&held_once, held_init);
     pthread_mutex_lock(&held_lock);
     if (nheld == held_cap) {
         size_t cap = held_cap ? 2 * held_cap : 4;
         int *more = realloc(held_fds, cap * sizeof(*more));
-        if (more == NULL)
-            rc = -1;
-        else {
-            held_fds = more;
-            held_cap = cap;
+        if (more == NULL) {
+            pthread_mutex_unlock(&held_lock);
+            errno = ENOMEM;
+            return -1;
         }
+        held_fds = more;
+        held_cap = cap;
     }
-    if (rc == 0)
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
         held_fds[nheld++] = fd;
     pthread_mutex_unlock(&held_lock);
-    return rc;
+    return fd;
 }
 
-static void held_remove(int fd)
+/* Unregisters and closes fd, under held_lock for the same reason. */
+static void held_close(int fd)
 {
     pthread_mutex_lock(&held_lock);
     for (size_t i = 0; i < nheld; i++)
@@ -331,6 +338,7 @@ static void held_remove(int fd)
             held_fds[i] = held_fds[--nheld];
             break;
         }
+    close(fd);
     pthread_mutex_unlock(&held_lock);
 }
 
@@ -370,7 +378,7 @@ int control_lock(const char *dir, int *out, kerr *err)
         return rc;
     for (int attempt = 0;; attempt++) {
         struct stat held, named;
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        fd = held_open(path);
         if (fd < 0) {
             e = errno;
             return kerr_set(err, kerr_from_errno(e),
@@ -385,7 +393,7 @@ int control_lock(const char *dir, int *out, kerr *err)
                      ? lock_busy(fd, dir, err)
                      : kerr_set(err, KEEL_EIO, "could not lock \"%s\": %s",
                                 path, strerror(e));
-            close(fd);
+            held_close(fd);
             return rc;
         }
         /* Locked, but a failed create's cleanup may have removed the file
@@ -394,7 +402,7 @@ int control_lock(const char *dir, int *out, kerr *err)
         if (fstat(fd, &held) == 0 && stat(path, &named) == 0 &&
             held.st_dev == named.st_dev && held.st_ino == named.st_ino)
             break;
-        close(fd);
+        held_close(fd);
         if (attempt == 8)
             return kerr_set(err, KEEL_EBUSY,
                             "database \"%s\": its lock file keeps being "
@@ -411,14 +419,10 @@ int control_lock(const char *dir, int *out, kerr *err)
             e = n < 0 ? errno : ENOSPC; /* short: the disk is full */
     }
     if (e != 0) {
-        close(fd);
+        held_close(fd);
         return kerr_set(
             err, kerr_from_errno(e) == KEEL_ENOSPC ? KEEL_ENOSPC : KEEL_EIO,
             "could not write lock file \"%s\": %s", path, strerror(e));
-    }
-    if (held_add(fd) != 0) {
-        close(fd);
-        return kerr_set(err, KEEL_ENOMEM, "out of memory");
     }
     *out = fd;
     return KEEL_OK;
@@ -428,8 +432,6 @@ void control_unlock(int fd)
 {
     /* Closing the only descriptor of the open file description releases
      * the lock; the file stays, for the next holder to overwrite. */
-    if (fd >= 0) {
-        held_remove(fd);
-        close(fd);
-    }
+    if (fd >= 0)
+        held_close(fd);
 }

@@ -386,114 +386,45 @@ int keel_checkpoint(keel_db *db, keel_error *err)
 
 /* ---- files no relation owns ------------------------------------------ */
 
-/* The relation numbers of the rows of keel_class a snapshot taken now
- * sees, sorted: *out malloc'd (NULL when *n is 0). */
-static int live_relnumbers(keel_db *db, relnumber_t **out, size_t *n)
+/*
+ * Moves to the front of db->made the relations keel_class does not hold,
+ * as a snapshot taken after every transaction of this open sees it (each
+ * looked up by oid, which a user relation's number is): tables and
+ * indexes dropped, or created by transactions that aborted.  Returns how
+ * many; 0 on any error, so that files stay rather than go wrongly.
+ */
+static uint32_t find_unowned(keel_db *db)
 {
     keel_session *s = NULL;
     keel_error ke;
     catalog_txn ct;
-    heap_rel h;
-    heap_row row = {0};
-    heap_scan *sc = NULL;
-    size_t cap = 0;
-    bool found;
-    int rc;
+    catalog_relation r;
+    uint32_t n = 0;
+    int rc = keel_session_begin(db, &s, &ke);
 
-    *out = NULL;
-    *n = 0;
-    rc = keel_session_begin(db, &s, &ke);
     if (rc == KEEL_OK)
         rc = keel_begin(s);
     if (rc == KEEL_OK)
         rc = engine_catalog_txn(s, false, &ct);
-    heap_rel_init(&h, CATALOG_CLASS_OID, catalog_desc(db->cat, CAT_CLASS));
-    if (rc == KEEL_OK)
-        rc = heap_row_init(&row, &h, &s->bs->err);
-    if (rc == KEEL_OK)
-        rc = heap_scan_begin(&h, s->bs, &ct.vis, &sc);
-    while (rc == KEEL_OK) {
-        catalog_relation r;
-        rc = heap_scan_next(sc, &row, &found);
-        if (rc != KEEL_OK || !found)
-            break;
-        catalog_relation_decode(&row, &r);
-        if (*n == cap) {
-            relnumber_t *more;
-            cap = cap ? 2 * cap : 64;
-            more = realloc(*out, cap * sizeof(**out));
-            if (more == NULL) {
-                rc = KEEL_ENOMEM;
-                break;
-            }
-            *out = more;
-        }
-        (*out)[(*n)++] = r.relnumber;
-    }
-    heap_scan_end(sc);
-    heap_row_free(&row);
-    keel_session_end(s);
-    if (rc != KEEL_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-        return rc;
-    }
-    for (size_t i = 1; i < *n; i++) /* a few hundred at most: insertion */
-        for (size_t j = i; j > 0 && (*out)[j - 1] > (*out)[j]; j--) {
-            relnumber_t t = (*out)[j];
-            (*out)[j] = (*out)[j - 1];
-            (*out)[j - 1] = t;
-        }
-    return KEEL_OK;
-}
-
-/* Whether the sorted v[0..n) holds rel. */
-static bool holds(const relnumber_t *v, size_t n, relnumber_t rel)
-{
-    size_t lo = 0, hi = n;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < rel)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && v[lo] == rel;
-}
-
-/*
- * Removes the files of the relations this process created or dropped
- * (engine_note_file()) that keel_class does not hold, sorted live[0..n):
- * tables and indexes dropped, or created by transactions that aborted.
- * Called at a clean close, once the checkpoint has made the catalogs'
- * rows durable, so that a file goes only after its relation's end is on
- * disk.  A file no relation owns that this process did not make (a
- * crash's) stays: absence from keel_class alone, which a damaged page
- * could fake, deletes nothing.  Failures leave files behind, nothing else.
- */
-static void remove_unowned_files(keel_db *db, const relnumber_t *live, size_t n)
-{
-    kerr e;
-
-    for (uint32_t i = 0; i < db->nmade; i++) {
+    for (uint32_t i = 0; rc == KEEL_OK && i < db->nmade; i++) {
         relnumber_t rel = db->made[i];
-        if (rel < CATALOG_FIRST_USER_OID || holds(live, n, rel) ||
-            !smgr_exists(db->smgr, rel))
+        if (rel < CATALOG_FIRST_USER_OID)
             continue;
-        kerr_clear(&e);
-        (void)smgr_unlink(db->smgr, rel, &e);
+        rc = catalog_relation_by_oid(db->cat, &ct, rel, &r);
+        if (rc == KEEL_ENOENT) {
+            db->made[i] = db->made[n]; /* n <= i: nothing unread is lost */
+            db->made[n++] = rel;
+            rc = KEEL_OK;
+        }
     }
+    keel_session_end(s);
+    return rc == KEEL_OK ? n : 0;
 }
 
 int keel_db_close(keel_db *db, keel_error *err)
 {
     control_data c;
-    relnumber_t *live = NULL;
-    size_t nlive = 0;
-    bool sweep;
-    uint32_t n;
+    uint32_t n, unowned;
     kerr e;
     int rc;
 
@@ -506,17 +437,13 @@ int keel_db_close(keel_db *db, keel_error *err)
                  n, db->dir);
         return fail(err, &e);
     }
-    /* The relations that own files, read before the checkpoint (which
-     * then writes whatever the read changed), if this process made or
-     * dropped any.  No session is open: none is being made or dropped.
-     * A read that missed keel_class's own row read nothing right. */
-    sweep = db->nmade > 0 && live_relnumbers(db, &live, &nlive) == KEEL_OK &&
-            holds(live, nlive, CATALOG_CLASS_OID);
+    /* Read before the checkpoint, which then writes whatever the read
+     * changed.  No session is open: no relation is being made or
+     * dropped. */
+    unowned = db->nmade > 0 ? find_unowned(db) : 0;
     rc = keel_checkpoint(db, err);
-    if (rc != KEEL_OK) {
-        free(live);
+    if (rc != KEEL_OK)
         return rc;
-    }
     /* Everything is on disk: the handles can go, then the pool. */
     free_rels(db);
     catalog_close(db->cat);
@@ -525,14 +452,19 @@ int keel_db_close(keel_db *db, keel_error *err)
     db->txn = NULL;
     rc = buf_pool_close(db->pool, &e);
     if (rc != KEEL_OK) {
-        free(live);
         db_discard(db);
         return fail(err, &e);
     }
     db->pool = NULL;
-    if (sweep)
-        remove_unowned_files(db, live, nlive);
-    free(live);
+    /* The files of relations that ended in this open, now that the
+     * catalogs saying so are on disk (the checkpoint), and only those: a
+     * file merely missing from keel_class, as a damaged page could make a
+     * live table's look, stays.  A failure leaves a file behind. */
+    for (uint32_t i = 0; i < unowned; i++)
+        if (smgr_exists(db->smgr, db->made[i])) {
+            kerr_clear(&e);
+            (void)smgr_unlink(db->smgr, db->made[i], &e);
+        }
     c = db->control;
     c.state = CONTROL_SHUT_DOWN;
     c.next_oid = db->next_oid;

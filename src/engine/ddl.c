@@ -500,7 +500,6 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
     rc = engine_table_open(s, &ct, schema, name, t);
     /* Kept from an index build until the transaction ends, and refused
      * if one committed since the snapshot (its index would stay). */
-    held = s->nheld;
     if (rc == KEEL_OK)
         rc = engine_claim(s, t->rel.oid, true, name, true, &ct.vis);
     if (rc == KEEL_OK)

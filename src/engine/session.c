@@ -178,7 +178,8 @@ int keel_commit(keel_session *s)
     /* Announced before the commit is visible, withdrawn after the
      * messages are in the queue: see inval.h, "Commit ordering". */
     inval_commit_begin(s->db->inval, &s->inval);
-    /* Schema claims (DDL only) go once the commit is visible. */
+    /* Claims on schemas and tables (DDL only) go once the commit is
+     * visible. */
     claims = s->nheld > 0;
     xid = claims ? txn_current_xid(s->ts) : XID_INVALID;
     rc = txn_commit(s->ts, e);
