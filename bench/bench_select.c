@@ -35,12 +35,15 @@
  * bloat: --clients threads each run --transactions select-only
  * transactions that also look up a relation name never asked for before
  * ("tmp_<run>_<client>_<n>" in public), so that every transaction adds a
- * negative entry; with pruning disabled and with the default options,
- * twice each, in the order off, on, on, off.  In the first run of each,
- * each client samples its own cache's bytes 51 times, evenly by
- * transaction count, with the elapsed time; the throughput of a run is all
- * transactions over the time from the common start to the last client's
- * end, and a setting's the mean of its two runs'.
+ * negative entry; with pruning disabled and with the default options, in
+ * --pairs pairs (2 by default) of one run of each, alternately off then
+ * on and on then off.  In the first run of each setting, each client
+ * samples its own cache's bytes 51 times, evenly by transaction count,
+ * with the elapsed time; the throughput of a run is all transactions over
+ * the time from the common start to the last client's end, a setting's
+ * the median of its runs', and pruning's effect on it the ratios of the
+ * pairs' runs, on over off, with their median and the 95% confidence
+ * interval of their mean.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -61,14 +64,15 @@
 #include "select_txn.h"
 #include "stats.h"
 
-#define MAX_RUNS       BENCH_SELECT_MAX_RUNS
-#define MAX_COUNTS     16 /* client counts, layouts, max_sessions each */
-#define MAX_CLIENTS    1024
-#define LATENCY_EVERY  64 /* one transaction in this many is timed */
-#define WARMUP_TXNS    64 /* per client, before timing starts */
-#define BLOAT_SAMPLES  51 /* per session: at 0, T/50, ..., T */
-#define BLOAT_MAX_NAME 64
-#define CLIENT_STACK   (1024 * 1024) /* bytes of stack per client thread */
+#define MAX_RUNS        BENCH_SELECT_MAX_RUNS
+#define MAX_COUNTS      16 /* client counts, layouts, max_sessions each */
+#define MAX_CLIENTS     1024
+#define LATENCY_EVERY   64 /* one transaction in this many is timed */
+#define WARMUP_TXNS     64 /* per client, before timing starts */
+#define BLOAT_SAMPLES   51 /* per session: at 0, T/50, ..., T */
+#define BLOAT_MAX_NAME  64
+#define BLOAT_MAX_PAIRS BENCH_SELECT_MAX_RUNS
+#define CLIENT_STACK    (1024 * 1024) /* bytes of stack per client thread */
 
 /* ---- options ----------------------------------------------------- */
 
@@ -90,6 +94,7 @@ typedef struct select_opts {
     uint32_t cpus[MAX_COUNTS]; /* client i runs on cpus[i % ncpus] */
     int ncpus;                 /* 0: wherever the scheduler puts it */
     uint64_t transactions;     /* bloat: per client */
+    int pairs;                 /* bloat: runs of each setting */
 } select_opts;
 
 static void usage_select(void)
@@ -103,9 +108,9 @@ static void usage_select(void)
 
 static void usage_bloat(void)
 {
-    fprintf(stderr,
-            "usage: keel bench bloat [DIR] [--scale N] [--clients N]\n"
-            "           [--transactions T] [--pool-mb N] [--json FILE]\n");
+    fprintf(stderr, "usage: keel bench bloat [DIR] [--scale N] [--clients N]\n"
+                    "           [--transactions T] [--pairs N] [--pool-mb N]\n"
+                    "           [--json FILE]\n");
 }
 
 /* Parses "a,b,c" into up to MAX_COUNTS integers in lo..hi. */
@@ -219,6 +224,10 @@ static int select_option(const bench_args *a, void *ctx)
     } else if (bloat && strcmp(n, "--transactions") == 0) {
         return bench_args_u64(a, BLOAT_SAMPLES - 1, UINT64_C(100000000),
                               &o->transactions);
+    } else if (bloat && strcmp(n, "--pairs") == 0) {
+        if (bench_args_u32(a, 1, BLOAT_MAX_PAIRS, &u) != 0)
+            return -1;
+        o->pairs = (int)u;
     } else {
         return bench_args_unknown(a);
     }
@@ -239,6 +248,7 @@ static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
     o->seconds = 2;
     o->runs = 3;
     o->transactions = 500000;
+    o->pairs = 2;
     if (bloat) {
         o->clients[0] = 2;
         o->nclients = 1;
@@ -903,45 +913,81 @@ int bench_select_main(int argc, char **argv)
 typedef struct bloat_result {
     const char *pruning; /* "off" or "on" */
     cache_opts opts;
-    double tps;        /* the mean of tps_run[] */
-    double tps_run[2]; /* in the order off, on, on, off */
-    uint64_t elapsed_ns;
+    double tps;                      /* the median of tps_run[] */
+    double tps_run[BLOAT_MAX_PAIRS]; /* pair by pair */
+    uint64_t elapsed_ns;             /* of the first run */
     client_thread *t; /* the first run's clients, with their samples */
 } bloat_result;
 
-/* The settings' order: off, on, then on, off, so that neither gains from
- * running first or last. */
-static const int bloat_order[4] = {0, 1, 1, 0};
+/* The pairs' throughput ratios, pruning on over off (o->pairs of them),
+ * and their summary. */
+typedef struct bloat_ratios {
+    double r[BLOAT_MAX_PAIRS];
+    bench_stat st; /* median, min, max */
+    bench_ci ci;   /* of the mean; with one pair, no interval */
+} bloat_ratios;
+
+/* Pair p runs off then on if p is even, on then off if odd, so that
+ * neither setting gains from running first or last: the setting of the
+ * pair's run j (0 or 1). */
+static int bloat_setting(int p, int j)
+{
+    return p % 2 == 0 ? j : 1 - j;
+}
+
+static void bloat_ratios_of(const select_opts *o, const bloat_result *res,
+                            bloat_ratios *q)
+{
+    double v[BLOAT_MAX_PAIRS];
+
+    for (int p = 0; p < o->pairs; p++)
+        q->r[p] = v[p] = res[1].tps_run[p] / res[0].tps_run[p];
+    q->ci = bench_ci_of(q->r, o->pairs);
+    q->st = bench_stat_of(v, o->pairs);
+}
 
 static int bloat_write_json(const select_opts *o, int32_t accounts,
                             const bloat_result *res)
 {
     FILE *f = fopen(o->json, "w");
     uint32_t n = o->clients[0];
+    bloat_ratios q;
 
     if (f == NULL) {
         fprintf(stderr, "%s: cannot write %s: %s\n", o->who, o->json,
                 strerror(errno));
         return -1;
     }
+    bloat_ratios_of(o, res, &q);
     fprintf(f,
             "{\n  \"bench\": \"bloat\",\n  \"accounts\": %d,\n"
             "  \"clients\": %u,\n  \"transactions\": %llu,\n"
-            "  \"samples_per_session\": %d,\n"
-            "  \"order\": \"off, on, on, off\",\n"
+            "  \"samples_per_session\": %d,\n  \"pairs\": %d,\n"
+            "  \"order\": \"pairs alternate: off then on, on then off\",\n"
             "  \"tps_on_over_off\": %.4f,\n"
-            "  \"tps_on_over_off_runs\": [%.4f, %.4f]",
+            "  \"tps_on_over_off_min\": %.4f,\n"
+            "  \"tps_on_over_off_max\": %.4f,\n"
+            "  \"tps_on_over_off_runs\": [",
             accounts, n, (unsigned long long)o->transactions, BLOAT_SAMPLES,
-            res[1].tps / res[0].tps, res[1].tps_run[0] / res[0].tps_run[0],
-            res[1].tps_run[1] / res[0].tps_run[1]);
+            o->pairs, q.st.median, q.st.min, q.st.max);
+    for (int p = 0; p < o->pairs; p++)
+        fprintf(f, "%s%.4f", p ? ", " : "", q.r[p]);
+    fputs("]", f);
+    if (o->pairs >= 2)
+        fprintf(f,
+                ",\n  \"tps_on_over_off_mean\": %.4f,\n"
+                "  \"tps_on_over_off_ci\": [%.4f, %.4f]",
+                q.ci.mean, q.ci.low, q.ci.high);
     for (int k = 0; k < 2; k++) {
         const bloat_result *b = &res[k];
+        fprintf(f, ",\n  \"%s\": {\"tps\": %.1f, \"tps_runs\": [", b->pruning,
+                b->tps);
+        for (int p = 0; p < o->pairs; p++)
+            fprintf(f, "%s%.1f", p ? ", " : "", b->tps_run[p]);
         fprintf(f,
-                ",\n  \"%s\": {\"tps\": %.1f, \"tps_runs\": [%.1f, %.1f], "
-                "\"elapsed_s\": %.4f, "
+                "], \"elapsed_s\": %.4f, "
                 "\"prune_min_age\": %d, \"memory_target\": %llu,\n"
                 "    \"sessions\": [",
-                b->pruning, b->tps, b->tps_run[0], b->tps_run[1],
                 (double)b->elapsed_ns / 1e9, b->opts.prune_min_age,
                 (unsigned long long)b->opts.memory_target);
         for (uint32_t i = 0; i < n; i++) {
@@ -1004,13 +1050,22 @@ static void bloat_print(const select_opts *o, const bloat_result *res)
                    (unsigned long long)s[BLOAT_SAMPLES / 2].bytes,
                    (unsigned long long)s[BLOAT_SAMPLES - 1].bytes, slope);
         }
-    printf("  throughput with pruning on / off: %.3f (runs in the order off, "
-           "on, on, off: %.0f, %.0f, %.0f, %.0f tps; on / off %.3f in the "
-           "first pair, %.3f in the second)\n",
-           res[1].tps / res[0].tps, res[0].tps_run[0], res[1].tps_run[0],
-           res[1].tps_run[1], res[0].tps_run[1],
-           res[1].tps_run[0] / res[0].tps_run[0],
-           res[1].tps_run[1] / res[0].tps_run[1]);
+    {
+        bloat_ratios q;
+        bloat_ratios_of(o, res, &q);
+        printf("  throughput with pruning on / off: median %.3f of %d %s "
+               "(%.3f-%.3f",
+               q.st.median, o->pairs, o->pairs == 1 ? "pair" : "pairs",
+               q.st.min, q.st.max);
+        if (o->pairs >= 2)
+            printf("; 95%% CI of the mean %.3f-%.3f", q.ci.low, q.ci.high);
+        printf(")\n  pairs, alternately off then on and on then off, tps off "
+               "/ on:");
+        for (int p = 0; p < o->pairs; p++)
+            printf("%s %.0f / %.0f", p ? "," : "", res[0].tps_run[p],
+                   res[1].tps_run[p]);
+        printf("\n");
+    }
 }
 
 int bench_bloat_main(int argc, char **argv)
@@ -1057,8 +1112,8 @@ int bench_bloat_main(int argc, char **argv)
            "probing a new name\n",
            dir, o.clients[0], (unsigned long long)o.transactions);
     fflush(stdout);
-    for (int j = 0; j < 4 && rc == 0; j++) {
-        int k = bloat_order[j], pass = j / 2;
+    for (int j = 0; j < 2 * o.pairs && rc == 0; j++) {
+        int p = j / 2, k = bloat_setting(p, j % 2);
         uint64_t txns = 0, elapsed;
         client_thread *t;
         run.bloat_run = j;
@@ -1070,10 +1125,10 @@ int bench_bloat_main(int argc, char **argv)
         }
         for (uint32_t i = 0; i < o.clients[0]; i++)
             txns += t[i].counts.txns;
-        res[k].tps_run[pass] = (double)txns / ((double)elapsed / 1e9);
-        fprintf(stderr, "  pruning %s: %.0f tps\n", res[k].pruning,
-                res[k].tps_run[pass]);
-        if (pass == 0) {
+        res[k].tps_run[p] = (double)txns / ((double)elapsed / 1e9);
+        fprintf(stderr, "  pair %d/%d, pruning %s: %.0f tps\n", p + 1, o.pairs,
+                res[k].pruning, res[k].tps_run[p]);
+        if (res[k].t == NULL) {
             res[k].t = t;
             res[k].elapsed_ns = elapsed;
         } else {
@@ -1082,8 +1137,11 @@ int bench_bloat_main(int argc, char **argv)
             free(t);
         }
     }
-    for (int k = 0; k < 2; k++)
-        res[k].tps = (res[k].tps_run[0] + res[k].tps_run[1]) / 2;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        double v[BLOAT_MAX_PAIRS];
+        memcpy(v, res[k].tps_run, sizeof(v));
+        res[k].tps = bench_stat_of(v, o.pairs).median;
+    }
     db_close(run.db);
     if (rc == 0) {
         bloat_print(&o, res);

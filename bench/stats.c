@@ -203,6 +203,18 @@ bench_verdict bench_verdict_below(double lo, double hi, int rounds,
     return lo >= bound ? BENCH_NOT_MET : BENCH_WIDE;
 }
 
+bench_verdict bench_verdict_above(double lo, double hi, int rounds,
+                                  double bound)
+{
+    bench_verdict v = verdict_interval(lo, hi, rounds);
+
+    if (v != BENCH_MET)
+        return v;
+    if (lo >= bound)
+        return BENCH_MET;
+    return hi < bound ? BENCH_NOT_MET : BENCH_WIDE;
+}
+
 bench_verdict bench_verdict_worst(const bench_verdict *v, int n)
 {
     bench_verdict w = BENCH_MET;

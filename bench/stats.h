@@ -104,6 +104,12 @@ bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
  * lo >= bound; else BENCH_WIDE. */
 bench_verdict bench_verdict_below(double lo, double hi, int rounds,
                                   double bound);
+
+/* "a keeps at least `bound` times b", a ratio of throughputs bounded below
+ * (such as 0.95 for "costs at most 5%"): met when lo >= bound, whether or
+ * not the interval holds 1; not met when hi < bound; else BENCH_WIDE. */
+bench_verdict bench_verdict_above(double lo, double hi, int rounds,
+                                  double bound);
 /* The verdict of several targets that must all hold: the most severe of
  * v[0..n); met for n = 0. */
 bench_verdict bench_verdict_worst(const bench_verdict *v, int n);

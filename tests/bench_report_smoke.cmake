@@ -202,14 +202,28 @@ endforeach()
 foreach(which off on)
   string(JSON tps GET "${json}" bloat ${which} tps)
   check_positive("bloat.${which}.tps" "${tps}")
-  # Two runs of each setting (off, on, on, off); tps is their mean.
-  string(JSON t1 GET "${json}" bloat ${which} tps_runs 0)
-  string(JSON t2 GET "${json}" bloat ${which} tps_runs 1)
-  check_positive("bloat.${which}.tps_runs[0]" "${t1}")
-  check_positive("bloat.${which}.tps_runs[1]" "${t2}")
-  if(tps LESS t1 AND tps LESS t2 OR tps GREATER t1 AND tps GREATER t2)
-    message(FATAL_ERROR "bloat.${which}.tps ${tps} is not between its runs "
-                        "${t1} and ${t2}")
+  # One run of each setting per pair; tps is their median.
+  string(JSON nr LENGTH "${json}" bloat ${which} tps_runs)
+  if(NOT nr EQUAL SEL_RUNS)
+    message(FATAL_ERROR "bloat.${which}: ${nr} runs, not ${SEL_RUNS}")
+  endif()
+  set(below 0)
+  set(above 0)
+  math(EXPR last "${SEL_RUNS} - 1")
+  foreach(j RANGE ${last})
+    string(JSON t GET "${json}" bloat ${which} tps_runs ${j})
+    check_positive("bloat.${which}.tps_runs[${j}]" "${t}")
+    set(tps_${which}_${j} ${t})
+    if(t LESS tps)
+      math(EXPR below "${below} + 1")
+    elseif(t GREATER tps)
+      math(EXPR above "${above} + 1")
+    endif()
+  endforeach()
+  math(EXPR half "${SEL_RUNS} / 2")
+  if(below GREATER half OR above GREATER half)
+    message(FATAL_ERROR "bloat.${which}.tps ${tps} is not the median of its "
+                        "runs (${below} below, ${above} above)")
   endif()
   string(JSON ns LENGTH "${json}" bloat ${which} sessions)
   if(NOT ns EQUAL 2)
@@ -250,6 +264,41 @@ foreach(which off on)
     endif()
   endforeach()
 endforeach()
+
+# The pairs' ratios, on over off, each run's throughput over its pair's,
+# and the interval of their mean about it.
+string(JSON pairs GET "${json}" bloat pairs)
+string(JSON nr LENGTH "${json}" bloat tps_on_over_off_runs)
+if(NOT pairs EQUAL SEL_RUNS OR NOT nr EQUAL SEL_RUNS)
+  message(FATAL_ERROR "bloat: ${pairs} pairs, ${nr} ratios, not ${SEL_RUNS}")
+endif()
+foreach(j RANGE ${last})
+  string(JSON r GET "${json}" bloat tps_on_over_off_runs ${j})
+  # In whole tps and hundred-thousandths (string(JSON) gives the JSON's
+  # four decimals back with binary noise, or fewer of them): on * 100000
+  # is off * r to within 6 * off (r rounded to four places, then cut at
+  # five) and the tps' dropped fractions.
+  if(NOT r MATCHES "^([0-9]+)(\\.([0-9]*))?$")
+    message(FATAL_ERROR "bloat.tps_on_over_off_runs[${j}] is '${r}'")
+  endif()
+  string(SUBSTRING "${CMAKE_MATCH_3}00000" 0 5 dec)
+  math(EXPR r5 "${CMAKE_MATCH_1} * 100000 + 1${dec} - 100000")
+  string(REGEX REPLACE "\\..*" "" off "${tps_off_${j}}")
+  string(REGEX REPLACE "\\..*" "" on "${tps_on_${j}}")
+  math(EXPR d "${on} * 100000 - ${off} * ${r5}")
+  math(EXPR tol "6 * ${off} + ${r5} + 100000")
+  if(d GREATER tol OR d LESS -${tol})
+    message(FATAL_ERROR "bloat.tps_on_over_off_runs[${j}] is ${r}, its "
+                        "pair's runs ${tps_on_${j}} over ${tps_off_${j}}")
+  endif()
+endforeach()
+string(JSON mean GET "${json}" bloat tps_on_over_off_mean)
+string(JSON ci_lo GET "${json}" bloat tps_on_over_off_ci 0)
+string(JSON ci_hi GET "${json}" bloat tps_on_over_off_ci 1)
+if(NOT mean GREATER_EQUAL ci_lo OR NOT mean LESS_EQUAL ci_hi)
+  message(FATAL_ERROR "bloat: mean ${mean} outside its interval "
+                      "${ci_lo}..${ci_hi}")
+endif()
 
 foreach(r select_2_over_1_clients select_64_over_2_clients
         select_padded_over_packed_64_clients select_max_sessions_402_over_400
@@ -427,7 +476,7 @@ endfunction()
 # The verdicts (their numbers) `kind` can give for printed r, ci_lo and
 # ci_hi, over every nudge of the three, into the list `out`.  same: the
 # interval within +-5% of 1; at_least: at least 1, down to 0.95 within the
-# noise.
+# noise; cost: the interval at or above 0.95.
 function(verdict_set kind r ci_lo ci_hi out)
   set(seen "")
   foreach(dr -1 1)
@@ -439,7 +488,15 @@ function(verdict_set kind r ci_lo ci_hi out)
         if(L GREATER H)
           continue()
         endif()
-        if(kind STREQUAL "same")
+        if(kind STREQUAL "cost")
+          if(L GREATER_EQUAL 1900)
+            set(v 0)
+          elseif(H LESS 1900)
+            set(v 5)
+          else()
+            set(v 2)
+          endif()
+        elseif(kind STREQUAL "same")
           if(L GREATER_EQUAL 1900 AND H LESS_EQUAL 2100)
             set(v 0)
           elseif(L GREATER 2100 OR H LESS 1900)
@@ -554,6 +611,27 @@ elseif(NOT ms_want STREQUAL "" AND NOT ms_where STREQUAL ms_want)
   message(FATAL_ERROR "report.md: max_sessions says '${ms_where}' of its "
                       "interval, expected '${ms_want}'")
 endif()
+
+# The bloat runs' throughput, pruning on over off: within +-5% of 1, and
+# read as pruning's cost, an interval starting at or above 0.95.
+if(NOT md MATCHES "throughput with pruning on is ([0-9.]+)x that with it off \\(the median of ${SEL_RUNS} pairs of runs, alternately off then on and on then off; ([^)]*)\\)")
+  message(FATAL_ERROR "report.md: no bloat throughput ratio")
+endif()
+set(bloat_r ${CMAKE_MATCH_1})
+set(bloat_span "${CMAKE_MATCH_2}")
+span_verdicts(same ${bloat_r} "${bloat_span}" bl_allowed)
+row_verdict("bloat throughput"
+  "\\| bloat: throughput, pruning on over off \\|"
+  "The target, throughput within 5%, asks the interval to lie within \\+-5% of 1: ([a-z, ]+);"
+  "${md}" bl_verdict)
+check_verdict("bloat throughput" "${bl_verdict}" "${bl_allowed}")
+span_verdicts(cost ${bloat_r} "${bloat_span}" bc_allowed)
+row_verdict("bloat throughput as pruning's cost"
+  "\\| bloat: throughput, pruning on over off, read as pruning's cost \\|"
+  "it asks the interval to start at or above 0\\.95: ([a-z, ]+)\\."
+  "${md}" bc_verdict)
+check_verdict("bloat throughput as pruning's cost" "${bc_verdict}"
+              "${bc_allowed}")
 
 # Padded over packed at 64 clients: at least as fast, by the 95% interval
 # the select reading gives.
@@ -719,6 +797,10 @@ keel_check_bad_usage(${KEEL} bench select --layout padded,,packed)
 keel_check_bad_usage(${KEEL} bench select --cpus 100000)
 keel_check_bad_usage(${KEEL} bench select --cpus x)
 keel_check_bad_usage(${KEEL} bench bloat --transactions 10)
+# Pairs: 1 to 16; a select option.
+keel_check_bad_usage(${KEEL} bench bloat --pairs 0)
+keel_check_bad_usage(${KEEL} bench bloat --pairs 17)
+keel_check_bad_usage(${KEEL} bench select --pairs 2)
 keel_check_bad_usage(${KEEL} bench catcache --lookups 10)
 file(REMOVE_RECURSE ${OUT})
 message(STATUS "bench report smoke: ok")

@@ -154,6 +154,19 @@ static void test_verdicts(void **state)
     assert_int_equal(bench_verdict_below(0.99, NAN, 12, 1.01),
                      BENCH_NO_INTERVAL);
 
+    /* A throughput ratio bounded below: met at or above the bound, holding
+     * 1 or not; not met when the whole interval is below it. */
+    assert_int_equal(bench_verdict_above(0.96, 1.02, 8, 0.95), BENCH_MET);
+    assert_int_equal(bench_verdict_above(0.95, 0.97, 8, 0.95), BENCH_MET);
+    assert_int_equal(bench_verdict_above(1.06, 1.12, 8, 0.95), BENCH_MET);
+    assert_int_equal(bench_verdict_above(0.949, 1.02, 8, 0.95), BENCH_WIDE);
+    assert_int_equal(bench_verdict_above(0.90, 0.95, 8, 0.95), BENCH_WIDE);
+    assert_int_equal(bench_verdict_above(0.90, 0.949, 8, 0.95), BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_above(1.0, 1.0, 1, 0.95), BENCH_NO_INTERVAL);
+    assert_int_equal(bench_verdict_above(0.9, 1.1, 0, 0.95), BENCH_UNPAIRED);
+    assert_int_equal(bench_verdict_above(NAN, 0.99, 8, 0.95),
+                     BENCH_NO_INTERVAL);
+
     /* All of several: the most severe. */
     {
         bench_verdict v[4] = {BENCH_MET, BENCH_MET_IN_NOISE, BENCH_MET,
