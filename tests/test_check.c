@@ -6,17 +6,20 @@
  * an index page with a flipped bit are reported; a database after all
  * kinds of changes passes, and a dead mark on a live row's entry does not;
  * indexes whose table keel_class lost are still checked, and relations
- * whose schema keel_namespace lost reported; a database the
- * check cannot open is an error, not a problem.
+ * whose schema keel_namespace lost reported; files a crash leaves, that no
+ * relation owns, named; a database the check cannot open is an error, not
+ * a problem.
  */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "access/btree_page.h"
@@ -591,6 +594,113 @@ static void test_check_relation_without_schema(void **state)
     tu_dir_remove(dir);
 }
 
+/* In a child: commits a table "gone", drops it, creates "half" in a
+ * transaction, and dies without a close, as a crash would. */
+static int crash_after_ddl(const char *dir)
+{
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true}};
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    uint16_t pk = 1;
+
+    if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+        keel_session_begin(db, &s, &e) != KEEL_OK ||
+        keel_create_table(s, NULL, "gone", cols, 1, &pk, 1) != KEEL_OK ||
+        keel_drop_table(s, NULL, "gone") != KEEL_OK ||
+        keel_begin(s) != KEEL_OK ||
+        keel_create_table(s, NULL, "half", cols, 1, &pk, 1) != KEEL_OK)
+        return 1;
+    _exit(0);
+}
+
+/* Files of relation number names in dir, other than the commit log's. */
+static int relation_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL)
+        n += de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
+             strspn(de->d_name, "0123456789") == strlen(de->d_name) &&
+             strcmp(de->d_name, "1") != 0;
+    closedir(d);
+    return n;
+}
+
+/*
+ * The files a crash leaves, of a dropped table and of one whose create
+ * did not commit, belong to no relation: the check names each, and
+ * nothing else (not the live table's, nor files not named as
+ * relations'); with keel_class unreadable it does not guess at them.
+ */
+static void test_check_names_unowned_files(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    pid_t pid;
+    int status, before;
+    char path[4200];
+    dbinfo_rel cls;
+    lines l;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    create_t(s, mod7);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    before = relation_files(dir);
+    for (int i = 0; i < 2; i++) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/%s", dir, i ? "0123" : "notes");
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+    assert_int_equal(run_check(dir, &l), 0);
+
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(crash_after_ddl(dir));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* gone and gone_pkey, half and half_pkey. */
+    assert_int_equal(relation_files(dir), before + 4);
+    assert_int_equal(run_check(dir, &l), 4);
+    for (int i = 0; i < 4; i++) {
+        assert_non_null(strstr(l.text[i], "belongs to no relation in "
+                                          "keel_class"));
+        assert_non_null(strstr(l.text[i], dir));
+    }
+    /* In relation number order, none of them a live relation's. */
+    for (int i = 1; i < 4; i++)
+        assert_true(strcmp(l.text[i - 1], l.text[i]) < 0);
+    assert_false(any_line_has(&l, "/0123 ", NULL));
+    assert_false(any_line_has(&l, "/notes ", NULL));
+    /* The check leaves them: a second one finds the same. */
+    assert_int_equal(relation_files(dir), before + 4);
+
+    /* keel_class's heap page damaged: the catalogs cannot be listed, and
+     * no file is called unowned for it. */
+    cls = find_rel(dir, "keel_class");
+    snprintf(path, sizeof(path), "%s/%u", dir, cls.relnumber);
+    tu_flip_bit(path, BLOCK_SIZE / 2, 2);
+    assert_true(run_check(dir, &l) >= 1);
+    assert_true(any_line_has(&l, "checksum", NULL));
+    assert_false(any_line_has(&l, "belongs to no relation", NULL));
+    tu_dir_remove(dir);
+}
+
 /* The schema race's two sides. */
 typedef struct ddl_race {
     keel_db *db;
@@ -718,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_check_not_a_database),
         cmocka_unit_test(test_check_index_without_table),
         cmocka_unit_test(test_check_relation_without_schema),
+        cmocka_unit_test(test_check_names_unowned_files),
         cmocka_unit_test(test_schema_ddl_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

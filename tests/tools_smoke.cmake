@@ -1,7 +1,9 @@
 # The database commands end to end: `keel init --scale 1` creates a
 # database that `keel stat` lists and `keel check` passes; a second init
 # of the same directory, a missing directory and bad usage fail with one
-# line and the right exit status.
+# line and the right exit status; a stray relation-numbered file is a
+# problem the check names; a relation file that cannot be opened, or is
+# gone, is listed as such.
 file(REMOVE_RECURSE ${DIR})
 execute_process(COMMAND ${KEEL} init ${DIR} --scale 1
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -16,6 +18,7 @@ execute_process(COMMAND ${KEEL} stat ${DIR}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "keel stat failed (${rc}):\n${out}\n${err}")
 endif()
+set(stat_out "${out}")
 foreach(rel pgbench_branches pgbench_tellers pgbench_accounts
         pgbench_accounts_pkey pgbench_history keel_class keel_clog)
   if(NOT out MATCHES "${rel} ")
@@ -42,6 +45,40 @@ foreach(cmd stat check)
     message(FATAL_ERROR "keel ${cmd} of a missing database gave rc=${rc}: ${err}")
   endif()
 endforeach()
+# A file named as a relation's that no relation owns (as a crash leaves)
+# is a problem `keel check` names; other names are not relations' files.
+file(WRITE ${DIR}/99999 "")
+file(WRITE ${DIR}/0777 "")
+file(WRITE ${DIR}/notes "")
+execute_process(COMMAND ${KEEL} check ${DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1
+   OR NOT out MATCHES "^file [^\n]*/99999 belongs to no relation in keel_class [^\n]*\n$"
+   OR NOT err MATCHES "1 problem")
+  message(FATAL_ERROR "keel check with a stray file (${rc}):\n${out}\n${err}")
+endif()
+file(REMOVE ${DIR}/99999 ${DIR}/0777 ${DIR}/notes)
+# A relation's file that cannot be opened is listed with why; one that
+# is gone, as missing.
+if(NOT stat_out MATCHES "public +pgbench_history +table +([0-9]+) ")
+  message(FATAL_ERROR "keel stat lists no pgbench_history:\n${stat_out}")
+endif()
+set(history ${DIR}/${CMAKE_MATCH_1})
+file(REMOVE ${history})
+file(MAKE_DIRECTORY ${history})
+execute_process(COMMAND ${KEEL} stat ${DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES
+   "pgbench_history +table +[0-9]+ +0 +0  \\(could not open file [^\n]*: Is a directory\\)\n")
+  message(FATAL_ERROR "keel stat of a file it cannot open (${rc}):\n${out}\n${err}")
+endif()
+file(REMOVE_RECURSE ${history})
+execute_process(COMMAND ${KEEL} stat ${DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES
+   "pgbench_history +table +[0-9]+ +0 +0  \\(file missing\\)\n")
+  message(FATAL_ERROR "keel stat of a missing file (${rc}):\n${out}\n${err}")
+endif()
 foreach(args "init" "init;${DIR};--scale;x" "init;${DIR}x;--scale;+1" "stat" "check;a;b")
   execute_process(COMMAND ${KEEL} ${args}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -1,7 +1,8 @@
 /*
  * check.c: `keel check DIR` and check_database() (check.h): every page's
  * checksum and header, every heap page's structure, every B-tree's
- * structure, and the agreement of each table with its indexes.
+ * structure, the agreement of each table with its indexes, and that every
+ * file named as a relation's belongs to one.
  *
  * Relation files are read block by block with smgr_read() (which verifies
  * each page) after a checkpoint, so what is checked is what is on disk.
@@ -11,10 +12,14 @@
  */
 #include "tools/check.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/engine.h"
 #include "tools/dbinfo.h"
@@ -319,6 +324,100 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
 }
 
 /* Checks every relation of the open database. */
+/* The relation number a directory entry's name spells, as the storage
+ * manager names files (decimal, no leading zero, not 0); false if it
+ * spells none. */
+static bool relnumber_of(const char *name, uint32_t *out)
+{
+    uint64_t v = 0;
+
+    if (name[0] < '1' || name[0] > '9')
+        return false;
+    for (const char *p = name; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > UINT32_MAX)
+            return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+static int by_number(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Reports each regular file in the database's directory named as a
+ * relation's that none of rels[0..n) owns: what a crash leaves of a
+ * create that did not commit, or of a drop that did before the close
+ * that removes its file.  keel never removes a file the catalogs do not
+ * account for (src/catalog/README.md); the check names them.
+ */
+static int check_unowned_files(check_ctx *c, keel_db *db,
+                               const dbinfo_rel *rels, size_t n)
+{
+    DIR *d = opendir(db->dir);
+    uint32_t *nums = NULL;
+    size_t nn = 0, cap = 0;
+    struct dirent *de;
+    int rc = KEEL_OK;
+
+    if (d == NULL) {
+        problem(c, "the directory %s cannot be listed: %s", db->dir,
+                strerror(errno));
+        return KEEL_OK;
+    }
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        uint32_t num;
+        bool owned = false;
+        if (!relnumber_of(de->d_name, &num) ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        /* rels is in relation number order (dbinfo_relations()). */
+        for (size_t lo = 0, hi = n; lo < hi && !owned;) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (rels[mid].relnumber < num)
+                lo = mid + 1;
+            else if (rels[mid].relnumber > num)
+                hi = mid;
+            else
+                owned = true;
+        }
+        if (owned)
+            continue;
+        if (nn == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            uint32_t *p = realloc(nums, ncap * sizeof(*p));
+            if (p == NULL) {
+                rc = KEEL_ENOMEM;
+                break;
+            }
+            nums = p;
+            cap = ncap;
+        }
+        nums[nn++] = num;
+    }
+    closedir(d);
+    if (rc == KEEL_OK) {
+        if (nn > 1)
+            qsort(nums, nn, sizeof(*nums), by_number);
+        for (size_t i = 0; i < nn; i++)
+            problem(c,
+                    "file %s/%u belongs to no relation in keel_class (as a "
+                    "crash leaves the file of a create that did not commit, "
+                    "or of a drop that did)",
+                    db->dir, nums[i]);
+    }
+    free(nums);
+    return rc;
+}
+
 static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
 {
     dbinfo_rel *rels = NULL;
@@ -326,6 +425,8 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
     catalog_txn ct;
     void *page = aligned_alloc(4096, BLOCK_SIZE);
     int rc = page == NULL ? KEEL_ENOMEM : dbinfo_relations(s, &rels, &n);
+
+    bool catalogs_read = rc == KEEL_OK;
 
     if (rc != KEEL_OK && rc != KEEL_ENOMEM) {
         problem(c, "the catalogs cannot be read: %s", keel_session_error(s));
@@ -339,6 +440,7 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
     if (rc != KEEL_OK && rc != KEEL_ENOMEM) {
         problem(c, "no snapshot: %s", keel_session_error(s));
         n = 0;
+        catalogs_read = false;
         rc = KEEL_OK;
     }
     for (size_t i = 0; rc == KEEL_OK && i < n; i++)
@@ -363,9 +465,9 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
             if (rels[j].kind != RELKIND_INDEX || rels[j].table != rels[i].oid)
                 continue;
             rc = check_file(c, db, &rels[j], page, NULL, NULL);
-            if (rc == KEEL_OK && !rels[j].missing)
+            if (rc == KEEL_OK && !dbinfo_no_file(&rels[j]))
                 rc = check_index(c, s, &rels[j], &rels[i],
-                                 rels[i].missing ? NULL : &map);
+                                 dbinfo_no_file(&rels[i]) ? NULL : &map);
         }
         tid_map_free(&map);
     }
@@ -390,9 +492,12 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
                     rels[i].schema, rels[i].name, rels[i].relnumber,
                     rels[i].table);
         rc = check_file(c, db, &rels[i], page, NULL, NULL);
-        if (rc == KEEL_OK && !rels[i].missing)
+        if (rc == KEEL_OK && !dbinfo_no_file(&rels[i]))
             rc = check_index(c, s, &rels[i], &rels[i], NULL);
     }
+    /* Only a complete list of relations tells which files none owns. */
+    if (rc == KEEL_OK && catalogs_read)
+        rc = check_unowned_files(c, db, rels, n);
     keel_abort(s);
     free(rels);
     free(page);

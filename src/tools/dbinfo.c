@@ -176,14 +176,14 @@ int dbinfo_relations(keel_session *s, dbinfo_rel **out, size_t *n)
         smgr_rel *sr;
         kerr e;
         kerr_clear(&e);
-        if (!smgr_exists(s->db->smgr, l.r[i].relnumber)) {
-            l.r[i].missing = true;
-            continue;
-        }
-        if (smgr_rel_open(s->db->smgr, l.r[i].relnumber, &sr, &e) == KEEL_OK)
+        if (smgr_rel_open(s->db->smgr, l.r[i].relnumber, &sr, &e) == KEEL_OK) {
             l.r[i].blocks = smgr_nblocks(sr);
-        else
+        } else if (e.code == KEEL_ENOENT) {
             l.r[i].missing = true;
+        } else {
+            l.r[i].unreadable = true;
+            snprintf(l.r[i].why, sizeof(l.r[i].why), "%s", e.msg);
+        }
     }
     free(l.ns);
     if (rc != KEEL_OK) {

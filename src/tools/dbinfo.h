@@ -5,6 +5,7 @@
 #ifndef KEEL_TOOLS_DBINFO_H
 #define KEEL_TOOLS_DBINFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,11 +23,20 @@ typedef struct dbinfo_rel {
     uint32_t relnumber; /* the file's name in the directory */
     uint32_t table;     /* an index's table (oid), else 0 */
     bool unique;        /* an index's */
-    uint32_t blocks;    /* whole blocks in the file (0 if it is missing) */
+    uint32_t blocks;    /* whole blocks in the file (0 if it is missing or
+                           cannot be opened) */
     bool missing;       /* the file does not exist */
-    bool no_schema;     /* keel_namespace lacks its schema (then named by
-                         * its oid) */
+    bool unreadable;    /* it exists but cannot be opened: why says why */
+    char why[KEEL_ERROR_MSG_MAX];
+    bool no_schema; /* keel_namespace lacks its schema (then named by
+                     * its oid) */
 } dbinfo_rel;
+
+/* Whether r's file could not be read: missing, or not to be opened. */
+static inline bool dbinfo_no_file(const dbinfo_rel *r)
+{
+    return r->missing || r->unreadable;
+}
 
 /*
  * Lists every relation that the session's snapshot sees in keel_class, and

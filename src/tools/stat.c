@@ -55,10 +55,13 @@ int tool_stat_main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         uint64_t bytes = (uint64_t)r[i].blocks * BLOCK_SIZE;
         total += bytes;
-        printf("%-14s %-26s %-6s %10u %10u %14llu%s\n", r[i].schema, r[i].name,
-               dbinfo_kind_name(r[i].kind), r[i].relnumber, r[i].blocks,
-               (unsigned long long)bytes,
-               r[i].missing ? "  (file missing)" : "");
+        printf("%-14s %-26s %-6s %10u %10u %14llu%s%s%s\n", r[i].schema,
+               r[i].name, dbinfo_kind_name(r[i].kind), r[i].relnumber,
+               r[i].blocks, (unsigned long long)bytes,
+               r[i].missing      ? "  (file missing)"
+               : r[i].unreadable ? "  ("
+                                 : "",
+               r[i].unreadable ? r[i].why : "", r[i].unreadable ? ")" : "");
     }
     printf("%zu relations, %llu bytes\n", n, (unsigned long long)total);
     free(r);
