@@ -847,6 +847,65 @@ static void test_drop_table_against_create_index(void **state)
     finish(dir, db, a, b);
 }
 
+/*
+ * The engine forgets a schema's or table's claim state once it says
+ * nothing (no claim, its last creator committed below the horizon), so
+ * that an open creating and dropping tables without end does not pile
+ * them up: a dropped table's goes with its drop; one that had an index
+ * built goes once a horizon passes the build.  A state still needed, with
+ * a snapshot older than a create, stays (the drop is refused).
+ */
+static void test_claim_states_pruned(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_column c = {"x", KEEL_INT4, 0, true};
+    uint16_t pk = 1;
+    char name[32], ix[32];
+
+    (void)state;
+    setup_db(dir, &db, &a, 1);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        assert_int_equal(keel_create_table(a, "s1", name, &c, 1, &pk, 1),
+                         KEEL_OK);
+        assert_int_equal(keel_drop_table(a, "s1", name), KEEL_OK);
+        /* At most s1's, whose creator may not be below a horizon yet. */
+        assert_true(db->nclaims <= 1);
+    }
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof(name), "d%d", i);
+        snprintf(ix, sizeof(ix), "d%d_x", i);
+        assert_int_equal(keel_create_table(a, "s1", name, &c, 1, &pk, 1),
+                         KEEL_OK);
+        assert_int_equal(keel_create_index(a, "s1", name, ix, &pk, 1, false),
+                         KEEL_OK);
+    }
+    /* b's snapshot predates an index build on d0: its state stays, and
+     * b may not drop d0. */
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "d0", "d0_y", &pk, 1, false),
+                     KEEL_OK);
+    usleep(2 * TXN_HORIZON_INTERVAL_MAX_NS / 1000);
+    assert_int_equal(keel_create_table(a, "s1", "last", &c, 1, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_drop_table(b, "s1", "d0"), KEEL_ESERIALIZE);
+    keel_abort(b);
+    /* With b gone, a horizon past every build forgets them all. */
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof(name), "d%d", i);
+        assert_int_equal(keel_drop_table(a, "s1", name), KEEL_OK);
+    }
+    usleep(2 * TXN_HORIZON_INTERVAL_MAX_NS / 1000);
+    assert_int_equal(keel_drop_table(a, "s1", "last"), KEEL_OK);
+    if (txn_horizon(db->txn) != XID_INVALID) /* membarrier(2) there */
+        assert_int_equal(db->nclaims, 0);
+    finish(dir, db, a, b);
+}
+
 /* Two transactions analyzing one table: the second is refused with
  * KEEL_ESERIALIZE, whether or not the table had statistics, and analyzes
  * it once the first has committed. */
@@ -1556,6 +1615,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_sessions),
         cmocka_unit_test(test_drop_schema_against_create),
         cmocka_unit_test(test_drop_table_against_create_index),
+        cmocka_unit_test(test_claim_states_pruned),
         cmocka_unit_test(test_concurrent_analyze),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),

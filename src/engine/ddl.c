@@ -79,22 +79,34 @@ static int row_still_there(keel_session *s, catalog_txn *ct, catalog_id id,
 }
 
 /* db's state of oid, made if absent (NULL: out of memory); claim_lock
- * held.  States stay once made: a database has few schemas and tables
- * with DDL. */
+ * held.  Searched in turn: release_from() keeps only the states that say
+ * something, those of objects with DDL running or just committed. */
 static engine_claim_state *claim_state_of(keel_db *db, oid_t oid)
 {
-    engine_claim_state *more;
-
     for (uint32_t i = 0; i < db->nclaims; i++)
         if (db->claims[i].oid == oid)
             return &db->claims[i];
-    more = realloc(db->claims, (db->nclaims + 1) * sizeof(*more));
-    if (more == NULL)
-        return NULL;
-    db->claims = more;
-    more[db->nclaims] =
+    if (db->nclaims == db->claims_cap) {
+        uint32_t cap = db->claims_cap ? 2 * db->claims_cap : 8;
+        engine_claim_state *more = realloc(db->claims, cap * sizeof(*more));
+        if (more == NULL)
+            return NULL;
+        db->claims = more;
+        db->claims_cap = cap;
+    }
+    db->claims[db->nclaims] =
         (engine_claim_state){.oid = oid, .last_create = XID_INVALID};
-    return &more[db->nclaims++];
+    return &db->claims[db->nclaims++];
+}
+
+/* Whether state c says nothing any more: no claim on it, and its last
+ * creator (if any) committed below horizon, so that every snapshot there
+ * is or will be sees that commit (a state made afresh says the same). */
+static bool claim_state_idle(const engine_claim_state *c, xid_t horizon)
+{
+    return c->creators == 0 && c->dropper == NULL &&
+           (c->last_create == XID_INVALID ||
+            (horizon != XID_INVALID && c->last_create < horizon));
 }
 
 /* Whether s's transaction holds a claim on oid to create in it. */
@@ -157,10 +169,15 @@ int engine_claim(keel_session *s, oid_t oid, bool table, const char *name,
     return rc;
 }
 
-/* Releases s's claims from the from-th on (engine_claims_release()). */
+/* Releases s's claims from the from-th on (engine_claims_release()), and
+ * forgets the states that say nothing any more (claim_state_idle()), so
+ * that they do not pile up over an open's DDL. */
 static void release_from(keel_session *s, uint32_t from, xid_t committed)
 {
     keel_db *db = s->db;
+    /* A horizon above the commit, if one comes cheaply (it may lag:
+     * a lower one only keeps states longer). */
+    xid_t horizon = txn_horizon_recent(db->txn, committed);
 
     pthread_mutex_lock(&db->claim_lock);
     for (uint32_t i = from; i < s->nheld; i++) {
@@ -176,6 +193,11 @@ static void release_from(keel_session *s, uint32_t from, xid_t committed)
                 c->last_create = committed;
         }
     }
+    for (uint32_t i = 0; i < db->nclaims;)
+        if (claim_state_idle(&db->claims[i], horizon))
+            db->claims[i] = db->claims[--db->nclaims];
+        else
+            i++;
     pthread_mutex_unlock(&db->claim_lock);
     s->nheld = from;
 }

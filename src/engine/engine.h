@@ -72,9 +72,9 @@ typedef struct engine_claim_held {
 struct keel_db {
     char *dir;
     int lock_fd; /* holds the database's lock (control_lock) until closed */
-    pthread_mutex_t claim_lock; /* claims, nclaims, made, nmade, made_cap */
+    pthread_mutex_t claim_lock; /* claims..., made... */
     engine_claim_state *claims;
-    uint32_t nclaims;
+    uint32_t nclaims, claims_cap;
     /* Relations whose files this process created or whose drops it ran:
      * the close removes those the catalogs do not hold (engine_note_file). */
     relnumber_t *made;
