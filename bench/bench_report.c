@@ -997,11 +997,12 @@ static void md_bloat(FILE *f, const report_step *s)
                 "%zu samples is %.0f bytes, %.0f over its target of %.0f",
                 samples, max_on, max_on - target, target);
     paired_span(span, sizeof(span), p, true);
-    if (p.rounds == 1)
+    if (p.rounds <= 1)
         fprintf(f,
-                "; throughput with pruning on is %.3fx that with it off (one "
-                "pair of runs, off then on; %s)",
-                p.r, span);
+                "; throughput with pruning on is %.3fx that with it off (%s; "
+                "%s)",
+                p.r, p.rounds == 1 ? "one pair of runs, off then on" : "runs",
+                span);
     else
         fprintf(f,
                 "; throughput with pruning on is %.3fx that with it off (the "

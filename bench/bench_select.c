@@ -227,6 +227,13 @@ static int select_option(const bench_args *a, void *ctx)
     } else if (bloat && strcmp(n, "--pairs") == 0) {
         if (bench_args_u32(a, 1, BLOAT_MAX_PAIRS, &u) != 0)
             return -1;
+        /* As many of each order, so that neither setting gains from
+         * running first (one pair: a quick look, no interval). */
+        if (u > 1 && u % 2 != 0) {
+            fprintf(stderr, "%s: option --pairs takes 1 or an even number\n",
+                    o->who);
+            return -1;
+        }
         o->pairs = (int)u;
     } else {
         return bench_args_unknown(a);

@@ -193,6 +193,13 @@ static void release_from(keel_session *s, uint32_t from, xid_t committed)
                 c->last_create = committed;
         }
     }
+    /* A committed drop ends what its state guards: a later create in the
+     * object, or drop of it, finds its catalog row deleted. */
+    for (uint32_t i = from; committed != XID_INVALID && i < s->nheld; i++) {
+        engine_claim_state *c = claim_state_of(db, s->held[i].oid);
+        if (c != NULL && s->held[i].drop)
+            c->last_create = XID_INVALID;
+    }
     for (uint32_t i = 0; i < db->nclaims;)
         if (claim_state_idle(&db->claims[i], horizon))
             db->claims[i] = db->claims[--db->nclaims];

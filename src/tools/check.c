@@ -1,8 +1,8 @@
 /*
  * check.c: `keel check DIR` and check_database() (check.h): every page's
  * checksum and header, every heap page's structure, every B-tree's
- * structure, the agreement of each table with its indexes, and that every
- * file named as a relation's belongs to one.
+ * structure, and the agreement of each table with its indexes; and notes
+ * the files named as relations' that no relation owns.
  *
  * Relation files are read block by block with smgr_read() (which verifies
  * each page) after a checkpoint, so what is checked is what is on disk.
@@ -53,6 +53,7 @@ typedef struct check_ctx {
     check_problem_fn fn;
     void *ctx;
     uint64_t problems;
+    uint64_t notes;
     const dbinfo_rel *rel; /* the index being checked */
     const dbinfo_rel *table;
     tid_map *map;
@@ -62,6 +63,8 @@ typedef struct check_ctx {
 } check_ctx;
 
 static void problem(check_ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void note(check_ctx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void problem(check_ctx *c, const char *fmt, ...)
@@ -74,7 +77,20 @@ static void problem(check_ctx *c, const char *fmt, ...)
     va_end(ap);
     c->problems++;
     if (c->fn != NULL)
-        c->fn(c->ctx, line);
+        c->fn(c->ctx, false, line);
+}
+
+static void note(check_ctx *c, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    c->notes++;
+    if (c->fn != NULL)
+        c->fn(c->ctx, true, line);
 }
 
 static void tid_map_free(tid_map *m)
@@ -323,7 +339,6 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
     return KEEL_OK;
 }
 
-/* Checks every relation of the open database. */
 /* The relation number a directory entry's name spells, as the storage
  * manager names files (decimal, no leading zero, not 0); false if it
  * spells none. */
@@ -351,11 +366,14 @@ static int by_number(const void *a, const void *b)
 }
 
 /*
- * Reports each regular file in the database's directory named as a
+ * Notes each regular file in the database's directory named as a
  * relation's that none of rels[0..n) owns: what a crash leaves of a
  * create that did not commit, or of a drop that did before the close
  * that removes its file.  keel never removes a file the catalogs do not
- * account for (src/catalog/README.md); the check names them.
+ * account for (src/catalog/README.md), and neither does the check: a
+ * damaged keel_class or commit log page that reads as empty (as a new
+ * page does) hides live relations' rows, and their files would look the
+ * same.  A note, then, not a problem, and one that says so.
  */
 static int check_unowned_files(check_ctx *c, keel_db *db,
                                const dbinfo_rel *rels, size_t n)
@@ -408,16 +426,18 @@ static int check_unowned_files(check_ctx *c, keel_db *db,
         if (nn > 1)
             qsort(nums, nn, sizeof(*nums), by_number);
         for (size_t i = 0; i < nn; i++)
-            problem(c,
-                    "file %s/%u belongs to no relation in keel_class (as a "
-                    "crash leaves the file of a create that did not commit, "
-                    "or of a drop that did)",
-                    db->dir, nums[i]);
+            note(c,
+                 "file %s/%u is no relation's that keel_class shows: a "
+                 "crash leaves the file of a create that did not commit, "
+                 "or of a drop that did, but a damaged keel_class or "
+                 "keel_clog can hide a live relation's",
+                 db->dir, nums[i]);
     }
     free(nums);
     return rc;
 }
 
+/* Checks every relation of the open database. */
 static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
 {
     dbinfo_rel *rels = NULL;
@@ -505,7 +525,7 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
 }
 
 int check_database(const char *dir, check_problem_fn fn, void *ctx,
-                   uint64_t *problems, keel_error *err)
+                   uint64_t *problems, uint64_t *notes, keel_error *err)
 {
     check_ctx c = {.fn = fn, .ctx = ctx};
     keel_db_options o;
@@ -515,6 +535,8 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     int rc;
 
     *problems = 0;
+    if (notes != NULL)
+        *notes = 0;
     keel_db_options_init(&o);
     o.dir = dir;
     o.pool_mb = 32;
@@ -550,37 +572,43 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     if (rc != KEEL_OK && err != NULL)
         *err = e;
     *problems = c.problems;
+    if (notes != NULL)
+        *notes = c.notes;
     return rc;
 }
 
 /* ---- the command ------------------------------------------------------ */
 
-static void print_problem(void *ctx, const char *line)
+static void print_problem(void *ctx, bool is_note, const char *line)
 {
     (void)ctx;
-    printf("%s\n", line);
+    printf("%s%s\n", is_note ? "note: " : "", line);
 }
 
 int tool_check_main(int argc, char **argv)
 {
     keel_error e = {0};
-    uint64_t problems = 0;
+    uint64_t problems = 0, notes = 0;
+    char also[64] = "";
     int rc;
 
     if (argc != 1 || argv[0][0] == '-' || argv[0][0] == '\0') {
         fprintf(stderr, "usage: keel check DIR\n");
         return 2;
     }
-    rc = check_database(argv[0], print_problem, NULL, &problems, &e);
+    rc = check_database(argv[0], print_problem, NULL, &problems, &notes, &e);
     if (rc != KEEL_OK) {
         fprintf(stderr, "keel check: %s\n", e.msg);
         return 1;
     }
+    if (notes > 0)
+        snprintf(also, sizeof(also), ", %llu note(s)",
+                 (unsigned long long)notes);
     if (problems > 0) {
-        fprintf(stderr, "keel check: %s: %llu problem(s)\n", argv[0],
-                (unsigned long long)problems);
+        fprintf(stderr, "keel check: %s: %llu problem(s)%s\n", argv[0],
+                (unsigned long long)problems, also);
         return 1;
     }
-    fprintf(stderr, "keel check: %s: no problems\n", argv[0]);
+    fprintf(stderr, "keel check: %s: no problems%s\n", argv[0], also);
     return 0;
 }

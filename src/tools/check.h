@@ -4,13 +4,15 @@
 #ifndef KEEL_TOOLS_CHECK_H
 #define KEEL_TOOLS_CHECK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "keel/keel.h"
 
-/* Receives one problem as a line (no newline) naming the relation, and
- * the file and block concerned where there is one. */
-typedef void (*check_problem_fn)(void *ctx, const char *line);
+/* Receives one problem, or (note true) one note, as a line (no newline)
+ * naming the relation, and the file and block concerned where there is
+ * one. */
+typedef void (*check_problem_fn)(void *ctx, bool note, const char *line);
 
 /*
  * Checks the database in dir, which no one else may be using (its lock
@@ -29,7 +31,14 @@ typedef void (*check_problem_fn)(void *ctx, const char *line);
  *     insert removes its entries again), and every entry a unique check
  *     marked dead points to a tuple whose inserter aborted or whose deleter
  *     committed.
- * Each problem goes to fn; *problems gets their number.  Returns KEEL_OK
+ * Each problem goes to fn; *problems gets their number.  Notes, what is
+ * not damage itself but may be its sign, go to fn too, and their number
+ * to *notes (unless notes is NULL): each file in dir named as a
+ * relation's (its number) that no relation keel_class shows owns.  A
+ * crash leaves such files, of a create that did not commit or a drop that
+ * did (keel never removes a file the catalogs do not account for), but
+ * damage to keel_class or the commit log can hide a live relation too.
+ * Returns KEEL_OK
  * when the check ran (whatever it found), or the error that kept it from
  * running, with the message in err: KEEL_ENOENT (not a database),
  * KEEL_EBUSY (open elsewhere), KEEL_ENOMEM, I/O errors.  A control file or
@@ -37,6 +46,6 @@ typedef void (*check_problem_fn)(void *ctx, const char *line);
  * cleanly.
  */
 int check_database(const char *dir, check_problem_fn fn, void *ctx,
-                   uint64_t *problems, keel_error *err);
+                   uint64_t *problems, uint64_t *notes, keel_error *err);
 
 #endif /* KEEL_TOOLS_CHECK_H */
