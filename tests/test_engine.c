@@ -537,8 +537,13 @@ static void test_bad_inputs(void **state)
     assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_ETYPE);
     row_of(51, v, tb);
     assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
+    /* An empty name may come without bytes. */
+    row_of(52, v, tb);
+    v[6].v.s.ptr = NULL;
+    v[6].v.s.len = 0;
+    assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
     assert_int_equal(keel_commit(s), KEEL_OK);
-    assert_int_equal(count_rows(s, NULL, 1, 100), 4);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 5);
     key = tu_vi4(2);
     assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
     check_row(2, out);
@@ -602,7 +607,7 @@ static void test_bad_inputs(void **state)
     }
     /* Nothing failed half way: no transaction is left running. */
     assert_int_equal(keel_commit(s), KEEL_EINVAL);
-    assert_int_equal(count_rows(s, NULL, 1, 100), 4);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 5);
     finish(dir, db, s, NULL);
 }
 
@@ -801,7 +806,8 @@ static void test_drop_schema_against_create(void **state)
 
 /*
  * A table dropped while another transaction builds an index on it: one of
- * the two fails, whichever way they interleave.
+ * the two fails, whichever way they interleave; a table another
+ * transaction analyzed (its keel_class row replaced) is not dropped.
  */
 static void test_drop_table_against_create_index(void **state)
 {
@@ -809,7 +815,7 @@ static void test_drop_table_against_create_index(void **state)
     keel_db *db;
     keel_session *a, *b;
     keel_error e;
-    uint16_t k2 = 2, k3 = 3;
+    uint16_t k2 = 2, k3 = 3, k6 = 6;
 
     (void)state;
     setup_db(dir, &db, &a, 5);
@@ -830,6 +836,14 @@ static void test_drop_table_against_create_index(void **state)
     assert_int_equal(keel_drop_table(b, "s1", "t"), KEEL_ESERIALIZE);
     assert_non_null(strstr(keel_session_error(b), "since the transaction"));
     keel_abort(b);
+
+    /* A build whose snapshot predates another's analyze of the table,
+     * which replaced its keel_class row: the table is still there. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_analyze(b, "s1", "t"), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "t_af", &k6, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_commit(a), KEEL_OK);
 
     /* A build whose snapshot predates a committed drop, and one while a
      * drop is in flight. */
@@ -905,6 +919,44 @@ static void test_claim_states_pruned(void **state)
     assert_int_equal(keel_drop_table(a, "s1", "last"), KEEL_OK);
     if (txn_horizon(db->txn) != XID_INVALID) /* membarrier(2) there */
         assert_int_equal(db->nclaims, 0);
+    finish(dir, db, a, b);
+}
+
+/* A call that succeeds leaves no message behind, though the catalogs
+ * held versions it could not see (another session's uncommitted
+ * creates of a table and of an index). */
+static void test_success_leaves_no_message(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_column c = {"x", KEEL_INT4, 0, true};
+    uint16_t pk = 1, two = 2;
+    bool exists = true, found = false;
+    keel_value key, out[9];
+
+    (void)state;
+    setup_db(dir, &db, &a, 1);
+    keel_session_end(a);
+    assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_create_table(b, "s1", "hidden", &c, 1, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_create_index(b, "s1", "t", "t_a2", &two, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    key = tu_vi4(1);
+    assert_int_equal(keel_lookup(a, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(keel_relation_exists(a, "s1", "hidden", &exists), KEEL_OK);
+    assert_false(exists);
+    assert_int_equal(keel_relation_exists(a, "s1", "t", &exists), KEEL_OK);
+    assert_true(exists);
+    assert_string_equal(keel_session_error(a), "");
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    keel_abort(b);
     finish(dir, db, a, b);
 }
 
@@ -1618,6 +1670,7 @@ int main(void)
         cmocka_unit_test(test_drop_schema_against_create),
         cmocka_unit_test(test_drop_table_against_create_index),
         cmocka_unit_test(test_claim_states_pruned),
+        cmocka_unit_test(test_success_leaves_no_message),
         cmocka_unit_test(test_concurrent_analyze),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),

@@ -511,6 +511,36 @@ int catalog_index_scan(catalog *c, catalog_txn *ct, catalog_id id, int idx,
     return rc;
 }
 
+int catalog_key_live(catalog *c, catalog_txn *ct, catalog_id id, int idx,
+                     const keel_value *keys, uint16_t nkeys, bool *live)
+{
+    cat_rel *r = &c->rels[id];
+    btree_bound b = {keys, nkeys, true};
+    btree_scan *sc = NULL;
+    tid t;
+    int rc = btree_scan_begin(r->idx[idx], ct->bs, &b, &b, &sc);
+
+    *live = false;
+    while (rc == KEEL_OK && !*live) {
+        heap_fate fate;
+        rc = btree_scan_next(sc, &t, NULL);
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK;
+            break;
+        }
+        if (rc == KEEL_OK)
+            rc = heap_fetch_fate(&r->heap, ct->bs, &ct->vis, t, &fate);
+        if (rc == KEEL_ENOENT) { /* the entry outlived its version */
+            rc = KEEL_OK;
+            continue;
+        }
+        if (rc == KEEL_OK)
+            *live = fate == HEAP_LIVE;
+    }
+    btree_scan_end(sc);
+    return rc;
+}
+
 static void copy_name(char *dst, const keel_value *v)
 {
     size_t n = v->v.s.len < KEEL_NAME_LEN - 1 ? v->v.s.len : KEEL_NAME_LEN - 1;

@@ -199,6 +199,16 @@ int catalog_delete(catalog *c, catalog_txn *ct, catalog_id id, tid t,
 int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
                    const keel_value *vals);
 
+/*
+ * Whether some version of catalog id, visible or not, whose first nkeys
+ * key columns in index idx equal keys is live by heap_tuple_fate() (its
+ * inserter committed or runs, and no deleter committed): a row another
+ * transaction updated since ct's snapshot has a live version still, one
+ * dropped has none.
+ */
+int catalog_key_live(catalog *c, catalog_txn *ct, catalog_id id, int idx,
+                     const keel_value *keys, uint16_t nkeys, bool *live);
+
 /* Receives one visible row of an index scan; set *stop to end it. */
 typedef int (*catalog_row_fn)(void *arg, const heap_row *row, bool *stop);
 

@@ -58,20 +58,29 @@ int keel_create_schema(keel_session *s, const char *name)
 
 /* ---- claims on schemas and tables ----------------------------------- */
 
-/* ESERIALIZE unless the catalog row at t (a schema's or a table's, what
- * and name for the message) has no deleter that committed, nor is this
- * transaction: the snapshot that found it may be older than a drop. */
+/* ESERIALIZE unless the catalog row at t of object oid (a schema's or a
+ * table's, what and name for the message) has no deleter that committed,
+ * nor is this transaction, or a version of the row that replaced it does
+ * not (keel_analyze() updates a table's): the snapshot that found it may
+ * be older than a drop. */
 static int row_still_there(keel_session *s, catalog_txn *ct, catalog_id id,
-                           oid_t relnumber, tid t, const char *what,
+                           oid_t relnumber, oid_t oid, tid t, const char *what,
                            const char *name)
 {
     heap_rel h;
     heap_fate fate;
+    bool live = true;
     int rc;
 
     heap_rel_init(&h, relnumber, catalog_desc(s->db->cat, id));
     rc = heap_fetch_fate(&h, s->bs, &ct->vis, t, &fate);
-    if (rc == KEEL_OK && fate != HEAP_LIVE)
+    if (rc == KEEL_OK && fate == HEAP_DEAD) {
+        keel_value key;
+        key.isnull = false;
+        key.v.oid = oid;
+        rc = catalog_key_live(s->db->cat, ct, id, 0, &key, 1, &live);
+    }
+    if (rc == KEEL_OK && (fate != HEAP_LIVE && !(fate == HEAP_DEAD && live)))
         rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
                       "%s \"%s\" was dropped since the transaction began", what,
                       name);
@@ -391,7 +400,7 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
         rc = engine_claim(s, ns.oid, false, schema, false, &ct->vis);
     if (rc == KEEL_OK)
         rc = row_still_there(s, ct, CAT_NAMESPACE, CATALOG_NAMESPACE_OID,
-                             ns.tid, "schema", schema);
+                             ns.oid, ns.tid, "schema", schema);
     if (rc == KEEL_OK)
         rc = check_free_name(s, ct, name, ns.oid);
     if (rc == KEEL_OK && npkey > 0)
@@ -680,8 +689,8 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
     if (rc == KEEL_OK)
         rc = engine_claim(s, t->rel.oid, true, table, false, &ct.vis);
     if (rc == KEEL_OK)
-        rc = row_still_there(s, &ct, CAT_CLASS, CATALOG_CLASS_OID, t->rel.tid,
-                             "table", table);
+        rc = row_still_there(s, &ct, CAT_CLASS, CATALOG_CLASS_OID, t->rel.oid,
+                             t->rel.tid, "table", table);
     if (rc == KEEL_OK && t->nidx >= ENGINE_MAX_INDEXES)
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "table \"%s\" has %d indexes already", table,

@@ -548,7 +548,8 @@ int engine_check_values(keel_session *s, const tuple_desc *d,
             v->v.s.len > 0 && v->v.s.ptr == NULL)
             return kerr_set(&s->bs->err, KEEL_ETYPE,
                             "column %u: string value without bytes", i + 1);
-        if (d->attrs[i].type == KEEL_NAME && v->v.s.len < KEEL_NAME_LEN &&
+        if (d->attrs[i].type == KEEL_NAME && v->v.s.len > 0 &&
+            v->v.s.len < KEEL_NAME_LEN &&
             memchr(v->v.s.ptr, '\0', v->v.s.len) != NULL)
             return kerr_set(&s->bs->err, KEEL_ETYPE,
                             "column %u: a name cannot hold a NUL byte", i + 1);
