@@ -922,6 +922,79 @@ static void test_claim_states_pruned(void **state)
     finish(dir, db, a, b);
 }
 
+/*
+ * Index builds on one table go one at a time, each seeing all before it,
+ * so that no interleaving takes a table past 32 indexes (every one of
+ * which each change of the table's rows keeps up); a table whose catalog
+ * lists more anyway is refused as damaged, not served with some left out.
+ */
+static void test_index_limit_holds(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_value v[9];
+    char tb[32], name[32];
+    uint16_t k = 2;
+    catalog_txn ct;
+    catalog_namespace ns;
+    catalog_relation r;
+    catalog_indexdef defs[1];
+    uint32_t n;
+    char keys_text[64];
+    keel_value vals[8];
+
+    (void)state;
+    setup_db(dir, &db, &a, 3);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    for (int i = 0; i < 30; i++) { /* with t_pkey, 31 */
+        snprintf(name, sizeof(name), "t_i%d", i);
+        assert_int_equal(keel_create_index(a, "s1", "t", name, &k, 1, false),
+                         KEEL_OK);
+    }
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "ua", &k, 1, false),
+                     KEEL_OK);
+    assert_int_equal(keel_create_index(b, "s1", "t", "ub", &k, 1, true),
+                     KEEL_EBUSY);
+    assert_non_null(strstr(keel_session_error(b), "building an index on"));
+    /* One of a transaction's own builds does not hold up the next. */
+    assert_int_equal(keel_create_index(a, "s1", "t", "ua2", &k, 1, false),
+                     KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(a), "32 indexes already"));
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    /* b's snapshot lacks a's index: b may not count on it. */
+    assert_int_equal(keel_create_index(b, "s1", "t", "ub", &k, 1, true),
+                     KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(b), "since the transaction"));
+    keel_abort(b);
+    assert_int_equal(keel_create_index(b, "s1", "t", "ub", &k, 1, true),
+                     KEEL_EINVAL);
+    row_of(4, v, tb);
+    assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_OK);
+
+    /* A 33rd keel_index row, written past the engine: the table is
+     * refused as damaged. */
+    assert_int_equal(engine_stmt_begin_catalog(a, true, &ct), KEEL_OK);
+    assert_int_equal(catalog_namespace_by_name(db->cat, &ct, "s1", &ns),
+                     KEEL_OK);
+    assert_int_equal(catalog_relation_by_name(db->cat, &ct, "t", ns.oid, &r),
+                     KEEL_OK);
+    assert_int_equal(catalog_indexes_of(db->cat, &ct, r.oid, defs, 1, &n),
+                     KEEL_OK);
+    assert_int_equal(n, 32);
+    defs[0].indexoid = 999999;
+    catalog_index_values(&defs[0], keys_text, vals);
+    assert_int_equal(catalog_insert(db->cat, &ct, CAT_INDEX, vals), KEEL_OK);
+    assert_int_equal(engine_stmt_end(a, KEEL_OK, true), KEEL_OK);
+    row_of(5, v, tb);
+    assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_ECORRUPT);
+    assert_non_null(strstr(keel_session_error(a), "33 indexes, more than 32"));
+    finish(dir, db, a, b);
+}
+
 /* A call that succeeds leaves no message behind, though the catalogs
  * held versions it could not see (another session's uncommitted
  * creates of a table and of an index). */
@@ -1671,6 +1744,7 @@ int main(void)
         cmocka_unit_test(test_drop_table_against_create_index),
         cmocka_unit_test(test_claim_states_pruned),
         cmocka_unit_test(test_success_leaves_no_message),
+        cmocka_unit_test(test_index_limit_holds),
         cmocka_unit_test(test_concurrent_analyze),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),

@@ -258,9 +258,13 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name);
  * KEEL_EUNIQUE if unique and two of those rows have equal keys (nothing
  * created); KEEL_ESERIALIZE if the table holds rows the transaction cannot
  * see yet, whose inserters committed after it began or are running (the
- * index would lack them; nothing created), or if another transaction is
- * dropping the table or dropped it after this one began; KEEL_ENOENT,
- * KEEL_EEXIST, KEEL_ETOOBIG, KEEL_EINVAL as above.  It must not run while
+ * index would lack them; nothing created), if another transaction is
+ * dropping the table or dropped it after this one began, or if another
+ * built an index on it that committed after this one began; KEEL_EBUSY
+ * while another transaction builds an index on the table (one at a time,
+ * so that the limit of 32 indexes holds); KEEL_ENOENT, KEEL_EEXIST,
+ * KEEL_ETOOBIG, KEEL_EINVAL (32 indexes already) as above.  It must not
+ * run while
  * other sessions change the table's rows: a row written after its scan,
  * by a transaction that does not see the index, is left out of it.
  */

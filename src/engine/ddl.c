@@ -155,11 +155,14 @@ int engine_claim(keel_session *s, oid_t oid, bool table, const char *name,
     else if (c->dropper != NULL && c->dropper != s)
         rc = kerr_set(e, KEEL_ESERIALIZE,
                       "another transaction is dropping %s \"%s\"", what, name);
-    else if (drop && c->creators > (own ? 1u : 0u))
-        rc = kerr_set(e, KEEL_EBUSY,
-                      "another transaction is creating %s %s \"%s\"",
-                      table ? "an index on" : "relations in", what, name);
-    else if (drop && c->last_create != XID_INVALID)
+    /* Index builds on a table go one at a time, and each sees every one
+     * before it, so that the count a build checks against the limit is
+     * the table's (tables in a schema need no such count). */
+    else if ((drop || table) && c->creators > (own ? 1u : 0u))
+        rc = kerr_set(e, KEEL_EBUSY, "another transaction is %s %s \"%s\"",
+                      table ? "building an index on" : "creating relations in",
+                      what, name);
+    else if ((drop || table) && c->last_create != XID_INVALID)
         rc = heap_tuple_visible(vis, c->last_create, XID_INVALID, &seen, e);
     if (rc == KEEL_OK && !seen)
         rc = kerr_set(e, KEEL_ESERIALIZE,

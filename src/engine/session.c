@@ -482,7 +482,15 @@ static int table_indexes(keel_session *s, engine_table *t)
     if (rc != KEEL_OK)
         return rc;
     n = syscache_list_count(l);
-    t->nidx = n < ENGINE_MAX_INDEXES ? n : ENGINE_MAX_INDEXES;
+    if (n > ENGINE_MAX_INDEXES) {
+        /* Not one may be left out: each is kept up (a unique one
+         * enforced) by every change of the table's rows. */
+        syscache_list_release(s->cache, l);
+        return kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                        "table %u has %u indexes, more than %d", t->rel.oid, n,
+                        ENGINE_MAX_INDEXES);
+    }
+    t->nidx = n;
     for (uint32_t i = 0; i < t->nidx; i++)
         t->idx[i] = *(const catalog_indexdef *)syscache_list_row(l, i);
     syscache_list_release(s->cache, l);
