@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "port/clock.h"
 #include "port/futex.h"
 #include "port/spin.h"
 #include "storage/buf_pool.h"
@@ -1098,38 +1099,65 @@ int buf_checkpoint(buf_session *s)
     return rc;
 }
 
+/* Whether buffer i holds a block of rel at or after from. */
+static bool drop_target(buf_pool *p, uint32_t i, relnumber_t rel,
+                        blocknum_t from, buf_tag *tag)
+{
+    *tag = atomic_load_relaxed(&p->descs[i].tag);
+    return buf_tag_rel(*tag) == rel && buf_tag_block(*tag) >= from;
+}
+
 int buf_drop_rel(buf_session *s, relnumber_t rel, blocknum_t from)
 {
     buf_pool *p = s->pool;
     buf_table *t = &p->table;
+    buf_tag tag;
 
+    /* The caller's own pins first, so that a drop it cannot make leaves
+     * everything as it was. */
+    for (uint32_t i = 0; i < p->nbuffers; i++)
+        if (drop_target(p, i, rel, from, &tag) &&
+            buf_pin_count(s, (int32_t)i) > 0)
+            return kerr_set(&s->err, KEEL_EBUSY,
+                            "cannot drop block %u of relation %u: this "
+                            "session has its buffer pinned",
+                            buf_tag_block(tag), rel);
     for (uint32_t i = 0; i < p->nbuffers; i++) {
         buf_desc *d = &p->descs[i];
-        buf_tag tag = atomic_load_relaxed(&d->tag);
-        uint64_t hash, st;
-        uint32_t part;
+        uint32_t waited = 0, pause = 1;
 
-        if (buf_tag_rel(tag) != rel || buf_tag_block(tag) < from)
-            continue;
-        hash = buf_tag_hash(tag);
-        part = buf_table_partition(t, hash);
-        lwlock_acquire(buf_table_lock(t, part), LW_EXCLUSIVE);
-        st = hdr_lock(d);
-        if (atomic_load_relaxed(&d->tag) != tag) {
-            hdr_unlock(d, st); /* re-tagged before we locked */
-        } else if (BUF_REFCOUNT(st) != 0) {
-            hdr_unlock(d, st);
+        while (drop_target(p, i, rel, from, &tag)) {
+            uint64_t hash = buf_tag_hash(tag), st;
+            uint32_t part = buf_table_partition(t, hash);
+            bool pinned;
+
+            lwlock_acquire(buf_table_lock(t, part), LW_EXCLUSIVE);
+            st = hdr_lock(d);
+            pinned =
+                atomic_load_relaxed(&d->tag) == tag && BUF_REFCOUNT(st) != 0;
+            if (atomic_load_relaxed(&d->tag) != tag || pinned) {
+                hdr_unlock(d, st); /* re-tagged before we locked, or pinned */
+            } else {
+                buf_table_delete(t, (int32_t)i, hash);
+                atomic_store_relaxed(&d->tag, BUF_TAG_NONE);
+                hdr_unlock(d, 0);
+            }
             lwlock_release(buf_table_lock(t, part));
-            return kerr_set(&s->err, KEEL_EBUSY,
-                            "cannot drop block %u of relation %u: its "
-                            "buffer is pinned",
-                            buf_tag_block(tag), rel);
-        } else {
-            buf_table_delete(t, (int32_t)i, hash);
-            atomic_store_relaxed(&d->tag, BUF_TAG_NONE);
-            hdr_unlock(d, 0);
+            if (!pinned)
+                continue;
+            /* Another session's pin: a clock sweep's look at a victim, a
+             * checkpoint's write, a look-up's check of a stale buffer
+             * last a moment.  One that stays is a session still using
+             * the relation. */
+            if (waited >= BUF_DROP_WAIT_US)
+                return kerr_set(&s->err, KEEL_EBUSY,
+                                "cannot drop block %u of relation %u: "
+                                "another session keeps its buffer pinned",
+                                buf_tag_block(tag), rel);
+            clock_sleep_us(pause);
+            waited += pause;
+            pause = pause < 1000 ? pause * 2 : 1000;
         }
-        lwlock_release(buf_table_lock(t, part));
     }
     if (from == 0)
         sync_forget(p, rel);

@@ -476,10 +476,18 @@ int buf_checkpoint(buf_session *s);
 
 /*
  * Drops the buffers of rel from block `from` on, without writing them
- * (before truncating or unlinking the relation).  EBUSY if one is pinned;
- * then nothing at or after that buffer was dropped.
+ * (before truncating or unlinking the relation; the caller sees to it
+ * that no session reads them any more).  EBUSY, with nothing dropped, if
+ * this session has one pinned.  Another session's pin is waited out (a
+ * clock sweep's, a checkpoint's or a look-up's lasts a moment); one that
+ * stays BUF_DROP_WAIT_US gives EBUSY, the buffers before it dropped
+ * already, their changes gone as the call meant: call it again once the
+ * relation's users are gone.
  */
 int buf_drop_rel(buf_session *s, relnumber_t rel, blocknum_t from);
+
+/* How long buf_drop_rel() waits for another session's pin to go. */
+#define BUF_DROP_WAIT_US 1000000
 
 /* Access strategies: rings for bulk reads and bulk writes. */
 typedef enum buf_strategy_kind {
