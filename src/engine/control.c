@@ -430,8 +430,13 @@ int control_lock(const char *dir, int *out, kerr *err)
 
 void control_unlock(int fd)
 {
-    /* Closing the only descriptor of the open file description releases
-     * the lock; the file stays, for the next holder to overwrite. */
-    if (fd >= 0)
+    /* Unlocked before the close: a child fork()ed a moment ago shares the
+     * open file description until its fork handler has pointed its copy
+     * at /dev/null, and the lock goes with the description's last
+     * descriptor only.  The file stays, for the next holder to
+     * overwrite. */
+    if (fd >= 0) {
+        (void)flock(fd, LOCK_UN);
         held_close(fd);
+    }
 }
