@@ -995,6 +995,59 @@ static void test_index_limit_holds(void **state)
     finish(dir, db, a, b);
 }
 
+/*
+ * While a transaction that built an index on a table runs, other
+ * transactions' inserts and updates of the table fail with
+ * KEEL_ESERIALIZE (and must abort), its own go on; once it commits, so do
+ * the writes of transactions whose snapshots predate the commit, and
+ * later ones reach the new index.
+ */
+static void test_writes_against_index_build(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_value v[9], key;
+    char tb[32];
+    uint16_t k2 = 2;
+
+    (void)state;
+    setup_db(dir, &db, &a, 5);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "t_a2", &k2, 1, false),
+                     KEEL_OK);
+    row_of(6, v, tb);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(b), "being built"));
+    key = tu_vi4(2);
+    row_of(2, v, tb);
+    v[1].v.i2 = 99;
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_update(b, "s1", "t", &key, v), KEEL_ESERIALIZE);
+    assert_int_equal(keel_commit(b), KEEL_EINVAL); /* it failed half way */
+    /* Reads go on; the builder's own writes too. */
+    assert_int_equal(count_rows(b, NULL, 1, 100), 5);
+    row_of(7, v, tb);
+    assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_OK);
+    assert_int_equal(keel_begin(b), KEEL_OK); /* before the build commits */
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    row_of(8, v, tb);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ESERIALIZE);
+    assert_non_null(strstr(keel_session_error(b), "since the transaction"));
+    keel_abort(b);
+    /* A transaction that sees the build writes, and into the index. */
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
+    row_of(2, v, tb);
+    v[1].v.i2 = 99;
+    assert_int_equal(keel_update(b, "s1", "t", &key, v), KEEL_OK);
+    assert_int_equal(count_rows(b, NULL, 1, 100), 7);
+    assert_int_equal(count_rows(b, "t_a2", -32768, 32767), 7);
+    assert_int_equal(count_rows(b, "t_a2", 99, 99), 1);
+    finish(dir, db, a, b);
+}
+
 /* A call that succeeds leaves no message behind, though the catalogs
  * held versions it could not see (another session's uncommitted
  * creates of a table and of an index). */
@@ -1745,6 +1798,7 @@ int main(void)
         cmocka_unit_test(test_claim_states_pruned),
         cmocka_unit_test(test_success_leaves_no_message),
         cmocka_unit_test(test_index_limit_holds),
+        cmocka_unit_test(test_writes_against_index_build),
         cmocka_unit_test(test_concurrent_analyze),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),

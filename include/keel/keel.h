@@ -263,10 +263,10 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name);
  * built an index on it that committed after this one began; KEEL_EBUSY
  * while another transaction builds an index on the table (one at a time,
  * so that the limit of 32 indexes holds); KEEL_ENOENT, KEEL_EEXIST,
- * KEEL_ETOOBIG, KEEL_EINVAL (32 indexes already) as above.  It must not
- * run while
- * other sessions change the table's rows: a row written after its scan,
- * by a transaction that does not see the index, is left out of it.
+ * KEEL_ETOOBIG, KEEL_EINVAL (32 indexes already) as above.  From the
+ * build until its transaction ends, other transactions' inserts and
+ * updates of the table fail (below), so that no row the build's scan
+ * missed goes without an entry.
  */
 int keel_create_index(keel_session *s, const char *schema, const char *table,
                       const char *index, const uint16_t *keys, uint16_t nkeys,
@@ -299,7 +299,10 @@ int keel_analyze(keel_session *s, const char *schema, const char *table);
 /*
  * Inserts a row and an entry in every index of the table.  KEEL_EUNIQUE
  * (naming the key) if a unique index already holds the key of a row that
- * may be live; nothing stays visible then.
+ * may be live; nothing stays visible then.  KEEL_ESERIALIZE, leaving the
+ * transaction to be aborted, while another transaction that built an
+ * index on the table runs, or if one committed after this transaction
+ * began (its view of the table's indexes lacks it): retry in a new one.
  */
 int keel_insert(keel_session *s, const char *schema, const char *table,
                 const keel_value *values);
@@ -372,9 +375,9 @@ int keel_relation_exists(keel_session *s, const char *schema, const char *name,
  * Replaces the row with primary key `key` by values (key as for
  * keel_lookup(), whose errors for it apply).  KEEL_ENOENT if there is
  * none (a key with a null has none), KEEL_ESERIALIZE if another
- * transaction changed it first, KEEL_EUNIQUE if a new key is taken
- * (checked before anything changes; a conflict found later leaves the
- * transaction to be aborted).
+ * transaction changed it first, or as keel_insert() for an index build,
+ * KEEL_EUNIQUE if a new key is taken (checked before anything changes; a
+ * conflict found later leaves the transaction to be aborted).
  */
 int keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values);

@@ -8,6 +8,7 @@
  * half done, so an explicit transaction is then marked failed (it can only
  * be aborted) and an implicit one is aborted.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +176,7 @@ int engine_claim(keel_session *s, oid_t oid, bool table, const char *name,
             c->dropper = s;
         else
             c->creators++;
-        s->held[s->nheld++] = (engine_claim_held){oid, drop};
+        s->held[s->nheld++] = (engine_claim_held){oid, drop, NULL};
     }
     pthread_mutex_unlock(&db->claim_lock);
     return rc;
@@ -194,6 +195,14 @@ static void release_from(keel_session *s, uint32_t from, xid_t committed)
     pthread_mutex_lock(&db->claim_lock);
     for (uint32_t i = from; i < s->nheld; i++) {
         engine_claim_state *c = claim_state_of(db, s->held[i].oid);
+        engine_rel *built = s->held[i].built;
+        /* The commit first, so that a writer that sees the build over
+         * sees its xid too. */
+        if (built != NULL && committed != XID_INVALID)
+            atomic_store_explicit(&built->last_build, committed,
+                                  memory_order_seq_cst);
+        if (built != NULL)
+            atomic_fetch_sub_explicit(&built->builds, 1, memory_order_seq_cst);
         if (c == NULL) /* it was made when the claim was taken */
             continue;
         if (s->held[i].drop) {
@@ -224,6 +233,55 @@ static void release_from(keel_session *s, uint32_t from, xid_t committed)
 void engine_claims_release(keel_session *s, xid_t committed)
 {
     release_from(s, 0, committed);
+}
+
+void engine_build_begin(keel_session *s, engine_rel *h)
+{
+    for (uint32_t i = 0; i < s->nheld; i++)
+        if (s->held[i].oid == h->oid && !s->held[i].drop) {
+            if (s->held[i].built == NULL) {
+                s->held[i].built = h;
+                atomic_fetch_add_explicit(&h->builds, 1, memory_order_seq_cst);
+                /* Against the writes' fence: see engine_write_guard(). */
+                atomic_thread_fence(memory_order_seq_cst);
+            }
+            return;
+        }
+    assert(!"an index build without its claim");
+}
+
+/* Whether the session's transaction built an index on table oid. */
+static bool builds_on(const keel_session *s, oid_t oid)
+{
+    for (uint32_t i = 0; i < s->nheld; i++)
+        if (s->held[i].oid == oid && s->held[i].built != NULL)
+            return true;
+    return false;
+}
+
+int engine_write_guard(keel_session *s, const visibility *vis,
+                       const engine_rel *h, const char *table)
+{
+    xid_t last;
+    bool seen = true;
+    int rc = KEEL_OK;
+
+    /* The version written (under its page's lock) before the mark read:
+     * a build that marked the table after this read reads the page after
+     * the write, and finds the version too new for its snapshot. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_relaxed(&h->builds) != 0 && !builds_on(s, h->oid))
+        return kerr_set(&s->bs->err, KEEL_ESERIALIZE,
+                        "an index is being built on table \"%s\"", table);
+    last = atomic_load_relaxed(&h->last_build);
+    if (last != XID_INVALID)
+        rc = heap_tuple_visible(vis, last, XID_INVALID, &seen, &s->bs->err);
+    if (rc == KEEL_OK && !seen)
+        rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
+                      "an index was built on table \"%s\" since the "
+                      "transaction began",
+                      table);
+    return rc;
 }
 
 void engine_note_file(keel_db *db, relnumber_t rel)
@@ -698,6 +756,10 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "table \"%s\" has %d indexes already", table,
                       ENGINE_MAX_INDEXES);
+    /* Writers to the table fail from here until the transaction ends
+     * (and, if it commits, those whose snapshots miss it). */
+    if (rc == KEEL_OK)
+        engine_build_begin(s, t->h);
     if (rc == KEEL_OK)
         rc = check_free_name(s, &ct, index, t->rel.nsoid);
     if (rc == KEEL_OK && (keydesc = tupdesc_alloc(nkeys)) == NULL)

@@ -117,6 +117,9 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
             kerr saved = s->bs->err;
             (void)heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, nt);
             s->bs->err = saved;
+        } else if ((rc = engine_write_guard(s, &ct.vis, t->h, table)) !=
+                   KEEL_OK) {
+            return engine_stmt_end(s, rc, true);
         }
     }
     return engine_stmt_end(s, rc, false);
@@ -642,6 +645,8 @@ int keel_update(keel_session *s, const char *schema, const char *table,
         changed = true;
         rc = index_insert_all(s, &ct, t, values, nt);
     }
+    if (rc == KEEL_OK)
+        rc = engine_write_guard(s, &ct.vis, t->h, table);
     heap_row_free(&row);
     return engine_stmt_end(s, rc, changed);
 }

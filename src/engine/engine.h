@@ -21,6 +21,7 @@
 #include "cache/syscache.h"
 #include "engine/control.h"
 #include "keel/keel.h"
+#include "port/atomics.h"
 #include "storage/bufmgr.h"
 #include "txn/txn.h"
 
@@ -46,6 +47,12 @@ typedef struct engine_rel {
     tuple_desc *desc; /* table: its columns */
     heap_rel heap;    /* table */
     btree *bt;        /* index */
+    /* Table: whether a transaction that built an index on it is running
+     * (0 or 1: builds on one table go one at a time), and the xid of the
+     * last such to commit; read by every insert and update of its rows
+     * (engine_write_guard()). */
+    atomic_u32 builds;
+    atomic_u32 last_build;
     struct engine_rel *next;
 } engine_rel;
 
@@ -67,6 +74,7 @@ typedef struct engine_claim_state {
 typedef struct engine_claim_held {
     oid_t oid;
     bool drop;
+    engine_rel *built; /* a table this transaction built an index on */
 } engine_claim_held;
 
 struct keel_db {
@@ -135,6 +143,27 @@ int engine_claim(keel_session *s, oid_t oid, bool table, const char *name,
 /* Releases the session's claims as its transaction ends, with the xid it
  * committed (XID_INVALID when it aborted). */
 void engine_claims_release(keel_session *s, xid_t committed);
+
+/*
+ * Marks table h (on which the session's transaction holds a claim to
+ * create, engine_claim()) as having an index built on it by the
+ * transaction, from now until the transaction ends; then, if it commits,
+ * its xid as h's last build.  Call before the build reads the table.
+ */
+void engine_build_begin(keel_session *s, engine_rel *h);
+
+/*
+ * Called after an insert or update wrote a version of table t's rows and
+ * its index entries: ESERIALIZE (the statement has changed the
+ * transaction, which must abort) if another transaction building an index
+ * on t is running, or one that committed is not seen by vis's snapshot:
+ * the index list the write followed may lack that index, and the build's
+ * scan may have missed the version.  One or the other sees the other: the
+ * build marks the table before it reads it, the write reads the mark after
+ * writing.
+ */
+int engine_write_guard(keel_session *s, const visibility *vis,
+                       const engine_rel *h, const char *table);
 
 /* Notes that relation rel's file is being created, or its relation
  * dropped: a clean close removes the file unless keel_class then holds

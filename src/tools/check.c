@@ -37,6 +37,8 @@ typedef struct tid_map {
     uint8_t *state;  /* per line pointer: TID_NONE, TID_ONCE, TID_ATMOST,
                         with TID_DEAD */
     uint8_t *count;  /* entries seen in the index being checked (saturating) */
+    xid_t *deleter;  /* per line pointer: a TID_DEAD tuple's committed
+                        deleter, else 0 */
     uint8_t *bad;    /* per block: unreadable (reported already) */
     size_t n, cap;
 } tid_map;
@@ -98,6 +100,7 @@ static void tid_map_free(tid_map *m)
     free(m->start);
     free(m->state);
     free(m->count);
+    free(m->deleter);
     free(m->bad);
     memset(m, 0, sizeof(*m));
 }
@@ -121,9 +124,14 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
         while (cap < m->n + nitems)
             cap *= 2;
         uint8_t *ns = realloc(m->state, cap);
+        xid_t *nd;
         if (ns == NULL)
             return KEEL_ENOMEM;
         m->state = ns;
+        nd = realloc(m->deleter, cap * sizeof(*nd));
+        if (nd == NULL)
+            return KEEL_ENOMEM;
+        m->deleter = nd;
         m->cap = cap;
     }
     m->start[blk] = (uint32_t)m->n;
@@ -131,6 +139,7 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
     for (uint16_t off = 1; off <= nitems; off++) {
         heappage_lp lp = heappage_get_lp(page, off);
         uint8_t st = TID_NONE;
+        m->deleter[m->n] = 0;
         if (heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL) {
             const heap_tuple_header *h =
                 (const heap_tuple_header *)((const char *)page +
@@ -149,8 +158,11 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
             st = committed ? TID_ONCE : TID_ATMOST;
             /* What a unique check's dead mark on its entries claims. */
             if (heap_tuple_fate(vis, h->xmin, h->xmax, &fate, &e) == KEEL_OK &&
-                fate == HEAP_DEAD)
+                fate == HEAP_DEAD) {
                 st |= TID_DEAD;
+                if (committed)
+                    m->deleter[m->n] = h->xmax;
+            }
         } else if (heappage_lp_state_of(lp) == HEAPPAGE_LP_DEAD) {
             /* Pruned: an index may still hold the entry, until it sheds
              * it (or a vacuum does). */
@@ -313,6 +325,12 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
              * The catalogs' indexes never shed. */
             bool dead = ix->unique && strcmp(ix->schema, "keel_catalog") != 0 &&
                         (map->state[i] & TID_DEAD);
+            /* An index built by a transaction whose snapshot did not see
+             * a version (its deleter committed first) has no entry for
+             * it.  Such a deleter's xid is below the builder's: xids are
+             * handed out in order, the builder's after its snapshot. */
+            dead = dead || (map->deleter[i] != 0 && ix->built > XID_FROZEN &&
+                            map->deleter[i] < ix->built);
             if ((st == TID_ONCE && (n == 1 || (dead && n == 0))) ||
                 (st == TID_ATMOST && n <= 1) || st == TID_NONE)
                 continue;

@@ -123,6 +123,7 @@ static int take_index(rel_list *l, const heap_row *row)
         if (l->r[i].oid == ix.indexoid) {
             l->r[i].table = ix.tableoid;
             l->r[i].unique = ix.unique;
+            l->r[i].built = row->xmin;
         }
     return KEEL_OK;
 }

@@ -23,6 +23,8 @@ typedef struct dbinfo_rel {
     uint32_t relnumber; /* the file's name in the directory */
     uint32_t table;     /* an index's table (oid), else 0 */
     bool unique;        /* an index's */
+    uint32_t built;     /* an index: the xid that built it (its keel_index
+                           row's inserter) */
     uint32_t blocks;    /* whole blocks in the file (0 if it is missing or
                            cannot be opened) */
     bool missing;       /* the file does not exist */
