@@ -263,25 +263,24 @@ int engine_write_guard(keel_session *s, const visibility *vis,
                        const engine_rel *h, const char *table)
 {
     xid_t last;
-    bool seen = true;
-    int rc = KEEL_OK;
 
     /* The version written (under its page's lock) before the mark read:
      * a build that marked the table after this read reads the page after
-     * the write, and finds the version too new for its snapshot. */
+     * the write, and finds the version too new for its snapshot.  The
+     * mark is read with acquire, so that a build seen over (its release
+     * stored last_build first) has its xid seen too. */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_relaxed(&h->builds) != 0 && !builds_on(s, h->oid))
+    if (atomic_load_acquire(&h->builds) != 0 && !builds_on(s, h->oid))
         return kerr_set(&s->bs->err, KEEL_ESERIALIZE,
                         "an index is being built on table \"%s\"", table);
+    /* A committed xid: the snapshot alone tells whether it sees it. */
     last = atomic_load_relaxed(&h->last_build);
-    if (last != XID_INVALID)
-        rc = heap_tuple_visible(vis, last, XID_INVALID, &seen, &s->bs->err);
-    if (rc == KEEL_OK && !seen)
-        rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
-                      "an index was built on table \"%s\" since the "
-                      "transaction began",
-                      table);
-    return rc;
+    if (last != XID_INVALID && snapshot_running(vis->snap, last))
+        return kerr_set(&s->bs->err, KEEL_ESERIALIZE,
+                        "an index was built on table \"%s\" since the "
+                        "transaction began",
+                        table);
+    return KEEL_OK;
 }
 
 void engine_note_file(keel_db *db, relnumber_t rel)

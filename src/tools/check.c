@@ -326,11 +326,14 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
             bool dead = ix->unique && strcmp(ix->schema, "keel_catalog") != 0 &&
                         (map->state[i] & TID_DEAD);
             /* An index built by a transaction whose snapshot did not see
-             * a version (its deleter committed first) has no entry for
-             * it.  Such a deleter's xid is below the builder's: xids are
-             * handed out in order, the builder's after its snapshot. */
+             * a version (its deleter committed first, or was the builder
+             * itself) has no entry for it.  Such a deleter's xid is at or
+             * below the builder's: xids are handed out in order, the
+             * builder's after its snapshot.  (Not every deleter below it
+             * committed first; for those an entry missing is not
+             * reported.) */
             dead = dead || (map->deleter[i] != 0 && ix->built > XID_FROZEN &&
-                            map->deleter[i] < ix->built);
+                            map->deleter[i] <= ix->built);
             if ((st == TID_ONCE && (n == 1 || (dead && n == 0))) ||
                 (st == TID_ATMOST && n <= 1) || st == TID_NONE)
                 continue;
