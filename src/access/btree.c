@@ -20,6 +20,7 @@
 #include "access/btree.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -2255,9 +2256,13 @@ int btree_scan_begin(btree *bt, buf_session *s, const btree_bound *lower,
             return kerr_set(&s->err, KEEL_EINVAL,
                             "index %u: a scan bound has 1 to %u columns",
                             bt->rel, bt->natts);
-    sc = calloc(1, sizeof(*sc));
+    /* The batch (offs, items: 10 KiB) is written before it is read: only
+     * what comes before it is cleared, for every catalog cache miss
+     * starts a scan. */
+    sc = malloc(sizeof(*sc));
     if (sc == NULL)
         return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
+    memset(sc, 0, offsetof(btree_scan, offs));
     sc->strings = malloc(bt_string_bytes(bt->desc, lower) +
                          bt_string_bytes(bt->desc, upper) + 1);
     if (sc->strings == NULL) {
