@@ -853,35 +853,40 @@ static void test_schema_ddl_race(void **state)
 #define BANK_READERS  3
 #define BANK_START    1000
 
+/* What went wrong first in a stress run, and how many things did. */
+typedef struct stress_log {
+    atomic_int bad; /* outcomes no interleaving allows */
+    pthread_mutex_t lock;
+    char first[512];
+} stress_log;
+
+static void stress_bad(stress_log *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void stress_bad(stress_log *g, const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&g->lock);
+    if (atomic_fetch_add(&g->bad, 1) == 0) {
+        va_start(ap, fmt);
+        vsnprintf(g->first, sizeof(g->first), fmt, ap);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
 /* What the transfer stress's threads share. */
 typedef struct bank {
     keel_db *db;
     uint64_t until_ns;
-    atomic_int bad; /* an outcome no interleaving allows */
+    stress_log log;
     atomic_long commits, aborts, conflicts, reads, scans;
-    pthread_mutex_t lock;
-    char first[512]; /* what went wrong first */
 } bank;
-
-static void bank_bad(bank *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void bank_bad(bank *b, const char *fmt, ...)
-{
-    va_list ap;
-
-    pthread_mutex_lock(&b->lock);
-    if (atomic_fetch_add(&b->bad, 1) == 0) {
-        va_start(ap, fmt);
-        vsnprintf(b->first, sizeof(b->first), fmt, ap);
-        va_end(ap);
-    }
-    pthread_mutex_unlock(&b->lock);
-}
 
 static bool bank_going(bank *b)
 {
-    return atomic_load(&b->bad) == 0 && clock_now_ns() < b->until_ns;
+    return atomic_load(&b->log.bad) == 0 && clock_now_ns() < b->until_ns;
 }
 
 /* Account id's row with balance bal, padded by pad bytes (into buf), so
@@ -908,7 +913,7 @@ static void *bank_writer(void *arg)
     char b1[256], b2[256];
 
     if (keel_session_begin(b->db, &s, &e) != KEEL_OK) {
-        bank_bad(b, "writer session: %s", e.msg);
+        stress_bad(&b->log, "writer session: %s", e.msg);
         return NULL;
     }
     while (bank_going(b)) {
@@ -925,7 +930,7 @@ static void *bank_writer(void *arg)
             key = tu_vi4(k == 0 ? from : to);
             rc = keel_select_column(s, NULL, "acct", "bal", &key, &out, &found);
             if (rc == KEEL_OK && !found) {
-                bank_bad(b, "writer: account %d missing", key.v.i4);
+                stress_bad(&b->log, "writer: account %d missing", key.v.i4);
                 break;
             }
             bal[k] = out.v.i4;
@@ -952,7 +957,7 @@ static void *bank_writer(void *arg)
             atomic_fetch_add(&b->conflicts, 1);
             keel_abort(s);
         } else if (rc != KEEL_OK) {
-            bank_bad(b, "writer: %s", keel_session_error(s));
+            stress_bad(&b->log, "writer: %s", keel_session_error(s));
             keel_abort(s);
         } else if (!found) {
             keel_abort(s);
@@ -960,7 +965,7 @@ static void *bank_writer(void *arg)
             atomic_fetch_add(&b->aborts, 1);
             keel_abort(s);
         } else if (keel_commit(s) != KEEL_OK) {
-            bank_bad(b, "commit: %s", keel_session_error(s));
+            stress_bad(&b->log, "commit: %s", keel_session_error(s));
         } else {
             atomic_fetch_add(&b->commits, 1);
         }
@@ -979,7 +984,7 @@ static void *bank_reader(void *arg)
     uint64_t rnd = (uint64_t)(uintptr_t)&s;
 
     if (keel_session_begin(b->db, &s, &e) != KEEL_OK) {
-        bank_bad(b, "reader session: %s", e.msg);
+        stress_bad(&b->log, "reader session: %s", e.msg);
         return NULL;
     }
     while (bank_going(b) && keel_begin(s) == KEEL_OK) {
@@ -1011,20 +1016,20 @@ static void *bank_reader(void *arg)
                              : keel_lookup(s, NULL, "acct", &key, out, &found);
                     out[0] = key;
                     if (rc != KEEL_OK || !found) {
-                        bank_bad(b, "reader: account %d: %s", id,
-                                 found ? keel_session_error(s) : "missing");
+                        stress_bad(&b->log, "reader: account %d: %s", id,
+                                   found ? keel_session_error(s) : "missing");
                         break;
                     }
                 }
                 if (out[0].v.i4 < 1 || out[0].v.i4 > BANK_ACCOUNTS) {
-                    bank_bad(b, "reader: account %d", out[0].v.i4);
+                    stress_bad(&b->log, "reader: account %d", out[0].v.i4);
                     break;
                 }
                 if (round > 0 && bal[out[0].v.i4] != out[1].v.i4)
-                    bank_bad(b,
-                             "reader: account %d went from %d to %d in "
-                             "one transaction",
-                             out[0].v.i4, bal[out[0].v.i4], out[1].v.i4);
+                    stress_bad(&b->log,
+                               "reader: account %d went from %d to %d in "
+                               "one transaction",
+                               out[0].v.i4, bal[out[0].v.i4], out[1].v.i4);
                 bal[out[0].v.i4] = out[1].v.i4;
                 sum += out[1].v.i4;
                 n++;
@@ -1034,11 +1039,11 @@ static void *bank_reader(void *arg)
                 atomic_fetch_add(&b->scans, 1);
             }
             if (rc != KEEL_OK)
-                bank_bad(b, "reader: %s", keel_session_error(s));
+                stress_bad(&b->log, "reader: %s", keel_session_error(s));
             else if (n != BANK_ACCOUNTS ||
                      sum != (long)BANK_ACCOUNTS * BANK_START)
-                bank_bad(b, "reader: %d accounts holding %ld (way %d)", n, sum,
-                         how);
+                stress_bad(&b->log, "reader: %d accounts holding %ld (way %d)",
+                           n, sum, how);
             /* One reader holds its snapshot, and with it the horizon,
              * back a while, as writers prune. */
             if (b->reads % 7 == 0 && round + 1 < rounds)
@@ -1067,7 +1072,7 @@ static void test_transfer_stress(void **state)
                                        {"bal", KEEL_INT4, 0, true},
                                        {"pad", KEEL_TEXT, 0, true}};
     pthread_t th[BANK_WRITERS + BANK_READERS];
-    bank b = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    bank b = {.log.lock = PTHREAD_MUTEX_INITIALIZER};
     keel_session *s;
     keel_error e;
     keel_value v[3], key, out;
@@ -1103,8 +1108,8 @@ static void test_transfer_stress(void **state)
                   atomic_load(&b.commits), atomic_load(&b.aborts),
                   atomic_load(&b.conflicts), atomic_load(&b.reads),
                   atomic_load(&b.scans));
-    if (atomic_load(&b.bad) != 0)
-        fail_msg("%s", b.first);
+    if (atomic_load(&b.log.bad) != 0)
+        fail_msg("%s", b.log.first);
     assert_true(atomic_load(&b.commits) > 0);
     assert_true(atomic_load(&b.reads) > 0);
     for (int32_t id = 1; id <= BANK_ACCOUNTS; id++) {
@@ -1176,15 +1181,14 @@ static void test_check_index_after_changes(void **state)
 
 #define BUILD_WRITERS 2
 #define BUILD_INDEXES 24
+#define BUILD_TRIES   100 /* of each build, refused by rows it cannot see */
 
 /* What the index build stress's threads share. */
 typedef struct build_race {
     keel_db *db;
-    atomic_int done; /* the builder has built every index */
-    atomic_int bad;
+    atomic_int done; /* the builder has finished */
+    stress_log log;
     atomic_long inserts, updates, refused, builds, build_refused;
-    char first[512];
-    pthread_mutex_t lock;
 } build_race;
 
 /* Inserts new rows and updates old ones of w until the builder is done,
@@ -1198,10 +1202,10 @@ static void *build_writer(void *arg)
     int32_t base = (int32_t)(rnd % 1000) * 100000, n = 0;
 
     if (keel_session_begin(r->db, &s, &e) != KEEL_OK) {
-        atomic_fetch_add(&r->bad, 1);
+        stress_bad(&r->log, "writer session: %s", e.msg);
         return NULL;
     }
-    while (!atomic_load(&r->done) && atomic_load(&r->bad) == 0) {
+    while (!atomic_load(&r->done) && atomic_load(&r->log.bad) == 0) {
         bool insert = n < 50 || tu_rand(&rnd) % 2 == 0;
         keel_value v[2], key;
         int rc;
@@ -1220,11 +1224,8 @@ static void *build_writer(void *arg)
             continue; /* the statement's own transaction is gone */
         }
         if (rc != KEEL_OK) {
-            pthread_mutex_lock(&r->lock);
-            if (atomic_fetch_add(&r->bad, 1) == 0)
-                snprintf(r->first, sizeof(r->first), "%s: %s",
-                         insert ? "insert" : "update", keel_session_error(s));
-            pthread_mutex_unlock(&r->lock);
+            stress_bad(&r->log, "%s: %s", insert ? "insert" : "update",
+                       keel_session_error(s));
             break;
         }
         if (insert) {
@@ -1250,13 +1251,13 @@ static void test_writes_against_builds(void **state)
     keel_db_options o = opts_for(dir);
     static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
                                        {"v", KEEL_INT4, 0, true}};
-    build_race r = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    build_race r = {.log.lock = PTHREAD_MUTEX_INITIALIZER};
     pthread_t th[BUILD_WRITERS];
     keel_session *s;
     keel_error e;
     uint16_t pk = 1, k2 = 2;
     double secs = tu_stress_seconds(2);
-    uint64_t pause_us = (uint64_t)(secs * 1e6 / BUILD_INDEXES), give_up;
+    uint64_t pause_us = (uint64_t)(secs * 1e6 / BUILD_INDEXES);
     lines l;
 
     (void)state;
@@ -1266,23 +1267,22 @@ static void test_writes_against_builds(void **state)
     assert_int_equal(keel_create_table(s, NULL, "w", cols, 2, &pk, 1), KEEL_OK);
     for (int i = 0; i < BUILD_WRITERS; i++)
         assert_int_equal(pthread_create(&th[i], NULL, build_writer, &r), 0);
-    /* Builds refused by rows committed since their snapshots are tried
-     * again, for so long. */
-    give_up = clock_now_ns() + (uint64_t)((secs * 10 + 10) * 1e9);
-    for (int i = 0; i < BUILD_INDEXES && atomic_load(&r.bad) == 0 &&
-                    clock_now_ns() < give_up;) {
+    /* A build refused by rows committed since its snapshot is tried
+     * again, at once, up to BUILD_TRIES times. */
+    for (int i = 0; i < BUILD_INDEXES && atomic_load(&r.log.bad) == 0; i++) {
         char name[32];
-        int rc;
+        int rc = KEEL_ESERIALIZE;
         snprintf(name, sizeof(name), "w_v%d", i);
         clock_sleep_us((uint32_t)pause_us);
-        rc = keel_create_index(s, NULL, "w", name, &k2, 1, false);
-        if (rc == KEEL_ESERIALIZE) { /* rows it cannot see yet: again */
-            atomic_fetch_add(&r.build_refused, 1);
-            continue;
+        for (int t = 0; t < BUILD_TRIES && rc == KEEL_ESERIALIZE; t++) {
+            rc = keel_create_index(s, NULL, "w", name, &k2, 1, false);
+            if (rc == KEEL_ESERIALIZE)
+                atomic_fetch_add(&r.build_refused, 1);
         }
-        assert_int_equal(rc, KEEL_OK);
-        atomic_fetch_add(&r.builds, 1);
-        i++;
+        if (rc != KEEL_OK)
+            stress_bad(&r.log, "build %d: %s", i, keel_session_error(s));
+        else
+            atomic_fetch_add(&r.builds, 1);
     }
     atomic_store(&r.done, 1);
     for (int i = 0; i < BUILD_WRITERS; i++)
@@ -1292,8 +1292,8 @@ static void test_writes_against_builds(void **state)
                   atomic_load(&r.builds), atomic_load(&r.build_refused),
                   atomic_load(&r.inserts), atomic_load(&r.updates),
                   atomic_load(&r.refused));
-    if (atomic_load(&r.bad) != 0)
-        fail_msg("%s", r.first);
+    if (atomic_load(&r.log.bad) != 0)
+        fail_msg("%s", r.log.first);
     assert_int_equal(atomic_load(&r.builds), BUILD_INDEXES);
     assert_true(atomic_load(&r.inserts) > 0);
     keel_session_end(s);

@@ -60,10 +60,10 @@ int keel_create_schema(keel_session *s, const char *name)
 /* ---- claims on schemas and tables ----------------------------------- */
 
 /* ESERIALIZE unless the catalog row at t of object oid (a schema's or a
- * table's, what and name for the message) has no deleter that committed,
- * nor is this transaction, or a version of the row that replaced it does
- * not (keel_analyze() updates a table's): the snapshot that found it may
- * be older than a drop. */
+ * table's, what and name for the message), or a version of it that
+ * replaced it (keel_analyze() updates a table's), is live: has no deleter
+ * that committed, nor is it this transaction.  The snapshot that found it
+ * may be older than a drop. */
 static int row_still_there(keel_session *s, catalog_txn *ct, catalog_id id,
                            oid_t relnumber, oid_t oid, tid t, const char *what,
                            const char *name)
@@ -75,13 +75,13 @@ static int row_still_there(keel_session *s, catalog_txn *ct, catalog_id id,
 
     heap_rel_init(&h, relnumber, catalog_desc(s->db->cat, id));
     rc = heap_fetch_fate(&h, s->bs, &ct->vis, t, &fate);
-    if (rc == KEEL_OK && fate == HEAP_DEAD) {
+    if (rc == KEEL_OK && fate != HEAP_LIVE) {
         keel_value key;
         key.isnull = false;
         key.v.oid = oid;
         rc = catalog_key_live(s->db->cat, ct, id, 0, &key, 1, &live);
     }
-    if (rc == KEEL_OK && (fate != HEAP_LIVE && !(fate == HEAP_DEAD && live)))
+    if (rc == KEEL_OK && !live)
         rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
                       "%s \"%s\" was dropped since the transaction began", what,
                       name);

@@ -64,6 +64,20 @@ typedef struct check_ctx {
     uint64_t tree;  /* btree_check's problems in this index */
 } check_ctx;
 
+/* Formats one line to fn, counting it as a problem or a note. */
+static void report(check_ctx *c, bool is_note, const char *fmt, va_list ap)
+{
+    char line[1024];
+
+    vsnprintf(line, sizeof(line), fmt, ap);
+    if (is_note)
+        c->notes++;
+    else
+        c->problems++;
+    if (c->fn != NULL)
+        c->fn(c->ctx, is_note, line);
+}
+
 static void problem(check_ctx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void note(check_ctx *c, const char *fmt, ...)
@@ -71,28 +85,20 @@ static void note(check_ctx *c, const char *fmt, ...)
 
 static void problem(check_ctx *c, const char *fmt, ...)
 {
-    char line[1024];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    report(c, false, fmt, ap);
     va_end(ap);
-    c->problems++;
-    if (c->fn != NULL)
-        c->fn(c->ctx, false, line);
 }
 
 static void note(check_ctx *c, const char *fmt, ...)
 {
-    char line[1024];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    report(c, true, fmt, ap);
     va_end(ap);
-    c->notes++;
-    if (c->fn != NULL)
-        c->fn(c->ctx, true, line);
 }
 
 static void tid_map_free(tid_map *m)
