@@ -111,19 +111,24 @@ int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
     memset(row, 0, sizeof(*row));
     row->natts = rel->desc->natts;
     row->room = row->natts > 0 ? row->natts : 1;
-    row->values = calloc(row->room, sizeof(*row->values));
-    row->data = malloc(BLOCK_SIZE); /* malloc's alignment is at least 8 */
-    if (row->values == NULL || row->data == NULL) {
-        heap_row_free(row);
+    /* One block: the tuple's copy, then the columns.  Each catalog cache
+     * miss makes a row, and a second, small allocation would go through
+     * calloc(), which glibc serves past its per-thread cache: a catalog
+     * cache that evicts as fast as it fills (at its memory target) left
+     * it freed entries to sort on every miss. */
+    row->data = malloc(BLOCK_SIZE + (size_t)row->room * sizeof(keel_value));
+    if (row->data == NULL) {
+        row->room = 0;
         return kerr_set(err, KEEL_ENOMEM, "out of memory for a heap row");
     }
+    row->values = (keel_value *)((char *)row->data + BLOCK_SIZE);
+    memset(row->values, 0, (size_t)row->room * sizeof(keel_value));
     return KEEL_OK;
 }
 
 void heap_row_free(heap_row *row)
 {
-    free(row->values);
-    free(row->data);
+    free(row->data); /* the columns too */
     row->values = NULL;
     row->data = NULL;
     row->room = 0;
