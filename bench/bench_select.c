@@ -43,7 +43,9 @@
  * the time from the common start to the last client's end, a setting's
  * the median of its runs', and pruning's effect on it the ratios of the
  * pairs' runs, on over off, with their median and the 95% confidence
- * interval of their mean.
+ * interval of their mean.  --prune off or on runs only that setting,
+ * --pairs times (for profilers: bench/bloat-instructions.sh counts the
+ * transactions' instructions under callgrind this way).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -95,6 +97,7 @@ typedef struct select_opts {
     int ncpus;                 /* 0: wherever the scheduler puts it */
     uint64_t transactions;     /* bloat: per client */
     int pairs;                 /* bloat: runs of each setting */
+    int pruning;               /* bloat: -1 both settings, 0 off, 1 on */
 } select_opts;
 
 static void usage_select(void)
@@ -110,7 +113,7 @@ static void usage_bloat(void)
 {
     fprintf(stderr, "usage: keel bench bloat [DIR] [--scale N] [--clients N]\n"
                     "           [--transactions T] [--pairs N] [--pool-mb N]\n"
-                    "           [--json FILE]\n");
+                    "           [--prune off|on] [--json FILE]\n");
 }
 
 /* Parses "a,b,c" into up to MAX_COUNTS integers in lo..hi. */
@@ -227,14 +230,15 @@ static int select_option(const bench_args *a, void *ctx)
     } else if (bloat && strcmp(n, "--pairs") == 0) {
         if (bench_args_u32(a, 1, BLOAT_MAX_PAIRS, &u) != 0)
             return -1;
-        /* As many of each order, so that neither setting gains from
-         * running first (one pair: a quick look, no interval). */
-        if (u > 1 && u % 2 != 0) {
-            fprintf(stderr, "%s: option --pairs takes 1 or an even number\n",
-                    o->who);
+        o->pairs = (int)u;
+    } else if (bloat && strcmp(n, "--prune") == 0) {
+        if (strcmp(v, "off") == 0 || strcmp(v, "on") == 0) {
+            o->pruning = v[1] == 'n';
+        } else {
+            fprintf(stderr, "%s: option --prune takes off or on: '%s'\n",
+                    o->who, v);
             return -1;
         }
-        o->pairs = (int)u;
     } else {
         return bench_args_unknown(a);
     }
@@ -256,6 +260,7 @@ static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
     o->runs = 3;
     o->transactions = 500000;
     o->pairs = 2;
+    o->pruning = -1;
     if (bloat) {
         o->clients[0] = 2;
         o->nclients = 1;
@@ -269,6 +274,16 @@ static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
     if (bench_args_parse(o->who, argc, argv, NULL, &o->dir, select_option, o) !=
         0)
         return -1;
+    /* As many pairs of each order, so that neither setting gains from
+     * running first (one pair: a quick look, no interval); one setting
+     * alone runs any number of times. */
+    if (bloat && o->pruning < 0 && o->pairs > 1 && o->pairs % 2 != 0) {
+        fprintf(stderr,
+                "%s: option --pairs takes 1 or an even number (any number "
+                "with --prune)\n",
+                o->who);
+        return -1;
+    }
     /* The whole database: about 14.5 MiB per scale, or what DIR holds
      * with a tenth to spare if that is more. */
     if (o->pool_mb == 0) {
@@ -965,28 +980,38 @@ static int bloat_write_json(const select_opts *o, int32_t accounts,
                 strerror(errno));
         return -1;
     }
-    bloat_ratios_of(o, res, &q);
     fprintf(f,
             "{\n  \"bench\": \"bloat\",\n  \"accounts\": %d,\n"
             "  \"clients\": %u,\n  \"transactions\": %llu,\n"
-            "  \"samples_per_session\": %d,\n  \"pairs\": %d,\n"
-            "  \"order\": \"pairs alternate: off then on, on then off\",\n"
-            "  \"tps_on_over_off\": %.4f,\n"
-            "  \"tps_on_over_off_min\": %.4f,\n"
-            "  \"tps_on_over_off_max\": %.4f,\n"
-            "  \"tps_on_over_off_runs\": [",
-            accounts, n, (unsigned long long)o->transactions, BLOAT_SAMPLES,
-            o->pairs, q.st.median, q.st.min, q.st.max);
-    for (int p = 0; p < o->pairs; p++)
-        fprintf(f, "%s%.4f", p ? ", " : "", q.r[p]);
-    fputs("]", f);
-    if (o->pairs >= 2)
+            "  \"samples_per_session\": %d",
+            accounts, n, (unsigned long long)o->transactions, BLOAT_SAMPLES);
+    if (o->pruning >= 0) {
+        fprintf(f, ",\n  \"pruning\": \"%s\",\n  \"runs\": %d",
+                res[o->pruning].pruning, o->pairs);
+    } else {
+        bloat_ratios_of(o, res, &q);
         fprintf(f,
-                ",\n  \"tps_on_over_off_mean\": %.4f,\n"
-                "  \"tps_on_over_off_ci\": [%.4f, %.4f]",
-                q.ci.mean, q.ci.low, q.ci.high);
+                ",\n  \"pairs\": %d,\n"
+                "  \"order\": \"pairs alternate: off then on, on then "
+                "off\",\n"
+                "  \"tps_on_over_off\": %.4f,\n"
+                "  \"tps_on_over_off_min\": %.4f,\n"
+                "  \"tps_on_over_off_max\": %.4f,\n"
+                "  \"tps_on_over_off_runs\": [",
+                o->pairs, q.st.median, q.st.min, q.st.max);
+        for (int p = 0; p < o->pairs; p++)
+            fprintf(f, "%s%.4f", p ? ", " : "", q.r[p]);
+        fputs("]", f);
+        if (o->pairs >= 2)
+            fprintf(f,
+                    ",\n  \"tps_on_over_off_mean\": %.4f,\n"
+                    "  \"tps_on_over_off_ci\": [%.4f, %.4f]",
+                    q.ci.mean, q.ci.low, q.ci.high);
+    }
     for (int k = 0; k < 2; k++) {
         const bloat_result *b = &res[k];
+        if (b->t == NULL)
+            continue;
         fprintf(f, ",\n  \"%s\": {\"tps\": %.1f, \"tps_runs\": [", b->pruning,
                 b->tps);
         for (int p = 0; p < o->pairs; p++)
@@ -1044,7 +1069,7 @@ static void bloat_print(const select_opts *o, const bloat_result *res)
            "tps", "elapsed_s", "bytes_start", "bytes_mid", "bytes_end",
            "bytes/txn");
     for (int k = 0; k < 2; k++)
-        for (uint32_t i = 0; i < o->clients[0]; i++) {
+        for (uint32_t i = 0; res[k].t != NULL && i < o->clients[0]; i++) {
             const client_thread *t = &res[k].t[i];
             const bloat_sample *s = t->samples;
             double slope = (double)((int64_t)s[BLOAT_SAMPLES - 1].bytes -
@@ -1057,7 +1082,13 @@ static void bloat_print(const select_opts *o, const bloat_result *res)
                    (unsigned long long)s[BLOAT_SAMPLES / 2].bytes,
                    (unsigned long long)s[BLOAT_SAMPLES - 1].bytes, slope);
         }
-    {
+    if (o->pruning >= 0) {
+        const bloat_result *b = &res[o->pruning];
+        printf("  runs, pruning %s only, tps:", b->pruning);
+        for (int p = 0; p < o->pairs; p++)
+            printf("%s %.0f", p ? "," : "", b->tps_run[p]);
+        printf("\n");
+    } else {
         bloat_ratios q;
         bloat_ratios_of(o, res, &q);
         printf("  throughput with pruning on / off: median %.3f of %d %s "
@@ -1082,12 +1113,13 @@ int bench_bloat_main(int argc, char **argv)
     client_run run;
     char tmp[4096];
     const char *dir;
-    int rc = 0;
+    int rc = 0, nset;
 
     if (parse_opts(argc, argv, true, &o) != 0) {
         usage_bloat();
         return 2;
     }
+    nset = o.pruning < 0 ? 2 : 1;
     memset(res, 0, sizeof(res));
     res[0].pruning = "off";
     res[0].opts.prune_min_age = -1;
@@ -1116,11 +1148,15 @@ int bench_bloat_main(int argc, char **argv)
         return 1;
     }
     printf("keel bench bloat: %s, %u clients, %llu transactions each, each "
-           "probing a new name\n",
-           dir, o.clients[0], (unsigned long long)o.transactions);
+           "probing a new name%s\n",
+           dir, o.clients[0], (unsigned long long)o.transactions,
+           nset == 2   ? ""
+           : o.pruning ? "; pruning on only"
+                       : "; pruning off only");
     fflush(stdout);
-    for (int j = 0; j < 2 * o.pairs && rc == 0; j++) {
-        int p = j / 2, k = bloat_setting(p, j % 2);
+    for (int j = 0; j < nset * o.pairs && rc == 0; j++) {
+        int p = j / nset;
+        int k = nset == 2 ? bloat_setting(p, j % 2) : o.pruning;
         uint64_t txns = 0, elapsed;
         client_thread *t;
         run.bloat_run = j;
@@ -1133,8 +1169,9 @@ int bench_bloat_main(int argc, char **argv)
         for (uint32_t i = 0; i < o.clients[0]; i++)
             txns += t[i].counts.txns;
         res[k].tps_run[p] = (double)txns / ((double)elapsed / 1e9);
-        fprintf(stderr, "  pair %d/%d, pruning %s: %.0f tps\n", p + 1, o.pairs,
-                res[k].pruning, res[k].tps_run[p]);
+        fprintf(stderr, "  %s %d/%d, pruning %s: %.0f tps\n",
+                nset == 2 ? "pair" : "run", p + 1, o.pairs, res[k].pruning,
+                res[k].tps_run[p]);
         if (res[k].t == NULL) {
             res[k].t = t;
             res[k].elapsed_ns = elapsed;
@@ -1146,6 +1183,8 @@ int bench_bloat_main(int argc, char **argv)
     }
     for (int k = 0; k < 2 && rc == 0; k++) {
         double v[BLOAT_MAX_PAIRS];
+        if (res[k].t == NULL)
+            continue;
         memcpy(v, res[k].tps_run, sizeof(v));
         res[k].tps = bench_stat_of(v, o.pairs).median;
     }
