@@ -4,16 +4,19 @@
  * concurrent writers, bad inputs, bad directories, xid reservation,
  * dropping a table with its indexes, bulk loads, lookups through the
  * session's index directories, scans of a table without a primary key,
- * a database open in one place at a time, files no relation owns.
+ * a database open in one place at a time, read-only opens, files no
+ * relation owns.
  */
 #include "testutil.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1231,6 +1234,256 @@ static int open_refused_naming_parent(const char *dir)
  * the holder, and leave the open database as it was; a close, or the
  * holder's death without one, lets the next open in.
  */
+/*
+ * What a directory holds, as text: each entry's name, inode, size and
+ * modification time, and the whole of the control and lock files, so
+ * that any write to the directory or its files changes it.
+ */
+static void dir_state(const char *dir, char *out, size_t len)
+{
+    struct dirent **names;
+    size_t used = 0;
+    int n = scandir(dir, &names, NULL, alphasort);
+
+    assert_true(n >= 0);
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char path[4200], text[2 * 1024 + 1] = "";
+        unsigned char raw[1024];
+        struct stat st;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+        assert_int_equal(lstat(path, &st), 0);
+        if (strcmp(names[i]->d_name, CONTROL_FILE_NAME) == 0 ||
+            strcmp(names[i]->d_name, CONTROL_LOCK_NAME) == 0) {
+            size_t got;
+            f = fopen(path, "rb");
+            assert_non_null(f);
+            got = fread(raw, 1, sizeof(raw), f);
+            assert_true(got < sizeof(raw)); /* the whole file */
+            fclose(f);
+            for (size_t k = 0; k < got; k++) /* bytes, printably */
+                snprintf(text + 2 * k, 3, "%02x", raw[k]);
+        }
+        used += (size_t)snprintf(
+            out + used, len - used, "%s %lu %lld %lld.%09ld %s\n",
+            names[i]->d_name, (unsigned long)st.st_ino, (long long)st.st_size,
+            (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, text);
+        assert_true(used < len);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* How many of this process's descriptors are open on files in dir; each
+ * must be open for reading only. */
+static int read_only_fds(const char *dir)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *de;
+    size_t len = strlen(dir);
+    int n = 0;
+
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        char link[300], target[4200], line[128];
+        ssize_t got;
+        FILE *f;
+        unsigned long flags = O_ACCMODE;
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+        got = readlink(link, target, sizeof(target) - 1);
+        if (got < 0)
+            continue; /* opendir()'s own, closed since */
+        target[got] = '\0';
+        if (strncmp(target, dir, len) != 0 || target[len] != '/')
+            continue;
+        snprintf(link, sizeof(link), "/proc/self/fdinfo/%s", de->d_name);
+        f = fopen(link, "r");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f) != NULL)
+            if (sscanf(line, "flags: %lo", &flags) == 1)
+                break;
+        fclose(f);
+        if ((flags & O_ACCMODE) != O_RDONLY)
+            fail_msg("%s is open with flags %lo", target, flags);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* A load's rows: none. */
+static int no_rows(void *ctx, keel_value *values, bool *done)
+{
+    (void)ctx;
+    (void)values;
+    *done = true;
+    return KEEL_OK;
+}
+
+/* A child's part of test_read_only: opens dir for writing, commits row
+ * 4, inserts row 5 in a transaction left running, says so on fd and
+ * waits to be killed. */
+static void crash_holding(const char *dir, int fd)
+{
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    keel_value v[9];
+    char tb[32];
+
+    die_with_parent();
+    if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+        keel_session_begin(db, &s, &e) != KEEL_OK)
+        _exit(1);
+    row_of(4, v, tb);
+    if (keel_insert(s, "s1", "t", v) != KEEL_OK)
+        _exit(2);
+    row_of(5, v, tb);
+    if (keel_begin(s) != KEEL_OK || keel_insert(s, "s1", "t", v) != KEEL_OK)
+        _exit(3);
+    /* The committed row's pages reach the files; the running one's
+     * commit-log entry stays "in progress". */
+    if (keel_checkpoint(db, &e) != KEEL_OK)
+        _exit(4);
+    if (write(fd, "x", 1) != 1)
+        _exit(5);
+    for (;;)
+        pause();
+}
+
+/*
+ * Read-only opens: they read everything, refuse every write with
+ * KEEL_EREADONLY and leave the directory exactly as it was (names, sizes,
+ * times, the control and lock files' bytes), also after a crash; they
+ * share the lock with one another and exclude an open for writing either
+ * way round.
+ */
+static void test_read_only(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir), ro = opts_for(dir);
+    keel_db *db, *r1, *r2, *w = NULL;
+    keel_session *s, *s2;
+    keel_error e;
+    keel_value v[9];
+    keel_column col = {"x", KEEL_INT4, 0, false};
+    uint16_t pk = 1;
+    uint64_t loaded = 0;
+    char tb[32], want[64], text[8];
+    static char before[32768], after[32768];
+    int ready[2];
+    pid_t child;
+
+    (void)state;
+    ro.read_only = true;
+    assert_int_equal(keel_db_create(&ro, &e), KEEL_EINVAL);
+    assert_non_null(strstr(e.msg, "read-only"));
+    setup_db(dir, &db, &s, 3);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    dir_state(dir, before, sizeof(before));
+
+    assert_int_equal(keel_db_open(&ro, &r1, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&ro, &r2, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &w, &e), KEEL_EBUSY);
+    assert_null(w);
+    assert_int_equal(keel_session_begin(r1, &s, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(r2, &s2, &e), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 10), 3);
+    assert_int_equal(count_rows(s2, NULL, 1, 10), 3);
+    /* Two locks, and the catalogs' and the table's files, twice. */
+    assert_true(read_only_fds(dir) >= 2 + 2 * 3);
+    /* Each kind of write is refused, naming the directory, before it
+     * changes anything: the explicit transaction goes on reading. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    row_of(9, v, tb);
+    assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_EREADONLY);
+    assert_non_null(strstr(keel_session_error(s), dir));
+    assert_int_equal(keel_update(s, "s1", "t", &v[0], v), KEEL_EREADONLY);
+    v[0] = tu_vi4(2);
+    assert_int_equal(keel_delete(s, "s1", "t", &v[0]), KEEL_EREADONLY);
+    assert_int_equal(keel_create_schema(s, "s2"), KEEL_EREADONLY);
+    assert_int_equal(keel_create_table(s, "s1", "u", &col, 1, &pk, 1),
+                     KEEL_EREADONLY);
+    assert_int_equal(keel_analyze(s, "s1", "t"), KEEL_EREADONLY);
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &pk, 1, false),
+                     KEEL_EREADONLY);
+    assert_int_equal(keel_drop_table(s, "s1", "t"), KEEL_EREADONLY);
+    assert_int_equal(keel_drop_schema(s, "s1"), KEEL_EREADONLY);
+    assert_int_equal(
+        keel_load_table(s, "s1", "u", &col, 1, &pk, 1, no_rows, NULL, &loaded),
+        KEEL_EREADONLY);
+    assert_int_equal(count_rows(s, NULL, 1, 10), 3);
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    assert_int_equal(keel_checkpoint(r1, &e), KEEL_OK);
+    keel_session_end(s);
+    keel_session_end(s2);
+    assert_int_equal(keel_db_close(r1, &e), KEEL_OK);
+    assert_int_equal(keel_db_close(r2, &e), KEEL_OK);
+    dir_state(dir, after, sizeof(after));
+    assert_string_equal(before, after);
+
+    /* A process that opens it for writing and dies with a transaction
+     * running: read-only opens are refused while it lives, naming it,
+     * and then see its committed row, not the other, writing nothing. */
+    assert_int_equal(pipe(ready), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(ready[0]);
+        crash_holding(dir, ready[1]);
+    }
+    close(ready[1]);
+    assert_int_equal(read(ready[0], text, 1), 1);
+    close(ready[0]);
+    assert_int_equal(keel_db_open(&ro, &r1, &e), KEEL_EBUSY);
+    snprintf(want, sizeof(want), "in use by process %ld", (long)child);
+    assert_non_null(strstr(e.msg, want));
+    assert_int_equal(kill(child, SIGKILL), 0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    dir_state(dir, before, sizeof(before));
+    assert_int_equal(keel_db_open(&ro, &r1, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(r1, &s, &e), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 10), 4);
+    assert_int_equal(count_rows(s, NULL, 5, 5), 0);
+    keel_session_end(s);
+    /* An open for writing is refused while it is open. */
+    assert_int_equal(keel_db_open(&o, &w, &e), KEEL_EBUSY);
+    assert_int_equal(keel_db_close(r1, &e), KEEL_OK);
+    dir_state(dir, after, sizeof(after));
+    assert_string_equal(before, after);
+    /* Without a lock file (a copy made without it) it opens unlocked,
+     * and makes none. */
+    {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_LOCK_NAME);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(keel_db_open(&ro, &r1, &e), KEEL_OK);
+        assert_int_equal(keel_db_open(&ro, &r2, &e), KEEL_OK);
+        assert_int_equal(keel_session_begin(r1, &s, &e), KEEL_OK);
+        assert_int_equal(count_rows(s, NULL, 1, 10), 4);
+        keel_session_end(s);
+        assert_int_equal(keel_db_close(r1, &e), KEEL_OK);
+        assert_int_equal(keel_db_close(r2, &e), KEEL_OK);
+        assert_int_equal(stat(path, &st), -1);
+    }
+    /* The open for writing then finds the same rows, and writes. */
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 10), 4);
+    row_of(5, v, tb);
+    assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 10), 5);
+    finish(dir, db, s, NULL);
+}
+
 static void test_open_once(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -1802,6 +2055,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_analyze),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),
+        cmocka_unit_test(test_read_only),
         cmocka_unit_test(test_create_where),
         cmocka_unit_test(test_close_removes_unowned_files),
         cmocka_unit_test(test_xid_reservation),

@@ -1,7 +1,8 @@
 /*
  * test_smgr.c: the storage manager: relation files, block I/O, checksum
  * verification on read, partial trailing blocks, concurrent extension,
- * and (in fault-injection builds) behaviour under injected I/O faults.
+ * read-only opens, and (in fault-injection builds) behaviour under
+ * injected I/O faults.
  */
 #include "testutil.h"
 
@@ -546,6 +547,71 @@ static void *extender_main(void *arg)
     return NULL;
 }
 
+/*
+ * A read-only storage manager over f's directory: reads what the other
+ * wrote; refuses create, unlink, write, extend, truncate and sync with
+ * EREADONLY, naming the file or directory, leaving the file as it was;
+ * and refuses a directory, a FIFO (without waiting for a writer) and a
+ * symlink to /dev/zero named as relations, as the writable one does.
+ */
+static void test_read_only(void **state)
+{
+    fixture *f = *state;
+    smgr *ro;
+    smgr_rel *w, *r;
+    test_page p, q;
+    blocknum_t blk = 0;
+    char path[4200];
+    struct stat st;
+    kerr e;
+
+    fill_page(&p, 7);
+    assert_int_equal(smgr_create(f->s, REL_A, &w, &f->err), KEEL_OK);
+    assert_int_equal(smgr_extend(w, p.b, &blk, &f->err), KEEL_OK);
+    assert_int_equal(smgr_sync(w, &f->err), KEEL_OK);
+    assert_int_equal(smgr_open_read_only(f->dir, &ro, &e), KEEL_OK);
+    assert_int_equal(smgr_rel_open(ro, REL_A, &r, &e), KEEL_OK);
+    assert_int_equal(smgr_nblocks(r), 1);
+    assert_int_equal(smgr_read(r, 0, q.b, &e), KEEL_OK);
+    assert_memory_equal(p.b, q.b, BLOCK_SIZE);
+
+    fill_page(&q, 8);
+    assert_int_equal(smgr_write(r, 0, q.b, &e), KEEL_EREADONLY);
+    assert_non_null(strstr(e.msg, "read-only"));
+    assert_int_equal(smgr_extend(r, q.b, &blk, &e), KEEL_EREADONLY);
+    assert_int_equal(smgr_truncate(r, 0, &e), KEEL_EREADONLY);
+    assert_int_equal(smgr_sync(r, &e), KEEL_EREADONLY);
+    assert_int_equal(smgr_create(ro, REL_B, NULL, &e), KEEL_EREADONLY);
+    assert_non_null(strstr(e.msg, f->dir));
+    assert_int_equal(smgr_unlink(ro, REL_A, &e), KEEL_EREADONLY);
+    snprintf(path, sizeof(path), "%s/%u", f->dir, REL_B);
+    assert_int_equal(stat(path, &st), -1);
+    snprintf(path, sizeof(path), "%s/%u", f->dir, REL_A);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, BLOCK_SIZE);
+    assert_int_equal(smgr_nblocks(r), 1);
+    assert_int_equal(smgr_read(r, 0, q.b, &e), KEEL_OK);
+    assert_memory_equal(p.b, q.b, BLOCK_SIZE);
+
+    /* Files that are not regular. */
+    snprintf(path, sizeof(path), "%s/%u", f->dir, REL_B);
+    assert_int_equal(mkdir(path, 0700), 0);
+    assert_int_equal(smgr_rel_open(ro, REL_B, &r, &e), KEEL_EIO);
+    assert_non_null(strstr(e.msg, "Is a directory"));
+    assert_int_equal(rmdir(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(smgr_rel_open(ro, REL_B, &r, &e), KEEL_EIO);
+    assert_non_null(strstr(e.msg, "not a regular file"));
+    assert_int_equal(smgr_rel_open(f->s, REL_B, &r, &e), KEEL_EIO);
+    assert_non_null(strstr(e.msg, "not a regular file"));
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink("/dev/zero", path), 0);
+    assert_int_equal(smgr_rel_open(ro, REL_B, &r, &e), KEEL_EIO);
+    assert_non_null(strstr(e.msg, "not a regular file"));
+    assert_int_equal(unlink(path), 0);
+    smgr_close(ro);
+}
+
 static void test_concurrent_extend(void **state)
 {
     fixture *f = *state;
@@ -867,6 +933,7 @@ int main(void)
         T(test_corrupt_zero_page),
         T(test_bad_version_and_header),
         T(test_partial_trailing_block),
+        T(test_read_only),
         T(test_concurrent_extend),
 #ifdef KEEL_FAULT_INJECTION
         T(test_fault_read_eio),

@@ -3,7 +3,7 @@
 # of the same directory, a missing directory and bad usage fail with one
 # line and the right exit status; a stray relation-numbered file is a
 # note of the check's; a relation file that cannot be opened, or is
-# gone, is listed as such.
+# gone, is listed as such; stat and check write nothing.
 file(REMOVE_RECURSE ${DIR})
 execute_process(COMMAND ${KEEL} init ${DIR} --scale 1
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -13,6 +13,12 @@ endif()
 if(NOT err MATCHES "100000 of 100000 tuples")
   message(FATAL_ERROR "keel init showed no progress lines:\n${err}")
 endif()
+# stat and check open the database read-only: the control file and the
+# lock file (which an open for writing rewrites with its process id) stay
+# as init left them, and nothing is added.
+file(SHA256 ${DIR}/keel_control control_before)
+file(SHA256 ${DIR}/keel_lock lock_before)
+file(GLOB files_before RELATIVE ${DIR} ${DIR}/*)
 execute_process(COMMAND ${KEEL} stat ${DIR}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
@@ -32,6 +38,15 @@ execute_process(COMMAND ${KEEL} check ${DIR}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 OR NOT out STREQUAL "")
   message(FATAL_ERROR "keel check of a fresh database (${rc}):\n${out}\n${err}")
+endif()
+file(SHA256 ${DIR}/keel_control control_after)
+file(SHA256 ${DIR}/keel_lock lock_after)
+file(GLOB files_after RELATIVE ${DIR} ${DIR}/*)
+if(NOT control_after STREQUAL control_before OR
+   NOT lock_after STREQUAL lock_before OR
+   NOT files_after STREQUAL files_before)
+  message(FATAL_ERROR "keel stat and check changed the database directory: "
+    "${files_before} / ${files_after}")
 endif()
 execute_process(COMMAND ${KEEL} init ${DIR}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -34,6 +34,7 @@ typedef enum keel_status {
     KEEL_EUNIQUE,    /* the key already exists in a unique index */
     KEEL_ETYPE,      /* a value does not match its column's type */
     KEEL_ETOOBIG,    /* a value or row does not fit (name > 63 bytes, ...) */
+    KEEL_EREADONLY,  /* a write to a database opened read-only */
     KEEL_STATUS_COUNT
 } keel_status;
 
@@ -135,6 +136,7 @@ typedef struct keel_db_options {
     /* Each session's catalog cache (see keel_session_set_cache_options). */
     int32_t catalog_cache_prune_min_age;  /* seconds, -1: no age pruning */
     uint64_t catalog_cache_memory_target; /* bytes, 0: no target */
+    bool read_only;                       /* open to read only (keel_db_open) */
 } keel_db_options;
 
 /* Catalog cache defaults: entries unused for 5 minutes may go when a cache
@@ -168,6 +170,20 @@ int keel_db_create(const keel_db_options *opts, keel_error *err);
  * is an flock(2) on the file keel_lock in the directory).  A child made by
  * fork() does not share the lock (its copy of the descriptor is pointed
  * at /dev/null), and must not use the parent's handles.
+ *
+ * With opts->read_only the open writes nothing to the directory, so that
+ * a database can be read where it cannot be written (read-only media, a
+ * directory of another user's) and inspected without being changed:
+ * files are opened O_RDONLY, the control file is left as it was, and the
+ * lock is a shared flock(2) on keel_lock.  Read-only opens exclude an open
+ * for writing, in either order, but not one another (if keel_lock is
+ * absent, as in a copy made without it, none is taken, and an open for
+ * writing that comes later makes the file and is not kept out).  Every
+ * transaction may read; a statement that would write (DML, DDL, keel_analyze, a
+ * load) fails with KEEL_EREADONLY before it changes anything, which leaves an
+ * explicit transaction usable.  After a crash the transactions that were
+ * running read as aborted, as they do in an open for writing, but nothing
+ * records it.  keel_db_create() refuses read_only (KEEL_EINVAL).
  */
 int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
 
@@ -179,11 +195,13 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
  * catalogs), records a clean shutdown and frees db.  KEEL_EBUSY if a session is
  * still open (nothing is done); if the checkpoint fails, its error is returned
  * and db stays open; a failure after it (closing the pool, writing the control
- * file) is returned too, but db is freed (everything was on disk).
+ * file) is returned too, but db is freed (everything was on disk).  A
+ * read-only open's close only releases the lock and frees db.
  */
 int keel_db_close(keel_db *db, keel_error *err);
 
-/* Writes every changed page and fsyncs the files (I/O errors). */
+/* Writes every changed page and fsyncs the files (I/O errors); nothing,
+ * and KEEL_OK, for a read-only open. */
 int keel_checkpoint(keel_db *db, keel_error *err);
 
 /* Starts a session for the calling thread.  KEEL_EEXHAUSTED when

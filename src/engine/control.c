@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,7 +306,7 @@ static void held_init(void)
  * held_lock, so that no fork() comes between them (a child would keep the
  * lock that follows).  -1 with errno: the open's, or ENOMEM.
  */
-static int held_open(const char *path)
+static int held_open(const char *path, bool shared)
 {
     int fd;
 
@@ -322,7 +323,8 @@ static int held_open(const char *path)
         held_fds = more;
         held_cap = cap;
     }
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    fd = shared ? open(path, O_RDONLY | O_CLOEXEC)
+                : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0)
         held_fds[nheld++] = fd;
     pthread_mutex_unlock(&held_lock);
@@ -344,11 +346,20 @@ static void held_close(int fd)
 
 /* The message for a lock held elsewhere: fd's file names the holder,
  * unless it is between truncating the file and writing its id. */
-static int lock_busy(int fd, const char *dir, kerr *err)
+static int lock_busy(int fd, const char *dir, bool shared, kerr *err)
 {
     char text[32];
-    ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+    ssize_t n;
     long pid = 0;
+
+    /* Refused an exclusive lock, but granted a shared one: only read-only
+     * opens hold it, and the file names none of them. */
+    if (!shared && flock(fd, LOCK_SH | LOCK_NB) == 0) {
+        (void)flock(fd, LOCK_UN);
+        return kerr_set(err, KEEL_EBUSY,
+                        "database \"%s\" is open read-only elsewhere", dir);
+    }
+    n = pread(fd, text, sizeof(text) - 1, 0);
 
     if (n > 0) {
         char *end;
@@ -367,7 +378,7 @@ static int lock_busy(int fd, const char *dir, kerr *err)
                     "database \"%s\" is in use by another process", dir);
 }
 
-int control_lock(const char *dir, int *out, kerr *err)
+static int lock_take(const char *dir, bool shared, int *out, kerr *err)
 {
     char path[CONTROL_PATH_MAX], text[32];
     int fd, e, rc, len;
@@ -378,19 +389,24 @@ int control_lock(const char *dir, int *out, kerr *err)
         return rc;
     for (int attempt = 0;; attempt++) {
         struct stat held, named;
-        fd = held_open(path);
+        fd = held_open(path, shared);
+        /* No lock file (a copy made without it): no open for writing is
+         * running, since each makes the file before anything else, and a
+         * read-only open makes nothing, so it goes on without a lock. */
+        if (fd < 0 && shared && errno == ENOENT)
+            return KEEL_OK;
         if (fd < 0) {
             e = errno;
             return kerr_set(err, kerr_from_errno(e),
                             "could not open lock file \"%s\": %s", path,
                             strerror(e));
         }
-        while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        while (flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
             e = errno;
             if (e == EINTR)
                 continue;
             rc = e == EWOULDBLOCK
-                     ? lock_busy(fd, dir, err)
+                     ? lock_busy(fd, dir, shared, err)
                      : kerr_set(err, KEEL_EIO, "could not lock \"%s\": %s",
                                 path, strerror(e));
             held_close(fd);
@@ -403,11 +419,17 @@ int control_lock(const char *dir, int *out, kerr *err)
             held.st_dev == named.st_dev && held.st_ino == named.st_ino)
             break;
         held_close(fd);
+        if (shared && stat(path, &named) != 0 && errno == ENOENT)
+            return KEEL_OK;
         if (attempt == 8)
             return kerr_set(err, KEEL_EBUSY,
                             "database \"%s\": its lock file keeps being "
                             "replaced",
                             dir);
+    }
+    if (shared) {
+        *out = fd; /* read-only: the holder's id is not written */
+        return KEEL_OK;
     }
     len = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
     e = 0;
@@ -426,6 +448,16 @@ int control_lock(const char *dir, int *out, kerr *err)
     }
     *out = fd;
     return KEEL_OK;
+}
+
+int control_lock(const char *dir, int *out, kerr *err)
+{
+    return lock_take(dir, false, out, err);
+}
+
+int control_lock_shared(const char *dir, int *out, kerr *err)
+{
+    return lock_take(dir, true, out, err);
 }
 
 void control_unlock(int fd)

@@ -68,6 +68,11 @@ int control_write(const char *dir, const control_data *c, kerr *err);
  */
 int control_lock(const char *dir, int *fd, kerr *err);
 
+/* A read-only open's lock: a shared flock(2) on the lock file, opened
+ * O_RDONLY and never created or written (no file: *fd is -1, KEEL_OK).
+ * Shared locks exclude control_lock(), not one another. */
+int control_lock_shared(const char *dir, int *fd, kerr *err);
+
 /* Releases the lock control_lock() took (nothing for fd < 0). */
 void control_unlock(int fd);
 

@@ -151,6 +151,9 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
 
     kerr_clear(&e);
     rc = check_options(opts, &e);
+    if (rc == KEEL_OK && opts->read_only)
+        rc = kerr_set(&e, KEEL_EINVAL,
+                      "cannot create database \"%s\" read-only", opts->dir);
     if (rc != KEEL_OK)
         return fail(out, &e);
     made_dir = mkdir(opts->dir, 0700) == 0;
@@ -221,6 +224,9 @@ static int reserve_xids(void *ctx, xid_t new_limit, kerr *err)
     control_data c;
     int rc;
 
+    if (db->read_only)
+        return kerr_set(err, KEEL_EREADONLY,
+                        "database \"%s\" is open read-only", db->dir);
     pthread_mutex_lock(&db->control_lock);
     c = db->control;
     c.xid_limit = new_limit;
@@ -235,6 +241,9 @@ int engine_oid_next(keel_db *db, oid_t *out, kerr *err)
 {
     int rc = KEEL_OK;
 
+    if (db->read_only)
+        return kerr_set(err, KEEL_EREADONLY,
+                        "database \"%s\" is open read-only", db->dir);
     pthread_mutex_lock(&db->control_lock);
     if (db->next_oid >= db->control.oid_limit) {
         control_data c = db->control;
@@ -306,7 +315,8 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     if (rc == KEEL_OK)
         rc = control_read(opts->dir, &c, &e);
     if (rc == KEEL_OK)
-        rc = control_lock(opts->dir, &lock_fd, &e);
+        rc = opts->read_only ? control_lock_shared(opts->dir, &lock_fd, &e)
+                             : control_lock(opts->dir, &lock_fd, &e);
     if (rc == KEEL_OK)
         rc = control_read(opts->dir, &c, &e);
     if (rc != KEEL_OK) {
@@ -321,6 +331,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
         return fail(err, &e);
     }
     db->lock_fd = lock_fd;
+    db->read_only = opts->read_only;
     pthread_mutex_init(&db->control_lock, NULL);
     pthread_mutex_init(&db->rel_lock, NULL);
     pthread_mutex_init(&db->claim_lock, NULL);
@@ -335,8 +346,11 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     c.oid_limit = db->next_oid;
     c.next_oid = db->next_oid;
     db->control = c;
-    rc = control_write(db->dir, &c, &e);
-    if (rc == KEEL_OK)
+    /* Read-only: whatever a crashed run left in progress reads as aborted
+     * (txn_xid_status), in memory only; the control file stays as it is. */
+    if (db->read_only)
+        rc = smgr_open_read_only(db->dir, &db->smgr, &e);
+    else if ((rc = control_write(db->dir, &c, &e)) == KEEL_OK)
         rc = smgr_open(db->dir, &db->smgr, &e);
     if (rc == KEEL_OK)
         rc = buf_pool_create(db->smgr, pool_buffers(opts), &db->pool, &e);
@@ -369,6 +383,8 @@ int keel_checkpoint(keel_db *db, keel_error *err)
     int rc;
 
     kerr_clear(&e);
+    if (db->read_only)
+        return KEEL_OK; /* nothing can be dirty */
     rc = buf_session_create(db->pool, &bs, &e);
     if (rc != KEEL_OK)
         return fail(err, &e);
@@ -436,6 +452,10 @@ int keel_db_close(keel_db *db, keel_error *err)
         kerr_set(&e, KEEL_EBUSY, "%u session(s) of database \"%s\" still open",
                  n, db->dir);
         return fail(err, &e);
+    }
+    if (db->read_only) {
+        db_discard(db); /* nothing to write, nothing made or dropped */
+        return KEEL_OK;
     }
     /* Read before the checkpoint, which then writes whatever the read
      * changed.  No session is open: no relation is being made or

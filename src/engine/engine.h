@@ -79,7 +79,8 @@ typedef struct engine_claim_held {
 
 struct keel_db {
     char *dir;
-    int lock_fd; /* holds the database's lock (control_lock) until closed */
+    int lock_fd;    /* holds the database's lock (control_lock) until closed */
+    bool read_only; /* opened so: nothing is written to dir */
     pthread_mutex_t claim_lock; /* claims..., made... */
     engine_claim_state *claims;
     uint32_t nclaims, claims_cap;

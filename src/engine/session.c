@@ -253,6 +253,9 @@ int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct)
     ct->bs = s->bs;
     ct->inval = &s->inval;
     ct->xid = XID_INVALID;
+    if (write && s->db->read_only)
+        return kerr_set(e, KEEL_EREADONLY, "database \"%s\" is open read-only",
+                        s->db->dir);
     if (write) {
         rc = txn_assign_xid(s->ts, &ct->xid, e);
         if (rc != KEEL_OK)

@@ -26,6 +26,7 @@ static const char *const status_names[KEEL_STATUS_COUNT] = {
     [KEEL_EUNIQUE] = "duplicate key",
     [KEEL_ETYPE] = "wrong type",
     [KEEL_ETOOBIG] = "too big",
+    [KEEL_EREADONLY] = "read-only database",
 };
 
 const char *keel_status_str(int status)

@@ -59,6 +59,7 @@ struct smgr_rel {
     /* Read on every I/O. */
     int fd;
     relnumber_t relnumber;
+    bool read_only;
     atomic_u32 nblocks; /* whole blocks in the file; see the file comment */
 
     /* Used on extension, truncation and lookup only. */
@@ -72,6 +73,7 @@ struct smgr {
     smgr_rel **table;     /* nbuckets chains */
     size_t nbuckets;      /* a power of two */
     size_t count;
+    bool read_only;
     int dir_fd; /* the directory, O_RDONLY, for openat and fsync */
     char dir[]; /* its path, without trailing slashes */
 };
@@ -249,6 +251,7 @@ static smgr_rel *rel_alloc(const smgr *s, relnumber_t rel)
         return NULL;
     r->fd = -1;
     r->relnumber = rel;
+    r->read_only = s->read_only;
     atomic_store_relaxed(&r->nblocks, 0);
     r->next = NULL;
     snprintf(r->path, pathlen, "%s/%" PRIu32, s->dir, rel);
@@ -281,6 +284,16 @@ static int rel_load_size(smgr_rel *r, kerr *err)
                         "could not stat file \"%s\": %s", r->path,
                         errno_str(e, ebuf, sizeof(ebuf)));
     }
+    /* A read-only open's O_RDONLY opens a directory, as O_RDWR does not;
+     * a FIFO or a device opens either way, and its reads would block or
+     * read what is not a relation. */
+    if (S_ISDIR(st.st_mode))
+        return kerr_set(err, KEEL_EIO, "could not open file \"%s\": %s",
+                        r->path, errno_str(EISDIR, ebuf, sizeof(ebuf)));
+    if (!S_ISREG(st.st_mode))
+        return kerr_set(err, KEEL_EIO,
+                        "could not open file \"%s\": not a regular file",
+                        r->path);
     blocks = st.st_size / BLOCK_SIZE;
     if (blocks > (off_t)MAX_BLOCK_NUMBER + 1)
         return kerr_set(err, KEEL_ECORRUPT,
@@ -292,7 +305,8 @@ static int rel_load_size(smgr_rel *r, kerr *err)
 
 /* ---- the storage manager --------------------------------------------- */
 
-int smgr_open(const char *dir, smgr **out, kerr *err)
+static int smgr_open_mode(const char *dir, bool read_only, smgr **out,
+                          kerr *err)
 {
     size_t len = strlen(dir);
     char ebuf[128];
@@ -326,11 +340,29 @@ int smgr_open(const char *dir, smgr **out, kerr *err)
                         "out of memory opening database directory \"%s\"", dir);
     }
     s->nbuckets = SMGR_INITIAL_BUCKETS;
+    s->read_only = read_only;
     s->dir_fd = fd;
     memcpy(s->dir, dir, len);
     s->dir[len] = '\0';
     *out = s;
     return KEEL_OK;
+}
+
+int smgr_open(const char *dir, smgr **out, kerr *err)
+{
+    return smgr_open_mode(dir, false, out, err);
+}
+
+int smgr_open_read_only(const char *dir, smgr **out, kerr *err)
+{
+    return smgr_open_mode(dir, true, out, err);
+}
+
+static int refuse(const smgr_rel *r, const char *what, kerr *err)
+{
+    return kerr_set(err, KEEL_EREADONLY,
+                    "could not %s file \"%s\": database opened read-only", what,
+                    r->path);
 }
 
 void smgr_close(smgr *s)
@@ -372,6 +404,11 @@ int smgr_create(smgr *s, relnumber_t rel, smgr_rel **out, kerr *err)
     if (rel == INVALID_RELNUMBER)
         return kerr_set(err, KEEL_EINVAL,
                         "could not create relation: invalid relation number 0");
+    if (s->read_only)
+        return kerr_set(err, KEEL_EREADONLY,
+                        "could not create relation %u: database \"%s\" opened "
+                        "read-only",
+                        rel, s->dir);
     rel_name(rel, name);
     r = rel_alloc(s, rel);
     if (r == NULL)
@@ -442,7 +479,11 @@ int smgr_rel_open(smgr *s, relnumber_t rel, smgr_rel **out, kerr *err)
         return kerr_set(err, KEEL_ENOMEM,
                         "out of memory opening file \"%s/%s\"", s->dir, name);
     }
-    r->fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC);
+    /* O_NONBLOCK: an O_RDONLY open of a FIFO would wait for a writer
+     * (rel_load_size() then refuses it); it changes nothing for a
+     * regular file. */
+    r->fd = openat(s->dir_fd, name,
+                   (s->read_only ? O_RDONLY | O_NONBLOCK : O_RDWR) | O_CLOEXEC);
     if (r->fd < 0) {
         int e = errno;
         pthread_mutex_unlock(&s->lock);
@@ -488,6 +529,11 @@ int smgr_unlink(smgr *s, relnumber_t rel, kerr *err)
     if (rel == INVALID_RELNUMBER)
         return kerr_set(err, KEEL_EINVAL,
                         "could not unlink relation: invalid relation number 0");
+    if (s->read_only)
+        return kerr_set(err, KEEL_EREADONLY,
+                        "could not unlink relation %u: database \"%s\" opened "
+                        "read-only",
+                        rel, s->dir);
     rel_name(rel, name);
 
     pthread_mutex_lock(&s->lock);
@@ -624,6 +670,8 @@ int smgr_write(smgr_rel *r, blocknum_t blk, void *page, kerr *err)
     ssize_t n;
     int e;
 
+    if (r->read_only)
+        return refuse(r, "write", err);
     if (blk >= nblocks)
         return kerr_set(err, KEEL_EEOF,
                         "could not write block %" PRIu32 " of file \"%s\": "
@@ -654,6 +702,9 @@ int smgr_extend(smgr_rel *r, void *page, blocknum_t *blk, kerr *err)
     blocknum_t old;
     ssize_t n;
     int rc, e;
+
+    if (r->read_only)
+        return refuse(r, "extend", err);
 
     pthread_mutex_lock(&r->extend_lock);
     old = atomic_load_relaxed(&r->nblocks);
@@ -696,6 +747,8 @@ int smgr_truncate(smgr_rel *r, blocknum_t nblocks, kerr *err)
     char ebuf[128];
     blocknum_t cur;
 
+    if (r->read_only)
+        return refuse(r, "truncate", err);
     pthread_mutex_lock(&r->extend_lock);
     cur = atomic_load_relaxed(&r->nblocks);
     if (nblocks > cur) {
@@ -722,6 +775,8 @@ int smgr_sync(smgr_rel *r, kerr *err)
 {
     char ebuf[128];
 
+    if (r->read_only)
+        return refuse(r, "fsync", err);
     if (rel_fsync(r) != 0) {
         int e = errno;
         return kerr_set(err, KEEL_EIO, "could not fsync file \"%s\": %s",

@@ -41,6 +41,10 @@ typedef struct smgr_rel smgr_rel; /* one open relation file */
  * directory does not exist. */
 int smgr_open(const char *dir, smgr **out, kerr *err);
 
+/* As smgr_open(), but files are opened O_RDONLY and every create, unlink,
+ * write, extend, truncate and sync fails with EREADONLY. */
+int smgr_open_read_only(const char *dir, smgr **out, kerr *err);
+
 /* Closes every open relation file and frees s.  Does not sync. */
 void smgr_close(smgr *s);
 

@@ -567,6 +567,7 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     keel_db_options_init(&o);
     o.dir = dir;
     o.pool_mb = 32;
+    o.read_only = true;
     rc = keel_db_open(&o, &db, &e);
     /* A damaged control file or catalog is a finding; anything else that
      * stops the open (in use, not a database, no permission) means there
@@ -581,11 +582,9 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
             *err = e;
         return rc;
     }
-    /* Whatever opening wrote goes to disk first: the files are read
-     * directly. */
-    rc = keel_checkpoint(db, &e);
-    if (rc == KEEL_OK)
-        rc = keel_session_begin(db, &s, &e);
+    /* Opened read-only, the database is checked as it lies on disk and
+     * left so: nothing dirties a page, and the files are read directly. */
+    rc = keel_session_begin(db, &s, &e);
     if (rc == KEEL_OK) {
         rc = check_relations(&c, db, s);
         if (rc == KEEL_ENOMEM)

@@ -28,6 +28,7 @@ int tool_stat_main(int argc, char **argv)
     keel_db_options_init(&o);
     o.dir = argv[0];
     o.pool_mb = 16;
+    o.read_only = true;
     rc = keel_db_open(&o, &db, &e);
     if (rc != KEEL_OK) {
         fprintf(stderr, "keel stat: %s\n", e.msg);
