@@ -928,6 +928,63 @@ static void test_prefix_bounds(void **state)
     }
     assert_int_equal(n, 500);
     btree_scan_end(sc);
+
+    /* Scans through a spare: the first allocates and its end keeps it;
+     * the next begin takes it back, its strings grown for a 150-byte
+     * bound; one begun while it is out allocates its own, which its end
+     * frees; a refused begin leaves the spare where it was. */
+    {
+        btree_scan *spare = NULL, *first, *sc2;
+        char longname[151];
+        keel_value b2[1];
+        btree_bound lo2, hi2;
+        int n2 = 0;
+
+        memset(longname, 'd', 150);
+        longname[150] = '\0';
+        v[0] = (keel_value){.isnull = false, .v.s = {"banana", 6}};
+        lo = (btree_bound){.vals = v, .ncols = 1, .inclusive = true};
+        CHECK_OK(f, btree_scan_begin_spare(bt, f->s, &lo, &lo, &spare, &sc));
+        assert_null(spare);
+        btree_scan_end_spare(sc, &spare);
+        assert_ptr_equal(spare, sc);
+        first = sc;
+        v[0] = (keel_value){.isnull = false, .v.s = {"apple", 5}};
+        k[0] = (keel_value){.isnull = false, .v.s = {longname, 150}};
+        lo = (btree_bound){.vals = v, .ncols = 1, .inclusive = false};
+        hi = (btree_bound){.vals = k, .ncols = 1, .inclusive = false};
+        CHECK_OK(f, btree_scan_begin_spare(bt, f->s, &lo, &hi, &spare, &sc));
+        assert_ptr_equal(sc, first);
+        assert_null(spare);
+        b2[0] = (keel_value){.isnull = false, .v.s = {"cherry", 6}};
+        lo2 = (btree_bound){.vals = b2, .ncols = 1, .inclusive = true};
+        hi2 = lo2;
+        CHECK_OK(f, btree_scan_begin_spare(bt, f->s, &lo2, &hi2, &spare, &sc2));
+        assert_ptr_not_equal(sc2, first);
+        n = 0;
+        while ((rc = btree_scan_next(sc, &t, k)) == KEEL_OK) {
+            assert_true(t.block == 2 || t.block == 3); /* banana, cherry */
+            n++;
+        }
+        assert_int_equal(rc, KEEL_ENOENT);
+        while ((rc = btree_scan_next(sc2, &t, NULL)) == KEEL_OK) {
+            assert_int_equal(t.block, 3);
+            n2++;
+        }
+        assert_int_equal(rc, KEEL_ENOENT);
+        assert_int_equal(n, 1000);
+        assert_int_equal(n2, 500);
+        btree_scan_end_spare(sc, &spare);
+        assert_ptr_equal(spare, first);
+        btree_scan_end_spare(sc2, &spare);
+        assert_ptr_equal(spare, first);
+        lo.ncols = 0;
+        assert_int_equal(
+            btree_scan_begin_spare(bt, f->s, &lo, NULL, &spare, &sc),
+            KEEL_EINVAL);
+        assert_ptr_equal(spare, first);
+        btree_scan_end(spare);
+    }
     /* A bound with no columns is refused. */
     lo.ncols = 0;
     assert_int_equal(btree_scan_begin(bt, f->s, &lo, NULL, &sc), KEEL_EINVAL);

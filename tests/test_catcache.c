@@ -349,6 +349,25 @@ static void test_hits_misses_negative(void **state)
     assert_int_equal(st.misses, 1);
     assert_int_equal(st.hits, 1);
     assert_int_equal(st.positive_entries, 1);
+    /* The miss's scan and row stay for the next miss, which reuses
+     * them (the catalog read allocates nothing), and are free between. */
+    {
+        btree_scan *scan = sc->spare.scan;
+        void *data = sc->spare.row.data;
+        assert_non_null(scan);
+        assert_non_null(data);
+        assert_false(sc->spare.row_busy);
+        assert_int_equal(syscache_search2(sc, CACHE_CLASS_NAME,
+                                          SYSCACHE_NAME("keel_index"),
+                                          NAMESPACE_CATALOG, &e),
+                         KEEL_OK);
+        syscache_release(sc, e);
+        assert_ptr_equal(sc->spare.scan, scan);
+        assert_ptr_equal(sc->spare.row.data, data);
+        assert_false(sc->spare.row_busy);
+        st = stats_of(sc);
+        assert_int_equal(st.misses, 2);
+    }
 
     /* Every cache with a single-row search. */
     assert_int_equal(

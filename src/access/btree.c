@@ -2208,7 +2208,8 @@ struct btree_scan {
     uint16_t cur;    /* the next one to return */
     keel_value lo_vals[BTREE_MAX_KEYS];
     keel_value hi_vals[BTREE_MAX_KEYS];
-    char *strings; /* the bounds' string bytes */
+    char *strings;      /* the bounds' string bytes */
+    size_t strings_cap; /* strings' size */
     uint16_t offs[BT_MAX_ITEMS];
     uint64_t items[BLOCK_SIZE / 8]; /* the batch: copied leaf items */
 };
@@ -2242,12 +2243,18 @@ static size_t bt_string_bytes(const tuple_desc *d, const btree_bound *b)
     return n;
 }
 
-int btree_scan_begin(btree *bt, buf_session *s, const btree_bound *lower,
-                     const btree_bound *upper, btree_scan **out)
+/*
+ * Starts a scan in sc, a spare one (its strings kept) or NULL for a new
+ * one.  On failure a spare sc stays the caller's, intact.
+ */
+static int bt_scan_start(btree *bt, buf_session *s, const btree_bound *lower,
+                         const btree_bound *upper, btree_scan *sc,
+                         btree_scan **out)
 {
     const btree_bound *bounds[2] = {lower, upper};
-    btree_scan *sc;
-    char *arena;
+    size_t need, cap = 0;
+    char *strings = NULL, *arena;
+    bool fresh = sc == NULL;
 
     for (int i = 0; i < 2; i++)
         if (bounds[i] != NULL &&
@@ -2256,19 +2263,36 @@ int btree_scan_begin(btree *bt, buf_session *s, const btree_bound *lower,
             return kerr_set(&s->err, KEEL_EINVAL,
                             "index %u: a scan bound has 1 to %u columns",
                             bt->rel, bt->natts);
+    need =
+        bt_string_bytes(bt->desc, lower) + bt_string_bytes(bt->desc, upper) + 1;
+    if (fresh) {
+        sc = malloc(sizeof(*sc));
+        if (sc == NULL)
+            return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
+    } else {
+        strings = sc->strings;
+        cap = sc->strings_cap;
+    }
+    if (cap < need) {
+        free(strings);
+        cap = need > 64 ? need : 64;
+        strings = malloc(cap);
+        if (strings == NULL) {
+            if (fresh) {
+                free(sc);
+            } else {
+                sc->strings = NULL;
+                sc->strings_cap = 0;
+            }
+            return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
+        }
+    }
     /* The batch (offs, items: 10 KiB) is written before it is read: only
      * what comes before it is cleared, for every catalog cache miss
      * starts a scan. */
-    sc = malloc(sizeof(*sc));
-    if (sc == NULL)
-        return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
     memset(sc, 0, offsetof(btree_scan, offs));
-    sc->strings = malloc(bt_string_bytes(bt->desc, lower) +
-                         bt_string_bytes(bt->desc, upper) + 1);
-    if (sc->strings == NULL) {
-        free(sc);
-        return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
-    }
+    sc->strings = strings;
+    sc->strings_cap = cap;
     arena = sc->strings;
     sc->bt = bt;
     sc->s = s;
@@ -2288,6 +2312,23 @@ int btree_scan_begin(btree *bt, buf_session *s, const btree_bound *lower,
     sc->next = BT_NONE;
     *out = sc;
     return KEEL_OK;
+}
+
+int btree_scan_begin(btree *bt, buf_session *s, const btree_bound *lower,
+                     const btree_bound *upper, btree_scan **out)
+{
+    return bt_scan_start(bt, s, lower, upper, NULL, out);
+}
+
+int btree_scan_begin_spare(btree *bt, buf_session *s, const btree_bound *lower,
+                           const btree_bound *upper, btree_scan **spare,
+                           btree_scan **out)
+{
+    int rc = bt_scan_start(bt, s, lower, upper, *spare, out);
+
+    if (rc == KEEL_OK)
+        *spare = NULL; /* taken (if there was one) */
+    return rc;
 }
 
 /*
@@ -2377,4 +2418,12 @@ void btree_scan_end(btree_scan *sc)
         return;
     free(sc->strings);
     free(sc);
+}
+
+void btree_scan_end_spare(btree_scan *sc, btree_scan **spare)
+{
+    if (sc != NULL && *spare == NULL)
+        *spare = sc; /* the next btree_scan_begin_spare()'s */
+    else
+        btree_scan_end(sc);
 }

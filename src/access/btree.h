@@ -303,6 +303,19 @@ int btree_scan_next(btree_scan *sc, tid *t, keel_value *keys);
 /* Ends a scan (NULL is fine). */
 void btree_scan_end(btree_scan *sc);
 
+/*
+ * As btree_scan_begin() and btree_scan_end(), keeping one ended scan's
+ * memory (11 KiB) in *spare for the next begin, so that a caller that
+ * scans often (a catalog cache miss reads the catalog through a scan)
+ * allocates nothing: begin takes *spare if it holds one (*spare is then
+ * NULL, on success only), end puts sc there if it is empty and frees it
+ * otherwise.  btree_scan_end(*spare) frees the spare.
+ */
+int btree_scan_begin_spare(btree *bt, buf_session *s, const btree_bound *lower,
+                           const btree_bound *upper, btree_scan **spare,
+                           btree_scan **out);
+void btree_scan_end_spare(btree_scan *sc, btree_scan **spare);
+
 /* ---- bulk build -------------------------------------------------------- */
 
 /*

@@ -108,27 +108,31 @@ uint64_t heap_pruned(const heap_rel *rel)
 
 int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
 {
+    size_t cols;
+
     memset(row, 0, sizeof(*row));
     row->natts = rel->desc->natts;
     row->room = row->natts > 0 ? row->natts : 1;
-    /* One block: the tuple's copy, then the columns.  Each catalog cache
-     * miss makes a row, and a second, small allocation would go through
-     * calloc(), which glibc serves past its per-thread cache: a catalog
-     * cache that evicts as fast as it fills (at its memory target) left
-     * it freed entries to sort on every miss. */
-    row->data = malloc(BLOCK_SIZE + (size_t)row->room * sizeof(keel_value));
-    if (row->data == NULL) {
+    cols = (size_t)row->room * sizeof(keel_value);
+    /* One block: the columns, then the tuple's copy, which ends it (an
+     * overrun of the copy leaves the allocation).  Each catalog read
+     * that has no row to reuse makes one, and a second, small allocation
+     * would go through calloc(), which glibc serves past its per-thread
+     * cache: a catalog cache that evicts as fast as it fills (at its
+     * memory target) left it freed entries to sort on every miss. */
+    row->values = malloc(cols + BLOCK_SIZE);
+    if (row->values == NULL) {
         row->room = 0;
         return kerr_set(err, KEEL_ENOMEM, "out of memory for a heap row");
     }
-    row->values = (keel_value *)((char *)row->data + BLOCK_SIZE);
-    memset(row->values, 0, (size_t)row->room * sizeof(keel_value));
+    memset(row->values, 0, cols);
+    row->data = (char *)row->values + cols; /* keel_value's alignment */
     return KEEL_OK;
 }
 
 void heap_row_free(heap_row *row)
 {
-    free(row->data); /* the columns too */
+    free(row->values); /* the tuple's copy too */
     row->values = NULL;
     row->data = NULL;
     row->room = 0;

@@ -88,7 +88,7 @@ typedef struct heap_row {
     xid_t xmax;         /* deleting/updating transaction or 0, as copied */
     uint16_t natts;     /* entries in values */
     uint16_t room;      /* entries values has room for */
-    keel_value *values; /* the columns (in data's allocation, after it) */
+    keel_value *values; /* the columns (data's allocation starts with them) */
     void *data;         /* BLOCK_SIZE bytes: the tuple's copy */
 } heap_row;
 

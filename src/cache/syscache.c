@@ -147,6 +147,7 @@ static int syscache_fill(void *arg, const catcache *cc, const uintptr_t *keys,
         }
     }
     ct = *sc->ct;
+    ct.spare = &sc->spare; /* a miss allocates nothing */
     ss.cat = d->cat;
     ss.rb = rb;
     ss.err = &ct.bs->err;
@@ -253,6 +254,7 @@ int syscache_create(catalog *cat, inval_queue *q, const syscache_options *o,
     *out = NULL;
     if (sc == NULL)
         return kerr_set(err, KEEL_ENOMEM, "out of memory for catalog caches");
+    memset(&sc->spare, 0, sizeof(sc->spare));
     sc->cat = cat;
     sc->queue = q;
     sc->opts = syscache_options_clean(o);
@@ -309,6 +311,7 @@ void syscache_destroy(syscache *sc)
         catcache_destroy(&sc->caches[id]);
     catcache_session_destroy(&sc->sess);
     assert(sc->sess.bytes == 0);
+    catalog_spare_free(&sc->spare);
     mem_free_aligned(sc);
 }
 

@@ -155,6 +155,7 @@ struct syscache {
     syscache_clock_fn clock;
     void *clock_ctx;
     syscache_options opts;
+    catalog_spare spare; /* memory its misses' catalog reads reuse */
 };
 
 /*

@@ -473,6 +473,33 @@ int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
 /* Scans and lookups                                                  */
 /* ------------------------------------------------------------------ */
 
+void catalog_spare_free(catalog_spare *sp)
+{
+    assert(!sp->row_busy);
+    btree_scan_end(sp->scan);
+    heap_row_free(&sp->row);
+    sp->scan = NULL;
+}
+
+/* A scan of index idx of relation r between b and b (or over the whole
+ * index without keys), in ct's spare if it is free. */
+static int spare_scan_begin(catalog_txn *ct, cat_rel *r, int idx,
+                            const btree_bound *b, btree_scan **sc)
+{
+    if (ct->spare != NULL)
+        return btree_scan_begin_spare(r->idx[idx], ct->bs, b, b,
+                                      &ct->spare->scan, sc);
+    return btree_scan_begin(r->idx[idx], ct->bs, b, b, sc);
+}
+
+static void spare_scan_end(catalog_txn *ct, btree_scan *sc)
+{
+    if (ct->spare != NULL)
+        btree_scan_end_spare(sc, &ct->spare->scan);
+    else
+        btree_scan_end(sc);
+}
+
 int catalog_index_scan(catalog *c, catalog_txn *ct, catalog_id id, int idx,
                        const keel_value *keys, uint16_t nkeys,
                        catalog_row_fn fn, void *arg)
@@ -480,16 +507,21 @@ int catalog_index_scan(catalog *c, catalog_txn *ct, catalog_id id, int idx,
     cat_rel *r = &c->rels[id];
     btree_bound b = {keys, nkeys, true};
     btree_scan *sc = NULL;
-    heap_row row = {0};
+    heap_row own = {0}, *row = &own;
     bool stop = false;
     tid t;
     int rc;
 
-    rc = heap_row_init(&row, &r->heap, &ct->bs->err);
+    if (ct->spare != NULL && !ct->spare->row_busy) {
+        row = &ct->spare->row;
+        rc = heap_row_prepare(row, &r->heap, &ct->bs->err);
+        ct->spare->row_busy = rc == KEEL_OK;
+    } else {
+        rc = heap_row_init(row, &r->heap, &ct->bs->err);
+    }
     if (rc != KEEL_OK)
         return rc;
-    rc = btree_scan_begin(r->idx[idx], ct->bs, nkeys ? &b : NULL,
-                          nkeys ? &b : NULL, &sc);
+    rc = spare_scan_begin(ct, r, idx, nkeys ? &b : NULL, &sc);
     while (rc == KEEL_OK && !stop) {
         rc = btree_scan_next(sc, &t, NULL);
         if (rc == KEEL_ENOENT) {
@@ -498,16 +530,19 @@ int catalog_index_scan(catalog *c, catalog_txn *ct, catalog_id id, int idx,
         }
         if (rc != KEEL_OK)
             break;
-        rc = heap_fetch(&r->heap, ct->bs, &ct->vis, t, &row);
+        rc = heap_fetch(&r->heap, ct->bs, &ct->vis, t, row);
         if (rc == KEEL_ENOENT) {
             rc = KEEL_OK; /* a version this transaction does not see */
             continue;
         }
         if (rc == KEEL_OK)
-            rc = fn(arg, &row, &stop);
+            rc = fn(arg, row, &stop);
     }
-    btree_scan_end(sc);
-    heap_row_free(&row);
+    spare_scan_end(ct, sc);
+    if (row == &own)
+        heap_row_free(&own);
+    else
+        ct->spare->row_busy = false;
     return rc;
 }
 
@@ -518,7 +553,7 @@ int catalog_key_live(catalog *c, catalog_txn *ct, catalog_id id, int idx,
     btree_bound b = {keys, nkeys, true};
     btree_scan *sc = NULL;
     tid t;
-    int rc = btree_scan_begin(r->idx[idx], ct->bs, &b, &b, &sc);
+    int rc = spare_scan_begin(ct, r, idx, &b, &sc);
 
     *live = false;
     while (rc == KEEL_OK && !*live) {
@@ -537,7 +572,7 @@ int catalog_key_live(catalog *c, catalog_txn *ct, catalog_id id, int idx,
         if (rc == KEEL_OK)
             *live = fate == HEAP_LIVE;
     }
-    btree_scan_end(sc);
+    spare_scan_end(ct, sc);
     return rc;
 }
 

@@ -100,11 +100,26 @@ typedef enum catalog_cache_id {
 typedef struct catalog catalog;
 
 /* What a catalog call acts as. */
+/*
+ * Memory a session keeps for its catalog reads, so that one (a catalog
+ * cache miss, say) allocates nothing: a B-tree scan and a heap row, each
+ * taken by a read while it is free (a read nested in another's callback
+ * allocates its own).  Zeroed to start; catalog_spare_free() at the end.
+ */
+typedef struct catalog_spare {
+    btree_scan *scan;
+    heap_row row;
+    bool row_busy;
+} catalog_spare;
+
+void catalog_spare_free(catalog_spare *sp);
+
 typedef struct catalog_txn {
     buf_session *bs;      /* the caller's; errors land in its kerr */
     visibility vis;       /* the transaction's snapshot and oracle */
     xid_t xid;            /* writer's xid (XID_FROZEN at bootstrap) */
     inval_pending *inval; /* messages for changed rows, or NULL */
+    catalog_spare *spare; /* memory to reuse (one thread's), or NULL */
     bool bootstrap;       /* no unique checks against other rows */
 } catalog_txn;
 
