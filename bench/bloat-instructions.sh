@@ -26,7 +26,8 @@
 # hardware, without its prefetchers, but one that repeats.
 #
 # Without DIR a scale-SCALE database is made in a temporary directory and
-# removed afterwards; DIR is only read (the names probed are missing).
+# removed afterwards.  DIR is opened for writing, as keel bench bloat
+# opens it, but its rows are only read (the names probed are missing).
 #
 # Environment: KEEL (the keel binary, default build/release/keel of this
 # tree: `make release`), N1 and N2 (default 50000 and 150000), SCALE
@@ -62,6 +63,13 @@ for v in "$n1" "$n2" "$scale"; do
         ;;
     esac
 done
+case $cache_sim in
+0 | 1) ;;
+*)
+    echo "$me: CACHE_SIM must be 0 or 1: '$cache_sim'" >&2
+    exit 1
+    ;;
+esac
 if [ "$n2" -le "$n1" ]; then
     echo "$me: N2 ($n2) must be larger than N1 ($n1)" >&2
     exit 1

@@ -1228,16 +1228,28 @@ static int open_refused_naming_parent(const char *dir)
     return strstr(e.msg, want) != NULL && strstr(e.msg, dir) != NULL ? 0 : 2;
 }
 
+/* FNV-1a of a file's bytes (0 for one that cannot be read). */
+static uint64_t file_hash(const char *path)
+{
+    unsigned char buf[4096];
+    uint64_t h = 14695981039346656037ULL;
+    size_t got;
+    FILE *f = fopen(path, "rb");
+
+    if (f == NULL)
+        return 0;
+    while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+        for (size_t i = 0; i < got; i++)
+            h = (h ^ buf[i]) * 1099511628211ULL;
+    fclose(f);
+    return h;
+}
+
 /*
- * A database is open in one place at a time: a second open, in the same
- * process or another, and a create over it, fail with KEEL_EBUSY naming
- * the holder, and leave the open database as it was; a close, or the
- * holder's death without one, lets the next open in.
- */
-/*
- * What a directory holds, as text: each entry's name, inode, size and
- * modification time, and the whole of the control and lock files, so
- * that any write to the directory or its files changes it.
+ * What a directory holds, as text: each entry's name, inode, size,
+ * modification time and a hash of its bytes, and the whole of the
+ * control and lock files, so that any write to the directory or its
+ * files changes it.
  */
 static void dir_state(const char *dir, char *out, size_t len)
 {
@@ -1267,9 +1279,11 @@ static void dir_state(const char *dir, char *out, size_t len)
                 snprintf(text + 2 * k, 3, "%02x", raw[k]);
         }
         used += (size_t)snprintf(
-            out + used, len - used, "%s %lu %lld %lld.%09ld %s\n",
+            out + used, len - used, "%s %lu %lld %lld.%09ld %016llx %s\n",
             names[i]->d_name, (unsigned long)st.st_ino, (long long)st.st_size,
-            (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, text);
+            (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+            S_ISREG(st.st_mode) ? (unsigned long long)file_hash(path) : 0ULL,
+            text);
         assert_true(used < len);
         free(names[i]);
     }
@@ -1308,7 +1322,7 @@ static int read_only_fds(const char *dir)
             if (sscanf(line, "flags: %lo", &flags) == 1)
                 break;
         fclose(f);
-        if ((flags & O_ACCMODE) != O_RDONLY)
+        if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_NONBLOCK) != 0)
             fail_msg("%s is open with flags %lo", target, flags);
         n++;
     }
@@ -1484,6 +1498,12 @@ static void test_read_only(void **state)
     finish(dir, db, s, NULL);
 }
 
+/*
+ * A database is open in one place at a time: a second open, in the same
+ * process or another, and a create over it, fail with KEEL_EBUSY naming
+ * the holder, and leave the open database as it was; a close, or the
+ * holder's death without one, lets the next open in.
+ */
 static void test_open_once(void **state)
 {
     char *dir = tu_mkdtemp();

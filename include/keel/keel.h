@@ -172,8 +172,9 @@ int keel_db_create(const keel_db_options *opts, keel_error *err);
  * at /dev/null), and must not use the parent's handles.
  *
  * With opts->read_only the open writes nothing to the directory, so that
- * a database can be read where it cannot be written (read-only media, a
- * directory of another user's) and inspected without being changed:
+ * a database can be read where it cannot be written (read-only media,
+ * files the caller may read but not write) and inspected without being
+ * changed:
  * files are opened O_RDONLY, the control file is left as it was, and the
  * lock is a shared flock(2) on keel_lock.  Read-only opens exclude an open
  * for writing, in either order, but not one another (if keel_lock is

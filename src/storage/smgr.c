@@ -493,6 +493,14 @@ int smgr_rel_open(smgr *s, relnumber_t rel, smgr_rel **out, kerr *err)
         return rc;
     }
     rc = rel_load_size(r, err);
+    /* A regular file, then: O_NONBLOCK has done its part (the open), and
+     * is not left on the descriptor for the reads. */
+    if (rc == KEEL_OK && s->read_only &&
+        fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        rc = kerr_set(err, kerr_from_errno(e), "could not open file \"%s\": %s",
+                      r->path, errno_str(e, ebuf, sizeof(ebuf)));
+    }
     if (rc != KEEL_OK) {
         pthread_mutex_unlock(&s->lock);
         rel_free(r);
