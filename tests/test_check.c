@@ -647,7 +647,8 @@ static int relation_files(const char *dir)
  * The files a crash leaves, of a dropped table and of one whose create
  * did not commit, belong to no relation: the check notes each, and
  * nothing else (not the live table's, nor files not named as
- * relations'); with keel_class unreadable it does not guess at them.
+ * relations'), after a note that the database was not shut down
+ * cleanly; with keel_class unreadable it does not guess at them.
  */
 static void test_check_notes_unowned_files(void **state)
 {
@@ -695,9 +696,14 @@ static void test_check_notes_unowned_files(void **state)
     /* Notes, not problems: such a file is not damage, and damage can
      * make a live relation's look the same (the note says so). */
     assert_int_equal(run_check(dir, &l), 0);
-    assert_int_equal(l.notes, 4);
-    assert_int_equal(l.n, 4);
-    for (int i = 0; i < 4; i++) {
+    assert_int_equal(l.notes, 5);
+    assert_int_equal(l.n, 5);
+    /* First, that the database was not shut down (the check, a reader,
+     * leaves it so). */
+    snprintf(path, sizeof(path),
+             "note: database \"%s\" was not shut down cleanly: ", dir);
+    assert_memory_equal(l.text[0], path, strlen(path));
+    for (int i = 1; i < 5; i++) {
         unsigned rel = 0;
         snprintf(path, sizeof(path),
                  "note: file %s/%%u is no relation's "
@@ -725,6 +731,14 @@ static void test_check_notes_unowned_files(void **state)
     assert_true(run_check(dir, &l) >= 1);
     assert_true(any_line_has(&l, "checksum", NULL));
     assert_int_equal(l.notes, 0);
+    /* Repaired, then an open for writing and a clean close: the files
+     * are noted again, and the shutdown no longer. */
+    tu_flip_bit(path, BLOCK_SIZE / 2, 2);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    assert_int_equal(l.notes, 4);
+    assert_false(any_line_has(&l, "note: database", NULL));
     tu_dir_remove(dir);
 }
 

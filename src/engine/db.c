@@ -341,6 +341,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     next = c.xid_limit < XID_FIRST_NORMAL ? XID_FIRST_NORMAL : c.xid_limit;
     db->next_oid = c.oid_limit < CATALOG_FIRST_USER_OID ? CATALOG_FIRST_USER_OID
                                                         : c.oid_limit;
+    db->found_state = c.state;
     c.state = CONTROL_IN_PRODUCTION;
     c.xid_limit = next;
     c.oid_limit = db->next_oid;

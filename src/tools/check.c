@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/control.h"
 #include "engine/engine.h"
 #include "tools/dbinfo.h"
 #include "tools/tools.h"
@@ -582,6 +583,14 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
             *err = e;
         return rc;
     }
+    /* A crash leaves the control file "in production"; an open for
+     * writing, which would then say "shut down", was never made. */
+    if (db->found_state != CONTROL_SHUT_DOWN)
+        note(&c,
+             "database \"%s\" was not shut down cleanly: the transactions "
+             "it was running read as aborted, and what it changed after its "
+             "last checkpoint may be missing",
+             dir);
     /* Opened read-only, the database is checked as it lies on disk and
      * left so: nothing dirties a page, and the files are read directly. */
     rc = keel_session_begin(db, &s, &e);
