@@ -26,8 +26,8 @@
 # hardware, without its prefetchers, but one that repeats.
 #
 # Without DIR a scale-SCALE database is made in a temporary directory and
-# removed afterwards.  DIR is opened for writing, as keel bench bloat
-# opens it, but its rows are only read (the names probed are missing).
+# removed afterwards.  keel bench bloat opens DIR read-only and leaves it
+# as it was (the names probed are missing).
 #
 # Environment: KEEL (the keel binary, default build/release/keel of this
 # tree: `make release`), N1 and N2 (default 50000 and 150000), SCALE

@@ -1,6 +1,7 @@
 # `keel bench bloat --prune off|on` and bench/bloat-instructions.sh, on a
 # scale-1 database made in WORK:
-# - --prune on --pairs 3 runs that setting alone three times: its JSON
+# - --prune on --pairs 3 runs that setting alone three times, leaving
+#   the database's control and lock files as they were: its JSON
 #   names the setting and the runs, holds three throughputs and the
 #   session's counts, and no other setting and no ratio;
 # - a bad --prune value, and an odd --pairs without --prune, are refused
@@ -21,7 +22,10 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "keel init failed (${rc}):\n${out}\n${err}")
 endif()
 
-# One setting alone.
+# One setting alone.  The benchmark opens DIR read-only: its control and
+# lock files stay as init left them.
+file(SHA256 ${db}/keel_control control_before)
+file(SHA256 ${db}/keel_lock lock_before)
 execute_process(
   COMMAND ${KEEL} bench bloat ${db} --clients 1 --transactions 2000
           --prune on --pairs 3 --json ${WORK}/on.json
@@ -31,6 +35,13 @@ if(NOT rc EQUAL 0)
 endif()
 if(NOT out MATCHES "runs, pruning on only, tps: [0-9]+, [0-9]+, [0-9]+\n")
   message(FATAL_ERROR "no line of three runs' throughputs:\n${out}")
+endif()
+file(SHA256 ${db}/keel_control control_after)
+file(SHA256 ${db}/keel_lock lock_after)
+if(NOT control_after STREQUAL control_before OR
+   NOT lock_after STREQUAL lock_before)
+  message(FATAL_ERROR "keel bench bloat wrote to the database's control "
+    "or lock file")
 endif()
 file(READ ${WORK}/on.json json)
 string(JSON pruning GET "${json}" pruning)
