@@ -824,10 +824,10 @@ static int select_write_json(const select_opts *o, const char *dir,
 /*
  * Measures every configuration; 0 or -1 after a message.  One layout and
  * max_sessions is open at a time, each round opening them in turn: with
- * two pools resident at once (each open's its own), the one whose memory
- * landed in the faster place ran 20-25% faster than the other for as
- * long as both stayed open, on this project's development VM, a bias
- * between configurations that no pairing of runs undoes.
+ * two opens resident at once (each with its own pool), one ran 20-25%
+ * faster than the other for as long as both stayed open, in two reports
+ * on this project's development VM (bench/README.md), a bias between
+ * configurations that no pairing of runs undoes.
  */
 static int select_all(const select_opts *o, const char *dir, select_result *res,
                       int32_t *accounts)
