@@ -1051,6 +1051,59 @@ static void test_writes_against_index_build(void **state)
     finish(dir, db, a, b);
 }
 
+/* Every way an index build ends gives its mark on the table back, so
+ * that writers go on: a refused name, a unique index over duplicates,
+ * the end of the session with the build running, a commit; while a
+ * transaction that built one index runs, a second build that fails
+ * leaves the first's mark, and writers still fail. */
+static void test_build_failures_release_mark(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_value v[9];
+    char tb[32];
+    uint16_t k2 = 2, k7 = 7;
+    int id = 100;
+
+    (void)state;
+    setup_db(dir, &db, &a, 5);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    /* A name taken (the table's own). */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_not_equal(keel_create_index(a, "s1", "t", "t", &k2, 1, false),
+                         KEEL_OK);
+    row_of(id++, v, tb);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
+    keel_abort(a);
+    /* A unique index over duplicate values. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "u7", &k7, 1, true),
+                     KEEL_EUNIQUE);
+    row_of(id++, v, tb);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
+    keel_abort(a);
+    /* A second build in the transaction fails: the first's mark stays. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "i2", &k2, 1, false),
+                     KEEL_OK);
+    assert_int_not_equal(keel_create_index(a, "s1", "t", "i2", &k2, 1, false),
+                         KEEL_OK);
+    row_of(id++, v, tb);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ESERIALIZE);
+    /* The session ends with the build running. */
+    keel_session_end(a);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
+    /* A build in its own transaction, committed. */
+    assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "t", "i2", &k2, 1, false),
+                     KEEL_OK);
+    row_of(id++, v, tb);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
+    finish(dir, db, a, b);
+}
+
 /* A call that succeeds leaves no message behind, though the catalogs
  * held versions it could not see (another session's uncommitted
  * creates of a table and of an index). */
@@ -1487,6 +1540,15 @@ static void test_read_only(void **state)
         assert_int_equal(keel_db_close(r1, &e), KEEL_OK);
         assert_int_equal(keel_db_close(r2, &e), KEEL_OK);
         assert_int_equal(stat(path, &st), -1);
+        /* A lock file that is not a regular file is refused, at once:
+         * a FIFO's O_RDONLY open would wait for a writer. */
+        assert_int_equal(mkfifo(path, 0600), 0);
+        alarm(30);
+        assert_int_not_equal(keel_db_open(&ro, &r1, &e), KEEL_OK);
+        assert_int_not_equal(keel_db_open(&o, &r1, &e), KEEL_OK);
+        alarm(0);
+        assert_non_null(strstr(e.msg, "lock file"));
+        assert_int_equal(unlink(path), 0);
     }
     /* The open for writing then finds the same rows, and writes. */
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
@@ -2072,6 +2134,7 @@ int main(void)
         cmocka_unit_test(test_success_leaves_no_message),
         cmocka_unit_test(test_index_limit_holds),
         cmocka_unit_test(test_writes_against_index_build),
+        cmocka_unit_test(test_build_failures_release_mark),
         cmocka_unit_test(test_concurrent_analyze),
         cmocka_unit_test(test_bad_directories),
         cmocka_unit_test(test_open_once),

@@ -323,10 +323,30 @@ static int held_open(const char *path, bool shared)
         held_fds = more;
         held_cap = cap;
     }
-    fd = shared ? open(path, O_RDONLY | O_CLOEXEC)
+    /* O_NONBLOCK: an O_RDONLY open of a FIFO would wait for a writer,
+     * with held_lock (and so every fork()) held; as smgr does for
+     * relation files, a file that is not regular is refused, and the flag
+     * dropped from one that is. */
+    fd = shared ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
                 : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd >= 0)
+    if (fd >= 0) {
+        struct stat st;
+        int e = 0;
+        if (fstat(fd, &st) != 0)
+            e = errno;
+        else if (!S_ISREG(st.st_mode))
+            e = EINVAL;
+        else if (shared &&
+                 fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+            e = errno;
+        if (e != 0) {
+            close(fd);
+            pthread_mutex_unlock(&held_lock);
+            errno = e;
+            return -1;
+        }
         held_fds[nheld++] = fd;
+    }
     pthread_mutex_unlock(&held_lock);
     return fd;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "port/membarrier.h"
 #include "txn/clog.h"
 
 static void to_public(keel_error *out, const kerr *e)
@@ -332,6 +333,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     }
     db->lock_fd = lock_fd;
     db->read_only = opts->read_only;
+    db->membarrier = membarrier_ready();
     pthread_mutex_init(&db->control_lock, NULL);
     pthread_mutex_init(&db->rel_lock, NULL);
     pthread_mutex_init(&db->claim_lock, NULL);

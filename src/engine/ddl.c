@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "port/membarrier.h"
 
 static const char *schema_or_public(const char *schema)
 {
@@ -235,19 +236,30 @@ void engine_claims_release(keel_session *s, xid_t committed)
     release_from(s, 0, committed);
 }
 
-void engine_build_begin(keel_session *s, engine_rel *h)
+int engine_build_begin(keel_session *s, engine_rel *h)
 {
     for (uint32_t i = 0; i < s->nheld; i++)
         if (s->held[i].oid == h->oid && !s->held[i].drop) {
-            if (s->held[i].built == NULL) {
-                s->held[i].built = h;
-                atomic_fetch_add_explicit(&h->builds, 1, memory_order_seq_cst);
-                /* Against the writes' fence: see engine_write_guard(). */
+            if (s->held[i].built != NULL)
+                return KEEL_OK;
+            atomic_fetch_add_explicit(&h->builds, 1, memory_order_seq_cst);
+            /* Against the writers' side of engine_write_guard(): with
+             * membarrier, every running writer passes a full barrier
+             * before the scan reads a page. */
+            if (!s->db->membarrier) {
                 atomic_thread_fence(memory_order_seq_cst);
+            } else if (!membarrier_all()) {
+                atomic_fetch_sub_explicit(&h->builds, 1, memory_order_seq_cst);
+                return kerr_set(&s->bs->err, KEEL_EIO,
+                                "could not order the index build against "
+                                "writers (membarrier failed)");
             }
-            return;
+            s->held[i].built = h;
+            return KEEL_OK;
         }
     assert(!"an index build without its claim");
+    return kerr_set(&s->bs->err, KEEL_EINVAL,
+                    "an index build without its claim");
 }
 
 /* Whether the session's transaction built an index on table oid. */
@@ -266,10 +278,16 @@ int engine_write_guard(keel_session *s, const visibility *vis,
 
     /* The version written (under its page's lock) before the mark read:
      * a build that marked the table after this read reads the page after
-     * the write, and finds the version too new for its snapshot.  The
-     * mark is read with acquire, so that a build seen over (its release
-     * stored last_build first) has its xid seen too. */
-    atomic_thread_fence(memory_order_seq_cst);
+     * the write, and finds the version too new for its snapshot.  With
+     * membarrier the compiler's order is enough here: the build makes
+     * every running thread pass a full barrier after marking
+     * (engine_build_begin()), the asymmetric barrier of txn_horizon().
+     * The mark is read with acquire, so that a build seen over (its
+     * release stored last_build first) has its xid seen too. */
+    if (s->db->membarrier)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_acquire(&h->builds) != 0 && !builds_on(s, h->oid))
         return kerr_set(&s->bs->err, KEEL_ESERIALIZE,
                         "an index is being built on table \"%s\"", table);
@@ -755,10 +773,6 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "table \"%s\" has %d indexes already", table,
                       ENGINE_MAX_INDEXES);
-    /* Writers to the table fail from here until the transaction ends
-     * (and, if it commits, those whose snapshots miss it). */
-    if (rc == KEEL_OK)
-        engine_build_begin(s, t->h);
     if (rc == KEEL_OK)
         rc = check_free_name(s, &ct, index, t->rel.nsoid);
     if (rc == KEEL_OK && (keydesc = tupdesc_alloc(nkeys)) == NULL)
@@ -779,6 +793,10 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
     bst.keydesc = keydesc;
     if (rc == KEEL_OK)
         rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
+    /* Writers to the table fail from here until the transaction ends
+     * (and, if it commits, those whose snapshots miss it). */
+    if (rc == KEEL_OK)
+        rc = engine_build_begin(s, t->h);
     if (rc == KEEL_OK)
         rc = heap_scan_begin(&t->h->heap, s->bs, &ct.vis, &sc);
     if (rc == KEEL_OK)

@@ -79,8 +79,9 @@ typedef struct engine_claim_held {
 
 struct keel_db {
     char *dir;
-    int lock_fd;    /* holds the database's lock (control_lock) until closed */
-    bool read_only; /* opened so: nothing is written to dir */
+    int lock_fd;     /* holds the database's lock (control_lock) until closed */
+    bool read_only;  /* opened so: nothing is written to dir */
+    bool membarrier; /* membarrier_ready(): builds fence the writers */
     uint32_t found_state;       /* the control file's state at open */
     pthread_mutex_t claim_lock; /* claims..., made... */
     engine_claim_state *claims;
@@ -151,8 +152,10 @@ void engine_claims_release(keel_session *s, xid_t committed);
  * create, engine_claim()) as having an index built on it by the
  * transaction, from now until the transaction ends; then, if it commits,
  * its xid as h's last build.  Call before the build reads the table.
+ * KEEL_EIO (nothing marked) if the barrier that orders it against the
+ * writers fails.
  */
-void engine_build_begin(keel_session *s, engine_rel *h);
+int engine_build_begin(keel_session *s, engine_rel *h);
 
 /*
  * Called after an insert or update wrote a version of table t's rows and
