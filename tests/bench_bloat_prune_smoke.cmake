@@ -77,13 +77,8 @@ if(NOT txns EQUAL 2000 OR NOT misses EQUAL 2000 OR NOT neg EQUAL 2001)
 endif()
 
 # Bad usage.
-foreach(args "--prune;maybe" "--pairs;3")
-  execute_process(COMMAND ${KEEL} bench bloat ${db} ${args}
-    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 2 OR NOT err MATCHES "option --p")
-    message(FATAL_ERROR "bench bloat ${args}: exit ${rc}, not 2:\n${err}")
-  endif()
-endforeach()
+keel_check_bad_usage(${KEEL} bench bloat ${db} --prune maybe)
+keel_check_bad_usage(${KEEL} bench bloat ${db} --pairs 3)
 
 # The script (it needs valgrind).
 if(NOT VALGRIND)

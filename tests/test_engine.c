@@ -1001,9 +1001,9 @@ static void test_index_limit_holds(void **state)
 /*
  * While a transaction that built an index on a table runs, other
  * transactions' inserts and updates of the table fail with
- * KEEL_ESERIALIZE (and must abort), its own go on; once it commits, so do
- * the writes of transactions whose snapshots predate the commit, and
- * later ones reach the new index.
+ * KEEL_ESERIALIZE (and must abort), its own go on; once it commits, the
+ * writes of transactions whose snapshots predate the commit still fail,
+ * and those of later ones succeed and reach the new index.
  */
 static void test_writes_against_index_build(void **state)
 {

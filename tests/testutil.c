@@ -177,3 +177,24 @@ void tu_assert_pool_quiet(struct buf_pool *pool)
     for (uint32_t i = 0; i < buf_pool_size(pool); i++)
         assert_int_equal(BUF_REFCOUNT(buf_state(pool, (int32_t)i)), 0);
 }
+
+void tu_fail(tu_failures *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&f->lock);
+    if (atomic_fetch_add(&f->count, 1) == 0) {
+        va_start(ap, fmt);
+        vsnprintf(f->first, sizeof(f->first), fmt, ap);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
+void tu_failures_check(tu_failures *f)
+{
+    int n = atomic_load(&f->count);
+
+    if (n != 0)
+        fail_msg("%d failure(s) in worker threads, the first: %s", n, f->first);
+}

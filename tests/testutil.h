@@ -4,8 +4,11 @@
 #ifndef KEEL_TESTS_TESTUTIL_H
 #define KEEL_TESTS_TESTUTIL_H
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -57,6 +60,34 @@ static inline uint64_t tu_rand(uint64_t *state)
     *state = x;
     return x * UINT64_C(0x2545F4914F6CDD1D);
 }
+
+/*
+ * What went wrong in a test's worker threads: how many things did, and
+ * the first one's text.  Workers record with tu_fail() (thread-safe) and
+ * may poll tu_failed() to stop early; the test, after joining them, calls
+ * tu_failures_check(), which fails it with the first text.  Initialise
+ * with TU_FAILURES_INIT.
+ */
+typedef struct tu_failures {
+    atomic_int count;
+    pthread_mutex_t lock;
+    char first[512];
+} tu_failures;
+
+#define TU_FAILURES_INIT                                                       \
+    {                                                                          \
+        .lock = PTHREAD_MUTEX_INITIALIZER                                      \
+    }
+
+void tu_fail(tu_failures *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static inline bool tu_failed(tu_failures *f)
+{
+    return atomic_load(&f->count) != 0;
+}
+
+void tu_failures_check(tu_failures *f);
 
 /* Flips one bit of byte `offset` of the file at path. */
 void tu_flip_bit(const char *path, long offset, int bit);

@@ -4,8 +4,9 @@
  * structure, and the agreement of each table with its indexes; and notes
  * the files named as relations' that no relation owns.
  *
- * Relation files are read block by block with smgr_read() (which verifies
- * each page) after a checkpoint, so what is checked is what is on disk.
+ * The database is opened read-only, so nothing is dirty in its pool:
+ * relation files are read block by block with smgr_read() (which verifies
+ * each page), and what is checked is what is on disk.
  * The B-trees are checked through the buffer pool by btree_check(), whose
  * entry callback counts, for every heap tuple of the table, how often the
  * index points to it.
