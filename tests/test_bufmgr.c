@@ -1724,6 +1724,60 @@ static void test_drop_rel_pins(void **state)
     assert_nothing_pinned(f);
 }
 
+static void *ckpt_main(void *arg)
+{
+    sweeper *w = arg;
+    buf_session *s;
+    kerr e;
+
+    kerr_clear(&e);
+    if (buf_session_create(w->pool, &s, &e) != KEEL_OK)
+        return NULL;
+    while (!atomic_load_relaxed(&w->stop))
+        if (buf_checkpoint(s) == KEEL_OK)
+            w->reads++;
+    buf_session_destroy(s);
+    return NULL;
+}
+
+static void test_drop_rel_ckpt(void **state)
+{
+    fixture *f = *state;
+    sweeper w = {0}, c = {0};
+    pthread_t th, tc;
+    int32_t id;
+
+    make_rel(f, REL_A, 8, 1);
+    make_rel(f, REL_B, 64, 1);
+    pool_open(f, 32);
+    w.pool = c.pool = f->pool;
+    assert_int_equal(pthread_create(&th, NULL, sweeper_main, &w), 0);
+    assert_int_equal(pthread_create(&tc, NULL, ckpt_main, &c), 0);
+    for (int round = 0; round < 3000; round++) {
+        for (blocknum_t b = 0; b < 8; b++) {
+            id = read_ok(f->s, REL_A, b, NULL);
+            buf_lock(f->s, id, LW_EXCLUSIVE);
+            fill_payload(buf_page(f->pool, id), tag_of(REL_A, b, 3));
+            buf_mark_dirty(f->s, id);
+            buf_unlock(f->s, id);
+            buf_release(f->s, id);
+        }
+        assert_int_equal(buf_drop_rel(f->s, REL_A, round % 2 ? 0 : 3), KEEL_OK);
+        for (uint32_t i = 0; i < 32; i++) {
+            relnumber_t rel;
+            blocknum_t blk;
+            buf_block_of(f->pool, (int32_t)i, &rel, &blk);
+            assert_false(rel == REL_A && blk >= (round % 2 ? 0u : 3u));
+        }
+    }
+    atomic_store_relaxed(&w.stop, 1);
+    atomic_store_relaxed(&c.stop, 1);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(pthread_join(tc, NULL), 0);
+    assert_true(c.reads > 0);
+    assert_nothing_pinned(f);
+}
+
 /* ---- usage counts ------------------------------------------------------- */
 
 static void test_usage_count(void **state)
@@ -1890,6 +1944,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_strategy_bulk_write, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_drop_rel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_rel_ckpt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drop_rel_pins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_close_busy, setup, teardown),

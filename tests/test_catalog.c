@@ -131,10 +131,117 @@ static void test_catalog_rows(void **state)
     tu_dir_remove(dir);
 }
 
+/* Review: nested catalog reads through one spare, and a spare reused after
+ * a scan stopped early or failed in its callback. */
+typedef struct nest {
+    catalog *c;
+    catalog_txn *ct;
+    uint32_t outer, inner, fail_at;
+} nest;
+
+static int nest_inner(void *arg, const heap_row *row, bool *stop)
+{
+    (void)row;
+    (void)stop;
+    ((nest *)arg)->inner++;
+    return KEEL_OK;
+}
+
+static int nest_outer(void *arg, const heap_row *row, bool *stop)
+{
+    nest *n = arg;
+    keel_value key = row->values[0]; /* keel_class.oid */
+    int rc;
+
+    (void)stop;
+    if (++n->outer == n->fail_at)
+        return kerr_set(&n->ct->bs->err, KEEL_EIO, "injected");
+    rc = catalog_index_scan(n->c, n->ct, CAT_ATTRIBUTE, 0, &key, 1, nest_inner,
+                            n);
+    /* the outer row must be intact after the nested read */
+    assert_int_equal(row->values[0].v.oid, key.v.oid);
+    return rc;
+}
+
+static int stop_first(void *arg, const heap_row *row, bool *stop)
+{
+    (void)row;
+    ((nest *)arg)->outer++;
+    *stop = true;
+    return KEEL_OK;
+}
+
+static void test_spare_nested(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    catalog_txn ct;
+    catalog_spare sp;
+    nest plain = {0}, spare = {0};
+
+    (void)state;
+    memset(&sp, 0, sizeof(sp));
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 4;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(engine_catalog_txn(s, false, &ct), KEEL_OK);
+
+    plain.c = spare.c = db->cat;
+    plain.ct = spare.ct = &ct;
+    assert_int_equal(catalog_index_scan(db->cat, &ct, CAT_CLASS, 0, NULL, 0,
+                                        nest_outer, &plain),
+                     KEEL_OK);
+    assert_true(plain.outer > 3 && plain.inner > 3);
+    ct.spare = &sp;
+    for (int round = 0; round < 3; round++) {
+        spare.outer = spare.inner = 0;
+        assert_int_equal(catalog_index_scan(db->cat, &ct, CAT_CLASS, 0, NULL, 0,
+                                            nest_outer, &spare),
+                         KEEL_OK);
+        assert_int_equal(spare.outer, plain.outer);
+        assert_int_equal(spare.inner, plain.inner);
+        assert_false(sp.row_busy);
+        assert_non_null(sp.scan);
+    }
+    /* a failing callback releases the spare */
+    spare.outer = spare.inner = 0;
+    spare.fail_at = 3;
+    assert_int_equal(catalog_index_scan(db->cat, &ct, CAT_CLASS, 0, NULL, 0,
+                                        nest_outer, &spare),
+                     KEEL_EIO);
+    assert_false(sp.row_busy);
+    /* a scan stopped at its first row, then a whole-index scan again */
+    spare.outer = 0;
+    assert_int_equal(catalog_index_scan(db->cat, &ct, CAT_ATTRIBUTE, 0, NULL, 0,
+                                        stop_first, &spare),
+                     KEEL_OK);
+    assert_int_equal(spare.outer, 1);
+    spare.outer = spare.inner = 0;
+    spare.fail_at = 0;
+    assert_int_equal(catalog_index_scan(db->cat, &ct, CAT_CLASS, 0, NULL, 0,
+                                        nest_outer, &spare),
+                     KEEL_OK);
+    assert_int_equal(spare.outer, plain.outer);
+    assert_int_equal(spare.inner, plain.inner);
+    catalog_spare_free(&sp);
+    keel_abort(s);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalog_rows),
+        cmocka_unit_test(test_spare_nested),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

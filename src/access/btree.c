@@ -2287,10 +2287,11 @@ static int bt_scan_start(btree *bt, buf_session *s, const btree_bound *lower,
             return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
         }
     }
-    /* The batch (offs, items: 10 KiB) is written before it is read: only
-     * what comes before it is cleared, for every catalog cache miss
-     * starts a scan. */
-    memset(sc, 0, offsetof(btree_scan, offs));
+    /* Only the header is cleared: the bound values (lo_vals, hi_vals:
+     * 768 bytes) are read only up to their key's nvals, which
+     * bt_copy_vals() writes, and the batch (offs, items: 10 KiB) only up
+     * to count; every catalog cache miss starts a scan. */
+    memset(sc, 0, offsetof(btree_scan, lo_vals));
     sc->strings = strings;
     sc->strings_cap = cap;
     arena = sc->strings;

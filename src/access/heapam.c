@@ -106,6 +106,9 @@ uint64_t heap_pruned(const heap_rel *rel)
     return atomic_load_explicit(&rel->pruned, memory_order_relaxed);
 }
 
+/* data follows room keel_values: 8-aligned as the tuple header needs. */
+_Static_assert(sizeof(keel_value) % 8 == 0, "heap_row data alignment");
+
 int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
 {
     size_t cols;

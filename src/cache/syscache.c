@@ -254,7 +254,6 @@ int syscache_create(catalog *cat, inval_queue *q, const syscache_options *o,
     *out = NULL;
     if (sc == NULL)
         return kerr_set(err, KEEL_ENOMEM, "out of memory for catalog caches");
-    memset(&sc->spare, 0, sizeof(sc->spare));
     sc->cat = cat;
     sc->queue = q;
     sc->opts = syscache_options_clean(o);

@@ -99,7 +99,6 @@ typedef enum catalog_cache_id {
 
 typedef struct catalog catalog;
 
-/* What a catalog call acts as. */
 /*
  * Memory a session keeps for its catalog reads, so that one (a catalog
  * cache miss, say) allocates nothing: a B-tree scan and a heap row, each
@@ -114,6 +113,7 @@ typedef struct catalog_spare {
 
 void catalog_spare_free(catalog_spare *sp);
 
+/* What a catalog call acts as. */
 typedef struct catalog_txn {
     buf_session *bs;      /* the caller's; errors land in its kerr */
     visibility vis;       /* the transaction's snapshot and oracle */
@@ -216,8 +216,8 @@ int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
 
 /*
  * Whether some version of catalog id, visible or not, whose first nkeys
- * key columns in index idx equal keys is live by heap_tuple_fate() (its
- * inserter committed or runs, and no deleter committed): a row another
+ * (at least 1) key columns in index idx equal keys is live by heap_tuple_fate()
+ * (its inserter committed or runs, and no deleter committed): a row another
  * transaction updated since ct's snapshot has a live version still, one
  * dropped has none.
  */

@@ -457,7 +457,7 @@ int smgr_rel_open(smgr *s, relnumber_t rel, smgr_rel **out, kerr *err)
     char name[REL_NAME_MAX];
     char ebuf[128];
     smgr_rel *r;
-    int rc;
+    int rc, fl;
 
     *out = NULL;
     if (rel == INVALID_RELNUMBER)
@@ -496,7 +496,8 @@ int smgr_rel_open(smgr *s, relnumber_t rel, smgr_rel **out, kerr *err)
     /* A regular file, then: O_NONBLOCK has done its part (the open), and
      * is not left on the descriptor for the reads. */
     if (rc == KEEL_OK && s->read_only &&
-        fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        ((fl = fcntl(r->fd, F_GETFL)) < 0 ||
+         fcntl(r->fd, F_SETFL, fl & ~O_NONBLOCK) != 0)) {
         int e = errno;
         rc = kerr_set(err, kerr_from_errno(e), "could not open file \"%s\": %s",
                       r->path, errno_str(e, ebuf, sizeof(ebuf)));
