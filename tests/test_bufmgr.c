@@ -496,8 +496,12 @@ static void test_extend_flush_checkpoint_reopen(void **state)
         assert_int_equal(h->lower, PAGE_HEADER_SIZE);
         assert_int_equal(h->special, BLOCK_SIZE - 16);
         assert_int_equal(h->upper, BLOCK_SIZE - 16);
-        /* Its space is already in the file. */
+        /* Its space is already in the file, as zeroes; the initialized
+         * page is the buffer's, dirty from the start. */
         assert_int_equal(rel_nblocks(f, REL_A), b + 1);
+        read_disk(f, REL_A, b, &disk);
+        assert_true(page_is_new(disk.b));
+        assert_true(buf_state(f->pool, id) & BM_DIRTY);
 
         fill_payload(buf_page(f->pool, id), tag_of(REL_A, b, 2));
         buf_mark_dirty(f->s, id);
@@ -508,10 +512,10 @@ static void test_extend_flush_checkpoint_reopen(void **state)
     }
     assert_nothing_pinned(f);
 
-    /* On disk so far: the initialized pages, not our data. */
+    /* On disk so far: zeroes, not our data. */
     for (blocknum_t b = 0; b < 3; b++) {
         read_disk(f, REL_A, b, &disk);
-        assert_false(payload_matches(disk.b, tag_of(REL_A, b, 2)));
+        assert_true(page_is_new(disk.b));
     }
 
     /* buf_flush writes exactly that buffer. */
@@ -665,6 +669,14 @@ static void test_exhaustion(void **state)
                          KEEL_EEXHAUSTED);
     }
     assert_int_equal(buf_session_pinned(f->s2), 0);
+    /* The failed extension grew the file by a page of zeroes, which reads
+     * as a new (unused) page, not as an initialized page of nothing's. */
+    assert_int_equal(rel_nblocks(f, REL_A), 21);
+    {
+        test_page disk;
+        read_disk(f, REL_A, 20, &disk);
+        assert_true(page_is_new(disk.b));
+    }
     /* A resident block can still be read. */
     assert_int_equal(read_ok(f->s2, REL_A, 3, NULL), ids[3]);
     assert_int_equal(refcount(f, ids[3]), 2);
@@ -686,6 +698,18 @@ static void test_exhaustion(void **state)
         id = read_ok(f->s, REL_A, b, NULL);
         assert_payload(buf_page(f->pool, id), tag_of(REL_A, b, 1));
         buf_release(f->s, id);
+    }
+    id = read_ok(f->s, REL_A, 20, NULL);
+    assert_true(page_is_new(buf_page(f->pool, id)));
+    buf_release(f->s, id);
+    {
+        blocknum_t blk = 0;
+        const page_header *h;
+        assert_int_equal(buf_extend(f->s, REL_A, 16, NULL, &id, &blk), KEEL_OK);
+        assert_int_equal(blk, 21);
+        h = buf_page(f->pool, id);
+        assert_int_equal(h->special, BLOCK_SIZE - 16);
+        buf_unlock_release(f->s, id);
     }
     assert_nothing_pinned(f);
 }

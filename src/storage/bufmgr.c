@@ -620,7 +620,7 @@ static void unlock_partitions(buf_table *t, uint32_t a, uint32_t b)
  * partition lock (exact); if the block is still absent, re-tags the victim
  * under both partition locks and its header lock, and loads it: from disk
  * (through srel, the relation's open file), or, for a block just added to
- * the file as an empty page, by initializing the page in place with
+ * the file as zeroes, by initializing the page in place with
  * *init_special bytes of special space.
  */
 static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
@@ -981,7 +981,15 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
     rc = smgr_rel_open(p->smgr, rel, &r, &s->err);
     if (rc != KEEL_OK)
         return rc;
-    page_init(s->write_copy, special_size);
+    /*
+     * The file grows by a page of zeroes, which every reader takes for an
+     * unused page (PostgreSQL's smgrzeroextend()); the buffer's copy is
+     * initialized below.  Should finding a buffer fail after the file has
+     * grown, what remains is that unused page, not an initialized page
+     * that belongs to nothing (which the B-tree checker would report as
+     * unreachable).
+     */
+    memset(s->write_copy, 0, BLOCK_SIZE);
     pthread_rwlock_rdlock(&p->write_barrier);
     rc = smgr_extend(r, s->write_copy, blk, &s->err);
     if (rc == KEEL_OK)
@@ -994,6 +1002,13 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
     if (rc != KEEL_OK)
         return rc;
     buf_lock(s, id, LW_EXCLUSIVE);
+    /* Another session may have read the new block in from the file (a
+     * heap insert tries the last block) before we tagged a buffer for it;
+     * then the buffer holds the zeroes written above.  Either way the
+     * page differs from the file's: dirty. */
+    if (page_is_new(buf_page(p, id)))
+        page_init(buf_page(p, id), special_size);
+    buf_mark_dirty(s, id);
     *out = id;
     return KEEL_OK;
 }
