@@ -25,6 +25,7 @@
 #include "access/btree_page.h"
 #include "access/tuple.h"
 #include "storage/bufmgr.h"
+#include "storage/fault.h"
 #include "storage/smgr.h"
 
 #define REL_IDX ((relnumber_t)20000)
@@ -1635,6 +1636,128 @@ static void test_errors(void **state)
     pool_close(f);
 }
 
+/*
+ * Inserts that split and then cannot get a buffer for a new page, at each
+ * level of the split: the session pins every page of the tree, and every
+ * other buffer holds a dirty page of another relation whose writes fail,
+ * so a new page's victim cannot be cleaned.  Once the root is at level
+ * min_level, each insert may make `skip` new pages; the next one fails
+ * (after the file has grown).  The failing insert must leave the tree as it
+ * was: its key absent, the root's level unchanged, every split it made put
+ * back, the new blocks pages of zeroes (which the checker passes over), no
+ * downlink missing; and the same insert must then succeed.  Keys of 1000
+ * bytes keep the tree small; their order is scrambled so that splits in
+ * the middle of a level relink a right sibling.
+ */
+#define SPLIT_KEYS 4000
+#define TID_OF(i)  ((tid){(blocknum_t)(i) / 200 + 1, (uint16_t)((i) % 200 + 1)})
+
+static keel_value split_key(char *buf, int32_t i)
+{
+    snprintf(buf, 16, "%08d", (int)(((int64_t)i * 7919) % 100000));
+    memset(buf + 8, 'k', 992);
+    return (keel_value){.isnull = false, .v.s = {buf, 1000}};
+}
+
+static void split_fault_run(fixture *f, uint32_t min_level, uint32_t skip)
+{
+    enum { POOL = 512 };
+    const relnumber_t fill = REL_IDX + 7;
+    keel_type types[] = {KEEL_TEXT};
+    tuple_desc *d = desc_of(1, types);
+    static int32_t held[POOL];
+    static char buf[1000];
+    btree *bt = NULL;
+    keel_value v;
+    blocknum_t nheld = 0, grown = 0;
+    uint32_t level = 0;
+    smgr_rel *r = NULL;
+    int32_t i, n = 0;
+    int rc = KEEL_OK;
+    tid t;
+
+    pool_open(f, POOL);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, true, &bt));
+    assert_int_equal(smgr_rel_open(f->sm, REL_IDX, &r, &f->err), KEEL_OK);
+    assert_int_equal(smgr_create(f->sm, fill, NULL, &f->err), KEEL_OK);
+    for (i = 0; i < POOL - 2; i++) {
+        int32_t id;
+        blocknum_t blk;
+        CHECK_OK(f, buf_extend(f->s, fill, 0, NULL, &id, &blk));
+        buf_mark_dirty(f->s, id);
+        buf_unlock_release(f->s, id);
+    }
+    for (i = 0; i < SPLIT_KEYS; i++) {
+        for (; nheld < smgr_nblocks(r); nheld++)
+            CHECK_OK(f, buf_read(f->s, REL_IDX, nheld, NULL, &held[nheld]));
+        level = root_level(f, REL_IDX);
+        if (level >= min_level)
+            fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, skip, UINT32_MAX, fill);
+        else
+            fault_disarm_all();
+        v = split_key(buf, i);
+        rc = btree_insert(bt, f->s, &v, TID_OF(i), NULL, NULL);
+        if (rc != KEEL_OK)
+            break;
+        n++;
+    }
+    if (rc != KEEL_ENOSPC)
+        fail_msg("min_level %u skip %u: insert %d gave %d (%s)", min_level,
+                 skip, i, rc, buf_session_error(f->s)->msg);
+    assert_string_not_equal(buf_session_error(f->s)->msg, "");
+    assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
+    fault_disarm_all();
+    /* Every new page the insert made, and the one it failed to make, is
+     * in the file as zeroes. */
+    grown = smgr_nblocks(r) - nheld;
+    assert_int_equal(grown, skip + 1);
+    for (blocknum_t b = 0; b < nheld; b++)
+        buf_release(f->s, held[b]);
+    for (blocknum_t b = nheld; b < nheld + grown; b++) {
+        int32_t id;
+        CHECK_OK(f, buf_read(f->s, REL_IDX, b, NULL, &id));
+        buf_lock(f->s, id, LW_SHARED);
+        assert_true(page_is_new(buf_page(f->pool, id)));
+        buf_unlock_release(f->s, id);
+    }
+    assert_int_equal(root_level(f, REL_IDX), level);
+    assert_true(level >= min_level);
+    assert_check_clean(f, REL_IDX, (uint64_t)n);
+    v = split_key(buf, i);
+    assert_int_equal(btree_lookup(bt, f->s, &v, &t), KEEL_ENOENT);
+    /* The key that failed goes in now, and the tree grows on. */
+    for (int32_t j = i; j < i + 300 && j < SPLIT_KEYS; j++) {
+        v = split_key(buf, j);
+        CHECK_OK(f, btree_insert(bt, f->s, &v, TID_OF(j), NULL, NULL));
+        n++;
+    }
+    assert_check_clean(f, REL_IDX, (uint64_t)n);
+    v = split_key(buf, i);
+    CHECK_OK(f, btree_lookup(bt, f->s, &v, &t));
+    assert_int_equal(t.block, TID_OF(i).block);
+    assert_int_equal(t.offset, TID_OF(i).offset);
+    btree_close(bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
+static void test_split_victim_fault(void **state)
+{
+    /* (root's level at least, new pages that succeed): the failure hits a
+     * leaf split; the new root above a split root leaf; a level-1 root's
+     * split under a leaf split; the new root above both; a level-1 split
+     * under a level-2 root; and the level-2 root's split above both. */
+    static const uint32_t cases[][2] = {{0, 0}, {0, 1}, {1, 1},
+                                        {1, 2}, {2, 2}, {2, 3}};
+    fixture *f = *state;
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        split_fault_run(f, cases[c][0], cases[c][1]);
+        tu_storage_close(f->dir, f->sm);
+        tu_storage_open(&f->dir, &f->sm, &f->err);
+    }
+}
+
 /* ---- the checker catches corruption ---------------------------------------
  */
 
@@ -1819,6 +1942,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_victim_fault, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_check_detects_order, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_check_detects_disk_corruption,

@@ -15,7 +15,8 @@
  *  - a split holds both halves until the downlink to the right half is in
  *    the parent (the parent found through the remembered path, moving
  *    right), so every page but a fresh right half has a downlink whenever
- *    no lock is held on it.
+ *    no lock is held on it; it holds them to the end of the insert, and a
+ *    failure further up puts every level back (bt_insert_item()).
  */
 #include "access/btree.h"
 
@@ -2002,21 +2003,80 @@ static int bt_new_root(btree *bt, buf_session *s, int32_t lid, blocknum_t lblk,
 }
 
 /*
+ * One split of an insert, held until the insert ends: the halves (locked),
+ * the old right sibling (pinned; its left-link now names the right half)
+ * and the left page as it was before, so that a failure further up can put
+ * the level back.
+ */
+typedef struct bt_split_undo {
+    int32_t lid, rid, orid; /* orid: BUF_INVALID if lid was rightmost */
+    blocknum_t lblk;
+    void *before; /* BLOCK_SIZE bytes */
+} bt_split_undo;
+
+/* The page of a split's right half, which belongs to nothing: zeroes, as
+ * the file had it before the split (a new page, which readers and the
+ * checker take for unused). */
+static void bt_forget_page(buf_session *s, int32_t id)
+{
+    memset(bt_page(s, id), 0, BLOCK_SIZE);
+    buf_mark_dirty(s, id);
+    buf_unlock_release(s, id);
+}
+
+/*
+ * Ends an insert's splits, last (highest) first.  After a failure (undo)
+ * each level is put back: the left page as it was, the right half zeroed,
+ * the old right sibling's left-link restored (it cannot have changed: only
+ * a split of the right half, which we hold, would change it).  Releases
+ * everything the splits held.
+ */
+static void bt_splits_end(buf_session *s, bt_split_undo *u, uint32_t n,
+                          bool undo)
+{
+    while (n-- > 0) {
+        if (undo) {
+            memcpy(bt_page(s, u[n].lid), u[n].before, BLOCK_SIZE);
+            buf_mark_dirty(s, u[n].lid);
+            if (u[n].orid != BUF_INVALID) {
+                buf_lock(s, u[n].orid, LW_EXCLUSIVE);
+                btpage_opaque(bt_page(s, u[n].orid))->left = u[n].lblk;
+                buf_mark_dirty(s, u[n].orid);
+                buf_unlock(s, u[n].orid);
+            }
+            bt_forget_page(s, u[n].rid);
+        } else {
+            buf_unlock_release(s, u[n].rid);
+        }
+        if (u[n].orid != BUF_INVALID)
+            buf_release(s, u[n].orid);
+        buf_unlock_release(s, u[n].lid);
+        free(u[n].before);
+    }
+}
+
+/*
  * Inserts item (size bytes) at slot pos of page id (block blk, exclusively
  * locked), splitting it if it is full and then inserting the downlink to
- * the new right half into the parent, and so on up.  Releases everything
- * it holds before returning, error or not.
+ * the new right half into the parent, and so on up.  All or nothing: every
+ * split stays locked until the insert has found room at the top, and a
+ * failure on the way (an I/O error, no buffer free for a new page) puts
+ * each level back as it was, so that the tree never lacks a downlink and
+ * a failed insert leaves no entry behind.  Releases everything it holds
+ * before returning, error or not.
  */
 static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
                           uint32_t stack_top, int32_t id, blocknum_t blk,
                           uint16_t pos, const void *item, uint16_t size,
                           btree_removable_fn removable, void *ctx)
 {
+    bt_split_undo undo[BT_MAX_LEVELS];
+    uint32_t nundo = 0;
     bt_itembuf dlbuf;
     int rc;
 
     for (;;) {
-        void *page = bt_page(s, id), *rpage;
+        void *page = bt_page(s, id), *rpage, *before;
         bt_opaque *op = btpage_opaque(page);
         uint16_t level = op->level, dlsize;
         blocknum_t oldright = op->right, rblk;
@@ -2027,7 +2087,8 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
         if (btpage_add(page, pos, item, size)) {
             buf_mark_dirty(s, id);
             buf_unlock_release(s, id);
-            return KEEL_OK;
+            rc = KEEL_OK;
+            break;
         }
         /* A full leaf: first make room by removing entries nobody can
          * need any more (the oldest marked one asked first), and split
@@ -2039,69 +2100,80 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
             atomic_fetch_add_explicit(&bt->pruned, k, memory_order_relaxed);
             if (btpage_add(page, pos, item, size)) {
                 buf_unlock_release(s, id);
-                return KEEL_OK;
+                rc = KEEL_OK;
+                break;
             }
         }
 
         /* Split: new right half, then the old right sibling (whose
          * left-link changes), both to the right of this page. */
+        before = malloc(BLOCK_SIZE);
+        if (before == NULL) {
+            buf_unlock_release(s, id);
+            rc = kerr_set(&s->err, KEEL_ENOMEM,
+                          "index %u: out of memory splitting block %u", bt->rel,
+                          blk);
+            break;
+        }
         rc = buf_extend(s, bt->rel, sizeof(bt_opaque), NULL, &rid, &rblk);
         if (rc != KEEL_OK) {
+            free(before);
             buf_unlock_release(s, id);
-            return rc;
+            break;
         }
         rpage = bt_page(s, rid);
         btpage_init(rpage, level, 0);
         if (oldright != BT_NONE) {
             rc = bt_read_lock(bt, s, oldright, LW_EXCLUSIVE, level, &orid);
             if (rc != KEEL_OK) {
-                /* The new page stays empty and unlinked. */
-                buf_mark_dirty(s, rid);
-                buf_unlock_release(s, rid);
+                free(before);
+                bt_forget_page(s, rid);
                 buf_unlock_release(s, id);
-                return rc;
+                break;
             }
         }
+        memcpy(before, page, BLOCK_SIZE);
         if (!btpage_split(page, blk, rpage, rblk, pos, item, size)) {
-            buf_mark_dirty(s, rid);
-            buf_unlock_release(s, rid);
+            free(before);
+            bt_forget_page(s, rid);
             if (orid != BUF_INVALID)
                 buf_unlock_release(s, orid);
             buf_unlock_release(s, id);
-            return kerr_set(&s->err, KEEL_ECORRUPT,
-                            "index %u block %u: no way to split the page",
-                            bt->rel, blk);
+            rc = kerr_set(&s->err, KEEL_ECORRUPT,
+                          "index %u block %u: no way to split the page",
+                          bt->rel, blk);
+            break;
         }
         if (orid != BUF_INVALID) {
             btpage_opaque(bt_page(s, orid))->left = rblk;
             buf_mark_dirty(s, orid);
-            buf_unlock_release(s, orid);
+            buf_unlock(s, orid);
         }
         buf_mark_dirty(s, rid);
         buf_mark_dirty(s, id);
+        assert(nundo < BT_MAX_LEVELS);
+        undo[nundo++] = (bt_split_undo){id, rid, orid, blk, before};
 
         dlsize = bt_form_downlink(btpage_item(page, BT_HIKEY), level == 0, rblk,
                                   dlbuf.b);
         if (op->flags & BT_ROOT) {
             rc = bt_new_root(bt, s, id, blk, level, dlbuf.b, dlsize);
-            buf_unlock_release(s, rid);
-            buf_unlock_release(s, id);
-            return rc;
+            break;
         }
-        /* Both halves stay locked until the parent is: nobody can split
-         * the right half before its downlink exists. */
+        /* Nobody can split the right half before its downlink exists:
+         * both halves stay locked until the insert ends. */
         rc = bt_find_parent(bt, s, stack, stack_top, (uint32_t)level + 1, blk,
                             page, &pid, &pblk, &ppos);
-        buf_unlock_release(s, rid);
-        buf_unlock_release(s, id);
         if (rc != KEEL_OK)
-            return rc;
+            break;
         id = pid;
         blk = pblk;
         pos = (uint16_t)(ppos + 1);
         item = dlbuf.b;
         size = dlsize;
     }
+    bt_splits_end(s, undo, nundo, rc != KEEL_OK);
+    return rc;
 }
 
 int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,

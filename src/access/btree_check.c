@@ -457,8 +457,9 @@ static void bt_check_tids(bt_check *ch)
     }
 }
 
-/* Reports pages that the walk did not reach (all-zero pages, left by an
- * interrupted extension, excepted). */
+/* Reports pages that the walk did not reach (all-zero pages excepted: a
+ * new block is zeroes in the file until its buffer is written, and a failed
+ * split leaves its new pages zeroed). */
 static void bt_check_unreached(bt_check *ch)
 {
     for (blocknum_t b = 1; b < ch->nblocks; b++) {
