@@ -1300,9 +1300,9 @@ static uint64_t file_hash(const char *path)
 
 /*
  * What a directory holds, as text: each entry's name, inode, size,
- * modification time and a hash of its bytes, and the whole of the
- * control and lock files, so that any write to the directory or its
- * files changes it.
+ * modification time and a hash of its bytes (the directory itself as ".",
+ * its parent left out), and the whole of the control and lock files, so
+ * that any write to the directory or its files changes it.
  */
 static void dir_state(const char *dir, char *out, size_t len)
 {
@@ -1318,6 +1318,12 @@ static void dir_state(const char *dir, char *out, size_t len)
         struct stat st;
         FILE *f;
 
+        /* The parent is shared with whatever else makes directories
+         * there (tests running alongside): not ours to judge. */
+        if (strcmp(names[i]->d_name, "..") == 0) {
+            free(names[i]);
+            continue;
+        }
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
         assert_int_equal(lstat(path, &st), 0);
         if (strcmp(names[i]->d_name, CONTROL_FILE_NAME) == 0 ||
@@ -1431,6 +1437,22 @@ static void crash_holding(const char *dir, int fd)
  * share the lock with one another and exclude an open for writing either
  * way round.
  */
+/* Fails, naming the first entry that differs, unless two dir_state()
+ * texts are equal (cmocka's string message would cut them short). */
+static void assert_same_state(const char *before, const char *after)
+{
+    const char *a = before, *b = after;
+
+    while (*a != '\0' || *b != '\0') {
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        if (la != lb || memcmp(a, b, la) != 0)
+            fail_msg("directory changed:\n  before: %.*s\n  after:  %.*s",
+                     (int)la, a, (int)lb, b);
+        a += la + (a[la] != '\0');
+        b += lb + (b[lb] != '\0');
+    }
+}
+
 static void test_read_only(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -1494,7 +1516,7 @@ static void test_read_only(void **state)
     assert_int_equal(keel_db_close(r1, &e), KEEL_OK);
     assert_int_equal(keel_db_close(r2, &e), KEEL_OK);
     dir_state(dir, after, sizeof(after));
-    assert_string_equal(before, after);
+    assert_same_state(before, after);
 
     /* A process that opens it for writing and dies with a transaction
      * running: read-only opens are refused while it lives, naming it,
@@ -1524,7 +1546,7 @@ static void test_read_only(void **state)
     assert_int_equal(keel_db_open(&o, &w, &e), KEEL_EBUSY);
     assert_int_equal(keel_db_close(r1, &e), KEEL_OK);
     dir_state(dir, after, sizeof(after));
-    assert_string_equal(before, after);
+    assert_same_state(before, after);
     /* Without a lock file (a copy made without it) it opens unlocked,
      * and makes none. */
     {
