@@ -10,7 +10,9 @@
  * relation owns, noted; a database the check cannot open is an error, not
  * a problem; and two stress runs end with a database the check passes:
  * schemas and tables created and dropped, and money moved between
- * accounts under readers that check every balance adds up.
+ * accounts under readers that check every balance adds up.  Inserts,
+ * updates and deletes that each meet a failing read or write somewhere
+ * take effect whole or not at all, and leave a database the check passes.
  */
 #include "testutil.h"
 
@@ -31,6 +33,7 @@
 #include "keel/keel.h"
 #include "port/clock.h"
 #include "port/membarrier.h"
+#include "storage/fault.h"
 #include "storage/page.h"
 #include "tools/check.h"
 #include "tools/dbinfo.h"
@@ -1295,6 +1298,166 @@ static void test_writes_against_builds(void **state)
     tu_dir_remove(dir);
 }
 
+#ifdef KEEL_FAULT_INJECTION
+/*
+ * Inserts into a table with two unique indexes and keys of 600 bytes (so
+ * that index pages split often), in a pool much smaller than the table,
+ * each with one I/O failing somewhere: the n-th write the insert makes
+ * (writing out a dirty victim, extending a file) or the n-th read, n
+ * varying from insert to insert, or none when it makes fewer.  Every
+ * insert must either succeed or fail with the I/O's error and leave
+ * nothing: afterwards exactly the rows that succeeded are found, through
+ * either index and a scan, and the check finds no problem.  Half the rows
+ * go in one explicit transaction, which a failed insert must not spoil.
+ * Then updates and deletes, the same way: each row keeps its old values or
+ * has its new ones.
+ */
+#define FAULT_ROWS 2400
+
+/* Arms one failure for change i: of the n-th write (ENOSPC) for even i, of
+ * the n-th read (EIO) for odd ones. */
+static void fault_arm_one(int32_t i, uint32_t n)
+{
+    if (i % 2 == 0)
+        fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, n, 1, 0);
+    else
+        fault_arm(FAULT_OP_READ, FAULT_EIO, n, 1, 0);
+}
+
+/* Asserts that change i failed as fault_arm_one() made it. */
+static void assert_fault_error(keel_session *s, int32_t i, int rc)
+{
+    const char *want = i % 2 == 0 ? "No space" : "Input/output error";
+
+    if (rc != (i % 2 == 0 ? KEEL_ENOSPC : KEEL_EIO) ||
+        strstr(keel_session_error(s), want) == NULL)
+        fail_msg("change %d: %d, %s", i, rc, keel_session_error(s));
+}
+
+static keel_value fault_key(char *buf, int32_t i)
+{
+    snprintf(buf, 16, "%06d", (int)(((int64_t)i * 7919) % 1000000));
+    memset(buf + 6, 'k', 594);
+    return (keel_value){.isnull = false, .v.s = {buf, 600}};
+}
+
+static void test_changes_under_io_faults(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    static const keel_column cols[] = {{"k", KEEL_TEXT, 0, true},
+                                       {"n", KEEL_INT4, 0, true}};
+    static bool ok[FAULT_ROWS];
+    static int32_t want[FAULT_ROWS]; /* the row's n, or -1: no row */
+    static char buf[600];
+    keel_session *s;
+    keel_db *db;
+    keel_error e;
+    keel_value v[2], out[2];
+    uint16_t pk = 1, k2 = 2;
+    int failed = 0, in = 0, n;
+    keel_scan *sc;
+    bool found;
+    lines l;
+
+    (void)state;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_create_index(s, NULL, "t", "t_n", &k2, 1, true),
+                     KEEL_OK);
+    for (int32_t i = 0; i < FAULT_ROWS; i++) {
+        int rc;
+        if (i == FAULT_ROWS / 2)
+            assert_int_equal(keel_begin(s), KEEL_OK);
+        v[0] = fault_key(buf, i);
+        v[1] = tu_vi4(i);
+        fault_arm_one(i, (uint32_t)(i % 7));
+        rc = keel_insert(s, NULL, "t", v);
+        fault_disarm_all();
+        ok[i] = rc == KEEL_OK;
+        if (rc != KEEL_OK) {
+            assert_fault_error(s, i, rc);
+            failed++;
+        }
+        in += ok[i];
+    }
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    print_message("inserts under I/O faults: %d of %d failed\n", failed,
+                  FAULT_ROWS);
+    /* Failures of every kind happened, and most inserts got through. */
+    assert_true(failed >= 20);
+    assert_true(in >= FAULT_ROWS / 2);
+
+    for (int32_t i = 0; i < FAULT_ROWS; i++) {
+        v[0] = fault_key(buf, i);
+        assert_int_equal(keel_lookup(s, NULL, "t", v, out, &found), KEEL_OK);
+        if (found != ok[i])
+            fail_msg("row %d: %s, but its insert %s", i,
+                     found ? "found" : "absent",
+                     ok[i] ? "succeeded" : "failed");
+        if (found)
+            assert_int_equal(out[1].v.i4, i);
+        want[i] = ok[i] ? i : -1;
+    }
+    /* Then updates (a new n: new entries in both indexes) and deletes,
+     * each in its own transaction, each meeting a failing write. */
+    failed = 0;
+    for (int32_t i = 0; i < FAULT_ROWS; i++) {
+        keel_value key = fault_key(buf, i);
+        int rc;
+        if (want[i] < 0 || i % 3 == 2)
+            continue;
+        v[0] = key;
+        v[1] = tu_vi4(i + FAULT_ROWS);
+        fault_arm_one(i, (uint32_t)(i % 5));
+        rc = i % 3 == 0 ? keel_update(s, NULL, "t", &key, v)
+                        : keel_delete(s, NULL, "t", &key);
+        fault_disarm_all();
+        if (rc == KEEL_OK) {
+            want[i] = i % 3 == 0 ? i + FAULT_ROWS : -1;
+            in -= i % 3 == 1;
+        } else {
+            assert_fault_error(s, i, rc);
+            failed++;
+        }
+    }
+    print_message("updates and deletes under I/O faults: %d failed\n", failed);
+    assert_true(failed >= 10);
+    for (int32_t i = 0; i < FAULT_ROWS; i++) {
+        v[0] = fault_key(buf, i);
+        assert_int_equal(keel_lookup(s, NULL, "t", v, out, &found), KEEL_OK);
+        if (found != (want[i] >= 0))
+            fail_msg("row %d: %s, expected %s", i, found ? "found" : "absent",
+                     want[i] >= 0 ? "there" : "gone");
+        if (found)
+            assert_int_equal(out[1].v.i4, want[i]);
+    }
+    v[0] = tu_vi4(-1);
+    v[1] = tu_vi4(2 * FAULT_ROWS);
+    {
+        keel_bound lo = {&v[0], 1, true}, hi = {&v[1], 1, true};
+        assert_int_equal(keel_scan_begin(s, NULL, "t", "t_n", &lo, &hi, &sc),
+                         KEEL_OK);
+    }
+    n = 0;
+    while (keel_scan_next(sc, out, &found) == KEEL_OK && found) {
+        int32_t i = out[1].v.i4 % FAULT_ROWS;
+        assert_true(out[1].v.i4 >= 0 && out[1].v.i4 < 2 * FAULT_ROWS);
+        assert_int_equal(want[i], out[1].v.i4);
+        n++;
+    }
+    keel_scan_end(sc);
+    assert_int_equal(n, in);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    tu_dir_remove(dir);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1309,6 +1472,9 @@ int main(void)
         cmocka_unit_test(test_schema_ddl_race),
         cmocka_unit_test(test_transfer_stress),
         cmocka_unit_test(test_writes_against_builds),
+#ifdef KEEL_FAULT_INJECTION
+        cmocka_unit_test(test_changes_under_io_faults),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
