@@ -12,7 +12,8 @@
  * schemas and tables created and dropped, and money moved between
  * accounts under readers that check every balance adds up.  Inserts,
  * updates and deletes that each meet a failing read or write somewhere
- * take effect whole or not at all, and leave a database the check passes.
+ * take effect whole or not at all, and leave a database the check passes;
+ * so do loads, index builds, analyzes and drops.
  */
 #include "testutil.h"
 
@@ -1456,6 +1457,145 @@ static void test_changes_under_io_faults(void **state)
     assert_int_equal(run_check(dir, &l), 0);
     tu_dir_remove(dir);
 }
+
+/* Rows 0..DDL_ROWS-1 of a loaded table: (i, a text of 300 bytes). */
+#define DDL_ROWS 400
+
+typedef struct ddl_load {
+    int32_t i;
+    char text[300];
+} ddl_load;
+
+static int ddl_next(void *ctx, keel_value *values, bool *done)
+{
+    ddl_load *l = ctx;
+
+    if (l->i == DDL_ROWS) {
+        *done = true;
+        return KEEL_OK;
+    }
+    memset(l->text, 'a' + l->i % 26, sizeof(l->text));
+    values[0] = tu_vi4((l->i * 7919) % DDL_ROWS);
+    values[1] = (keel_value){.isnull = false, .v.s = {l->text, 300}};
+    l->i++;
+    return KEEL_OK;
+}
+
+/*
+ * Schema changes under I/O faults, as changes above: tables loaded,
+ * indexed, analyzed and dropped, each statement meeting one failing read
+ * or write at a varying point.  Each takes effect whole or not at all:
+ * afterwards the catalogs hold exactly the tables and indexes whose
+ * statements succeeded, each table its rows, and the check finds no
+ * problem and no file that no relation owns.
+ */
+#define DDL_TABLES 24
+
+static void test_ddl_under_io_faults(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    static const keel_column cols[] = {{"k", KEEL_INT4, 0, true},
+                                       {"v", KEEL_TEXT, 0, true}};
+    bool table[DDL_TABLES] = {false}, index[DDL_TABLES] = {false};
+    uint16_t pk = 1, k2 = 2;
+    int failed = 0, tables = 0, indexes = 0, round;
+    keel_session *s;
+    keel_db *db;
+    keel_error e;
+    dbinfo_rel *r;
+    size_t n;
+    lines l;
+
+    (void)state;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    for (round = 0; round < 4 * DDL_TABLES; round++) {
+        int32_t t = (round * 5) % DDL_TABLES;
+        char name[32], iname[32];
+        ddl_load ld = {0};
+        uint64_t rows = 0;
+        int rc;
+
+        snprintf(name, sizeof(name), "d%d", t);
+        snprintf(iname, sizeof(iname), "d%d_v", t);
+        /* Loads and builds make many reads and writes, the rest few. */
+        fault_arm_one(round, !table[t] || !index[t]
+                                 ? (uint32_t)((round * 37) % 60)
+                                 : (uint32_t)(round % 4));
+        if (!table[t]) {
+            rc = keel_load_table(s, NULL, name, cols, 2, &pk, 1, ddl_next, &ld,
+                                 &rows);
+            if (rc == KEEL_OK)
+                table[t] = true;
+        } else if (!index[t]) {
+            rc = keel_create_index(s, NULL, name, iname, &k2, 1, false);
+            if (rc == KEEL_OK)
+                index[t] = true;
+        } else if (round % 3 == 0) {
+            rc = keel_analyze(s, NULL, name);
+        } else {
+            rc = keel_drop_table(s, NULL, name);
+            if (rc == KEEL_OK)
+                table[t] = index[t] = false;
+        }
+        fault_disarm_all();
+        if (rc != KEEL_OK) {
+            assert_fault_error(s, round, rc);
+            failed++;
+        }
+    }
+    print_message("schema changes under I/O faults: %d of %d failed\n", failed,
+                  round);
+    assert_true(failed >= 10);
+
+    assert_int_equal(dbinfo_relations(s, &r, &n), KEEL_OK);
+    for (size_t i = 0; i < n; i++) {
+        int32_t t = -1;
+        if (strcmp(r[i].schema, "public") != 0)
+            continue;
+        if (sscanf(r[i].name, "d%d", &t) != 1 || t < 0 || t >= DDL_TABLES)
+            fail_msg("unexpected relation %s", r[i].name);
+        if (r[i].kind == 't') {
+            assert_true(table[t]);
+            tables++;
+        } else if (strstr(r[i].name, "_v") != NULL) {
+            assert_true(index[t]);
+            indexes++;
+        } else {
+            assert_true(table[t]); /* its primary key */
+        }
+    }
+    free(r);
+    for (int32_t t = 0; t < DDL_TABLES; t++) {
+        tables -= table[t];
+        indexes -= index[t];
+        if (table[t]) {
+            char name[32];
+            keel_value lo = tu_vi4(0), hi = tu_vi4(DDL_ROWS), out[2];
+            keel_bound lb = {&lo, 1, true}, hb = {&hi, 1, true};
+            keel_scan *sc;
+            bool found;
+            int rows = 0;
+            snprintf(name, sizeof(name), "d%d", t);
+            assert_int_equal(
+                keel_scan_begin(s, NULL, name, NULL, &lb, &hb, &sc), KEEL_OK);
+            while (keel_scan_next(sc, out, &found) == KEEL_OK && found)
+                assert_int_equal(out[0].v.i4, rows++);
+            keel_scan_end(sc);
+            assert_int_equal(rows, DDL_ROWS);
+        }
+    }
+    assert_int_equal(tables, 0);
+    assert_int_equal(indexes, 0);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    assert_int_equal(l.notes, 0);
+    tu_dir_remove(dir);
+}
 #endif
 
 int main(void)
@@ -1474,6 +1614,7 @@ int main(void)
         cmocka_unit_test(test_writes_against_builds),
 #ifdef KEEL_FAULT_INJECTION
         cmocka_unit_test(test_changes_under_io_faults),
+        cmocka_unit_test(test_ddl_under_io_faults),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
