@@ -12,8 +12,9 @@
  * schemas and tables created and dropped, and money moved between
  * accounts under readers that check every balance adds up.  Inserts,
  * updates and deletes that each meet a failing read or write somewhere
- * take effect whole or not at all, and leave a database the check passes;
- * so do loads, index builds, analyzes and drops.
+ * take effect whole or not at all, and leave a database the check passes,
+ * also four sessions at once; so do loads, index builds, analyzes and
+ * drops.
  */
 #include "testutil.h"
 
@@ -1596,6 +1597,135 @@ static void test_ddl_under_io_faults(void **state)
     assert_int_equal(l.notes, 0);
     tu_dir_remove(dir);
 }
+
+/*
+ * The same under concurrency: FAULT_THREADS sessions insert rows of their
+ * own (keys interleaved, so that they share pages and split them under
+ * each other), while another thread keeps arming one failing read or write
+ * at a random point; whoever makes that I/O gets the error.  Afterwards
+ * exactly the rows whose inserts succeeded are there and the check passes.
+ */
+#define FAULT_THREADS    4
+#define FAULT_PER_THREAD 500
+
+typedef struct fault_race {
+    keel_db *db;
+    int32_t thread;
+    bool ok[FAULT_PER_THREAD];
+    int failed;
+    tu_failures *log;
+    atomic_int *running;
+} fault_race;
+
+static void *fault_writer(void *arg)
+{
+    fault_race *w = arg;
+    keel_session *s;
+    keel_error e;
+    char buf[600];
+
+    if (keel_session_begin(w->db, &s, &e) != KEEL_OK) {
+        tu_fail(w->log, "session: %s", e.msg);
+        atomic_fetch_sub(w->running, 1);
+        return NULL;
+    }
+    for (int32_t j = 0; j < FAULT_PER_THREAD && !tu_failed(w->log); j++) {
+        int32_t i = j * FAULT_THREADS + w->thread;
+        keel_value v[2] = {fault_key(buf, i), tu_vi4(i)};
+        int rc = keel_insert(s, NULL, "t", v);
+        w->ok[j] = rc == KEEL_OK;
+        if (rc == KEEL_ENOSPC || rc == KEEL_EIO)
+            w->failed++;
+        else if (rc != KEEL_OK)
+            tu_fail(w->log, "insert %d: %d, %s", i, rc, keel_session_error(s));
+    }
+    keel_session_end(s);
+    atomic_fetch_sub(w->running, 1);
+    return NULL;
+}
+
+static void test_concurrent_changes_under_io_faults(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    static const keel_column cols[] = {{"k", KEEL_TEXT, 0, true},
+                                       {"n", KEEL_INT4, 0, true}};
+    static fault_race w[FAULT_THREADS];
+    tu_failures log = TU_FAILURES_INIT;
+    atomic_int running = FAULT_THREADS;
+    pthread_t th[FAULT_THREADS];
+    uint64_t rnd = 42;
+    uint16_t pk = 1, k2 = 2;
+    int failed = 0, in = 0, n = 0, arms = 0;
+    keel_value v[2], out[2];
+    keel_session *s;
+    keel_scan *sc;
+    keel_error e;
+    bool found;
+    char buf[600];
+    lines l;
+
+    (void)state;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &w[0].db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(w[0].db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_create_index(s, NULL, "t", "t_n", &k2, 1, true),
+                     KEEL_OK);
+    for (int t = 0; t < FAULT_THREADS; t++) {
+        w[t] = (fault_race){
+            .db = w[0].db, .thread = t, .log = &log, .running = &running};
+        assert_int_equal(pthread_create(&th[t], NULL, fault_writer, &w[t]), 0);
+    }
+    while (atomic_load(&running) > 0) {
+        uint64_t x = tu_rand(&rnd);
+        if (x % 2 == 0)
+            fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, (uint32_t)(x >> 8) % 16, 1,
+                      0);
+        else
+            fault_arm(FAULT_OP_READ, FAULT_EIO, (uint32_t)(x >> 8) % 16, 1, 0);
+        arms++;
+        clock_sleep_us(50);
+    }
+    fault_disarm_all();
+    for (int t = 0; t < FAULT_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        failed += w[t].failed;
+    }
+    tu_failures_check(&log);
+    print_message("concurrent inserts under I/O faults: %d of %d failed (%d "
+                  "faults armed)\n",
+                  failed, FAULT_THREADS * FAULT_PER_THREAD, arms);
+    assert_true(failed >= 10);
+    for (int t = 0; t < FAULT_THREADS; t++)
+        for (int32_t j = 0; j < FAULT_PER_THREAD; j++) {
+            int32_t i = j * FAULT_THREADS + t;
+            v[0] = fault_key(buf, i);
+            assert_int_equal(keel_lookup(s, NULL, "t", v, out, &found),
+                             KEEL_OK);
+            if (found != w[t].ok[j])
+                fail_msg("row %d: %s, but its insert %s", i,
+                         found ? "found" : "absent",
+                         w[t].ok[j] ? "succeeded" : "failed");
+            in += found;
+        }
+    v[0] = tu_vi4(-1);
+    v[1] = tu_vi4(FAULT_THREADS * FAULT_PER_THREAD);
+    {
+        keel_bound lo = {&v[0], 1, true}, hi = {&v[1], 1, true};
+        assert_int_equal(keel_scan_begin(s, NULL, "t", "t_n", &lo, &hi, &sc),
+                         KEEL_OK);
+    }
+    while (keel_scan_next(sc, out, &found) == KEEL_OK && found)
+        n++;
+    keel_scan_end(sc);
+    assert_int_equal(n, in);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(w[0].db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    tu_dir_remove(dir);
+}
 #endif
 
 int main(void)
@@ -1615,6 +1745,7 @@ int main(void)
 #ifdef KEEL_FAULT_INJECTION
         cmocka_unit_test(test_changes_under_io_faults),
         cmocka_unit_test(test_ddl_under_io_faults),
+        cmocka_unit_test(test_concurrent_changes_under_io_faults),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
