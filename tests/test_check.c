@@ -639,10 +639,10 @@ static int relation_files(const char *dir)
     int n = 0;
 
     assert_non_null(d);
-    while ((de = readdir(d)) != NULL)
-        n += de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
-             strspn(de->d_name, "0123456789") == strlen(de->d_name) &&
-             strcmp(de->d_name, "1") != 0;
+    while ((de = readdir(d)) != NULL) {
+        relnumber_t rel;
+        n += smgr_relnumber_of(de->d_name, &rel) && rel != 1;
+    }
     closedir(d);
     return n;
 }

@@ -1743,10 +1743,9 @@ static int user_relation_files(const char *dir)
 
     assert_non_null(d);
     while ((de = readdir(d)) != NULL) {
-        char *end;
-        unsigned long v = strtoul(de->d_name, &end, 10);
-        n += de->d_name[0] >= '1' && de->d_name[0] <= '9' && *end == '\0' &&
-             v >= CATALOG_FIRST_USER_OID;
+        relnumber_t rel;
+        n += smgr_relnumber_of(de->d_name, &rel) &&
+             rel >= CATALOG_FIRST_USER_OID;
     }
     closedir(d);
     return n;

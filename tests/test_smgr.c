@@ -912,11 +912,35 @@ static void test_fault_concurrent_exact(void **state)
 
 #endif /* KEEL_FAULT_INJECTION */
 
+/* File names as relation numbers: exactly the names smgr gives files. */
+static void test_relnumber_of(void **state)
+{
+    static const char *const no[] = {
+        "",   "0",  "01",        "1a",   "4294967296", "99999999999999999999",
+        "-1", " 1", "keel_lock", "1.tmp"};
+    relnumber_t rel = 0;
+
+    (void)state;
+    assert_true(smgr_relnumber_of("1", &rel));
+    assert_int_equal(rel, 1);
+    assert_true(smgr_relnumber_of("16384", &rel));
+    assert_int_equal(rel, 16384);
+    assert_true(smgr_relnumber_of("4294967295", &rel));
+    assert_int_equal(rel, UINT32_MAX);
+    rel = 7;
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+        if (smgr_relnumber_of(no[i], &rel))
+            fail_msg("\"%s\" taken for a relation number", no[i]);
+        assert_int_equal(rel, 7); /* untouched */
+    }
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_relnumber_of),
         T(test_create),
         T(test_create_existing_unopened),
         T(test_open_missing),

@@ -70,14 +70,9 @@ static uint32_t pool_buffers(const keel_db_options *o)
  * keel_control (and its .tmp), keel_lock, or a relation's number. */
 static bool is_db_file(const char *name)
 {
-    if (strncmp(name, "keel_", 5) == 0)
-        return true;
-    if (*name == '\0')
-        return false;
-    for (; *name != '\0'; name++)
-        if (*name < '0' || *name > '9')
-            return false;
-    return true;
+    relnumber_t rel;
+
+    return strncmp(name, "keel_", 5) == 0 || smgr_relnumber_of(name, &rel);
 }
 
 /*

@@ -241,6 +241,23 @@ static void rel_name(relnumber_t rel, char name[REL_NAME_MAX])
     snprintf(name, REL_NAME_MAX, "%" PRIu32, rel);
 }
 
+bool smgr_relnumber_of(const char *name, relnumber_t *out)
+{
+    uint64_t v = 0;
+
+    if (name[0] < '1' || name[0] > '9')
+        return false;
+    for (const char *p = name; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > UINT32_MAX)
+            return false;
+    }
+    *out = (relnumber_t)v;
+    return true;
+}
+
 /* A handle with no file yet (fd -1); NULL if memory is exhausted. */
 static smgr_rel *rel_alloc(const smgr *s, relnumber_t rel)
 {

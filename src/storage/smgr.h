@@ -67,6 +67,11 @@ bool smgr_exists(smgr *s, relnumber_t rel);
 /* Deletes the relation's file, closes its handle and syncs the directory. */
 int smgr_unlink(smgr *s, relnumber_t rel, kerr *err);
 
+/* The relation number a file name spells, as the storage manager names
+ * files (decimal, no leading zero, not 0, at most UINT32_MAX), in *out;
+ * false if it spells none. */
+bool smgr_relnumber_of(const char *name, relnumber_t *out);
+
 /* The relation's file number and its file's path (for messages). */
 relnumber_t smgr_rel_number(const smgr_rel *r);
 const char *smgr_rel_path(const smgr_rel *r);

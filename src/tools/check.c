@@ -368,26 +368,6 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
     return KEEL_OK;
 }
 
-/* The relation number a directory entry's name spells, as the storage
- * manager names files (decimal, no leading zero, not 0); false if it
- * spells none. */
-static bool relnumber_of(const char *name, uint32_t *out)
-{
-    uint64_t v = 0;
-
-    if (name[0] < '1' || name[0] > '9')
-        return false;
-    for (const char *p = name; *p != '\0'; p++) {
-        if (*p < '0' || *p > '9')
-            return false;
-        v = v * 10 + (uint64_t)(*p - '0');
-        if (v > UINT32_MAX)
-            return false;
-    }
-    *out = (uint32_t)v;
-    return true;
-}
-
 static int by_number(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -422,7 +402,7 @@ static int check_unowned_files(check_ctx *c, keel_db *db,
         struct stat st;
         uint32_t num;
         bool owned = false;
-        if (!relnumber_of(de->d_name, &num) ||
+        if (!smgr_relnumber_of(de->d_name, &num) ||
             fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISREG(st.st_mode))
             continue;
