@@ -1725,6 +1725,15 @@ static void split_fault_run(fixture *f, uint32_t min_level, uint32_t skip)
     assert_check_clean(f, REL_IDX, (uint64_t)n);
     v = split_key(buf, i);
     assert_int_equal(btree_lookup(bt, f->s, &v, &t), KEEL_ENOENT);
+    /* What was put back is what reaches the file. */
+    btree_close(bt);
+    CHECK_OK(f, buf_checkpoint(f->s));
+    pool_close(f);
+    pool_open(f, 64);
+    CHECK_OK(f, btree_open(f->s, REL_IDX, &bt));
+    assert_int_equal(root_level(f, REL_IDX), level);
+    assert_check_clean(f, REL_IDX, (uint64_t)n);
+    assert_int_equal(btree_lookup(bt, f->s, &v, &t), KEEL_ENOENT);
     /* The key that failed goes in now, and the tree grows on. */
     for (int32_t j = i; j < i + 300 && j < SPLIT_KEYS; j++) {
         v = split_key(buf, j);
@@ -1744,9 +1753,10 @@ static void split_fault_run(fixture *f, uint32_t min_level, uint32_t skip)
 static void test_split_victim_fault(void **state)
 {
     /* (root's level at least, new pages that succeed): the failure hits a
-     * leaf split; the new root above a split root leaf; a level-1 root's
-     * split under a leaf split; the new root above both; a level-1 split
-     * under a level-2 root; and the level-2 root's split above both. */
+     * leaf split's own new page (nothing to undo); the new root above a
+     * split root leaf; a level-1 root's split above a leaf split; the new
+     * root above both; the level-2 root's split above a leaf split and a
+     * level-1 split; and the new root above all three. */
     static const uint32_t cases[][2] = {{0, 0}, {0, 1}, {1, 1},
                                         {1, 2}, {2, 2}, {2, 3}};
     fixture *f = *state;

@@ -2004,13 +2004,14 @@ static int bt_new_root(btree *bt, buf_session *s, int32_t lid, blocknum_t lblk,
 
 /*
  * One split of an insert, held until the insert ends: the halves (locked),
- * the old right sibling (pinned; its left-link now names the right half)
- * and the left page as it was before, so that a failure further up can put
- * the level back.
+ * the old right sibling (pinned: its left-link is pointed at the right half
+ * only once the insert has succeeded, so that no checkpoint can write a
+ * link that an undo takes back) and the left page as it was before, so
+ * that a failure further up can put the level back.
  */
 typedef struct bt_split_undo {
     int32_t lid, rid, orid; /* orid: BUF_INVALID if lid was rightmost */
-    blocknum_t lblk;
+    blocknum_t rblk;
     void *before; /* BLOCK_SIZE bytes */
 } bt_split_undo;
 
@@ -2025,11 +2026,11 @@ static void bt_forget_page(buf_session *s, int32_t id)
 }
 
 /*
- * Ends an insert's splits, last (highest) first.  After a failure (undo)
- * each level is put back: the left page as it was, the right half zeroed,
- * the old right sibling's left-link restored (it cannot have changed: only
- * a split of the right half, which we hold, would change it).  Releases
- * everything the splits held.
+ * Ends an insert's splits, last (highest) first.  After success, each old
+ * right sibling's left-link is pointed at its new left neighbour (locked
+ * left of the right half and above the levels still held: the lock order
+ * holds).  After a failure (undo) each level is put back: the left page as
+ * it was, the right half zeroed.  Releases everything the splits held.
  */
 static void bt_splits_end(buf_session *s, bt_split_undo *u, uint32_t n,
                           bool undo)
@@ -2038,14 +2039,14 @@ static void bt_splits_end(buf_session *s, bt_split_undo *u, uint32_t n,
         if (undo) {
             memcpy(bt_page(s, u[n].lid), u[n].before, BLOCK_SIZE);
             buf_mark_dirty(s, u[n].lid);
+            bt_forget_page(s, u[n].rid);
+        } else {
             if (u[n].orid != BUF_INVALID) {
                 buf_lock(s, u[n].orid, LW_EXCLUSIVE);
-                btpage_opaque(bt_page(s, u[n].orid))->left = u[n].lblk;
+                btpage_opaque(bt_page(s, u[n].orid))->left = u[n].rblk;
                 buf_mark_dirty(s, u[n].orid);
                 buf_unlock(s, u[n].orid);
             }
-            bt_forget_page(s, u[n].rid);
-        } else {
             buf_unlock_release(s, u[n].rid);
         }
         if (u[n].orid != BUF_INVALID)
@@ -2105,8 +2106,9 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
             }
         }
 
-        /* Split: new right half, then the old right sibling (whose
-         * left-link changes), both to the right of this page. */
+        /* Split: new right half, then the old right sibling (pinned, its
+         * left-link changed once the insert has succeeded), both to the
+         * right of this page. */
         before = malloc(BLOCK_SIZE);
         if (before == NULL) {
             buf_unlock_release(s, id);
@@ -2124,7 +2126,7 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
         rpage = bt_page(s, rid);
         btpage_init(rpage, level, 0);
         if (oldright != BT_NONE) {
-            rc = bt_read_lock(bt, s, oldright, LW_EXCLUSIVE, level, &orid);
+            rc = bt_read_lock(bt, s, oldright, LW_SHARED, level, &orid);
             if (rc != KEEL_OK) {
                 free(before);
                 bt_forget_page(s, rid);
@@ -2144,15 +2146,12 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
                           bt->rel, blk);
             break;
         }
-        if (orid != BUF_INVALID) {
-            btpage_opaque(bt_page(s, orid))->left = rblk;
-            buf_mark_dirty(s, orid);
-            buf_unlock(s, orid);
-        }
+        if (orid != BUF_INVALID)
+            buf_unlock(s, orid); /* kept pinned: see bt_split_undo */
         buf_mark_dirty(s, rid);
         buf_mark_dirty(s, id);
         assert(nundo < BT_MAX_LEVELS);
-        undo[nundo++] = (bt_split_undo){id, rid, orid, blk, before};
+        undo[nundo++] = (bt_split_undo){id, rid, orid, rblk, before};
 
         dlsize = bt_form_downlink(btpage_item(page, BT_HIKEY), level == 0, rblk,
                                   dlbuf.b);

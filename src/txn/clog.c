@@ -110,8 +110,9 @@ int clog_ensure(clog *c, buf_session *s, xid_t xid, kerr *err)
             rc = clog_pool_error(s, rc, err);
             break;
         }
-        /* The new page is page_init()ed and already in the file: all its
-         * statuses read as in progress.  Nothing to dirty. */
+        /* The new page is page_init()ed in its buffer (dirty; the file
+         * has zeroes, which clog_get() reads the same way): all its
+         * statuses read as in progress. */
         buf_unlock(s, id);
         buf_release(s, id);
     }
