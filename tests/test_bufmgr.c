@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -597,6 +598,75 @@ static void test_extend_dirty_victims(void **state)
         assert_int_equal(page[BLOCK_SIZE - 17], 0x40 + b % 32);
         buf_release(f->s, id);
     }
+    assert_nothing_pinned(f);
+}
+
+/*
+ * Sessions that read a relation's last block while another extends it may
+ * load a new block from the file (zeroes) before the extender has tagged a
+ * buffer for it; buf_extend() must still hand back an initialized page.
+ */
+typedef struct tail_reader {
+    buf_pool *pool;
+    smgr_rel *r;
+    atomic_int *stop;
+    int reads;
+} tail_reader;
+
+static void *tail_reader_main(void *arg)
+{
+    tail_reader *t = arg;
+    buf_session *s;
+    kerr e;
+
+    if (buf_session_create(t->pool, &s, &e) != KEEL_OK)
+        return NULL;
+    while (!atomic_load(t->stop)) {
+        blocknum_t n = smgr_nblocks(t->r);
+        int32_t id;
+        if (n > 0 && buf_read(s, REL_A, n - 1, NULL, &id) == KEEL_OK) {
+            buf_lock(s, id, LW_SHARED);
+            buf_unlock_release(s, id);
+            t->reads++;
+        }
+    }
+    buf_session_destroy(s);
+    return NULL;
+}
+
+static void test_extend_against_readers(void **state)
+{
+    fixture *f = *state;
+    atomic_int stop = 0;
+    tail_reader t[2];
+    pthread_t th[2];
+    smgr_rel *r;
+
+    assert_int_equal(smgr_create(f->sm, REL_A, &r, &f->err), KEEL_OK);
+    pool_open(f, 256);
+    for (int i = 0; i < 2; i++) {
+        t[i] = (tail_reader){f->pool, r, &stop, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, tail_reader_main, &t[i]),
+                         0);
+    }
+    for (blocknum_t b = 0; b < 4000; b++) {
+        int32_t id = BUF_INVALID;
+        blocknum_t blk = MAX_BLOCK_NUMBER;
+        const page_header *h;
+        if (buf_extend(f->s, REL_A, 16, NULL, &id, &blk) != KEEL_OK)
+            fail_msg("buf_extend: %s", buf_session_error(f->s)->msg);
+        assert_int_equal(blk, b);
+        h = buf_page(f->pool, id);
+        if (h->special != BLOCK_SIZE - 16 || h->lower != PAGE_HEADER_SIZE)
+            fail_msg("block %u: special %u, lower %u", b, h->special, h->lower);
+        assert_true(buf_state(f->pool, id) & BM_DIRTY);
+        buf_unlock_release(f->s, id);
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_true(t[0].reads + t[1].reads > 0);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
     assert_nothing_pinned(f);
 }
 
@@ -1951,6 +2021,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_extend_flush_checkpoint_reopen,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_extend_dirty_victims, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_extend_against_readers, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_eviction_writes_dirty_pages, setup,
                                         teardown),
