@@ -28,7 +28,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "access/btree.h"
@@ -122,9 +121,7 @@ typedef struct shared {
     double deadline;
     atomic_int writers_done;
     _Atomic uint32_t hwm[NWRITERS]; /* writer w inserted its keys < hwm */
-    atomic_int failures;
-    char failure[256];
-    pthread_mutex_t failure_lock;
+    tu_failures fail;
 } shared;
 
 typedef struct worker {
@@ -134,25 +131,17 @@ typedef struct worker {
     btree_dir_stats dir; /* a reader's directory, at its end */
 } worker;
 
-static void fail_once(shared *sh, const char *msg)
-{
-    pthread_mutex_lock(&sh->failure_lock);
-    if (atomic_fetch_add(&sh->failures, 1) == 0)
-        snprintf(sh->failure, sizeof(sh->failure), "%s", msg);
-    pthread_mutex_unlock(&sh->failure_lock);
-}
-
 static void *writer_main(void *arg)
 {
     worker *wk = arg;
     shared *sh = wk->sh;
     buf_session *s = NULL;
     keel_value vals[2];
-    char buf[PAD_LEN], msg[256];
+    char buf[PAD_LEN];
     kerr e;
 
     if (buf_session_create(sh->pool, &s, &e) != KEEL_OK) {
-        fail_once(sh, "writer: no session");
+        tu_fail(&sh->fail, "writer: no session");
         goto out;
     }
     for (uint32_t i = 0; i < 2000000; i++) {
@@ -162,9 +151,8 @@ static void *writer_main(void *arg)
         make_key(key_of(wk->id, i), vals, buf);
         rc = btree_insert(sh->bt, s, vals, tid_of(wk->id, i), NULL, NULL);
         if (rc != KEEL_OK) {
-            snprintf(msg, sizeof(msg), "writer %d insert %u: %.200s", wk->id, i,
-                     buf_session_error(s)->msg);
-            fail_once(sh, msg);
+            tu_fail(&sh->fail, "writer %d insert %u: %.200s", wk->id, i,
+                    buf_session_error(s)->msg);
             break;
         }
         atomic_store_explicit(&sh->hwm[wk->id], i + 1, memory_order_release);
@@ -235,11 +223,10 @@ static void *reader_main(void *arg)
 
     if (dir == NULL || buf_session_create(sh->pool, &s, &e) != KEEL_OK) {
         btree_dir_free(dir);
-        fail_once(sh, "reader: no session");
+        tu_fail(&sh->fail, "reader: no session");
         return NULL;
     }
-    while (atomic_load(&sh->writers_done) < NWRITERS &&
-           atomic_load(&sh->failures) == 0) {
+    while (atomic_load(&sh->writers_done) < NWRITERS && !tu_failed(&sh->fail)) {
         int w = (int)(tu_rand(&rng) % NWRITERS);
         uint32_t hwm = atomic_load_explicit(&sh->hwm[w], memory_order_acquire);
         uint32_t i;
@@ -281,42 +268,35 @@ static void *reader_main(void *arg)
                 break;
             }
             if (rc == KEEL_OK && count != 1) {
-                snprintf(msg, sizeof(msg), "search of key %lld: %u matches",
-                         (long long)k, count);
-                fail_once(sh, msg);
+                tu_fail(&sh->fail, "search of key %lld: %u matches",
+                        (long long)k, count);
                 break;
             }
             if (g.block != 0 && !tid_valid(g)) {
-                snprintf(msg, sizeof(msg), "key %lld: guessed (%u,0)",
-                         (long long)k, g.block);
-                fail_once(sh, msg);
+                tu_fail(&sh->fail, "key %lld: guessed (%u,0)", (long long)k,
+                        g.block);
                 break;
             }
             if (rc != KEEL_OK || tid_compare(got[0], want) != 0) {
-                snprintf(msg, sizeof(msg),
-                         "lookup of key %lld (writer %d #%u, hwm %u): %.150s",
-                         (long long)k, w, i, hwm,
-                         rc != KEEL_OK ? buf_session_error(s)->msg
-                                       : "wrong tid");
-                fail_once(sh, msg);
+                tu_fail(&sh->fail,
+                        "lookup of key %lld (writer %d #%u, hwm %u): %.150s",
+                        (long long)k, w, i, hwm,
+                        rc != KEEL_OK ? buf_session_error(s)->msg
+                                      : "wrong tid");
                 break;
             }
         } else if (btree_search(sh->bt, s, vals, got, 4, &count) != KEEL_OK) {
-            snprintf(msg, sizeof(msg), "search: %.200s",
-                     buf_session_error(s)->msg);
-            fail_once(sh, msg);
+            tu_fail(&sh->fail, "search: %.200s", buf_session_error(s)->msg);
             break;
         }
         if (!sh->int_key && (count != 1 || tid_compare(got[0], want) != 0)) {
-            snprintf(msg, sizeof(msg),
-                     "key %lld (writer %d #%u, hwm %u): %u matches",
-                     (long long)k, w, i, hwm, count);
-            fail_once(sh, msg);
+            tu_fail(&sh->fail, "key %lld (writer %d #%u, hwm %u): %u matches",
+                    (long long)k, w, i, hwm, count);
             break;
         }
         if (wk->ops % 64 == 63 &&
             !reader_scan(sh, s, k, want, msg, sizeof(msg))) {
-            fail_once(sh, msg);
+            tu_fail(&sh->fail, "%s", msg);
             break;
         }
         wk->ops++;
@@ -339,15 +319,13 @@ static void on_problem(void *ctx, const char *line)
 static void run_writers_and_readers(fixture *f, bool int_key)
 {
     tuple_desc *d = key_desc(int_key);
-    shared sh;
+    shared sh = {.fail = TU_FAILURES_INIT};
     worker w[NWRITERS + NREADERS];
     pthread_t th[NWRITERS + NREADERS];
     uint64_t problems = 0, shown = 0, total = 0;
     keel_value vals[2];
     char buf[PAD_LEN];
 
-    memset(&sh, 0, sizeof(sh));
-    pthread_mutex_init(&sh.failure_lock, NULL);
     sh.pool = f->pool;
     sh.int_key = int_key;
     /* No such relation: what a guess prefetches is never read. */
@@ -363,9 +341,7 @@ static void run_writers_and_readers(fixture *f, bool int_key)
     }
     for (int i = 0; i < NWRITERS + NREADERS; i++)
         pthread_join(th[i], NULL);
-    if (atomic_load(&sh.failures) != 0)
-        fail_msg("%d failures, first: %s", atomic_load(&sh.failures),
-                 sh.failure);
+    tu_failures_check(&sh.fail);
     for (int i = 0; i < NWRITERS; i++)
         total += w[i].ops;
     print_message("inserted %llu keys; readers did %llu, %llu, %llu ops\n",
@@ -409,7 +385,6 @@ static void run_writers_and_readers(fixture *f, bool int_key)
     assert_int_equal(problems, 0);
     btree_close(sh.bt);
     tupdesc_free(d);
-    pthread_mutex_destroy(&sh.failure_lock);
 }
 
 static void test_writers_and_readers(void **state)
@@ -435,9 +410,8 @@ typedef struct race {
     double deadline;
     atomic_int wins[NKEYS];    /* successful inserts per key */
     _Atomic int winner[NKEYS]; /* which racer won it */
-    atomic_int failures;
+    tu_failures fail;
     atomic_int unfinished; /* racers stopped by the deadline */
-    char failure[256];
 } race;
 
 typedef struct racer {
@@ -461,7 +435,7 @@ static void *racer_main(void *arg)
     kerr e;
 
     if (buf_session_create(r->pool, &s, &e) != KEEL_OK) {
-        atomic_fetch_add(&r->failures, 1);
+        tu_fail(&r->fail, "racer %d: no session", rc_->id);
         return NULL;
     }
     for (int n = 0; n < NKEYS; n++) {
@@ -479,9 +453,8 @@ static void *racer_main(void *arg)
             atomic_fetch_add(&r->wins[k], 1);
             atomic_store(&r->winner[k], rc_->id);
         } else if (rc != KEEL_EUNIQUE) {
-            if (atomic_fetch_add(&r->failures, 1) == 0)
-                snprintf(r->failure, sizeof(r->failure), "insert %d: %.200s", k,
-                         buf_session_error(s)->msg);
+            tu_fail(&r->fail, "insert %d: %.200s", k,
+                    buf_session_error(s)->msg);
             break;
         }
     }
@@ -501,6 +474,7 @@ static void test_unique_races(void **state)
     char buf[PAD_LEN];
 
     assert_non_null(r);
+    r->fail = (tu_failures)TU_FAILURES_INIT;
     r->pool = f->pool;
     r->deadline = now_s() + tu_stress_seconds(2.0);
     assert_int_equal(btree_create(f->s, REL_IDX + 1, d, true, &r->bt), KEEL_OK);
@@ -510,9 +484,7 @@ static void test_unique_races(void **state)
     }
     for (int i = 0; i < NRACERS; i++)
         pthread_join(th[i], NULL);
-    if (atomic_load(&r->failures) != 0)
-        fail_msg("%d failures, first: %s", atomic_load(&r->failures),
-                 r->failure);
+    tu_failures_check(&r->fail);
     for (int k = 0; k < NKEYS; k++) {
         tid got[4];
         uint32_t count = 0;

@@ -35,7 +35,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,13 +61,6 @@
 /* Pages carry a tu_page_body (testutil.h) whose value is the page's
  * update counter. */
 
-/* Failures seen by worker threads: a count, and the first one's text. */
-typedef struct stress_failures {
-    atomic_u32 count;
-    atomic_u32 claimed;
-    char first[512];
-} stress_failures;
-
 typedef struct stress_config {
     const char *name;
     uint32_t nbuffers;
@@ -85,7 +77,7 @@ typedef struct stress_run {
     /* Updates made to each page (page index = rel index * NBLK + blk). */
     atomic_u64 expected[NPAGES];
 
-    stress_failures fail;
+    tu_failures fail;
 
     /* What was done, for the report and a sanity check. */
     atomic_u64 reads, updates, held_checks, scans, flushes, checkpoints,
@@ -121,24 +113,6 @@ static uint32_t page_index(relnumber_t rel, blocknum_t blk)
     return (rel - REL_BASE) * NBLK + blk;
 }
 
-/* Records a failure seen by a worker; the first one's text is kept. */
-__attribute__((format(printf, 2, 3))) static void
-stress_fail(stress_failures *f, const char *fmt, ...)
-{
-    atomic_fetch_add(&f->count, 1);
-    if (atomic_exchange(&f->claimed, 1) == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(f->first, sizeof(f->first), fmt, ap);
-        va_end(ap);
-    }
-}
-
-static bool stress_failed(stress_run *run)
-{
-    return atomic_load_relaxed(&run->fail.count) != 0;
-}
-
 /*
  * Checks, under a content lock on pinned buffer id, that it holds
  * (rel, blk), untorn, with exactly the counter the test expects.
@@ -154,30 +128,29 @@ static bool check_page(worker *w, int32_t id, relnumber_t rel, blocknum_t blk,
 
     buf_block_of(run->pool, id, &trel, &tblk);
     if (trel != rel || tblk != blk) {
-        stress_fail(&run->fail, "%s: buffer %d for (%u, %u) is tagged (%u, %u)",
-                    what, id, rel, blk, trel, tblk);
+        tu_fail(&run->fail, "%s: buffer %d for (%u, %u) is tagged (%u, %u)",
+                what, id, rel, blk, trel, tblk);
         return false;
     }
     tu_body_read(buf_page(run->pool, id), &b, &tail);
     if (b.rel != rel || b.blk != blk) {
-        stress_fail(&run->fail,
-                    "%s: buffer %d for (%u, %u) holds page (%u, %u)", what, id,
-                    rel, blk, b.rel, b.blk);
+        tu_fail(&run->fail, "%s: buffer %d for (%u, %u) holds page (%u, %u)",
+                what, id, rel, blk, b.rel, b.blk);
         return false;
     }
     if (tail != b.value) {
-        stress_fail(
-            &run->fail, "%s: page (%u, %u) torn: counter %llu, tail %llu", what,
-            rel, blk, (unsigned long long)b.value, (unsigned long long)tail);
+        tu_fail(&run->fail, "%s: page (%u, %u) torn: counter %llu, tail %llu",
+                what, rel, blk, (unsigned long long)b.value,
+                (unsigned long long)tail);
         return false;
     }
     want = atomic_load_relaxed(&run->expected[page_index(rel, blk)]);
     if (b.value != want) {
-        stress_fail(&run->fail,
-                    "%s: page (%u, %u) in buffer %d has counter %llu, "
-                    "expected %llu (an update was lost)",
-                    what, rel, blk, id, (unsigned long long)b.value,
-                    (unsigned long long)want);
+        tu_fail(&run->fail,
+                "%s: page (%u, %u) in buffer %d has counter %llu, "
+                "expected %llu (an update was lost)",
+                what, rel, blk, id, (unsigned long long)b.value,
+                (unsigned long long)want);
         return false;
     }
     return true;
@@ -209,13 +182,12 @@ static void held_check_release(worker *w, struct held_pin *h)
     uint64_t st = buf_state(run->pool, id);
 
     if (BUF_REFCOUNT(st) == 0 || !(st & BM_VALID))
-        stress_fail(&run->fail,
-                    "held buffer %d: state %#llx (refcount 0 or invalid)", id,
-                    (unsigned long long)st);
+        tu_fail(&run->fail,
+                "held buffer %d: state %#llx (refcount 0 or invalid)", id,
+                (unsigned long long)st);
     if (buf_pin_count(w->sess, id) != 1)
-        stress_fail(&run->fail,
-                    "held buffer %d: session pin count %u, expected 1", id,
-                    buf_pin_count(w->sess, id));
+        tu_fail(&run->fail, "held buffer %d: session pin count %u, expected 1",
+                id, buf_pin_count(w->sess, id));
     buf_lock(w->sess, id, LW_SHARED);
     check_page(w, id, h->rel, h->blk, "held pin");
     buf_unlock(w->sess, id);
@@ -272,10 +244,10 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
                     KEEL_OK)
                     buf_release(w->sess, other);
                 if (buf_prefetch_pending(w->sess, rel, blk, blk) != was) {
-                    stress_fail(&run->fail,
-                                "reading (%u, %u) changed whether (%u, %u)'s "
-                                "prefetch is pending",
-                                rel, (blk + 1) % NBLK, rel, blk);
+                    tu_fail(&run->fail,
+                            "reading (%u, %u) changed whether (%u, %u)'s "
+                            "prefetch is pending",
+                            rel, (blk + 1) % NBLK, rel, blk);
                     return KEEL_EINVAL;
                 }
             }
@@ -305,10 +277,10 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
             atomic_fetch_add_explicit(&run->reads, 1, memory_order_relaxed);
             struct held_pin *h = held_find(w, rel, blk);
             if (h != NULL && *id != h->id) {
-                stress_fail(&run->fail,
-                            "(%u, %u) is pinned in buffer %d but buf_read "
-                            "returned buffer %d",
-                            rel, blk, h->id, *id);
+                tu_fail(&run->fail,
+                        "(%u, %u) is pinned in buffer %d but buf_read "
+                        "returned buffer %d",
+                        rel, blk, h->id, *id);
                 if (share)
                     buf_unlock_release(w->sess, *id);
                 else
@@ -318,25 +290,25 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
             return KEEL_OK;
         }
         if (buf_session_pinned(w->sess) != pinned) {
-            stress_fail(&run->fail,
-                        "failed buf_read(%u, %u) (%s) changed the pinned "
-                        "count from %u to %u",
-                        rel, blk, keel_status_str(rc), pinned,
-                        buf_session_pinned(w->sess));
+            tu_fail(&run->fail,
+                    "failed buf_read(%u, %u) (%s) changed the pinned "
+                    "count from %u to %u",
+                    rel, blk, keel_status_str(rc), pinned,
+                    buf_session_pinned(w->sess));
             return rc;
         }
         if (e->code != rc) {
-            stress_fail(&run->fail, "buf_read returned %s but recorded %s",
-                        keel_status_str(rc), keel_status_str(e->code));
+            tu_fail(&run->fail, "buf_read returned %s but recorded %s",
+                    keel_status_str(rc), keel_status_str(e->code));
             return rc;
         }
         if (rc != KEEL_EEXHAUSTED || !run->cfg->exhaustion_ok) {
-            stress_fail(&run->fail, "buf_read(%u, %u): %s: %s", rel, blk,
-                        keel_status_str(rc), e->msg);
+            tu_fail(&run->fail, "buf_read(%u, %u): %s: %s", rel, blk,
+                    keel_status_str(rc), e->msg);
             return rc;
         }
         if (strstr(e->msg, "exhausted") == NULL) {
-            stress_fail(&run->fail, "exhaustion message \"%s\"", e->msg);
+            tu_fail(&run->fail, "exhaustion message \"%s\"", e->msg);
             return rc;
         }
         atomic_fetch_add_explicit(&run->exhausted, 1, memory_order_relaxed);
@@ -373,9 +345,8 @@ static void op_read(worker *w)
     if (!share)
         buf_lock(w->sess, id, LW_SHARED);
     if (!buf_lock_held(w->sess, id) || buf_lock_held_exclusive(w->sess, id))
-        stress_fail(&w->run->fail,
-                    "buffer %d: not locked shared after a read%s", id,
-                    share ? " that locks" : " and buf_lock()");
+        tu_fail(&w->run->fail, "buffer %d: not locked shared after a read%s",
+                id, share ? " that locks" : " and buf_lock()");
     check_page(w, id, rel, blk, share ? "locking read" : "shared read");
     if (share || tu_rand(&w->rng) % 2 == 0) {
         buf_unlock_release(w->sess, id);
@@ -407,8 +378,7 @@ static void op_update(worker *w)
         buf_mark_dirty(w->sess, id);
         /* Nobody can write the page out while we hold it exclusively. */
         if (!(buf_state(run->pool, id) & BM_DIRTY))
-            stress_fail(&run->fail, "buffer %d not dirty after buf_mark_dirty",
-                        id);
+            tu_fail(&run->fail, "buffer %d not dirty after buf_mark_dirty", id);
         atomic_fetch_add_explicit(&run->expected[page_index(rel, blk)], 1,
                                   memory_order_relaxed);
         atomic_fetch_add_explicit(&run->updates, 1, memory_order_relaxed);
@@ -450,7 +420,7 @@ static void op_scan(worker *w)
     blocknum_t start;
 
     random_block(w, &rel, &start);
-    for (blocknum_t i = 0; i < SCAN_LENGTH && !stress_failed(w->run); i++) {
+    for (blocknum_t i = 0; i < SCAN_LENGTH && !tu_failed(&w->run->fail); i++) {
         blocknum_t blk = (start + i) % NBLK;
         int32_t id;
 
@@ -477,8 +447,8 @@ static void op_flush(worker *w)
         return;
     rc = buf_flush(w->sess, id);
     if (rc != KEEL_OK)
-        stress_fail(&w->run->fail, "buf_flush(%u, %u): %s: %s", rel, blk,
-                    keel_status_str(rc), buf_session_error(w->sess)->msg);
+        tu_fail(&w->run->fail, "buf_flush(%u, %u): %s: %s", rel, blk,
+                keel_status_str(rc), buf_session_error(w->sess)->msg);
     buf_release(w->sess, id);
     atomic_fetch_add_explicit(&w->run->flushes, 1, memory_order_relaxed);
 }
@@ -489,7 +459,7 @@ static void *worker_main(void *arg)
     stress_run *run = w->run;
     uint64_t next_checkpoint = clock_now_ns() + CHECKPOINT_EVERY_NS;
 
-    while (!stress_failed(run)) {
+    while (!tu_failed(&run->fail)) {
         uint64_t now = clock_now_ns();
         uint32_t dice;
 
@@ -498,9 +468,8 @@ static void *worker_main(void *arg)
         if (w->index == 0 && now >= next_checkpoint) {
             int rc = buf_checkpoint(w->sess);
             if (rc != KEEL_OK)
-                stress_fail(&run->fail, "buf_checkpoint: %s: %s",
-                            keel_status_str(rc),
-                            buf_session_error(w->sess)->msg);
+                tu_fail(&run->fail, "buf_checkpoint: %s: %s",
+                        keel_status_str(rc), buf_session_error(w->sess)->msg);
             atomic_fetch_add_explicit(&run->checkpoints, 1,
                                       memory_order_relaxed);
             next_checkpoint = clock_now_ns() + CHECKPOINT_EVERY_NS;
@@ -560,6 +529,7 @@ static void run_stress(const stress_config *cfg)
     assert_non_null(run);
     assert_non_null(w);
     assert_non_null(th);
+    run->fail = (tu_failures)TU_FAILURES_INIT;
     run->cfg = cfg;
     assert_int_equal(smgr_open(dir, &sm, &err), KEEL_OK);
     create_relations(sm);
@@ -596,9 +566,7 @@ static void run_stress(const stress_config *cfg)
         (unsigned long long)run->scans, (unsigned long long)run->flushes,
         (unsigned long long)run->checkpoints,
         (unsigned long long)run->exhausted);
-    if (atomic_load(&run->fail.count) != 0)
-        fail_msg("%u failure(s) in worker threads; first: %s",
-                 atomic_load(&run->fail.count), run->fail.first);
+    tu_failures_check(&run->fail);
 
     /* Destroying the sessions drops the pins some workers still hold. */
     for (int i = 0; i < cfg->nthreads; i++) {
@@ -696,7 +664,7 @@ typedef struct hot_run {
     buf_pool *pool;
     uint64_t deadline_ns;
     atomic_u64 expected[HOT_BLOCKS]; /* increments made, under the lock */
-    stress_failures fail;
+    tu_failures fail;
     atomic_u64 exclusive, shared, nested, tried, held_long;
 } hot_run;
 
@@ -721,18 +689,17 @@ static uint64_t hot_check(hot_worker *w, int32_t id, blocknum_t blk,
 
     tu_body_read(buf_page(w->run->pool, id), &b, &tail);
     if (b.rel != REL_BASE || b.blk != blk || tail != b.value)
-        stress_fail(&w->run->fail,
-                    "%s: block %u in buffer %d: (%u, %u) counter %llu "
-                    "tail %llu",
-                    what, blk, id, b.rel, b.blk, (unsigned long long)b.value,
-                    (unsigned long long)tail);
+        tu_fail(&w->run->fail,
+                "%s: block %u in buffer %d: (%u, %u) counter %llu "
+                "tail %llu",
+                what, blk, id, b.rel, b.blk, (unsigned long long)b.value,
+                (unsigned long long)tail);
     if (b.value < w->seen[blk])
-        stress_fail(&w->run->fail,
-                    "%s: block %u's counter went back from %llu to %llu", what,
-                    blk, (unsigned long long)w->seen[blk],
-                    (unsigned long long)b.value);
+        tu_fail(&w->run->fail,
+                "%s: block %u's counter went back from %llu to %llu", what, blk,
+                (unsigned long long)w->seen[blk], (unsigned long long)b.value);
     if (exclusive && b.value != atomic_load_relaxed(&w->run->expected[blk]))
-        stress_fail(
+        tu_fail(
             &w->run->fail,
             "%s: block %u has counter %llu, %llu increments made", what, blk,
             (unsigned long long)b.value,
@@ -759,8 +726,7 @@ static void *hot_main(void *arg)
     hot_run *run = w->run;
     const uint16_t lines[2] = {0, 4096};
 
-    while (atomic_load_relaxed(&run->fail.count) == 0 &&
-           clock_now_ns() < run->deadline_ns) {
+    while (!tu_failed(&run->fail) && clock_now_ns() < run->deadline_ns) {
         uint64_t r = tu_rand(&w->rng);
         blocknum_t blk = (blocknum_t)(r % HOT_BLOCKS);
         int32_t id;
@@ -810,10 +776,10 @@ static void *hot_main(void *arg)
                 rc = buf_read_recent_shared(w->sess, REL_BASE, blk, id, NULL, 0,
                                             &id2);
                 if (rc == KEEL_OK && id2 != id)
-                    stress_fail(&run->fail,
-                                "block %u read again in buffer %d, held "
-                                "in %d",
-                                blk, id2, id);
+                    tu_fail(&run->fail,
+                            "block %u read again in buffer %d, held "
+                            "in %d",
+                            blk, id2, id);
                 if (rc == KEEL_OK) {
                     hot_check(w, id2, blk, false, "two shares");
                     buf_unlock_release(w->sess, id2);
@@ -864,8 +830,8 @@ static void *hot_main(void *arg)
             break;
         }
         if (rc != KEEL_OK)
-            stress_fail(&run->fail, "reading block %u: %s: %s", blk,
-                        keel_status_str(rc), buf_session_error(w->sess)->msg);
+            tu_fail(&run->fail, "reading block %u: %s: %s", blk,
+                    keel_status_str(rc), buf_session_error(w->sess)->msg);
     }
     return NULL;
 }
@@ -896,6 +862,7 @@ static void test_stress_hot_locks(void **state)
 
     (void)state;
     assert_non_null(run);
+    run->fail = (tu_failures)TU_FAILURES_INIT;
     tu_storage_open(&dir, &sm, &err);
     tu_body_rel_create(sm, REL_BASE, HOT_BLOCKS, &err);
     tu_pool_open(sm, 16, &run->pool, &s, &err);
@@ -931,9 +898,7 @@ static void test_stress_hot_locks(void **state)
                   (unsigned long long)run->nested,
                   (unsigned long long)run->tried,
                   (unsigned long long)run->held_long, sleepers);
-    if (atomic_load(&run->fail.count) != 0)
-        fail_msg("%u failure(s) in worker threads; first: %s",
-                 atomic_load(&run->fail.count), run->fail.first);
+    tu_failures_check(&run->fail);
     assert_true(run->exclusive > 0 && run->shared > 0 && run->nested > 0);
     assert_true(sleepers > 0 || seconds < 0.2);
 

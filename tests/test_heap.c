@@ -29,7 +29,6 @@
 #include "testutil.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2556,36 +2555,11 @@ static void test_bulk_insert_ring(void **state)
 /* Concurrency                                                        */
 /* ------------------------------------------------------------------ */
 
-/* The first failure a worker thread met (cmocka asserts only work in the
- * main thread). */
-typedef struct failure {
-    pthread_mutex_t lock;
-    char msg[512];
-    atomic_u32 failed;
-} failure;
-
-static void record_failure(failure *fl, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void record_failure(failure *fl, const char *fmt, ...)
-{
-    va_list ap;
-
-    pthread_mutex_lock(&fl->lock);
-    if (!atomic_load(&fl->failed)) {
-        va_start(ap, fmt);
-        vsnprintf(fl->msg, sizeof(fl->msg), fmt, ap);
-        va_end(ap);
-        atomic_store(&fl->failed, 1);
-    }
-    pthread_mutex_unlock(&fl->lock);
-}
-
 enum { INS_THREADS = 4, INS_MAX_ROWS = 20000 };
 
 typedef struct ins_worker {
     fixture *f;
-    failure *fl;
+    tu_failures *fl;
     int index;
     uint64_t deadline_ns;
     uint32_t rows; /* inserted and committed */
@@ -2602,15 +2576,15 @@ static void *ins_main(void *arg)
     char payload[64];
 
     if (buf_session_create(f->pool, &s, &err) != KEEL_OK) {
-        record_failure(w->fl, "session: %s", err.msg);
+        tu_fail(w->fl, "session: %s", err.msg);
         return NULL;
     }
     if (w->bulk && heap_bulk_begin(&f->rel, s, &bulk) != KEEL_OK) {
-        record_failure(w->fl, "bulk: %s", buf_session_error(s)->msg);
+        tu_fail(w->fl, "bulk: %s", buf_session_error(s)->msg);
         buf_session_destroy(s);
         return NULL;
     }
-    while (w->rows < INS_MAX_ROWS && !atomic_load(&w->fl->failed) &&
+    while (w->rows < INS_MAX_ROWS && !tu_failed(w->fl) &&
            (w->rows < 100 || clock_now_ns() < w->deadline_ns)) {
         /* A transaction of up to 50 rows. */
         xid_t xid = txm_begin(f->tm);
@@ -2626,7 +2600,7 @@ static void *ins_main(void *arg)
             rc = bulk != NULL ? heap_bulk_insert(bulk, xid, v, &t)
                               : heap_insert(&f->rel, s, xid, v, &t);
             if (rc != KEEL_OK) {
-                record_failure(w->fl, "insert: %s", buf_session_error(s)->msg);
+                tu_fail(w->fl, "insert: %s", buf_session_error(s)->msg);
                 break;
             }
         }
@@ -2643,7 +2617,7 @@ static void test_concurrent_inserts(void **state)
     fixture *f = *state;
     ins_worker w[INS_THREADS];
     pthread_t th[INS_THREADS];
-    failure fl = {.failed = 0};
+    tu_failures fl = TU_FAILURES_INIT;
     uint64_t deadline =
         clock_now_ns() + (uint64_t)(tu_stress_seconds(2.0) * 1e9 / 2);
     uint8_t *seen[INS_THREADS];
@@ -2653,7 +2627,6 @@ static void test_concurrent_inserts(void **state)
     heap_row row;
     bool found;
 
-    pthread_mutex_init(&fl.lock, NULL);
     pool_open(f, 512);
     for (int i = 0; i < INS_THREADS; i++) {
         w[i] = (ins_worker){.f = f,
@@ -2665,8 +2638,7 @@ static void test_concurrent_inserts(void **state)
     }
     for (int i = 0; i < INS_THREADS; i++)
         pthread_join(th[i], NULL);
-    if (atomic_load(&fl.failed))
-        fail_msg("%s", fl.msg);
+    tu_failures_check(&fl);
 
     for (int i = 0; i < INS_THREADS; i++) {
         seen[i] = calloc(w[i].rows, 1);
@@ -2702,7 +2674,6 @@ static void test_concurrent_inserts(void **state)
     }
     heap_row_free(&row);
     tx_end(f->tm, &r, XID_STATUS_COMMITTED);
-    pthread_mutex_destroy(&fl.lock);
     assert_quiet(f);
 }
 
@@ -2710,7 +2681,7 @@ enum { CTR_THREADS = 4, CTR_ROWS = 3 };
 
 typedef struct ctr_shared {
     fixture *f;
-    failure fl;
+    tu_failures fl;
     uint64_t deadline_ns;
     atomic_u64 tid_hint[CTR_ROWS]; /* a recent version's tid, packed */
 } ctr_shared;
@@ -2767,8 +2738,7 @@ static int ctr_find(ctr_shared *sh, buf_session *s, tx *x, int k, heap_row *row)
     if (rc != KEEL_OK)
         return rc;
     if (hits != 1) {
-        record_failure(&sh->fl, "xid %u sees %d versions of row %d", x->xid,
-                       hits, k);
+        tu_fail(&sh->fl, "xid %u sees %d versions of row %d", x->xid, hits, k);
         return KEEL_ECORRUPT;
     }
     return heap_fetch(&f->rel, s, &x->vis, t, row);
@@ -2785,15 +2755,15 @@ static void *ctr_main(void *arg)
     kerr err;
 
     if (buf_session_create(f->pool, &s, &err) != KEEL_OK) {
-        record_failure(&sh->fl, "session: %s", err.msg);
+        tu_fail(&sh->fl, "session: %s", err.msg);
         return NULL;
     }
     if (heap_row_init(&row, &f->rel, &err) != KEEL_OK) {
-        record_failure(&sh->fl, "row: %s", err.msg);
+        tu_fail(&sh->fl, "row: %s", err.msg);
         buf_session_destroy(s);
         return NULL;
     }
-    while (!atomic_load(&sh->fl.failed) && clock_now_ns() < sh->deadline_ns) {
+    while (!tu_failed(&sh->fl) && clock_now_ns() < sh->deadline_ns) {
         int k = (int)(tu_rand(&rng) % CTR_ROWS);
         bool commit = tu_rand(&rng) % 4 != 0;
         keel_value v[3];
@@ -2804,8 +2774,8 @@ static void *ctr_main(void *arg)
         tx_begin(f->tm, &x);
         rc = ctr_find(sh, s, &x, k, &row);
         if (rc != KEEL_OK) {
-            record_failure(&sh->fl, "find row %d: %s (%s)", k,
-                           keel_status_str(rc), buf_session_error(s)->msg);
+            tu_fail(&sh->fl, "find row %d: %s (%s)", k, keel_status_str(rc),
+                    buf_session_error(s)->msg);
             tx_end(f->tm, &x, XID_STATUS_ABORTED);
             break;
         }
@@ -2819,14 +2789,13 @@ static void *ctr_main(void *arg)
         if (rc != KEEL_OK) {
             /* The version this snapshot sees is there to update: ENOENT
              * would mean a lost or doubled version. */
-            record_failure(&sh->fl, "update row %d: %s (%s)", k,
-                           keel_status_str(rc), buf_session_error(s)->msg);
+            tu_fail(&sh->fl, "update row %d: %s (%s)", k, keel_status_str(rc),
+                    buf_session_error(s)->msg);
             tx_end(f->tm, &x, XID_STATUS_ABORTED);
             break;
         }
         if (buf_session_pinned(s) != 0)
-            record_failure(&sh->fl, "update left %u pins",
-                           buf_session_pinned(s));
+            tu_fail(&sh->fl, "update left %u pins", buf_session_pinned(s));
         if (commit) {
             tx_end(f->tm, &x, XID_STATUS_COMMITTED);
             w->committed[k]++;
@@ -2844,15 +2813,13 @@ static void *ctr_main(void *arg)
 static void test_concurrent_counters(void **state)
 {
     fixture *f = *state;
-    ctr_shared sh;
+    ctr_shared sh = {.fl = TU_FAILURES_INIT};
     ctr_worker w[CTR_THREADS];
     pthread_t th[CTR_THREADS];
     uint64_t expect[CTR_ROWS] = {0}, conflicts = 0, updates = 0;
     tx r;
     heap_row row;
 
-    memset(&sh, 0, sizeof(sh));
-    pthread_mutex_init(&sh.fl.lock, NULL);
     sh.f = f;
     pool_open(f, 256);
     for (int k = 0; k < CTR_ROWS; k++) {
@@ -2869,8 +2836,7 @@ static void test_concurrent_counters(void **state)
     }
     for (int i = 0; i < CTR_THREADS; i++)
         pthread_join(th[i], NULL);
-    if (atomic_load(&sh.fl.failed))
-        fail_msg("%s", sh.fl.msg);
+    tu_failures_check(&sh.fl);
     for (int i = 0; i < CTR_THREADS; i++) {
         for (int k = 0; k < CTR_ROWS; k++) {
             expect[k] += w[i].committed[k];
@@ -2953,7 +2919,6 @@ static void test_concurrent_counters(void **state)
     }
     heap_row_free(&row);
     tx_end(f->tm, &r, XID_STATUS_COMMITTED);
-    pthread_mutex_destroy(&sh.fl.lock);
     assert_quiet(f);
 }
 

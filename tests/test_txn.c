@@ -26,7 +26,6 @@
 #include "testutil.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -999,8 +998,7 @@ typedef struct stress {
     atomic_u64 commit_seq;
     atomic_u32 last_committed;
     /* Results. */
-    atomic_u64 failures;
-    char first_failure[512];
+    tu_failures fail;
     atomic_u64 snapshots_checked, xids_checked, deps_checked;
     atomic_u64 commits, aborts, crashes, retries, held;
     atomic_u32 horizon; /* the highest txn_horizon() so far */
@@ -1008,24 +1006,9 @@ typedef struct stress {
     int reserve_calls; /* under the assignment lock */
 } stress;
 
-static void st_fail(stress *st, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void st_fail(stress *st, const char *fmt, ...)
-{
-    if (atomic_fetch_add(&st->failures, 1) == 0) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(st->first_failure, sizeof(st->first_failure), fmt, ap);
-        va_end(ap);
-    }
-    atomic_store(&st->stop, 1);
-}
-
 static bool st_stopping(stress *st)
 {
-    if (atomic_load_relaxed(&st->stop))
+    if (atomic_load_relaxed(&st->stop) || tu_failed(&st->fail))
         return true;
     if (clock_now_ns() >= st->deadline_ns) {
         atomic_store_relaxed(&st->stop, 1);
@@ -1050,24 +1033,25 @@ static void st_check_shape(stress *st, txn_session *s, const snapshot *sn,
 {
     if (sn->xmin > sn->xmax || sn->nxip > ST_MAX ||
         sn->xmin != (sn->nxip ? sn->xip[0] : sn->xmax))
-        st_fail(st, "bad snapshot: xmin %u xmax %u nxip %u", sn->xmin, sn->xmax,
-                sn->nxip);
+        tu_fail(&st->fail, "bad snapshot: xmin %u xmax %u nxip %u", sn->xmin,
+                sn->xmax, sn->nxip);
     for (uint32_t i = 0; i < sn->nxip; i++) {
         xid_t x = sn->xip[i];
         if (x < sn->xmin || x >= sn->xmax || x == own ||
             (i > 0 && x <= sn->xip[i - 1]))
-            st_fail(st, "bad xip[%u] = %u (xmin %u xmax %u own %u)", i, x,
-                    sn->xmin, sn->xmax, own);
+            tu_fail(&st->fail, "bad xip[%u] = %u (xmin %u xmax %u own %u)", i,
+                    x, sn->xmin, sn->xmax, own);
     }
     if (sn->own_xid != own || (own != XID_INVALID && snapshot_running(sn, own)))
-        st_fail(st, "own xid %u: snapshot says own %u, running %d", own,
+        tu_fail(&st->fail, "own xid %u: snapshot says own %u, running %d", own,
                 sn->own_xid, (int)snapshot_running(sn, own));
     if (procarray_get_xmin(txn_mgr_procarray(st->m), txn_session_slot(s)) !=
         sn->xmin)
-        st_fail(st, "advertised xmin differs from the snapshot's %u", sn->xmin);
+        tu_fail(&st->fail, "advertised xmin differs from the snapshot's %u",
+                sn->xmin);
     /* Nothing handed out after the snapshot was taken can be below xmax. */
     if (sn->xmax > txn_mgr_next_xid(st->m))
-        st_fail(st, "xmax %u beyond the next xid %u", sn->xmax,
+        tu_fail(&st->fail, "xmax %u beyond the next xid %u", sn->xmax,
                 txn_mgr_next_xid(st->m));
 }
 
@@ -1077,7 +1061,7 @@ static xid_status st_status(stress *st, txn_session *s, xid_t x)
     kerr err;
 
     if (txn_xid_status(s, x, &status, &err) != KEEL_OK)
-        st_fail(st, "status of %u: %s", x, err.msg);
+        tu_fail(&st->fail, "status of %u: %s", x, err.msg);
     return status;
 }
 
@@ -1105,13 +1089,13 @@ static void st_check_window(stress *st, txn_session *s, const snapshot *sn,
 
         checked++;
         if (at != 0 && at <= seq && running)
-            st_fail(st,
+            tu_fail(&st->fail,
                     "xid %u committed before the snapshot began but is "
                     "running in it (xmin %u xmax %u)",
                     x, sn->xmin, sn->xmax);
         if (prev != NULL && x < prev->xmax && !snapshot_running(prev, x) &&
             running)
-            st_fail(st,
+            tu_fail(&st->fail,
                     "xid %u finished in a session's snapshot and "
                     "running in its next one",
                     x);
@@ -1120,23 +1104,24 @@ static void st_check_window(stress *st, txn_session *s, const snapshot *sn,
         uint32_t intent = atomic_load_acquire(&st->intent[x]);
         xid_status status = st_status(st, s, x);
         if (intent == INTENT_NONE)
-            st_fail(st, "xid %u seen finished before it began to end", x);
+            tu_fail(&st->fail, "xid %u seen finished before it began to end",
+                    x);
         else if (status == XID_STATUS_IN_PROGRESS)
-            st_fail(st,
+            tu_fail(&st->fail,
                     "xid %u finished in the snapshot, in progress in "
                     "the oracle",
                     x);
         else if (status == XID_STATUS_COMMITTED && intent != INTENT_COMMIT)
-            st_fail(st, "aborted xid %u is visible", x);
+            tu_fail(&st->fail, "aborted xid %u is visible", x);
         else if (intent == INTENT_COMMIT && status != XID_STATUS_COMMITTED)
-            st_fail(st, "committed xid %u reads as aborted", x);
+            tu_fail(&st->fail, "committed xid %u reads as aborted", x);
         if (status == XID_STATUS_COMMITTED) {
             xid_t d = atomic_load_relaxed(&st->dep[x]);
             if (d != XID_INVALID) {
                 atomic_fetch_add_explicit(&st->deps_checked, 1,
                                           memory_order_relaxed);
                 if (!st_visible(st, s, sn, d))
-                    st_fail(st,
+                    tu_fail(&st->fail,
                             "xid %u is visible but %u, whose commit it "
                             "saw, is not (xmin %u xmax %u): not a "
                             "consistent cut",
@@ -1174,7 +1159,7 @@ static void *st_writer_main(void *arg)
 
     if (buf_session_create(st->pool, &bs, &err) != KEEL_OK ||
         txn_session_attach(st->m, bs, &s, &err) != KEEL_OK) {
-        st_fail(st, "writer %u: %s", t->id, err.msg);
+        tu_fail(&st->fail, "writer %u: %s", t->id, err.msg);
         goto out;
     }
     while (!st_stopping(st)) {
@@ -1183,19 +1168,20 @@ static void *st_writer_main(void *arg)
         xid_t x;
 
         if (txn_begin(s, &err) != KEEL_OK) {
-            st_fail(st, "writer begin: %s", err.msg);
+            tu_fail(&st->fail, "writer begin: %s", err.msg);
             break;
         }
         if (seen != XID_INVALID && !st_visible(st, s, txn_snapshot(s), seen))
-            st_fail(st, "xid %u committed before begin, not visible", seen);
+            tu_fail(&st->fail, "xid %u committed before begin, not visible",
+                    seen);
         st_check_shape(st, s, txn_snapshot(s), XID_INVALID);
         if (r < 10) { /* read-only */
             if (txn_commit(s, &err) != KEEL_OK)
-                st_fail(st, "read-only commit: %s", err.msg);
+                tu_fail(&st->fail, "read-only commit: %s", err.msg);
             continue;
         }
         if (txn_assign_xid(s, &x, &err) != KEEL_OK) {
-            st_fail(st, "assign: %s", err.msg);
+            tu_fail(&st->fail, "assign: %s", err.msg);
             break;
         }
         if (x >= ST_CAP) {
@@ -1204,15 +1190,15 @@ static void *st_writer_main(void *arg)
             break;
         }
         if (st_status(st, s, x) != XID_STATUS_IN_PROGRESS)
-            st_fail(st, "own xid %u not in progress", x);
+            tu_fail(&st->fail, "own xid %u not in progress", x);
         /* Read committed: see a later commit, and depend on it. */
         seen = atomic_load_acquire(&st->last_committed);
         if (txn_refresh_snapshot(s, &err) != KEEL_OK)
-            st_fail(st, "refresh: %s", err.msg);
+            tu_fail(&st->fail, "refresh: %s", err.msg);
         st_check_shape(st, s, txn_snapshot(s), x);
         if (seen != XID_INVALID) {
             if (!st_visible(st, s, txn_snapshot(s), seen))
-                st_fail(st,
+                tu_fail(&st->fail,
                         "xid %u committed before a refresh, not "
                         "visible to it",
                         seen);
@@ -1221,7 +1207,7 @@ static void *st_writer_main(void *arg)
         if (r < 75) {
             atomic_store_release(&st->intent[x], INTENT_COMMIT);
             if (txn_commit(s, &err) != KEEL_OK) {
-                st_fail(st, "commit of %u: %s", x, err.msg);
+                tu_fail(&st->fail, "commit of %u: %s", x, err.msg);
                 break;
             }
             uint64_t at = atomic_fetch_add(&st->commit_seq, 1) + 1;
@@ -1239,7 +1225,7 @@ static void *st_writer_main(void *arg)
             s = NULL;
             atomic_fetch_add_explicit(&st->crashes, 1, memory_order_relaxed);
             if (txn_session_attach(st->m, bs, &s, &err) != KEEL_OK) {
-                st_fail(st, "re-attach: %s", err.msg);
+                tu_fail(&st->fail, "re-attach: %s", err.msg);
                 break;
             }
         }
@@ -1267,7 +1253,7 @@ static void *st_reader_main(void *arg)
     prev.xip = calloc(ST_MAX, sizeof(xid_t));
     if (buf_session_create(st->pool, &bs, &err) != KEEL_OK ||
         txn_session_attach(st->m, bs, &s, &err) != KEEL_OK) {
-        st_fail(st, "reader %u: %s", t->id, err.msg);
+        tu_fail(&st->fail, "reader %u: %s", t->id, err.msg);
         goto out;
     }
     while (!st_stopping(st)) {
@@ -1280,11 +1266,11 @@ static void *st_reader_main(void *arg)
             rc = txn_refresh_snapshot(s, &err);
         else {
             if (txn_in_progress(s) && txn_commit(s, &err) != KEEL_OK)
-                st_fail(st, "reader commit: %s", err.msg);
+                tu_fail(&st->fail, "reader commit: %s", err.msg);
             rc = txn_begin(s, &err);
         }
         if (rc != KEEL_OK) {
-            st_fail(st, "reader snapshot: %s", err.msg);
+            tu_fail(&st->fail, "reader snapshot: %s", err.msg);
             break;
         }
         sn = txn_snapshot(s);
@@ -1295,8 +1281,8 @@ static void *st_reader_main(void *arg)
         {
             xid_t h = atomic_load_acquire(&st->horizon);
             if (h > sn->xmin)
-                st_fail(st, "horizon %u above a live snapshot's xmin %u", h,
-                        sn->xmin);
+                tu_fail(&st->fail, "horizon %u above a live snapshot's xmin %u",
+                        h, sn->xmin);
             atomic_fetch_add_explicit(&st->horizon_checks, 1,
                                       memory_order_relaxed);
         }
@@ -1351,6 +1337,7 @@ static void test_stress(void **state)
     procarray *pa;
 
     assert_non_null(st);
+    st->fail = (tu_failures)TU_FAILURES_INIT;
     st->intent = calloc(ST_CAP, sizeof(*st->intent));
     st->dep = calloc(ST_CAP, sizeof(*st->dep));
     st->commit_at = calloc(ST_CAP, sizeof(*st->commit_at));
@@ -1403,10 +1390,7 @@ static void test_stress(void **state)
     printf("  %llu horizons computed, %llu checked against live snapshots\n",
            (unsigned long long)st->horizons,
            (unsigned long long)st->horizon_checks);
-    if (atomic_load(&st->failures) != 0)
-        fail_msg("%llu failures; first: %s",
-                 (unsigned long long)atomic_load(&st->failures),
-                 st->first_failure);
+    tu_failures_check(&st->fail);
     assert_true(st->commits > 0);
     assert_true(st->snapshots_checked > 0);
     assert_true(st->reserve_calls >= 1); /* the first limit was 103 */
