@@ -23,6 +23,7 @@
 
 #include "storage/buf_table.h"
 #include "storage/bufmgr.h"
+#include "storage/fault.h"
 #include "storage/page.h"
 #include "storage/smgr.h"
 
@@ -667,6 +668,198 @@ static void test_extend_against_readers(void **state)
         pthread_join(th[i], NULL);
     assert_true(t[0].reads + t[1].reads > 0);
     assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    assert_nothing_pinned(f);
+}
+
+/*
+ * The window test_extend_against_claimers() aims at, made certain: right
+ * after the file has grown, another session finds the new block as the
+ * last one, initializes it, writes a row into it, writes it out, and its
+ * buffer goes (dropped here, as an eviction would).  buf_extend() must then
+ * return that page from the file, not an initialized one over it.
+ */
+static void use_new_block(void *ctx, uint32_t rel, uint32_t blk)
+{
+    fixture *f = ctx;
+    int32_t id = read_ok(f->s2, rel, blk, NULL);
+
+    buf_lock(f->s2, id, LW_EXCLUSIVE);
+    assert_true(page_is_new(buf_page(f->pool, id)));
+    page_init(buf_page(f->pool, id), 0);
+    tu_body_write(buf_page(f->pool, id), rel, blk, 77);
+    buf_mark_dirty(f->s2, id);
+    buf_unlock(f->s2, id);
+    assert_int_equal(buf_flush(f->s2, id), KEEL_OK);
+    buf_release(f->s2, id);
+    assert_int_equal(buf_drop_rel(f->s2, rel, blk), KEEL_OK);
+}
+
+static void test_extend_after_others_used_it(void **state)
+{
+    fixture *f = *state;
+    int32_t id = BUF_INVALID;
+    blocknum_t blk = MAX_BLOCK_NUMBER;
+    tu_page_body body;
+    uint64_t tail;
+
+    make_rel(f, REL_A, 4, 1);
+    pool_open(f, 16);
+    fault_point_set(FAULT_POINT_EXTENDED, use_new_block, f);
+    assert_int_equal(buf_extend(f->s, REL_A, 0, NULL, &id, &blk), KEEL_OK);
+    fault_point_set(FAULT_POINT_EXTENDED, NULL, NULL);
+    assert_int_equal(blk, 4);
+    tu_body_read(buf_page(f->pool, id), &body, &tail);
+    buf_unlock_release(f->s, id); /* before any assertion can leave */
+    assert_int_equal(body.value, 77);
+    assert_int_equal(tail, 77);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    {
+        test_page disk;
+        read_disk(f, REL_A, 4, &disk);
+        tu_body_read(disk.b, &body, &tail);
+        assert_int_equal(body.value, 77);
+    }
+    assert_nothing_pinned(f);
+}
+
+/*
+ * The same, with sessions that use the new block as a heap insert uses the
+ * last one: the first to find it still zeroes initializes it and stamps it
+ * as theirs, then they read other blocks, so that in a pool of 16 buffers
+ * the stamped page is soon written out and its buffer reused, possibly
+ * before the extender has a buffer for it.  buf_extend() must then return
+ * the stamped page as the file has it, never an initialized one in its
+ * place; and at the end every block holds the stamp of whoever claimed it.
+ */
+#define CLAIM_BLOCKS 3000
+#define CLAIMERS     4
+
+typedef struct claimer {
+    buf_pool *pool;
+    smgr_rel *r;
+    atomic_int *stop;
+    _Atomic uint32_t *claim; /* per block: 0, or the stamp of its owner */
+    uint32_t stamp;
+    tu_failures *log;
+} claimer;
+
+/* Stamps a new (zeroes or just initialized) page as ours, if nobody's. */
+static void claim_page(buf_pool *pool, _Atomic uint32_t *claim, void *page,
+                       blocknum_t blk, uint32_t stamp)
+{
+    uint32_t none = 0;
+
+    (void)pool;
+    if (page_is_new(page))
+        page_init(page, 0);
+    if (atomic_compare_exchange_strong(&claim[blk], &none, stamp))
+        tu_body_write(page, REL_A, blk, stamp);
+}
+
+static void *claimer_main(void *arg)
+{
+    claimer *c = arg;
+    uint64_t rnd = c->stamp;
+    buf_session *s;
+    kerr e;
+
+    if (buf_session_create(c->pool, &s, &e) != KEEL_OK) {
+        tu_fail(c->log, "session: %s", e.msg);
+        return NULL;
+    }
+    while (!atomic_load(c->stop) && !tu_failed(c->log)) {
+        blocknum_t n = smgr_nblocks(c->r);
+        int32_t id;
+        if (n == 0 || n > CLAIM_BLOCKS)
+            continue;
+        if (buf_read(s, REL_A, n - 1, NULL, &id) == KEEL_OK) {
+            buf_lock(s, id, LW_EXCLUSIVE);
+            if (atomic_load(&c->claim[n - 1]) == 0) {
+                claim_page(c->pool, c->claim, buf_page(c->pool, id), n - 1,
+                           c->stamp);
+                buf_mark_dirty(s, id);
+            }
+            buf_unlock(s, id);
+            /* Written out now; the reads below take its buffer soon. */
+            if (buf_flush(s, id) != KEEL_OK)
+                tu_fail(c->log, "flush: %s", buf_session_error(s)->msg);
+            buf_release(s, id);
+        }
+        for (int k = 0; k < 20; k++)
+            if (buf_read(s, REL_A, (blocknum_t)(tu_rand(&rnd) % n), NULL,
+                         &id) == KEEL_OK)
+                buf_release(s, id);
+    }
+    buf_session_destroy(s);
+    return NULL;
+}
+
+static void test_extend_against_claimers(void **state)
+{
+    fixture *f = *state;
+    static _Atomic uint32_t claim[CLAIM_BLOCKS];
+    tu_failures log = TU_FAILURES_INIT;
+    atomic_int stop = 0;
+    claimer c[CLAIMERS];
+    pthread_t th[CLAIMERS];
+    smgr_rel *r;
+    int taken = 0;
+
+    for (int i = 0; i < CLAIM_BLOCKS; i++)
+        atomic_store(&claim[i], 0);
+    assert_int_equal(smgr_create(f->sm, REL_A, &r, &f->err), KEEL_OK);
+    pool_open(f, 16);
+    for (int i = 0; i < CLAIMERS; i++) {
+        c[i] = (claimer){f->pool, r, &stop, claim, (uint32_t)(100 + i), &log};
+        assert_int_equal(pthread_create(&th[i], NULL, claimer_main, &c[i]), 0);
+    }
+    for (blocknum_t b = 0; b < CLAIM_BLOCKS && !tu_failed(&log); b++) {
+        int32_t id = BUF_INVALID;
+        blocknum_t blk = MAX_BLOCK_NUMBER;
+        void *page;
+        if (buf_extend(f->s, REL_A, 0, NULL, &id, &blk) != KEEL_OK)
+            fail_msg("buf_extend: %s", buf_session_error(f->s)->msg);
+        assert_int_equal(blk, b);
+        page = buf_page(f->pool, id);
+        if (atomic_load(&claim[b]) != 0) {
+            tu_page_body body;
+            {
+                uint64_t tail;
+                tu_body_read(page, &body, &tail);
+            }
+            if (body.value != atomic_load(&claim[b]))
+                tu_fail(&log,
+                        "block %u: claimed by %u, but buf_extend returned it "
+                        "holding %llu",
+                        b, atomic_load(&claim[b]),
+                        (unsigned long long)body.value);
+            taken++;
+        } else {
+            claim_page(f->pool, claim, page, b, 1);
+            buf_mark_dirty(f->s, id);
+        }
+        buf_unlock_release(f->s, id);
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < CLAIMERS; i++)
+        pthread_join(th[i], NULL);
+    tu_failures_check(&log);
+    print_message("extensions against claimers: %d of %d blocks claimed by "
+                  "another session first\n",
+                  taken, CLAIM_BLOCKS);
+    assert_int_equal(buf_checkpoint(f->s), KEEL_OK);
+    for (blocknum_t b = 0; b < CLAIM_BLOCKS; b++) {
+        int32_t id = read_ok(f->s, REL_A, b, NULL);
+        tu_page_body body;
+        {
+            uint64_t tail;
+            tu_body_read(buf_page(f->pool, id), &body, &tail);
+        }
+        if (body.value != atomic_load(&claim[b]))
+            fail_msg("block %u: holds %llu, claimed by %u", b,
+                     (unsigned long long)body.value, atomic_load(&claim[b]));
+        buf_release(f->s, id);
+    }
     assert_nothing_pinned(f);
 }
 
@@ -2023,6 +2216,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_extend_dirty_victims, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_extend_against_readers, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_extend_after_others_used_it, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_extend_against_claimers, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_eviction_writes_dirty_pages, setup,
                                         teardown),

@@ -16,6 +16,7 @@
 #include "port/futex.h"
 #include "port/spin.h"
 #include "storage/buf_pool.h"
+#include "storage/fault.h"
 #include "storage/page.h"
 
 #define BUF_MIN_BUFFERS      16
@@ -618,14 +619,11 @@ static void unlock_partitions(buf_table *t, uint32_t a, uint32_t b)
  * The slow path of buf_read() and buf_extend(): the block is not (or was
  * not seen to be) in the pool.  Takes a victim, looks again under the
  * partition lock (exact); if the block is still absent, re-tags the victim
- * under both partition locks and its header lock, and loads it: from disk
- * (through srel, the relation's open file), or, for a block just added to
- * the file as zeroes, by initializing the page in place with
- * *init_special bytes of special space.
+ * under both partition locks and its header lock, and loads it from disk
+ * (through srel, the relation's open file).
  */
 static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
-                     buf_strategy *strategy, smgr_rel *srel,
-                     const uint16_t *init_special, int32_t *out)
+                     buf_strategy *strategy, smgr_rel *srel, int32_t *out)
 {
     buf_pool *p = s->pool;
     buf_table *t = &p->table;
@@ -673,15 +671,7 @@ static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
         hdr_unlock(v, BM_TAG_VALID | BM_IO_IN_PROGRESS | BUF_USAGE_ONE);
         unlock_partitions(t, part, old_part);
 
-        if (init_special != NULL) {
-            /* Built in place: the session's write copy may have just been
-             * used to write this victim's old page out. */
-            page_init(buf_page(p, victim), *init_special);
-            io_finish(v, false, true);
-            rc = KEEL_OK;
-        } else {
-            rc = load_page(s, v, srel, &s->err);
-        }
+        rc = load_page(s, v, srel, &s->err);
         if (rc != KEEL_OK) {
             buf_release(s, victim);
             return rc;
@@ -722,7 +712,7 @@ static int read_miss(buf_session *s, buf_tag tag, uint64_t hash,
                         "could not read block %u of file \"%s\": "
                         "the relation has only %u blocks",
                         blk, smgr_rel_path(r), smgr_nblocks(r));
-    return read_slow(s, tag, hash, strategy, r, NULL, out);
+    return read_slow(s, tag, hash, strategy, r, out);
 }
 
 /*
@@ -997,18 +987,23 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
     pthread_rwlock_unlock(&p->write_barrier);
     if (rc != KEEL_OK)
         return rc;
+    fault_point(FAULT_POINT_EXTENDED, rel, *blk);
+    /*
+     * Read like any block, never assumed empty: from the moment the file
+     * has grown, other sessions can find the block (a heap insert tries
+     * the last one), fill it, write it out and lose its buffer, all before
+     * this session has a buffer for it.  Only a page still all zeroes is
+     * initialized; then it differs from the file's copy (dirty).
+     */
     tag = buf_tag_make(rel, *blk);
-    rc = read_slow(s, tag, buf_tag_hash(tag), strategy, r, &special_size, &id);
+    rc = read_slow(s, tag, buf_tag_hash(tag), strategy, r, &id);
     if (rc != KEEL_OK)
         return rc;
     buf_lock(s, id, LW_EXCLUSIVE);
-    /* Another session may have read the new block in from the file (a
-     * heap insert tries the last block) before we tagged a buffer for it;
-     * then the buffer holds the zeroes written above.  Either way the
-     * page differs from the file's: dirty. */
-    if (page_is_new(buf_page(p, id)))
+    if (page_is_new(buf_page(p, id))) {
         page_init(buf_page(p, id), special_size);
-    buf_mark_dirty(s, id);
+        buf_mark_dirty(s, id);
+    }
     *out = id;
     return KEEL_OK;
 }

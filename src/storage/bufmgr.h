@@ -154,13 +154,17 @@ int buf_read_recent_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
 int buf_read_prefetched_shared(buf_session *s, int32_t *id);
 
 /*
- * Appends a new block to rel and returns it, initialized by
- * page_init(special_size), pinned and exclusively locked in *id, its
- * number in *blk.  The file grows first, by a page of zeroes (so its space
- * is reserved); the initialized page reaches the file when the buffer is
- * written.  A failure after the file has grown (no buffer free, KEEL_
- * EEXHAUSTED) leaves that page of zeroes, which readers take for an unused
- * page.
+ * Appends a new block to rel and returns it pinned and exclusively locked
+ * in *id, its number in *blk.  The file grows first, by a page of zeroes
+ * (so its space is reserved); then the block is read like any other and,
+ * if still zeroes, initialized by page_init(special_size) in its buffer
+ * (dirty; it reaches the file when the buffer is written).  It is not
+ * zeroes only if another session found the new block first, as the last of
+ * the relation, and used it: the caller takes the page as it is (a heap
+ * does; a B-tree's new pages are linked from nowhere, so nobody finds
+ * them).  A failure after the file has grown (no buffer free, KEEL_
+ * EEXHAUSTED; an I/O error) leaves that page of zeroes, which readers take
+ * for an unused page.
  */
 int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
                buf_strategy *strategy, int32_t *id, blocknum_t *blk);

@@ -18,7 +18,9 @@
 
 #include "storage/fault.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "port/atomics.h"
 
@@ -93,6 +95,27 @@ fault_kind fault_next(fault_op op, uint32_t relnumber)
 uint32_t fault_delivered(fault_op op)
 {
     return atomic_load_relaxed(&fault_slots[op].delivered);
+}
+
+static struct {
+    _Atomic(fault_point_fn) fn;
+    void *_Atomic ctx;
+} fault_points[FAULT_POINT_COUNT];
+
+void fault_point_set(fault_point_id p, fault_point_fn fn, void *ctx)
+{
+    atomic_store_explicit(&fault_points[p].ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&fault_points[p].fn, fn, memory_order_release);
+}
+
+void fault_point(fault_point_id p, uint32_t relnumber, uint32_t blk)
+{
+    fault_point_fn fn =
+        atomic_load_explicit(&fault_points[p].fn, memory_order_acquire);
+
+    if (fn != NULL)
+        fn(atomic_load_explicit(&fault_points[p].ctx, memory_order_relaxed),
+           relnumber, blk);
 }
 
 #else

@@ -49,7 +49,37 @@ fault_kind fault_next(fault_op op, uint32_t relnumber);
 /* How many faults have been delivered for op since it was last armed. */
 uint32_t fault_delivered(fault_op op);
 
+/*
+ * Points in the code where a test may run a function of its own, to make
+ * another session act in a window too narrow to hit by timing:
+ * FAULT_POINT_EXTENDED is buf_extend(), after the file has grown by block
+ * blk and before the session has a buffer for it.  fault_point_set()
+ * registers fn (NULL: none); it runs in the thread that reaches the point.
+ */
+typedef enum fault_point_id {
+    FAULT_POINT_EXTENDED = 0,
+    FAULT_POINT_COUNT
+} fault_point_id;
+
+typedef void (*fault_point_fn)(void *ctx, uint32_t relnumber, uint32_t blk);
+
+void fault_point_set(fault_point_id p, fault_point_fn fn, void *ctx);
+void fault_point(fault_point_id p, uint32_t relnumber, uint32_t blk);
+
 #else
+
+typedef enum fault_point_id {
+    FAULT_POINT_EXTENDED = 0,
+    FAULT_POINT_COUNT
+} fault_point_id;
+
+static inline void fault_point(fault_point_id p, uint32_t relnumber,
+                               uint32_t blk)
+{
+    (void)p;
+    (void)relnumber;
+    (void)blk;
+}
 
 static inline fault_kind fault_next(fault_op op, uint32_t relnumber)
 {
