@@ -124,8 +124,9 @@ uint64_t btree_pruned(const btree *bt);
  * concurrent inserts of one key at most one succeeds.  Errors: EINVAL (invalid
  * tid), EEXIST (this exact (key, tid) is already indexed), ETYPE / ETOOBIG (a
  * value does not fit its column, or the key is over BTREE_MAX_KEY_SIZE),
- * EUNIQUE, and I/O or pool errors.  On an I/O error in the middle of a split
- * the tree stays searchable but a downlink may be missing (see README).
+ * EUNIQUE, and I/O, memory or pool errors.  A failed insert leaves the
+ * tree as it was, also after an error in the middle of a split (see
+ * README, "A split is all or nothing").
  */
 int btree_insert(btree *bt, buf_session *s, const keel_value *keys, tid t,
                  btree_is_live_fn is_live, void *ctx);
