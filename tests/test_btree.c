@@ -494,6 +494,17 @@ static btree_row is_live(void *ctx, tid t)
     return BTREE_ROW_LIVE;
 }
 
+/* A row that cannot be read: the error a heap fetch would leave. */
+static btree_row is_live_error(void *ctx, tid t)
+{
+    buf_session *s = ctx;
+
+    kerr_set(&s->err, KEEL_EIO,
+             "could not read the row at (%u,%u): Input/output error", t.block,
+             t.offset);
+    return BTREE_ROW_ERROR;
+}
+
 /* Rows at or after (block, offset) are live, earlier ones dead. */
 typedef struct live_from {
     blocknum_t block;
@@ -544,6 +555,11 @@ static void test_unique(void **state)
                      KEEL_EUNIQUE);
     live.dead[live.ndead++] = b;
     CHECK_OK(f, btree_insert(bt, f->s, v, c, is_live, &live));
+    /* A row that cannot be read refuses the insert with that error, not
+     * as a duplicate key, and nothing goes in. */
+    assert_int_equal(
+        btree_insert(bt, f->s, v, (tid){1, 4}, is_live_error, f->s), KEEL_EIO);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "could not read"));
     CHECK_OK(f, btree_search(bt, f->s, v, out, 8, &count));
     assert_int_equal(count, 3);
     assert_int_equal(tid_compare(out[0], a), 0);

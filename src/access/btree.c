@@ -1847,6 +1847,15 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
                 goto fail;
             }
             fate = is_live != NULL ? is_live(ctx, et) : BTREE_ROW_LIVE;
+            if (fate == BTREE_ROW_ERROR) {
+                rc = s->err.code != KEEL_OK
+                         ? s->err.code
+                         : kerr_set(&s->err, KEEL_EIO,
+                                    "index %u: the row at (%u,%u) could "
+                                    "not be read",
+                                    bt->rel, et.block, et.offset);
+                goto fail;
+            }
             if (fate == BTREE_ROW_DEAD &&
                 (target == BUF_INVALID || cur == target)) {
                 btpage_item_set_unique_dead(page, pos, true);

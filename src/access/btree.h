@@ -61,13 +61,18 @@ typedef enum btree_row {
     BTREE_ROW_LIVE,
     BTREE_ROW_GONE,
     BTREE_ROW_DEAD,
+    BTREE_ROW_ERROR, /* it could not tell (an I/O error reading the row):
+                        the insertion fails with the error the callback
+                        left in the session's kerr, inserting nothing */
 } btree_row;
 
 /*
  * Tells what the heap row at t is to a unique index (btree_row).  Called
  * with the index leaf page exclusively locked; it may read heap pages but
- * must not touch the index.  On an error it must answer BTREE_ROW_LIVE:
- * refuse rather than risk a duplicate.
+ * must not touch the index.  On an error it answers BTREE_ROW_ERROR, with
+ * the error in the session's kerr: the insertion is refused, as it would
+ * be for a live row, but with the error that kept it from knowing rather
+ * than a duplicate key that may not exist.
  */
 typedef btree_row (*btree_is_live_fn)(void *ctx, tid t);
 

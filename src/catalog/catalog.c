@@ -327,11 +327,12 @@ btree_row catalog_row_is_live(void *arg, tid t)
     int rc = heap_fetch_fate(lc->rel, lc->bs, lc->vis, t, &fate);
 
     /* No row there is no live row (asked again next time); another error
-     * answers "live": refuse rather than risk a duplicate. */
+     * refuses the insertion, with that error, rather than risk a
+     * duplicate. */
     if (rc == KEEL_ENOENT)
         return BTREE_ROW_GONE;
     if (rc != KEEL_OK)
-        return BTREE_ROW_LIVE;
+        return BTREE_ROW_ERROR;
     switch (fate) {
     case HEAP_GONE:
         return BTREE_ROW_GONE;

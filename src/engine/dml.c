@@ -585,8 +585,16 @@ static int key_taken(keel_session *s, catalog_txn *ct, engine_table *t,
             rc = KEEL_OK;
             break;
         }
-        if (rc == KEEL_OK && tid_compare(tt, self) != 0)
-            *taken = catalog_row_is_live(&lc, tt) == BTREE_ROW_LIVE;
+        if (rc == KEEL_OK && tid_compare(tt, self) != 0) {
+            btree_row fate = catalog_row_is_live(&lc, tt);
+            if (fate == BTREE_ROW_ERROR)
+                rc = s->bs->err.code != KEEL_OK
+                         ? s->bs->err.code
+                         : kerr_set(&s->bs->err, KEEL_EIO,
+                                    "the row at (%u,%u) could not be read",
+                                    tt.block, tt.offset);
+            *taken = fate == BTREE_ROW_LIVE;
+        }
     }
     btree_scan_end(sc);
     return rc;
