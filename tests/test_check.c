@@ -1619,6 +1619,19 @@ typedef struct fault_race {
     tu_failures *log;
 } fault_race;
 
+/* For one change in eight (by the random x): one failing I/O, a write
+ * (ENOSPC) or a read (EIO) a few I/Os ahead, armed for whichever session
+ * makes it. */
+static void fault_arm_sometimes(uint64_t x)
+{
+    if (x % 8 != 0)
+        return;
+    if ((x >> 3) % 2 == 0)
+        fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, (uint32_t)(x >> 8) % 4, 1, 0);
+    else
+        fault_arm(FAULT_OP_READ, FAULT_EIO, (uint32_t)(x >> 8) % 4, 1, 0);
+}
+
 static void *fault_writer(void *arg)
 {
     fault_race *w = arg;
@@ -1636,15 +1649,7 @@ static void *fault_writer(void *arg)
         keel_value v[2] = {fault_key(buf, i), tu_vi4(i)};
         uint64_t x = tu_rand(&rnd);
         int rc;
-        /* One failing I/O, armed for whichever session makes it. */
-        if (x % 8 == 0) {
-            if ((x >> 3) % 2 == 0)
-                fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, (uint32_t)(x >> 8) % 4,
-                          1, 0);
-            else
-                fault_arm(FAULT_OP_READ, FAULT_EIO, (uint32_t)(x >> 8) % 4, 1,
-                          0);
-        }
+        fault_arm_sometimes(x);
         rc = keel_insert(s, NULL, "t", v);
         w->ok[j] = rc == KEEL_OK;
         w->want[j] = rc == KEEL_OK ? i : -1;
@@ -1662,14 +1667,7 @@ static void *fault_writer(void *arg)
         int rc;
         if (w->want[j] < 0 || j % 3 == 2)
             continue;
-        if (x % 8 == 0) {
-            if ((x >> 3) % 2 == 0)
-                fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, (uint32_t)(x >> 8) % 4,
-                          1, 0);
-            else
-                fault_arm(FAULT_OP_READ, FAULT_EIO, (uint32_t)(x >> 8) % 4, 1,
-                          0);
-        }
+        fault_arm_sometimes(x);
         rc = j % 3 == 0 ? keel_update(s, NULL, "t", &key, v)
                         : keel_delete(s, NULL, "t", &key);
         if (rc == KEEL_OK)
