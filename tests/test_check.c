@@ -14,7 +14,7 @@
  * updates and deletes that each meet a failing read or write somewhere
  * take effect whole or not at all, and leave a database the check passes,
  * also four sessions at once; so do loads, index builds, analyzes and
- * drops.
+ * drops, also three sessions at once.
  */
 #include "testutil.h"
 
@@ -1599,6 +1599,144 @@ static void test_ddl_under_io_faults(void **state)
 }
 
 /*
+ * Schema changes as above by DDL_THREADS sessions at once, each on tables
+ * of its own (so they share the catalogs' pages), arming faults that any
+ * of them may meet: afterwards the catalogs hold exactly what succeeded,
+ * and the check finds no problem and no file that no relation owns.
+ */
+#define DDL_THREADS 3
+
+typedef struct ddl_fault_race {
+    keel_db *db;
+    int thread;
+    bool table[DDL_TABLES], index[DDL_TABLES];
+    int failed;
+    tu_failures *log;
+} ddl_fault_race;
+
+static void *ddl_fault_worker(void *arg)
+{
+    ddl_fault_race *w = arg;
+    static const keel_column cols[] = {{"k", KEEL_INT4, 0, true},
+                                       {"v", KEEL_TEXT, 0, true}};
+    uint16_t pk = 1, k2 = 2;
+    uint64_t rnd = (uint64_t)w->thread * 31 + 7;
+    keel_session *s;
+    keel_error e;
+
+    if (keel_session_begin(w->db, &s, &e) != KEEL_OK) {
+        tu_fail(w->log, "session: %s", e.msg);
+        return NULL;
+    }
+    for (int round = 0; round < 3 * DDL_TABLES && !tu_failed(w->log); round++) {
+        int32_t t = (round * 5) % DDL_TABLES;
+        char name[32], iname[32];
+        ddl_load ld = {0};
+        uint64_t rows = 0, x = tu_rand(&rnd);
+        int rc;
+
+        snprintf(name, sizeof(name), "w%dd%d", w->thread, t);
+        snprintf(iname, sizeof(iname), "w%dd%d_v", w->thread, t);
+        if (x % 3 == 0) {
+            if ((x >> 2) % 2 == 0)
+                fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, (uint32_t)(x >> 8) % 60,
+                          1, 0);
+            else
+                fault_arm(FAULT_OP_READ, FAULT_EIO, (uint32_t)(x >> 8) % 60, 1,
+                          0);
+        }
+        if (!w->table[t]) {
+            rc = keel_load_table(s, NULL, name, cols, 2, &pk, 1, ddl_next, &ld,
+                                 &rows);
+            if (rc == KEEL_OK)
+                w->table[t] = true;
+        } else if (!w->index[t]) {
+            rc = keel_create_index(s, NULL, name, iname, &k2, 1, false);
+            if (rc == KEEL_OK)
+                w->index[t] = true;
+        } else if (round % 3 == 0) {
+            rc = keel_analyze(s, NULL, name);
+        } else {
+            rc = keel_drop_table(s, NULL, name);
+            if (rc == KEEL_OK)
+                w->table[t] = w->index[t] = false;
+        }
+        if (rc == KEEL_ENOSPC || rc == KEEL_EIO)
+            w->failed++;
+        else if (rc != KEEL_OK)
+            tu_fail(w->log, "%s: %d, %s", name, rc, keel_session_error(s));
+    }
+    keel_session_end(s);
+    return NULL;
+}
+
+static void test_concurrent_ddl_under_io_faults(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    static ddl_fault_race w[DDL_THREADS];
+    tu_failures log = TU_FAILURES_INIT;
+    pthread_t th[DDL_THREADS];
+    int failed = 0, tables = 0, indexes = 0;
+    keel_session *s;
+    keel_error e;
+    dbinfo_rel *r;
+    size_t n;
+    lines l;
+
+    (void)state;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &w[0].db, &e), KEEL_OK);
+    for (int t = 0; t < DDL_THREADS; t++) {
+        w[t] = (ddl_fault_race){.db = w[0].db, .thread = t, .log = &log};
+        assert_int_equal(pthread_create(&th[t], NULL, ddl_fault_worker, &w[t]),
+                         0);
+    }
+    for (int t = 0; t < DDL_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        failed += w[t].failed;
+    }
+    fault_disarm_all();
+    tu_failures_check(&log);
+    print_message("concurrent schema changes under I/O faults: %d failed\n",
+                  failed);
+    assert_true(failed >= 5);
+    assert_int_equal(keel_session_begin(w[0].db, &s, &e), KEEL_OK);
+    assert_int_equal(dbinfo_relations(s, &r, &n), KEEL_OK);
+    for (size_t i = 0; i < n; i++) {
+        int wt = -1, t = -1;
+        if (strcmp(r[i].schema, "public") != 0)
+            continue;
+        if (sscanf(r[i].name, "w%dd%d", &wt, &t) != 2 || wt < 0 ||
+            wt >= DDL_THREADS || t < 0 || t >= DDL_TABLES)
+            fail_msg("unexpected relation %s", r[i].name);
+        if (r[i].kind == 't') {
+            assert_true(w[wt].table[t]);
+            tables++;
+        } else if (strstr(r[i].name, "_v") != NULL) {
+            assert_true(w[wt].index[t]);
+            indexes++;
+        } else {
+            assert_true(w[wt].table[t]);
+        }
+    }
+    free(r);
+    for (int wt = 0; wt < DDL_THREADS; wt++)
+        for (int32_t t = 0; t < DDL_TABLES; t++) {
+            tables -= w[wt].table[t];
+            indexes -= w[wt].index[t];
+        }
+    assert_int_equal(tables, 0);
+    assert_int_equal(indexes, 0);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(w[0].db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    assert_int_equal(l.notes, 0);
+    tu_dir_remove(dir);
+}
+
+/*
  * The same under concurrency: FAULT_THREADS sessions insert rows of their
  * own (keys interleaved, so that they share pages and split them under
  * each other), then update a third of them (a new n: new entries in both
@@ -1777,6 +1915,7 @@ int main(void)
         cmocka_unit_test(test_changes_under_io_faults),
         cmocka_unit_test(test_ddl_under_io_faults),
         cmocka_unit_test(test_concurrent_changes_under_io_faults),
+        cmocka_unit_test(test_concurrent_ddl_under_io_faults),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
