@@ -744,12 +744,11 @@ typedef struct claimer {
 } claimer;
 
 /* Stamps a new (zeroes or just initialized) page as ours, if nobody's. */
-static void claim_page(buf_pool *pool, _Atomic uint32_t *claim, void *page,
-                       blocknum_t blk, uint32_t stamp)
+static void claim_page(_Atomic uint32_t *claim, void *page, blocknum_t blk,
+                       uint32_t stamp)
 {
     uint32_t none = 0;
 
-    (void)pool;
     if (page_is_new(page))
         page_init(page, 0);
     if (atomic_compare_exchange_strong(&claim[blk], &none, stamp))
@@ -775,8 +774,7 @@ static void *claimer_main(void *arg)
         if (buf_read(s, REL_A, n - 1, NULL, &id) == KEEL_OK) {
             buf_lock(s, id, LW_EXCLUSIVE);
             if (atomic_load(&c->claim[n - 1]) == 0) {
-                claim_page(c->pool, c->claim, buf_page(c->pool, id), n - 1,
-                           c->stamp);
+                claim_page(c->claim, buf_page(c->pool, id), n - 1, c->stamp);
                 buf_mark_dirty(s, id);
             }
             buf_unlock(s, id);
@@ -835,7 +833,7 @@ static void test_extend_against_claimers(void **state)
                         (unsigned long long)body.value);
             taken++;
         } else {
-            claim_page(f->pool, claim, page, b, 1);
+            claim_page(claim, page, b, 1);
             buf_mark_dirty(f->s, id);
         }
         buf_unlock_release(f->s, id);

@@ -55,6 +55,8 @@ uint32_t fault_delivered(fault_op op);
  * FAULT_POINT_EXTENDED is buf_extend(), after the file has grown by block
  * blk and before the session has a buffer for it.  fault_point_set()
  * registers fn (NULL: none); it runs in the thread that reaches the point.
+ * Set and clear a point only while no thread can reach it (a thread that
+ * had loaded the old function could otherwise pair it with the new ctx).
  */
 typedef enum fault_point_id {
     FAULT_POINT_EXTENDED = 0,
