@@ -37,6 +37,7 @@
 #include "port/membarrier.h"
 #include "storage/fault.h"
 #include "storage/page.h"
+#include "storage/smgr.h"
 #include "tools/check.h"
 #include "tools/dbinfo.h"
 #include "tools/pgbench.h"
@@ -1895,6 +1896,152 @@ static void test_concurrent_changes_under_io_faults(void **state)
     assert_int_equal(run_check(dir, &l), 0);
     tu_dir_remove(dir);
 }
+
+/*
+ * An insert whose second index refuses its key deletes its row again and
+ * removes its first entry.  Here both need pages that were evicted, and
+ * reading them fails.  An entry left behind names a dead version and
+ * harms nobody: the transaction goes on.  A row that cannot be deleted
+ * would commit live and missing an entry: the transaction must abort.
+ * The same holds for catalog rows.
+ */
+typedef struct undo_fault {
+    keel_session *s; /* the inserting session */
+    const char *dir;
+    bool heap; /* evict the inserted row's page too */
+    int fired;
+    uint32_t failed; /* reads failed */
+} undo_fault;
+
+/* At FAULT_POINT_INDEX_UNDO: every page written out, every relation's
+ * evicted (but the row's table's, unless u->heap), and every read from
+ * now on failing. */
+static void undo_fault_fire(void *ctx, uint32_t rel, uint32_t blk)
+{
+    undo_fault *u = ctx;
+    DIR *d = opendir(u->dir);
+    struct dirent *de;
+    relnumber_t r;
+
+    (void)blk;
+    assert_non_null(d);
+    assert_int_equal(buf_checkpoint(u->s->bs), KEEL_OK);
+    while ((de = readdir(d)) != NULL)
+        if (smgr_relnumber_of(de->d_name, &r) && (r != rel || u->heap))
+            assert_int_equal(buf_drop_rel(u->s->bs, r, 0), KEEL_OK);
+    closedir(d);
+    fault_arm(FAULT_OP_READ, FAULT_EIO, 0, UINT32_MAX, 0);
+    u->fired++;
+}
+
+/* Sets the fault point for u, or clears it (u NULL) and disarms. */
+static void undo_fault_set(undo_fault *u)
+{
+    fault_point_set(FAULT_POINT_INDEX_UNDO, u ? undo_fault_fire : NULL, u);
+    if (u == NULL)
+        fault_disarm_all();
+}
+
+/* Inserts (k, n) in u->s's transaction, the undo failing as u says. */
+static int insert_undo_failing(undo_fault *u, int32_t k, int32_t n)
+{
+    keel_value v[2] = {tu_vi4(k), tu_vi4(n)};
+    int rc;
+
+    undo_fault_set(u);
+    rc = keel_insert(u->s, NULL, "t", v);
+    u->failed = fault_delivered(FAULT_OP_READ);
+    undo_fault_set(NULL);
+    return rc;
+}
+
+/* The n of row k, or -1 if there is none. */
+static int32_t row_n(keel_session *s, int32_t k)
+{
+    keel_value key = tu_vi4(k), out[2];
+    bool found;
+
+    assert_int_equal(keel_lookup(s, NULL, "t", &key, out, &found), KEEL_OK);
+    return found ? out[1].v.i4 : -1;
+}
+
+static void test_insert_undo_fails(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    static const keel_column cols[] = {{"k", KEEL_INT4, 0, true},
+                                       {"n", KEEL_INT4, 0, true}};
+    uint16_t pk = 1, k2 = 2;
+    undo_fault u = {0};
+    static const int32_t want[] = {-1, 10, 20, -1, 40, -1, -1};
+    keel_session *s, *s2;
+    keel_db *db;
+    keel_error e;
+    lines l;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s2, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_create_index(s, NULL, "t", "t_n", &k2, 1, true),
+                     KEEL_OK);
+    for (int32_t k = 1; k <= 2; k++) {
+        keel_value v[2] = {tu_vi4(k), tu_vi4(10 * k)};
+        assert_int_equal(keel_insert(s, NULL, "t", v), KEEL_OK);
+    }
+    u.s = s;
+    u.dir = dir;
+
+    /* The entry stays, the row is deleted: the transaction goes on. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(insert_undo_failing(&u, 3, 20), KEEL_EUNIQUE);
+    assert_int_equal(u.fired, 1);
+    assert_true(u.failed > 0);
+    assert_int_equal(row_n(s, 3), -1);
+    {
+        keel_value v[2] = {tu_vi4(4), tu_vi4(40)};
+        assert_int_equal(keel_insert(s, NULL, "t", v), KEEL_OK);
+    }
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    assert_int_equal(row_n(s, 3), -1);
+    assert_int_equal(row_n(s, 4), 40);
+
+    /* The row cannot be deleted: the transaction must abort. */
+    u.heap = true;
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(insert_undo_failing(&u, 5, 20), KEEL_EUNIQUE);
+    assert_int_equal(u.fired, 2);
+    assert_true(u.failed > 0);
+    {
+        keel_value v[2] = {tu_vi4(6), tu_vi4(60)};
+        assert_int_equal(keel_insert(s, NULL, "t", v), KEEL_EINVAL);
+        assert_non_null(strstr(keel_session_error(s), "failed earlier"));
+    }
+    assert_int_equal(keel_commit(s), KEEL_EINVAL);
+    for (int32_t k = 1; k <= 6; k++)
+        assert_int_equal(row_n(s, k), want[k]);
+
+    /* A schema's row, refused by the name index because another running
+     * transaction made the same name, cannot be deleted either. */
+    assert_int_equal(keel_begin(s2), KEEL_OK);
+    assert_int_equal(keel_create_schema(s2, "x"), KEEL_OK);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    undo_fault_set(&u);
+    assert_int_equal(keel_create_schema(s, "x"), KEEL_EEXIST);
+    u.failed = fault_delivered(FAULT_OP_READ);
+    undo_fault_set(NULL);
+    assert_int_equal(u.fired, 3);
+    assert_true(u.failed > 0);
+    assert_int_equal(keel_commit(s), KEEL_EINVAL);
+    assert_int_equal(keel_commit(s2), KEEL_OK);
+    keel_session_end(s2);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    tu_dir_remove(dir);
+}
 #endif
 
 int main(void)
@@ -1916,6 +2063,7 @@ int main(void)
         cmocka_unit_test(test_ddl_under_io_faults),
         cmocka_unit_test(test_concurrent_changes_under_io_faults),
         cmocka_unit_test(test_concurrent_ddl_under_io_faults),
+        cmocka_unit_test(test_insert_undo_fails),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -100,8 +100,10 @@ typedef struct keel_value {
  * one runs in its own transaction, committed on success and aborted on
  * failure.  Inside an explicit transaction a failed call changes nothing
  * and the transaction may continue, except where a call says that the
- * transaction must be aborted (then every later call but keel_abort()
- * fails with KEEL_EINVAL).
+ * transaction must be aborted, and where taking back what the call had
+ * written failed too (an I/O error while deleting an inserted row again):
+ * then every later call but keel_abort() fails with KEEL_EINVAL, and
+ * keel_commit() aborts.
  *
  * Names (schemas, tables, columns, indexes) are at most 63 bytes
  * (KEEL_ETOOBIG otherwise); schema NULL means "public", except where a
@@ -322,6 +324,9 @@ int keel_analyze(keel_session *s, const char *schema, const char *table);
  * transaction to be aborted, while another transaction that built an
  * index on the table runs, or if one committed after this transaction
  * began (its view of the table's indexes lacks it): retry in a new one.
+ * A failure after the row was written (an index entry's) deletes the row
+ * again; if that fails too (an I/O error), the transaction must be
+ * aborted.
  */
 int keel_insert(keel_session *s, const char *schema, const char *table,
                 const keel_value *values);
@@ -396,7 +401,8 @@ int keel_relation_exists(keel_session *s, const char *schema, const char *name,
  * none (a key with a null has none), KEEL_ESERIALIZE if another
  * transaction changed it first, or as keel_insert() for an index build,
  * KEEL_EUNIQUE if a new key is taken (checked before anything changes; a
- * conflict found later leaves the transaction to be aborted).
+ * conflict found later leaves the transaction to be aborted, as does any
+ * failure once the new version is written, such as an I/O error).
  */
 int keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values);

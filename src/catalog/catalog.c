@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "port/hash.h"
+#include "storage/fault.h"
 #include "txn/txn.h"
 
 #define CAT_MAX_COLS 13
@@ -404,6 +405,7 @@ static int index_row(catalog *c, catalog_txn *ct, catalog_id id, tid t,
     }
     if (rc != KEEL_OK) {
         kerr saved = ct->bs->err;
+        fault_point(FAULT_POINT_INDEX_UNDO, r->heap.relnumber, t.block);
         while (j-- > 0) {
             extract_keys(&d->idx[j], vals, keys);
             (void)btree_delete(r->idx[j], ct->bs, keys, t);
@@ -425,9 +427,11 @@ int catalog_insert(catalog *c, catalog_txn *ct, catalog_id id,
         return rc;
     rc = index_row(c, ct, id, t, vals);
     if (rc != KEEL_OK) {
-        /* Nobody must ever see the row: delete it again as ourselves. */
+        /* Nobody must ever see the row: delete it again as ourselves (an
+         * entry left names a dead version, which readers skip). */
         kerr saved = ct->bs->err;
-        (void)heap_delete(&r->heap, ct->bs, &ct->vis, ct->xid, t);
+        if (heap_delete(&r->heap, ct->bs, &ct->vis, ct->xid, t) != KEEL_OK)
+            ct->undo_failed = true;
         ct->bs->err = saved;
         return rc;
     }
@@ -460,8 +464,10 @@ int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
         rc = heap_fetch(&r->heap, ct->bs, &ct->vis, t, &old);
     if (rc == KEEL_OK)
         rc = heap_update(&r->heap, ct->bs, &ct->vis, ct->xid, t, vals, &nt);
-    if (rc == KEEL_OK)
+    if (rc == KEEL_OK) {
         rc = index_row(c, ct, id, nt, vals);
+        ct->undo_failed = ct->undo_failed || rc != KEEL_OK;
+    }
     if (rc == KEEL_OK) {
         add_invals(&cat_defs[id], r, ct, old.values);
         add_invals(&cat_defs[id], r, ct, vals);

@@ -121,6 +121,9 @@ typedef struct catalog_txn {
     inval_pending *inval; /* messages for changed rows, or NULL */
     catalog_spare *spare; /* memory to reuse (one thread's), or NULL */
     bool bootstrap;       /* no unique checks against other rows */
+    /* Set when a failed change could not be taken back (a row stays
+     * that must not commit): the transaction must abort. */
+    bool undo_failed;
 } catalog_txn;
 
 /* Decoded rows.  Each carries its tid, for deletes and updates. */

@@ -55,7 +55,7 @@ int keel_create_schema(keel_session *s, const char *name)
                           catalog_insert(s->db->cat, &ct, CAT_NAMESPACE, vals),
                           "schema", name);
     }
-    return engine_stmt_end(s, rc, false);
+    return engine_stmt_end(s, rc, ct.undo_failed);
 }
 
 /* ---- claims on schemas and tables ----------------------------------- */
@@ -572,7 +572,7 @@ int keel_create_table(keel_session *s, const char *schema, const char *name,
         return rc;
     rc = engine_create_table(s, &ct, schema, name, cols, ncols, pkey, npkey,
                              true, &toid, &ioid, &changed);
-    return engine_stmt_end(s, rc, changed);
+    return engine_stmt_end(s, rc, changed || ct.undo_failed);
 }
 
 /* Deletes every statistics row of relid. */
@@ -847,5 +847,5 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
     free(t);
     if (rc != KEEL_OK)
         release_from(s, held, XID_INVALID);
-    return engine_stmt_end(s, rc, changed);
+    return engine_stmt_end(s, rc, changed || ct.undo_failed);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "storage/fault.h"
 
 /* A session's table call, statement begun: resolves the table into t. */
 static int resolve_table(keel_session *s, bool write, const char *schema,
@@ -62,7 +63,12 @@ static int primary_index(keel_session *s, engine_table *t, uint32_t *pi)
                     t->rel.name);
 }
 
-/* Inserts the index entries of the row vals at tid nt, undoing on error. */
+/*
+ * Inserts the index entries of the row vals at tid nt, removing on error
+ * those it made.  One it fails to remove names a version that its
+ * inserter deletes or aborts with: a dead version's entry, as harmless as
+ * any other.
+ */
 static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
                             const keel_value *vals, tid nt)
 {
@@ -86,6 +92,7 @@ static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
     }
     if (rc != KEEL_OK) {
         kerr saved = s->bs->err;
+        fault_point(FAULT_POINT_INDEX_UNDO, t->rel.relnumber, nt.block);
         while (i-- > 0) {
             engine_index_key(&t->idx[i], vals, keys);
             (void)btree_delete(t->ih[i]->bt, s->bs, keys, nt);
@@ -100,6 +107,7 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
 {
     catalog_txn ct;
     engine_table tab, *t = &tab;
+    bool must_abort = false;
     tid nt;
     int rc = engine_stmt_begin(s);
 
@@ -113,16 +121,19 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
         rc = heap_insert(&t->h->heap, s->bs, ct.xid, values, &nt);
     if (rc == KEEL_OK) {
         rc = index_insert_all(s, &ct, t, values, nt);
+        /* A version that cannot be deleted would be live, without all its
+         * entries, once the transaction committed: it must abort. */
         if (rc != KEEL_OK) {
             kerr saved = s->bs->err;
-            (void)heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, nt);
+            if (heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, nt) != KEEL_OK)
+                must_abort = true;
             s->bs->err = saved;
         } else if ((rc = engine_write_guard(s, &ct.vis, t->h, table)) !=
                    KEEL_OK) {
-            return engine_stmt_end(s, rc, true);
+            must_abort = true;
         }
     }
-    return engine_stmt_end(s, rc, false);
+    return engine_stmt_end(s, rc, must_abort);
 }
 
 /* Versions of one key a point search keeps, on the stack: the last in
@@ -1044,7 +1055,7 @@ static size_t sample_slot(size_t rows, uint64_t *rng)
 
 int keel_analyze(keel_session *s, const char *schema, const char *table)
 {
-    catalog_txn ct;
+    catalog_txn ct = {0};
     engine_table *t = NULL;
     col_sample *cs = NULL;
     catalog_statistic *old = NULL;
@@ -1129,5 +1140,5 @@ int keel_analyze(keel_session *s, const char *schema, const char *table)
         samples_free(cs, ncols);
     free(old);
     free(t);
-    return engine_stmt_end(s, rc, changed);
+    return engine_stmt_end(s, rc, changed || ct.undo_failed);
 }

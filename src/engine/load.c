@@ -297,7 +297,7 @@ int keel_load_table(keel_session *s, const char *schema, const char *name,
     load_keys_free(&lk);
     tupdesc_free(keydesc);
     tupdesc_free(desc);
-    rc = engine_stmt_end(s, rc, changed);
+    rc = engine_stmt_end(s, rc, changed || ct.undo_failed);
     if (rc == KEEL_OK && nrows != NULL)
         *nrows = n;
     return rc;

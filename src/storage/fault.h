@@ -53,13 +53,17 @@ uint32_t fault_delivered(fault_op op);
  * Points in the code where a test may run a function of its own, to make
  * another session act in a window too narrow to hit by timing:
  * FAULT_POINT_EXTENDED is buf_extend(), after the file has grown by block
- * blk and before the session has a buffer for it.  fault_point_set()
+ * blk and before the session has a buffer for it; FAULT_POINT_INDEX_UNDO
+ * is an insert or update whose index entry failed, before it removes the
+ * entries it made (relnumber is the table's, blk the new version's
+ * block).  fault_point_set()
  * registers fn (NULL: none); it runs in the thread that reaches the point.
  * Set and clear a point only while no thread can reach it (a thread that
  * had loaded the old function could otherwise pair it with the new ctx).
  */
 typedef enum fault_point_id {
     FAULT_POINT_EXTENDED = 0,
+    FAULT_POINT_INDEX_UNDO,
     FAULT_POINT_COUNT
 } fault_point_id;
 
@@ -72,6 +76,7 @@ void fault_point(fault_point_id p, uint32_t relnumber, uint32_t blk);
 
 typedef enum fault_point_id {
     FAULT_POINT_EXTENDED = 0,
+    FAULT_POINT_INDEX_UNDO,
     FAULT_POINT_COUNT
 } fault_point_id;
 
