@@ -1,0 +1,687 @@
+/*
+ * test_exhaustion.c: the engine when a pool runs out.  The buffer pool is
+ * squeezed by a "hog", a session of the pool itself that pins pages of a
+ * table of its own until no buffer is left unpinned and then gives back
+ * a chosen few, so that a statement can pin at most that many pages at
+ * once: it fails with KEEL_EEXHAUSTED wherever its need first passes
+ * that, in the middle of a B-tree split or of a heap extension too.  Each
+ * statement that fails must fail with that error, hold no pin afterwards
+ * and take no effect (inside an explicit transaction: leave it usable
+ * without the statement's effects, or doom it so that its commit fails);
+ * every row holds the values of its last change that committed, through
+ * the primary key, the other indexes and scans; and the check finds no
+ * problem, also after the database is closed and opened again.  So also
+ * when max_sessions, the object ids, or the buffers for a new page of the
+ * commit log run out.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/engine.h"
+#include "keel/keel.h"
+#include "storage/bufmgr.h"
+#include "tools/check.h"
+#include "tools/dbinfo.h"
+
+/* ---- the check ---------------------------------------------------------- */
+
+static void print_problem(void *ctx, bool note, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "  %s: %s\n", note ? "note" : "problem", line);
+}
+
+/* The problems the check finds in dir (each printed); a note (a file no
+ * relation owns) fails the test. */
+static uint64_t check_problems(const char *dir)
+{
+    keel_error e = {0};
+    uint64_t problems = 99, notes = 99;
+
+    if (check_database(dir, print_problem, NULL, &problems, &notes, &e) !=
+        KEEL_OK)
+        fail_msg("check of %s could not run: %s", dir, e.msg);
+    assert_int_equal(notes, 0);
+    return problems;
+}
+
+/* ---- the hog ------------------------------------------------------------ */
+
+/* Rows of the hog's table: 7 fill a page, 1200 fill 172 pages, more than
+ * the 128 buffers of a 1 MiB pool. */
+#define HOG_ROWS 1200
+#define HOG_MAX  1024
+
+typedef struct hog {
+    buf_session *bs;
+    relnumber_t rel;
+    uint32_t nblocks;
+    uint32_t n; /* pins held, their buffers in ids[] */
+    int32_t ids[HOG_MAX];
+} hog;
+
+typedef struct hog_load {
+    int32_t i;
+    char pad[1000];
+} hog_load;
+
+static int hog_next(void *ctx, keel_value *values, bool *done)
+{
+    hog_load *l = ctx;
+
+    if (l->i == HOG_ROWS) {
+        *done = true;
+        return KEEL_OK;
+    }
+    memset(l->pad, 'h', sizeof(l->pad));
+    values[0] = tu_vi4(l->i++);
+    values[1] = (keel_value){.isnull = false, .v.s = {l->pad, 1000}};
+    return KEEL_OK;
+}
+
+/* The relation number of relation name (through the catalogs). */
+static relnumber_t relnumber_of(keel_session *s, const char *name)
+{
+    dbinfo_rel *r;
+    relnumber_t rel = INVALID_RELNUMBER;
+    size_t n;
+
+    assert_int_equal(dbinfo_relations(s, &r, &n), KEEL_OK);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(r[i].name, name) == 0)
+            rel = r[i].relnumber;
+    free(r);
+    assert_int_not_equal(rel, INVALID_RELNUMBER);
+    return rel;
+}
+
+/* Loads the hog's table (through s) and opens the hog on db's pool, for
+ * use by one thread at a time. */
+static void hog_open(hog *h, keel_db *db, keel_session *s)
+{
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                       {"pad", KEEL_TEXT, 0, true}};
+    hog_load ld = {0};
+    keel_error e;
+    kerr ke;
+    smgr_rel *sr;
+
+    memset(h, 0, sizeof(*h));
+    assert_int_equal(
+        keel_load_table(s, NULL, "hog", cols, 2, NULL, 0, hog_next, &ld, NULL),
+        KEEL_OK);
+    assert_int_equal(keel_checkpoint(db, &e), KEEL_OK);
+    h->rel = relnumber_of(s, "hog");
+    assert_int_equal(smgr_rel_open(db->smgr, h->rel, &sr, &ke), KEEL_OK);
+    h->nblocks = smgr_nblocks(sr);
+    assert_true(h->nblocks > buf_pool_size(db->pool));
+    assert_int_equal(buf_session_create(db->pool, &h->bs, &ke), KEEL_OK);
+}
+
+static void hog_close(hog *h)
+{
+    buf_session_destroy(h->bs);
+    h->bs = NULL;
+}
+
+/* Gives back pins until the hog holds keep. */
+static void hog_release_to(hog *h, uint32_t keep)
+{
+    while (h->n > keep)
+        buf_release(h->bs, h->ids[--h->n]);
+}
+
+/*
+ * Pins the hog's blocks until no buffer is left (the read fails with
+ * KEEL_EEXHAUSTED), then gives back `leave` of them.  If no other session
+ * pins anything, exactly `leave` buffers are then unpinned, and no page
+ * but the hog's is left in the pool.  Returns false (and pins nothing
+ * more) on any other error, its message in the hog's session.
+ */
+static bool hog_squeeze(hog *h, uint32_t leave)
+{
+    for (uint32_t b = 0; h->n < HOG_MAX && b < h->nblocks; b++) {
+        int32_t id;
+        int rc = buf_read(h->bs, h->rel, b, NULL, &id);
+        if (rc == KEEL_EEXHAUSTED)
+            break;
+        if (rc != KEEL_OK)
+            return false;
+        h->ids[h->n++] = id;
+    }
+    hog_release_to(h, h->n > leave ? h->n - leave : 0);
+    return true;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+/*
+ * t (k text primary key, n int4 unique): keys of 600 bytes, so that a leaf
+ * holds 13 and the B-trees split every few inserts and grow three levels
+ * high; a row fills a twelfth of a heap page.
+ */
+static const keel_column t_cols[] = {{"k", KEEL_TEXT, 0, true},
+                                     {"n", KEEL_INT4, 0, true}};
+
+static keel_value row_key(char *buf, int32_t i)
+{
+    snprintf(buf, 16, "%06d", (int)(((int64_t)i * 7919) % 1000000));
+    memset(buf + 6, 'k', 594);
+    return (keel_value){.isnull = false, .v.s = {buf, 600}};
+}
+
+static void create_t(keel_session *s)
+{
+    uint16_t pk = 1, k2 = 2;
+
+    assert_int_equal(keel_create_table(s, NULL, "t", t_cols, 2, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_create_index(s, NULL, "t", "t_n", &k2, 1, true),
+                     KEEL_OK);
+}
+
+/* Whether rc and the session's message are an exhausted buffer pool. */
+static bool is_pool_exhausted(keel_session *s, int rc)
+{
+    return rc == KEEL_EEXHAUSTED &&
+           strstr(keel_session_error(s), "buffer pool exhausted") != NULL;
+}
+
+/* Fails the test unless call i (what) failed for want of a buffer, with
+ * the pool's message. */
+static void assert_exhausted(keel_session *s, const char *what, int32_t i,
+                             int rc)
+{
+    if (!is_pool_exhausted(s, rc))
+        fail_msg("%s %d: %s, \"%s\"", what, i, keel_status_str(rc),
+                 keel_session_error(s));
+}
+
+static void assert_no_pins(keel_session *s, const char *what, int32_t i)
+{
+    if (buf_session_pinned(s->bs) != 0)
+        fail_msg("%s %d: the session still pins %u buffers", what, i,
+                 buf_session_pinned(s->bs));
+}
+
+/* The size in bytes of relation rel's file in dir. */
+static off_t file_size(const char *dir, relnumber_t rel)
+{
+    char path[512];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/%u", dir, rel);
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+/* Every row i in 0..rows-1 has n want[i] (-1: no row), through the primary
+ * key and through a scan of t_n; returns the rows there are. */
+static int32_t assert_rows(keel_session *s, const int32_t *want, int32_t rows,
+                           int32_t nmax)
+{
+    keel_value key, out[2], lo = tu_vi4(INT32_MIN), hi = tu_vi4(nmax);
+    keel_bound blo = {&lo, 1, true}, bhi = {&hi, 1, true};
+    int32_t in = 0, seen = 0;
+    keel_scan *sc;
+    char buf[600];
+    bool found;
+
+    for (int32_t i = 0; i < rows; i++) {
+        key = row_key(buf, i);
+        assert_int_equal(keel_lookup(s, NULL, "t", &key, out, &found), KEEL_OK);
+        if (found != (want[i] >= 0))
+            fail_msg("row %d: %s, expected %s", i, found ? "found" : "absent",
+                     want[i] >= 0 ? "there" : "gone");
+        if (found && out[1].v.i4 != want[i])
+            fail_msg("row %d: n %d, expected %d", i, out[1].v.i4, want[i]);
+        in += found;
+    }
+    assert_int_equal(keel_scan_begin(s, NULL, "t", "t_n", &blo, &bhi, &sc),
+                     KEEL_OK);
+    while (keel_scan_next(sc, out, &found) == KEEL_OK && found) {
+        int32_t i = out[1].v.i4 % rows;
+        if (want[i] != out[1].v.i4)
+            fail_msg("scan: row %d has n %d, expected %d", i, out[1].v.i4,
+                     want[i]);
+        seen++;
+    }
+    keel_scan_end(sc);
+    assert_int_equal(seen, in);
+    return in;
+}
+
+/*
+ * One session, the pool squeezed before each statement to leave it 0..13
+ * buffers: inserts (the second half in one explicit transaction), updates
+ * and deletes, index builds, analyzes, lookups, scans and a commit.  What
+ * each needs at once decides whether it fails, so the failures are the
+ * same on every run.
+ */
+#define TIGHT_ROWS  900
+#define TIGHT_LEAVE 14
+
+static void test_changes_in_a_tight_pool(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    static int32_t want[TIGHT_ROWS];
+    static hog h;
+    keel_session *s;
+    keel_db *db;
+    keel_error e;
+    keel_value v[2], out[2];
+    relnumber_t rels[3];
+    char buf[600];
+    int failed = 0, grew_heap = 0, grew_index = 0, changes_failed = 0,
+        builds = 0, builds_failed = 0, analyzes = 0, analyzes_failed = 0,
+        reads_failed = 0, in;
+    uint32_t most_left = 0; /* most buffers left to an insert that failed */
+    bool found;
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    hog_open(&h, db, s);
+    create_t(s);
+    rels[0] = relnumber_of(s, "t");
+    rels[1] = relnumber_of(s, "t_pkey");
+    rels[2] = relnumber_of(s, "t_n");
+
+    /* Inserts. */
+    for (int32_t i = 0; i < TIGHT_ROWS; i++) {
+        off_t before[3];
+        int rc;
+        if (i == TIGHT_ROWS / 2)
+            assert_int_equal(keel_begin(s), KEEL_OK);
+        for (int r = 0; r < 3; r++)
+            before[r] = file_size(dir, rels[r]);
+        v[0] = row_key(buf, i);
+        v[1] = tu_vi4(i);
+        assert_true(hog_squeeze(&h, (uint32_t)(i % TIGHT_LEAVE)));
+        rc = keel_insert(s, NULL, "t", v);
+        hog_release_to(&h, 0);
+        assert_no_pins(s, "insert", i);
+        want[i] = rc == KEEL_OK ? i : -1;
+        if (rc == KEEL_OK)
+            continue;
+        assert_exhausted(s, "insert", i, rc);
+        failed++;
+        if ((uint32_t)(i % TIGHT_LEAVE) > most_left)
+            most_left = (uint32_t)(i % TIGHT_LEAVE);
+        /* Failed after the heap, or an index (a split), had grown. */
+        grew_heap += file_size(dir, rels[0]) != before[0];
+        grew_index += file_size(dir, rels[1]) != before[1] ||
+                      file_size(dir, rels[2]) != before[2];
+    }
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    print_message("inserts in a pool left 0..%d buffers: %d of %d failed (the "
+                  "last with %u left), %d after the heap grew, %d after an "
+                  "index grew (a split)\n",
+                  TIGHT_LEAVE - 1, failed, TIGHT_ROWS, most_left, grew_heap,
+                  grew_index);
+    assert_true(failed >= TIGHT_ROWS / TIGHT_LEAVE);
+    assert_true(grew_heap >= 3 && grew_index >= 10);
+    in = assert_rows(s, want, TIGHT_ROWS, 2 * TIGHT_ROWS);
+    assert_true(in >= TIGHT_ROWS / 2);
+
+    /* Updates (new entries in both indexes) and deletes. */
+    for (int32_t i = 0; i < TIGHT_ROWS; i++) {
+        keel_value key = row_key(buf, i);
+        int rc;
+        if (want[i] < 0 || i % 3 == 2)
+            continue;
+        v[0] = key;
+        v[1] = tu_vi4(i + TIGHT_ROWS);
+        assert_true(hog_squeeze(&h, (uint32_t)(i % TIGHT_LEAVE)));
+        rc = i % 3 == 0 ? keel_update(s, NULL, "t", &key, v)
+                        : keel_delete(s, NULL, "t", &key);
+        hog_release_to(&h, 0);
+        assert_no_pins(s, i % 3 == 0 ? "update" : "delete", i);
+        if (rc == KEEL_OK) {
+            want[i] = i % 3 == 0 ? i + TIGHT_ROWS : -1;
+            continue;
+        }
+        assert_exhausted(s, i % 3 == 0 ? "update" : "delete", i, rc);
+        changes_failed++;
+    }
+    print_message("updates and deletes: %d failed\n", changes_failed);
+    assert_true(changes_failed >= 20);
+    in = assert_rows(s, want, TIGHT_ROWS, 2 * TIGHT_ROWS);
+
+    /* Index builds and analyzes. */
+    for (uint32_t leave = 0; leave < 24; leave++) {
+        uint16_t k2 = 2;
+        double rows = -1, before = -1;
+        char name[32];
+        int rc;
+
+        snprintf(name, sizeof(name), "t_b%u", leave);
+        assert_true(hog_squeeze(&h, leave));
+        rc = keel_create_index(s, NULL, "t", name, &k2, 1, leave % 2 == 0);
+        hog_release_to(&h, 0);
+        assert_no_pins(s, "index build", (int32_t)leave);
+        if (rc == KEEL_OK) {
+            keel_value lo = tu_vi4(INT32_MIN);
+            keel_bound b = {&lo, 1, true};
+            keel_scan *sc;
+            int32_t n = 0;
+            builds++;
+            assert_int_equal(keel_scan_begin(s, NULL, "t", name, &b, NULL, &sc),
+                             KEEL_OK);
+            while (keel_scan_next(sc, out, &found) == KEEL_OK && found)
+                n++;
+            keel_scan_end(sc);
+            assert_int_equal(n, in);
+        } else {
+            assert_exhausted(s, "index build", (int32_t)leave, rc);
+            assert_int_equal(keel_relation_exists(s, NULL, name, &found),
+                             KEEL_OK);
+            assert_false(found);
+            builds_failed++;
+        }
+
+        assert_int_equal(keel_table_rows(s, NULL, "t", &before), KEEL_OK);
+        assert_true(hog_squeeze(&h, leave));
+        rc = keel_analyze(s, NULL, "t");
+        hog_release_to(&h, 0);
+        assert_no_pins(s, "analyze", (int32_t)leave);
+        if (rc != KEEL_OK)
+            assert_exhausted(s, "analyze", (int32_t)leave, rc);
+        assert_int_equal(keel_table_rows(s, NULL, "t", &rows), KEEL_OK);
+        if (rc == KEEL_OK) {
+            analyzes++;
+            assert_true(rows == (double)in);
+        } else {
+            assert_true(rows == before);
+            analyzes_failed++;
+        }
+        if (builds >= 8)
+            break;
+    }
+    print_message("index builds: %d built, %d failed; analyzes: %d done, "
+                  "%d failed\n",
+                  builds, builds_failed, analyzes, analyzes_failed);
+    assert_true(builds >= 1 && builds_failed >= 1);
+    assert_true(analyzes >= 1 && analyzes_failed >= 1);
+
+    /* Lookups and scans: right, or failed for want of a buffer. */
+    for (int32_t i = 0; i < 3 * TIGHT_LEAVE; i++) {
+        keel_value key = row_key(buf, i), lo = tu_vi4(INT32_MIN);
+        keel_bound b = {&lo, 1, true};
+        keel_scan *sc = NULL;
+        int32_t n = 0;
+        int rc;
+
+        assert_true(hog_squeeze(&h, (uint32_t)(i % TIGHT_LEAVE)));
+        rc = keel_lookup(s, NULL, "t", &key, out, &found);
+        if (rc == KEEL_OK) {
+            assert_true(found == (want[i] >= 0));
+            if (found)
+                assert_int_equal(out[1].v.i4, want[i]);
+        } else {
+            assert_exhausted(s, "lookup", i, rc);
+            reads_failed++;
+        }
+        assert_no_pins(s, "lookup", i);
+        rc = keel_scan_begin(s, NULL, "t", "t_n", &b, NULL, &sc);
+        while (rc == KEEL_OK &&
+               (rc = keel_scan_next(sc, out, &found)) == KEEL_OK && found) {
+            assert_int_equal(want[out[1].v.i4 % TIGHT_ROWS], out[1].v.i4);
+            n++;
+        }
+        keel_scan_end(sc);
+        if (rc == KEEL_OK)
+            assert_int_equal(n, in);
+        else {
+            assert_exhausted(s, "scan", i, rc);
+            reads_failed++;
+        }
+        hog_release_to(&h, 0);
+        assert_no_pins(s, "scan", i);
+    }
+    print_message("lookups and scans: %d failed\n", reads_failed);
+    assert_true(reads_failed >= 4);
+
+    /* A commit that finds no buffer for the commit log's page is rolled
+     * back. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    v[0] = row_key(buf, TIGHT_ROWS + 1);
+    v[1] = tu_vi4(-5);
+    assert_int_equal(keel_insert(s, NULL, "t", v), KEEL_OK);
+    assert_true(hog_squeeze(&h, 0));
+    {
+        int rc = keel_commit(s);
+        hog_release_to(&h, 0);
+        assert_exhausted(s, "commit", 0, rc);
+    }
+    assert_no_pins(s, "commit", 0);
+    assert_int_equal(keel_lookup(s, NULL, "t", &v[0], out, &found), KEEL_OK);
+    assert_false(found);
+
+    hog_close(&h);
+    tu_assert_pool_quiet(db->pool);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(assert_rows(s, want, TIGHT_ROWS, 2 * TIGHT_ROWS), in);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+    tu_dir_remove(dir);
+}
+
+/*
+ * max_sessions sessions and no more: one more is refused with
+ * KEEL_EEXHAUSTED, naming max_sessions; the close is refused while any is
+ * open; a session that ends frees its slot.
+ */
+static void test_sessions_used_up(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    keel_session *s[4], *more = (keel_session *)&o;
+    keel_db *db;
+    keel_error e;
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 1;
+    o.max_sessions = 3;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(keel_session_begin(db, &s[i], &e), KEEL_OK);
+        assert_int_equal(keel_session_begin(db, &more, &e), KEEL_EEXHAUSTED);
+        assert_int_equal(e.code, KEEL_EEXHAUSTED);
+        assert_non_null(strstr(e.msg, "max_sessions"));
+        assert_null(more);
+        assert_int_equal(keel_db_close(db, &e), KEEL_EBUSY);
+        keel_session_end(s[round]);
+        assert_int_equal(keel_session_begin(db, &s[round], &e), KEEL_OK);
+        for (int i = 0; i < 3; i++)
+            keel_session_end(s[i]);
+    }
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/*
+ * Object ids used up: a database with 9 left.  Tables with a primary key
+ * take two each; the fifth gets its table's and not its index's, and
+ * fails whole with KEEL_EEXHAUSTED, as every statement that needs one does
+ * from then on, also after a reopen; the tables made are intact and the
+ * check passes.
+ */
+static void test_oids_used_up(void **state)
+{
+    char *dir = tu_mkdtemp();
+    static const keel_column cols[] = {{"k", KEEL_INT4, 0, true},
+                                       {"v", KEEL_INT4, 0, false}};
+    keel_db_options o;
+    keel_session *s;
+    keel_db *db;
+    keel_error e;
+    kerr ke;
+    control_data c;
+    uint16_t pk = 1, k2 = 2;
+    int made = 0, rc = KEEL_OK;
+    char name[32];
+    bool found;
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    /* As if all but 9 had been handed out, 9 of them reserved. */
+    pthread_mutex_lock(&db->control_lock);
+    c = db->control;
+    c.next_oid = UINT32_MAX - 1030;
+    c.oid_limit = UINT32_MAX - 1021;
+    assert_int_equal(control_write(dir, &c, &ke), KEEL_OK);
+    db->control = c;
+    db->next_oid = c.next_oid;
+    pthread_mutex_unlock(&db->control_lock);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    while (rc == KEEL_OK) {
+        snprintf(name, sizeof(name), "o%d", made);
+        rc = keel_create_table(s, NULL, name, cols, 2, &pk, 1);
+        made += rc == KEEL_OK;
+    }
+    assert_int_equal(made, 4);
+    if (rc != KEEL_EEXHAUSTED ||
+        strstr(keel_session_error(s), "object ids") == NULL)
+        fail_msg("create table: %s, \"%s\"", keel_status_str(rc),
+                 keel_session_error(s));
+    assert_int_equal(keel_relation_exists(s, NULL, name, &found), KEEL_OK);
+    assert_false(found);
+    assert_int_equal(keel_create_schema(s, "more"), KEEL_EEXHAUSTED);
+    assert_int_equal(keel_create_index(s, NULL, "o0", "o0_v", &k2, 1, false),
+                     KEEL_EEXHAUSTED);
+    assert_int_equal(keel_relation_exists(s, NULL, "o0_v", &found), KEEL_OK);
+    assert_false(found);
+    for (int i = 0; i < made; i++) {
+        keel_value v[2] = {tu_vi4(i), tu_vi4(i)};
+        snprintf(name, sizeof(name), "o%d", i);
+        assert_int_equal(keel_insert(s, NULL, name, v), KEEL_OK);
+    }
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_create_schema(s, "more"), KEEL_EEXHAUSTED);
+    for (int i = 0; i < made; i++) {
+        keel_value key = tu_vi4(i), out[2];
+        snprintf(name, sizeof(name), "o%d", i);
+        assert_int_equal(keel_lookup(s, NULL, name, &key, out, &found),
+                         KEEL_OK);
+        assert_true(found);
+    }
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+    tu_dir_remove(dir);
+}
+
+/*
+ * The first transaction id of a new commit-log page: its writer adds the
+ * page, here with no buffer to put it in.  The file has grown by a page of
+ * zeroes when that fails; the statement fails whole, the next writer uses
+ * the page, and the check passes, also after a reopen.
+ */
+static void test_clog_page_without_a_buffer(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    static hog h;
+    keel_session *s;
+    keel_db *db;
+    keel_error e;
+    kerr ke;
+    control_data c;
+    keel_value v[2], out[2];
+    char buf[600];
+    int32_t i = 0;
+    bool found;
+    int rc;
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    /* Ids start a few short of the second page. */
+    assert_int_equal(control_read(dir, &c, &ke), KEEL_OK);
+    c.xid_limit = CLOG_XIDS_PER_PAGE - 20;
+    assert_int_equal(control_write(dir, &c, &ke), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    hog_open(&h, db, s);
+    create_t(s);
+    assert_int_equal(file_size(dir, CATALOG_CLOG_REL), BLOCK_SIZE);
+    while (txn_mgr_next_xid(db->txn) < CLOG_XIDS_PER_PAGE) {
+        v[0] = row_key(buf, i);
+        v[1] = tu_vi4(i);
+        assert_int_equal(keel_insert(s, NULL, "t", v), KEEL_OK);
+        i++;
+    }
+    v[0] = row_key(buf, i);
+    v[1] = tu_vi4(i);
+    assert_true(hog_squeeze(&h, 0));
+    rc = keel_insert(s, NULL, "t", v);
+    hog_release_to(&h, 0);
+    assert_exhausted(s, "insert", i, rc);
+    assert_no_pins(s, "insert", i);
+    assert_int_equal(file_size(dir, CATALOG_CLOG_REL), 2 * BLOCK_SIZE);
+    assert_int_equal(keel_lookup(s, NULL, "t", &v[0], out, &found), KEEL_OK);
+    assert_false(found);
+    assert_int_equal(keel_insert(s, NULL, "t", v), KEEL_OK);
+    assert_int_equal(keel_lookup(s, NULL, "t", &v[0], out, &found), KEEL_OK);
+    assert_true(found);
+    hog_close(&h);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    for (int32_t j = 0; j <= i; j++) {
+        v[0] = row_key(buf, j);
+        assert_int_equal(keel_lookup(s, NULL, "t", &v[0], out, &found),
+                         KEEL_OK);
+        assert_true(found);
+        assert_int_equal(out[1].v.i4, j);
+    }
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+    tu_dir_remove(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_changes_in_a_tight_pool),
+        cmocka_unit_test(test_sessions_used_up),
+        cmocka_unit_test(test_oids_used_up),
+        cmocka_unit_test(test_clog_page_without_a_buffer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
