@@ -12,7 +12,8 @@
  * the primary key, the other indexes and scans; and the check finds no
  * problem, also after the database is closed and opened again.  So also
  * when max_sessions, the object ids, or the buffers for a new page of the
- * commit log run out.
+ * commit log run out, and when a statement's undo finds no buffer
+ * either (it dooms its transaction).
  */
 #include "testutil.h"
 
@@ -24,6 +25,7 @@
 #include "engine/engine.h"
 #include "keel/keel.h"
 #include "storage/bufmgr.h"
+#include "storage/fault.h"
 #include "tools/check.h"
 #include "tools/dbinfo.h"
 
@@ -675,6 +677,146 @@ static void test_clog_page_without_a_buffer(void **state)
     tu_dir_remove(dir);
 }
 
+#ifdef KEEL_FAULT_INJECTION
+/* A squeeze at the first extension of relation rel (0: none) in buf_extend,
+ * after the file grew and before the extender has a buffer for the block. */
+typedef struct squeeze_at {
+    hog *h;
+    relnumber_t rel[2];
+    int fired;
+} squeeze_at;
+
+static void squeeze_now(void *ctx, uint32_t rel, uint32_t blk)
+{
+    squeeze_at *q = ctx;
+
+    if (q->fired == 0 && (rel == q->rel[0] || rel == q->rel[1])) {
+        q->fired++;
+        /* The index's pages first, the page being split among them, so
+         * that what the failed split gives back is still taken. */
+        for (uint32_t b = 0; b < blk; b++) {
+            int32_t id;
+            assert_int_equal(buf_read(q->h->bs, rel, b, NULL, &id), KEEL_OK);
+            q->h->ids[q->h->n++] = id;
+        }
+        assert_true(hog_squeeze(q->h, 0));
+    }
+}
+
+/*
+ * Rows (and then schemas) added in an explicit transaction until one's
+ * index entry splits a page, at which moment every buffer is taken: the
+ * new page finds none, and neither do the statement's undos, which must
+ * read again the pages it changed.  The statement fails with
+ * KEEL_EEXHAUSTED; either the transaction goes on and commits without the
+ * failed row, or it was doomed and its commit fails.  Nothing half made
+ * may stay: no row without its index entries, no entry for a row that
+ * failed.
+ */
+static void test_undo_without_a_buffer(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    static int32_t want[4000];
+    static hog h;
+    squeeze_at q = {&h, {0, 0}, 0};
+    keel_session *s;
+    keel_db *db;
+    keel_error e;
+    keel_value v[2];
+    char buf[600];
+    int32_t next = 0, doomed = 0;
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    hog_open(&h, db, s);
+    create_t(s);
+    for (int32_t i = 0; i < 4000; i++)
+        want[i] = -1;
+    fault_point_set(FAULT_POINT_EXTENDED, squeeze_now, &q);
+    /* First the primary key's split, then t_n's (after the primary key's
+     * entry went in). */
+    for (int round = 0; round < 2; round++) {
+        int32_t first = next;
+        int rc = KEEL_OK;
+        q.rel[0] = relnumber_of(s, round == 0 ? "t_pkey" : "t_n");
+        q.fired = 0;
+        assert_int_equal(keel_begin(s), KEEL_OK);
+        while (rc == KEEL_OK && next < 2000) {
+            v[0] = row_key(buf, next);
+            v[1] = tu_vi4(next);
+            rc = keel_insert(s, NULL, "t", v);
+            hog_release_to(&h, 0);
+            want[next] = rc == KEEL_OK ? next : -1;
+            next++;
+        }
+        assert_int_equal(q.fired, 1);
+        assert_exhausted(s, "insert", next - 1, rc);
+        assert_no_pins(s, "insert", next - 1);
+        q.rel[0] = 0;
+        rc = keel_commit(s);
+        if (rc != KEEL_OK) {
+            /* Doomed: nothing of it stays. */
+            assert_int_equal(rc, KEEL_EINVAL);
+            for (int32_t i = first; i < next; i++)
+                want[i] = -1;
+            doomed++;
+        }
+        assert_rows(s, want, next, 2000);
+    }
+
+    /* A schema whose catalog index entry finds no buffer. */
+    {
+        int32_t made = 0, i;
+        int rc = KEEL_OK;
+        char name[32];
+
+        q.rel[0] = CATALOG_NAMESPACE_OID_IDX;
+        q.rel[1] = CATALOG_NAMESPACE_NAME_IDX;
+        q.fired = 0;
+        assert_int_equal(keel_begin(s), KEEL_OK);
+        for (i = 0; rc == KEEL_OK && i < 2000; i++) {
+            snprintf(name, sizeof(name), "schema_%d", i);
+            rc = keel_create_schema(s, name);
+            hog_release_to(&h, 0);
+            made += rc == KEEL_OK;
+        }
+        assert_int_equal(q.fired, 1);
+        assert_exhausted(s, "schema", i - 1, rc);
+        assert_no_pins(s, "schema", i - 1);
+        q.rel[0] = q.rel[1] = 0;
+        rc = keel_commit(s);
+        if (rc != KEEL_OK) {
+            assert_int_equal(rc, KEEL_EINVAL);
+            made = 0;
+            doomed++;
+        }
+        for (int32_t j = 0; j < i; j++) {
+            snprintf(name, sizeof(name), "schema_%d", j);
+            rc = keel_create_schema(s, name);
+            if (rc != (j < made ? KEEL_EEXIST : KEEL_OK))
+                fail_msg("schema %d: %s, \"%s\"", j, keel_status_str(rc),
+                         keel_session_error(s));
+        }
+    }
+    fault_point_set(FAULT_POINT_EXTENDED, NULL, NULL);
+    print_message("inserts and a schema whose undo found no buffer: 3, "
+                  "%d of them doomed their transaction\n",
+                  doomed);
+    hog_close(&h);
+    tu_assert_pool_quiet(db->pool);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+    tu_dir_remove(dir);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -682,6 +824,9 @@ int main(void)
         cmocka_unit_test(test_sessions_used_up),
         cmocka_unit_test(test_oids_used_up),
         cmocka_unit_test(test_clog_page_without_a_buffer),
+#ifdef KEEL_FAULT_INJECTION
+        cmocka_unit_test(test_undo_without_a_buffer),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

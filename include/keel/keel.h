@@ -100,10 +100,11 @@ typedef struct keel_value {
  * one runs in its own transaction, committed on success and aborted on
  * failure.  Inside an explicit transaction a failed call changes nothing
  * and the transaction may continue, except where a call says that the
- * transaction must be aborted, and where taking back what the call had
- * written failed too (an I/O error while deleting an inserted row again):
- * then every later call but keel_abort() fails with KEEL_EINVAL, and
- * keel_commit() aborts.
+ * transaction must be aborted, and where an error (I/O, no buffer free)
+ * struck after the call had changed what it cannot take back (an update's
+ * new version, a table's or an index's first catalog row, statistics):
+ * then every later call but keel_abort() fails with KEEL_EINVAL, and so
+ * does keel_commit(), which aborts.
  *
  * Names (schemas, tables, columns, indexes) are at most 63 bytes
  * (KEEL_ETOOBIG otherwise); schema NULL means "public", except where a
@@ -324,9 +325,9 @@ int keel_analyze(keel_session *s, const char *schema, const char *table);
  * transaction to be aborted, while another transaction that built an
  * index on the table runs, or if one committed after this transaction
  * began (its view of the table's indexes lacks it): retry in a new one.
- * A failure after the row was written (an index entry's) deletes the row
- * again; if that fails too (an I/O error), the transaction must be
- * aborted.
+ * A failure after the row went into the table (an index's I/O error, no
+ * buffer free) takes the row out again; if that fails too, the
+ * transaction is left to be aborted.
  */
 int keel_insert(keel_session *s, const char *schema, const char *table,
                 const keel_value *values);

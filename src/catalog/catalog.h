@@ -201,7 +201,11 @@ uint32_t catalog_key_hash(const tuple_desc *keydesc, const keel_value *keys);
  * Inserts a row into catalog id and its indexes, as ct->xid, recording an
  * invalidation per index.  EUNIQUE (mapped by callers to EEXIST) if a
  * unique index already holds a live equal key; then the heap row is deleted
- * again (invisible to everyone) and no index entry remains.
+ * again (invisible to everyone) and no index entry remains.  If an index
+ * fails otherwise, the same; but should that delete fail too (its page
+ * cannot be read again: no buffer free, an I/O error), the row stays, live
+ * for the transaction and lacking index entries, and ct->undo_failed is
+ * set: the transaction must abort.
  */
 int catalog_insert(catalog *c, catalog_txn *ct, catalog_id id,
                    const keel_value *vals);

@@ -4,9 +4,10 @@
  *
  * Every DDL call finds what it needs first and changes catalog rows last.
  * Its first catalog change either succeeds or changes nothing (a unique
- * conflict undoes itself); an error after that leaves the transaction
- * half done, so an explicit transaction is then marked failed (it can only
- * be aborted) and an implicit one is aborted.
+ * conflict, or another failure of an index, undoes itself); an error after
+ * that, or an undo that fails (catalog_txn.undo_failed), leaves the
+ * transaction half done, so an explicit transaction is then marked failed
+ * (it can only be aborted) and an implicit one is aborted.
  */
 #include <assert.h>
 #include <stdio.h>

@@ -6,7 +6,8 @@
  * entries' payload), then into every index.  If an index refuses it (a
  * unique violation, or any error) the entries already made are removed
  * and the heap row is deleted again by the same transaction, so nobody
- * ever sees it and the transaction may continue.  An update checks its
+ * ever sees it and the transaction may continue (unless that delete fails
+ * too: then the transaction must be aborted).  An update checks its
  * unique keys before it changes anything; a conflict that appears between
  * the check and the index insert (a concurrent insert of the same key)
  * leaves the transaction failed: it must be aborted.
@@ -121,9 +122,10 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
         rc = heap_insert(&t->h->heap, s->bs, ct.xid, values, &nt);
     if (rc == KEEL_OK) {
         rc = index_insert_all(s, &ct, t, values, nt);
-        /* A version that cannot be deleted would be live, without all its
-         * entries, once the transaction committed: it must abort. */
         if (rc != KEEL_OK) {
+            /* A row that cannot be deleted again (its page not read: no
+             * buffer free, an I/O error) stays, live for the transaction
+             * and lacking index entries: the transaction must abort. */
             kerr saved = s->bs->err;
             if (heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, nt) != KEEL_OK)
                 must_abort = true;
