@@ -12,8 +12,9 @@
  * the primary key, the other indexes and scans; and the check finds no
  * problem, also after the database is closed and opened again.  So also
  * when max_sessions, the object ids, or the buffers for a new page of the
- * commit log run out, and when a statement's undo finds no buffer
- * either (it dooms its transaction).
+ * commit log run out; when a statement's undo finds no buffer either
+ * (it dooms its transaction); and in a scan, whose caller finds the
+ * message after ending it.
  */
 #include "testutil.h"
 
@@ -677,6 +678,81 @@ static void test_clog_page_without_a_buffer(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * A scan that runs out of buffers in keel_scan_next(), after k rows: the
+ * call fails with KEEL_EEXHAUSTED, whose message is still there after
+ * keel_scan_end() (the pattern of a caller that ends the scan, then
+ * reports).  Through the primary key (a leaf holds 13 entries, so that
+ * some failures fall on reading the next leaf and some on fetching a row)
+ * and in storage order.
+ */
+#define SCAN_ROWS 200
+
+static void test_scan_after_exhaustion(void **state)
+{
+    char *dir = tu_mkdtemp();
+    static const keel_column cols[] = {{"k", KEEL_INT4, 0, true},
+                                       {"pad", KEEL_TEXT, 0, true}};
+    keel_db_options o;
+    static hog h;
+    keel_session *s;
+    keel_db *db;
+    keel_error e;
+    keel_value v[2], out[2];
+    char buf[600];
+    int failed = 0;
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 1;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    hog_open(&h, db, s);
+    create_t(s);
+    assert_int_equal(keel_create_table(s, NULL, "heap", cols, 2, NULL, 0),
+                     KEEL_OK);
+    memset(buf, 'p', sizeof(buf));
+    for (int32_t i = 0; i < SCAN_ROWS; i++) {
+        v[0] = row_key(buf, i);
+        v[1] = tu_vi4(i);
+        assert_int_equal(keel_insert(s, NULL, "t", v), KEEL_OK);
+        v[0] = tu_vi4(i);
+        v[1] = (keel_value){.isnull = false, .v.s = {buf, 600}};
+        assert_int_equal(keel_insert(s, NULL, "heap", v), KEEL_OK);
+    }
+    for (int heap = 0; heap < 2; heap++)
+        for (int32_t k = 0; k < 30; k++) {
+            keel_scan *sc;
+            bool found = true;
+            int rc;
+
+            assert_int_equal(keel_scan_begin(s, NULL, heap ? "heap" : "t", NULL,
+                                             NULL, NULL, &sc),
+                             KEEL_OK);
+            for (int32_t j = 0; j < k; j++) {
+                assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+                assert_true(found);
+            }
+            assert_true(hog_squeeze(&h, 0));
+            rc = keel_scan_next(sc, out, &found);
+            hog_release_to(&h, 0);
+            assert_exhausted(s, "scan", k, rc);
+            assert_false(found);
+            assert_no_pins(s, "scan", k);
+            failed++;
+            keel_scan_end(sc);
+            assert_exhausted(s, "scan ended", k, rc);
+        }
+    print_message("scans that ran out of buffers: %d\n", failed);
+    hog_close(&h);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+    tu_dir_remove(dir);
+}
+
 #ifdef KEEL_FAULT_INJECTION
 /* A squeeze at the first extension of relation rel (0: none) in buf_extend,
  * after the file grew and before the extender has a buffer for the block. */
@@ -824,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_sessions_used_up),
         cmocka_unit_test(test_oids_used_up),
         cmocka_unit_test(test_clog_page_without_a_buffer),
+        cmocka_unit_test(test_scan_after_exhaustion),
 #ifdef KEEL_FAULT_INJECTION
         cmocka_unit_test(test_undo_without_a_buffer),
 #endif

@@ -440,7 +440,8 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
 int keel_scan_next(keel_scan *sc, keel_value *out, bool *found);
 
 /* Ends a scan and frees it (NULL is fine); also one whose transaction or
- * session ended first. */
+ * session ended first.  The session's message (keel_session_error()) is
+ * left as it was. */
 void keel_scan_end(keel_scan *sc);
 
 /* ---- bulk loading ---- */

@@ -885,8 +885,14 @@ void keel_scan_end(keel_scan *sc)
     s = sc->s;
     if (!sc->orphan) {
         scan_release(sc);
-        if (sc->implicit)
-            (void)keel_commit(s); /* read only: nothing to lose */
+        if (sc->implicit) {
+            /* Read only: nothing to lose.  The session's message stays
+             * the scan's last failure's, for a caller that reports it
+             * after ending the scan. */
+            kerr saved = s->bs->err;
+            (void)keel_commit(s);
+            s->bs->err = saved;
+        }
     }
     free(sc);
 }
