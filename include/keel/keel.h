@@ -436,7 +436,9 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
 
 /* The next row in out (one value per column, valid until the next call);
  * *found false at the end.  KEEL_EINVAL, with no message, once the scan's
- * transaction or session has ended (keel_abort, keel_session_end). */
+ * transaction or session has ended (keel_abort, keel_session_end).  After
+ * another error (KEEL_EEXHAUSTED, I/O) the scan has not moved: called
+ * again, it goes on with the row it could not return. */
 int keel_scan_next(keel_scan *sc, keel_value *out, bool *found);
 
 /* Ends a scan and frees it (NULL is fine); also one whose transaction or

@@ -2484,12 +2484,10 @@ int btree_scan_next(btree_scan *sc, tid *t, keel_value *keys)
         }
         if (sc->finished)
             return KEEL_ENOENT;
+        /* A failed load changed nothing: the next call tries it again. */
         int rc = bt_scan_load(sc);
-        if (rc != KEEL_OK) {
-            sc->finished = true;
-            sc->count = sc->cur = 0;
+        if (rc != KEEL_OK)
             return rc;
-        }
     }
 }
 

@@ -302,7 +302,8 @@ int btree_scan_begin(btree *bt, buf_session *s, const btree_bound *lower,
  * The next entry: KEEL_OK with its tid in *t and, if keys is not NULL, its
  * key columns in keys (btree_key_desc()->natts values, pointing into the
  * scan's memory, valid until the next call); KEEL_ENOENT at the end; or an
- * error (after which the scan is at its end).
+ * error (reading the next leaf: no buffer free, an I/O error), after which
+ * the next call tries that leaf again.
  */
 int btree_scan_next(btree_scan *sc, tid *t, keel_value *keys);
 

@@ -701,6 +701,8 @@ struct keel_scan {
     catalog_txn ct;
     btree_scan *bsc; /* through an index, */
     heap_scan *hsc;  /* or in heap order (a table without a primary key) */
+    tid retry;       /* the entry whose row could not be fetched, if valid:
+                      * the next keel_scan_next() fetches it first */
     heap_row row;
     bool implicit; /* the scan's own transaction, committed at its end */
     bool orphan;   /* its transaction or session ended first: all it holds
@@ -860,16 +862,23 @@ int keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
         return rc;
     }
     for (;;) {
-        rc = btree_scan_next(sc->bsc, &tt, NULL);
-        if (rc == KEEL_ENOENT)
-            return KEEL_OK;
-        if (rc != KEEL_OK)
-            return rc;
+        if (tid_valid(sc->retry)) {
+            tt = sc->retry;
+            sc->retry = TID_INVALID;
+        } else {
+            rc = btree_scan_next(sc->bsc, &tt, NULL);
+            if (rc == KEEL_ENOENT)
+                return KEEL_OK;
+            if (rc != KEEL_OK)
+                return rc;
+        }
         rc = heap_fetch(&sc->t->h->heap, s->bs, &sc->ct.vis, tt, &sc->row);
         if (rc == KEEL_ENOENT)
             continue;
-        if (rc != KEEL_OK)
+        if (rc != KEEL_OK) {
+            sc->retry = tt;
             return rc;
+        }
         memcpy(out, sc->row.values, sc->t->rel.natts * sizeof(keel_value));
         *found = true;
         return KEEL_OK;
