@@ -14,17 +14,24 @@
  * when max_sessions, the object ids, or the buffers for a new page of the
  * commit log run out; when a statement's undo finds no buffer either
  * (it dooms its transaction); and in a scan, which goes on where it
- * stopped when called again.
+ * stopped when called again.  And with several sessions at once while the
+ * hog's grip comes and goes, with index builds and analyzes among them,
+ * sessions attaching and detaching against max_sessions, and catalog
+ * caches held to a memory target of one byte.
  */
 #include "testutil.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "keel/keel.h"
+#include "port/clock.h"
 #include "storage/bufmgr.h"
 #include "storage/fault.h"
 #include "tools/check.h"
@@ -783,6 +790,690 @@ static void test_scan_after_exhaustion(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * Several sessions at once, the hog squeezing the pool for a moment to a
+ * few buffers (0..9), letting go for a moment, and again:
+ *  - writers insert, update and delete their own rows of t (alone or a few
+ *    to a transaction), look them up (keel_lookup, keel_select_column),
+ *    look up rows of u (whose integer key's lookups start from an index
+ *    directory), scan t_n (a failed step retried), and every so often end
+ *    their session and begin another; half of them with a catalog cache
+ *    memory target of one byte, so that every miss evicts;
+ *  - one session loads tables, indexes, analyzes (t too) and drops them,
+ *    and checkpoints now and then;
+ *  - two more begin a session, look a row up and end it, over and over,
+ *    against a max_sessions that leaves one session free.
+ * Every failure must be the pool's (or max_sessions'), with its message,
+ * and leave the session no pin; a failed statement takes no effect, and
+ * one inside a transaction leaves it usable or doomed.  At the end every
+ * row holds the values of its last change that committed, every table and
+ * index exists exactly if its statement succeeded, and the check passes,
+ * also after a reopen.
+ */
+#define CW_WRITERS 4
+#define CW_ROWS    300 /* per writer */
+#define CW_ALL     (CW_WRITERS * CW_ROWS)
+#define CW_MIN_OPS 150 /* per writer, however short the run */
+#define CW_TABLES  256 /* the loader's rounds, at most */
+#define CW_LOAD    150 /* rows of each loaded table */
+
+typedef struct cw_shared {
+    keel_db *db;
+    hog *h;
+    uint64_t until_ns;
+    atomic_bool stop; /* for the hog and the visitors */
+    tu_failures log;
+} cw_shared;
+
+typedef struct cw_counts {
+    int inserts, updates, deletes, reads, scans, commits; /* failed */
+    int changes, doomed, attaches, refused;
+    int retries; /* of keel_scan_next(), which then went on */
+    uint64_t evictions;
+} cw_counts;
+
+typedef struct cw_writer {
+    cw_shared *sh;
+    int thread;
+    int32_t want[CW_ROWS]; /* the row's n, or -1: none */
+    int32_t gen[CW_ROWS];  /* updates so far: n = gen * CW_ALL + i */
+    cw_counts c;
+} cw_writer;
+
+typedef struct cw_loader {
+    cw_shared *sh;
+    int rounds;
+    bool table[CW_TABLES], index[CW_TABLES];
+    int loads, builds, analyzes, drops; /* failed */
+    int done;                           /* statements that succeeded */
+} cw_loader;
+
+typedef struct cw_visitor {
+    cw_shared *sh;
+    int thread;
+    cw_counts c;
+} cw_visitor;
+
+static void cw_check_pins(cw_shared *sh, keel_session *s, const char *what)
+{
+    if (buf_session_pinned(s->bs) != 0)
+        tu_fail(&sh->log, "%s: the session still pins %u buffers", what,
+                buf_session_pinned(s->bs));
+}
+
+/* A new session, retried while max_sessions are open (counted). */
+static keel_session *cw_attach(cw_shared *sh, cw_counts *c, bool tiny_cache)
+{
+    keel_session *s = NULL;
+    keel_error e;
+
+    for (;;) {
+        int rc = keel_session_begin(sh->db, &s, &e);
+        if (rc == KEEL_OK)
+            break;
+        if (rc != KEEL_EEXHAUSTED || strstr(e.msg, "max_sessions") == NULL) {
+            tu_fail(&sh->log, "session: %s, \"%s\"", keel_status_str(rc),
+                    e.msg);
+            return NULL;
+        }
+        c->refused++;
+        usleep(50);
+    }
+    c->attaches++;
+    if (tiny_cache && keel_session_set_cache_options(s, 0, 1) != KEEL_OK)
+        tu_fail(&sh->log, "cache options: %s", keel_session_error(s));
+    return s;
+}
+
+static void cw_detach(keel_session *s, cw_counts *c)
+{
+    keel_cache_stats st;
+
+    keel_session_cache_stats(s, &st);
+    c->evictions += st.evictions;
+    keel_session_end(s);
+}
+
+static int32_t cw_row(const cw_writer *w, int32_t j)
+{
+    return j * CW_WRITERS + w->thread;
+}
+
+/*
+ * Reads row j of writer w, which should hold n `expect` (-1: none), by
+ * keel_lookup or keel_select_column.  Returns the status: KEEL_OK (and the
+ * value checked), a failure of the pool, or another failure (recorded).
+ */
+static int cw_read(cw_writer *w, keel_session *s, int32_t j, int32_t expect,
+                   bool select)
+{
+    keel_value key, out[2];
+    char buf[600];
+    bool found = false;
+    int32_t i = cw_row(w, j);
+    int rc;
+
+    key = row_key(buf, i);
+    rc = select ? keel_select_column(s, NULL, "t", "n", &key, &out[1], &found)
+                : keel_lookup(s, NULL, "t", &key, out, &found);
+    if (rc != KEEL_OK)
+        return rc;
+    if (found != (expect >= 0) || (found && out[1].v.i4 != expect))
+        tu_fail(&w->sh->log, "row %d: %s n %d, expected %d", i,
+                found ? "found" : "absent", found ? out[1].v.i4 : -1, expect);
+    return KEEL_OK;
+}
+
+/* u (id int4 primary key, v int4): U_ROWS rows, v = 3 id, read by
+ * writers through its primary key (whose lookups an index directory
+ * starts: src/access/README.md). */
+#define U_ROWS 3000
+
+typedef struct u_src {
+    int32_t i;
+} u_src;
+
+static int u_next(void *ctx, keel_value *values, bool *done)
+{
+    u_src *l = ctx;
+
+    if (l->i == U_ROWS) {
+        *done = true;
+        return KEEL_OK;
+    }
+    values[0] = tu_vi4(l->i);
+    values[1] = tu_vi4(3 * l->i);
+    l->i++;
+    return KEEL_OK;
+}
+
+/* Reads row id of u: right, or the status of a failure. */
+static int cw_read_u(cw_shared *sh, keel_session *s, int32_t id)
+{
+    keel_value key = tu_vi4(id), out;
+    bool found = false;
+    int rc = keel_select_column(s, NULL, "u", "v", &key, &out, &found);
+
+    if (rc == KEEL_OK && (!found || out.v.i4 != 3 * id))
+        tu_fail(&sh->log, "u row %d: %s v %d", id, found ? "found" : "absent",
+                found ? out.v.i4 : -1);
+    return rc;
+}
+
+/*
+ * Scans t_n; each of w's rows must hold its n.  keel_scan_next() failing
+ * for want of a buffer is called again, up to 20 times, and the scan must
+ * then go on where it stopped; a failure (counted) must be the pool's, its
+ * message still there after keel_scan_end().
+ */
+static void cw_scan(cw_writer *w, keel_session *s)
+{
+    keel_value lo = tu_vi4(INT32_MIN), out[2];
+    keel_bound b = {&lo, 1, true};
+    keel_scan *sc = NULL;
+    int32_t mine = 0, rows = 0, retries = 0;
+    bool found;
+    int rc = keel_scan_begin(s, NULL, "t", "t_n", &b, NULL, &sc);
+
+    while (rc == KEEL_OK) {
+        rc = keel_scan_next(sc, out, &found);
+        if (rc != KEEL_OK && is_pool_exhausted(s, rc) && retries < 20) {
+            retries++;
+            w->c.retries++;
+            usleep(100);
+            rc = KEEL_OK;
+            continue;
+        }
+        if (rc != KEEL_OK || !found)
+            break;
+        int32_t i = out[1].v.i4 % CW_ALL;
+        if (i % CW_WRITERS != w->thread)
+            continue;
+        mine++;
+        if (w->want[i / CW_WRITERS] != out[1].v.i4)
+            tu_fail(&w->sh->log, "scan: row %d has n %d, expected %d", i,
+                    out[1].v.i4, w->want[i / CW_WRITERS]);
+    }
+    keel_scan_end(sc);
+    cw_check_pins(w->sh, s, "a scan");
+    if (rc != KEEL_OK) {
+        if (!is_pool_exhausted(s, rc))
+            tu_fail(&w->sh->log, "scan: %s, \"%s\"", keel_status_str(rc),
+                    keel_session_error(s));
+        w->c.scans++;
+        return;
+    }
+    for (int32_t j = 0; j < CW_ROWS; j++)
+        rows += w->want[j] >= 0;
+    if (mine != rows)
+        tu_fail(&w->sh->log, "scan: %d rows of writer %d, expected %d", mine,
+                w->thread, rows);
+}
+
+/*
+ * Changes row j (whose n is now cur): inserts it if absent, else updates
+ * it (a new n) or deletes it.  *next gets the n it has if this succeeds.
+ */
+static int cw_change(cw_writer *w, keel_session *s, int32_t j, int32_t cur,
+                     uint64_t x, int32_t *next, int **failed)
+{
+    int32_t i = cw_row(w, j);
+    keel_value key, v[2];
+    char buf[600];
+
+    key = row_key(buf, i);
+    v[0] = key;
+    if (cur < 0) {
+        *next = w->gen[j] * CW_ALL + i;
+        *failed = &w->c.inserts;
+        v[1] = tu_vi4(*next);
+        return keel_insert(s, NULL, "t", v);
+    }
+    if (x % 3 != 0) {
+        *next = (w->gen[j] + 1) * CW_ALL + i;
+        *failed = &w->c.updates;
+        v[1] = tu_vi4(*next);
+        return keel_update(s, NULL, "t", &key, v);
+    }
+    *next = -1;
+    *failed = &w->c.deletes;
+    return keel_delete(s, NULL, "t", &key);
+}
+
+/* The n row j holds after a change to n next has committed. */
+static void cw_apply(cw_writer *w, int32_t j, int32_t next)
+{
+    if (next >= 0 && w->want[j] >= 0)
+        w->gen[j]++;
+    w->want[j] = next;
+    w->c.changes++;
+}
+
+/* Up to three changes in one transaction; applied only if it commits. */
+static void cw_transaction(cw_writer *w, keel_session *s, uint64_t *rnd)
+{
+    int32_t js[3], nexts[3];
+    bool ok[3] = {false, false, false}, doomed = false;
+    int n = 0, rc;
+
+    if ((rc = keel_begin(s)) != KEEL_OK) {
+        tu_fail(&w->sh->log, "begin: %s", keel_session_error(s));
+        return;
+    }
+    for (int k = 0; k < 3 && !doomed; k++) {
+        uint64_t x = tu_rand(rnd);
+        int32_t j = (int32_t)(x % CW_ROWS), cur;
+        int *failed;
+        bool again = false;
+        for (int m = 0; m < n; m++)
+            again = again || js[m] == j;
+        if (again)
+            continue;
+        cur = w->want[j];
+        js[n] = j;
+        rc = cw_change(w, s, j, cur, x >> 8, &nexts[n], &failed);
+        cw_check_pins(w->sh, s, "a change in a transaction");
+        if (rc == KEEL_OK) {
+            ok[n++] = true;
+            continue;
+        }
+        n++;
+        if (rc == KEEL_EINVAL &&
+            strstr(keel_session_error(s), "failed earlier") != NULL) {
+            doomed = true; /* by an earlier failure */
+            break;
+        }
+        if (!is_pool_exhausted(s, rc)) {
+            tu_fail(&w->sh->log, "row %d in a transaction: %s, \"%s\"",
+                    cw_row(w, j), keel_status_str(rc), keel_session_error(s));
+            keel_abort(s);
+            return;
+        }
+        (*failed)++;
+        /* Its effects are absent, or the transaction is doomed. */
+        rc = cw_read(w, s, j, cur, false);
+        if (rc == KEEL_EINVAL &&
+            strstr(keel_session_error(s), "failed earlier") != NULL)
+            doomed = true;
+        else if (rc != KEEL_OK && !is_pool_exhausted(s, rc))
+            tu_fail(&w->sh->log, "read in a transaction: %s, \"%s\"",
+                    keel_status_str(rc), keel_session_error(s));
+        else if (rc != KEEL_OK)
+            w->c.reads++;
+    }
+    rc = keel_commit(s);
+    cw_check_pins(w->sh, s, "commit");
+    if (rc == KEEL_OK) {
+        if (doomed)
+            tu_fail(&w->sh->log, "a doomed transaction committed");
+        for (int m = 0; m < n; m++)
+            if (ok[m])
+                cw_apply(w, js[m], nexts[m]);
+        return;
+    }
+    if (rc == KEEL_EINVAL) {
+        w->c.doomed++;
+        return;
+    }
+    if (doomed || !is_pool_exhausted(s, rc))
+        tu_fail(&w->sh->log, "commit: %s, \"%s\"", keel_status_str(rc),
+                keel_session_error(s));
+    w->c.commits++;
+}
+
+static void *cw_write(void *arg)
+{
+    cw_writer *w = arg;
+    cw_shared *sh = w->sh;
+    uint64_t rnd = (uint64_t)w->thread * 7919 + 17;
+    bool tiny = w->thread % 2 == 1;
+    keel_session *s = cw_attach(sh, &w->c, tiny);
+
+    for (int32_t j = 0; j < CW_ROWS; j++)
+        w->want[j] = -1;
+    for (int ops = 0; s != NULL && !tu_failed(&sh->log) &&
+                      (ops < CW_MIN_OPS || clock_now_ns() < sh->until_ns);
+         ops++) {
+        uint64_t x = tu_rand(&rnd);
+        int32_t j = (int32_t)((x >> 8) % CW_ROWS), next;
+        int *failed, rc;
+
+        if (ops % 64 == 63) {
+            cw_detach(s, &w->c);
+            if ((s = cw_attach(sh, &w->c, tiny)) == NULL)
+                break;
+        }
+        switch (x % 16) {
+        case 0:
+            cw_transaction(w, s, &rnd);
+            continue;
+        case 1:
+            cw_scan(w, s);
+            continue;
+        case 2:
+        case 3:
+            rc = cw_read(w, s, j, w->want[j], x % 16 == 2);
+            failed = &w->c.reads;
+            break;
+        case 4:
+            rc = cw_read_u(sh, s, (int32_t)((x >> 8) % U_ROWS));
+            failed = &w->c.reads;
+            break;
+        default:
+            rc = cw_change(w, s, j, w->want[j], x >> 20, &next, &failed);
+            if (rc == KEEL_OK)
+                cw_apply(w, j, next);
+            break;
+        }
+        cw_check_pins(sh, s, "a statement");
+        if (rc == KEEL_OK)
+            continue;
+        if (!is_pool_exhausted(s, rc))
+            tu_fail(&sh->log, "writer %d, op %d: %s, \"%s\"", w->thread,
+                    (int)(x % 16), keel_status_str(rc), keel_session_error(s));
+        (*failed)++;
+    }
+    if (s != NULL)
+        cw_detach(s, &w->c);
+    return NULL;
+}
+
+typedef struct cw_load_src {
+    int32_t i;
+    char text[300];
+} cw_load_src;
+
+static int cw_load_next(void *ctx, keel_value *values, bool *done)
+{
+    cw_load_src *l = ctx;
+
+    if (l->i == CW_LOAD) {
+        *done = true;
+        return KEEL_OK;
+    }
+    snprintf(l->text, sizeof(l->text), "%05d", (l->i * 7919) % CW_LOAD);
+    memset(l->text + 5, 'v', sizeof(l->text) - 5);
+    values[0] = tu_vi4(l->i);
+    values[1] = (keel_value){.isnull = false, .v.s = {l->text, 300}};
+    l->i++;
+    return KEEL_OK;
+}
+
+/* One statement of the loader: counts it, or its failure in *failed. */
+static bool cw_loader_ok(cw_loader *ld, keel_session *s, int rc,
+                         const char *what, int *failed)
+{
+    cw_check_pins(ld->sh, s, what);
+    if (rc == KEEL_OK) {
+        ld->done++;
+        return true;
+    }
+    if (!is_pool_exhausted(s, rc))
+        tu_fail(&ld->sh->log, "%s: %s, \"%s\"", what, keel_status_str(rc),
+                keel_session_error(s));
+    (*failed)++;
+    return false;
+}
+
+static void *cw_load(void *arg)
+{
+    static const keel_column cols[] = {{"k", KEEL_INT4, 0, true},
+                                       {"v", KEEL_TEXT, 0, true}};
+    cw_loader *ld = arg;
+    cw_shared *sh = ld->sh;
+    cw_counts c = {0};
+    keel_session *s = cw_attach(sh, &c, false);
+    uint16_t pk = 1, k2 = 2;
+
+    for (int r = 0; s != NULL && !tu_failed(&sh->log) && r < CW_TABLES &&
+                    (r < 8 || clock_now_ns() < sh->until_ns);
+         r++) {
+        char name[32], iname[32];
+        cw_load_src src = {0};
+        int rc;
+
+        ld->rounds = r + 1;
+        snprintf(name, sizeof(name), "d%d", r);
+        snprintf(iname, sizeof(iname), "d%d_v", r);
+        rc = keel_load_table(s, NULL, name, cols, 2, &pk, 1, cw_load_next, &src,
+                             NULL);
+        ld->table[r] = cw_loader_ok(ld, s, rc, "load", &ld->loads);
+        if (ld->table[r]) {
+            rc = keel_create_index(s, NULL, name, iname, &k2, 1, r % 2 == 0);
+            ld->index[r] = cw_loader_ok(ld, s, rc, "index", &ld->builds);
+            rc = keel_analyze(s, NULL, name);
+            cw_loader_ok(ld, s, rc, "analyze", &ld->analyzes);
+        }
+        rc = keel_analyze(s, NULL, "t");
+        cw_loader_ok(ld, s, rc, "analyze", &ld->analyzes);
+        if (r % 4 == 3) {
+            keel_error e;
+            if (keel_checkpoint(sh->db, &e) != KEEL_OK)
+                tu_fail(&sh->log, "checkpoint: %s", e.msg);
+        }
+        if (r >= 2 && ld->table[r - 2]) {
+            snprintf(name, sizeof(name), "d%d", r - 2);
+            rc = keel_drop_table(s, NULL, name);
+            if (cw_loader_ok(ld, s, rc, "drop", &ld->drops))
+                ld->table[r - 2] = ld->index[r - 2] = false;
+        }
+    }
+    if (s != NULL)
+        keel_session_end(s);
+    return NULL;
+}
+
+/* Begins a session, looks a row up, ends it; again and again. */
+static void *cw_visit(void *arg)
+{
+    cw_visitor *v = arg;
+    cw_shared *sh = v->sh;
+    uint64_t rnd = (uint64_t)v->thread * 31 + 5;
+
+    while (!atomic_load(&sh->stop) && !tu_failed(&sh->log)) {
+        keel_session *s;
+        keel_error e;
+        keel_value key, out[2];
+        char buf[600];
+        bool found;
+        int rc = keel_session_begin(sh->db, &s, &e);
+
+        if (rc != KEEL_OK) {
+            if (rc != KEEL_EEXHAUSTED || strstr(e.msg, "max_sessions") == NULL)
+                tu_fail(&sh->log, "visitor's session: %s, \"%s\"",
+                        keel_status_str(rc), e.msg);
+            v->c.refused++;
+            usleep(20);
+            continue;
+        }
+        v->c.attaches++;
+        key = row_key(buf, (int32_t)(tu_rand(&rnd) % CW_ALL));
+        rc = keel_lookup(s, NULL, "t", &key, out, &found);
+        if (rc != KEEL_OK && !is_pool_exhausted(s, rc))
+            tu_fail(&sh->log, "visitor's lookup: %s, \"%s\"",
+                    keel_status_str(rc), keel_session_error(s));
+        v->c.reads += rc != KEEL_OK;
+        cw_check_pins(sh, s, "a visitor's lookup");
+        keel_session_end(s);
+    }
+    return NULL;
+}
+
+/* Squeezes the pool to 0..9 free buffers for a moment, lets go for a
+ * moment, and again, until told to stop. */
+static void *cw_squeeze(void *arg)
+{
+    cw_shared *sh = arg;
+    uint64_t rnd = 99;
+
+    while (!atomic_load(&sh->stop)) {
+        if (!hog_squeeze(sh->h, (uint32_t)(tu_rand(&rnd) % 10)))
+            tu_fail(&sh->log, "hog: %s", buf_session_error(sh->h->bs)->msg);
+        usleep(300);
+        hog_release_to(sh->h, 0);
+        usleep(300);
+    }
+    return NULL;
+}
+
+/* What the loader made exists, and nothing else of its. */
+static void cw_assert_loaded(keel_session *s, const cw_loader *ld)
+{
+    for (int r = 0; r < ld->rounds; r++) {
+        char name[32], iname[32];
+        bool found;
+
+        snprintf(name, sizeof(name), "d%d", r);
+        snprintf(iname, sizeof(iname), "d%d_v", r);
+        assert_int_equal(keel_relation_exists(s, NULL, name, &found), KEEL_OK);
+        if (found != ld->table[r])
+            fail_msg("table %s: %s", name, found ? "there" : "missing");
+        assert_int_equal(keel_relation_exists(s, NULL, iname, &found), KEEL_OK);
+        if (found != ld->index[r])
+            fail_msg("index %s: %s", iname, found ? "there" : "missing");
+        if (ld->table[r]) {
+            keel_value out[2];
+            keel_scan *sc;
+            int n = 0;
+            assert_int_equal(keel_scan_begin(s, NULL, name,
+                                             ld->index[r] ? iname : NULL, NULL,
+                                             NULL, &sc),
+                             KEEL_OK);
+            while (keel_scan_next(sc, out, &found) == KEEL_OK && found)
+                n++;
+            keel_scan_end(sc);
+            assert_int_equal(n, CW_LOAD);
+        }
+    }
+}
+
+static void cw_assert_rows(keel_session *s, const cw_writer *w)
+{
+    static int32_t want[CW_ALL];
+
+    for (int t = 0; t < CW_WRITERS; t++)
+        for (int32_t j = 0; j < CW_ROWS; j++)
+            want[j * CW_WRITERS + t] = w[t].want[j];
+    assert_rows(s, want, CW_ALL, INT32_MAX);
+}
+
+static void test_concurrent_changes_in_a_tight_pool(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    static cw_writer w[CW_WRITERS];
+    static cw_loader ld;
+    static cw_visitor vis[2];
+    static hog h;
+    static cw_shared sh;
+    pthread_t tw[CW_WRITERS], tl, tv[2], th;
+    cw_counts sum = {0};
+    keel_session *s;
+    keel_error e;
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 1;
+    /* The writers and the loader, and one more. */
+    o.max_sessions = CW_WRITERS + 2;
+    memset(&sh, 0, sizeof(sh));
+    sh.log = (tu_failures)TU_FAILURES_INIT;
+    sh.h = &h;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &sh.db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(sh.db, &s, &e), KEEL_OK);
+    hog_open(&h, sh.db, s);
+    create_t(s);
+    {
+        static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                           {"v", KEEL_INT4, 0, true}};
+        uint16_t pk = 1;
+        u_src src = {0};
+        assert_int_equal(
+            keel_load_table(s, NULL, "u", cols, 2, &pk, 1, u_next, &src, NULL),
+            KEEL_OK);
+    }
+    keel_session_end(s);
+
+    sh.until_ns = clock_now_ns() + (uint64_t)(tu_stress_seconds(2) * 1e9);
+    memset(&ld, 0, sizeof(ld));
+    ld.sh = &sh;
+    assert_int_equal(pthread_create(&th, NULL, cw_squeeze, &sh), 0);
+    for (int t = 0; t < CW_WRITERS; t++) {
+        memset(&w[t], 0, sizeof(w[t]));
+        w[t].sh = &sh;
+        w[t].thread = t;
+        assert_int_equal(pthread_create(&tw[t], NULL, cw_write, &w[t]), 0);
+    }
+    assert_int_equal(pthread_create(&tl, NULL, cw_load, &ld), 0);
+    for (int t = 0; t < 2; t++) {
+        memset(&vis[t], 0, sizeof(vis[t]));
+        vis[t].sh = &sh;
+        vis[t].thread = t;
+        assert_int_equal(pthread_create(&tv[t], NULL, cw_visit, &vis[t]), 0);
+    }
+    for (int t = 0; t < CW_WRITERS; t++)
+        pthread_join(tw[t], NULL);
+    pthread_join(tl, NULL);
+    atomic_store(&sh.stop, true);
+    for (int t = 0; t < 2; t++)
+        pthread_join(tv[t], NULL);
+    pthread_join(th, NULL);
+    tu_failures_check(&sh.log);
+    hog_close(&h);
+    tu_assert_pool_quiet(sh.db->pool);
+
+    for (int t = 0; t < CW_WRITERS + 2; t++) {
+        const cw_counts *c = t < CW_WRITERS ? &w[t].c : &vis[t - CW_WRITERS].c;
+        sum.inserts += c->inserts;
+        sum.updates += c->updates;
+        sum.deletes += c->deletes;
+        sum.reads += c->reads;
+        sum.scans += c->scans;
+        sum.commits += c->commits;
+        sum.changes += c->changes;
+        sum.doomed += c->doomed;
+        sum.attaches += c->attaches;
+        sum.refused += c->refused;
+        sum.retries += c->retries;
+        sum.evictions += c->evictions;
+    }
+    print_message("in a pool squeezed to 0..9 buffers: %d changes made; "
+                  "failed: %d inserts, %d updates, %d deletes, %d reads, "
+                  "%d scans, %d commits; %d transactions doomed; %d scan "
+                  "steps failed and were retried\n",
+                  sum.changes, sum.inserts, sum.updates, sum.deletes, sum.reads,
+                  sum.scans, sum.commits, sum.doomed, sum.retries);
+    print_message("loader: %d statements done; failed: %d loads, %d index "
+                  "builds, %d analyzes, %d drops\n",
+                  ld.done, ld.loads, ld.builds, ld.analyzes, ld.drops);
+    print_message("sessions: %d begun, %d refused (max_sessions %u); "
+                  "catalog cache evictions at a 1-byte target: %llu\n",
+                  sum.attaches, sum.refused, o.max_sessions,
+                  (unsigned long long)sum.evictions);
+    assert_true(sum.inserts + sum.updates + sum.deletes >= 10);
+    assert_true(sum.reads + sum.scans >= 5);
+    assert_true(ld.loads + ld.builds + ld.analyzes + ld.drops >= 1);
+    assert_true(sum.refused >= 1);
+    assert_true(sum.evictions >= 100);
+
+    assert_int_equal(keel_session_begin(sh.db, &s, &e), KEEL_OK);
+    cw_assert_rows(s, w);
+    cw_assert_loaded(s, &ld);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(sh.db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+    assert_int_equal(keel_db_open(&o, &sh.db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(sh.db, &s, &e), KEEL_OK);
+    cw_assert_rows(s, w);
+    cw_assert_loaded(s, &ld);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(sh.db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+    tu_dir_remove(dir);
+}
+
 #ifdef KEEL_FAULT_INJECTION
 /* A squeeze at the first extension of relation rel (0: none) in buf_extend,
  * after the file grew and before the extender has a buffer for the block. */
@@ -931,6 +1622,7 @@ int main(void)
         cmocka_unit_test(test_oids_used_up),
         cmocka_unit_test(test_clog_page_without_a_buffer),
         cmocka_unit_test(test_scan_after_exhaustion),
+        cmocka_unit_test(test_concurrent_changes_in_a_tight_pool),
 #ifdef KEEL_FAULT_INJECTION
         cmocka_unit_test(test_undo_without_a_buffer),
 #endif
