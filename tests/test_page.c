@@ -309,6 +309,7 @@ static void test_verify_bad_header(void **state)
         {24, 8000, 7992},                  /* upper > special */
         {24, 8000, 8200},                  /* special past the page */
         {24, 8000, 8004},                  /* special not 8-aligned */
+        {24, 8001, 8192},                  /* upper not 8-aligned */
         {24, 65535, 65535},                /* nonsense */
     };
     test_page p;

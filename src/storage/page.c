@@ -113,8 +113,11 @@ page_verdict page_verify(const void *page, uint32_t *stored, uint32_t *computed)
     if (h.version != PAGE_LAYOUT_VERSION)
         return PAGE_BAD_VERSION;
 
+    /* Items are 8-aligned from upper up, in every page kind: an upper
+     * that is not would make the next item added a misaligned one. */
     if (h.lower < PAGE_HEADER_SIZE || h.lower > h.upper ||
-        h.upper > h.special || h.special > BLOCK_SIZE || h.special % 8 != 0)
+        h.upper > h.special || h.special > BLOCK_SIZE || h.special % 8 != 0 ||
+        h.upper % 8 != 0)
         return PAGE_BAD_HEADER;
 
     return PAGE_OK;

@@ -66,7 +66,9 @@ typedef enum page_verdict {
     PAGE_NEW,          /* all zeroes: valid, never written */
     PAGE_BAD_CHECKSUM, /* stored and computed checksums differ */
     PAGE_BAD_VERSION,  /* checksum fine, but another layout version */
-    PAGE_BAD_HEADER,   /* checksum fine, but lower/upper/special insane */
+    PAGE_BAD_HEADER,   /* checksum fine, but lower/upper/special insane
+                        * (out of order, past the page, or special or
+                        * upper not 8-aligned) */
 } page_verdict;
 
 /*
