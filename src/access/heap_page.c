@@ -56,8 +56,10 @@ heappage_lp heappage_get_lp(const void *page, uint16_t offset)
     return lp_array_const(page)[offset - 1];
 }
 
-/* True if a NORMAL line pointer's item lies outside the tuple space: below
- * the end of the line pointers or past the page's special space. */
+/* True if a NORMAL line pointer's item lies outside the tuple space (below
+ * the end of the line pointers or past the page's special space) or is
+ * not 8-aligned, as every item is: its tuple header could not be read in
+ * place. */
 static bool lp_out_of_bounds(const void *page, heappage_lp lp)
 {
     const page_header *h = hdr_const(page);
@@ -65,7 +67,7 @@ static bool lp_out_of_bounds(const void *page, heappage_lp lp)
     size_t limit =
         h->special != 0 && h->special <= BLOCK_SIZE ? h->special : BLOCK_SIZE;
 
-    return off < h->lower || end > limit;
+    return off < h->lower || end > limit || off % 8 != 0;
 }
 
 bool heappage_item_damaged(const void *page, uint16_t offset)

@@ -150,14 +150,15 @@ heappage_lp heappage_get_lp(const void *page, uint16_t offset);
 /*
  * The item at offset and its length in *len, or NULL if offset is out of
  * range, its line pointer is not NORMAL, or (a damaged page) the item
- * does not lie between the line pointers and the end of the page: see
- * heappage_item_damaged().  The pointer is into page, so it is valid only
- * as long as the caller's content lock (or copy) is.
+ * does not lie between the line pointers and the end of the page, or is
+ * not 8-aligned: see heappage_item_damaged().  The pointer is into page,
+ * so it is valid only as long as the caller's content lock (or copy) is.
  */
 void *heappage_get_item(void *page, uint16_t offset, size_t *len);
 
 /* True if the line pointer at offset (in range) is NORMAL but names bytes
- * outside the page's tuple space: heappage_get_item() refuses it. */
+ * outside the page's tuple space, or a misaligned item:
+ * heappage_get_item() refuses it. */
 bool heappage_item_damaged(const void *page, uint16_t offset);
 const void *heappage_get_item_const(const void *page, uint16_t offset,
                                     size_t *len);

@@ -808,13 +808,14 @@ static int read_tid_block(heap_rel *rel, buf_session *s, tid t, bool share,
 }
 
 /* A fetch's error for t when its page has no item there: ECORRUPT if
- * the line pointer points outside the page (damaged), else ENOENT. */
+ * the line pointer points outside the page or is misaligned (damaged),
+ * else ENOENT. */
 static int no_item(const heap_rel *rel, tid t, bool damaged, kerr *err)
 {
     if (damaged)
         return kerr_set(err, KEEL_ECORRUPT,
                         "relation %u: line pointer (%u,%u) points outside "
-                        "its page",
+                        "its page's items or is misaligned",
                         rel->relnumber, t.block, t.offset);
     /* Expected where an index still names a version pruning removed: no
      * vsnprintf() (kerr_set_u()). */
