@@ -792,26 +792,35 @@ static void test_page_verify_catches_damage(void **state)
 #undef DAMAGED
 }
 
-/* Sets line pointer offset of p through memcpy: the test copies pages as
- * whole unions right after changing them. */
+/* Sets line pointer offset of p, and p's header, through memcpy: the test
+ * copies pages as whole unions right after changing them. */
 static void lp_put(page_buf *p, uint16_t offset, heappage_lp lp)
 {
     memcpy(p->b + PAGE_HEADER_SIZE + (size_t)(offset - 1) * HEAPPAGE_LP_SIZE,
            &lp, sizeof(lp));
 }
 
+static void header_put(page_buf *p, const page_header *h)
+{
+    memcpy(p->b, h, sizeof(*h));
+}
+
 /*
  * A damaged page (its checksum made right again, as a bug or a hand edit
- * leaves one) with a misaligned item: heappage_get_item() refuses it as it
- * does one outside the page, since its tuple header cannot be read in
- * place.
+ * leaves one) whose items overlap, lie outside it or are misaligned:
+ * heappage_get_item() refuses a misaligned item as it does one outside the
+ * page, and compaction, which would move items over one another, leaves
+ * the page as it is (an insert that needs it finds no room; a delete
+ * fails).
  */
 static void test_page_damage_refused(void **state)
 {
     (void)state;
-    page_buf good, p;
+    page_buf good, p, before;
     unsigned char item[64];
+    page_header h;
     size_t len;
+    kerr err;
 
     heappage_init(good.b);
     for (uint8_t i = 1; i <= 3; i++) {
@@ -828,6 +837,40 @@ static void test_page_damage_refused(void **state)
     assert_true(heappage_item_damaged(p.b, 2));
     assert_non_null(heappage_get_item(p.b, 1, &len));
     assert_false(heappage_item_damaged(p.b, 1));
+
+    /* Item 2 over item 1, on a page with holes to close. */
+    p = good;
+    lp_put(&p, 2,
+           heappage_lp_make(heappage_lp_off(heappage_get_lp(good.b, 1)),
+                            HEAPPAGE_LP_NORMAL, 40));
+    memcpy(&h, p.b, sizeof(h));
+    h.flags |= PAGE_FLAG_HAS_HOLES;
+    header_put(&p, &h);
+    before = p;
+    assert_false(heappage_compact(p.b));
+    assert_memory_equal(p.b, before.b, BLOCK_SIZE);
+    assert_int_equal(heappage_delete_item(p.b, 3, &err), KEEL_ECORRUPT);
+    assert_memory_equal(p.b, before.b, BLOCK_SIZE);
+    /* Free space only once compacted: not to be had. */
+    h.upper = h.lower;
+    header_put(&p, &h);
+    before = p;
+    make_item(item, 40, 4);
+    assert_int_equal(heappage_add_item(p.b, item, 40), 0);
+    assert_memory_equal(p.b, before.b, BLOCK_SIZE);
+
+    /* An item running past the page's end is not moved either. */
+    p = good;
+    lp_put(&p, 1, heappage_lp_make(BLOCK_SIZE - 16, HEAPPAGE_LP_NORMAL, 40));
+    before = p;
+    assert_false(heappage_compact(p.b));
+    assert_memory_equal(p.b, before.b, BLOCK_SIZE);
+
+    /* The undamaged page still compacts. */
+    p = good;
+    assert_int_equal(heappage_delete_item(p.b, 2, &err), KEEL_OK);
+    assert_true(item_is(p.b, 1, 40, 1));
+    assert_true(item_is(p.b, 3, 40, 3));
 }
 
 /* ------------------------------------------------------------------ */

@@ -165,9 +165,8 @@ uint16_t heappage_add_item(void *page, const void *item, size_t len)
     }
     if (page_free_space(page) < need) {
         if (!(h->flags & PAGE_FLAG_HAS_HOLES) ||
-            free_after_compaction(page) < need)
+            free_after_compaction(page) < need || !heappage_compact(page))
             return 0;
-        heappage_compact(page);
     }
 
     upper = (uint16_t)(h->upper - ALIGN8(len));
@@ -200,13 +199,13 @@ static int item_pos_desc(const void *a, const void *b)
     return (x->off < y->off) - (x->off > y->off);
 }
 
-void heappage_compact(void *page)
+bool heappage_compact(void *page)
 {
     page_header *h = hdr(page);
     uint16_t n = heappage_nitems(page);
     item_pos pos[BLOCK_SIZE / HEAPPAGE_LP_SIZE];
     uint16_t count = 0;
-    size_t upper = h->special;
+    size_t upper = h->special, below = h->special;
 
     for (uint16_t i = 0; i < n; i++) {
         heappage_lp lp = lp_array(page)[i];
@@ -228,6 +227,15 @@ void heappage_compact(void *page)
             qsort(pos, count, sizeof(pos[0]), item_pos_desc);
             break;
         }
+    /* Items of a damaged page that lie outside the tuple space, misaligned
+     * or over one another would be moved over other items' bytes (or from
+     * beyond the page): such a page is left as it is. */
+    for (uint16_t i = 0; i < count; i++) {
+        if (pos[i].off < h->lower || pos[i].off % 8 != 0 ||
+            pos[i].off + ALIGN8(pos[i].len) > below)
+            return false;
+        below = pos[i].off;
+    }
     /* Items lying end to end move together: one memmove per run. */
     for (uint16_t i = 0, j; i < count; i = (uint16_t)(j + 1)) {
         size_t top = pos[i].off + ALIGN8(pos[i].len);
@@ -252,18 +260,25 @@ void heappage_compact(void *page)
     }
     h->upper = (uint16_t)upper;
     h->flags &= (uint16_t)~PAGE_FLAG_HAS_HOLES;
+    return true;
 }
 
 int heappage_delete_item(void *page, uint16_t offset, kerr *err)
 {
+    heappage_lp lp;
     size_t len;
 
     if (heappage_get_item(page, offset, &len) == NULL)
         return kerr_set(err, KEEL_EINVAL,
                         "heap page: line pointer %u is not a live item",
                         offset);
+    lp = lp_array(page)[offset - 1];
     lp_array(page)[offset - 1] = heappage_lp_make(0, HEAPPAGE_LP_DEAD, 0);
-    heappage_compact(page);
+    if (!heappage_compact(page)) {
+        lp_array(page)[offset - 1] = lp;
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap page: its items overlap or lie outside it");
+    }
     return KEEL_OK;
 }
 

@@ -175,8 +175,9 @@ bool heappage_fits(const void *page, size_t len);
  * UNUSED line pointer if the page has one, else appending one (unless the
  * page has HEAPPAGE_MAX_LINES already), compacting the page first if it
  * needs the holes removed items left.  Returns 0,
- * leaving the page unchanged, if it does not fit.  The caller holds the
- * exclusive lock and marks the buffer dirty.
+ * leaving the page unchanged, if it does not fit (or the page is too
+ * damaged to compact).  The caller holds the exclusive lock and marks the
+ * buffer dirty.
  */
 uint16_t heappage_add_item(void *page, const void *item, size_t len);
 
@@ -184,7 +185,8 @@ uint16_t heappage_add_item(void *page, const void *item, size_t len);
  * Removes the item at offset: its line pointer becomes DEAD and its storage
  * is reclaimed by compacting the remaining items (their offsets, i.e. tids,
  * do not change; their addresses in the page do).  EINVAL if offset does
- * not name a NORMAL item.
+ * not name a NORMAL item, ECORRUPT (the page unchanged) if the page is
+ * damaged so that it cannot be compacted (heappage_compact()).
  */
 int heappage_delete_item(void *page, uint16_t offset, kerr *err);
 
@@ -203,9 +205,10 @@ uint16_t heappage_remove_items(void *page, const uint16_t *offsets, uint16_t n,
 /*
  * Moves every NORMAL item so that they are packed against the end of the
  * page, leaving all free space in one piece.  Line pointer numbers do not
- * change.
+ * change.  Returns false, changing nothing, on a damaged page whose items
+ * lie outside its tuple space, are misaligned or overlap.
  */
-void heappage_compact(void *page);
+bool heappage_compact(void *page);
 
 /*
  * Verifies a heap page's structure, for `keel check` and tests: the header
