@@ -2311,6 +2311,99 @@ static void test_update_failure_restores(void **state)
 }
 #endif
 
+/* Block blk of REL in the pool, pinned and exclusively locked, for a test
+ * to damage; damage_done() marks it dirty and lets it go. */
+static void *damage_begin(fixture *f, blocknum_t blk, int32_t *id)
+{
+    OK(f, buf_read(f->s, REL, blk, NULL, id));
+    buf_lock(f->s, *id, LW_EXCLUSIVE);
+    return buf_page(f->pool, *id);
+}
+
+static void damage_done(fixture *f, int32_t id)
+{
+    buf_mark_dirty(f->s, id);
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+}
+
+/* The data area of the version at t on page. */
+static unsigned char *data_of(void *page, tid t)
+{
+    size_t len;
+    unsigned char *item = heappage_get_item(page, t.offset, &len);
+
+    assert_non_null(item);
+    return item + HEAP_TUPLE_HOFF;
+}
+
+/*
+ * Rows on pages damaged in ways a page checksum cannot catch: every fetch
+ * and scan of them fails with KEEL_ECORRUPT and leaves nothing pinned, and
+ * none reads outside the row: a text length past the tuple's end, a
+ * misaligned line pointer.
+ */
+static void test_damaged_rows_refused(void **state)
+{
+    fixture *f = *state;
+    tx w, r;
+    tid t1, t2;
+    heap_row row;
+    heap_scan *sc;
+    bool found;
+    int32_t id;
+    void *page;
+    uint32_t saved;
+    heappage_lp lp2;
+
+    pool_open(f, 16);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    tx_begin(f->tm, &w);
+    t1 = ins(f, w.xid, 1, 10, "one");
+    t2 = ins(f, w.xid, 2, 20, "two");
+    tx_end(f->tm, &w, XID_STATUS_COMMITTED);
+    reader_vis(f, &r);
+
+    /* Row 1's text length (after id int4 and n int8) far past its end. */
+    page = damage_begin(f, t1.block, &id);
+    memcpy(&saved, data_of(page, t1) + 16, 4);
+    memcpy(data_of(page, t1) + 16, &(uint32_t){100000}, 4);
+    damage_done(f, id);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis, t1, &row),
+                     KEEL_ECORRUPT);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "past the end"));
+    assert_int_equal(heap_fetch_cols(&f->rel, f->s, &r.vis, t1, 3, &row),
+                     KEEL_ECORRUPT);
+    OK(f, heap_scan_begin(&f->rel, f->s, &r.vis, &sc));
+    assert_int_equal(heap_scan_next(sc, &row, &found), KEEL_ECORRUPT);
+    heap_scan_end(sc);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    page = damage_begin(f, t1.block, &id);
+    memcpy(data_of(page, t1) + 16, &saved, 4);
+    damage_done(f, id);
+    OK(f, heap_fetch(&f->rel, f->s, &r.vis, t1, &row));
+    assert_row(&row, 1, 10, "one");
+
+    /* Row 2's line pointer four bytes on: misaligned. */
+    page = damage_begin(f, t2.block, &id);
+    lp2 = heappage_get_lp(page, t2.offset);
+    ((heappage_lp *)((char *)page + PAGE_HEADER_SIZE))[t2.offset - 1] =
+        heappage_lp_make(heappage_lp_off(lp2) + 4, HEAPPAGE_LP_NORMAL,
+                         (uint16_t)(heappage_lp_len(lp2) - 4));
+    damage_done(f, id);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis, t2, &row),
+                     KEEL_ECORRUPT);
+    assert_int_equal(heap_fetch_cols(&f->rel, f->s, &r.vis, t2, 1, &row),
+                     KEEL_ECORRUPT);
+    page = damage_begin(f, t2.block, &id);
+    ((heappage_lp *)((char *)page + PAGE_HEADER_SIZE))[t2.offset - 1] = lp2;
+    damage_done(f, id);
+
+    tx_end(f->tm, &r, XID_STATUS_COMMITTED);
+    heap_row_free(&row);
+    tu_assert_pool_quiet(f->pool);
+}
+
 /* heap_row_prepare() keeps a row's memory while it has room, grows it
  * when it has not, and always leaves zeroed values for the new row type. */
 static void test_row_prepare(void **state)
@@ -3022,6 +3115,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fetch_cols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_rows_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_prune_aborted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overwrite_aborted_claim, setup,
                                         teardown),

@@ -177,9 +177,19 @@ static int row_mismatch(const heap_rel *rel, tid t, size_t len, uint16_t natts,
                     rel->desc->natts);
 }
 
+/* ECORRUPT for the tuple at t (len bytes) whose values run past its end. */
+static int row_overrun(const heap_rel *rel, tid t, size_t len, kerr *err)
+{
+    return kerr_set(err, KEEL_ECORRUPT,
+                    "relation %u, row (%u,%u): a value runs past the end "
+                    "of the tuple (%zu bytes)",
+                    rel->relnumber, t.block, t.offset, len);
+}
+
 /*
  * Deforms the tuple of len bytes already copied to row->data, which lives
- * at t.  ECORRUPT if its header does not fit the relation's row type.
+ * at t.  ECORRUPT if its header does not fit the relation's row type, or
+ * a value (a damaged text length) would lie outside the tuple.
  */
 static int row_fill(const heap_rel *rel, heap_row *row, tid t, size_t len,
                     kerr *err)
@@ -191,8 +201,11 @@ static int row_fill(const heap_rel *rel, heap_row *row, tid t, size_t len,
     row->tid = t;
     row->xmin = h->xmin;
     row->xmax = h->xmax;
-    tuple_deform(rel->desc, (const unsigned char *)row->data + h->hoff,
-                 (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, row->values);
+    if (!tuple_deform_prefix(
+            rel->desc, (const unsigned char *)row->data + h->hoff,
+            len - h->hoff, (h->flags & HEAP_TUPLE_HAS_NULLS) != 0,
+            rel->desc->natts, row->values))
+        return row_overrun(rel, t, len, err);
     return KEEL_OK;
 }
 
@@ -1012,10 +1025,7 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     if (!fits)
         return row_mismatch(rel, t, len, natts, &s->err);
     if (!ok)
-        return kerr_set(&s->err, KEEL_ECORRUPT,
-                        "relation %u, row (%u,%u): a value runs past the end "
-                        "of the tuple (%zu bytes)",
-                        rel->relnumber, t.block, t.offset, len);
+        return row_overrun(rel, t, len, &s->err);
     return fetched_visible(rel, vis, row, &s->err);
 }
 
