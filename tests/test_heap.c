@@ -2340,14 +2340,14 @@ static unsigned char *data_of(void *page, tid t)
 /*
  * Rows on pages damaged in ways a page checksum cannot catch: every fetch
  * and scan of them fails with KEEL_ECORRUPT and leaves nothing pinned, and
- * none reads outside the row: a text length past the tuple's end, a
- * misaligned line pointer.
+ * none reads outside the row: a text length past the tuple's end, a null
+ * bitmap with the not-null id null, a misaligned line pointer.
  */
 static void test_damaged_rows_refused(void **state)
 {
     fixture *f = *state;
     tx w, r;
-    tid t1, t2;
+    tid t1, t2, t3;
     heap_row row;
     heap_scan *sc;
     bool found;
@@ -2361,6 +2361,7 @@ static void test_damaged_rows_refused(void **state)
     tx_begin(f->tm, &w);
     t1 = ins(f, w.xid, 1, 10, "one");
     t2 = ins(f, w.xid, 2, 20, "two");
+    t3 = ins(f, w.xid, 3, 30, NULL); /* a null bitmap before id */
     tx_end(f->tm, &w, XID_STATUS_COMMITTED);
     reader_vis(f, &r);
 
@@ -2383,6 +2384,20 @@ static void test_damaged_rows_refused(void **state)
     damage_done(f, id);
     OK(f, heap_fetch(&f->rel, f->s, &r.vis, t1, &row));
     assert_row(&row, 1, 10, "one");
+
+    /* Row 3's null bitmap says id, which is not null, is. */
+    page = damage_begin(f, t3.block, &id);
+    data_of(page, t3)[0] |= 1;
+    damage_done(f, id);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis, t3, &row),
+                     KEEL_ECORRUPT);
+    assert_int_equal(heap_fetch_cols(&f->rel, f->s, &r.vis, t3, 1, &row),
+                     KEEL_ECORRUPT);
+    page = damage_begin(f, t3.block, &id);
+    data_of(page, t3)[0] &= (unsigned char)~1u;
+    damage_done(f, id);
+    OK(f, heap_fetch(&f->rel, f->s, &r.vis, t3, &row));
+    assert_row(&row, 3, 30, NULL);
 
     /* Row 2's line pointer four bytes on: misaligned. */
     page = damage_begin(f, t2.block, &id);

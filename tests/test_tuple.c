@@ -623,7 +623,8 @@ static void test_zero_columns(void **state)
 }
 
 /* tuple_deform_prefix() reads the first columns only, and refuses data
- * whose values run past the length it is given. */
+ * whose values run past the length it is given, or whose null bitmap
+ * has a not-null column null. */
 static void test_deform_prefix(void **state)
 {
     (void)state;
@@ -672,6 +673,14 @@ static void test_deform_prefix(void **state)
     assert_memory_equal(out[1].v.s.ptr, "hello", 5);
     assert_true(out[2].isnull);
     assert_false(tuple_deform_prefix(d, buf.b, 0, has_nulls, 1, out));
+    /* The same bytes for a row type whose first column is not null: a
+     * damaged tuple, refused (tuple_size() never makes one). */
+    {
+        kerr err;
+        assert_int_equal(tupdesc_set(d, 0, KEEL_INT2, 0, true, &err), KEEL_OK);
+        assert_false(tuple_deform_prefix(d, buf.b, size, has_nulls, 3, out));
+        assert_false(tuple_deform_prefix(d, buf.b, size, has_nulls, 1, out));
+    }
     tupdesc_free(d);
 }
 

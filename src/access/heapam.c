@@ -177,19 +177,21 @@ static int row_mismatch(const heap_rel *rel, tid t, size_t len, uint16_t natts,
                     rel->desc->natts);
 }
 
-/* ECORRUPT for the tuple at t (len bytes) whose values run past its end. */
+/* ECORRUPT for the tuple at t (len bytes) whose values do not decode: one
+ * runs past its end, or a not-null column is null. */
 static int row_overrun(const heap_rel *rel, tid t, size_t len, kerr *err)
 {
     return kerr_set(err, KEEL_ECORRUPT,
                     "relation %u, row (%u,%u): a value runs past the end "
-                    "of the tuple (%zu bytes)",
+                    "of the tuple (%zu bytes), or a not-null one is null",
                     rel->relnumber, t.block, t.offset, len);
 }
 
 /*
  * Deforms the tuple of len bytes already copied to row->data, which lives
  * at t.  ECORRUPT if its header does not fit the relation's row type, or
- * a value (a damaged text length) would lie outside the tuple.
+ * its values do not (a damaged text length would put one outside the
+ * tuple, a damaged null bitmap a null in a not-null column).
  */
 static int row_fill(const heap_rel *rel, heap_row *row, tid t, size_t len,
                     kerr *err)

@@ -365,6 +365,8 @@ bool tuple_deform_prefix(const tuple_desc *d, const void *data, size_t len,
         const tuple_attr *a = &d->attrs[i];
 
         if (has_nulls && (p[i / 8] & (1u << (i % 8)))) {
+            if (a->notnull) /* never stored: a damaged tuple */
+                return false;
             vals[i].isnull = true;
             continue;
         }

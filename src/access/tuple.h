@@ -88,8 +88,9 @@ void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
 /*
  * Reads the first ncols columns (at most d->natts) of the data area at
  * data, which has len bytes, into vals[0..ncols); the rest are not read.
- * Returns false if a value (or a text's length word) would run past len:
- * the data does not suit d, and vals are partly filled.
+ * Returns false if a value (or a text's length word) would run past len,
+ * or the null bitmap has a not-null column null: the data does not suit
+ * d, and vals are partly filled.
  */
 bool tuple_deform_prefix(const tuple_desc *d, const void *data, size_t len,
                          bool has_nulls, uint16_t ncols, keel_value *vals);
