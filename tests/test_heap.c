@@ -2338,23 +2338,27 @@ static unsigned char *data_of(void *page, tid t)
 }
 
 /*
- * Rows on pages damaged in ways a page checksum cannot catch: every fetch
- * and scan of them fails with KEEL_ECORRUPT and leaves nothing pinned, and
- * none reads outside the row: a text length past the tuple's end, a null
- * bitmap with the not-null id null, a misaligned line pointer.
+ * Rows on pages damaged in ways a page checksum cannot catch: every fetch,
+ * scan, update and delete of them fails with KEEL_ECORRUPT and leaves
+ * nothing pinned, and none reads outside the row or trips an assertion: a
+ * text length past the tuple's end, a null bitmap with the not-null id
+ * null, a misaligned line pointer, a page with special space (not a heap
+ * page).
  */
 static void test_damaged_rows_refused(void **state)
 {
     fixture *f = *state;
-    tx w, r;
-    tid t1, t2, t3;
+    tx w, r, d;
+    tid t1, t2, t3, nt;
     heap_row row;
     heap_scan *sc;
+    keel_value v[3];
     bool found;
     int32_t id;
     void *page;
     uint32_t saved;
     heappage_lp lp2;
+    page_buf copy;
 
     pool_open(f, 16);
     OK(f, heap_row_init(&row, &f->rel, &f->err));
@@ -2412,6 +2416,30 @@ static void test_damaged_rows_refused(void **state)
                      KEEL_ECORRUPT);
     page = damage_begin(f, t2.block, &id);
     ((heappage_lp *)((char *)page + PAGE_HEADER_SIZE))[t2.offset - 1] = lp2;
+    damage_done(f, id);
+
+    /* Special space on the page: no heap page, to update or delete on
+     * (row 3, the lowest on the page, still lies below it). */
+    page = damage_begin(f, t3.block, &id);
+    ((page_header *)page)->special = BLOCK_SIZE - 8;
+    damage_done(f, id);
+    read_page(f, t3.block, &copy);
+    tx_begin(f->tm, &d);
+    mkrow(v, 3, 31, "drei");
+    assert_int_equal(heap_update(&f->rel, f->s, &d.vis, d.xid, t3, v, &nt),
+                     KEEL_ECORRUPT);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "not a heap page"));
+    assert_int_equal(heap_delete(&f->rel, f->s, &d.vis, d.xid, t3),
+                     KEEL_ECORRUPT);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    {
+        page_buf now;
+        read_page(f, t3.block, &now);
+        assert_memory_equal(now.b, copy.b, BLOCK_SIZE);
+    }
+    tx_end(f->tm, &d, XID_STATUS_ABORTED);
+    page = damage_begin(f, t3.block, &id);
+    ((page_header *)page)->special = BLOCK_SIZE;
     damage_done(f, id);
 
     tx_end(f->tm, &r, XID_STATUS_COMMITTED);

@@ -512,6 +512,16 @@ static uint16_t prune_locked(heap_rel *rel, buf_session *s,
     return off;
 }
 
+/* ECORRUPT for block blk of rel, whose page (ph) is not a heap page. */
+static int not_heap_page(const heap_rel *rel, blocknum_t blk,
+                         const page_header *ph, kerr *err)
+{
+    return kerr_set(err, KEEL_ECORRUPT,
+                    "relation %u block %u is not a heap page (special "
+                    "space at %u)",
+                    rel->relnumber, blk, ph->special);
+}
+
 /*
  * Puts the tuple (len bytes) on buffer id, which holds block blk of rel and
  * is pinned and exclusively locked by s; a new (all-zero) page is
@@ -537,10 +547,7 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
         buf_mark_dirty(s, id);
     }
     if (ph->special != BLOCK_SIZE)
-        return kerr_set(&s->err, KEEL_ECORRUPT,
-                        "relation %u block %u is not a heap page (special "
-                        "space at %u)",
-                        rel->relnumber, blk, ph->special);
+        return not_heap_page(rel, blk, ph, &s->err);
     off = heappage_add_item(page, tup, len);
     if (off == 0) {
         bool changed;
@@ -1076,9 +1083,9 @@ static void drop_aborted_successor(heap_rel *rel, void *page, blocknum_t blk,
  * the snapshot (ENOENT otherwise, which covers one this transaction has
  * deleted), and it has no xmax unless that transaction aborted
  * (ESERIALIZE otherwise: the deleter is running, or committed after the
- * snapshot, since the version is still visible).  On success returns the
- * buffer in *id, pinned and locked, and the version's header in *out; on
- * error holds nothing.
+ * snapshot, since the version is still visible).  ECORRUPT if the page is
+ * not a heap page.  On success returns the buffer in *id, pinned and
+ * locked, and the version's header in *out; on error holds nothing.
  */
 static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
                           tid t, const char *verb, int32_t *idp,
@@ -1094,6 +1101,12 @@ static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
     if (rc != KEEL_OK)
         return rc;
     buf_lock(s, id, LW_EXCLUSIVE);
+    /* An update places its new version here first (place_locked()), after
+     * claiming the old one: a page that cannot take it is refused now. */
+    if (((const page_header *)buf_page(s->pool, id))->special != BLOCK_SIZE) {
+        rc = not_heap_page(rel, t.block, buf_page(s->pool, id), &s->err);
+        goto fail;
+    }
     h = heappage_get_item(buf_page(s->pool, id), t.offset, &len);
     if (h == NULL || len < sizeof(*h)) {
         rc = kerr_set(&s->err, KEEL_ENOENT,
