@@ -10,7 +10,10 @@
  * state a case needs.
  *
  * Covered: the page (adding, finding, deleting and compacting items, line
- * pointer reuse, verification catching damage); insert/fetch round trips of
+ * pointer reuse, verification catching damage, damaged items refused and
+ * left in place); rows on damaged pages (bad text lengths, null bitmaps,
+ * line pointers, special space, line pointer counts) refused with
+ * KEEL_ECORRUPT by every reader and writer; insert/fetch round trips of
  * every type with nulls and long text; rows across many pages, the free
  * space hint and extension; scans returning exactly the visible rows; the
  * visibility matrix (inserter and deleter in every state); fetching only
@@ -2340,10 +2343,11 @@ static unsigned char *data_of(void *page, tid t)
 /*
  * Rows on pages damaged in ways a page checksum cannot catch: every fetch,
  * scan, update and delete of them fails with KEEL_ECORRUPT and leaves
- * nothing pinned, and none reads outside the row or trips an assertion: a
- * text length past the tuple's end, a null bitmap with the not-null id
+ * nothing pinned, and none reads outside the row or trips an assertion:
+ * a text length past the tuple's end, a null bitmap with the not-null id
  * null, a misaligned line pointer, a page with special space (not a heap
- * page).
+ * page), and a page with far more line pointers than a page gets, which
+ * pruning must not walk into its arrays' ends.
  */
 static void test_damaged_rows_refused(void **state)
 {
@@ -2359,6 +2363,7 @@ static void test_damaged_rows_refused(void **state)
     uint32_t saved;
     heappage_lp lp2;
     page_buf copy;
+    page_header *ph;
 
     pool_open(f, 16);
     OK(f, heap_row_init(&row, &f->rel, &f->err));
@@ -2441,6 +2446,30 @@ static void test_damaged_rows_refused(void **state)
     page = damage_begin(f, t3.block, &id);
     ((page_header *)page)->special = BLOCK_SIZE;
     damage_done(f, id);
+
+    /* Row 2 deleted for good; then 600 line pointers, each a copy of its
+     * own, on a page that says some may be free and none has room: an
+     * update of row 1 makes pruning look at the page. */
+    tx_begin(f->tm, &d);
+    OK(f, heap_delete(&f->rel, f->s, &d.vis, d.xid, t2));
+    tx_end(f->tm, &d, XID_STATUS_COMMITTED);
+    txm_horizon_now(f->tm);
+    page = damage_begin(f, t2.block, &id);
+    ph = page;
+    lp2 = heappage_get_lp(page, t2.offset);
+    for (uint16_t i = heappage_nitems(page); i < 600; i++)
+        ((heappage_lp *)((char *)page + PAGE_HEADER_SIZE))[i] = lp2;
+    ph->lower = (uint16_t)(PAGE_HEADER_SIZE + 600 * HEAPPAGE_LP_SIZE);
+    ph->upper = ph->lower;
+    ph->flags |= PAGE_FLAG_PRUNABLE | PAGE_FLAG_HAS_FREE_LINES;
+    ph->am_hint = HEAPPAGE_HINT_MANY;
+    damage_done(f, id);
+    tx_begin(f->tm, &d);
+    mkrow(v, 1, 12, "eins");
+    OK(f, heap_update(&f->rel, f->s, &d.vis, d.xid, t1, v, &nt));
+    assert_int_not_equal(nt.block, t1.block); /* that page took nothing */
+    tx_end(f->tm, &d, XID_STATUS_COMMITTED);
+    assert_int_equal(buf_session_pinned(f->s), 0);
 
     tx_end(f->tm, &r, XID_STATUS_COMMITTED);
     heap_row_free(&row);

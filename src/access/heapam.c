@@ -389,6 +389,8 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
 
     *newer = XID_INVALID;
     *placed = 0;
+    if (n > HEAPPAGE_MAX_LINES) /* a damaged page: more than one ever gets */
+        return false;
     if (ph->am_hint >= 1 && ph->am_hint <= n)
         first = last = ph->am_hint; /* the only version with a deleter */
     for (uint16_t off = first; off <= last; off++) {
