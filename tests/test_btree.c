@@ -11,8 +11,9 @@
  * integer path against btree_search() for every integer key type, from the
  * root and from a session's directory (btree_dir: leaf level or level 1,
  * stale after splits and appends, rebuilt, shared by two indexes),
- * persistence through a checkpoint and reopen, argument errors, and the
- * checker catching keys put out of order and a page corrupted on disk.
+ * persistence through a checkpoint and reopen, argument errors, the
+ * checker catching keys put out of order and a page corrupted on disk, and
+ * searches, scans and inserts refusing damaged links.
  */
 #include "testutil.h"
 
@@ -1942,6 +1943,109 @@ static void test_check_bad_meta(void **state)
     pool_close(f);
 }
 
+/* Copies block blk of rel into out, or (write) puts out back in its
+ * buffer, as a hand edit of the file that left its checksum right would. */
+static void page_swap(fixture *f, relnumber_t rel, blocknum_t blk,
+                      unsigned char *out, bool write)
+{
+    int32_t id;
+
+    CHECK_OK(f, buf_read(f->s, rel, blk, NULL, &id));
+    buf_lock(f->s, id, write ? LW_EXCLUSIVE : LW_SHARED);
+    if (write) {
+        memcpy(buf_page(f->pool, id), out, BLOCK_SIZE);
+        buf_mark_dirty(f->s, id);
+    } else {
+        memcpy(out, buf_page(f->pool, id), BLOCK_SIZE);
+    }
+    buf_unlock(f->s, id);
+    buf_release(f->s, id);
+}
+
+/* Scans the whole index; returns the status that ended the scan (KEEL_OK
+ * at its end), failing the test if it returns more than max entries. */
+static int scan_to_end(fixture *f, btree *bt, uint64_t max)
+{
+    btree_scan *sc = NULL;
+    uint64_t n = 0;
+    tid t;
+    int rc;
+
+    CHECK_OK(f, btree_scan_begin(bt, f->s, NULL, NULL, &sc));
+    while ((rc = btree_scan_next(sc, &t, NULL)) == KEEL_OK)
+        if (++n > max)
+            fail_msg("the scan returned more than %llu entries",
+                     (unsigned long long)max);
+    btree_scan_end(sc);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    return rc == KEEL_ENOENT ? KEEL_OK : rc;
+}
+
+/*
+ * Links damaged in ways page checksums cannot catch: a leaf whose
+ * right-link points to itself, with a high key that sends a key right; a
+ * right-link past the end of the index.  Lookups, scans and inserts fail
+ * with KEEL_ECORRUPT, instead of looping or reading past the file, and
+ * leave nothing pinned.
+ */
+static void test_damaged_links(void **state)
+{
+    fixture *f = *state;
+    union {
+        uint64_t align;
+        unsigned char b[BLOCK_SIZE];
+    } good, bad;
+    keel_value k;
+    int32_t last;
+    blocknum_t blk, nblocks;
+    smgr_rel *r;
+    btree *bt;
+    tid t, far = {.block = 0x7FFFFFF0, .offset = 1};
+
+    pool_open(f, 32);
+    build_int4(f, REL_IDX, 5000); /* keys 0, 2, ..., 9998 */
+    CHECK_OK(f, btree_open(f->s, REL_IDX, &bt));
+    assert_int_equal(smgr_rel_open(f->sm, REL_IDX, &r, &f->err), KEEL_OK);
+    nblocks = smgr_nblocks(r);
+    blk = find_leaf(f, REL_IDX);
+    page_swap(f, REL_IDX, blk, good.b, false);
+    assert_false(btpage_rightmost(good.b));
+    memcpy(&last,
+           (const char *)btpage_item(good.b,
+                                     (uint16_t)(btpage_nitems(good.b) - 1)) +
+               BT_LEAF_KEY_OFF,
+           4);
+
+    /* Right to itself, and the high key last + 1 (a key the index lacks),
+     * so that a search for it moves right. */
+    bad = good;
+    btpage_opaque(bad.b)->right = blk;
+    {
+        int32_t hk = last + 1;
+        memcpy((char *)btpage_item(bad.b, BT_HIKEY) + BT_LEAF_KEY_OFF, &hk, 4);
+    }
+    page_swap(f, REL_IDX, blk, bad.b, true);
+    assert_int_equal(scan_to_end(f, bt, 100000), KEEL_ECORRUPT);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "loop"));
+    k = (keel_value){.isnull = false, .v.i4 = last + 1};
+    assert_int_equal(btree_lookup(bt, f->s, &k, &t), KEEL_ECORRUPT);
+    assert_int_equal(btree_insert(bt, f->s, &k, far, NULL, NULL),
+                     KEEL_ECORRUPT);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+
+    /* Right past the end of the index. */
+    bad = good;
+    btpage_opaque(bad.b)->right = nblocks + 10;
+    page_swap(f, REL_IDX, blk, bad.b, true);
+    assert_int_equal(scan_to_end(f, bt, 100000), KEEL_ECORRUPT);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "past the end"));
+
+    page_swap(f, REL_IDX, blk, good.b, true);
+    assert_check_clean(f, REL_IDX, 5000);
+    btree_close(bt);
+    pool_close(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1975,6 +2079,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_detects_disk_corruption,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_bad_meta, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_links, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,14 +80,18 @@ static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
                         "index %u: link to invalid block %u", bt->rel, blk);
     if (mode == LW_SHARED) {
         rc = buf_read_recent_shared(s, bt->rel, blk, recent, lines, n, id);
-        if (rc != KEEL_OK)
-            return rc;
     } else {
         rc = buf_read_recent(s, bt->rel, blk, recent, lines, n, id);
-        if (rc != KEEL_OK)
-            return rc;
-        buf_lock(s, *id, mode);
+        if (rc == KEEL_OK)
+            buf_lock(s, *id, mode);
     }
+    if (rc == KEEL_EEOF) /* pages are never removed: a bad link */
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "index %u: link to block %u, past the end of the "
+                        "index",
+                        bt->rel, blk);
+    if (rc != KEEL_OK)
+        return rc;
     page = bt_page(s, *id);
     op = btpage_opaque_c(page);
     if (btpage_header(page)->special != BT_SPECIAL_OFF ||
@@ -115,6 +119,53 @@ static int bt_read_lock(const btree *bt, buf_session *s, blocknum_t blk,
                         lwlock_mode mode, int level, int32_t *id)
 {
     return bt_read_lock_guess(bt, s, blk, mode, level, -1.0, BUF_INVALID, id);
+}
+
+/*
+ * Moves right one search (or scan) has made, at every level together, and
+ * how many it may make before the index's size is looked at
+ * (bt_walk_step()).  A search reaches each page at most once, and every
+ * page it reaches exists, so it cannot make as many moves as the index
+ * has blocks: if it does, the right-links loop (a damaged page), and the
+ * search must end.
+ */
+typedef struct bt_walk {
+    uint32_t moves;
+    uint32_t limit;
+} bt_walk;
+
+/* Moves a walk makes before it first looks at the index's size. */
+#define BT_WALK_FREE 64
+
+static const bt_walk bt_walk_start = {0, BT_WALK_FREE};
+
+/* The cold part of bt_walk_step(): the index's size is the new limit,
+ * unless the walk has already made that many moves. */
+static __attribute__((noinline, cold)) int
+bt_walk_limit(const btree *bt, buf_session *s, bt_walk *w, blocknum_t blk)
+{
+    smgr_rel *r;
+    int rc = smgr_rel_open(buf_pool_smgr(s->pool), bt->rel, &r, &s->err);
+
+    if (rc != KEEL_OK)
+        return rc;
+    w->limit = smgr_nblocks(r);
+    if (w->moves < w->limit)
+        return KEEL_OK;
+    return kerr_set(&s->err, KEEL_ECORRUPT,
+                    "index %u: %u moves right (the last to block %u) in an "
+                    "index of %u blocks: its right-links loop",
+                    bt->rel, w->moves, blk, w->limit);
+}
+
+/* Counts a move right to block blk: ECORRUPT if the walk cannot have
+ * made that many without a loop. */
+static inline int bt_walk_step(const btree *bt, buf_session *s, bt_walk *w,
+                               blocknum_t blk)
+{
+    if (++w->moves < w->limit)
+        return KEEL_OK;
+    return bt_walk_limit(bt, s, w, blk);
 }
 
 /*
@@ -718,6 +769,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
 
     for (int attempt = 0;; attempt++) {
         bt_hint h = bt_no_hint;
+        bt_walk walk = bt_walk_start;
         blocknum_t blk;
         uint32_t level;
         int32_t id;
@@ -760,7 +812,10 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                     while (bt_beyond(bt, page, sk)) {
                         next = btpage_opaque(page)->right;
                         buf_unlock_release(s, id);
-                        rc = bt_read_lock(bt, s, next, mode, (int)level, &id);
+                        rc = bt_walk_step(bt, s, &walk, next);
+                        if (rc == KEEL_OK)
+                            rc = bt_read_lock(bt, s, next, mode, (int)level,
+                                              &id);
                         if (rc != KEEL_OK)
                             return rc;
                         blk = next;
@@ -776,7 +831,9 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                 /* A split moved sk right: the sibling's bounds are unknown. */
                 next = btpage_opaque(page)->right;
                 buf_unlock_release(s, id);
-                rc = bt_read_lock(bt, s, next, LW_SHARED, (int)level, &id);
+                rc = bt_walk_step(bt, s, &walk, next);
+                if (rc == KEEL_OK)
+                    rc = bt_read_lock(bt, s, next, LW_SHARED, (int)level, &id);
                 if (rc != KEEL_OK)
                     return rc;
                 blk = next;
@@ -858,6 +915,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
 {
     bt_scankey sk;
     bt_hint hint;
+    bt_walk walk = bt_walk_start;
     uint32_t found = 0;
     blocknum_t blk;
     int32_t id;
@@ -879,7 +937,9 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
             break;
         blk = btpage_opaque(page)->right;
         buf_unlock_release(s, id);
-        rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
+        rc = bt_walk_step(bt, s, &walk, blk);
+        if (rc == KEEL_OK)
+            rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
         if (rc != KEEL_OK)
             return rc;
         page = bt_page(s, id);
@@ -912,7 +972,9 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
             goto done;
         blk = btpage_opaque(page)->right;
         buf_unlock_release(s, id);
-        rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
+        rc = bt_walk_step(bt, s, &walk, blk);
+        if (rc == KEEL_OK)
+            rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
         if (rc != KEEL_OK)
             return rc;
         page = bt_page(s, id);
@@ -1033,15 +1095,18 @@ bt_int_beyond(const void *page, int fast, int64_t k, bool or_equal)
     return or_equal ? k >= hk : k > hk;
 }
 
-/* Releases the page and reads its right sibling at level, share-locked. */
+/* Releases the page and reads its right sibling at level, share-locked,
+ * counting the move in walk. */
 static int bt_move_right(const btree *bt, buf_session *s, int level,
-                         int32_t *id, const void **page)
+                         bt_walk *walk, int32_t *id, const void **page)
 {
     blocknum_t next = btpage_opaque_c(*page)->right;
     int rc;
 
     buf_unlock_release(s, *id);
-    rc = bt_read_lock(bt, s, next, LW_SHARED, level, id);
+    rc = bt_walk_step(bt, s, walk, next);
+    if (rc == KEEL_OK)
+        rc = bt_read_lock(bt, s, next, LW_SHARED, level, id);
     if (rc == KEEL_OK)
         *page = bt_page(s, *id);
     return rc;
@@ -1059,6 +1124,7 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
                           int32_t id, const void *page, uint32_t pos, tid *tids,
                           uint32_t max, bool last, uint32_t *count)
 {
+    bt_walk walk = bt_walk_start;
     uint32_t found = 0;
     int rc;
 
@@ -1088,7 +1154,7 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
         /* Equal keys may continue right only if the high key is k. */
         if (!all_equal && !bt_int_beyond(page, fast, k, true))
             goto done;
-        rc = bt_move_right(bt, s, 0, &id, &page);
+        rc = bt_move_right(bt, s, 0, &walk, &id, &page);
         if (rc != KEEL_OK)
             return rc;
         pos = btpage_first(page);
@@ -1462,6 +1528,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
 
     for (int attempt = 0;; attempt++) {
         bt_hint h = bt_no_hint;
+        bt_walk walk = bt_walk_start;
         const void *page;
         blocknum_t blk;
         uint32_t level, dir_level = UINT32_MAX, moves = 0;
@@ -1530,7 +1597,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                     if (++moves > BT_DIR_MAX_MOVES)
                         goto over;
                 }
-                rc = bt_move_right(bt, s, (int)level, &id, &page);
+                rc = bt_move_right(bt, s, (int)level, &walk, &id, &page);
                 if (rc != KEEL_OK)
                     return rc;
                 h = bt_no_hint;
@@ -1602,7 +1669,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 if (++moves > BT_DIR_MAX_MOVES)
                     goto over;
             }
-            rc = bt_move_right(bt, s, 0, &id, &page);
+            rc = bt_move_right(bt, s, 0, &walk, &id, &page);
             if (rc != KEEL_OK)
                 return rc;
             h = bt_no_hint;
@@ -1797,6 +1864,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
 {
     int32_t cur = *io_id, target = BUF_INVALID;
     blocknum_t curblk = *io_blk, tblk = BT_NONE;
+    bt_walk walk = bt_walk_start;
     bt_scankey eq, full;
     void *page = bt_page(s, cur);
     uint16_t pos;
@@ -1879,9 +1947,11 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
         if (target == BUF_INVALID)
             bt_prune_passed(bt, s, cur, page, marked, last, removable, ctx);
         next = btpage_opaque(page)->right;
-        rc = bt_read_lock(bt, s, next,
-                          target == BUF_INVALID ? LW_EXCLUSIVE : LW_SHARED, 0,
-                          &nid);
+        rc = bt_walk_step(bt, s, &walk, next);
+        if (rc == KEEL_OK)
+            rc = bt_read_lock(bt, s, next,
+                              target == BUF_INVALID ? LW_EXCLUSIVE : LW_SHARED,
+                              0, &nid);
         if (rc != KEEL_OK)
             goto fail;
         if (cur != target)
@@ -1920,6 +1990,7 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
                           const void *lpage, int32_t *pid, blocknum_t *pblk,
                           uint16_t *ppos)
 {
+    bt_walk walk = bt_walk_start;
     blocknum_t blk;
     int32_t id;
     int rc;
@@ -1958,7 +2029,9 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
         }
         blk = btpage_opaque(page)->right;
         buf_unlock_release(s, id);
-        rc = bt_read_lock(bt, s, blk, LW_EXCLUSIVE, (int)plevel, &id);
+        rc = bt_walk_step(bt, s, &walk, blk);
+        if (rc == KEEL_OK)
+            rc = bt_read_lock(bt, s, blk, LW_EXCLUSIVE, (int)plevel, &id);
         if (rc != KEEL_OK)
             return rc;
     }
@@ -2284,6 +2357,7 @@ struct btree_scan {
     bool started;    /* the first leaf has been read */
     bool finished;   /* no more leaves to read */
     blocknum_t next; /* the next leaf to read */
+    bt_walk walk;    /* the leaves read after the first */
     uint16_t count;  /* entries in the batch */
     uint16_t cur;    /* the next one to return */
     keel_value lo_vals[BTREE_MAX_KEYS];
@@ -2391,6 +2465,7 @@ static int bt_scan_start(btree *bt, buf_session *s, const btree_bound *lower,
         sc->has_hi = true;
     }
     sc->next = BT_NONE;
+    sc->walk = bt_walk_start;
     *out = sc;
     return KEEL_OK;
 }
@@ -2440,7 +2515,9 @@ static int bt_scan_load(btree_scan *sc)
         page = bt_page(s, id);
         pos = bt_lower_bound(bt, page, &sc->lo, NULL);
     } else {
-        rc = bt_read_lock(bt, s, sc->next, LW_SHARED, 0, &id);
+        rc = bt_walk_step(bt, s, &sc->walk, sc->next);
+        if (rc == KEEL_OK)
+            rc = bt_read_lock(bt, s, sc->next, LW_SHARED, 0, &id);
         if (rc != KEEL_OK)
             return rc;
         page = bt_page(s, id);
