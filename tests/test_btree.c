@@ -13,7 +13,7 @@
  * stale after splits and appends, rebuilt, shared by two indexes),
  * persistence through a checkpoint and reopen, argument errors, the
  * checker catching keys put out of order and a page corrupted on disk, and
- * searches, scans and inserts refusing damaged links.
+ * searches, scans and inserts refusing damaged links and item counts.
  */
 #include "testutil.h"
 
@@ -1982,11 +1982,12 @@ static int scan_to_end(fixture *f, btree *bt, uint64_t max)
 }
 
 /*
- * Links damaged in ways page checksums cannot catch: a leaf whose
- * right-link points to itself, with a high key that sends a key right; a
- * right-link past the end of the index.  Lookups, scans and inserts fail
- * with KEEL_ECORRUPT, instead of looping or reading past the file, and
- * leave nothing pinned.
+ * Links and item counts damaged in ways page checksums cannot catch: a
+ * leaf whose right-link points to itself, with a high key that sends a
+ * key right; a right-link past the end of the index; a leaf that is not
+ * the rightmost but has no high key.  Lookups, scans and inserts fail with
+ * KEEL_ECORRUPT, instead of looping, reading past the file or tripping an
+ * assertion, and leave nothing pinned.
  */
 static void test_damaged_links(void **state)
 {
@@ -2039,6 +2040,18 @@ static void test_damaged_links(void **state)
     page_swap(f, REL_IDX, blk, bad.b, true);
     assert_int_equal(scan_to_end(f, bt, 100000), KEEL_ECORRUPT);
     assert_non_null(strstr(buf_session_error(f->s)->msg, "past the end"));
+
+    /* No items at all, the high key included, on a page that has a right
+     * sibling. */
+    bad = good;
+    ((page_header *)bad.b)->lower = PAGE_HEADER_SIZE;
+    page_swap(f, REL_IDX, blk, bad.b, true);
+    k = (keel_value){.isnull = false, .v.i4 = last - 1};
+    assert_int_equal(btree_lookup(bt, f->s, &k, &t), KEEL_ECORRUPT);
+    assert_int_equal(btree_insert(bt, f->s, &k, far, NULL, NULL),
+                     KEEL_ECORRUPT);
+    assert_non_null(strstr(buf_session_error(f->s)->msg, "high key"));
+    assert_int_equal(scan_to_end(f, bt, 100000), KEEL_ECORRUPT);
 
     page_swap(f, REL_IDX, blk, good.b, true);
     assert_check_clean(f, REL_IDX, 5000);

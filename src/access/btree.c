@@ -101,6 +101,18 @@ static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
                         "index %u block %u: not a B-tree page of level %d",
                         bt->rel, blk, level);
     }
+    /* Every search relies on a page that is not the rightmost of its level
+     * having a high key, and on an internal page having a downlink. */
+    if (btpage_nitems(page) < btpage_first(page) + (op->level > 0)) {
+        buf_unlock_release(s, *id);
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "index %u block %u: a page of level %u without its "
+                        "%s",
+                        bt->rel, blk, op->level,
+                        btpage_rightmost(page) || btpage_nitems(page) > 0
+                            ? "first downlink"
+                            : "high key");
+    }
     return KEEL_OK;
 }
 
@@ -1333,15 +1345,7 @@ static bool bt_dir_walk(const btree *bt, buf_session *s, uint32_t level,
             return false;
         page = bt_page(s, id);
         first = btpage_first(page);
-        n = btpage_nitems(page);
-        if (n <= first) {
-            buf_unlock_release(s, id);
-            *rc = kerr_set(&s->err, KEEL_ECORRUPT,
-                           "index %u block %u: a page of level %u has no "
-                           "downlink",
-                           bt->rel, blk, level);
-            return false;
-        }
+        n = btpage_nitems(page); /* > first: bt_read_lock() saw to it */
         if (l->n == 0)
             *first_child = btpage_item(page, (uint16_t)first)->block;
         /* The minus-infinity downlink's bound is the page's own, the high
@@ -1576,17 +1580,12 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 continue;
             }
         }
+        /* Every page read has its high key and, above the leaves, a
+         * downlink (bt_read_lock_lines()). */
         while (level > 0) {
             uint32_t first = btpage_first(page), n = btpage_nitems(page);
             uint32_t slot;
 
-            if (n <= first) {
-                buf_unlock_release(s, id);
-                return kerr_set(&s->err, KEEL_ECORRUPT,
-                                "index %u: a page of level %u has no "
-                                "downlink",
-                                bt->rel, level);
-            }
             slot = bt_int_rank(page, k, first + 1, n, false, fast, &h);
 
             if (slot == n && bt_int_beyond(page, fast, k, false)) {
@@ -1629,13 +1628,6 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             uint32_t pos;
             int64_t v;
 
-            if (n < first) {
-                buf_unlock_release(s, id);
-                return kerr_set(&s->err, KEEL_ECORRUPT,
-                                "index %u: a leaf that is not the rightmost "
-                                "has no high key",
-                                bt->rel);
-            }
             pos = bt_int_rank(page, k, first, n, true, fast, &h);
 
             if (pos < n) {
