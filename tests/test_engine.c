@@ -5,7 +5,7 @@
  * dropping a table with its indexes, bulk loads, lookups through the
  * session's index directories, scans of a table without a primary key,
  * a database open in one place at a time, read-only opens, files no
- * relation owns.
+ * relation owns, and catalog rows and meta pages that disagree.
  */
 #include "testutil.h"
 
@@ -20,10 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "access/btree_page.h"
 #include "engine/control.h"
 #include "engine/engine.h"
 #include "keel/keel.h"
 #include "storage/fault.h"
+#include "storage/page.h"
 
 static keel_db_options opts_for(const char *dir)
 {
@@ -1207,6 +1209,154 @@ static void test_concurrent_sessions(void **state)
     finish(dir, db, b, s);
 }
 
+/* Rewrites one field of the key columns that block 0 (the meta page) of
+ * relation rel in dir gives its index, its checksum made right again, as
+ * a hand edit or a bug could leave it: key column k's type becomes type. */
+static void meta_key_type_set(const char *dir, uint32_t rel, uint16_t k,
+                              keel_type type)
+{
+    union {
+        uint64_t align;
+        unsigned char b[BLOCK_SIZE];
+    } page;
+    char path[512];
+    bt_meta m;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%u", dir, rel);
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, page.b, BLOCK_SIZE, 0), BLOCK_SIZE);
+    memcpy(&m, page.b + PAGE_HEADER_SIZE, sizeof(m));
+    assert_int_equal(m.magic, BT_MAGIC);
+    m.attrs[k].type = (uint8_t)type;
+    memcpy(page.b + PAGE_HEADER_SIZE, &m, sizeof(m));
+    page_set_checksum(page.b);
+    assert_int_equal(pwrite(fd, page.b, BLOCK_SIZE, 0), BLOCK_SIZE);
+    close(fd);
+}
+
+/*
+ * Catalog rows and meta pages that disagree (damage a page checksum
+ * cannot catch): a keel_index row naming another table's index as t's, a
+ * primary key whose meta page gives its key another type than the
+ * table's column.  Rows' values would be read as keys of the wrong type;
+ * instead the statements fail with KEEL_ECORRUPT.
+ */
+static void test_damaged_index_catalog(void **state)
+{
+    static const keel_column ucols[] = {{"k", KEEL_TEXT, 0, true}};
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *a;
+    keel_error e;
+    keel_value v[9], key = tu_vi4(2), out[9];
+    char tb[32], keys_text[64];
+    uint16_t pk = 1;
+    catalog_txn ct;
+    catalog_namespace ns;
+    catalog_relation t, u;
+    catalog_indexdef def, tdef;
+    uint32_t n;
+    keel_value vals[8];
+    bool found;
+
+    (void)state;
+    setup_db(dir, &db, &a, 3);
+    assert_int_equal(keel_create_table(a, "s1", "u", ucols, 1, &pk, 1),
+                     KEEL_OK);
+    assert_int_equal(engine_stmt_begin_catalog(a, false, &ct), KEEL_OK);
+    assert_int_equal(catalog_namespace_by_name(db->cat, &ct, "s1", &ns),
+                     KEEL_OK);
+    assert_int_equal(catalog_relation_by_name(db->cat, &ct, "t", ns.oid, &t),
+                     KEEL_OK);
+    assert_int_equal(catalog_relation_by_name(db->cat, &ct, "u", ns.oid, &u),
+                     KEEL_OK);
+    assert_int_equal(catalog_indexes_of(db->cat, &ct, u.oid, &def, 1, &n),
+                     KEEL_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(engine_stmt_end(a, KEEL_OK, false), KEEL_OK);
+    keel_session_end(a);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+
+    /* t's primary key's meta page: its key (id int4) made text. */
+    {
+        assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+        assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+        assert_int_equal(engine_stmt_begin_catalog(a, false, &ct), KEEL_OK);
+        assert_int_equal(catalog_indexes_of(db->cat, &ct, t.oid, &tdef, 1, &n),
+                         KEEL_OK);
+        assert_int_equal(engine_stmt_end(a, KEEL_OK, false), KEEL_OK);
+        keel_session_end(a);
+        assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+        meta_key_type_set(dir, tdef.indexoid, 0, KEEL_TEXT);
+        assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+        assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+        assert_int_equal(
+            keel_select_column(a, "s1", "t", "at", &key, out, &found),
+            KEEL_ECORRUPT);
+        assert_non_null(strstr(keel_session_error(a), "does not fit"));
+        assert_false(found);
+        assert_int_equal(keel_lookup(a, "s1", "t", &key, out, &found),
+                         KEEL_ECORRUPT);
+        row_of(4, v, tb);
+        assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_ECORRUPT);
+        assert_int_equal(keel_delete(a, "s1", "t", &key), KEEL_ECORRUPT);
+        keel_session_end(a);
+        assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+        meta_key_type_set(dir, tdef.indexoid, 0, KEEL_INT4);
+    }
+
+    /* u's primary key (text) listed as t's, its keel_index row changed. */
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+    key = tu_vi4(2);
+    assert_int_equal(keel_lookup(a, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(engine_stmt_begin_catalog(a, true, &ct), KEEL_OK);
+    def.tableoid = t.oid;
+    def.primary = false;
+    def.unique = false;
+    catalog_index_values(&def, keys_text, vals);
+    assert_int_equal(catalog_update(db->cat, &ct, CAT_INDEX, def.tid, vals),
+                     KEEL_OK);
+    assert_int_equal(engine_stmt_end(a, KEEL_OK, true), KEEL_OK);
+    row_of(4, v, tb);
+    assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_ECORRUPT);
+    assert_non_null(strstr(keel_session_error(a), "does not fit"));
+    row_of(2, v, tb);
+    assert_int_equal(keel_update(a, "s1", "t", &key, v), KEEL_ECORRUPT);
+    assert_int_equal(keel_delete(a, "s1", "t", &key), KEEL_ECORRUPT);
+
+    /* t's primary key's row, that index put back to u, names t itself as
+     * the index: a table, not to be used as one. */
+    assert_int_equal(engine_stmt_begin_catalog(a, true, &ct), KEEL_OK);
+    {
+        catalog_indexdef both[2];
+        assert_int_equal(catalog_indexes_of(db->cat, &ct, t.oid, both, 2, &n),
+                         KEEL_OK);
+        assert_int_equal(n, 2);
+        tdef = both[both[0].indexoid == def.indexoid];
+        def = both[both[0].indexoid != def.indexoid];
+    }
+    def.tableoid = u.oid;
+    catalog_index_values(&def, keys_text, vals);
+    assert_int_equal(catalog_update(db->cat, &ct, CAT_INDEX, def.tid, vals),
+                     KEEL_OK);
+    tdef.indexoid = t.oid;
+    catalog_index_values(&tdef, keys_text, vals);
+    assert_int_equal(catalog_update(db->cat, &ct, CAT_INDEX, tdef.tid, vals),
+                     KEEL_OK);
+    assert_int_equal(engine_stmt_end(a, KEEL_OK, true), KEEL_OK);
+    assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_ECORRUPT);
+    assert_non_null(strstr(keel_session_error(a), "but is a table"));
+    keel_session_end(a);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+
+    tu_dir_remove(dir);
+}
+
 static void test_bad_directories(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -2158,6 +2308,7 @@ int main(void)
         cmocka_unit_test(test_build_failures_release_mark),
         cmocka_unit_test(test_concurrent_analyze),
         cmocka_unit_test(test_bad_directories),
+        cmocka_unit_test(test_damaged_index_catalog),
         cmocka_unit_test(test_open_once),
         cmocka_unit_test(test_read_only),
         cmocka_unit_test(test_create_where),

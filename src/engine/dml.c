@@ -309,6 +309,7 @@ typedef struct select_plan {
     uint16_t attnum;
     uint16_t ncols; /* columns to decode: attnum's and the key's */
     oid_t indexoid; /* the primary key */
+    oid_t pktable;  /* the table its keel_index row names */
     uint16_t nkeys;
     uint16_t keys[BTREE_MAX_KEYS];
 } select_plan;
@@ -387,6 +388,7 @@ static int select_plan_make(keel_session *s, const char *schema,
     }
     if (pk != NULL) {
         p->indexoid = pk->indexoid;
+        p->pktable = pk->tableoid;
         p->nkeys = pk->nkeys;
         p->ncols = p->attnum > pk->keys[0] ? p->attnum : pk->keys[0];
         p->keys[0] = pk->keys[0];
@@ -488,11 +490,13 @@ static inline bool select_key_equal(const tuple_attr *a, const keel_value *x,
 /*
  * The handles of the planned table (its keel_class row rel) and primary
  * key: the ones the session used last if the oids are theirs, else looked
- * up (or opened) and kept for the next call.
+ * up (or opened), checked to fit each other (engine_index_fits()) and
+ * kept for the next call.
  */
 static int select_handles(keel_session *s, const catalog_relation *rel,
                           const select_plan *p, engine_rel **h, engine_rel **ix)
 {
+    bool fresh = false;
     int rc = KEEL_OK;
 
     if (s->select_heap == NULL || s->select_heap->oid != p->relid) {
@@ -501,11 +505,24 @@ static int select_handles(keel_session *s, const catalog_relation *rel,
             s->select_heap = NULL;
             return rc;
         }
+        fresh = true;
     }
     if (s->select_index == NULL || s->select_index->oid != p->indexoid) {
         rc = engine_index_handle(s, p->indexoid, &s->select_index);
         if (rc != KEEL_OK) {
             s->select_index = NULL;
+            return rc;
+        }
+        fresh = true;
+    }
+    if (fresh) {
+        catalog_indexdef d = {
+            .indexoid = p->indexoid, .tableoid = p->pktable, .nkeys = p->nkeys};
+        memcpy(d.keys, p->keys, sizeof(d.keys));
+        rc =
+            engine_index_fits(s, s->select_heap, p->relid, s->select_index, &d);
+        if (rc != KEEL_OK) {
+            s->select_heap = s->select_index = NULL;
             return rc;
         }
     }

@@ -310,8 +310,19 @@ int engine_table_handle(keel_session *s, catalog_txn *ct,
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
                       const char *name, engine_table *t);
 
-/* The handle of index idxdef (opened on first use). */
+/* The handle of index idxdef (opened on first use).  ECORRUPT if oid is
+ * a table's (engine_table_handle() likewise for an index's). */
 int engine_index_handle(keel_session *s, oid_t oid, engine_rel **out);
+
+/*
+ * Whether index (keel_index row ix) fits table (oid tableoid): the row
+ * names the table, and its key columns are columns of the table with the
+ * types that the index's meta page gives its keys.  Rows' values become
+ * the index's keys through them, so a damaged keel_index row or meta page
+ * is refused (ECORRUPT) before it is used.
+ */
+int engine_index_fits(keel_session *s, const engine_rel *table, oid_t tableoid,
+                      const engine_rel *index, const catalog_indexdef *ix);
 
 /*
  * The body of keel_create_table() inside a running statement (ct from

@@ -362,6 +362,10 @@ int engine_index_handle(keel_session *s, oid_t oid, engine_rel **out)
     engine_rel *r = rel_cached(s, oid);
     int rc;
 
+    if (r != NULL && r->kind != RELKIND_INDEX) /* a damaged keel_index row */
+        return kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                        "relation %u is named as an index, but is a table",
+                        oid);
     if (r == NULL) {
         r = calloc(1, sizeof(*r));
         if (r == NULL)
@@ -388,6 +392,10 @@ int engine_table_handle(keel_session *s, catalog_txn *ct,
     uint32_t n = 0;
     int rc;
 
+    if (r != NULL && r->kind != RELKIND_TABLE) /* a damaged keel_class row */
+        return kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                        "relation %u is named as a table, but is an index",
+                        rel->oid);
     if (r != NULL) {
         *out = r;
         return KEEL_OK;
@@ -500,6 +508,29 @@ static int table_indexes(keel_session *s, engine_table *t)
     return KEEL_OK;
 }
 
+int engine_index_fits(keel_session *s, const engine_rel *table, oid_t tableoid,
+                      const engine_rel *index, const catalog_indexdef *ix)
+{
+    const tuple_desc *td = table->desc, *kd = btree_key_desc(index->bt);
+    bool ok =
+        ix->tableoid == tableoid && ix->nkeys >= 1 && ix->nkeys == kd->natts;
+
+    for (uint16_t k = 0; ok && k < ix->nkeys; k++) {
+        uint16_t col = ix->keys[k];
+        ok = col >= 1 && col <= td->natts &&
+             kd->attrs[k].type == td->attrs[col - 1].type &&
+             kd->attrs[k].len == td->attrs[col - 1].len;
+    }
+    if (!ok)
+        return kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                        "index %u does not fit table %u: its keel_index row "
+                        "(of table %u, %u key columns) or its meta page (%u "
+                        "key columns) is damaged",
+                        ix->indexoid, tableoid, ix->tableoid, ix->nkeys,
+                        kd->natts);
+    return KEEL_OK;
+}
+
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
                       const char *name, engine_table *t)
 {
@@ -533,8 +564,11 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
     rc = engine_table_handle(s, ct, &t->rel, &t->h);
     if (rc == KEEL_OK)
         rc = table_indexes(s, t);
-    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++)
+    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
         rc = engine_index_handle(s, t->idx[i].indexoid, &t->ih[i]);
+        if (rc == KEEL_OK)
+            rc = engine_index_fits(s, t->h, t->rel.oid, t->ih[i], &t->idx[i]);
+    }
     return rc;
 }
 
