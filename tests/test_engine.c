@@ -1240,8 +1240,10 @@ static void meta_key_type_set(const char *dir, uint32_t rel, uint16_t k,
  * Catalog rows and meta pages that disagree (damage a page checksum
  * cannot catch): a keel_index row naming another table's index as t's, a
  * primary key whose meta page gives its key another type than the
- * table's column.  Rows' values would be read as keys of the wrong type;
- * instead the statements fail with KEEL_ECORRUPT.
+ * table's column, a catalog index whose meta page gives its key another
+ * type than the catalog's.  Rows' values would be read as keys of the
+ * wrong type; instead the statements fail with KEEL_ECORRUPT (an open,
+ * for the catalog's index).
  */
 static void test_damaged_index_catalog(void **state)
 {
@@ -1354,6 +1356,13 @@ static void test_damaged_index_catalog(void **state)
     keel_session_end(a);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
 
+    /* keel_class's name index, its key (a name) made an oid: no open. */
+    meta_key_type_set(dir, CATALOG_CLASS_NAME_IDX, 0, KEEL_OID);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_ECORRUPT);
+    assert_non_null(strstr(e.msg, "keel_class_name_index"));
+    meta_key_type_set(dir, CATALOG_CLASS_NAME_IDX, 0, KEEL_NAME);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     tu_dir_remove(dir);
 }
 

@@ -225,6 +225,26 @@ const char *catalog_name(catalog_id id)
     return cat_defs[id].name;
 }
 
+/* ECORRUPT unless the meta page of catalog index x (open as bt) gives it
+ * the key columns the catalog puts in it (want): a damaged one would have
+ * the catalog's values read as other types. */
+static int check_index_keys(const idx_def *x, const btree *bt,
+                            const tuple_desc *want, kerr *err)
+{
+    const tuple_desc *have = btree_key_desc(bt);
+    bool ok = have->natts == want->natts;
+
+    for (uint16_t k = 0; ok && k < want->natts; k++)
+        ok = have->attrs[k].type == want->attrs[k].type &&
+             have->attrs[k].len == want->attrs[k].len;
+    if (!ok)
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "catalog index %s (relation %u): its meta page "
+                        "gives it other key columns than its catalog's",
+                        x->name, x->oid);
+    return KEEL_OK;
+}
+
 int catalog_open(buf_session *bs, catalog **out)
 {
     catalog *c = calloc(1, sizeof(*c));
@@ -240,8 +260,12 @@ int catalog_open(buf_session *bs, catalog **out)
             rc = kerr_set(&bs->err, KEEL_ECORRUPT,
                           "catalog %s (relation %u) is missing", d->name,
                           d->oid);
-        for (uint16_t j = 0; rc == KEEL_OK && j < d->nidx; j++)
+        for (uint16_t j = 0; rc == KEEL_OK && j < d->nidx; j++) {
             rc = btree_open(bs, d->idx[j].oid, &c->rels[i].idx[j]);
+            if (rc == KEEL_OK)
+                rc = check_index_keys(&d->idx[j], c->rels[i].idx[j],
+                                      c->rels[i].keydesc[j], &bs->err);
+        }
         if (rc != KEEL_OK) {
             free_rels(c);
             return rc;
