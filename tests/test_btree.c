@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "access/btree.h"
 #include "access/btree_page.h"
@@ -1984,10 +1985,12 @@ static int scan_to_end(fixture *f, btree *bt, uint64_t max)
 /*
  * Links and item counts damaged in ways page checksums cannot catch: a
  * leaf whose right-link points to itself, with a high key that sends a
- * key right; a right-link past the end of the index; a leaf that is not
- * the rightmost but has no high key.  Lookups, scans and inserts fail with
- * KEEL_ECORRUPT, instead of looping, reading past the file or tripping an
- * assertion, and leave nothing pinned.
+ * key right (and inserts that split it, whose old right sibling is then
+ * the page they hold); a right-link past the end of the index; a leaf
+ * that is not the rightmost but has no high key.  Lookups, scans and
+ * inserts fail with KEEL_ECORRUPT, instead of looping, waiting for their
+ * own locks (an alarm ends the test if one does), reading past the file
+ * or tripping an assertion, and leave nothing pinned.
  */
 static void test_damaged_links(void **state)
 {
@@ -2003,6 +2006,7 @@ static void test_damaged_links(void **state)
     btree *bt;
     tid t, far = {.block = 0x7FFFFFF0, .offset = 1};
 
+    alarm(120);
     pool_open(f, 32);
     build_int4(f, REL_IDX, 5000); /* keys 0, 2, ..., 9998 */
     CHECK_OK(f, btree_open(f->s, REL_IDX, &bt));
@@ -2033,8 +2037,22 @@ static void test_damaged_links(void **state)
     assert_int_equal(btree_insert(bt, f->s, &k, far, NULL, NULL),
                      KEEL_ECORRUPT);
     assert_int_equal(buf_session_pinned(f->s), 0);
+    /* Keys that go into the page until it splits: the split's old right
+     * sibling is the page itself, which the insert holds. */
+    {
+        int rc = KEEL_OK;
+        int32_t first;
+        memcpy(&first,
+               (const char *)btpage_item(good.b, btpage_first(good.b)) +
+                   BT_LEAF_KEY_OFF,
+               4);
+        for (k.v.i4 = first + 1; rc == KEEL_OK && k.v.i4 < last; k.v.i4 += 2)
+            rc = btree_insert(bt, f->s, &k, far, NULL, NULL);
+        assert_int_equal(rc, KEEL_ECORRUPT);
+        assert_non_null(strstr(buf_session_error(f->s)->msg, "holds locked"));
+        assert_int_equal(buf_session_pinned(f->s), 0);
+    }
 
-    /* Right past the end of the index. */
     bad = good;
     btpage_opaque(bad.b)->right = nblocks + 10;
     page_swap(f, REL_IDX, blk, bad.b, true);
@@ -2057,6 +2075,7 @@ static void test_damaged_links(void **state)
     assert_check_clean(f, REL_IDX, 5000);
     btree_close(bt);
     pool_close(f);
+    alarm(0);
 }
 
 int main(void)

@@ -134,6 +134,32 @@ static int bt_read_lock(const btree *bt, buf_session *s, blocknum_t blk,
 }
 
 /*
+ * The blocks an insert holds locked while it reads others: the pages it
+ * has split (both halves of each) and the one it is changing; a unique
+ * check's target and current page.  In a sound tree no link it follows
+ * leads back to one of them; a damaged one may, and locking that page
+ * would wait for the insert's own lock for ever.
+ */
+typedef struct bt_held {
+    blocknum_t blk[2 * BT_MAX_LEVELS + 2];
+    uint32_t n;
+} bt_held;
+
+/* bt_read_lock(), unless held (NULL: nothing) holds blk: then ECORRUPT. */
+static int bt_read_lock_held(const btree *bt, buf_session *s, blocknum_t blk,
+                             lwlock_mode mode, int level, const bt_held *held,
+                             int32_t *id)
+{
+    for (uint32_t i = 0; held != NULL && i < held->n; i++)
+        if (held->blk[i] == blk)
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "index %u: link to block %u, a page this insert "
+                            "holds locked",
+                            bt->rel, blk);
+    return bt_read_lock(bt, s, blk, mode, level, id);
+}
+
+/*
  * Moves right one search (or scan) has made, at every level together, and
  * how many it may make before the index's size is looked at
  * (bt_walk_step()).  A search reaches each page at most once, and every
@@ -770,12 +796,14 @@ static inline void bt_prefetch_heap(const btree *bt, buf_session *s,
  * high-key test at the target page (if sk is at or above its high key it
  * must move right itself), and *hint receives the page's key bounds as
  * its parent saw them; this saves a cache miss when the caller's search
- * of the page finds an entry above sk anyway.
+ * of the page finds an entry above sk anyway.  held (NULL if none) are
+ * the blocks the caller holds locked, which no link may lead to.
  */
 static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                       uint32_t target, lwlock_mode mode, blocknum_t *stack,
                       uint32_t *stack_top, bt_hint *hint, int32_t *out_id,
-                      blocknum_t *out_blk, const heap_rel *heap, tid *guessed)
+                      blocknum_t *out_blk, const heap_rel *heap, tid *guessed,
+                      const bt_held *held)
 {
     bool refresh = false;
 
@@ -799,8 +827,8 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
         refresh = true;
         if (level < target)
             continue;
-        rc = bt_read_lock(bt, s, blk, level == target ? mode : LW_SHARED, -1,
-                          &id);
+        rc = bt_read_lock_held(bt, s, blk, level == target ? mode : LW_SHARED,
+                               -1, held, &id);
         if (rc != KEEL_OK)
             return rc;
         page = bt_page(s, id);
@@ -826,8 +854,8 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                         buf_unlock_release(s, id);
                         rc = bt_walk_step(bt, s, &walk, next);
                         if (rc == KEEL_OK)
-                            rc = bt_read_lock(bt, s, next, mode, (int)level,
-                                              &id);
+                            rc = bt_read_lock_held(bt, s, next, mode,
+                                                   (int)level, held, &id);
                         if (rc != KEEL_OK)
                             return rc;
                         blk = next;
@@ -845,7 +873,8 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                 buf_unlock_release(s, id);
                 rc = bt_walk_step(bt, s, &walk, next);
                 if (rc == KEEL_OK)
-                    rc = bt_read_lock(bt, s, next, LW_SHARED, (int)level, &id);
+                    rc = bt_read_lock_held(bt, s, next, LW_SHARED, (int)level,
+                                           held, &id);
                 if (rc != KEEL_OK)
                     return rc;
                 blk = next;
@@ -865,9 +894,14 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                 if (heap != NULL)
                     bt_prefetch_heap(bt, s, heap, &h, guess, guessed);
             }
-            rc = bt_read_lock_guess(bt, s, blk,
-                                    level == target ? mode : LW_SHARED,
-                                    (int)level, guess, BUF_INVALID, &id);
+            if (held != NULL)
+                rc = bt_read_lock_held(bt, s, blk,
+                                       level == target ? mode : LW_SHARED,
+                                       (int)level, held, &id);
+            else
+                rc = bt_read_lock_guess(bt, s, blk,
+                                        level == target ? mode : LW_SHARED,
+                                        (int)level, guess, BUF_INVALID, &id);
             if (rc != KEEL_OK)
                 return rc;
             page = bt_page(s, id);
@@ -937,7 +971,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
 
     bt_scankey_init(bt, &sk, keys, bt->natts, -1);
     rc = bt_descend(bt, s, &sk, 0, LW_SHARED, NULL, NULL, &hint, &id, &blk,
-                    heap, guessed);
+                    heap, guessed, NULL);
     if (rc != KEEL_OK)
         return rc;
     page = bt_page(s, id);
@@ -1940,10 +1974,12 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
             bt_prune_passed(bt, s, cur, page, marked, last, removable, ctx);
         next = btpage_opaque(page)->right;
         rc = bt_walk_step(bt, s, &walk, next);
-        if (rc == KEEL_OK)
-            rc = bt_read_lock(bt, s, next,
-                              target == BUF_INVALID ? LW_EXCLUSIVE : LW_SHARED,
-                              0, &nid);
+        if (rc == KEEL_OK) {
+            bt_held held = {{curblk, tblk}, 2};
+            rc = bt_read_lock_held(
+                bt, s, next, target == BUF_INVALID ? LW_EXCLUSIVE : LW_SHARED,
+                0, &held, &nid);
+        }
         if (rc != KEEL_OK)
             goto fail;
         if (cur != target)
@@ -1979,8 +2015,8 @@ fail:
  */
 static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
                           uint32_t stack_top, uint32_t plevel, blocknum_t child,
-                          const void *lpage, int32_t *pid, blocknum_t *pblk,
-                          uint16_t *ppos)
+                          const void *lpage, const bt_held *held, int32_t *pid,
+                          blocknum_t *pblk, uint16_t *ppos)
 {
     bt_walk walk = bt_walk_start;
     blocknum_t blk;
@@ -1989,7 +2025,8 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
 
     if (plevel <= stack_top) {
         blk = stack[plevel];
-        rc = bt_read_lock(bt, s, blk, LW_EXCLUSIVE, (int)plevel, &id);
+        rc =
+            bt_read_lock_held(bt, s, blk, LW_EXCLUSIVE, (int)plevel, held, &id);
     } else {
         keel_value vals[BTREE_MAX_KEYS];
         bt_scankey sk;
@@ -1997,7 +2034,7 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
         bt_scankey_from_item(bt, btpage_item(lpage, BT_HIKEY),
                              btpage_is_leaf(lpage), vals, &sk);
         rc = bt_descend(bt, s, &sk, plevel, LW_EXCLUSIVE, NULL, NULL, NULL, &id,
-                        &blk, NULL, NULL);
+                        &blk, NULL, NULL, held);
     }
     if (rc != KEEL_OK)
         return rc;
@@ -2023,7 +2060,8 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
         buf_unlock_release(s, id);
         rc = bt_walk_step(bt, s, &walk, blk);
         if (rc == KEEL_OK)
-            rc = bt_read_lock(bt, s, blk, LW_EXCLUSIVE, (int)plevel, &id);
+            rc = bt_read_lock_held(bt, s, blk, LW_EXCLUSIVE, (int)plevel, held,
+                                   &id);
         if (rc != KEEL_OK)
             return rc;
     }
@@ -2147,6 +2185,7 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
 {
     bt_split_undo undo[BT_MAX_LEVELS];
     uint32_t nundo = 0;
+    bt_held held = {{blk}, 1};
     bt_itembuf dlbuf;
     int rc;
 
@@ -2199,8 +2238,10 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
         }
         rpage = bt_page(s, rid);
         btpage_init(rpage, level, 0);
+        held.blk[held.n++] = rblk;
         if (oldright != BT_NONE) {
-            rc = bt_read_lock(bt, s, oldright, LW_SHARED, level, &orid);
+            rc = bt_read_lock_held(bt, s, oldright, LW_SHARED, level, &held,
+                                   &orid);
             if (rc != KEEL_OK) {
                 free(before);
                 bt_forget_page(s, rid);
@@ -2236,11 +2277,12 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
         /* Nobody can split the right half before its downlink exists:
          * both halves stay locked until the insert ends. */
         rc = bt_find_parent(bt, s, stack, stack_top, (uint32_t)level + 1, blk,
-                            page, &pid, &pblk, &ppos);
+                            page, &held, &pid, &pblk, &ppos);
         if (rc != KEEL_OK)
             break;
         id = pid;
         blk = pblk;
+        held.blk[held.n++] = blk;
         pos = (uint16_t)(ppos + 1);
         item = dlbuf.b;
         size = dlsize;
@@ -2282,7 +2324,7 @@ int btree_insert_prune(btree *bt, buf_session *s, const keel_value *keys, tid t,
     sk.has_tid = !check;
     sk.t = t;
     rc = bt_descend(bt, s, &sk, 0, LW_EXCLUSIVE, stack, &stack_top, NULL, &id,
-                    &blk, NULL, NULL);
+                    &blk, NULL, NULL, NULL);
     if (rc != KEEL_OK)
         return rc;
     if (check) {
@@ -2320,7 +2362,7 @@ int btree_delete(btree *bt, buf_session *s, const keel_value *keys, tid t)
     sk.has_tid = true;
     sk.t = t;
     rc = bt_descend(bt, s, &sk, 0, LW_EXCLUSIVE, NULL, NULL, NULL, &id, &blk,
-                    NULL, NULL);
+                    NULL, NULL, NULL);
     if (rc != KEEL_OK)
         return rc;
     page = bt_page(s, id);
@@ -2500,7 +2542,7 @@ static int bt_scan_load(btree_scan *sc)
 
     if (!sc->started) {
         rc = bt_descend(bt, s, &sc->lo, 0, LW_SHARED, NULL, NULL, NULL, &id,
-                        &blk, NULL, NULL);
+                        &blk, NULL, NULL, NULL);
         if (rc != KEEL_OK)
             return rc;
         sc->started = true;
