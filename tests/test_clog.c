@@ -3,8 +3,9 @@
  * pages (each id's two bits independent of its neighbours'), ids with a
  * fixed status, persistence through a checkpoint and a reopen, concurrent
  * setters on shared pages (and racing extensions: every page added once),
- * and errors from the buffer pool (injected read and write faults, corrupt
- * bits) coming back to the caller.
+ * the last id whose end is recorded, and errors from the buffer pool
+ * (injected read and write faults, corrupt bits) coming back to the
+ * caller.
  */
 #include "testutil.h"
 
@@ -284,6 +285,33 @@ static void test_concurrent_setters(void **state)
     tu_assert_pool_quiet(f->pool);
 }
 
+/* clog_last_ended(): the highest id whose end is recorded, found on the
+ * last page or, when that one was only just added, the one before it. */
+static void test_last_ended(void **state)
+{
+    fixture *f = *state;
+    xid_t last = 1;
+
+    assert_int_equal(clog_last_ended(f->c, f->s, &last, &f->err), KEEL_OK);
+    assert_int_equal(last, XID_INVALID);
+    set(f, 5, XID_STATUS_ABORTED);
+    set(f, 40, XID_STATUS_COMMITTED);
+    assert_int_equal(clog_last_ended(f->c, f->s, &last, &f->err), KEEL_OK);
+    assert_int_equal(last, 40);
+    set(f, 43, XID_STATUS_COMMITTED); /* the last of its byte */
+    assert_int_equal(clog_last_ended(f->c, f->s, &last, &f->err), KEEL_OK);
+    assert_int_equal(last, 43);
+    set(f, CLOG_XIDS_PER_PAGE - 1, XID_STATUS_ABORTED);
+    assert_int_equal(clog_ensure(f->c, f->s, CLOG_XIDS_PER_PAGE, &f->err),
+                     KEEL_OK);
+    assert_int_equal(clog_last_ended(f->c, f->s, &last, &f->err), KEEL_OK);
+    assert_int_equal(last, CLOG_XIDS_PER_PAGE - 1);
+    set(f, CLOG_XIDS_PER_PAGE + 2, XID_STATUS_COMMITTED);
+    assert_int_equal(clog_last_ended(f->c, f->s, &last, &f->err), KEEL_OK);
+    assert_int_equal(last, CLOG_XIDS_PER_PAGE + 2);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+}
+
 static void test_corrupt_bits(void **state)
 {
     fixture *f = *state;
@@ -364,6 +392,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_setters, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_last_ended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_bits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_faults_propagate, setup, teardown),
     };

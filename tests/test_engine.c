@@ -2011,6 +2011,43 @@ static void test_xid_reservation(void **state)
 }
 
 /*
+ * A control file whose transaction id limit (its CRC right) lies below
+ * ids the commit log records as ended: an open would hand those ids out
+ * again, and a new transaction would take over an old one's rows (its
+ * abort would make them vanish).  The open fails with KEEL_ECORRUPT, the
+ * read-only one too; with the limit put back, the rows are all there.
+ */
+static void test_xid_limit_below_log(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    control_data c, saved;
+    kerr err;
+
+    (void)state;
+    setup_db(dir, &db, &s, 5);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    saved = c;
+    c.xid_limit = XID_FIRST_NORMAL;
+    assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_ECORRUPT);
+    assert_non_null(strstr(e.msg, "transaction id limit"));
+    o.read_only = true;
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_ECORRUPT);
+    o.read_only = false;
+    assert_int_equal(control_write(dir, &saved, &err), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 10), 5);
+    finish(dir, db, s, NULL);
+}
+
+/*
  * A key with more versions than a point search keeps (the last 64; each
  * update leaves the old version in the primary key): lookups still find
  * the visible one, and an older snapshot still finds its own, before
@@ -2323,6 +2360,7 @@ int main(void)
         cmocka_unit_test(test_create_where),
         cmocka_unit_test(test_close_removes_unowned_files),
         cmocka_unit_test(test_xid_reservation),
+        cmocka_unit_test(test_xid_limit_below_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -293,6 +293,28 @@ static void db_discard(keel_db *db)
     free(db);
 }
 
+/*
+ * ECORRUPT if the commit log records the end of a transaction at or past
+ * next, the first id this open is to hand out (the control file's limit):
+ * ids at or below one used already would be handed out again, and a
+ * transaction given one would take over the old one's rows and status.
+ * The limit is written, synced, before an id below it is used, so only a
+ * damaged control file is below the log.
+ */
+static int xid_limit_check(keel_db *db, buf_session *bs, xid_t next, kerr *err)
+{
+    xid_t last;
+    int rc = clog_last_ended(txn_mgr_clog(db->txn), bs, &last, err);
+
+    if (rc == KEEL_OK && last != XID_INVALID && last >= next)
+        rc = kerr_set(err, KEEL_ECORRUPT,
+                      "database \"%s\": the control file's transaction id "
+                      "limit %u is not past transaction %u, whose end the "
+                      "commit log records",
+                      db->dir, next, last);
+    return rc;
+}
+
 int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
 {
     keel_db *db;
@@ -360,6 +382,8 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
         rc = inval_queue_create(ENGINE_INVAL_CAPACITY, &db->inval, &e);
     if (rc == KEEL_OK)
         rc = buf_session_create(db->pool, &bs, &e);
+    if (rc == KEEL_OK && (rc = xid_limit_check(db, bs, next, &e)) != KEEL_OK)
+        buf_session_destroy(bs);
     if (rc == KEEL_OK) {
         rc = catalog_open(bs, &db->cat);
         if (rc != KEEL_OK)

@@ -188,3 +188,37 @@ int clog_set(clog *c, buf_session *s, xid_t xid, xid_status status, kerr *err)
     buf_release(s, id);
     return KEEL_OK;
 }
+
+int clog_last_ended(clog *c, buf_session *s, xid_t *out, kerr *err)
+{
+    blocknum_t n = smgr_nblocks(c->srel);
+
+    *out = XID_INVALID;
+    /* The last page may be one just added for the next id, with no end
+     * recorded yet: the one before it then has the last. */
+    for (blocknum_t page = n; page-- > 0 && n - page <= 2;) {
+        const uint8_t *p;
+        uint32_t byte = PAGE_HEADER_SIZE + CLOG_XIDS_PER_PAGE / 4;
+        int32_t id;
+        int rc = buf_read(s, c->rel, page, NULL, &id);
+
+        if (rc != KEEL_OK)
+            return clog_pool_error(s, rc, err);
+        buf_lock(s, id, LW_SHARED);
+        p = buf_page(c->pool, id);
+        while (byte > PAGE_HEADER_SIZE && p[byte - 1] == 0)
+            byte--;
+        if (byte > PAGE_HEADER_SIZE) {
+            uint32_t bits = p[byte - 1], k = 3;
+            while (((bits >> (2 * k)) & CLOG_BITS_MASK) == 0)
+                k--;
+            *out = page * CLOG_XIDS_PER_PAGE +
+                   (byte - 1 - PAGE_HEADER_SIZE) * 4 + k;
+        }
+        buf_unlock(s, id);
+        buf_release(s, id);
+        if (*out != XID_INVALID)
+            break;
+    }
+    return KEEL_OK;
+}

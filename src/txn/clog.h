@@ -80,4 +80,13 @@ int clog_ensure(clog *c, buf_session *s, xid_t xid, kerr *err);
 /* Number of pages the log has now. */
 blocknum_t clog_npages(clog *c);
 
+/*
+ * The highest transaction id whose end (committed or aborted, or the
+ * invalid pattern) the log's last two pages record, in *out; XID_INVALID
+ * if they record none.  Every id the log records was handed out, so the
+ * next id to hand out must lie past it.  Buffer pool errors as
+ * clog_get().
+ */
+int clog_last_ended(clog *c, buf_session *s, xid_t *out, kerr *err);
+
 #endif /* KEEL_TXN_CLOG_H */
