@@ -2,7 +2,8 @@
  * test_check.c: what `keel init`, `keel stat` and `keel check` do, through
  * the functions they use: a pgbench database at scale 1 is complete and
  * passes the check; a flipped bit in a heap page is reported with its file
- * and block; an index leaf with two keys swapped (checksum recomputed) and
+ * and block, and so is an invalid commit-log status; an index leaf with
+ * two keys swapped (checksum recomputed) and
  * an index page with a flipped bit are reported; a database after all
  * kinds of changes passes, and a dead mark on a live row's entry does not;
  * indexes whose table keel_class lost are still checked, and relations
@@ -287,6 +288,41 @@ static void test_init_stat_check(void **state)
         assert_true(any_line_has(&l, "pgbench_accounts_pkey", NULL));
     }
 
+    tu_dir_remove(dir);
+}
+
+/* A commit-log status with the invalid pattern (its page's checksum made
+ * right again) is a problem naming the log's file and block. */
+static void test_check_clog_bits(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e = {0};
+    keel_db *db;
+    keel_session *s;
+    static _Alignas(8) unsigned char page[BLOCK_SIZE], saved[BLOCK_SIZE];
+    lines l;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    create_t(s, mod7);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+
+    page_io(dir, CATALOG_CLOG_REL, 0, page, false);
+    memcpy(saved, page, BLOCK_SIZE);
+    /* Transaction 1000, which never ran: both bits. */
+    page[PAGE_HEADER_SIZE + 250] |= 0x03;
+    page_set_checksum(page);
+    page_io(dir, CATALOG_CLOG_REL, 0, page, true);
+    assert_int_equal(run_check(dir, &l), 1);
+    assert_true(any_line_has(&l, "invalid status bits for transaction 1000",
+                             "block 0"));
+    page_io(dir, CATALOG_CLOG_REL, 0, saved, true);
+    assert_int_equal(run_check(dir, &l), 0);
     tu_dir_remove(dir);
 }
 
@@ -2048,6 +2084,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_stat_check),
+        cmocka_unit_test(test_check_clog_bits),
         cmocka_unit_test(test_check_after_changes),
         cmocka_unit_test(test_check_pruned),
         cmocka_unit_test(test_check_not_a_database),

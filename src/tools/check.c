@@ -1,7 +1,8 @@
 /*
  * check.c: `keel check DIR` and check_database() (check.h): every page's
- * checksum and header, every heap page's structure, every B-tree's
- * structure, and the agreement of each table with its indexes; and notes
+ * checksum and header, every heap page's structure, every commit-log
+ * status, every B-tree's structure, and the agreement of each table with
+ * its indexes; and notes
  * the files named as relations' that no relation owns.
  *
  * The database is opened read-only, so nothing is dirty in its pool:
@@ -26,6 +27,7 @@
 #include "engine/engine.h"
 #include "tools/dbinfo.h"
 #include "tools/tools.h"
+#include "txn/clog.h"
 
 /* Lines of one kind reported per index before they are only counted (one
  * broken page can make every page after it unreachable). */
@@ -247,7 +249,7 @@ static void on_btree_entry(void *arg, const keel_value *keys, tid t,
 /*
  * Reads every block of rel from disk (smgr_read() verifies checksum and
  * header); for a table, also verifies each heap page and, with map, records
- * its tuples.
+ * its tuples; for the commit log, each status.
  */
 static int check_file(check_ctx *c, keel_db *db, const dbinfo_rel *rel,
                       void *page, tid_map *map, const visibility *vis)
@@ -276,8 +278,10 @@ static int check_file(check_ctx *c, keel_db *db, const dbinfo_rel *rel,
         if (rc != KEEL_OK) {
             problem(c, "%s.%s: %s", rel->schema, rel->name, e.msg);
             ok = false;
-        } else if (rel->kind == RELKIND_TABLE &&
-                   heappage_verify(page, blk, &e) != KEEL_OK) {
+        } else if ((rel->kind == RELKIND_TABLE &&
+                    heappage_verify(page, blk, &e) != KEEL_OK) ||
+                   (rel->kind == DBINFO_KIND_CLOG &&
+                    clog_page_verify(page, blk, &e) != KEEL_OK)) {
             problem(c, "%s.%s: file %s block %u: %s", rel->schema, rel->name,
                     smgr_rel_path(sr), blk, e.msg);
             ok = false;

@@ -24,6 +24,7 @@ typedef void (*check_problem_fn)(void *ctx, bool note, const char *line);
  *     every table and index keel_class lists): checksum and page header,
  *     and that every file keel_class names exists;
  *   - every heap page's structure (heappage_verify());
+ *   - every commit-log status (clog_page_verify());
  *   - every B-tree (btree_check());
  *   - that each table and its indexes agree: every index entry points to a
  *     heap tuple, and every heap tuple is indexed exactly once by each

@@ -222,3 +222,21 @@ int clog_last_ended(clog *c, buf_session *s, xid_t *out, kerr *err)
     }
     return KEEL_OK;
 }
+
+int clog_page_verify(const void *page, blocknum_t blk, kerr *err)
+{
+    const uint8_t *p = page;
+
+    for (uint32_t i = 0; i < CLOG_XIDS_PER_PAGE / 4; i++) {
+        uint32_t b = p[PAGE_HEADER_SIZE + i];
+        uint32_t both = b & (b >> 1) & 0x55u; /* statuses with both bits */
+        if (both != 0)
+            return kerr_set(err, KEEL_ECORRUPT,
+                            "commit log block %u: invalid status bits for "
+                            "transaction %u",
+                            blk,
+                            blk * CLOG_XIDS_PER_PAGE + i * 4 +
+                                (uint32_t)__builtin_ctz(both) / 2);
+    }
+    return KEEL_OK;
+}

@@ -89,4 +89,11 @@ blocknum_t clog_npages(clog *c);
  */
 int clog_last_ended(clog *c, buf_session *s, xid_t *out, kerr *err);
 
+/*
+ * Verifies a commit-log page (block blk) read from disk, for `keel check`:
+ * no status has the invalid pattern 3 (a new page is valid).  KEEL_OK, or
+ * ECORRUPT with a message naming the block and the first such id.
+ */
+int clog_page_verify(const void *page, blocknum_t blk, kerr *err);
+
 #endif /* KEEL_TXN_CLOG_H */
