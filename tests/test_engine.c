@@ -1209,11 +1209,11 @@ static void test_concurrent_sessions(void **state)
     finish(dir, db, b, s);
 }
 
-/* Rewrites one field of the key columns that block 0 (the meta page) of
- * relation rel in dir gives its index, its checksum made right again, as
- * a hand edit or a bug could leave it: key column k's type becomes type. */
-static void meta_key_type_set(const char *dir, uint32_t rel, uint16_t k,
-                              keel_type type)
+/* Rewrites a field of block 0 (the meta page) of relation rel in dir, its
+ * checksum made right again, as a hand edit or a bug could leave it: key
+ * column k's type becomes type (k >= 0), the unique flag unique (>= 0). */
+static void meta_set(const char *dir, uint32_t rel, int k, keel_type type,
+                     int unique)
 {
     union {
         uint64_t align;
@@ -1229,7 +1229,10 @@ static void meta_key_type_set(const char *dir, uint32_t rel, uint16_t k,
     assert_int_equal(pread(fd, page.b, BLOCK_SIZE, 0), BLOCK_SIZE);
     memcpy(&m, page.b + PAGE_HEADER_SIZE, sizeof(m));
     assert_int_equal(m.magic, BT_MAGIC);
-    m.attrs[k].type = (uint8_t)type;
+    if (k >= 0)
+        m.attrs[k].type = (uint8_t)type;
+    if (unique >= 0)
+        m.unique = (uint8_t)unique;
     memcpy(page.b + PAGE_HEADER_SIZE, &m, sizeof(m));
     page_set_checksum(page.b);
     assert_int_equal(pwrite(fd, page.b, BLOCK_SIZE, 0), BLOCK_SIZE);
@@ -1240,10 +1243,11 @@ static void meta_key_type_set(const char *dir, uint32_t rel, uint16_t k,
  * Catalog rows and meta pages that disagree (damage a page checksum
  * cannot catch): a keel_index row naming another table's index as t's, a
  * primary key whose meta page gives its key another type than the
- * table's column, a catalog index whose meta page gives its key another
- * type than the catalog's.  Rows' values would be read as keys of the
- * wrong type; instead the statements fail with KEEL_ECORRUPT (an open,
- * for the catalog's index).
+ * table's column (or says it is not unique), a catalog index whose meta
+ * page gives its key another type than the catalog's (or another
+ * uniqueness).  Rows' values would be read as keys of the wrong type, or
+ * a unique index's keys no longer kept unique; instead the statements
+ * fail with KEEL_ECORRUPT (an open, for the catalog's index).
  */
 static void test_damaged_index_catalog(void **state)
 {
@@ -1292,7 +1296,7 @@ static void test_damaged_index_catalog(void **state)
         assert_int_equal(engine_stmt_end(a, KEEL_OK, false), KEEL_OK);
         keel_session_end(a);
         assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-        meta_key_type_set(dir, tdef.indexoid, 0, KEEL_TEXT);
+        meta_set(dir, tdef.indexoid, 0, KEEL_TEXT, -1);
         assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
         assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
         assert_int_equal(
@@ -1307,7 +1311,18 @@ static void test_damaged_index_catalog(void **state)
         assert_int_equal(keel_delete(a, "s1", "t", &key), KEEL_ECORRUPT);
         keel_session_end(a);
         assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-        meta_key_type_set(dir, tdef.indexoid, 0, KEEL_INT4);
+        meta_set(dir, tdef.indexoid, 0, KEEL_INT4, -1);
+
+        /* Its meta page no longer unique: inserts would not keep it so. */
+        meta_set(dir, tdef.indexoid, -1, 0, 0);
+        assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+        assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+        row_of(2, v, tb);
+        assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_ECORRUPT);
+        assert_non_null(strstr(keel_session_error(a), "unique"));
+        keel_session_end(a);
+        assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+        meta_set(dir, tdef.indexoid, -1, 0, 1);
     }
 
     /* u's primary key (text) listed as t's, its keel_index row changed. */
@@ -1356,11 +1371,14 @@ static void test_damaged_index_catalog(void **state)
     keel_session_end(a);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
 
-    /* keel_class's name index, its key (a name) made an oid: no open. */
-    meta_key_type_set(dir, CATALOG_CLASS_NAME_IDX, 0, KEEL_OID);
+    /* keel_class's name index, its key (a name) made an oid, or the index
+     * made not unique: no open. */
+    meta_set(dir, CATALOG_CLASS_NAME_IDX, 0, KEEL_OID, -1);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_ECORRUPT);
     assert_non_null(strstr(e.msg, "keel_class_name_index"));
-    meta_key_type_set(dir, CATALOG_CLASS_NAME_IDX, 0, KEEL_NAME);
+    meta_set(dir, CATALOG_CLASS_NAME_IDX, 0, KEEL_NAME, 0);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_ECORRUPT);
+    meta_set(dir, CATALOG_CLASS_NAME_IDX, -1, 0, 1);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     tu_dir_remove(dir);

@@ -226,13 +226,14 @@ const char *catalog_name(catalog_id id)
 }
 
 /* ECORRUPT unless the meta page of catalog index x (open as bt) gives it
- * the key columns the catalog puts in it (want): a damaged one would have
- * the catalog's values read as other types. */
+ * the key columns the catalog puts in it (want), and x's uniqueness: a
+ * damaged one would have the catalog's values read as other types, or
+ * its keys no longer kept unique. */
 static int check_index_keys(const idx_def *x, const btree *bt,
                             const tuple_desc *want, kerr *err)
 {
     const tuple_desc *have = btree_key_desc(bt);
-    bool ok = have->natts == want->natts;
+    bool ok = have->natts == want->natts && btree_is_unique(bt) == x->unique;
 
     for (uint16_t k = 0; ok && k < want->natts; k++)
         ok = have->attrs[k].type == want->attrs[k].type &&
@@ -240,7 +241,8 @@ static int check_index_keys(const idx_def *x, const btree *bt,
     if (!ok)
         return kerr_set(err, KEEL_ECORRUPT,
                         "catalog index %s (relation %u): its meta page "
-                        "gives it other key columns than its catalog's",
+                        "gives it other key columns (or uniqueness) than "
+                        "its catalog's",
                         x->name, x->oid);
     return KEEL_OK;
 }

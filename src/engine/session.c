@@ -568,6 +568,14 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
         rc = engine_index_handle(s, t->idx[i].indexoid, &t->ih[i]);
         if (rc == KEEL_OK)
             rc = engine_index_fits(s, t->h, t->rel.oid, t->ih[i], &t->idx[i]);
+        /* Writes keep a unique index unique only if its meta page says
+         * it is one. */
+        if (rc == KEEL_OK && btree_is_unique(t->ih[i]->bt) != t->idx[i].unique)
+            rc = kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                          "index %u of table %u is %sunique by its "
+                          "keel_index row, but not by its meta page",
+                          t->idx[i].indexoid, t->rel.oid,
+                          t->idx[i].unique ? "" : "not ");
     }
     return rc;
 }
