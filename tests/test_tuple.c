@@ -673,6 +673,7 @@ static void test_deform_prefix(void **state)
     assert_memory_equal(out[1].v.s.ptr, "hello", 5);
     assert_true(out[2].isnull);
     assert_false(tuple_deform_prefix(d, buf.b, 0, has_nulls, 1, out));
+    assert_true(tuple_valid(d, buf.b, size, has_nulls));
     /* The same bytes for a row type whose first column is not null: a
      * damaged tuple, refused (tuple_size() never makes one). */
     {
@@ -680,8 +681,38 @@ static void test_deform_prefix(void **state)
         assert_int_equal(tupdesc_set(d, 0, KEEL_INT2, 0, true, &err), KEEL_OK);
         assert_false(tuple_deform_prefix(d, buf.b, size, has_nulls, 3, out));
         assert_false(tuple_deform_prefix(d, buf.b, size, has_nulls, 1, out));
+        assert_false(tuple_valid(d, buf.b, size, has_nulls));
     }
     tupdesc_free(d);
+}
+
+/* tuple_valid() accepts what tuple_fill() writes, and refuses data too
+ * short for it or whose text length points past it. */
+static void test_valid(void **state)
+{
+    (void)state;
+    const keel_type types[] = {KEEL_INT2, KEEL_TEXT, KEEL_INT8, KEEL_NAME};
+    const keel_type fixed[] = {KEEL_INT4, KEEL_INT8, KEEL_NAME};
+    tuple_desc *d = make_desc(4, types, 0), *f = make_desc(3, fixed, 0);
+    keel_value in[4] = {v_i2(-7), v_cstr("hello"), v_i8(INT64_MIN),
+                        v_cstr("nm")};
+    keel_value fin[3] = {v_i4(1), v_i8(2), v_cstr("x")};
+    keel_value out[4];
+    data_buf buf;
+    bool has_nulls;
+    size_t size = encode_decode(d, in, &buf, out, &has_nulls);
+    uint32_t huge = 0x7FFFFFF0u;
+
+    assert_true(tuple_valid(d, buf.b, size, has_nulls));
+    assert_false(tuple_valid(d, buf.b, size - 1, has_nulls));
+    memcpy(buf.b + 4, &huge, 4);
+    assert_false(tuple_valid(d, buf.b, size, has_nulls));
+    /* Fixed widths only: one length to compare. */
+    size = encode_decode(f, fin, &buf, out, &has_nulls);
+    assert_true(tuple_valid(f, buf.b, size, has_nulls));
+    assert_false(tuple_valid(f, buf.b, size - 1, has_nulls));
+    tupdesc_free(d);
+    tupdesc_free(f);
 }
 
 /* A value of type t for the fixed-offset test, from r. */
@@ -843,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_compare_after_roundtrip),
         cmocka_unit_test(test_zero_columns),
         cmocka_unit_test(test_deform_prefix),
+        cmocka_unit_test(test_valid),
         cmocka_unit_test(test_fixed_offsets),
         cmocka_unit_test(test_fixed_size),
     };

@@ -314,35 +314,7 @@ uint16_t bt_form_minus_inf(blocknum_t child, void *buf)
 bool bt_key_valid(const tuple_desc *desc, const void *key, size_t len,
                   bool has_nulls)
 {
-    const unsigned char *p = key;
-    size_t off = has_nulls ? ((size_t)desc->natts + 7) / 8 : 0;
-
-    if (off > len)
-        return false;
-    for (uint16_t i = 0; i < desc->natts; i++) {
-        const tuple_attr *a = &desc->attrs[i];
-
-        if (has_nulls && (p[i / 8] & (1u << (i % 8)))) {
-            if (a->notnull)
-                return false;
-            continue;
-        }
-        off = (off + a->align - 1) & ~((size_t)a->align - 1);
-        if (a->type == KEEL_TEXT) {
-            uint32_t tl;
-            if (off + 4 > len)
-                return false;
-            memcpy(&tl, p + off, 4);
-            if (tl > len - off - 4)
-                return false;
-            off += 4 + (size_t)tl;
-        } else {
-            if (off + a->len > len)
-                return false;
-            off += a->len;
-        }
-    }
-    return true;
+    return tuple_valid(desc, key, len, has_nulls);
 }
 
 void bt_key_format(const tuple_desc *desc, const keel_value *vals,

@@ -200,14 +200,14 @@ static int row_fill(const heap_rel *rel, heap_row *row, tid t, size_t len,
 
     if (!header_fits(rel, row, h, len))
         return row_mismatch(rel, t, len, len >= sizeof(*h) ? h->natts : 0, err);
+    if (!tuple_valid(rel->desc, (const unsigned char *)row->data + h->hoff,
+                     len - h->hoff, (h->flags & HEAP_TUPLE_HAS_NULLS) != 0))
+        return row_overrun(rel, t, len, err);
     row->tid = t;
     row->xmin = h->xmin;
     row->xmax = h->xmax;
-    if (!tuple_deform_prefix(
-            rel->desc, (const unsigned char *)row->data + h->hoff,
-            len - h->hoff, (h->flags & HEAP_TUPLE_HAS_NULLS) != 0,
-            rel->desc->natts, row->values))
-        return row_overrun(rel, t, len, err);
+    tuple_deform(rel->desc, (const unsigned char *)row->data + h->hoff,
+                 (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, row->values);
     return KEEL_OK;
 }
 

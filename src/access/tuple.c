@@ -335,6 +335,45 @@ void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
     }
 }
 
+bool tuple_valid(const tuple_desc *d, const void *data, size_t len,
+                 bool has_nulls)
+{
+    const unsigned char *p = data;
+    size_t off = has_nulls ? bitmap_bytes(d->natts) : 0;
+
+    if (!has_nulls && d->natts > 0) {
+        size_t end = fixed_prefix_end(d, d->natts);
+        if (end > 0)
+            return end <= len;
+    }
+    if (off > len)
+        return false;
+    for (uint16_t i = 0; i < d->natts; i++) {
+        const tuple_attr *a = &d->attrs[i];
+
+        if (has_nulls && (p[i / 8] & (1u << (i % 8)))) {
+            if (a->notnull)
+                return false;
+            continue;
+        }
+        off = ALIGN_TO(off, a->align);
+        if (a->type == KEEL_TEXT) {
+            uint32_t tl;
+            if (off + 4 > len)
+                return false;
+            memcpy(&tl, p + off, 4);
+            if (tl > len - off - 4)
+                return false;
+            off += 4 + (size_t)tl;
+        } else {
+            if (off + a->len > len)
+                return false;
+            off += a->len;
+        }
+    }
+    return true;
+}
+
 bool tuple_deform_prefix(const tuple_desc *d, const void *data, size_t len,
                          bool has_nulls, uint16_t ncols, keel_value *vals)
 {

@@ -86,6 +86,16 @@ void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
                   keel_value *vals);
 
 /*
+ * True if the data area at data (len bytes available) is a well-formed
+ * encoding for d: every column, and every text length, within len, and no
+ * not-null column null.  A row without nulls whose columns all have fixed
+ * widths costs one compare.  What tuple_deform(), which reads without
+ * bounds, needs of data it did not make.
+ */
+bool tuple_valid(const tuple_desc *d, const void *data, size_t len,
+                 bool has_nulls);
+
+/*
  * Reads the first ncols columns (at most d->natts) of the data area at
  * data, which has len bytes, into vals[0..ncols); the rest are not read.
  * Returns false if a value (or a text's length word) would run past len,
