@@ -80,18 +80,14 @@ static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
                         "index %u: link to invalid block %u", bt->rel, blk);
     if (mode == LW_SHARED) {
         rc = buf_read_recent_shared(s, bt->rel, blk, recent, lines, n, id);
+        if (rc != KEEL_OK)
+            return rc;
     } else {
         rc = buf_read_recent(s, bt->rel, blk, recent, lines, n, id);
-        if (rc == KEEL_OK)
-            buf_lock(s, *id, mode);
+        if (rc != KEEL_OK)
+            return rc;
+        buf_lock(s, *id, mode);
     }
-    if (rc == KEEL_EEOF) /* pages are never removed: a bad link */
-        return kerr_set(&s->err, KEEL_ECORRUPT,
-                        "index %u: link to block %u, past the end of the "
-                        "index",
-                        bt->rel, blk);
-    if (rc != KEEL_OK)
-        return rc;
     page = bt_page(s, *id);
     op = btpage_opaque_c(page);
     if (btpage_header(page)->special != BT_SPECIAL_OFF ||
@@ -101,30 +97,68 @@ static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
                         "index %u block %u: not a B-tree page of level %d",
                         bt->rel, blk, level);
     }
-    /* Every search relies on a page that is not the rightmost of its level
-     * having a high key, and on an internal page having a downlink. */
-    if (btpage_nitems(page) < btpage_first(page) + (op->level > 0)) {
-        buf_unlock_release(s, *id);
-        return kerr_set(&s->err, KEEL_ECORRUPT,
-                        "index %u block %u: a page of level %u without its "
-                        "%s",
-                        bt->rel, blk, op->level,
-                        btpage_rightmost(page) || btpage_nitems(page) > 0
-                            ? "first downlink"
-                            : "high key");
-    }
     return KEEL_OK;
 }
 
-/* bt_read_lock_lines() with the lines bt_guess_lines() names for guess. */
-static int bt_read_lock_guess(const btree *bt, buf_session *s, blocknum_t blk,
-                              lwlock_mode mode, int level, double guess,
-                              int32_t recent, int32_t *id)
+/* The error of a read of block blk, which failed with rc: ECORRUPT for a
+ * block past the end of the index (pages are never removed: a bad link). */
+static int bt_read_failed(const btree *bt, buf_session *s, blocknum_t blk,
+                          int rc)
+{
+    if (rc != KEEL_EEOF)
+        return rc;
+    return kerr_set(&s->err, KEEL_ECORRUPT,
+                    "index %u: link to block %u, past the end of the index",
+                    bt->rel, blk);
+}
+
+/* The error of bt_read_lock_guess() for page id (block blk), which lacks
+ * its high key or its first downlink: releases it, returns ECORRUPT. */
+static __attribute__((noinline, cold)) int
+bt_page_unbounded(const btree *bt, buf_session *s, blocknum_t blk, int32_t id)
+{
+    const void *page = bt_page(s, id);
+    uint16_t level = btpage_opaque_c(page)->level;
+    bool no_hikey = !btpage_rightmost(page) && btpage_nitems(page) == 0;
+
+    buf_unlock_release(s, id);
+    return kerr_set(&s->err, KEEL_ECORRUPT,
+                    "index %u block %u: a page of level %u without its %s",
+                    bt->rel, blk, level,
+                    no_hikey ? "high key" : "first downlink");
+}
+
+/*
+ * bt_read_lock_lines() with the lines bt_guess_lines() names for guess,
+ * and a check that every search relies on: a page that is not the
+ * rightmost of its level has a high key, and an internal page a downlink
+ * (ECORRUPT otherwise; ECORRUPT too for a link past the end).  The
+ * integer lookup (bt_lookup_int()), whose instructions are counted, reads
+ * its pages through bt_read_lock_lines() and checks them itself (a link
+ * past the end is EEOF there).
+ */
+static inline int bt_read_lock_guess(const btree *bt, buf_session *s,
+                                     blocknum_t blk, lwlock_mode mode,
+                                     int level, double guess, int32_t recent,
+                                     int32_t *id)
 {
     uint16_t lines[4];
+    const page_header *h;
+    const bt_opaque *op;
+    int rc = bt_read_lock_lines(bt, s, blk, mode, level, lines,
+                                bt_guess_lines(guess, lines), recent, id);
 
-    return bt_read_lock_lines(bt, s, blk, mode, level, lines,
-                              bt_guess_lines(guess, lines), recent, id);
+    if (rc != KEEL_OK)
+        return bt_read_failed(bt, s, blk, rc);
+    h = btpage_header(bt_page(s, *id));
+    op = btpage_opaque_c(h);
+    /* Two bytes a line pointer: the high key's, the first downlink's. */
+    if (__builtin_expect(
+            h->lower < PAGE_HEADER_SIZE +
+                           2 * ((op->right != BT_NONE) + (op->level != 0)),
+            0))
+        return bt_page_unbounded(bt, s, blk, *id);
+    return KEEL_OK;
 }
 
 static int bt_read_lock(const btree *bt, buf_session *s, blocknum_t blk,
@@ -146,64 +180,56 @@ typedef struct bt_held {
 } bt_held;
 
 /* bt_read_lock(), unless held (NULL: nothing) holds blk: then ECORRUPT. */
-static int bt_read_lock_held(const btree *bt, buf_session *s, blocknum_t blk,
-                             lwlock_mode mode, int level, const bt_held *held,
-                             int32_t *id)
+static inline int bt_read_lock_held(const btree *bt, buf_session *s,
+                                    blocknum_t blk, lwlock_mode mode, int level,
+                                    const bt_held *held, int32_t *id)
 {
-    for (uint32_t i = 0; held != NULL && i < held->n; i++)
-        if (held->blk[i] == blk)
-            return kerr_set(&s->err, KEEL_ECORRUPT,
-                            "index %u: link to block %u, a page this insert "
-                            "holds locked",
-                            bt->rel, blk);
+    if (held != NULL)
+        for (uint32_t i = 0; i < held->n; i++)
+            if (held->blk[i] == blk)
+                return kerr_set(&s->err, KEEL_ECORRUPT,
+                                "index %u: link to block %u, a page this "
+                                "insert holds locked",
+                                bt->rel, blk);
     return bt_read_lock(bt, s, blk, mode, level, id);
 }
 
 /*
- * Moves right one search (or scan) has made, at every level together, and
- * how many it may make before the index's size is looked at
- * (bt_walk_step()).  A search reaches each page at most once, and every
- * page it reaches exists, so it cannot make as many moves as the index
- * has blocks: if it does, the right-links loop (a damaged page), and the
- * search must end.
+ * A search (or scan) counts the moves right it makes, at every level
+ * together, and after each one calls bt_walk_step() with the count.  A
+ * search reaches each page at most once, and every page it reaches
+ * exists, so it cannot make as many moves as the index has blocks: if it
+ * does, the right-links loop (a damaged page), and the search must end.
+ * The index's size is looked at after moves 64, 128, 256 and so on only,
+ * so a loop ends within twice the index's size, and a search that moves
+ * rarely costs a register.
  */
-typedef struct bt_walk {
-    uint32_t moves;
-    uint32_t limit;
-} bt_walk;
-
-/* Moves a walk makes before it first looks at the index's size. */
 #define BT_WALK_FREE 64
 
-static const bt_walk bt_walk_start = {0, BT_WALK_FREE};
-
-/* The cold part of bt_walk_step(): the index's size is the new limit,
- * unless the walk has already made that many moves. */
+/* The cold part of bt_walk_step(): ECORRUPT if the index has no more
+ * blocks than the n moves made, the last to block blk. */
 static __attribute__((noinline, cold)) int
-bt_walk_limit(const btree *bt, buf_session *s, bt_walk *w, blocknum_t blk)
+bt_walk_limit(const btree *bt, buf_session *s, uint32_t n, blocknum_t blk)
 {
     smgr_rel *r;
     int rc = smgr_rel_open(buf_pool_smgr(s->pool), bt->rel, &r, &s->err);
 
-    if (rc != KEEL_OK)
+    if (rc != KEEL_OK || n < smgr_nblocks(r))
         return rc;
-    w->limit = smgr_nblocks(r);
-    if (w->moves < w->limit)
-        return KEEL_OK;
     return kerr_set(&s->err, KEEL_ECORRUPT,
                     "index %u: %u moves right (the last to block %u) in an "
                     "index of %u blocks: its right-links loop",
-                    bt->rel, w->moves, blk, w->limit);
+                    bt->rel, n, blk, smgr_nblocks(r));
 }
 
-/* Counts a move right to block blk: ECORRUPT if the walk cannot have
- * made that many without a loop. */
-static inline int bt_walk_step(const btree *bt, buf_session *s, bt_walk *w,
+/* After a search's n-th move right, to block blk: KEEL_OK, or ECORRUPT if
+ * its right-links loop. */
+static inline int bt_walk_step(const btree *bt, buf_session *s, uint32_t n,
                                blocknum_t blk)
 {
-    if (++w->moves < w->limit)
+    if (n < BT_WALK_FREE || (n & (n - 1)) != 0)
         return KEEL_OK;
-    return bt_walk_limit(bt, s, w, blk);
+    return bt_walk_limit(bt, s, n, blk);
 }
 
 /*
@@ -809,7 +835,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
 
     for (int attempt = 0;; attempt++) {
         bt_hint h = bt_no_hint;
-        bt_walk walk = bt_walk_start;
+        uint32_t walk = 0;
         blocknum_t blk;
         uint32_t level;
         int32_t id;
@@ -852,7 +878,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                     while (bt_beyond(bt, page, sk)) {
                         next = btpage_opaque(page)->right;
                         buf_unlock_release(s, id);
-                        rc = bt_walk_step(bt, s, &walk, next);
+                        rc = bt_walk_step(bt, s, ++walk, next);
                         if (rc == KEEL_OK)
                             rc = bt_read_lock_held(bt, s, next, mode,
                                                    (int)level, held, &id);
@@ -871,7 +897,7 @@ static int bt_descend(btree *bt, buf_session *s, const bt_scankey *sk,
                 /* A split moved sk right: the sibling's bounds are unknown. */
                 next = btpage_opaque(page)->right;
                 buf_unlock_release(s, id);
-                rc = bt_walk_step(bt, s, &walk, next);
+                rc = bt_walk_step(bt, s, ++walk, next);
                 if (rc == KEEL_OK)
                     rc = bt_read_lock_held(bt, s, next, LW_SHARED, (int)level,
                                            held, &id);
@@ -961,7 +987,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
 {
     bt_scankey sk;
     bt_hint hint;
-    bt_walk walk = bt_walk_start;
+    uint32_t walk = 0;
     uint32_t found = 0;
     blocknum_t blk;
     int32_t id;
@@ -983,7 +1009,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
             break;
         blk = btpage_opaque(page)->right;
         buf_unlock_release(s, id);
-        rc = bt_walk_step(bt, s, &walk, blk);
+        rc = bt_walk_step(bt, s, ++walk, blk);
         if (rc == KEEL_OK)
             rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
         if (rc != KEEL_OK)
@@ -1018,7 +1044,7 @@ static int bt_search_eq(btree *bt, buf_session *s, const keel_value *keys,
             goto done;
         blk = btpage_opaque(page)->right;
         buf_unlock_release(s, id);
-        rc = bt_walk_step(bt, s, &walk, blk);
+        rc = bt_walk_step(bt, s, ++walk, blk);
         if (rc == KEEL_OK)
             rc = bt_read_lock(bt, s, blk, LW_SHARED, 0, &id);
         if (rc != KEEL_OK)
@@ -1141,10 +1167,10 @@ bt_int_beyond(const void *page, int fast, int64_t k, bool or_equal)
     return or_equal ? k >= hk : k > hk;
 }
 
-/* Releases the page and reads its right sibling at level, share-locked,
- * counting the move in walk. */
+/* Releases the page and reads its right sibling at level, share-locked:
+ * the search's move right number walk. */
 static int bt_move_right(const btree *bt, buf_session *s, int level,
-                         bt_walk *walk, int32_t *id, const void **page)
+                         uint32_t walk, int32_t *id, const void **page)
 {
     blocknum_t next = btpage_opaque_c(*page)->right;
     int rc;
@@ -1170,7 +1196,7 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
                           int32_t id, const void *page, uint32_t pos, tid *tids,
                           uint32_t max, bool last, uint32_t *count)
 {
-    bt_walk walk = bt_walk_start;
+    uint32_t walk = 0;
     uint32_t found = 0;
     int rc;
 
@@ -1200,7 +1226,7 @@ static int bt_int_collect(const btree *bt, buf_session *s, int fast, int64_t k,
         /* Equal keys may continue right only if the high key is k. */
         if (!all_equal && !bt_int_beyond(page, fast, k, true))
             goto done;
-        rc = bt_move_right(bt, s, 0, &walk, &id, &page);
+        rc = bt_move_right(bt, s, 0, ++walk, &id, &page);
         if (rc != KEEL_OK)
             return rc;
         pos = btpage_first(page);
@@ -1566,7 +1592,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
 
     for (int attempt = 0;; attempt++) {
         bt_hint h = bt_no_hint;
-        bt_walk walk = bt_walk_start;
+        uint32_t walk = 0;
         const void *page;
         blocknum_t blk;
         uint32_t level, dir_level = UINT32_MAX, moves = 0;
@@ -1614,12 +1640,17 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 continue;
             }
         }
-        /* Every page read has its high key and, above the leaves, a
-         * downlink (bt_read_lock_lines()). */
         while (level > 0) {
             uint32_t first = btpage_first(page), n = btpage_nitems(page);
             uint32_t slot;
 
+            if (n <= first) {
+                buf_unlock_release(s, id);
+                return kerr_set(&s->err, KEEL_ECORRUPT,
+                                "index %u: a page of level %u has no "
+                                "downlink",
+                                bt->rel, level);
+            }
             slot = bt_int_rank(page, k, first + 1, n, false, fast, &h);
 
             if (slot == n && bt_int_beyond(page, fast, k, false)) {
@@ -1630,7 +1661,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                     if (++moves > BT_DIR_MAX_MOVES)
                         goto over;
                 }
-                rc = bt_move_right(bt, s, (int)level, &walk, &id, &page);
+                rc = bt_move_right(bt, s, (int)level, ++walk, &id, &page);
                 if (rc != KEEL_OK)
                     return rc;
                 h = bt_no_hint;
@@ -1662,6 +1693,13 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             uint32_t pos;
             int64_t v;
 
+            if (n < first) {
+                buf_unlock_release(s, id);
+                return kerr_set(&s->err, KEEL_ECORRUPT,
+                                "index %u: a leaf that is not the rightmost "
+                                "has no high key",
+                                bt->rel);
+            }
             pos = bt_int_rank(page, k, first, n, true, fast, &h);
 
             if (pos < n) {
@@ -1695,7 +1733,7 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
                 if (++moves > BT_DIR_MAX_MOVES)
                     goto over;
             }
-            rc = bt_move_right(bt, s, 0, &walk, &id, &page);
+            rc = bt_move_right(bt, s, 0, ++walk, &id, &page);
             if (rc != KEEL_OK)
                 return rc;
             h = bt_no_hint;
@@ -1890,7 +1928,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
 {
     int32_t cur = *io_id, target = BUF_INVALID;
     blocknum_t curblk = *io_blk, tblk = BT_NONE;
-    bt_walk walk = bt_walk_start;
+    uint32_t walk = 0;
     bt_scankey eq, full;
     void *page = bt_page(s, cur);
     uint16_t pos;
@@ -1973,7 +2011,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
         if (target == BUF_INVALID)
             bt_prune_passed(bt, s, cur, page, marked, last, removable, ctx);
         next = btpage_opaque(page)->right;
-        rc = bt_walk_step(bt, s, &walk, next);
+        rc = bt_walk_step(bt, s, ++walk, next);
         if (rc == KEEL_OK) {
             bt_held held = {{curblk, tblk}, 2};
             rc = bt_read_lock_held(
@@ -2018,7 +2056,7 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
                           const void *lpage, const bt_held *held, int32_t *pid,
                           blocknum_t *pblk, uint16_t *ppos)
 {
-    bt_walk walk = bt_walk_start;
+    uint32_t walk = 0;
     blocknum_t blk;
     int32_t id;
     int rc;
@@ -2058,7 +2096,7 @@ static int bt_find_parent(btree *bt, buf_session *s, const blocknum_t *stack,
         }
         blk = btpage_opaque(page)->right;
         buf_unlock_release(s, id);
-        rc = bt_walk_step(bt, s, &walk, blk);
+        rc = bt_walk_step(bt, s, ++walk, blk);
         if (rc == KEEL_OK)
             rc = bt_read_lock_held(bt, s, blk, LW_EXCLUSIVE, (int)plevel, held,
                                    &id);
@@ -2391,7 +2429,7 @@ struct btree_scan {
     bool started;    /* the first leaf has been read */
     bool finished;   /* no more leaves to read */
     blocknum_t next; /* the next leaf to read */
-    bt_walk walk;    /* the leaves read after the first */
+    uint32_t walk;   /* leaves read after the first */
     uint16_t count;  /* entries in the batch */
     uint16_t cur;    /* the next one to return */
     keel_value lo_vals[BTREE_MAX_KEYS];
@@ -2499,7 +2537,7 @@ static int bt_scan_start(btree *bt, buf_session *s, const btree_bound *lower,
         sc->has_hi = true;
     }
     sc->next = BT_NONE;
-    sc->walk = bt_walk_start;
+    sc->walk = 0;
     *out = sc;
     return KEEL_OK;
 }
@@ -2549,7 +2587,7 @@ static int bt_scan_load(btree_scan *sc)
         page = bt_page(s, id);
         pos = bt_lower_bound(bt, page, &sc->lo, NULL);
     } else {
-        rc = bt_walk_step(bt, s, &sc->walk, sc->next);
+        rc = bt_walk_step(bt, s, ++sc->walk, sc->next);
         if (rc == KEEL_OK)
             rc = bt_read_lock(bt, s, sc->next, LW_SHARED, 0, &id);
         if (rc != KEEL_OK)
