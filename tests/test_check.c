@@ -108,24 +108,6 @@ static dbinfo_rel find_rel(const char *dir, const char *name)
     return found;
 }
 
-static void page_io(const char *dir, uint32_t rel, uint32_t blk, void *page,
-                    bool write)
-{
-    char path[512];
-    int fd;
-
-    snprintf(path, sizeof(path), "%s/%u", dir, rel);
-    fd = open(path, O_RDWR);
-    assert_true(fd >= 0);
-    if (write)
-        assert_int_equal(pwrite(fd, page, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
-                         BLOCK_SIZE);
-    else
-        assert_int_equal(pread(fd, page, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
-                         BLOCK_SIZE);
-    close(fd);
-}
-
 /* Creates t (id int4 primary key, v int4) with the plain index t_v, and
  * inserts rows id 1..300, v = v_of(id). */
 static void create_t(keel_session *s, int32_t (*v_of)(int32_t))
@@ -262,7 +244,7 @@ static void test_init_stat_check(void **state)
         uint16_t *lp, t;
         for (blocknum_t b = 1; b < pk.blocks && leaf == BT_NONE; b++) {
             bt_opaque op;
-            page_io(dir, pk.relnumber, b, page, false);
+            tu_page_io(dir, pk.relnumber, b, page, false);
             memcpy(&op, page + BT_SPECIAL_OFF, sizeof(op));
             if ((op.flags & BT_LEAF) && op.right != BT_NONE)
                 leaf = b;
@@ -274,10 +256,10 @@ static void test_init_stat_check(void **state)
         lp[3] = lp[4];
         lp[4] = t;
         page_set_checksum(page);
-        page_io(dir, pk.relnumber, leaf, page, true);
+        tu_page_io(dir, pk.relnumber, leaf, page, true);
         assert_true(run_check(dir, &l) >= 1);
         assert_true(any_line_has(&l, "pgbench_accounts_pkey", NULL));
-        page_io(dir, pk.relnumber, leaf, saved, true);
+        tu_page_io(dir, pk.relnumber, leaf, saved, true);
         assert_int_equal(run_check(dir, &l), 0);
 
         /* A flipped bit in the same leaf. */
@@ -312,16 +294,16 @@ static void test_check_clog_bits(void **state)
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     assert_int_equal(run_check(dir, &l), 0);
 
-    page_io(dir, CATALOG_CLOG_REL, 0, page, false);
+    tu_page_io(dir, CATALOG_CLOG_REL, 0, page, false);
     memcpy(saved, page, BLOCK_SIZE);
     /* Transaction 1000, which never ran: both bits. */
     page[PAGE_HEADER_SIZE + 250] |= 0x03;
     page_set_checksum(page);
-    page_io(dir, CATALOG_CLOG_REL, 0, page, true);
+    tu_page_io(dir, CATALOG_CLOG_REL, 0, page, true);
     assert_int_equal(run_check(dir, &l), 1);
     assert_true(any_line_has(&l, "invalid status bits for transaction 1000",
                              "block 0"));
-    page_io(dir, CATALOG_CLOG_REL, 0, saved, true);
+    tu_page_io(dir, CATALOG_CLOG_REL, 0, saved, true);
     assert_int_equal(run_check(dir, &l), 0);
     tu_dir_remove(dir);
 }
@@ -389,7 +371,7 @@ static void test_check_after_changes(void **state)
         char want[32];
         tid dt;
 
-        page_io(dir, pkey.relnumber, 1, orig, false);
+        tu_page_io(dir, pkey.relnumber, 1, orig, false);
         memcpy(page, orig, BLOCK_SIZE);
         for (uint16_t i = 0; i < btpage_nitems(page) && dead == UINT16_MAX; i++)
             if (btpage_item(page, i)->info & BT_INFO_UNIQUE_DEAD)
@@ -398,29 +380,29 @@ static void test_check_after_changes(void **state)
         dt = btitem_tid(btpage_item(page, dead), true);
         btpage_remove(page, dead);
         page_set_checksum(page);
-        page_io(dir, pkey.relnumber, 1, page, true);
+        tu_page_io(dir, pkey.relnumber, 1, page, true);
         assert_int_equal(run_check(dir, &l), 0);
         /* id 2's entry, a live row's (the rows' first slots are ids 1..4). */
         btpage_remove(page, 1);
         page_set_checksum(page);
-        page_io(dir, pkey.relnumber, 1, page, true);
+        tu_page_io(dir, pkey.relnumber, 1, page, true);
         assert_int_equal(run_check(dir, &l), 1);
         assert_true(
             any_line_has(&l, "t_pkey", "(0,2) of table t is indexed 0"));
-        page_io(dir, pkey.relnumber, 1, orig, true);
+        tu_page_io(dir, pkey.relnumber, 1, orig, true);
         assert_int_equal(run_check(dir, &l), 0);
         /* The dead row's entry in the plain index. */
         assert_int_equal(tv.blocks, 2);
-        page_io(dir, tv.relnumber, 1, vorig, false);
+        tu_page_io(dir, tv.relnumber, 1, vorig, false);
         memcpy(vpage, vorig, BLOCK_SIZE);
         vslot = leaf_slot_of(vpage, dt);
         btpage_remove(vpage, vslot);
         page_set_checksum(vpage);
-        page_io(dir, tv.relnumber, 1, vpage, true);
+        tu_page_io(dir, tv.relnumber, 1, vpage, true);
         assert_int_equal(run_check(dir, &l), 1);
         snprintf(want, sizeof(want), "(%u,%u)", dt.block, dt.offset);
         assert_true(any_line_has(&l, "t_v", want));
-        page_io(dir, tv.relnumber, 1, vorig, true);
+        tu_page_io(dir, tv.relnumber, 1, vorig, true);
         assert_int_equal(run_check(dir, &l), 0);
     }
 
@@ -432,13 +414,13 @@ static void test_check_after_changes(void **state)
         int marked = 0;
 
         assert_int_equal(pkey.blocks, 2); /* the meta page and one leaf */
-        page_io(dir, pkey.relnumber, 1, page, false);
+        tu_page_io(dir, pkey.relnumber, 1, page, false);
         for (uint16_t i = 0; i < btpage_nitems(page); i++)
             marked += (btpage_item(page, i)->info & BT_INFO_UNIQUE_DEAD) != 0;
         assert_int_equal(marked, 9);
         btpage_item_set_unique_dead(page, 0, true);
         page_set_checksum(page);
-        page_io(dir, pkey.relnumber, 1, page, true);
+        tu_page_io(dir, pkey.relnumber, 1, page, true);
         assert_int_equal(run_check(dir, &l), 1);
         assert_true(any_line_has(&l, "t_pkey", "is marked dead"));
         assert_true(any_line_has(&l, "(0,1)", "may be live"));
@@ -447,7 +429,7 @@ static void test_check_after_changes(void **state)
         for (uint16_t i = 0; i < btpage_nitems(page); i++)
             btpage_item_set_unique_dead(page, i, true);
         page_set_checksum(page);
-        page_io(dir, pkey.relnumber, 1, page, true);
+        tu_page_io(dir, pkey.relnumber, 1, page, true);
         assert_true(run_check(dir, &l) > 250);
         assert_int_equal(l.n, 11);
         assert_true(any_line_has(&l, "t_pkey", "more tuples disagree"));
@@ -499,7 +481,7 @@ static void test_check_pruned(void **state)
         uint16_t slot;
         char want[32];
 
-        page_io(dir, t.relnumber, 0, heap, false);
+        tu_page_io(dir, t.relnumber, 0, heap, false);
         assert_int_equal(heappage_lp_state_of(heappage_get_lp(heap, 6)),
                          HEAPPAGE_LP_DEAD);
         assert_int_equal(heappage_lp_state_of(heappage_get_lp(heap, 5)),
@@ -510,17 +492,17 @@ static void test_check_pruned(void **state)
 
         /* t_v: block 1 is its only leaf. */
         assert_int_equal(tv.blocks, 2);
-        page_io(dir, tv.relnumber, 1, page, false);
+        tu_page_io(dir, tv.relnumber, 1, page, false);
         slot = leaf_slot_of(page, (tid){.block = 0, .offset = 6});
         btpage_remove(page, slot);
         page_set_checksum(page);
-        page_io(dir, tv.relnumber, 1, page, true);
+        tu_page_io(dir, tv.relnumber, 1, page, true);
         assert_int_equal(run_check(dir, &l), 0);
         /* A live row's: id 1's. */
         slot = leaf_slot_of(page, (tid){.block = 0, .offset = 1});
         btpage_remove(page, slot);
         page_set_checksum(page);
-        page_io(dir, tv.relnumber, 1, page, true);
+        tu_page_io(dir, tv.relnumber, 1, page, true);
         assert_int_equal(run_check(dir, &l), 1);
         snprintf(want, sizeof(want), "(0,1) of table t is indexed 0");
         assert_true(any_line_has(&l, "t_v", want));
@@ -611,9 +593,9 @@ static void test_check_index_without_table(void **state)
     assert_true(any_line_has(&l, "t_v", "which keel_class does not hold"));
     /* A damaged page of one of them is found too. */
     tv = find_rel(dir, "t_v");
-    page_io(dir, tv.relnumber, 1, page, false);
+    tu_page_io(dir, tv.relnumber, 1, page, false);
     page[BLOCK_SIZE / 2] ^= 0x10;
-    page_io(dir, tv.relnumber, 1, page, true);
+    tu_page_io(dir, tv.relnumber, 1, page, true);
     assert_int_equal(run_check(dir, &l), 4);
     assert_true(any_line_has(&l, "t_v", "checksum"));
     tu_dir_remove(dir);

@@ -168,24 +168,6 @@ static void copy_db(const char *dir)
     closedir(d);
 }
 
-static void page_io(const char *dir, uint32_t rel, uint32_t blk, void *page,
-                    bool write)
-{
-    char path[512];
-    int fd;
-
-    snprintf(path, sizeof(path), "%s/%u", dir, rel);
-    fd = open(path, O_RDWR);
-    assert_true(fd >= 0);
-    if (write)
-        assert_int_equal(pwrite(fd, page, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
-                         BLOCK_SIZE);
-    else
-        assert_int_equal(pread(fd, page, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
-                         BLOCK_SIZE);
-    close(fd);
-}
-
 /* ---- the pristine database ---------------------------------------------- */
 
 static keel_db_options tc_opts(const char *dir)
@@ -289,7 +271,7 @@ static void make_base(void)
         bool u = strcmp(files[i].name, "u_pkey") == 0;
         if (!u && strcmp(files[i].name, "t_name") != 0)
             continue;
-        page_io(base_dir, files[i].relnumber, 0, meta.b, false);
+        tu_page_io(base_dir, files[i].relnumber, 0, meta.b, false);
         memcpy(&m, meta.b + PAGE_HEADER_SIZE, sizeof(m));
         assert_true(m.level >= (u ? 2u : 1u));
     }
@@ -879,7 +861,7 @@ static void mutate(const char *dir, uint64_t *rng, char *what, size_t wsize)
     } while (f->kind == 't' && f->relnumber < CATALOG_FIRST_USER_OID &&
              pick(rng, 3) != 0 && tries++ < 8);
     blk = pick(rng, f->blocks);
-    page_io(dir, f->relnumber, blk, pg.b, false);
+    tu_page_io(dir, f->relnumber, blk, pg.b, false);
     if (page_is_new(pg.b)) {
         snprintf(what, wsize, "%.63s block %u: new page, unchanged", f->name,
                  blk);
@@ -898,7 +880,7 @@ static void mutate(const char *dir, uint64_t *rng, char *what, size_t wsize)
         break;
     }
     page_set_checksum(pg.b);
-    page_io(dir, f->relnumber, blk, pg.b, true);
+    tu_page_io(dir, f->relnumber, blk, pg.b, true);
     snprintf(what, wsize, "%.63s (file %u) block %u: %.150s", f->name,
              f->relnumber, blk, w);
 }

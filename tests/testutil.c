@@ -48,6 +48,24 @@ void tu_dir_remove(char *dir)
     free(dir);
 }
 
+void tu_page_io(const char *dir, uint32_t rel, uint32_t blk, void *page,
+                bool write)
+{
+    char path[512];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%u", dir, rel);
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    if (write)
+        assert_int_equal(pwrite(fd, page, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
+                         BLOCK_SIZE);
+    else
+        assert_int_equal(pread(fd, page, BLOCK_SIZE, (off_t)blk * BLOCK_SIZE),
+                         BLOCK_SIZE);
+    close(fd);
+}
+
 double tu_stress_seconds(double dflt)
 {
     const char *s = getenv("KEEL_STRESS_SECONDS");

@@ -29,6 +29,11 @@ void tu_rmdir(const char *dir);
  * the path.  NULL is fine; never fails the test. */
 void tu_dir_remove(char *dir);
 
+/* Reads (write false) or writes block blk of relation file rel in dir,
+ * BLOCK_SIZE bytes at page, straight from or to the file. */
+void tu_page_io(const char *dir, uint32_t rel, uint32_t blk, void *page,
+                bool write);
+
 /* Seconds that stress tests run for: KEEL_STRESS_SECONDS if set, else
  * the given default. */
 double tu_stress_seconds(double dflt);
