@@ -59,6 +59,16 @@ static uint64_t check_problems(const char *dir)
     return problems;
 }
 
+/* Ends s, closes db and asserts that the check finds no problem. */
+static void close_and_check(keel_session *s, keel_db *db, const char *dir)
+{
+    keel_error e;
+
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(check_problems(dir), 0);
+}
+
 /* ---- the hog ------------------------------------------------------------ */
 
 /* Rows of the hog's table: 7 fill a page, 1200 fill 172 pages, more than
@@ -479,16 +489,12 @@ static void test_changes_in_a_tight_pool(void **state)
 
     hog_close(&h);
     tu_assert_pool_quiet(db->pool);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, db, dir);
 
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
     assert_int_equal(assert_rows(s, want, TIGHT_ROWS, 2 * TIGHT_ROWS), in);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, db, dir);
     tu_dir_remove(dir);
 }
 
@@ -590,9 +596,7 @@ static void test_oids_used_up(void **state)
         snprintf(name, sizeof(name), "o%d", i);
         assert_int_equal(keel_insert(s, NULL, name, v), KEEL_OK);
     }
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, db, dir);
 
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
@@ -604,9 +608,7 @@ static void test_oids_used_up(void **state)
                          KEEL_OK);
         assert_true(found);
     }
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, db, dir);
     tu_dir_remove(dir);
 }
 
@@ -666,9 +668,7 @@ static void test_clog_page_without_a_buffer(void **state)
     assert_int_equal(keel_lookup(s, NULL, "t", &v[0], out, &found), KEEL_OK);
     assert_true(found);
     hog_close(&h);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, db, dir);
 
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
@@ -679,9 +679,7 @@ static void test_clog_page_without_a_buffer(void **state)
         assert_true(found);
         assert_int_equal(out[1].v.i4, j);
     }
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, db, dir);
     tu_dir_remove(dir);
 }
 
@@ -784,9 +782,7 @@ static void test_scan_after_exhaustion(void **state)
                   "there, half went on\n",
                   failed);
     hog_close(&h);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, db, dir);
     tu_dir_remove(dir);
 }
 
@@ -1461,16 +1457,12 @@ static void test_concurrent_changes_in_a_tight_pool(void **state)
     assert_int_equal(keel_session_begin(sh.db, &s, &e), KEEL_OK);
     cw_assert_rows(s, w);
     cw_assert_loaded(s, &ld);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(sh.db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, sh.db, dir);
     assert_int_equal(keel_db_open(&o, &sh.db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(sh.db, &s, &e), KEEL_OK);
     cw_assert_rows(s, w);
     cw_assert_loaded(s, &ld);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(sh.db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, sh.db, dir);
     tu_dir_remove(dir);
 }
 
@@ -1607,9 +1599,7 @@ static void test_undo_without_a_buffer(void **state)
                   doomed);
     hog_close(&h);
     tu_assert_pool_quiet(db->pool);
-    keel_session_end(s);
-    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
-    assert_int_equal(check_problems(dir), 0);
+    close_and_check(s, db, dir);
     tu_dir_remove(dir);
 }
 #endif
