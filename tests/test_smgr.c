@@ -912,6 +912,132 @@ static void test_fault_concurrent_exact(void **state)
 
 #endif /* KEEL_FAULT_INJECTION */
 
+/* A page check that refuses a page whose byte 100 is *arg. */
+static bool refuse_marked(const void *page, blocknum_t blk, const void *arg,
+                          char *why, size_t len)
+{
+    unsigned char mark = *(const unsigned char *)arg;
+
+    (void)blk;
+    if (((const unsigned char *)page)[100] != mark)
+        return true;
+    snprintf(why, len, "byte 100 is %u", mark);
+    return false;
+}
+
+/*
+ * A relation's page check: none until registered; then applied to each
+ * page as read, naming the file and block; the same registration again
+ * changes nothing, a different one replaces it; a new (all-zero) page is
+ * never checked.
+ */
+static void test_page_check(void **state)
+{
+    fixture *f = *state;
+    test_page p, zero, in;
+    unsigned char mark = 7, other = 8, nul = 0;
+    blocknum_t b0, b1;
+    smgr_rel *r;
+
+    memset(&zero, 0, sizeof(zero));
+    page_init(p.b, 8);
+    p.b[100] = 7;
+    assert_int_equal(smgr_create(f->s, REL_A, &r, &f->err), KEEL_OK);
+    assert_int_equal(smgr_extend(r, p.b, &b0, &f->err), KEEL_OK);
+    assert_int_equal(smgr_extend(r, zero.b, &b1, &f->err), KEEL_OK);
+
+    assert_int_equal(smgr_read(r, b0, in.b, &f->err), KEEL_OK);
+    assert_int_equal(smgr_check(r, b0, in.b, &f->err), KEEL_OK);
+    assert_int_equal(smgr_rel_set_check(r, refuse_marked, &mark, 1, &f->err),
+                     KEEL_OK);
+    assert_int_equal(smgr_check(r, b0, in.b, &f->err), KEEL_ECORRUPT);
+    assert_non_null(strstr(f->err.msg, "block 0 of file"));
+    assert_non_null(strstr(f->err.msg, smgr_rel_path(r)));
+    assert_non_null(strstr(f->err.msg, "byte 100 is 7"));
+    /* The same again: still refused. */
+    assert_int_equal(smgr_rel_set_check(r, refuse_marked, &mark, 1, &f->err),
+                     KEEL_OK);
+    assert_int_equal(smgr_check(r, b0, in.b, &f->err), KEEL_ECORRUPT);
+    /* Another argument replaces it. */
+    assert_int_equal(smgr_rel_set_check(r, refuse_marked, &other, 1, &f->err),
+                     KEEL_OK);
+    assert_int_equal(smgr_check(r, b0, in.b, &f->err), KEEL_OK);
+    /* An all-zero page passes a check that would refuse its bytes; the
+     * same bytes under a header do not. */
+    assert_int_equal(smgr_rel_set_check(r, refuse_marked, &nul, 1, &f->err),
+                     KEEL_OK);
+    assert_int_equal(smgr_read(r, b1, in.b, &f->err), KEEL_OK);
+    assert_int_equal(smgr_check(r, b1, in.b, &f->err), KEEL_OK);
+    page_init(in.b, 8);
+    assert_int_equal(smgr_check(r, b1, in.b, &f->err), KEEL_ECORRUPT);
+    assert_non_null(strstr(f->err.msg, "block 1 of file"));
+}
+
+typedef struct check_racer {
+    smgr_rel *r;
+    const test_page *page; /* byte 100 is 7 */
+    int id;
+    uint64_t refused, passed, wrong;
+} check_racer;
+
+static void *check_racer_main(void *arg)
+{
+    static const unsigned char marks[2] = {7, 8};
+    check_racer *c = arg;
+    kerr e;
+
+    for (int i = 0; i < 20000; i++) {
+        if (i % 64 == c->id)
+            if (smgr_rel_set_check(c->r, refuse_marked, &marks[(i / 64) % 2], 1,
+                                   &e) != KEEL_OK)
+                c->wrong++;
+        switch (smgr_check(c->r, 0, c->page->b, &e)) {
+        case KEEL_OK:
+            c->passed++;
+            break;
+        case KEEL_ECORRUPT:
+            c->refused++;
+            if (strstr(e.msg, "byte 100 is 7") == NULL)
+                c->wrong++;
+            break;
+        default:
+            c->wrong++;
+        }
+    }
+    return NULL;
+}
+
+/* Threads register two checks in turn while others apply them: every
+ * result is one of the two checks' (ThreadSanitizer watches the rest). */
+static void test_page_check_concurrent(void **state)
+{
+    fixture *f = *state;
+    check_racer c[4];
+    pthread_t t[4];
+    test_page p;
+    uint64_t passed = 0, refused = 0;
+    blocknum_t b;
+    smgr_rel *r;
+
+    page_init(p.b, 8);
+    p.b[100] = 7;
+    assert_int_equal(smgr_create(f->s, REL_A, &r, &f->err), KEEL_OK);
+    assert_int_equal(smgr_extend(r, p.b, &b, &f->err), KEEL_OK);
+    for (int i = 0; i < 4; i++) {
+        c[i] = (check_racer){.r = r, .page = &p, .id = i};
+        assert_int_equal(pthread_create(&t[i], NULL, check_racer_main, &c[i]),
+                         0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(c[i].wrong, 0);
+        passed += c[i].passed;
+        refused += c[i].refused;
+    }
+    assert_int_equal(passed + refused, 4 * 20000);
+    assert_true(refused > 0); /* the first registration is 7's */
+}
+
 /* File names as relation numbers: exactly the names smgr gives files. */
 static void test_relnumber_of(void **state)
 {
@@ -958,6 +1084,8 @@ int main(void)
         T(test_bad_version_and_header),
         T(test_partial_trailing_block),
         T(test_read_only),
+        T(test_page_check),
+        T(test_page_check_concurrent),
         T(test_concurrent_extend),
 #ifdef KEEL_FAULT_INJECTION
         T(test_fault_read_eio),

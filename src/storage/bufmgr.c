@@ -474,7 +474,9 @@ static int sync_pending(buf_pool *p, kerr *err)
 /* ------------------------------------------------------------------ */
 
 /* Fills the page of d (whose I/O the caller owns) from disk, through r if
- * the caller has the relation open already (else NULL). */
+ * the caller has the relation open already (else NULL), and applies the
+ * relation's page check (smgr_check()): a page that fails it never
+ * becomes valid. */
 static int load_page(buf_session *s, buf_desc *d, smgr_rel *r, kerr *err)
 {
     buf_tag tag = atomic_load_relaxed(&d->tag);
@@ -484,6 +486,8 @@ static int load_page(buf_session *s, buf_desc *d, smgr_rel *r, kerr *err)
         rc = smgr_rel_open(s->pool->smgr, buf_tag_rel(tag), &r, err);
     if (rc == KEEL_OK)
         rc = smgr_read(r, buf_tag_block(tag), buf_page(s->pool, d->id), err);
+    if (rc == KEEL_OK)
+        rc = smgr_check(r, buf_tag_block(tag), buf_page(s->pool, d->id), err);
     io_finish(d, false, rc == KEEL_OK);
     return rc;
 }

@@ -55,12 +55,24 @@
 /* Room for a relation number in decimal and its NUL. */
 #define REL_NAME_MAX 11
 
+/* A registered page check (smgr_rel_set_check()); immutable once
+ * published.  Replaced ones stay on the retired list until the relation
+ * is freed, since a reader may still hold one. */
+typedef struct smgr_check_entry {
+    smgr_check_fn fn;
+    size_t len;
+    struct smgr_check_entry *retired;
+    _Alignas(8) unsigned char arg[];
+} smgr_check_entry;
+
 struct smgr_rel {
     /* Read on every I/O. */
     int fd;
     relnumber_t relnumber;
     bool read_only;
     atomic_u32 nblocks; /* whole blocks in the file; see the file comment */
+    /* Read on every page read from disk. */
+    _Atomic(smgr_check_entry *) check;
 
     /* Used on extension, truncation and lookup only. */
     pthread_mutex_t extend_lock; /* serializes extend and truncate */
@@ -270,6 +282,7 @@ static smgr_rel *rel_alloc(const smgr *s, relnumber_t rel)
     r->relnumber = rel;
     r->read_only = s->read_only;
     atomic_store_relaxed(&r->nblocks, 0);
+    atomic_store_relaxed(&r->check, NULL);
     r->next = NULL;
     snprintf(r->path, pathlen, "%s/%" PRIu32, s->dir, rel);
     if (pthread_mutex_init(&r->extend_lock, NULL) != 0) {
@@ -281,6 +294,12 @@ static smgr_rel *rel_alloc(const smgr *s, relnumber_t rel)
 
 static void rel_free(smgr_rel *r)
 {
+    smgr_check_entry *c = atomic_load_relaxed(&r->check), *next;
+
+    for (; c != NULL; c = next) {
+        next = c->retired;
+        free(c);
+    }
     if (r->fd >= 0)
         close(r->fd);
     pthread_mutex_destroy(&r->extend_lock);
@@ -668,6 +687,44 @@ int smgr_read(smgr_rel *r, blocknum_t blk, void *buf, kerr *err)
     return kerr_set(err, KEEL_ECORRUPT,
                     "invalid page in block %" PRIu32 " of file \"%s\"", blk,
                     r->path);
+}
+
+int smgr_rel_set_check(smgr_rel *r, smgr_check_fn fn, const void *arg,
+                       size_t len, kerr *err)
+{
+    smgr_check_entry *old = atomic_load_acquire(&r->check), *c;
+
+    for (;;) {
+        if (old != NULL && old->fn == fn && old->len == len &&
+            memcmp(old->arg, arg, len) == 0)
+            return KEEL_OK;
+        c = malloc(sizeof(*c) + len);
+        if (c == NULL)
+            return kerr_set(err, KEEL_ENOMEM,
+                            "out of memory for the page check of file \"%s\"",
+                            r->path);
+        c->fn = fn;
+        c->len = len;
+        c->retired = old;
+        memcpy(c->arg, arg, len);
+        if (atomic_compare_exchange_strong_explicit(
+                &r->check, &old, c, memory_order_acq_rel, memory_order_acquire))
+            return KEEL_OK;
+        free(c); /* another registration won: compare with it */
+    }
+}
+
+int smgr_check(smgr_rel *r, blocknum_t blk, const void *page, kerr *err)
+{
+    const smgr_check_entry *c = atomic_load_acquire(&r->check);
+    char why[KERR_MSG_MAX / 2];
+
+    if (c == NULL || page_is_new(page) ||
+        c->fn(page, blk, c->arg, why, sizeof(why)))
+        return KEEL_OK;
+    return kerr_set(err, KEEL_ECORRUPT,
+                    "invalid page in block %" PRIu32 " of file \"%s\": %s", blk,
+                    r->path, why);
 }
 
 /*

@@ -10,7 +10,9 @@
  *
  * Every block read is verified (page_verify()): a checksum mismatch, a bad
  * header, a short read or a block past the end is an error whose message
- * names the file and the block.  Writes set the page's checksum first,
+ * names the file and the block.  An access method may register a check of
+ * its own pages for a relation (smgr_rel_set_check()), which the buffer
+ * manager applies to each page it reads (smgr_check()).  Writes set the page's checksum first,
  * except that an all-zero page is written as is, so that it reads back as
  * a new page (see page.h).
  *
@@ -23,6 +25,7 @@
 #define KEEL_STORAGE_SMGR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "port/error.h"
@@ -89,6 +92,35 @@ blocknum_t smgr_nblocks(smgr_rel *r);
  * contents are undefined.
  */
 int smgr_read(smgr_rel *r, blocknum_t blk, void *buf, kerr *err);
+
+/*
+ * A check of a page's contents beyond what page_verify() knows: whether
+ * page, block blk of a relation as read from disk (checksum and header
+ * right, not new), is sound for its access method.  arg is the check's
+ * argument as registered.  Returns true, or false with what is wrong in
+ * why (len bytes: "item 3: size 9 out of bounds").
+ */
+typedef bool (*smgr_check_fn)(const void *page, blocknum_t blk, const void *arg,
+                              char *why, size_t len);
+
+/*
+ * Gives relation r the page check fn, with a copy of the len bytes at arg
+ * (8-aligned) as its argument, for smgr_check().  An access method
+ * registers its check before any of its pages but the first is read, and
+ * a relation keeps it until smgr_unlink() or smgr_close().  Registering the
+ * same check again changes nothing; a different one replaces it (the old
+ * one stays valid for readers still using it).  ENOMEM.  May be called
+ * concurrently with anything, smgr_check() included.
+ */
+int smgr_rel_set_check(smgr_rel *r, smgr_check_fn fn, const void *arg,
+                       size_t len, kerr *err);
+
+/*
+ * Applies r's page check, if it has one, to page, block blk as just read
+ * by smgr_read(); a new (all-zero) page is passed unchecked.  KEEL_OK, or
+ * ECORRUPT with a message naming the file, the block and what is wrong.
+ */
+int smgr_check(smgr_rel *r, blocknum_t blk, const void *page, kerr *err);
 
 /*
  * Sets the checksum of page (BLOCK_SIZE bytes, so the caller passes memory
