@@ -19,14 +19,11 @@
  * assertion, run past an alarm or a bounded number of scan steps, or
  * leave a buffer pinned or locked.
  *
- * Left out unless KEEL_CORRUPT_LAYOUT is set: changes to where a B-tree
- * page's items lie and how their bytes parse (line pointers, item sizes,
- * more items than the page holds, header offsets, null-bitmap and
- * minus-infinity flags, text lengths in keys).  A B-tree trusts the
- * layout of a page once it is read (checking it on every access would
- * cost the lookup path), so such a page can still make it read outside
- * the page; checking each B-tree page once, as it is read from disk,
- * would close that.
+ * B-tree pages are also changed where their items lie and how their
+ * bytes parse (line pointers, item sizes, more items than the page holds,
+ * header offsets, null-bitmap and minus-infinity flags, text lengths in
+ * keys): each B-tree page is checked once as it is read from disk
+ * (bt_read_check()), and those changes must be refused there.
  *
  * The cases come from a fixed seed.  KEEL_CORRUPT_CASES sets how many
  * run (default TC_DEFAULT_CASES), KEEL_CORRUPT_SEED the seed,
@@ -592,12 +589,11 @@ static void mutate_meta(unsigned char *p, uint32_t nblocks, uint64_t *rng,
 }
 
 /*
- * What a B-tree page mutation changes.  BTM_LAYOUT ones change where items
- * lie or how their bytes parse (line pointers, sizes, the item count, the
- * header's offsets, null bitmaps, text lengths): the B-tree trusts a
- * page's layout once the page is read, so those run only with
- * KEEL_CORRUPT_LAYOUT set (see the note at the top).  The others change
- * what well-formed items and links say.
+ * What a B-tree page mutation changes.  The BTM_LAYOUT ones change where
+ * items lie or how their bytes parse (line pointers, sizes, the item
+ * count, the header's offsets, null bitmaps, text lengths), which the
+ * check on reading a page refuses; the others change what well-formed
+ * items and links say.
  */
 enum {
     BTM_LEVEL,
@@ -620,8 +616,6 @@ enum {
     BTM_COUNT
 };
 
-static bool layout_too; /* KEEL_CORRUPT_LAYOUT */
-
 static void mutate_btree(unsigned char *p, const tc_file *f, uint32_t blk,
                          uint64_t *rng, char *what, size_t wsize)
 {
@@ -640,9 +634,8 @@ static void mutate_btree(unsigned char *p, const tc_file *f, uint32_t blk,
     }
     do
         k = pick(rng, BTM_COUNT);
-    while ((k >= BTM_LAYOUT && !layout_too) ||
-           (n == 0 && k != BTM_LEVEL && k != BTM_FLAGS && k != BTM_RIGHT &&
-            k != BTM_LEFT && k != BTM_HEADER && k < BTM_LAYOUT));
+    while (n == 0 && k != BTM_LEVEL && k != BTM_FLAGS && k != BTM_RIGHT &&
+           k != BTM_LEFT && k != BTM_HEADER && k < BTM_LAYOUT);
     memcpy(&op, p + BT_SPECIAL_OFF, sizeof(op));
     memcpy(&h, p, sizeof(h));
     i = (uint16_t)pick(rng, n);
@@ -1126,7 +1119,6 @@ static void test_corrupt_pages(void **state)
     uint64_t caught = 0;
 
     (void)state;
-    layout_too = getenv("KEEL_CORRUPT_LAYOUT") != NULL;
     signal(SIGALRM, on_alarm);
     base_dir = tu_mkdtemp();
     make_base();

@@ -112,30 +112,11 @@ static int bt_read_failed(const btree *bt, buf_session *s, blocknum_t blk,
                     bt->rel, blk);
 }
 
-/* The error of bt_read_lock_guess() for page id (block blk), which lacks
- * its high key or its first downlink: releases it, returns ECORRUPT. */
-static __attribute__((noinline, cold)) int
-bt_page_unbounded(const btree *bt, buf_session *s, blocknum_t blk, int32_t id)
-{
-    const void *page = bt_page(s, id);
-    uint16_t level = btpage_opaque_c(page)->level;
-    bool no_hikey = !btpage_rightmost(page) && btpage_nitems(page) == 0;
-
-    buf_unlock_release(s, id);
-    return kerr_set(&s->err, KEEL_ECORRUPT,
-                    "index %u block %u: a page of level %u without its %s",
-                    bt->rel, blk, level,
-                    no_hikey ? "high key" : "first downlink");
-}
-
 /*
- * bt_read_lock_lines() with the lines bt_guess_lines() names for guess,
- * and a check that every search relies on: a page that is not the
- * rightmost of its level has a high key, and an internal page a downlink
- * (ECORRUPT otherwise; ECORRUPT too for a link past the end).  The
- * integer lookup (bt_lookup_int()), whose instructions are counted, reads
- * its pages through bt_read_lock_lines() and checks them itself (a link
- * past the end is EEOF there).
+ * bt_read_lock_lines() with the lines bt_guess_lines() names for guess;
+ * a link past the end of the index is ECORRUPT.  What a page holds (its
+ * high key, its downlinks) need not be checked: every page read from disk
+ * passed bt_read_check().
  */
 static inline int bt_read_lock_guess(const btree *bt, buf_session *s,
                                      blocknum_t blk, lwlock_mode mode,
@@ -143,21 +124,11 @@ static inline int bt_read_lock_guess(const btree *bt, buf_session *s,
                                      int32_t *id)
 {
     uint16_t lines[4];
-    const page_header *h;
-    const bt_opaque *op;
     int rc = bt_read_lock_lines(bt, s, blk, mode, level, lines,
                                 bt_guess_lines(guess, lines), recent, id);
 
     if (rc != KEEL_OK)
         return bt_read_failed(bt, s, blk, rc);
-    h = btpage_header(bt_page(s, *id));
-    op = btpage_opaque_c(h);
-    /* Two bytes a line pointer: the high key's, the first downlink's. */
-    if (__builtin_expect(
-            h->lower < PAGE_HEADER_SIZE +
-                           2 * ((op->right != BT_NONE) + (op->level != 0)),
-            0))
-        return bt_page_unbounded(bt, s, blk, *id);
     return KEEL_OK;
 }
 
@@ -656,6 +627,17 @@ int bt_meta_parse(const void *page, relnumber_t rel, bt_meta *meta,
     return KEEL_OK;
 }
 
+int bt_register_check(const btree *bt, buf_session *s)
+{
+    smgr_rel *r;
+    int rc = smgr_rel_open(buf_pool_smgr(s->pool), bt->rel, &r, &s->err);
+
+    if (rc == KEEL_OK)
+        rc = smgr_rel_set_check(r, bt_read_check, bt->desc,
+                                tupdesc_size(bt->desc), &s->err);
+    return rc;
+}
+
 int btree_create(buf_session *s, relnumber_t rel, const tuple_desc *keydesc,
                  bool unique, btree **out)
 {
@@ -668,6 +650,8 @@ int btree_create(buf_session *s, relnumber_t rel, const tuple_desc *keydesc,
     if (rc != KEEL_OK)
         return rc;
     rc = bt_rel_prepare(s, rel);
+    if (rc == KEEL_OK)
+        rc = bt_register_check(bt, s);
     if (rc == KEEL_OK)
         rc = buf_extend(s, rel, sizeof(bt_opaque), NULL, &mid, &mblk);
     if (rc != KEEL_OK) {
@@ -720,6 +704,11 @@ int btree_open(buf_session *s, relnumber_t rel, btree **out)
     tupdesc_free(desc);
     if (rc != KEEL_OK)
         return rc;
+    rc = bt_register_check(bt, s);
+    if (rc != KEEL_OK) {
+        btree_close(bt);
+        return rc;
+    }
     atomic_store_relaxed(&bt->root_cache,
                          (uint64_t)meta.level << 32 | meta.root);
     *out = bt;
@@ -1644,13 +1633,6 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             uint32_t first = btpage_first(page), n = btpage_nitems(page);
             uint32_t slot;
 
-            if (n <= first) {
-                buf_unlock_release(s, id);
-                return kerr_set(&s->err, KEEL_ECORRUPT,
-                                "index %u: a page of level %u has no "
-                                "downlink",
-                                bt->rel, level);
-            }
             slot = bt_int_rank(page, k, first + 1, n, false, fast, &h);
 
             if (slot == n && bt_int_beyond(page, fast, k, false)) {
@@ -1693,13 +1675,6 @@ bt_lookup_int(btree *bt, buf_session *s, int64_t k, int fast,
             uint32_t pos;
             int64_t v;
 
-            if (n < first) {
-                buf_unlock_release(s, id);
-                return kerr_set(&s->err, KEEL_ECORRUPT,
-                                "index %u: a leaf that is not the rightmost "
-                                "has no high key",
-                                bt->rel);
-            }
             pos = bt_int_rank(page, k, first, n, true, fast, &h);
 
             if (pos < n) {

@@ -20,7 +20,6 @@
 #include "access/btree_page.h"
 #include "storage/bufmgr.h"
 
-
 typedef struct bt_build_level {
     int32_t id;          /* the page being filled: pinned, locked */
     blocknum_t blk;      /* its block */
@@ -231,6 +230,8 @@ int btree_build(buf_session *s, relnumber_t rel, const tuple_desc *keydesc,
         goto out;
     }
     rc = bt_rel_prepare(s, rel);
+    if (rc == KEEL_OK)
+        rc = bt_register_check(b.bt, s);
     if (rc == KEEL_OK)
         rc = buf_extend(s, rel, sizeof(bt_opaque), b.ring, &mid, &mblk);
     if (rc != KEEL_OK)

@@ -142,81 +142,32 @@ static int bt_item_cmp(const btree *bt, const bt_item *a, bool aleaf,
 }
 
 /*
- * Checks a page's header, line pointers, item sizes and key encodings, so
- * that everything after may read its items.  Reports and returns false on
- * the first fault.
+ * Checks a page's header, level, line pointers, item sizes and key
+ * encodings (btpage_check()) and its downlinks' range, so that everything
+ * after may read its items.  Reports and returns false on the first fault.
  */
 static bool bt_check_layout(bt_check *ch, blocknum_t blk, const void *page,
                             uint32_t level)
 {
-    const page_header *h = btpage_header(page);
     const bt_opaque *op = btpage_opaque_c(page);
-    bool leaf = level == 0;
-    uint16_t n, first;
+    char why[128];
+    uint16_t n;
 
-    if (h->special != BT_SPECIAL_OFF || h->lower < PAGE_HEADER_SIZE ||
-        (h->lower - PAGE_HEADER_SIZE) % 2 != 0 || h->lower > h->upper ||
-        h->upper > h->special) {
-        bt_report(ch,
-                  "block %u: bad page header (lower %u, upper %u, "
-                  "special %u)",
-                  blk, h->lower, h->upper, h->special);
-        return false;
-    }
-    if (op->level != level || (op->flags & BT_META) ||
-        ((op->flags & BT_LEAF) != 0) != leaf) {
+    if (btpage_header(page)->special == BT_SPECIAL_OFF && op->level != level) {
         bt_report(ch,
                   "block %u: level %u flags %#x where a page of level "
                   "%u belongs",
                   blk, op->level, op->flags, level);
         return false;
     }
-    n = btpage_nitems(page);
-    first = btpage_first(page);
-    if (!leaf && n <= first) {
-        bt_report(ch, "block %u: internal page without downlinks", blk);
+    if (!btpage_check(page, ch->bt->desc, why, sizeof(why))) {
+        bt_report(ch, "block %u: %s", blk, why);
         return false;
     }
-    for (uint16_t i = 0; i < n; i++) {
-        uint16_t off;
-        const bt_item *it;
-        uint16_t sz, koff = leaf ? BT_LEAF_KEY_OFF : BT_INTERNAL_KEY_OFF;
-        bool mi, want_mi = !leaf && i == first;
-
-        memcpy(&off, (const char *)page + PAGE_HEADER_SIZE + 2 * (size_t)i, 2);
-        if (off < h->upper || off % 8 != 0 ||
-            (size_t)off + sizeof(bt_item) > h->special) {
-            bt_report(ch, "block %u item %u: offset %u out of bounds", blk, i,
-                      off);
-            return false;
-        }
-        it = btpage_item(page, i);
-        sz = btitem_size(it);
-        mi = (it->info & BT_INFO_MINUS_INF) != 0;
-        if (sz % 8 != 0 || sz < (mi ? BT_MINUS_INF_SIZE : koff) ||
-            (size_t)off + sz > h->special) {
-            bt_report(ch, "block %u item %u: size %u out of bounds", blk, i,
-                      sz);
-            return false;
-        }
-        if (mi != want_mi) {
-            bt_report(ch, "block %u item %u: %s", blk, i,
-                      want_mi ? "first downlink is not minus infinity"
-                              : "unexpected minus-infinity item");
-            return false;
-        }
-        if ((it->info & BT_INFO_UNIQUE_DEAD) && (!leaf || i < first)) {
-            bt_report(ch, "block %u item %u: a %s marked dead", blk, i,
-                      i < first ? "high key" : "downlink");
-            return false;
-        }
-        if (!mi && !bt_key_valid(ch->bt->desc, (const char *)it + koff,
-                                 (size_t)(sz - koff),
-                                 (it->info & BT_INFO_NULLS) != 0)) {
-            bt_report(ch, "block %u item %u: malformed key", blk, i);
-            return false;
-        }
-        if (!leaf && (it->block == BT_META_BLOCK || it->block >= ch->nblocks)) {
+    n = btpage_nitems(page);
+    for (uint16_t i = btpage_first(page); i < n && level > 0; i++) {
+        const bt_item *it = btpage_item(page, i);
+        if (it->block >= ch->nblocks) {
             bt_report(ch,
                       "block %u item %u: downlink to block %u out of "
                       "range",
@@ -514,6 +465,8 @@ int btree_check(buf_session *s, relnumber_t rel, btree_problem_fn problem,
         goto done;
     }
     rc = bt_handle_new(rel, desc, meta.unique != 0, &ch->bt, &s->err);
+    if (rc == KEEL_OK)
+        rc = bt_register_check(ch->bt, s);
     if (rc != KEEL_OK)
         goto done;
     ch->root = meta.root;

@@ -10,6 +10,7 @@
 #include "access/btree_page.h"
 
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -309,6 +310,97 @@ uint16_t bt_form_minus_inf(blocknum_t child, void *buf)
     it->block = child;
     it->info = BT_MINUS_INF_SIZE | BT_INFO_MINUS_INF;
     return BT_MINUS_INF_SIZE;
+}
+
+/* Writes the reason a page fails btpage_check() into why; returns false. */
+static bool bt_why(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool bt_why(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool btpage_check(const void *page, const tuple_desc *desc, char *why,
+                  size_t len)
+{
+    const page_header *h = btpage_header(page);
+    const bt_opaque *op = btpage_opaque_c(page);
+    /* A bit per 8 bytes of the page: taken by an item already seen. */
+    uint64_t taken[BLOCK_SIZE / 8 / 64] = {0};
+    uint16_t n, first, koff;
+    bool leaf;
+
+    if (h->special != BT_SPECIAL_OFF || h->lower < PAGE_HEADER_SIZE ||
+        (h->lower - PAGE_HEADER_SIZE) % 2 != 0 || h->lower > h->upper ||
+        h->upper > h->special || h->upper % 8 != 0)
+        return bt_why(why, len,
+                      "not a B-tree page (lower %u, upper %u, special %u)",
+                      h->lower, h->upper, h->special);
+    leaf = op->level == 0;
+    if ((op->flags & BT_META) || op->level >= BT_MAX_LEVELS ||
+        ((op->flags & BT_LEAF) != 0) != leaf)
+        return bt_why(why, len, "B-tree page of level %u with flags %#x",
+                      op->level, op->flags);
+    n = btpage_nitems(page);
+    first = btpage_first(page);
+    if (n > BT_MAX_ITEMS)
+        return bt_why(why, len, "%u items, more than a page holds", n);
+    if (n < first + !leaf)
+        return bt_why(why, len, "a page of level %u without its %s", op->level,
+                      n < first ? "high key" : "first downlink");
+    koff = leaf ? BT_LEAF_KEY_OFF : BT_INTERNAL_KEY_OFF;
+    for (uint16_t i = 0; i < n; i++) {
+        uint16_t off, sz;
+        const bt_item *it;
+        bool mi, want_mi = !leaf && i == first;
+
+        memcpy(&off, (const char *)page + PAGE_HEADER_SIZE + 2 * (size_t)i, 2);
+        if (off < h->upper || off % 8 != 0 ||
+            (size_t)off + sizeof(bt_item) > h->special)
+            return bt_why(why, len, "item %u: offset %u out of bounds", i, off);
+        it = btpage_item(page, i);
+        sz = btitem_size(it);
+        mi = (it->info & BT_INFO_MINUS_INF) != 0;
+        if (sz % 8 != 0 || sz < (mi ? BT_MINUS_INF_SIZE : koff) ||
+            (size_t)off + sz > h->special)
+            return bt_why(why, len, "item %u: size %u out of bounds", i, sz);
+        for (uint32_t u = off / 8u; u < (off + sz) / 8u; u++) {
+            if (taken[u / 64] & (UINT64_C(1) << (u % 64)))
+                return bt_why(why, len, "item %u: overlaps another item", i);
+            taken[u / 64] |= UINT64_C(1) << (u % 64);
+        }
+        if (mi != want_mi)
+            return bt_why(why, len, "item %u: %s", i,
+                          want_mi ? "first downlink is not minus infinity"
+                                  : "unexpected minus-infinity item");
+        if ((it->info & BT_INFO_UNIQUE_DEAD) && (!leaf || i < first))
+            return bt_why(why, len, "item %u: a %s marked dead", i,
+                          i < first ? "high key" : "downlink");
+        if (!mi &&
+            !bt_key_valid(desc, (const char *)it + koff, (size_t)(sz - koff),
+                          (it->info & BT_INFO_NULLS) != 0))
+            return bt_why(why, len, "item %u: malformed key", i);
+        if (!leaf && i >= first &&
+            (it->block == BT_META_BLOCK || it->block == BT_NONE))
+            return bt_why(why, len, "item %u: downlink to block %u", i,
+                          it->block);
+    }
+    return true;
+}
+
+bool bt_read_check(const void *page, blocknum_t blk, const void *arg, char *why,
+                   size_t len)
+{
+    /* The meta page is parsed (bt_meta_parse()) wherever it is read. */
+    if (blk == BT_META_BLOCK)
+        return true;
+    return btpage_check(page, arg, why, len);
 }
 
 bool bt_key_valid(const tuple_desc *desc, const void *key, size_t len,

@@ -412,6 +412,30 @@ uint16_t bt_form_minus_inf(blocknum_t child, void *buf);
 bool bt_key_valid(const tuple_desc *desc, const void *key, size_t len,
                   bool has_nulls);
 
+/*
+ * Checks, from the page alone, what every reader of a tree page relies on:
+ * the header's offsets; level and flags that agree, and no meta flag; the
+ * high key unless rightmost, and a downlink on an internal page; at most
+ * BT_MAX_ITEMS line pointers, each leading to an 8-aligned item inside the
+ * item space and overlapping no other, of a size that fits its kind; minus
+ * infinity exactly as the first data item of an internal page; dead marks
+ * on leaf data items only; keys that parse for desc; and no downlink to
+ * the meta block or BT_NONE.  Not the order of keys or what links lead to.
+ * Returns true, or false with what is wrong in why (len bytes).
+ */
+bool btpage_check(const void *page, const tuple_desc *desc, char *why,
+                  size_t len);
+
+/*
+ * The page check (smgr_check_fn) every open index registers for its
+ * relation (arg: its key descriptor): btpage_check() of each page read
+ * from disk but the meta page.  Every B-tree page in the buffer pool has
+ * so passed it, or was formed in memory by this code, so the B-tree reads
+ * a page's items without checking their layout again.
+ */
+bool bt_read_check(const void *page, blocknum_t blk, const void *arg, char *why,
+                   size_t len);
+
 /* Writes "(v1, v2, ...)" for the key values into buf (size bytes). */
 void bt_key_format(const tuple_desc *desc, const keel_value *vals,
                    uint16_t nvals, char *buf, size_t size);
@@ -422,6 +446,11 @@ void bt_key_format(const tuple_desc *desc, const keel_value *vals,
  * columns).  EINVAL, ENOMEM with the message in err. */
 int bt_handle_new(relnumber_t rel, const tuple_desc *desc, bool unique,
                   btree **out, kerr *err);
+
+/* Registers bt_read_check() with bt's key descriptor as the page check
+ * of its relation (smgr_rel_set_check()), whose file must exist: before
+ * any of its pages but the meta page is read.  ENOENT, ENOMEM. */
+int bt_register_check(const btree *bt, buf_session *s);
 
 /* Makes rel ready to receive a new index: creates its file if absent;
  * EEXIST if it has blocks. */

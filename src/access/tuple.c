@@ -54,7 +54,7 @@ void tupdesc_free(tuple_desc *d)
 
 tuple_desc *tupdesc_copy(const tuple_desc *d)
 {
-    size_t n = sizeof(tuple_desc) + sizeof(tuple_attr) * d->natts;
+    size_t n = tupdesc_size(d);
     tuple_desc *c = malloc(n);
 
     if (c != NULL)

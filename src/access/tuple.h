@@ -56,6 +56,12 @@ void tupdesc_free(tuple_desc *d);
 /* A copy of d (NULL if memory is exhausted). */
 tuple_desc *tupdesc_copy(const tuple_desc *d);
 
+/* The bytes of d, which are all of it: a copy of them is a descriptor. */
+static inline size_t tupdesc_size(const tuple_desc *d)
+{
+    return sizeof(tuple_desc) + sizeof(tuple_attr) * d->natts;
+}
+
 /*
  * Sets column i: its type, for char its length n (1..TUPLE_MAX_CHAR_LEN,
  * ignored otherwise), and whether it may be null.  EINVAL for an unknown
