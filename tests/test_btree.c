@@ -1940,6 +1940,7 @@ static void test_read_check(void **state)
         "level 0 with flags",
         "item 0: a high key marked dead",
         "level 0 without its high key",
+        "overlaps another item",
     };
     fixture *f = *state;
     union {
@@ -1989,8 +1990,11 @@ static void test_read_check(void **state)
         case 5:
             btpage_item_set_unique_dead(bad.b, BT_HIKEY, true);
             break;
-        default: /* no items, the high key included */
+        case 6: /* no items, the high key included */
             ((page_header *)bad.b)->lower = PAGE_HEADER_SIZE;
+            break;
+        default: /* the high key where the last item is */
+            lp[BT_HIKEY] = lp[btpage_nitems(bad.b) - 1];
             break;
         }
         /* smgr_write() makes the checksum right. */

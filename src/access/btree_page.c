@@ -326,6 +326,51 @@ static bool bt_why(char *why, size_t len, const char *fmt, ...)
     return false;
 }
 
+/* Marks the 8-byte units [from, to) (from < to) of a page taken in the
+ * bitmap taken; false if one was taken already. */
+static inline bool bt_take(uint64_t *taken, uint32_t from, uint32_t to)
+{
+    for (uint32_t next; from < to; from = next) {
+        uint32_t end = (from | 63) + 1; /* the next word's first unit */
+        uint64_t mask;
+
+        next = to < end ? to : end;
+        mask = (~UINT64_C(0) >> (64 - (next - from))) << (from % 64);
+        if (taken[from / 64] & mask)
+            return false;
+        taken[from / 64] |= mask;
+    }
+    return true;
+}
+
+/*
+ * btpage_check() of item i (of size sz, inside the page) where it is not
+ * the common case: the high key, the first data item, an item with flags,
+ * a key with a column of variable width.
+ */
+static bool bt_check_item(const bt_item *it, uint16_t i, uint16_t sz, bool leaf,
+                          uint16_t first, const tuple_desc *desc, char *why,
+                          size_t len)
+{
+    uint16_t koff = leaf ? BT_LEAF_KEY_OFF : BT_INTERNAL_KEY_OFF;
+    bool mi = (it->info & BT_INFO_MINUS_INF) != 0;
+    bool want_mi = !leaf && i == first;
+
+    if (sz < (mi ? BT_MINUS_INF_SIZE : koff))
+        return bt_why(why, len, "item %u: size %u out of bounds", i, sz);
+    if (mi != want_mi)
+        return bt_why(why, len, "item %u: %s", i,
+                      want_mi ? "first downlink is not minus infinity"
+                              : "unexpected minus-infinity item");
+    if ((it->info & BT_INFO_UNIQUE_DEAD) && (!leaf || i < first))
+        return bt_why(why, len, "item %u: a %s marked dead", i,
+                      i < first ? "high key" : "downlink");
+    if (!mi && !bt_key_valid(desc, (const char *)it + koff, (size_t)(sz - koff),
+                             (it->info & BT_INFO_NULLS) != 0))
+        return bt_why(why, len, "item %u: malformed key", i);
+    return true;
+}
+
 bool btpage_check(const void *page, const tuple_desc *desc, char *why,
                   size_t len)
 {
@@ -333,15 +378,23 @@ bool btpage_check(const void *page, const tuple_desc *desc, char *why,
     const bt_opaque *op = btpage_opaque_c(page);
     /* A bit per 8 bytes of the page: taken by an item already seen. */
     uint64_t taken[BLOCK_SIZE / 8 / 64] = {0};
-    uint16_t n, first, koff;
+    uint16_t n, first, koff, upper = h->upper;
+    /* While the data items lie from the page's end downwards in slot
+     * order (as a build or split leaves them): where the last one starts,
+     * below which every other item must lie. */
+    uint32_t low = BT_SPECIAL_OFF;
+    bool ordered = true;
+    /* The least size of a data item without flags, when every key column
+     * has a fixed width (its key is then valid if it has the bytes). */
+    size_t plain_min;
     bool leaf;
 
     if (h->special != BT_SPECIAL_OFF || h->lower < PAGE_HEADER_SIZE ||
-        (h->lower - PAGE_HEADER_SIZE) % 2 != 0 || h->lower > h->upper ||
-        h->upper > h->special || h->upper % 8 != 0)
+        (h->lower - PAGE_HEADER_SIZE) % 2 != 0 || h->lower > upper ||
+        upper > h->special || upper % 8 != 0)
         return bt_why(why, len,
                       "not a B-tree page (lower %u, upper %u, special %u)",
-                      h->lower, h->upper, h->special);
+                      h->lower, upper, h->special);
     leaf = op->level == 0;
     if ((op->flags & BT_META) || op->level >= BT_MAX_LEVELS ||
         ((op->flags & BT_LEAF) != 0) != leaf)
@@ -355,41 +408,49 @@ bool btpage_check(const void *page, const tuple_desc *desc, char *why,
         return bt_why(why, len, "a page of level %u without its %s", op->level,
                       n < first ? "high key" : "first downlink");
     koff = leaf ? BT_LEAF_KEY_OFF : BT_INTERNAL_KEY_OFF;
+    plain_min = tuple_fixed_size(desc);
+    plain_min = plain_min > 0 ? koff + plain_min : 0;
     for (uint16_t i = 0; i < n; i++) {
         uint16_t off, sz;
         const bt_item *it;
-        bool mi, want_mi = !leaf && i == first;
 
         memcpy(&off, (const char *)page + PAGE_HEADER_SIZE + 2 * (size_t)i, 2);
-        if (off < h->upper || off % 8 != 0 ||
-            (size_t)off + sizeof(bt_item) > h->special)
+        if (off < upper || off % 8 != 0 ||
+            off > BT_SPECIAL_OFF - sizeof(bt_item))
             return bt_why(why, len, "item %u: offset %u out of bounds", i, off);
-        it = btpage_item(page, i);
+        it = (const bt_item *)((const char *)page + off);
         sz = btitem_size(it);
-        mi = (it->info & BT_INFO_MINUS_INF) != 0;
-        if (sz % 8 != 0 || sz < (mi ? BT_MINUS_INF_SIZE : koff) ||
-            (size_t)off + sz > h->special)
+        if (sz % 8 != 0 || sz > BT_SPECIAL_OFF - off)
             return bt_why(why, len, "item %u: size %u out of bounds", i, sz);
-        for (uint32_t u = off / 8u; u < (off + sz) / 8u; u++) {
-            if (taken[u / 64] & (UINT64_C(1) << (u % 64)))
-                return bt_why(why, len, "item %u: overlaps another item", i);
-            taken[u / 64] |= UINT64_C(1) << (u % 64);
-        }
-        if (mi != want_mi)
-            return bt_why(why, len, "item %u: %s", i,
-                          want_mi ? "first downlink is not minus infinity"
-                                  : "unexpected minus-infinity item");
-        if ((it->info & BT_INFO_UNIQUE_DEAD) && (!leaf || i < first))
-            return bt_why(why, len, "item %u: a %s marked dead", i,
-                          i < first ? "high key" : "downlink");
-        if (!mi &&
-            !bt_key_valid(desc, (const char *)it + koff, (size_t)(sz - koff),
-                          (it->info & BT_INFO_NULLS) != 0))
+        if (__builtin_expect(i <= first || plain_min == 0 ||
+                                 (it->info & ~BT_INFO_SIZE) != 0,
+                             0)) {
+            if (!bt_check_item(it, i, sz, leaf, first, desc, why, len))
+                return false;
+        } else if (sz < plain_min) {
             return bt_why(why, len, "item %u: malformed key", i);
+        }
+        if (i >= first && (uint32_t)off + sz <= low)
+            low = off;
+        else if (i >= first)
+            ordered = false;
         if (!leaf && i >= first &&
             (it->block == BT_META_BLOCK || it->block == BT_NONE))
             return bt_why(why, len, "item %u: downlink to block %u", i,
                           it->block);
+    }
+    /* Ordered data items overlap none of their own; the high key lies
+     * below them.  Otherwise (items an insert put below the others), a
+     * bit per 8 bytes finds any two that overlap. */
+    if (ordered && first == 1)
+        ordered = (uint32_t)btpage_item_off(page, BT_HIKEY) +
+                      btitem_size(btpage_item(page, BT_HIKEY)) <=
+                  low;
+    for (uint16_t i = 0; i < n && !ordered; i++) {
+        uint16_t off = btpage_item_off(page, i);
+        if (!bt_take(taken, off / 8u,
+                     (off + btitem_size(btpage_item(page, i))) / 8u))
+            return bt_why(why, len, "item %u: overlaps another item", i);
     }
     return true;
 }

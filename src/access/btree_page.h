@@ -218,12 +218,18 @@ static inline uint16_t btpage_first(const void *page)
 
 #define BT_HIKEY 0
 
-static inline const bt_item *btpage_item(const void *page, uint16_t i)
+/* The offset of item i (its line pointer). */
+static inline uint16_t btpage_item_off(const void *page, uint16_t i)
 {
     uint16_t off;
 
     memcpy(&off, (const char *)page + PAGE_HEADER_SIZE + 2 * (size_t)i, 2);
-    return (const bt_item *)((const char *)page + off);
+    return off;
+}
+
+static inline const bt_item *btpage_item(const void *page, uint16_t i)
+{
+    return (const bt_item *)((const char *)page + btpage_item_off(page, i));
 }
 
 static inline uint16_t btitem_size(const bt_item *it)

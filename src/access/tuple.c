@@ -335,6 +335,11 @@ void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
     }
 }
 
+size_t tuple_fixed_size(const tuple_desc *d)
+{
+    return d->natts > 0 ? fixed_prefix_end(d, d->natts) : 0;
+}
+
 bool tuple_valid(const tuple_desc *d, const void *data, size_t len,
                  bool has_nulls)
 {

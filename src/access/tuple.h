@@ -101,6 +101,10 @@ void tuple_deform(const tuple_desc *d, const void *data, bool has_nulls,
 bool tuple_valid(const tuple_desc *d, const void *data, size_t len,
                  bool has_nulls);
 
+/* The bytes of a tuple of d without nulls if every column has a fixed
+ * width (tuple_valid() of one such is then a compare with this), else 0. */
+size_t tuple_fixed_size(const tuple_desc *d);
+
 /*
  * Reads the first ncols columns (at most d->natts) of the data area at
  * data, which has len bytes, into vals[0..ncols); the rest are not read.
