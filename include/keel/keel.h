@@ -326,8 +326,9 @@ int keel_analyze(keel_session *s, const char *schema, const char *table);
  * index on the table runs, or if one committed after this transaction
  * began (its view of the table's indexes lacks it): retry in a new one.
  * A failure after the row went into the table (an index's I/O error, no
- * buffer free) takes the row out again; if that fails too, the
- * transaction is left to be aborted.
+ * buffer free) takes the row out again, and the transaction may go on:
+ * the row's page stays pinned until its index entries are in, so taking
+ * it out reads nothing.
  */
 int keel_insert(keel_session *s, const char *schema, const char *table,
                 const keel_value *values);

@@ -693,6 +693,20 @@ int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
     return insert_tuple(rel, s, NULL, NULL, NULL, buf.b, len, out);
 }
 
+int heap_insert_pinned(heap_rel *rel, buf_session *s, xid_t xid,
+                       const keel_value *values, tid *out, int32_t *pinned)
+{
+    insert_target target = {BUF_INVALID, HEAP_NO_BLOCK};
+    tuple_buf buf;
+    size_t len = 0; /* set by form_tuple() when it succeeds */
+    int rc = form_tuple(rel, values, xid, &buf, &len, &s->err);
+
+    if (rc == KEEL_OK)
+        rc = insert_tuple(rel, s, NULL, NULL, &target, buf.b, len, out);
+    *pinned = target.id;
+    return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* Bulk insert                                                        */
 /* ------------------------------------------------------------------ */

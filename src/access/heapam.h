@@ -156,6 +156,17 @@ int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
                 const keel_value *values, tid *out);
 
 /*
+ * heap_insert() that leaves the row's page pinned (not locked), its buffer
+ * in *pinned, for the caller to give back with buf_release().  While it is
+ * pinned the page stays in the pool, so deleting the row again
+ * (heap_delete() as its own inserter, the undo of an insert whose index
+ * entries failed) reads nothing from disk and needs no buffer: it cannot
+ * fail for an I/O error or an exhausted pool.  On error nothing is pinned.
+ */
+int heap_insert_pinned(heap_rel *rel, buf_session *s, xid_t xid,
+                       const keel_value *values, tid *out, int32_t *pinned);
+
+/*
  * Bulk insert: many rows through a BUF_STRATEGY_BULK_WRITE ring, so that a
  * load does not push the pool's working set out.  The state belongs to one
  * session and keeps the page being filled pinned between calls (no lock);

@@ -445,10 +445,12 @@ int catalog_insert(catalog *c, catalog_txn *ct, catalog_id id,
                    const keel_value *vals)
 {
     cat_rel *r = &c->rels[id];
+    int32_t pinned;
     tid t;
     int rc;
 
-    rc = heap_insert(&r->heap, ct->bs, ct->xid, vals, &t);
+    /* Pinned until the entries are in: an undo then reads nothing. */
+    rc = heap_insert_pinned(&r->heap, ct->bs, ct->xid, vals, &t, &pinned);
     if (rc != KEEL_OK)
         return rc;
     rc = index_row(c, ct, id, t, vals);
@@ -459,10 +461,11 @@ int catalog_insert(catalog *c, catalog_txn *ct, catalog_id id,
         if (heap_delete(&r->heap, ct->bs, &ct->vis, ct->xid, t) != KEEL_OK)
             ct->undo_failed = true;
         ct->bs->err = saved;
-        return rc;
+    } else {
+        add_invals(&cat_defs[id], r, ct, vals);
     }
-    add_invals(&cat_defs[id], r, ct, vals);
-    return KEEL_OK;
+    buf_release(ct->bs, pinned);
+    return rc;
 }
 
 int catalog_delete(catalog *c, catalog_txn *ct, catalog_id id, tid t,

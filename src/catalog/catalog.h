@@ -202,10 +202,11 @@ uint32_t catalog_key_hash(const tuple_desc *keydesc, const keel_value *keys);
  * invalidation per index.  EUNIQUE (mapped by callers to EEXIST) if a
  * unique index already holds a live equal key; then the heap row is deleted
  * again (invisible to everyone) and no index entry remains.  If an index
- * fails otherwise, the same; but should that delete fail too (its page
- * cannot be read again: no buffer free, an I/O error), the row stays, live
- * for the transaction and lacking index entries, and ct->undo_failed is
- * set: the transaction must abort.
+ * fails otherwise, the same.  The row's page stays pinned until its
+ * entries are in, so that delete reads nothing and cannot fail for want
+ * of a buffer or an I/O error; should it fail all the same, the row stays,
+ * live for the transaction and lacking index entries, and ct->undo_failed
+ * is set: the transaction must abort.
  */
 int catalog_insert(catalog *c, catalog_txn *ct, catalog_id id,
                    const keel_value *vals);

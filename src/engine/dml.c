@@ -109,6 +109,7 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
     catalog_txn ct;
     engine_table tab, *t = &tab;
     bool must_abort = false;
+    int32_t pinned;
     tid nt;
     int rc = engine_stmt_begin(s);
 
@@ -118,14 +119,17 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
     rc = resolve_table(s, true, schema, table, &ct, t);
     if (rc == KEEL_OK)
         rc = check_row(s, t, values);
+    /* The row's page stays pinned until its index entries are in, so
+     * that deleting it again, should one fail, reads nothing. */
     if (rc == KEEL_OK)
-        rc = heap_insert(&t->h->heap, s->bs, ct.xid, values, &nt);
+        rc = heap_insert_pinned(&t->h->heap, s->bs, ct.xid, values, &nt,
+                                &pinned);
     if (rc == KEEL_OK) {
         rc = index_insert_all(s, &ct, t, values, nt);
         if (rc != KEEL_OK) {
-            /* A row that cannot be deleted again (its page not read: no
-             * buffer free, an I/O error) stays, live for the transaction
-             * and lacking index entries: the transaction must abort. */
+            /* A row that could not be deleted again would stay, live for
+             * the transaction and lacking index entries: the transaction
+             * would have to abort. */
             kerr saved = s->bs->err;
             if (heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, nt) != KEEL_OK)
                 must_abort = true;
@@ -134,6 +138,7 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
                    KEEL_OK) {
             must_abort = true;
         }
+        buf_release(s->bs, pinned);
     }
     return engine_stmt_end(s, rc, must_abort);
 }
