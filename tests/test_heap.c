@@ -1716,6 +1716,98 @@ static void test_update_versions(void **state)
     assert_quiet(f);
 }
 
+/*
+ * An update taken back (heap_update_held(), heap_update_undo()), its new
+ * version beside the old one and on another page: while held, both pages
+ * stay pinned (an eviction is refused); after, the old version has no
+ * deleter and is what every snapshot, the updater's own too, sees; the
+ * new one is deleted by its inserter, seen by nobody; the updater can
+ * update the row again, and so can others once it has ended.
+ */
+static void test_update_undo(void **state)
+{
+    fixture *f = *state;
+    tx setup_tx, r0, u, w, late;
+    tid t, nt, far;
+    heap_update_hold hold;
+    heap_tuple_header h;
+    heap_row row;
+    keel_value v[3];
+    char big[3000];
+
+    pool_open(f, 32);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    tx_begin(f->tm, &setup_tx);
+    t = ins(f, setup_tx.xid, 7, 1, "first");
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    tx_reader(f->tm, &r0);
+
+    /* Beside the old version. */
+    tx_begin(f->tm, &u);
+    mkrow(v, 7, 2, "second");
+    OK(f, heap_update_held(&f->rel, f->s, &u.vis, u.xid, t, v, &nt, &hold));
+    assert_int_equal(nt.block, t.block);
+    assert_int_equal(hold.old_id, hold.new_id);
+    assert_int_equal(buf_pin_count(f->s, hold.old_id), 2);
+    assert_int_equal(buf_drop_rel(f->s, REL, 0), KEEL_EBUSY);
+    heap_update_undo(&f->rel, f->s, u.xid, &hold);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    h = raw_header(f, t);
+    assert_int_equal(h.xmax, XID_INVALID);
+    assert_false(h.flags & HEAP_TUPLE_XMAX_UPDATE);
+    assert_int_equal(h.next_block, t.block);
+    assert_int_equal(h.next_offset, t.offset);
+    h = raw_header(f, nt);
+    assert_int_equal(h.xmin, u.xid);
+    assert_int_equal(h.xmax, u.xid);
+    OK(f, heap_fetch(&f->rel, f->s, &u.vis, t, &row));
+    assert_row(&row, 7, 1, "first");
+    assert_int_equal(heap_fetch(&f->rel, f->s, &u.vis, nt, &row), KEEL_ENOENT);
+    OK(f, heap_fetch(&f->rel, f->s, &r0.vis, t, &row));
+    assert_row(&row, 7, 1, "first");
+
+    /* On another page: fill this one first. */
+    tx_begin(f->tm, &setup_tx);
+    while (ins(f, setup_tx.xid, 99, 0, "filler filler filler").block == t.block)
+        ;
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    memset(big, 'b', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    mkrow(v, 7, 3, big);
+    OK(f, heap_update_held(&f->rel, f->s, &u.vis, u.xid, t, v, &far, &hold));
+    assert_int_not_equal(far.block, t.block);
+    assert_int_not_equal(hold.old_id, hold.new_id);
+    assert_int_equal(buf_session_pinned(f->s), 2);
+    heap_update_undo(&f->rel, f->s, u.xid, &hold);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    h = raw_header(f, t);
+    assert_int_equal(h.xmax, XID_INVALID);
+    assert_int_equal(raw_header(f, far).xmax, u.xid);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &u.vis, far, &row), KEEL_ENOENT);
+
+    /* The updater updates it again, for good; then ends. */
+    mkrow(v, 7, 4, "fourth");
+    OK(f, heap_update(&f->rel, f->s, &u.vis, u.xid, t, v, &nt));
+    tx_end(f->tm, &u, XID_STATUS_COMMITTED);
+    tx_reader(f->tm, &late);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &late.vis, t, &row),
+                     KEEL_ENOENT);
+    OK(f, heap_fetch(&f->rel, f->s, &late.vis, nt, &row));
+    assert_row(&row, 7, 4, "fourth");
+    OK(f, heap_fetch(&f->rel, f->s, &r0.vis, t, &row));
+    assert_row(&row, 7, 1, "first");
+    tx_end(f->tm, &late, XID_STATUS_COMMITTED);
+    tx_end(f->tm, &r0, XID_STATUS_COMMITTED);
+
+    /* Another transaction can update the new version. */
+    tx_begin(f->tm, &w);
+    mkrow(v, 7, 5, "fifth");
+    OK(f, heap_update(&f->rel, f->s, &w.vis, w.xid, nt, v, &far));
+    tx_end(f->tm, &w, XID_STATUS_COMMITTED);
+    heap_row_free(&row);
+    assert_quiet(f);
+}
+
 /* The state of t's line pointer, read from a copy of its page. */
 static heappage_lp_state lp_state(fixture *f, tid t)
 {
@@ -3186,6 +3278,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_own_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fetch_cols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_versions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_update_undo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_rows_refused, setup,
                                         teardown),

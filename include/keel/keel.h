@@ -101,10 +101,10 @@ typedef struct keel_value {
  * failure.  Inside an explicit transaction a failed call changes nothing
  * and the transaction may continue, except where a call says that the
  * transaction must be aborted, and where an error (I/O, no buffer free)
- * struck after the call had changed what it cannot take back (an update's
- * new version, a table's or an index's first catalog row, statistics):
- * then every later call but keel_abort() fails with KEEL_EINVAL, and so
- * does keel_commit(), which aborts.
+ * struck after the call had changed what it cannot take back (a table's
+ * or an index's first catalog row, statistics): then every later call but
+ * keel_abort() fails with KEEL_EINVAL, and so does keel_commit(), which
+ * aborts.
  *
  * Names (schemas, tables, columns, indexes) are at most 63 bytes
  * (KEEL_ETOOBIG otherwise); schema NULL means "public", except where a
@@ -402,9 +402,11 @@ int keel_relation_exists(keel_session *s, const char *schema, const char *name,
  * keel_lookup(), whose errors for it apply).  KEEL_ENOENT if there is
  * none (a key with a null has none), KEEL_ESERIALIZE if another
  * transaction changed it first, or as keel_insert() for an index build,
- * KEEL_EUNIQUE if a new key is taken (checked before anything changes; a
- * conflict found later leaves the transaction to be aborted, as does any
- * failure once the new version is written, such as an I/O error).
+ * KEEL_EUNIQUE if a new key is taken (checked before anything changes).
+ * A failure once the new version is written (a conflict found later, an
+ * index's I/O error, no buffer free) takes the update back, and the
+ * transaction may go on: both versions' pages stay pinned until the new
+ * version's index entries are in, so that reads nothing.
  */
 int keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values);

@@ -1194,10 +1194,16 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     return KEEL_OK;
 }
 
-int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
-                tid t, const keel_value *values, tid *new_tid)
+/*
+ * heap_update(), and with hold (heap_update_held()) the pages of both
+ * versions left pinned in it.
+ */
+static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
+                        xid_t xid, tid t, const keel_value *values,
+                        tid *new_tid, heap_update_hold *hold)
 {
     heap_tuple_header *h, saved;
+    insert_target target = {BUF_INVALID, HEAP_NO_BLOCK};
     tuple_buf buf;
     size_t len = 0, got; /* len: set by form_tuple() */
     bool placed = false;
@@ -1231,7 +1237,13 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
         h->next_offset = nt.offset;
         buf_mark_dirty(s, id);
         buf_unlock(s, id);
-        buf_release(s, id);
+        if (hold != NULL) {
+            (void)buf_pin(s, id); /* one for each version (held already:
+                                     cannot fail) */
+            *hold = (heap_update_hold){id, id, t, nt};
+        } else {
+            buf_release(s, id);
+        }
         *new_tid = nt;
         return KEEL_OK;
     }
@@ -1243,7 +1255,8 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
      * lock at a time), then come back.  Our running xid in the old
      * version's xmax keeps every other writer off it meanwhile.
      */
-    rc = insert_tuple(rel, s, vis, NULL, NULL, buf.b, len, &nt);
+    rc = insert_tuple(rel, s, vis, NULL, hold != NULL ? &target : NULL, buf.b,
+                      len, &nt);
     buf_lock(s, id, LW_EXCLUSIVE);
     h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
     assert(h != NULL && h->xmax == xid);
@@ -1258,10 +1271,62 @@ int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     }
     buf_mark_dirty(s, id);
     buf_unlock(s, id);
-    buf_release(s, id);
+    if (rc == KEEL_OK && hold != NULL)
+        *hold = (heap_update_hold){id, target.id, t, nt};
+    else
+        buf_release(s, id);
     if (rc == KEEL_OK)
         *new_tid = nt;
     return rc;
+}
+
+int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
+                tid t, const keel_value *values, tid *new_tid)
+{
+    return update_tuple(rel, s, vis, xid, t, values, new_tid, NULL);
+}
+
+int heap_update_held(heap_rel *rel, buf_session *s, const visibility *vis,
+                     xid_t xid, tid t, const keel_value *values, tid *new_tid,
+                     heap_update_hold *hold)
+{
+    return update_tuple(rel, s, vis, xid, t, values, new_tid, hold);
+}
+
+void heap_update_release(buf_session *s, heap_update_hold *hold)
+{
+    buf_release(s, hold->new_id);
+    buf_release(s, hold->old_id);
+}
+
+void heap_update_undo(heap_rel *rel, buf_session *s, xid_t xid,
+                      heap_update_hold *hold)
+{
+    heap_tuple_header *h;
+    size_t got;
+
+    (void)rel;
+    /* The new version: deleted by its own inserter, seen by nobody. */
+    buf_lock(s, hold->new_id, LW_EXCLUSIVE);
+    h = heappage_get_item(buf_page(s->pool, hold->new_id), hold->new_tid.offset,
+                          &got);
+    assert(h != NULL && h->xmin == xid && h->xmax == XID_INVALID);
+    h->xmax = xid;
+    buf_mark_dirty(s, hold->new_id);
+    buf_unlock(s, hold->new_id);
+    /* The old one: no deleter, as before (an aborted one's claim, which
+     * the update replaced, means the same). */
+    buf_lock(s, hold->old_id, LW_EXCLUSIVE);
+    h = heappage_get_item(buf_page(s->pool, hold->old_id), hold->old_tid.offset,
+                          &got);
+    assert(h != NULL && h->xmax == xid);
+    h->xmax = XID_INVALID;
+    h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
+    h->next_block = hold->old_tid.block;
+    h->next_offset = hold->old_tid.offset;
+    buf_mark_dirty(s, hold->old_id);
+    buf_unlock(s, hold->old_id);
+    heap_update_release(s, hold);
 }
 
 /* ------------------------------------------------------------------ */

@@ -277,6 +277,38 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
 int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t, const keel_value *values, tid *new_tid);
 
+/* The pages of an update's two versions, pinned (heap_update_held()). */
+typedef struct heap_update_hold {
+    int32_t old_id, new_id; /* the same buffer, pinned twice, if the new
+                             * version went beside the old one */
+    tid old_tid, new_tid;
+} heap_update_hold;
+
+/*
+ * heap_update() that leaves the pages of both versions pinned (not
+ * locked) in *hold, for heap_update_release() or heap_update_undo().
+ * While they are pinned, taking the update back reads nothing and needs
+ * no buffer.  On error nothing is pinned and nothing has changed.
+ */
+int heap_update_held(heap_rel *rel, buf_session *s, const visibility *vis,
+                     xid_t xid, tid t, const keel_value *values, tid *new_tid,
+                     heap_update_hold *hold);
+
+/* Releases what heap_update_held() left pinned. */
+void heap_update_release(buf_session *s, heap_update_hold *hold);
+
+/*
+ * Takes back the update hold describes, made by transaction xid, for a
+ * statement that failed after it (an index entry for the new version that
+ * could not be made): the new version deleted by its own inserter, which
+ * nobody sees, and the old one without a deleter again, as if the update
+ * had never run (a snapshot that saw the old version sees it still).
+ * Cannot fail: both pages are pinned, and neither version can be pruned
+ * while xid runs.  Then releases them.
+ */
+void heap_update_undo(heap_rel *rel, buf_session *s, xid_t xid,
+                      heap_update_hold *hold);
+
 /*
  * Whether the version at t is dead for good (heap_tuple_fate()'s
  * HEAP_DEAD), in *dead, and if so why, in *deleter: the xid of its

@@ -484,6 +484,7 @@ int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
 {
     cat_rel *r = &c->rels[id];
     heap_row old = {0};
+    heap_update_hold hold;
     tid nt;
     int rc = heap_row_init(&old, &r->heap, &ct->bs->err);
 
@@ -491,11 +492,16 @@ int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
      * under keys the new version no longer has. */
     if (rc == KEEL_OK)
         rc = heap_fetch(&r->heap, ct->bs, &ct->vis, t, &old);
+    /* Both pages pinned until the entries are in: an undo reads nothing. */
     if (rc == KEEL_OK)
-        rc = heap_update(&r->heap, ct->bs, &ct->vis, ct->xid, t, vals, &nt);
+        rc = heap_update_held(&r->heap, ct->bs, &ct->vis, ct->xid, t, vals, &nt,
+                              &hold);
     if (rc == KEEL_OK) {
         rc = index_row(c, ct, id, nt, vals);
-        ct->undo_failed = ct->undo_failed || rc != KEEL_OK;
+        if (rc != KEEL_OK)
+            heap_update_undo(&r->heap, ct->bs, ct->xid, &hold);
+        else
+            heap_update_release(ct->bs, &hold);
     }
     if (rc == KEEL_OK) {
         add_invals(&cat_defs[id], r, ct, old.values);

@@ -218,7 +218,9 @@ int catalog_delete(catalog *c, catalog_txn *ct, catalog_id id, tid t,
 
 /* Replaces the row version at t (visible to ct) by vals (same keys or not:
  * the new version is indexed anew; invalidations name the old keys and
- * the new). */
+ * the new).  If an index fails, the update is taken back
+ * (heap_update_undo(): both versions' pages stay pinned until the entries
+ * are in, so that reads nothing) and nothing has changed. */
 int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
                    const keel_value *vals);
 

@@ -656,6 +656,7 @@ int keel_update(keel_session *s, const char *schema, const char *table,
     engine_table tab, *t = &tab;
     heap_row row = {0};
     keel_value keys[BTREE_MAX_KEYS];
+    heap_update_hold hold;
     bool found = false, changed = false;
     tid nt;
     int rc = engine_stmt_begin(s);
@@ -681,15 +682,22 @@ int keel_update(keel_session *s, const char *schema, const char *table,
                           "duplicate key in unique index %u of table \"%s\"",
                           t->idx[i].indexoid, table);
     }
+    /* Both versions' pages stay pinned until the new one's index entries
+     * are in, so that taking the update back, should one fail, reads
+     * nothing.  A write guard's refusal leaves the transaction to abort. */
     if (rc == KEEL_OK)
-        rc = heap_update(&t->h->heap, s->bs, &ct.vis, ct.xid, row.tid, values,
-                         &nt);
+        rc = heap_update_held(&t->h->heap, s->bs, &ct.vis, ct.xid, row.tid,
+                              values, &nt, &hold);
     if (rc == KEEL_OK) {
-        changed = true;
         rc = index_insert_all(s, &ct, t, values, nt);
+        if (rc != KEEL_OK) {
+            heap_update_undo(&t->h->heap, s->bs, ct.xid, &hold);
+        } else {
+            heap_update_release(s->bs, &hold);
+            rc = engine_write_guard(s, &ct.vis, t->h, table);
+            changed = rc != KEEL_OK;
+        }
     }
-    if (rc == KEEL_OK)
-        rc = engine_write_guard(s, &ct.vis, t->h, table);
     heap_row_free(&row);
     return engine_stmt_end(s, rc, changed);
 }
