@@ -2434,8 +2434,9 @@ static unsigned char *data_of(void *page, tid t)
 
 /*
  * Rows on pages damaged in ways a page checksum cannot catch: every fetch,
- * scan, update and delete of them fails with KEEL_ECORRUPT and leaves
- * nothing pinned, and none reads outside the row or trips an assertion:
+ * scan, update and delete of them fails with KEEL_ECORRUPT (naming the
+ * column at fault) and leaves nothing pinned, and none reads outside the
+ * row or trips an assertion (a scan may be moved past such a row):
  * a text length past the tuple's end, a null bitmap with the not-null id
  * null, a misaligned line pointer, a page with special space (not a heap
  * page), and a page with far more line pointers than a page gets, which
@@ -2473,11 +2474,21 @@ static void test_damaged_rows_refused(void **state)
     damage_done(f, id);
     assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis, t1, &row),
                      KEEL_ECORRUPT);
-    assert_non_null(strstr(buf_session_error(f->s)->msg, "past the end"));
+    assert_non_null(strstr(buf_session_error(f->s)->msg,
+                           "column 3 (text) runs past the end"));
     assert_int_equal(heap_fetch_cols(&f->rel, f->s, &r.vis, t1, 3, &row),
                      KEEL_ECORRUPT);
+    assert_non_null(strstr(buf_session_error(f->s)->msg,
+                           "column 3 (text) runs past the end"));
     OK(f, heap_scan_begin(&f->rel, f->s, &r.vis, &sc));
+    assert_false(heap_scan_skip(sc)); /* nothing failed */
     assert_int_equal(heap_scan_next(sc, &row, &found), KEEL_ECORRUPT);
+    /* Moved past the damaged row, the scan goes on with the others. */
+    assert_true(heap_scan_skip(sc));
+    assert_false(heap_scan_skip(sc));
+    OK(f, heap_scan_next(sc, &row, &found));
+    assert_true(found);
+    assert_row(&row, 2, 20, "two");
     heap_scan_end(sc);
     assert_int_equal(buf_session_pinned(f->s), 0);
     page = damage_begin(f, t1.block, &id);
@@ -2492,6 +2503,9 @@ static void test_damaged_rows_refused(void **state)
     damage_done(f, id);
     assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis, t3, &row),
                      KEEL_ECORRUPT);
+    assert_non_null(strstr(buf_session_error(f->s)->msg,
+                           "column 1 (int4) is null, but the row type has it "
+                           "not null"));
     assert_int_equal(heap_fetch_cols(&f->rel, f->s, &r.vis, t3, 1, &row),
                      KEEL_ECORRUPT);
     page = damage_begin(f, t3.block, &id);

@@ -674,20 +674,35 @@ static void test_deform_prefix(void **state)
     assert_true(out[2].isnull);
     assert_false(tuple_deform_prefix(d, buf.b, 0, has_nulls, 1, out));
     assert_true(tuple_valid(d, buf.b, size, has_nulls));
+    {
+        uint16_t col = 99;
+        assert_int_equal(tuple_fault_of(d, buf.b, size, has_nulls, &col),
+                         TUPLE_FAULT_NONE);
+        /* No room for the bitmap itself. */
+        assert_false(tuple_valid(d, buf.b, 0, has_nulls));
+        assert_int_equal(tuple_fault_of(d, buf.b, 0, has_nulls, &col),
+                         TUPLE_FAULT_BITMAP);
+        assert_int_equal(col, 0);
+    }
     /* The same bytes for a row type whose first column is not null: a
      * damaged tuple, refused (tuple_size() never makes one). */
     {
         kerr err;
+        uint16_t col = 99;
         assert_int_equal(tupdesc_set(d, 0, KEEL_INT2, 0, true, &err), KEEL_OK);
         assert_false(tuple_deform_prefix(d, buf.b, size, has_nulls, 3, out));
         assert_false(tuple_deform_prefix(d, buf.b, size, has_nulls, 1, out));
         assert_false(tuple_valid(d, buf.b, size, has_nulls));
+        assert_int_equal(tuple_fault_of(d, buf.b, size, has_nulls, &col),
+                         TUPLE_FAULT_NULL);
+        assert_int_equal(col, 0);
     }
     tupdesc_free(d);
 }
 
 /* tuple_valid() accepts what tuple_fill() writes, and refuses data too
- * short for it or whose text length points past it. */
+ * short for it or whose text length points past it; tuple_fault_of()
+ * agrees, and names the column that runs past the end. */
 static void test_valid(void **state)
 {
     (void)state;
@@ -703,14 +718,29 @@ static void test_valid(void **state)
     size_t size = encode_decode(d, in, &buf, out, &has_nulls);
     uint32_t huge = 0x7FFFFFF0u;
 
+    uint16_t col = 99;
+
     assert_true(tuple_valid(d, buf.b, size, has_nulls));
+    assert_int_equal(tuple_fault_of(d, buf.b, size, has_nulls, &col),
+                     TUPLE_FAULT_NONE);
     assert_false(tuple_valid(d, buf.b, size - 1, has_nulls));
+    assert_int_equal(tuple_fault_of(d, buf.b, size - 1, has_nulls, &col),
+                     TUPLE_FAULT_OVERRUN);
+    assert_int_equal(col, 3); /* the name, last */
     memcpy(buf.b + 4, &huge, 4);
     assert_false(tuple_valid(d, buf.b, size, has_nulls));
+    assert_int_equal(tuple_fault_of(d, buf.b, size, has_nulls, &col),
+                     TUPLE_FAULT_OVERRUN);
+    assert_int_equal(col, 1); /* the text */
     /* Fixed widths only: one length to compare. */
     size = encode_decode(f, fin, &buf, out, &has_nulls);
     assert_true(tuple_valid(f, buf.b, size, has_nulls));
+    assert_int_equal(tuple_fault_of(f, buf.b, size, has_nulls, &col),
+                     TUPLE_FAULT_NONE);
     assert_false(tuple_valid(f, buf.b, size - 1, has_nulls));
+    assert_int_equal(tuple_fault_of(f, buf.b, size - 1, has_nulls, &col),
+                     TUPLE_FAULT_OVERRUN);
+    assert_int_equal(col, 2);
     tupdesc_free(d);
     tupdesc_free(f);
 }

@@ -68,6 +68,7 @@ struct heap_scan {
     tuple_buf page;     /* the current page, copied under a shared lock */
     bool count_newer;   /* heap_scan_count_newer() was called */
     uint64_t newer;     /* versions passed that vis cannot see yet */
+    bool bad_row;       /* the last call failed on next_off's tuple */
 };
 
 /* ------------------------------------------------------------------ */
@@ -178,13 +179,48 @@ static int row_mismatch(const heap_rel *rel, tid t, size_t len, uint16_t natts,
 }
 
 /* ECORRUPT for the tuple at t (len bytes) whose values do not decode: one
- * runs past its end, or a not-null column is null. */
+ * runs past its end, or a not-null column is null (row_damaged() when it
+ * cannot say which). */
 static int row_overrun(const heap_rel *rel, tid t, size_t len, kerr *err)
 {
     return kerr_set(err, KEEL_ECORRUPT,
                     "relation %u, row (%u,%u): a value runs past the end "
                     "of the tuple (%zu bytes), or a not-null one is null",
                     rel->relnumber, t.block, t.offset, len);
+}
+
+/* ECORRUPT for the tuple h at t (len bytes, its header fitting rel) whose
+ * values do not decode, naming the column and what is wrong with it. */
+static int row_damaged(const heap_rel *rel, tid t, const heap_tuple_header *h,
+                       size_t len, kerr *err)
+{
+    uint16_t col = 0;
+    tuple_fault f = tuple_fault_of(
+        rel->desc, (const unsigned char *)h + h->hoff, len - h->hoff,
+        (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, &col);
+    const char *type =
+        rel->desc->natts > 0 ? type_name(rel->desc->attrs[col].type) : "";
+
+    switch (f) {
+    case TUPLE_FAULT_BITMAP:
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "relation %u, row (%u,%u): its null bitmap runs past "
+                        "the end of the tuple (%zu bytes)",
+                        rel->relnumber, t.block, t.offset, len);
+    case TUPLE_FAULT_NULL:
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "relation %u, row (%u,%u): column %u (%s) is null, "
+                        "but the row type has it not null",
+                        rel->relnumber, t.block, t.offset, col + 1, type);
+    case TUPLE_FAULT_OVERRUN:
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "relation %u, row (%u,%u): column %u (%s) runs past "
+                        "the end of the tuple (%zu bytes)",
+                        rel->relnumber, t.block, t.offset, col + 1, type, len);
+    case TUPLE_FAULT_NONE:
+        break;
+    }
+    return row_overrun(rel, t, len, err);
 }
 
 /*
@@ -202,13 +238,21 @@ static int row_fill(const heap_rel *rel, heap_row *row, tid t, size_t len,
         return row_mismatch(rel, t, len, len >= sizeof(*h) ? h->natts : 0, err);
     if (!tuple_valid(rel->desc, (const unsigned char *)row->data + h->hoff,
                      len - h->hoff, (h->flags & HEAP_TUPLE_HAS_NULLS) != 0))
-        return row_overrun(rel, t, len, err);
+        return row_damaged(rel, t, h, len, err);
     row->tid = t;
     row->xmin = h->xmin;
     row->xmax = h->xmax;
     tuple_deform(rel->desc, (const unsigned char *)row->data + h->hoff,
                  (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, row->values);
     return KEEL_OK;
+}
+
+int heap_row_decode(const heap_rel *rel, heap_row *row, tid t, const void *item,
+                    size_t len, kerr *err)
+{
+    assert(len <= BLOCK_SIZE);
+    memcpy(row->data, item, len);
+    return row_fill(rel, row, t, len, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1041,7 +1085,9 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         ok = tuple_deform_prefix(
             rel->desc, (const char *)h + h->hoff, len - h->hoff,
             (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, ncols, row->values);
-        if (ok && ncols > rel->plain_cols)
+        if (!ok) /* said while the tuple is at hand */
+            (void)row_damaged(rel, t, h, len, &s->err);
+        else if (ncols > rel->plain_cols)
             row_own_strings(rel, row, ncols);
     }
     buf_unlock_release(s, id);
@@ -1050,7 +1096,7 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     if (!fits)
         return row_mismatch(rel, t, len, natts, &s->err);
     if (!ok)
-        return row_overrun(rel, t, len, &s->err);
+        return KEEL_ECORRUPT; /* row_damaged() said why */
     return fetched_visible(rel, vis, row, &s->err);
 }
 
@@ -1410,6 +1456,7 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
     int rc;
 
     *found = false;
+    sc->bad_row = false;
     for (;;) {
         while (sc->have_page && sc->next_off <= sc->nitems) {
             uint16_t off = sc->next_off;
@@ -1422,11 +1469,13 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
                 sc->next_off++;
                 continue;
             }
-            if (len < sizeof(*h))
+            if (len < sizeof(*h)) {
+                sc->bad_row = true;
                 return kerr_set(err, KEEL_ECORRUPT,
                                 "relation %u, row (%u,%u): item of %zu bytes "
                                 "is shorter than a tuple header",
                                 sc->rel->relnumber, sc->blk, off, len);
+            }
             rc = heap_tuple_visible(sc->vis, h->xmin, h->xmax, &visible, err);
             if (rc != KEEL_OK)
                 return rc;
@@ -1434,8 +1483,10 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
                 tid t = {.block = sc->blk, .offset = off};
                 memcpy(row->data, h, len);
                 rc = row_fill(sc->rel, row, t, len, err);
-                if (rc != KEEL_OK)
+                if (rc != KEEL_OK) {
+                    sc->bad_row = true;
                     return rc;
+                }
                 sc->next_off++;
                 *found = true;
                 return KEEL_OK;
@@ -1452,6 +1503,15 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
         if (rc != KEEL_OK || end)
             return rc;
     }
+}
+
+bool heap_scan_skip(heap_scan *sc)
+{
+    if (!sc->bad_row)
+        return false;
+    sc->bad_row = false;
+    sc->next_off++;
+    return true;
 }
 
 void heap_scan_count_newer(heap_scan *sc)

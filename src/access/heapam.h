@@ -107,6 +107,19 @@ void heap_row_free(heap_row *row);
 int heap_row_prepare(heap_row *row, const heap_rel *rel, kerr *err);
 
 /*
+ * Decodes the tuple at item (len bytes: a heap page's item, at t) into
+ * row, prepared for rel's rows (heap_row_init(), heap_row_prepare()), as
+ * every read does: its header must fit rel's row type (as many columns,
+ * a data offset inside the tuple) and its data area must be well-formed
+ * for it (tuple_valid()).  ECORRUPT, with a message naming t and what is
+ * wrong (a value past the end, which column is null though not null),
+ * if not.  For `keel check`, which reads each tuple from the page it
+ * verified; item need not be aligned.
+ */
+int heap_row_decode(const heap_rel *rel, heap_row *row, tid t, const void *item,
+                    size_t len, kerr *err);
+
+/*
  * The visibility rule.  Sets *visible to whether a version inserted by
  * xmin and deleted by xmax (0 = not deleted) is visible to vis's snapshot:
  * its inserter is the snapshot's own transaction, or XID_FROZEN, or
@@ -342,6 +355,17 @@ int heap_scan_begin(heap_rel *rel, buf_session *s, const visibility *vis,
  * scan stays where it was, so the call may be repeated.
  */
 int heap_scan_next(heap_scan *sc, heap_row *row, bool *found);
+
+/*
+ * After heap_scan_next() failed on a row that does not decode (ECORRUPT:
+ * its tuple is shorter than a header, or does not fit the row type),
+ * moves the scan past that row and returns true, so that the next call
+ * goes on with the rows after it: for a reader that lists what it can
+ * and leaves the damaged rows to be reported.  False, moving nothing, if
+ * the last call did not fail on a row (an unreadable page, the status
+ * oracle's error, or no failure).
+ */
+bool heap_scan_skip(heap_scan *sc);
 
 /*
  * From now on, counts the versions the scan passes that its snapshot

@@ -105,6 +105,25 @@ bool tuple_valid(const tuple_desc *d, const void *data, size_t len,
  * width (tuple_valid() of one such is then a compare with this), else 0. */
 size_t tuple_fixed_size(const tuple_desc *d);
 
+/* What is wrong with a data area that tuple_valid() refuses. */
+typedef enum tuple_fault {
+    TUPLE_FAULT_NONE = 0, /* nothing: the data area is well-formed */
+    TUPLE_FAULT_BITMAP,   /* the null bitmap runs past the end */
+    TUPLE_FAULT_NULL,     /* a not-null column is null */
+    TUPLE_FAULT_OVERRUN,  /* a value, or a text's length word or bytes, runs
+                             past the end */
+} tuple_fault;
+
+/*
+ * tuple_valid() that says what is wrong, for messages: TUPLE_FAULT_NONE
+ * exactly when tuple_valid() is true, else the first fault met walking
+ * the columns in order, and in *col the (0-based) column it concerns (0
+ * for TUPLE_FAULT_BITMAP).  It walks every column, where tuple_valid()
+ * compares one length for a row of fixed widths without nulls.
+ */
+tuple_fault tuple_fault_of(const tuple_desc *d, const void *data, size_t len,
+                           bool has_nulls, uint16_t *col);
+
 /*
  * Reads the first ncols columns (at most d->natts) of the data area at
  * data, which has len bytes, into vals[0..ncols); the rest are not read.
