@@ -244,7 +244,7 @@ static void make_base(void)
     }
     keel_abort(s);
 
-    assert_int_equal(dbinfo_relations(s, &rels, &n), KEEL_OK);
+    assert_int_equal(dbinfo_relations(s, &rels, &n, NULL), KEEL_OK);
     for (size_t i = 0; i < n && nfiles < TC_MAX_FILES; i++) {
         if (rels[i].blocks == 0)
             continue;

@@ -110,7 +110,7 @@ static relnumber_t relnumber_of(keel_session *s, const char *name)
     relnumber_t rel = INVALID_RELNUMBER;
     size_t n;
 
-    assert_int_equal(dbinfo_relations(s, &r, &n), KEEL_OK);
+    assert_int_equal(dbinfo_relations(s, &r, &n, NULL), KEEL_OK);
     for (size_t i = 0; i < n; i++)
         if (strcmp(r[i].name, name) == 0)
             rel = r[i].relnumber;

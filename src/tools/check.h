@@ -24,6 +24,9 @@ typedef void (*check_problem_fn)(void *ctx, bool note, const char *line);
  *     every table and index keel_class lists): checksum and page header,
  *     and that every file keel_class names exists;
  *   - every heap page's structure (heappage_verify());
+ *   - every tuple of every table, the catalogs' included: that it decodes
+ *     as a row of its table (heap_row_decode(): as many columns as the
+ *     row type, no value past the tuple's end, no not-null column null);
  *   - every commit-log status (clog_page_verify());
  *   - every B-tree (btree_check());
  *   - that each table and its indexes agree: every index entry points to a
@@ -31,7 +34,11 @@ typedef void (*check_problem_fn)(void *ctx, bool note, const char *line);
  *     index (a tuple deleted by its own inserter at most once: a failed
  *     insert removes its entries again), and every entry a unique check
  *     marked dead points to a tuple whose inserter aborted or whose deleter
- *     committed.
+ *     committed.  A tuple that does not decode is reported once, as such:
+ *     the entries pointing to it are not judged.
+ * A keel_namespace, keel_class or keel_index row that does not decode is
+ * left out of the list of relations (and a note says how many were), so
+ * that the rest is still checked.
  * Each problem goes to fn; *problems gets their number.  Notes, what is
  * not damage itself but may be its sign, go to fn too, and their number
  * to *notes (unless notes is NULL): each file in dir named as a

@@ -30,6 +30,7 @@ typedef struct rel_list {
     size_t n, cap;
     catalog_namespace *ns;
     size_t nns, capns;
+    uint64_t *skipped; /* rows left out, or NULL: a damaged row fails */
 } rel_list;
 
 static dbinfo_rel *list_add(rel_list *l)
@@ -44,7 +45,8 @@ static dbinfo_rel *list_add(rel_list *l)
     return &l->r[l->n++];
 }
 
-/* Calls fn for every row of catalog id that ct sees. */
+/* Calls fn for every row of catalog id that ct sees (but those that do
+ * not decode, if l counts them skipped). */
 static int scan_catalog(keel_session *s, catalog_txn *ct, catalog_id id,
                         int (*fn)(rel_list *, const heap_row *), rel_list *l)
 {
@@ -68,6 +70,12 @@ static int scan_catalog(keel_session *s, catalog_txn *ct, catalog_id id,
         rc = heap_scan_begin(&h, s->bs, &ct->vis, &sc);
     while (rc == KEEL_OK) {
         rc = heap_scan_next(sc, &row, &found);
+        if (rc == KEEL_ECORRUPT && l->skipped != NULL && heap_scan_skip(sc)) {
+            (*l->skipped)++;
+            kerr_clear(&s->bs->err);
+            rc = KEEL_OK;
+            continue;
+        }
         if (rc != KEEL_OK || !found)
             break;
         rc = fn(l, &row);
@@ -111,6 +119,7 @@ static int take_class(rel_list *l, const heap_row *row)
     r->kind = cr.kind;
     r->oid = cr.oid;
     r->relnumber = cr.relnumber;
+    r->natts = cr.natts;
     return KEEL_OK;
 }
 
@@ -134,15 +143,18 @@ static int by_relnumber(const void *a, const void *b)
     return (x->relnumber > y->relnumber) - (x->relnumber < y->relnumber);
 }
 
-int dbinfo_relations(keel_session *s, dbinfo_rel **out, size_t *n)
+int dbinfo_relations(keel_session *s, dbinfo_rel **out, size_t *n,
+                     uint64_t *skipped)
 {
-    rel_list l = {0};
+    rel_list l = {.skipped = skipped};
     catalog_txn ct;
     dbinfo_rel *log;
     int rc = engine_stmt_begin(s);
 
     *out = NULL;
     *n = 0;
+    if (skipped != NULL)
+        *skipped = 0;
     if (rc != KEEL_OK)
         return rc;
     log = list_add(&l);

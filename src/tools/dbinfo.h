@@ -22,6 +22,7 @@ typedef struct dbinfo_rel {
     uint32_t oid;       /* = relnumber; 1 for the commit log */
     uint32_t relnumber; /* the file's name in the directory */
     uint32_t table;     /* an index's table (oid), else 0 */
+    uint16_t natts;     /* its columns, as its keel_class row says */
     bool unique;        /* an index's */
     uint32_t built;     /* an index: the xid that built it (its keel_index
                            row's inserter) */
@@ -44,10 +45,15 @@ static inline bool dbinfo_no_file(const dbinfo_rel *r)
  * Lists every relation that the session's snapshot sees in keel_class, and
  * the commit log first, in relation number order, in a malloc'd array
  * (*out, *n; free with free()).  Reads the catalogs' heaps directly (no
- * index), in a transaction of its own.  Returns a keel_status, the message
- * in the session.
+ * index), in a transaction of its own.  A row of keel_namespace,
+ * keel_class or keel_index that does not decode (heap_scan_next()'s
+ * ECORRUPT for that row) fails the listing when skipped is NULL; else it
+ * is left out, and counted in *skipped: what it describes is then missing
+ * from the list (a relation, a schema's name, an index's table), and the
+ * caller must say so.  Returns a keel_status, the message in the session.
  */
-int dbinfo_relations(keel_session *s, dbinfo_rel **out, size_t *n);
+int dbinfo_relations(keel_session *s, dbinfo_rel **out, size_t *n,
+                     uint64_t *skipped);
 
 /* "table", "index" or "clog". */
 const char *dbinfo_kind_name(char kind);

@@ -36,7 +36,7 @@ int tool_stat_main(int argc, char **argv)
     }
     rc = keel_session_begin(db, &s, &e);
     if (rc == KEEL_OK) {
-        rc = dbinfo_relations(s, &r, &n);
+        rc = dbinfo_relations(s, &r, &n, NULL);
         if (rc != KEEL_OK)
             snprintf(e.msg, sizeof(e.msg), "%s", keel_session_error(s));
         keel_session_end(s);
