@@ -8,14 +8,14 @@
  * kinds of changes passes, and a dead mark on a live row's entry does not;
  * heap tuples that do not decode as rows of their tables (user tables'
  * and catalogs') are reported one line each, and a damaged keel_class row
- * does not stop the check; indexes whose table keel_class lost are still
- * checked, and relations whose schema keel_namespace lost reported; files a
- * crash leaves, that no relation owns, noted; a database the check cannot open
- * is an error, not a problem; and two stress runs end with a database the
- * check passes:
- * schemas and tables created and dropped, and money moved between
- * accounts under readers that check every balance adds up.  Inserts,
- * updates and deletes that each meet a failing read or write somewhere
+ * does not stop the check; tuples whose transaction ids are at or past
+ * the control file's limit are reported; indexes whose table keel_class lost
+ * are still checked, and relations whose schema keel_namespace lost reported;
+ * files a crash leaves, that no relation owns, noted; a database the check
+ * cannot open is an error, not a problem; and two stress runs end with a
+ * database the check passes: schemas and tables created and dropped, and money
+ * moved between accounts under readers that check every balance adds up.
+ * Inserts, updates and deletes that each meet a failing read or write somewhere
  * take effect whole or not at all, and leave a database the check passes,
  * also four sessions at once; so do loads, index builds, analyzes and
  * drops, also three sessions at once.
@@ -784,6 +784,138 @@ static void test_check_catalog_tuples_decoded(void **state)
     tu_page_io(dir, st.relnumber, st_t.block, st_orig, true);
     assert_int_equal(run_check(dir, &l), 0);
     assert_int_equal(l.n, 0);
+    tu_dir_remove(dir);
+}
+
+/* In a child: opens the database, and in one transaction inserts row 1001
+ * of t, updates row 5, inserts row 1002 and deletes it again; writes
+ * every page out (a checkpoint) and dies before the transaction ends, as
+ * a crash would. */
+static int crash_in_txn(const char *dir)
+{
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    keel_value row[2] = {tu_vi4(1001), tu_vi4(1)}, key = tu_vi4(5);
+    keel_value row2[2] = {tu_vi4(1002), tu_vi4(2)}, key2 = tu_vi4(1002);
+    keel_value upd[2] = {tu_vi4(5), tu_vi4(55)};
+
+    if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+        keel_session_begin(db, &s, &e) != KEEL_OK || keel_begin(s) != KEEL_OK ||
+        keel_insert(s, NULL, "t", row) != KEEL_OK ||
+        keel_update(s, NULL, "t", &key, upd) != KEEL_OK ||
+        keel_insert(s, NULL, "t", row2) != KEEL_OK ||
+        keel_delete(s, NULL, "t", &key2) != KEEL_OK ||
+        keel_checkpoint(db, &e) != KEEL_OK)
+        return 1;
+    _exit(0);
+}
+
+/*
+ * A transaction's rows on disk, its id at the control file's transaction
+ * id limit: the limit a crash-interrupted open had reserved past it, put
+ * back as it was, as if the reservation's write were lost.  The commit
+ * log records no end for that transaction, so the open does not refuse
+ * the database; the check reports each tuple the transaction inserted or
+ * deleted, as an id an open would hand out again.  With the control file
+ * as the crash left it, no problem.
+ */
+static void test_check_xids_past_limit(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    control_data c, saved;
+    kerr err;
+    pid_t pid;
+    int status, nwant = 0;
+    xid_t x = XID_INVALID;
+    dbinfo_rel t;
+    static _Alignas(8) unsigned char page[BLOCK_SIZE];
+    char want[8][1024];
+    lines l;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    create_t(s, mod7);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    t = find_rel(dir, "t");
+    assert_int_equal(run_check(dir, &l), 0);
+
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(crash_in_txn(dir));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* As the crash left it: one note, that it was not shut down. */
+    assert_int_equal(run_check(dir, &l), 0);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.notes, 1);
+
+    /* The crashed transaction's id: row 1001's inserter. */
+    for (blocknum_t b = 0; b < 2; b++) {
+        tu_page_io(dir, t.relnumber, b, page, false);
+        for (uint16_t off = 1; off <= heappage_nitems(page); off++) {
+            heap_tuple_header *h = tuple_at(page, off);
+            int32_t id;
+            memcpy(&id, (unsigned char *)h + h->hoff, 4);
+            if (id == 1001)
+                x = h->xmin;
+        }
+    }
+    assert_true(x >= XID_FIRST_NORMAL);
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    saved = c;
+    assert_true(c.xid_limit > x);
+    c.xid_limit = x;
+    assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
+    /* Its tuples: row 5's old version (deleted), its new one and row 1001
+     * (inserted), row 1002 (inserted and deleted). */
+    for (blocknum_t b = 0; b < 2; b++) {
+        tu_page_io(dir, t.relnumber, b, page, false);
+        for (uint16_t off = 1; off <= heappage_nitems(page); off++) {
+            heap_tuple_header *h = tuple_at(page, off);
+            char prefix[512];
+            if (h->xmin != x && h->xmax != x)
+                continue;
+            assert_true(nwant < 8);
+            snprintf(prefix, sizeof(prefix),
+                     "public.t: file %s/%u block %u: tuple (%u,%u): ", dir,
+                     t.relnumber, b, b, off);
+            if (h->xmin == x && h->xmax == x)
+                snprintf(want[nwant++], sizeof(want[0]),
+                         "%sinserting transaction %u and deleting "
+                         "transaction %u are at or past the control file's "
+                         "transaction id limit %u, from which ids would be "
+                         "handed out again",
+                         prefix, x, x, x);
+            else
+                snprintf(want[nwant++], sizeof(want[0]),
+                         "%s%s transaction %u is at or past the control "
+                         "file's transaction id limit %u, from which ids "
+                         "would be handed out again",
+                         prefix, h->xmin == x ? "inserting" : "deleting", x, x);
+        }
+    }
+    assert_int_equal(nwant, 4);
+    assert_int_equal(run_check(dir, &l), 4);
+    assert_int_equal(l.n, 5);
+    assert_int_equal(l.notes, 1);
+    for (int i = 0; i < nwant; i++)
+        assert_has_line(&l, want[i]);
+    assert_true(any_line_has(&l, "(0,5): deleting transaction", NULL));
+
+    assert_int_equal(control_write(dir, &saved, &err), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    assert_int_equal(l.n, 1);
     tu_dir_remove(dir);
 }
 
@@ -2356,6 +2488,7 @@ int main(void)
         cmocka_unit_test(test_check_pruned),
         cmocka_unit_test(test_check_tuples_decoded),
         cmocka_unit_test(test_check_catalog_tuples_decoded),
+        cmocka_unit_test(test_check_xids_past_limit),
         cmocka_unit_test(test_check_not_a_database),
         cmocka_unit_test(test_check_index_without_table),
         cmocka_unit_test(test_check_relation_without_schema),

@@ -1,7 +1,8 @@
 /*
  * check.c: `keel check DIR` and check_database() (check.h): every page's
  * checksum and header, every heap page's structure, every heap tuple
- * decoded against its table's row type, every commit-log status,
+ * decoded against its table's row type, every transaction id against the
+ * control file's limit, every commit-log status,
  * every B-tree's structure, and the agreement of each table with its
  * indexes; and notes the files named as relations' that no relation owns.
  *
@@ -76,9 +77,10 @@ typedef struct check_ctx {
     const dbinfo_rel *rel; /* the index being checked */
     const dbinfo_rel *table;
     tid_map *map;
-    uint64_t stray; /* entries pointing to no tuple */
-    uint64_t marks; /* entries marked dead whose tuple may be live */
-    uint64_t tree;  /* btree_check's problems in this index */
+    uint64_t stray;  /* entries pointing to no tuple */
+    uint64_t marks;  /* entries marked dead whose tuple may be live */
+    uint64_t tree;   /* btree_check's problems in this index */
+    xid_t xid_limit; /* the control file's limit, as the open took it */
 } check_ctx;
 
 /*
@@ -368,10 +370,38 @@ static void tuple_problem(check_ctx *c, tuple_reader *rd, const dbinfo_rel *rel,
             what);
 }
 
+/* Reports the tuple h at t, of rel, if its inserting or deleting
+ * transaction id is at or past the control file's limit. */
+static void check_tuple_xids(check_ctx *c, tuple_reader *rd,
+                             const dbinfo_rel *rel, const char *path, tid t,
+                             const heap_tuple_header *h)
+{
+    xid_t lim = c->xid_limit;
+    /* XID_FROZEN lies below every limit. */
+    bool xmin_past = h->xmin >= lim;
+    bool xmax_past = h->xmax != XID_INVALID && h->xmax >= lim;
+
+    if (xmin_past && xmax_past)
+        tuple_problem(c, rd, rel, path, t.block,
+                      "tuple (%u,%u): inserting transaction %u and deleting "
+                      "transaction %u are at or past the control file's "
+                      "transaction id limit %u, from which ids would be "
+                      "handed out again",
+                      t.block, t.offset, h->xmin, h->xmax, lim);
+    else if (xmin_past || xmax_past)
+        tuple_problem(c, rd, rel, path, t.block,
+                      "tuple (%u,%u): %s transaction %u is at or past the "
+                      "control file's transaction id limit %u, from which "
+                      "ids would be handed out again",
+                      t.block, t.offset, xmin_past ? "inserting" : "deleting",
+                      xmin_past ? h->xmin : h->xmax, lim);
+}
+
 /*
  * Checks each tuple of block blk of table rel (its page verified by
- * heappage_verify()), with rd->heap: that it decodes as a row of the
- * table (heap_row_decode()).
+ * heappage_verify()): its transaction ids against the control file's
+ * limit, and, with rd->heap, that it decodes as a row of the table
+ * (heap_row_decode()).
  * Marks in rd->damaged the tuples that do not decode.
  */
 static void check_tuples(check_ctx *c, tuple_reader *rd, const dbinfo_rel *rel,
@@ -388,6 +418,7 @@ static void check_tuples(check_ctx *c, tuple_reader *rd, const dbinfo_rel *rel,
         rd->damaged[off] = 0;
         if (h == NULL)
             continue; /* no tuple: unused or dead */
+        check_tuple_xids(c, rd, rel, path, t, h);
         if (rd->heap == NULL)
             continue;
         kerr_clear(&e);
@@ -641,6 +672,20 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
              "they describe may be missing from it, and no file is called "
              "unowned",
              (unsigned long long)skipped);
+    /*
+     * The limit tuples are held to: the first transaction id that no open
+     * has handed out, as far as what is durable says, the control file's
+     * xid_limit: txn_assign_xid() has a higher limit written and synced
+     * before it hands out an id at or past it, and an open restarts from
+     * it (the transaction manager's next_xid lives in memory, lost in a
+     * crash).  The open took it as it restarts from it (raised to the
+     * first normal xid), and a read-only open does not change it.  An id
+     * at or past it would be handed out again: the control file's counter
+     * was lowered, or the tuple is damaged.
+     */
+    pthread_mutex_lock(&db->control_lock);
+    c->xid_limit = db->control.xid_limit;
+    pthread_mutex_unlock(&db->control_lock);
     /* A snapshot taken now sees every transaction that ever committed. */
     if (rc == KEEL_OK)
         rc = keel_begin(s);

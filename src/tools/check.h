@@ -26,7 +26,10 @@ typedef void (*check_problem_fn)(void *ctx, bool note, const char *line);
  *   - every heap page's structure (heappage_verify());
  *   - every tuple of every table, the catalogs' included: that it decodes
  *     as a row of its table (heap_row_decode(): as many columns as the
- *     row type, no value past the tuple's end, no not-null column null);
+ *     row type, no value past the tuple's end, no not-null column null),
+ *     and that neither its inserting nor its deleting transaction id is
+ *     at or past the control file's transaction id limit (ids from it
+ *     on would be handed out again);
  *   - every commit-log status (clog_page_verify());
  *   - every B-tree (btree_check());
  *   - that each table and its indexes agree: every index entry points to a
