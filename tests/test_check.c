@@ -8,14 +8,16 @@
  * kinds of changes passes, and a dead mark on a live row's entry does not;
  * heap tuples that do not decode as rows of their tables (user tables'
  * and catalogs') are reported one line each, and a damaged keel_class row
- * does not stop the check; tuples whose transaction ids are at or past
- * the control file's limit are reported; indexes whose table keel_class lost
- * are still checked, and relations whose schema keel_namespace lost reported;
- * files a crash leaves, that no relation owns, noted; a database the check
- * cannot open is an error, not a problem; and two stress runs end with a
- * database the check passes: schemas and tables created and dropped, and money
- * moved between accounts under readers that check every balance adds up.
- * Inserts, updates and deletes that each meet a failing read or write somewhere
+ * does not stop the check; tuples whose transaction ids, and catalog rows
+ * whose object ids, are at or past the control file's limits are
+ * reported; indexes whose table keel_class lost are still checked, and
+ * relations whose schema keel_namespace lost reported; files a crash
+ * leaves, that no relation owns, noted; a database the check cannot open
+ * is an error, not a problem; and two stress runs end with a database the
+ * check passes:
+ * schemas and tables created and dropped, and money moved between
+ * accounts under readers that check every balance adds up.  Inserts,
+ * updates and deletes that each meet a failing read or write somewhere
  * take effect whole or not at all, and leave a database the check passes,
  * also four sessions at once; so do loads, index builds, analyzes and
  * drops, also three sessions at once.
@@ -916,6 +918,106 @@ static void test_check_xids_past_limit(void **state)
     assert_int_equal(control_write(dir, &saved, &err), KEEL_OK);
     assert_int_equal(run_check(dir, &l), 0);
     assert_int_equal(l.n, 1);
+    tu_dir_remove(dir);
+}
+
+/*
+ * Relations, indexes and a schema whose object ids are at or past the
+ * control file's object id limit (its CRC right): each keel_class,
+ * keel_index and keel_namespace row that gives one of them its id is
+ * reported, as an id an open would hand out again.  A lower next_oid
+ * alone is no problem: an open restarts from the limit, not from it.
+ */
+static void test_check_oids_past_limit(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    control_data c, saved;
+    kerr err;
+    dbinfo_rel pk, tv, cat[3];
+    static const char *const cat_names[3] = {"keel_namespace", "keel_class",
+                                             "keel_index"};
+    static const char *const cat_what[3] = {
+        "oid %u is", "oid %u and relnumber %u are", "indexrelid %u is"};
+    static _Alignas(8) unsigned char page[BLOCK_SIZE];
+    char want[16][1024];
+    int nwant = 0, per_cat[3] = {0};
+    oid_t lim;
+    lines l;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    create_t(s, mod7);
+    assert_int_equal(keel_create_schema(s, "app"), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    pk = find_rel(dir, "t_pkey");
+    tv = find_rel(dir, "t_v");
+    for (int i = 0; i < 3; i++)
+        cat[i] = find_rel(dir, cat_names[i]);
+    assert_true(find_rel(dir, "t").oid < pk.oid && pk.oid < tv.oid);
+
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    saved = c;
+    assert_true(c.oid_limit > tv.oid);
+    lim = pk.oid;
+    c.oid_limit = c.next_oid = lim;
+    assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
+    /* Every row of the three catalogs whose first column, the id it
+     * gives, is at or past the limit: t_pkey's and t_v's keel_class and
+     * keel_index rows, and app's keel_namespace row. */
+    for (int i = 0; i < 3; i++)
+        for (blocknum_t b = 0; b < cat[i].blocks; b++) {
+            tu_page_io(dir, cat[i].relnumber, b, page, false);
+            for (uint16_t off = 1; off <= heappage_nitems(page); off++) {
+                heap_tuple_header *h;
+                oid_t id, relnumber;
+                char what[128];
+                if (heappage_lp_state_of(heappage_get_lp(page, off)) !=
+                    HEAPPAGE_LP_NORMAL)
+                    continue;
+                h = tuple_at(page, off);
+                memcpy(&id, (unsigned char *)h + h->hoff, 4);
+                if (id < lim)
+                    continue;
+                if (i == 1) { /* relnumber: after oid, name, namespace */
+                    memcpy(&relnumber, (unsigned char *)h + h->hoff + 72, 4);
+                    assert_int_equal(relnumber, id);
+                }
+                assert_true(nwant < 16);
+                per_cat[i]++;
+                snprintf(what, sizeof(what), cat_what[i], id, id);
+                snprintf(want[nwant++], sizeof(want[0]),
+                         "keel_catalog.%s: file %s/%u block %u: tuple "
+                         "(%u,%u): %s at or past the control file's object "
+                         "id limit %u, from which ids would be handed out "
+                         "again",
+                         cat_names[i], dir, cat[i].relnumber, b, b, off, what,
+                         lim);
+            }
+        }
+    assert_int_equal(per_cat[0], 1);
+    assert_true(per_cat[1] >= 2);
+    assert_true(per_cat[2] >= 2);
+    assert_int_equal(run_check(dir, &l), nwant);
+    assert_int_equal(l.n, nwant);
+    for (int i = 0; i < nwant; i++)
+        assert_has_line(&l, want[i]);
+
+    /* next_oid lowered, the limit as it was: nothing is handed out
+     * again. */
+    c = saved;
+    c.next_oid = CATALOG_FIRST_USER_OID;
+    assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
+    assert_int_equal(control_write(dir, &saved, &err), KEEL_OK);
+    assert_int_equal(run_check(dir, &l), 0);
     tu_dir_remove(dir);
 }
 
@@ -2489,6 +2591,7 @@ int main(void)
         cmocka_unit_test(test_check_tuples_decoded),
         cmocka_unit_test(test_check_catalog_tuples_decoded),
         cmocka_unit_test(test_check_xids_past_limit),
+        cmocka_unit_test(test_check_oids_past_limit),
         cmocka_unit_test(test_check_not_a_database),
         cmocka_unit_test(test_check_index_without_table),
         cmocka_unit_test(test_check_relation_without_schema),

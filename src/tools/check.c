@@ -1,8 +1,8 @@
 /*
  * check.c: `keel check DIR` and check_database() (check.h): every page's
  * checksum and header, every heap page's structure, every heap tuple
- * decoded against its table's row type, every transaction id against the
- * control file's limit, every commit-log status,
+ * decoded against its table's row type, every transaction id and catalog
+ * object id against the control file's limits, every commit-log status,
  * every B-tree's structure, and the agreement of each table with its
  * indexes; and notes the files named as relations' that no relation owns.
  *
@@ -80,13 +80,14 @@ typedef struct check_ctx {
     uint64_t stray;  /* entries pointing to no tuple */
     uint64_t marks;  /* entries marked dead whose tuple may be live */
     uint64_t tree;   /* btree_check's problems in this index */
-    xid_t xid_limit; /* the control file's limit, as the open took it */
+    xid_t xid_limit; /* the control file's limits, as the open took them */
+    oid_t oid_limit;
 } check_ctx;
 
 /*
  * How check_file() reads a table's tuples: its row type, to decode each
  * one (NULL: it could not be had, which was reported), which catalog the
- * table is, and what it found.
+ * table is (for the object ids its rows hold), and what it found.
  */
 typedef struct tuple_reader {
     heap_rel *heap;
@@ -370,6 +371,58 @@ static void tuple_problem(check_ctx *c, tuple_reader *rd, const dbinfo_rel *rel,
             what);
 }
 
+/*
+ * The tuple at t, just decoded into rd->row, is a row of catalog rd->cat:
+ * reports each object id it gives an object (a schema's, a relation's
+ * and its file's number, an index's) at or past the control file's
+ * object id limit.  Rows that only refer to an object by its id
+ * (keel_attribute, keel_statistic, an index's table, a relation's
+ * schema) are left to the row that gives the object its id, so that one
+ * object past the limit is one line.
+ */
+static void check_row_oids(check_ctx *c, tuple_reader *rd,
+                           const dbinfo_rel *rel, const char *path, tid t)
+{
+    oid_t lim = c->oid_limit;
+    catalog_namespace ns;
+    catalog_relation cr;
+    catalog_indexdef ix;
+    char what[128];
+
+    switch (rd->cat) {
+    case CAT_NAMESPACE:
+        catalog_namespace_decode(&rd->row, &ns);
+        if (ns.oid < lim)
+            return;
+        snprintf(what, sizeof(what), "oid %u is", ns.oid);
+        break;
+    case CAT_CLASS:
+        catalog_relation_decode(&rd->row, &cr);
+        if (cr.oid < lim && cr.relnumber < lim)
+            return;
+        if (cr.oid >= lim && cr.relnumber >= lim)
+            snprintf(what, sizeof(what), "oid %u and relnumber %u are", cr.oid,
+                     cr.relnumber);
+        else if (cr.oid >= lim)
+            snprintf(what, sizeof(what), "oid %u is", cr.oid);
+        else
+            snprintf(what, sizeof(what), "relnumber %u is", cr.relnumber);
+        break;
+    case CAT_INDEX:
+        catalog_index_decode(&rd->row, &ix);
+        if (ix.indexoid < lim)
+            return;
+        snprintf(what, sizeof(what), "indexrelid %u is", ix.indexoid);
+        break;
+    default:
+        return;
+    }
+    tuple_problem(c, rd, rel, path, t.block,
+                  "tuple (%u,%u): %s at or past the control file's object id "
+                  "limit %u, from which ids would be handed out again",
+                  t.block, t.offset, what, lim);
+}
+
 /* Reports the tuple h at t, of rel, if its inserting or deleting
  * transaction id is at or past the control file's limit. */
 static void check_tuple_xids(check_ctx *c, tuple_reader *rd,
@@ -401,7 +454,7 @@ static void check_tuple_xids(check_ctx *c, tuple_reader *rd,
  * Checks each tuple of block blk of table rel (its page verified by
  * heappage_verify()): its transaction ids against the control file's
  * limit, and, with rd->heap, that it decodes as a row of the table
- * (heap_row_decode()).
+ * (heap_row_decode()), and a catalog row's object ids against the limit.
  * Marks in rd->damaged the tuples that do not decode.
  */
 static void check_tuples(check_ctx *c, tuple_reader *rd, const dbinfo_rel *rel,
@@ -425,7 +478,9 @@ static void check_tuples(check_ctx *c, tuple_reader *rd, const dbinfo_rel *rel,
         if (heap_row_decode(rd->heap, &rd->row, t, h, len, &e) != KEEL_OK) {
             rd->damaged[off] = 1;
             tuple_problem(c, rd, rel, path, blk, "%s", e.msg);
+            continue;
         }
+        check_row_oids(c, rd, rel, path, t);
     }
 }
 
@@ -673,18 +728,24 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
              "unowned",
              (unsigned long long)skipped);
     /*
-     * The limit tuples are held to: the first transaction id that no open
-     * has handed out, as far as what is durable says, the control file's
-     * xid_limit: txn_assign_xid() has a higher limit written and synced
-     * before it hands out an id at or past it, and an open restarts from
-     * it (the transaction manager's next_xid lives in memory, lost in a
-     * crash).  The open took it as it restarts from it (raised to the
-     * first normal xid), and a read-only open does not change it.  An id
-     * at or past it would be handed out again: the control file's counter
-     * was lowered, or the tuple is damaged.
+     * The limits that tuples and catalog rows are held to: the first ids
+     * that no open has handed out, as far as what is durable says.  For
+     * transaction ids that is the control file's xid_limit:
+     * txn_assign_xid() has a higher limit written and synced before it
+     * hands out an id at or past it, and an open restarts from it (the
+     * transaction manager's next_xid lives in memory, lost in a crash).
+     * For object ids it is oid_limit, not next_oid: engine_oid_next()
+     * reserves oids the same way and an open restarts from oid_limit,
+     * while next_oid is only where the last clean close had got to (after
+     * a crash, oids past it are rightly in use).  The open took both as it
+     * restarts from them (raised to the first normal xid and the first
+     * user oid), and a read-only open changes neither.  An id at or past
+     * its limit would be handed out again: the control file's counter was
+     * lowered, or the row is damaged.
      */
     pthread_mutex_lock(&db->control_lock);
     c->xid_limit = db->control.xid_limit;
+    c->oid_limit = db->control.oid_limit;
     pthread_mutex_unlock(&db->control_lock);
     /* A snapshot taken now sees every transaction that ever committed. */
     if (rc == KEEL_OK)

@@ -28,8 +28,11 @@ typedef void (*check_problem_fn)(void *ctx, bool note, const char *line);
  *     as a row of its table (heap_row_decode(): as many columns as the
  *     row type, no value past the tuple's end, no not-null column null),
  *     and that neither its inserting nor its deleting transaction id is
- *     at or past the control file's transaction id limit (ids from it
- *     on would be handed out again);
+ *     at or past the control file's transaction id limit;
+ *   - that no keel_namespace, keel_class or keel_index row gives an
+ *     object an id (a schema's, a relation's or its file's number, an
+ *     index's) at or past the control file's object id limit: ids from
+ *     either limit on would be handed out again;
  *   - every commit-log status (clog_page_verify());
  *   - every B-tree (btree_check());
  *   - that each table and its indexes agree: every index entry points to a
