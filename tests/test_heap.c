@@ -1750,7 +1750,7 @@ static void test_update_undo(void **state)
     assert_int_equal(hold.old_id, hold.new_id);
     assert_int_equal(buf_pin_count(f->s, hold.old_id), 2);
     assert_int_equal(buf_drop_rel(f->s, REL, 0), KEEL_EBUSY);
-    heap_update_undo(&f->rel, f->s, u.xid, &hold);
+    heap_update_undo(f->s, u.xid, &hold);
     assert_int_equal(buf_session_pinned(f->s), 0);
     h = raw_header(f, t);
     assert_int_equal(h.xmax, XID_INVALID);
@@ -1778,7 +1778,7 @@ static void test_update_undo(void **state)
     assert_int_not_equal(far.block, t.block);
     assert_int_not_equal(hold.old_id, hold.new_id);
     assert_int_equal(buf_session_pinned(f->s), 2);
-    heap_update_undo(&f->rel, f->s, u.xid, &hold);
+    heap_update_undo(f->s, u.xid, &hold);
     assert_int_equal(buf_session_pinned(f->s), 0);
     h = raw_header(f, t);
     assert_int_equal(h.xmax, XID_INVALID);

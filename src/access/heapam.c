@@ -1345,13 +1345,11 @@ void heap_update_release(buf_session *s, heap_update_hold *hold)
     buf_release(s, hold->old_id);
 }
 
-void heap_update_undo(heap_rel *rel, buf_session *s, xid_t xid,
-                      heap_update_hold *hold)
+void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold)
 {
     heap_tuple_header *h;
     size_t got;
 
-    (void)rel;
     /* The new version: deleted by its own inserter, seen by nobody. */
     buf_lock(s, hold->new_id, LW_EXCLUSIVE);
     h = heappage_get_item(buf_page(s->pool, hold->new_id), hold->new_tid.offset,

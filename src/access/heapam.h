@@ -319,8 +319,7 @@ void heap_update_release(buf_session *s, heap_update_hold *hold);
  * Cannot fail: both pages are pinned, and neither version can be pruned
  * while xid runs.  Then releases them.
  */
-void heap_update_undo(heap_rel *rel, buf_session *s, xid_t xid,
-                      heap_update_hold *hold);
+void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold);
 
 /*
  * Whether the version at t is dead for good (heap_tuple_fate()'s

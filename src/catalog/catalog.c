@@ -499,7 +499,7 @@ int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
     if (rc == KEEL_OK) {
         rc = index_row(c, ct, id, nt, vals);
         if (rc != KEEL_OK)
-            heap_update_undo(&r->heap, ct->bs, ct->xid, &hold);
+            heap_update_undo(ct->bs, ct->xid, &hold);
         else
             heap_update_release(ct->bs, &hold);
     }

@@ -691,7 +691,7 @@ int keel_update(keel_session *s, const char *schema, const char *table,
     if (rc == KEEL_OK) {
         rc = index_insert_all(s, &ct, t, values, nt);
         if (rc != KEEL_OK) {
-            heap_update_undo(&t->h->heap, s->bs, ct.xid, &hold);
+            heap_update_undo(s->bs, ct.xid, &hold);
         } else {
             heap_update_release(s->bs, &hold);
             rc = engine_write_guard(s, &ct.vis, t->h, table);
