@@ -313,6 +313,16 @@ static syscache_stats stats_of(syscache *sc)
     return st;
 }
 
+/* Every chain of every cache of sc is whole (see catcache_chains_valid). */
+static void chains_ok(syscache *sc)
+{
+    char why[128];
+
+    for (int id = 0; id < CACHE_COUNT; id++)
+        if (!catcache_chains_valid(&sc->caches[id], why, sizeof(why)))
+            fail_msg("cache %d: %s", id, why);
+}
+
 /* ------------------------------------------------------------------ */
 
 static void test_hits_misses_negative(void **state)
@@ -1020,6 +1030,7 @@ static void test_prune_age(void **state)
     assert_int_equal(st.bucket_bytes, st0.bucket_bytes);
     assert_int_equal(st.negative_entries, 35);
     assert_false(held->dead);
+    chains_ok(sc);
     st0 = stats_of(sc);
     for (oid_t k = 50000; k < 50005; k++)
         assert_int_equal(syscache_search1(sc, CACHE_NAMESPACE_OID, k, &e),
@@ -1060,6 +1071,7 @@ static void test_prune_age(void **state)
     assert_int_equal(st.age_prunes, 30 + 76);
     assert_int_equal(st.positive_entries, 0);
     assert_int_equal(st.negative_entries, 60);
+    chains_ok(sc);
     fx_end(f, 0);
     fx_close(f);
 }
@@ -1107,6 +1119,8 @@ static void test_memory_target_flood(void **state)
             syscache_search1(sc, CACHE_NAMESPACE_OID, 100000 + i, &e),
             KEEL_ENOENT);
         assert_true(stats_of(sc).bytes <= target);
+        if (i % 1000 == 999)
+            chains_ok(sc);
         if (i % 50 == 49) {
             uint64_t misses = stats_of(sc).misses;
             for (oid_t rel = 10; rel <= 50; rel += 10)
@@ -1159,6 +1173,7 @@ static void test_memory_target_flood(void **state)
     st = stats_of(sc);
     assert_int_equal(st.bytes, st.bucket_bytes);
     assert_int_equal(st.entries, 0);
+    chains_ok(sc);
     fx_end(f, 0);
     fx_close(f);
 }
@@ -1546,6 +1561,7 @@ static void run_random(uint64_t seed, const syscache_options *o, uint32_t qcap,
         } else { /* the clock moves */
             f->now += tu_rand(&seed) % 400;
         }
+        chains_ok(f->s[i].sc);
     }
     /* Everything released: no references are left anywhere. */
     for (int i = 0; i < 2; i++) {

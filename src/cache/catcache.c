@@ -6,6 +6,7 @@
  */
 #include "cache/catcache.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,30 @@ static void catcache_queue_remove(catcache_session *s, catcache_entry *e)
         s->hand[e->kind] = e->q.next == sent ? NULL : e->q.next;
     catcache_ring_remove(&e->q);
     s->qlen[e->kind]--;
+}
+
+/* Puts e at the front of the chain whose slot is head. */
+static void catcache_chain_push(catcache_entry **head, catcache_entry *e)
+{
+    e->next = *head;
+    e->pprev = head;
+    if (e->next != NULL)
+        e->next->pprev = &e->next;
+    *head = e;
+}
+
+/*
+ * Takes e off its chain.  It reads nothing of the other members: it
+ * writes the link that points at e and its successor's back link, so an
+ * eviction's victim, usually cold and at its chain's end, costs no walk.
+ */
+static void catcache_chain_del(catcache_entry *e)
+{
+    *e->pprev = e->next;
+    if (e->next != NULL)
+        e->next->pprev = e->pprev;
+    e->next = NULL;
+    e->pprev = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -133,28 +158,10 @@ static void catcache_discard(catcache_entry *e)
 }
 
 #if KEEL_CATCACHE_PRUNE
-/* Unlinks e from the chain that starts at *head. */
-static void catcache_chain_unlink(catcache_entry **head, catcache_entry *e)
-{
-    catcache_entry **link = head;
-
-    while (*link != e) {
-        assert(*link != NULL);
-        link = &(*link)->next;
-    }
-    *link = e->next;
-    e->next = NULL;
-}
-
 /* Unlinks a live entry or list from its chain and disposes of it. */
 static void catcache_remove(catcache_entry *e)
 {
-    catcache *cc = e->cache;
-
-    if (e->kind == CATCACHE_LIST)
-        catcache_chain_unlink(&cc->lbuckets[e->hash & cc->lmask], e);
-    else
-        catcache_chain_unlink(&cc->buckets[e->hash & cc->mask], e);
+    catcache_chain_del(e);
     catcache_discard(e);
 }
 #endif
@@ -507,16 +514,13 @@ static void catcache_prune_chains(catcache *cc, catcache_entry **chains,
     catcache_session *s = cc->sess;
 
     for (uint32_t b = 0; b < n; b++) {
-        catcache_entry **link = &chains[b];
-        catcache_entry *e;
-        while ((e = *link) != NULL) {
+        catcache_entry *e = chains[b], *next;
+        for (; e != NULL; e = next) {
+            next = e->next;
             if (catcache_sweep(s, e) || catcache_referenced(e) ||
-                !catcache_too_old(s, e)) {
-                link = &e->next;
+                !catcache_too_old(s, e))
                 continue;
-            }
-            *link = e->next;
-            e->next = NULL;
+            catcache_chain_del(e);
             catcache_discard(e);
             s->age_prunes++;
         }
@@ -544,9 +548,7 @@ static void catcache_double(catcache *cc, catcache_entry ***chains,
         catcache_entry *e = old[b];
         while (e != NULL) {
             catcache_entry *next = e->next;
-            catcache_entry **head = &nw[e->hash & (2 * n - 1)];
-            e->next = *head;
-            *head = e;
+            catcache_chain_push(&nw[e->hash & (2 * n - 1)], e);
             e = next;
         }
     }
@@ -587,7 +589,7 @@ int catcache_miss(catcache *cc, uint32_t h, uintptr_t k1, uintptr_t k2,
     uintptr_t keys[CATCACHE_MAX_KEYS] = {k1, k2, k3, k4};
     size_t namelen[CATCACHE_MAX_KEYS];
     catcache_rowbuf rb = {NULL, 0, 0, 1, cc->rowsize};
-    catcache_entry *e, **head;
+    catcache_entry *e;
     catcache_kind kind;
     int rc;
 
@@ -613,9 +615,7 @@ int catcache_miss(catcache *cc, uint32_t h, uintptr_t k1, uintptr_t k2,
         return kerr_set(s->err, KEEL_ENOMEM,
                         "out of memory for a catalog cache entry");
     }
-    head = &cc->buckets[h & cc->mask];
-    e->next = *head;
-    *head = e;
+    catcache_chain_push(&cc->buckets[h & cc->mask], e);
     catcache_queue_add(s, e);
     cc->nentries++;
     if (cc->nentries > 2 * (cc->mask + 1))
@@ -633,7 +633,7 @@ int catcache_list_miss(catcache *cc, uint32_t h, uint32_t nkeys,
     catcache_session *s = cc->sess;
     size_t namelen[CATCACHE_MAX_KEYS];
     catcache_rowbuf rb = {NULL, 0, 0, UINT32_MAX, cc->rowsize};
-    catcache_entry *e, **head = &cc->lbuckets[h & cc->lmask];
+    catcache_entry *e;
     int rc;
 
     *out = NULL;
@@ -655,8 +655,7 @@ int catcache_list_miss(catcache *cc, uint32_t h, uint32_t nkeys,
     if (e == NULL)
         return kerr_set(s->err, KEEL_ENOMEM,
                         "out of memory for a catalog cache list");
-    e->next = *head;
-    *head = e;
+    catcache_chain_push(&cc->lbuckets[h & cc->lmask], e);
     catcache_queue_add(s, e);
     cc->nlists++;
     if (cc->nlists > 2 * (cc->lmask + 1))
@@ -719,8 +718,7 @@ static void catcache_drop_lists(catcache *cc, bool count)
     for (uint32_t b = 0; b <= cc->lmask; b++) {
         catcache_entry *e;
         while ((e = cc->lbuckets[b]) != NULL) {
-            cc->lbuckets[b] = e->next;
-            e->next = NULL;
+            catcache_chain_del(e);
             catcache_discard(e);
             if (count)
                 cc->sess->invalidations++;
@@ -731,16 +729,13 @@ static void catcache_drop_lists(catcache *cc, bool count)
 
 void catcache_invalidate(catcache *cc, uint32_t h)
 {
-    catcache_entry **link = &cc->buckets[h & cc->mask];
-    catcache_entry *e;
+    catcache_entry *e = cc->buckets[h & cc->mask], *next;
 
-    while ((e = *link) != NULL) {
-        if (e->hash != h) {
-            link = &e->next;
+    for (; e != NULL; e = next) {
+        next = e->next;
+        if (e->hash != h)
             continue;
-        }
-        *link = e->next;
-        e->next = NULL;
+        catcache_chain_del(e);
         catcache_discard(e);
         cc->sess->invalidations++;
     }
@@ -752,11 +747,54 @@ void catcache_reset(catcache *cc)
     for (uint32_t b = 0; b <= cc->mask; b++) {
         catcache_entry *e;
         while ((e = cc->buckets[b]) != NULL) {
-            cc->buckets[b] = e->next;
-            e->next = NULL;
+            catcache_chain_del(e);
             catcache_discard(e);
         }
     }
     assert(cc->nentries == 0);
     catcache_drop_lists(cc, false);
+}
+
+/* One bucket array of catcache_chains_valid(). */
+static bool catcache_chains_check(catcache_entry *const *chains, uint32_t mask,
+                                  uint32_t count, const char *what, char *why,
+                                  size_t len)
+{
+    uint32_t seen = 0;
+
+    for (uint32_t b = 0; b <= mask; b++) {
+        catcache_entry *const *link = &chains[b];
+        const catcache_entry *e;
+        for (; (e = *link) != NULL; link = &e->next) {
+            if (e->pprev != link) {
+                snprintf(why, len, "%s chain %u: a member's back link is wrong",
+                         what, b);
+                return false;
+            }
+            if ((e->hash & mask) != b || e->dead) {
+                snprintf(why, len, "%s chain %u: a member %s", what, b,
+                         e->dead ? "is dead" : "has another chain's hash");
+                return false;
+            }
+            if (++seen > count) {
+                snprintf(why, len, "%s chains: more than %u members", what,
+                         count);
+                return false;
+            }
+        }
+    }
+    if (seen != count) {
+        snprintf(why, len, "%s chains: %u members, %u counted", what, seen,
+                 count);
+        return false;
+    }
+    return true;
+}
+
+bool catcache_chains_valid(const catcache *cc, char *why, size_t len)
+{
+    return catcache_chains_check(cc->buckets, cc->mask, cc->nentries, "entry",
+                                 why, len) &&
+           catcache_chains_check(cc->lbuckets, cc->lmask, cc->nlists, "list",
+                                 why, len);
 }

@@ -92,7 +92,8 @@ typedef struct catcache_session catcache_session;
  * (negative).  Lists (catcache_list) begin with one.  The row(s) follow the
  * struct, then the copies of name keys.
  *
- * The first 56 bytes are what the search reads and a hit writes.  With
+ * The first 56 bytes are what the search reads and a hit writes (a hit
+ * that moves the entry to its chain's front writes the next 8 too).  With
  * protection (CATCACHE_USES) and without, the counter a hit bumps and the
  * one a release bumps are one word each and the keys sit at the same
  * offset, so that a hit and a release compile to the same instructions in
@@ -116,6 +117,11 @@ typedef struct catcache_entry {
     uint8_t dead;  /* removed while referenced: freed at the last release */
     uint8_t nkeys; /* keys that identify it (lists: the leading ones) */
     uintptr_t keys[CATCACHE_MAX_KEYS]; /* integers, or name copies */
+    /* The link that points at it: its chain's slot in the bucket array, or
+     * the previous member's next (NULL when on no chain), so that it
+     * leaves its chain without a walk of it.  Written by a hit only when
+     * it moves the entry to the front. */
+    struct catcache_entry **pprev;
     /* Cold: miss, invalidation and eviction only. */
     catcache_link q; /* its eviction queue, or the session's dead ring */
     catcache *cache; /* owner */
@@ -280,6 +286,14 @@ void catcache_invalidate(catcache *cc, uint32_t h);
 /* Removes every entry and list of cc (referenced ones as above). */
 void catcache_reset(catcache *cc);
 
+/*
+ * Checks cc's chains: each member sits in the chain its hash selects, its
+ * back link (pprev) points at the link that leads to it, it is not dead,
+ * and the members number nentries (lists: nlists).  False, with the first
+ * fault in why, if not.
+ */
+bool catcache_chains_valid(const catcache *cc, char *why, size_t len);
+
 /* A list search's miss (catcache_list_find() below is the hit path):
  * builds the list of keys (hash h); KEEL_OK with *out a referenced list,
  * or an error of the fill function (or ENOMEM). */
@@ -414,8 +428,13 @@ static inline __attribute__((always_inline)) void
 catcache_touch(catcache_entry **head, catcache_entry **link, catcache_entry *e)
 {
     if (link != head) {
-        *link = e->next;
-        e->next = *head;
+        catcache_entry *n = e->next;
+        *link = n;
+        if (n != NULL)
+            n->pprev = link;
+        e->next = *head; /* read after the store: see catcache_search() */
+        e->next->pprev = &e->next;
+        e->pprev = head;
         *head = e;
     }
 #if CATCACHE_USES
