@@ -46,15 +46,37 @@
  * interval of their mean.  --prune off or on runs only that setting,
  * --pairs times (for profilers: bench/bloat-instructions.sh counts the
  * transactions' instructions under callgrind this way).
+ *
+ * Memory: a run's sessions free their caches when it ends, and whether the
+ * next run gets that memory back from the allocator or must map it anew
+ * (a page fault and a zeroed page for every 4 KiB) decides much of what an
+ * unpruned run costs.  glibc's allocator decides that by thresholds it
+ * raises as the process frees large blocks, so that left to itself the
+ * answer depends on what the process did before.  So the thresholds are
+ * set for the runs (mallopt()), one of two ways (--memory):
+ *   kept (the default): freed memory stays with the process (no trimming;
+ *     blocks up to 32 MiB come from the heap), and with both settings an
+ *     uncounted warm-up run with pruning off, the hungrier setting, comes
+ *     first, so every counted run finds its memory mapped.  The comparison
+ *     is then of the caches' own work, and an unpruned run is not charged
+ *     for the pages it maps.
+ *   returned: glibc's default thresholds, fixed: as a run's sessions free
+ *     their caches, the heaps give what lies past 128 KiB of free space at
+ *     their ends back to the system, so every run maps its memory anew, as
+ *     a new session does, and an unpruned run pays for every page its
+ *     cache grows by.
+ * The thresholds stay set for the rest of the process.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "args.h"
@@ -74,7 +96,15 @@
 #define BLOAT_SAMPLES   51 /* per session: at 0, T/50, ..., T */
 #define BLOAT_MAX_NAME  64
 #define BLOAT_MAX_PAIRS BENCH_SELECT_MAX_RUNS
-#define CLIENT_STACK    (1024 * 1024) /* bytes of stack per client thread */
+/* Whether bloat_memory_set() sets anything: not under a sanitizer, whose
+ * allocator replaces glibc's and ignores its options. */
+#ifdef KEEL_SANITIZER_BUILD
+#define BLOAT_MEMORY_SET 0
+#else
+#define BLOAT_MEMORY_SET 1
+#endif
+
+#define CLIENT_STACK (1024 * 1024) /* bytes of stack per client thread */
 
 /* ---- options ----------------------------------------------------- */
 
@@ -98,6 +128,7 @@ typedef struct select_opts {
     uint64_t transactions;     /* bloat: per client */
     int pairs;                 /* bloat: runs of each setting */
     int pruning;               /* bloat: -1 both settings, 0 off, 1 on */
+    bool memory_returned;      /* bloat: --memory returned (else kept) */
 } select_opts;
 
 static void usage_select(void)
@@ -113,7 +144,8 @@ static void usage_bloat(void)
 {
     fprintf(stderr, "usage: keel bench bloat [DIR] [--scale N] [--clients N]\n"
                     "           [--transactions T] [--pairs N] [--pool-mb N]\n"
-                    "           [--prune off|on] [--json FILE]\n");
+                    "           [--prune off|on] [--memory kept|returned]\n"
+                    "           [--json FILE]\n");
 }
 
 /* Parses "a,b,c" into up to MAX_COUNTS integers in lo..hi. */
@@ -236,6 +268,15 @@ static int select_option(const bench_args *a, void *ctx)
             o->pruning = v[1] == 'n';
         } else {
             fprintf(stderr, "%s: option --prune takes off or on: '%s'\n",
+                    o->who, v);
+            return -1;
+        }
+    } else if (bloat && strcmp(n, "--memory") == 0) {
+        if (strcmp(v, "kept") == 0 || strcmp(v, "returned") == 0) {
+            o->memory_returned = v[0] == 'r';
+        } else {
+            fprintf(stderr,
+                    "%s: option --memory takes kept or returned: '%s'\n",
                     o->who, v);
             return -1;
         }
@@ -945,8 +986,10 @@ typedef struct bloat_result {
     cache_opts opts;
     double tps;                      /* the median of tps_run[] */
     double tps_run[BLOAT_MAX_PAIRS]; /* pair by pair */
-    uint64_t elapsed_ns;             /* of the first run */
-    client_thread *t; /* the first run's clients, with their samples */
+    /* The process's minor page faults over each run (getrusage()). */
+    uint64_t faults_run[BLOAT_MAX_PAIRS];
+    uint64_t elapsed_ns; /* of the first run */
+    client_thread *t;    /* the first run's clients, with their samples */
 } bloat_result;
 
 /* The pairs' throughput ratios, pruning on over off (o->pairs of them),
@@ -991,8 +1034,11 @@ static int bloat_write_json(const select_opts *o, int32_t accounts,
     fprintf(f,
             "{\n  \"bench\": \"bloat\",\n  \"accounts\": %d,\n"
             "  \"clients\": %u,\n  \"transactions\": %llu,\n"
-            "  \"samples_per_session\": %d",
-            accounts, n, (unsigned long long)o->transactions, BLOAT_SAMPLES);
+            "  \"samples_per_session\": %d,\n  \"memory\": \"%s\",\n"
+            "  \"allocator_set\": %s",
+            accounts, n, (unsigned long long)o->transactions, BLOAT_SAMPLES,
+            o->memory_returned ? "returned" : "kept",
+            BLOAT_MEMORY_SET ? "true" : "false");
     if (o->pruning >= 0) {
         fprintf(f, ",\n  \"pruning\": \"%s\",\n  \"runs\": %d",
                 res[o->pruning].pruning, o->pairs);
@@ -1024,6 +1070,10 @@ static int bloat_write_json(const select_opts *o, int32_t accounts,
                 b->tps);
         for (int p = 0; p < o->pairs; p++)
             fprintf(f, "%s%.1f", p ? ", " : "", b->tps_run[p]);
+        fputs("], \"page_faults_runs\": [", f);
+        for (int p = 0; p < o->pairs; p++)
+            fprintf(f, "%s%llu", p ? ", " : "",
+                    (unsigned long long)b->faults_run[p]);
         fprintf(f,
                 "], \"elapsed_s\": %.4f, "
                 "\"prune_min_age\": %d, \"memory_target\": %llu,\n"
@@ -1114,6 +1164,49 @@ static void bloat_print(const select_opts *o, const bloat_result *res)
     }
 }
 
+/* Sets the allocator's thresholds for --memory (see the file's comment).
+ * 0, or -1 after a message. */
+static int bloat_memory_set(const select_opts *o)
+{
+    if (!BLOAT_MEMORY_SET)
+        return 0;
+    /* kept: no trimming, and blocks up to glibc's largest mmap threshold
+     * (32 MiB on 64 bits) from the heap; returned: glibc's defaults,
+     * fixed, so that freeing large blocks does not raise them. */
+    int mmap_at = o->memory_returned ? 128 * 1024 : 32 * 1024 * 1024;
+    int trim_at = o->memory_returned ? 128 * 1024 : -1;
+
+    if (mallopt(M_MMAP_THRESHOLD, mmap_at) != 1 ||
+        mallopt(M_TRIM_THRESHOLD, trim_at) != 1) {
+        fprintf(stderr, "%s: the allocator refused its thresholds\n", o->who);
+        return -1;
+    }
+    return 0;
+}
+
+/* The process's minor page faults so far (0 if getrusage() fails). */
+static uint64_t minor_faults(void)
+{
+    struct rusage ru;
+
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_minflt : 0;
+}
+
+/* One run of the clients with the cache options of res, its page faults
+ * in *faults.  NULL after a message. */
+static client_thread *bloat_run(client_run *run, const bloat_result *res,
+                                int index, uint64_t *elapsed, uint64_t *faults)
+{
+    uint64_t f0 = minor_faults();
+    client_thread *t;
+
+    run->bloat_run = index;
+    run->cache_opts = &res->opts;
+    t = clients_run(run, run->o->clients[0], 0, elapsed);
+    *faults = minor_faults() - f0;
+    return t;
+}
+
 int bench_bloat_main(int argc, char **argv)
 {
     select_opts o;
@@ -1156,20 +1249,36 @@ int bench_bloat_main(int argc, char **argv)
         return 1;
     }
     printf("keel bench bloat: %s, %u clients, %llu transactions each, each "
-           "probing a new name%s\n",
+           "probing a new name%s; memory %s\n",
            dir, o.clients[0], (unsigned long long)o.transactions,
            nset == 2   ? ""
            : o.pruning ? "; pruning on only"
-                       : "; pruning off only");
+                       : "; pruning off only",
+           o.memory_returned ? "returned after each run" : "kept");
     fflush(stdout);
+    if (bloat_memory_set(&o) != 0)
+        rc = 1;
+    if (rc == 0 && nset == 2 && !o.memory_returned) {
+        uint64_t elapsed, faults;
+        client_thread *t =
+            bloat_run(&run, &res[0], nset * o.pairs, &elapsed, &faults);
+        if (t == NULL) {
+            rc = 1;
+        } else {
+            fprintf(stderr,
+                    "  warm-up, pruning off, not counted: %llu page faults\n",
+                    (unsigned long long)faults);
+            for (uint32_t i = 0; i < o.clients[0]; i++)
+                free(t[i].lat);
+            free(t);
+        }
+    }
     for (int j = 0; j < nset * o.pairs && rc == 0; j++) {
         int p = j / nset;
         int k = nset == 2 ? bloat_setting(p, j % 2) : o.pruning;
         uint64_t txns = 0, elapsed;
-        client_thread *t;
-        run.bloat_run = j;
-        run.cache_opts = &res[k].opts;
-        t = clients_run(&run, o.clients[0], 0, &elapsed);
+        client_thread *t =
+            bloat_run(&run, &res[k], j, &elapsed, &res[k].faults_run[p]);
         if (t == NULL) {
             rc = 1;
             break;
@@ -1177,9 +1286,9 @@ int bench_bloat_main(int argc, char **argv)
         for (uint32_t i = 0; i < o.clients[0]; i++)
             txns += t[i].counts.txns;
         res[k].tps_run[p] = (double)txns / ((double)elapsed / 1e9);
-        fprintf(stderr, "  %s %d/%d, pruning %s: %.0f tps\n",
+        fprintf(stderr, "  %s %d/%d, pruning %s: %.0f tps, %llu page faults\n",
                 nset == 2 ? "pair" : "run", p + 1, o.pairs, res[k].pruning,
-                res[k].tps_run[p]);
+                res[k].tps_run[p], (unsigned long long)res[k].faults_run[p]);
         if (res[k].t == NULL) {
             res[k].t = t;
             res[k].elapsed_ns = elapsed;

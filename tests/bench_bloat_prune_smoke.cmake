@@ -79,6 +79,7 @@ endif()
 # Bad usage.
 keel_check_bad_usage(${KEEL} bench bloat ${db} --prune maybe)
 keel_check_bad_usage(${KEEL} bench bloat ${db} --pairs 3)
+keel_check_bad_usage(${KEEL} bench bloat ${db} --memory maybe)
 
 # The script (it needs valgrind).
 if(NOT VALGRIND)

@@ -5,6 +5,9 @@
 # the report's verdicts follow the intervals it prints, and that the
 # charts are SVG with their legends.
 include(${CMAKE_CURRENT_LIST_DIR}/bench_json.cmake)
+# Quoted arguments are strings, never variable names (the checks below set
+# variables such as "off").
+cmake_policy(SET CMP0054 NEW)
 
 set(TXNS 2000)
 # Two rounds: the select steps run 4 times each, so that the ratios have
@@ -291,6 +294,67 @@ foreach(j RANGE ${last})
                         "pair's runs ${tps_on_${j}} over ${tps_off_${j}}")
   endif()
 endforeach()
+
+# Memory: kept between the bloat runs, or returned after each (a second
+# bloat step).  Where the allocator's thresholds were set (not under a
+# sanitizer), an unpruned run with memory returned faults in at least half
+# the pages its caches grew by, and a run with memory kept almost none.
+string(JSON mem GET "${json}" bloat memory)
+string(JSON mem_r GET "${json}" bloat_returned memory)
+string(JSON alloc_set GET "${json}" bloat allocator_set)
+string(JSON alloc_set_r GET "${json}" bloat_returned allocator_set)
+if(NOT mem STREQUAL "kept" OR NOT mem_r STREQUAL "returned")
+  message(FATAL_ERROR "bloat memory ${mem}, bloat_returned memory ${mem_r}")
+endif()
+if(SANITIZE STREQUAL "")
+  set(want_set ON)
+else()
+  set(want_set OFF)
+endif()
+if(NOT alloc_set STREQUAL alloc_set_r OR (alloc_set AND NOT want_set)
+   OR (want_set AND NOT alloc_set))
+  message(FATAL_ERROR "allocator_set ${alloc_set}/${alloc_set_r} with sanitizer "
+                      "'${SANITIZE}'")
+endif()
+string(JSON grown_pages GET "${json}" bloat_returned off sessions 0 bytes 50)
+string(JSON b0 GET "${json}" bloat_returned off sessions 0 bytes 0)
+math(EXPR grown_pages "(${grown_pages} - ${b0}) * 2 / 4096")
+foreach(step bloat bloat_returned)
+  string(JSON pairs GET "${json}" ${step} pairs)
+  if(NOT pairs EQUAL SEL_RUNS)
+    message(FATAL_ERROR "${step}: ${pairs} pairs, not ${SEL_RUNS}")
+  endif()
+  foreach(which off on)
+    string(JSON tps GET "${json}" ${step} ${which} tps)
+    check_positive("${step}.${which}.tps" "${tps}")
+    string(JSON nf LENGTH "${json}" ${step} ${which} page_faults_runs)
+    if(NOT nf EQUAL SEL_RUNS)
+      message(FATAL_ERROR "${step}.${which}: ${nf} page fault counts")
+    endif()
+    foreach(j RANGE ${last})
+      string(JSON pf GET "${json}" ${step} ${which} page_faults_runs ${j})
+      if(NOT alloc_set)
+        continue()
+      endif()
+      # (Part of what the caches take comes from free space a heap keeps,
+      # up to 128 KiB at its end: about a quarter at this size.)
+      math(EXPR least "${grown_pages} / 2")
+      math(EXPR most "${grown_pages} / 10")
+      if(step STREQUAL "bloat_returned" AND which STREQUAL "off"
+         AND pf LESS least)
+        message(FATAL_ERROR "${step}.off run ${j}: ${pf} page faults, "
+                            "fewer than half the ${grown_pages} pages grown")
+      elseif(step STREQUAL "bloat" AND pf GREATER most)
+        message(FATAL_ERROR "${step}.${which} run ${j}: ${pf} page faults "
+                            "with memory kept (${grown_pages} pages grown)")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+file(READ ${OUT}/report.md report_md)
+if(NOT report_md MATCHES "With memory returned to the system after every run")
+  message(FATAL_ERROR "report.md lacks the line on memory returned")
+endif()
 
 foreach(r select_2_over_1_clients select_64_over_2_clients
         select_padded_over_packed_64_clients select_max_sessions_402_over_400
@@ -606,7 +670,7 @@ endif()
 
 # The bloat runs' throughput, pruning on over off: within +-5% of 1, and
 # read as pruning's cost, an interval starting at or above 0.95.
-if(NOT md MATCHES "throughput with pruning on is ([0-9.]+)x that with it off \\(the median of ${SEL_RUNS} pairs of runs, alternately off then on and on then off; ([^)]*)\\)")
+if(NOT md MATCHES "throughput with pruning on is ([0-9.]+)x that with it off \\(the median of ${SEL_RUNS} pairs of runs, alternately off then on and on then off, each finding its memory already mapped after an uncounted warm-up with pruning off; ([^)]*)\\)")
   message(FATAL_ERROR "report.md: no bloat throughput ratio")
 endif()
 set(bloat_r ${CMAKE_MATCH_1})
