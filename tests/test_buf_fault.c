@@ -983,6 +983,14 @@ static void test_extend_fault(void **state)
         assert_quiet(f);
         fault_disarm_all();
     }
+    /* The failed extensions left their buffer mapped to block 32, not
+     * valid: a read of the block finds it and fails, as past the end. */
+    {
+        int32_t b = BUF_INVALID;
+        assert_int_equal(buf_read(f->s, REL_A, NBLOCKS, NULL, &b), KEEL_EEOF);
+        assert_msg_has(buf_session_error(f->s), "block 32");
+        assert_quiet(f);
+    }
     /* The next extension gets the same block number. */
     {
         int32_t id = BUF_INVALID;
@@ -1000,10 +1008,10 @@ static void test_extend_fault(void **state)
 }
 
 /*
- * The extension itself succeeds but the buffer for the new block needs a
- * dirty victim whose write fails: the error comes back, nothing is held,
- * the victim's change is kept, and the new block exists as a page of
- * zeroes: unused, not an initialized page that nothing owns.
+ * The buffer for the new block needs a dirty victim whose write fails.  The
+ * victim is found before the file grows, so the error comes back with the
+ * file as it was: nothing is held, the victim's change is kept, and the
+ * next extension adds the same block.
  */
 static void test_extend_victim_fault(void **state)
 {
@@ -1019,23 +1027,22 @@ static void test_extend_victim_fault(void **state)
         want[i] = 300 + i;
         set_value(f, REL_A, i, want[i]);
     }
-    /* Skip the extension's write; fail the victim's. */
-    fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, 1, 1, REL_A);
+    /* Every buffer is dirty: the first write is the victim's. */
+    fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, 0, 1, REL_A);
     rc = buf_extend(f->s, REL_A, 0, NULL, &id, &blk);
     assert_int_equal(rc, KEEL_ENOSPC);
+    assert_msg_has(buf_session_error(f->s), "could not write block");
+    assert_int_equal(blk, MAX_BLOCK_NUMBER);
     assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
     assert_quiet(f);
     fault_disarm_all();
     assert_values(f, REL_A, POOL_SIZE, want);
-    assert_int_equal(smgr_nblocks(r), NBLOCKS + 1);
-    {
-        int32_t b = BUF_INVALID;
-        assert_int_equal(buf_read(f->s, REL_A, NBLOCKS, NULL, &b), KEEL_OK);
-        buf_lock(f->s, b, LW_SHARED);
-        assert_true(page_is_new(buf_page(f->pool, b)));
-        buf_unlock(f->s, b);
-        buf_release(f->s, b);
-    }
+    assert_int_equal(smgr_nblocks(r), NBLOCKS);
+    assert_int_equal(file_size(f, REL_A), (long)NBLOCKS * BLOCK_SIZE);
+    assert_int_equal(buf_extend(f->s, REL_A, 0, NULL, &id, &blk), KEEL_OK);
+    assert_int_equal(blk, NBLOCKS);
+    assert_true(page_is_new(buf_page(f->pool, id)) == false);
+    buf_unlock_release(f->s, id);
     reopen(f);
     assert_values(f, REL_A, POOL_SIZE, want);
 }

@@ -696,22 +696,23 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
 
 extend:
     /*
-     * A new block can be full by the time we lock it: once the file has
-     * grown, other sessions inserting at "the last block" may find it and
-     * fill it first.  Then we extend again; each round, someone else's
-     * rows went in.
+     * buf_extend() returns the new block empty and locked before anyone
+     * else can use it, and a tuple of at most HEAP_MAX_TUPLE_SIZE fits an
+     * empty page.
      */
-    for (;;) {
-        rc = buf_extend(s, rel->relnumber, 0, st, &id, &blk);
-        if (rc != KEEL_OK)
-            return rc;
-        rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed);
-        buf_unlock(s, id);
-        if (rc == KEEL_OK && placed)
-            break;
+    rc = buf_extend(s, rel->relnumber, 0, st, &id, &blk);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed);
+    buf_unlock(s, id);
+    if (rc == KEEL_OK && !placed)
+        rc = kerr_set(&s->err, KEEL_ECORRUPT,
+                      "a tuple of %zu bytes did not fit new block %u of "
+                      "relation %u",
+                      len, blk, rel->relnumber);
+    if (rc != KEEL_OK) {
         buf_release(s, id);
-        if (rc != KEEL_OK)
-            return rc;
+        return rc;
     }
 
 done:

@@ -619,63 +619,99 @@ static void unlock_partitions(buf_table *t, uint32_t a, uint32_t b)
         lwlock_release(buf_table_lock(t, b));
 }
 
+/* What victim_claim() did with its victim. */
+typedef enum claim_result {
+    CLAIM_TAKEN, /* the victim holds the tag now, its I/O ours to do */
+    CLAIM_FOUND, /* another buffer has the tag: pinned instead */
+    CLAIM_RETRY  /* the victim was pinned or dirtied since: released */
+} claim_result;
+
 /*
- * The slow path of buf_read() and buf_extend(): the block is not (or was
- * not seen to be) in the pool.  Takes a victim, looks again under the
- * partition lock (exact); if the block is still absent, re-tags the victim
- * under both partition locks and its header lock, and loads it from disk
- * (through srel, the relation's open file).
+ * Gives the pinned victim to tag (hash), unless the exact look-up under
+ * the partition lock finds a buffer that has it: then pins that one in
+ * *found and releases the victim (CLAIM_FOUND; the status is the pin's).
+ * Else, under both partition locks and the victim's header lock, drops the
+ * victim's old mapping and maps it to tag, valid tag, no valid page, I/O
+ * in progress (CLAIM_TAKEN): whoever finds it waits until the caller
+ * ends that I/O with io_finish().  A victim that someone pinned or
+ * dirtied since it was chosen is released (CLAIM_RETRY).
+ */
+static int victim_claim(buf_session *s, int32_t victim, buf_tag tag,
+                        uint64_t hash, buf_strategy *strategy,
+                        claim_result *res, int32_t *found)
+{
+    buf_pool *p = s->pool;
+    buf_table *t = &p->table;
+    uint32_t part = buf_table_partition(t, hash);
+    buf_desc *v = desc_of(p, victim);
+    buf_tag old_tag = atomic_load_relaxed(&v->tag);
+    uint64_t old_hash = buf_tag_hash(old_tag);
+    bool had_tag = old_tag != BUF_TAG_NONE;
+    uint32_t old_part = had_tag ? buf_table_partition(t, old_hash) : part;
+    int32_t id;
+    uint64_t st;
+    int rc;
+
+    lock_partitions(t, part, old_part);
+    id = buf_table_lookup_locked(t, tag, hash);
+    if (id >= 0) {
+        /* Someone loaded it while we were finding a victim. */
+        rc = pin_limited(s, id, strategy ? 1 : BUF_MAX_USAGE);
+        unlock_partitions(t, part, old_part);
+        buf_release(s, victim);
+        *res = CLAIM_FOUND;
+        *found = id;
+        return rc;
+    }
+    st = hdr_lock(v);
+    if (BUF_REFCOUNT(st) != 1 || (st & (BM_DIRTY | BM_IO_IN_PROGRESS))) {
+        /* Pinned or dirtied by someone since we chose it. */
+        hdr_unlock(v, st);
+        unlock_partitions(t, part, old_part);
+        buf_release(s, victim);
+        *res = CLAIM_RETRY;
+        return KEEL_OK;
+    }
+    assert(atomic_load_relaxed(&v->tag) == old_tag);
+    if (had_tag)
+        buf_table_delete(t, victim, old_hash);
+    atomic_store_relaxed(&v->tag, tag);
+    buf_table_insert(t, victim, hash);
+    hdr_unlock(v, BM_TAG_VALID | BM_IO_IN_PROGRESS | BUF_USAGE_ONE);
+    unlock_partitions(t, part, old_part);
+    *res = CLAIM_TAKEN;
+    return KEEL_OK;
+}
+
+/*
+ * The slow path of buf_read(): the block is not (or was not seen to be)
+ * in the pool.  Takes a victim and gives it the block (victim_claim(),
+ * whose look-up under the partition lock is exact), then loads it from
+ * disk (through srel, the relation's open file); or pins the buffer that
+ * has the block after all.
  */
 static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
                      buf_strategy *strategy, smgr_rel *srel, int32_t *out)
 {
     buf_pool *p = s->pool;
-    buf_table *t = &p->table;
-    uint32_t part = buf_table_partition(t, hash);
+    claim_result res;
     int32_t id, victim;
     int rc;
 
     for (;;) {
         /*
          * No locked look-up first: the lock-free one just missed, and the
-         * exact one under the exclusive lock below catches the rare race.
+         * exact one under the exclusive lock catches the rare race.
          */
         rc = victim_get(s, strategy, &victim);
         if (rc != KEEL_OK)
             return rc;
-
-        buf_desc *v = desc_of(p, victim);
-        buf_tag old_tag = atomic_load_relaxed(&v->tag);
-        uint64_t old_hash = buf_tag_hash(old_tag);
-        bool had_tag = old_tag != BUF_TAG_NONE;
-        uint32_t old_part = had_tag ? buf_table_partition(t, old_hash) : part;
-
-        lock_partitions(t, part, old_part);
-        id = buf_table_lookup_locked(t, tag, hash);
-        if (id >= 0) {
-            /* Someone loaded it while we were finding a victim. */
-            rc = pin_limited(s, id, strategy ? 1 : BUF_MAX_USAGE);
-            unlock_partitions(t, part, old_part);
-            buf_release(s, victim);
-            goto found;
-        }
-        uint64_t st = hdr_lock(v);
-        if (BUF_REFCOUNT(st) != 1 || (st & (BM_DIRTY | BM_IO_IN_PROGRESS))) {
-            /* Pinned or dirtied by someone since we chose it. */
-            hdr_unlock(v, st);
-            unlock_partitions(t, part, old_part);
-            buf_release(s, victim);
+        rc = victim_claim(s, victim, tag, hash, strategy, &res, &id);
+        if (res == CLAIM_FOUND)
+            break;
+        if (res == CLAIM_RETRY)
             continue;
-        }
-        assert(atomic_load_relaxed(&v->tag) == old_tag);
-        if (had_tag)
-            buf_table_delete(t, victim, old_hash);
-        atomic_store_relaxed(&v->tag, tag);
-        buf_table_insert(t, victim, hash);
-        hdr_unlock(v, BM_TAG_VALID | BM_IO_IN_PROGRESS | BUF_USAGE_ONE);
-        unlock_partitions(t, part, old_part);
-
-        rc = load_page(s, v, srel, &s->err);
+        rc = load_page(s, desc_of(p, victim), srel, &s->err);
         if (rc != KEEL_OK) {
             buf_release(s, victim);
             return rc;
@@ -683,8 +719,6 @@ static int read_slow(buf_session *s, buf_tag tag, uint64_t hash,
         *out = victim;
         return KEEL_OK;
     }
-
-found:
     if (rc != KEEL_OK)
         return rc;
     rc = make_valid(s, desc_of(p, id));
@@ -961,13 +995,49 @@ void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
     }
 }
 
+/*
+ * For buf_extend(): takes the I/O of d, pinned, which a failed extension
+ * left mapped to the block this one is adding (its write failed, so the
+ * block is not in the file).  Waits out a read of it, which fails for the
+ * same reason.  ECORRUPT if d holds a valid page, which no block past the
+ * end of its file can have.
+ */
+static int extend_take_io(buf_session *s, buf_desc *d, smgr_rel *r,
+                          blocknum_t blk)
+{
+    for (;;) {
+        uint64_t st = atomic_load_acquire(&d->state);
+
+        if (st & BM_VALID)
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "buffer %d holds block %u of file \"%s\", past "
+                            "the end of the file",
+                            d->id, blk, smgr_rel_path(r));
+        if (st & BM_IO_IN_PROGRESS) {
+            io_wait(d);
+            continue;
+        }
+        if (st & BM_LOCKED) {
+            buf_hdr_wait_unlocked(d);
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(
+                &d->state, &st, st | BM_IO_IN_PROGRESS, memory_order_acquire,
+                memory_order_relaxed))
+            return KEEL_OK;
+    }
+}
+
 int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
                buf_strategy *strategy, int32_t *out, blocknum_t *blk)
 {
     buf_pool *p = s->pool;
+    claim_result res;
     smgr_rel *r;
-    int32_t id;
+    int32_t id, victim;
+    blocknum_t b;
     buf_tag tag;
+    void *page;
     int rc;
 
     if (rel == INVALID_RELNUMBER)
@@ -976,38 +1046,72 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
     if (rc != KEEL_OK)
         return rc;
     /*
-     * The file grows by a page of zeroes, which every reader takes for an
-     * unused page (PostgreSQL's smgrzeroextend()); the buffer's copy is
-     * initialized below.  Should finding a buffer fail after the file has
-     * grown, what remains is that unused page, not an initialized page
-     * that belongs to nothing (which the B-tree checker would report as
-     * unreachable).
+     * The buffer is mapped to the new block before the file grows, as
+     * PostgreSQL 16 does it: under the relation's extension lock, the
+     * victim takes the tag of the block the extension will add, with its
+     * I/O in progress; then the file grows by a page of zeroes and counts
+     * the block.  Whoever sees the block counted finds the buffer and
+     * waits for it, so nobody can read the block from the file before it
+     * is ours, and nothing needs reading back: the page is initialized in
+     * the buffer.  The victim is found (and written, if dirty) before the
+     * lock is taken, as in read_slow().
+     */
+    for (;;) {
+        rc = victim_get(s, strategy, &victim);
+        if (rc != KEEL_OK)
+            return rc;
+        pthread_rwlock_rdlock(&p->write_barrier);
+        rc = smgr_extend_begin(r, &b, &s->err);
+        if (rc != KEEL_OK) {
+            pthread_rwlock_unlock(&p->write_barrier);
+            buf_release(s, victim);
+            return rc;
+        }
+        tag = buf_tag_make(rel, b);
+        rc = victim_claim(s, victim, tag, buf_tag_hash(tag), strategy, &res,
+                          &id);
+        if (res == CLAIM_TAKEN) {
+            id = victim;
+            break;
+        }
+        if (res == CLAIM_FOUND && rc == KEEL_OK) {
+            rc = extend_take_io(s, desc_of(p, id), r, b);
+            if (rc == KEEL_OK)
+                break;
+            buf_release(s, id);
+        }
+        smgr_extend_abort(r);
+        pthread_rwlock_unlock(&p->write_barrier);
+        if (res == CLAIM_FOUND)
+            return rc;
+    }
+    /*
+     * A page of zeroes, which every reader takes for an unused page
+     * (PostgreSQL's smgrzeroextend()): should anything fail from here on,
+     * the block holds nothing that belongs to anybody (and no initialized
+     * page the B-tree checker would call unreachable).
      */
     memset(s->write_copy, 0, BLOCK_SIZE);
-    pthread_rwlock_rdlock(&p->write_barrier);
-    rc = smgr_extend(r, s->write_copy, blk, &s->err);
+    rc = smgr_extend_finish(r, s->write_copy, &s->err);
     if (rc == KEEL_OK)
         rc = sync_request(p, rel, &s->err);
     pthread_rwlock_unlock(&p->write_barrier);
-    if (rc != KEEL_OK)
+    if (rc != KEEL_OK) {
+        /* The buffer stays mapped, not valid: a read of the block finds
+         * it past the end (or, if the file did grow, reads it), and the
+         * next extension takes it over (extend_take_io()). */
+        io_finish(desc_of(p, id), false, false);
+        buf_release(s, id);
         return rc;
-    fault_point(FAULT_POINT_EXTENDED, rel, *blk);
-    /*
-     * Read like any block, never assumed empty: from the moment the file
-     * has grown, other sessions can find the block (a heap insert tries
-     * the last one), fill it, write it out and lose its buffer, all before
-     * this session has a buffer for it.  Only a page still all zeroes is
-     * initialized; then it differs from the file's copy (dirty).
-     */
-    tag = buf_tag_make(rel, *blk);
-    rc = read_slow(s, tag, buf_tag_hash(tag), strategy, r, &id);
-    if (rc != KEEL_OK)
-        return rc;
-    buf_lock(s, id, LW_EXCLUSIVE);
-    if (page_is_new(buf_page(p, id))) {
-        page_init(buf_page(p, id), special_size);
-        buf_mark_dirty(s, id);
     }
+    page = buf_page(p, id);
+    page_init(page, special_size);
+    /* Locked before it turns valid: nobody else gets it first. */
+    buf_lock(s, id, LW_EXCLUSIVE);
+    io_finish(desc_of(p, id), false, true);
+    buf_mark_dirty(s, id);
+    fault_point(FAULT_POINT_EXTENDED, rel, b);
+    *blk = b;
     *out = id;
     return KEEL_OK;
 }

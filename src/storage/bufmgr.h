@@ -155,16 +155,15 @@ int buf_read_prefetched_shared(buf_session *s, int32_t *id);
 
 /*
  * Appends a new block to rel and returns it pinned and exclusively locked
- * in *id, its number in *blk.  The file grows first, by a page of zeroes
- * (so its space is reserved); then the block is read like any other and,
- * if still zeroes, initialized by page_init(special_size) in its buffer
- * (dirty; it reaches the file when the buffer is written).  It is not
- * zeroes only if another session found the new block first, as the last of
- * the relation, and used it: the caller takes the page as it is (a heap
- * does; a B-tree's new pages are linked from nowhere, so nobody finds
- * them).  A failure after the file has grown (no buffer free, KEEL_
- * EEXHAUSTED; an I/O error) leaves that page of zeroes, which readers take
- * for an unused page.
+ * in *id, its number in *blk, initialized by page_init(special_size) in
+ * its buffer (dirty; it reaches the file when the buffer is written).  The
+ * buffer is found first, then mapped to the block before the file grows
+ * by a page of zeroes, so no other session can read or use the block
+ * before the caller has it.  Errors: no buffer free (KEEL_EEXHAUSTED) or a
+ * victim's failed write, with the file as it was; a failed write of the
+ * new block (ENOSPC, EIO), with the file as it was too.  A failure after
+ * the file has grown (out of memory remembering it for the checkpoint's
+ * sync) leaves a page of zeroes, which readers take for an unused page.
  */
 int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
                buf_strategy *strategy, int32_t *id, blocknum_t *blk);

@@ -53,7 +53,8 @@ uint32_t fault_delivered(fault_op op);
  * Points in the code where a test may run a function of its own, to make
  * another session act in a window too narrow to hit by timing:
  * FAULT_POINT_EXTENDED is buf_extend(), after the file has grown by block
- * blk and before the session has a buffer for it; FAULT_POINT_INDEX_UNDO
+ * blk, whose buffer the session holds pinned, valid and exclusively
+ * locked, just before it returns; FAULT_POINT_INDEX_UNDO
  * is an insert or update whose index entry failed, before it removes the
  * entries it made (relnumber is the table's, blk the new version's
  * block).  fault_point_set()

@@ -772,23 +772,20 @@ int smgr_write(smgr_rel *r, blocknum_t blk, void *page, kerr *err)
 }
 
 /*
- * Writes the new block at the end while holding extend_lock, so the offset
- * and the new nblocks cannot race with another extension or a truncation.
- * On failure the file is cut back to its old whole-block length (which
- * also drops a partial block left from before), so a half-written block is
- * never counted and the next extension reuses the same block number.
+ * An extension holds extend_lock from smgr_extend_begin() to
+ * smgr_extend_finish() (or smgr_extend_abort()), so the block number it
+ * was given and the new nblocks cannot race with another extension or a
+ * truncation.  On failure the file is cut back to its old whole-block
+ * length (which also drops a partial block left from before), so a
+ * half-written block is never counted and the next extension reuses the
+ * same block number.
  */
-int smgr_extend(smgr_rel *r, void *page, blocknum_t *blk, kerr *err)
+int smgr_extend_begin(smgr_rel *r, blocknum_t *blk, kerr *err)
 {
-    char what[KERR_MSG_MAX];
-    char ebuf[128];
     blocknum_t old;
-    ssize_t n;
-    int rc, e;
 
     if (r->read_only)
         return refuse(r, "extend", err);
-
     pthread_mutex_lock(&r->extend_lock);
     old = atomic_load_relaxed(&r->nblocks);
     if (old > MAX_BLOCK_NUMBER) {
@@ -798,13 +795,28 @@ int smgr_extend(smgr_rel *r, void *page, blocknum_t *blk, kerr *err)
                         "maximum of %" PRIu32 " blocks",
                         r->path, old);
     }
+    *blk = old;
+    return KEEL_OK;
+}
+
+void smgr_extend_abort(smgr_rel *r)
+{
+    pthread_mutex_unlock(&r->extend_lock);
+}
+
+int smgr_extend_finish(smgr_rel *r, void *page, kerr *err)
+{
+    blocknum_t old = atomic_load_relaxed(&r->nblocks);
+    char what[KERR_MSG_MAX];
+    char ebuf[128];
+    ssize_t n;
+    int rc, e;
 
     page_prepare_write(page);
     n = rel_pwrite(r, page, BLOCK_SIZE, block_offset(old));
     if (n == BLOCK_SIZE) {
         atomic_store_release(&r->nblocks, old + 1);
         pthread_mutex_unlock(&r->extend_lock);
-        *blk = old;
         return KEEL_OK;
     }
 
@@ -822,6 +834,18 @@ int smgr_extend(smgr_rel *r, void *page, blocknum_t *blk, kerr *err)
                  errno_str(e, ebuf, sizeof(ebuf)));
     }
     pthread_mutex_unlock(&r->extend_lock);
+    return rc;
+}
+
+int smgr_extend(smgr_rel *r, void *page, blocknum_t *blk, kerr *err)
+{
+    blocknum_t b = 0;
+    int rc = smgr_extend_begin(r, &b, err);
+
+    if (rc == KEEL_OK)
+        rc = smgr_extend_finish(r, page, err);
+    if (rc == KEEL_OK)
+        *blk = b;
     return rc;
 }
 

@@ -12,9 +12,9 @@
  * header, a short read or a block past the end is an error whose message
  * names the file and the block.  An access method may register a check of
  * its own pages for a relation (smgr_rel_set_check()), which the buffer
- * manager applies to each page it reads (smgr_check()).  Writes set the page's checksum first,
- * except that an all-zero page is written as is, so that it reads back as
- * a new page (see page.h).
+ * manager applies to each page it reads (smgr_check()).  Writes set the page's
+ * checksum first, except that an all-zero page is written as is, so that it
+ * reads back as a new page (see page.h).
  *
  * Thread safety: every function may be called concurrently, except that a
  * relation must not be used while smgr_unlink() or smgr_close() runs on it
@@ -140,6 +140,20 @@ int smgr_write(smgr_rel *r, blocknum_t blk, void *page, kerr *err);
  * is cut back to that many whole blocks.
  */
 int smgr_extend(smgr_rel *r, void *page, blocknum_t *blk, kerr *err);
+
+/*
+ * smgr_extend() in two steps, for a caller that must act between choosing
+ * the block and counting it (the buffer manager maps its buffer first):
+ * smgr_extend_begin() returns in *blk the number the new block will have
+ * (errors as smgr_extend()) and, on success, holds the relation's
+ * extension lock, so that no other extension or truncation can run until
+ * smgr_extend_finish() writes page as that block and counts it (errors as
+ * smgr_extend(), the file as it was) or smgr_extend_abort() gives up.
+ * Both release the lock.  Reads and writes of other blocks go on meanwhile.
+ */
+int smgr_extend_begin(smgr_rel *r, blocknum_t *blk, kerr *err);
+int smgr_extend_finish(smgr_rel *r, void *page, kerr *err);
+void smgr_extend_abort(smgr_rel *r);
 
 /* Truncates the relation to nblocks blocks (EINVAL if that is more than it
  * has). */
