@@ -493,17 +493,17 @@ static int load_page(buf_session *s, buf_desc *d, smgr_rel *r, kerr *err)
 }
 
 /*
- * Makes the pinned buffer d, whose tag is right, valid: returns at once if
- * it is, waits if another session is loading it, and loads it itself if
- * nobody is (the last attempt failed).  On error the pin is still held.
+ * For the pinned buffer d: false if it is valid (after waiting out
+ * another session's I/O on it); else starts an I/O on it and returns true:
+ * the caller fills the page and ends the I/O with io_finish().
  */
-static int make_valid(buf_session *s, buf_desc *d)
+static bool io_start_fill(buf_desc *d)
 {
     for (;;) {
         uint64_t st = atomic_load_acquire(&d->state);
 
         if (st & BM_VALID)
-            return KEEL_OK;
+            return false;
         if (st & BM_IO_IN_PROGRESS) {
             io_wait(d);
             continue;
@@ -515,8 +515,18 @@ static int make_valid(buf_session *s, buf_desc *d)
         if (atomic_compare_exchange_weak_explicit(
                 &d->state, &st, st | BM_IO_IN_PROGRESS, memory_order_acquire,
                 memory_order_relaxed))
-            return load_page(s, d, NULL, &s->err);
+            return true;
     }
+}
+
+/*
+ * Makes the pinned buffer d, whose tag is right, valid: returns at once if
+ * it is, waits if another session is loading it, and loads it itself if
+ * nobody is (the last attempt failed).  On error the pin is still held.
+ */
+static int make_valid(buf_session *s, buf_desc *d)
+{
+    return io_start_fill(d) ? load_page(s, d, NULL, &s->err) : KEEL_OK;
 }
 
 /*
@@ -1005,27 +1015,12 @@ void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
 static int extend_take_io(buf_session *s, buf_desc *d, smgr_rel *r,
                           blocknum_t blk)
 {
-    for (;;) {
-        uint64_t st = atomic_load_acquire(&d->state);
-
-        if (st & BM_VALID)
-            return kerr_set(&s->err, KEEL_ECORRUPT,
-                            "buffer %d holds block %u of file \"%s\", past "
-                            "the end of the file",
-                            d->id, blk, smgr_rel_path(r));
-        if (st & BM_IO_IN_PROGRESS) {
-            io_wait(d);
-            continue;
-        }
-        if (st & BM_LOCKED) {
-            buf_hdr_wait_unlocked(d);
-            continue;
-        }
-        if (atomic_compare_exchange_weak_explicit(
-                &d->state, &st, st | BM_IO_IN_PROGRESS, memory_order_acquire,
-                memory_order_relaxed))
-            return KEEL_OK;
-    }
+    if (io_start_fill(d))
+        return KEEL_OK;
+    return kerr_set(&s->err, KEEL_ECORRUPT,
+                    "buffer %d holds block %u of file \"%s\", past the end "
+                    "of the file",
+                    d->id, blk, smgr_rel_path(r));
 }
 
 int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
