@@ -37,7 +37,7 @@
  * ("tmp_<run>_<client>_<n>" in public), so that every transaction adds a
  * negative entry; with pruning disabled and with the default options, in
  * --pairs pairs (2 by default) of one run of each, alternately off then
- * on and on then off.  In the first run of each setting, each client
+ * on and on then off.  In the first counted run of each setting, each client
  * samples its own cache's bytes 51 times, evenly by transaction count,
  * with the elapsed time; the throughput of a run is all transactions over
  * the time from the common start to the last client's end, a setting's
