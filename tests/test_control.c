@@ -1,7 +1,7 @@
 /*
  * test_control.c: the control file: round trips, and every way a
  * directory can fail to be a readable keel database; the lock file, when
- * it is replaced between its opening and its locking.
+ * it is replaced between its opening and its locking; writes that fail.
  */
 #include "testutil.h"
 
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine/control.h"
+#include "storage/fault.h"
 #include "storage/page.h"
 
 static char *control_file(const char *dir)
@@ -210,6 +211,83 @@ static void test_missing_directory(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/keel/db"));
 }
 
+#ifdef KEEL_FAULT_INJECTION
+/* Whether dir holds a temporary control file. */
+static bool has_tmp(const char *dir)
+{
+    char tmp[4300];
+
+    snprintf(tmp, sizeof(tmp), "%s.tmp", control_file(dir));
+    return access(tmp, F_OK) == 0;
+}
+
+/*
+ * Every system call of a replacement failing in turn (the write, the
+ * file's fsync, the directory's): the error names the file and says
+ * why, the old contents stay readable (or, past the rename, the new
+ * ones), and no temporary file is left.  A create that fails leaves no
+ * file, so the directory is still no database.  A short write is
+ * completed.
+ */
+static void test_write_fails(void **state)
+{
+    static const struct {
+        fault_kind kind;
+        uint32_t skip;
+        int rc;
+        const char *msg;
+        bool replaced;
+    } cases[] = {
+        {FAULT_ENOSPC, 0, KEEL_ENOSPC, "No space left", false},
+        {FAULT_EIO, 0, KEEL_EIO, "Input/output error", false},
+        {FAULT_ENOSPC, 1, KEEL_ENOSPC, "No space left", false},
+        {FAULT_SHORT, 1, KEEL_EIO, "Input/output error", false},
+        {FAULT_EIO, 2, KEEL_EIO, "after writing its control file", true},
+    };
+    char *dir = tu_mkdtemp();
+    control_data c, next, r;
+    kerr err;
+
+    (void)state;
+    sample(&c);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        fault_arm(FAULT_OP_CONTROL, cases[i].kind, cases[i].skip, 1, 0);
+        assert_int_equal(control_create(dir, &c, &err), cases[i].rc);
+        assert_int_equal(fault_delivered(FAULT_OP_CONTROL), 1);
+        assert_non_null(strstr(err.msg, cases[i].msg));
+        assert_non_null(strstr(err.msg, dir));
+        if (cases[i].replaced) /* the file is there, its sync failed */
+            assert_int_equal(unlink(control_file(dir)), 0);
+        assert_int_equal(control_read(dir, &r, &err), KEEL_ENOENT);
+    }
+    fault_disarm_all();
+    assert_int_equal(control_create(dir, &c, &err), KEEL_OK);
+
+    next = c;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        next.xid_limit += 65536;
+        fault_arm(FAULT_OP_CONTROL, cases[i].kind, cases[i].skip, 1, 0);
+        assert_int_equal(control_write(dir, &next, &err), cases[i].rc);
+        assert_int_equal(fault_delivered(FAULT_OP_CONTROL), 1);
+        if (strstr(err.msg, cases[i].msg) == NULL ||
+            strstr(err.msg, "control file") == NULL)
+            fail_msg("case %zu: \"%s\"", i, err.msg);
+        assert_false(has_tmp(dir));
+        assert_int_equal(control_read(dir, &r, &err), KEEL_OK);
+        assert_memory_equal(&r, cases[i].replaced ? &next : &c, sizeof(r));
+    }
+    fault_arm(FAULT_OP_CONTROL, FAULT_SHORT, 0, 1, 0);
+    next.checkpoints++;
+    assert_int_equal(control_write(dir, &next, &err), KEEL_OK);
+    assert_int_equal(fault_delivered(FAULT_OP_CONTROL), 1);
+    fault_disarm_all();
+    assert_int_equal(control_read(dir, &r, &err), KEEL_OK);
+    assert_memory_equal(&r, &next, sizeof(r));
+    assert_false(has_tmp(dir));
+    tu_dir_remove(dir);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +297,9 @@ int main(void)
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_wrong_version),
         cmocka_unit_test(test_missing_directory),
+#ifdef KEEL_FAULT_INJECTION
+        cmocka_unit_test(test_write_fails),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

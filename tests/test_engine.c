@@ -495,6 +495,111 @@ static void test_load_table(void **state)
     finish(dir, db, s, NULL);
 }
 
+/* A row source with a text primary key: row i's key is text_key(i),
+ * written into one buffer that every call overwrites. */
+typedef struct text_src {
+    int n, pos;
+    int dup_at, dup_of; /* row dup_at repeats row dup_of's key (-1: none) */
+    char key[256];
+} text_src;
+
+/* Row i's key: "k<number>-" and then letters, 10 to 199 bytes in all; the
+ * rows arrive in a key order unrelated to i. */
+static uint32_t text_key(int32_t i, char *buf)
+{
+    int len = snprintf(buf, 256, "k%07d-", (int)(((int64_t)i * 7919) % 65537));
+    int want = 10 + (int)(((uint32_t)i * 2654435761u) % 190);
+
+    for (; len < want; len++)
+        buf[len] = (char)('a' + (i + len) % 26);
+    return (uint32_t)len;
+}
+
+static int text_next(void *ctx, keel_value *v, bool *done)
+{
+    text_src *ts = ctx;
+    int i = ts->pos;
+
+    if (i >= ts->n) {
+        *done = true;
+        return KEEL_OK;
+    }
+    if (i == ts->dup_at)
+        i = ts->dup_of;
+    v[0] =
+        (keel_value){.isnull = false, .v.s = {ts->key, text_key(i, ts->key)}};
+    v[1] = tu_vi4(ts->pos);
+    ts->pos++;
+    return KEEL_OK;
+}
+
+/*
+ * keel_load_table with a text primary key, the keys out of order: each
+ * key is kept (the source reuses its buffer) until the index is built,
+ * across more than one of the load's 1 MiB chunks of key copies; every
+ * row is found by its key, a scan returns them in key order, and a
+ * repeated key fails the load with KEEL_EUNIQUE and no table.
+ */
+static void test_load_text_key(void **state)
+{
+    enum { N = 20000 };
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s;
+    static const keel_column cols[] = {{"k", KEEL_TEXT, 0, false},
+                                       {"i", KEEL_INT4, 0, false}};
+    text_src src = {N, 0, -1, -1, ""};
+    keel_value key, out[2], prev;
+    keel_scan *sc;
+    char buf[256], prevbuf[256];
+    uint64_t rows = 0;
+    uint16_t pk = 1, n;
+    bool found;
+    int cnt = 0;
+
+    (void)state;
+    setup_db(dir, &db, &s, 1);
+    assert_int_equal(
+        keel_load_table(s, "s1", "tk", cols, 2, &pk, 1, text_next, &src, &rows),
+        KEEL_OK);
+    assert_int_equal(rows, N);
+    for (int32_t i = 0; i < N; i++) {
+        key = (keel_value){.isnull = false, .v.s = {buf, text_key(i, buf)}};
+        assert_int_equal(keel_lookup(s, "s1", "tk", &key, out, &found),
+                         KEEL_OK);
+        if (!found || out[1].v.i4 != i)
+            fail_msg("row %d: found %d, i %d", i, found, out[1].v.i4);
+    }
+    assert_int_equal(keel_scan_begin(s, "s1", "tk", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    prev.isnull = true;
+    for (;;) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        if (!found)
+            break;
+        if (!prev.isnull) {
+            size_t m =
+                prev.v.s.len < out[0].v.s.len ? prev.v.s.len : out[0].v.s.len;
+            int c = memcmp(prev.v.s.ptr, out[0].v.s.ptr, m);
+            assert_true(c < 0 || (c == 0 && prev.v.s.len < out[0].v.s.len));
+        }
+        assert_true(out[0].v.s.len < sizeof(prevbuf));
+        memcpy(prevbuf, out[0].v.s.ptr, out[0].v.s.len);
+        prev = (keel_value){.isnull = false, .v.s = {prevbuf, out[0].v.s.len}};
+        cnt++;
+    }
+    keel_scan_end(sc);
+    assert_int_equal(cnt, N);
+
+    src = (text_src){N, 0, N - 3, 17, ""};
+    assert_int_equal(
+        keel_load_table(s, "s1", "td", cols, 2, &pk, 1, text_next, &src, NULL),
+        KEEL_EUNIQUE);
+    assert_non_null(strstr(keel_session_error(s), "td_pkey"));
+    assert_int_equal(keel_table_columns(s, "s1", "td", &n), KEEL_ENOENT);
+    finish(dir, db, s, NULL);
+}
+
 static void test_bad_inputs(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -2028,6 +2133,105 @@ static void test_xid_reservation(void **state)
     finish(dir, db, s, NULL);
 }
 
+#ifdef KEEL_FAULT_INJECTION
+/* Fails the test unless rc and msg are the failed write of the control
+ * file (of its temporary copy, or the sync of its directory) with want. */
+static void assert_control_failed(int rc, const char *msg, int want)
+{
+    if (rc != want || strstr(msg, "control file") == NULL)
+        fail_msg("want %s for the control file, got %s: \"%s\"",
+                 keel_status_str(want), keel_status_str(rc), msg);
+}
+
+/*
+ * The control file cannot be written: a full disk, a failed fsync, a
+ * failed sync of its directory.  Whatever needed the write fails with
+ * the error, naming the file, and takes no effect: the first transaction
+ * id after an open (its reservation), the first object id (a create),
+ * the open itself, the close.  Nothing committed before is lost, each
+ * retry once the disk is back succeeds, and a close that failed reads
+ * as a crash at the next open.
+ */
+static void test_control_write_fails(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    keel_column c = {"x", KEEL_INT4, 0, true};
+    uint16_t pk = 1;
+    keel_value v[9];
+    char tb[32];
+    bool found;
+    int rc;
+
+    (void)state;
+    setup_db(dir, &db, &s, 5);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+
+    /* The open writes the file first (its state, its new limits). */
+    fault_arm(FAULT_OP_CONTROL, FAULT_ENOSPC, 0, 1, 0);
+    rc = keel_db_open(&o, &db, &e);
+    assert_int_equal(fault_delivered(FAULT_OP_CONTROL), 1);
+    assert_control_failed(rc, e.msg, KEEL_ENOSPC);
+    assert_non_null(strstr(e.msg, dir));
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK); /* not locked */
+    assert_int_equal(db->found_state, CONTROL_SHUT_DOWN);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+
+    /* The first xid of this open: its reservation's write fails (the
+     * file's own fsync, then its directory's), and so does the insert
+     * that needed it, in a transaction of its own or in one begun. */
+    row_of(6, v, tb);
+    fault_arm(FAULT_OP_CONTROL, FAULT_EIO, 1, 1, 0);
+    assert_control_failed(keel_insert(s, "s1", "t", v), keel_session_error(s),
+                          KEEL_EIO);
+    assert_int_equal(fault_delivered(FAULT_OP_CONTROL), 1);
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    fault_arm(FAULT_OP_CONTROL, FAULT_EIO, 2, 1, 0);
+    assert_control_failed(keel_insert(s, "s1", "t", v), keel_session_error(s),
+                          KEEL_EIO);
+    assert_int_equal(fault_delivered(FAULT_OP_CONTROL), 1);
+    keel_abort(s);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 5);
+    /* A short write is completed, not an error. */
+    fault_arm(FAULT_OP_CONTROL, FAULT_SHORT, 0, 1, 0);
+    assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
+    assert_int_equal(fault_delivered(FAULT_OP_CONTROL), 1);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 6);
+
+    /* The first object id of this open: the create fails whole. */
+    fault_arm(FAULT_OP_CONTROL, FAULT_ENOSPC, 0, 1, 0);
+    assert_control_failed(keel_create_table(s, "s1", "u", &c, 1, &pk, 1),
+                          keel_session_error(s), KEEL_ENOSPC);
+    assert_int_equal(fault_delivered(FAULT_OP_CONTROL), 1);
+    assert_int_equal(keel_relation_exists(s, "s1", "u", &found), KEEL_OK);
+    assert_false(found);
+    assert_int_equal(keel_create_table(s, "s1", "u", &c, 1, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_relation_exists(s, "s1", "u", &found), KEEL_OK);
+    assert_true(found);
+
+    /* The close: its checkpoint is done, its record of a clean shutdown
+     * is not; the next open finds what a crash leaves, and every row. */
+    keel_session_end(s);
+    fault_arm(FAULT_OP_CONTROL, FAULT_EIO, 0, 1, 0);
+    assert_control_failed(keel_db_close(db, &e), e.msg, KEEL_EIO);
+    fault_disarm_all();
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(db->found_state, CONTROL_IN_PRODUCTION);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 6);
+    assert_int_equal(keel_relation_exists(s, "s1", "u", &found), KEEL_OK);
+    assert_true(found);
+    row_of(7, v, tb);
+    assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 7);
+    finish(dir, db, s, NULL);
+}
+#endif
+
 /*
  * A control file whose transaction id limit (its CRC right) lies below
  * ids the commit log records as ended: an open would hand those ids out
@@ -2359,6 +2563,7 @@ int main(void)
         cmocka_unit_test(test_aborted_ddl),
         cmocka_unit_test(test_drop_table_drops_indexes),
         cmocka_unit_test(test_load_table),
+        cmocka_unit_test(test_load_text_key),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_scan_and_transactions),
         cmocka_unit_test(test_create_index_sees_every_row),
@@ -2378,6 +2583,9 @@ int main(void)
         cmocka_unit_test(test_create_where),
         cmocka_unit_test(test_close_removes_unowned_files),
         cmocka_unit_test(test_xid_reservation),
+#ifdef KEEL_FAULT_INJECTION
+        cmocka_unit_test(test_control_write_fails),
+#endif
         cmocka_unit_test(test_xid_limit_below_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

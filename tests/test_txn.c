@@ -367,6 +367,69 @@ static void test_snapshot_contents(void **state)
     detach(f, r);
 }
 
+/*
+ * More transactions running than a snapshot sorts by insertion (32): 48
+ * writers given xids in an order unrelated to their slots, every fourth
+ * ended (committed or aborted), and one more committed after them all.
+ * The snapshot holds exactly the 36 still running, ascending, and says
+ * so of each; the ended ones and the last committer it sees as ended.
+ */
+static void test_snapshot_many_running(void **state)
+{
+    enum { N = 48 };
+    fixture *f = *state;
+    txn_session *w[N], *r, *z;
+    xid_t xid[N], want[N], xz;
+    const snapshot *sn;
+    uint32_t nwant = 0;
+    bool ended[N] = {false};
+
+    mgr_open(f, N + 2, XID_FIRST_NORMAL, 0, NULL, NULL);
+    for (int i = 0; i < N; i++)
+        w[i] = attach(f); /* the first 16 also remembered for teardown */
+    r = attach(f);
+    z = attach(f);
+    /* Slot i gets its xid at step (i * 29) % N: a permutation. */
+    for (int step = 0; step < N; step++)
+        for (int i = 0; i < N; i++)
+            if ((i * 29) % N == step)
+                xid[i] = writer(f, w[i]);
+    for (int i = 0; i < N; i += 4) {
+        if (i % 8 == 0)
+            commit(f, w[i]);
+        else
+            txn_abort(w[i]);
+        ended[i] = true;
+    }
+    xz = writer(f, z);
+    commit(f, z);
+    for (int step = 0; step < N; step++)
+        for (int i = 0; i < N; i++)
+            if ((i * 29) % N == step && !ended[i])
+                want[nwant++] = xid[i];
+    assert_int_equal(nwant, N - N / 4);
+
+    begin(f, r);
+    sn = txn_snapshot(r);
+    assert_xip(sn, want, nwant);
+    assert_int_equal(sn->xmin, want[0]);
+    assert_int_equal(sn->xmax, xz + 1);
+    assert_false(snapshot_running(sn, xz));
+    for (int i = 0; i < N; i++)
+        if (snapshot_running(sn, xid[i]) == ended[i])
+            fail_msg("xid %u (slot %d): running %d, ended %d", xid[i], i,
+                     snapshot_running(sn, xid[i]), ended[i]);
+    commit(f, r);
+
+    for (int i = 0; i < N; i++)
+        if (!ended[i])
+            commit(f, w[i]);
+    for (int i = 0; i < N; i++)
+        detach(f, w[i]);
+    detach(f, r);
+    detach(f, z);
+}
+
 static void test_snapshot_reuse(void **state)
 {
     fixture *f = *state;
@@ -1412,6 +1475,7 @@ int main(void)
         BOTH(test_begin_commit_abort),
         BOTH(test_readonly_takes_no_xid),
         BOTH(test_snapshot_contents),
+        BOTH(test_snapshot_many_running),
         BOTH(test_snapshot_reuse),
         BOTH(test_max_sessions),
         cmocka_unit_test_setup_teardown(test_layouts, setup_padded, teardown),

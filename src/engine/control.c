@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "port/crc32c.h"
+#include "storage/fault.h"
 #include "storage/page.h"
 
 #define CONTROL_FILE_SIZE 512
@@ -74,12 +75,55 @@ static void control_encode(const control_data *c, unsigned char *img)
     memcpy(img + CONTROL_CRC_OFF, &crc, 4);
 }
 
+/*
+ * The fault a test injected for this call on the control file (see
+ * storage/fault.h), as the errno the kernel would have set; 0 to go
+ * ahead, with *len halved for a short write.  An fsync (len NULL) cannot
+ * be short: one that did only part of its work failed with EIO.
+ */
+static int control_fault(size_t *len)
+{
+    switch (fault_next(FAULT_OP_CONTROL, 0)) {
+    case FAULT_NONE:
+        return 0;
+    case FAULT_EIO:
+        return EIO;
+    case FAULT_ENOSPC:
+        return ENOSPC;
+    case FAULT_SHORT:
+        if (len == NULL)
+            return EIO;
+        *len /= 2;
+        return 0;
+    }
+    return 0;
+}
+
+static int sync_fd(int fd)
+{
+    int e = control_fault(NULL);
+
+    if (e != 0) {
+        errno = e;
+        return -1;
+    }
+    return fsync(fd);
+}
+
 static int write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
 
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        size_t ask = len;
+        int e = control_fault(&ask);
+        ssize_t n;
+
+        if (e != 0) {
+            errno = e;
+            return -1;
+        }
+        n = write(fd, p, ask);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -97,12 +141,14 @@ static int write_all(int fd, const void *buf, size_t len)
 static int sync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc;
+    int rc, e;
 
     if (fd < 0)
         return -1;
-    rc = fsync(fd);
+    rc = sync_fd(fd);
+    e = errno;
     close(fd);
+    errno = e;
     return rc;
 }
 
@@ -120,7 +166,7 @@ static int write_file(const char *path, const unsigned char *img,
                         "could not create control file \"%s\": %s", path,
                         strerror(e));
     }
-    if (write_all(fd, img, CONTROL_FILE_SIZE) != 0 || fsync(fd) != 0) {
+    if (write_all(fd, img, CONTROL_FILE_SIZE) != 0 || sync_fd(fd) != 0) {
         e = errno;
         close(fd);
         unlink(path);
@@ -155,7 +201,9 @@ int control_create(const char *dir, const control_data *c, kerr *err)
     if (rc != KEEL_OK)
         return rc;
     if (sync_dir(dir) != 0)
-        return kerr_set(err, KEEL_EIO, "could not sync directory \"%s\": %s",
+        return kerr_set(err, KEEL_EIO,
+                        "could not sync directory \"%s\" after writing its "
+                        "control file: %s",
                         dir, strerror(errno));
     return KEEL_OK;
 }
@@ -183,7 +231,9 @@ int control_write(const char *dir, const control_data *c, kerr *err)
                         strerror(e));
     }
     if (sync_dir(dir) != 0)
-        return kerr_set(err, KEEL_EIO, "could not sync directory \"%s\": %s",
+        return kerr_set(err, KEEL_EIO,
+                        "could not sync directory \"%s\" after writing its "
+                        "control file: %s",
                         dir, strerror(errno));
     return KEEL_OK;
 }

@@ -2,10 +2,11 @@
  * fault.h: I/O fault injection for tests.
  *
  * Compiled in only when KEEL_FAULT_INJECTION is defined (the test builds).
- * A test arms a fault for one kind of operation; the storage manager asks
- * fault_next() before each real system call and, when told to, fails the
- * call the way the kernel would (EIO, ENOSPC) or performs only part of it
- * (a short read or write).  State is process-wide and thread-safe.
+ * A test arms a fault for one kind of operation; the storage manager (and,
+ * for the control file, the engine) asks fault_next() before each real
+ * system call and, when told to, fails the call the way the kernel would
+ * (EIO, ENOSPC) or performs only part of it (a short read or write).
+ * State is process-wide and thread-safe.
  *
  * In builds without fault injection fault_next() is a constant
  * FAULT_NONE, so the storage manager's checks compile away.
@@ -19,6 +20,8 @@ typedef enum fault_op {
     FAULT_OP_READ = 0, /* pread of a block */
     FAULT_OP_WRITE,    /* pwrite of a block, including extension */
     FAULT_OP_SYNC,     /* fsync of a relation file */
+    FAULT_OP_CONTROL,  /* a write or fsync of the control file, or the
+                        * fsync of its directory (relnumber 0) */
     FAULT_OP_COUNT
 } fault_op;
 
