@@ -717,6 +717,38 @@ static void test_lists(void **state)
     assert_ptr_equal(l, l2);
     syscache_list_release(sc, l);
     syscache_list_release(sc, l2);
+
+    /* More lists than twice the chains they start with (16): the chains
+     * double, and every list is still found, the same one. */
+    {
+        enum { NL = 80 };
+        catcache_list *many[NL];
+        syscache_stats before = stats_of(sc), after;
+
+        for (syscache_key i = 0; i < NL; i++) {
+            syscache_key key = 1000000 + i * 7;
+            assert_int_equal(
+                syscache_list(sc, CACHE_INDEX_TABLE, 1, &key, &many[i]),
+                KEEL_OK);
+            assert_int_equal(syscache_list_count(many[i]), 0);
+            syscache_list_release(sc, many[i]);
+        }
+        after = stats_of(sc);
+        assert_int_equal(after.lists, before.lists + NL);
+        assert_int_equal(after.list_misses, before.list_misses + NL);
+        /* 16 chains became 64 (doubled twice). */
+        assert_int_equal(after.bucket_bytes,
+                         before.bucket_bytes + 48 * sizeof(void *));
+        for (syscache_key i = 0; i < NL; i++) {
+            syscache_key key = 1000000 + i * 7;
+            assert_int_equal(syscache_list(sc, CACHE_INDEX_TABLE, 1, &key, &l),
+                             KEEL_OK);
+            assert_ptr_equal(l, many[i]);
+            syscache_list_release(sc, l);
+        }
+        assert_int_equal(stats_of(sc).list_hits, after.list_hits + NL);
+        assert_int_equal(stats_of(sc).list_misses, after.list_misses);
+    }
     fx_end(f, 0);
     fx_close(f);
 }
@@ -786,6 +818,35 @@ static void test_refcount_dead(void **state)
     assert_int_equal(st.bytes, st.bucket_bytes);
     assert_int_equal(st.bytes, st0.bytes);
     assert_int_equal(st.positive_bytes + st.negative_bytes + st.list_bytes, 0);
+
+    /* Two references across the invalidation: the first release leaves
+     * the dead entry readable and counted, the second frees it. */
+    assert_int_equal(syscache_search1(sc, CACHE_NAMESPACE_OID, k, &e), KEEL_OK);
+    assert_int_equal(syscache_search1(sc, CACHE_NAMESPACE_OID, k, &e2),
+                     KEEL_OK);
+    assert_ptr_equal(e, e2);
+    inval_queue_append_one(f->q, CACHE_NAMESPACE_OID,
+                           syscache_hash(sc, CACHE_NAMESPACE_OID, &k));
+    fx_end(f, 0);
+    fx_begin(f, 0);
+    assert_true(e->dead);
+    syscache_release(sc, e2);
+    assert_int_equal(catcache_refcount(e), 1);
+    assert_string_equal(((const catalog_namespace *)syscache_row(e))->name,
+                        "public");
+    assert_int_equal(stats_of(sc).positive_entries, 1);
+    syscache_release(sc, e);
+    assert_int_equal(stats_of(sc).positive_entries, 0);
+    assert_int_equal(stats_of(sc).bytes, st0.bytes);
+
+    /* A session that ends holding a reference to a dead entry frees it
+     * too (the leak check of the sanitizer build would see it if not). */
+    assert_int_equal(syscache_search1(sc, CACHE_NAMESPACE_OID, k, &e), KEEL_OK);
+    inval_queue_append_one(f->q, CACHE_NAMESPACE_OID,
+                           syscache_hash(sc, CACHE_NAMESPACE_OID, &k));
+    fx_end(f, 0);
+    fx_begin(f, 0);
+    assert_true(e->dead);
     fx_end(f, 0);
     fx_close(f);
 }

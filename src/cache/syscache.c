@@ -55,18 +55,6 @@ static size_t syscache_rowsize(catalog_id cat)
     }
 }
 
-uint32_t syscache_nkeys(catalog_cache_id id)
-{
-    assert((unsigned)id < CACHE_COUNT);
-    return syscache_defs[id].nkeys;
-}
-
-catalog_id syscache_catalog(catalog_cache_id id)
-{
-    assert((unsigned)id < CACHE_COUNT);
-    return syscache_defs[id].cat;
-}
-
 void syscache_options_default(syscache_options *o)
 {
     o->prune_min_age = KEEL_CATALOG_CACHE_PRUNE_MIN_AGE_DEFAULT;

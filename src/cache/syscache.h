@@ -223,12 +223,6 @@ static inline void syscache_list_release(syscache *sc, catcache_list *l);
 int syscache_list_bad_keys(syscache *sc, catalog_cache_id id, uint32_t nkeys,
                            catcache_list **out);
 
-/* Extra functions. */
-
-/* The number of key columns of cache id's index, and its catalog. */
-uint32_t syscache_nkeys(catalog_cache_id id);
-catalog_id syscache_catalog(catalog_cache_id id);
-
 /*
  * The hash the cache computes for keys (nkeys = its index's key columns),
  * which catalog_key_hash() computes for the same key: what invalidation
