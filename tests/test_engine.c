@@ -2033,6 +2033,55 @@ static int user_relation_files(const char *dir)
     return n;
 }
 
+#ifdef KEEL_FAULT_INJECTION
+/*
+ * A create whose table's file, or its primary key's, cannot be made
+ * durable (the directory's fsync fails): the create fails with EIO
+ * naming the file, no relation by that name exists, and the clean close
+ * leaves no file of it; the retry succeeds and its rows survive.
+ */
+static void test_create_dir_sync_fails(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    keel_column c = {"x", KEEL_INT4, 0, true};
+    keel_value x = tu_vi4(5), out;
+    uint16_t pk = 1;
+    bool found;
+    int files;
+
+    (void)state;
+    setup_db(dir, &db, &s, 3); /* s1.t, t_pkey */
+    files = user_relation_files(dir);
+    assert_int_equal(files, 2);
+    for (uint32_t skip = 0; skip < 2; skip++) {
+        fault_arm(FAULT_OP_DIR_SYNC, FAULT_EIO, skip, 1, 0);
+        assert_int_equal(keel_create_table(s, "s1", "u", &c, 1, &pk, 1),
+                         KEEL_EIO);
+        assert_int_equal(fault_delivered(FAULT_OP_DIR_SYNC), 1);
+        assert_non_null(strstr(keel_session_error(s), "after creating"));
+        assert_int_equal(keel_relation_exists(s, "s1", "u", &found), KEEL_OK);
+        assert_false(found);
+    }
+    fault_disarm_all();
+    assert_int_equal(keel_create_table(s, "s1", "u", &c, 1, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_insert(s, "s1", "u", &x), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(user_relation_files(dir), files + 2);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_lookup(s, "s1", "u", &x, &out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out.v.i4, 5);
+    assert_int_equal(count_rows(s, NULL, 1, 100), 3);
+    finish(dir, db, s, NULL);
+}
+#endif
+
 /*
  * A clean close removes the files no relation owns that the process made
  * or dropped: a dropped table's and its indexes', and those of a create
@@ -2582,6 +2631,9 @@ int main(void)
         cmocka_unit_test(test_read_only),
         cmocka_unit_test(test_create_where),
         cmocka_unit_test(test_close_removes_unowned_files),
+#ifdef KEEL_FAULT_INJECTION
+        cmocka_unit_test(test_create_dir_sync_fails),
+#endif
         cmocka_unit_test(test_xid_reservation),
 #ifdef KEEL_FAULT_INJECTION
         cmocka_unit_test(test_control_write_fails),

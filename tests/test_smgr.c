@@ -795,6 +795,43 @@ static void test_fault_sync(void **state)
     assert_int_equal(smgr_sync(r, &f->err), KEEL_OK);
 }
 
+/*
+ * The directory's fsync failing after a file was created: the create
+ * fails with EIO naming the directory and the file, and takes the file
+ * back, so a retry succeeds.  After a file was removed: the unlink
+ * reports it (the file is gone, not durably).  Only the relation the
+ * fault names counts.
+ */
+static void test_fault_dir_sync(void **state)
+{
+    fixture *f = *state;
+    smgr_rel *r = NULL;
+    char name[32];
+
+    snprintf(name, sizeof(name), "%u", (unsigned)REL_A);
+    fault_arm(FAULT_OP_DIR_SYNC, FAULT_EIO, 0, 1, REL_A);
+    assert_int_equal(smgr_create(f->s, REL_B, NULL, &f->err), KEEL_OK);
+    assert_int_equal(smgr_create(f->s, REL_A, &r, &f->err), KEEL_EIO);
+    assert_int_equal(fault_delivered(FAULT_OP_DIR_SYNC), 1);
+    assert_null(r);
+    assert_msg_has(f, f->dir);
+    assert_msg_has(f, name);
+    assert_msg_has(f, "after creating");
+    assert_false(smgr_exists(f->s, REL_A));
+    assert_int_equal(smgr_create(f->s, REL_A, &r, &f->err), KEEL_OK);
+    assert_non_null(r);
+    assert_true(smgr_exists(f->s, REL_A));
+
+    fault_arm(FAULT_OP_DIR_SYNC, FAULT_ENOSPC, 0, 1, 0);
+    assert_int_equal(smgr_unlink(f->s, REL_A, &f->err), KEEL_EIO);
+    assert_int_equal(fault_delivered(FAULT_OP_DIR_SYNC), 1);
+    assert_msg_has(f, "after unlinking");
+    assert_msg_has(f, name);
+    assert_false(smgr_exists(f->s, REL_A));
+    assert_int_equal(smgr_unlink(f->s, REL_B, &f->err), KEEL_OK);
+    assert_false(smgr_exists(f->s, REL_B));
+}
+
 static void test_fault_skip_count(void **state)
 {
     fixture *f = *state;
@@ -1094,6 +1131,7 @@ int main(void)
         T(test_fault_write_short),
         T(test_fault_extend),
         T(test_fault_sync),
+        T(test_fault_dir_sync),
         T(test_fault_skip_count),
         T(test_fault_relnumber_filter),
         T(test_fault_concurrent_exact),

@@ -20,6 +20,8 @@ typedef enum fault_op {
     FAULT_OP_READ = 0, /* pread of a block */
     FAULT_OP_WRITE,    /* pwrite of a block, including extension */
     FAULT_OP_SYNC,     /* fsync of a relation file */
+    FAULT_OP_DIR_SYNC, /* fsync of the directory after a relation file
+                        * is created or removed */
     FAULT_OP_CONTROL,  /* a write or fsync of the control file, or the
                         * fsync of its directory (relnumber 0) */
     FAULT_OP_COUNT

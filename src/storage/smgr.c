@@ -117,6 +117,24 @@ static int fault_errno(fault_op op, const smgr_rel *r, size_t *len)
     return 0;
 }
 
+/* The fsync of the directory after rel's file was created or removed;
+ * FAULT_SHORT fails it with EIO, as rel_fsync() does. */
+static int dir_fsync(const smgr *s, relnumber_t rel)
+{
+    switch (fault_next(FAULT_OP_DIR_SYNC, rel)) {
+    case FAULT_NONE:
+        break;
+    case FAULT_EIO:
+    case FAULT_SHORT:
+        errno = EIO;
+        return -1;
+    case FAULT_ENOSPC:
+        errno = ENOSPC;
+        return -1;
+    }
+    return fsync(s->dir_fd);
+}
+
 static ssize_t rel_pread(const smgr_rel *r, void *buf, size_t len, off_t off)
 {
     int e = fault_errno(FAULT_OP_READ, r, &len);
@@ -469,7 +487,7 @@ int smgr_create(smgr *s, relnumber_t rel, smgr_rel **out, kerr *err)
                         "could not create file \"%s/%s\": %s", s->dir, name,
                         errno_str(e, ebuf, sizeof(ebuf)));
     }
-    if (fsync(s->dir_fd) != 0) {
+    if (dir_fsync(s, rel) != 0) {
         /* The file's existence is not durable: undo it rather than hand
          * out a relation that may vanish in a crash. */
         e = errno;
@@ -592,7 +610,7 @@ int smgr_unlink(smgr *s, relnumber_t rel, kerr *err)
     r = table_remove(s, rel);
     if (r != NULL)
         rel_free(r);
-    if (fsync(s->dir_fd) != 0) {
+    if (dir_fsync(s, rel) != 0) {
         int e = errno;
         pthread_mutex_unlock(&s->lock);
         return kerr_set(err, KEEL_EIO,
