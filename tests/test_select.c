@@ -223,6 +223,37 @@ static void test_values_and_names(void **state)
         assert_true(found);
         assert_int_equal(out.v.i4, 2);
     }
+    /* An int8 primary key: keys that differ only above the low 32 bits
+     * are different keys. */
+    {
+        static const keel_column cols[] = {{"k", KEEL_INT8, 0, false},
+                                           {"v", KEEL_INT4, 0, true}};
+        uint16_t pk = 1;
+        keel_value row[2], k8 = {.isnull = false};
+
+        assert_int_equal(keel_create_table(s, "s1", "big", cols, 2, &pk, 1),
+                         KEEL_OK);
+        for (int64_t i = 1; i <= 3; i++) {
+            row[0] = (keel_value){.isnull = false, .v.i8 = (i << 32) + 5};
+            row[1] = tu_vi4((int32_t)i);
+            assert_int_equal(keel_insert(s, "s1", "big", row), KEEL_OK);
+        }
+        for (int64_t i = 0; i <= 4; i++) {
+            k8.v.i8 = (i << 32) + 5;
+            out.isnull = true;
+            assert_int_equal(
+                keel_select_column(s, "s1", "big", "v", &k8, &out, &found),
+                KEEL_OK);
+            assert_int_equal(found, i >= 1 && i <= 3);
+            if (found)
+                assert_int_equal(out.v.i4, (int32_t)i);
+        }
+        k8.v.i8 = -((int64_t)2 << 32) + 5;
+        assert_int_equal(
+            keel_select_column(s, "s1", "big", "k", &k8, &out, &found),
+            KEEL_OK);
+        assert_false(found);
+    }
     /* Keys: none given, a null, a string key without bytes. */
     assert_int_equal(keel_select_column(s, "s1", "t", "v", NULL, &out, &found),
                      KEEL_EINVAL);

@@ -187,9 +187,6 @@ void engine_note_file(keel_db *db, relnumber_t rel);
  */
 btree_dir *engine_index_dir(keel_session *s, const btree *bt);
 
-/* The session's directory built for bt, if it has one (changes nothing). */
-const btree_dir *engine_index_dir_held(const keel_session *s, const btree *bt);
-
 /* A table resolved for one call: its catalog row, handle and indexes. */
 typedef struct engine_table {
     catalog_relation rel;

@@ -100,14 +100,6 @@ btree_dir *engine_index_dir(keel_session *s, const btree *bt)
     return s->dirs[lru];
 }
 
-const btree_dir *engine_index_dir_held(const keel_session *s, const btree *bt)
-{
-    for (uint32_t i = 0; i < ENGINE_SESSION_DIRS && s->dirs[i] != NULL; i++)
-        if (btree_dir_is_for(s->dirs[i], bt))
-            return s->dirs[i];
-    return NULL;
-}
-
 const char *keel_session_error(const keel_session *s)
 {
     return buf_session_error(s->bs)->msg;
