@@ -220,11 +220,6 @@ const tuple_desc *catalog_desc(const catalog *c, catalog_id id)
     return c->rels[id].desc;
 }
 
-const char *catalog_name(catalog_id id)
-{
-    return cat_defs[id].name;
-}
-
 /* ECORRUPT unless the meta page of catalog index x (open as bt) gives it
  * the key columns the catalog puts in it (want), and x's uniqueness: a
  * damaged one would have the catalog's values read as other types, or

@@ -190,9 +190,8 @@ int catalog_bootstrap(buf_session *bs);
 int catalog_open(buf_session *bs, catalog **out);
 void catalog_close(catalog *c);
 
-/* The descriptor of a catalog's rows and its name ("keel_class"). */
+/* The descriptor of a catalog's rows. */
 const tuple_desc *catalog_desc(const catalog *c, catalog_id id);
-const char *catalog_name(catalog_id id);
 
 /* Hash of a cache key (the key columns of the catalog index). */
 uint32_t catalog_key_hash(const tuple_desc *keydesc, const keel_value *keys);

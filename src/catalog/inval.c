@@ -83,11 +83,6 @@ void inval_queue_destroy(inval_queue *q)
     free(q);
 }
 
-uint32_t inval_queue_capacity(const inval_queue *q)
-{
-    return q->capacity;
-}
-
 uint64_t inval_queue_head(const inval_queue *q)
 {
     return atomic_load_explicit(&q->head, memory_order_acquire);

@@ -82,8 +82,6 @@ int inval_queue_create(uint32_t capacity, inval_queue **out, kerr *err);
 /* Frees the queue (NULL is fine). */
 void inval_queue_destroy(inval_queue *q);
 
-uint32_t inval_queue_capacity(const inval_queue *q);
-
 /* Messages ever appended (the write position). */
 uint64_t inval_queue_head(const inval_queue *q);
 
