@@ -37,6 +37,7 @@
 #include "access/btree_page.h"
 #include "access/heap_page.h"
 #include "catalog/catalog.h"
+#include "engine/control.h"
 #include "engine/engine.h"
 #include "keel/keel.h"
 #include "port/clock.h"
@@ -408,6 +409,38 @@ static void test_check_after_changes(void **state)
         snprintf(want, sizeof(want), "(%u,%u)", dt.block, dt.offset);
         assert_true(any_line_has(&l, "t_v", want));
         tu_page_io(dir, tv.relnumber, 1, vorig, true);
+        assert_int_equal(run_check(dir, &l), 0);
+    }
+
+    /* The primary key's first entry (id 1's) pointed past the heap page's
+     * tuples, then past the heap's blocks: the entry is reported as pointing to
+     * no tuple, and its row as indexed 0 times. */
+    {
+        dbinfo_rel pkey = find_rel(dir, "t_pkey");
+        static _Alignas(8) unsigned char orig[BLOCK_SIZE], page[BLOCK_SIZE];
+        static const tid to[] = {{0, 999}, {4000, 1}};
+        bt_item *it;
+        char want[48];
+        tid real;
+
+        tu_page_io(dir, pkey.relnumber, 1, orig, false);
+        for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++) {
+            memcpy(page, orig, BLOCK_SIZE);
+            it = (bt_item *)btpage_item(page, 0);
+            real = btitem_tid(it, true);
+            it->block = to[i].block;
+            it->offset = to[i].offset;
+            page_set_checksum(page);
+            tu_page_io(dir, pkey.relnumber, 1, page, true);
+            assert_int_equal(run_check(dir, &l), 2);
+            snprintf(want, sizeof(want), "points to (%u,%u), which is no",
+                     to[i].block, to[i].offset);
+            assert_true(any_line_has(&l, "t_pkey", want));
+            snprintf(want, sizeof(want), "(%u,%u) of table t is indexed 0",
+                     real.block, real.offset);
+            assert_true(any_line_has(&l, "t_pkey", want));
+        }
+        tu_page_io(dir, pkey.relnumber, 1, orig, true);
         assert_int_equal(run_check(dir, &l), 0);
     }
 
@@ -1044,6 +1077,18 @@ static void test_check_not_a_database(void **state)
     assert_int_equal(l.n, 0);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     assert_int_equal(run_check(dir, &l), 0);
+    /* A damaged control file is a problem the check reports, not a
+     * failure to check. */
+    {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_FILE_NAME);
+        tu_flip_bit(path, 8 + 16, 3);
+        assert_int_equal(run_check(dir, &l), 1);
+        assert_int_equal(l.n, 1);
+        assert_true(any_line_has(&l, "control file", "checksum mismatch"));
+        tu_flip_bit(path, 8 + 16, 3);
+        assert_int_equal(run_check(dir, &l), 0);
+    }
     tu_dir_remove(dir);
 }
 
