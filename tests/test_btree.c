@@ -1460,6 +1460,17 @@ static void test_dir(void **state)
     assert_true(st.builds > builds); /* moves were frequent: rebuilt */
     check_dir_agrees(f, bt, d64, -5, 45000, 3);
 
+    /* More of them, up to 160000: the level-1 pages the directory of 64
+     * entries named split too, and its lookups move right at its level. */
+    for (int32_t x = 40001; x < 160000; x += 2) {
+        k.v.i4 = x;
+        CHECK_OK(f, btree_insert(bt, f->s, &k, uniq_tid(10000, x), NULL, NULL));
+    }
+    st = dir_stats(d64);
+    check_dir_agrees(f, bt, d64, -5, 165000, 7);
+    assert_int_equal(dir_stats(d64).level, 1);
+    assert_true(dir_stats(d64).moves > st.moves);
+
     /* Rows appended past the last leaf the directory knows: the lookup of
      * the last one would move right over many leaves, so it starts over
      * from the root. */
@@ -1475,7 +1486,7 @@ static void test_dir(void **state)
     assert_int_equal(st.builds, 1);
     assert_int_equal(st.fallbacks, 1);
     check_dir_agrees(f, bt, tail, 599990, 610010, 1);
-    assert_check_clean(f, REL_IDX, 300000 + 20000 + 10000);
+    assert_check_clean(f, REL_IDX, 300000 + 80000 + 10000);
 
     /* A tree that is one leaf: nothing to hold; once the root has
      * children, the directory is rebuilt. */
