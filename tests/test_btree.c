@@ -1620,6 +1620,205 @@ static void test_persistence(void **state)
     pool_close(f);
 }
 
+/* ---- a parent above the descent ------------------------------------------ */
+
+/*
+ * An insert whose split climbs past the levels its descent passed: the
+ * descent saw the root at level 1, and while the insert was splitting its
+ * leaf another session split the root (a level 2 now above it) and
+ * filled the level-1 page that holds the leaf's downlink.  The insert
+ * then splits that page too and finds its parent, which it never saw, by
+ * descending from the root.  Made to happen, not left to timing: the
+ * other session runs in the test's hook after the insert's new page is
+ * made (FAULT_POINT_EXTENDED), while the insert holds its leaf locked.
+ * Keys of 2000 bytes, so that a page holds a handful.
+ */
+#define HIGH_KEYLEN 2000
+#define HIGH_STEP   1000000
+
+static keel_value high_key(char *buf, int64_t n)
+{
+    snprintf(buf, 24, "%012lld", (long long)n);
+    memset(buf + 12, 'p', HIGH_KEYLEN - 12);
+    return (keel_value){.isnull = false, .v.s = {buf, HIGH_KEYLEN}};
+}
+
+/* The tid of the i-th key the other session inserts. */
+static tid high_tid(int64_t i)
+{
+    return (tid){(blocknum_t)(10 + i / 200), (uint16_t)(i % 200 + 1)};
+}
+
+typedef struct high_ctx {
+    fixture *f;
+    btree *bt;
+    buf_session *b;    /* the other session */
+    int64_t nfirst;    /* keys HIGH_STEP * 1 .. nfirst * HIGH_STEP exist */
+    bool armed, fired; /* the hook runs once, during the insert */
+    int64_t added;     /* keys the other session inserted */
+    int64_t *keys;     /* which */
+} high_ctx;
+
+/* Pins and share-locks block blk of the index through session b. */
+static const void *high_page(high_ctx *c, blocknum_t blk, int32_t *id)
+{
+    TU_SESSION_OK(c->b, buf_read(c->b, REL_IDX, blk, NULL, id));
+    buf_lock(c->b, *id, LW_SHARED);
+    return buf_page(c->f->pool, *id);
+}
+
+static void high_done(high_ctx *c, int32_t id)
+{
+    buf_unlock(c->b, id);
+    buf_release(c->b, id);
+}
+
+/* The root's block and level, from the meta page. */
+static blocknum_t high_root(high_ctx *c, uint32_t *level)
+{
+    int32_t id;
+    bt_meta m;
+
+    memcpy(&m,
+           (const char *)high_page(c, BT_META_BLOCK, &id) + PAGE_HEADER_SIZE,
+           sizeof(m));
+    high_done(c, id);
+    *level = m.level;
+    return m.root;
+}
+
+/* Whether the leftmost page of level 1 (which holds the leftmost leaf's
+ * downlink) has no room for one more downlink. */
+static bool high_leftmost_full(high_ctx *c)
+{
+    uint32_t level;
+    blocknum_t blk = high_root(c, &level);
+    int32_t id;
+    const void *page;
+    bool full;
+
+    while (level > 1) {
+        page = high_page(c, blk, &id);
+        blk = btpage_item(page, btpage_first(page))->block;
+        high_done(c, id);
+        level--;
+    }
+    page = high_page(c, blk, &id);
+    full =
+        page_free_space(page) <
+        BT_ALIGN8(btitem_size(btpage_item(page, btpage_nitems(page) - 1))) + 2;
+    high_done(c, id);
+    return full;
+}
+
+/*
+ * The hook: the insert is splitting the leftmost leaf (it holds that leaf
+ * locked).  The other session inserts, in descending order, keys just
+ * above the first key of the second leaf, so that every split it makes
+ * puts a downlink right after the second leaf's, next to the leftmost
+ * leaf's: until the root has split and the level-1 page holding the
+ * leftmost leaf's downlink is full.
+ */
+static void high_hook(void *ctx, uint32_t rel, uint32_t blk)
+{
+    high_ctx *c = ctx;
+    char buf[HIGH_KEYLEN], kb[HIGH_KEYLEN];
+    keel_value vals[BTREE_MAX_KEYS], k;
+    bt_scankey sk;
+    uint32_t level;
+    int64_t first = 0;
+    int32_t id;
+
+    (void)blk;
+    if (!c->armed || c->fired || rel != REL_IDX)
+        return;
+    c->fired = true;
+    {
+        const void *root = high_page(c, high_root(c, &level), &id);
+        assert_int_equal(level, 1);
+        bt_scankey_from_item(c->bt, btpage_item(root, btpage_first(root) + 1),
+                             false, vals, &sk);
+        /* The second leaf's first key: the first one at or above its
+         * separator. */
+        for (int64_t n = 1; n <= c->nfirst && first == 0; n++) {
+            k = high_key(kb, n * HIGH_STEP);
+            if (memcmp(k.v.s.ptr, vals[0].v.s.ptr, HIGH_KEYLEN) >= 0)
+                first = n * HIGH_STEP;
+        }
+        high_done(c, id);
+    }
+    assert_true(first > HIGH_STEP);
+    for (int64_t x = first + HIGH_STEP - 1; x > first; x--) {
+        k = high_key(buf, x);
+        TU_SESSION_OK(c->b, btree_insert(c->bt, c->b, &k, high_tid(c->added),
+                                         NULL, NULL));
+        c->keys[c->added++] = x;
+        (void)high_root(c, &level);
+        if (level >= 2 && high_leftmost_full(c))
+            return;
+        assert_true(c->added < 500);
+    }
+    fail_msg("the leftmost level-1 page never filled");
+}
+
+static void test_split_above_descent(void **state)
+{
+    fixture *f = *state;
+    keel_type types[] = {KEEL_TEXT};
+    tuple_desc *d = desc_of(1, types);
+    static char buf[HIGH_KEYLEN];
+    static int64_t keys[512];
+    high_ctx c = {.f = f, .nfirst = 12, .keys = keys};
+    int64_t mine = 0;
+    uint32_t level;
+    keel_value k;
+    tid t;
+
+    pool_open(f, 128);
+    CHECK_OK(f, btree_create(f->s, REL_IDX, d, true, &c.bt));
+    for (int64_t n = 1; n <= c.nfirst; n++) {
+        k = high_key(buf, n * HIGH_STEP);
+        CHECK_OK(
+            f, btree_insert(c.bt, f->s, &k, (tid){1, (uint16_t)n}, NULL, NULL));
+    }
+    assert_int_equal(root_level(f, REL_IDX), 1);
+    CHECK_OK(f, buf_session_create(f->pool, &c.b, &f->err));
+    fault_point_set(FAULT_POINT_EXTENDED, high_hook, &c);
+    /* Keys into the leftmost leaf until one splits it. */
+    while (!c.fired) {
+        assert_true(mine < 20);
+        k = high_key(buf, HIGH_STEP + ++mine);
+        c.armed = true;
+        CHECK_OK(f, btree_insert(c.bt, f->s, &k, (tid){2, (uint16_t)mine}, NULL,
+                                 NULL));
+        c.armed = false;
+    }
+    fault_point_set(FAULT_POINT_EXTENDED, NULL, NULL);
+    (void)high_root(&c, &level);
+    assert_true(level >= 2);
+    buf_session_destroy(c.b);
+
+    for (int64_t n = 1; n <= c.nfirst; n++) {
+        k = high_key(buf, n * HIGH_STEP);
+        CHECK_OK(f, btree_lookup(c.bt, f->s, &k, &t));
+        assert_int_equal(tid_compare(t, (tid){1, (uint16_t)n}), 0);
+    }
+    for (int64_t i = 1; i <= mine; i++) {
+        k = high_key(buf, HIGH_STEP + i);
+        CHECK_OK(f, btree_lookup(c.bt, f->s, &k, &t));
+        assert_int_equal(tid_compare(t, (tid){2, (uint16_t)i}), 0);
+    }
+    for (int64_t i = 0; i < c.added; i++) {
+        k = high_key(buf, keys[i]);
+        CHECK_OK(f, btree_lookup(c.bt, f->s, &k, &t));
+        assert_int_equal(tid_compare(t, high_tid(i)), 0);
+    }
+    assert_check_clean(f, REL_IDX, (uint64_t)(c.nfirst + mine + c.added));
+    btree_close(c.bt);
+    tupdesc_free(d);
+    pool_close(f);
+}
+
 /* ---- argument errors ------------------------------------------------------
  */
 
@@ -2210,6 +2409,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_above_descent, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_split_victim_fault, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_check_detects_order, setup,
