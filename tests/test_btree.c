@@ -2462,6 +2462,36 @@ static void test_damaged_links(void **state)
     assert_int_equal(scan_to_end(f, bt, 100000), KEEL_ECORRUPT);
     assert_non_null(strstr(buf_session_error(f->s)->msg, "past the end"));
 
+    /* What only the checker sees, the leaf level disagreeing with its
+     * parent's downlinks: a leaf's right-link that skips its sibling, and
+     * one that ends the level early. */
+    {
+        union {
+            uint64_t align;
+            unsigned char b[BLOCK_SIZE];
+        } sib;
+        blocknum_t right = btpage_opaque(good.b)->right;
+        check_result cr;
+
+        page_swap(f, REL_IDX, right, sib.b, false);
+        assert_false(btpage_rightmost(sib.b));
+        bad = good;
+        btpage_opaque(bad.b)->right = btpage_opaque(sib.b)->right;
+        page_swap(f, REL_IDX, blk, bad.b, true);
+        cr = run_check(f, REL_IDX);
+        assert_true(cr.problems >= 1);
+        assert_non_null(strstr(cr.first, "parent level's next downlink is to"));
+        /* Made a rightmost leaf: no right-link, no high key. */
+        bad = good;
+        btpage_opaque(bad.b)->right = BT_NONE;
+        btpage_remove(bad.b, BT_HIKEY);
+        page_swap(f, REL_IDX, blk, bad.b, true);
+        cr = run_check(f, REL_IDX);
+        assert_true(cr.problems >= 1);
+        assert_non_null(strstr(cr.first, "level 0 ends here, but the parent "
+                                         "level has downlinks to"));
+    }
+
     page_swap(f, REL_IDX, blk, good.b, true);
     assert_check_clean(f, REL_IDX, 5000);
     btree_close(bt);
