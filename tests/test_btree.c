@@ -2393,7 +2393,8 @@ static int scan_to_end(fixture *f, btree *bt, uint64_t max)
  * they hold); a right-link past the end of the index.  Lookups, scans and
  * inserts fail with KEEL_ECORRUPT, instead of looping, waiting for their
  * own locks (an alarm ends the test if one does), reading past the file
- * or tripping an assertion, and leave nothing pinned.
+ * or tripping an assertion, and leave nothing pinned.  And what only the
+ * checker sees: a right-link that skips a sibling, or ends the level early.
  */
 static void test_damaged_links(void **state)
 {
