@@ -166,7 +166,9 @@ int keel_db_create(const keel_db_options *opts, keel_error *err);
  * Opens the database in opts->dir.  KEEL_ENOENT if the directory holds no
  * keel database, KEEL_ECORRUPT if its control file or a catalog is damaged,
  * KEEL_EVERSION if it was written by another layout version; each message
- * names the directory.  Marks the control file "in production".  A
+ * names the directory.  Marks the control file "in production" (an open
+ * that fails after that marks a database it found shut down cleanly shut
+ * down again, so that it does not look as if it had crashed).  A
  * database is open in one place at a time: until keel_db_close(), or the
  * end of the process, another open, in this process or any other, fails
  * with KEEL_EBUSY, its message naming the process that holds it (the lock
@@ -199,8 +201,10 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
  * catalogs), records a clean shutdown and frees db.  KEEL_EBUSY if a session is
  * still open (nothing is done); if the checkpoint fails, its error is returned
  * and db stays open; a failure after it (closing the pool, writing the control
- * file) is returned too, but db is freed (everything was on disk).  A
- * read-only open's close only releases the lock and frees db.
+ * file) is returned too, but db is freed (everything was on disk).  Nothing
+ * after the checkpoint allocates memory, so KEEL_ENOMEM always leaves db open
+ * for another try.  A read-only open's close only releases the lock and
+ * frees db.
  */
 int keel_db_close(keel_db *db, keel_error *err);
 

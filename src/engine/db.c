@@ -294,6 +294,33 @@ static void db_discard(keel_db *db)
 }
 
 /*
+ * A failed open's end: it ran no transaction, so a database it found
+ * shut down cleanly is recorded as shut down again (once whatever the
+ * open's reads left in the pool is written), rather than left looking as
+ * if it had crashed.  Best effort: if that fails, the next open finds
+ * what a crash leaves, which is no worse.
+ */
+static void open_undo(keel_db *db, bool wrote_control)
+{
+    control_data c = db->control;
+    kerr e;
+
+    if (wrote_control && db->found_state == CONTROL_SHUT_DOWN) {
+        free_rels(db);
+        catalog_close(db->cat);
+        db->cat = NULL;
+        txn_mgr_destroy(db->txn);
+        db->txn = NULL;
+        if (db->pool == NULL || buf_pool_close(db->pool, &e) == KEEL_OK) {
+            db->pool = NULL;
+            c.state = CONTROL_SHUT_DOWN;
+            (void)control_write(db->dir, &c, &e);
+        }
+    }
+    db_discard(db);
+}
+
+/*
  * ECORRUPT if the commit log records the end of a transaction at or past
  * next, the first id this open is to hand out (the control file's limit):
  * ids at or below one used already would be handed out again, and a
@@ -323,6 +350,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     kerr e;
     xid_t next;
     int rc, lock_fd = -1;
+    bool wrote = false;
 
     kerr_clear(&e);
     *out = NULL;
@@ -370,8 +398,10 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
      * (txn_xid_status), in memory only; the control file stays as it is. */
     if (db->read_only)
         rc = smgr_open_read_only(db->dir, &db->smgr, &e);
-    else if ((rc = control_write(db->dir, &c, &e)) == KEEL_OK)
+    else if ((rc = control_write(db->dir, &c, &e)) == KEEL_OK) {
+        wrote = true;
         rc = smgr_open(db->dir, &db->smgr, &e);
+    }
     if (rc == KEEL_OK)
         rc = buf_pool_create(db->smgr, pool_buffers(opts), &db->pool, &e);
     if (rc == KEEL_OK)
@@ -391,7 +421,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
         buf_session_destroy(bs);
     }
     if (rc != KEEL_OK) {
-        db_discard(db);
+        open_undo(db, wrote);
         return fail(err, &e);
     }
     *out = db;

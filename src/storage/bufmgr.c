@@ -1350,6 +1350,7 @@ void buf_pool_discard(buf_pool *p)
 int buf_pool_close(buf_pool *p, kerr *err)
 {
     buf_session *s;
+    bool dirty = false;
     int rc;
 
     for (uint32_t i = 0; i < p->nbuffers; i++) {
@@ -1359,6 +1360,16 @@ int buf_pool_close(buf_pool *p, kerr *err)
                             "cannot close the buffer pool: buffer %u is "
                             "still pinned",
                             i);
+        dirty |= (st & (BM_DIRTY | BM_VALID)) == (BM_DIRTY | BM_VALID);
+    }
+    /* Nothing to write or sync (a checkpoint just ran): no session, so
+     * that a close after a checkpoint needs no memory. */
+    pthread_mutex_lock(&p->sync_lock);
+    dirty |= p->npending_sync > 0;
+    pthread_mutex_unlock(&p->sync_lock);
+    if (!dirty) {
+        buf_pool_discard(p);
+        return KEEL_OK;
     }
     rc = buf_session_create(p, &s, err);
     if (rc != KEEL_OK)

@@ -43,8 +43,10 @@ int buf_pool_create(smgr *s, uint32_t nbuffers, buf_pool **out, kerr *err);
  * Clean close: writes every dirty buffer and syncs every file written since
  * the last checkpoint, then frees the pool.  If that fails the pool stays
  * open and intact (nothing dirty is dropped) and the error is returned; the
- * caller may retry.  Every session must have released all its pins and
- * been destroyed before; KEEL_EBUSY otherwise.
+ * caller may retry.  A pool with nothing dirty and nothing to sync (as
+ * after a checkpoint) is freed without allocating anything.  Every session
+ * must have released all its pins and been destroyed before; KEEL_EBUSY
+ * otherwise.
  */
 int buf_pool_close(buf_pool *p, kerr *err);
 

@@ -1,0 +1,412 @@
+/*
+ * test_oom.c: the engine when memory runs out.  This program is linked
+ * with the allocator's entry points wrapped (-Wl,--wrap=malloc and the
+ * rest, see CMakeLists.txt), so that every allocation keel's code makes
+ * passes through oom_alloc_fails(): armed with n, the n-th allocation from
+ * then on fails, once, as malloc() fails (NULL, errno ENOMEM).
+ *
+ * Each scenario is run with n = 0, 1, 2, ... until a run makes fewer
+ * than n allocations, so that every allocation it makes fails once in
+ * turn.  Each call must succeed, or fail with KEEL_ENOMEM and take no
+ * effect; the session stays usable after a failed statement; a failed
+ * open or create leaves nothing half made; after each run the database
+ * opens, the check finds no problem, and its rows are exactly those of
+ * the statements that succeeded.  The sanitizer build's leak check fails
+ * the test if a failure path leaks what it had allocated.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "keel/keel.h"
+#include "tools/check.h"
+
+/* ---- the wrapped allocator ---------------------------------------------- */
+
+static atomic_long oom_countdown = -1; /* < 0: not armed */
+static atomic_long oom_seen;           /* allocations since armed */
+static atomic_long oom_injected;       /* failures delivered since armed */
+
+/* Whether this allocation is the one to fail. */
+static bool oom_alloc_fails(void)
+{
+    if (atomic_load(&oom_countdown) < 0)
+        return false;
+    atomic_fetch_add(&oom_seen, 1);
+    if (atomic_fetch_sub(&oom_countdown, 1) != 0)
+        return false;
+    atomic_fetch_add(&oom_injected, 1);
+    errno = ENOMEM;
+    return true;
+}
+
+static void oom_arm(long n)
+{
+    atomic_store(&oom_seen, 0);
+    atomic_store(&oom_injected, 0);
+    atomic_store(&oom_countdown, n);
+}
+
+static void oom_disarm(void)
+{
+    atomic_store(&oom_countdown, -1);
+}
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
+int __real_posix_memalign(void **p, size_t align, size_t n);
+char *__real_strdup(const char *s);
+
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t align, size_t n);
+int __wrap_posix_memalign(void **p, size_t align, size_t n);
+char *__wrap_strdup(const char *s);
+
+void *__wrap_malloc(size_t n)
+{
+    return oom_alloc_fails() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return oom_alloc_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    return oom_alloc_fails() ? NULL : __real_realloc(p, n);
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+    return oom_alloc_fails() ? NULL : __real_aligned_alloc(align, n);
+}
+
+int __wrap_posix_memalign(void **p, size_t align, size_t n)
+{
+    return oom_alloc_fails() ? ENOMEM : __real_posix_memalign(p, align, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+    return oom_alloc_fails() ? NULL : __real_strdup(s);
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+#define OOM_ROWS 12
+
+/* What the statements that succeeded left: rows id 0..OOM_ROWS-1 of t. */
+typedef struct model {
+    bool present[OOM_ROWS];
+    int32_t v[OOM_ROWS];
+    bool index_made; /* t_v exists */
+} model;
+
+/* Fails the test unless rc is success or a failure for want of memory. */
+static bool step_ok(keel_session *s, const char *what, long n, int rc)
+{
+    if (rc == KEEL_OK)
+        return true;
+    if (rc != KEEL_ENOMEM)
+        fail_msg("allocation %ld failing: %s returned %s: %s", n, what,
+                 keel_status_str(rc), s ? keel_session_error(s) : "");
+    return false;
+}
+
+static keel_db_options opts_for(const char *dir)
+{
+    keel_db_options o;
+
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 1;
+    o.max_sessions = 4;
+    return o;
+}
+
+static const keel_column t_cols[] = {{"id", KEEL_INT4, 0, true},
+                                     {"v", KEEL_INT4, 0, false},
+                                     {"note", KEEL_TEXT, 0, false}};
+
+/*
+ * One run of the workload against the database in dir, allocation n
+ * failing (armed here, disarmed before returning): an open, a session,
+ * DDL, changes in their own transactions and in an explicit one, reads
+ * of every kind, an analyze, a checkpoint and a clean close.  Statements
+ * after a failed one go on in the same session.  Returns whether an
+ * allocation failed.
+ */
+static bool run_workload(const char *dir, model *m, long n)
+{
+    keel_db_options o = opts_for(dir);
+    keel_db *db = NULL;
+    keel_session *s = NULL;
+    keel_error e;
+    keel_value row[3], key, out[3];
+    bool found, injected;
+    uint16_t pk = 1, k2 = 2;
+    char note[32];
+    int rc;
+
+    oom_arm(n);
+    rc = keel_db_open(&o, &db, &e);
+    if (!step_ok(NULL, "open", n, rc))
+        goto out;
+    rc = keel_session_begin(db, &s, &e);
+    if (!step_ok(NULL, "session", n, rc))
+        goto close;
+
+    rc = keel_relation_exists(s, NULL, "t", &found);
+    if (step_ok(s, "exists", n, rc) && !found) {
+        rc = keel_create_table(s, NULL, "t", t_cols, 3, &pk, 1);
+        step_ok(s, "create table", n, rc);
+    }
+    if (!m->index_made) {
+        rc = keel_create_index(s, NULL, "t", "t_v", &k2, 1, false);
+        if (rc == KEEL_OK)
+            m->index_made = true;
+        else if (rc != KEEL_ENOENT) /* no t yet */
+            step_ok(s, "create index", n, rc);
+    }
+    for (int32_t i = 0; i < OOM_ROWS; i++) {
+        snprintf(note, sizeof(note), "note %d", (int)i);
+        row[0] = tu_vi4(i);
+        row[1] = tu_vi4(i * 10 + (int32_t)(n % 7));
+        row[2] = tu_vstr(note);
+        if (m->present[i]) {
+            key = row[0];
+            rc = keel_update(s, NULL, "t", &key, row);
+        } else {
+            rc = keel_insert(s, NULL, "t", row);
+        }
+        if (rc == KEEL_ENOENT && !m->present[i])
+            continue; /* no t */
+        if (step_ok(s, "insert or update", n, rc)) {
+            m->present[i] = true;
+            m->v[i] = row[1].v.i4;
+        }
+    }
+    key = tu_vi4(3);
+    rc = keel_delete(s, NULL, "t", &key);
+    if (rc == KEEL_OK)
+        m->present[3] = false;
+    else if (rc != KEEL_ENOENT)
+        step_ok(s, "delete", n, rc);
+
+    /* An explicit transaction: both rows or neither. */
+    rc = keel_begin(s);
+    if (step_ok(s, "begin", n, rc)) {
+        bool ok = true;
+        for (int32_t i = 4; i < 6 && ok; i++) {
+            row[0] = tu_vi4(i);
+            row[1] = tu_vi4(-i);
+            row[2] = tu_vstr("txn");
+            key = row[0];
+            rc = m->present[i] ? keel_update(s, NULL, "t", &key, row)
+                               : keel_insert(s, NULL, "t", row);
+            ok = rc == KEEL_OK;
+            if (!ok && rc != KEEL_ENOENT)
+                step_ok(s, "change in a transaction", n, rc);
+        }
+        rc = ok ? keel_commit(s) : KEEL_ENOMEM;
+        if (!ok)
+            keel_abort(s);
+        else if (step_ok(s, "commit", n, rc))
+            for (int32_t i = 4; i < 6; i++) {
+                m->present[i] = true;
+                m->v[i] = -i;
+            }
+    }
+
+    /* Reads: what they return must be the model's. */
+    for (int32_t i = 0; i < OOM_ROWS; i += 5) {
+        key = tu_vi4(i);
+        rc = keel_lookup(s, NULL, "t", &key, out, &found);
+        if (rc == KEEL_OK) {
+            assert_int_equal(found, m->present[i]);
+            if (found)
+                assert_int_equal(out[1].v.i4, m->v[i]);
+        } else if (rc != KEEL_ENOENT) {
+            step_ok(s, "lookup", n, rc);
+        }
+        rc = keel_select_column(s, NULL, "t", "v", &key, out, &found);
+        if (rc == KEEL_OK && found)
+            assert_int_equal(out[0].v.i4, m->v[i]);
+        else if (rc != KEEL_OK && rc != KEEL_ENOENT)
+            step_ok(s, "select", n, rc);
+    }
+    {
+        keel_scan *sc = NULL;
+        rc = keel_scan_begin(s, NULL, "t", NULL, NULL, NULL, &sc);
+        if (rc == KEEL_OK) {
+            int32_t cnt = 0, want = 0;
+            while ((rc = keel_scan_next(sc, out, &found)) == KEEL_OK && found) {
+                assert_true(out[0].v.i4 >= 0 && out[0].v.i4 < OOM_ROWS);
+                assert_true(m->present[out[0].v.i4]);
+                cnt++;
+            }
+            for (int32_t i = 0; i < OOM_ROWS; i++)
+                want += m->present[i];
+            if (rc != KEEL_OK)
+                step_ok(s, "scan next", n, rc);
+            else
+                assert_int_equal(cnt, want);
+            keel_scan_end(sc);
+        } else if (rc != KEEL_ENOENT) {
+            step_ok(s, "scan", n, rc);
+        }
+    }
+    rc = keel_analyze(s, NULL, "t");
+    if (rc != KEEL_ENOENT)
+        step_ok(s, "analyze", n, rc);
+    keel_session_end(s);
+    rc = keel_checkpoint(db, &e);
+    step_ok(NULL, "checkpoint", n, rc);
+close:
+    rc = keel_db_close(db, &e);
+    /* A checkpoint that failed leaves db open: the close is retried. */
+    if (rc == KEEL_ENOMEM)
+        rc = keel_db_close(db, &e);
+    if (rc != KEEL_OK)
+        fail_msg("allocation %ld failing: close returned %s: %s", n,
+                 keel_status_str(rc), e.msg);
+out:
+    injected = atomic_load(&oom_injected) > 0;
+    oom_disarm();
+    return injected;
+}
+
+static void print_problem(void *ctx, bool note, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "  %s: %s\n", note ? "note" : "problem", line);
+}
+
+/* With nothing failing: the database checks clean, and t holds exactly
+ * the model's rows. */
+static void verify(const char *dir, const model *m, long n)
+{
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e = {0};
+    keel_value key, out[3];
+    uint64_t problems = 99, notes = 99;
+    bool found;
+
+    if (check_database(dir, print_problem, NULL, &problems, &notes, &e) !=
+        KEEL_OK)
+        fail_msg("after allocation %ld failed: the check could not run: %s", n,
+                 e.msg);
+    /* Not even a note: a failed open leaves the database shut down as it
+     * found it, not looking as if it had crashed. */
+    if (problems != 0 || notes != 0)
+        fail_msg("after allocation %ld failed: %llu problems, %llu notes", n,
+                 (unsigned long long)problems, (unsigned long long)notes);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    for (int32_t i = 0; i < OOM_ROWS; i++) {
+        int rc;
+        key = tu_vi4(i);
+        rc = keel_lookup(s, NULL, "t", &key, out, &found);
+        if (rc == KEEL_ENOENT) { /* no table: no row either */
+            assert_false(m->present[i]);
+            continue;
+        }
+        assert_int_equal(rc, KEEL_OK);
+        if (found != m->present[i] || (found && out[1].v.i4 != m->v[i]))
+            fail_msg("after allocation %ld failed: row %d found %d (want "
+                     "%d), v %d (want %d)",
+                     n, (int)i, found, m->present[i], found ? out[1].v.i4 : 0,
+                     m->v[i]);
+    }
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+}
+
+/* The workload with each of its allocations failing in turn. */
+static void test_workload(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    model m = {0};
+    long n;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    for (n = 0;; n++) {
+        bool injected = run_workload(dir, &m, n);
+        verify(dir, &m, n);
+        if (!injected)
+            break;
+    }
+    print_message("workload: %ld allocations, each failed once\n", n);
+    assert_true(n > 100);
+    tu_dir_remove(dir);
+}
+
+/* A failed create leaves nothing: not even the directory it made. */
+static void assert_no_dir(const char *dir, long n)
+{
+    struct stat st;
+
+    if (stat(dir, &st) == 0)
+        fail_msg("allocation %ld failing: the create left %s behind", n, dir);
+}
+
+/* keel_db_create() with each of its allocations failing in turn: a
+ * failure leaves no directory behind; a success, a database that opens. */
+static void test_create(void **state)
+{
+    char *parent = tu_mkdtemp();
+    char dir[4200];
+    keel_db_options o;
+    keel_error e;
+    long n;
+    int rc;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/db", parent);
+    o = opts_for(dir);
+    for (n = 0;; n++) {
+        bool injected;
+        oom_arm(n);
+        rc = keel_db_create(&o, &e);
+        injected = atomic_load(&oom_injected) > 0;
+        oom_disarm();
+        if (rc != KEEL_OK) {
+            if (rc != KEEL_ENOMEM)
+                fail_msg("allocation %ld failing: create returned %s: %s", n,
+                         keel_status_str(rc), e.msg);
+            assert_no_dir(dir, n);
+            continue;
+        }
+        verify(dir, &(model){0}, n);
+        tu_rmdir(dir);
+        if (!injected)
+            break;
+    }
+    print_message("create: %ld allocations, each failed once\n", n);
+    assert_true(n > 10);
+    tu_dir_remove(parent);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create),
+        cmocka_unit_test(test_workload),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
