@@ -105,12 +105,36 @@ char *__wrap_strdup(const char *s)
 
 #define OOM_ROWS 12
 
+#define OOM_LOAD 50
+
 /* What the statements that succeeded left: rows id 0..OOM_ROWS-1 of t. */
 typedef struct model {
     bool present[OOM_ROWS];
     int32_t v[OOM_ROWS];
     bool index_made; /* t_v exists */
+    bool loaded;     /* l exists, rows 0..OOM_LOAD-1 */
+    bool gone_left;  /* a drop of "gone" failed: it exists */
 } model;
+
+/* A row source for keel_load_table(): ids 0..n-1, v = 2 * id. */
+typedef struct load_src {
+    int32_t pos, n;
+} load_src;
+
+static int load_next(void *ctx, keel_value *v, bool *done)
+{
+    load_src *ls = ctx;
+
+    if (ls->pos >= ls->n) {
+        *done = true;
+        return KEEL_OK;
+    }
+    v[0] = tu_vi4(ls->pos);
+    v[1] = tu_vi4(2 * ls->pos);
+    v[2] = tu_vstr("loaded");
+    ls->pos++;
+    return KEEL_OK;
+}
 
 /* Fails the test unless rc is success or a failure for want of memory. */
 static bool step_ok(keel_session *s, const char *what, long n, int rc)
@@ -269,6 +293,41 @@ static bool run_workload(const char *dir, model *m, long n)
     rc = keel_analyze(s, NULL, "t");
     if (rc != KEEL_ENOENT)
         step_ok(s, "analyze", n, rc);
+
+    /* A load (a table made and filled in one statement), a table made
+     * and dropped again, and a second session that reads what the first
+     * changed, its catalog cache told of the DDL. */
+    if (!m->loaded) {
+        load_src ls = {0, OOM_LOAD};
+        rc = keel_load_table(s, NULL, "l", t_cols, 3, &pk, 1, load_next, &ls,
+                             NULL);
+        if (step_ok(s, "load", n, rc))
+            m->loaded = true;
+    }
+    rc = keel_create_table(s, NULL, "gone", t_cols, 3, &pk, 1);
+    if (step_ok(s, "create table gone", n, rc)) {
+        rc = keel_drop_table(s, NULL, "gone");
+        if (!step_ok(s, "drop table", n, rc))
+            m->gone_left = true;
+    }
+    if (m->gone_left && keel_drop_table(s, NULL, "gone") == KEEL_OK)
+        m->gone_left = false;
+    {
+        keel_session *s2 = NULL;
+        rc = keel_session_begin(db, &s2, &e);
+        if (step_ok(NULL, "second session", n, rc)) {
+            key = tu_vi4(OOM_LOAD - 1);
+            rc = keel_lookup(s2, NULL, "l", &key, out, &found);
+            if (rc == KEEL_OK)
+                assert_int_equal(found, m->loaded);
+            else if (rc != KEEL_ENOENT || m->loaded)
+                step_ok(s2, "lookup in l", n, rc);
+            rc = keel_relation_exists(s2, NULL, "gone", &found);
+            if (step_ok(s2, "exists", n, rc))
+                assert_int_equal(found, m->gone_left);
+            keel_session_end(s2);
+        }
+    }
     keel_session_end(s);
     rc = keel_checkpoint(db, &e);
     step_ok(NULL, "checkpoint", n, rc);
@@ -330,6 +389,17 @@ static void verify(const char *dir, const model *m, long n)
                      n, (int)i, found, m->present[i], found ? out[1].v.i4 : 0,
                      m->v[i]);
     }
+    for (int32_t i = 0; i < OOM_LOAD; i += 7) {
+        key = tu_vi4(i);
+        assert_int_equal(keel_lookup(s, NULL, "l", &key, out, &found),
+                         m->loaded ? KEEL_OK : KEEL_ENOENT);
+        if (m->loaded) {
+            assert_true(found);
+            assert_int_equal(out[1].v.i4, 2 * i);
+        }
+    }
+    assert_int_equal(keel_relation_exists(s, NULL, "gone", &found), KEEL_OK);
+    assert_int_equal(found, m->gone_left);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
 }

@@ -458,10 +458,12 @@ int keel_checkpoint(keel_db *db, keel_error *err)
  * Moves to the front of db->made the relations keel_class does not hold,
  * as a snapshot taken after every transaction of this open sees it (each
  * looked up by oid, which a user relation's number is): tables and
- * indexes dropped, or created by transactions that aborted.  Returns how
- * many; 0 on any error, so that files stay rather than go wrongly.
+ * indexes dropped, or created by transactions that aborted.  Sets *out to
+ * how many; to 0 on any error, so that files stay rather than go wrongly,
+ * and returns the error (in err).  db->made stays a permutation of what it
+ * was, so that a later call finds the same.
  */
-static uint32_t find_unowned(keel_db *db)
+static int find_unowned(keel_db *db, uint32_t *out, kerr *err)
 {
     keel_session *s = NULL;
     keel_error ke;
@@ -470,6 +472,8 @@ static uint32_t find_unowned(keel_db *db)
     uint32_t n = 0;
     int rc = keel_session_begin(db, &s, &ke);
 
+    if (rc != KEEL_OK)
+        kerr_set(err, rc, "%s", ke.msg);
     if (rc == KEEL_OK)
         rc = keel_begin(s);
     if (rc == KEEL_OK)
@@ -485,8 +489,11 @@ static uint32_t find_unowned(keel_db *db)
             rc = KEEL_OK;
         }
     }
+    if (rc != KEEL_OK && s != NULL)
+        kerr_set(err, rc, "%s", keel_session_error(s));
     keel_session_end(s);
-    return rc == KEEL_OK ? n : 0;
+    *out = rc == KEEL_OK ? n : 0;
+    return rc;
 }
 
 int keel_db_close(keel_db *db, keel_error *err)
@@ -511,8 +518,11 @@ int keel_db_close(keel_db *db, keel_error *err)
     }
     /* Read before the checkpoint, which then writes whatever the read
      * changed.  No session is open: no relation is being made or
-     * dropped. */
-    unowned = db->nmade > 0 ? find_unowned(db) : 0;
+     * dropped.  Short of memory, the close fails with db open (a retry
+     * can still remove the files); other errors leave the files. */
+    unowned = 0;
+    if (db->nmade > 0 && find_unowned(db, &unowned, &e) == KEEL_ENOMEM)
+        return fail(err, &e);
     rc = keel_checkpoint(db, err);
     if (rc != KEEL_OK)
         return rc;
