@@ -677,6 +677,75 @@ static void test_bad_inputs(void **state)
                          KEEL_EINVAL);
         assert_non_null(strstr(keel_session_error(s), "appears twice"));
     }
+    /* Column lists and keys that cannot be: each refused with its reason,
+     * and no relation made. */
+    {
+        static const keel_column dup[] = {{"a", KEEL_INT4, 0, false},
+                                          {"b", KEEL_INT4, 0, false},
+                                          {"a", KEEL_TEXT, 0, false}};
+        keel_column ch = {"c", KEEL_CHAR, 0, false},
+                    noname = {"", KEEL_INT4, 0, false};
+        keel_column many[CATALOG_MAX_COLUMNS + 1];
+        static const uint16_t zero = 0, four = 4, pk3[3] = {1, 2, 3};
+        uint16_t keys[2] = {1, 3};
+        static const struct {
+            const keel_column *cols;
+            uint16_t ncols;
+            const uint16_t *pkey;
+            uint16_t npkey;
+            int rc;
+            const char *msg;
+        } cases[] = {
+            {all_cols, 0, NULL, 0, KEEL_EINVAL, "1 to"},
+            {NULL, 3, NULL, 0, KEEL_EINVAL, "1 to"},
+            {dup, 3, NULL, 0, KEEL_EEXIST, "column \"a\" appears twice"},
+            {dup, 2, NULL, 1, KEEL_EINVAL, "primary key"},
+            {dup, 2, &zero, 1, KEEL_EINVAL, "primary key column 0 does"},
+            {dup, 2, &four, 1, KEEL_EINVAL, "primary key column 4 does"},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            int rc =
+                keel_create_table(s, "s1", "u", cases[i].cols, cases[i].ncols,
+                                  cases[i].pkey, cases[i].npkey);
+            if (rc != cases[i].rc ||
+                strstr(keel_session_error(s), cases[i].msg) == NULL)
+                fail_msg("case %zu: %s, \"%s\"", i, keel_status_str(rc),
+                         keel_session_error(s));
+        }
+        assert_int_equal(
+            keel_create_table(s, "s1", "u", dup, 2, pk3, BTREE_MAX_KEYS + 1),
+            KEEL_EINVAL);
+        assert_int_equal(keel_create_table(s, "s1", "u", &ch, 1, NULL, 0),
+                         KEEL_EINVAL);
+        assert_non_null(strstr(keel_session_error(s), "char length 0"));
+        ch.charlen = 60000;
+        assert_int_equal(keel_create_table(s, "s1", "u", &ch, 1, NULL, 0),
+                         KEEL_EINVAL);
+        assert_non_null(strstr(keel_session_error(s), "out of range"));
+        assert_int_equal(keel_create_table(s, "s1", "u", &noname, 1, NULL, 0),
+                         KEEL_EINVAL);
+        assert_non_null(strstr(keel_session_error(s), "column name is empty"));
+        for (size_t i = 0; i < sizeof(many) / sizeof(many[0]); i++)
+            many[i] = (keel_column){"m", KEEL_INT4, 0, false};
+        assert_int_equal(
+            keel_create_table(s, "s1", "u", many,
+                              (uint16_t)(sizeof(many) / sizeof(many[0])), NULL,
+                              0),
+            KEEL_EINVAL);
+        assert_int_equal(keel_relation_exists(s, "s1", "u", &found), KEEL_OK);
+        assert_false(found);
+        /* An index's keys: none, or a column the table lacks. */
+        assert_int_equal(keel_create_index(s, "s1", "t", "t_x", keys, 0, false),
+                         KEEL_EINVAL);
+        assert_int_equal(keel_create_index(s, "s1", "t", "t_x", NULL, 1, false),
+                         KEEL_EINVAL);
+        keys[1] = 10;
+        assert_int_equal(keel_create_index(s, "s1", "t", "t_x", keys, 2, false),
+                         KEEL_EINVAL);
+        assert_non_null(strstr(keel_session_error(s), "has no column 10"));
+        assert_int_equal(keel_relation_exists(s, "s1", "t_x", &found), KEEL_OK);
+        assert_false(found);
+    }
     /* A name of 59 bytes leaves its primary key's 64. */
     longname[59] = '\0';
     assert_int_equal(keel_create_table(s, "s1", longname, all_cols, 9, &one, 1),
