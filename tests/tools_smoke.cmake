@@ -102,5 +102,29 @@ foreach(args "init" "init;${DIR};--scale;x" "init;${DIR}x;--scale;+1" "stat" "ch
     message(FATAL_ERROR "keel ${args} gave rc=${rc}, not 2: ${err}")
   endif()
 endforeach()
+# The command itself: no command, an unknown one, bench without a name or
+# with an unknown one fail with exit status 2 and say what was wrong;
+# version and help succeed.
+foreach(case "|usage: keel <command>" "nosuch|unknown command 'nosuch'"
+        "bench|which benchmark" "bench;nosuch|unknown benchmark 'nosuch'")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts -1 want)
+  list(REMOVE_AT parts -1)
+  execute_process(COMMAND ${KEEL} ${parts}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "${want}")
+    message(FATAL_ERROR "keel ${parts} gave rc=${rc}, not 2 and \"${want}\": ${err}")
+  endif()
+endforeach()
+execute_process(COMMAND ${KEEL} version
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^keel [0-9]")
+  message(FATAL_ERROR "keel version gave rc=${rc}: ${out}${err}")
+endif()
+execute_process(COMMAND ${KEEL} help
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "usage: keel <command>.*bench report")
+  message(FATAL_ERROR "keel help gave rc=${rc}: ${out}${err}")
+endif()
 file(REMOVE_RECURSE ${DIR})
 message(STATUS "tools smoke: ok")
