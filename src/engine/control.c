@@ -75,33 +75,11 @@ static void control_encode(const control_data *c, unsigned char *img)
     memcpy(img + CONTROL_CRC_OFF, &crc, 4);
 }
 
-/*
- * The fault a test injected for this call on the control file (see
- * storage/fault.h), as the errno the kernel would have set; 0 to go
- * ahead, with *len halved for a short write.  An fsync (len NULL) cannot
- * be short: one that did only part of its work failed with EIO.
- */
-static int control_fault(size_t *len)
-{
-    switch (fault_next(FAULT_OP_CONTROL, 0)) {
-    case FAULT_NONE:
-        return 0;
-    case FAULT_EIO:
-        return EIO;
-    case FAULT_ENOSPC:
-        return ENOSPC;
-    case FAULT_SHORT:
-        if (len == NULL)
-            return EIO;
-        *len /= 2;
-        return 0;
-    }
-    return 0;
-}
-
+/* Each call on the control file asks fault_errno() first, so that a test
+ * can fail it (storage/fault.h). */
 static int sync_fd(int fd)
 {
-    int e = control_fault(NULL);
+    int e = fault_errno(FAULT_OP_CONTROL, 0, NULL);
 
     if (e != 0) {
         errno = e;
@@ -116,7 +94,7 @@ static int write_all(int fd, const void *buf, size_t len)
 
     while (len > 0) {
         size_t ask = len;
-        int e = control_fault(&ask);
+        int e = fault_errno(FAULT_OP_CONTROL, 0, &ask);
         ssize_t n;
 
         if (e != 0) {

@@ -14,6 +14,8 @@
 #ifndef KEEL_STORAGE_FAULT_H
 #define KEEL_STORAGE_FAULT_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum fault_op {
@@ -102,4 +104,29 @@ static inline fault_kind fault_next(fault_op op, uint32_t relnumber)
 }
 
 #endif /* KEEL_FAULT_INJECTION */
+
+/*
+ * The fault fault_next() gives this call of op, as the errno the kernel
+ * would have set; 0 to go ahead, with *len halved for a short transfer.
+ * A call without a length (len NULL: an fsync) cannot be short: one that
+ * did only part of its work failed, with EIO.
+ */
+static inline int fault_errno(fault_op op, uint32_t relnumber, size_t *len)
+{
+    switch (fault_next(op, relnumber)) {
+    case FAULT_NONE:
+        return 0;
+    case FAULT_EIO:
+        return EIO;
+    case FAULT_ENOSPC:
+        return ENOSPC;
+    case FAULT_SHORT:
+        if (len == NULL)
+            return EIO;
+        *len /= 2;
+        return 0;
+    }
+    return 0;
+}
+
 #endif /* KEEL_STORAGE_FAULT_H */

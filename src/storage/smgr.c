@@ -97,39 +97,13 @@ static const char *errno_str(int e, char *buf, size_t len)
     return strerror_r(e, buf, len);
 }
 
-/*
- * The fault to simulate for this call, as the errno the kernel would have
- * set; 0 to go ahead, with *len halved for a short transfer.
- */
-static int fault_errno(fault_op op, const smgr_rel *r, size_t *len)
-{
-    switch (fault_next(op, r->relnumber)) {
-    case FAULT_NONE:
-        return 0;
-    case FAULT_EIO:
-        return EIO;
-    case FAULT_ENOSPC:
-        return ENOSPC;
-    case FAULT_SHORT:
-        *len /= 2;
-        return 0;
-    }
-    return 0;
-}
-
-/* The fsync of the directory after rel's file was created or removed;
- * FAULT_SHORT fails it with EIO, as rel_fsync() does. */
+/* The fsync of the directory after rel's file was created or removed. */
 static int dir_fsync(const smgr *s, relnumber_t rel)
 {
-    switch (fault_next(FAULT_OP_DIR_SYNC, rel)) {
-    case FAULT_NONE:
-        break;
-    case FAULT_EIO:
-    case FAULT_SHORT:
-        errno = EIO;
-        return -1;
-    case FAULT_ENOSPC:
-        errno = ENOSPC;
+    int e = fault_errno(FAULT_OP_DIR_SYNC, rel, NULL);
+
+    if (e != 0) {
+        errno = e;
         return -1;
     }
     return fsync(s->dir_fd);
@@ -137,7 +111,7 @@ static int dir_fsync(const smgr *s, relnumber_t rel)
 
 static ssize_t rel_pread(const smgr_rel *r, void *buf, size_t len, off_t off)
 {
-    int e = fault_errno(FAULT_OP_READ, r, &len);
+    int e = fault_errno(FAULT_OP_READ, r->relnumber, &len);
     ssize_t n;
 
     if (e != 0) {
@@ -153,7 +127,7 @@ static ssize_t rel_pread(const smgr_rel *r, void *buf, size_t len, off_t off)
 static ssize_t rel_pwrite(const smgr_rel *r, const void *buf, size_t len,
                           off_t off)
 {
-    int e = fault_errno(FAULT_OP_WRITE, r, &len);
+    int e = fault_errno(FAULT_OP_WRITE, r->relnumber, &len);
     ssize_t n;
 
     if (e != 0) {
@@ -166,21 +140,12 @@ static ssize_t rel_pwrite(const smgr_rel *r, const void *buf, size_t len,
     return n;
 }
 
-/* An fsync cannot be "short"; one that did only part of its work has
- * failed, so FAULT_SHORT is delivered as EIO. */
 static int rel_fsync(const smgr_rel *r)
 {
-    int rc;
+    int rc, e = fault_errno(FAULT_OP_SYNC, r->relnumber, NULL);
 
-    switch (fault_next(FAULT_OP_SYNC, r->relnumber)) {
-    case FAULT_NONE:
-        break;
-    case FAULT_EIO:
-    case FAULT_SHORT:
-        errno = EIO;
-        return -1;
-    case FAULT_ENOSPC:
-        errno = ENOSPC;
+    if (e != 0) {
+        errno = e;
         return -1;
     }
     do
