@@ -294,11 +294,12 @@ static void db_discard(keel_db *db)
 }
 
 /*
- * A failed open's end: it ran no transaction, so a database it found
- * shut down cleanly is recorded as shut down again (once whatever the
- * open's reads left in the pool is written), rather than left looking as
- * if it had crashed.  Best effort: if that fails, the next open finds
- * what a crash leaves, which is no worse.
+ * A failed open's end: what it set up goes, and what its reads left dirty
+ * in the pool is dropped (as before it failed: it ran no transaction, so
+ * nothing on disk needs it).  A database it found shut down cleanly is
+ * recorded as shut down again, under the lock still held, rather than
+ * left looking as if it had crashed; if that write fails, the next open
+ * finds what a crash leaves, which is no worse.
  */
 static void open_undo(keel_db *db, bool wrote_control)
 {
@@ -306,16 +307,8 @@ static void open_undo(keel_db *db, bool wrote_control)
     kerr e;
 
     if (wrote_control && db->found_state == CONTROL_SHUT_DOWN) {
-        free_rels(db);
-        catalog_close(db->cat);
-        db->cat = NULL;
-        txn_mgr_destroy(db->txn);
-        db->txn = NULL;
-        if (db->pool == NULL || buf_pool_close(db->pool, &e) == KEEL_OK) {
-            db->pool = NULL;
-            c.state = CONTROL_SHUT_DOWN;
-            (void)control_write(db->dir, &c, &e);
-        }
+        c.state = CONTROL_SHUT_DOWN;
+        (void)control_write(db->dir, &c, &e);
     }
     db_discard(db);
 }
