@@ -5,9 +5,13 @@
  * passes through oom_alloc_fails(): armed with n, the n-th allocation from
  * then on fails, once, as malloc() fails (NULL, errno ENOMEM).
  *
- * Each scenario is run with n = 0, 1, 2, ... until a run makes fewer
- * than n allocations, so that every allocation it makes fails once in
- * turn.  Each call must succeed, or fail with KEEL_ENOMEM and take no
+ * The scenarios: a create; a workload of every kind of call, whose
+ * one-time statements run in whichever run first reaches them; each of
+ * those (loads, an index build over rows, analyze, drops, a schema made
+ * in a transaction) alone, set up again before every run; and the
+ * checker.  Each scenario is run with n = 0, 1, 2, ... until a run makes
+ * fewer than n allocations, so that every allocation it makes fails once
+ * in turn.  Each call must succeed, or fail with KEEL_ENOMEM and take no
  * effect; the session stays usable after a failed statement; a failed
  * open or create leaves nothing half made; after each run the database
  * opens, the check finds no problem, and its rows are exactly those of
@@ -429,6 +433,383 @@ static void test_workload(void **state)
     tu_dir_remove(dir);
 }
 
+/* ---- one statement at a time ------------------------------------------ */
+
+/* Rows of the tables made whole for each statement: enough for several
+ * heap pages and several leaves of an index on their text. */
+#define ONE_ROWS 160
+
+/* A row source for keel_load_table(): ONE_ROWS rows in descending order
+ * of their key, so that the load sorts them; with text_key, the key is
+ * the text column (column 1), else the integer id (column 1, the text
+ * column 3).  Text "row NNNNN" padded to 60 bytes. */
+typedef struct desc_src {
+    int32_t left;
+    bool text_key;
+    char text[80];
+} desc_src;
+
+static void row_text(char *buf, size_t len, int32_t id)
+{
+    snprintf(buf, len, "row %05d %046d", (int)(id % 100000), (int)id);
+}
+
+static int desc_next(void *ctx, keel_value *v, bool *done)
+{
+    desc_src *ds = ctx;
+    int32_t id;
+
+    if (ds->left == 0) {
+        *done = true;
+        return KEEL_OK;
+    }
+    id = --ds->left;
+    row_text(ds->text, sizeof(ds->text), id);
+    if (ds->text_key) {
+        v[0] = tu_vstr(ds->text);
+        v[1] = tu_vi4(id);
+    } else {
+        v[0] = tu_vi4(id);
+        v[1] = tu_vi4(2 * id);
+        v[2] = tu_vstr(ds->text);
+    }
+    return KEEL_OK;
+}
+
+static const keel_column g_cols[] = {{"name", KEEL_TEXT, 0, true},
+                                     {"v", KEEL_INT4, 0, false}};
+
+/* Loads f (t's columns, ids 0..ONE_ROWS-1, keys out of order) or g (a
+ * text primary key), as the statement under test or to set one up. */
+static int load_f(keel_session *s)
+{
+    desc_src ds = {.left = ONE_ROWS};
+    uint16_t pk = 1;
+
+    return keel_load_table(s, NULL, "f", t_cols, 3, &pk, 1, desc_next, &ds,
+                           NULL);
+}
+
+static int load_g(keel_session *s)
+{
+    desc_src ds = {.left = ONE_ROWS, .text_key = true};
+    uint16_t pk = 1;
+
+    return keel_load_table(s, NULL, "g", g_cols, 2, &pk, 1, desc_next, &ds,
+                           NULL);
+}
+
+static int index_f(keel_session *s)
+{
+    uint16_t k = 3;
+
+    return keel_create_index(s, NULL, "f", "f_note", &k, 1, true);
+}
+
+/* Drops name if it exists; nothing failing. */
+static void drop_if_there(keel_session *s, const char *name)
+{
+    bool found;
+
+    assert_int_equal(keel_relation_exists(s, NULL, name, &found), KEEL_OK);
+    if (found)
+        assert_int_equal(keel_drop_table(s, NULL, name), KEEL_OK);
+}
+
+/* Whether name exists. */
+static bool there(keel_session *s, const char *name)
+{
+    bool found;
+
+    assert_int_equal(keel_relation_exists(s, NULL, name, &found), KEEL_OK);
+    return found;
+}
+
+/* Reads table in the order of index (NULL: its primary key) and fails the
+ * test unless it holds exactly the ONE_ROWS rows of desc_next(), in order
+ * (by id, or by text: the same order, the text leading with the id). */
+static void expect_rows(keel_session *s, const char *table, const char *index,
+                        bool text_key)
+{
+    keel_scan *sc = NULL;
+    keel_value out[3];
+    char want[80];
+    bool found;
+    int32_t id = 0;
+    int rc;
+
+    assert_int_equal(keel_scan_begin(s, NULL, table, index, NULL, NULL, &sc),
+                     KEEL_OK);
+    while ((rc = keel_scan_next(sc, out, &found)) == KEEL_OK && found) {
+        const keel_value *t = text_key ? &out[0] : &out[2];
+        row_text(want, sizeof(want), id);
+        assert_true(id < ONE_ROWS);
+        assert_int_equal(text_key ? out[1].v.i4 : out[0].v.i4, id);
+        assert_int_equal(t->v.s.len, strlen(want));
+        assert_memory_equal(t->v.s.ptr, want, t->v.s.len);
+        id++;
+    }
+    assert_int_equal(rc, KEEL_OK);
+    assert_int_equal(id, ONE_ROWS);
+    keel_scan_end(sc);
+}
+
+/* A schema and a table in it, in one explicit transaction. */
+static int schema_and_table(keel_session *s)
+{
+    uint16_t pk = 1;
+    int rc = keel_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = keel_create_schema(s, "sch");
+    if (rc == KEEL_OK)
+        rc = keel_create_table(s, "sch", "x", t_cols, 3, &pk, 1);
+    if (rc == KEEL_OK)
+        return keel_commit(s);
+    keel_abort(s);
+    return rc;
+}
+
+static int drop_f(keel_session *s)
+{
+    return keel_drop_table(s, NULL, "f");
+}
+
+static int analyze_f(keel_session *s)
+{
+    return keel_analyze(s, NULL, "f");
+}
+
+/*
+ * A statement run with one allocation failing: setup() makes what it
+ * needs whole with nothing failing; after it, with nothing failing,
+ * check() asserts that the statement took its whole effect (done) or
+ * none, and leaves the session as it found it.
+ */
+typedef struct one_stmt {
+    const char *what;
+    void (*setup)(keel_session *s);
+    int (*run)(keel_session *s);
+    void (*check)(keel_session *s, bool done);
+} one_stmt;
+
+static void setup_none_f(keel_session *s)
+{
+    drop_if_there(s, "f");
+}
+
+static void setup_none_g(keel_session *s)
+{
+    drop_if_there(s, "g");
+}
+
+static void setup_f(keel_session *s)
+{
+    drop_if_there(s, "f");
+    assert_int_equal(load_f(s), KEEL_OK);
+}
+
+static void setup_f_indexed(keel_session *s)
+{
+    setup_f(s);
+    assert_int_equal(index_f(s), KEEL_OK);
+}
+
+static void setup_no_schema(keel_session *s)
+{
+    int rc = keel_drop_table(s, "sch", "x");
+
+    assert_true(rc == KEEL_OK || rc == KEEL_ENOENT);
+    rc = keel_drop_schema(s, "sch");
+    assert_true(rc == KEEL_OK || rc == KEEL_ENOENT);
+}
+
+static void check_load_f(keel_session *s, bool done)
+{
+    assert_int_equal(there(s, "f"), done);
+    assert_int_equal(there(s, "f_pkey"), done);
+    if (done)
+        expect_rows(s, "f", NULL, false);
+}
+
+static void check_load_g(keel_session *s, bool done)
+{
+    assert_int_equal(there(s, "g"), done);
+    if (done)
+        expect_rows(s, "g", NULL, true);
+}
+
+static void check_index_f(keel_session *s, bool done)
+{
+    assert_int_equal(there(s, "f_note"), done);
+    if (done)
+        expect_rows(s, "f", "f_note", false);
+    expect_rows(s, "f", NULL, false);
+}
+
+static void check_drop_f(keel_session *s, bool done)
+{
+    assert_int_equal(there(s, "f"), !done);
+    assert_int_equal(there(s, "f_note"), !done);
+    if (!done)
+        expect_rows(s, "f", "f_note", false);
+}
+
+static void check_analyze_f(keel_session *s, bool done)
+{
+    double rows = -1;
+
+    assert_int_equal(keel_table_rows(s, NULL, "f", &rows), KEEL_OK);
+    if (done)
+        assert_true(rows == ONE_ROWS);
+    expect_rows(s, "f", NULL, false);
+}
+
+static void check_schema(keel_session *s, bool done)
+{
+    bool found;
+    int rc = keel_relation_exists(s, "sch", "x", &found);
+
+    if (done) {
+        assert_int_equal(rc, KEEL_OK);
+        assert_true(found);
+    } else {
+        assert_int_equal(rc, KEEL_ENOENT); /* no schema sch */
+    }
+}
+
+static const one_stmt one_stmts[] = {
+    {"load with an integer key", setup_none_f, load_f, check_load_f},
+    {"load with a text key", setup_none_g, load_g, check_load_g},
+    {"create index on a filled table", setup_f, index_f, check_index_f},
+    {"analyze", setup_f, analyze_f, check_analyze_f},
+    {"drop table", setup_f_indexed, drop_f, check_drop_f},
+    {"create schema and table", setup_no_schema, schema_and_table,
+     check_schema},
+};
+
+/* The database's check, with nothing failing: no problem, no note. */
+static void check_clean(const char *dir, const char *what)
+{
+    uint64_t problems = 99, notes = 99;
+    keel_error e = {0};
+
+    if (check_database(dir, print_problem, NULL, &problems, &notes, &e) !=
+        KEEL_OK)
+        fail_msg("after %s: the check could not run: %s", what, e.msg);
+    if (problems != 0 || notes != 0)
+        fail_msg("after %s: %llu problems, %llu notes", what,
+                 (unsigned long long)problems, (unsigned long long)notes);
+}
+
+/* Each statement of one_stmts with each of its allocations failing in
+ * turn, in one session kept across the runs; the database checks clean
+ * after each statement's last run. */
+static void test_statements(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    for (size_t c = 0; c < sizeof(one_stmts) / sizeof(one_stmts[0]); c++) {
+        const one_stmt *st = &one_stmts[c];
+        long n;
+
+        assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+        assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+        for (n = 0;; n++) {
+            bool injected;
+            int rc;
+            st->setup(s);
+            oom_arm(n);
+            rc = st->run(s);
+            injected = atomic_load(&oom_injected) > 0;
+            oom_disarm();
+            if (rc != KEEL_OK &&
+                (rc != KEEL_ENOMEM || !injected ||
+                 strstr(keel_session_error(s), "memory") == NULL))
+                fail_msg("%s, allocation %ld failing: %s: %s", st->what, n,
+                         keel_status_str(rc), keel_session_error(s));
+            st->check(s, rc == KEEL_OK);
+            if (!injected)
+                break;
+        }
+        print_message("%s: %ld allocations, each failed once\n", st->what, n);
+        assert_true(n > 0);
+        keel_session_end(s);
+        assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+        check_clean(dir, st->what);
+    }
+    tu_dir_remove(dir);
+}
+
+/* Counts the check's lines (problems and notes), printing them. */
+static void count_problem(void *ctx, bool note, const char *line)
+{
+    (*(int *)ctx)++;
+    print_problem(NULL, note, line);
+}
+
+/* The check itself with each of its allocations failing in turn, on a
+ * database with tables, indexes (one on text) and statistics: it runs
+ * and finds nothing, or fails with KEEL_ENOMEM saying so, having
+ * reported nothing: never a problem or note that is not there. */
+static void test_check(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    long n;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    setup_f_indexed(s);
+    assert_int_equal(load_g(s), KEEL_OK);
+    assert_int_equal(analyze_f(s), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    for (n = 0;; n++) {
+        uint64_t problems = 99, notes = 99;
+        int lines;
+        bool injected;
+        int rc;
+        memset(&e, 0, sizeof(e));
+        oom_arm(n);
+        lines = 0;
+        rc = check_database(dir, count_problem, &lines, &problems, &notes, &e);
+        injected = atomic_load(&oom_injected) > 0;
+        oom_disarm();
+        if (rc == KEEL_OK && (problems != 0 || notes != 0))
+            fail_msg("allocation %ld failing: the check found %llu problems, "
+                     "%llu notes",
+                     n, (unsigned long long)problems,
+                     (unsigned long long)notes);
+        if (lines != 0)
+            fail_msg("allocation %ld failing: the check reported %d lines "
+                     "(%s)",
+                     n, lines, keel_status_str(rc));
+        if (rc != KEEL_OK &&
+            (rc != KEEL_ENOMEM || !injected || strstr(e.msg, "memory") == NULL))
+            fail_msg("allocation %ld failing: the check returned %s: %s", n,
+                     keel_status_str(rc), e.msg);
+        if (!injected)
+            break;
+    }
+    print_message("check: %ld allocations, each failed once\n", n);
+    assert_true(n > 10);
+    check_clean(dir, "the check's runs");
+    tu_dir_remove(dir);
+}
+
 /* A failed create leaves nothing: not even the directory it made. */
 static void assert_no_dir(const char *dir, long n)
 {
@@ -480,6 +861,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create),
         cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_statements),
+        cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

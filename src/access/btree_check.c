@@ -225,6 +225,8 @@ static bool bt_check_read(bt_check *ch, blocknum_t blk)
     int32_t id;
     int rc = buf_read(ch->s, ch->rel, blk, NULL, &id);
 
+    if (rc == KEEL_ENOMEM) /* not the page's fault: the check stops */
+        return !(ch->nomem = true);
     if (rc != KEEL_OK) {
         bt_report(ch, "block %u: unreadable: %s", blk,
                   buf_session_error(ch->s)->msg);
@@ -379,7 +381,8 @@ static void bt_check_level(bt_check *ch, uint32_t level, const bt_downs *down,
         prev = blk;
         blk = op->right;
     }
-    if (follows_parent && j < down->n)
+    /* A walk cut short for want of memory says nothing of the level. */
+    if (follows_parent && j < down->n && !ch->nomem)
         bt_report(ch,
                   "level %u ends at block %u, but the parent level has "
                   "downlinks to %zu more pages (first: block %u)",
@@ -454,7 +457,12 @@ int btree_check(buf_session *s, relnumber_t rel, btree_problem_fn problem,
         goto done;
     {
         kerr e;
-        if (bt_meta_parse(ch->page.b, rel, &meta, &desc, &e) != KEEL_OK) {
+        int prc = bt_meta_parse(ch->page.b, rel, &meta, &desc, &e);
+        if (prc == KEEL_ENOMEM) {
+            ch->nomem = true;
+            goto done;
+        }
+        if (prc != KEEL_OK) {
             bt_report(ch, "block 0: %s", e.msg);
             goto done;
         }
