@@ -8,8 +8,8 @@
  * The scenarios: a create; a workload of every kind of call, whose
  * one-time statements run in whichever run first reaches them; each of
  * those (loads, an index build over rows, analyze, drops, a schema made
- * in a transaction) alone, set up again before every run; and the
- * checker.  Each scenario is run with n = 0, 1, 2, ... until a run makes
+ * in a transaction) alone, set up again before every run; the checker;
+ * and two sessions at once, the failing allocation falling to either.  Each scenario is run with n = 0, 1, 2, ... until a run makes
  * fewer than n allocations, so that every allocation it makes fails once
  * in turn.  Each call must succeed, or fail with KEEL_ENOMEM and take no
  * effect; the session stays usable after a failed statement; a failed
@@ -21,6 +21,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -810,6 +811,205 @@ static void test_check(void **state)
     tu_dir_remove(dir);
 }
 
+/* ---- two sessions at once --------------------------------------------- */
+
+#define CONC_ROWS 8
+
+/* One of two sessions changing their own rows of t at once (ids
+ * CONC_BASE * w + 0..CONC_ROWS-1) and making and dropping a table of
+ * their own, while the n-th allocation of either fails; the model is
+ * what its statements that succeeded left. */
+#define CONC_BASE 1000
+
+typedef struct conc_worker {
+    keel_db *db;
+    int w;
+    long n;
+    tu_failures *fails;
+    pthread_barrier_t *start; /* both begin together */
+    bool present[CONC_ROWS];
+    int32_t v[CONC_ROWS];
+    bool gone_left; /* a drop of its table failed: it exists */
+} conc_worker;
+
+/* Whether rc is success; records a failure unless it is KEEL_ENOMEM. */
+static bool conc_ok(conc_worker *cw, keel_session *s, const char *what, int rc)
+{
+    if (rc == KEEL_OK)
+        return true;
+    if (rc != KEEL_ENOMEM)
+        tu_fail(cw->fails, "session %d, allocation %ld failing: %s: %s: %s",
+                cw->w, cw->n, what, keel_status_str(rc),
+                s ? keel_session_error(s) : "");
+    return false;
+}
+
+static void *conc_run(void *arg)
+{
+    conc_worker *cw = arg;
+    keel_session *s = NULL;
+    keel_value row[3], key, out[3];
+    keel_error e;
+    char gone[8], note[32];
+    uint16_t pk = 1;
+    bool found;
+    int rc;
+
+    pthread_barrier_wait(cw->start);
+    rc = keel_session_begin(cw->db, &s, &e);
+    if (!conc_ok(cw, NULL, "session", rc))
+        return NULL;
+    snprintf(gone, sizeof(gone), "g%d", cw->w);
+    for (int32_t i = 0; i < CONC_ROWS; i++) {
+        snprintf(note, sizeof(note), "session %d", cw->w);
+        row[0] = tu_vi4(CONC_BASE * cw->w + i);
+        row[1] = tu_vi4(i + (int32_t)cw->n);
+        row[2] = tu_vstr(note);
+        key = row[0];
+        rc = cw->present[i] ? keel_update(s, NULL, "t", &key, row)
+                            : keel_insert(s, NULL, "t", row);
+        if (conc_ok(cw, s, "insert or update", rc)) {
+            cw->present[i] = true;
+            cw->v[i] = row[1].v.i4;
+        }
+    }
+    key = tu_vi4(CONC_BASE * cw->w + 3);
+    rc = keel_delete(s, NULL, "t", &key);
+    if (rc == KEEL_ENOENT && !cw->present[3])
+        rc = KEEL_OK;
+    if (conc_ok(cw, s, "delete", rc))
+        cw->present[3] = false;
+    /* Two rows in one transaction: both or neither. */
+    if (conc_ok(cw, s, "begin", keel_begin(s))) {
+        bool ok = true;
+        for (int32_t i = 4; i < 6 && ok; i++) {
+            row[0] = tu_vi4(CONC_BASE * cw->w + i);
+            row[1] = tu_vi4(-i - (int32_t)cw->n);
+            row[2] = tu_vstr("txn");
+            key = row[0];
+            rc = cw->present[i] ? keel_update(s, NULL, "t", &key, row)
+                                : keel_insert(s, NULL, "t", row);
+            ok = conc_ok(cw, s, "change in a transaction", rc);
+        }
+        if (!ok)
+            keel_abort(s);
+        else if (conc_ok(cw, s, "commit", keel_commit(s)))
+            for (int32_t i = 4; i < 6; i++) {
+                cw->present[i] = true;
+                cw->v[i] = -i - (int32_t)cw->n;
+            }
+    }
+    for (int32_t i = 0; i < CONC_ROWS && !tu_failed(cw->fails); i++) {
+        key = tu_vi4(CONC_BASE * cw->w + i);
+        rc = keel_lookup(s, NULL, "t", &key, out, &found);
+        if (conc_ok(cw, s, "lookup", rc) &&
+            (found != cw->present[i] || (found && out[1].v.i4 != cw->v[i])))
+            tu_fail(cw->fails,
+                    "session %d, allocation %ld failing: row %d found %d "
+                    "(want %d)",
+                    cw->w, cw->n, (int)i, found, cw->present[i]);
+    }
+    rc = keel_create_table(s, NULL, gone, t_cols, 3, &pk, 1);
+    if (rc == KEEL_EEXIST && cw->gone_left)
+        rc = KEEL_OK;
+    if (conc_ok(cw, s, "create table", rc)) {
+        cw->gone_left = true;
+        if (conc_ok(cw, s, "drop table", keel_drop_table(s, NULL, gone)))
+            cw->gone_left = false;
+    }
+    keel_session_end(s);
+    return NULL;
+}
+
+/* With nothing failing, in a session of db: t holds exactly the rows of
+ * both models, and each worker's table exists only if its drop failed. */
+static void conc_verify(keel_db *db, const conc_worker *cw, long n)
+{
+    keel_session *s;
+    keel_value key, out[3];
+    keel_error e;
+    char gone[8];
+    bool found;
+
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    for (int w = 0; w < 2; w++) {
+        for (int32_t i = 0; i < CONC_ROWS; i++) {
+            key = tu_vi4(CONC_BASE * w + i);
+            assert_int_equal(keel_lookup(s, NULL, "t", &key, out, &found),
+                             KEEL_OK);
+            if (found != cw[w].present[i] ||
+                (found && out[1].v.i4 != cw[w].v[i]))
+                fail_msg("after allocation %ld failed: session %d's row %d "
+                         "found %d (want %d), v %d (want %d)",
+                         n, w, (int)i, found, cw[w].present[i],
+                         found ? out[1].v.i4 : 0, cw[w].v[i]);
+        }
+        snprintf(gone, sizeof(gone), "g%d", w);
+        assert_int_equal(keel_relation_exists(s, NULL, gone, &found), KEEL_OK);
+        assert_int_equal(found, cw[w].gone_left);
+    }
+    keel_session_end(s);
+}
+
+/* Two sessions at once, the n-th allocation of either failing, for each
+ * n in turn until a run has none to fail (which session an allocation
+ * falls to varies from run to run); after each run the database checks
+ * clean and holds exactly what both sessions' successes left. */
+static void test_two_sessions(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    conc_worker cw[2] = {{.w = 0}, {.w = 1}};
+    keel_session *s;
+    keel_db *db;
+    keel_error e;
+    uint16_t pk = 1;
+    long n;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, "t", t_cols, 3, &pk, 1),
+                     KEEL_OK);
+    keel_session_end(s);
+    for (n = 0;; n++) {
+        tu_failures fails = TU_FAILURES_INIT;
+        pthread_barrier_t start;
+        pthread_t th[2];
+        bool injected;
+        assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+        for (int w = 0; w < 2; w++) {
+            cw[w].db = db;
+            cw[w].n = n;
+            cw[w].fails = &fails;
+            cw[w].start = &start;
+        }
+        oom_arm(n);
+        for (int w = 0; w < 2; w++)
+            assert_int_equal(pthread_create(&th[w], NULL, conc_run, &cw[w]), 0);
+        for (int w = 0; w < 2; w++)
+            pthread_join(th[w], NULL);
+        injected = atomic_load(&oom_injected) > 0;
+        oom_disarm();
+        pthread_barrier_destroy(&start);
+        tu_failures_check(&fails);
+        conc_verify(db, cw, n);
+        if (!injected)
+            break;
+        if (n % 16 == 15) { /* and now and then closed, and checked */
+            assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+            check_clean(dir, "two sessions");
+            assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+        }
+    }
+    print_message("two sessions: %ld allocations, each failed once\n", n);
+    assert_true(n > 50);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    check_clean(dir, "two sessions");
+    tu_dir_remove(dir);
+}
+
 /* A failed create leaves nothing: not even the directory it made. */
 static void assert_no_dir(const char *dir, long n)
 {
@@ -859,10 +1059,9 @@ static void test_create(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_create),
-        cmocka_unit_test(test_workload),
-        cmocka_unit_test(test_statements),
-        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_create),       cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_statements),   cmocka_unit_test(test_check),
+        cmocka_unit_test(test_two_sessions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
