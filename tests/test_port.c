@@ -327,6 +327,38 @@ static void test_mem_alloc_aligned(void **state)
     mem_free_aligned(NULL);
 }
 
+/* mem_alloc_lines() and mem_alloc_line_start(): on a line, and every
+ * byte asked for writable (the address sanitizer checks the bounds). */
+static void test_mem_alloc_lines(void **state)
+{
+    static const size_t sizes[] = {1, 15, 63, 64, 65, 1000, 8200};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        unsigned char *p = mem_alloc_lines(sizes[i]);
+        char *block[8];
+
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % CACHE_LINE_SIZE, 0);
+        /* Padded to whole lines: nothing else on its last line. */
+        memset(p, 0x5A, ALIGN_UP(sizes[i], CACHE_LINE_SIZE));
+        mem_free_aligned(p);
+
+        /* Several at once, at the offsets the allocator gives them. */
+        for (int k = 0; k < 8; k++) {
+            void *start = NULL;
+            block[k] = mem_alloc_line_start(sizes[i], &start);
+            assert_non_null(block[k]);
+            assert_int_equal((uintptr_t)start % CACHE_LINE_SIZE, 0);
+            assert_true((char *)start >= block[k]);
+            assert_true((char *)start - block[k] <= MEM_LINE_START_SLACK);
+            memset(start, 0xA5, sizes[i]);
+        }
+        for (int k = 0; k < 8; k++)
+            free(block[k]);
+    }
+}
+
 static void check_pages(size_t size, bool huge, size_t align)
 {
     unsigned char *p = mem_alloc_pages(size, huge);
@@ -566,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_clock_sleep_at_least),
         cmocka_unit_test(test_clock_sleep_restarts_after_signal),
         cmocka_unit_test(test_mem_alloc_aligned),
+        cmocka_unit_test(test_mem_alloc_lines),
         cmocka_unit_test(test_mem_alloc_pages),
         cmocka_unit_test(test_hash_distinct),
         cmocka_unit_test(test_hash_low_bits_uniform),

@@ -23,6 +23,7 @@
 #include "engine/engine.h"
 #include "keel/keel.h"
 #include "port/atomics.h"
+#include "port/mem.h"
 #include "port/membarrier.h"
 #include "port/clock.h"
 
@@ -1149,6 +1150,53 @@ static void *race_read(void *arg)
     return NULL;
 }
 
+/* Whether p starts a cache line. */
+static bool on_line(const void *p)
+{
+    return (uintptr_t)p % CACHE_LINE_SIZE == 0;
+}
+
+/*
+ * What a session writes at every transaction lies on lines of its own,
+ * even for sessions begun one after the other on one thread, whose
+ * allocations the allocator places side by side: the session, its
+ * transaction state, its index directories and the row a select reads
+ * into each start a line (and mem_alloc_aligned() pads them to whole
+ * lines, test_port).
+ */
+static void test_session_memory_lines(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s[3];
+    bool found;
+
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(keel_session_begin(db, &s[i], NULL), KEEL_OK);
+    make_table(s[0], NULL, "t", 50, 3);
+    for (int i = 0; i < 3; i++) {
+        uint32_t dirs = 0;
+        assert_int_equal(sel_i4(s[i], NULL, "t", "v", 7 + i, &found),
+                         3 * (7 + i));
+        assert_true(found);
+        assert_true(on_line(s[i]));
+        assert_true(on_line(s[i]->ts));
+        assert_non_null(s[i]->result.values);
+        assert_true(on_line(s[i]->result.values));
+        for (uint32_t d = 0; d < ENGINE_SESSION_DIRS; d++)
+            if (s[i]->dirs[d] != NULL) {
+                assert_true(on_line(s[i]->dirs[d]));
+                dirs++;
+            }
+        assert_true(dirs >= 1); /* t_pkey's */
+    }
+    for (int i = 0; i < 3; i++)
+        keel_session_end(s[i]);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 static void test_readers_race_writer(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -1441,6 +1489,7 @@ int main(void)
         cmocka_unit_test(test_frozen_rows),
         cmocka_unit_test(test_failed_transaction),
         cmocka_unit_test(test_tables_change),
+        cmocka_unit_test(test_session_memory_lines),
         cmocka_unit_test(test_readers_race_writer),
         cmocka_unit_test(test_writers_race),
     };

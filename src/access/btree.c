@@ -27,6 +27,7 @@
 
 #include "access/btree_page.h"
 #include "access/heapam.h"
+#include "port/mem.h"
 #include "storage/bufmgr.h"
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -1260,7 +1261,8 @@ struct btree_dir {
 
 btree_dir *btree_dir_new(uint32_t max_entries)
 {
-    btree_dir *d = calloc(1, sizeof(btree_dir));
+    /* Its counters are written at every lookup (port/mem.h). */
+    btree_dir *d = mem_alloc_aligned(sizeof(btree_dir));
 
     if (d != NULL)
         d->max = max_entries == 0 ? BTREE_DIR_DEFAULT_ENTRIES
@@ -1283,7 +1285,7 @@ void btree_dir_free(btree_dir *d)
     if (d == NULL)
         return;
     bt_dir_level_free(&d->e);
-    free(d);
+    mem_free_aligned(d);
 }
 
 bool btree_dir_applies(const btree *bt)
@@ -1343,25 +1345,33 @@ static bool bt_dir_push(bt_dir_level *l, uint32_t max, bool has_key,
     return true;
 }
 
-/* Gives back l's room beyond its entries. */
+/* Moves the first n elements of *arr (size bytes each) to lines of their
+ * own (port/mem.h); kept where they are if memory runs out. */
+static void bt_dir_array_settle(void **arr, uint32_t n, size_t size)
+{
+    void *p = mem_alloc_lines(n * size);
+
+    if (p == NULL)
+        return;
+    memcpy(p, *arr, n * size);
+    free(*arr);
+    *arr = p;
+}
+
+/*
+ * Gives back l's room beyond its entries, in allocations of whole lines:
+ * a lookup writes bufs, and reads the rest, so that another session's
+ * memory beside them would cost a line's move at every lookup.
+ */
 static void bt_dir_level_trim(bt_dir_level *l)
 {
-    int64_t *k;
-    tid *ts;
-    blocknum_t *ch;
-    int32_t *b;
-
-    if (l->n == 0 || l->n == l->cap)
+    if (l->n == 0)
         return;
-    if ((k = realloc(l->keys, l->n * sizeof(*k))) != NULL)
-        l->keys = k;
-    if ((ts = realloc(l->tids, l->n * sizeof(*ts))) != NULL)
-        l->tids = ts;
-    if ((ch = realloc(l->child, l->n * sizeof(*ch))) != NULL)
-        l->child = ch;
-    if ((b = realloc(l->bufs, l->n * sizeof(*b))) != NULL)
-        l->bufs = b;
-    /* Each array holds n entries at least, shrunk or not. */
+    bt_dir_array_settle((void **)&l->keys, l->n, sizeof(*l->keys));
+    bt_dir_array_settle((void **)&l->tids, l->n, sizeof(*l->tids));
+    bt_dir_array_settle((void **)&l->child, l->n, sizeof(*l->child));
+    bt_dir_array_settle((void **)&l->bufs, l->n, sizeof(*l->bufs));
+    /* Each array holds n entries at least, moved or not. */
     l->cap = l->n;
 }
 
@@ -2467,7 +2477,7 @@ static int bt_scan_start(btree *bt, buf_session *s, const btree_bound *lower,
     need =
         bt_string_bytes(bt->desc, lower) + bt_string_bytes(bt->desc, upper) + 1;
     if (fresh) {
-        sc = malloc(sizeof(*sc));
+        sc = mem_alloc_lines(sizeof(*sc)); /* written as it goes */
         if (sc == NULL)
             return kerr_set(&s->err, KEEL_ENOMEM, "out of memory for a scan");
     } else {
@@ -2480,7 +2490,7 @@ static int bt_scan_start(btree *bt, buf_session *s, const btree_bound *lower,
         strings = malloc(cap);
         if (strings == NULL) {
             if (fresh) {
-                free(sc);
+                mem_free_aligned(sc);
             } else {
                 sc->strings = NULL;
                 sc->strings_cap = 0;
@@ -2620,7 +2630,7 @@ void btree_scan_end(btree_scan *sc)
     if (sc == NULL)
         return;
     free(sc->strings);
-    free(sc);
+    mem_free_aligned(sc);
 }
 
 void btree_scan_end_spare(btree_scan *sc, btree_scan **spare)

@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "port/mem.h"
+
 /* Room to form one tuple: a page's worth, 8-aligned for tuple_fill(). */
 typedef union tuple_buf {
     uint64_t align;
@@ -118,14 +120,15 @@ int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
     row->natts = rel->desc->natts;
     row->room = row->natts > 0 ? row->natts : 1;
     cols = (size_t)row->room * sizeof(keel_value);
-    /* One block: the columns, then the tuple's copy, which ends it (an
-     * overrun of the copy leaves the allocation).  Each catalog read
+    /* One block: the columns, from a line's start, then the tuple's
+     * copy, which ends it (but for the slack mem_alloc_line_start() may
+     * leave).  Each catalog read
      * that has no row to reuse makes one, and a second, small allocation
      * would go through calloc(), which glibc serves past its per-thread
      * cache: a catalog cache that evicts as fast as it fills (at its
      * memory target) left it freed entries to sort on every miss. */
-    row->values = malloc(cols + BLOCK_SIZE);
-    if (row->values == NULL) {
+    row->block = mem_alloc_line_start(cols + BLOCK_SIZE, (void **)&row->values);
+    if (row->block == NULL) {
         row->room = 0;
         return kerr_set(err, KEEL_ENOMEM, "out of memory for a heap row");
     }
@@ -136,7 +139,8 @@ int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
 
 void heap_row_free(heap_row *row)
 {
-    free(row->values); /* the tuple's copy too */
+    free(row->block); /* the columns and the tuple's copy */
+    row->block = NULL;
     row->values = NULL;
     row->data = NULL;
     row->room = 0;

@@ -88,8 +88,11 @@ typedef struct heap_row {
     xid_t xmax;         /* deleting/updating transaction or 0, as copied */
     uint16_t natts;     /* entries in values */
     uint16_t room;      /* entries values has room for */
-    keel_value *values; /* the columns (data's allocation starts with them) */
+    keel_value *values; /* the columns, then data */
     void *data;         /* BLOCK_SIZE bytes: the tuple's copy */
+    void *block;        /* the allocation holding both, values starting
+                         * on a line (mem_alloc_line_start(): a session
+                         * writes them at every row it reads) */
 } heap_row;
 
 /* Allocates a row for rel's rows (ENOMEM).  Free with heap_row_free(). */

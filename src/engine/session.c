@@ -9,10 +9,11 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "port/mem.h"
 
 int keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
 {
-    keel_session *s = calloc(1, sizeof(*s));
+    keel_session *s = mem_alloc_aligned(sizeof(*s)); /* see port/mem.h */
     kerr e;
     int rc;
 
@@ -34,7 +35,7 @@ int keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
     }
     if (rc != KEEL_OK) {
         buf_session_destroy(s->bs);
-        free(s);
+        mem_free_aligned(s);
         goto fail;
     }
     pthread_mutex_lock(&db->rel_lock);
@@ -68,7 +69,7 @@ void keel_session_end(keel_session *s)
     buf_session_destroy(s->bs);
     inval_pending_free(&s->inval);
     free(s->held);
-    free(s);
+    mem_free_aligned(s);
     pthread_mutex_lock(&db->rel_lock);
     db->nsessions--;
     pthread_mutex_unlock(&db->rel_lock);

@@ -10,7 +10,7 @@
 
 #define HUGE_PAGE_SIZE ((size_t)2 << 20)
 
-void *mem_alloc_aligned(size_t size)
+void *mem_alloc_lines(size_t size)
 {
     void *p = NULL;
 
@@ -19,7 +19,34 @@ void *mem_alloc_aligned(size_t size)
     size = ALIGN_UP(size ? size : 1, CACHE_LINE_SIZE);
     if (posix_memalign(&p, CACHE_LINE_SIZE, size) != 0)
         return NULL;
-    memset(p, 0, size);
+    return p;
+}
+
+void *mem_alloc_line_start(size_t size, void **start)
+{
+    char *p;
+
+    if (size > SIZE_MAX - MEM_LINE_START_SLACK)
+        return NULL;
+    p = malloc(size + MEM_LINE_START_SLACK);
+    if (p == NULL)
+        return NULL;
+    *start = (void *)ALIGN_UP((uintptr_t)p, CACHE_LINE_SIZE);
+    /* An allocator that aligns to less than 16: aligned the slow way. */
+    if ((char *)*start - p > MEM_LINE_START_SLACK) {
+        free(p);
+        p = mem_alloc_lines(size);
+        *start = p;
+    }
+    return p;
+}
+
+void *mem_alloc_aligned(size_t size)
+{
+    void *p = mem_alloc_lines(size);
+
+    if (p != NULL)
+        memset(p, 0, ALIGN_UP(size ? size : 1, CACHE_LINE_SIZE));
     return p;
 }
 

@@ -19,11 +19,36 @@
 #define ALIGN_UP(n, align) (((n) + ((align)-1)) & ~((size_t)(align)-1))
 
 /*
- * Allocates size bytes, zeroed, starting on a cache line.  Returns NULL if
+ * Allocates size bytes, zeroed, starting on a cache line and rounded up
+ * to whole lines, so that nothing else shares its lines.  Returns NULL if
  * memory is exhausted.  Free with mem_free_aligned().
+ *
+ * What one session writes often is allocated so, even where only that
+ * session ever touches it: threads share the allocator, so a session's
+ * memory may lie next to another's, and with an embedder that opens its
+ * sessions from one thread it does.  Two sessions' writes on one line
+ * would make that line move between their cores on every transaction.
  */
 void *mem_alloc_aligned(size_t size);
+/* The same, not zeroed. */
+void *mem_alloc_lines(size_t size);
 void mem_free_aligned(void *p);
+
+/* What mem_alloc_line_start() allocates beyond the size asked for. */
+#define MEM_LINE_START_SLACK (CACHE_LINE_SIZE - 16)
+
+/*
+ * For a block made and freed often, whose owner writes its first lines:
+ * malloc()s size bytes and MEM_LINE_START_SLACK more, to start them on a
+ * line (malloc() aligns to 16), and sets *start there, so that those
+ * lines share nothing with an allocation before them.  What the start
+ * does not take of the slack lies past the end, where an overrun of
+ * less than that escapes the address sanitizer.  Returns the block, for
+ * free(), or NULL if memory is exhausted.  posix_memalign() would split
+ * free space at each call, slowing the allocator and scattering its heap
+ * so that it could no longer give freed space back to the system.
+ */
+void *mem_alloc_line_start(size_t size, void **start);
 
 /*
  * Allocates size bytes of zeroed, page-aligned memory with mmap, asking the

@@ -169,18 +169,18 @@ int txn_session_attach(txn_mgr *m, buf_session *bs, txn_session **out,
     int rc;
 
     *out = NULL;
-    s = calloc(1, sizeof(*s));
+    /* Written at every begin and end: lines of its own (port/mem.h). */
+    s = mem_alloc_aligned(sizeof(*s));
     if (s != NULL)
-        s->snap.xip = malloc(sizeof(xid_t) * m->max_sessions);
+        s->snap.xip = mem_alloc_lines(sizeof(xid_t) * m->max_sessions);
     if (s == NULL || s->snap.xip == NULL) {
-        if (s != NULL)
-            free(s);
+        mem_free_aligned(s);
         return kerr_set(err, KEEL_ENOMEM, "out of memory for a session");
     }
     rc = procarray_attach(m->pa, &s->slot, err);
     if (rc != KEEL_OK) {
-        free(s->snap.xip);
-        free(s);
+        mem_free_aligned(s->snap.xip);
+        mem_free_aligned(s);
         return rc;
     }
     s->mgr = m;
@@ -196,8 +196,8 @@ void txn_session_detach(txn_session *s)
         return;
     txn_abort(s);
     procarray_detach(s->pa, s->slot);
-    free(s->snap.xip);
-    free(s);
+    mem_free_aligned(s->snap.xip);
+    mem_free_aligned(s);
 }
 
 uint32_t txn_session_slot(const txn_session *s)
