@@ -122,11 +122,11 @@ int heap_row_init(heap_row *row, const heap_rel *rel, kerr *err)
     cols = (size_t)row->room * sizeof(keel_value);
     /* One block: the columns, from a line's start, then the tuple's
      * copy, which ends it (but for the slack mem_alloc_line_start() may
-     * leave).  Each catalog read
-     * that has no row to reuse makes one, and a second, small allocation
-     * would go through calloc(), which glibc serves past its per-thread
-     * cache: a catalog cache that evicts as fast as it fills (at its
-     * memory target) left it freed entries to sort on every miss. */
+     * leave).  Each catalog read that has no row to reuse makes one, and
+     * a second, small allocation would go through calloc(), which glibc
+     * serves past its per-thread cache: a catalog cache that evicts as
+     * fast as it fills (at its memory target) left it freed entries to
+     * sort on every miss. */
     row->block = mem_alloc_line_start(cols + BLOCK_SIZE, (void **)&row->values);
     if (row->block == NULL) {
         row->room = 0;

@@ -25,9 +25,10 @@
  *
  * What one session writes often is allocated so, even where only that
  * session ever touches it: threads share the allocator, so a session's
- * memory may lie next to another's, and with an embedder that opens its
- * sessions from one thread it does.  Two sessions' writes on one line
- * would make that line move between their cores on every transaction.
+ * memory may lie next to another's.  It does when the sessions were
+ * begun on one thread, or on threads that share a malloc arena (glibc
+ * makes at most 8 per core).  Two sessions' writes on one line would make
+ * that line move between their cores on every transaction.
  */
 void *mem_alloc_aligned(size_t size);
 /* The same, not zeroed. */
