@@ -22,6 +22,10 @@ void *mem_alloc_lines(size_t size)
     return p;
 }
 
+/* malloc() aligns for max_align_t: at least 16 where this slack is 48. */
+_Static_assert(_Alignof(max_align_t) >= CACHE_LINE_SIZE - MEM_LINE_START_SLACK,
+               "malloc() aligns to less than the slack assumes");
+
 void *mem_alloc_line_start(size_t size, void **start)
 {
     char *p;
@@ -29,15 +33,8 @@ void *mem_alloc_line_start(size_t size, void **start)
     if (size > SIZE_MAX - MEM_LINE_START_SLACK)
         return NULL;
     p = malloc(size + MEM_LINE_START_SLACK);
-    if (p == NULL)
-        return NULL;
-    *start = (void *)ALIGN_UP((uintptr_t)p, CACHE_LINE_SIZE);
-    /* An allocator that aligns to less than 16: aligned the slow way. */
-    if ((char *)*start - p > MEM_LINE_START_SLACK) {
-        free(p);
-        p = mem_alloc_lines(size);
-        *start = p;
-    }
+    if (p != NULL)
+        *start = (void *)ALIGN_UP((uintptr_t)p, CACHE_LINE_SIZE);
     return p;
 }
 
