@@ -1150,6 +1150,117 @@ static void *race_read(void *arg)
     return NULL;
 }
 
+/* ---- sessions handed from thread to thread ------------------------------
+ *
+ * A session is used by one thread at a time, but not always by the one
+ * that began it: a pool hands its sessions to whichever worker is free.
+ * Here sessions begun on the main thread go through rounds of new worker
+ * threads, a different session to each worker each round, and each
+ * arrives with an explicit transaction the last worker left open, which
+ * its new thread commits.  Each session changes only its own rows and
+ * reads them back; at the end the main thread commits the last open
+ * transactions, checks every row and ends the sessions.  The sanitizer
+ * builds check that nothing in a session is tied to the thread that
+ * began it.
+ */
+#define HAND_SESSIONS 3
+#define HAND_ROUNDS   4
+#define HAND_ROWS     20 /* session k's rows: ids k * HAND_ROWS + 1.. */
+
+typedef struct hand_worker {
+    keel_session *s;
+    int owner; /* the session's index: whose rows */
+    int round;
+    tu_failures *fails;
+} hand_worker;
+
+/* v of row id after round r: r * 1000 + id, and 500 more for the first
+ * row of each session, which the transaction left open changes. */
+static int32_t hand_value(int32_t id, int r)
+{
+    return r * 1000 + id + (id % HAND_ROWS == 1 ? 500 : 0);
+}
+
+static void *hand_work(void *arg)
+{
+    hand_worker *hw = arg;
+    keel_session *s = hw->s;
+    int32_t first = hw->owner * HAND_ROWS + 1;
+    keel_value key, v[4], out;
+    bool found;
+    int rc;
+
+    if (hw->round > 0 && (rc = keel_commit(s)) != KEEL_OK) {
+        tu_fail(hw->fails, "round %d: commit of the open transaction: %s",
+                hw->round, keel_session_error(s));
+        return NULL;
+    }
+    for (int32_t id = first; id < first + HAND_ROWS; id++) {
+        key = tu_vi4(id);
+        v[0] = key;
+        v[1] = tu_vi4(hw->round * 1000 + id);
+        v[2] = tu_vstr("handed");
+        v[3].isnull = true;
+        rc = keel_update(s, NULL, "h", &key, v);
+        if (rc == KEEL_OK)
+            rc = keel_select_column(s, NULL, "h", "v", &key, &out, &found);
+        if (rc != KEEL_OK || !found || out.v.i4 != v[1].v.i4) {
+            tu_fail(hw->fails, "round %d, row %d: %s, found %d, v %d",
+                    hw->round, (int)id, keel_session_error(s), found,
+                    found ? out.v.i4 : 0);
+            return NULL;
+        }
+    }
+    /* Left open, for the next thread to commit. */
+    key = tu_vi4(first);
+    v[0] = key;
+    v[1] = tu_vi4(hand_value(first, hw->round));
+    if (keel_begin(s) != KEEL_OK ||
+        keel_update(s, NULL, "h", &key, v) != KEEL_OK)
+        tu_fail(hw->fails, "round %d: the open transaction: %s", hw->round,
+                keel_session_error(s));
+    return NULL;
+}
+
+static void test_sessions_change_threads(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s[HAND_SESSIONS];
+    tu_failures fails = TU_FAILURES_INIT;
+    bool found;
+
+    (void)state;
+    for (int k = 0; k < HAND_SESSIONS; k++)
+        assert_int_equal(keel_session_begin(db, &s[k], NULL), KEEL_OK);
+    make_table(s[0], NULL, "h", HAND_SESSIONS * HAND_ROWS, 1);
+    for (int r = 0; r < HAND_ROUNDS; r++) {
+        hand_worker hw[HAND_SESSIONS];
+        pthread_t th[HAND_SESSIONS];
+        for (int w = 0; w < HAND_SESSIONS; w++) {
+            int k = (w + r) % HAND_SESSIONS;
+            hw[w] = (hand_worker){s[k], k, r, &fails};
+            assert_int_equal(pthread_create(&th[w], NULL, hand_work, &hw[w]),
+                             0);
+        }
+        for (int w = 0; w < HAND_SESSIONS; w++)
+            assert_int_equal(pthread_join(th[w], NULL), 0);
+        tu_failures_check(&fails);
+    }
+    for (int k = 0; k < HAND_SESSIONS; k++)
+        assert_int_equal(keel_commit(s[k]), KEEL_OK);
+    for (int32_t id = 1; id <= HAND_SESSIONS * HAND_ROWS; id++) {
+        assert_int_equal(
+            sel_i4(s[id % HAND_SESSIONS], NULL, "h", "v", id, &found),
+            hand_value(id, HAND_ROUNDS - 1));
+        assert_true(found);
+    }
+    for (int k = 0; k < HAND_SESSIONS; k++)
+        keel_session_end(s[k]);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 /* Whether p starts a cache line. */
 static bool on_line(const void *p)
 {
@@ -1490,6 +1601,7 @@ int main(void)
         cmocka_unit_test(test_failed_transaction),
         cmocka_unit_test(test_tables_change),
         cmocka_unit_test(test_session_memory_lines),
+        cmocka_unit_test(test_sessions_change_threads),
         cmocka_unit_test(test_readers_race_writer),
         cmocka_unit_test(test_writers_race),
     };

@@ -89,10 +89,13 @@ typedef struct keel_value {
  * The engine API.
  *
  * A database is a directory (keel_db_create); one open keel_db is shared
- * by every thread; each thread works through its own keel_session.  Every
- * function returns a keel_status.  Functions that take a session leave
- * a one-line message in it on failure (keel_session_error()); the others
- * fill the caller's keel_error (which may be NULL).
+ * by every thread; each thread works through its own keel_session.  A
+ * session is used by one thread at a time, but may pass to another between
+ * calls (as a pool hands its connections out), even in the middle of a
+ * transaction: it is tied to no thread.  Every function returns a
+ * keel_status.  Functions that take a session leave a one-line message in
+ * it on failure (keel_session_error()); the others fill the caller's
+ * keel_error (which may be NULL).
  *
  * Transactions are repeatable read with "first updater wins": changing a
  * row that another transaction changed since this one began fails with
@@ -212,8 +215,8 @@ int keel_db_close(keel_db *db, keel_error *err);
  * and KEEL_OK, for a read-only open. */
 int keel_checkpoint(keel_db *db, keel_error *err);
 
-/* Starts a session for the calling thread.  KEEL_EEXHAUSTED when
- * max_sessions are open, KEEL_ENOMEM. */
+/* Starts a session (for one thread at a time, see above).  KEEL_EEXHAUSTED
+ * when max_sessions are open, KEEL_ENOMEM. */
 int keel_session_begin(keel_db *db, keel_session **out, keel_error *err);
 
 /* Ends a session, aborting its transaction if one is running (a scan
