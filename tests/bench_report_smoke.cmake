@@ -297,8 +297,9 @@ endforeach()
 
 # Memory: kept between the bloat runs, or returned after each (a second
 # bloat step).  Where the allocator's thresholds were set (not under a
-# sanitizer), an unpruned run with memory returned faults in at least half
-# the pages its caches grew by, and a run with memory kept almost none.
+# sanitizer), an unpruned run with memory returned faults in at least a
+# third of the pages its caches grew by, and a run with memory kept almost
+# none.
 string(JSON mem GET "${json}" bloat memory)
 string(JSON mem_r GET "${json}" bloat_returned memory)
 string(JSON alloc_set GET "${json}" bloat allocator_set)
@@ -336,14 +337,17 @@ foreach(step bloat bloat_returned)
       if(NOT alloc_set)
         continue()
       endif()
-      # (Part of what the caches take comes from free space a heap keeps,
-      # up to 128 KiB at its end: about a quarter at this size.)
-      math(EXPR least "${grown_pages} / 2")
+      # (Part of what the caches take comes from free space each client
+      # thread's heap keeps from the run before, up to 128 KiB at its end:
+      # two of the caches' 64 KiB blocks, half of what they grow by at this
+      # size.)
+      math(EXPR least "${grown_pages} / 3")
       math(EXPR most "${grown_pages} / 10")
       if(step STREQUAL "bloat_returned" AND which STREQUAL "off"
          AND pf LESS least)
         message(FATAL_ERROR "${step}.off run ${j}: ${pf} page faults, "
-                            "fewer than half the ${grown_pages} pages grown")
+                            "fewer than a third of the ${grown_pages} pages "
+                            "grown")
       elseif(step STREQUAL "bloat" AND pf GREATER most)
         message(FATAL_ERROR "${step}.${which} run ${j}: ${pf} page faults "
                             "with memory kept (${grown_pages} pages grown)")

@@ -1417,12 +1417,124 @@ static void test_accounting(void **state)
                          KEEL_ENOENT);
     st = stats_of(sc);
     assert_true(st.bucket_bytes > st0.bucket_bytes);
+    /* The entries lie in the session's blocks, whole ones. */
+    assert_true(st.block_bytes >= st.negative_bytes);
+    assert_int_equal(st.block_bytes % (CATCACHE_BLOCK + MEM_LINE_START_SLACK),
+                     0);
     syscache_reset(sc);
-    st = stats_of(sc);
-    assert_int_equal(st.bytes, st.bucket_bytes);
-    assert_int_equal(st.positive_bytes + st.negative_bytes + st.list_bytes, 0);
-    assert_int_equal(st.entries + st.lists, 0);
+    {
+        syscache_stats full = st;
+        st = stats_of(sc);
+        assert_int_equal(st.bytes, st.bucket_bytes);
+        assert_int_equal(st.positive_bytes + st.negative_bytes + st.list_bytes,
+                         0);
+        assert_int_equal(st.entries + st.lists, 0);
+        /* The blocks stay, and the same entries again fit in what the
+         * reset freed. */
+        assert_int_equal(st.block_bytes, full.block_bytes);
+        for (oid_t i = 0; i < 5000; i++)
+            assert_int_equal(
+                syscache_search1(sc, CACHE_CLASS_OID, 100000 + i, &e),
+                KEEL_ENOENT);
+        st = stats_of(sc);
+        assert_int_equal(st.negative_entries, 5000);
+        assert_int_equal(st.block_bytes, full.block_bytes);
+    }
     fx_end(f, 0);
+    fx_close(f);
+}
+
+/*
+ * Two sessions' caches, made and filled by one thread, their misses
+ * interleaved (as an allocator both draw on would place them side by
+ * side): no cache line holds memory of both, so that one session's hits,
+ * which write their entries, never take a line the other's hits read.
+ * Entries (positive, negative, lists) and bucket arrays alike.
+ */
+static void test_sessions_apart(void **state)
+{
+    syscache_options o = {.prune_min_age = -1, .memory_target = 0};
+    fx *f = fx_open(64, &o);
+    enum { NREL = 4, NATT = 8, MAXR = 2 * NREL * NATT + 16 };
+    static const oid_t rels[NREL] = {CATALOG_NAMESPACE_OID, CATALOG_CLASS_OID,
+                                     CATALOG_ATTRIBUTE_OID, CATALOG_INDEX_OID};
+    struct {
+        uintptr_t lo, hi; /* [lo, hi) */
+    } r[2][MAXR];
+    catcache_entry *held[2][MAXR];
+    int n[2] = {0, 0}, nheld[2] = {0, 0};
+
+    (void)state;
+    fx_begin(f, 0);
+    fx_begin(f, 1);
+    for (int rel = 0; rel < NREL; rel++)
+        for (int att = 1; att <= NATT; att++)
+            for (int i = 0; i < 2; i++) {
+                syscache *sc = f->s[i].sc;
+                catcache_entry *e = NULL;
+                catcache_list *l = NULL;
+                syscache_key k = rels[rel];
+                int rc = syscache_search2(sc, CACHE_ATTRIBUTE_NUM, rels[rel],
+                                          (syscache_key)att, &e);
+                assert_true(rc == KEEL_OK || rc == KEEL_ENOENT);
+                if (rc == KEEL_OK)
+                    held[i][nheld[i]++] = e;
+                /* A negative entry too, and a list once per relation. */
+                assert_int_equal(
+                    syscache_search2(sc, CACHE_ATTRIBUTE_NUM, rels[rel],
+                                     (syscache_key)(att + 100), &e),
+                    KEEL_ENOENT);
+                if (att == 1) {
+                    assert_int_equal(
+                        syscache_list(sc, CACHE_ATTRIBUTE_NUM, 1, &k, &l),
+                        KEEL_OK);
+                    held[i][nheld[i]++] = &l->e;
+                }
+            }
+    for (int i = 0; i < 2; i++) {
+        catcache *cc = &f->s[i].sc->caches[CACHE_ATTRIBUTE_NUM];
+        /* Every entry of the cache, negative ones included, and the
+         * bucket arrays. */
+        for (uint32_t b = 0; b <= cc->mask; b++)
+            for (catcache_entry *e = cc->buckets[b]; e != NULL; e = e->next) {
+                assert_true(n[i] < MAXR);
+                r[i][n[i]].lo = (uintptr_t)e;
+                r[i][n[i]++].hi = (uintptr_t)e + e->bytes;
+            }
+        for (uint32_t b = 0; b <= cc->lmask; b++)
+            for (catcache_entry *e = cc->lbuckets[b]; e != NULL; e = e->next) {
+                assert_true(n[i] < MAXR);
+                r[i][n[i]].lo = (uintptr_t)e;
+                r[i][n[i]++].hi = (uintptr_t)e + e->bytes;
+            }
+        assert_true(n[i] + 2 <= MAXR);
+        r[i][n[i]].lo = (uintptr_t)cc->buckets;
+        r[i][n[i]++].hi = (uintptr_t)(cc->buckets + cc->mask + 1);
+        r[i][n[i]].lo = (uintptr_t)cc->lbuckets;
+        r[i][n[i]++].hi = (uintptr_t)(cc->lbuckets + cc->lmask + 1);
+        assert_true(n[i] > NREL * NATT); /* the negative entries at least */
+    }
+    for (int a = 0; a < n[0]; a++)
+        for (int b = 0; b < n[1]; b++) {
+            uintptr_t a0 = r[0][a].lo / CACHE_LINE_SIZE,
+                      a1 = (r[0][a].hi - 1) / CACHE_LINE_SIZE;
+            uintptr_t b0 = r[1][b].lo / CACHE_LINE_SIZE,
+                      b1 = (r[1][b].hi - 1) / CACHE_LINE_SIZE;
+            if (a0 <= b1 && b0 <= a1)
+                fail_msg("session 0's [%#lx, %#lx) and session 1's [%#lx, "
+                         "%#lx) share a cache line",
+                         (unsigned long)r[0][a].lo, (unsigned long)r[0][a].hi,
+                         (unsigned long)r[1][b].lo, (unsigned long)r[1][b].hi);
+        }
+    for (int i = 0; i < 2; i++) {
+        for (int k = 0; k < nheld[i]; k++) {
+            if (held[i][k]->kind == CATCACHE_LIST)
+                syscache_list_release(f->s[i].sc, (catcache_list *)held[i][k]);
+            else
+                syscache_release(f->s[i].sc, held[i][k]);
+        }
+        fx_end(f, i);
+    }
     fx_close(f);
 }
 
@@ -1673,6 +1785,7 @@ int main(void)
         cmocka_unit_test(test_prune_age),
         cmocka_unit_test(test_memory_target_flood),
         cmocka_unit_test(test_accounting),
+        cmocka_unit_test(test_sessions_apart),
         cmocka_unit_test(test_name_equal),
         cmocka_unit_test(test_hot_set_fits_default),
         cmocka_unit_test(test_random),

@@ -89,6 +89,95 @@ static void catcache_chain_del(catcache_entry *e)
 }
 
 /* ------------------------------------------------------------------ */
+/* The session's memory (see CATCACHE_BLOCK)                          */
+/* ------------------------------------------------------------------ */
+
+/* The address sanitizer is told which bytes of the blocks are handed out,
+ * so that it still catches overruns and uses after free in them. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CATCACHE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CATCACHE_ASAN 1
+#endif
+#endif
+#ifdef CATCACHE_ASAN
+#include <sanitizer/asan_interface.h>
+#define catcache_poison(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
+#define catcache_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define catcache_poison(p, n)   ((void)(p), (void)(n))
+#define catcache_unpoison(p, n) ((void)(p), (void)(n))
+#endif
+
+static size_t catcache_chunk_class(size_t size)
+{
+    return (size + CATCACHE_CHUNK_ALIGN - 1) / CATCACHE_CHUNK_ALIGN;
+}
+
+/* size bytes (not zeroed) of s's memory, or NULL if memory is exhausted. */
+static void *catcache_mem_alloc(catcache_session *s, size_t size)
+{
+    size_t c = catcache_chunk_class(size ? size : 1);
+    size_t n = c * CATCACHE_CHUNK_ALIGN;
+    char *p;
+
+    if (size > CATCACHE_CHUNK_MAX)
+        return malloc(size);
+    if ((p = s->free_chunks[c]) != NULL) {
+        catcache_unpoison(p, sizeof(void *));
+        s->free_chunks[c] = *(void **)p;
+    } else {
+        if ((size_t)(s->fresh_end - s->fresh) < n) {
+            /* What is left of the last block stays unused: less than a
+             * chunk's largest size in CATCACHE_BLOCK. */
+            char *b;
+            void *block = mem_alloc_line_start(CATCACHE_BLOCK, (void **)&b);
+            if (block == NULL)
+                return NULL;
+            /* The block's first word links it, its second is the start of
+             * the allocation that holds it. */
+            ((void **)b)[0] = s->blocks;
+            ((void **)b)[1] = block;
+            s->blocks = b;
+            s->block_bytes += CATCACHE_BLOCK + MEM_LINE_START_SLACK;
+            s->fresh = b + CATCACHE_CHUNK_ALIGN;
+            s->fresh_end = b + CATCACHE_BLOCK;
+            catcache_poison(s->fresh, (size_t)(s->fresh_end - s->fresh));
+        }
+        p = s->fresh;
+        s->fresh += n;
+    }
+    catcache_unpoison(p, size);
+    return p;
+}
+
+/* Gives back p, of size bytes, from catcache_mem_alloc(s, size). */
+static void catcache_mem_free(catcache_session *s, void *p, size_t size)
+{
+    size_t c = catcache_chunk_class(size ? size : 1);
+
+    if (size > CATCACHE_CHUNK_MAX) {
+        free(p);
+        return;
+    }
+    catcache_unpoison(p, sizeof(void *));
+    *(void **)p = s->free_chunks[c];
+    s->free_chunks[c] = p;
+    catcache_poison(p, c * CATCACHE_CHUNK_ALIGN);
+}
+
+/* catcache_mem_alloc(), zeroed. */
+static void *catcache_mem_zalloc(catcache_session *s, size_t size)
+{
+    void *p = catcache_mem_alloc(s, size);
+
+    if (p != NULL)
+        memset(p, 0, size);
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
 /* Accounting and freeing                                             */
 /* ------------------------------------------------------------------ */
 
@@ -126,7 +215,7 @@ static void catcache_entry_free(catcache_entry *e)
     s->kind_bytes[e->kind] -= e->bytes;
     s->kind_count[e->kind]--;
     cc->bytes -= e->bytes;
-    free(e);
+    catcache_mem_free(s, e, e->bytes);
 }
 
 /*
@@ -311,6 +400,15 @@ void catcache_session_destroy(catcache_session *s)
         catcache_ring_remove(&e->q);
         catcache_entry_free(e);
     }
+    while (s->blocks != NULL) {
+        void **b = s->blocks;
+        catcache_unpoison(b, CATCACHE_BLOCK);
+        s->blocks = b[0];
+        free(b[1]);
+    }
+    s->block_bytes = 0;
+    s->fresh = s->fresh_end = NULL;
+    memset(s->free_chunks, 0, sizeof(s->free_chunks));
 }
 
 int catcache_init(catcache *cc, catcache_session *s, const catcache_def *d,
@@ -334,11 +432,16 @@ int catcache_init(catcache *cc, catcache_session *s, const catcache_def *d,
 #if CATCACHE_WIRING == 2
     catcache_choose_search(cc);
 #endif
-    cc->buckets = calloc(d->nbuckets, sizeof(*cc->buckets));
-    cc->lbuckets = calloc(CATCACHE_LIST_BUCKETS, sizeof(*cc->lbuckets));
+    cc->buckets = catcache_mem_zalloc(s, d->nbuckets * sizeof(*cc->buckets));
+    cc->lbuckets =
+        catcache_mem_zalloc(s, CATCACHE_LIST_BUCKETS * sizeof(*cc->lbuckets));
     if (cc->buckets == NULL || cc->lbuckets == NULL) {
-        free(cc->buckets);
-        free(cc->lbuckets);
+        if (cc->buckets != NULL)
+            catcache_mem_free(s, cc->buckets,
+                              d->nbuckets * sizeof(*cc->buckets));
+        if (cc->lbuckets != NULL)
+            catcache_mem_free(s, cc->lbuckets,
+                              CATCACHE_LIST_BUCKETS * sizeof(*cc->lbuckets));
         cc->buckets = cc->lbuckets = NULL;
         return kerr_set(err, KEEL_ENOMEM, "out of memory for catalog cache");
     }
@@ -357,8 +460,10 @@ void catcache_destroy(catcache *cc)
     /* Referenced ones went to the dead ring: the caller gave up on them. */
     catcache_account_buckets(
         cc, 0, ((size_t)cc->mask + 1 + cc->lmask + 1) * sizeof(*cc->buckets));
-    free(cc->buckets);
-    free(cc->lbuckets);
+    catcache_mem_free(cc->sess, cc->buckets,
+                      ((size_t)cc->mask + 1) * sizeof(*cc->buckets));
+    catcache_mem_free(cc->sess, cc->lbuckets,
+                      ((size_t)cc->lmask + 1) * sizeof(*cc->lbuckets));
     cc->buckets = cc->lbuckets = NULL;
 }
 
@@ -454,7 +559,7 @@ static catcache_entry *catcache_entry_make(catcache *cc, catcache_kind kind,
             size = catcache_name_start(size) + namelen[i] + 1;
     if (size > UINT32_MAX)
         return NULL;
-    e = malloc(size);
+    e = catcache_mem_alloc(cc->sess, size);
     if (e == NULL)
         return NULL;
     memset(e, 0, sizeof(*e));
@@ -541,7 +646,7 @@ static void catcache_double(catcache *cc, catcache_entry ***chains,
 
     if (n > UINT32_MAX / 2)
         return;
-    nw = calloc((size_t)n * 2, sizeof(*nw));
+    nw = catcache_mem_zalloc(cc->sess, (size_t)n * 2 * sizeof(*nw));
     if (nw == NULL)
         return;
     for (uint32_t b = 0; b < n; b++) {
@@ -552,7 +657,7 @@ static void catcache_double(catcache *cc, catcache_entry ***chains,
             e = next;
         }
     }
-    free(old);
+    catcache_mem_free(cc->sess, old, (size_t)n * sizeof(*old));
     *chains = nw;
     *mask = 2 * n - 1;
     catcache_account_buckets(cc, (size_t)n * sizeof(*nw), 0);

@@ -204,6 +204,21 @@ struct catcache {
     void *fill_arg;
 };
 
+/*
+ * A session's cache memory: entries, lists and bucket arrays of up to
+ * CATCACHE_CHUNK_MAX bytes are carved, in classes of CATCACHE_CHUNK_ALIGN
+ * bytes, from blocks of CATCACHE_BLOCK bytes that the session alone uses
+ * (each starting on a cache line); freed chunks go on their class's list
+ * for the next of that class.  A hit writes its entry, so that an entry
+ * beside another session's (in an allocator both use: sessions begun on
+ * one thread, threads that share a malloc arena) would move that line
+ * between their cores at every hit.  Larger ones come from malloc().
+ */
+#define CATCACHE_BLOCK       (64 * 1024)
+#define CATCACHE_CHUNK_ALIGN 16
+#define CATCACHE_CHUNK_MAX   1024
+#define CATCACHE_CLASSES     (CATCACHE_CHUNK_MAX / CATCACHE_CHUNK_ALIGN)
+
 /* What every cache of a session shares. */
 struct catcache_session {
     uint32_t now; /* the coarse clock, seconds, set once per transaction */
@@ -224,6 +239,14 @@ struct catcache_session {
     uint64_t qlen[CATCACHE_KINDS];
     catcache_link dead; /* removed while referenced */
     bool evicting;
+    /* Memory (see CATCACHE_BLOCK): the blocks, each linked through its
+     * first word; the unused end of the newest; freed chunks by class
+     * (class c: c * CATCACHE_CHUNK_ALIGN bytes), linked through their
+     * first word. */
+    void *blocks;
+    char *fresh, *fresh_end;
+    void *free_chunks[CATCACHE_CLASSES + 1];
+    uint64_t block_bytes; /* the blocks' total */
 };
 
 /*
@@ -237,8 +260,8 @@ void catcache_session_init(catcache_session *s, int32_t prune_min_age,
 void catcache_session_set_options(catcache_session *s, int32_t prune_min_age,
                                   uint64_t memory_target);
 
-/* Frees what is left on the dead ring (call after every cache's
- * catcache_destroy()). */
+/* Frees what is left on the dead ring, and the session's memory blocks
+ * (call after every cache's catcache_destroy()). */
 void catcache_session_destroy(catcache_session *s);
 
 /* Sets the session clock (seconds). */

@@ -320,6 +320,7 @@ void syscache_get_stats(const syscache *sc, syscache_stats *out)
     out->negative_bytes = s->kind_bytes[CATCACHE_NEGATIVE];
     out->list_bytes = s->kind_bytes[CATCACHE_LIST];
     out->bucket_bytes = s->bucket_bytes;
+    out->block_bytes = s->block_bytes;
     out->positive_entries = s->kind_count[CATCACHE_POSITIVE];
     out->negative_entries = s->kind_count[CATCACHE_NEGATIVE];
     out->entries = out->positive_entries + out->negative_entries;

@@ -81,6 +81,9 @@ typedef struct syscache_stats {
     uint64_t negative_bytes; /* held by negative entries */
     uint64_t list_bytes;     /* held by lists */
     uint64_t bucket_bytes;   /* bucket arrays (the floor of bytes) */
+    uint64_t block_bytes;    /* the session's memory blocks, which hold
+                              * what bytes counts up to 1 KiB a piece (and
+                              * freed pieces, for reuse) */
     uint64_t entries, positive_entries, negative_entries, lists;
     uint64_t hits, negative_hits, misses, list_hits, list_misses;
     uint64_t evictions;     /* removed for the memory target */
