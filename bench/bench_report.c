@@ -943,6 +943,7 @@ static void md_bloat(FILE *f, const report_step *s, const report_step *ret)
     const json_value *r = &s->doc.root;
     static const char *const which[] = {"off", "on"};
     double growth_off = 0, max_on = 0, txns = json_num(r, "transactions");
+    double blocks_on = 0;
     paired_ratio p = bloat_ratio(r);
     char span[128];
     size_t samples = 0;
@@ -953,8 +954,9 @@ static void md_bloat(FILE *f, const report_step *s, const report_step *ret)
             "`keel bench bloat%s`\n\n"
             "![catalog cache bytes against transactions](bloat.svg)\n\n"
             "| pruning | tps | elapsed s | session | bytes at start | bytes "
-            "at half | bytes at end | most bytes | bytes per transaction |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "at half | bytes at end | most bytes | bytes per transaction | "
+            "blocks at end |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             s->shown);
     for (int k = 0; k < 2; k++) {
         const json_value *run = json_get(r, which[k]);
@@ -969,15 +971,17 @@ static void md_bloat(FILE *f, const report_step *s, const report_step *ret)
             last = b->items[b->n - 1].num;
             for (size_t j = 0; j < b->n; j++)
                 most = fmax(most, b->items[j].num);
+            double blocks = json_num(&ss->items[i], "final_block_bytes");
             fprintf(f,
                     "| %s | %.0f | %.3f | %zu | %.0f | %.0f | %.0f | %.0f | "
-                    "%.1f |\n",
+                    "%.1f | %.0f |\n",
                     which[k], json_num(run, "tps"), json_num(run, "elapsed_s"),
-                    i, first, half, last, most, (last - first) / txns);
+                    i, first, half, last, most, (last - first) / txns, blocks);
             if (k == 0) {
                 growth_off = fmax(growth_off, (last - first) / txns);
             } else {
                 max_on = fmax(max_on, most);
+                blocks_on = fmax(blocks_on, blocks);
                 samples =
                     samples == 0 ? b->n : (b->n < samples ? b->n : samples);
             }
@@ -994,8 +998,13 @@ static void md_bloat(FILE *f, const report_step *s, const report_step *ret)
     else if (max_on <= target)
         fprintf(f,
                 "with pruning on the most any session's cache held in its "
-                "%zu samples is %.2f MiB (target %.2f MiB, met)",
-                samples, max_on / 1048576.0, target / 1048576.0);
+                "%zu samples is %.2f MiB (target %.2f MiB, met), and its "
+                "memory blocks took %.2f MiB at the end (the pieces of up to "
+                "1 KiB that the cache counts, rounded up to 16 bytes, and "
+                "those freed for reuse; larger bucket arrays lie outside "
+                "them)",
+                samples, max_on / 1048576.0, target / 1048576.0,
+                blocks_on / 1048576.0);
     else
         fprintf(f,
                 "with pruning on the most any session's cache held in its "

@@ -1085,12 +1085,14 @@ static int bloat_write_json(const select_opts *o, int32_t accounts,
             const char *sep = "";
             fprintf(f,
                     "%s\n      {\"client\": %u, \"transactions\": %llu, "
-                    "\"final_bytes\": %llu, \"entries\": %llu, "
+                    "\"final_bytes\": %llu, \"final_block_bytes\": %llu, "
+                    "\"entries\": %llu, "
                     "\"negative_entries\": %llu, \"evictions\": %llu, "
                     "\"age_prunes\": %llu, \"cache_misses\": %llu,\n"
                     "       \"txn\": [",
                     i ? "," : "", i, (unsigned long long)t->counts.txns,
                     (unsigned long long)t->final.bytes,
+                    (unsigned long long)t->final.block_bytes,
                     (unsigned long long)t->final.entries,
                     (unsigned long long)t->final.negative_entries,
                     (unsigned long long)t->final.evictions,

@@ -255,6 +255,18 @@ foreach(which off on)
     endforeach()
     string(JSON e50 GET "${s}" elapsed_s 50)
     check_positive("bloat.${which}[${i}].elapsed_s[50]" "${e50}")
+    # The cache's memory blocks hold its entries, the negative ones (each
+    # over 64 bytes and under 1 KiB) among them; pruned, no more than
+    # twice the target.
+    string(JSON fbb GET "${s}" final_block_bytes)
+    string(JSON neg GET "${s}" negative_entries)
+    string(JSON target GET "${json}" bloat ${which} memory_target)
+    math(EXPR least "${neg} * 64")
+    math(EXPR most "${target} * 2")
+    if(fbb LESS least OR (which STREQUAL "on" AND fbb GREATER most))
+      message(FATAL_ERROR "bloat.${which}[${i}]: blocks of ${fbb} bytes for "
+                          "${neg} negative entries (target ${target})")
+    endif()
     if(which STREQUAL "off")
       string(JSON b0 GET "${s}" bytes 0)
       string(JSON b50 GET "${s}" bytes 50)

@@ -513,6 +513,10 @@ typedef struct keel_cache_stats {
     uint64_t age_prunes;    /* entries dropped for age */
     uint64_t invalidations; /* entries and lists dropped by catalog changes */
     uint64_t resets;        /* whole-cache resets */
+    /* What the session's cache memory blocks take: the pieces of up to
+     * 1 KiB that bytes counts, rounded up to 16 bytes, and those freed for
+     * reuse.  Kept until the session ends. */
+    uint64_t block_bytes;
 } keel_cache_stats;
 
 void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out);

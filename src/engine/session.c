@@ -770,4 +770,5 @@ void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out)
     out->age_prunes = st.age_prunes;
     out->invalidations = st.invalidations;
     out->resets = st.resets;
+    out->block_bytes = st.block_bytes;
 }
