@@ -226,7 +226,7 @@ struct catcache_session {
     int32_t prune_min_age;
     uint64_t memory_target;
     kerr *err; /* where miss errors go (the transaction's), or NULL */
-    /* Accounting: exact bytes allocated. */
+    /* Accounting: exact bytes asked for (the blocks hold them rounded). */
     uint64_t bytes;
     uint64_t kind_bytes[CATCACHE_KINDS];
     uint64_t kind_count[CATCACHE_KINDS]; /* entries and lists, dead too */
