@@ -514,8 +514,9 @@ typedef struct keel_cache_stats {
     uint64_t invalidations; /* entries and lists dropped by catalog changes */
     uint64_t resets;        /* whole-cache resets */
     /* What the session's cache memory blocks take: the pieces of up to
-     * 1 KiB that bytes counts, rounded up to 16 bytes, and those freed for
-     * reuse.  Kept until the session ends. */
+     * 1 KiB that bytes counts, rounded up to 16 bytes, those freed for
+     * reuse, and the unused end of the newest block.  Kept until the
+     * session ends. */
     uint64_t block_bytes;
 } keel_cache_stats;
 

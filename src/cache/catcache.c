@@ -167,11 +167,15 @@ static void catcache_mem_free(catcache_session *s, void *p, size_t size)
     catcache_poison(p, c * CATCACHE_CHUNK_ALIGN);
 }
 
-/* catcache_mem_alloc(), zeroed. */
+/* catcache_mem_alloc(), zeroed: a large one by calloc(), which takes
+ * fresh pages from the system already zeroed. */
 static void *catcache_mem_zalloc(catcache_session *s, size_t size)
 {
-    void *p = catcache_mem_alloc(s, size);
+    void *p;
 
+    if (size > CATCACHE_CHUNK_MAX)
+        return calloc(1, size);
+    p = catcache_mem_alloc(s, size);
     if (p != NULL)
         memset(p, 0, size);
     return p;
