@@ -323,6 +323,39 @@ static void chains_ok(syscache *sc)
             fail_msg("cache %d: %s", id, why);
 }
 
+/* The session's memory is whole (catcache_memory_valid()) and its slabs
+ * hold exactly the entries, lists and bucket arrays of up to
+ * CATCACHE_CHUNK_MAX bytes that the caches and the dead ring hold. */
+static void memory_ok(syscache *sc)
+{
+    char why[160];
+    uint64_t pieces, want = 0;
+
+    if (!catcache_memory_valid(&sc->sess, &pieces, why, sizeof(why)))
+        fail_msg("memory: %s", why);
+    for (int id = 0; id < CACHE_COUNT; id++) {
+        const catcache *cc = &sc->caches[id];
+        want +=
+            ((size_t)cc->mask + 1) * sizeof(*cc->buckets) <= CATCACHE_CHUNK_MAX;
+        want += ((size_t)cc->lmask + 1) * sizeof(*cc->lbuckets) <=
+                CATCACHE_CHUNK_MAX;
+        for (uint32_t b = 0; b <= cc->mask; b++)
+            for (const catcache_entry *e = cc->buckets[b]; e; e = e->next)
+                want += e->bytes <= CATCACHE_CHUNK_MAX;
+        for (uint32_t b = 0; b <= cc->lmask; b++)
+            for (const catcache_entry *e = cc->lbuckets[b]; e; e = e->next)
+                want += e->bytes <= CATCACHE_CHUNK_MAX;
+    }
+    for (const catcache_link *l = sc->sess.dead.next; l != &sc->sess.dead;
+         l = l->next)
+        want += ((const catcache_entry *)((const char *)l -
+                                          offsetof(catcache_entry, q)))
+                    ->bytes <= CATCACHE_CHUNK_MAX;
+    if (pieces != want)
+        fail_msg("memory: %llu pieces in use, %llu held",
+                 (unsigned long long)pieces, (unsigned long long)want);
+}
+
 /* ------------------------------------------------------------------ */
 
 static void test_hits_misses_negative(void **state)
@@ -786,6 +819,7 @@ static void test_refcount_dead(void **state)
     assert_true(e->dead);
     assert_string_equal(((const catalog_namespace *)syscache_row(e))->name,
                         "public");
+    memory_ok(sc); /* the dead entry still holds its piece */
     st = stats_of(sc);
     assert_int_equal(st.invalidations, 1);
     assert_int_equal(st.positive_entries, 1);
@@ -1180,8 +1214,10 @@ static void test_memory_target_flood(void **state)
             syscache_search1(sc, CACHE_NAMESPACE_OID, 100000 + i, &e),
             KEEL_ENOENT);
         assert_true(stats_of(sc).bytes <= target);
-        if (i % 1000 == 999)
+        if (i % 1000 == 999) {
             chains_ok(sc);
+            memory_ok(sc);
+        }
         if (i % 50 == 49) {
             uint64_t misses = stats_of(sc).misses;
             for (oid_t rel = 10; rel <= 50; rel += 10)
@@ -1419,8 +1455,7 @@ static void test_accounting(void **state)
     assert_true(st.bucket_bytes > st0.bucket_bytes);
     /* The entries lie in the session's blocks, whole ones. */
     assert_true(st.block_bytes >= st.negative_bytes);
-    assert_int_equal(st.block_bytes % (CATCACHE_BLOCK + MEM_LINE_START_SLACK),
-                     0);
+    assert_int_equal(st.block_bytes % CATCACHE_REGION_BYTES, 0);
     syscache_reset(sc);
     {
         syscache_stats full = st;
@@ -1439,7 +1474,76 @@ static void test_accounting(void **state)
         st = stats_of(sc);
         assert_int_equal(st.negative_entries, 5000);
         assert_int_equal(st.block_bytes, full.block_bytes);
+        memory_ok(sc);
     }
+    fx_end(f, 0);
+    fx_close(f);
+}
+
+/*
+ * A memory target bounds the memory the cache holds, not only the bytes
+ * it counts: a flood of missing names whose length changes phase by phase
+ * (as per-customer names grow a digit) puts each phase's entries in
+ * another size class, and the pieces earlier phases freed serve the new
+ * ones.  The blocks stay near the target, and the cache still answers.
+ */
+static void test_memory_target_name_lengths(void **state)
+{
+    syscache_options o = {.prune_min_age = -1, .memory_target = 0};
+    fx *f;
+    syscache *sc;
+    catcache_entry *e;
+    syscache_stats st;
+    uint64_t target, most_blocks = 0;
+    char name[KEEL_NAME_LEN];
+
+    (void)state;
+    if (!KEEL_CATCACHE_PRUNE) {
+        skip();
+        return;
+    }
+    f = fx_open(64, &o);
+    sc = f->s[0].sc;
+    fx_begin(f, 0);
+    target = stats_of(sc).bytes + 256 * 1024;
+    o.memory_target = target;
+    syscache_set_options(sc, &o);
+    /* Names of 6, 22, 38 and 54 bytes: each phase's negative entries are
+     * 16 bytes longer than the last's, and 8,000 of them fill the target
+     * four times over. */
+    for (int phase = 0; phase < 4; phase++)
+        for (uint32_t i = 0; i < 8000; i++) {
+            snprintf(name, sizeof(name), "%0*u", 6 + 16 * phase, i);
+            assert_int_equal(syscache_search1(sc, CACHE_NAMESPACE_NAME,
+                                              SYSCACHE_NAME(name), &e),
+                             KEEL_ENOENT);
+            st = stats_of(sc);
+            assert_true(st.bytes <= target);
+            if (st.block_bytes > most_blocks)
+                most_blocks = st.block_bytes;
+            if (i % 1000 == 999)
+                memory_ok(sc);
+        }
+    st = stats_of(sc);
+    assert_true(st.evictions >= 4 * 8000 - 2000);
+    /* The last phase's newest names still answer from the cache. */
+    for (uint32_t i = 7990; i < 8000; i++) {
+        uint64_t misses = stats_of(sc).misses;
+        snprintf(name, sizeof(name), "%0*u", 6 + 16 * 3, i);
+        assert_int_equal(
+            syscache_search1(sc, CACHE_NAMESPACE_NAME, SYSCACHE_NAME(name), &e),
+            KEEL_ENOENT);
+        assert_int_equal(stats_of(sc).misses, misses);
+    }
+    /* The regions within a quarter of the target and one region beyond
+     * it (pieces rounded up to 16 bytes, slab headers and ends, room to
+     * align the slabs), where reusing freed pieces only for their own
+     * size would hold all four phases' (over four times the target). */
+    if (most_blocks > target + target / 4 + CATCACHE_REGION_BYTES)
+        fail_msg("blocks reached %llu bytes against a target of %llu",
+                 (unsigned long long)most_blocks, (unsigned long long)target);
+    chains_ok(sc);
+    memory_ok(sc);
     fx_end(f, 0);
     fx_close(f);
 }
@@ -1735,6 +1839,7 @@ static void run_random(uint64_t seed, const syscache_options *o, uint32_t qcap,
             f->now += tu_rand(&seed) % 400;
         }
         chains_ok(f->s[i].sc);
+        memory_ok(f->s[i].sc);
     }
     /* Everything released: no references are left anywhere. */
     for (int i = 0; i < 2; i++) {
@@ -1785,6 +1890,7 @@ int main(void)
         cmocka_unit_test(test_prune_age),
         cmocka_unit_test(test_memory_target_flood),
         cmocka_unit_test(test_accounting),
+        cmocka_unit_test(test_memory_target_name_lengths),
         cmocka_unit_test(test_sessions_apart),
         cmocka_unit_test(test_name_equal),
         cmocka_unit_test(test_hot_set_fits_default),

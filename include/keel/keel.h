@@ -514,9 +514,10 @@ typedef struct keel_cache_stats {
     uint64_t invalidations; /* entries and lists dropped by catalog changes */
     uint64_t resets;        /* whole-cache resets */
     /* What the session's cache memory blocks take: the pieces of up to
-     * 1 KiB that bytes counts, rounded up to 16 bytes, those freed for
-     * reuse, and the unused end of the newest block.  Kept until the
-     * session ends. */
+     * 1 KiB that bytes counts, rounded up to 16 bytes, in slabs of one
+     * size each, with the slabs' headers and unused ends, pieces and
+     * slabs freed for reuse, and the newest block's unused slabs.  Kept
+     * until the session ends. */
     uint64_t block_bytes;
 } keel_cache_stats;
 

@@ -115,56 +115,135 @@ static size_t catcache_chunk_class(size_t size)
     return (size + CATCACHE_CHUNK_ALIGN - 1) / CATCACHE_CHUNK_ALIGN;
 }
 
+_Static_assert(sizeof(catcache_slab) <= CATCACHE_SLAB_HEAD,
+               "a slab's header fits its line");
+_Static_assert(CATCACHE_CHUNK_MAX <= CATCACHE_SLAB - CATCACHE_SLAB_HEAD,
+               "a slab holds a piece of every class");
+_Static_assert((CATCACHE_SLAB & (CATCACHE_SLAB - 1)) == 0,
+               "slabs are found by masking an address");
+
+/* True if sl has no freed piece and no room for a fresh one. */
+static bool catcache_slab_full(const catcache_slab *sl)
+{
+    return sl->free == NULL &&
+           sl->fresh + sl->cls * CATCACHE_CHUNK_ALIGN > CATCACHE_SLAB;
+}
+
+static void catcache_slab_unlink(catcache_session *s, catcache_slab *sl)
+{
+    if (sl->prev != NULL)
+        sl->prev->next = sl->next;
+    else
+        s->room[sl->cls] = sl->next;
+    if (sl->next != NULL)
+        sl->next->prev = sl->prev;
+}
+
+static void catcache_slab_push(catcache_session *s, catcache_slab *sl)
+{
+    sl->prev = NULL;
+    sl->next = s->room[sl->cls];
+    if (sl->next != NULL)
+        sl->next->prev = sl;
+    s->room[sl->cls] = sl;
+}
+
+/*
+ * An empty slab for class c, on the class's list: one another class
+ * emptied, or the newest region's next, or the first of a new region.
+ * NULL if memory is exhausted.
+ */
+static catcache_slab *catcache_slab_get(catcache_session *s, size_t c)
+{
+    catcache_slab *sl = s->empty;
+
+    if (sl != NULL) {
+        s->empty = sl->next;
+    } else {
+        if (s->next_slab == s->slabs_end) {
+            void *region = malloc(CATCACHE_REGION_BYTES);
+            char *first;
+            if (region == NULL)
+                return NULL;
+            first = (char *)(((uintptr_t)region + CATCACHE_SLAB - 1) &
+                             ~(uintptr_t)(CATCACHE_SLAB - 1));
+            catcache_poison(first, CATCACHE_REGION_SLABS * CATCACHE_SLAB);
+            catcache_unpoison(first, CATCACHE_SLAB_HEAD);
+            sl = (catcache_slab *)first;
+            sl->region = region;
+            sl->region_next = s->regions;
+            s->regions = sl;
+            s->block_bytes += CATCACHE_REGION_BYTES;
+            s->next_slab = first;
+            s->slabs_end = first + CATCACHE_REGION_SLABS * CATCACHE_SLAB;
+        }
+        sl = (catcache_slab *)s->next_slab;
+        catcache_unpoison(sl, CATCACHE_SLAB_HEAD);
+        s->next_slab += CATCACHE_SLAB;
+    }
+    sl->free = NULL;
+    sl->fresh = CATCACHE_SLAB_HEAD;
+    sl->cls = (uint16_t)c;
+    sl->used = 0;
+    catcache_slab_push(s, sl);
+    return sl;
+}
+
 /* size bytes (not zeroed) of s's memory, or NULL if memory is exhausted. */
 static void *catcache_mem_alloc(catcache_session *s, size_t size)
 {
     size_t c = catcache_chunk_class(size ? size : 1);
-    size_t n = c * CATCACHE_CHUNK_ALIGN;
+    catcache_slab *sl;
     char *p;
 
     if (size > CATCACHE_CHUNK_MAX)
         return malloc(size);
-    if ((p = s->free_chunks[c]) != NULL) {
+    sl = s->room[c];
+    if (sl == NULL && (sl = catcache_slab_get(s, c)) == NULL)
+        return NULL;
+    if ((p = sl->free) != NULL) {
         catcache_unpoison(p, sizeof(void *));
-        s->free_chunks[c] = *(void **)p;
+        sl->free = *(void **)p;
     } else {
-        if ((size_t)(s->fresh_end - s->fresh) < n) {
-            /* What is left of the last block stays unused: less than a
-             * chunk's largest size in CATCACHE_BLOCK. */
-            char *b;
-            void *block = mem_alloc_line_start(CATCACHE_BLOCK, (void **)&b);
-            if (block == NULL)
-                return NULL;
-            /* The block's first word links it, its second is the start of
-             * the allocation that holds it. */
-            ((void **)b)[0] = s->blocks;
-            ((void **)b)[1] = block;
-            s->blocks = b;
-            s->block_bytes += CATCACHE_BLOCK + MEM_LINE_START_SLACK;
-            s->fresh = b + CATCACHE_CHUNK_ALIGN;
-            s->fresh_end = b + CATCACHE_BLOCK;
-            catcache_poison(s->fresh, (size_t)(s->fresh_end - s->fresh));
-        }
-        p = s->fresh;
-        s->fresh += n;
+        p = (char *)sl + sl->fresh;
+        sl->fresh += (uint32_t)(c * CATCACHE_CHUNK_ALIGN);
     }
+    sl->used++;
+    if (catcache_slab_full(sl))
+        catcache_slab_unlink(s, sl);
     catcache_unpoison(p, size);
     return p;
 }
 
-/* Gives back p, of size bytes, from catcache_mem_alloc(s, size). */
+/* Gives back p, of size bytes, from catcache_mem_alloc(s, size): to its
+ * slab, and the slab, once empty, to the session. */
 static void catcache_mem_free(catcache_session *s, void *p, size_t size)
 {
     size_t c = catcache_chunk_class(size ? size : 1);
+    catcache_slab *sl;
+    bool was_full;
 
     if (size > CATCACHE_CHUNK_MAX) {
         free(p);
         return;
     }
+    sl = (catcache_slab *)((uintptr_t)p & ~(uintptr_t)(CATCACHE_SLAB - 1));
+    assert(sl->cls == c && sl->used > 0);
+    was_full = catcache_slab_full(sl);
     catcache_unpoison(p, sizeof(void *));
-    *(void **)p = s->free_chunks[c];
-    s->free_chunks[c] = p;
+    *(void **)p = sl->free;
+    sl->free = p;
     catcache_poison(p, c * CATCACHE_CHUNK_ALIGN);
+    if (--sl->used == 0) {
+        if (!was_full)
+            catcache_slab_unlink(s, sl);
+        catcache_poison((char *)sl + CATCACHE_SLAB_HEAD,
+                        CATCACHE_SLAB - CATCACHE_SLAB_HEAD);
+        sl->next = s->empty;
+        s->empty = sl;
+    } else if (was_full) {
+        catcache_slab_push(s, sl);
+    }
 }
 
 /* catcache_mem_alloc(), zeroed: a large one by calloc(), which takes
@@ -404,15 +483,17 @@ void catcache_session_destroy(catcache_session *s)
         catcache_ring_remove(&e->q);
         catcache_entry_free(e);
     }
-    while (s->blocks != NULL) {
-        void **b = s->blocks;
-        catcache_unpoison(b, CATCACHE_BLOCK);
-        s->blocks = b[0];
-        free(b[1]);
+    while (s->regions != NULL) {
+        catcache_slab *first = s->regions;
+        void *region = first->region;
+        s->regions = first->region_next;
+        catcache_unpoison(first, CATCACHE_REGION_SLABS * CATCACHE_SLAB);
+        free(region);
     }
     s->block_bytes = 0;
-    s->fresh = s->fresh_end = NULL;
-    memset(s->free_chunks, 0, sizeof(s->free_chunks));
+    s->empty = NULL;
+    s->next_slab = s->slabs_end = NULL;
+    memset(s->room, 0, sizeof(s->room));
 }
 
 int catcache_init(catcache *cc, catcache_session *s, const catcache_def *d,
@@ -906,4 +987,105 @@ bool catcache_chains_valid(const catcache *cc, char *why, size_t len)
                                  why, len) &&
            catcache_chains_check(cc->lbuckets, cc->lmask, cc->nlists, "list",
                                  why, len);
+}
+
+/* One slab of catcache_memory_valid(): its freed pieces and its room. */
+static bool catcache_slab_check(const catcache_slab *sl, char *why, size_t len)
+{
+    size_t n = (size_t)sl->cls * CATCACHE_CHUNK_ALIGN;
+    size_t carved, nfree = 0;
+
+    if (sl->cls == 0 || sl->cls > CATCACHE_CLASSES ||
+        sl->fresh < CATCACHE_SLAB_HEAD || sl->fresh > CATCACHE_SLAB ||
+        (sl->fresh - CATCACHE_SLAB_HEAD) % n != 0) {
+        snprintf(why, len, "slab %p: class %u, fresh at %u", (const void *)sl,
+                 sl->cls, sl->fresh);
+        return false;
+    }
+    carved = (sl->fresh - CATCACHE_SLAB_HEAD) / n;
+    for (void *p = sl->free; p != NULL; nfree++) {
+        uintptr_t off = (uintptr_t)p - (uintptr_t)sl;
+        void *next;
+        if (nfree >= carved || off < CATCACHE_SLAB_HEAD || off >= sl->fresh ||
+            (off - CATCACHE_SLAB_HEAD) % n != 0) {
+            snprintf(why, len, "slab %p: a freed piece lies outside it",
+                     (const void *)sl);
+            return false;
+        }
+        catcache_unpoison(p, sizeof(void *));
+        next = *(void **)p;
+        catcache_poison(p, sizeof(void *));
+        p = next;
+    }
+    if (nfree + sl->used != carved) {
+        snprintf(why, len, "slab %p: %zu pieces carved, %zu freed, %u used",
+                 (const void *)sl, carved, nfree, sl->used);
+        return false;
+    }
+    return true;
+}
+
+bool catcache_memory_valid(const catcache_session *s, uint64_t *pieces,
+                           char *why, size_t len)
+{
+    uint64_t nroom = 0, nempty = 0, used = 0, partial = 0, idle = 0;
+    uint64_t regions = 0;
+
+    for (size_t c = 1; c <= CATCACHE_CLASSES; c++) {
+        const catcache_slab *prev = NULL;
+        for (const catcache_slab *sl = s->room[c]; sl != NULL;
+             prev = sl, sl = sl->next) {
+            if (sl->prev != prev || sl->cls != c || sl->used == 0 ||
+                catcache_slab_full(sl)) {
+                snprintf(why, len,
+                         "class %zu: a slab with room is misplaced (class "
+                         "%u, %u used%s)",
+                         c, sl->cls, sl->used,
+                         sl->prev != prev ? ", wrong back link" : "");
+                return false;
+            }
+            nroom++;
+        }
+    }
+    for (const catcache_slab *sl = s->empty; sl != NULL; sl = sl->next) {
+        if (sl->used != 0) {
+            snprintf(why, len, "an empty slab has %u pieces used", sl->used);
+            return false;
+        }
+        nempty++;
+    }
+    for (const catcache_slab *first = s->regions; first != NULL;
+         first = first->region_next, regions++) {
+        const char *end =
+            first == s->regions
+                ? s->next_slab
+                : (const char *)first + CATCACHE_REGION_SLABS * CATCACHE_SLAB;
+        for (const char *b = (const char *)first; b < end; b += CATCACHE_SLAB) {
+            const catcache_slab *sl = (const catcache_slab *)b;
+            if (sl->used == 0) {
+                idle++;
+                continue;
+            }
+            if (!catcache_slab_check(sl, why, len))
+                return false;
+            used += sl->used;
+            partial += !catcache_slab_full(sl);
+        }
+    }
+    if (idle != nempty || partial != nroom) {
+        snprintf(why, len,
+                 "%llu slabs empty, %llu on the empty list; %llu with room, "
+                 "%llu on the lists",
+                 (unsigned long long)idle, (unsigned long long)nempty,
+                 (unsigned long long)partial, (unsigned long long)nroom);
+        return false;
+    }
+    if (regions * CATCACHE_REGION_BYTES != s->block_bytes) {
+        snprintf(why, len, "%llu regions, block_bytes %llu",
+                 (unsigned long long)regions,
+                 (unsigned long long)s->block_bytes);
+        return false;
+    }
+    *pieces = used;
+    return true;
 }

@@ -207,17 +207,44 @@ struct catcache {
 /*
  * A session's cache memory: entries, lists and bucket arrays of up to
  * CATCACHE_CHUNK_MAX bytes are carved, in classes of CATCACHE_CHUNK_ALIGN
- * bytes, from blocks of CATCACHE_BLOCK bytes that the session alone uses
- * (each starting on a cache line); freed chunks go on their class's list
- * for the next of that class.  A hit writes its entry, so that an entry
- * beside another session's (in an allocator both use: sessions begun on
- * one thread, threads that share a malloc arena) would move that line
- * between their cores at every hit.  Larger ones come from malloc().
+ * bytes, from slabs of CATCACHE_SLAB bytes (aligned to their size, so
+ * that a piece's address names its slab), each holding pieces of one
+ * class; the slabs come CATCACHE_REGION_SLABS at a time from regions that
+ * the session alone uses.  A piece freed goes back to its slab for the
+ * next of its class, and a slab emptied to the session for any class, so
+ * that memory freed by pruning serves whatever size is missed next: the
+ * regions held stay near the most the pieces ever took at once.  A hit
+ * writes its entry, so that an entry beside another session's (in an
+ * allocator both use: sessions begun on one thread, threads that share a
+ * malloc arena) would move that line between their cores at every hit.
+ * Larger pieces come from malloc().
  */
-#define CATCACHE_BLOCK       (64 * 1024)
-#define CATCACHE_CHUNK_ALIGN 16
-#define CATCACHE_CHUNK_MAX   1024
-#define CATCACHE_CLASSES     (CATCACHE_CHUNK_MAX / CATCACHE_CHUNK_ALIGN)
+#define CATCACHE_SLAB         4096
+#define CATCACHE_SLAB_HEAD    64 /* its header's cache line */
+#define CATCACHE_REGION_SLABS 16
+#define CATCACHE_CHUNK_ALIGN  16
+#define CATCACHE_CHUNK_MAX    1024
+#define CATCACHE_CLASSES      (CATCACHE_CHUNK_MAX / CATCACHE_CHUNK_ALIGN)
+/* What a region takes from malloc(): its slabs, and room to align them. */
+#define CATCACHE_REGION_BYTES                                                  \
+    (CATCACHE_REGION_SLABS * CATCACHE_SLAB + CATCACHE_SLAB -                   \
+     _Alignof(max_align_t))
+
+/* A slab's header, on its first line. */
+typedef struct catcache_slab catcache_slab;
+struct catcache_slab {
+    /* On its class's list of slabs with room, or on the session's list
+     * of empty ones (next only). */
+    catcache_slab *next, *prev;
+    void *free;     /* freed pieces, linked through their first word */
+    uint32_t fresh; /* offset of the part never handed out since emptied */
+    uint16_t cls;   /* pieces of cls * CATCACHE_CHUNK_ALIGN bytes */
+    uint16_t used;  /* pieces handed out */
+    /* In a region's first slab: the region's allocation, and the next
+     * region's first slab. */
+    void *region;
+    catcache_slab *region_next;
+};
 
 /* What every cache of a session shares. */
 struct catcache_session {
@@ -239,14 +266,14 @@ struct catcache_session {
     uint64_t qlen[CATCACHE_KINDS];
     catcache_link dead; /* removed while referenced */
     bool evicting;
-    /* Memory (see CATCACHE_BLOCK): the blocks, each linked through its
-     * first word; the unused end of the newest; freed chunks by class
-     * (class c: c * CATCACHE_CHUNK_ALIGN bytes), linked through their
-     * first word. */
-    void *blocks;
-    char *fresh, *fresh_end;
-    void *free_chunks[CATCACHE_CLASSES + 1];
-    uint64_t block_bytes; /* the blocks' total */
+    /* Memory (see CATCACHE_SLAB): by class (class c: pieces of
+     * c * CATCACHE_CHUNK_ALIGN bytes), the slabs with room; the empty
+     * slabs; the newest region's slabs never used; the regions. */
+    catcache_slab *room[CATCACHE_CLASSES + 1];
+    catcache_slab *empty;
+    char *next_slab, *slabs_end;
+    catcache_slab *regions;
+    uint64_t block_bytes; /* the regions' total */
 };
 
 /*
@@ -316,6 +343,17 @@ void catcache_reset(catcache *cc);
  * fault in why, if not.
  */
 bool catcache_chains_valid(const catcache *cc, char *why, size_t len);
+
+/*
+ * Checks s's memory: every slab on its class's list has room and pieces
+ * in use, every slab without pieces in use is on the empty list, each
+ * slab's freed pieces and pieces in use add up to those it carved, and the
+ * regions add up to block_bytes.  Sets *pieces to the pieces in use (each
+ * entry, list and bucket array of up to CATCACHE_CHUNK_MAX bytes, dead
+ * ones too).  False, with the first fault in why, if not.
+ */
+bool catcache_memory_valid(const catcache_session *s, uint64_t *pieces,
+                           char *why, size_t len);
 
 /* A list search's miss (catcache_list_find() below is the hit path):
  * builds the list of keys (hash h); KEEL_OK with *out a referenced list,
