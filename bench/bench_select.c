@@ -823,15 +823,18 @@ static int select_write_json(const select_opts *o, const char *dir,
         const select_result *r = &res[i];
         const select_counts *c = &r->counts;
         select_summary m;
-        char runs[MAX_RUNS * 24] = "";
-        size_t used = 0;
+        char runs[MAX_RUNS * 24] = "", cpus[MAX_RUNS * 24] = "";
+        size_t used = 0, cused = 0;
         select_summarize(o, r, &m);
-        /* Each run's throughput, in run order: the runs of every
-         * configuration are interleaved, so run i of two configurations
-         * was measured in the same round. */
+        /* Each run's throughput and CPU time per transaction, in run
+         * order: the runs of every configuration are interleaved, so run
+         * i of two configurations was measured in the same round. */
         for (int k = 0; k < o->runs && used < sizeof(runs); k++)
             used += (size_t)snprintf(runs + used, sizeof(runs) - used, "%s%.1f",
                                      k ? ", " : "", r->tps[k]);
+        for (int k = 0; k < o->runs && cused < sizeof(cpus); k++)
+            cused += (size_t)snprintf(cpus + cused, sizeof(cpus) - cused,
+                                      "%s%.1f", k ? ", " : "", r->cpu[k]);
         fprintf(f,
                 "%s\n    {\"clients\": %u, \"layout\": \"%s\", "
                 "\"max_sessions\": %u, \"tps\": %.1f, \"tps_min\": %.1f, "
@@ -839,7 +842,7 @@ static int select_write_json(const select_opts *o, const char *dir,
                 "\"cpu_ns_per_txn\": %.2f, \"p50_ns\": %.0f, "
                 "\"p99_ns\": %.0f, \"latency_samples\": %zu, "
                 "\"transactions\": %llu,\n"
-                "     \"tps_runs\": [%s],\n"
+                "     \"tps_runs\": [%s],\n     \"cpu_ns_runs\": [%s],\n"
                 "     \"per_txn\": {\"cache_hits\": %.4f, "
                 "\"cache_negative_hits\": %.4f, \"cache_misses\": %.4f, "
                 "\"cache_list_hits\": %.4f, \"cache_list_misses\": %.4f, "
@@ -848,7 +851,7 @@ static int select_write_json(const select_opts *o, const char *dir,
                 i ? "," : "", r->clients, layout_name(r->layout),
                 r->max_sessions, m.tps.median, m.tps.min, m.tps.max, o->runs,
                 m.ns, m.cpu, m.p50, m.p99, r->samples,
-                (unsigned long long)c->txns, runs, per_txn(c->hits, c),
+                (unsigned long long)c->txns, runs, cpus, per_txn(c->hits, c),
                 per_txn(c->negative_hits, c), per_txn(c->misses, c),
                 per_txn(c->list_hits, c), per_txn(c->list_misses, c),
                 per_txn(c->snapshots_reused, c), per_txn(c->snapshots_taken, c),
