@@ -89,7 +89,7 @@ static void catcache_chain_del(catcache_entry *e)
 }
 
 /* ------------------------------------------------------------------ */
-/* The session's memory (see CATCACHE_BLOCK)                          */
+/* The session's memory (see CATCACHE_SLAB)                           */
 /* ------------------------------------------------------------------ */
 
 /* The address sanitizer is told which bytes of the blocks are handed out,
