@@ -1412,6 +1412,10 @@ static void test_accounting(void **state)
         sum += st0.by_cache_bytes[id];
     assert_int_equal(sum, st0.bytes);
     assert_int_equal(st0.bytes, st0.bucket_bytes);
+    /* The bucket arrays lie in the session's first region, the only one
+     * a session that misses little needs. */
+    assert_int_equal(st0.block_bytes,
+                     CATCACHE_REGION_BYTES(CATCACHE_FIRST_SLABS));
     fx_begin(f, 0);
     assert_int_equal(
         syscache_search1(sc, CACHE_NAMESPACE_NAME, SYSCACHE_NAME("public"), &e),
@@ -1455,7 +1459,11 @@ static void test_accounting(void **state)
     assert_true(st.bucket_bytes > st0.bucket_bytes);
     /* The entries lie in the session's blocks, whole ones. */
     assert_true(st.block_bytes >= st.negative_bytes);
-    assert_int_equal(st.block_bytes % CATCACHE_REGION_BYTES, 0);
+    assert_true(st.block_bytes > CATCACHE_REGION_BYTES(CATCACHE_FIRST_SLABS));
+    assert_int_equal(
+        (st.block_bytes - CATCACHE_REGION_BYTES(CATCACHE_FIRST_SLABS)) %
+            CATCACHE_REGION_BYTES(CATCACHE_REGION_SLABS),
+        0);
     syscache_reset(sc);
     {
         syscache_stats full = st;
@@ -1539,7 +1547,8 @@ static void test_memory_target_name_lengths(void **state)
      * it (pieces rounded up to 16 bytes, slab headers and ends, room to
      * align the slabs), where reusing freed pieces only for their own
      * size would hold all four phases' (over four times the target). */
-    if (most_blocks > target + target / 4 + CATCACHE_REGION_BYTES)
+    if (most_blocks >
+        target + target / 4 + CATCACHE_REGION_BYTES(CATCACHE_REGION_SLABS))
         fail_msg("blocks reached %llu bytes against a target of %llu",
                  (unsigned long long)most_blocks, (unsigned long long)target);
     chains_ok(sc);

@@ -146,8 +146,10 @@ typedef struct keel_db_options {
 } keel_db_options;
 
 /* Catalog cache defaults: entries unused for 5 minutes may go when a cache
- * would grow, and each session keeps its cache under 4 MiB (4,000
- * sessions: 16 GiB at most, against PostgreSQL's unbounded growth). */
+ * would grow, and each session keeps its cache under 4 MiB of what it
+ * asks for (4,000 sessions: 16 GiB at most, against PostgreSQL's
+ * unbounded growth; the memory that holds it takes about 10% more,
+ * block_bytes below). */
 #define KEEL_CATALOG_CACHE_PRUNE_MIN_AGE_DEFAULT 300
 #define KEEL_CATALOG_CACHE_MEMORY_TARGET_DEFAULT (UINT64_C(4) << 20)
 

@@ -161,21 +161,24 @@ static catcache_slab *catcache_slab_get(catcache_session *s, size_t c)
         s->empty = sl->next;
     } else {
         if (s->next_slab == s->slabs_end) {
-            void *region = malloc(CATCACHE_REGION_BYTES);
+            uint32_t n = s->regions == NULL ? CATCACHE_FIRST_SLABS
+                                            : CATCACHE_REGION_SLABS;
+            void *region = malloc(CATCACHE_REGION_BYTES(n));
             char *first;
             if (region == NULL)
                 return NULL;
             first = (char *)(((uintptr_t)region + CATCACHE_SLAB - 1) &
                              ~(uintptr_t)(CATCACHE_SLAB - 1));
-            catcache_poison(first, CATCACHE_REGION_SLABS * CATCACHE_SLAB);
+            catcache_poison(first, (size_t)n * CATCACHE_SLAB);
             catcache_unpoison(first, CATCACHE_SLAB_HEAD);
             sl = (catcache_slab *)first;
             sl->region = region;
+            sl->region_slabs = n;
             sl->region_next = s->regions;
             s->regions = sl;
-            s->block_bytes += CATCACHE_REGION_BYTES;
+            s->block_bytes += CATCACHE_REGION_BYTES(n);
             s->next_slab = first;
-            s->slabs_end = first + CATCACHE_REGION_SLABS * CATCACHE_SLAB;
+            s->slabs_end = first + (size_t)n * CATCACHE_SLAB;
         }
         sl = (catcache_slab *)s->next_slab;
         catcache_unpoison(sl, CATCACHE_SLAB_HEAD);
@@ -487,7 +490,7 @@ void catcache_session_destroy(catcache_session *s)
         catcache_slab *first = s->regions;
         void *region = first->region;
         s->regions = first->region_next;
-        catcache_unpoison(first, CATCACHE_REGION_SLABS * CATCACHE_SLAB);
+        catcache_unpoison(first, (size_t)first->region_slabs * CATCACHE_SLAB);
         free(region);
     }
     s->block_bytes = 0;
@@ -1029,7 +1032,7 @@ bool catcache_memory_valid(const catcache_session *s, uint64_t *pieces,
                            char *why, size_t len)
 {
     uint64_t nroom = 0, nempty = 0, used = 0, partial = 0, idle = 0;
-    uint64_t regions = 0;
+    uint64_t region_bytes = 0;
 
     for (size_t c = 1; c <= CATCACHE_CLASSES; c++) {
         const catcache_slab *prev = NULL;
@@ -1055,11 +1058,21 @@ bool catcache_memory_valid(const catcache_session *s, uint64_t *pieces,
         nempty++;
     }
     for (const catcache_slab *first = s->regions; first != NULL;
-         first = first->region_next, regions++) {
-        const char *end =
-            first == s->regions
-                ? s->next_slab
-                : (const char *)first + CATCACHE_REGION_SLABS * CATCACHE_SLAB;
+         first = first->region_next) {
+        const char *end;
+        /* The oldest region is the first's size, every later one the
+         * later ones'. */
+        if (first->region_slabs != (first->region_next == NULL
+                                        ? CATCACHE_FIRST_SLABS
+                                        : CATCACHE_REGION_SLABS)) {
+            snprintf(why, len, "a region of %u slabs", first->region_slabs);
+            return false;
+        }
+        region_bytes += CATCACHE_REGION_BYTES(first->region_slabs);
+        end = first == s->regions
+                  ? s->next_slab
+                  : (const char *)first +
+                        (size_t)first->region_slabs * CATCACHE_SLAB;
         for (const char *b = (const char *)first; b < end; b += CATCACHE_SLAB) {
             const catcache_slab *sl = (const catcache_slab *)b;
             if (sl->used == 0) {
@@ -1080,9 +1093,9 @@ bool catcache_memory_valid(const catcache_session *s, uint64_t *pieces,
                  (unsigned long long)partial, (unsigned long long)nroom);
         return false;
     }
-    if (regions * CATCACHE_REGION_BYTES != s->block_bytes) {
-        snprintf(why, len, "%llu regions, block_bytes %llu",
-                 (unsigned long long)regions,
+    if (region_bytes != s->block_bytes) {
+        snprintf(why, len, "regions of %llu bytes, block_bytes %llu",
+                 (unsigned long long)region_bytes,
                  (unsigned long long)s->block_bytes);
         return false;
     }

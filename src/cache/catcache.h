@@ -209,26 +209,29 @@ struct catcache {
  * CATCACHE_CHUNK_MAX bytes are carved, in classes of CATCACHE_CHUNK_ALIGN
  * bytes, from slabs of CATCACHE_SLAB bytes (aligned to their size, so
  * that a piece's address names its slab), each holding pieces of one
- * class; the slabs come CATCACHE_REGION_SLABS at a time from regions that
- * the session alone uses.  A piece freed goes back to its slab for the
- * next of its class, and a slab emptied to the session for any class, so
- * that memory freed by pruning serves whatever size is missed next: the
- * regions held stay near the most the pieces ever took at once.  A hit
- * writes its entry, so that an entry beside another session's (in an
- * allocator both use: sessions begun on one thread, threads that share a
+ * class; the slabs come from regions that * the session alone uses.  A piece
+ * freed goes back to its slab for the next of its class, and a slab emptied to
+ * the session for any class, so that memory freed by pruning serves whatever
+ * size is missed next: the regions held stay near the most the pieces ever took
+ * at once.  A hit writes its entry, so that an entry beside another session's
+ * (in an allocator both use: sessions begun on one thread, threads that share a
  * malloc arena) would move that line between their cores at every hit.
  * Larger pieces come from malloc().
  */
-#define CATCACHE_SLAB         4096
-#define CATCACHE_SLAB_HEAD    64 /* its header's cache line */
-#define CATCACHE_REGION_SLABS 16
-#define CATCACHE_CHUNK_ALIGN  16
-#define CATCACHE_CHUNK_MAX    1024
-#define CATCACHE_CLASSES      (CATCACHE_CHUNK_MAX / CATCACHE_CHUNK_ALIGN)
-/* What a region takes from malloc(): its slabs, and room to align them. */
-#define CATCACHE_REGION_BYTES                                                  \
-    (CATCACHE_REGION_SLABS * CATCACHE_SLAB + CATCACHE_SLAB -                   \
-     _Alignof(max_align_t))
+#define CATCACHE_SLAB        4096
+#define CATCACHE_SLAB_HEAD   64 /* its header's cache line */
+#define CATCACHE_CHUNK_ALIGN 16
+#define CATCACHE_CHUNK_MAX   1024
+#define CATCACHE_CLASSES     (CATCACHE_CHUNK_MAX / CATCACHE_CHUNK_ALIGN)
+/* Slabs in a session's first region (64 KiB, what a session that misses
+ * little needs) and in each later one (120 KiB: just under the 128 KiB
+ * from which glibc's malloc() maps memory apart from its heap by default),
+ * and what a region of n slabs takes from malloc(): its slabs, and room
+ * to align them, which costs a later region 3% of it. */
+#define CATCACHE_FIRST_SLABS  16
+#define CATCACHE_REGION_SLABS 30
+#define CATCACHE_REGION_BYTES(n)                                               \
+    ((size_t)(n)*CATCACHE_SLAB + CATCACHE_SLAB - _Alignof(max_align_t))
 
 /* A slab's header, on its first line. */
 typedef struct catcache_slab catcache_slab;
@@ -240,9 +243,10 @@ struct catcache_slab {
     uint32_t fresh; /* offset of the part never handed out since emptied */
     uint16_t cls;   /* pieces of cls * CATCACHE_CHUNK_ALIGN bytes */
     uint16_t used;  /* pieces handed out */
-    /* In a region's first slab: the region's allocation, and the next
-     * region's first slab. */
+    /* In a region's first slab: the region's allocation, its slabs, and
+     * the next region's first slab. */
     void *region;
+    uint32_t region_slabs;
     catcache_slab *region_next;
 };
 
