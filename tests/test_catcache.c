@@ -1557,6 +1557,60 @@ static void test_memory_target_name_lengths(void **state)
     fx_close(f);
 }
 
+/* catcache_memory_valid() finds what it is there to find: a slab's count
+ * of pieces in use off by one, a broken back link among the slabs with
+ * room, an empty slab off the empty list, the regions' bytes miscounted. */
+static void test_memory_check_finds_faults(void **state)
+{
+    syscache_options o = {.prune_min_age = -1, .memory_target = 0};
+    fx *f = fx_open(64, &o);
+    syscache *sc = f->s[0].sc;
+    catcache_session *s = &sc->sess;
+    catcache_entry *e;
+    catcache_slab *sl = NULL, *empty;
+    char why[160];
+    uint64_t pieces;
+
+    (void)state;
+    fx_begin(f, 0);
+    for (oid_t i = 0; i < 100; i++)
+        assert_int_equal(syscache_search1(sc, CACHE_CLASS_OID, 70000 + i, &e),
+                         KEEL_ENOENT);
+    memory_ok(sc);
+    for (size_t c = 1; c <= CATCACHE_CLASSES && sl == NULL; c++)
+        sl = s->room[c];
+    assert_non_null(sl);
+
+    sl->used++;
+    assert_false(catcache_memory_valid(s, &pieces, why, sizeof(why)));
+    assert_non_null(strstr(why, "carved"));
+    sl->used--;
+
+    sl->prev = sl;
+    assert_false(catcache_memory_valid(s, &pieces, why, sizeof(why)));
+    assert_non_null(strstr(why, "back link"));
+    sl->prev = NULL;
+
+    s->block_bytes++;
+    assert_false(catcache_memory_valid(s, &pieces, why, sizeof(why)));
+    assert_non_null(strstr(why, "block_bytes"));
+    s->block_bytes--;
+
+    /* Every entry gone: their slabs go to the empty list. */
+    syscache_reset(sc);
+    memory_ok(sc);
+    assert_non_null(s->empty);
+    empty = s->empty;
+    s->empty = empty->next;
+    assert_false(catcache_memory_valid(s, &pieces, why, sizeof(why)));
+    assert_non_null(strstr(why, "empty list"));
+    s->empty = empty;
+
+    memory_ok(sc);
+    fx_end(f, 0);
+    fx_close(f);
+}
+
 /*
  * Two sessions' caches, made and filled by one thread, their misses
  * interleaved (as an allocator both draw on would place them side by
@@ -1900,6 +1954,7 @@ int main(void)
         cmocka_unit_test(test_memory_target_flood),
         cmocka_unit_test(test_accounting),
         cmocka_unit_test(test_memory_target_name_lengths),
+        cmocka_unit_test(test_memory_check_finds_faults),
         cmocka_unit_test(test_sessions_apart),
         cmocka_unit_test(test_name_equal),
         cmocka_unit_test(test_hot_set_fits_default),
