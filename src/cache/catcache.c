@@ -149,8 +149,8 @@ static void catcache_slab_push(catcache_session *s, catcache_slab *sl)
 }
 
 /*
- * An empty slab for class c, on the class's list: one another class
- * emptied, or the newest region's next, or the first of a new region.
+ * An empty slab for class c, on the class's list: an emptied one (of
+ * any class), or the newest region's next, or the first of a new region.
  * NULL if memory is exhausted.
  */
 static catcache_slab *catcache_slab_get(catcache_session *s, size_t c)
