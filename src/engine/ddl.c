@@ -302,8 +302,10 @@ int engine_write_guard(keel_session *s, const visibility *vis,
     return KEEL_OK;
 }
 
-void engine_note_file(keel_db *db, relnumber_t rel)
+int engine_note_file(keel_db *db, relnumber_t rel, kerr *err)
 {
+    int rc = KEEL_OK;
+
     pthread_mutex_lock(&db->claim_lock);
     if (db->nmade == db->made_cap) {
         uint32_t cap = db->made_cap ? 2 * db->made_cap : 16;
@@ -315,7 +317,10 @@ void engine_note_file(keel_db *db, relnumber_t rel)
     }
     if (db->nmade < db->made_cap)
         db->made[db->nmade++] = rel;
+    else
+        rc = kerr_set(err, KEEL_ENOMEM, "out of memory");
     pthread_mutex_unlock(&db->claim_lock);
+    return rc;
 }
 
 int keel_drop_schema(keel_session *s, const char *name)
@@ -489,7 +494,7 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     if (rc == KEEL_OK)
         rc = engine_oid_next(s->db, &r.oid, &s->bs->err);
     if (rc == KEEL_OK)
-        engine_note_file(s->db, r.oid);
+        rc = engine_note_file(s->db, r.oid, &s->bs->err);
     if (rc == KEEL_OK)
         rc = smgr_create(s->db->smgr, r.oid, NULL, &s->bs->err);
     if (rc == KEEL_OK && npkey > 0)
@@ -504,7 +509,7 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
                 tupdesc_set(keydesc, k, c->type, c->charlen, true, &s->bs->err);
         }
         if (rc == KEEL_OK)
-            engine_note_file(s->db, ix.indexoid);
+            rc = engine_note_file(s->db, ix.indexoid, &s->bs->err);
         if (rc == KEEL_OK)
             rc = btree_create(s->bs, ix.indexoid, keydesc, true, &bt);
         btree_close(bt);
@@ -629,7 +634,7 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
         changed = rc == KEEL_OK;
     }
     if (rc == KEEL_OK)
-        engine_note_file(s->db, t->rel.relnumber);
+        rc = engine_note_file(s->db, t->rel.relnumber, &s->bs->err);
     for (uint32_t i = 0; rc == KEEL_OK && i < n; i++) {
         catalog_attribute_values(&atts[i], vals);
         rc = catalog_delete(s->db->cat, &ct, CAT_ATTRIBUTE, atts[i].tid, vals);
@@ -642,7 +647,7 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name)
             rc = catalog_delete(s->db->cat, &ct, CAT_CLASS, ir.tid, vals);
         }
         if (rc == KEEL_OK)
-            engine_note_file(s->db, ir.relnumber);
+            rc = engine_note_file(s->db, ir.relnumber, &s->bs->err);
         if (rc == KEEL_OK) {
             catalog_index_values(&t->idx[i], keys_text, vals);
             rc =
@@ -823,10 +828,11 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
     heap_row_free(&row);
     if (rc == KEEL_OK)
         rc = engine_oid_next(s->db, &ix.indexoid, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = engine_note_file(s->db, ix.indexoid, &s->bs->err);
     if (rc == KEEL_OK) {
         if (bst.n > 1) /* an empty table has no array to sort */
             qsort_r(bst.e, bst.n, sizeof(build_entry), entry_cmp, &bst);
-        engine_note_file(s->db, ix.indexoid);
         rc = btree_build(s->bs, ix.indexoid, keydesc, unique, build_next, &bst,
                          NULL, NULL);
         if (rc == KEEL_EUNIQUE)

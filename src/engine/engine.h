@@ -170,11 +170,12 @@ int engine_build_begin(keel_session *s, engine_rel *h);
 int engine_write_guard(keel_session *s, const visibility *vis,
                        const engine_rel *h, const char *table);
 
-/* Notes that relation rel's file is being created, or its relation
+/* Notes that relation rel's file is about to be created, or its relation
  * dropped: a clean close removes the file unless keel_class then holds
- * rel (an aborted create, a committed drop).  Out of memory, the file
- * just stays. */
-void engine_note_file(keel_db *db, relnumber_t rel);
+ * rel (an aborted create, a committed drop).  KEEL_ENOMEM (in err) if it
+ * cannot: the caller then fails before the file or the drop exists, so
+ * that no file outlives its relation unnoted. */
+int engine_note_file(keel_db *db, relnumber_t rel, kerr *err);
 
 /*
  * The session's directory of index bt (btree_dir_new()), for its lookups:

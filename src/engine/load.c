@@ -284,8 +284,9 @@ int keel_load_table(keel_session *s, const char *schema, const char *name,
     }
     if (rc == KEEL_OK && npkey > 0 && load_keys_sort(&lk) != KEEL_OK)
         rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    if (rc == KEEL_OK && npkey > 0)
+        rc = engine_note_file(s->db, ioid, &s->bs->err);
     if (rc == KEEL_OK && npkey > 0) {
-        engine_note_file(s->db, ioid);
         rc = btree_build(s->bs, ioid, keydesc, true, load_keys_next, &lk, NULL,
                          NULL);
         if (rc == KEEL_EUNIQUE)
