@@ -327,8 +327,9 @@ static void test_mem_alloc_aligned(void **state)
     mem_free_aligned(NULL);
 }
 
-/* mem_alloc_lines() and mem_alloc_line_start(): on a line, and every
- * byte asked for writable (the address sanitizer checks the bounds). */
+/* mem_alloc_lines(), mem_alloc_line_start() and mem_alloc_start() on a
+ * page: on a line (a page), and every byte asked for writable (the
+ * address sanitizer checks the bounds). */
 static void test_mem_alloc_lines(void **state)
 {
     static const size_t sizes[] = {1, 15, 63, 64, 65, 1000, 8200};
@@ -351,12 +352,26 @@ static void test_mem_alloc_lines(void **state)
             assert_non_null(block[k]);
             assert_int_equal((uintptr_t)start % CACHE_LINE_SIZE, 0);
             assert_true((char *)start >= block[k]);
-            assert_true((char *)start - block[k] <= MEM_LINE_START_SLACK);
+            assert_true((size_t)((char *)start - block[k]) <=
+                        MEM_LINE_START_SLACK);
+            memset(start, 0xA5, sizes[i]);
+        }
+        for (int k = 0; k < 8; k++)
+            free(block[k]);
+        for (int k = 0; k < 8; k++) {
+            void *start = NULL;
+            block[k] = mem_alloc_start(sizes[i], 4096, &start);
+            assert_non_null(block[k]);
+            assert_int_equal((uintptr_t)start % 4096, 0);
+            assert_true((char *)start >= block[k]);
+            assert_true((size_t)((char *)start - block[k]) <=
+                        MEM_START_SLACK(4096));
             memset(start, 0xA5, sizes[i]);
         }
         for (int k = 0; k < 8; k++)
             free(block[k]);
     }
+    assert_int_equal(MEM_START_SLACK(1), 0);
 }
 
 static void check_pages(size_t size, bool huge, size_t align)

@@ -163,12 +163,11 @@ static catcache_slab *catcache_slab_get(catcache_session *s, size_t c)
         if (s->next_slab == s->slabs_end) {
             uint32_t n = s->regions == NULL ? CATCACHE_FIRST_SLABS
                                             : CATCACHE_REGION_SLABS;
-            void *region = malloc(CATCACHE_REGION_BYTES(n));
             char *first;
+            void *region = mem_alloc_start((size_t)n * CATCACHE_SLAB,
+                                           CATCACHE_SLAB, (void **)&first);
             if (region == NULL)
                 return NULL;
-            first = (char *)(((uintptr_t)region + CATCACHE_SLAB - 1) &
-                             ~(uintptr_t)(CATCACHE_SLAB - 1));
             catcache_poison(first, (size_t)n * CATCACHE_SLAB);
             catcache_unpoison(first, CATCACHE_SLAB_HEAD);
             sl = (catcache_slab *)first;

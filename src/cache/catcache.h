@@ -231,7 +231,7 @@ struct catcache {
 #define CATCACHE_FIRST_SLABS  16
 #define CATCACHE_REGION_SLABS 30
 #define CATCACHE_REGION_BYTES(n)                                               \
-    ((size_t)(n)*CATCACHE_SLAB + CATCACHE_SLAB - _Alignof(max_align_t))
+    ((size_t)(n)*CATCACHE_SLAB + MEM_START_SLACK(CATCACHE_SLAB))
 
 /* A slab's header, on its first line. */
 typedef struct catcache_slab catcache_slab;

@@ -22,20 +22,22 @@ void *mem_alloc_lines(size_t size)
     return p;
 }
 
-/* malloc() aligns for max_align_t: at least 16 where this slack is 48. */
-_Static_assert(_Alignof(max_align_t) >= CACHE_LINE_SIZE - MEM_LINE_START_SLACK,
-               "malloc() aligns to less than the slack assumes");
+void *mem_alloc_start(size_t size, size_t align, void **start)
+{
+    size_t slack = MEM_START_SLACK(align);
+    char *p;
+
+    if (size > SIZE_MAX - slack)
+        return NULL;
+    p = malloc(size + slack);
+    if (p != NULL)
+        *start = (void *)ALIGN_UP((uintptr_t)p, align);
+    return p;
+}
 
 void *mem_alloc_line_start(size_t size, void **start)
 {
-    char *p;
-
-    if (size > SIZE_MAX - MEM_LINE_START_SLACK)
-        return NULL;
-    p = malloc(size + MEM_LINE_START_SLACK);
-    if (p != NULL)
-        *start = (void *)ALIGN_UP((uintptr_t)p, CACHE_LINE_SIZE);
-    return p;
+    return mem_alloc_start(size, CACHE_LINE_SIZE, start);
 }
 
 void *mem_alloc_aligned(size_t size)

@@ -35,20 +35,28 @@ void *mem_alloc_aligned(size_t size);
 void *mem_alloc_lines(size_t size);
 void mem_free_aligned(void *p);
 
-/* What mem_alloc_line_start() allocates beyond the size asked for. */
-#define MEM_LINE_START_SLACK (CACHE_LINE_SIZE - 16)
+/* What mem_alloc_start() allocates beyond the size asked for, to start
+ * it on a multiple of align (a power of two): malloc() aligns to
+ * max_align_t already. */
+#define MEM_START_SLACK(align)                                                 \
+    ((align) > _Alignof(max_align_t) ? (align) - _Alignof(max_align_t) : 0)
+#define MEM_LINE_START_SLACK MEM_START_SLACK(CACHE_LINE_SIZE)
 
 /*
  * For a block made and freed often, whose owner writes its first lines:
- * malloc()s size bytes and MEM_LINE_START_SLACK more, to start them on a
- * line (malloc() aligns to 16), and sets *start there, so that those
- * lines share nothing with an allocation before them.  What the start
- * does not take of the slack lies past the end, where an overrun of
- * less than that escapes the address sanitizer.  Returns the block, for
- * free(), or NULL if memory is exhausted.  posix_memalign() would split
- * free space at each call, slowing the allocator and scattering its heap
- * so that it could no longer give freed space back to the system.
+ * malloc()s size bytes and MEM_START_SLACK(align) more, and sets *start
+ * to the first multiple of align in them, so that the block's lines share
+ * nothing with an allocation before them (or, with align a page, so that
+ * its pages can be found by masking an address).  What the start does not
+ * take of the slack lies past the end, where an overrun of less than that
+ * escapes the address sanitizer.  Returns the block, for free(), or NULL
+ * if memory is exhausted.  posix_memalign() would split free space at each
+ * call, slowing the allocator and scattering its heap so that it could no
+ * longer give freed space back to the system.
  */
+void *mem_alloc_start(size_t size, size_t align, void **start);
+
+/* mem_alloc_start() on a cache line. */
 void *mem_alloc_line_start(size_t size, void **start);
 
 /*
