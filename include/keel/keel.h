@@ -143,7 +143,18 @@ typedef struct keel_db_options {
     int32_t catalog_cache_prune_min_age;  /* seconds, -1: no age pruning */
     uint64_t catalog_cache_memory_target; /* bytes, 0: no target */
     bool read_only;                       /* open to read only (keel_db_open) */
+    /* Whether keel_commit() waits until its commit record is durable (the
+     * default, true).  false acknowledges at once; the log writer makes
+     * the record durable within KEEL_WAL_WRITER_DELAY_MS, and a crash may
+     * lose the transactions of that last moment, never part of one (as
+     * PostgreSQL's synchronous_commit = off). */
+    bool synchronous_commit;
 } keel_db_options;
+
+/* How long, at most, a commit acknowledged without waiting
+ * (synchronous_commit false) stays only in memory: the log writer flushes
+ * every this many milliseconds. */
+#define KEEL_WAL_WRITER_DELAY_MS 10
 
 /* Catalog cache defaults: entries unused for 5 minutes may go when a cache
  * would grow, and each session keeps its cache under 4 MiB of what it

@@ -17,7 +17,7 @@
 
 #define CONTROL_FILE_NAME      "keel_control"
 #define CONTROL_LOCK_NAME      "keel_lock"
-#define CONTROL_LAYOUT_VERSION 1
+#define CONTROL_LAYOUT_VERSION 2
 
 typedef enum control_state {
     CONTROL_SHUT_DOWN = 1,     /* closed cleanly: everything is on disk */
@@ -34,6 +34,8 @@ typedef struct control_data {
     uint32_t oid_limit;      /* no object id at or past it was used */
     uint32_t reserved;
     uint64_t checkpoints; /* successful checkpoints, ever */
+    uint64_t redo_lsn;       /* recovery replays the log from here */
+    uint64_t checkpoint_lsn; /* the last checkpoint's record, or 0 */
 } control_data;
 
 /* Fills c with the values of a database just created. */

@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "port/clock.h"
 #include "port/membarrier.h"
+#include "storage/buf_log.h"
 #include "txn/clog.h"
+#include "wal/wal.h"
 
 static void to_public(keel_error *out, const kerr *e)
 {
@@ -35,6 +38,7 @@ void keel_db_options_init(keel_db_options *o)
     o->pool_mb = 64;
     o->max_sessions = 64;
     o->layout = KEEL_PROCARRAY_PADDED;
+    o->synchronous_commit = true;
     o->catalog_cache_prune_min_age = KEEL_CATALOG_CACHE_PRUNE_MIN_AGE_DEFAULT;
     o->catalog_cache_memory_target = KEEL_CATALOG_CACHE_MEMORY_TARGET_DEFAULT;
 }
@@ -129,6 +133,18 @@ static void remove_created(const char *dir, bool made_dir)
             }
         closedir(d);
     }
+    snprintf(path, sizeof(path), "%s/%s", dir, WAL_DIR_NAME);
+    d = opendir(path);
+    if (d != NULL) {
+        while ((de = readdir(d)) != NULL)
+            if (de->d_name[0] != '.') {
+                char seg[4600];
+                snprintf(seg, sizeof(seg), "%.4200s/%.255s", path, de->d_name);
+                unlink(seg);
+            }
+        closedir(d);
+        rmdir(path);
+    }
     snprintf(path, sizeof(path), "%s/%s", dir, CONTROL_LOCK_NAME);
     unlink(path);
     if (made_dir)
@@ -178,7 +194,12 @@ int keel_db_create(const keel_db_options *opts, keel_error *out)
     c.xid_limit = XID_FIRST_NORMAL;
     c.next_oid = CATALOG_FIRST_USER_OID;
     c.oid_limit = CATALOG_FIRST_USER_OID;
+    c.redo_lsn = WAL_FIRST_LSN;
     rc = control_create(opts->dir, &c, &e);
+    /* The catalogs are written and synced before the create succeeds, so
+     * nothing of it is logged: the log starts empty. */
+    if (rc == KEEL_OK)
+        rc = wal_create(opts->dir, &e);
     if (rc == KEEL_OK)
         rc = smgr_open(opts->dir, &sm, &e);
     if (rc == KEEL_OK)
@@ -273,17 +294,34 @@ static void free_rels(keel_db *db)
     db->rels = NULL;
 }
 
+static void checkpointer_stop(keel_db *db)
+{
+    if (!db->checkpointer_running)
+        return;
+    pthread_mutex_lock(&db->checkpointer_lock);
+    db->checkpointer_stop = true;
+    pthread_cond_signal(&db->checkpointer_cond);
+    pthread_mutex_unlock(&db->checkpointer_lock);
+    pthread_join(db->checkpointer, NULL);
+    db->checkpointer_running = false;
+}
+
 /* Frees whatever of db was set up, writing nothing. */
 static void db_discard(keel_db *db)
 {
+    checkpointer_stop(db);
     free_rels(db);
     catalog_close(db->cat);
     txn_mgr_destroy(db->txn);
     inval_queue_destroy(db->inval);
     if (db->pool != NULL)
         buf_pool_discard(db->pool);
+    wal_close(db->wal);
     smgr_close(db->smgr);
     control_unlock(db->lock_fd);
+    pthread_mutex_destroy(&db->checkpoint_lock);
+    pthread_mutex_destroy(&db->checkpointer_lock);
+    pthread_cond_destroy(&db->checkpointer_cond);
     pthread_mutex_destroy(&db->control_lock);
     pthread_mutex_destroy(&db->rel_lock);
     pthread_mutex_destroy(&db->claim_lock);
@@ -335,6 +373,78 @@ static int xid_limit_check(keel_db *db, buf_session *bs, xid_t next, kerr *err)
     return rc;
 }
 
+/*
+ * Replays the log from the last checkpoint's redo pointer into the pool
+ * (its changes not logged again), and sets *end to where the valid log
+ * ends.  Read-only, the replayed pages stay in memory (the pool cannot
+ * write them: a log larger than the pool fails the open).  ECORRUPT for
+ * a damaged log (wal_reader_next()) or record.
+ */
+static int recover(keel_db *db, uint64_t redo, uint64_t *end, kerr *err)
+{
+    buf_session *bs = NULL;
+    wal_reader *r = NULL;
+    const wal_rec_hdr *h;
+    const char *body;
+    uint64_t start = clock_now_ns(), n = 0;
+    int rc = wal_reader_open(db->dir, redo, &r, err);
+
+    if (rc == KEEL_OK)
+        rc = buf_session_create(db->pool, &bs, err);
+    if (rc == KEEL_OK)
+        bs->log_off = true;
+    while (rc == KEEL_OK && (rc = wal_reader_next(r, &h, &body, err)) == KEEL_OK) {
+        n++;
+        if (h->type == WAL_PAGES) {
+            rc = buf_log_redo(bs, h, body);
+            if (rc != KEEL_OK)
+                *err = *buf_session_error(bs);
+        } else if (h->type == WAL_FILE_CREATE &&
+                   h->len >= sizeof(*h) + sizeof(wal_file_body)) {
+            wal_file_body f;
+            memcpy(&f, body, sizeof(f));
+            if (!smgr_exists(db->smgr, f.relnumber))
+                rc = smgr_create(db->smgr, f.relnumber, NULL, err);
+        }
+    }
+    if (rc == KEEL_EEOF) {
+        rc = KEEL_OK;
+        *end = wal_reader_end(r);
+    }
+    buf_session_destroy(bs);
+    wal_reader_close(r);
+    db->recovered_records = n;
+    db->recovery_ns = clock_now_ns() - start;
+    return rc;
+}
+
+/* Checkpoints whenever the log says one is due, until told to stop. */
+static void *checkpointer_main(void *arg)
+{
+    keel_db *db = arg;
+
+    pthread_mutex_lock(&db->checkpointer_lock);
+    while (!db->checkpointer_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&db->checkpointer_cond, &db->checkpointer_lock,
+                               &ts);
+        if (db->checkpointer_stop)
+            break;
+        pthread_mutex_unlock(&db->checkpointer_lock);
+        if (wal_checkpoint_due(db->wal))
+            (void)keel_checkpoint(db, NULL);
+        pthread_mutex_lock(&db->checkpointer_lock);
+    }
+    pthread_mutex_unlock(&db->checkpointer_lock);
+    return NULL;
+}
+
 int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
 {
     keel_db *db;
@@ -342,6 +452,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     control_data c;
     kerr e;
     xid_t next;
+    uint64_t end = 0;
     int rc, lock_fd = -1;
     bool wrote = false;
 
@@ -375,6 +486,9 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     pthread_mutex_init(&db->control_lock, NULL);
     pthread_mutex_init(&db->rel_lock, NULL);
     pthread_mutex_init(&db->claim_lock, NULL);
+    pthread_mutex_init(&db->checkpoint_lock, NULL);
+    pthread_mutex_init(&db->checkpointer_lock, NULL);
+    pthread_cond_init(&db->checkpointer_cond, NULL);
     db->cache_prune_min_age = opts->catalog_cache_prune_min_age;
     db->cache_memory_target = opts->catalog_cache_memory_target;
     /* Restart past everything that may have been handed out. */
@@ -398,9 +512,22 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     if (rc == KEEL_OK)
         rc = buf_pool_create(db->smgr, pool_buffers(opts), &db->pool, &e);
     if (rc == KEEL_OK)
+        rc = recover(db, c.redo_lsn, &end, &e);
+    if (rc == KEEL_OK) {
+        wal_options wo;
+        wal_options_init(&wo);
+        wo.synchronous_commit = opts->synchronous_commit;
+        rc = wal_open(db->dir, end, c.redo_lsn, db->read_only,
+                      db->found_state != CONTROL_SHUT_DOWN, &wo, &db->wal, &e);
+    }
+    if (rc == KEEL_OK)
+        buf_pool_set_wal(db->pool, db->wal);
+    if (rc == KEEL_OK)
         rc = txn_mgr_create(db->pool, CATALOG_CLOG_REL, opts->max_sessions,
                             (procarray_layout)opts->layout, next, next,
                             reserve_xids, db, &db->txn, &e);
+    if (rc == KEEL_OK)
+        txn_mgr_set_wal(db->txn, db->wal);
     if (rc == KEEL_OK)
         rc = inval_queue_create(ENGINE_INVAL_CAPACITY, &db->inval, &e);
     if (rc == KEEL_OK)
@@ -413,6 +540,20 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
             e = *buf_session_error(bs);
         buf_session_destroy(bs);
     }
+    /* What recovery replayed goes to disk now, so that the next crash
+     * replays from here (an end-of-recovery checkpoint). */
+    if (rc == KEEL_OK && !db->read_only && db->recovered_records > 1) {
+        keel_error ke;
+        rc = keel_checkpoint(db, &ke);
+        if (rc != KEEL_OK)
+            kerr_set(&e, rc, "%s", ke.msg);
+    }
+    if (rc == KEEL_OK && !db->read_only) {
+        if (pthread_create(&db->checkpointer, NULL, checkpointer_main, db) != 0)
+            rc = kerr_set(&e, KEEL_ENOMEM, "cannot start the checkpointer");
+        else
+            db->checkpointer_running = true;
+    }
     if (rc != KEEL_OK) {
         open_undo(db, wrote);
         return fail(err, &e);
@@ -421,9 +562,20 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     return KEEL_OK;
 }
 
+/*
+ * A checkpoint (fuzzy: writers go on): the redo pointer moves to the log's
+ * insert position, every page dirty then is written and every file
+ * synced, then a checkpoint record is logged and made durable, and the
+ * control file records both; segments wholly before the redo pointer go.
+ * One at a time (checkpoint_lock).
+ */
 int keel_checkpoint(keel_db *db, keel_error *err)
 {
     buf_session *bs;
+    wal_checkpoint_body body;
+    struct iovec part;
+    control_data c;
+    uint64_t redo, end = 0;
     kerr e;
     int rc;
 
@@ -433,15 +585,45 @@ int keel_checkpoint(keel_db *db, keel_error *err)
     rc = buf_session_create(db->pool, &bs, &e);
     if (rc != KEEL_OK)
         return fail(err, &e);
+    pthread_mutex_lock(&db->checkpoint_lock);
+    redo = wal_redo_begin(db->wal);
     rc = buf_checkpoint(bs);
     if (rc != KEEL_OK)
         e = *buf_session_error(bs);
     buf_session_destroy(bs);
     if (rc == KEEL_OK) {
         pthread_mutex_lock(&db->control_lock);
-        db->control.checkpoints++;
+        c = db->control;
+        pthread_mutex_unlock(&db->control_lock);
+        memset(&body, 0, sizeof(body));
+        body.redo = redo;
+        body.next_xid = c.xid_limit;
+        body.next_oid = c.oid_limit;
+        {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            body.time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        }
+        part = (struct iovec){&body, sizeof(body)};
+        rc = wal_insert(db->wal, 0, WAL_CHECKPOINT, 0, 0, &part, 1,
+                        sizeof(body), NULL, &end, &e);
+        if (rc == KEEL_OK)
+            rc = wal_flush(db->wal, end, &e);
+    }
+    if (rc == KEEL_OK) {
+        pthread_mutex_lock(&db->control_lock);
+        c = db->control;
+        c.checkpoints++;
+        c.redo_lsn = redo;
+        c.checkpoint_lsn = end - wal_align(sizeof(wal_rec_hdr) + sizeof(body));
+        rc = control_write(db->dir, &c, &e);
+        if (rc == KEEL_OK)
+            db->control = c;
         pthread_mutex_unlock(&db->control_lock);
     }
+    if (rc == KEEL_OK)
+        wal_remove_old(db->wal, redo);
+    pthread_mutex_unlock(&db->checkpoint_lock);
     return rc == KEEL_OK ? KEEL_OK : fail(err, &e);
 }
 
@@ -516,6 +698,7 @@ int keel_db_close(keel_db *db, keel_error *err)
     unowned = 0;
     if (db->nmade > 0 && find_unowned(db, &unowned, &e) == KEEL_ENOMEM)
         return fail(err, &e);
+    checkpointer_stop(db);
     rc = keel_checkpoint(db, err);
     if (rc != KEEL_OK)
         return rc;

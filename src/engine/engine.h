@@ -103,6 +103,17 @@ struct keel_db {
     pthread_mutex_t rel_lock; /* rels, nsessions */
     engine_rel *rels;
     uint32_t nsessions;
+    /* The write-ahead log, and the checkpointer thread that checkpoints
+     * when the log says one is due (wal_checkpoint_due()). */
+    wal *wal;
+    pthread_mutex_t checkpoint_lock; /* one checkpoint at a time */
+    pthread_t checkpointer;
+    bool checkpointer_running;
+    pthread_mutex_t checkpointer_lock; /* checkpointer_stop */
+    pthread_cond_t checkpointer_cond;
+    bool checkpointer_stop;
+    /* What the open's recovery replayed. */
+    uint64_t recovered_records, recovery_ns;
 };
 
 struct keel_session {

@@ -17,6 +17,7 @@ struct buf_pool {
     size_t pages_size; /* mapping size of pages */
     uint32_t nbuffers;
     smgr *smgr;
+    struct wal *wal; /* the log, or NULL (buf_pool_set_wal()) */
     buf_table table;
 
     /* The clock hand, alone on its line: every sweep step bumps it. */

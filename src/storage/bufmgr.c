@@ -15,9 +15,11 @@
 #include "port/clock.h"
 #include "port/futex.h"
 #include "port/spin.h"
+#include "storage/buf_log.h"
 #include "storage/buf_pool.h"
 #include "storage/fault.h"
 #include "storage/page.h"
+#include "wal/wal.h"
 
 #define BUF_MIN_BUFFERS      16
 #define BUF_OVERFLOW_INITIAL 64
@@ -482,6 +484,13 @@ static int load_page(buf_session *s, buf_desc *d, smgr_rel *r, kerr *err)
     buf_tag tag = atomic_load_relaxed(&d->tag);
     int rc = KEEL_OK;
 
+    if (s->read_zero) {
+        /* Redo of a whole image: the page on disk may be torn, and is
+         * about to be replaced anyway. */
+        memset(buf_page(s->pool, d->id), 0, BLOCK_SIZE);
+        io_finish(d, false, true);
+        return KEEL_OK;
+    }
     if (r == NULL)
         rc = smgr_rel_open(s->pool->smgr, buf_tag_rel(tag), &r, err);
     if (rc == KEEL_OK)
@@ -561,7 +570,19 @@ static int flush_locked(buf_session *s, buf_desc *d)
     }
     tag = atomic_load_relaxed(&d->tag);
     memcpy(s->write_copy, buf_page(s->pool, d->id), BLOCK_SIZE);
-    rc = smgr_rel_open(s->pool->smgr, buf_tag_rel(tag), &r, &s->err);
+    /* The write-ahead rule: the log first, up to the page's last change.
+     * Once the log has failed nothing is written: pages may hold changes
+     * it never got. */
+    rc = KEEL_OK;
+    if (s->pool->wal != NULL) {
+        uint64_t lsn = ((const page_header *)s->write_copy)->lsn;
+        if (wal_failed(s->pool->wal))
+            rc = wal_flush(s->pool->wal, UINT64_MAX, &s->err);
+        else if (lsn != 0)
+            rc = wal_flush(s->pool->wal, lsn, &s->err);
+    }
+    if (rc == KEEL_OK)
+        rc = smgr_rel_open(s->pool->smgr, buf_tag_rel(tag), &r, &s->err);
     if (rc == KEEL_OK) {
         pthread_rwlock_rdlock(&s->pool->write_barrier);
         rc = smgr_write(r, buf_tag_block(tag), s->write_copy, &s->err);
@@ -1121,7 +1142,88 @@ bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode)
     return content_try(desc_of(s->pool, id), mode);
 }
 
-void buf_mark_dirty(buf_session *s, int32_t id)
+/* Notes a change of page id for the log: the range [off, off + len), or
+ * the whole page if whole. */
+static void log_note(buf_session *s, int32_t id, uint32_t off, uint32_t len,
+                     bool whole)
+{
+    buf_log_pending *e = NULL;
+    relnumber_t rel;
+    blocknum_t blk;
+
+    if (s->pool->wal == NULL || s->log_off)
+        return;
+    if (s->log_skip_rel != INVALID_RELNUMBER) {
+        buf_block_of(s->pool, id, &rel, &blk);
+        if (rel == s->log_skip_rel)
+            return;
+    }
+    for (uint32_t i = 0; i < s->log_npending; i++)
+        if (s->log_pending[i].id == id) {
+            e = &s->log_pending[i];
+            break;
+        }
+    if (e == NULL) {
+        if (s->log_npending == BUF_LOG_MAX_PAGES)
+            buf_log_emit(s); /* all still locked: logged together */
+        e = &s->log_pending[s->log_npending++];
+        e->id = id;
+        e->nranges = 0;
+    }
+    if (whole || e->nranges == BUF_LOG_WHOLE) {
+        e->nranges = BUF_LOG_WHOLE;
+        return;
+    }
+    assert(off + len <= BLOCK_SIZE);
+    if (e->nranges > 0) {
+        /* Touching or overlapping the last range: one range. */
+        uint32_t k = e->nranges - 1u, lo = e->off[k], hi = lo + e->len[k];
+        if (off <= hi + 8 && off + len + 8 >= lo) {
+            uint32_t nlo = off < lo ? off : lo;
+            uint32_t nhi = off + len > hi ? off + len : hi;
+            e->off[k] = (uint16_t)nlo;
+            e->len[k] = (uint16_t)(nhi - nlo);
+            return;
+        }
+    }
+    if (e->nranges == BUF_LOG_MAX_RANGES) {
+        e->nranges = BUF_LOG_WHOLE;
+        return;
+    }
+    e->off[e->nranges] = (uint16_t)off;
+    e->len[e->nranges] = (uint16_t)len;
+    e->nranges++;
+}
+
+void buf_log_unlocking(buf_session *s, int32_t id)
+{
+    for (uint32_t i = 0; i < s->log_npending; i++)
+        if (s->log_pending[i].id == id) {
+            buf_log_emit(s);
+            return;
+        }
+}
+
+static void mark_dirty_bits(buf_session *s, int32_t id);
+
+void buf_mark_dirty_range(buf_session *s, int32_t id, uint32_t off,
+                          uint32_t len)
+{
+    mark_dirty_bits(s, id);
+    log_note(s, id, off, len, false);
+}
+
+void buf_pool_set_wal(buf_pool *p, wal *w)
+{
+    p->wal = w;
+}
+
+wal *buf_pool_wal(const buf_pool *p)
+{
+    return p->wal;
+}
+
+static void mark_dirty_bits(buf_session *s, int32_t id)
 {
     buf_desc *d = desc_of(s->pool, id);
     uint64_t cur = atomic_load_relaxed(&d->state);
@@ -1141,6 +1243,13 @@ void buf_mark_dirty(buf_session *s, int32_t id)
             break;
     }
 }
+
+void buf_mark_dirty(buf_session *s, int32_t id)
+{
+    mark_dirty_bits(s, id);
+    log_note(s, id, 0, 0, true);
+}
+
 
 int buf_flush(buf_session *s, int32_t id)
 {
@@ -1209,6 +1318,35 @@ int buf_checkpoint(buf_session *s)
     if (rc == KEEL_OK)
         rc = sync_pending(p, &s->err);
     pthread_mutex_unlock(&p->checkpoint_lock);
+    return rc;
+}
+
+int buf_flush_rel(buf_session *s, relnumber_t rel)
+{
+    buf_pool *p = s->pool;
+    smgr_rel *r;
+    int rc = KEEL_OK;
+
+    for (uint32_t i = 0; i < p->nbuffers && rc == KEEL_OK; i++) {
+        buf_desc *d = desc_of(p, (int32_t)i);
+        buf_tag tag = atomic_load_relaxed(&d->tag);
+        if (tag == BUF_TAG_NONE || buf_tag_rel(tag) != rel ||
+            !(atomic_load_relaxed(&d->state) & BM_DIRTY))
+            continue;
+        rc = pin_limited(s, (int32_t)i, 0);
+        if (rc != KEEL_OK)
+            break;
+        if (atomic_load_relaxed(&d->tag) == tag) {
+            buf_lock(s, (int32_t)i, LW_SHARED);
+            rc = flush_locked(s, d);
+            buf_unlock(s, (int32_t)i);
+        }
+        buf_release(s, (int32_t)i);
+    }
+    if (rc == KEEL_OK)
+        rc = smgr_rel_open(p->smgr, rel, &r, &s->err);
+    if (rc == KEEL_OK)
+        rc = smgr_sync(r, &s->err);
     return rc;
 }
 
@@ -1421,6 +1559,15 @@ int buf_session_create(buf_pool *p, buf_session **out, kerr *err)
         return kerr_set(err, KEEL_ENOMEM, "out of memory for a session");
     for (int i = 0; i < BUF_PRIVATE_REFS; i++)
         s->refs[i].id = BUF_INVALID;
+    s->log_npending = 0;
+    s->log_off = false;
+    s->read_zero = false;
+    s->log_info = 0;
+    s->log_xid = 0;
+    s->log_skip_rel = INVALID_RELNUMBER;
+    s->log_last = 0;
+    s->log_redo = 0;
+    s->log_records = 0;
     s->pool = p;
     s->descs = p->descs;
     s->pages = p->pages;

@@ -189,6 +189,22 @@ typedef struct buf_private_ref {
     uint32_t count; /* pins by this session, > 0 when id is valid */
 } buf_private_ref;
 
+/*
+ * A page the session changed under its exclusive lock and has not logged
+ * yet (buf_log.h): the byte ranges it named, or BUF_LOG_WHOLE.
+ */
+#define BUF_LOG_MAX_PAGES  16
+#define BUF_LOG_MAX_RANGES 6
+#define BUF_LOG_WHOLE      0xFF
+
+typedef struct buf_log_pending {
+    int32_t id;
+    uint8_t nranges; /* or BUF_LOG_WHOLE */
+    uint16_t off[BUF_LOG_MAX_RANGES], len[BUF_LOG_MAX_RANGES];
+} buf_log_pending;
+
+typedef struct wal wal;
+
 struct buf_session {
     buf_private_ref refs[BUF_PRIVATE_REFS]; /* hot: first line */
     buf_desc *descs;                        /* the pool's descriptors */
@@ -206,6 +222,18 @@ struct buf_session {
     uint32_t prefetched_key; /* the caller's key, */
     uint32_t prefetched_n;   /* and the lines it fetched */
     uint16_t prefetched_off[BUF_PREFETCH_MAX];
+    /* Logging (buf_log.h); log_npending is read by every exclusive
+     * unlock. */
+    uint32_t log_npending;       /* entries in log_pending */
+    bool log_off;                /* this session's changes are not logged */
+    bool read_zero;              /* redo: a miss fills zeroes, reads nothing */
+    uint8_t log_info;            /* wal_info of the next record */
+    uint32_t log_xid;            /* and its transaction */
+    relnumber_t log_skip_rel;    /* a relation whose changes are not logged */
+    uint64_t log_last;           /* end LSN of the session's last record */
+    uint64_t log_redo;           /* the redo pointer last built against */
+    uint64_t log_records;        /* records it inserted */
+    buf_log_pending log_pending[BUF_LOG_MAX_PAGES];
     kerr err;
 };
 
@@ -419,11 +447,17 @@ static inline void buf_lock(buf_session *s, int32_t id, lwlock_mode mode)
 /* buf_lock() if that is possible without waiting. */
 bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode);
 
+/* Logs the session's pending changes if id is among their pages, before
+ * its exclusive lock goes (buf_log.h). */
+void buf_log_unlocking(buf_session *s, int32_t id);
+
 static inline void buf_unlock(buf_session *s, int32_t id)
 {
     buf_desc *d = &s->descs[id];
 
     if (atomic_load_relaxed(&d->state) & BM_EXCLUSIVE) {
+        if (s->log_npending != 0)
+            buf_log_unlocking(s, id);
         /* Only we can hold it: no one else holds it in any mode. */
         atomic_fetch_and_explicit(&d->state, ~BM_EXCLUSIVE,
                                   memory_order_seq_cst);
@@ -465,8 +499,27 @@ static inline void buf_unlock_release(buf_session *s, int32_t id)
     buf_release(s, id);
 }
 
-/* Marks a pinned, exclusively locked buffer dirty. */
+/*
+ * Marks a pinned, exclusively locked buffer dirty, and notes its change
+ * for the log (buf_log.h): logged whole when the session unlocks it, or,
+ * through buf_mark_dirty_range(), only bytes [off, off + len) of the
+ * page (call it once per range changed; every changed byte must be in
+ * one, or the page is logged wrongly).  Ranges and whole marks of one
+ * lock hold add up.
+ */
 void buf_mark_dirty(buf_session *s, int32_t id);
+void buf_mark_dirty_range(buf_session *s, int32_t id, uint32_t off,
+                          uint32_t len);
+
+/* The log the pool's changes go to and whose rule its writes obey (NULL:
+ * none, as while a database is made).  Set before any session changes a
+ * page. */
+void buf_pool_set_wal(buf_pool *p, wal *w);
+wal *buf_pool_wal(const buf_pool *p);
+
+/* Writes every dirty buffer of rel and syncs its file (a relation whose
+ * changes were not logged, before its transaction commits). */
+int buf_flush_rel(buf_session *s, relnumber_t rel);
 
 /*
  * Writes a pinned buffer to disk if it is dirty (the caller holds no

@@ -24,6 +24,8 @@ typedef enum fault_op {
     FAULT_OP_SYNC,     /* fsync of a relation file */
     FAULT_OP_DIR_SYNC, /* fsync of the directory after a relation file
                         * is created or removed */
+    FAULT_OP_WAL_WRITE, /* a write of the write-ahead log */
+    FAULT_OP_WAL_SYNC,  /* an fdatasync of the write-ahead log */
     FAULT_OP_CONTROL,  /* a write or fsync of the control file, or the
                         * fsync of its directory (relnumber 0) */
     FAULT_OP_COUNT

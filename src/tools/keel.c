@@ -4,6 +4,7 @@
  *   keel init DIR [--scale N]   create a database (with pgbench tables)
  *   keel stat DIR               list a database's relations and sizes
  *   keel check DIR              verify pages, B-trees and indexes
+ *   keel wal DIR [--stats]      print the write-ahead log
  *   keel bench pin [options]    buffer-pool hot-path benchmark
  *   keel bench lookup [DIR] [options]  primary-key lookup benchmark
  *   keel bench catcache [DIR] [options]  catalog cache benchmark
@@ -38,6 +39,10 @@ static void usage(FILE *f)
             "      it cannot check: not a database, in use); a note per\n"
             "      file named as a relation's that no relation owns,\n"
             "      and one if it was not shut down cleanly\n"
+            "  wal DIR [--stats] [--start LSN] [--limit N]\n"
+            "      print the write-ahead log from the last checkpoint's\n"
+            "      redo pointer (or LSN): one line per record, or with\n"
+            "      --stats the records, bytes and page images per kind\n"
             "  bench pin [--pool-mb N] [--threads N] [--rounds N]\n"
             "            [--dir DIR] [--json FILE] [--quick]\n"
             "      measure the buffer pool's hot paths\n"
@@ -102,6 +107,8 @@ int main(int argc, char **argv)
         return tool_stat_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "check") == 0)
         return tool_check_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "wal") == 0)
+        return tool_wal_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "bench") == 0) {
         if (argc < 3) {
             fprintf(stderr,

@@ -12,5 +12,6 @@
 int tool_init_main(int argc, char **argv);
 int tool_stat_main(int argc, char **argv);
 int tool_check_main(int argc, char **argv);
+int tool_wal_main(int argc, char **argv);
 
 #endif /* KEEL_TOOLS_TOOLS_H */

@@ -183,7 +183,14 @@ int clog_set(clog *c, buf_session *s, xid_t xid, xid_status status, kerr *err)
         page_init(p, 0);
     p[byte] = (uint8_t)((p[byte] & ~(CLOG_BITS_MASK << shift)) |
                         ((uint32_t)status << shift));
-    buf_mark_dirty(s, id);
+    if (((page_header *)p)->lower != ((page_header *)p)->upper) {
+        /* The statuses fill the page: no free space, so that a whole
+         * image in the log (storage/buf_log.h) leaves nothing out. */
+        ((page_header *)p)->lower = ((page_header *)p)->upper;
+        buf_mark_dirty(s, id);
+    } else {
+        buf_mark_dirty_range(s, id, byte, 1);
+    }
     buf_unlock(s, id);
     buf_release(s, id);
     return KEEL_OK;

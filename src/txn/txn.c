@@ -21,6 +21,7 @@
 struct txn_mgr {
     /* Read-mostly: set at creation. */
     buf_pool *pool;
+    wal *wal; /* commits wait for it (txn_mgr_set_wal()), or NULL */
     clog *clog;
     procarray *pa;
     uint32_t max_sessions;
@@ -131,6 +132,11 @@ void txn_mgr_destroy(txn_mgr *m)
     pthread_mutex_destroy(&m->completion_lock);
     pthread_mutex_destroy(&m->assign_lock);
     mem_free_aligned(m);
+}
+
+void txn_mgr_set_wal(txn_mgr *m, wal *w)
+{
+    m->wal = w;
 }
 
 xid_t txn_mgr_next_xid(txn_mgr *m)
@@ -469,6 +475,9 @@ int txn_assign_xid(txn_session *s, xid_t *out, kerr *err)
         *out = s->xid;
         return KEEL_OK;
     }
+    /* A failed log takes no more changes (wal.h): refuse before any. */
+    if (m->wal != NULL && wal_failed(m->wal))
+        return wal_flush(m->wal, UINT64_MAX, err);
     /*
      * Take and publish under one lock: an xid handed out after ours is
      * handed out after ours is visible in the array (README.md, "Why
@@ -574,7 +583,14 @@ int txn_commit(txn_session *s, kerr *err)
         txn_finish(s);
         return KEEL_OK;
     }
+    s->bs->log_info = WAL_INFO_COMMIT;
+    s->bs->log_xid = xid;
     rc = clog_set(s->mgr->clog, s->bs, xid, XID_STATUS_COMMITTED, err);
+    /* The commit record (the commit log page's change) durable before the
+     * transaction leaves the array and is acknowledged; until then every
+     * snapshot still sees it running.  Group commit: wal_flush(). */
+    if (rc == KEEL_OK && s->mgr->wal != NULL && wal_synchronous(s->mgr->wal))
+        rc = wal_flush(s->mgr->wal, s->bs->log_last, err);
     if (rc != KEEL_OK) {
         /* Not committed, and about to be not running: it reads as aborted
          * from the moment it leaves the array, whatever the log says. */
@@ -599,7 +615,11 @@ void txn_abort(txn_session *s)
     if (!s->in_txn)
         return;
     if (s->xid != XID_INVALID) {
-        /* A failure here changes nothing a reader can see (txn.h). */
+        /* A failure here changes nothing a reader can see (txn.h).  No
+         * wait for the log: a crash before the record is durable leaves
+         * the transaction in progress, which reads as aborted. */
+        s->bs->log_info = WAL_INFO_ABORT;
+        s->bs->log_xid = s->xid;
         (void)clog_set(s->mgr->clog, s->bs, s->xid, XID_STATUS_ABORTED,
                        &ignored);
         s->stats.aborts++;

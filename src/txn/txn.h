@@ -37,6 +37,7 @@
 #include "txn/clog.h"
 #include "txn/procarray.h"
 #include "txn/snapshot.h"
+#include "wal/wal.h"
 
 /* The last xid that may be handed out (no wraparound yet). */
 #define TXN_XID_LAST ((xid_t)0xFFFFFFF0u)
@@ -100,6 +101,9 @@ void txn_mgr_destroy(txn_mgr *m);
 
 /* The next xid that would be handed out, and the current reserved limit
  * (what a clean shutdown may record as the restart point). */
+/* The log commits wait for (NULL: none); set before any session starts. */
+void txn_mgr_set_wal(txn_mgr *m, wal *w);
+
 xid_t txn_mgr_next_xid(txn_mgr *m);
 xid_t txn_mgr_xid_limit(txn_mgr *m);
 

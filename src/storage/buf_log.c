@@ -1,0 +1,301 @@
+/*
+ * buf_log.c: building the log records of page changes at unlock, and
+ * replaying them in recovery.  The format and the rules are in
+ * buf_log.h.
+ */
+#include <assert.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "storage/buf_log.h"
+#include "storage/buf_pool.h"
+#include "storage/page.h"
+
+/* Room for the block references and range tables of one record. */
+#define HDR_ROOM                                                               \
+    (4 + BUF_LOG_MAX_PAGES * (sizeof(buf_log_block) + 4 * BUF_LOG_MAX_RANGES))
+#define MAX_PARTS (1 + BUF_LOG_MAX_PAGES * (2 + BUF_LOG_MAX_RANGES))
+
+/* The hole of a whole image: [lower, upper) if the header is sane, else
+ * none. */
+static void page_hole(const page_header *ph, uint16_t *lower, uint16_t *upper)
+{
+    if (ph->lower >= PAGE_HEADER_SIZE && ph->lower <= ph->upper &&
+        ph->upper <= BLOCK_SIZE) {
+        *lower = ph->lower;
+        *upper = ph->upper;
+    } else {
+        *lower = BLOCK_SIZE;
+        *upper = BLOCK_SIZE;
+    }
+}
+
+/*
+ * Builds the record of the pending pages against redo pointer redo, in
+ * parts (pointing into hdrs and into the pages); returns the part count
+ * and the body's length in *total.
+ */
+static int build(buf_session *s, uint64_t redo, char *hdrs, struct iovec *parts,
+                 uint32_t *total)
+{
+    char *h = hdrs;
+    int n = 0;
+    uint16_t nblocks = (uint16_t)s->log_npending, zero = 0;
+
+    *total = 0;
+    memcpy(h, &nblocks, 2);
+    memcpy(h + 2, &zero, 2);
+    parts[n++] = (struct iovec){h, 4};
+    h += 4;
+    *total += 4;
+    for (uint32_t i = 0; i < s->log_npending; i++) {
+        buf_log_pending *e = &s->log_pending[i];
+        char *page = buf_page(s->pool, e->id);
+        const page_header *ph = (const page_header *)page;
+        buf_log_block b;
+        relnumber_t rel;
+        blocknum_t blk;
+
+        memset(&b, 0, sizeof(b));
+        buf_block_of(s->pool, e->id, &rel, &blk);
+        b.rel = rel;
+        b.blk = blk;
+        if (e->nranges == BUF_LOG_WHOLE || e->nranges == 0 || ph->lsn <= redo) {
+            b.flags = BUF_LOG_FULL;
+            if (ph->upper == 0 && page_is_new(page))
+                b.flags |= BUF_LOG_ZERO;
+            else
+                page_hole(ph, &b.lower, &b.upper);
+            memcpy(h, &b, sizeof(b));
+            parts[n++] = (struct iovec){h, sizeof(b)};
+            h += sizeof(b);
+            *total += sizeof(b);
+            if (!(b.flags & BUF_LOG_ZERO)) {
+                parts[n++] = (struct iovec){page, b.lower};
+                parts[n++] = (struct iovec){page + b.upper,
+                                            (size_t)(BLOCK_SIZE - b.upper)};
+                *total += b.lower + (BLOCK_SIZE - b.upper);
+            }
+            continue;
+        }
+        b.nranges = e->nranges;
+        memcpy(h, &b, sizeof(b));
+        h += sizeof(b);
+        for (uint32_t k = 0; k < e->nranges; k++) {
+            memcpy(h + 4 * k, &e->off[k], 2);
+            memcpy(h + 4 * k + 2, &e->len[k], 2);
+        }
+        parts[n++] = (struct iovec){h - sizeof(b),
+                                    sizeof(b) + 4u * e->nranges};
+        h += 4u * e->nranges;
+        *total += (uint32_t)sizeof(b) + 4u * e->nranges;
+        for (uint32_t k = 0; k < e->nranges; k++) {
+            parts[n++] = (struct iovec){page + e->off[k], e->len[k]};
+            *total += e->len[k];
+        }
+    }
+    assert(h - hdrs <= (ptrdiff_t)HDR_ROOM);
+    assert(n <= MAX_PARTS);
+    return n;
+}
+
+void buf_log_emit(buf_session *s)
+{
+    wal *w = s->pool->wal;
+    char hdrs[HDR_ROOM];
+    struct iovec parts[MAX_PARTS];
+    uint64_t redo, end = 0;
+    uint32_t total;
+    kerr e;
+    int n, rc;
+
+    if (s->log_npending == 0)
+        return;
+    redo = wal_redo_hint(w);
+    do {
+        n = build(s, redo, hdrs, parts, &total);
+        rc = wal_insert(w, (uint32_t)((uintptr_t)s >> 6), WAL_PAGES,
+                        s->log_info, s->log_xid, parts, n, total, &redo, &end,
+                        &e);
+    } while (rc == KEEL_EBUSY);
+    if (rc == KEEL_OK) {
+        for (uint32_t i = 0; i < s->log_npending; i++)
+            ((page_header *)buf_page(s->pool, s->log_pending[i].id))->lsn = end;
+        s->log_last = end;
+        s->log_records++;
+    }
+    /* A failed log refuses every later write (wal_flush() in the pool's
+     * writes), so the pages' unlogged changes never reach disk. */
+    s->log_redo = redo;
+    s->log_npending = 0;
+    s->log_info = WAL_INFO_PAGE;
+    s->log_xid = 0;
+}
+
+/* ---- redo ---------------------------------------------------------- */
+
+/* Reads block blk of rel for redo, making the file and the blocks up to
+ * it if a crash lost them; with zero, a miss reads nothing. */
+static int redo_read(buf_session *s, relnumber_t rel, blocknum_t blk, bool zero,
+                     int32_t *id)
+{
+    smgr *sm = buf_pool_smgr(s->pool);
+    smgr_rel *r;
+    int rc = KEEL_OK;
+
+    if (!smgr_exists(sm, rel))
+        rc = smgr_create(sm, rel, NULL, &s->err);
+    if (rc == KEEL_OK)
+        rc = smgr_rel_open(sm, rel, &r, &s->err);
+    while (rc == KEEL_OK && smgr_nblocks(r) <= blk) {
+        int32_t nid;
+        blocknum_t nblk;
+        rc = buf_extend(s, rel, 0, NULL, &nid, &nblk);
+        if (rc == KEEL_OK) {
+            memset(buf_page(s->pool, nid), 0, BLOCK_SIZE);
+            buf_unlock_release(s, nid);
+        }
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    s->read_zero = zero;
+    rc = buf_read(s, rel, blk, NULL, id);
+    s->read_zero = false;
+    return rc;
+}
+
+static int malformed(buf_session *s, const wal_rec_hdr *h)
+{
+    return kerr_set(&s->err, KEEL_ECORRUPT,
+                    "log record at LSN %" PRIu64 " is malformed", h->lsn);
+}
+
+int buf_log_redo(buf_session *s, const wal_rec_hdr *h, const char *body)
+{
+    uint64_t end = h->lsn + wal_align(h->len);
+    const char *p = body, *lim = body + (h->len - sizeof(*h));
+    uint16_t nblocks;
+    int rc = KEEL_OK;
+
+    assert(s->log_off);
+    if (lim - p < 4)
+        return malformed(s, h);
+    memcpy(&nblocks, p, 2);
+    p += 4;
+    for (uint16_t i = 0; i < nblocks && rc == KEEL_OK; i++) {
+        buf_log_block b;
+        const char *ranges;
+        uint32_t data = 0;
+        bool full;
+        char *page;
+        int32_t id;
+
+        if (lim - p < (ptrdiff_t)sizeof(b))
+            return malformed(s, h);
+        memcpy(&b, p, sizeof(b));
+        p += sizeof(b);
+        full = (b.flags & BUF_LOG_FULL) != 0;
+        ranges = p;
+        if (full) {
+            if (!(b.flags & BUF_LOG_ZERO)) {
+                if (b.lower > b.upper || b.upper > BLOCK_SIZE)
+                    return malformed(s, h);
+                data = b.lower + (BLOCK_SIZE - b.upper);
+            }
+        } else {
+            if (b.nranges > BUF_LOG_MAX_RANGES ||
+                lim - p < (ptrdiff_t)(4u * b.nranges))
+                return malformed(s, h);
+            for (uint32_t k = 0; k < b.nranges; k++) {
+                uint16_t off, len;
+                memcpy(&off, p + 4 * k, 2);
+                memcpy(&len, p + 4 * k + 2, 2);
+                if ((uint32_t)off + len > BLOCK_SIZE)
+                    return malformed(s, h);
+                data += len;
+            }
+            p += 4u * b.nranges;
+        }
+        if (lim - p < (ptrdiff_t)data)
+            return malformed(s, h);
+        rc = redo_read(s, b.rel, b.blk, full, &id);
+        if (rc != KEEL_OK)
+            break;
+        buf_lock(s, id, LW_EXCLUSIVE);
+        page = buf_page(s->pool, id);
+        if (full) {
+            if (b.flags & BUF_LOG_ZERO) {
+                memset(page, 0, BLOCK_SIZE);
+            } else {
+                memcpy(page, p, b.lower);
+                memset(page + b.lower, 0, (size_t)(b.upper - b.lower));
+                memcpy(page + b.upper, p + b.lower,
+                       (size_t)(BLOCK_SIZE - b.upper));
+            }
+        } else if (((page_header *)page)->lsn < end) {
+            const char *d = p;
+            for (uint32_t k = 0; k < b.nranges; k++) {
+                uint16_t off, len;
+                memcpy(&off, ranges + 4 * k, 2);
+                memcpy(&len, ranges + 4 * k + 2, 2);
+                memcpy(page + off, d, len);
+                d += len;
+            }
+        } else {
+            buf_unlock_release(s, id); /* the page has the change */
+            p += data;
+            continue;
+        }
+        if (!(full && (b.flags & BUF_LOG_ZERO)))
+            ((page_header *)page)->lsn = end;
+        buf_mark_dirty(s, id);
+        buf_unlock_release(s, id);
+        p += data;
+    }
+    return rc;
+}
+
+int buf_log_blocks(const wal_rec_hdr *h, const char *body,
+                   void (*fn)(void *arg, const buf_log_block *b,
+                              uint32_t data_len),
+                   void *arg, kerr *err)
+{
+    const char *p = body, *lim = body + (h->len - sizeof(*h));
+    uint16_t nblocks;
+
+    if (lim - p < 4)
+        goto bad;
+    memcpy(&nblocks, p, 2);
+    p += 4;
+    for (uint16_t i = 0; i < nblocks; i++) {
+        buf_log_block b;
+        uint32_t data = 0;
+
+        if (lim - p < (ptrdiff_t)sizeof(b))
+            goto bad;
+        memcpy(&b, p, sizeof(b));
+        p += sizeof(b);
+        if (b.flags & BUF_LOG_FULL) {
+            if (!(b.flags & BUF_LOG_ZERO))
+                data = b.lower + (BLOCK_SIZE - b.upper);
+        } else {
+            if (lim - p < (ptrdiff_t)(4u * b.nranges))
+                goto bad;
+            for (uint32_t k = 0; k < b.nranges; k++) {
+                uint16_t len;
+                memcpy(&len, p + 4 * k + 2, 2);
+                data += len;
+            }
+            p += 4u * b.nranges;
+        }
+        if (lim - p < (ptrdiff_t)data)
+            goto bad;
+        fn(arg, &b, data);
+        p += data;
+    }
+    return KEEL_OK;
+bad:
+    return kerr_set(err, KEEL_ECORRUPT, "log record at LSN %" PRIu64
+                                        " is malformed",
+                    h->lsn);
+}

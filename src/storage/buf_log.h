@@ -1,0 +1,70 @@
+/*
+ * buf_log.h: logging the buffer pool's page changes, and replaying them.
+ *
+ * A session changes a page under its exclusive content lock and marks it
+ * dirty (buf_mark_dirty(), or buf_mark_dirty_range() naming the bytes it
+ * changed).  The change is logged when the session unlocks the page: one
+ * WAL_PAGES record holds every page the session changed under locks it
+ * still holds, so that a change that spans pages (a B-tree split and its
+ * parent's new downlink, an update's old and new versions) is replayed
+ * whole or not at all, and each page's record is in the log before anyone
+ * else can change the page again.  The record's end LSN becomes each
+ * page's LSN, and the buffer pool writes no page before the log is
+ * durable up to it (the write-ahead rule).
+ *
+ * A page whose LSN is at or below the redo pointer (its first change
+ * since the last checkpoint began), or whose change named no ranges, is
+ * logged whole, less the hole between `lower` and `upper`: recovery then
+ * needs nothing of the page on disk, which a crash may have torn.  Other
+ * changes log only the named ranges' new bytes.  Redo writes them back
+ * (buf_log_redo()), which is exact because every change to a page since
+ * its last whole image is in the log, in order.
+ *
+ * Record body: u16 block count, u16 zero, then per block a buf_log_block
+ * followed by either the whole image ([0, lower) then [upper, BLOCK_SIZE))
+ * or nranges (offset, length) pairs and then their bytes.
+ */
+#ifndef KEEL_STORAGE_BUF_LOG_H
+#define KEEL_STORAGE_BUF_LOG_H
+
+#include <stdint.h>
+
+#include "storage/bufmgr.h"
+#include "wal/wal.h"
+
+#define BUF_LOG_FULL 0x01 /* a whole image, hole left out */
+#define BUF_LOG_ZERO 0x02 /* the page is all zeroes */
+
+typedef struct buf_log_block {
+    uint32_t rel;
+    uint32_t blk;
+    uint8_t flags;   /* BUF_LOG_* */
+    uint8_t nranges; /* without BUF_LOG_FULL */
+    uint16_t lower;  /* with BUF_LOG_FULL: the hole */
+    uint16_t upper;
+    uint16_t reserved;
+} buf_log_block;
+
+_Static_assert(sizeof(buf_log_block) == 16, "block reference is 16 bytes");
+
+/* Logs what the session changed under the locks it holds (all of its
+ * pending pages), now.  Called by buf_unlock(); callable before. */
+void buf_log_emit(buf_session *s);
+
+/*
+ * Replays one WAL_PAGES record (header h, its body) through session s,
+ * whose own changes are not logged (buf_log_set_off()): each block is
+ * read (made, with the file, if missing), skipped if its LSN shows the
+ * change there already, else changed and dirtied with the record's end
+ * as its LSN.  KEEL_ECORRUPT for a malformed body, naming the LSN.
+ */
+int buf_log_redo(buf_session *s, const wal_rec_hdr *h, const char *body);
+
+/* Walks a WAL_PAGES record's blocks for `keel wal`: calls fn for each.
+ * ECORRUPT if malformed. */
+int buf_log_blocks(const wal_rec_hdr *h, const char *body,
+                   void (*fn)(void *arg, const buf_log_block *b,
+                              uint32_t data_len),
+                   void *arg, kerr *err);
+
+#endif /* KEEL_STORAGE_BUF_LOG_H */

@@ -1,0 +1,244 @@
+/*
+ * wal.h: the write-ahead log: records, insertion, flushing with group
+ * commit, segments, and reading the log back.
+ *
+ * The log is one stream of bytes addressed by LSN (the byte position since
+ * the database was made), kept in segment files of WAL_SEG_SIZE bytes in
+ * DIR/wal/, segment n holding [n * WAL_SEG_SIZE, (n + 1) * WAL_SEG_SIZE).
+ * Records are 8-byte aligned, may cross segment boundaries, and each
+ * carries its own LSN and a CRC-32C, so that a stale record (from a
+ * recycled segment) or a torn one is told from a real one.
+ *
+ * Inserting a record reserves its space with one fetch-add on the insert
+ * position and copies it into a shared ring buffer with no lock held; a
+ * flush waits only for the insertions below its target (insertion slots,
+ * README.md) and writes and fdatasyncs under the write lock, so that one
+ * fdatasync covers every commit whose record it reaches (group commit).
+ * The protocol is in src/wal/README.md.
+ */
+#ifndef KEEL_WAL_WAL_H
+#define KEEL_WAL_WAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "port/atomics.h"
+#include "port/error.h"
+
+typedef uint64_t wal_lsn;
+
+#define WAL_DIR_NAME     "wal"
+#define WAL_SEG_SIZE     (UINT64_C(16) << 20)
+#define WAL_BUFFER_SIZE  (UINT32_C(16) << 20)
+#define WAL_FIRST_LSN    WAL_SEG_SIZE /* LSN 0 means "none" on pages */
+#define WAL_ALIGN        8
+#define WAL_MAX_RECORD   (UINT32_C(1) << 20)
+#define WAL_INSERT_SLOTS 16
+
+/* Record types (the header's `type`). */
+typedef enum wal_type {
+    WAL_NOOP = 0,      /* filler: a record given up after its space was
+                        * reserved (the redo pointer moved under it) */
+    WAL_PAGES = 1,     /* changes to pages (storage/buf_log.h) */
+    WAL_CHECKPOINT,    /* a checkpoint ended: its redo pointer and counters */
+    WAL_FILE_CREATE,   /* a relation file was made */
+    WAL_TYPE_COUNT
+} wal_type;
+
+/*
+ * What a WAL_PAGES record did, as the access method names it (the
+ * header's `info`): for `keel wal` and its per-kind totals.  Redo does not
+ * look at it.
+ */
+typedef enum wal_info {
+    WAL_INFO_PAGE = 0, /* unnamed page change */
+    WAL_INFO_HEAP_INSERT,
+    WAL_INFO_HEAP_DELETE,
+    WAL_INFO_HEAP_UPDATE,
+    WAL_INFO_HEAP_PRUNE,
+    WAL_INFO_BTREE_INSERT,
+    WAL_INFO_BTREE_SPLIT,
+    WAL_INFO_BTREE_NEWROOT,
+    WAL_INFO_BTREE_DEAD,
+    WAL_INFO_BTREE_SHED,
+    WAL_INFO_BTREE_META,
+    WAL_INFO_COMMIT,
+    WAL_INFO_ABORT,
+    WAL_INFO_CLOG_EXTEND,
+    WAL_INFO_CATALOG,
+    WAL_INFO_COUNT
+} wal_info;
+
+const char *wal_info_name(uint8_t info);
+const char *wal_type_name(uint8_t type);
+
+/*
+ * Every record starts with this header.  crc is the CRC-32C of the body
+ * followed by the header from `lsn` on; durable is where the log was
+ * durable when the record was inserted, so that a damaged record that a
+ * later one says was durable is corruption, not a torn tail.
+ */
+typedef struct wal_rec_hdr {
+    uint32_t len; /* header and body, without the padding */
+    uint32_t crc;
+    uint64_t lsn;     /* the record's own position */
+    uint64_t durable; /* the log's durable end when it was inserted */
+    uint32_t xid;     /* the transaction it belongs to, or 0 */
+    uint8_t type;     /* wal_type */
+    uint8_t info;     /* wal_info */
+    uint16_t reserved;
+} wal_rec_hdr;
+
+_Static_assert(sizeof(wal_rec_hdr) == 32, "wal record header is 32 bytes");
+
+static inline uint64_t wal_align(uint64_t n)
+{
+    return (n + WAL_ALIGN - 1) & ~(uint64_t)(WAL_ALIGN - 1);
+}
+
+/* The body of a WAL_CHECKPOINT record. */
+typedef struct wal_checkpoint_body {
+    uint64_t redo;     /* replay starts here */
+    uint32_t next_xid; /* no transaction id at or past it was used */
+    uint32_t next_oid;
+    uint64_t time_ns; /* CLOCK_REALTIME at its end */
+} wal_checkpoint_body;
+
+/* The body of a WAL_FILE_CREATE record. */
+typedef struct wal_file_body {
+    uint32_t relnumber;
+    uint32_t reserved;
+} wal_file_body;
+
+typedef struct wal wal;
+
+typedef struct wal_options {
+    bool synchronous_commit; /* see keel_db_options */
+    uint32_t writer_delay_ms;
+    uint32_t buffer_size; /* the ring buffer, bytes (a power of two) */
+    /* Ask for a checkpoint (wal_checkpoint_due) after this many bytes of
+     * log since the last redo pointer, or this many seconds. */
+    uint64_t checkpoint_bytes;
+    uint32_t checkpoint_seconds;
+} wal_options;
+
+void wal_options_init(wal_options *o);
+
+/* Makes dir/wal with its first segment (a new database). */
+int wal_create(const char *dir, kerr *err);
+
+/*
+ * Opens the log of dir, whose valid records end at `end` (found by
+ * wal_find_end()), with redo pointer redo.  For writing, the log writer
+ * thread starts, and with zero_tail (after a crash) the rest of end's
+ * segment is zeroed and later segments removed: what a crash left beyond
+ * the end must never pass for records.  read_only: nothing is written;
+ * any insert fails.
+ */
+int wal_open(const char *dir, wal_lsn end, wal_lsn redo, bool read_only,
+             bool zero_tail, const wal_options *o, wal **out, kerr *err);
+
+/* Stops the writer, flushes what is complete (unless the log failed)
+ * and frees w. */
+void wal_close(wal *w);
+
+/*
+ * Appends a record of `type`/`info` for `xid`, its body the n parts
+ * (total bytes in all, at most WAL_MAX_RECORD less the header).  Sets
+ * *end to its end LSN (what must be durable for the record to be).  hint
+ * spreads callers over the insertion slots (a session passes something of
+ * its own).  If redo is not NULL, *redo is the redo pointer the caller
+ * built the record against; if a checkpoint moved it and the record falls
+ * past the new one, the record is not written (a filler takes its space),
+ * *redo becomes the new pointer and KEEL_EBUSY asks the caller to build
+ * the record again.  KEEL_EIO (or the failure's code) once the log has
+ * failed; KEEL_EREADONLY for a read-only log.
+ */
+int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
+               const struct iovec *parts, int n, uint32_t total,
+               wal_lsn *redo, wal_lsn *end, kerr *err);
+
+/*
+ * Makes the log durable up to at least upto (an end LSN from
+ * wal_insert()).  Waits only for insertions below it; a flush in progress
+ * that covers it is waited for, not repeated.  KEEL_EIO / KEEL_ENOSPC if
+ * writing or syncing failed, now or before: the log is then failed, and
+ * every later insert and flush fails too, until the database is reopened.
+ */
+int wal_flush(wal *w, wal_lsn upto, kerr *err);
+
+/* The log's durable end (all bytes below it are on disk). */
+wal_lsn wal_flushed(const wal *w);
+/* The end of the last reserved record. */
+wal_lsn wal_insert_lsn(wal *w);
+/* Whether the log has failed (wal_flush() above). */
+bool wal_failed(const wal *w);
+bool wal_synchronous(const wal *w);
+void wal_set_synchronous(wal *w, bool on);
+
+/* The redo pointer records are built against (full page images after it). */
+static inline wal_lsn wal_redo_hint(wal *w);
+
+/*
+ * A checkpoint's start: the new redo pointer is the insert position now;
+ * every record reserved past it is built against it.
+ */
+wal_lsn wal_redo_begin(wal *w);
+
+/*
+ * Removes (or renames for reuse) the segments wholly before redo, which
+ * recovery no longer needs.
+ */
+void wal_remove_old(wal *w, wal_lsn redo);
+
+/* Whether a checkpoint is due: checkpoint_bytes of log since the redo
+ * pointer, or checkpoint_seconds since the last checkpoint began. */
+bool wal_checkpoint_due(wal *w);
+
+/* Statistics: write batches and fdatasyncs since the open. */
+typedef struct wal_stats {
+    uint64_t writes, syncs;
+} wal_stats;
+void wal_get_stats(wal *w, wal_stats *out);
+
+/* ---- reading ------------------------------------------------------ */
+
+typedef struct wal_reader wal_reader;
+
+/* A reader of dir's log from start (a record's LSN). */
+int wal_reader_open(const char *dir, wal_lsn start, wal_reader **out,
+                    kerr *err);
+void wal_reader_close(wal_reader *r);
+
+/*
+ * The next record: *hdr and its body (hdr->len - sizeof header bytes,
+ * valid until the next call).  KEEL_EEOF at the end of the valid log (a
+ * zeroed or torn tail: *hdr NULL); KEEL_ECORRUPT, naming the segment and
+ * offset, if a damaged record is followed by one that says it was durable.
+ */
+int wal_reader_next(wal_reader *r, const wal_rec_hdr **hdr, const char **body,
+                    kerr *err);
+
+/* Where the reader stands: the LSN just past the last record returned. */
+wal_lsn wal_reader_end(const wal_reader *r);
+
+/* The LSN of the end of the valid log from start (KEEL_ECORRUPT as
+ * above). */
+int wal_find_end(const char *dir, wal_lsn start, wal_lsn *end, kerr *err);
+
+/* ---- inline ------------------------------------------------------- */
+
+struct wal_hot {
+    atomic_u64 redo; /* redo pointer, | 1 while a checkpoint moves it */
+};
+
+static inline wal_lsn wal_redo_hint(wal *w)
+{
+    const struct wal_hot *h = (const struct wal_hot *)(const void *)w;
+
+    return atomic_load_acquire(&h->redo) & ~(uint64_t)1;
+}
+
+#endif /* KEEL_WAL_WAL_H */

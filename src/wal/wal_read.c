@@ -1,0 +1,247 @@
+/*
+ * wal_read.c: reading the write-ahead log back, for recovery and for
+ * `keel wal`: records in order from a start LSN, and where the valid log
+ * ends.
+ *
+ * A record is valid if its header names its own position, its length and
+ * type are sane and its CRC matches.  The first invalid one ends the log
+ * (a torn or zeroed tail: what a crash leaves of writes that were never
+ * acknowledged), unless a valid record follows it whose header says the
+ * log was already durable past it: then the invalid record was once
+ * written and synced, and the log is corrupt.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "port/crc32c.h"
+#include "wal/wal.h"
+#include "wal/wal_internal.h"
+
+struct wal_reader {
+    uint64_t seg;     /* segment in seg_buf, or UINT64_MAX */
+    uint64_t seg_len; /* bytes of it read (0: no such file) */
+    char *seg_buf;    /* WAL_SEG_SIZE bytes */
+    char *rec;        /* a record that crosses segments, assembled */
+    uint64_t pos;     /* the next record's LSN */
+    char waldir[4200];
+};
+
+int wal_reader_open(const char *dir, wal_lsn start, wal_reader **out,
+                    kerr *err)
+{
+    wal_reader *r = calloc(1, sizeof(*r));
+
+    *out = NULL;
+    if (r == NULL || (r->seg_buf = malloc(WAL_SEG_SIZE)) == NULL ||
+        (r->rec = malloc(WAL_MAX_RECORD)) == NULL) {
+        if (r != NULL)
+            free(r->seg_buf);
+        free(r);
+        return kerr_set(err, KEEL_ENOMEM, "out of memory to read the log");
+    }
+    snprintf(r->waldir, sizeof(r->waldir), "%s/%s", dir, WAL_DIR_NAME);
+    r->seg = UINT64_MAX;
+    r->pos = start;
+    *out = r;
+    return KEEL_OK;
+}
+
+void wal_reader_close(wal_reader *r)
+{
+    if (r == NULL)
+        return;
+    free(r->seg_buf);
+    free(r->rec);
+    free(r);
+}
+
+wal_lsn wal_reader_end(const wal_reader *r)
+{
+    return r->pos;
+}
+
+static int load_seg(wal_reader *r, uint64_t seg, kerr *err)
+{
+    char path[4300];
+    int fd;
+
+    if (r->seg == seg)
+        return KEEL_OK;
+    r->seg = seg;
+    r->seg_len = 0;
+    wal_seg_path(r->waldir, seg, path, sizeof(path));
+    fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return KEEL_OK; /* the log ends before it */
+        r->seg = UINT64_MAX;
+        return kerr_set(err, kerr_from_errno(errno),
+                        "cannot open log segment \"%s\": %s", path,
+                        strerror(errno));
+    }
+    while (r->seg_len < WAL_SEG_SIZE) {
+        ssize_t n = pread(fd, r->seg_buf + r->seg_len,
+                          (size_t)(WAL_SEG_SIZE - r->seg_len), (off_t)r->seg_len);
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            r->seg = UINT64_MAX;
+            return kerr_set(err, kerr_from_errno(e),
+                            "cannot read log segment \"%s\": %s", path,
+                            strerror(e));
+        }
+        if (n == 0)
+            break;
+        r->seg_len += (uint64_t)n;
+    }
+    close(fd);
+    return KEEL_OK;
+}
+
+/*
+ * Points *p at n bytes of the log at lsn (n <= WAL_MAX_RECORD), in the
+ * segment buffer or, when they cross segments, assembled in r->rec.
+ * Sets *p to NULL if the log's files end first.
+ */
+static int get_bytes(wal_reader *r, uint64_t lsn, size_t n, const char **p,
+                     kerr *err)
+{
+    uint64_t seg = lsn / WAL_SEG_SIZE, off = lsn % WAL_SEG_SIZE;
+    size_t have = 0;
+    int rc = load_seg(r, seg, err);
+
+    *p = NULL;
+    if (rc != KEEL_OK)
+        return rc;
+    if (off + n <= r->seg_len) {
+        *p = r->seg_buf + off;
+        return KEEL_OK;
+    }
+    while (have < n) {
+        size_t k;
+        rc = load_seg(r, seg, err);
+        if (rc != KEEL_OK)
+            return rc;
+        if (off >= r->seg_len)
+            return KEEL_OK; /* short */
+        k = (size_t)(r->seg_len - off);
+        if (k > n - have)
+            k = n - have;
+        memcpy(r->rec + have, r->seg_buf + off, k);
+        have += k;
+        if (r->seg_len < WAL_SEG_SIZE && have < n)
+            return KEEL_OK;
+        seg++;
+        off = 0;
+    }
+    *p = r->rec;
+    return KEEL_OK;
+}
+
+static bool header_sane(const wal_rec_hdr *h, uint64_t pos)
+{
+    return h->lsn == pos && h->len >= sizeof(*h) && h->len <= WAL_MAX_RECORD &&
+           h->type < WAL_TYPE_COUNT;
+}
+
+static bool crc_ok(const char *rec)
+{
+    const wal_rec_hdr *h = (const wal_rec_hdr *)rec;
+    uint32_t crc = crc32c_extend(0, rec + sizeof(*h), h->len - sizeof(*h));
+
+    crc = crc32c_extend(crc, &h->lsn, sizeof(*h) - offsetof(wal_rec_hdr, lsn));
+    return crc == h->crc;
+}
+
+/* Reads the record at pos: *rec NULL if it is not a valid one. */
+static int read_record(wal_reader *r, uint64_t pos, const char **rec,
+                       kerr *err)
+{
+    const char *p;
+    wal_rec_hdr h;
+    int rc = get_bytes(r, pos, sizeof(h), &p, err);
+
+    *rec = NULL;
+    if (rc != KEEL_OK || p == NULL)
+        return rc;
+    memcpy(&h, p, sizeof(h));
+    if (!header_sane(&h, pos))
+        return KEEL_OK;
+    rc = get_bytes(r, pos, h.len, &p, err);
+    if (rc == KEEL_OK && p != NULL && crc_ok(p))
+        *rec = p;
+    return rc;
+}
+
+/*
+ * The log's record at bad is invalid: ECORRUPT if a valid record within
+ * the next two segments says the log was durable past bad; else KEEL_EEOF.
+ */
+static int check_tail(wal_reader *r, uint64_t bad, kerr *err)
+{
+    uint64_t limit = (bad / WAL_SEG_SIZE + 2) * WAL_SEG_SIZE;
+
+    for (uint64_t y = bad + WAL_ALIGN; y < limit; y += WAL_ALIGN) {
+        const char *p;
+        wal_rec_hdr h;
+        int rc = get_bytes(r, y, sizeof(h), &p, err);
+
+        if (rc != KEEL_OK)
+            return rc;
+        if (p == NULL)
+            break; /* the files end */
+        memcpy(&h, p, sizeof(h));
+        if (!header_sane(&h, y) || h.durable <= bad)
+            continue;
+        rc = read_record(r, y, &p, err);
+        if (rc != KEEL_OK)
+            return rc;
+        if (p != NULL)
+            return kerr_set(err, KEEL_ECORRUPT,
+                            "the write-ahead log is corrupt: log segment "
+                            "%016" PRIX64 " at offset %" PRIu64
+                            " holds a damaged record, which the record at "
+                            "LSN %" PRIu64 " says was durable",
+                            bad / WAL_SEG_SIZE, bad % WAL_SEG_SIZE, y);
+    }
+    return KEEL_EEOF;
+}
+
+int wal_reader_next(wal_reader *r, const wal_rec_hdr **hdr, const char **body,
+                    kerr *err)
+{
+    const char *rec;
+    int rc = read_record(r, r->pos, &rec, err);
+
+    *hdr = NULL;
+    *body = NULL;
+    if (rc != KEEL_OK)
+        return rc;
+    if (rec == NULL)
+        return check_tail(r, r->pos, err);
+    *hdr = (const wal_rec_hdr *)rec;
+    *body = rec + sizeof(wal_rec_hdr);
+    r->pos += wal_align((*hdr)->len);
+    return KEEL_OK;
+}
+
+int wal_find_end(const char *dir, wal_lsn start, wal_lsn *end, kerr *err)
+{
+    wal_reader *r;
+    const wal_rec_hdr *h;
+    const char *b;
+    int rc = wal_reader_open(dir, start, &r, err);
+
+    if (rc != KEEL_OK)
+        return rc;
+    while ((rc = wal_reader_next(r, &h, &b, err)) == KEEL_OK)
+        ;
+    *end = wal_reader_end(r);
+    wal_reader_close(r);
+    return rc == KEEL_EEOF ? KEEL_OK : rc;
+}
