@@ -29,6 +29,7 @@
 #include "access/heapam.h"
 #include "port/mem.h"
 #include "storage/bufmgr.h"
+#include "wal/wal.h"
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -2222,7 +2223,17 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
         uint16_t ppos = 0, k;
 
         if (btpage_add(page, pos, item, size)) {
-            buf_mark_dirty(s, id);
+            /* For the log: the header, the line pointers from pos on
+             * (shifted), and the item. */
+            const page_header *ph = page;
+            uint32_t lp = (uint32_t)((char *)btpage_lp(page) - (char *)page);
+            buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
+            buf_mark_dirty_range(s, id, lp + 2u * pos,
+                                 ph->lower - (lp + 2u * pos));
+            buf_mark_dirty_range(s, id, ph->upper, size);
+            if (s->log_info == WAL_INFO_PAGE)
+                s->log_info = nundo > 0 ? WAL_INFO_BTREE_SPLIT
+                                        : WAL_INFO_BTREE_INSERT;
             buf_unlock_release(s, id);
             rc = KEEL_OK;
             break;

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "port/mem.h"
+#include "wal/wal.h"
 
 /* Room to form one tuple: a page's worth, 8-aligned for tuple_fill(). */
 typedef union tuple_buf {
@@ -508,6 +509,18 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
 
 /* Records on page that the version at off has a deleter now (under the
  * page's exclusive lock): PAGE_FLAG_PRUNABLE and the hint. */
+/* Marks buffer id dirty for a change of the page's header and of the
+ * tuple header h on it (a deleter's marks), for the log. */
+static void mark_tuple_header(buf_session *s, int32_t id,
+                              const heap_tuple_header *h)
+{
+    const char *page = buf_page(s->pool, id);
+
+    buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
+    buf_mark_dirty_range(s, id, (uint32_t)((const char *)h - page),
+                         sizeof(*h));
+}
+
 static void claim_noted(void *page, uint16_t off)
 {
     page_header *ph = page;
@@ -588,16 +601,18 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     void *page = buf_page(s->pool, id);
     page_header *ph = page;
     heap_tuple_header *h;
-    uint16_t off;
+    uint16_t off, upper;
     size_t got;
 
     *placed = false;
+    s->log_info = WAL_INFO_HEAP_INSERT;
     if (ph->upper == 0 && page_is_new(page)) {
         heappage_init(page);
         buf_mark_dirty(s, id);
     }
     if (ph->special != BLOCK_SIZE)
         return not_heap_page(rel, blk, ph, &s->err);
+    upper = ph->upper;
     off = heappage_add_item(page, tup, len);
     if (off == 0) {
         bool changed;
@@ -611,7 +626,18 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     assert(h != NULL && got == len);
     h->next_block = blk;
     h->next_offset = off;
-    buf_mark_dirty(s, id);
+    if (ph->upper + ((len + 7) & ~(size_t)7) == upper) {
+        /* Nothing moved: the log needs the header, the line pointer and
+         * the tuple. */
+        buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
+        buf_mark_dirty_range(s, id,
+                             PAGE_HEADER_SIZE +
+                                 (uint32_t)(off - 1) * HEAPPAGE_LP_SIZE,
+                             HEAPPAGE_LP_SIZE);
+        buf_mark_dirty_range(s, id, ph->upper, (uint32_t)len);
+    } else {
+        buf_mark_dirty(s, id); /* compacted or pruned: all of it */
+    }
     out->block = blk;
     out->offset = off;
     *placed = true;
@@ -1239,7 +1265,9 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     h->next_block = t.block; /* an aborted updater may have left its own */
     h->next_offset = t.offset;
     claim_noted(buf_page(s->pool, id), t.offset);
-    buf_mark_dirty(s, id);
+    s->log_info = WAL_INFO_HEAP_DELETE;
+    s->log_xid = xid;
+    mark_tuple_header(s, id, h);
     buf_unlock(s, id);
     buf_release(s, id);
     return KEEL_OK;
@@ -1286,7 +1314,9 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
         assert(h != NULL && h->xmax == xid);
         h->next_offset = nt.offset;
-        buf_mark_dirty(s, id);
+        mark_tuple_header(s, id, h);
+        s->log_info = WAL_INFO_HEAP_UPDATE;
+        s->log_xid = xid;
         buf_unlock(s, id);
         if (hold != NULL) {
             (void)buf_pin(s, id); /* one for each version (held already:
@@ -1298,7 +1328,10 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         *new_tid = nt;
         return KEEL_OK;
     }
-    buf_mark_dirty(s, id);
+    h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
+    mark_tuple_header(s, id, h);
+    s->log_info = WAL_INFO_HEAP_UPDATE;
+    s->log_xid = xid;
     buf_unlock(s, id);
 
     /*
@@ -1320,7 +1353,9 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         h->next_block = saved.next_block;
         h->next_offset = saved.next_offset;
     }
-    buf_mark_dirty(s, id);
+    mark_tuple_header(s, id, h);
+    s->log_info = WAL_INFO_HEAP_UPDATE;
+    s->log_xid = xid;
     buf_unlock(s, id);
     if (rc == KEEL_OK && hold != NULL)
         *hold = (heap_update_hold){id, target.id, t, nt};
