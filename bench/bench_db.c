@@ -45,7 +45,8 @@ static void dir_remove_files(const char *dir)
             if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                 continue;
             snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-            unlink(path);
+            if (unlink(path) != 0 && errno == EISDIR)
+                dir_remove_files(path); /* the log's folder */
         }
         closedir(d);
         if (rmdir(dir) == 0 || errno != ENOTEMPTY)

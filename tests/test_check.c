@@ -1280,8 +1280,8 @@ static void test_check_notes_unowned_files(void **state)
     assert_int_equal(run_check(dir, &l), 0);
     assert_int_equal(l.notes, 5);
     assert_int_equal(l.n, 5);
-    /* First, that the database was not shut down (the check, a reader,
-     * leaves it so). */
+    /* First, that the database was not shut down (the check replays its
+     * log first, as any open for writing does). */
     snprintf(path, sizeof(path),
              "note: database \"%s\" was not shut down cleanly: ", dir);
     assert_memory_equal(l.text[0], path, strlen(path));
@@ -1306,13 +1306,12 @@ static void test_check_notes_unowned_files(void **state)
     assert_int_equal(relation_files(dir), before + 4);
 
     /* keel_class's heap page damaged: the catalogs cannot be listed, and
-     * no file is called unowned for it (the shutdown is still noted). */
+     * no file is called unowned for it (the recovery above shut it down). */
     snprintf(path, sizeof(path), "%s/%u", dir, cls.relnumber);
     tu_flip_bit(path, BLOCK_SIZE / 2, 2);
     assert_true(run_check(dir, &l) >= 1);
     assert_true(any_line_has(&l, "checksum", NULL));
-    assert_int_equal(l.notes, 1);
-    assert_true(any_line_has(&l, "not shut down cleanly", NULL));
+    assert_int_equal(l.notes, 0);
     /* Repaired, then an open for writing and a clean close: the files
      * are noted again, and the shutdown no longer. */
     tu_flip_bit(path, BLOCK_SIZE / 2, 2);
@@ -1826,6 +1825,10 @@ static void test_writes_against_builds(void **state)
     static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
                                        {"v", KEEL_INT4, 0, true}};
     build_race r = {.log = TU_FAILURES_INIT};
+    /* The race is between writers and builds, not with the disk: commits
+     * that waited for the log would keep writers running (and builds
+     * refused) for most of the time. */
+    o.synchronous_commit = false;
     pthread_t th[BUILD_WRITERS];
     keel_session *s;
     keel_error e;

@@ -32,6 +32,7 @@
  * and the calls that failed.
  */
 #include "testutil.h"
+#include "wal/wal.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -160,6 +161,22 @@ static void copy_db(const char *dir)
             continue;
         snprintf(from, sizeof(from), "%s/%s", base_dir, de->d_name);
         snprintf(to, sizeof(to), "%s/%s", dir, de->d_name);
+        if (strcmp(de->d_name, WAL_DIR_NAME) == 0) {
+            DIR *w = opendir(from);
+            struct dirent *we;
+            char wf[1100], wt[1100];
+            assert_non_null(w);
+            assert_int_equal(mkdir(to, 0700), 0);
+            while ((we = readdir(w)) != NULL) {
+                if (we->d_name[0] == '.')
+                    continue;
+                snprintf(wf, sizeof(wf), "%.511s/%.255s", from, we->d_name);
+                snprintf(wt, sizeof(wt), "%.511s/%.255s", to, we->d_name);
+                copy_file(wf, wt);
+            }
+            closedir(w);
+            continue;
+        }
         copy_file(from, to);
     }
     closedir(d);

@@ -1977,7 +1977,12 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
             if (fate == BTREE_ROW_DEAD &&
                 (target == BUF_INVALID || cur == target)) {
                 btpage_item_set_unique_dead(page, pos, true);
-                buf_mark_dirty(s, cur);
+                buf_mark_dirty_range(
+                    s, cur,
+                    (uint32_t)((char *)btpage_item(page, pos) - (char *)page),
+                    sizeof(bt_item));
+                if (s->log_info == WAL_INFO_PAGE)
+                    s->log_info = WAL_INFO_BTREE_DEAD;
                 marked++;
                 last = pos;
             }

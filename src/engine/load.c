@@ -9,7 +9,11 @@
  * bulk-write ring (heap_bulk_*), the primary key's entries are collected
  * as the rows go in, and the index is built bottom-up by btree_build() at
  * the end.  Keys that arrive in ascending order (the usual case for a
- * generated key) are not sorted at all.
+ * generated key) are not sorted at all.  Neither the rows nor the index
+ * are logged: both are written and synced before the statement ends, so
+ * before its transaction's commit record (as PostgreSQL does with
+ * wal_level = minimal).  A standby fed by the log would therefore not
+ * see them: when the log is streamed, a load must log its pages whole.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,15 +284,27 @@ int keel_load_table(keel_session *s, const char *schema, const char *name,
         lk.nkeys = npkey;
         lk.sorted = true;
         heap_rel_init(&heap, toid, desc);
+        /* Not logged (PostgreSQL's wal_level = minimal): nobody else can
+         * reach the table before the commit, and its pages are on disk
+         * before the commit record (below).  A crash before it leaves
+         * the file to a relation that never was. */
+        s->bs->log_skip_rel = toid;
         rc = load_rows(s, &heap, pkey, npkey > 0 ? &lk : NULL, next, ctx, &n);
+        if (rc == KEEL_OK)
+            rc = buf_flush_rel(s->bs, toid);
+        s->bs->log_skip_rel = INVALID_RELNUMBER;
     }
     if (rc == KEEL_OK && npkey > 0 && load_keys_sort(&lk) != KEEL_OK)
         rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
     if (rc == KEEL_OK && npkey > 0)
         rc = engine_note_file(s->db, ioid, &s->bs->err);
     if (rc == KEEL_OK && npkey > 0) {
+        s->bs->log_skip_rel = ioid;
         rc = btree_build(s->bs, ioid, keydesc, true, load_keys_next, &lk, NULL,
                          NULL);
+        if (rc == KEEL_OK)
+            rc = buf_flush_rel(s->bs, ioid);
+        s->bs->log_skip_rel = INVALID_RELNUMBER;
         if (rc == KEEL_EUNIQUE)
             kerr_set(&s->bs->err, KEEL_EUNIQUE,
                      "could not create unique index \"%s_pkey\": table \"%s\" "

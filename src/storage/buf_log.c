@@ -119,8 +119,14 @@ void buf_log_emit(buf_session *s)
                         &e);
     } while (rc == KEEL_EBUSY);
     if (rc == KEEL_OK) {
-        for (uint32_t i = 0; i < s->log_npending; i++)
-            ((page_header *)buf_page(s->pool, s->log_pending[i].id))->lsn = end;
+        for (uint32_t i = 0; i < s->log_npending; i++) {
+            page_header *ph = buf_page(s->pool, s->log_pending[i].id);
+            /* A page put back to zeroes stays recognizably new (no LSN):
+             * only a page that was new before is zeroed (a split undone),
+             * so writing it early loses nothing. */
+            if (ph->version != 0)
+                ph->lsn = end;
+        }
         s->log_last = end;
         s->log_records++;
     }

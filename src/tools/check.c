@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "access/heapam.h"
 #include "engine/control.h"
@@ -835,6 +836,8 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     keel_db *db = NULL;
     keel_session *s = NULL;
     keel_error e = {0};
+    uint64_t recovered = 0;
+    bool crashed = false;
     int rc;
 
     *problems = 0;
@@ -843,8 +846,27 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     keel_db_options_init(&o);
     o.dir = dir;
     o.pool_mb = 32;
+    /* A database a crash left must have its log replayed before its
+     * files mean anything, as any open for writing does: so first one
+     * (which a directory that cannot be written refuses: then it is
+     * checked as it lies).  Then read-only. */
     o.read_only = true;
     rc = keel_db_open(&o, &db, &e);
+    if (rc == KEEL_OK && db->found_state != CONTROL_SHUT_DOWN &&
+        db->recovered_records > 1 && access(dir, W_OK) == 0) {
+        keel_db *w;
+        (void)keel_db_close(db, NULL);
+        db = NULL;
+        o.read_only = false;
+        if (keel_db_open(&o, &w, &e) == KEEL_OK) {
+            recovered = w->recovered_records;
+            crashed = keel_db_close(w, &e) == KEEL_OK;
+        }
+        /* An open for writing that fails (a damaged control file or
+         * catalog, say) leaves it to the read-only open to find why. */
+        o.read_only = true;
+        rc = keel_db_open(&o, &db, &e);
+    }
     /* A damaged control file or catalog is a finding; anything else that
      * stops the open (in use, not a database, no permission) means there
      * was no check. */
@@ -860,11 +882,18 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     }
     /* A crash leaves the control file "in production"; an open for
      * writing, which would then say "shut down", was never made. */
-    if (db->found_state != CONTROL_SHUT_DOWN)
+    if (crashed)
+        note(&c,
+             "database \"%s\" was not shut down cleanly: recovery replayed "
+             "%llu log records, and the transactions it was running read "
+             "as aborted",
+             dir, (unsigned long long)recovered);
+    else if (db->found_state != CONTROL_SHUT_DOWN)
         note(&c,
              "database \"%s\" was not shut down cleanly: the transactions "
              "it was running read as aborted, and what it changed after its "
-             "last checkpoint may be missing",
+             "last checkpoint may be missing (it cannot be written, so its "
+             "log was not replayed)",
              dir);
     /* Opened read-only, the database is checked as it lies on disk and
      * left so: nothing dirties a page, and the files are read directly. */
