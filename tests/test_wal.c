@@ -1,0 +1,308 @@
+/*
+ * test_wal.c: the write-ahead log's failures and damage.
+ *
+ * - A failed write or sync of the log (EIO, ENOSPC, a short write): the
+ *   commit waiting on it is not acknowledged, every later write is
+ *   refused, reads go on; after a reopen (recovery) every acknowledged
+ *   row is there.
+ * - A record damaged in the middle of the log, followed by records that
+ *   say it was durable: the open refuses, naming the segment and offset.
+ *   The same damage at the log's unsynced tail ends replay quietly.
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/control.h"
+#include "port/error.h"
+#include "storage/fault.h"
+#include "wal/wal.h"
+
+static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                   {"v", KEEL_INT4, 0, true}};
+
+static keel_db_options opts(const char *dir)
+{
+    keel_db_options o;
+
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 8;
+    return o;
+}
+
+static int insert(keel_session *s, int32_t id)
+{
+    keel_value v[2] = {{.v.i4 = id}, {.v.i4 = id * 7}};
+
+    return keel_insert(s, NULL, "t", v);
+}
+
+static bool present(keel_session *s, int32_t id)
+{
+    keel_value key = {.v.i4 = id}, out[2];
+    bool found = false;
+
+    assert_int_equal(keel_lookup(s, NULL, "t", &key, out, &found), KEEL_OK);
+    if (found)
+        assert_int_equal(out[1].v.i4, id * 7);
+    return found;
+}
+
+/* A database with table t holding rows 1..n, closed cleanly. */
+static char *make_db(int n)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    uint16_t pk = 1;
+
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
+    for (int i = 1; i <= n; i++)
+        assert_int_equal(insert(s, i), KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    return dir;
+}
+
+static void check_rows(const char *dir, int from, int to, bool want)
+{
+    keel_db_options o = opts(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    for (int i = from; i <= to; i++)
+        if (present(s, i) != want)
+            fail_msg("row %d is %s", i, want ? "missing" : "there");
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+}
+
+/*
+ * The failing side of log_failure(), in a child (a failed log leaves a
+ * database only a crash can end: its close cannot checkpoint).  Returns
+ * the exit status: 0 if everything behaved, else which step did not.
+ */
+static int fail_in_child(const char *dir, fault_op op, fault_kind kind)
+{
+    keel_db_options o = opts(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    keel_value key = {.v.i4 = 5}, out[2];
+    bool found = false;
+    int rc;
+
+    if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+        keel_session_begin(db, &s, &e) != KEEL_OK)
+        return 10;
+    if (insert(s, 11) != KEEL_OK) /* acknowledged */
+        return 11;
+    fault_arm(op, kind, 0, 1, 0);
+    rc = insert(s, 12);
+    fault_disarm_all();
+    /* Not acknowledged, and the database takes no more changes. */
+    if (rc == KEEL_OK || strstr(keel_session_error(s), "log segment") == NULL)
+        return 12;
+    if (insert(s, 13) == KEEL_OK ||
+        strstr(keel_session_error(s), "write-ahead log failed") == NULL)
+        return 13;
+    /* Reads go on. */
+    if (keel_lookup(s, NULL, "t", &key, out, &found) != KEEL_OK || !found)
+        return 14;
+    keel_session_end(s);
+    /* No page may be written: the close's checkpoint fails. */
+    if (keel_db_close(db, &e) == KEEL_OK)
+        return 15;
+    return 0;
+}
+
+/* One kind of log failure, on the first call of op after a commit. */
+static void log_failure(fault_op op, fault_kind kind)
+{
+    char *dir = make_db(10);
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(fail_in_child(dir, op, kind));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0)
+        fail_msg("the failing side stopped at step %d", WEXITSTATUS(status));
+    /* Reopened (recovered): every acknowledged row, none refused. */
+    check_rows(dir, 1, 11, true);
+    check_rows(dir, 13, 13, false);
+    tu_dir_remove(dir);
+}
+
+static void test_log_write_eio(void **state)
+{
+    (void)state;
+    log_failure(FAULT_OP_WAL_WRITE, FAULT_EIO);
+}
+
+static void test_log_write_enospc(void **state)
+{
+    (void)state;
+    log_failure(FAULT_OP_WAL_WRITE, FAULT_ENOSPC);
+}
+
+static void crash_after_rows(const char *dir, int from, int to, bool shorts);
+
+/* A short write of the log is completed, not an error: the commits it
+ * carried are acknowledged and survive a crash. */
+static void test_log_write_short(void **state)
+{
+    char *dir = make_db(10);
+
+    (void)state;
+    crash_after_rows(dir, 11, 20, true);
+    check_rows(dir, 1, 20, true);
+    tu_dir_remove(dir);
+}
+
+static void test_log_sync_eio(void **state)
+{
+    (void)state;
+    log_failure(FAULT_OP_WAL_SYNC, FAULT_EIO);
+}
+
+/* Commits rows from..to in a child that then dies without a close;
+ * with shorts, every write of the log comes back short first. */
+static void crash_after_rows(const char *dir, int from, int to, bool shorts)
+{
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        keel_db_options o = opts(dir);
+        keel_error e;
+        keel_db *db;
+        keel_session *s;
+        if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+            keel_session_begin(db, &s, &e) != KEEL_OK)
+            _exit(1);
+        if (shorts)
+            fault_arm(FAULT_OP_WAL_WRITE, FAULT_SHORT, 0, 1000, 0);
+        for (int i = from; i <= to; i++)
+            if (insert(s, i) != KEEL_OK)
+                _exit(2);
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* The LSN of the n-th record after the redo pointer, and the end. */
+static void nth_record(const char *dir, int n, uint64_t *lsn, uint64_t *end)
+{
+    control_data c;
+    wal_reader *r;
+    const wal_rec_hdr *h;
+    const char *b;
+    kerr err;
+    int i = 0, rc;
+
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    assert_int_equal(wal_reader_open(dir, c.redo_lsn, &r, &err), KEEL_OK);
+    *lsn = 0;
+    while ((rc = wal_reader_next(r, &h, &b, &err)) == KEEL_OK)
+        if (i++ == n)
+            *lsn = h->lsn;
+    assert_int_equal(rc, KEEL_EEOF);
+    *end = wal_reader_end(r);
+    wal_reader_close(r);
+    assert_true(*lsn != 0);
+}
+
+/* Flips a byte of the log at lsn + off. */
+static void damage(const char *dir, uint64_t lsn)
+{
+    char path[600];
+    unsigned char byte;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s/%016" PRIX64, dir, WAL_DIR_NAME,
+             lsn / WAL_SEG_SIZE);
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, &byte, 1, (off_t)(lsn % WAL_SEG_SIZE)), 1);
+    byte ^= 0x40;
+    assert_int_equal(pwrite(fd, &byte, 1, (off_t)(lsn % WAL_SEG_SIZE)), 1);
+    close(fd);
+}
+
+static void test_corrupt_record_in_the_middle(void **state)
+{
+    char *dir = make_db(5);
+    keel_db_options o = opts(dir);
+    keel_error e;
+    keel_db *db;
+    uint64_t lsn, end;
+
+    (void)state;
+    crash_after_rows(dir, 6, 60, false);
+    nth_record(dir, 3, &lsn, &end);
+    damage(dir, lsn + sizeof(wal_rec_hdr) + 2);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_ECORRUPT);
+    assert_non_null(strstr(e.msg, "log segment"));
+    assert_non_null(strstr(e.msg, "offset"));
+    tu_dir_remove(dir);
+}
+
+static void test_torn_tail_ends_quietly(void **state)
+{
+    char *dir = make_db(5);
+    uint64_t lsn, end, last = 0;
+    control_data c;
+    wal_reader *r;
+    const wal_rec_hdr *h;
+    const char *b;
+    kerr err;
+
+    (void)state;
+    crash_after_rows(dir, 6, 20, false);
+    /* The last record, damaged: nothing after it says it was durable,
+     * so it is a torn tail, and the rows before it are all there. */
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    assert_int_equal(wal_reader_open(dir, c.redo_lsn, &r, &err), KEEL_OK);
+    while (wal_reader_next(r, &h, &b, &err) == KEEL_OK)
+        last = h->lsn;
+    wal_reader_close(r);
+    nth_record(dir, 0, &lsn, &end);
+    damage(dir, last + sizeof(wal_rec_hdr));
+    check_rows(dir, 1, 19, true);
+    tu_dir_remove(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_log_write_eio),
+        cmocka_unit_test(test_log_write_enospc),
+        cmocka_unit_test(test_log_write_short),
+        cmocka_unit_test(test_log_sync_eio),
+        cmocka_unit_test(test_corrupt_record_in_the_middle),
+        cmocka_unit_test(test_torn_tail_ends_quietly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
