@@ -49,6 +49,7 @@
 #include "port/atomics.h"
 #include "port/hash.h"
 #include "storage/fault.h"
+#include "storage/powerloss.h"
 
 #define SMGR_INITIAL_BUCKETS 64
 
@@ -134,6 +135,7 @@ static ssize_t rel_pwrite(const smgr_rel *r, const void *buf, size_t len,
         errno = e;
         return -1;
     }
+    powerloss_write(r->fd, len, off);
     do
         n = pwrite(r->fd, buf, len, off);
     while (n < 0 && errno == EINTR);
@@ -151,6 +153,8 @@ static int rel_fsync(const smgr_rel *r)
     do
         rc = fsync(r->fd);
     while (rc < 0 && errno == EINTR);
+    if (rc == 0)
+        powerloss_sync(r->fd);
     return rc;
 }
 

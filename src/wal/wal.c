@@ -19,6 +19,7 @@
 #include "port/clock.h"
 #include "port/crc32c.h"
 #include "storage/fault.h"
+#include "storage/powerloss.h"
 #include "wal/wal.h"
 #include "wal/wal_internal.h"
 
@@ -186,6 +187,8 @@ static int seg_fd(wal *w, uint64_t seg, kerr *err)
         int e = fault_errno(FAULT_OP_WAL_SYNC, 0, NULL);
         if (e == 0 && fdatasync(w->fd) != 0)
             e = errno;
+        if (e == 0)
+            powerloss_sync(w->fd);
         if (e != 0)
             return kerr_set(err, kerr_from_errno(e),
                             "cannot sync log segment %016" PRIX64 ": %s",
@@ -228,6 +231,8 @@ static int write_out(wal *w, uint64_t upto, kerr *err)
         if (rc != KEEL_OK)
             return rc;
         e = fault_errno(FAULT_OP_WAL_WRITE, 0, &n);
+        if (e == 0)
+            powerloss_write(w->fd, n, (off_t)off);
         got = e != 0 ? -1 : pwrite(w->fd, w->buf + ring, n, (off_t)off);
         if (got < 0 && e == 0)
             e = errno;
@@ -293,6 +298,8 @@ static int sync_fd(wal *w, kerr *err)
         return KEEL_OK;
     if (e == 0 && fdatasync(w->fd) != 0)
         e = errno;
+    if (e == 0)
+        powerloss_sync(w->fd);
     if (e != 0)
         return kerr_set(err, kerr_from_errno(e),
                         "cannot sync log segment %016" PRIX64 ": %s", w->fd_seg,
