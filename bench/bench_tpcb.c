@@ -21,6 +21,8 @@
  * history grew by exactly the transactions committed.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@
 #include "bench_db.h"
 #include "port/atomics.h"
 #include "port/clock.h"
+#include "engine/engine.h"
+#include "wal/wal.h"
 #include "stats.h"
 #include "tpcb_txn.h"
 
@@ -48,6 +52,8 @@ typedef struct tpcb_opts {
     int nclients;
     double seconds;
     int runs;
+    bool async; /* --sync off: synchronous_commit off */
+    double fsync_rate; /* the disk's write + fdatasync loops per second */
 } tpcb_opts;
 
 static void usage(void)
@@ -55,7 +61,8 @@ static void usage(void)
     fprintf(
         stderr,
         "usage: keel bench tpcb [DIR] [--scale N] [--clients N,N,...]\n"
-        "           [--seconds S] [--runs N] [--pool-mb N] [--json FILE]\n");
+        "           [--seconds S] [--runs N] [--pool-mb N] [--sync on|off]\n"
+        "           [--json FILE]\n");
 }
 
 static int parse_clients(const char *v, tpcb_opts *o)
@@ -96,6 +103,13 @@ static int on_option(const bench_args *a, void *ctx)
         return parse_clients(a->value, o);
     } else if (strcmp(a->name, "--seconds") == 0) {
         return bench_args_double(a, 0.01, 3600, &o->seconds);
+    } else if (strcmp(a->name, "--sync") == 0) {
+        if (strcmp(a->value, "on") == 0)
+            o->async = false;
+        else if (strcmp(a->value, "off") == 0)
+            o->async = true;
+        else
+            return bench_args_unknown(a);
     } else if (strcmp(a->name, "--runs") == 0) {
         if (bench_args_u32(a, 1, MAX_RUNS, &u) != 0)
             return -1;
@@ -229,6 +243,7 @@ typedef struct tpcb_result {
     uint32_t clients;
     double tps[MAX_RUNS];
     uint64_t commits, tries;
+    uint64_t log_bytes; /* of the log, over its runs */
 } tpcb_result;
 
 static int read_totals(keel_db *db, tpcb_totals *t)
@@ -287,9 +302,12 @@ static int write_json(const tpcb_opts *o, const tpcb_totals *sizes,
     fprintf(f,
             "{\n  \"bench\": \"tpcb\",\n  \"branches\": %d,\n  \"tellers\": "
             "%d,\n  \"accounts\": %d,\n  \"pool_mb\": %u,\n  \"seconds\": "
-            "%.3f,\n  \"runs\": %d,\n  \"consistent\": %s,\n  \"tpcb\": [",
+            "%.3f,\n  \"runs\": %d,\n  \"consistent\": %s,\n"
+            "  \"synchronous_commit\": %s,\n  \"fsync_loop_per_s\": %.1f,\n"
+            "  \"tpcb\": [",
             sizes->branches, sizes->tellers, sizes->accounts, o->pool_mb,
-            o->seconds, o->runs, consistent ? "true" : "false");
+            o->seconds, o->runs, consistent ? "true" : "false",
+            o->async ? "false" : "true", o->fsync_rate);
     for (int i = 0; i < o->nclients; i++) {
         double v[MAX_RUNS];
         bench_stat st;
@@ -298,12 +316,16 @@ static int write_json(const tpcb_opts *o, const tpcb_totals *sizes,
         fprintf(f,
                 "%s\n    {\"clients\": %u, \"tps\": %.1f, \"tps_min\": %.1f, "
                 "\"tps_max\": %.1f, \"commits\": %llu, \"tries\": %llu, "
-                "\"tries_per_commit\": %.4f, \"tps_runs\": [",
+                "\"tries_per_commit\": %.4f, \"log_bytes_per_commit\": "
+                "%.1f, \"tps_runs\": [",
                 i ? "," : "", res[i].clients, st.median, st.min, st.max,
                 (unsigned long long)res[i].commits,
                 (unsigned long long)res[i].tries,
                 res[i].commits ? (double)res[i].tries / (double)res[i].commits
-                               : 0.0);
+                               : 0.0,
+                res[i].commits
+                    ? (double)res[i].log_bytes / (double)res[i].commits
+                    : 0.0);
         for (int r = 0; r < o->runs; r++)
             fprintf(f, "%s%.1f", r ? ", " : "", res[i].tps[r]);
         fputs("]}", f);
@@ -314,6 +336,43 @@ static int write_json(const tpcb_opts *o, const tpcb_totals *sizes,
         return -1;
     }
     return 0;
+}
+
+/*
+ * What the disk under dir allows one committer: 8 KiB written at the
+ * same place of a file whose blocks exist, then fdatasync, for `seconds`;
+ * returns the loops per second (0 if it could not).  A commit that waits
+ * for the log does at least this much.
+ */
+static double fsync_loop_rate(const char *dir, double seconds)
+{
+    char path[4200];
+    static char page[8192];
+    uint64_t start, n = 0;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/keel_fsync_loop", dir);
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        return 0;
+    if (pwrite(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page) ||
+        fsync(fd) != 0) {
+        close(fd);
+        unlink(path);
+        return 0;
+    }
+    start = clock_now_ns();
+    while (clock_now_ns() - start < (uint64_t)(seconds * 1e9)) {
+        page[0] = (char)n;
+        if (pwrite(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page) ||
+            fdatasync(fd) != 0)
+            break;
+        n++;
+    }
+    seconds = (double)(clock_now_ns() - start) / 1e9;
+    close(fd);
+    unlink(path);
+    return seconds > 0 ? (double)n / seconds : 0;
 }
 
 /* Runs every count --runs times on dir; 0, 1 (a failure) or 3 (the
@@ -332,6 +391,8 @@ static int tpcb_all(tpcb_opts *o, const char *dir, tpcb_result *res)
     keel_db_options_init(&opt);
     opt.dir = dir;
     opt.pool_mb = o->pool_mb;
+    opt.synchronous_commit = !o->async;
+    o->fsync_rate = fsync_loop_rate(dir, 1.0);
     if (keel_db_open(&opt, &db, &e) != KEEL_OK) {
         fprintf(stderr, WHO ": %s\n", e.msg);
         return 1;
@@ -341,9 +402,11 @@ static int tpcb_all(tpcb_opts *o, const char *dir, tpcb_result *res)
         return 1;
     }
     printf(WHO ": %s, %d branches, %d tellers, %d accounts, pool %u MiB, "
-               "%d runs of %.2f s per client count\n",
+               "%d runs of %.2f s per client count, synchronous_commit %s\n",
            dir, before.branches, before.tellers, before.accounts, o->pool_mb,
-           o->runs, o->seconds);
+           o->runs, o->seconds, o->async ? "off" : "on");
+    printf("the disk's own 8 KiB write + fdatasync loop: %.0f per second\n",
+           o->fsync_rate);
     fflush(stdout);
     memset(&run, 0, sizeof(run));
     run.db = db;
@@ -352,8 +415,11 @@ static int tpcb_all(tpcb_opts *o, const char *dir, tpcb_result *res)
         for (int k = 0; k < o->nclients && rc == 0; k++) {
             int i = r % 2 == 0 ? k : o->nclients - 1 - k;
             uint64_t c = 0, t = 0, ns = 0;
+            uint64_t lsn0 = wal_insert_lsn(db->wal), lsn1;
             int failed =
                 run_clients(&run, res[i].clients, o->seconds, &c, &t, &ns);
+            lsn1 = wal_insert_lsn(db->wal);
+            res[i].log_bytes += lsn1 - lsn0;
             commits += c; /* committed, even in a run that failed */
             if (failed != 0) {
                 rc = 1;
@@ -377,17 +443,21 @@ static int tpcb_all(tpcb_opts *o, const char *dir, tpcb_result *res)
             rc = 3;
         if (rc == 0) {
             printf("\n  clients        tps        min        max  "
-                   "tries/commit\n");
+                   "tries/commit  log bytes/commit  tps/disk loop\n");
             for (int i = 0; i < o->nclients; i++) {
                 double v[MAX_RUNS];
                 bench_stat st;
                 memcpy(v, res[i].tps, sizeof(v));
                 st = bench_stat_of(v, o->runs);
-                printf("  %7u %10.0f %10.0f %10.0f  %12.3f\n", res[i].clients,
-                       st.median, st.min, st.max,
+                printf("  %7u %10.0f %10.0f %10.0f  %12.3f  %16.0f  %13.2f\n",
+                       res[i].clients, st.median, st.min, st.max,
                        res[i].commits
                            ? (double)res[i].tries / (double)res[i].commits
-                           : 0.0);
+                           : 0.0,
+                       res[i].commits ? (double)res[i].log_bytes /
+                                            (double)res[i].commits
+                                      : 0.0,
+                       o->fsync_rate > 0 ? st.median / o->fsync_rate : 0.0);
             }
             if (o->json != NULL && write_json(o, &before, res, consistent) != 0)
                 rc = 1;

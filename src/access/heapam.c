@@ -1180,9 +1180,10 @@ static void drop_aborted_successor(heap_rel *rel, void *page, blocknum_t blk,
  * not a heap page.  On success returns the buffer in *id, pinned and
  * locked, and the version's header in *out; on error holds nothing.
  */
-static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
-                          tid t, const char *verb, int32_t *idp,
-                          heap_tuple_header **out)
+static int lock_for_write_once(heap_rel *rel, buf_session *s,
+                               const visibility *vis, tid t, const char *verb,
+                               int32_t *idp, heap_tuple_header **out,
+                               xid_t *running)
 {
     heap_tuple_header *h;
     xid_status st = XID_STATUS_IN_PROGRESS;
@@ -1224,6 +1225,8 @@ static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
         if (rc != KEEL_OK)
             goto fail;
         if (st != XID_STATUS_ABORTED) {
+            if (st == XID_STATUS_IN_PROGRESS)
+                *running = h->xmax;
             rc = kerr_set(
                 &s->err, KEEL_ESERIALIZE,
                 "could not serialize access: relation %u row (%u,%u) was %s "
@@ -1247,6 +1250,34 @@ fail:
     buf_unlock(s, id);
     buf_release(s, id);
     return rc;
+}
+
+/* How long a writer waits for a row's running deleter or updater to end. */
+#define HEAP_WAIT_NS (200u * 1000000u)
+
+/*
+ * lock_for_write_once(), but a version whose deleter is still running is
+ * waited for (up to HEAP_WAIT_NS, with no lock held) and looked at again,
+ * as PostgreSQL waits on the deleter's transaction lock: if it committed,
+ * ESERIALIZE as before (the version changed after our snapshot); if it
+ * aborted, the version is ours to change.  Waiting rather than failing at
+ * once keeps a retrying client from spinning while a commit waits for the
+ * log.  A wait that times out (two transactions waiting for each other's
+ * rows, say) gives the ESERIALIZE of a running deleter.
+ */
+static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
+                          tid t, const char *verb, int32_t *idp,
+                          heap_tuple_header **out)
+{
+    for (int tries = 0;; tries++) {
+        xid_t running = XID_INVALID;
+        int rc = lock_for_write_once(rel, s, vis, t, verb, idp, out, &running);
+
+        if (rc != KEEL_ESERIALIZE || running == XID_INVALID ||
+            vis->wait == NULL || tries == 2 ||
+            !vis->wait(vis->status_ctx, running, HEAP_WAIT_NS))
+            return rc;
+    }
 }
 
 int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -26,6 +27,18 @@ void futex_wait(atomic_u32 *addr, uint32_t expected)
                       NULL, NULL, 0);
 
     assert(rc == 0 || errno == EAGAIN || errno == EINTR);
+    (void)rc;
+}
+
+void futex_wait_timeout(atomic_u32 *addr, uint32_t expected,
+                        uint64_t timeout_ns)
+{
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u),
+                          (long)(timeout_ns % 1000000000u)};
+    long rc = syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, expected,
+                      &ts, NULL, 0);
+
+    assert(rc == 0 || errno == EAGAIN || errno == EINTR || errno == ETIMEDOUT);
     (void)rc;
 }
 

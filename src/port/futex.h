@@ -14,6 +14,10 @@
 /* Sleeps while *addr == expected, until woken or interrupted. */
 void futex_wait(atomic_u32 *addr, uint32_t expected);
 
+/* futex_wait() for at most timeout_ns nanoseconds. */
+void futex_wait_timeout(atomic_u32 *addr, uint32_t expected,
+                        uint64_t timeout_ns);
+
 /* Wakes up to n (>= 1) sleepers on addr (INT32_MAX: all).  Returns how many
  * were asleep and woken; 0 when nobody was waiting. */
 int futex_wake(atomic_u32 *addr, int n);

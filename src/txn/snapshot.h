@@ -64,13 +64,23 @@ typedef int (*xid_status_fn)(void *ctx, xid_t xid, xid_status *status,
  */
 typedef xid_t (*xid_horizon_fn)(void *ctx, xid_t want);
 
+/*
+ * Waits, at most timeout_ns, for transaction xid to end (commit or
+ * abort); true if it has.  A writer that meets a row another transaction
+ * is changing waits for it rather than failing at once (PostgreSQL's
+ * XactLockTableWait()).
+ */
+typedef bool (*xid_wait_fn)(void *ctx, xid_t xid, uint64_t timeout_ns);
+
 /* Everything a visibility check needs; horizon (over status_ctx) is what
- * pruning needs too, and NULL where the caller has none (no pruning). */
+ * pruning needs too, and NULL where the caller has none (no pruning);
+ * wait (over status_ctx) NULL where the caller cannot wait. */
 typedef struct visibility {
     const snapshot *snap;
     xid_status_fn status;
     void *status_ctx;
     xid_horizon_fn horizon;
+    xid_wait_fn wait;
 } visibility;
 
 #endif /* KEEL_TXN_SNAPSHOT_H */

@@ -14,6 +14,7 @@
 
 #include "port/atomics.h"
 #include "port/clock.h"
+#include "port/futex.h"
 #include "port/mem.h"
 #include "port/membarrier.h"
 #include "port/spin.h"
@@ -47,6 +48,12 @@ struct txn_mgr {
     /* Read by every ending transaction, written only by a snapshot that
      * had to hold endings off: read-mostly, so on a line of its own. */
     CACHE_ALIGNED atomic_u32 hold_requests;
+
+    /* Writers waiting for a transaction to end (txn_wait()), and the
+     * futex word an ending transaction bumps when there are any: read by
+     * every ending writer, written only while somebody waits. */
+    CACHE_ALIGNED atomic_u32 end_waiters;
+    atomic_u32 end_seq;
 
     /* Taken by held-off endings and by the snapshot holding them off. */
     CACHE_ALIGNED pthread_mutex_t completion_lock;
@@ -559,12 +566,52 @@ static void completion_publish(txn_session *s, xid_t xid)
         pthread_mutex_unlock(&m->completion_lock);
 }
 
+/* After a transaction with an xid left the array: wakes whoever waits
+ * for one to end.  The waiter counts itself before it looks at the array,
+ * the ender leaves the array before it reads the count, both sequentially
+ * consistent, so one of them sees the other. */
+static void end_wake(txn_mgr *m)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (__builtin_expect(atomic_load_explicit(&m->end_waiters,
+                                              memory_order_seq_cst) != 0,
+                         0)) {
+        atomic_fetch_add_explicit(&m->end_seq, 1, memory_order_seq_cst);
+        futex_wake(&m->end_seq, INT32_MAX);
+    }
+}
+
+static bool session_wait(void *ctx, xid_t xid, uint64_t timeout_ns)
+{
+    txn_session *s = ctx;
+    txn_mgr *m = s->mgr;
+    uint64_t deadline = clock_now_ns() + timeout_ns;
+    bool ended = false;
+
+    atomic_fetch_add_explicit(&m->end_waiters, 1, memory_order_seq_cst);
+    for (;;) {
+        uint32_t seq = atomic_load_explicit(&m->end_seq, memory_order_seq_cst);
+        uint64_t now;
+        if (!procarray_contains(s->pa, xid)) {
+            ended = true;
+            break;
+        }
+        now = clock_now_ns();
+        if (now >= deadline)
+            break;
+        futex_wait_timeout(&m->end_seq, seq, deadline - now);
+    }
+    atomic_fetch_sub_explicit(&m->end_waiters, 1, memory_order_seq_cst);
+    return ended;
+}
+
 /* Ends the session's transaction once its status is settled. */
 static void txn_finish(txn_session *s)
 {
-    if (s->xid != XID_INVALID)
+    if (s->xid != XID_INVALID) {
         completion_publish(s, s->xid);
-    else
+        end_wake(s->mgr);
+    } else
         s->stats.readonly_ends++;
     s->xid = XID_INVALID;
     s->snap.own_xid = XID_INVALID;
@@ -589,8 +636,24 @@ int txn_commit(txn_session *s, kerr *err)
     /* The commit record (the commit log page's change) durable before the
      * transaction leaves the array and is acknowledged; until then every
      * snapshot still sees it running.  Group commit: wal_flush(). */
-    if (rc == KEEL_OK && s->mgr->wal != NULL && wal_synchronous(s->mgr->wal))
+    if (rc == KEEL_OK && s->mgr->wal != NULL && wal_synchronous(s->mgr->wal)) {
         rc = wal_flush(s->mgr->wal, s->bs->log_last, err);
+        if (rc != KEEL_OK) {
+            /* Committed in memory, perhaps not on disk: not acknowledged.
+             * The log has failed, so nothing is written any more; whether
+             * the transaction is there after the reopen is not known (its
+             * record may or may not have reached the disk). */
+            char why[KERR_MSG_MAX];
+
+            snprintf(why, sizeof(why), "%s", err != NULL ? err->msg : "");
+            txn_finish(s);
+            s->stats.aborts++;
+            return kerr_set(err, rc,
+                            "commit of transaction %u is not acknowledged: "
+                            "its record could not be made durable: %s",
+                            xid, why);
+        }
+    }
     if (rc != KEEL_OK) {
         /* Not committed, and about to be not running: it reads as aborted
          * from the moment it leaves the array, whatever the log says. */
@@ -667,5 +730,6 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->status = txn_xid_status;
     vis->status_ctx = s;
     vis->horizon = session_horizon;
+    vis->wait = session_wait;
     return KEEL_OK;
 }
