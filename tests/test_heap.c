@@ -196,6 +196,7 @@ static void tx_begin(fake_txm *t, tx *x)
     x->vis.status = txm_status_fn;
     x->vis.status_ctx = t;
     x->vis.horizon = txm_horizon_fn;
+    x->vis.wait = NULL;
 }
 
 /* A read-only snapshot. */
@@ -207,6 +208,7 @@ static void tx_reader(fake_txm *t, tx *x)
     x->vis.status = txm_status_fn;
     x->vis.status_ctx = t;
     x->vis.horizon = txm_horizon_fn;
+    x->vis.wait = NULL;
 }
 
 static void tx_end(fake_txm *t, tx *x, xid_status st)

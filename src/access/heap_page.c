@@ -151,7 +151,21 @@ bool heappage_fits(const void *page, size_t len)
     return free_after_compaction(page) >= need;
 }
 
+static uint16_t add_item(void *page, const void *item, size_t len,
+                         bool may_compact);
+
 uint16_t heappage_add_item(void *page, const void *item, size_t len)
+{
+    return add_item(page, item, len, true);
+}
+
+uint16_t heappage_add_item_in_place(void *page, const void *item, size_t len)
+{
+    return add_item(page, item, len, false);
+}
+
+static uint16_t add_item(void *page, const void *item, size_t len,
+                         bool may_compact)
 {
     page_header *h = hdr(page);
     uint16_t offset = find_unused_lp(page);
@@ -167,7 +181,7 @@ uint16_t heappage_add_item(void *page, const void *item, size_t len)
         need += HEAPPAGE_LP_SIZE;
     }
     if (page_free_space(page) < need) {
-        if (!(h->flags & PAGE_FLAG_HAS_HOLES) ||
+        if (!may_compact || !(h->flags & PAGE_FLAG_HAS_HOLES) ||
             free_after_compaction(page) < need || !heappage_compact(page))
             return 0;
     }

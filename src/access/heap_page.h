@@ -181,6 +181,10 @@ bool heappage_fits(const void *page, size_t len);
  */
 uint16_t heappage_add_item(void *page, const void *item, size_t len);
 
+/* heappage_add_item(), but 0 rather than compacting the page: nothing on
+ * it moves (so that the log can name what changed). */
+uint16_t heappage_add_item_in_place(void *page, const void *item, size_t len);
+
 /*
  * Removes the item at offset: its line pointer becomes DEAD and its storage
  * is reclaimed by compacting the remaining items (their offsets, i.e. tids,

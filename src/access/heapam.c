@@ -426,8 +426,9 @@ static int form_tuple(const heap_rel *rel, const keel_value *vals, xid_t xid,
  * *placed is its offset (else 0).  Returns whether the page changed.
  */
 static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
-                       void *page, blocknum_t blk, xid_t horizon, xid_t *newer,
-                       const void *tup, size_t len, uint16_t *placed)
+                       int32_t id, void *page, blocknum_t blk, xid_t horizon,
+                       xid_t *newer, const void *tup, size_t len,
+                       uint16_t *placed)
 {
     page_header *ph = page;
     uint16_t n = heappage_nitems(page), ndead = 0, nkept = 0, kept = 0;
@@ -489,9 +490,18 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
         h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
         h->next_block = blk;
         h->next_offset = off;
+        buf_mark_dirty_range(s, id, (uint32_t)((char *)h - (char *)page),
+                             sizeof(*h));
         changed = true;
     }
     if (ndead > 0) {
+        /* For the log: the removed versions' storage (zeroed); their
+         * line pointers and the header are the caller's to name. */
+        for (uint16_t i = 0; i < ndead; i++) {
+            heappage_lp lp = heappage_get_lp(page, dead[i]);
+            buf_mark_dirty_range(s, id, heappage_lp_off(lp),
+                                 (heappage_lp_len(lp) + 7u) & ~7u);
+        }
         *placed = heappage_remove_items(page, dead, ndead, tup, len);
         atomic_fetch_add_explicit(&rel->pruned, ndead, memory_order_relaxed);
         changed = true;
@@ -542,8 +552,9 @@ static void claim_noted(void *page, uint16_t off)
  * fit; *changed says whether the page changed (the caller marks it dirty).
  */
 static uint16_t prune_locked(heap_rel *rel, buf_session *s,
-                             const visibility *vis, void *page, blocknum_t blk,
-                             const void *tup, size_t len, bool *changed)
+                             const visibility *vis, int32_t id, void *page,
+                             blocknum_t blk, const void *tup, size_t len,
+                             bool *changed)
 {
     xid_t horizon, newer, again;
     uint16_t off;
@@ -560,17 +571,17 @@ static uint16_t prune_locked(heap_rel *rel, buf_session *s,
      * only if that did not make room and a newer one may. */
     horizon = vis->horizon(vis->status_ctx, XID_INVALID);
     *changed =
-        prune_pass(rel, s, vis, page, blk, horizon, &newer, tup, len, &off);
+        prune_pass(rel, s, vis, id, page, blk, horizon, &newer, tup, len, &off);
     if (off == 0 && *changed)
-        off = heappage_add_item(page, tup, len);
+        off = heappage_add_item_in_place(page, tup, len);
     if (off != 0 || newer == XID_INVALID)
         return off;
     again = vis->horizon(vis->status_ctx, newer);
     if (again > horizon &&
-        prune_pass(rel, s, vis, page, blk, again, &newer, tup, len, &off)) {
+        prune_pass(rel, s, vis, id, page, blk, again, &newer, tup, len, &off)) {
         *changed = true;
         if (off == 0)
-            off = heappage_add_item(page, tup, len);
+            off = heappage_add_item_in_place(page, tup, len);
     }
     return off;
 }
@@ -601,8 +612,9 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     void *page = buf_page(s->pool, id);
     page_header *ph = page;
     heap_tuple_header *h;
-    uint16_t off, upper;
+    uint16_t off;
     size_t got;
+    bool moved = false, pruned = false;
 
     *placed = false;
     s->log_info = WAL_INFO_HEAP_INSERT;
@@ -612,31 +624,42 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     }
     if (ph->special != BLOCK_SIZE)
         return not_heap_page(rel, blk, ph, &s->err);
-    upper = ph->upper;
-    off = heappage_add_item(page, tup, len);
+    /* Nothing moves unless the page must be compacted to take the tuple:
+     * then the log gets the whole page; otherwise the header, the line
+     * pointers, what pruning named and the tuple. */
+    off = heappage_add_item_in_place(page, tup, len);
     if (off == 0) {
         bool changed;
-        off = prune_locked(rel, s, vis, page, blk, tup, len, &changed);
-        if (changed)
-            buf_mark_dirty(s, id);
+        off = prune_locked(rel, s, vis, id, page, blk, tup, len, &changed);
+        pruned = changed;
     }
-    if (off == 0)
+    if (off == 0) {
+        off = heappage_add_item(page, tup, len);
+        moved = off != 0;
+    }
+    if (off == 0) {
+        /* No room even so; what pruning changed is for the log still. */
+        if (pruned)
+            buf_mark_dirty_range(s, id, 0, ph->lower);
         return KEEL_OK;
+    }
     h = heappage_get_item(page, off, &got);
     assert(h != NULL && got == len);
     h->next_block = blk;
     h->next_offset = off;
-    if (ph->upper + ((len + 7) & ~(size_t)7) == upper) {
-        /* Nothing moved: the log needs the header, the line pointer and
-         * the tuple. */
+    if (moved) {
+        buf_mark_dirty(s, id);
+    } else {
+        /* Pruning changes line pointers anywhere: all of them then. */
+        if (pruned)
+            buf_mark_dirty_range(s, id, 0, ph->lower);
         buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
         buf_mark_dirty_range(s, id,
                              PAGE_HEADER_SIZE +
                                  (uint32_t)(off - 1) * HEAPPAGE_LP_SIZE,
                              HEAPPAGE_LP_SIZE);
-        buf_mark_dirty_range(s, id, ph->upper, (uint32_t)len);
-    } else {
-        buf_mark_dirty(s, id); /* compacted or pruned: all of it */
+        buf_mark_dirty_range(s, id, (uint32_t)((char *)h - (char *)page),
+                             (uint32_t)len);
     }
     out->block = blk;
     out->offset = off;
@@ -1153,8 +1176,9 @@ static int check_writer(heap_rel *rel, buf_session *s, const visibility *vis,
  * lived (its inserter is the deleter) and the claim is the only link to
  * it, so it goes now, as pruning would have dropped it.  Nothing moves.
  */
-static void drop_aborted_successor(heap_rel *rel, void *page, blocknum_t blk,
-                                   uint16_t off, const heap_tuple_header *h)
+static void drop_aborted_successor(heap_rel *rel, buf_session *s, int32_t id,
+                                   void *page, blocknum_t blk, uint16_t off,
+                                   const heap_tuple_header *h)
 {
     uint16_t next = h->next_offset;
     const heap_tuple_header *nh;
@@ -1166,6 +1190,14 @@ static void drop_aborted_successor(heap_rel *rel, void *page, blocknum_t blk,
     nh = heappage_get_item(page, next, &got);
     if (nh == NULL || got < sizeof(*nh) || nh->xmin != h->xmax)
         return;
+    /* For the log: its storage, its line pointer, the header's flags. */
+    buf_mark_dirty_range(s, id, (uint32_t)((const char *)nh - (char *)page),
+                         (uint32_t)((got + 7) & ~(size_t)7));
+    buf_mark_dirty_range(s, id,
+                         PAGE_HEADER_SIZE +
+                             (uint32_t)(next - 1) * HEAPPAGE_LP_SIZE,
+                         HEAPPAGE_LP_SIZE);
+    buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
     (void)heappage_remove_items(page, &next, 1, NULL, 0);
     atomic_fetch_add_explicit(&rel->pruned, 1, memory_order_relaxed);
 }
@@ -1239,8 +1271,8 @@ static int lock_for_write_once(heap_rel *rel, buf_session *s,
                     : "is still in progress");
             goto fail;
         }
-        drop_aborted_successor(rel, buf_page(s->pool, id), t.block, t.offset,
-                               h);
+        drop_aborted_successor(rel, s, id, buf_page(s->pool, id), t.block,
+                               t.offset, h);
     }
     *idp = id;
     *out = h;

@@ -5,6 +5,8 @@
  */
 #include <assert.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "storage/buf_log.h"
@@ -99,6 +101,67 @@ static int build(buf_session *s, uint64_t redo, char *hdrs, struct iovec *parts,
     return n;
 }
 
+#ifndef NDEBUG
+void buf_log_shadow_load(buf_pool *p, int32_t id, bool ok)
+{
+    if (p->log_shadow == NULL)
+        return;
+    if (ok)
+        memcpy(p->log_shadow + (size_t)id * BLOCK_SIZE, buf_page(p, id),
+               BLOCK_SIZE);
+    p->log_shadow_ok[id] = ok;
+}
+
+/* The first byte past the LSN and checksum where a and b differ, or -1. */
+static int shadow_diff(const char *a, const char *b)
+{
+    for (int i = 12; i < BLOCK_SIZE; i++)
+        if (a[i] != b[i])
+            return i;
+    return -1;
+}
+
+void buf_log_shadow_check(buf_pool *p, int32_t id, const void *page)
+{
+    int at;
+
+    if (p->log_shadow == NULL || !p->log_shadow_ok[id])
+        return;
+    at = shadow_diff(p->log_shadow + (size_t)id * BLOCK_SIZE, page);
+    if (at >= 0) {
+        relnumber_t rel;
+        blocknum_t blk;
+        buf_block_of(p, id, &rel, &blk);
+        fprintf(stderr,
+                "relation %u block %u changed at byte %d with no log record "
+                "of it\n",
+                rel, blk, at);
+        abort();
+    }
+}
+
+/* After a record: its changes applied to the shadows of its pages must
+ * give the pages. */
+static void shadow_apply(buf_session *s)
+{
+    buf_pool *p = s->pool;
+
+    if (p->log_shadow == NULL)
+        return;
+    for (uint32_t i = 0; i < s->log_npending; i++) {
+        buf_log_pending *e = &s->log_pending[i];
+        char *sh = p->log_shadow + (size_t)e->id * BLOCK_SIZE;
+        const char *page = buf_page(p, e->id);
+        if (p->log_shadow_ok[e->id] && e->nranges != BUF_LOG_WHOLE) {
+            for (uint32_t k = 0; k < e->nranges; k++)
+                memcpy(sh + e->off[k], page + e->off[k], e->len[k]);
+            buf_log_shadow_check(p, e->id, page);
+        }
+        buf_log_shadow_load(p, e->id, true);
+    }
+}
+#endif
+
 void buf_log_emit(buf_session *s)
 {
     wal *w = s->pool->wal;
@@ -119,6 +182,9 @@ void buf_log_emit(buf_session *s)
                         &e);
     } while (rc == KEEL_EBUSY);
     if (rc == KEEL_OK) {
+#ifndef NDEBUG
+        shadow_apply(s);
+#endif
         for (uint32_t i = 0; i < s->log_npending; i++) {
             page_header *ph = buf_page(s->pool, s->log_pending[i].id);
             /* A page put back to zeroes stays recognizably new (no LSN):

@@ -60,6 +60,20 @@ void buf_log_emit(buf_session *s);
  */
 int buf_log_redo(buf_session *s, const wal_rec_hdr *h, const char *body);
 
+#ifndef NDEBUG
+/*
+ * Assertion builds: the check that every change of a page is in the log.
+ * A page read from disk is remembered (buf_log_shadow_load()); each
+ * record's changes are applied to that copy and the result must equal the
+ * page; a page written must equal it too (buf_log_shadow_check(): a change
+ * made with no record would be written behind the log's back).  Pages
+ * changed without logging (recovery, unlogged loads) are not checked until
+ * their next whole image.
+ */
+void buf_log_shadow_load(buf_pool *p, int32_t id, bool ok);
+void buf_log_shadow_check(buf_pool *p, int32_t id, const void *page);
+#endif
+
 /* Walks a WAL_PAGES record's blocks for `keel wal`: calls fn for each.
  * ECORRUPT if malformed. */
 int buf_log_blocks(const wal_rec_hdr *h, const char *body,

@@ -18,6 +18,13 @@ struct buf_pool {
     uint32_t nbuffers;
     smgr *smgr;
     struct wal *wal; /* the log, or NULL (buf_pool_set_wal()) */
+#ifndef NDEBUG
+    /* Builds with assertions: each buffer's page as the log has it (read
+     * from disk, then changed by its records), to check that every change
+     * to a page is in the log (buf_log.c).  NULL without a log. */
+    char *log_shadow;
+    uint8_t *log_shadow_ok; /* per buffer: log_shadow is to be trusted */
+#endif
     buf_table table;
 
     /* The clock hand, alone on its line: every sweep step bumps it. */

@@ -488,6 +488,9 @@ static int load_page(buf_session *s, buf_desc *d, smgr_rel *r, kerr *err)
         /* Redo of a whole image: the page on disk may be torn, and is
          * about to be replaced anyway. */
         memset(buf_page(s->pool, d->id), 0, BLOCK_SIZE);
+#ifndef NDEBUG
+        buf_log_shadow_load(s->pool, d->id, false);
+#endif
         io_finish(d, false, true);
         return KEEL_OK;
     }
@@ -497,6 +500,9 @@ static int load_page(buf_session *s, buf_desc *d, smgr_rel *r, kerr *err)
         rc = smgr_read(r, buf_tag_block(tag), buf_page(s->pool, d->id), err);
     if (rc == KEEL_OK)
         rc = smgr_check(r, buf_tag_block(tag), buf_page(s->pool, d->id), err);
+#ifndef NDEBUG
+    buf_log_shadow_load(s->pool, d->id, rc == KEEL_OK);
+#endif
     io_finish(d, false, rc == KEEL_OK);
     return rc;
 }
@@ -574,6 +580,9 @@ static int flush_locked(buf_session *s, buf_desc *d)
      * Once the log has failed nothing is written: pages may hold changes
      * it never got. */
     rc = KEEL_OK;
+#ifndef NDEBUG
+    buf_log_shadow_check(s->pool, d->id, s->write_copy);
+#endif
     if (s->pool->wal != NULL) {
         uint64_t lsn = ((const page_header *)s->write_copy)->lsn;
         if (wal_failed(s->pool->wal))
@@ -1121,6 +1130,9 @@ int buf_extend(buf_session *s, relnumber_t rel, uint16_t special_size,
         return rc;
     }
     page = buf_page(p, id);
+#ifndef NDEBUG
+    buf_log_shadow_load(p, id, false);
+#endif
     page_init(page, special_size);
     /* Locked before it turns valid: nobody else gets it first. */
     buf_lock(s, id, LW_EXCLUSIVE);
@@ -1151,12 +1163,14 @@ static void log_note(buf_session *s, int32_t id, uint32_t off, uint32_t len,
     relnumber_t rel;
     blocknum_t blk;
 
-    if (s->pool->wal == NULL || s->log_off)
+    if (s->pool->wal == NULL)
         return;
+    if (s->log_off)
+        goto unlogged;
     if (s->log_skip_rel != INVALID_RELNUMBER) {
         buf_block_of(s->pool, id, &rel, &blk);
         if (rel == s->log_skip_rel)
-            return;
+            goto unlogged;
     }
     for (uint32_t i = 0; i < s->log_npending; i++)
         if (s->log_pending[i].id == id) {
@@ -1193,6 +1207,13 @@ static void log_note(buf_session *s, int32_t id, uint32_t off, uint32_t len,
     e->off[e->nranges] = (uint16_t)off;
     e->len[e->nranges] = (uint16_t)len;
     e->nranges++;
+    return;
+
+unlogged:
+#ifndef NDEBUG
+    buf_log_shadow_load(s->pool, id, false);
+#endif
+    return;
 }
 
 void buf_log_unlocking(buf_session *s, int32_t id)
@@ -1216,6 +1237,18 @@ void buf_mark_dirty_range(buf_session *s, int32_t id, uint32_t off,
 void buf_pool_set_wal(buf_pool *p, wal *w)
 {
     p->wal = w;
+#ifndef NDEBUG
+    if (w != NULL && p->log_shadow == NULL) {
+        p->log_shadow = calloc(p->nbuffers, BLOCK_SIZE);
+        p->log_shadow_ok = calloc(p->nbuffers, 1);
+        if (p->log_shadow == NULL || p->log_shadow_ok == NULL) {
+            free(p->log_shadow); /* no check, then */
+            free(p->log_shadow_ok);
+            p->log_shadow = NULL;
+            p->log_shadow_ok = NULL;
+        }
+    }
+#endif
 }
 
 wal *buf_pool_wal(const buf_pool *p)
@@ -1482,6 +1515,10 @@ void buf_pool_discard(buf_pool *p)
     pthread_mutex_destroy(&p->checkpoint_lock);
     pthread_rwlock_destroy(&p->write_barrier);
     free(p->pending_sync);
+#ifndef NDEBUG
+    free(p->log_shadow);
+    free(p->log_shadow_ok);
+#endif
     mem_free_aligned(p);
 }
 

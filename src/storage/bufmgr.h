@@ -194,7 +194,7 @@ typedef struct buf_private_ref {
  * yet (buf_log.h): the byte ranges it named, or BUF_LOG_WHOLE.
  */
 #define BUF_LOG_MAX_PAGES  16
-#define BUF_LOG_MAX_RANGES 6
+#define BUF_LOG_MAX_RANGES 16
 #define BUF_LOG_WHOLE      0xFF
 
 typedef struct buf_log_pending {
