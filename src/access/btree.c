@@ -29,6 +29,7 @@
 #include "access/heapam.h"
 #include "port/mem.h"
 #include "storage/bufmgr.h"
+#include "storage/buf_log.h"
 #include "wal/wal.h"
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -715,6 +716,40 @@ int btree_open(buf_session *s, relnumber_t rel, btree **out)
                          (uint64_t)meta.level << 32 | meta.root);
     *out = bt;
     return KEEL_OK;
+}
+
+/* Redo of a leaf's insert (BUF_OP_BT_ADD): u16 position, the item. */
+static bool bt_redo_add(void *page, const void *payload, uint16_t len)
+{
+    uint16_t pos;
+
+    if (len < 2 + sizeof(bt_item) || (len - 2) % 8 != 0)
+        return false;
+    memcpy(&pos, payload, 2);
+    if (pos > btpage_nitems(page))
+        return false;
+    return btpage_add(page, pos, (const char *)payload + 2,
+                      (uint16_t)(len - 2));
+}
+
+/* Redo of a unique check's dead mark (BUF_OP_BT_DEAD): u16 position. */
+static bool bt_redo_dead(void *page, const void *payload, uint16_t len)
+{
+    uint16_t pos;
+
+    if (len != 2)
+        return false;
+    memcpy(&pos, payload, 2);
+    if (pos >= btpage_nitems(page))
+        return false;
+    btpage_item_set_unique_dead(page, pos, true);
+    return true;
+}
+
+void btree_log_register(void)
+{
+    buf_log_register_op(BUF_OP_BT_ADD, bt_redo_add);
+    buf_log_register_op(BUF_OP_BT_DEAD, bt_redo_dead);
 }
 
 void btree_close(btree *bt)
@@ -1977,10 +2012,7 @@ static int bt_unique_check(btree *bt, buf_session *s, const keel_value *keys,
             if (fate == BTREE_ROW_DEAD &&
                 (target == BUF_INVALID || cur == target)) {
                 btpage_item_set_unique_dead(page, pos, true);
-                buf_mark_dirty_range(
-                    s, cur,
-                    (uint32_t)((char *)btpage_item(page, pos) - (char *)page),
-                    sizeof(bt_item));
+                buf_mark_dirty_op(s, cur, BUF_OP_BT_DEAD, &pos, 2);
                 if (s->log_info == WAL_INFO_PAGE)
                     s->log_info = WAL_INFO_BTREE_DEAD;
                 marked++;
@@ -2228,14 +2260,13 @@ static int bt_insert_item(btree *bt, buf_session *s, const blocknum_t *stack,
         uint16_t ppos = 0, k;
 
         if (btpage_add(page, pos, item, size)) {
-            /* For the log: the header, the line pointers from pos on
-             * (shifted), and the item. */
-            const page_header *ph = page;
-            uint32_t lp = (uint32_t)((char *)btpage_lp(page) - (char *)page);
-            buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
-            buf_mark_dirty_range(s, id, lp + 2u * pos,
-                                 ph->lower - (lp + 2u * pos));
-            buf_mark_dirty_range(s, id, ph->upper, size);
+            /* For the log: the insert itself (position and item), which
+             * redo repeats (bt_redo_add()), not the line pointers it
+             * shifted. */
+            char add[2 + sizeof(bt_itembuf)];
+            memcpy(add, &pos, 2);
+            memcpy(add + 2, item, size);
+            buf_mark_dirty_op(s, id, BUF_OP_BT_ADD, add, (uint16_t)(2 + size));
             if (s->log_info == WAL_INFO_PAGE)
                 s->log_info = nundo > 0 ? WAL_INFO_BTREE_SPLIT
                                         : WAL_INFO_BTREE_INSERT;

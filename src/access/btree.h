@@ -106,6 +106,10 @@ int btree_open(buf_session *s, relnumber_t rel, btree **out);
 /* Frees the handle (NULL is fine).  No other thread may be using it. */
 void btree_close(btree *bt);
 
+/* Registers the B-tree's log operations' redo (storage/buf_log.h); once,
+ * before a database with a log is opened. */
+void btree_log_register(void);
+
 /* What the handle says about its index.  The descriptor stays valid until
  * btree_close(). */
 relnumber_t btree_relnumber(const btree *bt);

@@ -34,6 +34,28 @@
 
 #define BUF_LOG_FULL 0x01 /* a whole image, hole left out */
 #define BUF_LOG_ZERO 0x02 /* the page is all zeroes */
+#define BUF_LOG_OPS  0x04 /* operations first: u16 bytes, u16 count, then
+                           * each as u8 op, u8 0, u16 length, payload
+                           * (padded to 2 bytes) */
+
+/* Operations redo runs on a page (buf_mark_dirty_op()). */
+typedef enum buf_log_op {
+    BUF_OP_BT_ADD = 1, /* u16 position, then the item: btpage_add() */
+    BUF_OP_BT_DEAD,    /* u16 position: the item marked dead */
+    BUF_OP_COUNT
+} buf_log_op;
+
+/* Redo of one operation on page: false if it cannot be (a damaged log). */
+typedef bool (*buf_log_op_fn)(void *page, const void *payload, uint16_t len);
+
+/* Registers op's redo (once, before any open: the access methods'). */
+void buf_log_register_op(uint8_t op, buf_log_op_fn fn);
+bool buf_log_op_known(uint8_t op);
+
+/* Runs the operations (bytes as in the record) on page; false if one
+ * fails or is malformed. */
+bool buf_log_run_ops(void *page, const char *ops, uint16_t bytes,
+                     uint16_t count);
 
 typedef struct buf_log_block {
     uint32_t rel;

@@ -1154,17 +1154,18 @@ bool buf_try_lock(buf_session *s, int32_t id, lwlock_mode mode)
     return content_try(desc_of(s->pool, id), mode);
 }
 
-/* Notes a change of page id for the log: the range [off, off + len), or
- * the whole page if whole. */
-static void log_note(buf_session *s, int32_t id, uint32_t off, uint32_t len,
-                     bool whole)
+static void mark_dirty_bits(buf_session *s, int32_t id);
+
+/* The pending entry of page id for the log, made if need be; NULL if
+ * this change is not logged. */
+static buf_log_pending *log_entry(buf_session *s, int32_t id)
 {
-    buf_log_pending *e = NULL;
+    buf_log_pending *e;
     relnumber_t rel;
     blocknum_t blk;
 
     if (s->pool->wal == NULL)
-        return;
+        return NULL;
     if (s->log_off)
         goto unlogged;
     if (s->log_skip_rel != INVALID_RELNUMBER) {
@@ -1173,17 +1174,33 @@ static void log_note(buf_session *s, int32_t id, uint32_t off, uint32_t len,
             goto unlogged;
     }
     for (uint32_t i = 0; i < s->log_npending; i++)
-        if (s->log_pending[i].id == id) {
-            e = &s->log_pending[i];
-            break;
-        }
-    if (e == NULL) {
-        if (s->log_npending == BUF_LOG_MAX_PAGES)
-            buf_log_emit(s); /* all still locked: logged together */
-        e = &s->log_pending[s->log_npending++];
-        e->id = id;
-        e->nranges = 0;
-    }
+        if (s->log_pending[i].id == id)
+            return &s->log_pending[i];
+    if (s->log_npending == BUF_LOG_MAX_PAGES)
+        buf_log_emit(s); /* all still locked: logged together */
+    e = &s->log_pending[s->log_npending++];
+    e->id = id;
+    e->nranges = 0;
+    e->nops = 0;
+    e->op_start = e->op_len = 0;
+    return e;
+
+unlogged:
+#ifndef NDEBUG
+    buf_log_shadow_load(s->pool, id, false);
+#endif
+    return NULL;
+}
+
+/* Notes a change of page id for the log: the range [off, off + len), or
+ * the whole page if whole. */
+static void log_note(buf_session *s, int32_t id, uint32_t off, uint32_t len,
+                     bool whole)
+{
+    buf_log_pending *e = log_entry(s, id);
+
+    if (e == NULL)
+        return;
     if (whole || e->nranges == BUF_LOG_WHOLE) {
         e->nranges = BUF_LOG_WHOLE;
         return;
@@ -1207,13 +1224,39 @@ static void log_note(buf_session *s, int32_t id, uint32_t off, uint32_t len,
     e->off[e->nranges] = (uint16_t)off;
     e->len[e->nranges] = (uint16_t)len;
     e->nranges++;
-    return;
+}
 
-unlogged:
-#ifndef NDEBUG
-    buf_log_shadow_load(s->pool, id, false);
-#endif
-    return;
+void buf_mark_dirty_op(buf_session *s, int32_t id, uint8_t op,
+                       const void *payload, uint16_t len)
+{
+    uint32_t need = 4u + ((len + 1u) & ~1u);
+    buf_log_pending *e;
+    char *p;
+
+    mark_dirty_bits(s, id);
+    e = log_entry(s, id);
+    if (e == NULL || e->nranges == BUF_LOG_WHOLE)
+        return;
+    /* Operations replay before ranges, and a page's operations lie
+     * together in the buffer: otherwise, the whole page. */
+    if (e->nranges > 0 || !buf_log_op_known(op) ||
+        (e->nops > 0 && e->op_start + e->op_len != s->log_opused) ||
+        s->log_opused + need > BUF_LOG_OPBUF || e->nops == UINT8_MAX) {
+        e->nranges = BUF_LOG_WHOLE;
+        return;
+    }
+    if (e->nops == 0)
+        e->op_start = (uint16_t)s->log_opused;
+    p = s->log_opbuf + s->log_opused;
+    p[0] = (char)op;
+    p[1] = 0;
+    memcpy(p + 2, &len, 2);
+    memcpy(p + 4, payload, len);
+    if (len & 1u)
+        p[4 + len] = 0;
+    s->log_opused += need;
+    e->op_len = (uint16_t)(e->op_len + need);
+    e->nops++;
 }
 
 void buf_log_unlocking(buf_session *s, int32_t id)
@@ -1224,8 +1267,6 @@ void buf_log_unlocking(buf_session *s, int32_t id)
             return;
         }
 }
-
-static void mark_dirty_bits(buf_session *s, int32_t id);
 
 void buf_mark_dirty_range(buf_session *s, int32_t id, uint32_t off,
                           uint32_t len)
@@ -1605,6 +1646,7 @@ int buf_session_create(buf_pool *p, buf_session **out, kerr *err)
     s->log_last = 0;
     s->log_redo = 0;
     s->log_records = 0;
+    s->log_opused = 0;
     s->pool = p;
     s->descs = p->descs;
     s->pages = p->pages;

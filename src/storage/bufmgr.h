@@ -197,9 +197,13 @@ typedef struct buf_private_ref {
 #define BUF_LOG_MAX_RANGES 16
 #define BUF_LOG_WHOLE      0xFF
 
+#define BUF_LOG_OPBUF      4096
+
 typedef struct buf_log_pending {
     int32_t id;
-    uint8_t nranges; /* or BUF_LOG_WHOLE */
+    uint8_t nranges;          /* or BUF_LOG_WHOLE */
+    uint8_t nops;             /* operations (buf_mark_dirty_op()), first */
+    uint16_t op_start, op_len; /* and their bytes in log_opbuf */
     uint16_t off[BUF_LOG_MAX_RANGES], len[BUF_LOG_MAX_RANGES];
 } buf_log_pending;
 
@@ -234,6 +238,8 @@ struct buf_session {
     uint64_t log_redo;           /* the redo pointer last built against */
     uint64_t log_records;        /* records it inserted */
     buf_log_pending log_pending[BUF_LOG_MAX_PAGES];
+    uint32_t log_opused; /* bytes of log_opbuf in use */
+    char log_opbuf[BUF_LOG_OPBUF];
     kerr err;
 };
 
@@ -510,6 +516,17 @@ static inline void buf_unlock_release(buf_session *s, int32_t id)
 void buf_mark_dirty(buf_session *s, int32_t id);
 void buf_mark_dirty_range(buf_session *s, int32_t id, uint32_t off,
                           uint32_t len);
+
+/*
+ * buf_mark_dirty() for a change that redo makes again by running the
+ * operation `op` (registered with buf_log_register_op(), buf_log.h) on
+ * the page as it was, with payload: a B-tree insert logs its item, not
+ * the line pointers it shifted.  Operations of one lock hold are replayed
+ * in order, before its ranges; a range named before an operation, or an
+ * operation nobody registered, logs the page whole.
+ */
+void buf_mark_dirty_op(buf_session *s, int32_t id, uint8_t op,
+                       const void *payload, uint16_t len);
 
 /* The log the pool's changes go to and whose rule its writes obey (NULL:
  * none, as while a database is made).  Set before any session changes a
