@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "port/mem.h"
+#include "storage/buf_log.h"
 #include "wal/wal.h"
 
 /* Room to form one tuple: a page's worth, 8-aligned for tuple_fill(). */
@@ -495,13 +496,10 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
         changed = true;
     }
     if (ndead > 0) {
-        /* For the log: the removed versions' storage (zeroed); their
-         * line pointers and the header are the caller's to name. */
-        for (uint16_t i = 0; i < ndead; i++) {
-            heappage_lp lp = heappage_get_lp(page, dead[i]);
-            buf_mark_dirty_range(s, id, heappage_lp_off(lp),
-                                 (heappage_lp_len(lp) + 7u) & ~7u);
-        }
+        /* For the log: the removal, which redo repeats
+         * (heap_redo_remove()); where tup went is the caller's to name. */
+        buf_mark_dirty_op(s, id, BUF_OP_HEAP_REMOVE, dead,
+                          (uint16_t)(ndead * sizeof(dead[0])));
         *placed = heappage_remove_items(page, dead, ndead, tup, len);
         atomic_fetch_add_explicit(&rel->pruned, ndead, memory_order_relaxed);
         changed = true;
@@ -519,6 +517,29 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
 
 /* Records on page that the version at off has a deleter now (under the
  * page's exclusive lock): PAGE_FLAG_PRUNABLE and the hint. */
+/* Redo of pruning's removal (BUF_OP_HEAP_REMOVE): the line numbers. */
+static bool heap_redo_remove(void *page, const void *payload, uint16_t len)
+{
+    uint16_t offs[HEAPPAGE_MAX_LINES], n = (uint16_t)(len / sizeof(offs[0]));
+    uint16_t nitems = heappage_nitems(page);
+
+    if (len % sizeof(offs[0]) != 0 || n == 0 || n > HEAPPAGE_MAX_LINES)
+        return false;
+    memcpy(offs, payload, len);
+    for (uint16_t i = 0; i < n; i++)
+        if (offs[i] < 1 || offs[i] > nitems ||
+            heappage_lp_state_of(heappage_get_lp(page, offs[i])) !=
+                HEAPPAGE_LP_NORMAL)
+            return false;
+    (void)heappage_remove_items(page, offs, n, NULL, 0);
+    return true;
+}
+
+void heap_log_register(void)
+{
+    buf_log_register_op(BUF_OP_HEAP_REMOVE, heap_redo_remove);
+}
+
 /* Marks buffer id dirty for a change of the page's header and of the
  * tuple header h on it (a deleter's marks), for the log. */
 static void mark_tuple_header(buf_session *s, int32_t id,
@@ -614,7 +635,7 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     heap_tuple_header *h;
     uint16_t off;
     size_t got;
-    bool moved = false, pruned = false;
+    bool moved = false, pruned = false; /* pruned: the header changed */
 
     *placed = false;
     s->log_info = WAL_INFO_HEAP_INSERT;
@@ -640,7 +661,7 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     if (off == 0) {
         /* No room even so; what pruning changed is for the log still. */
         if (pruned)
-            buf_mark_dirty_range(s, id, 0, ph->lower);
+            buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
         return KEEL_OK;
     }
     h = heappage_get_item(page, off, &got);
@@ -650,9 +671,6 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     if (moved) {
         buf_mark_dirty(s, id);
     } else {
-        /* Pruning changes line pointers anywhere: all of them then. */
-        if (pruned)
-            buf_mark_dirty_range(s, id, 0, ph->lower);
         buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
         buf_mark_dirty_range(s, id,
                              PAGE_HEADER_SIZE +

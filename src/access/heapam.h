@@ -383,4 +383,8 @@ uint64_t heap_scan_newer(const heap_scan *sc);
 /* Frees the scan (NULL is fine). */
 void heap_scan_end(heap_scan *sc);
 
+/* Registers the heap's log operations' redo (storage/buf_log.h); once,
+ * before a database with a log is opened. */
+void heap_log_register(void);
+
 #endif /* KEEL_ACCESS_HEAPAM_H */

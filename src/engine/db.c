@@ -513,6 +513,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
         rc = buf_pool_create(db->smgr, pool_buffers(opts), &db->pool, &e);
     if (rc == KEEL_OK) {
         btree_log_register();
+        heap_log_register();
         rc = recover(db, c.redo_lsn, &end, &e);
     }
     if (rc == KEEL_OK) {
