@@ -410,6 +410,13 @@ static int recover(keel_db *db, uint64_t redo, uint64_t *end, kerr *err)
     if (rc == KEEL_EEOF) {
         rc = KEEL_OK;
         *end = wal_reader_end(r);
+    } else if (rc == KEEL_EREADONLY) {
+        rc = kerr_set(err, KEEL_EREADONLY,
+                      "database \"%s\" was not shut down cleanly, and its "
+                      "log (from LSN %llu) is more than a read-only open's "
+                      "pool can replay: open it for writing once, which "
+                      "recovers it",
+                      db->dir, (unsigned long long)redo);
     }
     buf_session_destroy(bs);
     wal_reader_close(r);

@@ -836,7 +836,7 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     keel_db *db = NULL;
     keel_session *s = NULL;
     keel_error e = {0};
-    uint64_t recovered = 0;
+    uint64_t recovered = 0, recovery_ns = 0;
     bool crashed = false;
     int rc;
 
@@ -849,24 +849,23 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     /* A database a crash left must have its log replayed before its
      * files mean anything, as any open for writing does: so first one
      * (which a directory that cannot be written refuses: then it is
-     * checked as it lies).  Then read-only. */
+     * checked as it lies, its log replayed in memory).  Then read-only. */
+    {
+        control_data cd;
+        kerr ke;
+        if (control_read(dir, &cd, &ke) == KEEL_OK &&
+            cd.state != CONTROL_SHUT_DOWN && access(dir, W_OK) == 0) {
+            keel_db *w;
+            o.read_only = false;
+            if (keel_db_open(&o, &w, &e) == KEEL_OK) {
+                recovered = w->recovered_records;
+                recovery_ns = w->recovery_ns;
+                crashed = keel_db_close(w, &e) == KEEL_OK;
+            }
+        }
+    }
     o.read_only = true;
     rc = keel_db_open(&o, &db, &e);
-    if (rc == KEEL_OK && db->found_state != CONTROL_SHUT_DOWN &&
-        db->recovered_records > 1 && access(dir, W_OK) == 0) {
-        keel_db *w;
-        (void)keel_db_close(db, NULL);
-        db = NULL;
-        o.read_only = false;
-        if (keel_db_open(&o, &w, &e) == KEEL_OK) {
-            recovered = w->recovered_records;
-            crashed = keel_db_close(w, &e) == KEEL_OK;
-        }
-        /* An open for writing that fails (a damaged control file or
-         * catalog, say) leaves it to the read-only open to find why. */
-        o.read_only = true;
-        rc = keel_db_open(&o, &db, &e);
-    }
     /* A damaged control file or catalog is a finding; anything else that
      * stops the open (in use, not a database, no permission) means there
      * was no check. */
@@ -885,9 +884,11 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
     if (crashed)
         note(&c,
              "database \"%s\" was not shut down cleanly: recovery replayed "
-             "%llu log records, and the transactions it was running read "
-             "as aborted",
-             dir, (unsigned long long)recovered);
+             "%llu log records in %.3f s (%.0f per second), and the "
+             "transactions it was running read as aborted",
+             dir, (unsigned long long)recovered, (double)recovery_ns / 1e9,
+             recovery_ns > 0 ? (double)recovered * 1e9 / (double)recovery_ns
+                             : 0.0);
     else if (db->found_state != CONTROL_SHUT_DOWN)
         note(&c,
              "database \"%s\" was not shut down cleanly: the transactions "

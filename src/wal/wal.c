@@ -69,7 +69,7 @@ void wal_options_init(wal_options *o)
     o->synchronous_commit = true;
     o->writer_delay_ms = 10;
     o->buffer_size = WAL_BUFFER_SIZE;
-    o->checkpoint_bytes = UINT64_C(512) << 20;
+    o->checkpoint_bytes = UINT64_C(1) << 30; /* PostgreSQL's max_wal_size */
     o->checkpoint_seconds = 300;
 }
 
