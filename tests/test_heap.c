@@ -196,7 +196,7 @@ static void tx_begin(fake_txm *t, tx *x)
     x->vis.status = txm_status_fn;
     x->vis.status_ctx = t;
     x->vis.horizon = txm_horizon_fn;
-    x->vis.wait = NULL;
+    x->vis.conflict = NULL;
 }
 
 /* A read-only snapshot. */
@@ -208,7 +208,7 @@ static void tx_reader(fake_txm *t, tx *x)
     x->vis.status = txm_status_fn;
     x->vis.status_ctx = t;
     x->vis.horizon = txm_horizon_fn;
-    x->vis.wait = NULL;
+    x->vis.conflict = NULL;
 }
 
 static void tx_end(fake_txm *t, tx *x, xid_status st)

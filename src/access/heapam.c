@@ -1302,32 +1302,22 @@ fail:
     return rc;
 }
 
-/* How long a writer waits for a row's running deleter or updater to end. */
-#define HEAP_WAIT_NS (200u * 1000000u)
-
 /*
- * lock_for_write_once(), but a version whose deleter is still running is
- * waited for (up to HEAP_WAIT_NS, with no lock held) and looked at again,
- * as PostgreSQL waits on the deleter's transaction lock: if it committed,
- * ESERIALIZE as before (the version changed after our snapshot); if it
- * aborted, the version is ours to change.  Waiting rather than failing at
- * once keeps a retrying client from spinning while a commit waits for the
- * log.  A wait that times out (two transactions waiting for each other's
- * rows, say) gives the ESERIALIZE of a running deleter.
+ * lock_for_write_once(); a version whose deleter is still running is
+ * reported to the transaction layer (vis->conflict), which waits for that
+ * transaction once this one has aborted (snapshot.h).
  */
 static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
                           tid t, const char *verb, int32_t *idp,
                           heap_tuple_header **out)
 {
-    for (int tries = 0;; tries++) {
-        xid_t running = XID_INVALID;
-        int rc = lock_for_write_once(rel, s, vis, t, verb, idp, out, &running);
+    xid_t running = XID_INVALID;
+    int rc = lock_for_write_once(rel, s, vis, t, verb, idp, out, &running);
 
-        if (rc != KEEL_ESERIALIZE || running == XID_INVALID ||
-            vis->wait == NULL || tries == 2 ||
-            !vis->wait(vis->status_ctx, running, HEAP_WAIT_NS))
-            return rc;
-    }
+    if (rc == KEEL_ESERIALIZE && running != XID_INVALID &&
+        vis->conflict != NULL)
+        vis->conflict(vis->status_ctx, running);
+    return rc;
 }
 
 int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,

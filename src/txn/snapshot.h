@@ -65,22 +65,24 @@ typedef int (*xid_status_fn)(void *ctx, xid_t xid, xid_status *status,
 typedef xid_t (*xid_horizon_fn)(void *ctx, xid_t want);
 
 /*
- * Waits, at most timeout_ns, for transaction xid to end (commit or
- * abort); true if it has.  A writer that meets a row another transaction
- * is changing waits for it rather than failing at once (PostgreSQL's
- * XactLockTableWait()).
+ * Notes that the caller met transaction xid running on a row it must
+ * change, and fails with a serialization error.  Under repeatable read
+ * waiting for xid cannot help this transaction (if xid commits, the row
+ * changed after its snapshot); the transaction layer waits for xid once
+ * the failed transaction has aborted and holds nothing, so that the retry
+ * starts after xid ended rather than spinning against it.
  */
-typedef bool (*xid_wait_fn)(void *ctx, xid_t xid, uint64_t timeout_ns);
+typedef void (*xid_conflict_fn)(void *ctx, xid_t xid);
 
 /* Everything a visibility check needs; horizon (over status_ctx) is what
  * pruning needs too, and NULL where the caller has none (no pruning);
- * wait (over status_ctx) NULL where the caller cannot wait. */
+ * conflict (over status_ctx) NULL where nobody waits. */
 typedef struct visibility {
     const snapshot *snap;
     xid_status_fn status;
     void *status_ctx;
     xid_horizon_fn horizon;
-    xid_wait_fn wait;
+    xid_conflict_fn conflict;
 } visibility;
 
 #endif /* KEEL_TXN_SNAPSHOT_H */

@@ -80,6 +80,7 @@ struct txn_session {
     uint64_t snap_done; /* completions_done that snap reflects */
     snapshot snap;      /* xip: max_sessions entries, ours */
     txn_stats stats;
+    xid_t conflict_xid; /* running writer whose row failed us, or 0 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -581,28 +582,35 @@ static void end_wake(txn_mgr *m)
     }
 }
 
-static bool session_wait(void *ctx, xid_t xid, uint64_t timeout_ns)
+/* How long an aborted transaction's session waits for the transaction
+ * whose row it met running (txn_session.conflict_xid). */
+#define TXN_CONFLICT_WAIT_NS (200u * 1000000u)
+
+/* Waits, at most timeout_ns, for transaction xid to leave the array. */
+static void wait_for_end(txn_session *s, xid_t xid, uint64_t timeout_ns)
 {
-    txn_session *s = ctx;
     txn_mgr *m = s->mgr;
     uint64_t deadline = clock_now_ns() + timeout_ns;
-    bool ended = false;
 
     atomic_fetch_add_explicit(&m->end_waiters, 1, memory_order_seq_cst);
     for (;;) {
         uint32_t seq = atomic_load_explicit(&m->end_seq, memory_order_seq_cst);
         uint64_t now;
-        if (!procarray_contains(s->pa, xid)) {
-            ended = true;
+        if (!procarray_contains(s->pa, xid))
             break;
-        }
         now = clock_now_ns();
         if (now >= deadline)
             break;
         futex_wait_timeout(&m->end_seq, seq, deadline - now);
     }
     atomic_fetch_sub_explicit(&m->end_waiters, 1, memory_order_seq_cst);
-    return ended;
+}
+
+static void session_conflict(void *ctx, xid_t xid)
+{
+    txn_session *s = ctx;
+
+    s->conflict_xid = xid;
 }
 
 /* Ends the session's transaction once its status is settled. */
@@ -688,6 +696,13 @@ void txn_abort(txn_session *s)
         s->stats.aborts++;
     }
     txn_finish(s);
+    /* Holding nothing now: let the transaction whose row ended this one
+     * end too before the caller tries again (snapshot.h). */
+    if (s->conflict_xid != XID_INVALID) {
+        xid_t x = s->conflict_xid;
+        s->conflict_xid = XID_INVALID;
+        wait_for_end(s, x, TXN_CONFLICT_WAIT_NS);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -730,6 +745,6 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->status = txn_xid_status;
     vis->status_ctx = s;
     vis->horizon = session_horizon;
-    vis->wait = session_wait;
+    vis->conflict = session_conflict;
     return KEEL_OK;
 }

@@ -665,7 +665,14 @@ int wal_open(const char *dir, wal_lsn end, wal_lsn redo, bool read_only,
         atomic_init(&w->slots[i].at, SLOT_FREE);
     pthread_mutex_init(&w->write_lock, NULL);
     pthread_mutex_init(&w->writer_lock, NULL);
-    pthread_cond_init(&w->writer_cond, NULL);
+    {
+        /* The writer's deadlines are CLOCK_MONOTONIC (writer_main()). */
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->writer_cond, &ca);
+        pthread_condattr_destroy(&ca);
+    }
     if (!read_only && zero)
         rc = zero_tail(w, end, err);
     if (rc == KEEL_OK && !read_only) {
