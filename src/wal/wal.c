@@ -18,6 +18,7 @@
 
 #include "port/clock.h"
 #include "port/crc32c.h"
+#include "port/futex.h"
 #include "storage/fault.h"
 #include "storage/powerloss.h"
 #include "wal/wal.h"
@@ -45,6 +46,8 @@ struct wal {
     alignas(64) wal_slot slots[WAL_INSERT_SLOTS];
     /* Under write_lock. */
     alignas(64) pthread_mutex_t write_lock;
+    atomic_u32 flush_seq;     /* bumped at every release of write_lock */
+    atomic_u32 flush_waiters; /* sessions waiting for it (wal_flush()) */
     atomic_u64 written; /* all bytes below it are in the files */
     int fd;             /* the segment written last, or -1 */
     uint64_t fd_seg;
@@ -308,6 +311,21 @@ static int sync_fd(wal *w, kerr *err)
     return KEEL_OK;
 }
 
+/*
+ * Releases the write lock, and wakes whoever waits for what its holder
+ * did (wal_flush()): the sequence moves before the unlock, the waiters
+ * are counted before they read it, both sequentially consistent, so a
+ * waiter either sees the new sequence (and the new durable end stored
+ * before it) or is counted and woken.
+ */
+static void write_unlock(wal *w)
+{
+    atomic_fetch_add(&w->flush_seq, 1);
+    pthread_mutex_unlock(&w->write_lock);
+    if (atomic_load(&w->flush_waiters) != 0)
+        futex_wake(&w->flush_seq, INT32_MAX);
+}
+
 int wal_flush(wal *w, wal_lsn upto, kerr *err)
 {
     uint64_t target;
@@ -315,19 +333,36 @@ int wal_flush(wal *w, wal_lsn upto, kerr *err)
 
     if (atomic_load_acquire(&w->flushed) >= upto)
         return KEEL_OK;
-    if (atomic_load(&w->failed) != 0)
-        return failed_error(w, err);
     if (w->read_only)
         return KEEL_OK; /* recovery's pages: their log is on disk */
-    /* Whoever holds the lock is writing; once it is ours, what it wrote
-     * may already cover us (group commit). */
-    pthread_mutex_lock(&w->write_lock);
+    /*
+     * Group commit: whoever holds the write lock is writing, and what it
+     * makes durable may cover us.  So rather than queue on the lock (and
+     * be woken one by one, each to find its record durable already), wait
+     * for the holder to finish, all together, and look again.
+     */
+    for (;;) {
+        uint32_t seq;
+
+        if (atomic_load(&w->failed) != 0)
+            return failed_error(w, err);
+        if (pthread_mutex_trylock(&w->write_lock) == 0)
+            break;
+        atomic_fetch_add(&w->flush_waiters, 1);
+        seq = atomic_load(&w->flush_seq);
+        if (atomic_load(&w->flushed) < upto &&
+            atomic_load(&w->failed) == 0)
+            futex_wait_timeout(&w->flush_seq, seq, 10u * 1000000u);
+        atomic_fetch_sub(&w->flush_waiters, 1);
+        if (atomic_load_acquire(&w->flushed) >= upto)
+            return KEEL_OK;
+    }
     if (atomic_load(&w->failed) != 0) {
-        pthread_mutex_unlock(&w->write_lock);
+        write_unlock(w);
         return failed_error(w, err);
     }
     if (atomic_load_relaxed(&w->flushed) >= upto) {
-        pthread_mutex_unlock(&w->write_lock);
+        write_unlock(w);
         return KEEL_OK;
     }
     rc = wait_done(w, upto, &target, err);
@@ -339,7 +374,7 @@ int wal_flush(wal *w, wal_lsn upto, kerr *err)
         atomic_store_release(&w->flushed, target);
     else
         wal_fail(w, rc, err->msg);
-    pthread_mutex_unlock(&w->write_lock);
+    write_unlock(w);
     return rc;
 }
 
@@ -361,7 +396,7 @@ static int wait_room(wal *w, uint64_t need, kerr *err)
                 if (rc != KEEL_OK)
                     wal_fail(w, rc, err->msg);
             }
-            pthread_mutex_unlock(&w->write_lock);
+            write_unlock(w);
         }
         if (atomic_load_acquire(&w->written) < need)
             sched_yield();
@@ -549,7 +584,7 @@ void wal_get_stats(wal *w, wal_stats *out)
     pthread_mutex_lock(&w->write_lock);
     out->writes = w->writes;
     out->syncs = w->syncs;
-    pthread_mutex_unlock(&w->write_lock);
+    write_unlock(w);
 }
 
 /* ---- the log writer ---------------------------------------------- */
@@ -615,7 +650,7 @@ static int zero_tail(wal *w, wal_lsn end, kerr *err)
     }
     if (rc == KEEL_OK)
         rc = sync_fd(w, err);
-    pthread_mutex_unlock(&w->write_lock);
+    write_unlock(w);
     for (uint64_t s = seg + 1; rc == KEEL_OK; s++) {
         char path[4300];
         wal_seg_path(w->waldir, s, path, sizeof(path));
@@ -663,6 +698,8 @@ int wal_open(const char *dir, wal_lsn end, wal_lsn redo, bool read_only,
     atomic_init(&w->last_checkpoint_ns, clock_now_ns());
     for (int i = 0; i < WAL_INSERT_SLOTS; i++)
         atomic_init(&w->slots[i].at, SLOT_FREE);
+    atomic_init(&w->flush_seq, 0);
+    atomic_init(&w->flush_waiters, 0);
     pthread_mutex_init(&w->write_lock, NULL);
     pthread_mutex_init(&w->writer_lock, NULL);
     {
