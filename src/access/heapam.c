@@ -1275,8 +1275,10 @@ static int lock_for_write_once(heap_rel *rel, buf_session *s,
         if (rc != KEEL_OK)
             goto fail;
         if (st != XID_STATUS_ABORTED) {
-            if (st == XID_STATUS_IN_PROGRESS)
-                *running = h->xmax;
+            /* Committed, it may still be in the array (its commit
+             * record on its way to disk), where a new snapshot would
+             * still not see it: the retry waits for it either way. */
+            *running = h->xmax;
             rc = kerr_set(
                 &s->err, KEEL_ESERIALIZE,
                 "could not serialize access: relation %u row (%u,%u) was %s "
