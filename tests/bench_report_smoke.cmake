@@ -34,7 +34,7 @@ file(GLOB half_written "${OUT}/*.tmp")
 if(half_written)
   message(FATAL_ERROR "keel bench report left ${half_written}")
 endif()
-if(NOT err MATCHES "\\[1/[0-9]\\] keel bench pin")
+if(NOT err MATCHES "\\[1/[0-9]+\\] keel bench pin")
   message(FATAL_ERROR "no progress on stderr:\n${err}")
 endif()
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "access/heapam.h"
+#include "wal/wal.h"
 #include "engine/control.h"
 #include "engine/engine.h"
 #include "tools/dbinfo.h"
@@ -828,6 +829,24 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
     return rc;
 }
 
+/* Whether the log from redo holds more than the checkpoint record: what
+ * an open would replay.  A crash right after a checkpoint leaves none. */
+static bool log_to_replay(const char *dir, uint64_t redo)
+{
+    wal_reader *r;
+    const wal_rec_hdr *h;
+    const char *b;
+    kerr e;
+    int n = 0;
+
+    if (wal_reader_open(dir, redo, &r, &e) != KEEL_OK)
+        return true; /* let the open say what is wrong */
+    while (n < 2 && wal_reader_next(r, &h, &b, &e) == KEEL_OK)
+        n++;
+    wal_reader_close(r);
+    return n > 1;
+}
+
 int check_database(const char *dir, check_problem_fn fn, void *ctx,
                    uint64_t *problems, uint64_t *notes, keel_error *err)
 {
@@ -854,7 +873,8 @@ int check_database(const char *dir, check_problem_fn fn, void *ctx,
         control_data cd;
         kerr ke;
         if (control_read(dir, &cd, &ke) == KEEL_OK &&
-            cd.state != CONTROL_SHUT_DOWN && access(dir, W_OK) == 0) {
+            cd.state != CONTROL_SHUT_DOWN && access(dir, W_OK) == 0 &&
+            log_to_replay(dir, cd.redo_lsn)) {
             keel_db *w;
             o.read_only = false;
             if (keel_db_open(&o, &w, &e) == KEEL_OK) {
