@@ -294,6 +294,62 @@ static void test_torn_tail_ends_quietly(void **state)
     tu_dir_remove(dir);
 }
 
+/* A table made, committed, then the power fails before its file's
+ * directory entry is on disk (simulated: the file removed): the open
+ * replays the log's record of the file and makes it again. */
+static void test_file_create_replayed(void **state)
+{
+    char *dir = make_db(1);
+    keel_db_options o = opts(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    char path[600];
+    uint16_t pk = 1;
+    bool found;
+    pid_t pid;
+    int status;
+
+    (void)state;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+            keel_session_begin(db, &s, &e) != KEEL_OK ||
+            keel_create_table(s, NULL, "empty", cols, 2, &pk, 1) != KEEL_OK)
+            _exit(1);
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* The newest relation files are the table's and its key's. */
+    {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        unsigned max = 0, rel;
+        assert_non_null(d);
+        while ((de = readdir(d)) != NULL)
+            if (sscanf(de->d_name, "%u", &rel) == 1 && rel > max)
+                max = rel;
+        closedir(d);
+        snprintf(path, sizeof(path), "%s/%u", dir, max - 1);
+        assert_int_equal(unlink(path), 0);
+    }
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_relation_exists(s, NULL, "empty", &found), KEEL_OK);
+    assert_true(found);
+    {
+        keel_value v[2] = {{.v.i4 = 1}, {.v.i4 = 2}};
+        assert_int_equal(keel_insert(s, NULL, "empty", v), KEEL_OK);
+    }
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_log_sync_eio),
         cmocka_unit_test(test_corrupt_record_in_the_middle),
         cmocka_unit_test(test_torn_tail_ends_quietly),
+        cmocka_unit_test(test_file_create_replayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -548,7 +548,9 @@ int bt_rel_prepare(buf_session *s, relnumber_t rel)
     if (rel == INVALID_RELNUMBER)
         return kerr_set(&s->err, KEEL_EINVAL, "invalid relation number 0");
     if (!smgr_exists(sm, rel)) {
-        rc = smgr_create(sm, rel, NULL, &s->err);
+        rc = buf_log_file_create(s, rel);
+        if (rc == KEEL_OK)
+            rc = smgr_create(sm, rel, NULL, &s->err);
         if (rc != KEEL_OK && rc != KEEL_EEXIST)
             return rc;
     }

@@ -710,8 +710,14 @@ int keel_db_close(keel_db *db, keel_error *err)
         return fail(err, &e);
     checkpointer_stop(db);
     rc = keel_checkpoint(db, err);
-    if (rc != KEEL_OK)
+    if (rc != KEEL_OK) {
+        /* Still open: its checkpoints go on. */
+        db->checkpointer_stop = false;
+        if (pthread_create(&db->checkpointer, NULL, checkpointer_main, db) ==
+            0)
+            db->checkpointer_running = true;
         return rc;
+    }
     /* Everything is on disk: the handles can go, then the pool. */
     free_rels(db);
     catalog_close(db->cat);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "storage/buf_log.h"
 #include "port/membarrier.h"
 
 static const char *schema_or_public(const char *schema)
@@ -495,6 +496,8 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
         rc = engine_oid_next(s->db, &r.oid, &s->bs->err);
     if (rc == KEEL_OK)
         rc = engine_note_file(s->db, r.oid, &s->bs->err);
+    if (rc == KEEL_OK)
+        rc = buf_log_file_create(s->bs, r.oid);
     if (rc == KEEL_OK)
         rc = smgr_create(s->db->smgr, r.oid, NULL, &s->bs->err);
     if (rc == KEEL_OK && npkey > 0)

@@ -261,6 +261,19 @@ void buf_log_emit(buf_session *s)
     s->log_xid = 0;
 }
 
+int buf_log_file_create(buf_session *s, relnumber_t rel)
+{
+    wal_file_body f = {rel, 0};
+    struct iovec part = {&f, sizeof(f)};
+    uint64_t end;
+
+    if (s->pool->wal == NULL || s->log_off)
+        return KEEL_OK;
+    return wal_insert(s->pool->wal, (uint32_t)((uintptr_t)s >> 6),
+                      WAL_FILE_CREATE, 0, 0, &part, 1, sizeof(f), NULL, &end,
+                      &s->err);
+}
+
 /* ---- redo ---------------------------------------------------------- */
 
 /* Reads block blk of rel for redo, making the file and the blocks up to

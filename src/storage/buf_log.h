@@ -70,6 +70,10 @@ typedef struct buf_log_block {
 
 _Static_assert(sizeof(buf_log_block) == 16, "block reference is 16 bytes");
 
+/* Logs that the file of rel is about to be made (WAL_FILE_CREATE), so
+ * that redo makes it should a crash lose it. */
+int buf_log_file_create(buf_session *s, relnumber_t rel);
+
 /* Logs what the session changed under the locks it holds (all of its
  * pending pages), now.  Called by buf_unlock(); callable before. */
 void buf_log_emit(buf_session *s);
