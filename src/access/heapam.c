@@ -540,6 +540,14 @@ void heap_log_register(void)
     buf_log_register_op(BUF_OP_HEAP_REMOVE, heap_redo_remove);
 }
 
+/* Marks buffer id dirty for a change of its page's header: from `flags`
+ * on, since redo sets the LSN itself and a write the checksum. */
+static void mark_page_header(buf_session *s, int32_t id)
+{
+    buf_mark_dirty_range(s, id, offsetof(page_header, flags),
+                         PAGE_HEADER_SIZE - offsetof(page_header, flags));
+}
+
 /* Marks buffer id dirty for a change of the page's header and of the
  * tuple header h on it (a deleter's marks), for the log. */
 static void mark_tuple_header(buf_session *s, int32_t id,
@@ -547,7 +555,7 @@ static void mark_tuple_header(buf_session *s, int32_t id,
 {
     const char *page = buf_page(s->pool, id);
 
-    buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
+    mark_page_header(s, id);
     buf_mark_dirty_range(s, id, (uint32_t)((const char *)h - page),
                          sizeof(*h));
 }
@@ -661,7 +669,7 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     if (off == 0) {
         /* No room even so; what pruning changed is for the log still. */
         if (pruned)
-            buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
+            mark_page_header(s, id);
         return KEEL_OK;
     }
     h = heappage_get_item(page, off, &got);
@@ -671,7 +679,7 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     if (moved) {
         buf_mark_dirty(s, id);
     } else {
-        buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
+        mark_page_header(s, id);
         buf_mark_dirty_range(s, id,
                              PAGE_HEADER_SIZE +
                                  (uint32_t)(off - 1) * HEAPPAGE_LP_SIZE,
@@ -1215,7 +1223,7 @@ static void drop_aborted_successor(heap_rel *rel, buf_session *s, int32_t id,
                          PAGE_HEADER_SIZE +
                              (uint32_t)(next - 1) * HEAPPAGE_LP_SIZE,
                          HEAPPAGE_LP_SIZE);
-    buf_mark_dirty_range(s, id, 0, PAGE_HEADER_SIZE);
+    mark_page_header(s, id);
     (void)heappage_remove_items(page, &next, 1, NULL, 0);
     atomic_fetch_add_explicit(&rel->pruned, 1, memory_order_relaxed);
 }
