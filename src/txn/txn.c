@@ -38,6 +38,11 @@ struct txn_mgr {
     CACHE_ALIGNED atomic_u64 completions_done;
     atomic_u64 completions_begun;
     atomic_u32 latest_completed; /* highest xid that has ended */
+    /* Sessions waiting for a transaction to end (wait_for_end()), and the
+     * futex word an ending transaction bumps when there are any: on the
+     * line every ending writer writes anyway (end_wake()). */
+    atomic_u32 end_waiters;
+    atomic_u32 end_seq;
 
     /* The highest horizon computed so far (txn_horizon_recent()), and
      * the earliest time the next may be computed: read by the writers that
@@ -48,12 +53,6 @@ struct txn_mgr {
     /* Read by every ending transaction, written only by a snapshot that
      * had to hold endings off: read-mostly, so on a line of its own. */
     CACHE_ALIGNED atomic_u32 hold_requests;
-
-    /* Writers waiting for a transaction to end (txn_wait()), and the
-     * futex word an ending transaction bumps when there are any: read by
-     * every ending writer, written only while somebody waits. */
-    CACHE_ALIGNED atomic_u32 end_waiters;
-    atomic_u32 end_seq;
 
     /* Taken by held-off endings and by the snapshot holding them off. */
     CACHE_ALIGNED pthread_mutex_t completion_lock;
@@ -573,9 +572,10 @@ static void completion_publish(txn_session *s, xid_t xid)
  * consistent, so one of them sees the other. */
 static void end_wake(txn_mgr *m)
 {
-    atomic_thread_fence(memory_order_seq_cst);
-    if (__builtin_expect(atomic_load_explicit(&m->end_waiters,
-                                              memory_order_seq_cst) != 0,
+    /* A read-modify-write, not a load: it orders the array's change
+     * before it as a fence would (which ThreadSanitizer does not model). */
+    if (__builtin_expect(atomic_fetch_add_explicit(&m->end_waiters, 0,
+                                                   memory_order_seq_cst) != 0,
                          0)) {
         atomic_fetch_add_explicit(&m->end_seq, 1, memory_order_seq_cst);
         futex_wake(&m->end_seq, INT32_MAX);

@@ -52,6 +52,7 @@ struct wal {
     int fd;             /* the segment written last, or -1 */
     uint64_t fd_seg;
     uint64_t writes, syncs;
+    pthread_mutex_t fail_lock; /* failed_msg */
     char failed_msg[KERR_MSG_MAX];
     /* The writer thread. */
     pthread_t writer;
@@ -155,24 +156,31 @@ int wal_create(const char *dir, kerr *err)
     return wal_seg_make(waldir, WAL_FIRST_LSN / WAL_SEG_SIZE, err);
 }
 
-/* Marks the log failed with rc (the first failure's message is kept). */
+/* Marks the log failed with rc (the first failure's message is kept:
+ * written under fail_lock before `failed` says so). */
 static int wal_fail(wal *w, int rc, const char *msg)
 {
-    int expected = 0;
-
-    if (atomic_compare_exchange_strong(&w->failed, &expected, rc))
+    pthread_mutex_lock(&w->fail_lock);
+    if (atomic_load(&w->failed) == 0) {
         snprintf(w->failed_msg, sizeof(w->failed_msg), "%s", msg);
+        atomic_store(&w->failed, rc);
+    }
+    pthread_mutex_unlock(&w->fail_lock);
     return rc;
 }
 
 static int failed_error(wal *w, kerr *err)
 {
-    int rc = atomic_load(&w->failed);
+    int rc;
 
-    return kerr_set(err, rc,
-                    "the write-ahead log failed (%s): the database refuses "
-                    "writes until it is reopened",
-                    w->failed_msg);
+    pthread_mutex_lock(&w->fail_lock);
+    rc = atomic_load(&w->failed);
+    kerr_set(err, rc,
+             "the write-ahead log failed (%s): the database refuses "
+             "writes until it is reopened",
+             w->failed_msg);
+    pthread_mutex_unlock(&w->fail_lock);
+    return rc;
 }
 
 /* Under write_lock: the descriptor of segment seg, made if missing. */
@@ -702,6 +710,7 @@ int wal_open(const char *dir, wal_lsn end, wal_lsn redo, bool read_only,
     atomic_init(&w->flush_waiters, 0);
     pthread_mutex_init(&w->write_lock, NULL);
     pthread_mutex_init(&w->writer_lock, NULL);
+    pthread_mutex_init(&w->fail_lock, NULL);
     {
         /* The writer's deadlines are CLOCK_MONOTONIC (writer_main()). */
         pthread_condattr_t ca;
@@ -745,6 +754,7 @@ void wal_close(wal *w)
         close(w->fd);
     pthread_mutex_destroy(&w->write_lock);
     pthread_mutex_destroy(&w->writer_lock);
+    pthread_mutex_destroy(&w->fail_lock);
     pthread_cond_destroy(&w->writer_cond);
     free(w->buf);
     free(w);
