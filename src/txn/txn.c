@@ -627,6 +627,20 @@ static void txn_finish(txn_session *s)
     procarray_set_xmin(s->pa, s->slot, XID_INVALID);
 }
 
+/* Ends a transaction whose commit failed (rc, with err's message), and
+ * says so: "commit of transaction X <what>: <why>". */
+static int commit_failed(txn_session *s, xid_t xid, int rc, const char *what,
+                         kerr *err)
+{
+    char why[KERR_MSG_MAX];
+
+    snprintf(why, sizeof(why), "%s", err != NULL ? err->msg : "");
+    txn_finish(s);
+    s->stats.aborts++;
+    return kerr_set(err, rc, "commit of transaction %u %s: %s", xid, what,
+                    why);
+}
+
 int txn_commit(txn_session *s, kerr *err)
 {
     xid_t xid = s->xid;
@@ -641,38 +655,24 @@ int txn_commit(txn_session *s, kerr *err)
     s->bs->log_info = WAL_INFO_COMMIT;
     s->bs->log_xid = xid;
     rc = clog_set(s->mgr->clog, s->bs, xid, XID_STATUS_COMMITTED, err);
+    if (rc != KEEL_OK)
+        /* Not committed, and about to be not running: it reads as aborted
+         * from the moment it leaves the array, whatever the log says. */
+        return commit_failed(s, xid, rc, "failed, rolled back", err);
     /* The commit record (the commit log page's change) durable before the
      * transaction leaves the array and is acknowledged; until then every
      * snapshot still sees it running.  Group commit: wal_flush(). */
-    if (rc == KEEL_OK && s->mgr->wal != NULL && wal_synchronous(s->mgr->wal)) {
+    if (s->mgr->wal != NULL && wal_synchronous(s->mgr->wal)) {
         rc = wal_flush(s->mgr->wal, s->bs->log_last, err);
-        if (rc != KEEL_OK) {
-            /* Committed in memory, perhaps not on disk: not acknowledged.
-             * The log has failed, so nothing is written any more; whether
-             * the transaction is there after the reopen is not known (its
+        if (rc != KEEL_OK)
+            /* Committed in memory, perhaps not on disk.  The log has
+             * failed, so nothing is written any more; whether the
+             * transaction is there after the reopen is not known (its
              * record may or may not have reached the disk). */
-            char why[KERR_MSG_MAX];
-
-            snprintf(why, sizeof(why), "%s", err != NULL ? err->msg : "");
-            txn_finish(s);
-            s->stats.aborts++;
-            return kerr_set(err, rc,
-                            "commit of transaction %u is not acknowledged: "
-                            "its record could not be made durable: %s",
-                            xid, why);
-        }
-    }
-    if (rc != KEEL_OK) {
-        /* Not committed, and about to be not running: it reads as aborted
-         * from the moment it leaves the array, whatever the log says. */
-        char why[KERR_MSG_MAX];
-
-        snprintf(why, sizeof(why), "%s", err != NULL ? err->msg : "");
-        txn_finish(s);
-        s->stats.aborts++;
-        return kerr_set(err, rc,
-                        "commit of transaction %u failed, rolled back: %s", xid,
-                        why);
+            return commit_failed(s, xid, rc,
+                                 "is not acknowledged: its record could not "
+                                 "be made durable",
+                                 err);
     }
     txn_finish(s);
     s->stats.commits++;

@@ -183,6 +183,8 @@ static int failed_error(wal *w, kerr *err)
     return rc;
 }
 
+static int sync_fd(wal *w, kerr *err);
+
 /* Under write_lock: the descriptor of segment seg, made if missing. */
 static int seg_fd(wal *w, uint64_t seg, kerr *err)
 {
@@ -195,16 +197,9 @@ static int seg_fd(wal *w, uint64_t seg, kerr *err)
         /* Leaving a segment: what was written to it must be durable
          * before a later flush, which syncs only the newest segment,
          * counts it so. */
-        int e = fault_errno(FAULT_OP_WAL_SYNC, 0, NULL);
-        if (e == 0 && fdatasync(w->fd) != 0)
-            e = errno;
-        if (e == 0)
-            powerloss_sync(w->fd);
-        if (e != 0)
-            return kerr_set(err, kerr_from_errno(e),
-                            "cannot sync log segment %016" PRIX64 ": %s",
-                            w->fd_seg, strerror(e));
-        w->syncs++;
+        rc = sync_fd(w, err);
+        if (rc != KEEL_OK)
+            return rc;
         close(w->fd);
         w->fd = -1;
     }
