@@ -350,6 +350,66 @@ static void test_file_create_replayed(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * A record built against a redo pointer that a checkpoint moved before
+ * the record's place: its space becomes a filler (WAL_NOOP, the whole
+ * length, valid to a reader), the caller is told the new pointer
+ * (KEEL_EBUSY), and the log reads on past it.
+ */
+static void test_moved_redo_gives_filler(void **state)
+{
+    char *dir = tu_mkdtemp();
+    char body[3000];
+    struct iovec part = {body, sizeof(body)};
+    wal_options wo;
+    wal *w;
+    wal_reader *r;
+    const wal_rec_hdr *h;
+    const char *b;
+    uint64_t redo, end1, end2, end3;
+    kerr err;
+
+    (void)state;
+    memset(body, 0x5a, sizeof(body));
+    wal_options_init(&wo);
+    assert_int_equal(wal_create(dir, &err), KEEL_OK);
+    assert_int_equal(wal_open(dir, WAL_FIRST_LSN, WAL_FIRST_LSN, false, false,
+                              &wo, &w, &err),
+                     KEEL_OK);
+    redo = wal_redo_hint(w);
+    assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 7, &part, 1, sizeof(body),
+                                &redo, &end1, &err),
+                     KEEL_OK);
+    assert_int_equal(wal_redo_begin(w), end1); /* a checkpoint begins */
+    assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 8, &part, 1, sizeof(body),
+                                &redo, &end2, &err),
+                     KEEL_EBUSY);
+    assert_int_equal(redo, end1);
+    assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 9, &part, 1, sizeof(body),
+                                &redo, &end3, &err),
+                     KEEL_OK);
+    assert_int_equal(wal_flush(w, end3, &err), KEEL_OK);
+    wal_close(w);
+
+    assert_int_equal(wal_reader_open(dir, WAL_FIRST_LSN, &r, &err), KEEL_OK);
+    assert_int_equal(wal_reader_next(r, &h, &b, &err), KEEL_OK);
+    assert_int_equal(h->xid, 7);
+    assert_int_equal(wal_reader_next(r, &h, &b, &err), KEEL_OK);
+    assert_int_equal(h->type, WAL_NOOP);
+    assert_int_equal(h->lsn, end1);
+    assert_int_equal(h->lsn + h->len, end2);
+    for (uint32_t i = 0; i < h->len - sizeof(*h); i++)
+        assert_int_equal(b[i], 0);
+    assert_int_equal(wal_reader_next(r, &h, &b, &err), KEEL_OK);
+    assert_int_equal(h->xid, 9);
+    assert_int_equal(h->type, WAL_PAGES);
+    assert_memory_equal(b, body, sizeof(body));
+    assert_int_equal(wal_reader_next(r, &h, &b, &err), KEEL_EEOF);
+    assert_int_equal(wal_reader_end(r), end3);
+    wal_reader_close(r);
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_record_in_the_middle),
         cmocka_unit_test(test_torn_tail_ends_quietly),
         cmocka_unit_test(test_file_create_replayed),
+        cmocka_unit_test(test_moved_redo_gives_filler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,9 +32,8 @@ typedef struct wal_slot {
 } wal_slot;
 
 struct wal {
-    /* Read by every insert; written once per checkpoint.  First: see
-     * struct wal_hot in wal.h. */
-    alignas(64) atomic_u64 redo;
+    /* Read by every insert; written once per checkpoint. */
+    alignas(64) atomic_u64 redo; /* redo pointer, | 1 while one is chosen */
     atomic_u64 flushed; /* durable end (read by inserts, for `durable`) */
     atomic_int failed;  /* keel_status of the failure, 0 while healthy */
     bool read_only;
@@ -51,7 +50,6 @@ struct wal {
     atomic_u64 written; /* all bytes below it are in the files */
     int fd;             /* the segment written last, or -1 */
     uint64_t fd_seg;
-    uint64_t writes, syncs;
     pthread_mutex_t fail_lock; /* failed_msg */
     char failed_msg[KERR_MSG_MAX];
     /* The writer thread. */
@@ -65,7 +63,6 @@ struct wal {
     char waldir[4200];
 };
 
-_Static_assert(offsetof(struct wal, redo) == 0, "wal_hot matches wal");
 
 void wal_options_init(wal_options *o)
 {
@@ -250,7 +247,6 @@ static int write_out(wal *w, uint64_t upto, kerr *err)
         pos += (uint64_t)got;
         atomic_store_release(&w->written, pos);
     }
-    w->writes++;
     return KEEL_OK;
 }
 
@@ -310,7 +306,6 @@ static int sync_fd(wal *w, kerr *err)
         return kerr_set(err, kerr_from_errno(e),
                         "cannot sync log segment %016" PRIX64 ": %s", w->fd_seg,
                         strerror(e));
-    w->syncs++;
     return KEEL_OK;
 }
 
@@ -421,11 +416,18 @@ static void ring_copy(wal *w, uint64_t pos, const void *src, size_t n)
     }
 }
 
+/* Zeroes n bytes of the ring at LSN pos: a record's padding, or a
+ * filler's whole body. */
 static void ring_zero(wal *w, uint64_t pos, size_t n)
 {
-    static const char zero[WAL_ALIGN];
+    static const char zero[512];
 
-    ring_copy(w, pos, zero, n);
+    while (n > 0) {
+        size_t k = n < sizeof(zero) ? n : sizeof(zero);
+        ring_copy(w, pos, zero, k);
+        pos += k;
+        n -= k;
+    }
 }
 
 int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
@@ -513,11 +515,6 @@ int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
     return KEEL_OK;
 }
 
-wal_lsn wal_flushed(const wal *w)
-{
-    return atomic_load_acquire(&((wal *)w)->flushed);
-}
-
 wal_lsn wal_insert_lsn(wal *w)
 {
     return atomic_load(&w->insert_pos);
@@ -533,9 +530,9 @@ bool wal_synchronous(const wal *w)
     return atomic_load_relaxed(&((wal *)w)->synchronous) != 0;
 }
 
-void wal_set_synchronous(wal *w, bool on)
+wal_lsn wal_redo_hint(wal *w)
 {
-    atomic_store_relaxed(&w->synchronous, on ? 1 : 0);
+    return atomic_load_acquire(&w->redo) & ~(uint64_t)1;
 }
 
 wal_lsn wal_redo_begin(wal *w)
@@ -582,13 +579,6 @@ void wal_remove_old(wal *w, wal_lsn redo)
     (void)sync_dir(w->waldir, &e);
 }
 
-void wal_get_stats(wal *w, wal_stats *out)
-{
-    pthread_mutex_lock(&w->write_lock);
-    out->writes = w->writes;
-    out->syncs = w->syncs;
-    write_unlock(w);
-}
 
 /* ---- the log writer ---------------------------------------------- */
 
@@ -766,10 +756,9 @@ const char *wal_type_name(uint8_t type)
 const char *wal_info_name(uint8_t info)
 {
     static const char *const names[WAL_INFO_COUNT] = {
-        "page",          "heap_insert",  "heap_delete",   "heap_update",
-        "heap_prune",    "btree_insert", "btree_split",   "btree_newroot",
-        "btree_dead",    "btree_shed",   "btree_meta",    "commit",
-        "abort",         "clog_extend",  "catalog"};
+        "page",          "heap_insert",   "heap_delete", "heap_update",
+        "btree_insert",  "btree_split",   "btree_newroot", "btree_dead",
+        "btree_shed",    "commit",        "abort",       "clog_extend"};
 
     return info < WAL_INFO_COUNT ? names[info] : "unknown";
 }
