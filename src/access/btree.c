@@ -1928,6 +1928,8 @@ static void bt_prune_passed(btree *bt, buf_session *s, int32_t id, void *page,
     k = bt_prune(page, &pos, last, removable, ctx);
     if (k > 0) {
         buf_mark_dirty(s, id);
+        if (s->log_info == WAL_INFO_PAGE)
+            s->log_info = WAL_INFO_BTREE_SHED;
         atomic_fetch_add_explicit(&bt->pruned, k, memory_order_relaxed);
     }
 }
@@ -2157,6 +2159,7 @@ static int bt_new_root(btree *bt, buf_session *s, int32_t lid, blocknum_t lblk,
         return rc;
     }
     npage = bt_page(s, nid);
+    s->log_info = WAL_INFO_BTREE_NEWROOT; /* the whole split's record */
     btpage_init(npage, (uint16_t)(level + 1), BT_ROOT);
     if (!btpage_add(npage, 0, mi, bt_form_minus_inf(lblk, mi)) ||
         !btpage_add(npage, 1, dl, dlsize))

@@ -250,11 +250,9 @@ void buf_log_emit(buf_session *s)
                 ph->lsn = end;
         }
         s->log_last = end;
-        s->log_records++;
     }
     /* A failed log refuses every later write (wal_flush() in the pool's
      * writes), so the pages' unlogged changes never reach disk. */
-    s->log_redo = redo;
     s->log_npending = 0;
     s->log_opused = 0;
     s->log_info = WAL_INFO_PAGE;

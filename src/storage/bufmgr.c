@@ -1292,11 +1292,6 @@ void buf_pool_set_wal(buf_pool *p, wal *w)
 #endif
 }
 
-wal *buf_pool_wal(const buf_pool *p)
-{
-    return p->wal;
-}
-
 static void mark_dirty_bits(buf_session *s, int32_t id)
 {
     buf_desc *d = desc_of(s->pool, id);
@@ -1644,8 +1639,6 @@ int buf_session_create(buf_pool *p, buf_session **out, kerr *err)
     s->log_xid = 0;
     s->log_skip_rel = INVALID_RELNUMBER;
     s->log_last = 0;
-    s->log_redo = 0;
-    s->log_records = 0;
     s->log_opused = 0;
     s->pool = p;
     s->descs = p->descs;

@@ -235,8 +235,6 @@ struct buf_session {
     uint32_t log_xid;            /* and its transaction */
     relnumber_t log_skip_rel;    /* a relation whose changes are not logged */
     uint64_t log_last;           /* end LSN of the session's last record */
-    uint64_t log_redo;           /* the redo pointer last built against */
-    uint64_t log_records;        /* records it inserted */
     buf_log_pending log_pending[BUF_LOG_MAX_PAGES];
     uint32_t log_opused; /* bytes of log_opbuf in use */
     char log_opbuf[BUF_LOG_OPBUF];
@@ -532,7 +530,6 @@ void buf_mark_dirty_op(buf_session *s, int32_t id, uint8_t op,
  * none, as while a database is made).  Set before any session changes a
  * page. */
 void buf_pool_set_wal(buf_pool *p, wal *w);
-wal *buf_pool_wal(const buf_pool *p);
 
 /* Writes every dirty buffer of rel and syncs its file (a relation whose
  * changes were not logged, before its transaction commits). */

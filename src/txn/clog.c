@@ -4,6 +4,7 @@
  * in clog.h and src/txn/README.md.
  */
 #include "txn/clog.h"
+#include "wal/wal.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -92,6 +93,8 @@ blocknum_t clog_npages(clog *c)
 int clog_ensure(clog *c, buf_session *s, xid_t xid, kerr *err)
 {
     blocknum_t page = clog_page_of(xid);
+    uint8_t info = s->log_info; /* the caller's next record's, kept */
+    uint32_t info_xid = s->log_xid;
     int rc = KEEL_OK;
 
     if (page < smgr_nblocks(c->srel))
@@ -105,6 +108,7 @@ int clog_ensure(clog *c, buf_session *s, xid_t xid, kerr *err)
         int32_t id;
         blocknum_t blk;
 
+        s->log_info = WAL_INFO_CLOG_EXTEND;
         rc = buf_extend(s, c->rel, 0, NULL, &id, &blk);
         if (rc != KEEL_OK) {
             rc = clog_pool_error(s, rc, err);
@@ -117,6 +121,8 @@ int clog_ensure(clog *c, buf_session *s, xid_t xid, kerr *err)
         buf_release(s, id);
     }
     pthread_mutex_unlock(&c->extend_lock);
+    s->log_info = info;
+    s->log_xid = info_xid;
     return rc;
 }
 

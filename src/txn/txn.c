@@ -439,6 +439,7 @@ int txn_begin(txn_session *s, kerr *err)
                         "a transaction is already running in this session");
     assert(s->xid == XID_INVALID);
     s->in_txn = true;
+    s->conflict_xid = XID_INVALID; /* a committed one's, not waited for */
     snapshot_take(s);
     return KEEL_OK;
 }

@@ -56,18 +56,15 @@ typedef enum wal_info {
     WAL_INFO_PAGE = 0, /* unnamed page change */
     WAL_INFO_HEAP_INSERT,
     WAL_INFO_HEAP_DELETE,
-    WAL_INFO_HEAP_UPDATE,
-    WAL_INFO_HEAP_PRUNE,
+    WAL_INFO_HEAP_UPDATE, /* pruning for the new version included */
     WAL_INFO_BTREE_INSERT,
     WAL_INFO_BTREE_SPLIT,
     WAL_INFO_BTREE_NEWROOT,
     WAL_INFO_BTREE_DEAD,
     WAL_INFO_BTREE_SHED,
-    WAL_INFO_BTREE_META,
     WAL_INFO_COMMIT,
     WAL_INFO_ABORT,
     WAL_INFO_CLOG_EXTEND,
-    WAL_INFO_CATALOG,
     WAL_INFO_COUNT
 } wal_info;
 
@@ -169,17 +166,16 @@ int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
  */
 int wal_flush(wal *w, wal_lsn upto, kerr *err);
 
-/* The log's durable end (all bytes below it are on disk). */
-wal_lsn wal_flushed(const wal *w);
 /* The end of the last reserved record. */
 wal_lsn wal_insert_lsn(wal *w);
 /* Whether the log has failed (wal_flush() above). */
 bool wal_failed(const wal *w);
 bool wal_synchronous(const wal *w);
-void wal_set_synchronous(wal *w, bool on);
 
-/* The redo pointer records are built against (full page images after it). */
-static inline wal_lsn wal_redo_hint(wal *w);
+/* The redo pointer records are built against: a page whose LSN is at or
+ * below it is logged whole.  Passed to wal_insert(), which says if it
+ * moved meanwhile. */
+wal_lsn wal_redo_hint(wal *w);
 
 /*
  * A checkpoint's start: the new redo pointer is the insert position now;
@@ -197,11 +193,6 @@ void wal_remove_old(wal *w, wal_lsn redo);
  * pointer, or checkpoint_seconds since the last checkpoint began. */
 bool wal_checkpoint_due(wal *w);
 
-/* Statistics: write batches and fdatasyncs since the open. */
-typedef struct wal_stats {
-    uint64_t writes, syncs;
-} wal_stats;
-void wal_get_stats(wal *w, wal_stats *out);
 
 /* ---- reading ------------------------------------------------------ */
 
@@ -227,18 +218,5 @@ wal_lsn wal_reader_end(const wal_reader *r);
 /* The LSN of the end of the valid log from start (KEEL_ECORRUPT as
  * above). */
 int wal_find_end(const char *dir, wal_lsn start, wal_lsn *end, kerr *err);
-
-/* ---- inline ------------------------------------------------------- */
-
-struct wal_hot {
-    atomic_u64 redo; /* redo pointer, | 1 while a checkpoint moves it */
-};
-
-static inline wal_lsn wal_redo_hint(wal *w)
-{
-    const struct wal_hot *h = (const struct wal_hot *)(const void *)w;
-
-    return atomic_load_acquire(&h->redo) & ~(uint64_t)1;
-}
 
 #endif /* KEEL_WAL_WAL_H */
