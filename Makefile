@@ -3,10 +3,14 @@
 #               ./keel-report (report.md, results.json, charts)
 #   make test   build the normal, ThreadSanitizer and AddressSanitizer+UBSan
 #               variants and run every test in each through ctest
+#   make install [PREFIX=/usr/local]
+#               build (release) and install libkeel (shared and static),
+#               keel.h, keel.pc, the CMake package files and the keel command
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_Q = cmake -Wno-dev --log-level=WARNING
+PREFIX ?= /usr/local
 
-.PHONY: all run test test-normal test-tsan test-asan deps release clean
+.PHONY: all run test test-normal test-tsan test-asan deps release install clean
 
 all: release
 
@@ -16,6 +20,9 @@ deps:
 release: deps
 	@$(CMAKE_Q) -S . -B build/release -DKEEL_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_TESTS=OFF -DKEEL_LTO=ON -DKEEL_ASSERTS=OFF
 	@cmake --build build/release -j $(JOBS)
+
+install: release
+	cmake --install build/release --prefix $(PREFIX)
 
 run: release
 	./build/release/keel bench report

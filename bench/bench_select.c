@@ -25,7 +25,7 @@
  * timed part divided by their transactions, a figure other load on the machine
  * does not inflate the way it inflates wall time.  Per-transaction counts are
  * the differences of each session's counters (keel_session_cache_stats():
- * catalog cache; keel_session_get_stats(): snapshots reused, buffer pins)
+ * catalog cache; engine_session_stats_get(): snapshots reused, buffer pins)
  * over the timed part, summed over clients and runs,
  * divided by the transactions.  With --cpus, client i runs on the i-th CPU of
  * the list (round-robin), so that a single client's cost can be measured on
@@ -82,6 +82,7 @@
 #include "args.h"
 #include "bench.h"
 #include "bench_db.h"
+#include "engine/internal.h"
 #include "json.h"
 #include "port/atomics.h"
 #include "port/clock.h"
@@ -119,7 +120,7 @@ typedef struct select_opts {
     int runs;
     uint32_t clients[MAX_COUNTS];
     int nclients;
-    keel_procarray_layout layouts[MAX_COUNTS];
+    procarray_layout layouts[MAX_COUNTS];
     int nlayouts;
     uint32_t max_sessions[MAX_COUNTS];
     int nmax_sessions;         /* 0: the largest client count, at least 64 */
@@ -188,9 +189,9 @@ static int parse_layouts(const char *who, const char *v, select_opts *o)
             return -1;
         }
         if (len == 6 && strncmp(p, "padded", len) == 0) {
-            o->layouts[o->nlayouts++] = KEEL_PROCARRAY_PADDED;
+            o->layouts[o->nlayouts++] = PROCARRAY_PADDED;
         } else if (len == 6 && strncmp(p, "packed", len) == 0) {
-            o->layouts[o->nlayouts++] = KEEL_PROCARRAY_PACKED;
+            o->layouts[o->nlayouts++] = PROCARRAY_PACKED;
         } else {
             fprintf(stderr,
                     "%s: option --layout takes padded or packed, "
@@ -204,9 +205,9 @@ static int parse_layouts(const char *who, const char *v, select_opts *o)
     }
 }
 
-static const char *layout_name(keel_procarray_layout l)
+static const char *layout_name(procarray_layout l)
 {
-    return l == KEEL_PROCARRAY_PACKED ? "packed" : "padded";
+    return l == PROCARRAY_PACKED ? "packed" : "padded";
 }
 
 /* One option of select or bloat (o->bloat) into o: 0, or -1 after a
@@ -310,7 +311,7 @@ static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
         memcpy(o->clients, def, sizeof(def));
         o->nclients = 7;
     }
-    o->layouts[0] = KEEL_PROCARRAY_PADDED;
+    o->layouts[0] = PROCARRAY_PADDED;
     o->nlayouts = 1;
     if (bench_args_parse(o->who, argc, argv, NULL, &o->dir, select_option, o) !=
         0)
@@ -343,7 +344,7 @@ static int parse_opts(int argc, char **argv, bool bloat, select_opts *o)
 /* Opens dir read-only (the runs only read, and leave DIR as it was) with
  * the given layout and max_sessions; 0 or -1 after a message. */
 static int db_open(const select_opts *o, const char *dir,
-                   keel_procarray_layout layout, uint32_t max_sessions,
+                   procarray_layout layout, uint32_t max_sessions,
                    keel_db **db)
 {
     keel_db_options opt;
@@ -352,10 +353,9 @@ static int db_open(const select_opts *o, const char *dir,
     keel_db_options_init(&opt);
     opt.dir = dir;
     opt.pool_mb = o->pool_mb;
-    opt.layout = layout;
     opt.max_sessions = max_sessions;
     opt.read_only = true;
-    if (keel_db_open(&opt, db, &e) != KEEL_OK) {
+    if (engine_db_open_layout(&opt, layout, db, &e) != KEEL_OK) {
         fprintf(stderr, "%s: %s\n", o->who, e.msg);
         return -1;
     }
@@ -694,7 +694,7 @@ static double quantile(const uint64_t *v, size_t n, double q)
 /* One configuration's results over the runs. */
 typedef struct select_result {
     uint32_t clients;
-    keel_procarray_layout layout;
+    procarray_layout layout;
     uint32_t max_sessions;
     double tps[MAX_RUNS];
     double p50[MAX_RUNS];
@@ -1244,7 +1244,7 @@ int bench_bloat_main(int argc, char **argv)
     memset(&run, 0, sizeof(run));
     run.o = &o;
     run.bloat = true;
-    if (db_open(&o, dir, KEEL_PROCARRAY_PADDED,
+    if (db_open(&o, dir, PROCARRAY_PADDED,
                 o.clients[0] + 1 > 64 ? o.clients[0] + 1 : 64, &run.db) != 0 ||
         db_warm(&o, run.db, &run.accounts) != 0) {
         if (run.db != NULL)

@@ -178,10 +178,10 @@ int select_txn_run(select_client *c, int32_t aid, const char *probe,
 void select_counts_read(const select_client *c, select_counts *out)
 {
     keel_cache_stats cs;
-    keel_session_stats ss;
+    engine_session_stats ss;
 
     keel_session_cache_stats(c->s, &cs);
-    keel_session_get_stats(c->s, &ss);
+    engine_session_stats_get(c->s, &ss);
     memset(out, 0, sizeof(*out));
     out->hits = cs.hits;
     out->negative_hits = cs.negative_hits;

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "engine/internal.h"
 #include "keel/keel.h"
 
 /* The table and column the transaction reads. */
@@ -80,7 +81,7 @@ typedef struct select_counts {
 } select_counts;
 
 /* The client's counters now (txns 0): keel_session_cache_stats() and
- * keel_session_get_stats(). */
+ * engine_session_stats_get(). */
 void select_counts_read(const select_client *c, select_counts *out);
 
 /* out = b - a, counter by counter (txns too). */

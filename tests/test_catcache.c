@@ -149,7 +149,7 @@ static int fx_begin(fx *f, int i)
 static void fx_end(fx *f, int i)
 {
     syscache_txn_end(f->s[i].sc);
-    txn_abort(f->s[i].ts);
+    txn_abort(f->s[i].ts, NULL);
 }
 
 /* Makes session i's transaction a writer (an xid, a pending list). */
@@ -188,7 +188,7 @@ static void fx_abort(fx *f, int i)
 
     syscache_apply_pending(s->sc, &s->pend);
     inval_pending_clear(&s->pend);
-    txn_abort(s->ts);
+    txn_abort(s->ts, NULL);
     syscache_txn_end(s->sc);
 }
 
@@ -513,7 +513,7 @@ static void test_hits_misses_negative(void **state)
     assert_int_equal(
         syscache_search1(sc, CACHE_NAMESPACE_NAME, SYSCACHE_NAME("other"), &e),
         KEEL_EINVAL);
-    txn_abort(f->s[0].ts);
+    txn_abort(f->s[0].ts, NULL);
     fx_close(f);
 }
 

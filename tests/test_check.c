@@ -45,15 +45,14 @@
 #include "storage/fault.h"
 #include "storage/page.h"
 #include "storage/smgr.h"
-#include "tools/check.h"
-#include "tools/dbinfo.h"
+#include "check/dbinfo.h"
 #include "tools/pgbench.h"
 
 typedef struct lines {
     char text[64][1024]; /* problems, and notes as "note: ..." */
     int n;
     int notes;              /* lines that are notes */
-    uint64_t counted_notes; /* check_database()'s count */
+    uint64_t counted_notes; /* keel_check()'s count */
 } lines;
 
 static void collect(void *ctx, bool note, const char *line)
@@ -76,7 +75,7 @@ static uint64_t run_check(const char *dir, lines *l)
     memset(l, 0, sizeof(*l));
     l->counted_notes = 99;
     assert_int_equal(
-        check_database(dir, collect, l, &problems, &l->counted_notes, &e),
+        keel_check(dir, collect, l, &problems, &l->counted_notes, &e),
         KEEL_OK);
     assert_int_equal(l->counted_notes, l->notes);
     return problems;
@@ -1065,12 +1064,12 @@ static void test_check_not_a_database(void **state)
     lines l = {0};
 
     (void)state;
-    assert_int_equal(check_database(dir, collect, &l, &problems, NULL, &e),
+    assert_int_equal(keel_check(dir, collect, &l, &problems, NULL, &e),
                      KEEL_ENOENT);
     assert_non_null(strstr(e.msg, dir));
     assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
-    assert_int_equal(check_database(dir, collect, &l, &problems, NULL, &e),
+    assert_int_equal(keel_check(dir, collect, &l, &problems, NULL, &e),
                      KEEL_EBUSY);
     assert_non_null(strstr(e.msg, "already open"));
     assert_int_equal(problems, 0);
@@ -2056,7 +2055,7 @@ typedef struct ddl_load {
     char text[300];
 } ddl_load;
 
-static int ddl_next(void *ctx, keel_value *values, bool *done)
+static keel_status ddl_next(void *ctx, keel_value *values, bool *done)
 {
     ddl_load *l = ctx;
 

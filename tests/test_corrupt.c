@@ -12,7 +12,7 @@
  * item order or item count; a meta page's root, level and key columns;
  * commit-log status bits; random bytes anywhere, catalogs included; or
  * the control file's counters (its CRC made right again).  The copy is
- * checked (check_database()), opened, used (lookups, keel_select_column,
+ * checked (keel_check()), opened, used (lookups, keel_select_column,
  * scans through every index, inserts, updates, deletes, an aborted
  * transaction, DDL, analyze) and checked again.  Every call must return
  * KEEL_OK or an error code, and none may crash, trip a sanitizer or an
@@ -50,8 +50,7 @@
 #include "port/crc32c.h"
 #include "storage/bufmgr.h"
 #include "storage/page.h"
-#include "tools/check.h"
-#include "tools/dbinfo.h"
+#include "check/dbinfo.h"
 
 /* ThreadSanitizer makes each case some six times slower, and the test has
  * one thread: it runs fewer cases there. */
@@ -1095,9 +1094,9 @@ static void run_case(uint64_t seed, int c, uint64_t *found_by_check)
         fprintf(stderr, "%s\n", case_desc);
     alarm(TC_ALARM_S);
 
-    rc = check_database(dir, on_problem, &counted, &problems, &notes, &e);
+    rc = keel_check(dir, on_problem, &counted, &problems, &notes, &e);
     if (rc < 0 || rc >= KEEL_STATUS_COUNT)
-        fail_msg("%s: check_database: status %d", case_desc, rc);
+        fail_msg("%s: keel_check: status %d", case_desc, rc);
     if (rc == KEEL_OK && problems > 0)
         (*found_by_check)++;
 
@@ -1115,9 +1114,9 @@ static void run_case(uint64_t seed, int c, uint64_t *found_by_check)
         if (rc != KEEL_OK)
             fail_msg("%s: keel_db_close: %s", case_desc, e.msg);
         /* Whatever the session did, the check still runs to its end. */
-        rc = check_database(dir, on_problem, &counted, &problems, &notes, &e);
+        rc = keel_check(dir, on_problem, &counted, &problems, &notes, &e);
         if (rc < 0 || rc >= KEEL_STATUS_COUNT)
-            fail_msg("%s: check_database after use: status %d", case_desc, rc);
+            fail_msg("%s: keel_check after use: status %d", case_desc, rc);
     } else if (getenv("KEEL_TEST_VERBOSE") != NULL) {
         fprintf(stderr, "    open: %s\n", e.msg);
     }

@@ -26,7 +26,7 @@
  *      without its acknowledgement reaching the parent may be there or
  *      not, but whole; once a recovery has shown it, it joins the model
  *      and must stay;
- *   3. after a clean close, keel check (check_database()) finds no problem:
+ *   3. after a clean close, keel check (keel_check()) finds no problem:
  *      pages, tuples, commit log, B-trees, indexes agreeing with tables.
  *
  * So it proves, as far as SIGKILL at random moments can, that keel's
@@ -73,7 +73,6 @@
 
 #include "testutil.h"
 
-#include "tools/check.h"
 #include "tools/pgbench.h"
 #include "tpcb_txn.h"
 
@@ -746,7 +745,7 @@ static void verify_round(torture *t, int round, int first_life,
                  (unsigned long long)t->seed, e.msg);
 
     /* Check 3: keel check. */
-    rc = check_database(t->dir, check_line, NULL, &problems, &notes, &e);
+    rc = keel_check(t->dir, check_line, NULL, &problems, &notes, &e);
     if (rc != KEEL_OK)
         fail_msg("round %d (seed %#llx, database %s): keel check could not "
                  "run: %s",

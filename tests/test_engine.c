@@ -341,7 +341,7 @@ typedef struct load_src {
     char text[32];
 } load_src;
 
-static int load_next(void *ctx, keel_value *v, bool *done)
+static keel_status load_next(void *ctx, keel_value *v, bool *done)
 {
     load_src *ls = ctx;
 
@@ -515,7 +515,7 @@ static uint32_t text_key(int32_t i, char *buf)
     return (uint32_t)len;
 }
 
-static int text_next(void *ctx, keel_value *v, bool *done)
+static keel_status text_next(void *ctx, keel_value *v, bool *done)
 {
     text_src *ts = ctx;
     int i = ts->pos;
@@ -1741,7 +1741,7 @@ static int read_only_fds(const char *dir)
 }
 
 /* A load's rows: none. */
-static int no_rows(void *ctx, keel_value *values, bool *done)
+static keel_status no_rows(void *ctx, keel_value *values, bool *done)
 {
     (void)ctx;
     (void)values;

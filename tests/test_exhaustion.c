@@ -34,8 +34,7 @@
 #include "port/clock.h"
 #include "storage/bufmgr.h"
 #include "storage/fault.h"
-#include "tools/check.h"
-#include "tools/dbinfo.h"
+#include "check/dbinfo.h"
 
 /* ---- the check ---------------------------------------------------------- */
 
@@ -52,7 +51,7 @@ static uint64_t check_problems(const char *dir)
     keel_error e = {0};
     uint64_t problems = 99, notes = 99;
 
-    if (check_database(dir, print_problem, NULL, &problems, &notes, &e) !=
+    if (keel_check(dir, print_problem, NULL, &problems, &notes, &e) !=
         KEEL_OK)
         fail_msg("check of %s could not run: %s", dir, e.msg);
     assert_int_equal(notes, 0);
@@ -89,7 +88,7 @@ typedef struct hog_load {
     char pad[1000];
 } hog_load;
 
-static int hog_next(void *ctx, keel_value *values, bool *done)
+static keel_status hog_next(void *ctx, keel_value *values, bool *done)
 {
     hog_load *l = ctx;
 
@@ -930,7 +929,7 @@ typedef struct u_src {
     int32_t i;
 } u_src;
 
-static int u_next(void *ctx, keel_value *values, bool *done)
+static keel_status u_next(void *ctx, keel_value *values, bool *done)
 {
     u_src *l = ctx;
 
@@ -1168,7 +1167,7 @@ typedef struct cw_load_src {
     char text[300];
 } cw_load_src;
 
-static int cw_load_next(void *ctx, keel_value *values, bool *done)
+static keel_status cw_load_next(void *ctx, keel_value *values, bool *done)
 {
     cw_load_src *l = ctx;
 

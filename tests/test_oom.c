@@ -30,7 +30,6 @@
 #include <sys/stat.h>
 
 #include "keel/keel.h"
-#include "tools/check.h"
 
 /* ---- the wrapped allocator ---------------------------------------------- */
 
@@ -128,7 +127,7 @@ typedef struct load_src {
     int32_t pos, n;
 } load_src;
 
-static int load_next(void *ctx, keel_value *v, bool *done)
+static keel_status load_next(void *ctx, keel_value *v, bool *done)
 {
     load_src *ls = ctx;
 
@@ -371,7 +370,7 @@ static void verify(const char *dir, const model *m, long n)
     uint64_t problems = 99, notes = 99;
     bool found;
 
-    if (check_database(dir, print_problem, NULL, &problems, &notes, &e) !=
+    if (keel_check(dir, print_problem, NULL, &problems, &notes, &e) !=
         KEEL_OK)
         fail_msg("after allocation %ld failed: the check could not run: %s", n,
                  e.msg);
@@ -456,7 +455,7 @@ static void row_text(char *buf, size_t len, int32_t id)
     snprintf(buf, len, "row %05d %046d", (int)(id % 100000), (int)id);
 }
 
-static int desc_next(void *ctx, keel_value *v, bool *done)
+static keel_status desc_next(void *ctx, keel_value *v, bool *done)
 {
     desc_src *ds = ctx;
     int32_t id;
@@ -706,7 +705,7 @@ static void check_clean(const char *dir, const char *what)
     uint64_t problems = 99, notes = 99;
     keel_error e = {0};
 
-    if (check_database(dir, print_problem, NULL, &problems, &notes, &e) !=
+    if (keel_check(dir, print_problem, NULL, &problems, &notes, &e) !=
         KEEL_OK)
         fail_msg("after %s: the check could not run: %s", what, e.msg);
     if (problems != 0 || notes != 0)
@@ -803,7 +802,7 @@ static void test_check(void **state)
         memset(&e, 0, sizeof(e));
         oom_arm(n);
         lines = 0;
-        rc = check_database(dir, count_problem, &lines, &problems, &notes, &e);
+        rc = keel_check(dir, count_problem, &lines, &problems, &notes, &e);
         injected = atomic_load(&oom_injected) > 0;
         oom_disarm();
         if (rc == KEEL_OK && (problems != 0 || notes != 0))

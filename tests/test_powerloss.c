@@ -33,7 +33,6 @@
 
 #include "port/clock.h"
 #include "storage/powerloss.h"
-#include "tools/check.h"
 
 #define BATCH     25
 #define U_ROWS    50
@@ -100,7 +99,7 @@ static int txn(keel_session *s, int32_t next, int32_t k)
         keel_value v[2] = {key, {.v.i4 = out[1].v.i4 + 1}};
         rc = found ? keel_update(s, NULL, "u", &key, v) : KEEL_ENOENT;
     }
-    return rc == KEEL_OK ? keel_commit(s) : rc;
+    return rc == KEEL_OK ? (int)keel_commit(s) : rc;
 }
 
 /* The child: the workload from row next on, reporting each acknowledged
@@ -202,7 +201,7 @@ static int32_t verify(const char *dir, int round, uint64_t seed,
         fail_msg("round %d (seed %#llx): a transaction is there in part: "
                  "%d rows in t, u adds up to %lld transactions",
                  round, (unsigned long long)seed, n, (long long)sum);
-    if (check_database(dir, count_problem, &counted, &problems, &notes, &e) !=
+    if (keel_check(dir, count_problem, &counted, &problems, &notes, &e) !=
         KEEL_OK)
         fail_msg("round %d: the check could not run: %s", round, e.msg);
     if (problems != 0)

@@ -1,6 +1,6 @@
 /*
  * test_select.c: keel_select_column(), keel_relation_exists(),
- * keel_column_type(), keel_table_rows() and keel_session_get_stats()
+ * keel_column_type(), keel_table_rows() and engine_session_stats_get()
  * through the public API: values of several types, the search path and
  * explicit schemas, every error, the catalog look-ups each call makes
  * (counted exactly), row versions older and newer than the transaction
@@ -21,6 +21,7 @@
 
 #include "access/btree.h"
 #include "engine/engine.h"
+#include "engine/internal.h"
 #include "keel/keel.h"
 #include "port/atomics.h"
 #include "port/mem.h"
@@ -372,7 +373,7 @@ static void test_catalog_lookups(void **state)
     keel_db *db = open_db(dir, true);
     keel_session *s;
     keel_cache_stats a;
-    keel_session_stats ss0, ss1;
+    engine_session_stats ss0, ss1;
     double rows = -1;
     bool found, exists;
 
@@ -387,13 +388,13 @@ static void test_catalog_lookups(void **state)
     /* Warm, not analyzed: keel_catalog (negative), public (hit), the
      * column (hit), its statistics (negative), the index list (hit). */
     keel_session_cache_stats(s, &a);
-    keel_session_get_stats(s, &ss0);
+    engine_session_stats_get(s, &ss0);
     assert_int_equal(sel_i4(s, NULL, "p", "v", 150, &found), 300);
     ASSERT_MOVES(s, &a, 2, 2, 0, 1);
     /* The leaf and the heap page, and the commit log's page for the
      * row's inserter (no hint bits in this build's rows yet, or one
      * read fewer once they are set). */
-    keel_session_get_stats(s, &ss1);
+    engine_session_stats_get(s, &ss1);
     assert_true(ss1.buffer_reads - ss0.buffer_reads >= 2);
     assert_true(ss1.buffer_reads - ss0.buffer_reads <=
                 3 + ss1.index_dir_moves - ss0.index_dir_moves);
@@ -460,10 +461,10 @@ static void test_catalog_lookups(void **state)
      * new one; after one without, reuses it. */
     assert_int_equal(keel_begin(s), KEEL_OK);
     assert_int_equal(keel_commit(s), KEEL_OK);
-    keel_session_get_stats(s, &ss0);
+    engine_session_stats_get(s, &ss0);
     assert_int_equal(keel_begin(s), KEEL_OK);
     assert_int_equal(keel_commit(s), KEEL_OK);
-    keel_session_get_stats(s, &ss1);
+    engine_session_stats_get(s, &ss1);
     assert_int_equal(ss1.snapshots_reused - ss0.snapshots_reused, 1);
     assert_int_equal(ss1.snapshots_taken - ss0.snapshots_taken, 0);
     {
@@ -471,9 +472,9 @@ static void test_catalog_lookups(void **state)
             tu_vi4(301), tu_vi4(602), tu_vstr("row-301"), {.isnull = 1}};
         assert_int_equal(keel_insert(s, NULL, "p", v), KEEL_OK);
     }
-    keel_session_get_stats(s, &ss0);
+    engine_session_stats_get(s, &ss0);
     assert_int_equal(sel_i4(s, NULL, "p", "v", 301, &found), 602);
-    keel_session_get_stats(s, &ss1);
+    engine_session_stats_get(s, &ss1);
     assert_int_equal(ss1.snapshots_taken - ss0.snapshots_taken, 1);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
@@ -510,17 +511,17 @@ static void test_versions(void **state)
     /* A new transaction finds the last of 31 versions: the first entry,
      * then the last in tid order; a few pages, not one per version. */
     {
-        keel_session_stats a, b;
-        keel_session_get_stats(s, &a);
+        engine_session_stats a, b;
+        engine_session_stats_get(s, &a);
         assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1029);
-        keel_session_get_stats(s, &b);
+        engine_session_stats_get(s, &b);
         assert_true(b.buffer_reads - a.buffer_reads <= 8);
         /* keel_lookup() too: its search is taken from its last. */
         a = b;
         assert_int_equal(keel_lookup(s, NULL, "p", &key, v, &found), KEEL_OK);
         assert_true(found);
         assert_int_equal(v[1].v.i4, 1029);
-        keel_session_get_stats(s, &b);
+        engine_session_stats_get(s, &b);
         assert_true(b.buffer_reads - a.buffer_reads <= 8);
     }
     key = tu_vi4(6);
@@ -578,7 +579,7 @@ static void test_hot_row_updates(void **state)
     char *dir = tu_mkdtemp();
     keel_db *db = open_db(dir, true);
     keel_session *s, *old;
-    keel_session_stats a, b;
+    engine_session_stats a, b;
     keel_value key = tu_vi4(5), row[4];
     bool found;
 
@@ -590,9 +591,9 @@ static void test_hot_row_updates(void **state)
     assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
     for (int i = 0; i < 600; i++)
         set_v(s, 5, 1000 + i);
-    keel_session_get_stats(s, &a);
+    engine_session_stats_get(s, &a);
     set_v(s, 5, 2000);
-    keel_session_get_stats(s, &b);
+    engine_session_stats_get(s, &b);
     assert_true(b.buffer_reads - a.buffer_reads <= 24); /* 15 measured */
     assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 2000);
     assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
@@ -755,7 +756,7 @@ static void test_many_versions(void **state)
     char *dir = tu_mkdtemp();
     keel_db *db = open_db(dir, true);
     keel_session *s, *old, *early, *mid;
-    keel_session_stats a, b;
+    engine_session_stats a, b;
     keel_value row[4];
     bool found;
 
@@ -781,14 +782,14 @@ static void test_many_versions(void **state)
     /* The newest version, in a few page reads (with the catalog cached):
      * not one per version. */
     assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1069);
-    keel_session_get_stats(s, &a);
+    engine_session_stats_get(s, &a);
     assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1069);
     assert_true(found);
-    keel_session_get_stats(s, &b);
+    engine_session_stats_get(s, &b);
     assert_true(b.buffer_reads - a.buffer_reads <= 12);
     a = b;
     assert_int_equal(lookup_v(s, 5), 1069);
-    keel_session_get_stats(s, &b);
+    engine_session_stats_get(s, &b);
     assert_true(b.buffer_reads - a.buffer_reads <= 12);
     assert_int_equal(sel_i4(early, NULL, "p", "v", 5, &found), 1002);
     assert_true(found);
@@ -812,10 +813,10 @@ static void test_many_versions(void **state)
      * and ended it: 3 reads, so at most 3 x 72 and the index's pages. */
     row[0] = tu_vi4(5);
     assert_int_equal(keel_delete(s, NULL, "p", &row[0]), KEEL_OK);
-    keel_session_get_stats(s, &a);
+    engine_session_stats_get(s, &a);
     assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 0);
     assert_false(found);
-    keel_session_get_stats(s, &b);
+    engine_session_stats_get(s, &b);
     assert_true(b.buffer_reads - a.buffer_reads >= 72);
     assert_true(b.buffer_reads - a.buffer_reads <= 240);
     assert_int_equal(lookup_v(s, 5), -1);
@@ -919,7 +920,7 @@ static void test_failed_transaction(void **state)
 }
 
 /* keel_load_table() rows for frozen_rows: ids 1..20, v = id * 10. */
-static int frozen_next(void *ctx, keel_value *v, bool *done)
+static keel_status frozen_next(void *ctx, keel_value *v, bool *done)
 {
     int32_t *next = ctx;
 

@@ -221,12 +221,12 @@ static void test_begin_commit_abort(void **state)
 
     y = writer(f, s);
     assert_int_equal(y, x + 1);
-    txn_abort(s);
+    txn_abort(s, NULL);
     assert_false(txn_in_progress(s));
     assert_int_equal(status_of(f, o, y), XID_STATUS_ABORTED);
     assert_int_equal(clog_status(f, y), XID_STATUS_ABORTED);
     assert_int_equal(status_of(f, o, x), XID_STATUS_COMMITTED);
-    txn_abort(s); /* outside a transaction: nothing */
+    txn_abort(s, NULL); /* outside a transaction: nothing */
 
     assert_int_equal(stats_of(s).commits, 1);
     assert_int_equal(stats_of(s).aborts, 1);
@@ -252,7 +252,7 @@ static void test_readonly_takes_no_xid(void **state)
         if (i % 2)
             commit(f, s);
         else
-            txn_abort(s);
+            txn_abort(s, NULL);
     }
     assert_int_equal(txn_mgr_next_xid(f->m), XID_FIRST_NORMAL);
     assert_int_equal(clog_npages(txn_mgr_clog(f->m)), 0); /* log untouched */
@@ -305,7 +305,7 @@ static void test_snapshot_contents(void **state)
     xb = writer(f, b); /* 5: commits */
     xd = writer(f, d); /* 6: aborts */
     commit(f, b);
-    txn_abort(d);
+    txn_abort(d, NULL);
     xe = writer(f, e); /* 7: running, assigned after 6 ended */
     assert_true(xc < xa && xa < xb && xb < xd && xd < xe);
 
@@ -337,7 +337,7 @@ static void test_snapshot_contents(void **state)
     /* c commits, a aborts: recomputed, nothing running below xmax; e is
      * still past it, since nothing above xd has ended. */
     commit(f, c);
-    txn_abort(a);
+    txn_abort(a, NULL);
     begin(f, r);
     sn = txn_snapshot(r);
     assert_int_equal(sn->xmax, xd + 1);
@@ -398,7 +398,7 @@ static void test_snapshot_many_running(void **state)
         if (i % 8 == 0)
             commit(f, w[i]);
         else
-            txn_abort(w[i]);
+            txn_abort(w[i], NULL);
         ended[i] = true;
     }
     xz = writer(f, z);
@@ -474,7 +474,7 @@ static void test_snapshot_reuse(void **state)
     assert_int_equal(stats_of(r).snapshots_reused, 3);
     assert_true(snapshot_running(txn_snapshot(r), y));
     commit(f, r);
-    txn_abort(w);
+    txn_abort(w, NULL);
     begin(f, r);
     assert_int_equal(stats_of(r).snapshots_taken, 3);
     assert_int_equal(txn_snapshot(r)->xmax, y + 1);
@@ -660,7 +660,7 @@ static void test_xid_reservation(void **state)
     begin(f, s);
     assert_int_equal(txn_assign_xid(s, &x, &f->err), KEEL_EIO);
     assert_int_equal(rv.last_limit, TXN_XID_LAST + 1);
-    txn_abort(s);
+    txn_abort(s, NULL);
     detach(f, s);
     txn_mgr_destroy(f->m);
     f->m = NULL;
@@ -1248,7 +1248,7 @@ static void *st_writer_main(void *arg)
             break;
         }
         if (x >= ST_CAP) {
-            txn_abort(s);
+            txn_abort(s, NULL);
             atomic_store(&st->stop, 1);
             break;
         }
@@ -1279,7 +1279,7 @@ static void *st_writer_main(void *arg)
             atomic_fetch_add_explicit(&st->commits, 1, memory_order_relaxed);
         } else if (r < 95) {
             atomic_store_release(&st->intent[x], INTENT_ABORT);
-            txn_abort(s);
+            txn_abort(s, NULL);
             atomic_fetch_add_explicit(&st->aborts, 1, memory_order_relaxed);
         } else { /* the session dies mid-transaction and comes back */
             atomic_store_release(&st->intent[x], INTENT_ABORT);

@@ -6,12 +6,38 @@
  * leaves a one-line message naming what was wrong (the file and block of a
  * corrupt page, the relation that does not exist, ...) in the error
  * context the caller passed or in its session.
+ *
+ * keel runs on Linux only: it waits on futex(2), orders memory with
+ * membarrier(2), locks its directory with flock(2) and makes its log
+ * durable with fdatasync(2).
+ *
+ * Threads.  Unless a function says otherwise:
+ *   - functions without a database or session (keel_status_str(),
+ *     keel_version(), keel_db_options_init(), keel_db_create(),
+ *     keel_db_open(), keel_check()) may be called from any thread at any
+ *     time;
+ *   - functions that take a keel_db (keel_checkpoint(),
+ *     keel_session_begin()) may be called from any thread while the
+ *     database is open, concurrently with each other and with every
+ *     session's calls; keel_db_close() is the exception (below);
+ *   - functions that take a keel_session, or a keel_scan (which belongs to
+ *     the session that began it), may be called by one thread at a time
+ *     per session; different sessions' calls run concurrently.
  */
 #ifndef KEEL_KEEL_H
 #define KEEL_KEEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "keel/keel_version.h"
+
+/* What the shared library exports: keel_ functions only. */
+#if defined(__GNUC__)
+#define KEEL_API __attribute__((visibility("default")))
+#else
+#define KEEL_API
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,9 +65,13 @@ typedef enum keel_status {
 } keel_status;
 
 /* A short, constant, lower-case name for a status ("corrupt data"). */
-const char *keel_status_str(int status);
+KEEL_API const char *keel_status_str(keel_status status);
 
-#define KEEL_VERSION_STRING "0.1.0"
+/* The version of the library running (KEEL_VERSION_STRING of the build
+ * that made it), which may differ from the header a program was compiled
+ * with: its major version must be KEEL_VERSION_MAJOR.  The on-disk layout
+ * has a version of its own, in the control file (KEEL_EVERSION). */
+KEEL_API const char *keel_version(void);
 
 /*
  * Column types.  Fixed-width types are stored aligned to their size; name
@@ -124,21 +154,14 @@ typedef struct keel_scan keel_scan;
 
 /* A failure of a call that has no session. */
 typedef struct keel_error {
-    int code;                     /* KEEL_OK when nothing failed */
+    keel_status code;             /* KEEL_OK when nothing failed */
     char msg[KEEL_ERROR_MSG_MAX]; /* NUL-terminated */
 } keel_error;
-
-/* How the process array is laid out (see src/txn/README.md). */
-typedef enum keel_procarray_layout {
-    KEEL_PROCARRAY_PADDED = 0, /* one cache line per session (default) */
-    KEEL_PROCARRAY_PACKED = 1, /* 12-byte slots side by side (benchmarks) */
-} keel_procarray_layout;
 
 typedef struct keel_db_options {
     const char *dir;              /* the database directory */
     uint32_t pool_mb;             /* buffer pool size, MiB (>= 1) */
     uint32_t max_sessions;        /* sessions at once (1 .. 65536) */
-    keel_procarray_layout layout; /* process array layout */
     /* Each session's catalog cache (see keel_session_set_cache_options). */
     int32_t catalog_cache_prune_min_age;  /* seconds, -1: no age pruning */
     uint64_t catalog_cache_memory_target; /* bytes, 0: no target */
@@ -164,9 +187,9 @@ typedef struct keel_db_options {
 #define KEEL_CATALOG_CACHE_PRUNE_MIN_AGE_DEFAULT 300
 #define KEEL_CATALOG_CACHE_MEMORY_TARGET_DEFAULT (UINT64_C(4) << 20)
 
-/* Defaults: no directory, 64 MiB pool, 64 sessions, padded layout, the
- * catalog cache defaults above. */
-void keel_db_options_init(keel_db_options *o);
+/* Defaults: no directory, 64 MiB pool, 64 sessions, synchronous commit,
+ * the catalog cache defaults above. */
+KEEL_API void keel_db_options_init(keel_db_options *o);
 
 /*
  * Creates a database in opts->dir (created if absent; KEEL_EEXIST if it
@@ -176,7 +199,7 @@ void keel_db_options_init(keel_db_options *o);
  * directory (below); I/O errors.  A failed create removes what it wrote,
  * and the directory if it made it.
  */
-int keel_db_create(const keel_db_options *opts, keel_error *err);
+KEEL_API keel_status keel_db_create(const keel_db_options *opts, keel_error *err);
 
 /*
  * Opens the database in opts->dir.  KEEL_ENOENT if the directory holds no
@@ -207,7 +230,7 @@ int keel_db_create(const keel_db_options *opts, keel_error *err);
  * running read as aborted, as they do in an open for writing, but nothing
  * records it.  keel_db_create() refuses read_only (KEEL_EINVAL).
  */
-int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
+KEEL_API keel_status keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
 
 /*
  * Closes the database: checkpoints, removes the files of the relations
@@ -221,35 +244,48 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err);
  * after the checkpoint allocates memory, so KEEL_ENOMEM always leaves db open
  * for another try.  A read-only open's close only releases the lock and
  * frees db.
+ *
+ * Threads: one thread calls it, and no other thread may call anything on
+ * db, or on its sessions and scans, from when the close begins (a
+ * keel_checkpoint() or keel_session_begin() racing it, or any call after
+ * it has freed db, is undefined).  A failed close leaves db usable again.
  */
-int keel_db_close(keel_db *db, keel_error *err);
+KEEL_API keel_status keel_db_close(keel_db *db, keel_error *err);
 
-/* Writes every changed page and fsyncs the files (I/O errors); nothing,
- * and KEEL_OK, for a read-only open. */
-int keel_checkpoint(keel_db *db, keel_error *err);
+/* A checkpoint: writes every page changed before it began, fsyncs the
+ * files and records in the log and the control file where recovery would
+ * start (I/O errors).  Sessions go on writing meanwhile; a checkpoint
+ * thread runs them by log volume and time, and calls from several threads
+ * run one after another.  Nothing, and KEEL_OK, for a read-only open. */
+KEEL_API keel_status keel_checkpoint(keel_db *db, keel_error *err);
 
 /* Starts a session (for one thread at a time, see above).  KEEL_EEXHAUSTED
  * when max_sessions are open, KEEL_ENOMEM. */
-int keel_session_begin(keel_db *db, keel_session **out, keel_error *err);
+KEEL_API keel_status keel_session_begin(keel_db *db, keel_session **out, keel_error *err);
 
 /* Ends a session, aborting its transaction if one is running (a scan
  * still open is left to keel_scan_end(), as by keel_abort).  NULL is
  * fine. */
-void keel_session_end(keel_session *s);
+KEEL_API void keel_session_end(keel_session *s);
 
 /* The message of the session's last failure ("" if none). */
-const char *keel_session_error(const keel_session *s);
+KEEL_API const char *keel_session_error(const keel_session *s);
 
 /* Transactions.  keel_begin: KEEL_EINVAL if one is running.  keel_commit:
  * KEEL_EINVAL if none is; if it fails the transaction is aborted.
- * keel_abort: a no-op outside a transaction.  With a scan open (which
+ * keel_abort: a no-op outside a transaction; the transaction is aborted
+ * whatever it returns, but an I/O error writing its abort (the commit
+ * log's page, or a log that has failed) is returned, its message in the
+ * session: its changes stay invisible all the same (a transaction that
+ * ends without a commit reads as aborted), and a reopen's recovery
+ * records the abort.  With a scan open (which
  * must end first) keel_begin and keel_commit fail with KEEL_EINVAL and
  * change nothing; keel_abort aborts an explicit transaction and ends what
  * the scan holds, leaving its handle to keel_scan_end(), and leaves a
  * scan that runs in its own transaction alone. */
-int keel_begin(keel_session *s);
-int keel_commit(keel_session *s);
-void keel_abort(keel_session *s);
+KEEL_API keel_status keel_begin(keel_session *s);
+KEEL_API keel_status keel_commit(keel_session *s);
+KEEL_API keel_status keel_abort(keel_session *s);
 
 /* ---- DDL: each call is transactional (an abort leaves no visible trace;
  * the files of relations created by an aborted transaction, or dropped,
@@ -265,13 +301,13 @@ typedef struct keel_column {
 } keel_column;
 
 /* KEEL_EEXIST if the schema exists, KEEL_ETOOBIG for a long name. */
-int keel_create_schema(keel_session *s, const char *name);
+KEEL_API keel_status keel_create_schema(keel_session *s, const char *name);
 
 /* KEEL_ENOENT if it does not exist, KEEL_EBUSY if it holds relations or
  * another transaction is creating one in it, KEEL_ESERIALIZE if one that
  * did committed after this transaction began, KEEL_EINVAL for the
  * built-in schemas. */
-int keel_drop_schema(keel_session *s, const char *name);
+KEEL_API keel_status keel_drop_schema(keel_session *s, const char *name);
 
 /*
  * Creates table schema.name with ncols (1..256) columns.  pkey lists
@@ -284,7 +320,7 @@ int keel_drop_schema(keel_session *s, const char *name);
  * schema keel_catalog), KEEL_ESERIALIZE (another transaction is dropping
  * the schema, or dropped it after this one began).
  */
-int keel_create_table(keel_session *s, const char *schema, const char *name,
+KEEL_API keel_status keel_create_table(keel_session *s, const char *schema, const char *name,
                       const keel_column *cols, uint16_t ncols,
                       const uint16_t *pkey, uint16_t npkey);
 
@@ -292,7 +328,7 @@ int keel_create_table(keel_session *s, const char *schema, const char *name,
  * while another transaction builds an index on it, KEEL_ESERIALIZE if one
  * that did committed after this transaction began, or another is dropping
  * it). */
-int keel_drop_table(keel_session *s, const char *schema, const char *name);
+KEEL_API keel_status keel_drop_table(keel_session *s, const char *schema, const char *name);
 
 /*
  * Creates index `index` (in the table's schema) on columns keys[0..nkeys)
@@ -310,7 +346,7 @@ int keel_drop_table(keel_session *s, const char *schema, const char *name);
  * updates of the table fail (below), so that no row the build's scan
  * missed goes without an entry.
  */
-int keel_create_index(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_create_index(keel_session *s, const char *schema, const char *table,
                       const char *index, const uint16_t *keys, uint16_t nkeys,
                       bool unique);
 
@@ -325,7 +361,7 @@ int keel_create_index(keel_session *s, const char *schema, const char *table,
  * KEEL_ESERIALIZE if another transaction analyzes the table at the same
  * time, or did since this one began.
  */
-int keel_analyze(keel_session *s, const char *schema, const char *table);
+KEEL_API keel_status keel_analyze(keel_session *s, const char *schema, const char *table);
 
 /* ---- rows ----
  *
@@ -350,7 +386,7 @@ int keel_analyze(keel_session *s, const char *schema, const char *table);
  * the row's page stays pinned until its index entries are in, so taking
  * it out reads nothing.
  */
-int keel_insert(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_insert(keel_session *s, const char *schema, const char *table,
                 const keel_value *values);
 
 /*
@@ -360,7 +396,7 @@ int keel_insert(keel_session *s, const char *schema, const char *table,
  * the session's next call.  KEEL_EINVAL if the table has no primary key
  * or key is NULL, KEEL_ETYPE for a string key without bytes.
  */
-int keel_lookup(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_lookup(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, keel_value *out, bool *found);
 
 /*
@@ -400,7 +436,7 @@ int keel_lookup(keel_session *s, const char *schema, const char *table,
  * index led to a row with another key), I/O errors.  *found is false
  * after any error.
  */
-int keel_select_column(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_select_column(keel_session *s, const char *schema, const char *table,
                        const char *column, const keel_value *key,
                        keel_value *out, bool *found);
 
@@ -414,7 +450,7 @@ int keel_select_column(keel_session *s, const char *schema, const char *table,
  * KEEL_ENOENT is for a schema that does not exist; KEEL_EINVAL for an
  * empty name, KEEL_ETOOBIG for a long one.
  */
-int keel_relation_exists(keel_session *s, const char *schema, const char *name,
+KEEL_API keel_status keel_relation_exists(keel_session *s, const char *schema, const char *name,
                          bool *exists);
 
 /*
@@ -428,12 +464,12 @@ int keel_relation_exists(keel_session *s, const char *schema, const char *name,
  * transaction may go on: both versions' pages stay pinned until the new
  * version's index entries are in, so that reads nothing.
  */
-int keel_update(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values);
 
 /* Deletes the row with primary key `key` (KEEL_ENOENT, KEEL_ESERIALIZE;
  * key as for keel_lookup(), whose errors for it apply). */
-int keel_delete(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_delete(keel_session *s, const char *schema, const char *table,
                 const keel_value *key);
 
 /* A scan bound: the first ncols key columns in vals. */
@@ -453,7 +489,7 @@ typedef struct keel_bound {
  * end (keel_scan_end) before the transaction does and before the
  * session's next other call (see keel_begin).
  */
-int keel_scan_begin(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_scan_begin(keel_session *s, const char *schema, const char *table,
                     const char *index, const keel_bound *lower,
                     const keel_bound *upper, keel_scan **out);
 
@@ -462,12 +498,12 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
  * transaction or session has ended (keel_abort, keel_session_end).  After
  * another error (KEEL_EEXHAUSTED, I/O) the scan has not moved: called
  * again, it goes on with the row it could not return. */
-int keel_scan_next(keel_scan *sc, keel_value *out, bool *found);
+KEEL_API keel_status keel_scan_next(keel_scan *sc, keel_value *out, bool *found);
 
 /* Ends a scan and frees it (NULL is fine); also one whose transaction or
  * session ended first.  The session's message (keel_session_error()) is
  * left as it was. */
-void keel_scan_end(keel_scan *sc);
+KEEL_API void keel_scan_end(keel_scan *sc);
 
 /* ---- bulk loading ---- */
 
@@ -477,7 +513,7 @@ void keel_scan_end(keel_scan *sc);
  * KEEL_OK, or sets *done to true at the end.  Any other status stops the
  * load, which then fails with that status.
  */
-typedef int (*keel_load_fn)(void *ctx, keel_value *values, bool *done);
+typedef keel_status (*keel_load_fn)(void *ctx, keel_value *values, bool *done);
 
 /*
  * Creates a table as keel_create_table() does and fills it with the rows
@@ -495,7 +531,7 @@ typedef int (*keel_load_fn)(void *ctx, keel_value *values, bool *done);
  * leaves the transaction to be aborted).  The rows are durable at the next
  * checkpoint (keel_checkpoint(), or a clean keel_db_close()).
  */
-int keel_load_table(keel_session *s, const char *schema, const char *name,
+KEEL_API keel_status keel_load_table(keel_session *s, const char *schema, const char *name,
                     const keel_column *cols, uint16_t ncols,
                     const uint16_t *pkey, uint16_t npkey, keel_load_fn next,
                     void *ctx, uint64_t *nrows);
@@ -506,7 +542,7 @@ int keel_load_table(keel_session *s, const char *schema, const char *name,
  * bytes (0 disables it).  KEEL_EINVAL for a min age below -1.  Takes
  * effect at once (entries over a lowered target go at the next addition).
  */
-int keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
+KEEL_API keel_status keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
                                    uint64_t memory_target);
 
 /* What a session's catalog cache holds and did since the session began. */
@@ -534,37 +570,63 @@ typedef struct keel_cache_stats {
     uint64_t block_bytes;
 } keel_cache_stats;
 
-void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out);
+KEEL_API void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out);
 
 /* Column count of a table (KEEL_ENOENT), for callers sizing value arrays. */
-int keel_table_columns(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_table_columns(keel_session *s, const char *schema, const char *table,
                        uint16_t *ncols);
 
 /* The type of a table's column, in *type (unchanged on error):
  * KEEL_ENOENT for the table or the column, KEEL_EINVAL for an empty name
  * or a system catalog, KEEL_ETOOBIG for a long name. */
-int keel_column_type(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_column_type(keel_session *s, const char *schema, const char *table,
                      const char *column, keel_type *type);
 
 /* The row count the table's last keel_analyze() recorded (0 if it was
  * never analyzed, as for an empty table) (KEEL_ENOENT). */
-int keel_table_rows(keel_session *s, const char *schema, const char *table,
+KEEL_API keel_status keel_table_rows(keel_session *s, const char *schema, const char *table,
                     double *rows);
 
-/* What a session did since it began, in the shared structures. */
-typedef struct keel_session_stats {
-    uint64_t buffer_reads;     /* pages read through the buffer pool, one
-                                * pin each (a hit or a read from disk) */
-    uint64_t snapshots_taken;  /* snapshots made by reading every
-                                * session's slot of the process array */
-    uint64_t snapshots_reused; /* snapshots kept from the session's last
-                                * one: no transaction with an xid ended */
-    uint64_t index_dir_moves;  /* moves right, one page read each, from
-                                * the leaf a session's directory of an
-                                * index named (src/access/README.md) */
-} keel_session_stats;
+/* ---- checking ---- */
 
-void keel_session_get_stats(const keel_session *s, keel_session_stats *out);
+/* Receives one problem, or (note true) one note, as a line (no newline)
+ * naming the relation, and the file and block concerned where there is
+ * one. */
+typedef void (*keel_check_fn)(void *ctx, bool note, const char *line);
+
+/*
+ * Checks the database in dir, which may not be open anywhere (its lock
+ * sees to that), as `keel check DIR` does.  A database a crash left is
+ * first recovered (an open for writing and a clean close), if its
+ * directory can be written; then it is opened read-only and verified:
+ *   - that every relation keel_class lists has its schema, and an index
+ *     its table;
+ *   - every block of every relation file (the commit log, the catalogs,
+ *     every table and index): checksum and page header, and that every
+ *     file keel_class names exists;
+ *   - every heap page's structure, and every tuple of every table decoded
+ *     as a row of its table, its transaction ids below the control file's
+ *     limit;
+ *   - that no catalog row gives an object an id at or past the control
+ *     file's object id limit;
+ *   - every commit-log status, every B-tree's structure;
+ *   - that each table and its indexes agree: every index entry points to
+ *     a heap tuple, every heap tuple is indexed exactly once by each
+ *     index, and every entry a unique check marked dead points to a
+ *     tuple that is dead.
+ * Each problem goes to fn (which may be NULL), and their number to
+ * *problems; notes, what is not damage itself but may be its sign (a
+ * file named as a relation's that no relation owns, a crash that was
+ * recovered), go to fn too, and their number to *notes (notes may be
+ * NULL).  Returns KEEL_OK when the check ran, whatever it found; else the
+ * error that kept it from running, with the message in err: KEEL_ENOENT
+ * (not a database), KEEL_EBUSY (open elsewhere), KEEL_ENOMEM, I/O
+ * errors.  A control file or catalog too damaged to open is a problem
+ * found.  Threads: any; fn is called on the calling thread.
+ */
+KEEL_API keel_status keel_check(const char *dir, keel_check_fn fn, void *ctx,
+                                uint64_t *problems, uint64_t *notes,
+                                keel_error *err);
 
 #ifdef __cplusplus
 }

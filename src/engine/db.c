@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/internal.h"
 #include "port/clock.h"
 #include "port/membarrier.h"
 #include "storage/buf_log.h"
@@ -32,12 +33,16 @@ static int fail(keel_error *out, kerr *e)
     return e->code;
 }
 
+const char *keel_version(void)
+{
+    return KEEL_VERSION_STRING;
+}
+
 void keel_db_options_init(keel_db_options *o)
 {
     memset(o, 0, sizeof(*o));
     o->pool_mb = 64;
     o->max_sessions = 64;
-    o->layout = KEEL_PROCARRAY_PADDED;
     o->synchronous_commit = true;
     o->catalog_cache_prune_min_age = KEEL_CATALOG_CACHE_PRUNE_MIN_AGE_DEFAULT;
     o->catalog_cache_memory_target = KEEL_CATALOG_CACHE_MEMORY_TARGET_DEFAULT;
@@ -53,10 +58,6 @@ static int check_options(const keel_db_options *o, kerr *e)
     if (o->max_sessions == 0 || o->max_sessions > PROCARRAY_MAX_SESSIONS)
         return kerr_set(e, KEEL_EINVAL, "max_sessions %u is out of range",
                         o->max_sessions);
-    if (o->layout != KEEL_PROCARRAY_PADDED &&
-        o->layout != KEEL_PROCARRAY_PACKED)
-        return kerr_set(e, KEEL_EINVAL, "unknown process array layout %d",
-                        (int)o->layout);
     if (o->catalog_cache_prune_min_age < -1)
         return kerr_set(e, KEEL_EINVAL,
                         "catalog_cache_prune_min_age %d is below -1",
@@ -151,7 +152,7 @@ static void remove_created(const char *dir, bool made_dir)
         rmdir(dir);
 }
 
-int keel_db_create(const keel_db_options *opts, keel_error *out)
+keel_status keel_db_create(const keel_db_options *opts, keel_error *out)
 {
     kerr e;
     control_data c;
@@ -452,7 +453,15 @@ static void *checkpointer_main(void *arg)
     return NULL;
 }
 
-int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
+keel_status keel_db_open(const keel_db_options *opts, keel_db **out,
+                         keel_error *err)
+{
+    return engine_db_open_layout(opts, PROCARRAY_PADDED, out, err);
+}
+
+keel_status engine_db_open_layout(const keel_db_options *opts,
+                                  procarray_layout layout, keel_db **out,
+                                  keel_error *err)
 {
     keel_db *db;
     buf_session *bs = NULL;
@@ -466,6 +475,10 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
     kerr_clear(&e);
     *out = NULL;
     rc = check_options(opts, &e);
+    if (rc == KEEL_OK && layout != PROCARRAY_PADDED &&
+        layout != PROCARRAY_PACKED)
+        rc = kerr_set(&e, KEEL_EINVAL, "unknown process array layout %d",
+                      (int)layout);
     /* Read before the lock, so that a directory that holds no database
      * gets no lock file; and again under it, since a holder closing
      * meanwhile replaces the file. */
@@ -534,7 +547,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
         buf_pool_set_wal(db->pool, db->wal);
     if (rc == KEEL_OK)
         rc = txn_mgr_create(db->pool, CATALOG_CLOG_REL, opts->max_sessions,
-                            (procarray_layout)opts->layout, next, next,
+                            layout, next, next,
                             reserve_xids, db, &db->txn, &e);
     if (rc == KEEL_OK)
         txn_mgr_set_wal(db->txn, db->wal);
@@ -579,7 +592,7 @@ int keel_db_open(const keel_db_options *opts, keel_db **out, keel_error *err)
  * control file records both; segments wholly before the redo pointer go.
  * One at a time (checkpoint_lock).
  */
-int keel_checkpoint(keel_db *db, keel_error *err)
+keel_status keel_checkpoint(keel_db *db, keel_error *err)
 {
     buf_session *bs;
     wal_checkpoint_body body;
@@ -681,7 +694,7 @@ static int find_unowned(keel_db *db, uint32_t *out, kerr *err)
     return rc;
 }
 
-int keel_db_close(keel_db *db, keel_error *err)
+keel_status keel_db_close(keel_db *db, keel_error *err)
 {
     control_data c;
     uint32_t n, unowned;

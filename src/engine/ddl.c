@@ -33,7 +33,7 @@ static int exists_error(keel_session *s, int rc, const char *what,
     return rc;
 }
 
-int keel_create_schema(keel_session *s, const char *name)
+keel_status keel_create_schema(keel_session *s, const char *name)
 {
     catalog_txn ct;
     catalog_namespace ns = {0};
@@ -324,7 +324,7 @@ int engine_note_file(keel_db *db, relnumber_t rel, kerr *err)
     return rc;
 }
 
-int keel_drop_schema(keel_session *s, const char *name)
+keel_status keel_drop_schema(keel_session *s, const char *name)
 {
     catalog_txn ct;
     catalog_namespace ns;
@@ -560,7 +560,7 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
     return rc;
 }
 
-int keel_create_table(keel_session *s, const char *schema, const char *name,
+keel_status keel_create_table(keel_session *s, const char *schema, const char *name,
                       const keel_column *cols, uint16_t ncols,
                       const uint16_t *pkey, uint16_t npkey)
 {
@@ -602,7 +602,7 @@ static int drop_statistics(keel_session *s, catalog_txn *ct, oid_t relid)
     return rc;
 }
 
-int keel_drop_table(keel_session *s, const char *schema, const char *name)
+keel_status keel_drop_table(keel_session *s, const char *schema, const char *name)
 {
     catalog_txn ct;
     engine_table *t = calloc(1, sizeof(*t));
@@ -743,7 +743,7 @@ static int build_add(build_state *bs, const catalog_indexdef *ix,
     return KEEL_OK;
 }
 
-int keel_create_index(keel_session *s, const char *schema, const char *table,
+keel_status keel_create_index(keel_session *s, const char *schema, const char *table,
                       const char *index, const uint16_t *keys, uint16_t nkeys,
                       bool unique)
 {

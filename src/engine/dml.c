@@ -103,7 +103,7 @@ static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
     return rc;
 }
 
-int keel_insert(keel_session *s, const char *schema, const char *table,
+keel_status keel_insert(keel_session *s, const char *schema, const char *table,
                 const keel_value *values)
 {
     catalog_txn ct;
@@ -289,7 +289,7 @@ static int find_by_primary_key(keel_session *s, catalog_txn *ct,
 
 /* Allocates nothing once the session's result row has room for the
  * table's columns: the table is resolved on the stack. */
-int keel_lookup(keel_session *s, const char *schema, const char *table,
+keel_status keel_lookup(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, keel_value *out, bool *found)
 {
     catalog_txn ct;
@@ -536,7 +536,7 @@ static int select_handles(keel_session *s, const catalog_relation *rel,
     return KEEL_OK;
 }
 
-int keel_select_column(keel_session *s, const char *schema, const char *table,
+keel_status keel_select_column(keel_session *s, const char *schema, const char *table,
                        const char *column, const keel_value *key,
                        keel_value *out, bool *found)
 {
@@ -649,7 +649,7 @@ static bool same_key(const engine_table *t, uint32_t ix, const keel_value *keys,
     return true;
 }
 
-int keel_update(keel_session *s, const char *schema, const char *table,
+keel_status keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values)
 {
     catalog_txn ct;
@@ -702,7 +702,7 @@ int keel_update(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, changed);
 }
 
-int keel_delete(keel_session *s, const char *schema, const char *table,
+keel_status keel_delete(keel_session *s, const char *schema, const char *table,
                 const keel_value *key)
 {
     catalog_txn ct;
@@ -796,7 +796,7 @@ static int bound_check(keel_session *s, const engine_table *t, uint32_t ix,
     return KEEL_OK;
 }
 
-int keel_scan_begin(keel_session *s, const char *schema, const char *table,
+keel_status keel_scan_begin(keel_session *s, const char *schema, const char *table,
                     const char *index, const keel_bound *lower,
                     const keel_bound *upper, keel_scan **out)
 {
@@ -875,7 +875,7 @@ int keel_scan_begin(keel_session *s, const char *schema, const char *table,
     return KEEL_OK;
 }
 
-int keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
+keel_status keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
 {
     keel_session *s = sc->s;
     tid tt;
@@ -1100,7 +1100,7 @@ static size_t sample_slot(size_t rows, uint64_t *rng)
     return x < ANALYZE_SAMPLE_ROWS ? (size_t)x : SIZE_MAX;
 }
 
-int keel_analyze(keel_session *s, const char *schema, const char *table)
+keel_status keel_analyze(keel_session *s, const char *schema, const char *table)
 {
     catalog_txn ct = {0};
     engine_table *t = NULL;

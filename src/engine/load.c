@@ -250,7 +250,7 @@ static int load_rows(keel_session *s, heap_rel *heap, const uint16_t *pkey,
     return rc;
 }
 
-int keel_load_table(keel_session *s, const char *schema, const char *name,
+keel_status keel_load_table(keel_session *s, const char *schema, const char *name,
                     const keel_column *cols, uint16_t ncols,
                     const uint16_t *pkey, uint16_t npkey, keel_load_fn next,
                     void *ctx, uint64_t *nrows)

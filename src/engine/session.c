@@ -9,9 +9,10 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/internal.h"
 #include "port/mem.h"
 
-int keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
+keel_status keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
 {
     keel_session *s = mem_alloc_aligned(sizeof(*s)); /* see port/mem.h */
     kerr e;
@@ -128,12 +129,12 @@ static int session_txn_begin(keel_session *s, kerr *e)
     }
     if (rc != KEEL_OK) {
         syscache_txn_end(s->cache);
-        txn_abort(s->ts);
+        txn_abort(s->ts, NULL);
     }
     return rc;
 }
 
-int keel_begin(keel_session *s)
+keel_status keel_begin(keel_session *s)
 {
     kerr *e = &s->bs->err;
 
@@ -148,7 +149,7 @@ int keel_begin(keel_session *s)
     return session_txn_begin(s, e);
 }
 
-int keel_commit(keel_session *s)
+keel_status keel_commit(keel_session *s)
 {
     kerr *e = &s->bs->err;
     xid_t xid;
@@ -185,21 +186,29 @@ int keel_commit(keel_session *s)
     return rc;
 }
 
-void keel_abort(keel_session *s)
+keel_status keel_abort(keel_session *s)
 {
+    kerr e;
+    int rc;
+
     if (engine_scan_implicit(s))
-        return; /* outside a transaction: the scan's own goes on */
+        return KEEL_OK; /* outside a transaction: the scan's own goes on */
     engine_scan_orphan(s);
     /* Entries built from the transaction's own rows must go. */
     if (s->inval.count > 0 || s->inval.overflow)
         syscache_apply_pending(s->cache, &s->inval);
     syscache_txn_end(s->cache);
-    txn_abort(s->ts);
+    /* The message of the failure that led here stays, unless the abort
+     * itself fails. */
+    rc = txn_abort(s->ts, &e);
+    if (rc != KEEL_OK)
+        s->bs->err = e;
     if (s->nheld > 0)
         engine_claims_release(s, XID_INVALID);
     inval_pending_clear(&s->inval);
     s->failed = false;
     s->implicit = false;
+    return rc;
 }
 
 int engine_stmt_begin_slow(keel_session *s)
@@ -454,7 +463,7 @@ int engine_schema_oid(keel_session *s, const char *schema, oid_t *out)
     return rc == KEEL_OK ? namespace_oid(s, schema, out) : rc;
 }
 
-int keel_relation_exists(keel_session *s, const char *schema, const char *name,
+keel_status keel_relation_exists(keel_session *s, const char *schema, const char *name,
                          bool *exists)
 {
     catcache_entry *e = NULL;
@@ -666,7 +675,7 @@ static int table_catalog_row(keel_session *s, const char *schema,
     return engine_stmt_end(s, rc, false);
 }
 
-int keel_table_columns(keel_session *s, const char *schema, const char *table,
+keel_status keel_table_columns(keel_session *s, const char *schema, const char *table,
                        uint16_t *ncols)
 {
     catalog_relation rel;
@@ -677,7 +686,7 @@ int keel_table_columns(keel_session *s, const char *schema, const char *table,
     return rc;
 }
 
-int keel_column_type(keel_session *s, const char *schema, const char *table,
+keel_status keel_column_type(keel_session *s, const char *schema, const char *table,
                      const char *column, keel_type *type)
 {
     engine_table t;
@@ -707,7 +716,7 @@ int keel_column_type(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
-int keel_table_rows(keel_session *s, const char *schema, const char *table,
+keel_status keel_table_rows(keel_session *s, const char *schema, const char *table,
                     double *rows)
 {
     catalog_relation rel;
@@ -718,7 +727,7 @@ int keel_table_rows(keel_session *s, const char *schema, const char *table,
     return rc;
 }
 
-void keel_session_get_stats(const keel_session *s, keel_session_stats *out)
+void engine_session_stats_get(const keel_session *s, engine_session_stats *out)
 {
     txn_stats ts;
 
@@ -735,7 +744,7 @@ void keel_session_get_stats(const keel_session *s, keel_session_stats *out)
         }
 }
 
-int keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
+keel_status keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
                                    uint64_t memory_target)
 {
     syscache_options o = {prune_min_age, memory_target};

@@ -29,11 +29,13 @@ static const char *const status_names[KEEL_STATUS_COUNT] = {
     [KEEL_EREADONLY] = "read-only database",
 };
 
-const char *keel_status_str(int status)
+const char *keel_status_str(keel_status status)
 {
-    if (status < 0 || status >= KEEL_STATUS_COUNT)
+    int i = (int)status;
+
+    if (i < 0 || i >= KEEL_STATUS_COUNT)
         return "unknown status";
-    return status_names[status];
+    return status_names[i];
 }
 
 int kerr_set(kerr *e, int code, const char *fmt, ...)

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(argv[1], "version") == 0) {
-        printf("keel %s\n", KEEL_VERSION_STRING);
+        printf("keel %s\n", keel_version());
         return 0;
     }
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {

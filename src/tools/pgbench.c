@@ -50,7 +50,7 @@ static keel_value vi4(int32_t x)
 }
 
 /* keel_load_fn: the next row of the table g describes. */
-static int gen_next(void *ctx, keel_value *v, bool *done)
+static keel_status gen_next(void *ctx, keel_value *v, bool *done)
 {
     gen_state *g = ctx;
     int64_t i = g->next;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "storage/page.h"
-#include "tools/dbinfo.h"
+#include "check/dbinfo.h"
 #include "tools/tools.h"
 
 int tool_stat_main(int argc, char **argv)

@@ -207,7 +207,7 @@ void txn_session_detach(txn_session *s)
 {
     if (s == NULL)
         return;
-    txn_abort(s);
+    txn_abort(s, NULL);
     procarray_detach(s->pa, s->slot);
     mem_free_aligned(s->snap.xip);
     mem_free_aligned(s);
@@ -680,20 +680,25 @@ int txn_commit(txn_session *s, kerr *err)
     return KEEL_OK;
 }
 
-void txn_abort(txn_session *s)
+int txn_abort(txn_session *s, kerr *err)
 {
-    kerr ignored;
+    kerr e;
+    int rc = KEEL_OK;
 
     if (!s->in_txn)
-        return;
+        return KEEL_OK;
     if (s->xid != XID_INVALID) {
         /* A failure here changes nothing a reader can see (txn.h).  No
          * wait for the log: a crash before the record is durable leaves
          * the transaction in progress, which reads as aborted. */
         s->bs->log_info = WAL_INFO_ABORT;
         s->bs->log_xid = s->xid;
-        (void)clog_set(s->mgr->clog, s->bs, s->xid, XID_STATUS_ABORTED,
-                       &ignored);
+        rc = clog_set(s->mgr->clog, s->bs, s->xid, XID_STATUS_ABORTED, &e);
+        if (rc != KEEL_OK && err != NULL)
+            kerr_set(err, rc,
+                     "transaction %u is aborted, but its abort could not be "
+                     "recorded: %s",
+                     (unsigned)s->xid, e.msg);
         s->stats.aborts++;
     }
     txn_finish(s);
@@ -704,6 +709,7 @@ void txn_abort(txn_session *s)
         s->conflict_xid = XID_INVALID;
         wait_for_end(s, x, TXN_CONFLICT_WAIT_NS);
     }
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -159,11 +159,13 @@ int txn_assign_xid(txn_session *s, xid_t *xid, kerr *err);
 int txn_commit(txn_session *s, kerr *err);
 
 /*
- * Aborts the running transaction (no-op outside one).  Cannot fail: if
- * ABORTED cannot be written to the commit log, the xid still reads as
- * aborted, because it is neither running nor committed.
+ * Aborts the running transaction (no-op outside one).  It ends whatever
+ * happens: if ABORTED cannot be written to the commit log (an I/O error,
+ * a log that has failed), the xid still reads as aborted, because it is
+ * neither running nor committed; that error is returned, with a message
+ * in err (which may be NULL).
  */
-void txn_abort(txn_session *s);
+int txn_abort(txn_session *s, kerr *err);
 
 /* True while a transaction is running in the session. */
 bool txn_in_progress(const txn_session *s);

@@ -2,8 +2,8 @@
  * dbinfo.h: what relations a database holds, read from its catalogs, for
  * `keel stat` and `keel check`.
  */
-#ifndef KEEL_TOOLS_DBINFO_H
-#define KEEL_TOOLS_DBINFO_H
+#ifndef KEEL_CHECK_DBINFO_H
+#define KEEL_CHECK_DBINFO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,4 +58,4 @@ int dbinfo_relations(keel_session *s, dbinfo_rel **out, size_t *n,
 /* "table", "index" or "clog". */
 const char *dbinfo_kind_name(char kind);
 
-#endif /* KEEL_TOOLS_DBINFO_H */
+#endif /* KEEL_CHECK_DBINFO_H */

@@ -3,7 +3,7 @@
  * keel_class and keel_index, read by sequential scans of their heaps so
  * that a damaged catalog index does not hide anything.
  */
-#include "tools/dbinfo.h"
+#include "check/dbinfo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
