@@ -103,16 +103,20 @@ static int fail_in_child(const char *dir, fault_op op, fault_kind kind)
     keel_db_options o = opts(dir);
     keel_error e;
     keel_db *db;
-    keel_session *s;
+    keel_session *s, *s2;
     keel_value key = {.v.i4 = 5}, out[2];
     bool found = false;
     int rc;
 
     if (keel_db_open(&o, &db, &e) != KEEL_OK ||
-        keel_session_begin(db, &s, &e) != KEEL_OK)
+        keel_session_begin(db, &s, &e) != KEEL_OK ||
+        keel_session_begin(db, &s2, &e) != KEEL_OK)
         return 10;
     if (insert(s, 11) != KEEL_OK) /* acknowledged */
         return 11;
+    /* A transaction running when the log fails, which then aborts. */
+    if (keel_begin(s2) != KEEL_OK || insert(s2, 14) != KEEL_OK)
+        return 16;
     fault_arm(op, kind, 0, 1, 0);
     rc = insert(s, 12);
     fault_disarm_all();
@@ -125,6 +129,16 @@ static int fail_in_child(const char *dir, fault_op op, fault_kind kind)
     /* Reads go on. */
     if (keel_lookup(s, NULL, "t", &key, out, &found) != KEEL_OK || !found)
         return 14;
+    /* The abort ends the transaction, and says that it could not be
+     * recorded: its row stays invisible all the same. */
+    if (keel_abort(s2) == KEEL_OK ||
+        strstr(keel_session_error(s2), "could not be recorded") == NULL)
+        return 17;
+    found = true;
+    key.v.i4 = 14;
+    if (keel_lookup(s, NULL, "t", &key, out, &found) != KEEL_OK || found)
+        return 18;
+    keel_session_end(s2);
     keel_session_end(s);
     /* No page may be written: the close's checkpoint fails. */
     if (keel_db_close(db, &e) == KEEL_OK)
@@ -148,7 +162,7 @@ static void log_failure(fault_op op, fault_kind kind)
         fail_msg("the failing side stopped at step %d", WEXITSTATUS(status));
     /* Reopened (recovered): every acknowledged row, none refused. */
     check_rows(dir, 1, 11, true);
-    check_rows(dir, 13, 13, false);
+    check_rows(dir, 13, 14, false);
     tu_dir_remove(dir);
 }
 

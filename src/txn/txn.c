@@ -694,6 +694,10 @@ int txn_abort(txn_session *s, kerr *err)
         s->bs->log_info = WAL_INFO_ABORT;
         s->bs->log_xid = s->xid;
         rc = clog_set(s->mgr->clog, s->bs, s->xid, XID_STATUS_ABORTED, &e);
+        /* The page's change is logged when it is unlocked, which cannot
+         * fail; a log that has failed takes no record. */
+        if (rc == KEEL_OK && s->mgr->wal != NULL && wal_failed(s->mgr->wal))
+            rc = kerr_set(&e, KEEL_EIO, "the write-ahead log has failed");
         if (rc != KEEL_OK && err != NULL)
             kerr_set(err, rc,
                      "transaction %u is aborted, but its abort could not be "
