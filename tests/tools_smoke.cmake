@@ -102,6 +102,28 @@ foreach(args "init" "init;${DIR};--scale;x" "init;${DIR}x;--scale;+1" "stat" "ch
     message(FATAL_ERROR "keel ${args} gave rc=${rc}, not 2: ${err}")
   endif()
 endforeach()
+# keel wal: a clean init's log from its redo pointer is the shutdown
+# checkpoint (the tables were loaded unlogged and synced); --stats totals
+# it by kind and type; a non-number for --start or --limit is bad usage.
+execute_process(COMMAND ${KEEL} wal ${DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "lsn [0-9]+ len +[0-9]+ checkpoint .*redo [0-9]+ next_xid [0-9]+"
+   OR NOT out MATCHES "read 1 records")
+  message(FATAL_ERROR "keel wal gave rc=${rc}:\n${out}${err}")
+endif()
+execute_process(COMMAND ${KEEL} wal ${DIR} --stats
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "type checkpoint +1 +[0-9]+"
+   OR NOT out MATCHES "total +1 ")
+  message(FATAL_ERROR "keel wal --stats gave rc=${rc}:\n${out}${err}")
+endif()
+foreach(bad "--limit;abc" "--start;-5" "--start;12x")
+  execute_process(COMMAND ${KEEL} wal ${DIR} ${bad}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "needs a number")
+    message(FATAL_ERROR "keel wal ${bad} gave rc=${rc}, not 2: ${err}")
+  endif()
+endforeach()
 # The command itself: no command, an unknown one, bench without a name or
 # with an unknown one fail with exit status 2 and say what was wrong;
 # version and help succeed.

@@ -528,8 +528,9 @@ typedef keel_status (*keel_load_fn)(void *ctx, keel_value *values, bool *done);
  * naming the index, if two rows have equal primary keys), KEEL_ENOMEM, I/O
  * errors, or the status next returned; the table is not created then
  * (inside an explicit transaction, a failure after the argument checks
- * leaves the transaction to be aborted).  The rows are durable at the next
- * checkpoint (keel_checkpoint(), or a clean keel_db_close()).
+ * leaves the transaction to be aborted).  The rows and the primary key
+ * are not logged: they are written and synced before the call returns,
+ * so they are durable once the transaction's commit is.
  */
 KEEL_API keel_status keel_load_table(keel_session *s, const char *schema, const char *name,
                     const keel_column *cols, uint16_t ncols,

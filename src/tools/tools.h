@@ -1,6 +1,6 @@
 /*
  * tools.h: entry points of the `keel` subcommands that work on a database
- * directory (init, stat, check).
+ * directory (init, stat, check, wal).
  *
  * Each takes the arguments after its name, prints its results on stdout
  * (progress on stderr), one line per error on stderr, and returns the

@@ -7,6 +7,7 @@
  * --start says where, and ends at the end of the valid log, saying why.
  * It only reads, and works while the database is open.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,11 +66,25 @@ int tool_wal_main(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--stats") == 0)
             stats = true;
-        else if (strcmp(argv[i], "--start") == 0 && i + 1 < argc)
-            start = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc)
-            limit = strtoull(argv[++i], NULL, 0);
-        else if (dir == NULL && argv[i][0] != '-')
+        else if ((strcmp(argv[i], "--start") == 0 ||
+                  strcmp(argv[i], "--limit") == 0) &&
+                 i + 1 < argc) {
+            char *end;
+            unsigned long long v;
+            errno = 0;
+            v = strtoull(argv[i + 1], &end, 0);
+            if (errno != 0 || end == argv[i + 1] || *end != '\0' ||
+                argv[i + 1][0] == '-') {
+                fprintf(stderr, "keel wal: %s needs a number, not '%s'\n",
+                        argv[i], argv[i + 1]);
+                return 2;
+            }
+            if (argv[i][2] == 's')
+                start = v;
+            else
+                limit = v;
+            i++;
+        } else if (dir == NULL && argv[i][0] != '-')
             dir = argv[i];
         else {
             fprintf(stderr, "keel wal: unknown or incomplete option '%s'\n"
