@@ -583,6 +583,36 @@ KEEL_API keel_status keel_table_columns(keel_session *s, const char *schema, con
 KEEL_API keel_status keel_column_type(keel_session *s, const char *schema, const char *table,
                      const char *column, keel_type *type);
 
+/* A table's shape, as keel_table_describe() gives it. */
+typedef struct keel_table_info {
+    uint32_t oid;        /* the table's object id */
+    uint16_t ncols;      /* its columns */
+    uint16_t npkey;      /* columns in its primary key, 0 if none */
+    uint16_t pkey[16];   /* the primary key's column numbers, 1-based */
+    uint16_t nindexes;   /* its indexes, the primary key's included */
+} keel_table_info;
+
+/* One column of a table (keel_table_describe()). */
+typedef struct keel_column_info {
+    char name[KEEL_NAME_LEN]; /* NUL-terminated */
+    keel_type type;
+    uint16_t charlen; /* n of char(n), else 0 */
+    bool notnull;
+} keel_column_info;
+
+/*
+ * Describes table schema.name (schema NULL: the search path, keel_catalog
+ * then public, as keel_select_column()) as the transaction sees it: *info,
+ * and the first min(ncols, max_cols) columns in cols (cols may be NULL
+ * when max_cols is 0).  KEEL_ENOENT (schema or table, or the name is an
+ * index's), KEEL_EINVAL for an empty name, KEEL_ETOOBIG for a long one.
+ */
+KEEL_API keel_status keel_table_describe(keel_session *s, const char *schema,
+                                         const char *table,
+                                         keel_table_info *info,
+                                         keel_column_info *cols,
+                                         uint16_t max_cols);
+
 /* The row count the table's last keel_analyze() recorded (0 if it was
  * never analyzed, as for an empty table) (KEEL_ENOENT). */
 KEEL_API keel_status keel_table_rows(keel_session *s, const char *schema, const char *table,

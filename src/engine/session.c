@@ -716,6 +716,52 @@ keel_status keel_column_type(keel_session *s, const char *schema, const char *ta
     return engine_stmt_end(s, rc, false);
 }
 
+keel_status keel_table_describe(keel_session *s, const char *schema,
+                                const char *table, keel_table_info *info,
+                                keel_column_info *cols, uint16_t max_cols)
+{
+    engine_table t;
+    catalog_txn ct;
+    catcache_entry *e;
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, false, &ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, table, &t);
+    if (rc == KEEL_OK) {
+        memset(info, 0, sizeof(*info));
+        info->oid = t.rel.oid;
+        info->ncols = t.rel.natts;
+        info->nindexes = (uint16_t)t.nidx;
+        for (uint32_t i = 0; i < t.nidx; i++)
+            if (t.idx[i].primary) {
+                info->npkey = t.idx[i].nkeys;
+                memcpy(info->pkey, t.idx[i].keys,
+                       t.idx[i].nkeys * sizeof(info->pkey[0]));
+            }
+    }
+    for (uint16_t a = 1; rc == KEEL_OK && a <= t.rel.natts && a <= max_cols;
+         a++) {
+        const catalog_attribute *att;
+        rc = syscache_search2(s->cache, CACHE_ATTRIBUTE_NUM, t.rel.oid, a, &e);
+        if (rc == KEEL_ENOENT)
+            rc = kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                          "table \"%s\" has no column %u in keel_attribute",
+                          table, (unsigned)a);
+        if (rc != KEEL_OK)
+            break;
+        att = syscache_row(e);
+        memcpy(cols[a - 1].name, att->name, KEEL_NAME_LEN);
+        cols[a - 1].type = att->type;
+        cols[a - 1].charlen = att->charlen;
+        cols[a - 1].notnull = att->notnull;
+        syscache_release(s->cache, e);
+    }
+    return engine_stmt_end(s, rc, false);
+}
+
 keel_status keel_table_rows(keel_session *s, const char *schema, const char *table,
                     double *rows)
 {

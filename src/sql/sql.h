@@ -1,0 +1,142 @@
+/*
+ * sql.h: SQL sessions, the layer between the wire protocol (src/server/)
+ * and the engine (include/keel/keel.h).
+ *
+ * A sql_session is one connection's state: its keel_session, its
+ * transaction block (idle, in a block, or in a failed block that only
+ * ROLLBACK ends, as PostgreSQL's 25P02), and its settings (SET, SHOW,
+ * RESET and the parameters a client sends at startup).  Text is parsed by
+ * PostgreSQL's own grammar (libpg_query), then analysed, planned and
+ * executed here; a statement keel does not support yet fails with
+ * SQLSTATE 0A000 naming the feature.
+ *
+ * Results leave through a sql_sink that the protocol layer implements:
+ * for each statement, columns() before its first row if it returns rows,
+ * row() per row, complete() with its command tag.  Values are handed over
+ * in text format.  A sql_session is used by one thread at a time.
+ */
+#ifndef KEEL_SQL_SQL_H
+#define KEEL_SQL_SQL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keel/keel.h"
+
+/* PostgreSQL's type oids, as RowDescription and ParameterDescription
+ * carry them. */
+#define SQL_TYPE_BOOL 16
+#define SQL_TYPE_NAME 19
+#define SQL_TYPE_INT8 20
+#define SQL_TYPE_INT2 21
+#define SQL_TYPE_INT4 23
+#define SQL_TYPE_TEXT 25
+#define SQL_TYPE_OID 26
+#define SQL_TYPE_FLOAT8 701
+#define SQL_TYPE_UNKNOWN 705
+#define SQL_TYPE_BPCHAR 1042
+#define SQL_TYPE_VARCHAR 1043
+
+/* One result column, as RowDescription describes it. */
+typedef struct sql_column {
+    const char *name;
+    uint32_t type;   /* a SQL_TYPE_ oid */
+    int16_t typlen;  /* bytes, or -1 for variable length */
+    int32_t typmod;  /* -1, or the type's modifier (varchar(n): n + 4) */
+    uint32_t table;  /* the table's oid if the column is a table's, else 0 */
+    int16_t attnum;  /* its column number in that table, else 0 */
+} sql_column;
+
+/*
+ * Where a statement's results go.  Each callback returns 0, or non-zero
+ * to stop the statement (the connection is gone): the statement then
+ * fails with SQLSTATE 08006 and its transaction aborts.
+ */
+typedef struct sql_sink {
+    void *ctx;
+    /* The columns of the rows that follow (RowDescription). */
+    int (*columns)(void *ctx, const sql_column *cols, uint16_t n);
+    /* One row: n values in text format, vals[i] NULL for SQL NULL, else
+     * lens[i] bytes (not NUL-terminated), valid only during the call. */
+    int (*row)(void *ctx, const char *const *vals, const uint32_t *lens,
+               uint16_t n);
+    /* A statement's end, with its command tag ("SELECT 3", "INSERT 0 1",
+     * "BEGIN", ...). */
+    int (*complete)(void *ctx, const char *tag);
+    /* A notice or warning (NoticeResponse): severity "NOTICE" or
+     * "WARNING", a five-character SQLSTATE, a message. */
+    int (*notice)(void *ctx, const char *severity, const char *sqlstate,
+                  const char *message);
+    /* A query string holding no statement (EmptyQueryResponse). */
+    int (*empty)(void *ctx);
+} sql_sink;
+
+/* A failed statement, as ErrorResponse reports it. */
+typedef struct sql_error {
+    char severity[8];  /* "ERROR", or "FATAL" when the session must end */
+    char sqlstate[6];  /* five characters and a NUL */
+    char message[512];
+    char detail[256];  /* "" if none */
+    char hint[256];    /* "" if none */
+    uint32_t position; /* 1-based character position in the query, or 0 */
+} sql_error;
+
+typedef struct sql_session sql_session;
+
+/* Prepares what every session shares (the parser); once per process,
+ * before the first sql_session_create().  Returns KEEL_OK. */
+keel_status sql_init(void);
+
+/*
+ * Starts a SQL session on db (a keel_session of its own).  Errors:
+ * KEEL_EEXHAUSTED when the database's max_sessions are open, KEEL_ENOMEM;
+ * err says what (SQLSTATE 53300 for the first).
+ */
+keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err);
+
+/* Ends a session: aborts its transaction if one runs, frees it.  NULL is
+ * fine. */
+void sql_session_destroy(sql_session *s);
+
+/*
+ * A startup parameter from the client (user, database, application_name,
+ * client_encoding, DateStyle, options, ...), before any query.  Settings
+ * a session can SET take their value; the rest are remembered.  A
+ * client_encoding other than UTF8 fails with 22023.
+ */
+keel_status sql_set_startup(sql_session *s, const char *name,
+                            const char *value, sql_error *err);
+
+/*
+ * The parameters to report at startup (ParameterStatus): calls fn for
+ * each (server_version, server_encoding, client_encoding, DateStyle,
+ * integer_datetimes, standard_conforming_strings, TimeZone,
+ * application_name, is_superuser, session_authorization, IntervalStyle).
+ */
+void sql_report_parameters(sql_session *s,
+                           void (*fn)(void *ctx, const char *name,
+                                      const char *value),
+                           void *ctx);
+
+/*
+ * Runs a simple Query message: every statement in text, in order, each
+ * its own implicit transaction outside a transaction block (PostgreSQL's
+ * rules: a multi-statement string outside a block runs as one
+ * transaction).  Stops at the first statement that fails: returns its
+ * status (not KEEL_OK) with err filled; the statements before it have
+ * completed.  An empty string calls sink->empty.
+ */
+keel_status sql_exec_simple(sql_session *s, const char *text,
+                            const sql_sink *sink, sql_error *err);
+
+/* The transaction status ReadyForQuery reports: 'I' idle, 'T' in a
+ * transaction block, 'E' in a failed one. */
+char sql_txn_status(const sql_session *s);
+
+/* Asks the session's running statement to stop (a CancelRequest): it
+ * fails with 57014 at its next check.  Any thread may call it while the
+ * session exists. */
+void sql_cancel(sql_session *s);
+
+#endif /* KEEL_SQL_SQL_H */
