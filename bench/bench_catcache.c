@@ -28,8 +28,12 @@
  * followed by a lookup from a hot set of 10,000 existing keel_attribute
  * rows (CACHE_ATTRIBUTE_NUM of 40 tables of 250 columns), taken in turn.
  * Once with the protection disabled, once enabled; reported: the cache's
- * bytes before and after (and the most seen after any lookup), and
- * the hit ratio of the hot lookups after the hot set's first pass.  A
+ * bytes before and after (and the most seen after any lookup), the
+ * memory blocks the cache's allocator holds at the end (block_bytes), the
+ * process's resident memory before the run (once freed memory has been
+ * given back to the system, malloc_trim()) and at its end, before the
+ * cache is destroyed, and the hit ratio of the hot lookups after the hot
+ * set's first pass.  A
  * third run has age pruning alone (no memory target) with a simulated
  * clock that advances a second per transaction, so that entries age
  * within the run: the missing names then outlive prune_min_age while the
@@ -51,6 +55,7 @@
  * none, and the benchmark's tables are added if missing.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +129,8 @@ typedef struct cc_bloat {
     uint64_t hot_hits;     /* of which found in the cache */
     double ns_per_name;    /* a missing name and a hot lookup, per name */
     uint64_t count_errors; /* transactions whose counters do not add up */
+    uint64_t rss_before;   /* resident bytes before the cache was made */
+    uint64_t rss_after;    /* and at the run's end (0: unreadable) */
 } cc_bloat;
 
 static void usage(void)
@@ -387,6 +394,24 @@ static void cc_bloat_step(const cc_env *env, syscache *sc, const char *name,
     syscache_release(sc, e);
 }
 
+/*
+ * The process's resident memory in bytes (/proc/self/statm's second
+ * field, in pages), or 0 if it cannot be read.
+ */
+static uint64_t cc_resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size, resident;
+    long page = sysconf(_SC_PAGESIZE);
+    int n;
+
+    if (f == NULL)
+        return 0;
+    n = fscanf(f, "%llu %llu", &size, &resident);
+    fclose(f);
+    return n == 2 && page > 0 ? (uint64_t)resident * (uint64_t)page : 0;
+}
+
 /* A session clock that a bloat run advances by itself (seconds). */
 static uint64_t cc_clock_read(void *ctx)
 {
@@ -405,12 +430,18 @@ static uint64_t cc_clock_read(void *ctx)
 static void run_bloat(cc_env *env, const syscache_options *o, uint64_t names,
                       uint32_t clock_step, cc_bloat *out)
 {
-    syscache *sc = cc_syscache(env, o);
+    syscache *sc;
     syscache_stats st;
     char name[KEEL_NAME_LEN];
     uint64_t t0, k = 0, now = 1000000;
 
     memset(out, 0, sizeof(*out));
+    /* What an earlier run freed goes back to the system first, so that
+     * the growth counts the pages this run's cache maps, not the reuse of
+     * ones already resident. */
+    malloc_trim(0);
+    out->rss_before = cc_resident_bytes();
+    sc = cc_syscache(env, o);
     if (clock_step > 0)
         syscache_set_clock(sc, cc_clock_read, &now);
     syscache_get_stats(sc, &out->before);
@@ -455,7 +486,16 @@ static void run_bloat(cc_env *env, const syscache_options *o, uint64_t names,
                 "to the lookups made\n",
                 (unsigned long long)out->count_errors);
     syscache_get_stats(sc, &out->after);
+    out->rss_after = cc_resident_bytes();
     syscache_destroy(sc);
+}
+
+/* The resident memory the run grew by (0 if unread or shrunk). */
+static uint64_t cc_rss_growth(const cc_bloat *b)
+{
+    return b->rss_before > 0 && b->rss_after > b->rss_before
+               ? b->rss_after - b->rss_before
+               : 0;
 }
 
 /* ---- the database --------------------------------------------------- */
@@ -676,11 +716,14 @@ static void print_bloat_row(const char *label, const cc_bloat *b,
                             uint64_t target)
 {
     double ratio = b->hot_lookups ? (double)b->hot_hits / b->hot_lookups : 0;
-    printf("  %-12s %12llu %12llu %12llu %12llu %10.4f %10llu %9llu %8.0f\n",
+    printf("  %-12s %12llu %12llu %12llu %12llu %12llu %12llu %10.4f %10llu "
+           "%9llu %8.0f\n",
            label, (unsigned long long)b->before.bytes,
            (unsigned long long)b->after.bytes,
-           (unsigned long long)b->peak_bytes, (unsigned long long)target, ratio,
-           (unsigned long long)b->after.evictions,
+           (unsigned long long)b->peak_bytes,
+           (unsigned long long)b->after.block_bytes,
+           (unsigned long long)cc_rss_growth(b), (unsigned long long)target,
+           ratio, (unsigned long long)b->after.evictions,
            (unsigned long long)b->after.age_prunes, b->ns_per_name);
 }
 
@@ -690,6 +733,10 @@ static void json_bloat(FILE *f, const char *suffix, const cc_bloat *b)
             "  \"bloat_bytes_before_%s\": %llu,\n"
             "  \"bloat_bytes_%s\": %llu,\n"
             "  \"bloat_peak_bytes_%s\": %llu,\n"
+            "  \"bloat_block_bytes_%s\": %llu,\n"
+            "  \"bloat_rss_before_%s\": %llu,\n"
+            "  \"bloat_rss_after_%s\": %llu,\n"
+            "  \"bloat_rss_growth_%s\": %llu,\n"
             "  \"bloat_positive_bytes_%s\": %llu,\n"
             "  \"bloat_negative_bytes_%s\": %llu,\n"
             "  \"bloat_entries_%s\": %llu,\n"
@@ -701,6 +748,10 @@ static void json_bloat(FILE *f, const char *suffix, const cc_bloat *b)
             suffix, (unsigned long long)b->before.bytes, suffix,
             (unsigned long long)b->after.bytes, suffix,
             (unsigned long long)b->peak_bytes, suffix,
+            (unsigned long long)b->after.block_bytes, suffix,
+            (unsigned long long)b->rss_before, suffix,
+            (unsigned long long)b->rss_after, suffix,
+            (unsigned long long)cc_rss_growth(b), suffix,
             (unsigned long long)b->after.positive_bytes, suffix,
             (unsigned long long)b->after.negative_bytes, suffix,
             (unsigned long long)b->after.entries, suffix,
@@ -847,9 +898,10 @@ int bench_catcache_main(int argc, char **argv)
     printf("\n  bloat: %llu missing names, %d per transaction, each followed "
            "by a lookup of a hot set of %d entries\n",
            (unsigned long long)o.names, BLOAT_TXN_NAMES, HOT_SET);
-    printf("  %-12s %12s %12s %12s %12s %10s %10s %9s %8s\n", "pruning",
-           "bytes before", "bytes after", "peak bytes", "target", "hot hits",
-           "evictions", "age prune", "ns/name");
+    printf("  %-12s %12s %12s %12s %12s %12s %12s %10s %10s %9s %8s\n",
+           "pruning", "bytes before", "bytes after", "peak bytes",
+           "block bytes", "RSS growth", "target", "hot hits", "evictions",
+           "age prune", "ns/name");
     print_bloat_row("off", &b_off, 0);
     print_bloat_row("on", &b_on, on.memory_target);
     print_bloat_row("age only", &b_age, 0);

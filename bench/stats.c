@@ -5,6 +5,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 static int cmp_double(const void *a, const void *b)
@@ -151,78 +152,49 @@ bench_ci bench_ci_at(const double *v, int n, double level)
     return c;
 }
 
-/* BENCH_UNPAIRED or BENCH_NO_INTERVAL if rounds give no interval (or it
- * is not a number), else BENCH_MET. */
-static bench_verdict verdict_interval(double lo, double hi, int rounds)
+bench_verdict bench_verdict_value(double v, bench_direction dir, double limit)
+{
+    bool met;
+
+    switch (dir) {
+    case BENCH_AT_LEAST:
+        met = v >= limit;
+        break;
+    case BENCH_AT_MOST:
+        met = v <= limit;
+        break;
+    case BENCH_NEAR_ONE:
+    default:
+        met = v >= 1 - limit && v <= 1 + limit;
+        break;
+    }
+    return met ? BENCH_MET : BENCH_NOT_MET;
+}
+
+bench_verdict bench_verdict_interval(double lo, double hi, int rounds,
+                                     bench_direction dir, double limit)
 {
     if (rounds == 0)
         return BENCH_UNPAIRED;
     if (rounds < 2 || !(lo <= hi))
         return BENCH_NO_INTERVAL;
-    return BENCH_MET;
-}
-
-bench_verdict bench_verdict_same(double lo, double hi, int rounds,
-                                 double margin)
-{
-    bench_verdict v = verdict_interval(lo, hi, rounds);
-
-    if (v != BENCH_MET)
-        return v;
-    if (lo >= 1 - margin && hi <= 1 + margin)
-        return BENCH_MET;
-    if (lo > 1 + margin || hi < 1 - margin)
-        return BENCH_NOT_MET;
-    return BENCH_WIDE;
-}
-
-bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
-                                     double margin)
-{
-    bench_verdict v = verdict_interval(lo, hi, rounds);
-
-    if (v != BENCH_MET)
-        return v;
-    if (hi < 1)
-        return BENCH_NOT_MET;
-    if (lo < 1 - margin)
-        return BENCH_WIDE;
-    /* A median below an interval wholly above 1 is still faster. */
-    return r >= 1 || lo >= 1 ? BENCH_MET : BENCH_MET_IN_NOISE;
-}
-
-bench_verdict bench_verdict_below(double lo, double hi, int rounds,
-                                  double bound)
-{
-    bench_verdict v = verdict_interval(lo, hi, rounds);
-
-    if (v != BENCH_MET)
-        return v;
-    if (hi < bound)
-        return BENCH_MET;
-    return lo >= bound ? BENCH_NOT_MET : BENCH_WIDE;
-}
-
-bench_verdict bench_verdict_above(double lo, double hi, int rounds,
-                                  double bound)
-{
-    bench_verdict v = verdict_interval(lo, hi, rounds);
-
-    if (v != BENCH_MET)
-        return v;
-    if (lo >= bound)
-        return BENCH_MET;
-    return hi < bound ? BENCH_NOT_MET : BENCH_WIDE;
-}
-
-bench_verdict bench_verdict_worst(const bench_verdict *v, int n)
-{
-    bench_verdict w = BENCH_MET;
-
-    for (int i = 0; i < n; i++)
-        if (v[i] > w)
-            w = v[i];
-    return w;
+    switch (dir) {
+    case BENCH_AT_LEAST:
+        if (lo >= limit)
+            return BENCH_MET;
+        return hi < limit ? BENCH_NOT_MET : BENCH_WITHIN_NOISE;
+    case BENCH_AT_MOST:
+        if (hi <= limit)
+            return BENCH_MET;
+        return lo > limit ? BENCH_NOT_MET : BENCH_WITHIN_NOISE;
+    case BENCH_NEAR_ONE:
+    default:
+        if (lo >= 1 - limit && hi <= 1 + limit)
+            return BENCH_MET;
+        if (lo > 1 + limit || hi < 1 - limit)
+            return BENCH_NOT_MET;
+        return BENCH_WITHIN_NOISE;
+    }
 }
 
 const char *bench_verdict_text(bench_verdict v)
@@ -230,10 +202,8 @@ const char *bench_verdict_text(bench_verdict v)
     switch (v) {
     case BENCH_MET:
         return "met";
-    case BENCH_MET_IN_NOISE:
-        return "met, within the noise";
-    case BENCH_WIDE:
-        return "inconclusive, the interval reaches past the margin";
+    case BENCH_WITHIN_NOISE:
+        return "within the noise";
     case BENCH_UNPAIRED:
         return "inconclusive, the runs are not paired";
     case BENCH_NO_INTERVAL:

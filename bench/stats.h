@@ -64,60 +64,50 @@ bench_ci bench_ci_at(const double *v, int n, double level);
 double bench_t_quantile(double p, int df);
 
 /*
- * What the confidence interval [lo, hi] of a ratio a / b, from `rounds`
- * paired rounds, says of a target on the ratio.  An interval that holds 1
- * cannot tell a from b; one that reaches past a margin from 1 without
- * settling the target shows that the rounds were too few or too noisy, or
- * that the difference lies near the margin.  A narrow one may exclude 1
- * and still show a difference too small to matter.  In order of severity
- * (bench_verdict_worst()).
+ * What a target asks of a figure: at least a limit, at most a limit, or
+ * within a limit of 1 on both sides (two settings that should perform
+ * alike: 1 - limit .. 1 + limit).
+ */
+typedef enum bench_direction {
+    BENCH_AT_LEAST,
+    BENCH_AT_MOST,
+    BENCH_NEAR_ONE,
+} bench_direction;
+
+/*
+ * What a figure, or the confidence interval [lo, hi] of one from `rounds`
+ * paired rounds, says of a target.  An interval that holds the limit
+ * cannot tell whether the target holds: that is "within the noise", its
+ * own verdict, never a pass.
  */
 typedef enum bench_verdict {
-    BENCH_MET,          /* the target holds */
-    BENCH_MET_IN_NOISE, /* a's median is below b's, but the interval holds
-                           1 and stays within the margin */
-    BENCH_WIDE,         /* the interval reaches past the margin and does
-                           not settle the target either way */
+    BENCH_MET,          /* the figure, or the whole interval, meets it */
+    BENCH_WITHIN_NOISE, /* the interval holds the limit */
     BENCH_UNPAIRED,     /* rounds 0: the runs could not be paired */
-    BENCH_NO_INTERVAL,  /* rounds 1 (or an interval not a number): no
-                           interval */
-    BENCH_NOT_MET,      /* the interval lies where the target fails */
+    BENCH_NO_INTERVAL,  /* rounds 1 (or an interval not a number) */
+    BENCH_NOT_MET,      /* the figure, or the whole interval, fails it */
 } bench_verdict;
 
-/* "a performs like b", an equivalence within the margin: met when [lo,
- * hi] lies within 1 +- margin (whether or not it holds 1: a narrow
- * interval may show a real difference smaller than the margin); not met
- * when it lies wholly beyond the margin on one side; else BENCH_WIDE. */
-bench_verdict bench_verdict_same(double lo, double hi, int rounds,
-                                 double margin);
+/* A single figure against a limit: met or not met (not met if v is not a
+ * number).  Limits are inclusive: v >= limit, v <= limit, |v - 1| <=
+ * limit. */
+bench_verdict bench_verdict_value(double v, bench_direction dir, double limit);
 
-/* "a is at least as fast as b" (r the median ratio): not met when hi <
- * 1 (slower beyond the noise); BENCH_WIDE when lo < 1 - margin (it may be
- * slower by more than the margin); else met, or BENCH_MET_IN_NOISE when
- * both r and lo are below 1. */
-bench_verdict bench_verdict_at_least(double r, double lo, double hi, int rounds,
-                                     double margin);
+/*
+ * An interval against a limit.  At least: met when lo >= limit, not met
+ * when hi < limit.  At most: met when hi <= limit, not met when lo >
+ * limit.  Near one: met when the interval lies within 1 +- limit (whether
+ * or not it holds 1: a narrow one may show a real difference smaller than
+ * the limit), not met when it lies wholly beyond one side.  Anything else
+ * holds a limit: BENCH_WITHIN_NOISE.  BENCH_UNPAIRED for rounds 0,
+ * BENCH_NO_INTERVAL for rounds 1 or an interval that is not one.
+ */
+bench_verdict bench_verdict_interval(double lo, double hi, int rounds,
+                                     bench_direction dir, double limit);
 
-/* "a costs less than `bound` times b", a ratio of times bounded above
- * (a non-inferiority margin, such as 1.01 for "no more than 1% slower"):
- * met when hi < bound, whether or not the interval holds 1; not met when
- * lo >= bound; else BENCH_WIDE. */
-bench_verdict bench_verdict_below(double lo, double hi, int rounds,
-                                  double bound);
-
-/* "a keeps at least `bound` times b", a ratio of throughputs bounded below
- * (such as 0.95 for "costs at most 5%"): met when lo >= bound, whether or
- * not the interval holds 1; not met when hi < bound; else BENCH_WIDE. */
-bench_verdict bench_verdict_above(double lo, double hi, int rounds,
-                                  double bound);
-/* The verdict of several targets that must all hold: the most severe of
- * v[0..n); met for n = 0. */
-bench_verdict bench_verdict_worst(const bench_verdict *v, int n);
-
-/* The words for a verdict: "met", "met, within the noise",
- * "inconclusive, the interval reaches past the margin", "inconclusive,
- * the runs are not paired", "inconclusive, one round gives no interval",
- * "not met". */
+/* The words for a verdict: "met", "within the noise", "inconclusive, the
+ * runs are not paired", "inconclusive, one round gives no interval", "not
+ * met". */
 const char *bench_verdict_text(bench_verdict v);
 
 /* Where [lo, hi] lies against 1 as printed to `decimals` places: 1 if

@@ -2,6 +2,7 @@
 # {median, min, max, rounds} of positive numbers, the on/off time ratios
 # finite and sane with ci_low <= ratio <= ci_high, the bloat runs' bytes
 # positive with pruning keeping the cache within its memory target + 10%,
+# the memory blocks and resident memory of each run read,
 # the cache's counters consistent, and the hot set's hit ratios within
 # [0, 1].
 include(${CMAKE_CURRENT_LIST_DIR}/bench_json.cmake)
@@ -40,9 +41,15 @@ foreach(r prune_time hit1 hit3 negative_hit)
   endif()
 endforeach()
 
+# Each run's memory blocks, and the process's resident memory before and
+# after it (read from /proc/self/statm).
 foreach(f bloat_bytes_pruning_off bloat_bytes_pruning_on bloat_bytes_age_only
           memory_target_bytes bloat_peak_bytes_pruning_off
-          bloat_peak_bytes_pruning_on bloat_peak_bytes_age_only)
+          bloat_peak_bytes_pruning_on bloat_peak_bytes_age_only
+          bloat_block_bytes_pruning_off bloat_block_bytes_pruning_on
+          bloat_block_bytes_age_only bloat_rss_before_pruning_off
+          bloat_rss_after_pruning_off bloat_rss_before_pruning_on
+          bloat_rss_after_pruning_on)
   keel_json_get("${json}" ${f} v)
   if(NOT v GREATER 0)
     message(FATAL_ERROR "bench JSON ${f} is not positive: ${v}")
@@ -55,6 +62,21 @@ if(on GREATER limit)
   message(FATAL_ERROR "with pruning the cache holds ${on} bytes, over its "
                       "target ${target} + 10%")
 endif()
+
+# The growth is after less before, or 0 where resident memory shrank.
+foreach(run pruning_off pruning_on age_only)
+  keel_json_get("${json}" bloat_rss_before_${run} before)
+  keel_json_get("${json}" bloat_rss_after_${run} after)
+  keel_json_get("${json}" bloat_rss_growth_${run} growth)
+  set(want 0)
+  if(after GREATER before)
+    math(EXPR want "${after} - ${before}")
+  endif()
+  if(NOT growth EQUAL want)
+    message(FATAL_ERROR "bench JSON bloat_rss_growth_${run} is ${growth}, "
+                        "resident ${before} before and ${after} after")
+  endif()
+endforeach()
 
 # The hot hit ratios are read off the cache's counters, which must add up.
 foreach(f bloat_counter_mismatches_pruning_off

@@ -5,7 +5,9 @@
  * client counts of the layout comparison together, and tend to the
  * normal's; a confidence interval is the mean plus or minus t times the
  * standard error, and widens with the level; medians and extremes come
- * out of unsorted rounds; the report's verdicts follow the interval.
+ * out of unsorted rounds; the report's verdicts follow the interval: met
+ * only when the whole interval meets the target, within the noise when it
+ * holds the limit, not met when the whole interval fails it.
  */
 #include <math.h>
 
@@ -84,107 +86,130 @@ static void test_medians(void **state)
     assert_true(fabs(bench_spread_pct(s) - 120.0) < 1e-9);
 }
 
+/* A single figure: met or not, the limit itself meeting it. */
+static void test_value_verdicts(void **state)
+{
+    (void)state;
+    assert_int_equal(bench_verdict_value(340, BENCH_AT_MOST, 340), BENCH_MET);
+    assert_int_equal(bench_verdict_value(341, BENCH_AT_MOST, 340),
+                     BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_value(1.85, BENCH_AT_LEAST, 1.85),
+                     BENCH_MET);
+    assert_int_equal(bench_verdict_value(1.84, BENCH_AT_LEAST, 1.85),
+                     BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_value(1.04, BENCH_NEAR_ONE, 0.05),
+                     BENCH_MET);
+    assert_int_equal(bench_verdict_value(0.94, BENCH_NEAR_ONE, 0.05),
+                     BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_value(NAN, BENCH_AT_MOST, 340),
+                     BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_value(NAN, BENCH_AT_LEAST, 1),
+                     BENCH_NOT_MET);
+}
+
+/*
+ * "At least as fast" (a ratio >= 1): met only when the interval's lower
+ * end is at or above 1; within the noise when it holds 1, however narrow
+ * and wherever the median lies; not met when its upper end is below 1,
+ * however close.
+ */
+static void test_at_least_verdicts(void **state)
+{
+    (void)state;
+    assert_int_equal(bench_verdict_interval(1.02, 1.20, 3, BENCH_AT_LEAST, 1),
+                     BENCH_MET);
+    assert_int_equal(bench_verdict_interval(1.0, 1.05, 3, BENCH_AT_LEAST, 1),
+                     BENCH_MET);
+    assert_int_equal(bench_verdict_interval(0.97, 1.05, 3, BENCH_AT_LEAST, 1),
+                     BENCH_WITHIN_NOISE);
+    assert_int_equal(bench_verdict_interval(0.999, 1.001, 8, BENCH_AT_LEAST, 1),
+                     BENCH_WITHIN_NOISE);
+    assert_int_equal(bench_verdict_interval(0.80, 1.0, 3, BENCH_AT_LEAST, 1),
+                     BENCH_WITHIN_NOISE);
+    assert_int_equal(bench_verdict_interval(0.97, 0.999, 3, BENCH_AT_LEAST, 1),
+                     BENCH_NOT_MET);
+    assert_int_equal(bench_verdict_interval(0.70, 0.90, 3, BENCH_AT_LEAST, 1),
+                     BENCH_NOT_MET);
+    /* Other limits alike: two clients over one at least 1.85. */
+    assert_int_equal(
+        bench_verdict_interval(1.86, 2.10, 6, BENCH_AT_LEAST, 1.85), BENCH_MET);
+    assert_int_equal(
+        bench_verdict_interval(1.70, 2.10, 6, BENCH_AT_LEAST, 1.85),
+        BENCH_WITHIN_NOISE);
+    assert_int_equal(
+        bench_verdict_interval(1.60, 1.84, 6, BENCH_AT_LEAST, 1.85),
+        BENCH_NOT_MET);
+}
+
+/* At most a limit (a time ratio, at most 1% slower), the mirror image. */
+static void test_at_most_verdicts(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        bench_verdict_interval(0.998, 1.005, 12, BENCH_AT_MOST, 1.01),
+        BENCH_MET);
+    assert_int_equal(
+        bench_verdict_interval(1.0003, 1.01, 12, BENCH_AT_MOST, 1.01),
+        BENCH_MET);
+    assert_int_equal(
+        bench_verdict_interval(0.999, 1.011, 12, BENCH_AT_MOST, 1.01),
+        BENCH_WITHIN_NOISE);
+    assert_int_equal(
+        bench_verdict_interval(1.01, 1.03, 12, BENCH_AT_MOST, 1.01),
+        BENCH_WITHIN_NOISE);
+    assert_int_equal(
+        bench_verdict_interval(1.011, 1.03, 12, BENCH_AT_MOST, 1.01),
+        BENCH_NOT_MET);
+}
+
+/* Two settings alike within 5% of each other: met inside the band,
+ * holding 1 or not; within the noise across either edge; not met wholly
+ * beyond one. */
+static void test_near_one_verdicts(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        bench_verdict_interval(0.98, 1.03, 4, BENCH_NEAR_ONE, 0.05), BENCH_MET);
+    assert_int_equal(
+        bench_verdict_interval(0.95, 1.05, 4, BENCH_NEAR_ONE, 0.05), BENCH_MET);
+    assert_int_equal(
+        bench_verdict_interval(1.01, 1.03, 4, BENCH_NEAR_ONE, 0.05), BENCH_MET);
+    assert_int_equal(
+        bench_verdict_interval(0.94, 1.03, 4, BENCH_NEAR_ONE, 0.05),
+        BENCH_WITHIN_NOISE);
+    assert_int_equal(
+        bench_verdict_interval(1.04, 1.10, 4, BENCH_NEAR_ONE, 0.05),
+        BENCH_WITHIN_NOISE);
+    assert_int_equal(
+        bench_verdict_interval(0.80, 1.20, 4, BENCH_NEAR_ONE, 0.05),
+        BENCH_WITHIN_NOISE);
+    assert_int_equal(
+        bench_verdict_interval(1.06, 1.20, 4, BENCH_NEAR_ONE, 0.05),
+        BENCH_NOT_MET);
+    assert_int_equal(
+        bench_verdict_interval(0.70, 0.94, 4, BENCH_NEAR_ONE, 0.05),
+        BENCH_NOT_MET);
+}
+
+/* Without an interval there is no verdict on one, whatever its figures;
+ * the words. */
 static void test_verdicts(void **state)
 {
     (void)state;
-    /* Alike: the interval must lie within the margin, holding 1 or not
-     * (a narrow interval may show a real but small difference); not met
-     * only wholly beyond it. */
-    assert_int_equal(bench_verdict_same(0.98, 1.03, 4, 0.05), BENCH_MET);
-    assert_int_equal(bench_verdict_same(0.95, 1.05, 4, 0.05), BENCH_MET);
-    assert_int_equal(bench_verdict_same(1.01, 1.03, 4, 0.05), BENCH_MET);
-    assert_int_equal(bench_verdict_same(0.96, 0.99, 4, 0.05), BENCH_MET);
-    assert_int_equal(bench_verdict_same(0.94, 1.03, 4, 0.05), BENCH_WIDE);
-    assert_int_equal(bench_verdict_same(0.98, 1.06, 4, 0.05), BENCH_WIDE);
-    assert_int_equal(bench_verdict_same(0.90, 0.99, 4, 0.05), BENCH_WIDE);
-    assert_int_equal(bench_verdict_same(1.06, 1.20, 4, 0.05), BENCH_NOT_MET);
-    /* Narrow, but straddling the margin's edge: not settled. */
-    assert_int_equal(bench_verdict_same(0.93, 0.96, 4, 0.05), BENCH_WIDE);
-    assert_int_equal(bench_verdict_same(1.05, 1.10, 4, 0.05), BENCH_WIDE);
-    assert_int_equal(bench_verdict_same(0.90, 0.95, 4, 0.05), BENCH_WIDE);
-    assert_int_equal(bench_verdict_same(0.70, 0.94, 4, 0.05), BENCH_NOT_MET);
-    assert_int_equal(bench_verdict_same(1.0, 1.0, 1, 0.05), BENCH_NO_INTERVAL);
-    assert_int_equal(bench_verdict_same(0.9, 1.1, 0, 0.05), BENCH_UNPAIRED);
-    assert_int_equal(bench_verdict_same(NAN, NAN, 4, 0.05), BENCH_NO_INTERVAL);
-
-    /* At least as fast: beyond the noise above 1, or within it and not
-     * reaching below the margin; never when wholly below 1. */
-    assert_int_equal(bench_verdict_at_least(1.10, 1.02, 1.20, 3, 0.05),
-                     BENCH_MET);
-    assert_int_equal(bench_verdict_at_least(1.01, 0.97, 1.05, 3, 0.05),
-                     BENCH_MET);
-    assert_int_equal(bench_verdict_at_least(0.99, 0.97, 1.02, 3, 0.05),
-                     BENCH_MET_IN_NOISE);
-    /* A median below an interval wholly above 1 (skewed rounds). */
-    assert_int_equal(bench_verdict_at_least(0.99, 1.01, 1.30, 3, 0.05),
-                     BENCH_MET);
-    /* The boundaries: an upper end of exactly 1, a lower end of exactly
-     * 1 - margin. */
-    assert_int_equal(bench_verdict_at_least(0.98, 0.96, 1.0, 3, 0.05),
-                     BENCH_MET_IN_NOISE);
-    assert_int_equal(bench_verdict_at_least(1.0, 0.95, 1.05, 3, 0.05),
-                     BENCH_MET);
-    /* A median above 1 does not make a wide interval a pass. */
-    assert_int_equal(bench_verdict_at_least(1.01, 0.80, 1.20, 3, 0.05),
-                     BENCH_WIDE);
-    assert_int_equal(bench_verdict_at_least(0.99, 0.80, 1.20, 3, 0.05),
-                     BENCH_WIDE);
-    /* Slower beyond the noise, even by less than the margin. */
-    assert_int_equal(bench_verdict_at_least(0.98, 0.97, 0.99, 3, 0.05),
-                     BENCH_NOT_MET);
-    assert_int_equal(bench_verdict_at_least(1.0, 1.0, 1.0, 1, 0.05),
-                     BENCH_NO_INTERVAL);
-    assert_int_equal(bench_verdict_at_least(1.0, 0.9, 1.1, 0, 0.05),
-                     BENCH_UNPAIRED);
-    assert_int_equal(bench_verdict_at_least(1.0, NAN, 1.1, 3, 0.05),
-                     BENCH_NO_INTERVAL);
-
-    /* A time ratio bounded above: met below the bound, holding 1 or not;
-     * not met when the whole interval is at or past it. */
-    assert_int_equal(bench_verdict_below(0.998, 1.005, 12, 1.01), BENCH_MET);
-    assert_int_equal(bench_verdict_below(1.0003, 1.0034, 12, 1.01), BENCH_MET);
-    assert_int_equal(bench_verdict_below(0.95, 0.99, 12, 1.01), BENCH_MET);
-    /* The bound itself is not below it. */
-    assert_int_equal(bench_verdict_below(0.999, 1.01, 12, 1.01), BENCH_WIDE);
-    assert_int_equal(bench_verdict_below(1.002, 1.03, 12, 1.01), BENCH_WIDE);
-    assert_int_equal(bench_verdict_below(1.01, 1.03, 12, 1.01), BENCH_NOT_MET);
-    assert_int_equal(bench_verdict_below(1.02, 1.05, 12, 1.01), BENCH_NOT_MET);
-    assert_int_equal(bench_verdict_below(1.0, 1.0, 1, 1.01), BENCH_NO_INTERVAL);
-    assert_int_equal(bench_verdict_below(0.9, 1.1, 0, 1.01), BENCH_UNPAIRED);
-    assert_int_equal(bench_verdict_below(0.99, NAN, 12, 1.01),
-                     BENCH_NO_INTERVAL);
-
-    /* A throughput ratio bounded below: met at or above the bound, holding
-     * 1 or not; not met when the whole interval is below it. */
-    assert_int_equal(bench_verdict_above(0.96, 1.02, 8, 0.95), BENCH_MET);
-    assert_int_equal(bench_verdict_above(0.95, 0.97, 8, 0.95), BENCH_MET);
-    assert_int_equal(bench_verdict_above(1.06, 1.12, 8, 0.95), BENCH_MET);
-    assert_int_equal(bench_verdict_above(0.949, 1.02, 8, 0.95), BENCH_WIDE);
-    assert_int_equal(bench_verdict_above(0.90, 0.95, 8, 0.95), BENCH_WIDE);
-    assert_int_equal(bench_verdict_above(0.90, 0.949, 8, 0.95), BENCH_NOT_MET);
-    assert_int_equal(bench_verdict_above(1.0, 1.0, 1, 0.95), BENCH_NO_INTERVAL);
-    assert_int_equal(bench_verdict_above(0.9, 1.1, 0, 0.95), BENCH_UNPAIRED);
-    assert_int_equal(bench_verdict_above(NAN, 0.99, 8, 0.95),
-                     BENCH_NO_INTERVAL);
-
-    /* All of several: the most severe. */
-    {
-        bench_verdict v[4] = {BENCH_MET, BENCH_MET_IN_NOISE, BENCH_MET,
-                              BENCH_MET};
-        assert_int_equal(bench_verdict_worst(v, 4), BENCH_MET_IN_NOISE);
-        v[2] = BENCH_WIDE;
-        assert_int_equal(bench_verdict_worst(v, 4), BENCH_WIDE);
-        v[3] = BENCH_NO_INTERVAL;
-        assert_int_equal(bench_verdict_worst(v, 4), BENCH_NO_INTERVAL);
-        v[0] = BENCH_NOT_MET;
-        assert_int_equal(bench_verdict_worst(v, 4), BENCH_NOT_MET);
-        assert_int_equal(bench_verdict_worst(v, 0), BENCH_MET);
+    for (int d = BENCH_AT_LEAST; d <= BENCH_NEAR_ONE; d++) {
+        bench_direction dir = (bench_direction)d;
+        assert_int_equal(bench_verdict_interval(1.0, 1.0, 1, dir, 0.05),
+                         BENCH_NO_INTERVAL);
+        assert_int_equal(bench_verdict_interval(0.9, 1.1, 0, dir, 0.05),
+                         BENCH_UNPAIRED);
+        assert_int_equal(bench_verdict_interval(NAN, 1.1, 4, dir, 0.05),
+                         BENCH_NO_INTERVAL);
+        assert_int_equal(bench_verdict_interval(1.1, 0.9, 4, dir, 0.05),
+                         BENCH_NO_INTERVAL);
     }
     assert_string_equal(bench_verdict_text(BENCH_MET), "met");
-    assert_string_equal(bench_verdict_text(BENCH_MET_IN_NOISE),
-                        "met, within the noise");
-    assert_string_equal(bench_verdict_text(BENCH_WIDE),
-                        "inconclusive, the interval reaches past the margin");
+    assert_string_equal(bench_verdict_text(BENCH_WITHIN_NOISE),
+                        "within the noise");
     assert_string_equal(bench_verdict_text(BENCH_UNPAIRED),
                         "inconclusive, the runs are not paired");
     assert_string_equal(bench_verdict_text(BENCH_NO_INTERVAL),
@@ -208,6 +233,10 @@ int main(void)
         cmocka_unit_test(test_t_quantiles),
         cmocka_unit_test(test_confidence_intervals),
         cmocka_unit_test(test_medians),
+        cmocka_unit_test(test_value_verdicts),
+        cmocka_unit_test(test_at_least_verdicts),
+        cmocka_unit_test(test_at_most_verdicts),
+        cmocka_unit_test(test_near_one_verdicts),
         cmocka_unit_test(test_verdicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,6 +65,67 @@ static int primary_index(keel_session *s, engine_table *t, uint32_t *pi)
 }
 
 /*
+ * Replaces the message of a unique violation in index i of t by one that
+ * names the index and the key as PostgreSQL does: 'duplicate key value
+ * violates unique constraint "NAME": Key (col, ...)=(val, ...) already
+ * exists.'  Names that cannot be looked up are given by number.
+ */
+static void unique_message(keel_session *s, const engine_table *t, uint32_t i,
+                           const keel_value *keys)
+{
+    const catalog_indexdef *ix = &t->idx[i];
+    char name[KEEL_NAME_LEN], cols[256], vals[256];
+    size_t nc = 0, nv = 0;
+    catcache_entry *e;
+
+    snprintf(name, sizeof(name), "%u", (unsigned)ix->indexoid);
+    if (syscache_search1(s->cache, CACHE_CLASS_OID, ix->indexoid, &e) ==
+        KEEL_OK) {
+        snprintf(name, sizeof(name), "%s",
+                 ((const catalog_relation *)syscache_row(e))->name);
+        syscache_release(s->cache, e);
+    }
+    cols[0] = vals[0] = '\0';
+    for (uint16_t k = 0; k < ix->nkeys; k++) {
+        const tuple_attr *a = &t->h->desc->attrs[ix->keys[k] - 1];
+        const keel_value *v = &keys[k];
+        char one[96];
+        snprintf(one, sizeof(one), "%u", (unsigned)ix->keys[k]);
+        if (syscache_search2(s->cache, CACHE_ATTRIBUTE_NUM, t->rel.oid,
+                             ix->keys[k], &e) == KEEL_OK) {
+            snprintf(one, sizeof(one), "%s",
+                     ((const catalog_attribute *)syscache_row(e))->name);
+            syscache_release(s->cache, e);
+        }
+        nc += (size_t)snprintf(cols + nc, nc < sizeof(cols) ? sizeof(cols) - nc : 0,
+                               "%s%s", k > 0 ? ", " : "", one);
+        if (v->isnull)
+            snprintf(one, sizeof(one), "null");
+        else if (a->type == KEEL_INT2)
+            snprintf(one, sizeof(one), "%d", v->v.i2);
+        else if (a->type == KEEL_INT4)
+            snprintf(one, sizeof(one), "%d", v->v.i4);
+        else if (a->type == KEEL_INT8)
+            snprintf(one, sizeof(one), "%lld", (long long)v->v.i8);
+        else if (a->type == KEEL_OID)
+            snprintf(one, sizeof(one), "%u", v->v.oid);
+        else if (a->type == KEEL_BOOL)
+            snprintf(one, sizeof(one), "%s", v->v.b ? "t" : "f");
+        else if (a->type == KEEL_FLOAT8)
+            snprintf(one, sizeof(one), "%.17g", v->v.f8);
+        else
+            snprintf(one, sizeof(one), "%.*s", (int)strnlen(v->v.s.ptr, v->v.s.len < 80 ? v->v.s.len : 80),
+                     v->v.s.ptr);
+        nv += (size_t)snprintf(vals + nv, nv < sizeof(vals) ? sizeof(vals) - nv : 0,
+                               "%s%s", k > 0 ? ", " : "", one);
+    }
+    kerr_set(&s->bs->err, KEEL_EUNIQUE,
+             "duplicate key value violates unique constraint \"%s\": "
+             "Key (%s)=(%s) already exists.",
+             name, cols, vals);
+}
+
+/*
  * Inserts the index entries of the row vals at tid nt, removing on error
  * those it made.  One it fails to remove names a version that its
  * inserter deletes or aborts with: a dead version's entry, as harmless as
@@ -88,6 +149,8 @@ static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
                                       catalog_row_is_live,
                                       catalog_row_removable, &lc)
                  : btree_insert(t->ih[i]->bt, s->bs, keys, nt, NULL, &lc);
+        if (rc == KEEL_EUNIQUE)
+            unique_message(s, t, i, keys);
         if (rc != KEEL_OK)
             break;
     }
@@ -677,10 +740,10 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
         if (same_key(t, i, keys, row.values))
             continue; /* only this row can hold it: heap_update decides */
         rc = key_taken(s, &ct, t, i, keys, row.tid, &taken);
-        if (rc == KEEL_OK && taken)
-            rc = kerr_set(&s->bs->err, KEEL_EUNIQUE,
-                          "duplicate key in unique index %u of table \"%s\"",
-                          t->idx[i].indexoid, table);
+        if (rc == KEEL_OK && taken) {
+            unique_message(s, t, i, keys);
+            rc = KEEL_EUNIQUE;
+        }
     }
     /* Both versions' pages stay pinned until the new one's index entries
      * are in, so that taking the update back, should one fail, reads

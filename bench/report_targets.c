@@ -1,0 +1,400 @@
+/*
+ * report_targets.c: the targets `keel bench report` judges, each once,
+ * from one primary reading, and the readings it shows beside them as
+ * information.  Every limit is written here once: the report's labels and
+ * its verdicts both come from this table.  bench/README.md says why each
+ * limit is what it is.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* The random load from memory the time targets were set against (ns):
+ * the readings in units of a load scale the limits by it. */
+#define TARGET_LOAD_NS 140
+
+/* ---- the primary readings -------------------------------------------- */
+
+static report_reading value_of(double v)
+{
+    return (report_reading){v, NAN, NAN, 1};
+}
+
+static report_reading interval_of(paired_ratio p)
+{
+    return (report_reading){p.r, p.ci_lo, p.ci_hi, p.rounds};
+}
+
+static const report_reading not_measured = {NAN, NAN, NAN, 0};
+
+static report_reading read_lookup_ns(const report_data *d)
+{
+    return d->lookup != NULL
+               ? value_of(stat_median(&d->lookup->doc.root, "lookup_ns"))
+               : not_measured;
+}
+
+static report_reading read_select_ns(const report_data *d)
+{
+    return d->one != NULL ? value_of(d->one->ns) : not_measured;
+}
+
+static report_reading read_2_over_1(const report_data *d)
+{
+    return interval_of(paired(d->two, d->one));
+}
+
+static report_reading read_64_over_2(const report_data *d)
+{
+    return interval_of(paired(d->s64, d->two));
+}
+
+static report_reading read_padded_2(const report_data *d)
+{
+    return interval_of(paired(d->two, d->k2));
+}
+
+static report_reading read_max_sessions(const report_data *d)
+{
+    return interval_of(paired(d->a402, d->a400));
+}
+
+static report_reading read_bloat_tps(const report_data *d)
+{
+    return d->bloat != NULL ? interval_of(bloat_ratio(&d->bloat->doc.root))
+                            : not_measured;
+}
+
+static report_reading read_catcache_time(const report_data *d)
+{
+    const json_value *r;
+
+    if (d->catcache == NULL)
+        return not_measured;
+    r = &d->catcache->doc.root;
+    return (report_reading){
+        json_num(r, "prune_time_ratio"), json_num(r, "prune_time_ratio_ci_low"),
+        json_num(r, "prune_time_ratio_ci_high"), (int)json_num(r, "pairs")};
+}
+
+/* The memory target of the pruned bloat runs, in bytes. */
+static double bloat_target(const report_data *d)
+{
+    return d->bloat != NULL
+               ? json_num(json_get(&d->bloat->doc.root, "on"), "memory_target")
+               : NAN;
+}
+
+static report_reading read_blocks(const report_data *d)
+{
+    return value_of(bloat_most_blocks(d->bloat, "on") / bloat_target(d));
+}
+
+/* `keel bench catcache`'s bloat run `suffix` ("pruning_on"): its field
+ * `what` over the memory target. */
+static double catcache_over_target(const report_data *d, const char *what,
+                                   const char *suffix)
+{
+    char key[64];
+
+    if (d->catcache == NULL)
+        return NAN;
+    snprintf(key, sizeof(key), "bloat_%s_%s", what, suffix);
+    return json_num(&d->catcache->doc.root, key) /
+           json_num(&d->catcache->doc.root, "memory_target_bytes");
+}
+
+static report_reading read_rss(const report_data *d)
+{
+    return value_of(catcache_over_target(d, "rss_growth", "pruning_on"));
+}
+
+static report_reading read_wal_commit(const report_data *d)
+{
+    const json_value *r1 = tpcb_row(d->tpcb, 1);
+    double loop =
+        d->tpcb != NULL ? json_num(&d->tpcb->doc.root, "fsync_loop_per_s") : 0;
+
+    return r1 != NULL && loop > 0 ? value_of(json_num(r1, "tps") / loop)
+                                  : not_measured;
+}
+
+static report_reading read_group_commit(const report_data *d)
+{
+    const json_value *i1 = tpcb_row(d->tpcb_insert, 1);
+    const json_value *i64 = tpcb_row(d->tpcb_insert, 64);
+
+    return i1 != NULL && i64 != NULL && json_num(i1, "tps") > 0
+               ? value_of(json_num(i64, "tps") / json_num(i1, "tps"))
+               : not_measured;
+}
+
+/* ---- the targets --------------------------------------------------- */
+
+const report_target report_targets[] = {
+    {"lookup_ns", "primary-key lookup, `keel bench lookup`'s `lookup_ns`",
+     BENCH_AT_MOST, 340, " ns", 0, false, read_lookup_ns},
+    {"select_1_client_ns",
+     "select-only transaction, 1 client: wall time per transaction (main "
+     "table)",
+     BENCH_AT_MOST, 455, " ns", 0, false, read_select_ns},
+    {"select_2_over_1", "select-only throughput, 2 clients over 1",
+     BENCH_AT_LEAST, 1.85, "x", 3, true, read_2_over_1},
+    {"select_64_over_2", "select-only throughput, 64 clients over 2",
+     BENCH_AT_LEAST, 0.85, "x", 3, true, read_64_over_2},
+    {"padded_over_packed",
+     "select-only throughput, process array slots padded over packed, 2 "
+     "clients",
+     BENCH_AT_LEAST, 1, "x", 3, true, read_padded_2},
+    {"max_sessions_402_over_400",
+     "select-only throughput, max_sessions 402 over 400, 64 clients",
+     BENCH_NEAR_ONE, 0.05, "x", 3, true, read_max_sessions},
+    {"bloat_throughput",
+     "`keel bench bloat` throughput, catalog cache pruning on over off "
+     "(memory kept)",
+     BENCH_AT_LEAST, 0.95, "x", 3, true, read_bloat_tps},
+    {"catcache_hit_time",
+     "catalog cache hits, time with pruning enabled over disabled",
+     BENCH_AT_MOST, 1.01, "x", 4, true, read_catcache_time},
+    /* The slabs' headers and unused ends, alignment, the pieces freed for
+     * reuse and the newest region's unused slabs: 8-9% measured. */
+    {"catcache_blocks",
+     "catalog cache memory blocks of a pruned session (`block_bytes`, the "
+     "most of any in `keel bench bloat`) over its memory target",
+     BENCH_AT_MOST, 1.125, "x", 3, false, read_blocks},
+    /* The blocks, and the bucket arrays and the scan and row kept for
+     * misses, which lie outside them: 13% measured. */
+    {"catcache_rss",
+     "resident memory the process grew by over `keel bench catcache`'s "
+     "pruned bloat run, over the memory target",
+     BENCH_AT_MOST, 1.25, "x", 3, false, read_rss},
+    {"wal_commit_1_client",
+     "pgbench's transaction, 1 client, commits waiting for the log, over "
+     "the disk's own write + fdatasync loop",
+     BENCH_AT_LEAST, 0.70, "x", 2, false, read_wal_commit},
+    {"wal_group_commit",
+     "one insert a transaction, commits waiting for the log, 64 clients "
+     "over 1",
+     BENCH_AT_LEAST, 10, "x", 2, false, read_group_commit},
+};
+const size_t report_ntargets =
+    sizeof(report_targets) / sizeof(report_targets[0]);
+
+/* ---- the readings shown as information ------------------------------ */
+
+static report_reading read_lookup_loads(const report_data *d)
+{
+    const json_value *r;
+
+    if (d->lookup == NULL)
+        return not_measured;
+    r = &d->lookup->doc.root;
+    /* A smaller database than scale 10's is largely cached. */
+    if (!(json_num(r, "accounts") >= 1000000))
+        return not_measured;
+    return value_of(stat_median(r, "lookup_ns") /
+                    stat_median(r, "random_load_ns"));
+}
+
+static report_reading read_select_cpu_ns(const report_data *d)
+{
+    return d->one != NULL ? value_of(d->one->cpu) : not_measured;
+}
+
+static report_reading read_select_pinned_ns(const report_data *d)
+{
+    return d->fastest != NULL ? value_of(json_num(d->fastest->v, "ns_per_txn"))
+                              : not_measured;
+}
+
+static report_reading read_select_loads(const report_data *d)
+{
+    if (d->one == NULL || d->lookup == NULL ||
+        !(json_num(&d->lookup->doc.root, "accounts") >= 1000000))
+        return not_measured;
+    return value_of(d->one->ns /
+                    stat_median(&d->lookup->doc.root, "random_load_ns"));
+}
+
+/* The two clients ran one on each of the main step's first two CPUs,
+ * which need not be equally fast: against one client's mean over those
+ * CPUs, as measured pinned to each. */
+static report_reading read_2_over_cpu_mean(const report_data *d)
+{
+    const json_value *c;
+    const cpu_row *on[2] = {NULL, NULL};
+    double mean;
+
+    if (d->two == NULL)
+        return not_measured;
+    c = json_get(&d->two->doc->root, "cpus");
+    for (size_t i = 0; i < 2 && c != NULL && c->n >= 2; i++)
+        for (size_t j = 0; j < d->ncpu; j++)
+            if (json_at(c, i) != NULL && d->cpu[j].cpu == json_at(c, i)->num)
+                on[i] = &d->cpu[j];
+    if (on[0] == NULL || on[1] == NULL)
+        return not_measured;
+    mean = (json_num(on[0]->v, "tps") + json_num(on[1]->v, "tps")) / 2;
+    return mean > 0 ? value_of(d->two->tps / mean) : not_measured;
+}
+
+/* What an otherwise idle machine would give, if each client had a CPU to
+ * itself up to the machine's count: throughput goes as CPUs over CPU
+ * time per transaction. */
+static report_reading read_2_over_1_cpu(const report_data *d)
+{
+    return d->one != NULL && d->two != NULL
+               ? value_of(2 * d->one->cpu / d->two->cpu)
+               : not_measured;
+}
+
+static report_reading read_64_over_2_cpu(const report_data *d)
+{
+    return d->two != NULL && d->s64 != NULL
+               ? value_of(d->two->cpu / d->s64->cpu)
+               : not_measured;
+}
+
+static report_reading read_padded_64(const report_data *d)
+{
+    return interval_of(paired(d->s64, d->k64));
+}
+
+static report_reading read_padded_lowest(const report_data *d)
+{
+    double worst = NAN;
+
+    for (size_t i = 0; i < d->layout.n; i++)
+        if (!(d->layout.r[i].r >= worst))
+            worst = d->layout.r[i].r;
+    return d->layout.n > 0 ? value_of(worst) : not_measured;
+}
+
+static report_reading read_bloat_returned(const report_data *d)
+{
+    return d->bloat_returned != NULL
+               ? interval_of(bloat_ratio(&d->bloat_returned->doc.root))
+               : not_measured;
+}
+
+static report_reading read_catcache_blocks(const report_data *d)
+{
+    return value_of(catcache_over_target(d, "block_bytes", "pruning_on"));
+}
+
+static report_reading read_rss_off(const report_data *d)
+{
+    return value_of(catcache_over_target(d, "rss_growth", "pruning_off"));
+}
+
+const report_info report_infos[] = {
+    {"lookup_ns",
+     "the same in random loads from memory (`random_load_ns`, measured "
+     "alongside)",
+     TARGET_LOAD_NS, "", 2, false, read_lookup_loads},
+    {"select_1_client_ns", "the same, CPU time only", 0, " ns", 0, false,
+     read_select_cpu_ns},
+    {"select_1_client_ns",
+     "the same, pinned to the fastest CPU (one client on each CPU, below)", 0,
+     " ns", 0, false, read_select_pinned_ns},
+    {"select_1_client_ns",
+     "the same in random loads from memory, as the lookup measured them",
+     TARGET_LOAD_NS, "", 2, false, read_select_loads},
+    {"select_2_over_1",
+     "the same against one client's mean over the two CPUs they ran on (one "
+     "client on each CPU, below)",
+     0, "x", 2, false, read_2_over_cpu_mean},
+    {"select_2_over_1", "the same from CPU time (idle-machine estimate)", 0,
+     "x", 2, false, read_2_over_1_cpu},
+    {"select_64_over_2", "the same from CPU time (idle-machine estimate)", 0,
+     "x", 2, false, read_64_over_2_cpu},
+    {"padded_over_packed", "the same at 64 clients", 0, "x", 3, true,
+     read_padded_64},
+    {"padded_over_packed",
+     "the same, the lowest median over every client count (each count's "
+     "interval below)",
+     0, "x", 3, false, read_padded_lowest},
+    {"bloat_throughput",
+     "the same with memory returned after every run (`--memory returned`)", 0,
+     "x", 3, true, read_bloat_returned},
+    {"catcache_blocks", "the same in `keel bench catcache`'s pruned bloat run",
+     0, "x", 3, false, read_catcache_blocks},
+    {"catcache_rss", "the same over its run with pruning off", 0, "x", 3, false,
+     read_rss_off},
+};
+const size_t report_ninfos = sizeof(report_infos) / sizeof(report_infos[0]);
+
+/* ---- judging --------------------------------------------------------- */
+
+/* x as printed to `decimals` places (and read back, so that a half-way
+ * case rounds as printf() rounds it): a verdict follows the figures the
+ * report shows. */
+static double printed(double x, int decimals)
+{
+    char buf[64];
+
+    if (!isfinite(x))
+        return x;
+    snprintf(buf, sizeof(buf), "%.*f", decimals, x);
+    return strtod(buf, NULL);
+}
+
+void report_judge(const report_data *d, report_judged *out)
+{
+    for (size_t i = 0; i < report_ntargets; i++) {
+        const report_target *t = &report_targets[i];
+        report_judged *j = &out[i];
+        report_reading r = t->read(d);
+
+        j->t = t;
+        j->r.v = printed(r.v, t->decimals);
+        j->r.lo = printed(r.lo, t->decimals);
+        j->r.hi = printed(r.hi, t->decimals);
+        j->r.rounds = r.rounds;
+        j->measured = isfinite(j->r.v);
+        j->v = t->interval
+                   ? bench_verdict_interval(j->r.lo, j->r.hi, j->r.rounds,
+                                            t->dir, t->limit)
+                   : bench_verdict_value(j->r.v, t->dir, t->limit);
+    }
+}
+
+const report_judged *report_find(const report_judged *j, const char *id)
+{
+    for (size_t i = 0; i < report_ntargets; i++)
+        if (strcmp(j[i].t->id, id) == 0)
+            return &j[i];
+    return NULL;
+}
+
+void report_limit_text(char *buf, size_t len, const report_target *t,
+                       double per)
+{
+    const char *op = t->dir == BENCH_AT_LEAST ? ">=" : "<=";
+
+    if (t->dir == BENCH_NEAR_ONE)
+        snprintf(buf, len, "within %g-%g%s", 1 - t->limit, 1 + t->limit,
+                 t->unit);
+    else if (per > 0)
+        snprintf(buf, len, "%s %.2f (%g%s over %g ns)", op, t->limit / per,
+                 t->limit, t->unit, per);
+    else
+        snprintf(buf, len, "%s %g%s", op, t->limit, t->unit);
+}
+
+const char *report_verdict_text(const report_judged *j)
+{
+    return j->measured ? bench_verdict_text(j->v) : "not measured";
+}
+
+void report_verdict_quote(char *buf, size_t len, const report_judged *j)
+{
+    char limit[96];
+
+    report_limit_text(limit, sizeof(limit), j->t, 0);
+    snprintf(buf, len, "target `%s` (%s): %s", j->t->id, limit,
+             report_verdict_text(j));
+}

@@ -1,0 +1,437 @@
+/*
+ * sql_ddl.c: CREATE TABLE, DROP TABLE and SCHEMA, CREATE INDEX, and
+ * VACUUM / ANALYZE, over the engine's transactional DDL.
+ *
+ * Column types map onto keel's: smallint, integer, bigint, double
+ * precision, boolean, text (and varchar without a length), char(n),
+ * name and oid.  A column constraint or option keel cannot keep
+ * (DEFAULT, CHECK, a foreign key, varchar(n)) fails with 0A000 rather
+ * than being dropped silently; storage options (fillfactor) are accepted
+ * and have no effect.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql/sql_internal.h"
+
+/* The keel column type of a SQL type (0A000 for one keel lacks). */
+static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
+                               keel_column *col)
+{
+    uint32_t type;
+    int32_t typmod;
+    keel_status rc = sql_type_lookup(s, tn, &type, &typmod);
+
+    if (rc != KEEL_OK)
+        return rc;
+    col->charlen = 0;
+    switch (type) {
+    case SQL_TYPE_BOOL:
+        col->type = KEEL_BOOL;
+        break;
+    case SQL_TYPE_INT2:
+        col->type = KEEL_INT2;
+        break;
+    case SQL_TYPE_INT4:
+        col->type = KEEL_INT4;
+        break;
+    case SQL_TYPE_INT8:
+        col->type = KEEL_INT8;
+        break;
+    case SQL_TYPE_OID:
+        col->type = KEEL_OID;
+        break;
+    case SQL_TYPE_FLOAT8:
+        col->type = KEEL_FLOAT8;
+        break;
+    case SQL_TYPE_NAME:
+        col->type = KEEL_NAME;
+        break;
+    case SQL_TYPE_TEXT:
+        col->type = KEEL_TEXT;
+        break;
+    case SQL_TYPE_VARCHAR:
+        if (typmod >= 0)
+            return sql_unsupported(s, tn->location, "varchar(n)");
+        col->type = KEEL_TEXT;
+        break;
+    case SQL_TYPE_BPCHAR:
+        if (typmod < 0 || typmod > 4096)
+            return sql_unsupported(s, tn->location,
+                                   typmod < 0 ? "bpchar without a length"
+                                              : "char(n) over 4096");
+        col->type = KEEL_CHAR;
+        col->charlen = (uint16_t)typmod;
+        break;
+    default:
+        return sql_unsupported(s, tn->location, "this column type");
+    }
+    return KEEL_OK;
+}
+
+/* Adds column name's number to keys (42703 if no such column, 42701 if
+ * named twice). */
+static keel_status key_add(sql_session *s, const keel_column *cols,
+                           uint16_t ncols, const char *name, int32_t location,
+                           uint16_t *keys, uint16_t *nkeys)
+{
+    for (uint16_t i = 0; i < ncols; i++) {
+        if (strcmp(cols[i].name, name) != 0)
+            continue;
+        for (uint16_t k = 0; k < *nkeys; k++)
+            if (keys[k] == i + 1)
+                return sql_fail_at(s, location, KEEL_EINVAL, "42701",
+                                   "column \"%s\" appears twice in primary "
+                                   "key constraint",
+                                   name);
+        if (*nkeys >= 16)
+            return sql_fail_at(s, location, KEEL_ETOOBIG, "54011",
+                               "cannot use more than 16 columns in an index");
+        keys[(*nkeys)++] = (uint16_t)(i + 1);
+        return KEEL_OK;
+    }
+    return sql_fail_at(s, location, KEEL_ENOENT, "42703",
+                       "column \"%s\" named in key does not exist", name);
+}
+
+/* Storage options: fillfactor (10..100) is accepted; others are not. */
+static keel_status table_options(sql_session *s, PgQuery__Node **opts,
+                                 size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const PgQuery__DefElem *d;
+        if (opts[i]->node_case != PG_QUERY__NODE__NODE_DEF_ELEM)
+            return sql_unsupported(s, -1, "this table option");
+        d = opts[i]->def_elem;
+        if (strcmp(d->defname, "fillfactor") != 0)
+            return sql_unsupported(s, d->location, "this storage parameter");
+    }
+    return KEEL_OK;
+}
+
+/* A unique index to make after the table: its columns. */
+typedef struct unique_def {
+    uint16_t keys[16];
+    uint16_t nkeys;
+    const char *name;
+} unique_def;
+
+keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
+{
+    const PgQuery__RangeVar *rv = st->relation;
+    const char *schema =
+        rv->schemaname != NULL && rv->schemaname[0] != '\0' ? rv->schemaname : NULL;
+    keel_column *cols;
+    uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0;
+    unique_def *uniq;
+    bool exists = false;
+    keel_status rc;
+
+    if (rv->relpersistence != NULL && rv->relpersistence[0] == 't')
+        return sql_unsupported(s, rv->location, "temporary tables");
+    if (rv->relpersistence != NULL && rv->relpersistence[0] == 'u')
+        return sql_unsupported(s, rv->location, "unlogged tables");
+    if (st->n_inh_relations > 0)
+        return sql_unsupported(s, rv->location, "INHERITS");
+    if (st->partspec != NULL || st->partbound != NULL)
+        return sql_unsupported(s, rv->location, "partitioned tables");
+    if (st->of_typename != NULL)
+        return sql_unsupported(s, rv->location, "typed tables");
+    rc = table_options(s, st->options, st->n_options);
+    if (rc != KEEL_OK)
+        return rc;
+    cols = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*cols));
+    uniq = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*uniq));
+    if (cols == NULL || uniq == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    /* Columns first, so that table constraints may name any of them. */
+    for (size_t i = 0; i < st->n_table_elts; i++) {
+        const PgQuery__Node *el = st->table_elts[i];
+        const PgQuery__ColumnDef *cd;
+        keel_column *c;
+        if (el->node_case == PG_QUERY__NODE__NODE_CONSTRAINT)
+            continue;
+        if (el->node_case != PG_QUERY__NODE__NODE_COLUMN_DEF)
+            return sql_unsupported(s, -1, "LIKE in CREATE TABLE");
+        if (ncols >= 256)
+            return sql_fail(s, KEEL_ETOOBIG, "54011",
+                            "tables can have at most 256 columns");
+        cd = el->column_def;
+        c = &cols[ncols++];
+        memset(c, 0, sizeof(*c));
+        c->name = cd->colname;
+        rc = column_type(s, cd->type_name, c);
+        if (rc != KEEL_OK)
+            return rc;
+        if (cd->raw_default != NULL || cd->identity[0] != '\0' ||
+            cd->generated[0] != '\0')
+            return sql_unsupported(s, cd->location, "column defaults");
+        c->notnull = cd->is_not_null;
+        for (size_t k = 0; k < cd->n_constraints; k++) {
+            const PgQuery__Constraint *con = cd->constraints[k]->constraint;
+            switch (con->contype) {
+            case PG_QUERY__CONSTR_TYPE__CONSTR_NOTNULL:
+                c->notnull = true;
+                break;
+            case PG_QUERY__CONSTR_TYPE__CONSTR_NULL:
+                break;
+            case PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY:
+                if (npkey > 0)
+                    return sql_fail_at(s, con->location, KEEL_EINVAL, "42P16",
+                                       "multiple primary keys for table \"%s\" "
+                                       "are not allowed",
+                                       rv->relname);
+                pkey[npkey++] = ncols;
+                break;
+            case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE:
+                uniq[nuniq].keys[0] = ncols;
+                uniq[nuniq].nkeys = 1;
+                uniq[nuniq++].name = con->conname[0] != '\0' ? con->conname : NULL;
+                break;
+            case PG_QUERY__CONSTR_TYPE__CONSTR_DEFAULT:
+                /* DEFAULT NULL is what every column has. */
+                if (con->raw_expr != NULL &&
+                    con->raw_expr->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+                    con->raw_expr->a_const->isnull)
+                    break;
+                return sql_unsupported(s, con->location, "column defaults");
+            case PG_QUERY__CONSTR_TYPE__CONSTR_CHECK:
+                return sql_unsupported(s, con->location, "CHECK constraints");
+            case PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN:
+                return sql_unsupported(s, con->location, "foreign keys");
+            default:
+                return sql_unsupported(s, con->location,
+                                       "this column constraint");
+            }
+        }
+    }
+    if (ncols == 0)
+        return sql_unsupported(s, rv->location, "tables without columns");
+    for (size_t i = 0; i < st->n_table_elts; i++) {
+        const PgQuery__Node *el = st->table_elts[i];
+        const PgQuery__Constraint *con;
+        uint16_t *keys, *nkeys;
+        if (el->node_case != PG_QUERY__NODE__NODE_CONSTRAINT)
+            continue;
+        con = el->constraint;
+        if (con->contype == PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY) {
+            if (npkey > 0)
+                return sql_fail_at(s, con->location, KEEL_EINVAL, "42P16",
+                                   "multiple primary keys for table \"%s\" are "
+                                   "not allowed",
+                                   rv->relname);
+            keys = pkey;
+            nkeys = &npkey;
+        } else if (con->contype == PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE) {
+            uniq[nuniq].nkeys = 0;
+            uniq[nuniq].name = con->conname[0] != '\0' ? con->conname : NULL;
+            keys = uniq[nuniq].keys;
+            nkeys = &uniq[nuniq].nkeys;
+            nuniq++;
+        } else if (con->contype == PG_QUERY__CONSTR_TYPE__CONSTR_CHECK) {
+            return sql_unsupported(s, con->location, "CHECK constraints");
+        } else if (con->contype == PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN) {
+            return sql_unsupported(s, con->location, "foreign keys");
+        } else {
+            return sql_unsupported(s, con->location, "this table constraint");
+        }
+        if (con->n_including > 0)
+            return sql_unsupported(s, con->location, "INCLUDE");
+        for (size_t k = 0; k < con->n_keys; k++) {
+            const char *name = sql_node_string(con->keys[k]);
+            rc = key_add(s, cols, ncols, name != NULL ? name : "", con->location,
+                         keys, nkeys);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+    }
+    if (st->if_not_exists) {
+        rc = keel_relation_exists(s->ks, schema != NULL ? schema : "public",
+                                  rv->relname, &exists);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        if (exists) {
+            char msg[160];
+            snprintf(msg, sizeof(msg),
+                     "relation \"%s\" already exists, skipping", rv->relname);
+            if (s->sink->notice != NULL &&
+                s->sink->notice(s->sink->ctx, "NOTICE", "42P07", msg) != 0)
+                return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+            return sql_complete(s, "CREATE TABLE");
+        }
+    }
+    rc = keel_create_table(s->ks, schema, rv->relname, cols, ncols, pkey, npkey);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    for (uint16_t u = 0; u < nuniq; u++) {
+        char name[KEEL_NAME_LEN];
+        if (uniq[u].name != NULL)
+            snprintf(name, sizeof(name), "%s", uniq[u].name);
+        else
+            snprintf(name, sizeof(name), "%.28s_%.28s_key", rv->relname,
+                     cols[uniq[u].keys[0] - 1].name);
+        rc = keel_create_index(s->ks, schema, rv->relname, name, uniq[u].keys,
+                               uniq[u].nkeys, true);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    return sql_complete(s, "CREATE TABLE");
+}
+
+keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
+{
+    keel_status rc;
+
+    if (st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE &&
+        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SCHEMA)
+        return sql_unsupported(s, -1,
+                               st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_INDEX
+                                   ? "DROP INDEX"
+                                   : "DROP of this kind of object");
+    if (st->concurrent)
+        return sql_unsupported(s, -1, "DROP ... CONCURRENTLY");
+    for (size_t i = 0; i < st->n_objects; i++) {
+        const PgQuery__Node *o = st->objects[i];
+        const char *schema = NULL, *name = NULL;
+        bool table = st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_TABLE;
+        if (o->node_case == PG_QUERY__NODE__NODE_LIST) {
+            const PgQuery__List *l = o->list;
+            if (l->n_items == 1) {
+                name = sql_node_string(l->items[0]);
+            } else if (l->n_items == 2) {
+                schema = sql_node_string(l->items[0]);
+                name = sql_node_string(l->items[1]);
+            } else {
+                return sql_unsupported(s, -1, "cross-database references");
+            }
+        } else {
+            name = sql_node_string(o);
+        }
+        if (name == NULL)
+            return sql_unsupported(s, -1, "this DROP");
+        rc = table ? keel_drop_table(s->ks, schema, name)
+                   : keel_drop_schema(s->ks, name);
+        if (rc == KEEL_ENOENT && st->missing_ok) {
+            char msg[200];
+            snprintf(msg, sizeof(msg), "%s \"%s\" does not exist, skipping",
+                     table ? "table" : "schema", name);
+            if (s->sink->notice != NULL &&
+                s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
+                return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+            continue;
+        }
+        if (rc == KEEL_ENOENT)
+            return sql_fail(s, rc, table ? "42P01" : "3F000",
+                            "%s \"%s\" does not exist", table ? "table" : "schema",
+                            name);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    return sql_complete(s, st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_TABLE
+                               ? "DROP TABLE"
+                               : "DROP SCHEMA");
+}
+
+keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st)
+{
+    sql_table t;
+    uint16_t keys[16], nkeys = 0;
+    char name[KEEL_NAME_LEN];
+    keel_status rc;
+
+    if (st->where_clause != NULL)
+        return sql_unsupported(s, -1, "partial indexes");
+    if (st->n_index_including_params > 0)
+        return sql_unsupported(s, -1, "INCLUDE");
+    if (st->concurrent)
+        return sql_unsupported(s, -1, "CREATE INDEX CONCURRENTLY");
+    if (st->access_method != NULL && st->access_method[0] != '\0' &&
+        strcmp(st->access_method, "btree") != 0)
+        return sql_unsupported(s, -1, "index methods other than btree");
+    rc = sql_table_open(s, st->relation, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    for (size_t i = 0; i < st->n_index_params; i++) {
+        const PgQuery__IndexElem *ie = st->index_params[i]->index_elem;
+        bool ok = false;
+        if (ie->expr != NULL || ie->name == NULL || ie->name[0] == '\0')
+            return sql_unsupported(s, -1, "indexes on expressions");
+        if (ie->ordering == PG_QUERY__SORT_BY_DIR__SORTBY_DESC)
+            return sql_unsupported(s, -1, "descending index columns");
+        if (nkeys >= 16)
+            return sql_fail(s, KEEL_ETOOBIG, "54011",
+                            "cannot use more than 16 columns in an index");
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            if (strcmp(t.cols[c].name, ie->name) == 0) {
+                keys[nkeys++] = (uint16_t)(c + 1);
+                ok = true;
+            }
+        if (!ok)
+            return sql_fail(s, KEEL_ENOENT, "42703",
+                            "column \"%s\" does not exist", ie->name);
+    }
+    if (st->idxname != NULL && st->idxname[0] != '\0')
+        snprintf(name, sizeof(name), "%s", st->idxname);
+    else
+        snprintf(name, sizeof(name), "%.29s_%.28s_idx", t.name,
+                 t.cols[keys[0] - 1].name);
+    if (st->if_not_exists) {
+        bool exists = false;
+        rc = keel_relation_exists(s->ks, t.schema != NULL ? t.schema : "public",
+                                  name, &exists);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        if (exists) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "relation \"%s\" already exists, skipping",
+                     name);
+            if (s->sink->notice != NULL &&
+                s->sink->notice(s->sink->ctx, "NOTICE", "42P07", msg) != 0)
+                return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+            return sql_complete(s, "CREATE INDEX");
+        }
+    }
+    rc = keel_create_index(s->ks, t.schema, t.name, name, keys, nkeys,
+                           st->unique);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    return sql_complete(s, "CREATE INDEX");
+}
+
+keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st)
+{
+    bool analyze = !st->is_vacuumcmd;
+    keel_status rc;
+
+    for (size_t i = 0; i < st->n_options; i++) {
+        const PgQuery__DefElem *d = st->options[i]->def_elem;
+        if (strcmp(d->defname, "analyze") == 0)
+            analyze = true;
+    }
+    if (st->is_vacuumcmd && s->block != SQL_BLOCK_NONE)
+        return sql_fail(s, KEEL_EINVAL, "25001",
+                        "VACUUM cannot run inside a transaction block");
+    if (st->n_rels == 0 && analyze)
+        return sql_unsupported(s, -1, "ANALYZE without a table list");
+    for (size_t i = 0; i < st->n_rels; i++) {
+        const PgQuery__VacuumRelation *vr = st->rels[i]->vacuum_relation;
+        sql_table t;
+        if (vr->n_va_cols > 0)
+            return sql_unsupported(s, -1, "ANALYZE of some columns");
+        rc = sql_table_open(s, vr->relation, &t);
+        if (rc != KEEL_OK)
+            return rc;
+        if (analyze) {
+            rc = keel_analyze(s->ks, t.schema, t.name);
+            if (rc != KEEL_OK)
+                return sql_fail_engine(s, rc);
+        }
+    }
+    if (st->is_vacuumcmd && s->sink->notice != NULL &&
+        s->sink->notice(s->sink->ctx, "NOTICE", "00000",
+                        "VACUUM does no work in keel: its heap prunes dead "
+                        "versions from a page as it is read") != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    return sql_complete(s, st->is_vacuumcmd ? "VACUUM" : "ANALYZE");
+}

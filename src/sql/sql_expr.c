@@ -1,0 +1,1251 @@
+/*
+ * sql_expr.c: expressions: analysis of PostgreSQL's raw expression nodes
+ * into typed sql_expr trees, and their evaluation over a row.
+ *
+ * Analysis resolves every column reference to its position in the scope,
+ * gives every node its type, and settles each operator's operand types
+ * as PostgreSQL's resolution does for the types keel has: a quoted
+ * literal (type unknown) takes the other operand's type; integers widen
+ * to the wider of the two; an integer meets a double as a double; text
+ * meets text.  Constants are cast at analysis, so a bad literal is
+ * reported before any row is read.  Evaluation follows SQL's three-valued
+ * logic: NULL in, NULL out, but for AND, OR, IS [NOT] NULL, CASE and
+ * COALESCE.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sql/sql_internal.h"
+
+/* A numeric literal (1.5, 1e3, or an integer too long for bigint): kept
+ * as text until context gives it a type keel has. */
+#define SQL_TYPE_NUMERIC_LIT 1700
+
+static sql_expr *expr_new(sql_session *s, sql_expr_kind kind, uint32_t type,
+                          int32_t location, uint16_t nargs)
+{
+    sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+
+    if (e == NULL)
+        return NULL;
+    memset(e, 0, sizeof(*e));
+    e->kind = kind;
+    e->type = type;
+    e->location = location;
+    e->nargs = nargs;
+    if (nargs > 0) {
+        e->args = sql_alloc(&s->arena, nargs * sizeof(sql_expr *));
+        if (e->args == NULL)
+            return NULL;
+    }
+    return e;
+}
+
+static keel_status nomem(sql_session *s)
+{
+    return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+}
+
+/* Casts e to type: a constant at once, anything else by a CAST node. */
+static keel_status coerce(sql_session *s, sql_expr **e, uint32_t type,
+                          bool is_explicit)
+{
+    sql_expr *c;
+    keel_status rc;
+
+    if ((*e)->type == type)
+        return KEEL_OK;
+    if ((*e)->kind == SQL_EXPR_CONST) {
+        sql_value v = (*e)->u.value;
+        if (v.type == SQL_TYPE_NUMERIC_LIT)
+            v.type = SQL_TYPE_UNKNOWN;
+        rc = sql_value_cast(s, &v, type, -1, true, (*e)->location);
+        if (rc != KEEL_OK)
+            return rc;
+        (*e)->u.value = v;
+        (*e)->type = type;
+        return KEEL_OK;
+    }
+    (void)is_explicit;
+    c = expr_new(s, SQL_EXPR_CAST, type, (*e)->location, 1);
+    if (c == NULL)
+        return nomem(s);
+    c->u.value.v.i = -1; /* no length */
+    c->args[0] = *e;
+    *e = c;
+    return KEEL_OK;
+}
+
+static int int_rank(uint32_t t)
+{
+    return t == SQL_TYPE_INT2 ? 1 : t == SQL_TYPE_INT4 ? 2 : t == SQL_TYPE_OID ? 2 : 3;
+}
+
+/*
+ * The common type of two operands for a comparison or arithmetic, both
+ * coerced to it; 42883 naming the operator when there is none.
+ */
+static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
+                         const char *opname, int32_t location, uint32_t *out)
+{
+    uint32_t ta = (*a)->type, tb = (*b)->type;
+    uint32_t t;
+    keel_status rc;
+
+    /* A numeric literal beside a double becomes one; alone, or beside an
+     * integer, it would be numeric, which keel lacks. */
+    if (ta == SQL_TYPE_NUMERIC_LIT && tb == SQL_TYPE_FLOAT8)
+        ta = SQL_TYPE_UNKNOWN;
+    if (tb == SQL_TYPE_NUMERIC_LIT && ta == SQL_TYPE_FLOAT8)
+        tb = SQL_TYPE_UNKNOWN;
+    if (ta == SQL_TYPE_NUMERIC_LIT || tb == SQL_TYPE_NUMERIC_LIT)
+        return sql_unsupported(s, location, "type numeric");
+    if (ta == SQL_TYPE_UNKNOWN && tb == SQL_TYPE_UNKNOWN)
+        t = SQL_TYPE_TEXT;
+    else if (ta == SQL_TYPE_UNKNOWN)
+        t = tb;
+    else if (tb == SQL_TYPE_UNKNOWN)
+        t = ta;
+    else if (sql_type_is_int(ta) && sql_type_is_int(tb))
+        t = int_rank(ta) >= int_rank(tb) ? ta : tb;
+    else if ((sql_type_is_int(ta) || ta == SQL_TYPE_FLOAT8) &&
+             (sql_type_is_int(tb) || tb == SQL_TYPE_FLOAT8))
+        t = SQL_TYPE_FLOAT8;
+    else if (sql_type_is_string(ta) && sql_type_is_string(tb))
+        t = ta == tb ? ta : SQL_TYPE_TEXT;
+    else if (ta == tb)
+        t = ta;
+    else
+        return sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                           "operator does not exist: %s %s %s",
+                           sql_type_name(ta), opname, sql_type_name(tb));
+    /* Strings compare as they are: no cast between string types. */
+    if (!(sql_type_is_string(t) && sql_type_is_string((*a)->type) &&
+          (*a)->type != SQL_TYPE_UNKNOWN)) {
+        rc = coerce(s, a, t, false);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (!(sql_type_is_string(t) && sql_type_is_string((*b)->type) &&
+          (*b)->type != SQL_TYPE_UNKNOWN)) {
+        rc = coerce(s, b, t, false);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    *out = t;
+    return KEEL_OK;
+}
+
+/* Makes e a boolean (a literal 't' may be one); 42804 otherwise. */
+static keel_status want_bool(sql_session *s, sql_expr **e, const char *what)
+{
+    if ((*e)->type == SQL_TYPE_BOOL)
+        return KEEL_OK;
+    if ((*e)->type == SQL_TYPE_UNKNOWN)
+        return coerce(s, e, SQL_TYPE_BOOL, false);
+    return sql_fail_at(s, (*e)->location, KEEL_ETYPE, "42804",
+                       "argument of %s must be type boolean, not type %s", what,
+                       sql_type_name((*e)->type));
+}
+
+static keel_status analyse_const(sql_session *s, const PgQuery__AConst *c,
+                                 sql_expr **out)
+{
+    sql_expr *e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_UNKNOWN, c->location, 0);
+    sql_value *v;
+
+    if (e == NULL)
+        return nomem(s);
+    v = &e->u.value;
+    v->type = SQL_TYPE_UNKNOWN;
+    if (c->isnull) {
+        v->isnull = true;
+    } else {
+        switch (c->val_case) {
+        case PG_QUERY__A__CONST__VAL_IVAL:
+            v->type = SQL_TYPE_INT4;
+            v->v.i = c->ival->ival;
+            break;
+        case PG_QUERY__A__CONST__VAL_FVAL: {
+            /* An integer too long for int4 is a bigint if it fits. */
+            const char *t = c->fval->fval;
+            char *end;
+            long long n;
+            if (strpbrk(t, ".eE") == NULL) {
+                errno = 0;
+                n = strtoll(t, &end, 10);
+                if (errno == 0 && *end == '\0') {
+                    v->type = SQL_TYPE_INT8;
+                    v->v.i = n;
+                    break;
+                }
+            }
+            v->type = SQL_TYPE_NUMERIC_LIT;
+            v->v.s.p = t;
+            v->v.s.len = (uint32_t)strlen(t);
+            break;
+        }
+        case PG_QUERY__A__CONST__VAL_BOOLVAL:
+            v->type = SQL_TYPE_BOOL;
+            v->v.b = c->boolval->boolval;
+            break;
+        case PG_QUERY__A__CONST__VAL_SVAL:
+            v->v.s.p = c->sval->sval;
+            v->v.s.len = (uint32_t)strlen(c->sval->sval);
+            break;
+        default:
+            return sql_unsupported(s, c->location, "bit string literals");
+        }
+    }
+    e->type = v->type;
+    *out = e;
+    return KEEL_OK;
+}
+
+static keel_status analyse_column(sql_session *s, const sql_scope *scope,
+                                  const PgQuery__ColumnRef *cr, sql_expr **out)
+{
+    const char *table = NULL, *col;
+    sql_expr *e;
+
+    if (cr->n_fields == 0 || cr->n_fields > 2 ||
+        cr->fields[cr->n_fields - 1]->node_case == PG_QUERY__NODE__NODE_A_STAR)
+        return sql_unsupported(s, cr->location, "this column reference");
+    if (cr->n_fields == 2)
+        table = sql_node_string(cr->fields[0]);
+    col = sql_node_string(cr->fields[cr->n_fields - 1]);
+    if (col == NULL)
+        return sql_unsupported(s, cr->location, "this column reference");
+    if (table != NULL && (scope == NULL || strcmp(table, scope->table) != 0))
+        return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
+                           "missing FROM-clause entry for table \"%s\"", table);
+    for (uint16_t i = 0; scope != NULL && i < scope->ncols; i++) {
+        if (strcmp(scope->cols[i].name, col) != 0)
+            continue;
+        e = expr_new(s, SQL_EXPR_COLUMN, sql_type_of_keel(scope->cols[i].type),
+                     cr->location, 0);
+        if (e == NULL)
+            return nomem(s);
+        e->u.column = i;
+        *out = e;
+        return KEEL_OK;
+    }
+    if (table != NULL)
+        return sql_fail_at(s, cr->location, KEEL_ENOENT, "42703",
+                           "column %s.%s does not exist", table, col);
+    return sql_fail_at(s, cr->location, KEEL_ENOENT, "42703",
+                       "column \"%s\" does not exist", col);
+}
+
+/* An operator's symbol (the last name of A_Expr's name list). */
+static const char *op_name(const PgQuery__AExpr *a)
+{
+    return a->n_name > 0 ? sql_node_string(a->name[a->n_name - 1]) : NULL;
+}
+
+static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
+                                  sql_expr *l, sql_expr *r, int32_t location,
+                                  sql_expr **out)
+{
+    sql_expr *e;
+    uint32_t t;
+    keel_status rc;
+
+    if (op == SQL_OP_CONCAT) {
+        /* anything || text: both as text, as PostgreSQL's anynonarray. */
+        if (!sql_type_is_string(l->type) && !sql_type_is_string(r->type))
+            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                               "operator does not exist: %s || %s",
+                               sql_type_name(l->type), sql_type_name(r->type));
+        rc = coerce(s, &l, SQL_TYPE_TEXT, true);
+        if (rc == KEEL_OK)
+            rc = coerce(s, &r, SQL_TYPE_TEXT, true);
+        t = SQL_TYPE_TEXT;
+    } else {
+        rc = unify(s, &l, &r, name, location, &t);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (op <= SQL_OP_MOD) {
+        if (!sql_type_is_int(t) && t != SQL_TYPE_FLOAT8)
+            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                               "operator does not exist: %s %s %s",
+                               sql_type_name(l->type), name,
+                               sql_type_name(r->type));
+        if (op == SQL_OP_MOD && t == SQL_TYPE_FLOAT8)
+            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                               "operator does not exist: double precision %% "
+                               "double precision");
+        if (t == SQL_TYPE_OID)
+            t = SQL_TYPE_INT8;
+    }
+    e = expr_new(s, SQL_EXPR_OP,
+                 op >= SQL_OP_EQ && op <= SQL_OP_GE ? SQL_TYPE_BOOL : t,
+                 location, 2);
+    if (e == NULL)
+        return nomem(s);
+    e->u.op = op;
+    e->args[0] = l;
+    e->args[1] = r;
+    *out = e;
+    return KEEL_OK;
+}
+
+static bool op_lookup(const char *name, sql_op *op)
+{
+    static const struct {
+        const char *name;
+        sql_op op;
+    } ops[] = {
+        {"+", SQL_OP_ADD}, {"-", SQL_OP_SUB}, {"*", SQL_OP_MUL},
+        {"/", SQL_OP_DIV}, {"%", SQL_OP_MOD}, {"=", SQL_OP_EQ},
+        {"<>", SQL_OP_NE}, {"!=", SQL_OP_NE}, {"<", SQL_OP_LT},
+        {"<=", SQL_OP_LE}, {">", SQL_OP_GT}, {">=", SQL_OP_GE},
+        {"||", SQL_OP_CONCAT},
+    };
+
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        if (strcmp(ops[i].name, name) == 0) {
+            *op = ops[i].op;
+            return true;
+        }
+    return false;
+}
+
+static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
+                                 const PgQuery__AExpr *a, sql_expr **out)
+{
+    const char *name = op_name(a);
+    sql_expr *l = NULL, *r = NULL, *e;
+    sql_op op;
+    keel_status rc;
+
+    if (name == NULL)
+        return sql_unsupported(s, a->location, "this operator");
+    switch (a->kind) {
+    case PG_QUERY__A__EXPR__KIND__AEXPR_OP:
+        if (!op_lookup(name, &op))
+            return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
+                               "operator does not exist: %s", name);
+        if (a->lexpr == NULL) {
+            /* prefix: -x, +x */
+            if (op != SQL_OP_SUB && op != SQL_OP_ADD)
+                return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
+                                   "operator does not exist: %s", name);
+            rc = sql_expr_analyse(s, scope, a->rexpr, &r);
+            if (rc != KEEL_OK)
+                return rc;
+            if (r->type == SQL_TYPE_NUMERIC_LIT)
+                return sql_unsupported(s, a->location, "type numeric");
+            if (!sql_type_is_int(r->type) && r->type != SQL_TYPE_FLOAT8)
+                return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
+                                   "operator does not exist: %s %s", name,
+                                   sql_type_name(r->type));
+            if (op == SQL_OP_ADD) {
+                *out = r;
+                return KEEL_OK;
+            }
+            e = expr_new(s, SQL_EXPR_OP, r->type, a->location, 1);
+            if (e == NULL)
+                return nomem(s);
+            e->u.op = SQL_OP_NEG;
+            e->args[0] = r;
+            *out = e;
+            return KEEL_OK;
+        }
+        rc = sql_expr_analyse(s, scope, a->lexpr, &l);
+        if (rc == KEEL_OK)
+            rc = sql_expr_analyse(s, scope, a->rexpr, &r);
+        if (rc != KEEL_OK)
+            return rc;
+        return analyse_binary(s, op, name, l, r, a->location, out);
+    case PG_QUERY__A__EXPR__KIND__AEXPR_IN: {
+        const PgQuery__List *list;
+        bool negate = strcmp(name, "<>") == 0;
+        uint32_t t;
+        if (a->rexpr == NULL || a->rexpr->node_case != PG_QUERY__NODE__NODE_LIST)
+            return sql_unsupported(s, a->location, "IN with a subquery");
+        list = a->rexpr->list;
+        rc = sql_expr_analyse(s, scope, a->lexpr, &l);
+        if (rc != KEEL_OK)
+            return rc;
+        e = expr_new(s, SQL_EXPR_IN, SQL_TYPE_BOOL, a->location,
+                     (uint16_t)(list->n_items + 1));
+        if (e == NULL)
+            return nomem(s);
+        e->u.negate = negate;
+        for (size_t i = 0; i < list->n_items; i++) {
+            rc = sql_expr_analyse(s, scope, list->items[i], &r);
+            if (rc == KEEL_OK)
+                rc = unify(s, &l, &r, "=", a->location, &t);
+            if (rc != KEEL_OK)
+                return rc;
+            e->args[i + 1] = r;
+        }
+        e->args[0] = l;
+        *out = e;
+        return KEEL_OK;
+    }
+    case PG_QUERY__A__EXPR__KIND__AEXPR_LIKE:
+    case PG_QUERY__A__EXPR__KIND__AEXPR_ILIKE:
+        if (a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_ILIKE)
+            return sql_unsupported(s, a->location, "ILIKE");
+        rc = sql_expr_analyse(s, scope, a->lexpr, &l);
+        if (rc == KEEL_OK)
+            rc = sql_expr_analyse(s, scope, a->rexpr, &r);
+        if (rc == KEEL_OK && !sql_type_is_string(l->type))
+            rc = sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
+                             "operator does not exist: %s ~~ %s",
+                             sql_type_name(l->type), sql_type_name(r->type));
+        if (rc == KEEL_OK)
+            rc = coerce(s, &r, SQL_TYPE_TEXT, false);
+        if (rc != KEEL_OK)
+            return rc;
+        e = expr_new(s, SQL_EXPR_LIKE, SQL_TYPE_BOOL, a->location, 2);
+        if (e == NULL)
+            return nomem(s);
+        e->u.negate = strcmp(name, "!~~") == 0;
+        e->args[0] = l;
+        e->args[1] = r;
+        *out = e;
+        return KEEL_OK;
+    case PG_QUERY__A__EXPR__KIND__AEXPR_BETWEEN:
+    case PG_QUERY__A__EXPR__KIND__AEXPR_NOT_BETWEEN: {
+        const PgQuery__List *list;
+        sql_expr *lo, *hi, *l2, *c1, *c2;
+        bool neg = a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NOT_BETWEEN;
+        if (a->rexpr == NULL || a->rexpr->node_case != PG_QUERY__NODE__NODE_LIST ||
+            a->rexpr->list->n_items != 2)
+            return sql_unsupported(s, a->location, "this BETWEEN");
+        list = a->rexpr->list;
+        /* x BETWEEN a AND b is x >= a AND x <= b, x analysed twice. */
+        rc = sql_expr_analyse(s, scope, a->lexpr, &l);
+        if (rc == KEEL_OK)
+            rc = sql_expr_analyse(s, scope, a->lexpr, &l2);
+        if (rc == KEEL_OK)
+            rc = sql_expr_analyse(s, scope, list->items[0], &lo);
+        if (rc == KEEL_OK)
+            rc = sql_expr_analyse(s, scope, list->items[1], &hi);
+        if (rc == KEEL_OK)
+            rc = analyse_binary(s, neg ? SQL_OP_LT : SQL_OP_GE,
+                                neg ? "<" : ">=", l, lo, a->location, &c1);
+        if (rc == KEEL_OK)
+            rc = analyse_binary(s, neg ? SQL_OP_GT : SQL_OP_LE,
+                                neg ? ">" : "<=", l2, hi, a->location, &c2);
+        if (rc != KEEL_OK)
+            return rc;
+        e = expr_new(s, neg ? SQL_EXPR_OR : SQL_EXPR_AND, SQL_TYPE_BOOL,
+                     a->location, 2);
+        if (e == NULL)
+            return nomem(s);
+        e->args[0] = c1;
+        e->args[1] = c2;
+        *out = e;
+        return KEEL_OK;
+    }
+    default:
+        return sql_unsupported(s, a->location, "this kind of operator");
+    }
+}
+
+static keel_status analyse_func(sql_session *s, const sql_scope *scope,
+                                const PgQuery__FuncCall *fc, sql_expr **out)
+{
+    static const struct {
+        const char *name;
+        sql_func func;
+        uint16_t nargs;
+    } funcs[] = {
+        {"version", SQL_FUNC_VERSION, 0},
+        {"random", SQL_FUNC_RANDOM, 0},
+        {"abs", SQL_FUNC_ABS, 1},
+        {"length", SQL_FUNC_LENGTH, 1},
+        {"char_length", SQL_FUNC_LENGTH, 1},
+        {"upper", SQL_FUNC_UPPER, 1},
+        {"lower", SQL_FUNC_LOWER, 1},
+        {"current_setting", SQL_FUNC_CURRENT_SETTING, 1},
+    };
+    const char *name =
+        fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
+                           : NULL;
+    sql_expr *e;
+    keel_status rc;
+
+    if (name == NULL)
+        return sql_unsupported(s, fc->location, "this function call");
+    if (fc->agg_star || fc->agg_distinct || fc->over != NULL ||
+        strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
+        strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
+        strcmp(name, "avg") == 0)
+        return sql_unsupported(s, fc->location, "aggregate functions");
+    for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+        if (strcmp(funcs[i].name, name) != 0)
+            continue;
+        if (fc->n_args != funcs[i].nargs)
+            break;
+        e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
+                     funcs[i].nargs);
+        if (e == NULL)
+            return nomem(s);
+        e->u.func = funcs[i].func;
+        for (uint16_t a = 0; a < funcs[i].nargs; a++) {
+            rc = sql_expr_analyse(s, scope, fc->args[a], &e->args[a]);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        switch (e->u.func) {
+        case SQL_FUNC_RANDOM:
+            e->type = SQL_TYPE_FLOAT8;
+            break;
+        case SQL_FUNC_ABS:
+            if (e->args[0]->type == SQL_TYPE_UNKNOWN)
+                rc = coerce(s, &e->args[0], SQL_TYPE_FLOAT8, false);
+            else if (!sql_type_is_int(e->args[0]->type) &&
+                     e->args[0]->type != SQL_TYPE_FLOAT8)
+                rc = sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                 "function abs(%s) does not exist",
+                                 sql_type_name(e->args[0]->type));
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = e->args[0]->type;
+            break;
+        case SQL_FUNC_LENGTH:
+            e->type = SQL_TYPE_INT4;
+            /* fall through */
+        case SQL_FUNC_UPPER:
+        case SQL_FUNC_LOWER:
+        case SQL_FUNC_CURRENT_SETTING:
+            if (!sql_type_is_string(e->args[0]->type))
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s) does not exist", name,
+                                   sql_type_name(e->args[0]->type));
+            rc = coerce(s, &e->args[0], SQL_TYPE_TEXT, false);
+            if (rc != KEEL_OK)
+                return rc;
+            break;
+        default:
+            break;
+        }
+        *out = e;
+        return KEEL_OK;
+    }
+    if (strcmp(name, "now") == 0 || strcmp(name, "generate_series") == 0)
+        return sql_unsupported(s, fc->location, name);
+    return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                       "function %s() with %zu argument(s) does not exist", name,
+                       fc->n_args);
+}
+
+/* The common type of CASE's results or COALESCE's arguments. */
+static keel_status unify_list(sql_session *s, sql_expr **list, uint16_t n,
+                              int32_t location, uint32_t *out)
+{
+    uint32_t t = SQL_TYPE_UNKNOWN;
+    keel_status rc;
+
+    for (uint16_t i = 0; i < n; i++) {
+        uint32_t u = list[i]->type;
+        if (u == SQL_TYPE_UNKNOWN || u == t)
+            continue;
+        if (u == SQL_TYPE_NUMERIC_LIT)
+            return sql_unsupported(s, location, "type numeric");
+        if (t == SQL_TYPE_UNKNOWN)
+            t = u;
+        else if (sql_type_is_int(t) && sql_type_is_int(u))
+            t = int_rank(t) >= int_rank(u) ? t : u;
+        else if ((sql_type_is_int(t) || t == SQL_TYPE_FLOAT8) &&
+                 (sql_type_is_int(u) || u == SQL_TYPE_FLOAT8))
+            t = SQL_TYPE_FLOAT8;
+        else if (sql_type_is_string(t) && sql_type_is_string(u))
+            t = SQL_TYPE_TEXT;
+        else
+            return sql_fail_at(s, location, KEEL_ETYPE, "42804",
+                               "types %s and %s cannot be matched",
+                               sql_type_name(t), sql_type_name(u));
+    }
+    if (t == SQL_TYPE_UNKNOWN)
+        t = SQL_TYPE_TEXT;
+    for (uint16_t i = 0; i < n; i++) {
+        if (sql_type_is_string(t) && sql_type_is_string(list[i]->type) &&
+            list[i]->type != SQL_TYPE_UNKNOWN)
+            continue;
+        rc = coerce(s, &list[i], t, false);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    *out = t;
+    return KEEL_OK;
+}
+
+static keel_status analyse_case(sql_session *s, const sql_scope *scope,
+                                const PgQuery__CaseExpr *c, sql_expr **out)
+{
+    /* args: [arg], then when/then pairs, then [else]. */
+    uint16_t base = c->arg != NULL ? 1 : 0;
+    uint16_t n = (uint16_t)(base + 2 * c->n_args + (c->defresult != NULL));
+    sql_expr *e = expr_new(s, SQL_EXPR_CASE, SQL_TYPE_TEXT, c->location, n);
+    sql_expr **results;
+    uint16_t nres = 0;
+    uint32_t t;
+    keel_status rc = KEEL_OK;
+
+    if (e == NULL)
+        return nomem(s);
+    e->u.has_arg = c->arg != NULL;
+    e->has_else = c->defresult != NULL;
+    results = sql_alloc(&s->arena, (c->n_args + 1) * sizeof(sql_expr *));
+    if (results == NULL)
+        return nomem(s);
+    if (c->arg != NULL)
+        rc = sql_expr_analyse(s, scope, c->arg, &e->args[0]);
+    for (size_t i = 0; rc == KEEL_OK && i < c->n_args; i++) {
+        const PgQuery__CaseWhen *w;
+        sql_expr **cond = &e->args[base + 2 * i];
+        if (c->args[i]->node_case != PG_QUERY__NODE__NODE_CASE_WHEN)
+            return sql_unsupported(s, c->location, "this CASE");
+        w = c->args[i]->case_when;
+        rc = sql_expr_analyse(s, scope, w->expr, cond);
+        if (rc == KEEL_OK && c->arg != NULL) {
+            sql_expr *l = e->args[0];
+            uint32_t u;
+            rc = unify(s, &l, cond, "=", w->location, &u);
+            e->args[0] = l;
+        } else if (rc == KEEL_OK) {
+            rc = want_bool(s, cond, "CASE/WHEN");
+        }
+        if (rc == KEEL_OK)
+            rc = sql_expr_analyse(s, scope, w->result,
+                                  &e->args[base + 2 * i + 1]);
+    }
+    if (rc == KEEL_OK && c->defresult != NULL)
+        rc = sql_expr_analyse(s, scope, c->defresult, &e->args[n - 1]);
+    if (rc != KEEL_OK)
+        return rc;
+    for (size_t i = 0; i < c->n_args; i++)
+        results[nres++] = e->args[base + 2 * i + 1];
+    if (c->defresult != NULL)
+        results[nres++] = e->args[n - 1];
+    rc = unify_list(s, results, nres, c->location, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    nres = 0;
+    for (size_t i = 0; i < c->n_args; i++)
+        e->args[base + 2 * i + 1] = results[nres++];
+    if (c->defresult != NULL)
+        e->args[n - 1] = results[nres++];
+    e->type = t;
+    *out = e;
+    return KEEL_OK;
+}
+
+keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
+                             const PgQuery__Node *node, sql_expr **out)
+{
+    sql_expr *e;
+    keel_status rc;
+
+    if (node == NULL)
+        return sql_unsupported(s, -1, "an empty expression");
+    switch (node->node_case) {
+    case PG_QUERY__NODE__NODE_A_CONST:
+        return analyse_const(s, node->a_const, out);
+    case PG_QUERY__NODE__NODE_COLUMN_REF:
+        return analyse_column(s, scope, node->column_ref, out);
+    case PG_QUERY__NODE__NODE_A_EXPR:
+        return analyse_aexpr(s, scope, node->a_expr, out);
+    case PG_QUERY__NODE__NODE_TYPE_CAST: {
+        const PgQuery__TypeCast *tc = node->type_cast;
+        uint32_t type;
+        int32_t typmod;
+        rc = sql_expr_analyse(s, scope, tc->arg, &e);
+        if (rc == KEEL_OK)
+            rc = sql_type_lookup(s, tc->type_name, &type, &typmod);
+        if (rc != KEEL_OK)
+            return rc;
+        if (e->kind == SQL_EXPR_CONST) {
+            sql_value v = e->u.value;
+            if (v.type == SQL_TYPE_NUMERIC_LIT)
+                v.type = SQL_TYPE_UNKNOWN;
+            rc = sql_value_cast(s, &v, type, typmod, true, e->location);
+            if (rc != KEEL_OK)
+                return rc;
+            e->u.value = v;
+            e->type = type;
+            *out = e;
+            return KEEL_OK;
+        }
+        if (e->type == SQL_TYPE_NUMERIC_LIT)
+            return sql_unsupported(s, tc->location, "type numeric");
+        *out = expr_new(s, SQL_EXPR_CAST, type, tc->location, 1);
+        if (*out == NULL)
+            return nomem(s);
+        (*out)->args[0] = e;
+        (*out)->u.value.v.i = typmod; /* the length a string cast keeps */
+        return KEEL_OK;
+    }
+    case PG_QUERY__NODE__NODE_BOOL_EXPR: {
+        const PgQuery__BoolExpr *b = node->bool_expr;
+        sql_expr_kind k = b->boolop == PG_QUERY__BOOL_EXPR_TYPE__AND_EXPR ? SQL_EXPR_AND
+                          : b->boolop == PG_QUERY__BOOL_EXPR_TYPE__OR_EXPR ? SQL_EXPR_OR
+                                                                           : SQL_EXPR_NOT;
+        e = expr_new(s, k, SQL_TYPE_BOOL, b->location, (uint16_t)b->n_args);
+        if (e == NULL)
+            return nomem(s);
+        for (size_t i = 0; i < b->n_args; i++) {
+            rc = sql_expr_analyse(s, scope, b->args[i], &e->args[i]);
+            if (rc == KEEL_OK)
+                rc = want_bool(s, &e->args[i],
+                               k == SQL_EXPR_AND  ? "AND"
+                               : k == SQL_EXPR_OR ? "OR"
+                                                  : "NOT");
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        *out = e;
+        return KEEL_OK;
+    }
+    case PG_QUERY__NODE__NODE_NULL_TEST: {
+        const PgQuery__NullTest *t = node->null_test;
+        e = expr_new(s,
+                     t->nulltesttype == PG_QUERY__NULL_TEST_TYPE__IS_NULL
+                         ? SQL_EXPR_ISNULL
+                         : SQL_EXPR_ISNOTNULL,
+                     SQL_TYPE_BOOL, t->location, 1);
+        if (e == NULL)
+            return nomem(s);
+        rc = sql_expr_analyse(s, scope, t->arg, &e->args[0]);
+        if (rc != KEEL_OK)
+            return rc;
+        *out = e;
+        return KEEL_OK;
+    }
+    case PG_QUERY__NODE__NODE_FUNC_CALL:
+        return analyse_func(s, scope, node->func_call, out);
+    case PG_QUERY__NODE__NODE_CASE_EXPR:
+        return analyse_case(s, scope, node->case_expr, out);
+    case PG_QUERY__NODE__NODE_COALESCE_EXPR: {
+        const PgQuery__CoalesceExpr *c = node->coalesce_expr;
+        uint32_t t;
+        e = expr_new(s, SQL_EXPR_COALESCE, SQL_TYPE_TEXT, c->location,
+                     (uint16_t)c->n_args);
+        if (e == NULL)
+            return nomem(s);
+        for (size_t i = 0; i < c->n_args; i++) {
+            rc = sql_expr_analyse(s, scope, c->args[i], &e->args[i]);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        rc = unify_list(s, e->args, e->nargs, c->location, &t);
+        if (rc != KEEL_OK)
+            return rc;
+        e->type = t;
+        *out = e;
+        return KEEL_OK;
+    }
+    case PG_QUERY__NODE__NODE_SQLVALUE_FUNCTION: {
+        const PgQuery__SQLValueFunction *f = node->sqlvalue_function;
+        const char *v;
+        switch (f->op) {
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_ROLE:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_USER:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_USER:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_SESSION_USER:
+            v = sql_setting_get(s, "user");
+            break;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_CATALOG:
+            v = sql_setting_get(s, "database");
+            break;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_SCHEMA:
+            v = "public";
+            break;
+        default:
+            return sql_unsupported(s, f->location,
+                                   "types timestamp, date and time");
+        }
+        e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, f->location, 0);
+        if (e == NULL)
+            return nomem(s);
+        e->u.value.type = SQL_TYPE_NAME;
+        e->u.value.v.s.p = sql_strndup(&s->arena, v, strlen(v));
+        e->u.value.v.s.len = (uint32_t)strlen(v);
+        if (e->u.value.v.s.p == NULL)
+            return nomem(s);
+        *out = e;
+        return KEEL_OK;
+    }
+    case PG_QUERY__NODE__NODE_PARAM_REF:
+        return sql_unsupported(s, node->param_ref->location,
+                               "parameters ($n)");
+    case PG_QUERY__NODE__NODE_SUB_LINK:
+        return sql_unsupported(s, node->sub_link->location, "subqueries");
+    default:
+        return sql_unsupported(s, -1, "this kind of expression");
+    }
+}
+
+/* ---- evaluation --------------------------------------------------------- */
+
+/* Errors found while evaluating carry no position, as PostgreSQL's
+ * executor's do not: only analysis points into the query. */
+static keel_status overflow(sql_session *s, const sql_expr *e)
+{
+    return sql_fail(s, KEEL_EINVAL, "22003", "%s out of range",
+                    sql_type_name(e->type));
+}
+
+static keel_status int_fits(sql_session *s, const sql_expr *e, int64_t v)
+{
+    if ((e->type == SQL_TYPE_INT2 && (v < INT16_MIN || v > INT16_MAX)) ||
+        (e->type == SQL_TYPE_INT4 && (v < INT32_MIN || v > INT32_MAX)))
+        return overflow(s, e);
+    return KEEL_OK;
+}
+
+static keel_status eval_arith(sql_session *s, const sql_expr *e,
+                              const sql_value *a, const sql_value *b,
+                              sql_value *out)
+{
+    out->type = e->type;
+    out->isnull = false;
+    if (e->type == SQL_TYPE_FLOAT8) {
+        double x = a->v.f, y = b->v.f, r;
+        switch (e->u.op) {
+        case SQL_OP_ADD:
+            r = x + y;
+            break;
+        case SQL_OP_SUB:
+            r = x - y;
+            break;
+        case SQL_OP_MUL:
+            r = x * y;
+            break;
+        default:
+            if (y == 0)
+                return sql_fail(s, KEEL_EINVAL, "22012", "division by zero");
+            r = x / y;
+            break;
+        }
+        if (isinf(r) && !isinf(x) && !isinf(y))
+            return sql_fail(s, KEEL_EINVAL, "22003",
+                            "value out of range: overflow");
+        out->v.f = r;
+        return KEEL_OK;
+    }
+    {
+        int64_t x = a->v.i, y = b->v.i, r;
+        switch (e->u.op) {
+        case SQL_OP_ADD:
+            if (__builtin_add_overflow(x, y, &r))
+                return overflow(s, e);
+            break;
+        case SQL_OP_SUB:
+            if (__builtin_sub_overflow(x, y, &r))
+                return overflow(s, e);
+            break;
+        case SQL_OP_MUL:
+            if (__builtin_mul_overflow(x, y, &r))
+                return overflow(s, e);
+            break;
+        case SQL_OP_DIV:
+            if (y == 0)
+                return sql_fail(s, KEEL_EINVAL, "22012", "division by zero");
+            if (y == -1) {
+                if (__builtin_sub_overflow((int64_t)0, x, &r))
+                    return overflow(s, e);
+            } else {
+                r = x / y;
+            }
+            break;
+        default:
+            if (y == 0)
+                return sql_fail(s, KEEL_EINVAL, "22012", "division by zero");
+            r = y == -1 ? 0 : x % y;
+            break;
+        }
+        out->v.i = r;
+        return int_fits(s, e, r);
+    }
+}
+
+/* LIKE: % any run, _ any one character, \ escapes (UTF-8 aware). */
+static bool like_match(const char *t, uint32_t tl, const char *p, uint32_t pl)
+{
+    uint32_t ti = 0, pi = 0, star_p = UINT32_MAX, star_t = 0;
+
+    while (ti < tl) {
+        if (pi < pl && p[pi] == '\\' && pi + 1 < pl) {
+            if (p[pi + 1] == t[ti]) {
+                pi += 2;
+                ti++;
+                continue;
+            }
+        } else if (pi < pl && p[pi] == '_') {
+            /* one character: its UTF-8 bytes */
+            pi++;
+            ti++;
+            while (ti < tl && ((unsigned char)t[ti] & 0xC0) == 0x80)
+                ti++;
+            continue;
+        } else if (pi < pl && p[pi] == '%') {
+            star_p = ++pi;
+            star_t = ti;
+            continue;
+        } else if (pi < pl && p[pi] == t[ti]) {
+            pi++;
+            ti++;
+            continue;
+        }
+        if (star_p == UINT32_MAX)
+            return false;
+        pi = star_p;
+        ti = ++star_t;
+    }
+    while (pi < pl && p[pi] == '%')
+        pi++;
+    return pi == pl;
+}
+
+static keel_status eval_func(sql_session *s, const sql_expr *e,
+                             const sql_value *row, sql_value *out)
+{
+    sql_value a = {0};
+    keel_status rc;
+
+    if (e->nargs > 0) {
+        rc = sql_expr_eval(s, e->args[0], row, &a);
+        if (rc != KEEL_OK)
+            return rc;
+        if (a.isnull) {
+            out->type = e->type;
+            out->isnull = true;
+            return KEEL_OK;
+        }
+    }
+    out->type = e->type;
+    out->isnull = false;
+    switch (e->u.func) {
+    case SQL_FUNC_VERSION: {
+        static const char v[] =
+            "PostgreSQL 15.0 (keel " KEEL_VERSION_STRING "), 64-bit";
+        out->v.s.p = v;
+        out->v.s.len = sizeof(v) - 1;
+        return KEEL_OK;
+    }
+    case SQL_FUNC_RANDOM:
+        out->v.f = drand48();
+        return KEEL_OK;
+    case SQL_FUNC_ABS:
+        if (e->type == SQL_TYPE_FLOAT8) {
+            out->v.f = fabs(a.v.f);
+        } else {
+            if ((e->type == SQL_TYPE_INT8 && a.v.i == INT64_MIN))
+                return overflow(s, e);
+            out->v.i = a.v.i < 0 ? -a.v.i : a.v.i;
+            return int_fits(s, e, out->v.i);
+        }
+        return KEEL_OK;
+    case SQL_FUNC_LENGTH: {
+        int64_t n = 0;
+        uint32_t len = a.v.s.len;
+        if (a.type == SQL_TYPE_BPCHAR)
+            while (len > 0 && a.v.s.p[len - 1] == ' ')
+                len--;
+        for (uint32_t i = 0; i < len; i++)
+            n += ((unsigned char)a.v.s.p[i] & 0xC0) != 0x80;
+        out->v.i = n;
+        return KEEL_OK;
+    }
+    case SQL_FUNC_UPPER:
+    case SQL_FUNC_LOWER: {
+        char *p = sql_alloc(&s->arena, a.v.s.len + 1);
+        if (p == NULL)
+            return nomem(s);
+        for (uint32_t i = 0; i < a.v.s.len; i++) {
+            char c = a.v.s.p[i];
+            if (e->u.func == SQL_FUNC_UPPER && c >= 'a' && c <= 'z')
+                c = (char)(c - 'a' + 'A');
+            else if (e->u.func == SQL_FUNC_LOWER && c >= 'A' && c <= 'Z')
+                c = (char)(c - 'A' + 'a');
+            p[i] = c;
+        }
+        out->v.s.p = p;
+        out->v.s.len = a.v.s.len;
+        return KEEL_OK;
+    }
+    case SQL_FUNC_CURRENT_SETTING: {
+        char *name = sql_strndup(&s->arena, a.v.s.p, a.v.s.len);
+        const char *v;
+        if (name == NULL)
+            return nomem(s);
+        v = sql_setting_get(s, name);
+        if (v[0] == '\0' && strcasecmp(name, "application_name") != 0)
+            return sql_fail_at(s, e->location, KEEL_ENOENT, "42704",
+                               "unrecognized configuration parameter \"%s\"",
+                               name);
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    }
+    return sql_unsupported(s, e->location, "this function");
+}
+
+keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
+                          const sql_value *row, sql_value *out)
+{
+    sql_value a, b;
+    keel_status rc;
+
+    switch (e->kind) {
+    case SQL_EXPR_CONST:
+        if (e->u.value.type == SQL_TYPE_NUMERIC_LIT)
+            return sql_unsupported(s, e->location, "type numeric");
+        *out = e->u.value;
+        return KEEL_OK;
+    case SQL_EXPR_COLUMN:
+        *out = row[e->u.column];
+        return KEEL_OK;
+    case SQL_EXPR_CAST:
+        rc = sql_expr_eval(s, e->args[0], row, out);
+        if (rc != KEEL_OK)
+            return rc;
+        return sql_value_cast(s, out, e->type,
+                              sql_type_is_string(e->type) ? (int32_t)e->u.value.v.i
+                                                          : -1,
+                              true, -1);
+    case SQL_EXPR_OP:
+        rc = sql_expr_eval(s, e->args[0], row, &a);
+        if (rc != KEEL_OK)
+            return rc;
+        if (e->u.op == SQL_OP_NEG) {
+            *out = a;
+            if (a.isnull)
+                return KEEL_OK;
+            if (a.type == SQL_TYPE_FLOAT8) {
+                out->v.f = -a.v.f;
+                return KEEL_OK;
+            }
+            if (a.v.i == INT64_MIN)
+                return overflow(s, e);
+            out->v.i = -a.v.i;
+            return int_fits(s, e, out->v.i);
+        }
+        rc = sql_expr_eval(s, e->args[1], row, &b);
+        if (rc != KEEL_OK)
+            return rc;
+        if (a.isnull || b.isnull) {
+            out->type = e->type;
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        if (e->u.op <= SQL_OP_MOD)
+            return eval_arith(s, e, &a, &b, out);
+        out->type = e->type;
+        out->isnull = false;
+        if (e->u.op == SQL_OP_CONCAT) {
+            char *p = sql_alloc(&s->arena, a.v.s.len + b.v.s.len + 1);
+            if (p == NULL)
+                return nomem(s);
+            memcpy(p, a.v.s.p, a.v.s.len);
+            memcpy(p + a.v.s.len, b.v.s.p, b.v.s.len);
+            out->v.s.p = p;
+            out->v.s.len = a.v.s.len + b.v.s.len;
+            return KEEL_OK;
+        }
+        {
+            int c = sql_value_compare(&a, &b);
+            switch (e->u.op) {
+            case SQL_OP_EQ:
+                out->v.b = c == 0;
+                break;
+            case SQL_OP_NE:
+                out->v.b = c != 0;
+                break;
+            case SQL_OP_LT:
+                out->v.b = c < 0;
+                break;
+            case SQL_OP_LE:
+                out->v.b = c <= 0;
+                break;
+            case SQL_OP_GT:
+                out->v.b = c > 0;
+                break;
+            default:
+                out->v.b = c >= 0;
+                break;
+            }
+        }
+        return KEEL_OK;
+    case SQL_EXPR_AND:
+    case SQL_EXPR_OR: {
+        /* AND: false wins over NULL; OR: true wins over NULL. */
+        bool any_null = false, stop = e->kind == SQL_EXPR_OR;
+        for (uint16_t i = 0; i < e->nargs; i++) {
+            rc = sql_expr_eval(s, e->args[i], row, &a);
+            if (rc != KEEL_OK)
+                return rc;
+            if (a.isnull) {
+                any_null = true;
+            } else if (a.v.b == stop) {
+                out->type = SQL_TYPE_BOOL;
+                out->isnull = false;
+                out->v.b = stop;
+                return KEEL_OK;
+            }
+        }
+        out->type = SQL_TYPE_BOOL;
+        out->isnull = any_null;
+        out->v.b = !stop;
+        return KEEL_OK;
+    }
+    case SQL_EXPR_NOT:
+        rc = sql_expr_eval(s, e->args[0], row, out);
+        if (rc == KEEL_OK && !out->isnull)
+            out->v.b = !out->v.b;
+        return rc;
+    case SQL_EXPR_ISNULL:
+    case SQL_EXPR_ISNOTNULL:
+        rc = sql_expr_eval(s, e->args[0], row, &a);
+        if (rc != KEEL_OK)
+            return rc;
+        out->type = SQL_TYPE_BOOL;
+        out->isnull = false;
+        out->v.b = a.isnull == (e->kind == SQL_EXPR_ISNULL);
+        return KEEL_OK;
+    case SQL_EXPR_FUNC:
+        return eval_func(s, e, row, out);
+    case SQL_EXPR_IN: {
+        bool any_null = false;
+        rc = sql_expr_eval(s, e->args[0], row, &a);
+        if (rc != KEEL_OK)
+            return rc;
+        out->type = SQL_TYPE_BOOL;
+        out->isnull = false;
+        if (a.isnull) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        for (uint16_t i = 1; i < e->nargs; i++) {
+            rc = sql_expr_eval(s, e->args[i], row, &b);
+            if (rc != KEEL_OK)
+                return rc;
+            if (b.isnull) {
+                any_null = true;
+            } else if (sql_value_compare(&a, &b) == 0) {
+                out->v.b = !e->u.negate;
+                return KEEL_OK;
+            }
+        }
+        out->isnull = any_null;
+        out->v.b = e->u.negate;
+        return KEEL_OK;
+    }
+    case SQL_EXPR_LIKE:
+        rc = sql_expr_eval(s, e->args[0], row, &a);
+        if (rc == KEEL_OK)
+            rc = sql_expr_eval(s, e->args[1], row, &b);
+        if (rc != KEEL_OK)
+            return rc;
+        out->type = SQL_TYPE_BOOL;
+        out->isnull = a.isnull || b.isnull;
+        if (!out->isnull)
+            out->v.b = like_match(a.v.s.p, a.v.s.len, b.v.s.p, b.v.s.len) !=
+                       e->u.negate;
+        return KEEL_OK;
+    case SQL_EXPR_CASE: {
+        uint16_t base = e->u.has_arg ? 1 : 0;
+        uint16_t pairs = (uint16_t)((e->nargs - base - e->has_else) / 2);
+        sql_value x = {0};
+        if (e->u.has_arg) {
+            rc = sql_expr_eval(s, e->args[0], row, &x);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        for (uint16_t i = 0; i < pairs; i++) {
+            bool hit;
+            rc = sql_expr_eval(s, e->args[base + 2 * i], row, &a);
+            if (rc != KEEL_OK)
+                return rc;
+            if (e->u.has_arg)
+                hit = !x.isnull && !a.isnull && sql_value_compare(&x, &a) == 0;
+            else
+                hit = !a.isnull && a.v.b;
+            if (hit)
+                return sql_expr_eval(s, e->args[base + 2 * i + 1], row, out);
+        }
+        if (e->has_else)
+            return sql_expr_eval(s, e->args[e->nargs - 1], row, out);
+        out->type = e->type;
+        out->isnull = true;
+        return KEEL_OK;
+    }
+    case SQL_EXPR_COALESCE:
+        for (uint16_t i = 0; i < e->nargs; i++) {
+            rc = sql_expr_eval(s, e->args[i], row, out);
+            if (rc != KEEL_OK || !out->isnull)
+                return rc;
+        }
+        out->type = e->type;
+        out->isnull = true;
+        return KEEL_OK;
+    }
+    return sql_unsupported(s, e->location, "this expression");
+}
+
+/* ---- constant folding ---------------------------------------------------- */
+
+/* Whether e's value is the same every time it is evaluated. */
+static bool is_stable(const sql_expr *e)
+{
+    return !(e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_RANDOM);
+}
+
+/*
+ * Evaluates every subexpression of constants once, at analysis, as
+ * PostgreSQL's planner does: an error in one (1/0, a bad cast) is
+ * reported before the statement returns anything.
+ */
+static keel_status fold(sql_session *s, sql_expr **ep)
+{
+    sql_expr *e = *ep;
+    bool all_const = true;
+    sql_value v;
+    keel_status rc;
+
+    if (e->kind == SQL_EXPR_CONST || e->kind == SQL_EXPR_COLUMN)
+        return KEEL_OK;
+    for (uint16_t i = 0; i < e->nargs; i++) {
+        rc = fold(s, &e->args[i]);
+        if (rc != KEEL_OK)
+            return rc;
+        if (e->args[i]->kind != SQL_EXPR_CONST ||
+            e->args[i]->type == SQL_TYPE_NUMERIC_LIT)
+            all_const = false;
+    }
+    if (!all_const || !is_stable(e))
+        return KEEL_OK;
+    rc = sql_expr_eval(s, e, NULL, &v);
+    if (rc != KEEL_OK)
+        return rc;
+    e->kind = SQL_EXPR_CONST;
+    e->nargs = 0;
+    e->u.value = v;
+    e->u.value.type = e->type;
+    return KEEL_OK;
+}
+
+keel_status sql_expr_prepare(sql_session *s, const sql_scope *scope,
+                             const PgQuery__Node *node, sql_expr **out)
+{
+    keel_status rc = sql_expr_analyse(s, scope, node, out);
+
+    if (rc == KEEL_OK)
+        rc = fold(s, out);
+    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_NUMERIC_LIT)
+        rc = sql_unsupported(s, (*out)->location, "type numeric");
+    return rc;
+}

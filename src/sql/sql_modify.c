@@ -1,0 +1,404 @@
+/*
+ * sql_modify.c: INSERT, UPDATE and DELETE.
+ *
+ * INSERT ... VALUES evaluates each row's expressions, casts them to their
+ * columns' types as an assignment does (a quoted literal to any type, an
+ * integer to a wider or, in range, a narrower one, char(n) padded), and
+ * inserts the rows one by one.
+ *
+ * UPDATE and DELETE address rows by primary key, as the engine does:
+ * they first read every row the WHERE clause selects, keeping each one's
+ * key (and, for UPDATE, its new values computed from the row as read),
+ * and only then change them.  So a statement never meets the versions it
+ * wrote itself (an UPDATE that moves rows forward in the key's order
+ * cannot see them again), which PostgreSQL gets from command ids.  A
+ * table without a primary key cannot be updated or deleted from yet.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql/sql_internal.h"
+
+/* Casts v to column c's type, as an assignment. */
+static keel_status to_column(sql_session *s, const sql_table *t,
+                             const keel_column_info *c, sql_value *v,
+                             int32_t location)
+{
+    uint32_t type = sql_type_of_keel(c->type);
+    keel_status rc;
+
+    if (v->isnull) {
+        if (c->notnull)
+            return sql_fail(s, KEEL_ETYPE, "23502",
+                            "null value in column \"%s\" of relation \"%s\" "
+                            "violates not-null constraint",
+                            c->name, t->name);
+        v->type = type;
+        return KEEL_OK;
+    }
+    rc = sql_value_cast(s, v, type, c->type == KEEL_CHAR ? c->charlen : -1,
+                        false, location);
+    if (rc == KEEL_ETYPE && s->err != NULL)
+        /* Name the column, as PostgreSQL does. */
+        snprintf(s->err->message, sizeof(s->err->message),
+                 "column \"%s\" is of type %s but expression is of type %s",
+                 c->name, sql_type_name(type), sql_type_name(v->type));
+    if (rc == KEEL_OK && c->type == KEEL_NAME && v->v.s.len > 63)
+        v->v.s.len = 63;
+    return rc;
+}
+
+/* A copy of v's string in the arena. */
+static keel_status keep(sql_session *s, sql_value *v)
+{
+    char *p;
+
+    if (v->isnull || !sql_type_is_string(v->type))
+        return KEEL_OK;
+    p = sql_alloc(&s->arena, v->v.s.len + 1);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memcpy(p, v->v.s.p, v->v.s.len);
+    v->v.s.p = p;
+    return KEEL_OK;
+}
+
+/* The column named name (42703 if none). */
+static keel_status column_index(sql_session *s, const sql_table *t,
+                                const char *name, int32_t location,
+                                uint16_t *out)
+{
+    for (uint16_t i = 0; i < t->info.ncols; i++)
+        if (strcmp(t->cols[i].name, name) == 0) {
+            *out = i;
+            return KEEL_OK;
+        }
+    return sql_fail_at(s, location, KEEL_ENOENT, "42703",
+                       "column \"%s\" of relation \"%s\" does not exist", name,
+                       t->name);
+}
+
+keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
+{
+    sql_table t;
+    const PgQuery__SelectStmt *sel;
+    uint16_t *map, nmap;
+    sql_value *row;
+    int32_t *loc;
+    keel_value *kv;
+    uint64_t n = 0;
+    keel_status rc;
+
+    if (st->with_clause != NULL)
+        return sql_unsupported(s, -1, "WITH");
+    if (st->on_conflict_clause != NULL)
+        return sql_unsupported(s, -1, "ON CONFLICT");
+    if (st->n_returning_list > 0)
+        return sql_unsupported(s, -1, "RETURNING");
+    if (st->select_stmt == NULL)
+        return sql_unsupported(s, -1, "INSERT ... DEFAULT VALUES");
+    sel = st->select_stmt->select_stmt;
+    if (st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT ||
+        sel->n_values_lists == 0)
+        return sql_unsupported(s, -1, "INSERT ... SELECT");
+    rc = sql_table_open(s, st->relation, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    map = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*map));
+    row = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*row));
+    kv = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*kv));
+    loc = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*loc));
+    if (map == NULL || row == NULL || kv == NULL || loc == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    /* Which column each value goes to. */
+    if (st->n_cols > 0) {
+        if (st->n_cols > t.info.ncols)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "INSERT has more target columns than the table");
+        nmap = (uint16_t)st->n_cols;
+        for (uint16_t i = 0; i < nmap; i++) {
+            const PgQuery__ResTarget *rt = st->cols[i]->res_target;
+            if (rt->n_indirection > 0)
+                return sql_unsupported(s, rt->location,
+                                       "assignment to a part of a column");
+            rc = column_index(s, &t, rt->name, rt->location, &map[i]);
+            if (rc != KEEL_OK)
+                return rc;
+            for (uint16_t j = 0; j < i; j++)
+                if (map[j] == map[i])
+                    return sql_fail_at(s, rt->location, KEEL_EINVAL, "42701",
+                                       "column \"%s\" specified more than once",
+                                       rt->name);
+        }
+    } else {
+        nmap = t.info.ncols;
+        for (uint16_t i = 0; i < nmap; i++)
+            map[i] = i;
+    }
+    for (size_t r = 0; r < sel->n_values_lists; r++) {
+        const PgQuery__List *vl = sel->values_lists[r]->list;
+        if (vl->n_items > nmap)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "INSERT has more expressions than target columns");
+        if (vl->n_items < nmap && st->n_cols > 0)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "INSERT has more target columns than expressions");
+        for (uint16_t c = 0; c < t.info.ncols; c++) {
+            row[c] = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = true};
+            loc[c] = -1;
+        }
+        for (uint16_t i = 0; i < vl->n_items; i++) {
+            const PgQuery__Node *node = vl->items[i];
+            sql_expr *e;
+            if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
+                continue; /* no column has a default but NULL */
+            rc = sql_expr_prepare(s, NULL, node, &e);
+            if (rc == KEEL_OK)
+                rc = sql_expr_eval(s, e, NULL, &row[map[i]]);
+            if (rc != KEEL_OK)
+                return rc;
+            /* A literal's bad text points at the literal, as in
+             * PostgreSQL, where it is cast at analysis. */
+            if (e->kind == SQL_EXPR_CONST && e->type == SQL_TYPE_UNKNOWN)
+                loc[map[i]] = e->location;
+        }
+        for (uint16_t c = 0; c < t.info.ncols; c++) {
+            rc = to_column(s, &t, &t.cols[c], &row[c], loc[c]);
+            if (rc != KEEL_OK)
+                return rc;
+            sql_value_to_keel(&row[c], &kv[c]);
+        }
+        rc = keel_insert(s->ks, t.schema, t.name, kv);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        n++;
+        rc = sql_check_cancel(s);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return sql_complete(s, "INSERT 0 %llu", (unsigned long long)n);
+}
+
+/* The rows an UPDATE or DELETE will change: each one's primary key, and
+ * for an UPDATE its new values. */
+typedef struct change_list {
+    sql_value *keys; /* n * npkey */
+    sql_value *rows; /* n * ncols (UPDATE) */
+    size_t n, cap;
+} change_list;
+
+static keel_status change_add(sql_session *s, change_list *cl,
+                              const sql_table *t, const sql_value *row,
+                              const sql_value *newrow)
+{
+    uint16_t nk = t->info.npkey, nc = t->info.ncols;
+    keel_status rc;
+
+    if (cl->n == cl->cap) {
+        size_t cap = cl->cap == 0 ? 64 : cl->cap * 2;
+        sql_value *k = sql_alloc(&s->arena, cap * nk * sizeof(sql_value));
+        sql_value *r = newrow != NULL
+                           ? sql_alloc(&s->arena, cap * nc * sizeof(sql_value))
+                           : NULL;
+        if (k == NULL || (newrow != NULL && r == NULL))
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (cl->n > 0) {
+            memcpy(k, cl->keys, cl->n * nk * sizeof(sql_value));
+            if (newrow != NULL)
+                memcpy(r, cl->rows, cl->n * nc * sizeof(sql_value));
+        }
+        cl->keys = k;
+        cl->rows = r;
+        cl->cap = cap;
+    }
+    for (uint16_t i = 0; i < nk; i++) {
+        sql_value *v = &cl->keys[cl->n * nk + i];
+        *v = row[t->info.pkey[i] - 1];
+        rc = keep(s, v);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    for (uint16_t i = 0; newrow != NULL && i < nc; i++) {
+        sql_value *v = &cl->rows[cl->n * nc + i];
+        *v = newrow[i];
+        rc = keep(s, v);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    cl->n++;
+    return KEEL_OK;
+}
+
+/* Analyses WHERE against the table (NULL for none). */
+static keel_status where_analyse(sql_session *s, const sql_scope *scope,
+                                 const PgQuery__Node *n, sql_expr **out)
+{
+    keel_status rc;
+
+    *out = NULL;
+    if (n == NULL)
+        return KEEL_OK;
+    rc = sql_expr_prepare(s, scope, n, out);
+    if (rc == KEEL_OK && (*out)->type != SQL_TYPE_BOOL)
+        rc = sql_fail_at(s, (*out)->location, KEEL_ETYPE, "42804",
+                         "argument of WHERE must be type boolean, not type %s",
+                         sql_type_name((*out)->type));
+    return rc;
+}
+
+keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
+{
+    sql_table t;
+    sql_scope scope;
+    sql_scan sc;
+    sql_expr *where, **set;
+    sql_value *newrow;
+    keel_value *kv, *kk;
+    change_list cl = {0};
+    uint64_t n = 0;
+    bool found;
+    keel_status rc;
+
+    if (st->with_clause != NULL)
+        return sql_unsupported(s, -1, "WITH");
+    if (st->n_from_clause > 0)
+        return sql_unsupported(s, -1, "UPDATE ... FROM");
+    if (st->n_returning_list > 0)
+        return sql_unsupported(s, -1, "RETURNING");
+    rc = sql_table_open(s, st->relation, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    if (t.info.npkey == 0)
+        return sql_unsupported(s, st->relation->location,
+                               "UPDATE of a table without a primary key");
+    scope = (sql_scope){.table = t.alias, .cols = t.cols, .ncols = t.info.ncols};
+    set = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*set));
+    newrow = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*newrow));
+    kv = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*kv));
+    kk = sql_alloc(&s->arena, 17 * sizeof(*kk));
+    if (set == NULL || newrow == NULL || kv == NULL || kk == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(set, 0, (t.info.ncols + 1) * sizeof(*set));
+    for (size_t i = 0; i < st->n_target_list; i++) {
+        const PgQuery__ResTarget *rt = st->target_list[i]->res_target;
+        uint16_t c;
+        if (rt->n_indirection > 0)
+            return sql_unsupported(s, rt->location,
+                                   "assignment to a part of a column");
+        if (rt->val != NULL &&
+            rt->val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF)
+            return sql_unsupported(s, rt->location, "SET (a, b) = ...");
+        rc = column_index(s, &t, rt->name, rt->location, &c);
+        if (rc != KEEL_OK)
+            return rc;
+        if (set[c] != NULL)
+            return sql_fail_at(s, rt->location, KEEL_EINVAL, "42601",
+                               "multiple assignments to same column \"%s\"",
+                               rt->name);
+        if (rt->val != NULL &&
+            rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
+            sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+            if (e == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            memset(e, 0, sizeof(*e));
+            e->kind = SQL_EXPR_CONST;
+            e->type = SQL_TYPE_UNKNOWN;
+            e->u.value.isnull = true;
+            e->location = rt->location;
+            set[c] = e;
+            continue;
+        }
+        rc = sql_expr_prepare(s, &scope, rt->val, &set[c]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK)
+        rc = sql_scan_begin(s, &sc, &t, where);
+    if (rc != KEEL_OK)
+        return rc;
+    while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {
+        for (uint16_t c = 0; rc == KEEL_OK && c < t.info.ncols; c++) {
+            if (set[c] == NULL) {
+                newrow[c] = sc.row[c];
+                continue;
+            }
+            rc = sql_expr_eval(s, set[c], sc.row, &newrow[c]);
+            if (rc == KEEL_OK)
+                rc = to_column(s, &t, &t.cols[c], &newrow[c], -1);
+        }
+        if (rc == KEEL_OK)
+            rc = change_add(s, &cl, &t, sc.row, newrow);
+        if (rc != KEEL_OK)
+            break;
+    }
+    sql_scan_end(&sc);
+    for (size_t i = 0; rc == KEEL_OK && i < cl.n; i++) {
+        for (uint16_t k = 0; k < t.info.npkey; k++)
+            sql_value_to_keel(&cl.keys[i * t.info.npkey + k], &kk[k]);
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            sql_value_to_keel(&cl.rows[i * t.info.ncols + c], &kv[c]);
+        rc = keel_update(s->ks, t.schema, t.name, kk, kv);
+        if (rc == KEEL_OK)
+            n++;
+        else if (rc == KEEL_ENOENT)
+            rc = KEEL_OK; /* gone since the scan: nothing to change */
+        else
+            rc = sql_fail_engine(s, rc);
+    }
+    return rc != KEEL_OK ? rc : sql_complete(s, "UPDATE %llu", (unsigned long long)n);
+}
+
+keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
+{
+    sql_table t;
+    sql_scope scope;
+    sql_scan sc;
+    sql_expr *where;
+    keel_value *kk;
+    change_list cl = {0};
+    uint64_t n = 0;
+    bool found;
+    keel_status rc;
+
+    if (st->with_clause != NULL)
+        return sql_unsupported(s, -1, "WITH");
+    if (st->n_using_clause > 0)
+        return sql_unsupported(s, -1, "DELETE ... USING");
+    if (st->n_returning_list > 0)
+        return sql_unsupported(s, -1, "RETURNING");
+    rc = sql_table_open(s, st->relation, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    if (t.info.npkey == 0)
+        return sql_unsupported(s, st->relation->location,
+                               "DELETE from a table without a primary key");
+    scope = (sql_scope){.table = t.alias, .cols = t.cols, .ncols = t.info.ncols};
+    kk = sql_alloc(&s->arena, 17 * sizeof(*kk));
+    if (kk == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK)
+        rc = sql_scan_begin(s, &sc, &t, where);
+    if (rc != KEEL_OK)
+        return rc;
+    while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {
+        rc = change_add(s, &cl, &t, sc.row, NULL);
+        if (rc != KEEL_OK)
+            break;
+    }
+    sql_scan_end(&sc);
+    for (size_t i = 0; rc == KEEL_OK && i < cl.n; i++) {
+        for (uint16_t k = 0; k < t.info.npkey; k++)
+            sql_value_to_keel(&cl.keys[i * t.info.npkey + k], &kk[k]);
+        rc = keel_delete(s->ks, t.schema, t.name, kk);
+        if (rc == KEEL_OK)
+            n++;
+        else if (rc == KEEL_ENOENT)
+            rc = KEEL_OK;
+        else
+            rc = sql_fail_engine(s, rc);
+    }
+    return rc != KEEL_OK ? rc : sql_complete(s, "DELETE %llu", (unsigned long long)n);
+}

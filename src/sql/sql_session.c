@@ -1,0 +1,904 @@
+/*
+ * sql_session.c: SQL sessions (sql.h): the arena, errors, settings, the
+ * transaction block, and the simple query protocol's statement loop,
+ * which parses a message's text with libpg_query and sends each
+ * statement to its executor.
+ *
+ * Transactions follow PostgreSQL's rules.  Outside a block, a message's
+ * statements run as one transaction, committed after the last (or
+ * aborted at the first failure).  BEGIN opens a block that spans
+ * messages until COMMIT or ROLLBACK; a statement that fails inside it
+ * aborts the engine's transaction at once and leaves the block failed
+ * ('E'), where every statement but COMMIT and ROLLBACK (which both end
+ * it, COMMIT reporting ROLLBACK) fails with 25P02.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sql/sql_internal.h"
+
+/* ---- the arena ------------------------------------------------------- */
+
+#define SQL_ARENA_BLOCK 8192
+
+void *sql_alloc(sql_arena *a, size_t n)
+{
+    sql_arena_block *b = a->head;
+
+    n = (n + 7) & ~(size_t)7;
+    if (b == NULL || b->size - b->used < n) {
+        size_t size = n > SQL_ARENA_BLOCK ? n : SQL_ARENA_BLOCK;
+        sql_arena_block *nb = malloc(sizeof(*nb) + size);
+        if (nb == NULL)
+            return NULL;
+        nb->size = size;
+        nb->used = 0;
+        nb->next = b;
+        a->head = b = nb;
+    }
+    b->used += n;
+    return b->data + b->used - n;
+}
+
+char *sql_strndup(sql_arena *a, const char *p, size_t n)
+{
+    char *c = sql_alloc(a, n + 1);
+
+    if (c != NULL) {
+        memcpy(c, p, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
+void sql_arena_reset(sql_arena *a)
+{
+    sql_arena_block *b = a->head;
+
+    if (b == NULL)
+        return;
+    /* Keep the oldest block (the last in the list): a statement's usual
+     * needs fit it. */
+    while (b->next != NULL) {
+        sql_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    b->used = 0;
+    a->head = b;
+}
+
+void sql_arena_free(sql_arena *a)
+{
+    while (a->head != NULL) {
+        sql_arena_block *next = a->head->next;
+        free(a->head);
+        a->head = next;
+    }
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+static keel_status fail_va(sql_session *s, int32_t location,
+                           keel_status status, const char *sqlstate,
+                           const char *fmt, va_list ap)
+{
+    sql_error *e = s->err;
+
+    if (e == NULL)
+        return status;
+    memset(e, 0, sizeof(*e));
+    snprintf(e->severity, sizeof(e->severity), "ERROR");
+    memcpy(e->sqlstate, sqlstate, 5);
+    vsnprintf(e->message, sizeof(e->message), fmt, ap);
+    if (location >= 0 && s->text != NULL)
+        e->position = (uint32_t)location + 1;
+    return status == KEEL_OK ? KEEL_EINVAL : status;
+}
+
+keel_status sql_fail(sql_session *s, keel_status status, const char *sqlstate,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    keel_status rc;
+
+    va_start(ap, fmt);
+    rc = fail_va(s, -1, status, sqlstate, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+keel_status sql_fail_at(sql_session *s, int32_t location, keel_status status,
+                        const char *sqlstate, const char *fmt, ...)
+{
+    va_list ap;
+    keel_status rc;
+
+    va_start(ap, fmt);
+    rc = fail_va(s, location, status, sqlstate, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* The SQLSTATE for an engine status, where its message tells no more. */
+static const char *engine_sqlstate(keel_status st, const char *msg)
+{
+    switch (st) {
+    case KEEL_ESERIALIZE:
+        return "40001"; /* serialization_failure */
+    case KEEL_EUNIQUE:
+        return "23505"; /* unique_violation */
+    case KEEL_ENOENT:
+        if (strstr(msg, "column") != NULL)
+            return "42703"; /* undefined_column */
+        if (strstr(msg, "schema") != NULL)
+            return "3F000"; /* invalid_schema_name */
+        if (strstr(msg, "index") != NULL)
+            return "42704"; /* undefined_object */
+        return "42P01";     /* undefined_table */
+    case KEEL_EEXIST:
+        if (strstr(msg, "schema") != NULL)
+            return "42P06"; /* duplicate_schema */
+        if (strstr(msg, "column") != NULL)
+            return "42701"; /* duplicate_column */
+        return "42P07";     /* duplicate_table */
+    case KEEL_ETYPE:
+        if (strstr(msg, "null") != NULL)
+            return "23502"; /* not_null_violation */
+        return "22000";     /* data_exception */
+    case KEEL_ETOOBIG:
+        if (strstr(msg, "char(") != NULL || strstr(msg, "too long") != NULL)
+            return "22001"; /* string_data_right_truncation */
+        if (strstr(msg, "name") != NULL)
+            return "42622"; /* name_too_long */
+        return "54000";     /* program_limit_exceeded */
+    case KEEL_EREADONLY:
+        return "25006"; /* read_only_sql_transaction */
+    case KEEL_ENOMEM:
+        return "53200"; /* out_of_memory */
+    case KEEL_ENOSPC:
+        return "53100"; /* disk_full */
+    case KEEL_EIO:
+        return "58030"; /* io_error */
+    case KEEL_ECORRUPT:
+        return "XX001"; /* data_corrupted */
+    case KEEL_EEXHAUSTED:
+        return "53000"; /* insufficient_resources */
+    case KEEL_EBUSY:
+        return "55006"; /* object_in_use */
+    case KEEL_EVERSION:
+        return "XX000";
+    case KEEL_EEOF:
+        return "XX000";
+    default:
+        return "XX000"; /* internal_error */
+    }
+}
+
+keel_status sql_fail_engine(sql_session *s, keel_status status)
+{
+    const char *msg = keel_session_error(s->ks);
+    const char *key;
+    keel_status rc;
+
+    if (status == KEEL_ESERIALIZE) {
+        /* PostgreSQL's words; the engine's, naming the row and the
+         * transaction, as the detail. */
+        rc = sql_fail(s, status, "40001",
+                      "could not serialize access due to concurrent update");
+        if (s->err != NULL)
+            snprintf(s->err->detail, sizeof(s->err->detail), "%s", msg);
+        return rc;
+    }
+    if (status == KEEL_EUNIQUE && (key = strstr(msg, ": Key (")) != NULL) {
+        rc = sql_fail(s, status, "23505", "%.*s", (int)(key - msg), msg);
+        if (s->err != NULL)
+            snprintf(s->err->detail, sizeof(s->err->detail), "%s", key + 2);
+        return rc;
+    }
+    return sql_fail(s, status, engine_sqlstate(status, msg), "%s",
+                    msg[0] != '\0' ? msg : keel_status_str(status));
+}
+
+keel_status sql_unsupported(sql_session *s, int32_t location, const char *what)
+{
+    return sql_fail_at(s, location, KEEL_EINVAL, "0A000",
+                       "%s is not supported yet", what);
+}
+
+keel_status sql_check_cancel(sql_session *s)
+{
+    if (atomic_load_explicit(&s->cancel, memory_order_relaxed) == 0)
+        return KEEL_OK;
+    atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+    return sql_fail(s, KEEL_EINVAL, "57014",
+                    "canceling statement due to user request");
+}
+
+void sql_cancel(sql_session *s)
+{
+    atomic_store_explicit(&s->cancel, 1, memory_order_relaxed);
+}
+
+/* ---- settings ---------------------------------------------------------- */
+
+/*
+ * The settings a session knows, with their defaults.  Those a client
+ * cannot change are reported at startup and shown, and SET of them fails
+ * (55P02 as PostgreSQL's "cannot be changed now").
+ */
+typedef struct setting_def {
+    const char *name;
+    const char *def;
+    bool fixed;    /* cannot be SET */
+    bool reported; /* sent as ParameterStatus at startup and on change */
+} setting_def;
+
+static const setting_def settings[] = {
+    {"server_version", "15.0 (keel " KEEL_VERSION_STRING ")", true, true},
+    {"server_version_num", "150000", true, false},
+    {"server_encoding", "UTF8", true, true},
+    {"client_encoding", "UTF8", false, true},
+    {"DateStyle", "ISO, MDY", false, true},
+    {"IntervalStyle", "postgres", false, true},
+    {"TimeZone", "UTC", false, true},
+    {"integer_datetimes", "on", true, true},
+    {"standard_conforming_strings", "on", false, true},
+    {"is_superuser", "on", true, true},
+    {"session_authorization", "", true, true},
+    {"application_name", "", false, true},
+    {"default_transaction_isolation", "repeatable read", false, false},
+    {"transaction_isolation", "repeatable read", true, false},
+    {"search_path", "\"$user\", public", false, false},
+    {"extra_float_digits", "1", false, false},
+    {"statement_timeout", "0", false, false},
+    {"lock_timeout", "0", false, false},
+    {"idle_in_transaction_session_timeout", "0", false, false},
+    {"client_min_messages", "notice", false, false},
+    {"bytea_output", "hex", false, false},
+    {"synchronous_commit", "on", false, false},
+    {"work_mem", "4MB", false, false},
+    {"max_identifier_length", "63", true, false},
+    {"catalog_cache_prune_min_age", "300", false, false},
+    {"catalog_cache_memory_target", "4096", false, false},
+    {"user", "", true, false},
+    {"database", "", true, false},
+};
+
+static const setting_def *setting_find_def(const char *name)
+{
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+        if (strcasecmp(settings[i].name, name) == 0)
+            return &settings[i];
+    return NULL;
+}
+
+static sql_setting *setting_find(const sql_session *s, const char *name)
+{
+    for (sql_setting *x = s->settings; x != NULL; x = x->next)
+        if (strcasecmp(x->name, name) == 0)
+            return x;
+    return NULL;
+}
+
+const char *sql_setting_get(const sql_session *s, const char *name)
+{
+    const sql_setting *x = setting_find(s, name);
+
+    return x != NULL ? x->value : "";
+}
+
+/* Sets a known setting's value (and its RESET value when startup). */
+static keel_status setting_put(sql_session *s, const char *name,
+                               const char *value, bool startup)
+{
+    sql_setting *x = setting_find(s, name);
+    char *v = strdup(value);
+
+    if (v == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (x == NULL) {
+        x = calloc(1, sizeof(*x));
+        if (x == NULL) {
+            free(v);
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        }
+        snprintf(x->name, sizeof(x->name), "%s", name);
+        x->next = s->settings;
+        s->settings = x;
+    }
+    free(x->value);
+    x->value = v;
+    if (startup || x->reset_to == NULL) {
+        char *r = strdup(value);
+        if (r == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        free(x->reset_to);
+        x->reset_to = r;
+    }
+    return KEEL_OK;
+}
+
+/*
+ * Checks and applies a value for one of keel's own settings (the catalog
+ * cache's); others are kept as text.  22023 for a bad value.
+ */
+static keel_status setting_apply(sql_session *s, const char *name,
+                                 const char *value)
+{
+    char *end;
+    long long n;
+
+    if (strcasecmp(name, "client_encoding") == 0) {
+        if (strcasecmp(value, "UTF8") != 0 && strcasecmp(value, "UTF-8") != 0 &&
+            strcasecmp(value, "unicode") != 0)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "client_encoding \"%s\" is not supported: keel "
+                            "speaks UTF8 only",
+                            value);
+        return KEEL_OK;
+    }
+    if (strcasecmp(name, "catalog_cache_prune_min_age") != 0 &&
+        strcasecmp(name, "catalog_cache_memory_target") != 0)
+        return KEEL_OK;
+    n = strtoll(value, &end, 10);
+    if (end == value || *end != '\0' || n < -1 || n > INT32_MAX)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "invalid value for parameter \"%s\": \"%s\"", name,
+                        value);
+    {
+        int32_t age = atoi(sql_setting_get(s, "catalog_cache_prune_min_age"));
+        uint64_t target =
+            (uint64_t)atoll(sql_setting_get(s, "catalog_cache_memory_target")) *
+            1024;
+        keel_status rc;
+        if (strcasecmp(name, "catalog_cache_prune_min_age") == 0)
+            age = (int32_t)n;
+        else if (n < 0)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "catalog_cache_memory_target must be at least 0");
+        else
+            target = (uint64_t)n * 1024;
+        rc = keel_session_set_cache_options(s->ks, age, target);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    return KEEL_OK;
+}
+
+/* ---- sessions ---------------------------------------------------------- */
+
+keel_status sql_init(void)
+{
+    return KEEL_OK;
+}
+
+keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
+{
+    sql_session *s = calloc(1, sizeof(*s));
+    keel_error ke = {0};
+    keel_status rc;
+
+    *out = NULL;
+    if (s == NULL)
+        goto nomem;
+    s->db = db;
+    s->err = err;
+    rc = keel_session_begin(db, &s->ks, &ke);
+    if (rc != KEEL_OK) {
+        free(s);
+        return sql_fail(&(sql_session){.err = err}, rc,
+                        rc == KEEL_EEXHAUSTED ? "53300" : engine_sqlstate(rc, ke.msg),
+                        rc == KEEL_EEXHAUSTED ? "sorry, too many clients already"
+                                              : "%s",
+                        ke.msg);
+    }
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+        if (setting_put(s, settings[i].name, settings[i].def, true) != KEEL_OK) {
+            sql_session_destroy(s);
+            goto nomem;
+        }
+    *out = s;
+    return KEEL_OK;
+nomem:
+    if (err != NULL) {
+        memset(err, 0, sizeof(*err));
+        snprintf(err->severity, sizeof(err->severity), "FATAL");
+        memcpy(err->sqlstate, "53200", 5);
+        snprintf(err->message, sizeof(err->message), "out of memory");
+    }
+    return KEEL_ENOMEM;
+}
+
+void sql_session_destroy(sql_session *s)
+{
+    if (s == NULL)
+        return;
+    if (s->in_txn)
+        keel_abort(s->ks);
+    keel_session_end(s->ks);
+    while (s->settings != NULL) {
+        sql_setting *next = s->settings->next;
+        free(s->settings->value);
+        free(s->settings->reset_to);
+        free(s->settings);
+        s->settings = next;
+    }
+    sql_arena_free(&s->arena);
+    free(s);
+}
+
+keel_status sql_set_startup(sql_session *s, const char *name,
+                            const char *value, sql_error *err)
+{
+    const setting_def *d = setting_find_def(name);
+    keel_status rc;
+
+    s->err = err;
+    if (strcmp(name, "user") == 0) {
+        rc = setting_put(s, "user", value, true);
+        if (rc == KEEL_OK)
+            rc = setting_put(s, "session_authorization", value, true);
+        return rc;
+    }
+    if (strcmp(name, "database") == 0 || strcmp(name, "replication") == 0 ||
+        strcmp(name, "options") == 0)
+        return strcmp(name, "database") == 0 ? setting_put(s, name, value, true)
+                                             : KEEL_OK;
+    if (d == NULL)
+        return sql_fail(s, KEEL_ENOENT, "42704",
+                        "unrecognized configuration parameter \"%s\"", name);
+    if (d->fixed)
+        return sql_fail(s, KEEL_EINVAL, "55P02",
+                        "parameter \"%s\" cannot be changed", d->name);
+    rc = setting_apply(s, d->name, value);
+    if (rc == KEEL_OK)
+        rc = setting_put(s, d->name, value, true);
+    return rc;
+}
+
+void sql_report_parameters(sql_session *s,
+                           void (*fn)(void *ctx, const char *name,
+                                      const char *value),
+                           void *ctx)
+{
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+        if (settings[i].reported)
+            fn(ctx, settings[i].name, sql_setting_get(s, settings[i].name));
+}
+
+char sql_txn_status(const sql_session *s)
+{
+    switch (s->block) {
+    case SQL_BLOCK_OPEN:
+        return 'T';
+    case SQL_BLOCK_FAILED:
+        return 'E';
+    default:
+        return 'I';
+    }
+}
+
+keel_status sql_complete(sql_session *s, const char *fmt, ...)
+{
+    char tag[64];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(tag, sizeof(tag), fmt, ap);
+    va_end(ap);
+    if (s->sink->complete(s->sink->ctx, tag) != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    return KEEL_OK;
+}
+
+static keel_status notice(sql_session *s, const char *severity,
+                          const char *sqlstate, const char *msg)
+{
+    if (s->sink->notice != NULL &&
+        s->sink->notice(s->sink->ctx, severity, sqlstate, msg) != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    return KEEL_OK;
+}
+
+/* ---- utility statements ------------------------------------------------ */
+
+static keel_status txn_begin(sql_session *s)
+{
+    keel_status rc;
+
+    if (s->in_txn)
+        return KEEL_OK;
+    rc = keel_begin(s->ks);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    s->in_txn = true;
+    return KEEL_OK;
+}
+
+static keel_status txn_commit(sql_session *s)
+{
+    keel_status rc;
+
+    if (!s->in_txn)
+        return KEEL_OK;
+    s->in_txn = false;
+    rc = keel_commit(s->ks);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+static void txn_abort(sql_session *s)
+{
+    if (s->in_txn) {
+        keel_abort(s->ks);
+        s->in_txn = false;
+    }
+}
+
+/* An option of BEGIN / START TRANSACTION / SET TRANSACTION: the isolation
+ * levels keel gives (repeatable read; read committed is answered with
+ * repeatable read, which is stricter), read write. */
+static keel_status txn_options(sql_session *s,
+                               const PgQuery__TransactionStmt *st)
+{
+    for (size_t i = 0; i < st->n_options; i++) {
+        const PgQuery__Node *n = st->options[i];
+        const PgQuery__DefElem *d;
+        const char *v;
+        if (n->node_case != PG_QUERY__NODE__NODE_DEF_ELEM)
+            continue;
+        d = n->def_elem;
+        v = d->arg != NULL && d->arg->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+                    d->arg->a_const->val_case == PG_QUERY__A__CONST__VAL_SVAL
+                ? d->arg->a_const->sval->sval
+                : "";
+        if (strcmp(d->defname, "transaction_isolation") == 0 &&
+            strcmp(v, "serializable") == 0)
+            return sql_unsupported(s, d->location,
+                                   "isolation level serializable");
+        if (strcmp(d->defname, "transaction_deferrable") == 0)
+            return sql_unsupported(s, d->location, "DEFERRABLE");
+    }
+    return KEEL_OK;
+}
+
+static keel_status exec_transaction(sql_session *s,
+                                    const PgQuery__TransactionStmt *st)
+{
+    keel_status rc;
+
+    switch (st->kind) {
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_BEGIN:
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_START:
+        rc = txn_options(s, st);
+        if (rc != KEEL_OK)
+            return rc;
+        if (s->block != SQL_BLOCK_NONE) {
+            rc = notice(s, "WARNING", "25001",
+                        "there is already a transaction in progress");
+        } else {
+            rc = txn_begin(s);
+            if (rc == KEEL_OK)
+                s->block = SQL_BLOCK_OPEN;
+        }
+        return rc != KEEL_OK ? rc : sql_complete(s, "BEGIN");
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT:
+        if (s->block == SQL_BLOCK_FAILED) {
+            s->block = SQL_BLOCK_NONE;
+            txn_abort(s);
+            return sql_complete(s, "ROLLBACK");
+        }
+        if (s->block == SQL_BLOCK_NONE) {
+            rc = notice(s, "WARNING", "25P01",
+                        "there is no transaction in progress");
+            return rc != KEEL_OK ? rc : sql_complete(s, "COMMIT");
+        }
+        s->block = SQL_BLOCK_NONE;
+        rc = txn_commit(s);
+        return rc != KEEL_OK ? rc : sql_complete(s, "COMMIT");
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK:
+        if (s->block == SQL_BLOCK_NONE) {
+            rc = notice(s, "WARNING", "25P01",
+                        "there is no transaction in progress");
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        s->block = SQL_BLOCK_NONE;
+        txn_abort(s);
+        return sql_complete(s, "ROLLBACK");
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_SAVEPOINT:
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_RELEASE:
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK_TO:
+        return sql_unsupported(s, -1, "SAVEPOINT");
+    default:
+        return sql_unsupported(s, -1, "two-phase commit");
+    }
+}
+
+/* The text of a SET's value: a constant's, or a list's joined by ", ". */
+static keel_status set_value_text(sql_session *s,
+                                  const PgQuery__VariableSetStmt *st,
+                                  char *buf, size_t size)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < st->n_args; i++) {
+        const PgQuery__Node *n = st->args[i];
+        char one[256];
+        if (n->node_case == PG_QUERY__NODE__NODE_A_CONST) {
+            const PgQuery__AConst *c = n->a_const;
+            switch (c->val_case) {
+            case PG_QUERY__A__CONST__VAL_IVAL:
+                snprintf(one, sizeof(one), "%d", c->ival->ival);
+                break;
+            case PG_QUERY__A__CONST__VAL_FVAL:
+                snprintf(one, sizeof(one), "%s", c->fval->fval);
+                break;
+            case PG_QUERY__A__CONST__VAL_SVAL:
+                snprintf(one, sizeof(one), "%s", c->sval->sval);
+                break;
+            case PG_QUERY__A__CONST__VAL_BOOLVAL:
+                snprintf(one, sizeof(one), "%s",
+                         c->boolval->boolval ? "on" : "off");
+                break;
+            default:
+                return sql_unsupported(s, c->location, "this SET value");
+            }
+        } else if (n->node_case == PG_QUERY__NODE__NODE_TYPE_CAST &&
+                   n->type_cast->arg != NULL &&
+                   n->type_cast->arg->node_case ==
+                       PG_QUERY__NODE__NODE_A_CONST &&
+                   n->type_cast->arg->a_const->val_case ==
+                       PG_QUERY__A__CONST__VAL_SVAL) {
+            /* SET TIME ZONE INTERVAL '...' and the like */
+            snprintf(one, sizeof(one), "%s",
+                     n->type_cast->arg->a_const->sval->sval);
+        } else {
+            return sql_unsupported(s, -1, "this SET value");
+        }
+        used += (size_t)snprintf(buf + used, used < size ? size - used : 0,
+                                 "%s%s", i > 0 ? ", " : "", one);
+    }
+    if (used >= size)
+        return sql_fail(s, KEEL_ETOOBIG, "22023", "SET value too long");
+    return KEEL_OK;
+}
+
+static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
+{
+    const setting_def *d;
+    char value[1024];
+    keel_status rc;
+
+    switch (st->kind) {
+    case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_MULTI:
+        /* SET TRANSACTION / SESSION CHARACTERISTICS: isolation levels. */
+        for (size_t i = 0; i < st->n_args; i++) {
+            const PgQuery__Node *n = st->args[i];
+            if (n->node_case == PG_QUERY__NODE__NODE_DEF_ELEM &&
+                strcmp(n->def_elem->defname, "transaction_isolation") == 0 &&
+                n->def_elem->arg != NULL &&
+                n->def_elem->arg->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+                n->def_elem->arg->a_const->val_case ==
+                    PG_QUERY__A__CONST__VAL_SVAL &&
+                strcmp(n->def_elem->arg->a_const->sval->sval,
+                       "serializable") == 0)
+                return sql_unsupported(s, n->def_elem->location,
+                                       "isolation level serializable");
+        }
+        return sql_complete(s, "SET");
+    case PG_QUERY__VARIABLE_SET_KIND__VAR_RESET_ALL:
+        for (sql_setting *x = s->settings; x != NULL; x = x->next) {
+            d = setting_find_def(x->name);
+            if (d == NULL || d->fixed || strcmp(x->value, x->reset_to) == 0)
+                continue;
+            rc = setting_apply(s, d->name, x->reset_to);
+            if (rc == KEEL_OK)
+                rc = setting_put(s, d->name, x->reset_to, false);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        return sql_complete(s, "RESET");
+    default:
+        break;
+    }
+    d = setting_find_def(st->name);
+    if (d == NULL) {
+        /* A dotted name is a custom setting, as PostgreSQL allows. */
+        if (strchr(st->name, '.') == NULL)
+            return sql_fail(s, KEEL_ENOENT, "42704",
+                            "unrecognized configuration parameter \"%s\"",
+                            st->name);
+    } else if (d->fixed) {
+        return sql_fail(s, KEEL_EINVAL, "55P02",
+                        "parameter \"%s\" cannot be changed", d->name);
+    }
+    if (st->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_VALUE) {
+        rc = set_value_text(s, st, value, sizeof(value));
+    } else if (st->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_DEFAULT ||
+               st->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET) {
+        const sql_setting *x = setting_find(s, st->name);
+        snprintf(value, sizeof(value), "%s",
+                 x != NULL && x->reset_to != NULL ? x->reset_to
+                 : d != NULL                      ? d->def
+                                                  : "");
+        rc = KEEL_OK;
+    } else {
+        return sql_unsupported(s, -1, "SET ... FROM CURRENT");
+    }
+    if (rc == KEEL_OK && d != NULL)
+        rc = setting_apply(s, d->name, value);
+    if (rc == KEEL_OK)
+        rc = setting_put(s, d != NULL ? d->name : st->name, value, false);
+    if (rc != KEEL_OK)
+        return rc;
+    return sql_complete(
+        s, st->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET ? "RESET" : "SET");
+}
+
+/* Sends one text column and its rows. */
+static keel_status send_rows(sql_session *s, const char *colname,
+                             const char *const *vals, uint16_t nrows)
+{
+    sql_column c = {.name = colname, .type = SQL_TYPE_TEXT, .typlen = -1,
+                    .typmod = -1};
+
+    if (s->sink->columns(s->sink->ctx, &c, 1) != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    for (uint16_t i = 0; i < nrows; i++) {
+        uint32_t len = (uint32_t)strlen(vals[i]);
+        if (s->sink->row(s->sink->ctx, &vals[i], &len, 1) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    }
+    return KEEL_OK;
+}
+
+static keel_status exec_show(sql_session *s, const PgQuery__VariableShowStmt *st)
+{
+    const sql_setting *x;
+    const char *v;
+    keel_status rc;
+
+    if (strcasecmp(st->name, "all") == 0)
+        return sql_unsupported(s, -1, "SHOW ALL");
+    x = setting_find(s, st->name);
+    if (x == NULL) {
+        /* SHOW TRANSACTION ISOLATION LEVEL parses as this name. */
+        if (strcasecmp(st->name, "transaction_isolation") == 0)
+            v = "repeatable read";
+        else
+            return sql_fail(s, KEEL_ENOENT, "42704",
+                            "unrecognized configuration parameter \"%s\"",
+                            st->name);
+    } else {
+        v = x->value;
+    }
+    rc = send_rows(s, x != NULL ? x->name : st->name, &v, 1);
+    return rc != KEEL_OK ? rc : sql_complete(s, "SHOW");
+}
+
+/* ---- the statement loop ------------------------------------------------ */
+
+/* Whether a statement may run in a failed block (it ends the block). */
+static bool ends_failed_block(const PgQuery__Node *n)
+{
+    if (n->node_case != PG_QUERY__NODE__NODE_TRANSACTION_STMT)
+        return false;
+    return n->transaction_stmt->kind ==
+               PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT ||
+           n->transaction_stmt->kind ==
+               PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK;
+}
+
+/* Runs one statement; the engine's transaction runs around everything
+ * but transaction control. */
+static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
+{
+    keel_status rc;
+
+    if (n->node_case == PG_QUERY__NODE__NODE_TRANSACTION_STMT)
+        return exec_transaction(s, n->transaction_stmt);
+    if (n->node_case == PG_QUERY__NODE__NODE_VARIABLE_SET_STMT)
+        return exec_set(s, n->variable_set_stmt);
+    if (n->node_case == PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT)
+        return exec_show(s, n->variable_show_stmt);
+    rc = txn_begin(s);
+    if (rc != KEEL_OK)
+        return rc;
+    switch (n->node_case) {
+    case PG_QUERY__NODE__NODE_SELECT_STMT:
+        return sql_exec_select(s, n->select_stmt);
+    case PG_QUERY__NODE__NODE_INSERT_STMT:
+        return sql_exec_insert(s, n->insert_stmt);
+    case PG_QUERY__NODE__NODE_UPDATE_STMT:
+        return sql_exec_update(s, n->update_stmt);
+    case PG_QUERY__NODE__NODE_DELETE_STMT:
+        return sql_exec_delete(s, n->delete_stmt);
+    case PG_QUERY__NODE__NODE_CREATE_STMT:
+        return sql_exec_create_table(s, n->create_stmt);
+    case PG_QUERY__NODE__NODE_DROP_STMT:
+        return sql_exec_drop(s, n->drop_stmt);
+    case PG_QUERY__NODE__NODE_INDEX_STMT:
+        return sql_exec_create_index(s, n->index_stmt);
+    case PG_QUERY__NODE__NODE_VACUUM_STMT:
+        return sql_exec_vacuum(s, n->vacuum_stmt);
+    default: {
+        /* The statement's kind, from the protobuf's own field name. */
+        const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(
+            &pg_query__node__descriptor, (unsigned)n->node_case);
+        char what[96];
+        snprintf(what, sizeof(what), "statement %s",
+                 f != NULL ? f->name : "of this kind");
+        return sql_unsupported(s, -1, what);
+    }
+    }
+}
+
+/* Parses text; *out to be freed by pg_query__parse_result__free_unpacked.
+ * 42601 with the parser's message and position. */
+static keel_status parse(sql_session *s, const char *text,
+                         PgQuery__ParseResult **out)
+{
+    PgQueryProtobufParseResult r = pg_query_parse_protobuf(text);
+    keel_status rc = KEEL_OK;
+
+    *out = NULL;
+    if (r.error != NULL) {
+        rc = sql_fail_at(s, r.error->cursorpos > 0 ? r.error->cursorpos - 1 : -1,
+                         KEEL_EINVAL, "42601", "%s", r.error->message);
+    } else {
+        *out = pg_query__parse_result__unpack(NULL, r.parse_tree.len,
+                                              (const uint8_t *)r.parse_tree.data);
+        if (*out == NULL)
+            rc = sql_fail(s, KEEL_ENOMEM, "53200",
+                          "out of memory reading the parse tree");
+    }
+    pg_query_free_protobuf_parse_result(r);
+    return rc;
+}
+
+keel_status sql_exec_simple(sql_session *s, const char *text,
+                            const sql_sink *sink, sql_error *err)
+{
+    PgQuery__ParseResult *tree = NULL;
+    keel_status rc;
+
+    s->sink = sink;
+    s->err = err;
+    s->text = text;
+    atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+    rc = parse(s, text, &tree);
+    if (rc == KEEL_OK && tree->n_stmts == 0) {
+        if (sink->empty != NULL && sink->empty(sink->ctx) != 0)
+            rc = sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    }
+    for (size_t i = 0; rc == KEEL_OK && i < tree->n_stmts; i++) {
+        const PgQuery__Node *n = tree->stmts[i]->stmt;
+        if (s->block == SQL_BLOCK_FAILED && !ends_failed_block(n)) {
+            rc = sql_fail(s, KEEL_EINVAL, "25P02",
+                          "current transaction is aborted, commands ignored "
+                          "until end of transaction block");
+            break;
+        }
+        rc = exec_statement(s, n);
+        sql_arena_reset(&s->arena);
+    }
+    if (rc != KEEL_OK) {
+        /* The failed statement's transaction ends now; a block stays
+         * failed until its end. */
+        txn_abort(s);
+        if (s->block == SQL_BLOCK_OPEN)
+            s->block = SQL_BLOCK_FAILED;
+    } else if (s->block == SQL_BLOCK_NONE) {
+        rc = txn_commit(s);
+    }
+    if (tree != NULL)
+        pg_query__parse_result__free_unpacked(tree, NULL);
+    sql_arena_reset(&s->arena);
+    s->text = NULL;
+    return rc;
+}

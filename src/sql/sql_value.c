@@ -1,0 +1,593 @@
+/*
+ * sql_value.c: SQL types and values: their names, casts between them,
+ * text input and output, comparison, and the conversions to and from the
+ * engine's keel_value.
+ *
+ * The types are PostgreSQL's, named by its type oids: bool, int2, int4,
+ * int8, oid, float8, text, varchar, char(n) (bpchar), name, and unknown
+ * for a quoted literal not yet given a type.  Output follows
+ * PostgreSQL's text formats (floats in the shortest form that reads
+ * back exactly, as extra_float_digits 1 gives; booleans t and f).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sql/sql_internal.h"
+
+const char *sql_type_name(uint32_t type)
+{
+    switch (type) {
+    case SQL_TYPE_BOOL:
+        return "boolean";
+    case SQL_TYPE_NAME:
+        return "name";
+    case SQL_TYPE_INT8:
+        return "bigint";
+    case SQL_TYPE_INT2:
+        return "smallint";
+    case SQL_TYPE_INT4:
+        return "integer";
+    case SQL_TYPE_TEXT:
+        return "text";
+    case SQL_TYPE_OID:
+        return "oid";
+    case SQL_TYPE_FLOAT8:
+        return "double precision";
+    case SQL_TYPE_UNKNOWN:
+        return "unknown";
+    case SQL_TYPE_BPCHAR:
+        return "character";
+    case SQL_TYPE_VARCHAR:
+        return "character varying";
+    default:
+        return "?";
+    }
+}
+
+uint32_t sql_type_of_keel(keel_type t)
+{
+    switch (t) {
+    case KEEL_INT2:
+        return SQL_TYPE_INT2;
+    case KEEL_INT4:
+        return SQL_TYPE_INT4;
+    case KEEL_INT8:
+        return SQL_TYPE_INT8;
+    case KEEL_OID:
+        return SQL_TYPE_OID;
+    case KEEL_BOOL:
+        return SQL_TYPE_BOOL;
+    case KEEL_FLOAT8:
+        return SQL_TYPE_FLOAT8;
+    case KEEL_NAME:
+        return SQL_TYPE_NAME;
+    case KEEL_CHAR:
+        return SQL_TYPE_BPCHAR;
+    case KEEL_TEXT:
+    default:
+        return SQL_TYPE_TEXT;
+    }
+}
+
+int16_t sql_type_len(uint32_t type)
+{
+    switch (type) {
+    case SQL_TYPE_BOOL:
+        return 1;
+    case SQL_TYPE_INT2:
+        return 2;
+    case SQL_TYPE_INT4:
+    case SQL_TYPE_OID:
+        return 4;
+    case SQL_TYPE_INT8:
+    case SQL_TYPE_FLOAT8:
+        return 8;
+    case SQL_TYPE_NAME:
+        return 64;
+    default:
+        return -1;
+    }
+}
+
+const char *sql_node_string(const PgQuery__Node *node)
+{
+    if (node == NULL || node->node_case != PG_QUERY__NODE__NODE_STRING)
+        return NULL;
+    return node->string->sval;
+}
+
+keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
+                            uint32_t *type, int32_t *typmod)
+{
+    const char *name = NULL;
+    static const struct {
+        const char *name;
+        uint32_t type;
+    } names[] = {
+        {"bool", SQL_TYPE_BOOL},       {"boolean", SQL_TYPE_BOOL},
+        {"int2", SQL_TYPE_INT2},       {"smallint", SQL_TYPE_INT2},
+        {"int4", SQL_TYPE_INT4},       {"int", SQL_TYPE_INT4},
+        {"integer", SQL_TYPE_INT4},    {"int8", SQL_TYPE_INT8},
+        {"bigint", SQL_TYPE_INT8},     {"float8", SQL_TYPE_FLOAT8},
+        {"text", SQL_TYPE_TEXT},       {"varchar", SQL_TYPE_VARCHAR},
+        {"bpchar", SQL_TYPE_BPCHAR},   {"char", SQL_TYPE_BPCHAR},
+        {"character", SQL_TYPE_BPCHAR}, {"name", SQL_TYPE_NAME},
+        {"oid", SQL_TYPE_OID},
+    };
+
+    /* pg_catalog.int4 and the like: the last name counts. */
+    if (tn->n_names > 0)
+        name = sql_node_string(tn->names[tn->n_names - 1]);
+    if (name == NULL || tn->n_array_bounds > 0)
+        return sql_unsupported(s, tn->location, "this type");
+    *typmod = -1;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(name, names[i].name) != 0)
+            continue;
+        *type = names[i].type;
+        if (*type == SQL_TYPE_VARCHAR || *type == SQL_TYPE_BPCHAR) {
+            if (tn->n_typmods == 1 &&
+                tn->typmods[0]->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+                tn->typmods[0]->a_const->val_case ==
+                    PG_QUERY__A__CONST__VAL_IVAL) {
+                int32_t n = tn->typmods[0]->a_const->ival->ival;
+                if (n < 1)
+                    return sql_fail_at(s, tn->location, KEEL_EINVAL, "22023",
+                                       "length for type %s must be at least 1",
+                                       name);
+                *typmod = n;
+            } else if (tn->n_typmods > 0) {
+                return sql_fail_at(s, tn->location, KEEL_EINVAL, "22023",
+                                   "invalid type modifier");
+            } else if (*type == SQL_TYPE_BPCHAR &&
+                       strcmp(name, "bpchar") != 0) {
+                *typmod = 1; /* char means char(1) */
+            }
+        }
+        return KEEL_OK;
+    }
+    if (strcmp(name, "numeric") == 0 || strcmp(name, "decimal") == 0)
+        return sql_unsupported(s, tn->location, "type numeric");
+    if (strcmp(name, "timestamp") == 0 || strcmp(name, "timestamptz") == 0 ||
+        strcmp(name, "date") == 0 || strcmp(name, "time") == 0 ||
+        strcmp(name, "interval") == 0)
+        return sql_unsupported(s, tn->location, "type timestamp, date or time");
+    if (strcmp(name, "float4") == 0)
+        return sql_unsupported(s, tn->location, "type real");
+    return sql_fail_at(s, tn->location, KEEL_ENOENT, "42704",
+                       "type \"%s\" does not exist", name);
+}
+
+/* ---- text input --------------------------------------------------------- */
+
+static keel_status bad_input(sql_session *s, int32_t location, uint32_t type,
+                             const char *p, uint32_t len)
+{
+    return sql_fail_at(s, location, KEEL_EINVAL, "22P02",
+                       "invalid input syntax for type %s: \"%.*s\"",
+                       sql_type_name(type), (int)(len > 200 ? 200 : len), p);
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+           c == '\v';
+}
+
+/* Parses an integer of type (leading and trailing blanks allowed). */
+static keel_status int_in(sql_session *s, const char *p, uint32_t len,
+                          uint32_t type, int32_t location, int64_t *out)
+{
+    char buf[64];
+    char *end;
+    long long v;
+    int64_t lo, hi;
+
+    if (len >= sizeof(buf))
+        return bad_input(s, location, type, p, len);
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    errno = 0;
+    v = strtoll(buf, &end, 10);
+    while (*end != '\0' && is_space(*end))
+        end++;
+    if (end == buf || *end != '\0')
+        return bad_input(s, location, type, p, len);
+    {
+        const char *q = buf;
+        while (is_space(*q))
+            q++;
+        if (*q == '\0')
+            return bad_input(s, location, type, p, len);
+    }
+    lo = type == SQL_TYPE_INT2 ? INT16_MIN
+         : type == SQL_TYPE_INT4 ? INT32_MIN
+         : type == SQL_TYPE_OID  ? 0
+                                 : INT64_MIN;
+    hi = type == SQL_TYPE_INT2 ? INT16_MAX
+         : type == SQL_TYPE_INT4 ? INT32_MAX
+         : type == SQL_TYPE_OID  ? UINT32_MAX
+                                 : INT64_MAX;
+    if (errno == ERANGE || v < lo || v > hi)
+        return sql_fail_at(s, location, KEEL_EINVAL, "22003",
+                           "value \"%s\" is out of range for type %s", buf,
+                           sql_type_name(type));
+    *out = v;
+    return KEEL_OK;
+}
+
+static keel_status float_in(sql_session *s, const char *p, uint32_t len,
+                            int32_t location, double *out)
+{
+    char buf[128];
+    char *end;
+    const char *q;
+
+    if (len >= sizeof(buf))
+        return bad_input(s, location, SQL_TYPE_FLOAT8, p, len);
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    q = buf;
+    while (is_space(*q))
+        q++;
+    errno = 0;
+    *out = strtod(q, &end);
+    if (end == q)
+        return bad_input(s, location, SQL_TYPE_FLOAT8, p, len);
+    while (is_space(*end))
+        end++;
+    if (*end != '\0')
+        return bad_input(s, location, SQL_TYPE_FLOAT8, p, len);
+    if (errno == ERANGE && (*out == HUGE_VAL || *out == -HUGE_VAL))
+        return sql_fail_at(s, location, KEEL_EINVAL, "22003",
+                           "\"%s\" is out of range for type double precision",
+                           q);
+    return KEEL_OK;
+}
+
+static keel_status bool_in(sql_session *s, const char *p, uint32_t len,
+                           int32_t location, bool *out)
+{
+    char buf[16];
+    uint32_t a = 0, b = len;
+    size_t n;
+
+    while (a < b && is_space(p[a]))
+        a++;
+    while (b > a && is_space(p[b - 1]))
+        b--;
+    if (b - a == 0 || b - a >= sizeof(buf))
+        return bad_input(s, location, SQL_TYPE_BOOL, p, len);
+    memcpy(buf, p + a, b - a);
+    buf[b - a] = '\0';
+    n = b - a;
+    /* Any prefix of true, false, yes, no; on and off in full but "of";
+     * 1 and 0 (PostgreSQL's boolin). */
+    if (strncasecmp(buf, "true", n) == 0 || strncasecmp(buf, "yes", n) == 0 ||
+        strcasecmp(buf, "on") == 0 || strcmp(buf, "1") == 0) {
+        *out = true;
+        return KEEL_OK;
+    }
+    if (strncasecmp(buf, "false", n) == 0 || strncasecmp(buf, "no", n) == 0 ||
+        (n >= 2 && strncasecmp(buf, "off", n) == 0) || strcmp(buf, "0") == 0) {
+        *out = false;
+        return KEEL_OK;
+    }
+    return bad_input(s, location, SQL_TYPE_BOOL, p, len);
+}
+
+/* ---- text output -------------------------------------------------------- */
+
+/* The shortest %g form that reads back as d. */
+static int float_out(double d, char *buf, size_t size)
+{
+    if (isnan(d))
+        return snprintf(buf, size, "NaN");
+    if (isinf(d))
+        return snprintf(buf, size, d > 0 ? "Infinity" : "-Infinity");
+    for (int prec = 15; prec <= 17; prec++) {
+        int n = snprintf(buf, size, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return n;
+    }
+    return snprintf(buf, size, "%.17g", d);
+}
+
+keel_status sql_value_text(sql_session *s, const sql_value *v,
+                           const char **out, uint32_t *len)
+{
+    char buf[64];
+    int n;
+
+    if (v->isnull) {
+        *out = NULL;
+        *len = 0;
+        return KEEL_OK;
+    }
+    if (sql_type_is_string(v->type)) {
+        *out = v->v.s.p;
+        *len = v->v.s.len;
+        return KEEL_OK;
+    }
+    switch (v->type) {
+    case SQL_TYPE_BOOL:
+        *out = v->v.b ? "t" : "f";
+        *len = 1;
+        return KEEL_OK;
+    case SQL_TYPE_FLOAT8:
+        n = float_out(v->v.f, buf, sizeof(buf));
+        break;
+    default:
+        n = snprintf(buf, sizeof(buf), "%lld", (long long)v->v.i);
+        break;
+    }
+    *out = sql_strndup(&s->arena, buf, (size_t)n);
+    if (*out == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    *len = (uint32_t)n;
+    return KEEL_OK;
+}
+
+/* ---- casts -------------------------------------------------------------- */
+
+static keel_status int_range(sql_session *s, int64_t v, uint32_t type,
+                             int32_t location)
+{
+    if ((type == SQL_TYPE_INT2 && (v < INT16_MIN || v > INT16_MAX)) ||
+        (type == SQL_TYPE_INT4 && (v < INT32_MIN || v > INT32_MAX)) ||
+        (type == SQL_TYPE_OID && (v < 0 || v > UINT32_MAX)))
+        return sql_fail_at(s, location, KEEL_EINVAL, "22003",
+                           "%s out of range", sql_type_name(type));
+    return KEEL_OK;
+}
+
+/* Applies a length: char(n) pads with blanks or (explicitly) truncates,
+ * varchar(n) truncates explicitly; an assignment of a longer value fails
+ * with 22001 unless what goes past n is blanks. */
+static keel_status string_len(sql_session *s, sql_value *v, uint32_t type,
+                              int32_t typmod, bool is_explicit)
+{
+    uint32_t n, chars = 0, cut = v->v.s.len;
+
+    if (typmod < 0)
+        return KEEL_OK;
+    n = (uint32_t)typmod;
+    /* Characters, not bytes: count UTF-8 lead bytes. */
+    for (uint32_t i = 0; i < v->v.s.len; i++) {
+        if (((unsigned char)v->v.s.p[i] & 0xC0) != 0x80) {
+            if (chars == n) {
+                cut = i;
+                break;
+            }
+            chars++;
+        }
+    }
+    if (cut < v->v.s.len) {
+        if (!is_explicit)
+            for (uint32_t i = cut; i < v->v.s.len; i++)
+                if (v->v.s.p[i] != ' ')
+                    return sql_fail(s, KEEL_ETOOBIG, "22001",
+                                    "value too long for type %s(%u)",
+                                    sql_type_name(type), n);
+        v->v.s.len = cut;
+        return KEEL_OK;
+    }
+    if (type == SQL_TYPE_BPCHAR && chars < n) {
+        uint32_t pad = n - chars;
+        char *p = sql_alloc(&s->arena, v->v.s.len + pad);
+        if (p == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memcpy(p, v->v.s.p, v->v.s.len);
+        memset(p + v->v.s.len, ' ', pad);
+        v->v.s.p = p;
+        v->v.s.len += pad;
+    }
+    return KEEL_OK;
+}
+
+keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
+                           int32_t typmod, bool is_explicit, int32_t location)
+{
+    keel_status rc = KEEL_OK;
+    uint32_t from = v->type;
+
+    if (v->isnull) {
+        v->type = type;
+        return KEEL_OK;
+    }
+    if (from == type && !sql_type_is_string(type))
+        return KEEL_OK;
+    if (sql_type_is_string(type)) {
+        if (!sql_type_is_string(from)) {
+            const char *p;
+            uint32_t len;
+            if (!is_explicit && from != SQL_TYPE_UNKNOWN &&
+                type != SQL_TYPE_TEXT && type != SQL_TYPE_VARCHAR &&
+                type != SQL_TYPE_BPCHAR && type != SQL_TYPE_NAME)
+                goto no_cast;
+            rc = sql_value_text(s, v, &p, &len);
+            if (rc != KEEL_OK)
+                return rc;
+            v->v.s.p = p;
+            v->v.s.len = len;
+        }
+        v->type = type;
+        if (type == SQL_TYPE_NAME && v->v.s.len > 63)
+            v->v.s.len = 63;
+        return string_len(s, v, type, typmod, is_explicit);
+    }
+    if (sql_type_is_string(from)) {
+        const char *p = v->v.s.p;
+        uint32_t len = v->v.s.len;
+        /* An assignment takes only a literal's text; an explicit cast any
+         * string's. */
+        if (!is_explicit && from != SQL_TYPE_UNKNOWN)
+            goto no_cast;
+        if (sql_type_is_int(type))
+            rc = int_in(s, p, len, type, location, &v->v.i);
+        else if (type == SQL_TYPE_FLOAT8)
+            rc = float_in(s, p, len, location, &v->v.f);
+        else if (type == SQL_TYPE_BOOL)
+            rc = bool_in(s, p, len, location, &v->v.b);
+        else
+            goto no_cast;
+        if (rc == KEEL_OK)
+            v->type = type;
+        return rc;
+    }
+    if (sql_type_is_int(from) && sql_type_is_int(type)) {
+        rc = int_range(s, v->v.i, type, location);
+        if (rc == KEEL_OK)
+            v->type = type;
+        return rc;
+    }
+    if (sql_type_is_int(from) && type == SQL_TYPE_FLOAT8) {
+        v->v.f = (double)v->v.i;
+        v->type = type;
+        return KEEL_OK;
+    }
+    if (from == SQL_TYPE_FLOAT8 && sql_type_is_int(type)) {
+        double r = rint(v->v.f);
+        if (isnan(r) || r < -9.2233720368547758e18 || r >= 9.2233720368547758e18)
+            return sql_fail_at(s, location, KEEL_EINVAL, "22003",
+                               "%s out of range", sql_type_name(type));
+        v->v.i = (int64_t)r;
+        rc = int_range(s, v->v.i, type, location);
+        if (rc == KEEL_OK)
+            v->type = type;
+        return rc;
+    }
+    if (from == SQL_TYPE_BOOL && type == SQL_TYPE_INT4 && is_explicit) {
+        v->v.i = v->v.b ? 1 : 0;
+        v->type = type;
+        return KEEL_OK;
+    }
+    if (from == SQL_TYPE_INT4 && type == SQL_TYPE_BOOL && is_explicit) {
+        v->v.b = v->v.i != 0;
+        v->type = type;
+        return KEEL_OK;
+    }
+no_cast:
+    if (is_explicit)
+        return sql_fail_at(s, location, KEEL_ETYPE, "42846",
+                           "cannot cast type %s to %s", sql_type_name(from),
+                           sql_type_name(type));
+    return sql_fail_at(s, location, KEEL_ETYPE, "42804",
+                       "column is of type %s but expression is of type %s",
+                       sql_type_name(type), sql_type_name(from));
+}
+
+/* ---- comparison ---------------------------------------------------------- */
+
+/* char(n) compares without its trailing blanks, as PostgreSQL's bpchar. */
+static uint32_t trimmed_len(const sql_value *v)
+{
+    uint32_t n = v->v.s.len;
+
+    if (v->type == SQL_TYPE_BPCHAR)
+        while (n > 0 && v->v.s.p[n - 1] == ' ')
+            n--;
+    return n;
+}
+
+int sql_value_compare(const sql_value *a, const sql_value *b)
+{
+    if (sql_type_is_string(a->type) && sql_type_is_string(b->type)) {
+        uint32_t la = trimmed_len(a), lb = trimmed_len(b);
+        int c = memcmp(a->v.s.p, b->v.s.p, la < lb ? la : lb);
+        if (c != 0)
+            return c;
+        return la < lb ? -1 : la > lb;
+    }
+    if (a->type == SQL_TYPE_FLOAT8 || b->type == SQL_TYPE_FLOAT8) {
+        double x = a->type == SQL_TYPE_FLOAT8 ? a->v.f : (double)a->v.i;
+        double y = b->type == SQL_TYPE_FLOAT8 ? b->v.f : (double)b->v.i;
+        /* NaN sorts above everything and equals itself, as in
+         * PostgreSQL. */
+        if (isnan(x) || isnan(y))
+            return isnan(x) ? (isnan(y) ? 0 : 1) : -1;
+        return x < y ? -1 : x > y;
+    }
+    if (a->type == SQL_TYPE_BOOL)
+        return (int)a->v.b - (int)b->v.b;
+    return a->v.i < b->v.i ? -1 : a->v.i > b->v.i;
+}
+
+/* ---- the engine's values -------------------------------------------------- */
+
+void sql_value_from_keel(const keel_value *kv, keel_type kt, sql_value *out)
+{
+    out->type = sql_type_of_keel(kt);
+    out->isnull = kv->isnull;
+    if (kv->isnull)
+        return;
+    switch (kt) {
+    case KEEL_INT2:
+        out->v.i = kv->v.i2;
+        break;
+    case KEEL_INT4:
+        out->v.i = kv->v.i4;
+        break;
+    case KEEL_INT8:
+        out->v.i = kv->v.i8;
+        break;
+    case KEEL_OID:
+        out->v.i = kv->v.oid;
+        break;
+    case KEEL_BOOL:
+        out->v.b = kv->v.b;
+        break;
+    case KEEL_FLOAT8:
+        out->v.f = kv->v.f8;
+        break;
+    case KEEL_NAME: {
+        /* NUL-padded to 64 bytes. */
+        uint32_t n = 0;
+        while (n < kv->v.s.len && kv->v.s.ptr[n] != '\0')
+            n++;
+        out->v.s.p = kv->v.s.ptr;
+        out->v.s.len = n;
+        break;
+    }
+    default:
+        out->v.s.p = kv->v.s.ptr;
+        out->v.s.len = kv->v.s.len;
+        break;
+    }
+}
+
+void sql_value_to_keel(const sql_value *v, keel_value *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->isnull = v->isnull;
+    if (v->isnull)
+        return;
+    switch (v->type) {
+    case SQL_TYPE_INT2:
+        out->v.i2 = (int16_t)v->v.i;
+        break;
+    case SQL_TYPE_INT4:
+        out->v.i4 = (int32_t)v->v.i;
+        break;
+    case SQL_TYPE_INT8:
+        out->v.i8 = v->v.i;
+        break;
+    case SQL_TYPE_OID:
+        out->v.oid = (uint32_t)v->v.i;
+        break;
+    case SQL_TYPE_BOOL:
+        out->v.b = v->v.b;
+        break;
+    case SQL_TYPE_FLOAT8:
+        out->v.f8 = v->v.f;
+        break;
+    default:
+        out->v.s.ptr = v->v.s.p;
+        out->v.s.len = v->v.s.len;
+        break;
+    }
+}

@@ -1,0 +1,377 @@
+/*
+ * test_sql.c: SQL sessions through sql.h, as the wire protocol drives
+ * them: each query's results are rendered the way a client would print
+ * them (column names and types, then rows with | between values, NULL
+ * as an empty field, then the command tag), and compared with what
+ * PostgreSQL answers for the same query; errors by SQLSTATE, message and
+ * position; transaction blocks by their status letter.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keel/keel.h"
+#include "sql/sql.h"
+
+/* What a client saw of one query. */
+typedef struct capture {
+    char buf[16384];
+    size_t len;
+} capture;
+
+static void put(capture *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void put(capture *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    c->len += (size_t)vsnprintf(c->buf + c->len, sizeof(c->buf) - c->len, fmt, ap);
+    va_end(ap);
+    assert_true(c->len < sizeof(c->buf));
+}
+
+static int on_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    for (uint16_t i = 0; i < n; i++)
+        put(ctx, "%s%s:%u", i > 0 ? "," : "", cols[i].name, cols[i].type);
+    put(ctx, "\n");
+    return 0;
+}
+
+static int on_row(void *ctx, const char *const *vals, const uint32_t *lens,
+                  uint16_t n)
+{
+    for (uint16_t i = 0; i < n; i++) {
+        if (i > 0)
+            put(ctx, "|");
+        if (vals[i] == NULL)
+            put(ctx, "<null>");
+        else
+            put(ctx, "%.*s", (int)lens[i], vals[i]);
+    }
+    put(ctx, "\n");
+    return 0;
+}
+
+static int on_complete(void *ctx, const char *tag)
+{
+    put(ctx, "%s\n", tag);
+    return 0;
+}
+
+static int on_notice(void *ctx, const char *severity, const char *sqlstate,
+                     const char *message)
+{
+    put(ctx, "%s %s: %s\n", severity, sqlstate, message);
+    return 0;
+}
+
+static int on_empty(void *ctx)
+{
+    put(ctx, "EMPTY\n");
+    return 0;
+}
+
+typedef struct fixture {
+    char *dir;
+    keel_db *db;
+    sql_session *s;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    keel_db_options o;
+    sql_error err;
+
+    f->dir = tu_mkdtemp();
+    keel_db_options_init(&o);
+    o.dir = f->dir;
+    o.pool_mb = 16;
+    assert_int_equal(keel_db_create(&o, NULL), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &f->db, NULL), KEEL_OK);
+    assert_int_equal(sql_init(), KEEL_OK);
+    assert_int_equal(sql_session_create(f->db, &f->s, &err), KEEL_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    sql_session_destroy(f->s);
+    assert_int_equal(keel_db_close(f->db, NULL), KEEL_OK);
+    tu_dir_remove(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Runs text; returns what the client saw, an error rendered as
+ * "ERROR <sqlstate>: <message>" (and " at <position>" when there is
+ * one), in a static buffer. */
+static const char *run(sql_session *s, const char *text)
+{
+    static capture c;
+    sql_sink sink = {.ctx = &c, .columns = on_columns, .row = on_row,
+                     .complete = on_complete, .notice = on_notice,
+                     .empty = on_empty};
+    sql_error err;
+
+    c.len = 0;
+    c.buf[0] = '\0';
+    if (sql_exec_simple(s, text, &sink, &err) != KEEL_OK) {
+        put(&c, "%s %s: %s", err.severity, err.sqlstate, err.message);
+        if (err.position > 0)
+            put(&c, " at %u", err.position);
+        put(&c, "\n");
+    }
+    return c.buf;
+}
+
+#define EXPECT(s, text, want) assert_string_equal(run(s, text), want)
+
+static void test_constants(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s, "SELECT 1",
+           "?column?:23\n1\nSELECT 1\n");
+    EXPECT(f->s, "select 1 + 2 * 3 as x, 'ab' || 'c', true, null, -7 / 2, 7 % 3",
+           "x:23,?column?:25,bool:16,?column?:25,?column?:23,?column?:23\n"
+           "7|abc|t|<null>|-3|1\nSELECT 1\n");
+    EXPECT(f->s, "SELECT 2.5::float8 * 2, 1e300::float8 * 10 > 0, 0.1::float8",
+           "?column?:701,?column?:16,float8:701\n5|t|0.1\nSELECT 1\n");
+    EXPECT(f->s, "SELECT 10000000000, 2147483647 + 1",
+           "ERROR 22003: integer out of range\n");
+    EXPECT(f->s, "SELECT 10000000000 + 1",
+           "?column?:20\n10000000001\nSELECT 1\n");
+    EXPECT(f->s, "SELECT '42'::int, 'yes'::boolean, 'x'::char(3) || '|'",
+           "int4:23,bool:16,?column?:25\n42|t|x  |\nSELECT 1\n");
+    EXPECT(f->s, "SELECT 1 WHERE false", "?column?:23\nSELECT 0\n");
+    /* Three-valued logic. */
+    EXPECT(f->s,
+           "SELECT null = 1, null OR true, null AND false, NOT (null::bool), "
+           "null IS NULL, 1 IN (2, null), 1 IN (1, null), 2 NOT IN (1, null)",
+           "?column?:16,?column?:16,?column?:16,?column?:16,?column?:16,"
+           "?column?:16,?column?:16,?column?:16\n"
+           "<null>|t|f|<null>|t|<null>|t|<null>\nSELECT 1\n");
+    EXPECT(f->s,
+           "SELECT CASE WHEN 1 > 2 THEN 'a' ELSE 'b' END, "
+           "CASE 3 WHEN 1 THEN 10 WHEN 3 THEN 30 END, coalesce(null, 5), "
+           "5 BETWEEN 1 AND 5, 'abc' LIKE 'a%', 'abc' LIKE '_b', "
+           "length('héllo'), upper('abc')",
+           "case:25,case:23,coalesce:23,?column?:16,?column?:16,?column?:16,"
+           "length:23,upper:25\nb|30|5|t|t|f|5|ABC\nSELECT 1\n");
+}
+
+static void test_errors(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s, "SELEC 1",
+           "ERROR 42601: syntax error at or near \"SELEC\" at 1\n");
+    EXPECT(f->s, "SELECT 1/0", "ERROR 22012: division by zero\n");
+    EXPECT(f->s, "SELECT * FROM nosuch",
+           "ERROR 42P01: relation \"nosuch\" does not exist at 15\n");
+    EXPECT(f->s, "SELECT 'x'::int",
+           "ERROR 22P02: invalid input syntax for type integer: \"x\" at 8\n");
+    EXPECT(f->s, "SELECT 1 + 'a'::text",
+           "ERROR 42883: operator does not exist: integer + text at 10\n");
+    EXPECT(f->s, "SELECT 1.5",
+           "ERROR 0A000: type numeric is not supported yet at 8\n");
+    EXPECT(f->s, "SELECT nosuchfunc(1)",
+           "ERROR 42883: function nosuchfunc() with 1 argument(s) does not "
+           "exist at 8\n");
+    EXPECT(f->s, "LISTEN x",
+           "ERROR 0A000: statement listen_stmt is not supported yet\n");
+    EXPECT(f->s, "", "EMPTY\n");
+    EXPECT(f->s, ";;", "EMPTY\n");
+}
+
+static void test_blocks(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(sql_txn_status(f->s), 'I');
+    EXPECT(f->s, "BEGIN", "BEGIN\n");
+    assert_int_equal(sql_txn_status(f->s), 'T');
+    EXPECT(f->s, "BEGIN",
+           "WARNING 25001: there is already a transaction in progress\nBEGIN\n");
+    EXPECT(f->s, "SELECT 1/0", "ERROR 22012: division by zero\n");
+    assert_int_equal(sql_txn_status(f->s), 'E');
+    EXPECT(f->s, "SELECT 1",
+           "ERROR 25P02: current transaction is aborted, commands ignored "
+           "until end of transaction block\n");
+    EXPECT(f->s, "COMMIT", "ROLLBACK\n");
+    assert_int_equal(sql_txn_status(f->s), 'I');
+    EXPECT(f->s, "ROLLBACK",
+           "WARNING 25P01: there is no transaction in progress\nROLLBACK\n");
+    EXPECT(f->s, "SAVEPOINT a",
+           "ERROR 0A000: SAVEPOINT is not supported yet\n");
+    EXPECT(f->s, "BEGIN ISOLATION LEVEL SERIALIZABLE",
+           "ERROR 0A000: isolation level serializable is not supported yet "
+           "at 7\n");
+    EXPECT(f->s, "START TRANSACTION ISOLATION LEVEL REPEATABLE READ; END",
+           "BEGIN\nCOMMIT\n");
+}
+
+static void test_tables(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL, "
+           "c char(3), f double precision, b boolean)",
+           "CREATE TABLE\n");
+    EXPECT(f->s, "CREATE TABLE t (x int)",
+           "ERROR 42P07: relation \"t\" already exists\n");
+    EXPECT(f->s, "CREATE TABLE IF NOT EXISTS t (x int)",
+           "NOTICE 42P07: relation \"t\" already exists, skipping\n"
+           "CREATE TABLE\n");
+    EXPECT(f->s,
+           "INSERT INTO t VALUES (1, 'one', 'a', 1.5::float8, true), "
+           "(2, 'two', null, null, false); "
+           "INSERT INTO t (name, id) VALUES ('three', 3)",
+           "INSERT 0 2\nINSERT 0 1\n");
+    EXPECT(f->s, "SELECT * FROM t ORDER BY id DESC",
+           "id:23,name:25,c:1042,f:701,b:16\n"
+           "3|three|<null>|<null>|<null>\n"
+           "2|two|<null>|<null>|f\n"
+           "1|one|a  |1.5|t\n"
+           "SELECT 3\n");
+    EXPECT(f->s, "SELECT name FROM t WHERE id = 2", "name:25\ntwo\nSELECT 1\n");
+    EXPECT(f->s, "SELECT id FROM t WHERE id >= 2 AND id < 3 OR name = 'one'",
+           "id:23\n1\n2\nSELECT 2\n");
+    EXPECT(f->s, "SELECT t.id, f IS NULL FROM t WHERE b IS NOT NULL ORDER BY 1",
+           "id:23,?column?:16\n1|f\n2|t\nSELECT 2\n");
+    EXPECT(f->s, "SELECT id FROM t ORDER BY name LIMIT 2 OFFSET 1",
+           "id:23\n3\n2\nSELECT 2\n");
+    EXPECT(f->s, "SELECT id FROM t LIMIT 1", "id:23\n1\nSELECT 1\n");
+    /* Errors a row causes. */
+    EXPECT(f->s, "INSERT INTO t VALUES (1, 'again')",
+           "ERROR 23505: duplicate key value violates unique constraint "
+           "\"t_pkey\"\n");
+    EXPECT(f->s, "INSERT INTO t VALUES (4, null)",
+           "ERROR 23502: null value in column \"name\" of relation \"t\" "
+           "violates not-null constraint\n");
+    EXPECT(f->s, "INSERT INTO t (id, name, c) VALUES (4, 'x', 'abcd')",
+           "ERROR 22001: value too long for type character(3)\n");
+    EXPECT(f->s, "INSERT INTO t (id, name) VALUES ('x', 'y')",
+           "ERROR 22P02: invalid input syntax for type integer: \"x\" at 34\n");
+    EXPECT(f->s, "SELECT nosuch FROM t",
+           "ERROR 42703: column \"nosuch\" does not exist at 8\n");
+    /* A statement never meets the versions it wrote: moving every key
+     * forward changes each row once. */
+    EXPECT(f->s, "UPDATE t SET id = id + 10 WHERE id > 0", "UPDATE 3\n");
+    EXPECT(f->s, "SELECT id FROM t ORDER BY id", "id:23\n11\n12\n13\nSELECT 3\n");
+    EXPECT(f->s, "UPDATE t SET name = name || '!' WHERE id = 12", "UPDATE 1\n");
+    EXPECT(f->s, "DELETE FROM t WHERE name LIKE '%!'", "DELETE 1\n");
+    EXPECT(f->s, "SELECT id, name FROM t ORDER BY id",
+           "id:23,name:25\n11|one\n13|three\nSELECT 2\n");
+    /* A message outside a block is one transaction: all or nothing. */
+    EXPECT(f->s, "INSERT INTO t (id, name) VALUES (20, 'x'); SELECT 1/0",
+           "INSERT 0 1\nERROR 22012: division by zero\n");
+    EXPECT(f->s, "SELECT count(*) FROM t",
+           "ERROR 0A000: aggregate functions is not supported yet at 8\n");
+    EXPECT(f->s, "SELECT id FROM t WHERE id = 20", "id:23\nSELECT 0\n");
+    /* Indexes, analyze, vacuum, drop. */
+    EXPECT(f->s, "CREATE UNIQUE INDEX t_name ON t (name)", "CREATE INDEX\n");
+    EXPECT(f->s, "INSERT INTO t (id, name) VALUES (30, 'one')",
+           "ERROR 23505: duplicate key value violates unique constraint "
+           "\"t_name\"\n");
+    EXPECT(f->s, "ANALYZE t", "ANALYZE\n");
+    EXPECT(f->s, "VACUUM t",
+           "NOTICE 00000: VACUUM does no work in keel: its heap prunes dead "
+           "versions from a page as it is read\nVACUUM\n");
+    EXPECT(f->s, "BEGIN; VACUUM t",
+           "BEGIN\nERROR 25001: VACUUM cannot run inside a transaction block\n");
+    EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+    EXPECT(f->s, "CREATE TABLE u (a int DEFAULT 5)",
+           "ERROR 0A000: column defaults is not supported yet at 23\n");
+    EXPECT(f->s, "DROP TABLE t; DROP TABLE IF EXISTS t",
+           "DROP TABLE\nNOTICE 00000: table \"t\" does not exist, skipping\n"
+           "DROP TABLE\n");
+    EXPECT(f->s, "DROP TABLE t",
+           "ERROR 42P01: table \"t\" does not exist\n");
+    /* DDL is transactional. */
+    EXPECT(f->s, "BEGIN; CREATE TABLE v (a int); ROLLBACK; SELECT * FROM v",
+           "BEGIN\nCREATE TABLE\nROLLBACK\n"
+           "ERROR 42P01: relation \"v\" does not exist at 56\n");
+}
+
+static void test_settings(void **state)
+{
+    fixture *f = *state;
+    sql_error err;
+
+    assert_int_equal(sql_set_startup(f->s, "application_name", "app", &err),
+                     KEEL_OK);
+    assert_int_not_equal(sql_set_startup(f->s, "nosuch", "1", &err), KEEL_OK);
+    assert_string_equal(err.sqlstate, "42704");
+    assert_int_not_equal(
+        sql_set_startup(f->s, "client_encoding", "LATIN1", &err), KEEL_OK);
+    assert_string_equal(err.sqlstate, "22023");
+    EXPECT(f->s, "SHOW application_name",
+           "application_name:25\napp\nSHOW\n");
+    EXPECT(f->s, "SET application_name = 'other'; SHOW application_name",
+           "SET\napplication_name:25\nother\nSHOW\n");
+    EXPECT(f->s, "RESET application_name; SELECT current_setting('application_name')",
+           "RESET\ncurrent_setting:25\napp\nSELECT 1\n");
+    EXPECT(f->s, "SET nosuch = 1",
+           "ERROR 42704: unrecognized configuration parameter \"nosuch\"\n");
+    EXPECT(f->s, "SET server_version = '1'",
+           "ERROR 55P02: parameter \"server_version\" cannot be changed\n");
+    EXPECT(f->s, "SET catalog_cache_memory_target = -5",
+           "ERROR 22023: invalid value for parameter "
+           "\"catalog_cache_memory_target\": \"-5\"\n");
+    EXPECT(f->s, "SET catalog_cache_memory_target = 1024; "
+                 "SHOW catalog_cache_memory_target",
+           "SET\ncatalog_cache_memory_target:25\n1024\nSHOW\n");
+    EXPECT(f->s, "SHOW server_version",
+           "server_version:25\n15.0 (keel " KEEL_VERSION_STRING ")\nSHOW\n");
+}
+
+/* Two sessions update one row: the second gets 40001 and its block
+ * fails; after ROLLBACK it may try again. */
+static void test_serialization(void **state)
+{
+    fixture *f = *state;
+    sql_session *b;
+    sql_error err;
+
+    assert_int_equal(sql_session_create(f->db, &b, &err), KEEL_OK);
+    EXPECT(f->s, "CREATE TABLE acc (id int PRIMARY KEY, bal int); "
+                 "INSERT INTO acc VALUES (1, 0)",
+           "CREATE TABLE\nINSERT 0 1\n");
+    EXPECT(f->s, "BEGIN; UPDATE acc SET bal = bal + 1 WHERE id = 1",
+           "BEGIN\nUPDATE 1\n");
+    EXPECT(b, "BEGIN; SELECT bal FROM acc WHERE id = 1",
+           "BEGIN\nbal:23\n0\nSELECT 1\n");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    EXPECT(b, "UPDATE acc SET bal = bal + 10 WHERE id = 1",
+           "ERROR 40001: could not serialize access due to concurrent update\n");
+    assert_int_equal(sql_txn_status(b), 'E');
+    EXPECT(b, "ROLLBACK; UPDATE acc SET bal = bal + 10 WHERE id = 1; "
+              "SELECT bal FROM acc",
+           "ROLLBACK\nUPDATE 1\nbal:23\n11\nSELECT 1\n");
+    sql_session_destroy(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_constants, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_settings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
