@@ -5,6 +5,7 @@
  *   keel stat DIR               list a database's relations and sizes
  *   keel check DIR              verify pages, B-trees and indexes
  *   keel wal DIR [--stats]      print the write-ahead log
+ *   keel serve DIR [options]    serve it over PostgreSQL's protocol
  *   keel bench pin [options]    buffer-pool hot-path benchmark
  *   keel bench lookup [DIR] [options]  primary-key lookup benchmark
  *   keel bench catcache [DIR] [options]  catalog cache benchmark
@@ -43,6 +44,12 @@ static void usage(FILE *f)
             "      print the write-ahead log from the last checkpoint's\n"
             "      redo pointer (or LSN): one line per record, or with\n"
             "      --stats the records, bytes and page images per kind\n"
+            "  serve DIR [--port N] [--listen ADDR] [--socket-dir DIR]\n"
+            "            [--max-connections N] [--pool-mb N] [--auth trust]\n"
+            "      serve a database over PostgreSQL's protocol 3.0 (psql,\n"
+            "      libpq) on ADDR (127.0.0.1; loopback only) and the Unix\n"
+            "      socket DIR/.s.PGSQL.N (/tmp), port N (5432), until\n"
+            "      SIGTERM or SIGINT; '' for ADDR or DIR listens on none\n"
             "  bench pin [--pool-mb N] [--threads N] [--rounds N]\n"
             "            [--dir DIR] [--json FILE] [--quick]\n"
             "      measure the buffer pool's hot paths\n"
@@ -112,6 +119,8 @@ int main(int argc, char **argv)
         return tool_check_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "wal") == 0)
         return tool_wal_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "serve") == 0)
+        return tool_serve_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "bench") == 0) {
         if (argc < 3) {
             fprintf(stderr,

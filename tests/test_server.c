@@ -1,0 +1,926 @@
+/*
+ * test_server.c: `keel serve` over the wire, as clients see it: libpq for
+ * what a well-behaved client does (startup parameters, transaction status,
+ * cancels, too many connections, the extended protocol refused), raw
+ * sockets for what a broken or hostile one does (malformed, oversized,
+ * truncated and unknown messages, SSL and GSS requests, wrong cancel
+ * keys, a client gone mid-transaction).  After each of those the server
+ * must be up and every other connection unaffected; at the end SIGTERM
+ * must bring it down cleanly, leaving a database `keel check` passes.
+ *
+ * The server runs as a child process: argv[1] is the keel command.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "testutil.h"
+
+static const char *keel_cmd;
+
+/* A running server: its directory, port and process. */
+typedef struct srv {
+    char *dir; /* holds db/, the socket and server.log */
+    char db[512];
+    char log[512];
+    int port;
+    pid_t pid;
+} srv;
+
+/* ---- the server as a child process ---------------------------------- */
+
+static int run_keel(const char *const *args, const char *out_path)
+{
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const char *argv[16];
+        int n = 0;
+        int fd = open(out_path ? out_path : "/dev/null",
+                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+        argv[n++] = keel_cmd;
+        while (*args != NULL && n < 15)
+            argv[n++] = *args++;
+        argv[n] = NULL;
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        execv(keel_cmd, (char *const *)argv);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *conninfo(const srv *s, bool tcp, const char *extra)
+{
+    static char buf[4][1024];
+    static int next;
+    char *b = buf[next++ % 4];
+
+    snprintf(b, sizeof(buf[0]),
+             "host=%s port=%d user=keel dbname=keel connect_timeout=10 "
+             "sslmode=disable gssencmode=disable %s",
+             tcp ? "127.0.0.1" : s->dir, s->port, extra ? extra : "");
+    return b;
+}
+
+static bool file_has(const char *path, const char *what)
+{
+    char buf[65536];
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    if (f == NULL)
+        return false;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, what) != NULL;
+}
+
+/* Starts keel serve on s->db (made by keel init) at a free port. */
+static void srv_start(srv *s, const char *max_connections)
+{
+    static int attempt;
+
+    for (int tries = 0; tries < 30; tries++) {
+        char port[16];
+        int status;
+
+        s->port = 20000 + (int)((getpid() * 13 + ++attempt * 1009) % 40000);
+        snprintf(port, sizeof(port), "%d", s->port);
+        unlink(s->log); /* the last server's "ready" must not count */
+        s->pid = fork();
+        assert_true(s->pid >= 0);
+        if (s->pid == 0) {
+            int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            execl(keel_cmd, keel_cmd, "serve", s->db, "--port", port,
+                  "--socket-dir", s->dir, "--max-connections", max_connections,
+                  (char *)NULL);
+            _exit(127);
+        }
+        for (int i = 0; i < 600; i++) {
+            if (file_has(s->log, "ready to accept connections"))
+                return;
+            if (waitpid(s->pid, &status, WNOHANG) == s->pid)
+                break;
+            usleep(50000);
+        }
+        if (!file_has(s->log, "could not listen") &&
+            !file_has(s->log, "another server"))
+            fail_msg("keel serve did not start (see %s)", s->log);
+    }
+    fail_msg("no free port found");
+}
+
+/* SIGTERM, and the exit status. */
+static int srv_stop(srv *s)
+{
+    int status;
+
+    kill(s->pid, SIGTERM);
+    while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    s->pid = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int group_setup(void **state)
+{
+    srv *s = calloc(1, sizeof(*s));
+    const char *init[] = {"init", NULL, NULL};
+
+    s->dir = tu_mkdtemp();
+    snprintf(s->db, sizeof(s->db), "%s/db", s->dir);
+    snprintf(s->log, sizeof(s->log), "%s/server.log", s->dir);
+    init[1] = s->db;
+    if (run_keel(init, NULL) != 0)
+        return -1;
+    srv_start(s, "4");
+    *state = s;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    srv *s = *state;
+
+    if (s->pid > 0)
+        srv_stop(s);
+    tu_dir_remove(s->dir);
+    free(s);
+    return 0;
+}
+
+/* ---- libpq helpers ---------------------------------------------------- */
+
+static PGconn *connect_ok(const srv *s, bool tcp)
+{
+    PGconn *c = PQconnectdb(conninfo(s, tcp, NULL));
+
+    if (PQstatus(c) != CONNECTION_OK)
+        fail_msg("connect: %s", PQerrorMessage(c));
+    return c;
+}
+
+/* Runs sql; returns its SQLSTATE ("" on success), the result freed. */
+static const char *exec_state(PGconn *c, const char *sql)
+{
+    static char state[8];
+    PGresult *r = PQexec(c, sql);
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+    snprintf(state, sizeof(state), "%s", st ? st : "");
+    if (st == NULL && PQresultStatus(r) == PGRES_FATAL_ERROR)
+        snprintf(state, sizeof(state), "?");
+    PQclear(r);
+    return state;
+}
+
+static void assert_select_1(PGconn *c)
+{
+    PGresult *r = PQexec(c, "SELECT 1");
+
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        fail_msg("SELECT 1: %s", PQerrorMessage(c));
+    assert_int_equal(PQntuples(r), 1);
+    assert_string_equal(PQgetvalue(r, 0, 0), "1");
+    PQclear(r);
+}
+
+/* ---- raw sockets ------------------------------------------------------ */
+
+static int raw_connect(const srv *s)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/.s.PGSQL.%d", s->dir,
+             s->port);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    return fd;
+}
+
+static void raw_send(int fd, const void *p, size_t n)
+{
+    const char *b = p;
+
+    while (n > 0) {
+        ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return; /* the server may have closed: the reads will say */
+        b += w;
+        n -= (size_t)w;
+    }
+}
+
+static void put32(char *p, uint32_t v)
+{
+    p[0] = (char)(v >> 24);
+    p[1] = (char)(v >> 16);
+    p[2] = (char)(v >> 8);
+    p[3] = (char)v;
+}
+
+static uint32_t get32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+
+    return ((uint32_t)u[0] << 24) | ((uint32_t)u[1] << 16) |
+           ((uint32_t)u[2] << 8) | u[3];
+}
+
+/* Reads n bytes within 10 s; false at EOF, an error or the timeout. */
+static bool raw_read(int fd, char *buf, size_t n)
+{
+    while (n > 0) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t r;
+
+        if (poll(&p, 1, 10000) <= 0)
+            return false;
+        r = recv(fd, buf, n, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        buf += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+/* Reads one backend message into body (up to size bytes kept); returns
+ * its type, or 0 at EOF. */
+static char raw_message(int fd, char *body, size_t size, uint32_t *len)
+{
+    char hdr[5];
+    uint32_t n;
+    char skip[256];
+
+    if (!raw_read(fd, hdr, 5))
+        return 0;
+    n = get32(hdr + 1) - 4;
+    *len = n;
+    for (uint32_t got = 0; got < n;) {
+        uint32_t want = n - got;
+        char *dst;
+
+        if (got < size) {
+            dst = body + got;
+            if (want > size - got)
+                want = (uint32_t)(size - got);
+        } else {
+            dst = skip;
+            if (want > sizeof(skip))
+                want = sizeof(skip);
+        }
+        if (!raw_read(fd, dst, want))
+            return 0;
+        got += want;
+    }
+    return hdr[0];
+}
+
+/* The value of field code in an ErrorResponse body, or "". */
+static const char *error_field(const char *body, uint32_t len, char code)
+{
+    uint32_t i = 0;
+
+    while (i < len && body[i] != '\0') {
+        char f = body[i++];
+        const char *v = body + i;
+
+        i += (uint32_t)strnlen(v, len - i) + 1;
+        if (f == code)
+            return v;
+    }
+    return "";
+}
+
+/* Reads messages until an ErrorResponse and checks its SQLSTATE and, if
+ * given, a piece of its message. */
+static void expect_error(int fd, const char *sqlstate, const char *msg)
+{
+    char body[4096];
+    uint32_t len;
+    char t;
+
+    while ((t = raw_message(fd, body, sizeof(body) - 1, &len)) != 0) {
+        if (t == 'E') {
+            body[len < sizeof(body) - 1 ? len : sizeof(body) - 1] = '\0';
+            assert_string_equal(error_field(body, len, 'C'), sqlstate);
+            if (msg != NULL && strstr(error_field(body, len, 'M'), msg) == NULL)
+                fail_msg("error \"%s\" lacks \"%s\"",
+                         error_field(body, len, 'M'), msg);
+            return;
+        }
+    }
+    fail_msg("no ErrorResponse %s came", sqlstate);
+}
+
+/* True if the server closes the connection (EOF) within 10 s, whatever
+ * it sends before. */
+static bool expect_eof(int fd)
+{
+    char body[4096];
+    uint32_t len;
+
+    while (raw_message(fd, body, sizeof(body), &len) != 0)
+        ;
+    return true;
+}
+
+/* A StartupMessage for user keel, database keel, after extra bytes of
+ * parameters (name\0value\0 ...); returns its length. */
+static size_t startup_packet(char *buf, uint32_t version, const char *extra,
+                             size_t extra_len)
+{
+    static const char params[] = "user\0keel\0database\0keel\0";
+    size_t n = 8;
+
+    memcpy(buf + n, params, sizeof(params) - 1);
+    n += sizeof(params) - 1;
+    memcpy(buf + n, extra, extra_len);
+    n += extra_len;
+    buf[n++] = '\0';
+    put32(buf, (uint32_t)n);
+    put32(buf + 4, version);
+    return n;
+}
+
+/* Connects and completes the startup; reads up to ReadyForQuery.  Sets
+ * *pid and *key from BackendKeyData if they are not NULL. */
+static int raw_startup(const srv *s, uint32_t *pid, uint32_t *key)
+{
+    char pkt[256], body[1024];
+    int fd = raw_connect(s);
+    size_t n = startup_packet(pkt, 3u << 16, "", 0);
+    uint32_t len;
+    char t;
+
+    raw_send(fd, pkt, n);
+    while ((t = raw_message(fd, body, sizeof(body), &len)) != 'Z') {
+        if (t == 0 || t == 'E')
+            fail_msg("startup failed (message '%c')", t ? t : '0');
+        if (t == 'K' && pid != NULL) {
+            *pid = get32(body);
+            *key = get32(body + 4);
+        }
+    }
+    return fd;
+}
+
+static void raw_query(int fd, const char *sql)
+{
+    char buf[1024];
+    size_t n = strlen(sql) + 1;
+
+    buf[0] = 'Q';
+    put32(buf + 1, (uint32_t)(n + 4));
+    memcpy(buf + 5, sql, n);
+    raw_send(fd, buf, n + 5);
+}
+
+/* Reads up to ReadyForQuery; returns its status byte (0 at EOF). */
+static char raw_ready(int fd)
+{
+    char body[4096];
+    uint32_t len;
+    char t;
+
+    while ((t = raw_message(fd, body, sizeof(body), &len)) != 0)
+        if (t == 'Z')
+            return body[0];
+    return 0;
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void test_startup_parameters(void **state)
+{
+    srv *s = *state;
+
+    for (int tcp = 0; tcp < 2; tcp++) {
+        PGconn *c = connect_ok(s, tcp);
+        const char *v = PQparameterStatus(c, "server_version");
+
+        assert_non_null(v);
+        assert_true(strncmp(v, "15", 2) == 0);
+        assert_string_equal(PQparameterStatus(c, "server_encoding"), "UTF8");
+        assert_string_equal(PQparameterStatus(c, "client_encoding"), "UTF8");
+        assert_string_equal(PQparameterStatus(c, "integer_datetimes"), "on");
+        assert_string_equal(PQparameterStatus(c, "standard_conforming_strings"),
+                            "on");
+        assert_int_equal(PQprotocolVersion(c), 3);
+        assert_true(PQbackendPID(c) > 0);
+        assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
+        assert_select_1(c);
+        PQfinish(c);
+    }
+    /* sslmode=prefer over TCP: SSLRequest refused, then a plain start. */
+    {
+        PGconn *c = PQconnectdb(conninfo(s, true, "sslmode=prefer"));
+
+        assert_int_equal(PQstatus(c), CONNECTION_OK);
+        assert_null(PQsslAttribute(c, "protocol"));
+        assert_select_1(c);
+        PQfinish(c);
+    }
+}
+
+static void test_transaction_status(void **state)
+{
+    srv *s = *state;
+    PGconn *c = connect_ok(s, false);
+
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
+    assert_string_equal(exec_state(c, "BEGIN"), "");
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_INTRANS);
+    assert_string_equal(exec_state(c, "SELECT 1"), "");
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_INTRANS);
+    assert_string_equal(exec_state(c, "SELEC 1"), "42601");
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_INERROR);
+    assert_string_equal(exec_state(c, "SELECT 1"), "25P02");
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_INERROR);
+    assert_string_equal(exec_state(c, "ROLLBACK"), "");
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
+    /* Several statements in one Query, and an empty one. */
+    {
+        PGresult *r = PQexec(c, "SELECT 1; SELECT 2");
+
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        assert_string_equal(PQgetvalue(r, 0, 0), "2");
+        PQclear(r);
+        r = PQexec(c, "");
+        assert_int_equal(PQresultStatus(r), PGRES_EMPTY_QUERY);
+        PQclear(r);
+    }
+    assert_select_1(c);
+    PQfinish(c);
+}
+
+/* The extended protocol is refused with 0A000, and the connection goes
+ * on (the error recovery skips to Sync). */
+static void test_extended_refused(void **state)
+{
+    srv *s = *state;
+    PGconn *c = connect_ok(s, false);
+    PGresult *r = PQexecParams(c, "SELECT $1::int4", 1, NULL,
+                               (const char *const[]){"5"}, NULL, NULL, 0);
+
+    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "0A000");
+    PQclear(r);
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
+    assert_select_1(c);
+    PQfinish(c);
+}
+
+static void test_cancel(void **state)
+{
+    srv *s = *state;
+    PGconn *c = connect_ok(s, false);
+    PGcancel *cancel = PQgetCancel(c);
+    char err[256];
+    char pkt[16];
+    int fd;
+
+    /* A CancelRequest with the wrong key is ignored, and its connection
+     * closed without a reply. */
+    put32(pkt, 16);
+    put32(pkt + 4, (1234u << 16) | 5678);
+    put32(pkt + 8, (uint32_t)PQbackendPID(c));
+    put32(pkt + 12, 0x5eed1e55);
+    fd = raw_connect(s);
+    raw_send(fd, pkt, sizeof(pkt));
+    assert_true(expect_eof(fd));
+    close(fd);
+    /* One for a backend that does not exist, likewise. */
+    put32(pkt + 8, 999999);
+    fd = raw_connect(s);
+    raw_send(fd, pkt, sizeof(pkt));
+    assert_true(expect_eof(fd));
+    close(fd);
+    /* The right key while nothing runs cancels nothing. */
+    assert_int_equal(PQcancel(cancel, err, sizeof(err)), 1);
+    usleep(100000);
+    assert_select_1(c);
+
+    /* A long statement, if the SQL layer has one, is cancelled. */
+    {
+        PGresult *r = PQexec(c, "SELECT pg_sleep(0.01)");
+        bool has_sleep = PQresultStatus(r) == PGRES_TUPLES_OK;
+
+        PQclear(r);
+        if (has_sleep) {
+            struct timespec t0, t1;
+
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            assert_int_equal(PQsendQuery(c, "SELECT pg_sleep(20)"), 1);
+            usleep(300000);
+            assert_int_equal(PQcancel(cancel, err, sizeof(err)), 1);
+            r = PQgetResult(c);
+            assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE),
+                                "57014");
+            PQclear(r);
+            while ((r = PQgetResult(c)) != NULL)
+                PQclear(r);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            assert_true(t1.tv_sec - t0.tv_sec < 10);
+        } else {
+            print_message("no long statement (pg_sleep) to cancel yet\n");
+        }
+    }
+    assert_select_1(c);
+    PQfreeCancel(cancel);
+    PQfinish(c);
+}
+
+/* max_connections 4: a fifth client is refused with 53300, and a place
+ * freed is taken again. */
+static void test_too_many(void **state)
+{
+    srv *s = *state;
+    PGconn *c[4];
+    PGconn *extra;
+    char pkt[256];
+    int fd;
+
+    for (int i = 0; i < 4; i++)
+        c[i] = connect_ok(s, i % 2);
+    extra = PQconnectdb(conninfo(s, false, NULL));
+    assert_int_equal(PQstatus(extra), CONNECTION_BAD);
+    assert_non_null(strstr(PQerrorMessage(extra), "too many clients"));
+    PQfinish(extra);
+    fd = raw_connect(s);
+    raw_send(fd, pkt, startup_packet(pkt, 3u << 16, "", 0));
+    expect_error(fd, "53300", "too many clients");
+    close(fd);
+    for (int i = 0; i < 4; i++)
+        assert_select_1(c[i]);
+    PQfinish(c[3]);
+    for (int tries = 0; tries < 100; tries++) {
+        extra = PQconnectdb(conninfo(s, false, NULL));
+        if (PQstatus(extra) == CONNECTION_OK)
+            break;
+        PQfinish(extra); /* the server may not have seen the close yet */
+        extra = NULL;
+        usleep(20000);
+    }
+    assert_non_null(extra);
+    assert_select_1(extra);
+    PQfinish(extra);
+    for (int i = 0; i < 3; i++)
+        PQfinish(c[i]);
+}
+
+/* Broken startup packets: each is refused, the server stays up and an
+ * open connection is untouched. */
+static void test_bad_startup(void **state)
+{
+    srv *s = *state;
+    PGconn *c = connect_ok(s, false);
+    char pkt[64];
+    int fd;
+
+    /* Length word below the minimum. */
+    fd = raw_connect(s);
+    put32(pkt, 3);
+    raw_send(fd, pkt, 4);
+    expect_error(fd, "08P01", "invalid length of startup packet");
+    close(fd);
+    /* Over the startup limit. */
+    fd = raw_connect(s);
+    put32(pkt, 1u << 20);
+    put32(pkt + 4, 3u << 16);
+    raw_send(fd, pkt, 8);
+    expect_error(fd, "08P01", "invalid length of startup packet");
+    close(fd);
+    /* No terminator. */
+    fd = raw_connect(s);
+    put32(pkt, 17);
+    put32(pkt + 4, 3u << 16);
+    memcpy(pkt + 8, "user\0keel", 9);
+    raw_send(fd, pkt, 17);
+    expect_error(fd, "08P01", "invalid startup packet layout");
+    close(fd);
+    /* Protocol 2.0. */
+    fd = raw_connect(s);
+    raw_send(fd, pkt, startup_packet(pkt, 2u << 16, "", 0));
+    expect_error(fd, "0A000", "unsupported frontend protocol 2.0");
+    close(fd);
+    /* No user. */
+    fd = raw_connect(s);
+    put32(pkt, 9);
+    put32(pkt + 4, 3u << 16);
+    pkt[8] = '\0';
+    raw_send(fd, pkt, 9);
+    expect_error(fd, "28000", "no PostgreSQL user name");
+    close(fd);
+    /* A truncated packet, then the client goes. */
+    fd = raw_connect(s);
+    put32(pkt, 40);
+    raw_send(fd, pkt, 6);
+    close(fd);
+    /* SSLRequest and GSSENCRequest are answered 'N', then the real
+     * startup follows on the same connection. */
+    fd = raw_connect(s);
+    put32(pkt, 8);
+    put32(pkt + 4, (1234u << 16) | 5679);
+    raw_send(fd, pkt, 8);
+    assert_true(raw_read(fd, pkt, 1));
+    assert_int_equal(pkt[0], 'N');
+    put32(pkt, 8);
+    put32(pkt + 4, (1234u << 16) | 5680);
+    raw_send(fd, pkt, 8);
+    assert_true(raw_read(fd, pkt, 1));
+    assert_int_equal(pkt[0], 'N');
+    raw_send(fd, pkt, startup_packet(pkt, 3u << 16, "", 0));
+    assert_int_equal(raw_ready(fd), 'I');
+    raw_query(fd, "SELECT 1");
+    assert_int_equal(raw_ready(fd), 'I');
+    close(fd);
+    /* Protocol 3.1 with an unknown option: NegotiateProtocolVersion. */
+    fd = raw_connect(s);
+    raw_send(fd, pkt, startup_packet(pkt, (3u << 16) | 1, "_pq_.x\0y\0", 9));
+    {
+        char body[256];
+        uint32_t len;
+
+        assert_int_equal(raw_message(fd, body, sizeof(body), &len), 'v');
+        assert_int_equal(get32(body), 3u << 16);
+        assert_int_equal(get32(body + 4), 1);
+        assert_string_equal(body + 8, "_pq_.x");
+    }
+    assert_int_equal(raw_ready(fd), 'I');
+    close(fd);
+
+    assert_select_1(c);
+    PQfinish(c);
+}
+
+/* Broken messages after a good startup. */
+static void test_bad_messages(void **state)
+{
+    srv *s = *state;
+    PGconn *c = connect_ok(s, false);
+    char buf[64];
+    int fd;
+
+    /* Length below 4. */
+    fd = raw_startup(s, NULL, NULL);
+    buf[0] = 'Q';
+    put32(buf + 1, 3);
+    raw_send(fd, buf, 5);
+    expect_error(fd, "08P01", "invalid message length");
+    assert_true(expect_eof(fd));
+    close(fd);
+    /* A Query over the limit (the length alone is sent). */
+    fd = raw_startup(s, NULL, NULL);
+    buf[0] = 'Q';
+    put32(buf + 1, 0x7fffffff);
+    raw_send(fd, buf, 5);
+    expect_error(fd, "08P01", "invalid message length");
+    close(fd);
+    /* A Sync over the limit of small messages. */
+    fd = raw_startup(s, NULL, NULL);
+    buf[0] = 'S';
+    put32(buf + 1, 1u << 20);
+    raw_send(fd, buf, 5);
+    expect_error(fd, "08P01", "invalid message length");
+    close(fd);
+    /* An unknown message type. */
+    fd = raw_startup(s, NULL, NULL);
+    buf[0] = 'z';
+    put32(buf + 1, 4);
+    raw_send(fd, buf, 5);
+    expect_error(fd, "08P01", "invalid frontend message type 122");
+    assert_true(expect_eof(fd));
+    close(fd);
+    /* A Query without its NUL: an error, and the connection goes on. */
+    fd = raw_startup(s, NULL, NULL);
+    buf[0] = 'Q';
+    put32(buf + 1, 4 + 8);
+    memcpy(buf + 5, "SELECT 1", 8);
+    raw_send(fd, buf, 13);
+    expect_error(fd, "08P01", "invalid message format");
+    assert_int_equal(raw_ready(fd), 'I');
+    raw_query(fd, "SELECT 1");
+    assert_int_equal(raw_ready(fd), 'I');
+    /* Parse, Bind, Execute, then Sync: one error, one ReadyForQuery. */
+    {
+        static const char ext[] = "P\0\0\0\x10\0SELECT 1\0\0\0"
+                                  "B\0\0\0\x0c\0\0\0\0\0\0\0\0"
+                                  "E\0\0\0\x09\0\0\0\0\0"
+                                  "S\0\0\0\x04";
+
+        raw_send(fd, ext, sizeof(ext) - 1);
+        expect_error(fd, "0A000", "extended query protocol");
+        assert_int_equal(raw_ready(fd), 'I');
+    }
+    /* Three Queries in one write: three answers, in order. */
+    {
+        char q[256];
+        size_t n = 0;
+        static const char *const sql[] = {"SELECT 1", "SELEC", "SELECT 2"};
+
+        for (int i = 0; i < 3; i++) {
+            size_t l = strlen(sql[i]) + 1;
+
+            q[n] = 'Q';
+            put32(q + n + 1, (uint32_t)(l + 4));
+            memcpy(q + n + 5, sql[i], l);
+            n += l + 5;
+        }
+        raw_send(fd, q, n);
+        assert_int_equal(raw_ready(fd), 'I');
+        expect_error(fd, "42601", NULL);
+        assert_int_equal(raw_ready(fd), 'I');
+        assert_int_equal(raw_ready(fd), 'I');
+    }
+    /* A message cut short, then the client goes. */
+    buf[0] = 'Q';
+    put32(buf + 1, 100);
+    memcpy(buf + 5, "SELECT", 6);
+    raw_send(fd, buf, 11);
+    close(fd);
+
+    assert_select_1(c);
+    PQfinish(c);
+}
+
+/* A client that goes in the middle of a transaction: its session ends
+ * (aborting it) and nothing else is touched. */
+static void test_disconnect_mid_transaction(void **state)
+{
+    srv *s = *state;
+    PGconn *c = connect_ok(s, false);
+    PGconn *other = connect_ok(s, true);
+    bool tables =
+        strcmp(exec_state(c, "CREATE TABLE server_t (a int4)"), "") == 0;
+    int fd;
+
+    assert_string_equal(exec_state(c, "BEGIN"), "");
+    if (tables)
+        assert_string_equal(exec_state(c, "INSERT INTO server_t VALUES (1)"),
+                            "");
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_INTRANS);
+    /* Gone without Terminate: the socket just closes. */
+    close(PQsocket(c));
+    PQfinish(c);
+    /* Gone in a failed block. */
+    fd = raw_startup(s, NULL, NULL);
+    raw_query(fd, "BEGIN");
+    assert_int_equal(raw_ready(fd), 'T');
+    raw_query(fd, "SELEC");
+    assert_int_equal(raw_ready(fd), 'E');
+    close(fd);
+
+    assert_select_1(other);
+    if (tables) {
+        PGresult *r;
+
+        usleep(200000);
+        r = PQexec(other, "SELECT a FROM server_t");
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        assert_int_equal(PQntuples(r), 0); /* the insert was aborted */
+        PQclear(r);
+        assert_string_equal(exec_state(other, "DROP TABLE server_t"), "");
+    }
+    PQfinish(other);
+}
+
+/* What keel serve refuses before it serves. */
+static void test_refusals(void **state)
+{
+    srv *s = *state;
+    char out[600];
+    const char *busy[] = {"serve", s->db, "--port", "1", NULL};
+    const char *remote[] = {"serve", s->db, "--listen", "0.0.0.0", NULL};
+    const char *scram[] = {"serve", s->db, "--auth", "scram-sha-256", NULL};
+    const char *noport[] = {"serve", s->db, "--port", "0", NULL};
+
+    snprintf(out, sizeof(out), "%s/refusal.out", s->dir);
+    /* A second server of the same directory. */
+    assert_int_equal(run_keel(busy, out), 1);
+    assert_true(file_has(out, "keel serve:"));
+    assert_true(file_has(out, "process"));
+    assert_int_equal(run_keel(remote, out), 2);
+    assert_true(file_has(out, "loopback"));
+    assert_int_equal(run_keel(scram, out), 2);
+    assert_true(file_has(out, "not implemented"));
+    assert_int_equal(run_keel(noport, out), 2);
+}
+
+/* SIGTERM with clients connected, one inside a transaction: a clean exit,
+ * the socket file gone, the database checked; then a server started on a
+ * stale socket file (a crashed server's) removes it and serves. */
+static void test_shutdown(void **state)
+{
+    srv *s = *state;
+    PGconn *idle = connect_ok(s, false);
+    PGconn *busy = connect_ok(s, true);
+    char path[600];
+    const char *check[] = {"check", s->db, NULL};
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd;
+
+    assert_string_equal(exec_state(busy, "BEGIN"), "");
+    assert_int_equal(srv_stop(s), 0);
+    assert_true(file_has(s->log, "database system is shut down"));
+    snprintf(path, sizeof(path), "%s/.s.PGSQL.%d", s->dir, s->port);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_string_equal(exec_state(idle, "SELECT 1"), "?");
+    PQfinish(idle);
+    PQfinish(busy);
+    assert_int_equal(run_keel(check, NULL), 0);
+
+    /* A stale socket file at the next port's path. */
+    srv_start(s, "4");
+    assert_int_equal(srv_stop(s), 0);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/.s.PGSQL.%d", s->dir,
+             s->port);
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    close(fd); /* the file stays; nobody listens on it */
+    {
+        char port[16];
+        int status;
+
+        snprintf(port, sizeof(port), "%d", s->port);
+        unlink(s->log);
+        s->pid = fork();
+        assert_true(s->pid >= 0);
+        if (s->pid == 0) {
+            int lfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+            dup2(lfd, STDERR_FILENO);
+            execl(keel_cmd, keel_cmd, "serve", s->db, "--port", port,
+                  "--socket-dir", s->dir, "--listen", "", (char *)NULL);
+            _exit(127);
+        }
+        for (int i = 0; i < 600 && !file_has(s->log, "ready to accept"); i++)
+            usleep(50000);
+        assert_true(file_has(s->log, "ready to accept"));
+        {
+            PGconn *c = connect_ok(s, false);
+
+            assert_select_1(c);
+            PQfinish(c);
+        }
+        kill(s->pid, SIGINT);
+        while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        s->pid = 0;
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    assert_int_equal(run_keel(check, NULL), 0);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_startup_parameters),
+        cmocka_unit_test(test_transaction_status),
+        cmocka_unit_test(test_extended_refused),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_too_many),
+        cmocka_unit_test(test_bad_startup),
+        cmocka_unit_test(test_bad_messages),
+        cmocka_unit_test(test_disconnect_mid_transaction),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_shutdown),
+    };
+
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_server KEEL\n");
+        return 2;
+    }
+    keel_cmd = argv[1];
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
