@@ -172,13 +172,21 @@ static int group_teardown(void **state)
 
 /* ---- libpq helpers ---------------------------------------------------- */
 
+/* Connects, waiting up to 10 s for a place among max_connections: the
+ * server may not have seen an earlier test's clients go yet. */
 static PGconn *connect_ok(const srv *s, bool tcp)
 {
-    PGconn *c = PQconnectdb(conninfo(s, tcp, NULL));
+    for (int tries = 0;; tries++) {
+        PGconn *c = PQconnectdb(conninfo(s, tcp, NULL));
 
-    if (PQstatus(c) != CONNECTION_OK)
-        fail_msg("connect: %s", PQerrorMessage(c));
-    return c;
+        if (PQstatus(c) == CONNECTION_OK)
+            return c;
+        if (strstr(PQerrorMessage(c), "too many clients") == NULL ||
+            tries == 500)
+            fail_msg("connect: %s", PQerrorMessage(c));
+        PQfinish(c);
+        usleep(20000);
+    }
 }
 
 /* Runs sql; returns its SQLSTATE ("" on success), the result freed. */
@@ -372,25 +380,34 @@ static size_t startup_packet(char *buf, uint32_t version, const char *extra,
 }
 
 /* Connects and completes the startup; reads up to ReadyForQuery.  Sets
- * *pid and *key from BackendKeyData if they are not NULL. */
+ * *pid and *key from BackendKeyData if they are not NULL.  Waits, as
+ * connect_ok() does, for a place among max_connections. */
 static int raw_startup(const srv *s, uint32_t *pid, uint32_t *key)
 {
-    char pkt[256], body[1024];
-    int fd = raw_connect(s);
-    size_t n = startup_packet(pkt, 3u << 16, "", 0);
-    uint32_t len;
-    char t;
+    for (int tries = 0;; tries++) {
+        char pkt[256], body[1024];
+        int fd = raw_connect(s);
+        size_t n = startup_packet(pkt, 3u << 16, "", 0);
+        uint32_t len;
+        char t;
 
-    raw_send(fd, pkt, n);
-    while ((t = raw_message(fd, body, sizeof(body), &len)) != 'Z') {
-        if (t == 0 || t == 'E')
-            fail_msg("startup failed (message '%c')", t ? t : '0');
-        if (t == 'K' && pid != NULL) {
-            *pid = get32(body);
-            *key = get32(body + 4);
+        raw_send(fd, pkt, n);
+        while ((t = raw_message(fd, body, sizeof(body) - 1, &len)) != 'Z' &&
+               t != 'E' && t != 0) {
+            if (t == 'K' && pid != NULL) {
+                *pid = get32(body);
+                *key = get32(body + 4);
+            }
         }
+        if (t == 'Z')
+            return fd;
+        close(fd);
+        body[len < sizeof(body) - 1 ? len : sizeof(body) - 1] = '\0';
+        if (t == 0 || strcmp(error_field(body, len, 'C'), "53300") != 0 ||
+            tries == 500)
+            fail_msg("startup failed (message '%c')", t ? t : '0');
+        usleep(20000);
     }
-    return fd;
 }
 
 static void raw_query(int fd, const char *sql)
@@ -581,6 +598,22 @@ static void test_extended_refused(void **state)
     PQfinish(c);
 }
 
+/* Fills table name (id int4, pad text) with 50,000 rows. */
+static void fill_table(PGconn *c, const char *name)
+{
+    char *sql = malloc(64 * 1000 + 64);
+
+    for (int batch = 0; batch < 50; batch++) {
+        size_t n = (size_t)sprintf(sql, "INSERT INTO %s VALUES ", name);
+
+        for (int i = 0; i < 1000; i++)
+            n += (size_t)sprintf(sql + n, "%s(%d, 'padding padding')",
+                                 i ? "," : "", batch * 1000 + i);
+        assert_string_equal(exec_state(c, sql), "");
+    }
+    free(sql);
+}
+
 static void test_cancel(void **state)
 {
     srv *s = *state;
@@ -617,18 +650,9 @@ static void test_cancel(void **state)
      * PostgreSQL), so it is tried until one lands. */
     if (strcmp(exec_state(c, "CREATE TABLE server_big (id int4, pad text)"),
                "") == 0) {
-        char *sql = malloc(64 * 1000 + 64);
         int landed = 0, tries = 0;
 
-        for (int batch = 0; batch < 50; batch++) {
-            size_t n = (size_t)sprintf(sql, "INSERT INTO server_big VALUES ");
-
-            for (int i = 0; i < 1000; i++)
-                n += (size_t)sprintf(sql + n, "%s(%d, 'padding padding')",
-                                     i ? "," : "", batch * 1000 + i);
-            assert_string_equal(exec_state(c, sql), "");
-        }
-        free(sql);
+        fill_table(c, "server_big");
         while (landed == 0 && tries++ < 200) {
             PGresult *r;
 
@@ -935,7 +959,8 @@ static void test_refusals(void **state)
     assert_int_equal(run_keel(noport, out), 2);
 }
 
-/* SIGTERM with clients connected, one inside a transaction: a clean exit,
+/* SIGTERM with clients connected (one in its startup, one inside a
+ * transaction, one whose thread is blocked sending rows): a clean exit,
  * the socket file gone, the database checked; then a server started on a
  * stale socket file (a crashed server's) removes it and serves. */
 static void test_shutdown(void **state)
@@ -948,8 +973,24 @@ static void test_shutdown(void **state)
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd;
 
+    int silent, reader = -1;
+
+    /* A client that sent nothing yet, one inside a transaction, and one
+     * that reads nothing of a large result (its thread blocks in send). */
+    silent = raw_connect(s);
     assert_string_equal(exec_state(busy, "BEGIN"), "");
+    if (strcmp(exec_state(idle, "CREATE TABLE server_stop (id int4, "
+                                "pad text)"),
+               "") == 0) {
+        fill_table(idle, "server_stop");
+        reader = raw_startup(s, NULL, NULL);
+        raw_query(reader, "SELECT * FROM server_stop");
+        usleep(300000);
+    }
     assert_int_equal(srv_stop(s), 0);
+    close(silent);
+    if (reader >= 0)
+        close(reader);
     assert_true(file_has(s->log, "database system is shut down"));
     snprintf(path, sizeof(path), "%s/.s.PGSQL.%d", s->dir, s->port);
     assert_int_equal(access(path, F_OK), -1);
