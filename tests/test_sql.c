@@ -276,8 +276,6 @@ static void test_tables(void **state)
     /* A message outside a block is one transaction: all or nothing. */
     EXPECT(f->s, "INSERT INTO t (id, name) VALUES (20, 'x'); SELECT 1/0",
            "INSERT 0 1\nERROR 22012: division by zero\n");
-    EXPECT(f->s, "SELECT count(*) FROM t",
-           "ERROR 0A000: aggregate functions is not supported yet at 8\n");
     EXPECT(f->s, "SELECT id FROM t WHERE id = 20", "id:23\nSELECT 0\n");
     /* Indexes, analyze, vacuum, drop. */
     EXPECT(f->s, "CREATE UNIQUE INDEX t_name ON t (name)", "CREATE INDEX\n");
@@ -336,6 +334,41 @@ static void test_settings(void **state)
            "server_version:25\n15.0 (keel " KEEL_VERSION_STRING ")\nSHOW\n");
 }
 
+static void test_aggregates(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE TABLE g (id int PRIMARY KEY, k text, v int, w float8); "
+           "INSERT INTO g VALUES (1, 'a', 10, 1), (2, 'b', 20, 2), "
+           "(3, 'a', null, 3), (4, 'c', 5, null), (5, 'b', 1, 0.5::float8)",
+           "CREATE TABLE\nINSERT 0 5\n");
+    EXPECT(f->s, "SELECT count(*), count(v), sum(v), min(v), max(k), avg(w) "
+                 "FROM g",
+           "count:20,count:20,sum:20,min:23,max:25,avg:701\n"
+           "5|4|36|1|c|1.625\nSELECT 1\n");
+    EXPECT(f->s, "SELECT k, count(*), sum(v) FROM g GROUP BY k ORDER BY k",
+           "k:25,count:20,sum:20\na|2|10\nb|2|21\nc|1|5\nSELECT 3\n");
+    EXPECT(f->s, "SELECT k, sum(v) AS s FROM g GROUP BY 1 "
+                 "HAVING count(*) > 1 ORDER BY s DESC",
+           "k:25,s:20\nb|21\na|10\nSELECT 2\n");
+    /* No rows: one group without GROUP BY, none with it. */
+    EXPECT(f->s, "SELECT count(*), sum(v), max(v) FROM g WHERE id > 100",
+           "count:20,sum:20,max:23\n0|<null>|<null>\nSELECT 1\n");
+    EXPECT(f->s, "SELECT k, count(*) FROM g WHERE id > 100 GROUP BY k",
+           "k:25,count:20\nSELECT 0\n");
+    EXPECT(f->s, "SELECT count(*)", "count:20\n1\nSELECT 1\n");
+    EXPECT(f->s, "SELECT DISTINCT k FROM g ORDER BY k DESC",
+           "k:25\nc\nb\na\nSELECT 3\n");
+    EXPECT(f->s, "SELECT k, v FROM g GROUP BY k",
+           "ERROR 42803: column \"g.v\" must appear in the GROUP BY clause or "
+           "be used in an aggregate function at 11\n");
+    EXPECT(f->s, "SELECT id FROM g WHERE count(*) > 1",
+           "ERROR 42803: aggregate functions are not allowed here at 24\n");
+    EXPECT(f->s, "SELECT sum(id::bigint) FROM g",
+           "ERROR 0A000: type numeric is not supported yet at 8\n");
+}
+
 /* Two sessions update one row: the second gets 40001 and its block
  * fails; after ROLLBACK it may try again. */
 static void test_serialization(void **state)
@@ -370,6 +403,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_aggregates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };
 

@@ -231,6 +231,16 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
         if (e == NULL)
             return nomem(s);
         e->u.column = i;
+        if (scope->grouping != NULL) {
+            int16_t slot = scope->grouping->key_slot[i];
+            if (slot < 0)
+                return sql_fail_at(s, cr->location, KEEL_EINVAL, "42803",
+                                   "column \"%s.%s\" must appear in the GROUP "
+                                   "BY clause or be used in an aggregate "
+                                   "function",
+                                   scope->table, col);
+            e->u.column = (uint16_t)slot;
+        }
         *out = e;
         return KEEL_OK;
     }
@@ -452,6 +462,92 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
     }
 }
 
+/* An aggregate: its argument analysed over the input row, the call a
+ * slot of the group's row. */
+static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
+                               const PgQuery__FuncCall *fc, const char *name,
+                               sql_expr **out)
+{
+    sql_grouping *g = scope != NULL ? scope->grouping : NULL;
+    sql_agg a = {0};
+    sql_expr *e;
+    keel_status rc;
+
+    if (g == NULL) {
+        s->saw_aggregate = true;
+        return sql_fail_at(s, fc->location, KEEL_EINVAL, "42803",
+                           "aggregate functions are not allowed here");
+    }
+    if (fc->agg_distinct)
+        return sql_unsupported(s, fc->location, "aggregates over DISTINCT");
+    if (fc->n_agg_order > 0 || fc->agg_filter != NULL || fc->agg_within_group)
+        return sql_unsupported(s, fc->location,
+                               "ORDER BY and FILTER in aggregates");
+    if (fc->agg_star) {
+        if (strcmp(name, "count") != 0)
+            return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
+                               "%s(*) specified, but %s is not an aggregate "
+                               "function taking *",
+                               name, name);
+        a.kind = SQL_AGG_COUNT_STAR;
+        a.type = SQL_TYPE_INT8;
+    } else {
+        uint32_t t;
+        if (fc->n_args != 1)
+            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                               "function %s() with %zu argument(s) does not "
+                               "exist",
+                               name, fc->n_args);
+        rc = sql_expr_analyse(s, g->input, fc->args[0], &a.arg);
+        if (rc != KEEL_OK)
+            return rc;
+        if (a.arg->type == SQL_TYPE_UNKNOWN) {
+            rc = coerce(s, &a.arg, SQL_TYPE_TEXT, false);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        t = a.arg->type;
+        if (strcmp(name, "count") == 0) {
+            a.kind = SQL_AGG_COUNT;
+            a.type = SQL_TYPE_INT8;
+        } else if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0) {
+            a.kind = name[1] == 'i' ? SQL_AGG_MIN : SQL_AGG_MAX;
+            a.type = t == SQL_TYPE_NAME || t == SQL_TYPE_VARCHAR ? SQL_TYPE_TEXT : t;
+        } else if (t == SQL_TYPE_FLOAT8) {
+            a.kind = name[0] == 's' ? SQL_AGG_SUM : SQL_AGG_AVG;
+            a.type = SQL_TYPE_FLOAT8;
+        } else if (name[0] == 's' &&
+                   (t == SQL_TYPE_INT2 || t == SQL_TYPE_INT4)) {
+            a.kind = SQL_AGG_SUM;
+            a.type = SQL_TYPE_INT8;
+        } else if (sql_type_is_int(t) || t == SQL_TYPE_NUMERIC_LIT) {
+            /* sum(bigint) and avg of integers are numeric in PostgreSQL. */
+            return sql_unsupported(s, fc->location, "type numeric");
+        } else {
+            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                               "function %s(%s) does not exist", name,
+                               sql_type_name(t));
+        }
+    }
+    if (g->naggs == g->capaggs) {
+        uint16_t cap = g->capaggs == 0 ? 8 : (uint16_t)(g->capaggs * 2);
+        sql_agg *na = sql_alloc(&s->arena, cap * sizeof(*na));
+        if (na == NULL)
+            return nomem(s);
+        if (g->naggs > 0)
+            memcpy(na, g->aggs, g->naggs * sizeof(*na));
+        g->aggs = na;
+        g->capaggs = cap;
+    }
+    g->aggs[g->naggs] = a;
+    e = expr_new(s, SQL_EXPR_COLUMN, a.type, fc->location, 0);
+    if (e == NULL)
+        return nomem(s);
+    e->u.column = (uint16_t)(g->nkeys + g->naggs++);
+    *out = e;
+    return KEEL_OK;
+}
+
 static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                                 const PgQuery__FuncCall *fc, sql_expr **out)
 {
@@ -477,11 +573,12 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
 
     if (name == NULL)
         return sql_unsupported(s, fc->location, "this function call");
-    if (fc->agg_star || fc->agg_distinct || fc->over != NULL ||
-        strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
+    if (fc->over != NULL)
+        return sql_unsupported(s, fc->location, "window functions");
+    if (fc->agg_star || strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
         strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
         strcmp(name, "avg") == 0)
-        return sql_unsupported(s, fc->location, "aggregate functions");
+        return analyse_agg(s, scope, fc, name, out);
     for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
         if (strcmp(funcs[i].name, name) != 0)
             continue;

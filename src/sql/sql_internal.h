@@ -114,6 +114,8 @@ struct sql_session {
     atomic_u32 cancel; /* set by sql_cancel(), cleared per statement */
     /* The statement being run: its text, for error positions. */
     const char *text;
+    /* Analysis met an aggregate function outside a grouping scope. */
+    bool saw_aggregate;
 };
 
 /*
@@ -204,11 +206,43 @@ typedef struct sql_expr {
     struct sql_expr **args;
 } sql_expr;
 
+/* Aggregate functions. */
+typedef enum sql_agg_kind {
+    SQL_AGG_COUNT_STAR,
+    SQL_AGG_COUNT,
+    SQL_AGG_SUM,
+    SQL_AGG_MIN,
+    SQL_AGG_MAX,
+    SQL_AGG_AVG,
+} sql_agg_kind;
+
+typedef struct sql_agg {
+    sql_agg_kind kind;
+    struct sql_expr *arg; /* over the input row; NULL for count(*) */
+    uint32_t type;        /* the result's */
+} sql_agg;
+
+/*
+ * A grouping query's analysis: its output, HAVING and ORDER BY are
+ * expressions over a group's row, which holds the group's key values
+ * (slots 0..nkeys) then its aggregates' results.  A table column is
+ * usable there only as a key (42803 otherwise); an aggregate's argument
+ * is analysed over the input row.
+ */
+typedef struct sql_grouping {
+    int16_t *key_slot; /* per table column: its key slot, or -1 */
+    uint16_t nkeys;
+    sql_agg *aggs;
+    uint16_t naggs, capaggs;
+    const struct sql_scope *input;
+} sql_grouping;
+
 /* The columns expressions may name: one table's, in its column order. */
 typedef struct sql_scope {
     const char *table; /* its name, or its alias */
     const keel_column_info *cols;
     uint16_t ncols;
+    sql_grouping *grouping; /* a grouping query's, else NULL */
 } sql_scope;
 
 /*

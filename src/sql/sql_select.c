@@ -211,7 +211,7 @@ typedef struct target {
     const char *name;
 } target;
 
-/* One collected row for ORDER BY: its output values and sort keys. */
+/* One collected output row: its values and sort keys. */
 typedef struct sorted_row {
     sql_value *out;
     sql_value *keys;
@@ -251,7 +251,8 @@ static const char *target_name(const PgQuery__ResTarget *rt)
     }
     if (v->node_case == PG_QUERY__NODE__NODE_TYPE_CAST) {
         const PgQuery__TypeCast *tc = v->type_cast;
-        if (tc->arg != NULL && tc->arg->node_case == PG_QUERY__NODE__NODE_COLUMN_REF) {
+        if (tc->arg != NULL && (tc->arg->node_case == PG_QUERY__NODE__NODE_COLUMN_REF ||
+                                tc->arg->node_case == PG_QUERY__NODE__NODE_FUNC_CALL)) {
             PgQuery__ResTarget inner = *rt;
             inner.val = tc->arg;
             inner.name = NULL;
@@ -270,11 +271,10 @@ static const char *target_name(const PgQuery__ResTarget *rt)
     if (v->node_case == PG_QUERY__NODE__NODE_SQLVALUE_FUNCTION) {
         switch (v->sqlvalue_function->op) {
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_USER:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_USER:
             return "current_user";
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_SESSION_USER:
             return "session_user";
-        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_USER:
-            return "current_user";
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_CATALOG:
             return "current_catalog";
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_SCHEMA:
@@ -286,24 +286,29 @@ static const char *target_name(const PgQuery__ResTarget *rt)
     return "?column?";
 }
 
+static bool is_star(const PgQuery__ResTarget *rt, const PgQuery__ColumnRef **cr)
+{
+    *cr = rt->val != NULL && rt->val->node_case == PG_QUERY__NODE__NODE_COLUMN_REF
+              ? rt->val->column_ref
+              : NULL;
+    return *cr != NULL && (*cr)->n_fields > 0 &&
+           (*cr)->fields[(*cr)->n_fields - 1]->node_case ==
+               PG_QUERY__NODE__NODE_A_STAR;
+}
+
 /* The output list: * expanded to the table's columns. */
 static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
                                    PgQuery__Node **list, size_t n,
                                    target **out, uint16_t *nout)
 {
+    const PgQuery__ColumnRef *cr;
     size_t cap = 0;
     target *t;
     uint16_t k = 0;
     keel_status rc;
 
     for (size_t i = 0; i < n; i++) {
-        const PgQuery__ResTarget *rt = list[i]->res_target;
-        const PgQuery__ColumnRef *cr =
-            rt->val != NULL && rt->val->node_case == PG_QUERY__NODE__NODE_COLUMN_REF
-                ? rt->val->column_ref
-                : NULL;
-        if (cr != NULL && cr->n_fields > 0 &&
-            cr->fields[cr->n_fields - 1]->node_case == PG_QUERY__NODE__NODE_A_STAR) {
+        if (is_star(list[i]->res_target, &cr)) {
             if (scope == NULL)
                 return sql_fail_at(s, cr->location, KEEL_EINVAL, "42601",
                                    "SELECT * with no tables specified is not "
@@ -321,12 +326,7 @@ static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (size_t i = 0; i < n; i++) {
         const PgQuery__ResTarget *rt = list[i]->res_target;
-        const PgQuery__ColumnRef *cr =
-            rt->val != NULL && rt->val->node_case == PG_QUERY__NODE__NODE_COLUMN_REF
-                ? rt->val->column_ref
-                : NULL;
-        if (cr != NULL && cr->n_fields > 0 &&
-            cr->fields[cr->n_fields - 1]->node_case == PG_QUERY__NODE__NODE_A_STAR) {
+        if (is_star(rt, &cr)) {
             const char *q = cr->n_fields == 2 ? sql_node_string(cr->fields[0]) : NULL;
             if (q != NULL && strcmp(q, scope->table) != 0)
                 return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
@@ -339,7 +339,17 @@ static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
                 memset(e, 0, sizeof(*e));
                 e->kind = SQL_EXPR_COLUMN;
                 e->type = sql_type_of_keel(scope->cols[c].type);
+                e->location = cr->location;
                 e->u.column = c;
+                if (scope->grouping != NULL) {
+                    if (scope->grouping->key_slot[c] < 0)
+                        return sql_fail_at(s, cr->location, KEEL_EINVAL, "42803",
+                                           "column \"%s.%s\" must appear in the "
+                                           "GROUP BY clause or be used in an "
+                                           "aggregate function",
+                                           scope->table, scope->cols[c].name);
+                    e->u.column = (uint16_t)scope->grouping->key_slot[c];
+                }
                 t[k].expr = e;
                 t[k++].name = scope->cols[c].name;
             }
@@ -382,22 +392,6 @@ static keel_status limit_value(sql_session *s, const PgQuery__Node *n,
     return KEEL_OK;
 }
 
-/* Sends one row of values in text format. */
-static keel_status send_row(sql_session *s, const sql_value *vals, uint16_t n,
-                            const char **txt, uint32_t *lens)
-{
-    keel_status rc;
-
-    for (uint16_t i = 0; i < n; i++) {
-        rc = sql_value_text(s, &vals[i], &txt[i], &lens[i]);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    if (s->sink->row(s->sink->ctx, txt, lens, n) != 0)
-        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-    return KEEL_OK;
-}
-
 /* A copy of v's string in the arena, so that it outlives the scan's row. */
 static keel_status value_keep(sql_session *s, sql_value *v)
 {
@@ -413,57 +407,409 @@ static keel_status value_keep(sql_session *s, sql_value *v)
     return KEEL_OK;
 }
 
+/* Orders values as ORDER BY does: NULL above every value (first with
+ * DESC, unless NULLS says otherwise). */
+static int key_cmp(const sql_value *a, const sql_value *b, bool desc,
+                   bool nulls_first)
+{
+    int c;
+
+    if (a->isnull || b->isnull) {
+        if (a->isnull && b->isnull)
+            return 0;
+        return a->isnull == nulls_first ? -1 : 1;
+    }
+    c = sql_value_compare(a, b);
+    return desc ? -c : c;
+}
+
 typedef struct sort_spec {
     const sort_key *keys;
-    uint16_t n;
+    uint16_t nkeys;
+    uint16_t nout; /* DISTINCT: then every output value */
 } sort_spec;
 
 static int sorted_cmp(const void *x, const void *y, void *arg)
 {
     const sorted_row *a = x, *b = y;
     const sort_spec *spec = arg;
+    int c;
 
-    for (uint16_t i = 0; i < spec->n; i++) {
-        const sort_key *k = &spec->keys[i];
-        const sql_value *va = &a->keys[i], *vb = &b->keys[i];
-        int c;
-        if (va->isnull || vb->isnull) {
-            if (va->isnull && vb->isnull)
-                continue;
-            c = va->isnull ? 1 : -1; /* NULL is larger */
-            if (k->nulls_first != k->desc)
-                c = -c;
-            if (k->desc)
-                c = -c;
-        } else {
-            c = sql_value_compare(va, vb);
-        }
+    for (uint16_t i = 0; i < spec->nkeys; i++) {
+        c = key_cmp(&a->keys[i], &b->keys[i], spec->keys[i].desc,
+                    spec->keys[i].nulls_first);
         if (c != 0)
-            return k->desc ? -c : c;
+            return c;
+    }
+    for (uint16_t i = 0; i < spec->nout; i++) {
+        c = key_cmp(&a->out[i], &b->out[i], false, false);
+        if (c != 0)
+            return c;
     }
     return 0;
+}
+
+/* ---- the output stage -------------------------------------------------- */
+
+/* What the output stage needs, whatever feeds it rows. */
+typedef struct output {
+    target *tl;
+    uint16_t nt;
+    sql_expr *having;
+    sort_key *keys;
+    uint16_t nkeys;
+    bool distinct;
+    int64_t limit, offset, sent, skipped;
+    bool collect; /* ORDER BY or DISTINCT: rows are kept, then sorted */
+    sorted_row *rows;
+    size_t nrows, caprows;
+    sql_value *out;
+    const char **txt;
+    uint32_t *lens;
+} output;
+
+static keel_status send_values(sql_session *s, output *o, const sql_value *vals)
+{
+    keel_status rc;
+
+    for (uint16_t i = 0; i < o->nt; i++) {
+        rc = sql_value_text(s, &vals[i], &o->txt[i], &o->lens[i]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (s->sink->row(s->sink->ctx, o->txt, o->lens, o->nt) != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    o->sent++;
+    return KEEL_OK;
+}
+
+/* Whether the output is complete (LIMIT reached while streaming). */
+static bool output_full(const output *o)
+{
+    return !o->collect && o->limit >= 0 && o->sent >= o->limit;
+}
+
+/* One row (an input row, or a group's) through HAVING, the output list,
+ * and on to the client or the collection. */
+static keel_status output_row(sql_session *s, output *o, const sql_value *row)
+{
+    keel_status rc;
+
+    if (o->having != NULL) {
+        sql_value h;
+        rc = sql_expr_eval(s, o->having, row, &h);
+        if (rc != KEEL_OK || h.isnull || !h.v.b)
+            return rc;
+    }
+    for (uint16_t i = 0; i < o->nt; i++) {
+        rc = sql_expr_eval(s, o->tl[i].expr, row, &o->out[i]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (!o->collect) {
+        if (o->skipped < o->offset) {
+            o->skipped++;
+            return KEEL_OK;
+        }
+        return send_values(s, o, o->out);
+    }
+    if (o->nrows == o->caprows) {
+        size_t cap = o->caprows == 0 ? 64 : o->caprows * 2;
+        sorted_row *nr = sql_alloc(&s->arena, cap * sizeof(*nr));
+        if (nr == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (o->nrows > 0)
+            memcpy(nr, o->rows, o->nrows * sizeof(*nr));
+        o->rows = nr;
+        o->caprows = cap;
+    }
+    {
+        sorted_row *r = &o->rows[o->nrows];
+        r->out = sql_alloc(&s->arena, (o->nt + 1) * sizeof(sql_value));
+        r->keys = sql_alloc(&s->arena, (o->nkeys + 1) * sizeof(sql_value));
+        if (r->out == NULL || r->keys == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t i = 0; i < o->nt; i++) {
+            r->out[i] = o->out[i];
+            rc = value_keep(s, &r->out[i]);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        for (uint16_t i = 0; i < o->nkeys; i++) {
+            rc = sql_expr_eval(s, o->keys[i].expr, row, &r->keys[i]);
+            if (rc == KEEL_OK)
+                rc = value_keep(s, &r->keys[i]);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+    }
+    o->nrows++;
+    return KEEL_OK;
+}
+
+/* The collected rows, sorted (and made distinct), to the client. */
+static keel_status output_finish(sql_session *s, output *o)
+{
+    sort_spec spec = {.keys = o->keys, .nkeys = o->nkeys,
+                      .nout = o->distinct ? o->nt : 0};
+    keel_status rc = KEEL_OK;
+
+    if (!o->collect)
+        return KEEL_OK;
+    qsort_r(o->rows, o->nrows, sizeof(*o->rows), sorted_cmp, &spec);
+    for (size_t i = 0; i < o->nrows && (o->limit < 0 || o->sent < o->limit);
+         i++) {
+        if (o->distinct && i > 0) {
+            bool same = true;
+            for (uint16_t c = 0; same && c < o->nt; c++)
+                same = key_cmp(&o->rows[i].out[c], &o->rows[i - 1].out[c],
+                               false, false) == 0;
+            if (same)
+                continue;
+        }
+        if (o->skipped < o->offset) {
+            o->skipped++;
+            continue;
+        }
+        rc = send_values(s, o, o->rows[i].out);
+        if (rc != KEEL_OK)
+            break;
+    }
+    return rc;
+}
+
+/* ---- grouping ------------------------------------------------------------ */
+
+/* One input row's part in grouping: its key values then its aggregates'
+ * arguments. */
+typedef struct group_input {
+    sql_value *vals;
+} group_input;
+
+typedef struct group_spec {
+    uint16_t nkeys;
+} group_spec;
+
+static int group_cmp(const void *x, const void *y, void *arg)
+{
+    const group_input *a = x, *b = y;
+    const group_spec *g = arg;
+
+    for (uint16_t i = 0; i < g->nkeys; i++) {
+        int c = key_cmp(&a->vals[i], &b->vals[i], false, false);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+/* Folds value v into aggregate a's state (st), counting in *n. */
+static keel_status agg_step(sql_session *s, const sql_agg *a, sql_value *st,
+                            int64_t *n, const sql_value *v)
+{
+    if (a->kind == SQL_AGG_COUNT_STAR) {
+        st->v.i++;
+        return KEEL_OK;
+    }
+    if (v->isnull)
+        return KEEL_OK;
+    switch (a->kind) {
+    case SQL_AGG_COUNT:
+        st->v.i++;
+        break;
+    case SQL_AGG_SUM:
+    case SQL_AGG_AVG:
+        if (st->isnull) {
+            st->isnull = false;
+            if (a->type == SQL_TYPE_FLOAT8)
+                st->v.f = 0;
+            else
+                st->v.i = 0;
+        }
+        if (a->type == SQL_TYPE_FLOAT8)
+            st->v.f += v->v.f;
+        else if (__builtin_add_overflow(st->v.i, v->v.i, &st->v.i))
+            return sql_fail(s, KEEL_EINVAL, "22003", "bigint out of range");
+        (*n)++;
+        break;
+    default: /* MIN, MAX */
+        if (st->isnull ||
+            (a->kind == SQL_AGG_MIN ? sql_value_compare(v, st) < 0
+                                    : sql_value_compare(v, st) > 0)) {
+            *st = *v;
+            st->type = a->type;
+        }
+        break;
+    }
+    return KEEL_OK;
+}
+
+/* Groups the input rows (sorted by key), computes each group's
+ * aggregates and sends its row to the output stage. */
+static keel_status group_finish(sql_session *s, const sql_grouping *g,
+                                group_input *in, size_t n, output *o)
+{
+    group_spec spec = {.nkeys = g->nkeys};
+    uint16_t width = (uint16_t)(g->nkeys + g->naggs);
+    sql_value *row = sql_alloc(&s->arena, (width + 1) * sizeof(*row));
+    int64_t *counts = sql_alloc(&s->arena, (g->naggs + 1) * sizeof(*counts));
+    keel_status rc = KEEL_OK;
+    size_t i = 0;
+
+    if (row == NULL || counts == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    qsort_r(in, n, sizeof(*in), group_cmp, &spec);
+    /* Without GROUP BY there is one group, even of no rows. */
+    while (rc == KEEL_OK && (i < n || (i == 0 && g->nkeys == 0))) {
+        size_t first = i;
+        for (uint16_t a = 0; a < g->naggs; a++) {
+            const sql_agg *ag = &g->aggs[a];
+            sql_value *st = &row[g->nkeys + a];
+            memset(st, 0, sizeof(*st));
+            st->type = ag->type;
+            st->isnull = ag->kind != SQL_AGG_COUNT && ag->kind != SQL_AGG_COUNT_STAR;
+            counts[a] = 0;
+        }
+        for (uint16_t k = 0; k < g->nkeys && first < n; k++)
+            row[k] = in[first].vals[k];
+        while (i < n && (i == first || group_cmp(&in[i], &in[first], &spec) == 0)) {
+            for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
+                rc = agg_step(s, &g->aggs[a], &row[g->nkeys + a], &counts[a],
+                              &in[i].vals[g->nkeys + a]);
+            i++;
+        }
+        for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
+            if (g->aggs[a].kind == SQL_AGG_AVG && counts[a] > 0)
+                row[g->nkeys + a].v.f /= (double)counts[a];
+        if (rc == KEEL_OK)
+            rc = output_row(s, o, row);
+        if (n == 0)
+            break;
+        if (rc == KEEL_OK && output_full(o))
+            break;
+    }
+    return rc;
+}
+
+/* Resolves GROUP BY's items: plain columns, by name or as the output
+ * column at a position. */
+static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
+                              const sql_table *t, sql_grouping *g,
+                              uint16_t *cols)
+{
+    for (uint16_t c = 0; c < t->info.ncols; c++)
+        g->key_slot[c] = -1;
+    for (size_t i = 0; i < st->n_group_clause; i++) {
+        const PgQuery__Node *n = st->group_clause[i];
+        const char *name = NULL;
+        bool ok = false;
+        if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+            n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
+            int32_t pos = n->a_const->ival->ival;
+            const PgQuery__ResTarget *rt;
+            if (pos < 1 || (size_t)pos > st->n_target_list)
+                return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
+                                   "GROUP BY position %d is not in select list",
+                                   pos);
+            rt = st->target_list[pos - 1]->res_target;
+            n = rt->val;
+        }
+        if (n != NULL && n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+            n->column_ref->n_fields >= 1)
+            name = sql_node_string(
+                n->column_ref->fields[n->column_ref->n_fields - 1]);
+        if (name == NULL)
+            return sql_unsupported(s, -1, "GROUP BY of expressions");
+        for (uint16_t c = 0; c < t->info.ncols; c++)
+            if (strcmp(t->cols[c].name, name) == 0) {
+                if (g->key_slot[c] < 0) {
+                    cols[g->nkeys] = c;
+                    g->key_slot[c] = (int16_t)g->nkeys++;
+                }
+                ok = true;
+            }
+        if (!ok)
+            return sql_fail(s, KEEL_ENOENT, "42703",
+                            "column \"%s\" does not exist", name);
+    }
+    return KEEL_OK;
+}
+
+/* ---- SELECT ------------------------------------------------------------- */
+
+static keel_status order_by(sql_session *s, const PgQuery__SelectStmt *st,
+                            const sql_scope *sp, output *o)
+{
+    keel_status rc;
+
+    o->keys = sql_alloc(&s->arena, (st->n_sort_clause + 1) * sizeof(*o->keys));
+    if (o->keys == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (size_t i = 0; i < st->n_sort_clause; i++) {
+        const PgQuery__SortBy *sb = st->sort_clause[i]->sort_by;
+        const PgQuery__Node *n = sb->node;
+        sort_key *k = &o->keys[o->nkeys++];
+        if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
+            return sql_unsupported(s, sb->location, "ORDER BY ... USING");
+        k->desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+        k->nulls_first =
+            sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
+            (sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
+             k->desc);
+        /* ORDER BY 2: the second output column; ORDER BY name: an output
+         * column's name first, then the table's. */
+        if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+            n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
+            int32_t pos = n->a_const->ival->ival;
+            if (pos < 1 || pos > o->nt)
+                return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
+                                   "ORDER BY position %d is not in select list",
+                                   pos);
+            k->expr = o->tl[pos - 1].expr;
+            continue;
+        }
+        k->expr = NULL;
+        if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+            n->column_ref->n_fields == 1) {
+            const char *name = sql_node_string(n->column_ref->fields[0]);
+            for (uint16_t j = 0; name != NULL && j < o->nt; j++)
+                if (strcmp(o->tl[j].name, name) == 0) {
+                    k->expr = o->tl[j].expr;
+                    break;
+                }
+        }
+        if (k->expr == NULL) {
+            if (o->distinct)
+                return sql_fail_at(s, sb->location, KEEL_EINVAL, "42P10",
+                                   "for SELECT DISTINCT, ORDER BY expressions "
+                                   "must appear in select list");
+            rc = sql_expr_prepare(s, sp, n, &k->expr);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        if (k->expr->type == SQL_TYPE_UNKNOWN)
+            k->expr->type = SQL_TYPE_TEXT;
+    }
+    return KEEL_OK;
 }
 
 keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
 {
     sql_table t;
-    sql_scope scope, *sp = NULL;
+    sql_scope scope, gscope, *sp = NULL, *op;
+    sql_grouping g;
+    uint16_t *gcols = NULL;
     sql_scan sc;
-    target *tl = NULL;
-    uint16_t nt = 0;
     sql_expr *where = NULL;
-    sort_key *keys = NULL;
-    uint16_t nkeys = 0;
-    int64_t limit, offset, sent = 0, skipped = 0;
+    output o;
     sql_column *cols;
-    sql_value *out;
-    const char **txt;
-    uint32_t *lens;
-    sorted_row *rows = NULL;
-    size_t nrows = 0, caprows = 0;
-    bool scanning = false, found;
+    group_input *gin = NULL;
+    size_t ngin = 0, capgin = 0;
+    bool grouped, scanning = false, found;
     keel_status rc;
 
+    memset(&o, 0, sizeof(o));
+    memset(&g, 0, sizeof(g));
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
         return sql_unsupported(s, -1, "UNION, INTERSECT and EXCEPT");
     if (st->n_values_lists > 0)
@@ -472,14 +818,16 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         return sql_unsupported(s, -1, "WITH");
     if (st->into_clause != NULL)
         return sql_unsupported(s, -1, "SELECT INTO");
-    if (st->n_distinct_clause > 0)
-        return sql_unsupported(s, -1, "DISTINCT");
-    if (st->n_group_clause > 0 || st->having_clause != NULL)
-        return sql_unsupported(s, -1, "GROUP BY and HAVING");
     if (st->n_window_clause > 0)
         return sql_unsupported(s, -1, "window functions");
     if (st->n_locking_clause > 0)
         return sql_unsupported(s, -1, "FOR UPDATE and FOR SHARE");
+    if (st->n_distinct_clause > 0) {
+        /* DISTINCT is a list holding one empty node; DISTINCT ON names. */
+        if (st->n_distinct_clause > 1 || st->distinct_clause[0]->node_case != 0)
+            return sql_unsupported(s, -1, "DISTINCT ON");
+        o.distinct = true;
+    }
     if (st->n_from_clause > 1)
         return sql_unsupported(s, -1, "joins");
     if (st->n_from_clause == 1) {
@@ -495,102 +843,99 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         scope = (sql_scope){.table = t.alias, .cols = t.cols,
                             .ncols = t.info.ncols};
         sp = &scope;
+    } else {
+        memset(&t, 0, sizeof(t));
     }
-    rc = targets_analyse(s, sp, st->target_list, st->n_target_list, &tl, &nt);
-    if (rc != KEEL_OK)
-        return rc;
     if (st->where_clause != NULL) {
         rc = sql_expr_prepare(s, sp, st->where_clause, &where);
-        if (rc == KEEL_OK && where->type != SQL_TYPE_BOOL) {
-            if (where->type == SQL_TYPE_UNKNOWN && where->kind == SQL_EXPR_CONST) {
-                rc = sql_value_cast(s, &where->u.value, SQL_TYPE_BOOL, -1, false,
-                                    where->location);
-                where->type = SQL_TYPE_BOOL;
-            } else {
-                rc = sql_fail_at(s, where->location, KEEL_ETYPE, "42804",
-                                 "argument of WHERE must be type boolean, not "
+        if (rc == KEEL_OK && where->type != SQL_TYPE_BOOL)
+            rc = sql_fail_at(s, where->location, KEEL_ETYPE, "42804",
+                             "argument of WHERE must be type boolean, not type "
+                             "%s",
+                             sql_type_name(where->type));
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    /* A query groups when it says GROUP BY or HAVING, or when its output
+     * holds an aggregate (found by analysing it as not grouping). */
+    grouped = st->n_group_clause > 0 || st->having_clause != NULL;
+    op = sp;
+    if (!grouped) {
+        s->saw_aggregate = false;
+        rc = targets_analyse(s, sp, st->target_list, st->n_target_list, &o.tl,
+                             &o.nt);
+        if (rc != KEEL_OK && !s->saw_aggregate)
+            return rc;
+        grouped = rc != KEEL_OK;
+    }
+    if (grouped) {
+        g.key_slot = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(int16_t));
+        gcols = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(uint16_t));
+        if (g.key_slot == NULL || gcols == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (sp == NULL && st->n_group_clause > 0)
+            return sql_unsupported(s, -1, "GROUP BY without FROM");
+        if (sp != NULL) {
+            rc = group_keys(s, st, &t, &g, gcols);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        g.input = sp;
+        gscope = (sql_scope){.table = sp != NULL ? t.alias : "",
+                             .cols = t.cols, .ncols = t.info.ncols,
+                             .grouping = &g};
+        op = &gscope;
+        rc = targets_analyse(s, op, st->target_list, st->n_target_list, &o.tl,
+                             &o.nt);
+        if (rc == KEEL_OK && st->having_clause != NULL) {
+            rc = sql_expr_prepare(s, op, st->having_clause, &o.having);
+            if (rc == KEEL_OK && o.having->type != SQL_TYPE_BOOL)
+                rc = sql_fail_at(s, o.having->location, KEEL_ETYPE, "42804",
+                                 "argument of HAVING must be type boolean, not "
                                  "type %s",
-                                 sql_type_name(where->type));
-            }
+                                 sql_type_name(o.having->type));
         }
         if (rc != KEEL_OK)
             return rc;
     }
     if (st->n_sort_clause > 0) {
-        keys = sql_alloc(&s->arena, st->n_sort_clause * sizeof(*keys));
-        if (keys == NULL)
-            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-        for (size_t i = 0; i < st->n_sort_clause; i++) {
-            const PgQuery__SortBy *sb = st->sort_clause[i]->sort_by;
-            const PgQuery__Node *n = sb->node;
-            sort_key *k = &keys[nkeys++];
-            if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
-                return sql_unsupported(s, sb->location, "ORDER BY ... USING");
-            k->desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
-            k->nulls_first =
-                sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
-                (sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
-                 k->desc);
-            /* ORDER BY 2: the second output column; ORDER BY name: an
-             * output column's name first, then the table's. */
-            if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-                n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
-                int32_t pos = n->a_const->ival->ival;
-                if (pos < 1 || pos > nt)
-                    return sql_fail_at(s, n->a_const->location, KEEL_EINVAL,
-                                       "42P10",
-                                       "ORDER BY position %d is not in select "
-                                       "list",
-                                       pos);
-                k->expr = tl[pos - 1].expr;
-                continue;
-            }
-            k->expr = NULL;
-            if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
-                n->column_ref->n_fields == 1) {
-                const char *name = sql_node_string(n->column_ref->fields[0]);
-                for (uint16_t j = 0; name != NULL && j < nt; j++)
-                    if (strcmp(tl[j].name, name) == 0) {
-                        k->expr = tl[j].expr;
-                        break;
-                    }
-            }
-            if (k->expr == NULL) {
-                rc = sql_expr_prepare(s, sp, n, &k->expr);
-                if (rc != KEEL_OK)
-                    return rc;
-            }
-            if (k->expr->type == SQL_TYPE_UNKNOWN)
-                k->expr->type = SQL_TYPE_TEXT;
-        }
+        rc = order_by(s, st, op, &o);
+        if (rc != KEEL_OK)
+            return rc;
     }
-    rc = limit_value(s, st->limit_count, "LIMIT", &limit);
+    o.collect = o.nkeys > 0 || o.distinct;
+    rc = limit_value(s, st->limit_count, "LIMIT", &o.limit);
     if (rc == KEEL_OK)
-        rc = limit_value(s, st->limit_offset, "OFFSET", &offset);
+        rc = limit_value(s, st->limit_offset, "OFFSET", &o.offset);
     if (rc != KEEL_OK)
         return rc;
+    if (o.offset < 0)
+        o.offset = 0;
     /* The result's description. */
-    cols = sql_alloc(&s->arena, (nt + 1) * sizeof(*cols));
-    out = sql_alloc(&s->arena, (nt + 1) * sizeof(*out));
-    txt = sql_alloc(&s->arena, (nt + 1) * sizeof(*txt));
-    lens = sql_alloc(&s->arena, (nt + 1) * sizeof(*lens));
-    if (cols == NULL || out == NULL || txt == NULL || lens == NULL)
+    cols = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*cols));
+    o.out = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.out));
+    o.txt = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.txt));
+    o.lens = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.lens));
+    if (cols == NULL || o.out == NULL || o.txt == NULL || o.lens == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    for (uint16_t i = 0; i < nt; i++) {
-        uint32_t type = tl[i].expr->type;
-        if (type == SQL_TYPE_UNKNOWN)
-            type = SQL_TYPE_TEXT;
-        cols[i] = (sql_column){.name = tl[i].name, .type = type,
+    for (uint16_t i = 0; i < o.nt; i++) {
+        const sql_expr *e = o.tl[i].expr;
+        uint32_t type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : e->type;
+        cols[i] = (sql_column){.name = o.tl[i].name, .type = type,
                                .typlen = sql_type_len(type), .typmod = -1};
-        if (tl[i].expr->kind == SQL_EXPR_COLUMN && sp != NULL) {
-            const keel_column_info *ci = &t.cols[tl[i].expr->u.column];
-            cols[i].table = t.info.oid;
-            cols[i].attnum = (int16_t)(tl[i].expr->u.column + 1);
-            if (ci->type == KEEL_CHAR)
-                cols[i].typmod = ci->charlen + 4;
+        if (e->kind == SQL_EXPR_COLUMN && sp != NULL) {
+            uint16_t c = e->u.column;
+            if (grouped)
+                c = c < g.nkeys ? gcols[c] : UINT16_MAX;
+            if (c != UINT16_MAX) {
+                cols[i].table = t.info.oid;
+                cols[i].attnum = (int16_t)(c + 1);
+                if (t.cols[c].type == KEEL_CHAR)
+                    cols[i].typmod = t.cols[c].charlen + 4;
+            }
         }
     }
-    if (s->sink->columns(s->sink->ctx, cols, nt) != 0)
+    if (s->sink->columns(s->sink->ctx, cols, o.nt) != 0)
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
     if (sp != NULL) {
         rc = sql_scan_begin(s, &sc, &t, where);
@@ -598,13 +943,13 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
             return rc;
         scanning = true;
     }
-    for (bool first = true; rc == KEEL_OK; first = false) {
-        if (limit >= 0 && keys == NULL && sent >= limit)
-            break;
+    for (bool first = true; rc == KEEL_OK && !output_full(&o); first = false) {
+        const sql_value *row = NULL;
         if (scanning) {
             rc = sql_scan_next(s, &sc, &found);
             if (rc != KEEL_OK || !found)
                 break;
+            row = sc.row;
         } else {
             sql_value w;
             if (!first)
@@ -615,65 +960,51 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
                     break;
             }
         }
-        for (uint16_t i = 0; rc == KEEL_OK && i < nt; i++)
-            rc = sql_expr_eval(s, tl[i].expr, scanning ? sc.row : NULL, &out[i]);
-        if (rc != KEEL_OK)
-            break;
-        if (keys != NULL) {
-            sorted_row *r;
-            if (nrows == caprows) {
-                size_t ncap = caprows == 0 ? 64 : caprows * 2;
-                sorted_row *nr = sql_alloc(&s->arena, ncap * sizeof(*nr));
-                if (nr == NULL) {
-                    rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-                    break;
-                }
-                if (nrows > 0)
-                    memcpy(nr, rows, nrows * sizeof(*nr));
-                rows = nr;
-                caprows = ncap;
-            }
-            r = &rows[nrows];
-            r->out = sql_alloc(&s->arena, (nt + 1) * sizeof(sql_value));
-            r->keys = sql_alloc(&s->arena, (nkeys + 1) * sizeof(sql_value));
-            if (r->out == NULL || r->keys == NULL) {
+        if (!grouped) {
+            rc = output_row(s, &o, row);
+            continue;
+        }
+        /* Grouping: keep the row's keys and aggregates' arguments. */
+        if (ngin == capgin) {
+            size_t cap = capgin == 0 ? 256 : capgin * 2;
+            group_input *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
+            if (ni == NULL) {
                 rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
                 break;
             }
-            for (uint16_t i = 0; rc == KEEL_OK && i < nt; i++) {
-                r->out[i] = out[i];
-                rc = value_keep(s, &r->out[i]);
-            }
-            for (uint16_t i = 0; rc == KEEL_OK && i < nkeys; i++) {
-                rc = sql_expr_eval(s, keys[i].expr, scanning ? sc.row : NULL,
-                                   &r->keys[i]);
+            if (ngin > 0)
+                memcpy(ni, gin, ngin * sizeof(*ni));
+            gin = ni;
+            capgin = cap;
+        }
+        gin[ngin].vals =
+            sql_alloc(&s->arena, (g.nkeys + g.naggs + 1) * sizeof(sql_value));
+        if (gin[ngin].vals == NULL) {
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            break;
+        }
+        for (uint16_t k = 0; rc == KEEL_OK && k < g.nkeys; k++) {
+            gin[ngin].vals[k] = row[gcols[k]];
+            rc = value_keep(s, &gin[ngin].vals[k]);
+        }
+        for (uint16_t a = 0; rc == KEEL_OK && a < g.naggs; a++) {
+            sql_value *v = &gin[ngin].vals[g.nkeys + a];
+            memset(v, 0, sizeof(*v));
+            if (g.aggs[a].arg != NULL) {
+                rc = sql_expr_eval(s, g.aggs[a].arg, row, v);
                 if (rc == KEEL_OK)
-                    rc = value_keep(s, &r->keys[i]);
+                    rc = value_keep(s, v);
             }
-            nrows++;
-            continue;
         }
-        if (offset > 0 && skipped < offset) {
-            skipped++;
-            continue;
-        }
-        rc = send_row(s, out, nt, txt, lens);
-        sent++;
+        ngin++;
     }
     if (scanning)
         sql_scan_end(&sc);
+    if (rc == KEEL_OK && grouped)
+        rc = group_finish(s, &g, gin, ngin, &o);
+    if (rc == KEEL_OK)
+        rc = output_finish(s, &o);
     if (rc != KEEL_OK)
         return rc;
-    if (keys != NULL) {
-        sort_spec spec = {.keys = keys, .n = nkeys};
-        qsort_r(rows, nrows, sizeof(*rows), sorted_cmp, &spec);
-        for (size_t i = offset > 0 ? (size_t)offset : 0;
-             rc == KEEL_OK && i < nrows && (limit < 0 || sent < limit); i++) {
-            rc = send_row(s, rows[i].out, nt, txt, lens);
-            sent++;
-        }
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    return sql_complete(s, "SELECT %lld", (long long)sent);
+    return sql_complete(s, "SELECT %lld", (long long)o.sent);
 }
