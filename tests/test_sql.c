@@ -48,10 +48,16 @@ static int on_row(void *ctx, const char *const *vals, const uint32_t *lens,
     for (uint16_t i = 0; i < n; i++) {
         if (i > 0)
             put(ctx, "|");
-        if (vals[i] == NULL)
+        capture *c = ctx;
+        if (vals[i] == NULL) {
             put(ctx, "<null>");
-        else
-            put(ctx, "%.*s", (int)lens[i], vals[i]);
+        } else {
+            /* Bytes as they come: binary values hold NULs. */
+            assert_true(c->len + lens[i] < sizeof(c->buf));
+            memcpy(c->buf + c->len, vals[i], lens[i]);
+            c->len += lens[i];
+            c->buf[c->len] = '\0';
+        }
     }
     put(ctx, "\n");
     return 0;
@@ -369,6 +375,158 @@ static void test_aggregates(void **state)
            "ERROR 0A000: type numeric is not supported yet at 8\n");
 }
 
+/* The extended protocol's steps, as a driver sends them. */
+static sql_sink capture_sink(capture *c)
+{
+    return (sql_sink){.ctx = c, .columns = on_columns, .row = on_row,
+                      .complete = on_complete, .notice = on_notice,
+                      .empty = on_empty};
+}
+
+static void test_extended(void **state)
+{
+    fixture *f = *state;
+    static capture c;
+    sql_sink sink = capture_sink(&c);
+    sql_error err;
+    uint32_t types[8];
+    uint16_t np = 0;
+    bool no_data, suspended;
+    const char *vals[4];
+    uint32_t lens[4];
+    int16_t binary = SQL_FORMAT_BINARY;
+    char be4[4] = {0, 0, 0, 2};
+
+    EXPECT(f->s,
+           "CREATE TABLE g (id int PRIMARY KEY, k text, v int, w float8); "
+           "INSERT INTO g VALUES (1, 'a', 10, 1), (2, 'b', 20, 2), "
+           "(3, 'c', 30, 3)",
+           "CREATE TABLE\nINSERT 0 3\n");
+    /* Parse with an untyped parameter: its type comes from its use. */
+    assert_int_equal(sql_parse(f->s, "q", "SELECT k, v FROM g WHERE id = $1",
+                               NULL, 0, &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_describe_statement(f->s, "q", types, 8, &np, &sink,
+                                            &no_data, &err),
+                     KEEL_OK);
+    assert_int_equal(np, 1);
+    assert_int_equal(types[0], SQL_TYPE_INT4);
+    assert_false(no_data);
+    assert_string_equal(c.buf, "k:25,v:23\n");
+    /* Bind "2" as text, run. */
+    vals[0] = "2";
+    lens[0] = 1;
+    assert_int_equal(sql_bind(f->s, "", "q", 0, NULL, 1, vals, lens, 0, NULL,
+                              &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_false(suspended);
+    assert_string_equal(c.buf, "b|20\nSELECT 1\n");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    /* The parameter in binary; results in binary: v as 4 big-endian
+     * bytes. */
+    vals[0] = be4;
+    lens[0] = 4;
+    assert_int_equal(sql_bind(f->s, "p", "q", 1, &binary, 1, vals, lens, 1,
+                              &binary, &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_describe_portal(f->s, "p", &sink, &no_data, &err),
+                     KEEL_OK);
+    assert_string_equal(c.buf, "k:25,v:23\n");
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "p", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_int_equal(memcmp(c.buf, "b|\0\0\0\x14\nSELECT 1\n", 17), 0);
+    /* A row limit suspends the portal; the next Execute goes on. */
+    assert_int_equal(sql_parse(f->s, "", "SELECT id FROM g ORDER BY id DESC",
+                               NULL, 0, &err),
+                     KEEL_OK);
+    assert_int_equal(sql_bind(f->s, "", "", 0, NULL, 0, NULL, NULL, 0, NULL,
+                              &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "", 2, &sink, &suspended, &err), KEEL_OK);
+    assert_true(suspended);
+    assert_string_equal(c.buf, "3\n2\n");
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "", 2, &sink, &suspended, &err), KEEL_OK);
+    assert_false(suspended);
+    assert_string_equal(c.buf, "1\nSELECT 3\n");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    /* INSERT's parameters take their columns' types. */
+    assert_int_equal(sql_parse(f->s, "ins", "INSERT INTO g VALUES ($1, $2, $3, $4)",
+                               NULL, 0, &err),
+                     KEEL_OK);
+    assert_int_equal(sql_describe_statement(f->s, "ins", types, 8, &np, &sink,
+                                            &no_data, &err),
+                     KEEL_OK);
+    assert_int_equal(np, 4);
+    assert_int_equal(types[0], SQL_TYPE_INT4);
+    assert_int_equal(types[1], SQL_TYPE_TEXT);
+    assert_int_equal(types[3], SQL_TYPE_FLOAT8);
+    assert_true(no_data);
+    vals[0] = "4";
+    vals[1] = "d";
+    vals[2] = NULL;
+    vals[3] = "4.5";
+    for (int i = 0; i < 4; i++)
+        lens[i] = vals[i] != NULL ? (uint32_t)strlen(vals[i]) : 0;
+    assert_int_equal(sql_bind(f->s, "", "ins", 0, NULL, 4, vals, lens, 0, NULL,
+                              &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_string_equal(c.buf, "INSERT 0 1\n");
+    /* An error until Sync: the transaction is rolled back, the insert
+     * with it. */
+    vals[0] = "x";
+    lens[0] = 1;
+    assert_int_not_equal(sql_bind(f->s, "", "q", 0, NULL, 1, vals, lens, 0,
+                                  NULL, &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "22P02");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    EXPECT(f->s, "SELECT count(*) FROM g", "count:20\n3\nSELECT 1\n");
+    /* Errors of the protocol's own. */
+    assert_int_not_equal(sql_parse(f->s, "q", "SELECT 1", NULL, 0, &err), KEEL_OK);
+    assert_string_equal(err.sqlstate, "42P05");
+    assert_int_not_equal(sql_parse(f->s, "", "SELECT * FROM nosuch", NULL, 0,
+                                   &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "42P01");
+    assert_int_not_equal(sql_parse(f->s, "", "SELECT 1; SELECT 2", NULL, 0,
+                                   &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "42601");
+    assert_int_not_equal(sql_bind(f->s, "", "q", 0, NULL, 0, NULL, NULL, 0,
+                                  NULL, &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "08P01");
+    assert_int_not_equal(sql_execute(f->s, "nosuch", 0, &sink, &suspended, &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "34000");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    sql_close(f->s, 'S', "q");
+    assert_int_equal(sql_parse(f->s, "q", "SELECT $1::int + 1", NULL, 0, &err),
+                     KEEL_OK);
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    /* In a block, an Execute's failure fails the block. */
+    EXPECT(f->s, "BEGIN", "BEGIN\n");
+    vals[0] = "2147483647";
+    lens[0] = 10;
+    assert_int_equal(sql_bind(f->s, "", "q", 0, NULL, 1, vals, lens, 0, NULL,
+                              &err),
+                     KEEL_OK);
+    assert_int_not_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "22003");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    assert_int_equal(sql_txn_status(f->s), 'E');
+    EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+}
+
 /* Two sessions update one row: the second gets 40001 and its block
  * fails; after ROLLBACK it may try again. */
 static void test_serialization(void **state)
@@ -404,6 +562,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aggregates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };
 

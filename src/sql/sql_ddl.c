@@ -128,6 +128,9 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     bool exists = false;
     keel_status rc;
 
+    if (s->describe_only)
+        return KEEL_OK; /* changes things: nothing to analyse first */
+
     if (rv->relpersistence != NULL && rv->relpersistence[0] == 't')
         return sql_unsupported(s, rv->location, "temporary tables");
     if (rv->relpersistence != NULL && rv->relpersistence[0] == 'u')
@@ -283,6 +286,9 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
 {
     keel_status rc;
 
+    if (s->describe_only)
+        return KEEL_OK; /* changes things: nothing to analyse first */
+
     if (st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE &&
         st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SCHEMA)
         return sql_unsupported(s, -1,
@@ -339,6 +345,9 @@ keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st)
     uint16_t keys[16], nkeys = 0;
     char name[KEEL_NAME_LEN];
     keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK; /* changes things: nothing to analyse first */
 
     if (st->where_clause != NULL)
         return sql_unsupported(s, -1, "partial indexes");
@@ -403,6 +412,9 @@ keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st)
 {
     bool analyze = !st->is_vacuumcmd;
     keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK; /* changes things: nothing to analyse first */
 
     for (size_t i = 0; i < st->n_options; i++) {
         const PgQuery__DefElem *d = st->options[i]->def_elem;

@@ -59,6 +59,12 @@ static keel_status coerce(sql_session *s, sql_expr **e, uint32_t type,
 
     if ((*e)->type == type)
         return KEEL_OK;
+    /* A parameter of no type yet takes the one its use asks for. */
+    if ((*e)->kind == SQL_EXPR_PARAM && (*e)->type == SQL_TYPE_UNKNOWN) {
+        s->param_types[(*e)->u.column] = type;
+        (*e)->type = type;
+        return KEEL_OK;
+    }
     if ((*e)->kind == SQL_EXPR_CONST) {
         sql_value v = (*e)->u.value;
         if (v.type == SQL_TYPE_NUMERIC_LIT)
@@ -874,9 +880,28 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         *out = e;
         return KEEL_OK;
     }
-    case PG_QUERY__NODE__NODE_PARAM_REF:
-        return sql_unsupported(s, node->param_ref->location,
-                               "parameters ($n)");
+    case PG_QUERY__NODE__NODE_PARAM_REF: {
+        int32_t n = node->param_ref->number;
+        uint32_t t;
+        /* While a statement is prepared, a $n past those the client
+         * typed adds parameters up to it, to be inferred. */
+        if (n > s->nparams && s->inferring && n <= 65535) {
+            rc = sql_params_grow(s, (uint16_t)n);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        if (n < 1 || n > s->nparams)
+            return sql_fail_at(s, node->param_ref->location, KEEL_EINVAL,
+                               "42P02", "there is no parameter $%d", n);
+        t = s->param_types[n - 1];
+        e = expr_new(s, SQL_EXPR_PARAM, t == 0 ? SQL_TYPE_UNKNOWN : t,
+                     node->param_ref->location, 0);
+        if (e == NULL)
+            return nomem(s);
+        e->u.column = (uint16_t)(n - 1);
+        *out = e;
+        return KEEL_OK;
+    }
     case PG_QUERY__NODE__NODE_SUB_LINK:
         return sql_unsupported(s, node->sub_link->location, "subqueries");
     default:
@@ -1106,6 +1131,17 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
     case SQL_EXPR_COLUMN:
         *out = row[e->u.column];
         return KEEL_OK;
+    case SQL_EXPR_PARAM:
+        if (s->params == NULL)
+            return sql_fail(s, KEEL_EINVAL, "08P01",
+                            "parameter $%u has no value", e->u.column + 1u);
+        *out = s->params[e->u.column];
+        /* Bound as its type; one no use typed is text. */
+        if (!out->isnull && out->type != e->type &&
+            !(sql_type_is_string(out->type) && sql_type_is_string(e->type)))
+            return sql_value_cast(s, out, e->type, -1, true, -1);
+        out->type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : out->type;
+        return KEEL_OK;
     case SQL_EXPR_CAST:
         rc = sql_expr_eval(s, e->args[0], row, out);
         if (rc != KEEL_OK)
@@ -1313,7 +1349,8 @@ static keel_status fold(sql_session *s, sql_expr **ep)
     sql_value v;
     keel_status rc;
 
-    if (e->kind == SQL_EXPR_CONST || e->kind == SQL_EXPR_COLUMN)
+    if (e->kind == SQL_EXPR_CONST || e->kind == SQL_EXPR_COLUMN ||
+        e->kind == SQL_EXPR_PARAM)
         return KEEL_OK;
     for (uint16_t i = 0; i < e->nargs; i++) {
         rc = fold(s, &e->args[i]);

@@ -102,6 +102,33 @@ typedef enum sql_block {
     SQL_BLOCK_FAILED, /* a statement failed in the block: 'E' */
 } sql_block;
 
+/* A prepared statement (Parse). */
+typedef struct sql_stmt {
+    char name[64];
+    char *text;                 /* malloc'd */
+    PgQuery__ParseResult *tree; /* its parse, freed with it */
+    const PgQuery__Node *node;  /* the statement, NULL for an empty one */
+    uint32_t *types;            /* nparams parameter types (malloc'd) */
+    uint16_t nparams;
+    struct sql_stmt *next;
+} sql_stmt;
+
+/* A portal (Bind): a statement with its parameters' values. */
+typedef struct sql_portal {
+    char name[64];
+    sql_stmt *stmt;
+    sql_value *params;     /* nparams, malloc'd with their strings */
+    int16_t *rformats;     /* per result column, malloc'd (or NULL) */
+    uint16_t nrformats;
+    /* A run that Execute's row limit suspended: its rows, as DataRow
+     * bodies would carry them, and its command tag. */
+    bool started, done;
+    char *rows;            /* [n u16][len i32, bytes]... per row */
+    size_t rows_len, rows_cap, rows_pos;
+    char tag[64];
+    struct sql_portal *next;
+} sql_portal;
+
 struct sql_session {
     keel_db *db;
     keel_session *ks;
@@ -116,7 +143,26 @@ struct sql_session {
     const char *text;
     /* Analysis met an aggregate function outside a grouping scope. */
     bool saw_aggregate;
+    /* The extended protocol: statements, portals, and what the statement
+     * being analysed or run sees of its parameters.  describe_only:
+     * analyse (inferring parameter types, describing the result) and
+     * change nothing. */
+    sql_stmt *stmts;
+    sql_portal *portals;
+    uint32_t *param_types; /* the statement's, inferred into */
+    uint16_t nparams;
+    const sql_value *params; /* the portal's values, NULL while parsing */
+    bool describe_only;
+    const int16_t *rformats;
+    uint16_t nrformats;
+    bool extended_failed; /* an error since the last Sync */
+    bool inferring;       /* a Parse: $n may add parameters */
+    uint16_t param_cap;   /* param_types' room */
 };
+
+/* Makes room for n parameters (new ones of no type yet) while a
+ * statement is prepared. */
+keel_status sql_params_grow(sql_session *s, uint16_t n);
 
 /*
  * Fills the session's error: severity ERROR, the SQLSTATE, the message
@@ -159,6 +205,7 @@ typedef enum sql_expr_kind {
     SQL_EXPR_COALESCE,
     SQL_EXPR_IN,       /* args[0] IN (args[1..]) */
     SQL_EXPR_LIKE,
+    SQL_EXPR_PARAM, /* $n: u.column = n - 1 */
 } sql_expr_kind;
 
 /* Operators. */
@@ -270,6 +317,16 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
  * type, 22003 out of range, 42846 for a cast that does not exist. */
 keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
                            int32_t typmod, bool is_explicit, int32_t location);
+
+/* v in the format result column i was asked in (text, or binary). */
+keel_status sql_value_out(sql_session *s, const sql_value *v, uint16_t i,
+                          const char **out, uint32_t *len);
+/* The binary (send) form of v into the arena. */
+keel_status sql_value_binary(sql_session *s, const sql_value *v,
+                             const char **out, uint32_t *len);
+/* A parameter's binary form read as type (22P03 when malformed). */
+keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
+                                  uint32_t type, sql_value *out);
 
 /* The text format of v into the arena (*out, *len); NULL values have
  * none (the caller sends NULL). */

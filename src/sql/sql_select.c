@@ -68,11 +68,13 @@ static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
         e->u.op > SQL_OP_GE)
         return;
     op = e->u.op;
-    if (e->args[0]->kind == SQL_EXPR_COLUMN && e->args[1]->kind == SQL_EXPR_CONST) {
+    if (e->args[0]->kind == SQL_EXPR_COLUMN &&
+        (e->args[1]->kind == SQL_EXPR_CONST || e->args[1]->kind == SQL_EXPR_PARAM)) {
         col = e->args[0];
         val = e->args[1];
     } else if (e->args[1]->kind == SQL_EXPR_COLUMN &&
-               e->args[0]->kind == SQL_EXPR_CONST) {
+               (e->args[0]->kind == SQL_EXPR_CONST ||
+                e->args[0]->kind == SQL_EXPR_PARAM)) {
         col = e->args[1];
         val = e->args[0];
         /* 5 < x is x > 5 */
@@ -85,8 +87,9 @@ static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
         return;
     }
     /* The constant must be of the column's own type (the bound goes to
-     * the index as is) and not null. */
-    if (val->u.value.isnull || val->type != col->type)
+     * the index as is); a null one bounds nothing (the WHERE clause then
+     * passes no row). */
+    if (val->type != col->type)
         return;
     for (uint16_t k = 0; k < t->info.npkey; k++) {
         if (t->info.pkey[k] != col->u.column + 1)
@@ -124,6 +127,25 @@ static void bounds_collect(const sql_table *t, const sql_expr *e,
     bound_from(t, e, kb);
 }
 
+/* A bound's value (a constant or a parameter's), false when it is null
+ * or cannot be had: then it bounds nothing. */
+static bool bound_value(sql_session *s, const sql_expr *e, keel_value *out)
+{
+    sql_value v;
+
+    if (e->kind == SQL_EXPR_PARAM) {
+        if (s->params == NULL)
+            return false;
+        v = s->params[e->u.column];
+    } else {
+        v = e->u.value;
+    }
+    if (v.isnull || v.type != e->type)
+        return false;
+    sql_value_to_keel(&v, out);
+    return true;
+}
+
 keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
                            const sql_expr *where)
 {
@@ -144,20 +166,20 @@ keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     bounds_collect(t, where, kb);
     /* Equalities on a prefix of the key, then one range. */
-    while (k < t->info.npkey && kb[k].eq != NULL) {
-        sql_value_to_keel(&kb[k].eq->u.value, &sc->lo[k]);
+    while (k < t->info.npkey && kb[k].eq != NULL &&
+           bound_value(s, kb[k].eq, &sc->lo[k])) {
         sc->hi[k] = sc->lo[k];
         k++;
     }
     lower = (keel_bound){.vals = sc->lo, .ncols = k, .inclusive = true};
     upper = (keel_bound){.vals = sc->hi, .ncols = k, .inclusive = true};
-    if (k < t->info.npkey && kb[k].lo != NULL) {
-        sql_value_to_keel(&kb[k].lo->u.value, &sc->lo[k]);
+    if (k < t->info.npkey && kb[k].lo != NULL &&
+        bound_value(s, kb[k].lo, &sc->lo[k])) {
         lower.ncols = (uint16_t)(k + 1);
         lower.inclusive = kb[k].lo_incl;
     }
-    if (k < t->info.npkey && kb[k].hi != NULL) {
-        sql_value_to_keel(&kb[k].hi->u.value, &sc->hi[k]);
+    if (k < t->info.npkey && kb[k].hi != NULL &&
+        bound_value(s, kb[k].hi, &sc->hi[k])) {
         upper.ncols = (uint16_t)(k + 1);
         upper.inclusive = kb[k].hi_incl;
     }
@@ -473,7 +495,7 @@ static keel_status send_values(sql_session *s, output *o, const sql_value *vals)
     keel_status rc;
 
     for (uint16_t i = 0; i < o->nt; i++) {
-        rc = sql_value_text(s, &vals[i], &o->txt[i], &o->lens[i]);
+        rc = sql_value_out(s, &vals[i], i, &o->txt[i], &o->lens[i]);
         if (rc != KEEL_OK)
             return rc;
     }
@@ -923,6 +945,8 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         uint32_t type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : e->type;
         cols[i] = (sql_column){.name = o.tl[i].name, .type = type,
                                .typlen = sql_type_len(type), .typmod = -1};
+        if (s->nrformats > 0)
+            cols[i].format = s->rformats[s->nrformats == 1 ? 0 : i];
         if (e->kind == SQL_EXPR_COLUMN && sp != NULL) {
             uint16_t c = e->u.column;
             if (grouped)
@@ -937,6 +961,8 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
     }
     if (s->sink->columns(s->sink->ctx, cols, o.nt) != 0)
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    if (s->describe_only)
+        return KEEL_OK;
     if (sp != NULL) {
         rc = sql_scan_begin(s, &sc, &t, where);
         if (rc != KEEL_OK)

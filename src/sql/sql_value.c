@@ -591,3 +591,117 @@ void sql_value_to_keel(const sql_value *v, keel_value *out)
         break;
     }
 }
+
+/* ---- binary forms -------------------------------------------------------- */
+
+static void put_be(char *p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        p[i] = (char)(v & 0xFF);
+        v >>= 8;
+    }
+}
+
+static uint64_t get_be(const char *p, int n)
+{
+    uint64_t v = 0;
+
+    for (int i = 0; i < n; i++)
+        v = (v << 8) | (unsigned char)p[i];
+    return v;
+}
+
+keel_status sql_value_binary(sql_session *s, const sql_value *v,
+                             const char **out, uint32_t *len)
+{
+    char *p;
+    int n;
+
+    if (v->isnull) {
+        *out = NULL;
+        *len = 0;
+        return KEEL_OK;
+    }
+    if (sql_type_is_string(v->type)) {
+        *out = v->v.s.p;
+        *len = v->v.s.len;
+        return KEEL_OK;
+    }
+    n = v->type == SQL_TYPE_BOOL ? 1 : sql_type_len(v->type);
+    p = sql_alloc(&s->arena, 8);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (v->type == SQL_TYPE_BOOL) {
+        p[0] = v->v.b ? 1 : 0;
+    } else if (v->type == SQL_TYPE_FLOAT8) {
+        uint64_t bits;
+        memcpy(&bits, &v->v.f, 8);
+        put_be(p, bits, 8);
+    } else {
+        put_be(p, (uint64_t)v->v.i, n);
+    }
+    *out = p;
+    *len = (uint32_t)n;
+    return KEEL_OK;
+}
+
+keel_status sql_value_out(sql_session *s, const sql_value *v, uint16_t i,
+                          const char **out, uint32_t *len)
+{
+    int16_t f = s->nrformats == 0   ? SQL_FORMAT_TEXT
+                : s->nrformats == 1 ? s->rformats[0]
+                : i < s->nrformats  ? s->rformats[i]
+                                    : SQL_FORMAT_TEXT;
+
+    if (f == SQL_FORMAT_BINARY)
+        return sql_value_binary(s, v, out, len);
+    return sql_value_text(s, v, out, len);
+}
+
+keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
+                                  uint32_t type, sql_value *out)
+{
+    uint32_t want;
+
+    memset(out, 0, sizeof(*out));
+    out->type = type;
+    if (sql_type_is_string(type)) {
+        out->type = type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : type;
+        out->v.s.p = p;
+        out->v.s.len = len;
+        return KEEL_OK;
+    }
+    want = type == SQL_TYPE_BOOL ? 1 : (uint32_t)sql_type_len(type);
+    if (len != want)
+        return sql_fail(s, KEEL_EINVAL, "22P03",
+                        "incorrect binary data format in bind parameter: %u "
+                        "bytes for type %s",
+                        len, sql_type_name(type));
+    switch (type) {
+    case SQL_TYPE_BOOL:
+        out->v.b = p[0] != 0;
+        break;
+    case SQL_TYPE_INT2:
+        out->v.i = (int16_t)get_be(p, 2);
+        break;
+    case SQL_TYPE_INT4:
+        out->v.i = (int32_t)get_be(p, 4);
+        break;
+    case SQL_TYPE_OID:
+        out->v.i = (uint32_t)get_be(p, 4);
+        break;
+    case SQL_TYPE_INT8:
+        out->v.i = (int64_t)get_be(p, 8);
+        break;
+    case SQL_TYPE_FLOAT8: {
+        uint64_t bits = get_be(p, 8);
+        memcpy(&out->v.f, &bits, 8);
+        break;
+    }
+    default:
+        return sql_fail(s, KEEL_EINVAL, "0A000",
+                        "binary format of type %s is not supported yet",
+                        sql_type_name(type));
+    }
+    return KEEL_OK;
+}
