@@ -375,6 +375,48 @@ static void test_aggregates(void **state)
            "ERROR 0A000: type numeric is not supported yet at 8\n");
 }
 
+static void test_datetime(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "SELECT '2026-12-06 16:05:03.25'::timestamp, "
+           "'2024-02-29'::date, '1999-12-31 23:59:59+02'::timestamptz, "
+           "'2000-01-01T00:00:00.0000005Z'::timestamptz",
+           "timestamp:1114,date:1082,timestamptz:1184,timestamptz:1184\n"
+           "2026-12-06 16:05:03.25|2024-02-29|1999-12-31 21:59:59+00|"
+           "2000-01-01 00:00:00.000001+00\nSELECT 1\n");
+    EXPECT(f->s, "SELECT '2023-02-29'::date",
+           "ERROR 22008: date/time field value out of range: \"2023-02-29\" "
+           "at 8\n");
+    EXPECT(f->s, "SELECT 'yesterday'::date",
+           "ERROR 22007: invalid input syntax for type date: \"yesterday\" "
+           "at 8\n");
+    EXPECT(f->s,
+           "SELECT '1970-01-01'::date < '2000-01-02 00:00'::timestamp, "
+           "'0001-01-01'::date, '2000-03-01'::date::timestamp, "
+           "'2001-01-01 12:00'::timestamp::date",
+           "?column?:16,date:1082,timestamp:1114,date:1082\n"
+           "t|0001-01-01|2000-03-01 00:00:00|2001-01-01\nSELECT 1\n");
+    /* now() is the transaction's start: the same through the block. */
+    EXPECT(f->s,
+           "CREATE TABLE h (id int PRIMARY KEY, at timestamp, d date); "
+           "BEGIN; INSERT INTO h VALUES (1, now(), current_date); "
+           "INSERT INTO h VALUES (2, CURRENT_TIMESTAMP, '2020-05-17'); COMMIT",
+           "CREATE TABLE\nBEGIN\nINSERT 0 1\nINSERT 0 1\nCOMMIT\n");
+    EXPECT(f->s,
+           "SELECT count(DISTINCT at) FROM h",
+           "ERROR 0A000: aggregates over DISTINCT is not supported yet at 8\n");
+    EXPECT(f->s,
+           "SELECT max(at) = min(at), now() - now() IS NULL FROM h",
+           "ERROR 0A000: date and time arithmetic (type interval) is not "
+           "supported yet at 33\n");
+    EXPECT(f->s, "SELECT max(at) = min(at), min(d) FROM h",
+           "?column?:16,min:1082\nt|2020-05-17\nSELECT 1\n");
+    EXPECT(f->s, "SELECT id FROM h WHERE at > '2001-01-01' ORDER BY id",
+           "id:23\n1\n2\nSELECT 2\n");
+}
+
 /* The extended protocol's steps, as a driver sends them. */
 static sql_sink capture_sink(capture *c)
 {
@@ -563,6 +605,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aggregates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extended, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };
 

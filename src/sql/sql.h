@@ -37,6 +37,9 @@
 #define SQL_TYPE_UNKNOWN 705
 #define SQL_TYPE_BPCHAR 1042
 #define SQL_TYPE_VARCHAR 1043
+#define SQL_TYPE_DATE 1082
+#define SQL_TYPE_TIMESTAMP 1114
+#define SQL_TYPE_TIMESTAMPTZ 1184
 
 /* One result column, as RowDescription describes it. */
 typedef struct sql_column {

@@ -51,6 +51,15 @@ static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
     case SQL_TYPE_TEXT:
         col->type = KEEL_TEXT;
         break;
+    case SQL_TYPE_TIMESTAMP:
+        col->type = KEEL_TIMESTAMP;
+        break;
+    case SQL_TYPE_TIMESTAMPTZ:
+        col->type = KEEL_TIMESTAMPTZ;
+        break;
+    case SQL_TYPE_DATE:
+        col->type = KEEL_DATE;
+        break;
     case SQL_TYPE_VARCHAR:
         if (typmod >= 0)
             return sql_unsupported(s, tn->location, "varchar(n)");

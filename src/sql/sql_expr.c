@@ -123,6 +123,11 @@ static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
         t = SQL_TYPE_FLOAT8;
     else if (sql_type_is_string(ta) && sql_type_is_string(tb))
         t = ta == tb ? ta : SQL_TYPE_TEXT;
+    else if (sql_type_is_datetime(ta) && sql_type_is_datetime(tb))
+        /* date < timestamp < timestamptz: the later one */
+        t = ta == SQL_TYPE_TIMESTAMPTZ || tb == SQL_TYPE_TIMESTAMPTZ
+                ? SQL_TYPE_TIMESTAMPTZ
+                : SQL_TYPE_TIMESTAMP;
     else if (ta == tb)
         t = ta;
     else
@@ -281,6 +286,10 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         if (rc == KEEL_OK)
             rc = coerce(s, &r, SQL_TYPE_TEXT, true);
         t = SQL_TYPE_TEXT;
+    } else if (op <= SQL_OP_MOD && (sql_type_is_datetime(l->type) ||
+                                    sql_type_is_datetime(r->type))) {
+        return sql_unsupported(s, location,
+                               "date and time arithmetic (type interval)");
     } else {
         rc = unify(s, &l, &r, name, location, &t);
     }
@@ -570,6 +579,9 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"upper", SQL_FUNC_UPPER, 1},
         {"lower", SQL_FUNC_LOWER, 1},
         {"current_setting", SQL_FUNC_CURRENT_SETTING, 1},
+        {"now", SQL_FUNC_NOW, 0},
+        {"transaction_timestamp", SQL_FUNC_NOW, 0},
+        {"clock_timestamp", SQL_FUNC_CLOCK_TIMESTAMP, 0},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -604,6 +616,10 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         case SQL_FUNC_RANDOM:
             e->type = SQL_TYPE_FLOAT8;
             break;
+        case SQL_FUNC_NOW:
+        case SQL_FUNC_CLOCK_TIMESTAMP:
+            e->type = SQL_TYPE_TIMESTAMPTZ;
+            break;
         case SQL_FUNC_ABS:
             if (e->args[0]->type == SQL_TYPE_UNKNOWN)
                 rc = coerce(s, &e->args[0], SQL_TYPE_FLOAT8, false);
@@ -636,8 +652,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         *out = e;
         return KEEL_OK;
     }
-    if (strcmp(name, "now") == 0 || strcmp(name, "generate_series") == 0)
-        return sql_unsupported(s, fc->location, name);
+    if (strcmp(name, "generate_series") == 0)
+        return sql_unsupported(s, fc->location, "generate_series");
     return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
                        "function %s() with %zu argument(s) does not exist", name,
                        fc->n_args);
@@ -865,9 +881,24 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_SCHEMA:
             v = "public";
             break;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIMESTAMP:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_DATE:
+            e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TIMESTAMPTZ, f->location, 0);
+            if (e == NULL)
+                return nomem(s);
+            e->u.func = SQL_FUNC_NOW;
+            *out = e;
+            if (f->op == PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP)
+                return KEEL_OK;
+            return coerce(s, out,
+                          f->op == PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_DATE
+                              ? SQL_TYPE_DATE
+                              : SQL_TYPE_TIMESTAMP,
+                          true);
         default:
             return sql_unsupported(s, f->location,
-                                   "types timestamp, date and time");
+                                   "CURRENT_TIME and LOCALTIME with a precision");
         }
         e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, f->location, 0);
         if (e == NULL)
@@ -1098,6 +1129,12 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
         out->v.s.len = a.v.s.len;
         return KEEL_OK;
     }
+    case SQL_FUNC_NOW:
+        out->v.i = s->txn_start_us != 0 ? s->txn_start_us : sql_now_us();
+        return KEEL_OK;
+    case SQL_FUNC_CLOCK_TIMESTAMP:
+        out->v.i = sql_now_us();
+        return KEEL_OK;
     case SQL_FUNC_CURRENT_SETTING: {
         char *name = sql_strndup(&s->arena, a.v.s.p, a.v.s.len);
         const char *v;
@@ -1334,7 +1371,8 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
 /* Whether e's value is the same every time it is evaluated. */
 static bool is_stable(const sql_expr *e)
 {
-    return !(e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_RANDOM);
+    return !(e->kind == SQL_EXPR_FUNC && (e->u.func == SQL_FUNC_RANDOM ||
+                                          e->u.func == SQL_FUNC_CLOCK_TIMESTAMP));
 }
 
 /*

@@ -71,6 +71,14 @@ static inline bool sql_type_is_int(uint32_t type)
            type == SQL_TYPE_INT8 || type == SQL_TYPE_OID;
 }
 
+/* Whether type is a date or a timestamp (held in i: days, or
+ * microseconds, since 2000-01-01). */
+static inline bool sql_type_is_datetime(uint32_t type)
+{
+    return type == SQL_TYPE_DATE || type == SQL_TYPE_TIMESTAMP ||
+           type == SQL_TYPE_TIMESTAMPTZ;
+}
+
 /* Whether type is held as a string. */
 static inline bool sql_type_is_string(uint32_t type)
 {
@@ -141,6 +149,9 @@ struct sql_session {
     atomic_u32 cancel; /* set by sql_cancel(), cleared per statement */
     /* The statement being run: its text, for error positions. */
     const char *text;
+    /* The running transaction's start, microseconds since 2000-01-01
+     * (now(), CURRENT_TIMESTAMP). */
+    int64_t txn_start_us;
     /* Analysis met an aggregate function outside a grouping scope. */
     bool saw_aggregate;
     /* The extended protocol: statements, portals, and what the statement
@@ -234,6 +245,8 @@ typedef enum sql_func {
     SQL_FUNC_UPPER,
     SQL_FUNC_LOWER,
     SQL_FUNC_CURRENT_SETTING,
+    SQL_FUNC_NOW,             /* the transaction's start: timestamptz */
+    SQL_FUNC_CLOCK_TIMESTAMP, /* the clock now */
 } sql_func;
 
 typedef struct sql_expr {
@@ -346,6 +359,9 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
 /* Engine value <-> SQL value for a column of keel type kt. */
 void sql_value_from_keel(const keel_value *kv, keel_type kt, sql_value *out);
 void sql_value_to_keel(const sql_value *v, keel_value *out);
+
+/* The clock, in microseconds since 2000-01-01 UTC. */
+int64_t sql_now_us(void);
 
 /* The string of a String node (NULL if node is not one). */
 const char *sql_node_string(const PgQuery__Node *node);

@@ -521,6 +521,7 @@ static keel_status txn_begin(sql_session *s)
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     s->in_txn = true;
+    s->txn_start_us = sql_now_us();
     return KEEL_OK;
 }
 
