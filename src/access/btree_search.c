@@ -56,6 +56,10 @@ static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
                               const uint16_t *lines, uint32_t n, int32_t recent,
                               int32_t *id)
 {
+    buf_read_opts o = {.flags = BUF_READ_RECENT,
+                       .recent = recent,
+                       .lines = lines,
+                       .nlines = n};
     const void *page;
     const bt_opaque *op;
     int rc;
@@ -64,11 +68,12 @@ static int bt_read_lock_lines(const btree *bt, buf_session *s, blocknum_t blk,
         return kerr_set(&s->err, KEEL_ECORRUPT,
                         "index %u: link to invalid block %u", bt->rel, blk);
     if (mode == LW_SHARED) {
-        rc = buf_read_recent_shared(s, bt->rel, blk, recent, lines, n, id);
+        o.flags |= BUF_READ_SHARED;
+        rc = buf_read(s, bt->rel, blk, &o, id);
         if (rc != KEEL_OK)
             return rc;
     } else {
-        rc = buf_read_recent(s, bt->rel, blk, recent, lines, n, id);
+        rc = buf_read(s, bt->rel, blk, &o, id);
         if (rc != KEEL_OK)
             return rc;
         buf_lock(s, *id, mode);
