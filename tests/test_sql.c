@@ -417,6 +417,144 @@ static void test_datetime(void **state)
            "id:23\n1\n2\nSELECT 2\n");
 }
 
+/* COPY's data: chunks handed out one per read, as CopyData messages
+ * would arrive (NULL ends them: CopyDone; "FAIL" stands for CopyFail). */
+typedef struct copy_feed {
+    capture *c;
+    const char *const *chunks;
+    size_t next;
+} copy_feed;
+
+static int feed_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    return on_columns(((copy_feed *)ctx)->c, cols, n);
+}
+
+static int feed_row(void *ctx, const char *const *vals, const uint32_t *lens,
+                    uint16_t n)
+{
+    return on_row(((copy_feed *)ctx)->c, vals, lens, n);
+}
+
+static int feed_complete(void *ctx, const char *tag)
+{
+    return on_complete(((copy_feed *)ctx)->c, tag);
+}
+
+static int feed_in_begin(void *ctx, uint16_t ncols, int16_t format)
+{
+    put(((copy_feed *)ctx)->c, "COPY IN %u %d\n", ncols, format);
+    return 0;
+}
+
+static int feed_in_read(void *ctx, const char **data, size_t *len, char *why,
+                        size_t whylen)
+{
+    copy_feed *f = ctx;
+    const char *chunk = f->chunks[f->next];
+
+    if (chunk == NULL) {
+        *len = 0;
+        return 0;
+    }
+    f->next++;
+    if (strcmp(chunk, "FAIL") == 0) {
+        snprintf(why, whylen, "client gave up");
+        return 1;
+    }
+    *data = chunk;
+    *len = strlen(chunk);
+    return 0;
+}
+
+static int feed_out_begin(void *ctx, uint16_t ncols, int16_t format)
+{
+    put(((copy_feed *)ctx)->c, "COPY OUT %u %d\n", ncols, format);
+    return 0;
+}
+
+static int feed_out_data(void *ctx, const char *data, size_t len)
+{
+    put(((copy_feed *)ctx)->c, "%.*s", (int)len, data);
+    return 0;
+}
+
+/* Runs a COPY with its data in chunks; what the client saw. */
+static const char *run_copy(sql_session *s, const char *text,
+                            const char *const *chunks)
+{
+    static capture c;
+    copy_feed f = {.c = &c, .chunks = chunks};
+    sql_sink sink = {.ctx = &f, .columns = feed_columns, .row = feed_row,
+                     .complete = feed_complete, .copy_in_begin = feed_in_begin,
+                     .copy_in_read = feed_in_read,
+                     .copy_out_begin = feed_out_begin,
+                     .copy_out_data = feed_out_data};
+    sql_error err;
+
+    c.len = 0;
+    c.buf[0] = '\0';
+    if (sql_exec_simple(s, text, &sink, &err) != KEEL_OK) {
+        put(&c, "%s %s: %s", err.severity, err.sqlstate, err.message);
+        if (err.detail[0] != '\0')
+            put(&c, " (%s)", err.detail);
+        put(&c, "\n");
+    }
+    /* Every chunk was read, even after an error. */
+    assert_null(chunks[f.next]);
+    return c.buf;
+}
+
+static void test_copy(void **state)
+{
+    fixture *f = *state;
+    const char *const text_rows[] = {"1\tone\t\\N\n2\ttw", "o\\tx\t2.5\n",
+                                     "3\t\\N\t-1\n\\.\n", NULL};
+    const char *const csv_rows[] = {"id,name,w\n10,\"a, \"\"b\"\"\",1\n11,,\n",
+                                    "12,\"multi\nline\",\n", NULL};
+    const char *const bad_rows[] = {"20\tx\t1\n", "zz\ty\t2\n", "21\tz\t3\n",
+                                    NULL};
+    const char *const fail_rows[] = {"30\tx\t1\n", "FAIL", NULL};
+    const char *const none[] = {NULL};
+
+    EXPECT(f->s, "CREATE TABLE c (id int PRIMARY KEY, name text, w float8)",
+           "CREATE TABLE\n");
+    assert_string_equal(run_copy(f->s, "COPY c FROM STDIN", text_rows),
+                        "COPY IN 3 0\nCOPY 3\n");
+    assert_string_equal(
+        run_copy(f->s, "COPY c FROM STDIN WITH (FORMAT csv, HEADER)", csv_rows),
+        "COPY IN 3 0\nCOPY 3\n");
+    EXPECT(f->s, "SELECT id, name, w FROM c ORDER BY id",
+           "id:23,name:25,w:701\n1|one|<null>\n2|two\tx|2.5\n3|<null>|-1\n"
+           "10|a, \"b\"|1\n11|<null>|<null>\n12|multi\nline|<null>\n"
+           "SELECT 6\n");
+    /* A bad row: nothing of the COPY stays, the line is named. */
+    assert_string_equal(
+        run_copy(f->s, "COPY c FROM STDIN", bad_rows),
+        "COPY IN 3 0\nERROR 22P02: invalid input syntax for type integer: "
+        "\"zz\" (COPY c, line 2)\n");
+    assert_string_equal(run_copy(f->s, "COPY c FROM STDIN", fail_rows),
+                        "COPY IN 3 0\nERROR 57014: COPY from stdin failed: "
+                        "client gave up\n");
+    EXPECT(f->s, "SELECT count(*) FROM c", "count:20\n6\nSELECT 1\n");
+    assert_string_equal(
+        run_copy(f->s, "COPY c (id, name) TO STDOUT", none),
+        "COPY OUT 2 0\n1\tone\n2\ttwo\\tx\n3\t\\N\n10\ta, \"b\"\n11\t\\N\n"
+        "12\tmulti\\nline\nCOPY 6\n");
+    assert_string_equal(
+        run_copy(f->s, "COPY c TO STDOUT (FORMAT csv, HEADER) ", none),
+        "COPY OUT 3 0\nid,name,w\n1,one,\n2,two\tx,2.5\n3,,-1\n"
+        "10,\"a, \"\"b\"\"\",1\n11,,\n12,\"multi\nline\",\nCOPY 6\n");
+    assert_string_equal(run_copy(f->s, "COPY c FROM '/etc/passwd'", none),
+                        "ERROR 0A000: COPY to or from a server file or program "
+                        "is not supported yet\n");
+    EXPECT(f->s, "TRUNCATE c", "TRUNCATE TABLE\n");
+    EXPECT(f->s, "SELECT count(*) FROM c", "count:20\n0\nSELECT 1\n");
+    EXPECT(f->s, "BEGIN; INSERT INTO c VALUES (1, 'x', 1); TRUNCATE c; ROLLBACK",
+           "BEGIN\nINSERT 0 1\nTRUNCATE TABLE\nROLLBACK\n");
+    EXPECT(f->s, "SELECT count(*) FROM c", "count:20\n0\nSELECT 1\n");
+}
+
 /* The extended protocol's steps, as a driver sends them. */
 static sql_sink capture_sink(capture *c)
 {
@@ -606,6 +744,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_aggregates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_extended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };
 

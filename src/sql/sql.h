@@ -74,6 +74,18 @@ typedef struct sql_sink {
                   const char *message);
     /* A query string holding no statement (EmptyQueryResponse). */
     int (*empty)(void *ctx);
+    /* COPY ... FROM STDIN: the client is asked for ncols columns' data
+     * in format (CopyInResponse; 0 text, which CSV is too). */
+    int (*copy_in_begin)(void *ctx, uint16_t ncols, int16_t format);
+    /* The client's next chunk of data (a CopyData's bytes), valid until
+     * the next call; *len 0 when it is done (CopyDone).  Non-zero when it
+     * gave up (CopyFail: its message in why) or the connection failed. */
+    int (*copy_in_read)(void *ctx, const char **data, size_t *len, char *why,
+                        size_t whylen);
+    /* COPY ... TO STDOUT: CopyOutResponse, then the rows' data in pieces
+     * (CopyData); complete() follows the last (after CopyDone). */
+    int (*copy_out_begin)(void *ctx, uint16_t ncols, int16_t format);
+    int (*copy_out_data)(void *ctx, const char *data, size_t len);
 } sql_sink;
 
 /* A failed statement, as ErrorResponse reports it. */

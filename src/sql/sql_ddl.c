@@ -456,3 +456,43 @@ keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st)
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
     return sql_complete(s, st->is_vacuumcmd ? "VACUUM" : "ANALYZE");
 }
+
+/*
+ * TRUNCATE: each table is dropped and made again, empty, in the same
+ * transaction, so that an abort brings the rows back.  A table whose
+ * only index is its primary key is made again as it was; one with other
+ * indexes is refused (0A000) until the engine can name them.
+ */
+keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
+{
+    keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK;
+    for (size_t i = 0; i < st->n_relations; i++) {
+        sql_table t;
+        keel_column *cols;
+        rc = sql_table_open(s, st->relations[i]->range_var, &t);
+        if (rc != KEEL_OK)
+            return rc;
+        if (t.info.nindexes > (t.info.npkey > 0 ? 1 : 0))
+            return sql_unsupported(s, st->relations[i]->range_var->location,
+                                   "TRUNCATE of a table with indexes besides "
+                                   "its primary key");
+        cols = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*cols));
+        if (cols == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            cols[c] = (keel_column){.name = t.cols[c].name,
+                                    .type = t.cols[c].type,
+                                    .charlen = t.cols[c].charlen,
+                                    .notnull = t.cols[c].notnull};
+        rc = keel_drop_table(s->ks, t.schema, t.name);
+        if (rc == KEEL_OK)
+            rc = keel_create_table(s->ks, t.schema, t.name, cols, t.info.ncols,
+                                   t.info.pkey, t.info.npkey);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    return sql_complete(s, "TRUNCATE TABLE");
+}

@@ -38,6 +38,16 @@ typedef struct sql_arena {
 void *sql_alloc(sql_arena *a, size_t n);
 /* A NUL-terminated copy of n bytes of p. */
 char *sql_strndup(sql_arena *a, const char *p, size_t n);
+/* A point in the arena to come back to, freeing what was allocated
+ * since (a loop's per-row memory). */
+typedef struct sql_arena_mark {
+    sql_arena_block *block;
+    size_t used;
+} sql_arena_mark;
+
+sql_arena_mark sql_arena_save(const sql_arena *a);
+void sql_arena_restore(sql_arena *a, sql_arena_mark m);
+
 /* Frees all but the first block, which is kept for the next statement. */
 void sql_arena_reset(sql_arena *a);
 void sql_arena_free(sql_arena *a);
@@ -376,6 +386,8 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
 keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st);
 keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st);
 keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st);
+keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st);
+keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st);
 
 /* Sends a command tag (printf-style) to the sink. */
 keel_status sql_complete(sql_session *s, const char *fmt, ...)

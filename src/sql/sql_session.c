@@ -54,6 +54,23 @@ char *sql_strndup(sql_arena *a, const char *p, size_t n)
     return c;
 }
 
+sql_arena_mark sql_arena_save(const sql_arena *a)
+{
+    return (sql_arena_mark){.block = a->head,
+                            .used = a->head != NULL ? a->head->used : 0};
+}
+
+void sql_arena_restore(sql_arena *a, sql_arena_mark m)
+{
+    while (a->head != NULL && a->head != m.block) {
+        sql_arena_block *next = a->head->next;
+        free(a->head);
+        a->head = next;
+    }
+    if (a->head != NULL)
+        a->head->used = m.used;
+}
+
 void sql_arena_reset(sql_arena *a)
 {
     sql_arena_block *b = a->head;
@@ -845,6 +862,10 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_create_index(s, n->index_stmt);
     case PG_QUERY__NODE__NODE_VACUUM_STMT:
         return sql_exec_vacuum(s, n->vacuum_stmt);
+    case PG_QUERY__NODE__NODE_TRUNCATE_STMT:
+        return sql_exec_truncate(s, n->truncate_stmt);
+    case PG_QUERY__NODE__NODE_COPY_STMT:
+        return sql_exec_copy(s, n->copy_stmt);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(
