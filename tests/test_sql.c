@@ -417,6 +417,53 @@ static void test_datetime(void **state)
            "id:23\n1\n2\nSELECT 2\n");
 }
 
+static void test_joins(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE TABLE dept (id int PRIMARY KEY, name text); "
+           "CREATE TABLE emp (id int PRIMARY KEY, name text, dept int); "
+           "CREATE TABLE badge (emp int PRIMARY KEY, color text); "
+           "INSERT INTO dept VALUES (1, 'eng'), (2, 'ops'), (3, 'empty'); "
+           "INSERT INTO emp VALUES (10, 'ann', 1), (11, 'bob', 1), "
+           "(12, 'cy', 2), (13, 'dee', null); "
+           "INSERT INTO badge VALUES (10, 'red'), (12, 'blue')",
+           "CREATE TABLE\nCREATE TABLE\nCREATE TABLE\nINSERT 0 3\n"
+           "INSERT 0 4\nINSERT 0 2\n");
+    /* An inner join, the inner side looked up by its primary key. */
+    EXPECT(f->s,
+           "SELECT e.name, d.name FROM emp e JOIN dept d ON d.id = e.dept "
+           "ORDER BY e.id",
+           "name:25,name:25\nann|eng\nbob|eng\ncy|ops\nSELECT 3\n");
+    /* LEFT JOIN: rows without a match get nulls; three tables. */
+    EXPECT(f->s,
+           "SELECT d.name, e.name, b.color FROM dept d "
+           "LEFT JOIN emp e ON e.dept = d.id LEFT JOIN badge b ON b.emp = e.id "
+           "ORDER BY d.id, e.id",
+           "name:25,name:25,color:25\neng|ann|red\neng|bob|<null>\n"
+           "ops|cy|blue\nempty|<null>|<null>\nSELECT 4\n");
+    /* Comma joins with the condition in WHERE; t.*; grouping over a
+     * join. */
+    EXPECT(f->s,
+           "SELECT b.*, emp.name FROM emp, badge b WHERE b.emp = emp.id "
+           "ORDER BY 1",
+           "emp:23,color:25,name:25\n10|red|ann\n12|blue|cy\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT d.name, count(e.id) FROM dept d LEFT JOIN emp e "
+           "ON e.dept = d.id GROUP BY d.name ORDER BY 2 DESC, 1",
+           "name:25,count:20\neng|2\nops|1\nempty|0\nSELECT 3\n");
+    EXPECT(f->s, "SELECT count(*) FROM emp, dept", "count:20\n12\nSELECT 1\n");
+    EXPECT(f->s, "SELECT name FROM emp, dept",
+           "ERROR 42702: column reference \"name\" is ambiguous at 8\n");
+    EXPECT(f->s, "SELECT x.id FROM emp",
+           "ERROR 42P01: missing FROM-clause entry for table \"x\" at 8\n");
+    EXPECT(f->s, "SELECT 1 FROM emp, emp",
+           "ERROR 42712: table name \"emp\" specified more than once at 20\n");
+    EXPECT(f->s, "SELECT 1 FROM emp RIGHT JOIN dept ON true",
+           "ERROR 0A000: RIGHT and FULL joins is not supported yet\n");
+}
+
 /* COPY's data: chunks handed out one per read, as CopyData messages
  * would arrive (NULL ends them: CopyDone; "FAIL" stands for CopyFail). */
 typedef struct copy_feed {
@@ -745,6 +792,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_extended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };
 

@@ -231,29 +231,50 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
     col = sql_node_string(cr->fields[cr->n_fields - 1]);
     if (col == NULL)
         return sql_unsupported(s, cr->location, "this column reference");
-    if (table != NULL && (scope == NULL || strcmp(table, scope->table) != 0))
-        return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
-                           "missing FROM-clause entry for table \"%s\"", table);
-    for (uint16_t i = 0; scope != NULL && i < scope->ncols; i++) {
-        if (strcmp(scope->cols[i].name, col) != 0)
-            continue;
-        e = expr_new(s, SQL_EXPR_COLUMN, sql_type_of_keel(scope->cols[i].type),
-                     cr->location, 0);
-        if (e == NULL)
-            return nomem(s);
-        e->u.column = i;
-        if (scope->grouping != NULL) {
-            int16_t slot = scope->grouping->key_slot[i];
-            if (slot < 0)
-                return sql_fail_at(s, cr->location, KEEL_EINVAL, "42803",
-                                   "column \"%s.%s\" must appear in the GROUP "
-                                   "BY clause or be used in an aggregate "
-                                   "function",
-                                   scope->table, col);
-            e->u.column = (uint16_t)slot;
+    if (table != NULL) {
+        bool known = false;
+        if (scope != NULL && scope->tables != NULL) {
+            for (uint16_t t = 0; t < scope->ntables && !known; t++)
+                known = strcmp(scope->tables[t], table) == 0;
+        } else {
+            known = scope != NULL && strcmp(table, scope->table) == 0;
         }
-        *out = e;
-        return KEEL_OK;
+        if (!known)
+            return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
+                               "missing FROM-clause entry for table \"%s\"",
+                               table);
+    }
+    {
+        int32_t found = -1;
+        for (uint16_t i = 0; scope != NULL && i < scope->ncols; i++) {
+            if (strcmp(scope->cols[i].name, col) != 0 ||
+                (table != NULL && strcmp(sql_scope_table_of(scope, i), table) != 0))
+                continue;
+            if (found >= 0)
+                return sql_fail_at(s, cr->location, KEEL_EINVAL, "42702",
+                                   "column reference \"%s\" is ambiguous", col);
+            found = i;
+        }
+        if (found >= 0) {
+            uint16_t i = (uint16_t)found;
+            e = expr_new(s, SQL_EXPR_COLUMN, sql_type_of_keel(scope->cols[i].type),
+                         cr->location, 0);
+            if (e == NULL)
+                return nomem(s);
+            e->u.column = i;
+            if (scope->grouping != NULL) {
+                int16_t slot = scope->grouping->key_slot[i];
+                if (slot < 0)
+                    return sql_fail_at(s, cr->location, KEEL_EINVAL, "42803",
+                                       "column \"%s.%s\" must appear in the "
+                                       "GROUP BY clause or be used in an "
+                                       "aggregate function",
+                                       sql_scope_table_of(scope, i), col);
+                e->u.column = (uint16_t)slot;
+            }
+            *out = e;
+            return KEEL_OK;
+        }
     }
     if (table != NULL)
         return sql_fail_at(s, cr->location, KEEL_ENOENT, "42703",

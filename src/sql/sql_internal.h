@@ -313,7 +313,18 @@ typedef struct sql_scope {
     const keel_column_info *cols;
     uint16_t ncols;
     sql_grouping *grouping; /* a grouping query's, else NULL */
+    /* A join's: each column's table (name or alias), its columns side by
+     * side in cols; NULL when they are all `table`'s. */
+    const char *const *col_table;
+    const char *const *tables; /* a join's tables, for qualifiers */
+    uint16_t ntables;
 } sql_scope;
+
+/* The table (name or alias) column i of scope belongs to. */
+static inline const char *sql_scope_table_of(const sql_scope *sc, uint16_t i)
+{
+    return sc->col_table != NULL ? sc->col_table[i] : sc->table;
+}
 
 /*
  * Analyses node against scope (NULL: no columns): resolves column names

@@ -11,6 +11,7 @@
  * so the bounds only save reading.  ORDER BY collects the result and
  * sorts it; LIMIT and OFFSET stop and skip as rows go out.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +51,34 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
 
 /* ---- the scan ------------------------------------------------------------ */
 
-/* What the WHERE clause bounds of the primary key: per key column, an
- * equality, or a lower and an upper bound. */
+/* What conditions bound of the primary key: per key column, an equality,
+ * or a lower and an upper bound, each an expression the scan evaluates
+ * when it begins. */
 typedef struct key_bounds {
     const sql_expr *eq;
     const sql_expr *lo, *hi;
     bool lo_incl, hi_incl;
 } key_bounds;
 
-/* Records `col op const` (or `const op col`) when col is a key column. */
-static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
+/* Whether e reads a column at or after `from` (a table the scan cannot
+ * know yet, its own included). */
+static bool reads_columns_from(const sql_expr *e, uint16_t from)
+{
+    if (e->kind == SQL_EXPR_COLUMN)
+        return e->u.column >= from;
+    for (uint16_t i = 0; i < e->nargs; i++)
+        if (reads_columns_from(e->args[i], from))
+            return true;
+    return false;
+}
+
+/*
+ * Records `col op value` (or `value op col`) when col is a key column of
+ * the table whose columns start at `off` in the row, and value reads
+ * only columns before it (constants, parameters, an outer table's).
+ */
+static void bound_from(const sql_table *t, uint16_t off, const sql_expr *e,
+                       key_bounds *kb)
 {
     const sql_expr *col, *val;
     sql_op op;
@@ -68,13 +87,12 @@ static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
         e->u.op > SQL_OP_GE)
         return;
     op = e->u.op;
-    if (e->args[0]->kind == SQL_EXPR_COLUMN &&
-        (e->args[1]->kind == SQL_EXPR_CONST || e->args[1]->kind == SQL_EXPR_PARAM)) {
+    if (e->args[0]->kind == SQL_EXPR_COLUMN && e->args[0]->u.column >= off &&
+        !reads_columns_from(e->args[1], off)) {
         col = e->args[0];
         val = e->args[1];
-    } else if (e->args[1]->kind == SQL_EXPR_COLUMN &&
-               (e->args[0]->kind == SQL_EXPR_CONST ||
-                e->args[0]->kind == SQL_EXPR_PARAM)) {
+    } else if (e->args[1]->kind == SQL_EXPR_COLUMN && e->args[1]->u.column >= off &&
+               !reads_columns_from(e->args[0], off)) {
         col = e->args[1];
         val = e->args[0];
         /* 5 < x is x > 5 */
@@ -86,13 +104,12 @@ static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
     } else {
         return;
     }
-    /* The constant must be of the column's own type (the bound goes to
-     * the index as is); a null one bounds nothing (the WHERE clause then
-     * passes no row). */
-    if (val->type != col->type)
+    /* The value goes to the index as is: it must be of the column's own
+     * type. */
+    if (val->type != col->type || col->u.column - off >= t->info.ncols)
         return;
     for (uint16_t k = 0; k < t->info.npkey; k++) {
-        if (t->info.pkey[k] != col->u.column + 1)
+        if (t->info.pkey[k] != col->u.column - off + 1)
             continue;
         switch (op) {
         case SQL_OP_EQ:
@@ -114,72 +131,78 @@ static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
     }
 }
 
-static void bounds_collect(const sql_table *t, const sql_expr *e,
+static void bounds_collect(const sql_table *t, uint16_t off, const sql_expr *e,
                            key_bounds *kb)
 {
     if (e == NULL)
         return;
     if (e->kind == SQL_EXPR_AND) {
         for (uint16_t i = 0; i < e->nargs; i++)
-            bounds_collect(t, e->args[i], kb);
+            bounds_collect(t, off, e->args[i], kb);
         return;
     }
-    bound_from(t, e, kb);
+    bound_from(t, off, e, kb);
 }
 
-/* A bound's value (a constant or a parameter's), false when it is null
- * or cannot be had: then it bounds nothing. */
-static bool bound_value(sql_session *s, const sql_expr *e, keel_value *out)
+/* A bound's value over the outer row, false when it is null or cannot be
+ * had: then it bounds nothing (the conditions, tested on every row,
+ * still decide). */
+static bool bound_value(sql_session *s, const sql_expr *e, const sql_value *row,
+                        keel_value *out)
 {
     sql_value v;
 
-    if (e->kind == SQL_EXPR_PARAM) {
-        if (s->params == NULL)
-            return false;
-        v = s->params[e->u.column];
-    } else {
-        v = e->u.value;
-    }
-    if (v.isnull || v.type != e->type)
+    if (e->kind == SQL_EXPR_PARAM && s->params == NULL)
+        return false;
+    if (sql_expr_eval(s, e, row, &v) != KEEL_OK || v.isnull || v.type != e->type)
         return false;
     sql_value_to_keel(&v, out);
     return true;
 }
 
-keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
-                           const sql_expr *where)
+/*
+ * Opens a scan of table t, whose columns start at `off` in the rows of
+ * its query, bounded by what conds (conjunctions) say of its primary key
+ * given the outer row (the columns before `off`).  The scan's arrays are
+ * allocated on its first opening and reused after.
+ */
+static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
+                             const sql_expr *const *conds, uint16_t nconds,
+                             const sql_value *row, uint16_t off)
 {
     key_bounds kb[16];
     keel_bound lower, upper, *lp = NULL, *up = NULL;
     uint16_t k = 0;
     keel_status rc;
 
-    memset(sc, 0, sizeof(*sc));
     memset(kb, 0, sizeof(kb));
     sc->t = t;
-    sc->where = where;
-    sc->row = sql_alloc(&s->arena, (t->info.ncols + 1) * sizeof(sql_value));
-    sc->kv = sql_alloc(&s->arena, (t->info.ncols + 1) * sizeof(keel_value));
-    sc->lo = sql_alloc(&s->arena, 16 * sizeof(keel_value));
-    sc->hi = sql_alloc(&s->arena, 16 * sizeof(keel_value));
-    if (sc->row == NULL || sc->kv == NULL || sc->lo == NULL || sc->hi == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    bounds_collect(t, where, kb);
+    sc->ks = NULL;
+    if (sc->row == NULL) {
+        sc->row = sql_alloc(&s->arena, (t->info.ncols + 1) * sizeof(sql_value));
+        sc->kv = sql_alloc(&s->arena, (t->info.ncols + 1) * sizeof(keel_value));
+        sc->lo = sql_alloc(&s->arena, 16 * sizeof(keel_value));
+        sc->hi = sql_alloc(&s->arena, 16 * sizeof(keel_value));
+        if (sc->row == NULL || sc->kv == NULL || sc->lo == NULL || sc->hi == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    for (uint16_t i = 0; i < nconds; i++)
+        bounds_collect(t, off, conds[i], kb);
     /* Equalities on a prefix of the key, then one range. */
     while (k < t->info.npkey && kb[k].eq != NULL &&
-           bound_value(s, kb[k].eq, &sc->lo[k])) {
+           bound_value(s, kb[k].eq, row, &sc->lo[k])) {
         sc->hi[k] = sc->lo[k];
         k++;
     }
     lower = (keel_bound){.vals = sc->lo, .ncols = k, .inclusive = true};
     upper = (keel_bound){.vals = sc->hi, .ncols = k, .inclusive = true};
     if (k < t->info.npkey && kb[k].lo != NULL &&
-        bound_value(s, kb[k].lo, &sc->lo[k])) {
+        bound_value(s, kb[k].lo, row, &sc->lo[k])) {
         lower.ncols = (uint16_t)(k + 1);
         lower.inclusive = kb[k].lo_incl;
     }
     if (k < t->info.npkey && kb[k].hi != NULL &&
-        bound_value(s, kb[k].hi, &sc->hi[k])) {
+        bound_value(s, kb[k].hi, row, &sc->hi[k])) {
         upper.ncols = (uint16_t)(k + 1);
         upper.inclusive = kb[k].hi_incl;
     }
@@ -191,6 +214,14 @@ keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
     sc->eq_cols = k;
     rc = keel_scan_begin(s->ks, t->schema, t->name, NULL, lp, up, &sc->ks);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
+                           const sql_expr *where)
+{
+    memset(sc, 0, sizeof(*sc));
+    sc->where = where;
+    return scan_open(s, sc, t, &where, where != NULL ? 1 : 0, NULL, 0);
 }
 
 keel_status sql_scan_next(sql_session *s, sql_scan *sc, bool *found)
@@ -350,12 +381,18 @@ static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
         const PgQuery__ResTarget *rt = list[i]->res_target;
         if (is_star(rt, &cr)) {
             const char *q = cr->n_fields == 2 ? sql_node_string(cr->fields[0]) : NULL;
-            if (q != NULL && strcmp(q, scope->table) != 0)
+            bool known = q == NULL;
+            for (uint16_t c = 0; !known && c < scope->ncols; c++)
+                known = strcmp(sql_scope_table_of(scope, c), q) == 0;
+            if (!known)
                 return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
                                    "missing FROM-clause entry for table \"%s\"",
                                    q);
             for (uint16_t c = 0; c < scope->ncols; c++) {
-                sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+                sql_expr *e;
+                if (q != NULL && strcmp(sql_scope_table_of(scope, c), q) != 0)
+                    continue;
+                e = sql_alloc(&s->arena, sizeof(*e));
                 if (e == NULL)
                     return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
                 memset(e, 0, sizeof(*e));
@@ -369,7 +406,8 @@ static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
                                            "column \"%s.%s\" must appear in the "
                                            "GROUP BY clause or be used in an "
                                            "aggregate function",
-                                           scope->table, scope->cols[c].name);
+                                           sql_scope_table_of(scope, c),
+                                           scope->cols[c].name);
                     e->u.column = (uint16_t)scope->grouping->key_slot[c];
                 }
                 t[k].expr = e;
@@ -713,46 +751,149 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
     return rc;
 }
 
-/* Resolves GROUP BY's items: plain columns, by name or as the output
- * column at a position. */
+/* ---- FROM: tables joined ------------------------------------------------- */
+
+/* One table of a query's FROM, joined to those before it. */
+typedef struct from_item {
+    sql_table t;
+    bool left;              /* LEFT JOIN: a row of nulls when none matches */
+    const PgQuery__Node *on;
+    sql_expr *on_expr;
+    uint16_t off;           /* its first column in the joined row */
+    sql_scan sc;
+} from_item;
+
+typedef struct from_list {
+    from_item *items;
+    uint16_t n, cap;
+    keel_column_info *cols; /* every table's columns, side by side */
+    const char **col_table;
+    const char **tables;
+    uint16_t ncols;
+} from_list;
+
+/* Adds a FROM item: a table, or a join whose right side is one. */
+static keel_status from_add(sql_session *s, from_list *f, const PgQuery__Node *n,
+                            bool left, const PgQuery__Node *on)
+{
+    keel_status rc;
+
+    if (n->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR) {
+        const PgQuery__JoinExpr *j = n->join_expr;
+        if (j->is_natural || j->n_using_clause > 0)
+            return sql_unsupported(s, -1, "NATURAL and USING joins");
+        if (j->jointype != PG_QUERY__JOIN_TYPE__JOIN_INNER &&
+            j->jointype != PG_QUERY__JOIN_TYPE__JOIN_LEFT)
+            return sql_unsupported(s, -1, "RIGHT and FULL joins");
+        if (j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+            return sql_unsupported(s, -1, "joins nested on their right side");
+        if (j->alias != NULL)
+            return sql_unsupported(s, -1, "aliases of joins");
+        rc = from_add(s, f, j->larg, false, NULL);
+        if (rc != KEEL_OK)
+            return rc;
+        return from_add(s, f, j->rarg,
+                        j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT, j->quals);
+    }
+    if (n->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+        return sql_unsupported(s, -1, "subqueries and functions in FROM");
+    if (f->n == f->cap) {
+        uint16_t cap = f->cap == 0 ? 4 : (uint16_t)(f->cap * 2);
+        from_item *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
+        if (ni == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (f->n > 0)
+            memcpy(ni, f->items, f->n * sizeof(*ni));
+        f->items = ni;
+        f->cap = cap;
+    }
+    memset(&f->items[f->n], 0, sizeof(f->items[0]));
+    rc = sql_table_open(s, n->range_var, &f->items[f->n].t);
+    if (rc != KEEL_OK)
+        return rc;
+    for (uint16_t k = 0; k < f->n; k++)
+        if (strcmp(f->items[k].t.alias, f->items[f->n].t.alias) == 0)
+            return sql_fail_at(s, n->range_var->location, KEEL_EINVAL, "42712",
+                               "table name \"%s\" specified more than once",
+                               f->items[f->n].t.alias);
+    f->items[f->n].left = left;
+    f->items[f->n].on = on;
+    f->n++;
+    return KEEL_OK;
+}
+
+/* Builds the joined row's columns and the scope over them. */
+static keel_status from_scope(sql_session *s, from_list *f, sql_scope *sc)
+{
+    uint16_t total = 0;
+
+    for (uint16_t k = 0; k < f->n; k++) {
+        f->items[k].off = total;
+        if (total + f->items[k].t.info.ncols > 1664)
+            return sql_fail(s, KEEL_ETOOBIG, "54000",
+                            "joins can have at most 1664 columns");
+        total = (uint16_t)(total + f->items[k].t.info.ncols);
+    }
+    f->cols = sql_alloc(&s->arena, (total + 1u) * sizeof(*f->cols));
+    f->col_table = sql_alloc(&s->arena, (total + 1u) * sizeof(char *));
+    f->tables = sql_alloc(&s->arena, (f->n + 1u) * sizeof(char *));
+    if (f->cols == NULL || f->col_table == NULL || f->tables == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t k = 0; k < f->n; k++) {
+        const sql_table *t = &f->items[k].t;
+        f->tables[k] = t->alias;
+        for (uint16_t c = 0; c < t->info.ncols; c++) {
+            f->cols[f->items[k].off + c] = t->cols[c];
+            f->col_table[f->items[k].off + c] = t->alias;
+        }
+    }
+    f->ncols = total;
+    *sc = (sql_scope){.table = f->n == 1 ? f->items[0].t.alias : "",
+                      .cols = f->cols, .ncols = total,
+                      .col_table = f->col_table, .tables = f->tables,
+                      .ntables = f->n};
+    return KEEL_OK;
+}
+
+/* The FROM item column i of the joined row belongs to. */
+static const from_item *from_item_of(const from_list *f, uint16_t i)
+{
+    for (uint16_t k = f->n; k-- > 0;)
+        if (i >= f->items[k].off)
+            return &f->items[k];
+    return NULL;
+}
+
+/* Resolves GROUP BY's items: plain columns, named (qualified or not) or
+ * given as the output column at a position. */
 static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
-                              const sql_table *t, sql_grouping *g,
+                              const sql_scope *plain, sql_grouping *g,
                               uint16_t *cols)
 {
-    for (uint16_t c = 0; c < t->info.ncols; c++)
+    for (uint16_t c = 0; c < plain->ncols; c++)
         g->key_slot[c] = -1;
     for (size_t i = 0; i < st->n_group_clause; i++) {
         const PgQuery__Node *n = st->group_clause[i];
-        const char *name = NULL;
-        bool ok = false;
+        sql_expr *e;
+        keel_status rc;
         if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
             n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
             int32_t pos = n->a_const->ival->ival;
-            const PgQuery__ResTarget *rt;
             if (pos < 1 || (size_t)pos > st->n_target_list)
                 return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
                                    "GROUP BY position %d is not in select list",
                                    pos);
-            rt = st->target_list[pos - 1]->res_target;
-            n = rt->val;
+            n = st->target_list[pos - 1]->res_target->val;
         }
-        if (n != NULL && n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
-            n->column_ref->n_fields >= 1)
-            name = sql_node_string(
-                n->column_ref->fields[n->column_ref->n_fields - 1]);
-        if (name == NULL)
+        if (n == NULL || n->node_case != PG_QUERY__NODE__NODE_COLUMN_REF)
             return sql_unsupported(s, -1, "GROUP BY of expressions");
-        for (uint16_t c = 0; c < t->info.ncols; c++)
-            if (strcmp(t->cols[c].name, name) == 0) {
-                if (g->key_slot[c] < 0) {
-                    cols[g->nkeys] = c;
-                    g->key_slot[c] = (int16_t)g->nkeys++;
-                }
-                ok = true;
-            }
-        if (!ok)
-            return sql_fail(s, KEEL_ENOENT, "42703",
-                            "column \"%s\" does not exist", name);
+        rc = sql_expr_analyse(s, plain, n, &e);
+        if (rc != KEEL_OK)
+            return rc;
+        if (g->key_slot[e->u.column] < 0) {
+            cols[g->nkeys] = e->u.column;
+            g->key_slot[e->u.column] = (int16_t)g->nkeys++;
+        }
     }
     return KEEL_OK;
 }
@@ -815,23 +956,198 @@ static keel_status order_by(sql_session *s, const PgQuery__SelectStmt *st,
     return KEEL_OK;
 }
 
+/* What the join loop feeds: the output stage, or grouping's inputs. */
+typedef struct select_run {
+    from_list *from;
+    sql_expr *where;
+    const sql_expr *conds[2]; /* an item's ON, then WHERE: its bounds */
+    sql_value *row;           /* the joined row */
+    output *o;
+    sql_grouping *g;          /* grouping, or NULL */
+    uint16_t *gcols;
+    group_input *gin;
+    size_t ngin, capgin;
+} select_run;
+
+/* A joined row that passed WHERE: to the output, or kept for grouping. */
+static keel_status select_emit(sql_session *s, select_run *r)
+{
+    sql_grouping *g = r->g;
+    sql_value *vals;
+    keel_status rc = KEEL_OK;
+
+    if (g == NULL)
+        return output_row(s, r->o, r->row);
+    if (r->ngin == r->capgin) {
+        size_t cap = r->capgin == 0 ? 256 : r->capgin * 2;
+        group_input *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
+        if (ni == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (r->ngin > 0)
+            memcpy(ni, r->gin, r->ngin * sizeof(*ni));
+        r->gin = ni;
+        r->capgin = cap;
+    }
+    vals = sql_alloc(&s->arena, (g->nkeys + g->naggs + 1u) * sizeof(sql_value));
+    if (vals == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t k = 0; rc == KEEL_OK && k < g->nkeys; k++) {
+        vals[k] = r->row[r->gcols[k]];
+        rc = value_keep(s, &vals[k]);
+    }
+    for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
+        sql_value *v = &vals[g->nkeys + a];
+        memset(v, 0, sizeof(*v));
+        if (g->aggs[a].arg != NULL) {
+            rc = sql_expr_eval(s, g->aggs[a].arg, r->row, v);
+            if (rc == KEEL_OK)
+                rc = value_keep(s, v);
+        }
+    }
+    r->gin[r->ngin++].vals = vals;
+    return rc;
+}
+
+/* One level's rows, read before the levels below it run: the engine
+ * keeps one scan open per session. */
+typedef struct level_rows {
+    sql_value *vals; /* n rows of ncols */
+    size_t n, cap;
+    char *strs;      /* their strings; offsets until the read ends */
+    size_t slen, scap;
+} level_rows;
+
+static bool level_add(level_rows *lr, const sql_value *row, uint16_t ncols)
+{
+    if (lr->n == lr->cap) {
+        size_t cap = lr->cap == 0 ? 16 : lr->cap * 2;
+        sql_value *nv = realloc(lr->vals, cap * ncols * sizeof(*nv));
+        if (nv == NULL)
+            return false;
+        lr->vals = nv;
+        lr->cap = cap;
+    }
+    for (uint16_t c = 0; c < ncols; c++) {
+        sql_value v = row[c];
+        if (!v.isnull && sql_type_is_string(v.type)) {
+            if (lr->slen + v.v.s.len + 1 > lr->scap) {
+                size_t cap = lr->scap == 0 ? 4096 : lr->scap;
+                char *ns;
+                while (cap < lr->slen + v.v.s.len + 1)
+                    cap *= 2;
+                ns = realloc(lr->strs, cap);
+                if (ns == NULL)
+                    return false;
+                lr->strs = ns;
+                lr->scap = cap;
+            }
+            memcpy(lr->strs + lr->slen, v.v.s.p, v.v.s.len);
+            v.v.s.p = (const char *)(uintptr_t)lr->slen;
+            lr->slen += v.v.s.len + 1;
+        }
+        lr->vals[lr->n * ncols + c] = v;
+    }
+    lr->n++;
+    return true;
+}
+
+/* Turns the stored offsets into pointers, once the strings stay put. */
+static void level_fix(level_rows *lr, uint16_t ncols)
+{
+    for (size_t i = 0; i < lr->n * ncols; i++) {
+        sql_value *v = &lr->vals[i];
+        if (!v->isnull && sql_type_is_string(v->type))
+            v->v.s.p = lr->strs + (uintptr_t)v->v.s.p;
+    }
+}
+
+/*
+ * The join as nested loops: for each row of the tables before `level`,
+ * the rows of its table that its ON condition accepts (its primary key
+ * bounded by ON and WHERE where they give its key from the outer row: an
+ * index nested loop), or for a LEFT JOIN without one, a row of nulls.
+ * The last table's rows stream; the others' are read first, since a
+ * session has one scan open at a time.
+ */
+static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
+{
+    from_item *it;
+    level_rows lr = {0};
+    bool matched = false, found, last;
+    keel_status rc;
+
+    if (level == r->from->n) {
+        if (r->where != NULL) {
+            sql_value w;
+            rc = sql_expr_eval(s, r->where, r->row, &w);
+            if (rc != KEEL_OK || w.isnull || !w.v.b)
+                return rc;
+        }
+        return select_emit(s, r);
+    }
+    it = &r->from->items[level];
+    last = level + 1 == r->from->n;
+    r->conds[0] = it->on_expr;
+    r->conds[1] = r->where;
+    rc = scan_open(s, &it->sc, &it->t, r->conds, 2, r->row, it->off);
+    if (rc != KEEL_OK)
+        return rc;
+    while (!output_full(r->o)) {
+        rc = sql_scan_next(s, &it->sc, &found);
+        if (rc != KEEL_OK || !found)
+            break;
+        memcpy(r->row + it->off, it->sc.row, it->t.info.ncols * sizeof(sql_value));
+        if (it->on_expr != NULL) {
+            sql_value v;
+            rc = sql_expr_eval(s, it->on_expr, r->row, &v);
+            if (rc != KEEL_OK)
+                break;
+            if (v.isnull || !v.v.b)
+                continue;
+        }
+        matched = true;
+        if (last) {
+            rc = join_level(s, r, (uint16_t)(level + 1));
+            if (rc != KEEL_OK)
+                break;
+        } else if (!level_add(&lr, it->sc.row, it->t.info.ncols)) {
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            break;
+        }
+    }
+    sql_scan_end(&it->sc);
+    level_fix(&lr, it->t.info.ncols);
+    for (size_t i = 0; rc == KEEL_OK && i < lr.n && !output_full(r->o); i++) {
+        memcpy(r->row + it->off, lr.vals + i * it->t.info.ncols,
+               it->t.info.ncols * sizeof(sql_value));
+        rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    free(lr.vals);
+    free(lr.strs);
+    if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
+        for (uint16_t c = 0; c < it->t.info.ncols; c++)
+            r->row[it->off + c] = (sql_value){
+                .type = sql_type_of_keel(it->t.cols[c].type), .isnull = true};
+        rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    return rc;
+}
+
 keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
 {
-    sql_table t;
+    from_list from;
     sql_scope scope, gscope, *sp = NULL, *op;
     sql_grouping g;
-    uint16_t *gcols = NULL;
-    sql_scan sc;
-    sql_expr *where = NULL;
+    select_run run;
     output o;
     sql_column *cols;
-    group_input *gin = NULL;
-    size_t ngin = 0, capgin = 0;
-    bool grouped, scanning = false, found;
+    bool grouped;
     keel_status rc;
 
     memset(&o, 0, sizeof(o));
     memset(&g, 0, sizeof(g));
+    memset(&from, 0, sizeof(from));
+    memset(&run, 0, sizeof(run));
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
         return sql_unsupported(s, -1, "UNION, INTERSECT and EXCEPT");
     if (st->n_values_lists > 0)
@@ -850,31 +1166,40 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
             return sql_unsupported(s, -1, "DISTINCT ON");
         o.distinct = true;
     }
-    if (st->n_from_clause > 1)
-        return sql_unsupported(s, -1, "joins");
-    if (st->n_from_clause == 1) {
-        const PgQuery__Node *f = st->from_clause[0];
-        if (f->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
-            return sql_unsupported(s, -1,
-                                   f->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR
-                                       ? "joins"
-                                       : "subqueries and functions in FROM");
-        rc = sql_table_open(s, f->range_var, &t);
+    for (size_t i = 0; i < st->n_from_clause; i++) {
+        rc = from_add(s, &from, st->from_clause[i], false, NULL);
         if (rc != KEEL_OK)
             return rc;
-        scope = (sql_scope){.table = t.alias, .cols = t.cols,
-                            .ncols = t.info.ncols};
+    }
+    if (from.n > 0) {
+        rc = from_scope(s, &from, &scope);
+        if (rc != KEEL_OK)
+            return rc;
         sp = &scope;
-    } else {
-        memset(&t, 0, sizeof(t));
+    }
+    /* ON conditions see the tables joined so far (and, as in
+     * PostgreSQL's scoping errors, are checked against all). */
+    for (uint16_t k = 0; k < from.n; k++) {
+        sql_expr *e;
+        if (from.items[k].on == NULL)
+            continue;
+        rc = sql_expr_prepare(s, sp, from.items[k].on, &e);
+        if (rc == KEEL_OK && e->type != SQL_TYPE_BOOL)
+            rc = sql_fail_at(s, e->location, KEEL_ETYPE, "42804",
+                             "argument of JOIN/ON must be type boolean, not "
+                             "type %s",
+                             sql_type_name(e->type));
+        if (rc != KEEL_OK)
+            return rc;
+        from.items[k].on_expr = e;
     }
     if (st->where_clause != NULL) {
-        rc = sql_expr_prepare(s, sp, st->where_clause, &where);
-        if (rc == KEEL_OK && where->type != SQL_TYPE_BOOL)
-            rc = sql_fail_at(s, where->location, KEEL_ETYPE, "42804",
+        rc = sql_expr_prepare(s, sp, st->where_clause, &run.where);
+        if (rc == KEEL_OK && run.where->type != SQL_TYPE_BOOL)
+            rc = sql_fail_at(s, run.where->location, KEEL_ETYPE, "42804",
                              "argument of WHERE must be type boolean, not type "
                              "%s",
-                             sql_type_name(where->type));
+                             sql_type_name(run.where->type));
         if (rc != KEEL_OK)
             return rc;
     }
@@ -891,21 +1216,23 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         grouped = rc != KEEL_OK;
     }
     if (grouped) {
-        g.key_slot = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(int16_t));
-        gcols = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(uint16_t));
-        if (g.key_slot == NULL || gcols == NULL)
+        g.key_slot = sql_alloc(&s->arena, (from.ncols + 1u) * sizeof(int16_t));
+        run.gcols = sql_alloc(&s->arena, (from.ncols + 1u) * sizeof(uint16_t));
+        if (g.key_slot == NULL || run.gcols == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
         if (sp == NULL && st->n_group_clause > 0)
             return sql_unsupported(s, -1, "GROUP BY without FROM");
         if (sp != NULL) {
-            rc = group_keys(s, st, &t, &g, gcols);
+            rc = group_keys(s, st, sp, &g, run.gcols);
             if (rc != KEEL_OK)
                 return rc;
+            gscope = *sp;
+        } else {
+            memset(&gscope, 0, sizeof(gscope));
+            gscope.table = "";
         }
         g.input = sp;
-        gscope = (sql_scope){.table = sp != NULL ? t.alias : "",
-                             .cols = t.cols, .ncols = t.info.ncols,
-                             .grouping = &g};
+        gscope.grouping = &g;
         op = &gscope;
         rc = targets_analyse(s, op, st->target_list, st->n_target_list, &o.tl,
                              &o.nt);
@@ -919,6 +1246,7 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         }
         if (rc != KEEL_OK)
             return rc;
+        run.g = &g;
     }
     if (st->n_sort_clause > 0) {
         rc = order_by(s, st, op, &o);
@@ -938,7 +1266,9 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
     o.out = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.out));
     o.txt = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.txt));
     o.lens = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.lens));
-    if (cols == NULL || o.out == NULL || o.txt == NULL || o.lens == NULL)
+    run.row = sql_alloc(&s->arena, (from.ncols + 1u) * sizeof(sql_value));
+    if (cols == NULL || o.out == NULL || o.txt == NULL || o.lens == NULL ||
+        run.row == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (uint16_t i = 0; i < o.nt; i++) {
         const sql_expr *e = o.tl[i].expr;
@@ -950,12 +1280,14 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         if (e->kind == SQL_EXPR_COLUMN && sp != NULL) {
             uint16_t c = e->u.column;
             if (grouped)
-                c = c < g.nkeys ? gcols[c] : UINT16_MAX;
+                c = c < g.nkeys ? run.gcols[c] : UINT16_MAX;
             if (c != UINT16_MAX) {
-                cols[i].table = t.info.oid;
-                cols[i].attnum = (int16_t)(c + 1);
-                if (t.cols[c].type == KEEL_CHAR)
-                    cols[i].typmod = t.cols[c].charlen + 4;
+                const from_item *it = from_item_of(&from, c);
+                uint16_t a = (uint16_t)(c - it->off);
+                cols[i].table = it->t.info.oid;
+                cols[i].attnum = (int16_t)(a + 1);
+                if (it->t.cols[a].type == KEEL_CHAR)
+                    cols[i].typmod = it->t.cols[a].charlen + 4;
             }
         }
     }
@@ -963,71 +1295,11 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
     if (s->describe_only)
         return KEEL_OK;
-    if (sp != NULL) {
-        rc = sql_scan_begin(s, &sc, &t, where);
-        if (rc != KEEL_OK)
-            return rc;
-        scanning = true;
-    }
-    for (bool first = true; rc == KEEL_OK && !output_full(&o); first = false) {
-        const sql_value *row = NULL;
-        if (scanning) {
-            rc = sql_scan_next(s, &sc, &found);
-            if (rc != KEEL_OK || !found)
-                break;
-            row = sc.row;
-        } else {
-            sql_value w;
-            if (!first)
-                break;
-            if (where != NULL) {
-                rc = sql_expr_eval(s, where, NULL, &w);
-                if (rc != KEEL_OK || w.isnull || !w.v.b)
-                    break;
-            }
-        }
-        if (!grouped) {
-            rc = output_row(s, &o, row);
-            continue;
-        }
-        /* Grouping: keep the row's keys and aggregates' arguments. */
-        if (ngin == capgin) {
-            size_t cap = capgin == 0 ? 256 : capgin * 2;
-            group_input *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
-            if (ni == NULL) {
-                rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-                break;
-            }
-            if (ngin > 0)
-                memcpy(ni, gin, ngin * sizeof(*ni));
-            gin = ni;
-            capgin = cap;
-        }
-        gin[ngin].vals =
-            sql_alloc(&s->arena, (g.nkeys + g.naggs + 1) * sizeof(sql_value));
-        if (gin[ngin].vals == NULL) {
-            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-            break;
-        }
-        for (uint16_t k = 0; rc == KEEL_OK && k < g.nkeys; k++) {
-            gin[ngin].vals[k] = row[gcols[k]];
-            rc = value_keep(s, &gin[ngin].vals[k]);
-        }
-        for (uint16_t a = 0; rc == KEEL_OK && a < g.naggs; a++) {
-            sql_value *v = &gin[ngin].vals[g.nkeys + a];
-            memset(v, 0, sizeof(*v));
-            if (g.aggs[a].arg != NULL) {
-                rc = sql_expr_eval(s, g.aggs[a].arg, row, v);
-                if (rc == KEEL_OK)
-                    rc = value_keep(s, v);
-            }
-        }
-        ngin++;
-    }
-    if (scanning)
-        sql_scan_end(&sc);
+    run.from = &from;
+    run.o = &o;
+    rc = join_level(s, &run, 0);
     if (rc == KEEL_OK && grouped)
-        rc = group_finish(s, &g, gin, ngin, &o);
+        rc = group_finish(s, &g, run.gin, run.ngin, &o);
     if (rc == KEEL_OK)
         rc = output_finish(s, &o);
     if (rc != KEEL_OK)
