@@ -176,8 +176,8 @@ static double measure_read_miss(pin_env *env, buf_session *s, buf_strategy *st,
     uint64_t t0 = clock_now_ns();
     for (uint64_t i = 0; i < n; i++, (*pos)++) {
         int32_t id;
-        if (buf_read(s, REL_MISS, (blocknum_t)(*pos % env->miss_blocks), st,
-                     &id) != KEEL_OK)
+        if (buf_read(s, REL_MISS, (blocknum_t)(*pos % env->miss_blocks),
+                     &(buf_read_opts){.strategy = st}, &id) != KEEL_OK)
             die_kerr("reading a block", buf_session_error(s));
         buf_release(s, id);
     }

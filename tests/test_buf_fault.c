@@ -295,12 +295,13 @@ static void test_read_fault_with_strategy(void **state)
         if (i == 7 || i == 20) {
             fault_arm(FAULT_OP_READ, i == 7 ? FAULT_EIO : FAULT_SHORT, 0, 1,
                       REL_B);
-            rc = buf_read(f->s, REL_B, i, st, &id);
+            rc =
+                buf_read(f->s, REL_B, i, &(buf_read_opts){.strategy = st}, &id);
             assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_B, i);
             assert_int_equal(fault_delivered(FAULT_OP_READ), 1);
             assert_quiet(f);
         }
-        rc = buf_read(f->s, REL_B, i, st, &id);
+        rc = buf_read(f->s, REL_B, i, &(buf_read_opts){.strategy = st}, &id);
         assert_int_equal(rc, KEEL_OK);
         body_check(buf_page(f->pool, id), REL_B, i);
         buf_release(f->s, id);
@@ -324,20 +325,34 @@ static void test_read_fault_locking(void **state)
     int rc;
 
     fault_arm(FAULT_OP_READ, FAULT_EIO, 0, 2, REL_A);
-    rc = buf_read_prefetch_shared(f->s, REL_A, 5, lines, 2, &id);
+    rc = buf_read(
+        f->s, REL_A, 5,
+        &(buf_read_opts){.flags = BUF_READ_SHARED, .lines = lines, .nlines = 2},
+        &id);
     assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_A, 5);
     assert_quiet(f);
     b = find_buffer(f, REL_A, 5);
     assert_int_not_equal(b, BUF_INVALID);
     assert_false(buf_state(f->pool, b) & BM_VALID);
-    rc = buf_read_recent_shared(f->s, REL_A, 5, b, lines, 2, &id);
+    rc = buf_read(f->s, REL_A, 5,
+                  &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                   .recent = b,
+                                   .lines = lines,
+                                   .nlines = 2},
+                  &id);
     assert_error(f, buf_session_error(f->s), rc, KEEL_EIO, REL_A, 5);
     assert_int_equal(fault_delivered(FAULT_OP_READ), 2);
     assert_quiet(f);
 
     fault_disarm_all();
-    assert_int_equal(buf_read_recent_shared(f->s, REL_A, 5, b, lines, 2, &id),
-                     KEEL_OK);
+    assert_int_equal(
+        buf_read(f->s, REL_A, 5,
+                 &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                  .recent = b,
+                                  .lines = lines,
+                                  .nlines = 2},
+                 &id),
+        KEEL_OK);
     body_check(buf_page(f->pool, id), REL_A, 5);
     assert_true(buf_lock_held(f->s, id));
     assert_int_equal(BUF_SHARES(buf_state(f->pool, id)), 1);
@@ -495,13 +510,16 @@ static void test_evict_dirty_fault_strategy(void **state)
         set_value(f, REL_B, i, want[i]);
     }
     fault_arm(FAULT_OP_WRITE, FAULT_ENOSPC, 0, 1000, REL_B);
-    rc = buf_read(f->s, REL_B, NBLOCKS - 1, st, &id);
+    rc = buf_read(f->s, REL_B, NBLOCKS - 1, &(buf_read_opts){.strategy = st},
+                  &id);
     assert_int_equal(rc, KEEL_ENOSPC);
     assert_int_equal(fault_delivered(FAULT_OP_WRITE), 1);
     assert_quiet(f);
     fault_disarm_all();
     for (blocknum_t i = POOL_SIZE; i < NBLOCKS; i++) {
-        assert_int_equal(buf_read(f->s, REL_B, i, st, &id), KEEL_OK);
+        assert_int_equal(
+            buf_read(f->s, REL_B, i, &(buf_read_opts){.strategy = st}, &id),
+            KEEL_OK);
         body_check(buf_page(f->pool, id), REL_B, i);
         buf_release(f->s, id);
     }

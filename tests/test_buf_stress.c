@@ -4,11 +4,11 @@
  * Several threads, each with its own session, hammer relations several
  * times larger than the pool with random reads, updates, long-held pins,
  * bulk-read scans, flushes and checkpoints, so that buffers are evicted
- * and reloaded all the time (reads go through buf_read(), after a
- * buf_prefetch() through buf_read() and buf_read_prefetched(), and
- * through buf_read_recent() told the buffer that some block was last found
- * in; half the checking reads through their variants that take the shared
- * content lock with the pin).  Every page carries its identity (relation,
+ * and reloaded all the time (reads go through buf_read(): plain, after a
+ * buf_prefetch() plain and with BUF_READ_PREFETCHED, and with
+ * BUF_READ_RECENT told the buffer that some block was last found in; half
+ * the checking reads with BUF_READ_SHARED, which takes the shared content
+ * lock with the pin).  Every page carries its identity (relation,
  * block) and an update counter; the test keeps, per page, an atomic count
  * of the updates it made.  What must hold throughout:
  *
@@ -103,7 +103,7 @@ typedef struct worker {
     } held[MAX_HELD];
 
     /* The buffer some block hashing to each slot was last read from: what
-     * buf_read_recent() is told (often another block's, or stale). */
+     * a BUF_READ_RECENT read is told (often another block's, or stale). */
     int32_t recent[RECENT_SLOTS];
     uint64_t reads; /* reads made, which picks the way to read */
 } worker;
@@ -212,23 +212,28 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
         uint32_t pinned = buf_session_pinned(w->sess);
         uint32_t slot = (page_index(rel, blk) * 7) % RECENT_SLOTS;
         static const uint16_t lines[2] = {0, 4096};
+        uint32_t shared = share ? BUF_READ_SHARED : 0;
         int rc;
         const kerr *e;
 
         /* Without a strategy, in turn: plain, after buf_prefetch() of the
-         * block (whose buffer is then tried first) by buf_read() and by
-         * buf_read_prefetched(), and from a remembered buffer. */
+         * block (whose buffer is then tried first) plain and with
+         * BUF_READ_PREFETCHED, and from a remembered buffer. */
         switch (st != NULL ? 0 : w->reads++ % 4) {
         case 0:
-            rc = buf_read(w->sess, rel, blk, st, id);
+            rc = buf_read(w->sess, rel, blk, &(buf_read_opts){.strategy = st},
+                          id);
             if (rc == KEEL_OK && share)
                 buf_lock(w->sess, *id, LW_SHARED);
             break;
         case 1:
             buf_prefetch(w->sess, rel, blk, lines, 2, blk);
-            rc = share
-                     ? buf_read_prefetch_shared(w->sess, rel, blk, lines, 2, id)
-                     : buf_read(w->sess, rel, blk, NULL, id);
+            rc = share ? buf_read(w->sess, rel, blk,
+                                  &(buf_read_opts){.flags = BUF_READ_SHARED,
+                                                   .lines = lines,
+                                                   .nlines = 2},
+                                  id)
+                       : buf_read(w->sess, rel, blk, NULL, id);
             break;
         case 2: {
             /* Every other time asked with another key (not pending, so
@@ -253,20 +258,23 @@ static int worker_read(worker *w, relnumber_t rel, blocknum_t blk,
             }
             /* Not pending when the block's bucket was empty. */
             if (buf_prefetch_pending(w->sess, rel, blk, key))
-                rc = share ? buf_read_prefetched_shared(w->sess, id)
-                           : buf_read_prefetched(w->sess, id);
-            else if (share)
-                rc = buf_read_prefetch_shared(w->sess, rel, blk, NULL, 0, id);
+                rc = buf_read(
+                    w->sess, rel, blk,
+                    &(buf_read_opts){.flags = BUF_READ_PREFETCHED | shared},
+                    id);
             else
-                rc = buf_read(w->sess, rel, blk, NULL, id);
+                rc = buf_read(w->sess, rel, blk,
+                              &(buf_read_opts){.flags = shared}, id);
             break;
         }
         default:
             buf_prefetch_buffer(w->sess, w->recent[slot], lines, 2);
-            rc = share ? buf_read_recent_shared(w->sess, rel, blk,
-                                                w->recent[slot], lines, 2, id)
-                       : buf_read_recent(w->sess, rel, blk, w->recent[slot],
-                                         lines, 2, id);
+            rc = buf_read(w->sess, rel, blk,
+                          &(buf_read_opts){.flags = BUF_READ_RECENT | shared,
+                                           .recent = w->recent[slot],
+                                           .lines = lines,
+                                           .nlines = 2},
+                          id);
             break;
         }
         e = buf_session_error(w->sess);
@@ -747,18 +755,32 @@ static void *hot_main(void *arg)
         case 3:
         case 4: /* a read that pins and locks in one */
             if ((r >> 16) % 3 == 0) {
-                rc = buf_read_prefetch_shared(w->sess, REL_BASE, blk, lines, 2,
-                                              &id);
+                rc = buf_read(w->sess, REL_BASE, blk,
+                              &(buf_read_opts){.flags = BUF_READ_SHARED,
+                                               .lines = lines,
+                                               .nlines = 2},
+                              &id);
             } else if ((r >> 16) % 3 == 1) {
                 buf_prefetch(w->sess, REL_BASE, blk, lines, 2, blk);
                 rc = buf_prefetch_pending(w->sess, REL_BASE, blk, blk)
-                         ? buf_read_prefetched_shared(w->sess, &id)
-                         : buf_read_prefetch_shared(w->sess, REL_BASE, blk,
-                                                    lines, 2, &id);
+                         ? buf_read(
+                               w->sess, REL_BASE, blk,
+                               &(buf_read_opts){.flags = BUF_READ_SHARED |
+                                                         BUF_READ_PREFETCHED},
+                               &id)
+                         : buf_read(w->sess, REL_BASE, blk,
+                                    &(buf_read_opts){.flags = BUF_READ_SHARED,
+                                                     .lines = lines,
+                                                     .nlines = 2},
+                                    &id);
             } else {
-                rc = buf_read_recent_shared(w->sess, REL_BASE, blk,
-                                            (int32_t)((r >> 24) % 16), lines, 2,
-                                            &id);
+                rc = buf_read(
+                    w->sess, REL_BASE, blk,
+                    &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                     .recent = (int32_t)((r >> 24) % 16),
+                                     .lines = lines,
+                                     .nlines = 2},
+                    &id);
             }
             if (rc != KEEL_OK)
                 break;
@@ -773,8 +795,11 @@ static void *hot_main(void *arg)
             buf_lock(w->sess, id, LW_SHARED);
             {
                 int32_t id2 = BUF_INVALID;
-                rc = buf_read_recent_shared(w->sess, REL_BASE, blk, id, NULL, 0,
-                                            &id2);
+                rc = buf_read(
+                    w->sess, REL_BASE, blk,
+                    &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                     .recent = id},
+                    &id2);
                 if (rc == KEEL_OK && id2 != id)
                     tu_fail(&run->fail,
                             "block %u read again in buffer %d, held "
@@ -809,8 +834,11 @@ static void *hot_main(void *arg)
             break;
         default: /* a lock held across a yield, so that others sleep */
             if ((r >> 16) & 1) {
-                rc = buf_read_recent_shared(w->sess, REL_BASE, blk, BUF_INVALID,
-                                            NULL, 0, &id);
+                rc = buf_read(
+                    w->sess, REL_BASE, blk,
+                    &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                     .recent = BUF_INVALID},
+                    &id);
                 if (rc != KEEL_OK)
                     break;
                 sched_yield();
@@ -948,7 +976,8 @@ static void test_exhaustion_leaves_nothing_pinned(void **state)
         assert_int_equal(buf_read(s, REL_BASE, b, NULL, &ids[b]), KEEL_OK);
     assert_int_equal(buf_session_pinned(s), 16);
     for (int round = 0; round < 2; round++) {
-        int rc = buf_read(s, REL_BASE + 1, 7, round ? st : NULL, &id);
+        int rc = buf_read(s, REL_BASE + 1, 7,
+                          &(buf_read_opts){.strategy = round ? st : NULL}, &id);
         assert_int_equal(rc, KEEL_EEXHAUSTED);
         assert_int_equal(buf_session_error(s)->code, KEEL_EEXHAUSTED);
         assert_int_equal(buf_session_pinned(s), 16);

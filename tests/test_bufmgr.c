@@ -191,7 +191,7 @@ static int32_t read_ok(buf_session *s, relnumber_t rel, blocknum_t blk,
                        buf_strategy *st)
 {
     int32_t id = BUF_INVALID;
-    int rc = buf_read(s, rel, blk, st, &id);
+    int rc = buf_read(s, rel, blk, &(buf_read_opts){.strategy = st}, &id);
 
     if (rc != KEEL_OK)
         fail_msg("buf_read(%u, %u): %s", rel, blk, buf_session_error(s)->msg);
@@ -933,7 +933,9 @@ static void test_exhaustion(void **state)
         buf_strategy *st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
         blocknum_t blk;
         assert_non_null(st);
-        assert_int_equal(buf_read(f->s2, REL_A, 18, st, &id), KEEL_EEXHAUSTED);
+        assert_int_equal(
+            buf_read(f->s2, REL_A, 18, &(buf_read_opts){.strategy = st}, &id),
+            KEEL_EEXHAUSTED);
         buf_strategy_free(st);
         assert_int_equal(buf_extend(f->s2, REL_A, 0, NULL, &id, &blk),
                          KEEL_EEXHAUSTED);
@@ -1037,9 +1039,9 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * buf_read_prefetch() is buf_read() with a hint: the same buffers, pins
- * and payloads, through misses and evictions, and the same errors;
- * buf_prefetch() is the hint alone and changes nothing.  The
+ * buf_read() with lines to prefetch is a plain read with a hint: the same
+ * buffers, pins and payloads, through misses and evictions, and the same
+ * errors; buf_prefetch() is the hint alone and changes nothing.  The
  * mapping table's hash puts runs of 16 blocks of a relation on one line
  * of bucket heads, and keeps distinct tags distinct.
  */
@@ -1058,12 +1060,16 @@ static void test_read_prefetch(void **state)
     for (int pass = 0; pass < 2; pass++) {
         for (blocknum_t b = 0; b < 40; b++) {
             uint32_t n = (b + (blocknum_t)pass) % (BUF_PREFETCH_MAX - 1);
-            assert_int_equal(buf_read_prefetch(f->s, REL_A, b, lines, n, &id),
-                             KEEL_OK);
+            assert_int_equal(
+                buf_read(f->s, REL_A, b,
+                         &(buf_read_opts){.lines = lines, .nlines = n}, &id),
+                KEEL_OK);
             assert_held(f, id, tag_of(REL_A, b, 1), 1);
             /* Again while pinned: the same buffer, a private pin. */
-            assert_int_equal(buf_read_prefetch(f->s, REL_A, b, lines, 2, &id2),
-                             KEEL_OK);
+            assert_int_equal(
+                buf_read(f->s, REL_A, b,
+                         &(buf_read_opts){.lines = lines, .nlines = 2}, &id2),
+                KEEL_OK);
             assert_int_equal(id2, id);
             assert_held(f, id, tag_of(REL_A, b, 1), 2);
             buf_release(f->s, id);
@@ -1076,14 +1082,19 @@ static void test_read_prefetch(void **state)
     assert_int_equal(buf_read(f->s, REL_A, 0, NULL, &id), KEEL_OK);
     buf_release(f->s, id);
     assert_int_equal(buf_session_reads(f->s) - reads0, 2 * 40 * 2 + 1);
-    assert_int_equal(buf_read_prefetch(f->s, REL_A, 40, lines, 3, &id),
+    assert_int_equal(buf_read(f->s, REL_A, 40,
+                              &(buf_read_opts){.lines = lines, .nlines = 3},
+                              &id),
                      KEEL_EEOF);
     assert_msg_has(f->s, "block 40 ");
-    assert_int_equal(buf_read_prefetch(f->s, REL_MISSING, 0, lines, 3, &id),
+    assert_int_equal(buf_read(f->s, REL_MISSING, 0,
+                              &(buf_read_opts){.lines = lines, .nlines = 3},
+                              &id),
                      KEEL_ENOENT);
-    assert_int_equal(
-        buf_read_prefetch(f->s, INVALID_RELNUMBER, 0, lines, 3, &id),
-        KEEL_EINVAL);
+    assert_int_equal(buf_read(f->s, INVALID_RELNUMBER, 0,
+                              &(buf_read_opts){.lines = lines, .nlines = 3},
+                              &id),
+                     KEEL_EINVAL);
     assert_nothing_pinned(f);
 
     /* buf_prefetch() only hints: for a resident block, one not in the
@@ -1128,7 +1139,7 @@ static void test_read_prefetch(void **state)
 }
 
 /*
- * buf_read_recent() with the buffer that holds the block, with one the
+ * BUF_READ_RECENT with the buffer that holds the block, with one the
  * session already pins, with another block's buffer, with no buffer or
  * one out of range, and with the buffer the block was in before it was
  * evicted: always the block's own buffer and payload, one read counted,
@@ -1154,14 +1165,22 @@ static void test_read_recent(void **state)
 
     /* The right buffer. */
     r0 = buf_session_reads(f->s);
-    assert_int_equal(buf_read_recent(f->s, REL_A, 3, id, lines, 2, &id2),
+    assert_int_equal(buf_read(f->s, REL_A, 3,
+                              &(buf_read_opts){.flags = BUF_READ_RECENT,
+                                               .recent = id,
+                                               .lines = lines,
+                                               .nlines = 2},
+                              &id2),
                      KEEL_OK);
     assert_int_equal(id2, id);
     assert_held(f, id, tag_of(REL_A, 3, 1), 1);
     assert_int_equal(buf_session_reads(f->s), r0 + 1);
     /* Pinned already: a private pin. */
-    assert_int_equal(buf_read_recent(f->s, REL_A, 3, id, NULL, 0, &id2),
-                     KEEL_OK);
+    assert_int_equal(
+        buf_read(f->s, REL_A, 3,
+                 &(buf_read_opts){.flags = BUF_READ_RECENT, .recent = id},
+                 &id2),
+        KEEL_OK);
     assert_int_equal(id2, id);
     assert_held(f, id, tag_of(REL_A, 3, 1), 2);
     buf_release(f->s, id);
@@ -1171,7 +1190,12 @@ static void test_read_recent(void **state)
      * usage count not raised), no buffer, a number past the pool. */
     {
         uint64_t st = buf_state(f->pool, other);
-        assert_int_equal(buf_read_recent(f->s, REL_A, 3, other, lines, 2, &id2),
+        assert_int_equal(buf_read(f->s, REL_A, 3,
+                                  &(buf_read_opts){.flags = BUF_READ_RECENT,
+                                                   .recent = other,
+                                                   .lines = lines,
+                                                   .nlines = 2},
+                                  &id2),
                          KEEL_OK);
         assert_int_equal(id2, id);
         assert_int_equal(buf_state(f->pool, other), st);
@@ -1179,9 +1203,13 @@ static void test_read_recent(void **state)
         buf_release(f->s, id);
     }
     for (size_t i = 0; i < sizeof(no_buffer) / sizeof(no_buffer[0]); i++) {
-        assert_int_equal(
-            buf_read_recent(f->s, REL_A, 3, no_buffer[i], lines, 2, &id2),
-            KEEL_OK);
+        assert_int_equal(buf_read(f->s, REL_A, 3,
+                                  &(buf_read_opts){.flags = BUF_READ_RECENT,
+                                                   .recent = no_buffer[i],
+                                                   .lines = lines,
+                                                   .nlines = 2},
+                                  &id2),
+                         KEEL_OK);
         assert_int_equal(id2, id);
         buf_release(f->s, id);
     }
@@ -1191,7 +1219,12 @@ static void test_read_recent(void **state)
         assert_int_equal(buf_read(f->s, REL_A, b, NULL, &id2), KEEL_OK);
         buf_release(f->s, id2);
     }
-    assert_int_equal(buf_read_recent(f->s, REL_A, 3, id, lines, 2, &id2),
+    assert_int_equal(buf_read(f->s, REL_A, 3,
+                              &(buf_read_opts){.flags = BUF_READ_RECENT,
+                                               .recent = id,
+                                               .lines = lines,
+                                               .nlines = 2},
+                              &id2),
                      KEEL_OK);
     assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 3, 1));
     assert_int_equal(buf_pin_count(f->s, id2), 1);
@@ -1199,9 +1232,19 @@ static void test_read_recent(void **state)
         assert_int_equal(refcount(f, id), 0);
     buf_release(f->s, id2);
     /* Errors as buf_read()'s. */
-    assert_int_equal(buf_read_recent(f->s, REL_A, 40, id, lines, 2, &id2),
+    assert_int_equal(buf_read(f->s, REL_A, 40,
+                              &(buf_read_opts){.flags = BUF_READ_RECENT,
+                                               .recent = id,
+                                               .lines = lines,
+                                               .nlines = 2},
+                              &id2),
                      KEEL_EEOF);
-    assert_int_equal(buf_read_recent(f->s, REL_MISSING, 0, id, lines, 2, &id2),
+    assert_int_equal(buf_read(f->s, REL_MISSING, 0,
+                              &(buf_read_opts){.flags = BUF_READ_RECENT,
+                                               .recent = id,
+                                               .lines = lines,
+                                               .nlines = 2},
+                              &id2),
                      KEEL_ENOENT);
     assert_nothing_pinned(f);
 
@@ -1231,7 +1274,7 @@ static void test_read_recent(void **state)
 /*
  * buf_prefetch_pending() names exactly the block and key of the last
  * buf_prefetch() that found a buffer, until a read of that block; and
- * buf_read_prefetched() reads that block: from the buffer the prefetch
+ * BUF_READ_PREFETCHED reads that block: from the buffer the prefetch
  * found, from the one the mapping table names after an eviction moved
  * the block, or from the file; one read counted each time, errors as
  * buf_read()'s.
@@ -1255,7 +1298,10 @@ static void test_read_prefetched(void **state)
     assert_false(buf_prefetch_pending(f->s, REL_A, 4, 7));
     assert_false(buf_prefetch_pending(f->s, REL_B, 3, 7));
     r0 = buf_session_reads(f->s);
-    assert_int_equal(buf_read_prefetched(f->s, &id2), KEEL_OK);
+    assert_int_equal(buf_read(f->s, REL_A, 3,
+                              &(buf_read_opts){.flags = BUF_READ_PREFETCHED},
+                              &id2),
+                     KEEL_OK);
     assert_int_equal(id2, id);
     assert_held(f, id, tag_of(REL_A, 3, 1), 1);
     assert_int_equal(buf_session_reads(f->s), r0 + 1);
@@ -1285,7 +1331,10 @@ static void test_read_prefetched(void **state)
     }
     assert_true(buf_prefetch_pending(f->s, REL_A, 3, 7));
     r0 = buf_session_reads(f->s);
-    assert_int_equal(buf_read_prefetched(f->s, &id2), KEEL_OK);
+    assert_int_equal(buf_read(f->s, REL_A, 3,
+                              &(buf_read_opts){.flags = BUF_READ_PREFETCHED},
+                              &id2),
+                     KEEL_OK);
     assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 3, 1));
     assert_int_equal(buf_pin_count(f->s, id2), 1);
     assert_int_equal(buf_session_pinned(f->s), 1);
@@ -1305,7 +1354,10 @@ static void test_read_prefetched(void **state)
         }
         assert_int_equal(buf_read(s2, REL_A, 3, NULL, &id), KEEL_OK);
         assert_true(buf_prefetch_pending(f->s, REL_A, 3, 7));
-        assert_int_equal(buf_read_prefetched(f->s, &id2), KEEL_OK);
+        assert_int_equal(
+            buf_read(f->s, REL_A, 3,
+                     &(buf_read_opts){.flags = BUF_READ_PREFETCHED}, &id2),
+            KEEL_OK);
         assert_int_equal(id2, id);
         assert_payload(buf_page(f->pool, id2), tag_of(REL_A, 3, 1));
         assert_int_equal(buf_pin_count(f->s, id2), 1);
@@ -1323,7 +1375,10 @@ static void test_read_prefetched(void **state)
         assert_int_equal(buf_drop_rel(f->s, REL_A, 3), KEEL_OK);
         assert_int_equal(smgr_rel_open(f->sm, REL_A, &r, &f->err), KEEL_OK);
         assert_int_equal(smgr_truncate(r, 3, &f->err), KEEL_OK);
-        assert_int_equal(buf_read_prefetched(f->s, &id2), KEEL_EEOF);
+        assert_int_equal(
+            buf_read(f->s, REL_A, 3,
+                     &(buf_read_opts){.flags = BUF_READ_PREFETCHED}, &id2),
+            KEEL_EEOF);
         assert_msg_has(f->s, "block 3 ");
         assert_false(buf_prefetch_pending(f->s, REL_A, 3, 7));
     }
@@ -1347,8 +1402,11 @@ static void *locking_reader_main(void *arg)
 {
     locking_reader *r = arg;
 
-    r->rc = buf_read_recent_shared(r->s, r->rel, r->blk, r->recent, NULL, 0,
-                                   &r->id);
+    r->rc =
+        buf_read(r->s, r->rel, r->blk,
+                 &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                  .recent = r->recent},
+                 &r->id);
     if (r->rc == KEEL_OK)
         r->payload = payload_tag(buf_session_page(r->s, r->id));
     atomic_store_release(&r->done, 1);
@@ -1385,15 +1443,14 @@ static uint32_t shares(fixture *f, int32_t id)
 }
 
 /*
- * The reads that lock: buf_read_prefetch_shared(),
- * buf_read_recent_shared() and buf_read_prefetched_shared() return the
- * buffer pinned and locked in shared mode, counted in the state word
- * beside the pin; buf_unlock_release() gives both back.  A session that
- * already pins the buffer adds only the lock.  An exclusive holder makes
- * a locking read wait, holding its pin but no share; a shared one makes
- * an exclusive locker wait until the last share goes; a header lock makes
- * it wait with its pin only.  Failed reads leave nothing pinned or
- * locked.
+ * The reads that lock (BUF_READ_SHARED), with lines, with a recent buffer
+ * and after buf_prefetch(), return the buffer pinned and locked in shared
+ * mode, counted in the state word beside the pin; buf_unlock_release()
+ * gives both back.  A session that already pins the buffer adds only the
+ * lock.  An exclusive holder makes a locking read wait, holding its pin
+ * but no share; a shared one makes an exclusive locker wait until the
+ * last share goes; a header lock makes it wait with its pin only.  Failed
+ * reads leave nothing pinned or locked.
  */
 static void test_read_shared(void **state)
 {
@@ -1408,8 +1465,12 @@ static void test_read_shared(void **state)
     /* From the file (a miss), then from the pool (a hit). */
     for (int round = 0; round < 2; round++) {
         r0 = buf_session_reads(f->s);
-        assert_int_equal(
-            buf_read_prefetch_shared(f->s, REL_A, 5, lines, 2, &id), KEEL_OK);
+        assert_int_equal(buf_read(f->s, REL_A, 5,
+                                  &(buf_read_opts){.flags = BUF_READ_SHARED,
+                                                   .lines = lines,
+                                                   .nlines = 2},
+                                  &id),
+                         KEEL_OK);
         assert_held(f, id, tag_of(REL_A, 5, 1), 1);
         assert_int_equal(shares(f, id), 1);
         assert_true(buf_lock_held(f->s, id));
@@ -1432,13 +1493,22 @@ static void test_read_shared(void **state)
     /* Already pinned by the session: one pin more, one share; the last
      * buf_unlock_release() of two leaves the first pin. */
     id = read_ok(f->s, REL_A, 6, NULL);
-    assert_int_equal(buf_read_recent_shared(f->s, REL_A, 6, id, lines, 2, &id2),
-                     KEEL_OK);
+    assert_int_equal(
+        buf_read(f->s, REL_A, 6,
+                 &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                  .recent = id,
+                                  .lines = lines,
+                                  .nlines = 2},
+                 &id2),
+        KEEL_OK);
     assert_int_equal(id2, id);
     assert_held(f, id, tag_of(REL_A, 6, 1), 2);
     assert_int_equal(shares(f, id), 1);
     assert_int_equal(
-        buf_read_recent_shared(f->s, REL_A, 6, BUF_INVALID, NULL, 0, &id2),
+        buf_read(f->s, REL_A, 6,
+                 &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                  .recent = BUF_INVALID},
+                 &id2),
         KEEL_OK);
     assert_held(f, id, tag_of(REL_A, 6, 1), 3);
     assert_int_equal(shares(f, id), 2);
@@ -1452,7 +1522,13 @@ static void test_read_shared(void **state)
      * locked; the wrong one left as it was. */
     other = read_ok(f->s2, REL_A, 8, NULL);
     assert_int_equal(
-        buf_read_recent_shared(f->s, REL_A, 7, other, lines, 2, &id), KEEL_OK);
+        buf_read(f->s, REL_A, 7,
+                 &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                  .recent = other,
+                                  .lines = lines,
+                                  .nlines = 2},
+                 &id),
+        KEEL_OK);
     assert_true(id != other);
     assert_payload(buf_page(f->pool, id), tag_of(REL_A, 7, 1));
     assert_int_equal(shares(f, id), 1);
@@ -1465,7 +1541,11 @@ static void test_read_shared(void **state)
     /* After buf_prefetch(): from the buffer it found. */
     buf_prefetch(f->s, REL_A, 7, lines, 2, 1);
     assert_true(buf_prefetch_pending(f->s, REL_A, 7, 1));
-    assert_int_equal(buf_read_prefetched_shared(f->s, &id2), KEEL_OK);
+    assert_int_equal(buf_read(f->s, REL_A, 7,
+                              &(buf_read_opts){.flags = BUF_READ_SHARED |
+                                                        BUF_READ_PREFETCHED},
+                              &id2),
+                     KEEL_OK);
     assert_int_equal(id2, id);
     assert_int_equal(shares(f, id), 1);
     assert_false(buf_prefetch_pending(f->s, REL_A, 7, 1));
@@ -1564,14 +1644,26 @@ static void test_read_shared(void **state)
     assert_nothing_pinned(f);
 
     /* Errors are buf_read()'s, and leave nothing pinned or locked. */
-    assert_int_equal(buf_read_prefetch_shared(f->s, REL_A, 40, lines, 2, &id),
+    assert_int_equal(buf_read(f->s, REL_A, 40,
+                              &(buf_read_opts){.flags = BUF_READ_SHARED,
+                                               .lines = lines,
+                                               .nlines = 2},
+                              &id),
                      KEEL_EEOF);
-    assert_int_equal(buf_read_recent_shared(f->s, REL_MISSING, 0, BUF_INVALID,
-                                            lines, 2, &id),
-                     KEEL_ENOENT);
     assert_int_equal(
-        buf_read_prefetch_shared(f->s, INVALID_RELNUMBER, 0, lines, 2, &id),
-        KEEL_EINVAL);
+        buf_read(f->s, REL_MISSING, 0,
+                 &(buf_read_opts){.flags = BUF_READ_SHARED | BUF_READ_RECENT,
+                                  .recent = BUF_INVALID,
+                                  .lines = lines,
+                                  .nlines = 2},
+                 &id),
+        KEEL_ENOENT);
+    assert_int_equal(buf_read(f->s, INVALID_RELNUMBER, 0,
+                              &(buf_read_opts){.flags = BUF_READ_SHARED,
+                                               .lines = lines,
+                                               .nlines = 2},
+                              &id),
+                     KEEL_EINVAL);
     for (uint32_t i = 0; i < buf_pool_size(f->pool); i++)
         assert_int_equal(shares(f, (int32_t)i), 0);
     assert_nothing_pinned(f);
@@ -1618,7 +1710,9 @@ static void test_corrupt_page(void **state)
     {
         buf_strategy *st = buf_strategy_create(f->pool, BUF_STRATEGY_BULK_READ);
         assert_non_null(st);
-        assert_int_equal(buf_read(f->s2, REL_A, bad, st, &id), KEEL_ECORRUPT);
+        assert_int_equal(
+            buf_read(f->s2, REL_A, bad, &(buf_read_opts){.strategy = st}, &id),
+            KEEL_ECORRUPT);
         buf_strategy_free(st);
     }
     assert_nothing_pinned(f);

@@ -48,10 +48,16 @@ static int on_row(void *ctx, const char *const *vals, const uint32_t *lens,
     for (uint16_t i = 0; i < n; i++) {
         if (i > 0)
             put(ctx, "|");
-        if (vals[i] == NULL)
+        capture *c = ctx;
+        if (vals[i] == NULL) {
             put(ctx, "<null>");
-        else
-            put(ctx, "%.*s", (int)lens[i], vals[i]);
+        } else {
+            /* Bytes as they come: binary values hold NULs. */
+            assert_true(c->len + lens[i] < sizeof(c->buf));
+            memcpy(c->buf + c->len, vals[i], lens[i]);
+            c->len += lens[i];
+            c->buf[c->len] = '\0';
+        }
     }
     put(ctx, "\n");
     return 0;
@@ -276,8 +282,6 @@ static void test_tables(void **state)
     /* A message outside a block is one transaction: all or nothing. */
     EXPECT(f->s, "INSERT INTO t (id, name) VALUES (20, 'x'); SELECT 1/0",
            "INSERT 0 1\nERROR 22012: division by zero\n");
-    EXPECT(f->s, "SELECT count(*) FROM t",
-           "ERROR 0A000: aggregate functions is not supported yet at 8\n");
     EXPECT(f->s, "SELECT id FROM t WHERE id = 20", "id:23\nSELECT 0\n");
     /* Indexes, analyze, vacuum, drop. */
     EXPECT(f->s, "CREATE UNIQUE INDEX t_name ON t (name)", "CREATE INDEX\n");
@@ -336,6 +340,420 @@ static void test_settings(void **state)
            "server_version:25\n15.0 (keel " KEEL_VERSION_STRING ")\nSHOW\n");
 }
 
+static void test_aggregates(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE TABLE g (id int PRIMARY KEY, k text, v int, w float8); "
+           "INSERT INTO g VALUES (1, 'a', 10, 1), (2, 'b', 20, 2), "
+           "(3, 'a', null, 3), (4, 'c', 5, null), (5, 'b', 1, 0.5::float8)",
+           "CREATE TABLE\nINSERT 0 5\n");
+    EXPECT(f->s, "SELECT count(*), count(v), sum(v), min(v), max(k), avg(w) "
+                 "FROM g",
+           "count:20,count:20,sum:20,min:23,max:25,avg:701\n"
+           "5|4|36|1|c|1.625\nSELECT 1\n");
+    EXPECT(f->s, "SELECT k, count(*), sum(v) FROM g GROUP BY k ORDER BY k",
+           "k:25,count:20,sum:20\na|2|10\nb|2|21\nc|1|5\nSELECT 3\n");
+    EXPECT(f->s, "SELECT k, sum(v) AS s FROM g GROUP BY 1 "
+                 "HAVING count(*) > 1 ORDER BY s DESC",
+           "k:25,s:20\nb|21\na|10\nSELECT 2\n");
+    /* No rows: one group without GROUP BY, none with it. */
+    EXPECT(f->s, "SELECT count(*), sum(v), max(v) FROM g WHERE id > 100",
+           "count:20,sum:20,max:23\n0|<null>|<null>\nSELECT 1\n");
+    EXPECT(f->s, "SELECT k, count(*) FROM g WHERE id > 100 GROUP BY k",
+           "k:25,count:20\nSELECT 0\n");
+    EXPECT(f->s, "SELECT count(*)", "count:20\n1\nSELECT 1\n");
+    EXPECT(f->s, "SELECT DISTINCT k FROM g ORDER BY k DESC",
+           "k:25\nc\nb\na\nSELECT 3\n");
+    EXPECT(f->s, "SELECT k, v FROM g GROUP BY k",
+           "ERROR 42803: column \"g.v\" must appear in the GROUP BY clause or "
+           "be used in an aggregate function at 11\n");
+    EXPECT(f->s, "SELECT id FROM g WHERE count(*) > 1",
+           "ERROR 42803: aggregate functions are not allowed here at 24\n");
+    EXPECT(f->s, "SELECT sum(id::bigint) FROM g",
+           "ERROR 0A000: type numeric is not supported yet at 8\n");
+}
+
+static void test_datetime(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "SELECT '2026-12-06 16:05:03.25'::timestamp, "
+           "'2024-02-29'::date, '1999-12-31 23:59:59+02'::timestamptz, "
+           "'2000-01-01T00:00:00.0000005Z'::timestamptz",
+           "timestamp:1114,date:1082,timestamptz:1184,timestamptz:1184\n"
+           "2026-12-06 16:05:03.25|2024-02-29|1999-12-31 21:59:59+00|"
+           "2000-01-01 00:00:00.000001+00\nSELECT 1\n");
+    EXPECT(f->s, "SELECT '2023-02-29'::date",
+           "ERROR 22008: date/time field value out of range: \"2023-02-29\" "
+           "at 8\n");
+    EXPECT(f->s, "SELECT 'yesterday'::date",
+           "ERROR 22007: invalid input syntax for type date: \"yesterday\" "
+           "at 8\n");
+    EXPECT(f->s,
+           "SELECT '1970-01-01'::date < '2000-01-02 00:00'::timestamp, "
+           "'0001-01-01'::date, '2000-03-01'::date::timestamp, "
+           "'2001-01-01 12:00'::timestamp::date",
+           "?column?:16,date:1082,timestamp:1114,date:1082\n"
+           "t|0001-01-01|2000-03-01 00:00:00|2001-01-01\nSELECT 1\n");
+    /* now() is the transaction's start: the same through the block. */
+    EXPECT(f->s,
+           "CREATE TABLE h (id int PRIMARY KEY, at timestamp, d date); "
+           "BEGIN; INSERT INTO h VALUES (1, now(), current_date); "
+           "INSERT INTO h VALUES (2, CURRENT_TIMESTAMP, '2020-05-17'); COMMIT",
+           "CREATE TABLE\nBEGIN\nINSERT 0 1\nINSERT 0 1\nCOMMIT\n");
+    EXPECT(f->s,
+           "SELECT count(DISTINCT at) FROM h",
+           "ERROR 0A000: aggregates over DISTINCT is not supported yet at 8\n");
+    EXPECT(f->s,
+           "SELECT max(at) = min(at), now() - now() IS NULL FROM h",
+           "ERROR 0A000: date and time arithmetic (type interval) is not "
+           "supported yet at 33\n");
+    EXPECT(f->s, "SELECT max(at) = min(at), min(d) FROM h",
+           "?column?:16,min:1082\nt|2020-05-17\nSELECT 1\n");
+    EXPECT(f->s, "SELECT id FROM h WHERE at > '2001-01-01' ORDER BY id",
+           "id:23\n1\n2\nSELECT 2\n");
+}
+
+static void test_joins(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE TABLE dept (id int PRIMARY KEY, name text); "
+           "CREATE TABLE emp (id int PRIMARY KEY, name text, dept int); "
+           "CREATE TABLE badge (emp int PRIMARY KEY, color text); "
+           "INSERT INTO dept VALUES (1, 'eng'), (2, 'ops'), (3, 'empty'); "
+           "INSERT INTO emp VALUES (10, 'ann', 1), (11, 'bob', 1), "
+           "(12, 'cy', 2), (13, 'dee', null); "
+           "INSERT INTO badge VALUES (10, 'red'), (12, 'blue')",
+           "CREATE TABLE\nCREATE TABLE\nCREATE TABLE\nINSERT 0 3\n"
+           "INSERT 0 4\nINSERT 0 2\n");
+    /* An inner join, the inner side looked up by its primary key. */
+    EXPECT(f->s,
+           "SELECT e.name, d.name FROM emp e JOIN dept d ON d.id = e.dept "
+           "ORDER BY e.id",
+           "name:25,name:25\nann|eng\nbob|eng\ncy|ops\nSELECT 3\n");
+    /* LEFT JOIN: rows without a match get nulls; three tables. */
+    EXPECT(f->s,
+           "SELECT d.name, e.name, b.color FROM dept d "
+           "LEFT JOIN emp e ON e.dept = d.id LEFT JOIN badge b ON b.emp = e.id "
+           "ORDER BY d.id, e.id",
+           "name:25,name:25,color:25\neng|ann|red\neng|bob|<null>\n"
+           "ops|cy|blue\nempty|<null>|<null>\nSELECT 4\n");
+    /* Comma joins with the condition in WHERE; t.*; grouping over a
+     * join. */
+    EXPECT(f->s,
+           "SELECT b.*, emp.name FROM emp, badge b WHERE b.emp = emp.id "
+           "ORDER BY 1",
+           "emp:23,color:25,name:25\n10|red|ann\n12|blue|cy\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT d.name, count(e.id) FROM dept d LEFT JOIN emp e "
+           "ON e.dept = d.id GROUP BY d.name ORDER BY 2 DESC, 1",
+           "name:25,count:20\neng|2\nops|1\nempty|0\nSELECT 3\n");
+    EXPECT(f->s, "SELECT count(*) FROM emp, dept", "count:20\n12\nSELECT 1\n");
+    EXPECT(f->s, "SELECT name FROM emp, dept",
+           "ERROR 42702: column reference \"name\" is ambiguous at 8\n");
+    EXPECT(f->s, "SELECT x.id FROM emp",
+           "ERROR 42P01: missing FROM-clause entry for table \"x\" at 8\n");
+    EXPECT(f->s, "SELECT 1 FROM emp, emp",
+           "ERROR 42712: table name \"emp\" specified more than once at 20\n");
+    EXPECT(f->s, "SELECT 1 FROM emp RIGHT JOIN dept ON true",
+           "ERROR 0A000: RIGHT and FULL joins is not supported yet\n");
+}
+
+/* COPY's data: chunks handed out one per read, as CopyData messages
+ * would arrive (NULL ends them: CopyDone; "FAIL" stands for CopyFail). */
+typedef struct copy_feed {
+    capture *c;
+    const char *const *chunks;
+    size_t next;
+} copy_feed;
+
+static int feed_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    return on_columns(((copy_feed *)ctx)->c, cols, n);
+}
+
+static int feed_row(void *ctx, const char *const *vals, const uint32_t *lens,
+                    uint16_t n)
+{
+    return on_row(((copy_feed *)ctx)->c, vals, lens, n);
+}
+
+static int feed_complete(void *ctx, const char *tag)
+{
+    return on_complete(((copy_feed *)ctx)->c, tag);
+}
+
+static int feed_in_begin(void *ctx, uint16_t ncols, int16_t format)
+{
+    put(((copy_feed *)ctx)->c, "COPY IN %u %d\n", ncols, format);
+    return 0;
+}
+
+static int feed_in_read(void *ctx, const char **data, size_t *len, char *why,
+                        size_t whylen)
+{
+    copy_feed *f = ctx;
+    const char *chunk = f->chunks[f->next];
+
+    if (chunk == NULL) {
+        *len = 0;
+        return 0;
+    }
+    f->next++;
+    if (strcmp(chunk, "FAIL") == 0) {
+        snprintf(why, whylen, "client gave up");
+        return 1;
+    }
+    *data = chunk;
+    *len = strlen(chunk);
+    return 0;
+}
+
+static int feed_out_begin(void *ctx, uint16_t ncols, int16_t format)
+{
+    put(((copy_feed *)ctx)->c, "COPY OUT %u %d\n", ncols, format);
+    return 0;
+}
+
+static int feed_out_data(void *ctx, const char *data, size_t len)
+{
+    put(((copy_feed *)ctx)->c, "%.*s", (int)len, data);
+    return 0;
+}
+
+/* Runs a COPY with its data in chunks; what the client saw. */
+static const char *run_copy(sql_session *s, const char *text,
+                            const char *const *chunks)
+{
+    static capture c;
+    copy_feed f = {.c = &c, .chunks = chunks};
+    sql_sink sink = {.ctx = &f, .columns = feed_columns, .row = feed_row,
+                     .complete = feed_complete, .copy_in_begin = feed_in_begin,
+                     .copy_in_read = feed_in_read,
+                     .copy_out_begin = feed_out_begin,
+                     .copy_out_data = feed_out_data};
+    sql_error err;
+
+    c.len = 0;
+    c.buf[0] = '\0';
+    if (sql_exec_simple(s, text, &sink, &err) != KEEL_OK) {
+        put(&c, "%s %s: %s", err.severity, err.sqlstate, err.message);
+        if (err.detail[0] != '\0')
+            put(&c, " (%s)", err.detail);
+        put(&c, "\n");
+    }
+    /* Every chunk was read, even after an error. */
+    assert_null(chunks[f.next]);
+    return c.buf;
+}
+
+static void test_copy(void **state)
+{
+    fixture *f = *state;
+    const char *const text_rows[] = {"1\tone\t\\N\n2\ttw", "o\\tx\t2.5\n",
+                                     "3\t\\N\t-1\n\\.\n", NULL};
+    const char *const csv_rows[] = {"id,name,w\n10,\"a, \"\"b\"\"\",1\n11,,\n",
+                                    "12,\"multi\nline\",\n", NULL};
+    const char *const bad_rows[] = {"20\tx\t1\n", "zz\ty\t2\n", "21\tz\t3\n",
+                                    NULL};
+    const char *const fail_rows[] = {"30\tx\t1\n", "FAIL", NULL};
+    const char *const none[] = {NULL};
+
+    EXPECT(f->s, "CREATE TABLE c (id int PRIMARY KEY, name text, w float8)",
+           "CREATE TABLE\n");
+    assert_string_equal(run_copy(f->s, "COPY c FROM STDIN", text_rows),
+                        "COPY IN 3 0\nCOPY 3\n");
+    assert_string_equal(
+        run_copy(f->s, "COPY c FROM STDIN WITH (FORMAT csv, HEADER)", csv_rows),
+        "COPY IN 3 0\nCOPY 3\n");
+    EXPECT(f->s, "SELECT id, name, w FROM c ORDER BY id",
+           "id:23,name:25,w:701\n1|one|<null>\n2|two\tx|2.5\n3|<null>|-1\n"
+           "10|a, \"b\"|1\n11|<null>|<null>\n12|multi\nline|<null>\n"
+           "SELECT 6\n");
+    /* A bad row: nothing of the COPY stays, the line is named. */
+    assert_string_equal(
+        run_copy(f->s, "COPY c FROM STDIN", bad_rows),
+        "COPY IN 3 0\nERROR 22P02: invalid input syntax for type integer: "
+        "\"zz\" (COPY c, line 2)\n");
+    assert_string_equal(run_copy(f->s, "COPY c FROM STDIN", fail_rows),
+                        "COPY IN 3 0\nERROR 57014: COPY from stdin failed: "
+                        "client gave up\n");
+    EXPECT(f->s, "SELECT count(*) FROM c", "count:20\n6\nSELECT 1\n");
+    assert_string_equal(
+        run_copy(f->s, "COPY c (id, name) TO STDOUT", none),
+        "COPY OUT 2 0\n1\tone\n2\ttwo\\tx\n3\t\\N\n10\ta, \"b\"\n11\t\\N\n"
+        "12\tmulti\\nline\nCOPY 6\n");
+    assert_string_equal(
+        run_copy(f->s, "COPY c TO STDOUT (FORMAT csv, HEADER) ", none),
+        "COPY OUT 3 0\nid,name,w\n1,one,\n2,two\tx,2.5\n3,,-1\n"
+        "10,\"a, \"\"b\"\"\",1\n11,,\n12,\"multi\nline\",\nCOPY 6\n");
+    assert_string_equal(run_copy(f->s, "COPY c FROM '/etc/passwd'", none),
+                        "ERROR 0A000: COPY to or from a server file or program "
+                        "is not supported yet\n");
+    EXPECT(f->s, "TRUNCATE c", "TRUNCATE TABLE\n");
+    EXPECT(f->s, "SELECT count(*) FROM c", "count:20\n0\nSELECT 1\n");
+    EXPECT(f->s, "BEGIN; INSERT INTO c VALUES (1, 'x', 1); TRUNCATE c; ROLLBACK",
+           "BEGIN\nINSERT 0 1\nTRUNCATE TABLE\nROLLBACK\n");
+    EXPECT(f->s, "SELECT count(*) FROM c", "count:20\n0\nSELECT 1\n");
+}
+
+/* The extended protocol's steps, as a driver sends them. */
+static sql_sink capture_sink(capture *c)
+{
+    return (sql_sink){.ctx = c, .columns = on_columns, .row = on_row,
+                      .complete = on_complete, .notice = on_notice,
+                      .empty = on_empty};
+}
+
+static void test_extended(void **state)
+{
+    fixture *f = *state;
+    static capture c;
+    sql_sink sink = capture_sink(&c);
+    sql_error err;
+    uint32_t types[8];
+    uint16_t np = 0;
+    bool no_data, suspended;
+    const char *vals[4];
+    uint32_t lens[4];
+    int16_t binary = SQL_FORMAT_BINARY;
+    char be4[4] = {0, 0, 0, 2};
+
+    EXPECT(f->s,
+           "CREATE TABLE g (id int PRIMARY KEY, k text, v int, w float8); "
+           "INSERT INTO g VALUES (1, 'a', 10, 1), (2, 'b', 20, 2), "
+           "(3, 'c', 30, 3)",
+           "CREATE TABLE\nINSERT 0 3\n");
+    /* Parse with an untyped parameter: its type comes from its use. */
+    assert_int_equal(sql_parse(f->s, "q", "SELECT k, v FROM g WHERE id = $1",
+                               NULL, 0, &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_describe_statement(f->s, "q", types, 8, &np, &sink,
+                                            &no_data, &err),
+                     KEEL_OK);
+    assert_int_equal(np, 1);
+    assert_int_equal(types[0], SQL_TYPE_INT4);
+    assert_false(no_data);
+    assert_string_equal(c.buf, "k:25,v:23\n");
+    /* Bind "2" as text, run. */
+    vals[0] = "2";
+    lens[0] = 1;
+    assert_int_equal(sql_bind(f->s, "", "q", 0, NULL, 1, vals, lens, 0, NULL,
+                              &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_false(suspended);
+    assert_string_equal(c.buf, "b|20\nSELECT 1\n");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    /* The parameter in binary; results in binary: v as 4 big-endian
+     * bytes. */
+    vals[0] = be4;
+    lens[0] = 4;
+    assert_int_equal(sql_bind(f->s, "p", "q", 1, &binary, 1, vals, lens, 1,
+                              &binary, &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_describe_portal(f->s, "p", &sink, &no_data, &err),
+                     KEEL_OK);
+    assert_string_equal(c.buf, "k:25,v:23\n");
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "p", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_int_equal(memcmp(c.buf, "b|\0\0\0\x14\nSELECT 1\n", 17), 0);
+    /* A row limit suspends the portal; the next Execute goes on. */
+    assert_int_equal(sql_parse(f->s, "", "SELECT id FROM g ORDER BY id DESC",
+                               NULL, 0, &err),
+                     KEEL_OK);
+    assert_int_equal(sql_bind(f->s, "", "", 0, NULL, 0, NULL, NULL, 0, NULL,
+                              &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "", 2, &sink, &suspended, &err), KEEL_OK);
+    assert_true(suspended);
+    assert_string_equal(c.buf, "3\n2\n");
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "", 2, &sink, &suspended, &err), KEEL_OK);
+    assert_false(suspended);
+    assert_string_equal(c.buf, "1\nSELECT 3\n");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    /* INSERT's parameters take their columns' types. */
+    assert_int_equal(sql_parse(f->s, "ins", "INSERT INTO g VALUES ($1, $2, $3, $4)",
+                               NULL, 0, &err),
+                     KEEL_OK);
+    assert_int_equal(sql_describe_statement(f->s, "ins", types, 8, &np, &sink,
+                                            &no_data, &err),
+                     KEEL_OK);
+    assert_int_equal(np, 4);
+    assert_int_equal(types[0], SQL_TYPE_INT4);
+    assert_int_equal(types[1], SQL_TYPE_TEXT);
+    assert_int_equal(types[3], SQL_TYPE_FLOAT8);
+    assert_true(no_data);
+    vals[0] = "4";
+    vals[1] = "d";
+    vals[2] = NULL;
+    vals[3] = "4.5";
+    for (int i = 0; i < 4; i++)
+        lens[i] = vals[i] != NULL ? (uint32_t)strlen(vals[i]) : 0;
+    assert_int_equal(sql_bind(f->s, "", "ins", 0, NULL, 4, vals, lens, 0, NULL,
+                              &err),
+                     KEEL_OK);
+    c.len = 0;
+    assert_int_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_string_equal(c.buf, "INSERT 0 1\n");
+    /* An error until Sync: the transaction is rolled back, the insert
+     * with it. */
+    vals[0] = "x";
+    lens[0] = 1;
+    assert_int_not_equal(sql_bind(f->s, "", "q", 0, NULL, 1, vals, lens, 0,
+                                  NULL, &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "22P02");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    EXPECT(f->s, "SELECT count(*) FROM g", "count:20\n3\nSELECT 1\n");
+    /* Errors of the protocol's own. */
+    assert_int_not_equal(sql_parse(f->s, "q", "SELECT 1", NULL, 0, &err), KEEL_OK);
+    assert_string_equal(err.sqlstate, "42P05");
+    assert_int_not_equal(sql_parse(f->s, "", "SELECT * FROM nosuch", NULL, 0,
+                                   &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "42P01");
+    assert_int_not_equal(sql_parse(f->s, "", "SELECT 1; SELECT 2", NULL, 0,
+                                   &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "42601");
+    assert_int_not_equal(sql_bind(f->s, "", "q", 0, NULL, 0, NULL, NULL, 0,
+                                  NULL, &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "08P01");
+    assert_int_not_equal(sql_execute(f->s, "nosuch", 0, &sink, &suspended, &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "34000");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    sql_close(f->s, 'S', "q");
+    assert_int_equal(sql_parse(f->s, "q", "SELECT $1::int + 1", NULL, 0, &err),
+                     KEEL_OK);
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    /* In a block, an Execute's failure fails the block. */
+    EXPECT(f->s, "BEGIN", "BEGIN\n");
+    vals[0] = "2147483647";
+    lens[0] = 10;
+    assert_int_equal(sql_bind(f->s, "", "q", 0, NULL, 1, vals, lens, 0, NULL,
+                              &err),
+                     KEEL_OK);
+    assert_int_not_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err),
+                         KEEL_OK);
+    assert_string_equal(err.sqlstate, "22003");
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    assert_int_equal(sql_txn_status(f->s), 'E');
+    EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+}
+
 /* Two sessions update one row: the second gets 40001 and its block
  * fails; after ROLLBACK it may try again. */
 static void test_serialization(void **state)
@@ -370,6 +788,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_aggregates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extended, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };
 

@@ -132,9 +132,12 @@ static void assert_value_equal(const tuple_attr *a, const keel_value *x,
         assert_int_equal(x->v.i2, y->v.i2);
         break;
     case KEEL_INT4:
+    case KEEL_DATE:
         assert_int_equal(x->v.i4, y->v.i4);
         break;
     case KEEL_INT8:
+    case KEEL_TIMESTAMP:
+    case KEEL_TIMESTAMPTZ:
         assert_true(x->v.i8 == y->v.i8);
         break;
     case KEEL_OID:
@@ -164,8 +167,9 @@ static void assert_value_equal(const tuple_attr *a, const keel_value *x,
 }
 
 static const keel_type all_types[] = {
-    KEEL_INT2,   KEEL_INT4, KEEL_INT8, KEEL_OID,  KEEL_BOOL,
-    KEEL_FLOAT8, KEEL_NAME, KEEL_CHAR, KEEL_TEXT,
+    KEEL_INT2,   KEEL_INT4, KEEL_INT8, KEEL_OID,       KEEL_BOOL,
+    KEEL_FLOAT8, KEEL_NAME, KEEL_CHAR, KEEL_TEXT,      KEEL_TIMESTAMP,
+    KEEL_TIMESTAMPTZ,       KEEL_DATE,
 };
 #define NTYPES ((uint16_t)(sizeof(all_types) / sizeof(all_types[0])))
 
@@ -177,17 +181,20 @@ static void test_roundtrip_every_type(void **state)
     const char embedded[] = {'a', '\0', 'b'};
     keel_value rows[][NTYPES] = {
         {v_i2(INT16_MIN), v_i4(INT32_MIN), v_i8(INT64_MIN), v_oid(0),
-         v_bool(false), v_f8(-DBL_MAX), v_cstr(""), v_cstr(""), v_cstr("")},
+         v_bool(false), v_f8(-DBL_MAX), v_cstr(""), v_cstr(""), v_cstr(""),
+         v_i8(INT64_MIN), v_i8(INT64_MIN), v_i4(INT32_MIN)},
         {v_i2(INT16_MAX), v_i4(INT32_MAX), v_i8(INT64_MAX), v_oid(UINT32_MAX),
          v_bool(true), v_f8(INFINITY), v_cstr("pg_class"), v_cstr("abc"),
-         v_cstr("hello, world")},
+         v_cstr("hello, world"), v_i8(INT64_MAX), v_i8(INT64_MAX),
+         v_i4(INT32_MAX)},
         {v_i2(-1), v_i4(42), v_i8(-123456789012345), v_oid(16384), v_bool(true),
          v_f8(-0.0), v_str(embedded, 1), v_cstr("exactly12chr"),
-         v_str(embedded, 3)},
+         v_str(embedded, 3), v_i8(0), v_i8(-1), v_i4(0)},
         {v_i2(7), v_i4(-7), v_i8(7), v_oid(7), v_bool(false), v_f8(NAN),
          v_cstr("123456789012345678901234567890123456789012345678901234567890"
                 "123"),
-         v_cstr(" lead"), v_str(longtext, sizeof(longtext))},
+         v_cstr(" lead"), v_str(longtext, sizeof(longtext)),
+         v_i8(851212800000000), v_i8(851212800123456), v_i4(9851)},
     };
 
     for (size_t i = 0; i < sizeof(longtext); i++)
@@ -212,8 +219,9 @@ static void test_descriptor_widths(void **state)
 {
     (void)state;
     tuple_desc *d = make_desc(NTYPES, all_types, 17);
-    static const uint16_t len[] = {2, 4, 8, 4, 1, 8, KEEL_NAME_LEN, 17, 0};
-    static const uint8_t align[] = {2, 4, 8, 4, 1, 8, 1, 1, 4};
+    static const uint16_t len[] = {2, 4, 8, 4, 1, 8, KEEL_NAME_LEN, 17, 0,
+                                   8, 8, 4};
+    static const uint8_t align[] = {2, 4, 8, 4, 1, 8, 1, 1, 4, 8, 8, 4};
     tuple_desc *c;
 
     for (uint16_t i = 0; i < NTYPES; i++) {
@@ -238,6 +246,9 @@ static void test_descriptor_widths(void **state)
     assert_string_equal(type_name(KEEL_NAME), "name");
     assert_string_equal(type_name(KEEL_CHAR), "char");
     assert_string_equal(type_name(KEEL_TEXT), "text");
+    assert_string_equal(type_name(KEEL_TIMESTAMP), "timestamp");
+    assert_string_equal(type_name(KEEL_TIMESTAMPTZ), "timestamptz");
+    assert_string_equal(type_name(KEEL_DATE), "date");
     assert_string_equal(type_name((keel_type)99), "unknown");
 }
 

@@ -74,7 +74,8 @@ KEEL_API const char *keel_status_str(keel_status status);
 KEEL_API const char *keel_version(void);
 
 /*
- * Column types.  Fixed-width types are stored aligned to their size; name
+ * Column types.  Fixed-width types are stored aligned to their size
+ * (timestamps as int8, dates as int4, with PostgreSQL's epoch); name
  * is a fixed 64-byte field holding at most 63 bytes, NUL-padded (as
  * PostgreSQL's name); char(n) is blank-padded to exactly n bytes; text is
  * variable length, up to what fits on a page.
@@ -89,6 +90,9 @@ typedef enum keel_type {
     KEEL_NAME,
     KEEL_CHAR,
     KEEL_TEXT,
+    KEEL_TIMESTAMP,   /* microseconds since 2000-01-01 00:00, in i8 */
+    KEEL_TIMESTAMPTZ, /* the same instant in UTC, in i8 */
+    KEEL_DATE,        /* days since 2000-01-01, in i4 */
 } keel_type;
 
 #define KEEL_NAME_LEN 64 /* bytes of a name field, the NUL included */

@@ -501,9 +501,12 @@ void bt_key_format(const tuple_desc *desc, const keel_value *vals,
             BT_PUT("%d", v->v.i2);
             break;
         case KEEL_INT4:
+        case KEEL_DATE:
             BT_PUT("%d", v->v.i4);
             break;
         case KEEL_INT8:
+        case KEEL_TIMESTAMP:
+        case KEEL_TIMESTAMPTZ:
             BT_PUT("%lld", (long long)v->v.i8);
             break;
         case KEEL_OID:

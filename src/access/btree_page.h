@@ -1,7 +1,9 @@
 /*
  * btree_page.h: the B-tree's on-page layout, and the internals that
- * btree.c, btree_build.c and btree_check.c share (the handle, scan keys,
- * key comparison, forming items).  Not for use outside src/access.
+ * every B-tree file (btree*.c) shares (the handle, scan keys, key
+ * comparison, forming items).  What only the operations share (reading
+ * pages, the descent) is in btree_internal.h.  Not for use outside
+ * src/access.
  *
  * Block 0 is the meta page: page header, then bt_meta (magic, version,
  * root block and level, unique flag, key column types).  Every other block

@@ -757,7 +757,8 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         }
         if (blk == HEAP_NO_BLOCK)
             continue;
-        rc = buf_read(s, rel->relnumber, blk, st, &id);
+        rc = buf_read(s, rel->relnumber, blk, &(buf_read_opts){.strategy = st},
+                      &id);
         if (rc == KEEL_EEOF)
             continue; /* a stale hint past the end */
         if (rc != KEEL_OK)
@@ -954,14 +955,24 @@ static int read_tid_block(heap_rel *rel, buf_session *s, tid t, bool share,
                         "relation %u: invalid tid (%u,%u)", rel->relnumber,
                         t.block, t.offset);
     if (buf_prefetch_pending(s, rel->relnumber, t.block, t.offset))
-        rc = share ? buf_read_prefetched_shared(s, id)
-                   : buf_read_prefetched(s, id);
+        rc = share
+                 ? buf_read(s, rel->relnumber, t.block,
+                            &(buf_read_opts){.flags = BUF_READ_PREFETCHED |
+                                                      BUF_READ_SHARED},
+                            id)
+                 : buf_read(s, rel->relnumber, t.block,
+                            &(buf_read_opts){.flags = BUF_READ_PREFETCHED}, id);
     else if (share)
-        rc = buf_read_prefetch_shared(s, rel->relnumber, t.block, lines,
-                                      fetch_lines(rel, t, lines), id);
+        rc = buf_read(s, rel->relnumber, t.block,
+                      &(buf_read_opts){.flags = BUF_READ_SHARED,
+                                       .lines = lines,
+                                       .nlines = fetch_lines(rel, t, lines)},
+                      id);
     else
-        rc = buf_read_prefetch(s, rel->relnumber, t.block, lines,
-                               fetch_lines(rel, t, lines), id);
+        rc = buf_read(s, rel->relnumber, t.block,
+                      &(buf_read_opts){.lines = lines,
+                                       .nlines = fetch_lines(rel, t, lines)},
+                      id);
     if (rc == KEEL_EEOF)
         return kerr_set(&s->err, KEEL_ENOENT,
                         "relation %u: tid (%u,%u) is past the end",
@@ -1540,7 +1551,8 @@ static int scan_next_page(heap_scan *sc, bool *end)
     *end = blk >= sc->nblocks;
     if (*end)
         return KEEL_OK;
-    rc = buf_read(sc->s, sc->rel->relnumber, blk, sc->ring, &id);
+    rc = buf_read(sc->s, sc->rel->relnumber, blk,
+                  &(buf_read_opts){.strategy = sc->ring}, &id);
     if (rc != KEEL_OK)
         return rc;
     buf_lock(sc->s, id, LW_SHARED);

@@ -71,6 +71,12 @@ const char *type_name(keel_type type)
         return "int4";
     case KEEL_INT8:
         return "int8";
+    case KEEL_TIMESTAMP:
+        return "timestamp";
+    case KEEL_TIMESTAMPTZ:
+        return "timestamptz";
+    case KEEL_DATE:
+        return "date";
     case KEEL_OID:
         return "oid";
     case KEEL_BOOL:
@@ -100,10 +106,13 @@ int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
         a.len = a.align = 2;
         break;
     case KEEL_INT4:
+    case KEEL_DATE:
     case KEEL_OID:
         a.len = a.align = 4;
         break;
     case KEEL_INT8:
+    case KEEL_TIMESTAMP:
+    case KEEL_TIMESTAMPTZ:
     case KEEL_FLOAT8:
         a.len = a.align = 8;
         break;
@@ -215,12 +224,15 @@ void tuple_fill(const tuple_desc *d, const keel_value *vals, bool has_nulls,
             memcpy(p + off, &v->v.i2, 2);
             break;
         case KEEL_INT4:
+        case KEEL_DATE:
             memcpy(p + off, &v->v.i4, 4);
             break;
         case KEEL_OID:
             memcpy(p + off, &v->v.oid, 4);
             break;
         case KEEL_INT8:
+        case KEEL_TIMESTAMP:
+        case KEEL_TIMESTAMPTZ:
             memcpy(p + off, &v->v.i8, 8);
             break;
         case KEEL_FLOAT8:
@@ -265,12 +277,15 @@ static inline size_t value_read(const tuple_attr *a, const unsigned char *p,
         memcpy(&v->v.i2, p + off, 2);
         break;
     case KEEL_INT4:
+    case KEEL_DATE:
         memcpy(&v->v.i4, p + off, 4);
         break;
     case KEEL_OID:
         memcpy(&v->v.oid, p + off, 4);
         break;
     case KEEL_INT8:
+    case KEEL_TIMESTAMP:
+    case KEEL_TIMESTAMPTZ:
         memcpy(&v->v.i8, p + off, 8);
         break;
     case KEEL_FLOAT8:
@@ -477,8 +492,11 @@ int value_compare(const tuple_attr *a, const keel_value *x, const keel_value *y)
     case KEEL_INT2:
         return (x->v.i2 > y->v.i2) - (x->v.i2 < y->v.i2);
     case KEEL_INT4:
+    case KEEL_DATE:
         return (x->v.i4 > y->v.i4) - (x->v.i4 < y->v.i4);
     case KEEL_INT8:
+    case KEEL_TIMESTAMP:
+    case KEEL_TIMESTAMPTZ:
         return (x->v.i8 > y->v.i8) - (x->v.i8 < y->v.i8);
     case KEEL_OID:
         return (x->v.oid > y->v.oid) - (x->v.oid < y->v.oid);

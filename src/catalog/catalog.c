@@ -299,12 +299,15 @@ uint32_t catalog_key_hash(const tuple_desc *keydesc, const keel_value *keys)
                 kh = hash_int((uint16_t)v->v.i2);
                 break;
             case KEEL_INT4:
+            case KEEL_DATE:
                 kh = hash_int((uint32_t)v->v.i4);
                 break;
             case KEEL_OID:
                 kh = hash_int(v->v.oid);
                 break;
             case KEEL_INT8:
+            case KEEL_TIMESTAMP:
+            case KEEL_TIMESTAMPTZ:
                 kh = hash_int((uint64_t)v->v.i8);
                 break;
             case KEEL_FLOAT8: {

@@ -105,8 +105,11 @@ static void unique_message(keel_session *s, const engine_table *t, uint32_t i,
             snprintf(one, sizeof(one), "%d", v->v.i2);
         else if (a->type == KEEL_INT4)
             snprintf(one, sizeof(one), "%d", v->v.i4);
-        else if (a->type == KEEL_INT8)
+        else if (a->type == KEEL_INT8 || a->type == KEEL_TIMESTAMP ||
+                 a->type == KEEL_TIMESTAMPTZ)
             snprintf(one, sizeof(one), "%lld", (long long)v->v.i8);
+        else if (a->type == KEEL_DATE)
+            snprintf(one, sizeof(one), "%d", v->v.i4);
         else if (a->type == KEEL_OID)
             snprintf(one, sizeof(one), "%u", v->v.oid);
         else if (a->type == KEEL_BOOL)
@@ -1010,9 +1013,12 @@ static void value_text(const tuple_attr *a, const keel_value *v, char *buf,
         snprintf(buf, cap, "%d", v->v.i2);
         break;
     case KEEL_INT4:
+    case KEEL_DATE:
         snprintf(buf, cap, "%d", v->v.i4);
         break;
     case KEEL_INT8:
+    case KEEL_TIMESTAMP:
+    case KEEL_TIMESTAMPTZ:
         snprintf(buf, cap, "%lld", (long long)v->v.i8);
         break;
     case KEEL_OID:

@@ -37,6 +37,9 @@
 #define SQL_TYPE_UNKNOWN 705
 #define SQL_TYPE_BPCHAR 1042
 #define SQL_TYPE_VARCHAR 1043
+#define SQL_TYPE_DATE 1082
+#define SQL_TYPE_TIMESTAMP 1114
+#define SQL_TYPE_TIMESTAMPTZ 1184
 
 /* One result column, as RowDescription describes it. */
 typedef struct sql_column {
@@ -46,6 +49,7 @@ typedef struct sql_column {
     int32_t typmod;  /* -1, or the type's modifier (varchar(n): n + 4) */
     uint32_t table;  /* the table's oid if the column is a table's, else 0 */
     int16_t attnum;  /* its column number in that table, else 0 */
+    int16_t format;  /* SQL_FORMAT_TEXT or SQL_FORMAT_BINARY (Bind's) */
 } sql_column;
 
 /*
@@ -70,6 +74,18 @@ typedef struct sql_sink {
                   const char *message);
     /* A query string holding no statement (EmptyQueryResponse). */
     int (*empty)(void *ctx);
+    /* COPY ... FROM STDIN: the client is asked for ncols columns' data
+     * in format (CopyInResponse; 0 text, which CSV is too). */
+    int (*copy_in_begin)(void *ctx, uint16_t ncols, int16_t format);
+    /* The client's next chunk of data (a CopyData's bytes), valid until
+     * the next call; *len 0 when it is done (CopyDone).  Non-zero when it
+     * gave up (CopyFail: its message in why) or the connection failed. */
+    int (*copy_in_read)(void *ctx, const char **data, size_t *len, char *why,
+                        size_t whylen);
+    /* COPY ... TO STDOUT: CopyOutResponse, then the rows' data in pieces
+     * (CopyData); complete() follows the last (after CopyDone). */
+    int (*copy_out_begin)(void *ctx, uint16_t ncols, int16_t format);
+    int (*copy_out_data)(void *ctx, const char *data, size_t len);
 } sql_sink;
 
 /* A failed statement, as ErrorResponse reports it. */
@@ -129,6 +145,79 @@ void sql_report_parameters(sql_session *s,
  */
 keel_status sql_exec_simple(sql_session *s, const char *text,
                             const sql_sink *sink, sql_error *err);
+
+/* ---- the extended query protocol ------------------------------------ */
+
+/*
+ * Parse: prepares text (one statement, or none) as statement `name`
+ * ("" is the unnamed statement, which each Parse of it replaces; a named
+ * one must be closed before its name is used again: 42P05).  param_types
+ * holds nparams type oids from the client, 0 for one to infer from its
+ * use ($1 compared with an integer column is an integer); parameters
+ * whose type nothing settles are text.  The statement is analysed at
+ * once, so that an unknown table or column fails here, as in PostgreSQL.
+ */
+keel_status sql_parse(sql_session *s, const char *name, const char *text,
+                      const uint32_t *param_types, uint16_t nparams,
+                      sql_error *err);
+
+/*
+ * Describe of a statement: its parameters' types (their number in
+ * *nparams, the first max of them in types), and the columns of the rows
+ * it returns through sink->columns (*no_data true, and no call, for a
+ * statement that returns none).
+ */
+keel_status sql_describe_statement(sql_session *s, const char *name,
+                                   uint32_t *types, uint16_t max,
+                                   uint16_t *nparams, const sql_sink *sink,
+                                   bool *no_data, sql_error *err);
+
+/* Formats of values: 0 text, 1 binary (PostgreSQL's send/recv forms). */
+#define SQL_FORMAT_TEXT 0
+#define SQL_FORMAT_BINARY 1
+
+/*
+ * Bind: makes portal `portal` ("" the unnamed one, replaced by each Bind
+ * of it) from statement `stmt` with its parameters' values: values[i]
+ * NULL for SQL NULL, else lens[i] bytes in format formats[i] (nformats 0:
+ * all text, 1: all formats[0], else one each); results in rformats
+ * likewise (nrformats 0, 1 or one per column).  08P01 for counts that do
+ * not match, 22P02 / 22003 for a value that is not one of its type.
+ */
+keel_status sql_bind(sql_session *s, const char *portal, const char *stmt,
+                     uint16_t nformats, const int16_t *formats,
+                     uint16_t nvalues, const char *const *values,
+                     const uint32_t *lens, uint16_t nrformats,
+                     const int16_t *rformats, sql_error *err);
+
+/* Describe of a portal: the columns of its rows, in the formats Bind
+ * asked for, or *no_data. */
+keel_status sql_describe_portal(sql_session *s, const char *portal,
+                                const sql_sink *sink, bool *no_data,
+                                sql_error *err);
+
+/*
+ * Execute: runs the portal, sending at most max_rows rows (0: all).
+ * When rows remain, *suspended is true and the next Execute of the portal
+ * goes on (PortalSuspended); else complete() gives the command tag.  Rows
+ * only: no columns() call (Describe gives those).  Outside a transaction
+ * block the statements executed up to the next Sync form one
+ * transaction.
+ */
+keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
+                        const sql_sink *sink, bool *suspended, sql_error *err);
+
+/* Close of a statement (kind 'S') or a portal ('P'); one that does not
+ * exist is no error. */
+void sql_close(sql_session *s, char kind, const char *name);
+
+/*
+ * Sync: ends the messages since the last one.  Outside a transaction
+ * block, commits the transaction they ran in, or aborts it if one failed
+ * (the protocol layer skips messages after an error until Sync); closes
+ * the unnamed portal.  A failed commit is returned, err filled.
+ */
+keel_status sql_sync(sql_session *s, sql_error *err);
 
 /* The transaction status ReadyForQuery reports: 'I' idle, 'T' in a
  * transaction block, 'E' in a failed one. */

@@ -51,6 +51,15 @@ static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
     case SQL_TYPE_TEXT:
         col->type = KEEL_TEXT;
         break;
+    case SQL_TYPE_TIMESTAMP:
+        col->type = KEEL_TIMESTAMP;
+        break;
+    case SQL_TYPE_TIMESTAMPTZ:
+        col->type = KEEL_TIMESTAMPTZ;
+        break;
+    case SQL_TYPE_DATE:
+        col->type = KEEL_DATE;
+        break;
     case SQL_TYPE_VARCHAR:
         if (typmod >= 0)
             return sql_unsupported(s, tn->location, "varchar(n)");
@@ -127,6 +136,9 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     unique_def *uniq;
     bool exists = false;
     keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK; /* changes things: nothing to analyse first */
 
     if (rv->relpersistence != NULL && rv->relpersistence[0] == 't')
         return sql_unsupported(s, rv->location, "temporary tables");
@@ -283,6 +295,9 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
 {
     keel_status rc;
 
+    if (s->describe_only)
+        return KEEL_OK; /* changes things: nothing to analyse first */
+
     if (st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE &&
         st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SCHEMA)
         return sql_unsupported(s, -1,
@@ -339,6 +354,9 @@ keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st)
     uint16_t keys[16], nkeys = 0;
     char name[KEEL_NAME_LEN];
     keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK; /* changes things: nothing to analyse first */
 
     if (st->where_clause != NULL)
         return sql_unsupported(s, -1, "partial indexes");
@@ -404,6 +422,9 @@ keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st)
     bool analyze = !st->is_vacuumcmd;
     keel_status rc;
 
+    if (s->describe_only)
+        return KEEL_OK; /* changes things: nothing to analyse first */
+
     for (size_t i = 0; i < st->n_options; i++) {
         const PgQuery__DefElem *d = st->options[i]->def_elem;
         if (strcmp(d->defname, "analyze") == 0)
@@ -434,4 +455,44 @@ keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st)
                         "versions from a page as it is read") != 0)
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
     return sql_complete(s, st->is_vacuumcmd ? "VACUUM" : "ANALYZE");
+}
+
+/*
+ * TRUNCATE: each table is dropped and made again, empty, in the same
+ * transaction, so that an abort brings the rows back.  A table whose
+ * only index is its primary key is made again as it was; one with other
+ * indexes is refused (0A000) until the engine can name them.
+ */
+keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
+{
+    keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK;
+    for (size_t i = 0; i < st->n_relations; i++) {
+        sql_table t;
+        keel_column *cols;
+        rc = sql_table_open(s, st->relations[i]->range_var, &t);
+        if (rc != KEEL_OK)
+            return rc;
+        if (t.info.nindexes > (t.info.npkey > 0 ? 1 : 0))
+            return sql_unsupported(s, st->relations[i]->range_var->location,
+                                   "TRUNCATE of a table with indexes besides "
+                                   "its primary key");
+        cols = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*cols));
+        if (cols == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            cols[c] = (keel_column){.name = t.cols[c].name,
+                                    .type = t.cols[c].type,
+                                    .charlen = t.cols[c].charlen,
+                                    .notnull = t.cols[c].notnull};
+        rc = keel_drop_table(s->ks, t.schema, t.name);
+        if (rc == KEEL_OK)
+            rc = keel_create_table(s->ks, t.schema, t.name, cols, t.info.ncols,
+                                   t.info.pkey, t.info.npkey);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    return sql_complete(s, "TRUNCATE TABLE");
 }

@@ -59,6 +59,12 @@ static keel_status coerce(sql_session *s, sql_expr **e, uint32_t type,
 
     if ((*e)->type == type)
         return KEEL_OK;
+    /* A parameter of no type yet takes the one its use asks for. */
+    if ((*e)->kind == SQL_EXPR_PARAM && (*e)->type == SQL_TYPE_UNKNOWN) {
+        s->param_types[(*e)->u.column] = type;
+        (*e)->type = type;
+        return KEEL_OK;
+    }
     if ((*e)->kind == SQL_EXPR_CONST) {
         sql_value v = (*e)->u.value;
         if (v.type == SQL_TYPE_NUMERIC_LIT)
@@ -117,6 +123,11 @@ static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
         t = SQL_TYPE_FLOAT8;
     else if (sql_type_is_string(ta) && sql_type_is_string(tb))
         t = ta == tb ? ta : SQL_TYPE_TEXT;
+    else if (sql_type_is_datetime(ta) && sql_type_is_datetime(tb))
+        /* date < timestamp < timestamptz: the later one */
+        t = ta == SQL_TYPE_TIMESTAMPTZ || tb == SQL_TYPE_TIMESTAMPTZ
+                ? SQL_TYPE_TIMESTAMPTZ
+                : SQL_TYPE_TIMESTAMP;
     else if (ta == tb)
         t = ta;
     else
@@ -220,19 +231,50 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
     col = sql_node_string(cr->fields[cr->n_fields - 1]);
     if (col == NULL)
         return sql_unsupported(s, cr->location, "this column reference");
-    if (table != NULL && (scope == NULL || strcmp(table, scope->table) != 0))
-        return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
-                           "missing FROM-clause entry for table \"%s\"", table);
-    for (uint16_t i = 0; scope != NULL && i < scope->ncols; i++) {
-        if (strcmp(scope->cols[i].name, col) != 0)
-            continue;
-        e = expr_new(s, SQL_EXPR_COLUMN, sql_type_of_keel(scope->cols[i].type),
-                     cr->location, 0);
-        if (e == NULL)
-            return nomem(s);
-        e->u.column = i;
-        *out = e;
-        return KEEL_OK;
+    if (table != NULL) {
+        bool known = false;
+        if (scope != NULL && scope->tables != NULL) {
+            for (uint16_t t = 0; t < scope->ntables && !known; t++)
+                known = strcmp(scope->tables[t], table) == 0;
+        } else {
+            known = scope != NULL && strcmp(table, scope->table) == 0;
+        }
+        if (!known)
+            return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
+                               "missing FROM-clause entry for table \"%s\"",
+                               table);
+    }
+    {
+        int32_t found = -1;
+        for (uint16_t i = 0; scope != NULL && i < scope->ncols; i++) {
+            if (strcmp(scope->cols[i].name, col) != 0 ||
+                (table != NULL && strcmp(sql_scope_table_of(scope, i), table) != 0))
+                continue;
+            if (found >= 0)
+                return sql_fail_at(s, cr->location, KEEL_EINVAL, "42702",
+                                   "column reference \"%s\" is ambiguous", col);
+            found = i;
+        }
+        if (found >= 0) {
+            uint16_t i = (uint16_t)found;
+            e = expr_new(s, SQL_EXPR_COLUMN, sql_type_of_keel(scope->cols[i].type),
+                         cr->location, 0);
+            if (e == NULL)
+                return nomem(s);
+            e->u.column = i;
+            if (scope->grouping != NULL) {
+                int16_t slot = scope->grouping->key_slot[i];
+                if (slot < 0)
+                    return sql_fail_at(s, cr->location, KEEL_EINVAL, "42803",
+                                       "column \"%s.%s\" must appear in the "
+                                       "GROUP BY clause or be used in an "
+                                       "aggregate function",
+                                       sql_scope_table_of(scope, i), col);
+                e->u.column = (uint16_t)slot;
+            }
+            *out = e;
+            return KEEL_OK;
+        }
     }
     if (table != NULL)
         return sql_fail_at(s, cr->location, KEEL_ENOENT, "42703",
@@ -265,6 +307,10 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         if (rc == KEEL_OK)
             rc = coerce(s, &r, SQL_TYPE_TEXT, true);
         t = SQL_TYPE_TEXT;
+    } else if (op <= SQL_OP_MOD && (sql_type_is_datetime(l->type) ||
+                                    sql_type_is_datetime(r->type))) {
+        return sql_unsupported(s, location,
+                               "date and time arithmetic (type interval)");
     } else {
         rc = unify(s, &l, &r, name, location, &t);
     }
@@ -452,6 +498,92 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
     }
 }
 
+/* An aggregate: its argument analysed over the input row, the call a
+ * slot of the group's row. */
+static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
+                               const PgQuery__FuncCall *fc, const char *name,
+                               sql_expr **out)
+{
+    sql_grouping *g = scope != NULL ? scope->grouping : NULL;
+    sql_agg a = {0};
+    sql_expr *e;
+    keel_status rc;
+
+    if (g == NULL) {
+        s->saw_aggregate = true;
+        return sql_fail_at(s, fc->location, KEEL_EINVAL, "42803",
+                           "aggregate functions are not allowed here");
+    }
+    if (fc->agg_distinct)
+        return sql_unsupported(s, fc->location, "aggregates over DISTINCT");
+    if (fc->n_agg_order > 0 || fc->agg_filter != NULL || fc->agg_within_group)
+        return sql_unsupported(s, fc->location,
+                               "ORDER BY and FILTER in aggregates");
+    if (fc->agg_star) {
+        if (strcmp(name, "count") != 0)
+            return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
+                               "%s(*) specified, but %s is not an aggregate "
+                               "function taking *",
+                               name, name);
+        a.kind = SQL_AGG_COUNT_STAR;
+        a.type = SQL_TYPE_INT8;
+    } else {
+        uint32_t t;
+        if (fc->n_args != 1)
+            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                               "function %s() with %zu argument(s) does not "
+                               "exist",
+                               name, fc->n_args);
+        rc = sql_expr_analyse(s, g->input, fc->args[0], &a.arg);
+        if (rc != KEEL_OK)
+            return rc;
+        if (a.arg->type == SQL_TYPE_UNKNOWN) {
+            rc = coerce(s, &a.arg, SQL_TYPE_TEXT, false);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        t = a.arg->type;
+        if (strcmp(name, "count") == 0) {
+            a.kind = SQL_AGG_COUNT;
+            a.type = SQL_TYPE_INT8;
+        } else if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0) {
+            a.kind = name[1] == 'i' ? SQL_AGG_MIN : SQL_AGG_MAX;
+            a.type = t == SQL_TYPE_NAME || t == SQL_TYPE_VARCHAR ? SQL_TYPE_TEXT : t;
+        } else if (t == SQL_TYPE_FLOAT8) {
+            a.kind = name[0] == 's' ? SQL_AGG_SUM : SQL_AGG_AVG;
+            a.type = SQL_TYPE_FLOAT8;
+        } else if (name[0] == 's' &&
+                   (t == SQL_TYPE_INT2 || t == SQL_TYPE_INT4)) {
+            a.kind = SQL_AGG_SUM;
+            a.type = SQL_TYPE_INT8;
+        } else if (sql_type_is_int(t) || t == SQL_TYPE_NUMERIC_LIT) {
+            /* sum(bigint) and avg of integers are numeric in PostgreSQL. */
+            return sql_unsupported(s, fc->location, "type numeric");
+        } else {
+            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                               "function %s(%s) does not exist", name,
+                               sql_type_name(t));
+        }
+    }
+    if (g->naggs == g->capaggs) {
+        uint16_t cap = g->capaggs == 0 ? 8 : (uint16_t)(g->capaggs * 2);
+        sql_agg *na = sql_alloc(&s->arena, cap * sizeof(*na));
+        if (na == NULL)
+            return nomem(s);
+        if (g->naggs > 0)
+            memcpy(na, g->aggs, g->naggs * sizeof(*na));
+        g->aggs = na;
+        g->capaggs = cap;
+    }
+    g->aggs[g->naggs] = a;
+    e = expr_new(s, SQL_EXPR_COLUMN, a.type, fc->location, 0);
+    if (e == NULL)
+        return nomem(s);
+    e->u.column = (uint16_t)(g->nkeys + g->naggs++);
+    *out = e;
+    return KEEL_OK;
+}
+
 static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                                 const PgQuery__FuncCall *fc, sql_expr **out)
 {
@@ -468,6 +600,9 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"upper", SQL_FUNC_UPPER, 1},
         {"lower", SQL_FUNC_LOWER, 1},
         {"current_setting", SQL_FUNC_CURRENT_SETTING, 1},
+        {"now", SQL_FUNC_NOW, 0},
+        {"transaction_timestamp", SQL_FUNC_NOW, 0},
+        {"clock_timestamp", SQL_FUNC_CLOCK_TIMESTAMP, 0},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -477,11 +612,12 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
 
     if (name == NULL)
         return sql_unsupported(s, fc->location, "this function call");
-    if (fc->agg_star || fc->agg_distinct || fc->over != NULL ||
-        strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
+    if (fc->over != NULL)
+        return sql_unsupported(s, fc->location, "window functions");
+    if (fc->agg_star || strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
         strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
         strcmp(name, "avg") == 0)
-        return sql_unsupported(s, fc->location, "aggregate functions");
+        return analyse_agg(s, scope, fc, name, out);
     for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
         if (strcmp(funcs[i].name, name) != 0)
             continue;
@@ -500,6 +636,10 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         switch (e->u.func) {
         case SQL_FUNC_RANDOM:
             e->type = SQL_TYPE_FLOAT8;
+            break;
+        case SQL_FUNC_NOW:
+        case SQL_FUNC_CLOCK_TIMESTAMP:
+            e->type = SQL_TYPE_TIMESTAMPTZ;
             break;
         case SQL_FUNC_ABS:
             if (e->args[0]->type == SQL_TYPE_UNKNOWN)
@@ -533,8 +673,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         *out = e;
         return KEEL_OK;
     }
-    if (strcmp(name, "now") == 0 || strcmp(name, "generate_series") == 0)
-        return sql_unsupported(s, fc->location, name);
+    if (strcmp(name, "generate_series") == 0)
+        return sql_unsupported(s, fc->location, "generate_series");
     return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
                        "function %s() with %zu argument(s) does not exist", name,
                        fc->n_args);
@@ -762,9 +902,24 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_SCHEMA:
             v = "public";
             break;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIMESTAMP:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_DATE:
+            e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TIMESTAMPTZ, f->location, 0);
+            if (e == NULL)
+                return nomem(s);
+            e->u.func = SQL_FUNC_NOW;
+            *out = e;
+            if (f->op == PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP)
+                return KEEL_OK;
+            return coerce(s, out,
+                          f->op == PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_DATE
+                              ? SQL_TYPE_DATE
+                              : SQL_TYPE_TIMESTAMP,
+                          true);
         default:
             return sql_unsupported(s, f->location,
-                                   "types timestamp, date and time");
+                                   "CURRENT_TIME and LOCALTIME with a precision");
         }
         e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, f->location, 0);
         if (e == NULL)
@@ -777,9 +932,28 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         *out = e;
         return KEEL_OK;
     }
-    case PG_QUERY__NODE__NODE_PARAM_REF:
-        return sql_unsupported(s, node->param_ref->location,
-                               "parameters ($n)");
+    case PG_QUERY__NODE__NODE_PARAM_REF: {
+        int32_t n = node->param_ref->number;
+        uint32_t t;
+        /* While a statement is prepared, a $n past those the client
+         * typed adds parameters up to it, to be inferred. */
+        if (n > s->nparams && s->inferring && n <= 65535) {
+            rc = sql_params_grow(s, (uint16_t)n);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        if (n < 1 || n > s->nparams)
+            return sql_fail_at(s, node->param_ref->location, KEEL_EINVAL,
+                               "42P02", "there is no parameter $%d", n);
+        t = s->param_types[n - 1];
+        e = expr_new(s, SQL_EXPR_PARAM, t == 0 ? SQL_TYPE_UNKNOWN : t,
+                     node->param_ref->location, 0);
+        if (e == NULL)
+            return nomem(s);
+        e->u.column = (uint16_t)(n - 1);
+        *out = e;
+        return KEEL_OK;
+    }
     case PG_QUERY__NODE__NODE_SUB_LINK:
         return sql_unsupported(s, node->sub_link->location, "subqueries");
     default:
@@ -976,6 +1150,12 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
         out->v.s.len = a.v.s.len;
         return KEEL_OK;
     }
+    case SQL_FUNC_NOW:
+        out->v.i = s->txn_start_us != 0 ? s->txn_start_us : sql_now_us();
+        return KEEL_OK;
+    case SQL_FUNC_CLOCK_TIMESTAMP:
+        out->v.i = sql_now_us();
+        return KEEL_OK;
     case SQL_FUNC_CURRENT_SETTING: {
         char *name = sql_strndup(&s->arena, a.v.s.p, a.v.s.len);
         const char *v;
@@ -1008,6 +1188,17 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
         return KEEL_OK;
     case SQL_EXPR_COLUMN:
         *out = row[e->u.column];
+        return KEEL_OK;
+    case SQL_EXPR_PARAM:
+        if (s->params == NULL)
+            return sql_fail(s, KEEL_EINVAL, "08P01",
+                            "parameter $%u has no value", e->u.column + 1u);
+        *out = s->params[e->u.column];
+        /* Bound as its type; one no use typed is text. */
+        if (!out->isnull && out->type != e->type &&
+            !(sql_type_is_string(out->type) && sql_type_is_string(e->type)))
+            return sql_value_cast(s, out, e->type, -1, true, -1);
+        out->type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : out->type;
         return KEEL_OK;
     case SQL_EXPR_CAST:
         rc = sql_expr_eval(s, e->args[0], row, out);
@@ -1201,7 +1392,8 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
 /* Whether e's value is the same every time it is evaluated. */
 static bool is_stable(const sql_expr *e)
 {
-    return !(e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_RANDOM);
+    return !(e->kind == SQL_EXPR_FUNC && (e->u.func == SQL_FUNC_RANDOM ||
+                                          e->u.func == SQL_FUNC_CLOCK_TIMESTAMP));
 }
 
 /*
@@ -1216,7 +1408,8 @@ static keel_status fold(sql_session *s, sql_expr **ep)
     sql_value v;
     keel_status rc;
 
-    if (e->kind == SQL_EXPR_CONST || e->kind == SQL_EXPR_COLUMN)
+    if (e->kind == SQL_EXPR_CONST || e->kind == SQL_EXPR_COLUMN ||
+        e->kind == SQL_EXPR_PARAM)
         return KEEL_OK;
     for (uint16_t i = 0; i < e->nargs; i++) {
         rc = fold(s, &e->args[i]);

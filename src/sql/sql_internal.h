@@ -38,6 +38,16 @@ typedef struct sql_arena {
 void *sql_alloc(sql_arena *a, size_t n);
 /* A NUL-terminated copy of n bytes of p. */
 char *sql_strndup(sql_arena *a, const char *p, size_t n);
+/* A point in the arena to come back to, freeing what was allocated
+ * since (a loop's per-row memory). */
+typedef struct sql_arena_mark {
+    sql_arena_block *block;
+    size_t used;
+} sql_arena_mark;
+
+sql_arena_mark sql_arena_save(const sql_arena *a);
+void sql_arena_restore(sql_arena *a, sql_arena_mark m);
+
 /* Frees all but the first block, which is kept for the next statement. */
 void sql_arena_reset(sql_arena *a);
 void sql_arena_free(sql_arena *a);
@@ -71,6 +81,14 @@ static inline bool sql_type_is_int(uint32_t type)
            type == SQL_TYPE_INT8 || type == SQL_TYPE_OID;
 }
 
+/* Whether type is a date or a timestamp (held in i: days, or
+ * microseconds, since 2000-01-01). */
+static inline bool sql_type_is_datetime(uint32_t type)
+{
+    return type == SQL_TYPE_DATE || type == SQL_TYPE_TIMESTAMP ||
+           type == SQL_TYPE_TIMESTAMPTZ;
+}
+
 /* Whether type is held as a string. */
 static inline bool sql_type_is_string(uint32_t type)
 {
@@ -102,6 +120,33 @@ typedef enum sql_block {
     SQL_BLOCK_FAILED, /* a statement failed in the block: 'E' */
 } sql_block;
 
+/* A prepared statement (Parse). */
+typedef struct sql_stmt {
+    char name[64];
+    char *text;                 /* malloc'd */
+    PgQuery__ParseResult *tree; /* its parse, freed with it */
+    const PgQuery__Node *node;  /* the statement, NULL for an empty one */
+    uint32_t *types;            /* nparams parameter types (malloc'd) */
+    uint16_t nparams;
+    struct sql_stmt *next;
+} sql_stmt;
+
+/* A portal (Bind): a statement with its parameters' values. */
+typedef struct sql_portal {
+    char name[64];
+    sql_stmt *stmt;
+    sql_value *params;     /* nparams, malloc'd with their strings */
+    int16_t *rformats;     /* per result column, malloc'd (or NULL) */
+    uint16_t nrformats;
+    /* A run that Execute's row limit suspended: its rows, as DataRow
+     * bodies would carry them, and its command tag. */
+    bool started, done;
+    char *rows;            /* [n u16][len i32, bytes]... per row */
+    size_t rows_len, rows_cap, rows_pos;
+    char tag[64];
+    struct sql_portal *next;
+} sql_portal;
+
 struct sql_session {
     keel_db *db;
     keel_session *ks;
@@ -114,7 +159,31 @@ struct sql_session {
     atomic_u32 cancel; /* set by sql_cancel(), cleared per statement */
     /* The statement being run: its text, for error positions. */
     const char *text;
+    /* The running transaction's start, microseconds since 2000-01-01
+     * (now(), CURRENT_TIMESTAMP). */
+    int64_t txn_start_us;
+    /* Analysis met an aggregate function outside a grouping scope. */
+    bool saw_aggregate;
+    /* The extended protocol: statements, portals, and what the statement
+     * being analysed or run sees of its parameters.  describe_only:
+     * analyse (inferring parameter types, describing the result) and
+     * change nothing. */
+    sql_stmt *stmts;
+    sql_portal *portals;
+    uint32_t *param_types; /* the statement's, inferred into */
+    uint16_t nparams;
+    const sql_value *params; /* the portal's values, NULL while parsing */
+    bool describe_only;
+    const int16_t *rformats;
+    uint16_t nrformats;
+    bool extended_failed; /* an error since the last Sync */
+    bool inferring;       /* a Parse: $n may add parameters */
+    uint16_t param_cap;   /* param_types' room */
 };
+
+/* Makes room for n parameters (new ones of no type yet) while a
+ * statement is prepared. */
+keel_status sql_params_grow(sql_session *s, uint16_t n);
 
 /*
  * Fills the session's error: severity ERROR, the SQLSTATE, the message
@@ -157,6 +226,7 @@ typedef enum sql_expr_kind {
     SQL_EXPR_COALESCE,
     SQL_EXPR_IN,       /* args[0] IN (args[1..]) */
     SQL_EXPR_LIKE,
+    SQL_EXPR_PARAM, /* $n: u.column = n - 1 */
 } sql_expr_kind;
 
 /* Operators. */
@@ -185,6 +255,8 @@ typedef enum sql_func {
     SQL_FUNC_UPPER,
     SQL_FUNC_LOWER,
     SQL_FUNC_CURRENT_SETTING,
+    SQL_FUNC_NOW,             /* the transaction's start: timestamptz */
+    SQL_FUNC_CLOCK_TIMESTAMP, /* the clock now */
 } sql_func;
 
 typedef struct sql_expr {
@@ -204,12 +276,55 @@ typedef struct sql_expr {
     struct sql_expr **args;
 } sql_expr;
 
+/* Aggregate functions. */
+typedef enum sql_agg_kind {
+    SQL_AGG_COUNT_STAR,
+    SQL_AGG_COUNT,
+    SQL_AGG_SUM,
+    SQL_AGG_MIN,
+    SQL_AGG_MAX,
+    SQL_AGG_AVG,
+} sql_agg_kind;
+
+typedef struct sql_agg {
+    sql_agg_kind kind;
+    struct sql_expr *arg; /* over the input row; NULL for count(*) */
+    uint32_t type;        /* the result's */
+} sql_agg;
+
+/*
+ * A grouping query's analysis: its output, HAVING and ORDER BY are
+ * expressions over a group's row, which holds the group's key values
+ * (slots 0..nkeys) then its aggregates' results.  A table column is
+ * usable there only as a key (42803 otherwise); an aggregate's argument
+ * is analysed over the input row.
+ */
+typedef struct sql_grouping {
+    int16_t *key_slot; /* per table column: its key slot, or -1 */
+    uint16_t nkeys;
+    sql_agg *aggs;
+    uint16_t naggs, capaggs;
+    const struct sql_scope *input;
+} sql_grouping;
+
 /* The columns expressions may name: one table's, in its column order. */
 typedef struct sql_scope {
     const char *table; /* its name, or its alias */
     const keel_column_info *cols;
     uint16_t ncols;
+    sql_grouping *grouping; /* a grouping query's, else NULL */
+    /* A join's: each column's table (name or alias), its columns side by
+     * side in cols; NULL when they are all `table`'s. */
+    const char *const *col_table;
+    const char *const *tables; /* a join's tables, for qualifiers */
+    uint16_t ntables;
 } sql_scope;
+
+/* The table (name or alias) column i of scope belongs to. */
+static inline const char *sql_scope_table_of(const sql_scope *sc, uint16_t i)
+{
+    return sc->col_table != NULL ? sc->col_table[i] : sc->table;
+}
 
 /*
  * Analyses node against scope (NULL: no columns): resolves column names
@@ -237,6 +352,16 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
 keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
                            int32_t typmod, bool is_explicit, int32_t location);
 
+/* v in the format result column i was asked in (text, or binary). */
+keel_status sql_value_out(sql_session *s, const sql_value *v, uint16_t i,
+                          const char **out, uint32_t *len);
+/* The binary (send) form of v into the arena. */
+keel_status sql_value_binary(sql_session *s, const sql_value *v,
+                             const char **out, uint32_t *len);
+/* A parameter's binary form read as type (22P03 when malformed). */
+keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
+                                  uint32_t type, sql_value *out);
+
 /* The text format of v into the arena (*out, *len); NULL values have
  * none (the caller sends NULL). */
 keel_status sql_value_text(sql_session *s, const sql_value *v,
@@ -256,6 +381,9 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
 void sql_value_from_keel(const keel_value *kv, keel_type kt, sql_value *out);
 void sql_value_to_keel(const sql_value *v, keel_value *out);
 
+/* The clock, in microseconds since 2000-01-01 UTC. */
+int64_t sql_now_us(void);
+
 /* The string of a String node (NULL if node is not one). */
 const char *sql_node_string(const PgQuery__Node *node);
 
@@ -269,6 +397,8 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
 keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st);
 keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st);
 keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st);
+keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st);
+keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st);
 
 /* Sends a command tag (printf-style) to the sink. */
 keel_status sql_complete(sql_session *s, const char *fmt, ...)

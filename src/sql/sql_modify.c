@@ -136,6 +136,25 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         for (uint16_t i = 0; i < nmap; i++)
             map[i] = i;
     }
+    if (s->describe_only) {
+        /* Analysis alone: parameters take their columns' types. */
+        for (size_t r = 0; r < sel->n_values_lists; r++) {
+            const PgQuery__List *vl = sel->values_lists[r]->list;
+            for (uint16_t i = 0; i < vl->n_items && i < nmap; i++) {
+                sql_expr *e;
+                const keel_column_info *c = &t.cols[map[i]];
+                if (vl->items[i]->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
+                    continue;
+                rc = sql_expr_prepare(s, NULL, vl->items[i], &e);
+                if (rc == KEEL_OK && e->kind == SQL_EXPR_PARAM &&
+                    e->type == SQL_TYPE_UNKNOWN)
+                    s->param_types[e->u.column] = sql_type_of_keel(c->type);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
+        }
+        return KEEL_OK;
+    }
     for (size_t r = 0; r < sel->n_values_lists; r++) {
         const PgQuery__List *vl = sel->values_lists[r]->list;
         if (vl->n_items > nmap)
@@ -314,8 +333,15 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
             return rc;
     }
     rc = where_analyse(s, &scope, st->where_clause, &where);
-    if (rc == KEEL_OK)
-        rc = sql_scan_begin(s, &sc, &t, where);
+    if (rc != KEEL_OK || s->describe_only) {
+        /* Parameters assigned to columns take their types. */
+        for (uint16_t c = 0; rc == KEEL_OK && c < t.info.ncols; c++)
+            if (set[c] != NULL && set[c]->kind == SQL_EXPR_PARAM &&
+                set[c]->type == SQL_TYPE_UNKNOWN)
+                s->param_types[set[c]->u.column] = sql_type_of_keel(t.cols[c].type);
+        return rc;
+    }
+    rc = sql_scan_begin(s, &sc, &t, where);
     if (rc != KEEL_OK)
         return rc;
     while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {
@@ -379,8 +405,9 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     if (kk == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     rc = where_analyse(s, &scope, st->where_clause, &where);
-    if (rc == KEEL_OK)
-        rc = sql_scan_begin(s, &sc, &t, where);
+    if (rc != KEEL_OK || s->describe_only)
+        return rc;
+    rc = sql_scan_begin(s, &sc, &t, where);
     if (rc != KEEL_OK)
         return rc;
     while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {

@@ -11,6 +11,7 @@
  * so the bounds only save reading.  ORDER BY collects the result and
  * sorts it; LIMIT and OFFSET stop and skip as rows go out.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +51,34 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
 
 /* ---- the scan ------------------------------------------------------------ */
 
-/* What the WHERE clause bounds of the primary key: per key column, an
- * equality, or a lower and an upper bound. */
+/* What conditions bound of the primary key: per key column, an equality,
+ * or a lower and an upper bound, each an expression the scan evaluates
+ * when it begins. */
 typedef struct key_bounds {
     const sql_expr *eq;
     const sql_expr *lo, *hi;
     bool lo_incl, hi_incl;
 } key_bounds;
 
-/* Records `col op const` (or `const op col`) when col is a key column. */
-static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
+/* Whether e reads a column at or after `from` (a table the scan cannot
+ * know yet, its own included). */
+static bool reads_columns_from(const sql_expr *e, uint16_t from)
+{
+    if (e->kind == SQL_EXPR_COLUMN)
+        return e->u.column >= from;
+    for (uint16_t i = 0; i < e->nargs; i++)
+        if (reads_columns_from(e->args[i], from))
+            return true;
+    return false;
+}
+
+/*
+ * Records `col op value` (or `value op col`) when col is a key column of
+ * the table whose columns start at `off` in the row, and value reads
+ * only columns before it (constants, parameters, an outer table's).
+ */
+static void bound_from(const sql_table *t, uint16_t off, const sql_expr *e,
+                       key_bounds *kb)
 {
     const sql_expr *col, *val;
     sql_op op;
@@ -68,11 +87,12 @@ static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
         e->u.op > SQL_OP_GE)
         return;
     op = e->u.op;
-    if (e->args[0]->kind == SQL_EXPR_COLUMN && e->args[1]->kind == SQL_EXPR_CONST) {
+    if (e->args[0]->kind == SQL_EXPR_COLUMN && e->args[0]->u.column >= off &&
+        !reads_columns_from(e->args[1], off)) {
         col = e->args[0];
         val = e->args[1];
-    } else if (e->args[1]->kind == SQL_EXPR_COLUMN &&
-               e->args[0]->kind == SQL_EXPR_CONST) {
+    } else if (e->args[1]->kind == SQL_EXPR_COLUMN && e->args[1]->u.column >= off &&
+               !reads_columns_from(e->args[0], off)) {
         col = e->args[1];
         val = e->args[0];
         /* 5 < x is x > 5 */
@@ -84,12 +104,12 @@ static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
     } else {
         return;
     }
-    /* The constant must be of the column's own type (the bound goes to
-     * the index as is) and not null. */
-    if (val->u.value.isnull || val->type != col->type)
+    /* The value goes to the index as is: it must be of the column's own
+     * type. */
+    if (val->type != col->type || col->u.column - off >= t->info.ncols)
         return;
     for (uint16_t k = 0; k < t->info.npkey; k++) {
-        if (t->info.pkey[k] != col->u.column + 1)
+        if (t->info.pkey[k] != col->u.column - off + 1)
             continue;
         switch (op) {
         case SQL_OP_EQ:
@@ -111,53 +131,78 @@ static void bound_from(const sql_table *t, const sql_expr *e, key_bounds *kb)
     }
 }
 
-static void bounds_collect(const sql_table *t, const sql_expr *e,
+static void bounds_collect(const sql_table *t, uint16_t off, const sql_expr *e,
                            key_bounds *kb)
 {
     if (e == NULL)
         return;
     if (e->kind == SQL_EXPR_AND) {
         for (uint16_t i = 0; i < e->nargs; i++)
-            bounds_collect(t, e->args[i], kb);
+            bounds_collect(t, off, e->args[i], kb);
         return;
     }
-    bound_from(t, e, kb);
+    bound_from(t, off, e, kb);
 }
 
-keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
-                           const sql_expr *where)
+/* A bound's value over the outer row, false when it is null or cannot be
+ * had: then it bounds nothing (the conditions, tested on every row,
+ * still decide). */
+static bool bound_value(sql_session *s, const sql_expr *e, const sql_value *row,
+                        keel_value *out)
+{
+    sql_value v;
+
+    if (e->kind == SQL_EXPR_PARAM && s->params == NULL)
+        return false;
+    if (sql_expr_eval(s, e, row, &v) != KEEL_OK || v.isnull || v.type != e->type)
+        return false;
+    sql_value_to_keel(&v, out);
+    return true;
+}
+
+/*
+ * Opens a scan of table t, whose columns start at `off` in the rows of
+ * its query, bounded by what conds (conjunctions) say of its primary key
+ * given the outer row (the columns before `off`).  The scan's arrays are
+ * allocated on its first opening and reused after.
+ */
+static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
+                             const sql_expr *const *conds, uint16_t nconds,
+                             const sql_value *row, uint16_t off)
 {
     key_bounds kb[16];
     keel_bound lower, upper, *lp = NULL, *up = NULL;
     uint16_t k = 0;
     keel_status rc;
 
-    memset(sc, 0, sizeof(*sc));
     memset(kb, 0, sizeof(kb));
     sc->t = t;
-    sc->where = where;
-    sc->row = sql_alloc(&s->arena, (t->info.ncols + 1) * sizeof(sql_value));
-    sc->kv = sql_alloc(&s->arena, (t->info.ncols + 1) * sizeof(keel_value));
-    sc->lo = sql_alloc(&s->arena, 16 * sizeof(keel_value));
-    sc->hi = sql_alloc(&s->arena, 16 * sizeof(keel_value));
-    if (sc->row == NULL || sc->kv == NULL || sc->lo == NULL || sc->hi == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    bounds_collect(t, where, kb);
+    sc->ks = NULL;
+    if (sc->row == NULL) {
+        sc->row = sql_alloc(&s->arena, (t->info.ncols + 1) * sizeof(sql_value));
+        sc->kv = sql_alloc(&s->arena, (t->info.ncols + 1) * sizeof(keel_value));
+        sc->lo = sql_alloc(&s->arena, 16 * sizeof(keel_value));
+        sc->hi = sql_alloc(&s->arena, 16 * sizeof(keel_value));
+        if (sc->row == NULL || sc->kv == NULL || sc->lo == NULL || sc->hi == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    for (uint16_t i = 0; i < nconds; i++)
+        bounds_collect(t, off, conds[i], kb);
     /* Equalities on a prefix of the key, then one range. */
-    while (k < t->info.npkey && kb[k].eq != NULL) {
-        sql_value_to_keel(&kb[k].eq->u.value, &sc->lo[k]);
+    while (k < t->info.npkey && kb[k].eq != NULL &&
+           bound_value(s, kb[k].eq, row, &sc->lo[k])) {
         sc->hi[k] = sc->lo[k];
         k++;
     }
     lower = (keel_bound){.vals = sc->lo, .ncols = k, .inclusive = true};
     upper = (keel_bound){.vals = sc->hi, .ncols = k, .inclusive = true};
-    if (k < t->info.npkey && kb[k].lo != NULL) {
-        sql_value_to_keel(&kb[k].lo->u.value, &sc->lo[k]);
+    if (k < t->info.npkey && kb[k].lo != NULL &&
+        bound_value(s, kb[k].lo, row, &sc->lo[k])) {
         lower.ncols = (uint16_t)(k + 1);
         lower.inclusive = kb[k].lo_incl;
     }
-    if (k < t->info.npkey && kb[k].hi != NULL) {
-        sql_value_to_keel(&kb[k].hi->u.value, &sc->hi[k]);
+    if (k < t->info.npkey && kb[k].hi != NULL &&
+        bound_value(s, kb[k].hi, row, &sc->hi[k])) {
         upper.ncols = (uint16_t)(k + 1);
         upper.inclusive = kb[k].hi_incl;
     }
@@ -169,6 +214,14 @@ keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
     sc->eq_cols = k;
     rc = keel_scan_begin(s->ks, t->schema, t->name, NULL, lp, up, &sc->ks);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
+                           const sql_expr *where)
+{
+    memset(sc, 0, sizeof(*sc));
+    sc->where = where;
+    return scan_open(s, sc, t, &where, where != NULL ? 1 : 0, NULL, 0);
 }
 
 keel_status sql_scan_next(sql_session *s, sql_scan *sc, bool *found)
@@ -211,7 +264,7 @@ typedef struct target {
     const char *name;
 } target;
 
-/* One collected row for ORDER BY: its output values and sort keys. */
+/* One collected output row: its values and sort keys. */
 typedef struct sorted_row {
     sql_value *out;
     sql_value *keys;
@@ -251,7 +304,8 @@ static const char *target_name(const PgQuery__ResTarget *rt)
     }
     if (v->node_case == PG_QUERY__NODE__NODE_TYPE_CAST) {
         const PgQuery__TypeCast *tc = v->type_cast;
-        if (tc->arg != NULL && tc->arg->node_case == PG_QUERY__NODE__NODE_COLUMN_REF) {
+        if (tc->arg != NULL && (tc->arg->node_case == PG_QUERY__NODE__NODE_COLUMN_REF ||
+                                tc->arg->node_case == PG_QUERY__NODE__NODE_FUNC_CALL)) {
             PgQuery__ResTarget inner = *rt;
             inner.val = tc->arg;
             inner.name = NULL;
@@ -270,11 +324,10 @@ static const char *target_name(const PgQuery__ResTarget *rt)
     if (v->node_case == PG_QUERY__NODE__NODE_SQLVALUE_FUNCTION) {
         switch (v->sqlvalue_function->op) {
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_USER:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_USER:
             return "current_user";
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_SESSION_USER:
             return "session_user";
-        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_USER:
-            return "current_user";
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_CATALOG:
             return "current_catalog";
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_SCHEMA:
@@ -286,24 +339,29 @@ static const char *target_name(const PgQuery__ResTarget *rt)
     return "?column?";
 }
 
+static bool is_star(const PgQuery__ResTarget *rt, const PgQuery__ColumnRef **cr)
+{
+    *cr = rt->val != NULL && rt->val->node_case == PG_QUERY__NODE__NODE_COLUMN_REF
+              ? rt->val->column_ref
+              : NULL;
+    return *cr != NULL && (*cr)->n_fields > 0 &&
+           (*cr)->fields[(*cr)->n_fields - 1]->node_case ==
+               PG_QUERY__NODE__NODE_A_STAR;
+}
+
 /* The output list: * expanded to the table's columns. */
 static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
                                    PgQuery__Node **list, size_t n,
                                    target **out, uint16_t *nout)
 {
+    const PgQuery__ColumnRef *cr;
     size_t cap = 0;
     target *t;
     uint16_t k = 0;
     keel_status rc;
 
     for (size_t i = 0; i < n; i++) {
-        const PgQuery__ResTarget *rt = list[i]->res_target;
-        const PgQuery__ColumnRef *cr =
-            rt->val != NULL && rt->val->node_case == PG_QUERY__NODE__NODE_COLUMN_REF
-                ? rt->val->column_ref
-                : NULL;
-        if (cr != NULL && cr->n_fields > 0 &&
-            cr->fields[cr->n_fields - 1]->node_case == PG_QUERY__NODE__NODE_A_STAR) {
+        if (is_star(list[i]->res_target, &cr)) {
             if (scope == NULL)
                 return sql_fail_at(s, cr->location, KEEL_EINVAL, "42601",
                                    "SELECT * with no tables specified is not "
@@ -321,25 +379,37 @@ static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (size_t i = 0; i < n; i++) {
         const PgQuery__ResTarget *rt = list[i]->res_target;
-        const PgQuery__ColumnRef *cr =
-            rt->val != NULL && rt->val->node_case == PG_QUERY__NODE__NODE_COLUMN_REF
-                ? rt->val->column_ref
-                : NULL;
-        if (cr != NULL && cr->n_fields > 0 &&
-            cr->fields[cr->n_fields - 1]->node_case == PG_QUERY__NODE__NODE_A_STAR) {
+        if (is_star(rt, &cr)) {
             const char *q = cr->n_fields == 2 ? sql_node_string(cr->fields[0]) : NULL;
-            if (q != NULL && strcmp(q, scope->table) != 0)
+            bool known = q == NULL;
+            for (uint16_t c = 0; !known && c < scope->ncols; c++)
+                known = strcmp(sql_scope_table_of(scope, c), q) == 0;
+            if (!known)
                 return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
                                    "missing FROM-clause entry for table \"%s\"",
                                    q);
             for (uint16_t c = 0; c < scope->ncols; c++) {
-                sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+                sql_expr *e;
+                if (q != NULL && strcmp(sql_scope_table_of(scope, c), q) != 0)
+                    continue;
+                e = sql_alloc(&s->arena, sizeof(*e));
                 if (e == NULL)
                     return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
                 memset(e, 0, sizeof(*e));
                 e->kind = SQL_EXPR_COLUMN;
                 e->type = sql_type_of_keel(scope->cols[c].type);
+                e->location = cr->location;
                 e->u.column = c;
+                if (scope->grouping != NULL) {
+                    if (scope->grouping->key_slot[c] < 0)
+                        return sql_fail_at(s, cr->location, KEEL_EINVAL, "42803",
+                                           "column \"%s.%s\" must appear in the "
+                                           "GROUP BY clause or be used in an "
+                                           "aggregate function",
+                                           sql_scope_table_of(scope, c),
+                                           scope->cols[c].name);
+                    e->u.column = (uint16_t)scope->grouping->key_slot[c];
+                }
                 t[k].expr = e;
                 t[k++].name = scope->cols[c].name;
             }
@@ -382,22 +452,6 @@ static keel_status limit_value(sql_session *s, const PgQuery__Node *n,
     return KEEL_OK;
 }
 
-/* Sends one row of values in text format. */
-static keel_status send_row(sql_session *s, const sql_value *vals, uint16_t n,
-                            const char **txt, uint32_t *lens)
-{
-    keel_status rc;
-
-    for (uint16_t i = 0; i < n; i++) {
-        rc = sql_value_text(s, &vals[i], &txt[i], &lens[i]);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    if (s->sink->row(s->sink->ctx, txt, lens, n) != 0)
-        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-    return KEEL_OK;
-}
-
 /* A copy of v's string in the arena, so that it outlives the scan's row. */
 static keel_status value_keep(sql_session *s, sql_value *v)
 {
@@ -413,57 +467,687 @@ static keel_status value_keep(sql_session *s, sql_value *v)
     return KEEL_OK;
 }
 
+/* Orders values as ORDER BY does: NULL above every value (first with
+ * DESC, unless NULLS says otherwise). */
+static int key_cmp(const sql_value *a, const sql_value *b, bool desc,
+                   bool nulls_first)
+{
+    int c;
+
+    if (a->isnull || b->isnull) {
+        if (a->isnull && b->isnull)
+            return 0;
+        return a->isnull == nulls_first ? -1 : 1;
+    }
+    c = sql_value_compare(a, b);
+    return desc ? -c : c;
+}
+
 typedef struct sort_spec {
     const sort_key *keys;
-    uint16_t n;
+    uint16_t nkeys;
+    uint16_t nout; /* DISTINCT: then every output value */
 } sort_spec;
 
 static int sorted_cmp(const void *x, const void *y, void *arg)
 {
     const sorted_row *a = x, *b = y;
     const sort_spec *spec = arg;
+    int c;
 
-    for (uint16_t i = 0; i < spec->n; i++) {
-        const sort_key *k = &spec->keys[i];
-        const sql_value *va = &a->keys[i], *vb = &b->keys[i];
-        int c;
-        if (va->isnull || vb->isnull) {
-            if (va->isnull && vb->isnull)
-                continue;
-            c = va->isnull ? 1 : -1; /* NULL is larger */
-            if (k->nulls_first != k->desc)
-                c = -c;
-            if (k->desc)
-                c = -c;
-        } else {
-            c = sql_value_compare(va, vb);
-        }
+    for (uint16_t i = 0; i < spec->nkeys; i++) {
+        c = key_cmp(&a->keys[i], &b->keys[i], spec->keys[i].desc,
+                    spec->keys[i].nulls_first);
         if (c != 0)
-            return k->desc ? -c : c;
+            return c;
+    }
+    for (uint16_t i = 0; i < spec->nout; i++) {
+        c = key_cmp(&a->out[i], &b->out[i], false, false);
+        if (c != 0)
+            return c;
     }
     return 0;
 }
 
-keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
-{
-    sql_table t;
-    sql_scope scope, *sp = NULL;
-    sql_scan sc;
-    target *tl = NULL;
-    uint16_t nt = 0;
-    sql_expr *where = NULL;
-    sort_key *keys = NULL;
-    uint16_t nkeys = 0;
-    int64_t limit, offset, sent = 0, skipped = 0;
-    sql_column *cols;
+/* ---- the output stage -------------------------------------------------- */
+
+/* What the output stage needs, whatever feeds it rows. */
+typedef struct output {
+    target *tl;
+    uint16_t nt;
+    sql_expr *having;
+    sort_key *keys;
+    uint16_t nkeys;
+    bool distinct;
+    int64_t limit, offset, sent, skipped;
+    bool collect; /* ORDER BY or DISTINCT: rows are kept, then sorted */
+    sorted_row *rows;
+    size_t nrows, caprows;
     sql_value *out;
     const char **txt;
     uint32_t *lens;
-    sorted_row *rows = NULL;
-    size_t nrows = 0, caprows = 0;
-    bool scanning = false, found;
+} output;
+
+static keel_status send_values(sql_session *s, output *o, const sql_value *vals)
+{
     keel_status rc;
 
+    for (uint16_t i = 0; i < o->nt; i++) {
+        rc = sql_value_out(s, &vals[i], i, &o->txt[i], &o->lens[i]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (s->sink->row(s->sink->ctx, o->txt, o->lens, o->nt) != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    o->sent++;
+    return KEEL_OK;
+}
+
+/* Whether the output is complete (LIMIT reached while streaming). */
+static bool output_full(const output *o)
+{
+    return !o->collect && o->limit >= 0 && o->sent >= o->limit;
+}
+
+/* One row (an input row, or a group's) through HAVING, the output list,
+ * and on to the client or the collection. */
+static keel_status output_row(sql_session *s, output *o, const sql_value *row)
+{
+    keel_status rc;
+
+    if (o->having != NULL) {
+        sql_value h;
+        rc = sql_expr_eval(s, o->having, row, &h);
+        if (rc != KEEL_OK || h.isnull || !h.v.b)
+            return rc;
+    }
+    for (uint16_t i = 0; i < o->nt; i++) {
+        rc = sql_expr_eval(s, o->tl[i].expr, row, &o->out[i]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (!o->collect) {
+        if (o->skipped < o->offset) {
+            o->skipped++;
+            return KEEL_OK;
+        }
+        return send_values(s, o, o->out);
+    }
+    if (o->nrows == o->caprows) {
+        size_t cap = o->caprows == 0 ? 64 : o->caprows * 2;
+        sorted_row *nr = sql_alloc(&s->arena, cap * sizeof(*nr));
+        if (nr == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (o->nrows > 0)
+            memcpy(nr, o->rows, o->nrows * sizeof(*nr));
+        o->rows = nr;
+        o->caprows = cap;
+    }
+    {
+        sorted_row *r = &o->rows[o->nrows];
+        r->out = sql_alloc(&s->arena, (o->nt + 1) * sizeof(sql_value));
+        r->keys = sql_alloc(&s->arena, (o->nkeys + 1) * sizeof(sql_value));
+        if (r->out == NULL || r->keys == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t i = 0; i < o->nt; i++) {
+            r->out[i] = o->out[i];
+            rc = value_keep(s, &r->out[i]);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        for (uint16_t i = 0; i < o->nkeys; i++) {
+            rc = sql_expr_eval(s, o->keys[i].expr, row, &r->keys[i]);
+            if (rc == KEEL_OK)
+                rc = value_keep(s, &r->keys[i]);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+    }
+    o->nrows++;
+    return KEEL_OK;
+}
+
+/* The collected rows, sorted (and made distinct), to the client. */
+static keel_status output_finish(sql_session *s, output *o)
+{
+    sort_spec spec = {.keys = o->keys, .nkeys = o->nkeys,
+                      .nout = o->distinct ? o->nt : 0};
+    keel_status rc = KEEL_OK;
+
+    if (!o->collect)
+        return KEEL_OK;
+    qsort_r(o->rows, o->nrows, sizeof(*o->rows), sorted_cmp, &spec);
+    for (size_t i = 0; i < o->nrows && (o->limit < 0 || o->sent < o->limit);
+         i++) {
+        if (o->distinct && i > 0) {
+            bool same = true;
+            for (uint16_t c = 0; same && c < o->nt; c++)
+                same = key_cmp(&o->rows[i].out[c], &o->rows[i - 1].out[c],
+                               false, false) == 0;
+            if (same)
+                continue;
+        }
+        if (o->skipped < o->offset) {
+            o->skipped++;
+            continue;
+        }
+        rc = send_values(s, o, o->rows[i].out);
+        if (rc != KEEL_OK)
+            break;
+    }
+    return rc;
+}
+
+/* ---- grouping ------------------------------------------------------------ */
+
+/* One input row's part in grouping: its key values then its aggregates'
+ * arguments. */
+typedef struct group_input {
+    sql_value *vals;
+} group_input;
+
+typedef struct group_spec {
+    uint16_t nkeys;
+} group_spec;
+
+static int group_cmp(const void *x, const void *y, void *arg)
+{
+    const group_input *a = x, *b = y;
+    const group_spec *g = arg;
+
+    for (uint16_t i = 0; i < g->nkeys; i++) {
+        int c = key_cmp(&a->vals[i], &b->vals[i], false, false);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+/* Folds value v into aggregate a's state (st), counting in *n. */
+static keel_status agg_step(sql_session *s, const sql_agg *a, sql_value *st,
+                            int64_t *n, const sql_value *v)
+{
+    if (a->kind == SQL_AGG_COUNT_STAR) {
+        st->v.i++;
+        return KEEL_OK;
+    }
+    if (v->isnull)
+        return KEEL_OK;
+    switch (a->kind) {
+    case SQL_AGG_COUNT:
+        st->v.i++;
+        break;
+    case SQL_AGG_SUM:
+    case SQL_AGG_AVG:
+        if (st->isnull) {
+            st->isnull = false;
+            if (a->type == SQL_TYPE_FLOAT8)
+                st->v.f = 0;
+            else
+                st->v.i = 0;
+        }
+        if (a->type == SQL_TYPE_FLOAT8)
+            st->v.f += v->v.f;
+        else if (__builtin_add_overflow(st->v.i, v->v.i, &st->v.i))
+            return sql_fail(s, KEEL_EINVAL, "22003", "bigint out of range");
+        (*n)++;
+        break;
+    default: /* MIN, MAX */
+        if (st->isnull ||
+            (a->kind == SQL_AGG_MIN ? sql_value_compare(v, st) < 0
+                                    : sql_value_compare(v, st) > 0)) {
+            *st = *v;
+            st->type = a->type;
+        }
+        break;
+    }
+    return KEEL_OK;
+}
+
+/* Groups the input rows (sorted by key), computes each group's
+ * aggregates and sends its row to the output stage. */
+static keel_status group_finish(sql_session *s, const sql_grouping *g,
+                                group_input *in, size_t n, output *o)
+{
+    group_spec spec = {.nkeys = g->nkeys};
+    uint16_t width = (uint16_t)(g->nkeys + g->naggs);
+    sql_value *row = sql_alloc(&s->arena, (width + 1) * sizeof(*row));
+    int64_t *counts = sql_alloc(&s->arena, (g->naggs + 1) * sizeof(*counts));
+    keel_status rc = KEEL_OK;
+    size_t i = 0;
+
+    if (row == NULL || counts == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    qsort_r(in, n, sizeof(*in), group_cmp, &spec);
+    /* Without GROUP BY there is one group, even of no rows. */
+    while (rc == KEEL_OK && (i < n || (i == 0 && g->nkeys == 0))) {
+        size_t first = i;
+        for (uint16_t a = 0; a < g->naggs; a++) {
+            const sql_agg *ag = &g->aggs[a];
+            sql_value *st = &row[g->nkeys + a];
+            memset(st, 0, sizeof(*st));
+            st->type = ag->type;
+            st->isnull = ag->kind != SQL_AGG_COUNT && ag->kind != SQL_AGG_COUNT_STAR;
+            counts[a] = 0;
+        }
+        for (uint16_t k = 0; k < g->nkeys && first < n; k++)
+            row[k] = in[first].vals[k];
+        while (i < n && (i == first || group_cmp(&in[i], &in[first], &spec) == 0)) {
+            for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
+                rc = agg_step(s, &g->aggs[a], &row[g->nkeys + a], &counts[a],
+                              &in[i].vals[g->nkeys + a]);
+            i++;
+        }
+        for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
+            if (g->aggs[a].kind == SQL_AGG_AVG && counts[a] > 0)
+                row[g->nkeys + a].v.f /= (double)counts[a];
+        if (rc == KEEL_OK)
+            rc = output_row(s, o, row);
+        if (n == 0)
+            break;
+        if (rc == KEEL_OK && output_full(o))
+            break;
+    }
+    return rc;
+}
+
+/* ---- FROM: tables joined ------------------------------------------------- */
+
+/* One table of a query's FROM, joined to those before it. */
+typedef struct from_item {
+    sql_table t;
+    bool left;              /* LEFT JOIN: a row of nulls when none matches */
+    const PgQuery__Node *on;
+    sql_expr *on_expr;
+    uint16_t off;           /* its first column in the joined row */
+    sql_scan sc;
+} from_item;
+
+typedef struct from_list {
+    from_item *items;
+    uint16_t n, cap;
+    keel_column_info *cols; /* every table's columns, side by side */
+    const char **col_table;
+    const char **tables;
+    uint16_t ncols;
+} from_list;
+
+/* Adds a FROM item: a table, or a join whose right side is one. */
+static keel_status from_add(sql_session *s, from_list *f, const PgQuery__Node *n,
+                            bool left, const PgQuery__Node *on)
+{
+    keel_status rc;
+
+    if (n->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR) {
+        const PgQuery__JoinExpr *j = n->join_expr;
+        if (j->is_natural || j->n_using_clause > 0)
+            return sql_unsupported(s, -1, "NATURAL and USING joins");
+        if (j->jointype != PG_QUERY__JOIN_TYPE__JOIN_INNER &&
+            j->jointype != PG_QUERY__JOIN_TYPE__JOIN_LEFT)
+            return sql_unsupported(s, -1, "RIGHT and FULL joins");
+        if (j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+            return sql_unsupported(s, -1, "joins nested on their right side");
+        if (j->alias != NULL)
+            return sql_unsupported(s, -1, "aliases of joins");
+        rc = from_add(s, f, j->larg, false, NULL);
+        if (rc != KEEL_OK)
+            return rc;
+        return from_add(s, f, j->rarg,
+                        j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT, j->quals);
+    }
+    if (n->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+        return sql_unsupported(s, -1, "subqueries and functions in FROM");
+    if (f->n == f->cap) {
+        uint16_t cap = f->cap == 0 ? 4 : (uint16_t)(f->cap * 2);
+        from_item *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
+        if (ni == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (f->n > 0)
+            memcpy(ni, f->items, f->n * sizeof(*ni));
+        f->items = ni;
+        f->cap = cap;
+    }
+    memset(&f->items[f->n], 0, sizeof(f->items[0]));
+    rc = sql_table_open(s, n->range_var, &f->items[f->n].t);
+    if (rc != KEEL_OK)
+        return rc;
+    for (uint16_t k = 0; k < f->n; k++)
+        if (strcmp(f->items[k].t.alias, f->items[f->n].t.alias) == 0)
+            return sql_fail_at(s, n->range_var->location, KEEL_EINVAL, "42712",
+                               "table name \"%s\" specified more than once",
+                               f->items[f->n].t.alias);
+    f->items[f->n].left = left;
+    f->items[f->n].on = on;
+    f->n++;
+    return KEEL_OK;
+}
+
+/* Builds the joined row's columns and the scope over them. */
+static keel_status from_scope(sql_session *s, from_list *f, sql_scope *sc)
+{
+    uint16_t total = 0;
+
+    for (uint16_t k = 0; k < f->n; k++) {
+        f->items[k].off = total;
+        if (total + f->items[k].t.info.ncols > 1664)
+            return sql_fail(s, KEEL_ETOOBIG, "54000",
+                            "joins can have at most 1664 columns");
+        total = (uint16_t)(total + f->items[k].t.info.ncols);
+    }
+    f->cols = sql_alloc(&s->arena, (total + 1u) * sizeof(*f->cols));
+    f->col_table = sql_alloc(&s->arena, (total + 1u) * sizeof(char *));
+    f->tables = sql_alloc(&s->arena, (f->n + 1u) * sizeof(char *));
+    if (f->cols == NULL || f->col_table == NULL || f->tables == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t k = 0; k < f->n; k++) {
+        const sql_table *t = &f->items[k].t;
+        f->tables[k] = t->alias;
+        for (uint16_t c = 0; c < t->info.ncols; c++) {
+            f->cols[f->items[k].off + c] = t->cols[c];
+            f->col_table[f->items[k].off + c] = t->alias;
+        }
+    }
+    f->ncols = total;
+    *sc = (sql_scope){.table = f->n == 1 ? f->items[0].t.alias : "",
+                      .cols = f->cols, .ncols = total,
+                      .col_table = f->col_table, .tables = f->tables,
+                      .ntables = f->n};
+    return KEEL_OK;
+}
+
+/* The FROM item column i of the joined row belongs to. */
+static const from_item *from_item_of(const from_list *f, uint16_t i)
+{
+    for (uint16_t k = f->n; k-- > 0;)
+        if (i >= f->items[k].off)
+            return &f->items[k];
+    return NULL;
+}
+
+/* Resolves GROUP BY's items: plain columns, named (qualified or not) or
+ * given as the output column at a position. */
+static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
+                              const sql_scope *plain, sql_grouping *g,
+                              uint16_t *cols)
+{
+    for (uint16_t c = 0; c < plain->ncols; c++)
+        g->key_slot[c] = -1;
+    for (size_t i = 0; i < st->n_group_clause; i++) {
+        const PgQuery__Node *n = st->group_clause[i];
+        sql_expr *e;
+        keel_status rc;
+        if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+            n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
+            int32_t pos = n->a_const->ival->ival;
+            if (pos < 1 || (size_t)pos > st->n_target_list)
+                return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
+                                   "GROUP BY position %d is not in select list",
+                                   pos);
+            n = st->target_list[pos - 1]->res_target->val;
+        }
+        if (n == NULL || n->node_case != PG_QUERY__NODE__NODE_COLUMN_REF)
+            return sql_unsupported(s, -1, "GROUP BY of expressions");
+        rc = sql_expr_analyse(s, plain, n, &e);
+        if (rc != KEEL_OK)
+            return rc;
+        if (g->key_slot[e->u.column] < 0) {
+            cols[g->nkeys] = e->u.column;
+            g->key_slot[e->u.column] = (int16_t)g->nkeys++;
+        }
+    }
+    return KEEL_OK;
+}
+
+/* ---- SELECT ------------------------------------------------------------- */
+
+static keel_status order_by(sql_session *s, const PgQuery__SelectStmt *st,
+                            const sql_scope *sp, output *o)
+{
+    keel_status rc;
+
+    o->keys = sql_alloc(&s->arena, (st->n_sort_clause + 1) * sizeof(*o->keys));
+    if (o->keys == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (size_t i = 0; i < st->n_sort_clause; i++) {
+        const PgQuery__SortBy *sb = st->sort_clause[i]->sort_by;
+        const PgQuery__Node *n = sb->node;
+        sort_key *k = &o->keys[o->nkeys++];
+        if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
+            return sql_unsupported(s, sb->location, "ORDER BY ... USING");
+        k->desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+        k->nulls_first =
+            sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
+            (sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
+             k->desc);
+        /* ORDER BY 2: the second output column; ORDER BY name: an output
+         * column's name first, then the table's. */
+        if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+            n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
+            int32_t pos = n->a_const->ival->ival;
+            if (pos < 1 || pos > o->nt)
+                return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
+                                   "ORDER BY position %d is not in select list",
+                                   pos);
+            k->expr = o->tl[pos - 1].expr;
+            continue;
+        }
+        k->expr = NULL;
+        if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+            n->column_ref->n_fields == 1) {
+            const char *name = sql_node_string(n->column_ref->fields[0]);
+            for (uint16_t j = 0; name != NULL && j < o->nt; j++)
+                if (strcmp(o->tl[j].name, name) == 0) {
+                    k->expr = o->tl[j].expr;
+                    break;
+                }
+        }
+        if (k->expr == NULL) {
+            if (o->distinct)
+                return sql_fail_at(s, sb->location, KEEL_EINVAL, "42P10",
+                                   "for SELECT DISTINCT, ORDER BY expressions "
+                                   "must appear in select list");
+            rc = sql_expr_prepare(s, sp, n, &k->expr);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        if (k->expr->type == SQL_TYPE_UNKNOWN)
+            k->expr->type = SQL_TYPE_TEXT;
+    }
+    return KEEL_OK;
+}
+
+/* What the join loop feeds: the output stage, or grouping's inputs. */
+typedef struct select_run {
+    from_list *from;
+    sql_expr *where;
+    const sql_expr *conds[2]; /* an item's ON, then WHERE: its bounds */
+    sql_value *row;           /* the joined row */
+    output *o;
+    sql_grouping *g;          /* grouping, or NULL */
+    uint16_t *gcols;
+    group_input *gin;
+    size_t ngin, capgin;
+} select_run;
+
+/* A joined row that passed WHERE: to the output, or kept for grouping. */
+static keel_status select_emit(sql_session *s, select_run *r)
+{
+    sql_grouping *g = r->g;
+    sql_value *vals;
+    keel_status rc = KEEL_OK;
+
+    if (g == NULL)
+        return output_row(s, r->o, r->row);
+    if (r->ngin == r->capgin) {
+        size_t cap = r->capgin == 0 ? 256 : r->capgin * 2;
+        group_input *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
+        if (ni == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (r->ngin > 0)
+            memcpy(ni, r->gin, r->ngin * sizeof(*ni));
+        r->gin = ni;
+        r->capgin = cap;
+    }
+    vals = sql_alloc(&s->arena, (g->nkeys + g->naggs + 1u) * sizeof(sql_value));
+    if (vals == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t k = 0; rc == KEEL_OK && k < g->nkeys; k++) {
+        vals[k] = r->row[r->gcols[k]];
+        rc = value_keep(s, &vals[k]);
+    }
+    for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
+        sql_value *v = &vals[g->nkeys + a];
+        memset(v, 0, sizeof(*v));
+        if (g->aggs[a].arg != NULL) {
+            rc = sql_expr_eval(s, g->aggs[a].arg, r->row, v);
+            if (rc == KEEL_OK)
+                rc = value_keep(s, v);
+        }
+    }
+    r->gin[r->ngin++].vals = vals;
+    return rc;
+}
+
+/* One level's rows, read before the levels below it run: the engine
+ * keeps one scan open per session. */
+typedef struct level_rows {
+    sql_value *vals; /* n rows of ncols */
+    size_t n, cap;
+    char *strs;      /* their strings; offsets until the read ends */
+    size_t slen, scap;
+} level_rows;
+
+static bool level_add(level_rows *lr, const sql_value *row, uint16_t ncols)
+{
+    if (lr->n == lr->cap) {
+        size_t cap = lr->cap == 0 ? 16 : lr->cap * 2;
+        sql_value *nv = realloc(lr->vals, cap * ncols * sizeof(*nv));
+        if (nv == NULL)
+            return false;
+        lr->vals = nv;
+        lr->cap = cap;
+    }
+    for (uint16_t c = 0; c < ncols; c++) {
+        sql_value v = row[c];
+        if (!v.isnull && sql_type_is_string(v.type)) {
+            if (lr->slen + v.v.s.len + 1 > lr->scap) {
+                size_t cap = lr->scap == 0 ? 4096 : lr->scap;
+                char *ns;
+                while (cap < lr->slen + v.v.s.len + 1)
+                    cap *= 2;
+                ns = realloc(lr->strs, cap);
+                if (ns == NULL)
+                    return false;
+                lr->strs = ns;
+                lr->scap = cap;
+            }
+            memcpy(lr->strs + lr->slen, v.v.s.p, v.v.s.len);
+            v.v.s.p = (const char *)(uintptr_t)lr->slen;
+            lr->slen += v.v.s.len + 1;
+        }
+        lr->vals[lr->n * ncols + c] = v;
+    }
+    lr->n++;
+    return true;
+}
+
+/* Turns the stored offsets into pointers, once the strings stay put. */
+static void level_fix(level_rows *lr, uint16_t ncols)
+{
+    for (size_t i = 0; i < lr->n * ncols; i++) {
+        sql_value *v = &lr->vals[i];
+        if (!v->isnull && sql_type_is_string(v->type))
+            v->v.s.p = lr->strs + (uintptr_t)v->v.s.p;
+    }
+}
+
+/*
+ * The join as nested loops: for each row of the tables before `level`,
+ * the rows of its table that its ON condition accepts (its primary key
+ * bounded by ON and WHERE where they give its key from the outer row: an
+ * index nested loop), or for a LEFT JOIN without one, a row of nulls.
+ * The last table's rows stream; the others' are read first, since a
+ * session has one scan open at a time.
+ */
+static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
+{
+    from_item *it;
+    level_rows lr = {0};
+    bool matched = false, found, last;
+    keel_status rc;
+
+    if (level == r->from->n) {
+        if (r->where != NULL) {
+            sql_value w;
+            rc = sql_expr_eval(s, r->where, r->row, &w);
+            if (rc != KEEL_OK || w.isnull || !w.v.b)
+                return rc;
+        }
+        return select_emit(s, r);
+    }
+    it = &r->from->items[level];
+    last = level + 1 == r->from->n;
+    r->conds[0] = it->on_expr;
+    r->conds[1] = r->where;
+    rc = scan_open(s, &it->sc, &it->t, r->conds, 2, r->row, it->off);
+    if (rc != KEEL_OK)
+        return rc;
+    while (!output_full(r->o)) {
+        rc = sql_scan_next(s, &it->sc, &found);
+        if (rc != KEEL_OK || !found)
+            break;
+        memcpy(r->row + it->off, it->sc.row, it->t.info.ncols * sizeof(sql_value));
+        if (it->on_expr != NULL) {
+            sql_value v;
+            rc = sql_expr_eval(s, it->on_expr, r->row, &v);
+            if (rc != KEEL_OK)
+                break;
+            if (v.isnull || !v.v.b)
+                continue;
+        }
+        matched = true;
+        if (last) {
+            rc = join_level(s, r, (uint16_t)(level + 1));
+            if (rc != KEEL_OK)
+                break;
+        } else if (!level_add(&lr, it->sc.row, it->t.info.ncols)) {
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            break;
+        }
+    }
+    sql_scan_end(&it->sc);
+    level_fix(&lr, it->t.info.ncols);
+    for (size_t i = 0; rc == KEEL_OK && i < lr.n && !output_full(r->o); i++) {
+        memcpy(r->row + it->off, lr.vals + i * it->t.info.ncols,
+               it->t.info.ncols * sizeof(sql_value));
+        rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    free(lr.vals);
+    free(lr.strs);
+    if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
+        for (uint16_t c = 0; c < it->t.info.ncols; c++)
+            r->row[it->off + c] = (sql_value){
+                .type = sql_type_of_keel(it->t.cols[c].type), .isnull = true};
+        rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    return rc;
+}
+
+keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
+{
+    from_list from;
+    sql_scope scope, gscope, *sp = NULL, *op;
+    sql_grouping g;
+    select_run run;
+    output o;
+    sql_column *cols;
+    bool grouped;
+    keel_status rc;
+
+    memset(&o, 0, sizeof(o));
+    memset(&g, 0, sizeof(g));
+    memset(&from, 0, sizeof(from));
+    memset(&run, 0, sizeof(run));
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
         return sql_unsupported(s, -1, "UNION, INTERSECT and EXCEPT");
     if (st->n_values_lists > 0)
@@ -472,208 +1156,153 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         return sql_unsupported(s, -1, "WITH");
     if (st->into_clause != NULL)
         return sql_unsupported(s, -1, "SELECT INTO");
-    if (st->n_distinct_clause > 0)
-        return sql_unsupported(s, -1, "DISTINCT");
-    if (st->n_group_clause > 0 || st->having_clause != NULL)
-        return sql_unsupported(s, -1, "GROUP BY and HAVING");
     if (st->n_window_clause > 0)
         return sql_unsupported(s, -1, "window functions");
     if (st->n_locking_clause > 0)
         return sql_unsupported(s, -1, "FOR UPDATE and FOR SHARE");
-    if (st->n_from_clause > 1)
-        return sql_unsupported(s, -1, "joins");
-    if (st->n_from_clause == 1) {
-        const PgQuery__Node *f = st->from_clause[0];
-        if (f->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
-            return sql_unsupported(s, -1,
-                                   f->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR
-                                       ? "joins"
-                                       : "subqueries and functions in FROM");
-        rc = sql_table_open(s, f->range_var, &t);
+    if (st->n_distinct_clause > 0) {
+        /* DISTINCT is a list holding one empty node; DISTINCT ON names. */
+        if (st->n_distinct_clause > 1 || st->distinct_clause[0]->node_case != 0)
+            return sql_unsupported(s, -1, "DISTINCT ON");
+        o.distinct = true;
+    }
+    for (size_t i = 0; i < st->n_from_clause; i++) {
+        rc = from_add(s, &from, st->from_clause[i], false, NULL);
         if (rc != KEEL_OK)
             return rc;
-        scope = (sql_scope){.table = t.alias, .cols = t.cols,
-                            .ncols = t.info.ncols};
+    }
+    if (from.n > 0) {
+        rc = from_scope(s, &from, &scope);
+        if (rc != KEEL_OK)
+            return rc;
         sp = &scope;
     }
-    rc = targets_analyse(s, sp, st->target_list, st->n_target_list, &tl, &nt);
-    if (rc != KEEL_OK)
-        return rc;
+    /* ON conditions see the tables joined so far (and, as in
+     * PostgreSQL's scoping errors, are checked against all). */
+    for (uint16_t k = 0; k < from.n; k++) {
+        sql_expr *e;
+        if (from.items[k].on == NULL)
+            continue;
+        rc = sql_expr_prepare(s, sp, from.items[k].on, &e);
+        if (rc == KEEL_OK && e->type != SQL_TYPE_BOOL)
+            rc = sql_fail_at(s, e->location, KEEL_ETYPE, "42804",
+                             "argument of JOIN/ON must be type boolean, not "
+                             "type %s",
+                             sql_type_name(e->type));
+        if (rc != KEEL_OK)
+            return rc;
+        from.items[k].on_expr = e;
+    }
     if (st->where_clause != NULL) {
-        rc = sql_expr_prepare(s, sp, st->where_clause, &where);
-        if (rc == KEEL_OK && where->type != SQL_TYPE_BOOL) {
-            if (where->type == SQL_TYPE_UNKNOWN && where->kind == SQL_EXPR_CONST) {
-                rc = sql_value_cast(s, &where->u.value, SQL_TYPE_BOOL, -1, false,
-                                    where->location);
-                where->type = SQL_TYPE_BOOL;
-            } else {
-                rc = sql_fail_at(s, where->location, KEEL_ETYPE, "42804",
-                                 "argument of WHERE must be type boolean, not "
+        rc = sql_expr_prepare(s, sp, st->where_clause, &run.where);
+        if (rc == KEEL_OK && run.where->type != SQL_TYPE_BOOL)
+            rc = sql_fail_at(s, run.where->location, KEEL_ETYPE, "42804",
+                             "argument of WHERE must be type boolean, not type "
+                             "%s",
+                             sql_type_name(run.where->type));
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    /* A query groups when it says GROUP BY or HAVING, or when its output
+     * holds an aggregate (found by analysing it as not grouping). */
+    grouped = st->n_group_clause > 0 || st->having_clause != NULL;
+    op = sp;
+    if (!grouped) {
+        s->saw_aggregate = false;
+        rc = targets_analyse(s, sp, st->target_list, st->n_target_list, &o.tl,
+                             &o.nt);
+        if (rc != KEEL_OK && !s->saw_aggregate)
+            return rc;
+        grouped = rc != KEEL_OK;
+    }
+    if (grouped) {
+        g.key_slot = sql_alloc(&s->arena, (from.ncols + 1u) * sizeof(int16_t));
+        run.gcols = sql_alloc(&s->arena, (from.ncols + 1u) * sizeof(uint16_t));
+        if (g.key_slot == NULL || run.gcols == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (sp == NULL && st->n_group_clause > 0)
+            return sql_unsupported(s, -1, "GROUP BY without FROM");
+        if (sp != NULL) {
+            rc = group_keys(s, st, sp, &g, run.gcols);
+            if (rc != KEEL_OK)
+                return rc;
+            gscope = *sp;
+        } else {
+            memset(&gscope, 0, sizeof(gscope));
+            gscope.table = "";
+        }
+        g.input = sp;
+        gscope.grouping = &g;
+        op = &gscope;
+        rc = targets_analyse(s, op, st->target_list, st->n_target_list, &o.tl,
+                             &o.nt);
+        if (rc == KEEL_OK && st->having_clause != NULL) {
+            rc = sql_expr_prepare(s, op, st->having_clause, &o.having);
+            if (rc == KEEL_OK && o.having->type != SQL_TYPE_BOOL)
+                rc = sql_fail_at(s, o.having->location, KEEL_ETYPE, "42804",
+                                 "argument of HAVING must be type boolean, not "
                                  "type %s",
-                                 sql_type_name(where->type));
-            }
+                                 sql_type_name(o.having->type));
         }
         if (rc != KEEL_OK)
             return rc;
+        run.g = &g;
     }
     if (st->n_sort_clause > 0) {
-        keys = sql_alloc(&s->arena, st->n_sort_clause * sizeof(*keys));
-        if (keys == NULL)
-            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-        for (size_t i = 0; i < st->n_sort_clause; i++) {
-            const PgQuery__SortBy *sb = st->sort_clause[i]->sort_by;
-            const PgQuery__Node *n = sb->node;
-            sort_key *k = &keys[nkeys++];
-            if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
-                return sql_unsupported(s, sb->location, "ORDER BY ... USING");
-            k->desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
-            k->nulls_first =
-                sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
-                (sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
-                 k->desc);
-            /* ORDER BY 2: the second output column; ORDER BY name: an
-             * output column's name first, then the table's. */
-            if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-                n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
-                int32_t pos = n->a_const->ival->ival;
-                if (pos < 1 || pos > nt)
-                    return sql_fail_at(s, n->a_const->location, KEEL_EINVAL,
-                                       "42P10",
-                                       "ORDER BY position %d is not in select "
-                                       "list",
-                                       pos);
-                k->expr = tl[pos - 1].expr;
-                continue;
-            }
-            k->expr = NULL;
-            if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
-                n->column_ref->n_fields == 1) {
-                const char *name = sql_node_string(n->column_ref->fields[0]);
-                for (uint16_t j = 0; name != NULL && j < nt; j++)
-                    if (strcmp(tl[j].name, name) == 0) {
-                        k->expr = tl[j].expr;
-                        break;
-                    }
-            }
-            if (k->expr == NULL) {
-                rc = sql_expr_prepare(s, sp, n, &k->expr);
-                if (rc != KEEL_OK)
-                    return rc;
-            }
-            if (k->expr->type == SQL_TYPE_UNKNOWN)
-                k->expr->type = SQL_TYPE_TEXT;
-        }
+        rc = order_by(s, st, op, &o);
+        if (rc != KEEL_OK)
+            return rc;
     }
-    rc = limit_value(s, st->limit_count, "LIMIT", &limit);
+    o.collect = o.nkeys > 0 || o.distinct;
+    rc = limit_value(s, st->limit_count, "LIMIT", &o.limit);
     if (rc == KEEL_OK)
-        rc = limit_value(s, st->limit_offset, "OFFSET", &offset);
+        rc = limit_value(s, st->limit_offset, "OFFSET", &o.offset);
     if (rc != KEEL_OK)
         return rc;
+    if (o.offset < 0)
+        o.offset = 0;
     /* The result's description. */
-    cols = sql_alloc(&s->arena, (nt + 1) * sizeof(*cols));
-    out = sql_alloc(&s->arena, (nt + 1) * sizeof(*out));
-    txt = sql_alloc(&s->arena, (nt + 1) * sizeof(*txt));
-    lens = sql_alloc(&s->arena, (nt + 1) * sizeof(*lens));
-    if (cols == NULL || out == NULL || txt == NULL || lens == NULL)
+    cols = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*cols));
+    o.out = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.out));
+    o.txt = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.txt));
+    o.lens = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.lens));
+    run.row = sql_alloc(&s->arena, (from.ncols + 1u) * sizeof(sql_value));
+    if (cols == NULL || o.out == NULL || o.txt == NULL || o.lens == NULL ||
+        run.row == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    for (uint16_t i = 0; i < nt; i++) {
-        uint32_t type = tl[i].expr->type;
-        if (type == SQL_TYPE_UNKNOWN)
-            type = SQL_TYPE_TEXT;
-        cols[i] = (sql_column){.name = tl[i].name, .type = type,
+    for (uint16_t i = 0; i < o.nt; i++) {
+        const sql_expr *e = o.tl[i].expr;
+        uint32_t type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : e->type;
+        cols[i] = (sql_column){.name = o.tl[i].name, .type = type,
                                .typlen = sql_type_len(type), .typmod = -1};
-        if (tl[i].expr->kind == SQL_EXPR_COLUMN && sp != NULL) {
-            const keel_column_info *ci = &t.cols[tl[i].expr->u.column];
-            cols[i].table = t.info.oid;
-            cols[i].attnum = (int16_t)(tl[i].expr->u.column + 1);
-            if (ci->type == KEEL_CHAR)
-                cols[i].typmod = ci->charlen + 4;
+        if (s->nrformats > 0)
+            cols[i].format = s->rformats[s->nrformats == 1 ? 0 : i];
+        if (e->kind == SQL_EXPR_COLUMN && sp != NULL) {
+            uint16_t c = e->u.column;
+            if (grouped)
+                c = c < g.nkeys ? run.gcols[c] : UINT16_MAX;
+            if (c != UINT16_MAX) {
+                const from_item *it = from_item_of(&from, c);
+                uint16_t a = (uint16_t)(c - it->off);
+                cols[i].table = it->t.info.oid;
+                cols[i].attnum = (int16_t)(a + 1);
+                if (it->t.cols[a].type == KEEL_CHAR)
+                    cols[i].typmod = it->t.cols[a].charlen + 4;
+            }
         }
     }
-    if (s->sink->columns(s->sink->ctx, cols, nt) != 0)
+    if (s->sink->columns(s->sink->ctx, cols, o.nt) != 0)
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-    if (sp != NULL) {
-        rc = sql_scan_begin(s, &sc, &t, where);
-        if (rc != KEEL_OK)
-            return rc;
-        scanning = true;
-    }
-    for (bool first = true; rc == KEEL_OK; first = false) {
-        if (limit >= 0 && keys == NULL && sent >= limit)
-            break;
-        if (scanning) {
-            rc = sql_scan_next(s, &sc, &found);
-            if (rc != KEEL_OK || !found)
-                break;
-        } else {
-            sql_value w;
-            if (!first)
-                break;
-            if (where != NULL) {
-                rc = sql_expr_eval(s, where, NULL, &w);
-                if (rc != KEEL_OK || w.isnull || !w.v.b)
-                    break;
-            }
-        }
-        for (uint16_t i = 0; rc == KEEL_OK && i < nt; i++)
-            rc = sql_expr_eval(s, tl[i].expr, scanning ? sc.row : NULL, &out[i]);
-        if (rc != KEEL_OK)
-            break;
-        if (keys != NULL) {
-            sorted_row *r;
-            if (nrows == caprows) {
-                size_t ncap = caprows == 0 ? 64 : caprows * 2;
-                sorted_row *nr = sql_alloc(&s->arena, ncap * sizeof(*nr));
-                if (nr == NULL) {
-                    rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-                    break;
-                }
-                if (nrows > 0)
-                    memcpy(nr, rows, nrows * sizeof(*nr));
-                rows = nr;
-                caprows = ncap;
-            }
-            r = &rows[nrows];
-            r->out = sql_alloc(&s->arena, (nt + 1) * sizeof(sql_value));
-            r->keys = sql_alloc(&s->arena, (nkeys + 1) * sizeof(sql_value));
-            if (r->out == NULL || r->keys == NULL) {
-                rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-                break;
-            }
-            for (uint16_t i = 0; rc == KEEL_OK && i < nt; i++) {
-                r->out[i] = out[i];
-                rc = value_keep(s, &r->out[i]);
-            }
-            for (uint16_t i = 0; rc == KEEL_OK && i < nkeys; i++) {
-                rc = sql_expr_eval(s, keys[i].expr, scanning ? sc.row : NULL,
-                                   &r->keys[i]);
-                if (rc == KEEL_OK)
-                    rc = value_keep(s, &r->keys[i]);
-            }
-            nrows++;
-            continue;
-        }
-        if (offset > 0 && skipped < offset) {
-            skipped++;
-            continue;
-        }
-        rc = send_row(s, out, nt, txt, lens);
-        sent++;
-    }
-    if (scanning)
-        sql_scan_end(&sc);
+    if (s->describe_only)
+        return KEEL_OK;
+    run.from = &from;
+    run.o = &o;
+    rc = join_level(s, &run, 0);
+    if (rc == KEEL_OK && grouped)
+        rc = group_finish(s, &g, run.gin, run.ngin, &o);
+    if (rc == KEEL_OK)
+        rc = output_finish(s, &o);
     if (rc != KEEL_OK)
         return rc;
-    if (keys != NULL) {
-        sort_spec spec = {.keys = keys, .n = nkeys};
-        qsort_r(rows, nrows, sizeof(*rows), sorted_cmp, &spec);
-        for (size_t i = offset > 0 ? (size_t)offset : 0;
-             rc == KEEL_OK && i < nrows && (limit < 0 || sent < limit); i++) {
-            rc = send_row(s, rows[i].out, nt, txt, lens);
-            sent++;
-        }
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    return sql_complete(s, "SELECT %lld", (long long)sent);
+    return sql_complete(s, "SELECT %lld", (long long)o.sent);
 }

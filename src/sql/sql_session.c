@@ -54,6 +54,23 @@ char *sql_strndup(sql_arena *a, const char *p, size_t n)
     return c;
 }
 
+sql_arena_mark sql_arena_save(const sql_arena *a)
+{
+    return (sql_arena_mark){.block = a->head,
+                            .used = a->head != NULL ? a->head->used : 0};
+}
+
+void sql_arena_restore(sql_arena *a, sql_arena_mark m)
+{
+    while (a->head != NULL && a->head != m.block) {
+        sql_arena_block *next = a->head->next;
+        free(a->head);
+        a->head = next;
+    }
+    if (a->head != NULL)
+        a->head->used = m.used;
+}
+
 void sql_arena_reset(sql_arena *a)
 {
     sql_arena_block *b = a->head;
@@ -427,6 +444,11 @@ void sql_session_destroy(sql_session *s)
         free(s->settings);
         s->settings = next;
     }
+    while (s->portals != NULL)
+        sql_close(s, 'P', s->portals->name);
+    while (s->stmts != NULL)
+        sql_close(s, 'S', s->stmts->name);
+    free(s->param_types);
     sql_arena_free(&s->arena);
     free(s);
 }
@@ -516,6 +538,7 @@ static keel_status txn_begin(sql_session *s)
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     s->in_txn = true;
+    s->txn_start_us = sql_now_us();
     return KEEL_OK;
 }
 
@@ -800,6 +823,19 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
 {
     keel_status rc;
 
+    if (s->describe_only) {
+        /* Utility statements have nothing to analyse; SHOW has a row. */
+        if (n->node_case == PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT) {
+            sql_column c = {.name = n->variable_show_stmt->name,
+                            .type = SQL_TYPE_TEXT, .typlen = -1, .typmod = -1};
+            if (s->sink->columns(s->sink->ctx, &c, 1) != 0)
+                return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+            return KEEL_OK;
+        }
+        if (n->node_case == PG_QUERY__NODE__NODE_TRANSACTION_STMT ||
+            n->node_case == PG_QUERY__NODE__NODE_VARIABLE_SET_STMT)
+            return KEEL_OK;
+    }
     if (n->node_case == PG_QUERY__NODE__NODE_TRANSACTION_STMT)
         return exec_transaction(s, n->transaction_stmt);
     if (n->node_case == PG_QUERY__NODE__NODE_VARIABLE_SET_STMT)
@@ -826,6 +862,10 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_create_index(s, n->index_stmt);
     case PG_QUERY__NODE__NODE_VACUUM_STMT:
         return sql_exec_vacuum(s, n->vacuum_stmt);
+    case PG_QUERY__NODE__NODE_TRUNCATE_STMT:
+        return sql_exec_truncate(s, n->truncate_stmt);
+    case PG_QUERY__NODE__NODE_COPY_STMT:
+        return sql_exec_copy(s, n->copy_stmt);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(
@@ -870,6 +910,11 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
     s->sink = sink;
     s->err = err;
     s->text = text;
+    s->params = NULL;
+    s->nparams = 0;
+    s->rformats = NULL;
+    s->nrformats = 0;
+    s->describe_only = false;
     atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
     rc = parse(s, text, &tree);
     if (rc == KEEL_OK && tree->n_stmts == 0) {
@@ -900,5 +945,572 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
         pg_query__parse_result__free_unpacked(tree, NULL);
     sql_arena_reset(&s->arena);
     s->text = NULL;
+    return rc;
+}
+
+/* ---- the extended query protocol --------------------------------------- */
+
+keel_status sql_params_grow(sql_session *s, uint16_t n)
+{
+    if (n > s->param_cap) {
+        uint16_t cap = s->param_cap < 16 ? 16 : s->param_cap;
+        uint32_t *t;
+        while (cap < n)
+            cap = cap > 32767 ? 65535 : (uint16_t)(cap * 2);
+        t = realloc(s->param_types, cap * sizeof(*t));
+        if (t == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        s->param_types = t;
+        s->param_cap = cap;
+    }
+    for (uint16_t i = s->nparams; i < n; i++)
+        s->param_types[i] = 0;
+    if (n > s->nparams)
+        s->nparams = n;
+    return KEEL_OK;
+}
+
+static sql_stmt *stmt_find(const sql_session *s, const char *name)
+{
+    for (sql_stmt *st = s->stmts; st != NULL; st = st->next)
+        if (strcmp(st->name, name) == 0)
+            return st;
+    return NULL;
+}
+
+static sql_portal *portal_find(const sql_session *s, const char *name)
+{
+    for (sql_portal *p = s->portals; p != NULL; p = p->next)
+        if (strcmp(p->name, name) == 0)
+            return p;
+    return NULL;
+}
+
+static void portal_free(sql_portal *p)
+{
+    free(p->params);
+    free(p->rformats);
+    free(p->rows);
+    free(p);
+}
+
+void sql_close(sql_session *s, char kind, const char *name)
+{
+    if (kind == 'S') {
+        for (sql_stmt **pp = &s->stmts; *pp != NULL; pp = &(*pp)->next) {
+            sql_stmt *st = *pp;
+            if (strcmp(st->name, name) != 0)
+                continue;
+            /* Portals made from it go with it. */
+            for (sql_portal **q = &s->portals; *q != NULL;) {
+                if ((*q)->stmt == st) {
+                    sql_portal *dead = *q;
+                    *q = dead->next;
+                    portal_free(dead);
+                } else {
+                    q = &(*q)->next;
+                }
+            }
+            *pp = st->next;
+            if (st->tree != NULL)
+                pg_query__parse_result__free_unpacked(st->tree, NULL);
+            free(st->text);
+            free(st->types);
+            free(st);
+            return;
+        }
+        return;
+    }
+    for (sql_portal **pp = &s->portals; *pp != NULL; pp = &(*pp)->next)
+        if (strcmp((*pp)->name, name) == 0) {
+            sql_portal *dead = *pp;
+            *pp = dead->next;
+            portal_free(dead);
+            return;
+        }
+}
+
+/* An error in the extended protocol: the transaction ends as in the
+ * simple protocol's, and messages are skipped until Sync. */
+static keel_status extended_failed(sql_session *s, keel_status rc)
+{
+    txn_abort(s);
+    if (s->block == SQL_BLOCK_OPEN)
+        s->block = SQL_BLOCK_FAILED;
+    s->extended_failed = true;
+    return rc;
+}
+
+static int no_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    (void)ctx;
+    (void)cols;
+    (void)n;
+    return 0;
+}
+
+static int no_rows(void *ctx, const char *const *vals, const uint32_t *lens,
+                   uint16_t n)
+{
+    (void)ctx;
+    (void)vals;
+    (void)lens;
+    (void)n;
+    return 0;
+}
+
+static int no_complete(void *ctx, const char *tag)
+{
+    (void)ctx;
+    (void)tag;
+    return 0;
+}
+
+/* Describes node: its columns through sink (if it returns rows), with
+ * parameter types inferred into s->param_types. */
+static keel_status describe(sql_session *s, const PgQuery__Node *node,
+                            const sql_sink *sink)
+{
+    keel_status rc;
+
+    if (node == NULL)
+        return KEEL_OK;
+    s->sink = sink;
+    s->describe_only = true;
+    if (s->block == SQL_BLOCK_FAILED &&
+        !(node->node_case == PG_QUERY__NODE__NODE_TRANSACTION_STMT))
+        rc = sql_fail(s, KEEL_EINVAL, "25P02",
+                      "current transaction is aborted, commands ignored until "
+                      "end of transaction block");
+    else
+        rc = exec_statement(s, node);
+    s->describe_only = false;
+    sql_arena_reset(&s->arena);
+    return rc;
+}
+
+keel_status sql_parse(sql_session *s, const char *name, const char *text,
+                      const uint32_t *param_types, uint16_t nparams,
+                      sql_error *err)
+{
+    sql_sink quiet = {.columns = no_columns, .row = no_rows,
+                      .complete = no_complete};
+    PgQuery__ParseResult *tree = NULL;
+    sql_stmt *st;
+    keel_status rc;
+
+    s->err = err;
+    s->text = text;
+    s->params = NULL;
+    s->rformats = NULL;
+    s->nrformats = 0;
+    if (name[0] != '\0' && stmt_find(s, name) != NULL)
+        return extended_failed(s, sql_fail(s, KEEL_EEXIST, "42P05",
+                                           "prepared statement \"%s\" already "
+                                           "exists",
+                                           name));
+    if (strlen(name) >= sizeof(st->name))
+        return extended_failed(s, sql_fail(s, KEEL_ETOOBIG, "42622",
+                                           "statement name too long"));
+    rc = parse(s, text, &tree);
+    if (rc == KEEL_OK && tree->n_stmts > 1)
+        rc = sql_fail(s, KEEL_EINVAL, "42601",
+                      "cannot insert multiple commands into a prepared "
+                      "statement");
+    st = rc == KEEL_OK ? calloc(1, sizeof(*st)) : NULL;
+    if (rc == KEEL_OK && (st == NULL || (st->text = strdup(text)) == NULL))
+        rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (rc != KEEL_OK) {
+        if (tree != NULL)
+            pg_query__parse_result__free_unpacked(tree, NULL);
+        free(st);
+        s->text = NULL;
+        return extended_failed(s, rc);
+    }
+    snprintf(st->name, sizeof(st->name), "%s", name);
+    st->tree = tree;
+    st->node = tree->n_stmts > 0 ? tree->stmts[0]->stmt : NULL;
+    /* Infer what the client left untyped by analysing the statement. */
+    s->nparams = 0;
+    rc = sql_params_grow(s, nparams);
+    for (uint16_t i = 0; rc == KEEL_OK && i < nparams; i++)
+        s->param_types[i] = param_types[i];
+    s->inferring = true;
+    if (rc == KEEL_OK)
+        rc = describe(s, st->node, &quiet);
+    s->inferring = false;
+    if (rc == KEEL_OK && s->nparams > 0) {
+        st->types = malloc(s->nparams * sizeof(*st->types));
+        if (st->types == NULL)
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t i = 0; rc == KEEL_OK && i < s->nparams; i++)
+            st->types[i] = s->param_types[i] == 0 || s->param_types[i] ==
+                                                           SQL_TYPE_UNKNOWN
+                               ? SQL_TYPE_TEXT
+                               : s->param_types[i];
+        st->nparams = s->nparams;
+    }
+    s->text = NULL;
+    if (rc != KEEL_OK) {
+        pg_query__parse_result__free_unpacked(tree, NULL);
+        free(st->text);
+        free(st->types);
+        free(st);
+        return extended_failed(s, rc);
+    }
+    if (name[0] == '\0')
+        sql_close(s, 'S', "");
+    st->next = s->stmts;
+    s->stmts = st;
+    return KEEL_OK;
+}
+
+/* Sets up the session to analyse or run statement st (with a portal's
+ * parameters and formats, or none). */
+static void use_statement(sql_session *s, sql_stmt *st, const sql_portal *p)
+{
+    s->text = st->text;
+    s->nparams = 0;
+    (void)sql_params_grow(s, st->nparams); /* room exists or is made */
+    for (uint16_t i = 0; i < st->nparams && i < s->param_cap; i++)
+        s->param_types[i] = st->types[i];
+    s->params = p != NULL ? p->params : NULL;
+    s->rformats = p != NULL ? p->rformats : NULL;
+    s->nrformats = p != NULL ? p->nrformats : 0;
+}
+
+/* Describe's sink: records whether the statement described any columns. */
+typedef struct desc_ctx {
+    const sql_sink *inner;
+    bool called;
+} desc_ctx;
+
+static int desc_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    desc_ctx *d = ctx;
+
+    d->called = true;
+    return d->inner->columns(d->inner->ctx, cols, n);
+}
+
+keel_status sql_describe_statement(sql_session *s, const char *name,
+                                   uint32_t *types, uint16_t max,
+                                   uint16_t *nparams, const sql_sink *sink,
+                                   bool *no_data, sql_error *err)
+{
+    sql_stmt *st = stmt_find(s, name);
+    desc_ctx d = {.inner = sink};
+    sql_sink wrap = {.ctx = &d, .columns = desc_columns, .row = no_rows,
+                     .complete = no_complete};
+    keel_status rc;
+
+    s->err = err;
+    *no_data = true;
+    *nparams = 0;
+    if (st == NULL)
+        return extended_failed(s, sql_fail(s, KEEL_ENOENT, "26000",
+                                           "prepared statement \"%s\" does "
+                                           "not exist",
+                                           name));
+    *nparams = st->nparams;
+    for (uint16_t i = 0; i < st->nparams && i < max; i++)
+        types[i] = st->types[i];
+    use_statement(s, st, NULL);
+    rc = describe(s, st->node, &wrap);
+    s->text = NULL;
+    if (rc != KEEL_OK)
+        return extended_failed(s, rc);
+    *no_data = !d.called;
+    return KEEL_OK;
+}
+
+keel_status sql_bind(sql_session *s, const char *portal, const char *stmt,
+                     uint16_t nformats, const int16_t *formats,
+                     uint16_t nvalues, const char *const *values,
+                     const uint32_t *lens, uint16_t nrformats,
+                     const int16_t *rformats, sql_error *err)
+{
+    sql_stmt *st = stmt_find(s, stmt);
+    sql_portal *p;
+    size_t bytes = 0;
+    char *strings;
+    keel_status rc = KEEL_OK;
+
+    s->err = err;
+    if (st == NULL)
+        return extended_failed(s, sql_fail(s, KEEL_ENOENT, "26000",
+                                           "prepared statement \"%s\" does "
+                                           "not exist",
+                                           stmt));
+    if (portal[0] != '\0' && portal_find(s, portal) != NULL)
+        return extended_failed(s, sql_fail(s, KEEL_EEXIST, "42P03",
+                                           "portal \"%s\" already exists",
+                                           portal));
+    if (strlen(portal) >= sizeof(p->name))
+        return extended_failed(s, sql_fail(s, KEEL_ETOOBIG, "42622",
+                                           "portal name too long"));
+    if (nvalues != st->nparams)
+        return extended_failed(s, sql_fail(s, KEEL_EINVAL, "08P01",
+                                           "bind message supplies %u "
+                                           "parameters, but prepared statement "
+                                           "\"%s\" requires %u",
+                                           nvalues, stmt, st->nparams));
+    if (nformats > 1 && nformats != nvalues)
+        return extended_failed(s, sql_fail(s, KEEL_EINVAL, "08P01",
+                                           "bind message has %u parameter "
+                                           "formats but %u parameters",
+                                           nformats, nvalues));
+    for (uint16_t i = 0; i < nformats; i++)
+        if (formats[i] != SQL_FORMAT_TEXT && formats[i] != SQL_FORMAT_BINARY)
+            return extended_failed(s, sql_fail(s, KEEL_EINVAL, "08P01",
+                                               "unsupported format code: %d",
+                                               formats[i]));
+    for (uint16_t i = 0; i < nrformats; i++)
+        if (rformats[i] != SQL_FORMAT_TEXT && rformats[i] != SQL_FORMAT_BINARY)
+            return extended_failed(s, sql_fail(s, KEEL_EINVAL, "08P01",
+                                               "unsupported format code: %d",
+                                               rformats[i]));
+    /* One allocation: the portal's values, then their strings. */
+    for (uint16_t i = 0; i < nvalues; i++)
+        if (values[i] != NULL)
+            bytes += lens[i] + 1;
+    p = calloc(1, sizeof(*p));
+    if (p != NULL) {
+        p->params = malloc((nvalues + 1) * sizeof(sql_value) + bytes);
+        if (nrformats > 0)
+            p->rformats = malloc(nrformats * sizeof(int16_t));
+    }
+    if (p == NULL || p->params == NULL || (nrformats > 0 && p->rformats == NULL)) {
+        if (p != NULL)
+            portal_free(p);
+        return extended_failed(s, sql_fail(s, KEEL_ENOMEM, "53200",
+                                           "out of memory"));
+    }
+    snprintf(p->name, sizeof(p->name), "%s", portal);
+    p->stmt = st;
+    strings = (char *)(p->params + nvalues + 1);
+    for (uint16_t i = 0; rc == KEEL_OK && i < nvalues; i++) {
+        int16_t f = nformats == 0 ? SQL_FORMAT_TEXT
+                    : nformats == 1 ? formats[0]
+                                    : formats[i];
+        sql_value *v = &p->params[i];
+        memset(v, 0, sizeof(*v));
+        if (values[i] == NULL) {
+            v->isnull = true;
+            v->type = st->types[i];
+            continue;
+        }
+        memcpy(strings, values[i], lens[i]);
+        strings[lens[i]] = '\0';
+        if (f == SQL_FORMAT_BINARY) {
+            rc = sql_value_from_binary(s, strings, lens[i], st->types[i], v);
+        } else {
+            v->type = SQL_TYPE_UNKNOWN;
+            v->v.s.p = strings;
+            v->v.s.len = lens[i];
+            rc = sql_value_cast(s, v, st->types[i], -1, true, -1);
+        }
+        strings += lens[i] + 1;
+        /* A string made by the cast (a char(n) padded) lives in the
+         * arena: keep it with the portal.  Casts from text never make
+         * one but for lengths, which parameters do not carry. */
+    }
+    if (rc == KEEL_OK && nrformats > 0)
+        memcpy(p->rformats, rformats, nrformats * sizeof(int16_t));
+    p->nrformats = nrformats;
+    sql_arena_reset(&s->arena);
+    if (rc != KEEL_OK) {
+        portal_free(p);
+        return extended_failed(s, rc);
+    }
+    if (portal[0] == '\0')
+        sql_close(s, 'P', "");
+    p->next = s->portals;
+    s->portals = p;
+    return KEEL_OK;
+}
+
+keel_status sql_describe_portal(sql_session *s, const char *portal,
+                                const sql_sink *sink, bool *no_data,
+                                sql_error *err)
+{
+    sql_portal *p = portal_find(s, portal);
+    desc_ctx d = {.inner = sink};
+    sql_sink wrap = {.ctx = &d, .columns = desc_columns, .row = no_rows,
+                     .complete = no_complete};
+    keel_status rc;
+
+    s->err = err;
+    *no_data = true;
+    if (p == NULL)
+        return extended_failed(s, sql_fail(s, KEEL_ENOENT, "34000",
+                                           "portal \"%s\" does not exist",
+                                           portal));
+    use_statement(s, p->stmt, p);
+    rc = describe(s, p->stmt->node, &wrap);
+    s->text = NULL;
+    if (rc != KEEL_OK)
+        return extended_failed(s, rc);
+    *no_data = !d.called;
+    return KEEL_OK;
+}
+
+/* The buffering sink of a run that Execute's row limit may suspend. */
+static int buffer_row(void *ctx, const char *const *vals, const uint32_t *lens,
+                      uint16_t n)
+{
+    sql_portal *p = ctx;
+    size_t need = 2;
+
+    for (uint16_t i = 0; i < n; i++)
+        need += 4 + (vals[i] != NULL ? lens[i] : 0);
+    if (p->rows_len + need > p->rows_cap) {
+        size_t cap = p->rows_cap == 0 ? 4096 : p->rows_cap;
+        char *r;
+        while (cap < p->rows_len + need)
+            cap *= 2;
+        r = realloc(p->rows, cap);
+        if (r == NULL)
+            return -1;
+        p->rows = r;
+        p->rows_cap = cap;
+    }
+    memcpy(p->rows + p->rows_len, &n, 2);
+    p->rows_len += 2;
+    for (uint16_t i = 0; i < n; i++) {
+        int32_t len = vals[i] != NULL ? (int32_t)lens[i] : -1;
+        memcpy(p->rows + p->rows_len, &len, 4);
+        p->rows_len += 4;
+        if (len > 0) {
+            memcpy(p->rows + p->rows_len, vals[i], (size_t)len);
+            p->rows_len += (size_t)len;
+        }
+    }
+    return 0;
+}
+
+static int buffer_complete(void *ctx, const char *tag)
+{
+    sql_portal *p = ctx;
+
+    snprintf(p->tag, sizeof(p->tag), "%s", tag);
+    return 0;
+}
+
+/* Sends up to max rows of p's buffer (0: all); true when some remain. */
+static keel_status send_buffered(sql_session *s, sql_portal *p, uint32_t max,
+                                 const sql_sink *sink, bool *more)
+{
+    const char *vals[1664];
+    uint32_t lens[1664];
+    uint32_t sent = 0;
+
+    while (p->rows_pos < p->rows_len && (max == 0 || sent < max)) {
+        uint16_t n;
+        memcpy(&n, p->rows + p->rows_pos, 2);
+        p->rows_pos += 2;
+        for (uint16_t i = 0; i < n && i < 1664; i++) {
+            int32_t len;
+            memcpy(&len, p->rows + p->rows_pos, 4);
+            p->rows_pos += 4;
+            vals[i] = len < 0 ? NULL : p->rows + p->rows_pos;
+            lens[i] = len < 0 ? 0 : (uint32_t)len;
+            if (len > 0)
+                p->rows_pos += (size_t)len;
+        }
+        if (sink->row(sink->ctx, vals, lens, n) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        sent++;
+    }
+    *more = p->rows_pos < p->rows_len;
+    return KEEL_OK;
+}
+
+keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
+                        const sql_sink *sink, bool *suspended, sql_error *err)
+{
+    sql_portal *p = portal_find(s, portal);
+    const PgQuery__Node *node;
+    keel_status rc = KEEL_OK;
+    bool more = false;
+
+    s->err = err;
+    *suspended = false;
+    if (p == NULL)
+        return extended_failed(s, sql_fail(s, KEEL_ENOENT, "34000",
+                                           "portal \"%s\" does not exist",
+                                           portal));
+    node = p->stmt->node;
+    if (node == NULL) {
+        if (sink->empty != NULL && sink->empty(sink->ctx) != 0)
+            return extended_failed(s, sql_fail(s, KEEL_EIO, "08006",
+                                               "the connection was lost"));
+        return KEEL_OK;
+    }
+    if (!p->started) {
+        sql_sink run = *sink;
+        if (s->block == SQL_BLOCK_FAILED && !ends_failed_block(node))
+            return extended_failed(s, sql_fail(s, KEEL_EINVAL, "25P02",
+                                               "current transaction is aborted, "
+                                               "commands ignored until end of "
+                                               "transaction block"));
+        run.columns = no_columns;
+        if (max_rows > 0) {
+            /* Rows may be asked for in parts: the run goes to a buffer. */
+            run.ctx = p;
+            run.row = buffer_row;
+            run.complete = buffer_complete;
+        }
+        use_statement(s, p->stmt, p);
+        s->sink = &run;
+        atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+        rc = exec_statement(s, node);
+        sql_arena_reset(&s->arena);
+        s->text = NULL;
+        p->started = true;
+        if (rc != KEEL_OK)
+            return extended_failed(s, rc);
+        if (max_rows == 0) {
+            p->done = true;
+            return KEEL_OK;
+        }
+    } else if (p->done) {
+        /* Run to its end already: nothing more to send. */
+        return sink->complete(sink->ctx, p->tag[0] != '\0' ? p->tag : "SELECT 0") != 0
+                   ? extended_failed(s, sql_fail(s, KEEL_EIO, "08006",
+                                                 "the connection was lost"))
+                   : KEEL_OK;
+    }
+    rc = send_buffered(s, p, max_rows, sink, &more);
+    if (rc != KEEL_OK)
+        return extended_failed(s, rc);
+    if (more) {
+        *suspended = true;
+        return KEEL_OK;
+    }
+    p->done = true;
+    if (sink->complete(sink->ctx, p->tag) != 0)
+        return extended_failed(s, sql_fail(s, KEEL_EIO, "08006",
+                                           "the connection was lost"));
+    return KEEL_OK;
+}
+
+keel_status sql_sync(sql_session *s, sql_error *err)
+{
+    keel_status rc = KEEL_OK;
+
+    s->err = err;
+    if (s->extended_failed)
+        txn_abort(s); /* already, at the failure */
+    else if (s->block == SQL_BLOCK_NONE)
+        rc = txn_commit(s);
+    s->extended_failed = false;
+    /* Portals end with their transaction; the unnamed one at Sync. */
+    if (s->block == SQL_BLOCK_NONE) {
+        while (s->portals != NULL)
+            sql_close(s, 'P', s->portals->name);
+    } else {
+        sql_close(s, 'P', "");
+    }
     return rc;
 }

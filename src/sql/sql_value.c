@@ -15,8 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "sql/sql_internal.h"
+
+/* Seconds from 1970-01-01 to 2000-01-01, PostgreSQL's epoch. */
+#define SQL_EPOCH_UNIX 946684800LL
+#define SQL_EPOCH_DAYS 10957 /* the same in days */
+#define USECS_PER_DAY 86400000000LL
+
+static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
+                               uint32_t type, int32_t location, int64_t *out);
+static int datetime_out(uint32_t type, int64_t v, char *buf, size_t size);
 
 const char *sql_type_name(uint32_t type)
 {
@@ -43,6 +53,12 @@ const char *sql_type_name(uint32_t type)
         return "character";
     case SQL_TYPE_VARCHAR:
         return "character varying";
+    case SQL_TYPE_DATE:
+        return "date";
+    case SQL_TYPE_TIMESTAMP:
+        return "timestamp without time zone";
+    case SQL_TYPE_TIMESTAMPTZ:
+        return "timestamp with time zone";
     default:
         return "?";
     }
@@ -67,6 +83,12 @@ uint32_t sql_type_of_keel(keel_type t)
         return SQL_TYPE_NAME;
     case KEEL_CHAR:
         return SQL_TYPE_BPCHAR;
+    case KEEL_TIMESTAMP:
+        return SQL_TYPE_TIMESTAMP;
+    case KEEL_TIMESTAMPTZ:
+        return SQL_TYPE_TIMESTAMPTZ;
+    case KEEL_DATE:
+        return SQL_TYPE_DATE;
     case KEEL_TEXT:
     default:
         return SQL_TYPE_TEXT;
@@ -82,9 +104,12 @@ int16_t sql_type_len(uint32_t type)
         return 2;
     case SQL_TYPE_INT4:
     case SQL_TYPE_OID:
+    case SQL_TYPE_DATE:
         return 4;
     case SQL_TYPE_INT8:
     case SQL_TYPE_FLOAT8:
+    case SQL_TYPE_TIMESTAMP:
+    case SQL_TYPE_TIMESTAMPTZ:
         return 8;
     case SQL_TYPE_NAME:
         return 64;
@@ -116,7 +141,9 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         {"text", SQL_TYPE_TEXT},       {"varchar", SQL_TYPE_VARCHAR},
         {"bpchar", SQL_TYPE_BPCHAR},   {"char", SQL_TYPE_BPCHAR},
         {"character", SQL_TYPE_BPCHAR}, {"name", SQL_TYPE_NAME},
-        {"oid", SQL_TYPE_OID},
+        {"oid", SQL_TYPE_OID},         {"date", SQL_TYPE_DATE},
+        {"timestamp", SQL_TYPE_TIMESTAMP},
+        {"timestamptz", SQL_TYPE_TIMESTAMPTZ},
     };
 
     /* pg_catalog.int4 and the like: the last name counts. */
@@ -129,6 +156,9 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         if (strcmp(name, names[i].name) != 0)
             continue;
         *type = names[i].type;
+        if (sql_type_is_datetime(*type) && tn->n_typmods > 0)
+            return sql_unsupported(s, tn->location,
+                                   "a precision for timestamps");
         if (*type == SQL_TYPE_VARCHAR || *type == SQL_TYPE_BPCHAR) {
             if (tn->n_typmods == 1 &&
                 tn->typmods[0]->node_case == PG_QUERY__NODE__NODE_A_CONST &&
@@ -152,10 +182,9 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
     }
     if (strcmp(name, "numeric") == 0 || strcmp(name, "decimal") == 0)
         return sql_unsupported(s, tn->location, "type numeric");
-    if (strcmp(name, "timestamp") == 0 || strcmp(name, "timestamptz") == 0 ||
-        strcmp(name, "date") == 0 || strcmp(name, "time") == 0 ||
+    if (strcmp(name, "time") == 0 || strcmp(name, "timetz") == 0 ||
         strcmp(name, "interval") == 0)
-        return sql_unsupported(s, tn->location, "type timestamp, date or time");
+        return sql_unsupported(s, tn->location, "types time and interval");
     if (strcmp(name, "float4") == 0)
         return sql_unsupported(s, tn->location, "type real");
     return sql_fail_at(s, tn->location, KEEL_ENOENT, "42704",
@@ -321,6 +350,11 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
     case SQL_TYPE_FLOAT8:
         n = float_out(v->v.f, buf, sizeof(buf));
         break;
+    case SQL_TYPE_DATE:
+    case SQL_TYPE_TIMESTAMP:
+    case SQL_TYPE_TIMESTAMPTZ:
+        n = datetime_out(v->type, v->v.i, buf, sizeof(buf));
+        break;
     default:
         n = snprintf(buf, sizeof(buf), "%lld", (long long)v->v.i);
         break;
@@ -433,6 +467,8 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
             rc = float_in(s, p, len, location, &v->v.f);
         else if (type == SQL_TYPE_BOOL)
             rc = bool_in(s, p, len, location, &v->v.b);
+        else if (sql_type_is_datetime(type))
+            rc = datetime_in(s, p, len, type, location, &v->v.i);
         else
             goto no_cast;
         if (rc == KEEL_OK)
@@ -460,6 +496,17 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
         if (rc == KEEL_OK)
             v->type = type;
         return rc;
+    }
+    if (sql_type_is_datetime(from) && sql_type_is_datetime(type)) {
+        /* Sessions are in UTC: timestamp and timestamptz hold the same
+         * number for the same wall clock. */
+        if (from == SQL_TYPE_DATE)
+            v->v.i *= USECS_PER_DAY;
+        else if (type == SQL_TYPE_DATE)
+            v->v.i = v->v.i >= 0 ? v->v.i / USECS_PER_DAY
+                                 : (v->v.i - USECS_PER_DAY + 1) / USECS_PER_DAY;
+        v->type = type;
+        return KEEL_OK;
     }
     if (from == SQL_TYPE_BOOL && type == SQL_TYPE_INT4 && is_explicit) {
         v->v.i = v->v.b ? 1 : 0;
@@ -544,6 +591,13 @@ void sql_value_from_keel(const keel_value *kv, keel_type kt, sql_value *out)
     case KEEL_FLOAT8:
         out->v.f = kv->v.f8;
         break;
+    case KEEL_TIMESTAMP:
+    case KEEL_TIMESTAMPTZ:
+        out->v.i = kv->v.i8;
+        break;
+    case KEEL_DATE:
+        out->v.i = kv->v.i4;
+        break;
     case KEEL_NAME: {
         /* NUL-padded to 64 bytes. */
         uint32_t n = 0;
@@ -574,10 +628,15 @@ void sql_value_to_keel(const sql_value *v, keel_value *out)
         out->v.i4 = (int32_t)v->v.i;
         break;
     case SQL_TYPE_INT8:
+    case SQL_TYPE_TIMESTAMP:
+    case SQL_TYPE_TIMESTAMPTZ:
         out->v.i8 = v->v.i;
         break;
     case SQL_TYPE_OID:
         out->v.oid = (uint32_t)v->v.i;
+        break;
+    case SQL_TYPE_DATE:
+        out->v.i4 = (int32_t)v->v.i;
         break;
     case SQL_TYPE_BOOL:
         out->v.b = v->v.b;
@@ -590,4 +649,354 @@ void sql_value_to_keel(const sql_value *v, keel_value *out)
         out->v.s.len = v->v.s.len;
         break;
     }
+}
+
+/* ---- binary forms -------------------------------------------------------- */
+
+static void put_be(char *p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        p[i] = (char)(v & 0xFF);
+        v >>= 8;
+    }
+}
+
+static uint64_t get_be(const char *p, int n)
+{
+    uint64_t v = 0;
+
+    for (int i = 0; i < n; i++)
+        v = (v << 8) | (unsigned char)p[i];
+    return v;
+}
+
+keel_status sql_value_binary(sql_session *s, const sql_value *v,
+                             const char **out, uint32_t *len)
+{
+    char *p;
+    int n;
+
+    if (v->isnull) {
+        *out = NULL;
+        *len = 0;
+        return KEEL_OK;
+    }
+    if (sql_type_is_string(v->type)) {
+        *out = v->v.s.p;
+        *len = v->v.s.len;
+        return KEEL_OK;
+    }
+    n = v->type == SQL_TYPE_BOOL ? 1 : sql_type_len(v->type);
+    p = sql_alloc(&s->arena, 8);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (v->type == SQL_TYPE_BOOL) {
+        p[0] = v->v.b ? 1 : 0;
+    } else if (v->type == SQL_TYPE_FLOAT8) {
+        uint64_t bits;
+        memcpy(&bits, &v->v.f, 8);
+        put_be(p, bits, 8);
+    } else {
+        put_be(p, (uint64_t)v->v.i, n);
+    }
+    *out = p;
+    *len = (uint32_t)n;
+    return KEEL_OK;
+}
+
+keel_status sql_value_out(sql_session *s, const sql_value *v, uint16_t i,
+                          const char **out, uint32_t *len)
+{
+    int16_t f = s->nrformats == 0   ? SQL_FORMAT_TEXT
+                : s->nrformats == 1 ? s->rformats[0]
+                : i < s->nrformats  ? s->rformats[i]
+                                    : SQL_FORMAT_TEXT;
+
+    if (f == SQL_FORMAT_BINARY)
+        return sql_value_binary(s, v, out, len);
+    return sql_value_text(s, v, out, len);
+}
+
+keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
+                                  uint32_t type, sql_value *out)
+{
+    uint32_t want;
+
+    memset(out, 0, sizeof(*out));
+    out->type = type;
+    if (sql_type_is_string(type)) {
+        out->type = type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : type;
+        out->v.s.p = p;
+        out->v.s.len = len;
+        return KEEL_OK;
+    }
+    want = type == SQL_TYPE_BOOL ? 1 : (uint32_t)sql_type_len(type);
+    if (len != want)
+        return sql_fail(s, KEEL_EINVAL, "22P03",
+                        "incorrect binary data format in bind parameter: %u "
+                        "bytes for type %s",
+                        len, sql_type_name(type));
+    switch (type) {
+    case SQL_TYPE_BOOL:
+        out->v.b = p[0] != 0;
+        break;
+    case SQL_TYPE_INT2:
+        out->v.i = (int16_t)get_be(p, 2);
+        break;
+    case SQL_TYPE_INT4:
+        out->v.i = (int32_t)get_be(p, 4);
+        break;
+    case SQL_TYPE_OID:
+        out->v.i = (uint32_t)get_be(p, 4);
+        break;
+    case SQL_TYPE_INT8:
+    case SQL_TYPE_TIMESTAMP:
+    case SQL_TYPE_TIMESTAMPTZ:
+        out->v.i = (int64_t)get_be(p, 8);
+        break;
+    case SQL_TYPE_DATE:
+        out->v.i = (int32_t)get_be(p, 4);
+        break;
+    case SQL_TYPE_FLOAT8: {
+        uint64_t bits = get_be(p, 8);
+        memcpy(&out->v.f, &bits, 8);
+        break;
+    }
+    default:
+        return sql_fail(s, KEEL_EINVAL, "0A000",
+                        "binary format of type %s is not supported yet",
+                        sql_type_name(type));
+    }
+    return KEEL_OK;
+}
+
+/* ---- dates and timestamps ------------------------------------------------ */
+
+
+int64_t sql_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((int64_t)ts.tv_sec - SQL_EPOCH_UNIX) * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (any year): the
+ * count of whole 400-year eras, then of days in the era, reckoned from
+ * March so that the leap day falls last. */
+static int64_t days_from_date(int64_t y, int m, int d)
+{
+    int64_t era, yoe, doy, doe;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* The inverse of days_from_date(). */
+static void date_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+    int64_t era, doe, yoe, doy, mp;
+
+    z += 719468;
+    era = (z >= 0 ? z : z - 146096) / 146097;
+    doe = z - era * 146097;
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
+static int month_days(int64_t y, int m)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+    return m == 2 && leap ? 29 : days[m - 1];
+}
+
+/* Reads digits into *out (at most max of them); false if none. */
+static bool read_num(const char **p, const char *end, int max, int64_t *out)
+{
+    int n = 0;
+
+    *out = 0;
+    while (*p < end && n < max && **p >= '0' && **p <= '9') {
+        *out = *out * 10 + (**p - '0');
+        (*p)++;
+        n++;
+    }
+    return n > 0;
+}
+
+/*
+ * Parses text as a date (type DATE, in days) or a timestamp (in
+ * microseconds): YYYY-MM-DD, then for timestamps [ T]HH:MM[:SS[.ffffff]]
+ * and a zone (Z, UTC, +HH, +HH:MM, -HHMM) that timestamptz applies and
+ * timestamp ignores, as PostgreSQL does; or the words now, today, epoch.
+ */
+static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
+                               uint32_t type, int32_t location, int64_t *out)
+{
+    const char *p = text, *end = text + len;
+    int64_t y, mo, d, h = 0, mi = 0, sec = 0, usec = 0, days, zone = 0;
+    char word[16];
+    uint32_t wl = 0;
+
+    while (p < end && is_space(*p))
+        p++;
+    while (end > p && is_space(end[-1]))
+        end--;
+    while (p + wl < end && wl < sizeof(word) - 1 &&
+           ((p[wl] >= 'a' && p[wl] <= 'z') || (p[wl] >= 'A' && p[wl] <= 'Z'))) {
+        word[wl] = (char)(p[wl] | 0x20);
+        wl++;
+    }
+    word[wl] = '\0';
+    if (wl > 0 && p + wl == end) {
+        int64_t now = s->txn_start_us != 0 ? s->txn_start_us : sql_now_us();
+        if (strcmp(word, "now") == 0)
+            *out = now;
+        else if (strcmp(word, "today") == 0)
+            *out = (now >= 0 ? now / USECS_PER_DAY
+                             : (now - USECS_PER_DAY + 1) / USECS_PER_DAY) *
+                   USECS_PER_DAY;
+        else if (strcmp(word, "epoch") == 0)
+            *out = -SQL_EPOCH_UNIX * 1000000;
+        else if (strcmp(word, "infinity") == 0)
+            return sql_unsupported(s, location, "infinite dates and timestamps");
+        else
+            goto bad;
+        if (type == SQL_TYPE_DATE)
+            *out = *out >= 0 ? *out / USECS_PER_DAY
+                             : (*out - USECS_PER_DAY + 1) / USECS_PER_DAY;
+        return KEEL_OK;
+    }
+    if (!read_num(&p, end, 7, &y) || p >= end || *p++ != '-' ||
+        !read_num(&p, end, 2, &mo) || p >= end || *p++ != '-' ||
+        !read_num(&p, end, 2, &d))
+        goto bad;
+    if (p < end && (*p == ' ' || *p == 'T' || *p == 't')) {
+        const char *q = p + 1;
+        while (q < end && *q == ' ')
+            q++;
+        if (q < end && *q >= '0' && *q <= '9') {
+            p = q;
+            if (!read_num(&p, end, 2, &h) || p >= end || *p++ != ':' ||
+                !read_num(&p, end, 2, &mi))
+                goto bad;
+            if (p < end && *p == ':') {
+                p++;
+                if (!read_num(&p, end, 2, &sec))
+                    goto bad;
+                if (p < end && *p == '.') {
+                    int digits = 0;
+                    p++;
+                    if (p >= end || *p < '0' || *p > '9')
+                        goto bad;
+                    /* Six digits are kept; the seventh rounds them. */
+                    for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+                        if (digits < 6)
+                            usec = usec * 10 + (*p - '0');
+                        else if (digits == 6 && *p >= '5')
+                            usec++;
+                    }
+                    for (; digits < 6; digits++)
+                        usec *= 10;
+                }
+            }
+        }
+    }
+    /* A zone. */
+    while (p < end && *p == ' ')
+        p++;
+    if (p < end) {
+        if (*p == 'Z' || *p == 'z') {
+            p++;
+        } else if (end - p == 3 && strncasecmp(p, "UTC", 3) == 0) {
+            p += 3;
+        } else if (end - p == 3 && strncasecmp(p, "GMT", 3) == 0) {
+            p += 3;
+        } else if (*p == '+' || *p == '-') {
+            int sign = *p++ == '-' ? -1 : 1;
+            int64_t zh, zm = 0;
+            const char *q = p;
+            if (!read_num(&p, end, 2, &zh))
+                goto bad;
+            if (p < end && *p == ':')
+                p++;
+            if (p < end && !read_num(&p, end, 2, &zm))
+                goto bad;
+            (void)q;
+            if (zh > 15 || zm > 59)
+                goto range;
+            zone = sign * (zh * 3600 + zm * 60);
+        } else {
+            goto bad;
+        }
+    }
+    if (p != end)
+        goto bad;
+    if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, (int)mo) || h > 24 ||
+        mi > 59 || sec > 60 || (h == 24 && (mi != 0 || sec != 0 || usec != 0)))
+        goto range;
+    days = days_from_date(y, (int)mo, (int)d) - SQL_EPOCH_DAYS;
+    if (type == SQL_TYPE_DATE) {
+        *out = days;
+        return KEEL_OK;
+    }
+    *out = days * USECS_PER_DAY + ((h * 60 + mi) * 60 + sec) * 1000000 + usec;
+    if (type == SQL_TYPE_TIMESTAMPTZ)
+        *out -= zone * 1000000;
+    return KEEL_OK;
+bad:
+    return sql_fail_at(s, location, KEEL_EINVAL, "22007",
+                       "invalid input syntax for type %s: \"%.*s\"",
+                       sql_type_name(type), (int)(len > 100 ? 100 : len), text);
+range:
+    return sql_fail_at(s, location, KEEL_EINVAL, "22008",
+                       "date/time field value out of range: \"%.*s\"",
+                       (int)(len > 100 ? 100 : len), text);
+}
+
+/* PostgreSQL's ISO output: 2026-12-06, 2026-12-06 16:05:03.25[+00]. */
+static int datetime_out(uint32_t type, int64_t v, char *buf, size_t size)
+{
+    int64_t days, y, us;
+    int m, d, n;
+
+    if (type == SQL_TYPE_DATE) {
+        days = v;
+        us = 0;
+    } else {
+        days = v >= 0 ? v / USECS_PER_DAY : (v - USECS_PER_DAY + 1) / USECS_PER_DAY;
+        us = v - days * USECS_PER_DAY;
+    }
+    date_from_days(days + SQL_EPOCH_DAYS, &y, &m, &d);
+    if (y <= 0)
+        n = snprintf(buf, size, "%04lld-%02d-%02d", (long long)(1 - y), m, d);
+    else
+        n = snprintf(buf, size, "%04lld-%02d-%02d", (long long)y, m, d);
+    if (type != SQL_TYPE_DATE) {
+        int64_t secs = us / 1000000, frac = us % 1000000;
+        n += snprintf(buf + n, size - (size_t)n, " %02d:%02d:%02d",
+                      (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60));
+        if (frac != 0) {
+            char f[8];
+            int k = snprintf(f, sizeof(f), "%06d", (int)frac);
+            while (k > 0 && f[k - 1] == '0')
+                f[--k] = '\0';
+            n += snprintf(buf + n, size - (size_t)n, ".%s", f);
+        }
+        if (type == SQL_TYPE_TIMESTAMPTZ)
+            n += snprintf(buf + n, size - (size_t)n, "+00");
+    }
+    if (y <= 0)
+        n += snprintf(buf + n, size - (size_t)n, " BC");
+    return n;
 }

@@ -879,25 +879,27 @@ pin_confirm(buf_session *s, int32_t id, buf_tag tag, buf_strategy *strategy,
 }
 
 /*
- * buf_read(), buf_read_prefetch(), buf_read_recent() and
- * buf_read_prefetched(): the hit path inline, with the prefetch of n lines
- * (none for buf_read()) between the bucket's head and the descriptor.  If
- * recent is a buffer id, it is tried first, without the mapping table
- * (its lines prefetched the same way unless fetched says the caller has
- * done so), but pinned only if its tag is the block's when first read, so
- * that a wrong guess leaves no trace (usage count, a ring's claim); so is
- * the buffer buf_prefetch() last found for this very block, in place of
- * recent (and then the lines count as fetched only if it is recent).
- * With share (the _shared variants) the buffer comes back share-locked
- * as well (pin_confirm(); after a load, by buf_lock()).
+ * buf_read(), each of its copies with flags (BUF_READ_*) a constant: the
+ * hit path inline, with the prefetch of n lines (none for a plain read)
+ * between the bucket's head and the descriptor.  If recent is a buffer id,
+ * it is tried first, without the mapping table (its lines prefetched the
+ * same way unless BUF_READ_RECENT or BUF_READ_PREFETCHED says the caller
+ * has done so), but pinned only if its tag is the block's when first
+ * read, so that a wrong guess leaves no trace (usage count, a ring's
+ * claim); so is the buffer buf_prefetch() last found for this very block,
+ * in place of recent (and then the lines count as fetched only if it is
+ * recent).  With BUF_READ_SHARED the buffer comes back share-locked as
+ * well (pin_confirm(); after a load, by buf_lock()).
  */
 static inline __attribute__((always_inline)) int
 read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
             buf_strategy *strategy, const uint16_t *off, uint32_t n,
-            int32_t recent, bool fetched, bool share, int32_t *out)
+            int32_t recent, uint32_t flags, int32_t *out)
 {
     buf_pool *p = s->pool;
     buf_tag tag = buf_tag_make(rel, blk);
+    bool fetched = (flags & (BUF_READ_RECENT | BUF_READ_PREFETCHED)) != 0;
+    bool share = (flags & BUF_READ_SHARED) != 0;
     uint64_t hash;
     int32_t id;
     bool hit;
@@ -941,29 +943,27 @@ read_buffer(buf_session *s, relnumber_t rel, blocknum_t blk,
     return rc;
 }
 
-int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
-             buf_strategy *strategy, int32_t *out)
+int buf_read_plain(buf_session *s, relnumber_t rel, blocknum_t blk,
+                   buf_strategy *strategy, int32_t *out)
 {
     s->reads++;
-    return read_buffer(s, rel, blk, strategy, NULL, 0, BUF_INVALID, false,
-                       false, out);
+    return read_buffer(s, rel, blk, strategy, NULL, 0, BUF_INVALID, 0, out);
 }
 
-int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
-                      const uint16_t *off, uint32_t n, int32_t *out)
+int buf_read_lines(buf_session *s, relnumber_t rel, blocknum_t blk,
+                   const uint16_t *off, uint32_t n, int32_t *out)
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, false, false,
-                       out);
+    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, 0, out);
 }
 
-int buf_read_prefetch_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
-                             const uint16_t *off, uint32_t n, int32_t *out)
+int buf_read_lines_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
+                          const uint16_t *off, uint32_t n, int32_t *out)
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, false, true,
+    return read_buffer(s, rel, blk, NULL, off, n, BUF_INVALID, BUF_READ_SHARED,
                        out);
 }
 
@@ -973,7 +973,7 @@ int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, recent, true, false, out);
+    return read_buffer(s, rel, blk, NULL, off, n, recent, BUF_READ_RECENT, out);
 }
 
 int buf_read_recent_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
@@ -982,12 +982,14 @@ int buf_read_recent_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
 {
     assert(n <= BUF_PREFETCH_MAX);
     s->reads++;
-    return read_buffer(s, rel, blk, NULL, off, n, recent, true, true, out);
+    return read_buffer(s, rel, blk, NULL, off, n, recent,
+                       BUF_READ_RECENT | BUF_READ_SHARED, out);
 }
 
-/* buf_read_prefetched() and buf_read_prefetched_shared(). */
+/* buf_read_prefetched() and buf_read_prefetched_shared(): flags
+ * BUF_READ_PREFETCHED, with or without BUF_READ_SHARED. */
 static inline __attribute__((always_inline)) int
-read_prefetched(buf_session *s, bool share, int32_t *out)
+read_prefetched(buf_session *s, uint32_t flags, int32_t *out)
 {
     buf_tag tag = s->prefetched_tag;
 
@@ -996,17 +998,17 @@ read_prefetched(buf_session *s, bool share, int32_t *out)
     s->reads++;
     return read_buffer(s, buf_tag_rel(tag), buf_tag_block(tag), NULL,
                        s->prefetched_off, s->prefetched_n, s->prefetched_id,
-                       true, share, out);
+                       flags, out);
 }
 
 int buf_read_prefetched(buf_session *s, int32_t *out)
 {
-    return read_prefetched(s, false, out);
+    return read_prefetched(s, BUF_READ_PREFETCHED, out);
 }
 
 int buf_read_prefetched_shared(buf_session *s, int32_t *out)
 {
-    return read_prefetched(s, true, out);
+    return read_prefetched(s, BUF_READ_PREFETCHED | BUF_READ_SHARED, out);
 }
 
 void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,

@@ -68,57 +68,83 @@ void buf_session_destroy(buf_session *s);
 /* The last error recorded in the session. */
 const kerr *buf_session_error(const buf_session *s);
 
-/*
- * Reading.  Returns in *id the buffer holding (rel, blk), pinned.  With a
- * strategy the buffer comes from the strategy's ring when it must be
- * loaded, and a hit does not raise its usage count above one.  Errors:
- * ENOENT (no such relation), EEOF (blk is past the end), EIO, ECORRUPT,
- * EVERSION (the page could not be read or verified; the next reader
- * retries), EEXHAUSTED (every buffer is pinned), ENOMEM.
- */
-int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
-             buf_strategy *strategy, int32_t *id);
-
-/* Most lines buf_read_prefetch() fetches ahead. */
+/* Most lines a read (buf_read_opts) or buf_prefetch() fetches ahead. */
 #define BUF_PREFETCH_MAX 8
 
 /*
- * buf_read() without a strategy, for a caller that knows which parts of
- * the page it will read next: as soon as the mapping table names the
- * buffer that probably holds the block, and before its descriptor has been
- * read to confirm it, the cache lines at the page offsets off[0..n) (n at
- * most BUF_PREFETCH_MAX, each below BLOCK_SIZE) are prefetched, so the
- * page's cache misses overlap the descriptor's instead of following it.
- * Only a hint: a wrong guess costs bandwidth, never a wrong answer.  Same
- * results and errors as buf_read().
+ * How buf_read() reads a block, for a caller that knows more than the
+ * block's number.  Written as a compound literal at the call, so that the
+ * flags are constants and buf_read() folds to the one path they name:
+ *
+ *     buf_read(s, rel, blk, &(buf_read_opts){.flags = BUF_READ_SHARED,
+ *              .lines = lines, .nlines = n}, &id)
+ *
+ * lines: the page offsets of the cache lines the caller will read first
+ * (nlines of them, at most BUF_PREFETCH_MAX, each below BLOCK_SIZE; NULL:
+ * none).  As soon as the mapping table names the buffer that probably
+ * holds the block, and before its descriptor has been read to confirm it,
+ * they are prefetched, so the page's cache misses overlap the
+ * descriptor's instead of following it.  Only a hint: a wrong guess costs
+ * bandwidth, never a wrong answer.
+ *
+ * strategy: the buffer comes from the strategy's ring when it must be
+ * loaded, and a hit does not raise its usage count above one.  Only for a
+ * read with no flags and no lines.
  */
-int buf_read_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
-                      const uint16_t *off, uint32_t n, int32_t *id);
+typedef struct buf_read_opts {
+    uint32_t flags;         /* BUF_READ_*, or 0 */
+    int32_t recent;         /* with BUF_READ_RECENT: the buffer to try */
+    const uint16_t *lines;  /* the lines to prefetch, or NULL */
+    uint32_t nlines;        /* and how many */
+    buf_strategy *strategy; /* a ring for a miss, or NULL */
+} buf_read_opts;
 
 /*
- * buf_read_prefetch() of a block the caller last found in buffer recent
- * (BUF_INVALID if it does not know), whose descriptor and lines at
- * off[0..n) the caller has just prefetched with buf_prefetch_buffer():
- * that buffer's tag is checked first, without the mapping table; if it
- * names the block, the buffer is pinned and the tag checked again.  If it
- * holds another block by now, nothing is pinned there and the block is
- * looked up as by buf_read_prefetch(), the lines prefetched from the
- * buffer at the head of the block's bucket.  Same results and errors.
+ * The buffer comes back pinned and locked in shared mode, as after
+ * buf_lock(LW_SHARED), and is given back with buf_unlock_release().  A
+ * first pin and the lock are one atomic on the state word.
  */
-int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
-                    int32_t recent, const uint16_t *off, uint32_t n,
-                    int32_t *id);
+#define BUF_READ_SHARED 0x1u
+/*
+ * The caller last found the block in buffer `recent` (BUF_INVALID if it
+ * does not know), whose descriptor and lines it has just prefetched with
+ * buf_prefetch_buffer(): that buffer's tag is checked first, without the
+ * mapping table; if it names the block, the buffer is pinned and the tag
+ * checked again.  If it holds another block by now, nothing is pinned
+ * there and the block is looked up as usual, the lines prefetched from
+ * the buffer at the head of the block's bucket.
+ */
+#define BUF_READ_RECENT 0x2u
+/*
+ * The block is that of the session's last buf_prefetch(), which
+ * buf_prefetch_pending() has just confirmed: the buffer the prefetch
+ * found is tried first, with the lines it named and without fetching them
+ * again (lines, recent and strategy are not read); if the block is no
+ * longer there, it is looked up as usual.
+ */
+#define BUF_READ_PREFETCHED 0x4u
+
+/*
+ * Reading.  Returns in *id the buffer holding (rel, blk), pinned (and
+ * share-locked with BUF_READ_SHARED), read as o says (NULL: a plain read,
+ * as by o with every field 0).  Errors: ENOENT (no such relation), EEOF
+ * (blk is past the end), EIO, ECORRUPT, EVERSION (the page could not be
+ * read or verified; the next reader retries), EEXHAUSTED (every buffer is
+ * pinned), ENOMEM.  A failed call leaves nothing pinned or locked.
+ */
+static inline int buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
+                           const buf_read_opts *o, int32_t *id);
 
 /*
  * A hint that block blk of rel is about to be read: if the mapping table's
  * bucket for the block names a buffer, the lines of that buffer's page at
- * offsets off[0..n) (as for buf_read_prefetch()) and its descriptor are
+ * offsets off[0..n) (as buf_read_opts.lines) and its descriptor are
  * prefetched.  Pins nothing and confirms nothing, so it never waits for a
  * cache miss: the buffer may hold another block, or none, by the time the
  * lines arrive, which costs bandwidth and nothing else.  The session
  * remembers that buffer, the lines and key (the caller's name for the
  * lines) until its next buf_prefetch(), and its first read of this block
- * tries the buffer before the mapping table, as buf_read_recent() does.
+ * tries the buffer before the mapping table, as BUF_READ_RECENT does.
  */
 void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
                   const uint16_t *off, uint32_t n, uint32_t key);
@@ -126,34 +152,11 @@ void buf_prefetch(buf_session *s, relnumber_t rel, blocknum_t blk,
 /*
  * Whether the session's last buf_prefetch() named block blk of rel and
  * key, found a buffer for it, and no read of the block has followed: then
- * buf_read_prefetched() reads it without being told the lines again.
+ * buf_read() with BUF_READ_PREFETCHED reads it without being told the
+ * lines again.
  */
 static inline bool buf_prefetch_pending(const buf_session *s, relnumber_t rel,
                                         blocknum_t blk, uint32_t key);
-
-/*
- * buf_read_prefetch() of the block of the session's last buf_prefetch(),
- * with the lines it named, once buf_prefetch_pending() said so: the
- * buffer it found is tried first, without fetching the lines again; if
- * the block is no longer there, it is looked up as by buf_read_prefetch().
- * Same results and errors.
- */
-int buf_read_prefetched(buf_session *s, int32_t *id);
-
-/*
- * buf_read_prefetch(), buf_read_recent() and buf_read_prefetched() for a
- * caller about to read the page: the buffer comes back pinned and locked
- * in shared mode, as after buf_lock(LW_SHARED), and is given back with
- * buf_unlock_release().  A first pin and the lock are one atomic on the
- * state word.  Same results and errors; a failed call leaves nothing
- * pinned or locked.
- */
-int buf_read_prefetch_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
-                             const uint16_t *off, uint32_t n, int32_t *id);
-int buf_read_recent_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
-                           int32_t recent, const uint16_t *off, uint32_t n,
-                           int32_t *id);
-int buf_read_prefetched_shared(buf_session *s, int32_t *id);
 
 /*
  * Appends a new block to rel and returns it pinned and exclusively locked
@@ -220,7 +223,7 @@ struct buf_session {
     buf_private_ref *overflow; /* the hash, or NULL */
     buf_pool *pool;
     void *write_copy;        /* private page image for writes */
-    uint64_t reads;          /* buf_read*() calls */
+    uint64_t reads;          /* buf_read() calls */
     buf_tag prefetched_tag;  /* buf_prefetch()'s last block, until read */
     int32_t prefetched_id;   /* and the buffer it found for it, */
     uint32_t prefetched_key; /* the caller's key, */
@@ -250,11 +253,62 @@ static inline bool buf_prefetch_pending(const buf_session *s, relnumber_t rel,
 }
 
 /* Pages the session has read (each a pin it took through buf_read(),
- * buf_read_prefetch(), buf_read_recent(), buf_read_prefetched() or their
- * _shared variants, hits and misses alike), for benchmarks. */
+ * hits and misses alike), for benchmarks. */
 static inline uint64_t buf_session_reads(const buf_session *s)
 {
     return s->reads;
+}
+
+/*
+ * The out-of-line parts of buf_read(): one copy of the read path for each
+ * kind of read it makes, its options fixed in the copy, so that a read
+ * costs what its kind needs and no more.  Call buf_read(), not these.
+ * buf_read() is always inlined: with the flags constant it folds to one
+ * call of one copy (left to the compiler, it may instead be kept out of
+ * line, testing at run time the flags every call knows).
+ */
+int buf_read_plain(buf_session *s, relnumber_t rel, blocknum_t blk,
+                   buf_strategy *strategy, int32_t *id);
+int buf_read_lines(buf_session *s, relnumber_t rel, blocknum_t blk,
+                   const uint16_t *off, uint32_t n, int32_t *id);
+int buf_read_lines_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
+                          const uint16_t *off, uint32_t n, int32_t *id);
+int buf_read_recent(buf_session *s, relnumber_t rel, blocknum_t blk,
+                    int32_t recent, const uint16_t *off, uint32_t n,
+                    int32_t *id);
+int buf_read_recent_shared(buf_session *s, relnumber_t rel, blocknum_t blk,
+                           int32_t recent, const uint16_t *off, uint32_t n,
+                           int32_t *id);
+int buf_read_prefetched(buf_session *s, int32_t *id);
+int buf_read_prefetched_shared(buf_session *s, int32_t *id);
+
+static inline __attribute__((always_inline)) int
+buf_read(buf_session *s, relnumber_t rel, blocknum_t blk,
+         const buf_read_opts *o, int32_t *id)
+{
+    uint32_t flags = o != NULL ? o->flags : 0;
+    bool shared = (flags & BUF_READ_SHARED) != 0;
+
+    if (flags & BUF_READ_PREFETCHED) {
+        assert(o->strategy == NULL);
+        assert(buf_prefetch_pending(s, rel, blk, s->prefetched_key));
+        return shared ? buf_read_prefetched_shared(s, id)
+                      : buf_read_prefetched(s, id);
+    }
+    if (flags & BUF_READ_RECENT) {
+        assert(o->strategy == NULL);
+        return shared ? buf_read_recent_shared(s, rel, blk, o->recent, o->lines,
+                                               o->nlines, id)
+                      : buf_read_recent(s, rel, blk, o->recent, o->lines,
+                                        o->nlines, id);
+    }
+    if (shared || (o != NULL && o->lines != NULL)) {
+        assert(o->strategy == NULL);
+        return shared
+                   ? buf_read_lines_shared(s, rel, blk, o->lines, o->nlines, id)
+                   : buf_read_lines(s, rel, blk, o->lines, o->nlines, id);
+    }
+    return buf_read_plain(s, rel, blk, o != NULL ? o->strategy : NULL, id);
 }
 
 /* Out-of-line parts of the inline functions below. */
@@ -371,10 +425,10 @@ static inline void *buf_session_page(const buf_session *s, int32_t id)
 
 /*
  * A hint that buffer id, which the caller remembers holding a block it is
- * about to read with buf_read_recent(), will be read: its descriptor and
- * the lines of its page at offsets off[0..n) are prefetched at once,
- * without the mapping table.  Reads, pins and confirms nothing (the
- * buffer may hold another block by now, which costs bandwidth only);
+ * about to read with buf_read() and BUF_READ_RECENT, will be read: its
+ * descriptor and the lines of its page at offsets off[0..n) are prefetched
+ * at once, without the mapping table.  Reads, pins and confirms nothing
+ * (the buffer may hold another block by now, which costs bandwidth only);
  * nothing if id is not a buffer.
  */
 static inline void buf_prefetch_buffer(const buf_session *s, int32_t id,
