@@ -159,6 +159,28 @@ static int group_setup(void **state)
     return 0;
 }
 
+/* Before each test: the server must still be running; if it is not, the
+ * test fails at once with the end of its log, rather than waiting on a
+ * server that is gone. */
+static int srv_alive(void **state)
+{
+    srv *s = *state;
+    int status;
+
+    if (s->pid > 0 && waitpid(s->pid, &status, WNOHANG) == 0)
+        return 0;
+    s->pid = 0;
+    fprintf(stderr, "keel serve is not running; its log (%s):\n", s->log);
+    {
+        char cmd[600];
+
+        snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", s->log);
+        if (system(cmd) != 0)
+            fprintf(stderr, "(no log)\n");
+    }
+    return -1;
+}
+
 static int group_teardown(void **state)
 {
     srv *s = *state;
@@ -434,6 +456,34 @@ static char raw_ready(int fd)
     return 0;
 }
 
+/* Appends a message of type t with body[0..n) to buf at *len. */
+static void msg_add(char *buf, size_t *len, char t, const void *body, size_t n)
+{
+    buf[*len] = t;
+    put32(buf + *len + 1, (uint32_t)(n + 4));
+    memcpy(buf + *len + 5, body, n);
+    *len += n + 5;
+}
+
+/* Reads messages and checks that their types are exactly types (an
+ * ErrorResponse's SQLSTATE checked against sqlstate if not NULL). */
+static void expect_types(int fd, const char *types, const char *sqlstate)
+{
+    for (const char *t = types; *t != '\0'; t++) {
+        char body[4096];
+        uint32_t len;
+        char got = raw_message(fd, body, sizeof(body) - 1, &len);
+
+        if (got != *t)
+            fail_msg("expected message '%c' (of \"%s\"), got '%c'", *t, types,
+                     got ? got : '0');
+        if (got == 'E' && sqlstate != NULL) {
+            body[len < sizeof(body) - 1 ? len : sizeof(body) - 1] = '\0';
+            assert_string_equal(error_field(body, len, 'C'), sqlstate);
+        }
+    }
+}
+
 /* ---- tests ------------------------------------------------------------ */
 
 static void test_startup_parameters(void **state)
@@ -581,19 +631,198 @@ static void test_results(void **state)
     PQfinish(c);
 }
 
-/* The extended protocol is refused with 0A000, and the connection goes
- * on (the error recovery skips to Sync). */
-static void test_extended_refused(void **state)
+/* The extended protocol through libpq: parameters, prepared statements
+ * and their description, binary results, errors and the skip to Sync,
+ * and (raw) Execute with a row limit. */
+static void test_extended(void **state)
 {
     srv *s = *state;
     PGconn *c = connect_ok(s, false);
-    PGresult *r = PQexecParams(c, "SELECT $1::int4", 1, NULL,
-                               (const char *const[]){"5"}, NULL, NULL, 0);
+    const char *five[] = {"5"};
+    const int binary = 1;
+    PGresult *r;
 
-    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
-    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "0A000");
+    r = PQexecParams(c, "SELECT $1::int4 + 1 AS six", 1, NULL, five, NULL, NULL,
+                     0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        fail_msg("PQexecParams: %s", PQerrorMessage(c));
+    assert_string_equal(PQfname(r, 0), "six");
+    assert_string_equal(PQgetvalue(r, 0, 0), "6");
+    PQclear(r);
+    /* A binary result: int4 as 4 bytes in network order. */
+    r = PQexecParams(c, "SELECT $1::int4", 1, NULL, five, NULL, NULL, binary);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_int_equal(PQfformat(r, 0), 1);
+    assert_int_equal(PQgetlength(r, 0, 0), 4);
+    assert_memory_equal(PQgetvalue(r, 0, 0), "\0\0\0\x05", 4);
+    PQclear(r);
+
+    r = PQprepare(c, "q", "SELECT $1::text AS t", 1, NULL);
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    r = PQprepare(c, "q", "SELECT 1", 0, NULL);
+    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42P05");
+    PQclear(r);
+    r = PQdescribePrepared(c, "q");
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    assert_int_equal(PQnparams(r), 1);
+    assert_int_equal(PQparamtype(r, 0), 25);
+    assert_int_equal(PQnfields(r), 1);
+    assert_string_equal(PQfname(r, 0), "t");
+    assert_int_equal(PQftype(r, 0), 25);
+    PQclear(r);
+    for (int i = 0; i < 3; i++) {
+        const char *v[] = {i == 1 ? NULL : "abc"};
+
+        r = PQexecPrepared(c, "q", 1, v, NULL, NULL, 0);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        assert_int_equal(PQgetisnull(r, 0, 0), i == 1);
+        PQclear(r);
+    }
+    r = PQdescribePrepared(c, "nosuch");
+    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000");
+    PQclear(r);
+
+    /* An error outside a block leaves it idle; inside, failed. */
+    r = PQexecParams(c, "SELECT * FROM server_nosuch", 0, NULL, NULL, NULL,
+                     NULL, 0);
+    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42P01");
     PQclear(r);
     assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
+    assert_string_equal(exec_state(c, "BEGIN"), "");
+    r = PQexecParams(c, "SELECT * FROM server_nosuch", 0, NULL, NULL, NULL,
+                     NULL, 0);
+    PQclear(r);
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_INERROR);
+    assert_string_equal(exec_state(c, "ROLLBACK"), "");
+    assert_select_1(c);
+
+    /* Execute with a row limit: PortalSuspended, then the rest. */
+    if (strcmp(exec_state(c, "CREATE TABLE server_ext (a int4)"), "") == 0) {
+        char ext[512];
+        size_t n = 0;
+        int fd = raw_startup(s, NULL, NULL);
+
+        assert_string_equal(
+            exec_state(c, "INSERT INTO server_ext VALUES (1), (2), (3)"), "");
+        msg_add(ext, &n, 'P', "\0SELECT a FROM server_ext ORDER BY a\0\0\0",
+                39);
+        msg_add(ext, &n, 'B', "\0\0\0\0\0\0\0\0", 8);
+        msg_add(ext, &n, 'E', "\0\0\0\0\x02", 5);
+        msg_add(ext, &n, 'E', "\0\0\0\0\x02", 5);
+        msg_add(ext, &n, 'C', "S\0", 2);
+        msg_add(ext, &n, 'S', "", 0);
+        raw_send(fd, ext, n);
+        expect_types(fd, "12DDsDC3Z", NULL);
+        close(fd);
+        assert_string_equal(exec_state(c, "DROP TABLE server_ext"), "");
+    }
+    PQfinish(c);
+}
+
+/* COPY through libpq: in (one large CopyData and many small ones), out,
+ * and a client's CopyFail; raw: a message that has no place in a COPY,
+ * and messages pipelined after CopyDone. */
+static void test_copy(void **state)
+{
+    srv *s = *state;
+    PGconn *c = connect_ok(s, false);
+    char *big;
+    size_t n = 0;
+    int rows = 0, fd;
+    char *line;
+    PGresult *r;
+
+    if (strcmp(exec_state(c, "CREATE TABLE server_copy (a int4, b text)"),
+               "") != 0) {
+        print_message("no tables yet: no COPY\n");
+        PQfinish(c);
+        return;
+    }
+    big = malloc(400000);
+    for (int i = 0; i < 10000; i++)
+        n += (size_t)sprintf(big + n, "%d\trow number %d\n", i, i);
+    r = PQexec(c, "COPY server_copy FROM STDIN");
+    assert_int_equal(PQresultStatus(r), PGRES_COPY_IN);
+    PQclear(r);
+    assert_int_equal(PQputCopyData(c, big, (int)n), 1);
+    for (int i = 10000; i < 10100; i++) {
+        char row[64];
+        int len = sprintf(row, "%d\t\\N\n", i);
+
+        assert_int_equal(PQputCopyData(c, row, len), 1);
+    }
+    assert_int_equal(PQputCopyEnd(c, NULL), 1);
+    r = PQgetResult(c);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        fail_msg("COPY FROM: %s", PQerrorMessage(c));
+    assert_string_equal(PQcmdStatus(r), "COPY 10100");
+    PQclear(r);
+    assert_null(PQgetResult(c));
+    free(big);
+
+    r = PQexec(c, "COPY server_copy TO STDOUT");
+    assert_int_equal(PQresultStatus(r), PGRES_COPY_OUT);
+    PQclear(r);
+    while (PQgetCopyData(c, &line, 0) > 0) {
+        rows++;
+        PQfreemem(line);
+    }
+    assert_int_equal(rows, 10100);
+    r = PQgetResult(c);
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    assert_string_equal(PQcmdStatus(r), "COPY 10100");
+    PQclear(r);
+    assert_null(PQgetResult(c));
+
+    /* The client gives up: nothing of it stays. */
+    r = PQexec(c, "COPY server_copy FROM STDIN");
+    assert_int_equal(PQresultStatus(r), PGRES_COPY_IN);
+    PQclear(r);
+    assert_int_equal(PQputCopyData(c, "1\tx\n", 4), 1);
+    assert_int_equal(PQputCopyEnd(c, "client gave up"), 1);
+    r = PQgetResult(c);
+    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "57014");
+    assert_non_null(
+        strstr(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY), "gave up"));
+    PQclear(r);
+    assert_null(PQgetResult(c));
+    r = PQexec(c, "SELECT a FROM server_copy WHERE a = 1");
+    assert_int_equal(PQntuples(r), 1);
+    PQclear(r);
+
+    /* A Query in the middle of COPY data: FATAL 08P01, and only this
+     * connection ends. */
+    fd = raw_startup(s, NULL, NULL);
+    raw_query(fd, "COPY server_copy FROM STDIN");
+    expect_types(fd, "G", NULL);
+    raw_query(fd, "SELECT 1");
+    expect_error(fd, "08P01", "unexpected message type 0x51");
+    assert_true(expect_eof(fd));
+    close(fd);
+
+    /* Messages after CopyDone in the same write, once after the server
+     * asked for the data and once before. */
+    for (int early = 0; early < 2; early++) {
+        char buf[256];
+        size_t len = 0;
+
+        fd = raw_startup(s, NULL, NULL);
+        if (early)
+            msg_add(buf, &len, 'Q', "COPY server_copy FROM STDIN", 28);
+        else
+            raw_query(fd, "COPY server_copy FROM STDIN");
+        msg_add(buf, &len, 'd', "20000\tx\n", 8);
+        msg_add(buf, &len, 'd', "", 0);
+        msg_add(buf, &len, 'c', "", 0);
+        msg_add(buf, &len, 'Q', "SELECT 1", 9);
+        if (!early)
+            expect_types(fd, "G", NULL);
+        raw_send(fd, buf, len);
+        expect_types(fd, early ? "GCZTDCZ" : "CZTDCZ", NULL);
+        close(fd);
+    }
+    assert_string_equal(exec_state(c, "DROP TABLE server_copy"), "");
     assert_select_1(c);
     PQfinish(c);
 }
@@ -854,16 +1083,32 @@ static void test_bad_messages(void **state)
     assert_int_equal(raw_ready(fd), 'I');
     raw_query(fd, "SELECT 1");
     assert_int_equal(raw_ready(fd), 'I');
-    /* Parse, Bind, Execute, then Sync: one error, one ReadyForQuery. */
+    /* Parse, Bind, Describe, Execute, Sync in one write; then a Bind
+     * whose count promises a value that is not there: 08P01, and the
+     * Execute after it is skipped up to the Sync. */
     {
-        static const char ext[] = "P\0\0\0\x10\0SELECT 1\0\0\0"
-                                  "B\0\0\0\x0c\0\0\0\0\0\0\0\0"
-                                  "E\0\0\0\x09\0\0\0\0\0"
-                                  "S\0\0\0\x04";
+        char ext[256];
+        size_t n = 0;
 
-        raw_send(fd, ext, sizeof(ext) - 1);
-        expect_error(fd, "0A000", "extended query protocol");
-        assert_int_equal(raw_ready(fd), 'I');
+        msg_add(ext, &n, 'P', "\0SELECT 1\0\0\0", 12);
+        msg_add(ext, &n, 'B', "\0\0\0\0\0\0\0\0", 8);
+        msg_add(ext, &n, 'D', "P\0", 2);
+        msg_add(ext, &n, 'E', "\0\0\0\0\0", 5);
+        msg_add(ext, &n, 'S', "", 0);
+        raw_send(fd, ext, n);
+        expect_types(fd, "12TDCZ", NULL);
+        n = 0;
+        msg_add(ext, &n, 'B', "\0\0\0\0\0\x01\0\0", 8);
+        msg_add(ext, &n, 'E', "\0\0\0\0\0", 5);
+        msg_add(ext, &n, 'D', "X\0", 2);
+        msg_add(ext, &n, 'S', "", 0);
+        raw_send(fd, ext, n);
+        expect_types(fd, "EZ", "08P01");
+        n = 0;
+        msg_add(ext, &n, 'D', "X\0", 2);
+        msg_add(ext, &n, 'S', "", 0);
+        raw_send(fd, ext, n);
+        expect_types(fd, "EZ", "08P01");
     }
     /* Three Queries in one write: three answers, in order. */
     {
@@ -1045,17 +1290,18 @@ static void test_shutdown(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_startup_parameters),
-        cmocka_unit_test(test_transaction_status),
-        cmocka_unit_test(test_results),
-        cmocka_unit_test(test_extended_refused),
-        cmocka_unit_test(test_cancel),
-        cmocka_unit_test(test_too_many),
-        cmocka_unit_test(test_bad_startup),
-        cmocka_unit_test(test_bad_messages),
-        cmocka_unit_test(test_disconnect_mid_transaction),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_shutdown),
+        cmocka_unit_test_setup(test_startup_parameters, srv_alive),
+        cmocka_unit_test_setup(test_transaction_status, srv_alive),
+        cmocka_unit_test_setup(test_results, srv_alive),
+        cmocka_unit_test_setup(test_extended, srv_alive),
+        cmocka_unit_test_setup(test_copy, srv_alive),
+        cmocka_unit_test_setup(test_cancel, srv_alive),
+        cmocka_unit_test_setup(test_too_many, srv_alive),
+        cmocka_unit_test_setup(test_bad_startup, srv_alive),
+        cmocka_unit_test_setup(test_bad_messages, srv_alive),
+        cmocka_unit_test_setup(test_disconnect_mid_transaction, srv_alive),
+        cmocka_unit_test_setup(test_refusals, srv_alive),
+        cmocka_unit_test_setup(test_shutdown, srv_alive),
     };
 
     if (argc < 2) {

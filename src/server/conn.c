@@ -2,9 +2,11 @@
  * conn.c: one client connection, on a thread of its own: the startup
  * exchange (SSL and GSS encryption refused, CancelRequest, StartupMessage,
  * trust authentication, ParameterStatus, BackendKeyData) and then the
- * message loop, where a simple Query runs through the connection's
- * sql_session and its results are written as RowDescription, DataRow,
- * CommandComplete, ... into the output buffer.
+ * message loop, where a simple Query, or the extended protocol's Parse,
+ * Bind, Describe, Execute, Close and Sync, run through the connection's
+ * sql_session; results are written as RowDescription, DataRow,
+ * CommandComplete, ... into the output buffer, and COPY's data passes
+ * both ways through the sink.
  *
  * I/O: one recv() fills the input buffer with whatever the client has
  * sent; every whole message in it is handled before the next recv(), and
@@ -48,6 +50,18 @@ typedef struct conn {
     sql_session *sql;
     sql_sink sink;
     const char *query; /* the Query running, for the log */
+    bool copy_out;     /* a COPY TO STDOUT is sending CopyData */
+    bool hold_output;  /* nothing is sent until the message is whole */
+    /* COPY FROM STDIN reads through a side buffer, so that the message
+     * that started it, which the SQL layer reads in place, never moves. */
+    char *cin;
+    size_t cin_off, cin_len, cin_cap;
+    const char *fatal; /* a protocol violation inside a COPY: ends it */
+    char fatal_msg[96];
+    /* Decoded arrays of the extended protocol's messages, grown as
+     * needed. */
+    void *scratch;
+    size_t scratch_cap;
 
     /* Startup and logging. */
     server *srv;
@@ -198,7 +212,7 @@ static void conn_sql_error(conn *c, const sql_error *err)
  * or -1 once the client is gone (which stops the statement). */
 static int conn_after_message(conn *c)
 {
-    if (c->out.failed || c->out.len >= CONN_OUT_FLUSH)
+    if (c->out.failed || (c->out.len >= CONN_OUT_FLUSH && !c->hold_output))
         conn_flush(c);
     return c->broken ? -1 : 0;
 }
@@ -217,7 +231,7 @@ static int sink_columns(void *ctx, const sql_column *cols, uint16_t n)
         pq_put_int32(o, cols[i].type);
         pq_put_int16(o, (uint16_t)cols[i].typlen);
         pq_put_int32(o, (uint32_t)cols[i].typmod);
-        pq_put_int16(o, 0); /* text format */
+        pq_put_int16(o, (uint16_t)cols[i].format);
     }
     pq_end(o);
     return conn_after_message(c);
@@ -247,6 +261,11 @@ static int sink_complete(void *ctx, const char *tag)
 {
     conn *c = ctx;
 
+    if (c->copy_out) {
+        pq_begin(&c->out, 'c'); /* CopyDone */
+        pq_end(&c->out);
+        c->copy_out = false;
+    }
     pq_begin(&c->out, 'C');
     pq_put_str(&c->out, tag);
     pq_end(&c->out);
@@ -271,6 +290,207 @@ static int sink_empty(void *ctx)
     pq_begin(&c->out, 'I');
     pq_end(&c->out);
     return conn_after_message(c);
+}
+
+/* CopyInResponse or CopyOutResponse: the overall format and each
+ * column's. */
+static void put_copy_response(pq_out *o, char type, uint16_t ncols,
+                              int16_t format)
+{
+    pq_begin(o, type);
+    pq_put_byte(o, (char)format);
+    pq_put_int16(o, ncols);
+    for (uint16_t i = 0; i < ncols; i++)
+        pq_put_int16(o, (uint16_t)format);
+    pq_end(o);
+}
+
+static int sink_copy_out_begin(void *ctx, uint16_t ncols, int16_t format)
+{
+    conn *c = ctx;
+
+    put_copy_response(&c->out, 'H', ncols, format);
+    c->copy_out = true;
+    return conn_after_message(c);
+}
+
+static int sink_copy_out_data(void *ctx, const char *data, size_t len)
+{
+    conn *c = ctx;
+
+    pq_begin(&c->out, 'd');
+    pq_put_bytes(&c->out, data, len);
+    pq_end(&c->out);
+    return conn_after_message(c);
+}
+
+static int sink_copy_in_begin(void *ctx, uint16_t ncols, int16_t format)
+{
+    conn *c = ctx;
+
+    put_copy_response(&c->out, 'G', ncols, format);
+    /* The client sends nothing until it has this. */
+    return conn_flush(c) ? 0 : -1;
+}
+
+static bool conn_copy_no_memory(conn *c)
+{
+    server_log(c->pid, "LOG",
+               "out of memory for COPY data: closing the "
+               "connection");
+    c->broken = true;
+    return false;
+}
+
+/*
+ * The next whole message during COPY FROM STDIN: first from what the
+ * input buffer holds past the message being run; once that runs short,
+ * its rest moves to the side buffer, which all further reads fill (the
+ * input buffer is neither moved nor grown meanwhile).  false when the
+ * client is gone or breaks the framing (fatal set).
+ */
+static bool conn_copy_next(conn *c, pq_message *m)
+{
+    pq_result r = pq_frame_message(c->in + c->in_off, c->in_len - c->in_off, m);
+    size_t rest = c->in_len - c->in_off;
+
+    if (r == PQ_OK) {
+        c->in_off += m->total;
+        return true;
+    }
+    if (r == PQ_NEED_MORE && rest > 0) {
+        if (c->cin_cap - c->cin_len < rest) {
+            size_t cap = c->cin_len + rest + CONN_IN_SIZE;
+            char *p = realloc(c->cin, cap);
+
+            if (p == NULL)
+                return conn_copy_no_memory(c);
+            c->cin = p;
+            c->cin_cap = cap;
+        }
+        memcpy(c->cin + c->cin_len, c->in + c->in_off, rest);
+        c->cin_len += rest;
+        c->in_len = c->in_off;
+    }
+    for (;;) {
+        ssize_t n;
+
+        if (r != PQ_NEED_MORE)
+            break;
+        m->total = 0;
+        if (c->cin_len > c->cin_off) {
+            r = pq_frame_message(c->cin + c->cin_off, c->cin_len - c->cin_off,
+                                 m);
+            if (r == PQ_OK) {
+                c->cin_off += m->total;
+                return true;
+            }
+            if (r != PQ_NEED_MORE)
+                break;
+            /* The data returned before is no longer needed: make room. */
+            memmove(c->cin, c->cin + c->cin_off, c->cin_len - c->cin_off);
+        }
+        c->cin_len -= c->cin_off;
+        c->cin_off = 0;
+        if (c->cin_cap < m->total || c->cin_cap - c->cin_len < 4096) {
+            size_t cap = m->total > c->cin_len + CONN_IN_SIZE
+                             ? m->total
+                             : c->cin_len + CONN_IN_SIZE;
+            char *p = realloc(c->cin, cap);
+
+            if (p == NULL)
+                return conn_copy_no_memory(c);
+            c->cin = p;
+            c->cin_cap = cap;
+        }
+        do {
+            n = recv(c->fd, c->cin + c->cin_len, c->cin_cap - c->cin_len, 0);
+        } while (n < 0 && errno == EINTR);
+        if (n <= 0) {
+            server_log(c->pid, "LOG",
+                       "unexpected EOF on client connection "
+                       "during COPY");
+            c->broken = true;
+            return false;
+        }
+        c->cin_len += (size_t)n;
+    }
+    c->fatal = "invalid message length";
+    return false;
+}
+
+static int sink_copy_in_read(void *ctx, const char **data, size_t *len,
+                             char *why, size_t whylen)
+{
+    conn *c = ctx;
+    pq_message m;
+
+    for (;;) {
+        if (c->broken || c->fatal != NULL || !conn_copy_next(c, &m))
+            return -1;
+        switch (m.type) {
+        case 'd': /* CopyData */
+            if (m.body_len == 0)
+                continue; /* 0 would read as CopyDone */
+            *data = m.body;
+            *len = m.body_len;
+            return 0;
+        case 'c': /* CopyDone */
+            *data = NULL;
+            *len = 0;
+            return 0;
+        case 'f': /* CopyFail: its message says why */
+            snprintf(why, whylen, "%.*s", (int)strnlen(m.body, m.body_len),
+                     m.body);
+            if (why[0] == '\0')
+                snprintf(why, whylen, "(no message)");
+            return -1;
+        case 'H': /* Flush and Sync: ignored during COPY, as PostgreSQL */
+        case 'S': /* ignores them */
+            continue;
+        default:
+            snprintf(c->fatal_msg, sizeof(c->fatal_msg),
+                     "unexpected message type 0x%02X during COPY from stdin",
+                     (unsigned char)m.type);
+            c->fatal = c->fatal_msg;
+            return -1;
+        }
+    }
+}
+
+/*
+ * After a statement: what a COPY FROM STDIN read into the side buffer
+ * beyond its end (messages the client pipelined after CopyDone) goes
+ * back to the input buffer, which then holds nothing else.  false when
+ * there is no memory for it.
+ */
+static bool conn_copy_end(conn *c)
+{
+    size_t rest = c->cin_len - c->cin_off;
+
+    c->copy_out = false;
+    if (rest > 0) {
+        /* Everything in the input buffer was consumed before the side
+         * buffer was used. */
+        if (rest > c->in_cap) {
+            char *p = realloc(c->in, rest);
+
+            if (p == NULL)
+                return false;
+            c->in = p;
+            c->in_cap = rest;
+        }
+        memcpy(c->in, c->cin + c->cin_off, rest);
+        c->in_off = 0;
+        c->in_len = rest;
+    }
+    c->cin_off = c->cin_len = 0;
+    if (c->cin_cap > CONN_OUT_KEEP) {
+        free(c->cin);
+        c->cin = NULL;
+        c->cin_cap = 0;
+    }
+    return true;
 }
 
 /* ---- startup --------------------------------------------------------- */
@@ -453,6 +673,23 @@ static bool conn_startup(conn *c)
 
 /* ---- messages -------------------------------------------------------- */
 
+/* After a statement ran: false (the connection to end) if the client is
+ * gone or broke the protocol inside a COPY, which is then reported. */
+static bool conn_statement_end(conn *c)
+{
+    if (c->broken)
+        return false;
+    if (c->fatal != NULL) {
+        conn_error(c, "FATAL", "08P01", "%s", c->fatal);
+        return false;
+    }
+    if (!conn_copy_end(c)) {
+        server_log(c->pid, "LOG", "out of memory after COPY");
+        return false;
+    }
+    return true;
+}
+
 /* A Query message: every statement in it, then ReadyForQuery.  false
  * when the connection is to end. */
 static bool conn_query(conn *c, const pq_message *m)
@@ -469,7 +706,7 @@ static bool conn_query(conn *c, const pq_message *m)
     sql_error_reset(&err);
     c->query = text;
     st = sql_exec_simple(c->sql, text, &c->sink, &err);
-    if (c->broken) {
+    if (!conn_statement_end(c)) {
         c->query = NULL;
         return false;
     }
@@ -486,6 +723,240 @@ static bool conn_query(conn *c, const pq_message *m)
     return true;
 }
 
+/* ---- the extended protocol ------------------------------------------ */
+
+/* Room for n bytes of decoded arrays; NULL if there is no memory. */
+static void *conn_scratch(conn *c, size_t n)
+{
+    if (n > c->scratch_cap) {
+        void *p = realloc(c->scratch, n);
+
+        if (p == NULL)
+            return NULL;
+        c->scratch = p;
+        c->scratch_cap = n;
+    }
+    return c->scratch;
+}
+
+/* An extended-protocol message failed: report it and skip to Sync, as
+ * PostgreSQL does.  false if the error was FATAL. */
+static bool conn_extended_error(conn *c, const sql_error *err)
+{
+    conn_sql_error(c, err);
+    c->ignore_till_sync = true;
+    if (strcmp(err->severity, "FATAL") == 0) {
+        conn_flush(c);
+        return false;
+    }
+    return true;
+}
+
+static bool conn_bad_format(conn *c)
+{
+    conn_error(c, "ERROR", "08P01", "invalid message format");
+    c->ignore_till_sync = true;
+    return true;
+}
+
+static bool conn_no_memory(conn *c)
+{
+    conn_error(c, "ERROR", "53200", "out of memory");
+    c->ignore_till_sync = true;
+    return true;
+}
+
+static void put_empty_message(pq_out *o, char type)
+{
+    pq_begin(o, type);
+    pq_end(o);
+}
+
+static bool conn_parse(conn *c, const pq_message *m)
+{
+    pq_parse_msg pm;
+    uint32_t *types;
+    sql_error err;
+
+    if (pq_parse_parse(m->body, m->body_len, &pm) != PQ_OK)
+        return conn_bad_format(c);
+    types = conn_scratch(c, (size_t)pm.nparams * sizeof(uint32_t) + 1);
+    if (types == NULL)
+        return conn_no_memory(c);
+    pq_decode_int32s(pm.types, pm.nparams, types);
+    sql_error_reset(&err);
+    c->query = pm.query;
+    if (sql_parse(c->sql, pm.name, pm.query, types, pm.nparams, &err) !=
+        KEEL_OK) {
+        bool ok = conn_extended_error(c, &err);
+
+        c->query = NULL;
+        return ok;
+    }
+    c->query = NULL;
+    put_empty_message(&c->out, '1'); /* ParseComplete */
+    return true;
+}
+
+static bool conn_bind(conn *c, const pq_message *m)
+{
+    pq_bind_msg bm;
+    sql_error err;
+    size_t n16, need;
+    int16_t *formats, *rformats;
+    const char **vals;
+    uint32_t *lens;
+    char *base;
+
+    if (pq_parse_bind(m->body, m->body_len, &bm) != PQ_OK)
+        return conn_bad_format(c);
+    /* One block: value pointers, lengths, then both format arrays. */
+    n16 = (size_t)bm.nformats + bm.nrformats;
+    need = (size_t)bm.nvalues * (sizeof(char *) + sizeof(uint32_t)) +
+           n16 * sizeof(int16_t) + 1;
+    base = conn_scratch(c, need);
+    if (base == NULL)
+        return conn_no_memory(c);
+    vals = (const char **)(void *)base;
+    lens = (uint32_t *)(void *)(base + (size_t)bm.nvalues * sizeof(char *));
+    formats = (int16_t *)(void *)(lens + bm.nvalues);
+    rformats = formats + bm.nformats;
+    pq_bind_values(&bm, vals, lens);
+    pq_decode_int16s(bm.formats, bm.nformats, formats);
+    pq_decode_int16s(bm.rformats, bm.nrformats, rformats);
+    sql_error_reset(&err);
+    if (sql_bind(c->sql, bm.portal, bm.stmt, bm.nformats, formats, bm.nvalues,
+                 vals, lens, bm.nrformats, rformats, &err) != KEEL_OK)
+        return conn_extended_error(c, &err);
+    put_empty_message(&c->out, '2'); /* BindComplete */
+    return true;
+}
+
+static int sink_no_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    return 0;
+}
+
+/*
+ * Describe of a statement: ParameterDescription, then RowDescription (or
+ * NoData).  The SQL layer writes the rows' description through the sink
+ * while it reports the parameters, so ParameterDescription is put after
+ * it and then moved in front (the buffer is not sent meanwhile).
+ */
+static bool conn_describe_statement(conn *c, const char *name)
+{
+    uint32_t small[64], *types = small;
+    uint16_t nparams = 0;
+    size_t mark = c->out.len;
+    bool no_data = false;
+    sql_error err;
+    keel_status st;
+
+    sql_error_reset(&err);
+    c->hold_output = true;
+    st = sql_describe_statement(c->sql, name, small, 64, &nparams, &c->sink,
+                                &no_data, &err);
+    if (st == KEEL_OK && nparams > 64) {
+        sql_sink quiet = c->sink;
+        bool nd;
+
+        quiet.columns = sink_no_columns;
+        types = conn_scratch(c, (size_t)nparams * sizeof(uint32_t));
+        if (types == NULL) {
+            c->hold_output = false;
+            c->out.len = mark;
+            return conn_no_memory(c);
+        }
+        st = sql_describe_statement(c->sql, name, types, nparams, &nparams,
+                                    &quiet, &nd, &err);
+    }
+    c->hold_output = false;
+    if (st != KEEL_OK) {
+        c->out.len = mark;
+        return conn_extended_error(c, &err);
+    }
+    pq_begin(&c->out, 't'); /* ParameterDescription */
+    pq_put_int16(&c->out, nparams);
+    for (uint16_t i = 0; i < nparams; i++)
+        pq_put_int32(&c->out, types[i]);
+    pq_end(&c->out);
+    pq_out_move_last(&c->out, mark);
+    if (no_data)
+        put_empty_message(&c->out, 'n'); /* NoData */
+    return conn_after_message(c) == 0;
+}
+
+static bool conn_describe(conn *c, const pq_message *m)
+{
+    char kind;
+    const char *name;
+    sql_error err;
+    bool no_data = false;
+
+    if (pq_parse_target(m->body, m->body_len, &kind, &name) != PQ_OK)
+        return conn_bad_format(c);
+    if (kind == 'S')
+        return conn_describe_statement(c, name);
+    sql_error_reset(&err);
+    if (sql_describe_portal(c->sql, name, &c->sink, &no_data, &err) != KEEL_OK)
+        return !c->broken && conn_extended_error(c, &err);
+    if (no_data)
+        put_empty_message(&c->out, 'n'); /* NoData */
+    return !c->broken;
+}
+
+static bool conn_execute(conn *c, const pq_message *m)
+{
+    const char *portal;
+    uint32_t max_rows;
+    sql_error err;
+    bool suspended = false;
+    keel_status st;
+
+    if (pq_parse_execute(m->body, m->body_len, &portal, &max_rows) != PQ_OK)
+        return conn_bad_format(c);
+    if (max_rows > INT32_MAX)
+        max_rows = 0; /* negative: all, as PostgreSQL reads it */
+    sql_error_reset(&err);
+    st = sql_execute(c->sql, portal, max_rows, &c->sink, &suspended, &err);
+    if (!conn_statement_end(c))
+        return false;
+    if (st != KEEL_OK)
+        return conn_extended_error(c, &err);
+    if (suspended)
+        put_empty_message(&c->out, 's'); /* PortalSuspended */
+    return true;
+}
+
+static bool conn_close(conn *c, const pq_message *m)
+{
+    char kind;
+    const char *name;
+
+    if (pq_parse_target(m->body, m->body_len, &kind, &name) != PQ_OK)
+        return conn_bad_format(c);
+    sql_close(c->sql, kind, name);
+    put_empty_message(&c->out, '3'); /* CloseComplete */
+    return true;
+}
+
+static bool conn_sync(conn *c)
+{
+    sql_error err;
+
+    c->ignore_till_sync = false;
+    sql_error_reset(&err);
+    if (sql_sync(c->sql, &err) != KEEL_OK) {
+        conn_sql_error(c, &err);
+        if (strcmp(err.severity, "FATAL") == 0) {
+            conn_flush(c);
+            return false;
+        }
+    }
+    pq_put_ready(&c->out, sql_txn_status(c->sql));
+    return true;
+}
+
 /* Handles one message.  false when the connection is to end. */
 static bool conn_message(conn *c, const pq_message *m)
 {
@@ -496,22 +967,19 @@ static bool conn_message(conn *c, const pq_message *m)
         return conn_query(c, m);
     case 'X': /* Terminate */
         return false;
+    case 'P':
+        return conn_parse(c, m);
+    case 'B':
+        return conn_bind(c, m);
+    case 'D':
+        return conn_describe(c, m);
+    case 'E':
+        return conn_execute(c, m);
+    case 'C':
+        return conn_close(c, m);
     case 'S': /* Sync: the end of an extended-protocol round */
-        c->ignore_till_sync = false;
-        pq_put_ready(&c->out, sql_txn_status(c->sql));
-        return true;
+        return conn_sync(c);
     case 'H': /* Flush: replies leave at the end of each batch anyway */
-        return true;
-    case 'P': /* Parse */
-    case 'B': /* Bind */
-    case 'D': /* Describe */
-    case 'E': /* Execute */
-    case 'C': /* Close */
-        /* As PostgreSQL recovers from an error in an extended-protocol
-         * message: report it, then skip everything up to the Sync. */
-        conn_error(c, "ERROR", "0A000",
-                   "extended query protocol is not supported yet");
-        c->ignore_till_sync = true;
         return true;
     case 'F': /* FunctionCall */
         conn_error(c, "ERROR", "0A000",
@@ -606,7 +1074,11 @@ void *conn_main(void *arg)
                         .row = sink_row,
                         .complete = sink_complete,
                         .notice = sink_notice,
-                        .empty = sink_empty};
+                        .empty = sink_empty,
+                        .copy_in_begin = sink_copy_in_begin,
+                        .copy_in_read = sink_copy_in_read,
+                        .copy_out_begin = sink_copy_out_begin,
+                        .copy_out_data = sink_copy_out_data};
     server_log(c.pid, "LOG", "connection received: host=%s", c.host);
     c.in = malloc(CONN_IN_SIZE);
     c.in_cap = CONN_IN_SIZE;
@@ -635,6 +1107,8 @@ void *conn_main(void *arg)
                    c.database, c.host);
     }
     free(c.in);
+    free(c.cin);
+    free(c.scratch);
     pq_out_free(&c.out);
     server_release(c.srv, c.slot);
     return NULL;

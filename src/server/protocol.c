@@ -132,6 +132,150 @@ pq_result pq_parse_query(const char *body, uint32_t len, const char **text)
     return PQ_OK;
 }
 
+/* ---- the extended protocol's bodies ---------------------------------- */
+
+/* A cursor over a body: every take fails (ok cleared) rather than read
+ * past its end. */
+typedef struct reader {
+    const char *p;
+    uint32_t len;
+    uint32_t off;
+    bool ok;
+} reader;
+
+static const char *take_str(reader *r)
+{
+    const char *s = r->p + r->off;
+    const char *nul;
+
+    if (!r->ok || r->off >= r->len ||
+        (nul = memchr(s, '\0', r->len - r->off)) == NULL) {
+        r->ok = false;
+        return "";
+    }
+    r->off += (uint32_t)(nul - s) + 1;
+    return s;
+}
+
+static const char *take_bytes(reader *r, uint64_t n)
+{
+    const char *s = r->p + r->off;
+
+    if (!r->ok || n > r->len - r->off) {
+        r->ok = false;
+        return NULL;
+    }
+    r->off += (uint32_t)n;
+    return s;
+}
+
+static uint16_t take_int16(reader *r)
+{
+    const unsigned char *u = (const unsigned char *)take_bytes(r, 2);
+
+    return u != NULL ? (uint16_t)((u[0] << 8) | u[1]) : 0;
+}
+
+static uint32_t take_int32(reader *r)
+{
+    const char *s = take_bytes(r, 4);
+
+    return s != NULL ? get_be32(s) : 0;
+}
+
+static pq_result reader_end(const reader *r)
+{
+    return r->ok && r->off == r->len ? PQ_OK : PQ_BAD_FORMAT;
+}
+
+pq_result pq_parse_parse(const char *body, uint32_t len, pq_parse_msg *m)
+{
+    reader r = {body, len, 0, true};
+
+    m->name = take_str(&r);
+    m->query = take_str(&r);
+    m->nparams = take_int16(&r);
+    m->types = take_bytes(&r, (uint64_t)m->nparams * 4);
+    return reader_end(&r);
+}
+
+pq_result pq_parse_bind(const char *body, uint32_t len, pq_bind_msg *m)
+{
+    reader r = {body, len, 0, true};
+
+    m->portal = take_str(&r);
+    m->stmt = take_str(&r);
+    m->nformats = take_int16(&r);
+    m->formats = take_bytes(&r, (uint64_t)m->nformats * 2);
+    m->nvalues = take_int16(&r);
+    m->values = r.p + r.off;
+    for (uint16_t i = 0; i < m->nvalues && r.ok; i++) {
+        uint32_t n = take_int32(&r);
+
+        if (n != UINT32_MAX) /* -1: NULL, no bytes */
+            take_bytes(&r, n);
+    }
+    m->nrformats = take_int16(&r);
+    m->rformats = take_bytes(&r, (uint64_t)m->nrformats * 2);
+    return reader_end(&r);
+}
+
+void pq_bind_values(const pq_bind_msg *m, const char **vals, uint32_t *lens)
+{
+    const char *p = m->values;
+
+    for (uint16_t i = 0; i < m->nvalues; i++) {
+        uint32_t n = get_be32(p);
+
+        p += 4;
+        if (n == UINT32_MAX) {
+            vals[i] = NULL;
+            lens[i] = 0;
+        } else {
+            vals[i] = p;
+            lens[i] = n;
+            p += n;
+        }
+    }
+}
+
+pq_result pq_parse_target(const char *body, uint32_t len, char *kind,
+                          const char **name)
+{
+    reader r = {body, len, 0, true};
+    const char *k = take_bytes(&r, 1);
+
+    *kind = k != NULL ? *k : '\0';
+    *name = take_str(&r);
+    if (*kind != 'S' && *kind != 'P')
+        return PQ_BAD_FORMAT;
+    return reader_end(&r);
+}
+
+pq_result pq_parse_execute(const char *body, uint32_t len, const char **portal,
+                           uint32_t *max_rows)
+{
+    reader r = {body, len, 0, true};
+
+    *portal = take_str(&r);
+    *max_rows = take_int32(&r);
+    return reader_end(&r);
+}
+
+void pq_decode_int16s(const char *raw, uint16_t n, int16_t *out)
+{
+    const unsigned char *u = (const unsigned char *)raw;
+
+    for (uint16_t i = 0; i < n; i++)
+        out[i] = (int16_t)((u[2 * i] << 8) | u[2 * i + 1]);
+}
+
+void pq_decode_int32s(const char *raw, uint16_t n, uint32_t *out)
+{
+    for (uint16_t i = 0; i < n; i++)
+        out[i] = get_be32(raw + 4 * (size_t)i);
+}
+
 /* ---- output ---------------------------------------------------------- */
 
 bool pq_out_init(pq_out *o, size_t cap)
@@ -251,6 +395,27 @@ void pq_end(pq_out *o)
         return;
     /* A message's length never reaches 4 GiB: its parts are bounded. */
     put_be32_at(o->buf + o->start + 1, (uint32_t)(o->len - o->start - 1));
+}
+
+static void reverse(char *p, size_t n)
+{
+    for (size_t i = 0; i < n / 2; i++) {
+        char t = p[i];
+
+        p[i] = p[n - 1 - i];
+        p[n - 1 - i] = t;
+    }
+}
+
+void pq_out_move_last(pq_out *o, size_t mark)
+{
+    if (o->failed || mark >= o->start)
+        return;
+    /* A B -> B A by three reversals, in place. */
+    reverse(o->buf + mark, o->start - mark);
+    reverse(o->buf + o->start, o->len - o->start);
+    reverse(o->buf + mark, o->len - mark);
+    o->start = mark;
 }
 
 void pq_put_auth_ok(pq_out *o)

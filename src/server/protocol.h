@@ -101,6 +101,54 @@ pq_result pq_parse_startup(const char *pkt, size_t len, pq_startup *st);
  * PQ_BAD_FORMAT if the body has no NUL at its end or one before it. */
 pq_result pq_parse_query(const char *body, uint32_t len, const char **text);
 
+/* The extended protocol's messages.  Each parser checks the whole body's
+ * layout (every string NUL-terminated inside it, every count matched by
+ * its items, nothing left over) and returns PQ_BAD_FORMAT otherwise;
+ * arrays are left in the body's big-endian form, for the pq_decode_
+ * functions to copy out. */
+
+/* Parse: statement name, query text, nparams type oids (raw int32s). */
+typedef struct pq_parse_msg {
+    const char *name;
+    const char *query;
+    uint16_t nparams;
+    const char *types;
+} pq_parse_msg;
+
+pq_result pq_parse_parse(const char *body, uint32_t len, pq_parse_msg *m);
+
+/* Bind: portal and statement names; parameter format codes (raw int16s);
+ * parameter values (each an int32 length, -1 for NULL, and its bytes);
+ * result format codes (raw int16s). */
+typedef struct pq_bind_msg {
+    const char *portal;
+    const char *stmt;
+    uint16_t nformats;
+    const char *formats;
+    uint16_t nvalues;
+    const char *values;
+    uint16_t nrformats;
+    const char *rformats;
+} pq_bind_msg;
+
+pq_result pq_parse_bind(const char *body, uint32_t len, pq_bind_msg *m);
+
+/* The values of a Bind that pq_parse_bind() accepted: vals[i] NULL for
+ * NULL, else pointing at lens[i] bytes in the body. */
+void pq_bind_values(const pq_bind_msg *m, const char **vals, uint32_t *lens);
+
+/* Describe and Close: a kind ('S' statement, 'P' portal) and a name. */
+pq_result pq_parse_target(const char *body, uint32_t len, char *kind,
+                          const char **name);
+
+/* Execute: a portal name and the most rows to return (0: all). */
+pq_result pq_parse_execute(const char *body, uint32_t len, const char **portal,
+                           uint32_t *max_rows);
+
+/* Copies n big-endian int16s or int32s out of raw. */
+void pq_decode_int16s(const char *raw, uint16_t n, int16_t *out);
+void pq_decode_int32s(const char *raw, uint16_t n, uint32_t *out);
+
 /* ---- output ------------------------------------------------------------
  *
  * A pq_out is a growable buffer of whole backend messages.  pq_begin()
@@ -131,6 +179,9 @@ void pq_put_bytes(pq_out *o, const void *p, size_t n);
 /* s and its NUL. */
 void pq_put_str(pq_out *o, const char *s);
 void pq_end(pq_out *o);
+/* Moves the last whole message to offset mark (a message boundary), the
+ * messages from mark on following it. */
+void pq_out_move_last(pq_out *o, size_t mark);
 
 /* Whole messages (each begin ... end). */
 void pq_put_auth_ok(pq_out *o);

@@ -1,8 +1,9 @@
 /*
  * fuzz_protocol.c: libFuzzer target for the server's message parsing
  * (src/server/protocol.c).  Each input is read three ways: as a
- * startup-phase packet, as a stream of frontend messages (each Query's
- * body parsed), and as the text of backend messages built from it, whose
+ * startup-phase packet, as a stream of frontend messages (each body
+ * parsed as a Query, Parse, Bind, Describe or Close, and Execute), and
+ * as the text of backend messages built from it, whose
  * framing is then checked by reading them back.  Built in the
  * AddressSanitizer build with clang only, and run for a bounded time by
  * ctest (CMakeLists.txt); the corpus in tests/fuzz/corpus seeds it.
@@ -40,6 +41,43 @@ static void fuzz_startup(const char *p, size_t n)
     }
 }
 
+/* Every extended-protocol parser over one body, whatever its type. */
+static void fuzz_extended(const char *body, uint32_t len)
+{
+    pq_parse_msg pm;
+    pq_bind_msg bm;
+    const char *name;
+    uint32_t max_rows;
+    char kind;
+
+    if (pq_parse_parse(body, len, &pm) == PQ_OK) {
+        uint32_t *types = malloc((size_t)pm.nparams * 4 + 1);
+
+        check(pm.query > pm.name && pm.query < body + len);
+        pq_decode_int32s(pm.types, pm.nparams, types);
+        free(types);
+    }
+    if (pq_parse_bind(body, len, &bm) == PQ_OK) {
+        const char **vals = malloc((size_t)bm.nvalues * sizeof(char *) + 1);
+        uint32_t *lens = malloc((size_t)bm.nvalues * 4 + 1);
+        int16_t *f = malloc(((size_t)bm.nformats + bm.nrformats) * 2 + 1);
+
+        pq_bind_values(&bm, vals, lens);
+        for (uint16_t i = 0; i < bm.nvalues; i++)
+            check(vals[i] == NULL ||
+                  (vals[i] >= body && vals[i] + lens[i] <= body + len));
+        pq_decode_int16s(bm.formats, bm.nformats, f);
+        pq_decode_int16s(bm.rformats, bm.nrformats, f + bm.nformats);
+        free(vals);
+        free(lens);
+        free(f);
+    }
+    if (pq_parse_target(body, len, &kind, &name) == PQ_OK)
+        check((kind == 'S' || kind == 'P') && strlen(name) + 2 == len);
+    if (pq_parse_execute(body, len, &name, &max_rows) == PQ_OK)
+        check(strlen(name) + 5 == len);
+}
+
 static void fuzz_messages(const char *p, size_t n)
 {
     size_t off = 0;
@@ -55,6 +93,7 @@ static void fuzz_messages(const char *p, size_t n)
         check(m.body_len + 4 <= pq_message_limit(m.type));
         if (pq_parse_query(m.body, m.body_len, &text) == PQ_OK)
             check(strlen(text) + 1 == m.body_len);
+        fuzz_extended(m.body, m.body_len);
         off += m.total;
     }
 }
