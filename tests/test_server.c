@@ -505,6 +505,12 @@ static void test_startup_parameters(void **state)
         assert_true(PQbackendPID(c) > 0);
         assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
         assert_select_1(c);
+        /* A reported parameter that changes is reported again. */
+        assert_string_equal(exec_state(c, "SET application_name = 'x1'"),
+                            "");
+        assert_string_equal(PQparameterStatus(c, "application_name"), "x1");
+        assert_string_equal(exec_state(c, "RESET application_name"), "");
+        assert_string_equal(PQparameterStatus(c, "application_name"), "");
         PQfinish(c);
     }
     /* sslmode=prefer over TCP: SSLRequest refused, then a plain start. */

@@ -37,6 +37,12 @@
  * and is given back down to it once that is sent. */
 #define CONN_OUT_KEEP (1u << 20)
 
+/* A parameter as last reported to the client. */
+typedef struct conn_param {
+    char *name;
+    char *value;
+} conn_param;
+
 typedef struct conn {
     /* Used by every message: the buffers first. */
     char *in;
@@ -62,6 +68,12 @@ typedef struct conn {
      * needed. */
     void *scratch;
     size_t scratch_cap;
+    /* The parameters last reported (ParameterStatus), to report again
+     * those a SET, RESET or the end of a transaction changed; dirty when
+     * one of those ran. */
+    conn_param *params;
+    uint16_t nparams;
+    bool params_dirty;
 
     /* Startup and logging. */
     server *srv;
@@ -266,6 +278,14 @@ static int sink_complete(void *ctx, const char *tag)
         pq_end(&c->out);
         c->copy_out = false;
     }
+    /* Statements after which a reported parameter may have changed (a
+     * setting made in a transaction block goes back when it aborts);
+     * the first letter keeps SELECT, INSERT, ... to one compare. */
+    if ((tag[0] == 'S' || tag[0] == 'R' || tag[0] == 'C' || tag[0] == 'D') &&
+        (strcmp(tag, "SET") == 0 || strcmp(tag, "RESET") == 0 ||
+         strcmp(tag, "ROLLBACK") == 0 || strcmp(tag, "COMMIT") == 0 ||
+         strncmp(tag, "DISCARD", 7) == 0))
+        c->params_dirty = true;
     pq_begin(&c->out, 'C');
     pq_put_str(&c->out, tag);
     pq_end(&c->out);
@@ -507,9 +527,53 @@ static void copy_name(char *dst, size_t size, const char *src)
     snprintf(dst, size, "%s", src);
 }
 
+/* sql_report_parameters()'s callback: reports a parameter whose value
+ * differs from what the client was last told (all of them at startup). */
 static void report_parameter(void *ctx, const char *name, const char *value)
 {
-    pq_put_parameter_status(ctx, name, value);
+    conn *c = ctx;
+    conn_param *p = NULL;
+
+    for (uint16_t i = 0; i < c->nparams; i++) {
+        if (strcmp(c->params[i].name, name) == 0) {
+            p = &c->params[i];
+            break;
+        }
+    }
+    if (p != NULL && strcmp(p->value, value) == 0)
+        return;
+    if (p == NULL) {
+        conn_param *grown =
+            realloc(c->params, (c->nparams + 1u) * sizeof(conn_param));
+        char *n = strdup(name);
+
+        if (grown == NULL || n == NULL) {
+            if (grown != NULL)
+                c->params = grown;
+            free(n);
+            pq_put_parameter_status(&c->out, name, value);
+            return; /* reported, but it cannot be followed: no memory */
+        }
+        c->params = grown;
+        p = &c->params[c->nparams++];
+        p->name = n;
+        p->value = NULL;
+    }
+    free(p->value);
+    p->value = strdup(value);
+    if (p->value == NULL)
+        p->value = strdup("");
+    pq_put_parameter_status(&c->out, name, value);
+}
+
+/* Before a ReadyForQuery: reports the parameters that changed, if a
+ * statement that may change one ran. */
+static void conn_report_changes(conn *c)
+{
+    if (!c->params_dirty)
+        return;
+    c->params_dirty = false;
+    sql_report_parameters(c->sql, report_parameter, c);
 }
 
 /*
@@ -665,7 +729,7 @@ static bool conn_startup(conn *c)
                    c->user, c->database);
     c->authorized = true;
     pq_put_auth_ok(&c->out);
-    sql_report_parameters(c->sql, report_parameter, &c->out);
+    sql_report_parameters(c->sql, report_parameter, c);
     pq_put_backend_key(&c->out, c->pid, c->slot->key);
     pq_put_ready(&c->out, sql_txn_status(c->sql));
     return conn_flush(c);
@@ -717,8 +781,10 @@ static bool conn_query(conn *c, const pq_message *m)
             conn_flush(c);
             return false;
         }
+        c->params_dirty = true; /* it may have aborted a SET's transaction */
     }
     c->query = NULL;
+    conn_report_changes(c);
     pq_put_ready(&c->out, sql_txn_status(c->sql));
     return true;
 }
@@ -745,6 +811,7 @@ static bool conn_extended_error(conn *c, const sql_error *err)
 {
     conn_sql_error(c, err);
     c->ignore_till_sync = true;
+    c->params_dirty = true; /* the transaction may abort at Sync */
     if (strcmp(err->severity, "FATAL") == 0) {
         conn_flush(c);
         return false;
@@ -952,7 +1019,9 @@ static bool conn_sync(conn *c)
             conn_flush(c);
             return false;
         }
+        c->params_dirty = true;
     }
+    conn_report_changes(c);
     pq_put_ready(&c->out, sql_txn_status(c->sql));
     return true;
 }
@@ -1106,6 +1175,11 @@ void *conn_main(void *arg)
                    (unsigned)(ms / 1000 % 60), (unsigned)(ms % 1000), c.user,
                    c.database, c.host);
     }
+    for (uint16_t i = 0; i < c.nparams; i++) {
+        free(c.params[i].name);
+        free(c.params[i].value);
+    }
+    free(c.params);
     free(c.in);
     free(c.cin);
     free(c.scratch);
