@@ -464,6 +464,73 @@ static void test_joins(void **state)
            "ERROR 0A000: RIGHT and FULL joins is not supported yet\n");
 }
 
+/* pgbench's initialization, step by step as pgbench -i sends it. */
+static void test_pgbench_init(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "drop table if exists pgbench_accounts, pgbench_branches, "
+           "pgbench_history, pgbench_tellers",
+           "NOTICE 00000: table \"pgbench_accounts\" does not exist, skipping\n"
+           "NOTICE 00000: table \"pgbench_branches\" does not exist, skipping\n"
+           "NOTICE 00000: table \"pgbench_history\" does not exist, skipping\n"
+           "NOTICE 00000: table \"pgbench_tellers\" does not exist, skipping\n"
+           "DROP TABLE\n");
+    EXPECT(f->s,
+           "create table pgbench_history(tid int,bid int,aid    int,delta "
+           "int,mtime timestamp,filler char(22)); "
+           "create table pgbench_tellers(tid int not null,bid int,tbalance "
+           "int,filler char(84)) with (fillfactor=100); "
+           "create table pgbench_branches(bid int not null,bbalance int,filler "
+           "char(88)) with (fillfactor=100)",
+           "CREATE TABLE\nCREATE TABLE\nCREATE TABLE\n");
+    EXPECT(f->s,
+           "begin; truncate table pgbench_branches, pgbench_history, "
+           "pgbench_tellers; insert into pgbench_branches(bid,bbalance) "
+           "values(1,0); insert into pgbench_tellers(tid,bid,tbalance) values "
+           "(1,1,0); insert into pgbench_tellers(tid,bid,tbalance) values "
+           "(2,1,0); commit",
+           "BEGIN\nTRUNCATE TABLE\nINSERT 0 1\nINSERT 0 1\nINSERT 0 1\n"
+           "COMMIT\n");
+    EXPECT(f->s, "vacuum analyze pgbench_branches",
+           "NOTICE 00000: VACUUM does no work in keel: its heap prunes dead "
+           "versions from a page as it is read\nVACUUM\n");
+    EXPECT(f->s,
+           "alter table pgbench_branches add primary key (bid); "
+           "alter table pgbench_tellers add primary key (tid)",
+           "ALTER TABLE\nALTER TABLE\n");
+    EXPECT(f->s, "alter table pgbench_tellers add primary key (bid)",
+           "ERROR 42P16: multiple primary keys for table \"pgbench_tellers\" "
+           "are not allowed\n");
+    EXPECT(f->s, "alter table pgbench_history add primary key (tid)",
+           "ALTER TABLE\n");
+    /* The key is enforced, its columns not null, and it addresses rows. */
+    EXPECT(f->s, "insert into pgbench_tellers(tid,bid,tbalance) values (1,1,0)",
+           "ERROR 23505: duplicate key value violates unique constraint "
+           "\"pgbench_tellers_pkey\"\n");
+    EXPECT(f->s, "insert into pgbench_history(bid) values (1)",
+           "ERROR 23502: null value in column \"tid\" of relation "
+           "\"pgbench_history\" violates not-null constraint\n");
+    EXPECT(f->s,
+           "BEGIN; UPDATE pgbench_tellers SET tbalance = tbalance + 5 WHERE "
+           "tid = 2; UPDATE pgbench_branches SET bbalance = bbalance + 5 WHERE "
+           "bid = 1; INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) "
+           "VALUES (2, 1, 7, 5, CURRENT_TIMESTAMP); END",
+           "BEGIN\nUPDATE 1\nUPDATE 1\nINSERT 0 1\nCOMMIT\n");
+    EXPECT(f->s,
+           "select (select 1) ",
+           "ERROR 0A000: subqueries is not supported yet at 8\n");
+    EXPECT(f->s,
+           "select sum(tbalance), (select 1) from pgbench_tellers",
+           "ERROR 0A000: subqueries is not supported yet at 23\n");
+    EXPECT(f->s,
+           "select t.tbalance = b.bbalance, h.delta from pgbench_tellers t "
+           "join pgbench_branches b on b.bid = t.bid join pgbench_history h "
+           "on h.tid = t.tid",
+           "?column?:16,delta:23\nt|5\nSELECT 1\n");
+}
+
 /* COPY's data: chunks handed out one per read, as CopyData messages
  * would arrive (NULL ends them: CopyDone; "FAIL" stands for CopyFail). */
 typedef struct copy_feed {
@@ -793,6 +860,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pgbench_init, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };
 

@@ -355,6 +355,18 @@ KEEL_API keel_status keel_create_index(keel_session *s, const char *schema, cons
                       bool unique);
 
 /*
+ * Makes columns keys[0..nkeys) the table's primary key, as ALTER TABLE
+ * ... ADD PRIMARY KEY: a unique index named `index` (NULL:
+ * "<table>_pkey") built as keel_create_index() builds one, after which
+ * the columns are not null.  Errors: those of keel_create_index(),
+ * KEEL_EEXIST if the table has a primary key, KEEL_ETYPE if a key column
+ * holds a null.
+ */
+KEEL_API keel_status keel_add_primary_key(keel_session *s, const char *schema,
+                                          const char *table, const char *index,
+                                          const uint16_t *keys, uint16_t nkeys);
+
+/*
  * Computes, for every column of the table, the fraction of nulls, the
  * number of distinct values and up to 4 most common values, and writes
  * them as keel_statistic rows (replacing earlier ones), and the table's

@@ -399,6 +399,8 @@ keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st);
 keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st);
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st);
 keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st);
+keel_status sql_exec_alter_table(sql_session *s,
+                                 const PgQuery__AlterTableStmt *st);
 
 /* Sends a command tag (printf-style) to the sink. */
 keel_status sql_complete(sql_session *s, const char *fmt, ...)

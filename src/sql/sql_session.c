@@ -866,6 +866,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_truncate(s, n->truncate_stmt);
     case PG_QUERY__NODE__NODE_COPY_STMT:
         return sql_exec_copy(s, n->copy_stmt);
+    case PG_QUERY__NODE__NODE_ALTER_TABLE_STMT:
+        return sql_exec_alter_table(s, n->alter_table_stmt);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(
