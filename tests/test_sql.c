@@ -460,6 +460,25 @@ static void test_joins(void **state)
            "ERROR 42P01: missing FROM-clause entry for table \"x\" at 8\n");
     EXPECT(f->s, "SELECT 1 FROM emp, emp",
            "ERROR 42712: table name \"emp\" specified more than once at 20\n");
+    EXPECT(f->s,
+           "EXPLAIN SELECT d.name, count(*) FROM dept d JOIN emp e "
+           "ON e.dept = d.id LEFT JOIN badge b ON b.emp = e.id "
+           "GROUP BY 1 ORDER BY 2 LIMIT 5",
+           "QUERY PLAN:25\nLimit\n  ->  Sort\n        ->  GroupAggregate\n"
+           "              ->  Sort\n"
+           "                    ->  Nested Loop Left Join\n"
+           "                          ->  Nested Loop\n"
+           "                                ->  Seq Scan on dept d\n"
+           "                                ->  Seq Scan on emp e\n"
+           "                          ->  Index Scan using badge_pkey on badge b\n"
+           "EXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN UPDATE emp SET name = 'x' WHERE id = 3",
+           "QUERY PLAN:25\nUpdate on emp\n  ->  Index Scan using emp_pkey on "
+           "emp\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN DELETE FROM emp WHERE name = 'x'",
+           "QUERY PLAN:25\nDelete on emp\n  ->  Seq Scan on emp\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN ANALYZE SELECT 1",
+           "ERROR 0A000: EXPLAIN ANALYZE is not supported yet at 9\n");
     EXPECT(f->s, "SELECT 1 FROM emp RIGHT JOIN dept ON true",
            "ERROR 0A000: RIGHT and FULL joins is not supported yet\n");
 }

@@ -606,6 +606,7 @@ typedef struct keel_table_info {
     uint16_t npkey;      /* columns in its primary key, 0 if none */
     uint16_t pkey[16];   /* the primary key's column numbers, 1-based */
     uint16_t nindexes;   /* its indexes, the primary key's included */
+    char pkey_name[KEEL_NAME_LEN]; /* the primary key's index, "" if none */
 } keel_table_info;
 
 /* One column of a table (keel_table_describe()). */

@@ -740,6 +740,13 @@ keel_status keel_table_describe(keel_session *s, const char *schema,
                 info->npkey = t.idx[i].nkeys;
                 memcpy(info->pkey, t.idx[i].keys,
                        t.idx[i].nkeys * sizeof(info->pkey[0]));
+                if (syscache_search1(s->cache, CACHE_CLASS_OID,
+                                     t.idx[i].indexoid, &e) == KEEL_OK) {
+                    memcpy(info->pkey_name,
+                           ((const catalog_relation *)syscache_row(e))->name,
+                           KEEL_NAME_LEN);
+                    syscache_release(s->cache, e);
+                }
             }
     }
     for (uint16_t a = 1; rc == KEEL_OK && a <= t.rel.natts && a <= max_cols;

@@ -178,8 +178,19 @@ struct sql_session {
     uint16_t nrformats;
     bool extended_failed; /* an error since the last Sync */
     bool inferring;       /* a Parse: $n may add parameters */
+    struct sql_explain *explain; /* EXPLAIN: statements describe their plan */
     uint16_t param_cap;   /* param_types' room */
 };
+
+/* The plan EXPLAIN shows, a line each. */
+typedef struct sql_explain {
+    char lines[48][200];
+    int n;
+} sql_explain;
+
+/* Adds a plan node at depth (0 the top) in PostgreSQL's text layout. */
+void sql_explain_node(sql_explain *x, int depth, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Makes room for n parameters (new ones of no type yet) while a
  * statement is prepared. */
@@ -435,6 +446,11 @@ typedef struct sql_scan {
 
 keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
                            const sql_expr *where);
+/* The scan a table would get under the conditions conds: "Index Scan
+ * using ... on ..." or "Seq Scan on ...". */
+void sql_explain_scan(sql_explain *x, int depth, const sql_table *t,
+                      uint16_t off, const sql_expr *const *conds,
+                      uint16_t nconds);
 keel_status sql_scan_next(sql_session *s, sql_scan *sc, bool *found);
 void sql_scan_end(sql_scan *sc);
 

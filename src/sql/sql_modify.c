@@ -136,6 +136,12 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         for (uint16_t i = 0; i < nmap; i++)
             map[i] = i;
     }
+    if (s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "Insert on %s", t.name);
+        sql_explain_node(s->explain, 1, sel->n_values_lists > 1
+                                            ? "Values Scan on \"*VALUES*\""
+                                            : "Result");
+    }
     if (s->describe_only) {
         /* Analysis alone: parameters take their columns' types. */
         for (size_t r = 0; r < sel->n_values_lists; r++) {
@@ -333,6 +339,11 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
             return rc;
     }
     rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK && s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "Update on %s", t.name);
+        sql_explain_scan(s->explain, 1, &t, 0, (const sql_expr *const *)&where,
+                         where != NULL);
+    }
     if (rc != KEEL_OK || s->describe_only) {
         /* Parameters assigned to columns take their types. */
         for (uint16_t c = 0; rc == KEEL_OK && c < t.info.ncols; c++)
@@ -405,6 +416,11 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     if (kk == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK && s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "Delete on %s", t.name);
+        sql_explain_scan(s->explain, 1, &t, 0, (const sql_expr *const *)&where,
+                         where != NULL);
+    }
     if (rc != KEEL_OK || s->describe_only)
         return rc;
     rc = sql_scan_begin(s, &sc, &t, where);

@@ -11,6 +11,7 @@
  * so the bounds only save reading.  ORDER BY collects the result and
  * sorts it; LIMIT and OFFSET stop and skip as rows go out.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,42 @@ static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
     sc->eq_cols = k;
     rc = keel_scan_begin(s->ks, t->schema, t->name, NULL, lp, up, &sc->ks);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+void sql_explain_node(sql_explain *x, int depth, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (x->n >= (int)(sizeof(x->lines) / sizeof(x->lines[0])))
+        return;
+    n = depth == 0 ? 0
+                   : snprintf(x->lines[x->n], sizeof(x->lines[0]), "%*s->  ",
+                              (depth - 1) * 6 + 2, "");
+    va_start(ap, fmt);
+    vsnprintf(x->lines[x->n] + n, sizeof(x->lines[0]) - (size_t)n, fmt, ap);
+    va_end(ap);
+    x->n++;
+}
+
+void sql_explain_scan(sql_explain *x, int depth, const sql_table *t,
+                      uint16_t off, const sql_expr *const *conds,
+                      uint16_t nconds)
+{
+    key_bounds kb[16];
+    char alias[80] = "";
+
+    memset(kb, 0, sizeof(kb));
+    for (uint16_t i = 0; i < nconds; i++)
+        bounds_collect(t, off, conds[i], kb);
+    if (strcmp(t->alias, t->name) != 0)
+        snprintf(alias, sizeof(alias), " %s", t->alias);
+    if (t->info.npkey > 0 &&
+        (kb[0].eq != NULL || kb[0].lo != NULL || kb[0].hi != NULL))
+        sql_explain_node(x, depth, "Index Scan using %s on %s%s",
+                         t->info.pkey_name, t->name, alias);
+    else
+        sql_explain_node(x, depth, "Seq Scan on %s%s", t->name, alias);
 }
 
 keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
@@ -1133,6 +1170,23 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
     return rc;
 }
 
+/* The join of items 0..k as EXPLAIN shows it: a nested loop over the
+ * join of those before k (outer) and item k (inner). */
+static void explain_join(sql_explain *x, const from_list *f,
+                         const sql_expr *where, uint16_t k, int depth)
+{
+    const sql_expr *c[2] = {f->items[k].on_expr, where};
+
+    if (k == 0) {
+        sql_explain_scan(x, depth, &f->items[0].t, 0, c, 2);
+        return;
+    }
+    sql_explain_node(x, depth, "Nested Loop%s",
+                     f->items[k].left ? " Left Join" : "");
+    explain_join(x, f, where, (uint16_t)(k - 1), depth + 1);
+    sql_explain_scan(x, depth + 1, &f->items[k].t, f->items[k].off, c, 2);
+}
+
 keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
 {
     from_list from;
@@ -1261,6 +1315,28 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         return rc;
     if (o.offset < 0)
         o.offset = 0;
+    if (s->explain != NULL) {
+        /* The plan, top down: what limits, sorts and groups the rows,
+         * then the joins as left-deep nested loops. */
+        sql_explain *x = s->explain;
+        int depth = 0;
+        if (o.limit >= 0 || o.offset > 0)
+            sql_explain_node(x, depth++, "Limit");
+        if (o.distinct)
+            sql_explain_node(x, depth++, "Unique");
+        if (o.nkeys > 0 || o.distinct)
+            sql_explain_node(x, depth++, "Sort");
+        if (grouped)
+            sql_explain_node(x, depth++, g.nkeys > 0 ? "GroupAggregate"
+                                                     : "Aggregate");
+        if (grouped && g.nkeys > 0)
+            sql_explain_node(x, depth++, "Sort");
+        if (from.n == 0)
+            sql_explain_node(x, depth, "Result");
+        if (from.n > 0)
+            explain_join(x, &from, run.where, (uint16_t)(from.n - 1), depth);
+        return KEEL_OK;
+    }
     /* The result's description. */
     cols = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*cols));
     o.out = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.out));
