@@ -336,6 +336,11 @@ static void test_settings(void **state)
     EXPECT(f->s, "SET catalog_cache_memory_target = 1024; "
                  "SHOW catalog_cache_memory_target",
            "SET\ncatalog_cache_memory_target:25\n1024\nSHOW\n");
+    EXPECT(f->s, "SET synchronous_commit = off; SHOW synchronous_commit",
+           "SET\nsynchronous_commit:25\noff\nSHOW\n");
+    EXPECT(f->s, "SET synchronous_commit = sometimes",
+           "ERROR 22023: invalid value for parameter \"synchronous_commit\": "
+           "\"sometimes\"\n");
     EXPECT(f->s, "SHOW server_version",
            "server_version:25\n15.0 (keel " KEEL_VERSION_STRING ")\nSHOW\n");
 }

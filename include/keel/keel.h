@@ -562,6 +562,11 @@ KEEL_API keel_status keel_load_table(keel_session *s, const char *schema, const 
 KEEL_API keel_status keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
                                    uint64_t memory_target);
 
+/* Whether the session's commits wait until their commit record is
+ * durable, overriding the database's synchronous_commit for this session
+ * (PostgreSQL's SET synchronous_commit). */
+KEEL_API void keel_session_set_synchronous_commit(keel_session *s, bool on);
+
 /* What a session's catalog cache holds and did since the session began. */
 typedef struct keel_cache_stats {
     uint64_t bytes;          /* all memory the cache holds */

@@ -834,3 +834,8 @@ void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out)
     out->resets = st.resets;
     out->block_bytes = st.block_bytes;
 }
+
+void keel_session_set_synchronous_commit(keel_session *s, bool on)
+{
+    txn_set_synchronous_commit(s->ts, on ? 1 : 0);
+}

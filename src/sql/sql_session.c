@@ -358,6 +358,24 @@ static keel_status setting_apply(sql_session *s, const char *name,
                             value);
         return KEEL_OK;
     }
+    if (strcasecmp(name, "synchronous_commit") == 0) {
+        bool on;
+        if (strcasecmp(value, "off") == 0 || strcasecmp(value, "false") == 0 ||
+            strcasecmp(value, "0") == 0)
+            on = false;
+        else if (strcasecmp(value, "on") == 0 || strcasecmp(value, "true") == 0 ||
+                 strcasecmp(value, "1") == 0 || strcasecmp(value, "local") == 0 ||
+                 strcasecmp(value, "remote_write") == 0 ||
+                 strcasecmp(value, "remote_apply") == 0)
+            on = true;
+        else
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "invalid value for parameter \"synchronous_commit\": "
+                            "\"%s\"",
+                            value);
+        keel_session_set_synchronous_commit(s->ks, on);
+        return KEEL_OK;
+    }
     if (strcasecmp(name, "catalog_cache_prune_min_age") != 0 &&
         strcasecmp(name, "catalog_cache_memory_target") != 0)
         return KEEL_OK;
