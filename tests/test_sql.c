@@ -484,6 +484,19 @@ static void test_joins(void **state)
            "QUERY PLAN:25\nDelete on emp\n  ->  Seq Scan on emp\nEXPLAIN\n");
     EXPECT(f->s, "EXPLAIN ANALYZE SELECT 1",
            "ERROR 0A000: EXPLAIN ANALYZE is not supported yet at 9\n");
+    /* The catalogs, read as tables (the unqualified name finds them
+     * first, as pg_catalog's are). */
+    EXPECT(f->s,
+           "SELECT c.name, n.name FROM keel_class c JOIN keel_namespace n "
+           "ON n.oid = c.namespace WHERE c.name LIKE 'emp%' ORDER BY 1",
+           "name:19,name:19\nemp|public\nemp_pkey|public\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT a.name, a.notnull FROM keel_catalog.keel_attribute a, "
+           "keel_class c WHERE c.oid = a.relid AND c.name = 'badge' ORDER BY "
+           "a.attnum",
+           "name:19,notnull:16\nemp|t\ncolor|f\nSELECT 2\n");
+    EXPECT(f->s, "INSERT INTO keel_namespace VALUES (1, 'x')",
+           "ERROR 42809: \"keel_catalog.keel_namespace\" is not a user table\n");
     EXPECT(f->s, "SELECT 1 FROM emp RIGHT JOIN dept ON true",
            "ERROR 0A000: RIGHT and FULL joins is not supported yet\n");
 }

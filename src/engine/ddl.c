@@ -622,7 +622,7 @@ keel_status keel_drop_table(keel_session *s, const char *schema, const char *nam
         free(atts);
         return rc;
     }
-    rc = engine_table_open(s, &ct, schema, name, t);
+    rc = engine_table_open(s, &ct, schema, name, false, t);
     /* Kept from an index build until the transaction ends, and refused
      * if one committed since the snapshot (its index would stay). */
     if (rc == KEEL_OK)
@@ -774,7 +774,7 @@ static int create_index(keel_session *s, const char *schema, const char *table,
         free(t);
         return rc;
     }
-    rc = engine_table_open(s, &ct, schema, table, t);
+    rc = engine_table_open(s, &ct, schema, table, false, t);
     /* Kept from a drop of the table until the transaction ends, and
      * refused if one committed since the snapshot that found it. */
     if (rc == KEEL_OK)

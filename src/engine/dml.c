@@ -27,7 +27,7 @@ static int resolve_table(keel_session *s, bool write, const char *schema,
     int rc = engine_catalog_txn(s, write, ct);
 
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, ct, schema, table, t);
+        rc = engine_table_open(s, ct, schema, table, !write, t);
     return rc;
 }
 

@@ -34,6 +34,16 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
                     : NULL;
     t->name = rv->relname;
     t->alias = rv->alias != NULL ? rv->alias->aliasname : rv->relname;
+    /* An unqualified name is looked for among the system catalogs first,
+     * then in public, as PostgreSQL puts pg_catalog before the path. */
+    if (t->schema == NULL) {
+        bool in_catalog = false;
+        rc = keel_relation_exists(s->ks, "keel_catalog", t->name, &in_catalog);
+        if (rc != KEEL_OK && rc != KEEL_ETOOBIG && rc != KEEL_EINVAL)
+            return sql_fail_engine(s, rc);
+        if (rc == KEEL_OK && in_catalog)
+            t->schema = "keel_catalog";
+    }
     rc = keel_table_describe(s->ks, t->schema, t->name, &t->info, NULL, 0);
     if (rc == KEEL_ENOENT)
         return sql_fail_at(s, rv->location, rc, "42P01",

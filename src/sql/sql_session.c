@@ -186,6 +186,10 @@ static const char *engine_sqlstate(keel_status st, const char *msg)
         return "53000"; /* insufficient_resources */
     case KEEL_EBUSY:
         return "55006"; /* object_in_use */
+    case KEEL_EINVAL:
+        if (strstr(msg, "not a user table") != NULL)
+            return "42809"; /* wrong_object_type */
+        return "XX000";
     case KEEL_EVERSION:
         return "XX000";
     case KEEL_EEOF:
