@@ -663,7 +663,8 @@ static keel_status output_finish(sql_session *s, output *o)
 
     if (!o->collect)
         return KEEL_OK;
-    qsort_r(o->rows, o->nrows, sizeof(*o->rows), sorted_cmp, &spec);
+    if (o->nrows > 1)
+        qsort_r(o->rows, o->nrows, sizeof(*o->rows), sorted_cmp, &spec);
     for (size_t i = 0; i < o->nrows && (o->limit < 0 || o->sent < o->limit);
          i++) {
         if (o->distinct && i > 0) {
@@ -765,7 +766,8 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
 
     if (row == NULL || counts == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    qsort_r(in, n, sizeof(*in), group_cmp, &spec);
+    if (n > 1)
+        qsort_r(in, n, sizeof(*in), group_cmp, &spec);
     /* Without GROUP BY there is one group, even of no rows. */
     while (rc == KEEL_OK && (i < n || (i == 0 && g->nkeys == 0))) {
         size_t first = i;
