@@ -157,7 +157,7 @@ static void test_constants(void **state)
     EXPECT(f->s, "SELECT 10000000000 + 1",
            "?column?:20\n10000000001\nSELECT 1\n");
     EXPECT(f->s, "SELECT '42'::int, 'yes'::boolean, 'x'::char(3) || '|'",
-           "int4:23,bool:16,?column?:25\n42|t|x  |\nSELECT 1\n");
+           "int4:23,bool:16,?column?:25\n42|t|x|\nSELECT 1\n");
     EXPECT(f->s, "SELECT 1 WHERE false", "?column?:23\nSELECT 0\n");
     /* Three-valued logic. */
     EXPECT(f->s,
@@ -369,6 +369,18 @@ static void test_aggregates(void **state)
     EXPECT(f->s, "SELECT k, count(*) FROM g WHERE id > 100 GROUP BY k",
            "k:25,count:20\nSELECT 0\n");
     EXPECT(f->s, "SELECT count(*)", "count:20\n1\nSELECT 1\n");
+    /* Grouping by an output column's expression, by position or by its
+     * name. */
+    EXPECT(f->s,
+           "SELECT CASE WHEN v > 9 THEN 'big' ELSE 'small' END AS size, "
+           "count(*) FROM g GROUP BY 1 ORDER BY 1",
+           "size:25,count:20\nbig|2\nsmall|3\nSELECT 2\n");
+    EXPECT(f->s, "SELECT coalesce(v, -1) AS cv, count(*) FROM g GROUP BY cv "
+                 "ORDER BY cv",
+           "cv:23,count:20\n-1|1\n1|1\n5|1\n10|1\n20|1\nSELECT 5\n");
+    EXPECT(f->s, "SELECT count(*) FROM g GROUP BY v + 1",
+           "ERROR 0A000: GROUP BY of expressions not in the select list is not "
+           "supported yet\n");
     EXPECT(f->s, "SELECT DISTINCT k FROM g ORDER BY k DESC",
            "k:25\nc\nb\na\nSELECT 3\n");
     EXPECT(f->s, "SELECT k, v FROM g GROUP BY k",

@@ -1431,6 +1431,24 @@ static keel_status fold(sql_session *s, sql_expr **ep)
     return KEEL_OK;
 }
 
+keel_status sql_expr_prepare_for(sql_session *s, const sql_scope *scope,
+                                 const PgQuery__Node *node, uint32_t type,
+                                 sql_expr **out)
+{
+    keel_status rc = sql_expr_analyse(s, scope, node, out);
+
+    /* A numeric literal assigned to a column takes the column's type, as
+     * PostgreSQL's assignment cast from numeric does. */
+    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_NUMERIC_LIT &&
+        (sql_type_is_int(type) || type == SQL_TYPE_FLOAT8))
+        rc = coerce(s, out, type, false);
+    if (rc == KEEL_OK)
+        rc = fold(s, out);
+    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_NUMERIC_LIT)
+        rc = sql_unsupported(s, (*out)->location, "type numeric");
+    return rc;
+}
+
 keel_status sql_expr_prepare(sql_session *s, const sql_scope *scope,
                              const PgQuery__Node *node, sql_expr **out)
 {

@@ -313,6 +313,8 @@ typedef struct sql_agg {
 typedef struct sql_grouping {
     int16_t *key_slot; /* per table column: its key slot, or -1 */
     uint16_t nkeys;
+    struct sql_expr **key_exprs; /* each key over the input row */
+    int16_t *target_key; /* per output list item: the key it is, or -1 */
     sql_agg *aggs;
     uint16_t naggs, capaggs;
     const struct sql_scope *input;
@@ -350,6 +352,12 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
  * literal left without a type keel has.  What statements call. */
 keel_status sql_expr_prepare(sql_session *s, const sql_scope *scope,
                              const PgQuery__Node *node, sql_expr **out);
+
+/* sql_expr_prepare() of a value assigned to a column of type `type`: a
+ * numeric literal (1.5e6) takes that type when it is a number's. */
+keel_status sql_expr_prepare_for(sql_session *s, const sql_scope *scope,
+                                 const PgQuery__Node *node, uint32_t type,
+                                 sql_expr **out);
 
 /* Evaluates e over row (one value per scope column; NULL with no scope)
  * into *out (strings in the arena or the row's memory).  22003 for an

@@ -151,7 +151,8 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
                 const keel_column_info *c = &t.cols[map[i]];
                 if (vl->items[i]->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
                     continue;
-                rc = sql_expr_prepare(s, NULL, vl->items[i], &e);
+                rc = sql_expr_prepare_for(s, NULL, vl->items[i],
+                                          sql_type_of_keel(c->type), &e);
                 if (rc == KEEL_OK && e->kind == SQL_EXPR_PARAM &&
                     e->type == SQL_TYPE_UNKNOWN)
                     s->param_types[e->u.column] = sql_type_of_keel(c->type);
@@ -178,7 +179,8 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
             sql_expr *e;
             if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
                 continue; /* no column has a default but NULL */
-            rc = sql_expr_prepare(s, NULL, node, &e);
+            rc = sql_expr_prepare_for(s, NULL, node,
+                                      sql_type_of_keel(t.cols[map[i]].type), &e);
             if (rc == KEEL_OK)
                 rc = sql_expr_eval(s, e, NULL, &row[map[i]]);
             if (rc != KEEL_OK)
@@ -334,7 +336,8 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
             set[c] = e;
             continue;
         }
-        rc = sql_expr_prepare(s, &scope, rt->val, &set[c]);
+        rc = sql_expr_prepare_for(s, &scope, rt->val,
+                                  sql_type_of_keel(t.cols[c].type), &set[c]);
         if (rc != KEEL_OK)
             return rc;
     }

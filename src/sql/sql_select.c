@@ -462,6 +462,24 @@ static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
             }
             continue;
         }
+        if (scope != NULL && scope->grouping != NULL &&
+            scope->grouping->target_key != NULL &&
+            scope->grouping->target_key[i] >= 0) {
+            /* An output column grouped by: the group's key itself. */
+            const sql_grouping *g = scope->grouping;
+            int16_t slot = g->target_key[i];
+            sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+            if (e == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            memset(e, 0, sizeof(*e));
+            e->kind = SQL_EXPR_COLUMN;
+            e->type = g->key_exprs[slot]->type;
+            e->location = g->key_exprs[slot]->location;
+            e->u.column = (uint16_t)slot;
+            t[k].expr = e;
+            t[k++].name = target_name(rt);
+            continue;
+        }
         rc = sql_expr_prepare(s, scope, rt->val, &t[k].expr);
         if (rc != KEEL_OK)
             return rc;
@@ -913,17 +931,47 @@ static const from_item *from_item_of(const from_list *f, uint16_t i)
     return NULL;
 }
 
-/* Resolves GROUP BY's items: plain columns, named (qualified or not) or
- * given as the output column at a position. */
+/* Adds key e (over the input row) to g; a plain column once. */
+static keel_status group_key_add(sql_session *s, sql_grouping *g, sql_expr *e,
+                                 uint16_t *cols, int16_t *slot)
+{
+    if (e->kind == SQL_EXPR_COLUMN && g->key_slot[e->u.column] >= 0) {
+        *slot = g->key_slot[e->u.column];
+        return KEEL_OK;
+    }
+    if (g->nkeys >= 1664)
+        return sql_fail(s, KEEL_ETOOBIG, "54000", "too many GROUP BY items");
+    g->key_exprs[g->nkeys] = e;
+    cols[g->nkeys] = e->kind == SQL_EXPR_COLUMN ? e->u.column : UINT16_MAX;
+    if (e->kind == SQL_EXPR_COLUMN)
+        g->key_slot[e->u.column] = (int16_t)g->nkeys;
+    *slot = (int16_t)g->nkeys++;
+    return KEEL_OK;
+}
+
+/*
+ * Resolves GROUP BY's items as PostgreSQL does: a position names an
+ * output column, whatever its expression; a name is an input column's,
+ * else an output column's; an output column grouped by is its key in the
+ * group's row.  Other expressions answer 0A000.
+ */
 static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
                               const sql_scope *plain, sql_grouping *g,
                               uint16_t *cols)
 {
+    g->key_exprs = sql_alloc(&s->arena, (st->n_group_clause + 1) * sizeof(sql_expr *));
+    g->target_key = sql_alloc(&s->arena, (st->n_target_list + 1) * sizeof(int16_t));
+    if (g->key_exprs == NULL || g->target_key == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (uint16_t c = 0; c < plain->ncols; c++)
         g->key_slot[c] = -1;
+    for (size_t i = 0; i < st->n_target_list; i++)
+        g->target_key[i] = -1;
     for (size_t i = 0; i < st->n_group_clause; i++) {
         const PgQuery__Node *n = st->group_clause[i];
+        int32_t tpos = -1;
         sql_expr *e;
+        int16_t slot = -1;
         keel_status rc;
         if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
             n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
@@ -932,17 +980,34 @@ static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
                 return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
                                    "GROUP BY position %d is not in select list",
                                    pos);
-            n = st->target_list[pos - 1]->res_target->val;
+            tpos = pos - 1;
+        } else if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+                   n->column_ref->n_fields == 1) {
+            /* An input column's name first, then an output column's. */
+            const char *name = sql_node_string(n->column_ref->fields[0]);
+            bool input = false;
+            for (uint16_t c = 0; name != NULL && c < plain->ncols && !input; c++)
+                input = strcmp(plain->cols[c].name, name) == 0;
+            for (size_t t = 0; name != NULL && !input && t < st->n_target_list; t++) {
+                const PgQuery__ResTarget *rt = st->target_list[t]->res_target;
+                if (rt->name != NULL && strcmp(rt->name, name) == 0)
+                    tpos = (int32_t)t;
+            }
         }
-        if (n == NULL || n->node_case != PG_QUERY__NODE__NODE_COLUMN_REF)
-            return sql_unsupported(s, -1, "GROUP BY of expressions");
-        rc = sql_expr_analyse(s, plain, n, &e);
+        if (tpos >= 0)
+            n = st->target_list[tpos]->res_target->val;
+        if (n == NULL ||
+            (tpos < 0 && n->node_case != PG_QUERY__NODE__NODE_COLUMN_REF))
+            return sql_unsupported(s, -1,
+                                   "GROUP BY of expressions not in the select "
+                                   "list");
+        rc = sql_expr_prepare(s, plain, n, &e);
+        if (rc == KEEL_OK)
+            rc = group_key_add(s, g, e, cols, &slot);
         if (rc != KEEL_OK)
             return rc;
-        if (g->key_slot[e->u.column] < 0) {
-            cols[g->nkeys] = e->u.column;
-            g->key_slot[e->u.column] = (int16_t)g->nkeys++;
-        }
+        if (tpos >= 0)
+            g->target_key[tpos] = slot;
     }
     return KEEL_OK;
 }
@@ -1041,8 +1106,9 @@ static keel_status select_emit(sql_session *s, select_run *r)
     if (vals == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (uint16_t k = 0; rc == KEEL_OK && k < g->nkeys; k++) {
-        vals[k] = r->row[r->gcols[k]];
-        rc = value_keep(s, &vals[k]);
+        rc = sql_expr_eval(s, g->key_exprs[k], r->row, &vals[k]);
+        if (rc == KEEL_OK)
+            rc = value_keep(s, &vals[k]);
     }
     for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
         sql_value *v = &vals[g->nkeys + a];

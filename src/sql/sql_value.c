@@ -449,6 +449,10 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
             v->v.s.p = p;
             v->v.s.len = len;
         }
+        /* char(n)'s padding is not part of its value elsewhere. */
+        if (from == SQL_TYPE_BPCHAR && type != SQL_TYPE_BPCHAR)
+            while (v->v.s.len > 0 && v->v.s.p[v->v.s.len - 1] == ' ')
+                v->v.s.len--;
         v->type = type;
         if (type == SQL_TYPE_NAME && v->v.s.len > 63)
             v->v.s.len = 63;
