@@ -23,7 +23,7 @@
 
 /* A numeric literal (1.5, 1e3, or an integer too long for bigint): kept
  * as text until context gives it a type keel has. */
-#define SQL_TYPE_NUMERIC_LIT 1700
+#define SQL_TYPE_NUMERIC_LIT 0x7fff0001u
 
 static sql_expr *expr_new(sql_session *s, sql_expr_kind kind, uint32_t type,
                           int32_t location, uint16_t nargs)
@@ -88,7 +88,10 @@ static keel_status coerce(sql_session *s, sql_expr **e, uint32_t type,
 
 static int int_rank(uint32_t t)
 {
-    return t == SQL_TYPE_INT2 ? 1 : t == SQL_TYPE_INT4 ? 2 : t == SQL_TYPE_OID ? 2 : 3;
+    return t == SQL_TYPE_INT2                         ? 1
+           : t == SQL_TYPE_INT4 || t == SQL_TYPE_OID ? 2
+           : t == SQL_TYPE_INT8                      ? 3
+                                                     : 4;
 }
 
 /*
@@ -556,8 +559,13 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
                    (t == SQL_TYPE_INT2 || t == SQL_TYPE_INT4)) {
             a.kind = SQL_AGG_SUM;
             a.type = SQL_TYPE_INT8;
+        } else if (name[0] == 's' &&
+                   (t == SQL_TYPE_INT8 || t == SQL_TYPE_NUMERIC)) {
+            /* numeric in PostgreSQL: here whole, within bigint's range. */
+            a.kind = SQL_AGG_SUM;
+            a.type = SQL_TYPE_NUMERIC;
         } else if (sql_type_is_int(t) || t == SQL_TYPE_NUMERIC_LIT) {
-            /* sum(bigint) and avg of integers are numeric in PostgreSQL. */
+            /* avg of integers is a fraction in numeric. */
             return sql_unsupported(s, fc->location, "type numeric");
         } else {
             return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",

@@ -75,10 +75,14 @@ typedef struct sql_value {
 } sql_value;
 
 /* Whether type is int2, int4, int8 or oid. */
+/* Whether type is held as an integer in i: the integer types, and
+ * numeric as keel has it so far (sum(bigint)'s results: whole numbers
+ * within bigint's range, past which arithmetic fails with 22003). */
 static inline bool sql_type_is_int(uint32_t type)
 {
     return type == SQL_TYPE_INT2 || type == SQL_TYPE_INT4 ||
-           type == SQL_TYPE_INT8 || type == SQL_TYPE_OID;
+           type == SQL_TYPE_INT8 || type == SQL_TYPE_OID ||
+           type == SQL_TYPE_NUMERIC;
 }
 
 /* Whether type is a date or a timestamp (held in i: days, or

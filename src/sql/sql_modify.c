@@ -49,6 +49,39 @@ static keel_status to_column(sql_session *s, const sql_table *t,
     return rc;
 }
 
+/* A not-null column that row leaves null fails, as PostgreSQL's check
+ * does, showing the row: "Failing row contains (1, null, ...)". */
+static keel_status check_not_null(sql_session *s, const sql_table *t,
+                                  const sql_value *row)
+{
+    char detail[256];
+    size_t used;
+
+    for (uint16_t c = 0; c < t->info.ncols; c++) {
+        if (!row[c].isnull || !t->cols[c].notnull)
+            continue;
+        used = (size_t)snprintf(detail, sizeof(detail), "Failing row contains (");
+        for (uint16_t i = 0; i < t->info.ncols && used < sizeof(detail); i++) {
+            const char *p = "null";
+            uint32_t len = 4;
+            if (!row[i].isnull && sql_value_text(s, &row[i], &p, &len) != KEEL_OK)
+                break;
+            used += (size_t)snprintf(detail + used, sizeof(detail) - used,
+                                     "%s%.*s", i > 0 ? ", " : "", (int)len, p);
+        }
+        if (used < sizeof(detail))
+            snprintf(detail + used, sizeof(detail) - used, ").");
+        sql_fail(s, KEEL_ETYPE, "23502",
+                 "null value in column \"%s\" of relation \"%s\" violates "
+                 "not-null constraint",
+                 t->cols[c].name, t->name);
+        if (s->err != NULL)
+            snprintf(s->err->detail, sizeof(s->err->detail), "%s", detail);
+        return KEEL_ETYPE;
+    }
+    return KEEL_OK;
+}
+
 /* A copy of v's string in the arena. */
 static keel_status keep(sql_session *s, sql_value *v)
 {
@@ -191,11 +224,19 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
                 loc[map[i]] = e->location;
         }
         for (uint16_t c = 0; c < t.info.ncols; c++) {
+            if (row[c].isnull) {
+                row[c].type = sql_type_of_keel(t.cols[c].type);
+                continue;
+            }
             rc = to_column(s, &t, &t.cols[c], &row[c], loc[c]);
             if (rc != KEEL_OK)
                 return rc;
-            sql_value_to_keel(&row[c], &kv[c]);
         }
+        rc = check_not_null(s, &t, row);
+        if (rc != KEEL_OK)
+            return rc;
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            sql_value_to_keel(&row[c], &kv[c]);
         rc = keel_insert(s->ks, t.schema, t.name, kv);
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
@@ -365,9 +406,13 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
                 continue;
             }
             rc = sql_expr_eval(s, set[c], sc.row, &newrow[c]);
-            if (rc == KEEL_OK)
+            if (rc == KEEL_OK && !newrow[c].isnull)
                 rc = to_column(s, &t, &t.cols[c], &newrow[c], -1);
+            else if (rc == KEEL_OK)
+                newrow[c].type = sql_type_of_keel(t.cols[c].type);
         }
+        if (rc == KEEL_OK)
+            rc = check_not_null(s, &t, newrow);
         if (rc == KEEL_OK)
             rc = change_add(s, &cl, &t, sc.row, newrow);
         if (rc != KEEL_OK)
