@@ -665,6 +665,8 @@ static const char *run_copy(sql_session *s, const char *text,
         put(&c, "%s %s: %s", err.severity, err.sqlstate, err.message);
         if (err.detail[0] != '\0')
             put(&c, " (%s)", err.detail);
+        if (err.context[0] != '\0')
+            put(&c, " [%s]", err.context);
         put(&c, "\n");
     }
     /* Every chunk was read, even after an error. */
@@ -699,7 +701,7 @@ static void test_copy(void **state)
     assert_string_equal(
         run_copy(f->s, "COPY c FROM STDIN", bad_rows),
         "COPY IN 3 0\nERROR 22P02: invalid input syntax for type integer: "
-        "\"zz\" (COPY c, line 2)\n");
+        "\"zz\" [COPY c, line 2, column id: \"zz\"]\n");
     assert_string_equal(run_copy(f->s, "COPY c FROM STDIN", fail_rows),
                         "COPY IN 3 0\nERROR 57014: COPY from stdin failed: "
                         "client gave up\n");

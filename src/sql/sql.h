@@ -96,6 +96,7 @@ typedef struct sql_error {
     char message[512];
     char detail[256];  /* "" if none */
     char hint[256];    /* "" if none */
+    char context[256]; /* where it happened (CONTEXT: "COPY t, line 3"), or "" */
     uint32_t position; /* 1-based character position in the query, or 0 */
 } sql_error;
 
