@@ -9,8 +9,9 @@
  * a quoted value may hold delimiters, newlines and doubled quotes, and an
  * unquoted empty value is NULL.  Each row's values are read as their
  * columns' types, as literals are, and inserted.  A bad row fails the
- * statement with its line in the context, as PostgreSQL words it; the rest of the client's
- * data is then read and dropped, so that the connection stays in step.
+ * statement with its line in the error's context, worded as PostgreSQL
+ * words it; the rest of the client's data is then read and dropped, so
+ * that the connection stays in step.
  */
 #include <stdio.h>
 #include <stdlib.h>
