@@ -818,7 +818,11 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
             sql_value v = e->u.value;
             if (v.type == SQL_TYPE_NUMERIC_LIT)
                 v.type = SQL_TYPE_UNKNOWN;
-            rc = sql_value_cast(s, &v, type, typmod, true, e->location);
+            /* Only reading a literal's text points into the query, as
+             * PostgreSQL's input functions do; a number out of range for
+             * the type is a conversion's error, without a position. */
+            rc = sql_value_cast(s, &v, type, typmod, true,
+                                v.type == SQL_TYPE_UNKNOWN ? e->location : -1);
             if (rc != KEEL_OK)
                 return rc;
             e->u.value = v;
