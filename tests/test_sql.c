@@ -157,7 +157,7 @@ static void test_constants(void **state)
     EXPECT(f->s, "SELECT 10000000000 + 1",
            "?column?:20\n10000000001\nSELECT 1\n");
     EXPECT(f->s, "SELECT '42'::int, 'yes'::boolean, 'x'::char(3) || '|'",
-           "int4:23,bool:16,?column?:25\n42|t|x  |\nSELECT 1\n");
+           "int4:23,bool:16,?column?:25\n42|t|x|\nSELECT 1\n");
     EXPECT(f->s, "SELECT 1 WHERE false", "?column?:23\nSELECT 0\n");
     /* Three-valued logic. */
     EXPECT(f->s,
@@ -336,6 +336,11 @@ static void test_settings(void **state)
     EXPECT(f->s, "SET catalog_cache_memory_target = 1024; "
                  "SHOW catalog_cache_memory_target",
            "SET\ncatalog_cache_memory_target:25\n1024\nSHOW\n");
+    EXPECT(f->s, "SET synchronous_commit = off; SHOW synchronous_commit",
+           "SET\nsynchronous_commit:25\noff\nSHOW\n");
+    EXPECT(f->s, "SET synchronous_commit = sometimes",
+           "ERROR 22023: invalid value for parameter \"synchronous_commit\": "
+           "\"sometimes\"\n");
     EXPECT(f->s, "SHOW server_version",
            "server_version:25\n15.0 (keel " KEEL_VERSION_STRING ")\nSHOW\n");
 }
@@ -364,6 +369,18 @@ static void test_aggregates(void **state)
     EXPECT(f->s, "SELECT k, count(*) FROM g WHERE id > 100 GROUP BY k",
            "k:25,count:20\nSELECT 0\n");
     EXPECT(f->s, "SELECT count(*)", "count:20\n1\nSELECT 1\n");
+    /* Grouping by an output column's expression, by position or by its
+     * name. */
+    EXPECT(f->s,
+           "SELECT CASE WHEN v > 9 THEN 'big' ELSE 'small' END AS size, "
+           "count(*) FROM g GROUP BY 1 ORDER BY 1",
+           "size:25,count:20\nbig|2\nsmall|3\nSELECT 2\n");
+    EXPECT(f->s, "SELECT coalesce(v, -1) AS cv, count(*) FROM g GROUP BY cv "
+                 "ORDER BY cv",
+           "cv:23,count:20\n-1|1\n1|1\n5|1\n10|1\n20|1\nSELECT 5\n");
+    EXPECT(f->s, "SELECT count(*) FROM g GROUP BY v + 1",
+           "ERROR 0A000: GROUP BY of expressions not in the select list is not "
+           "supported yet\n");
     EXPECT(f->s, "SELECT DISTINCT k FROM g ORDER BY k DESC",
            "k:25\nc\nb\na\nSELECT 3\n");
     EXPECT(f->s, "SELECT k, v FROM g GROUP BY k",
@@ -371,7 +388,11 @@ static void test_aggregates(void **state)
            "be used in an aggregate function at 11\n");
     EXPECT(f->s, "SELECT id FROM g WHERE count(*) > 1",
            "ERROR 42803: aggregate functions are not allowed here at 24\n");
-    EXPECT(f->s, "SELECT sum(id::bigint) FROM g",
+    /* sum(bigint) is numeric, as in PostgreSQL (whole, within bigint's
+     * range); avg of integers would be a fraction. */
+    EXPECT(f->s, "SELECT sum(id::bigint), sum(id::bigint) > 10 FROM g",
+           "sum:1700,?column?:16\n15|t\nSELECT 1\n");
+    EXPECT(f->s, "SELECT avg(v) FROM g",
            "ERROR 0A000: type numeric is not supported yet at 8\n");
 }
 
@@ -460,8 +481,107 @@ static void test_joins(void **state)
            "ERROR 42P01: missing FROM-clause entry for table \"x\" at 8\n");
     EXPECT(f->s, "SELECT 1 FROM emp, emp",
            "ERROR 42712: table name \"emp\" specified more than once at 20\n");
+    EXPECT(f->s,
+           "EXPLAIN SELECT d.name, count(*) FROM dept d JOIN emp e "
+           "ON e.dept = d.id LEFT JOIN badge b ON b.emp = e.id "
+           "GROUP BY 1 ORDER BY 2 LIMIT 5",
+           "QUERY PLAN:25\nLimit\n  ->  Sort\n        ->  GroupAggregate\n"
+           "              ->  Sort\n"
+           "                    ->  Nested Loop Left Join\n"
+           "                          ->  Nested Loop\n"
+           "                                ->  Seq Scan on dept d\n"
+           "                                ->  Seq Scan on emp e\n"
+           "                          ->  Index Scan using badge_pkey on badge b\n"
+           "EXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN UPDATE emp SET name = 'x' WHERE id = 3",
+           "QUERY PLAN:25\nUpdate on emp\n  ->  Index Scan using emp_pkey on "
+           "emp\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN DELETE FROM emp WHERE name = 'x'",
+           "QUERY PLAN:25\nDelete on emp\n  ->  Seq Scan on emp\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN ANALYZE SELECT 1",
+           "ERROR 0A000: EXPLAIN ANALYZE is not supported yet at 9\n");
+    /* The catalogs, read as tables (the unqualified name finds them
+     * first, as pg_catalog's are). */
+    EXPECT(f->s,
+           "SELECT c.name, n.name FROM keel_class c JOIN keel_namespace n "
+           "ON n.oid = c.namespace WHERE c.name LIKE 'emp%' ORDER BY 1",
+           "name:19,name:19\nemp|public\nemp_pkey|public\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT a.name, a.notnull FROM keel_catalog.keel_attribute a, "
+           "keel_class c WHERE c.oid = a.relid AND c.name = 'badge' ORDER BY "
+           "a.attnum",
+           "name:19,notnull:16\nemp|t\ncolor|f\nSELECT 2\n");
+    EXPECT(f->s, "INSERT INTO keel_namespace VALUES (1, 'x')",
+           "ERROR 42809: \"keel_catalog.keel_namespace\" is not a user table\n");
     EXPECT(f->s, "SELECT 1 FROM emp RIGHT JOIN dept ON true",
            "ERROR 0A000: RIGHT and FULL joins is not supported yet\n");
+}
+
+/* pgbench's initialization, step by step as pgbench -i sends it. */
+static void test_pgbench_init(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "drop table if exists pgbench_accounts, pgbench_branches, "
+           "pgbench_history, pgbench_tellers",
+           "NOTICE 00000: table \"pgbench_accounts\" does not exist, skipping\n"
+           "NOTICE 00000: table \"pgbench_branches\" does not exist, skipping\n"
+           "NOTICE 00000: table \"pgbench_history\" does not exist, skipping\n"
+           "NOTICE 00000: table \"pgbench_tellers\" does not exist, skipping\n"
+           "DROP TABLE\n");
+    EXPECT(f->s,
+           "create table pgbench_history(tid int,bid int,aid    int,delta "
+           "int,mtime timestamp,filler char(22)); "
+           "create table pgbench_tellers(tid int not null,bid int,tbalance "
+           "int,filler char(84)) with (fillfactor=100); "
+           "create table pgbench_branches(bid int not null,bbalance int,filler "
+           "char(88)) with (fillfactor=100)",
+           "CREATE TABLE\nCREATE TABLE\nCREATE TABLE\n");
+    EXPECT(f->s,
+           "begin; truncate table pgbench_branches, pgbench_history, "
+           "pgbench_tellers; insert into pgbench_branches(bid,bbalance) "
+           "values(1,0); insert into pgbench_tellers(tid,bid,tbalance) values "
+           "(1,1,0); insert into pgbench_tellers(tid,bid,tbalance) values "
+           "(2,1,0); commit",
+           "BEGIN\nTRUNCATE TABLE\nINSERT 0 1\nINSERT 0 1\nINSERT 0 1\n"
+           "COMMIT\n");
+    EXPECT(f->s, "vacuum analyze pgbench_branches",
+           "NOTICE 00000: VACUUM does no work in keel: its heap prunes dead "
+           "versions from a page as it is read\nVACUUM\n");
+    EXPECT(f->s,
+           "alter table pgbench_branches add primary key (bid); "
+           "alter table pgbench_tellers add primary key (tid)",
+           "ALTER TABLE\nALTER TABLE\n");
+    EXPECT(f->s, "alter table pgbench_tellers add primary key (bid)",
+           "ERROR 42P16: multiple primary keys for table \"pgbench_tellers\" "
+           "are not allowed\n");
+    EXPECT(f->s, "alter table pgbench_history add primary key (tid)",
+           "ALTER TABLE\n");
+    /* The key is enforced, its columns not null, and it addresses rows. */
+    EXPECT(f->s, "insert into pgbench_tellers(tid,bid,tbalance) values (1,1,0)",
+           "ERROR 23505: duplicate key value violates unique constraint "
+           "\"pgbench_tellers_pkey\"\n");
+    EXPECT(f->s, "insert into pgbench_history(bid) values (1)",
+           "ERROR 23502: null value in column \"tid\" of relation "
+           "\"pgbench_history\" violates not-null constraint\n");
+    EXPECT(f->s,
+           "BEGIN; UPDATE pgbench_tellers SET tbalance = tbalance + 5 WHERE "
+           "tid = 2; UPDATE pgbench_branches SET bbalance = bbalance + 5 WHERE "
+           "bid = 1; INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) "
+           "VALUES (2, 1, 7, 5, CURRENT_TIMESTAMP); END",
+           "BEGIN\nUPDATE 1\nUPDATE 1\nINSERT 0 1\nCOMMIT\n");
+    EXPECT(f->s,
+           "select (select 1) ",
+           "ERROR 0A000: subqueries is not supported yet at 8\n");
+    EXPECT(f->s,
+           "select sum(tbalance), (select 1) from pgbench_tellers",
+           "ERROR 0A000: subqueries is not supported yet at 23\n");
+    EXPECT(f->s,
+           "select t.tbalance = b.bbalance, h.delta from pgbench_tellers t "
+           "join pgbench_branches b on b.bid = t.bid join pgbench_history h "
+           "on h.tid = t.tid",
+           "?column?:16,delta:23\nt|5\nSELECT 1\n");
 }
 
 /* COPY's data: chunks handed out one per read, as CopyData messages
@@ -545,6 +665,8 @@ static const char *run_copy(sql_session *s, const char *text,
         put(&c, "%s %s: %s", err.severity, err.sqlstate, err.message);
         if (err.detail[0] != '\0')
             put(&c, " (%s)", err.detail);
+        if (err.context[0] != '\0')
+            put(&c, " [%s]", err.context);
         put(&c, "\n");
     }
     /* Every chunk was read, even after an error. */
@@ -579,7 +701,7 @@ static void test_copy(void **state)
     assert_string_equal(
         run_copy(f->s, "COPY c FROM STDIN", bad_rows),
         "COPY IN 3 0\nERROR 22P02: invalid input syntax for type integer: "
-        "\"zz\" (COPY c, line 2)\n");
+        "\"zz\" [COPY c, line 2, column id: \"zz\"]\n");
     assert_string_equal(run_copy(f->s, "COPY c FROM STDIN", fail_rows),
                         "COPY IN 3 0\nERROR 57014: COPY from stdin failed: "
                         "client gave up\n");
@@ -793,6 +915,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pgbench_init, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };
 

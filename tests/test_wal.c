@@ -192,6 +192,55 @@ static void test_log_write_short(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * A session that turns synchronous_commit off is acknowledged without a
+ * sync: with every log sync failing, its commit still returns at once;
+ * turned back on, a commit waits for the sync and so fails.  In a child,
+ * as the failed log leaves the database to a crash.
+ */
+static int async_in_child(const char *dir)
+{
+    keel_db_options o = opts(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    int rc = KEEL_OK;
+
+    if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+        keel_session_begin(db, &s, &e) != KEEL_OK)
+        return 10;
+    keel_session_set_synchronous_commit(s, false);
+    fault_arm(FAULT_OP_WAL_SYNC, FAULT_EIO, 0, 1, 0);
+    if (insert(s, 11) != KEEL_OK)
+        return 11;
+    keel_session_set_synchronous_commit(s, true);
+    for (int32_t i = 12; i < 1000 && rc == KEEL_OK; i++)
+        rc = insert(s, i);
+    fault_disarm_all();
+    return rc == KEEL_OK ? 12 : 0;
+}
+
+static void test_synchronous_commit_per_session(void **state)
+{
+    char *dir = make_db(10);
+    pid_t pid;
+    int status;
+
+    (void)state;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(async_in_child(dir));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0)
+        fail_msg("the asynchronous side stopped at step %d",
+                 WEXITSTATUS(status));
+    /* Reopened: what was acknowledged before the failure is there. */
+    check_rows(dir, 1, 10, true);
+    tu_dir_remove(dir);
+}
+
 static void test_log_sync_eio(void **state)
 {
     (void)state;
@@ -431,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_log_write_enospc),
         cmocka_unit_test(test_log_write_short),
         cmocka_unit_test(test_log_sync_eio),
+        cmocka_unit_test(test_synchronous_commit_per_session),
         cmocka_unit_test(test_corrupt_record_in_the_middle),
         cmocka_unit_test(test_torn_tail_ends_quietly),
         cmocka_unit_test(test_file_create_replayed),

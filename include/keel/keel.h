@@ -355,6 +355,18 @@ KEEL_API keel_status keel_create_index(keel_session *s, const char *schema, cons
                       bool unique);
 
 /*
+ * Makes columns keys[0..nkeys) the table's primary key, as ALTER TABLE
+ * ... ADD PRIMARY KEY: a unique index named `index` (NULL:
+ * "<table>_pkey") built as keel_create_index() builds one, after which
+ * the columns are not null.  Errors: those of keel_create_index(),
+ * KEEL_EEXIST if the table has a primary key, KEEL_ETYPE if a key column
+ * holds a null.
+ */
+KEEL_API keel_status keel_add_primary_key(keel_session *s, const char *schema,
+                                          const char *table, const char *index,
+                                          const uint16_t *keys, uint16_t nkeys);
+
+/*
  * Computes, for every column of the table, the fraction of nulls, the
  * number of distinct values and up to 4 most common values, and writes
  * them as keel_statistic rows (replacing earlier ones), and the table's
@@ -550,6 +562,11 @@ KEEL_API keel_status keel_load_table(keel_session *s, const char *schema, const 
 KEEL_API keel_status keel_session_set_cache_options(keel_session *s, int32_t prune_min_age,
                                    uint64_t memory_target);
 
+/* Whether the session's commits wait until their commit record is
+ * durable, overriding the database's synchronous_commit for this session
+ * (PostgreSQL's SET synchronous_commit). */
+KEEL_API void keel_session_set_synchronous_commit(keel_session *s, bool on);
+
 /* What a session's catalog cache holds and did since the session began. */
 typedef struct keel_cache_stats {
     uint64_t bytes;          /* all memory the cache holds */
@@ -594,6 +611,7 @@ typedef struct keel_table_info {
     uint16_t npkey;      /* columns in its primary key, 0 if none */
     uint16_t pkey[16];   /* the primary key's column numbers, 1-based */
     uint16_t nindexes;   /* its indexes, the primary key's included */
+    char pkey_name[KEEL_NAME_LEN]; /* the primary key's index, "" if none */
 } keel_table_info;
 
 /* One column of a table (keel_table_describe()). */

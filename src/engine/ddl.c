@@ -622,7 +622,7 @@ keel_status keel_drop_table(keel_session *s, const char *schema, const char *nam
         free(atts);
         return rc;
     }
-    rc = engine_table_open(s, &ct, schema, name, t);
+    rc = engine_table_open(s, &ct, schema, name, false, t);
     /* Kept from an index build until the transaction ends, and refused
      * if one committed since the snapshot (its index would stay). */
     if (rc == KEEL_OK)
@@ -743,9 +743,13 @@ static int build_add(build_state *bs, const catalog_indexdef *ix,
     return KEEL_OK;
 }
 
-keel_status keel_create_index(keel_session *s, const char *schema, const char *table,
-                      const char *index, const uint16_t *keys, uint16_t nkeys,
-                      bool unique)
+/*
+ * keel_create_index(), and with primary keel_add_primary_key(): the key
+ * columns must then hold no nulls, and become not null.
+ */
+static int create_index(keel_session *s, const char *schema, const char *table,
+                        const char *index, const uint16_t *keys, uint16_t nkeys,
+                        bool unique, bool primary)
 {
     catalog_txn ct;
     engine_table *t = calloc(1, sizeof(*t));
@@ -770,7 +774,7 @@ keel_status keel_create_index(keel_session *s, const char *schema, const char *t
         free(t);
         return rc;
     }
-    rc = engine_table_open(s, &ct, schema, table, t);
+    rc = engine_table_open(s, &ct, schema, table, false, t);
     /* Kept from a drop of the table until the transaction ends, and
      * refused if one committed since the snapshot that found it. */
     if (rc == KEEL_OK)
@@ -782,6 +786,12 @@ keel_status keel_create_index(keel_session *s, const char *schema, const char *t
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "table \"%s\" has %d indexes already", table,
                       ENGINE_MAX_INDEXES);
+    for (uint32_t i = 0; rc == KEEL_OK && primary && i < t->nidx; i++)
+        if (t->idx[i].primary)
+            rc = kerr_set(&s->bs->err, KEEL_EEXIST,
+                          "multiple primary keys for table \"%s\" are not "
+                          "allowed",
+                          table);
     if (rc == KEEL_OK)
         rc = check_free_name(s, &ct, index, t->rel.nsoid);
     if (rc == KEEL_OK && (keydesc = tupdesc_alloc(nkeys)) == NULL)
@@ -813,6 +823,14 @@ keel_status keel_create_index(keel_session *s, const char *schema, const char *t
     while (rc == KEEL_OK) {
         rc = heap_scan_next(sc, &row, &found);
         if (rc != KEEL_OK || !found)
+            break;
+        for (uint16_t k = 0; primary && k < nkeys; k++)
+            if (row.values[keys[k] - 1].isnull)
+                rc = kerr_set(&s->bs->err, KEEL_ETYPE,
+                              "column %u of relation \"%s\" contains null "
+                              "values",
+                              (unsigned)keys[k], table);
+        if (rc != KEEL_OK)
             break;
         rc = build_add(&bst, &ix, &row);
         if (rc == KEEL_ENOMEM)
@@ -847,9 +865,31 @@ keel_status keel_create_index(keel_session *s, const char *schema, const char *t
     if (rc == KEEL_OK) {
         ix.tableoid = t->rel.oid;
         ix.unique = unique;
-        ix.primary = false;
+        ix.primary = primary;
         ix.nkeys = nkeys;
         rc = add_index_rows(s, &ct, t->rel.nsoid, index, &ix, &changed);
+    }
+    /* A primary key's columns become not null. */
+    for (uint16_t k = 0; rc == KEEL_OK && primary && k < nkeys; k++) {
+        catalog_attribute at[1];
+        keel_value vals[8];
+        catcache_entry *e;
+        rc = syscache_search2(s->cache, CACHE_ATTRIBUTE_NUM, t->rel.oid, keys[k],
+                              &e);
+        if (rc == KEEL_ENOENT)
+            rc = kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                          "table \"%s\" has no column %u in keel_attribute",
+                          table, (unsigned)keys[k]);
+        if (rc != KEEL_OK)
+            break;
+        at[0] = *(const catalog_attribute *)syscache_row(e);
+        syscache_release(s->cache, e);
+        if (at[0].notnull)
+            continue;
+        at[0].notnull = true;
+        catalog_attribute_values(&at[0], vals);
+        rc = catalog_update(s->db->cat, &ct, CAT_ATTRIBUTE, at[0].tid, vals);
+        changed = true;
     }
     if (keydesc != NULL)
         build_free(&bst);
@@ -858,4 +898,31 @@ keel_status keel_create_index(keel_session *s, const char *schema, const char *t
     if (rc != KEEL_OK)
         release_from(s, held, XID_INVALID);
     return engine_stmt_end(s, rc, changed || ct.undo_failed);
+}
+
+keel_status keel_create_index(keel_session *s, const char *schema,
+                              const char *table, const char *index,
+                              const uint16_t *keys, uint16_t nkeys, bool unique)
+{
+    return create_index(s, schema, table, index, keys, nkeys, unique, false);
+}
+
+keel_status keel_add_primary_key(keel_session *s, const char *schema,
+                                 const char *table, const char *index,
+                                 const uint16_t *keys, uint16_t nkeys)
+{
+    char name[KEEL_NAME_LEN];
+
+    if (index == NULL) {
+        if (table == NULL || strlen(table) > KEEL_NAME_LEN - 1 - 5) {
+            kerr_clear(&s->bs->err);
+            return kerr_set(&s->bs->err, KEEL_ETOOBIG,
+                            "a primary key's name \"%s_pkey\" is over 63 "
+                            "bytes",
+                            table != NULL ? table : "");
+        }
+        snprintf(name, sizeof(name), "%s_pkey", table);
+        index = name;
+    }
+    return create_index(s, schema, table, index, keys, nkeys, true, true);
 }

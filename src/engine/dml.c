@@ -27,7 +27,7 @@ static int resolve_table(keel_session *s, bool write, const char *schema,
     int rc = engine_catalog_txn(s, write, ct);
 
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, ct, schema, table, t);
+        rc = engine_table_open(s, ct, schema, table, !write, t);
     return rc;
 }
 
@@ -48,6 +48,15 @@ static int check_row(keel_session *s, engine_table *t, const keel_value *values)
     size_t size;
     int rc = engine_check_values(s, t->h->desc, values);
 
+    /* A primary key added after the table was made leaves its columns'
+     * handle as it was: their not-null is checked here too. */
+    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++)
+        for (uint16_t k = 0; t->idx[i].primary && k < t->idx[i].nkeys; k++)
+            if (values[t->idx[i].keys[k] - 1].isnull)
+                rc = kerr_set(&s->bs->err, KEEL_ETYPE,
+                              "null value in column %u of table \"%s\" "
+                              "violates its primary key",
+                              (unsigned)t->idx[i].keys[k], t->rel.name);
     if (rc == KEEL_OK)
         rc = heap_row_size(&t->h->heap, values, &size, &s->bs->err);
     return rc;

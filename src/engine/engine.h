@@ -315,9 +315,10 @@ static inline int engine_relation_find(keel_session *s, const char *schema,
 int engine_table_handle(keel_session *s, catalog_txn *ct,
                         const catalog_relation *rel, engine_rel **out);
 
-/* Resolves schema.name (a table) with its indexes (ENOENT). */
+/* Resolves schema.name (a table) with its indexes (ENOENT).  A system
+ * catalog is one only for reading (read true); else EINVAL. */
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
-                      const char *name, engine_table *t);
+                      const char *name, bool read, engine_table *t);
 
 /* The handle of index idxdef (opened on first use).  ECORRUPT if oid is
  * a table's (engine_table_handle() likewise for an index's). */

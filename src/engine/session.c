@@ -534,7 +534,7 @@ int engine_index_fits(keel_session *s, const engine_rel *table, oid_t tableoid,
 }
 
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
-                      const char *name, engine_table *t)
+                      const char *name, bool read, engine_table *t)
 {
     catcache_entry *e;
     oid_t nsoid = 0;
@@ -560,7 +560,8 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
         return rc;
     t->rel = *(const catalog_relation *)syscache_row(e);
     syscache_release(s->cache, e);
-    if (t->rel.kind != RELKIND_TABLE || t->rel.nsoid == NAMESPACE_CATALOG)
+    if (t->rel.kind != RELKIND_TABLE ||
+        (t->rel.nsoid == NAMESPACE_CATALOG && !read))
         return kerr_set(&s->bs->err, KEEL_EINVAL,
                         "\"%s.%s\" is not a user table", schema, name);
     rc = engine_table_handle(s, ct, &t->rel, &t->h);
@@ -669,7 +670,7 @@ static int table_catalog_row(keel_session *s, const char *schema,
         return rc;
     rc = engine_catalog_txn(s, false, &ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, table, &t);
+        rc = engine_table_open(s, &ct, schema, table, false, &t);
     if (rc == KEEL_OK)
         *rel = t.rel;
     return engine_stmt_end(s, rc, false);
@@ -700,7 +701,7 @@ keel_status keel_column_type(keel_session *s, const char *schema, const char *ta
     if (rc == KEEL_OK)
         rc = engine_catalog_txn(s, false, &ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, table, &t);
+        rc = engine_table_open(s, &ct, schema, table, false, &t);
     if (rc == KEEL_OK) {
         rc = syscache_search2(s->cache, CACHE_ATTRIBUTE_NAME, t.rel.oid,
                               SYSCACHE_NAME(column), &e);
@@ -729,7 +730,7 @@ keel_status keel_table_describe(keel_session *s, const char *schema,
         return rc;
     rc = engine_catalog_txn(s, false, &ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, table, &t);
+        rc = engine_table_open(s, &ct, schema, table, true, &t);
     if (rc == KEEL_OK) {
         memset(info, 0, sizeof(*info));
         info->oid = t.rel.oid;
@@ -740,6 +741,13 @@ keel_status keel_table_describe(keel_session *s, const char *schema,
                 info->npkey = t.idx[i].nkeys;
                 memcpy(info->pkey, t.idx[i].keys,
                        t.idx[i].nkeys * sizeof(info->pkey[0]));
+                if (syscache_search1(s->cache, CACHE_CLASS_OID,
+                                     t.idx[i].indexoid, &e) == KEEL_OK) {
+                    memcpy(info->pkey_name,
+                           ((const catalog_relation *)syscache_row(e))->name,
+                           KEEL_NAME_LEN);
+                    syscache_release(s->cache, e);
+                }
             }
     }
     for (uint16_t a = 1; rc == KEEL_OK && a <= t.rel.natts && a <= max_cols;
@@ -826,4 +834,9 @@ void keel_session_cache_stats(const keel_session *s, keel_cache_stats *out)
     out->invalidations = st.invalidations;
     out->resets = st.resets;
     out->block_bytes = st.block_bytes;
+}
+
+void keel_session_set_synchronous_commit(keel_session *s, bool on)
+{
+    txn_set_synchronous_commit(s->ts, on ? 1 : 0);
 }

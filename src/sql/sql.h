@@ -36,6 +36,7 @@
 #define SQL_TYPE_FLOAT8 701
 #define SQL_TYPE_UNKNOWN 705
 #define SQL_TYPE_BPCHAR 1042
+#define SQL_TYPE_NUMERIC 1700
 #define SQL_TYPE_VARCHAR 1043
 #define SQL_TYPE_DATE 1082
 #define SQL_TYPE_TIMESTAMP 1114
@@ -95,6 +96,7 @@ typedef struct sql_error {
     char message[512];
     char detail[256];  /* "" if none */
     char hint[256];    /* "" if none */
+    char context[256]; /* where it happened (CONTEXT: "COPY t, line 3"), or "" */
     uint32_t position; /* 1-based character position in the query, or 0 */
 } sql_error;
 

@@ -9,8 +9,9 @@
  * a quoted value may hold delimiters, newlines and doubled quotes, and an
  * unquoted empty value is NULL.  Each row's values are read as their
  * columns' types, as literals are, and inserted.  A bad row fails the
- * statement with its line number in the detail; the rest of the client's
- * data is then read and dropped, so that the connection stays in step.
+ * statement with its line in the error's context, worded as PostgreSQL
+ * words it; the rest of the client's data is then read and dropped, so
+ * that the connection stays in step.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,26 @@ static keel_status copy_columns(sql_session *s, const PgQuery__CopyStmt *st,
 }
 
 /* ---- COPY FROM ------------------------------------------------------------ */
+
+/* An error's CONTEXT as PostgreSQL words it: COPY t, line N[, column c:
+ * "value" | : "line"]. */
+static void copy_context(sql_session *s, const sql_table *t, uint64_t line,
+                         const char *column, const char *text)
+{
+    if (s->err == NULL)
+        return;
+    if (column != NULL)
+        snprintf(s->err->context, sizeof(s->err->context),
+                 "COPY %s, line %llu, column %s: \"%s\"", t->name,
+                 (unsigned long long)line, column, text);
+    else if (text != NULL)
+        snprintf(s->err->context, sizeof(s->err->context),
+                 "COPY %s, line %llu: \"%s\"", t->name,
+                 (unsigned long long)line, text);
+    else
+        snprintf(s->err->context, sizeof(s->err->context), "COPY %s, line %llu",
+                 t->name, (unsigned long long)line);
+}
 
 /* A growable byte buffer. */
 typedef struct bytes {
@@ -334,6 +355,7 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
     keel_value *kv = NULL;
     sql_value *vals = NULL;
     uint64_t line = 0, rows = 0;
+    char linebuf[200];
     sql_arena_mark mark;
     bool done = false, skip_header = o->header, failed_client = false;
     keel_status rc;
@@ -415,22 +437,36 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
             if (rc != KEEL_OK)
                 break;
             mark = sql_arena_save(&s->arena);
+            /* The line as it came, for an error's context. */
+            if (rlen < sizeof(linebuf)) {
+                memcpy(linebuf, rec, rlen);
+                linebuf[rlen] = '\0';
+            } else {
+                memcpy(linebuf, rec, sizeof(linebuf) - 4);
+                memcpy(linebuf + sizeof(linebuf) - 4, "...", 4);
+            }
             if (!(o->csv ? split_csv(rec, rlen, o, &r) : split_text(rec, rlen, o, &r))) {
                 rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
                 break;
             }
-            if (r.n < ncols || r.n > ncols) {
+            /* As PostgreSQL: too many fields first, then each column in
+             * order, missing or read as its type. */
+            if (r.n > ncols) {
                 rc = sql_fail(s, KEEL_EINVAL, "22P04",
-                              r.n < ncols ? "missing data for column \"%s\""
-                                          : "extra data after last expected "
-                                            "column",
-                              t->cols[cols[r.n < ncols ? r.n : 0]].name);
+                              "extra data after last expected column");
+                copy_context(s, t, line, NULL, linebuf);
             }
             for (uint16_t c = 0; rc == KEEL_OK && c < t->info.ncols; c++)
                 vals[c] = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = true};
             for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++) {
                 const keel_column_info *ci = &t->cols[cols[i]];
                 sql_value *v = &vals[cols[i]];
+                if (i >= r.n) {
+                    rc = sql_fail(s, KEEL_EINVAL, "22P04",
+                                  "missing data for column \"%s\"", ci->name);
+                    copy_context(s, t, line, NULL, linebuf);
+                    break;
+                }
                 if (r.isnull[i])
                     continue;
                 v->isnull = false;
@@ -440,25 +476,31 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
                 rc = sql_value_cast(s, v, sql_type_of_keel(ci->type),
                                     ci->type == KEEL_CHAR ? ci->charlen : -1,
                                     false, -1);
+                if (rc != KEEL_OK) {
+                    char field[128];
+                    snprintf(field, sizeof(field), "%.*s",
+                             (int)(r.len[i] < 100 ? r.len[i] : 100), r.f[i]);
+                    copy_context(s, t, line, ci->name, field);
+                }
             }
             for (uint16_t c = 0; rc == KEEL_OK && c < t->info.ncols; c++) {
-                if (vals[c].isnull && t->cols[c].notnull)
+                if (vals[c].isnull && t->cols[c].notnull) {
                     rc = sql_fail(s, KEEL_ETYPE, "23502",
                                   "null value in column \"%s\" of relation "
                                   "\"%s\" violates not-null constraint",
                                   t->cols[c].name, t->name);
+                    copy_context(s, t, line, NULL, NULL);
+                }
                 vals[c].type = sql_type_of_keel(t->cols[c].type);
                 sql_value_to_keel(&vals[c], &kv[c]);
             }
             if (rc == KEEL_OK) {
                 rc = keel_insert(s->ks, t->schema, t->name, kv);
-                if (rc != KEEL_OK)
+                if (rc != KEEL_OK) {
                     rc = sql_fail_engine(s, rc);
+                    copy_context(s, t, line, NULL, NULL);
+                }
             }
-            if (rc != KEEL_OK && s->err != NULL && s->err->detail[0] == '\0')
-                snprintf(s->err->detail, sizeof(s->err->detail),
-                         "COPY %s, line %llu", t->name,
-                         (unsigned long long)line);
             if (rc == KEEL_OK)
                 rows++;
             sql_arena_restore(&s->arena, mark);

@@ -496,3 +496,82 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
     }
     return sql_complete(s, "TRUNCATE TABLE");
 }
+
+/* ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY (columns); other
+ * forms answer 0A000. */
+keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *st)
+{
+    sql_table t;
+    keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK;
+    if (st->objtype != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE)
+        return sql_unsupported(s, -1, "ALTER of this kind of object");
+    rc = sql_table_open(s, st->relation, &t);
+    if (rc == KEEL_ENOENT && st->missing_ok) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "relation \"%s\" does not exist, skipping",
+                 st->relation->relname);
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return sql_complete(s, "ALTER TABLE");
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    for (size_t i = 0; i < st->n_cmds; i++) {
+        const PgQuery__AlterTableCmd *cmd = st->cmds[i]->alter_table_cmd;
+        const PgQuery__Constraint *con;
+        uint16_t keys[16], nkeys = 0;
+        if (cmd->subtype != PG_QUERY__ALTER_TABLE_TYPE__AT_AddConstraint ||
+            cmd->def == NULL ||
+            cmd->def->node_case != PG_QUERY__NODE__NODE_CONSTRAINT ||
+            cmd->def->constraint->contype != PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY)
+            return sql_unsupported(s, -1, "ALTER TABLE other than ADD PRIMARY KEY");
+        con = cmd->def->constraint;
+        if (con->n_including > 0)
+            return sql_unsupported(s, con->location, "INCLUDE");
+        for (size_t k = 0; k < con->n_keys; k++) {
+            const char *name = sql_node_string(con->keys[k]);
+            bool found = false;
+            for (uint16_t c = 0; name != NULL && c < t.info.ncols && !found; c++)
+                if (strcmp(t.cols[c].name, name) == 0) {
+                    for (uint16_t j = 0; j < nkeys; j++)
+                        if (keys[j] == c + 1)
+                            return sql_fail_at(s, con->location, KEEL_EINVAL,
+                                               "42701",
+                                               "column \"%s\" appears twice in "
+                                               "primary key constraint",
+                                               name);
+                    if (nkeys >= 16)
+                        return sql_fail(s, KEEL_ETOOBIG, "54011",
+                                        "cannot use more than 16 columns in an "
+                                        "index");
+                    keys[nkeys++] = (uint16_t)(c + 1);
+                    found = true;
+                }
+            if (!found)
+                return sql_fail_at(s, con->location, KEEL_ENOENT, "42703",
+                                   "column \"%s\" of relation \"%s\" does not "
+                                   "exist",
+                                   name != NULL ? name : "?", t.name);
+        }
+        rc = keel_add_primary_key(s->ks, t.schema, t.name,
+                                  con->conname != NULL && con->conname[0] != '\0'
+                                      ? con->conname
+                                      : NULL,
+                                  keys, nkeys);
+        if (rc == KEEL_EEXIST)
+            return sql_fail(s, rc, "42P16", "%s", keel_session_error(s->ks));
+        if (rc == KEEL_ETYPE)
+            return sql_fail(s, rc, "23502", "%s", keel_session_error(s->ks));
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        /* The next command sees the key. */
+        rc = sql_table_open(s, st->relation, &t);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return sql_complete(s, "ALTER TABLE");
+}

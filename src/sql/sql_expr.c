@@ -23,7 +23,7 @@
 
 /* A numeric literal (1.5, 1e3, or an integer too long for bigint): kept
  * as text until context gives it a type keel has. */
-#define SQL_TYPE_NUMERIC_LIT 1700
+#define SQL_TYPE_NUMERIC_LIT 0x7fff0001u
 
 static sql_expr *expr_new(sql_session *s, sql_expr_kind kind, uint32_t type,
                           int32_t location, uint16_t nargs)
@@ -88,7 +88,10 @@ static keel_status coerce(sql_session *s, sql_expr **e, uint32_t type,
 
 static int int_rank(uint32_t t)
 {
-    return t == SQL_TYPE_INT2 ? 1 : t == SQL_TYPE_INT4 ? 2 : t == SQL_TYPE_OID ? 2 : 3;
+    return t == SQL_TYPE_INT2                         ? 1
+           : t == SQL_TYPE_INT4 || t == SQL_TYPE_OID ? 2
+           : t == SQL_TYPE_INT8                      ? 3
+                                                     : 4;
 }
 
 /*
@@ -556,8 +559,13 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
                    (t == SQL_TYPE_INT2 || t == SQL_TYPE_INT4)) {
             a.kind = SQL_AGG_SUM;
             a.type = SQL_TYPE_INT8;
+        } else if (name[0] == 's' &&
+                   (t == SQL_TYPE_INT8 || t == SQL_TYPE_NUMERIC)) {
+            /* numeric in PostgreSQL: here whole, within bigint's range. */
+            a.kind = SQL_AGG_SUM;
+            a.type = SQL_TYPE_NUMERIC;
         } else if (sql_type_is_int(t) || t == SQL_TYPE_NUMERIC_LIT) {
-            /* sum(bigint) and avg of integers are numeric in PostgreSQL. */
+            /* avg of integers is a fraction in numeric. */
             return sql_unsupported(s, fc->location, "type numeric");
         } else {
             return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
@@ -810,7 +818,11 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
             sql_value v = e->u.value;
             if (v.type == SQL_TYPE_NUMERIC_LIT)
                 v.type = SQL_TYPE_UNKNOWN;
-            rc = sql_value_cast(s, &v, type, typmod, true, e->location);
+            /* Only reading a literal's text points into the query, as
+             * PostgreSQL's input functions do; a number out of range for
+             * the type is a conversion's error, without a position. */
+            rc = sql_value_cast(s, &v, type, typmod, true,
+                                v.type == SQL_TYPE_UNKNOWN ? e->location : -1);
             if (rc != KEEL_OK)
                 return rc;
             e->u.value = v;
@@ -1429,6 +1441,24 @@ static keel_status fold(sql_session *s, sql_expr **ep)
     e->u.value = v;
     e->u.value.type = e->type;
     return KEEL_OK;
+}
+
+keel_status sql_expr_prepare_for(sql_session *s, const sql_scope *scope,
+                                 const PgQuery__Node *node, uint32_t type,
+                                 sql_expr **out)
+{
+    keel_status rc = sql_expr_analyse(s, scope, node, out);
+
+    /* A numeric literal assigned to a column takes the column's type, as
+     * PostgreSQL's assignment cast from numeric does. */
+    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_NUMERIC_LIT &&
+        (sql_type_is_int(type) || type == SQL_TYPE_FLOAT8))
+        rc = coerce(s, out, type, false);
+    if (rc == KEEL_OK)
+        rc = fold(s, out);
+    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_NUMERIC_LIT)
+        rc = sql_unsupported(s, (*out)->location, "type numeric");
+    return rc;
 }
 
 keel_status sql_expr_prepare(sql_session *s, const sql_scope *scope,

@@ -75,10 +75,14 @@ typedef struct sql_value {
 } sql_value;
 
 /* Whether type is int2, int4, int8 or oid. */
+/* Whether type is held as an integer in i: the integer types, and
+ * numeric as keel has it so far (sum(bigint)'s results: whole numbers
+ * within bigint's range, past which arithmetic fails with 22003). */
 static inline bool sql_type_is_int(uint32_t type)
 {
     return type == SQL_TYPE_INT2 || type == SQL_TYPE_INT4 ||
-           type == SQL_TYPE_INT8 || type == SQL_TYPE_OID;
+           type == SQL_TYPE_INT8 || type == SQL_TYPE_OID ||
+           type == SQL_TYPE_NUMERIC;
 }
 
 /* Whether type is a date or a timestamp (held in i: days, or
@@ -178,8 +182,19 @@ struct sql_session {
     uint16_t nrformats;
     bool extended_failed; /* an error since the last Sync */
     bool inferring;       /* a Parse: $n may add parameters */
+    struct sql_explain *explain; /* EXPLAIN: statements describe their plan */
     uint16_t param_cap;   /* param_types' room */
 };
+
+/* The plan EXPLAIN shows, a line each. */
+typedef struct sql_explain {
+    char lines[48][200];
+    int n;
+} sql_explain;
+
+/* Adds a plan node at depth (0 the top) in PostgreSQL's text layout. */
+void sql_explain_node(sql_explain *x, int depth, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Makes room for n parameters (new ones of no type yet) while a
  * statement is prepared. */
@@ -302,6 +317,8 @@ typedef struct sql_agg {
 typedef struct sql_grouping {
     int16_t *key_slot; /* per table column: its key slot, or -1 */
     uint16_t nkeys;
+    struct sql_expr **key_exprs; /* each key over the input row */
+    int16_t *target_key; /* per output list item: the key it is, or -1 */
     sql_agg *aggs;
     uint16_t naggs, capaggs;
     const struct sql_scope *input;
@@ -339,6 +356,12 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
  * literal left without a type keel has.  What statements call. */
 keel_status sql_expr_prepare(sql_session *s, const sql_scope *scope,
                              const PgQuery__Node *node, sql_expr **out);
+
+/* sql_expr_prepare() of a value assigned to a column of type `type`: a
+ * numeric literal (1.5e6) takes that type when it is a number's. */
+keel_status sql_expr_prepare_for(sql_session *s, const sql_scope *scope,
+                                 const PgQuery__Node *node, uint32_t type,
+                                 sql_expr **out);
 
 /* Evaluates e over row (one value per scope column; NULL with no scope)
  * into *out (strings in the arena or the row's memory).  22003 for an
@@ -399,6 +422,8 @@ keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st);
 keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st);
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st);
 keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st);
+keel_status sql_exec_alter_table(sql_session *s,
+                                 const PgQuery__AlterTableStmt *st);
 
 /* Sends a command tag (printf-style) to the sink. */
 keel_status sql_complete(sql_session *s, const char *fmt, ...)
@@ -433,6 +458,11 @@ typedef struct sql_scan {
 
 keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
                            const sql_expr *where);
+/* The scan a table would get under the conditions conds: "Index Scan
+ * using ... on ..." or "Seq Scan on ...". */
+void sql_explain_scan(sql_explain *x, int depth, const sql_table *t,
+                      uint16_t off, const sql_expr *const *conds,
+                      uint16_t nconds);
 keel_status sql_scan_next(sql_session *s, sql_scan *sc, bool *found);
 void sql_scan_end(sql_scan *sc);
 

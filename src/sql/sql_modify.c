@@ -49,6 +49,39 @@ static keel_status to_column(sql_session *s, const sql_table *t,
     return rc;
 }
 
+/* A not-null column that row leaves null fails, as PostgreSQL's check
+ * does, showing the row: "Failing row contains (1, null, ...)". */
+static keel_status check_not_null(sql_session *s, const sql_table *t,
+                                  const sql_value *row)
+{
+    char detail[256];
+    size_t used;
+
+    for (uint16_t c = 0; c < t->info.ncols; c++) {
+        if (!row[c].isnull || !t->cols[c].notnull)
+            continue;
+        used = (size_t)snprintf(detail, sizeof(detail), "Failing row contains (");
+        for (uint16_t i = 0; i < t->info.ncols && used < sizeof(detail); i++) {
+            const char *p = "null";
+            uint32_t len = 4;
+            if (!row[i].isnull && sql_value_text(s, &row[i], &p, &len) != KEEL_OK)
+                break;
+            used += (size_t)snprintf(detail + used, sizeof(detail) - used,
+                                     "%s%.*s", i > 0 ? ", " : "", (int)len, p);
+        }
+        if (used < sizeof(detail))
+            snprintf(detail + used, sizeof(detail) - used, ").");
+        sql_fail(s, KEEL_ETYPE, "23502",
+                 "null value in column \"%s\" of relation \"%s\" violates "
+                 "not-null constraint",
+                 t->cols[c].name, t->name);
+        if (s->err != NULL)
+            snprintf(s->err->detail, sizeof(s->err->detail), "%s", detail);
+        return KEEL_ETYPE;
+    }
+    return KEEL_OK;
+}
+
 /* A copy of v's string in the arena. */
 static keel_status keep(sql_session *s, sql_value *v)
 {
@@ -136,6 +169,12 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         for (uint16_t i = 0; i < nmap; i++)
             map[i] = i;
     }
+    if (s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "Insert on %s", t.name);
+        sql_explain_node(s->explain, 1, sel->n_values_lists > 1
+                                            ? "Values Scan on \"*VALUES*\""
+                                            : "Result");
+    }
     if (s->describe_only) {
         /* Analysis alone: parameters take their columns' types. */
         for (size_t r = 0; r < sel->n_values_lists; r++) {
@@ -145,7 +184,8 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
                 const keel_column_info *c = &t.cols[map[i]];
                 if (vl->items[i]->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
                     continue;
-                rc = sql_expr_prepare(s, NULL, vl->items[i], &e);
+                rc = sql_expr_prepare_for(s, NULL, vl->items[i],
+                                          sql_type_of_keel(c->type), &e);
                 if (rc == KEEL_OK && e->kind == SQL_EXPR_PARAM &&
                     e->type == SQL_TYPE_UNKNOWN)
                     s->param_types[e->u.column] = sql_type_of_keel(c->type);
@@ -172,7 +212,8 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
             sql_expr *e;
             if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
                 continue; /* no column has a default but NULL */
-            rc = sql_expr_prepare(s, NULL, node, &e);
+            rc = sql_expr_prepare_for(s, NULL, node,
+                                      sql_type_of_keel(t.cols[map[i]].type), &e);
             if (rc == KEEL_OK)
                 rc = sql_expr_eval(s, e, NULL, &row[map[i]]);
             if (rc != KEEL_OK)
@@ -183,11 +224,19 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
                 loc[map[i]] = e->location;
         }
         for (uint16_t c = 0; c < t.info.ncols; c++) {
+            if (row[c].isnull) {
+                row[c].type = sql_type_of_keel(t.cols[c].type);
+                continue;
+            }
             rc = to_column(s, &t, &t.cols[c], &row[c], loc[c]);
             if (rc != KEEL_OK)
                 return rc;
-            sql_value_to_keel(&row[c], &kv[c]);
         }
+        rc = check_not_null(s, &t, row);
+        if (rc != KEEL_OK)
+            return rc;
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            sql_value_to_keel(&row[c], &kv[c]);
         rc = keel_insert(s->ks, t.schema, t.name, kv);
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
@@ -328,11 +377,17 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
             set[c] = e;
             continue;
         }
-        rc = sql_expr_prepare(s, &scope, rt->val, &set[c]);
+        rc = sql_expr_prepare_for(s, &scope, rt->val,
+                                  sql_type_of_keel(t.cols[c].type), &set[c]);
         if (rc != KEEL_OK)
             return rc;
     }
     rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK && s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "Update on %s", t.name);
+        sql_explain_scan(s->explain, 1, &t, 0, (const sql_expr *const *)&where,
+                         where != NULL);
+    }
     if (rc != KEEL_OK || s->describe_only) {
         /* Parameters assigned to columns take their types. */
         for (uint16_t c = 0; rc == KEEL_OK && c < t.info.ncols; c++)
@@ -351,9 +406,13 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
                 continue;
             }
             rc = sql_expr_eval(s, set[c], sc.row, &newrow[c]);
-            if (rc == KEEL_OK)
+            if (rc == KEEL_OK && !newrow[c].isnull)
                 rc = to_column(s, &t, &t.cols[c], &newrow[c], -1);
+            else if (rc == KEEL_OK)
+                newrow[c].type = sql_type_of_keel(t.cols[c].type);
         }
+        if (rc == KEEL_OK)
+            rc = check_not_null(s, &t, newrow);
         if (rc == KEEL_OK)
             rc = change_add(s, &cl, &t, sc.row, newrow);
         if (rc != KEEL_OK)
@@ -405,6 +464,11 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     if (kk == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK && s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "Delete on %s", t.name);
+        sql_explain_scan(s->explain, 1, &t, 0, (const sql_expr *const *)&where,
+                         where != NULL);
+    }
     if (rc != KEEL_OK || s->describe_only)
         return rc;
     rc = sql_scan_begin(s, &sc, &t, where);

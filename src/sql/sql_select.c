@@ -11,6 +11,7 @@
  * so the bounds only save reading.  ORDER BY collects the result and
  * sorts it; LIMIT and OFFSET stop and skip as rows go out.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,16 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
                     : NULL;
     t->name = rv->relname;
     t->alias = rv->alias != NULL ? rv->alias->aliasname : rv->relname;
+    /* An unqualified name is looked for among the system catalogs first,
+     * then in public, as PostgreSQL puts pg_catalog before the path. */
+    if (t->schema == NULL) {
+        bool in_catalog = false;
+        rc = keel_relation_exists(s->ks, "keel_catalog", t->name, &in_catalog);
+        if (rc != KEEL_OK && rc != KEEL_ETOOBIG && rc != KEEL_EINVAL)
+            return sql_fail_engine(s, rc);
+        if (rc == KEEL_OK && in_catalog)
+            t->schema = "keel_catalog";
+    }
     rc = keel_table_describe(s->ks, t->schema, t->name, &t->info, NULL, 0);
     if (rc == KEEL_ENOENT)
         return sql_fail_at(s, rv->location, rc, "42P01",
@@ -214,6 +225,42 @@ static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
     sc->eq_cols = k;
     rc = keel_scan_begin(s->ks, t->schema, t->name, NULL, lp, up, &sc->ks);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+void sql_explain_node(sql_explain *x, int depth, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (x->n >= (int)(sizeof(x->lines) / sizeof(x->lines[0])))
+        return;
+    n = depth == 0 ? 0
+                   : snprintf(x->lines[x->n], sizeof(x->lines[0]), "%*s->  ",
+                              (depth - 1) * 6 + 2, "");
+    va_start(ap, fmt);
+    vsnprintf(x->lines[x->n] + n, sizeof(x->lines[0]) - (size_t)n, fmt, ap);
+    va_end(ap);
+    x->n++;
+}
+
+void sql_explain_scan(sql_explain *x, int depth, const sql_table *t,
+                      uint16_t off, const sql_expr *const *conds,
+                      uint16_t nconds)
+{
+    key_bounds kb[16];
+    char alias[80] = "";
+
+    memset(kb, 0, sizeof(kb));
+    for (uint16_t i = 0; i < nconds; i++)
+        bounds_collect(t, off, conds[i], kb);
+    if (strcmp(t->alias, t->name) != 0)
+        snprintf(alias, sizeof(alias), " %s", t->alias);
+    if (t->info.npkey > 0 &&
+        (kb[0].eq != NULL || kb[0].lo != NULL || kb[0].hi != NULL))
+        sql_explain_node(x, depth, "Index Scan using %s on %s%s",
+                         t->info.pkey_name, t->name, alias);
+    else
+        sql_explain_node(x, depth, "Seq Scan on %s%s", t->name, alias);
 }
 
 keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
@@ -413,6 +460,24 @@ static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
                 t[k].expr = e;
                 t[k++].name = scope->cols[c].name;
             }
+            continue;
+        }
+        if (scope != NULL && scope->grouping != NULL &&
+            scope->grouping->target_key != NULL &&
+            scope->grouping->target_key[i] >= 0) {
+            /* An output column grouped by: the group's key itself. */
+            const sql_grouping *g = scope->grouping;
+            int16_t slot = g->target_key[i];
+            sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+            if (e == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            memset(e, 0, sizeof(*e));
+            e->kind = SQL_EXPR_COLUMN;
+            e->type = g->key_exprs[slot]->type;
+            e->location = g->key_exprs[slot]->location;
+            e->u.column = (uint16_t)slot;
+            t[k].expr = e;
+            t[k++].name = target_name(rt);
             continue;
         }
         rc = sql_expr_prepare(s, scope, rt->val, &t[k].expr);
@@ -616,7 +681,8 @@ static keel_status output_finish(sql_session *s, output *o)
 
     if (!o->collect)
         return KEEL_OK;
-    qsort_r(o->rows, o->nrows, sizeof(*o->rows), sorted_cmp, &spec);
+    if (o->nrows > 1)
+        qsort_r(o->rows, o->nrows, sizeof(*o->rows), sorted_cmp, &spec);
     for (size_t i = 0; i < o->nrows && (o->limit < 0 || o->sent < o->limit);
          i++) {
         if (o->distinct && i > 0) {
@@ -718,7 +784,8 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
 
     if (row == NULL || counts == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    qsort_r(in, n, sizeof(*in), group_cmp, &spec);
+    if (n > 1)
+        qsort_r(in, n, sizeof(*in), group_cmp, &spec);
     /* Without GROUP BY there is one group, even of no rows. */
     while (rc == KEEL_OK && (i < n || (i == 0 && g->nkeys == 0))) {
         size_t first = i;
@@ -864,17 +931,47 @@ static const from_item *from_item_of(const from_list *f, uint16_t i)
     return NULL;
 }
 
-/* Resolves GROUP BY's items: plain columns, named (qualified or not) or
- * given as the output column at a position. */
+/* Adds key e (over the input row) to g; a plain column once. */
+static keel_status group_key_add(sql_session *s, sql_grouping *g, sql_expr *e,
+                                 uint16_t *cols, int16_t *slot)
+{
+    if (e->kind == SQL_EXPR_COLUMN && g->key_slot[e->u.column] >= 0) {
+        *slot = g->key_slot[e->u.column];
+        return KEEL_OK;
+    }
+    if (g->nkeys >= 1664)
+        return sql_fail(s, KEEL_ETOOBIG, "54000", "too many GROUP BY items");
+    g->key_exprs[g->nkeys] = e;
+    cols[g->nkeys] = e->kind == SQL_EXPR_COLUMN ? e->u.column : UINT16_MAX;
+    if (e->kind == SQL_EXPR_COLUMN)
+        g->key_slot[e->u.column] = (int16_t)g->nkeys;
+    *slot = (int16_t)g->nkeys++;
+    return KEEL_OK;
+}
+
+/*
+ * Resolves GROUP BY's items as PostgreSQL does: a position names an
+ * output column, whatever its expression; a name is an input column's,
+ * else an output column's; an output column grouped by is its key in the
+ * group's row.  Other expressions answer 0A000.
+ */
 static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
                               const sql_scope *plain, sql_grouping *g,
                               uint16_t *cols)
 {
+    g->key_exprs = sql_alloc(&s->arena, (st->n_group_clause + 1) * sizeof(sql_expr *));
+    g->target_key = sql_alloc(&s->arena, (st->n_target_list + 1) * sizeof(int16_t));
+    if (g->key_exprs == NULL || g->target_key == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (uint16_t c = 0; c < plain->ncols; c++)
         g->key_slot[c] = -1;
+    for (size_t i = 0; i < st->n_target_list; i++)
+        g->target_key[i] = -1;
     for (size_t i = 0; i < st->n_group_clause; i++) {
         const PgQuery__Node *n = st->group_clause[i];
+        int32_t tpos = -1;
         sql_expr *e;
+        int16_t slot = -1;
         keel_status rc;
         if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
             n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
@@ -883,17 +980,34 @@ static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
                 return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
                                    "GROUP BY position %d is not in select list",
                                    pos);
-            n = st->target_list[pos - 1]->res_target->val;
+            tpos = pos - 1;
+        } else if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+                   n->column_ref->n_fields == 1) {
+            /* An input column's name first, then an output column's. */
+            const char *name = sql_node_string(n->column_ref->fields[0]);
+            bool input = false;
+            for (uint16_t c = 0; name != NULL && c < plain->ncols && !input; c++)
+                input = strcmp(plain->cols[c].name, name) == 0;
+            for (size_t t = 0; name != NULL && !input && t < st->n_target_list; t++) {
+                const PgQuery__ResTarget *rt = st->target_list[t]->res_target;
+                if (rt->name != NULL && strcmp(rt->name, name) == 0)
+                    tpos = (int32_t)t;
+            }
         }
-        if (n == NULL || n->node_case != PG_QUERY__NODE__NODE_COLUMN_REF)
-            return sql_unsupported(s, -1, "GROUP BY of expressions");
-        rc = sql_expr_analyse(s, plain, n, &e);
+        if (tpos >= 0)
+            n = st->target_list[tpos]->res_target->val;
+        if (n == NULL ||
+            (tpos < 0 && n->node_case != PG_QUERY__NODE__NODE_COLUMN_REF))
+            return sql_unsupported(s, -1,
+                                   "GROUP BY of expressions not in the select "
+                                   "list");
+        rc = sql_expr_prepare(s, plain, n, &e);
+        if (rc == KEEL_OK)
+            rc = group_key_add(s, g, e, cols, &slot);
         if (rc != KEEL_OK)
             return rc;
-        if (g->key_slot[e->u.column] < 0) {
-            cols[g->nkeys] = e->u.column;
-            g->key_slot[e->u.column] = (int16_t)g->nkeys++;
-        }
+        if (tpos >= 0)
+            g->target_key[tpos] = slot;
     }
     return KEEL_OK;
 }
@@ -992,8 +1106,9 @@ static keel_status select_emit(sql_session *s, select_run *r)
     if (vals == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (uint16_t k = 0; rc == KEEL_OK && k < g->nkeys; k++) {
-        vals[k] = r->row[r->gcols[k]];
-        rc = value_keep(s, &vals[k]);
+        rc = sql_expr_eval(s, g->key_exprs[k], r->row, &vals[k]);
+        if (rc == KEEL_OK)
+            rc = value_keep(s, &vals[k]);
     }
     for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
         sql_value *v = &vals[g->nkeys + a];
@@ -1133,6 +1248,23 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
     return rc;
 }
 
+/* The join of items 0..k as EXPLAIN shows it: a nested loop over the
+ * join of those before k (outer) and item k (inner). */
+static void explain_join(sql_explain *x, const from_list *f,
+                         const sql_expr *where, uint16_t k, int depth)
+{
+    const sql_expr *c[2] = {f->items[k].on_expr, where};
+
+    if (k == 0) {
+        sql_explain_scan(x, depth, &f->items[0].t, 0, c, 2);
+        return;
+    }
+    sql_explain_node(x, depth, "Nested Loop%s",
+                     f->items[k].left ? " Left Join" : "");
+    explain_join(x, f, where, (uint16_t)(k - 1), depth + 1);
+    sql_explain_scan(x, depth + 1, &f->items[k].t, f->items[k].off, c, 2);
+}
+
 keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
 {
     from_list from;
@@ -1261,6 +1393,28 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         return rc;
     if (o.offset < 0)
         o.offset = 0;
+    if (s->explain != NULL) {
+        /* The plan, top down: what limits, sorts and groups the rows,
+         * then the joins as left-deep nested loops. */
+        sql_explain *x = s->explain;
+        int depth = 0;
+        if (o.limit >= 0 || o.offset > 0)
+            sql_explain_node(x, depth++, "Limit");
+        if (o.distinct)
+            sql_explain_node(x, depth++, "Unique");
+        if (o.nkeys > 0 || o.distinct)
+            sql_explain_node(x, depth++, "Sort");
+        if (grouped)
+            sql_explain_node(x, depth++, g.nkeys > 0 ? "GroupAggregate"
+                                                     : "Aggregate");
+        if (grouped && g.nkeys > 0)
+            sql_explain_node(x, depth++, "Sort");
+        if (from.n == 0)
+            sql_explain_node(x, depth, "Result");
+        if (from.n > 0)
+            explain_join(x, &from, run.where, (uint16_t)(from.n - 1), depth);
+        return KEEL_OK;
+    }
     /* The result's description. */
     cols = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*cols));
     o.out = sql_alloc(&s->arena, (o.nt + 1) * sizeof(*o.out));

@@ -186,6 +186,10 @@ static const char *engine_sqlstate(keel_status st, const char *msg)
         return "53000"; /* insufficient_resources */
     case KEEL_EBUSY:
         return "55006"; /* object_in_use */
+    case KEEL_EINVAL:
+        if (strstr(msg, "not a user table") != NULL)
+            return "42809"; /* wrong_object_type */
+        return "XX000";
     case KEEL_EVERSION:
         return "XX000";
     case KEEL_EEOF:
@@ -356,6 +360,24 @@ static keel_status setting_apply(sql_session *s, const char *name,
                             "client_encoding \"%s\" is not supported: keel "
                             "speaks UTF8 only",
                             value);
+        return KEEL_OK;
+    }
+    if (strcasecmp(name, "synchronous_commit") == 0) {
+        bool on;
+        if (strcasecmp(value, "off") == 0 || strcasecmp(value, "false") == 0 ||
+            strcasecmp(value, "0") == 0)
+            on = false;
+        else if (strcasecmp(value, "on") == 0 || strcasecmp(value, "true") == 0 ||
+                 strcasecmp(value, "1") == 0 || strcasecmp(value, "local") == 0 ||
+                 strcasecmp(value, "remote_write") == 0 ||
+                 strcasecmp(value, "remote_apply") == 0)
+            on = true;
+        else
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "invalid value for parameter \"synchronous_commit\": "
+                            "\"%s\"",
+                            value);
+        keel_session_set_synchronous_commit(s->ks, on);
         return KEEL_OK;
     }
     if (strcasecmp(name, "catalog_cache_prune_min_age") != 0 &&
@@ -763,6 +785,14 @@ static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
         s, st->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET ? "RESET" : "SET");
 }
 
+static int no_columns_cb(void *ctx, const sql_column *cols, uint16_t n)
+{
+    (void)ctx;
+    (void)cols;
+    (void)n;
+    return 0;
+}
+
 /* Sends one text column and its rows. */
 static keel_status send_rows(sql_session *s, const char *colname,
                              const char *const *vals, uint16_t nrows)
@@ -804,6 +834,64 @@ static keel_status exec_show(sql_session *s, const PgQuery__VariableShowStmt *st
     return rc != KEEL_OK ? rc : sql_complete(s, "SHOW");
 }
 
+static keel_status exec_statement(sql_session *s, const PgQuery__Node *n);
+
+/* EXPLAIN: the statement analysed (nothing run, nothing changed) and its
+ * plan sent as rows of one text column, as PostgreSQL's without costs. */
+static keel_status exec_explain(sql_session *s, const PgQuery__ExplainStmt *st)
+{
+    sql_explain x = {.n = 0};
+    sql_sink quiet = *s->sink;
+    const sql_sink *outer = s->sink;
+    bool was_describe = s->describe_only;
+    keel_status rc;
+
+    for (size_t i = 0; i < st->n_options; i++) {
+        const PgQuery__DefElem *d = st->options[i]->def_elem;
+        if (strcmp(d->defname, "analyze") == 0)
+            return sql_unsupported(s, d->location, "EXPLAIN ANALYZE");
+        if (strcmp(d->defname, "format") == 0) {
+            const char *v = sql_node_string(d->arg);
+            if (v == NULL || strcasecmp(v, "text") != 0)
+                return sql_unsupported(s, d->location, "EXPLAIN in this format");
+        }
+    }
+    switch (st->query->node_case) {
+    case PG_QUERY__NODE__NODE_SELECT_STMT:
+    case PG_QUERY__NODE__NODE_INSERT_STMT:
+    case PG_QUERY__NODE__NODE_UPDATE_STMT:
+    case PG_QUERY__NODE__NODE_DELETE_STMT:
+        break;
+    default:
+        return sql_unsupported(s, -1, "EXPLAIN of this statement");
+    }
+    quiet.columns = no_columns_cb;
+    s->sink = &quiet;
+    s->explain = &x;
+    s->describe_only = true;
+    rc = exec_statement(s, st->query);
+    s->describe_only = was_describe;
+    s->explain = NULL;
+    s->sink = outer;
+    if (rc != KEEL_OK || s->describe_only) {
+        if (rc == KEEL_OK) {
+            /* Describe of EXPLAIN: its one column. */
+            sql_column c = {.name = "QUERY PLAN", .type = SQL_TYPE_TEXT,
+                            .typlen = -1, .typmod = -1};
+            if (s->sink->columns(s->sink->ctx, &c, 1) != 0)
+                rc = sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        }
+        return rc;
+    }
+    {
+        const char *lines[48];
+        for (int i = 0; i < x.n; i++)
+            lines[i] = x.lines[i];
+        rc = send_rows(s, "QUERY PLAN", lines, (uint16_t)x.n);
+    }
+    return rc != KEEL_OK ? rc : sql_complete(s, "EXPLAIN");
+}
+
 /* ---- the statement loop ------------------------------------------------ */
 
 /* Whether a statement may run in a failed block (it ends the block). */
@@ -843,6 +931,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
     if (n->node_case == PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT)
         return exec_show(s, n->variable_show_stmt);
     rc = txn_begin(s);
+    if (rc == KEEL_OK && n->node_case == PG_QUERY__NODE__NODE_EXPLAIN_STMT)
+        return exec_explain(s, n->explain_stmt);
     if (rc != KEEL_OK)
         return rc;
     switch (n->node_case) {
@@ -866,6 +956,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_truncate(s, n->truncate_stmt);
     case PG_QUERY__NODE__NODE_COPY_STMT:
         return sql_exec_copy(s, n->copy_stmt);
+    case PG_QUERY__NODE__NODE_ALTER_TABLE_STMT:
+        return sql_exec_alter_table(s, n->alter_table_stmt);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(

@@ -53,6 +53,8 @@ const char *sql_type_name(uint32_t type)
         return "character";
     case SQL_TYPE_VARCHAR:
         return "character varying";
+    case SQL_TYPE_NUMERIC:
+        return "numeric";
     case SQL_TYPE_DATE:
         return "date";
     case SQL_TYPE_TIMESTAMP:
@@ -449,6 +451,10 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
             v->v.s.p = p;
             v->v.s.len = len;
         }
+        /* char(n)'s padding is not part of its value elsewhere. */
+        if (from == SQL_TYPE_BPCHAR && type != SQL_TYPE_BPCHAR)
+            while (v->v.s.len > 0 && v->v.s.p[v->v.s.len - 1] == ' ')
+                v->v.s.len--;
         v->type = type;
         if (type == SQL_TYPE_NAME && v->v.s.len > 63)
             v->v.s.len = 63;
@@ -670,6 +676,34 @@ static uint64_t get_be(const char *p, int n)
     return v;
 }
 
+/* A whole number in numeric's send form: digit count, weight, sign,
+ * display scale, then base-10000 digits, most significant first. */
+static keel_status numeric_binary(sql_session *s, int64_t v, const char **out,
+                                  uint32_t *len)
+{
+    uint16_t digits[5];
+    int nd = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *p;
+
+    while (u > 0) {
+        digits[nd++] = (uint16_t)(u % 10000);
+        u /= 10000;
+    }
+    p = sql_alloc(&s->arena, 8 + 2 * (size_t)nd);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    put_be(p, (uint64_t)nd, 2);
+    put_be(p + 2, (uint64_t)(nd > 0 ? nd - 1 : 0), 2);
+    put_be(p + 4, v < 0 ? 0x4000 : 0, 2);
+    put_be(p + 6, 0, 2);
+    for (int i = 0; i < nd; i++)
+        put_be(p + 8 + 2 * i, digits[nd - 1 - i], 2);
+    *out = p;
+    *len = 8 + 2 * (uint32_t)nd;
+    return KEEL_OK;
+}
+
 keel_status sql_value_binary(sql_session *s, const sql_value *v,
                              const char **out, uint32_t *len)
 {
@@ -681,6 +715,8 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
         *len = 0;
         return KEEL_OK;
     }
+    if (v->type == SQL_TYPE_NUMERIC)
+        return numeric_binary(s, v->v.i, out, len);
     if (sql_type_is_string(v->type)) {
         *out = v->v.s.p;
         *len = v->v.s.len;

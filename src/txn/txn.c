@@ -80,6 +80,9 @@ struct txn_session {
     snapshot snap;      /* xip: max_sessions entries, ours */
     txn_stats stats;
     xid_t conflict_xid; /* running writer whose row failed us, or 0 */
+    /* Whether commits wait for their record to be durable: -1 as the
+     * log says (the database's option), else the session's choice. */
+    int8_t sync_commit;
 };
 
 /* ------------------------------------------------------------------ */
@@ -199,6 +202,7 @@ int txn_session_attach(txn_mgr *m, buf_session *bs, txn_session **out,
     s->mgr = m;
     s->pa = m->pa;
     s->bs = bs;
+    s->sync_commit = -1;
     *out = s;
     return KEEL_OK;
 }
@@ -663,7 +667,8 @@ int txn_commit(txn_session *s, kerr *err)
     /* The commit record (the commit log page's change) durable before the
      * transaction leaves the array and is acknowledged; until then every
      * snapshot still sees it running.  Group commit: wal_flush(). */
-    if (s->mgr->wal != NULL && wal_synchronous(s->mgr->wal)) {
+    if (s->mgr->wal != NULL &&
+        (s->sync_commit < 0 ? wal_synchronous(s->mgr->wal) : s->sync_commit > 0)) {
         rc = wal_flush(s->mgr->wal, s->bs->log_last, err);
         if (rc != KEEL_OK)
             /* Committed in memory, perhaps not on disk.  The log has
@@ -758,4 +763,9 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->horizon = session_horizon;
     vis->conflict = session_conflict;
     return KEEL_OK;
+}
+
+void txn_set_synchronous_commit(txn_session *s, int mode)
+{
+    s->sync_commit = (int8_t)(mode < 0 ? -1 : mode > 0);
 }

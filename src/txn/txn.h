@@ -167,6 +167,11 @@ int txn_commit(txn_session *s, kerr *err);
  */
 int txn_abort(txn_session *s, kerr *err);
 
+/* Whether this session's commits wait until their record is durable:
+ * 1 yes, 0 no (acknowledged at once, durable within the log writer's
+ * delay), -1 as the database's synchronous_commit says (the default). */
+void txn_set_synchronous_commit(txn_session *s, int mode);
+
 /* True while a transaction is running in the session. */
 bool txn_in_progress(const txn_session *s);
 
