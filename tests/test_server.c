@@ -506,8 +506,7 @@ static void test_startup_parameters(void **state)
         assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
         assert_select_1(c);
         /* A reported parameter that changes is reported again. */
-        assert_string_equal(exec_state(c, "SET application_name = 'x1'"),
-                            "");
+        assert_string_equal(exec_state(c, "SET application_name = 'x1'"), "");
         assert_string_equal(PQparameterStatus(c, "application_name"), "x1");
         assert_string_equal(exec_state(c, "RESET application_name"), "");
         assert_string_equal(PQparameterStatus(c, "application_name"), "");
@@ -796,6 +795,18 @@ static void test_copy(void **state)
     r = PQexec(c, "SELECT a FROM server_copy WHERE a = 1");
     assert_int_equal(PQntuples(r), 1);
     PQclear(r);
+
+    /* A bad row: its error says where (CONTEXT, field W). */
+    r = PQexec(c, "COPY server_copy FROM STDIN");
+    PQclear(r);
+    assert_int_equal(PQputCopyData(c, "x\ty\n", 4), 1);
+    assert_int_equal(PQputCopyEnd(c, NULL), 1);
+    r = PQgetResult(c);
+    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22P02");
+    assert_non_null(PQresultErrorField(r, PG_DIAG_CONTEXT));
+    assert_non_null(strstr(PQresultErrorField(r, PG_DIAG_CONTEXT), "line 1"));
+    PQclear(r);
+    assert_null(PQgetResult(c));
 
     /* A Query in the middle of COPY data: FATAL 08P01, and only this
      * connection ends. */

@@ -165,6 +165,8 @@ static void conn_put_error(conn *c, const pq_error_fields *f)
         server_log(c->pid, "DETAIL", "%s", f->detail);
     if (f->hint != NULL && f->hint[0] != '\0')
         server_log(c->pid, "HINT", "%s", f->hint);
+    if (f->context != NULL && f->context[0] != '\0')
+        server_log(c->pid, "CONTEXT", "%s", f->context);
     if (c->query != NULL)
         server_log(c->pid, "STATEMENT", "%s", c->query);
     pq_put_error(&c->out, 'E', f);
@@ -201,6 +203,7 @@ static void sql_error_reset(sql_error *err)
     err->message[0] = '\0';
     err->detail[0] = '\0';
     err->hint[0] = '\0';
+    err->context[0] = '\0';
     err->position = 0;
 }
 
@@ -211,6 +214,7 @@ static void conn_sql_error(conn *c, const sql_error *err)
                          .message = err->message,
                          .detail = err->detail,
                          .hint = err->hint,
+                         .context = err->context,
                          .position = err->position};
 
     if (f.severity[0] == '\0')

@@ -476,6 +476,7 @@ void pq_put_error(pq_out *o, char type, const pq_error_fields *f)
     put_field(o, 'M', f->message);
     put_field(o, 'D', f->detail);
     put_field(o, 'H', f->hint);
+    put_field(o, 'W', f->context);
     if (f->position > 0) {
         char pos[12];
         uint32_t v = f->position;

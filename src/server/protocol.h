@@ -198,9 +198,10 @@ typedef struct pq_error_fields {
     const char *severity; /* "ERROR", "FATAL", "NOTICE", ... */
     const char *sqlstate;
     const char *message;
-    const char *detail; /* NULL or "" if none */
-    const char *hint;   /* NULL or "" if none */
-    uint32_t position;  /* 1-based, 0 if none */
+    const char *detail;  /* NULL or "" if none */
+    const char *hint;    /* NULL or "" if none */
+    const char *context; /* where (CONTEXT): NULL or "" if none */
+    uint32_t position;   /* 1-based, 0 if none */
 } pq_error_fields;
 
 /* An ErrorResponse ('E') or NoticeResponse ('N'). */
