@@ -1199,6 +1199,130 @@ static void test_disconnect_mid_transaction(void **state)
     PQfinish(other);
 }
 
+/* ---- many clients at once -------------------------------------------- */
+
+typedef struct storm {
+    const srv *s;
+    int id;
+    tu_failures *fail;
+    atomic_bool *stop;
+} storm;
+
+/* Connects, runs a few statements (one in a transaction left open, one
+ * cancelled as it starts), and goes, again and again. */
+static void *storm_client(void *arg)
+{
+    storm *st = arg;
+
+    for (int round = 0; round < 15 && !tu_failed(st->fail); round++) {
+        char info[1024];
+        PGconn *c;
+
+        snprintf(info, sizeof(info),
+                 "host=%s port=%d user=keel dbname=keel connect_timeout=10 "
+                 "sslmode=disable gssencmode=disable",
+                 (st->id + round) % 2 ? "127.0.0.1" : st->s->dir, st->s->port);
+        c = PQconnectdb(info);
+        PGcancel *cancel;
+        PGresult *r;
+        char err[256];
+
+        if (PQstatus(c) != CONNECTION_OK) {
+            tu_fail(st->fail, "client %d: %s", st->id, PQerrorMessage(c));
+            PQfinish(c);
+            break;
+        }
+        r = PQexec(c, "SELECT 1");
+        if (PQresultStatus(r) != PGRES_TUPLES_OK)
+            tu_fail(st->fail, "client %d: SELECT 1: %s", st->id,
+                    PQerrorMessage(c));
+        PQclear(r);
+        cancel = PQgetCancel(c);
+        if (PQsendQuery(c, "SELECT 2") == 1) {
+            PQcancel(cancel, err, sizeof(err));
+            while ((r = PQgetResult(c)) != NULL) {
+                const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+                if (state != NULL && strcmp(state, "57014") != 0)
+                    tu_fail(st->fail, "client %d: SELECT 2 failed with %s",
+                            st->id, state);
+                PQclear(r);
+            }
+        }
+        PQfreeCancel(cancel);
+        if (round % 3 == 0)
+            PQclear(PQexec(c, "BEGIN"));
+        PQfinish(c); /* in a transaction every third round */
+    }
+    return NULL;
+}
+
+/* Cancel requests with guessed ids and keys, while the others come and
+ * go: all ignored, none disturbs anything. */
+static void *storm_canceller(void *arg)
+{
+    storm *st = arg;
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+    while (!atomic_load(st->stop) && !tu_failed(st->fail)) {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        char pkt[16];
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/.s.PGSQL.%d", st->s->dir,
+                 st->s->port);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+            tu_fail(st->fail, "cancel connection: %s", strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            break;
+        }
+        put32(pkt, 16);
+        put32(pkt + 4, (1234u << 16) | 5678);
+        put32(pkt + 8, (uint32_t)(tu_rand(&rng) % 64) + 1);
+        put32(pkt + 12, (uint32_t)tu_rand(&rng));
+        raw_send(fd, pkt, sizeof(pkt));
+        expect_eof(fd);
+        close(fd);
+    }
+    return NULL;
+}
+
+/* 12 clients connecting, querying, cancelling and leaving (some in the
+ * middle of a transaction) over both sockets while cancel requests with
+ * wrong keys arrive: no client may fail, and the server must then shut
+ * down cleanly.  A server of its own, with room for them all. */
+static void test_many_clients(void **state)
+{
+    srv *s = *state;
+    srv s2 = {.dir = s->dir};
+    const char *init[] = {"init", s2.db, NULL};
+    const char *check[] = {"check", s2.db, NULL};
+    tu_failures fail = TU_FAILURES_INIT;
+    atomic_bool stop = false;
+    pthread_t th[13];
+    storm st[13];
+
+    snprintf(s2.db, sizeof(s2.db), "%s/db2", s->dir);
+    snprintf(s2.log, sizeof(s2.log), "%s/server2.log", s->dir);
+    assert_int_equal(run_keel(init, NULL), 0);
+    srv_start(&s2, "32");
+    for (int i = 0; i < 13; i++) {
+        st[i] = (storm){.s = &s2, .id = i, .fail = &fail, .stop = &stop};
+        assert_int_equal(pthread_create(&th[i], NULL,
+                                        i < 12 ? storm_client : storm_canceller,
+                                        &st[i]),
+                         0);
+    }
+    for (int i = 0; i < 12; i++)
+        pthread_join(th[i], NULL);
+    atomic_store(&stop, true);
+    pthread_join(th[12], NULL);
+    assert_int_equal(srv_stop(&s2), 0);
+    tu_failures_check(&fail);
+    assert_int_equal(run_keel(check, NULL), 0);
+}
+
 /* What keel serve refuses before it serves. */
 static void test_refusals(void **state)
 {
@@ -1317,6 +1441,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_bad_startup, srv_alive),
         cmocka_unit_test_setup(test_bad_messages, srv_alive),
         cmocka_unit_test_setup(test_disconnect_mid_transaction, srv_alive),
+        cmocka_unit_test_setup(test_many_clients, srv_alive),
         cmocka_unit_test_setup(test_refusals, srv_alive),
         cmocka_unit_test_setup(test_shutdown, srv_alive),
     };
