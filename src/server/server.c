@@ -138,6 +138,13 @@ static int bind_tcp(server *srv, char *err, size_t errlen)
         fd = socket(ai->ai_family,
                     ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                     ai->ai_protocol);
+        if (fd < 0 && errno == EAFNOSUPPORT && ai->ai_next != NULL) {
+            /* "localhost" on a machine without IPv6: the others will
+             * do, as PostgreSQL goes on with the addresses it can bind. */
+            server_log(0, "WARNING", "could not create socket for %s: %s", host,
+                       strerror(errno));
+            continue;
+        }
         if (fd < 0) {
             set_err(err, errlen, "could not create socket for %s: %s", host,
                     strerror(errno));
@@ -160,6 +167,8 @@ static int bind_tcp(server *srv, char *err, size_t errlen)
         }
         srv->listen_unix[srv->nlisten] = false;
         srv->listen_fds[srv->nlisten++] = fd;
+        server_log(0, "LOG", "listening on IPv%d address \"%s\", port %u",
+                   ai->ai_family == AF_INET6 ? 6 : 4, host, srv->opts.port);
     }
     freeaddrinfo(res);
     return 0;
@@ -223,6 +232,7 @@ static int bind_unix(server *srv, char *err, size_t errlen)
     }
     srv->listen_unix[srv->nlisten] = true;
     srv->listen_fds[srv->nlisten++] = fd;
+    server_log(0, "LOG", "listening on Unix socket \"%s\"", sa.sun_path);
     return 0;
 }
 

@@ -183,12 +183,6 @@ int tool_serve_main(int argc, char **argv)
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
 
-    if (*so.listen != '\0')
-        server_log(0, "LOG", "listening on \"%s\", port %u", so.listen,
-                   so.port);
-    if (*so.socket_dir != '\0')
-        server_log(0, "LOG", "listening on Unix socket \"%s/.s.PGSQL.%u\"",
-                   so.socket_dir, so.port);
     server_log(0, "LOG", "database system is ready to accept connections");
 
     server_run(srv);
