@@ -949,6 +949,24 @@ static void test_too_many(void **state)
     raw_send(fd, pkt, startup_packet(pkt, 3u << 16, "", 0));
     expect_error(fd, "53300", "too many clients");
     close(fd);
+    /* Clients that connect and say nothing hold a thread each, up to the
+     * spare slots (8 here); past those the server answers 53300 at once,
+     * without reading anything. */
+    {
+        int silent[8];
+
+        for (int i = 0; i < 8; i++)
+            silent[i] = raw_connect(s);
+        usleep(100000);
+        fd = raw_connect(s);
+        /* (Should a slot have come free meanwhile, the startup packet
+         * gets the same answer from the admission instead.) */
+        raw_send(fd, pkt, startup_packet(pkt, 3u << 16, "", 0));
+        expect_error(fd, "53300", "too many clients");
+        close(fd);
+        for (int i = 0; i < 8; i++)
+            close(silent[i]);
+    }
     for (int i = 0; i < 4; i++)
         assert_select_1(c[i]);
     PQfinish(c[3]);
