@@ -680,7 +680,7 @@ static void test_copy(void **state)
     const char *const text_rows[] = {"1\tone\t\\N\n2\ttw", "o\\tx\t2.5\n",
                                      "3\t\\N\t-1\n\\.\n", NULL};
     const char *const csv_rows[] = {"id,name,w\n10,\"a, \"\"b\"\"\",1\n11,,\n",
-                                    "12,\"multi\nline\",\n", NULL};
+                                    "12,\"multi\nline\",\n\\.\n", NULL};
     const char *const bad_rows[] = {"20\tx\t1\n", "zz\ty\t2\n", "21\tz\t3\n",
                                     NULL};
     const char *const fail_rows[] = {"30\tx\t1\n", "FAIL", NULL};

@@ -427,8 +427,9 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
                 skip_header = false;
                 continue;
             }
-            if (!o->csv && rlen == 2 && rec[0] == '\\' && rec[1] == '.') {
-                /* The end-of-data marker: what follows is ignored. */
+            if (rlen == 2 && rec[0] == '\\' && rec[1] == '.') {
+                /* The end-of-data marker, alone on its line in either
+                 * format: what follows is ignored. */
                 done = true;
                 consumed = pending.len;
                 break;
