@@ -312,7 +312,12 @@ void server_free(server *srv)
  * by the listener only (the one thread that starts and joins). */
 static void slots_reap(server *srv)
 {
-    for (uint32_t i = 0; i < srv->nslots; i++) {
+    uint32_t pending;
+
+    pthread_mutex_lock(&srv->lock);
+    pending = srv->nfinished;
+    pthread_mutex_unlock(&srv->lock);
+    for (uint32_t i = 0; pending > 0 && i < srv->nslots; i++) {
         conn_slot *sl = &srv->slots[i];
         bool done;
 
@@ -326,7 +331,9 @@ static void slots_reap(server *srv)
             pthread_mutex_lock(&srv->lock);
             sl->used = false;
             sl->finished = false;
+            srv->nfinished--;
             pthread_mutex_unlock(&srv->lock);
+            pending--;
         }
     }
 }
@@ -486,6 +493,7 @@ void server_run(server *srv)
         if (srv->slots[i].used) {
             pthread_join(srv->slots[i].thread, NULL);
             srv->slots[i].used = false;
+            srv->slots[i].finished = false;
         }
     }
 }
@@ -553,5 +561,6 @@ void server_release(server *srv, conn_slot *slot)
     }
     slot->session = NULL;
     slot->finished = true;
+    srv->nfinished++;
     pthread_mutex_unlock(&srv->lock);
 }

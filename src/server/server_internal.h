@@ -42,7 +42,8 @@ struct server {
 
     pthread_mutex_t lock; /* guards everything below */
     bool stopping;
-    uint32_t nclients; /* slots counted */
+    uint32_t nclients;  /* slots counted */
+    uint32_t nfinished; /* slots finished and not yet joined */
     uint32_t next_pid;
     uint32_t nslots; /* max_connections + room for cancels and refusals */
     conn_slot *slots;
