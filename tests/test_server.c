@@ -636,6 +636,33 @@ static void test_results(void **state)
     PQfinish(c);
 }
 
+/* A Query larger than the input buffer, whose row is larger than the
+ * output buffer: both grow for it, and shrink back after. */
+static void test_large_messages(void **state)
+{
+    srv *s = *state;
+    PGconn *c = connect_ok(s, false);
+    size_t n = 5u << 20;
+    char *sql = malloc(n + 32);
+    PGresult *r;
+
+    memcpy(sql, "SELECT '", 8);
+    for (size_t i = 0; i < n; i++)
+        sql[8 + i] = (char)('a' + i % 26);
+    memcpy(sql + 8 + n, "' AS big", 9);
+    for (int round = 0; round < 2; round++) {
+        r = PQexec(c, sql);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK)
+            fail_msg("large query: %s", PQerrorMessage(c));
+        assert_int_equal(PQgetlength(r, 0, 0), (int)n);
+        assert_memory_equal(PQgetvalue(r, 0, 0), sql + 8, n);
+        PQclear(r);
+        assert_select_1(c);
+    }
+    free(sql);
+    PQfinish(c);
+}
+
 /* The extended protocol through libpq: parameters, prepared statements
  * and their description, binary results, errors and the skip to Sync,
  * and (raw) Execute with a row limit. */
@@ -1452,6 +1479,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_startup_parameters, srv_alive),
         cmocka_unit_test_setup(test_transaction_status, srv_alive),
         cmocka_unit_test_setup(test_results, srv_alive),
+        cmocka_unit_test_setup(test_large_messages, srv_alive),
         cmocka_unit_test_setup(test_extended, srv_alive),
         cmocka_unit_test_setup(test_copy, srv_alive),
         cmocka_unit_test_setup(test_cancel, srv_alive),
