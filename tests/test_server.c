@@ -1390,8 +1390,9 @@ static void test_refusals(void **state)
     assert_int_equal(run_keel(noport, out), 2);
 }
 
-/* SIGTERM with clients connected (one in its startup, one inside a
- * transaction, one whose thread is blocked sending rows): a clean exit,
+/* SIGTERM with clients connected (one in its startup, one idle, which
+ * is told FATAL 57P01, one inside a transaction, one whose thread is
+ * blocked sending rows): a clean exit,
  * the socket file gone, the database checked; then a server started on a
  * stale socket file (a crashed server's) removes it and serves. */
 static void test_shutdown(void **state)
@@ -1404,7 +1405,7 @@ static void test_shutdown(void **state)
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd;
 
-    int silent, reader = -1;
+    int silent, idle_raw, reader = -1;
 
     /* A client that sent nothing yet, one inside a transaction, and one
      * that reads nothing of a large result (its thread blocks in send). */
@@ -1418,7 +1419,12 @@ static void test_shutdown(void **state)
         raw_query(reader, "SELECT * FROM server_stop");
         usleep(300000);
     }
+    idle_raw = raw_startup(s, NULL, NULL);
     assert_int_equal(srv_stop(s), 0);
+    /* A client waiting between statements is told why it is dropped. */
+    expect_error(idle_raw, "57P01", "administrator command");
+    assert_true(expect_eof(idle_raw));
+    close(idle_raw);
     close(silent);
     if (reader >= 0)
         close(reader);

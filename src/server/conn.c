@@ -1092,6 +1092,12 @@ static void conn_loop(conn *c)
         if (c->out.len > 0 && !conn_flush(c))
             return;
         n = conn_recv(c, m.total);
+        if (n == 0 && server_stopping(c->srv)) {
+            conn_error(c, "FATAL", "57P01",
+                       "terminating connection due to administrator "
+                       "command");
+            return;
+        }
         if (n == 0) {
             if (c->in_len > c->in_off)
                 server_log(c->pid, "LOG", "unexpected EOF within message");

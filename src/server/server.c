@@ -29,6 +29,10 @@
  * that there are too many, needs a thread while the others are busy. */
 #define SLOTS_SPARE(max) ((max) / 8 + 8)
 
+/* How long a stop lets connections say goodbye before their sockets are
+ * shut down for writing too. */
+#define SERVER_STOP_GRACE_MS 1000
+
 void server_log(uint32_t pid, const char *level, const char *fmt, ...)
 {
     char line[2048];
@@ -483,11 +487,32 @@ void server_run(server *srv)
     for (uint32_t i = 0; i < srv->nslots; i++) {
         conn_slot *sl = &srv->slots[i];
 
+        /* Reads end (a thread waiting for the client's next message
+         * tells it why, FATAL 57P01, and goes); writes still work. */
         if (sl->fd >= 0)
-            shutdown(sl->fd, SHUT_RDWR);
+            shutdown(sl->fd, SHUT_RD);
         if (sl->session != NULL)
             sql_cancel(sl->session);
     }
+    pthread_mutex_unlock(&srv->lock);
+    /* A thread blocked sending to a client that reads nothing would wait
+     * for ever: after a grace period writes end too. */
+    for (int waited = 0; waited < SERVER_STOP_GRACE_MS; waited += 10) {
+        bool all_done = true;
+
+        pthread_mutex_lock(&srv->lock);
+        for (uint32_t i = 0; i < srv->nslots && all_done; i++)
+            if (srv->slots[i].used && !srv->slots[i].finished)
+                all_done = false;
+        pthread_mutex_unlock(&srv->lock);
+        if (all_done)
+            break;
+        poll(NULL, 0, 10);
+    }
+    pthread_mutex_lock(&srv->lock);
+    for (uint32_t i = 0; i < srv->nslots; i++)
+        if (srv->slots[i].fd >= 0)
+            shutdown(srv->slots[i].fd, SHUT_RDWR);
     pthread_mutex_unlock(&srv->lock);
     for (uint32_t i = 0; i < srv->nslots; i++) {
         if (srv->slots[i].used) {
@@ -499,6 +524,16 @@ void server_run(server *srv)
 }
 
 /* ---- what connection threads call ----------------------------------- */
+
+bool server_stopping(server *srv)
+{
+    bool stopping;
+
+    pthread_mutex_lock(&srv->lock);
+    stopping = srv->stopping;
+    pthread_mutex_unlock(&srv->lock);
+    return stopping;
+}
 
 const char *server_admit(server *srv, conn_slot *slot, const char **why)
 {

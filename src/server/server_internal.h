@@ -66,6 +66,9 @@ const char *server_admit(server *srv, conn_slot *slot, const char **why);
  * cancels; withdraw before destroying it. */
 void server_set_session(server *srv, conn_slot *slot, sql_session *s);
 
+/* Whether the server is stopping (its connections are to end). */
+bool server_stopping(server *srv);
+
 /* A CancelRequest: cancels the running statement of the connection with
  * this pid if key matches; anything else is ignored. */
 void server_cancel(server *srv, uint32_t pid, uint32_t key);
