@@ -1,0 +1,1 @@
+SELECT count(*), sum(a), min(b), max(c) FROM t GROUP BY b HAVING count(*) > 1 ORDER BY 1 DESC LIMIT 3

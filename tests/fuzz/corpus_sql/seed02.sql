@@ -1,0 +1,1 @@
+INSERT INTO t VALUES (1, 'one', 1.5e3), (2, NULL, NULL)

@@ -1,0 +1,1 @@
+UPDATE t SET c = c * 2 WHERE a BETWEEN 1 AND 5 AND b LIKE 'o%'

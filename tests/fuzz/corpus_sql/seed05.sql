@@ -1,0 +1,1 @@
+BEGIN; UPDATE t SET a = a + 10; SELECT 1/0; COMMIT

@@ -1,0 +1,1 @@
+SELECT CASE WHEN a > 1 THEN 'x' ELSE b END, coalesce(c, -1) FROM t t1 LEFT JOIN t t2 ON t2.a = t1.a

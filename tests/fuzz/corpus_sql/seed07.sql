@@ -1,0 +1,1 @@
+SELECT '2020-02-29'::date, '2020-01-01 10:00+02'::timestamptz, now()

@@ -1,0 +1,1 @@
+CREATE TABLE u (x int PRIMARY KEY, y char(3) NOT NULL, z timestamp); DROP TABLE u

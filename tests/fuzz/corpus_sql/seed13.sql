@@ -1,0 +1,1 @@
+SET synchronous_commit = off; SHOW synchronous_commit; RESET ALL

@@ -1,0 +1,1 @@
+SELECT * FROM keel_class c JOIN keel_namespace n ON n.oid = c.namespace
