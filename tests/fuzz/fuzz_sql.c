@@ -6,7 +6,9 @@
  * transaction block is rolled back, and a table the input dropped is
  * made again.
  */
+#include <ftw.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static keel_db *db;
 static sql_session *session;
+static char dir[] = "/tmp/keel-fuzz-sql-XXXXXX";
 
 static int quiet_columns(void *ctx, const sql_column *cols, uint16_t n)
 {
@@ -109,22 +112,39 @@ static void run(const char *text)
     (void)sql_exec_simple(session, text, &sink, &err);
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* At exit: the session and database closed, their directory removed. */
+static void teardown(void)
+{
+    sql_session_destroy(session);
+    if (db != NULL)
+        keel_db_close(db, NULL);
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void setup(void)
 {
-    char dir[] = "/tmp/keel-fuzz-sql-XXXXXX";
     keel_db_options o;
     sql_error err;
 
     if (mkdtemp(dir) == NULL)
         abort();
     keel_db_options_init(&o);
-    o.dir = strdup(dir);
+    o.dir = dir;
     o.pool_mb = 8;
     o.synchronous_commit = false;
-    rmdir(dir);
     if (keel_db_create(&o, NULL) != KEEL_OK || keel_db_open(&o, &db, NULL) != KEEL_OK ||
         sql_init() != KEEL_OK || sql_session_create(db, &session, &err) != KEEL_OK)
         abort();
+    atexit(teardown);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
