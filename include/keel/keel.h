@@ -1,8 +1,8 @@
 /*
  * keel.h: the public face of keel, a PostgreSQL-style database core.
  *
- * Every function in keel's public API returns one of the status codes
- * below; KEEL_OK is zero, every failure is positive.  A failing call also
+ * Every function in keel's public API that can fail returns one of the
+ * status codes below; KEEL_OK is zero, every failure is positive.  A failing call also
  * leaves a one-line message naming what was wrong (the file and block of a
  * corrupt page, the relation that does not exist, ...) in the error
  * context the caller passed or in its session.
@@ -126,8 +126,8 @@ typedef struct keel_value {
  * by every thread; each thread works through its own keel_session.  A
  * session is used by one thread at a time, but may pass to another between
  * calls (as a pool hands its connections out), even in the middle of a
- * transaction: it is tied to no thread.  Every function returns a
- * keel_status.  Functions that take a session leave a one-line message in
+ * transaction: it is tied to no thread.  Every function that can fail
+ * returns a keel_status.  Functions that take a session leave a one-line message in
  * it on failure (keel_session_error()); the others fill the caller's
  * keel_error (which may be NULL).
  *
