@@ -127,9 +127,9 @@ typedef struct keel_value {
  * session is used by one thread at a time, but may pass to another between
  * calls (as a pool hands its connections out), even in the middle of a
  * transaction: it is tied to no thread.  Every function that can fail
- * returns a keel_status.  Functions that take a session leave a one-line message in
- * it on failure (keel_session_error()); the others fill the caller's
- * keel_error (which may be NULL).
+ * returns a keel_status.  Functions that take a session leave a one-line
+ * message in it on failure (keel_session_error()); the others fill the
+ * caller's keel_error (which may be NULL).
  *
  * Transactions are repeatable read with "first updater wins": changing a
  * row that another transaction changed since this one began fails with
