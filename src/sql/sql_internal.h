@@ -390,6 +390,10 @@ keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
 keel_status sql_value_text(sql_session *s, const sql_value *v,
                            const char **out, uint32_t *len);
 
+/* Copies v's string, if it has one, into the arena, so that it outlives
+ * the row it came from (a scan's, which the next row replaces). */
+keel_status sql_value_keep(sql_session *s, sql_value *v);
+
 /* Compares two non-null values of comparable types (after analysis):
  * <0, 0, >0. */
 int sql_value_compare(const sql_value *a, const sql_value *b);

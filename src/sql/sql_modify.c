@@ -82,21 +82,6 @@ static keel_status check_not_null(sql_session *s, const sql_table *t,
     return KEEL_OK;
 }
 
-/* A copy of v's string in the arena. */
-static keel_status keep(sql_session *s, sql_value *v)
-{
-    char *p;
-
-    if (v->isnull || !sql_type_is_string(v->type))
-        return KEEL_OK;
-    p = sql_alloc(&s->arena, v->v.s.len + 1);
-    if (p == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    memcpy(p, v->v.s.p, v->v.s.len);
-    v->v.s.p = p;
-    return KEEL_OK;
-}
-
 /* The column named name (42703 if none). */
 static keel_status column_index(sql_session *s, const sql_table *t,
                                 const char *name, int32_t location,
@@ -283,14 +268,14 @@ static keel_status change_add(sql_session *s, change_list *cl,
     for (uint16_t i = 0; i < nk; i++) {
         sql_value *v = &cl->keys[cl->n * nk + i];
         *v = row[t->info.pkey[i] - 1];
-        rc = keep(s, v);
+        rc = sql_value_keep(s, v);
         if (rc != KEEL_OK)
             return rc;
     }
     for (uint16_t i = 0; newrow != NULL && i < nc; i++) {
         sql_value *v = &cl->rows[cl->n * nc + i];
         *v = newrow[i];
-        rc = keep(s, v);
+        rc = sql_value_keep(s, v);
         if (rc != KEEL_OK)
             return rc;
     }

@@ -517,21 +517,6 @@ static keel_status limit_value(sql_session *s, const PgQuery__Node *n,
     return KEEL_OK;
 }
 
-/* A copy of v's string in the arena, so that it outlives the scan's row. */
-static keel_status value_keep(sql_session *s, sql_value *v)
-{
-    char *p;
-
-    if (v->isnull || !sql_type_is_string(v->type))
-        return KEEL_OK;
-    p = sql_alloc(&s->arena, v->v.s.len + 1);
-    if (p == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    memcpy(p, v->v.s.p, v->v.s.len);
-    v->v.s.p = p;
-    return KEEL_OK;
-}
-
 /* Orders values as ORDER BY does: NULL above every value (first with
  * DESC, unless NULLS says otherwise). */
 static int key_cmp(const sql_value *a, const sql_value *b, bool desc,
@@ -656,14 +641,14 @@ static keel_status output_row(sql_session *s, output *o, const sql_value *row)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
         for (uint16_t i = 0; i < o->nt; i++) {
             r->out[i] = o->out[i];
-            rc = value_keep(s, &r->out[i]);
+            rc = sql_value_keep(s, &r->out[i]);
             if (rc != KEEL_OK)
                 return rc;
         }
         for (uint16_t i = 0; i < o->nkeys; i++) {
             rc = sql_expr_eval(s, o->keys[i].expr, row, &r->keys[i]);
             if (rc == KEEL_OK)
-                rc = value_keep(s, &r->keys[i]);
+                rc = sql_value_keep(s, &r->keys[i]);
             if (rc != KEEL_OK)
                 return rc;
         }
@@ -1108,7 +1093,7 @@ static keel_status select_emit(sql_session *s, select_run *r)
     for (uint16_t k = 0; rc == KEEL_OK && k < g->nkeys; k++) {
         rc = sql_expr_eval(s, g->key_exprs[k], r->row, &vals[k]);
         if (rc == KEEL_OK)
-            rc = value_keep(s, &vals[k]);
+            rc = sql_value_keep(s, &vals[k]);
     }
     for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
         sql_value *v = &vals[g->nkeys + a];
@@ -1116,7 +1101,7 @@ static keel_status select_emit(sql_session *s, select_run *r)
         if (g->aggs[a].arg != NULL) {
             rc = sql_expr_eval(s, g->aggs[a].arg, r->row, v);
             if (rc == KEEL_OK)
-                rc = value_keep(s, v);
+                rc = sql_value_keep(s, v);
         }
     }
     r->gin[r->ngin++].vals = vals;

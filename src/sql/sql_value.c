@@ -1036,3 +1036,17 @@ static int datetime_out(uint32_t type, int64_t v, char *buf, size_t size)
         n += snprintf(buf + n, size - (size_t)n, " BC");
     return n;
 }
+
+keel_status sql_value_keep(sql_session *s, sql_value *v)
+{
+    char *p;
+
+    if (v->isnull || !sql_type_is_string(v->type))
+        return KEEL_OK;
+    p = sql_alloc(&s->arena, v->v.s.len + 1);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memcpy(p, v->v.s.p, v->v.s.len);
+    v->v.s.p = p;
+    return KEEL_OK;
+}
