@@ -159,6 +159,9 @@ static void test_constants(void **state)
     EXPECT(f->s, "SELECT '42'::int, 'yes'::boolean, 'x'::char(3) || '|'",
            "int4:23,bool:16,?column?:25\n42|t|x|\nSELECT 1\n");
     EXPECT(f->s, "SELECT 1 WHERE false", "?column?:23\nSELECT 0\n");
+    /* random() is the session's own sequence, new at every call. */
+    EXPECT(f->s, "SELECT random() >= 0 AND random() < 1, random() <> random()",
+           "?column?:16,?column?:16\nt|t\nSELECT 1\n");
     /* Three-valued logic. */
     EXPECT(f->s,
            "SELECT null = 1, null OR true, null AND false, NOT (null::bool), "

@@ -1122,7 +1122,9 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
         return KEEL_OK;
     }
     case SQL_FUNC_RANDOM:
-        out->v.f = drand48();
+        /* The session's own generator: drand48()'s state is the
+         * process's, shared by every connection's thread. */
+        out->v.f = erand48(s->rand_state);
         return KEEL_OK;
     case SQL_FUNC_ABS:
         if (e->type == SQL_TYPE_FLOAT8) {

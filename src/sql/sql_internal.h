@@ -166,6 +166,7 @@ struct sql_session {
     /* The running transaction's start, microseconds since 2000-01-01
      * (now(), CURRENT_TIMESTAMP). */
     int64_t txn_start_us;
+    unsigned short rand_state[3]; /* random()'s, seeded per session */
     /* Analysis met an aggregate function outside a grouping scope. */
     bool saw_aggregate;
     /* The extended protocol: statements, portals, and what the statement

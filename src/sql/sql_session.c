@@ -426,6 +426,13 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
         goto nomem;
     s->db = db;
     s->err = err;
+    {
+        /* random(): each session its own sequence. */
+        uint64_t seed = (uint64_t)sql_now_us() ^ (uint64_t)(uintptr_t)s;
+        s->rand_state[0] = (unsigned short)seed;
+        s->rand_state[1] = (unsigned short)(seed >> 16);
+        s->rand_state[2] = (unsigned short)(seed >> 32);
+    }
     rc = keel_session_begin(db, &s->ks, &ke);
     if (rc != KEEL_OK) {
         free(s);
@@ -1259,16 +1266,22 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
 
 /* Sets up the session to analyse or run statement st (with a portal's
  * parameters and formats, or none). */
-static void use_statement(sql_session *s, sql_stmt *st, const sql_portal *p)
+static keel_status use_statement(sql_session *s, sql_stmt *st,
+                                 const sql_portal *p)
 {
+    keel_status rc;
+
     s->text = st->text;
     s->nparams = 0;
-    (void)sql_params_grow(s, st->nparams); /* room exists or is made */
-    for (uint16_t i = 0; i < st->nparams && i < s->param_cap; i++)
+    rc = sql_params_grow(s, st->nparams);
+    if (rc != KEEL_OK)
+        return rc;
+    for (uint16_t i = 0; i < st->nparams; i++)
         s->param_types[i] = st->types[i];
     s->params = p != NULL ? p->params : NULL;
     s->rformats = p != NULL ? p->rformats : NULL;
     s->nrformats = p != NULL ? p->nrformats : 0;
+    return KEEL_OK;
 }
 
 /* Describe's sink: records whether the statement described any columns. */
@@ -1307,8 +1320,9 @@ keel_status sql_describe_statement(sql_session *s, const char *name,
     *nparams = st->nparams;
     for (uint16_t i = 0; i < st->nparams && i < max; i++)
         types[i] = st->types[i];
-    use_statement(s, st, NULL);
-    rc = describe(s, st->node, &wrap);
+    rc = use_statement(s, st, NULL);
+    if (rc == KEEL_OK)
+        rc = describe(s, st->node, &wrap);
     s->text = NULL;
     if (rc != KEEL_OK)
         return extended_failed(s, rc);
@@ -1438,8 +1452,9 @@ keel_status sql_describe_portal(sql_session *s, const char *portal,
         return extended_failed(s, sql_fail(s, KEEL_ENOENT, "34000",
                                            "portal \"%s\" does not exist",
                                            portal));
-    use_statement(s, p->stmt, p);
-    rc = describe(s, p->stmt->node, &wrap);
+    rc = use_statement(s, p->stmt, p);
+    if (rc == KEEL_OK)
+        rc = describe(s, p->stmt->node, &wrap);
     s->text = NULL;
     if (rc != KEEL_OK)
         return extended_failed(s, rc);
@@ -1553,7 +1568,9 @@ keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
             run.row = buffer_row;
             run.complete = buffer_complete;
         }
-        use_statement(s, p->stmt, p);
+        rc = use_statement(s, p->stmt, p);
+        if (rc != KEEL_OK)
+            return extended_failed(s, rc);
         s->sink = &run;
         atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
         rc = exec_statement(s, node);
