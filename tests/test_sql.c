@@ -413,6 +413,11 @@ static void test_datetime(void **state)
     EXPECT(f->s, "SELECT '2023-02-29'::date",
            "ERROR 22008: date/time field value out of range: \"2023-02-29\" "
            "at 8\n");
+    /* Dates past what a timestamp holds: errors, not wrapped numbers. */
+    EXPECT(f->s, "SELECT '9999999-01-01'::timestamp",
+           "ERROR 22008: timestamp out of range: \"9999999-01-01\" at 8\n");
+    EXPECT(f->s, "SELECT '5000000-01-01'::date::timestamp",
+           "ERROR 22008: date out of range for timestamp\n");
     EXPECT(f->s, "SELECT 'yesterday'::date",
            "ERROR 22007: invalid input syntax for type date: \"yesterday\" "
            "at 8\n");

@@ -506,8 +506,10 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
     if (sql_type_is_datetime(from) && sql_type_is_datetime(type)) {
         /* Sessions are in UTC: timestamp and timestamptz hold the same
          * number for the same wall clock. */
-        if (from == SQL_TYPE_DATE)
-            v->v.i *= USECS_PER_DAY;
+        if (from == SQL_TYPE_DATE &&
+            __builtin_mul_overflow(v->v.i, USECS_PER_DAY, &v->v.i))
+            return sql_fail(s, KEEL_EINVAL, "22008",
+                            "date out of range for timestamp");
         else if (type == SQL_TYPE_DATE)
             v->v.i = v->v.i >= 0 ? v->v.i / USECS_PER_DAY
                                  : (v->v.i - USECS_PER_DAY + 1) / USECS_PER_DAY;
@@ -983,12 +985,26 @@ static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
         goto range;
     days = days_from_date(y, (int)mo, (int)d) - SQL_EPOCH_DAYS;
     if (type == SQL_TYPE_DATE) {
+        /* PostgreSQL's range: Julian day 0 (4713 BC) to 5874897 AD. */
+        if (days < -2451545 || days > 2145031949)
+            return sql_fail_at(s, location, KEEL_EINVAL, "22008",
+                               "date out of range: \"%.*s\"",
+                               (int)(len > 100 ? 100 : len), text);
         *out = days;
         return KEEL_OK;
     }
-    *out = days * USECS_PER_DAY + ((h * 60 + mi) * 60 + sec) * 1000000 + usec;
-    if (type == SQL_TYPE_TIMESTAMPTZ)
-        *out -= zone * 1000000;
+    {
+        int64_t us;
+        if (__builtin_mul_overflow(days, USECS_PER_DAY, &us) ||
+            __builtin_add_overflow(us, ((h * 60 + mi) * 60 + sec) * 1000000 + usec,
+                                   &us) ||
+            __builtin_sub_overflow(us, type == SQL_TYPE_TIMESTAMPTZ ? zone * 1000000 : 0,
+                                   &us))
+            return sql_fail_at(s, location, KEEL_EINVAL, "22008",
+                               "timestamp out of range: \"%.*s\"",
+                               (int)(len > 100 ? 100 : len), text);
+        *out = us;
+    }
     return KEEL_OK;
 bad:
     return sql_fail_at(s, location, KEEL_EINVAL, "22007",

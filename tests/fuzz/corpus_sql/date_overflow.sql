@@ -1,0 +1,1 @@
+SELECT '2020-02-29'::date, '2120120-01-01-2'::timestamptz, no
