@@ -512,6 +512,31 @@ static void test_startup_parameters(void **state)
         assert_string_equal(PQparameterStatus(c, "application_name"), "");
         PQfinish(c);
     }
+    /* Settings in the startup packet's options, as PGOPTIONS sends them;
+     * a word that is not one fails the connection. */
+    {
+        PGconn *c = PQconnectdb(conninfo(
+            s, false,
+            "options='-c parse_cache_entries=0 --lock-timeout=5s "
+            "-capplication_name=a\\\\ b'"));
+        PGresult *r;
+
+        assert_int_equal(PQstatus(c), CONNECTION_OK);
+        r = PQexec(c, "SHOW parse_cache_entries");
+        assert_string_equal(PQgetvalue(r, 0, 0), "0");
+        PQclear(r);
+        r = PQexec(c, "SHOW lock_timeout");
+        assert_string_equal(PQgetvalue(r, 0, 0), "5s");
+        PQclear(r);
+        assert_string_equal(PQparameterStatus(c, "application_name"), "a b");
+        PQfinish(c);
+        c = PQconnectdb(conninfo(s, false, "options='-x'"));
+        assert_int_equal(PQstatus(c), CONNECTION_BAD);
+        assert_non_null(strstr(PQerrorMessage(c),
+                               "invalid command-line argument for server "
+                               "process: -x"));
+        PQfinish(c);
+    }
     /* sslmode=prefer over TCP: SSLRequest refused, then a plain start. */
     {
         PGconn *c = PQconnectdb(conninfo(s, true, "sslmode=prefer"));

@@ -151,6 +151,8 @@ typedef struct sql_portal {
     struct sql_portal *next;
 } sql_portal;
 
+typedef struct sql_pcache_entry sql_pcache_entry;
+
 struct sql_session {
     keel_db *db;
     keel_session *ks;
@@ -185,6 +187,13 @@ struct sql_session {
     bool inferring;       /* a Parse: $n may add parameters */
     struct sql_explain *explain; /* EXPLAIN: statements describe their plan */
     uint16_t param_cap;   /* param_types' room */
+    /* The cache of parse trees (sql_parse.c): at most pcache_limit
+     * entries.  While a cached tree runs, locmap maps its positions into
+     * the text being run (locmap_on). */
+    struct sql_pcache *pcache;
+    uint32_t pcache_limit;
+    const sql_pcache_entry *locmap;
+    bool locmap_on;
 };
 
 /* The plan EXPLAIN shows, a line each. */
@@ -224,6 +233,38 @@ keel_status sql_check_cancel(sql_session *s);
 
 /* The value of setting name ("" if it is not set). */
 const char *sql_setting_get(const sql_session *s, const char *name);
+
+/* ---- parsing (sql_parse.c) ------------------------------------------- */
+
+/* Parses text; *out to be freed by pg_query__parse_result__free_unpacked.
+ * 42601 with the parser's message and position. */
+keel_status sql_parse_raw(sql_session *s, const char *text,
+                          PgQuery__ParseResult **out);
+
+/*
+ * Parses text through the session's cache: a text that differs from one
+ * parsed before only in its constants gets that tree, with its constants
+ * rewritten (*pin set: the tree is the cache's until sql_parse_done()).
+ * Otherwise the text is parsed, and its tree kept for next time if its
+ * constants allow.
+ */
+keel_status sql_parse_cached(sql_session *s, const char *text,
+                             PgQuery__ParseResult **out,
+                             sql_pcache_entry **pin);
+/* Gives back a tree from sql_parse_cached(): unpinned, or freed. */
+void sql_parse_done(sql_session *s, PgQuery__ParseResult *tree,
+                    sql_pcache_entry *pin);
+/* A position in the tree being run, as a position in its text. */
+int32_t sql_parse_location(const sql_session *s, int32_t location);
+/* The cache's size in entries (0: off), dropping what no longer fits. */
+void sql_parse_cache_resize(sql_session *s, uint32_t limit);
+void sql_parse_cache_free(sql_session *s);
+
+typedef struct sql_parse_stats {
+    uint64_t entries, hits, misses, uncacheable;
+} sql_parse_stats;
+
+void sql_parse_cache_stats(const sql_session *s, sql_parse_stats *out);
 
 /* ---- analysed expressions --------------------------------------------- */
 
@@ -459,6 +500,9 @@ typedef struct sql_scan {
     keel_value *kv, *lo, *hi;    /* the engine's row and bounds */
     bool index_scan;             /* bounded by the primary key */
     uint16_t eq_cols;            /* key columns bound by equality */
+    /* Every key column bound by equality: one lookup of the key instead
+     * of a scan; `pending` until its row is returned. */
+    bool point, pending;
 } sql_scan;
 
 keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,

@@ -112,7 +112,7 @@ static keel_status fail_va(sql_session *s, int32_t location,
     memcpy(e->sqlstate, sqlstate, 5);
     vsnprintf(e->message, sizeof(e->message), fmt, ap);
     if (location >= 0 && s->text != NULL)
-        e->position = (uint32_t)location + 1;
+        e->position = (uint32_t)sql_parse_location(s, location) + 1;
     return status == KEEL_OK ? KEEL_EINVAL : status;
 }
 
@@ -285,6 +285,7 @@ static const setting_def settings[] = {
     {"max_identifier_length", "63", true, false},
     {"catalog_cache_prune_min_age", "300", false, false},
     {"catalog_cache_memory_target", "4096", false, false},
+    {"parse_cache_entries", "64", false, false},
     {"user", "", true, false},
     {"database", "", true, false},
 };
@@ -380,6 +381,16 @@ static keel_status setting_apply(sql_session *s, const char *name,
         keel_session_set_synchronous_commit(s->ks, on);
         return KEEL_OK;
     }
+    if (strcasecmp(name, "parse_cache_entries") == 0) {
+        n = strtoll(value, &end, 10);
+        if (end == value || *end != '\0' || n < 0 || n > 4096)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "invalid value for parameter \"%s\": \"%s\" "
+                            "(0 to 4096 entries)",
+                            name, value);
+        sql_parse_cache_resize(s, (uint32_t)n);
+        return KEEL_OK;
+    }
     if (strcasecmp(name, "catalog_cache_prune_min_age") != 0 &&
         strcasecmp(name, "catalog_cache_memory_target") != 0)
         return KEEL_OK;
@@ -426,6 +437,7 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
         goto nomem;
     s->db = db;
     s->err = err;
+    s->pcache_limit = 64; /* parse_cache_entries' default */
     {
         /* random(): each session its own sequence. */
         uint64_t seed = (uint64_t)sql_now_us() ^ (uint64_t)(uintptr_t)s;
@@ -478,8 +490,75 @@ void sql_session_destroy(sql_session *s)
     while (s->stmts != NULL)
         sql_close(s, 'S', s->stmts->name);
     free(s->param_types);
+    sql_parse_cache_free(s);
     sql_arena_free(&s->arena);
     free(s);
+}
+
+/*
+ * The startup packet's "options" (libpq's PGOPTIONS): words split at
+ * spaces (a backslash keeps the next character), each "-c name=value",
+ * "-cname=value" or "--name=value", as PostgreSQL reads them.  Anything
+ * else fails with 42601 naming the word.
+ */
+static keel_status startup_options(sql_session *s, const char *options,
+                                   sql_error *err)
+{
+    size_t n = strlen(options), i = 0;
+    char *word = malloc(n + 1);
+    bool want_c = false;
+    keel_status rc = KEEL_OK;
+
+    if (word == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    while (rc == KEEL_OK) {
+        size_t w = 0;
+        const char *setting;
+        char *eq;
+        while (i < n && (options[i] == ' ' || options[i] == '\t'))
+            i++;
+        if (i >= n)
+            break;
+        while (i < n && options[i] != ' ' && options[i] != '\t') {
+            if (options[i] == '\\' && i + 1 < n)
+                i++;
+            word[w++] = options[i++];
+        }
+        word[w] = '\0';
+        if (want_c) {
+            setting = word;
+            want_c = false;
+        } else if (strcmp(word, "-c") == 0) {
+            want_c = true;
+            continue;
+        } else if (strncmp(word, "-c", 2) == 0) {
+            setting = word + 2;
+        } else if (strncmp(word, "--", 2) == 0) {
+            setting = word + 2;
+        } else {
+            rc = sql_fail(s, KEEL_EINVAL, "42601",
+                          "invalid command-line argument for server "
+                          "process: %s",
+                          word);
+            break;
+        }
+        eq = strchr(setting, '=');
+        if (eq == NULL || eq == setting) {
+            rc = sql_fail(s, KEEL_EINVAL, "42601",
+                          "-c %s requires a value", setting);
+            break;
+        }
+        *eq = '\0';
+        for (char *p = (char *)setting; *p != '\0'; p++)
+            if (*p == '-')
+                *p = '_';
+        rc = sql_set_startup(s, setting, eq + 1, err);
+    }
+    if (rc == KEEL_OK && want_c)
+        rc = sql_fail(s, KEEL_EINVAL, "42601",
+                      "-c requires a name=value argument");
+    free(word);
+    return rc;
 }
 
 keel_status sql_set_startup(sql_session *s, const char *name,
@@ -495,8 +574,9 @@ keel_status sql_set_startup(sql_session *s, const char *name,
             rc = setting_put(s, "session_authorization", value, true);
         return rc;
     }
-    if (strcmp(name, "database") == 0 || strcmp(name, "replication") == 0 ||
-        strcmp(name, "options") == 0)
+    if (strcmp(name, "options") == 0)
+        return startup_options(s, value, err);
+    if (strcmp(name, "database") == 0 || strcmp(name, "replication") == 0)
         return strcmp(name, "database") == 0 ? setting_put(s, name, value, true)
                                              : KEEL_OK;
     if (d == NULL)
@@ -977,33 +1057,11 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
     }
 }
 
-/* Parses text; *out to be freed by pg_query__parse_result__free_unpacked.
- * 42601 with the parser's message and position. */
-static keel_status parse(sql_session *s, const char *text,
-                         PgQuery__ParseResult **out)
-{
-    PgQueryProtobufParseResult r = pg_query_parse_protobuf(text);
-    keel_status rc = KEEL_OK;
-
-    *out = NULL;
-    if (r.error != NULL) {
-        rc = sql_fail_at(s, r.error->cursorpos > 0 ? r.error->cursorpos - 1 : -1,
-                         KEEL_EINVAL, "42601", "%s", r.error->message);
-    } else {
-        *out = pg_query__parse_result__unpack(NULL, r.parse_tree.len,
-                                              (const uint8_t *)r.parse_tree.data);
-        if (*out == NULL)
-            rc = sql_fail(s, KEEL_ENOMEM, "53200",
-                          "out of memory reading the parse tree");
-    }
-    pg_query_free_protobuf_parse_result(r);
-    return rc;
-}
-
 keel_status sql_exec_simple(sql_session *s, const char *text,
                             const sql_sink *sink, sql_error *err)
 {
     PgQuery__ParseResult *tree = NULL;
+    sql_pcache_entry *pin = NULL;
     keel_status rc;
 
     s->sink = sink;
@@ -1015,7 +1073,7 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
     s->nrformats = 0;
     s->describe_only = false;
     atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
-    rc = parse(s, text, &tree);
+    rc = sql_parse_cached(s, text, &tree, &pin);
     if (rc == KEEL_OK && tree->n_stmts == 0) {
         if (sink->empty != NULL && sink->empty(sink->ctx) != 0)
             rc = sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
@@ -1040,8 +1098,7 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
     } else if (s->block == SQL_BLOCK_NONE) {
         rc = txn_commit(s);
     }
-    if (tree != NULL)
-        pg_query__parse_result__free_unpacked(tree, NULL);
+    sql_parse_done(s, tree, pin);
     sql_arena_reset(&s->arena);
     s->text = NULL;
     return rc;
@@ -1211,7 +1268,7 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
     if (strlen(name) >= sizeof(st->name))
         return extended_failed(s, sql_fail(s, KEEL_ETOOBIG, "42622",
                                            "statement name too long"));
-    rc = parse(s, text, &tree);
+    rc = sql_parse_raw(s, text, &tree);
     if (rc == KEEL_OK && tree->n_stmts > 1)
         rc = sql_fail(s, KEEL_EINVAL, "42601",
                       "cannot insert multiple commands into a prepared "
