@@ -223,6 +223,12 @@ static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
         up = &upper;
     sc->index_scan = lp != NULL || up != NULL;
     sc->eq_cols = k;
+    sc->point = k > 0 && k == t->info.npkey;
+    if (sc->point) {
+        /* At most one row: looked up now, returned by the first next. */
+        rc = keel_lookup(s->ks, t->schema, t->name, sc->lo, sc->kv, &sc->pending);
+        return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+    }
     rc = keel_scan_begin(s->ks, t->schema, t->name, NULL, lp, up, &sc->ks);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
@@ -280,9 +286,14 @@ keel_status sql_scan_next(sql_session *s, sql_scan *sc, bool *found)
         rc = sql_check_cancel(s);
         if (rc != KEEL_OK)
             return rc;
-        rc = keel_scan_next(sc->ks, sc->kv, found);
-        if (rc != KEEL_OK)
-            return sql_fail_engine(s, rc);
+        if (sc->point) {
+            *found = sc->pending;
+            sc->pending = false;
+        } else {
+            rc = keel_scan_next(sc->ks, sc->kv, found);
+            if (rc != KEEL_OK)
+                return sql_fail_engine(s, rc);
+        }
         if (!*found)
             return KEEL_OK;
         for (uint16_t i = 0; i < sc->t->info.ncols; i++)
