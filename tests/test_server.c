@@ -771,6 +771,39 @@ static void test_extended(void **state)
         msg_add(ext, &n, 'S', "", 0);
         raw_send(fd, ext, n);
         expect_types(fd, "12DDsDC3Z", NULL);
+        /* Describe of the portal that the next message runs whole: the
+         * run describes it (RowDescription, or NoData for a statement
+         * without rows) in the order separate replies would come. */
+        n = 0;
+        msg_add(ext, &n, 'P', "\0SELECT a FROM server_ext ORDER BY a\0\0\0",
+                39);
+        msg_add(ext, &n, 'B', "\0\0\0\0\0\0\0\0", 8);
+        msg_add(ext, &n, 'D', "P\0", 2);
+        msg_add(ext, &n, 'E', "\0\0\0\0\0", 5);
+        msg_add(ext, &n, 'S', "", 0);
+        msg_add(ext, &n, 'P', "\0INSERT INTO server_ext VALUES (4)\0\0\0", 37);
+        msg_add(ext, &n, 'B', "\0\0\0\0\0\0\0\0", 8);
+        msg_add(ext, &n, 'D', "P\0", 2);
+        msg_add(ext, &n, 'E', "\0\0\0\0\0", 5);
+        msg_add(ext, &n, 'S', "", 0);
+        /* With a row limit, or before a Sync, the Describe answers by
+         * itself. */
+        msg_add(ext, &n, 'P', "\0SELECT a FROM server_ext ORDER BY a\0\0\0",
+                39);
+        msg_add(ext, &n, 'B', "\0\0\0\0\0\0\0\0", 8);
+        msg_add(ext, &n, 'D', "P\0", 2);
+        msg_add(ext, &n, 'E', "\0\0\0\0\x02", 5);
+        msg_add(ext, &n, 'S', "", 0);
+        msg_add(ext, &n, 'P', "\0SELECT a / 0 FROM server_ext\0\0\0", 32);
+        msg_add(ext, &n, 'B', "\0\0\0\0\0\0\0\0", 8);
+        msg_add(ext, &n, 'D', "P\0", 2);
+        msg_add(ext, &n, 'E', "\0\0\0\0\0", 5);
+        msg_add(ext, &n, 'S', "", 0);
+        raw_send(fd, ext, n);
+        expect_types(fd, "12TDDDCZ", NULL);
+        expect_types(fd, "12nCZ", NULL);
+        expect_types(fd, "12TDDsZ", NULL);
+        expect_types(fd, "12TEZ", "22012");
         close(fd);
         assert_string_equal(exec_state(c, "DROP TABLE server_ext"), "");
     }

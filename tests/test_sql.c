@@ -778,7 +778,7 @@ static void test_extended(void **state)
                               &err),
                      KEEL_OK);
     c.len = 0;
-    assert_int_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_int_equal(sql_execute(f->s, "", 0, false, &sink, &suspended, &err), KEEL_OK);
     assert_false(suspended);
     assert_string_equal(c.buf, "b|20\nSELECT 1\n");
     assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
@@ -794,7 +794,7 @@ static void test_extended(void **state)
                      KEEL_OK);
     assert_string_equal(c.buf, "k:25,v:23\n");
     c.len = 0;
-    assert_int_equal(sql_execute(f->s, "p", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_int_equal(sql_execute(f->s, "p", 0, false, &sink, &suspended, &err), KEEL_OK);
     assert_int_equal(memcmp(c.buf, "b|\0\0\0\x14\nSELECT 1\n", 17), 0);
     /* A row limit suspends the portal; the next Execute goes on. */
     assert_int_equal(sql_parse(f->s, "", "SELECT id FROM g ORDER BY id DESC",
@@ -804,11 +804,11 @@ static void test_extended(void **state)
                               &err),
                      KEEL_OK);
     c.len = 0;
-    assert_int_equal(sql_execute(f->s, "", 2, &sink, &suspended, &err), KEEL_OK);
+    assert_int_equal(sql_execute(f->s, "", 2, false, &sink, &suspended, &err), KEEL_OK);
     assert_true(suspended);
     assert_string_equal(c.buf, "3\n2\n");
     c.len = 0;
-    assert_int_equal(sql_execute(f->s, "", 2, &sink, &suspended, &err), KEEL_OK);
+    assert_int_equal(sql_execute(f->s, "", 2, false, &sink, &suspended, &err), KEEL_OK);
     assert_false(suspended);
     assert_string_equal(c.buf, "1\nSELECT 3\n");
     assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
@@ -834,7 +834,7 @@ static void test_extended(void **state)
                               &err),
                      KEEL_OK);
     c.len = 0;
-    assert_int_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err), KEEL_OK);
+    assert_int_equal(sql_execute(f->s, "", 0, false, &sink, &suspended, &err), KEEL_OK);
     assert_string_equal(c.buf, "INSERT 0 1\n");
     /* An error until Sync: the transaction is rolled back, the insert
      * with it. */
@@ -861,7 +861,7 @@ static void test_extended(void **state)
                                   NULL, &err),
                          KEEL_OK);
     assert_string_equal(err.sqlstate, "08P01");
-    assert_int_not_equal(sql_execute(f->s, "nosuch", 0, &sink, &suspended, &err),
+    assert_int_not_equal(sql_execute(f->s, "nosuch", 0, false, &sink, &suspended, &err),
                          KEEL_OK);
     assert_string_equal(err.sqlstate, "34000");
     assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
@@ -876,7 +876,7 @@ static void test_extended(void **state)
     assert_int_equal(sql_bind(f->s, "", "q", 0, NULL, 1, vals, lens, 0, NULL,
                               &err),
                      KEEL_OK);
-    assert_int_not_equal(sql_execute(f->s, "", 0, &sink, &suspended, &err),
+    assert_int_not_equal(sql_execute(f->s, "", 0, false, &sink, &suspended, &err),
                          KEEL_OK);
     assert_string_equal(err.sqlstate, "22003");
     assert_int_equal(sql_sync(f->s, &err), KEEL_OK);

@@ -58,6 +58,11 @@ typedef struct conn {
     const char *query; /* the Query running, for the log */
     bool copy_out;     /* a COPY TO STDOUT is sending CopyData */
     bool hold_output;  /* nothing is sent until the message is whole */
+    /* A Describe of the portal that the next message executes: its
+     * RowDescription comes from that Execute's run (describe_deferred),
+     * and NoData before its first other reply if it has no rows
+     * (nodata_pending, while that run goes). */
+    bool describe_deferred, nodata_pending;
     /* COPY FROM STDIN reads through a side buffer, so that the message
      * that started it, which the SQL layer reads in place, never moves. */
     char *cin;
@@ -233,11 +238,23 @@ static int conn_after_message(conn *c)
     return c->broken ? -1 : 0;
 }
 
+/* The NoData of a deferred Describe whose run turned out to have no
+ * rows, before the run's first reply. */
+static void conn_put_pending_nodata(conn *c)
+{
+    if (c->nodata_pending) {
+        c->nodata_pending = false;
+        pq_begin(&c->out, 'n');
+        pq_end(&c->out);
+    }
+}
+
 static int sink_columns(void *ctx, const sql_column *cols, uint16_t n)
 {
     conn *c = ctx;
     pq_out *o = &c->out;
 
+    c->nodata_pending = false;
     pq_begin(o, 'T');
     pq_put_int16(o, n);
     for (uint16_t i = 0; i < n; i++) {
@@ -277,6 +294,7 @@ static int sink_complete(void *ctx, const char *tag)
 {
     conn *c = ctx;
 
+    conn_put_pending_nodata(c);
     if (c->copy_out) {
         pq_begin(&c->out, 'c'); /* CopyDone */
         pq_end(&c->out);
@@ -300,7 +318,8 @@ static int sink_notice(void *ctx, const char *severity, const char *sqlstate,
                        const char *message)
 {
     conn *c = ctx;
-    pq_error_fields f = {
+
+    conn_put_pending_nodata(c);    pq_error_fields f = {
         .severity = severity, .sqlstate = sqlstate, .message = message};
 
     pq_put_error(&c->out, 'N', &f);
@@ -311,6 +330,7 @@ static int sink_empty(void *ctx)
 {
     conn *c = ctx;
 
+    conn_put_pending_nodata(c);
     pq_begin(&c->out, 'I');
     pq_end(&c->out);
     return conn_after_message(c);
@@ -333,6 +353,7 @@ static int sink_copy_out_begin(void *ctx, uint16_t ncols, int16_t format)
 {
     conn *c = ctx;
 
+    conn_put_pending_nodata(c);
     put_copy_response(&c->out, 'H', ncols, format);
     c->copy_out = true;
     return conn_after_message(c);
@@ -352,6 +373,7 @@ static int sink_copy_in_begin(void *ctx, uint16_t ncols, int16_t format)
 {
     conn *c = ctx;
 
+    conn_put_pending_nodata(c);
     put_copy_response(&c->out, 'G', ncols, format);
     /* The client sends nothing until it has this. */
     return conn_flush(c) ? 0 : -1;
@@ -968,6 +990,24 @@ static bool conn_describe(conn *c, const pq_message *m)
         return conn_bad_format(c);
     if (kind == 'S')
         return conn_describe_statement(c, name);
+    {
+        /* Execute of all of the same portal's rows already read
+         * (pgbench and drivers send Bind, Describe, Execute, Sync
+         * together): the run will describe itself, so the statement is
+         * analysed once. */
+        pq_message next;
+        const char *portal;
+        uint32_t max_rows;
+        if (pq_frame_message(c->in + c->in_off, c->in_len - c->in_off, &next) ==
+                PQ_OK &&
+            next.type == 'E' &&
+            pq_parse_execute(next.body, next.body_len, &portal, &max_rows) ==
+                PQ_OK &&
+            max_rows == 0 && strcmp(portal, name) == 0) {
+            c->describe_deferred = true;
+            return true;
+        }
+    }
     sql_error_reset(&err);
     if (sql_describe_portal(c->sql, name, &c->sink, &no_data, &err) != KEEL_OK)
         return !c->broken && conn_extended_error(c, &err);
@@ -989,7 +1029,13 @@ static bool conn_execute(conn *c, const pq_message *m)
     if (max_rows > INT32_MAX)
         max_rows = 0; /* negative: all, as PostgreSQL reads it */
     sql_error_reset(&err);
-    st = sql_execute(c->sql, portal, max_rows, &c->sink, &suspended, &err);
+    c->nodata_pending = c->describe_deferred;
+    st = sql_execute(c->sql, portal, max_rows, c->describe_deferred, &c->sink,
+                     &suspended, &err);
+    c->describe_deferred = false;
+    if (st == KEEL_OK)
+        conn_put_pending_nodata(c);
+    c->nodata_pending = false;
     if (!conn_statement_end(c))
         return false;
     if (st != KEEL_OK)
@@ -1016,6 +1062,7 @@ static bool conn_sync(conn *c)
     sql_error err;
 
     c->ignore_till_sync = false;
+    c->describe_deferred = false;
     sql_error_reset(&err);
     if (sql_sync(c->sql, &err) != KEEL_OK) {
         conn_sql_error(c, &err);

@@ -202,12 +202,17 @@ keel_status sql_describe_portal(sql_session *s, const char *portal,
  * Execute: runs the portal, sending at most max_rows rows (0: all).
  * When rows remain, *suspended is true and the next Execute of the portal
  * goes on (PortalSuspended); else complete() gives the command tag.  Rows
- * only: no columns() call (Describe gives those).  Outside a transaction
- * block the statements executed up to the next Sync form one
+ * only: no columns() call (Describe gives those), unless `describe`: then
+ * the portal's first run also calls columns() before its rows, as a
+ * Describe of the portal just before would have (a statement without
+ * rows calls none, which a Describe reports as NoData), saving the second
+ * analysis of the statement that a separate Describe costs.  Outside a
+ * transaction block the statements executed up to the next Sync form one
  * transaction.
  */
 keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
-                        const sql_sink *sink, bool *suspended, sql_error *err);
+                        bool describe, const sql_sink *sink, bool *suspended,
+                        sql_error *err);
 
 /* Close of a statement (kind 'S') or a portal ('P'); one that does not
  * exist is no error. */

@@ -1073,7 +1073,7 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
     s->nrformats = 0;
     s->describe_only = false;
     atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
-    rc = sql_parse_cached(s, text, &tree, &pin);
+    rc = sql_parse_cached(s, text, false, &tree, &pin);
     if (rc == KEEL_OK && tree->n_stmts == 0) {
         if (sink->empty != NULL && sink->empty(sink->ctx) != 0)
             rc = sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
@@ -1168,8 +1168,7 @@ void sql_close(sql_session *s, char kind, const char *name)
                 }
             }
             *pp = st->next;
-            if (st->tree != NULL)
-                pg_query__parse_result__free_unpacked(st->tree, NULL);
+            sql_parse_done(s, st->tree, st->pin);
             free(st->text);
             free(st->types);
             free(st);
@@ -1252,6 +1251,7 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
     sql_sink quiet = {.columns = no_columns, .row = no_rows,
                       .complete = no_complete};
     PgQuery__ParseResult *tree = NULL;
+    sql_pcache_entry *pin = NULL;
     sql_stmt *st;
     keel_status rc;
 
@@ -1268,7 +1268,7 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
     if (strlen(name) >= sizeof(st->name))
         return extended_failed(s, sql_fail(s, KEEL_ETOOBIG, "42622",
                                            "statement name too long"));
-    rc = sql_parse_raw(s, text, &tree);
+    rc = sql_parse_cached(s, text, true, &tree, &pin);
     if (rc == KEEL_OK && tree->n_stmts > 1)
         rc = sql_fail(s, KEEL_EINVAL, "42601",
                       "cannot insert multiple commands into a prepared "
@@ -1277,14 +1277,14 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
     if (rc == KEEL_OK && (st == NULL || (st->text = strdup(text)) == NULL))
         rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     if (rc != KEEL_OK) {
-        if (tree != NULL)
-            pg_query__parse_result__free_unpacked(tree, NULL);
+        sql_parse_done(s, tree, pin);
         free(st);
         s->text = NULL;
         return extended_failed(s, rc);
     }
     snprintf(st->name, sizeof(st->name), "%s", name);
     st->tree = tree;
+    st->pin = pin;
     st->node = tree->n_stmts > 0 ? tree->stmts[0]->stmt : NULL;
     /* Infer what the client left untyped by analysing the statement. */
     s->nparams = 0;
@@ -1308,7 +1308,7 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
     }
     s->text = NULL;
     if (rc != KEEL_OK) {
-        pg_query__parse_result__free_unpacked(tree, NULL);
+        sql_parse_done(s, tree, pin);
         free(st->text);
         free(st->types);
         free(st);
@@ -1591,7 +1591,8 @@ static keel_status send_buffered(sql_session *s, sql_portal *p, uint32_t max,
 }
 
 keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
-                        const sql_sink *sink, bool *suspended, sql_error *err)
+                        bool describe, const sql_sink *sink, bool *suspended,
+                        sql_error *err)
 {
     sql_portal *p = portal_find(s, portal);
     const PgQuery__Node *node;
@@ -1618,7 +1619,8 @@ keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
                                                "current transaction is aborted, "
                                                "commands ignored until end of "
                                                "transaction block"));
-        run.columns = no_columns;
+        if (!describe)
+            run.columns = no_columns;
         if (max_rows > 0) {
             /* Rows may be asked for in parts: the run goes to a buffer. */
             run.ctx = p;
