@@ -79,12 +79,12 @@ static bool cached_pair(sql_session *s, const char *a, const char *b)
     assert_int_equal(strlen(a), strlen(b));
     s->err = &err;
     s->text = a;
-    if (sql_parse_cached(s, a, &t, &pin) != KEEL_OK)
+    if (sql_parse_cached(s, a, false, &t, &pin) != KEEL_OK)
         fail_msg("\"%s\" does not parse: %s", a, err.message);
     sql_parse_done(s, t, pin);
     sql_parse_cache_stats(s, &before);
     s->text = b;
-    assert_int_equal(sql_parse_cached(s, b, &t, &pin), KEEL_OK);
+    assert_int_equal(sql_parse_cached(s, b, false, &t, &pin), KEEL_OK);
     sql_parse_cache_stats(s, &after);
     if (sql_parse_raw(s, b, &fresh) != KEEL_OK)
         fail_msg("\"%s\" does not parse: %s", b, err.message);
@@ -275,11 +275,64 @@ static void test_results(void **state)
     }
 }
 
+/* Prepared statements share the trees of texts without constants, and
+ * keep them while they live. */
+static void test_prepared(void **state)
+{
+    fixture *f = *state;
+    sql_parse_stats st;
+    sql_error err;
+    capture c;
+
+    assert_string_equal(run(f->s, "SET parse_cache_entries = 1", &c), "");
+    assert_int_equal(sql_parse(f->s, "a", "SELECT -$1::int4", NULL, 0, &err),
+                     KEEL_OK);
+    assert_int_equal(sql_parse(f->s, "b", "SELECT -$1::int4", NULL, 0, &err),
+                     KEEL_OK);
+    sql_parse_cache_stats(f->s, &st);
+    assert_int_equal(st.hits, 1);
+    assert_int_equal(st.entries, 1);
+    /* Pinned by both: a simple query of another shape cannot replace it,
+     * and one with constants is never kept for a prepared statement. */
+    assert_string_equal(run(f->s, "SELECT 5", &c), "5\n");
+    assert_int_equal(sql_parse(f->s, "c", "SELECT 7", NULL, 0, &err), KEEL_OK);
+    sql_parse_cache_stats(f->s, &st);
+    assert_int_equal(st.entries, 1);
+    assert_int_equal(st.hits, 1);
+    sql_close(f->s, 'S', "a");
+    {
+        sql_sink sink = {.ctx = &c, .columns = on_columns, .row = on_row,
+                         .complete = on_complete};
+        const char *v[1] = {"-42"};
+        uint32_t l[1] = {3};
+        int16_t fmt[1] = {0};
+        bool suspended;
+        c.len = 0;
+        assert_int_equal(sql_bind(f->s, "", "b", 1, fmt, 1, v, l, 0, NULL, &err),
+                         KEEL_OK);
+        assert_int_equal(
+            sql_execute(f->s, "", 0, false, &sink, &suspended, &err), KEEL_OK);
+        assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+        c.buf[c.len] = '\0';
+        assert_string_equal(c.buf, "42\n");
+    }
+    sql_close(f->s, 'S', "b");
+    sql_close(f->s, 'S', "c");
+    /* Unpinned, it is replaced by the next shape. */
+    assert_string_equal(run(f->s, "SELECT 'x'", &c), "x\n");
+    sql_parse_cache_stats(f->s, &st);
+    assert_int_equal(st.entries, 1);
+    assert_string_equal(run(f->s, "SELECT 'yz'", &c), "yz\n");
+    sql_parse_cache_stats(f->s, &st);
+    assert_int_equal(st.hits, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_same_trees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prepared, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

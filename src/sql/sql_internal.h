@@ -124,11 +124,14 @@ typedef enum sql_block {
     SQL_BLOCK_FAILED, /* a statement failed in the block: 'E' */
 } sql_block;
 
+typedef struct sql_pcache_entry sql_pcache_entry;
+
 /* A prepared statement (Parse). */
 typedef struct sql_stmt {
     char name[64];
     char *text;                 /* malloc'd */
     PgQuery__ParseResult *tree; /* its parse, freed with it */
+    sql_pcache_entry *pin;      /* the parse cache's entry tree is from */
     const PgQuery__Node *node;  /* the statement, NULL for an empty one */
     uint32_t *types;            /* nparams parameter types (malloc'd) */
     uint16_t nparams;
@@ -150,8 +153,6 @@ typedef struct sql_portal {
     char tag[64];
     struct sql_portal *next;
 } sql_portal;
-
-typedef struct sql_pcache_entry sql_pcache_entry;
 
 struct sql_session {
     keel_db *db;
@@ -246,9 +247,11 @@ keel_status sql_parse_raw(sql_session *s, const char *text,
  * parsed before only in its constants gets that tree, with its constants
  * rewritten (*pin set: the tree is the cache's until sql_parse_done()).
  * Otherwise the text is parsed, and its tree kept for next time if its
- * constants allow.
+ * constants allow.  `shared`: the tree is kept past the statement (a
+ * prepared statement's), so only a text without constants is cached,
+ * its tree never rewritten while pinned.
  */
-keel_status sql_parse_cached(sql_session *s, const char *text,
+keel_status sql_parse_cached(sql_session *s, const char *text, bool shared,
                              PgQuery__ParseResult **out,
                              sql_pcache_entry **pin);
 /* Gives back a tree from sql_parse_cached(): unpinned, or freed. */

@@ -76,7 +76,7 @@ struct sql_pcache_entry {
     pcache_const *consts;
     uint32_t nconsts;
     uint64_t used; /* the session's parse count at its last use */
-    bool pinned;   /* its tree is being run */
+    uint32_t pins; /* users of its tree: a statement running, prepared ones */
 };
 
 /* The session's cache: a few entries, the least recently used replaced. */
@@ -639,7 +639,7 @@ static bool cache_add(struct sql_pcache *pc, uint32_t limit, sql_pcache_entry *e
     {
         int64_t victim = -1;
         for (uint32_t i = 0; i < pc->n; i++)
-            if (!pc->entries[i]->pinned &&
+            if (pc->entries[i]->pins == 0 &&
                 (victim < 0 || pc->entries[i]->used < pc->entries[victim]->used))
                 victim = i;
         if (victim < 0)
@@ -652,7 +652,7 @@ static bool cache_add(struct sql_pcache *pc, uint32_t limit, sql_pcache_entry *e
 
 /* ---- the interface ------------------------------------------------------ */
 
-keel_status sql_parse_cached(sql_session *s, const char *text,
+keel_status sql_parse_cached(sql_session *s, const char *text, bool shared,
                              PgQuery__ParseResult **out,
                              sql_pcache_entry **pin)
 {
@@ -677,6 +677,10 @@ keel_status sql_parse_cached(sql_session *s, const char *text,
         pc->uncacheable++;
         return sql_parse_raw(s, text, out);
     }
+    /* A tree kept by a prepared statement is never rewritten, so only a
+     * text without constants may share one. */
+    if (shared && pc->nlits > 0)
+        return sql_parse_raw(s, text, out);
     hash = XXH3_64bits(pc->key, key_len);
     pc->clock++;
     for (uint32_t i = 0; i < pc->n; i++) {
@@ -687,7 +691,7 @@ keel_status sql_parse_cached(sql_session *s, const char *text,
             break;
         }
     }
-    if (e != NULL && !e->pinned) {
+    if (e != NULL && (e->pins == 0 || e->nslots == 0)) {
         e->used = pc->clock;
         if (e->tree == NULL) {
             pc->uncacheable++;
@@ -696,11 +700,11 @@ keel_status sql_parse_cached(sql_session *s, const char *text,
         if (!entry_fill(pc, e, text))
             return sql_parse_raw(s, text, out);
         pc->hits++;
-        e->pinned = true;
+        e->pins++;
         *pin = e;
         *out = e->tree;
         s->locmap = e;
-        s->locmap_on = true;
+        s->locmap_on = e->nslots > 0;
         return KEEL_OK;
     }
     rc = sql_parse_raw(s, text, out);
@@ -712,13 +716,12 @@ keel_status sql_parse_cached(sql_session *s, const char *text,
         return KEEL_OK;
     e->used = pc->clock;
     if (!cache_add(pc, limit, e)) {
-        if (e->tree != NULL)
-            e->tree = NULL; /* the caller frees it */
+        e->tree = NULL; /* the caller frees it */
         entry_free(e);
         return KEEL_OK;
     }
     if (e->tree != NULL) {
-        e->pinned = true;
+        e->pins++;
         *pin = e;
     }
     return KEEL_OK;
@@ -729,7 +732,7 @@ void sql_parse_done(sql_session *s, PgQuery__ParseResult *tree,
 {
     s->locmap_on = false;
     if (pin != NULL) {
-        pin->pinned = false;
+        pin->pins--;
         /* A SET of the cache's size may have had to leave it in. */
         if (s->pcache->n > s->pcache_limit)
             sql_parse_cache_resize(s, s->pcache_limit);
@@ -785,7 +788,7 @@ void sql_parse_cache_resize(sql_session *s, uint32_t limit)
     while (pc->n > limit) {
         int64_t victim = -1;
         for (uint32_t i = 0; i < pc->n; i++)
-            if (!pc->entries[i]->pinned &&
+            if (pc->entries[i]->pins == 0 &&
                 (victim < 0 || pc->entries[i]->used < pc->entries[victim]->used))
                 victim = i;
         if (victim < 0)
