@@ -525,7 +525,7 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
             break;
     }
     if (rc == KEEL_OK)
-        rc = sql_complete(s, "COPY %llu", (unsigned long long)rows);
+        rc = sql_complete_count(s, "COPY", rows);
 out:
     free(pending.p);
     free(r.f);
@@ -673,7 +673,7 @@ static keel_status copy_to(sql_session *s, const PgQuery__CopyStmt *st,
     free(b.p);
     if (rc != KEEL_OK)
         return rc;
-    return sql_complete(s, "COPY %llu", (unsigned long long)rows);
+    return sql_complete_count(s, "COPY", rows);
 }
 
 keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st)

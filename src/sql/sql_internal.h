@@ -477,6 +477,28 @@ keel_status sql_exec_alter_table(sql_session *s,
 /* Sends a command tag (printf-style) to the sink. */
 keel_status sql_complete(sql_session *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Sends the tag "<verb> <n>" ("SELECT 1", "INSERT 0 5"): what every
+ * statement that counts rows ends with, formatted without printf. */
+keel_status sql_complete_count(sql_session *s, const char *verb, uint64_t n);
+
+/* Writes v in decimal at buf (at least 21 bytes), without a NUL;
+ * returns the length. */
+static inline int sql_format_int(int64_t v, char *buf)
+{
+    char tmp[20];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    int n = 0, len = 0;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        buf[len++] = '-';
+    while (n > 0)
+        buf[len++] = tmp[--n];
+    return len;
+}
 
 /* A table of a statement: resolved (42P01 if missing) and described. */
 typedef struct sql_table {

@@ -230,7 +230,7 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         if (rc != KEEL_OK)
             return rc;
     }
-    return sql_complete(s, "INSERT 0 %llu", (unsigned long long)n);
+    return sql_complete_count(s, "INSERT 0", n);
 }
 
 /* The rows an UPDATE or DELETE will change: each one's primary key, and
@@ -417,7 +417,7 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
         else
             rc = sql_fail_engine(s, rc);
     }
-    return rc != KEEL_OK ? rc : sql_complete(s, "UPDATE %llu", (unsigned long long)n);
+    return rc != KEEL_OK ? rc : sql_complete_count(s, "UPDATE", n);
 }
 
 keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
@@ -476,5 +476,5 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
         else
             rc = sql_fail_engine(s, rc);
     }
-    return rc != KEEL_OK ? rc : sql_complete(s, "DELETE %llu", (unsigned long long)n);
+    return rc != KEEL_OK ? rc : sql_complete_count(s, "DELETE", n);
 }

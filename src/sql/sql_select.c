@@ -19,6 +19,9 @@
 
 #include "sql/sql_internal.h"
 
+/* Columns a table is first described with. */
+#define TABLE_COLS_GUESS 16
+
 keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
                            sql_table *t)
 {
@@ -44,7 +47,12 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
         if (rc == KEEL_OK && in_catalog)
             t->schema = "keel_catalog";
     }
-    rc = keel_table_describe(s->ks, t->schema, t->name, &t->info, NULL, 0);
+    /* Room for most tables' columns, so that one call describes them. */
+    t->cols = sql_alloc(&s->arena, TABLE_COLS_GUESS * sizeof(keel_column_info));
+    if (t->cols == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    rc = keel_table_describe(s->ks, t->schema, t->name, &t->info, t->cols,
+                             TABLE_COLS_GUESS);
     if (rc == KEEL_ENOENT)
         return sql_fail_at(s, rv->location, rc, "42P01",
                            "relation \"%s%s%s\" does not exist",
@@ -52,6 +60,8 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
                            t->schema != NULL ? "." : "", t->name);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
+    if (t->info.ncols <= TABLE_COLS_GUESS)
+        return KEEL_OK;
     t->cols = sql_alloc(&s->arena, t->info.ncols * sizeof(keel_column_info));
     if (t->cols == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
@@ -1454,5 +1464,5 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         rc = output_finish(s, &o);
     if (rc != KEEL_OK)
         return rc;
-    return sql_complete(s, "SELECT %lld", (long long)o.sent);
+    return sql_complete_count(s, "SELECT", (uint64_t)o.sent);
 }

@@ -613,6 +613,24 @@ char sql_txn_status(const sql_session *s)
     }
 }
 
+keel_status sql_complete_count(sql_session *s, const char *verb, uint64_t n)
+{
+    char tag[64];
+    size_t len = strlen(verb);
+    int d;
+
+    if (len > sizeof(tag) - 23)
+        len = sizeof(tag) - 23;
+    memcpy(tag, verb, len);
+    tag[len++] = ' ';
+    d = n > INT64_MAX ? snprintf(tag + len, 21, "%llu", (unsigned long long)n)
+                      : sql_format_int((int64_t)n, tag + len);
+    tag[len + (size_t)d] = '\0';
+    if (s->sink->complete(s->sink->ctx, tag) != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    return KEEL_OK;
+}
+
 keel_status sql_complete(sql_session *s, const char *fmt, ...)
 {
     char tag[64];

@@ -358,7 +358,7 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
         n = datetime_out(v->type, v->v.i, buf, sizeof(buf));
         break;
     default:
-        n = snprintf(buf, sizeof(buf), "%lld", (long long)v->v.i);
+        n = sql_format_int(v->v.i, buf);
         break;
     }
     *out = sql_strndup(&s->arena, buf, (size_t)n);
