@@ -1,9 +1,9 @@
 /*
  * conn.c: one client connection, on a thread of its own: the startup
  * exchange (SSL and GSS encryption refused, CancelRequest, StartupMessage,
- * trust authentication, ParameterStatus, BackendKeyData) and then the
- * message loop, where a simple Query, or the extended protocol's Parse,
- * Bind, Describe, Execute, Close and Sync, run through the connection's
+ * trust or SCRAM-SHA-256 authentication, ParameterStatus, BackendKeyData)
+ * and then the message loop, where a simple Query, or the extended protocol's
+ * Parse, Bind, Describe, Execute, Close and Sync, run through the connection's
  * sql_session; results are written as RowDescription, DataRow,
  * CommandComplete, ... into the output buffer, and COPY's data passes
  * both ways through the sink.
@@ -26,6 +26,7 @@
 
 #include "port/clock.h"
 #include "server/protocol.h"
+#include "server/sasl.h"
 #include "server/server_internal.h"
 
 /* The input buffer's usual size; it grows for a larger message (up to
@@ -89,6 +90,7 @@ typedef struct conn {
     char user[64];
     char database[64];
     char host[80];
+    char *startup_copy; /* the StartupMessage, kept while authenticating */
 } conn;
 
 /* ---- I/O ------------------------------------------------------------- */
@@ -602,6 +604,142 @@ static void conn_report_changes(conn *c)
     sql_report_parameters(c->sql, report_parameter, c);
 }
 
+/* ---- authentication -------------------------------------------------- */
+
+/* A SASL message's body is at most this (PostgreSQL's limit on an
+ * authentication token); a longer one is refused before it is read. */
+#define CONN_AUTH_MESSAGE_MAX 65535
+
+/* Authentication failed: FATAL 28P01 to the client, which is told no
+ * more than that (as PostgreSQL, whether the role exists stays
+ * unsaid); the log gets why. */
+static void conn_auth_failed(conn *c, const char *why)
+{
+    char msg[160];
+    pq_error_fields f = {
+        .severity = "FATAL", .sqlstate = "28P01", .message = msg};
+
+    snprintf(msg, sizeof(msg), "password authentication failed for user \"%s\"",
+             c->user);
+    server_log(c->pid, "FATAL", "%s", msg);
+    server_log(c->pid, "DETAIL", "%s", why);
+    pq_put_error(&c->out, 'E', &f);
+    conn_flush(c);
+}
+
+/*
+ * Sends what is waiting and reads the client's next message, which must
+ * be a SASL response ('p').  false when the connection is to end: the
+ * client went (quietly, as psql leaves to ask for a password), timed
+ * out, or sent something else (FATAL 08P01).
+ */
+static bool conn_auth_read(conn *c, pq_message *m)
+{
+    pq_result r;
+
+    if (!conn_flush(c))
+        return false;
+    while ((r = pq_frame_message(c->in + c->in_off, c->in_len - c->in_off,
+                                 m)) == PQ_NEED_MORE) {
+        ssize_t n;
+
+        if (m->total > (size_t)CONN_AUTH_MESSAGE_MAX + 5) {
+            r = PQ_TOO_LONG;
+            break;
+        }
+        n = conn_recv(c, m->total);
+        if (n > 0)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            server_log(c->pid, "LOG", "authentication timed out");
+        return false;
+    }
+    if (r != PQ_OK || m->body_len > CONN_AUTH_MESSAGE_MAX) {
+        conn_error(c, "FATAL", "08P01", "invalid message length");
+        return false;
+    }
+    c->in_off += m->total;
+    if (m->type != 'p') {
+        conn_error(c, "FATAL", "08P01",
+                   "expected SASL response, got message type %d",
+                   (unsigned char)m->type);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * SCRAM-SHA-256 (sasl.h) against the role's verifier in keel_authid:
+ * AuthenticationSASL, the client-first-message in SASLInitialResponse,
+ * AuthenticationSASLContinue, the client-final-message in SASLResponse,
+ * AuthenticationSASLFinal.  The AuthenticationOk that follows is the
+ * caller's.  Then a role without LOGIN is refused (28000).  false when
+ * the connection is to end, the client told why.
+ */
+static bool conn_authenticate(conn *c)
+{
+    sql_role role;
+    sql_error err;
+    sasl_exchange *x;
+    pq_message m;
+    const char *mech, *data;
+    uint32_t data_len;
+    bool ok = false;
+
+    sql_error_reset(&err);
+    if (sql_role_find(c->sql, c->user, &role, &err) != KEEL_OK) {
+        snprintf(err.severity, sizeof(err.severity), "FATAL");
+        conn_sql_error(c, &err);
+        conn_flush(c);
+        return false;
+    }
+    x = malloc(sizeof(*x));
+    if (x == NULL || !sasl_begin(x, c->user, role.exists ? role.password : NULL,
+                                 c->srv->mock_key)) {
+        free(x);
+        conn_error(c, "FATAL", "53200", "out of memory");
+        return false;
+    }
+    pq_put_auth_sasl(&c->out, SASL_MECHANISM);
+    if (!conn_auth_read(c, &m))
+        goto out;
+    if (pq_parse_sasl_initial(m.body, m.body_len, &mech, &data, &data_len) !=
+        PQ_OK) {
+        conn_auth_failed(c, "malformed SASLInitialResponse message");
+        goto out;
+    }
+    if (strcmp(mech, SASL_MECHANISM) != 0) {
+        conn_auth_failed(c, "client selected an invalid SASL "
+                            "authentication mechanism");
+        goto out;
+    }
+    if (sasl_client_first(x, data, data_len) != SASL_CONTINUE) {
+        conn_auth_failed(c, x->why);
+        goto out;
+    }
+    pq_put_auth_sasl_data(&c->out, false, x->out, x->out_len);
+    if (!conn_auth_read(c, &m))
+        goto out;
+    if (sasl_client_final(x, m.body, m.body_len) != SASL_DONE) {
+        conn_auth_failed(c, x->why);
+        goto out;
+    }
+    pq_put_auth_sasl_data(&c->out, true, x->out, x->out_len);
+    if (!role.canlogin) {
+        conn_error(c, "FATAL", "28000",
+                   "role \"%s\" is not permitted to log in", c->user);
+        goto out;
+    }
+    server_log(c->pid, "LOG",
+               "connection authenticated: identity=\"%s\" "
+               "method=scram-sha-256",
+               c->user);
+    ok = true;
+out:
+    free(x);
+    return ok;
+}
+
 /*
  * Runs the startup exchange up to the first ReadyForQuery.  Returns true
  * when the connection is ready for queries; false when it is to be
@@ -617,10 +755,10 @@ static bool conn_startup(conn *c)
     const char *why, *state, *app = NULL;
     sql_error err;
     uint32_t major, minor;
+    const char *pkt = NULL;
+    size_t total = 0;
 
     for (;;) {
-        const char *pkt;
-        size_t total;
         pq_result r;
 
         while ((r = pq_frame_startup(c->in + c->in_off, c->in_len - c->in_off,
@@ -673,6 +811,18 @@ static bool conn_startup(conn *c)
         }
         break;
     }
+    /* Authentication reads more into the input buffer, which moves what
+     * it holds: the StartupMessage is read from a copy of its own. */
+    if (c->srv->opts.auth != SERVER_AUTH_TRUST) {
+        c->startup_copy = malloc(total);
+        if (c->startup_copy == NULL) {
+            server_log(c->pid, "LOG", "out of memory for a connection");
+            return false;
+        }
+        memcpy(c->startup_copy, pkt, total);
+        if (pq_parse_startup(c->startup_copy, total, &st) != PQ_OK)
+            return false; /* parsed once already: cannot happen */
+    }
 
     major = st.code >> 16;
     minor = st.code & 0xffff;
@@ -719,6 +869,8 @@ static bool conn_startup(conn *c)
         return false;
     }
     server_set_session(c->srv, c->slot, c->sql);
+    if (c->srv->opts.auth == SERVER_AUTH_SCRAM && !conn_authenticate(c))
+        return false;
     for (uint16_t i = 0; i < st.nparams; i++) {
         const char *name = st.names[i];
         const char *value = st.values[i];
@@ -1239,6 +1391,7 @@ void *conn_main(void *arg)
     free(c.params);
     free(c.in);
     free(c.cin);
+    free(c.startup_copy);
     free(c.scratch);
     pq_out_free(&c.out);
     server_release(c.srv, c.slot);

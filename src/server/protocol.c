@@ -262,6 +262,20 @@ pq_result pq_parse_execute(const char *body, uint32_t len, const char **portal,
     return reader_end(&r);
 }
 
+pq_result pq_parse_sasl_initial(const char *body, uint32_t len,
+                                const char **mechanism, const char **data,
+                                uint32_t *data_len)
+{
+    reader r = {body, len, 0, true};
+    uint32_t n;
+
+    *mechanism = take_str(&r);
+    n = take_int32(&r);
+    *data_len = n == UINT32_MAX ? 0 : n; /* -1: no data */
+    *data = take_bytes(&r, *data_len);
+    return reader_end(&r);
+}
+
 void pq_decode_int16s(const char *raw, uint16_t n, int16_t *out)
 {
     const unsigned char *u = (const unsigned char *)raw;
@@ -422,6 +436,23 @@ void pq_put_auth_ok(pq_out *o)
 {
     pq_begin(o, 'R');
     pq_put_int32(o, 0);
+    pq_end(o);
+}
+
+void pq_put_auth_sasl(pq_out *o, const char *mechanism)
+{
+    pq_begin(o, 'R');
+    pq_put_int32(o, 10); /* AuthenticationSASL */
+    pq_put_str(o, mechanism);
+    pq_put_byte(o, '\0'); /* the list's end */
+    pq_end(o);
+}
+
+void pq_put_auth_sasl_data(pq_out *o, bool final, const char *data, size_t len)
+{
+    pq_begin(o, 'R');
+    pq_put_int32(o, final ? 12 : 11); /* SASLFinal : SASLContinue */
+    pq_put_bytes(o, data, len);
     pq_end(o);
 }
 

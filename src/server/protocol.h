@@ -145,6 +145,14 @@ pq_result pq_parse_target(const char *body, uint32_t len, char *kind,
 pq_result pq_parse_execute(const char *body, uint32_t len, const char **portal,
                            uint32_t *max_rows);
 
+/* SASLInitialResponse (a 'p' message in answer to AuthenticationSASL):
+ * the mechanism's name, then an int32 length (-1: none) and that many
+ * bytes of the mechanism's first message, *data_len 0 when there are
+ * none. */
+pq_result pq_parse_sasl_initial(const char *body, uint32_t len,
+                                const char **mechanism, const char **data,
+                                uint32_t *data_len);
+
 /* Copies n big-endian int16s or int32s out of raw. */
 void pq_decode_int16s(const char *raw, uint16_t n, int16_t *out);
 void pq_decode_int32s(const char *raw, uint16_t n, uint32_t *out);
@@ -185,6 +193,10 @@ void pq_out_move_last(pq_out *o, size_t mark);
 
 /* Whole messages (each begin ... end). */
 void pq_put_auth_ok(pq_out *o);
+/* AuthenticationSASL offering one mechanism; then SASLContinue (final
+ * false) or SASLFinal (true) carrying a mechanism's message. */
+void pq_put_auth_sasl(pq_out *o, const char *mechanism);
+void pq_put_auth_sasl_data(pq_out *o, bool final, const char *data, size_t len);
 void pq_put_parameter_status(pq_out *o, const char *name, const char *value);
 void pq_put_backend_key(pq_out *o, uint32_t pid, uint32_t key);
 void pq_put_ready(pq_out *o, char txn_status);

@@ -264,6 +264,13 @@ int server_start(keel_db *db, const server_options *opts, server **out,
         srv->slots[i].fd = -1;
     pthread_mutex_init(&srv->lock, NULL);
     srv->next_pid = 1;
+    if (getrandom(srv->mock_key, sizeof(srv->mock_key), 0) !=
+        (ssize_t)sizeof(srv->mock_key)) {
+        set_err(err, errlen, "could not read random bytes: %s",
+                strerror(errno));
+        server_free(srv);
+        return -1;
+    }
     if (pipe2(srv->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
         set_err(err, errlen, "could not create pipe: %s", strerror(errno));
         server_free(srv);

@@ -12,6 +12,12 @@
 
 #include "keel/keel.h"
 
+/* How clients authenticate. */
+typedef enum server_auth {
+    SERVER_AUTH_TRUST, /* anyone who connects is whom they say */
+    SERVER_AUTH_SCRAM, /* SCRAM-SHA-256 against keel_auth.keel_authid */
+} server_auth;
+
 typedef struct server_options {
     /* The TCP address to listen on (a name or a numeric address, each of
      * whose addresses is bound), or "" for no TCP. */
@@ -22,8 +28,10 @@ typedef struct server_options {
     /* Client sessions at once; the database must allow a few more
      * sessions than this (SERVER_SPARE_SESSIONS). */
     uint32_t max_connections;
-    /* How long a client may take to finish its startup, ms. */
+    /* How long a client may take to finish its startup (authentication
+     * included), ms. */
     uint32_t startup_timeout_ms;
+    server_auth auth;
 } server_options;
 
 /* Sessions the database should allow beyond max_connections. */

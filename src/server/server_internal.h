@@ -39,6 +39,9 @@ struct server {
     int nlisten;
     char socket_path[108]; /* "" if there is no Unix socket */
     int stop_pipe[2];      /* server_request_stop() writes to [1] */
+    /* Random, the server's own: derives the salts shown to clients that
+     * name a role without a usable password (sasl.h). */
+    uint8_t mock_key[32];
 
     pthread_mutex_t lock; /* guards everything below */
     bool stopping;

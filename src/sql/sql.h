@@ -235,4 +235,22 @@ char sql_txn_status(const sql_session *s);
  * session exists. */
 void sql_cancel(sql_session *s);
 
+/* A role, as the server reads it to authenticate a client. */
+typedef struct sql_role {
+    bool exists;
+    bool canlogin;      /* LOGIN */
+    bool super;         /* SUPERUSER */
+    char password[256]; /* its SCRAM-SHA-256 verifier, "" if it has none */
+} sql_role;
+
+/*
+ * Reads role name from keel_auth.keel_authid (its own transaction: call
+ * it outside one, as the server does before the first query).  A
+ * database without that table has no roles.  Returns KEEL_OK with
+ * out->exists telling whether there is one, or an engine failure with
+ * err filled.
+ */
+keel_status sql_role_find(sql_session *s, const char *name, sql_role *out,
+                          sql_error *err);
+
 #endif /* KEEL_SQL_SQL_H */

@@ -471,6 +471,12 @@ keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st);
 keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st);
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st);
 keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st);
+keel_status sql_exec_create_role(sql_session *s,
+                                 const PgQuery__CreateRoleStmt *st);
+keel_status sql_exec_alter_role(sql_session *s,
+                                const PgQuery__AlterRoleStmt *st);
+keel_status sql_exec_drop_role(sql_session *s,
+                               const PgQuery__DropRoleStmt *st);
 keel_status sql_exec_alter_table(sql_session *s,
                                  const PgQuery__AlterTableStmt *st);
 

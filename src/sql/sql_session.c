@@ -1063,6 +1063,12 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_copy(s, n->copy_stmt);
     case PG_QUERY__NODE__NODE_ALTER_TABLE_STMT:
         return sql_exec_alter_table(s, n->alter_table_stmt);
+    case PG_QUERY__NODE__NODE_CREATE_ROLE_STMT:
+        return sql_exec_create_role(s, n->create_role_stmt);
+    case PG_QUERY__NODE__NODE_ALTER_ROLE_STMT:
+        return sql_exec_alter_role(s, n->alter_role_stmt);
+    case PG_QUERY__NODE__NODE_DROP_ROLE_STMT:
+        return sql_exec_drop_role(s, n->drop_role_stmt);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(

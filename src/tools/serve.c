@@ -2,8 +2,10 @@
  * serve.c: `keel serve DIR`: opens the database and serves it over
  * PostgreSQL's protocol (src/server/) until SIGTERM or SIGINT, then ends
  * every connection, closes the database cleanly (a checkpoint) and exits
- * 0.  Only trust authentication exists, so only loopback addresses and a
- * Unix socket may be listened on.
+ * 0.  With trust authentication (the default) only loopback addresses and
+ * a Unix socket may be listened on; --auth scram-sha-256 checks each
+ * client's password against the roles stored in the database, and may
+ * listen anywhere.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,10 +24,23 @@ static server *volatile serve_server; /* for the signal handler */
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: keel serve DIR [--port N] [--listen ADDR] "
-                    "[--socket-dir DIR]\n"
-                    "                      [--max-connections N] [--pool-mb N] "
-                    "[--auth trust]\n");
+    fprintf(stderr,
+            "usage: keel serve DIR [--port N] [--listen ADDR] "
+            "[--socket-dir DIR]\n"
+            "                      [--max-connections N] [--pool-mb N] "
+            "[--auth trust|scram-sha-256]\n"
+            "\n"
+            "--auth trust (the default) lets anyone who connects in as any "
+            "user,\n"
+            "and so listens on loopback addresses only.  --auth "
+            "scram-sha-256 asks\n"
+            "for the role's password; set passwords first under trust:\n"
+            "  CREATE ROLE name LOGIN PASSWORD 'pw';  (or ALTER ROLE name "
+            "PASSWORD 'pw')\n"
+            "then restart with --auth scram-sha-256 (which may listen on "
+            "any address).\n"
+            "A role without a password, or without LOGIN, cannot log in "
+            "then.\n");
 }
 
 static bool parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
@@ -120,14 +135,13 @@ int tool_serve_main(int argc, char **argv)
         return 2;
     }
     if (strcmp(auth, "scram-sha-256") == 0) {
-        fprintf(stderr, "keel serve: --auth scram-sha-256 is not "
-                        "implemented yet (only trust is)\n");
-        return 2;
-    }
-    if (strcmp(auth, "trust") != 0) {
+        so.auth = SERVER_AUTH_SCRAM;
+    } else if (strcmp(auth, "trust") == 0) {
+        so.auth = SERVER_AUTH_TRUST;
+    } else {
         fprintf(stderr,
-                "keel serve: unknown --auth method '%s' (only "
-                "trust is implemented)\n",
+                "keel serve: unknown --auth method '%s' (trust or "
+                "scram-sha-256)\n",
                 auth);
         return 2;
     }
@@ -142,12 +156,11 @@ int tool_serve_main(int argc, char **argv)
                 so.listen);
         return 2;
     }
-    if (loopback == 0) {
+    if (loopback == 0 && so.auth == SERVER_AUTH_TRUST) {
         fprintf(stderr,
                 "keel serve: refusing to listen on '%s': trust "
                 "authentication is only allowed on loopback addresses "
-                "(a non-loopback address needs --auth scram-sha-256, "
-                "not implemented yet)\n",
+                "(a non-loopback address needs --auth scram-sha-256)\n",
                 so.listen);
         return 2;
     }
