@@ -18,7 +18,8 @@
  * A password given in plain text is hashed into a verifier here (a random
  * salt, 4096 iterations), so that no plain text is stored; one that is
  * already a verifier (what psql's \password computes on the client) is
- * checked and stored as given.
+ * stored as given; text that starts like one but does not parse is a
+ * password like any other, as in PostgreSQL.
  */
 #include <stdio.h>
 #include <string.h>
@@ -206,11 +207,11 @@ static keel_status role_password_value(sql_session *s, const char *password,
     if (password[0] == '\0')
         return role_notice(s, "empty string is not a valid password, "
                               "clearing password");
-    if (scram_looks_like_verifier(password)) {
-        if (!scram_secret_parse(password, &sec, &why))
-            return sql_fail(s, KEEL_EINVAL, "22023",
-                            "invalid SCRAM-SHA-256 verifier: %s", why);
-        scram_secret_format(&sec, buf); /* the same text, canonical */
+    /* Text that only looks like a verifier is a password, as PostgreSQL
+     * takes it. */
+    if (scram_looks_like_verifier(password) &&
+        scram_secret_parse(password, &sec, &why)) {
+        snprintf(buf, SCRAM_VERIFIER_MAX, "%s", password); /* it fits */
     } else if (!scram_verifier_build(password, buf)) {
         return sql_fail(s, KEEL_ENOMEM, "XX000",
                         "could not compute the SCRAM verifier");
