@@ -4,7 +4,10 @@
  * startup-phase packet, as a stream of frontend messages (each body
  * parsed as a Query, Parse, Bind, Describe or Close, and Execute), and
  * as the text of backend messages built from it, whose
- * framing is then checked by reading them back.  Built in the
+ * framing is then checked by reading them back; and as a SCRAM exchange
+ * (src/server/sasl.c): the bytes before the first NUL as a
+ * client-first-message, those after it as the client-final-message, for
+ * a role with a verifier and for one without.  Built in the
  * AddressSanitizer build with clang only, and run for a bounded time by
  * ctest (CMakeLists.txt); the corpus in tests/fuzz/corpus seeds it.
  */
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "server/protocol.h"
+#include "server/sasl.h"
 
 static void check(int ok)
 {
@@ -46,8 +50,8 @@ static void fuzz_extended(const char *body, uint32_t len)
 {
     pq_parse_msg pm;
     pq_bind_msg bm;
-    const char *name;
-    uint32_t max_rows;
+    const char *name, *data;
+    uint32_t max_rows, data_len;
     char kind;
 
     if (pq_parse_parse(body, len, &pm) == PQ_OK) {
@@ -76,6 +80,9 @@ static void fuzz_extended(const char *body, uint32_t len)
         check((kind == 'S' || kind == 'P') && strlen(name) + 2 == len);
     if (pq_parse_execute(body, len, &name, &max_rows) == PQ_OK)
         check(strlen(name) + 5 == len);
+    if (pq_parse_sasl_initial(body, len, &name, &data, &data_len) == PQ_OK)
+        check(strlen(name) + 5 + data_len == len &&
+              (data_len == 0 || data == name + strlen(name) + 5));
 }
 
 static void fuzz_messages(const char *p, size_t n)
@@ -145,6 +152,44 @@ static void fuzz_output(const char *p, size_t n)
     free(s);
 }
 
+/* Runs the exchange over the input for a role with verifier (NULL: an
+ * unknown role). */
+static void fuzz_scram_one(const char *p, size_t n, const char *verifier)
+{
+    static const uint8_t mock_key[SCRAM_KEY_LEN] = {1, 2, 3};
+    const char *nul = memchr(p, '\0', n);
+    size_t first = nul != NULL ? (size_t)(nul - p) : n;
+    sasl_exchange *x = malloc(sizeof(*x));
+    sasl_result r;
+
+    if (x == NULL || !sasl_begin(x, "fuzz", verifier, mock_key)) {
+        free(x);
+        return;
+    }
+    check(x->doomed == (verifier == NULL));
+    r = sasl_client_first(x, p, first);
+    if (r == SASL_CONTINUE) {
+        check(x->out_len > 2 && memcmp(x->out, "r=", 2) == 0 &&
+              x->out_len < sizeof(x->out));
+        r = sasl_client_final(x, nul != NULL ? nul + 1 : "",
+                              nul != NULL ? n - first - 1 : 0);
+        /* No proof guessed from fuzzed bytes can match. */
+        check(r == SASL_FAILED);
+    }
+    check(r != SASL_FAILED || x->why[0] != '\0');
+    free(x);
+}
+
+static void fuzz_scram(const char *p, size_t n)
+{
+    static char verifier[SCRAM_VERIFIER_MAX];
+
+    if (verifier[0] == '\0')
+        check(scram_verifier_build("pencil", verifier));
+    fuzz_scram_one(p, n, verifier);
+    fuzz_scram_one(p, n, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -154,5 +199,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_startup(p, size);
     fuzz_messages(p, size);
     fuzz_output(p, size);
+    fuzz_scram(p, size);
     return 0;
 }
