@@ -283,6 +283,8 @@ static const setting_def settings[] = {
     {"synchronous_commit", "on", false, false},
     {"work_mem", "4MB", false, false},
     {"max_identifier_length", "63", true, false},
+    /* What libpq's PQencryptPasswordConn() (psql's \password) asks. */
+    {"password_encryption", "scram-sha-256", true, false},
     {"catalog_cache_prune_min_age", "300", false, false},
     {"catalog_cache_memory_target", "4096", false, false},
     {"parse_cache_entries", "64", false, false},
