@@ -229,6 +229,9 @@ static int group_setup(void **state)
     snprintf(s->db, sizeof(s->db), "%s/db", s->dir);
     snprintf(s->log, sizeof(s->log), "%s/server.log", s->dir);
     init[1] = s->db;
+    /* Set now, so that the teardown stops the server if a check below
+     * fails. */
+    *state = s;
     if (run_keel(init, NULL) != 0)
         return -1;
     srv_start(s, "trust", NULL);
