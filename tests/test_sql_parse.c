@@ -139,6 +139,7 @@ static const struct {
     {"SELECT 'a\\b', 'c\\'", "SELECT 'd\\e', 'f\\'", true},
     {"SELECT CURRENT_TIMESTAMP(3), 1", "SELECT CURRENT_TIMESTAMP(4), 2", false},
     {"SET lock_timeout = 100", "SET lock_timeout = 200", true},
+    {"SELECT 39, 38", "SELECT 06, 05", true},
     {"SELECT 0, 2147483647, 2147483648", "SELECT 1, 2147483646, 2147483649",
      true},
     {"SELECT interval '1' day", "SELECT interval '2' day", true},

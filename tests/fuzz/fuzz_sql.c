@@ -5,6 +5,12 @@
  * results or an error and stay usable; after each input a failed or open
  * transaction block is rolled back, and a table the input dropped is
  * made again.
+ *
+ * Each input also checks the parse cache (sql_parse.c): the text is
+ * parsed through the cache, then a variant with every digit changed (the
+ * same length, so every position agrees); if the cache serves the variant
+ * from the first text's tree, that tree must pack to the same bytes as a
+ * fresh parse of the variant.
  */
 #include <ftw.h>
 #include <stdint.h>
@@ -14,7 +20,7 @@
 #include <unistd.h>
 
 #include "keel/keel.h"
-#include "sql/sql.h"
+#include "sql/sql_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -112,6 +118,64 @@ static void run(const char *text)
     (void)sql_exec_simple(session, text, &sink, &err);
 }
 
+static uint8_t *packed(const PgQuery__ParseResult *t, size_t *len)
+{
+    uint8_t *b;
+
+    *len = pg_query__parse_result__get_packed_size(t);
+    b = malloc(*len ? *len : 1);
+    if (b == NULL)
+        abort();
+    pg_query__parse_result__pack(t, b);
+    return b;
+}
+
+static void check_parse_cache(const char *text)
+{
+    size_t n = strlen(text);
+    char *variant = malloc(n + 1);
+    PgQuery__ParseResult *t = NULL, *fresh = NULL;
+    sql_pcache_entry *pin = NULL;
+    sql_parse_stats before, after;
+    sql_error err;
+
+    if (variant == NULL)
+        return;
+    for (size_t i = 0; i <= n; i++)
+        variant[i] = text[i] >= '0' && text[i] <= '9'
+                         ? (char)('0' + (text[i] - '0' + 7) % 10)
+                         : text[i];
+    session->err = &err;
+    session->text = text;
+    /* Emptied first, so that the variant can only meet text's own tree,
+     * whose positions are the variant's too. */
+    sql_parse_cache_resize(session, 0);
+    sql_parse_cache_resize(session, 64);
+    if (sql_parse_cached(session, text, false, &t, &pin) == KEEL_OK)
+        sql_parse_done(session, t, pin);
+    sql_parse_cache_stats(session, &before);
+    session->text = variant;
+    if (sql_parse_cached(session, variant, false, &t, &pin) == KEEL_OK) {
+        sql_parse_cache_stats(session, &after);
+        if (after.hits != before.hits) {
+            size_t la, lb;
+            uint8_t *a, *b;
+            if (sql_parse_raw(session, variant, &fresh) != KEEL_OK)
+                abort(); /* served from the cache, yet it does not parse */
+            a = packed(t, &la);
+            b = packed(fresh, &lb);
+            if (la != lb || memcmp(a, b, la) != 0)
+                abort(); /* the cache's tree is not a fresh parse's */
+            free(a);
+            free(b);
+            pg_query__parse_result__free_unpacked(fresh, NULL);
+        }
+        sql_parse_done(session, t, pin);
+    }
+    session->text = NULL;
+    free(variant);
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag,
                         struct FTW *ftw)
 {
@@ -160,6 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = '\0';
     run("CREATE TABLE IF NOT EXISTS t (a int PRIMARY KEY, b text, c float8)");
     run(text);
+    check_parse_cache(text);
     if (sql_txn_status(session) != 'I')
         run("ROLLBACK");
     if (sql_txn_status(session) != 'I')
