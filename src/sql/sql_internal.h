@@ -201,6 +201,7 @@ struct sql_session {
 typedef struct sql_explain {
     char lines[48][200];
     int n;
+    int base; /* added to every node's depth (a plan under another) */
 } sql_explain;
 
 /* Adds a plan node at depth (0 the top) in PostgreSQL's text layout. */

@@ -4,7 +4,8 @@
  * INSERT ... VALUES evaluates each row's expressions, casts them to their
  * columns' types as an assignment does (a quoted literal to any type, an
  * integer to a wider or, in range, a narrower one, char(n) padded), and
- * inserts the rows one by one.
+ * inserts the rows one by one.  INSERT ... SELECT reads the query's rows
+ * first, then assigns and inserts them the same way.
  *
  * UPDATE and DELETE address rows by primary key, as the engine does:
  * they first read every row the WHERE clause selects, keeping each one's
@@ -39,11 +40,14 @@ static keel_status to_column(sql_session *s, const sql_table *t,
     }
     rc = sql_value_cast(s, v, type, c->type == KEEL_CHAR ? c->charlen : -1,
                         false, location);
-    if (rc == KEEL_ETYPE && s->err != NULL)
+    if (rc == KEEL_ETYPE && s->err != NULL) {
         /* Name the column, as PostgreSQL does. */
         snprintf(s->err->message, sizeof(s->err->message),
                  "column \"%s\" is of type %s but expression is of type %s",
                  c->name, sql_type_name(type), sql_type_name(v->type));
+        snprintf(s->err->hint, sizeof(s->err->hint),
+                 "You will need to rewrite or cast the expression.");
+    }
     if (rc == KEEL_OK && c->type == KEEL_NAME && v->v.s.len > 63)
         v->v.s.len = 63;
     return rc;
@@ -97,6 +101,198 @@ static keel_status column_index(sql_session *s, const sql_table *t,
                        t->name);
 }
 
+/* Casts row's values (one per table column, null where none was given)
+ * to their columns and inserts it.  loc: per column, the position its
+ * errors point at, or -1. */
+static keel_status insert_row(sql_session *s, const sql_table *t,
+                              sql_value *row, const int32_t *loc,
+                              keel_value *kv)
+{
+    keel_status rc;
+
+    for (uint16_t c = 0; c < t->info.ncols; c++) {
+        if (row[c].isnull) {
+            row[c].type = sql_type_of_keel(t->cols[c].type);
+            continue;
+        }
+        rc = to_column(s, t, &t->cols[c], &row[c], loc[c]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = check_not_null(s, t, row);
+    if (rc != KEEL_OK)
+        return rc;
+    for (uint16_t c = 0; c < t->info.ncols; c++)
+        sql_value_to_keel(&row[c], &kv[c]);
+    rc = keel_insert(s->ks, t->schema, t->name, kv);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    return sql_check_cancel(s);
+}
+
+/*
+ * INSERT ... SELECT: the query's rows are read to a buffer first (the
+ * engine keeps one scan open per session, and the query must not meet
+ * the rows the statement inserts), in text with their columns' types,
+ * then each is read back as its type and assigned to its column as an
+ * INSERT ... VALUES row is.
+ */
+typedef struct select_buffer {
+    sql_session *s;
+    const sql_sink *outer;
+    uint32_t *types;
+    uint16_t ncols;
+    char *rows; /* per row: per column [len i32][bytes], -1 for null */
+    size_t len, cap;
+    uint64_t nrows;
+} select_buffer;
+
+static int buf_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    select_buffer *b = ctx;
+
+    b->types = sql_alloc(&b->s->arena, (n + 1) * sizeof(*b->types));
+    if (b->types == NULL)
+        return -1;
+    for (uint16_t i = 0; i < n; i++)
+        b->types[i] = cols[i].type;
+    b->ncols = n;
+    return 0;
+}
+
+static int buf_row(void *ctx, const char *const *vals, const uint32_t *lens,
+                   uint16_t n)
+{
+    select_buffer *b = ctx;
+    size_t need = 0;
+
+    for (uint16_t i = 0; i < n; i++)
+        need += 4 + (vals[i] != NULL ? lens[i] : 0);
+    if (b->len + need > b->cap) {
+        size_t cap = b->cap == 0 ? 65536 : b->cap;
+        char *r;
+        while (cap < b->len + need)
+            cap *= 2;
+        r = realloc(b->rows, cap);
+        if (r == NULL)
+            return -1;
+        b->rows = r;
+        b->cap = cap;
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        int32_t len = vals[i] != NULL ? (int32_t)lens[i] : -1;
+        memcpy(b->rows + b->len, &len, 4);
+        b->len += 4;
+        if (len > 0) {
+            memcpy(b->rows + b->len, vals[i], (size_t)len);
+            b->len += (size_t)len;
+        }
+    }
+    b->nrows++;
+    return 0;
+}
+
+static int buf_complete(void *ctx, const char *tag)
+{
+    (void)ctx;
+    (void)tag;
+    return 0;
+}
+
+static int buf_notice(void *ctx, const char *severity, const char *sqlstate,
+                      const char *message)
+{
+    select_buffer *b = ctx;
+
+    return b->outer->notice != NULL
+               ? b->outer->notice(b->outer->ctx, severity, sqlstate, message)
+               : 0;
+}
+
+static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
+                                 const sql_table *t, const uint16_t *map,
+                                 uint16_t nmap, sql_value *row, int32_t *loc,
+                                 keel_value *kv)
+{
+    select_buffer b = {.s = s, .outer = s->sink};
+    sql_sink sink = {.ctx = &b, .columns = buf_columns, .row = buf_row,
+                     .complete = buf_complete, .notice = buf_notice};
+    const sql_sink *outer = s->sink;
+    const int16_t *rformats = s->rformats;
+    uint16_t nrformats = s->nrformats;
+    const PgQuery__SelectStmt *sel;
+    int32_t *tloc = NULL;
+    uint64_t n = 0;
+    size_t pos = 0;
+    keel_status rc;
+
+    if (s->explain != NULL)
+        s->explain->base++;
+    /* The query's values in text, whatever formats the client asked. */
+    s->sink = &sink;
+    s->rformats = NULL;
+    s->nrformats = 0;
+    rc = sql_exec_select(s, st->select_stmt->select_stmt);
+    s->sink = outer;
+    s->rformats = rformats;
+    s->nrformats = nrformats;
+    if (s->explain != NULL)
+        s->explain->base--;
+    /* Errors point at the query's output items when it names them one
+     * by one (not through a *). */
+    sel = st->select_stmt->select_stmt;
+    if (rc == KEEL_OK && sel->n_target_list == b.ncols) {
+        tloc = sql_alloc(&s->arena, (b.ncols + 1) * sizeof(*tloc));
+        if (tloc == NULL)
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t i = 0; rc == KEEL_OK && i < b.ncols; i++) {
+            const PgQuery__Node *item = sel->target_list[i];
+            tloc[i] = item->node_case == PG_QUERY__NODE__NODE_RES_TARGET
+                          ? item->res_target->location
+                          : -1;
+        }
+    }
+    if (rc == KEEL_OK && b.ncols > nmap)
+        rc = sql_fail_at(s, tloc != NULL ? tloc[nmap] : -1, KEEL_EINVAL, "42601",
+                         "INSERT has more expressions than target columns");
+    if (rc == KEEL_OK && b.ncols < nmap && st->n_cols > 0)
+        rc = sql_fail_at(s, st->cols[b.ncols]->res_target->location, KEEL_EINVAL,
+                         "42601", "INSERT has more target columns than expressions");
+    for (uint64_t r = 0; rc == KEEL_OK && r < b.nrows && !s->describe_only;
+         r++) {
+        sql_arena_mark m = sql_arena_save(&s->arena);
+        for (uint16_t c = 0; c < t->info.ncols; c++) {
+            row[c] = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = true};
+            loc[c] = -1;
+        }
+        for (uint16_t i = 0; rc == KEEL_OK && i < b.ncols; i++) {
+            int32_t len;
+            sql_value *v = &row[map[i]];
+            memcpy(&len, b.rows + pos, 4);
+            pos += 4;
+            if (len < 0)
+                continue;
+            /* Read back as the query's own type, then assigned. */
+            *v = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = false};
+            v->v.s.p = b.rows + pos;
+            v->v.s.len = (uint32_t)len;
+            pos += (size_t)len;
+            loc[map[i]] = tloc != NULL ? tloc[i] : -1;
+            if (b.types[i] != SQL_TYPE_UNKNOWN)
+                rc = sql_value_cast(s, v, b.types[i], -1, true, -1);
+        }
+        if (rc == KEEL_OK)
+            rc = insert_row(s, t, row, loc, kv);
+        if (rc == KEEL_OK)
+            n++;
+        sql_arena_restore(&s->arena, m);
+    }
+    free(b.rows);
+    if (rc != KEEL_OK || s->describe_only)
+        return rc;
+    return sql_complete_count(s, "INSERT 0", n);
+}
+
 keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
 {
     sql_table t;
@@ -116,10 +312,9 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         return sql_unsupported(s, -1, "RETURNING");
     if (st->select_stmt == NULL)
         return sql_unsupported(s, -1, "INSERT ... DEFAULT VALUES");
+    if (st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+        return sql_unsupported(s, -1, "INSERT from this kind of query");
     sel = st->select_stmt->select_stmt;
-    if (st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT ||
-        sel->n_values_lists == 0)
-        return sql_unsupported(s, -1, "INSERT ... SELECT");
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
@@ -153,6 +348,11 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         nmap = t.info.ncols;
         for (uint16_t i = 0; i < nmap; i++)
             map[i] = i;
+    }
+    if (sel->n_values_lists == 0) {
+        if (s->explain != NULL)
+            sql_explain_node(s->explain, 0, "Insert on %s", t.name);
+        return insert_select(s, st, &t, map, nmap, row, loc, kv);
     }
     if (s->explain != NULL) {
         sql_explain_node(s->explain, 0, "Insert on %s", t.name);
@@ -208,27 +408,10 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
             if (e->kind == SQL_EXPR_CONST && e->type == SQL_TYPE_UNKNOWN)
                 loc[map[i]] = e->location;
         }
-        for (uint16_t c = 0; c < t.info.ncols; c++) {
-            if (row[c].isnull) {
-                row[c].type = sql_type_of_keel(t.cols[c].type);
-                continue;
-            }
-            rc = to_column(s, &t, &t.cols[c], &row[c], loc[c]);
-            if (rc != KEEL_OK)
-                return rc;
-        }
-        rc = check_not_null(s, &t, row);
+        rc = insert_row(s, &t, row, loc, kv);
         if (rc != KEEL_OK)
             return rc;
-        for (uint16_t c = 0; c < t.info.ncols; c++)
-            sql_value_to_keel(&row[c], &kv[c]);
-        rc = keel_insert(s->ks, t.schema, t.name, kv);
-        if (rc != KEEL_OK)
-            return sql_fail_engine(s, rc);
         n++;
-        rc = sql_check_cancel(s);
-        if (rc != KEEL_OK)
-            return rc;
     }
     return sql_complete_count(s, "INSERT 0", n);
 }

@@ -250,6 +250,7 @@ void sql_explain_node(sql_explain *x, int depth, const char *fmt, ...)
 
     if (x->n >= (int)(sizeof(x->lines) / sizeof(x->lines[0])))
         return;
+    depth += x->base;
     n = depth == 0 ? 0
                    : snprintf(x->lines[x->n], sizeof(x->lines[0]), "%*s->  ",
                               (depth - 1) * 6 + 2, "");
