@@ -714,6 +714,34 @@ static void test_extended(void **state)
     assert_memory_equal(PQgetvalue(r, 0, 0), "\0\0\0\x05", 4);
     PQclear(r);
 
+    /* RETURNING through the extended protocol: described when
+     * prepared, and its rows, with a binary column. */
+    assert_string_equal(
+        exec_state(c, "CREATE TABLE server_ret (a int4 PRIMARY KEY, b text)"), "");
+    r = PQprepare(c, "ins", "INSERT INTO server_ret VALUES ($1, 'x') RETURNING a, b",
+                  0, NULL);
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    r = PQdescribePrepared(c, "ins");
+    assert_int_equal(PQnfields(r), 2);
+    assert_int_equal(PQftype(r, 0), 23);
+    assert_int_equal(PQnparams(r), 1);
+    assert_int_equal(PQparamtype(r, 0), 23);
+    PQclear(r);
+    r = PQexecPrepared(c, "ins", 1, five, NULL, NULL, binary);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_int_equal(PQntuples(r), 1);
+    assert_memory_equal(PQgetvalue(r, 0, 0), "\0\0\0\x05", 4);
+    assert_string_equal(PQcmdStatus(r), "INSERT 0 1");
+    PQclear(r);
+    r = PQexecParams(c, "DELETE FROM server_ret WHERE a = $1::int4 RETURNING b", 1,
+                     NULL, five, NULL, NULL, 0);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_string_equal(PQgetvalue(r, 0, 0), "x");
+    assert_string_equal(PQcmdStatus(r), "DELETE 1");
+    PQclear(r);
+    assert_string_equal(exec_state(c, "DROP TABLE server_ret"), "");
+
     r = PQprepare(c, "q", "SELECT $1::text AS t", 1, NULL);
     assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
     PQclear(r);

@@ -514,6 +514,10 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
 
     if (g == NULL) {
         s->saw_aggregate = true;
+        if (s->clause != NULL)
+            return sql_fail_at(s, fc->location, KEEL_EINVAL, "42803",
+                               "aggregate functions are not allowed in %s",
+                               s->clause);
         return sql_fail_at(s, fc->location, KEEL_EINVAL, "42803",
                            "aggregate functions are not allowed here");
     }

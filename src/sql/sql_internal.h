@@ -172,6 +172,9 @@ struct sql_session {
     unsigned short rand_state[3]; /* random()'s, seeded per session */
     /* Analysis met an aggregate function outside a grouping scope. */
     bool saw_aggregate;
+    /* The clause being analysed where its errors name it ("RETURNING"),
+     * or NULL. */
+    const char *clause;
     /* The extended protocol: statements, portals, and what the statement
      * being analysed or run sees of its parameters.  describe_only:
      * analyse (inferring parameter types, describing the result) and
@@ -507,6 +510,18 @@ static inline int sql_format_int(int64_t v, char *buf)
     return len;
 }
 
+/* An output column: its expression and name. */
+typedef struct sql_target {
+    sql_expr *expr;
+    const char *name;
+} sql_target;
+
+/* Analyses a target list (ResTargets, * expanded over scope) into *out,
+ * naming each column as PostgreSQL does. */
+keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
+                                PgQuery__Node **list, size_t n,
+                                sql_target **out, uint16_t *nout);
+
 /* A table of a statement: resolved (42P01 if missing) and described. */
 typedef struct sql_table {
     const char *schema; /* NULL: the search path */
@@ -518,6 +533,25 @@ typedef struct sql_table {
 
 keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
                            sql_table *t);
+
+/* A RETURNING list (sql_returning.c): analysed over a table's row, its
+ * columns described once, then a row sent per changed row. */
+typedef struct sql_returning {
+    sql_target *tl;
+    uint16_t nt;
+    sql_value *out;
+    const char **txt;
+    uint32_t *lens;
+} sql_returning;
+
+/* Analyses list (n items; n == 0: no RETURNING, *r zeroed) over table
+ * t's columns and sends the columns' description. */
+keel_status sql_returning_begin(sql_session *s, const sql_table *t,
+                                PgQuery__Node **list, size_t n,
+                                sql_returning *r);
+/* Sends list's values over row (one value per table column). */
+keel_status sql_returning_row(sql_session *s, sql_returning *r,
+                              const sql_value *row);
 
 /*
  * A scan of a table's rows that pass a WHERE clause (sql_select.c), by a

@@ -106,7 +106,7 @@ static keel_status column_index(sql_session *s, const sql_table *t,
  * errors point at, or -1. */
 static keel_status insert_row(sql_session *s, const sql_table *t,
                               sql_value *row, const int32_t *loc,
-                              keel_value *kv)
+                              keel_value *kv, sql_returning *ret)
 {
     keel_status rc;
 
@@ -127,6 +127,11 @@ static keel_status insert_row(sql_session *s, const sql_table *t,
     rc = keel_insert(s->ks, t->schema, t->name, kv);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
+    if (ret->nt > 0) {
+        rc = sql_returning_row(s, ret, row);
+        if (rc != KEEL_OK)
+            return rc;
+    }
     return sql_check_cancel(s);
 }
 
@@ -212,7 +217,7 @@ static int buf_notice(void *ctx, const char *severity, const char *sqlstate,
 static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
                                  const sql_table *t, const uint16_t *map,
                                  uint16_t nmap, sql_value *row, int32_t *loc,
-                                 keel_value *kv)
+                                 keel_value *kv, sql_returning *ret)
 {
     select_buffer b = {.s = s, .outer = s->sink};
     sql_sink sink = {.ctx = &b, .columns = buf_columns, .row = buf_row,
@@ -282,7 +287,7 @@ static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
                 rc = sql_value_cast(s, v, b.types[i], -1, true, -1);
         }
         if (rc == KEEL_OK)
-            rc = insert_row(s, t, row, loc, kv);
+            rc = insert_row(s, t, row, loc, kv, ret);
         if (rc == KEEL_OK)
             n++;
         sql_arena_restore(&s->arena, m);
@@ -295,6 +300,7 @@ static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
 
 keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
 {
+    sql_returning ret;
     sql_table t;
     const PgQuery__SelectStmt *sel;
     uint16_t *map, nmap;
@@ -308,8 +314,6 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         return sql_unsupported(s, -1, "WITH");
     if (st->on_conflict_clause != NULL)
         return sql_unsupported(s, -1, "ON CONFLICT");
-    if (st->n_returning_list > 0)
-        return sql_unsupported(s, -1, "RETURNING");
     if (st->select_stmt == NULL)
         return sql_unsupported(s, -1, "INSERT ... DEFAULT VALUES");
     if (st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
@@ -349,10 +353,14 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         for (uint16_t i = 0; i < nmap; i++)
             map[i] = i;
     }
+    rc = sql_returning_begin(s, &t, st->returning_list, st->n_returning_list,
+                             &ret);
+    if (rc != KEEL_OK)
+        return rc;
     if (sel->n_values_lists == 0) {
         if (s->explain != NULL)
             sql_explain_node(s->explain, 0, "Insert on %s", t.name);
-        return insert_select(s, st, &t, map, nmap, row, loc, kv);
+        return insert_select(s, st, &t, map, nmap, row, loc, kv, &ret);
     }
     if (s->explain != NULL) {
         sql_explain_node(s->explain, 0, "Insert on %s", t.name);
@@ -408,7 +416,7 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
             if (e->kind == SQL_EXPR_CONST && e->type == SQL_TYPE_UNKNOWN)
                 loc[map[i]] = e->location;
         }
-        rc = insert_row(s, &t, row, loc, kv);
+        rc = insert_row(s, &t, row, loc, kv, &ret);
         if (rc != KEEL_OK)
             return rc;
         n++;
@@ -485,6 +493,7 @@ static keel_status where_analyse(sql_session *s, const sql_scope *scope,
 
 keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 {
+    sql_returning ret;
     sql_table t;
     sql_scope scope;
     sql_scan sc;
@@ -500,8 +509,6 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
         return sql_unsupported(s, -1, "WITH");
     if (st->n_from_clause > 0)
         return sql_unsupported(s, -1, "UPDATE ... FROM");
-    if (st->n_returning_list > 0)
-        return sql_unsupported(s, -1, "RETURNING");
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
@@ -551,6 +558,9 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
             return rc;
     }
     rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK)
+        rc = sql_returning_begin(s, &t, st->returning_list,
+                                 st->n_returning_list, &ret);
     if (rc == KEEL_OK && s->explain != NULL) {
         sql_explain_node(s->explain, 0, "Update on %s", t.name);
         sql_explain_scan(s->explain, 1, &t, 0, (const sql_expr *const *)&where,
@@ -593,6 +603,8 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
         for (uint16_t c = 0; c < t.info.ncols; c++)
             sql_value_to_keel(&cl.rows[i * t.info.ncols + c], &kv[c]);
         rc = keel_update(s->ks, t.schema, t.name, kk, kv);
+        if (rc == KEEL_OK && ret.nt > 0)
+            rc = sql_returning_row(s, &ret, &cl.rows[i * t.info.ncols]);
         if (rc == KEEL_OK)
             n++;
         else if (rc == KEEL_ENOENT)
@@ -605,6 +617,7 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 
 keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
 {
+    sql_returning ret;
     sql_table t;
     sql_scope scope;
     sql_scan sc;
@@ -619,8 +632,6 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
         return sql_unsupported(s, -1, "WITH");
     if (st->n_using_clause > 0)
         return sql_unsupported(s, -1, "DELETE ... USING");
-    if (st->n_returning_list > 0)
-        return sql_unsupported(s, -1, "RETURNING");
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
@@ -632,6 +643,9 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     if (kk == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK)
+        rc = sql_returning_begin(s, &t, st->returning_list,
+                                 st->n_returning_list, &ret);
     if (rc == KEEL_OK && s->explain != NULL) {
         sql_explain_node(s->explain, 0, "Delete on %s", t.name);
         sql_explain_scan(s->explain, 1, &t, 0, (const sql_expr *const *)&where,
@@ -643,7 +657,8 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     if (rc != KEEL_OK)
         return rc;
     while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {
-        rc = change_add(s, &cl, &t, sc.row, NULL);
+        /* RETURNING reads the deleted versions: they are kept. */
+        rc = change_add(s, &cl, &t, sc.row, ret.nt > 0 ? sc.row : NULL);
         if (rc != KEEL_OK)
             break;
     }
@@ -652,6 +667,8 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
         for (uint16_t k = 0; k < t.info.npkey; k++)
             sql_value_to_keel(&cl.keys[i * t.info.npkey + k], &kk[k]);
         rc = keel_delete(s->ks, t.schema, t.name, kk);
+        if (rc == KEEL_OK && ret.nt > 0)
+            rc = sql_returning_row(s, &ret, &cl.rows[i * t.info.ncols]);
         if (rc == KEEL_OK)
             n++;
         else if (rc == KEEL_ENOENT)

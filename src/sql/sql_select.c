@@ -328,10 +328,7 @@ void sql_scan_end(sql_scan *sc)
 /* ---- SELECT ------------------------------------------------------------- */
 
 /* One output column. */
-typedef struct target {
-    sql_expr *expr;
-    const char *name;
-} target;
+typedef sql_target target;
 
 /* One collected output row: its values and sort keys. */
 typedef struct sorted_row {
@@ -419,9 +416,9 @@ static bool is_star(const PgQuery__ResTarget *rt, const PgQuery__ColumnRef **cr)
 }
 
 /* The output list: * expanded to the table's columns. */
-static keel_status targets_analyse(sql_session *s, const sql_scope *scope,
-                                   PgQuery__Node **list, size_t n,
-                                   target **out, uint16_t *nout)
+keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
+                                PgQuery__Node **list, size_t n,
+                                sql_target **out, uint16_t *nout)
 {
     const PgQuery__ColumnRef *cr;
     size_t cap = 0;
@@ -1348,7 +1345,7 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
     op = sp;
     if (!grouped) {
         s->saw_aggregate = false;
-        rc = targets_analyse(s, sp, st->target_list, st->n_target_list, &o.tl,
+        rc = sql_targets_analyse(s, sp, st->target_list, st->n_target_list, &o.tl,
                              &o.nt);
         if (rc != KEEL_OK && !s->saw_aggregate)
             return rc;
@@ -1373,7 +1370,7 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         g.input = sp;
         gscope.grouping = &g;
         op = &gscope;
-        rc = targets_analyse(s, op, st->target_list, st->n_target_list, &o.tl,
+        rc = sql_targets_analyse(s, op, st->target_list, st->n_target_list, &o.tl,
                              &o.nt);
         if (rc == KEEL_OK && st->having_clause != NULL) {
             rc = sql_expr_prepare(s, op, st->having_clause, &o.having);
