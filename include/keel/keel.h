@@ -296,7 +296,10 @@ KEEL_API keel_status keel_abort(keel_session *s);
  * stay until the clean keel_db_close() of that open; a crash leaves them
  * for good). ---- */
 
-/* One column of a new table.  charlen: n of char(n) (1..4096), else 0. */
+/* One column of a new table.  charlen: n of char(n) (1..4096); for text,
+ * a declared maximum length in characters (varchar(n)) that keel keeps
+ * and reports but leaves to its caller to enforce, or 0 for none; else
+ * 0. */
 typedef struct keel_column {
     const char *name;
     keel_type type;
@@ -618,7 +621,7 @@ typedef struct keel_table_info {
 typedef struct keel_column_info {
     char name[KEEL_NAME_LEN]; /* NUL-terminated */
     keel_type type;
-    uint16_t charlen; /* n of char(n), else 0 */
+    uint16_t charlen; /* n of char(n) or of varchar(n) (text), else 0 */
     bool notnull;
 } keel_column_info;
 

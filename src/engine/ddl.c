@@ -534,7 +534,9 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
             .relid = r.oid,
             .attnum = (uint16_t)(i + 1),
             .type = cols[i].type,
-            .charlen = cols[i].type == KEEL_CHAR ? cols[i].charlen : 0,
+            .charlen = cols[i].type == KEEL_CHAR || cols[i].type == KEEL_TEXT
+                           ? cols[i].charlen
+                           : 0,
             .notnull = cols[i].notnull};
         for (uint16_t k = 0; k < npkey; k++)
             if (pkey[k] == i + 1)

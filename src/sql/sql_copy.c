@@ -474,9 +474,8 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
                 v->type = SQL_TYPE_UNKNOWN;
                 v->v.s.p = r.f[i];
                 v->v.s.len = (uint32_t)r.len[i];
-                rc = sql_value_cast(s, v, sql_type_of_keel(ci->type),
-                                    ci->type == KEEL_CHAR ? ci->charlen : -1,
-                                    false, -1);
+                rc = sql_value_cast(s, v, sql_column_type(ci),
+                                    sql_column_typmod(ci), false, -1);
                 if (rc != KEEL_OK) {
                     char field[128];
                     snprintf(field, sizeof(field), "%.*s",

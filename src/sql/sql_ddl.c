@@ -3,9 +3,9 @@
  * VACUUM / ANALYZE, over the engine's transactional DDL.
  *
  * Column types map onto keel's: smallint, integer, bigint, double
- * precision, boolean, text (and varchar without a length), char(n),
+ * precision, boolean, text, varchar and varchar(n), char(n),
  * name and oid.  A column constraint or option keel cannot keep
- * (DEFAULT, CHECK, a foreign key, varchar(n)) fails with 0A000 rather
+ * (DEFAULT, CHECK, a foreign key) fails with 0A000 rather
  * than being dropped silently; storage options (fillfactor) are accepted
  * and have no effect.
  */
@@ -61,9 +61,10 @@ static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
         col->type = KEEL_DATE;
         break;
     case SQL_TYPE_VARCHAR:
-        if (typmod >= 0)
-            return sql_unsupported(s, tn->location, "varchar(n)");
+        if (typmod > 65535)
+            return sql_unsupported(s, tn->location, "varchar(n) over 65535");
         col->type = KEEL_TEXT;
+        col->charlen = typmod > 0 ? (uint16_t)typmod : 0;
         break;
     case SQL_TYPE_BPCHAR:
         if (typmod < 0 || typmod > 4096)

@@ -101,11 +101,28 @@ static inline bool sql_type_is_string(uint32_t type)
            type == SQL_TYPE_UNKNOWN;
 }
 
+/* A table column's SQL type: its keel type's, but varchar for text with
+ * a length (varchar(n)); and its length, n of char(n) or varchar(n), or
+ * -1. */
+static inline uint32_t sql_column_type(const keel_column_info *c);
+static inline int32_t sql_column_typmod(const keel_column_info *c)
+{
+    return (c->type == KEEL_CHAR || c->type == KEEL_TEXT) && c->charlen > 0
+               ? (int32_t)c->charlen
+               : -1;
+}
+
 /* PostgreSQL's name for a type oid ("integer", "text", ...). */
 const char *sql_type_name(uint32_t type);
 /* The type oid of a keel column type, and its RowDescription length. */
 uint32_t sql_type_of_keel(keel_type t);
 int16_t sql_type_len(uint32_t type);
+
+static inline uint32_t sql_column_type(const keel_column_info *c)
+{
+    return c->type == KEEL_TEXT && c->charlen > 0 ? SQL_TYPE_VARCHAR
+                                                   : sql_type_of_keel(c->type);
+}
 
 /* ---- the session ------------------------------------------------------- */
 

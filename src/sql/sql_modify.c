@@ -26,7 +26,7 @@ static keel_status to_column(sql_session *s, const sql_table *t,
                              const keel_column_info *c, sql_value *v,
                              int32_t location)
 {
-    uint32_t type = sql_type_of_keel(c->type);
+    uint32_t type = sql_column_type(c);
     keel_status rc;
 
     if (v->isnull) {
@@ -38,8 +38,7 @@ static keel_status to_column(sql_session *s, const sql_table *t,
         v->type = type;
         return KEEL_OK;
     }
-    rc = sql_value_cast(s, v, type, c->type == KEEL_CHAR ? c->charlen : -1,
-                        false, location);
+    rc = sql_value_cast(s, v, type, sql_column_typmod(c), false, location);
     if (rc == KEEL_ETYPE && s->err != NULL) {
         /* Name the column, as PostgreSQL does. */
         snprintf(s->err->message, sizeof(s->err->message),

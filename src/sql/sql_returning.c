@@ -46,8 +46,10 @@ keel_status sql_returning_begin(sql_session *s, const sql_table *t,
             uint16_t a = e->u.column;
             cols[i].table = t->info.oid;
             cols[i].attnum = (int16_t)(a + 1);
-            if (t->cols[a].type == KEEL_CHAR)
-                cols[i].typmod = t->cols[a].charlen + 4;
+            if (sql_column_typmod(&t->cols[a]) >= 0) {
+                cols[i].type = sql_column_type(&t->cols[a]);
+                cols[i].typmod = sql_column_typmod(&t->cols[a]) + 4;
+            }
         }
     }
     if (s->sink->columns(s->sink->ctx, cols, r->nt) != 0)

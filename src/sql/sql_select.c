@@ -1444,8 +1444,10 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
                 uint16_t a = (uint16_t)(c - it->off);
                 cols[i].table = it->t.info.oid;
                 cols[i].attnum = (int16_t)(a + 1);
-                if (it->t.cols[a].type == KEEL_CHAR)
-                    cols[i].typmod = it->t.cols[a].charlen + 4;
+                if (sql_column_typmod(&it->t.cols[a]) >= 0) {
+                    cols[i].type = sql_column_type(&it->t.cols[a]);
+                    cols[i].typmod = sql_column_typmod(&it->t.cols[a]) + 4;
+                }
             }
         }
     }
