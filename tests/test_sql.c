@@ -298,8 +298,8 @@ static void test_tables(void **state)
     EXPECT(f->s, "BEGIN; VACUUM t",
            "BEGIN\nERROR 25001: VACUUM cannot run inside a transaction block\n");
     EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
-    EXPECT(f->s, "CREATE TABLE u (a int DEFAULT 5)",
-           "ERROR 0A000: column defaults is not supported yet at 23\n");
+    EXPECT(f->s, "CREATE TABLE u (a int DEFAULT 5, b int CHECK (b > 0))",
+           "ERROR 0A000: CHECK constraints is not supported yet at 40\n");
     EXPECT(f->s, "DROP TABLE t; DROP TABLE IF EXISTS t",
            "DROP TABLE\nNOTICE 00000: table \"t\" does not exist, skipping\n"
            "DROP TABLE\n");

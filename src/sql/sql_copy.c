@@ -350,6 +350,8 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
                              sql_table *t, const copy_opts *o)
 {
     uint16_t *cols, ncols;
+    const sql_defaults *defs;
+    bool *unlisted;
     bytes pending = {0}; /* data not yet cut into rows */
     copy_row r = {0};
     keel_value *kv = NULL;
@@ -362,8 +364,18 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
     char why[256] = "";
 
     rc = copy_columns(s, st, t, &cols, &ncols);
+    if (rc == KEEL_OK)
+        rc = sql_defaults_of(s, t, &defs);
     if (rc != KEEL_OK)
         return rc;
+    /* The columns the data leaves out take their defaults. */
+    unlisted = sql_alloc(&s->arena, t->info.ncols + 1u);
+    if (unlisted == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t c = 0; c < t->info.ncols; c++)
+        unlisted[c] = sql_default_has(defs, c);
+    for (uint16_t i = 0; i < ncols; i++)
+        unlisted[cols[i]] = false;
     if (s->sink->copy_in_begin == NULL || s->sink->copy_in_read == NULL)
         return sql_unsupported(s, -1, "COPY FROM STDIN over this connection");
     kv = calloc(t->info.ncols + 1u, sizeof(*kv));
@@ -482,6 +494,16 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
                              (int)(r.len[i] < 100 ? r.len[i] : 100), r.f[i]);
                     copy_context(s, t, line, ci->name, field);
                 }
+            }
+            for (uint16_t c = 0; rc == KEEL_OK && c < t->info.ncols; c++) {
+                if (!unlisted[c])
+                    continue;
+                rc = sql_default_eval(s, defs, c, &vals[c]);
+                if (rc == KEEL_OK && !vals[c].isnull)
+                    rc = sql_value_cast(s, &vals[c], sql_column_type(&t->cols[c]),
+                                        sql_column_typmod(&t->cols[c]), false, -1);
+                if (rc != KEEL_OK)
+                    copy_context(s, t, line, NULL, NULL);
             }
             for (uint16_t c = 0; rc == KEEL_OK && c < t->info.ncols; c++) {
                 if (vals[c].isnull && t->cols[c].notnull) {

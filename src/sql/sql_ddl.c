@@ -4,8 +4,9 @@
  *
  * Column types map onto keel's: smallint, integer, bigint, double
  * precision, boolean, text, varchar and varchar(n), char(n),
- * name and oid.  A column constraint or option keel cannot keep
- * (DEFAULT, CHECK, a foreign key) fails with 0A000 rather
+ * name and oid.  Column defaults are kept by the SQL layer
+ * (sql_default.c).  A column constraint or option keel cannot keep
+ * (CHECK, a foreign key) fails with 0A000 rather
  * than being dropped silently; storage options (fillfactor) are accepted
  * and have no effect.
  */
@@ -127,12 +128,54 @@ typedef struct unique_def {
     const char *name;
 } unique_def;
 
+/* A default expression must be analysable without columns, and a
+ * constant one must be assignable to its column, as PostgreSQL checks
+ * at CREATE TABLE. */
+static keel_status default_check(sql_session *s, const keel_column *c,
+                                 const PgQuery__Node *expr)
+{
+    keel_column_info ci = {.type = c->type, .charlen = c->charlen};
+    uint32_t type = sql_column_type(&ci);
+    sql_expr *e;
+    sql_value v;
+    keel_status rc;
+
+    if (expr == NULL)
+        return KEEL_OK;
+    s->clause = "DEFAULT expressions";
+    rc = sql_expr_prepare_for(s, NULL, expr, type, &e);
+    s->clause = NULL;
+    /* Without columns in scope, an unknown column is a column reference. */
+    if (rc != KEEL_OK && s->err != NULL && memcmp(s->err->sqlstate, "42703", 5) == 0) {
+        memcpy(s->err->sqlstate, "0A000", 5);
+        snprintf(s->err->message, sizeof(s->err->message),
+                 "cannot use column reference in DEFAULT expression");
+    }
+    if (rc != KEEL_OK || e->kind != SQL_EXPR_CONST)
+        return rc;
+    v = e->u.value;
+    if (v.isnull)
+        return KEEL_OK;
+    /* The type only: a length is checked when a row takes the value. */
+    rc = sql_value_cast(s, &v, type, -1, false, e->location);
+    if (rc == KEEL_ETYPE && s->err != NULL) {
+        snprintf(s->err->message, sizeof(s->err->message),
+                 "column \"%s\" is of type %s but default expression is of "
+                 "type %s",
+                 c->name, sql_type_name(type), sql_type_name(e->u.value.type));
+        snprintf(s->err->hint, sizeof(s->err->hint),
+                 "You will need to rewrite or cast the expression.");
+    }
+    return rc;
+}
+
 keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
 {
     const PgQuery__RangeVar *rv = st->relation;
     const char *schema =
         rv->schemaname != NULL && rv->schemaname[0] != '\0' ? rv->schemaname : NULL;
     keel_column *cols;
+    const PgQuery__Node **defs;
     uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0;
     unique_def *uniq;
     bool exists = false;
@@ -156,7 +199,8 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
         return rc;
     cols = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*cols));
     uniq = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*uniq));
-    if (cols == NULL || uniq == NULL)
+    defs = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*defs));
+    if (cols == NULL || uniq == NULL || defs == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     /* Columns first, so that table constraints may name any of them. */
     for (size_t i = 0; i < st->n_table_elts; i++) {
@@ -171,6 +215,7 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
             return sql_fail(s, KEEL_ETOOBIG, "54011",
                             "tables can have at most 256 columns");
         cd = el->column_def;
+        defs[ncols] = NULL;
         c = &cols[ncols++];
         memset(c, 0, sizeof(*c));
         c->name = cd->colname;
@@ -203,12 +248,20 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                 uniq[nuniq++].name = con->conname[0] != '\0' ? con->conname : NULL;
                 break;
             case PG_QUERY__CONSTR_TYPE__CONSTR_DEFAULT:
+                if (defs[ncols - 1] != NULL)
+                    return sql_fail_at(s, con->location, KEEL_EINVAL, "42601",
+                                       "multiple default values specified for "
+                                       "column \"%s\" of table \"%s\"",
+                                       c->name, rv->relname);
+                rc = default_check(s, c, con->raw_expr);
+                if (rc != KEEL_OK)
+                    return rc;
                 /* DEFAULT NULL is what every column has. */
                 if (con->raw_expr != NULL &&
-                    con->raw_expr->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-                    con->raw_expr->a_const->isnull)
-                    break;
-                return sql_unsupported(s, con->location, "column defaults");
+                    !(con->raw_expr->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+                      con->raw_expr->a_const->isnull))
+                    defs[ncols - 1] = con->raw_expr;
+                break;
             case PG_QUERY__CONSTR_TYPE__CONSTR_CHECK:
                 return sql_unsupported(s, con->location, "CHECK constraints");
             case PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN:
@@ -289,6 +342,9 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
     }
+    rc = sql_defaults_store(s, schema, rv->relname, defs, ncols);
+    if (rc != KEEL_OK)
+        return rc;
     return sql_complete(s, "CREATE TABLE");
 }
 
@@ -326,8 +382,20 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
         }
         if (name == NULL)
             return sql_unsupported(s, -1, "this DROP");
-        rc = table ? keel_drop_table(s->ks, schema, name)
-                   : keel_drop_schema(s->ks, name);
+        if (table) {
+            keel_table_info info = {0};
+            bool described =
+                keel_table_describe(s->ks, schema, name, &info, NULL, 0) == KEEL_OK;
+            rc = keel_drop_table(s->ks, schema, name);
+            /* Its defaults go with it. */
+            if (rc == KEEL_OK && described) {
+                rc = sql_defaults_move(s, info.oid, 0);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
+        } else {
+            rc = keel_drop_schema(s->ks, name);
+        }
         if (rc == KEEL_ENOENT && st->missing_ok) {
             char msg[200];
             snprintf(msg, sizeof(msg), "%s \"%s\" does not exist, skipping",
@@ -492,6 +560,16 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
         if (rc == KEEL_OK)
             rc = keel_create_table(s->ks, t.schema, t.name, cols, t.info.ncols,
                                    t.info.pkey, t.info.npkey);
+        if (rc == KEEL_OK) {
+            keel_table_info made;
+            rc = keel_table_describe(s->ks, t.schema, t.name, &made, NULL, 0);
+            if (rc == KEEL_OK) {
+                /* The table is made anew: its defaults go with it. */
+                rc = sql_defaults_move(s, t.info.oid, made.oid);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
+        }
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
     }

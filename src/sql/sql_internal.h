@@ -142,6 +142,7 @@ typedef enum sql_block {
 } sql_block;
 
 typedef struct sql_pcache_entry sql_pcache_entry;
+typedef struct sql_defaults sql_defaults;
 
 /* A prepared statement (Parse). */
 typedef struct sql_stmt {
@@ -213,6 +214,8 @@ struct sql_session {
      * the text being run (locmap_on). */
     struct sql_pcache *pcache;
     uint32_t pcache_limit;
+    /* Tables' column defaults as read (sql_default.c), by table oid. */
+    sql_defaults *defaults;
     const sql_pcache_entry *locmap;
     bool locmap_on;
 };
@@ -550,6 +553,31 @@ typedef struct sql_table {
 
 keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
                            sql_table *t);
+
+/* ---- column defaults (sql_default.c) ---------------------------------- */
+
+/* Table t's defaults, read once per session and kept. */
+keel_status sql_defaults_of(sql_session *s, const sql_table *t,
+                            const sql_defaults **out);
+/* Whether column col (0-based) has a default. */
+bool sql_default_has(const sql_defaults *d, uint16_t col);
+/* Column col's default for one row (a null of unknown type if it has
+ * none), to be assigned to the column by the caller. */
+keel_status sql_default_eval(sql_session *s, const sql_defaults *d,
+                             uint16_t col, sql_value *out);
+/* Column col's default (it has one) analysed, to evaluate per row. */
+keel_status sql_default_expr(sql_session *s, const sql_defaults *d,
+                             uint16_t col, sql_expr **out);
+/* Records the defaults of a table just created: exprs[i] is column i's
+ * expression, or NULL. */
+keel_status sql_defaults_store(sql_session *s, const char *schema,
+                               const char *table,
+                               const PgQuery__Node *const *exprs, uint16_t ncols);
+/* Moves a table's defaults to new_relid (TRUNCATE), or drops them
+ * (new_relid 0: DROP TABLE). */
+keel_status sql_defaults_move(sql_session *s, uint32_t old_relid,
+                              uint32_t new_relid);
+void sql_defaults_free(sql_session *s);
 
 /* A RETURNING list (sql_returning.c): analysed over a table's row, its
  * columns described once, then a row sent per changed row. */

@@ -100,6 +100,32 @@ static keel_status column_index(sql_session *s, const sql_table *t,
                        t->name);
 }
 
+/* Starts a row: the columns that the first nset of map do not name get
+ * their defaults (or null), the rest null until set. */
+static keel_status row_defaults(sql_session *s, const sql_defaults *defs,
+                                const sql_table *t, const uint16_t *map,
+                                uint16_t nset, sql_value *row, int32_t *loc)
+{
+    for (uint16_t c = 0; c < t->info.ncols; c++) {
+        row[c] = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = true};
+        loc[c] = -1;
+    }
+    for (uint16_t c = 0; c < t->info.ncols; c++) {
+        bool named = false;
+        keel_status rc;
+        if (!sql_default_has(defs, c))
+            continue;
+        for (uint16_t i = 0; i < nset && !named; i++)
+            named = map[i] == c;
+        if (named)
+            continue;
+        rc = sql_default_eval(s, defs, c, &row[c]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
+}
+
 /* Casts row's values (one per table column, null where none was given)
  * to their columns and inserts it.  loc: per column, the position its
  * errors point at, or -1. */
@@ -214,9 +240,10 @@ static int buf_notice(void *ctx, const char *severity, const char *sqlstate,
 }
 
 static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
-                                 const sql_table *t, const uint16_t *map,
-                                 uint16_t nmap, sql_value *row, int32_t *loc,
-                                 keel_value *kv, sql_returning *ret)
+                                 const sql_table *t, const sql_defaults *defs,
+                                 const uint16_t *map, uint16_t nmap,
+                                 sql_value *row, int32_t *loc, keel_value *kv,
+                                 sql_returning *ret)
 {
     select_buffer b = {.s = s, .outer = s->sink};
     sql_sink sink = {.ctx = &b, .columns = buf_columns, .row = buf_row,
@@ -265,10 +292,7 @@ static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
     for (uint64_t r = 0; rc == KEEL_OK && r < b.nrows && !s->describe_only;
          r++) {
         sql_arena_mark m = sql_arena_save(&s->arena);
-        for (uint16_t c = 0; c < t->info.ncols; c++) {
-            row[c] = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = true};
-            loc[c] = -1;
-        }
+        rc = row_defaults(s, defs, t, map, b.ncols, row, loc);
         for (uint16_t i = 0; rc == KEEL_OK && i < b.ncols; i++) {
             int32_t len;
             sql_value *v = &row[map[i]];
@@ -299,6 +323,7 @@ static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
 
 keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
 {
+    const sql_defaults *defs;
     sql_returning ret;
     sql_table t;
     const PgQuery__SelectStmt *sel;
@@ -354,12 +379,14 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
     }
     rc = sql_returning_begin(s, &t, st->returning_list, st->n_returning_list,
                              &ret);
+    if (rc == KEEL_OK)
+        rc = sql_defaults_of(s, &t, &defs);
     if (rc != KEEL_OK)
         return rc;
     if (sel->n_values_lists == 0) {
         if (s->explain != NULL)
             sql_explain_node(s->explain, 0, "Insert on %s", t.name);
-        return insert_select(s, st, &t, map, nmap, row, loc, kv, &ret);
+        return insert_select(s, st, &t, defs, map, nmap, row, loc, kv, &ret);
     }
     if (s->explain != NULL) {
         sql_explain_node(s->explain, 0, "Insert on %s", t.name);
@@ -395,15 +422,18 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
         if (vl->n_items < nmap && st->n_cols > 0)
             return sql_fail(s, KEEL_EINVAL, "42601",
                             "INSERT has more target columns than expressions");
-        for (uint16_t c = 0; c < t.info.ncols; c++) {
-            row[c] = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = true};
-            loc[c] = -1;
-        }
+        rc = row_defaults(s, defs, &t, map, (uint16_t)vl->n_items, row, loc);
+        if (rc != KEEL_OK)
+            return rc;
         for (uint16_t i = 0; i < vl->n_items; i++) {
             const PgQuery__Node *node = vl->items[i];
             sql_expr *e;
-            if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
-                continue; /* no column has a default but NULL */
+            if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
+                rc = sql_default_eval(s, defs, map[i], &row[map[i]]);
+                if (rc != KEEL_OK)
+                    return rc;
+                continue;
+            }
             rc = sql_expr_prepare_for(s, NULL, node,
                                       sql_type_of_keel(t.cols[map[i]].type), &e);
             if (rc == KEEL_OK)
@@ -492,6 +522,7 @@ static keel_status where_analyse(sql_session *s, const sql_scope *scope,
 
 keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 {
+    const sql_defaults *defs;
     sql_returning ret;
     sql_table t;
     sql_scope scope;
@@ -514,6 +545,9 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     if (t.info.npkey == 0)
         return sql_unsupported(s, st->relation->location,
                                "UPDATE of a table without a primary key");
+    rc = sql_defaults_of(s, &t, &defs);
+    if (rc != KEEL_OK)
+        return rc;
     scope = (sql_scope){.table = t.alias, .cols = t.cols, .ncols = t.info.ncols};
     set = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*set));
     newrow = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*newrow));
@@ -538,6 +572,15 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
             return sql_fail_at(s, rt->location, KEEL_EINVAL, "42601",
                                "multiple assignments to same column \"%s\"",
                                rt->name);
+        if (rt->val != NULL &&
+            rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT &&
+            sql_default_has(defs, c)) {
+            /* Its expression, evaluated for every row. */
+            rc = sql_default_expr(s, defs, c, &set[c]);
+            if (rc != KEEL_OK)
+                return rc;
+            continue;
+        }
         if (rt->val != NULL &&
             rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
             sql_expr *e = sql_alloc(&s->arena, sizeof(*e));

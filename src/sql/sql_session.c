@@ -492,6 +492,7 @@ void sql_session_destroy(sql_session *s)
     while (s->stmts != NULL)
         sql_close(s, 'S', s->stmts->name);
     free(s->param_types);
+    sql_defaults_free(s);
     sql_parse_cache_free(s);
     sql_arena_free(&s->arena);
     free(s);

@@ -1,0 +1,370 @@
+/*
+ * sql_default.c: column defaults (CREATE TABLE ... DEFAULT expr).
+ *
+ * keel's engine keeps no expressions, so the SQL layer keeps them, as
+ * PostgreSQL keeps them in pg_attrdef: in a table of its own,
+ * keel_sql.keel_attrdef (adrelid oid, adnum int2, adsrc text, primary key
+ * (adrelid, adnum)), made through the engine's API by the first CREATE
+ * TABLE that has a default, in that statement's transaction, so that it
+ * is logged, transactional and read in the transaction's snapshot like
+ * any table.  adsrc is the expression as libpg_query deparses it.
+ *
+ * A table's defaults are read once per session, when a statement first
+ * needs them, and kept by the table's oid: an oid is never given to
+ * another table, and a table's defaults are written only in the
+ * transaction that creates it (TRUNCATE, which makes the table anew,
+ * copies them to its new oid), so what a session read stays true.
+ * INSERT, COPY FROM and UPDATE ... SET col = DEFAULT evaluate the
+ * expression for every row (now(), random()), then assign it to the
+ * column as any value.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql/sql_internal.h"
+
+#define DEF_SCHEMA "keel_sql"
+#define DEF_TABLE "keel_attrdef"
+/* Tables whose defaults a session keeps. */
+#define DEF_KEPT_MAX 256
+
+/* One table's defaults, as a session read them. */
+struct sql_defaults {
+    uint32_t relid;
+    uint16_t ncols;
+    PgQuery__ParseResult **trees; /* per column: "SELECT expr", or NULL */
+    uint32_t *types;              /* per column: its SQL type */
+    struct sql_defaults *next;
+};
+
+void sql_defaults_free(sql_session *s)
+{
+    while (s->defaults != NULL) {
+        sql_defaults *d = s->defaults;
+        s->defaults = d->next;
+        for (uint16_t i = 0; i < d->ncols; i++)
+            if (d->trees[i] != NULL)
+                pg_query__parse_result__free_unpacked(d->trees[i], NULL);
+        free(d->trees);
+        free(d->types);
+        free(d);
+    }
+}
+
+/* Whether keel_attrdef exists for the transaction. */
+static keel_status table_exists(sql_session *s, bool *exists)
+{
+    keel_status rc = keel_relation_exists(s->ks, DEF_SCHEMA, DEF_TABLE, exists);
+
+    if (rc == KEEL_ENOENT) { /* no schema: no defaults */
+        *exists = false;
+        return KEEL_OK;
+    }
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+/* The expression node of a "SELECT expr" tree. */
+static const PgQuery__Node *tree_expr(const PgQuery__ParseResult *t)
+{
+    return t->stmts[0]->stmt->select_stmt->target_list[0]->res_target->val;
+}
+
+/* expr as SQL text (malloc'd), deparsed by libpg_query. */
+static keel_status deparse(sql_session *s, const PgQuery__Node *expr, char **out)
+{
+    PgQuery__ResTarget rt = PG_QUERY__RES_TARGET__INIT;
+    PgQuery__Node rtn = PG_QUERY__NODE__INIT, seln = PG_QUERY__NODE__INIT;
+    PgQuery__SelectStmt sel = PG_QUERY__SELECT_STMT__INIT;
+    PgQuery__RawStmt raw = PG_QUERY__RAW_STMT__INIT;
+    PgQuery__ParseResult pr = PG_QUERY__PARSE_RESULT__INIT;
+    PgQuery__Node *tl[1] = {&rtn};
+    PgQuery__RawStmt *stmts[1] = {&raw};
+    PgQueryProtobuf pb;
+    PgQueryDeparseResult d;
+    keel_status rc = KEEL_OK;
+
+    *out = NULL;
+    rt.val = (PgQuery__Node *)expr;
+    rtn.node_case = PG_QUERY__NODE__NODE_RES_TARGET;
+    rtn.res_target = &rt;
+    sel.n_target_list = 1;
+    sel.target_list = tl;
+    sel.limit_option = PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_DEFAULT;
+    sel.op = PG_QUERY__SET_OPERATION__SETOP_NONE;
+    seln.node_case = PG_QUERY__NODE__NODE_SELECT_STMT;
+    seln.select_stmt = &sel;
+    raw.stmt = &seln;
+    pr.version = PG_VERSION_NUM;
+    pr.n_stmts = 1;
+    pr.stmts = stmts;
+    pb.len = pg_query__parse_result__get_packed_size(&pr);
+    pb.data = malloc(pb.len ? pb.len : 1);
+    if (pb.data == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    pg_query__parse_result__pack(&pr, (uint8_t *)pb.data);
+    d = pg_query_deparse_protobuf(pb);
+    free(pb.data);
+    if (d.error != NULL)
+        rc = sql_unsupported(s, -1, "this default expression");
+    else if (strncmp(d.query, "SELECT ", 7) != 0 ||
+             (*out = strdup(d.query + 7)) == NULL)
+        rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    pg_query_free_deparse_result(d);
+    return rc;
+}
+
+/* Parses adsrc back into a "SELECT expr" tree. */
+static keel_status reparse(sql_session *s, const char *src, uint32_t len,
+                           PgQuery__ParseResult **out)
+{
+    char *text = malloc((size_t)len + 8);
+    const char *saved = s->text;
+    keel_status rc;
+
+    if (text == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memcpy(text, "SELECT ", 7);
+    memcpy(text + 7, src, len);
+    text[7 + len] = '\0';
+    s->text = NULL; /* its positions are not the statement's */
+    rc = sql_parse_raw(s, text, out);
+    s->text = saved;
+    free(text);
+    if (rc == KEEL_OK &&
+        ((*out)->n_stmts != 1 ||
+         (*out)->stmts[0]->stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT ||
+         (*out)->stmts[0]->stmt->select_stmt->n_target_list != 1)) {
+        pg_query__parse_result__free_unpacked(*out, NULL);
+        *out = NULL;
+        rc = sql_fail(s, KEEL_ECORRUPT, "XX001",
+                      "keel_attrdef holds a default that is not an "
+                      "expression: \"%.*s\"",
+                      (int)len, src);
+    }
+    return rc;
+}
+
+/* The rows of keel_attrdef for relid: their adnum and adsrc (copied into
+ * the arena), through a scan of its primary key. */
+typedef struct def_row {
+    uint16_t attnum;
+    const char *src;
+    uint32_t len;
+} def_row;
+
+static keel_status read_rows(sql_session *s, uint32_t relid, def_row **rows,
+                             uint16_t *nrows)
+{
+    keel_value key = {.v.oid = relid}, row[3];
+    keel_bound b = {.vals = &key, .ncols = 1, .inclusive = true};
+    keel_scan *sc = NULL;
+    uint16_t n = 0, cap = 0;
+    def_row *r = NULL;
+    bool found;
+    keel_status rc;
+
+    *rows = NULL;
+    *nrows = 0;
+    rc = keel_scan_begin(s->ks, DEF_SCHEMA, DEF_TABLE, NULL, &b, &b, &sc);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    while ((rc = keel_scan_next(sc, row, &found)) == KEEL_OK && found) {
+        if (n == cap) {
+            def_row *g;
+            cap = cap == 0 ? 8 : (uint16_t)(cap * 2);
+            g = sql_alloc(&s->arena, cap * sizeof(*g));
+            if (g == NULL) {
+                rc = KEEL_ENOMEM;
+                break;
+            }
+            if (n > 0)
+                memcpy(g, r, n * sizeof(*g));
+            r = g;
+        }
+        r[n].attnum = (uint16_t)row[1].v.i2;
+        r[n].len = row[2].isnull ? 0 : row[2].v.s.len;
+        r[n].src = sql_strndup(&s->arena, row[2].isnull ? "" : row[2].v.s.ptr,
+                               r[n].len);
+        if (r[n].src == NULL) {
+            rc = KEEL_ENOMEM;
+            break;
+        }
+        n++;
+    }
+    keel_scan_end(sc);
+    if (rc == KEEL_ENOMEM)
+        return sql_fail(s, rc, "53200", "out of memory");
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    *rows = r;
+    *nrows = n;
+    return KEEL_OK;
+}
+
+keel_status sql_defaults_of(sql_session *s, const sql_table *t,
+                            const sql_defaults **out)
+{
+    sql_defaults *d;
+    def_row *rows = NULL;
+    uint16_t nrows = 0;
+    bool exists = false;
+    keel_status rc;
+
+    uint32_t kept = 0;
+
+    for (d = s->defaults; d != NULL; d = d->next, kept++)
+        if (d->relid == t->info.oid) {
+            *out = d;
+            return KEEL_OK;
+        }
+    /* A session that meets ever new tables (TRUNCATE makes one each
+     * time) starts over rather than grow: each statement asks for one
+     * table's defaults, so none it holds is freed. */
+    if (kept >= DEF_KEPT_MAX)
+        sql_defaults_free(s);
+    rc = table_exists(s, &exists);
+    if (rc == KEEL_OK && exists)
+        rc = read_rows(s, t->info.oid, &rows, &nrows);
+    if (rc != KEEL_OK)
+        return rc;
+    d = calloc(1, sizeof(*d));
+    if (d == NULL || (d->trees = calloc(t->info.ncols + 1u, sizeof(*d->trees))) == NULL ||
+        (d->types = calloc(t->info.ncols + 1u, sizeof(*d->types))) == NULL) {
+        if (d != NULL)
+            free(d->trees);
+        free(d);
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    for (uint16_t c = 0; c < t->info.ncols; c++)
+        d->types[c] = sql_column_type(&t->cols[c]);
+    d->relid = t->info.oid;
+    d->ncols = t->info.ncols;
+    d->next = s->defaults;
+    s->defaults = d;
+    for (uint16_t i = 0; i < nrows; i++) {
+        if (rows[i].attnum < 1 || rows[i].attnum > d->ncols ||
+            d->trees[rows[i].attnum - 1] != NULL)
+            return sql_fail(s, KEEL_ECORRUPT, "XX001",
+                            "keel_attrdef has a default for column %u of table "
+                            "\"%s\", which has %u columns",
+                            rows[i].attnum, t->name, d->ncols);
+        rc = reparse(s, rows[i].src, rows[i].len, &d->trees[rows[i].attnum - 1]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    *out = d;
+    return KEEL_OK;
+}
+
+bool sql_default_has(const sql_defaults *d, uint16_t col)
+{
+    return d != NULL && col < d->ncols && d->trees[col] != NULL;
+}
+
+keel_status sql_default_expr(sql_session *s, const sql_defaults *d,
+                             uint16_t col, sql_expr **out)
+{
+    return sql_expr_prepare_for(s, NULL, tree_expr(d->trees[col]),
+                                d->types[col], out);
+}
+
+keel_status sql_default_eval(sql_session *s, const sql_defaults *d,
+                             uint16_t col, sql_value *out)
+{
+    sql_expr *e;
+    keel_status rc;
+
+    if (!sql_default_has(d, col)) {
+        *out = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = true};
+        return KEEL_OK;
+    }
+    rc = sql_default_expr(s, d, col, &e);
+    if (rc == KEEL_OK)
+        rc = sql_expr_eval(s, e, NULL, out);
+    return rc;
+}
+
+/* Makes keel_sql.keel_attrdef (and its schema) unless it exists. */
+static keel_status table_ensure(sql_session *s)
+{
+    static const keel_column cols[3] = {
+        {.name = "adrelid", .type = KEEL_OID, .notnull = true},
+        {.name = "adnum", .type = KEEL_INT2, .notnull = true},
+        {.name = "adsrc", .type = KEEL_TEXT, .notnull = true},
+    };
+    static const uint16_t pkey[2] = {1, 2};
+    bool exists = false;
+    keel_status rc = table_exists(s, &exists);
+
+    if (rc != KEEL_OK || exists)
+        return rc;
+    rc = keel_create_schema(s->ks, DEF_SCHEMA);
+    if (rc != KEEL_OK && rc != KEEL_EEXIST)
+        return sql_fail_engine(s, rc);
+    rc = keel_create_table(s->ks, DEF_SCHEMA, DEF_TABLE, cols, 3, pkey, 2);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+static keel_status row_insert(sql_session *s, uint32_t relid, uint16_t attnum,
+                              const char *src, size_t len)
+{
+    keel_value v[3] = {{.v.oid = relid}, {.v.i2 = (int16_t)attnum}, {.isnull = false}};
+    keel_status rc;
+
+    v[2].v.s.ptr = src;
+    v[2].v.s.len = (uint32_t)len;
+    rc = keel_insert(s->ks, DEF_SCHEMA, DEF_TABLE, v);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+keel_status sql_defaults_store(sql_session *s, const char *schema,
+                               const char *table,
+                               const PgQuery__Node *const *exprs, uint16_t ncols)
+{
+    keel_table_info info;
+    bool any = false;
+    keel_status rc;
+
+    for (uint16_t i = 0; i < ncols; i++)
+        any = any || exprs[i] != NULL;
+    if (!any)
+        return KEEL_OK;
+    rc = keel_table_describe(s->ks, schema, table, &info, NULL, 0);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    rc = table_ensure(s);
+    for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++) {
+        char *src;
+        if (exprs[i] == NULL)
+            continue;
+        rc = deparse(s, exprs[i], &src);
+        if (rc != KEEL_OK)
+            break;
+        rc = row_insert(s, info.oid, (uint16_t)(i + 1), src, strlen(src));
+        free(src);
+    }
+    return rc;
+}
+
+keel_status sql_defaults_move(sql_session *s, uint32_t old_relid,
+                              uint32_t new_relid)
+{
+    def_row *rows;
+    uint16_t n;
+    bool exists = false;
+    keel_status rc = table_exists(s, &exists);
+
+    if (rc != KEEL_OK || !exists)
+        return rc;
+    rc = read_rows(s, old_relid, &rows, &n);
+    for (uint16_t i = 0; rc == KEEL_OK && i < n; i++) {
+        keel_value key[2] = {{.v.oid = old_relid}, {.v.i2 = (int16_t)rows[i].attnum}};
+        rc = keel_delete(s->ks, DEF_SCHEMA, DEF_TABLE, key);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        if (new_relid != 0)
+            rc = row_insert(s, new_relid, rows[i].attnum, rows[i].src, rows[i].len);
+    }
+    return rc;
+}
