@@ -187,6 +187,18 @@ static bool fits_int32(const char *p, size_t n)
     return true;
 }
 
+/* The bytes that start no token lex_key() looks into: all but letters,
+ * digits, '_', bytes of multibyte characters, quotes, '$', '.', '-',
+ * '/', NUL and 0x01. */
+static const bool lex_plain[256] = {
+    [' '] = true,  ['\t'] = true, ['\n'] = true, ['\r'] = true, ['\f'] = true,
+    ['\v'] = true, ['='] = true,  ['<'] = true,  ['>'] = true,  ['+'] = true,
+    ['*'] = true,  ['%'] = true,  ['^'] = true,  ['('] = true,  [')'] = true,
+    [','] = true,  [';'] = true,  ['['] = true,  [']'] = true,  [':'] = true,
+    ['!'] = true,  ['~'] = true,  ['@'] = true,  ['#'] = true,  ['&'] = true,
+    ['|'] = true,  ['`'] = true,  ['?'] = true,  ['{'] = true,  ['}'] = true,
+};
+
 /*
  * Lexes text into pc's key and constants, as PostgreSQL's lexer splits
  * it.  False when the text cannot be cached: too long, a dollar-quoted
@@ -202,6 +214,14 @@ static bool lex_key(struct sql_pcache *pc, const char *text, size_t *key_len)
         return false;
     while (i < n) {
         unsigned char c = (unsigned char)text[i];
+        /* Blanks, operators and punctuation go into the key as they are:
+         * skipped in one go. */
+        if (lex_plain[c]) {
+            do
+                i++;
+            while (i < n && lex_plain[(unsigned char)text[i]]);
+            continue;
+        }
         if (c == 0x01)
             return false;
         if (c == '-' && i + 1 < n && text[i + 1] == '-') {
