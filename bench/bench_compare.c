@@ -168,8 +168,8 @@ static int parse_opts(int argc, char **argv, compare_opts *o)
                          o) != 0)
         return -1;
     if (o->seconds != 0 && o->select_txns != 0) {
-        fprintf(stderr, WHO ": --seconds and --transactions exclude each "
-                            "other\n");
+        fprintf(stderr, WHO ": options --seconds and --transactions exclude "
+                            "each other\n");
         return -1;
     }
     if (o->pg_bin == NULL)
@@ -185,7 +185,7 @@ static int parse_opts(int argc, char **argv, compare_opts *o)
     }
     if (o->seconds == 0 && o->select_txns == 0) {
         if (o->quick) {
-            o->select_txns = 1000;
+            o->select_txns = 2000;
             o->tpcb_txns = 50;
         } else {
             o->seconds = 3;
