@@ -322,7 +322,10 @@ static int pgbench_run(compare_state *st, const compare_run *r, int i, side *sd,
     argv[n++] = s->db;
     argv[n] = NULL;
 
-    if (pgserver_settle(s, SETTLE_MS) != 0 || pgserver_cpu_ns(s, &cpu0) != 0) {
+    if (pgserver_settle(s, SETTLE_MS) != 0)
+        fprintf(stderr, WHO ": %s: connections still open after %d s\n",
+                s->name, SETTLE_MS / 1000);
+    if (pgserver_cpu_ns(s, &cpu0) != 0) {
         snprintf(err, len, "%s: cannot read its CPU time", s->name);
         return -1;
     }

@@ -189,6 +189,11 @@ static void tmpdirs_at_exit(void)
     tmpdirs_remove_all();
 }
 
+void bench_await_signal(void)
+{
+    tmpdirs_await_signal();
+}
+
 void bench_exit(int status)
 {
     tmpdirs_await_signal();

@@ -52,6 +52,11 @@ void bench_dir_remove(const char *dir);
 void bench_child_track(pid_t pid, int sig);
 void bench_child_untrack(pid_t pid);
 
+/* If a signal is ending the process (its directories being removed, its
+ * children stopped), waits for it and never returns; else returns at
+ * once.  For a thread that finds its child reaped by that removal. */
+void bench_await_signal(void);
+
 /*
  * exit(status) for the benchmarks' threads, which may fail because a
  * signal's removal of the temporary directories took their files: while

@@ -131,6 +131,8 @@ int child_wait(pid_t pid, int timeout_ms, int *status)
             return 0;
         }
         if (r < 0 && errno != EINTR) {
+            /* Reaped by a signal's clean-up: the process is ending. */
+            bench_await_signal();
             bench_child_untrack(pid);
             return -1;
         }
