@@ -12,6 +12,7 @@
 #define BENCH_SELECT_MAX_RUNS 16
 
 int bench_catcache_main(int argc, char **argv);
+int bench_compare_main(int argc, char **argv);
 int bench_lookup_main(int argc, char **argv);
 int bench_pin_main(int argc, char **argv);
 int bench_report_main(int argc, char **argv);

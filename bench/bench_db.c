@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "port/clock.h"
@@ -29,6 +30,15 @@ static sigset_t tmpdirs_signals;
 /* Set by the guard thread once one came: the process is to die of it,
  * not exit of whatever the removal makes fail in the other threads. */
 static atomic_bool tmpdirs_dying;
+
+/* The children child_start() started and no one has reaped yet, each with
+ * the signal that stops it: stopped before the directories go. */
+#define CHILDREN_MAX 16
+static pthread_mutex_t children_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    pid_t pid;
+    int sig;
+} children[CHILDREN_MAX];
 
 /* Removes dir's files and dir.  A thread still running may create a file
  * between the reading and the rmdir: then again, a few times. */
@@ -54,10 +64,65 @@ static void dir_remove_files(const char *dir)
     }
 }
 
+/* Sends every tracked child its stop signal and waits up to 10 s in all
+ * for them (then kills what is left), so that no server still writes in
+ * a directory about to be removed. */
+static void children_stop_all(void)
+{
+    uint64_t until = clock_now_ns() + 10000000000ull;
+    bool left = true;
+
+    pthread_mutex_lock(&children_lock);
+    for (int i = 0; i < CHILDREN_MAX; i++)
+        if (children[i].pid > 0)
+            kill(children[i].pid, children[i].sig);
+    while (left) {
+        left = false;
+        for (int i = 0; i < CHILDREN_MAX; i++) {
+            pid_t r;
+            if (children[i].pid <= 0)
+                continue;
+            r = waitpid(children[i].pid, NULL, WNOHANG);
+            if (r == children[i].pid || (r < 0 && errno == ECHILD))
+                children[i].pid = 0;
+            else if (clock_now_ns() >= until)
+                kill(children[i].pid, SIGKILL);
+            else
+                left = true;
+        }
+        if (left)
+            clock_sleep_us(5000);
+    }
+    pthread_mutex_unlock(&children_lock);
+}
+
+void bench_child_track(pid_t pid, int sig)
+{
+    pthread_mutex_lock(&children_lock);
+    for (int i = 0; i < CHILDREN_MAX; i++)
+        if (children[i].pid <= 0) {
+            children[i].pid = pid;
+            children[i].sig = sig;
+            break;
+        }
+    pthread_mutex_unlock(&children_lock);
+}
+
+void bench_child_untrack(pid_t pid)
+{
+    pthread_mutex_lock(&children_lock);
+    for (int i = 0; i < CHILDREN_MAX; i++)
+        if (children[i].pid == pid)
+            children[i].pid = 0;
+    pthread_mutex_unlock(&children_lock);
+}
+
 /* Removes every tracked directory (the benchmark's threads may still be
- * using their files: unlinking an open file is harmless). */
+ * using their files: unlinking an open file is harmless), after stopping
+ * the tracked children. */
 static void tmpdirs_remove_all(void)
 {
+    children_stop_all();
     pthread_mutex_lock(&tmpdirs_lock);
     for (int i = 0; i < TMPDIRS_MAX; i++)
         if (tmpdirs[i][0] != '\0') {
@@ -122,6 +187,11 @@ static void tmpdirs_at_exit(void)
 {
     tmpdirs_await_signal();
     tmpdirs_remove_all();
+}
+
+void bench_await_signal(void)
+{
+    tmpdirs_await_signal();
 }
 
 void bench_exit(int status)

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "port/atomics.h"
 
@@ -36,10 +37,25 @@ int bench_tmpdir_make(const char *who, const char *tag, char *dir, size_t len);
  * 0, or -1 if dir cannot be read. */
 int bench_dir_bytes(const char *dir, uint64_t *bytes);
 
-/* Removes a directory and the files in it (no subdirectories), and stops
+/* Removes a directory and everything in it, and stops
  * tracking it if bench_tmpdir_make() made it; a missing directory is
  * fine. */
 void bench_dir_remove(const char *dir);
+
+/*
+ * Tracks a child process (child.h) until it is reaped: wherever
+ * bench_tmpdir_make()'s directories are removed on a signal or at exit,
+ * each tracked child is first sent `sig` and waited for (10 s in all,
+ * then killed), since its files may lie in them.  At most 16 at a time;
+ * untracking one not tracked is fine.
+ */
+void bench_child_track(pid_t pid, int sig);
+void bench_child_untrack(pid_t pid);
+
+/* If a signal is ending the process (its directories being removed, its
+ * children stopped), waits for it and never returns; else returns at
+ * once.  For a thread that finds its child reaped by that removal. */
+void bench_await_signal(void);
 
 /*
  * exit(status) for the benchmarks' threads, which may fail because a

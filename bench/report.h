@@ -42,6 +42,8 @@ typedef struct report_step {
     char json[4200];
     json_doc doc;
     bool ran;
+    bool optional; /* its failure does not stop the report */
+    bool failed;   /* it exited non-zero (optional steps only) */
     double seconds;
 } report_step;
 
@@ -92,6 +94,9 @@ typedef struct report_data {
     /* The steps by role (NULL where one did not run). */
     const report_step *pin, *catcache, *lookup, *sel, *ms, *bloat,
         *bloat_returned, *tpcb, *tpcb_insert, *tpcb_async;
+    /* The pgbench comparison with PostgreSQL, if it ran (its JSON may say
+     * it was skipped); compare_step even if it failed. */
+    const report_step *compare, *compare_step;
     select_row *rows;
     size_t nrows;
     /* The rows the readings compare: 1, 2 and 64 clients padded, 2 and
@@ -142,6 +147,33 @@ const json_value *tpcb_row(const report_step *s, double clients);
 /* The catalog cache bloat steps' sessions: the most final_block_bytes of
  * any session of the run with pruning `which` ("on", "off"), or NaN. */
 double bloat_most_blocks(const report_step *s, const char *which);
+
+/* ---- the pgbench comparison (report_read.c) ---- */
+
+/* Whether the comparison has runs to read (it ran and was not skipped). */
+bool compare_measured(const report_data *d);
+
+/* The comparison's run of (script, mode, clients), or NULL. */
+const json_value *compare_run(const report_data *d, const char *script,
+                              const char *mode, double clients);
+
+/* keel's over PostgreSQL's figure `what` ("tps", "cpu_us_per_txn") in one
+ * run, or NaN where either is missing or PostgreSQL's is not positive. */
+double compare_ratio(const json_value *run, const char *what);
+
+/*
+ * The lowest (highest with `highest`) of compare_ratio(what) over every
+ * run of `script` in `mode` (NULL: both modes).  NaN if there is none, or
+ * if any of them is NaN: a target over every client count is measured
+ * only when every count is.
+ */
+double compare_extreme(const report_data *d, const char *script,
+                       const char *mode, const char *what, bool highest);
+
+/* Server `who`'s ("keel", "postgres") select-only tps at clients a over
+ * clients b in `mode`, or NaN. */
+double compare_scaling(const report_data *d, const char *who, const char *mode,
+                       double a, double b);
 
 /* The 1-minute load average, or NaN. */
 double load_average(void);
@@ -222,8 +254,11 @@ int report_md_write(FILE *f, const report_data *d, const report_judged *j);
 int report_json_write(const char *path, const report_data *d,
                       const report_judged *j);
 
-/* Writes select.svg and bloat.svg.  0, or -1. */
+/* Writes select.svg, bloat.svg, and compare.svg (tps against clients for
+ * keel serve and PostgreSQL under pgbench's `script`).  0, or -1. */
 int report_chart_select(const char *path, const report_data *d);
 int report_chart_bloat(const char *path, const report_data *d);
+int report_chart_compare(const char *path, const report_data *d,
+                         const char *script);
 
 #endif /* KEEL_BENCH_REPORT_H */

@@ -2,8 +2,11 @@
  * report_charts.c: the report's two charts: select.svg, transactions per
  * second against clients for each process array layout, and bloat.svg,
  * each session's catalog cache bytes against its transactions, pruning
- * off and on, with the memory target.
+ * off and on, with the memory target; and compare-select.svg and
+ * compare-tpcb.svg, the real pgbench's tps against clients for keel
+ * serve and PostgreSQL 15, each protocol mode a line.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,4 +99,50 @@ int report_chart_bloat(const char *path, const report_data *d)
         free(ys[i]);
     }
     return rc;
+}
+
+int report_chart_compare(const char *path, const report_data *d,
+                         const char *script)
+{
+    static const char *const who[2] = {"keel", "postgres"};
+    static const char *const shown[2] = {"keel serve", "PostgreSQL 15"};
+    static const char *const modes[2] = {"simple", "prepared"};
+    const json_value *clients =
+        d->compare != NULL ? json_get(&d->compare->doc.root, "clients") : NULL;
+    double x[4][REPORT_MAX_SELECT], y[4][REPORT_MAX_SELECT];
+    char labels[4][64], title[128];
+    svg_series se[4];
+    size_t ns = 0;
+
+    for (int w = 0; w < 2; w++)
+        for (int m = 0; m < 2; m++) {
+            size_t k = 0;
+            for (size_t i = 0; clients != NULL && i < clients->n &&
+                               k < REPORT_MAX_SELECT;
+                 i++) {
+                double c = clients->items[i].num;
+                const json_value *r = compare_run(d, script, modes[m], c);
+                if (r == NULL)
+                    continue;
+                x[ns][k] = c;
+                y[ns][k++] = json_num(json_get(r, who[w]), "tps");
+            }
+            if (k == 0)
+                continue;
+            snprintf(labels[ns], sizeof(labels[ns]), "%s, %s", shown[w],
+                     modes[m]);
+            se[ns] = (svg_series){labels[ns], x[ns], y[ns], k, m == 1};
+            ns++;
+        }
+    snprintf(title, sizeof(title),
+             "pgbench %s over a Unix socket: keel serve and PostgreSQL 15",
+             script);
+    svg_chart c = {title,
+                   "clients (pgbench -c; -j min(clients, 2))",
+                   "transactions per second",
+                   true,
+                   true,
+                   se,
+                   ns};
+    return svg_write_line_chart(path, &c);
 }

@@ -617,6 +617,144 @@ static void md_tpcb(FILE *f, const report_data *d, const report_judged *j)
     fputs(RT_TPCB_ASYNC, f);
 }
 
+/* ---- the pgbench comparison ---------------------------------------------- */
+
+/* A figure to `decimals` places, or "-" where there is none. */
+static const char *cell(char *buf, size_t len, double v, int decimals)
+{
+    if (isfinite(v))
+        snprintf(buf, len, "%.*f", decimals, v);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
+/* A comparison target's figure and verdict quote, or why it has none. */
+static const char *cmp_figure(char *buf, size_t len, const report_judged *j,
+                              const char *id)
+{
+    const report_judged *t = report_find(j, id);
+    char q[192];
+
+    if (!t->measured)
+        snprintf(buf, len, RT_CMP_NOT_MEASURED);
+    else
+        snprintf(buf, len, RT_CMP_FIGURE, t->r.v, quote(q, sizeof(q), j, id));
+    return buf;
+}
+
+/* The comparison's two tables: tps, then CPU per transaction. */
+static void md_compare_tables(FILE *f, const report_data *d)
+{
+    const json_value *runs = json_get(&d->compare->doc.root, "runs"), *r;
+    char a[32], b[32], c[32];
+
+    for (int table = 0; table < 2; table++) {
+        const char *what = table == 0 ? "tps" : "cpu_us_per_txn";
+        fputs(table == 0 ? RT_CMP_TPS_HEAD : RT_CMP_CPU_HEAD, f);
+        for (size_t i = 0; (r = json_at(runs, i)) != NULL; i++) {
+            const char *script = json_str(r, "script");
+            const char *mode = json_str(r, "mode");
+            const char *first = json_str(r, "first");
+            int dec = table == 0 ? 0 : 1;
+            fprintf(f, "| %s | %s | %.0f | %s | %s | %s |",
+                    script != NULL ? script : "?", mode != NULL ? mode : "?",
+                    json_num(r, "clients"),
+                    cell(a, sizeof(a), json_num(json_get(r, "keel"), what),
+                         dec),
+                    cell(b, sizeof(b), json_num(json_get(r, "postgres"), what),
+                         dec),
+                    cell(c, sizeof(c), compare_ratio(r, what), 2));
+            if (table == 0)
+                fprintf(f, " %s |", first != NULL && strcmp(first, "keel") == 0
+                                        ? "keel"
+                                        : "PostgreSQL");
+            fputs("\n", f);
+        }
+    }
+}
+
+static void md_compare(FILE *f, const report_data *d, const report_judged *j)
+{
+    static const char *const ids[6] = {
+        "pgbench_select_simple",       "pgbench_select_prepared",
+        "pgbench_select_cpu_simple",   "pgbench_select_cpu_prepared",
+        "pgbench_tpcb",                "pgbench_serve_64_over_2"};
+    static const char *const who[2] = {"keel", "postgres"};
+    static const char *const shown[2] = {"keel serve", "PostgreSQL"};
+    const json_value *r, *st, *runs;
+    char q[6][256], settings[1024] = "", amount[96];
+    double failed[2] = {0, 0};
+    const char *skipped;
+
+    fprintf(f, RT_CMP_HEAD, d->compare_step->shown);
+    if (d->compare == NULL) {
+        fputs(RT_CMP_NO_JSON, f);
+        return;
+    }
+    r = &d->compare->doc.root;
+    skipped = json_str(r, "skipped");
+    if (skipped != NULL || !compare_measured(d)) {
+        const json_value *fl = json_get(r, "failed");
+        fprintf(f,
+                fl != NULL && fl->kind == JSON_BOOL && fl->b ? RT_CMP_FAILED
+                                                    : RT_CMP_SKIPPED,
+                skipped != NULL ? skipped : "no runs");
+        return;
+    }
+    st = json_get(r, "postgres_settings");
+    for (size_t i = 0; st != NULL && st->kind == JSON_OBJECT && i < st->n;
+         i++) {
+        size_t n = strlen(settings);
+        snprintf(settings + n, sizeof(settings) - n, "%s%s=%s", i ? ", " : "",
+                 st->items[i].key,
+                 st->items[i].kind == JSON_STRING ? st->items[i].str : "?");
+    }
+    if (isfinite(json_num(r, "seconds")))
+        snprintf(amount, sizeof(amount), "-T %.0f", json_num(r, "seconds"));
+    else
+        snprintf(amount, sizeof(amount),
+                 "-t %.0f (select-only) or -t %.0f (tpcb-like)",
+                 json_num(json_get(r, "transactions_per_client"),
+                          "select-only"),
+                 json_num(json_get(r, "transactions_per_client"),
+                          "tpcb-like"));
+    fprintf(f, RT_CMP_HOW,
+            json_str(r, "pgbench_version") ? json_str(r, "pgbench_version")
+                                           : "pgbench",
+            json_str(r, "pgbench") ? json_str(r, "pgbench") : "?",
+            (unsigned)json_num(r, "scale"),
+            json_num(json_get(r, "init_seconds"), "keel"),
+            json_num(json_get(r, "init_seconds"), "postgres"),
+            json_str(r, "postgres_version") ? json_str(r, "postgres_version")
+                                            : "?",
+            settings, amount);
+    md_compare_tables(f, d);
+    for (int i = 0; i < 6; i++)
+        cmp_figure(q[i], sizeof(q[i]), j, ids[i]);
+    fprintf(f, RT_CMP_READING, q[0], q[1], q[2], q[3], q[4], q[5]);
+    fputs("\n", f);
+    for (int w = 0; w < 2; w++) {
+        const json_value *b = json_get(json_get(r, "balances"), who[w]);
+        const json_value *up = json_get(b, "add_up");
+        if (b == NULL)
+            continue;
+        fprintf(f, RT_CMP_BALANCES, shown[w],
+                (long long)json_num(b, "accounts"),
+                (long long)json_num(b, "tellers"),
+                (long long)json_num(b, "branches"),
+                (long long)json_num(b, "history"),
+                up != NULL && up->kind == JSON_BOOL && up->b ? "add up"
+                                                    : "do NOT add up");
+    }
+    runs = json_get(r, "runs");
+    for (size_t i = 0; json_at(runs, i) != NULL; i++)
+        for (int w = 0; w < 2; w++)
+            failed[w] += json_num(json_get(json_at(runs, i), who[w]), "failed");
+    fprintf(f, RT_CMP_FAILURES, failed[0], failed[1]);
+    fputs(RT_CMP_END, f);
+}
+
 int report_md_write(FILE *f, const report_data *d, const report_judged *j)
 {
     md_header(f, d);
@@ -634,5 +772,7 @@ int report_md_write(FILE *f, const report_data *d, const report_judged *j)
         md_pin(f, d);
     if (d->tpcb != NULL && d->tpcb_insert != NULL && d->tpcb_async != NULL)
         md_tpcb(f, d, j);
+    if (d->compare_step != NULL)
+        md_compare(f, d, j);
     return ferror(f) ? -1 : 0;
 }

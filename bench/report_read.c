@@ -248,6 +248,10 @@ void report_data_read(report_data *d, const report_opts *o,
     d->tpcb = step_named(steps, nsteps, "tpcb");
     d->tpcb_insert = step_named(steps, nsteps, "tpcb_insert");
     d->tpcb_async = step_named(steps, nsteps, "tpcb_async");
+    d->compare = step_named(steps, nsteps, "compare");
+    for (size_t k = 0; k < nsteps; k++)
+        if (strcmp(steps[k].name, "compare") == 0)
+            d->compare_step = &steps[k];
     /* The two select steps: every count and layout, then max_sessions. */
     for (size_t k = 0; k < nsteps; k++)
         if (steps[k].ran && strcmp(steps[k].name, "select") == 0) {
@@ -302,6 +306,78 @@ double bloat_most_blocks(const report_step *s, const char *which)
             most = b;
     }
     return most;
+}
+
+bool compare_measured(const report_data *d)
+{
+    const json_value *runs;
+
+    if (d->compare == NULL)
+        return false;
+    runs = json_get(&d->compare->doc.root, "runs");
+    return json_str(&d->compare->doc.root, "skipped") == NULL &&
+           runs != NULL && runs->n > 0;
+}
+
+const json_value *compare_run(const report_data *d, const char *script,
+                              const char *mode, double clients)
+{
+    const json_value *runs, *r;
+    const char *sc, *m;
+
+    if (!compare_measured(d))
+        return NULL;
+    runs = json_get(&d->compare->doc.root, "runs");
+    for (size_t i = 0; (r = json_at(runs, i)) != NULL; i++)
+        if ((sc = json_str(r, "script")) != NULL && strcmp(sc, script) == 0 &&
+            (m = json_str(r, "mode")) != NULL && strcmp(m, mode) == 0 &&
+            json_num(r, "clients") == clients)
+            return r;
+    return NULL;
+}
+
+double compare_ratio(const json_value *run, const char *what)
+{
+    double k = json_num(json_get(run, "keel"), what);
+    double p = json_num(json_get(run, "postgres"), what);
+
+    return isfinite(k) && p > 0 ? k / p : NAN;
+}
+
+double compare_extreme(const report_data *d, const char *script,
+                       const char *mode, const char *what, bool highest)
+{
+    const json_value *runs, *r;
+    double best = NAN;
+    size_t n = 0;
+
+    if (!compare_measured(d))
+        return NAN;
+    runs = json_get(&d->compare->doc.root, "runs");
+    for (size_t i = 0; (r = json_at(runs, i)) != NULL; i++) {
+        const char *sc = json_str(r, "script"), *m = json_str(r, "mode");
+        double v;
+        if (sc == NULL || strcmp(sc, script) != 0 ||
+            (mode != NULL && (m == NULL || strcmp(m, mode) != 0)))
+            continue;
+        v = compare_ratio(r, what);
+        if (!isfinite(v))
+            return NAN;
+        if (n++ == 0 || (highest ? v > best : v < best))
+            best = v;
+    }
+    return best;
+}
+
+double compare_scaling(const report_data *d, const char *who, const char *mode,
+                       double a, double b)
+{
+    const json_value *ra = compare_run(d, "select-only", mode, a);
+    const json_value *rb = compare_run(d, "select-only", mode, b);
+    double ta = json_num(json_get(ra, who), "tps");
+    double tb = json_num(json_get(rb, who), "tps");
+
+    return isfinite(ta) && tb > 0 ? ta / tb : NAN;
 }
 
 double load_average(void)

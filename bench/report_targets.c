@@ -132,6 +132,49 @@ static report_reading read_group_commit(const report_data *d)
                : not_measured;
 }
 
+/* The lower of a and b; NaN unless both are measured. */
+static double lower_of(double a, double b)
+{
+    return isfinite(a) && isfinite(b) ? fmin(a, b) : NAN;
+}
+
+/* The pgbench comparison (`keel bench compare`): keel serve over
+ * PostgreSQL 15, each pair of runs measured back to back. */
+static report_reading read_pg_select_simple(const report_data *d)
+{
+    return value_of(
+        compare_extreme(d, "select-only", "simple", "tps", false));
+}
+
+static report_reading read_pg_select_prepared(const report_data *d)
+{
+    return value_of(
+        compare_extreme(d, "select-only", "prepared", "tps", false));
+}
+
+static report_reading read_pg_cpu_simple(const report_data *d)
+{
+    return value_of(
+        compare_extreme(d, "select-only", "simple", "cpu_us_per_txn", true));
+}
+
+static report_reading read_pg_cpu_prepared(const report_data *d)
+{
+    return value_of(compare_extreme(d, "select-only", "prepared",
+                                    "cpu_us_per_txn", true));
+}
+
+static report_reading read_pg_tpcb(const report_data *d)
+{
+    return value_of(compare_extreme(d, "tpcb-like", NULL, "tps", false));
+}
+
+static report_reading read_serve_64_over_2(const report_data *d)
+{
+    return value_of(lower_of(compare_scaling(d, "keel", "simple", 64, 2),
+                             compare_scaling(d, "keel", "prepared", 64, 2)));
+}
+
 /* ---- the targets --------------------------------------------------- */
 
 const report_target report_targets[] = {
@@ -179,6 +222,33 @@ const report_target report_targets[] = {
      "one insert a transaction, commits waiting for the log, 64 clients "
      "over 1",
      BENCH_AT_LEAST, 10, "x", 2, false, read_group_commit},
+    {"pgbench_select_simple",
+     "real pgbench, select-only (`-S`), simple protocol: keel serve's tps "
+     "over PostgreSQL 15's, the lowest over the client counts",
+     BENCH_AT_LEAST, 2.5, "x", 2, false, read_pg_select_simple},
+    {"pgbench_select_prepared",
+     "real pgbench, select-only, prepared protocol (`-M prepared`): keel "
+     "serve's tps over PostgreSQL 15's, the lowest over the client counts",
+     BENCH_AT_LEAST, 1.3, "x", 2, false, read_pg_select_prepared},
+    {"pgbench_select_cpu_simple",
+     "real pgbench, select-only, simple protocol: server CPU time per "
+     "transaction, keel serve's over PostgreSQL 15's, the highest over the "
+     "client counts",
+     BENCH_AT_MOST, 0.25, "x", 2, false, read_pg_cpu_simple},
+    {"pgbench_select_cpu_prepared",
+     "real pgbench, select-only, prepared protocol: server CPU time per "
+     "transaction, keel serve's over PostgreSQL 15's, the highest over the "
+     "client counts",
+     BENCH_AT_MOST, 0.5, "x", 2, false, read_pg_cpu_prepared},
+    {"pgbench_tpcb",
+     "real pgbench, tpcb-like (the default script): keel serve's tps over "
+     "PostgreSQL 15's, the lowest over the client counts and both "
+     "protocols",
+     BENCH_AT_LEAST, 2, "x", 2, false, read_pg_tpcb},
+    {"pgbench_serve_64_over_2",
+     "real pgbench, select-only: keel serve's tps at 64 clients over 2, the "
+     "lower of the simple and prepared protocols",
+     BENCH_AT_LEAST, 0.85, "x", 2, false, read_serve_64_over_2},
 };
 const size_t report_ntargets =
     sizeof(report_targets) / sizeof(report_targets[0]);
@@ -290,6 +360,34 @@ static report_reading read_rss_off(const report_data *d)
     return value_of(catcache_over_target(d, "rss_growth", "pruning_off"));
 }
 
+static report_reading read_pg_tpcb_simple(const report_data *d)
+{
+    return value_of(compare_extreme(d, "tpcb-like", "simple", "tps", false));
+}
+
+static report_reading read_pg_tpcb_prepared(const report_data *d)
+{
+    return value_of(
+        compare_extreme(d, "tpcb-like", "prepared", "tps", false));
+}
+
+static report_reading read_serve_64_simple(const report_data *d)
+{
+    return value_of(compare_scaling(d, "keel", "simple", 64, 2));
+}
+
+static report_reading read_serve_64_prepared(const report_data *d)
+{
+    return value_of(compare_scaling(d, "keel", "prepared", 64, 2));
+}
+
+static report_reading read_pg_64_over_2(const report_data *d)
+{
+    return value_of(
+        lower_of(compare_scaling(d, "postgres", "simple", 64, 2),
+                 compare_scaling(d, "postgres", "prepared", 64, 2)));
+}
+
 const report_info report_infos[] = {
     {"lookup_ns",
      "the same in random loads from memory (`random_load_ns`, measured "
@@ -324,6 +422,18 @@ const report_info report_infos[] = {
      0, "x", 3, false, read_catcache_blocks},
     {"catcache_rss", "the same over its run with pruning off", 0, "x", 3, false,
      read_rss_off},
+    {"pgbench_tpcb", "the same, simple protocol only", 0, "x", 2, false,
+     read_pg_tpcb_simple},
+    {"pgbench_tpcb", "the same, prepared protocol only", 0, "x", 2, false,
+     read_pg_tpcb_prepared},
+    {"pgbench_serve_64_over_2", "the same, simple protocol", 0, "x", 2, false,
+     read_serve_64_simple},
+    {"pgbench_serve_64_over_2", "the same, prepared protocol", 0, "x", 2,
+     false, read_serve_64_prepared},
+    {"pgbench_serve_64_over_2",
+     "PostgreSQL 15's 64 clients over 2 in the same runs, the lower of the "
+     "two protocols",
+     0, "x", 2, false, read_pg_64_over_2},
 };
 const size_t report_ninfos = sizeof(report_infos) / sizeof(report_infos[0]);
 

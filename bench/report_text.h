@@ -367,4 +367,100 @@
     "bench/README.md (\"The write-ahead log\") holds that "                    \
     "comparison, made with the build before the log.\n\n"
 
+/* ---- the pgbench comparison ------------------------------------------- */
+
+/* The compare step's command. */
+#define RT_CMP_HEAD                                                            \
+    "## The real pgbench: keel serve beside PostgreSQL 15\n\n"                 \
+    "`keel bench compare%s`\n\n"
+
+/* Why it was skipped or failed. */
+#define RT_CMP_SKIPPED                                                         \
+    "The comparison was skipped: %s.  Its targets read \"not "                 \
+    "measured\"; everything else in this report ran.\n\n"
+#define RT_CMP_FAILED                                                          \
+    "The comparison failed: %s.  Its targets read \"not measured\"; "         \
+    "everything else in this report ran.\n\n"
+#define RT_CMP_NO_JSON                                                         \
+    "The comparison failed before it wrote its results (its messages "         \
+    "are in the report's output).  Its targets read \"not measured\"; "       \
+    "everything else in this report ran.\n\n"
+
+/* pgbench's version and path; scale; "-T N" or "-t N (select-only) and
+ * -t M (tpcb-like)" as one string; keel's and PostgreSQL's init times;
+ * PostgreSQL's version; its settings as "name=value, ...". */
+#define RT_CMP_HOW                                                             \
+    "%s (`%s`) drives both servers, one after the other, each over its "       \
+    "own Unix socket in a temporary directory (neither listens on "           \
+    "TCP): `keel serve` (this binary, `/proc/self/exe`, with its "            \
+    "defaults: a 64 MiB buffer pool, 100 connections, commits waiting "       \
+    "for the log's fdatasync) on a new database, and a private "              \
+    "PostgreSQL cluster that initdb made in a temporary directory, "          \
+    "started on a free port with `listen_addresses=''` and stopped and "      \
+    "removed afterwards (run as the `postgres` user when the report runs "    \
+    "as root).  Both got `pgbench -i -s %u` (%.1f s against keel, %.1f s "     \
+    "against PostgreSQL).  PostgreSQL %s ran with initdb's defaults "         \
+    "(`initdb -U postgres -A trust -E UTF8 --locale=C --no-sync`; "           \
+    "`--no-sync` only skips initdb's own final flush): %s.\n\n"              \
+    "Each configuration (script, protocol mode, client count) ran once "      \
+    "against each server, back to back, keel first and PostgreSQL first "     \
+    "in turn, with `pgbench -n %s -c N -j min(N, 2) --max-tries=1000` "       \
+    "(`-S` for select-only; two threads at most, for the two CPUs; no "       \
+    "vacuum before a run: the tables are freshly loaded, and the "            \
+    "history keeps every run's rows).  tps is pgbench's (\"without "          \
+    "initial connection time\").  A server's CPU time is read from /proc "    \
+    "before and after each run, once the run's connections have gone: "       \
+    "keel serve's utime + stime (every thread's), PostgreSQL's "              \
+    "postmaster's utime + stime + cutime + cstime (its exited backends) "     \
+    "plus its live children's utime + stime (the background processes), "     \
+    "over the transactions pgbench counted; the clock ticks are 10 ms, "      \
+    "so short runs read coarsely.  The clients (pgbench) run on the same "    \
+    "two CPUs and their time is in neither server's figure.\n\n"
+
+#define RT_CMP_TPS_HEAD                                                        \
+    "![pgbench select-only tps against clients](compare-select.svg)\n\n"      \
+    "![pgbench tpcb-like tps against clients](compare-tpcb.svg)\n\n"          \
+    "Transactions per second:\n\n"                                            \
+    "| script | mode | clients | keel serve | PostgreSQL 15 | keel / "         \
+    "PostgreSQL | first |\n|---|---|---:|---:|---:|---:|---|\n"
+
+#define RT_CMP_CPU_HEAD                                                        \
+    "\nServer CPU time per transaction (µs):\n\n"                              \
+    "| script | mode | clients | keel serve | PostgreSQL 15 | keel / "         \
+    "PostgreSQL |\n|---|---|---:|---:|---:|---:|\n"
+
+/* The six targets' readings with their quotes (cmp_figure()), in
+ * report_targets.c's order. */
+#define RT_CMP_READING                                                         \
+    "\nReading: select-only, keel serve's tps over PostgreSQL's, the "        \
+    "lowest over the client counts, is %s with the simple protocol and "     \
+    "%s with the prepared one.  Server CPU time per select-only "            \
+    "transaction, keel's over PostgreSQL's, the highest over the client "    \
+    "counts, is %s simple and %s prepared.  tpcb-like, keel serve's tps "    \
+    "over PostgreSQL's, the lowest over both modes and the client counts, "  \
+    "is %s.  keel serve's select-only tps at 64 clients over its tps at "    \
+    "2, the lower of the two modes, is %s.\n"
+
+/* A target's figure and quote, or "not measured" and why. */
+#define RT_CMP_FIGURE       "%.2fx (%s)"
+#define RT_CMP_NOT_MEASURED "not measured (this run lacks a client count it needs)"
+
+/* The server, the four totals, "add up" or "do NOT add up". */
+#define RT_CMP_BALANCES                                                        \
+    "- %s after its tpcb-like runs (psql): sum(abalance) %lld, "              \
+    "sum(tbalance) %lld, sum(bbalance) %lld, sum(delta) of the history "      \
+    "%lld: they %s.\n"
+
+/* The failed transactions pgbench counted, keel's and PostgreSQL's. */
+#define RT_CMP_FAILURES                                                        \
+    "- Transactions that failed after their retries: %.0f against keel, "     \
+    "%.0f against PostgreSQL.\n"
+
+#define RT_CMP_END                                                             \
+    "\nThe two servers shared the machine with pgbench and whatever else "    \
+    "ran on it: a pair of runs measured back to back saw the same host, "     \
+    "but a single pair is one sample, and ratios move from report to "        \
+    "report by more than the targets' margins allow for.  `keel bench "       \
+    "compare` reruns the comparison alone (bench/README.md).\n\n"
+
 #endif /* KEEL_BENCH_REPORT_TEXT_H */

@@ -395,6 +395,11 @@ foreach(r select_2_over_1_clients select_64_over_2_clients
 endforeach()
 
 # The charts and the report.
+foreach(f compare-select.svg compare-tpcb.svg)
+  if(NOT EXISTS ${OUT}/${f})
+    message(FATAL_ERROR "keel bench report did not write ${f}")
+  endif()
+endforeach()
 file(READ ${OUT}/select.svg svg)
 if(NOT svg MATCHES "^<svg" OR NOT svg MATCHES ">padded<"
    OR NOT svg MATCHES ">packed<" OR NOT svg MATCHES "transactions per second")
@@ -472,7 +477,9 @@ endfunction()
 set(want_ids lookup_ns select_1_client_ns select_2_over_1 select_64_over_2
   padded_over_packed max_sessions_402_over_400 bloat_throughput
   catcache_hit_time catcache_blocks catcache_rss wal_commit_1_client
-  wal_group_commit)
+  wal_group_commit pgbench_select_simple pgbench_select_prepared
+  pgbench_select_cpu_simple pgbench_select_cpu_prepared pgbench_tpcb
+  pgbench_serve_64_over_2)
 list(LENGTH want_ids nwant)
 string(JSON ntargets LENGTH "${json}" targets)
 string(REGEX MATCH "## Targets\n\n[^\n]*\n\n[^\n]*\n[^\n]*\n(\\|[^\n]*\n)+"
@@ -580,8 +587,9 @@ foreach(i RANGE ${last})
   endif()
   # Resident memory may not grow at all over a short run (memory the
   # allocator had already, or, under a sanitizer, its own mappings): zero
-  # is a reading there.
-  if(t_id STREQUAL "catcache_rss")
+  # is a reading there; so is a server's CPU time over runs as short as
+  # --quick's, in clock ticks of 10 ms.
+  if(t_id MATCHES "^(catcache_rss|pgbench_select_cpu_simple|pgbench_select_cpu_prepared)$")
     if(NOT t_value MATCHES "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$")
       message(FATAL_ERROR "results.json targets.${i}.value is not a number: "
                           "'${t_value}'")
@@ -896,6 +904,199 @@ endif()
 if(md MATCHES "(^|[ (|])-?(nan|inf)([ )|.,x]|$)")
   message(FATAL_ERROR "report.md holds a figure that is not a number")
 endif()
+# The real pgbench against keel serve and PostgreSQL 15 (--quick: scale 1,
+# 1 and 2 clients, 2000 select-only or 50 tpcb-like transactions per
+# client).  Without pgbench or PostgreSQL 15 the step says it was skipped,
+# and why, and the rest of the report stands.
+string(JSON cmp GET "${json}" compare)
+string(JSON cmp_skip_type TYPE "${cmp}" skipped)
+string(JSON cmp_failed GET "${cmp}" failed)
+if(cmp_failed)
+  string(JSON why GET "${cmp}" skipped)
+  message(FATAL_ERROR "the pgbench comparison failed: ${why}")
+endif()
+find_program(PGBENCH pgbench PATHS /usr/lib/postgresql/15/bin NO_DEFAULT_PATH)
+if(NOT PGBENCH)
+  find_program(PGBENCH pgbench)
+endif()
+if(PGBENCH AND EXISTS /usr/lib/postgresql/15/bin/postgres
+   AND EXISTS /usr/lib/postgresql/15/bin/initdb)
+  set(have_pg ON)
+else()
+  set(have_pg OFF)
+endif()
+foreach(want "## The real pgbench: keel serve beside PostgreSQL 15"
+        "keel bench compare --quick")
+  string(FIND "${md}" "${want}" at)
+  if(at LESS 0)
+    message(FATAL_ERROR "report.md lacks '${want}'")
+  endif()
+endforeach()
+if(NOT have_pg)
+  if(NOT cmp_skip_type STREQUAL "STRING"
+     OR NOT md MATCHES "The comparison was skipped: [^\n]*not installed")
+    message(FATAL_ERROR "without PostgreSQL 15 the comparison is not "
+                        "reported as skipped")
+  endif()
+else()
+  if(NOT cmp_skip_type STREQUAL "NULL")
+    string(JSON why GET "${cmp}" skipped)
+    message(FATAL_ERROR "the pgbench comparison was skipped: ${why}")
+  endif()
+  # PostgreSQL as a default install has it: durable commits.
+  foreach(kv fsync=on synchronous_commit=on max_connections=100)
+    string(REPLACE "=" ";" kv "${kv}")
+    list(GET kv 0 k)
+    list(GET kv 1 want)
+    string(JSON v GET "${cmp}" postgres_settings ${k})
+    if(NOT v STREQUAL want)
+      message(FATAL_ERROR "compare: PostgreSQL ran with ${k}=${v}")
+    endif()
+  endforeach()
+  string(JSON nruns LENGTH "${cmp}" runs)
+  if(NOT nruns EQUAL 8)
+    message(FATAL_ERROR "compare: ${nruns} runs, not 8 (2 scripts, 2 modes, "
+                        "2 client counts)")
+  endif()
+  set(cpu_keel_seen OFF)
+  set(cpu_pg_seen OFF)
+  set(lowest_simple "")
+  set(seen "")
+  math(EXPR last "${nruns} - 1")
+  foreach(i RANGE ${last})
+    string(JSON r GET "${cmp}" runs ${i})
+    string(JSON script GET "${r}" script)
+    string(JSON mode GET "${r}" mode)
+    string(JSON clients GET "${r}" clients)
+    string(JSON threads GET "${r}" threads)
+    string(JSON first GET "${r}" first)
+    list(APPEND seen "${script}/${mode}/${clients}")
+    # Interleaved: keel first, then PostgreSQL first, and so on.
+    math(EXPR odd "${i} % 2")
+    if((odd AND NOT first STREQUAL "postgres")
+       OR (NOT odd AND NOT first STREQUAL "keel"))
+      message(FATAL_ERROR "compare.runs[${i}]: ${first} ran first")
+    endif()
+    if(clients LESS 2)
+      set(want_threads ${clients})
+    else()
+      set(want_threads 2)
+    endif()
+    if(NOT threads EQUAL want_threads)
+      message(FATAL_ERROR "compare.runs[${i}]: ${threads} threads")
+    endif()
+    if(script STREQUAL "select-only")
+      math(EXPR want_txns "${clients} * 2000")
+    else()
+      math(EXPR want_txns "${clients} * 50")
+    endif()
+    foreach(srv keel postgres)
+      string(JSON tps GET "${r}" ${srv} tps)
+      string(JSON txns GET "${r}" ${srv} transactions)
+      string(JSON failed GET "${r}" ${srv} failed)
+      string(JSON cpu GET "${r}" ${srv} cpu_s)
+      string(JSON us GET "${r}" ${srv} cpu_us_per_txn)
+      check_positive("compare.runs[${i}].${srv}.tps" "${tps}")
+      if(NOT txns EQUAL want_txns OR NOT failed EQUAL 0)
+        message(FATAL_ERROR "compare.runs[${i}].${srv}: ${txns} transactions "
+                            "(${failed} failed), not ${want_txns}")
+      endif()
+      if(NOT cpu MATCHES "^[0-9]+\\.[0-9]+$" OR NOT us MATCHES "^[0-9]+\\.[0-9]+$")
+        message(FATAL_ERROR "compare.runs[${i}].${srv}: CPU ${cpu} s, ${us} us")
+      endif()
+      if(script STREQUAL "select-only")
+        if(cpu GREATER 0 AND srv STREQUAL "keel")
+          set(cpu_keel_seen ON)
+        elseif(cpu GREATER 0)
+          set(cpu_pg_seen ON)
+        endif()
+      endif()
+    endforeach()
+    # keel's over PostgreSQL's.
+    string(JSON ratio GET "${r}" tps_ratio)
+    if(NOT ratio GREATER 0)
+      message(FATAL_ERROR "compare.runs[${i}].tps_ratio is ${ratio}")
+    endif()
+    if(script STREQUAL "select-only" AND mode STREQUAL "simple"
+       AND (lowest_simple STREQUAL "" OR ratio LESS lowest_simple))
+      set(lowest_simple ${ratio})
+    endif()
+  endforeach()
+  foreach(want select-only/simple/1 select-only/simple/2
+          select-only/prepared/1 select-only/prepared/2 tpcb-like/simple/1
+          tpcb-like/simple/2 tpcb-like/prepared/1 tpcb-like/prepared/2)
+    list(FIND seen "${want}" at)
+    if(at LESS 0)
+      message(FATAL_ERROR "compare lacks the run ${want}: ${seen}")
+    endif()
+  endforeach()
+  if(NOT cpu_keel_seen OR NOT cpu_pg_seen)
+    message(FATAL_ERROR "compare: no CPU time read over the select-only "
+                        "runs (keel: ${cpu_keel_seen}, postgres: "
+                        "${cpu_pg_seen})")
+  endif()
+  # After the tpcb-like runs each server's balances add up to its history.
+  foreach(srv keel postgres)
+    string(JSON up GET "${cmp}" balances ${srv} add_up)
+    string(JSON a GET "${cmp}" balances ${srv} accounts)
+    string(JSON h GET "${cmp}" balances ${srv} history)
+    if(NOT up OR NOT a EQUAL h)
+      message(FATAL_ERROR "compare: ${srv}'s balances: ${a} against the "
+                          "history's ${h}, add_up ${up}")
+    endif()
+  endforeach()
+  # The select-only simple target reads the lowest of those ratios, as
+  # printed (two decimals).
+  string(JSON ntargets LENGTH "${json}" targets)
+  math(EXPR tl "${ntargets} - 1")
+  foreach(i RANGE ${tl})
+    string(JSON id GET "${json}" targets ${i} id)
+    if(id STREQUAL "pgbench_select_simple")
+      string(JSON v GET "${json}" targets ${i} value)
+      string(JSON verdict GET "${json}" targets ${i} verdict)
+      # |v - lowest| <= 0.005, in ten-thousandths.
+      foreach(x v lowest_simple)
+        string(REGEX MATCH "^([0-9]+)\\.?([0-9]*)" m "${${x}}")
+        string(SUBSTRING "${CMAKE_MATCH_2}0000" 0 4 dec)
+        math(EXPR ${x}_e4 "${CMAKE_MATCH_1} * 10000 + 1${dec} - 10000")
+      endforeach()
+      math(EXPR gap "${v_e4} - ${lowest_simple_e4}")
+      if(gap GREATER 50 OR gap LESS -50)
+        message(FATAL_ERROR "target pgbench_select_simple reads ${v}, the "
+                            "lowest simple select-only ratio is "
+                            "${lowest_simple}")
+      endif()
+    endif()
+  endforeach()
+  foreach(want "Transactions per second:" "Server CPU time per transaction"
+          "after its tpcb-like runs (psql)" "they add up")
+    string(FIND "${md}" "${want}" at)
+    if(at LESS 0)
+      message(FATAL_ERROR "report.md lacks '${want}'")
+    endif()
+  endforeach()
+  file(READ ${OUT}/compare-select.svg svg)
+  if(NOT svg MATCHES ">keel serve, simple<"
+     OR NOT svg MATCHES ">PostgreSQL 15, prepared<")
+    message(FATAL_ERROR "compare-select.svg lacks its legend")
+  endif()
+endif()
+# Without PostgreSQL where it is looked for: skipped, saying why, exit 0.
+execute_process(
+  COMMAND ${KEEL} bench compare --quick --pg-bin ${OUT}/no-postgres
+          --json ${OUT}/skipped.json
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+file(READ ${OUT}/skipped.json sj)
+string(JSON why GET "${sj}" skipped)
+if(NOT rc EQUAL 0 OR NOT why MATCHES "not installed")
+  message(FATAL_ERROR "compare without PostgreSQL: status ${rc}, '${why}'")
+endif()
+keel_check_bad_usage(${KEEL} bench compare --clients 0)
+keel_check_bad_usage(${KEEL} bench compare --clients 1,91)
+keel_check_bad_usage(${KEEL} bench compare --seconds 0)
+keel_check_bad_usage(${KEEL} bench compare --transactions 5)
+keel_check_bad_usage(${KEEL} bench compare --seconds 2 --transactions 5,5)
+keel_check_bad_usage(${KEEL} bench compare DIR)
 keel_check_bad_usage(${KEEL} bench report --out)
 keel_check_bad_usage(${KEEL} bench select --clients 0)
 keel_check_bad_usage(${KEEL} bench bloat --transactions)

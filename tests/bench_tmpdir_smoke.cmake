@@ -77,6 +77,31 @@ if(NOT rc EQUAL 130)
 endif()
 check_nothing_left("keel bench report stopped by SIGINT")
 
+# The pgbench comparison, stopped while both servers run: keel serve and
+# the PostgreSQL cluster are stopped before their directory goes, and no
+# process of theirs is left (skipped without PostgreSQL 15 and pgbench).
+find_program(PGREP pgrep)
+if(PGREP AND EXISTS /usr/lib/postgresql/15/bin/postgres
+   AND EXISTS /usr/lib/postgresql/15/bin/initdb
+   AND (EXISTS /usr/lib/postgresql/15/bin/pgbench OR EXISTS /usr/bin/pgbench))
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env TMPDIR=${WORK}
+            ${STOP} INT "against postgres" ${WORK}/err
+            ${KEEL} bench compare --scale 1 --clients 1 --seconds 100
+    RESULT_VARIABLE rc ERROR_VARIABLE stop_err)
+  file(READ ${WORK}/err err)
+  if(NOT rc EQUAL 130)
+    message(FATAL_ERROR "keel bench compare given SIGINT ended with ${rc}:\n"
+                        "${stop_err}\n${err}")
+  endif()
+  check_nothing_left("keel bench compare stopped by SIGINT")
+  execute_process(COMMAND ${PGREP} -f -a "${WORK}/keel-compare"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE left)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "keel bench compare stopped by SIGINT left:\n${left}")
+  endif()
+endif()
+
 # An output "directory" that is a file: refused at once, before any
 # database is made.
 file(WRITE ${WORK}/file "not a directory\n")

@@ -12,6 +12,7 @@
  *   keel bench select [DIR] [options]    select-only transactions
  *   keel bench bloat [DIR] [options]     catalog cache under new names
  *   keel bench tpcb [DIR] [options]      read-write transactions
+ *   keel bench compare [options]         pgbench: keel serve and PostgreSQL
  *   keel bench report [options]          every benchmark, written up
  *   keel version
  *
@@ -89,6 +90,12 @@ static void usage(FILE *f)
             "      the balances add up (changes DIR's tables); --sync off\n"
             "      commits without waiting for the log, --txn insert\n"
             "      runs an insert-only transaction\n"
+            "  bench compare [--quick] [--scale N] [--clients N,N,...]\n"
+            "                [--seconds S | --transactions N,M]\n"
+            "                [--pg-bin DIR] [--json FILE]\n"
+            "      the real pgbench against keel serve and a private\n"
+            "      PostgreSQL 15 cluster (temporary, on Unix sockets):\n"
+            "      tps and server CPU per transaction side by side\n"
             "  bench report [--quick] [--out DIR] [--scale N]\n"
             "               [--seconds S] [--transactions T] [--rounds N]\n"
             "      run every benchmark briefly and write report.md,\n"
@@ -125,7 +132,7 @@ int main(int argc, char **argv)
         if (argc < 3) {
             fprintf(stderr,
                     "keel bench: which benchmark? (pin, lookup, catcache, "
-                    "select, bloat, tpcb, report)\n");
+                    "select, bloat, tpcb, compare, report)\n");
             return 2;
         }
         if (strcmp(argv[2], "pin") == 0)
@@ -140,11 +147,13 @@ int main(int argc, char **argv)
             return bench_bloat_main(argc - 3, argv + 3);
         if (strcmp(argv[2], "tpcb") == 0)
             return bench_tpcb_main(argc - 3, argv + 3);
+        if (strcmp(argv[2], "compare") == 0)
+            return bench_compare_main(argc - 3, argv + 3);
         if (strcmp(argv[2], "report") == 0)
             return bench_report_main(argc - 3, argv + 3);
         fprintf(stderr,
                 "keel bench: unknown benchmark '%s' (known: pin, lookup, "
-                "catcache, select, bloat, tpcb, report)\n",
+                "catcache, select, bloat, tpcb, compare, report)\n",
                 argv[2]);
         return 2;
     }
