@@ -191,8 +191,12 @@ static void test_errors(void **state)
            "ERROR 22P02: invalid input syntax for type integer: \"x\" at 8\n");
     EXPECT(f->s, "SELECT 1 + 'a'::text",
            "ERROR 42883: operator does not exist: integer + text at 10\n");
-    EXPECT(f->s, "SELECT 1.5",
-           "ERROR 0A000: type numeric is not supported yet at 8\n");
+    EXPECT(f->s, "SELECT 1.5", "?column?:1700\n1.5\nSELECT 1\n");
+    EXPECT(f->s, "SELECT 1.5 / 0", "ERROR 22012: division by zero\n");
+    EXPECT(f->s, "SELECT 'x1'::numeric",
+           "ERROR 22P02: invalid input syntax for type numeric: \"x1\" at 8\n");
+    EXPECT(f->s, "SELECT 1.5::numeric(2,1) * 100::numeric(2,0)",
+           "ERROR 22003: numeric field overflow\n");
     EXPECT(f->s, "SELECT nosuchfunc(1)",
            "ERROR 42883: function nosuchfunc() with 1 argument(s) does not "
            "exist at 8\n");
@@ -391,12 +395,14 @@ static void test_aggregates(void **state)
            "be used in an aggregate function at 11\n");
     EXPECT(f->s, "SELECT id FROM g WHERE count(*) > 1",
            "ERROR 42803: aggregate functions are not allowed here at 24\n");
-    /* sum(bigint) is numeric, as in PostgreSQL (whole, within bigint's
-     * range); avg of integers would be a fraction. */
-    EXPECT(f->s, "SELECT sum(id::bigint), sum(id::bigint) > 10 FROM g",
+    /* sum(bigint) and avg of integers are numeric, as in PostgreSQL. */
+    EXPECT(f->s, "SELECT sum(id::bigint), sum(id::bigint) > 14.5 FROM g",
            "sum:1700,?column?:16\n15|t\nSELECT 1\n");
     EXPECT(f->s, "SELECT avg(v) FROM g",
-           "ERROR 0A000: type numeric is not supported yet at 8\n");
+           "avg:1700\n9.0000000000000000\nSELECT 1\n");
+    EXPECT(f->s,
+           "SELECT sum(CASE WHEN id > 0 THEN 9223372036854775807 END) FROM g",
+           "sum:1700\n46116860184273879035\nSELECT 1\n");
 }
 
 static void test_datetime(void **state)
@@ -796,6 +802,35 @@ static void test_extended(void **state)
     c.len = 0;
     assert_int_equal(sql_execute(f->s, "p", 0, false, &sink, &suspended, &err), KEEL_OK);
     assert_int_equal(memcmp(c.buf, "b|\0\0\0\x14\nSELECT 1\n", 17), 0);
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
+    /* numeric in PostgreSQL's binary form, both ways: 12.25 is 2 digits,
+     * weight 0, sign +, scale 2, then 12 and 2500; 13.75 comes back. */
+    if (sql_parse(f->s, "n", "SELECT $1 + 1.5", NULL, 0, &err) != KEEL_OK)
+        fail_msg("%s %s", err.sqlstate, err.message);
+    {
+        static const char in[] = {0, 2, 0, 0, 0, 0, 0, 2, 0, 12, 0x09, (char)0xc4};
+        static const char want[] = {0, 2, 0, 0, 0, 0, 0, 2, 0, 13, 0x1d, 0x4c};
+        static const char bad[] = {0, 1, 0, 0, 0, 0, 0, 0, 0x27, 0x10};
+        vals[0] = in;
+        lens[0] = sizeof(in);
+        assert_int_equal(sql_bind(f->s, "pn", "n", 1, &binary, 1, vals, lens,
+                                  1, &binary, &err),
+                         KEEL_OK);
+        c.len = 0;
+        assert_int_equal(sql_execute(f->s, "pn", 0, false, &sink, &suspended,
+                                     &err),
+                         KEEL_OK);
+        assert_int_equal(c.len, sizeof(want) + 10);
+        assert_memory_equal(c.buf, want, sizeof(want));
+        /* A digit of 10000 is no base-10000 digit. */
+        vals[0] = bad;
+        lens[0] = sizeof(bad);
+        assert_int_not_equal(sql_bind(f->s, "pn2", "n", 1, &binary, 1, vals,
+                                      lens, 1, &binary, &err),
+                             KEEL_OK);
+        assert_string_equal(err.sqlstate, "22P03");
+    }
+    assert_int_equal(sql_sync(f->s, &err), KEEL_OK);
     /* A row limit suspends the portal; the next Execute goes on. */
     assert_int_equal(sql_parse(f->s, "", "SELECT id FROM g ORDER BY id DESC",
                                NULL, 0, &err),

@@ -152,6 +152,7 @@ static void assert_value_equal(const tuple_attr *a, const keel_value *x,
         break;
     case KEEL_NAME:
     case KEEL_TEXT:
+    case KEEL_NUMERIC:
         assert_int_equal(x->v.s.len, y->v.s.len);
         if (x->v.s.len > 0)
             assert_memory_equal(x->v.s.ptr, y->v.s.ptr, x->v.s.len);
@@ -901,6 +902,69 @@ static void test_fixed_size(void **state)
     tupdesc_free(d);
 }
 
+/* numeric: stored after a 2-byte length, unaligned; keys compare by
+ * all but the last two bytes (the display scale), so 1.5 = 1.50. */
+static void test_numeric_column(void **state)
+{
+    /* -2, 1.5 (scale 1), 1.50 (scale 2), 0, NaN: stored forms as
+     * keel.h describes them. */
+    static const char neg2[] = {0x40, 0x7f, (char)0xff, (char)0xff,
+                                (char)0xfc, (char)0xff, (char)0xff, 0, 0};
+    static const char p15[] = {(char)0xc0, (char)0x80, 0, 0, 2, 0x13, (char)0x89,
+                               0, 1};
+    static const char p150[] = {(char)0xc0, (char)0x80, 0, 0, 2, 0x13, (char)0x89,
+                                0, 2};
+    static const char zero[] = {(char)0x80, 0, 0};
+    static const char nan[] = {(char)0xff, 0, 0};
+    const char *forms[] = {neg2, zero, p15, p150, nan};
+    const uint32_t lens[] = {9, 3, 9, 9, 3};
+    tuple_desc *d = tupdesc_alloc(3);
+    kerr err;
+    (void)state;
+
+    assert_non_null(d);
+    assert_int_equal(tupdesc_set(d, 0, KEEL_BOOL, 0, true, &err), KEEL_OK);
+    assert_int_equal(tupdesc_set(d, 1, KEEL_NUMERIC, 0, false, &err), KEEL_OK);
+    assert_int_equal(tupdesc_set(d, 2, KEEL_INT4, 0, true, &err), KEEL_OK);
+    assert_string_equal(type_name(KEEL_NUMERIC), "numeric");
+    assert_int_equal(tupdesc_fixed_size(d), 0);
+    for (int i = 0; i < 5; i++) {
+        keel_value vals[3] = {{.v.b = true},
+                              {.v.s = {forms[i], lens[i]}},
+                              {.v.i4 = 77}};
+        keel_value out[3];
+        unsigned char buf[64];
+        size_t size;
+        bool nulls;
+        assert_int_equal(tuple_size(d, vals, &size, &nulls, &err), KEEL_OK);
+        /* bool 1, length 2, bytes, then int4 aligned to 4 */
+        assert_int_equal(size, ((1 + 2 + lens[i] + 3) & ~3u) + 4);
+        tuple_fill(d, vals, nulls, buf);
+        assert_true(tuple_valid(d, buf, size, nulls));
+        assert_false(tuple_valid(d, buf, 2, nulls));
+        tuple_deform(d, buf, nulls, out);
+        assert_value_equal(&d->attrs[1], &vals[1], &out[1]);
+        assert_int_equal(out[2].v.i4, 77);
+        for (int j = 0; j < 5; j++) {
+            keel_value y = {.v.s = {forms[j], lens[j]}};
+            int c = value_compare(&d->attrs[1], &out[1], &y);
+            int want = (i == 2 || i == 3) && (j == 2 || j == 3) ? 0
+                       : i < j                                  ? -1
+                       : i > j                                  ? 1
+                                                                : 0;
+            assert_int_equal(c, want);
+        }
+    }
+    {
+        /* Too short to be a stored form. */
+        keel_value vals[3] = {{.v.b = true}, {.v.s = {zero, 2}}, {.v.i4 = 1}};
+        size_t size;
+        bool nulls;
+        assert_int_equal(tuple_size(d, vals, &size, &nulls, &err), KEEL_EINVAL);
+    }
+    tupdesc_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_fixed_offsets),
         cmocka_unit_test(test_fixed_size),
+        cmocka_unit_test(test_numeric_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,7 +93,23 @@ typedef enum keel_type {
     KEEL_TIMESTAMP,   /* microseconds since 2000-01-01 00:00, in i8 */
     KEEL_TIMESTAMPTZ, /* the same instant in UTC, in i8 */
     KEEL_DATE,        /* days since 2000-01-01, in i4 */
+    KEEL_NUMERIC,     /* a decimal, its stored form in s (below) */
 } keel_type;
+
+/*
+ * A KEEL_NUMERIC value is the bytes (v.s, 3 to 65535 of them) of a
+ * decimal's stored form: a class byte (0x40 negative, 0x80 zero, 0xC0
+ * positive, 0xFF NaN); for a nonzero number, 16-bit big-endian words:
+ * its weight (the power of 10000 of its first base-10000 digit) plus
+ * 0x8000, then each base-10000 digit plus 1 (no leading or trailing zero
+ * digits), every word complemented (x ^ 0xFFFF) for a negative number,
+ * which ends with 0xFFFF; last, the display scale (digits shown after
+ * the point) as a big-endian 16-bit word.  All but the last two bytes
+ * compare with memcmp() (a prefix first) as the numbers do, NaN above
+ * every number; so keys order numerically and 1.5 equals 1.50 as a key.
+ * The SQL layer makes and reads these (src/sql/sql_numeric.h); the engine
+ * only stores and compares them.
+ */
 
 #define KEEL_NAME_LEN 64 /* bytes of a name field, the NUL included */
 
@@ -298,8 +314,9 @@ KEEL_API keel_status keel_abort(keel_session *s);
 
 /* One column of a new table.  charlen: n of char(n) (1..4096); for text,
  * a declared maximum length in characters (varchar(n)) that keel keeps
- * and reports but leaves to its caller to enforce, or 0 for none; else
- * 0. */
+ * and reports but leaves to its caller to enforce, or 0 for none; for
+ * numeric, 0 or the SQL layer's note of its precision and scale, which
+ * the engine keeps without reading; else 0. */
 typedef struct keel_column {
     const char *name;
     keel_type type;

@@ -526,6 +526,11 @@ void bt_key_format(const tuple_desc *desc, const keel_value *vals,
             if (v->v.s.len > 40)
                 BT_PUT("...");
             break;
+        case KEEL_NUMERIC: /* its stored form, in hex */
+            BT_PUT("x");
+            for (uint32_t b = 0; b < v->v.s.len && b < 20; b++)
+                BT_PUT("%02x", (unsigned char)v->v.s.ptr[b]);
+            break;
         }
     }
     BT_PUT(")");

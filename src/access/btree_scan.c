@@ -44,8 +44,7 @@ static void bt_copy_vals(const tuple_desc *d, keel_value *dst,
     for (uint16_t i = 0; i < n; i++) {
         dst[i] = src[i];
         if (!src[i].isnull &&
-            (d->attrs[i].type == KEEL_NAME || d->attrs[i].type == KEEL_CHAR ||
-             d->attrs[i].type == KEEL_TEXT)) {
+            type_has_bytes(d->attrs[i].type)) {
             if (src[i].v.s.len > 0)
                 memcpy(*arena, src[i].v.s.ptr, src[i].v.s.len);
             dst[i].v.s.ptr = *arena;
@@ -60,8 +59,7 @@ static size_t bt_string_bytes(const tuple_desc *d, const btree_bound *b)
 
     for (uint16_t i = 0; b != NULL && i < b->ncols; i++)
         if (!b->vals[i].isnull &&
-            (d->attrs[i].type == KEEL_NAME || d->attrs[i].type == KEEL_CHAR ||
-             d->attrs[i].type == KEEL_TEXT))
+            type_has_bytes(d->attrs[i].type))
             n += b->vals[i].v.s.len;
     return n;
 }

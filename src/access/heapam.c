@@ -82,7 +82,7 @@ struct heap_scan {
 /* Whether values of type are strings, pointing into a row's bytes. */
 static inline bool type_is_string(keel_type type)
 {
-    return type == KEEL_NAME || type == KEEL_CHAR || type == KEEL_TEXT;
+    return type_has_bytes(type);
 }
 
 void heap_rel_init(heap_rel *rel, relnumber_t relnumber, const tuple_desc *desc)

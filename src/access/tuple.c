@@ -5,10 +5,32 @@
 #include "access/tuple.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ALIGN_TO(off, a) (((off) + (size_t)(a)-1) & ~((size_t)(a)-1))
+
+/* The length word before a variable-length value: 4 bytes for text, 2
+ * for numeric (whose stored forms are short). */
+static inline size_t varlen_hdr(keel_type type)
+{
+    return type == KEEL_TEXT ? 4 : 2;
+}
+
+/* Reads the length word of a variable-length value at p. */
+static inline uint32_t varlen_get(keel_type type, const unsigned char *p)
+{
+    if (type == KEEL_TEXT) {
+        uint32_t len;
+        memcpy(&len, p, 4);
+        return len;
+    } else {
+        uint16_t len;
+        memcpy(&len, p, 2);
+        return len;
+    }
+}
 
 tuple_desc *tupdesc_alloc(uint16_t natts)
 {
@@ -41,7 +63,7 @@ static void tupdesc_offsets(tuple_desc *d)
         a->fixed_off = known ? (int16_t)off : -1;
         int4s = int4s && known && (a->type == KEEL_INT4 || a->type == KEEL_OID);
         d->int4_prefix += int4s;
-        if (a->type == KEEL_TEXT)
+        if (type_is_varlen(a->type))
             known = false;
         off += a->len;
     }
@@ -89,8 +111,59 @@ const char *type_name(keel_type type)
         return "char";
     case KEEL_TEXT:
         return "text";
+    case KEEL_NUMERIC:
+        return "numeric";
     }
     return "unknown";
+}
+
+void value_numeric_text(const keel_value *v, char *buf, size_t cap)
+{
+    static const unsigned pow10[4] = {1, 10, 100, 1000};
+    const unsigned char *p = (const unsigned char *)v->v.s.ptr;
+    uint32_t len = v->v.s.len;
+    unsigned flip;
+    int weight, nd, dscale, intdigits;
+    size_t o = 0;
+    bool started = false;
+
+    if (cap == 0)
+        return;
+    buf[0] = '\0';
+    if (len < 3 || p[0] == 0xFF) {
+        snprintf(buf, cap, len < 3 ? "?" : "NaN");
+        return;
+    }
+    flip = p[0] == 0x40 ? 0xFFFF : 0;
+    dscale = p[len - 2] << 8 | p[len - 1];
+    if (p[0] == 0x80) {
+        weight = 0;
+        nd = 0;
+    } else {
+        if (len < 5 + (flip ? 2u : 0u))
+            return;
+        weight = (int)(((unsigned)p[1] << 8 | p[2]) ^ flip) - 0x8000;
+        nd = (int)(len - 5 - (flip ? 2 : 0)) / 2;
+    }
+    if (flip && o + 1 < cap)
+        buf[o++] = '-';
+    intdigits = weight >= 0 ? (weight + 1) * 4 : 1;
+    for (int k = 0; k < intdigits + dscale && o + 2 < cap; k++) {
+        int e = intdigits - 1 - k;
+        int w = e >= 0 ? e / 4 : -((-e + 3) / 4);
+        int i = weight - w;
+        unsigned d = 0;
+        if (i >= 0 && i < nd)
+            d = ((((unsigned)p[3 + 2 * i] << 8 | p[4 + 2 * i]) ^ flip) - 1) /
+                pow10[e - 4 * w] % 10;
+        if (e == -1)
+            buf[o++] = '.';
+        if (e > 0 && !started && d == 0)
+            continue;
+        started = true;
+        buf[o++] = (char)('0' + d);
+    }
+    buf[o] = '\0';
 }
 
 int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
@@ -136,6 +209,10 @@ int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
         a.len = 0;
         a.align = 4;
         break;
+    case KEEL_NUMERIC:
+        a.len = 0;
+        a.align = 1;
+        break;
     default:
         return kerr_set(err, KEEL_EINVAL, "column %u: unknown type %d", i + 1,
                         (int)type);
@@ -176,11 +253,16 @@ int tuple_size(const tuple_desc *d, const keel_value *vals, size_t *size,
                             "column %u: value of %u bytes is too long for "
                             "char(%u)",
                             i + 1, vals[i].v.s.len, a->len);
-        if ((a->type == KEEL_NAME || a->type == KEEL_CHAR ||
-             a->type == KEEL_TEXT) &&
-            vals[i].v.s.len > 0 && vals[i].v.s.ptr == NULL)
+        if (type_has_bytes(a->type) && vals[i].v.s.len > 0 &&
+            vals[i].v.s.ptr == NULL)
             return kerr_set(err, KEEL_EINVAL,
                             "column %u: string value without bytes", i + 1);
+        if (a->type == KEEL_NUMERIC &&
+            (vals[i].v.s.len < 3 || vals[i].v.s.len > UINT16_MAX))
+            return kerr_set(err, vals[i].v.s.len < 3 ? KEEL_EINVAL
+                                                     : KEEL_ETOOBIG,
+                            "column %u: numeric of %u bytes (3 to %u)", i + 1,
+                            vals[i].v.s.len, (unsigned)UINT16_MAX);
     }
     off = nulls ? bitmap_bytes(d->natts) : 0;
     for (uint16_t i = 0; i < d->natts; i++) {
@@ -188,7 +270,9 @@ int tuple_size(const tuple_desc *d, const keel_value *vals, size_t *size,
         if (vals[i].isnull)
             continue;
         off = ALIGN_TO(off, a->align);
-        off += a->type == KEEL_TEXT ? 4 + (size_t)vals[i].v.s.len : a->len;
+        off += type_is_varlen(a->type)
+                   ? varlen_hdr(a->type) + (size_t)vals[i].v.s.len
+                   : a->len;
     }
     *size = off;
     *has_nulls = nulls;
@@ -259,6 +343,13 @@ void tuple_fill(const tuple_desc *d, const keel_value *vals, bool has_nulls,
             off += 4 + (size_t)len;
             continue;
         }
+        case KEEL_NUMERIC: {
+            uint16_t len = (uint16_t)v->v.s.len;
+            memcpy(p + off, &len, 2);
+            memcpy(p + off + 2, v->v.s.ptr, len);
+            off += 2 + (size_t)len;
+            continue;
+        }
         }
         off += a->len;
     }
@@ -302,12 +393,13 @@ static inline size_t value_read(const tuple_attr *a, const unsigned char *p,
         v->v.s.ptr = (const char *)p + off;
         v->v.s.len = a->len;
         break;
-    case KEEL_TEXT: {
-        uint32_t len;
-        memcpy(&len, p + off, 4);
-        v->v.s.ptr = (const char *)p + off + 4;
+    case KEEL_TEXT:
+    case KEEL_NUMERIC: {
+        uint32_t len = varlen_get(a->type, p + off);
+        size_t hdr = varlen_hdr(a->type);
+        v->v.s.ptr = (const char *)p + off + hdr;
         v->v.s.len = len;
-        return off + 4 + (size_t)len;
+        return off + hdr + (size_t)len;
     }
     }
     return off + a->len;
@@ -321,7 +413,7 @@ static inline size_t fixed_prefix_end(const tuple_desc *d, uint16_t ncols)
 {
     const tuple_attr *last = &d->attrs[ncols - 1];
 
-    if (last->fixed_off < 0 || last->type == KEEL_TEXT)
+    if (last->fixed_off < 0 || type_is_varlen(last->type))
         return 0;
     return (size_t)last->fixed_off + last->len;
 }
@@ -379,14 +471,15 @@ static inline tuple_fault fault_walk(const tuple_desc *d,
             continue;
         }
         off = ALIGN_TO(off, a->align);
-        if (a->type == KEEL_TEXT) {
+        if (type_is_varlen(a->type)) {
+            size_t hdr = varlen_hdr(a->type);
             uint32_t tl;
-            if (off + 4 > len)
+            if (off + hdr > len)
                 return TUPLE_FAULT_OVERRUN;
-            memcpy(&tl, p + off, 4);
-            if (tl > len - off - 4)
+            tl = varlen_get(a->type, p + off);
+            if (tl > len - off - hdr)
                 return TUPLE_FAULT_OVERRUN;
-            off += 4 + (size_t)tl;
+            off += hdr + (size_t)tl;
         } else {
             if (off + a->len > len)
                 return TUPLE_FAULT_OVERRUN;
@@ -452,7 +545,8 @@ bool tuple_deform_prefix(const tuple_desc *d, const void *data, size_t len,
         }
         off = ALIGN_TO(off, a->align);
         /* The fixed part (a text's length word) must be inside. */
-        if (off + (a->type == KEEL_TEXT ? 4 : a->len) > len)
+        if (off + (type_is_varlen(a->type) ? varlen_hdr(a->type) : a->len) >
+            len)
             return false;
         off = value_read(a, p, off, &vals[i]);
         if (off > len)
@@ -467,7 +561,7 @@ size_t tupdesc_fixed_size(const tuple_desc *d)
 
     for (uint16_t i = 0; i < d->natts; i++) {
         const tuple_attr *a = &d->attrs[i];
-        if (a->type == KEEL_TEXT)
+        if (type_is_varlen(a->type))
             return 0;
         off = ALIGN_TO(off, a->align) + a->len;
     }
@@ -521,6 +615,14 @@ int value_compare(const tuple_attr *a, const keel_value *x, const keel_value *y)
     case KEEL_NAME:
     case KEEL_TEXT:
         return cmp_bytes(x->v.s.ptr, x->v.s.len, y->v.s.ptr, y->v.s.len);
+    case KEEL_NUMERIC: {
+        /* The stored form sorts as the numbers do but for its last two
+         * bytes, the display scale: 1.5 and 1.50 are one key. */
+        uint32_t xl = x->v.s.len >= 2 ? x->v.s.len - 2 : 0;
+        uint32_t yl = y->v.s.len >= 2 ? y->v.s.len - 2 : 0;
+        int c = cmp_bytes(x->v.s.ptr, xl, y->v.s.ptr, yl);
+        return (c > 0) - (c < 0);
+    }
     }
     return 0;
 }

@@ -12,7 +12,9 @@
  *   start of the data area:
  *     int2 2, int4 4, int8 8, oid 4, bool 1, float8 8 (all native order);
  *     name: 64 bytes, NUL-padded; char(n): n bytes, blank-padded;
- *     text: a 4-byte-aligned uint32 length, then the bytes.
+ *     text: a 4-byte-aligned uint32 length, then the bytes;
+ *     numeric: an unaligned uint16 length, then the bytes of its stored
+ *     form (keel.h's KEEL_NUMERIC), so a money-like value takes 9 to 13.
  *
  * Values handed out by tuple_deform() point into the tuple's bytes.
  */
@@ -29,9 +31,24 @@
 /* Longest char(n). */
 #define TUPLE_MAX_CHAR_LEN 4096
 
+/* Whether values of type point at bytes (keel_value's v.s): name, char,
+ * text, numeric. */
+static inline bool type_has_bytes(keel_type type)
+{
+    return type == KEEL_NAME || type == KEEL_CHAR || type == KEEL_TEXT ||
+           type == KEEL_NUMERIC;
+}
+
+/* Whether a column of type has a variable length (a length word, then
+ * its bytes): text and numeric. */
+static inline bool type_is_varlen(keel_type type)
+{
+    return type == KEEL_TEXT || type == KEEL_NUMERIC;
+}
+
 typedef struct tuple_attr {
     keel_type type;
-    uint16_t len;  /* bytes of a fixed-width value; 0 for text */
+    uint16_t len;  /* bytes of a fixed-width value; 0 for text, numeric */
     uint8_t align; /* 1, 2, 4 or 8 */
     bool notnull;
     /* The value's offset in a tuple without nulls, when every column
@@ -72,6 +89,10 @@ int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
 
 /* The name of a type ("int4", "char", ...), for messages. */
 const char *type_name(keel_type type);
+
+/* A numeric value's stored form (keel.h) as decimal text at buf (cap
+ * bytes, NUL-terminated, cut short if it does not fit), for messages. */
+void value_numeric_text(const keel_value *v, char *buf, size_t cap);
 
 /*
  * Computes the size of the data area for vals (d->natts values) and whether

@@ -328,6 +328,9 @@ uint32_t catalog_key_hash(const tuple_desc *keydesc, const keel_value *keys)
                 if (keydesc->attrs[i].type == KEEL_CHAR)
                     while (len > 0 && v->v.s.ptr[len - 1] == ' ')
                         len--;
+                /* numeric without its display scale, its last two bytes */
+                if (keydesc->attrs[i].type == KEEL_NUMERIC && len >= 2)
+                    len -= 2;
                 kh = hash_name(v->v.s.ptr, len);
                 break;
             }

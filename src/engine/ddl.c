@@ -422,7 +422,7 @@ static int check_columns(keel_session *s, const keel_column *cols,
         rc = engine_check_name(s, "column", cols[i].name);
         if (rc != KEEL_OK)
             return rc;
-        if (cols[i].type < KEEL_INT2 || cols[i].type > KEEL_DATE)
+        if (cols[i].type < KEEL_INT2 || cols[i].type > KEEL_NUMERIC)
             return kerr_set(&s->bs->err, KEEL_ETYPE,
                             "column \"%s\": unknown type %d", cols[i].name,
                             (int)cols[i].type);
@@ -534,7 +534,8 @@ int engine_create_table(keel_session *s, catalog_txn *ct, const char *schema,
             .relid = r.oid,
             .attnum = (uint16_t)(i + 1),
             .type = cols[i].type,
-            .charlen = cols[i].type == KEEL_CHAR || cols[i].type == KEEL_TEXT
+            .charlen = cols[i].type == KEEL_CHAR || cols[i].type == KEEL_TEXT ||
+                               cols[i].type == KEEL_NUMERIC
                            ? cols[i].charlen
                            : 0,
             .notnull = cols[i].notnull};

@@ -125,6 +125,8 @@ static void unique_message(keel_session *s, const engine_table *t, uint32_t i,
             snprintf(one, sizeof(one), "%s", v->v.b ? "t" : "f");
         else if (a->type == KEEL_FLOAT8)
             snprintf(one, sizeof(one), "%.17g", v->v.f8);
+        else if (a->type == KEEL_NUMERIC)
+            value_numeric_text(v, one, sizeof(one));
         else
             snprintf(one, sizeof(one), "%.*s", (int)strnlen(v->v.s.ptr, v->v.s.len < 80 ? v->v.s.len : 80),
                      v->v.s.ptr);
@@ -323,7 +325,7 @@ static inline int key_check(keel_session *s, const tuple_desc *d,
     for (uint16_t k = 0; k < nkeys; k++) {
         if (key[k].isnull)
             *none = true;
-        else if (d->attrs[cols[k] - 1].type >= KEEL_NAME &&
+        else if (type_has_bytes(d->attrs[cols[k] - 1].type) &&
                  key[k].v.s.len > 0 && key[k].v.s.ptr == NULL)
             return kerr_set(&s->bs->err, KEEL_ETYPE,
                             "key column %u: string value without bytes", k + 1);
@@ -862,7 +864,7 @@ static int bound_check(keel_session *s, const engine_table *t, uint32_t ix,
                         which);
     for (uint16_t k = 0; k < b->ncols; k++)
         if (!b->vals[k].isnull &&
-            d->attrs[t->idx[ix].keys[k] - 1].type >= KEEL_NAME &&
+            type_has_bytes(d->attrs[t->idx[ix].keys[k] - 1].type) &&
             b->vals[k].v.s.len > 0 && b->vals[k].v.s.ptr == NULL)
             return kerr_set(&s->bs->err, KEEL_ETYPE,
                             "the %s bound's column %u: string value without "
@@ -1038,6 +1040,9 @@ static void value_text(const tuple_attr *a, const keel_value *v, char *buf,
         break;
     case KEEL_FLOAT8:
         snprintf(buf, cap, "%.17g", v->v.f8);
+        break;
+    case KEEL_NUMERIC:
+        value_numeric_text(v, buf, cap);
         break;
     default: {
         size_t n = v->v.s.len < cap - 1 ? v->v.s.len : cap - 1;

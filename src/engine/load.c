@@ -119,7 +119,7 @@ static int load_keys_add(load_keys *lk, const uint16_t *cols,
     dst = &lk->keys[lk->n * lk->nkeys];
     for (uint16_t k = 0; k < lk->nkeys; k++) {
         dst[k] = row[cols[k] - 1];
-        if (!dst[k].isnull && lk->keydesc->attrs[k].type >= KEEL_NAME) {
+        if (!dst[k].isnull && type_has_bytes(lk->keydesc->attrs[k].type)) {
             dst[k].v.s.ptr = arena_copy(lk, dst[k].v.s.ptr, dst[k].v.s.len);
             if (dst[k].v.s.ptr == NULL)
                 return KEEL_ENOMEM;

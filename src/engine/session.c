@@ -599,8 +599,7 @@ int engine_check_values(keel_session *s, const tuple_desc *d,
                 return kerr_set(&s->bs->err, KEEL_ETYPE,
                                 "column %u: %u is not a boolean", i + 1, b);
         }
-        if ((d->attrs[i].type == KEEL_NAME || d->attrs[i].type == KEEL_CHAR ||
-             d->attrs[i].type == KEEL_TEXT) &&
+        if (type_has_bytes(d->attrs[i].type) &&
             v->v.s.len > 0 && v->v.s.ptr == NULL)
             return kerr_set(&s->bs->err, KEEL_ETYPE,
                             "column %u: string value without bytes", i + 1);
@@ -631,7 +630,7 @@ int engine_value_copy(const tuple_attr *a, const keel_value *v, keel_value *out)
 {
     keel_value x = *v;
 
-    if (!v->isnull && a->type >= KEEL_NAME) {
+    if (!v->isnull && type_has_bytes(a->type)) {
         char *p = malloc(v->v.s.len + 1);
         if (p == NULL)
             return KEEL_ENOMEM;
@@ -646,7 +645,7 @@ int engine_value_copy(const tuple_attr *a, const keel_value *v, keel_value *out)
 
 void engine_value_free(const tuple_attr *a, const keel_value *v)
 {
-    if (!v->isnull && a->type >= KEEL_NAME)
+    if (!v->isnull && type_has_bytes(a->type))
         free((void *)v->v.s.ptr);
 }
 

@@ -61,6 +61,9 @@ static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
     case SQL_TYPE_DATE:
         col->type = KEEL_DATE;
         break;
+    case SQL_TYPE_NUMERIC:
+        col->type = KEEL_NUMERIC;
+        return sql_numeric_charlen(s, typmod, tn->location, &col->charlen);
     case SQL_TYPE_VARCHAR:
         if (typmod > 65535)
             return sql_unsupported(s, tn->location, "varchar(n) over 65535");

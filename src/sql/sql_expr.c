@@ -21,10 +21,6 @@
 
 #include "sql/sql_internal.h"
 
-/* A numeric literal (1.5, 1e3, or an integer too long for bigint): kept
- * as text until context gives it a type keel has. */
-#define SQL_TYPE_NUMERIC_LIT 0x7fff0001u
-
 static sql_expr *expr_new(sql_session *s, sql_expr_kind kind, uint32_t type,
                           int32_t location, uint16_t nargs)
 {
@@ -67,8 +63,6 @@ static keel_status coerce(sql_session *s, sql_expr **e, uint32_t type,
     }
     if ((*e)->kind == SQL_EXPR_CONST) {
         sql_value v = (*e)->u.value;
-        if (v.type == SQL_TYPE_NUMERIC_LIT)
-            v.type = SQL_TYPE_UNKNOWN;
         rc = sql_value_cast(s, &v, type, -1, true, (*e)->location);
         if (rc != KEEL_OK)
             return rc;
@@ -105,14 +99,6 @@ static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
     uint32_t t;
     keel_status rc;
 
-    /* A numeric literal beside a double becomes one; alone, or beside an
-     * integer, it would be numeric, which keel lacks. */
-    if (ta == SQL_TYPE_NUMERIC_LIT && tb == SQL_TYPE_FLOAT8)
-        ta = SQL_TYPE_UNKNOWN;
-    if (tb == SQL_TYPE_NUMERIC_LIT && ta == SQL_TYPE_FLOAT8)
-        tb = SQL_TYPE_UNKNOWN;
-    if (ta == SQL_TYPE_NUMERIC_LIT || tb == SQL_TYPE_NUMERIC_LIT)
-        return sql_unsupported(s, location, "type numeric");
     if (ta == SQL_TYPE_UNKNOWN && tb == SQL_TYPE_UNKNOWN)
         t = SQL_TYPE_TEXT;
     else if (ta == SQL_TYPE_UNKNOWN)
@@ -121,9 +107,11 @@ static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
         t = ta;
     else if (sql_type_is_int(ta) && sql_type_is_int(tb))
         t = int_rank(ta) >= int_rank(tb) ? ta : tb;
-    else if ((sql_type_is_int(ta) || ta == SQL_TYPE_FLOAT8) &&
-             (sql_type_is_int(tb) || tb == SQL_TYPE_FLOAT8))
-        t = SQL_TYPE_FLOAT8;
+    else if (sql_type_is_number(ta) && sql_type_is_number(tb))
+        /* integers < numeric < double precision, as PostgreSQL's
+         * implicit casts go */
+        t = ta == SQL_TYPE_FLOAT8 || tb == SQL_TYPE_FLOAT8 ? SQL_TYPE_FLOAT8
+                                                           : SQL_TYPE_NUMERIC;
     else if (sql_type_is_string(ta) && sql_type_is_string(tb))
         t = ta == tb ? ta : SQL_TYPE_TEXT;
     else if (sql_type_is_datetime(ta) && sql_type_is_datetime(tb))
@@ -185,10 +173,13 @@ static keel_status analyse_const(sql_session *s, const PgQuery__AConst *c,
             v->v.i = c->ival->ival;
             break;
         case PG_QUERY__A__CONST__VAL_FVAL: {
-            /* An integer too long for int4 is a bigint if it fits. */
+            /* An integer too long for int4 is a bigint if it fits; any
+             * other number is a numeric. */
             const char *t = c->fval->fval;
             char *end;
             long long n;
+            numeric num = NUMERIC_INIT;
+            numeric_status st;
             if (strpbrk(t, ".eE") == NULL) {
                 errno = 0;
                 n = strtoll(t, &end, 10);
@@ -198,9 +189,12 @@ static keel_status analyse_const(sql_session *s, const PgQuery__AConst *c,
                     break;
                 }
             }
-            v->type = SQL_TYPE_NUMERIC_LIT;
-            v->v.s.p = t;
-            v->v.s.len = (uint32_t)strlen(t);
+            st = numeric_in(t, strlen(t), &num);
+            if (st != NUMERIC_OK)
+                return sql_numeric_fail(s, st, c->location, t,
+                                        (uint32_t)strlen(t), -1);
+            if (sql_numeric_put(s, &num, v) != KEEL_OK)
+                return KEEL_ENOMEM;
             break;
         }
         case PG_QUERY__A__CONST__VAL_BOOLVAL:
@@ -320,7 +314,7 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
     if (rc != KEEL_OK)
         return rc;
     if (op <= SQL_OP_MOD) {
-        if (!sql_type_is_int(t) && t != SQL_TYPE_FLOAT8)
+        if (!sql_type_is_number(t))
             return sql_fail_at(s, location, KEEL_ETYPE, "42883",
                                "operator does not exist: %s %s %s",
                                sql_type_name(l->type), name,
@@ -388,9 +382,7 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
             rc = sql_expr_analyse(s, scope, a->rexpr, &r);
             if (rc != KEEL_OK)
                 return rc;
-            if (r->type == SQL_TYPE_NUMERIC_LIT)
-                return sql_unsupported(s, a->location, "type numeric");
-            if (!sql_type_is_int(r->type) && r->type != SQL_TYPE_FLOAT8)
+            if (!sql_type_is_number(r->type))
                 return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
                                    "operator does not exist: %s %s", name,
                                    sql_type_name(r->type));
@@ -563,14 +555,12 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
                    (t == SQL_TYPE_INT2 || t == SQL_TYPE_INT4)) {
             a.kind = SQL_AGG_SUM;
             a.type = SQL_TYPE_INT8;
-        } else if (name[0] == 's' &&
-                   (t == SQL_TYPE_INT8 || t == SQL_TYPE_NUMERIC)) {
-            /* numeric in PostgreSQL: here whole, within bigint's range. */
-            a.kind = SQL_AGG_SUM;
+        } else if ((t == SQL_TYPE_INT2 || t == SQL_TYPE_INT4 ||
+                    t == SQL_TYPE_INT8 || t == SQL_TYPE_NUMERIC)) {
+            /* sum(bigint), sum(numeric), avg of integers or numerics:
+             * numeric, as in PostgreSQL. */
+            a.kind = name[0] == 's' ? SQL_AGG_SUM : SQL_AGG_AVG;
             a.type = SQL_TYPE_NUMERIC;
-        } else if (sql_type_is_int(t) || t == SQL_TYPE_NUMERIC_LIT) {
-            /* avg of integers is a fraction in numeric. */
-            return sql_unsupported(s, fc->location, "type numeric");
         } else {
             return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
                                "function %s(%s) does not exist", name,
@@ -615,6 +605,13 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"now", SQL_FUNC_NOW, 0},
         {"transaction_timestamp", SQL_FUNC_NOW, 0},
         {"clock_timestamp", SQL_FUNC_CLOCK_TIMESTAMP, 0},
+        {"round", SQL_FUNC_ROUND, 1},
+        {"round", SQL_FUNC_ROUND, 2},
+        {"trunc", SQL_FUNC_TRUNC, 1},
+        {"trunc", SQL_FUNC_TRUNC, 2},
+        {"ceil", SQL_FUNC_CEIL, 1},
+        {"ceiling", SQL_FUNC_CEIL, 1},
+        {"floor", SQL_FUNC_FLOOR, 1},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -634,7 +631,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         if (strcmp(funcs[i].name, name) != 0)
             continue;
         if (fc->n_args != funcs[i].nargs)
-            break;
+            continue;
         e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
                      funcs[i].nargs);
         if (e == NULL)
@@ -656,8 +653,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         case SQL_FUNC_ABS:
             if (e->args[0]->type == SQL_TYPE_UNKNOWN)
                 rc = coerce(s, &e->args[0], SQL_TYPE_FLOAT8, false);
-            else if (!sql_type_is_int(e->args[0]->type) &&
-                     e->args[0]->type != SQL_TYPE_FLOAT8)
+            else if (!sql_type_is_number(e->args[0]->type))
                 rc = sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
                                  "function abs(%s) does not exist",
                                  sql_type_name(e->args[0]->type));
@@ -665,6 +661,37 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                 return rc;
             e->type = e->args[0]->type;
             break;
+        case SQL_FUNC_ROUND:
+        case SQL_FUNC_TRUNC:
+        case SQL_FUNC_CEIL:
+        case SQL_FUNC_FLOOR: {
+            /* One argument: numeric's or double precision's (which an
+             * integer or a literal becomes, as PostgreSQL prefers it);
+             * round and trunc with a scale: numeric's. */
+            uint32_t t = e->args[0]->type;
+            if (!sql_type_is_number(t) && t != SQL_TYPE_UNKNOWN)
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s%s) does not exist", name,
+                                   sql_type_name(t),
+                                   e->nargs == 2 ? ", integer" : "");
+            t = e->nargs == 2 || t == SQL_TYPE_NUMERIC ? SQL_TYPE_NUMERIC
+                                                        : SQL_TYPE_FLOAT8;
+            rc = coerce(s, &e->args[0], t, false);
+            if (rc == KEEL_OK && e->nargs == 2) {
+                uint32_t u = e->args[1]->type;
+                if (u != SQL_TYPE_UNKNOWN && u != SQL_TYPE_INT2 &&
+                    u != SQL_TYPE_INT4)
+                    return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                       "function %s(%s, %s) does not exist",
+                                       name, sql_type_name(t),
+                                       sql_type_name(u));
+                rc = coerce(s, &e->args[1], SQL_TYPE_INT4, false);
+            }
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = t;
+            break;
+        }
         case SQL_FUNC_LENGTH:
             e->type = SQL_TYPE_INT4;
             /* fall through */
@@ -703,15 +730,13 @@ static keel_status unify_list(sql_session *s, sql_expr **list, uint16_t n,
         uint32_t u = list[i]->type;
         if (u == SQL_TYPE_UNKNOWN || u == t)
             continue;
-        if (u == SQL_TYPE_NUMERIC_LIT)
-            return sql_unsupported(s, location, "type numeric");
         if (t == SQL_TYPE_UNKNOWN)
             t = u;
         else if (sql_type_is_int(t) && sql_type_is_int(u))
             t = int_rank(t) >= int_rank(u) ? t : u;
-        else if ((sql_type_is_int(t) || t == SQL_TYPE_FLOAT8) &&
-                 (sql_type_is_int(u) || u == SQL_TYPE_FLOAT8))
-            t = SQL_TYPE_FLOAT8;
+        else if (sql_type_is_number(t) && sql_type_is_number(u))
+            t = t == SQL_TYPE_FLOAT8 || u == SQL_TYPE_FLOAT8 ? SQL_TYPE_FLOAT8
+                                                             : SQL_TYPE_NUMERIC;
         else if (sql_type_is_string(t) && sql_type_is_string(u))
             t = SQL_TYPE_TEXT;
         else
@@ -820,8 +845,6 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
             return rc;
         if (e->kind == SQL_EXPR_CONST) {
             sql_value v = e->u.value;
-            if (v.type == SQL_TYPE_NUMERIC_LIT)
-                v.type = SQL_TYPE_UNKNOWN;
             /* Only reading a literal's text points into the query, as
              * PostgreSQL's input functions do; a number out of range for
              * the type is a conversion's error, without a position. */
@@ -834,13 +857,12 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
             *out = e;
             return KEEL_OK;
         }
-        if (e->type == SQL_TYPE_NUMERIC_LIT)
-            return sql_unsupported(s, tc->location, "type numeric");
         *out = expr_new(s, SQL_EXPR_CAST, type, tc->location, 1);
         if (*out == NULL)
             return nomem(s);
         (*out)->args[0] = e;
-        (*out)->u.value.v.i = typmod; /* the length a string cast keeps */
+        /* the length a string cast keeps, numeric(p,s)'s typmod */
+        (*out)->u.value.v.i = typmod;
         return KEEL_OK;
     }
     case PG_QUERY__NODE__NODE_BOOL_EXPR: {
@@ -995,12 +1017,55 @@ static keel_status int_fits(sql_session *s, const sql_expr *e, int64_t v)
     return KEEL_OK;
 }
 
+/* A numeric operator (unary minus: b NULL) on non-null values. */
+static keel_status eval_numeric(sql_session *s, sql_op op, const sql_value *a,
+                                const sql_value *b, sql_value *out)
+{
+    numeric x = NUMERIC_INIT, y = NUMERIC_INIT, r = NUMERIC_INIT;
+    numeric_status st;
+    keel_status rc = sql_numeric_get(s, a, &x);
+
+    if (rc == KEEL_OK && b != NULL)
+        rc = sql_numeric_get(s, b, &y);
+    if (rc != KEEL_OK) {
+        numeric_free(&x);
+        return rc;
+    }
+    switch (op) {
+    case SQL_OP_ADD:
+        st = numeric_add(&x, &y, &r);
+        break;
+    case SQL_OP_SUB:
+        st = numeric_sub(&x, &y, &r);
+        break;
+    case SQL_OP_MUL:
+        st = numeric_mul(&x, &y, &r);
+        break;
+    case SQL_OP_DIV:
+        st = numeric_div(&x, &y, &r);
+        break;
+    case SQL_OP_MOD:
+        st = numeric_mod(&x, &y, &r);
+        break;
+    default:
+        st = numeric_neg(&x, &r);
+        break;
+    }
+    numeric_free(&x);
+    numeric_free(&y);
+    if (st != NUMERIC_OK)
+        return sql_numeric_fail(s, st, -1, NULL, 0, -1);
+    return sql_numeric_put(s, &r, out);
+}
+
 static keel_status eval_arith(sql_session *s, const sql_expr *e,
                               const sql_value *a, const sql_value *b,
                               sql_value *out)
 {
     out->type = e->type;
     out->isnull = false;
+    if (e->type == SQL_TYPE_NUMERIC)
+        return eval_numeric(s, e->u.op, a, b, out);
     if (e->type == SQL_TYPE_FLOAT8) {
         double x = a->v.f, y = b->v.f, r;
         switch (e->u.op) {
@@ -1099,6 +1164,59 @@ static bool like_match(const char *t, uint32_t tl, const char *p, uint32_t pl)
     return pi == pl;
 }
 
+/* round, trunc, ceil, floor of a (non-null), with the scale args[1]
+ * for round and trunc of numeric. */
+static keel_status eval_rounding(sql_session *s, const sql_expr *e,
+                                 const sql_value *row, const sql_value *a,
+                                 sql_value *out)
+{
+    numeric x = NUMERIC_INIT, r = NUMERIC_INIT;
+    numeric_status st;
+    int64_t scale = 0;
+    keel_status rc;
+
+    if (e->type == SQL_TYPE_FLOAT8) {
+        /* rint: half to even, as PostgreSQL's dround. */
+        out->v.f = e->u.func == SQL_FUNC_ROUND   ? rint(a->v.f)
+                   : e->u.func == SQL_FUNC_TRUNC ? trunc(a->v.f)
+                   : e->u.func == SQL_FUNC_CEIL  ? ceil(a->v.f)
+                                                 : floor(a->v.f);
+        return KEEL_OK;
+    }
+    if (e->nargs == 2) {
+        sql_value b;
+        rc = sql_expr_eval(s, e->args[1], row, &b);
+        if (rc != KEEL_OK)
+            return rc;
+        if (b.isnull) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        scale = b.v.i;
+    }
+    rc = sql_numeric_get(s, a, &x);
+    if (rc != KEEL_OK)
+        return rc;
+    switch (e->u.func) {
+    case SQL_FUNC_ROUND:
+        st = numeric_round(&x, (int)scale, &r);
+        break;
+    case SQL_FUNC_TRUNC:
+        st = numeric_trunc(&x, (int)scale, &r);
+        break;
+    case SQL_FUNC_CEIL:
+        st = numeric_ceil(&x, &r);
+        break;
+    default:
+        st = numeric_floor(&x, &r);
+        break;
+    }
+    numeric_free(&x);
+    if (st != NUMERIC_OK)
+        return sql_numeric_fail(s, st, -1, NULL, 0, -1);
+    return sql_numeric_put(s, &r, out);
+}
+
 static keel_status eval_func(sql_session *s, const sql_expr *e,
                              const sql_value *row, sql_value *out)
 {
@@ -1130,7 +1248,21 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
          * process's, shared by every connection's thread. */
         out->v.f = erand48(s->rand_state);
         return KEEL_OK;
+    case SQL_FUNC_ROUND:
+    case SQL_FUNC_TRUNC:
+    case SQL_FUNC_CEIL:
+    case SQL_FUNC_FLOOR:
+        return eval_rounding(s, e, row, &a, out);
     case SQL_FUNC_ABS:
+        if (e->type == SQL_TYPE_NUMERIC) {
+            numeric x = NUMERIC_INIT;
+            rc = sql_numeric_get(s, &a, &x);
+            if (rc != KEEL_OK)
+                return rc;
+            if (x.sign == NUMERIC_NEG)
+                x.sign = NUMERIC_POS;
+            return sql_numeric_put(s, &x, out);
+        }
         if (e->type == SQL_TYPE_FLOAT8) {
             out->v.f = fabs(a.v.f);
         } else {
@@ -1200,8 +1332,6 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
 
     switch (e->kind) {
     case SQL_EXPR_CONST:
-        if (e->u.value.type == SQL_TYPE_NUMERIC_LIT)
-            return sql_unsupported(s, e->location, "type numeric");
         *out = e->u.value;
         return KEEL_OK;
     case SQL_EXPR_COLUMN:
@@ -1223,8 +1353,10 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
         if (rc != KEEL_OK)
             return rc;
         return sql_value_cast(s, out, e->type,
-                              sql_type_is_string(e->type) ? (int32_t)e->u.value.v.i
-                                                          : -1,
+                              sql_type_is_string(e->type) ||
+                                      e->type == SQL_TYPE_NUMERIC
+                                  ? (int32_t)e->u.value.v.i
+                                  : -1,
                               true, -1);
     case SQL_EXPR_OP:
         rc = sql_expr_eval(s, e->args[0], row, &a);
@@ -1238,6 +1370,8 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
                 out->v.f = -a.v.f;
                 return KEEL_OK;
             }
+            if (a.type == SQL_TYPE_NUMERIC)
+                return eval_numeric(s, SQL_OP_NEG, &a, NULL, out);
             if (a.v.i == INT64_MIN)
                 return overflow(s, e);
             out->v.i = -a.v.i;
@@ -1433,8 +1567,7 @@ static keel_status fold(sql_session *s, sql_expr **ep)
         rc = fold(s, &e->args[i]);
         if (rc != KEEL_OK)
             return rc;
-        if (e->args[i]->kind != SQL_EXPR_CONST ||
-            e->args[i]->type == SQL_TYPE_NUMERIC_LIT)
+        if (e->args[i]->kind != SQL_EXPR_CONST)
             all_const = false;
     }
     if (!all_const || !is_stable(e))
@@ -1455,15 +1588,13 @@ keel_status sql_expr_prepare_for(sql_session *s, const sql_scope *scope,
 {
     keel_status rc = sql_expr_analyse(s, scope, node, out);
 
-    /* A numeric literal assigned to a column takes the column's type, as
-     * PostgreSQL's assignment cast from numeric does. */
-    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_NUMERIC_LIT &&
-        (sql_type_is_int(type) || type == SQL_TYPE_FLOAT8))
+    /* A number assigned to a column of another number type takes the
+     * column's, as PostgreSQL's assignment casts do. */
+    if (rc == KEEL_OK && (*out)->type != type && sql_type_is_number(type) &&
+        sql_type_is_number((*out)->type))
         rc = coerce(s, out, type, false);
     if (rc == KEEL_OK)
         rc = fold(s, out);
-    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_NUMERIC_LIT)
-        rc = sql_unsupported(s, (*out)->location, "type numeric");
     return rc;
 }
 
@@ -1474,7 +1605,5 @@ keel_status sql_expr_prepare(sql_session *s, const sql_scope *scope,
 
     if (rc == KEEL_OK)
         rc = fold(s, out);
-    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_NUMERIC_LIT)
-        rc = sql_unsupported(s, (*out)->location, "type numeric");
     return rc;
 }

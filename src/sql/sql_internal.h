@@ -20,6 +20,7 @@
 
 #include "port/atomics.h"
 #include "sql/sql.h"
+#include "sql/sql_numeric.h"
 
 /* ---- the arena: a statement's memory --------------------------------- */
 
@@ -58,7 +59,9 @@ void sql_arena_free(sql_arena *a);
  * One value during execution.  Integers of every width are held in i and
  * checked against their type's range by the operations that make them;
  * strings (text, name, char(n), a literal of unknown type) point into a
- * row the engine returned or into the arena.
+ * row the engine returned or into the arena; so does a numeric, as its
+ * stored form (keel.h's KEEL_NUMERIC), which compares with memcmp and
+ * is decoded only for arithmetic and output.
  */
 typedef struct sql_value {
     uint32_t type; /* SQL_TYPE_* */
@@ -74,15 +77,18 @@ typedef struct sql_value {
     } v;
 } sql_value;
 
-/* Whether type is int2, int4, int8 or oid. */
-/* Whether type is held as an integer in i: the integer types, and
- * numeric as keel has it so far (sum(bigint)'s results: whole numbers
- * within bigint's range, past which arithmetic fails with 22003). */
+/* Whether type is int2, int4, int8 or oid (held in i). */
 static inline bool sql_type_is_int(uint32_t type)
 {
     return type == SQL_TYPE_INT2 || type == SQL_TYPE_INT4 ||
-           type == SQL_TYPE_INT8 || type == SQL_TYPE_OID ||
-           type == SQL_TYPE_NUMERIC;
+           type == SQL_TYPE_INT8 || type == SQL_TYPE_OID;
+}
+
+/* Whether type is a number: an integer, numeric or float8. */
+static inline bool sql_type_is_number(uint32_t type)
+{
+    return sql_type_is_int(type) || type == SQL_TYPE_NUMERIC ||
+           type == SQL_TYPE_FLOAT8;
 }
 
 /* Whether type is a date or a timestamp (held in i: days, or
@@ -103,14 +109,34 @@ static inline bool sql_type_is_string(uint32_t type)
 
 /* A table column's SQL type: its keel type's, but varchar for text with
  * a length (varchar(n)); and its length, n of char(n) or varchar(n), or
- * -1. */
+ * numeric(p,s)'s typmod (PostgreSQL's, 4 included: its charlen is
+ * p * 64 + s), or -1. */
 static inline uint32_t sql_column_type(const keel_column_info *c);
 static inline int32_t sql_column_typmod(const keel_column_info *c)
 {
+    if (c->type == KEEL_NUMERIC)
+        return c->charlen > 0 ? numeric_typmod(c->charlen / 64, c->charlen % 64)
+                              : -1;
     return (c->type == KEEL_CHAR || c->type == KEEL_TEXT) && c->charlen > 0
                ? (int32_t)c->charlen
                : -1;
 }
+
+/* ---- numeric values (sql_value.c) ---- */
+
+/* v's numeric (a NUMERIC value's stored form decoded) into *out. */
+keel_status sql_numeric_get(sql_session *s, const sql_value *v, numeric *out);
+/* n (freed) as a NUMERIC value in the arena. */
+keel_status sql_numeric_put(sql_session *s, numeric *n, sql_value *out);
+/* The SQL error for a numeric_status other than NUMERIC_OK (text: the
+ * input, for 22P02; typmod: numeric(p,s)'s, for the field overflow). */
+keel_status sql_numeric_fail(sql_session *s, numeric_status st,
+                             int32_t location, const char *text,
+                             uint32_t len, int32_t typmod);
+/* numeric(p,s) as a column's charlen (keel_column): p * 64 + s, which
+ * holds a scale of 0 to 63; 0A000 for others. */
+keel_status sql_numeric_charlen(sql_session *s, int32_t typmod,
+                                int32_t location, uint16_t *charlen);
 
 /* PostgreSQL's name for a type oid ("integer", "text", ...). */
 const char *sql_type_name(uint32_t type);
@@ -161,6 +187,7 @@ typedef struct sql_portal {
     char name[64];
     sql_stmt *stmt;
     sql_value *params;     /* nparams, malloc'd with their strings */
+    char *numerics;        /* numeric params' stored forms (malloc'd) */
     int16_t *rformats;     /* per result column, malloc'd (or NULL) */
     uint16_t nrformats;
     /* A run that Execute's row limit suspended: its rows, as DataRow
@@ -341,6 +368,10 @@ typedef enum sql_func {
     SQL_FUNC_CURRENT_SETTING,
     SQL_FUNC_NOW,             /* the transaction's start: timestamptz */
     SQL_FUNC_CLOCK_TIMESTAMP, /* the clock now */
+    SQL_FUNC_ROUND,           /* round(x), round(numeric, int) */
+    SQL_FUNC_TRUNC,
+    SQL_FUNC_CEIL,
+    SQL_FUNC_FLOOR,
 } sql_func;
 
 typedef struct sql_expr {

@@ -48,7 +48,9 @@ keel_status sql_returning_begin(sql_session *s, const sql_table *t,
             cols[i].attnum = (int16_t)(a + 1);
             if (sql_column_typmod(&t->cols[a]) >= 0) {
                 cols[i].type = sql_column_type(&t->cols[a]);
-                cols[i].typmod = sql_column_typmod(&t->cols[a]) + 4;
+                /* numeric's typmod has PostgreSQL's 4 in it */
+                cols[i].typmod = sql_column_typmod(&t->cols[a]) +
+                                 (t->cols[a].type == KEEL_NUMERIC ? 0 : 4);
             }
         }
     }

@@ -733,9 +733,75 @@ static int group_cmp(const void *x, const void *y, void *arg)
     return 0;
 }
 
-/* Folds value v into aggregate a's state (st), counting in *n. */
+/* A numeric sum's running total: integers in i (128 bits, as
+ * PostgreSQL's int8 sums), numerics in n. */
+typedef struct agg_acc {
+    __int128 i;
+    numeric n;
+} agg_acc;
+
+/* Folds v into a numeric sum's accumulator. */
+static keel_status agg_numeric_step(sql_session *s, const sql_agg *a,
+                                    agg_acc *acc, const sql_value *v)
+{
+    numeric x = NUMERIC_INIT;
+    numeric_status st;
+    keel_status rc;
+
+    if (a->arg->type != SQL_TYPE_NUMERIC) {
+        acc->i += v->v.i;
+        return KEEL_OK;
+    }
+    rc = sql_numeric_get(s, v, &x);
+    if (rc != KEEL_OK)
+        return rc;
+    st = numeric_add(&acc->n, &x, &acc->n);
+    numeric_free(&x);
+    return sql_numeric_fail(s, st, -1, NULL, 0, -1);
+}
+
+/* A numeric sum's or average's result into *out (count rows summed). */
+static keel_status agg_numeric_finish(sql_session *s, const sql_agg *a,
+                                      agg_acc *acc, int64_t count,
+                                      sql_value *out)
+{
+    numeric r = NUMERIC_INIT, c = NUMERIC_INIT;
+    numeric_status st = NUMERIC_OK;
+
+    if (a->arg->type != SQL_TYPE_NUMERIC) {
+        /* The 128-bit total in decimal, read as a numeric. */
+        char buf[48], *p = buf + sizeof(buf);
+        unsigned __int128 u = acc->i < 0 ? -(unsigned __int128)acc->i
+                                         : (unsigned __int128)acc->i;
+        do {
+            *--p = (char)('0' + (int)(u % 10));
+            u /= 10;
+        } while (u != 0);
+        if (acc->i < 0)
+            *--p = '-';
+        st = numeric_in(p, (size_t)(buf + sizeof(buf) - p), &acc->n);
+    }
+    if (st == NUMERIC_OK && a->kind == SQL_AGG_AVG) {
+        st = numeric_from_int64(count, &c);
+        if (st == NUMERIC_OK)
+            st = numeric_div(&acc->n, &c, &r);
+        numeric_free(&c);
+    } else if (st == NUMERIC_OK) {
+        r = acc->n;
+        acc->n = (numeric)NUMERIC_INIT;
+    }
+    numeric_free(&acc->n);
+    if (st != NUMERIC_OK) {
+        numeric_free(&r);
+        return sql_numeric_fail(s, st, -1, NULL, 0, -1);
+    }
+    return sql_numeric_put(s, &r, out);
+}
+
+/* Folds value v into aggregate a's state (st, acc for a numeric sum),
+ * counting in *n. */
 static keel_status agg_step(sql_session *s, const sql_agg *a, sql_value *st,
-                            int64_t *n, const sql_value *v)
+                            agg_acc *acc, int64_t *n, const sql_value *v)
 {
     if (a->kind == SQL_AGG_COUNT_STAR) {
         st->v.i++;
@@ -749,6 +815,11 @@ static keel_status agg_step(sql_session *s, const sql_agg *a, sql_value *st,
         break;
     case SQL_AGG_SUM:
     case SQL_AGG_AVG:
+        if (a->type == SQL_TYPE_NUMERIC) {
+            st->isnull = false;
+            (*n)++;
+            return agg_numeric_step(s, a, acc, v);
+        }
         if (st->isnull) {
             st->isnull = false;
             if (a->type == SQL_TYPE_FLOAT8)
@@ -783,11 +854,17 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
     uint16_t width = (uint16_t)(g->nkeys + g->naggs);
     sql_value *row = sql_alloc(&s->arena, (width + 1) * sizeof(*row));
     int64_t *counts = sql_alloc(&s->arena, (g->naggs + 1) * sizeof(*counts));
+    /* malloc's alignment, which __int128 needs and the arena's lacks */
+    agg_acc *accs = calloc((size_t)g->naggs + 1, sizeof(*accs));
     keel_status rc = KEEL_OK;
     size_t i = 0;
 
-    if (row == NULL || counts == NULL)
+    if (row == NULL || counts == NULL || accs == NULL) {
+        free(accs);
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    for (uint16_t a = 0; a < g->naggs; a++)
+        accs[a] = (agg_acc){.i = 0, .n = NUMERIC_INIT};
     if (n > 1)
         qsort_r(in, n, sizeof(*in), group_cmp, &spec);
     /* Without GROUP BY there is one group, even of no rows. */
@@ -800,18 +877,27 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
             st->type = ag->type;
             st->isnull = ag->kind != SQL_AGG_COUNT && ag->kind != SQL_AGG_COUNT_STAR;
             counts[a] = 0;
+            numeric_free(&accs[a].n);
+            accs[a].i = 0;
         }
         for (uint16_t k = 0; k < g->nkeys && first < n; k++)
             row[k] = in[first].vals[k];
         while (i < n && (i == first || group_cmp(&in[i], &in[first], &spec) == 0)) {
             for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
-                rc = agg_step(s, &g->aggs[a], &row[g->nkeys + a], &counts[a],
-                              &in[i].vals[g->nkeys + a]);
+                rc = agg_step(s, &g->aggs[a], &row[g->nkeys + a], &accs[a],
+                              &counts[a], &in[i].vals[g->nkeys + a]);
             i++;
         }
-        for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
-            if (g->aggs[a].kind == SQL_AGG_AVG && counts[a] > 0)
+        for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
+            const sql_agg *ag = &g->aggs[a];
+            if (ag->type == SQL_TYPE_NUMERIC &&
+                (ag->kind == SQL_AGG_SUM || ag->kind == SQL_AGG_AVG) &&
+                counts[a] > 0)
+                rc = agg_numeric_finish(s, ag, &accs[a], counts[a],
+                                        &row[g->nkeys + a]);
+            else if (ag->kind == SQL_AGG_AVG && counts[a] > 0)
                 row[g->nkeys + a].v.f /= (double)counts[a];
+        }
         if (rc == KEEL_OK)
             rc = output_row(s, o, row);
         if (n == 0)
@@ -819,6 +905,9 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
         if (rc == KEEL_OK && output_full(o))
             break;
     }
+    for (uint16_t a = 0; a < g->naggs; a++)
+        numeric_free(&accs[a].n);
+    free(accs);
     return rc;
 }
 
@@ -1446,7 +1535,10 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
                 cols[i].attnum = (int16_t)(a + 1);
                 if (sql_column_typmod(&it->t.cols[a]) >= 0) {
                     cols[i].type = sql_column_type(&it->t.cols[a]);
-                    cols[i].typmod = sql_column_typmod(&it->t.cols[a]) + 4;
+                    /* numeric's typmod has PostgreSQL's 4 in it */
+                    cols[i].typmod =
+                        sql_column_typmod(&it->t.cols[a]) +
+                        (it->t.cols[a].type == KEEL_NUMERIC ? 0 : 4);
                 }
             }
         }

@@ -1172,6 +1172,7 @@ static sql_portal *portal_find(const sql_session *s, const char *name)
 static void portal_free(sql_portal *p)
 {
     free(p->params);
+    free(p->numerics);
     free(p->rformats);
     free(p->rows);
     free(p);
@@ -1504,6 +1505,27 @@ keel_status sql_bind(sql_session *s, const char *portal, const char *stmt,
         /* A string made by the cast (a char(n) padded) lives in the
          * arena: keep it with the portal.  Casts from text never make
          * one but for lengths, which parameters do not carry. */
+    }
+    {
+        /* A numeric's stored form was made in the arena: the portal
+         * keeps a copy. */
+        size_t total = 0;
+        for (uint16_t i = 0; rc == KEEL_OK && i < nvalues; i++)
+            if (!p->params[i].isnull && p->params[i].type == SQL_TYPE_NUMERIC)
+                total += p->params[i].v.s.len;
+        if (rc == KEEL_OK && total > 0) {
+            char *q = p->numerics = malloc(total);
+            if (q == NULL)
+                rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            for (uint16_t i = 0; rc == KEEL_OK && i < nvalues; i++) {
+                sql_value *v = &p->params[i];
+                if (v->isnull || v->type != SQL_TYPE_NUMERIC)
+                    continue;
+                memcpy(q, v->v.s.p, v->v.s.len);
+                v->v.s.p = q;
+                q += v->v.s.len;
+            }
+        }
     }
     if (rc == KEEL_OK && nrformats > 0)
         memcpy(p->rformats, rformats, nrformats * sizeof(int16_t));

@@ -91,6 +91,8 @@ uint32_t sql_type_of_keel(keel_type t)
         return SQL_TYPE_TIMESTAMPTZ;
     case KEEL_DATE:
         return SQL_TYPE_DATE;
+    case KEEL_NUMERIC:
+        return SQL_TYPE_NUMERIC;
     case KEEL_TEXT:
     default:
         return SQL_TYPE_TEXT;
@@ -146,6 +148,7 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         {"oid", SQL_TYPE_OID},         {"date", SQL_TYPE_DATE},
         {"timestamp", SQL_TYPE_TIMESTAMP},
         {"timestamptz", SQL_TYPE_TIMESTAMPTZ},
+        {"numeric", SQL_TYPE_NUMERIC}, {"decimal", SQL_TYPE_NUMERIC},
     };
 
     /* pg_catalog.int4 and the like: the last name counts. */
@@ -161,6 +164,30 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         if (sql_type_is_datetime(*type) && tn->n_typmods > 0)
             return sql_unsupported(s, tn->location,
                                    "a precision for timestamps");
+        if (*type == SQL_TYPE_NUMERIC && tn->n_typmods > 0) {
+            int32_t pr[2] = {0, 0};
+            for (size_t k = 0; k < tn->n_typmods; k++) {
+                const PgQuery__Node *m = tn->typmods[k];
+                if (tn->n_typmods > 2 ||
+                    m->node_case != PG_QUERY__NODE__NODE_A_CONST ||
+                    m->a_const->val_case != PG_QUERY__A__CONST__VAL_IVAL)
+                    return sql_fail_at(s, tn->location, KEEL_EINVAL, "22023",
+                                       "invalid NUMERIC type modifier");
+                pr[k] = m->a_const->ival->ival;
+            }
+            if (pr[0] < 1 || pr[0] > NUMERIC_MAX_PRECISION)
+                return sql_fail_at(s, tn->location, KEEL_EINVAL, "22023",
+                                   "NUMERIC precision %d must be between 1 "
+                                   "and %d",
+                                   pr[0], NUMERIC_MAX_PRECISION);
+            if (pr[1] < NUMERIC_MIN_SCALE || pr[1] > NUMERIC_MAX_SCALE)
+                return sql_fail_at(s, tn->location, KEEL_EINVAL, "22023",
+                                   "NUMERIC scale %d must be between %d and "
+                                   "%d",
+                                   pr[1], NUMERIC_MIN_SCALE,
+                                   NUMERIC_MAX_SCALE);
+            *typmod = numeric_typmod(pr[0], pr[1]);
+        }
         if (*type == SQL_TYPE_VARCHAR || *type == SQL_TYPE_BPCHAR) {
             if (tn->n_typmods == 1 &&
                 tn->typmods[0]->node_case == PG_QUERY__NODE__NODE_A_CONST &&
@@ -182,8 +209,6 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         }
         return KEEL_OK;
     }
-    if (strcmp(name, "numeric") == 0 || strcmp(name, "decimal") == 0)
-        return sql_unsupported(s, tn->location, "type numeric");
     if (strcmp(name, "time") == 0 || strcmp(name, "timetz") == 0 ||
         strcmp(name, "interval") == 0)
         return sql_unsupported(s, tn->location, "types time and interval");
@@ -344,6 +369,23 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
         *len = v->v.s.len;
         return KEEL_OK;
     }
+    if (v->type == SQL_TYPE_NUMERIC) {
+        numeric num = NUMERIC_INIT;
+        char *p;
+        keel_status rc = sql_numeric_get(s, v, &num);
+        if (rc != KEEL_OK)
+            return rc;
+        p = sql_alloc(&s->arena, numeric_out_len(&num) + 1);
+        if (p == NULL) {
+            numeric_free(&num);
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        }
+        *len = (uint32_t)numeric_out(&num, p);
+        p[*len] = '\0';
+        *out = p;
+        numeric_free(&num);
+        return KEEL_OK;
+    }
     switch (v->type) {
     case SQL_TYPE_BOOL:
         *out = v->v.b ? "t" : "f";
@@ -425,6 +467,199 @@ static keel_status string_len(sql_session *s, sql_value *v, uint32_t type,
     return KEEL_OK;
 }
 
+/* ---- numeric ------------------------------------------------------------ */
+
+keel_status sql_numeric_fail(sql_session *s, numeric_status st,
+                             int32_t location, const char *text,
+                             uint32_t len, int32_t typmod)
+{
+    keel_status rc;
+    int p, sc, maxdigits;
+
+    switch (st) {
+    case NUMERIC_OK:
+        return KEEL_OK;
+    case NUMERIC_ENOMEM:
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    case NUMERIC_ESYNTAX:
+        return bad_input(s, location, SQL_TYPE_NUMERIC, text, len);
+    case NUMERIC_EOVERFLOW:
+        return sql_fail_at(s, location, KEEL_EINVAL, "22003",
+                           "value overflows numeric format");
+    case NUMERIC_EDIVZERO:
+        return sql_fail(s, KEEL_EINVAL, "22012", "division by zero");
+    case NUMERIC_ERANGE:
+        return sql_fail(s, KEEL_EINVAL, "22003", "numeric out of range");
+    case NUMERIC_EFIELD:
+        p = numeric_typmod_precision(typmod);
+        sc = numeric_typmod_scale(typmod);
+        maxdigits = p - sc;
+        rc = sql_fail(s, KEEL_EINVAL, "22003", "numeric field overflow");
+        snprintf(s->err->detail, sizeof(s->err->detail),
+                 "A field with precision %d, scale %d must round to an "
+                 "absolute value less than %s%d.",
+                 p, sc, maxdigits > 0 ? "10^" : "",
+                 maxdigits > 0 ? maxdigits : 1);
+        return rc;
+    case NUMERIC_EFORMAT:
+        break;
+    }
+    return sql_fail(s, KEEL_EINVAL, "XX001", "invalid numeric value");
+}
+
+keel_status sql_numeric_get(sql_session *s, const sql_value *v, numeric *out)
+{
+    numeric_status st = numeric_decode((const unsigned char *)v->v.s.p,
+                                       v->v.s.len, out);
+
+    if (st == NUMERIC_EFORMAT)
+        return sql_fail(s, KEEL_EINVAL, "XX001",
+                        "invalid numeric value of %u bytes", v->v.s.len);
+    return sql_numeric_fail(s, st, -1, NULL, 0, -1);
+}
+
+keel_status sql_numeric_put(sql_session *s, numeric *n, sql_value *out)
+{
+    size_t len = numeric_encoded_len(n);
+    unsigned char *p = sql_alloc(&s->arena, len);
+
+    if (p == NULL) {
+        numeric_free(n);
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    numeric_encode(n, p);
+    numeric_free(n);
+    out->type = SQL_TYPE_NUMERIC;
+    out->isnull = false;
+    out->v.s.p = (const char *)p;
+    out->v.s.len = (uint32_t)len;
+    return KEEL_OK;
+}
+
+keel_status sql_numeric_charlen(sql_session *s, int32_t typmod,
+                                int32_t location, uint16_t *charlen)
+{
+    int p, sc;
+
+    *charlen = 0;
+    if (typmod < 0)
+        return KEEL_OK;
+    p = numeric_typmod_precision(typmod);
+    sc = numeric_typmod_scale(typmod);
+    if (sc < 0 || sc > 63)
+        return sql_unsupported(s, location,
+                               "numeric columns with a scale outside 0 to 63");
+    *charlen = (uint16_t)(p * 64 + sc);
+    return KEEL_OK;
+}
+
+/*
+ * Casts to or from numeric (type or v->type is numeric): text in, with
+ * numeric(p,s) applied; integers and doubles in; numeric(p,s) to numeric;
+ * numeric out to integers (rounded), double precision and text.
+ * KEEL_ETYPE, with no error set, for a cast that does not exist.
+ */
+static keel_status numeric_cast(sql_session *s, sql_value *v, uint32_t type,
+                                int32_t typmod, bool is_explicit,
+                                int32_t location)
+{
+    numeric n = NUMERIC_INIT;
+    numeric_status st;
+    uint32_t from = v->type;
+    keel_status rc;
+
+    if (type == SQL_TYPE_NUMERIC) {
+        if (from == SQL_TYPE_NUMERIC) {
+            if (typmod < 0)
+                return KEEL_OK;
+            rc = sql_numeric_get(s, v, &n);
+            if (rc != KEEL_OK)
+                return rc;
+        } else if (sql_type_is_string(from)) {
+            if (!is_explicit && from != SQL_TYPE_UNKNOWN)
+                return KEEL_ETYPE;
+            st = numeric_in(v->v.s.p, v->v.s.len, &n);
+            if (st != NUMERIC_OK)
+                return sql_numeric_fail(s, st, location, v->v.s.p,
+                                        v->v.s.len, typmod);
+        } else if (sql_type_is_int(from)) {
+            st = numeric_from_int64(v->v.i, &n);
+            if (st != NUMERIC_OK)
+                return sql_numeric_fail(s, st, -1, NULL, 0, typmod);
+        } else if (from == SQL_TYPE_FLOAT8) {
+            if (isinf(v->v.f))
+                return sql_fail(s, KEEL_EINVAL, "0A000",
+                                "numeric infinity is not supported yet");
+            st = numeric_from_double(v->v.f, &n);
+            if (st != NUMERIC_OK)
+                return sql_numeric_fail(s, st, -1, NULL, 0, typmod);
+        } else {
+            return KEEL_ETYPE;
+        }
+        st = numeric_apply_typmod(&n, typmod);
+        if (st != NUMERIC_OK) {
+            numeric_free(&n);
+            return sql_numeric_fail(s, st, -1, NULL, 0, typmod);
+        }
+        return sql_numeric_put(s, &n, v);
+    }
+    /* From numeric. */
+    if (sql_type_is_string(type)) {
+        const char *p;
+        uint32_t len;
+        if (!is_explicit && type != SQL_TYPE_TEXT &&
+            type != SQL_TYPE_VARCHAR && type != SQL_TYPE_BPCHAR &&
+            type != SQL_TYPE_NAME)
+            return KEEL_ETYPE;
+        rc = sql_value_text(s, v, &p, &len);
+        if (rc != KEEL_OK)
+            return rc;
+        v->v.s.p = p;
+        v->v.s.len = len;
+        v->type = type;
+        if (type == SQL_TYPE_NAME && v->v.s.len > 63)
+            v->v.s.len = 63;
+        return string_len(s, v, type, typmod, is_explicit);
+    }
+    if (type != SQL_TYPE_FLOAT8 && !sql_type_is_int(type))
+        return KEEL_ETYPE;
+    rc = sql_numeric_get(s, v, &n);
+    if (rc != KEEL_OK)
+        return rc;
+    if (type == SQL_TYPE_FLOAT8) {
+        v->v.f = numeric_to_double(&n);
+        numeric_free(&n);
+        if (isinf(v->v.f))
+            return sql_fail(s, KEEL_EINVAL, "22003",
+                            "value out of range: overflow");
+        v->type = type;
+        return KEEL_OK;
+    }
+    if (numeric_is_nan(&n)) {
+        numeric_free(&n);
+        return sql_fail(s, KEEL_EINVAL, "0A000", "cannot convert NaN to %s",
+                        sql_type_name(type));
+    }
+    st = numeric_to_int64(&n,
+                          type == SQL_TYPE_INT2   ? INT16_MIN
+                          : type == SQL_TYPE_INT4 ? INT32_MIN
+                          : type == SQL_TYPE_OID  ? 0
+                                                  : INT64_MIN,
+                          type == SQL_TYPE_INT2   ? INT16_MAX
+                          : type == SQL_TYPE_INT4 ? INT32_MAX
+                          : type == SQL_TYPE_OID  ? UINT32_MAX
+                                                  : INT64_MAX,
+                          &v->v.i);
+    numeric_free(&n);
+    if (st == NUMERIC_ERANGE)
+        return sql_fail(s, KEEL_EINVAL, "22003", "%s out of range",
+                        sql_type_name(type));
+    if (st != NUMERIC_OK)
+        return sql_numeric_fail(s, st, -1, NULL, 0, -1);
+    v->type = type;
+    return KEEL_OK;
+}
+
 keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
                            int32_t typmod, bool is_explicit, int32_t location)
 {
@@ -434,6 +669,12 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
     if (v->isnull) {
         v->type = type;
         return KEEL_OK;
+    }
+    if (type == SQL_TYPE_NUMERIC || from == SQL_TYPE_NUMERIC) {
+        rc = numeric_cast(s, v, type, typmod, is_explicit, location);
+        if (rc != KEEL_ETYPE)
+            return rc;
+        goto no_cast;
     }
     if (from == type && !sql_type_is_string(type))
         return KEEL_OK;
@@ -558,6 +799,9 @@ int sql_value_compare(const sql_value *a, const sql_value *b)
             return c;
         return la < lb ? -1 : la > lb;
     }
+    if (a->type == SQL_TYPE_NUMERIC && b->type == SQL_TYPE_NUMERIC)
+        return numeric_encoded_cmp((const unsigned char *)a->v.s.p, a->v.s.len,
+                                   (const unsigned char *)b->v.s.p, b->v.s.len);
     if (a->type == SQL_TYPE_FLOAT8 || b->type == SQL_TYPE_FLOAT8) {
         double x = a->type == SQL_TYPE_FLOAT8 ? a->v.f : (double)a->v.i;
         double y = b->type == SQL_TYPE_FLOAT8 ? b->v.f : (double)b->v.i;
@@ -678,31 +922,26 @@ static uint64_t get_be(const char *p, int n)
     return v;
 }
 
-/* A whole number in numeric's send form: digit count, weight, sign,
+/* A numeric in PostgreSQL's send form: digit count, weight, sign,
  * display scale, then base-10000 digits, most significant first. */
-static keel_status numeric_binary(sql_session *s, int64_t v, const char **out,
-                                  uint32_t *len)
+static keel_status numeric_binary(sql_session *s, const sql_value *v,
+                                  const char **out, uint32_t *len)
 {
-    uint16_t digits[5];
-    int nd = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    char *p;
+    numeric n = NUMERIC_INIT;
+    unsigned char *p;
+    keel_status rc = sql_numeric_get(s, v, &n);
 
-    while (u > 0) {
-        digits[nd++] = (uint16_t)(u % 10000);
-        u /= 10000;
-    }
-    p = sql_alloc(&s->arena, 8 + 2 * (size_t)nd);
-    if (p == NULL)
+    if (rc != KEEL_OK)
+        return rc;
+    p = sql_alloc(&s->arena, numeric_send_len(&n));
+    if (p == NULL) {
+        numeric_free(&n);
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    put_be(p, (uint64_t)nd, 2);
-    put_be(p + 2, (uint64_t)(nd > 0 ? nd - 1 : 0), 2);
-    put_be(p + 4, v < 0 ? 0x4000 : 0, 2);
-    put_be(p + 6, 0, 2);
-    for (int i = 0; i < nd; i++)
-        put_be(p + 8 + 2 * i, digits[nd - 1 - i], 2);
-    *out = p;
-    *len = 8 + 2 * (uint32_t)nd;
+    }
+    numeric_send(&n, p);
+    *out = (const char *)p;
+    *len = (uint32_t)numeric_send_len(&n);
+    numeric_free(&n);
     return KEEL_OK;
 }
 
@@ -718,7 +957,7 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
         return KEEL_OK;
     }
     if (v->type == SQL_TYPE_NUMERIC)
-        return numeric_binary(s, v->v.i, out, len);
+        return numeric_binary(s, v, out, len);
     if (sql_type_is_string(v->type)) {
         *out = v->v.s.p;
         *len = v->v.s.len;
@@ -767,6 +1006,16 @@ keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
         out->v.s.p = p;
         out->v.s.len = len;
         return KEEL_OK;
+    }
+    if (type == SQL_TYPE_NUMERIC) {
+        numeric n = NUMERIC_INIT;
+        numeric_status st = numeric_recv((const unsigned char *)p, len, &n);
+        if (st == NUMERIC_EFORMAT)
+            return sql_fail(s, KEEL_EINVAL, "22P03",
+                            "invalid binary numeric of %u bytes", len);
+        if (st != NUMERIC_OK)
+            return sql_numeric_fail(s, st, -1, NULL, 0, -1);
+        return sql_numeric_put(s, &n, out);
     }
     want = type == SQL_TYPE_BOOL ? 1 : (uint32_t)sql_type_len(type);
     if (len != want)
@@ -1057,7 +1306,8 @@ keel_status sql_value_keep(sql_session *s, sql_value *v)
 {
     char *p;
 
-    if (v->isnull || !sql_type_is_string(v->type))
+    if (v->isnull ||
+        (!sql_type_is_string(v->type) && v->type != SQL_TYPE_NUMERIC))
         return KEEL_OK;
     p = sql_alloc(&s->arena, v->v.s.len + 1);
     if (p == NULL)
