@@ -87,9 +87,9 @@ static void test_text(void **state)
         {"NaN", "NaN"},
         {" nan ", "NaN"},
     };
-    static const char *bad[] = {"",    " ",   "-",    ".",     "1.2.3",
-                                "abc", "1e",  "1e+",  "- 1",   "1 2",
-                                "Infinity",   "0x10", "1,5",   "++1"};
+    static const char *bad[] = {"",         " ",    "-",   ".",   "1.2.3",
+                                "abc",      "1e",   "1e+", "- 1", "1 2",
+                                "Infinity", "0x10", "1,5", "++1"};
     numeric n = NUMERIC_INIT;
     (void)state;
 
@@ -264,8 +264,11 @@ static void test_rounding(void **state)
     {
         static const struct {
             const char *in, *ceil, *floor;
-        } cf[] = {{"-1.5", "-1", "-2"}, {"1.2", "2", "1"}, {"3.00", "3", "3"},
-                  {"-0.5", "0", "-1"},  {"0", "0", "0"}};
+        } cf[] = {{"-1.5", "-1", "-2"},
+                  {"1.2", "2", "1"},
+                  {"3.00", "3", "3"},
+                  {"-0.5", "0", "-1"},
+                  {"0", "0", "0"}};
         for (size_t i = 0; i < sizeof(cf) / sizeof(cf[0]); i++) {
             numeric x = num(cf[i].in), r = NUMERIC_INIT;
             assert_int_equal(numeric_ceil(&x, &r), NUMERIC_OK);
@@ -337,9 +340,9 @@ static void test_typmod(void **state)
 
 static void test_nan_and_compare(void **state)
 {
-    static const char *sorted[] = {"-1e100", "-1.5", "-1.25", "-1",  "-0.001",
-                                   "0",      "1e-30", "1",    "1.25", "1.5",
-                                   "10",     "9999",  "10000", "1e100", "NaN"};
+    static const char *sorted[] = {
+        "-1e100", "-1.5", "-1.25", "-1",   "-0.001", "0",     "1e-30", "1",
+        "1.25",   "1.5",  "10",    "9999", "10000",  "1e100", "NaN"};
     const size_t n = sizeof(sorted) / sizeof(sorted[0]);
     (void)state;
 
@@ -435,9 +438,10 @@ static void test_conversions(void **state)
 
 static void test_binary_forms(void **state)
 {
-    static const char *values[] = {"0",   "0.00",  "1.50",      "-12.25",
-                                   "NaN", "1000000000000000000000000000000", "0.000001", "-9999.9999",
-                                   "123456789012345678901234567890.123"};
+    static const char *values[] = {
+        "0",        "0.00",       "1.50",
+        "-12.25",   "NaN",        "1000000000000000000000000000000",
+        "0.000001", "-9999.9999", "123456789012345678901234567890.123"};
     numeric n = NUMERIC_INIT;
     (void)state;
 
@@ -457,8 +461,8 @@ static void test_binary_forms(void **state)
     }
     {
         /* -12.25: 2 digits, weight 0, negative, scale 2: 12, 2500. */
-        static const unsigned char want[] = {0, 2, 0, 0, 0x40, 0, 0, 2,
-                                             0, 12, 0x09, 0xc4};
+        static const unsigned char want[] = {0, 2, 0, 0,  0x40, 0,
+                                             0, 2, 0, 12, 0x09, 0xc4};
         unsigned char buf[16];
         n = num("-12.25");
         assert_int_equal(numeric_send_len(&n), sizeof(want));
@@ -471,10 +475,11 @@ static void test_binary_forms(void **state)
          * scale past 16383; digits past the scale are dropped. */
         static const unsigned char shortlen[] = {0, 2, 0, 0, 0, 0, 0, 0, 0, 1};
         static const unsigned char sign[] = {0, 0, 0, 0, 0x20, 0, 0, 0};
-        static const unsigned char digit[] = {0, 1, 0, 0, 0, 0, 0, 0, 0x27, 0x10};
+        static const unsigned char digit[] = {0, 1, 0, 0,    0,
+                                              0, 0, 0, 0x27, 0x10};
         static const unsigned char scale[] = {0, 0, 0, 0, 0, 0, 0x40, 0};
-        static const unsigned char hidden[] = {0, 2, 0, 0, 0, 0, 0, 1,
-                                               0, 1, 0x13, 0x88};
+        static const unsigned char hidden[] = {0, 2, 0, 0, 0,    0,
+                                               0, 1, 0, 1, 0x13, 0x88};
         assert_int_equal(numeric_recv(shortlen, sizeof(shortlen), &n),
                          NUMERIC_EFORMAT);
         assert_int_equal(numeric_recv(sign, sizeof(sign), &n), NUMERIC_EFORMAT);
@@ -492,7 +497,7 @@ static void test_binary_forms(void **state)
         static const unsigned char s2[] = {0x10, 0, 0};
         static const unsigned char s3[] = {0xc0, 0x80, 0, 0, 0, 0, 0};
         static const unsigned char s4[] = {0x40, 0x7f, 0xff, 0xff, 0xfc,
-                                           0x12, 0x34, 0, 0};
+                                           0x12, 0x34, 0,    0};
         assert_int_equal(numeric_decode(s1, sizeof(s1), &n), NUMERIC_EFORMAT);
         assert_int_equal(numeric_decode(s2, sizeof(s2), &n), NUMERIC_EFORMAT);
         assert_int_equal(numeric_decode(s3, sizeof(s3), &n), NUMERIC_EFORMAT);

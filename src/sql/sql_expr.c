@@ -6,8 +6,8 @@
  * gives every node its type, and settles each operator's operand types
  * as PostgreSQL's resolution does for the types keel has: a quoted
  * literal (type unknown) takes the other operand's type; integers widen
- * to the wider of the two; an integer meets a double as a double; text
- * meets text.  Constants are cast at analysis, so a bad literal is
+ * to the wider of the two; an integer meets a numeric as a numeric, and
+ * either meets a double as a double; text meets text.  Constants are cast at analysis, so a bad literal is
  * reported before any row is read.  Evaluation follows SQL's three-valued
  * logic: NULL in, NULL out, but for AND, OR, IS [NOT] NULL, CASE and
  * COALESCE.

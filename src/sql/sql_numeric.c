@@ -163,8 +163,8 @@ static numeric_status from_dec(const uint8_t *dd, int len, int scale,
     for (int k = 0; k < len; k++) {
         int e = len - 1 - k - scale;
         int w = fdiv4(e);
-        r.digits[top - w] = (uint16_t)(r.digits[top - w] +
-                                       dd[k] * pow10_4[e - 4 * w]);
+        r.digits[top - w] =
+            (uint16_t)(r.digits[top - w] + dd[k] * pow10_4[e - 4 * w]);
     }
     r.weight = top;
     r.sign = sign;
@@ -472,7 +472,10 @@ static numeric_status add_sub_abs(const numeric *a, const numeric *b, bool sub,
 {
     int hi = (a->weight > b->weight ? a->weight : b->weight) + 1;
     int alo = a->weight - a->ndigits + 1, blo = b->weight - b->ndigits + 1;
-    int lo = a->ndigits == 0 ? blo : b->ndigits == 0 ? alo : alo < blo ? alo : blo;
+    int lo = a->ndigits == 0   ? blo
+             : b->ndigits == 0 ? alo
+             : alo < blo       ? alo
+                               : blo;
     int carry = 0;
 
     if (digits_alloc(r, hi - lo + 1) != NUMERIC_OK)
@@ -644,8 +647,8 @@ static void dec_sub(uint8_t *r, const uint8_t *d, int dn)
     }
 }
 
-numeric_status numeric_div_scale(const numeric *a, const numeric *b,
-                                 int rscale, bool round, numeric *out)
+numeric_status numeric_div_scale(const numeric *a, const numeric *b, int rscale,
+                                 bool round, numeric *out)
 {
     uint8_t *na = NULL, *nb = NULL, *q = NULL, *rem = NULL;
     int la, lb, sa, sb, t, k, dn;
@@ -842,7 +845,8 @@ numeric_status numeric_apply_typmod(numeric *n, int32_t typmod)
     return NUMERIC_OK;
 }
 
-/* ---- binary forms ---------------------------------------------------------- */
+/* ---- binary forms ----------------------------------------------------------
+ */
 
 static void put16(unsigned char *p, unsigned v)
 {
@@ -916,12 +920,13 @@ numeric_status numeric_recv(const unsigned char *p, size_t len, numeric *out)
     return NUMERIC_OK;
 }
 
-/* ---- the stored form -------------------------------------------------------- */
+/* ---- the stored form --------------------------------------------------------
+ */
 
-#define ENC_NEG 0x40
+#define ENC_NEG  0x40
 #define ENC_ZERO 0x80
-#define ENC_POS 0xC0
-#define ENC_NAN 0xFF
+#define ENC_POS  0xC0
+#define ENC_NAN  0xFF
 
 size_t numeric_encoded_len(const numeric *n)
 {
@@ -954,8 +959,7 @@ void numeric_encode(const numeric *n, unsigned char *buf)
     put16(buf + o, (unsigned)n->dscale);
 }
 
-numeric_status numeric_decode(const unsigned char *p, size_t len,
-                              numeric *out)
+numeric_status numeric_decode(const unsigned char *p, size_t len, numeric *out)
 {
     numeric r = NUMERIC_INIT;
     unsigned flip;

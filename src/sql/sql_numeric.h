@@ -28,16 +28,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NUMERIC_NBASE 10000
-#define NUMERIC_DEC_DIGITS 4            /* decimal digits per digit */
-#define NUMERIC_MAX_PRECISION 1000      /* numeric(p,s): p at most */
-#define NUMERIC_MIN_SCALE (-1000)       /* s at least */
-#define NUMERIC_MAX_SCALE 1000          /* s at most */
-#define NUMERIC_MAX_DISPLAY_SCALE 1000  /* what a division or round keeps */
-#define NUMERIC_MIN_SIG_DIGITS 16       /* a quotient's least precision */
-#define NUMERIC_DSCALE_MAX 16383        /* display scale a value may have */
-#define NUMERIC_WEIGHT_MAX 32767        /* 131072 digits before the point */
-#define NUMERIC_WEIGHT_MIN (-32767)
+#define NUMERIC_NBASE             10000
+#define NUMERIC_DEC_DIGITS        4       /* decimal digits per digit */
+#define NUMERIC_MAX_PRECISION     1000    /* numeric(p,s): p at most */
+#define NUMERIC_MIN_SCALE         (-1000) /* s at least */
+#define NUMERIC_MAX_SCALE         1000    /* s at most */
+#define NUMERIC_MAX_DISPLAY_SCALE 1000    /* what a division or round keeps */
+#define NUMERIC_MIN_SIG_DIGITS    16      /* a quotient's least precision */
+#define NUMERIC_DSCALE_MAX        16383   /* display scale a value may have */
+#define NUMERIC_WEIGHT_MAX        32767   /* 131072 digits before the point */
+#define NUMERIC_WEIGHT_MIN        (-32767)
 
 typedef enum numeric_sign {
     NUMERIC_POS = 0,
@@ -48,8 +48,8 @@ typedef enum numeric_sign {
 typedef struct numeric {
     uint16_t *digits; /* ndigits, malloc'd (NULL when none) */
     int ndigits;
-    int weight;       /* digits[0] counts 10000^weight */
-    int dscale;       /* decimal digits shown after the point, >= 0 */
+    int weight; /* digits[0] counts 10000^weight */
+    int dscale; /* decimal digits shown after the point, >= 0 */
     numeric_sign sign;
 } numeric;
 
@@ -65,7 +65,10 @@ typedef enum numeric_status {
 } numeric_status;
 
 /* An empty value (zero, scale 0); numeric_free() leaves one too. */
-#define NUMERIC_INIT {NULL, 0, 0, 0, NUMERIC_POS}
+#define NUMERIC_INIT                                                           \
+    {                                                                          \
+        NULL, 0, 0, 0, NUMERIC_POS                                             \
+    }
 void numeric_free(numeric *n);
 /* A copy of a into *out. */
 numeric_status numeric_copy(const numeric *a, numeric *out);
@@ -109,8 +112,8 @@ numeric_status numeric_mul(const numeric *a, const numeric *b, numeric *out);
 /* a / b at select_div_scale()'s scale. */
 numeric_status numeric_div(const numeric *a, const numeric *b, numeric *out);
 /* a / b rounded (or truncated) at scale rscale. */
-numeric_status numeric_div_scale(const numeric *a, const numeric *b,
-                                 int rscale, bool round, numeric *out);
+numeric_status numeric_div_scale(const numeric *a, const numeric *b, int rscale,
+                                 bool round, numeric *out);
 /* The remainder of a / b truncated, with a's sign. */
 numeric_status numeric_mod(const numeric *a, const numeric *b, numeric *out);
 numeric_status numeric_neg(const numeric *a, numeric *out);
@@ -149,8 +152,7 @@ size_t numeric_send_len(const numeric *n);
 void numeric_send(const numeric *n, unsigned char *buf);
 /* PostgreSQL's receive: NUMERIC_EFORMAT for a bad length, sign, digit
  * or scale. */
-numeric_status numeric_recv(const unsigned char *p, size_t len,
-                            numeric *out);
+numeric_status numeric_recv(const unsigned char *p, size_t len, numeric *out);
 
 /*
  * keel's stored form (the bytes of a KEEL_NUMERIC keel_value): a class
@@ -163,8 +165,7 @@ numeric_status numeric_recv(const unsigned char *p, size_t len,
  */
 size_t numeric_encoded_len(const numeric *n);
 void numeric_encode(const numeric *n, unsigned char *buf);
-numeric_status numeric_decode(const unsigned char *p, size_t len,
-                              numeric *out);
+numeric_status numeric_decode(const unsigned char *p, size_t len, numeric *out);
 /* Compares two stored forms as numbers (their scales aside). */
 int numeric_encoded_cmp(const unsigned char *a, size_t alen,
                         const unsigned char *b, size_t blen);

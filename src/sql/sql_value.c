@@ -4,8 +4,9 @@
  * engine's keel_value.
  *
  * The types are PostgreSQL's, named by its type oids: bool, int2, int4,
- * int8, oid, float8, text, varchar, char(n) (bpchar), name, and unknown
- * for a quoted literal not yet given a type.  Output follows
+ * int8, oid, numeric (its arithmetic in sql_numeric.c), float8, text,
+ * varchar, char(n) (bpchar), name, and unknown for a quoted literal not
+ * yet given a type.  Output follows
  * PostgreSQL's text formats (floats in the shortest form that reads
  * back exactly, as extra_float_digits 1 gives; booleans t and f).
  */
