@@ -87,9 +87,9 @@ static void test_text(void **state)
         {"NaN", "NaN"},
         {" nan ", "NaN"},
     };
-    static const char *bad[] = {"",         " ",    "-",   ".",   "1.2.3",
-                                "abc",      "1e",   "1e+", "- 1", "1 2",
-                                "Infinity", "0x10", "1,5", "++1"};
+    static const char *bad[] = {"",          " ",    "-",   ".",   "1.2.3",
+                                "abc",       "1e",   "1e+", "- 1", "1 2",
+                                "Infinityx", "0x10", "1,5", "++1"};
     numeric n = NUMERIC_INIT;
     (void)state;
 
@@ -100,6 +100,9 @@ static void test_text(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(numeric_in(bad[i], strlen(bad[i]), &n),
                          NUMERIC_ESYNTAX);
+    /* PostgreSQL's Infinity, which keel lacks, is told apart. */
+    assert_int_equal(numeric_in(" -Infinity", 10, &n), NUMERIC_EINFINITY);
+    assert_int_equal(numeric_in("inf", 3, &n), NUMERIC_EINFINITY);
     /* Past PostgreSQL's limits: 131072 digits before the point, 16383
      * after. */
     assert_int_equal(numeric_in("1e131072", 8, &n), NUMERIC_EOVERFLOW);

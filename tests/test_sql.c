@@ -195,6 +195,8 @@ static void test_errors(void **state)
     EXPECT(f->s, "SELECT 1.5 / 0", "ERROR 22012: division by zero\n");
     EXPECT(f->s, "SELECT 'x1'::numeric",
            "ERROR 22P02: invalid input syntax for type numeric: \"x1\" at 8\n");
+    EXPECT(f->s, "SELECT 'Infinity'::numeric",
+           "ERROR 0A000: numeric infinity is not supported yet at 8\n");
     EXPECT(f->s, "SELECT 1.5::numeric(2,1) * 100::numeric(2,0)",
            "ERROR 22003: numeric field overflow\n");
     EXPECT(f->s, "SELECT nosuchfunc(1)",

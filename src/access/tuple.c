@@ -259,8 +259,8 @@ int tuple_size(const tuple_desc *d, const keel_value *vals, size_t *size,
                             "column %u: string value without bytes", i + 1);
         if (a->type == KEEL_NUMERIC &&
             (vals[i].v.s.len < 3 || vals[i].v.s.len > UINT16_MAX))
-            return kerr_set(err, vals[i].v.s.len < 3 ? KEEL_EINVAL
-                                                     : KEEL_ETOOBIG,
+            return kerr_set(err,
+                            vals[i].v.s.len < 3 ? KEEL_EINVAL : KEEL_ETOOBIG,
                             "column %u: numeric of %u bytes (3 to %u)", i + 1,
                             vals[i].v.s.len, (unsigned)UINT16_MAX);
     }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- basics ----------------------------------------------------------- */
 
@@ -240,6 +241,9 @@ numeric_status numeric_in(const char *p, size_t len, numeric *out)
         sign = *p == '-' ? NUMERIC_NEG : NUMERIC_POS;
         p++;
     }
+    if ((end - p == 8 && strncasecmp(p, "infinity", 8) == 0) ||
+        (end - p == 3 && strncasecmp(p, "inf", 3) == 0))
+        return NUMERIC_EINFINITY;
     dd = malloc((size_t)(end - p) + 1);
     if (dd == NULL)
         return NUMERIC_ENOMEM;

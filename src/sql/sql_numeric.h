@@ -62,6 +62,7 @@ typedef enum numeric_status {
     NUMERIC_ERANGE,    /* a conversion's target cannot hold it: 22003 */
     NUMERIC_EFIELD,    /* numeric(p,s) cannot hold it: 22003 */
     NUMERIC_EFORMAT,   /* a malformed binary or stored form */
+    NUMERIC_EINFINITY, /* Infinity, which PostgreSQL has and keel lacks */
 } numeric_status;
 
 /* An empty value (zero, scale 0); numeric_free() leaves one too. */
@@ -81,8 +82,9 @@ static inline bool numeric_is_nan(const numeric *n)
 /* ---- conversions ---- */
 
 /* Text as PostgreSQL's numeric_in reads it: blanks, a sign, digits with
- * one point, an exponent (e.g. -1.5e3), or NaN.  NUMERIC_ESYNTAX for
- * anything else (Infinity included), NUMERIC_EOVERFLOW past the weight
+ * one point, an exponent (e.g. -1.5e3), or NaN.  NUMERIC_EINFINITY for
+ * [+-]Infinity or inf, NUMERIC_ESYNTAX for anything else,
+ * NUMERIC_EOVERFLOW past the weight
  * or display scale supported (PostgreSQL's: 131072 digits before the
  * point, 16383 after). */
 numeric_status numeric_in(const char *p, size_t len, numeric *out);

@@ -185,8 +185,7 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
                 return sql_fail_at(s, tn->location, KEEL_EINVAL, "22023",
                                    "NUMERIC scale %d must be between %d and "
                                    "%d",
-                                   pr[1], NUMERIC_MIN_SCALE,
-                                   NUMERIC_MAX_SCALE);
+                                   pr[1], NUMERIC_MIN_SCALE, NUMERIC_MAX_SCALE);
             *typmod = numeric_typmod(pr[0], pr[1]);
         }
         if (*type == SQL_TYPE_VARCHAR || *type == SQL_TYPE_BPCHAR) {
@@ -504,6 +503,8 @@ keel_status sql_numeric_fail(sql_session *s, numeric_status st,
         return rc;
     case NUMERIC_EFORMAT:
         break;
+    case NUMERIC_EINFINITY:
+        return sql_unsupported(s, location, "numeric infinity");
     }
     return sql_fail(s, KEEL_EINVAL, "XX001", "invalid numeric value");
 }
@@ -589,8 +590,7 @@ static keel_status numeric_cast(sql_session *s, sql_value *v, uint32_t type,
                 return sql_numeric_fail(s, st, -1, NULL, 0, typmod);
         } else if (from == SQL_TYPE_FLOAT8) {
             if (isinf(v->v.f))
-                return sql_fail(s, KEEL_EINVAL, "0A000",
-                                "numeric infinity is not supported yet");
+                return sql_unsupported(s, -1, "numeric infinity");
             st = numeric_from_double(v->v.f, &n);
             if (st != NUMERIC_OK)
                 return sql_numeric_fail(s, st, -1, NULL, 0, typmod);
