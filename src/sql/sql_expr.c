@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,19 +249,27 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
                                table);
     }
     {
+        /* The query's own columns first, then an enclosing query's. */
         int32_t found = -1;
-        for (uint16_t i = 0; scope != NULL && i < scope->ncols; i++) {
-            if (strcmp(scope->cols[i].name, col) != 0 ||
-                (table != NULL && strcmp(sql_scope_table_of(scope, i), table) != 0))
-                continue;
-            if (found >= 0)
-                return sql_fail_at(s, cr->location, KEEL_EINVAL, "42702",
-                                   "column reference \"%s\" is ambiguous", col);
-            found = i;
+        uint16_t nouter = scope != NULL ? scope->nouter : 0;
+        for (int pass = 0; pass < 2 && found < 0; pass++) {
+            uint16_t from = pass == 0 ? nouter : 0;
+            uint16_t to = pass == 0 ? (scope != NULL ? scope->ncols : 0) : nouter;
+            for (uint16_t i = from; i < to; i++) {
+                if (strcmp(scope->cols[i].name, col) != 0 ||
+                    (table != NULL &&
+                     strcmp(sql_scope_table_of(scope, i), table) != 0))
+                    continue;
+                if (found >= 0)
+                    return sql_fail_at(s, cr->location, KEEL_EINVAL, "42702",
+                                       "column reference \"%s\" is ambiguous",
+                                       col);
+                found = i;
+            }
         }
         if (found >= 0) {
             uint16_t i = (uint16_t)found;
-            e = expr_new(s, SQL_EXPR_COLUMN, sql_type_of_keel(scope->cols[i].type),
+            e = expr_new(s, SQL_EXPR_COLUMN, sql_scope_type(scope, i),
                          cr->location, 0);
             if (e == NULL)
                 return nomem(s);
@@ -300,7 +309,18 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
     uint32_t t;
     keel_status rc;
 
-    if (op == SQL_OP_CONCAT) {
+    if (op >= SQL_OP_REGEX) {
+        /* text ~ pattern: both strings, compared as text. */
+        if (!sql_type_is_string(l->type) || !sql_type_is_string(r->type))
+            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                               "operator does not exist: %s %s %s",
+                               sql_type_name(l->type), name,
+                               sql_type_name(r->type));
+        rc = coerce(s, &l, SQL_TYPE_TEXT, false);
+        if (rc == KEEL_OK)
+            rc = coerce(s, &r, SQL_TYPE_TEXT, false);
+        t = SQL_TYPE_BOOL;
+    } else if (op == SQL_OP_CONCAT) {
         /* anything || text: both as text, as PostgreSQL's anynonarray. */
         if (!sql_type_is_string(l->type) && !sql_type_is_string(r->type))
             return sql_fail_at(s, location, KEEL_ETYPE, "42883",
@@ -333,7 +353,9 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
             t = SQL_TYPE_INT8;
     }
     e = expr_new(s, SQL_EXPR_OP,
-                 op >= SQL_OP_EQ && op <= SQL_OP_GE ? SQL_TYPE_BOOL : t,
+                 (op >= SQL_OP_EQ && op <= SQL_OP_GE) || op >= SQL_OP_REGEX
+                     ? SQL_TYPE_BOOL
+                     : t,
                  location, 2);
     if (e == NULL)
         return nomem(s);
@@ -354,7 +376,8 @@ static bool op_lookup(const char *name, sql_op *op)
         {"/", SQL_OP_DIV}, {"%", SQL_OP_MOD}, {"=", SQL_OP_EQ},
         {"<>", SQL_OP_NE}, {"!=", SQL_OP_NE}, {"<", SQL_OP_LT},
         {"<=", SQL_OP_LE}, {">", SQL_OP_GT}, {">=", SQL_OP_GE},
-        {"||", SQL_OP_CONCAT},
+        {"||", SQL_OP_CONCAT}, {"~", SQL_OP_REGEX}, {"!~", SQL_OP_NREGEX},
+        {"~*", SQL_OP_IREGEX}, {"!~*", SQL_OP_NIREGEX},
     };
 
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -615,6 +638,15 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"now", SQL_FUNC_NOW, 0},
         {"transaction_timestamp", SQL_FUNC_NOW, 0},
         {"clock_timestamp", SQL_FUNC_CLOCK_TIMESTAMP, 0},
+        {"current_schemas", SQL_FUNC_CURRENT_SCHEMAS, 1},
+        {"array_position", SQL_FUNC_ARRAY_POSITION, 2},
+        {"array_to_string", SQL_FUNC_ARRAY_TO_STRING, 2},
+        {"pg_get_userbyid", SQL_FUNC_PG_GET_USERBYID, 1},
+        {"pg_table_is_visible", SQL_FUNC_PG_TABLE_IS_VISIBLE, 1},
+        {"pg_encoding_to_char", SQL_FUNC_PG_ENCODING_TO_CHAR, 1},
+        {"format_type", SQL_FUNC_FORMAT_TYPE, 2},
+        {"quote_ident", SQL_FUNC_QUOTE_IDENT, 1},
+        {"current_database", SQL_FUNC_CURRENT_DATABASE, 0},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -624,6 +656,17 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
 
     if (name == NULL)
         return sql_unsupported(s, fc->location, "this function call");
+    /* Built-in functions live in pg_catalog; no other schema has any. */
+    if (fc->n_funcname > 2 ||
+        (fc->n_funcname == 2 &&
+         (sql_node_string(fc->funcname[0]) == NULL ||
+          strcmp(sql_node_string(fc->funcname[0]), "pg_catalog") != 0)))
+        return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                           "function %s.%s does not exist",
+                           sql_node_string(fc->funcname[0]) != NULL
+                               ? sql_node_string(fc->funcname[0])
+                               : "?",
+                           name);
     if (fc->over != NULL)
         return sql_unsupported(s, fc->location, "window functions");
     if (fc->agg_star || strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
@@ -665,9 +708,57 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                 return rc;
             e->type = e->args[0]->type;
             break;
+        case SQL_FUNC_CURRENT_SCHEMAS:
+            e->type = SQL_TYPE_NAME_ARRAY;
+            rc = want_bool(s, &e->args[0], "current_schemas");
+            if (rc != KEEL_OK)
+                return rc;
+            break;
+        case SQL_FUNC_ARRAY_POSITION:
+        case SQL_FUNC_ARRAY_TO_STRING:
+            if (e->args[0]->type != SQL_TYPE_NAME_ARRAY ||
+                !sql_type_is_string(e->args[1]->type))
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s, %s) does not exist", name,
+                                   sql_type_name(e->args[0]->type),
+                                   sql_type_name(e->args[1]->type));
+            rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, false);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = e->u.func == SQL_FUNC_ARRAY_POSITION ? SQL_TYPE_INT4
+                                                           : SQL_TYPE_TEXT;
+            break;
+        case SQL_FUNC_PG_GET_USERBYID:
+        case SQL_FUNC_PG_TABLE_IS_VISIBLE:
+        case SQL_FUNC_PG_ENCODING_TO_CHAR:
+        case SQL_FUNC_FORMAT_TYPE: {
+            uint32_t want = e->u.func == SQL_FUNC_PG_ENCODING_TO_CHAR
+                                ? SQL_TYPE_INT4
+                                : SQL_TYPE_OID;
+            if (!sql_type_is_int(e->args[0]->type) &&
+                e->args[0]->type != SQL_TYPE_UNKNOWN)
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s) does not exist", name,
+                                   sql_type_name(e->args[0]->type));
+            rc = coerce(s, &e->args[0], want, false);
+            if (rc == KEEL_OK && e->u.func == SQL_FUNC_FORMAT_TYPE)
+                rc = coerce(s, &e->args[1], SQL_TYPE_INT4, false);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE ? SQL_TYPE_BOOL
+                      : e->u.func == SQL_FUNC_FORMAT_TYPE       ? SQL_TYPE_TEXT
+                                                                : SQL_TYPE_NAME;
+            if (e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE)
+                s->expr_engine_reads++;
+            break;
+        }
+        case SQL_FUNC_CURRENT_DATABASE:
+            e->type = SQL_TYPE_NAME;
+            break;
         case SQL_FUNC_LENGTH:
             e->type = SQL_TYPE_INT4;
             /* fall through */
+        case SQL_FUNC_QUOTE_IDENT:
         case SQL_FUNC_UPPER:
         case SQL_FUNC_LOWER:
         case SQL_FUNC_CURRENT_SETTING:
@@ -972,6 +1063,18 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
     }
     case PG_QUERY__NODE__NODE_SUB_LINK:
         return sql_unsupported(s, node->sub_link->location, "subqueries");
+    case PG_QUERY__NODE__NODE_COLLATE_CLAUSE: {
+        /* COLLATE "default" (or "C"): keel compares strings bytewise, as
+         * the C collation does, so both leave the expression as it is. */
+        const PgQuery__CollateClause *c = node->collate_clause;
+        const char *cn = c->n_collname > 0
+                             ? sql_node_string(c->collname[c->n_collname - 1])
+                             : NULL;
+        if (cn == NULL || (strcmp(cn, "default") != 0 && strcmp(cn, "C") != 0 &&
+                           strcmp(cn, "POSIX") != 0))
+            return sql_unsupported(s, c->location, "collations but default and C");
+        return sql_expr_analyse(s, scope, c->arg, out);
+    }
     default:
         return sql_unsupported(s, -1, "this kind of expression");
     }
@@ -1099,12 +1202,265 @@ static bool like_match(const char *t, uint32_t tl, const char *p, uint32_t pl)
     return pi == pl;
 }
 
+/*
+ * The next element of an array's text form ({a,"b c",NULL}) from *pos:
+ * its text in *out (unquoted, in the arena when it had quotes), *isnull
+ * for an unquoted NULL.  False at the end.
+ */
+static bool array_next(sql_session *s, const char *p, uint32_t len,
+                       uint32_t *pos, const char **out, uint32_t *olen,
+                       bool *isnull)
+{
+    uint32_t i = *pos;
+
+    if (i == 0) {
+        if (len < 2 || p[0] != '{')
+            return false;
+        i = 1;
+    }
+    if (i >= len || p[i] == '}')
+        return false;
+    *isnull = false;
+    if (p[i] == '"') {
+        char *buf = sql_alloc(&s->arena, len);
+        uint32_t n = 0;
+        if (buf == NULL)
+            return false;
+        for (i++; i < len && p[i] != '"'; i++) {
+            if (p[i] == '\\' && i + 1 < len)
+                i++;
+            buf[n++] = p[i];
+        }
+        i++;
+        *out = buf;
+        *olen = n;
+    } else {
+        uint32_t start = i;
+        while (i < len && p[i] != ',' && p[i] != '}')
+            i++;
+        *out = p + start;
+        *olen = i - start;
+        *isnull = *olen == 4 && strncasecmp(*out, "NULL", 4) == 0;
+    }
+    if (i < len && p[i] == ',')
+        i++;
+    *pos = i;
+    return true;
+}
+
+/* Whether name needs quotes to be read back as itself. */
+static bool ident_needs_quotes(const char *p, uint32_t len)
+{
+    if (len == 0 || !((p[0] >= 'a' && p[0] <= 'z') || p[0] == '_'))
+        return true;
+    for (uint32_t i = 0; i < len; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') ||
+              p[i] == '_'))
+            return true;
+    return false;
+}
+
+/* format_type(): PostgreSQL's SQL name of a type, with its length
+ * (typmod) for those that have one; NULL typmod gives the bare name. */
+static const char *type_format(sql_session *s, uint32_t type, bool has_mod,
+                               int64_t typmod)
+{
+    char *p;
+
+    if (type == SQL_TYPE_BPCHAR || type == SQL_TYPE_VARCHAR) {
+        const char *n = type == SQL_TYPE_BPCHAR ? "character" : "character varying";
+        if (!has_mod)
+            return type == SQL_TYPE_BPCHAR ? "bpchar" : n;
+        if (typmod < 4)
+            return n;
+        p = sql_alloc(&s->arena, 48);
+        if (p != NULL)
+            snprintf(p, 48, "%s(%lld)", n, (long long)(typmod - 4));
+        return p;
+    }
+    if (type == SQL_TYPE_NAME_ARRAY)
+        return "name[]";
+    if (strcmp(sql_type_name(type), "?") == 0)
+        return "???";
+    return sql_type_name(type);
+}
+
+/* The functions over pg_catalog's rows (current_schemas(), ...): every
+ * argument evaluated first; NULL in gives NULL out but for format_type's
+ * typmod. */
+static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
+                                     const sql_value *row, sql_value *out)
+{
+    sql_value a[2] = {{0}, {0}};
+    keel_status rc;
+
+    for (uint16_t i = 0; i < e->nargs && i < 2; i++) {
+        rc = sql_expr_eval(s, e->args[i], row, &a[i]);
+        if (rc != KEEL_OK)
+            return rc;
+        if (a[i].isnull && !(e->u.func == SQL_FUNC_FORMAT_TYPE && i == 1)) {
+            out->type = e->type;
+            out->isnull = true;
+            return KEEL_OK;
+        }
+    }
+    out->type = e->type;
+    out->isnull = false;
+    switch (e->u.func) {
+    case SQL_FUNC_CURRENT_SCHEMAS: {
+        /* The search path: pg_catalog (where keel_catalog's tables are
+         * found too) is implicit, public is the path. */
+        const char *v = a[0].v.b ? "{pg_catalog,public}" : "{public}";
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_ARRAY_POSITION:
+    case SQL_FUNC_ARRAY_TO_STRING: {
+        const char *el;
+        uint32_t pos = 0, elen, n = 0, used = 0;
+        bool isnull;
+        char *buf = NULL;
+        if (e->u.func == SQL_FUNC_ARRAY_TO_STRING) {
+            buf = sql_alloc(&s->arena, a[0].v.s.len * (a[1].v.s.len + 1) + 1);
+            if (buf == NULL)
+                return nomem(s);
+        }
+        while (array_next(s, a[0].v.s.p, a[0].v.s.len, &pos, &el, &elen,
+                          &isnull)) {
+            n++;
+            if (e->u.func == SQL_FUNC_ARRAY_POSITION) {
+                if (!isnull && elen == a[1].v.s.len &&
+                    memcmp(el, a[1].v.s.p, elen) == 0) {
+                    out->v.i = n;
+                    return KEEL_OK;
+                }
+                continue;
+            }
+            if (isnull)
+                continue;
+            if (used > 0) {
+                memcpy(buf + used, a[1].v.s.p, a[1].v.s.len);
+                used += a[1].v.s.len;
+            }
+            memcpy(buf + used, el, elen);
+            used += elen;
+        }
+        if (e->u.func == SQL_FUNC_ARRAY_POSITION) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        out->v.s.p = buf;
+        out->v.s.len = used;
+        return KEEL_OK;
+    }
+    case SQL_FUNC_PG_GET_USERBYID: {
+        /* keel has one role, the one connected, as oid 10 (PostgreSQL's
+         * bootstrap superuser's); public belongs to pg_database_owner. */
+        const char *v;
+        char *p;
+        if (a[0].v.i == 10) {
+            v = sql_setting_get(s, "user");
+        } else if (a[0].v.i == 6171) {
+            v = "pg_database_owner";
+        } else {
+            p = sql_alloc(&s->arena, 32);
+            if (p == NULL)
+                return nomem(s);
+            snprintf(p, 32, "unknown (OID=%lld)", (long long)a[0].v.i);
+            v = p;
+        }
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_PG_TABLE_IS_VISIBLE:
+        return sql_catalog_visible(s, (uint32_t)a[0].v.i, &out->v.b);
+    case SQL_FUNC_PG_ENCODING_TO_CHAR: {
+        const char *v = a[0].v.i == 6 ? "UTF8" : a[0].v.i == 0 ? "SQL_ASCII" : "";
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_FORMAT_TYPE: {
+        const char *v = type_format(s, (uint32_t)a[0].v.i, !a[1].isnull,
+                                    a[1].v.i);
+        if (v == NULL)
+            return nomem(s);
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_QUOTE_IDENT: {
+        char *p;
+        uint32_t n = 0;
+        if (!ident_needs_quotes(a[0].v.s.p, a[0].v.s.len)) {
+            *out = a[0];
+            out->type = e->type;
+            return KEEL_OK;
+        }
+        p = sql_alloc(&s->arena, 2 * a[0].v.s.len + 3);
+        if (p == NULL)
+            return nomem(s);
+        p[n++] = '"';
+        for (uint32_t i = 0; i < a[0].v.s.len; i++) {
+            if (a[0].v.s.p[i] == '"')
+                p[n++] = '"';
+            p[n++] = a[0].v.s.p[i];
+        }
+        p[n++] = '"';
+        out->v.s.p = p;
+        out->v.s.len = n;
+        return KEEL_OK;
+    }
+    case SQL_FUNC_CURRENT_DATABASE: {
+        const char *v = sql_setting_get(s, "database");
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    default:
+        return sql_unsupported(s, e->location, "this function");
+    }
+}
+
+/* text ~ pattern, as a POSIX extended regular expression. */
+static keel_status eval_regex(sql_session *s, const sql_expr *e,
+                              const sql_value *a, const sql_value *b,
+                              sql_value *out)
+{
+    char *subject = sql_strndup(&s->arena, a->v.s.p, a->v.s.len);
+    char *pattern = sql_strndup(&s->arena, b->v.s.p, b->v.s.len);
+    bool icase = e->u.op == SQL_OP_IREGEX || e->u.op == SQL_OP_NIREGEX;
+    bool neg = e->u.op == SQL_OP_NREGEX || e->u.op == SQL_OP_NIREGEX;
+    regex_t re;
+    int rc;
+
+    if (subject == NULL || pattern == NULL)
+        return nomem(s);
+    rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
+    if (rc != 0) {
+        char msg[128];
+        regerror(rc, &re, msg, sizeof(msg));
+        return sql_fail(s, KEEL_EINVAL, "2201B",
+                        "invalid regular expression: %s", msg);
+    }
+    rc = regexec(&re, subject, 0, NULL, 0);
+    regfree(&re);
+    out->type = SQL_TYPE_BOOL;
+    out->isnull = false;
+    out->v.b = (rc == 0) != neg;
+    return KEEL_OK;
+}
+
 static keel_status eval_func(sql_session *s, const sql_expr *e,
                              const sql_value *row, sql_value *out)
 {
     sql_value a = {0};
     keel_status rc;
 
+    if (e->u.func >= SQL_FUNC_CURRENT_SCHEMAS)
+        return eval_catalog_func(s, e, row, out);
     if (e->nargs > 0) {
         rc = sql_expr_eval(s, e->args[0], row, &a);
         if (rc != KEEL_OK)
@@ -1188,6 +1544,8 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
         out->v.s.len = (uint32_t)strlen(v);
         return KEEL_OK;
     }
+    default:
+        break;
     }
     return sql_unsupported(s, e->location, "this function");
 }
@@ -1253,6 +1611,8 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
         }
         if (e->u.op <= SQL_OP_MOD)
             return eval_arith(s, e, &a, &b, out);
+        if (e->u.op >= SQL_OP_REGEX)
+            return eval_regex(s, e, &a, &b, out);
         out->type = e->type;
         out->isnull = false;
         if (e->u.op == SQL_OP_CONCAT) {

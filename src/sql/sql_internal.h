@@ -112,6 +112,16 @@ static inline int32_t sql_column_typmod(const keel_column_info *c)
                : -1;
 }
 
+/* name[]: an array, as keel has them so far: held as its text form
+ * ({pg_catalog,public}), which array functions read. */
+#define SQL_TYPE_NAME_ARRAY 1003
+
+/* Whether a value of type is held in s: the string types and arrays. */
+static inline bool sql_type_in_s(uint32_t type)
+{
+    return sql_type_is_string(type) || type == SQL_TYPE_NAME_ARRAY;
+}
+
 /* PostgreSQL's name for a type oid ("integer", "text", ...). */
 const char *sql_type_name(uint32_t type);
 /* The type oid of a keel column type, and its RowDescription length. */
@@ -193,6 +203,10 @@ struct sql_session {
     /* The clause being analysed where its errors name it ("RETURNING"),
      * or NULL. */
     const char *clause;
+    /* Counts the expressions analysed that read the engine when they
+     * run (pg_table_is_visible()): a query holding one keeps no scan
+     * open while it evaluates. */
+    uint32_t expr_engine_reads;
     /* The extended protocol: statements, portals, and what the statement
      * being analysed or run sees of its parameters.  describe_only:
      * analyse (inferring parameter types, describing the result) and
@@ -328,6 +342,10 @@ typedef enum sql_op {
     SQL_OP_GT,
     SQL_OP_GE,
     SQL_OP_CONCAT,
+    SQL_OP_REGEX,   /* ~: a POSIX regular expression matches */
+    SQL_OP_NREGEX,  /* !~ */
+    SQL_OP_IREGEX,  /* ~*: the same ignoring case */
+    SQL_OP_NIREGEX, /* !~* */
 } sql_op;
 
 /* Built-in functions. */
@@ -341,6 +359,15 @@ typedef enum sql_func {
     SQL_FUNC_CURRENT_SETTING,
     SQL_FUNC_NOW,             /* the transaction's start: timestamptz */
     SQL_FUNC_CLOCK_TIMESTAMP, /* the clock now */
+    SQL_FUNC_CURRENT_SCHEMAS,   /* name[]: the implicit search path */
+    SQL_FUNC_ARRAY_POSITION,    /* an element's 1-based place, or NULL */
+    SQL_FUNC_ARRAY_TO_STRING,   /* the elements joined by a separator */
+    SQL_FUNC_PG_GET_USERBYID,   /* a role's name by oid */
+    SQL_FUNC_PG_TABLE_IS_VISIBLE, /* an unqualified name finds it */
+    SQL_FUNC_PG_ENCODING_TO_CHAR, /* an encoding's name by number */
+    SQL_FUNC_FORMAT_TYPE,       /* a type's SQL name, by oid and typmod */
+    SQL_FUNC_QUOTE_IDENT,       /* a name quoted where SQL needs it */
+    SQL_FUNC_CURRENT_DATABASE,
 } sql_func;
 
 typedef struct sql_expr {
@@ -404,12 +431,25 @@ typedef struct sql_scope {
     const char *const *col_table;
     const char *const *tables; /* a join's tables, for qualifiers */
     uint16_t ntables;
+    /* Each column's SQL type (a subquery's columns have any); NULL: the
+     * keel type's in cols. */
+    const uint32_t *types;
+    /* Columns [0, nouter) are an enclosing query's (a LATERAL subquery's
+     * left neighbours, a correlated subquery's outer row): a name is
+     * looked for there only when no column of the query's own has it. */
+    uint16_t nouter;
 } sql_scope;
 
 /* The table (name or alias) column i of scope belongs to. */
 static inline const char *sql_scope_table_of(const sql_scope *sc, uint16_t i)
 {
     return sc->col_table != NULL ? sc->col_table[i] : sc->table;
+}
+
+/* The SQL type of column i of scope. */
+static inline uint32_t sql_scope_type(const sql_scope *sc, uint16_t i)
+{
+    return sc->types != NULL ? sc->types[i] : sql_column_type(&sc->cols[i]);
 }
 
 /*
@@ -534,6 +574,7 @@ static inline int sql_format_int(int64_t v, char *buf)
 typedef struct sql_target {
     sql_expr *expr;
     const char *name;
+    const char *table; /* a column * expanded to: its table's name */
 } sql_target;
 
 /* Analyses a target list (ResTargets, * expanded over scope) into *out,
@@ -597,6 +638,49 @@ keel_status sql_returning_begin(sql_session *s, const sql_table *t,
 /* Sends list's values over row (one value per table column). */
 keel_status sql_returning_row(sql_session *s, sql_returning *r,
                               const sql_value *row);
+
+/*
+ * The rows of a subquery, a view or a nested join, read whole into the
+ * arena: ncols columns (names in cols, types in types), n rows of ncols
+ * values in vals.  col_table, when not NULL, gives each column's table
+ * (a nested join's columns keep their tables' qualifiers).
+ */
+typedef struct sql_rowset {
+    uint16_t ncols;
+    keel_column_info *cols;
+    uint32_t *types;
+    const char **col_table;
+    sql_value *vals;
+    size_t n, cap;
+} sql_rowset;
+
+/* Appends a row of out->ncols values, their strings copied. */
+keel_status sql_rowset_add(sql_session *s, sql_rowset *out,
+                           const sql_value *row);
+
+/*
+ * Runs SELECT st, its rows collected into *out rather than sent.  outer,
+ * when not NULL, is the scope of an enclosing query whose columns st may
+ * name (LATERAL), with their values in outer_row (NULL while only
+ * describing).  describe: the columns only, no rows read.
+ */
+keel_status sql_select_rows(sql_session *s, const PgQuery__SelectStmt *st,
+                            const sql_scope *outer, const sql_value *outer_row,
+                            bool describe, sql_rowset *out);
+
+/* ---- pg_catalog: views over keel's catalogs (sql_catalog.c) ---------- */
+
+/* Whether name is one of pg_catalog's views. */
+bool sql_catalog_is_view(const char *name);
+
+/* The rows of pg_catalog view `name` as the transaction sees them
+ * (describe: its columns only). */
+keel_status sql_catalog_view_rows(sql_session *s, const char *name,
+                                  bool describe, sql_rowset *out);
+
+/* pg_table_is_visible(relid): whether an unqualified name finds the
+ * relation (pg_catalog's views, then keel_catalog, then public). */
+keel_status sql_catalog_visible(sql_session *s, uint32_t relid, bool *out);
 
 /*
  * A scan of a table's rows that pass a WHERE clause (sql_select.c), by a

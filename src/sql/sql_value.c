@@ -61,6 +61,8 @@ const char *sql_type_name(uint32_t type)
         return "timestamp without time zone";
     case SQL_TYPE_TIMESTAMPTZ:
         return "timestamp with time zone";
+    case SQL_TYPE_NAME_ARRAY:
+        return "name[]";
     default:
         return "?";
     }
@@ -151,6 +153,12 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
     /* pg_catalog.int4 and the like: the last name counts. */
     if (tn->n_names > 0)
         name = sql_node_string(tn->names[tn->n_names - 1]);
+    if (name != NULL && tn->n_array_bounds == 1 && strcmp(name, "name") == 0) {
+        /* name[]: the one array type keel has. */
+        *type = SQL_TYPE_NAME_ARRAY;
+        *typmod = -1;
+        return KEEL_OK;
+    }
     if (name == NULL || tn->n_array_bounds > 0)
         return sql_unsupported(s, tn->location, "this type");
     *typmod = -1;
@@ -189,6 +197,12 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         return sql_unsupported(s, tn->location, "types time and interval");
     if (strcmp(name, "float4") == 0)
         return sql_unsupported(s, tn->location, "type real");
+    if (strncmp(name, "reg", 3) == 0 || strcmp(name, "aclitem") == 0) {
+        /* PostgreSQL's object identifier types (regclass, regtype...). */
+        char what[80];
+        snprintf(what, sizeof(what), "type %s", name);
+        return sql_unsupported(s, tn->location, what);
+    }
     return sql_fail_at(s, tn->location, KEEL_ENOENT, "42704",
                        "type \"%s\" does not exist", name);
 }
@@ -339,7 +353,7 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
         *len = 0;
         return KEEL_OK;
     }
-    if (sql_type_is_string(v->type)) {
+    if (sql_type_in_s(v->type)) {
         *out = v->v.s.p;
         *len = v->v.s.len;
         return KEEL_OK;
@@ -551,7 +565,7 @@ static uint32_t trimmed_len(const sql_value *v)
 
 int sql_value_compare(const sql_value *a, const sql_value *b)
 {
-    if (sql_type_is_string(a->type) && sql_type_is_string(b->type)) {
+    if (sql_type_in_s(a->type) && sql_type_in_s(b->type)) {
         uint32_t la = trimmed_len(a), lb = trimmed_len(b);
         int c = memcmp(a->v.s.p, b->v.s.p, la < lb ? la : lb);
         if (c != 0)
@@ -719,6 +733,8 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
     }
     if (v->type == SQL_TYPE_NUMERIC)
         return numeric_binary(s, v->v.i, out, len);
+    if (v->type == SQL_TYPE_NAME_ARRAY)
+        return sql_unsupported(s, -1, "arrays in binary format");
     if (sql_type_is_string(v->type)) {
         *out = v->v.s.p;
         *len = v->v.s.len;
@@ -1057,7 +1073,7 @@ keel_status sql_value_keep(sql_session *s, sql_value *v)
 {
     char *p;
 
-    if (v->isnull || !sql_type_is_string(v->type))
+    if (v->isnull || !sql_type_in_s(v->type))
         return KEEL_OK;
     p = sql_alloc(&s->arena, v->v.s.len + 1);
     if (p == NULL)

@@ -1,0 +1,319 @@
+/*
+ * sql_catalog.c: pg_catalog, PostgreSQL's system catalogs as views over
+ * keel's own (keel_catalog's keel_class, keel_namespace, keel_attribute,
+ * keel_index), so that clients that read them (pgbench, psql's \dt, \l)
+ * get true answers.
+ *
+ * Most views are SQL text over keel_catalog's tables, parsed once per
+ * process and run as a subquery of the statement that names them, in its
+ * transaction's snapshot.  A few hold constant rows keel's SQL cannot
+ * write without VALUES or UNION (pg_type, pg_am): those are tables of
+ * literals here, cast to their columns' types as they are read.  What
+ * keel has none of (partitions, inheritance) is an empty view.
+ *
+ * keel has one role, the user connected, shown as oid 10 (PostgreSQL's
+ * bootstrap superuser); it owns everything but public, which belongs to
+ * pg_database_owner (6171) as in a fresh PostgreSQL 15 database.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql/sql_internal.h"
+
+/* A view defined by a SELECT over keel_catalog.  keel_class's kinds are
+ * 't' (a table: PostgreSQL's 'r') and 'i' (an index). */
+typedef struct sql_view {
+    const char *name;
+    const char *text;
+} sql_view;
+
+static const sql_view views[] = {
+    {"pg_namespace",
+     "select n.oid, n.name as nspname,"
+     " (case n.name when 'public' then 6171 else 10 end)::oid as nspowner"
+     " from keel_catalog.keel_namespace n"},
+    {"pg_class",
+     "select c.oid, c.name as relname, c.namespace as relnamespace,"
+     " 0::oid as reltype, 0::oid as reloftype, 10::oid as relowner,"
+     " (case c.kind when 'i' then 403 else 2 end)::oid as relam,"
+     " c.relnumber as relfilenode, 0::oid as reltablespace,"
+     " c.pages as relpages, c.tuples as reltuples, 0 as relallvisible,"
+     " 0::oid as reltoastrelid, x.indrelid is not null as relhasindex,"
+     " false as relisshared, 'p'::char(1) as relpersistence,"
+     " case c.kind when 't' then 'r'::char(1) else c.kind end as relkind,"
+     " c.natts as relnatts, 0::int2 as relchecks,"
+     " false as relhasrules, false as relhastriggers,"
+     " false as relhassubclass, false as relrowsecurity,"
+     " false as relforcerowsecurity, true as relispopulated,"
+     " 'd'::char(1) as relreplident, false as relispartition"
+     " from keel_catalog.keel_class c"
+     " left join (select indrelid from keel_catalog.keel_index"
+     " group by indrelid) x on x.indrelid = c.oid"},
+    {"pg_attribute",
+     /* keel_attribute.type is a keel_type: KEEL_INT2 (1) to KEEL_DATE
+      * (12), in keel.h's order. */
+     "select a.relid as attrelid, a.name as attname,"
+     " (case a.type when 1 then 21 when 2 then 23 when 3 then 20"
+     " when 4 then 26 when 5 then 16 when 6 then 701 when 7 then 19"
+     " when 8 then 1042 when 9 then 25 when 10 then 1114 when 11 then 1184"
+     " when 12 then 1082 end)::oid as atttypid,"
+     " (case a.type when 1 then 2 when 2 then 4 when 3 then 8 when 4 then 4"
+     " when 5 then 1 when 6 then 8 when 7 then 64 when 10 then 8"
+     " when 11 then 8 when 12 then 4 else -1 end)::int2 as attlen,"
+     " a.attnum,"
+     " case a.type when 8 then a.charlen + 4 else -1 end as atttypmod,"
+     " a.notnull as attnotnull, false as atthasdef,"
+     " false as atthasmissing, ''::char(1) as attidentity,"
+     " ''::char(1) as attgenerated, false as attisdropped,"
+     " true as attislocal, 0 as attinhcount,"
+     " (case a.type when 7 then 950 when 8 then 100 when 9 then 100"
+     " else 0 end)::oid as attcollation"
+     " from keel_catalog.keel_attribute a"},
+    {"pg_index",
+     "select i.indexrelid, i.indrelid, i.nkeys as indnatts,"
+     " i.nkeys as indnkeyatts, i.\"unique\" as indisunique,"
+     " i.\"primary\" as indisprimary, false as indisexclusion,"
+     " true as indimmediate, false as indisclustered, true as indisvalid,"
+     " false as indcheckxmin, true as indisready, true as indislive,"
+     " false as indisreplident, i.keys as indkey"
+     " from keel_catalog.keel_index i"},
+    {"pg_database",
+     "select 1::oid as oid, current_database() as datname,"
+     " 10::oid as datdba, 6 as encoding, 'c'::char(1) as datlocprovider,"
+     " false as datistemplate, true as datallowconn, -1 as datconnlimit,"
+     " 0::oid as dattablespace, 'C'::text as datcollate,"
+     " 'C'::text as datctype, null::text as daticulocale,"
+     " null::name[] as datacl"},
+    {"pg_roles",
+     "select 10::oid as oid, current_user as rolname, true as rolsuper,"
+     " true as rolinherit, true as rolcreaterole, true as rolcreatedb,"
+     " true as rolcanlogin, false as rolreplication, -1 as rolconnlimit,"
+     " true as rolbypassrls"},
+    {"pg_user",
+     "select current_user as usename, 10::oid as usesysid,"
+     " true as usecreatedb, true as usesuper, false as userepl,"
+     " true as usebypassrls"},
+    {"pg_partitioned_table",
+     "select 0::oid as partrelid, 'h'::char(1) as partstrat,"
+     " 0::int2 as partnatts, 0::oid as partdefid where false"},
+    {"pg_inherits",
+     "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
+     " false as inhdetachpending where false"},
+};
+
+#define NVIEWS (sizeof(views) / sizeof(views[0]))
+
+/* A view of constant rows: each value a literal cast to its column's
+ * type (NULL for none). */
+typedef struct sql_const_view {
+    const char *name;
+    uint16_t ncols;
+    const char *cols[12];
+    uint32_t types[12];
+    uint16_t nrows;
+    const char *rows[20][12];
+} sql_const_view;
+
+static const sql_const_view const_views[] = {
+    {"pg_am",
+     3,
+     {"oid", "amname", "amtype"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_BPCHAR},
+     2,
+     {{"2", "heap", "t"}, {"403", "btree", "i"}}},
+    {"pg_type",
+     9,
+     {"oid", "typname", "typnamespace", "typowner", "typlen", "typbyval",
+      "typtype", "typcategory", "typcollation"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_INT2,
+      SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR, SQL_TYPE_OID},
+     15,
+     {{"16", "bool", "11", "10", "1", "t", "b", "B", "0"},
+      {"19", "name", "11", "10", "64", "f", "b", "S", "950"},
+      {"20", "int8", "11", "10", "8", "t", "b", "N", "0"},
+      {"21", "int2", "11", "10", "2", "t", "b", "N", "0"},
+      {"23", "int4", "11", "10", "4", "t", "b", "N", "0"},
+      {"25", "text", "11", "10", "-1", "f", "b", "S", "100"},
+      {"26", "oid", "11", "10", "4", "t", "b", "N", "0"},
+      {"701", "float8", "11", "10", "8", "t", "b", "N", "0"},
+      {"1003", "_name", "11", "10", "-1", "f", "b", "A", "950"},
+      {"1042", "bpchar", "11", "10", "-1", "f", "b", "S", "100"},
+      {"1043", "varchar", "11", "10", "-1", "f", "b", "S", "100"},
+      {"1082", "date", "11", "10", "4", "t", "b", "D", "0"},
+      {"1114", "timestamp", "11", "10", "8", "t", "b", "D", "0"},
+      {"1184", "timestamptz", "11", "10", "8", "t", "b", "D", "0"},
+      {"1700", "numeric", "11", "10", "-1", "f", "b", "N", "0"}}},
+};
+
+#define NCONST (sizeof(const_views) / sizeof(const_views[0]))
+
+/* The views' parses, made once per process and never freed: each a
+ * SELECT, read by every session. */
+static PgQuery__ParseResult *view_trees[NVIEWS];
+static pthread_once_t view_once = PTHREAD_ONCE_INIT;
+
+static void views_parse(void)
+{
+    for (size_t i = 0; i < NVIEWS; i++) {
+        PgQueryProtobufParseResult r = pg_query_parse_protobuf(views[i].text);
+        if (r.error == NULL)
+            view_trees[i] = pg_query__parse_result__unpack(
+                NULL, r.parse_tree.len, (const uint8_t *)r.parse_tree.data);
+        pg_query_free_protobuf_parse_result(r);
+    }
+}
+
+bool sql_catalog_is_view(const char *name)
+{
+    for (size_t i = 0; i < NVIEWS; i++)
+        if (strcmp(views[i].name, name) == 0)
+            return true;
+    for (size_t i = 0; i < NCONST; i++)
+        if (strcmp(const_views[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+static keel_status const_view_rows(sql_session *s, const sql_const_view *v,
+                                   bool describe, sql_rowset *out)
+{
+    sql_value row[12];
+    keel_status rc;
+
+    memset(out, 0, sizeof(*out));
+    out->ncols = v->ncols;
+    out->cols = sql_alloc(&s->arena, v->ncols * sizeof(*out->cols));
+    out->types = sql_alloc(&s->arena, v->ncols * sizeof(uint32_t));
+    if (out->cols == NULL || out->types == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(out->cols, 0, v->ncols * sizeof(*out->cols));
+    for (uint16_t c = 0; c < v->ncols; c++) {
+        snprintf(out->cols[c].name, sizeof(out->cols[c].name), "%s", v->cols[c]);
+        out->cols[c].type = KEEL_TEXT;
+        out->types[c] = v->types[c];
+    }
+    for (uint16_t r = 0; !describe && r < v->nrows; r++) {
+        for (uint16_t c = 0; c < v->ncols; c++) {
+            const char *t = v->rows[r][c];
+            memset(&row[c], 0, sizeof(row[c]));
+            row[c].type = SQL_TYPE_UNKNOWN;
+            row[c].isnull = t == NULL;
+            if (t != NULL) {
+                row[c].v.s.p = t;
+                row[c].v.s.len = (uint32_t)strlen(t);
+            }
+            rc = sql_value_cast(s, &row[c], v->types[c], -1, true, -1);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        rc = sql_rowset_add(s, out, row);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
+}
+
+keel_status sql_catalog_view_rows(sql_session *s, const char *name,
+                                  bool describe, sql_rowset *out)
+{
+    for (size_t i = 0; i < NCONST; i++)
+        if (strcmp(const_views[i].name, name) == 0)
+            return const_view_rows(s, &const_views[i], describe, out);
+    pthread_once(&view_once, views_parse);
+    for (size_t i = 0; i < NVIEWS; i++) {
+        const PgQuery__ParseResult *t = view_trees[i];
+        const char *text = s->text;
+        keel_status rc;
+        if (strcmp(views[i].name, name) != 0)
+            continue;
+        if (t == NULL || t->n_stmts != 1 ||
+            t->stmts[0]->stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+            return sql_fail(s, KEEL_ENOMEM, "53200",
+                            "out of memory reading view %s", name);
+        /* Positions in the view's text are no positions in the query. */
+        s->text = NULL;
+        rc = sql_select_rows(s, t->stmts[0]->stmt->select_stmt, NULL, NULL,
+                             describe, out);
+        s->text = text;
+        return rc;
+    }
+    return sql_fail(s, KEEL_ENOENT, "42P01",
+                    "relation \"pg_catalog.%s\" does not exist", name);
+}
+
+/* The name (and namespace oid) of the relation relid, *found false if
+ * there is none. */
+static keel_status class_by_oid(sql_session *s, uint32_t relid, char *name,
+                                uint32_t *nsp, bool *found)
+{
+    keel_value key = {.isnull = false, .v.oid = relid}, row[8];
+    keel_bound b = {.vals = &key, .ncols = 1, .inclusive = true};
+    keel_scan *sc = NULL;
+    keel_status rc;
+
+    rc = keel_scan_begin(s->ks, "keel_catalog", "keel_class",
+                         "keel_class_oid_index", &b, &b, &sc);
+    if (rc == KEEL_OK)
+        rc = keel_scan_next(sc, row, found);
+    if (rc == KEEL_OK && *found) {
+        snprintf(name, KEEL_NAME_LEN, "%.*s", (int)row[1].v.s.len,
+                 row[1].v.s.ptr);
+        *nsp = row[2].v.oid;
+    }
+    keel_scan_end(sc);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+/* The name of namespace nsp ("" if there is none). */
+static keel_status namespace_name(sql_session *s, uint32_t nsp, char *name)
+{
+    keel_value key = {.isnull = false, .v.oid = nsp}, row[2];
+    keel_bound b = {.vals = &key, .ncols = 1, .inclusive = true};
+    keel_scan *sc = NULL;
+    bool found = false;
+    keel_status rc;
+
+    name[0] = '\0';
+    rc = keel_scan_begin(s->ks, "keel_catalog", "keel_namespace",
+                         "keel_namespace_oid_index", &b, &b, &sc);
+    if (rc == KEEL_OK)
+        rc = keel_scan_next(sc, row, &found);
+    if (rc == KEEL_OK && found)
+        snprintf(name, KEEL_NAME_LEN, "%.*s", (int)row[1].v.s.len,
+                 row[1].v.s.ptr);
+    keel_scan_end(sc);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+keel_status sql_catalog_visible(sql_session *s, uint32_t relid, bool *out)
+{
+    char name[KEEL_NAME_LEN], nsp_name[KEEL_NAME_LEN];
+    uint32_t nsp = 0;
+    bool found = false, in_catalog = false;
+    keel_status rc;
+
+    *out = false;
+    rc = class_by_oid(s, relid, name, &nsp, &found);
+    if (rc != KEEL_OK || !found)
+        return rc;
+    rc = namespace_name(s, nsp, nsp_name);
+    if (rc != KEEL_OK)
+        return rc;
+    /* An unqualified name finds pg_catalog's views, then keel_catalog's
+     * tables, then public's. */
+    if (sql_catalog_is_view(name))
+        return KEEL_OK;
+    if (strcmp(nsp_name, "keel_catalog") == 0) {
+        *out = true;
+        return KEEL_OK;
+    }
+    if (strcmp(nsp_name, "public") != 0)
+        return KEEL_OK;
+    rc = keel_relation_exists(s->ks, "keel_catalog", name, &in_catalog);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    *out = !in_catalog;
+    return KEEL_OK;
+}
