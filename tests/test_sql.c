@@ -525,6 +525,114 @@ static void test_joins(void **state)
            "ERROR 0A000: RIGHT and FULL joins is not supported yet\n");
 }
 
+/* pg_catalog's views, and the FROM clauses that read them: subqueries,
+ * LATERAL, joins nested on their right side. */
+static void test_catalog(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE SCHEMA s1; CREATE TABLE s1.a (id int PRIMARY KEY, v text); "
+           "CREATE TABLE b (id int PRIMARY KEY, a int); "
+           "INSERT INTO s1.a VALUES (1, 'x'), (2, 'y'); "
+           "INSERT INTO b VALUES (10, 1), (11, 1), (12, 3)",
+           "CREATE SCHEMA\nCREATE TABLE\nCREATE TABLE\nINSERT 0 2\nINSERT 0 3\n");
+    EXPECT(f->s, "CREATE SCHEMA s1",
+           "ERROR 42P06: schema \"s1\" already exists\n");
+    EXPECT(f->s, "CREATE SCHEMA IF NOT EXISTS s1",
+           "NOTICE 42P06: schema \"s1\" already exists, skipping\n"
+           "CREATE SCHEMA\n");
+    /* pgbench's question, for a table in a schema off the path and one
+     * in public. */
+    EXPECT(f->s,
+           "select c.relname, o.n from pg_catalog.pg_class as c join "
+           "pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross "
+           "join lateral (select pg_catalog.array_position("
+           "pg_catalog.current_schemas(true), n.nspname)) as o(n) "
+           "where c.relname in ('a', 'b') order by 1",
+           "relname:19,n:23\na|<null>\nb|2\nSELECT 2\n");
+    /* A view reads the catalogs in the transaction's snapshot. */
+    EXPECT(f->s,
+           "BEGIN; CREATE TABLE c (x int); "
+           "SELECT relname, relkind, relhasindex FROM pg_class "
+           "WHERE relname = 'c'; ROLLBACK; "
+           "SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'c'",
+           "BEGIN\nCREATE TABLE\nrelname:19,relkind:1042,relhasindex:16\n"
+           "c|r|f\nSELECT 1\nROLLBACK\ncount:20\n0\nSELECT 1\n");
+    /* A table with the name of a view is found only qualified. */
+    EXPECT(f->s,
+           "CREATE TABLE pg_am (x int); SELECT amname FROM pg_am ORDER BY 1; "
+           "SELECT count(*) FROM public.pg_am; "
+           "SELECT pg_table_is_visible(c.oid) FROM pg_class c "
+           "WHERE relname = 'pg_am'; DROP TABLE pg_am",
+           "CREATE TABLE\namname:19\nbtree\nheap\nSELECT 2\ncount:20\n0\n"
+           "SELECT 1\npg_table_is_visible:16\nf\nSELECT 1\nDROP TABLE\n");
+    /* pg_table_is_visible() reads the catalogs while the table it is
+     * called over is read: every row is read first. */
+    EXPECT(f->s,
+           "SELECT name, pg_table_is_visible(oid) FROM keel_catalog.keel_class "
+           "WHERE name IN ('a', 'b', 'keel_index') ORDER BY 1",
+           "name:19,pg_table_is_visible:16\na|f\nb|t\nkeel_index|t\n"
+           "SELECT 3\n");
+    /* Subqueries, LATERAL, nested joins. */
+    EXPECT(f->s,
+           "SELECT s.k, s.n FROM (SELECT a AS k, count(*) AS n FROM b "
+           "GROUP BY a) s(k) ORDER BY 1",
+           "k:23,n:20\n1|2\n3|1\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT a.v, l.n FROM s1.a, LATERAL (SELECT count(*) AS n FROM b "
+           "WHERE b.a = a.id) l ORDER BY 1",
+           "v:25,n:20\nx|2\ny|0\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT b.id, a.v, a2.id FROM b LEFT JOIN (s1.a JOIN s1.a a2 "
+           "ON a2.id = a.id) ON a.id = b.a ORDER BY 1",
+           "id:23,v:25,id:23\n10|x|1\n11|x|1\n12|<null>|<null>\nSELECT 3\n");
+    EXPECT(f->s,
+           "EXPLAIN SELECT * FROM b JOIN (SELECT * FROM s1.a) s ON s.id = b.a",
+           "QUERY PLAN:25\nNested Loop\n  ->  Seq Scan on b\n"
+           "  ->  Subquery Scan on s\nEXPLAIN\n");
+    EXPECT(f->s, "SELECT * FROM (SELECT 1)",
+           "ERROR 42601: subquery in FROM must have an alias at 15\n");
+    EXPECT(f->s, "SELECT * FROM (SELECT 1, 2) s(a, b, c)",
+           "ERROR 42P10: table \"s\" has 2 columns available but 3 columns "
+           "specified\n");
+    EXPECT(f->s, "SELECT s.x FROM (SELECT 1 AS x) s, (SELECT 2 AS x) s",
+           "ERROR 42712: table name \"s\" specified more than once\n");
+    EXPECT(f->s,
+           "SELECT l.v FROM b, LATERAL (SELECT count(*), b.id AS v FROM s1.a) l",
+           "ERROR 0A000: outer columns in a grouped subquery's output is not "
+           "supported yet at 46\n");
+    /* Arrays: name[] as current_schemas() gives it. */
+    EXPECT(f->s,
+           "SELECT current_schemas(true), "
+           "array_position(current_schemas(false), 'public'), "
+           "array_to_string(current_schemas(true), '/'), "
+           "current_schemas(true)::text || '!'",
+           "current_schemas:1003,array_position:23,array_to_string:25,"
+           "?column?:25\n{pg_catalog,public}|1|pg_catalog/public|"
+           "{pg_catalog,public}!\nSELECT 1\n");
+    EXPECT(f->s, "SELECT array_position(current_schemas(true), 1)",
+           "ERROR 42883: function array_position(name[], integer) does not "
+           "exist at 8\n");
+    EXPECT(f->s, "SELECT 'a' ~ 1",
+           "ERROR 42883: operator does not exist: unknown ~ integer at 12\n");
+    EXPECT(f->s, "SELECT 'abc' ~ '('",
+           "ERROR 2201B: invalid regular expression: Unmatched ( or \\(\n");
+    EXPECT(f->s, "SELECT nosuch.version()",
+           "ERROR 42883: function nosuch.version does not exist at 8\n");
+    /* What psql's \d asks and keel cannot answer yet fails as such. */
+    EXPECT(f->s, "SELECT 1::oid::pg_catalog.regclass",
+           "ERROR 0A000: type regclass is not supported yet at 16\n");
+    EXPECT(f->s, "SELECT * FROM pg_catalog.pg_constraint",
+           "ERROR 0A000: the catalog pg_catalog.pg_constraint is not "
+           "supported yet at 15\n");
+    EXPECT(f->s, "SELECT (SELECT 1)",
+           "ERROR 0A000: subqueries is not supported yet at 8\n");
+    EXPECT(f->s, "SELECT 'a' COLLATE \"en_US\"",
+           "ERROR 0A000: collations but default and C is not supported yet "
+           "at 12\n");
+}
+
 /* pgbench's initialization, step by step as pgbench -i sends it. */
 static void test_pgbench_init(void **state)
 {
@@ -923,6 +1031,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catalog, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pgbench_init, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };

@@ -98,6 +98,17 @@ static const sql_view views[] = {
     {"pg_partitioned_table",
      "select 0::oid as partrelid, 'h'::char(1) as partstrat,"
      " 0::int2 as partnatts, 0::oid as partdefid where false"},
+    {"pg_publication",
+     "select 0::oid as oid, ''::name as pubname, 10::oid as pubowner,"
+     " false as puballtables, false as pubinsert, false as pubupdate,"
+     " false as pubdelete, false as pubtruncate, false as pubviaroot"
+     " where false"},
+    {"pg_publication_namespace",
+     "select 0::oid as oid, 0::oid as pnpubid, 0::oid as pnnspid"
+     " where false"},
+    {"pg_publication_rel",
+     "select 0::oid as oid, 0::oid as prpubid, 0::oid as prrelid,"
+     " null::text as prqual where false"},
     {"pg_inherits",
      "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
      " false as inhdetachpending where false"},

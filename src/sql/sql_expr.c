@@ -274,6 +274,10 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
             if (e == NULL)
                 return nomem(s);
             e->u.column = i;
+            if (scope->grouping != NULL && i < scope->nouter)
+                return sql_unsupported(s, cr->location,
+                                       "outer columns in a grouped "
+                                       "subquery's output");
             if (scope->grouping != NULL) {
                 int16_t slot = scope->grouping->key_slot[i];
                 if (slot < 0)

@@ -531,6 +531,8 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st);
 keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st);
 keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st);
 keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st);
+keel_status sql_exec_create_schema(sql_session *s,
+                                   const PgQuery__CreateSchemaStmt *st);
 keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st);
 keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st);
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st);

@@ -2,11 +2,16 @@
  * sql_select.c: SELECT, and the table scan that SELECT, UPDATE and
  * DELETE share.
  *
- * A query reads at most one table.  Its access path is chosen from the
- * WHERE clause: conjuncts comparing primary key columns with constants
- * bound a range scan of the primary key (equality on a prefix of its
- * columns, then one range), and with none the table is read whole, in
- * primary key order (or storage order without one).  Whatever path is
+ * A query's FROM items are joined left to right as nested loops.  An item
+ * is a table, or rows read whole into the arena: a subquery, a pg_catalog
+ * view, a join nested on the right of another (each run as a SELECT of
+ * its own, once, or for a LATERAL subquery once per row of the items
+ * before it, seeing their columns as an enclosing query's).  A table's
+ * access path is chosen from the WHERE clause: conjuncts comparing
+ * primary key columns with constants bound a range scan of the primary
+ * key (equality on a prefix of its columns, then one range), and with
+ * none the table is read whole, in primary key order (or storage order
+ * without one).  Whatever path is
  * taken, every row it yields is tested against the whole WHERE clause,
  * so the bounds only save reading.  ORDER BY collects the result and
  * sorts it; LIMIT and OFFSET stop and skip as rows go out.
