@@ -574,6 +574,17 @@ static void test_catalog(void **state)
            "WHERE name IN ('a', 'b', 'keel_index') ORDER BY 1",
            "name:19,pg_table_is_visible:16\na|f\nb|t\nkeel_index|t\n"
            "SELECT 3\n");
+    /* Not where a scan is open as they run. */
+    EXPECT(f->s, "DELETE FROM b WHERE pg_table_is_visible(id)",
+           "ERROR 0A000: reading the catalogs in DELETE's WHERE is not "
+           "supported yet at 21\n");
+    EXPECT(f->s, "UPDATE b SET a = 1 WHERE pg_table_is_visible(id)",
+           "ERROR 0A000: reading the catalogs in UPDATE's WHERE is not "
+           "supported yet at 26\n");
+    EXPECT(f->s,
+           "UPDATE b SET a = 3 WHERE pg_table_is_visible(16384) OR id = 12; "
+           "SELECT a FROM b WHERE id = 12",
+           "UPDATE 1\na:23\n3\nSELECT 1\n");
     /* Subqueries, LATERAL, nested joins. */
     EXPECT(f->s,
            "SELECT s.k, s.n FROM (SELECT a AS k, count(*) AS n FROM b "

@@ -1769,6 +1769,18 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
     return sql_unsupported(s, e->location, "this expression");
 }
 
+bool sql_expr_reads_engine(const sql_expr *e)
+{
+    if (e == NULL)
+        return false;
+    if (e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE)
+        return true;
+    for (uint16_t i = 0; i < e->nargs; i++)
+        if (sql_expr_reads_engine(e->args[i]))
+            return true;
+    return false;
+}
+
 /* ---- constant folding ---------------------------------------------------- */
 
 /* Whether e's value is the same every time it is evaluated. */

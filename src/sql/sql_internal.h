@@ -472,6 +472,10 @@ keel_status sql_expr_prepare_for(sql_session *s, const sql_scope *scope,
                                  const PgQuery__Node *node, uint32_t type,
                                  sql_expr **out);
 
+/* Whether evaluating e reads the engine (pg_table_is_visible()), which
+ * it cannot while a scan is open. */
+bool sql_expr_reads_engine(const sql_expr *e);
+
 /* Evaluates e over row (one value per scope column; NULL with no scope)
  * into *out (strings in the arena or the row's memory).  22003 for an
  * integer overflow, 22012 for a division by zero, ... */
