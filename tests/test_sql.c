@@ -637,8 +637,42 @@ static void test_catalog(void **state)
     EXPECT(f->s, "SELECT * FROM pg_catalog.pg_constraint",
            "ERROR 0A000: the catalog pg_catalog.pg_constraint is not "
            "supported yet at 15\n");
-    EXPECT(f->s, "SELECT (SELECT 1)",
-           "ERROR 0A000: subqueries is not supported yet at 8\n");
+    /* Subqueries in expressions, run for each row around them. */
+    EXPECT(f->s,
+           "SELECT a.v, (SELECT count(*) FROM b WHERE b.a = a.id) AS n, "
+           "EXISTS (SELECT 1 FROM b WHERE b.a = a.id), "
+           "ARRAY(SELECT b.id FROM b WHERE b.a = a.id ORDER BY 1), "
+           "(SELECT b.id FROM b WHERE b.id = 99) FROM s1.a ORDER BY 1",
+           "v:25,n:20,exists:16,array:1007,id:23\n"
+           "x|2|t|{10,11}|<null>\ny|0|f|{}|<null>\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT id FROM b WHERE a IN (SELECT id FROM s1.a) ORDER BY 1; "
+           "SELECT id FROM b WHERE a NOT IN (SELECT id FROM s1.a); "
+           "SELECT 1 IN (SELECT NULL::int), 2 NOT IN (SELECT 1 WHERE false)",
+           "id:23\n10\n11\nSELECT 2\nid:23\n12\nSELECT 1\n"
+           "?column?:16,?column?:16\n<null>|t\nSELECT 1\n");
+    EXPECT(f->s, "SELECT (SELECT id FROM b)",
+           "id:23\nERROR 21000: more than one row returned by a subquery used "
+           "as an expression\n");
+    EXPECT(f->s, "SELECT (SELECT 1, 2)",
+           "ERROR 42601: subquery must return only one column at 8\n");
+    EXPECT(f->s, "SELECT count(*), (SELECT 1), (SELECT max(id) FROM b) FROM b",
+           "count:20,?column?:23,max:23\n3|1|12\nSELECT 1\n");
+    EXPECT(f->s, "SELECT a, (SELECT b.a) FROM b GROUP BY a",
+           "ERROR 0A000: correlated subqueries in a grouped query's output "
+           "is not supported yet at 11\n");
+    EXPECT(f->s,
+           "SELECT 10 = ANY('{1,10}'::int[]), 'q' = ANY('{\"a b\",q}'::name[]), "
+           "3 = ANY('{1,NULL}'::oid[]), 1 = ANY(NULL::int[])",
+           "?column?:16,?column?:16,?column?:16,?column?:16\n"
+           "t|t|<null>|<null>\nSELECT 1\n");
+    EXPECT(f->s, "SELECT 1 = ANY(1)",
+           "ERROR 42809: op ANY/ALL (array) requires array on right side "
+           "at 10\n");
+    EXPECT(f->s, "SELECT 1 < ANY('{1}'::int[])",
+           "ERROR 0A000: ANY and ALL but = ANY is not supported yet at 10\n");
+    EXPECT(f->s, "SELECT '1'::int[]",
+           "ERROR 22P02: malformed array literal: \"1\" at 8\n");
     EXPECT(f->s, "SELECT 'a' COLLATE \"en_US\"",
            "ERROR 0A000: collations but default and C is not supported yet "
            "at 12\n");
@@ -700,10 +734,10 @@ static void test_pgbench_init(void **state)
            "BEGIN\nUPDATE 1\nUPDATE 1\nINSERT 0 1\nCOMMIT\n");
     EXPECT(f->s,
            "select (select 1) ",
-           "ERROR 0A000: subqueries is not supported yet at 8\n");
+           "?column?:23\n1\nSELECT 1\n");
     EXPECT(f->s,
            "select sum(tbalance), (select 1) from pgbench_tellers",
-           "ERROR 0A000: subqueries is not supported yet at 23\n");
+           "sum:20,?column?:23\n5|1\nSELECT 1\n");
     EXPECT(f->s,
            "select t.tbalance = b.bbalance, h.delta from pgbench_tellers t "
            "join pgbench_branches b on b.bid = t.bid join pgbench_history h "

@@ -392,6 +392,149 @@ static bool op_lookup(const char *name, sql_op *op)
     return false;
 }
 
+/*
+ * A subquery in an expression: analysed now against the query around it
+ * (whose columns it may name), run for each row that query evaluates it
+ * over.  Not in a grouped query's output, whose rows are groups.
+ */
+static keel_status analyse_sublink(sql_session *s, const sql_scope *scope,
+                                   const PgQuery__SubLink *sl, sql_expr **out)
+{
+    sql_rowset rs;
+    sql_sublink kind;
+    sql_expr *e, *l = NULL;
+    uint32_t type;
+    keel_status rc;
+
+    switch (sl->sub_link_type) {
+    case PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK:
+        kind = SQL_SUBLINK_EXPR;
+        break;
+    case PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK:
+        kind = SQL_SUBLINK_EXISTS;
+        break;
+    case PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK:
+        kind = SQL_SUBLINK_ARRAY;
+        break;
+    case PG_QUERY__SUB_LINK_TYPE__ANY_SUBLINK: {
+        const char *op = sl->n_oper_name > 0
+                             ? sql_node_string(sl->oper_name[sl->n_oper_name - 1])
+                             : "=";
+        if (op == NULL || strcmp(op, "=") != 0)
+            return sql_unsupported(s, sl->location,
+                                   "ANY with a subquery and an operator but =");
+        kind = SQL_SUBLINK_IN;
+        break;
+    }
+    default:
+        return sql_unsupported(s, sl->location, "this kind of subquery");
+    }
+    if (sl->subselect == NULL ||
+        sl->subselect->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+        return sql_unsupported(s, sl->location, "this kind of subquery");
+    if (kind == SQL_SUBLINK_IN) {
+        rc = sql_expr_analyse(s, scope, sl->testexpr, &l);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    memset(&rs, 0, sizeof(rs));
+    if (scope != NULL && scope->grouping != NULL) {
+        /* A grouped query's rows are groups: only a subquery that names
+         * none of its columns can run for them. */
+        scope = NULL;
+        rc = sql_select_rows(s, sl->subselect->select_stmt, NULL, NULL, true,
+                             &rs);
+        if (rc != KEEL_OK && (strcmp(s->err->sqlstate, "42703") == 0 ||
+                              strcmp(s->err->sqlstate, "42P01") == 0))
+            rc = sql_unsupported(s, sl->location,
+                                 "correlated subqueries in a grouped query's "
+                                 "output");
+    } else {
+        rc = sql_select_rows(s, sl->subselect->select_stmt, scope, NULL, true,
+                             &rs);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (kind != SQL_SUBLINK_EXISTS && rs.ncols != 1)
+        return sql_fail_at(s, sl->location, KEEL_EINVAL, "42601",
+                           rs.ncols > 1 ? "subquery must return only one column"
+                                        : "subquery must return a column");
+    type = kind == SQL_SUBLINK_EXISTS ? SQL_TYPE_BOOL : rs.types[0];
+    e = expr_new(s, SQL_EXPR_SUBLINK, type, sl->location, l != NULL ? 1 : 0);
+    if (e == NULL)
+        return nomem(s);
+    e->u.sublink = kind;
+    e->sub = sl->subselect->select_stmt;
+    e->sub_scope = scope;
+    e->sub_type = type;
+    if (kind == SQL_SUBLINK_ARRAY) {
+        e->type = sql_type_array_of(type);
+        if (e->type == 0) {
+            char what[96];
+            snprintf(what, sizeof(what), "arrays of type %s", sql_type_name(type));
+            return sql_unsupported(s, sl->location, what);
+        }
+    } else if (kind == SQL_SUBLINK_IN) {
+        /* Compared as the common type of both sides. */
+        sql_expr *r = expr_new(s, SQL_EXPR_CONST, type, sl->location, 0);
+        if (r == NULL)
+            return nomem(s);
+        r->u.value.type = type;
+        r->u.value.isnull = true;
+        rc = unify(s, &l, &r, "=", sl->location, &e->sub_type);
+        if (rc != KEEL_OK)
+            return rc;
+        e->args[0] = l;
+        e->type = SQL_TYPE_BOOL;
+    }
+    /* It runs a query: no scan may be open while it does. */
+    s->expr_engine_reads++;
+    *out = e;
+    return KEEL_OK;
+}
+
+/* x op ANY (array): the array's elements compared with x as x's type. */
+static keel_status analyse_any(sql_session *s, const sql_scope *scope,
+                               const PgQuery__AExpr *a, sql_expr **out)
+{
+    const char *name = op_name(a);
+    sql_expr *l, *r, *e;
+    keel_status rc;
+
+    if (name == NULL || strcmp(name, "=") != 0)
+        return sql_unsupported(s, a->location, "ANY and ALL but = ANY");
+    rc = sql_expr_analyse(s, scope, a->lexpr, &l);
+    if (rc == KEEL_OK)
+        rc = sql_expr_analyse(s, scope, a->rexpr, &r);
+    if (rc != KEEL_OK)
+        return rc;
+    if (r->type == SQL_TYPE_UNKNOWN && l->type != SQL_TYPE_UNKNOWN &&
+        sql_type_array_of(l->type) != 0)
+        rc = coerce(s, &r, sql_type_array_of(l->type), true);
+    if (rc != KEEL_OK)
+        return rc;
+    if (sql_type_elem(r->type) == 0)
+        return sql_fail_at(s, a->location, KEEL_ETYPE, "42809",
+                           "op ANY/ALL (array) requires array on right side");
+    if (l->type == SQL_TYPE_UNKNOWN)
+        rc = coerce(s, &l, sql_type_elem(r->type), false);
+    else if (sql_type_is_string(l->type) !=
+             sql_type_is_string(sql_type_elem(r->type)))
+        rc = sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
+                         "operator does not exist: %s = %s",
+                         sql_type_name(l->type),
+                         sql_type_name(sql_type_elem(r->type)));
+    if (rc != KEEL_OK)
+        return rc;
+    e = expr_new(s, SQL_EXPR_ANY, SQL_TYPE_BOOL, a->location, 2);
+    if (e == NULL)
+        return nomem(s);
+    e->args[0] = l;
+    e->args[1] = r;
+    *out = e;
+    return KEEL_OK;
+}
+
 static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
                                  const PgQuery__AExpr *a, sql_expr **out)
 {
@@ -403,6 +546,8 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
     if (name == NULL)
         return sql_unsupported(s, a->location, "this operator");
     switch (a->kind) {
+    case PG_QUERY__A__EXPR__KIND__AEXPR_OP_ANY:
+        return analyse_any(s, scope, a, out);
     case PG_QUERY__A__EXPR__KIND__AEXPR_OP:
         if (!op_lookup(name, &op))
             return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
@@ -719,19 +864,28 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                 return rc;
             break;
         case SQL_FUNC_ARRAY_POSITION:
-        case SQL_FUNC_ARRAY_TO_STRING:
-            if (e->args[0]->type != SQL_TYPE_NAME_ARRAY ||
-                !sql_type_is_string(e->args[1]->type))
+        case SQL_FUNC_ARRAY_TO_STRING: {
+            /* Elements are compared as their text: the second argument
+             * must be of the elements' kind (a string, or a number). */
+            uint32_t el = sql_type_elem(e->args[0]->type);
+            uint32_t t1 = e->args[1]->type;
+            bool fits = e->u.func == SQL_FUNC_ARRAY_TO_STRING
+                            ? sql_type_is_string(t1)
+                        : el != 0 && sql_type_is_string(el)
+                            ? sql_type_is_string(t1)
+                            : sql_type_is_int(t1) || t1 == SQL_TYPE_UNKNOWN;
+            if (el == 0 || !fits)
                 return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
                                    "function %s(%s, %s) does not exist", name,
                                    sql_type_name(e->args[0]->type),
                                    sql_type_name(e->args[1]->type));
-            rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, false);
+            rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, true);
             if (rc != KEEL_OK)
                 return rc;
             e->type = e->u.func == SQL_FUNC_ARRAY_POSITION ? SQL_TYPE_INT4
                                                            : SQL_TYPE_TEXT;
             break;
+        }
         case SQL_FUNC_PG_GET_USERBYID:
         case SQL_FUNC_PG_TABLE_IS_VISIBLE:
         case SQL_FUNC_PG_ENCODING_TO_CHAR:
@@ -1066,7 +1220,7 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         return KEEL_OK;
     }
     case PG_QUERY__NODE__NODE_SUB_LINK:
-        return sql_unsupported(s, node->sub_link->location, "subqueries");
+        return analyse_sublink(s, scope, node->sub_link, out);
     case PG_QUERY__NODE__NODE_COLLATE_CLAUSE: {
         /* COLLATE "default" (or "C"): keel compares strings bytewise, as
          * the C collation does, so both leave the expression as it is. */
@@ -1282,8 +1436,8 @@ static const char *type_format(sql_session *s, uint32_t type, bool has_mod,
             snprintf(p, 48, "%s(%lld)", n, (long long)(typmod - 4));
         return p;
     }
-    if (type == SQL_TYPE_NAME_ARRAY)
-        return "name[]";
+    if (type == SQL_TYPE_CHAR_ARRAY)
+        return "\"char\"[]";
     if (strcmp(sql_type_name(type), "?") == 0)
         return "???";
     return sql_type_name(type);
@@ -1554,6 +1708,167 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
     return sql_unsupported(s, e->location, "this function");
 }
 
+/* Appends v's text to an array's text form in buf (at *n), quoted where
+ * PostgreSQL's array output quotes. */
+static keel_status array_put(sql_session *s, char **buf, size_t *n, size_t *cap,
+                             const sql_value *v)
+{
+    const char *p = "NULL";
+    uint32_t len = 4;
+    bool quote = false;
+    keel_status rc;
+
+    if (!v->isnull) {
+        rc = sql_value_text(s, v, &p, &len);
+        if (rc != KEEL_OK)
+            return rc;
+        quote = len == 0 || (len == 4 && strncasecmp(p, "NULL", 4) == 0);
+        for (uint32_t i = 0; i < len && !quote; i++)
+            quote = strchr("{},\"\\ \t\n", p[i]) != NULL;
+    }
+    if (*n + 2 * len + 4 > *cap) {
+        size_t nc = (*cap + 2 * len + 4) * 2;
+        char *nb = sql_alloc(&s->arena, nc);
+        if (nb == NULL)
+            return nomem(s);
+        memcpy(nb, *buf, *n);
+        *buf = nb;
+        *cap = nc;
+    }
+    if (quote)
+        (*buf)[(*n)++] = '"';
+    for (uint32_t i = 0; i < len; i++) {
+        if (quote && (p[i] == '"' || p[i] == '\\'))
+            (*buf)[(*n)++] = '\\';
+        (*buf)[(*n)++] = p[i];
+    }
+    if (quote)
+        (*buf)[(*n)++] = '"';
+    return KEEL_OK;
+}
+
+/* A subquery's value for the row around it (see analyse_sublink()). */
+static keel_status eval_sublink(sql_session *s, const sql_expr *e,
+                                const sql_value *row, sql_value *out)
+{
+    sql_rowset rs;
+    sql_value x = {0};
+    keel_status rc;
+
+    memset(&rs, 0, sizeof(rs));
+    if (e->u.sublink == SQL_SUBLINK_IN) {
+        rc = sql_expr_eval(s, e->args[0], row, &x);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = sql_select_rows(s, e->sub, e->sub_scope, row, false, &rs);
+    if (rc != KEEL_OK)
+        return rc;
+    out->type = e->type;
+    out->isnull = false;
+    switch (e->u.sublink) {
+    case SQL_SUBLINK_EXISTS:
+        out->v.b = rs.n > 0;
+        return KEEL_OK;
+    case SQL_SUBLINK_EXPR:
+        if (rs.n > 1)
+            return sql_fail(s, KEEL_EINVAL, "21000",
+                            "more than one row returned by a subquery used "
+                            "as an expression");
+        if (rs.n == 0) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        *out = rs.vals[0];
+        return KEEL_OK;
+    case SQL_SUBLINK_ARRAY: {
+        char *buf = NULL;
+        size_t n = 0, cap = 0;
+        rc = KEEL_OK;
+        if (rs.n == 0) {
+            out->v.s.p = "{}";
+            out->v.s.len = 2;
+            return KEEL_OK;
+        }
+        for (size_t i = 0; rc == KEEL_OK && i < rs.n; i++) {
+            rc = array_put(s, &buf, &n, &cap, &rs.vals[i]);
+            if (rc == KEEL_OK)
+                buf[n++] = ',';
+        }
+        if (rc != KEEL_OK)
+            return rc;
+        buf[n - 1] = '}';
+        memmove(buf + 1, buf, n);
+        buf[0] = '{';
+        out->v.s.p = buf;
+        out->v.s.len = (uint32_t)n + 1;
+        return KEEL_OK;
+    }
+    case SQL_SUBLINK_IN: {
+        /* SQL's IN: true on a match; else NULL if either side had one. */
+        bool any_null = x.isnull && rs.n > 0;
+        out->v.b = false;
+        for (size_t i = 0; !x.isnull && i < rs.n; i++) {
+            sql_value v = rs.vals[i], l = x;
+            if (v.isnull) {
+                any_null = true;
+                continue;
+            }
+            rc = sql_value_cast(s, &v, e->sub_type, -1, true, -1);
+            if (rc == KEEL_OK)
+                rc = sql_value_cast(s, &l, e->sub_type, -1, true, -1);
+            if (rc != KEEL_OK)
+                return rc;
+            if (sql_value_compare(&l, &v) == 0) {
+                out->v.b = true;
+                return KEEL_OK;
+            }
+        }
+        out->isnull = any_null;
+        return KEEL_OK;
+    }
+    }
+    return sql_unsupported(s, e->location, "this kind of subquery");
+}
+
+/* x = ANY (array): each element read as x's type. */
+static keel_status eval_any(sql_session *s, const sql_expr *e,
+                            const sql_value *row, sql_value *out)
+{
+    sql_value x, arr;
+    const char *el;
+    uint32_t pos = 0, elen;
+    bool isnull, any_null = false;
+    keel_status rc;
+
+    rc = sql_expr_eval(s, e->args[0], row, &x);
+    if (rc == KEEL_OK)
+        rc = sql_expr_eval(s, e->args[1], row, &arr);
+    if (rc != KEEL_OK)
+        return rc;
+    out->type = SQL_TYPE_BOOL;
+    out->isnull = x.isnull || arr.isnull;
+    out->v.b = false;
+    if (out->isnull)
+        return KEEL_OK;
+    while (array_next(s, arr.v.s.p, arr.v.s.len, &pos, &el, &elen, &isnull)) {
+        sql_value v = {.type = SQL_TYPE_UNKNOWN, .v.s = {el, elen}};
+        if (isnull) {
+            any_null = true;
+            continue;
+        }
+        rc = sql_value_cast(s, &v, x.type, -1, true, -1);
+        if (rc != KEEL_OK)
+            return rc;
+        if (sql_value_compare(&x, &v) == 0) {
+            out->v.b = true;
+            return KEEL_OK;
+        }
+    }
+    out->isnull = any_null;
+    return KEEL_OK;
+}
+
 keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
                           const sql_value *row, sql_value *out)
 {
@@ -1717,6 +2032,10 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
         out->v.b = e->u.negate;
         return KEEL_OK;
     }
+    case SQL_EXPR_SUBLINK:
+        return eval_sublink(s, e, row, out);
+    case SQL_EXPR_ANY:
+        return eval_any(s, e, row, out);
     case SQL_EXPR_LIKE:
         rc = sql_expr_eval(s, e->args[0], row, &a);
         if (rc == KEEL_OK)
@@ -1773,7 +2092,8 @@ bool sql_expr_reads_engine(const sql_expr *e)
 {
     if (e == NULL)
         return false;
-    if (e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE)
+    if ((e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE) ||
+        e->kind == SQL_EXPR_SUBLINK)
         return true;
     for (uint16_t i = 0; i < e->nargs; i++)
         if (sql_expr_reads_engine(e->args[i]))
@@ -1802,8 +2122,9 @@ static keel_status fold(sql_session *s, sql_expr **ep)
     sql_value v;
     keel_status rc;
 
+    /* A subquery runs for its row, never at analysis. */
     if (e->kind == SQL_EXPR_CONST || e->kind == SQL_EXPR_COLUMN ||
-        e->kind == SQL_EXPR_PARAM)
+        e->kind == SQL_EXPR_PARAM || e->kind == SQL_EXPR_SUBLINK)
         return KEEL_OK;
     for (uint16_t i = 0; i < e->nargs; i++) {
         rc = fold(s, &e->args[i]);

@@ -112,14 +112,64 @@ static inline int32_t sql_column_typmod(const keel_column_info *c)
                : -1;
 }
 
-/* name[]: an array, as keel has them so far: held as its text form
- * ({pg_catalog,public}), which array functions read. */
+/* Arrays, as keel has them so far: one dimension, held as their text
+ * form ({pg_catalog,public}), which the array functions and = ANY read
+ * element by element. */
+#define SQL_TYPE_CHAR_ARRAY 1002 /* "char"[] */
 #define SQL_TYPE_NAME_ARRAY 1003
+#define SQL_TYPE_INT2_ARRAY 1005
+#define SQL_TYPE_INT4_ARRAY 1007
+#define SQL_TYPE_TEXT_ARRAY 1009
+#define SQL_TYPE_OID_ARRAY 1028
+
+/* The element type of array type t, 0 if t is no array. */
+static inline uint32_t sql_type_elem(uint32_t t)
+{
+    switch (t) {
+    case SQL_TYPE_CHAR_ARRAY:
+        return SQL_TYPE_BPCHAR;
+    case SQL_TYPE_NAME_ARRAY:
+        return SQL_TYPE_NAME;
+    case SQL_TYPE_INT2_ARRAY:
+        return SQL_TYPE_INT2;
+    case SQL_TYPE_INT4_ARRAY:
+        return SQL_TYPE_INT4;
+    case SQL_TYPE_TEXT_ARRAY:
+        return SQL_TYPE_TEXT;
+    case SQL_TYPE_OID_ARRAY:
+        return SQL_TYPE_OID;
+    default:
+        return 0;
+    }
+}
+
+/* The array type of element type t, 0 if keel has none. */
+static inline uint32_t sql_type_array_of(uint32_t t)
+{
+    switch (t) {
+    case SQL_TYPE_BPCHAR:
+        return SQL_TYPE_CHAR_ARRAY;
+    case SQL_TYPE_NAME:
+        return SQL_TYPE_NAME_ARRAY;
+    case SQL_TYPE_INT2:
+        return SQL_TYPE_INT2_ARRAY;
+    case SQL_TYPE_INT4:
+        return SQL_TYPE_INT4_ARRAY;
+    case SQL_TYPE_TEXT:
+    case SQL_TYPE_VARCHAR:
+    case SQL_TYPE_UNKNOWN:
+        return SQL_TYPE_TEXT_ARRAY;
+    case SQL_TYPE_OID:
+        return SQL_TYPE_OID_ARRAY;
+    default:
+        return 0;
+    }
+}
 
 /* Whether a value of type is held in s: the string types and arrays. */
 static inline bool sql_type_in_s(uint32_t type)
 {
-    return sql_type_is_string(type) || type == SQL_TYPE_NAME_ARRAY;
+    return sql_type_is_string(type) || sql_type_elem(type) != 0;
 }
 
 /* PostgreSQL's name for a type oid ("integer", "text", ...). */
@@ -325,7 +375,17 @@ typedef enum sql_expr_kind {
     SQL_EXPR_IN,       /* args[0] IN (args[1..]) */
     SQL_EXPR_LIKE,
     SQL_EXPR_PARAM, /* $n: u.column = n - 1 */
+    SQL_EXPR_ANY,   /* args[0] = ANY (args[1], an array) */
+    SQL_EXPR_SUBLINK, /* a subquery: u.sublink says what of its rows */
 } sql_expr_kind;
+
+/* What a subquery in an expression gives. */
+typedef enum sql_sublink {
+    SQL_SUBLINK_EXPR,   /* its one value (NULL for no row) */
+    SQL_SUBLINK_EXISTS, /* whether it has a row */
+    SQL_SUBLINK_ARRAY,  /* its values as an array */
+    SQL_SUBLINK_IN,     /* whether args[0] equals one of its values */
+} sql_sublink;
 
 /* Operators. */
 typedef enum sql_op {
@@ -381,10 +441,16 @@ typedef struct sql_expr {
         sql_func func;    /* FUNC */
         bool negate;      /* LIKE: NOT LIKE; IN: NOT IN */
         bool has_arg;     /* CASE: a simple CASE (CASE x WHEN ...) */
+        sql_sublink sublink; /* SUBLINK */
     } u;
     uint16_t nargs;
     bool has_else; /* CASE */
     struct sql_expr **args;
+    /* SUBLINK: the subquery, and the scope of the query around it, whose
+     * row it is run for; its rows' type (IN: what both are compared as). */
+    const PgQuery__SelectStmt *sub;
+    const struct sql_scope *sub_scope;
+    uint32_t sub_type;
 } sql_expr;
 
 /* Aggregate functions. */

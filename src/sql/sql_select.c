@@ -388,6 +388,22 @@ static const char *target_name(const PgQuery__ResTarget *rt)
             return n != NULL ? n : "?column?";
         }
     }
+    if (v->node_case == PG_QUERY__NODE__NODE_SUB_LINK) {
+        /* EXISTS, ARRAY, or a subquery's one output's name. */
+        const PgQuery__SubLink *sl = v->sub_link;
+        if (sl->sub_link_type == PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK)
+            return "exists";
+        if (sl->sub_link_type == PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK)
+            return "array";
+        if (sl->sub_link_type == PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK &&
+            sl->subselect != NULL &&
+            sl->subselect->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+            sl->subselect->select_stmt->n_target_list > 0 &&
+            sl->subselect->select_stmt->target_list[0]->node_case ==
+                PG_QUERY__NODE__NODE_RES_TARGET)
+            return target_name(
+                sl->subselect->select_stmt->target_list[0]->res_target);
+    }
     if (v->node_case == PG_QUERY__NODE__NODE_CASE_EXPR)
         return "case";
     if (v->node_case == PG_QUERY__NODE__NODE_COALESCE_EXPR)
@@ -1800,7 +1816,7 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
     if (cols == NULL || o.out == NULL || o.txt == NULL || o.lens == NULL ||
         run.row == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    if (outer_row != NULL)
+    if (outer_row != NULL && outer != NULL)
         memcpy(run.row, outer_row, outer->ncols * sizeof(sql_value));
     for (uint16_t i = 0; i < o.nt; i++) {
         const sql_expr *e = o.tl[i].expr;

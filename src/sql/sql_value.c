@@ -61,8 +61,18 @@ const char *sql_type_name(uint32_t type)
         return "timestamp without time zone";
     case SQL_TYPE_TIMESTAMPTZ:
         return "timestamp with time zone";
+    case SQL_TYPE_CHAR_ARRAY:
+        return "\"char\"[]";
     case SQL_TYPE_NAME_ARRAY:
         return "name[]";
+    case SQL_TYPE_INT2_ARRAY:
+        return "smallint[]";
+    case SQL_TYPE_INT4_ARRAY:
+        return "integer[]";
+    case SQL_TYPE_TEXT_ARRAY:
+        return "text[]";
+    case SQL_TYPE_OID_ARRAY:
+        return "oid[]";
     default:
         return "?";
     }
@@ -153,9 +163,18 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
     /* pg_catalog.int4 and the like: the last name counts. */
     if (tn->n_names > 0)
         name = sql_node_string(tn->names[tn->n_names - 1]);
-    if (name != NULL && tn->n_array_bounds == 1 && strcmp(name, "name") == 0) {
-        /* name[]: the one array type keel has. */
-        *type = SQL_TYPE_NAME_ARRAY;
+    if (name != NULL && tn->n_array_bounds == 1) {
+        /* The arrays keel has: of name, text, oid, "char", int2, int4. */
+        PgQuery__TypeName elem = *tn;
+        elem.n_array_bounds = 0;
+        elem.n_typmods = 0;
+        if (sql_type_lookup(s, &elem, type, typmod) != KEEL_OK ||
+            sql_type_array_of(*type) == 0) {
+            char what[96];
+            snprintf(what, sizeof(what), "arrays of type %s", name);
+            return sql_unsupported(s, tn->location, what);
+        }
+        *type = sql_type_array_of(*type);
         *typmod = -1;
         return KEEL_OK;
     }
@@ -449,8 +468,23 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
         v->type = type;
         return KEEL_OK;
     }
-    if (from == type && !sql_type_is_string(type))
+    if (from == type && !sql_type_in_s(type))
         return KEEL_OK;
+    if (sql_type_elem(type) != 0) {
+        /* An array from its text form ('{a,b}') or one of its own type. */
+        if (from == type)
+            return KEEL_OK;
+        if (!sql_type_is_string(from) || v->v.s.len < 2 ||
+            v->v.s.p[0] != '{' || v->v.s.p[v->v.s.len - 1] != '}') {
+            if (!sql_type_is_string(from))
+                goto no_cast;
+            return sql_fail_at(s, location, KEEL_EINVAL, "22P02",
+                               "malformed array literal: \"%.*s\"",
+                               (int)v->v.s.len, v->v.s.p);
+        }
+        v->type = type;
+        return KEEL_OK;
+    }
     if (sql_type_is_string(type)) {
         if (!sql_type_is_string(from)) {
             const char *p;
@@ -733,7 +767,7 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
     }
     if (v->type == SQL_TYPE_NUMERIC)
         return numeric_binary(s, v->v.i, out, len);
-    if (v->type == SQL_TYPE_NAME_ARRAY)
+    if (sql_type_elem(v->type) != 0)
         return sql_unsupported(s, -1, "arrays in binary format");
     if (sql_type_is_string(v->type)) {
         *out = v->v.s.p;

@@ -108,6 +108,23 @@ SELECT u.y, t.b, v.y AS again FROM cat.u
 ORDER BY 1, 2;
 SELECT u.x, t.a FROM cat.u JOIN (cat.t CROSS JOIN cat.u w) ON w.x = t.c
     AND w.x = u.x ORDER BY 1, 2;
+-- Subqueries in expressions, = ANY over arrays.
+SELECT u.y, (SELECT count(*) FROM cat.t WHERE t.c = u.x) AS n,
+       EXISTS (SELECT 1 FROM cat.t WHERE t.c = u.x),
+       ARRAY(SELECT t.b FROM cat.t WHERE t.c = u.x ORDER BY 1),
+       (SELECT t.a FROM cat.t WHERE t.a = 99)
+FROM cat.u ORDER BY 1;
+SELECT y FROM cat.u WHERE x IN (SELECT c FROM cat.t) ORDER BY 1;
+SELECT y FROM cat.u WHERE x NOT IN (SELECT c FROM cat.t) ORDER BY 1;
+SELECT count(*), (SELECT max(a) FROM cat.t) FROM cat.u;
+SELECT (SELECT a FROM cat.t);
+SELECT 10 = ANY('{1,10}'::int[]), 'q' = ANY('{"a b",q}'::name[]),
+       3 = ANY('{1,NULL}'::oid[]), ARRAY(SELECT y FROM cat.u ORDER BY x);
+SELECT c.relname FROM pg_class c
+WHERE c.oid = ANY(ARRAY(SELECT i.indexrelid FROM pg_index i
+                        JOIN pg_class t ON t.oid = i.indrelid
+                        WHERE t.relname = 't' AND i.indisunique))
+ORDER BY 1;
 
 DROP TABLE cat.t;
 DROP TABLE cat.u;
