@@ -1731,7 +1731,8 @@ static keel_status array_put(sql_session *s, char **buf, size_t *n, size_t *cap,
         char *nb = sql_alloc(&s->arena, nc);
         if (nb == NULL)
             return nomem(s);
-        memcpy(nb, *buf, *n);
+        if (*n > 0)
+            memcpy(nb, *buf, *n);
         *buf = nb;
         *cap = nc;
     }
