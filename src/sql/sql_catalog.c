@@ -47,7 +47,8 @@ static const sql_view views[] = {
      " false as relhasrules, false as relhastriggers,"
      " false as relhassubclass, false as relrowsecurity,"
      " false as relforcerowsecurity, true as relispopulated,"
-     " 'd'::char(1) as relreplident, false as relispartition"
+     " 'd'::char(1) as relreplident, false as relispartition,"
+     " null::text as relpartbound"
      " from keel_catalog.keel_class c"
      " left join (select indrelid from keel_catalog.keel_index"
      " group by indrelid) x on x.indrelid = c.oid"},
@@ -108,7 +109,30 @@ static const sql_view views[] = {
      " where false"},
     {"pg_publication_rel",
      "select 0::oid as oid, 0::oid as prpubid, 0::oid as prrelid,"
-     " null::text as prqual where false"},
+     " null::text as prqual, null::int2[] as prattrs where false"},
+    {"pg_constraint",
+     /* A primary key is the one constraint keel keeps apart from its
+      * index; it shares the index's oid and name. */
+     "select i.indexrelid as oid, c.name as conname,"
+     " c.namespace as connamespace, 'p'::char(1) as contype,"
+     " false as condeferrable, false as condeferred, true as convalidated,"
+     " i.indrelid as conrelid, 0::oid as contypid,"
+     " i.indexrelid as conindid, 0::oid as confrelid, true as conislocal"
+     " from keel_catalog.keel_index i"
+     " join keel_catalog.keel_class c on c.oid = i.indexrelid"
+     " where i.\"primary\""},
+    {"pg_attrdef",
+     "select 0::oid as oid, 0::oid as adrelid, 0::int2 as adnum,"
+     " null::text as adbin where false"},
+    {"pg_policy",
+     "select 0::oid as oid, ''::name as polname, 0::oid as polrelid,"
+     " 'r'::char(1) as polcmd, true as polpermissive,"
+     " null::oid[] as polroles, null::text as polqual,"
+     " null::text as polwithcheck where false"},
+    {"pg_statistic_ext",
+     "select 0::oid as oid, 0::oid as stxrelid, ''::name as stxname,"
+     " 0::oid as stxnamespace, 10::oid as stxowner, -1 as stxstattarget,"
+     " null::int2[] as stxkeys, null::char[] as stxkind where false"},
     {"pg_inherits",
      "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
      " false as inhdetachpending where false"},
@@ -134,6 +158,14 @@ static const sql_const_view const_views[] = {
      {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_BPCHAR},
      2,
      {{"2", "heap", "t"}, {"403", "btree", "i"}}},
+    {"pg_collation",
+     4,
+     {"oid", "collname", "collnamespace", "collprovider"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID, SQL_TYPE_BPCHAR},
+     3,
+     {{"100", "default", "11", "d"},
+      {"950", "C", "11", "c"},
+      {"951", "POSIX", "11", "c"}}},
     {"pg_type",
      9,
      {"oid", "typname", "typnamespace", "typowner", "typlen", "typbyval",
@@ -255,9 +287,10 @@ keel_status sql_catalog_view_rows(sql_session *s, const char *name,
 }
 
 /* The name (and namespace oid) of the relation relid, *found false if
- * there is none. */
-static keel_status class_by_oid(sql_session *s, uint32_t relid, char *name,
-                                uint32_t *nsp, bool *found)
+ * there is none; its kind ('t' or 'i') in *kind when kind is not NULL. */
+static keel_status class_by_oid_kind(sql_session *s, uint32_t relid,
+                                     char *name, uint32_t *nsp, char *kind,
+                                     bool *found)
 {
     keel_value key = {.isnull = false, .v.oid = relid}, row[8];
     keel_bound b = {.vals = &key, .ncols = 1, .inclusive = true};
@@ -272,9 +305,17 @@ static keel_status class_by_oid(sql_session *s, uint32_t relid, char *name,
         snprintf(name, KEEL_NAME_LEN, "%.*s", (int)row[1].v.s.len,
                  row[1].v.s.ptr);
         *nsp = row[2].v.oid;
+        if (kind != NULL)
+            *kind = row[4].v.s.len > 0 ? row[4].v.s.ptr[0] : '?';
     }
     keel_scan_end(sc);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+static keel_status class_by_oid(sql_session *s, uint32_t relid, char *name,
+                                uint32_t *nsp, bool *found)
+{
+    return class_by_oid_kind(s, relid, name, nsp, NULL, found);
 }
 
 /* The name of namespace nsp ("" if there is none). */
@@ -326,5 +367,162 @@ keel_status sql_catalog_visible(sql_session *s, uint32_t relid, bool *out)
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     *out = !in_catalog;
+    return KEEL_OK;
+}
+
+/* The schema and name of relation relid as text ("schema.name" unless
+ * visible), in the arena; *out NULL if there is none. */
+keel_status sql_catalog_relname(sql_session *s, uint32_t relid,
+                                const char **out)
+{
+    char name[KEEL_NAME_LEN], nsp_name[KEEL_NAME_LEN];
+    uint32_t nsp = 0;
+    bool found = false, visible = false;
+    char *p;
+    keel_status rc;
+
+    *out = NULL;
+    rc = class_by_oid(s, relid, name, &nsp, &found);
+    if (rc != KEEL_OK || !found)
+        return rc;
+    rc = sql_catalog_visible(s, relid, &visible);
+    if (rc == KEEL_OK && !visible)
+        rc = namespace_name(s, nsp, nsp_name);
+    if (rc != KEEL_OK)
+        return rc;
+    p = sql_alloc(&s->arena, 2 * KEEL_NAME_LEN + 2);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (visible)
+        snprintf(p, 2 * KEEL_NAME_LEN + 2, "%s", name);
+    else
+        snprintf(p, 2 * KEEL_NAME_LEN + 2, "%s.%s", nsp_name, name);
+    *out = p;
+    return KEEL_OK;
+}
+
+keel_status sql_catalog_nspname(sql_session *s, uint32_t nsp, const char **out)
+{
+    char *p = sql_alloc(&s->arena, KEEL_NAME_LEN);
+    keel_status rc;
+
+    *out = NULL;
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    rc = namespace_name(s, nsp, p);
+    if (rc == KEEL_OK && p[0] != '\0')
+        *out = p;
+    return rc;
+}
+
+keel_status sql_catalog_publishable(sql_session *s, uint32_t relid, bool *out)
+{
+    char name[KEEL_NAME_LEN], nsp_name[KEEL_NAME_LEN];
+    uint32_t nsp = 0;
+    char kind = '?';
+    bool found = false;
+    keel_status rc;
+
+    *out = false;
+    rc = class_by_oid_kind(s, relid, name, &nsp, &kind, &found);
+    if (rc != KEEL_OK || !found || kind != 't')
+        return rc;
+    rc = namespace_name(s, nsp, nsp_name);
+    /* A user's table, as PostgreSQL's test is (keel has no temporary or
+     * unlogged ones to leave out). */
+    *out = rc == KEEL_OK && strcmp(nsp_name, "keel_catalog") != 0;
+    return rc;
+}
+
+keel_status sql_catalog_indexdef(sql_session *s, uint32_t indexid,
+                                 int32_t column, bool constraint,
+                                 const char **out)
+{
+    keel_value key = {.isnull = false, .v.oid = indexid}, row[6];
+    keel_bound b = {.vals = &key, .ncols = 1, .inclusive = true};
+    keel_table_info info;
+    keel_column_info *cols;
+    keel_scan *sc = NULL;
+    char iname[KEEL_NAME_LEN], tname[KEEL_NAME_LEN], nsp_name[KEEL_NAME_LEN];
+    char keys[256], *p;
+    uint32_t relid = 0, nsp = 0;
+    bool found = false, unique = false, primary = false;
+    size_t cap, n;
+    keel_status rc;
+
+    *out = NULL;
+    rc = keel_scan_begin(s->ks, "keel_catalog", "keel_index",
+                         "keel_index_oid_index", &b, &b, &sc);
+    if (rc == KEEL_OK)
+        rc = keel_scan_next(sc, row, &found);
+    if (rc == KEEL_OK && found) {
+        relid = row[1].v.oid;
+        unique = row[2].v.b;
+        primary = row[3].v.b;
+        snprintf(keys, sizeof(keys), "%.*s", (int)row[5].v.s.len,
+                 row[5].v.s.ptr);
+    }
+    keel_scan_end(sc);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    if (!found || (constraint && !unique))
+        return KEEL_OK;
+    rc = class_by_oid(s, indexid, iname, &nsp, &found);
+    if (rc == KEEL_OK)
+        rc = class_by_oid(s, relid, tname, &nsp, &found);
+    if (rc == KEEL_OK)
+        rc = namespace_name(s, nsp, nsp_name);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = keel_table_describe(s->ks, nsp_name, tname, &info, NULL, 0);
+    cols = rc == KEEL_OK ? sql_alloc(&s->arena, (info.ncols + 1u) * sizeof(*cols))
+                         : NULL;
+    if (rc == KEEL_OK && cols == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (rc == KEEL_OK)
+        rc = keel_table_describe(s->ks, nsp_name, tname, &info, cols,
+                                 info.ncols);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    cap = 3 * KEEL_NAME_LEN + 64 + 20 * (KEEL_NAME_LEN + 2);
+    p = sql_alloc(&s->arena, cap);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    /* keys: the key columns' numbers, 1-based, separated by spaces. */
+    n = 0;
+    if (column == 0) {
+        if (constraint)
+            n = (size_t)snprintf(p, cap, "%s (",
+                                 primary ? "PRIMARY KEY" : "UNIQUE");
+        else
+            n = (size_t)snprintf(p, cap, "CREATE %sINDEX %s ON %s.%s USING "
+                                 "btree (",
+                                 unique ? "UNIQUE " : "", iname, nsp_name,
+                                 tname);
+    }
+    {
+        const char *k = keys;
+        int32_t at = 0;
+        while (*k != '\0' && n + KEEL_NAME_LEN + 4 < cap) {
+            char *end;
+            long a = strtol(k, &end, 10);
+            if (end == k)
+                break;
+            k = end;
+            while (*k == ' ')
+                k++;
+            at++;
+            if (a < 1 || a > info.ncols)
+                continue;
+            if (column == 0)
+                n += (size_t)snprintf(p + n, cap - n, "%s%s", at > 1 ? ", " : "",
+                                      cols[a - 1].name);
+            else if (at == column)
+                n += (size_t)snprintf(p + n, cap - n, "%s", cols[a - 1].name);
+        }
+    }
+    if (column == 0)
+        snprintf(p + n, cap - n, ")");
+    *out = p;
     return KEEL_OK;
 }

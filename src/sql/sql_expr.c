@@ -706,6 +706,32 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
                                name, name);
         a.kind = SQL_AGG_COUNT_STAR;
         a.type = SQL_TYPE_INT8;
+    } else if (strcmp(name, "string_agg") == 0) {
+        sql_expr *d;
+        if (fc->n_args != 2)
+            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                               "function %s() with %zu argument(s) does not "
+                               "exist",
+                               name, fc->n_args);
+        rc = sql_expr_analyse(s, g->input, fc->args[0], &a.arg);
+        if (rc == KEEL_OK)
+            rc = sql_expr_prepare(s, g->input, fc->args[1], &d);
+        if (rc != KEEL_OK)
+            return rc;
+        if (!sql_type_is_string(a.arg->type) || !sql_type_is_string(d->type))
+            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                               "function string_agg(%s, %s) does not exist",
+                               sql_type_name(a.arg->type),
+                               sql_type_name(d->type));
+        if (d->kind != SQL_EXPR_CONST)
+            return sql_unsupported(s, fc->location,
+                                   "string_agg with a separator that varies");
+        rc = coerce(s, &a.arg, SQL_TYPE_TEXT, false);
+        if (rc != KEEL_OK)
+            return rc;
+        a.kind = SQL_AGG_STRING_AGG;
+        a.type = SQL_TYPE_TEXT;
+        a.delim = d->u.value;
     } else {
         uint32_t t;
         if (fc->n_args != 1)
@@ -796,6 +822,16 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"format_type", SQL_FUNC_FORMAT_TYPE, 2},
         {"quote_ident", SQL_FUNC_QUOTE_IDENT, 1},
         {"current_database", SQL_FUNC_CURRENT_DATABASE, 0},
+        {"pg_get_expr", SQL_FUNC_PG_GET_EXPR, 2},
+        {"pg_get_expr", SQL_FUNC_PG_GET_EXPR, 3},
+        {"pg_get_indexdef", SQL_FUNC_PG_GET_INDEXDEF, 1},
+        {"pg_get_indexdef", SQL_FUNC_PG_GET_INDEXDEF, 3},
+        {"pg_get_constraintdef", SQL_FUNC_PG_GET_CONSTRAINTDEF, 1},
+        {"pg_get_constraintdef", SQL_FUNC_PG_GET_CONSTRAINTDEF, 2},
+        {"pg_get_statisticsobjdef_columns",
+         SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS, 1},
+        {"pg_relation_is_publishable", SQL_FUNC_PG_RELATION_IS_PUBLISHABLE, 1},
+        {"array_upper", SQL_FUNC_ARRAY_UPPER, 2},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -820,13 +856,11 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         return sql_unsupported(s, fc->location, "window functions");
     if (fc->agg_star || strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
         strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
-        strcmp(name, "avg") == 0)
+        strcmp(name, "avg") == 0 || strcmp(name, "string_agg") == 0)
         return analyse_agg(s, scope, fc, name, out);
     for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
-        if (strcmp(funcs[i].name, name) != 0)
+        if (strcmp(funcs[i].name, name) != 0 || fc->n_args != funcs[i].nargs)
             continue;
-        if (fc->n_args != funcs[i].nargs)
-            break;
         e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
                      funcs[i].nargs);
         if (e == NULL)
@@ -912,6 +946,55 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         }
         case SQL_FUNC_CURRENT_DATABASE:
             e->type = SQL_TYPE_NAME;
+            break;
+        case SQL_FUNC_PG_GET_EXPR:
+        case SQL_FUNC_PG_GET_INDEXDEF:
+        case SQL_FUNC_PG_GET_CONSTRAINTDEF:
+        case SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS:
+        case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE: {
+            /* (text | oid, oid | int4, bool) as each takes them. */
+            static const uint32_t want[][3] = {
+                [0] = {SQL_TYPE_TEXT, SQL_TYPE_OID, SQL_TYPE_BOOL},
+                [1] = {SQL_TYPE_OID, SQL_TYPE_INT4, SQL_TYPE_BOOL},
+                [2] = {SQL_TYPE_OID, SQL_TYPE_BOOL, 0},
+            };
+            int w = e->u.func == SQL_FUNC_PG_GET_EXPR            ? 0
+                    : e->u.func == SQL_FUNC_PG_GET_CONSTRAINTDEF ? 2
+                                                                 : 1;
+            for (uint16_t a = 0; rc == KEEL_OK && a < e->nargs; a++) {
+                uint32_t t = e->args[a]->type;
+                bool fits = want[w][a] == SQL_TYPE_TEXT ? sql_type_is_string(t)
+                            : want[w][a] == SQL_TYPE_BOOL
+                                ? t == SQL_TYPE_BOOL || t == SQL_TYPE_UNKNOWN
+                                : sql_type_is_int(t) || t == SQL_TYPE_UNKNOWN;
+                if (!fits)
+                    return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                       "function %s(%s) does not exist", name,
+                                       sql_type_name(t));
+                rc = coerce(s, &e->args[a], want[w][a], false);
+            }
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = e->u.func == SQL_FUNC_PG_RELATION_IS_PUBLISHABLE
+                          ? SQL_TYPE_BOOL
+                          : SQL_TYPE_TEXT;
+            if (e->u.func != SQL_FUNC_PG_GET_EXPR &&
+                e->u.func != SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS)
+                s->expr_engine_reads++;
+            break;
+        }
+        case SQL_FUNC_ARRAY_UPPER:
+            if (sql_type_elem(e->args[0]->type) == 0 ||
+                !(sql_type_is_int(e->args[1]->type) ||
+                  e->args[1]->type == SQL_TYPE_UNKNOWN))
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s, %s) does not exist", name,
+                                   sql_type_name(e->args[0]->type),
+                                   sql_type_name(e->args[1]->type));
+            rc = coerce(s, &e->args[1], SQL_TYPE_INT4, false);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = SQL_TYPE_INT4;
             break;
         case SQL_FUNC_LENGTH:
             e->type = SQL_TYPE_INT4;
@@ -1043,6 +1126,84 @@ static keel_status analyse_case(sql_session *s, const sql_scope *scope,
     return KEEL_OK;
 }
 
+/*
+ * oid::regclass, ::regtype, ::regnamespace: the object's name as text (a
+ * relation's qualified when not visible), the number when there is
+ * none.  Only from an oid or integer: reading a name into an oid is not
+ * done.
+ */
+static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
+                                   const PgQuery__TypeCast *tc,
+                                   const char *tname, sql_expr **out)
+{
+    sql_expr *e;
+    keel_status rc;
+
+    e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, tc->location, 1);
+    if (e == NULL)
+        return nomem(s);
+    e->u.func = tname[3] == 'c'   ? SQL_FUNC_REGCLASS
+                : tname[3] == 't' ? SQL_FUNC_REGTYPE
+                                  : SQL_FUNC_REGNAMESPACE;
+    rc = sql_expr_analyse(s, scope, tc->arg, &e->args[0]);
+    if (rc != KEEL_OK)
+        return rc;
+    if (!sql_type_is_int(e->args[0]->type)) {
+        char what[96];
+        snprintf(what, sizeof(what), "casts from %s to %s",
+                 sql_type_name(e->args[0]->type), tname);
+        return sql_unsupported(s, tc->location, what);
+    }
+    rc = coerce(s, &e->args[0], SQL_TYPE_OID, true);
+    if (rc != KEEL_OK)
+        return rc;
+    if (e->u.func != SQL_FUNC_REGTYPE)
+        s->expr_engine_reads++;
+    *out = e;
+    return KEEL_OK;
+}
+
+/* array[i]: one element (NULL past the ends); slices are not done. */
+static keel_status analyse_subscript(sql_session *s, const sql_scope *scope,
+                                     const PgQuery__AIndirection *ai,
+                                     sql_expr **out)
+{
+    sql_expr *e, *arr, *idx;
+    const PgQuery__AIndices *ix;
+    keel_status rc;
+
+    if (ai->n_indirection != 1 ||
+        ai->indirection[0]->node_case != PG_QUERY__NODE__NODE_A_INDICES)
+        return sql_unsupported(s, -1, "this kind of indirection");
+    ix = ai->indirection[0]->a_indices;
+    if (ix->is_slice || ix->uidx == NULL)
+        return sql_unsupported(s, -1, "array slices");
+    rc = sql_expr_analyse(s, scope, ai->arg, &arr);
+    if (rc == KEEL_OK)
+        rc = sql_expr_analyse(s, scope, ix->uidx, &idx);
+    if (rc != KEEL_OK)
+        return rc;
+    if (sql_type_elem(arr->type) == 0)
+        return sql_fail_at(s, arr->location, KEEL_ETYPE, "42804",
+                           "cannot subscript type %s because it does not "
+                           "support subscripting",
+                           sql_type_name(arr->type));
+    if (!sql_type_is_int(idx->type) && idx->type != SQL_TYPE_UNKNOWN)
+        return sql_fail_at(s, idx->location, KEEL_ETYPE, "42804",
+                           "array subscript must have type integer");
+    rc = coerce(s, &idx, SQL_TYPE_INT8, false);
+    if (rc != KEEL_OK)
+        return rc;
+    e = expr_new(s, SQL_EXPR_FUNC, sql_type_elem(arr->type), arr->location, 2);
+    if (e == NULL)
+        return nomem(s);
+    e->u.func = SQL_FUNC_ARRAY_ELEMENT;
+    e->args[0] = arr;
+    e->args[1] = idx;
+    *out = e;
+    return KEEL_OK;
+}
+
 keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
                              const PgQuery__Node *node, sql_expr **out)
 {
@@ -1062,6 +1223,15 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         const PgQuery__TypeCast *tc = node->type_cast;
         uint32_t type;
         int32_t typmod;
+        const char *tname =
+            tc->type_name != NULL && tc->type_name->n_names > 0 &&
+                    tc->type_name->n_array_bounds == 0
+                ? sql_node_string(tc->type_name->names[tc->type_name->n_names - 1])
+                : NULL;
+        if (tname != NULL && (strcmp(tname, "regclass") == 0 ||
+                              strcmp(tname, "regtype") == 0 ||
+                              strcmp(tname, "regnamespace") == 0))
+            return analyse_regcast(s, scope, tc, tname, out);
         rc = sql_expr_analyse(s, scope, tc->arg, &e);
         if (rc == KEEL_OK)
             rc = sql_type_lookup(s, tc->type_name, &type, &typmod);
@@ -1221,6 +1391,8 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
     }
     case PG_QUERY__NODE__NODE_SUB_LINK:
         return analyse_sublink(s, scope, node->sub_link, out);
+    case PG_QUERY__NODE__NODE_A_INDIRECTION:
+        return analyse_subscript(s, scope, node->a_indirection, out);
     case PG_QUERY__NODE__NODE_COLLATE_CLAUSE: {
         /* COLLATE "default" (or "C"): keel compares strings bytewise, as
          * the C collation does, so both leave the expression as it is. */
@@ -1449,10 +1621,10 @@ static const char *type_format(sql_session *s, uint32_t type, bool has_mod,
 static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
                                      const sql_value *row, sql_value *out)
 {
-    sql_value a[2] = {{0}, {0}};
+    sql_value a[3] = {{0}, {0}, {0}};
     keel_status rc;
 
-    for (uint16_t i = 0; i < e->nargs && i < 2; i++) {
+    for (uint16_t i = 0; i < e->nargs && i < 3; i++) {
         rc = sql_expr_eval(s, e->args[i], row, &a[i]);
         if (rc != KEEL_OK)
             return rc;
@@ -1575,6 +1747,89 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         const char *v = sql_setting_get(s, "database");
         out->v.s.p = v;
         out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_REGCLASS:
+    case SQL_FUNC_REGTYPE:
+    case SQL_FUNC_REGNAMESPACE:
+    case SQL_FUNC_PG_GET_INDEXDEF:
+    case SQL_FUNC_PG_GET_CONSTRAINTDEF: {
+        /* Text by oid; an oid that names nothing prints as its number
+         * (the reg types) or gives NULL (the definitions). */
+        const char *v = NULL;
+        uint32_t oid = (uint32_t)a[0].v.i;
+        if (e->u.func == SQL_FUNC_REGCLASS)
+            rc = sql_catalog_relname(s, oid, &v);
+        else if (e->u.func == SQL_FUNC_REGNAMESPACE)
+            rc = sql_catalog_nspname(s, oid, &v);
+        else if (e->u.func == SQL_FUNC_REGTYPE)
+            v = strcmp(sql_type_name(oid), "?") != 0
+                    ? type_format(s, oid, false, -1)
+                    : NULL;
+        else
+            rc = sql_catalog_indexdef(
+                s, oid,
+                e->u.func == SQL_FUNC_PG_GET_INDEXDEF && e->nargs > 1
+                    ? (int32_t)a[1].v.i
+                    : 0,
+                e->u.func == SQL_FUNC_PG_GET_CONSTRAINTDEF, &v);
+        if (rc != KEEL_OK)
+            return rc;
+        if (v == NULL && e->u.func >= SQL_FUNC_PG_GET_INDEXDEF) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        if (v == NULL) {
+            char *p = sql_alloc(&s->arena, 16);
+            if (p == NULL)
+                return nomem(s);
+            snprintf(p, 16, "%u", oid);
+            v = p;
+        }
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_PG_GET_EXPR:
+        /* keel keeps no expressions (defaults, partition bounds): the
+         * columns that would hold them are NULL, and other text is
+         * given back as it is. */
+        *out = a[0];
+        out->type = e->type;
+        return KEEL_OK;
+    case SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS:
+        /* keel has no extended statistics objects. */
+        out->isnull = true;
+        return KEEL_OK;
+    case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:
+        return sql_catalog_publishable(s, (uint32_t)a[0].v.i, &out->v.b);
+    case SQL_FUNC_ARRAY_UPPER:
+    case SQL_FUNC_ARRAY_ELEMENT: {
+        const char *el;
+        uint32_t pos = 0, elen;
+        int64_t n = 0;
+        bool isnull;
+        while (array_next(s, a[0].v.s.p, a[0].v.s.len, &pos, &el, &elen,
+                          &isnull)) {
+            n++;
+            if (e->u.func == SQL_FUNC_ARRAY_ELEMENT && n == a[1].v.i) {
+                sql_value v = {.type = SQL_TYPE_UNKNOWN, .isnull = isnull,
+                               .v.s = {el, elen}};
+                if (!isnull) {
+                    rc = sql_value_cast(s, &v, e->type, -1, true, -1);
+                    if (rc != KEEL_OK)
+                        return rc;
+                }
+                v.type = e->type;
+                *out = v;
+                return KEEL_OK;
+            }
+        }
+        if (e->u.func == SQL_FUNC_ARRAY_ELEMENT || n == 0 || a[1].v.i != 1) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        out->v.i = n;
         return KEEL_OK;
     }
     default:
@@ -2093,9 +2348,20 @@ bool sql_expr_reads_engine(const sql_expr *e)
 {
     if (e == NULL)
         return false;
-    if ((e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE) ||
-        e->kind == SQL_EXPR_SUBLINK)
+    if (e->kind == SQL_EXPR_SUBLINK)
         return true;
+    if (e->kind == SQL_EXPR_FUNC)
+        switch (e->u.func) {
+        case SQL_FUNC_PG_TABLE_IS_VISIBLE:
+        case SQL_FUNC_REGCLASS:
+        case SQL_FUNC_REGNAMESPACE:
+        case SQL_FUNC_PG_GET_INDEXDEF:
+        case SQL_FUNC_PG_GET_CONSTRAINTDEF:
+        case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:
+            return true;
+        default:
+            break;
+        }
     for (uint16_t i = 0; i < e->nargs; i++)
         if (sql_expr_reads_engine(e->args[i]))
             return true;

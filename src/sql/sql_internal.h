@@ -428,6 +428,16 @@ typedef enum sql_func {
     SQL_FUNC_FORMAT_TYPE,       /* a type's SQL name, by oid and typmod */
     SQL_FUNC_QUOTE_IDENT,       /* a name quoted where SQL needs it */
     SQL_FUNC_CURRENT_DATABASE,
+    SQL_FUNC_REGCLASS,          /* oid::regclass, as its text */
+    SQL_FUNC_REGTYPE,           /* oid::regtype, as its text */
+    SQL_FUNC_REGNAMESPACE,      /* oid::regnamespace, as its text */
+    SQL_FUNC_PG_GET_EXPR,       /* a stored expression's text */
+    SQL_FUNC_PG_GET_INDEXDEF,   /* CREATE INDEX ... of an index */
+    SQL_FUNC_PG_GET_CONSTRAINTDEF, /* PRIMARY KEY (...) of a constraint */
+    SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS,
+    SQL_FUNC_PG_RELATION_IS_PUBLISHABLE,
+    SQL_FUNC_ARRAY_UPPER,       /* an array's last subscript */
+    SQL_FUNC_ARRAY_ELEMENT,     /* a[i] */
 } sql_func;
 
 typedef struct sql_expr {
@@ -461,12 +471,14 @@ typedef enum sql_agg_kind {
     SQL_AGG_MIN,
     SQL_AGG_MAX,
     SQL_AGG_AVG,
+    SQL_AGG_STRING_AGG, /* the values as text, joined by delim */
 } sql_agg_kind;
 
 typedef struct sql_agg {
     sql_agg_kind kind;
     struct sql_expr *arg; /* over the input row; NULL for count(*) */
     uint32_t type;        /* the result's */
+    sql_value delim;      /* STRING_AGG: its separator (a constant) */
 } sql_agg;
 
 /*
@@ -724,6 +736,9 @@ typedef struct sql_rowset {
     const char **col_table;
     sql_value *vals;
     size_t n, cap;
+    /* Set by the caller: untyped literal columns stay unknown (a UNION's
+     * arm, typed by the other arm), rather than becoming text. */
+    bool keep_unknown;
 } sql_rowset;
 
 /* Appends a row of out->ncols values, their strings copied. */
@@ -753,6 +768,25 @@ keel_status sql_catalog_view_rows(sql_session *s, const char *name,
 /* pg_table_is_visible(relid): whether an unqualified name finds the
  * relation (pg_catalog's views, then keel_catalog, then public). */
 keel_status sql_catalog_visible(sql_session *s, uint32_t relid, bool *out);
+
+/* regclass's text of relid: its name, qualified by its schema unless
+ * visible (*out NULL if there is no such relation), in the arena. */
+keel_status sql_catalog_relname(sql_session *s, uint32_t relid,
+                                const char **out);
+/* regnamespace's text of nsp: its name (*out NULL if there is none). */
+keel_status sql_catalog_nspname(sql_session *s, uint32_t nsp, const char **out);
+/* pg_relation_is_publishable(): whether relid is a user's table. */
+keel_status sql_catalog_publishable(sql_session *s, uint32_t relid, bool *out);
+/*
+ * pg_get_indexdef(indexid, column) ("CREATE [UNIQUE] INDEX name ON
+ * schema.table USING btree (cols)", or with column > 0 that key column's
+ * name) and, constraint, pg_get_constraintdef() of the primary key or
+ * unique constraint the index is ("PRIMARY KEY (cols)"); *out NULL if
+ * there is no such index.
+ */
+keel_status sql_catalog_indexdef(sql_session *s, uint32_t indexid,
+                                 int32_t column, bool constraint,
+                                 const char **out);
 
 /*
  * A scan of a table's rows that pass a WHERE clause (sql_select.c), by a

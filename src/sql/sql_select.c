@@ -388,6 +388,14 @@ static const char *target_name(const PgQuery__ResTarget *rt)
             return n != NULL ? n : "?column?";
         }
     }
+    if (v->node_case == PG_QUERY__NODE__NODE_A_INDIRECTION &&
+        v->a_indirection->arg != NULL) {
+        /* a[1]: a's name. */
+        PgQuery__ResTarget inner = *rt;
+        inner.val = v->a_indirection->arg;
+        inner.name = NULL;
+        return target_name(&inner);
+    }
     if (v->node_case == PG_QUERY__NODE__NODE_SUB_LINK) {
         /* EXISTS, ARRAY, or a subquery's one output's name. */
         const PgQuery__SubLink *sl = v->sub_link;
@@ -778,6 +786,25 @@ static keel_status agg_step(sql_session *s, const sql_agg *a, sql_value *st,
     case SQL_AGG_COUNT:
         st->v.i++;
         break;
+    case SQL_AGG_STRING_AGG: {
+        /* A new string each time: the groups are small where it is
+         * used (psql's). */
+        uint32_t dl = st->isnull || a->delim.isnull ? 0 : a->delim.v.s.len;
+        uint32_t len = (st->isnull ? 0 : st->v.s.len) + dl + v->v.s.len;
+        char *p = sql_alloc(&s->arena, len + 1u);
+        if (p == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (!st->isnull) {
+            memcpy(p, st->v.s.p, st->v.s.len);
+            if (dl > 0)
+                memcpy(p + st->v.s.len, a->delim.v.s.p, dl);
+        }
+        memcpy(p + len - v->v.s.len, v->v.s.p, v->v.s.len);
+        st->isnull = false;
+        st->v.s.p = p;
+        st->v.s.len = len;
+        break;
+    }
     case SQL_AGG_SUM:
     case SQL_AGG_AVG:
         if (st->isnull) {
@@ -871,6 +898,10 @@ typedef struct from_item {
     const PgQuery__Alias *alias;
     sql_scope lscope;       /* LATERAL: what sub sees of the items before */
     sql_rowset rs;
+    /* generate_series(start, stop[, step]) in FROM: its arguments, over
+     * lscope (a function in FROM sees the items before it). */
+    const PgQuery__FuncCall *func;
+    sql_expr *fargs[3];
 } from_item;
 
 typedef struct from_list {
@@ -1084,8 +1115,47 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
         }
         if (rc != KEEL_OK)
             return rc;
+    } else if (n->node_case == PG_QUERY__NODE__NODE_RANGE_FUNCTION) {
+        const PgQuery__RangeFunction *rf = n->range_function;
+        const PgQuery__Node *fn =
+            rf->n_functions == 1 &&
+                    rf->functions[0]->node_case == PG_QUERY__NODE__NODE_LIST &&
+                    rf->functions[0]->list->n_items > 0
+                ? rf->functions[0]->list->items[0]
+                : NULL;
+        const PgQuery__FuncCall *fc =
+            fn != NULL && fn->node_case == PG_QUERY__NODE__NODE_FUNC_CALL
+                ? fn->func_call
+                : NULL;
+        const char *fname =
+            fc != NULL && fc->n_funcname > 0
+                ? sql_node_string(fc->funcname[fc->n_funcname - 1])
+                : NULL;
+        if (rf->ordinality || rf->is_rowsfrom || rf->n_coldeflist > 0 ||
+            fname == NULL || strcmp(fname, "generate_series") != 0 ||
+            (fc->n_funcname == 2 &&
+             strcmp(sql_node_string(fc->funcname[0]) != NULL
+                        ? sql_node_string(fc->funcname[0])
+                        : "",
+                    "pg_catalog") != 0))
+            return sql_unsupported(s, -1, "functions in FROM but "
+                                          "generate_series()");
+        if (fc->n_args < 2 || fc->n_args > 3)
+            return sql_fail(s, KEEL_ENOENT, "42883",
+                            "function generate_series() with %zu argument(s) "
+                            "does not exist",
+                            fc->n_args);
+        it = from_new(s, f);
+        if (it == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        it->is_rows = true;
+        it->lateral = true;
+        it->func = fc;
+        it->alias = rf->alias;
+        it->t.name = it->t.alias =
+            rf->alias != NULL ? rf->alias->aliasname : "generate_series";
     } else {
-        return sql_unsupported(s, -1, "functions in FROM");
+        return sql_unsupported(s, -1, "this kind of FROM item");
     }
     for (uint16_t k = 0; k < f->n; k++)
         if (strcmp(f->items[k].t.alias, it->t.alias) == 0 && it->t.alias[0])
@@ -1167,6 +1237,78 @@ static keel_status from_scope_upto(sql_session *s, from_list *f, uint16_t upto,
     return KEEL_OK;
 }
 
+/* generate_series()'s arguments analysed over the items before it, and
+ * its one column: integer, or bigint if an argument is. */
+static keel_status series_columns(sql_session *s, from_item *it)
+{
+    const PgQuery__FuncCall *fc = it->func;
+    uint32_t type = SQL_TYPE_INT4;
+    keel_status rc;
+
+    for (size_t a = 0; a < fc->n_args; a++) {
+        uint32_t t;
+        rc = sql_expr_prepare(s, &it->lscope, fc->args[a], &it->fargs[a]);
+        if (rc != KEEL_OK)
+            return rc;
+        t = it->fargs[a]->type;
+        if (t == SQL_TYPE_INT8)
+            type = SQL_TYPE_INT8;
+        else if (t != SQL_TYPE_INT2 && t != SQL_TYPE_INT4 &&
+                 t != SQL_TYPE_UNKNOWN)
+            return sql_unsupported(s, fc->location,
+                                   "generate_series() but of integers");
+    }
+    it->rs.ncols = 1;
+    it->rs.cols = sql_alloc(&s->arena, sizeof(*it->rs.cols));
+    it->rs.types = sql_alloc(&s->arena, sizeof(uint32_t));
+    if (it->rs.cols == NULL || it->rs.types == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(it->rs.cols, 0, sizeof(*it->rs.cols));
+    /* A function's one column is named after its alias, as in
+     * PostgreSQL, else after the function. */
+    snprintf(it->rs.cols[0].name, sizeof(it->rs.cols[0].name), "%s",
+             it->t.alias);
+    it->rs.cols[0].type = KEEL_INT8;
+    it->rs.types[0] = type;
+    it->rs.col_table = NULL;
+    return KEEL_OK;
+}
+
+/* generate_series()'s rows for the row before it. */
+static keel_status series_rows(sql_session *s, from_item *it,
+                               const sql_value *row)
+{
+    sql_value v[3] = {{0}, {0}, {0}};
+    int64_t step = 1;
+    keel_status rc;
+
+    it->rs.n = 0;
+    for (uint16_t a = 0; a < 3 && it->fargs[a] != NULL; a++) {
+        rc = sql_expr_eval(s, it->fargs[a], row, &v[a]);
+        if (rc == KEEL_OK && !v[a].isnull)
+            rc = sql_value_cast(s, &v[a], SQL_TYPE_INT8, -1, true, -1);
+        if (rc != KEEL_OK)
+            return rc;
+        if (v[a].isnull)
+            return KEEL_OK;
+    }
+    if (it->fargs[2] != NULL)
+        step = v[2].v.i;
+    if (step == 0)
+        return sql_fail(s, KEEL_EINVAL, "22023", "step size cannot equal zero");
+    for (int64_t i = v[0].v.i; step > 0 ? i <= v[1].v.i : i >= v[1].v.i;) {
+        sql_value x = {.type = it->rs.types[0], .v.i = i};
+        rc = sql_check_cancel(s);
+        if (rc == KEEL_OK)
+            rc = sql_rowset_add(s, &it->rs, &x);
+        if (rc != KEEL_OK)
+            return rc;
+        if (__builtin_add_overflow(i, step, &i))
+            break;
+    }
+    return KEEL_OK;
+}
+
 /* Describes each LATERAL subquery against the items before it. */
 static keel_status from_lateral(sql_session *s, from_list *f,
                                 const sql_scope *outer)
@@ -1178,7 +1320,9 @@ static keel_status from_lateral(sql_session *s, from_list *f,
         if (!it->lateral)
             continue;
         rc = from_scope_upto(s, f, k, outer, &it->lscope);
-        if (rc == KEEL_OK)
+        if (rc == KEEL_OK && it->func != NULL)
+            rc = series_columns(s, it);
+        else if (rc == KEEL_OK)
             rc = sql_select_rows(s, it->sub, &it->lscope, NULL, true, &it->rs);
         if (rc == KEEL_OK)
             rc = rows_columns(s, it);
@@ -1458,7 +1602,11 @@ static keel_status join_rows(sql_session *s, select_run *r, uint16_t level)
     bool matched = false;
     keel_status rc = KEEL_OK;
 
-    if (it->lateral) {
+    if (it->func != NULL) {
+        rc = series_rows(s, it, r->row);
+        if (rc != KEEL_OK)
+            return rc;
+    } else if (it->lateral) {
         it->rs.n = 0;
         rc = sql_select_rows(s, it->sub, &it->lscope, r->row, false, &it->rs);
         if (rc != KEEL_OK)
@@ -1621,6 +1769,153 @@ keel_status sql_rowset_add(sql_session *s, sql_rowset *out,
     return KEEL_OK;
 }
 
+/* The type a UNION's column takes from its two arms' (UNKNOWN: an
+ * untyped literal), or 0 when they cannot be matched. */
+static uint32_t setop_type(uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return a;
+    if (a == SQL_TYPE_UNKNOWN)
+        return b;
+    if (b == SQL_TYPE_UNKNOWN)
+        return a;
+    if (sql_type_is_int(a) && sql_type_is_int(b))
+        return a == SQL_TYPE_INT8 || b == SQL_TYPE_INT8   ? SQL_TYPE_INT8
+               : a == SQL_TYPE_NUMERIC || b == SQL_TYPE_NUMERIC
+                   ? SQL_TYPE_NUMERIC
+               : a == SQL_TYPE_INT4 || b == SQL_TYPE_INT4 ? SQL_TYPE_INT4
+               : a == SQL_TYPE_OID || b == SQL_TYPE_OID   ? SQL_TYPE_OID
+                                                          : SQL_TYPE_INT2;
+    if ((sql_type_is_int(a) || a == SQL_TYPE_FLOAT8) &&
+        (sql_type_is_int(b) || b == SQL_TYPE_FLOAT8))
+        return SQL_TYPE_FLOAT8;
+    if (sql_type_is_string(a) && sql_type_is_string(b))
+        return SQL_TYPE_TEXT;
+    return 0;
+}
+
+/*
+ * UNION [ALL] of two queries (each perhaps a UNION itself): both arms'
+ * rows read whole, each column given one type, duplicates removed unless
+ * ALL; then the statement's own ORDER BY (by output position or name),
+ * LIMIT and OFFSET.  INTERSECT and EXCEPT are not done.
+ */
+static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
+                               const sql_scope *outer,
+                               const sql_value *outer_row, bool describe,
+                               sql_rowset *into)
+{
+    sql_rowset arm[2];
+    sql_scope scope;
+    output o;
+    sql_column *cols;
+    keel_status rc;
+
+    if (st->op != PG_QUERY__SET_OPERATION__SETOP_UNION)
+        return sql_unsupported(s, -1, "INTERSECT and EXCEPT");
+    if (st->larg == NULL || st->rarg == NULL)
+        return sql_unsupported(s, -1, "this UNION");
+    memset(&o, 0, sizeof(o));
+    memset(arm, 0, sizeof(arm));
+    for (int k = 0; k < 2; k++) {
+        arm[k].keep_unknown = true;
+        rc = sql_select_rows(s, k == 0 ? st->larg : st->rarg, outer, outer_row,
+                             describe, &arm[k]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (arm[0].ncols != arm[1].ncols)
+        return sql_fail(s, KEEL_EINVAL, "42601",
+                        "each UNION query must have the same number of "
+                        "columns");
+    for (uint16_t c = 0; c < arm[0].ncols; c++) {
+        uint32_t t = setop_type(arm[0].types[c], arm[1].types[c]);
+        if (t == 0)
+            return sql_fail(s, KEEL_ETYPE, "42804",
+                            "UNION types %s and %s cannot be matched",
+                            sql_type_name(arm[0].types[c]),
+                            sql_type_name(arm[1].types[c]));
+        arm[0].types[c] = t == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : t;
+    }
+    /* The output: the left arm's columns, as the union's types. */
+    scope = (sql_scope){.table = "", .cols = arm[0].cols, .ncols = arm[0].ncols,
+                        .types = arm[0].types};
+    o.nt = arm[0].ncols;
+    o.tl = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*o.tl));
+    o.out = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*o.out));
+    o.txt = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*o.txt));
+    o.lens = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*o.lens));
+    cols = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*cols));
+    if (o.tl == NULL || o.out == NULL || o.txt == NULL || o.lens == NULL ||
+        cols == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t c = 0; c < o.nt; c++) {
+        sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+        if (e == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memset(e, 0, sizeof(*e));
+        e->kind = SQL_EXPR_COLUMN;
+        e->type = arm[0].types[c];
+        e->location = -1;
+        e->u.column = c;
+        o.tl[c] = (target){.expr = e, .name = arm[0].cols[c].name};
+        cols[c] = (sql_column){.name = arm[0].cols[c].name, .type = e->type,
+                               .typlen = sql_type_len(e->type), .typmod = -1};
+        if (into == NULL && s->nrformats > 0)
+            cols[c].format = s->rformats[s->nrformats == 1 ? 0 : c];
+    }
+    o.distinct = !st->all;
+    o.into = into;
+    if (st->n_sort_clause > 0) {
+        rc = order_by(s, st, &scope, &o);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    o.collect = o.nkeys > 0 || o.distinct;
+    rc = limit_value(s, st->limit_count, "LIMIT", &o.limit);
+    if (rc == KEEL_OK)
+        rc = limit_value(s, st->limit_offset, "OFFSET", &o.offset);
+    if (rc != KEEL_OK)
+        return rc;
+    if (o.offset < 0)
+        o.offset = 0;
+    if (into != NULL) {
+        into->ncols = o.nt;
+        into->n = into->cap = 0;
+        into->vals = NULL;
+        into->cols = arm[0].cols;
+        into->col_table = NULL;
+        into->types = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(uint32_t));
+        if (into->types == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t c = 0; c < o.nt; c++)
+            into->types[c] = arm[0].types[c];
+    } else if (s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "%s", o.distinct ? "Unique" : "Append");
+        return KEEL_OK;
+    } else if (s->sink->columns(s->sink->ctx, cols, o.nt) != 0) {
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    }
+    if (describe)
+        return KEEL_OK;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < arm[k].n && !output_full(&o); i++) {
+            sql_value *row = arm[k].vals + i * arm[0].ncols;
+            for (uint16_t c = 0; c < o.nt; c++) {
+                rc = sql_value_cast(s, &row[c], arm[0].types[c], -1, true, -1);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
+            rc = output_row(s, &o, row);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+    rc = output_finish(s, &o);
+    if (rc != KEEL_OK || into != NULL)
+        return rc;
+    return sql_complete(s, "SELECT %lld", (long long)o.sent);
+}
+
 /*
  * A SELECT: analysed against the enclosing query's scope (outer, or
  * NULL), then its rows sent to the client, or collected into `into` (a
@@ -1649,7 +1944,7 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
     memset(&run, 0, sizeof(run));
     o.into = into;
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
-        return sql_unsupported(s, -1, "UNION, INTERSECT and EXCEPT");
+        return setop_query(s, st, outer, outer_row, describe, into);
     if (st->n_values_lists > 0)
         return sql_unsupported(s, -1, "VALUES lists");
     if (st->with_clause != NULL)
@@ -1782,7 +2077,9 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
             snprintf(into->cols[i].name, sizeof(into->cols[i].name), "%s",
                      o.tl[i].name);
             into->cols[i].type = KEEL_TEXT;
-            into->types[i] = type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : type;
+            into->types[i] = type == SQL_TYPE_UNKNOWN && !into->keep_unknown
+                                 ? SQL_TYPE_TEXT
+                                 : type;
             into->col_table[i] = o.tl[i].table;
         }
     } else if (s->explain != NULL) {

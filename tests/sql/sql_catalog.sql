@@ -74,6 +74,9 @@ DROP TABLE cat_visible;
 \di cat.*
 \dn cat
 \dt cat.nosuch
+\d cat.t
+\d cat.u
+\d cat.nosuch
 
 -- Expressions those queries use.
 SELECT 'pg_toast' ~ '^pg_', 'public' !~ '^pg_', 'ABC' ~* 'b', 'ABC' !~* 'b',
