@@ -1,15 +1,20 @@
 /*
  * sql_catalog.c: pg_catalog, PostgreSQL's system catalogs as views over
  * keel's own (keel_catalog's keel_class, keel_namespace, keel_attribute,
- * keel_index), so that clients that read them (pgbench, psql's \dt, \l)
- * get true answers.
+ * keel_index), so that clients that read them (pgbench, psql's \dt, \d,
+ * \l) get true answers.
  *
  * Most views are SQL text over keel_catalog's tables, parsed once per
  * process and run as a subquery of the statement that names them, in its
- * transaction's snapshot.  A few hold constant rows keel's SQL cannot
- * write without VALUES or UNION (pg_type, pg_am): those are tables of
- * literals here, cast to their columns' types as they are read.  What
- * keel has none of (partitions, inheritance) is an empty view.
+ * transaction's snapshot.  Those of constant rows (pg_type, pg_am,
+ * pg_collation) are tables of literals here, cast to their columns'
+ * types as they are read.  What keel has none of (partitions,
+ * inheritance, policies, publications) is an empty view.
+ *
+ * The functions that name catalog objects by oid (pg_table_is_visible(),
+ * regclass, pg_get_indexdef()) read keel_catalog here too, by its oid
+ * indexes: each opens and ends its own scan, so the caller must hold none
+ * open (see sql_expr_reads_engine()).
  *
  * keel has one role, the user connected, shown as oid 10 (PostgreSQL's
  * bootstrap superuser); it owns everything but public, which belongs to
