@@ -1913,7 +1913,7 @@ static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
     rc = output_finish(s, &o);
     if (rc != KEEL_OK || into != NULL)
         return rc;
-    return sql_complete(s, "SELECT %lld", (long long)o.sent);
+    return sql_complete_count(s, "SELECT", (uint64_t)o.sent);
 }
 
 /*
