@@ -687,6 +687,9 @@ static void test_catalog(void **state)
     EXPECT(f->s, "SELECT (SELECT id FROM b)",
            "id:23\nERROR 21000: more than one row returned by a subquery used "
            "as an expression\n");
+    /* RETURNING would see the statement's own writes. */
+    EXPECT(f->s, "INSERT INTO b VALUES (13, 1) RETURNING (SELECT count(*) FROM b)",
+           "ERROR 0A000: subqueries in RETURNING is not supported yet at 40\n");
     EXPECT(f->s, "SELECT (SELECT 1, 2)",
            "ERROR 42601: subquery must return only one column at 8\n");
     EXPECT(f->s, "SELECT count(*), (SELECT 1), (SELECT max(id) FROM b) FROM b",

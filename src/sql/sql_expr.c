@@ -432,6 +432,10 @@ static keel_status analyse_sublink(sql_session *s, const sql_scope *scope,
     if (sl->subselect == NULL ||
         sl->subselect->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
         return sql_unsupported(s, sl->location, "this kind of subquery");
+    /* RETURNING runs as rows change: a subquery there would see the
+     * statement's own writes, which PostgreSQL's command ids hide. */
+    if (s->clause != NULL && strcmp(s->clause, "RETURNING") == 0)
+        return sql_unsupported(s, sl->location, "subqueries in RETURNING");
     if (kind == SQL_SUBLINK_IN) {
         rc = sql_expr_analyse(s, scope, sl->testexpr, &l);
         if (rc != KEEL_OK)
@@ -465,6 +469,16 @@ static keel_status analyse_sublink(sql_session *s, const sql_scope *scope,
         return nomem(s);
     e->u.sublink = kind;
     e->sub = sl->subselect->select_stmt;
+    /* The scope outlives the function that analysed it (RETURNING's is
+     * a local of sql_returning_begin()); what it points to is the
+     * statement's. */
+    if (scope != NULL) {
+        sql_scope *copy = sql_alloc(&s->arena, sizeof(*copy));
+        if (copy == NULL)
+            return nomem(s);
+        *copy = *scope;
+        scope = copy;
+    }
     e->sub_scope = scope;
     e->sub_type = type;
     if (kind == SQL_SUBLINK_ARRAY) {
