@@ -32,13 +32,42 @@
 typedef struct sql_view {
     const char *name;
     const char *text;
+    /* A table of keel_sql's it reads (keel_attrdef: column defaults),
+     * which exists once it has a row; without it the next view of the
+     * same name is read instead. */
+    const char *needs;
 } sql_view;
+
+/* pg_attribute's columns, with atthasdef's expression: keel_attribute's
+ * type is a keel_type, KEEL_INT2 (1) to KEEL_DATE (12) in keel.h's
+ * order; a text column with a length (charlen) is varchar(n). */
+#define PG_ATTRIBUTE(hasdef)                                                  \
+    "select a.relid as attrelid, a.name as attname,"                          \
+    " (case a.type when 1 then 21 when 2 then 23 when 3 then 20"              \
+    " when 4 then 26 when 5 then 16 when 6 then 701 when 7 then 19"           \
+    " when 8 then 1042 when 10 then 1114 when 11 then 1184"                   \
+    " when 12 then 1082 when 9 then case when a.charlen > 0 then 1043"        \
+    " else 25 end end)::oid as atttypid,"                                     \
+    " (case a.type when 1 then 2 when 2 then 4 when 3 then 8 when 4 then 4"   \
+    " when 5 then 1 when 6 then 8 when 7 then 64 when 10 then 8"              \
+    " when 11 then 8 when 12 then 4 else -1 end)::int2 as attlen,"            \
+    " a.attnum,"                                                              \
+    " case when a.type in (8, 9) and a.charlen > 0 then a.charlen + 4"        \
+    " else -1 end as atttypmod,"                                              \
+    " a.notnull as attnotnull, " hasdef " as atthasdef,"                     \
+    " false as atthasmissing, ''::char(1) as attidentity,"                    \
+    " ''::char(1) as attgenerated, false as attisdropped,"                    \
+    " true as attislocal, 0 as attinhcount,"                                  \
+    " (case a.type when 7 then 950 when 8 then 100 when 9 then 100"           \
+    " else 0 end)::oid as attcollation"                                       \
+    " from keel_catalog.keel_attribute a"
 
 static const sql_view views[] = {
     {"pg_namespace",
      "select n.oid, n.name as nspname,"
      " (case n.name when 'public' then 6171 else 10 end)::oid as nspowner"
-     " from keel_catalog.keel_namespace n"},
+     " from keel_catalog.keel_namespace n",
+     NULL},
     {"pg_class",
      "select c.oid, c.name as relname, c.namespace as relnamespace,"
      " 0::oid as reltype, 0::oid as reloftype, 10::oid as relowner,"
@@ -56,27 +85,14 @@ static const sql_view views[] = {
      " null::text as relpartbound"
      " from keel_catalog.keel_class c"
      " left join (select indrelid from keel_catalog.keel_index"
-     " group by indrelid) x on x.indrelid = c.oid"},
+     " group by indrelid) x on x.indrelid = c.oid",
+     NULL},
     {"pg_attribute",
-     /* keel_attribute.type is a keel_type: KEEL_INT2 (1) to KEEL_DATE
-      * (12), in keel.h's order. */
-     "select a.relid as attrelid, a.name as attname,"
-     " (case a.type when 1 then 21 when 2 then 23 when 3 then 20"
-     " when 4 then 26 when 5 then 16 when 6 then 701 when 7 then 19"
-     " when 8 then 1042 when 9 then 25 when 10 then 1114 when 11 then 1184"
-     " when 12 then 1082 end)::oid as atttypid,"
-     " (case a.type when 1 then 2 when 2 then 4 when 3 then 8 when 4 then 4"
-     " when 5 then 1 when 6 then 8 when 7 then 64 when 10 then 8"
-     " when 11 then 8 when 12 then 4 else -1 end)::int2 as attlen,"
-     " a.attnum,"
-     " case a.type when 8 then a.charlen + 4 else -1 end as atttypmod,"
-     " a.notnull as attnotnull, false as atthasdef,"
-     " false as atthasmissing, ''::char(1) as attidentity,"
-     " ''::char(1) as attgenerated, false as attisdropped,"
-     " true as attislocal, 0 as attinhcount,"
-     " (case a.type when 7 then 950 when 8 then 100 when 9 then 100"
-     " else 0 end)::oid as attcollation"
-     " from keel_catalog.keel_attribute a"},
+     PG_ATTRIBUTE("d.adrelid is not null")
+     " left join keel_sql.keel_attrdef d"
+     " on d.adrelid = a.relid and d.adnum = a.attnum",
+     "keel_attrdef"},
+    {"pg_attribute", PG_ATTRIBUTE("false"), NULL},
     {"pg_index",
      "select i.indexrelid, i.indrelid, i.nkeys as indnatts,"
      " i.nkeys as indnkeyatts, i.\"unique\" as indisunique,"
@@ -84,37 +100,45 @@ static const sql_view views[] = {
      " true as indimmediate, false as indisclustered, true as indisvalid,"
      " false as indcheckxmin, true as indisready, true as indislive,"
      " false as indisreplident, i.keys as indkey"
-     " from keel_catalog.keel_index i"},
+     " from keel_catalog.keel_index i",
+     NULL},
     {"pg_database",
      "select 1::oid as oid, current_database() as datname,"
      " 10::oid as datdba, 6 as encoding, 'c'::char(1) as datlocprovider,"
      " false as datistemplate, true as datallowconn, -1 as datconnlimit,"
      " 0::oid as dattablespace, 'C'::text as datcollate,"
      " 'C'::text as datctype, null::text as daticulocale,"
-     " null::name[] as datacl"},
+     " null::name[] as datacl",
+     NULL},
     {"pg_roles",
      "select 10::oid as oid, current_user as rolname, true as rolsuper,"
      " true as rolinherit, true as rolcreaterole, true as rolcreatedb,"
      " true as rolcanlogin, false as rolreplication, -1 as rolconnlimit,"
-     " true as rolbypassrls"},
+     " true as rolbypassrls",
+     NULL},
     {"pg_user",
      "select current_user as usename, 10::oid as usesysid,"
      " true as usecreatedb, true as usesuper, false as userepl,"
-     " true as usebypassrls"},
+     " true as usebypassrls",
+     NULL},
     {"pg_partitioned_table",
      "select 0::oid as partrelid, 'h'::char(1) as partstrat,"
-     " 0::int2 as partnatts, 0::oid as partdefid where false"},
+     " 0::int2 as partnatts, 0::oid as partdefid where false",
+     NULL},
     {"pg_publication",
      "select 0::oid as oid, ''::name as pubname, 10::oid as pubowner,"
      " false as puballtables, false as pubinsert, false as pubupdate,"
      " false as pubdelete, false as pubtruncate, false as pubviaroot"
-     " where false"},
+     " where false",
+     NULL},
     {"pg_publication_namespace",
      "select 0::oid as oid, 0::oid as pnpubid, 0::oid as pnnspid"
-     " where false"},
+     " where false",
+     NULL},
     {"pg_publication_rel",
      "select 0::oid as oid, 0::oid as prpubid, 0::oid as prrelid,"
-     " null::text as prqual, null::int2[] as prattrs where false"},
+     " null::text as prqual, null::int2[] as prattrs where false",
+     NULL},
     {"pg_constraint",
      /* A primary key is the one constraint keel keeps apart from its
       * index; it shares the index's oid and name. */
@@ -125,22 +149,39 @@ static const sql_view views[] = {
      " i.indexrelid as conindid, 0::oid as confrelid, true as conislocal"
      " from keel_catalog.keel_index i"
      " join keel_catalog.keel_class c on c.oid = i.indexrelid"
-     " where i.\"primary\""},
+     " where i.\"primary\"",
+     NULL},
+    {"pg_attrdef",
+     /* The expression as libpg_query deparses it, a string literal given
+      * the cast to its column's type that PostgreSQL's stored
+      * expression shows ('x'::text). */
+     "select 0::oid as oid, d.adrelid, d.adnum,"
+     " case when d.adsrc like '''%' and a.atttypid in"
+     " (19, 25, 1042, 1043, 1082, 1114, 1184)"
+     " then d.adsrc || '::' || format_type(a.atttypid, null)"
+     " else d.adsrc end as adbin"
+     " from keel_sql.keel_attrdef d join pg_attribute a"
+     " on a.attrelid = d.adrelid and a.attnum = d.adnum",
+     "keel_attrdef"},
     {"pg_attrdef",
      "select 0::oid as oid, 0::oid as adrelid, 0::int2 as adnum,"
-     " null::text as adbin where false"},
+     " null::text as adbin where false",
+     NULL},
     {"pg_policy",
      "select 0::oid as oid, ''::name as polname, 0::oid as polrelid,"
      " 'r'::char(1) as polcmd, true as polpermissive,"
      " null::oid[] as polroles, null::text as polqual,"
-     " null::text as polwithcheck where false"},
+     " null::text as polwithcheck where false",
+     NULL},
     {"pg_statistic_ext",
      "select 0::oid as oid, 0::oid as stxrelid, ''::name as stxname,"
      " 0::oid as stxnamespace, 10::oid as stxowner, -1 as stxstattarget,"
-     " null::int2[] as stxkeys, null::char[] as stxkind where false"},
+     " null::int2[] as stxkeys, null::char[] as stxkind where false",
+     NULL},
     {"pg_inherits",
      "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
-     " false as inhdetachpending where false"},
+     " false as inhdetachpending where false",
+     NULL},
 };
 
 #define NVIEWS (sizeof(views) / sizeof(views[0]))
@@ -279,6 +320,15 @@ keel_status sql_catalog_view_rows(sql_session *s, const char *name,
         keel_status rc;
         if (strcmp(views[i].name, name) != 0)
             continue;
+        if (views[i].needs != NULL) {
+            bool exists = false;
+            rc = keel_relation_exists(s->ks, "keel_sql", views[i].needs,
+                                      &exists);
+            if (rc != KEEL_OK && rc != KEEL_ENOENT)
+                return sql_fail_engine(s, rc);
+            if (!exists)
+                continue;
+        }
         if (t == NULL || t->n_stmts != 1 ||
             t->stmts[0]->stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
             return sql_fail(s, KEEL_ENOMEM, "53200",

@@ -77,6 +77,14 @@ DROP TABLE cat_visible;
 \d cat.t
 \d cat.u
 \d cat.nosuch
+-- Defaults and varchar(n), as \d and pg_attribute show them.
+CREATE TABLE cat.v (a int PRIMARY KEY DEFAULT 5, b text DEFAULT 'x',
+    c varchar(10) DEFAULT 'y', d timestamptz DEFAULT now(), e char(2));
+\d cat.v
+SELECT a.attname, a.atthasdef, format_type(a.atttypid, a.atttypmod)
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+WHERE c.relname = 'v' AND a.attnum > 0 ORDER BY a.attnum;
+DROP TABLE cat.v;
 
 -- Expressions those queries use.
 SELECT 'pg_toast' ~ '^pg_', 'public' !~ '^pg_', 'ABC' ~* 'b', 'ABC' !~* 'b',
