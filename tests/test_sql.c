@@ -533,6 +533,195 @@ static void test_joins(void **state)
            "ERROR 0A000: RIGHT and FULL joins is not supported yet\n");
 }
 
+/* pg_catalog's views, and the FROM clauses that read them: subqueries,
+ * LATERAL, joins nested on their right side. */
+static void test_catalog(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE SCHEMA s1; CREATE TABLE s1.a (id int PRIMARY KEY, v text); "
+           "CREATE TABLE b (id int PRIMARY KEY, a int); "
+           "INSERT INTO s1.a VALUES (1, 'x'), (2, 'y'); "
+           "INSERT INTO b VALUES (10, 1), (11, 1), (12, 3)",
+           "CREATE SCHEMA\nCREATE TABLE\nCREATE TABLE\nINSERT 0 2\nINSERT 0 3\n");
+    EXPECT(f->s, "CREATE SCHEMA s1",
+           "ERROR 42P06: schema \"s1\" already exists\n");
+    EXPECT(f->s, "CREATE SCHEMA IF NOT EXISTS s1",
+           "NOTICE 42P06: schema \"s1\" already exists, skipping\n"
+           "CREATE SCHEMA\n");
+    /* pgbench's question, for a table in a schema off the path and one
+     * in public. */
+    EXPECT(f->s,
+           "select c.relname, o.n from pg_catalog.pg_class as c join "
+           "pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross "
+           "join lateral (select pg_catalog.array_position("
+           "pg_catalog.current_schemas(true), n.nspname)) as o(n) "
+           "where c.relname in ('a', 'b') order by 1",
+           "relname:19,n:23\na|<null>\nb|2\nSELECT 2\n");
+    /* A view reads the catalogs in the transaction's snapshot. */
+    EXPECT(f->s,
+           "BEGIN; CREATE TABLE c (x int); "
+           "SELECT relname, relkind, relhasindex FROM pg_class "
+           "WHERE relname = 'c'; ROLLBACK; "
+           "SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'c'",
+           "BEGIN\nCREATE TABLE\nrelname:19,relkind:1042,relhasindex:16\n"
+           "c|r|f\nSELECT 1\nROLLBACK\ncount:20\n0\nSELECT 1\n");
+    /* A table with the name of a view is found only qualified. */
+    EXPECT(f->s,
+           "CREATE TABLE pg_am (x int); SELECT amname FROM pg_am ORDER BY 1; "
+           "SELECT count(*) FROM public.pg_am; "
+           "SELECT pg_table_is_visible(c.oid) FROM pg_class c "
+           "WHERE relname = 'pg_am'; DROP TABLE pg_am",
+           "CREATE TABLE\namname:19\nbtree\nheap\nSELECT 2\ncount:20\n0\n"
+           "SELECT 1\npg_table_is_visible:16\nf\nSELECT 1\nDROP TABLE\n");
+    /* pg_table_is_visible() reads the catalogs while the table it is
+     * called over is read: every row is read first. */
+    EXPECT(f->s,
+           "SELECT name, pg_table_is_visible(oid) FROM keel_catalog.keel_class "
+           "WHERE name IN ('a', 'b', 'keel_index') ORDER BY 1",
+           "name:19,pg_table_is_visible:16\na|f\nb|t\nkeel_index|t\n"
+           "SELECT 3\n");
+    /* Not where a scan is open as they run. */
+    EXPECT(f->s, "DELETE FROM b WHERE pg_table_is_visible(id)",
+           "ERROR 0A000: reading the catalogs in DELETE's WHERE is not "
+           "supported yet at 21\n");
+    EXPECT(f->s, "UPDATE b SET a = 1 WHERE pg_table_is_visible(id)",
+           "ERROR 0A000: reading the catalogs in UPDATE's WHERE is not "
+           "supported yet at 26\n");
+    EXPECT(f->s,
+           "UPDATE b SET a = 3 WHERE pg_table_is_visible(16384) OR id = 12; "
+           "SELECT a FROM b WHERE id = 12",
+           "UPDATE 1\na:23\n3\nSELECT 1\n");
+    /* Subqueries, LATERAL, nested joins. */
+    EXPECT(f->s,
+           "SELECT s.k, s.n FROM (SELECT a AS k, count(*) AS n FROM b "
+           "GROUP BY a) s(k) ORDER BY 1",
+           "k:23,n:20\n1|2\n3|1\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT a.v, l.n FROM s1.a, LATERAL (SELECT count(*) AS n FROM b "
+           "WHERE b.a = a.id) l ORDER BY 1",
+           "v:25,n:20\nx|2\ny|0\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT b.id, a.v, a2.id FROM b LEFT JOIN (s1.a JOIN s1.a a2 "
+           "ON a2.id = a.id) ON a.id = b.a ORDER BY 1",
+           "id:23,v:25,id:23\n10|x|1\n11|x|1\n12|<null>|<null>\nSELECT 3\n");
+    EXPECT(f->s,
+           "EXPLAIN SELECT * FROM b JOIN (SELECT * FROM s1.a) s ON s.id = b.a",
+           "QUERY PLAN:25\nNested Loop\n  ->  Seq Scan on b\n"
+           "  ->  Subquery Scan on s\nEXPLAIN\n");
+    EXPECT(f->s, "SELECT * FROM (SELECT 1)",
+           "ERROR 42601: subquery in FROM must have an alias at 15\n");
+    EXPECT(f->s, "SELECT * FROM (SELECT 1, 2) s(a, b, c)",
+           "ERROR 42P10: table \"s\" has 2 columns available but 3 columns "
+           "specified\n");
+    EXPECT(f->s, "SELECT s.x FROM (SELECT 1 AS x) s, (SELECT 2 AS x) s",
+           "ERROR 42712: table name \"s\" specified more than once\n");
+    EXPECT(f->s,
+           "SELECT l.v FROM b, LATERAL (SELECT count(*), b.id AS v FROM s1.a) l",
+           "ERROR 0A000: outer columns in a grouped subquery's output is not "
+           "supported yet at 46\n");
+    /* Arrays: name[] as current_schemas() gives it. */
+    EXPECT(f->s,
+           "SELECT current_schemas(true), "
+           "array_position(current_schemas(false), 'public'), "
+           "array_to_string(current_schemas(true), '/'), "
+           "current_schemas(true)::text || '!'",
+           "current_schemas:1003,array_position:23,array_to_string:25,"
+           "?column?:25\n{pg_catalog,public}|1|pg_catalog/public|"
+           "{pg_catalog,public}!\nSELECT 1\n");
+    EXPECT(f->s, "SELECT array_position(current_schemas(true), 1)",
+           "ERROR 42883: function array_position(name[], integer) does not "
+           "exist at 8\n");
+    EXPECT(f->s, "SELECT 'a' ~ 1",
+           "ERROR 42883: operator does not exist: unknown ~ integer at 12\n");
+    EXPECT(f->s, "SELECT 'abc' ~ '('",
+           "ERROR 2201B: invalid regular expression: Unmatched ( or \\(\n");
+    EXPECT(f->s, "SELECT nosuch.version()",
+           "ERROR 42883: function nosuch.version does not exist at 8\n");
+    /* What psql's \d asks: oids as names, index definitions, UNION,
+     * generate_series() in FROM, subscripts, string_agg(). */
+    EXPECT(f->s,
+           "SELECT c.oid::regclass, c.relnamespace::regnamespace, "
+           "23::pg_catalog.regtype, 1::regclass, pg_get_indexdef(i.oid), "
+           "pg_get_constraintdef(i.oid), pg_get_indexdef(i.oid, 1, true) "
+           "FROM pg_class c, pg_class i WHERE c.relname = 'a' "
+           "AND i.relname = 'a_pkey'",
+           "oid:25,relnamespace:25,regtype:25,regclass:25,pg_get_indexdef:25,"
+           "pg_get_constraintdef:25,pg_get_indexdef:25\n"
+           "s1.a|s1|integer|1|CREATE UNIQUE INDEX a_pkey ON s1.a USING btree "
+           "(id)|PRIMARY KEY (id)|id\nSELECT 1\n");
+    EXPECT(f->s, "SELECT 'a'::regclass",
+           "ERROR 0A000: casts from unknown to regclass is not supported yet "
+           "at 11\n");
+    EXPECT(f->s,
+           "SELECT id FROM b UNION SELECT 1 UNION ALL SELECT NULL ORDER BY 1 "
+           "DESC LIMIT 3",
+           "id:23\n<null>\n12\n11\nSELECT 3\n");
+    EXPECT(f->s, "SELECT 1 UNION SELECT 'x'::text",
+           "ERROR 42804: UNION types integer and text cannot be matched\n");
+    EXPECT(f->s, "SELECT 1 INTERSECT SELECT 1",
+           "ERROR 0A000: INTERSECT and EXCEPT is not supported yet\n");
+    EXPECT(f->s,
+           "SELECT string_agg(v, ', '), (SELECT string_agg(v, '') FROM s1.a "
+           "WHERE false) FROM s1.a, generate_series(1, 2) g WHERE g = a.id",
+           "string_agg:25,string_agg:25\nx, y|<null>\nSELECT 1\n");
+    EXPECT(f->s,
+           "SELECT x, ('{5,6,7}'::int[])[x], array_upper('{a,b}'::text[], 1) "
+           "FROM pg_catalog.generate_series(3, 0, -2) AS g(x)",
+           "x:23,int4:23,array_upper:23\n3|7|2\n1|5|2\nSELECT 2\n");
+    EXPECT(f->s, "SELECT * FROM generate_series(1, 2, 0)",
+           "generate_series:23\nERROR 22023: step size cannot equal zero\n");
+    EXPECT(f->s, "SELECT * FROM unnest('{1}'::int[])",
+           "ERROR 0A000: functions in FROM but generate_series() is not "
+           "supported yet\n");
+    EXPECT(f->s, "SELECT * FROM pg_catalog.pg_trigger",
+           "ERROR 0A000: the catalog pg_catalog.pg_trigger is not "
+           "supported yet at 15\n");
+    /* Subqueries in expressions, run for each row around them. */
+    EXPECT(f->s,
+           "SELECT a.v, (SELECT count(*) FROM b WHERE b.a = a.id) AS n, "
+           "EXISTS (SELECT 1 FROM b WHERE b.a = a.id), "
+           "ARRAY(SELECT b.id FROM b WHERE b.a = a.id ORDER BY 1), "
+           "(SELECT b.id FROM b WHERE b.id = 99) FROM s1.a ORDER BY 1",
+           "v:25,n:20,exists:16,array:1007,id:23\n"
+           "x|2|t|{10,11}|<null>\ny|0|f|{}|<null>\nSELECT 2\n");
+    EXPECT(f->s,
+           "SELECT id FROM b WHERE a IN (SELECT id FROM s1.a) ORDER BY 1; "
+           "SELECT id FROM b WHERE a NOT IN (SELECT id FROM s1.a); "
+           "SELECT 1 IN (SELECT NULL::int), 2 NOT IN (SELECT 1 WHERE false)",
+           "id:23\n10\n11\nSELECT 2\nid:23\n12\nSELECT 1\n"
+           "?column?:16,?column?:16\n<null>|t\nSELECT 1\n");
+    EXPECT(f->s, "SELECT (SELECT id FROM b)",
+           "id:23\nERROR 21000: more than one row returned by a subquery used "
+           "as an expression\n");
+    /* RETURNING would see the statement's own writes. */
+    EXPECT(f->s, "INSERT INTO b VALUES (13, 1) RETURNING (SELECT count(*) FROM b)",
+           "ERROR 0A000: subqueries in RETURNING is not supported yet at 40\n");
+    EXPECT(f->s, "SELECT (SELECT 1, 2)",
+           "ERROR 42601: subquery must return only one column at 8\n");
+    EXPECT(f->s, "SELECT count(*), (SELECT 1), (SELECT max(id) FROM b) FROM b",
+           "count:20,?column?:23,max:23\n3|1|12\nSELECT 1\n");
+    EXPECT(f->s, "SELECT a, (SELECT b.a) FROM b GROUP BY a",
+           "ERROR 0A000: correlated subqueries in a grouped query's output "
+           "is not supported yet at 11\n");
+    EXPECT(f->s,
+           "SELECT 10 = ANY('{1,10}'::int[]), 'q' = ANY('{\"a b\",q}'::name[]), "
+           "3 = ANY('{1,NULL}'::oid[]), 1 = ANY(NULL::int[])",
+           "?column?:16,?column?:16,?column?:16,?column?:16\n"
+           "t|t|<null>|<null>\nSELECT 1\n");
+    EXPECT(f->s, "SELECT 1 = ANY(1)",
+           "ERROR 42809: op ANY/ALL (array) requires array on right side "
+           "at 10\n");
+    EXPECT(f->s, "SELECT 1 < ANY('{1}'::int[])",
+           "ERROR 0A000: ANY and ALL but = ANY is not supported yet at 10\n");
+    EXPECT(f->s, "SELECT '1'::int[]",
+           "ERROR 22P02: malformed array literal: \"1\" at 8\n");
+    EXPECT(f->s, "SELECT 'a' COLLATE \"en_US\"",
+           "ERROR 0A000: collations but default and C is not supported yet "
+           "at 12\n");
+}
+
 /* pgbench's initialization, step by step as pgbench -i sends it. */
 static void test_pgbench_init(void **state)
 {
@@ -589,10 +778,10 @@ static void test_pgbench_init(void **state)
            "BEGIN\nUPDATE 1\nUPDATE 1\nINSERT 0 1\nCOMMIT\n");
     EXPECT(f->s,
            "select (select 1) ",
-           "ERROR 0A000: subqueries is not supported yet at 8\n");
+           "?column?:23\n1\nSELECT 1\n");
     EXPECT(f->s,
            "select sum(tbalance), (select 1) from pgbench_tellers",
-           "ERROR 0A000: subqueries is not supported yet at 23\n");
+           "sum:20,?column?:23\n5|1\nSELECT 1\n");
     EXPECT(f->s,
            "select t.tbalance = b.bbalance, h.delta from pgbench_tellers t "
            "join pgbench_branches b on b.bid = t.bid join pgbench_history h "
@@ -960,6 +1149,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catalog, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pgbench_init, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };

@@ -420,6 +420,36 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
                                : "DROP SCHEMA");
 }
 
+keel_status sql_exec_create_schema(sql_session *s,
+                                   const PgQuery__CreateSchemaStmt *st)
+{
+    keel_status rc;
+
+    if (st->authrole != NULL)
+        return sql_unsupported(s, -1, "CREATE SCHEMA ... AUTHORIZATION");
+    if (st->n_schema_elts > 0)
+        return sql_unsupported(s, -1, "statements inside CREATE SCHEMA");
+    rc = keel_create_schema(s->ks, st->schemaname);
+    if (rc == KEEL_EEXIST && st->if_not_exists) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "schema \"%s\" already exists, skipping",
+                 st->schemaname);
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "NOTICE", "42P06", msg) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return sql_complete(s, "CREATE SCHEMA");
+    }
+    if (rc == KEEL_EEXIST)
+        return sql_fail(s, rc, "42P06", "schema \"%s\" already exists",
+                        st->schemaname);
+    if (rc == KEEL_ETOOBIG)
+        return sql_fail(s, rc, "42622", "schema name \"%s\" is too long",
+                        st->schemaname);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    return sql_complete(s, "CREATE SCHEMA");
+}
+
 keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st)
 {
     sql_table t;

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,23 +243,35 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
                                table);
     }
     {
+        /* The query's own columns first, then an enclosing query's. */
         int32_t found = -1;
-        for (uint16_t i = 0; scope != NULL && i < scope->ncols; i++) {
-            if (strcmp(scope->cols[i].name, col) != 0 ||
-                (table != NULL && strcmp(sql_scope_table_of(scope, i), table) != 0))
-                continue;
-            if (found >= 0)
-                return sql_fail_at(s, cr->location, KEEL_EINVAL, "42702",
-                                   "column reference \"%s\" is ambiguous", col);
-            found = i;
+        uint16_t nouter = scope != NULL ? scope->nouter : 0;
+        for (int pass = 0; pass < 2 && found < 0; pass++) {
+            uint16_t from = pass == 0 ? nouter : 0;
+            uint16_t to = pass == 0 ? (scope != NULL ? scope->ncols : 0) : nouter;
+            for (uint16_t i = from; i < to; i++) {
+                if (strcmp(scope->cols[i].name, col) != 0 ||
+                    (table != NULL &&
+                     strcmp(sql_scope_table_of(scope, i), table) != 0))
+                    continue;
+                if (found >= 0)
+                    return sql_fail_at(s, cr->location, KEEL_EINVAL, "42702",
+                                       "column reference \"%s\" is ambiguous",
+                                       col);
+                found = i;
+            }
         }
         if (found >= 0) {
             uint16_t i = (uint16_t)found;
-            e = expr_new(s, SQL_EXPR_COLUMN, sql_type_of_keel(scope->cols[i].type),
+            e = expr_new(s, SQL_EXPR_COLUMN, sql_scope_type(scope, i),
                          cr->location, 0);
             if (e == NULL)
                 return nomem(s);
             e->u.column = i;
+            if (scope->grouping != NULL && i < scope->nouter)
+                return sql_unsupported(s, cr->location,
+                                       "outer columns in a grouped "
+                                       "subquery's output");
             if (scope->grouping != NULL) {
                 int16_t slot = scope->grouping->key_slot[i];
                 if (slot < 0)
@@ -294,7 +307,18 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
     uint32_t t;
     keel_status rc;
 
-    if (op == SQL_OP_CONCAT) {
+    if (op >= SQL_OP_REGEX) {
+        /* text ~ pattern: both strings, compared as text. */
+        if (!sql_type_is_string(l->type) || !sql_type_is_string(r->type))
+            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                               "operator does not exist: %s %s %s",
+                               sql_type_name(l->type), name,
+                               sql_type_name(r->type));
+        rc = coerce(s, &l, SQL_TYPE_TEXT, false);
+        if (rc == KEEL_OK)
+            rc = coerce(s, &r, SQL_TYPE_TEXT, false);
+        t = SQL_TYPE_BOOL;
+    } else if (op == SQL_OP_CONCAT) {
         /* anything || text: both as text, as PostgreSQL's anynonarray. */
         if (!sql_type_is_string(l->type) && !sql_type_is_string(r->type))
             return sql_fail_at(s, location, KEEL_ETYPE, "42883",
@@ -327,7 +351,9 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
             t = SQL_TYPE_INT8;
     }
     e = expr_new(s, SQL_EXPR_OP,
-                 op >= SQL_OP_EQ && op <= SQL_OP_GE ? SQL_TYPE_BOOL : t,
+                 (op >= SQL_OP_EQ && op <= SQL_OP_GE) || op >= SQL_OP_REGEX
+                     ? SQL_TYPE_BOOL
+                     : t,
                  location, 2);
     if (e == NULL)
         return nomem(s);
@@ -348,7 +374,8 @@ static bool op_lookup(const char *name, sql_op *op)
         {"/", SQL_OP_DIV}, {"%", SQL_OP_MOD}, {"=", SQL_OP_EQ},
         {"<>", SQL_OP_NE}, {"!=", SQL_OP_NE}, {"<", SQL_OP_LT},
         {"<=", SQL_OP_LE}, {">", SQL_OP_GT}, {">=", SQL_OP_GE},
-        {"||", SQL_OP_CONCAT},
+        {"||", SQL_OP_CONCAT}, {"~", SQL_OP_REGEX}, {"!~", SQL_OP_NREGEX},
+        {"~*", SQL_OP_IREGEX}, {"!~*", SQL_OP_NIREGEX},
     };
 
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -357,6 +384,163 @@ static bool op_lookup(const char *name, sql_op *op)
             return true;
         }
     return false;
+}
+
+/*
+ * A subquery in an expression: analysed now against the query around it
+ * (whose columns it may name), run for each row that query evaluates it
+ * over.  Not in a grouped query's output, whose rows are groups.
+ */
+static keel_status analyse_sublink(sql_session *s, const sql_scope *scope,
+                                   const PgQuery__SubLink *sl, sql_expr **out)
+{
+    sql_rowset rs;
+    sql_sublink kind;
+    sql_expr *e, *l = NULL;
+    uint32_t type;
+    keel_status rc;
+
+    switch (sl->sub_link_type) {
+    case PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK:
+        kind = SQL_SUBLINK_EXPR;
+        break;
+    case PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK:
+        kind = SQL_SUBLINK_EXISTS;
+        break;
+    case PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK:
+        kind = SQL_SUBLINK_ARRAY;
+        break;
+    case PG_QUERY__SUB_LINK_TYPE__ANY_SUBLINK: {
+        const char *op = sl->n_oper_name > 0
+                             ? sql_node_string(sl->oper_name[sl->n_oper_name - 1])
+                             : "=";
+        if (op == NULL || strcmp(op, "=") != 0)
+            return sql_unsupported(s, sl->location,
+                                   "ANY with a subquery and an operator but =");
+        kind = SQL_SUBLINK_IN;
+        break;
+    }
+    default:
+        return sql_unsupported(s, sl->location, "this kind of subquery");
+    }
+    if (sl->subselect == NULL ||
+        sl->subselect->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+        return sql_unsupported(s, sl->location, "this kind of subquery");
+    /* RETURNING runs as rows change: a subquery there would see the
+     * statement's own writes, which PostgreSQL's command ids hide. */
+    if (s->clause != NULL && strcmp(s->clause, "RETURNING") == 0)
+        return sql_unsupported(s, sl->location, "subqueries in RETURNING");
+    if (kind == SQL_SUBLINK_IN) {
+        rc = sql_expr_analyse(s, scope, sl->testexpr, &l);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    memset(&rs, 0, sizeof(rs));
+    if (scope != NULL && scope->grouping != NULL) {
+        /* A grouped query's rows are groups: only a subquery that names
+         * none of its columns can run for them. */
+        scope = NULL;
+        rc = sql_select_rows(s, sl->subselect->select_stmt, NULL, NULL, true,
+                             &rs);
+        if (rc != KEEL_OK && (strcmp(s->err->sqlstate, "42703") == 0 ||
+                              strcmp(s->err->sqlstate, "42P01") == 0))
+            rc = sql_unsupported(s, sl->location,
+                                 "correlated subqueries in a grouped query's "
+                                 "output");
+    } else {
+        rc = sql_select_rows(s, sl->subselect->select_stmt, scope, NULL, true,
+                             &rs);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (kind != SQL_SUBLINK_EXISTS && rs.ncols != 1)
+        return sql_fail_at(s, sl->location, KEEL_EINVAL, "42601",
+                           rs.ncols > 1 ? "subquery must return only one column"
+                                        : "subquery must return a column");
+    type = kind == SQL_SUBLINK_EXISTS ? SQL_TYPE_BOOL : rs.types[0];
+    e = expr_new(s, SQL_EXPR_SUBLINK, type, sl->location, l != NULL ? 1 : 0);
+    if (e == NULL)
+        return nomem(s);
+    e->u.sublink = kind;
+    e->sub = sl->subselect->select_stmt;
+    /* The scope outlives the function that analysed it (RETURNING's is
+     * a local of sql_returning_begin()); what it points to is the
+     * statement's. */
+    if (scope != NULL) {
+        sql_scope *copy = sql_alloc(&s->arena, sizeof(*copy));
+        if (copy == NULL)
+            return nomem(s);
+        *copy = *scope;
+        scope = copy;
+    }
+    e->sub_scope = scope;
+    e->sub_type = type;
+    if (kind == SQL_SUBLINK_ARRAY) {
+        e->type = sql_type_array_of(type);
+        if (e->type == 0) {
+            char what[96];
+            snprintf(what, sizeof(what), "arrays of type %s", sql_type_name(type));
+            return sql_unsupported(s, sl->location, what);
+        }
+    } else if (kind == SQL_SUBLINK_IN) {
+        /* Compared as the common type of both sides. */
+        sql_expr *r = expr_new(s, SQL_EXPR_CONST, type, sl->location, 0);
+        if (r == NULL)
+            return nomem(s);
+        r->u.value.type = type;
+        r->u.value.isnull = true;
+        rc = unify(s, &l, &r, "=", sl->location, &e->sub_type);
+        if (rc != KEEL_OK)
+            return rc;
+        e->args[0] = l;
+        e->type = SQL_TYPE_BOOL;
+    }
+    /* It runs a query: no scan may be open while it does. */
+    s->expr_engine_reads++;
+    *out = e;
+    return KEEL_OK;
+}
+
+/* x op ANY (array): the array's elements compared with x as x's type. */
+static keel_status analyse_any(sql_session *s, const sql_scope *scope,
+                               const PgQuery__AExpr *a, sql_expr **out)
+{
+    const char *name = op_name(a);
+    sql_expr *l, *r, *e;
+    keel_status rc;
+
+    if (name == NULL || strcmp(name, "=") != 0)
+        return sql_unsupported(s, a->location, "ANY and ALL but = ANY");
+    rc = sql_expr_analyse(s, scope, a->lexpr, &l);
+    if (rc == KEEL_OK)
+        rc = sql_expr_analyse(s, scope, a->rexpr, &r);
+    if (rc != KEEL_OK)
+        return rc;
+    if (r->type == SQL_TYPE_UNKNOWN && l->type != SQL_TYPE_UNKNOWN &&
+        sql_type_array_of(l->type) != 0)
+        rc = coerce(s, &r, sql_type_array_of(l->type), true);
+    if (rc != KEEL_OK)
+        return rc;
+    if (sql_type_elem(r->type) == 0)
+        return sql_fail_at(s, a->location, KEEL_ETYPE, "42809",
+                           "op ANY/ALL (array) requires array on right side");
+    if (l->type == SQL_TYPE_UNKNOWN)
+        rc = coerce(s, &l, sql_type_elem(r->type), false);
+    else if (sql_type_is_string(l->type) !=
+             sql_type_is_string(sql_type_elem(r->type)))
+        rc = sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
+                         "operator does not exist: %s = %s",
+                         sql_type_name(l->type),
+                         sql_type_name(sql_type_elem(r->type)));
+    if (rc != KEEL_OK)
+        return rc;
+    e = expr_new(s, SQL_EXPR_ANY, SQL_TYPE_BOOL, a->location, 2);
+    if (e == NULL)
+        return nomem(s);
+    e->args[0] = l;
+    e->args[1] = r;
+    *out = e;
+    return KEEL_OK;
 }
 
 static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
@@ -370,6 +554,8 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
     if (name == NULL)
         return sql_unsupported(s, a->location, "this operator");
     switch (a->kind) {
+    case PG_QUERY__A__EXPR__KIND__AEXPR_OP_ANY:
+        return analyse_any(s, scope, a, out);
     case PG_QUERY__A__EXPR__KIND__AEXPR_OP:
         if (!op_lookup(name, &op))
             return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
@@ -526,6 +712,32 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
                                name, name);
         a.kind = SQL_AGG_COUNT_STAR;
         a.type = SQL_TYPE_INT8;
+    } else if (strcmp(name, "string_agg") == 0) {
+        sql_expr *d;
+        if (fc->n_args != 2)
+            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                               "function %s() with %zu argument(s) does not "
+                               "exist",
+                               name, fc->n_args);
+        rc = sql_expr_analyse(s, g->input, fc->args[0], &a.arg);
+        if (rc == KEEL_OK)
+            rc = sql_expr_prepare(s, g->input, fc->args[1], &d);
+        if (rc != KEEL_OK)
+            return rc;
+        if (!sql_type_is_string(a.arg->type) || !sql_type_is_string(d->type))
+            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                               "function string_agg(%s, %s) does not exist",
+                               sql_type_name(a.arg->type),
+                               sql_type_name(d->type));
+        if (d->kind != SQL_EXPR_CONST)
+            return sql_unsupported(s, fc->location,
+                                   "string_agg with a separator that varies");
+        rc = coerce(s, &a.arg, SQL_TYPE_TEXT, false);
+        if (rc != KEEL_OK)
+            return rc;
+        a.kind = SQL_AGG_STRING_AGG;
+        a.type = SQL_TYPE_TEXT;
+        a.delim = d->u.value;
     } else {
         uint32_t t;
         if (fc->n_args != 1)
@@ -612,6 +824,25 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"ceil", SQL_FUNC_CEIL, 1},
         {"ceiling", SQL_FUNC_CEIL, 1},
         {"floor", SQL_FUNC_FLOOR, 1},
+        {"current_schemas", SQL_FUNC_CURRENT_SCHEMAS, 1},
+        {"array_position", SQL_FUNC_ARRAY_POSITION, 2},
+        {"array_to_string", SQL_FUNC_ARRAY_TO_STRING, 2},
+        {"pg_get_userbyid", SQL_FUNC_PG_GET_USERBYID, 1},
+        {"pg_table_is_visible", SQL_FUNC_PG_TABLE_IS_VISIBLE, 1},
+        {"pg_encoding_to_char", SQL_FUNC_PG_ENCODING_TO_CHAR, 1},
+        {"format_type", SQL_FUNC_FORMAT_TYPE, 2},
+        {"quote_ident", SQL_FUNC_QUOTE_IDENT, 1},
+        {"current_database", SQL_FUNC_CURRENT_DATABASE, 0},
+        {"pg_get_expr", SQL_FUNC_PG_GET_EXPR, 2},
+        {"pg_get_expr", SQL_FUNC_PG_GET_EXPR, 3},
+        {"pg_get_indexdef", SQL_FUNC_PG_GET_INDEXDEF, 1},
+        {"pg_get_indexdef", SQL_FUNC_PG_GET_INDEXDEF, 3},
+        {"pg_get_constraintdef", SQL_FUNC_PG_GET_CONSTRAINTDEF, 1},
+        {"pg_get_constraintdef", SQL_FUNC_PG_GET_CONSTRAINTDEF, 2},
+        {"pg_get_statisticsobjdef_columns",
+         SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS, 1},
+        {"pg_relation_is_publishable", SQL_FUNC_PG_RELATION_IS_PUBLISHABLE, 1},
+        {"array_upper", SQL_FUNC_ARRAY_UPPER, 2},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -621,16 +852,25 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
 
     if (name == NULL)
         return sql_unsupported(s, fc->location, "this function call");
+    /* Built-in functions live in pg_catalog; no other schema has any. */
+    if (fc->n_funcname > 2 ||
+        (fc->n_funcname == 2 &&
+         (sql_node_string(fc->funcname[0]) == NULL ||
+          strcmp(sql_node_string(fc->funcname[0]), "pg_catalog") != 0)))
+        return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
+                           "function %s.%s does not exist",
+                           sql_node_string(fc->funcname[0]) != NULL
+                               ? sql_node_string(fc->funcname[0])
+                               : "?",
+                           name);
     if (fc->over != NULL)
         return sql_unsupported(s, fc->location, "window functions");
     if (fc->agg_star || strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
         strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
-        strcmp(name, "avg") == 0)
+        strcmp(name, "avg") == 0 || strcmp(name, "string_agg") == 0)
         return analyse_agg(s, scope, fc, name, out);
     for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
-        if (strcmp(funcs[i].name, name) != 0)
-            continue;
-        if (fc->n_args != funcs[i].nargs)
+        if (strcmp(funcs[i].name, name) != 0 || fc->n_args != funcs[i].nargs)
             continue;
         e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
                      funcs[i].nargs);
@@ -692,9 +932,115 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
             e->type = t;
             break;
         }
+        case SQL_FUNC_CURRENT_SCHEMAS:
+            e->type = SQL_TYPE_NAME_ARRAY;
+            rc = want_bool(s, &e->args[0], "current_schemas");
+            if (rc != KEEL_OK)
+                return rc;
+            break;
+        case SQL_FUNC_ARRAY_POSITION:
+        case SQL_FUNC_ARRAY_TO_STRING: {
+            /* Elements are compared as their text: the second argument
+             * must be of the elements' kind (a string, or a number). */
+            uint32_t el = sql_type_elem(e->args[0]->type);
+            uint32_t t1 = e->args[1]->type;
+            bool fits = e->u.func == SQL_FUNC_ARRAY_TO_STRING
+                            ? sql_type_is_string(t1)
+                        : el != 0 && sql_type_is_string(el)
+                            ? sql_type_is_string(t1)
+                            : sql_type_is_int(t1) || t1 == SQL_TYPE_UNKNOWN;
+            if (el == 0 || !fits)
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s, %s) does not exist", name,
+                                   sql_type_name(e->args[0]->type),
+                                   sql_type_name(e->args[1]->type));
+            rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, true);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = e->u.func == SQL_FUNC_ARRAY_POSITION ? SQL_TYPE_INT4
+                                                           : SQL_TYPE_TEXT;
+            break;
+        }
+        case SQL_FUNC_PG_GET_USERBYID:
+        case SQL_FUNC_PG_TABLE_IS_VISIBLE:
+        case SQL_FUNC_PG_ENCODING_TO_CHAR:
+        case SQL_FUNC_FORMAT_TYPE: {
+            uint32_t want = e->u.func == SQL_FUNC_PG_ENCODING_TO_CHAR
+                                ? SQL_TYPE_INT4
+                                : SQL_TYPE_OID;
+            if (!sql_type_is_int(e->args[0]->type) &&
+                e->args[0]->type != SQL_TYPE_UNKNOWN)
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s) does not exist", name,
+                                   sql_type_name(e->args[0]->type));
+            rc = coerce(s, &e->args[0], want, false);
+            if (rc == KEEL_OK && e->u.func == SQL_FUNC_FORMAT_TYPE)
+                rc = coerce(s, &e->args[1], SQL_TYPE_INT4, false);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE ? SQL_TYPE_BOOL
+                      : e->u.func == SQL_FUNC_FORMAT_TYPE       ? SQL_TYPE_TEXT
+                                                                : SQL_TYPE_NAME;
+            if (e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE)
+                s->expr_engine_reads++;
+            break;
+        }
+        case SQL_FUNC_CURRENT_DATABASE:
+            e->type = SQL_TYPE_NAME;
+            break;
+        case SQL_FUNC_PG_GET_EXPR:
+        case SQL_FUNC_PG_GET_INDEXDEF:
+        case SQL_FUNC_PG_GET_CONSTRAINTDEF:
+        case SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS:
+        case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE: {
+            /* (text | oid, oid | int4, bool) as each takes them. */
+            static const uint32_t want[][3] = {
+                [0] = {SQL_TYPE_TEXT, SQL_TYPE_OID, SQL_TYPE_BOOL},
+                [1] = {SQL_TYPE_OID, SQL_TYPE_INT4, SQL_TYPE_BOOL},
+                [2] = {SQL_TYPE_OID, SQL_TYPE_BOOL, 0},
+            };
+            int w = e->u.func == SQL_FUNC_PG_GET_EXPR            ? 0
+                    : e->u.func == SQL_FUNC_PG_GET_CONSTRAINTDEF ? 2
+                                                                 : 1;
+            for (uint16_t a = 0; rc == KEEL_OK && a < e->nargs; a++) {
+                uint32_t t = e->args[a]->type;
+                bool fits = want[w][a] == SQL_TYPE_TEXT ? sql_type_is_string(t)
+                            : want[w][a] == SQL_TYPE_BOOL
+                                ? t == SQL_TYPE_BOOL || t == SQL_TYPE_UNKNOWN
+                                : sql_type_is_int(t) || t == SQL_TYPE_UNKNOWN;
+                if (!fits)
+                    return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                       "function %s(%s) does not exist", name,
+                                       sql_type_name(t));
+                rc = coerce(s, &e->args[a], want[w][a], false);
+            }
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = e->u.func == SQL_FUNC_PG_RELATION_IS_PUBLISHABLE
+                          ? SQL_TYPE_BOOL
+                          : SQL_TYPE_TEXT;
+            if (e->u.func != SQL_FUNC_PG_GET_EXPR &&
+                e->u.func != SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS)
+                s->expr_engine_reads++;
+            break;
+        }
+        case SQL_FUNC_ARRAY_UPPER:
+            if (sql_type_elem(e->args[0]->type) == 0 ||
+                !(sql_type_is_int(e->args[1]->type) ||
+                  e->args[1]->type == SQL_TYPE_UNKNOWN))
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s, %s) does not exist", name,
+                                   sql_type_name(e->args[0]->type),
+                                   sql_type_name(e->args[1]->type));
+            rc = coerce(s, &e->args[1], SQL_TYPE_INT4, false);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = SQL_TYPE_INT4;
+            break;
         case SQL_FUNC_LENGTH:
             e->type = SQL_TYPE_INT4;
             /* fall through */
+        case SQL_FUNC_QUOTE_IDENT:
         case SQL_FUNC_UPPER:
         case SQL_FUNC_LOWER:
         case SQL_FUNC_CURRENT_SETTING:
@@ -819,6 +1165,84 @@ static keel_status analyse_case(sql_session *s, const sql_scope *scope,
     return KEEL_OK;
 }
 
+/*
+ * oid::regclass, ::regtype, ::regnamespace: the object's name as text (a
+ * relation's qualified when not visible), the number when there is
+ * none.  Only from an oid or integer: reading a name into an oid is not
+ * done.
+ */
+static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
+                                   const PgQuery__TypeCast *tc,
+                                   const char *tname, sql_expr **out)
+{
+    sql_expr *e;
+    keel_status rc;
+
+    e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, tc->location, 1);
+    if (e == NULL)
+        return nomem(s);
+    e->u.func = tname[3] == 'c'   ? SQL_FUNC_REGCLASS
+                : tname[3] == 't' ? SQL_FUNC_REGTYPE
+                                  : SQL_FUNC_REGNAMESPACE;
+    rc = sql_expr_analyse(s, scope, tc->arg, &e->args[0]);
+    if (rc != KEEL_OK)
+        return rc;
+    if (!sql_type_is_int(e->args[0]->type)) {
+        char what[96];
+        snprintf(what, sizeof(what), "casts from %s to %s",
+                 sql_type_name(e->args[0]->type), tname);
+        return sql_unsupported(s, tc->location, what);
+    }
+    rc = coerce(s, &e->args[0], SQL_TYPE_OID, true);
+    if (rc != KEEL_OK)
+        return rc;
+    if (e->u.func != SQL_FUNC_REGTYPE)
+        s->expr_engine_reads++;
+    *out = e;
+    return KEEL_OK;
+}
+
+/* array[i]: one element (NULL past the ends); slices are not done. */
+static keel_status analyse_subscript(sql_session *s, const sql_scope *scope,
+                                     const PgQuery__AIndirection *ai,
+                                     sql_expr **out)
+{
+    sql_expr *e, *arr, *idx;
+    const PgQuery__AIndices *ix;
+    keel_status rc;
+
+    if (ai->n_indirection != 1 ||
+        ai->indirection[0]->node_case != PG_QUERY__NODE__NODE_A_INDICES)
+        return sql_unsupported(s, -1, "this kind of indirection");
+    ix = ai->indirection[0]->a_indices;
+    if (ix->is_slice || ix->uidx == NULL)
+        return sql_unsupported(s, -1, "array slices");
+    rc = sql_expr_analyse(s, scope, ai->arg, &arr);
+    if (rc == KEEL_OK)
+        rc = sql_expr_analyse(s, scope, ix->uidx, &idx);
+    if (rc != KEEL_OK)
+        return rc;
+    if (sql_type_elem(arr->type) == 0)
+        return sql_fail_at(s, arr->location, KEEL_ETYPE, "42804",
+                           "cannot subscript type %s because it does not "
+                           "support subscripting",
+                           sql_type_name(arr->type));
+    if (!sql_type_is_int(idx->type) && idx->type != SQL_TYPE_UNKNOWN)
+        return sql_fail_at(s, idx->location, KEEL_ETYPE, "42804",
+                           "array subscript must have type integer");
+    rc = coerce(s, &idx, SQL_TYPE_INT8, false);
+    if (rc != KEEL_OK)
+        return rc;
+    e = expr_new(s, SQL_EXPR_FUNC, sql_type_elem(arr->type), arr->location, 2);
+    if (e == NULL)
+        return nomem(s);
+    e->u.func = SQL_FUNC_ARRAY_ELEMENT;
+    e->args[0] = arr;
+    e->args[1] = idx;
+    *out = e;
+    return KEEL_OK;
+}
+
 keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
                              const PgQuery__Node *node, sql_expr **out)
 {
@@ -838,6 +1262,15 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         const PgQuery__TypeCast *tc = node->type_cast;
         uint32_t type;
         int32_t typmod;
+        const char *tname =
+            tc->type_name != NULL && tc->type_name->n_names > 0 &&
+                    tc->type_name->n_array_bounds == 0
+                ? sql_node_string(tc->type_name->names[tc->type_name->n_names - 1])
+                : NULL;
+        if (tname != NULL && (strcmp(tname, "regclass") == 0 ||
+                              strcmp(tname, "regtype") == 0 ||
+                              strcmp(tname, "regnamespace") == 0))
+            return analyse_regcast(s, scope, tc, tname, out);
         rc = sql_expr_analyse(s, scope, tc->arg, &e);
         if (rc == KEEL_OK)
             rc = sql_type_lookup(s, tc->type_name, &type, &typmod);
@@ -993,7 +1426,21 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         return KEEL_OK;
     }
     case PG_QUERY__NODE__NODE_SUB_LINK:
-        return sql_unsupported(s, node->sub_link->location, "subqueries");
+        return analyse_sublink(s, scope, node->sub_link, out);
+    case PG_QUERY__NODE__NODE_A_INDIRECTION:
+        return analyse_subscript(s, scope, node->a_indirection, out);
+    case PG_QUERY__NODE__NODE_COLLATE_CLAUSE: {
+        /* COLLATE "default" (or "C"): keel compares strings bytewise, as
+         * the C collation does, so both leave the expression as it is. */
+        const PgQuery__CollateClause *c = node->collate_clause;
+        const char *cn = c->n_collname > 0
+                             ? sql_node_string(c->collname[c->n_collname - 1])
+                             : NULL;
+        if (cn == NULL || (strcmp(cn, "default") != 0 && strcmp(cn, "C") != 0 &&
+                           strcmp(cn, "POSIX") != 0))
+            return sql_unsupported(s, c->location, "collations but default and C");
+        return sql_expr_analyse(s, scope, c->arg, out);
+    }
     default:
         return sql_unsupported(s, -1, "this kind of expression");
     }
@@ -1217,12 +1664,348 @@ static keel_status eval_rounding(sql_session *s, const sql_expr *e,
     return sql_numeric_put(s, &r, out);
 }
 
+/*
+ * The next element of an array's text form ({a,"b c",NULL}) from *pos:
+ * its text in *out (unquoted, in the arena when it had quotes), *isnull
+ * for an unquoted NULL.  False at the end.
+ */
+static bool array_next(sql_session *s, const char *p, uint32_t len,
+                       uint32_t *pos, const char **out, uint32_t *olen,
+                       bool *isnull)
+{
+    uint32_t i = *pos;
+
+    if (i == 0) {
+        if (len < 2 || p[0] != '{')
+            return false;
+        i = 1;
+    }
+    if (i >= len || p[i] == '}')
+        return false;
+    *isnull = false;
+    if (p[i] == '"') {
+        char *buf = sql_alloc(&s->arena, len);
+        uint32_t n = 0;
+        if (buf == NULL)
+            return false;
+        for (i++; i < len && p[i] != '"'; i++) {
+            if (p[i] == '\\' && i + 1 < len)
+                i++;
+            buf[n++] = p[i];
+        }
+        i++;
+        *out = buf;
+        *olen = n;
+    } else {
+        uint32_t start = i;
+        while (i < len && p[i] != ',' && p[i] != '}')
+            i++;
+        *out = p + start;
+        *olen = i - start;
+        *isnull = *olen == 4 && strncasecmp(*out, "NULL", 4) == 0;
+    }
+    if (i < len && p[i] == ',')
+        i++;
+    *pos = i;
+    return true;
+}
+
+/* Whether name needs quotes to be read back as itself. */
+static bool ident_needs_quotes(const char *p, uint32_t len)
+{
+    if (len == 0 || !((p[0] >= 'a' && p[0] <= 'z') || p[0] == '_'))
+        return true;
+    for (uint32_t i = 0; i < len; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') ||
+              p[i] == '_'))
+            return true;
+    return false;
+}
+
+/* format_type(): PostgreSQL's SQL name of a type, with its length
+ * (typmod) for those that have one; NULL typmod gives the bare name. */
+static const char *type_format(sql_session *s, uint32_t type, bool has_mod,
+                               int64_t typmod)
+{
+    char *p;
+
+    if (type == SQL_TYPE_BPCHAR || type == SQL_TYPE_VARCHAR) {
+        const char *n = type == SQL_TYPE_BPCHAR ? "character" : "character varying";
+        if (!has_mod)
+            return type == SQL_TYPE_BPCHAR ? "bpchar" : n;
+        if (typmod < 4)
+            return n;
+        p = sql_alloc(&s->arena, 48);
+        if (p != NULL)
+            snprintf(p, 48, "%s(%lld)", n, (long long)(typmod - 4));
+        return p;
+    }
+    if (type == SQL_TYPE_CHAR_ARRAY)
+        return "\"char\"[]";
+    if (strcmp(sql_type_name(type), "?") == 0)
+        return "???";
+    return sql_type_name(type);
+}
+
+/* The functions over pg_catalog's rows (current_schemas(), ...): every
+ * argument evaluated first; NULL in gives NULL out but for format_type's
+ * typmod. */
+static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
+                                     const sql_value *row, sql_value *out)
+{
+    sql_value a[3] = {{0}, {0}, {0}};
+    keel_status rc;
+
+    for (uint16_t i = 0; i < e->nargs && i < 3; i++) {
+        rc = sql_expr_eval(s, e->args[i], row, &a[i]);
+        if (rc != KEEL_OK)
+            return rc;
+        if (a[i].isnull && !(e->u.func == SQL_FUNC_FORMAT_TYPE && i == 1)) {
+            out->type = e->type;
+            out->isnull = true;
+            return KEEL_OK;
+        }
+    }
+    out->type = e->type;
+    out->isnull = false;
+    switch (e->u.func) {
+    case SQL_FUNC_CURRENT_SCHEMAS: {
+        /* The search path: pg_catalog (where keel_catalog's tables are
+         * found too) is implicit, public is the path. */
+        const char *v = a[0].v.b ? "{pg_catalog,public}" : "{public}";
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_ARRAY_POSITION:
+    case SQL_FUNC_ARRAY_TO_STRING: {
+        const char *el;
+        uint32_t pos = 0, elen, n = 0, used = 0;
+        bool isnull;
+        char *buf = NULL;
+        if (e->u.func == SQL_FUNC_ARRAY_TO_STRING) {
+            buf = sql_alloc(&s->arena, a[0].v.s.len * (a[1].v.s.len + 1) + 1);
+            if (buf == NULL)
+                return nomem(s);
+        }
+        while (array_next(s, a[0].v.s.p, a[0].v.s.len, &pos, &el, &elen,
+                          &isnull)) {
+            n++;
+            if (e->u.func == SQL_FUNC_ARRAY_POSITION) {
+                if (!isnull && elen == a[1].v.s.len &&
+                    memcmp(el, a[1].v.s.p, elen) == 0) {
+                    out->v.i = n;
+                    return KEEL_OK;
+                }
+                continue;
+            }
+            if (isnull)
+                continue;
+            if (used > 0) {
+                memcpy(buf + used, a[1].v.s.p, a[1].v.s.len);
+                used += a[1].v.s.len;
+            }
+            memcpy(buf + used, el, elen);
+            used += elen;
+        }
+        if (e->u.func == SQL_FUNC_ARRAY_POSITION) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        out->v.s.p = buf;
+        out->v.s.len = used;
+        return KEEL_OK;
+    }
+    case SQL_FUNC_PG_GET_USERBYID: {
+        /* keel has one role, the one connected, as oid 10 (PostgreSQL's
+         * bootstrap superuser's); public belongs to pg_database_owner. */
+        const char *v;
+        char *p;
+        if (a[0].v.i == 10) {
+            v = sql_setting_get(s, "user");
+        } else if (a[0].v.i == 6171) {
+            v = "pg_database_owner";
+        } else {
+            p = sql_alloc(&s->arena, 32);
+            if (p == NULL)
+                return nomem(s);
+            snprintf(p, 32, "unknown (OID=%lld)", (long long)a[0].v.i);
+            v = p;
+        }
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_PG_TABLE_IS_VISIBLE:
+        return sql_catalog_visible(s, (uint32_t)a[0].v.i, &out->v.b);
+    case SQL_FUNC_PG_ENCODING_TO_CHAR: {
+        const char *v = a[0].v.i == 6 ? "UTF8" : a[0].v.i == 0 ? "SQL_ASCII" : "";
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_FORMAT_TYPE: {
+        const char *v = type_format(s, (uint32_t)a[0].v.i, !a[1].isnull,
+                                    a[1].v.i);
+        if (v == NULL)
+            return nomem(s);
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_QUOTE_IDENT: {
+        char *p;
+        uint32_t n = 0;
+        if (!ident_needs_quotes(a[0].v.s.p, a[0].v.s.len)) {
+            *out = a[0];
+            out->type = e->type;
+            return KEEL_OK;
+        }
+        p = sql_alloc(&s->arena, 2 * a[0].v.s.len + 3);
+        if (p == NULL)
+            return nomem(s);
+        p[n++] = '"';
+        for (uint32_t i = 0; i < a[0].v.s.len; i++) {
+            if (a[0].v.s.p[i] == '"')
+                p[n++] = '"';
+            p[n++] = a[0].v.s.p[i];
+        }
+        p[n++] = '"';
+        out->v.s.p = p;
+        out->v.s.len = n;
+        return KEEL_OK;
+    }
+    case SQL_FUNC_CURRENT_DATABASE: {
+        const char *v = sql_setting_get(s, "database");
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_REGCLASS:
+    case SQL_FUNC_REGTYPE:
+    case SQL_FUNC_REGNAMESPACE:
+    case SQL_FUNC_PG_GET_INDEXDEF:
+    case SQL_FUNC_PG_GET_CONSTRAINTDEF: {
+        /* Text by oid; an oid that names nothing prints as its number
+         * (the reg types) or gives NULL (the definitions). */
+        const char *v = NULL;
+        uint32_t oid = (uint32_t)a[0].v.i;
+        if (e->u.func == SQL_FUNC_REGCLASS)
+            rc = sql_catalog_relname(s, oid, &v);
+        else if (e->u.func == SQL_FUNC_REGNAMESPACE)
+            rc = sql_catalog_nspname(s, oid, &v);
+        else if (e->u.func == SQL_FUNC_REGTYPE)
+            v = strcmp(sql_type_name(oid), "?") != 0
+                    ? type_format(s, oid, false, -1)
+                    : NULL;
+        else
+            rc = sql_catalog_indexdef(
+                s, oid,
+                e->u.func == SQL_FUNC_PG_GET_INDEXDEF && e->nargs > 1
+                    ? (int32_t)a[1].v.i
+                    : 0,
+                e->u.func == SQL_FUNC_PG_GET_CONSTRAINTDEF, &v);
+        if (rc != KEEL_OK)
+            return rc;
+        if (v == NULL && e->u.func >= SQL_FUNC_PG_GET_INDEXDEF) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        if (v == NULL) {
+            char *p = sql_alloc(&s->arena, 16);
+            if (p == NULL)
+                return nomem(s);
+            snprintf(p, 16, "%u", oid);
+            v = p;
+        }
+        out->v.s.p = v;
+        out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_PG_GET_EXPR:
+        /* keel keeps no expressions (defaults, partition bounds): the
+         * columns that would hold them are NULL, and other text is
+         * given back as it is. */
+        *out = a[0];
+        out->type = e->type;
+        return KEEL_OK;
+    case SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS:
+        /* keel has no extended statistics objects. */
+        out->isnull = true;
+        return KEEL_OK;
+    case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:
+        return sql_catalog_publishable(s, (uint32_t)a[0].v.i, &out->v.b);
+    case SQL_FUNC_ARRAY_UPPER:
+    case SQL_FUNC_ARRAY_ELEMENT: {
+        const char *el;
+        uint32_t pos = 0, elen;
+        int64_t n = 0;
+        bool isnull;
+        while (array_next(s, a[0].v.s.p, a[0].v.s.len, &pos, &el, &elen,
+                          &isnull)) {
+            n++;
+            if (e->u.func == SQL_FUNC_ARRAY_ELEMENT && n == a[1].v.i) {
+                sql_value v = {.type = SQL_TYPE_UNKNOWN, .isnull = isnull,
+                               .v.s = {el, elen}};
+                if (!isnull) {
+                    rc = sql_value_cast(s, &v, e->type, -1, true, -1);
+                    if (rc != KEEL_OK)
+                        return rc;
+                }
+                v.type = e->type;
+                *out = v;
+                return KEEL_OK;
+            }
+        }
+        if (e->u.func == SQL_FUNC_ARRAY_ELEMENT || n == 0 || a[1].v.i != 1) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        out->v.i = n;
+        return KEEL_OK;
+    }
+    default:
+        return sql_unsupported(s, e->location, "this function");
+    }
+}
+
+/* text ~ pattern, as a POSIX extended regular expression. */
+static keel_status eval_regex(sql_session *s, const sql_expr *e,
+                              const sql_value *a, const sql_value *b,
+                              sql_value *out)
+{
+    char *subject = sql_strndup(&s->arena, a->v.s.p, a->v.s.len);
+    char *pattern = sql_strndup(&s->arena, b->v.s.p, b->v.s.len);
+    bool icase = e->u.op == SQL_OP_IREGEX || e->u.op == SQL_OP_NIREGEX;
+    bool neg = e->u.op == SQL_OP_NREGEX || e->u.op == SQL_OP_NIREGEX;
+    regex_t re;
+    int rc;
+
+    if (subject == NULL || pattern == NULL)
+        return nomem(s);
+    rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
+    if (rc != 0) {
+        char msg[128];
+        regerror(rc, &re, msg, sizeof(msg));
+        return sql_fail(s, KEEL_EINVAL, "2201B",
+                        "invalid regular expression: %s", msg);
+    }
+    rc = regexec(&re, subject, 0, NULL, 0);
+    regfree(&re);
+    out->type = SQL_TYPE_BOOL;
+    out->isnull = false;
+    out->v.b = (rc == 0) != neg;
+    return KEEL_OK;
+}
+
 static keel_status eval_func(sql_session *s, const sql_expr *e,
                              const sql_value *row, sql_value *out)
 {
     sql_value a = {0};
     keel_status rc;
 
+    if (e->u.func >= SQL_FUNC_CURRENT_SCHEMAS)
+        return eval_catalog_func(s, e, row, out);
     if (e->nargs > 0) {
         rc = sql_expr_eval(s, e->args[0], row, &a);
         if (rc != KEEL_OK)
@@ -1320,8 +2103,172 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
         out->v.s.len = (uint32_t)strlen(v);
         return KEEL_OK;
     }
+    default:
+        break;
     }
     return sql_unsupported(s, e->location, "this function");
+}
+
+/* Appends v's text to an array's text form in buf (at *n), quoted where
+ * PostgreSQL's array output quotes. */
+static keel_status array_put(sql_session *s, char **buf, size_t *n, size_t *cap,
+                             const sql_value *v)
+{
+    const char *p = "NULL";
+    uint32_t len = 4;
+    bool quote = false;
+    keel_status rc;
+
+    if (!v->isnull) {
+        rc = sql_value_text(s, v, &p, &len);
+        if (rc != KEEL_OK)
+            return rc;
+        quote = len == 0 || (len == 4 && strncasecmp(p, "NULL", 4) == 0);
+        for (uint32_t i = 0; i < len && !quote; i++)
+            quote = strchr("{},\"\\ \t\n", p[i]) != NULL;
+    }
+    if (*n + 2 * len + 4 > *cap) {
+        size_t nc = (*cap + 2 * len + 4) * 2;
+        char *nb = sql_alloc(&s->arena, nc);
+        if (nb == NULL)
+            return nomem(s);
+        if (*n > 0)
+            memcpy(nb, *buf, *n);
+        *buf = nb;
+        *cap = nc;
+    }
+    if (quote)
+        (*buf)[(*n)++] = '"';
+    for (uint32_t i = 0; i < len; i++) {
+        if (quote && (p[i] == '"' || p[i] == '\\'))
+            (*buf)[(*n)++] = '\\';
+        (*buf)[(*n)++] = p[i];
+    }
+    if (quote)
+        (*buf)[(*n)++] = '"';
+    return KEEL_OK;
+}
+
+/* A subquery's value for the row around it (see analyse_sublink()). */
+static keel_status eval_sublink(sql_session *s, const sql_expr *e,
+                                const sql_value *row, sql_value *out)
+{
+    sql_rowset rs;
+    sql_value x = {0};
+    keel_status rc;
+
+    memset(&rs, 0, sizeof(rs));
+    if (e->u.sublink == SQL_SUBLINK_IN) {
+        rc = sql_expr_eval(s, e->args[0], row, &x);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = sql_select_rows(s, e->sub, e->sub_scope, row, false, &rs);
+    if (rc != KEEL_OK)
+        return rc;
+    out->type = e->type;
+    out->isnull = false;
+    switch (e->u.sublink) {
+    case SQL_SUBLINK_EXISTS:
+        out->v.b = rs.n > 0;
+        return KEEL_OK;
+    case SQL_SUBLINK_EXPR:
+        if (rs.n > 1)
+            return sql_fail(s, KEEL_EINVAL, "21000",
+                            "more than one row returned by a subquery used "
+                            "as an expression");
+        if (rs.n == 0) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        *out = rs.vals[0];
+        return KEEL_OK;
+    case SQL_SUBLINK_ARRAY: {
+        char *buf = NULL;
+        size_t n = 0, cap = 0;
+        rc = KEEL_OK;
+        if (rs.n == 0) {
+            out->v.s.p = "{}";
+            out->v.s.len = 2;
+            return KEEL_OK;
+        }
+        for (size_t i = 0; rc == KEEL_OK && i < rs.n; i++) {
+            rc = array_put(s, &buf, &n, &cap, &rs.vals[i]);
+            if (rc == KEEL_OK)
+                buf[n++] = ',';
+        }
+        if (rc != KEEL_OK)
+            return rc;
+        buf[n - 1] = '}';
+        memmove(buf + 1, buf, n);
+        buf[0] = '{';
+        out->v.s.p = buf;
+        out->v.s.len = (uint32_t)n + 1;
+        return KEEL_OK;
+    }
+    case SQL_SUBLINK_IN: {
+        /* SQL's IN: true on a match; else NULL if either side had one. */
+        bool any_null = x.isnull && rs.n > 0;
+        out->v.b = false;
+        for (size_t i = 0; !x.isnull && i < rs.n; i++) {
+            sql_value v = rs.vals[i], l = x;
+            if (v.isnull) {
+                any_null = true;
+                continue;
+            }
+            rc = sql_value_cast(s, &v, e->sub_type, -1, true, -1);
+            if (rc == KEEL_OK)
+                rc = sql_value_cast(s, &l, e->sub_type, -1, true, -1);
+            if (rc != KEEL_OK)
+                return rc;
+            if (sql_value_compare(&l, &v) == 0) {
+                out->v.b = true;
+                return KEEL_OK;
+            }
+        }
+        out->isnull = any_null;
+        return KEEL_OK;
+    }
+    }
+    return sql_unsupported(s, e->location, "this kind of subquery");
+}
+
+/* x = ANY (array): each element read as x's type. */
+static keel_status eval_any(sql_session *s, const sql_expr *e,
+                            const sql_value *row, sql_value *out)
+{
+    sql_value x, arr;
+    const char *el;
+    uint32_t pos = 0, elen;
+    bool isnull, any_null = false;
+    keel_status rc;
+
+    rc = sql_expr_eval(s, e->args[0], row, &x);
+    if (rc == KEEL_OK)
+        rc = sql_expr_eval(s, e->args[1], row, &arr);
+    if (rc != KEEL_OK)
+        return rc;
+    out->type = SQL_TYPE_BOOL;
+    out->isnull = x.isnull || arr.isnull;
+    out->v.b = false;
+    if (out->isnull)
+        return KEEL_OK;
+    while (array_next(s, arr.v.s.p, arr.v.s.len, &pos, &el, &elen, &isnull)) {
+        sql_value v = {.type = SQL_TYPE_UNKNOWN, .v.s = {el, elen}};
+        if (isnull) {
+            any_null = true;
+            continue;
+        }
+        rc = sql_value_cast(s, &v, x.type, -1, true, -1);
+        if (rc != KEEL_OK)
+            return rc;
+        if (sql_value_compare(&x, &v) == 0) {
+            out->v.b = true;
+            return KEEL_OK;
+        }
+    }
+    out->isnull = any_null;
+    return KEEL_OK;
 }
 
 keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
@@ -1387,6 +2334,8 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
         }
         if (e->u.op <= SQL_OP_MOD)
             return eval_arith(s, e, &a, &b, out);
+        if (e->u.op >= SQL_OP_REGEX)
+            return eval_regex(s, e, &a, &b, out);
         out->type = e->type;
         out->isnull = false;
         if (e->u.op == SQL_OP_CONCAT) {
@@ -1487,6 +2436,10 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
         out->v.b = e->u.negate;
         return KEEL_OK;
     }
+    case SQL_EXPR_SUBLINK:
+        return eval_sublink(s, e, row, out);
+    case SQL_EXPR_ANY:
+        return eval_any(s, e, row, out);
     case SQL_EXPR_LIKE:
         rc = sql_expr_eval(s, e->args[0], row, &a);
         if (rc == KEEL_OK)
@@ -1539,6 +2492,30 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
     return sql_unsupported(s, e->location, "this expression");
 }
 
+bool sql_expr_reads_engine(const sql_expr *e)
+{
+    if (e == NULL)
+        return false;
+    if (e->kind == SQL_EXPR_SUBLINK)
+        return true;
+    if (e->kind == SQL_EXPR_FUNC)
+        switch (e->u.func) {
+        case SQL_FUNC_PG_TABLE_IS_VISIBLE:
+        case SQL_FUNC_REGCLASS:
+        case SQL_FUNC_REGNAMESPACE:
+        case SQL_FUNC_PG_GET_INDEXDEF:
+        case SQL_FUNC_PG_GET_CONSTRAINTDEF:
+        case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:
+            return true;
+        default:
+            break;
+        }
+    for (uint16_t i = 0; i < e->nargs; i++)
+        if (sql_expr_reads_engine(e->args[i]))
+            return true;
+    return false;
+}
+
 /* ---- constant folding ---------------------------------------------------- */
 
 /* Whether e's value is the same every time it is evaluated. */
@@ -1560,8 +2537,9 @@ static keel_status fold(sql_session *s, sql_expr **ep)
     sql_value v;
     keel_status rc;
 
+    /* A subquery runs for its row, never at analysis. */
     if (e->kind == SQL_EXPR_CONST || e->kind == SQL_EXPR_COLUMN ||
-        e->kind == SQL_EXPR_PARAM)
+        e->kind == SQL_EXPR_PARAM || e->kind == SQL_EXPR_SUBLINK)
         return KEEL_OK;
     for (uint16_t i = 0; i < e->nargs; i++) {
         rc = fold(s, &e->args[i]);

@@ -137,6 +137,72 @@ keel_status sql_numeric_fail(sql_session *s, numeric_status st,
  * holds a scale of 0 to 63; 0A000 for others. */
 keel_status sql_numeric_charlen(sql_session *s, int32_t typmod,
                                 int32_t location, uint16_t *charlen);
+/* Arrays, as keel has them so far: one dimension, held as their text
+ * form ({pg_catalog,public}), which the array functions and = ANY read
+ * element by element. */
+#define SQL_TYPE_CHAR_ARRAY 1002 /* "char"[] */
+#define SQL_TYPE_NAME_ARRAY 1003
+#define SQL_TYPE_INT2_ARRAY 1005
+#define SQL_TYPE_INT4_ARRAY 1007
+#define SQL_TYPE_TEXT_ARRAY 1009
+#define SQL_TYPE_OID_ARRAY 1028
+
+/* The element type of array type t, 0 if t is no array. */
+static inline uint32_t sql_type_elem(uint32_t t)
+{
+    switch (t) {
+    case SQL_TYPE_CHAR_ARRAY:
+        return SQL_TYPE_BPCHAR;
+    case SQL_TYPE_NAME_ARRAY:
+        return SQL_TYPE_NAME;
+    case SQL_TYPE_INT2_ARRAY:
+        return SQL_TYPE_INT2;
+    case SQL_TYPE_INT4_ARRAY:
+        return SQL_TYPE_INT4;
+    case SQL_TYPE_TEXT_ARRAY:
+        return SQL_TYPE_TEXT;
+    case SQL_TYPE_OID_ARRAY:
+        return SQL_TYPE_OID;
+    default:
+        return 0;
+    }
+}
+
+/* The array type of element type t, 0 if keel has none. */
+static inline uint32_t sql_type_array_of(uint32_t t)
+{
+    switch (t) {
+    case SQL_TYPE_BPCHAR:
+        return SQL_TYPE_CHAR_ARRAY;
+    case SQL_TYPE_NAME:
+        return SQL_TYPE_NAME_ARRAY;
+    case SQL_TYPE_INT2:
+        return SQL_TYPE_INT2_ARRAY;
+    case SQL_TYPE_INT4:
+        return SQL_TYPE_INT4_ARRAY;
+    case SQL_TYPE_TEXT:
+    case SQL_TYPE_VARCHAR:
+    case SQL_TYPE_UNKNOWN:
+        return SQL_TYPE_TEXT_ARRAY;
+    case SQL_TYPE_OID:
+        return SQL_TYPE_OID_ARRAY;
+    default:
+        return 0;
+    }
+}
+
+/* Whether a value of type is held in s: the string types and arrays. */
+static inline bool sql_type_in_s(uint32_t type)
+{
+    return sql_type_is_string(type) || sql_type_elem(type) != 0;
+}
+
+/* Whether a value of type has bytes in s that a copy must take along:
+ * those held in s, and numeric's stored form. */
+static inline bool sql_type_has_bytes(uint32_t type)
+{
+    return sql_type_in_s(type) || type == SQL_TYPE_NUMERIC;
+}
 
 /* PostgreSQL's name for a type oid ("integer", "text", ...). */
 const char *sql_type_name(uint32_t type);
@@ -220,6 +286,10 @@ struct sql_session {
     /* The clause being analysed where its errors name it ("RETURNING"),
      * or NULL. */
     const char *clause;
+    /* Counts the expressions analysed that read the engine when they
+     * run (pg_table_is_visible()): a query holding one keeps no scan
+     * open while it evaluates. */
+    uint32_t expr_engine_reads;
     /* The extended protocol: statements, portals, and what the statement
      * being analysed or run sees of its parameters.  describe_only:
      * analyse (inferring parameter types, describing the result) and
@@ -338,7 +408,17 @@ typedef enum sql_expr_kind {
     SQL_EXPR_IN,       /* args[0] IN (args[1..]) */
     SQL_EXPR_LIKE,
     SQL_EXPR_PARAM, /* $n: u.column = n - 1 */
+    SQL_EXPR_ANY,   /* args[0] = ANY (args[1], an array) */
+    SQL_EXPR_SUBLINK, /* a subquery: u.sublink says what of its rows */
 } sql_expr_kind;
+
+/* What a subquery in an expression gives. */
+typedef enum sql_sublink {
+    SQL_SUBLINK_EXPR,   /* its one value (NULL for no row) */
+    SQL_SUBLINK_EXISTS, /* whether it has a row */
+    SQL_SUBLINK_ARRAY,  /* its values as an array */
+    SQL_SUBLINK_IN,     /* whether args[0] equals one of its values */
+} sql_sublink;
 
 /* Operators. */
 typedef enum sql_op {
@@ -355,6 +435,10 @@ typedef enum sql_op {
     SQL_OP_GT,
     SQL_OP_GE,
     SQL_OP_CONCAT,
+    SQL_OP_REGEX,   /* ~: a POSIX regular expression matches */
+    SQL_OP_NREGEX,  /* !~ */
+    SQL_OP_IREGEX,  /* ~*: the same ignoring case */
+    SQL_OP_NIREGEX, /* !~* */
 } sql_op;
 
 /* Built-in functions. */
@@ -372,6 +456,25 @@ typedef enum sql_func {
     SQL_FUNC_TRUNC,
     SQL_FUNC_CEIL,
     SQL_FUNC_FLOOR,
+    SQL_FUNC_CURRENT_SCHEMAS,   /* name[]: the implicit search path */
+    SQL_FUNC_ARRAY_POSITION,    /* an element's 1-based place, or NULL */
+    SQL_FUNC_ARRAY_TO_STRING,   /* the elements joined by a separator */
+    SQL_FUNC_PG_GET_USERBYID,   /* a role's name by oid */
+    SQL_FUNC_PG_TABLE_IS_VISIBLE, /* an unqualified name finds it */
+    SQL_FUNC_PG_ENCODING_TO_CHAR, /* an encoding's name by number */
+    SQL_FUNC_FORMAT_TYPE,       /* a type's SQL name, by oid and typmod */
+    SQL_FUNC_QUOTE_IDENT,       /* a name quoted where SQL needs it */
+    SQL_FUNC_CURRENT_DATABASE,
+    SQL_FUNC_REGCLASS,          /* oid::regclass, as its text */
+    SQL_FUNC_REGTYPE,           /* oid::regtype, as its text */
+    SQL_FUNC_REGNAMESPACE,      /* oid::regnamespace, as its text */
+    SQL_FUNC_PG_GET_EXPR,       /* a stored expression's text */
+    SQL_FUNC_PG_GET_INDEXDEF,   /* CREATE INDEX ... of an index */
+    SQL_FUNC_PG_GET_CONSTRAINTDEF, /* PRIMARY KEY (...) of a constraint */
+    SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS,
+    SQL_FUNC_PG_RELATION_IS_PUBLISHABLE,
+    SQL_FUNC_ARRAY_UPPER,       /* an array's last subscript */
+    SQL_FUNC_ARRAY_ELEMENT,     /* a[i] */
 } sql_func;
 
 typedef struct sql_expr {
@@ -385,10 +488,16 @@ typedef struct sql_expr {
         sql_func func;    /* FUNC */
         bool negate;      /* LIKE: NOT LIKE; IN: NOT IN */
         bool has_arg;     /* CASE: a simple CASE (CASE x WHEN ...) */
+        sql_sublink sublink; /* SUBLINK */
     } u;
     uint16_t nargs;
     bool has_else; /* CASE */
     struct sql_expr **args;
+    /* SUBLINK: the subquery, and the scope of the query around it, whose
+     * row it is run for; its rows' type (IN: what both are compared as). */
+    const PgQuery__SelectStmt *sub;
+    const struct sql_scope *sub_scope;
+    uint32_t sub_type;
 } sql_expr;
 
 /* Aggregate functions. */
@@ -399,12 +508,14 @@ typedef enum sql_agg_kind {
     SQL_AGG_MIN,
     SQL_AGG_MAX,
     SQL_AGG_AVG,
+    SQL_AGG_STRING_AGG, /* the values as text, joined by delim */
 } sql_agg_kind;
 
 typedef struct sql_agg {
     sql_agg_kind kind;
     struct sql_expr *arg; /* over the input row; NULL for count(*) */
     uint32_t type;        /* the result's */
+    sql_value delim;      /* STRING_AGG: its separator (a constant) */
 } sql_agg;
 
 /*
@@ -435,12 +546,25 @@ typedef struct sql_scope {
     const char *const *col_table;
     const char *const *tables; /* a join's tables, for qualifiers */
     uint16_t ntables;
+    /* Each column's SQL type (a subquery's columns have any); NULL: the
+     * keel type's in cols. */
+    const uint32_t *types;
+    /* Columns [0, nouter) are an enclosing query's (a LATERAL subquery's
+     * left neighbours, a correlated subquery's outer row): a name is
+     * looked for there only when no column of the query's own has it. */
+    uint16_t nouter;
 } sql_scope;
 
 /* The table (name or alias) column i of scope belongs to. */
 static inline const char *sql_scope_table_of(const sql_scope *sc, uint16_t i)
 {
     return sc->col_table != NULL ? sc->col_table[i] : sc->table;
+}
+
+/* The SQL type of column i of scope. */
+static inline uint32_t sql_scope_type(const sql_scope *sc, uint16_t i)
+{
+    return sc->types != NULL ? sc->types[i] : sql_column_type(&sc->cols[i]);
 }
 
 /*
@@ -462,6 +586,10 @@ keel_status sql_expr_prepare(sql_session *s, const sql_scope *scope,
 keel_status sql_expr_prepare_for(sql_session *s, const sql_scope *scope,
                                  const PgQuery__Node *node, uint32_t type,
                                  sql_expr **out);
+
+/* Whether evaluating e reads the engine (pg_table_is_visible()), which
+ * it cannot while a scan is open. */
+bool sql_expr_reads_engine(const sql_expr *e);
 
 /* Evaluates e over row (one value per scope column; NULL with no scope)
  * into *out (strings in the arena or the row's memory).  22003 for an
@@ -522,6 +650,8 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st);
 keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st);
 keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st);
 keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st);
+keel_status sql_exec_create_schema(sql_session *s,
+                                   const PgQuery__CreateSchemaStmt *st);
 keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st);
 keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st);
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st);
@@ -565,6 +695,7 @@ static inline int sql_format_int(int64_t v, char *buf)
 typedef struct sql_target {
     sql_expr *expr;
     const char *name;
+    const char *table; /* a column * expanded to: its table's name */
 } sql_target;
 
 /* Analyses a target list (ResTargets, * expanded over scope) into *out,
@@ -628,6 +759,71 @@ keel_status sql_returning_begin(sql_session *s, const sql_table *t,
 /* Sends list's values over row (one value per table column). */
 keel_status sql_returning_row(sql_session *s, sql_returning *r,
                               const sql_value *row);
+
+/*
+ * The rows of a subquery, a view or a nested join, read whole into the
+ * arena: ncols columns (names in cols, types in types), n rows of ncols
+ * values in vals.  col_table, when not NULL, gives each column's table
+ * (a nested join's columns keep their tables' qualifiers).
+ */
+typedef struct sql_rowset {
+    uint16_t ncols;
+    keel_column_info *cols;
+    uint32_t *types;
+    const char **col_table;
+    sql_value *vals;
+    size_t n, cap;
+    /* Set by the caller: untyped literal columns stay unknown (a UNION's
+     * arm, typed by the other arm), rather than becoming text. */
+    bool keep_unknown;
+} sql_rowset;
+
+/* Appends a row of out->ncols values, their strings copied. */
+keel_status sql_rowset_add(sql_session *s, sql_rowset *out,
+                           const sql_value *row);
+
+/*
+ * Runs SELECT st, its rows collected into *out rather than sent.  outer,
+ * when not NULL, is the scope of an enclosing query whose columns st may
+ * name (LATERAL), with their values in outer_row (NULL while only
+ * describing).  describe: the columns only, no rows read.
+ */
+keel_status sql_select_rows(sql_session *s, const PgQuery__SelectStmt *st,
+                            const sql_scope *outer, const sql_value *outer_row,
+                            bool describe, sql_rowset *out);
+
+/* ---- pg_catalog: views over keel's catalogs (sql_catalog.c) ---------- */
+
+/* Whether name is one of pg_catalog's views. */
+bool sql_catalog_is_view(const char *name);
+
+/* The rows of pg_catalog view `name` as the transaction sees them
+ * (describe: its columns only). */
+keel_status sql_catalog_view_rows(sql_session *s, const char *name,
+                                  bool describe, sql_rowset *out);
+
+/* pg_table_is_visible(relid): whether an unqualified name finds the
+ * relation (pg_catalog's views, then keel_catalog, then public). */
+keel_status sql_catalog_visible(sql_session *s, uint32_t relid, bool *out);
+
+/* regclass's text of relid: its name, qualified by its schema unless
+ * visible (*out NULL if there is no such relation), in the arena. */
+keel_status sql_catalog_relname(sql_session *s, uint32_t relid,
+                                const char **out);
+/* regnamespace's text of nsp: its name (*out NULL if there is none). */
+keel_status sql_catalog_nspname(sql_session *s, uint32_t nsp, const char **out);
+/* pg_relation_is_publishable(): whether relid is a user's table. */
+keel_status sql_catalog_publishable(sql_session *s, uint32_t relid, bool *out);
+/*
+ * pg_get_indexdef(indexid, column) ("CREATE [UNIQUE] INDEX name ON
+ * schema.table USING btree (cols)", or with column > 0 that key column's
+ * name) and, constraint, pg_get_constraintdef() of the primary key or
+ * unique constraint the index is ("PRIMARY KEY (cols)"); *out NULL if
+ * there is no such index.
+ */
+keel_status sql_catalog_indexdef(sql_session *s, uint32_t indexid,
+                                 int32_t column, bool constraint,
+                                 const char **out);
 
 /*
  * A scan of a table's rows that pass a WHERE clause (sql_select.c), by a

@@ -616,6 +616,14 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
                 s->param_types[set[c]->u.column] = sql_type_of_keel(t.cols[c].type);
         return rc;
     }
+    /* Their rows are computed while the table's scan is open. */
+    for (uint16_t c = 0; c < t.info.ncols; c++)
+        if (sql_expr_reads_engine(set[c]))
+            return sql_unsupported(s, set[c]->location,
+                                   "reading the catalogs in UPDATE's SET");
+    if (sql_expr_reads_engine(where))
+        return sql_unsupported(s, where->location,
+                               "reading the catalogs in UPDATE's WHERE");
     rc = sql_scan_begin(s, &sc, &t, where);
     if (rc != KEEL_OK)
         return rc;
@@ -695,6 +703,9 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     }
     if (rc != KEEL_OK || s->describe_only)
         return rc;
+    if (sql_expr_reads_engine(where))
+        return sql_unsupported(s, where->location,
+                               "reading the catalogs in DELETE's WHERE");
     rc = sql_scan_begin(s, &sc, &t, where);
     if (rc != KEEL_OK)
         return rc;

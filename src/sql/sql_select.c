@@ -2,11 +2,16 @@
  * sql_select.c: SELECT, and the table scan that SELECT, UPDATE and
  * DELETE share.
  *
- * A query reads at most one table.  Its access path is chosen from the
- * WHERE clause: conjuncts comparing primary key columns with constants
- * bound a range scan of the primary key (equality on a prefix of its
- * columns, then one range), and with none the table is read whole, in
- * primary key order (or storage order without one).  Whatever path is
+ * A query's FROM items are joined left to right as nested loops.  An item
+ * is a table, or rows read whole into the arena: a subquery, a pg_catalog
+ * view, a join nested on the right of another (each run as a SELECT of
+ * its own, once, or for a LATERAL subquery once per row of the items
+ * before it, seeing their columns as an enclosing query's).  A table's
+ * access path is chosen from the WHERE clause: conjuncts comparing
+ * primary key columns with constants bound a range scan of the primary
+ * key (equality on a prefix of its columns, then one range), and with
+ * none the table is read whole, in primary key order (or storage order
+ * without one).  Whatever path is
  * taken, every row it yields is tested against the whole WHERE clause,
  * so the bounds only save reading.  ORDER BY collects the result and
  * sorts it; LIMIT and OFFSET stop and skip as rows go out.
@@ -383,6 +388,30 @@ static const char *target_name(const PgQuery__ResTarget *rt)
             return n != NULL ? n : "?column?";
         }
     }
+    if (v->node_case == PG_QUERY__NODE__NODE_A_INDIRECTION &&
+        v->a_indirection->arg != NULL) {
+        /* a[1]: a's name. */
+        PgQuery__ResTarget inner = *rt;
+        inner.val = v->a_indirection->arg;
+        inner.name = NULL;
+        return target_name(&inner);
+    }
+    if (v->node_case == PG_QUERY__NODE__NODE_SUB_LINK) {
+        /* EXISTS, ARRAY, or a subquery's one output's name. */
+        const PgQuery__SubLink *sl = v->sub_link;
+        if (sl->sub_link_type == PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK)
+            return "exists";
+        if (sl->sub_link_type == PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK)
+            return "array";
+        if (sl->sub_link_type == PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK &&
+            sl->subselect != NULL &&
+            sl->subselect->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+            sl->subselect->select_stmt->n_target_list > 0 &&
+            sl->subselect->select_stmt->target_list[0]->node_case ==
+                PG_QUERY__NODE__NODE_RES_TARGET)
+            return target_name(
+                sl->subselect->select_stmt->target_list[0]->res_target);
+    }
     if (v->node_case == PG_QUERY__NODE__NODE_CASE_EXPR)
         return "case";
     if (v->node_case == PG_QUERY__NODE__NODE_COALESCE_EXPR)
@@ -428,7 +457,7 @@ keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
 
     for (size_t i = 0; i < n; i++) {
         if (is_star(list[i]->res_target, &cr)) {
-            if (scope == NULL)
+            if (scope == NULL || scope->ncols == scope->nouter)
                 return sql_fail_at(s, cr->location, KEEL_EINVAL, "42601",
                                    "SELECT * with no tables specified is not "
                                    "valid");
@@ -448,13 +477,13 @@ keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
         if (is_star(rt, &cr)) {
             const char *q = cr->n_fields == 2 ? sql_node_string(cr->fields[0]) : NULL;
             bool known = q == NULL;
-            for (uint16_t c = 0; !known && c < scope->ncols; c++)
+            for (uint16_t c = scope->nouter; !known && c < scope->ncols; c++)
                 known = strcmp(sql_scope_table_of(scope, c), q) == 0;
             if (!known)
                 return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
                                    "missing FROM-clause entry for table \"%s\"",
                                    q);
-            for (uint16_t c = 0; c < scope->ncols; c++) {
+            for (uint16_t c = scope->nouter; c < scope->ncols; c++) {
                 sql_expr *e;
                 if (q != NULL && strcmp(sql_scope_table_of(scope, c), q) != 0)
                     continue;
@@ -463,7 +492,7 @@ keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
                     return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
                 memset(e, 0, sizeof(*e));
                 e->kind = SQL_EXPR_COLUMN;
-                e->type = sql_type_of_keel(scope->cols[c].type);
+                e->type = sql_scope_type(scope, c);
                 e->location = cr->location;
                 e->u.column = c;
                 if (scope->grouping != NULL) {
@@ -477,6 +506,7 @@ keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
                     e->u.column = (uint16_t)scope->grouping->key_slot[c];
                 }
                 t[k].expr = e;
+                t[k].table = sql_scope_table_of(scope, c);
                 t[k++].name = scope->cols[c].name;
             }
             continue;
@@ -496,12 +526,14 @@ keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
             e->location = g->key_exprs[slot]->location;
             e->u.column = (uint16_t)slot;
             t[k].expr = e;
+            t[k].table = NULL;
             t[k++].name = target_name(rt);
             continue;
         }
         rc = sql_expr_prepare(s, scope, rt->val, &t[k].expr);
         if (rc != KEEL_OK)
             return rc;
+        t[k].table = NULL;
         t[k++].name = target_name(rt);
     }
     *out = t;
@@ -595,12 +627,19 @@ typedef struct output {
     sql_value *out;
     const char **txt;
     uint32_t *lens;
+    sql_rowset *into; /* a subquery's: rows are kept there, not sent */
 } output;
 
 static keel_status send_values(sql_session *s, output *o, const sql_value *vals)
 {
     keel_status rc;
 
+    if (o->into != NULL) {
+        rc = sql_rowset_add(s, o->into, vals);
+        if (rc == KEEL_OK)
+            o->sent++;
+        return rc;
+    }
     for (uint16_t i = 0; i < o->nt; i++) {
         rc = sql_value_out(s, &vals[i], i, &o->txt[i], &o->lens[i]);
         if (rc != KEEL_OK)
@@ -813,6 +852,25 @@ static keel_status agg_step(sql_session *s, const sql_agg *a, sql_value *st,
     case SQL_AGG_COUNT:
         st->v.i++;
         break;
+    case SQL_AGG_STRING_AGG: {
+        /* A new string each time: the groups are small where it is
+         * used (psql's). */
+        uint32_t dl = st->isnull || a->delim.isnull ? 0 : a->delim.v.s.len;
+        uint32_t len = (st->isnull ? 0 : st->v.s.len) + dl + v->v.s.len;
+        char *p = sql_alloc(&s->arena, len + 1u);
+        if (p == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (!st->isnull) {
+            memcpy(p, st->v.s.p, st->v.s.len);
+            if (dl > 0)
+                memcpy(p + st->v.s.len, a->delim.v.s.p, dl);
+        }
+        memcpy(p + len - v->v.s.len, v->v.s.p, v->v.s.len);
+        st->isnull = false;
+        st->v.s.p = p;
+        st->v.s.len = len;
+        break;
+    }
     case SQL_AGG_SUM:
     case SQL_AGG_AVG:
         if (a->type == SQL_TYPE_NUMERIC) {
@@ -913,29 +971,146 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
 
 /* ---- FROM: tables joined ------------------------------------------------- */
 
-/* One table of a query's FROM, joined to those before it. */
+/* One item of a query's FROM, joined to those before it: a table, or
+ * rows read whole (a subquery, a pg_catalog view, a parenthesized
+ * join). */
 typedef struct from_item {
-    sql_table t;
+    sql_table t;            /* a rowset's: its alias, names and width */
     bool left;              /* LEFT JOIN: a row of nulls when none matches */
     const PgQuery__Node *on;
     sql_expr *on_expr;
     uint16_t off;           /* its first column in the joined row */
     sql_scan sc;
+    bool is_rows;           /* rs holds its rows */
+    bool lateral;           /* sub runs again for each row before it */
+    const PgQuery__SelectStmt *sub;
+    const PgQuery__Alias *alias;
+    sql_scope lscope;       /* LATERAL: what sub sees of the items before */
+    sql_rowset rs;
+    /* generate_series(start, stop[, step]) in FROM: its arguments, over
+     * lscope (a function in FROM sees the items before it). */
+    const PgQuery__FuncCall *func;
+    sql_expr *fargs[3];
 } from_item;
 
 typedef struct from_list {
     from_item *items;
     uint16_t n, cap;
-    keel_column_info *cols; /* every table's columns, side by side */
+    keel_column_info *cols; /* every item's columns, side by side */
     const char **col_table;
     const char **tables;
+    uint32_t *types;
     uint16_t ncols;
 } from_list;
 
-/* Adds a FROM item: a table, or a join whose right side is one. */
-static keel_status from_add(sql_session *s, from_list *f, const PgQuery__Node *n,
-                            bool left, const PgQuery__Node *on)
+/* Where a query's FROM is read: an enclosing query's scope and row (a
+ * subquery's), or none. */
+typedef struct from_ctx {
+    const sql_scope *outer;
+    const sql_value *outer_row;
+    bool describe;
+} from_ctx;
+
+static from_item *from_new(sql_session *s, from_list *f)
 {
+    if (f->n == f->cap) {
+        uint16_t cap = f->cap == 0 ? 4 : (uint16_t)(f->cap * 2);
+        from_item *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
+        if (ni == NULL)
+            return NULL;
+        if (f->n > 0)
+            memcpy(ni, f->items, f->n * sizeof(*ni));
+        f->items = ni;
+        f->cap = cap;
+    }
+    memset(&f->items[f->n], 0, sizeof(f->items[0]));
+    return &f->items[f->n];
+}
+
+/* A rowset item's columns as its table's, renamed by its alias's column
+ * list (`AS o(n)`); 42P10 for more names than columns. */
+static keel_status rows_columns(sql_session *s, from_item *it)
+{
+    const PgQuery__Alias *a = it->alias;
+
+    if (a != NULL && a->n_colnames > it->rs.ncols)
+        return sql_fail(s, KEEL_EINVAL, "42P10",
+                        "table \"%s\" has %u columns available but %zu "
+                        "columns specified",
+                        it->t.alias, it->rs.ncols, a->n_colnames);
+    for (size_t i = 0; a != NULL && i < a->n_colnames; i++) {
+        const char *n = sql_node_string(a->colnames[i]);
+        if (n != NULL)
+            snprintf(it->rs.cols[i].name, sizeof(it->rs.cols[i].name), "%s", n);
+    }
+    /* Only a parenthesized join's columns keep their tables; a
+     * subquery's and a view's are its alias's. */
+    if (it->alias != NULL || it->t.alias[0] != '\0')
+        it->rs.col_table = NULL;
+    it->t.info.ncols = it->rs.ncols;
+    it->t.cols = it->rs.cols;
+    return KEEL_OK;
+}
+
+/* A SELECT * over one FROM item (a parenthesized join), built in the
+ * arena, so that the join runs as a subquery of its own. */
+static keel_status star_select(sql_session *s, PgQuery__Node *from,
+                               const PgQuery__SelectStmt **out)
+{
+    PgQuery__SelectStmt *sel = sql_alloc(&s->arena, sizeof(*sel));
+    PgQuery__Node *tn = sql_alloc(&s->arena, sizeof(*tn));
+    PgQuery__Node *cn = sql_alloc(&s->arena, sizeof(*cn));
+    PgQuery__Node *sn = sql_alloc(&s->arena, sizeof(*sn));
+    PgQuery__ResTarget *rt = sql_alloc(&s->arena, sizeof(*rt));
+    PgQuery__ColumnRef *cr = sql_alloc(&s->arena, sizeof(*cr));
+    PgQuery__AStar *star = sql_alloc(&s->arena, sizeof(*star));
+    PgQuery__Node **tl = sql_alloc(&s->arena, sizeof(*tl));
+    PgQuery__Node **fl = sql_alloc(&s->arena, sizeof(*fl));
+    PgQuery__Node **fields = sql_alloc(&s->arena, sizeof(*fields));
+
+    if (sel == NULL || tn == NULL || cn == NULL || sn == NULL || rt == NULL ||
+        cr == NULL || star == NULL || tl == NULL || fl == NULL || fields == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    pg_query__select_stmt__init(sel);
+    pg_query__node__init(tn);
+    pg_query__node__init(cn);
+    pg_query__node__init(sn);
+    pg_query__res_target__init(rt);
+    pg_query__column_ref__init(cr);
+    pg_query__a__star__init(star);
+    sn->node_case = PG_QUERY__NODE__NODE_A_STAR;
+    sn->a_star = star;
+    fields[0] = sn;
+    cr->n_fields = 1;
+    cr->fields = fields;
+    cr->location = -1;
+    cn->node_case = PG_QUERY__NODE__NODE_COLUMN_REF;
+    cn->column_ref = cr;
+    rt->val = cn;
+    rt->location = -1;
+    tn->node_case = PG_QUERY__NODE__NODE_RES_TARGET;
+    tn->res_target = rt;
+    tl[0] = tn;
+    fl[0] = from;
+    sel->n_target_list = 1;
+    sel->target_list = tl;
+    sel->n_from_clause = 1;
+    sel->from_clause = fl;
+    sel->op = PG_QUERY__SET_OPERATION__SETOP_NONE;
+    sel->limit_option = PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_DEFAULT;
+    *out = sel;
+    return KEEL_OK;
+}
+
+/* Adds a FROM item: a table or view, a subquery, or a join (its left
+ * side's items, then its right side: an item, or a parenthesized join
+ * read as a subquery). */
+static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
+                            PgQuery__Node *n, bool left,
+                            const PgQuery__Node *on)
+{
+    from_item *it;
+    int32_t location = -1;
     keel_status rc;
 
     if (n->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR) {
@@ -945,77 +1120,309 @@ static keel_status from_add(sql_session *s, from_list *f, const PgQuery__Node *n
         if (j->jointype != PG_QUERY__JOIN_TYPE__JOIN_INNER &&
             j->jointype != PG_QUERY__JOIN_TYPE__JOIN_LEFT)
             return sql_unsupported(s, -1, "RIGHT and FULL joins");
-        if (j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
-            return sql_unsupported(s, -1, "joins nested on their right side");
         if (j->alias != NULL)
             return sql_unsupported(s, -1, "aliases of joins");
-        rc = from_add(s, f, j->larg, false, NULL);
+        if (left || on != NULL) {
+            /* A join on the right of another: its rows, read whole. */
+            it = from_new(s, f);
+            if (it == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            it->is_rows = true;
+            it->t.name = it->t.alias = "";
+            it->left = left;
+            it->on = on;
+            rc = star_select(s, n, &it->sub);
+            if (rc == KEEL_OK)
+                rc = sql_select_rows(s, it->sub, ctx->outer, ctx->outer_row,
+                                     ctx->describe, &it->rs);
+            if (rc == KEEL_OK)
+                rc = rows_columns(s, it);
+            if (rc == KEEL_OK)
+                f->n++;
+            return rc;
+        }
+        rc = from_add(s, f, ctx, j->larg, false, NULL);
         if (rc != KEEL_OK)
             return rc;
-        return from_add(s, f, j->rarg,
+        return from_add(s, f, ctx, j->rarg,
                         j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT, j->quals);
     }
-    if (n->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
-        return sql_unsupported(s, -1, "subqueries and functions in FROM");
-    if (f->n == f->cap) {
-        uint16_t cap = f->cap == 0 ? 4 : (uint16_t)(f->cap * 2);
-        from_item *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
-        if (ni == NULL)
+    if (n->node_case == PG_QUERY__NODE__NODE_RANGE_SUBSELECT) {
+        const PgQuery__RangeSubselect *rs = n->range_subselect;
+        if (rs->alias == NULL)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "subquery in FROM must have an alias");
+        if (rs->subquery == NULL ||
+            rs->subquery->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+            return sql_unsupported(s, -1, "this subquery in FROM");
+        it = from_new(s, f);
+        if (it == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-        if (f->n > 0)
-            memcpy(ni, f->items, f->n * sizeof(*ni));
-        f->items = ni;
-        f->cap = cap;
+        it->is_rows = true;
+        it->sub = rs->subquery->select_stmt;
+        it->lateral = rs->lateral;
+        it->alias = rs->alias;
+        it->t.name = it->t.alias = rs->alias->aliasname;
+        it->left = left;
+        it->on = on;
+        /* A LATERAL subquery is described once the items before it are
+         * known (from_lateral()), and runs for each of their rows. */
+        if (!it->lateral) {
+            rc = sql_select_rows(s, it->sub, ctx->outer, ctx->outer_row,
+                                 ctx->describe, &it->rs);
+            if (rc == KEEL_OK)
+                rc = rows_columns(s, it);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+    } else if (n->node_case == PG_QUERY__NODE__NODE_RANGE_VAR) {
+        const PgQuery__RangeVar *rv = n->range_var;
+        bool pgc = rv->schemaname != NULL &&
+                   strcmp(rv->schemaname, "pg_catalog") == 0;
+        it = from_new(s, f);
+        if (it == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        location = rv->location;
+        if ((pgc || rv->schemaname == NULL || rv->schemaname[0] == '\0') &&
+            sql_catalog_is_view(rv->relname)) {
+            /* pg_catalog's views come first, as PostgreSQL searches
+             * pg_catalog before the path. */
+            it->is_rows = true;
+            it->t.name = rv->relname;
+            it->t.alias = rv->alias != NULL ? rv->alias->aliasname : rv->relname;
+            it->alias = rv->alias;
+            rc = sql_catalog_view_rows(s, rv->relname, false, &it->rs);
+            if (rc == KEEL_OK)
+                rc = rows_columns(s, it);
+        } else if (pgc) {
+            char what[128];
+            snprintf(what, sizeof(what), "the catalog pg_catalog.%s",
+                     rv->relname);
+            rc = sql_unsupported(s, rv->location, what);
+        } else {
+            rc = sql_table_open(s, rv, &it->t);
+        }
+        if (rc != KEEL_OK)
+            return rc;
+    } else if (n->node_case == PG_QUERY__NODE__NODE_RANGE_FUNCTION) {
+        const PgQuery__RangeFunction *rf = n->range_function;
+        const PgQuery__Node *fn =
+            rf->n_functions == 1 &&
+                    rf->functions[0]->node_case == PG_QUERY__NODE__NODE_LIST &&
+                    rf->functions[0]->list->n_items > 0
+                ? rf->functions[0]->list->items[0]
+                : NULL;
+        const PgQuery__FuncCall *fc =
+            fn != NULL && fn->node_case == PG_QUERY__NODE__NODE_FUNC_CALL
+                ? fn->func_call
+                : NULL;
+        const char *fname =
+            fc != NULL && fc->n_funcname > 0
+                ? sql_node_string(fc->funcname[fc->n_funcname - 1])
+                : NULL;
+        if (rf->ordinality || rf->is_rowsfrom || rf->n_coldeflist > 0 ||
+            fname == NULL || strcmp(fname, "generate_series") != 0 ||
+            (fc->n_funcname == 2 &&
+             strcmp(sql_node_string(fc->funcname[0]) != NULL
+                        ? sql_node_string(fc->funcname[0])
+                        : "",
+                    "pg_catalog") != 0))
+            return sql_unsupported(s, -1, "functions in FROM but "
+                                          "generate_series()");
+        if (fc->n_args < 2 || fc->n_args > 3)
+            return sql_fail(s, KEEL_ENOENT, "42883",
+                            "function generate_series() with %zu argument(s) "
+                            "does not exist",
+                            fc->n_args);
+        it = from_new(s, f);
+        if (it == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        it->is_rows = true;
+        it->lateral = true;
+        it->func = fc;
+        it->alias = rf->alias;
+        it->t.name = it->t.alias =
+            rf->alias != NULL ? rf->alias->aliasname : "generate_series";
+    } else {
+        return sql_unsupported(s, -1, "this kind of FROM item");
     }
-    memset(&f->items[f->n], 0, sizeof(f->items[0]));
-    rc = sql_table_open(s, n->range_var, &f->items[f->n].t);
-    if (rc != KEEL_OK)
-        return rc;
     for (uint16_t k = 0; k < f->n; k++)
-        if (strcmp(f->items[k].t.alias, f->items[f->n].t.alias) == 0)
-            return sql_fail_at(s, n->range_var->location, KEEL_EINVAL, "42712",
-                               "table name \"%s\" specified more than once",
-                               f->items[f->n].t.alias);
-    f->items[f->n].left = left;
-    f->items[f->n].on = on;
+        if (strcmp(f->items[k].t.alias, it->t.alias) == 0 && it->t.alias[0])
+            return sql_fail_at(s, location, KEEL_EINVAL, "42712",
+                            "table name \"%s\" specified more than once",
+                            it->t.alias);
+    it->left = left;
+    it->on = on;
     f->n++;
     return KEEL_OK;
 }
 
-/* Builds the joined row's columns and the scope over them. */
-static keel_status from_scope(sql_session *s, from_list *f, sql_scope *sc)
+/*
+ * Builds the joined row's columns for items [0, upto), after the
+ * enclosing query's (outer, if any), and the scope over them.
+ */
+static keel_status from_scope_upto(sql_session *s, from_list *f, uint16_t upto,
+                                   const sql_scope *outer, sql_scope *sc)
 {
-    uint16_t total = 0;
+    uint16_t nouter = outer != NULL ? outer->ncols : 0;
+    uint16_t total = nouter, ntab = 0, cap_tab;
 
-    for (uint16_t k = 0; k < f->n; k++) {
+    for (uint16_t k = 0; k < upto; k++) {
         f->items[k].off = total;
         if (total + f->items[k].t.info.ncols > 1664)
             return sql_fail(s, KEEL_ETOOBIG, "54000",
                             "joins can have at most 1664 columns");
         total = (uint16_t)(total + f->items[k].t.info.ncols);
     }
+    cap_tab = (uint16_t)(total + upto + (outer != NULL ? outer->ntables + 1 : 0));
     f->cols = sql_alloc(&s->arena, (total + 1u) * sizeof(*f->cols));
     f->col_table = sql_alloc(&s->arena, (total + 1u) * sizeof(char *));
-    f->tables = sql_alloc(&s->arena, (f->n + 1u) * sizeof(char *));
-    if (f->cols == NULL || f->col_table == NULL || f->tables == NULL)
+    f->types = sql_alloc(&s->arena, (total + 1u) * sizeof(uint32_t));
+    f->tables = sql_alloc(&s->arena, (cap_tab + 1u) * sizeof(char *));
+    if (f->cols == NULL || f->col_table == NULL || f->types == NULL ||
+        f->tables == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    for (uint16_t k = 0; k < f->n; k++) {
-        const sql_table *t = &f->items[k].t;
-        f->tables[k] = t->alias;
-        for (uint16_t c = 0; c < t->info.ncols; c++) {
-            f->cols[f->items[k].off + c] = t->cols[c];
-            f->col_table[f->items[k].off + c] = t->alias;
+    for (uint16_t c = 0; c < nouter; c++) {
+        f->cols[c] = outer->cols[c];
+        f->col_table[c] = sql_scope_table_of(outer, c);
+        f->types[c] = sql_scope_type(outer, c);
+    }
+    if (outer != NULL && outer->tables != NULL)
+        for (uint16_t t = 0; t < outer->ntables; t++)
+            f->tables[ntab++] = outer->tables[t];
+    else if (outer != NULL && outer->table != NULL && outer->table[0] != '\0')
+        f->tables[ntab++] = outer->table;
+    for (uint16_t k = 0; k < upto; k++) {
+        const from_item *it = &f->items[k];
+        if (it->t.alias[0] != '\0')
+            f->tables[ntab++] = it->t.alias;
+        for (uint16_t c = 0; c < it->t.info.ncols; c++) {
+            uint16_t at = (uint16_t)(it->off + c);
+            f->cols[at] = it->t.cols[c];
+            if (it->is_rows) {
+                f->types[at] = it->rs.types[c];
+                f->col_table[at] = it->rs.col_table != NULL &&
+                                           it->rs.col_table[c] != NULL
+                                       ? it->rs.col_table[c]
+                                       : it->t.alias;
+            } else {
+                f->types[at] = sql_column_type(&it->t.cols[c]);
+                f->col_table[at] = it->t.alias;
+            }
+            if (f->col_table[at] != it->t.alias) {
+                bool seen = false;
+                for (uint16_t t = 0; t < ntab && !seen; t++)
+                    seen = strcmp(f->tables[t], f->col_table[at]) == 0;
+                if (!seen)
+                    f->tables[ntab++] = f->col_table[at];
+            }
         }
     }
     f->ncols = total;
-    *sc = (sql_scope){.table = f->n == 1 ? f->items[0].t.alias : "",
+    *sc = (sql_scope){.table = upto == 1 && nouter == 0 ? f->items[0].t.alias : "",
                       .cols = f->cols, .ncols = total,
                       .col_table = f->col_table, .tables = f->tables,
-                      .ntables = f->n};
+                      .ntables = ntab, .types = f->types, .nouter = nouter};
     return KEEL_OK;
 }
 
-/* The FROM item column i of the joined row belongs to. */
+/* generate_series()'s arguments analysed over the items before it, and
+ * its one column: integer, or bigint if an argument is. */
+static keel_status series_columns(sql_session *s, from_item *it)
+{
+    const PgQuery__FuncCall *fc = it->func;
+    uint32_t type = SQL_TYPE_INT4;
+    keel_status rc;
+
+    for (size_t a = 0; a < fc->n_args; a++) {
+        uint32_t t;
+        rc = sql_expr_prepare(s, &it->lscope, fc->args[a], &it->fargs[a]);
+        if (rc != KEEL_OK)
+            return rc;
+        t = it->fargs[a]->type;
+        if (t == SQL_TYPE_INT8)
+            type = SQL_TYPE_INT8;
+        else if (t != SQL_TYPE_INT2 && t != SQL_TYPE_INT4 &&
+                 t != SQL_TYPE_UNKNOWN)
+            return sql_unsupported(s, fc->location,
+                                   "generate_series() but of integers");
+    }
+    it->rs.ncols = 1;
+    it->rs.cols = sql_alloc(&s->arena, sizeof(*it->rs.cols));
+    it->rs.types = sql_alloc(&s->arena, sizeof(uint32_t));
+    if (it->rs.cols == NULL || it->rs.types == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(it->rs.cols, 0, sizeof(*it->rs.cols));
+    /* A function's one column is named after its alias, as in
+     * PostgreSQL, else after the function. */
+    snprintf(it->rs.cols[0].name, sizeof(it->rs.cols[0].name), "%s",
+             it->t.alias);
+    it->rs.cols[0].type = KEEL_INT8;
+    it->rs.types[0] = type;
+    it->rs.col_table = NULL;
+    return KEEL_OK;
+}
+
+/* generate_series()'s rows for the row before it. */
+static keel_status series_rows(sql_session *s, from_item *it,
+                               const sql_value *row)
+{
+    sql_value v[3] = {{0}, {0}, {0}};
+    int64_t step = 1;
+    keel_status rc;
+
+    it->rs.n = 0;
+    for (uint16_t a = 0; a < 3 && it->fargs[a] != NULL; a++) {
+        rc = sql_expr_eval(s, it->fargs[a], row, &v[a]);
+        if (rc == KEEL_OK && !v[a].isnull)
+            rc = sql_value_cast(s, &v[a], SQL_TYPE_INT8, -1, true, -1);
+        if (rc != KEEL_OK)
+            return rc;
+        if (v[a].isnull)
+            return KEEL_OK;
+    }
+    if (it->fargs[2] != NULL)
+        step = v[2].v.i;
+    if (step == 0)
+        return sql_fail(s, KEEL_EINVAL, "22023", "step size cannot equal zero");
+    for (int64_t i = v[0].v.i; step > 0 ? i <= v[1].v.i : i >= v[1].v.i;) {
+        sql_value x = {.type = it->rs.types[0], .v.i = i};
+        rc = sql_check_cancel(s);
+        if (rc == KEEL_OK)
+            rc = sql_rowset_add(s, &it->rs, &x);
+        if (rc != KEEL_OK)
+            return rc;
+        if (__builtin_add_overflow(i, step, &i))
+            break;
+    }
+    return KEEL_OK;
+}
+
+/* Describes each LATERAL subquery against the items before it. */
+static keel_status from_lateral(sql_session *s, from_list *f,
+                                const sql_scope *outer)
+{
+    keel_status rc;
+
+    for (uint16_t k = 0; k < f->n; k++) {
+        from_item *it = &f->items[k];
+        if (!it->lateral)
+            continue;
+        rc = from_scope_upto(s, f, k, outer, &it->lscope);
+        if (rc == KEEL_OK && it->func != NULL)
+            rc = series_columns(s, it);
+        else if (rc == KEEL_OK)
+            rc = sql_select_rows(s, it->sub, &it->lscope, NULL, true, &it->rs);
+        if (rc == KEEL_OK)
+            rc = rows_columns(s, it);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
+}
+
+/* The FROM item column i of the joined row belongs to (NULL for the
+ * enclosing query's). */
 static const from_item *from_item_of(const from_list *f, uint16_t i)
 {
     for (uint16_t k = f->n; k-- > 0;)
@@ -1174,6 +1581,9 @@ typedef struct select_run {
     uint16_t *gcols;
     group_input *gin;
     size_t ngin, capgin;
+    /* Expressions read the engine (pg_table_is_visible()): no scan may
+     * stay open while they run, so every level is read first. */
+    bool materialize;
 } select_run;
 
 /* A joined row that passed WHERE: to the output, or kept for grouping. */
@@ -1237,7 +1647,7 @@ static bool level_add(level_rows *lr, const sql_value *row, uint16_t ncols)
     }
     for (uint16_t c = 0; c < ncols; c++) {
         sql_value v = row[c];
-        if (!v.isnull && sql_type_is_string(v.type)) {
+        if (!v.isnull && sql_type_has_bytes(v.type)) {
             if (lr->slen + v.v.s.len + 1 > lr->scap) {
                 size_t cap = lr->scap == 0 ? 4096 : lr->scap;
                 char *ns;
@@ -1264,9 +1674,54 @@ static void level_fix(level_rows *lr, uint16_t ncols)
 {
     for (size_t i = 0; i < lr->n * ncols; i++) {
         sql_value *v = &lr->vals[i];
-        if (!v->isnull && sql_type_is_string(v->type))
+        if (!v->isnull && sql_type_has_bytes(v->type))
             v->v.s.p = lr->strs + (uintptr_t)v->v.s.p;
     }
+}
+
+static keel_status join_level(sql_session *s, select_run *r, uint16_t level);
+
+/* A rowset's level of the join: its rows (a LATERAL subquery's, run for
+ * the row before it) that ON accepts, or a row of nulls for a LEFT JOIN
+ * without one. */
+static keel_status join_rows(sql_session *s, select_run *r, uint16_t level)
+{
+    from_item *it = &r->from->items[level];
+    uint16_t nc = it->rs.ncols;
+    bool matched = false;
+    keel_status rc = KEEL_OK;
+
+    if (it->func != NULL) {
+        rc = series_rows(s, it, r->row);
+        if (rc != KEEL_OK)
+            return rc;
+    } else if (it->lateral) {
+        it->rs.n = 0;
+        rc = sql_select_rows(s, it->sub, &it->lscope, r->row, false, &it->rs);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    for (size_t i = 0; rc == KEEL_OK && i < it->rs.n && !output_full(r->o);
+         i++) {
+        memcpy(r->row + it->off, it->rs.vals + i * nc, nc * sizeof(sql_value));
+        if (it->on_expr != NULL) {
+            sql_value v;
+            rc = sql_expr_eval(s, it->on_expr, r->row, &v);
+            if (rc != KEEL_OK)
+                break;
+            if (v.isnull || !v.v.b)
+                continue;
+        }
+        matched = true;
+        rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
+        for (uint16_t c = 0; c < nc; c++)
+            r->row[it->off + c] =
+                (sql_value){.type = it->rs.types[c], .isnull = true};
+        rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    return rc;
 }
 
 /*
@@ -1294,7 +1749,9 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
         return select_emit(s, r);
     }
     it = &r->from->items[level];
-    last = level + 1 == r->from->n;
+    if (it->is_rows)
+        return join_rows(s, r, level);
+    last = level + 1 == r->from->n && !r->materialize;
     r->conds[0] = it->on_expr;
     r->conds[1] = r->where;
     rc = scan_open(s, &it->sc, &it->t, r->conds, 2, r->row, it->off);
@@ -1335,10 +1792,22 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
     if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
         for (uint16_t c = 0; c < it->t.info.ncols; c++)
             r->row[it->off + c] = (sql_value){
-                .type = sql_type_of_keel(it->t.cols[c].type), .isnull = true};
+                .type = sql_column_type(&it->t.cols[c]), .isnull = true};
         rc = join_level(s, r, (uint16_t)(level + 1));
     }
     return rc;
+}
+
+/* One FROM item's scan as EXPLAIN shows it. */
+static void explain_item(sql_explain *x, int depth, const from_item *it,
+                         const sql_expr *const *conds)
+{
+    if (!it->is_rows)
+        sql_explain_scan(x, depth, &it->t, it->off, conds, 2);
+    else if (it->t.alias[0] == '\0')
+        sql_explain_node(x, depth, "Subquery Scan");
+    else
+        sql_explain_node(x, depth, "Subquery Scan on %s", it->t.alias);
 }
 
 /* The join of items 0..k as EXPLAIN shows it: a nested loop over the
@@ -1349,32 +1818,225 @@ static void explain_join(sql_explain *x, const from_list *f,
     const sql_expr *c[2] = {f->items[k].on_expr, where};
 
     if (k == 0) {
-        sql_explain_scan(x, depth, &f->items[0].t, 0, c, 2);
+        explain_item(x, depth, &f->items[0], c);
         return;
     }
     sql_explain_node(x, depth, "Nested Loop%s",
                      f->items[k].left ? " Left Join" : "");
     explain_join(x, f, where, (uint16_t)(k - 1), depth + 1);
-    sql_explain_scan(x, depth + 1, &f->items[k].t, f->items[k].off, c, 2);
+    explain_item(x, depth + 1, &f->items[k], c);
 }
 
-keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
+keel_status sql_rowset_add(sql_session *s, sql_rowset *out,
+                           const sql_value *row)
+{
+    keel_status rc;
+
+    if (out->n == out->cap) {
+        size_t cap = out->cap == 0 ? 16 : out->cap * 2;
+        sql_value *nv = sql_alloc(&s->arena,
+                                  cap * (out->ncols + 1u) * sizeof(*nv));
+        if (nv == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (out->n > 0)
+            memcpy(nv, out->vals, out->n * out->ncols * sizeof(*nv));
+        out->vals = nv;
+        out->cap = cap;
+    }
+    for (uint16_t c = 0; c < out->ncols; c++) {
+        sql_value *v = &out->vals[out->n * out->ncols + c];
+        *v = row[c];
+        /* An untyped literal's column is text, as PostgreSQL resolves
+         * a subquery's unknown outputs. */
+        if (v->type == SQL_TYPE_UNKNOWN)
+            v->type = out->types[c];
+        rc = sql_value_keep(s, v);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    out->n++;
+    return KEEL_OK;
+}
+
+/* The type a UNION's column takes from its two arms' (UNKNOWN: an
+ * untyped literal), or 0 when they cannot be matched. */
+static uint32_t setop_type(uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return a;
+    if (a == SQL_TYPE_UNKNOWN)
+        return b;
+    if (b == SQL_TYPE_UNKNOWN)
+        return a;
+    if (sql_type_is_int(a) && sql_type_is_int(b))
+        return a == SQL_TYPE_INT8 || b == SQL_TYPE_INT8   ? SQL_TYPE_INT8
+               : a == SQL_TYPE_INT4 || b == SQL_TYPE_INT4 ? SQL_TYPE_INT4
+               : a == SQL_TYPE_OID || b == SQL_TYPE_OID   ? SQL_TYPE_OID
+                                                          : SQL_TYPE_INT2;
+    /* Numbers: integers go to numeric, numeric to double precision, as
+     * PostgreSQL's preferred types for the numeric category. */
+    if ((sql_type_is_int(a) || a == SQL_TYPE_NUMERIC) &&
+        (sql_type_is_int(b) || b == SQL_TYPE_NUMERIC))
+        return SQL_TYPE_NUMERIC;
+    if ((sql_type_is_int(a) || a == SQL_TYPE_NUMERIC || a == SQL_TYPE_FLOAT8) &&
+        (sql_type_is_int(b) || b == SQL_TYPE_NUMERIC || b == SQL_TYPE_FLOAT8))
+        return SQL_TYPE_FLOAT8;
+    if (sql_type_is_string(a) && sql_type_is_string(b))
+        return SQL_TYPE_TEXT;
+    return 0;
+}
+
+/*
+ * UNION [ALL] of two queries (each perhaps a UNION itself): both arms'
+ * rows read whole, each column given one type, duplicates removed unless
+ * ALL; then the statement's own ORDER BY (by output position or name),
+ * LIMIT and OFFSET.  INTERSECT and EXCEPT are not done.
+ */
+static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
+                               const sql_scope *outer,
+                               const sql_value *outer_row, bool describe,
+                               sql_rowset *into)
+{
+    sql_rowset arm[2];
+    sql_scope scope;
+    output o;
+    sql_column *cols;
+    keel_status rc;
+
+    if (st->op != PG_QUERY__SET_OPERATION__SETOP_UNION)
+        return sql_unsupported(s, -1, "INTERSECT and EXCEPT");
+    if (st->larg == NULL || st->rarg == NULL)
+        return sql_unsupported(s, -1, "this UNION");
+    memset(&o, 0, sizeof(o));
+    memset(arm, 0, sizeof(arm));
+    for (int k = 0; k < 2; k++) {
+        arm[k].keep_unknown = true;
+        rc = sql_select_rows(s, k == 0 ? st->larg : st->rarg, outer, outer_row,
+                             describe, &arm[k]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (arm[0].ncols != arm[1].ncols)
+        return sql_fail(s, KEEL_EINVAL, "42601",
+                        "each UNION query must have the same number of "
+                        "columns");
+    for (uint16_t c = 0; c < arm[0].ncols; c++) {
+        uint32_t t = setop_type(arm[0].types[c], arm[1].types[c]);
+        if (t == 0)
+            return sql_fail(s, KEEL_ETYPE, "42804",
+                            "UNION types %s and %s cannot be matched",
+                            sql_type_name(arm[0].types[c]),
+                            sql_type_name(arm[1].types[c]));
+        arm[0].types[c] = t == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : t;
+    }
+    /* The output: the left arm's columns, as the union's types. */
+    scope = (sql_scope){.table = "", .cols = arm[0].cols, .ncols = arm[0].ncols,
+                        .types = arm[0].types};
+    o.nt = arm[0].ncols;
+    o.tl = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*o.tl));
+    o.out = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*o.out));
+    o.txt = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*o.txt));
+    o.lens = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*o.lens));
+    cols = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*cols));
+    if (o.tl == NULL || o.out == NULL || o.txt == NULL || o.lens == NULL ||
+        cols == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t c = 0; c < o.nt; c++) {
+        sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+        if (e == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memset(e, 0, sizeof(*e));
+        e->kind = SQL_EXPR_COLUMN;
+        e->type = arm[0].types[c];
+        e->location = -1;
+        e->u.column = c;
+        o.tl[c] = (target){.expr = e, .name = arm[0].cols[c].name};
+        cols[c] = (sql_column){.name = arm[0].cols[c].name, .type = e->type,
+                               .typlen = sql_type_len(e->type), .typmod = -1};
+        if (into == NULL && s->nrformats > 0)
+            cols[c].format = s->rformats[s->nrformats == 1 ? 0 : c];
+    }
+    o.distinct = !st->all;
+    o.into = into;
+    if (st->n_sort_clause > 0) {
+        rc = order_by(s, st, &scope, &o);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    o.collect = o.nkeys > 0 || o.distinct;
+    rc = limit_value(s, st->limit_count, "LIMIT", &o.limit);
+    if (rc == KEEL_OK)
+        rc = limit_value(s, st->limit_offset, "OFFSET", &o.offset);
+    if (rc != KEEL_OK)
+        return rc;
+    if (o.offset < 0)
+        o.offset = 0;
+    if (into != NULL) {
+        into->ncols = o.nt;
+        into->n = into->cap = 0;
+        into->vals = NULL;
+        into->cols = arm[0].cols;
+        into->col_table = NULL;
+        into->types = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(uint32_t));
+        if (into->types == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t c = 0; c < o.nt; c++)
+            into->types[c] = arm[0].types[c];
+    } else if (s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "%s", o.distinct ? "Unique" : "Append");
+        return KEEL_OK;
+    } else if (s->sink->columns(s->sink->ctx, cols, o.nt) != 0) {
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    }
+    if (describe)
+        return KEEL_OK;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < arm[k].n && !output_full(&o); i++) {
+            sql_value *row = arm[k].vals + i * arm[0].ncols;
+            for (uint16_t c = 0; c < o.nt; c++) {
+                rc = sql_value_cast(s, &row[c], arm[0].types[c], -1, true, -1);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
+            rc = output_row(s, &o, row);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+    rc = output_finish(s, &o);
+    if (rc != KEEL_OK || into != NULL)
+        return rc;
+    return sql_complete_count(s, "SELECT", (uint64_t)o.sent);
+}
+
+/*
+ * A SELECT: analysed against the enclosing query's scope (outer, or
+ * NULL), then its rows sent to the client, or collected into `into` (a
+ * subquery's).  describe: the result's columns only.
+ */
+static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
+                                const sql_scope *outer,
+                                const sql_value *outer_row, bool describe,
+                                sql_rowset *into)
 {
     from_list from;
+    from_ctx ctx = {.outer = outer, .outer_row = outer_row,
+                    .describe = describe};
     sql_scope scope, gscope, *sp = NULL, *op;
     sql_grouping g;
     select_run run;
     output o;
     sql_column *cols;
     bool grouped;
+    uint32_t reads = s->expr_engine_reads;
     keel_status rc;
 
     memset(&o, 0, sizeof(o));
     memset(&g, 0, sizeof(g));
     memset(&from, 0, sizeof(from));
     memset(&run, 0, sizeof(run));
+    o.into = into;
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
-        return sql_unsupported(s, -1, "UNION, INTERSECT and EXCEPT");
+        return setop_query(s, st, outer, outer_row, describe, into);
     if (st->n_values_lists > 0)
         return sql_unsupported(s, -1, "VALUES lists");
     if (st->with_clause != NULL)
@@ -1392,12 +2054,15 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         o.distinct = true;
     }
     for (size_t i = 0; i < st->n_from_clause; i++) {
-        rc = from_add(s, &from, st->from_clause[i], false, NULL);
+        rc = from_add(s, &from, &ctx, st->from_clause[i], false, NULL);
         if (rc != KEEL_OK)
             return rc;
     }
-    if (from.n > 0) {
-        rc = from_scope(s, &from, &scope);
+    rc = from_lateral(s, &from, outer);
+    if (rc != KEEL_OK)
+        return rc;
+    if (from.n > 0 || outer != NULL) {
+        rc = from_scope_upto(s, &from, from.n, outer, &scope);
         if (rc != KEEL_OK)
             return rc;
         sp = &scope;
@@ -1479,6 +2144,7 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
             return rc;
     }
     o.collect = o.nkeys > 0 || o.distinct;
+    run.materialize = s->expr_engine_reads != reads;
     rc = limit_value(s, st->limit_count, "LIMIT", &o.limit);
     if (rc == KEEL_OK)
         rc = limit_value(s, st->limit_offset, "OFFSET", &o.offset);
@@ -1486,7 +2152,29 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         return rc;
     if (o.offset < 0)
         o.offset = 0;
-    if (s->explain != NULL) {
+    if (into != NULL) {
+        /* A subquery's result: its columns, then (unless describing)
+         * its rows. */
+        into->ncols = o.nt;
+        into->n = into->cap = 0;
+        into->vals = NULL;
+        into->cols = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*into->cols));
+        into->types = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(uint32_t));
+        into->col_table = sql_alloc(&s->arena, (o.nt + 1u) * sizeof(char *));
+        if (into->cols == NULL || into->types == NULL || into->col_table == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memset(into->cols, 0, (o.nt + 1u) * sizeof(*into->cols));
+        for (uint16_t i = 0; i < o.nt; i++) {
+            uint32_t type = o.tl[i].expr->type;
+            snprintf(into->cols[i].name, sizeof(into->cols[i].name), "%s",
+                     o.tl[i].name);
+            into->cols[i].type = KEEL_TEXT;
+            into->types[i] = type == SQL_TYPE_UNKNOWN && !into->keep_unknown
+                                 ? SQL_TYPE_TEXT
+                                 : type;
+            into->col_table[i] = o.tl[i].table;
+        }
+    } else if (s->explain != NULL) {
         /* The plan, top down: what limits, sorts and groups the rows,
          * then the joins as left-deep nested loops. */
         sql_explain *x = s->explain;
@@ -1517,6 +2205,8 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
     if (cols == NULL || o.out == NULL || o.txt == NULL || o.lens == NULL ||
         run.row == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (outer_row != NULL && outer != NULL)
+        memcpy(run.row, outer_row, outer->ncols * sizeof(sql_value));
     for (uint16_t i = 0; i < o.nt; i++) {
         const sql_expr *e = o.tl[i].expr;
         uint32_t type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : e->type;
@@ -1530,7 +2220,9 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
                 c = c < g.nkeys ? run.gcols[c] : UINT16_MAX;
             if (c != UINT16_MAX) {
                 const from_item *it = from_item_of(&from, c);
-                uint16_t a = (uint16_t)(c - it->off);
+                uint16_t a = it != NULL ? (uint16_t)(c - it->off) : 0;
+                if (it == NULL || it->is_rows)
+                    continue;
                 cols[i].table = it->t.info.oid;
                 cols[i].attnum = (int16_t)(a + 1);
                 if (sql_column_typmod(&it->t.cols[a]) >= 0) {
@@ -1543,9 +2235,9 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
             }
         }
     }
-    if (s->sink->columns(s->sink->ctx, cols, o.nt) != 0)
+    if (into == NULL && s->sink->columns(s->sink->ctx, cols, o.nt) != 0)
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-    if (s->describe_only)
+    if (describe)
         return KEEL_OK;
     run.from = &from;
     run.o = &o;
@@ -1554,7 +2246,27 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         rc = group_finish(s, &g, run.gin, run.ngin, &o);
     if (rc == KEEL_OK)
         rc = output_finish(s, &o);
-    if (rc != KEEL_OK)
+    if (rc != KEEL_OK || into != NULL)
         return rc;
     return sql_complete_count(s, "SELECT", (uint64_t)o.sent);
+}
+
+keel_status sql_select_rows(sql_session *s, const PgQuery__SelectStmt *st,
+                            const sql_scope *outer, const sql_value *outer_row,
+                            bool describe, sql_rowset *out)
+{
+    /* A subquery is no statement of its own: nothing of it is sent, nor
+     * explained. */
+    sql_explain *x = s->explain;
+    keel_status rc;
+
+    s->explain = NULL;
+    rc = select_query(s, st, outer, outer_row, describe, out);
+    s->explain = x;
+    return rc;
+}
+
+keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
+{
+    return select_query(s, st, NULL, NULL, s->describe_only, NULL);
 }

@@ -1056,6 +1056,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_create_table(s, n->create_stmt);
     case PG_QUERY__NODE__NODE_DROP_STMT:
         return sql_exec_drop(s, n->drop_stmt);
+    case PG_QUERY__NODE__NODE_CREATE_SCHEMA_STMT:
+        return sql_exec_create_schema(s, n->create_schema_stmt);
     case PG_QUERY__NODE__NODE_INDEX_STMT:
         return sql_exec_create_index(s, n->index_stmt);
     case PG_QUERY__NODE__NODE_VACUUM_STMT:

@@ -62,6 +62,18 @@ const char *sql_type_name(uint32_t type)
         return "timestamp without time zone";
     case SQL_TYPE_TIMESTAMPTZ:
         return "timestamp with time zone";
+    case SQL_TYPE_CHAR_ARRAY:
+        return "\"char\"[]";
+    case SQL_TYPE_NAME_ARRAY:
+        return "name[]";
+    case SQL_TYPE_INT2_ARRAY:
+        return "smallint[]";
+    case SQL_TYPE_INT4_ARRAY:
+        return "integer[]";
+    case SQL_TYPE_TEXT_ARRAY:
+        return "text[]";
+    case SQL_TYPE_OID_ARRAY:
+        return "oid[]";
     default:
         return "?";
     }
@@ -155,6 +167,21 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
     /* pg_catalog.int4 and the like: the last name counts. */
     if (tn->n_names > 0)
         name = sql_node_string(tn->names[tn->n_names - 1]);
+    if (name != NULL && tn->n_array_bounds == 1) {
+        /* The arrays keel has: of name, text, oid, "char", int2, int4. */
+        PgQuery__TypeName elem = *tn;
+        elem.n_array_bounds = 0;
+        elem.n_typmods = 0;
+        if (sql_type_lookup(s, &elem, type, typmod) != KEEL_OK ||
+            sql_type_array_of(*type) == 0) {
+            char what[96];
+            snprintf(what, sizeof(what), "arrays of type %s", name);
+            return sql_unsupported(s, tn->location, what);
+        }
+        *type = sql_type_array_of(*type);
+        *typmod = -1;
+        return KEEL_OK;
+    }
     if (name == NULL || tn->n_array_bounds > 0)
         return sql_unsupported(s, tn->location, "this type");
     *typmod = -1;
@@ -214,6 +241,12 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         return sql_unsupported(s, tn->location, "types time and interval");
     if (strcmp(name, "float4") == 0)
         return sql_unsupported(s, tn->location, "type real");
+    if (strncmp(name, "reg", 3) == 0 || strcmp(name, "aclitem") == 0) {
+        /* PostgreSQL's object identifier types (regclass, regtype...). */
+        char what[80];
+        snprintf(what, sizeof(what), "type %s", name);
+        return sql_unsupported(s, tn->location, what);
+    }
     return sql_fail_at(s, tn->location, KEEL_ENOENT, "42704",
                        "type \"%s\" does not exist", name);
 }
@@ -364,7 +397,7 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
         *len = 0;
         return KEEL_OK;
     }
-    if (sql_type_is_string(v->type)) {
+    if (sql_type_in_s(v->type)) {
         *out = v->v.s.p;
         *len = v->v.s.len;
         return KEEL_OK;
@@ -677,8 +710,23 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
             return rc;
         goto no_cast;
     }
-    if (from == type && !sql_type_is_string(type))
+    if (from == type && !sql_type_in_s(type))
         return KEEL_OK;
+    if (sql_type_elem(type) != 0) {
+        /* An array from its text form ('{a,b}') or one of its own type. */
+        if (from == type)
+            return KEEL_OK;
+        if (!sql_type_is_string(from) || v->v.s.len < 2 ||
+            v->v.s.p[0] != '{' || v->v.s.p[v->v.s.len - 1] != '}') {
+            if (!sql_type_is_string(from))
+                goto no_cast;
+            return sql_fail_at(s, location, KEEL_EINVAL, "22P02",
+                               "malformed array literal: \"%.*s\"",
+                               (int)v->v.s.len, v->v.s.p);
+        }
+        v->type = type;
+        return KEEL_OK;
+    }
     if (sql_type_is_string(type)) {
         if (!sql_type_is_string(from)) {
             const char *p;
@@ -793,7 +841,7 @@ static uint32_t trimmed_len(const sql_value *v)
 
 int sql_value_compare(const sql_value *a, const sql_value *b)
 {
-    if (sql_type_is_string(a->type) && sql_type_is_string(b->type)) {
+    if (sql_type_in_s(a->type) && sql_type_in_s(b->type)) {
         uint32_t la = trimmed_len(a), lb = trimmed_len(b);
         int c = memcmp(a->v.s.p, b->v.s.p, la < lb ? la : lb);
         if (c != 0)
@@ -959,6 +1007,8 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
     }
     if (v->type == SQL_TYPE_NUMERIC)
         return numeric_binary(s, v, out, len);
+    if (sql_type_elem(v->type) != 0)
+        return sql_unsupported(s, -1, "arrays in binary format");
     if (sql_type_is_string(v->type)) {
         *out = v->v.s.p;
         *len = v->v.s.len;
@@ -1307,8 +1357,7 @@ keel_status sql_value_keep(sql_session *s, sql_value *v)
 {
     char *p;
 
-    if (v->isnull ||
-        (!sql_type_is_string(v->type) && v->type != SQL_TYPE_NUMERIC))
+    if (v->isnull || !sql_type_has_bytes(v->type))
         return KEEL_OK;
     p = sql_alloc(&s->arena, v->v.s.len + 1);
     if (p == NULL)

@@ -1,0 +1,586 @@
+/*
+ * sql_catalog.c: pg_catalog, PostgreSQL's system catalogs as views over
+ * keel's own (keel_catalog's keel_class, keel_namespace, keel_attribute,
+ * keel_index), so that clients that read them (pgbench, psql's \dt, \d,
+ * \l) get true answers.
+ *
+ * Most views are SQL text over keel_catalog's tables, parsed once per
+ * process and run as a subquery of the statement that names them, in its
+ * transaction's snapshot.  Those of constant rows (pg_type, pg_am,
+ * pg_collation) are tables of literals here, cast to their columns'
+ * types as they are read.  What keel has none of (partitions,
+ * inheritance, policies, publications) is an empty view.
+ *
+ * The functions that name catalog objects by oid (pg_table_is_visible(),
+ * regclass, pg_get_indexdef()) read keel_catalog here too, by its oid
+ * indexes: each opens and ends its own scan, so the caller must hold none
+ * open (see sql_expr_reads_engine()).
+ *
+ * keel has one role, the user connected, shown as oid 10 (PostgreSQL's
+ * bootstrap superuser); it owns everything but public, which belongs to
+ * pg_database_owner (6171) as in a fresh PostgreSQL 15 database.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql/sql_internal.h"
+
+/* A view defined by a SELECT over keel_catalog.  keel_class's kinds are
+ * 't' (a table: PostgreSQL's 'r') and 'i' (an index). */
+typedef struct sql_view {
+    const char *name;
+    const char *text;
+    /* A table of keel_sql's it reads (keel_attrdef: column defaults),
+     * which exists once it has a row; without it the next view of the
+     * same name is read instead. */
+    const char *needs;
+} sql_view;
+
+/* pg_attribute's columns, with atthasdef's expression: keel_attribute's
+ * type is a keel_type, KEEL_INT2 (1) to KEEL_DATE (12) in keel.h's
+ * order; a text column with a length (charlen) is varchar(n). */
+#define PG_ATTRIBUTE(hasdef)                                                  \
+    "select a.relid as attrelid, a.name as attname,"                          \
+    " (case a.type when 1 then 21 when 2 then 23 when 3 then 20"              \
+    " when 4 then 26 when 5 then 16 when 6 then 701 when 7 then 19"           \
+    " when 8 then 1042 when 10 then 1114 when 11 then 1184"                   \
+    " when 12 then 1082 when 9 then case when a.charlen > 0 then 1043"        \
+    " else 25 end end)::oid as atttypid,"                                     \
+    " (case a.type when 1 then 2 when 2 then 4 when 3 then 8 when 4 then 4"   \
+    " when 5 then 1 when 6 then 8 when 7 then 64 when 10 then 8"              \
+    " when 11 then 8 when 12 then 4 else -1 end)::int2 as attlen,"            \
+    " a.attnum,"                                                              \
+    " case when a.type in (8, 9) and a.charlen > 0 then a.charlen + 4"        \
+    " else -1 end as atttypmod,"                                              \
+    " a.notnull as attnotnull, " hasdef " as atthasdef,"                     \
+    " false as atthasmissing, ''::char(1) as attidentity,"                    \
+    " ''::char(1) as attgenerated, false as attisdropped,"                    \
+    " true as attislocal, 0 as attinhcount,"                                  \
+    " (case a.type when 7 then 950 when 8 then 100 when 9 then 100"           \
+    " else 0 end)::oid as attcollation"                                       \
+    " from keel_catalog.keel_attribute a"
+
+static const sql_view views[] = {
+    {"pg_namespace",
+     "select n.oid, n.name as nspname,"
+     " (case n.name when 'public' then 6171 else 10 end)::oid as nspowner"
+     " from keel_catalog.keel_namespace n",
+     NULL},
+    {"pg_class",
+     "select c.oid, c.name as relname, c.namespace as relnamespace,"
+     " 0::oid as reltype, 0::oid as reloftype, 10::oid as relowner,"
+     " (case c.kind when 'i' then 403 else 2 end)::oid as relam,"
+     " c.relnumber as relfilenode, 0::oid as reltablespace,"
+     " c.pages as relpages, c.tuples as reltuples, 0 as relallvisible,"
+     " 0::oid as reltoastrelid, x.indrelid is not null as relhasindex,"
+     " false as relisshared, 'p'::char(1) as relpersistence,"
+     " case c.kind when 't' then 'r'::char(1) else c.kind end as relkind,"
+     " c.natts as relnatts, 0::int2 as relchecks,"
+     " false as relhasrules, false as relhastriggers,"
+     " false as relhassubclass, false as relrowsecurity,"
+     " false as relforcerowsecurity, true as relispopulated,"
+     " 'd'::char(1) as relreplident, false as relispartition,"
+     " null::text as relpartbound"
+     " from keel_catalog.keel_class c"
+     " left join (select indrelid from keel_catalog.keel_index"
+     " group by indrelid) x on x.indrelid = c.oid",
+     NULL},
+    {"pg_attribute",
+     PG_ATTRIBUTE("d.adrelid is not null")
+     " left join keel_sql.keel_attrdef d"
+     " on d.adrelid = a.relid and d.adnum = a.attnum",
+     "keel_attrdef"},
+    {"pg_attribute", PG_ATTRIBUTE("false"), NULL},
+    {"pg_index",
+     "select i.indexrelid, i.indrelid, i.nkeys as indnatts,"
+     " i.nkeys as indnkeyatts, i.\"unique\" as indisunique,"
+     " i.\"primary\" as indisprimary, false as indisexclusion,"
+     " true as indimmediate, false as indisclustered, true as indisvalid,"
+     " false as indcheckxmin, true as indisready, true as indislive,"
+     " false as indisreplident, i.keys as indkey"
+     " from keel_catalog.keel_index i",
+     NULL},
+    {"pg_database",
+     "select 1::oid as oid, current_database() as datname,"
+     " 10::oid as datdba, 6 as encoding, 'c'::char(1) as datlocprovider,"
+     " false as datistemplate, true as datallowconn, -1 as datconnlimit,"
+     " 0::oid as dattablespace, 'C'::text as datcollate,"
+     " 'C'::text as datctype, null::text as daticulocale,"
+     " null::name[] as datacl",
+     NULL},
+    {"pg_roles",
+     "select 10::oid as oid, current_user as rolname, true as rolsuper,"
+     " true as rolinherit, true as rolcreaterole, true as rolcreatedb,"
+     " true as rolcanlogin, false as rolreplication, -1 as rolconnlimit,"
+     " true as rolbypassrls",
+     NULL},
+    {"pg_user",
+     "select current_user as usename, 10::oid as usesysid,"
+     " true as usecreatedb, true as usesuper, false as userepl,"
+     " true as usebypassrls",
+     NULL},
+    {"pg_partitioned_table",
+     "select 0::oid as partrelid, 'h'::char(1) as partstrat,"
+     " 0::int2 as partnatts, 0::oid as partdefid where false",
+     NULL},
+    {"pg_publication",
+     "select 0::oid as oid, ''::name as pubname, 10::oid as pubowner,"
+     " false as puballtables, false as pubinsert, false as pubupdate,"
+     " false as pubdelete, false as pubtruncate, false as pubviaroot"
+     " where false",
+     NULL},
+    {"pg_publication_namespace",
+     "select 0::oid as oid, 0::oid as pnpubid, 0::oid as pnnspid"
+     " where false",
+     NULL},
+    {"pg_publication_rel",
+     "select 0::oid as oid, 0::oid as prpubid, 0::oid as prrelid,"
+     " null::text as prqual, null::int2[] as prattrs where false",
+     NULL},
+    {"pg_constraint",
+     /* A primary key is the one constraint keel keeps apart from its
+      * index; it shares the index's oid and name. */
+     "select i.indexrelid as oid, c.name as conname,"
+     " c.namespace as connamespace, 'p'::char(1) as contype,"
+     " false as condeferrable, false as condeferred, true as convalidated,"
+     " i.indrelid as conrelid, 0::oid as contypid,"
+     " i.indexrelid as conindid, 0::oid as confrelid, true as conislocal"
+     " from keel_catalog.keel_index i"
+     " join keel_catalog.keel_class c on c.oid = i.indexrelid"
+     " where i.\"primary\"",
+     NULL},
+    {"pg_attrdef",
+     /* The expression as libpg_query deparses it, a string literal given
+      * the cast to its column's type that PostgreSQL's stored
+      * expression shows ('x'::text). */
+     "select 0::oid as oid, d.adrelid, d.adnum,"
+     " case when d.adsrc like '''%' and a.atttypid in"
+     " (19, 25, 1042, 1043, 1082, 1114, 1184)"
+     " then d.adsrc || '::' || format_type(a.atttypid, null)"
+     " else d.adsrc end as adbin"
+     " from keel_sql.keel_attrdef d join pg_attribute a"
+     " on a.attrelid = d.adrelid and a.attnum = d.adnum",
+     "keel_attrdef"},
+    {"pg_attrdef",
+     "select 0::oid as oid, 0::oid as adrelid, 0::int2 as adnum,"
+     " null::text as adbin where false",
+     NULL},
+    {"pg_policy",
+     "select 0::oid as oid, ''::name as polname, 0::oid as polrelid,"
+     " 'r'::char(1) as polcmd, true as polpermissive,"
+     " null::oid[] as polroles, null::text as polqual,"
+     " null::text as polwithcheck where false",
+     NULL},
+    {"pg_statistic_ext",
+     "select 0::oid as oid, 0::oid as stxrelid, ''::name as stxname,"
+     " 0::oid as stxnamespace, 10::oid as stxowner, -1 as stxstattarget,"
+     " null::int2[] as stxkeys, null::char[] as stxkind where false",
+     NULL},
+    {"pg_inherits",
+     "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
+     " false as inhdetachpending where false",
+     NULL},
+};
+
+#define NVIEWS (sizeof(views) / sizeof(views[0]))
+
+/* A view of constant rows: each value a literal cast to its column's
+ * type (NULL for none). */
+typedef struct sql_const_view {
+    const char *name;
+    uint16_t ncols;
+    const char *cols[12];
+    uint32_t types[12];
+    uint16_t nrows;
+    const char *rows[20][12];
+} sql_const_view;
+
+static const sql_const_view const_views[] = {
+    {"pg_am",
+     3,
+     {"oid", "amname", "amtype"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_BPCHAR},
+     2,
+     {{"2", "heap", "t"}, {"403", "btree", "i"}}},
+    {"pg_collation",
+     4,
+     {"oid", "collname", "collnamespace", "collprovider"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID, SQL_TYPE_BPCHAR},
+     3,
+     {{"100", "default", "11", "d"},
+      {"950", "C", "11", "c"},
+      {"951", "POSIX", "11", "c"}}},
+    {"pg_type",
+     9,
+     {"oid", "typname", "typnamespace", "typowner", "typlen", "typbyval",
+      "typtype", "typcategory", "typcollation"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_INT2,
+      SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR, SQL_TYPE_OID},
+     15,
+     {{"16", "bool", "11", "10", "1", "t", "b", "B", "0"},
+      {"19", "name", "11", "10", "64", "f", "b", "S", "950"},
+      {"20", "int8", "11", "10", "8", "t", "b", "N", "0"},
+      {"21", "int2", "11", "10", "2", "t", "b", "N", "0"},
+      {"23", "int4", "11", "10", "4", "t", "b", "N", "0"},
+      {"25", "text", "11", "10", "-1", "f", "b", "S", "100"},
+      {"26", "oid", "11", "10", "4", "t", "b", "N", "0"},
+      {"701", "float8", "11", "10", "8", "t", "b", "N", "0"},
+      {"1003", "_name", "11", "10", "-1", "f", "b", "A", "950"},
+      {"1042", "bpchar", "11", "10", "-1", "f", "b", "S", "100"},
+      {"1043", "varchar", "11", "10", "-1", "f", "b", "S", "100"},
+      {"1082", "date", "11", "10", "4", "t", "b", "D", "0"},
+      {"1114", "timestamp", "11", "10", "8", "t", "b", "D", "0"},
+      {"1184", "timestamptz", "11", "10", "8", "t", "b", "D", "0"},
+      {"1700", "numeric", "11", "10", "-1", "f", "b", "N", "0"}}},
+};
+
+#define NCONST (sizeof(const_views) / sizeof(const_views[0]))
+
+/* The views' parses, made once per process and never freed: each a
+ * SELECT, read by every session. */
+static PgQuery__ParseResult *view_trees[NVIEWS];
+static pthread_once_t view_once = PTHREAD_ONCE_INIT;
+
+static void views_parse(void)
+{
+    for (size_t i = 0; i < NVIEWS; i++) {
+        PgQueryProtobufParseResult r = pg_query_parse_protobuf(views[i].text);
+        if (r.error == NULL)
+            view_trees[i] = pg_query__parse_result__unpack(
+                NULL, r.parse_tree.len, (const uint8_t *)r.parse_tree.data);
+        pg_query_free_protobuf_parse_result(r);
+    }
+}
+
+bool sql_catalog_is_view(const char *name)
+{
+    /* Every table's name is asked about: most answer here. */
+    if (strncmp(name, "pg_", 3) != 0)
+        return false;
+    for (size_t i = 0; i < NVIEWS; i++)
+        if (strcmp(views[i].name, name) == 0)
+            return true;
+    for (size_t i = 0; i < NCONST; i++)
+        if (strcmp(const_views[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+static keel_status const_view_rows(sql_session *s, const sql_const_view *v,
+                                   bool describe, sql_rowset *out)
+{
+    sql_value row[12];
+    keel_status rc;
+
+    memset(out, 0, sizeof(*out));
+    out->ncols = v->ncols;
+    out->cols = sql_alloc(&s->arena, v->ncols * sizeof(*out->cols));
+    out->types = sql_alloc(&s->arena, v->ncols * sizeof(uint32_t));
+    if (out->cols == NULL || out->types == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(out->cols, 0, v->ncols * sizeof(*out->cols));
+    for (uint16_t c = 0; c < v->ncols; c++) {
+        snprintf(out->cols[c].name, sizeof(out->cols[c].name), "%s", v->cols[c]);
+        out->cols[c].type = KEEL_TEXT;
+        out->types[c] = v->types[c];
+    }
+    for (uint16_t r = 0; !describe && r < v->nrows; r++) {
+        for (uint16_t c = 0; c < v->ncols; c++) {
+            const char *t = v->rows[r][c];
+            memset(&row[c], 0, sizeof(row[c]));
+            row[c].type = SQL_TYPE_UNKNOWN;
+            row[c].isnull = t == NULL;
+            if (t != NULL) {
+                row[c].v.s.p = t;
+                row[c].v.s.len = (uint32_t)strlen(t);
+            }
+            rc = sql_value_cast(s, &row[c], v->types[c], -1, true, -1);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        rc = sql_rowset_add(s, out, row);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
+}
+
+keel_status sql_catalog_view_rows(sql_session *s, const char *name,
+                                  bool describe, sql_rowset *out)
+{
+    for (size_t i = 0; i < NCONST; i++)
+        if (strcmp(const_views[i].name, name) == 0)
+            return const_view_rows(s, &const_views[i], describe, out);
+    pthread_once(&view_once, views_parse);
+    for (size_t i = 0; i < NVIEWS; i++) {
+        const PgQuery__ParseResult *t = view_trees[i];
+        const char *text = s->text;
+        keel_status rc;
+        if (strcmp(views[i].name, name) != 0)
+            continue;
+        if (views[i].needs != NULL) {
+            bool exists = false;
+            rc = keel_relation_exists(s->ks, "keel_sql", views[i].needs,
+                                      &exists);
+            if (rc != KEEL_OK && rc != KEEL_ENOENT)
+                return sql_fail_engine(s, rc);
+            if (!exists)
+                continue;
+        }
+        if (t == NULL || t->n_stmts != 1 ||
+            t->stmts[0]->stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+            return sql_fail(s, KEEL_ENOMEM, "53200",
+                            "out of memory reading view %s", name);
+        /* Positions in the view's text are no positions in the query. */
+        s->text = NULL;
+        rc = sql_select_rows(s, t->stmts[0]->stmt->select_stmt, NULL, NULL,
+                             describe, out);
+        s->text = text;
+        return rc;
+    }
+    return sql_fail(s, KEEL_ENOENT, "42P01",
+                    "relation \"pg_catalog.%s\" does not exist", name);
+}
+
+/* The name (and namespace oid) of the relation relid, *found false if
+ * there is none; its kind ('t' or 'i') in *kind when kind is not NULL. */
+static keel_status class_by_oid_kind(sql_session *s, uint32_t relid,
+                                     char *name, uint32_t *nsp, char *kind,
+                                     bool *found)
+{
+    keel_value key = {.isnull = false, .v.oid = relid}, row[8];
+    keel_bound b = {.vals = &key, .ncols = 1, .inclusive = true};
+    keel_scan *sc = NULL;
+    keel_status rc;
+
+    rc = keel_scan_begin(s->ks, "keel_catalog", "keel_class",
+                         "keel_class_oid_index", &b, &b, &sc);
+    if (rc == KEEL_OK)
+        rc = keel_scan_next(sc, row, found);
+    if (rc == KEEL_OK && *found) {
+        snprintf(name, KEEL_NAME_LEN, "%.*s", (int)row[1].v.s.len,
+                 row[1].v.s.ptr);
+        *nsp = row[2].v.oid;
+        if (kind != NULL)
+            *kind = row[4].v.s.len > 0 ? row[4].v.s.ptr[0] : '?';
+    }
+    keel_scan_end(sc);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+static keel_status class_by_oid(sql_session *s, uint32_t relid, char *name,
+                                uint32_t *nsp, bool *found)
+{
+    return class_by_oid_kind(s, relid, name, nsp, NULL, found);
+}
+
+/* The name of namespace nsp ("" if there is none). */
+static keel_status namespace_name(sql_session *s, uint32_t nsp, char *name)
+{
+    keel_value key = {.isnull = false, .v.oid = nsp}, row[2];
+    keel_bound b = {.vals = &key, .ncols = 1, .inclusive = true};
+    keel_scan *sc = NULL;
+    bool found = false;
+    keel_status rc;
+
+    name[0] = '\0';
+    rc = keel_scan_begin(s->ks, "keel_catalog", "keel_namespace",
+                         "keel_namespace_oid_index", &b, &b, &sc);
+    if (rc == KEEL_OK)
+        rc = keel_scan_next(sc, row, &found);
+    if (rc == KEEL_OK && found)
+        snprintf(name, KEEL_NAME_LEN, "%.*s", (int)row[1].v.s.len,
+                 row[1].v.s.ptr);
+    keel_scan_end(sc);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+keel_status sql_catalog_visible(sql_session *s, uint32_t relid, bool *out)
+{
+    char name[KEEL_NAME_LEN], nsp_name[KEEL_NAME_LEN];
+    uint32_t nsp = 0;
+    bool found = false, in_catalog = false;
+    keel_status rc;
+
+    *out = false;
+    rc = class_by_oid(s, relid, name, &nsp, &found);
+    if (rc != KEEL_OK || !found)
+        return rc;
+    rc = namespace_name(s, nsp, nsp_name);
+    if (rc != KEEL_OK)
+        return rc;
+    /* An unqualified name finds pg_catalog's views, then keel_catalog's
+     * tables, then public's. */
+    if (sql_catalog_is_view(name))
+        return KEEL_OK;
+    if (strcmp(nsp_name, "keel_catalog") == 0) {
+        *out = true;
+        return KEEL_OK;
+    }
+    if (strcmp(nsp_name, "public") != 0)
+        return KEEL_OK;
+    rc = keel_relation_exists(s->ks, "keel_catalog", name, &in_catalog);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    *out = !in_catalog;
+    return KEEL_OK;
+}
+
+/* The schema and name of relation relid as text ("schema.name" unless
+ * visible), in the arena; *out NULL if there is none. */
+keel_status sql_catalog_relname(sql_session *s, uint32_t relid,
+                                const char **out)
+{
+    char name[KEEL_NAME_LEN], nsp_name[KEEL_NAME_LEN];
+    uint32_t nsp = 0;
+    bool found = false, visible = false;
+    char *p;
+    keel_status rc;
+
+    *out = NULL;
+    rc = class_by_oid(s, relid, name, &nsp, &found);
+    if (rc != KEEL_OK || !found)
+        return rc;
+    rc = sql_catalog_visible(s, relid, &visible);
+    if (rc == KEEL_OK && !visible)
+        rc = namespace_name(s, nsp, nsp_name);
+    if (rc != KEEL_OK)
+        return rc;
+    p = sql_alloc(&s->arena, 2 * KEEL_NAME_LEN + 2);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (visible)
+        snprintf(p, 2 * KEEL_NAME_LEN + 2, "%s", name);
+    else
+        snprintf(p, 2 * KEEL_NAME_LEN + 2, "%s.%s", nsp_name, name);
+    *out = p;
+    return KEEL_OK;
+}
+
+keel_status sql_catalog_nspname(sql_session *s, uint32_t nsp, const char **out)
+{
+    char *p = sql_alloc(&s->arena, KEEL_NAME_LEN);
+    keel_status rc;
+
+    *out = NULL;
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    rc = namespace_name(s, nsp, p);
+    if (rc == KEEL_OK && p[0] != '\0')
+        *out = p;
+    return rc;
+}
+
+keel_status sql_catalog_publishable(sql_session *s, uint32_t relid, bool *out)
+{
+    char name[KEEL_NAME_LEN], nsp_name[KEEL_NAME_LEN];
+    uint32_t nsp = 0;
+    char kind = '?';
+    bool found = false;
+    keel_status rc;
+
+    *out = false;
+    rc = class_by_oid_kind(s, relid, name, &nsp, &kind, &found);
+    if (rc != KEEL_OK || !found || kind != 't')
+        return rc;
+    rc = namespace_name(s, nsp, nsp_name);
+    /* A user's table, as PostgreSQL's test is (keel has no temporary or
+     * unlogged ones to leave out). */
+    *out = rc == KEEL_OK && strcmp(nsp_name, "keel_catalog") != 0;
+    return rc;
+}
+
+keel_status sql_catalog_indexdef(sql_session *s, uint32_t indexid,
+                                 int32_t column, bool constraint,
+                                 const char **out)
+{
+    keel_value key = {.isnull = false, .v.oid = indexid}, row[6];
+    keel_bound b = {.vals = &key, .ncols = 1, .inclusive = true};
+    keel_table_info info;
+    keel_column_info *cols;
+    keel_scan *sc = NULL;
+    char iname[KEEL_NAME_LEN], tname[KEEL_NAME_LEN], nsp_name[KEEL_NAME_LEN];
+    char keys[256], *p;
+    uint32_t relid = 0, nsp = 0;
+    bool found = false, unique = false, primary = false;
+    size_t cap, n;
+    keel_status rc;
+
+    *out = NULL;
+    rc = keel_scan_begin(s->ks, "keel_catalog", "keel_index",
+                         "keel_index_oid_index", &b, &b, &sc);
+    if (rc == KEEL_OK)
+        rc = keel_scan_next(sc, row, &found);
+    if (rc == KEEL_OK && found) {
+        relid = row[1].v.oid;
+        unique = row[2].v.b;
+        primary = row[3].v.b;
+        snprintf(keys, sizeof(keys), "%.*s", (int)row[5].v.s.len,
+                 row[5].v.s.ptr);
+    }
+    keel_scan_end(sc);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    if (!found || (constraint && !unique))
+        return KEEL_OK;
+    rc = class_by_oid(s, indexid, iname, &nsp, &found);
+    if (rc == KEEL_OK)
+        rc = class_by_oid(s, relid, tname, &nsp, &found);
+    if (rc == KEEL_OK)
+        rc = namespace_name(s, nsp, nsp_name);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = keel_table_describe(s->ks, nsp_name, tname, &info, NULL, 0);
+    cols = rc == KEEL_OK ? sql_alloc(&s->arena, (info.ncols + 1u) * sizeof(*cols))
+                         : NULL;
+    if (rc == KEEL_OK && cols == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (rc == KEEL_OK)
+        rc = keel_table_describe(s->ks, nsp_name, tname, &info, cols,
+                                 info.ncols);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    cap = 3 * KEEL_NAME_LEN + 64 + 20 * (KEEL_NAME_LEN + 2);
+    p = sql_alloc(&s->arena, cap);
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    /* keys: the key columns' numbers, 1-based, separated by spaces. */
+    n = 0;
+    if (column == 0) {
+        if (constraint)
+            n = (size_t)snprintf(p, cap, "%s (",
+                                 primary ? "PRIMARY KEY" : "UNIQUE");
+        else
+            n = (size_t)snprintf(p, cap, "CREATE %sINDEX %s ON %s.%s USING "
+                                 "btree (",
+                                 unique ? "UNIQUE " : "", iname, nsp_name,
+                                 tname);
+    }
+    {
+        const char *k = keys;
+        int32_t at = 0;
+        while (*k != '\0' && n + KEEL_NAME_LEN + 4 < cap) {
+            char *end;
+            long a = strtol(k, &end, 10);
+            if (end == k)
+                break;
+            k = end;
+            while (*k == ' ')
+                k++;
+            at++;
+            if (a < 1 || a > info.ncols)
+                continue;
+            if (column == 0)
+                n += (size_t)snprintf(p + n, cap - n, "%s%s", at > 1 ? ", " : "",
+                                      cols[a - 1].name);
+            else if (at == column)
+                n += (size_t)snprintf(p + n, cap - n, "%s", cols[a - 1].name);
+        }
+    }
+    if (column == 0)
+        snprintf(p + n, cap - n, ")");
+    *out = p;
+    return KEEL_OK;
+}

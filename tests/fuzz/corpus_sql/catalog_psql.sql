@@ -1,0 +1,1 @@
+SELECT c.oid::regclass, pg_get_indexdef(i.indexrelid), s, ('{1,2}'::int[])[s], string_agg(a.attname, ', ') FROM pg_class c LEFT JOIN (pg_index i JOIN pg_class x ON x.oid = i.indexrelid) ON i.indrelid = c.oid, generate_series(1, 2) s, pg_attribute a WHERE a.attrelid = c.oid AND pg_table_is_visible(c.oid) AND c.relname ~ '^t' GROUP BY 1, 2, 3, 4

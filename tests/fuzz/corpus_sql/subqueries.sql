@@ -1,0 +1,1 @@
+SELECT t.a, (SELECT count(*) FROM t u WHERE u.a < t.a), EXISTS (SELECT 1 FROM t u WHERE u.b = t.b), ARRAY(SELECT b FROM t ORDER BY 1), l.x FROM t, LATERAL (SELECT t.a * 2 AS x) l WHERE t.a IN (SELECT a FROM t) UNION SELECT 1, 2, true, '{a}', 3 ORDER BY 1
