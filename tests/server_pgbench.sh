@@ -1,7 +1,8 @@
 #!/bin/sh
 # server_pgbench.sh KEEL WORKDIR
 #
-# Real pgbench against keel serve: `pgbench -i -s 1` (pgbench's own
+# Real pgbench against keel serve: `pgbench -i -I dtGvp -s 1` (server-side
+# generation, its row counts checked), `pgbench -i -s 1` (pgbench's own
 # initialization: DROP, CREATE, TRUNCATE, INSERT, COPY, VACUUM, ALTER
 # TABLE ADD PRIMARY KEY), then each built-in script (select-only,
 # tpcb-like, simple-update) in each protocol mode (simple, extended,
@@ -69,6 +70,21 @@ done
 
 export PGHOST="$WORK/sock" PGPORT=$PORT PGUSER=keel PGDATABASE=keel
 unset PGSERVICE PGOPTIONS PGPASSWORD PGHOSTADDR 2>/dev/null
+
+# Server-side generation first (INSERT ... SELECT from generate_series),
+# checked by its counts, then pgbench's default client-side COPY, which
+# the runs below use.
+pgbench -i -I dtGvp -s 1 >"$WORK/init-server.out" 2>&1 ||
+    fail "pgbench -i -I dtGvp: $(cat "$WORK/init-server.out")"
+grep -q "^done in" "$WORK/init-server.out" ||
+    fail "pgbench -i -I dtGvp: $(cat "$WORK/init-server.out")"
+counts=$(psql -X -A -t -c "SELECT (SELECT count(*) FROM pgbench_accounts) || ' ' ||
+    (SELECT count(*) FROM pgbench_tellers) || ' ' ||
+    (SELECT count(*) FROM pgbench_branches) || ' ' ||
+    (SELECT max(aid) FROM pgbench_accounts)" 2>&1)
+[ "$counts" = "100000 10 1 100000" ] ||
+    fail "pgbench -i -I dtGvp made the wrong rows: $counts"
+echo "ok      pgbench -i -I dtGvp -s 1: $counts"
 
 pgbench -i -s 1 >"$WORK/init.out" 2>&1 ||
     fail "pgbench -i: $(cat "$WORK/init.out")"
