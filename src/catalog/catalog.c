@@ -448,7 +448,8 @@ int catalog_insert(catalog *c, catalog_txn *ct, catalog_id id,
     int rc;
 
     /* Pinned until the entries are in: an undo then reads nothing. */
-    rc = heap_insert_pinned(&r->heap, ct->bs, ct->xid, vals, &t, &pinned);
+    rc = heap_insert_pinned(&r->heap, ct->bs, ct->xid, cid_stamp(ct->vis.cids),
+                            vals, &t, &pinned);
     if (rc != KEEL_OK)
         return rc;
     rc = index_row(c, ct, id, t, vals);
