@@ -805,8 +805,8 @@ static void expect_scan(keel_scan *sc, int n)
 
 /*
  * A scan and the transaction calls: a scan in its own transaction goes on
- * through keel_commit (refused), keel_abort (a no-op) and keel_begin
- * (refused); one in an explicit transaction survives a refused commit,
+ * through keel_commit (refused), keel_abort (a no-op), keel_begin
+ * (refused) and a write (refused: it needs an explicit transaction); one in an explicit transaction survives a refused commit,
  * and an abort, or the session's end, leaves its handle to keel_scan_end()
  * (the sanitizer builds would see a use after free or a leak).
  */
@@ -830,8 +830,14 @@ static void test_scan_and_transactions(void **state)
     keel_abort(s);
     assert_int_equal(keel_begin(s), KEEL_EINVAL);
     assert_non_null(strstr(keel_session_error(s), "scan is open"));
+    /* A row call is part of the scan's statement; one that writes needs
+     * an explicit transaction, which this scan's is not. */
     assert_int_equal(keel_lookup(s, "s1", "t", &(keel_value){0}, out, &found),
+                     KEEL_OK);
+    assert_false(found);
+    assert_int_equal(keel_delete(s, "s1", "t", &(keel_value){.v.i4 = 2}),
                      KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(s), "keel_begin"));
     expect_scan(sc, 0); /* still there: the next row is 2 */
     assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
     assert_true(found);

@@ -197,6 +197,7 @@ static void tx_begin(fake_txm *t, tx *x)
     x->vis.status_ctx = t;
     x->vis.horizon = txm_horizon_fn;
     x->vis.conflict = NULL;
+    x->vis.cids = NULL; /* no command ids: sees all of its own changes */
 }
 
 /* A read-only snapshot. */
@@ -209,6 +210,7 @@ static void tx_reader(fake_txm *t, tx *x)
     x->vis.status_ctx = t;
     x->vis.horizon = txm_horizon_fn;
     x->vis.conflict = NULL;
+    x->vis.cids = NULL; /* no command ids: sees all of its own changes */
 }
 
 static void tx_end(fake_txm *t, tx *x, xid_status st)
@@ -305,7 +307,7 @@ static tid ins(fixture *f, xid_t xid, int32_t id, int64_t n,
     tid t = TID_INVALID;
 
     mkrow(v, id, n, payload);
-    OK(f, heap_insert(&f->rel, f->s, xid, v, &t));
+    OK(f, heap_insert(&f->rel, f->s, xid, CID_FIRST, v, &t));
     assert_true(tid_valid(t));
     return t;
 }
@@ -794,6 +796,23 @@ static void test_page_verify_catches_damage(void **state)
     th.flags = HEAP_TUPLE_XMAX_UPDATE;
     memcpy(heappage_get_item(p.b, 2, &(size_t){0}), &th, sizeof(th));
     DAMAGED("update without xmax");
+    /* Any command id is a writer's own business; a combo id needs the
+     * inserter to be the deleter. */
+    p = good;
+    th.flags = 0;
+    th.xmin = 100;
+    th.xmax = 0;
+    th.cid = 12345;
+    memcpy(heappage_get_item(p.b, 2, &(size_t){0}), &th, sizeof(th));
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_OK);
+    th.cid = CID_COMBO | 3;
+    th.xmax = 100;
+    memcpy(heappage_get_item(p.b, 2, &(size_t){0}), &th, sizeof(th));
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_OK);
+    th.xmax = 101;
+    memcpy(heappage_get_item(p.b, 2, &(size_t){0}), &th, sizeof(th));
+    DAMAGED("combo id of two transactions");
+    assert_non_null(strstr(err.msg, "combo"));
 #undef DAMAGED
 }
 
@@ -957,8 +976,8 @@ static void test_roundtrip_every_type(void **state)
     }
 
     for (int i = 0; i < 4; i++)
-        OK(f,
-           heap_insert(&rel, f->s, i == 0 ? XID_FROZEN : 5, rows[i], &tids[i]));
+        OK(f, heap_insert(&rel, f->s, i == 0 ? XID_FROZEN : 5, CID_FIRST,
+                          rows[i], &tids[i]));
     txm_set(f->tm, 5, XID_STATUS_COMMITTED);
     f->tm->next = 6;
     assert_int_equal(tids[3].offset, 1); /* the maximum needs its own page */
@@ -1100,7 +1119,7 @@ static void test_many_rows_across_pages(void **state)
             }
             assert_true(b + 1 < before); /* some early page has a gap */
             atomic_store(&f->rel.hint, b);
-            OK(f, heap_insert(&f->rel, f->s, XID_FROZEN, v, &t));
+            OK(f, heap_insert(&f->rel, f->s, XID_FROZEN, CID_FIRST, v, &t));
             assert_int_equal(t.block, b);
             assert_int_equal(atomic_load(&f->rel.hint), b);
         }
@@ -1492,7 +1511,7 @@ static void fetch_cols_fixed(fixture *f, const visibility *vis, xid_t xid)
         v[1].isnull = i % 3 == 1;
         v[3].v.s.ptr = "filler";
         v[3].v.s.len = 6;
-        OK(f, heap_insert(&r, f->s, xid, v, &t[i]));
+        OK(f, heap_insert(&r, f->s, xid, CID_FIRST, v, &t[i]));
     }
     for (int i = 0; i < 300; i++) {
         OK(f, heap_fetch(&r, f->s, vis, t[i], &full));
@@ -1508,6 +1527,112 @@ static void fetch_cols_fixed(fixture *f, const visibility *vis, xid_t xid)
     heap_row_free(&row);
     heap_row_free(&full);
     tupdesc_free(d);
+}
+
+/*
+ * Command ids: a transaction that inserts rows in one command and then, in
+ * the next, updates every row a sequential scan of its own returns
+ * changes each once (the new versions, on the scan's later pages or on
+ * pages not copied yet, are the scan's own command's and unseen); the
+ * next command sees only the new versions.  The old versions, inserted
+ * and deleted by the transaction in two commands, share one combo id.
+ * An update taken back leaves the old version as its command left it.
+ */
+static void test_scan_updates_own_command(void **state)
+{
+    fixture *f = *state;
+    cid_state cids;
+    tx a, b;
+    heap_scan *sc = NULL;
+    heap_row row;
+    heap_update_hold hold;
+    keel_value v[3];
+    bool found;
+    tid nt;
+    int n = 0, rows = 400;
+
+    pool_open(f, 64);
+    cid_state_init(&cids);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    tx_begin(f->tm, &a);
+    a.vis.cids = &cids;
+    for (int i = 1; i <= rows; i++) {
+        tid t;
+        mkrow(v, i, i, "row");
+        OK(f, heap_insert(&f->rel, f->s, a.xid, cid_stamp(&cids), v, &t));
+    }
+    /* The inserting command does not see its rows; the next one does. */
+    cids.reading = cids.current;
+    assert_int_equal(scan_ids(f, &a.vis, NULL, NULL, 0), 0);
+    OK(f, cid_next(&cids, &f->err));
+    cids.reading = cids.current;
+    assert_int_equal(scan_ids(f, &a.vis, NULL, NULL, 0), (uint32_t)rows);
+
+    OK(f, heap_scan_begin(&f->rel, f->s, &a.vis, &sc));
+    for (;;) {
+        OK(f, heap_scan_next(sc, &row, &found));
+        if (!found)
+            break;
+        assert_true(row.values[1].v.i8 <= rows); /* an old version */
+        n++;
+        mkrow(v, row.values[0].v.i4, row.values[1].v.i8 + 1000,
+              "a longer payload, so that some versions move elsewhere");
+        OK(f, heap_update(&f->rel, f->s, &a.vis, a.xid, row.tid, v, &nt));
+        /* Met again by this command: changed already. */
+        assert_int_equal(
+            heap_update(&f->rel, f->s, &a.vis, a.xid, row.tid, v, &nt),
+            KEEL_ENOENT);
+    }
+    heap_scan_end(sc);
+    assert_int_equal(n, rows);
+    assert_int_equal(cids.npairs, 1);
+    assert_int_equal(cids.pairs[0].cmin, CID_FIRST);
+    assert_int_equal(cids.pairs[0].cmax, CID_FIRST + 1);
+    /* The command that updated still sees the old versions alone. */
+    assert_int_equal(scan_ids(f, &a.vis, NULL, NULL, 0), (uint32_t)rows);
+    OK(f, cid_next(&cids, &f->err));
+    cids.reading = cids.current;
+    OK(f, heap_scan_begin(&f->rel, f->s, &a.vis, &sc));
+    n = 0;
+    for (;;) {
+        OK(f, heap_scan_next(sc, &row, &found));
+        if (!found)
+            break;
+        assert_true(row.values[1].v.i8 > 1000);
+        n++;
+    }
+    heap_scan_end(sc);
+    assert_int_equal(n, rows);
+    /* As a reader of every command, and by xids alone for others. */
+    cids.reading = CID_ALL;
+    assert_int_equal(scan_ids(f, &a.vis, NULL, NULL, 0), (uint32_t)rows);
+    tx_begin(f->tm, &b);
+    assert_int_equal(scan_ids(f, &b.vis, NULL, NULL, 0), 0);
+    tx_end(f->tm, &b, XID_STATUS_ABORTED);
+
+    /* An update taken back gives the old version its command id back:
+     * inserted by command 2, it is seen by command 3 after the undo. */
+    cids.reading = cids.current;
+    mkrow(v, 9999, 1, "undo");
+    {
+        tid t;
+        OK(f, heap_insert(&f->rel, f->s, a.xid, cid_stamp(&cids), v, &t));
+        OK(f, cid_next(&cids, &f->err));
+        cids.reading = cids.current;
+        mkrow(v, 9999, 2, "undone");
+        OK(f, heap_update_held(&f->rel, f->s, &a.vis, a.xid, t, v, &nt, &hold));
+        heap_update_undo(f->s, a.xid, &hold);
+        OK(f, cid_next(&cids, &f->err));
+        cids.reading = cids.current;
+        OK(f, heap_fetch(&f->rel, f->s, &a.vis, t, &row));
+        assert_row(&row, 9999, 1, "undo");
+        assert_int_equal(row.cid, 2); /* its cmin again, no combo id */
+        assert_int_equal(heap_fetch(&f->rel, f->s, &a.vis, nt, &row),
+                         KEEL_ENOENT);
+    }
+    tx_end(f->tm, &a, XID_STATUS_COMMITTED);
+    heap_row_free(&row);
+    cid_state_free(&cids);
 }
 
 /*
@@ -2199,7 +2324,8 @@ static void test_too_big_and_bad_values(void **state)
 
     mkrow(v, 2, 2, big);
     assert_int_equal(heap_row_size(&f->rel, v, &size, &f->err), KEEL_ETOOBIG);
-    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, v, &nt), KEEL_ETOOBIG);
+    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, CID_FIRST, v, &nt),
+                     KEEL_ETOOBIG);
     {
         char want[64];
         snprintf(want, sizeof(want), "%zu bytes",
@@ -2215,7 +2341,8 @@ static void test_too_big_and_bad_values(void **state)
     big[HEAP_MAX_TUPLE_SIZE - HEAP_TUPLE_HOFF - 20 + 1] = '\0';
     mkrow(v, 2, 2, big);
     assert_int_equal(heap_row_size(&f->rel, v, &size, &f->err), KEEL_ETOOBIG);
-    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, v, &nt), KEEL_ETOOBIG);
+    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, CID_FIRST, v, &nt),
+                     KEEL_ETOOBIG);
     big[HEAP_MAX_TUPLE_SIZE - HEAP_TUPLE_HOFF - 20] = '\0';
     mkrow(v, 2, 2, big);
     OK(f, heap_row_size(&f->rel, v, &size, &f->err));
@@ -2223,13 +2350,14 @@ static void test_too_big_and_bad_values(void **state)
     /* A null in the not-null column. */
     mkrow(v, 2, 2, "x");
     v[0].isnull = true;
-    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, v, &nt), KEEL_ETYPE);
+    assert_int_equal(heap_insert(&f->rel, f->s, x.xid, CID_FIRST, v, &nt),
+                     KEEL_ETYPE);
     assert_non_null(strstr(buf_session_error(f->s)->msg, "column 1"));
     assert_int_equal(heap_update(&f->rel, f->s, &x.vis, x.xid, t, v, &nt),
                      KEEL_ETYPE);
     /* An invalid xid. */
     mkrow(v, 2, 2, "x");
-    assert_int_equal(heap_insert(&f->rel, f->s, XID_INVALID, v, &nt),
+    assert_int_equal(heap_insert(&f->rel, f->s, XID_INVALID, CID_FIRST, v, &nt),
                      KEEL_EINVAL);
 
     read_page(f, 0, &after);
@@ -2952,7 +3080,7 @@ static void *ins_main(void *arg)
                      w->rows + i);
             mkrow(v, id, w->index, payload);
             rc = bulk != NULL ? heap_bulk_insert(bulk, xid, v, &t)
-                              : heap_insert(&f->rel, s, xid, v, &t);
+                              : heap_insert(&f->rel, s, xid, CID_FIRST, v, &t);
             if (rc != KEEL_OK) {
                 tu_fail(w->fl, "insert: %s", buf_session_error(s)->msg);
                 break;
@@ -3292,6 +3420,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_visibility_matrix, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_own_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scan_updates_own_command, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_fetch_cols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_undo, setup, teardown),

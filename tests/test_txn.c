@@ -235,6 +235,75 @@ static void test_begin_commit_abort(void **state)
     detach(f, o);
 }
 
+/*
+ * Command ids (cid.h): a command that has not written is not left behind;
+ * combo ids are one per pair, stable as the table grows; a transaction
+ * with an xid starts the next one afresh, a read-only one leaves the
+ * state alone; and the visibility carries the state.
+ */
+static void test_command_ids(void **state)
+{
+    fixture *f = *state;
+    txn_session *s;
+    cid_state *c;
+    visibility vis;
+    uint32_t combo, again;
+    xid_t xid;
+
+    mgr_open(f, 4, XID_FIRST_NORMAL, 0, NULL, NULL);
+    s = attach(f);
+    c = txn_cids(s);
+    begin(f, s);
+    assert_int_equal(txn_visibility(s, &vis, &f->err), KEEL_OK);
+    assert_ptr_equal(vis.cids, c);
+    assert_int_equal(c->current, CID_FIRST);
+    assert_int_equal(c->reading, CID_ALL);
+    /* Nothing written: still command 0. */
+    assert_int_equal(cid_next(c, &f->err), KEEL_OK);
+    assert_int_equal(c->current, CID_FIRST);
+    assert_int_equal(txn_assign_xid(s, &xid, &f->err), KEEL_OK);
+    assert_int_equal(cid_stamp(c), CID_FIRST);
+    assert_int_equal(cid_next(c, &f->err), KEEL_OK);
+    assert_int_equal(c->current, CID_FIRST + 1);
+    assert_int_equal(cid_stamp(c), CID_FIRST + 1);
+    for (cid_t i = 0; i < 3000; i++) {
+        assert_int_equal(cid_combo(c, i, i + 7, &combo, &f->err), KEEL_OK);
+        assert_int_equal(combo, i);
+    }
+    assert_int_equal(cid_combo(c, 5, 12, &again, &f->err), KEEL_OK);
+    assert_int_equal(again, 5);
+    for (uint32_t i = 0; i < 3000; i += 97) {
+        cid_pair p = cid_combo_pair(c, i);
+        assert_int_equal(p.cmin, i);
+        assert_int_equal(p.cmax, i + 7);
+    }
+    /* An id it does not hold reads as command 0, not out of bounds. */
+    assert_int_equal(cid_combo_pair(c, 5000).cmax, CID_FIRST);
+    /* The last command: no further one. */
+    c->current = CID_LAST;
+    (void)cid_stamp(c);
+    assert_int_equal(cid_next(c, &f->err), KEEL_EEXHAUSTED);
+    assert_int_equal(c->current, CID_LAST);
+    c->reading = 4;
+    commit(f, s);
+    assert_int_equal(c->current, CID_FIRST);
+    assert_int_equal(c->reading, CID_ALL);
+    assert_int_equal(c->npairs, 0);
+    /* A read-only transaction leaves what its reading set for it. */
+    begin(f, s);
+    c->reading = 3;
+    commit(f, s);
+    assert_int_equal(c->reading, 3);
+    c->reading = CID_ALL;
+    begin(f, s);
+    assert_int_equal(txn_assign_xid(s, &xid, &f->err), KEEL_OK);
+    assert_int_equal(cid_combo(c, 1, 2, &combo, &f->err), KEEL_OK);
+    assert_int_equal(combo, 0);
+    txn_abort(s, NULL);
+    assert_int_equal(c->npairs, 0);
+    detach(f, s);
+}
+
 static void test_readonly_takes_no_xid(void **state)
 {
     fixture *f = *state;
@@ -1474,6 +1543,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         BOTH(test_begin_commit_abort),
         BOTH(test_readonly_takes_no_xid),
+        cmocka_unit_test_setup_teardown(test_command_ids, setup_padded,
+                                        teardown),
         BOTH(test_snapshot_contents),
         BOTH(test_snapshot_many_running),
         BOTH(test_snapshot_reuse),

@@ -159,6 +159,24 @@ typedef struct keel_value {
  * keel_abort() fails with KEEL_EINVAL, and so does keel_commit(), which
  * aborts.
  *
+ * Statements.  Each call is a statement, and a statement does not see its
+ * own changes, only those of the statements before it in its transaction
+ * (PostgreSQL's command ids; the engine advances them itself, and nothing
+ * needs to be called between statements): every call sees every change
+ * its transaction made in earlier calls.  A scan is one statement from
+ * keel_scan_begin() to keel_scan_end(), and the row calls made while it
+ * is open (keel_insert, keel_lookup, keel_update, keel_delete; every
+ * other call fails with KEEL_EINVAL) are part of it: the scan does not
+ * return the rows they insert or the new versions of the rows they
+ * update, and goes on returning the rows they delete or update as they
+ * were when it began, so that a scan that updates every row it returns
+ * changes each one once, whatever the order the scan reads in; those
+ * calls see the table as the scan does (a row they changed already
+ * cannot be changed again within the scan: KEEL_ENOENT).  A row call
+ * that writes during a scan needs the scan to run in an explicit
+ * transaction (KEEL_EINVAL otherwise).  A transaction may have at most
+ * 2^31 - 1 statements that write (KEEL_EEXHAUSTED after them).
+ *
  * Names (schemas, tables, columns, indexes) are at most 63 bytes
  * (KEEL_ETOOBIG otherwise); schema NULL means "public", except where a
  * call says it means the search path (keel_catalog, then public), as an
@@ -523,7 +541,8 @@ typedef struct keel_bound {
  * (KEEL_EINVAL).  A bound has at most the index's key columns, with
  * values (KEEL_EINVAL), strings with bytes (KEEL_ETYPE).  The scan must
  * end (keel_scan_end) before the transaction does and before the
- * session's next other call (see keel_begin).
+ * session's next call other than a row call (see keel_begin, and
+ * "Statements" above for the row calls made while it is open).
  */
 KEEL_API keel_status keel_scan_begin(keel_session *s, const char *schema, const char *table,
                     const char *index, const keel_bound *lower,

@@ -378,10 +378,11 @@ static int verify_tuple(const unsigned char *item, size_t len, blocknum_t blk,
         return kerr_set(err, KEEL_ECORRUPT,
                         "heap block %u item %u: invalid next-version tid", blk,
                         offset);
-    if (t.reserved != 0)
+    if ((t.cid & CID_COMBO) && t.xmax != t.xmin)
         return kerr_set(err, KEEL_ECORRUPT,
-                        "heap block %u item %u: reserved header field is %u",
-                        blk, offset, t.reserved);
+                        "heap block %u item %u: a combo command id, but "
+                        "inserted by %u and deleted by %u",
+                        blk, offset, t.xmin, t.xmax);
     return KEEL_OK;
 }
 

@@ -87,8 +87,17 @@ static inline heappage_lp heappage_lp_make(uint16_t off, heappage_lp_state st,
 /*
  * 24 bytes, 8-aligned, so the data area that follows at hoff starts
  * 8-aligned as tuple.h requires.  Every field is written under the page's
- * exclusive content lock; xmax (and with it flags and next) is the only
- * part that changes after insertion.
+ * exclusive content lock; xmax (and with it flags, next and cid) is the
+ * only part that changes after insertion.
+ *
+ * cid is the command of the writing transaction that wrote the version
+ * (txn/cid.h): the inserting one (cmin) while only the inserter has
+ * touched it, the deleting one (cmax) once another transaction deletes
+ * it, and a combo id with CID_COMBO set when the inserter deleted it in a
+ * later command; an insert and a delete by one command leave cmin, which
+ * is then cmax too.  Only the transaction that wrote it reads it, so
+ * after that transaction ends it means nothing, and recovery need not
+ * restore it.
  */
 typedef struct heap_tuple_header {
     xid_t xmin;            /* inserting transaction (XID_FROZEN: everyone's) */
@@ -98,7 +107,7 @@ typedef struct heap_tuple_header {
     uint16_t flags;        /* HEAP_TUPLE_* */
     uint16_t natts;        /* columns in the data area */
     uint16_t hoff;         /* offset of the data area from the tuple's start */
-    uint32_t reserved;     /* zero */
+    uint32_t cid;          /* cmin, cmax or CID_COMBO | a combo id */
 } heap_tuple_header;
 
 _Static_assert(sizeof(heap_tuple_header) == 24, "heap tuple header is 24");
@@ -220,7 +229,8 @@ bool heappage_compact(void *page);
  * items 8-aligned, inside [upper, special), not overlapping one another,
  * long enough for a tuple header; UNUSED and DEAD ones without storage) and
  * every tuple header (hoff, natts, known flags, valid xids, an update's next
- * tid).  A new page is valid.  Returns KEEL_OK, or KEEL_ECORRUPT with a
+ * tid, a combo command id only on a version whose inserter deleted it;
+ * any other command id is accepted, since only its writer reads it).  A new page is valid.  Returns KEEL_OK, or KEEL_ECORRUPT with a
  * message naming the first problem found and its offset; blk is only used
  * in that message.
  */

@@ -38,6 +38,7 @@
 
 #include "port/mem.h"
 #include "storage/buf_log.h"
+#include "txn/cid.h"
 #include "wal/wal.h"
 
 /* Room to form one tuple: a page's worth, 8-aligned for tuple_fill(). */
@@ -158,6 +159,7 @@ int heap_row_prepare(heap_row *row, const heap_rel *rel, kerr *err)
     }
     row->tid = TID_INVALID;
     row->xmin = row->xmax = 0;
+    row->cid = 0;
     row->natts = natts;
     memset(row->values, 0, (size_t)natts * sizeof(*row->values));
     return KEEL_OK;
@@ -248,6 +250,7 @@ static int row_fill(const heap_rel *rel, heap_row *row, tid t, size_t len,
     row->tid = t;
     row->xmin = h->xmin;
     row->xmax = h->xmax;
+    row->cid = h->cid;
     tuple_deform(rel->desc, (const unsigned char *)row->data + h->hoff,
                  (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, row->values);
     return KEEL_OK;
@@ -276,8 +279,31 @@ static inline bool is_own(const snapshot *snap, xid_t xid)
     return snap->own_xid != XID_INVALID && xid == snap->own_xid;
 }
 
-int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
-                       bool *visible, kerr *err)
+/* The commands of the reader's own transaction that inserted and deleted
+ * a version whose header's command id word is cid; vis->cids is not
+ * NULL. */
+static inline cid_pair own_cids(const visibility *vis, uint32_t cid)
+{
+    return (cid & CID_COMBO) ? cid_combo_pair(vis->cids, cid & ~CID_COMBO)
+                             : (cid_pair){cid, cid};
+}
+
+/* The command the reader's own changes are judged as of: its command
+ * state's reading command if by_command, else CID_ALL (all are seen). */
+static inline cid_t reading_command(const visibility *vis, bool by_command)
+{
+    return by_command ? vis->cids->reading : CID_ALL;
+}
+
+/*
+ * The visibility rule (heapam.h) for a version inserted by xmin and
+ * deleted by xmax, whose header's command id word is cid, by its commands
+ * if by_command (else every change of the reader's own is seen).  A
+ * read-only transaction (no own xid) never reaches the command ids.
+ */
+static inline int version_visible(const visibility *vis, bool by_command,
+                                  xid_t xmin, xid_t xmax, uint32_t cid,
+                                  bool *visible, kerr *err)
 {
     const snapshot *snap = vis->snap;
     xid_status st;
@@ -285,22 +311,33 @@ int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
 
     *visible = false;
     /* The inserter. */
-    if (xmin != XID_FROZEN && !is_own(snap, xmin)) {
-        if (xmin < XID_FIRST_NORMAL || snapshot_running(snap, xmin))
-            return KEEL_OK;
-        rc = xid_status_of(vis, xmin, &st, err);
-        if (rc != KEEL_OK)
-            return rc;
-        if (st != XID_STATUS_COMMITTED)
-            return KEEL_OK;
+    if (xmin != XID_FROZEN) {
+        if (is_own(snap, xmin)) {
+            /* Ours: not before the command after the inserting one. */
+            if (vis->cids != NULL &&
+                own_cids(vis, cid).cmin >= reading_command(vis, by_command))
+                return KEEL_OK;
+        } else {
+            if (xmin < XID_FIRST_NORMAL || snapshot_running(snap, xmin))
+                return KEEL_OK;
+            rc = xid_status_of(vis, xmin, &st, err);
+            if (rc != KEEL_OK)
+                return rc;
+            if (st != XID_STATUS_COMMITTED)
+                return KEEL_OK;
+        }
     }
     /* The deleter. */
     if (xmax == XID_INVALID) {
         *visible = true;
         return KEEL_OK;
     }
-    if (is_own(snap, xmax))
+    if (is_own(snap, xmax)) {
+        /* Ours: still there for the deleting command and those before. */
+        *visible = vis->cids != NULL &&
+                   own_cids(vis, cid).cmax >= reading_command(vis, by_command);
         return KEEL_OK;
+    }
     if (snapshot_running(snap, xmax)) {
         *visible = true;
         return KEEL_OK;
@@ -310,6 +347,41 @@ int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
         return rc;
     *visible = st != XID_STATUS_COMMITTED;
     return KEEL_OK;
+}
+
+int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
+                       bool *visible, kerr *err)
+{
+    return version_visible(vis, false, xmin, xmax, 0, visible, err);
+}
+
+int heap_version_visible(const visibility *vis, const heap_tuple_header *h,
+                         bool *visible, kerr *err)
+{
+    return version_visible(vis, true, h->xmin, h->xmax, h->cid, visible, err);
+}
+
+/*
+ * The command id word a version's header h is to have once vis's
+ * transaction deletes it by command cmd: cmd, unless the transaction
+ * inserted it in another command, when it takes a combo id of the two
+ * (ENOMEM, EEXHAUSTED).  Changes nothing.
+ */
+static int cmax_word(const visibility *vis, const heap_tuple_header *h,
+                     cid_t cmd, uint32_t *word, kerr *err)
+{
+    uint32_t combo;
+    int rc;
+
+    *word = cmd;
+    /* An own version visible to a deleter has no own deleter yet, so
+     * its word is its cmin. */
+    if (vis->cids == NULL || !is_own(vis->snap, h->xmin) || h->cid == cmd)
+        return KEEL_OK;
+    rc = cid_combo(vis->cids, h->cid, cmd, &combo, err);
+    if (rc == KEEL_OK)
+        *word = CID_COMBO | combo;
+    return rc;
 }
 
 int heap_tuple_fate(const visibility *vis, xid_t xmin, xid_t xmax,
@@ -383,12 +455,12 @@ int heap_row_size(const heap_rel *rel, const keel_value *vals, size_t *size,
 }
 
 /*
- * Forms the tuple for vals as a version of xid in buf and returns its size
- * in *len.  Its next tid is filled in when it is placed.  Changes nothing
- * on error (ETYPE, ETOOBIG, EINVAL).
+ * Forms the tuple for vals as a version of xid, written by its command
+ * cid, in buf and returns its size in *len.  Its next tid is filled in
+ * when it is placed.  Changes nothing on error (ETYPE, ETOOBIG, EINVAL).
  */
 static int form_tuple(const heap_rel *rel, const keel_value *vals, xid_t xid,
-                      tuple_buf *buf, size_t *len, kerr *err)
+                      cid_t cid, tuple_buf *buf, size_t *len, kerr *err)
 {
     heap_tuple_header *h = (heap_tuple_header *)buf->b;
     bool has_nulls;
@@ -404,6 +476,7 @@ static int form_tuple(const heap_rel *rel, const keel_value *vals, xid_t xid,
     memset(h, 0, sizeof(*h));
     h->xmin = xid;
     h->xmax = XID_INVALID;
+    h->cid = cid;
     h->flags = has_nulls ? HEAP_TUPLE_HAS_NULLS : 0;
     h->natts = rel->desc->natts;
     h->hoff = HEAP_TUPLE_HOFF;
@@ -489,6 +562,8 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
         }
         h->xmax = XID_INVALID;
         h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
+        if (h->cid & CID_COMBO) /* its inserter aborted too */
+            h->cid = CID_FIRST;
         h->next_block = blk;
         h->next_offset = off;
         buf_mark_dirty_range(s, id, (uint32_t)((char *)h - (char *)page),
@@ -806,25 +881,25 @@ done:
     return KEEL_OK;
 }
 
-int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
+int heap_insert(heap_rel *rel, buf_session *s, xid_t xid, cid_t cid,
                 const keel_value *values, tid *out)
 {
     tuple_buf buf;
     size_t len = 0; /* set by form_tuple() when it succeeds */
-    int rc = form_tuple(rel, values, xid, &buf, &len, &s->err);
+    int rc = form_tuple(rel, values, xid, cid, &buf, &len, &s->err);
 
     if (rc != KEEL_OK)
         return rc;
     return insert_tuple(rel, s, NULL, NULL, NULL, buf.b, len, out);
 }
 
-int heap_insert_pinned(heap_rel *rel, buf_session *s, xid_t xid,
+int heap_insert_pinned(heap_rel *rel, buf_session *s, xid_t xid, cid_t cid,
                        const keel_value *values, tid *out, int32_t *pinned)
 {
     insert_target target = {BUF_INVALID, HEAP_NO_BLOCK};
     tuple_buf buf;
     size_t len = 0; /* set by form_tuple() when it succeeds */
-    int rc = form_tuple(rel, values, xid, &buf, &len, &s->err);
+    int rc = form_tuple(rel, values, xid, cid, &buf, &len, &s->err);
 
     if (rc == KEEL_OK)
         rc = insert_tuple(rel, s, NULL, NULL, &target, buf.b, len, out);
@@ -860,7 +935,7 @@ int heap_bulk_insert(heap_bulk *b, xid_t xid, const keel_value *values,
 {
     tuple_buf buf;
     size_t len = 0; /* set by form_tuple() when it succeeds */
-    int rc = form_tuple(b->rel, values, xid, &buf, &len, &b->s->err);
+    int rc = form_tuple(b->rel, values, xid, CID_FIRST, &buf, &len, &b->s->err);
 
     if (rc != KEEL_OK)
         return rc;
@@ -1008,7 +1083,8 @@ static int fetched_visible(const heap_rel *rel, const visibility *vis,
      * it changes) is visible to every snapshot: no call. */
     if (row->xmin == XID_FROZEN && row->xmax == XID_INVALID)
         return KEEL_OK;
-    rc = heap_tuple_visible(vis, row->xmin, row->xmax, &visible, err);
+    rc = version_visible(vis, true, row->xmin, row->xmax, row->cid, &visible,
+                         err);
     if (rc != KEEL_OK)
         return rc;
     if (!visible)
@@ -1173,6 +1249,7 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         row->tid = t;
         row->xmin = h->xmin;
         row->xmax = h->xmax;
+        row->cid = h->cid;
         ok = tuple_deform_prefix(
             rel->desc, (const char *)h + h->hoff, len - h->hoff,
             (h->flags & HEAP_TUPLE_HAS_NULLS) != 0, ncols, row->values);
@@ -1278,9 +1355,19 @@ static int lock_for_write_once(heap_rel *rel, buf_session *s,
         goto fail;
     }
     /* The oracle may lock commit-log pages: heap page, then clog. */
-    rc = heap_tuple_visible(vis, h->xmin, h->xmax, &visible, &s->err);
+    rc = heap_version_visible(vis, h, &visible, &s->err);
     if (rc != KEEL_OK)
         goto fail;
+    /* Still visible, though this transaction deleted it: by this very
+     * command (an UPDATE that met the row again), which left it to the
+     * command's own readers.  Nothing more to change. */
+    if (visible && is_own(vis->snap, h->xmax)) {
+        rc = kerr_set(&s->err, KEEL_ENOENT,
+                      "relation %u: row (%u,%u) to %s was changed by this "
+                      "command already",
+                      rel->relnumber, t.block, t.offset, verb);
+        goto fail;
+    }
     if (!visible) {
         rc = kerr_set(&s->err, KEEL_ENOENT,
                       "relation %u: row (%u,%u) to %s is not visible to "
@@ -1345,6 +1432,8 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t)
 {
     heap_tuple_header *h;
+    cid_t cmd = vis->cids != NULL ? vis->cids->current : CID_FIRST;
+    uint32_t word = 0;
     int32_t id;
     int rc = check_writer(rel, s, vis, xid);
 
@@ -1352,7 +1441,15 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
         rc = lock_for_write(rel, s, vis, t, "delete", &id, &h);
     if (rc != KEEL_OK)
         return rc;
+    rc = cmax_word(vis, h, cmd, &word, &s->err);
+    if (rc != KEEL_OK) {
+        buf_unlock(s, id);
+        buf_release(s, id);
+        return rc;
+    }
+    (void)cid_stamp(vis->cids);
     h->xmax = xid;
+    h->cid = word;
     h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
     h->next_block = t.block; /* an aborted updater may have left its own */
     h->next_offset = t.offset;
@@ -1376,6 +1473,8 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     heap_tuple_header *h, saved;
     insert_target target = {BUF_INVALID, HEAP_NO_BLOCK};
     tuple_buf buf;
+    cid_t cmd = vis->cids != NULL ? vis->cids->current : CID_FIRST;
+    uint32_t word = 0;
     size_t len = 0, got; /* len: set by form_tuple() */
     bool placed = false;
     tid nt = TID_INVALID;
@@ -1384,15 +1483,23 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
 
     rc = check_writer(rel, s, vis, xid);
     if (rc == KEEL_OK)
-        rc = form_tuple(rel, values, xid, &buf, &len, &s->err);
+        rc = form_tuple(rel, values, xid, cmd, &buf, &len, &s->err);
     if (rc == KEEL_OK)
         rc = lock_for_write(rel, s, vis, t, "update", &id, &h);
     if (rc != KEEL_OK)
         return rc;
+    rc = cmax_word(vis, h, cmd, &word, &s->err);
+    if (rc != KEEL_OK) {
+        buf_unlock(s, id);
+        buf_release(s, id);
+        return rc;
+    }
+    (void)cid_stamp(vis->cids);
 
     /* Claim the old version, and try to put the new one beside it. */
     saved = *h;
     h->xmax = xid;
+    h->cid = word;
     h->flags |= HEAP_TUPLE_XMAX_UPDATE;
     h->next_block = t.block;
     h->next_offset = t.offset;
@@ -1413,7 +1520,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         if (hold != NULL) {
             (void)buf_pin(s, id); /* one for each version (held already:
                                      cannot fail) */
-            *hold = (heap_update_hold){id, id, t, nt};
+            *hold = (heap_update_hold){id, id, t, nt, saved.cid};
         } else {
             buf_release(s, id);
         }
@@ -1441,6 +1548,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         h->next_offset = nt.offset;
     } else {
         h->xmax = saved.xmax;
+        h->cid = saved.cid;
         h->flags = saved.flags;
         h->next_block = saved.next_block;
         h->next_offset = saved.next_offset;
@@ -1450,7 +1558,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     s->log_xid = xid;
     buf_unlock(s, id);
     if (rc == KEEL_OK && hold != NULL)
-        *hold = (heap_update_hold){id, target.id, t, nt};
+        *hold = (heap_update_hold){id, target.id, t, nt, saved.cid};
     else
         buf_release(s, id);
     if (rc == KEEL_OK)
@@ -1482,7 +1590,8 @@ void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold)
     heap_tuple_header *h;
     size_t got;
 
-    /* The new version: deleted by its own inserter, seen by nobody. */
+    /* The new version: deleted by its own inserter, seen by nobody; its
+     * command id, the update's, serves as cmax too. */
     buf_lock(s, hold->new_id, LW_EXCLUSIVE);
     h = heappage_get_item(buf_page(s->pool, hold->new_id), hold->new_tid.offset,
                           &got);
@@ -1497,6 +1606,7 @@ void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold)
                           &got);
     assert(h != NULL && h->xmax == xid);
     h->xmax = XID_INVALID;
+    h->cid = hold->old_cid;
     h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
     h->next_block = hold->old_tid.block;
     h->next_offset = hold->old_tid.offset;
@@ -1607,7 +1717,7 @@ int heap_scan_next(heap_scan *sc, heap_row *row, bool *found)
                                 "is shorter than a tuple header",
                                 sc->rel->relnumber, sc->blk, off, len);
             }
-            rc = heap_tuple_visible(sc->vis, h->xmin, h->xmax, &visible, err);
+            rc = heap_version_visible(sc->vis, h, &visible, err);
             if (rc != KEEL_OK)
                 return rc;
             if (visible) {

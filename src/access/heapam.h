@@ -26,10 +26,18 @@
  * Errors are returned as keel_status codes with the message in the
  * session's kerr (buf_session_error()).
  *
- * Not yet: command ids (a transaction scanning a relation it is changing
- * may meet its own new versions later in the scan), a free space map (the
- * relation handle remembers one block with room; pages left behind with
- * room are not refilled), vacuum (dead versions stay).
+ * Command ids (txn/cid.h): every version also records the command of its
+ * writing transaction that inserted or deleted it, and a transaction sees
+ * its own changes by command: vis->cids->reading is the reading command,
+ * and a version the reader's transaction inserted in that command or a
+ * later one is not seen, one it deleted in that command or a later one
+ * still is.  So a scan that is open while its own command changes the relation
+ * (an UPDATE reading the rows it updates) meets neither the new versions
+ * nor the loss of the old ones.
+ *
+ * Not yet: a free space map (the relation handle remembers one block with
+ * room; pages left behind with room are not refilled), vacuum (dead
+ * versions stay).
  */
 #ifndef KEEL_ACCESS_HEAPAM_H
 #define KEEL_ACCESS_HEAPAM_H
@@ -86,6 +94,7 @@ typedef struct heap_row {
     tid tid;            /* this version's address */
     xid_t xmin;         /* inserting transaction */
     xid_t xmax;         /* deleting/updating transaction or 0, as copied */
+    uint32_t cid;       /* the header's command id word, as copied */
     uint16_t natts;     /* entries in values */
     uint16_t room;      /* entries values has room for */
     keel_value *values; /* the columns, then data */
@@ -130,10 +139,23 @@ int heap_row_decode(const heap_rel *rel, heap_row *row, tid t, const void *item,
  * xmax, or xmax aborted, or xmax is another transaction that was running
  * at the snapshot or has not committed.  Asks vis's status oracle only
  * about xids the snapshot alone cannot decide; returns its error if it
- * fails.
+ * fails.  The snapshot's own changes count whatever their commands (as
+ * for a reader at CID_ALL): this is the rule by transactions alone, for
+ * callers that judge other transactions' work.
  */
 int heap_tuple_visible(const visibility *vis, xid_t xmin, xid_t xmax,
                        bool *visible, kerr *err);
+
+/*
+ * The visibility rule for the version whose header (fields as on the
+ * page) is h: heap_tuple_visible(), and for the snapshot's own changes
+ * the commands (heapam.h, above): a version its transaction inserted is
+ * seen only by commands after the inserting one (reading command above
+ * cmin), one it deleted still by the deleting command and those before it
+ * (reading command at or below cmax).
+ */
+int heap_version_visible(const visibility *vis, const heap_tuple_header *h,
+                         bool *visible, kerr *err);
 
 /*
  * What a unique index's check needs to know of a version inserted by xmin
@@ -162,13 +184,15 @@ int heap_row_size(const heap_rel *rel, const keel_value *vals, size_t *size,
 
 /*
  * Inserts a row of rel->desc->natts values as a version of transaction xid
- * (XID_FROZEN while a database is created) and returns its tid in *out.
+ * (XID_FROZEN while a database is created), written by its command cid
+ * (cid_stamp(); CID_FIRST where there are none), and returns its tid in
+ * *out.
  * Uses the page the handle's hint names if it has room, else the last
  * page, else extends the relation.  ETYPE/ETOOBIG (nothing changed) if the
  * values do not suit the columns or the row does not fit in a page; errors
  * of buf_read()/buf_extend().
  */
-int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
+int heap_insert(heap_rel *rel, buf_session *s, xid_t xid, cid_t cid,
                 const keel_value *values, tid *out);
 
 /*
@@ -179,7 +203,7 @@ int heap_insert(heap_rel *rel, buf_session *s, xid_t xid,
  * entries failed) reads nothing from disk and needs no buffer: it cannot
  * fail for an I/O error or an exhausted pool.  On error nothing is pinned.
  */
-int heap_insert_pinned(heap_rel *rel, buf_session *s, xid_t xid,
+int heap_insert_pinned(heap_rel *rel, buf_session *s, xid_t xid, cid_t cid,
                        const keel_value *values, tid *out, int32_t *pinned);
 
 /*
@@ -193,8 +217,9 @@ typedef struct heap_bulk heap_bulk;
 /* Starts a bulk insert into rel by session s (ENOMEM). */
 int heap_bulk_begin(heap_rel *rel, buf_session *s, heap_bulk **out);
 
-/* Inserts one row, as heap_insert() (same errors, nothing changed on
- * ETYPE/ETOOBIG). */
+/* Inserts one row, as heap_insert() by command CID_FIRST (a bulk insert
+ * fills a table nobody else can reach yet), with the same errors, nothing
+ * changed on ETYPE/ETOOBIG. */
 int heap_bulk_insert(heap_bulk *b, xid_t xid, const keel_value *values,
                      tid *out);
 
@@ -271,20 +296,25 @@ void heap_prefetch(const heap_rel *rel, buf_session *s, tid t);
 
 /*
  * Deletes the row version at t as transaction xid, which must be vis's
- * snapshot's own_xid (EINVAL otherwise).  Under the page's exclusive lock:
- * ENOENT if t names no version visible to the snapshot (including one this
- * transaction deleted already); ESERIALIZE if another transaction has
+ * snapshot's own_xid (EINVAL otherwise), by its current command
+ * (cid_stamp(vis->cids)).  Under the page's exclusive lock: ENOENT if t
+ * names no version visible to the snapshot as its reading command
+ * (including one this transaction deleted already, in an earlier command or, though
+ * still visible to it, in this one); ESERIALIZE if another transaction has
  * deleted or updated it and has not aborted (it is running, or committed
- * after the snapshot was taken); otherwise sets its xmax to xid (replacing
- * an aborted transaction's).  On any error nothing has changed.
+ * after the snapshot was taken); ENOMEM or EEXHAUSTED if the version was
+ * inserted by an earlier command of the transaction and no combo id can
+ * be had for the pair; otherwise sets its xmax to xid (replacing an
+ * aborted transaction's).  On any error nothing has changed.
  */
 int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t);
 
 /*
  * Updates the row version at t to values as transaction xid (vis's own
- * xid): deletes it exactly as heap_delete() (same ENOENT/ESERIALIZE rules,
- * checked atomically under the exclusive lock) and inserts the new version,
+ * xid) and its current command: deletes it exactly as heap_delete() (same
+ * ENOENT/ESERIALIZE/ENOMEM rules, checked atomically under the exclusive
+ * lock) and inserts the new version,
  * on the same page if it has room, else as heap_insert(); *new_tid is its
  * address, and the old version records it.  ETYPE/ETOOBIG are found before
  * anything changes.  If the new version cannot be placed (I/O error, pool
@@ -298,6 +328,7 @@ typedef struct heap_update_hold {
     int32_t old_id, new_id; /* the same buffer, pinned twice, if the new
                              * version went beside the old one */
     tid old_tid, new_tid;
+    uint32_t old_cid; /* the old version's command id before the update */
 } heap_update_hold;
 
 /*

@@ -451,7 +451,8 @@ int catalog_insert(catalog *c, catalog_txn *ct, catalog_id id,
     int rc;
 
     /* Pinned until the entries are in: an undo then reads nothing. */
-    rc = heap_insert_pinned(&r->heap, ct->bs, ct->xid, vals, &t, &pinned);
+    rc = heap_insert_pinned(&r->heap, ct->bs, ct->xid, cid_stamp(ct->vis.cids),
+                            vals, &t, &pinned);
     if (rc != KEEL_OK)
         return rc;
     rc = index_row(c, ct, id, t, vals);
@@ -1052,7 +1053,7 @@ int catalog_bootstrap(buf_session *bs)
                      .xmax = XID_FIRST_NORMAL,
                      .own_xid = XID_INVALID};
     catalog_txn ct = {.bs = bs,
-                      .vis = {&snap, NULL, NULL, NULL, NULL},
+                      .vis = {&snap, NULL, NULL, NULL, NULL, NULL},
                       .xid = XID_FROZEN,
                       .inval = NULL,
                       .bootstrap = true};

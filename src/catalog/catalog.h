@@ -113,13 +113,14 @@ typedef struct catalog_spare {
 
 void catalog_spare_free(catalog_spare *sp);
 
-/* What a catalog call acts as. */
+/* What a catalog call acts as.  80 bytes, xid beside the flags: every
+ * statement zeroes one, which a larger size makes a loop of stores. */
 typedef struct catalog_txn {
     buf_session *bs;      /* the caller's; errors land in its kerr */
     visibility vis;       /* the transaction's snapshot and oracle */
-    xid_t xid;            /* writer's xid (XID_FROZEN at bootstrap) */
     inval_pending *inval; /* messages for changed rows, or NULL */
     catalog_spare *spare; /* memory to reuse (one thread's), or NULL */
+    xid_t xid;            /* writer's xid (XID_FROZEN at bootstrap) */
     bool bootstrap;       /* no unique checks against other rows */
     /* Set when a failed change could not be taken back (a row stays
      * that must not commit): the transaction must abort. */

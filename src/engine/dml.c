@@ -20,6 +20,31 @@
 #include "engine/engine.h"
 #include "storage/fault.h"
 
+/*
+ * The opening of a row call (keel_insert, keel_lookup, keel_update,
+ * keel_delete): engine_stmt_begin(), except that it may be made while the
+ * session's scan is open.  It is then part of the scan's statement: it
+ * runs in the scan's transaction and as the scan's command, so that the
+ * scan meets neither the versions it writes nor the loss of the ones it
+ * replaces (README.md, "Commands").  A call that writes needs that
+ * transaction to be an explicit one: a scan's own transaction commits at
+ * keel_scan_end(), which could not report a failed commit.
+ */
+static inline int row_stmt_begin(keel_session *s, bool write)
+{
+    if (s->scan == NULL)
+        return engine_stmt_begin(s);
+    kerr_clear(&s->bs->err);
+    if (s->failed)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "the transaction failed earlier: call keel_abort");
+    if (write && engine_scan_implicit(s))
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "a scan outside a transaction cannot have rows "
+                        "changed under it: call keel_begin first");
+    return KEEL_OK;
+}
+
 /* A session's table call, statement begun: resolves the table into t. */
 static int resolve_table(keel_session *s, bool write, const char *schema,
                          const char *table, catalog_txn *ct, engine_table *t)
@@ -188,7 +213,7 @@ keel_status keel_insert(keel_session *s, const char *schema, const char *table,
     bool must_abort = false;
     int32_t pinned;
     tid nt;
-    int rc = engine_stmt_begin(s);
+    int rc = row_stmt_begin(s, true);
 
     if (rc != KEEL_OK)
         return rc;
@@ -199,17 +224,21 @@ keel_status keel_insert(keel_session *s, const char *schema, const char *table,
     /* The row's page stays pinned until its index entries are in, so
      * that deleting it again, should one fail, reads nothing. */
     if (rc == KEEL_OK)
-        rc = heap_insert_pinned(&t->h->heap, s->bs, ct.xid, values, &nt,
-                                &pinned);
+        rc = heap_insert_pinned(&t->h->heap, s->bs, ct.xid,
+                                cid_stamp(ct.vis.cids), values, &nt, &pinned);
     if (rc == KEEL_OK) {
         rc = index_insert_all(s, &ct, t, values, nt);
         if (rc != KEEL_OK) {
             /* A row that could not be deleted again would stay, live for
              * the transaction and lacking index entries: the transaction
-             * would have to abort. */
+             * would have to abort.  Deleted as a reader of every command
+             * (a scan's command does not see its own row). */
             kerr saved = s->bs->err;
+            cid_t reading = ct.vis.cids->reading;
+            ct.vis.cids->reading = CID_ALL;
             if (heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, nt) != KEEL_OK)
                 must_abort = true;
+            ct.vis.cids->reading = reading;
             s->bs->err = saved;
         } else if ((rc = engine_write_guard(s, &ct.vis, t->h, table)) !=
                    KEEL_OK) {
@@ -371,7 +400,7 @@ keel_status keel_lookup(keel_session *s, const char *schema, const char *table,
 {
     catalog_txn ct;
     engine_table t;
-    int rc = engine_stmt_begin(s);
+    int rc = row_stmt_begin(s, false);
 
     *found = false;
     if (rc != KEEL_OK)
@@ -736,7 +765,7 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
     heap_update_hold hold;
     bool found = false, changed = false;
     tid nt;
-    int rc = engine_stmt_begin(s);
+    int rc = row_stmt_begin(s, true);
 
     if (rc != KEEL_OK)
         return rc;
@@ -786,7 +815,7 @@ keel_status keel_delete(keel_session *s, const char *schema, const char *table,
     engine_table tab, *t = &tab;
     heap_row row = {0};
     bool found = false;
-    int rc = engine_stmt_begin(s);
+    int rc = row_stmt_begin(s, true);
 
     if (rc != KEEL_OK)
         return rc;
@@ -823,6 +852,8 @@ static void scan_release(keel_scan *sc)
     btree_scan_end(sc->bsc);
     heap_scan_end(sc->hsc);
     heap_row_free(&sc->row);
+    /* Its command is over: readers see all of the transaction again. */
+    txn_cids(sc->s->ts)->reading = CID_ALL;
     free(sc->t);
     sc->bsc = NULL;
     sc->hsc = NULL;
@@ -926,6 +957,10 @@ keel_status keel_scan_begin(keel_session *s, const char *schema, const char *tab
         rc = bound_check(s, sc->t, ix, upper, "upper");
     if (rc == KEEL_OK)
         rc = heap_row_init(&sc->row, &sc->t->h->heap, &s->bs->err);
+    /* The scan is a command of its own, after every change before it
+     * (read as it, below, from its first row on). */
+    if (rc == KEEL_OK)
+        rc = cid_next(txn_cids(s->ts), &s->bs->err);
     if (rc == KEEL_OK && seq) {
         rc = heap_scan_begin(&sc->t->h->heap, s->bs, &sc->ct.vis, &sc->hsc);
     } else if (rc == KEEL_OK) {
@@ -948,6 +983,10 @@ keel_status keel_scan_begin(keel_session *s, const char *schema, const char *tab
     sc->implicit = s->implicit;
     s->implicit = false;
     s->scan = sc;
+    /* Until it ends, the session reads as the scan's command: the calls
+     * made while it is open are part of it (row_stmt_begin()), and
+     * neither it nor they see what they change. */
+    txn_cids(s->ts)->reading = txn_cids(s->ts)->current;
     *out = sc;
     return KEEL_OK;
 }

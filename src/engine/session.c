@@ -260,6 +260,11 @@ int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct)
                         s->db->dir);
     if (write) {
         rc = txn_assign_xid(s->ts, &ct->xid, e);
+        /* A statement that writes is a command of its own, after the ones
+         * whose changes it is to see; one made while a scan is open is
+         * part of the scan's (dml.c). */
+        if (rc == KEEL_OK && s->scan == NULL)
+            rc = cid_next(txn_cids(s->ts), e);
         if (rc != KEEL_OK)
             return rc;
     }

@@ -7,13 +7,13 @@
  * inserts the rows one by one.  INSERT ... SELECT reads the query's rows
  * first, then assigns and inserts them the same way.
  *
- * UPDATE and DELETE address rows by primary key, as the engine does:
- * they first read every row the WHERE clause selects, keeping each one's
- * key (and, for UPDATE, its new values computed from the row as read),
- * and only then change them.  So a statement never meets the versions it
- * wrote itself (an UPDATE that moves rows forward in the key's order
- * cannot see them again), which PostgreSQL gets from command ids.  A
- * table without a primary key cannot be updated or deleted from yet.
+ * UPDATE and DELETE scan the rows the WHERE clause selects and change
+ * each one, by its primary key as the engine addresses rows, while the
+ * scan is open: the changes are part of the scan's command, which the
+ * scan does not see (src/access/README.md, "Command ids"), so a statement
+ * never meets the versions it wrote itself, not even an UPDATE that moves
+ * rows forward in the order of the scan.  A table without a primary key
+ * cannot be updated or deleted from yet.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,11 +161,13 @@ static keel_status insert_row(sql_session *s, const sql_table *t,
 }
 
 /*
- * INSERT ... SELECT: the query's rows are read to a buffer first (the
- * engine keeps one scan open per session, and the query must not meet
- * the rows the statement inserts), in text with their columns' types,
- * then each is read back as its type and assigned to its column as an
- * INSERT ... VALUES row is.
+ * INSERT ... SELECT: the query's rows are read to a buffer first, in text
+ * with their columns' types, then each is read back as its type and
+ * assigned to its column as an INSERT ... VALUES row is.  Command ids
+ * alone would not keep the query from meeting the rows the statement
+ * inserts: the engine makes each scan a command of its own, and a query
+ * may begin several (a join reads its inner table anew for each outer
+ * row), the later ones after rows went in.
  */
 typedef struct select_buffer {
     sql_session *s;
@@ -453,56 +455,6 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
     return sql_complete_count(s, "INSERT 0", n);
 }
 
-/* The rows an UPDATE or DELETE will change: each one's primary key, and
- * for an UPDATE its new values. */
-typedef struct change_list {
-    sql_value *keys; /* n * npkey */
-    sql_value *rows; /* n * ncols (UPDATE) */
-    size_t n, cap;
-} change_list;
-
-static keel_status change_add(sql_session *s, change_list *cl,
-                              const sql_table *t, const sql_value *row,
-                              const sql_value *newrow)
-{
-    uint16_t nk = t->info.npkey, nc = t->info.ncols;
-    keel_status rc;
-
-    if (cl->n == cl->cap) {
-        size_t cap = cl->cap == 0 ? 64 : cl->cap * 2;
-        sql_value *k = sql_alloc(&s->arena, cap * nk * sizeof(sql_value));
-        sql_value *r = newrow != NULL
-                           ? sql_alloc(&s->arena, cap * nc * sizeof(sql_value))
-                           : NULL;
-        if (k == NULL || (newrow != NULL && r == NULL))
-            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-        if (cl->n > 0) {
-            memcpy(k, cl->keys, cl->n * nk * sizeof(sql_value));
-            if (newrow != NULL)
-                memcpy(r, cl->rows, cl->n * nc * sizeof(sql_value));
-        }
-        cl->keys = k;
-        cl->rows = r;
-        cl->cap = cap;
-    }
-    for (uint16_t i = 0; i < nk; i++) {
-        sql_value *v = &cl->keys[cl->n * nk + i];
-        *v = row[t->info.pkey[i] - 1];
-        rc = sql_value_keep(s, v);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    for (uint16_t i = 0; newrow != NULL && i < nc; i++) {
-        sql_value *v = &cl->rows[cl->n * nc + i];
-        *v = newrow[i];
-        rc = sql_value_keep(s, v);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    cl->n++;
-    return KEEL_OK;
-}
-
 /* Analyses WHERE against the table (NULL for none). */
 static keel_status where_analyse(sql_session *s, const sql_scope *scope,
                                  const PgQuery__Node *n, sql_expr **out)
@@ -530,7 +482,6 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     sql_expr *where, **set;
     sql_value *newrow;
     keel_value *kv, *kk;
-    change_list cl = {0};
     uint64_t n = 0;
     bool found;
     keel_status rc;
@@ -641,27 +592,30 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
         }
         if (rc == KEEL_OK)
             rc = check_not_null(s, &t, newrow);
-        if (rc == KEEL_OK)
-            rc = change_add(s, &cl, &t, sc.row, newrow);
         if (rc != KEEL_OK)
             break;
+        /* The row as the scan returned it, changed under the open scan:
+         * its strings stay the scan's until the next row. */
+        for (uint16_t k = 0; k < t.info.npkey; k++)
+            sql_value_to_keel(&sc.row[t.info.pkey[k] - 1], &kk[k]);
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            sql_value_to_keel(&newrow[c], &kv[c]);
+        rc = keel_update(s->ks, t.schema, t.name, kk, kv);
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK; /* changed by this statement already */
+            continue;
+        }
+        if (rc != KEEL_OK) {
+            rc = sql_fail_engine(s, rc);
+            break;
+        }
+        if (ret.nt > 0)
+            rc = sql_returning_row(s, &ret, newrow);
+        if (rc != KEEL_OK)
+            break;
+        n++;
     }
     sql_scan_end(&sc);
-    for (size_t i = 0; rc == KEEL_OK && i < cl.n; i++) {
-        for (uint16_t k = 0; k < t.info.npkey; k++)
-            sql_value_to_keel(&cl.keys[i * t.info.npkey + k], &kk[k]);
-        for (uint16_t c = 0; c < t.info.ncols; c++)
-            sql_value_to_keel(&cl.rows[i * t.info.ncols + c], &kv[c]);
-        rc = keel_update(s->ks, t.schema, t.name, kk, kv);
-        if (rc == KEEL_OK && ret.nt > 0)
-            rc = sql_returning_row(s, &ret, &cl.rows[i * t.info.ncols]);
-        if (rc == KEEL_OK)
-            n++;
-        else if (rc == KEEL_ENOENT)
-            rc = KEEL_OK; /* gone since the scan: nothing to change */
-        else
-            rc = sql_fail_engine(s, rc);
-    }
     return rc != KEEL_OK ? rc : sql_complete_count(s, "UPDATE", n);
 }
 
@@ -673,7 +627,6 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     sql_scan sc;
     sql_expr *where;
     keel_value *kk;
-    change_list cl = {0};
     uint64_t n = 0;
     bool found;
     keel_status rc;
@@ -710,24 +663,24 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     if (rc != KEEL_OK)
         return rc;
     while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {
-        /* RETURNING reads the deleted versions: they are kept. */
-        rc = change_add(s, &cl, &t, sc.row, ret.nt > 0 ? sc.row : NULL);
+        for (uint16_t k = 0; k < t.info.npkey; k++)
+            sql_value_to_keel(&sc.row[t.info.pkey[k] - 1], &kk[k]);
+        rc = keel_delete(s->ks, t.schema, t.name, kk);
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK; /* deleted by this statement already */
+            continue;
+        }
+        if (rc != KEEL_OK) {
+            rc = sql_fail_engine(s, rc);
+            break;
+        }
+        /* RETURNING reads the deleted version, as the scan returned it. */
+        if (ret.nt > 0)
+            rc = sql_returning_row(s, &ret, sc.row);
         if (rc != KEEL_OK)
             break;
+        n++;
     }
     sql_scan_end(&sc);
-    for (size_t i = 0; rc == KEEL_OK && i < cl.n; i++) {
-        for (uint16_t k = 0; k < t.info.npkey; k++)
-            sql_value_to_keel(&cl.keys[i * t.info.npkey + k], &kk[k]);
-        rc = keel_delete(s->ks, t.schema, t.name, kk);
-        if (rc == KEEL_OK && ret.nt > 0)
-            rc = sql_returning_row(s, &ret, &cl.rows[i * t.info.ncols]);
-        if (rc == KEEL_OK)
-            n++;
-        else if (rc == KEEL_ENOENT)
-            rc = KEEL_OK;
-        else
-            rc = sql_fail_engine(s, rc);
-    }
     return rc != KEEL_OK ? rc : sql_complete_count(s, "DELETE", n);
 }

@@ -24,7 +24,9 @@
 #include <stdint.h>
 
 #define BLOCK_SIZE          8192
-#define PAGE_LAYOUT_VERSION 1
+/* 2: the heap tuple header's last word, zero before, holds a command id
+ * (access/heap_page.h). */
+#define PAGE_LAYOUT_VERSION 2
 
 typedef struct page_header {
     uint64_t lsn;      /* WAL position of the last change (0 until WAL) */

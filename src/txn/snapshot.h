@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "port/error.h"
+#include "txn/cid.h"
 
 typedef uint32_t xid_t;
 
@@ -76,13 +77,19 @@ typedef void (*xid_conflict_fn)(void *ctx, xid_t xid);
 
 /* Everything a visibility check needs; horizon (over status_ctx) is what
  * pruning needs too, and NULL where the caller has none (no pruning);
- * conflict (over status_ctx) NULL where nobody waits. */
+ * conflict (over status_ctx) NULL where nobody waits.  cids is the
+ * snapshot's transaction's command state (cid.h): its changes are stamped
+ * with its current command, and among them a reader sees those of the
+ * commands before cids->reading (CID_ALL: all of them).  With cids NULL
+ * there are no command ids: the transaction sees all of its own changes,
+ * and stamps CID_FIRST. */
 typedef struct visibility {
     const snapshot *snap;
     xid_status_fn status;
     void *status_ctx;
     xid_horizon_fn horizon;
     xid_conflict_fn conflict;
+    cid_state *cids;
 } visibility;
 
 #endif /* KEEL_TXN_SNAPSHOT_H */

@@ -83,6 +83,7 @@ struct txn_session {
     /* Whether commits wait for their record to be durable: -1 as the
      * log says (the database's option), else the session's choice. */
     int8_t sync_commit;
+    cid_state cids; /* its commands (cid.h); reset as a writer ends */
 };
 
 /* ------------------------------------------------------------------ */
@@ -203,6 +204,7 @@ int txn_session_attach(txn_mgr *m, buf_session *bs, txn_session **out,
     s->pa = m->pa;
     s->bs = bs;
     s->sync_commit = -1;
+    cid_state_init(&s->cids);
     *out = s;
     return KEEL_OK;
 }
@@ -212,6 +214,7 @@ void txn_session_detach(txn_session *s)
     if (s == NULL)
         return;
     txn_abort(s, NULL);
+    cid_state_free(&s->cids);
     procarray_detach(s->pa, s->slot);
     mem_free_aligned(s->snap.xip);
     mem_free_aligned(s);
@@ -624,6 +627,9 @@ static void txn_finish(txn_session *s)
     if (s->xid != XID_INVALID) {
         completion_publish(s, s->xid);
         end_wake(s->mgr);
+        /* Only a transaction with an xid writes, and so takes command
+         * ids: a read-only one leaves them as it found them. */
+        cid_state_reset(&s->cids);
     } else
         s->stats.readonly_ends++;
     s->xid = XID_INVALID;
@@ -762,7 +768,13 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->status_ctx = s;
     vis->horizon = session_horizon;
     vis->conflict = session_conflict;
+    vis->cids = &s->cids;
     return KEEL_OK;
+}
+
+cid_state *txn_cids(txn_session *s)
+{
+    return &s->cids;
 }
 
 void txn_set_synchronous_commit(txn_session *s, int mode)

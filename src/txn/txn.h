@@ -195,9 +195,20 @@ int txn_xid_status(void *ctx, xid_t xid, xid_status *status, kerr *err);
 
 /*
  * Fills *vis for the running transaction: its snapshot, the oracle above,
- * and txn_horizon_recent() as its horizon.  EINVAL outside a transaction.
+ * txn_horizon_recent() as its horizon, and the session's command state.
+ * EINVAL outside a transaction.
  */
 int txn_visibility(txn_session *s, visibility *vis, kerr *err);
+
+/*
+ * The session's command state (cid.h): the current command of its
+ * transaction, which advances with cid_next(), the command its readers
+ * read as (CID_ALL unless the caller sets another, for as long as it
+ * needs), and its combo ids.  Reset to CID_FIRST, read as CID_ALL, when a
+ * transaction with an xid ends; a read-only one changes it only through
+ * reading.
+ */
+cid_state *txn_cids(txn_session *s);
 
 /*
  * The horizon: an xid such that every transaction that ended below it is
