@@ -315,6 +315,7 @@ static void db_discard(keel_db *db)
     catalog_close(db->cat);
     txn_mgr_destroy(db->txn);
     inval_queue_destroy(db->inval);
+    lmgr_destroy(db->locks);
     if (db->pool != NULL)
         buf_pool_discard(db->pool);
     wal_close(db->wal);
@@ -553,6 +554,8 @@ keel_status engine_db_open_layout(const keel_db_options *opts,
         txn_mgr_set_wal(db->txn, db->wal);
     if (rc == KEEL_OK)
         rc = inval_queue_create(ENGINE_INVAL_CAPACITY, &db->inval, &e);
+    if (rc == KEEL_OK)
+        rc = lmgr_create(&db->locks, &e);
     if (rc == KEEL_OK)
         rc = buf_session_create(db->pool, &bs, &e);
     if (rc == KEEL_OK && (rc = xid_limit_check(db, bs, next, &e)) != KEEL_OK)

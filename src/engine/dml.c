@@ -27,7 +27,10 @@ static int resolve_table(keel_session *s, bool write, const char *schema,
     int rc = engine_catalog_txn(s, write, ct);
 
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, ct, schema, table, !write, t);
+        rc = engine_table_open(s, ct, schema, table, !write,
+                               write ? KEEL_LOCK_ROW_EXCLUSIVE
+                                     : KEEL_LOCK_ACCESS_SHARE,
+                               t);
     return rc;
 }
 
@@ -636,14 +639,28 @@ keel_status keel_select_column(keel_session *s, const char *schema, const char *
         rc = engine_check_name(s, "column", column);
         goto done;
     }
-    engine_cache_sync(s);
-    rc = select_plan_make(s, schema, table, column, &rel_e, &p);
-    if (rc == KEEL_OK)
-        rc = select_handles(s, syscache_row(rel_e), &p, &h, &ix);
-    if (rel_e != NULL)
-        syscache_release(s->cache, rel_e);
-    if (rc != KEEL_OK)
-        goto done;
+    /* Planned, locked, then trusted; planned again after a wait that
+     * took the snapshot again (engine_lock_settle()). */
+    for (int round = 0;; round++) {
+        bool waited, again;
+        engine_cache_sync(s);
+        rc = select_plan_make(s, schema, table, column, &rel_e, &p);
+        if (rc == KEEL_OK)
+            rc = select_handles(s, syscache_row(rel_e), &p, &h, &ix);
+        if (rel_e != NULL)
+            syscache_release(s->cache, rel_e);
+        rel_e = NULL;
+        if (rc == KEEL_OK)
+            rc = engine_table_lock(s, p.relid, KEEL_LOCK_ACCESS_SHARE, schema,
+                                   table, &waited);
+        if (rc == KEEL_OK)
+            rc = engine_lock_settle(s, h, KEEL_LOCK_ACCESS_SHARE, waited,
+                                    round == 0, schema, table, &again);
+        if (rc != KEEL_OK)
+            goto done;
+        if (!again)
+            break;
+    }
     /* The row needs room for the table's columns, not zeroing: only the
      * first p.ncols are decoded and read. */
     if (row->data == NULL || row->room < h->desc->natts) {

@@ -23,6 +23,7 @@
 #include "keel/keel.h"
 #include "port/atomics.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "txn/txn.h"
 
 /* Oids reserved per control file write. */
@@ -47,12 +48,14 @@ typedef struct engine_rel {
     tuple_desc *desc; /* table: its columns */
     heap_rel heap;    /* table */
     btree *bt;        /* index */
-    /* Table: whether a transaction that built an index on it is running
-     * (0 or 1: builds on one table go one at a time), and the xid of the
-     * last such to commit; read by every insert and update of its rows
+    /* Table: the xid of the last transaction that built an index on it
+     * and committed; read by every insert and update of its rows
      * (engine_write_guard()). */
-    atomic_u32 builds;
     atomic_u32 last_build;
+    /* Table: set (to 1) once a transaction that dropped it committed,
+     * before its locks go: whoever locks it afterwards finds it gone
+     * (engine_lock_settle()). */
+    atomic_u32 dropped;
     struct engine_rel *next;
 } engine_rel;
 
@@ -114,6 +117,8 @@ struct keel_db {
     bool checkpointer_stop;
     /* What the open's recovery replayed. */
     uint64_t recovered_records, recovery_ns;
+    /* Table locks (src/storage/README.md, "Table locks"). */
+    lmgr *locks;
 };
 
 struct keel_session {
@@ -140,6 +145,15 @@ struct keel_session {
     /* The running transaction's claims (engine_claim()). */
     engine_claim_held *held;
     uint32_t nheld, held_cap;
+    /* Table locks: the session's fast path and waits (on lines of their
+     * own), the partitions' strong counts its fast path reads, its lock
+     * timeout (ms, 0: none). */
+    lmgr_proc *lp;
+    const atomic_u32 *lock_strong;
+    uint32_t lock_timeout_ms;
+    /* Tables the running transaction dropped, marked at its commit. */
+    engine_rel **drops;
+    uint32_t ndrops, drops_cap;
 };
 
 /*
@@ -160,23 +174,18 @@ void engine_claims_release(keel_session *s, xid_t committed);
 
 /*
  * Marks table h (on which the session's transaction holds a claim to
- * create, engine_claim()) as having an index built on it by the
- * transaction, from now until the transaction ends; then, if it commits,
- * its xid as h's last build.  Call before the build reads the table.
- * KEEL_EIO (nothing marked) if the barrier that orders it against the
- * writers fails.
+ * create, engine_claim(), and a SHARE lock) as having an index built on
+ * it by the transaction: if it commits, its xid becomes h's last build.
  */
-int engine_build_begin(keel_session *s, engine_rel *h);
+void engine_build_begin(keel_session *s, engine_rel *h);
 
 /*
  * Called after an insert or update wrote a version of table t's rows and
  * its index entries: ESERIALIZE (the statement has changed the
- * transaction, which must abort) if another transaction building an index
- * on t is running, or one that committed is not seen by vis's snapshot:
- * the index list the write followed may lack that index, and the build's
- * scan may have missed the version.  One or the other sees the other: the
- * build marks the table before it reads it, the write reads the mark after
- * writing.
+ * transaction, which must abort) if a transaction that built an index on
+ * t committed and vis's snapshot does not see it: the index list the
+ * write followed lacks that index.  (While a build runs, its SHARE lock
+ * keeps writers, who hold ROW EXCLUSIVE, away.)
  */
 int engine_write_guard(keel_session *s, const visibility *vis,
                        const engine_rel *h, const char *table);
@@ -315,10 +324,66 @@ static inline int engine_relation_find(keel_session *s, const char *schema,
 int engine_table_handle(keel_session *s, catalog_txn *ct,
                         const catalog_relation *rel, engine_rel **out);
 
-/* Resolves schema.name (a table) with its indexes (ENOENT).  A system
- * catalog is one only for reading (read true); else EINVAL. */
+/*
+ * Resolves schema.name (a table) with its indexes (ENOENT), locking it in
+ * mode first (engine_table_lock(), engine_lock_settle()): the catalog
+ * entry is trusted only once the lock is held.  Mode 0 takes no lock (the
+ * caller takes it, as keel_lock_table()'s NOWAIT does).  A system catalog is one
+ * only for reading (read true); else EINVAL.
+ */
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
-                      const char *name, bool read, engine_table *t);
+                      const char *name, bool read, keel_lock_mode mode,
+                      engine_table *t);
+
+/* The error of a lock request rc (ELOCKTIMEOUT, EDEADLOCK, ENOMEM) on
+ * table schema.name, with its message; nowait for the message. */
+int engine_lock_error(keel_session *s, int rc, keel_lock_mode mode,
+                      bool nowait, const char *schema, const char *name);
+
+/*
+ * Locks table oid (schema.name, for messages) in mode for the running
+ * transaction, waiting up to the session's lock timeout; *waited says
+ * whether it had to wait.  Then engine_lock_settle() decides what the
+ * wait means for the catalog entry that named the table.
+ */
+static inline int engine_table_lock(keel_session *s, oid_t oid,
+                                    keel_lock_mode mode, const char *schema,
+                                    const char *name, bool *waited)
+{
+    int rc = lmgr_acquire(s->lp, s->lock_strong, oid, mode, s->lock_timeout_ms,
+                          false, waited);
+
+    return rc == KEEL_OK ? KEEL_OK
+                         : engine_lock_error(s, rc, mode, false, schema, name);
+}
+
+/* engine_lock_settle() past its common case. */
+int engine_lock_settle_slow(keel_session *s, const engine_rel *h,
+                            keel_lock_mode mode, bool waited, bool may_refresh,
+                            const char *schema, const char *name, bool *again);
+
+/*
+ * After table h was locked in mode: KEEL_OK with *again false if the
+ * catalog entry that named it can be trusted: no drop of it committed,
+ * and the lock came without a wait (inline).  Otherwise, with may_refresh,
+ * if this lock is the transaction's only one and it has changed no
+ * catalog row, its snapshot and catalog caches are taken again (as if it
+ * began now) and *again is set: the caller resolves the name once more,
+ * then without may_refresh.  Else a dropped table is KEEL_ENOENT, and a
+ * wait alone KEEL_OK (the snapshot stays: later checks refuse what it
+ * misses).
+ */
+static inline int engine_lock_settle(keel_session *s, const engine_rel *h,
+                                     keel_lock_mode mode, bool waited,
+                                     bool may_refresh, const char *schema,
+                                     const char *name, bool *again)
+{
+    *again = false;
+    if (!waited && atomic_load_acquire(&h->dropped) == 0)
+        return KEEL_OK;
+    return engine_lock_settle_slow(s, h, mode, waited, may_refresh, schema,
+                                   name, again);
+}
 
 /* The handle of index idxdef (opened on first use).  ECORRUPT if oid is
  * a table's (engine_table_handle() likewise for an index's). */
