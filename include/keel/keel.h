@@ -320,9 +320,12 @@ KEEL_API keel_status keel_abort(keel_session *s);
  * found to close a cycle of waiters (after a short delay; then
  * KEEL_EDEADLOCK for the one that found it).  A call that fails so
  * changed nothing; the transaction may go on.  A transaction whose first
- * lock had to wait, and that has changed nothing yet, takes its snapshot
- * again once granted, so that it sees what the holder committed (a table
- * it waited on may then no longer exist: KEEL_ENOENT).
+ * lock had to wait, or found its table dropped by a commit since its
+ * snapshot, and that has changed no catalog row, takes its snapshot again
+ * once granted, so that it sees what the holder committed (a table it
+ * waited on may then no longer exist: KEEL_ENOENT).  For a transaction
+ * that holds other locks, a table dropped since its snapshot is
+ * KEEL_ENOENT as well.
  */
 typedef enum keel_lock_mode {
     KEEL_LOCK_ACCESS_SHARE = 1,

@@ -624,7 +624,7 @@ keel_status keel_select_column(keel_session *s, const char *schema, const char *
     heap_row *row = &s->result;
     select_plan p = {0};
     visibility vis;
-    bool none;
+    bool none, replanned = false;
     int rc = engine_stmt_begin(s);
 
     *found = false;
@@ -639,28 +639,28 @@ keel_status keel_select_column(keel_session *s, const char *schema, const char *
         rc = engine_check_name(s, "column", column);
         goto done;
     }
-    /* Planned, locked, then trusted; planned again after a wait that
-     * took the snapshot again (engine_lock_settle()). */
-    for (int round = 0;; round++) {
-        bool waited, again;
-        engine_cache_sync(s);
-        rc = select_plan_make(s, schema, table, column, &rel_e, &p);
-        if (rc == KEEL_OK)
-            rc = select_handles(s, syscache_row(rel_e), &p, &h, &ix);
-        if (rel_e != NULL)
-            syscache_release(s->cache, rel_e);
-        rel_e = NULL;
-        if (rc == KEEL_OK)
-            rc = engine_table_lock(s, p.relid, KEEL_LOCK_ACCESS_SHARE, schema,
-                                   table, &waited);
-        if (rc == KEEL_OK)
-            rc = engine_lock_settle(s, h, KEEL_LOCK_ACCESS_SHARE, waited,
-                                    round == 0, schema, table, &again);
-        if (rc != KEEL_OK)
-            goto done;
-        if (!again)
-            break;
+plan:
+    engine_cache_sync(s);
+    rc = select_plan_make(s, schema, table, column, &rel_e, &p);
+    if (rc == KEEL_OK)
+        rc = select_handles(s, syscache_row(rel_e), &p, &h, &ix);
+    if (rel_e != NULL)
+        syscache_release(s->cache, rel_e);
+    /* Planned, locked, then trusted; planned once more after a wait that
+     * took the snapshot again (engine_table_settle()). */
+    if (rc == KEEL_OK) {
+        rc = engine_table_lock(s, h, KEEL_LOCK_ACCESS_SHARE);
+        if (__builtin_expect(rc != KEEL_OK, 0))
+            rc = engine_table_settle(s, h, KEEL_LOCK_ACCESS_SHARE, rc,
+                                     !replanned, schema, table);
+        if (rc == ENGINE_AGAIN) {
+            replanned = true;
+            rel_e = NULL;
+            goto plan;
+        }
     }
+    if (rc != KEEL_OK)
+        goto done;
     /* The row needs room for the table's columns, not zeroing: only the
      * first p.ncols are decoded and read. */
     if (row->data == NULL || row->room < h->desc->natts) {

@@ -54,7 +54,7 @@ typedef struct engine_rel {
     atomic_u32 last_build;
     /* Table: set (to 1) once a transaction that dropped it committed,
      * before its locks go: whoever locks it afterwards finds it gone
-     * (engine_lock_settle()). */
+     * (engine_table_lock()). */
     atomic_u32 dropped;
     struct engine_rel *next;
 } engine_rel;
@@ -146,11 +146,9 @@ struct keel_session {
     engine_claim_held *held;
     uint32_t nheld, held_cap;
     /* Table locks: the session's fast path and waits (on lines of their
-     * own), the partitions' strong counts its fast path reads, its lock
-     * timeout (ms, 0: none). */
+     * own), the partitions' strong counts its fast path reads. */
     lmgr_proc *lp;
     const atomic_u32 *lock_strong;
-    uint32_t lock_timeout_ms;
     /* Tables the running transaction dropped, marked at its commit. */
     engine_rel **drops;
     uint32_t ndrops, drops_cap;
@@ -326,10 +324,10 @@ int engine_table_handle(keel_session *s, catalog_txn *ct,
 
 /*
  * Resolves schema.name (a table) with its indexes (ENOENT), locking it in
- * mode first (engine_table_lock(), engine_lock_settle()): the catalog
+ * mode first (engine_table_lock(), engine_table_settle()): the catalog
  * entry is trusted only once the lock is held.  Mode 0 takes no lock (the
- * caller takes it, as keel_lock_table()'s NOWAIT does).  A system catalog is one
- * only for reading (read true); else EINVAL.
+ * caller takes it, as keel_lock_table()'s NOWAIT does).  A system catalog
+ * is one only for reading (read true); else EINVAL.
  */
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
                       const char *name, bool read, keel_lock_mode mode,
@@ -340,50 +338,46 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
 int engine_lock_error(keel_session *s, int rc, keel_lock_mode mode,
                       bool nowait, const char *schema, const char *name);
 
-/*
- * Locks table oid (schema.name, for messages) in mode for the running
- * transaction, waiting up to the session's lock timeout; *waited says
- * whether it had to wait.  Then engine_lock_settle() decides what the
- * wait means for the catalog entry that named the table.
- */
-static inline int engine_table_lock(keel_session *s, oid_t oid,
-                                    keel_lock_mode mode, const char *schema,
-                                    const char *name, bool *waited)
-{
-    int rc = lmgr_acquire(s->lp, s->lock_strong, oid, mode, s->lock_timeout_ms,
-                          false, waited);
-
-    return rc == KEEL_OK ? KEEL_OK
-                         : engine_lock_error(s, rc, mode, false, schema, name);
-}
-
-/* engine_lock_settle() past its common case. */
-int engine_lock_settle_slow(keel_session *s, const engine_rel *h,
-                            keel_lock_mode mode, bool waited, bool may_refresh,
-                            const char *schema, const char *name, bool *again);
+/* Results past every keel_status: engine_table_lock()'s for a table
+ * whose drop committed, engine_table_settle()'s when the caller must
+ * resolve the name again. */
+#define ENGINE_DROPPED 1001
+#define ENGINE_AGAIN   1002
 
 /*
- * After table h was locked in mode: KEEL_OK with *again false if the
- * catalog entry that named it can be trusted: no drop of it committed,
- * and the lock came without a wait (inline).  Otherwise, with may_refresh,
- * if this lock is the transaction's only one and it has changed no
- * catalog row, its snapshot and catalog caches are taken again (as if it
- * began now) and *again is set: the caller resolves the name once more,
- * then without may_refresh.  Else a dropped table is KEEL_ENOENT, and a
- * wait alone KEEL_OK (the snapshot stays: later checks refuse what it
- * misses).
+ * Locks table h in mode for the running transaction, waiting up to the
+ * session's lock timeout: KEEL_OK if the catalog entry that named it can
+ * be trusted, the lock having come without a wait and no drop of the
+ * table having committed (inline: lmgr_acquire()'s fast path and one
+ * load).  Anything else (LMGR_WAITED, ENGINE_DROPPED, an error) the caller
+ * hands to engine_table_settle(), off its common path.
  */
-static inline int engine_lock_settle(keel_session *s, const engine_rel *h,
-                                     keel_lock_mode mode, bool waited,
-                                     bool may_refresh, const char *schema,
-                                     const char *name, bool *again)
+static inline int engine_table_lock(keel_session *s, const engine_rel *h,
+                                    keel_lock_mode mode)
 {
-    *again = false;
-    if (!waited && atomic_load_acquire(&h->dropped) == 0)
-        return KEEL_OK;
-    return engine_lock_settle_slow(s, h, mode, waited, may_refresh, schema,
-                                   name, again);
+    int rc = lmgr_acquire(s->lp, s->lock_strong, h->oid, mode, false);
+
+    if (__builtin_expect(rc == KEEL_OK, 1))
+        return atomic_load_acquire(&h->dropped) == 0 ? KEEL_OK
+                                                     : ENGINE_DROPPED;
+    return rc;
 }
+
+/*
+ * What engine_table_lock()'s result rc (not KEEL_OK) on table h
+ * (schema.name, for messages) means.  A lock not granted: its error
+ * (engine_lock_error()).  A wait, or a drop that committed: with
+ * may_refresh, if this lock is the transaction's only one and it has
+ * changed no catalog row, its snapshot and catalog caches are taken again
+ * (as if it began now) and ENGINE_AGAIN tells the caller to resolve the
+ * name once more (then without may_refresh).  Else a dropped table is
+ * KEEL_ENOENT, and a wait alone KEEL_OK (the snapshot stays: later checks
+ * refuse what it misses).
+ */
+int engine_table_settle(keel_session *s, const engine_rel *h,
+                        keel_lock_mode mode, int rc, bool may_refresh,
+                        const char *schema, const char *name)
+    __attribute__((cold));
 
 /* The handle of index idxdef (opened on first use).  ECORRUPT if oid is
  * a table's (engine_table_handle() likewise for an index's). */

@@ -2,7 +2,7 @@
  * lock.c: table locks as the API sees them: keel_lock_table(), the
  * session's lock timeout, the messages of a lock not granted, and what a
  * wait means for the catalog entry that named the table
- * (engine_lock_settle()).  The lock manager itself is src/storage/lmgr.c.
+ * (engine_table_settle()).  The lock manager itself is src/storage/lmgr.c.
  */
 #include <stdio.h>
 
@@ -34,7 +34,7 @@ int engine_lock_error(keel_session *s, int rc, keel_lock_mode mode,
         return kerr_set(e, rc,
                         "canceling statement due to lock timeout: %s on "
                         "relation \"%s.%s\" not granted within %u ms",
-                        mode_names[mode], schema, name, s->lock_timeout_ms);
+                        mode_names[mode], schema, name, s->lp->timeout_ms);
     if (rc == KEEL_EDEADLOCK)
         return kerr_set(e, rc,
                         "deadlock detected: waiting for %s on relation "
@@ -64,22 +64,20 @@ static int snapshot_again(keel_session *s)
     return rc;
 }
 
-int engine_lock_settle_slow(keel_session *s, const engine_rel *h,
-                            keel_lock_mode mode, bool waited, bool may_refresh,
-                            const char *schema, const char *name, bool *again)
+int engine_table_settle(keel_session *s, const engine_rel *h,
+                        keel_lock_mode mode, int rc, bool may_refresh,
+                        const char *schema, const char *name)
 {
     bool dropped = atomic_load_acquire(&h->dropped) != 0;
 
-    *again = false;
-    if (!waited && !dropped)
-        return KEEL_OK;
+    if (rc != ENGINE_DROPPED && rc != LMGR_WAITED)
+        return engine_lock_error(s, rc, mode, false, schema, name);
     /* Nothing it did depends on the old snapshot: no catalog row changed,
      * and no table read or written (every read or write takes a lock). */
     if (may_refresh && s->inval.count == 0 && !s->inval.overflow &&
         lmgr_holds_only(s->lp, h->oid, mode)) {
-        int rc = snapshot_again(s);
-        *again = rc == KEEL_OK;
-        return rc;
+        rc = snapshot_again(s);
+        return rc == KEEL_OK ? ENGINE_AGAIN : rc;
     }
     if (dropped)
         return kerr_set(&s->bs->err, KEEL_ENOENT,
@@ -94,7 +92,6 @@ keel_status keel_lock_table(keel_session *s, const char *schema,
 {
     engine_table t;
     catalog_txn ct;
-    bool waited;
     int rc;
 
     kerr_clear(&s->bs->err);
@@ -123,8 +120,7 @@ keel_status keel_lock_table(keel_session *s, const char *schema,
     if (rc == KEEL_OK)
         rc = engine_table_open(s, &ct, schema, table, true, 0, &t);
     if (rc == KEEL_OK) {
-        rc = lmgr_acquire(s->lp, s->lock_strong, t.rel.oid, mode, 0, true,
-                          &waited);
+        rc = lmgr_acquire(s->lp, s->lock_strong, t.rel.oid, mode, true);
         if (rc != KEEL_OK)
             rc = engine_lock_error(s, rc, mode, true, schema, table);
     }
@@ -138,5 +134,5 @@ keel_status keel_lock_table(keel_session *s, const char *schema,
 
 void keel_session_set_lock_timeout(keel_session *s, uint32_t timeout_ms)
 {
-    s->lock_timeout_ms = timeout_ms;
+    lmgr_set_timeout(s->lp, timeout_ms);
 }

@@ -187,16 +187,16 @@ keel_status keel_commit(keel_session *s)
     claims = s->nheld > 0;
     xid = claims ? txn_current_xid(s->ts) : XID_INVALID;
     rc = txn_commit(s->ts, e);
-    if (claims)
+    if (claims) {
         engine_claims_release(s, rc == KEEL_OK ? xid : XID_INVALID);
-    if (rc != KEEL_OK) /* entries built from its rows must go */
-        syscache_apply_pending(s->cache, &s->inval);
-    /* Before the locks go: whoever waited for a dropped table finds it
-     * gone (engine_lock_settle()), and its snapshot taken again then
-     * reads the queue with these messages in it. */
-    for (uint32_t i = 0; rc == KEEL_OK && i < s->ndrops; i++)
-        atomic_store_release(&s->drops[i]->dropped, 1);
-    s->ndrops = 0;
+        /* Before the locks go: whoever waited for a dropped table finds
+         * it gone (engine_table_settle()), and its snapshot taken again
+         * then reads the queue with these messages in it.  (A drop holds
+         * a claim, so a transaction without claims dropped nothing.) */
+        for (uint32_t i = 0; rc == KEEL_OK && i < s->ndrops; i++)
+            atomic_store_release(&s->drops[i]->dropped, 1);
+        s->ndrops = 0;
+    }
     inval_commit_end(s->db->inval, &s->inval, rc == KEEL_OK);
     syscache_txn_end(s->cache);
     lmgr_release_all(s->lp);
@@ -585,7 +585,6 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
                       const char *name, bool read, keel_lock_mode mode,
                       engine_table *t)
 {
-    bool again = true, waited = false;
     int rc;
 
     if (schema == NULL)
@@ -594,18 +593,22 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
     if (rc == KEEL_OK)
         rc = engine_check_name(s, "table", name);
     /* Found, locked, then trusted: a wait or a drop since the snapshot
-     * may send it round again, with a snapshot taken after the wait
-     * (engine_lock_settle()). */
-    for (int round = 0; rc == KEEL_OK && again; round++) {
-        again = false;
+     * may send it round once more, with a snapshot taken after the wait
+     * (engine_table_settle()).  (The handle, built once per oid and never
+     * changed, comes before the lock: the lock needs it.) */
+    for (int round = 0; rc == KEEL_OK; round++) {
         rc = table_find(s, schema, name, read, t);
-        if (rc == KEEL_OK && mode != 0)
-            rc = engine_table_lock(s, t->rel.oid, mode, schema, name, &waited);
         if (rc == KEEL_OK)
             rc = engine_table_handle(s, ct, &t->rel, &t->h);
-        if (rc == KEEL_OK && mode != 0)
-            rc = engine_lock_settle(s, t->h, mode, waited, round == 0, schema,
-                                    name, &again);
+        if (rc == KEEL_OK && mode != 0) {
+            rc = engine_table_lock(s, t->h, mode);
+            if (rc != KEEL_OK)
+                rc = engine_table_settle(s, t->h, mode, rc, round == 0, schema,
+                                         name);
+        }
+        if (rc != ENGINE_AGAIN)
+            break;
+        rc = KEEL_OK;
     }
     if (rc == KEEL_OK)
         rc = table_indexes(s, t);

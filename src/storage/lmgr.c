@@ -151,6 +151,7 @@ int lmgr_proc_create(lmgr *m, lmgr_proc **out, kerr *err)
     p->wait_mode = 0;
     p->wait_next = NULL;
     p->dl_mark = 0;
+    p->timeout_ms = 0;
     pthread_mutex_init(&p->holds_mutex, NULL);
     p->holds = NULL;
     pthread_mutex_lock(&m->procs_mutex);
@@ -523,8 +524,13 @@ static int wait_granted(lmgr_proc *p, lmgr_partition *pt, uint32_t timeout_ms)
     return rc;
 }
 
+void lmgr_set_timeout(lmgr_proc *p, uint32_t timeout_ms)
+{
+    p->timeout_ms = timeout_ms;
+}
+
 int lmgr_acquire_slow(lmgr_proc *p, uint32_t oid, keel_lock_mode mode,
-                      uint32_t timeout_ms, bool nowait, bool *waited)
+                      bool nowait)
 {
     lmgr *m = p->mgr;
     lmgr_partition *pt = partition_of(m, oid);
@@ -534,7 +540,6 @@ int lmgr_acquire_slow(lmgr_proc *p, uint32_t oid, keel_lock_mode mode,
     uint16_t waiting = 0;
     int rc = KEEL_OK;
 
-    *waited = false;
     assert(mode >= KEEL_LOCK_ACCESS_SHARE && mode <= KEEL_LOCK_ACCESS_EXCLUSIVE);
     if (STRONG(mode)) {
         atomic_fetch_add_explicit(strong, 1, memory_order_seq_cst);
@@ -596,10 +601,9 @@ int lmgr_acquire_slow(lmgr_proc *p, uint32_t oid, keel_lock_mode mode,
         l->wait_head = p;
     l->wait_tail = p;
     pthread_mutex_unlock(&pt->mutex);
-    *waited = true;
-    rc = wait_granted(p, pt, timeout_ms);
+    rc = wait_granted(p, pt, p->timeout_ms);
     if (rc == KEEL_OK)
-        return KEEL_OK;
+        return LMGR_WAITED;
 fail:
     if (STRONG(mode))
         atomic_fetch_sub_explicit(strong, 1, memory_order_seq_cst);

@@ -36,6 +36,9 @@
 #define LMGR_FP_SLOTS 16
 /* How long a wait goes on before it looks for a deadlock. */
 #define LMGR_DEADLOCK_MS 20
+/* lmgr_acquire()'s result for a lock granted after a wait (not a
+ * keel_status: past every one). */
+#define LMGR_WAITED 1000
 
 typedef struct lmgr lmgr;
 typedef struct lmgr_lock lmgr_lock;
@@ -66,6 +69,7 @@ typedef struct lmgr_proc {
     keel_lock_mode wait_mode;
     struct lmgr_proc *wait_next; /* the lock's queue */
     uint64_t dl_mark;            /* deadlock search's visit mark */
+    uint32_t timeout_ms;         /* the owner's lock timeout, 0: none */
     /* The session's holds in the shared table, under holds_mutex. */
     CACHE_ALIGNED pthread_mutex_t holds_mutex;
     lmgr_hold *holds;
@@ -92,7 +96,10 @@ bool lmgr_conflicts(keel_lock_mode a, keel_lock_mode b);
 
 /* lmgr_acquire() past its fast path. */
 int lmgr_acquire_slow(lmgr_proc *p, uint32_t oid, keel_lock_mode mode,
-                      uint32_t timeout_ms, bool nowait, bool *waited);
+                      bool nowait);
+
+/* How long p's requests wait at most, in ms (0: for ever); by p's owner. */
+void lmgr_set_timeout(lmgr_proc *p, uint32_t timeout_ms);
 
 /* The strong counts' array, read by the fast path. */
 const atomic_u32 *lmgr_strong_counts(const lmgr *m);
@@ -109,51 +116,50 @@ static inline void lmgr_latch_release(lmgr_proc *p)
 }
 
 /*
- * Locks table oid in mode for p's transaction, until lmgr_release_all().
- * A request that conflicts with another session's lock waits, up to
- * timeout_ms (0: for ever), and then fails with KEEL_ELOCKTIMEOUT; with
- * nowait it fails so at once.  KEEL_EDEADLOCK if the wait closes a cycle
- * (the request is withdrawn; the locks held stay), KEEL_ENOMEM.  No
- * message is set: the caller names the table.  *waited says whether the
- * request had to wait (granted or not).  A mode already held is granted
- * at once.
+ * Locks table oid in mode for p's transaction, until lmgr_release_all():
+ * KEEL_OK, or LMGR_WAITED if it was granted after a wait.  A request that
+ * conflicts with another session's lock waits, up to p's timeout
+ * (lmgr_set_timeout()), and then fails with KEEL_ELOCKTIMEOUT; with nowait
+ * it fails so at once.  KEEL_EDEADLOCK if the wait closes a cycle (the
+ * request is withdrawn; the locks held stay), KEEL_ENOMEM.  No message is
+ * set: the caller names the table.  A mode already held is granted at
+ * once.
  *
  * The weak modes' common case, inline: the latch of p's own fast path
  * (one exchange on p's line), the partition's strong count read (a line
  * written only by strong lockers), a slot filled.
  */
 static inline int lmgr_acquire(lmgr_proc *p, const atomic_u32 *strong,
-                               uint32_t oid, keel_lock_mode mode,
-                               uint32_t timeout_ms, bool nowait, bool *waited)
+                               uint32_t oid, keel_lock_mode mode, bool nowait)
 {
-    *waited = false;
     if (mode <= KEEL_LOCK_ROW_EXCLUSIVE && mode >= KEEL_LOCK_ACCESS_SHARE &&
         lmgr_latch_try(p)) {
         uint8_t bit = (uint8_t)(1u << (mode - 1));
-        uint32_t free_slots;
+        uint32_t used = p->fp_used, i;
         if (atomic_load_relaxed(&strong[oid & (LMGR_PARTITIONS - 1)]) != 0)
             goto slow;
-        for (uint32_t u = p->fp_used; u != 0; u &= u - 1) {
-            uint32_t i = (uint32_t)__builtin_ctz(u);
+        for (uint32_t u = used; u != 0; u &= u - 1) {
+            i = (uint32_t)__builtin_ctz(u);
             if (p->fp_oid[i] == oid) {
                 p->fp_mode[i] |= bit;
                 lmgr_latch_release(p);
                 return KEEL_OK;
             }
         }
-        free_slots = ~p->fp_used & ((1u << LMGR_FP_SLOTS) - 1);
-        if (free_slots != 0) {
-            uint32_t i = (uint32_t)__builtin_ctz(free_slots);
+        /* The first free slot (LMGR_FP_SLOTS if none: fp_used's bits
+         * above the slots are always clear). */
+        i = (uint32_t)__builtin_ctz(~used);
+        if (i < LMGR_FP_SLOTS) {
             p->fp_oid[i] = oid;
             p->fp_mode[i] = bit;
-            p->fp_used |= 1u << i;
+            p->fp_used = used | 1u << i;
             lmgr_latch_release(p);
             return KEEL_OK;
         }
     slow:
         lmgr_latch_release(p);
     }
-    return lmgr_acquire_slow(p, oid, mode, timeout_ms, nowait, waited);
+    return lmgr_acquire_slow(p, oid, mode, nowait);
 }
 
 /* Takes p's latch, which a transfer holds now. */
@@ -175,7 +181,8 @@ static inline void lmgr_release_all(lmgr_proc *p)
         lmgr_latch_wait(p); /* a transfer is moving our entries */
     p->fp_used = 0;
     shared = p->has_shared;
-    p->has_shared = false;
+    if (shared)
+        p->has_shared = false;
     lmgr_latch_release(p);
     if (shared)
         lmgr_release_shared(p);
