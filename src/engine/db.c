@@ -14,7 +14,6 @@
 #include "engine/engine.h"
 #include "engine/internal.h"
 #include "port/clock.h"
-#include "port/membarrier.h"
 #include "storage/buf_log.h"
 #include "txn/clog.h"
 #include "wal/wal.h"
@@ -503,7 +502,6 @@ keel_status engine_db_open_layout(const keel_db_options *opts,
     }
     db->lock_fd = lock_fd;
     db->read_only = opts->read_only;
-    db->membarrier = membarrier_ready();
     pthread_mutex_init(&db->control_lock, NULL);
     pthread_mutex_init(&db->rel_lock, NULL);
     pthread_mutex_init(&db->claim_lock, NULL);

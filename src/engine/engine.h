@@ -84,7 +84,6 @@ struct keel_db {
     char *dir;
     int lock_fd;     /* holds the database's lock (control_lock) until closed */
     bool read_only;  /* opened so: nothing is written to dir */
-    bool membarrier; /* membarrier_ready(): builds fence the writers */
     uint32_t found_state;       /* the control file's state at open */
     pthread_mutex_t claim_lock; /* claims..., made... */
     engine_claim_state *claims;
