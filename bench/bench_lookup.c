@@ -148,7 +148,8 @@ static int env_open(lookup_env *env, const char *dir, uint32_t pool_mb)
     if (rc == KEEL_OK)
         rc = engine_catalog_txn(s, false, &env->ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &env->ct, NULL, "pgbench_accounts", true, env->t);
+        rc = engine_table_open(s, &env->ct, NULL, "pgbench_accounts", true,
+                               KEEL_LOCK_ACCESS_SHARE, env->t);
     for (pi = 0; rc == KEEL_OK && pi < env->t->nidx; pi++)
         if (env->t->idx[pi].primary)
             break;

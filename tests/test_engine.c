@@ -9,6 +9,9 @@
  */
 #include "testutil.h"
 
+/* Sessions of one thread that meet a lock give up this soon. */
+#define TEST_LOCK_MS 30
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -98,6 +101,7 @@ static void setup_db(const char *dir, keel_db **db, keel_session **s, int n)
     assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
     assert_int_equal(keel_db_open(&o, db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(*db, s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(*s, TEST_LOCK_MS);
     assert_int_equal(keel_create_schema(*s, "s1"), KEEL_OK);
     assert_int_equal(keel_create_table(*s, "s1", "t", all_cols, 9, &pk, 1),
                      KEEL_OK);
@@ -216,6 +220,7 @@ static void test_rows_and_reopen(void **state)
     /* Reopen: everything still there. */
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     for (int i = 1; i <= 100; i++) {
         key = tu_vi4(i);
         assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
@@ -320,6 +325,7 @@ static void test_drop_table_drops_indexes(void **state)
         assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     }
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_OK);
     assert_true(found);
     check_row(1, out);
@@ -487,6 +493,7 @@ static void test_load_table(void **state)
         assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     }
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     key = tu_vi4(77);
     assert_int_equal(keel_lookup(s, "s1", "l", &key, out, &found), KEEL_OK);
     assert_true(found);
@@ -887,6 +894,7 @@ static void test_create_index_sees_every_row(void **state)
     (void)state;
     setup_db(dir, &db, &s, 5);
     assert_int_equal(keel_session_begin(db, &other, &e), KEEL_OK);
+    keel_session_set_lock_timeout(other, TEST_LOCK_MS);
     assert_int_equal(keel_begin(s), KEEL_OK);
     assert_int_equal(count_rows(s, NULL, 1, 100), 5); /* the snapshot */
     row_of(10, v, tb);
@@ -900,8 +908,10 @@ static void test_create_index_sees_every_row(void **state)
     assert_int_equal(keel_delete(other, "s1", "t", &key), KEEL_OK);
     row_of(11, v, tb);
     assert_int_equal(keel_insert(other, "s1", "t", v), KEEL_OK);
+    /* Its ROW EXCLUSIVE lock keeps the build's SHARE waiting. */
     assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &col2, 1, true),
-                     KEEL_ESERIALIZE);
+                     KEEL_ELOCKTIMEOUT);
+    assert_non_null(strstr(keel_session_error(s), "\"s1.t\""));
     assert_int_equal(keel_commit(other), KEEL_OK);
     assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &col2, 1, true),
                      KEEL_OK);
@@ -931,6 +941,7 @@ static void test_drop_schema_against_create(void **state)
     (void)state;
     setup_db(dir, &db, &a, 1);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         assert_int_equal(keel_create_schema(a, names[i]), KEEL_OK);
 
@@ -1005,13 +1016,15 @@ static void test_drop_table_against_create_index(void **state)
     (void)state;
     setup_db(dir, &db, &a, 5);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
 
-    /* A build in flight keeps a drop out. */
+    /* A build in flight keeps a drop waiting (its SHARE lock against
+     * ACCESS EXCLUSIVE). */
     assert_int_equal(keel_begin(a), KEEL_OK);
     assert_int_equal(keel_create_index(a, "s1", "t", "t_a2", &k2, 1, false),
                      KEEL_OK);
-    assert_int_equal(keel_drop_table(b, "s1", "t"), KEEL_EBUSY);
-    assert_non_null(strstr(keel_session_error(b), "an index on table"));
+    assert_int_equal(keel_drop_table(b, "s1", "t"), KEEL_ELOCKTIMEOUT);
+    assert_non_null(strstr(keel_session_error(b), "AccessExclusiveLock"));
     assert_int_equal(keel_commit(a), KEEL_OK);
 
     /* A drop whose snapshot predates a committed build. */
@@ -1036,12 +1049,13 @@ static void test_drop_table_against_create_index(void **state)
     assert_int_equal(keel_begin(b), KEEL_OK);
     assert_int_equal(keel_drop_table(b, "s1", "t"), KEEL_OK);
     assert_int_equal(keel_create_index(a, "s1", "t", "t_x", &k3, 1, false),
-                     KEEL_ESERIALIZE);
-    assert_non_null(strstr(keel_session_error(a), "dropping table"));
+                     KEEL_ELOCKTIMEOUT);
     assert_int_equal(keel_commit(b), KEEL_OK);
+    /* Its first lock, on a table dropped since: the snapshot is taken
+     * again, which finds no table. */
     assert_int_equal(keel_create_index(a, "s1", "t", "t_x", &k3, 1, false),
-                     KEEL_ESERIALIZE);
-    assert_non_null(strstr(keel_session_error(a), "was dropped"));
+                     KEEL_ENOENT);
+    assert_non_null(strstr(keel_session_error(a), "does not exist"));
     keel_abort(a);
     finish(dir, db, a, b);
 }
@@ -1067,6 +1081,7 @@ static void test_claim_states_pruned(void **state)
     (void)state;
     setup_db(dir, &db, &a, 1);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
     for (int i = 0; i < 200; i++) {
         snprintf(name, sizeof(name), "c%d", i);
         snprintf(ix, sizeof(ix), "c%d_x", i);
@@ -1133,6 +1148,7 @@ static void test_index_limit_holds(void **state)
     (void)state;
     setup_db(dir, &db, &a, 3);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
     for (int i = 0; i < 30; i++) { /* with t_pkey, 31 */
         snprintf(name, sizeof(name), "t_i%d", i);
         assert_int_equal(keel_create_index(a, "s1", "t", name, &k, 1, false),
@@ -1182,10 +1198,10 @@ static void test_index_limit_holds(void **state)
 
 /*
  * While a transaction that built an index on a table runs, other
- * transactions' inserts and updates of the table fail with
- * KEEL_ESERIALIZE (and must abort), its own go on; once it commits, the
- * writes of transactions whose snapshots predate the commit still fail,
- * and those of later ones succeed and reach the new index.
+ * transactions' inserts and updates of the table wait for its SHARE lock
+ * (here until their lock timeout, changing nothing), its own go on; once
+ * it commits, the writes of transactions whose snapshots predate the
+ * commit fail, and those of later ones succeed and reach the new index.
  */
 static void test_writes_against_index_build(void **state)
 {
@@ -1200,18 +1216,19 @@ static void test_writes_against_index_build(void **state)
     (void)state;
     setup_db(dir, &db, &a, 5);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
     assert_int_equal(keel_begin(a), KEEL_OK);
     assert_int_equal(keel_create_index(a, "s1", "t", "t_a2", &k2, 1, false),
                      KEEL_OK);
     row_of(6, v, tb);
-    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ESERIALIZE);
-    assert_non_null(strstr(keel_session_error(b), "being built"));
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ELOCKTIMEOUT);
+    assert_non_null(strstr(keel_session_error(b), "RowExclusiveLock"));
     key = tu_vi4(2);
     row_of(2, v, tb);
     v[1].v.i2 = 99;
     assert_int_equal(keel_begin(b), KEEL_OK);
-    assert_int_equal(keel_update(b, "s1", "t", &key, v), KEEL_ESERIALIZE);
-    assert_int_equal(keel_commit(b), KEEL_EINVAL); /* it failed half way */
+    assert_int_equal(keel_update(b, "s1", "t", &key, v), KEEL_ELOCKTIMEOUT);
+    assert_int_equal(keel_commit(b), KEEL_OK); /* it changed nothing */
     /* Reads go on; the builder's own writes too. */
     assert_int_equal(count_rows(b, NULL, 1, 100), 5);
     row_of(7, v, tb);
@@ -1233,11 +1250,12 @@ static void test_writes_against_index_build(void **state)
     finish(dir, db, a, b);
 }
 
-/* Every way an index build ends gives its mark on the table back, so
- * that writers go on: a refused name, a unique index over duplicates,
- * the end of the session with the build running, a commit; while a
- * transaction that built one index runs, a second build that fails
- * leaves the first's mark, and writers still fail. */
+/* Every way an index build's transaction ends gives its SHARE lock back,
+ * so that writers go on: after a refused name, a unique index over
+ * duplicates (the lock stays until the abort), the end of the session
+ * with the build running, a commit; while a transaction that built one
+ * index runs, a second build that fails leaves the lock, and writers
+ * still wait. */
 static void test_build_failures_release_mark(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -1252,20 +1270,23 @@ static void test_build_failures_release_mark(void **state)
     (void)state;
     setup_db(dir, &db, &a, 5);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
     /* A name taken (the table's own). */
     assert_int_equal(keel_begin(a), KEEL_OK);
     assert_int_not_equal(keel_create_index(a, "s1", "t", "t", &k2, 1, false),
                          KEEL_OK);
     row_of(id++, v, tb);
-    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ELOCKTIMEOUT);
     keel_abort(a);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
     /* A unique index over duplicate values. */
     assert_int_equal(keel_begin(a), KEEL_OK);
     assert_int_equal(keel_create_index(a, "s1", "t", "u7", &k7, 1, true),
                      KEEL_EUNIQUE);
     row_of(id++, v, tb);
-    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ELOCKTIMEOUT);
     keel_abort(a);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
     /* A second build in the transaction fails: the first's mark stays. */
     assert_int_equal(keel_begin(a), KEEL_OK);
     assert_int_equal(keel_create_index(a, "s1", "t", "i2", &k2, 1, false),
@@ -1273,12 +1294,13 @@ static void test_build_failures_release_mark(void **state)
     assert_int_not_equal(keel_create_index(a, "s1", "t", "i2", &k2, 1, false),
                          KEEL_OK);
     row_of(id++, v, tb);
-    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ESERIALIZE);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ELOCKTIMEOUT);
     /* The session ends with the build running. */
     keel_session_end(a);
     assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_OK);
     /* A build in its own transaction, committed. */
     assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+    keel_session_set_lock_timeout(a, TEST_LOCK_MS);
     assert_int_equal(keel_create_index(a, "s1", "t", "i2", &k2, 1, false),
                      KEEL_OK);
     row_of(id++, v, tb);
@@ -1304,7 +1326,9 @@ static void test_success_leaves_no_message(void **state)
     setup_db(dir, &db, &a, 1);
     keel_session_end(a);
     assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+    keel_session_set_lock_timeout(a, TEST_LOCK_MS);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
     assert_int_equal(keel_begin(b), KEEL_OK);
     assert_int_equal(keel_create_table(b, "s1", "hidden", &c, 1, &pk, 1),
                      KEEL_OK);
@@ -1337,6 +1361,7 @@ static void test_concurrent_analyze(void **state)
     (void)state;
     setup_db(dir, &db, &a, 10);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
     for (int round = 0; round < 2; round++) { /* first statistics, then new */
         assert_int_equal(keel_begin(a), KEEL_OK);
         assert_int_equal(keel_analyze(a, "s1", "t"), KEEL_OK);
@@ -1362,7 +1387,9 @@ static void test_concurrent_sessions(void **state)
     (void)state;
     setup_db(dir, &db, &s, 3);
     assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+    keel_session_set_lock_timeout(a, TEST_LOCK_MS);
     assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
     assert_int_equal(keel_begin(a), KEEL_OK);
     assert_int_equal(keel_begin(b), KEEL_OK);
     row_of(1, v, tb);
@@ -1470,6 +1497,7 @@ static void test_damaged_index_catalog(void **state)
     {
         assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
         assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+        keel_session_set_lock_timeout(a, TEST_LOCK_MS);
         assert_int_equal(engine_stmt_begin_catalog(a, false, &ct), KEEL_OK);
         assert_int_equal(catalog_indexes_of(db->cat, &ct, t.oid, &tdef, 1, &n),
                          KEEL_OK);
@@ -1479,6 +1507,7 @@ static void test_damaged_index_catalog(void **state)
         meta_set(dir, tdef.indexoid, 0, KEEL_TEXT, -1);
         assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
         assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+        keel_session_set_lock_timeout(a, TEST_LOCK_MS);
         assert_int_equal(
             keel_select_column(a, "s1", "t", "at", &key, out, &found),
             KEEL_ECORRUPT);
@@ -1497,6 +1526,7 @@ static void test_damaged_index_catalog(void **state)
         meta_set(dir, tdef.indexoid, -1, 0, 0);
         assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
         assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+        keel_session_set_lock_timeout(a, TEST_LOCK_MS);
         row_of(2, v, tb);
         assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_ECORRUPT);
         assert_non_null(strstr(keel_session_error(a), "unique"));
@@ -1508,6 +1538,7 @@ static void test_damaged_index_catalog(void **state)
     /* u's primary key (text) listed as t's, its keel_index row changed. */
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+    keel_session_set_lock_timeout(a, TEST_LOCK_MS);
     key = tu_vi4(2);
     assert_int_equal(keel_lookup(a, "s1", "t", &key, out, &found), KEEL_OK);
     assert_true(found);
@@ -1840,7 +1871,9 @@ static void test_read_only(void **state)
     assert_int_equal(keel_db_open(&o, &w, &e), KEEL_EBUSY);
     assert_null(w);
     assert_int_equal(keel_session_begin(r1, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(keel_session_begin(r2, &s2, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s2, TEST_LOCK_MS);
     assert_int_equal(count_rows(s, NULL, 1, 10), 3);
     assert_int_equal(count_rows(s2, NULL, 1, 10), 3);
     /* Two locks, and the catalogs' and the table's files, twice. */
@@ -1896,6 +1929,7 @@ static void test_read_only(void **state)
     dir_state(dir, before, sizeof(before));
     assert_int_equal(keel_db_open(&ro, &r1, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(r1, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(count_rows(s, NULL, 1, 10), 4);
     assert_int_equal(count_rows(s, NULL, 5, 5), 0);
     keel_session_end(s);
@@ -1914,6 +1948,7 @@ static void test_read_only(void **state)
         assert_int_equal(keel_db_open(&ro, &r1, &e), KEEL_OK);
         assert_int_equal(keel_db_open(&ro, &r2, &e), KEEL_OK);
         assert_int_equal(keel_session_begin(r1, &s, &e), KEEL_OK);
+        keel_session_set_lock_timeout(s, TEST_LOCK_MS);
         assert_int_equal(count_rows(s, NULL, 1, 10), 4);
         keel_session_end(s);
         assert_int_equal(keel_db_close(r1, &e), KEEL_OK);
@@ -1932,6 +1967,7 @@ static void test_read_only(void **state)
     /* The open for writing then finds the same rows, and writes. */
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(count_rows(s, NULL, 1, 10), 4);
     row_of(5, v, tb);
     assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
@@ -2003,6 +2039,7 @@ static void test_open_once(void **state)
     assert_int_equal(waitpid(child, NULL, 0), child);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(count_rows(s, NULL, 1, 10), 3);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
@@ -2149,6 +2186,7 @@ static void test_create_dir_sync_fails(void **state)
     assert_int_equal(user_relation_files(dir), files + 2);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(keel_lookup(s, "s1", "u", &x, &out, &found), KEEL_OK);
     assert_true(found);
     assert_int_equal(out.v.i4, 5);
@@ -2208,6 +2246,7 @@ static void test_close_removes_unowned_files(void **state)
     }
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(count_rows(s, NULL, 1, 100), 10);
     assert_int_equal(count_rows(s, "t_a2", -32768, 32767), 10);
     /* The names are free; the new relations get files of their own. */
@@ -2246,6 +2285,7 @@ static void test_xid_reservation(void **state)
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(keel_begin(s), KEEL_OK);
     row_of(3, v, tb);
     assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
@@ -2304,6 +2344,7 @@ static void test_control_write_fails(void **state)
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK); /* not locked */
     assert_int_equal(db->found_state, CONTROL_SHUT_DOWN);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
 
     /* The first xid of this open: its reservation's write fails (the
      * file's own fsync, then its directory's), and so does the insert
@@ -2349,6 +2390,7 @@ static void test_control_write_fails(void **state)
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(db->found_state, CONTROL_IN_PRODUCTION);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(count_rows(s, NULL, 1, 100), 6);
     assert_int_equal(keel_relation_exists(s, "s1", "u", &found), KEEL_OK);
     assert_true(found);
@@ -2392,6 +2434,7 @@ static void test_xid_limit_below_log(void **state)
     assert_int_equal(control_write(dir, &saved, &err), KEEL_OK);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     assert_int_equal(count_rows(s, NULL, 1, 10), 5);
     finish(dir, db, s, NULL);
 }
@@ -2415,6 +2458,7 @@ static void test_lookup_many_versions(void **state)
     (void)state;
     setup_db(dir, &db, &s, 10);
     assert_int_equal(keel_session_begin(db, &old, &e), KEEL_OK);
+    keel_session_set_lock_timeout(old, TEST_LOCK_MS);
     assert_int_equal(keel_begin(old), KEEL_OK);
     assert_int_equal(keel_lookup(old, "s1", "t", &key, out, &found), KEEL_OK);
     assert_true(found);
@@ -2538,6 +2582,7 @@ static void test_scan_without_primary_key(void **state)
     (void)state;
     setup_db(dir, &db, &s, 1);
     assert_int_equal(keel_session_begin(db, &other, &e), KEEL_OK);
+    keel_session_set_lock_timeout(other, TEST_LOCK_MS);
     assert_int_equal(keel_create_table(s, "s1", "log", cols, 2, NULL, 0),
                      KEEL_OK);
     scan_log(s, &sum, &n);
@@ -2667,6 +2712,7 @@ static void test_lookup_directories(void **state)
      * the first session's directory of p1 is stale, its answers not. */
     expect_pair(s, "p1", 10, 2, true);
     assert_int_equal(keel_session_begin(db, &other, &e), KEEL_OK);
+    keel_session_set_lock_timeout(other, TEST_LOCK_MS);
     assert_int_equal(keel_begin(other), KEEL_OK);
     for (int id = ROWS + 1; id <= 3 * ROWS; id++) {
         keel_value v[2] = {tu_vi4(id), tu_vi4(id * 2)};

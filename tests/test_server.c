@@ -579,6 +579,48 @@ static void test_transaction_status(void **state)
     PQfinish(c);
 }
 
+/* Two connections: one holds ACCESS EXCLUSIVE, the other's SELECT waits
+ * for its lock_timeout and fails with 55P03 (its block then fails), and
+ * its NOWAIT fails at once; after the holder commits both go on. */
+static void test_lock_timeout(void **state)
+{
+    srv *s = *state;
+    PGconn *a = connect_ok(s, false), *b = connect_ok(s, true);
+    struct timespec t0, t1;
+    PGresult *r;
+    double ms;
+
+    assert_string_equal(
+        exec_state(a, "CREATE TABLE lockt (id int PRIMARY KEY, v int)"), "");
+    assert_string_equal(exec_state(a, "INSERT INTO lockt VALUES (1, 10)"), "");
+    assert_string_equal(exec_state(a, "BEGIN"), "");
+    assert_string_equal(exec_state(a, "LOCK TABLE lockt"), "");
+    assert_string_equal(exec_state(b, "SET lock_timeout = '150ms'"), "");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    r = PQexec(b, "SELECT v FROM lockt WHERE id = 1");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+         (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "55P03");
+    assert_non_null(strstr(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY),
+                           "lockt"));
+    PQclear(r);
+    assert_true(ms >= 140);
+    assert_string_equal(exec_state(b, "BEGIN"), "");
+    assert_string_equal(exec_state(b, "LOCK lockt IN ACCESS SHARE MODE NOWAIT"),
+                        "55P03");
+    assert_int_equal(PQtransactionStatus(b), PQTRANS_INERROR);
+    assert_string_equal(exec_state(b, "ROLLBACK"), "");
+    assert_string_equal(exec_state(a, "COMMIT"), "");
+    r = PQexec(b, "SELECT v FROM lockt WHERE id = 1");
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_string_equal(PQgetvalue(r, 0, 0), "10");
+    PQclear(r);
+    assert_string_equal(exec_state(a, "DROP TABLE lockt"), "");
+    PQfinish(a);
+    PQfinish(b);
+}
+
 static void notice_receiver(void *arg, const PGresult *r)
 {
     int *count = arg;
@@ -1570,6 +1612,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_startup_parameters, srv_alive),
         cmocka_unit_test_setup(test_transaction_status, srv_alive),
+        cmocka_unit_test_setup(test_lock_timeout, srv_alive),
         cmocka_unit_test_setup(test_results, srv_alive),
         cmocka_unit_test_setup(test_large_messages, srv_alive),
         cmocka_unit_test_setup(test_extended, srv_alive),

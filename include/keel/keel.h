@@ -61,6 +61,8 @@ typedef enum keel_status {
     KEEL_ETYPE,      /* a value does not match its column's type */
     KEEL_ETOOBIG,    /* a value or row does not fit (name > 63 bytes, ...) */
     KEEL_EREADONLY,  /* a write to a database opened read-only */
+    KEEL_ELOCKTIMEOUT, /* a table lock was not granted in time (or NOWAIT) */
+    KEEL_EDEADLOCK,  /* a lock wait closed a cycle of waiters */
     KEEL_STATUS_COUNT
 } keel_status;
 
@@ -324,6 +326,67 @@ KEEL_API const char *keel_session_error(const keel_session *s);
 KEEL_API keel_status keel_begin(keel_session *s);
 KEEL_API keel_status keel_commit(keel_session *s);
 KEEL_API keel_status keel_abort(keel_session *s);
+
+/*
+ * Table locks, PostgreSQL's modes with its conflict table:
+ *
+ *   mode                     conflicts with
+ *   ACCESS_SHARE             ACCESS_EXCLUSIVE
+ *   ROW_SHARE                EXCLUSIVE, ACCESS_EXCLUSIVE
+ *   ROW_EXCLUSIVE            SHARE, SHARE_ROW_EXCLUSIVE, EXCLUSIVE,
+ *                            ACCESS_EXCLUSIVE
+ *   SHARE_UPDATE_EXCLUSIVE   SHARE_UPDATE_EXCLUSIVE, SHARE,
+ *                            SHARE_ROW_EXCLUSIVE, EXCLUSIVE, ACCESS_EXCLUSIVE
+ *   SHARE                    ROW_EXCLUSIVE, SHARE_UPDATE_EXCLUSIVE,
+ *                            SHARE_ROW_EXCLUSIVE, EXCLUSIVE, ACCESS_EXCLUSIVE
+ *   SHARE_ROW_EXCLUSIVE      all but ACCESS_SHARE and ROW_SHARE
+ *   EXCLUSIVE                all but ACCESS_SHARE
+ *   ACCESS_EXCLUSIVE         all
+ *
+ * Every call takes its table's lock itself and holds it until the
+ * transaction ends: ACCESS_SHARE to read (lookups, scans, selects,
+ * keel_table_describe() and the other questions about a table),
+ * ROW_EXCLUSIVE to insert, update or delete, SHARE_UPDATE_EXCLUSIVE for
+ * keel_analyze(), SHARE for keel_create_index(), ACCESS_EXCLUSIVE for
+ * keel_drop_table() and keel_add_primary_key().  A request that conflicts
+ * with another transaction's lock waits until it is granted, up to the
+ * session's lock timeout (then KEEL_ELOCKTIMEOUT), or until the wait is
+ * found to close a cycle of waiters (after a short delay; then
+ * KEEL_EDEADLOCK for the one that found it).  A call that fails so
+ * changed nothing; the transaction may go on.  A transaction whose first
+ * lock had to wait, or found its table dropped by a commit since its
+ * snapshot, and that has changed no catalog row, takes its snapshot again
+ * once granted, so that it sees what the holder committed (a table it
+ * waited on may then no longer exist: KEEL_ENOENT).  For a transaction
+ * that holds other locks, a table dropped since its snapshot is
+ * KEEL_ENOENT as well.
+ */
+typedef enum keel_lock_mode {
+    KEEL_LOCK_ACCESS_SHARE = 1,
+    KEEL_LOCK_ROW_SHARE,
+    KEEL_LOCK_ROW_EXCLUSIVE,
+    KEEL_LOCK_SHARE_UPDATE_EXCLUSIVE,
+    KEEL_LOCK_SHARE,
+    KEEL_LOCK_SHARE_ROW_EXCLUSIVE,
+    KEEL_LOCK_EXCLUSIVE,
+    KEEL_LOCK_ACCESS_EXCLUSIVE,
+} keel_lock_mode;
+
+/*
+ * Locks table schema.table (schema NULL: public) in mode until the running
+ * explicit transaction ends (PostgreSQL's LOCK TABLE).  With nowait a
+ * conflicting lock fails at once with KEEL_ELOCKTIMEOUT.  KEEL_EINVAL
+ * outside a transaction (the lock would end with the call) or for a mode
+ * out of range; KEEL_ENOENT; KEEL_ELOCKTIMEOUT; KEEL_EDEADLOCK.
+ */
+KEEL_API keel_status keel_lock_table(keel_session *s, const char *schema,
+                                     const char *table, keel_lock_mode mode,
+                                     bool nowait);
+
+/* The longest a lock request of the session waits, in milliseconds (0:
+ * for ever, the default), as PostgreSQL's lock_timeout. */
+KEEL_API void keel_session_set_lock_timeout(keel_session *s,
+                                            uint32_t timeout_ms);
 
 /* ---- DDL: each call is transactional (an abort leaves no visible trace;
  * the files of relations created by an aborted transaction, or dropped,

@@ -14,7 +14,6 @@
 #include "engine/engine.h"
 #include "engine/internal.h"
 #include "port/clock.h"
-#include "port/membarrier.h"
 #include "storage/buf_log.h"
 #include "txn/clog.h"
 #include "wal/wal.h"
@@ -315,6 +314,7 @@ static void db_discard(keel_db *db)
     catalog_close(db->cat);
     txn_mgr_destroy(db->txn);
     inval_queue_destroy(db->inval);
+    lmgr_destroy(db->locks);
     if (db->pool != NULL)
         buf_pool_discard(db->pool);
     wal_close(db->wal);
@@ -502,7 +502,6 @@ keel_status engine_db_open_layout(const keel_db_options *opts,
     }
     db->lock_fd = lock_fd;
     db->read_only = opts->read_only;
-    db->membarrier = membarrier_ready();
     pthread_mutex_init(&db->control_lock, NULL);
     pthread_mutex_init(&db->rel_lock, NULL);
     pthread_mutex_init(&db->claim_lock, NULL);
@@ -553,6 +552,8 @@ keel_status engine_db_open_layout(const keel_db_options *opts,
         txn_mgr_set_wal(db->txn, db->wal);
     if (rc == KEEL_OK)
         rc = inval_queue_create(ENGINE_INVAL_CAPACITY, &db->inval, &e);
+    if (rc == KEEL_OK)
+        rc = lmgr_create(&db->locks, &e);
     if (rc == KEEL_OK)
         rc = buf_session_create(db->pool, &bs, &e);
     if (rc == KEEL_OK && (rc = xid_limit_check(db, bs, next, &e)) != KEEL_OK)

@@ -16,7 +16,6 @@
 
 #include "engine/engine.h"
 #include "storage/buf_log.h"
-#include "port/membarrier.h"
 
 static const char *schema_or_public(const char *schema)
 {
@@ -199,13 +198,11 @@ static void release_from(keel_session *s, uint32_t from, xid_t committed)
     for (uint32_t i = from; i < s->nheld; i++) {
         engine_claim_state *c = claim_state_of(db, s->held[i].oid);
         engine_rel *built = s->held[i].built;
-        /* The commit first, so that a writer that sees the build over
-         * sees its xid too. */
+        /* Before the build's lock goes (keel_commit() releases locks
+         * last), so that a writer granted its lock after sees the xid. */
         if (built != NULL && committed != XID_INVALID)
             atomic_store_explicit(&built->last_build, committed,
-                                  memory_order_seq_cst);
-        if (built != NULL)
-            atomic_fetch_sub_explicit(&built->builds, 1, memory_order_seq_cst);
+                                  memory_order_release);
         if (c == NULL) /* it was made when the claim was taken */
             continue;
         if (s->held[i].drop) {
@@ -238,39 +235,14 @@ void engine_claims_release(keel_session *s, xid_t committed)
     release_from(s, 0, committed);
 }
 
-int engine_build_begin(keel_session *s, engine_rel *h)
+void engine_build_begin(keel_session *s, engine_rel *h)
 {
     for (uint32_t i = 0; i < s->nheld; i++)
         if (s->held[i].oid == h->oid && !s->held[i].drop) {
-            if (s->held[i].built != NULL)
-                return KEEL_OK;
-            atomic_fetch_add_explicit(&h->builds, 1, memory_order_seq_cst);
-            /* Against the writers' side of engine_write_guard(): with
-             * membarrier, every running writer passes a full barrier
-             * before the scan reads a page. */
-            if (!s->db->membarrier) {
-                atomic_thread_fence(memory_order_seq_cst);
-            } else if (!membarrier_all()) {
-                atomic_fetch_sub_explicit(&h->builds, 1, memory_order_seq_cst);
-                return kerr_set(&s->bs->err, KEEL_EIO,
-                                "could not order the index build against "
-                                "writers (membarrier failed)");
-            }
             s->held[i].built = h;
-            return KEEL_OK;
+            return;
         }
     assert(!"an index build without its claim");
-    return kerr_set(&s->bs->err, KEEL_EINVAL,
-                    "an index build without its claim");
-}
-
-/* Whether the session's transaction built an index on table oid. */
-static bool builds_on(const keel_session *s, oid_t oid)
-{
-    for (uint32_t i = 0; i < s->nheld; i++)
-        if (s->held[i].oid == oid && s->held[i].built != NULL)
-            return true;
-    return false;
 }
 
 int engine_write_guard(keel_session *s, const visibility *vis,
@@ -278,22 +250,9 @@ int engine_write_guard(keel_session *s, const visibility *vis,
 {
     xid_t last;
 
-    /* The version written (under its page's lock) before the mark read:
-     * a build that marked the table after this read reads the page after
-     * the write, and finds the version too new for its snapshot.  With
-     * membarrier the compiler's order is enough here: the build makes
-     * every running thread pass a full barrier after marking
-     * (engine_build_begin()), the asymmetric barrier of txn_horizon().
-     * The mark is read with acquire, so that a build seen over (its
-     * release stored last_build first) has its xid seen too. */
-    if (s->db->membarrier)
-        atomic_signal_fence(memory_order_seq_cst);
-    else
-        atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_acquire(&h->builds) != 0 && !builds_on(s, h->oid))
-        return kerr_set(&s->bs->err, KEEL_ESERIALIZE,
-                        "an index is being built on table \"%s\"", table);
-    /* A committed xid: the snapshot alone tells whether it sees it. */
+    /* A build running now holds SHARE, which this writer's ROW EXCLUSIVE
+     * excludes; one that committed stored its xid before its locks went.
+     * A committed xid: the snapshot alone tells whether it sees it. */
     last = atomic_load_relaxed(&h->last_build);
     if (last != XID_INVALID && snapshot_running(vis->snap, last))
         return kerr_set(&s->bs->err, KEEL_ESERIALIZE,
@@ -605,6 +564,23 @@ static int drop_statistics(keel_session *s, catalog_txn *ct, oid_t relid)
     return rc;
 }
 
+/* Keeps table h in the session's drops, marked when its transaction
+ * commits (keel_commit()).  ENOMEM. */
+static int note_drop(keel_session *s, engine_rel *h)
+{
+    if (s->ndrops == s->drops_cap) {
+        size_t cap = s->drops_cap;
+        engine_rel **more =
+            engine_array_grow(s->drops, &cap, 4, sizeof(*more));
+        if (more == NULL)
+            return kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+        s->drops = more;
+        s->drops_cap = (uint32_t)cap;
+    }
+    s->drops[s->ndrops++] = h;
+    return KEEL_OK;
+}
+
 keel_status keel_drop_table(keel_session *s, const char *schema, const char *name)
 {
     catalog_txn ct;
@@ -625,9 +601,11 @@ keel_status keel_drop_table(keel_session *s, const char *schema, const char *nam
         free(atts);
         return rc;
     }
-    rc = engine_table_open(s, &ct, schema, name, false, t);
-    /* Kept from an index build until the transaction ends, and refused
-     * if one committed since the snapshot (its index would stay). */
+    rc = engine_table_open(s, &ct, schema, name, false,
+                           KEEL_LOCK_ACCESS_EXCLUSIVE, t);
+    /* The lock keeps every other transaction off the table; the claim
+     * refuses the drop if a build committed since the snapshot (its
+     * index would stay). */
     if (rc == KEEL_OK)
         rc = engine_claim(s, t->rel.oid, true, name, true, &ct.vis);
     if (rc == KEEL_OK)
@@ -662,6 +640,8 @@ keel_status keel_drop_table(keel_session *s, const char *schema, const char *nam
     }
     if (rc == KEEL_OK)
         rc = drop_statistics(s, &ct, t->rel.oid);
+    if (rc == KEEL_OK)
+        rc = note_drop(s, t->h);
     if (rc != KEEL_OK)
         release_from(s, held, XID_INVALID);
     free(t);
@@ -777,9 +757,15 @@ static int create_index(keel_session *s, const char *schema, const char *table,
         free(t);
         return rc;
     }
-    rc = engine_table_open(s, &ct, schema, table, false, t);
-    /* Kept from a drop of the table until the transaction ends, and
-     * refused if one committed since the snapshot that found it. */
+    /* SHARE keeps writers off while the build reads the table (and
+     * drops: ACCESS EXCLUSIVE); a primary key also changes the columns
+     * every reader decodes, as PostgreSQL's ALTER TABLE. */
+    rc = engine_table_open(s, &ct, schema, table, false,
+                           primary ? KEEL_LOCK_ACCESS_EXCLUSIVE
+                                   : KEEL_LOCK_SHARE,
+                           t);
+    /* Builds on one table go one at a time (the claim), and one that
+     * committed since the snapshot that found it is refused. */
     if (rc == KEEL_OK)
         rc = engine_claim(s, t->rel.oid, true, table, false, &ct.vis);
     if (rc == KEEL_OK)
@@ -815,10 +801,9 @@ static int create_index(keel_session *s, const char *schema, const char *table,
     bst.keydesc = keydesc;
     if (rc == KEEL_OK)
         rc = heap_row_init(&row, &t->h->heap, &s->bs->err);
-    /* Writers to the table fail from here until the transaction ends
-     * (and, if it commits, those whose snapshots miss it). */
+    /* If it commits, writers whose snapshots miss it fail. */
     if (rc == KEEL_OK)
-        rc = engine_build_begin(s, t->h);
+        engine_build_begin(s, t->h);
     if (rc == KEEL_OK)
         rc = heap_scan_begin(&t->h->heap, s->bs, &ct.vis, &sc);
     if (rc == KEEL_OK)

@@ -52,7 +52,10 @@ static int resolve_table(keel_session *s, bool write, const char *schema,
     int rc = engine_catalog_txn(s, write, ct);
 
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, ct, schema, table, !write, t);
+        rc = engine_table_open(s, ct, schema, table, !write,
+                               write ? KEEL_LOCK_ROW_EXCLUSIVE
+                                     : KEEL_LOCK_ACCESS_SHARE,
+                               t);
     return rc;
 }
 
@@ -652,7 +655,7 @@ keel_status keel_select_column(keel_session *s, const char *schema, const char *
     heap_row *row = &s->result;
     select_plan p = {0};
     visibility vis;
-    bool none;
+    bool none, replanned = false;
     int rc = engine_stmt_begin(s);
 
     *found = false;
@@ -667,12 +670,26 @@ keel_status keel_select_column(keel_session *s, const char *schema, const char *
         rc = engine_check_name(s, "column", column);
         goto done;
     }
+plan:
     engine_cache_sync(s);
     rc = select_plan_make(s, schema, table, column, &rel_e, &p);
     if (rc == KEEL_OK)
         rc = select_handles(s, syscache_row(rel_e), &p, &h, &ix);
     if (rel_e != NULL)
         syscache_release(s->cache, rel_e);
+    /* Planned, locked, then trusted; planned once more after a wait that
+     * took the snapshot again (engine_table_settle()). */
+    if (rc == KEEL_OK) {
+        rc = engine_table_lock(s, h, KEEL_LOCK_ACCESS_SHARE);
+        if (__builtin_expect(rc != KEEL_OK, 0))
+            rc = engine_table_settle(s, h, KEEL_LOCK_ACCESS_SHARE, rc,
+                                     !replanned, schema, table);
+        if (rc == ENGINE_AGAIN) {
+            replanned = true;
+            rel_e = NULL;
+            goto plan;
+        }
+    }
     if (rc != KEEL_OK)
         goto done;
     /* The row needs room for the table's columns, not zeroing: only the

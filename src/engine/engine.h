@@ -23,6 +23,7 @@
 #include "keel/keel.h"
 #include "port/atomics.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "txn/txn.h"
 
 /* Oids reserved per control file write. */
@@ -47,12 +48,14 @@ typedef struct engine_rel {
     tuple_desc *desc; /* table: its columns */
     heap_rel heap;    /* table */
     btree *bt;        /* index */
-    /* Table: whether a transaction that built an index on it is running
-     * (0 or 1: builds on one table go one at a time), and the xid of the
-     * last such to commit; read by every insert and update of its rows
+    /* Table: the xid of the last transaction that built an index on it
+     * and committed; read by every insert and update of its rows
      * (engine_write_guard()). */
-    atomic_u32 builds;
     atomic_u32 last_build;
+    /* Table: set (to 1) once a transaction that dropped it committed,
+     * before its locks go: whoever locks it afterwards finds it gone
+     * (engine_table_lock()). */
+    atomic_u32 dropped;
     struct engine_rel *next;
 } engine_rel;
 
@@ -81,7 +84,6 @@ struct keel_db {
     char *dir;
     int lock_fd;     /* holds the database's lock (control_lock) until closed */
     bool read_only;  /* opened so: nothing is written to dir */
-    bool membarrier; /* membarrier_ready(): builds fence the writers */
     uint32_t found_state;       /* the control file's state at open */
     pthread_mutex_t claim_lock; /* claims..., made... */
     engine_claim_state *claims;
@@ -114,6 +116,8 @@ struct keel_db {
     bool checkpointer_stop;
     /* What the open's recovery replayed. */
     uint64_t recovered_records, recovery_ns;
+    /* Table locks (src/storage/README.md, "Table locks"). */
+    lmgr *locks;
 };
 
 struct keel_session {
@@ -140,6 +144,13 @@ struct keel_session {
     /* The running transaction's claims (engine_claim()). */
     engine_claim_held *held;
     uint32_t nheld, held_cap;
+    /* Table locks: the session's fast path and waits (on lines of their
+     * own), the partitions' strong counts its fast path reads. */
+    lmgr_proc *lp;
+    const atomic_u32 *lock_strong;
+    /* Tables the running transaction dropped, marked at its commit. */
+    engine_rel **drops;
+    uint32_t ndrops, drops_cap;
 };
 
 /*
@@ -160,23 +171,18 @@ void engine_claims_release(keel_session *s, xid_t committed);
 
 /*
  * Marks table h (on which the session's transaction holds a claim to
- * create, engine_claim()) as having an index built on it by the
- * transaction, from now until the transaction ends; then, if it commits,
- * its xid as h's last build.  Call before the build reads the table.
- * KEEL_EIO (nothing marked) if the barrier that orders it against the
- * writers fails.
+ * create, engine_claim(), and a SHARE lock) as having an index built on
+ * it by the transaction: if it commits, its xid becomes h's last build.
  */
-int engine_build_begin(keel_session *s, engine_rel *h);
+void engine_build_begin(keel_session *s, engine_rel *h);
 
 /*
  * Called after an insert or update wrote a version of table t's rows and
  * its index entries: ESERIALIZE (the statement has changed the
- * transaction, which must abort) if another transaction building an index
- * on t is running, or one that committed is not seen by vis's snapshot:
- * the index list the write followed may lack that index, and the build's
- * scan may have missed the version.  One or the other sees the other: the
- * build marks the table before it reads it, the write reads the mark after
- * writing.
+ * transaction, which must abort) if a transaction that built an index on
+ * t committed and vis's snapshot does not see it: the index list the
+ * write followed lacks that index.  (While a build runs, its SHARE lock
+ * keeps writers, who hold ROW EXCLUSIVE, away.)
  */
 int engine_write_guard(keel_session *s, const visibility *vis,
                        const engine_rel *h, const char *table);
@@ -315,10 +321,62 @@ static inline int engine_relation_find(keel_session *s, const char *schema,
 int engine_table_handle(keel_session *s, catalog_txn *ct,
                         const catalog_relation *rel, engine_rel **out);
 
-/* Resolves schema.name (a table) with its indexes (ENOENT).  A system
- * catalog is one only for reading (read true); else EINVAL. */
+/*
+ * Resolves schema.name (a table) with its indexes (ENOENT), locking it in
+ * mode first (engine_table_lock(), engine_table_settle()): the catalog
+ * entry is trusted only once the lock is held.  Mode 0 takes no lock (the
+ * caller takes it, as keel_lock_table()'s NOWAIT does).  A system catalog
+ * is one only for reading (read true); else EINVAL.
+ */
 int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
-                      const char *name, bool read, engine_table *t);
+                      const char *name, bool read, keel_lock_mode mode,
+                      engine_table *t);
+
+/* The error of a lock request rc (ELOCKTIMEOUT, EDEADLOCK, ENOMEM) on
+ * table schema.name, with its message; nowait for the message. */
+int engine_lock_error(keel_session *s, int rc, keel_lock_mode mode,
+                      bool nowait, const char *schema, const char *name);
+
+/* Results past every keel_status: engine_table_lock()'s for a table
+ * whose drop committed, engine_table_settle()'s when the caller must
+ * resolve the name again. */
+#define ENGINE_DROPPED 1001
+#define ENGINE_AGAIN   1002
+
+/*
+ * Locks table h in mode for the running transaction, waiting up to the
+ * session's lock timeout: KEEL_OK if the catalog entry that named it can
+ * be trusted, the lock having come without a wait and no drop of the
+ * table having committed (inline: lmgr_acquire()'s fast path and one
+ * load).  Anything else (LMGR_WAITED, ENGINE_DROPPED, an error) the caller
+ * hands to engine_table_settle(), off its common path.
+ */
+static inline int engine_table_lock(keel_session *s, const engine_rel *h,
+                                    keel_lock_mode mode)
+{
+    int rc = lmgr_acquire(s->lp, s->lock_strong, h->oid, mode, false);
+
+    if (__builtin_expect(rc == KEEL_OK, 1))
+        return atomic_load_acquire(&h->dropped) == 0 ? KEEL_OK
+                                                     : ENGINE_DROPPED;
+    return rc;
+}
+
+/*
+ * What engine_table_lock()'s result rc (not KEEL_OK) on table h
+ * (schema.name, for messages) means.  A lock not granted: its error
+ * (engine_lock_error()).  A wait, or a drop that committed: with
+ * may_refresh, if this lock is the transaction's only one and it has
+ * changed no catalog row, its snapshot and catalog caches are taken again
+ * (as if it began now) and ENGINE_AGAIN tells the caller to resolve the
+ * name once more (then without may_refresh).  Else a dropped table is
+ * KEEL_ENOENT, and a wait alone KEEL_OK (the snapshot stays: later checks
+ * refuse what it misses).
+ */
+int engine_table_settle(keel_session *s, const engine_rel *h,
+                        keel_lock_mode mode, int rc, bool may_refresh,
+                        const char *schema, const char *name)
+    __attribute__((cold));
 
 /* The handle of index idxdef (opened on first use).  ECORRUPT if oid is
  * a table's (engine_table_handle() likewise for an index's). */

@@ -25,6 +25,7 @@ keel_status keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
         goto fail;
     }
     s->db = db;
+    s->lock_strong = lmgr_strong_counts(db->locks);
     rc = buf_session_create(db->pool, &s->bs, &e);
     if (rc == KEEL_OK)
         rc = txn_session_attach(db->txn, s->bs, &s->ts, &e);
@@ -33,6 +34,13 @@ keel_status keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
         rc = syscache_create(db->cat, db->inval, &o, &s->cache, &e);
         if (rc != KEEL_OK)
             txn_session_detach(s->ts);
+    }
+    if (rc == KEEL_OK) {
+        rc = lmgr_proc_create(db->locks, &s->lp, &e);
+        if (rc != KEEL_OK) {
+            syscache_destroy(s->cache);
+            txn_session_detach(s->ts);
+        }
     }
     if (rc != KEEL_OK) {
         buf_session_destroy(s->bs);
@@ -69,7 +77,9 @@ void keel_session_end(keel_session *s)
     txn_session_detach(s->ts);
     buf_session_destroy(s->bs);
     inval_pending_free(&s->inval);
+    lmgr_proc_destroy(s->lp);
     free(s->held);
+    free(s->drops);
     mem_free_aligned(s);
     pthread_mutex_lock(&db->rel_lock);
     db->nsessions--;
@@ -177,12 +187,19 @@ keel_status keel_commit(keel_session *s)
     claims = s->nheld > 0;
     xid = claims ? txn_current_xid(s->ts) : XID_INVALID;
     rc = txn_commit(s->ts, e);
-    if (claims)
+    if (claims) {
         engine_claims_release(s, rc == KEEL_OK ? xid : XID_INVALID);
-    if (rc != KEEL_OK) /* entries built from its rows must go */
-        syscache_apply_pending(s->cache, &s->inval);
+        /* Before the locks go: whoever waited for a dropped table finds
+         * it gone (engine_table_settle()), and its snapshot taken again
+         * then reads the queue with these messages in it.  (A drop holds
+         * a claim, so a transaction without claims dropped nothing.) */
+        for (uint32_t i = 0; rc == KEEL_OK && i < s->ndrops; i++)
+            atomic_store_release(&s->drops[i]->dropped, 1);
+        s->ndrops = 0;
+    }
     inval_commit_end(s->db->inval, &s->inval, rc == KEEL_OK);
     syscache_txn_end(s->cache);
+    lmgr_release_all(s->lp);
     return rc;
 }
 
@@ -206,8 +223,10 @@ keel_status keel_abort(keel_session *s)
     if (s->nheld > 0)
         engine_claims_release(s, XID_INVALID);
     inval_pending_clear(&s->inval);
+    s->ndrops = 0;
     s->failed = false;
     s->implicit = false;
+    lmgr_release_all(s->lp);
     return rc;
 }
 
@@ -538,20 +557,15 @@ int engine_index_fits(keel_session *s, const engine_rel *table, oid_t tableoid,
     return KEEL_OK;
 }
 
-int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
-                      const char *name, bool read, engine_table *t)
+/* The keel_class row of table schema.name into t->rel, through the
+ * session's cache (ENOENT; EINVAL for what is not a user table). */
+static int table_find(keel_session *s, const char *schema, const char *name,
+                      bool read, engine_table *t)
 {
     catcache_entry *e;
     oid_t nsoid = 0;
     int rc;
 
-    if (schema == NULL)
-        schema = "public";
-    rc = engine_check_name(s, "schema", schema);
-    if (rc == KEEL_OK)
-        rc = engine_check_name(s, "table", name);
-    if (rc != KEEL_OK)
-        return rc;
     engine_cache_sync(s);
     rc = namespace_oid(s, schema, &nsoid);
     if (rc != KEEL_OK)
@@ -569,7 +583,38 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
         (t->rel.nsoid == NAMESPACE_CATALOG && !read))
         return kerr_set(&s->bs->err, KEEL_EINVAL,
                         "\"%s.%s\" is not a user table", schema, name);
-    rc = engine_table_handle(s, ct, &t->rel, &t->h);
+    return KEEL_OK;
+}
+
+int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
+                      const char *name, bool read, keel_lock_mode mode,
+                      engine_table *t)
+{
+    int rc;
+
+    if (schema == NULL)
+        schema = "public";
+    rc = engine_check_name(s, "schema", schema);
+    if (rc == KEEL_OK)
+        rc = engine_check_name(s, "table", name);
+    /* Found, locked, then trusted: a wait or a drop since the snapshot
+     * may send it round once more, with a snapshot taken after the wait
+     * (engine_table_settle()).  (The handle, built once per oid and never
+     * changed, comes before the lock: the lock needs it.) */
+    for (int round = 0; rc == KEEL_OK; round++) {
+        rc = table_find(s, schema, name, read, t);
+        if (rc == KEEL_OK)
+            rc = engine_table_handle(s, ct, &t->rel, &t->h);
+        if (rc == KEEL_OK && mode != 0) {
+            rc = engine_table_lock(s, t->h, mode);
+            if (rc != KEEL_OK)
+                rc = engine_table_settle(s, t->h, mode, rc, round == 0, schema,
+                                         name);
+        }
+        if (rc != ENGINE_AGAIN)
+            break;
+        rc = KEEL_OK;
+    }
     if (rc == KEEL_OK)
         rc = table_indexes(s, t);
     for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
@@ -674,7 +719,8 @@ static int table_catalog_row(keel_session *s, const char *schema,
         return rc;
     rc = engine_catalog_txn(s, false, &ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, table, false, &t);
+        rc = engine_table_open(s, &ct, schema, table, false,
+                               KEEL_LOCK_ACCESS_SHARE, &t);
     if (rc == KEEL_OK)
         *rel = t.rel;
     return engine_stmt_end(s, rc, false);
@@ -705,7 +751,8 @@ keel_status keel_column_type(keel_session *s, const char *schema, const char *ta
     if (rc == KEEL_OK)
         rc = engine_catalog_txn(s, false, &ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, table, false, &t);
+        rc = engine_table_open(s, &ct, schema, table, false,
+                               KEEL_LOCK_ACCESS_SHARE, &t);
     if (rc == KEEL_OK) {
         rc = syscache_search2(s->cache, CACHE_ATTRIBUTE_NAME, t.rel.oid,
                               SYSCACHE_NAME(column), &e);
@@ -734,7 +781,8 @@ keel_status keel_table_describe(keel_session *s, const char *schema,
         return rc;
     rc = engine_catalog_txn(s, false, &ct);
     if (rc == KEEL_OK)
-        rc = engine_table_open(s, &ct, schema, table, true, &t);
+        rc = engine_table_open(s, &ct, schema, table, true,
+                               KEEL_LOCK_ACCESS_SHARE, &t);
     if (rc == KEEL_OK) {
         memset(info, 0, sizeof(*info));
         info->oid = t.rel.oid;

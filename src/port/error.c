@@ -27,6 +27,8 @@ static const char *const status_names[KEEL_STATUS_COUNT] = {
     [KEEL_ETYPE] = "wrong type",
     [KEEL_ETOOBIG] = "too big",
     [KEEL_EREADONLY] = "read-only database",
+    [KEEL_ELOCKTIMEOUT] = "lock not available",
+    [KEEL_EDEADLOCK] = "deadlock detected",
 };
 
 const char *keel_status_str(keel_status status)

@@ -609,6 +609,48 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
     return sql_complete(s, "TRUNCATE TABLE");
 }
 
+/*
+ * LOCK: each table in turn, in the statement's mode (PostgreSQL's lock
+ * mode numbers are keel_lock_mode's; ACCESS EXCLUSIVE without IN ...
+ * MODE).  A name is looked up first, without a lock, for PostgreSQL's
+ * message; the lock itself is the engine's (keel_lock_table()), held
+ * until the block ends.  Outside a block it fails (25P01) before anything.
+ */
+keel_status sql_exec_lock(sql_session *s, const PgQuery__LockStmt *st)
+{
+    keel_status rc;
+
+    if (s->block == SQL_BLOCK_NONE)
+        return sql_fail(s, KEEL_EINVAL, "25P01",
+                        "LOCK TABLE can only be used in transaction blocks");
+    if (st->mode < KEEL_LOCK_ACCESS_SHARE ||
+        st->mode > KEEL_LOCK_ACCESS_EXCLUSIVE)
+        return sql_fail(s, KEEL_EINVAL, "22023", "unrecognized lock mode: %d",
+                        (int)st->mode);
+    if (s->describe_only)
+        return KEEL_OK;
+    for (size_t i = 0; i < st->n_relations; i++) {
+        const PgQuery__RangeVar *rv = st->relations[i]->range_var;
+        const char *schema = rv->schemaname != NULL && rv->schemaname[0] != '\0'
+                                 ? rv->schemaname
+                                 : NULL;
+        bool exists = false;
+        rc = keel_relation_exists(s->ks, schema, rv->relname, &exists);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        if (!exists)
+            return sql_fail(s, KEEL_ENOENT, "42P01",
+                            "relation \"%s%s%s\" does not exist",
+                            schema != NULL ? schema : "",
+                            schema != NULL ? "." : "", rv->relname);
+        rc = keel_lock_table(s->ks, schema, rv->relname,
+                             (keel_lock_mode)st->mode, st->nowait);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    return sql_complete(s, "LOCK TABLE");
+}
+
 /* ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY (columns); other
  * forms answer 0A000. */
 keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *st)

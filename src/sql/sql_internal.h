@@ -655,6 +655,8 @@ keel_status sql_exec_create_schema(sql_session *s,
 keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st);
 keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st);
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st);
+/* LOCK [TABLE] name [, ...] [IN mode MODE] [NOWAIT], inside a block. */
+keel_status sql_exec_lock(sql_session *s, const PgQuery__LockStmt *st);
 keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st);
 keel_status sql_exec_create_role(sql_session *s,
                                  const PgQuery__CreateRoleStmt *st);

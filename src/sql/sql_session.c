@@ -186,6 +186,10 @@ static const char *engine_sqlstate(keel_status st, const char *msg)
         return "53000"; /* insufficient_resources */
     case KEEL_EBUSY:
         return "55006"; /* object_in_use */
+    case KEEL_ELOCKTIMEOUT:
+        return "55P03"; /* lock_not_available */
+    case KEEL_EDEADLOCK:
+        return "40P01"; /* deadlock_detected */
     case KEEL_EINVAL:
         if (strstr(msg, "not a user table") != NULL)
             return "42809"; /* wrong_object_type */
@@ -346,6 +350,66 @@ static keel_status setting_put(sql_session *s, const char *name,
     return KEEL_OK;
 }
 
+/* A time setting's units, in milliseconds, largest first (PostgreSQL's
+ * for a setting kept in ms). */
+static const struct {
+    const char *unit;
+    double ms;
+} time_units[] = {{"d", 86400000.0}, {"h", 3600000.0}, {"min", 60000.0},
+                  {"s", 1000.0},     {"ms", 1.0},       {"us", 0.001}};
+
+/*
+ * A time setting's value in milliseconds, as PostgreSQL reads one: a
+ * number (fractions rounded) with an optional unit (us, ms, s, min, h, d;
+ * ms without one), from 0 to INT32_MAX ms.  22023 otherwise.
+ */
+static keel_status setting_ms(sql_session *s, const char *name,
+                              const char *value, int64_t *out)
+{
+    char *end;
+    double v = strtod(value, &end), ms = v;
+    bool ok = end != value && v == v; /* a number, not NaN */
+
+    while (ok && *end == ' ')
+        end++;
+    if (ok && *end != '\0') {
+        ok = false;
+        for (size_t i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++)
+            if (strcmp(end, time_units[i].unit) == 0) {
+                ms = v * time_units[i].ms;
+                ok = true;
+            }
+    }
+    if (!ok)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "invalid value for parameter \"%s\": \"%s\"", name,
+                        value);
+    if (ms < -0.5 || ms + 0.5 > (double)INT32_MAX)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "%.0f ms is outside the valid range for parameter "
+                        "\"%s\" (0 .. %d)",
+                        ms, name, INT32_MAX);
+    *out = ms < 0 ? 0 : (int64_t)(ms + 0.5);
+    return KEEL_OK;
+}
+
+/* A time setting's value as SHOW prints it: in the largest unit that
+ * holds it whole, as PostgreSQL does ("0" for none). */
+static void setting_ms_text(int64_t ms, char *buf, size_t len)
+{
+    if (ms == 0) {
+        snprintf(buf, len, "0");
+        return;
+    }
+    for (size_t i = 0; i < 5; i++)
+        if (ms % (int64_t)time_units[i].ms == 0) {
+            snprintf(buf, len, "%lld%s",
+                     (long long)(ms / (int64_t)time_units[i].ms),
+                     time_units[i].unit);
+            return;
+        }
+}
+
 /*
  * Checks and applies a value for one of keel's own settings (the catalog
  * cache's); others are kept as text.  22023 for a bad value.
@@ -392,6 +456,13 @@ static keel_status setting_apply(sql_session *s, const char *name,
                             name, value);
         sql_parse_cache_resize(s, (uint32_t)n);
         return KEEL_OK;
+    }
+    if (strcasecmp(name, "lock_timeout") == 0) {
+        int64_t ms;
+        keel_status rc = setting_ms(s, name, value, &ms);
+        if (rc == KEEL_OK)
+            keel_session_set_lock_timeout(s->ks, (uint32_t)ms);
+        return rc;
     }
     if (strcasecmp(name, "catalog_cache_prune_min_age") != 0 &&
         strcasecmp(name, "catalog_cache_memory_target") != 0)
@@ -922,6 +993,7 @@ static keel_status exec_show(sql_session *s, const PgQuery__VariableShowStmt *st
 {
     const sql_setting *x;
     const char *v;
+    char shown[32];
     keel_status rc;
 
     if (strcasecmp(st->name, "all") == 0)
@@ -937,6 +1009,13 @@ static keel_status exec_show(sql_session *s, const PgQuery__VariableShowStmt *st
                             st->name);
     } else {
         v = x->value;
+    }
+    if (x != NULL && strcasecmp(x->name, "lock_timeout") == 0) {
+        int64_t ms;
+        if (setting_ms(s, x->name, x->value, &ms) == KEEL_OK) {
+            setting_ms_text(ms, shown, sizeof(shown));
+            v = shown;
+        }
     }
     rc = send_rows(s, x != NULL ? x->name : st->name, &v, 1);
     return rc != KEEL_OK ? rc : sql_complete(s, "SHOW");
@@ -1064,6 +1143,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_vacuum(s, n->vacuum_stmt);
     case PG_QUERY__NODE__NODE_TRUNCATE_STMT:
         return sql_exec_truncate(s, n->truncate_stmt);
+    case PG_QUERY__NODE__NODE_LOCK_STMT:
+        return sql_exec_lock(s, n->lock_stmt);
     case PG_QUERY__NODE__NODE_COPY_STMT:
         return sql_exec_copy(s, n->copy_stmt);
     case PG_QUERY__NODE__NODE_ALTER_TABLE_STMT:
