@@ -274,6 +274,61 @@ static void test_aborted_ddl(void **state)
  * for a new table and index, and nothing of the old index is reachable by
  * its name.
  */
+/* DROP INDEX: the index goes (its name free again, scans by it refused,
+ * unique keys no longer checked by it), the table and its primary key
+ * stay; the primary key, a table and missing names are refused. */
+static void test_drop_index(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s;
+    keel_error e;
+    keel_value lv = tu_vi4(0), v[9];
+    keel_bound l = {&lv, 1, true};
+    keel_scan *sc = NULL;
+    char tb[32];
+    uint16_t k2 = 2;
+
+    (void)state;
+    setup_db(dir, &db, &s, 10);
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &k2, 1, true),
+                     KEEL_OK);
+    assert_int_equal(count_rows(s, "t_a2", -32768, 32767), 10);
+    assert_int_equal(keel_drop_index(s, "s1", "t"), KEEL_EINVAL);
+    assert_int_equal(keel_drop_index(s, "s1", "t_pkey"), KEEL_EINVAL);
+    assert_int_equal(keel_drop_index(s, "s1", "nosuch"), KEEL_ENOENT);
+    assert_int_equal(keel_drop_index(s, "nosuch", "t_a2"), KEEL_ENOENT);
+    /* Dropped in a transaction that aborts: still there. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_drop_index(s, "s1", "t_a2"), KEEL_OK);
+    assert_int_equal(keel_abort(s), KEEL_OK);
+    assert_int_equal(count_rows(s, "t_a2", -32768, 32767), 10);
+    /* Unique: a row with a taken a2 is refused until the index goes. */
+    row_of(11, v, tb);
+    v[1].v.i2 = 2; /* row 1's */
+    assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_EUNIQUE);
+    assert_int_equal(keel_drop_index(s, "s1", "t_a2"), KEEL_OK);
+    assert_int_equal(keel_scan_begin(s, "s1", "t", "t_a2", &l, NULL, &sc),
+                     KEEL_ENOENT);
+    assert_null(sc);
+    assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
+    assert_int_equal(count_rows(s, NULL, 0, 100), 11);
+    assert_int_equal(keel_drop_index(s, "s1", "t_a2"), KEEL_ENOENT);
+    /* The name is free, and a new index under it sees every row. */
+    assert_int_equal(keel_create_index(s, "s1", "t", "t_a2", &k2, 1, false),
+                     KEEL_OK);
+    assert_int_equal(count_rows(s, "t_a2", -32768, 32767), 11);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    {
+        uint64_t problems = 1, notes = 0;
+        assert_int_equal(keel_check(dir, NULL, NULL, &problems, &notes, &e),
+                         KEEL_OK);
+        assert_int_equal(problems, 0);
+    }
+    tu_dir_remove(dir);
+}
+
 static void test_drop_table_drops_indexes(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -2730,6 +2785,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_and_reopen),
+        cmocka_unit_test(test_drop_index),
         cmocka_unit_test(test_lookup_many_versions),
         cmocka_unit_test(test_lookup_directories),
         cmocka_unit_test(test_scan_without_primary_key),

@@ -435,6 +435,12 @@ KEEL_API keel_status keel_create_table(keel_session *s, const char *schema, cons
  * it). */
 KEEL_API keel_status keel_drop_table(keel_session *s, const char *schema, const char *name);
 
+/* Drops index `name` (in schema, NULL for public), locking its table as
+ * keel_drop_table() does.  KEEL_ENOENT if there is none, KEEL_EINVAL if
+ * name is not an index or is the table's primary key (drop the table, or
+ * keep the key). */
+KEEL_API keel_status keel_drop_index(keel_session *s, const char *schema, const char *name);
+
 /*
  * Creates index `index` (in the table's schema) on columns keys[0..nkeys)
  * of the table and builds it from the rows the transaction sees.

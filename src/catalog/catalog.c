@@ -943,6 +943,20 @@ static int collect_index(void *arg, const heap_row *row, bool *stop)
     return KEEL_OK;
 }
 
+int catalog_index_by_oid(catalog *c, catalog_txn *ct, oid_t indexoid,
+                         catalog_indexdef *out)
+{
+    keel_value key = val_oid(indexoid);
+    collect co = {out, 1, 0, false};
+    int rc =
+        catalog_index_scan(c, ct, CAT_INDEX, 0, &key, 1, collect_index, &co);
+
+    if (rc == KEEL_OK && co.n == 0)
+        rc = kerr_set(&ct->bs->err, KEEL_ENOENT,
+                      "index with oid %u has no keel_index row", indexoid);
+    return rc;
+}
+
 int catalog_indexes_of(catalog *c, catalog_txn *ct, oid_t tableoid,
                        catalog_indexdef *out, uint32_t max, uint32_t *n)
 {

@@ -262,6 +262,10 @@ int catalog_namespace_has_relations(catalog *c, catalog_txn *ct, oid_t nsoid,
 int catalog_attributes(catalog *c, catalog_txn *ct, oid_t relid,
                        catalog_attribute *out, uint32_t max, uint32_t *n);
 
+/* The keel_index row of index indexoid (ENOENT if it has none). */
+int catalog_index_by_oid(catalog *c, catalog_txn *ct, oid_t indexoid,
+                         catalog_indexdef *out);
+
 /* The indexes of table tableoid (up to max, the count in *n). */
 int catalog_indexes_of(catalog *c, catalog_txn *ct, oid_t tableoid,
                        catalog_indexdef *out, uint32_t max, uint32_t *n);

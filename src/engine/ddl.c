@@ -649,6 +649,81 @@ keel_status keel_drop_table(keel_session *s, const char *schema, const char *nam
     return engine_stmt_end(s, rc, changed);
 }
 
+keel_status keel_drop_index(keel_session *s, const char *schema, const char *name)
+{
+    catalog_txn ct;
+    catalog_namespace ns;
+    catalog_relation ir, tr;
+    catalog_indexdef def;
+    engine_table *t = calloc(1, sizeof(*t));
+    keel_value vals[13];
+    char keys_text[6 * BTREE_MAX_KEYS + 1];
+    bool changed = false, found = false;
+    uint32_t held = s->nheld;
+    int rc = KEEL_OK;
+
+    if (t == NULL)
+        return kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    if (schema == NULL)
+        schema = "public";
+    rc = engine_check_name(s, "index", name);
+    if (rc == KEEL_OK)
+        rc = engine_stmt_begin_catalog(s, true, &ct);
+    if (rc != KEEL_OK) {
+        free(t);
+        return rc;
+    }
+    rc = catalog_namespace_by_name(s->db->cat, &ct, schema, &ns);
+    if (rc == KEEL_OK) {
+        rc = catalog_relation_by_name(s->db->cat, &ct, name, ns.oid, &ir);
+        if (rc == KEEL_ENOENT)
+            rc = kerr_set(&s->bs->err, KEEL_ENOENT,
+                          "index \"%s.%s\" does not exist", schema, name);
+    }
+    if (rc == KEEL_OK && ir.kind != RELKIND_INDEX)
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL, "\"%s.%s\" is not an index",
+                      schema, name);
+    if (rc == KEEL_OK)
+        rc = catalog_index_by_oid(s->db->cat, &ct, ir.oid, &def);
+    if (rc == KEEL_OK)
+        rc = catalog_relation_by_oid(s->db->cat, &ct, def.tableoid, &tr);
+    /* Its table locked as DROP TABLE locks it, then the index looked for
+     * again among the table's: a drop that waited may find it gone. */
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, tr.name, false,
+                               KEEL_LOCK_ACCESS_EXCLUSIVE, t);
+    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++)
+        if (t->idx[i].indexoid == ir.oid) {
+            def = t->idx[i];
+            found = true;
+        }
+    if (rc == KEEL_OK && !found)
+        rc = kerr_set(&s->bs->err, KEEL_ENOENT,
+                      "index \"%s.%s\" does not exist", schema, name);
+    if (rc == KEEL_OK && def.primary)
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                      "cannot drop index %s because it is the primary key of "
+                      "table %s",
+                      name, tr.name);
+    if (rc == KEEL_OK)
+        rc = engine_claim(s, t->rel.oid, true, tr.name, true, &ct.vis);
+    if (rc == KEEL_OK) {
+        catalog_relation_values(&ir, vals);
+        rc = catalog_delete(s->db->cat, &ct, CAT_CLASS, ir.tid, vals);
+        changed = rc == KEEL_OK;
+    }
+    if (rc == KEEL_OK)
+        rc = engine_note_file(s->db, ir.relnumber, &s->bs->err);
+    if (rc == KEEL_OK) {
+        catalog_index_values(&def, keys_text, vals);
+        rc = catalog_delete(s->db->cat, &ct, CAT_INDEX, def.tid, vals);
+    }
+    if (rc != KEEL_OK)
+        release_from(s, held, XID_INVALID);
+    free(t);
+    return engine_stmt_end(s, rc, changed);
+}
+
 /* ---- create index ---------------------------------------------------- */
 
 typedef struct build_entry {

@@ -351,6 +351,49 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     return sql_complete(s, "CREATE TABLE");
 }
 
+/* DROP INDEX of one index, with PostgreSQL's errors. */
+static keel_status drop_index(sql_session *s, const char *schema,
+                              const char *name, bool missing_ok)
+{
+    keel_status rc = keel_drop_index(s->ks, schema, name);
+    const char *msg;
+
+    if (rc == KEEL_OK)
+        return KEEL_OK;
+    msg = keel_session_error(s->ks);
+    if (rc == KEEL_ENOENT && strstr(msg, "schema") == NULL) {
+        char note[200];
+        if (!missing_ok)
+            return sql_fail(s, rc, "42704", "index \"%s\" does not exist", name);
+        snprintf(note, sizeof(note), "index \"%s\" does not exist, skipping",
+                 name);
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "NOTICE", "00000", note) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return KEEL_OK;
+    }
+    if (rc == KEEL_EINVAL && strstr(msg, "primary key of table ") != NULL) {
+        const char *table = strstr(msg, "primary key of table ") + 21;
+        sql_fail(s, rc, "2BP01",
+                 "cannot drop index %s because constraint %s on table %s "
+                 "requires it",
+                 name, name, table);
+        if (s->err != NULL)
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "You can drop constraint %s on table %s instead.", name,
+                     table);
+        return rc;
+    }
+    if (rc == KEEL_EINVAL && strstr(msg, "is not an index") != NULL) {
+        sql_fail(s, rc, "42809", "\"%s\" is not an index", name);
+        if (s->err != NULL)
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "Use DROP TABLE to remove a table.");
+        return rc;
+    }
+    return sql_fail_engine(s, rc);
+}
+
 keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
 {
     keel_status rc;
@@ -359,11 +402,9 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
         return KEEL_OK; /* changes things: nothing to analyse first */
 
     if (st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE &&
-        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SCHEMA)
-        return sql_unsupported(s, -1,
-                               st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_INDEX
-                                   ? "DROP INDEX"
-                                   : "DROP of this kind of object");
+        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SCHEMA &&
+        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_INDEX)
+        return sql_unsupported(s, -1, "DROP of this kind of object");
     if (st->concurrent)
         return sql_unsupported(s, -1, "DROP ... CONCURRENTLY");
     for (size_t i = 0; i < st->n_objects; i++) {
@@ -385,6 +426,12 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
         }
         if (name == NULL)
             return sql_unsupported(s, -1, "this DROP");
+        if (st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_INDEX) {
+            rc = drop_index(s, schema, name, st->missing_ok);
+            if (rc != KEEL_OK)
+                return rc;
+            continue;
+        }
         if (table) {
             keel_table_info info = {0};
             bool described =
@@ -417,6 +464,8 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
     }
     return sql_complete(s, st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_TABLE
                                ? "DROP TABLE"
+                           : st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_INDEX
+                               ? "DROP INDEX"
                                : "DROP SCHEMA");
 }
 
