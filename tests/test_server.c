@@ -548,6 +548,64 @@ static void test_startup_parameters(void **state)
     }
 }
 
+/* keel_stat_catcache: a row per session, another's figures as of its
+ * last statement, the caller's own as of now. */
+static void test_stat_catcache(void **state)
+{
+    srv *s = *state;
+    PGconn *a = connect_ok(s, false), *b = connect_ok(s, false);
+    char sql[256];
+    PGresult *r;
+    long hits_before;
+
+    assert_string_equal(exec_state(a, "CREATE TABLE server_stat (x int4 PRIMARY KEY)"),
+                        "");
+    assert_string_equal(exec_state(a, "SELECT * FROM server_stat"), "");
+    snprintf(sql, sizeof(sql),
+             "SELECT entries, negative_entries, bytes, hits, misses, "
+             "pruned_by_age + pruned_by_size FROM keel_stat_catcache "
+             "WHERE pid = %d",
+             PQbackendPID(a));
+    r = PQexec(b, sql);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_int_equal(PQntuples(r), 1);
+    assert_true(atol(PQgetvalue(r, 0, 0)) > 0);
+    assert_true(atol(PQgetvalue(r, 0, 2)) > 0);
+    assert_true(atol(PQgetvalue(r, 0, 4)) > 0);
+    assert_string_equal(PQgetvalue(r, 0, 5), "0");
+    hits_before = atol(PQgetvalue(r, 0, 3));
+    PQclear(r);
+    /* More lookups by a: more hits, seen by b once a published again
+     * (every 16th statement). */
+    for (int i = 0; i < 16; i++)
+        assert_string_equal(exec_state(a, "SELECT * FROM server_stat WHERE x = 1"),
+                            "");
+    r = PQexec(b, sql);
+    assert_int_equal(PQntuples(r), 1);
+    assert_true(atol(PQgetvalue(r, 0, 3)) > hits_before);
+    PQclear(r);
+    /* Both sessions are there; b's own row too. */
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM keel_stat_catcache WHERE pid IN (%d, %d)",
+             PQbackendPID(a), PQbackendPID(b));
+    r = PQexec(b, sql);
+    assert_string_equal(PQgetvalue(r, 0, 0), "2");
+    PQclear(r);
+    assert_string_equal(exec_state(a, "DROP TABLE server_stat"), "");
+    PQfinish(a);
+    /* A session that ended is gone from the view. */
+    for (int tries = 0;; tries++) {
+        r = PQexec(b, sql);
+        if (strcmp(PQgetvalue(r, 0, 0), "1") == 0 || tries == 500)
+            break;
+        PQclear(r);
+        usleep(10000);
+    }
+    assert_string_equal(PQgetvalue(r, 0, 0), "1");
+    PQclear(r);
+    PQfinish(b);
+}
+
 static void test_transaction_status(void **state)
 {
     srv *s = *state;
@@ -1611,6 +1669,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_startup_parameters, srv_alive),
+        cmocka_unit_test_setup(test_stat_catcache, srv_alive),
         cmocka_unit_test_setup(test_transaction_status, srv_alive),
         cmocka_unit_test_setup(test_lock_timeout, srv_alive),
         cmocka_unit_test_setup(test_results, srv_alive),

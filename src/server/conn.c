@@ -869,6 +869,7 @@ static bool conn_startup(conn *c)
         return false;
     }
     server_set_session(c->srv, c->slot, c->sql);
+    sql_set_backend_pid(c->sql, c->pid);
     if (c->srv->opts.auth == SERVER_AUTH_SCRAM && !conn_authenticate(c))
         return false;
     for (uint16_t i = 0; i < st.nparams; i++) {

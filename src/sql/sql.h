@@ -117,6 +117,10 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err);
  * fine. */
 void sql_session_destroy(sql_session *s);
 
+/* The process id the connection's BackendKeyData gave its client, shown
+ * by keel_stat_catcache (0 until set). */
+void sql_set_backend_pid(sql_session *s, uint32_t pid);
+
 /*
  * A startup parameter from the client (user, database, application_name,
  * client_encoding, DateStyle, options, ...), before any query.  Settings

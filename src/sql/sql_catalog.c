@@ -258,7 +258,7 @@ bool sql_catalog_is_view(const char *name)
 {
     /* Every table's name is asked about: most answer here. */
     if (strncmp(name, "pg_", 3) != 0)
-        return false;
+        return strcmp(name, "keel_stat_catcache") == 0;
     for (size_t i = 0; i < NVIEWS; i++)
         if (strcmp(views[i].name, name) == 0)
             return true;
@@ -310,6 +310,8 @@ static keel_status const_view_rows(sql_session *s, const sql_const_view *v,
 keel_status sql_catalog_view_rows(sql_session *s, const char *name,
                                   bool describe, sql_rowset *out)
 {
+    if (strcmp(name, "keel_stat_catcache") == 0)
+        return sql_stat_catcache_rows(s, describe, out);
     for (size_t i = 0; i < NCONST; i++)
         if (strcmp(const_views[i].name, name) == 0)
             return const_view_rows(s, &const_views[i], describe, out);

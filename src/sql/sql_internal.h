@@ -313,6 +313,11 @@ struct sql_session {
     uint32_t pcache_limit;
     /* Tables' column defaults as read (sql_default.c), by table oid. */
     sql_defaults *defaults;
+    /* Its catalog cache's figures as of its last statement, for other
+     * sessions' keel_stat_catcache (sql_stat.c), and its place in the
+     * list of sessions. */
+    struct sql_stat_pub *pub;
+    struct sql_session *reg_next, *reg_prev;
     const sql_pcache_entry *locmap;
     bool locmap_on;
 };
@@ -854,5 +859,19 @@ void sql_explain_scan(sql_explain *x, int depth, const sql_table *t,
                       uint16_t nconds);
 keel_status sql_scan_next(sql_session *s, sql_scan *sc, bool *found);
 void sql_scan_end(sql_scan *sc);
+
+/* ---- session statistics (sql_stat.c) ----------------------------------- */
+
+/* Enters a new session in the list keel_stat_catcache reads (ENOMEM),
+ * and takes it out. */
+keel_status sql_stat_register(sql_session *s);
+void sql_stat_unregister(sql_session *s);
+/* Publishes the session's catalog cache figures (every 16th call): at
+ * each query message's and Sync's end. */
+void sql_stat_publish(sql_session *s);
+/* keel_stat_catcache's rows: one per session, the caller's own as of
+ * now, the others' as of their last statement. */
+keel_status sql_stat_catcache_rows(sql_session *s, bool describe,
+                                   sql_rowset *out);
 
 #endif /* KEEL_SQL_SQL_INTERNAL_H */

@@ -511,6 +511,10 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
     s->db = db;
     s->err = err;
     s->pcache_limit = 64; /* parse_cache_entries' default */
+    if (sql_stat_register(s) != KEEL_OK) {
+        free(s);
+        goto nomem;
+    }
     {
         /* random(): each session its own sequence. */
         uint64_t seed = (uint64_t)sql_now_us() ^ (uint64_t)(uintptr_t)s;
@@ -520,6 +524,7 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
     }
     rc = keel_session_begin(db, &s->ks, &ke);
     if (rc != KEEL_OK) {
+        sql_stat_unregister(s);
         free(s);
         return sql_fail(&(sql_session){.err = err}, rc,
                         rc == KEEL_EEXHAUSTED ? "53300" : engine_sqlstate(rc, ke.msg),
@@ -548,6 +553,7 @@ void sql_session_destroy(sql_session *s)
 {
     if (s == NULL)
         return;
+    sql_stat_unregister(s);
     if (s->in_txn)
         keel_abort(s->ks);
     keel_session_end(s->ks);
@@ -1211,6 +1217,7 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
     sql_parse_done(s, tree, pin);
     sql_arena_reset(&s->arena);
     s->text = NULL;
+    sql_stat_publish(s);
     return rc;
 }
 
@@ -1812,5 +1819,6 @@ keel_status sql_sync(sql_session *s, sql_error *err)
     } else {
         sql_close(s, 'P', "");
     }
+    sql_stat_publish(s);
     return rc;
 }
