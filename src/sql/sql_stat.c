@@ -115,10 +115,9 @@ static void publish_now(sql_session *s)
     v[PUB_AGE_PRUNES] = st.age_prunes;
     v[PUB_EVICTIONS] = st.evictions;
     v[PUB_INVALIDATIONS] = st.invalidations;
-    /* Only this thread writes: odd while the copy is under way. */
-    seq = atomic_load_explicit(&s->pub->seq, memory_order_relaxed);
-    atomic_store_explicit(&s->pub->seq, seq + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    /* Only this thread writes: odd while the copy is under way (the
+     * increment's acquire keeps the stores after it). */
+    seq = atomic_fetch_add_explicit(&s->pub->seq, 1, memory_order_acq_rel);
     for (int i = 0; i < PUB_N; i++)
         atomic_store_explicit(&s->pub->f[i], v[i], memory_order_relaxed);
     atomic_store_explicit(&s->pub->seq, seq + 2, memory_order_release);
@@ -137,9 +136,9 @@ static void pub_read(const struct sql_stat_pub *p, uint64_t *v)
         uint32_t a = atomic_load_explicit(&p->seq, memory_order_acquire), b;
         if (a & 1)
             continue; /* a copy is being written: a moment */
+        /* Acquire loads keep the count's second read after them. */
         for (int i = 0; i < PUB_N; i++)
-            v[i] = atomic_load_explicit(&p->f[i], memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
+            v[i] = atomic_load_explicit(&p->f[i], memory_order_acquire);
         b = atomic_load_explicit(&p->seq, memory_order_relaxed);
         if (a == b)
             return;
