@@ -705,8 +705,8 @@ keel_status keel_drop_index(keel_session *s, const char *schema, const char *nam
                       "cannot drop index %s because it is the primary key of "
                       "table %s",
                       name, tr.name);
-    if (rc == KEEL_OK)
-        rc = engine_claim(s, t->rel.oid, true, tr.name, true, &ct.vis);
+    /* No claim: the lock keeps every other transaction off the table
+     * until this one ends. */
     if (rc == KEEL_OK) {
         catalog_relation_values(&ir, vals);
         rc = catalog_delete(s->db->cat, &ct, CAT_CLASS, ir.tid, vals);
