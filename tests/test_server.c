@@ -25,6 +25,7 @@
 
 #include <libpq-fe.h>
 
+#include "rawpq.h"
 #include "testutil.h"
 
 static const char *keel_cmd;
@@ -250,106 +251,6 @@ static int raw_connect(const srv *s)
     return fd;
 }
 
-static void raw_send(int fd, const void *p, size_t n)
-{
-    const char *b = p;
-
-    while (n > 0) {
-        ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return; /* the server may have closed: the reads will say */
-        b += w;
-        n -= (size_t)w;
-    }
-}
-
-static void put32(char *p, uint32_t v)
-{
-    p[0] = (char)(v >> 24);
-    p[1] = (char)(v >> 16);
-    p[2] = (char)(v >> 8);
-    p[3] = (char)v;
-}
-
-static uint32_t get32(const char *p)
-{
-    const unsigned char *u = (const unsigned char *)p;
-
-    return ((uint32_t)u[0] << 24) | ((uint32_t)u[1] << 16) |
-           ((uint32_t)u[2] << 8) | u[3];
-}
-
-/* Reads n bytes within 10 s; false at EOF, an error or the timeout. */
-static bool raw_read(int fd, char *buf, size_t n)
-{
-    while (n > 0) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        ssize_t r;
-
-        if (poll(&p, 1, 10000) <= 0)
-            return false;
-        r = recv(fd, buf, n, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return false;
-        buf += r;
-        n -= (size_t)r;
-    }
-    return true;
-}
-
-/* Reads one backend message into body (up to size bytes kept); returns
- * its type, or 0 at EOF. */
-static char raw_message(int fd, char *body, size_t size, uint32_t *len)
-{
-    char hdr[5];
-    uint32_t n;
-    char skip[256];
-
-    if (!raw_read(fd, hdr, 5))
-        return 0;
-    n = get32(hdr + 1) - 4;
-    *len = n;
-    for (uint32_t got = 0; got < n;) {
-        uint32_t want = n - got;
-        char *dst;
-
-        if (got < size) {
-            dst = body + got;
-            if (want > size - got)
-                want = (uint32_t)(size - got);
-        } else {
-            dst = skip;
-            if (want > sizeof(skip))
-                want = sizeof(skip);
-        }
-        if (!raw_read(fd, dst, want))
-            return 0;
-        got += want;
-    }
-    return hdr[0];
-}
-
-/* The value of field code in an ErrorResponse body, or "". */
-static const char *error_field(const char *body, uint32_t len, char code)
-{
-    uint32_t i = 0;
-
-    while (i < len && body[i] != '\0') {
-        char f = body[i++];
-        const char *v = body + i;
-
-        i += (uint32_t)strnlen(v, len - i) + 1;
-        if (f == code)
-            return v;
-    }
-    return "";
-}
-
 /* Reads messages until an ErrorResponse and checks its SQLSTATE and, if
  * given, a piece of its message. */
 static void expect_error(int fd, const char *sqlstate, const char *msg)
@@ -361,10 +262,10 @@ static void expect_error(int fd, const char *sqlstate, const char *msg)
     while ((t = raw_message(fd, body, sizeof(body) - 1, &len)) != 0) {
         if (t == 'E') {
             body[len < sizeof(body) - 1 ? len : sizeof(body) - 1] = '\0';
-            assert_string_equal(error_field(body, len, 'C'), sqlstate);
-            if (msg != NULL && strstr(error_field(body, len, 'M'), msg) == NULL)
+            assert_string_equal(raw_error_field(body, len, 'C'), sqlstate);
+            if (msg != NULL && strstr(raw_error_field(body, len, 'M'), msg) == NULL)
                 fail_msg("error \"%s\" lacks \"%s\"",
-                         error_field(body, len, 'M'), msg);
+                         raw_error_field(body, len, 'M'), msg);
             return;
         }
     }
@@ -396,8 +297,8 @@ static size_t startup_packet(char *buf, uint32_t version, const char *extra,
     memcpy(buf + n, extra, extra_len);
     n += extra_len;
     buf[n++] = '\0';
-    put32(buf, (uint32_t)n);
-    put32(buf + 4, version);
+    raw_put32(buf, (uint32_t)n);
+    raw_put32(buf + 4, version);
     return n;
 }
 
@@ -417,15 +318,15 @@ static int raw_startup(const srv *s, uint32_t *pid, uint32_t *key)
         while ((t = raw_message(fd, body, sizeof(body) - 1, &len)) != 'Z' &&
                t != 'E' && t != 0) {
             if (t == 'K' && pid != NULL) {
-                *pid = get32(body);
-                *key = get32(body + 4);
+                *pid = raw_get32(body);
+                *key = raw_get32(body + 4);
             }
         }
         if (t == 'Z')
             return fd;
         close(fd);
         body[len < sizeof(body) - 1 ? len : sizeof(body) - 1] = '\0';
-        if (t == 0 || strcmp(error_field(body, len, 'C'), "53300") != 0 ||
+        if (t == 0 || strcmp(raw_error_field(body, len, 'C'), "53300") != 0 ||
             tries == 500)
             fail_msg("startup failed (message '%c')", t ? t : '0');
         usleep(20000);
@@ -438,7 +339,7 @@ static void raw_query(int fd, const char *sql)
     size_t n = strlen(sql) + 1;
 
     buf[0] = 'Q';
-    put32(buf + 1, (uint32_t)(n + 4));
+    raw_put32(buf + 1, (uint32_t)(n + 4));
     memcpy(buf + 5, sql, n);
     raw_send(fd, buf, n + 5);
 }
@@ -460,7 +361,7 @@ static char raw_ready(int fd)
 static void msg_add(char *buf, size_t *len, char t, const void *body, size_t n)
 {
     buf[*len] = t;
-    put32(buf + *len + 1, (uint32_t)(n + 4));
+    raw_put32(buf + *len + 1, (uint32_t)(n + 4));
     memcpy(buf + *len + 5, body, n);
     *len += n + 5;
 }
@@ -479,7 +380,7 @@ static void expect_types(int fd, const char *types, const char *sqlstate)
                      got ? got : '0');
         if (got == 'E' && sqlstate != NULL) {
             body[len < sizeof(body) - 1 ? len : sizeof(body) - 1] = '\0';
-            assert_string_equal(error_field(body, len, 'C'), sqlstate);
+            assert_string_equal(raw_error_field(body, len, 'C'), sqlstate);
         }
     }
 }
@@ -1084,16 +985,16 @@ static void test_cancel(void **state)
 
     /* A CancelRequest with the wrong key is ignored, and its connection
      * closed without a reply. */
-    put32(pkt, 16);
-    put32(pkt + 4, (1234u << 16) | 5678);
-    put32(pkt + 8, (uint32_t)PQbackendPID(c));
-    put32(pkt + 12, 0x5eed1e55);
+    raw_put32(pkt, 16);
+    raw_put32(pkt + 4, (1234u << 16) | 5678);
+    raw_put32(pkt + 8, (uint32_t)PQbackendPID(c));
+    raw_put32(pkt + 12, 0x5eed1e55);
     fd = raw_connect(s);
     raw_send(fd, pkt, sizeof(pkt));
     assert_true(expect_eof(fd));
     close(fd);
     /* One for a backend that does not exist, likewise. */
-    put32(pkt + 8, 999999);
+    raw_put32(pkt + 8, 999999);
     fd = raw_connect(s);
     raw_send(fd, pkt, sizeof(pkt));
     assert_true(expect_eof(fd));
@@ -1209,21 +1110,21 @@ static void test_bad_startup(void **state)
 
     /* Length word below the minimum. */
     fd = raw_connect(s);
-    put32(pkt, 3);
+    raw_put32(pkt, 3);
     raw_send(fd, pkt, 4);
     expect_error(fd, "08P01", "invalid length of startup packet");
     close(fd);
     /* Over the startup limit. */
     fd = raw_connect(s);
-    put32(pkt, 1u << 20);
-    put32(pkt + 4, 3u << 16);
+    raw_put32(pkt, 1u << 20);
+    raw_put32(pkt + 4, 3u << 16);
     raw_send(fd, pkt, 8);
     expect_error(fd, "08P01", "invalid length of startup packet");
     close(fd);
     /* No terminator. */
     fd = raw_connect(s);
-    put32(pkt, 17);
-    put32(pkt + 4, 3u << 16);
+    raw_put32(pkt, 17);
+    raw_put32(pkt + 4, 3u << 16);
     memcpy(pkt + 8, "user\0keel", 9);
     raw_send(fd, pkt, 17);
     expect_error(fd, "08P01", "invalid startup packet layout");
@@ -1235,27 +1136,27 @@ static void test_bad_startup(void **state)
     close(fd);
     /* No user. */
     fd = raw_connect(s);
-    put32(pkt, 9);
-    put32(pkt + 4, 3u << 16);
+    raw_put32(pkt, 9);
+    raw_put32(pkt + 4, 3u << 16);
     pkt[8] = '\0';
     raw_send(fd, pkt, 9);
     expect_error(fd, "28000", "no PostgreSQL user name");
     close(fd);
     /* A truncated packet, then the client goes. */
     fd = raw_connect(s);
-    put32(pkt, 40);
+    raw_put32(pkt, 40);
     raw_send(fd, pkt, 6);
     close(fd);
     /* SSLRequest and GSSENCRequest are answered 'N', then the real
      * startup follows on the same connection. */
     fd = raw_connect(s);
-    put32(pkt, 8);
-    put32(pkt + 4, (1234u << 16) | 5679);
+    raw_put32(pkt, 8);
+    raw_put32(pkt + 4, (1234u << 16) | 5679);
     raw_send(fd, pkt, 8);
     assert_true(raw_read(fd, pkt, 1));
     assert_int_equal(pkt[0], 'N');
-    put32(pkt, 8);
-    put32(pkt + 4, (1234u << 16) | 5680);
+    raw_put32(pkt, 8);
+    raw_put32(pkt + 4, (1234u << 16) | 5680);
     raw_send(fd, pkt, 8);
     assert_true(raw_read(fd, pkt, 1));
     assert_int_equal(pkt[0], 'N');
@@ -1272,8 +1173,8 @@ static void test_bad_startup(void **state)
         uint32_t len;
 
         assert_int_equal(raw_message(fd, body, sizeof(body), &len), 'v');
-        assert_int_equal(get32(body), 3u << 16);
-        assert_int_equal(get32(body + 4), 1);
+        assert_int_equal(raw_get32(body), 3u << 16);
+        assert_int_equal(raw_get32(body + 4), 1);
         assert_string_equal(body + 8, "_pq_.x");
     }
     assert_int_equal(raw_ready(fd), 'I');
@@ -1294,7 +1195,7 @@ static void test_bad_messages(void **state)
     /* Length below 4. */
     fd = raw_startup(s, NULL, NULL);
     buf[0] = 'Q';
-    put32(buf + 1, 3);
+    raw_put32(buf + 1, 3);
     raw_send(fd, buf, 5);
     expect_error(fd, "08P01", "invalid message length");
     assert_true(expect_eof(fd));
@@ -1302,21 +1203,21 @@ static void test_bad_messages(void **state)
     /* A Query over the limit (the length alone is sent). */
     fd = raw_startup(s, NULL, NULL);
     buf[0] = 'Q';
-    put32(buf + 1, 0x7fffffff);
+    raw_put32(buf + 1, 0x7fffffff);
     raw_send(fd, buf, 5);
     expect_error(fd, "08P01", "invalid message length");
     close(fd);
     /* A Sync over the limit of small messages. */
     fd = raw_startup(s, NULL, NULL);
     buf[0] = 'S';
-    put32(buf + 1, 1u << 20);
+    raw_put32(buf + 1, 1u << 20);
     raw_send(fd, buf, 5);
     expect_error(fd, "08P01", "invalid message length");
     close(fd);
     /* An unknown message type. */
     fd = raw_startup(s, NULL, NULL);
     buf[0] = 'z';
-    put32(buf + 1, 4);
+    raw_put32(buf + 1, 4);
     raw_send(fd, buf, 5);
     expect_error(fd, "08P01", "invalid frontend message type 122");
     assert_true(expect_eof(fd));
@@ -1324,7 +1225,7 @@ static void test_bad_messages(void **state)
     /* A Query without its NUL: an error, and the connection goes on. */
     fd = raw_startup(s, NULL, NULL);
     buf[0] = 'Q';
-    put32(buf + 1, 4 + 8);
+    raw_put32(buf + 1, 4 + 8);
     memcpy(buf + 5, "SELECT 1", 8);
     raw_send(fd, buf, 13);
     expect_error(fd, "08P01", "invalid message format");
@@ -1368,7 +1269,7 @@ static void test_bad_messages(void **state)
             size_t l = strlen(sql[i]) + 1;
 
             q[n] = 'Q';
-            put32(q + n + 1, (uint32_t)(l + 4));
+            raw_put32(q + n + 1, (uint32_t)(l + 4));
             memcpy(q + n + 5, sql[i], l);
             n += l + 5;
         }
@@ -1380,7 +1281,7 @@ static void test_bad_messages(void **state)
     }
     /* A message cut short, then the client goes. */
     buf[0] = 'Q';
-    put32(buf + 1, 100);
+    raw_put32(buf + 1, 100);
     memcpy(buf + 5, "SELECT", 6);
     raw_send(fd, buf, 11);
     close(fd);
@@ -1508,10 +1409,10 @@ static void *storm_canceller(void *arg)
                 close(fd);
             break;
         }
-        put32(pkt, 16);
-        put32(pkt + 4, (1234u << 16) | 5678);
-        put32(pkt + 8, (uint32_t)(tu_rand(&rng) % 64) + 1);
-        put32(pkt + 12, (uint32_t)tu_rand(&rng));
+        raw_put32(pkt, 16);
+        raw_put32(pkt + 4, (1234u << 16) | 5678);
+        raw_put32(pkt + 8, (uint32_t)(tu_rand(&rng) % 64) + 1);
+        raw_put32(pkt + 12, (uint32_t)tu_rand(&rng));
         raw_send(fd, pkt, sizeof(pkt));
         expect_eof(fd);
         close(fd);

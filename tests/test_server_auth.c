@@ -28,6 +28,7 @@
 
 #include <libpq-fe.h>
 
+#include "rawpq.h"
 #include "testutil.h"
 
 static const char *keel_cmd;
@@ -434,91 +435,6 @@ static int raw_connect(const srv *s)
     return fd;
 }
 
-static void raw_send(int fd, const void *p, size_t n)
-{
-    const char *b = p;
-
-    while (n > 0) {
-        ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        b += w;
-        n -= (size_t)w;
-    }
-}
-
-static void put32(char *p, uint32_t v)
-{
-    p[0] = (char)(v >> 24);
-    p[1] = (char)(v >> 16);
-    p[2] = (char)(v >> 8);
-    p[3] = (char)v;
-}
-
-static uint32_t get32(const char *p)
-{
-    const unsigned char *u = (const unsigned char *)p;
-
-    return ((uint32_t)u[0] << 24) | ((uint32_t)u[1] << 16) |
-           ((uint32_t)u[2] << 8) | u[3];
-}
-
-static bool raw_read(int fd, char *buf, size_t n)
-{
-    while (n > 0) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        ssize_t r;
-
-        if (poll(&p, 1, 10000) <= 0)
-            return false;
-        r = recv(fd, buf, n, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return false;
-        buf += r;
-        n -= (size_t)r;
-    }
-    return true;
-}
-
-/* One backend message (its body NUL-terminated in body); its type, or 0
- * at EOF. */
-static char raw_message(int fd, char *body, size_t size, uint32_t *len)
-{
-    char hdr[5];
-    uint32_t n;
-
-    if (!raw_read(fd, hdr, 5))
-        return 0;
-    n = get32(hdr + 1) - 4;
-    assert_true(n < size);
-    if (!raw_read(fd, body, n))
-        return 0;
-    body[n] = '\0';
-    *len = n;
-    return hdr[0];
-}
-
-/* The value of field code in an ErrorResponse body, or "". */
-static const char *error_field(const char *body, uint32_t len, char code)
-{
-    uint32_t i = 0;
-
-    while (i < len && body[i] != '\0') {
-        char f = body[i++];
-        const char *v = body + i;
-
-        i += (uint32_t)strnlen(v, len - i) + 1;
-        if (f == code)
-            return v;
-    }
-    return "";
-}
-
 /* The next message is an ErrorResponse with sqlstate and msg in its
  * message; then the server closes the connection. */
 static void expect_error(int fd, const char *sqlstate, const char *msg)
@@ -529,9 +445,9 @@ static void expect_error(int fd, const char *sqlstate, const char *msg)
 
     if (t != 'E')
         fail_msg("expected an ErrorResponse, got '%c'", t ? t : '0');
-    assert_string_equal(error_field(body, len, 'C'), sqlstate);
-    if (strstr(error_field(body, len, 'M'), msg) == NULL)
-        fail_msg("error \"%s\" lacks \"%s\"", error_field(body, len, 'M'), msg);
+    assert_string_equal(raw_error_field(body, len, 'C'), sqlstate);
+    if (strstr(raw_error_field(body, len, 'M'), msg) == NULL)
+        fail_msg("error \"%s\" lacks \"%s\"", raw_error_field(body, len, 'M'), msg);
     assert_int_equal(raw_message(fd, body, sizeof(body), &len), 0);
 }
 
@@ -548,11 +464,11 @@ static int sasl_start(const srv *s, const char *user)
                           0, user, 0, 0) +
          1;
     pkt[n++] = '\0';
-    put32(pkt, (uint32_t)n);
-    put32(pkt + 4, 3u << 16);
+    raw_put32(pkt, (uint32_t)n);
+    raw_put32(pkt + 4, 3u << 16);
     raw_send(fd, pkt, n);
     assert_int_equal(raw_message(fd, body, sizeof(body), &len), 'R');
-    assert_int_equal(get32(body), 10); /* AuthenticationSASL */
+    assert_int_equal(raw_get32(body), 10); /* AuthenticationSASL */
     assert_int_equal(len, 4 + sizeof("SCRAM-SHA-256") + 1);
     assert_string_equal(body + 4, "SCRAM-SHA-256");
     return fd;
@@ -569,11 +485,11 @@ static void send_initial(int fd, const char *mech, const char *data,
     m[0] = 'p';
     memcpy(m + n, mech, ml);
     n += ml;
-    put32(m + n, declared_len);
+    raw_put32(m + n, declared_len);
     n += 4;
     memcpy(m + n, data, dl);
     n += dl;
-    put32(m + 1, (uint32_t)(n - 1));
+    raw_put32(m + 1, (uint32_t)(n - 1));
     raw_send(fd, m, n);
 }
 
@@ -583,7 +499,7 @@ static void send_response(int fd, const char *data)
     size_t dl = strlen(data);
 
     m[0] = 'p';
-    put32(m + 1, (uint32_t)(dl + 4));
+    raw_put32(m + 1, (uint32_t)(dl + 4));
     memcpy(m + 5, data, dl);
     raw_send(fd, m, dl + 5);
 }
@@ -598,7 +514,7 @@ static void sasl_first(int fd, const char *cnonce, char *sfirst, size_t size)
     snprintf(data, sizeof(data), "n,,n=,r=%s", cnonce);
     send_initial(fd, "SCRAM-SHA-256", data, (uint32_t)strlen(data));
     assert_int_equal(raw_message(fd, body, sizeof(body), &len), 'R');
-    assert_int_equal(get32(body), 11); /* AuthenticationSASLContinue */
+    assert_int_equal(raw_get32(body), 11); /* AuthenticationSASLContinue */
     assert_true(len - 4 < size);
     memcpy(sfirst, body + 4, len - 4);
     sfirst[len - 4] = '\0';
