@@ -434,7 +434,12 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
         }
         if (table) {
             keel_table_info info = {0};
+            /* The table's oid, for its defaults: read under the lock the
+             * drop takes, so that the drop does not have to upgrade a
+             * weaker one (two drops of a table would deadlock). */
             bool described =
+                keel_lock_table(s->ks, schema, name, KEEL_LOCK_ACCESS_EXCLUSIVE,
+                                false) == KEEL_OK &&
                 keel_table_describe(s->ks, schema, name, &info, NULL, 0) == KEEL_OK;
             rc = keel_drop_table(s->ks, schema, name);
             /* Its defaults go with it. */
