@@ -242,16 +242,28 @@ keel_status sql_defaults_of(sql_session *s, const sql_table *t,
     d->ncols = t->info.ncols;
     d->next = s->defaults;
     s->defaults = d;
-    for (uint16_t i = 0; i < nrows; i++) {
+    for (uint16_t i = 0; rc == KEEL_OK && i < nrows; i++) {
         if (rows[i].attnum < 1 || rows[i].attnum > d->ncols ||
             d->trees[rows[i].attnum - 1] != NULL)
-            return sql_fail(s, KEEL_ECORRUPT, "XX001",
-                            "keel_attrdef has a default for column %u of table "
-                            "\"%s\", which has %u columns",
-                            rows[i].attnum, t->name, d->ncols);
-        rc = reparse(s, rows[i].src, rows[i].len, &d->trees[rows[i].attnum - 1]);
-        if (rc != KEEL_OK)
-            return rc;
+            rc = sql_fail(s, KEEL_ECORRUPT, "XX001",
+                          "keel_attrdef has a default for column %u of table "
+                          "\"%s\", which has %u columns",
+                          rows[i].attnum, t->name, d->ncols);
+        else
+            rc = reparse(s, rows[i].src, rows[i].len,
+                         &d->trees[rows[i].attnum - 1]);
+    }
+    if (rc != KEEL_OK) {
+        /* Not kept half read: the next statement reads them again. */
+        s->defaults = d->next;
+        d->next = NULL;
+        for (uint16_t c = 0; c < d->ncols; c++)
+            if (d->trees[c] != NULL)
+                pg_query__parse_result__free_unpacked(d->trees[c], NULL);
+        free(d->trees);
+        free(d->types);
+        free(d);
+        return rc;
     }
     *out = d;
     return KEEL_OK;
