@@ -1884,7 +1884,11 @@ static void test_writes_against_builds(void **state)
     assert_true(atomic_load(&r.inserts) > 0);
     keel_session_end(s);
     assert_int_equal(keel_db_close(r.db, &e), KEEL_OK);
-    assert_int_equal(run_check(dir, &l), 0);
+    if (run_check(dir, &l) != 0) {
+        for (int i = 0; i < l.n; i++)
+            print_message("check: %s\n", l.text[i]);
+        fail_msg("keel check found problems after the builds");
+    }
     tu_dir_remove(dir);
 }
 
