@@ -198,6 +198,8 @@ static void tx_begin(fake_txm *t, tx *x)
     x->vis.horizon = txm_horizon_fn;
     x->vis.conflict = NULL;
     x->vis.cids = NULL; /* no command ids: sees all of its own changes */
+    x->vis.met = NULL;
+    x->vis.committed_ok = false;
 }
 
 /* A read-only snapshot. */
@@ -211,6 +213,8 @@ static void tx_reader(fake_txm *t, tx *x)
     x->vis.horizon = txm_horizon_fn;
     x->vis.conflict = NULL;
     x->vis.cids = NULL; /* no command ids: sees all of its own changes */
+    x->vis.met = NULL;
+    x->vis.committed_ok = false;
 }
 
 static void tx_end(fake_txm *t, tx *x, xid_status st)

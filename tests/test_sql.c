@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "keel/keel.h"
+#include "port/clock.h"
 #include "sql/sql.h"
 
 /* What a client saw of one query. */
@@ -120,23 +121,30 @@ static int teardown(void **state)
 /* Runs text; returns what the client saw, an error rendered as
  * "ERROR <sqlstate>: <message>" (and " at <position>" when there is
  * one), in a static buffer. */
-static const char *run(sql_session *s, const char *text)
+static const char *run_into(sql_session *s, const char *text, capture *cp)
 {
-    static capture c;
-    sql_sink sink = {.ctx = &c, .columns = on_columns, .row = on_row,
+    capture *c = cp;
+    sql_sink sink = {.ctx = c, .columns = on_columns, .row = on_row,
                      .complete = on_complete, .notice = on_notice,
                      .empty = on_empty};
     sql_error err;
 
-    c.len = 0;
-    c.buf[0] = '\0';
+    c->len = 0;
+    c->buf[0] = '\0';
     if (sql_exec_simple(s, text, &sink, &err) != KEEL_OK) {
-        put(&c, "%s %s: %s", err.severity, err.sqlstate, err.message);
+        put(c, "%s %s: %s", err.severity, err.sqlstate, err.message);
         if (err.position > 0)
-            put(&c, " at %u", err.position);
-        put(&c, "\n");
+            put(c, " at %u", err.position);
+        put(c, "\n");
     }
-    return c.buf;
+    return c->buf;
+}
+
+static const char *run(sql_session *s, const char *text)
+{
+    static capture c;
+
+    return run_into(s, text, &c);
 }
 
 #define EXPECT(s, text, want) assert_string_equal(run(s, text), want)
@@ -1110,8 +1118,10 @@ static void test_extended(void **state)
     EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
 }
 
-/* Two sessions update one row: the second gets 40001 and its block
- * fails; after ROLLBACK it may try again. */
+/* Under repeatable read, two sessions update one row: the second gets
+ * 40001 and its block fails; after ROLLBACK it may try again.  Under
+ * read committed (the default) the second's statement sees the first's
+ * commit. */
 static void test_serialization(void **state)
 {
     fixture *f = *state;
@@ -1124,8 +1134,10 @@ static void test_serialization(void **state)
            "CREATE TABLE\nINSERT 0 1\n");
     EXPECT(f->s, "BEGIN; UPDATE acc SET bal = bal + 1 WHERE id = 1",
            "BEGIN\nUPDATE 1\n");
-    EXPECT(b, "BEGIN; SELECT bal FROM acc WHERE id = 1",
-           "BEGIN\nbal:23\n0\nSELECT 1\n");
+    EXPECT(b, "BEGIN ISOLATION LEVEL REPEATABLE READ; "
+              "SELECT bal FROM acc WHERE id = 1; SHOW transaction_isolation",
+           "BEGIN\nbal:23\n0\nSELECT 1\ntransaction_isolation:25\n"
+           "repeatable read\nSHOW\n");
     EXPECT(f->s, "COMMIT", "COMMIT\n");
     EXPECT(b, "UPDATE acc SET bal = bal + 10 WHERE id = 1",
            "ERROR 40001: could not serialize access due to concurrent update\n");
@@ -1133,6 +1145,133 @@ static void test_serialization(void **state)
     EXPECT(b, "ROLLBACK; UPDATE acc SET bal = bal + 10 WHERE id = 1; "
               "SELECT bal FROM acc",
            "ROLLBACK\nUPDATE 1\nbal:23\n11\nSELECT 1\n");
+    /* Read committed: a later statement sees a commit since the block's
+     * first, and an update computes from the row's newest version. */
+    EXPECT(b, "SHOW transaction_isolation; BEGIN; SELECT bal FROM acc",
+           "transaction_isolation:25\nread committed\nSHOW\nBEGIN\n"
+           "bal:23\n11\nSELECT 1\n");
+    EXPECT(f->s, "UPDATE acc SET bal = bal + 5 WHERE id = 1", "UPDATE 1\n");
+    EXPECT(b, "SELECT bal FROM acc; UPDATE acc SET bal = bal * 2; COMMIT; "
+              "SELECT bal FROM acc",
+           "bal:23\n16\nSELECT 1\nUPDATE 1\nCOMMIT\nbal:23\n32\n"
+           "SELECT 1\n");
+    EXPECT(b, "BEGIN; SELECT 1; SET TRANSACTION ISOLATION LEVEL "
+              "REPEATABLE READ",
+           "BEGIN\n?column?:23\n1\nSELECT 1\nERROR 25001: SET "
+           "TRANSACTION ISOLATION LEVEL must be called before any query\n");
+    EXPECT(b, "ROLLBACK; SET default_transaction_isolation = 'serializable'",
+           "ROLLBACK\nERROR 0A000: isolation level serializable is not "
+           "supported yet\n");
+    sql_session_destroy(b);
+}
+
+/* A statement of session s run on a thread of its own. */
+typedef struct bg_stmt {
+    pthread_t th;
+    sql_session *s;
+    const char *text;
+    capture out;
+} bg_stmt;
+
+static void *bg_run(void *arg)
+{
+    bg_stmt *b = arg;
+
+    run_into(b->s, b->text, &b->out);
+    return NULL;
+}
+
+static void bg_start(bg_stmt *b, sql_session *s, const char *text)
+{
+    b->s = s;
+    b->text = text;
+    assert_int_equal(pthread_create(&b->th, NULL, bg_run, b), 0);
+    clock_sleep_us(100000); /* long enough to be waiting */
+}
+
+static const char *bg_join(bg_stmt *b)
+{
+    assert_int_equal(pthread_join(b->th, NULL), 0);
+    return b->out.buf;
+}
+
+/*
+ * Read committed's waits: an UPDATE or DELETE that meets a row another
+ * transaction is changing waits for it; then it goes on if that one
+ * aborted, skips the row if it was deleted, and checks the row's newest
+ * version against its WHERE again if it was updated.  Two transactions
+ * waiting for each other's rows: one gets 40P01 and the other goes on.
+ */
+static void test_read_committed_waits(void **state)
+{
+    fixture *f = *state;
+    sql_session *b;
+    sql_error err;
+    bg_stmt bg = {0};
+    const char *a_out, *b_out;
+
+    assert_int_equal(sql_session_create(f->db, &b, &err), KEEL_OK);
+    EXPECT(f->s, "CREATE TABLE acc (id int PRIMARY KEY, bal int); "
+                 "INSERT INTO acc VALUES (1, 0), (2, 0), (3, 0)",
+           "CREATE TABLE\nINSERT 0 3\n");
+    /* Updated and committed while b waits: b adds to the new balance. */
+    EXPECT(f->s, "BEGIN; UPDATE acc SET bal = bal + 1 WHERE id = 1",
+           "BEGIN\nUPDATE 1\n");
+    bg_start(&bg, b, "UPDATE acc SET bal = bal + 10 WHERE id = 1");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    assert_string_equal(bg_join(&bg), "UPDATE 1\n");
+    EXPECT(f->s, "SELECT bal FROM acc WHERE id = 1", "bal:23\n11\nSELECT 1\n");
+    /* Aborted while b waits: b changes the version it found. */
+    EXPECT(f->s, "BEGIN; UPDATE acc SET bal = 100 WHERE id = 1",
+           "BEGIN\nUPDATE 1\n");
+    bg_start(&bg, b, "UPDATE acc SET bal = bal + 1 WHERE id = 1");
+    EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+    assert_string_equal(bg_join(&bg), "UPDATE 1\n");
+    EXPECT(f->s, "SELECT bal FROM acc WHERE id = 1", "bal:23\n12\nSELECT 1\n");
+    /* Updated to fail b's WHERE: b's scan found the row, the re-check
+     * drops it. */
+    EXPECT(f->s, "BEGIN; UPDATE acc SET bal = 500 WHERE id = 1",
+           "BEGIN\nUPDATE 1\n");
+    bg_start(&bg, b, "UPDATE acc SET bal = 0 WHERE bal < 50 RETURNING id");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    b_out = bg_join(&bg);
+    assert_true(strstr(b_out, "\n2\n") != NULL && strstr(b_out, "\n3\n") != NULL &&
+                strstr(b_out, "\n1\n") == NULL);
+    assert_true(strstr(b_out, "UPDATE 2\n") != NULL);
+    /* Deleted while b waits: b's DELETE finds nothing left. */
+    EXPECT(f->s, "BEGIN; DELETE FROM acc WHERE id = 1", "BEGIN\nDELETE 1\n");
+    bg_start(&bg, b, "DELETE FROM acc WHERE id = 1");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    assert_string_equal(bg_join(&bg), "DELETE 0\n");
+    /* A cycle: f->s waits for b's row 3, then b for f->s's row 2. */
+    EXPECT(f->s, "BEGIN; UPDATE acc SET bal = 1 WHERE id = 2",
+           "BEGIN\nUPDATE 1\n");
+    EXPECT(b, "BEGIN; UPDATE acc SET bal = 2 WHERE id = 3",
+           "BEGIN\nUPDATE 1\n");
+    bg_start(&bg, f->s, "UPDATE acc SET bal = 1 WHERE id = 3");
+    b_out = run(b, "UPDATE acc SET bal = 2 WHERE id = 2");
+    if (strstr(b_out, "40P01") != NULL) {
+        EXPECT(b, "ROLLBACK", "ROLLBACK\n");
+        assert_string_equal(bg_join(&bg), "UPDATE 1\n");
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+    } else {
+        /* f->s's wait found the cycle first (its own check came after
+         * b's wait began). */
+        a_out = bg_join(&bg);
+        assert_true(strstr(a_out, "ERROR 40P01: deadlock detected") != NULL);
+        assert_string_equal(b_out, "UPDATE 1\n");
+        EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+        EXPECT(b, "COMMIT", "COMMIT\n");
+    }
+    EXPECT(f->s, "SELECT count(*) FROM acc WHERE bal IN (1, 2)",
+           "count:20\n2\nSELECT 1\n");
+    /* A wait past lock_timeout fails with 55P03. */
+    EXPECT(f->s, "BEGIN; UPDATE acc SET bal = 7 WHERE id = 2",
+           "BEGIN\nUPDATE 1\n");
+    b_out = run(b, "SET lock_timeout = 50; UPDATE acc SET bal = 8 WHERE id = 2");
+    assert_true(strstr(b_out, "ERROR 55P03: canceling statement due to lock "
+                              "timeout") != NULL);
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
     sql_session_destroy(b);
 }
 
@@ -1140,6 +1279,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_constants, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_committed_waits, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tables, setup, teardown),

@@ -63,6 +63,7 @@ typedef enum keel_status {
     KEEL_EREADONLY,  /* a write to a database opened read-only */
     KEEL_ELOCKTIMEOUT, /* a table lock was not granted in time (or NOWAIT) */
     KEEL_EDEADLOCK,  /* a lock wait closed a cycle of waiters */
+    KEEL_ECHANGED,   /* read committed: the row changed since the snapshot */
     KEEL_STATUS_COUNT
 } keel_status;
 
@@ -326,6 +327,45 @@ KEEL_API const char *keel_session_error(const keel_session *s);
 KEEL_API keel_status keel_begin(keel_session *s);
 KEEL_API keel_status keel_commit(keel_session *s);
 KEEL_API keel_status keel_abort(keel_session *s);
+
+/*
+ * Isolation.  A session's transactions are repeatable read (above) unless
+ * it asks for read committed, which applies from its next call on:
+ *
+ *   - keel_new_snapshot() takes a new snapshot for the running
+ *     transaction: the calls after it see every transaction that
+ *     committed before it.  A statement made of several calls (a lookup,
+ *     then an update computed from it) calls it once, first, as
+ *     PostgreSQL takes a snapshot per statement.
+ *   - keel_update() and keel_delete() meeting a row that another
+ *     transaction is changing wait for it to end (up to the lock timeout,
+ *     KEEL_ELOCKTIMEOUT; KEEL_EDEADLOCK if the wait closes a cycle of
+ *     waiters, through table locks too) instead of failing.  If it
+ *     aborted, the call goes on.  If it (or one before it) committed
+ *     after the snapshot and deleted the row: KEEL_ENOENT.  If it updated
+ *     the row: KEEL_ECHANGED, nothing changed, and the transaction goes
+ *     on; keel_fetch_changed() then returns the row's newest version, for
+ *     the caller to check again and compute its change from (PostgreSQL's
+ *     re-check of an updated row), and a keel_update() or keel_delete()
+ *     of that table with the newest version's key changes that version.
+ *
+ * keel_set_isolation: KEEL_EINVAL for an unknown level.
+ * keel_new_snapshot: a no-op outside a transaction (a call there takes
+ * its own); KEEL_EINVAL under repeatable read, with a scan open, or after
+ * the transaction failed.
+ * keel_fetch_changed: *found false if the row has been deleted since;
+ * KEEL_EINVAL if the session's last keel_update() or keel_delete() of
+ * the table did not return KEEL_ECHANGED.  out as keel_lookup()'s.
+ */
+typedef enum keel_isolation {
+    KEEL_REPEATABLE_READ = 0,
+    KEEL_READ_COMMITTED
+} keel_isolation;
+KEEL_API keel_status keel_set_isolation(keel_session *s, keel_isolation level);
+KEEL_API keel_status keel_new_snapshot(keel_session *s);
+KEEL_API keel_status keel_fetch_changed(keel_session *s, const char *schema,
+                                        const char *table, keel_value *out,
+                                        bool *found);
 
 /*
  * Table locks, PostgreSQL's modes with its conflict table:

@@ -1128,6 +1128,109 @@ static bool pruned_at(const void *page, uint16_t offset)
                HEAPPAGE_LP_DEAD;
 }
 
+/* A chain longer than this is taken for a loop: corruption. */
+#define FOLLOW_MAX_HOPS 100000
+
+int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                bool stay, heap_row *row, tid *latest, xid_t *wait)
+{
+    *wait = XID_INVALID;
+    for (uint32_t hops = 0;; hops++) {
+        const heap_tuple_header *h;
+        xid_status st = XID_STATUS_COMMITTED;
+        size_t len = 0;
+        bool damaged;
+        int32_t id;
+        int rc = read_tid_block(rel, s, t, true, &id);
+
+        if (rc != KEEL_OK)
+            return rc;
+        if (hops == FOLLOW_MAX_HOPS) {
+            buf_unlock_release(s, id);
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "relation %u: the update chain through (%u,%u) "
+                            "does not end",
+                            rel->relnumber, t.block, t.offset);
+        }
+        h = heappage_get_item_const(buf_page(s->pool, id), t.offset, &len);
+        if (h == NULL || len < sizeof(*h)) {
+            bool pruned = h == NULL && pruned_at(buf_page(s->pool, id), t.offset);
+            damaged = h == NULL &&
+                      heappage_item_damaged(buf_page(s->pool, id), t.offset);
+            buf_unlock_release(s, id);
+            if (pruned)
+                return kerr_set(&s->err, KEEL_ENOENT,
+                                "relation %u: the row at (%u,%u) is gone",
+                                rel->relnumber, t.block, t.offset);
+            return no_item(rel, t, damaged, &s->err);
+        }
+        if (stay) {
+            memcpy(row->data, h, len);
+            buf_unlock_release(s, id);
+            *latest = t;
+            return row_fill(rel, row, t, len, &s->err);
+        }
+        /* The inserter first: a version whose maker is still running is
+         * waited for like a deleter (the chain's next link is its own). */
+        rc = xid_status_of(vis, h->xmin, &st, &s->err);
+        if (rc == KEEL_OK && st == XID_STATUS_IN_PROGRESS) {
+            *wait = h->xmin;
+            *latest = t;
+            buf_unlock_release(s, id);
+            return KEEL_OK;
+        }
+        if (rc == KEEL_OK && st == XID_STATUS_ABORTED)
+            rc = kerr_set(&s->err, KEEL_ENOENT,
+                          "relation %u: the row at (%u,%u) was taken back",
+                          rel->relnumber, t.block, t.offset);
+        if (rc == KEEL_OK && h->xmax != XID_INVALID) {
+            if (is_own(vis->snap, h->xmax))
+                rc = kerr_set(&s->err, KEEL_ENOENT,
+                              "relation %u: row (%u,%u) was changed by this "
+                              "transaction already",
+                              rel->relnumber, t.block, t.offset);
+            else
+                rc = xid_status_of(vis, h->xmax, &st, &s->err);
+        } else {
+            st = XID_STATUS_ABORTED; /* no deleter: the newest version */
+        }
+        if (rc != KEEL_OK) {
+            buf_unlock_release(s, id);
+            return rc;
+        }
+        if (st == XID_STATUS_ABORTED) {
+            memcpy(row->data, h, len);
+            buf_unlock_release(s, id);
+            *latest = t;
+            return row_fill(rel, row, t, len, &s->err);
+        }
+        if (st == XID_STATUS_IN_PROGRESS) {
+            *wait = h->xmax;
+            *latest = t;
+            buf_unlock_release(s, id);
+            return KEEL_OK;
+        }
+        if (!(h->flags & HEAP_TUPLE_XMAX_UPDATE)) {
+            buf_unlock_release(s, id);
+            return kerr_set(&s->err, KEEL_ENOENT,
+                            "relation %u: the row at (%u,%u) was deleted by "
+                            "transaction %u",
+                            rel->relnumber, t.block, t.offset, h->xmax);
+        }
+        {
+            tid next = {.block = h->next_block, .offset = h->next_offset};
+            buf_unlock_release(s, id);
+            if (tid_compare(next, t) == 0)
+                return kerr_set(&s->err, KEEL_ECORRUPT,
+                                "relation %u: row (%u,%u) was updated, but "
+                                "names itself as its new version",
+                                rel->relnumber, t.block, t.offset);
+            t = next;
+        }
+    }
+}
+
+
 /* heap_fetch_fate(), with the version's xmin and xmax copied out
  * (XID_INVALID both for a pruned one). */
 static int fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis,
@@ -1354,8 +1457,16 @@ static int lock_for_write_once(heap_rel *rel, buf_session *s,
                       t.block, t.offset, verb);
         goto fail;
     }
-    /* The oracle may lock commit-log pages: heap page, then clog. */
-    rc = heap_version_visible(vis, h, &visible, &s->err);
+    /* The oracle may lock commit-log pages: heap page, then clog.  A
+     * row's newest version, followed to (read committed), need only have
+     * been committed. */
+    if (vis->committed_ok) {
+        xid_status xs = XID_STATUS_IN_PROGRESS;
+        rc = xid_status_of(vis, h->xmin, &xs, &s->err);
+        visible = xs == XID_STATUS_COMMITTED;
+    } else {
+        rc = heap_version_visible(vis, h, &visible, &s->err);
+    }
     if (rc != KEEL_OK)
         goto fail;
     /* Still visible, though this transaction deleted it: by this very
@@ -1385,6 +1496,13 @@ static int lock_for_write_once(heap_rel *rel, buf_session *s,
              * record on its way to disk), where a new snapshot would
              * still not see it: the retry waits for it either way. */
             *running = h->xmax;
+            if (vis->met != NULL)
+                *vis->met = (write_conflict){
+                    .xid = h->xmax,
+                    .committed = st == XID_STATUS_COMMITTED,
+                    .updated = (h->flags & HEAP_TUPLE_XMAX_UPDATE) != 0,
+                    .next_block = h->next_block,
+                    .next_offset = h->next_offset};
             rc = kerr_set(
                 &s->err, KEEL_ESERIALIZE,
                 "could not serialize access: relation %u row (%u,%u) was %s "
@@ -1423,7 +1541,7 @@ static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
     int rc = lock_for_write_once(rel, s, vis, t, verb, idp, out, &running);
 
     if (rc == KEEL_ESERIALIZE && running != XID_INVALID &&
-        vis->conflict != NULL)
+        vis->conflict != NULL && vis->met == NULL)
         vis->conflict(vis->status_ctx, running);
     return rc;
 }

@@ -295,6 +295,24 @@ bool heap_tid_guess(const heap_rel *rel, tid lo, tid hi, double f,
 void heap_prefetch(const heap_rel *rel, buf_session *s, tid t);
 
 /*
+ * Read committed's re-check of a row another transaction changed and
+ * committed after vis's snapshot: from version t, follows the row's
+ * updates to its newest version, whose tid goes in *latest and whose
+ * values are decoded into row (heap_row_prepare()d).  If a version on the
+ * way is being made or changed by a transaction still running, *wait is
+ * that transaction and *latest the version (row is not filled): the
+ * caller waits for it to end and follows again from there.  KEEL_ENOENT
+ * if a committed transaction deleted the row (or this one changed it
+ * already), KEEL_ECORRUPT for a chain that names itself or does not end;
+ * I/O errors.  Visibility to the snapshot is not asked: every version
+ * after one the snapshot saw is younger than the snapshot's xmin, so none
+ * has been pruned.  With stay, version t itself is decoded, whoever has
+ * changed it since.
+ */
+int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
+                bool stay, heap_row *row, tid *latest, xid_t *wait);
+
+/*
  * Deletes the row version at t as transaction xid, which must be vis's
  * snapshot's own_xid (EINVAL otherwise), by its current command
  * (cid_stamp(vis->cids)).  Under the page's exclusive lock: ENOENT if t

@@ -772,6 +772,114 @@ static bool same_key(const engine_table *t, uint32_t ix, const keel_value *keys,
     return true;
 }
 
+/* ---- read committed: rows changed since the snapshot ------------------ */
+
+/* Follows t's changed row from from to its newest version, into row,
+ * waiting for the transactions still changing it: KEEL_OK with
+ * *latest, KEEL_ENOENT if the row was deleted, a wait's errors. */
+static int follow_row(keel_session *s, catalog_txn *ct, engine_table *t,
+                      tid from, bool stay, heap_row *row, tid *latest)
+{
+    int rc = heap_row_prepare(row, &t->h->heap, &s->bs->err);
+
+    while (rc == KEEL_OK) {
+        xid_t wait = XID_INVALID;
+        rc = heap_follow(&t->h->heap, s->bs, &ct->vis, from, stay, row,
+                         latest, &wait);
+        if (rc != KEEL_OK || wait == XID_INVALID)
+            break;
+        rc = engine_wait_xid(s, wait, t->rel.name);
+        from = *latest;
+    }
+    return rc;
+}
+
+/* Whether the session follows a changed row of t (KEEL_ECHANGED) and the
+ * version keel_fetch_changed() returned has primary key `key`: then
+ * *following, and row holds that version (the one the caller computed
+ * its change from: a change to it since is a conflict to meet again).
+ * Following ends here either way. */
+static int follow_find(keel_session *s, catalog_txn *ct, engine_table *t,
+                       const keel_value *key, heap_row *row, bool *following)
+{
+    const tuple_desc *d = t->h->desc;
+    uint32_t pi = 0;
+    tid latest;
+    int rc;
+
+    *following = false;
+    if (!s->follow_set || s->follow_table != t->rel.oid || key == NULL)
+        return KEEL_OK;
+    s->follow_set = false;
+    rc = primary_index(s, t, &pi);
+    if (rc == KEEL_OK)
+        rc = follow_row(s, ct, t, s->follow_tid, true, row, &latest);
+    if (rc != KEEL_OK)
+        return rc;
+    for (uint16_t k = 0; k < t->idx[pi].nkeys; k++) {
+        uint16_t col = t->idx[pi].keys[k] - 1;
+        if (key[k].isnull || row->values[col].isnull ||
+            value_compare(&d->attrs[col], &key[k], &row->values[col]) != 0)
+            return KEEL_OK;
+    }
+    *following = true;
+    return KEEL_OK;
+}
+
+/* A write (read committed) met another transaction's change to its row:
+ * waits for a running one (KEEL_OK: try the version again); for one that
+ * committed, the row was deleted (KEEL_ENOENT) or updated (KEEL_ECHANGED,
+ * the session now following it). */
+static int met_change(keel_session *s, engine_table *t, const write_conflict *m)
+{
+    if (!m->committed)
+        return engine_wait_xid(s, m->xid, t->rel.name);
+    if (!m->updated)
+        return kerr_set(&s->bs->err, KEEL_ENOENT,
+                        "the row of table \"%s\" was deleted by transaction "
+                        "%u, which committed after the statement's snapshot",
+                        t->rel.name, (unsigned)m->xid);
+    s->follow_set = true;
+    s->follow_table = t->rel.oid;
+    s->follow_tid = (tid){.block = m->next_block, .offset = m->next_offset};
+    return kerr_set(&s->bs->err, KEEL_ECHANGED,
+                    "the row of table \"%s\" was updated by transaction %u, "
+                    "which committed after the statement's snapshot",
+                    t->rel.name, (unsigned)m->xid);
+}
+
+keel_status keel_fetch_changed(keel_session *s, const char *schema,
+                               const char *table, keel_value *out, bool *found)
+{
+    catalog_txn ct;
+    engine_table t;
+    tid latest;
+    int rc = row_stmt_begin(s, false);
+
+    *found = false;
+    if (rc != KEEL_OK)
+        return rc;
+    t.nidx = 0;
+    rc = resolve_table(s, false, schema, table, &ct, &t);
+    if (rc == KEEL_OK && (!s->follow_set || s->follow_table != t.rel.oid))
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                      "no changed row of table \"%s\" to fetch: the "
+                      "session's last change of it did not return "
+                      "KEEL_ECHANGED",
+                      t.rel.name);
+    if (rc == KEEL_OK)
+        rc = follow_row(s, &ct, &t, s->follow_tid, false, &s->result, &latest);
+    if (rc == KEEL_OK) {
+        s->follow_tid = latest;
+        *found = true;
+        memcpy(out, s->result.values, t.rel.natts * sizeof(keel_value));
+    } else if (rc == KEEL_ENOENT && s->follow_set) {
+        s->follow_set = false; /* deleted since: nothing to follow */
+        rc = KEEL_OK;
+    }
+    return engine_stmt_end(s, rc, false);
+}
+
 keel_status keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values)
 {
@@ -780,7 +888,9 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
     heap_row row = {0};
     keel_value keys[BTREE_MAX_KEYS];
     heap_update_hold hold;
-    bool found = false, changed = false;
+    bool found = false, changed = false, following = false;
+    write_conflict met = {0};
+    visibility wv;
     tid nt;
     int rc = row_stmt_begin(s, true);
 
@@ -790,7 +900,9 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
     rc = resolve_table(s, true, schema, table, &ct, t);
     if (rc == KEEL_OK)
         rc = check_row(s, t, values);
-    if (rc == KEEL_OK)
+    if (rc == KEEL_OK && s->read_committed)
+        rc = follow_find(s, &ct, t, key, &row, &following);
+    if (rc == KEEL_OK && !following)
         rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
     for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
         bool taken = false;
@@ -808,9 +920,24 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
     /* Both versions' pages stay pinned until the new one's index entries
      * are in, so that taking the update back, should one fail, reads
      * nothing.  A write guard's refusal leaves the transaction to abort. */
-    if (rc == KEEL_OK)
-        rc = heap_update_held(&t->h->heap, s->bs, &ct.vis, ct.xid, row.tid,
+    /* Read committed waits for a running changer of the row, and reports
+     * a committed one's update for the caller to check the row again. */
+    wv = ct.vis;
+    if (s->read_committed) {
+        wv.met = &met;
+        wv.committed_ok = following;
+    }
+    while (rc == KEEL_OK) {
+        met.xid = XID_INVALID;
+        rc = heap_update_held(&t->h->heap, s->bs, &wv, ct.xid, row.tid,
                               values, &nt, &hold);
+        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
+            rc = met_change(s, t, &met);
+            if (rc == KEEL_OK)
+                continue;
+        }
+        break;
+    }
     if (rc == KEEL_OK) {
         rc = index_insert_all(s, &ct, t, values, nt);
         if (rc != KEEL_OK) {
@@ -831,17 +958,34 @@ keel_status keel_delete(keel_session *s, const char *schema, const char *table,
     catalog_txn ct;
     engine_table tab, *t = &tab;
     heap_row row = {0};
-    bool found = false;
+    bool found = false, following = false;
+    write_conflict met = {0};
+    visibility wv;
     int rc = row_stmt_begin(s, true);
 
     if (rc != KEEL_OK)
         return rc;
     tab.nidx = 0;
     rc = resolve_table(s, true, schema, table, &ct, t);
-    if (rc == KEEL_OK)
+    if (rc == KEEL_OK && s->read_committed)
+        rc = follow_find(s, &ct, t, key, &row, &following);
+    if (rc == KEEL_OK && !following)
         rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
-    if (rc == KEEL_OK)
-        rc = heap_delete(&t->h->heap, s->bs, &ct.vis, ct.xid, row.tid);
+    wv = ct.vis;
+    if (s->read_committed) {
+        wv.met = &met;
+        wv.committed_ok = following;
+    }
+    while (rc == KEEL_OK) {
+        met.xid = XID_INVALID;
+        rc = heap_delete(&t->h->heap, s->bs, &wv, ct.xid, row.tid);
+        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
+            rc = met_change(s, t, &met);
+            if (rc == KEEL_OK)
+                continue;
+        }
+        break;
+    }
     heap_row_free(&row);
     return engine_stmt_end(s, rc, false);
 }

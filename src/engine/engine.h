@@ -151,7 +151,21 @@ struct keel_session {
     /* Tables the running transaction dropped, marked at its commit. */
     engine_rel **drops;
     uint32_t ndrops, drops_cap;
+    /* Read committed (keel_set_isolation()), and the row whose change a
+     * KEEL_ECHANGED reported: its table and the version to follow from. */
+    bool read_committed;
+    bool follow_set;
+    oid_t follow_table;
+    tid follow_tid;
 };
+
+/*
+ * Waits for transaction xid, which changed a row the session must change,
+ * to end (read committed): KEEL_OK once it has, KEEL_EDEADLOCK if the wait
+ * closes a cycle, KEEL_ELOCKTIMEOUT after the session's lock timeout;
+ * the message names the table.
+ */
+int engine_wait_xid(keel_session *s, xid_t xid, const char *table);
 
 /*
  * Claims schema or table oid (table says which; name, for messages) for

@@ -10,6 +10,7 @@
 
 #include "engine/engine.h"
 #include "engine/internal.h"
+#include "port/clock.h"
 #include "port/mem.h"
 
 keel_status keel_session_begin(keel_db *db, keel_session **out, keel_error *err)
@@ -199,6 +200,8 @@ keel_status keel_commit(keel_session *s)
     }
     inval_commit_end(s->db->inval, &s->inval, rc == KEEL_OK);
     syscache_txn_end(s->cache);
+    lmgr_set_xid(s->lp, 0);
+    s->follow_set = false;
     lmgr_release_all(s->lp);
     return rc;
 }
@@ -226,7 +229,98 @@ keel_status keel_abort(keel_session *s)
     s->ndrops = 0;
     s->failed = false;
     s->implicit = false;
+    lmgr_set_xid(s->lp, 0);
+    s->follow_set = false;
     lmgr_release_all(s->lp);
+    return rc;
+}
+
+keel_status keel_set_isolation(keel_session *s, keel_isolation level)
+{
+    kerr_clear(&s->bs->err);
+    if (level != KEEL_REPEATABLE_READ && level != KEEL_READ_COMMITTED)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "isolation level %d is not one of 0 (repeatable "
+                        "read) or 1 (read committed)",
+                        (int)level);
+    s->read_committed = level == KEEL_READ_COMMITTED;
+    return KEEL_OK;
+}
+
+keel_status keel_new_snapshot(keel_session *s)
+{
+    kerr *e = &s->bs->err;
+    bool consumed = true;
+    int rc = KEEL_OK;
+
+    kerr_clear(e);
+    if (s->scan != NULL)
+        return kerr_set(e, KEEL_EINVAL, "a scan is open in this session");
+    if (!txn_in_progress(s->ts))
+        return KEEL_OK;
+    if (!s->read_committed)
+        return kerr_set(e, KEEL_EINVAL,
+                        "the transaction is repeatable read: its snapshot "
+                        "does not change");
+    if (s->failed)
+        return kerr_set(e, KEEL_EINVAL,
+                        "the transaction failed earlier: call keel_abort");
+    s->follow_set = false;
+    /* The caches brought up to the new snapshot, as at a transaction's
+     * start, then the transaction's own changes applied to them again. */
+    while (rc == KEEL_OK && consumed) {
+        rc = txn_refresh_snapshot(s->ts, e);
+        if (rc == KEEL_OK)
+            rc = syscache_txn_begin(s->cache, &s->cache_ct, &consumed);
+    }
+    if (rc == KEEL_OK && (s->inval.count > 0 || s->inval.overflow))
+        syscache_apply_pending(s->cache, &s->inval);
+    s->inval_applied = 0;
+    if (rc != KEEL_OK)
+        s->failed = true;
+    return rc;
+}
+
+int engine_wait_xid(keel_session *s, xid_t xid, const char *table)
+{
+    uint64_t start = clock_now_ns();
+    uint64_t dl_at = start + (uint64_t)LMGR_DEADLOCK_MS * 1000000u;
+    uint64_t deadline =
+        s->lp->timeout_ms ? start + (uint64_t)s->lp->timeout_ms * 1000000u : 0;
+    bool checked = false;
+    int rc = KEEL_OK;
+
+    lmgr_xid_wait_begin(s->lp, xid);
+    for (;;) {
+        uint64_t now = clock_now_ns(), until = checked ? deadline : dl_at;
+        if (deadline != 0 && deadline < until)
+            until = deadline;
+        if (until == 0)
+            until = now + 1000000000u;
+        if (txn_wait_end(s->ts, xid, until > now ? until - now : 0))
+            break;
+        now = clock_now_ns();
+        if (!checked && now >= dl_at) {
+            checked = true;
+            if (lmgr_xid_deadlock(s->lp)) {
+                rc = kerr_set(&s->bs->err, KEEL_EDEADLOCK,
+                              "deadlock detected: waiting for transaction "
+                              "%u, which changed a row of table \"%s\", "
+                              "closed a cycle of waiting transactions",
+                              (unsigned)xid, table);
+                break;
+            }
+        }
+        if (deadline != 0 && now >= deadline) {
+            rc = kerr_set(&s->bs->err, KEEL_ELOCKTIMEOUT,
+                          "canceling statement due to lock timeout: "
+                          "transaction %u, which changed a row of table "
+                          "\"%s\", did not end within %u ms",
+                          (unsigned)xid, table, s->lp->timeout_ms);
+            break;
+        }
+    }
+    lmgr_xid_wait_end(s->lp);
     return rc;
 }
 
@@ -279,6 +373,11 @@ int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct)
                         s->db->dir);
     if (write) {
         rc = txn_assign_xid(s->ts, &ct->xid, e);
+        /* Whoever waits for it finds it (deadlock searches). */
+        if (rc == KEEL_OK &&
+            atomic_load_explicit(&s->lp->cur_xid, memory_order_relaxed) !=
+                ct->xid)
+            lmgr_set_xid(s->lp, ct->xid);
         /* A statement that writes is a command of its own, after the ones
          * whose changes it is to see; one made while a scan is open is
          * part of the scan's (dml.c). */

@@ -29,6 +29,7 @@ static const char *const status_names[KEEL_STATUS_COUNT] = {
     [KEEL_EREADONLY] = "read-only database",
     [KEEL_ELOCKTIMEOUT] = "lock not available",
     [KEEL_EDEADLOCK] = "deadlock detected",
+    [KEEL_ECHANGED] = "row changed since the snapshot",
 };
 
 const char *keel_status_str(keel_status status)

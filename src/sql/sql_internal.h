@@ -270,6 +270,9 @@ struct sql_session {
     keel_session *ks;
     sql_block block;
     bool in_txn;       /* the engine's transaction is running */
+    bool txn_rc;       /* ... read committed (else repeatable read) */
+    bool txn_ran;      /* ... and has run a statement */
+    int8_t next_iso;   /* the level the next one takes: -1 the default */
     sql_setting *settings;
     sql_arena arena;
     const sql_sink *sink;

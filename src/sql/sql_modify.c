@@ -472,6 +472,39 @@ static keel_status where_analyse(sql_session *s, const sql_scope *scope,
     return rc;
 }
 
+/*
+ * Read committed: the row a scan returned was updated by a transaction
+ * that committed after the statement's snapshot (KEEL_ECHANGED).  Its
+ * newest version goes into row (decoded from kv) and the statement's
+ * WHERE is checked on it again, as PostgreSQL re-checks an updated row:
+ * *keep tells whether the statement still changes it (false too if the
+ * row has been deleted since).
+ */
+static keel_status recheck_changed(sql_session *s, const sql_table *t,
+                                   const sql_expr *where, keel_value *kv,
+                                   sql_value *row, bool *keep)
+{
+    sql_value w;
+    bool found = false;
+    keel_status rc = keel_fetch_changed(s->ks, t->schema, t->name, kv, &found);
+
+    *keep = false;
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    if (!found)
+        return KEEL_OK;
+    for (uint16_t c = 0; c < t->info.ncols; c++)
+        sql_value_from_keel(&kv[c], t->cols[c].type, &row[c]);
+    if (where == NULL) {
+        *keep = true;
+        return KEEL_OK;
+    }
+    rc = sql_expr_eval(s, where, row, &w);
+    if (rc == KEEL_OK)
+        *keep = !w.isnull && w.v.b;
+    return rc;
+}
+
 keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 {
     const sql_defaults *defs;
@@ -480,8 +513,8 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     sql_scope scope;
     sql_scan sc;
     sql_expr *where, **set;
-    sql_value *newrow;
-    keel_value *kv, *kk;
+    sql_value *newrow, *erow;
+    keel_value *kv, *kk, *ekv;
     uint64_t n = 0;
     bool found;
     keel_status rc;
@@ -504,7 +537,10 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     newrow = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*newrow));
     kv = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*kv));
     kk = sql_alloc(&s->arena, 17 * sizeof(*kk));
-    if (set == NULL || newrow == NULL || kv == NULL || kk == NULL)
+    erow = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*erow));
+    ekv = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*ekv));
+    if (set == NULL || newrow == NULL || kv == NULL || kk == NULL ||
+        erow == NULL || ekv == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     memset(set, 0, (t.info.ncols + 1) * sizeof(*set));
     for (size_t i = 0; i < st->n_target_list; i++) {
@@ -579,12 +615,14 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     if (rc != KEEL_OK)
         return rc;
     while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {
+        const sql_value *cur = sc.row;
+    again:
         for (uint16_t c = 0; rc == KEEL_OK && c < t.info.ncols; c++) {
             if (set[c] == NULL) {
-                newrow[c] = sc.row[c];
+                newrow[c] = cur[c];
                 continue;
             }
-            rc = sql_expr_eval(s, set[c], sc.row, &newrow[c]);
+            rc = sql_expr_eval(s, set[c], cur, &newrow[c]);
             if (rc == KEEL_OK && !newrow[c].isnull)
                 rc = to_column(s, &t, &t.cols[c], &newrow[c], -1);
             else if (rc == KEEL_OK)
@@ -597,13 +635,25 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
         /* The row as the scan returned it, changed under the open scan:
          * its strings stay the scan's until the next row. */
         for (uint16_t k = 0; k < t.info.npkey; k++)
-            sql_value_to_keel(&sc.row[t.info.pkey[k] - 1], &kk[k]);
+            sql_value_to_keel(&cur[t.info.pkey[k] - 1], &kk[k]);
         for (uint16_t c = 0; c < t.info.ncols; c++)
             sql_value_to_keel(&newrow[c], &kv[c]);
         rc = keel_update(s->ks, t.schema, t.name, kk, kv);
         if (rc == KEEL_ENOENT) {
-            rc = KEEL_OK; /* changed by this statement already */
+            /* changed by this statement already, or deleted by a
+             * transaction that committed since its snapshot */
+            rc = KEEL_OK;
             continue;
+        }
+        if (rc == KEEL_ECHANGED) {
+            bool keep;
+            rc = recheck_changed(s, &t, where, ekv, erow, &keep);
+            if (rc != KEEL_OK)
+                break;
+            if (!keep)
+                continue;
+            cur = erow;
+            goto again;
         }
         if (rc != KEEL_OK) {
             rc = sql_fail_engine(s, rc);
@@ -626,7 +676,8 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     sql_scope scope;
     sql_scan sc;
     sql_expr *where;
-    keel_value *kk;
+    keel_value *kk, *ekv;
+    sql_value *erow;
     uint64_t n = 0;
     bool found;
     keel_status rc;
@@ -643,7 +694,9 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
                                "DELETE from a table without a primary key");
     scope = (sql_scope){.table = t.alias, .cols = t.cols, .ncols = t.info.ncols};
     kk = sql_alloc(&s->arena, 17 * sizeof(*kk));
-    if (kk == NULL)
+    erow = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*erow));
+    ekv = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*ekv));
+    if (kk == NULL || erow == NULL || ekv == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     rc = where_analyse(s, &scope, st->where_clause, &where);
     if (rc == KEEL_OK)
@@ -663,12 +716,26 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     if (rc != KEEL_OK)
         return rc;
     while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {
+        const sql_value *cur = sc.row;
+    again:
         for (uint16_t k = 0; k < t.info.npkey; k++)
-            sql_value_to_keel(&sc.row[t.info.pkey[k] - 1], &kk[k]);
+            sql_value_to_keel(&cur[t.info.pkey[k] - 1], &kk[k]);
         rc = keel_delete(s->ks, t.schema, t.name, kk);
         if (rc == KEEL_ENOENT) {
-            rc = KEEL_OK; /* deleted by this statement already */
+            /* deleted by this statement already, or by a transaction
+             * that committed since its snapshot */
+            rc = KEEL_OK;
             continue;
+        }
+        if (rc == KEEL_ECHANGED) {
+            bool keep;
+            rc = recheck_changed(s, &t, where, ekv, erow, &keep);
+            if (rc != KEEL_OK)
+                break;
+            if (!keep)
+                continue;
+            cur = erow;
+            goto again;
         }
         if (rc != KEEL_OK) {
             rc = sql_fail_engine(s, rc);
@@ -676,7 +743,7 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
         }
         /* RETURNING reads the deleted version, as the scan returned it. */
         if (ret.nt > 0)
-            rc = sql_returning_row(s, &ret, sc.row);
+            rc = sql_returning_row(s, &ret, cur);
         if (rc != KEEL_OK)
             break;
         n++;

@@ -190,6 +190,8 @@ static const char *engine_sqlstate(keel_status st, const char *msg)
         return "55P03"; /* lock_not_available */
     case KEEL_EDEADLOCK:
         return "40P01"; /* deadlock_detected */
+    case KEEL_ECHANGED:
+        return "40001"; /* serialization_failure */
     case KEEL_EINVAL:
         if (strstr(msg, "not a user table") != NULL)
             return "42809"; /* wrong_object_type */
@@ -275,8 +277,7 @@ static const setting_def settings[] = {
     {"is_superuser", "on", true, true},
     {"session_authorization", "", true, true},
     {"application_name", "", false, true},
-    {"default_transaction_isolation", "repeatable read", false, false},
-    {"transaction_isolation", "repeatable read", true, false},
+    {"default_transaction_isolation", "read committed", false, false},
     {"search_path", "\"$user\", public", false, false},
     {"extra_float_digits", "1", false, false},
     {"statement_timeout", "0", false, false},
@@ -414,6 +415,28 @@ static void setting_ms_text(int64_t ms, char *buf, size_t len)
  * Checks and applies a value for one of keel's own settings (the catalog
  * cache's); others are kept as text.  22023 for a bad value.
  */
+/*
+ * An isolation level by its SQL name: 1 read committed (and read
+ * uncommitted, which PostgreSQL runs as read committed), 0 repeatable
+ * read; -1 with the error set for serializable (0A000) and unknown names.
+ */
+static int isolation_level(sql_session *s, const char *v, int32_t location)
+{
+    if (strcasecmp(v, "read committed") == 0 ||
+        strcasecmp(v, "read uncommitted") == 0)
+        return 1;
+    if (strcasecmp(v, "repeatable read") == 0)
+        return 0;
+    if (strcasecmp(v, "serializable") == 0)
+        sql_unsupported(s, location, "isolation level serializable");
+    else
+        sql_fail_at(s, location, KEEL_EINVAL, "22023",
+                    "invalid value for parameter "
+                    "\"default_transaction_isolation\": \"%s\"",
+                    v);
+    return -1;
+}
+
 static keel_status setting_apply(sql_session *s, const char *name,
                                  const char *value)
 {
@@ -447,6 +470,8 @@ static keel_status setting_apply(sql_session *s, const char *name,
         keel_session_set_synchronous_commit(s->ks, on);
         return KEEL_OK;
     }
+    if (strcasecmp(name, "default_transaction_isolation") == 0)
+        return isolation_level(s, value, -1) < 0 ? KEEL_EINVAL : KEEL_OK;
     if (strcasecmp(name, "parse_cache_entries") == 0) {
         n = strtoll(value, &end, 10);
         if (end == value || *end != '\0' || n < 0 || n > 4096)
@@ -506,6 +531,8 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
     keel_status rc;
 
     *out = NULL;
+    if (s != NULL)
+        s->next_iso = -1;
     if (s == NULL)
         goto nomem;
     s->db = db;
@@ -738,9 +765,18 @@ static keel_status notice(sql_session *s, const char *severity,
 static keel_status txn_begin(sql_session *s)
 {
     keel_status rc;
+    int iso = s->next_iso;
 
     if (s->in_txn)
         return KEEL_OK;
+    if (iso < 0)
+        iso = isolation_level(s, sql_setting_get(s, "default_transaction_isolation"),
+                              -1);
+    s->next_iso = -1;
+    s->txn_rc = iso != 0;
+    s->txn_ran = false;
+    keel_set_isolation(s->ks, s->txn_rc ? KEEL_READ_COMMITTED
+                                        : KEEL_REPEATABLE_READ);
     rc = keel_begin(s->ks);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
@@ -768,14 +804,14 @@ static void txn_abort(sql_session *s)
     }
 }
 
-/* An option of BEGIN / START TRANSACTION / SET TRANSACTION: the isolation
- * levels keel gives (repeatable read; read committed is answered with
- * repeatable read, which is stricter), read write. */
-static keel_status txn_options(sql_session *s,
-                               const PgQuery__TransactionStmt *st)
+/* The options of BEGIN / START TRANSACTION / SET TRANSACTION: the
+ * isolation levels keel gives (read committed, repeatable read) into *iso
+ * (left alone if none is named), read write. */
+static keel_status txn_options(sql_session *s, PgQuery__Node *const *options,
+                               size_t n_options, int *iso)
 {
-    for (size_t i = 0; i < st->n_options; i++) {
-        const PgQuery__Node *n = st->options[i];
+    for (size_t i = 0; i < n_options; i++) {
+        const PgQuery__Node *n = options[i];
         const PgQuery__DefElem *d;
         const char *v;
         if (n->node_case != PG_QUERY__NODE__NODE_DEF_ELEM)
@@ -785,10 +821,12 @@ static keel_status txn_options(sql_session *s,
                     d->arg->a_const->val_case == PG_QUERY__A__CONST__VAL_SVAL
                 ? d->arg->a_const->sval->sval
                 : "";
-        if (strcmp(d->defname, "transaction_isolation") == 0 &&
-            strcmp(v, "serializable") == 0)
-            return sql_unsupported(s, d->location,
-                                   "isolation level serializable");
+        if (strcmp(d->defname, "transaction_isolation") == 0) {
+            int level = isolation_level(s, v, d->location);
+            if (level < 0)
+                return KEEL_EINVAL;
+            *iso = level;
+        }
         if (strcmp(d->defname, "transaction_deferrable") == 0)
             return sql_unsupported(s, d->location, "DEFERRABLE");
     }
@@ -802,19 +840,22 @@ static keel_status exec_transaction(sql_session *s,
 
     switch (st->kind) {
     case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_BEGIN:
-    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_START:
-        rc = txn_options(s, st);
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_START: {
+        int iso = -1;
+        rc = txn_options(s, st->options, st->n_options, &iso);
         if (rc != KEEL_OK)
             return rc;
         if (s->block != SQL_BLOCK_NONE) {
             rc = notice(s, "WARNING", "25001",
                         "there is already a transaction in progress");
         } else {
+            s->next_iso = (int8_t)iso;
             rc = txn_begin(s);
             if (rc == KEEL_OK)
                 s->block = SQL_BLOCK_OPEN;
         }
         return rc != KEEL_OK ? rc : sql_complete(s, "BEGIN");
+    }
     case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT:
         if (s->block == SQL_BLOCK_FAILED) {
             s->block = SQL_BLOCK_NONE;
@@ -905,22 +946,34 @@ static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
     keel_status rc;
 
     switch (st->kind) {
-    case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_MULTI:
+    case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_MULTI: {
         /* SET TRANSACTION / SESSION CHARACTERISTICS: isolation levels. */
-        for (size_t i = 0; i < st->n_args; i++) {
-            const PgQuery__Node *n = st->args[i];
-            if (n->node_case == PG_QUERY__NODE__NODE_DEF_ELEM &&
-                strcmp(n->def_elem->defname, "transaction_isolation") == 0 &&
-                n->def_elem->arg != NULL &&
-                n->def_elem->arg->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-                n->def_elem->arg->a_const->val_case ==
-                    PG_QUERY__A__CONST__VAL_SVAL &&
-                strcmp(n->def_elem->arg->a_const->sval->sval,
-                       "serializable") == 0)
-                return sql_unsupported(s, n->def_elem->location,
-                                       "isolation level serializable");
+        int iso = -1;
+        bool session = st->name != NULL &&
+                       strcasecmp(st->name, "SESSION CHARACTERISTICS") == 0;
+        rc = txn_options(s, st->args, st->n_args, &iso);
+        if (rc != KEEL_OK || iso < 0)
+            return rc != KEEL_OK ? rc : sql_complete(s, "SET");
+        if (session) {
+            const char *v = iso ? "read committed" : "repeatable read";
+            rc = setting_put(s, "default_transaction_isolation", v, false);
+            return rc != KEEL_OK ? rc : sql_complete(s, "SET");
         }
+        if (s->block == SQL_BLOCK_NONE) {
+            rc = notice(s, "WARNING", "25P01",
+                        "SET TRANSACTION can only be used in transaction "
+                        "blocks");
+            return rc != KEEL_OK ? rc : sql_complete(s, "SET");
+        }
+        if (s->txn_ran)
+            return sql_fail(s, KEEL_EINVAL, "25001",
+                            "SET TRANSACTION ISOLATION LEVEL must be called "
+                            "before any query");
+        s->txn_rc = iso != 0;
+        keel_set_isolation(s->ks, s->txn_rc ? KEEL_READ_COMMITTED
+                                            : KEEL_REPEATABLE_READ);
         return sql_complete(s, "SET");
+    }
     case PG_QUERY__VARIABLE_SET_KIND__VAR_RESET_ALL:
         for (sql_setting *x = s->settings; x != NULL; x = x->next) {
             d = setting_find_def(x->name);
@@ -1006,9 +1059,11 @@ static keel_status exec_show(sql_session *s, const PgQuery__VariableShowStmt *st
         return sql_unsupported(s, -1, "SHOW ALL");
     x = setting_find(s, st->name);
     if (x == NULL) {
-        /* SHOW TRANSACTION ISOLATION LEVEL parses as this name. */
+        /* SHOW TRANSACTION ISOLATION LEVEL parses as this name: the
+         * running transaction's, or the one the next would take. */
         if (strcasecmp(st->name, "transaction_isolation") == 0)
-            v = "repeatable read";
+            v = s->in_txn ? (s->txn_rc ? "read committed" : "repeatable read")
+                          : sql_setting_get(s, "default_transaction_isolation");
         else
             return sql_fail(s, KEEL_ENOENT, "42704",
                             "unrecognized configuration parameter \"%s\"",
@@ -1123,7 +1178,15 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return exec_set(s, n->variable_set_stmt);
     if (n->node_case == PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT)
         return exec_show(s, n->variable_show_stmt);
+    /* Read committed: every statement takes a snapshot of its own (one
+     * that begins the transaction has a new one). */
+    if (s->in_txn && s->txn_rc) {
+        rc = keel_new_snapshot(s->ks);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
     rc = txn_begin(s);
+    s->txn_ran = true;
     if (rc == KEEL_OK && n->node_case == PG_QUERY__NODE__NODE_EXPLAIN_STMT)
         return exec_explain(s, n->explain_stmt);
     if (rc != KEEL_OK)

@@ -151,6 +151,8 @@ int lmgr_proc_create(lmgr *m, lmgr_proc **out, kerr *err)
     p->wait_mode = 0;
     p->wait_next = NULL;
     p->dl_mark = 0;
+    atomic_init(&p->cur_xid, 0);
+    atomic_init(&p->xwait_xid, 0);
     p->timeout_ms = 0;
     pthread_mutex_init(&p->holds_mutex, NULL);
     p->holds = NULL;
@@ -415,8 +417,25 @@ static int transfer(lmgr_proc *self, uint32_t oid)
 static bool waits_on(lmgr *m, lmgr_proc *q, lmgr_proc *target)
 {
     lmgr_lock *l = q->wait_lock;
+    uint32_t xw = atomic_load_explicit(&q->xwait_xid, memory_order_acquire);
     uint16_t c;
 
+    /* A row wait: its one edge goes to the transaction's proc. */
+    if (xw != 0) {
+        for (lmgr_proc *r = m->procs; r != NULL; r = r->next) {
+            if (r == q ||
+                atomic_load_explicit(&r->cur_xid, memory_order_relaxed) != xw)
+                continue;
+            if (r == target)
+                return true;
+            if (r->dl_mark != m->dl_gen) {
+                r->dl_mark = m->dl_gen;
+                return waits_on(m, r, target);
+            }
+            return false;
+        }
+        return false;
+    }
     if (l == NULL ||
         atomic_load_relaxed(&q->wait_state) != LMGR_WAIT_WAITING)
         return false;
@@ -457,6 +476,8 @@ static bool deadlock_check(lmgr_proc *p)
     lmgr *m = p->mgr;
     bool found = false;
 
+    /* The procs mutex keeps the list of procs (row waits' edges). */
+    pthread_mutex_lock(&m->procs_mutex);
     for (int i = 0; i < LMGR_PARTITIONS; i++)
         pthread_mutex_lock(&m->part[i].mutex);
     if (atomic_load_relaxed(&p->wait_state) == LMGR_WAIT_WAITING) {
@@ -468,6 +489,26 @@ static bool deadlock_check(lmgr_proc *p)
     }
     for (int i = LMGR_PARTITIONS - 1; i >= 0; i--)
         pthread_mutex_unlock(&m->part[i].mutex);
+    pthread_mutex_unlock(&m->procs_mutex);
+    return found;
+}
+
+bool lmgr_xid_deadlock(lmgr_proc *p)
+{
+    lmgr *m = p->mgr;
+    bool found = false;
+
+    pthread_mutex_lock(&m->procs_mutex);
+    for (int i = 0; i < LMGR_PARTITIONS; i++)
+        pthread_mutex_lock(&m->part[i].mutex);
+    if (atomic_load_relaxed(&p->xwait_xid) != 0) {
+        m->dl_gen++;
+        p->dl_mark = m->dl_gen;
+        found = waits_on(m, p, p);
+    }
+    for (int i = LMGR_PARTITIONS - 1; i >= 0; i--)
+        pthread_mutex_unlock(&m->part[i].mutex);
+    pthread_mutex_unlock(&m->procs_mutex);
     return found;
 }
 

@@ -69,6 +69,11 @@ typedef struct lmgr_proc {
     keel_lock_mode wait_mode;
     struct lmgr_proc *wait_next; /* the lock's queue */
     uint64_t dl_mark;            /* deadlock search's visit mark */
+    /* Row waits (read committed): the owner's transaction id once it has
+     * one, and the transaction whose end it waits for (lmgr_xid_wait_*),
+     * 0 for none; written by the owner, read by deadlock searches. */
+    atomic_u32 cur_xid;
+    atomic_u32 xwait_xid;
     uint32_t timeout_ms;         /* the owner's lock timeout, 0: none */
     /* The session's holds in the shared table, under holds_mutex. */
     CACHE_ALIGNED pthread_mutex_t holds_mutex;
@@ -161,6 +166,30 @@ static inline int lmgr_acquire(lmgr_proc *p, const atomic_u32 *strong,
     }
     return lmgr_acquire_slow(p, oid, mode, nowait);
 }
+
+/*
+ * Row waits.  A transaction that must wait for another to end (read
+ * committed, meeting a row that one is changing) sets what it waits for
+ * with lmgr_xid_wait_begin(), sleeps elsewhere (the transaction layer's
+ * wait), and after LMGR_DEADLOCK_MS asks lmgr_xid_deadlock() once whether
+ * the wait closes a cycle, through lock waits and other row waits: the
+ * edge from a row waiter goes to the proc whose cur_xid (set by its owner
+ * with lmgr_set_xid(), 0 once its transaction ends) is the xid waited for.
+ */
+static inline void lmgr_set_xid(lmgr_proc *p, uint32_t xid)
+{
+    atomic_store_explicit(&p->cur_xid, xid, memory_order_relaxed);
+}
+static inline void lmgr_xid_wait_begin(lmgr_proc *p, uint32_t xid)
+{
+    atomic_store_explicit(&p->xwait_xid, xid, memory_order_release);
+}
+static inline void lmgr_xid_wait_end(lmgr_proc *p)
+{
+    atomic_store_explicit(&p->xwait_xid, 0, memory_order_release);
+}
+/* Whether p's row wait (begun) closes a cycle of waiters. */
+bool lmgr_xid_deadlock(lmgr_proc *p);
 
 /* Takes p's latch, which a transfer holds now. */
 void lmgr_latch_wait(lmgr_proc *p);

@@ -90,6 +90,25 @@ typedef struct visibility {
     xid_horizon_fn horizon;
     xid_conflict_fn conflict;
     cid_state *cids;
+    /* Read committed (both NULL/false otherwise): a write that meets
+     * another transaction's change reports it in *met instead of through
+     * conflict; and with committed_ok a version it changes need only be
+     * committed, not visible to snap (the newest version of a row changed
+     * since the snapshot, found by following its chain). */
+    struct write_conflict *met;
+    bool committed_ok;
 } visibility;
+
+/* What a write met on a version another transaction had changed: that
+ * transaction, whether it had committed (else it was running), whether it
+ * updated the version (else deleted it), and then the tid of the version
+ * it made. */
+typedef struct write_conflict {
+    xid_t xid;
+    bool committed;
+    bool updated;
+    uint32_t next_block;
+    uint16_t next_offset;
+} write_conflict;
 
 #endif /* KEEL_TXN_SNAPSHOT_H */

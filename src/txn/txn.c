@@ -614,6 +614,12 @@ static void wait_for_end(txn_session *s, xid_t xid, uint64_t timeout_ns)
     atomic_fetch_sub_explicit(&m->end_waiters, 1, memory_order_seq_cst);
 }
 
+bool txn_wait_end(txn_session *s, xid_t xid, uint64_t timeout_ns)
+{
+    wait_for_end(s, xid, timeout_ns);
+    return !procarray_contains(s->pa, xid);
+}
+
 static void session_conflict(void *ctx, xid_t xid)
 {
     txn_session *s = ctx;
@@ -769,6 +775,8 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->horizon = session_horizon;
     vis->conflict = session_conflict;
     vis->cids = &s->cids;
+    vis->met = NULL;
+    vis->committed_ok = false;
     return KEEL_OK;
 }
 

@@ -172,6 +172,14 @@ int txn_abort(txn_session *s, kerr *err);
  * delay), -1 as the database's synchronous_commit says (the default). */
 void txn_set_synchronous_commit(txn_session *s, int mode);
 
+/*
+ * Waits at most timeout_ns for transaction xid to end (to leave the
+ * process array, its status final in the commit log): true if it has.
+ * For read committed's writes, which wait for a row's changer while
+ * holding what they changed: the caller looks for deadlocks.
+ */
+bool txn_wait_end(txn_session *s, xid_t xid, uint64_t timeout_ns);
+
 /* True while a transaction is running in the session. */
 bool txn_in_progress(const txn_session *s);
 
