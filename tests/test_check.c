@@ -20,7 +20,9 @@
  * updates and deletes that each meet a failing read or write somewhere
  * take effect whole or not at all, and leave a database the check passes,
  * also four sessions at once; so do loads, index builds, analyzes and
- * drops, also three sessions at once.
+ * drops, also three sessions at once.  An index build whose lock waited
+ * for a writer that replaced a row meanwhile leaves a database the check
+ * passes.
  */
 #include "testutil.h"
 
@@ -1892,6 +1894,123 @@ static void test_writes_against_builds(void **state)
     tu_dir_remove(dir);
 }
 
+/* An index build run by a thread of its own, on table w, column 2. */
+typedef struct build_call {
+    keel_session *s;
+    const char *name;
+    keel_status rc;
+    char msg[256];
+} build_call;
+
+static void *build_call_main(void *arg)
+{
+    build_call *c = arg;
+    uint16_t k2 = 2;
+
+    c->rc = keel_create_index(c->s, NULL, "w", c->name, &k2, 1, false);
+    snprintf(c->msg, sizeof(c->msg), "%s", keel_session_error(c->s));
+    return NULL;
+}
+
+/* Waits (up to 10 s) until session s sleeps on a lock. */
+static void see_waiting(keel_session *s)
+{
+    for (int i = 0; i < 10000 && atomic_load_acquire(&s->lp->wait_state) !=
+                                     LMGR_WAIT_WAITING;
+         i++)
+        clock_sleep_us(1000);
+    assert_int_equal(atomic_load_acquire(&s->lp->wait_state),
+                     LMGR_WAIT_WAITING);
+}
+
+/*
+ * Starts a build of index name on w in session b, sees it wait for the
+ * ROW EXCLUSIVE lock session c holds (its transaction's first lock,
+ * taken without a change), then has c update row 2 (replacing the
+ * version the build would index) and commit, and returns once the build
+ * ended, with its result.
+ */
+static keel_status build_past_update(keel_session *b, keel_session *c,
+                                     const char *name, int32_t v,
+                                     build_call *bc)
+{
+    keel_value key = tu_vi4(2), row[2] = {tu_vi4(2), tu_vi4(v)};
+    pthread_t th;
+
+    assert_int_equal(keel_begin(c), KEEL_OK);
+    assert_int_equal(
+        keel_lock_table(c, NULL, "w", KEEL_LOCK_ROW_EXCLUSIVE, false), KEEL_OK);
+    *bc = (build_call){.s = b, .name = name};
+    assert_int_equal(pthread_create(&th, NULL, build_call_main, bc), 0);
+    see_waiting(b);
+    /* Its lock held already, the update does not queue behind the
+     * build's SHARE; its xid comes after the build began. */
+    assert_int_equal(keel_update(c, NULL, "w", &key, row), KEEL_OK);
+    assert_int_equal(keel_commit(c), KEEL_OK);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    return bc->rc;
+}
+
+/*
+ * An index build whose lock waited for a writer takes its snapshot again
+ * once granted, and sees the writer's update: the version the update
+ * replaced is dead to that snapshot and gets no entry.  keel check allows
+ * a missing entry only where the deleter's xid is below the build's, so
+ * the build takes its xid after its lock, not before: otherwise this
+ * database fails the check.  A transaction that holds an xid already (an
+ * earlier statement took one) keeps its snapshot through the wait, and
+ * its build is refused instead.
+ */
+static void test_build_after_lock_wait(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                       {"v", KEEL_INT4, 0, true}};
+    keel_session *b, *c;
+    keel_db *db;
+    keel_error e;
+    keel_value v[2], key = tu_vi4(2), out[2];
+    uint16_t pk = 1;
+    build_call bc;
+    bool found;
+    lines l;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &c, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(b, NULL, "w", cols, 2, &pk, 1), KEEL_OK);
+    for (int32_t id = 1; id <= 3; id++) {
+        v[0] = tu_vi4(id);
+        v[1] = tu_vi4(10 * id);
+        assert_int_equal(keel_insert(b, NULL, "w", v), KEEL_OK);
+    }
+    /* The build waits, then sees the update. */
+    if (build_past_update(b, c, "w_v", 21, &bc) != KEEL_OK)
+        fail_msg("build: %s", bc.msg);
+    assert_int_equal(keel_lookup(b, NULL, "w", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out[1].v.i4, 21);
+    /* An explicit transaction whose xid an earlier statement took (a
+     * schema that exists: refused, nothing changed, no lock). */
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_create_schema(b, "public"), KEEL_EEXIST);
+    assert_int_equal(build_past_update(b, c, "w_v2", 22, &bc), KEEL_ESERIALIZE);
+    assert_non_null(strstr(bc.msg, "w_v2"));
+    keel_abort(b);
+    keel_session_end(c);
+    keel_session_end(b);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    if (run_check(dir, &l) != 0) {
+        for (int i = 0; i < l.n; i++)
+            print_message("check: %s\n", l.text[i]);
+        fail_msg("keel check found problems after the build");
+    }
+    tu_dir_remove(dir);
+}
+
 #ifdef KEEL_FAULT_INJECTION
 /*
  * Inserts into a table with two unique indexes and keys of 600 bytes (so
@@ -2662,6 +2781,7 @@ int main(void)
         cmocka_unit_test(test_schema_ddl_race),
         cmocka_unit_test(test_transfer_stress),
         cmocka_unit_test(test_writes_against_builds),
+        cmocka_unit_test(test_build_after_lock_wait),
 #ifdef KEEL_FAULT_INJECTION
         cmocka_unit_test(test_changes_under_io_faults),
         cmocka_unit_test(test_ddl_under_io_faults),

@@ -591,9 +591,10 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
              * a version (its deleter committed first, or was the builder
              * itself) has no entry for it.  Such a deleter's xid is at or
              * below the builder's: xids are handed out in order, the
-             * builder's after its snapshot.  (Not every deleter below it
-             * committed first; for those an entry missing is not
-             * reported.) */
+             * builder's after its snapshot (the engine takes it once the
+             * table is locked, after any snapshot taken again for a lock
+             * that waited).  (Not every deleter below it committed first;
+             * for those an entry missing is not reported.) */
             dead = dead || (map->deleter[i] != 0 && ix->built > XID_FROZEN &&
                             map->deleter[i] <= ix->built);
             if ((st == TID_ONCE && (n == 1 || (dead && n == 0))) ||

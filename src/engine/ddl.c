@@ -595,14 +595,18 @@ keel_status keel_drop_table(keel_session *s, const char *schema, const char *nam
     if (t == NULL || atts == NULL)
         rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
     if (rc == KEEL_OK)
-        rc = engine_stmt_begin_catalog(s, true, &ct);
+        rc = engine_stmt_begin_unlocked(s, &ct);
     if (rc != KEEL_OK) {
         free(t);
         free(atts);
         return rc;
     }
+    /* The xid once locked: a lock that waited then takes the snapshot
+     * again (engine_catalog_txn_unlocked()). */
     rc = engine_table_open(s, &ct, schema, name, false,
                            KEEL_LOCK_ACCESS_EXCLUSIVE, t);
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, true, &ct);
     /* The lock keeps every other transaction off the table; the claim
      * refuses the drop if a build committed since the snapshot (its
      * index would stay). */
@@ -668,7 +672,7 @@ keel_status keel_drop_index(keel_session *s, const char *schema, const char *nam
         schema = "public";
     rc = engine_check_name(s, "index", name);
     if (rc == KEEL_OK)
-        rc = engine_stmt_begin_catalog(s, true, &ct);
+        rc = engine_stmt_begin_unlocked(s, &ct);
     if (rc != KEEL_OK) {
         free(t);
         return rc;
@@ -692,6 +696,9 @@ keel_status keel_drop_index(keel_session *s, const char *schema, const char *nam
     if (rc == KEEL_OK)
         rc = engine_table_open(s, &ct, schema, tr.name, false,
                                KEEL_LOCK_ACCESS_EXCLUSIVE, t);
+    /* The xid once locked (engine_catalog_txn_unlocked()). */
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, true, &ct);
     for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++)
         if (t->idx[i].indexoid == ir.oid) {
             def = t->idx[i];
@@ -827,7 +834,7 @@ static int create_index(keel_session *s, const char *schema, const char *table,
                       "an index has 1 to %d key columns, not %u",
                       BTREE_MAX_KEYS, nkeys);
     if (rc == KEEL_OK)
-        rc = engine_stmt_begin_catalog(s, true, &ct);
+        rc = engine_stmt_begin_unlocked(s, &ct);
     if (rc != KEEL_OK) {
         free(t);
         return rc;
@@ -839,6 +846,12 @@ static int create_index(keel_session *s, const char *schema, const char *table,
                            primary ? KEEL_LOCK_ACCESS_EXCLUSIVE
                                    : KEEL_LOCK_SHARE,
                            t);
+    /* The xid after the lock, so after the snapshot the build reads with,
+     * taken again if the lock waited: a version whose deleter committed
+     * before that snapshot gets no entry, and that deleter's xid is below
+     * the build's (what keel check allows such a version). */
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, true, &ct);
     /* Builds on one table go one at a time (the claim), and one that
      * committed since the snapshot that found it is refused. */
     if (rc == KEEL_OK)

@@ -45,17 +45,22 @@ static inline int row_stmt_begin(keel_session *s, bool write)
     return KEEL_OK;
 }
 
-/* A session's table call, statement begun: resolves the table into t. */
+/* A session's table call, statement begun: resolves the table into t.
+ * A writer takes its xid once the table is locked
+ * (engine_catalog_txn_unlocked()). */
 static int resolve_table(keel_session *s, bool write, const char *schema,
                          const char *table, catalog_txn *ct, engine_table *t)
 {
-    int rc = engine_catalog_txn(s, write, ct);
+    int rc = write ? engine_catalog_txn_unlocked(s, ct)
+                   : engine_catalog_txn(s, false, ct);
 
     if (rc == KEEL_OK)
         rc = engine_table_open(s, ct, schema, table, !write,
                                write ? KEEL_LOCK_ROW_EXCLUSIVE
                                      : KEEL_LOCK_ACCESS_SHARE,
                                t);
+    if (rc == KEEL_OK && write)
+        rc = engine_catalog_txn(s, true, ct);
     return rc;
 }
 

@@ -284,6 +284,21 @@ int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct);
  */
 int engine_stmt_begin_catalog(keel_session *s, bool write, catalog_txn *ct);
 
+/*
+ * For a call that writes a table it has yet to lock: KEEL_EREADONLY on a
+ * read-only database, else engine_catalog_txn(s, false, ct), no xid.  The
+ * caller takes the xid with engine_catalog_txn(s, true, ct) once the
+ * table is locked (engine_table_open()): a lock that waited may take the
+ * transaction's snapshot again only while it has no xid
+ * (engine_table_settle()), and an xid taken after the snapshot is what
+ * keel check relies on for an index build (src/check/README.md).
+ */
+int engine_catalog_txn_unlocked(keel_session *s, catalog_txn *ct);
+
+/* engine_stmt_begin() then engine_catalog_txn_unlocked(), failing as
+ * engine_stmt_begin_catalog() does. */
+int engine_stmt_begin_unlocked(keel_session *s, catalog_txn *ct);
+
 /* Checks a name: EINVAL empty/NULL, ETOOBIG over 63 bytes. */
 int engine_check_name(keel_session *s, const char *what, const char *name);
 
@@ -381,11 +396,11 @@ static inline int engine_table_lock(keel_session *s, const engine_rel *h,
  * (schema.name, for messages) means.  A lock not granted: its error
  * (engine_lock_error()).  A wait, or a drop that committed: with
  * may_refresh, if this lock is the transaction's only one and it has
- * changed no catalog row, its snapshot and catalog caches are taken again
- * (as if it began now) and ENGINE_AGAIN tells the caller to resolve the
- * name once more (then without may_refresh).  Else a dropped table is
- * KEEL_ENOENT, and a wait alone KEEL_OK (the snapshot stays: later checks
- * refuse what it misses).
+ * changed no catalog row and has no xid yet, its snapshot and catalog
+ * caches are taken again (as if it began now) and ENGINE_AGAIN tells the
+ * caller to resolve the name once more (then without may_refresh).  Else a
+ * dropped table is KEEL_ENOENT, and a wait alone KEEL_OK (the snapshot stays:
+ * later checks refuse what it misses).
  */
 int engine_table_settle(keel_session *s, const engine_rel *h,
                         keel_lock_mode mode, int rc, bool may_refresh,

@@ -73,8 +73,13 @@ int engine_table_settle(keel_session *s, const engine_rel *h,
     if (rc != ENGINE_DROPPED && rc != LMGR_WAITED)
         return engine_lock_error(s, rc, mode, false, schema, name);
     /* Nothing it did depends on the old snapshot: no catalog row changed,
-     * and no table read or written (every read or write takes a lock). */
+     * and no table read or written (every read or write takes a lock).
+     * And no xid yet, so that every xid comes after the snapshot its
+     * transaction reads with: a build whose snapshot saw a deleter commit
+     * has a higher xid than that deleter, which keel check relies on
+     * (writers and builds take their xids once their lock is held). */
     if (may_refresh && s->inval.count == 0 && !s->inval.overflow &&
+        txn_current_xid(s->ts) == XID_INVALID &&
         lmgr_holds_only(s->lp, h->oid, mode)) {
         rc = snapshot_again(s);
         return rc == KEEL_OK ? ENGINE_AGAIN : rc;

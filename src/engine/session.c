@@ -389,6 +389,14 @@ int engine_catalog_txn(keel_session *s, bool write, catalog_txn *ct)
     return txn_visibility(s->ts, &ct->vis, e);
 }
 
+int engine_catalog_txn_unlocked(keel_session *s, catalog_txn *ct)
+{
+    if (s->db->read_only)
+        return kerr_set(&s->bs->err, KEEL_EREADONLY,
+                        "database \"%s\" is open read-only", s->db->dir);
+    return engine_catalog_txn(s, false, ct);
+}
+
 int engine_stmt_begin_catalog(keel_session *s, bool write, catalog_txn *ct)
 {
     int rc = engine_stmt_begin(s);
@@ -396,6 +404,18 @@ int engine_stmt_begin_catalog(keel_session *s, bool write, catalog_txn *ct)
     if (rc != KEEL_OK)
         return rc;
     rc = engine_catalog_txn(s, write, ct);
+    if (rc != KEEL_OK)
+        return engine_stmt_end(s, rc, false);
+    return KEEL_OK;
+}
+
+int engine_stmt_begin_unlocked(keel_session *s, catalog_txn *ct)
+{
+    int rc = engine_stmt_begin(s);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn_unlocked(s, ct);
     if (rc != KEEL_OK)
         return engine_stmt_end(s, rc, false);
     return KEEL_OK;
