@@ -141,7 +141,9 @@ static inline int lmgr_acquire(lmgr_proc *p, const atomic_u32 *strong,
         lmgr_latch_try(p)) {
         uint8_t bit = (uint8_t)(1u << (mode - 1));
         uint32_t used = p->fp_used, i;
-        if (atomic_load_relaxed(&strong[oid & (LMGR_PARTITIONS - 1)]) != 0)
+        /* Acquire: a lock granted here comes after the strong holder's
+         * release (and what it stored before, such as a build's xid). */
+        if (atomic_load_acquire(&strong[oid & (LMGR_PARTITIONS - 1)]) != 0)
             goto slow;
         for (uint32_t u = used; u != 0; u &= u - 1) {
             i = (uint32_t)__builtin_ctz(u);
