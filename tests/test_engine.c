@@ -329,6 +329,79 @@ static void test_drop_index(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * The read committed calls: keel_set_isolation(), keel_new_snapshot()
+ * and, after an update meets a row another transaction updated and
+ * committed since the snapshot (KEEL_ECHANGED), keel_fetch_changed() and
+ * the update of the newest version; a row deleted since is KEEL_ENOENT.
+ */
+static void test_read_committed_api(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_value v[9], out[9], key;
+    char tb[32];
+    bool found;
+
+    (void)state;
+    setup_db(dir, &db, &a, 3);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    assert_int_equal(keel_set_isolation(a, (keel_isolation)7), KEEL_EINVAL);
+    /* Repeatable read: one snapshot; a commit since is a conflict. */
+    assert_int_equal(keel_new_snapshot(a), KEEL_OK); /* none running */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_new_snapshot(a), KEEL_EINVAL);
+    assert_int_equal(keel_abort(a), KEEL_OK);
+    key = tu_vi4(2);
+    assert_int_equal(keel_fetch_changed(a, "s1", "t", out, &found),
+                     KEEL_EINVAL);
+    assert_false(found);
+    /* Read committed. */
+    assert_int_equal(keel_set_isolation(a, KEEL_READ_COMMITTED), KEEL_OK);
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_lookup(a, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found && out[1].v.i2 == 4);
+    row_of(2, v, tb);
+    v[1].v.i2 = 100;
+    assert_int_equal(keel_update(b, "s1", "t", &key, v), KEEL_OK);
+    /* The old snapshot still sees 4; a new one sees b's commit. */
+    assert_int_equal(keel_lookup(a, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found && out[1].v.i2 == 4);
+    v[1].v.i2 = 5;
+    assert_int_equal(keel_update(a, "s1", "t", &key, v), KEEL_ECHANGED);
+    assert_int_equal(keel_fetch_changed(a, "s1", "t", out, &found), KEEL_OK);
+    assert_true(found && out[0].v.i4 == 2 && out[1].v.i2 == 100);
+    v[1].v.i2 = (int16_t)(out[1].v.i2 + 1);
+    assert_int_equal(keel_update(a, "s1", "t", &key, v), KEEL_OK);
+    assert_int_equal(keel_new_snapshot(a), KEEL_OK);
+    assert_int_equal(keel_lookup(a, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found && out[1].v.i2 == 101);
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    /* Deleted since the snapshot: nothing to change. */
+    key = tu_vi4(3);
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_lookup(a, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(keel_delete(b, "s1", "t", &key), KEEL_OK);
+    assert_int_equal(keel_delete(a, "s1", "t", &key), KEEL_ENOENT);
+    assert_int_equal(keel_fetch_changed(a, "s1", "t", out, &found),
+                     KEEL_EINVAL);
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    assert_int_equal(count_rows(a, NULL, 0, 100), 2);
+    keel_session_end(b);
+    keel_session_end(a);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    {
+        uint64_t problems = 1, notes = 0;
+        assert_int_equal(keel_check(dir, NULL, NULL, &problems, &notes, &e),
+                         KEEL_OK);
+        assert_int_equal(problems, 0);
+    }
+    tu_dir_remove(dir);
+}
+
 static void test_drop_table_drops_indexes(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -2786,6 +2859,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_and_reopen),
         cmocka_unit_test(test_drop_index),
+        cmocka_unit_test(test_read_committed_api),
         cmocka_unit_test(test_lookup_many_versions),
         cmocka_unit_test(test_lookup_directories),
         cmocka_unit_test(test_scan_without_primary_key),

@@ -1275,11 +1275,144 @@ static void test_read_committed_waits(void **state)
     sql_session_destroy(b);
 }
 
+/* ---- read committed under load ------------------------------------------ */
+
+#define RC_THREADS  4
+#define RC_ACCOUNTS 6
+
+typedef struct rc_worker {
+    pthread_t th;
+    keel_db *db;
+    double seconds;
+    int number;
+    long commits, deadlocks, serialization;
+    long net[RC_ACCOUNTS + 1]; /* committed changes per account */
+    char failure[512];          /* the first unexpected answer */
+    capture out;
+} rc_worker;
+
+/* Runs text in w's session; true if the answer begins with want, else
+ * false, with the answer kept unless it is an expected retry (40P01 or
+ * 40001, counted). */
+static bool rc_step(rc_worker *w, sql_session *s, const char *text,
+                    const char *want)
+{
+    const char *got = run_into(s, text, &w->out);
+
+    if (strncmp(got, want, strlen(want)) == 0)
+        return true;
+    if (strstr(got, "ERROR 40P01") != NULL)
+        w->deadlocks++;
+    else if (strstr(got, "ERROR 40001") != NULL)
+        w->serialization++;
+    else if (w->failure[0] == '\0')
+        snprintf(w->failure, sizeof(w->failure), "%s -> %s", text, got);
+    return false;
+}
+
+/* Transfers of one unit between two random accounts, every transfer
+ * counted in row 0, most under read committed and some under repeatable
+ * read; deadlocks (the two accounts taken in either order) and, under
+ * repeatable read, serialization failures are rolled back. */
+static void *rc_work(void *arg)
+{
+    rc_worker *w = arg;
+    sql_session *s;
+    sql_error err;
+    uint64_t rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(w->number + 1);
+    uint64_t end = clock_now_ns() + (uint64_t)(w->seconds * 1e9);
+
+    if (sql_session_create(w->db, &s, &err) != KEEL_OK) {
+        snprintf(w->failure, sizeof(w->failure), "session: %.200s", err.message);
+        return NULL;
+    }
+    while (clock_now_ns() < end && w->failure[0] == '\0') {
+        int a = 1 + (int)(tu_rand(&rnd) % RC_ACCOUNTS);
+        int b = 1 + (int)(tu_rand(&rnd) % (RC_ACCOUNTS - 1));
+        bool rr = tu_rand(&rnd) % 8 == 0;
+        char q1[96], q2[96];
+        if (b >= a)
+            b++;
+        snprintf(q1, sizeof(q1), "UPDATE acc SET bal = bal + 1 WHERE id = %d", a);
+        snprintf(q2, sizeof(q2), "UPDATE acc SET bal = bal - 1 WHERE id = %d", b);
+        if (!rc_step(w, s, rr ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN",
+                     "BEGIN\n"))
+            break;
+        if (rc_step(w, s, q1, "UPDATE 1\n") && rc_step(w, s, q2, "UPDATE 1\n") &&
+            rc_step(w, s, "UPDATE acc SET bal = bal + 1 WHERE id = 0",
+                    "UPDATE 1\n")) {
+            if (rc_step(w, s, "COMMIT", "COMMIT\n")) {
+                w->commits++;
+                w->net[a]++;
+                w->net[b]--;
+            }
+        } else {
+            rc_step(w, s, "ROLLBACK", "ROLLBACK\n");
+        }
+    }
+    sql_session_destroy(s);
+    return NULL;
+}
+
+/*
+ * Concurrent transfers: the sum of the accounts stays 0, each account
+ * holds exactly what the committed transfers moved, and row 0 counts
+ * every commit (no update lost to a wait or a re-check).  Read
+ * committed's only retries are deadlocks.
+ */
+static void test_read_committed_stress(void **state)
+{
+    fixture *f = *state;
+    rc_worker w[RC_THREADS];
+    long commits = 0, deadlocks = 0, serialization = 0;
+    char want[256], q[96];
+
+    EXPECT(f->s, "CREATE TABLE acc (id int PRIMARY KEY, bal int)",
+           "CREATE TABLE\n");
+    for (int i = 0; i <= RC_ACCOUNTS; i++) {
+        snprintf(q, sizeof(q), "INSERT INTO acc VALUES (%d, 0)", i);
+        EXPECT(f->s, q, "INSERT 0 1\n");
+    }
+    memset(w, 0, sizeof(w));
+    for (int i = 0; i < RC_THREADS; i++) {
+        w[i].db = f->db;
+        w[i].number = i;
+        w[i].seconds = tu_stress_seconds(1.0);
+        assert_int_equal(pthread_create(&w[i].th, NULL, rc_work, &w[i]), 0);
+    }
+    for (int i = 0; i < RC_THREADS; i++) {
+        assert_int_equal(pthread_join(w[i].th, NULL), 0);
+        if (w[i].failure[0] != '\0')
+            fail_msg("worker %d: %s", i, w[i].failure);
+        commits += w[i].commits;
+        deadlocks += w[i].deadlocks;
+        serialization += w[i].serialization;
+    }
+    print_message("read committed transfers: %ld committed, %ld deadlocks, "
+                  "%ld serialization failures (repeatable read)\n",
+                  commits, deadlocks, serialization);
+    assert_true(commits > 0);
+    snprintf(want, sizeof(want), "bal:23\n%ld\nSELECT 1\n", commits);
+    EXPECT(f->s, "SELECT bal FROM acc WHERE id = 0", want);
+    EXPECT(f->s, "SELECT sum(bal) FROM acc WHERE id > 0",
+           "sum:20\n0\nSELECT 1\n");
+    for (int a = 1; a <= RC_ACCOUNTS; a++) {
+        long net = 0;
+        for (int i = 0; i < RC_THREADS; i++)
+            net += w[i].net[a];
+        snprintf(q, sizeof(q), "SELECT bal FROM acc WHERE id = %d", a);
+        snprintf(want, sizeof(want), "bal:23\n%ld\nSELECT 1\n", net);
+        EXPECT(f->s, q, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_constants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_committed_waits, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_read_committed_stress, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocks, setup, teardown),

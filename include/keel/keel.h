@@ -344,7 +344,8 @@ KEEL_API keel_status keel_abort(keel_session *s);
  *     aborted, the call goes on.  If it (or one before it) committed
  *     after the snapshot and deleted the row: KEEL_ENOENT.  If it updated
  *     the row: KEEL_ECHANGED, nothing changed, and the transaction goes
- *     on; keel_fetch_changed() then returns the row's newest version, for
+ *     on (a call outside a transaction fails, its own transaction
+ *     aborted, and may be tried again); keel_fetch_changed() then returns the row's newest version, for
  *     the caller to check again and compute its change from (PostgreSQL's
  *     re-check of an updated row), and a keel_update() or keel_delete()
  *     of that table with the newest version's key changes that version.
