@@ -1162,6 +1162,16 @@ static void test_serialization(void **state)
     EXPECT(b, "ROLLBACK; SET default_transaction_isolation = 'serializable'",
            "ROLLBACK\nERROR 0A000: isolation level serializable is not "
            "supported yet\n");
+    EXPECT(b, "SET default_transaction_isolation = 'repeatable read'; BEGIN; "
+              "SHOW transaction_isolation; COMMIT; "
+              "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
+              "READ COMMITTED; SHOW default_transaction_isolation",
+           "SET\nBEGIN\ntransaction_isolation:25\nrepeatable read\nSHOW\n"
+           "COMMIT\nSET\ndefault_transaction_isolation:25\nread committed\n"
+           "SHOW\n");
+    EXPECT(b, "SET default_transaction_isolation = 'sometimes'",
+           "ERROR 22023: invalid value for parameter "
+           "\"default_transaction_isolation\": \"sometimes\"\n");
     sql_session_destroy(b);
 }
 

@@ -1067,7 +1067,7 @@ int catalog_bootstrap(buf_session *bs)
                      .xmax = XID_FIRST_NORMAL,
                      .own_xid = XID_INVALID};
     catalog_txn ct = {.bs = bs,
-                      .vis = {&snap, NULL, NULL, NULL, NULL, NULL},
+                      .vis = {.snap = &snap},
                       .xid = XID_FROZEN,
                       .inval = NULL,
                       .bootstrap = true};

@@ -273,6 +273,7 @@ struct sql_session {
     bool txn_rc;       /* ... read committed (else repeatable read) */
     bool txn_ran;      /* ... and has run a statement */
     int8_t next_iso;   /* the level the next one takes: -1 the default */
+    bool default_rc;   /* default_transaction_isolation: read committed */
     sql_setting *settings;
     sql_arena arena;
     const sql_sink *sink;

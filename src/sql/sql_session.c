@@ -470,8 +470,13 @@ static keel_status setting_apply(sql_session *s, const char *name,
         keel_session_set_synchronous_commit(s->ks, on);
         return KEEL_OK;
     }
-    if (strcasecmp(name, "default_transaction_isolation") == 0)
-        return isolation_level(s, value, -1) < 0 ? KEEL_EINVAL : KEEL_OK;
+    if (strcasecmp(name, "default_transaction_isolation") == 0) {
+        int level = isolation_level(s, value, -1);
+        if (level < 0)
+            return KEEL_EINVAL;
+        s->default_rc = level != 0;
+        return KEEL_OK;
+    }
     if (strcasecmp(name, "parse_cache_entries") == 0) {
         n = strtoll(value, &end, 10);
         if (end == value || *end != '\0' || n < 0 || n > 4096)
@@ -531,8 +536,10 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
     keel_status rc;
 
     *out = NULL;
-    if (s != NULL)
+    if (s != NULL) {
         s->next_iso = -1;
+        s->default_rc = true;
+    }
     if (s == NULL)
         goto nomem;
     s->db = db;
@@ -770,8 +777,7 @@ static keel_status txn_begin(sql_session *s)
     if (s->in_txn)
         return KEEL_OK;
     if (iso < 0)
-        iso = isolation_level(s, sql_setting_get(s, "default_transaction_isolation"),
-                              -1);
+        iso = s->default_rc;
     s->next_iso = -1;
     s->txn_rc = iso != 0;
     s->txn_ran = false;
@@ -957,6 +963,8 @@ static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
         if (session) {
             const char *v = iso ? "read committed" : "repeatable read";
             rc = setting_put(s, "default_transaction_isolation", v, false);
+            if (rc == KEEL_OK)
+                s->default_rc = iso != 0;
             return rc != KEEL_OK ? rc : sql_complete(s, "SET");
         }
         if (s->block == SQL_BLOCK_NONE) {
