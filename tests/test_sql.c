@@ -1118,6 +1118,69 @@ static void test_extended(void **state)
     EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
 }
 
+/* Secondary indexes in plans: equality and ranges on an index's leading
+ * columns use it (EXPLAIN says which), for a scan, an UPDATE through it
+ * that moves keys along it, and the inner side of a join; the answers
+ * are those of a sequential scan. */
+static void test_secondary_index_plans(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s, "CREATE TABLE item (id int PRIMARY KEY, cat int, name text); "
+                 "INSERT INTO item SELECT g, g % 4, 'n' || g FROM "
+                 "generate_series(1, 40) g; "
+                 "CREATE INDEX item_cat_name ON item (cat, name); "
+                 "CREATE INDEX item_name ON item (name); "
+                 "CREATE TABLE cat (id int PRIMARY KEY, label text)",
+           "CREATE TABLE\nINSERT 0 40\nCREATE INDEX\nCREATE INDEX\n"
+           "CREATE TABLE\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item WHERE cat = 2",
+           "QUERY PLAN:25\nIndex Scan using item_cat_name on item\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item WHERE name = 'n7' AND cat = 3",
+           "QUERY PLAN:25\nIndex Scan using item_cat_name on item\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item WHERE name > 'n38'",
+           "QUERY PLAN:25\nIndex Scan using item_name on item\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item WHERE id = 3 AND cat = 3",
+           "QUERY PLAN:25\nIndex Scan using item_pkey on item\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item WHERE name LIKE 'n1%'",
+           "QUERY PLAN:25\nSeq Scan on item\nEXPLAIN\n");
+    EXPECT(f->s, "SELECT count(*), min(id), max(id) FROM item WHERE cat = 2",
+           "count:20,min:23,max:23\n10|2|38\nSELECT 1\n");
+    EXPECT(f->s, "SELECT id FROM item WHERE cat = 3 AND name = 'n7'",
+           "id:23\n7\nSELECT 1\n");
+    EXPECT(f->s, "SELECT id FROM item WHERE name >= 'n38' ORDER BY id",
+           "id:23\n4\n5\n6\n7\n8\n9\n38\n39\n40\nSELECT 9\n");
+    EXPECT(f->s, "SELECT count(*) FROM item WHERE cat = 9", "count:20\n0\nSELECT 1\n");
+    /* An UPDATE through the index that moves each row further along it
+     * changes each row once. */
+    EXPECT(f->s, "EXPLAIN UPDATE item SET name = name || 'x' WHERE name > 'n3'",
+           "QUERY PLAN:25\nUpdate on item\n  ->  Index Scan using item_name on "
+           "item\nEXPLAIN\n");
+    EXPECT(f->s, "UPDATE item SET name = name || 'x' WHERE name > 'n3'",
+           "UPDATE 17\n");
+    EXPECT(f->s, "SELECT count(*) FROM item WHERE name LIKE 'n%x' AND "
+                 "name NOT LIKE '%xx'",
+           "count:20\n17\nSELECT 1\n");
+    EXPECT(f->s, "SELECT id, name FROM item WHERE name = 'n39x'",
+           "id:23,name:25\n39|n39x\nSELECT 1\n");
+    /* The inner side of a join, bound by the outer row. */
+    EXPECT(f->s, "INSERT INTO cat VALUES (0, 'zero'), (1, 'one'), (2, 'two'), "
+                 "(3, 'three')",
+           "INSERT 0 4\n");
+    EXPECT(f->s, "EXPLAIN SELECT c.label, i.id FROM cat c JOIN item i "
+                 "ON i.cat = c.id",
+           "QUERY PLAN:25\nNested Loop\n  ->  Seq Scan on cat c\n"
+           "  ->  Index Scan using item_cat_name on item i\nEXPLAIN\n");
+    EXPECT(f->s, "SELECT c.label, count(*) FROM cat c JOIN item i "
+                 "ON i.cat = c.id GROUP BY 1 ORDER BY 1",
+           "label:25,count:20\none|10\nthree|10\ntwo|10\nzero|10\n"
+           "SELECT 4\n");
+    EXPECT(f->s, "DELETE FROM item WHERE cat = 1", "DELETE 10\n");
+    EXPECT(f->s, "SELECT count(*) FROM item WHERE cat = 1",
+           "count:20\n0\nSELECT 1\n");
+    EXPECT(f->s, "SELECT count(*) FROM item", "count:20\n30\nSELECT 1\n");
+}
+
 /* Under repeatable read, two sessions update one row: the second gets
  * 40001 and its block fails; after ROLLBACK it may try again.  Under
  * read committed (the default) the second's statement sees the first's
@@ -1421,6 +1484,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_constants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_committed_waits, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_secondary_index_plans, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_read_committed_stress, setup,
                                         teardown),

@@ -784,6 +784,25 @@ KEEL_API keel_status keel_table_describe(keel_session *s, const char *schema,
                                          keel_column_info *cols,
                                          uint16_t max_cols);
 
+/* One index of a table (keel_table_indexes()). */
+typedef struct keel_index_info {
+    char name[KEEL_NAME_LEN]; /* NUL-terminated */
+    uint16_t nkeys;           /* its key columns */
+    uint16_t keys[16];        /* their column numbers, 1-based */
+    bool unique;
+    bool primary;
+} keel_index_info;
+
+/*
+ * The indexes of table schema.name (as keel_table_describe() finds it):
+ * their number in *n, and the first min(*n, max) in out (which may be
+ * NULL when max is 0), in the order of their creation.  Errors as
+ * keel_table_describe()'s.
+ */
+KEEL_API keel_status keel_table_indexes(keel_session *s, const char *schema,
+                                        const char *table, keel_index_info *out,
+                                        uint16_t max, uint16_t *n);
+
 /* The row count the table's last keel_analyze() recorded (0 if it was
  * never analyzed, as for an empty table) (KEEL_ENOENT). */
 KEEL_API keel_status keel_table_rows(keel_session *s, const char *schema, const char *table,

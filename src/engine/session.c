@@ -941,6 +941,45 @@ keel_status keel_table_describe(keel_session *s, const char *schema,
     return engine_stmt_end(s, rc, false);
 }
 
+keel_status keel_table_indexes(keel_session *s, const char *schema,
+                               const char *table, keel_index_info *out,
+                               uint16_t max, uint16_t *n)
+{
+    engine_table t;
+    catalog_txn ct;
+    catcache_entry *e;
+    int rc = engine_stmt_begin(s);
+
+    *n = 0;
+    if (rc != KEEL_OK)
+        return rc;
+    rc = engine_catalog_txn(s, false, &ct);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, table, true,
+                               KEEL_LOCK_ACCESS_SHARE, &t);
+    for (uint32_t i = 0; rc == KEEL_OK && i < t.nidx && i < max; i++) {
+        keel_index_info *x = &out[i];
+        memset(x, 0, sizeof(*x));
+        x->nkeys = t.idx[i].nkeys;
+        memcpy(x->keys, t.idx[i].keys, t.idx[i].nkeys * sizeof(x->keys[0]));
+        x->unique = t.idx[i].unique;
+        x->primary = t.idx[i].primary;
+        rc = syscache_search1(s->cache, CACHE_CLASS_OID, t.idx[i].indexoid, &e);
+        if (rc == KEEL_ENOENT)
+            rc = kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                          "index %u of table \"%s\" has no keel_class row",
+                          t.idx[i].indexoid, table);
+        if (rc != KEEL_OK)
+            break;
+        memcpy(x->name, ((const catalog_relation *)syscache_row(e))->name,
+               KEEL_NAME_LEN);
+        syscache_release(s->cache, e);
+    }
+    if (rc == KEEL_OK)
+        *n = (uint16_t)t.nidx;
+    return engine_stmt_end(s, rc, false);
+}
+
 keel_status keel_table_rows(keel_session *s, const char *schema, const char *table,
                     double *rows)
 {

@@ -722,6 +722,10 @@ typedef struct sql_table {
     const char *alias;  /* what columns are qualified by */
     keel_table_info info;
     keel_column_info *cols; /* in the arena */
+    /* Its indexes, when it has more than its primary key (in the arena;
+     * the planner's choices besides the primary key). */
+    keel_index_info *idx;
+    uint16_t nidx;
 } sql_table;
 
 keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,

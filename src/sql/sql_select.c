@@ -65,14 +65,28 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
                            t->schema != NULL ? "." : "", t->name);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
-    if (t->info.ncols <= TABLE_COLS_GUESS)
-        return KEEL_OK;
-    t->cols = sql_alloc(&s->arena, t->info.ncols * sizeof(keel_column_info));
-    if (t->cols == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    rc = keel_table_describe(s->ks, t->schema, t->name, &t->info, t->cols,
-                             t->info.ncols);
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+    if (t->info.ncols > TABLE_COLS_GUESS) {
+        t->cols = sql_alloc(&s->arena, t->info.ncols * sizeof(keel_column_info));
+        if (t->cols == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        rc = keel_table_describe(s->ks, t->schema, t->name, &t->info, t->cols,
+                                 t->info.ncols);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    /* Indexes besides the primary key: what else a scan may use. */
+    if (t->info.nindexes > (t->info.npkey > 0 ? 1 : 0)) {
+        t->idx = sql_alloc(&s->arena, t->info.nindexes * sizeof(*t->idx));
+        if (t->idx == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        rc = keel_table_indexes(s->ks, t->schema, t->name, t->idx,
+                                t->info.nindexes, &t->nidx);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        if (t->nidx > t->info.nindexes)
+            t->nidx = t->info.nindexes;
+    }
+    return KEEL_OK;
 }
 
 /* ---- the scan ------------------------------------------------------------ */
@@ -99,11 +113,13 @@ static bool reads_columns_from(const sql_expr *e, uint16_t from)
 }
 
 /*
- * Records `col op value` (or `value op col`) when col is a key column of
- * the table whose columns start at `off` in the row, and value reads
- * only columns before it (constants, parameters, an outer table's).
+ * Records `col op value` (or `value op col`) when col is one of the key
+ * columns keys (column numbers, 1-based) of the table whose columns
+ * start at `off` in the row, and value reads only columns before it
+ * (constants, parameters, an outer table's).
  */
-static void bound_from(const sql_table *t, uint16_t off, const sql_expr *e,
+static void bound_from(const sql_table *t, const uint16_t *keys,
+                       uint16_t nkeys, uint16_t off, const sql_expr *e,
                        key_bounds *kb)
 {
     const sql_expr *col, *val;
@@ -134,8 +150,8 @@ static void bound_from(const sql_table *t, uint16_t off, const sql_expr *e,
      * type. */
     if (val->type != col->type || col->u.column - off >= t->info.ncols)
         return;
-    for (uint16_t k = 0; k < t->info.npkey; k++) {
-        if (t->info.pkey[k] != col->u.column - off + 1)
+    for (uint16_t k = 0; k < nkeys; k++) {
+        if (keys[k] != col->u.column - off + 1)
             continue;
         switch (op) {
         case SQL_OP_EQ:
@@ -157,17 +173,83 @@ static void bound_from(const sql_table *t, uint16_t off, const sql_expr *e,
     }
 }
 
-static void bounds_collect(const sql_table *t, uint16_t off, const sql_expr *e,
+static void bounds_collect(const sql_table *t, const uint16_t *keys,
+                           uint16_t nkeys, uint16_t off, const sql_expr *e,
                            key_bounds *kb)
 {
     if (e == NULL)
         return;
     if (e->kind == SQL_EXPR_AND) {
         for (uint16_t i = 0; i < e->nargs; i++)
-            bounds_collect(t, off, e->args[i], kb);
+            bounds_collect(t, keys, nkeys, off, e->args[i], kb);
         return;
     }
-    bound_from(t, off, e, kb);
+    bound_from(t, keys, nkeys, off, e, kb);
+}
+
+/* How a scan reads its table: through index `name` (NULL: the primary
+ * key), whose key columns are keys, bounded as kb says; or in storage
+ * order (keys NULL). */
+typedef struct access_path {
+    const char *index;
+    const uint16_t *keys;
+    uint16_t nkeys;
+    key_bounds kb[16];
+} access_path;
+
+/*
+ * The access path for t under conds: the primary key if they bound its
+ * first column, else the other index with the most leading columns bound
+ * by equality (a range on the next one counting half a column), else a
+ * sequential scan.
+ */
+static void choose_path(const sql_table *t, uint16_t off,
+                        const sql_expr *const *conds, uint16_t nconds,
+                        access_path *ap)
+{
+    key_bounds kb[16];
+    int best = -1, best_score = 0;
+
+    memset(ap, 0, sizeof(*ap));
+    if (t->info.npkey > 0) {
+        for (uint16_t i = 0; i < nconds; i++)
+            bounds_collect(t, t->info.pkey, t->info.npkey, off, conds[i],
+                           ap->kb);
+        if (ap->kb[0].eq != NULL || ap->kb[0].lo != NULL ||
+            ap->kb[0].hi != NULL) {
+            ap->keys = t->info.pkey;
+            ap->nkeys = t->info.npkey;
+            return;
+        }
+    }
+    for (uint16_t x = 0; x < t->nidx; x++) {
+        const keel_index_info *ix = &t->idx[x];
+        uint16_t k = 0;
+        int score = 0;
+        if (ix->primary || ix->nkeys == 0 || ix->nkeys > 16)
+            continue;
+        memset(kb, 0, sizeof(kb));
+        for (uint16_t i = 0; i < nconds; i++)
+            bounds_collect(t, ix->keys, ix->nkeys, off, conds[i], kb);
+        while (k < ix->nkeys && kb[k].eq != NULL) {
+            score += 2;
+            k++;
+        }
+        if (k < ix->nkeys && (kb[k].lo != NULL || kb[k].hi != NULL))
+            score++;
+        if (score > best_score) {
+            best = x;
+            best_score = score;
+            memcpy(ap->kb, kb, sizeof(kb));
+        }
+    }
+    if (best >= 0) {
+        ap->index = t->idx[best].name;
+        ap->keys = t->idx[best].keys;
+        ap->nkeys = t->idx[best].nkeys;
+    } else {
+        memset(ap->kb, 0, sizeof(ap->kb));
+    }
 }
 
 /* A bound's value over the outer row, false when it is null or cannot be
@@ -196,12 +278,12 @@ static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
                              const sql_expr *const *conds, uint16_t nconds,
                              const sql_value *row, uint16_t off)
 {
-    key_bounds kb[16];
+    access_path ap;
+    const key_bounds *kb = ap.kb;
     keel_bound lower, upper, *lp = NULL, *up = NULL;
     uint16_t k = 0;
     keel_status rc;
 
-    memset(kb, 0, sizeof(kb));
     sc->t = t;
     sc->ks = NULL;
     if (sc->row == NULL) {
@@ -212,22 +294,21 @@ static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
         if (sc->row == NULL || sc->kv == NULL || sc->lo == NULL || sc->hi == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     }
-    for (uint16_t i = 0; i < nconds; i++)
-        bounds_collect(t, off, conds[i], kb);
+    choose_path(t, off, conds, nconds, &ap);
     /* Equalities on a prefix of the key, then one range. */
-    while (k < t->info.npkey && kb[k].eq != NULL &&
+    while (k < ap.nkeys && kb[k].eq != NULL &&
            bound_value(s, kb[k].eq, row, &sc->lo[k])) {
         sc->hi[k] = sc->lo[k];
         k++;
     }
     lower = (keel_bound){.vals = sc->lo, .ncols = k, .inclusive = true};
     upper = (keel_bound){.vals = sc->hi, .ncols = k, .inclusive = true};
-    if (k < t->info.npkey && kb[k].lo != NULL &&
+    if (k < ap.nkeys && kb[k].lo != NULL &&
         bound_value(s, kb[k].lo, row, &sc->lo[k])) {
         lower.ncols = (uint16_t)(k + 1);
         lower.inclusive = kb[k].lo_incl;
     }
-    if (k < t->info.npkey && kb[k].hi != NULL &&
+    if (k < ap.nkeys && kb[k].hi != NULL &&
         bound_value(s, kb[k].hi, row, &sc->hi[k])) {
         upper.ncols = (uint16_t)(k + 1);
         upper.inclusive = kb[k].hi_incl;
@@ -238,13 +319,16 @@ static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
         up = &upper;
     sc->index_scan = lp != NULL || up != NULL;
     sc->eq_cols = k;
-    sc->point = k > 0 && k == t->info.npkey;
+    sc->point = ap.index == NULL && k > 0 && k == t->info.npkey;
     if (sc->point) {
         /* At most one row: looked up now, returned by the first next. */
         rc = keel_lookup(s->ks, t->schema, t->name, sc->lo, sc->kv, &sc->pending);
         return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
     }
-    rc = keel_scan_begin(s->ks, t->schema, t->name, NULL, lp, up, &sc->ks);
+    /* An index's bounds that could not be had (a null): no index. */
+    rc = keel_scan_begin(s->ks, t->schema, t->name,
+                         lp != NULL || up != NULL ? ap.index : NULL, lp, up,
+                         &sc->ks);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
 
@@ -269,18 +353,16 @@ void sql_explain_scan(sql_explain *x, int depth, const sql_table *t,
                       uint16_t off, const sql_expr *const *conds,
                       uint16_t nconds)
 {
-    key_bounds kb[16];
+    access_path ap;
     char alias[80] = "";
 
-    memset(kb, 0, sizeof(kb));
-    for (uint16_t i = 0; i < nconds; i++)
-        bounds_collect(t, off, conds[i], kb);
+    choose_path(t, off, conds, nconds, &ap);
     if (strcmp(t->alias, t->name) != 0)
         snprintf(alias, sizeof(alias), " %s", t->alias);
-    if (t->info.npkey > 0 &&
-        (kb[0].eq != NULL || kb[0].lo != NULL || kb[0].hi != NULL))
+    if (ap.keys != NULL)
         sql_explain_node(x, depth, "Index Scan using %s on %s%s",
-                         t->info.pkey_name, t->name, alias);
+                         ap.index != NULL ? ap.index : t->info.pkey_name,
+                         t->name, alias);
     else
         sql_explain_node(x, depth, "Seq Scan on %s%s", t->name, alias);
 }
