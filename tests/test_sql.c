@@ -512,9 +512,10 @@ static void test_joins(void **state)
            "QUERY PLAN:25\nLimit\n  ->  Sort\n        ->  GroupAggregate\n"
            "              ->  Sort\n"
            "                    ->  Nested Loop Left Join\n"
-           "                          ->  Nested Loop\n"
+           "                          ->  Hash Join\n"
            "                                ->  Seq Scan on dept d\n"
-           "                                ->  Seq Scan on emp e\n"
+           "                                ->  Hash\n"
+           "                                      ->  Seq Scan on emp e\n"
            "                          ->  Index Scan using badge_pkey on badge b\n"
            "EXPLAIN\n");
     EXPECT(f->s, "EXPLAIN UPDATE emp SET name = 'x' WHERE id = 3",
@@ -1175,6 +1176,26 @@ static void test_secondary_index_plans(void **state)
                  "ON i.cat = c.id GROUP BY 1 ORDER BY 1",
            "label:25,count:20\none|10\nthree|10\ntwo|10\nzero|10\n"
            "SELECT 4\n");
+    /* No index on the join column: a hash join, inner and left, with
+     * NULL keys joining nothing and every ON condition still checked. */
+    EXPECT(f->s, "CREATE TABLE tag (item int, word text); "
+                 "INSERT INTO tag SELECT g % 45, 'w' || g FROM "
+                 "generate_series(1, 90) g; INSERT INTO tag VALUES (NULL, 'none')",
+           "CREATE TABLE\nINSERT 0 90\nINSERT 0 1\n");
+    EXPECT(f->s, "EXPLAIN SELECT count(*) FROM item i LEFT JOIN tag t "
+                 "ON t.item = i.id AND t.word <> 'w3'",
+           "QUERY PLAN:25\nAggregate\n  ->  Hash Left Join\n"
+           "        ->  Seq Scan on item i\n        ->  Hash\n"
+           "              ->  Seq Scan on tag t\nEXPLAIN\n");
+    EXPECT(f->s, "SELECT count(*), count(t.word), sum(i.id) FROM item i "
+                 "LEFT JOIN tag t ON t.item = i.id AND t.word <> 'w3'",
+           "count:20,count:20,sum:20\n79|79|1637\nSELECT 1\n");
+    EXPECT(f->s, "SELECT i.id, t.word FROM tag t JOIN item i ON i.cat = 2 "
+                 "AND t.item = i.id WHERE i.id < 12 ORDER BY 2",
+           "id:23,word:25\n10|w10\n2|w2\n2|w47\n6|w51\n10|w55\n6|w6\n"
+           "SELECT 6\n");
+    EXPECT(f->s, "SELECT count(*) FROM tag a JOIN tag b ON a.item = b.item",
+           "count:20\n180\nSELECT 1\n");
     EXPECT(f->s, "DELETE FROM item WHERE cat = 1", "DELETE 10\n");
     EXPECT(f->s, "SELECT count(*) FROM item WHERE cat = 1",
            "count:20\n0\nSELECT 1\n");

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "port/hash.h"
 #include "sql/sql_internal.h"
 
 /* Columns a table is first described with. */
@@ -1073,6 +1074,13 @@ typedef struct from_item {
      * lscope (a function in FROM sees the items before it). */
     const PgQuery__FuncCall *func;
     sql_expr *fargs[3];
+    /* A hash join's inner side (hash_key()): its table's rows, read once
+     * into the arena and chained by the hash of column hcol's value;
+     * hhead[h & hmask] is the first row's number + 1, hnext the next. */
+    bool hbuilt;
+    uint16_t hcol;
+    sql_value *hrows;
+    uint32_t *hhead, *hnext, hmask;
 } from_item;
 
 typedef struct from_list {
@@ -1763,6 +1771,181 @@ static void level_fix(level_rows *lr, uint16_t ncols)
 
 static keel_status join_level(sql_session *s, select_run *r, uint16_t level);
 
+/* Whether values of type t can be hashed so that equal ones (as `=`
+ * says) hash alike: integers, dates and times, booleans, and text by its
+ * bytes (numeric, floats and char(n) have equal values that differ). */
+static bool hashable(uint32_t t)
+{
+    return sql_type_is_int(t) || sql_type_is_datetime(t) ||
+           t == SQL_TYPE_BOOL || t == SQL_TYPE_TEXT || t == SQL_TYPE_VARCHAR ||
+           t == SQL_TYPE_NAME;
+}
+
+static uint64_t value_hash(const sql_value *v)
+{
+    if (sql_type_has_bytes(v->type))
+        return XXH3_64bits(v->v.s.p, v->v.s.len);
+    if (v->type == SQL_TYPE_BOOL)
+        return hash_u64(v->v.b ? 1 : 0);
+    return hash_u64((uint64_t)v->v.i);
+}
+
+/* In condition e (a conjunction), an equality of one of item it's
+ * columns with an expression of the items before it, both of one
+ * hashable type: the expression, with the column (0-based in the item)
+ * in *col; NULL if there is none. */
+static const sql_expr *hash_key_in(const from_item *it, const sql_expr *e,
+                                   uint16_t *col)
+{
+    if (e == NULL)
+        return NULL;
+    if (e->kind == SQL_EXPR_AND) {
+        for (uint16_t i = 0; i < e->nargs; i++) {
+            const sql_expr *k = hash_key_in(it, e->args[i], col);
+            if (k != NULL)
+                return k;
+        }
+        return NULL;
+    }
+    if (e->kind != SQL_EXPR_OP || e->nargs != 2 || e->u.op != SQL_OP_EQ)
+        return NULL;
+    for (int side = 0; side < 2; side++) {
+        const sql_expr *c = e->args[side], *o = e->args[1 - side];
+        if (c->kind == SQL_EXPR_COLUMN && c->u.column >= it->off &&
+            c->u.column < it->off + it->t.info.ncols && c->type == o->type &&
+            hashable(c->type) && !reads_columns_from(o, it->off) &&
+            !sql_expr_reads_engine(o)) {
+            *col = (uint16_t)(c->u.column - it->off);
+            return o;
+        }
+    }
+    return NULL;
+}
+
+/* The outer side's key of a hash join for item it (not the first) under
+ * conds: when no index bounds its table, the first equality joining a
+ * column of it to the items before it; NULL for a nested loop. */
+static const sql_expr *hash_key(const from_item *it, uint16_t level,
+                                const sql_expr *const *conds, uint16_t *col)
+{
+    access_path ap;
+
+    if (level == 0 || it->is_rows)
+        return NULL;
+    choose_path(&it->t, it->off, conds, 2, &ap);
+    if (ap.keys != NULL)
+        return NULL;
+    for (int i = 0; i < 2; i++) {
+        const sql_expr *k = hash_key_in(it, conds[i], col);
+        if (k != NULL)
+            return k;
+    }
+    return NULL;
+}
+
+/* Reads item it's table whole into the arena and chains its rows by the
+ * hash of column col: a hash join's build, once per statement. */
+static keel_status hash_build(sql_session *s, from_item *it, uint16_t col)
+{
+    uint16_t nc = it->t.info.ncols;
+    level_rows lr = {0};
+    char *strs = NULL;
+    bool found;
+    keel_status rc = scan_open(s, &it->sc, &it->t, NULL, 0, NULL, it->off);
+    size_t nb = 16;
+
+    if (rc != KEEL_OK)
+        return rc;
+    while ((rc = sql_scan_next(s, &it->sc, &found)) == KEEL_OK && found)
+        if (!level_add(&lr, it->sc.row, nc)) {
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            break;
+        }
+    sql_scan_end(&it->sc);
+    if (rc == KEEL_OK && lr.n > UINT32_MAX - 1)
+        rc = sql_fail(s, KEEL_ETOOBIG, "54000", "too many rows to hash");
+    while (nb < lr.n * 2)
+        nb *= 2;
+    if (rc == KEEL_OK) {
+        it->hrows = sql_alloc(&s->arena, (lr.n * nc + 1) * sizeof(sql_value));
+        it->hhead = sql_alloc(&s->arena, nb * sizeof(uint32_t));
+        it->hnext = sql_alloc(&s->arena, (lr.n + 1) * sizeof(uint32_t));
+        strs = sql_alloc(&s->arena, lr.slen + 1);
+        if (it->hrows == NULL || it->hhead == NULL || it->hnext == NULL ||
+            strs == NULL)
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    if (rc == KEEL_OK) {
+        if (lr.slen > 0)
+            memcpy(strs, lr.strs, lr.slen);
+        free(lr.strs);
+        lr.strs = strs;
+        level_fix(&lr, nc);
+        if (lr.n > 0)
+            memcpy(it->hrows, lr.vals, lr.n * nc * sizeof(sql_value));
+        memset(it->hhead, 0, nb * sizeof(uint32_t));
+        it->hmask = (uint32_t)(nb - 1);
+        it->hcol = col;
+        for (size_t i = 0; i < lr.n; i++) {
+            const sql_value *v = &it->hrows[i * nc + col];
+            uint32_t h;
+            if (v->isnull)
+                continue; /* = never holds */
+            h = (uint32_t)value_hash(v) & it->hmask;
+            it->hnext[i] = it->hhead[h];
+            it->hhead[h] = (uint32_t)(i + 1);
+        }
+        it->hbuilt = true;
+        lr.strs = NULL;
+    }
+    free(lr.vals);
+    free(lr.strs);
+    return rc;
+}
+
+/* A hash join's level: the built rows whose key hashes as the outer
+ * side's value, those that ON accepts going on (or, for a LEFT JOIN
+ * without one, a row of nulls). */
+static keel_status hash_level(sql_session *s, select_run *r, uint16_t level,
+                              const sql_expr *key, uint16_t col)
+{
+    from_item *it = &r->from->items[level];
+    uint16_t nc = it->t.info.ncols;
+    bool matched = false;
+    sql_value k;
+    keel_status rc = KEEL_OK;
+
+    if (!it->hbuilt)
+        rc = hash_build(s, it, col);
+    if (rc == KEEL_OK)
+        rc = sql_expr_eval(s, key, r->row, &k);
+    if (rc == KEEL_OK && !k.isnull) {
+        uint32_t i = it->hhead[(uint32_t)value_hash(&k) & it->hmask];
+        for (; rc == KEEL_OK && i != 0 && !output_full(r->o);
+             i = it->hnext[i - 1]) {
+            memcpy(r->row + it->off, it->hrows + (size_t)(i - 1) * nc,
+                   nc * sizeof(sql_value));
+            if (it->on_expr != NULL) {
+                sql_value v;
+                rc = sql_expr_eval(s, it->on_expr, r->row, &v);
+                if (rc != KEEL_OK)
+                    break;
+                if (v.isnull || !v.v.b)
+                    continue;
+            }
+            matched = true;
+            rc = join_level(s, r, (uint16_t)(level + 1));
+        }
+    }
+    if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
+        for (uint16_t c = 0; c < nc; c++)
+            r->row[it->off + c] = (sql_value){
+                .type = sql_column_type(&it->t.cols[c]), .isnull = true};
+        rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    return rc;
+}
+
 /* A rowset's level of the join: its rows (a LATERAL subquery's, run for
  * the row before it) that ON accepts, or a row of nulls for a LEFT JOIN
  * without one. */
@@ -1836,6 +2019,12 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
     last = level + 1 == r->from->n && !r->materialize;
     r->conds[0] = it->on_expr;
     r->conds[1] = r->where;
+    {
+        uint16_t col = 0;
+        const sql_expr *key = hash_key(it, level, r->conds, &col);
+        if (key != NULL)
+            return hash_level(s, r, level, key, col);
+    }
     rc = scan_open(s, &it->sc, &it->t, r->conds, 2, r->row, it->off);
     if (rc != KEEL_OK)
         return rc;
@@ -1898,9 +2087,18 @@ static void explain_join(sql_explain *x, const from_list *f,
                          const sql_expr *where, uint16_t k, int depth)
 {
     const sql_expr *c[2] = {f->items[k].on_expr, where};
+    uint16_t col;
 
     if (k == 0) {
         explain_item(x, depth, &f->items[0], c);
+        return;
+    }
+    if (hash_key(&f->items[k], k, c, &col) != NULL) {
+        sql_explain_node(x, depth, "Hash%s Join",
+                         f->items[k].left ? " Left" : "");
+        explain_join(x, f, where, (uint16_t)(k - 1), depth + 1);
+        sql_explain_node(x, depth + 1, "Hash");
+        explain_item(x, depth + 2, &f->items[k], c);
         return;
     }
     sql_explain_node(x, depth, "Nested Loop%s",
