@@ -735,9 +735,16 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
                 type != SQL_TYPE_TEXT && type != SQL_TYPE_VARCHAR &&
                 type != SQL_TYPE_BPCHAR && type != SQL_TYPE_NAME)
                 goto no_cast;
-            rc = sql_value_text(s, v, &p, &len);
-            if (rc != KEEL_OK)
-                return rc;
+            /* A boolean cast to text is spelled out (PostgreSQL's
+             * booltext), though it is output as t or f. */
+            if (from == SQL_TYPE_BOOL) {
+                p = v->v.b ? "true" : "false";
+                len = v->v.b ? 4 : 5;
+            } else {
+                rc = sql_value_text(s, v, &p, &len);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
             v->v.s.p = p;
             v->v.s.len = len;
         }

@@ -27,3 +27,4 @@ SELECT '2020-06-15 18:30'::timestamp::date, '0044-03-15'::date;
 SELECT 'epoch'::timestamp, 'epoch'::date;
 SELECT 1 = '1', 'a' < 'b', 'a' || NULL, 7 || '7';
 SELECT abs(-7), abs(-7.5::float8), abs(NULL::int);
+SELECT true::text, false::varchar, true::char, (1 = 1)::text || '!', true::varchar(2);
