@@ -669,8 +669,13 @@ static void test_catalog(void **state)
            "id:23\n<null>\n12\n11\nSELECT 3\n");
     EXPECT(f->s, "SELECT 1 UNION SELECT 'x'::text",
            "ERROR 42804: UNION types integer and text cannot be matched\n");
-    EXPECT(f->s, "SELECT 1 INTERSECT SELECT 1",
-           "ERROR 0A000: INTERSECT and EXCEPT is not supported yet\n");
+    EXPECT(f->s, "SELECT 1 INTERSECT SELECT 1, 2",
+           "ERROR 42601: each INTERSECT query must have the same number of "
+           "columns\n");
+    EXPECT(f->s, "SELECT 1 EXCEPT SELECT 'x'::text",
+           "ERROR 42804: EXCEPT types integer and text cannot be matched\n");
+    EXPECT(f->s, "EXPLAIN SELECT 1 EXCEPT ALL SELECT 2",
+           "QUERY PLAN:25\nSetOp Except All\nEXPLAIN\n");
     EXPECT(f->s,
            "SELECT string_agg(v, ', '), (SELECT string_agg(v, '') FROM s1.a "
            "WHERE false) FROM s1.a, generate_series(1, 2) g WHERE g = a.id",

@@ -2172,6 +2172,21 @@ static uint32_t setop_type(uint32_t a, uint32_t b)
  * ALL; then the statement's own ORDER BY (by output position or name),
  * LIMIT and OFFSET.  INTERSECT and EXCEPT are not done.
  */
+/* Orders two rows of a set operation (pointers to their first values;
+ * arg: the column count), NULL equal to NULL as the operations treat it. */
+static int setop_row_cmp(const void *x, const void *y, void *arg)
+{
+    const sql_value *a = *(sql_value *const *)x, *b = *(sql_value *const *)y;
+    uint16_t n = *(const uint16_t *)arg;
+
+    for (uint16_t c = 0; c < n; c++) {
+        int r = key_cmp(&a[c], &b[c], false, false);
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
 static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
                                const sql_scope *outer,
                                const sql_value *outer_row, bool describe,
@@ -2183,10 +2198,20 @@ static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
     sql_column *cols;
     keel_status rc;
 
-    if (st->op != PG_QUERY__SET_OPERATION__SETOP_UNION)
-        return sql_unsupported(s, -1, "INTERSECT and EXCEPT");
+    const char *opname =
+        st->op == PG_QUERY__SET_OPERATION__SETOP_INTERSECT ? "INTERSECT"
+        : st->op == PG_QUERY__SET_OPERATION__SETOP_EXCEPT  ? "EXCEPT"
+                                                           : "UNION";
+    bool is_union = st->op == PG_QUERY__SET_OPERATION__SETOP_UNION;
+    sql_value **right = NULL;
+    uint32_t *used = NULL;
+
+    if (st->op != PG_QUERY__SET_OPERATION__SETOP_UNION &&
+        st->op != PG_QUERY__SET_OPERATION__SETOP_INTERSECT &&
+        st->op != PG_QUERY__SET_OPERATION__SETOP_EXCEPT)
+        return sql_unsupported(s, -1, "this set operation");
     if (st->larg == NULL || st->rarg == NULL)
-        return sql_unsupported(s, -1, "this UNION");
+        return sql_unsupported(s, -1, "this set operation");
     memset(&o, 0, sizeof(o));
     memset(arm, 0, sizeof(arm));
     for (int k = 0; k < 2; k++) {
@@ -2198,13 +2223,14 @@ static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
     }
     if (arm[0].ncols != arm[1].ncols)
         return sql_fail(s, KEEL_EINVAL, "42601",
-                        "each UNION query must have the same number of "
-                        "columns");
+                        "each %s query must have the same number of "
+                        "columns",
+                        opname);
     for (uint16_t c = 0; c < arm[0].ncols; c++) {
         uint32_t t = setop_type(arm[0].types[c], arm[1].types[c]);
         if (t == 0)
             return sql_fail(s, KEEL_ETYPE, "42804",
-                            "UNION types %s and %s cannot be matched",
+                            "%s types %s and %s cannot be matched", opname,
                             sql_type_name(arm[0].types[c]),
                             sql_type_name(arm[1].types[c]));
         arm[0].types[c] = t == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : t;
@@ -2263,7 +2289,15 @@ static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
         for (uint16_t c = 0; c < o.nt; c++)
             into->types[c] = arm[0].types[c];
     } else if (s->explain != NULL) {
-        sql_explain_node(s->explain, 0, "%s", o.distinct ? "Unique" : "Append");
+        if (is_union)
+            sql_explain_node(s->explain, 0, "%s",
+                             o.distinct ? "Unique" : "Append");
+        else
+            sql_explain_node(s->explain, 0, "SetOp %s%s",
+                             st->op == PG_QUERY__SET_OPERATION__SETOP_INTERSECT
+                                 ? "Intersect"
+                                 : "Except",
+                             st->all ? " All" : "");
         return KEEL_OK;
     } else if (s->sink->columns(s->sink->ctx, cols, o.nt) != 0) {
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
@@ -2271,17 +2305,65 @@ static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
     if (describe)
         return KEEL_OK;
     for (int k = 0; k < 2; k++)
-        for (size_t i = 0; i < arm[k].n && !output_full(&o); i++) {
+        for (size_t i = 0; i < arm[k].n; i++) {
             sql_value *row = arm[k].vals + i * arm[0].ncols;
             for (uint16_t c = 0; c < o.nt; c++) {
                 rc = sql_value_cast(s, &row[c], arm[0].types[c], -1, true, -1);
                 if (rc != KEEL_OK)
                     return rc;
             }
+        }
+    if (!is_union) {
+        /* The right arm sorted, each left row's matches found by binary
+         * search; `used` counts, per run of equal right rows, the left
+         * rows that ALL has matched against it. */
+        right = malloc((arm[1].n + 1) * sizeof(*right));
+        used = calloc(arm[1].n + 1, sizeof(*used));
+        if (right == NULL || used == NULL) {
+            free(right);
+            free(used);
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        }
+        for (size_t i = 0; i < arm[1].n; i++)
+            right[i] = arm[1].vals + i * arm[0].ncols;
+        if (arm[1].n > 1)
+            qsort_r(right, arm[1].n, sizeof(*right), setop_row_cmp, &o.nt);
+    }
+    for (int k = 0; k < (is_union ? 2 : 1); k++)
+        for (size_t i = 0; i < arm[k].n && !output_full(&o); i++) {
+            sql_value *row = arm[k].vals + i * arm[0].ncols;
+            if (!is_union) {
+                size_t lo = 0, hi = arm[1].n, first, n;
+                bool keep;
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (setop_row_cmp(&right[mid], &row, &o.nt) < 0)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                first = lo;
+                for (n = 0; first + n < arm[1].n &&
+                            setop_row_cmp(&right[first + n], &row, &o.nt) == 0;
+                     n++)
+                    ;
+                if (st->op == PG_QUERY__SET_OPERATION__SETOP_INTERSECT)
+                    keep = n > 0 && (!st->all || used[first] < n);
+                else
+                    keep = n == 0 || (st->all && used[first] >= n);
+                if (st->all && n > 0 && used[first] < n)
+                    used[first]++;
+                if (!keep)
+                    continue;
+            }
             rc = output_row(s, &o, row);
             if (rc != KEEL_OK)
-                return rc;
+                break;
         }
+    free(right);
+    free(used);
+    if (rc != KEEL_OK)
+        return rc;
     rc = output_finish(s, &o);
     if (rc != KEEL_OK || into != NULL)
         return rc;

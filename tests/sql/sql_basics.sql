@@ -50,3 +50,16 @@ TRUNCATE dept;
 SELECT count(*) FROM dept;
 DROP TABLE emp, dept;
 DROP TABLE IF EXISTS emp;
+-- Set operations: duplicates and NULLs as PostgreSQL counts them.
+CREATE TABLE sa (x int, y text);
+CREATE TABLE sb (x int, y text);
+INSERT INTO sa VALUES (1, 'a'), (1, 'a'), (1, 'a'), (2, 'b'), (NULL, 'n'), (NULL, 'n'), (3, NULL);
+INSERT INTO sb VALUES (1, 'a'), (2, 'b'), (2, 'b'), (NULL, 'n'), (4, 'd'), (3, NULL);
+SELECT * FROM sa INTERSECT SELECT * FROM sb ORDER BY 1, 2;
+SELECT * FROM sa INTERSECT ALL SELECT * FROM sb ORDER BY 1, 2;
+SELECT * FROM sa EXCEPT SELECT * FROM sb ORDER BY 1, 2;
+SELECT * FROM sa EXCEPT ALL SELECT * FROM sb ORDER BY 1, 2;
+SELECT x FROM sb EXCEPT ALL SELECT x FROM sa ORDER BY 1;
+SELECT x FROM sa UNION SELECT x FROM sb EXCEPT SELECT 2 ORDER BY 1;
+SELECT x FROM sa INTERSECT SELECT x FROM sb ORDER BY 1 LIMIT 2;
+DROP TABLE sa, sb;
