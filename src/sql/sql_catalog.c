@@ -32,9 +32,10 @@
 typedef struct sql_view {
     const char *name;
     const char *text;
-    /* A table of keel_sql's it reads (keel_attrdef: column defaults),
-     * which exists once it has a row; without it the next view of the
-     * same name is read instead. */
+    /* A table it reads that exists only once it has a row ("schema.table":
+     * keel_sql.keel_attrdef, column defaults; keel_auth.keel_authid,
+     * roles); without it the next view of the same name is read
+     * instead. */
     const char *needs;
 } sql_view;
 
@@ -91,7 +92,7 @@ static const sql_view views[] = {
      PG_ATTRIBUTE("d.adrelid is not null")
      " left join keel_sql.keel_attrdef d"
      " on d.adrelid = a.relid and d.adnum = a.attnum",
-     "keel_attrdef"},
+     "keel_sql.keel_attrdef"},
     {"pg_attribute", PG_ATTRIBUTE("false"), NULL},
     {"pg_index",
      "select i.indexrelid, i.indrelid, i.nkeys as indnatts,"
@@ -110,11 +111,28 @@ static const sql_view views[] = {
      " 'C'::text as datctype, null::text as daticulocale,"
      " null::name[] as datacl",
      NULL},
+    /* The roles CREATE ROLE made, and the connected user if it is none
+     * of them (trust lets anyone in by any name). */
+    {"pg_roles",
+     "select (case when a.rolname = current_user then 10 else 16384 end)::oid"
+     " as oid, a.rolname, a.rolsuper, true as rolinherit,"
+     " a.rolsuper as rolcreaterole, a.rolsuper as rolcreatedb,"
+     " a.rolcanlogin, false as rolreplication, -1 as rolconnlimit,"
+     " null::timestamptz as rolvaliduntil, a.rolsuper as rolbypassrls"
+     " from keel_auth.keel_authid a"
+     " union all select 10::oid, current_user, true, true, true, true, true,"
+     " false, -1, null::timestamptz, true where not exists"
+     " (select 1 from keel_auth.keel_authid x where x.rolname = current_user)",
+     "keel_auth.keel_authid"},
     {"pg_roles",
      "select 10::oid as oid, current_user as rolname, true as rolsuper,"
      " true as rolinherit, true as rolcreaterole, true as rolcreatedb,"
      " true as rolcanlogin, false as rolreplication, -1 as rolconnlimit,"
-     " true as rolbypassrls",
+     " null::timestamptz as rolvaliduntil, true as rolbypassrls",
+     NULL},
+    {"pg_auth_members",
+     "select 0::oid as roleid, 0::oid as member, 0::oid as grantor,"
+     " false as admin_option where false",
      NULL},
     {"pg_user",
      "select current_user as usename, 10::oid as usesysid,"
@@ -162,7 +180,7 @@ static const sql_view views[] = {
      " else d.adsrc end as adbin"
      " from keel_sql.keel_attrdef d join pg_attribute a"
      " on a.attrelid = d.adrelid and a.attnum = d.adnum",
-     "keel_attrdef"},
+     "keel_sql.keel_attrdef"},
     {"pg_attrdef",
      "select 0::oid as oid, 0::oid as adrelid, 0::int2 as adnum,"
      " null::text as adbin where false",
@@ -323,9 +341,13 @@ keel_status sql_catalog_view_rows(sql_session *s, const char *name,
         if (strcmp(views[i].name, name) != 0)
             continue;
         if (views[i].needs != NULL) {
+            const char *dot = strchr(views[i].needs, '.');
+            char schema[KEEL_NAME_LEN];
             bool exists = false;
-            rc = keel_relation_exists(s->ks, "keel_sql", views[i].needs,
-                                      &exists);
+            size_t n = (size_t)(dot - views[i].needs);
+            memcpy(schema, views[i].needs, n);
+            schema[n] = '\0';
+            rc = keel_relation_exists(s->ks, schema, dot + 1, &exists);
             if (rc != KEEL_OK && rc != KEEL_ENOENT)
                 return sql_fail_engine(s, rc);
             if (!exists)

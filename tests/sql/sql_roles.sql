@@ -30,6 +30,8 @@ BEGIN;
 DROP ROLE regress_alice;
 ROLLBACK;
 ALTER ROLE regress_alice PASSWORD 'still here';
+-- pg_roles lists them.
+SELECT rolname, rolsuper, rolcanlogin, rolconnlimit, rolvaliduntil FROM pg_roles WHERE rolname LIKE 'regress%' ORDER BY 1;
 DROP ROLE regress_frank;
 DROP ROLE IF EXISTS regress_frank, regress_alice;
 DROP ROLE regress_alice;
