@@ -1374,6 +1374,68 @@ static void test_read_committed_waits(void **state)
     sql_session_destroy(b);
 }
 
+/* ---- concurrent TRUNCATE ------------------------------------------------ */
+
+typedef struct trunc_worker {
+    pthread_t th;
+    keel_db *db;
+    int rounds, number;
+    char failure[512];
+    capture out;
+} trunc_worker;
+
+static void *trunc_work(void *arg)
+{
+    trunc_worker *w = arg;
+    sql_session *s;
+    sql_error err;
+    char q[128];
+
+    if (sql_session_create(w->db, &s, &err) != KEEL_OK) {
+        snprintf(w->failure, sizeof(w->failure), "session: %.200s", err.message);
+        return NULL;
+    }
+    for (int i = 0; i < w->rounds && w->failure[0] == '\0'; i++) {
+        const char *got;
+        snprintf(q, sizeof(q),
+                 "BEGIN; TRUNCATE tr; INSERT INTO tr VALUES (%d, %d); COMMIT",
+                 w->number, i);
+        got = run_into(s, q, &w->out);
+        if (strcmp(got, "BEGIN\nTRUNCATE TABLE\nINSERT 0 1\nCOMMIT\n") != 0)
+            snprintf(w->failure, sizeof(w->failure), "round %d: %.400s", i, got);
+    }
+    sql_session_destroy(s);
+    return NULL;
+}
+
+/* Sessions truncating one table at once queue on its lock, each taking
+ * ACCESS EXCLUSIVE before it reads the table (a weaker lock first would
+ * let two of them wait for each other); the table keeps its index. */
+static void test_concurrent_truncate(void **state)
+{
+    fixture *f = *state;
+    trunc_worker w[3];
+
+    EXPECT(f->s, "CREATE TABLE tr (id int PRIMARY KEY, v int); "
+                 "CREATE UNIQUE INDEX tr_v ON tr (v)",
+           "CREATE TABLE\nCREATE INDEX\n");
+    memset(w, 0, sizeof(w));
+    for (int i = 0; i < 3; i++) {
+        w[i].db = f->db;
+        w[i].rounds = 40;
+        w[i].number = i + 1;
+        assert_int_equal(pthread_create(&w[i].th, NULL, trunc_work, &w[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pthread_join(w[i].th, NULL), 0);
+        if (w[i].failure[0] != '\0')
+            fail_msg("worker %d: %s", i, w[i].failure);
+    }
+    EXPECT(f->s, "SELECT count(*), max(v) FROM tr", "count:20,max:23\n1|39\nSELECT 1\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM tr WHERE v = 39",
+           "QUERY PLAN:25\nIndex Scan using tr_v on tr\nEXPLAIN\n");
+}
+
 /* ---- read committed under load ------------------------------------------ */
 
 #define RC_THREADS  4
@@ -1514,6 +1576,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_secondary_index_plans, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_read_committed_stress, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_truncate, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocks, setup, teardown),

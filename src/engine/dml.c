@@ -688,7 +688,8 @@ plan:
         rc = engine_table_lock(s, h, KEEL_LOCK_ACCESS_SHARE);
         if (__builtin_expect(rc != KEEL_OK, 0))
             rc = engine_table_settle(s, h, KEEL_LOCK_ACCESS_SHARE, rc,
-                                     !replanned, schema, table);
+                                     replanned ? 0 : ENGINE_REFRESH_ONCE,
+                                     schema, table);
         if (rc == ENGINE_AGAIN) {
             replanned = true;
             rel_e = NULL;

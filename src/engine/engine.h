@@ -398,12 +398,21 @@ static inline int engine_table_lock(keel_session *s, const engine_rel *h,
  * may_refresh, if this lock is the transaction's only one and it has
  * changed no catalog row and has no xid yet, its snapshot and catalog
  * caches are taken again (as if it began now) and ENGINE_AGAIN tells the
- * caller to resolve the name once more (then without may_refresh).  Else a
- * dropped table is KEEL_ENOENT, and a wait alone KEEL_OK (the snapshot stays:
- * later checks refuse what it misses).
+ * caller to resolve the name once more.  ENGINE_REFRESH_AGAIN as
+ * may_refresh says the same of a caller resolving the name again after
+ * that, whose every lock was taken while resolving it (locks on tables
+ * found dropped, which nothing was read under): a name whose table is
+ * dropped and made again while it waits, more than once, is followed to
+ * the table it names now.  Else a dropped table is KEEL_ENOENT, and a
+ * wait alone KEEL_OK (the snapshot stays: later checks refuse what it
+ * misses).
  */
+/* How many times a name is resolved again after waits at most. */
+#define ENGINE_RESOLVE_ROUNDS 1000
+#define ENGINE_REFRESH_ONCE  1
+#define ENGINE_REFRESH_AGAIN 2
 int engine_table_settle(keel_session *s, const engine_rel *h,
-                        keel_lock_mode mode, int rc, bool may_refresh,
+                        keel_lock_mode mode, int rc, int may_refresh,
                         const char *schema, const char *name)
     __attribute__((cold));
 

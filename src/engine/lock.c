@@ -65,7 +65,7 @@ static int snapshot_again(keel_session *s)
 }
 
 int engine_table_settle(keel_session *s, const engine_rel *h,
-                        keel_lock_mode mode, int rc, bool may_refresh,
+                        keel_lock_mode mode, int rc, int may_refresh,
                         const char *schema, const char *name)
 {
     bool dropped = atomic_load_acquire(&h->dropped) != 0;
@@ -78,9 +78,10 @@ int engine_table_settle(keel_session *s, const engine_rel *h,
      * transaction reads with: a build whose snapshot saw a deleter commit
      * has a higher xid than that deleter, which keel check relies on
      * (writers and builds take their xids once their lock is held). */
-    if (may_refresh && s->inval.count == 0 && !s->inval.overflow &&
+    if (may_refresh != 0 && s->inval.count == 0 && !s->inval.overflow &&
         txn_current_xid(s->ts) == XID_INVALID &&
-        lmgr_holds_only(s->lp, h->oid, mode)) {
+        (may_refresh == ENGINE_REFRESH_AGAIN ||
+         lmgr_holds_only(s->lp, h->oid, mode))) {
         rc = snapshot_again(s);
         return rc == KEEL_OK ? ENGINE_AGAIN : rc;
     }

@@ -726,9 +726,14 @@ int engine_table_open(keel_session *s, catalog_txn *ct, const char *schema,
             rc = engine_table_handle(s, ct, &t->rel, &t->h);
         if (rc == KEEL_OK && mode != 0) {
             rc = engine_table_lock(s, t->h, mode);
+            /* After a first refresh, every lock held was taken here. */
             if (rc != KEEL_OK)
-                rc = engine_table_settle(s, t->h, mode, rc, round == 0, schema,
-                                         name);
+                rc = engine_table_settle(
+                    s, t->h, mode, rc,
+                    round == 0                     ? ENGINE_REFRESH_ONCE
+                    : round < ENGINE_RESOLVE_ROUNDS ? ENGINE_REFRESH_AGAIN
+                                                   : 0,
+                    schema, name);
         }
         if (rc != ENGINE_AGAIN)
             break;

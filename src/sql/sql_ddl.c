@@ -615,9 +615,8 @@ keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st)
 
 /*
  * TRUNCATE: each table is dropped and made again, empty, in the same
- * transaction, so that an abort brings the rows back.  A table whose
- * only index is its primary key is made again as it was; one with other
- * indexes is refused (0A000) until the engine can name them.
+ * transaction, so that an abort brings the rows back: its columns, its
+ * primary key and its other indexes as they were.
  */
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
 {
@@ -626,15 +625,24 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
     if (s->describe_only)
         return KEEL_OK;
     for (size_t i = 0; i < st->n_relations; i++) {
+        const PgQuery__RangeVar *rv = st->relations[i]->range_var;
         sql_table t;
         keel_column *cols;
-        rc = sql_table_open(s, st->relations[i]->range_var, &t);
+        /* Locked as the drop will lock it before it is described, so
+         * that the drop does not upgrade a weaker lock (two TRUNCATEs of
+         * one table would wait for each other).  A name the lock does
+         * not find is left to sql_table_open() to report. */
+        if (rv->schemaname == NULL || rv->schemaname[0] == '\0' ||
+            strcmp(rv->schemaname, "public") == 0) {
+            rc = keel_lock_table(s->ks, NULL, rv->relname,
+                                 KEEL_LOCK_ACCESS_EXCLUSIVE, false);
+            if (rc == KEEL_ELOCKTIMEOUT || rc == KEEL_EDEADLOCK ||
+                rc == KEEL_ENOMEM)
+                return sql_fail_engine(s, rc);
+        }
+        rc = sql_table_open(s, rv, &t);
         if (rc != KEEL_OK)
             return rc;
-        if (t.info.nindexes > (t.info.npkey > 0 ? 1 : 0))
-            return sql_unsupported(s, st->relations[i]->range_var->location,
-                                   "TRUNCATE of a table with indexes besides "
-                                   "its primary key");
         cols = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*cols));
         if (cols == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
@@ -647,6 +655,12 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
         if (rc == KEEL_OK)
             rc = keel_create_table(s->ks, t.schema, t.name, cols, t.info.ncols,
                                    t.info.pkey, t.info.npkey);
+        /* Its other indexes, made again on the empty table. */
+        for (uint16_t x = 0; rc == KEEL_OK && x < t.nidx; x++)
+            if (!t.idx[x].primary)
+                rc = keel_create_index(s->ks, t.schema, t.name, t.idx[x].name,
+                                       t.idx[x].keys, t.idx[x].nkeys,
+                                       t.idx[x].unique);
         if (rc == KEEL_OK) {
             keel_table_info made;
             rc = keel_table_describe(s->ks, t.schema, t.name, &made, NULL, 0);

@@ -26,3 +26,18 @@ DROP INDEX di_pkey;
 DROP INDEX public.di_b;
 DROP TABLE di;
 DROP INDEX di_b;
+-- TRUNCATE keeps a table's indexes.
+CREATE TABLE tr (id int PRIMARY KEY, v int);
+CREATE UNIQUE INDEX tr_v ON tr (v);
+INSERT INTO tr VALUES (1, 10), (2, 20);
+BEGIN;
+TRUNCATE tr;
+SELECT count(*) FROM tr;
+ROLLBACK;
+SELECT * FROM tr ORDER BY id;
+TRUNCATE tr;
+INSERT INTO tr VALUES (3, 10);
+INSERT INTO tr VALUES (4, 10);
+SELECT * FROM tr WHERE v = 10;
+SELECT c.relname, i.indisunique FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid WHERE t.relname = 'tr' ORDER BY 1;
+DROP TABLE tr;
