@@ -676,8 +676,8 @@ KEEL_API keel_status keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
  * without one.  They are row calls of the scan's statement (see
  * "Statements" above), and need the scan to run in an explicit
  * transaction (KEEL_EINVAL otherwise); KEEL_EINVAL also when the scan has
- * no current row: before its first row, after its end, or once the row
- * was changed through it.  Otherwise as keel_update() and keel_delete()
+ * no current row (before its first row, after its end, or once the row
+ * was changed through it) and for a scan of a system catalog.  Otherwise as keel_update() and keel_delete()
  * (ROW EXCLUSIVE on the table; KEEL_EUNIQUE for a new key of a unique
  * index that is taken, checked before anything changes; KEEL_ENOENT for a
  * row changed by the statement already; KEEL_ESERIALIZE, or under read

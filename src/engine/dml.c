@@ -1257,7 +1257,8 @@ keel_status keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
 
 /*
  * The opening of keel_scan_update() and keel_scan_delete(), after
- * row_stmt_begin(): KEEL_EINVAL without a current row; then, as
+ * row_stmt_begin(): KEEL_EINVAL without a current row or for a system
+ * catalog (as engine_table_open() refuses a writer one); then, as
  * resolve_table() for a writer but with the scan's table (its indexes as
  * the scan's snapshot saw them, which is the statement's), a catalog_txn
  * without an xid, ROW EXCLUSIVE on the table, and the xid.  A lock that
@@ -1275,6 +1276,11 @@ static int scan_write_begin(keel_scan *sc, catalog_txn *ct)
                         "the scan of table \"%s\" has no current row: "
                         "keel_scan_next() returned none, or it was changed "
                         "through the scan already",
+                        t->rel.name);
+    /* A scan may read a system catalog; only DDL writes one. */
+    if (t->rel.nsoid == NAMESPACE_CATALOG)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "\"%s.%s\" is not a user table", sc->schema,
                         t->rel.name);
     rc = engine_catalog_txn_unlocked(s, ct);
     if (rc == KEEL_OK) {
