@@ -2825,11 +2825,12 @@ static int np_rows(keel_session *s, int64_t *suma, int64_t *sumb)
  * keel_scan_update() and keel_scan_delete(): the scan's current row
  * changed, in a table without a primary key (a unique index on b whose
  * key changes) and in one with one (its key changed too); no current
- * row, no explicit transaction and a system catalog are refused.  Under read committed they
- * wait for a running changer and report a committed one's change as
- * keel_update() does: a delete is KEEL_ENOENT, an update KEEL_ECHANGED,
- * after which keel_fetch_changed() returns the newest version and the
- * scan's next change applies to it, until the scan moves on.
+ * row, no explicit transaction and a system catalog are refused.  Under
+ * read committed they wait for a running changer and report a committed
+ * one's change as keel_update() does: a delete is KEEL_ENOENT, an update
+ * KEEL_ECHANGED, after which keel_fetch_changed() returns the newest
+ * version and the scan's next change applies to it, until the scan moves
+ * on.
  */
 static void test_scan_update_delete(void **state)
 {
@@ -2874,8 +2875,8 @@ static void test_scan_update_delete(void **state)
     assert_int_equal(keel_scan_update(NULL, v), KEEL_EINVAL);
     /* A system catalog can be scanned, not changed so. */
     assert_int_equal(keel_begin(a), KEEL_OK);
-    assert_int_equal(keel_scan_begin(a, "keel_catalog", "keel_namespace",
-                                     NULL, NULL, NULL, &sc),
+    assert_int_equal(keel_scan_begin(a, "keel_catalog", "keel_namespace", NULL,
+                                     NULL, NULL, &sc),
                      KEEL_OK);
     assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
     assert_true(found);
