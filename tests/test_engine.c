@@ -4,6 +4,7 @@
  * concurrent writers, bad inputs, bad directories, xid reservation,
  * dropping a table with its indexes, bulk loads, lookups through the
  * session's index directories, scans of a table without a primary key,
+ * rows changed through a scan (keel_scan_update, keel_scan_delete),
  * a database open in one place at a time, read-only opens, files no
  * relation owns, and catalog rows and meta pages that disagree.
  */
@@ -2759,6 +2760,312 @@ static void test_scan_without_primary_key(void **state)
     finish(dir, db, other, s);
 }
 
+/* ---- changes through a scan ------------------------------------------- */
+
+static const keel_column np_cols[] = {{"a", KEEL_INT4, 0, false},
+                                      {"b", KEEL_INT4, 0, false}};
+
+/* Inserts (a, b) into s1.np. */
+static void np_insert(keel_session *s, int32_t a, int32_t b)
+{
+    keel_value v[2] = {tu_vi4(a), tu_vi4(b)};
+
+    assert_int_equal(keel_insert(s, "s1", "np", v), KEEL_OK);
+}
+
+/* Through a scan of s1.np in s's explicit transaction: the row whose b is
+ * `b` deleted (del) or given b `newb`; it must be there. */
+static void np_change(keel_session *s, int32_t b, int32_t newb, bool del)
+{
+    keel_value out[2], v[2];
+    keel_scan *sc;
+    bool found, done = false;
+
+    assert_int_equal(keel_scan_begin(s, "s1", "np", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    while (!done) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        assert_true(found);
+        if (out[1].v.i4 != b)
+            continue;
+        v[0] = out[0];
+        v[1] = tu_vi4(newb);
+        assert_int_equal(del ? keel_scan_delete(sc) : keel_scan_update(sc, v),
+                         KEEL_OK);
+        done = true;
+    }
+    keel_scan_end(sc);
+}
+
+/* The rows of s1.np as s sees them: their count, and the sums of a and
+ * of b. */
+static int np_rows(keel_session *s, int64_t *suma, int64_t *sumb)
+{
+    keel_value out[2];
+    keel_scan *sc;
+    bool found;
+    int n = 0;
+
+    *suma = *sumb = 0;
+    assert_int_equal(keel_scan_begin(s, "s1", "np", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    for (;;) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        if (!found)
+            break;
+        *suma += out[0].v.i4;
+        *sumb += out[1].v.i4;
+        n++;
+    }
+    keel_scan_end(sc);
+    return n;
+}
+
+/*
+ * keel_scan_update() and keel_scan_delete(): the scan's current row
+ * changed, in a table without a primary key (a unique index on b whose
+ * key changes) and in one with one (its key changed too); no current
+ * row, no explicit transaction and a system catalog are refused.  Under
+ * read committed they wait for a running changer and report a committed
+ * one's change as keel_update() does: a delete is KEEL_ENOENT, an update
+ * KEEL_ECHANGED, after which keel_fetch_changed() returns the newest
+ * version and the scan's next change applies to it, until the scan moves
+ * on.
+ */
+static void test_scan_update_delete(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_value v[9], out[9], key;
+    keel_scan *sc;
+    uint16_t bcol = 2;
+    int64_t suma, sumb;
+    char tb[32];
+    bool found;
+    int n;
+
+    (void)state;
+    setup_db(dir, &db, &a, 3);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
+    assert_int_equal(keel_create_table(a, "s1", "np", np_cols, 2, NULL, 0),
+                     KEEL_OK);
+    assert_int_equal(keel_create_index(a, "s1", "np", "np_b", &bcol, 1, true),
+                     KEEL_OK);
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    np_insert(a, 1, 10);
+    np_insert(a, 1, 11);
+    np_insert(a, 2, 20);
+    np_insert(a, 3, 30);
+    assert_int_equal(keel_commit(a), KEEL_OK);
+
+    /* A scan in its own transaction changes nothing. */
+    assert_int_equal(keel_scan_begin(a, "s1", "np", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+    assert_true(found);
+    v[0] = tu_vi4(9);
+    v[1] = tu_vi4(9);
+    assert_int_equal(keel_scan_update(sc, v), KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(a), "keel_begin"));
+    assert_int_equal(keel_scan_delete(sc), KEEL_EINVAL);
+    keel_scan_end(sc);
+    assert_int_equal(keel_scan_update(NULL, v), KEEL_EINVAL);
+    /* A system catalog can be scanned, not changed so. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_scan_begin(a, "keel_catalog", "keel_namespace", NULL,
+                                     NULL, NULL, &sc),
+                     KEEL_OK);
+    assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(keel_scan_delete(sc), KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(a), "not a user table"));
+    keel_scan_end(sc);
+    assert_int_equal(keel_commit(a), KEEL_OK);
+
+    /* Without a primary key. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_scan_begin(a, "s1", "np", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    assert_int_equal(keel_scan_update(sc, v), KEEL_EINVAL);
+    assert_non_null(strstr(keel_session_error(a), "no current row"));
+    assert_int_equal(keel_scan_delete(sc), KEEL_EINVAL);
+    n = 0;
+    for (;;) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        if (!found)
+            break;
+        n++;
+        v[0] = out[0];
+        switch (out[1].v.i4) {
+        case 10:
+            assert_int_equal(keel_scan_delete(sc), KEEL_OK);
+            assert_int_equal(keel_scan_delete(sc), KEEL_EINVAL);
+            break;
+        case 11: /* a row that another of the same a shares */
+            v[1] = tu_vi4(12);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_OK);
+            break;
+        case 20:
+            /* Taken by (3, 30): nothing changes, the row stays current. */
+            v[1] = tu_vi4(30);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_EUNIQUE);
+            assert_non_null(strstr(keel_session_error(a), "np_b"));
+            v[1] = tu_vi4(21);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_OK);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_EINVAL);
+            break;
+        case 30: /* b's key unchanged */
+            v[0] = tu_vi4(33);
+            v[1] = out[1];
+            assert_int_equal(keel_scan_update(sc, v), KEEL_OK);
+            break;
+        default:
+            fail_msg("row (%d, %d) met", out[0].v.i4, out[1].v.i4);
+        }
+    }
+    assert_int_equal(n, 4); /* no new version met */
+    assert_int_equal(keel_scan_update(sc, v), KEEL_EINVAL);
+    assert_int_equal(keel_scan_delete(sc), KEEL_EINVAL);
+    keel_scan_end(sc);
+    assert_int_equal(np_rows(a, &suma, &sumb), 3);
+    assert_true(suma == 1 + 2 + 33 && sumb == 12 + 21 + 30);
+    assert_int_equal(np_rows(b, &suma, &sumb), 4); /* not yet committed */
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    assert_int_equal(np_rows(b, &suma, &sumb), 3);
+    assert_true(suma == 1 + 2 + 33 && sumb == 12 + 21 + 30);
+
+    /* With a primary key, its key changed too. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_scan_begin(a, "s1", "t", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    n = 0;
+    for (;;) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        if (!found)
+            break;
+        n++;
+        row_of(out[0].v.i4, v, tb);
+        if (out[0].v.i4 == 1) {
+            v[0] = tu_vi4(10);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_OK);
+        } else if (out[0].v.i4 == 2) {
+            v[0] = tu_vi4(3); /* taken */
+            assert_int_equal(keel_scan_update(sc, v), KEEL_EUNIQUE);
+            v[0] = tu_vi4(2);
+            v[1].v.i2 = 100;
+            assert_int_equal(keel_scan_update(sc, v), KEEL_OK);
+        } else {
+            assert_int_equal(keel_scan_delete(sc), KEEL_OK);
+        }
+    }
+    assert_int_equal(n, 3);
+    keel_scan_end(sc);
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    key = tu_vi4(1);
+    assert_int_equal(keel_lookup(b, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_false(found);
+    key = tu_vi4(3);
+    assert_int_equal(keel_lookup(b, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_false(found);
+    key = tu_vi4(10);
+    assert_int_equal(keel_lookup(b, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found && out[1].v.i2 == 2);
+    key = tu_vi4(2);
+    assert_int_equal(keel_lookup(b, "s1", "t", &key, out, &found), KEEL_OK);
+    assert_true(found && out[1].v.i2 == 100);
+    assert_int_equal(count_rows(b, NULL, 0, 100), 2);
+
+    /* Read committed: b changes the rows a's scan returns, after a's
+     * snapshot. */
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    np_insert(a, 4, 40);
+    np_insert(a, 6, 60);
+    np_insert(a, 7, 70);
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    assert_int_equal(keel_set_isolation(a, KEEL_READ_COMMITTED), KEEL_OK);
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    assert_int_equal(keel_scan_begin(a, "s1", "np", NULL, NULL, NULL, &sc),
+                     KEEL_OK);
+    n = 0;
+    for (;;) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        if (!found)
+            break;
+        n++;
+        v[0] = out[0];
+        assert_int_equal(keel_begin(b), KEEL_OK);
+        switch (out[1].v.i4) {
+        case 12: /* deleted and committed: nothing to change */
+            np_change(b, 12, 0, true);
+            assert_int_equal(keel_commit(b), KEEL_OK);
+            assert_int_equal(keel_scan_delete(sc), KEEL_ENOENT);
+            assert_int_equal(keel_fetch_changed(a, "s1", "np", out, &found),
+                             KEEL_EINVAL);
+            break;
+        case 21: /* updated: the newest version checked and updated */
+            np_change(b, 21, 22, false);
+            assert_int_equal(keel_commit(b), KEEL_OK);
+            v[1] = tu_vi4(99);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_ECHANGED);
+            assert_int_equal(keel_fetch_changed(a, "s1", "np", out, &found),
+                             KEEL_OK);
+            assert_true(found && out[0].v.i4 == 2 && out[1].v.i4 == 22);
+            v[1] = tu_vi4(out[1].v.i4 + 100);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_OK);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_EINVAL);
+            break;
+        case 30: /* a changer still running: waited for */
+            np_change(b, 30, 31, false);
+            v[1] = tu_vi4(35);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_ELOCKTIMEOUT);
+            assert_int_equal(keel_abort(b), KEEL_OK);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_OK);
+            break;
+        case 40: /* updated: the newest version deleted */
+            np_change(b, 40, 41, false);
+            assert_int_equal(keel_commit(b), KEEL_OK);
+            assert_int_equal(keel_scan_delete(sc), KEEL_ECHANGED);
+            assert_int_equal(keel_fetch_changed(a, "s1", "np", out, &found),
+                             KEEL_OK);
+            assert_true(found && out[1].v.i4 == 41);
+            assert_int_equal(keel_scan_delete(sc), KEEL_OK);
+            break;
+        case 60: /* updated, and left: the scan moves on */
+            np_change(b, 60, 61, false);
+            assert_int_equal(keel_commit(b), KEEL_OK);
+            v[1] = tu_vi4(62);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_ECHANGED);
+            break;
+        case 70: /* the scan's row, not the one followed before */
+            assert_int_equal(keel_commit(b), KEEL_OK);
+            v[1] = tu_vi4(71);
+            assert_int_equal(keel_scan_update(sc, v), KEEL_OK);
+            break;
+        default:
+            fail_msg("row (%d, %d) met", out[0].v.i4, out[1].v.i4);
+        }
+    }
+    assert_int_equal(n, 6);
+    keel_scan_end(sc);
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    /* Left: (2, 122), (33, 35), (6, 61), (7, 71). */
+    assert_int_equal(np_rows(b, &suma, &sumb), 4);
+    assert_true(suma == 2 + 33 + 6 + 7 && sumb == 122 + 35 + 61 + 71);
+    keel_session_end(b);
+    keel_session_end(a);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    {
+        uint64_t problems = 1, notes = 0;
+        assert_int_equal(keel_check(dir, NULL, NULL, &problems, &notes, &e),
+                         KEEL_OK);
+        assert_int_equal(problems, 0);
+    }
+    tu_dir_remove(dir);
+}
+
 static void test_lookup_directories(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -2863,6 +3170,7 @@ int main(void)
         cmocka_unit_test(test_lookup_many_versions),
         cmocka_unit_test(test_lookup_directories),
         cmocka_unit_test(test_scan_without_primary_key),
+        cmocka_unit_test(test_scan_update_delete),
         cmocka_unit_test(test_aborted_ddl),
         cmocka_unit_test(test_drop_table_drops_indexes),
         cmocka_unit_test(test_load_table),

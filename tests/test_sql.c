@@ -1298,8 +1298,9 @@ static const char *bg_join(bg_stmt *b)
  * Read committed's waits: an UPDATE or DELETE that meets a row another
  * transaction is changing waits for it; then it goes on if that one
  * aborted, skips the row if it was deleted, and checks the row's newest
- * version against its WHERE again if it was updated.  Two transactions
- * waiting for each other's rows: one gets 40P01 and the other goes on.
+ * version against its WHERE again if it was updated; in a table without
+ * a primary key too.  Two transactions waiting for each other's rows: one
+ * gets 40P01 and the other goes on.
  */
 static void test_read_committed_waits(void **state)
 {
@@ -1364,6 +1365,37 @@ static void test_read_committed_waits(void **state)
     }
     EXPECT(f->s, "SELECT count(*) FROM acc WHERE bal IN (1, 2)",
            "count:20\n2\nSELECT 1\n");
+    /* A table without a primary key: the same waits, each row changed
+     * through the scan that returned it; two identical rows both. */
+    EXPECT(f->s, "CREATE TABLE ledger (acct int, bal int); "
+                 "INSERT INTO ledger VALUES (1, 0), (1, 0), (2, 0)",
+           "CREATE TABLE\nINSERT 0 3\n");
+    EXPECT(f->s, "BEGIN; UPDATE ledger SET bal = bal + 1 WHERE acct = 1",
+           "BEGIN\nUPDATE 2\n");
+    bg_start(&bg, b, "UPDATE ledger SET bal = bal + 10 WHERE acct = 1");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    assert_string_equal(bg_join(&bg), "UPDATE 2\n");
+    EXPECT(f->s, "SELECT count(*), sum(bal) FROM ledger WHERE bal = 11",
+           "count:20,sum:20\n2|22\nSELECT 1\n");
+    EXPECT(f->s, "BEGIN; UPDATE ledger SET bal = 100 WHERE acct = 2",
+           "BEGIN\nUPDATE 1\n");
+    bg_start(&bg, b, "UPDATE ledger SET bal = bal + 1 WHERE acct = 2");
+    EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+    assert_string_equal(bg_join(&bg), "UPDATE 1\n");
+    EXPECT(f->s, "SELECT bal FROM ledger WHERE acct = 2",
+           "bal:23\n1\nSELECT 1\n");
+    EXPECT(f->s, "BEGIN; UPDATE ledger SET acct = 5 WHERE acct = 2",
+           "BEGIN\nUPDATE 1\n");
+    bg_start(&bg, b, "UPDATE ledger SET bal = 0 WHERE acct < 3 RETURNING acct");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    assert_string_equal(bg_join(&bg), "acct:23\n1\n1\nUPDATE 2\n");
+    EXPECT(f->s, "BEGIN; DELETE FROM ledger WHERE acct = 1",
+           "BEGIN\nDELETE 2\n");
+    bg_start(&bg, b, "DELETE FROM ledger WHERE acct = 1");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    assert_string_equal(bg_join(&bg), "DELETE 0\n");
+    EXPECT(f->s, "SELECT acct, bal FROM ledger",
+           "acct:23,bal:23\n5|1\nSELECT 1\n");
     /* A wait past lock_timeout fails with 55P03. */
     EXPECT(f->s, "BEGIN; UPDATE acc SET bal = 7 WHERE id = 2",
            "BEGIN\nUPDATE 1\n");

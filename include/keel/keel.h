@@ -168,8 +168,9 @@ typedef struct keel_value {
  * needs to be called between statements): every call sees every change
  * its transaction made in earlier calls.  A scan is one statement from
  * keel_scan_begin() to keel_scan_end(), and the row calls made while it
- * is open (keel_insert, keel_lookup, keel_update, keel_delete; every
- * other call fails with KEEL_EINVAL) are part of it: the scan does not
+ * is open (keel_insert, keel_lookup, keel_update, keel_delete,
+ * keel_fetch_changed, keel_scan_update, keel_scan_delete; every other
+ * call fails with KEEL_EINVAL) are part of it: the scan does not
  * return the rows they insert or the new versions of the rows they
  * update, and goes on returning the rows they delete or update as they
  * were when it began, so that a scan that updates every row it returns
@@ -348,7 +349,9 @@ KEEL_API keel_status keel_abort(keel_session *s);
  *     aborted, and may be tried again); keel_fetch_changed() then returns the row's newest version, for
  *     the caller to check again and compute its change from (PostgreSQL's
  *     re-check of an updated row), and a keel_update() or keel_delete()
- *     of that table with the newest version's key changes that version.
+ *     of that table with the newest version's key changes that version
+ *     (as does the scan's next keel_scan_update() or keel_scan_delete()
+ *     after one of them returned KEEL_ECHANGED).
  *
  * keel_set_isolation: KEEL_EINVAL for an unknown level.
  * keel_new_snapshot: a no-op outside a transaction (a call there takes
@@ -664,6 +667,30 @@ KEEL_API keel_status keel_scan_begin(keel_session *s, const char *schema, const 
  * another error (KEEL_EEXHAUSTED, I/O) the scan has not moved: called
  * again, it goes on with the row it could not return. */
 KEEL_API keel_status keel_scan_next(keel_scan *sc, keel_value *out, bool *found);
+
+/*
+ * Changes the scan's current row, the version its last keel_scan_next()
+ * returned, as PostgreSQL's WHERE CURRENT OF does: keel_scan_update()
+ * replaces it by values (one per column, as for keel_insert), and
+ * keel_scan_delete() deletes it.  For a table with a primary key or
+ * without one.  They are row calls of the scan's statement (see
+ * "Statements" above), and need the scan to run in an explicit
+ * transaction (KEEL_EINVAL otherwise); KEEL_EINVAL also when the scan has
+ * no current row (before its first row, after its end, or once the row
+ * was changed through it) and for a scan of a system catalog.  Otherwise as keel_update() and keel_delete()
+ * (ROW EXCLUSIVE on the table; KEEL_EUNIQUE for a new key of a unique
+ * index that is taken, checked before anything changes; KEEL_ENOENT for a
+ * row changed by the statement already; KEEL_ESERIALIZE, or under read
+ * committed the waits, KEEL_ENOENT and KEEL_ECHANGED described with
+ * keel_set_isolation()).  After KEEL_ECHANGED the row stays current, and
+ * once keel_fetch_changed() has returned its newest version, the scan's
+ * next keel_scan_update() or keel_scan_delete() changes that version
+ * instead of the scan's row; the scan's next keel_scan_next() ends that.
+ * KEEL_EINVAL, with no message, once the scan's transaction or session has
+ * ended (or with sc NULL).
+ */
+KEEL_API keel_status keel_scan_update(keel_scan *sc, const keel_value *values);
+KEEL_API keel_status keel_scan_delete(keel_scan *sc);
 
 /* Ends a scan and frees it (NULL is fine); also one whose transaction or
  * session ended first.  The session's message (keel_session_error()) is

@@ -1,6 +1,7 @@
 /*
  * dml.c: rows through the API: insert, lookup by primary key, range
- * scans, update, delete, and analyze.
+ * scans, update and delete by primary key or of a scan's current row,
+ * and analyze.
  *
  * Index maintenance: a row goes into the heap first (its tid is the
  * entries' payload), then into every index.  If an index refuses it (a
@@ -12,6 +13,7 @@
  * the check and the index insert (a concurrent insert of the same key)
  * leaves the transaction failed: it must be aborted.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,8 @@
 
 /*
  * The opening of a row call (keel_insert, keel_lookup, keel_update,
- * keel_delete): engine_stmt_begin(), except that it may be made while the
+ * keel_delete, keel_fetch_changed, keel_scan_update, keel_scan_delete):
+ * engine_stmt_begin(), except that it may be made while the
  * session's scan is open.  It is then part of the scan's statement: it
  * runs in the scan's transaction and as the scan's command, so that the
  * scan meets neither the versions it writes nor the loss of the ones it
@@ -886,18 +889,114 @@ keel_status keel_fetch_changed(keel_session *s, const char *schema,
     return engine_stmt_end(s, rc, false);
 }
 
+/*
+ * Replaces version old of a row of t (read by ct's snapshot, or with
+ * following the version keel_fetch_changed() returned, which need only be
+ * committed) by values, which check_row() passed: the keys of t's unique
+ * indexes that change are checked first (KEEL_EUNIQUE, nothing changed);
+ * read committed waits for a running changer of the version and reports
+ * a committed one's change (met_change()); then the new version's index
+ * entries, whose failure takes the update back (heap_update_undo()), and
+ * the write guard.  *changed: the write guard refused a change it cannot
+ * take back, and the transaction must abort.  The shared body of
+ * keel_update() and keel_scan_update().
+ */
+static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
+                          const heap_row *old, bool following,
+                          const keel_value *values, bool *changed)
+{
+    keel_value keys[BTREE_MAX_KEYS];
+    heap_update_hold hold;
+    write_conflict met = {0};
+    visibility wv;
+    tid nt;
+    int rc = KEEL_OK;
+
+    *changed = false;
+    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
+        bool taken = false;
+        if (!t->idx[i].unique)
+            continue;
+        engine_index_key(&t->idx[i], values, keys);
+        if (same_key(t, i, keys, old->values))
+            continue; /* only this row can hold it: heap_update decides */
+        rc = key_taken(s, ct, t, i, keys, old->tid, &taken);
+        if (rc == KEEL_OK && taken) {
+            unique_message(s, t, i, keys);
+            rc = KEEL_EUNIQUE;
+        }
+    }
+    /* Both versions' pages stay pinned until the new one's index entries
+     * are in, so that taking the update back, should one fail, reads
+     * nothing.  A write guard's refusal leaves the transaction to abort. */
+    /* Read committed waits for a running changer of the row, and reports
+     * a committed one's update for the caller to check the row again. */
+    wv = ct->vis;
+    if (s->read_committed) {
+        wv.met = &met;
+        wv.committed_ok = following;
+    }
+    while (rc == KEEL_OK) {
+        met.xid = XID_INVALID;
+        rc = heap_update_held(&t->h->heap, s->bs, &wv, ct->xid, old->tid,
+                              values, &nt, &hold);
+        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
+            rc = met_change(s, t, &met);
+            if (rc == KEEL_OK)
+                continue;
+        }
+        break;
+    }
+    if (rc == KEEL_OK) {
+        rc = index_insert_all(s, ct, t, values, nt);
+        if (rc != KEEL_OK) {
+            heap_update_undo(s->bs, ct->xid, &hold);
+        } else {
+            heap_update_release(s->bs, &hold);
+            rc = engine_write_guard(s, &ct->vis, t->h, t->rel.name);
+            *changed = rc != KEEL_OK;
+        }
+    }
+    return rc;
+}
+
+/*
+ * Deletes version old of a row of t, as update_version() replaces one
+ * (read committed's waits and reports included).  Deletes add no index
+ * entries, and are not guarded.  The shared body of keel_delete() and
+ * keel_scan_delete().
+ */
+static int delete_version(keel_session *s, catalog_txn *ct, engine_table *t,
+                          tid old, bool following)
+{
+    write_conflict met = {0};
+    visibility wv = ct->vis;
+    int rc = KEEL_OK;
+
+    if (s->read_committed) {
+        wv.met = &met;
+        wv.committed_ok = following;
+    }
+    while (rc == KEEL_OK) {
+        met.xid = XID_INVALID;
+        rc = heap_delete(&t->h->heap, s->bs, &wv, ct->xid, old);
+        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
+            rc = met_change(s, t, &met);
+            if (rc == KEEL_OK)
+                continue;
+        }
+        break;
+    }
+    return rc;
+}
+
 keel_status keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values)
 {
     catalog_txn ct;
     engine_table tab, *t = &tab;
     heap_row row = {0};
-    keel_value keys[BTREE_MAX_KEYS];
-    heap_update_hold hold;
     bool found = false, changed = false, following = false;
-    write_conflict met = {0};
-    visibility wv;
-    tid nt;
     int rc = row_stmt_begin(s, true);
 
     if (rc != KEEL_OK)
@@ -910,50 +1009,8 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
         rc = follow_find(s, &ct, t, key, &row, &following);
     if (rc == KEEL_OK && !following)
         rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
-    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
-        bool taken = false;
-        if (!t->idx[i].unique)
-            continue;
-        engine_index_key(&t->idx[i], values, keys);
-        if (same_key(t, i, keys, row.values))
-            continue; /* only this row can hold it: heap_update decides */
-        rc = key_taken(s, &ct, t, i, keys, row.tid, &taken);
-        if (rc == KEEL_OK && taken) {
-            unique_message(s, t, i, keys);
-            rc = KEEL_EUNIQUE;
-        }
-    }
-    /* Both versions' pages stay pinned until the new one's index entries
-     * are in, so that taking the update back, should one fail, reads
-     * nothing.  A write guard's refusal leaves the transaction to abort. */
-    /* Read committed waits for a running changer of the row, and reports
-     * a committed one's update for the caller to check the row again. */
-    wv = ct.vis;
-    if (s->read_committed) {
-        wv.met = &met;
-        wv.committed_ok = following;
-    }
-    while (rc == KEEL_OK) {
-        met.xid = XID_INVALID;
-        rc = heap_update_held(&t->h->heap, s->bs, &wv, ct.xid, row.tid,
-                              values, &nt, &hold);
-        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
-            rc = met_change(s, t, &met);
-            if (rc == KEEL_OK)
-                continue;
-        }
-        break;
-    }
-    if (rc == KEEL_OK) {
-        rc = index_insert_all(s, &ct, t, values, nt);
-        if (rc != KEEL_OK) {
-            heap_update_undo(s->bs, ct.xid, &hold);
-        } else {
-            heap_update_release(s->bs, &hold);
-            rc = engine_write_guard(s, &ct.vis, t->h, table);
-            changed = rc != KEEL_OK;
-        }
-    }
+    if (rc == KEEL_OK)
+        rc = update_version(s, &ct, t, &row, following, values, &changed);
     heap_row_free(&row);
     return engine_stmt_end(s, rc, changed);
 }
@@ -965,8 +1022,6 @@ keel_status keel_delete(keel_session *s, const char *schema, const char *table,
     engine_table tab, *t = &tab;
     heap_row row = {0};
     bool found = false, following = false;
-    write_conflict met = {0};
-    visibility wv;
     int rc = row_stmt_begin(s, true);
 
     if (rc != KEEL_OK)
@@ -977,21 +1032,8 @@ keel_status keel_delete(keel_session *s, const char *schema, const char *table,
         rc = follow_find(s, &ct, t, key, &row, &following);
     if (rc == KEEL_OK && !following)
         rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
-    wv = ct.vis;
-    if (s->read_committed) {
-        wv.met = &met;
-        wv.committed_ok = following;
-    }
-    while (rc == KEEL_OK) {
-        met.xid = XID_INVALID;
-        rc = heap_delete(&t->h->heap, s->bs, &wv, ct.xid, row.tid);
-        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
-            rc = met_change(s, t, &met);
-            if (rc == KEEL_OK)
-                continue;
-        }
-        break;
-    }
+    if (rc == KEEL_OK)
+        rc = delete_version(s, &ct, t, row.tid, following);
     heap_row_free(&row);
     return engine_stmt_end(s, rc, false);
 }
@@ -1006,7 +1048,13 @@ struct keel_scan {
     heap_scan *hsc;  /* or in heap order (a table without a primary key) */
     tid retry;       /* the entry whose row could not be fetched, if valid:
                       * the next keel_scan_next() fetches it first */
-    heap_row row;
+    heap_row row;  /* the version keel_scan_next() returned last */
+    char schema[KEEL_NAME_LEN]; /* the table's, for messages */
+    bool current;  /* row is the scan's current row: returned by the last
+                    * keel_scan_next(), not yet changed through the scan */
+    bool follow;   /* a change of it through the scan met a committed
+                    * update (KEEL_ECHANGED): the next one changes the
+                    * version the session follows (read committed) */
     bool implicit; /* the scan's own transaction, committed at its end */
     bool orphan;   /* its transaction or session ended first: all it holds
                     * is gone, and keel_scan_end() only frees it */
@@ -1147,6 +1195,8 @@ keel_status keel_scan_begin(keel_session *s, const char *schema, const char *tab
         return engine_stmt_end(s, rc, false);
     }
     sc->s = s;
+    snprintf(sc->schema, sizeof(sc->schema), "%s",
+             schema != NULL ? schema : "public");
     sc->implicit = s->implicit;
     s->implicit = false;
     s->scan = sc;
@@ -1168,10 +1218,17 @@ keel_status keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
     if (sc->orphan)
         return KEEL_EINVAL; /* no session to leave a message in */
     kerr_clear(&s->bs->err);
+    /* The scan moves on: what it returned last is no longer its row, and
+     * a change of that row that met a committed update is not followed
+     * by the scan's next change. */
+    sc->current = false;
+    sc->follow = false;
     if (sc->hsc != NULL) {
         rc = heap_scan_next(sc->hsc, &sc->row, found);
-        if (rc == KEEL_OK && *found)
+        if (rc == KEEL_OK && *found) {
             memcpy(out, sc->row.values, sc->t->rel.natts * sizeof(keel_value));
+            sc->current = true;
+        }
         return rc;
     }
     for (;;) {
@@ -1194,8 +1251,140 @@ keel_status keel_scan_next(keel_scan *sc, keel_value *out, bool *found)
         }
         memcpy(out, sc->row.values, sc->t->rel.natts * sizeof(keel_value));
         *found = true;
+        sc->current = true;
         return KEEL_OK;
     }
+}
+
+/*
+ * The opening of keel_scan_update() and keel_scan_delete(), after
+ * row_stmt_begin(): KEEL_EINVAL without a current row or for a system
+ * catalog (as engine_table_open() refuses a writer one); then, as
+ * resolve_table() for a writer but with the scan's table (its indexes as
+ * the scan's snapshot saw them, which is the statement's), a catalog_txn
+ * without an xid, ROW EXCLUSIVE on the table, and the xid.  A lock that
+ * waited keeps the snapshot: the scan has read with it already (a build
+ * committed meanwhile is the write guard's to refuse).
+ */
+static int scan_write_begin(keel_scan *sc, catalog_txn *ct)
+{
+    keel_session *s = sc->s;
+    engine_table *t = sc->t;
+    int rc;
+
+    if (!sc->current)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "the scan of table \"%s\" has no current row: "
+                        "keel_scan_next() returned none, or it was changed "
+                        "through the scan already",
+                        t->rel.name);
+    /* A scan may read a system catalog; only DDL writes one. */
+    if (t->rel.nsoid == NAMESPACE_CATALOG)
+        return kerr_set(&s->bs->err, KEEL_EINVAL,
+                        "\"%s.%s\" is not a user table", sc->schema,
+                        t->rel.name);
+    rc = engine_catalog_txn_unlocked(s, ct);
+    if (rc == KEEL_OK) {
+        rc = engine_table_lock(s, t->h, KEEL_LOCK_ROW_EXCLUSIVE);
+        if (rc != KEEL_OK)
+            rc = engine_table_settle(s, t->h, KEEL_LOCK_ROW_EXCLUSIVE, rc,
+                                     false, sc->schema, t->rel.name);
+    }
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, true, ct);
+    return rc;
+}
+
+/*
+ * The version a change through scan sc applies to: the scan's row, or
+ * (read committed) after a change of it through the scan returned
+ * KEEL_ECHANGED, the version the session follows since, which
+ * keel_fetch_changed() returned (*following; decoded into row, the
+ * version the caller computed its change from).  Following ends here
+ * either way, as in follow_find().
+ */
+static int scan_version(keel_scan *sc, catalog_txn *ct, heap_row *row,
+                        const heap_row **old, bool *following)
+{
+    keel_session *s = sc->s;
+    tid latest;
+    int rc;
+
+    *old = &sc->row;
+    *following = false;
+    if (!sc->follow)
+        return KEEL_OK;
+    sc->follow = false;
+    if (!s->read_committed || !s->follow_set ||
+        s->follow_table != sc->t->rel.oid)
+        return KEEL_OK;
+    s->follow_set = false;
+    rc = follow_row(s, ct, sc->t, s->follow_tid, true, row, &latest);
+    if (rc == KEEL_OK) {
+        *old = row;
+        *following = true;
+    }
+    return rc;
+}
+
+keel_status keel_scan_update(keel_scan *sc, const keel_value *values)
+{
+    keel_session *s;
+    catalog_txn ct;
+    heap_row row = {0};
+    const heap_row *old = NULL;
+    bool changed = false, following = false;
+    int rc;
+
+    if (sc == NULL || sc->orphan)
+        return KEEL_EINVAL; /* no session to leave a message in */
+    s = sc->s;
+    assert(s->scan == sc);
+    rc = row_stmt_begin(s, true);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = scan_write_begin(sc, &ct);
+    if (rc == KEEL_OK)
+        rc = check_row(s, sc->t, values);
+    if (rc == KEEL_OK)
+        rc = scan_version(sc, &ct, &row, &old, &following);
+    if (rc == KEEL_OK)
+        rc = update_version(s, &ct, sc->t, old, following, values, &changed);
+    if (rc == KEEL_OK)
+        sc->current = false;
+    else if (rc == KEEL_ECHANGED)
+        sc->follow = true;
+    heap_row_free(&row);
+    return engine_stmt_end(s, rc, changed);
+}
+
+keel_status keel_scan_delete(keel_scan *sc)
+{
+    keel_session *s;
+    catalog_txn ct;
+    heap_row row = {0};
+    const heap_row *old = NULL;
+    bool following = false;
+    int rc;
+
+    if (sc == NULL || sc->orphan)
+        return KEEL_EINVAL;
+    s = sc->s;
+    assert(s->scan == sc);
+    rc = row_stmt_begin(s, true);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = scan_write_begin(sc, &ct);
+    if (rc == KEEL_OK)
+        rc = scan_version(sc, &ct, &row, &old, &following);
+    if (rc == KEEL_OK)
+        rc = delete_version(s, &ct, sc->t, old->tid, following);
+    if (rc == KEEL_OK)
+        sc->current = false;
+    else if (rc == KEEL_ECHANGED)
+        sc->follow = true;
+    heap_row_free(&row);
+    return engine_stmt_end(s, rc, false);
 }
 
 void keel_scan_end(keel_scan *sc)

@@ -8,12 +8,14 @@
  * first, then assigns and inserts them the same way.
  *
  * UPDATE and DELETE scan the rows the WHERE clause selects and change
- * each one, by its primary key as the engine addresses rows, while the
- * scan is open: the changes are part of the scan's command, which the
- * scan does not see (src/access/README.md, "Command ids"), so a statement
- * never meets the versions it wrote itself, not even an UPDATE that moves
- * rows forward in the order of the scan.  A table without a primary key
- * cannot be updated or deleted from yet.
+ * each one while the scan is open: the version the scan returned, through
+ * the scan (keel_scan_update(), keel_scan_delete(): tables with or
+ * without a primary key), or by its primary key (keel_update(),
+ * keel_delete()) when every key column is bound by equality and the row
+ * was looked up instead of scanned.  The changes are part of the scan's
+ * command, which the scan does not see (src/access/README.md, "Command
+ * ids"), so a statement never meets the versions it wrote itself, not
+ * even an UPDATE that moves rows forward in the order of the scan.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -505,6 +507,36 @@ static keel_status recheck_changed(sql_session *s, const sql_table *t,
     return rc;
 }
 
+/*
+ * Replaces the row sc returned last (cur: as the scan returned it, or its
+ * newest version after recheck_changed()) by kv: through the engine's
+ * scan, which changes the version it returned (or, after KEEL_ECHANGED,
+ * the one keel_fetch_changed() returned); by primary key (kk, filled
+ * here) after a point lookup.  The engine's status, untranslated.
+ */
+static keel_status update_current(sql_session *s, const sql_table *t,
+                                  const sql_scan *sc, const sql_value *cur,
+                                  keel_value *kk, const keel_value *kv)
+{
+    if (sc->ks != NULL)
+        return keel_scan_update(sc->ks, kv);
+    for (uint16_t k = 0; k < t->info.npkey; k++)
+        sql_value_to_keel(&cur[t->info.pkey[k] - 1], &kk[k]);
+    return keel_update(s->ks, t->schema, t->name, kk, kv);
+}
+
+/* update_current()'s delete. */
+static keel_status delete_current(sql_session *s, const sql_table *t,
+                                  const sql_scan *sc, const sql_value *cur,
+                                  keel_value *kk)
+{
+    if (sc->ks != NULL)
+        return keel_scan_delete(sc->ks);
+    for (uint16_t k = 0; k < t->info.npkey; k++)
+        sql_value_to_keel(&cur[t->info.pkey[k] - 1], &kk[k]);
+    return keel_delete(s->ks, t->schema, t->name, kk);
+}
+
 keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 {
     const sql_defaults *defs;
@@ -526,9 +558,6 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
-    if (t.info.npkey == 0)
-        return sql_unsupported(s, st->relation->location,
-                               "UPDATE of a table without a primary key");
     rc = sql_defaults_of(s, &t, &defs);
     if (rc != KEEL_OK)
         return rc;
@@ -634,11 +663,9 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
             break;
         /* The row as the scan returned it, changed under the open scan:
          * its strings stay the scan's until the next row. */
-        for (uint16_t k = 0; k < t.info.npkey; k++)
-            sql_value_to_keel(&cur[t.info.pkey[k] - 1], &kk[k]);
         for (uint16_t c = 0; c < t.info.ncols; c++)
             sql_value_to_keel(&newrow[c], &kv[c]);
-        rc = keel_update(s->ks, t.schema, t.name, kk, kv);
+        rc = update_current(s, &t, &sc, cur, kk, kv);
         if (rc == KEEL_ENOENT) {
             /* changed by this statement already, or deleted by a
              * transaction that committed since its snapshot */
@@ -689,9 +716,6 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
-    if (t.info.npkey == 0)
-        return sql_unsupported(s, st->relation->location,
-                               "DELETE from a table without a primary key");
     scope = (sql_scope){.table = t.alias, .cols = t.cols, .ncols = t.info.ncols};
     kk = sql_alloc(&s->arena, 17 * sizeof(*kk));
     erow = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*erow));
@@ -718,9 +742,7 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     while ((rc = sql_scan_next(s, &sc, &found)) == KEEL_OK && found) {
         const sql_value *cur = sc.row;
     again:
-        for (uint16_t k = 0; k < t.info.npkey; k++)
-            sql_value_to_keel(&cur[t.info.pkey[k] - 1], &kk[k]);
-        rc = keel_delete(s->ks, t.schema, t.name, kk);
+        rc = delete_current(s, &t, &sc, cur, kk);
         if (rc == KEEL_ENOENT) {
             /* deleted by this statement already, or by a transaction
              * that committed since its snapshot */

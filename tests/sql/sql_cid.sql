@@ -56,3 +56,44 @@ SELECT count(*), sum(x) FROM cid_t;
 ROLLBACK;
 SELECT count(*), sum(x) FROM cid_t;
 DROP TABLE cid_t;
+-- A table without a primary key: each row the scan returns is changed as
+-- it was returned, two identical rows both, none twice.
+CREATE TABLE nopk (a int, b text);
+INSERT INTO nopk VALUES (1, 'one'), (2, 'two'), (2, 'two'), (3, 'three'), (NULL, 'none');
+UPDATE nopk SET b = 'x' WHERE a > 1 RETURNING *;
+SELECT * FROM nopk ORDER BY a, b;
+UPDATE nopk SET a = a + 10 WHERE b = 'x' RETURNING a, b;
+UPDATE nopk SET a = 0 WHERE a IS NULL;
+DELETE FROM nopk WHERE b = 'x' RETURNING *;
+SELECT * FROM nopk ORDER BY a;
+DELETE FROM nopk;
+INSERT INTO nopk VALUES (1, 'r');
+INSERT INTO nopk SELECT a + 1, b FROM nopk;
+INSERT INTO nopk SELECT a + 2, b FROM nopk;
+INSERT INTO nopk SELECT a + 4, b FROM nopk;
+INSERT INTO nopk SELECT a + 8, b FROM nopk;
+INSERT INTO nopk SELECT a + 16, b FROM nopk;
+INSERT INTO nopk SELECT a + 32, b FROM nopk;
+INSERT INTO nopk SELECT a + 64, b FROM nopk;
+INSERT INTO nopk SELECT a + 128, b FROM nopk;
+INSERT INTO nopk SELECT a + 256, b FROM nopk;
+SELECT count(*), sum(a), min(a), max(a) FROM nopk;
+-- Every row once, though its new version lands ahead of the scan.
+UPDATE nopk SET a = a + 1000, b = b || '+';
+SELECT count(*), sum(a), min(a), max(a), min(b), max(b) FROM nopk;
+BEGIN;
+DELETE FROM nopk WHERE a % 2 = 0;
+UPDATE nopk SET b = 'odd';
+SELECT count(*), sum(a), min(b), max(b) FROM nopk;
+ROLLBACK;
+SELECT count(*), sum(a) FROM nopk;
+-- A unique index: a key taken fails the statement.
+CREATE UNIQUE INDEX nopk_a ON nopk (a);
+UPDATE nopk SET a = 1002 WHERE a = 1001;
+UPDATE nopk SET a = a - 1000, b = 'u' WHERE a = 1500 RETURNING a, b;
+DELETE FROM nopk WHERE a > 1505 RETURNING a;
+SELECT count(*), sum(a), min(a), max(a) FROM nopk;
+SELECT * FROM nopk WHERE a < 1003 ORDER BY a;
+DELETE FROM nopk;
+SELECT count(*) FROM nopk;
+DROP TABLE nopk;
