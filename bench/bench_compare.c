@@ -310,8 +310,8 @@ static int pgbench_run(compare_state *st, const compare_run *r, int i, side *sd,
     argv[n++] = threads;
     argv[n++] = st->o.seconds ? "-T" : "-t";
     argv[n++] = amount;
-    /* keel aborts a transaction whose row a concurrent one changed first
-     * (serialization failure): pgbench retries it. */
+    /* Both servers run read committed, where pgbench's scripts meet no
+     * serialization failure; a deadlock (40P01) would be retried. */
     argv[n++] = "--max-tries=1000";
     argv[n++] = "-h";
     argv[n++] = s->sock;
