@@ -1,0 +1,1 @@
+SELECT x.a, y.b FROM t x JOIN t y ON y.b = x.b LEFT JOIN t z ON z.c = x.c AND z.b = y.b WHERE x.a IS NOT NULL

@@ -1,0 +1,1 @@
+CREATE INDEX IF NOT EXISTS t_b ON t (b); INSERT INTO t VALUES (1, 'x', 1.5), (2, 'y', NULL); SELECT a FROM t WHERE b = 'x' AND a > 0; UPDATE t SET b = b || 'z' WHERE b > 'w'; DELETE FROM t WHERE b = 'yz'
