@@ -3,9 +3,10 @@
  * default read-write transaction (tpcb_txn.h).
  *
  * For each client count, one thread per client, each with its own session,
- * runs the transaction on random rows for --seconds, retrying it whenever
- * a concurrent transaction changed one of its rows first (KEEL_ESERIALIZE),
- * as pgbench --max-tries 0 does; the throughput is the committed
+ * runs the transaction on random rows for --seconds, at read committed as
+ * pgbench's against PostgreSQL (--isolation repeatable-read: retrying it
+ * whenever a concurrent transaction changed one of its rows first,
+ * KEEL_ESERIALIZE, as pgbench --max-tries 0 does); the throughput is the committed
  * transactions over the time from the common start to the last client's
  * stop.  The runs are interleaved as in `keel bench select` (run 1 of
  * every count, then run 2 in reverse order, ...) and reported as median,
@@ -53,6 +54,7 @@ typedef struct tpcb_opts {
     double seconds;
     int runs;
     bool async; /* --sync off: synchronous_commit off */
+    bool repeatable; /* --isolation repeatable-read (else read committed) */
     bool insert_only; /* --txn insert: a history row per transaction */
     double fsync_rate; /* the disk's write + fdatasync loops per second */
 } tpcb_opts;
@@ -63,7 +65,8 @@ static void usage(void)
         stderr,
         "usage: keel bench tpcb [DIR] [--scale N] [--clients N,N,...]\n"
         "           [--seconds S] [--runs N] [--pool-mb N] [--sync on|off]\n"
-        "           [--txn tpcb|insert] [--json FILE]\n");
+        "           [--txn tpcb|insert]\n"
+        "           [--isolation read-committed|repeatable-read] [--json FILE]\n");
 }
 
 static int parse_clients(const char *v, tpcb_opts *o)
@@ -111,6 +114,13 @@ static int on_option(const bench_args *a, void *ctx)
             o->async = true;
         else
             return bench_args_unknown(a);
+    } else if (strcmp(a->name, "--isolation") == 0) {
+        if (strcmp(a->value, "read-committed") == 0)
+            o->repeatable = false;
+        else if (strcmp(a->value, "repeatable-read") == 0)
+            o->repeatable = true;
+        else
+            return bench_args_unknown(a);
     } else if (strcmp(a->name, "--txn") == 0) {
         if (strcmp(a->value, "tpcb") == 0)
             o->insert_only = false;
@@ -134,6 +144,7 @@ static int on_option(const bench_args *a, void *ctx)
 typedef struct tpcb_run {
     keel_db *db;
     bool insert_only; /* transactions of one history insert (delta 0) */
+    bool repeatable;  /* sessions at repeatable read, not read committed */
     const tpcb_totals *sizes;
     atomic_u32 stop, failed;
     pthread_barrier_t ready, go;
@@ -190,8 +201,12 @@ static void *client_main(void *arg)
     uint64_t rng = c->seed;
     int rc = keel_session_begin(run->db, &s, &e);
 
+    if (rc == KEEL_OK)
+        rc = keel_set_isolation(s, run->repeatable ? KEEL_REPEATABLE_READ
+                                                   : KEEL_READ_COMMITTED);
     if (rc != KEEL_OK) {
-        snprintf(c->msg, sizeof(c->msg), "%s", e.msg);
+        snprintf(c->msg, sizeof(c->msg), "%s",
+                 s != NULL ? keel_session_error(s) : e.msg);
         atomic_store_relaxed(&run->failed, 1);
     }
     pthread_barrier_wait(&run->ready);
@@ -351,11 +366,12 @@ static int write_json(const tpcb_opts *o, const tpcb_totals *sizes,
             "%d,\n  \"accounts\": %d,\n  \"pool_mb\": %u,\n  \"seconds\": "
             "%.3f,\n  \"runs\": %d,\n  \"consistent\": %s,\n"
             "  \"synchronous_commit\": %s,\n  \"fsync_loop_per_s\": %.1f,\n"
-            "  \"txn\": \"%s\",\n  \"tpcb\": [",
+            "  \"txn\": \"%s\",\n  \"isolation\": \"%s\",\n  \"tpcb\": [",
             sizes->branches, sizes->tellers, sizes->accounts, o->pool_mb,
             o->seconds, o->runs, consistent ? "true" : "false",
             o->async ? "false" : "true", o->fsync_rate,
-            o->insert_only ? "insert" : "tpcb");
+            o->insert_only ? "insert" : "tpcb",
+            o->repeatable ? "repeatable read" : "read committed");
     for (int i = 0; i < o->nclients; i++) {
         double v[MAX_RUNS];
         bench_stat st;
@@ -450,9 +466,11 @@ static int tpcb_all(tpcb_opts *o, const char *dir, tpcb_result *res)
         return 1;
     }
     printf(WHO ": %s, %d branches, %d tellers, %d accounts, pool %u MiB, "
-               "%d runs of %.2f s per client count, synchronous_commit %s\n",
+               "%d runs of %.2f s per client count, synchronous_commit %s, "
+               "%s\n",
            dir, before.branches, before.tellers, before.accounts, o->pool_mb,
-           o->runs, o->seconds, o->async ? "off" : "on");
+           o->runs, o->seconds, o->async ? "off" : "on",
+           o->repeatable ? "repeatable read" : "read committed");
     if (o->insert_only)
         printf("transactions: one history insert each (--txn insert)\n");
     printf("the disk's own 8 KiB write + fdatasync loop: %.0f per second\n",
@@ -461,6 +479,7 @@ static int tpcb_all(tpcb_opts *o, const char *dir, tpcb_result *res)
     memset(&run, 0, sizeof(run));
     run.db = db;
     run.insert_only = o->insert_only;
+    run.repeatable = o->repeatable;
     run.sizes = &before;
     for (int r = 0; r < o->runs && rc == 0; r++)
         for (int k = 0; k < o->nclients && rc == 0; k++) {

@@ -355,11 +355,11 @@
 #define RT_TPCB_64                                                             \
     "- pgbench's transaction, 64 clients over one: %.2fx "                     \
     "(information).  Every transaction updates one of the %d "                 \
-    "branch rows, and under repeatable read a row's next updater "             \
-    "waits for its last one's commit and then starts over "                    \
-    "(first updater wins): no more commits than branches can "                 \
-    "share an fdatasync, and the retries write to the log "                    \
-    "too.\n"
+    "branch rows, and under read committed (as pgbench's against "             \
+    "PostgreSQL) a row's next updater waits for its last one's "               \
+    "commit and adds to the new version: a commit holds its rows "             \
+    "until its record is durable, so no more commits than "                    \
+    "branches can share an fdatasync.\n"
 
 #define RT_TPCB_ASYNC                                                          \
     "- With synchronous_commit off the figures above compare with "            \

@@ -3,12 +3,15 @@
  * public API alone.
  *
  * An UPDATE ... SET x = x + :delta is a keel_lookup() of the row and a
- * keel_update() of all its columns, in the same transaction: the lookup
- * reads the version the snapshot sees, and the update fails with
- * KEEL_ESERIALIZE if a transaction the snapshot does not see changed the
- * row since, so no increment is ever lost.  The filler is copied out of
- * the lookup's row before the update, whose arguments must not point into
- * memory the session owns.
+ * keel_update() of all its columns, in the same transaction, after the
+ * statement's keel_new_snapshot(): the lookup reads the version the
+ * snapshot sees.  If a transaction the snapshot does not see changed the
+ * row since, repeatable read fails the update with KEEL_ESERIALIZE;
+ * read committed waits for that transaction and answers KEEL_ECHANGED,
+ * and the increment is computed again from the newest version
+ * (keel_fetch_changed()) until an update goes in: no increment is ever
+ * lost.  The filler is copied out of the row read before the update,
+ * whose arguments must not point into memory the session owns.
  */
 #include "tpcb_txn.h"
 
@@ -163,9 +166,12 @@ static int add_to_row(keel_session *s, const tpcb_table *t, int32_t id,
     int rc;
 
     key.v.i4 = id;
-    rc = keel_lookup(s, NULL, t->name, &key, row, &found);
+    rc = keel_new_snapshot(s);
+    if (rc == KEEL_OK)
+        rc = keel_lookup(s, NULL, t->name, &key, row, &found);
     if (rc != KEEL_OK)
         return txn_fail(s, rc, msg, msglen);
+again:
     if (!found) {
         snprintf(msg, msglen, "%s has no row %d", t->name, id);
         keel_abort(s);
@@ -187,6 +193,12 @@ static int add_to_row(keel_session *s, const tpcb_table *t, int32_t id,
         filler->v.s.ptr = copy;
     }
     rc = keel_update(s, NULL, t->name, &key, row);
+    if (rc == KEEL_ECHANGED) {
+        /* Read committed: the row's newest version, to add to. */
+        rc = keel_fetch_changed(s, NULL, t->name, row, &found);
+        if (rc == KEEL_OK)
+            goto again;
+    }
     if (rc != KEEL_OK)
         return txn_fail(s, rc, msg, msglen);
     *out = (int32_t)v;
@@ -209,8 +221,10 @@ int tpcb_txn_try(keel_session *s, const tpcb_params *p, int64_t mtime,
     if (rc != KEEL_OK)
         return rc;
     key.v.i4 = p->aid;
-    rc = keel_select_column(s, NULL, tpcb_accounts.name, "abalance", &key, &got,
-                            &found);
+    rc = keel_new_snapshot(s);
+    if (rc == KEEL_OK)
+        rc = keel_select_column(s, NULL, tpcb_accounts.name, "abalance", &key,
+                                &got, &found);
     if (rc != KEEL_OK)
         return txn_fail(s, rc, msg, msglen);
     if (!found || got.isnull || got.v.i4 != bal) {
@@ -233,7 +247,9 @@ int tpcb_txn_try(keel_session *s, const tpcb_params *p, int64_t mtime,
     h[3].v.i4 = p->delta;
     h[4].v.i8 = mtime;
     h[5].isnull = true;
-    rc = keel_insert(s, NULL, tpcb_history.name, h);
+    rc = keel_new_snapshot(s);
+    if (rc == KEEL_OK)
+        rc = keel_insert(s, NULL, tpcb_history.name, h);
     if (rc == KEEL_OK)
         rc = keel_commit(s);
     if (rc != KEEL_OK)
@@ -252,6 +268,7 @@ int tpcb_txn_run(keel_session *s, const tpcb_params *p, int64_t mtime,
     do {
         (*tries)++;
         rc = tpcb_txn_try(s, p, mtime, &bal, msg, msglen);
-    } while (rc == KEEL_ESERIALIZE && (max_tries == 0 || *tries < max_tries));
+    } while ((rc == KEEL_ESERIALIZE || rc == KEEL_EDEADLOCK) &&
+             (max_tries == 0 || *tries < max_tries));
     return rc;
 }

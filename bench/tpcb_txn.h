@@ -14,9 +14,12 @@
  *       VALUES (:tid, :bid, :aid, :delta, now);
  *   END;
  *
- * under keel's repeatable read, where an update of a row another
- * transaction changed first fails (KEEL_ESERIALIZE) and the transaction
- * is retried from the start, as pgbench --max-tries does.  Every committed
+ * at the session's isolation (keel_set_isolation()): under repeatable
+ * read an update of a row another transaction changed first fails
+ * (KEEL_ESERIALIZE) and the transaction is retried from the start, as
+ * pgbench --max-tries does; under read committed, PostgreSQL's default,
+ * each statement takes a new snapshot and an update waits for the row's
+ * changer and adds to its newest version.  Every committed
  * transaction adds delta to one account, one teller and one branch and
  * records it in the history, so the four sums (tpcb_totals) stay equal
  * whatever the clients' interleaving: the check the benchmark and the
@@ -66,8 +69,9 @@ void tpcb_params_next(uint64_t *rng, const tpcb_totals *t, tpcb_params *p);
  * account's new balance, as the transaction's SELECT read it back, in
  * *abalance.  On failure the transaction is aborted and the status
  * returned, the message in msg (msglen bytes): KEEL_ESERIALIZE when a
- * concurrent transaction changed one of the rows first (retrying may
- * succeed); KEEL_ENOENT when a row is missing; KEEL_ECORRUPT when the
+ * concurrent transaction changed one of the rows first (repeatable read;
+ * retrying may succeed), KEEL_EDEADLOCK when a wait for one closed a
+ * cycle (read committed; likewise); KEEL_ENOENT when a row is missing; KEEL_ECORRUPT when the
  * SELECT did not read the balance the UPDATE wrote; any other status of
  * the calls made.
  */
@@ -76,7 +80,7 @@ int tpcb_txn_try(keel_session *s, const tpcb_params *p, int64_t mtime,
 
 /*
  * tpcb_txn_try() until it commits or fails with a status other than
- * KEEL_ESERIALIZE, at most max_tries times (0: no limit); *tries gets the
+ * KEEL_ESERIALIZE or KEEL_EDEADLOCK, at most max_tries times (0: no limit); *tries gets the
  * attempts made.  Its result is the last attempt's.
  */
 int tpcb_txn_run(keel_session *s, const tpcb_params *p, int64_t mtime,

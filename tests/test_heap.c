@@ -200,6 +200,7 @@ static void tx_begin(fake_txm *t, tx *x)
     x->vis.cids = NULL; /* no command ids: sees all of its own changes */
     x->vis.met = NULL;
     x->vis.committed_ok = false;
+    x->vis.in_array = NULL;
 }
 
 /* A read-only snapshot. */
@@ -215,6 +216,7 @@ static void tx_reader(fake_txm *t, tx *x)
     x->vis.cids = NULL; /* no command ids: sees all of its own changes */
     x->vis.met = NULL;
     x->vis.committed_ok = false;
+    x->vis.in_array = NULL;
 }
 
 static void tx_end(fake_txm *t, tx *x, xid_status st)

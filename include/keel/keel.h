@@ -355,8 +355,9 @@ KEEL_API keel_status keel_abort(keel_session *s);
  *
  * keel_set_isolation: KEEL_EINVAL for an unknown level.
  * keel_new_snapshot: a no-op outside a transaction (a call there takes
- * its own); KEEL_EINVAL under repeatable read, with a scan open, or after
- * the transaction failed.
+ * its own) and under repeatable read (whose snapshot stays), so that a
+ * statement may begin with it whatever the level; KEEL_EINVAL with a
+ * scan open, or after the transaction failed.
  * keel_fetch_changed: *found false if the row has been deleted since;
  * KEEL_EINVAL if the session's last keel_update() or keel_delete() of
  * the table did not return KEEL_ECHANGED.  out as keel_lookup()'s.

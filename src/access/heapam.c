@@ -1173,6 +1173,14 @@ int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         /* The inserter first: a version whose maker is still running is
          * waited for like a deleter (the chain's next link is its own). */
         rc = xid_status_of(vis, h->xmin, &st, &s->err);
+        /* A maker committed but not yet out of the process array would
+         * still run for the caller's next snapshot, which would then see
+         * the version before this one as well as the caller's own new
+         * one: it is waited for too. */
+        if (rc == KEEL_OK && st == XID_STATUS_COMMITTED &&
+            vis->in_array != NULL && h->xmin >= XID_FIRST_NORMAL &&
+            vis->in_array(vis->status_ctx, h->xmin))
+            st = XID_STATUS_IN_PROGRESS;
         if (rc == KEEL_OK && st == XID_STATUS_IN_PROGRESS) {
             *wait = h->xmin;
             *latest = t;

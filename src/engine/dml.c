@@ -841,8 +841,17 @@ static int follow_find(keel_session *s, catalog_txn *ct, engine_table *t,
  * the session now following it). */
 static int met_change(keel_session *s, engine_table *t, const write_conflict *m)
 {
+    int rc;
+
     if (!m->committed)
         return engine_wait_xid(s, m->xid, t->rel.name);
+    /* Committed, it may still be in the process array (its commit record
+     * on its way to disk), where the next statement's snapshot would not
+     * see it: its old version and this transaction's new one would both
+     * be visible then.  It leaves the array once durable. */
+    rc = engine_wait_xid(s, m->xid, t->rel.name);
+    if (rc != KEEL_OK)
+        return rc;
     if (!m->updated)
         return kerr_set(&s->bs->err, KEEL_ENOENT,
                         "the row of table \"%s\" was deleted by transaction "

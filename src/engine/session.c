@@ -259,9 +259,7 @@ keel_status keel_new_snapshot(keel_session *s)
     if (!txn_in_progress(s->ts))
         return KEEL_OK;
     if (!s->read_committed)
-        return kerr_set(e, KEEL_EINVAL,
-                        "the transaction is repeatable read: its snapshot "
-                        "does not change");
+        return KEEL_OK; /* repeatable read: the snapshot stays */
     if (s->failed)
         return kerr_set(e, KEEL_EINVAL,
                         "the transaction failed earlier: call keel_abort");

@@ -97,6 +97,10 @@ typedef struct visibility {
      * since the snapshot, found by following its chain). */
     struct write_conflict *met;
     bool committed_ok;
+    /* Whether a committed xid is still in the process array (its commit
+     * record on its way to disk), where new snapshots see it running;
+     * NULL where nobody asks (read committed's chain walk does). */
+    bool (*in_array)(void *ctx, xid_t xid);
 } visibility;
 
 /* What a write met on a version another transaction had changed: that

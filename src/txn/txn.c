@@ -620,6 +620,13 @@ bool txn_wait_end(txn_session *s, xid_t xid, uint64_t timeout_ns)
     return !procarray_contains(s->pa, xid);
 }
 
+static bool session_in_array(void *ctx, xid_t xid)
+{
+    txn_session *s = ctx;
+
+    return procarray_contains(s->pa, xid);
+}
+
 static void session_conflict(void *ctx, xid_t xid)
 {
     txn_session *s = ctx;
@@ -777,6 +784,7 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->cids = &s->cids;
     vis->met = NULL;
     vis->committed_ok = false;
+    vis->in_array = session_in_array;
     return KEEL_OK;
 }
 
