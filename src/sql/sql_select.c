@@ -1771,6 +1771,26 @@ static void level_fix(level_rows *lr, uint16_t ncols)
 
 static keel_status join_level(sql_session *s, select_run *r, uint16_t level);
 
+/* A candidate row (nc values) of item `level`, copied into the joined
+ * row: if its ON condition accepts it, *matched is set and the levels
+ * after run. */
+static keel_status join_candidate(sql_session *s, select_run *r,
+                                  uint16_t level, const sql_value *vals,
+                                  uint16_t nc, bool *matched)
+{
+    const from_item *it = &r->from->items[level];
+
+    memcpy(r->row + it->off, vals, nc * sizeof(sql_value));
+    if (it->on_expr != NULL) {
+        sql_value v;
+        keel_status rc = sql_expr_eval(s, it->on_expr, r->row, &v);
+        if (rc != KEEL_OK || v.isnull || !v.v.b)
+            return rc;
+    }
+    *matched = true;
+    return join_level(s, r, (uint16_t)(level + 1));
+}
+
 /* Whether values of type t can be hashed so that equal ones (as `=`
  * says) hash alike: integers, dates and times, booleans, and text by its
  * bytes (numeric, floats and char(n) have equal values that differ). */
@@ -1922,20 +1942,9 @@ static keel_status hash_level(sql_session *s, select_run *r, uint16_t level,
     if (rc == KEEL_OK && !k.isnull) {
         uint32_t i = it->hhead[(uint32_t)value_hash(&k) & it->hmask];
         for (; rc == KEEL_OK && i != 0 && !output_full(r->o);
-             i = it->hnext[i - 1]) {
-            memcpy(r->row + it->off, it->hrows + (size_t)(i - 1) * nc,
-                   nc * sizeof(sql_value));
-            if (it->on_expr != NULL) {
-                sql_value v;
-                rc = sql_expr_eval(s, it->on_expr, r->row, &v);
-                if (rc != KEEL_OK)
-                    break;
-                if (v.isnull || !v.v.b)
-                    continue;
-            }
-            matched = true;
-            rc = join_level(s, r, (uint16_t)(level + 1));
-        }
+             i = it->hnext[i - 1])
+            rc = join_candidate(s, r, level, it->hrows + (size_t)(i - 1) * nc,
+                                nc, &matched);
     }
     if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
         for (uint16_t c = 0; c < nc; c++)
@@ -1967,19 +1976,8 @@ static keel_status join_rows(sql_session *s, select_run *r, uint16_t level)
             return rc;
     }
     for (size_t i = 0; rc == KEEL_OK && i < it->rs.n && !output_full(r->o);
-         i++) {
-        memcpy(r->row + it->off, it->rs.vals + i * nc, nc * sizeof(sql_value));
-        if (it->on_expr != NULL) {
-            sql_value v;
-            rc = sql_expr_eval(s, it->on_expr, r->row, &v);
-            if (rc != KEEL_OK)
-                break;
-            if (v.isnull || !v.v.b)
-                continue;
-        }
-        matched = true;
-        rc = join_level(s, r, (uint16_t)(level + 1));
-    }
+         i++)
+        rc = join_candidate(s, r, level, it->rs.vals + i * nc, nc, &matched);
     if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
         for (uint16_t c = 0; c < nc; c++)
             r->row[it->off + c] =
