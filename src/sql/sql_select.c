@@ -1078,6 +1078,11 @@ typedef struct from_item {
      * into the arena and chained by the hash of column hcol's value;
      * hhead[h & hmask] is the first row's number + 1, hnext the next. */
     bool hbuilt;
+    /* Whether it is a hash join's inner side (hash_key()), decided at
+     * its first run (0: not yet, 1: yes, with the outer side's key in
+     * hkey, 2: no): the conditions, not their values, decide. */
+    uint8_t hplan;
+    const sql_expr *hkey;
     uint16_t hcol;
     sql_value *hrows;
     uint32_t *hhead, *hnext, hmask;
@@ -2017,12 +2022,14 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
     last = level + 1 == r->from->n && !r->materialize;
     r->conds[0] = it->on_expr;
     r->conds[1] = r->where;
-    {
+    if (it->hplan == 0) {
         uint16_t col = 0;
-        const sql_expr *key = hash_key(it, level, r->conds, &col);
-        if (key != NULL)
-            return hash_level(s, r, level, key, col);
+        it->hkey = hash_key(it, level, r->conds, &col);
+        it->hcol = col;
+        it->hplan = it->hkey != NULL ? 1 : 2;
     }
+    if (it->hplan == 1)
+        return hash_level(s, r, level, it->hkey, it->hcol);
     rc = scan_open(s, &it->sc, &it->t, r->conds, 2, r->row, it->off);
     if (rc != KEEL_OK)
         return rc;
