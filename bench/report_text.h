@@ -393,7 +393,7 @@
     "%s (`%s`) drives both servers, one after the other, each over its "       \
     "own Unix socket in a temporary directory (neither listens on "           \
     "TCP): `keel serve` (this binary, `/proc/self/exe`, with its "            \
-    "defaults: a 64 MiB buffer pool, 100 connections, commits waiting "       \
+    "defaults: a 128 MiB buffer pool, 100 connections, commits waiting "       \
     "for the log's fdatasync) on a new database, and a private "              \
     "PostgreSQL cluster that initdb made in a temporary directory, "          \
     "started on a free port with `listen_addresses=''` and stopped and "      \

@@ -301,6 +301,10 @@ KEEL_API keel_status keel_db_close(keel_db *db, keel_error *err);
  * run one after another.  Nothing, and KEEL_OK, for a read-only open. */
 KEEL_API keel_status keel_checkpoint(keel_db *db, keel_error *err);
 
+/* The buffer pool's size in MiB, as db was opened (keel_db_options's
+ * pool_mb). */
+KEEL_API uint32_t keel_db_pool_mb(const keel_db *db);
+
 /* Starts a session (for one thread at a time, see above).  KEEL_EEXHAUSTED
  * when max_sessions are open, KEEL_ENOMEM. */
 KEEL_API keel_status keel_session_begin(keel_db *db, keel_session **out, keel_error *err);

@@ -593,6 +593,11 @@ keel_status engine_db_open_layout(const keel_db_options *opts,
  * control file records both; segments wholly before the redo pointer go.
  * One at a time (checkpoint_lock).
  */
+uint32_t keel_db_pool_mb(const keel_db *db)
+{
+    return (uint32_t)(((uint64_t)buf_pool_size(db->pool) * BLOCK_SIZE) >> 20);
+}
+
 keel_status keel_checkpoint(keel_db *db, keel_error *err)
 {
     buf_session *bs;
