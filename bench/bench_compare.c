@@ -455,7 +455,7 @@ static void postgres_settings(compare_state *st)
                  p);
 }
 
-/* ---- the log's volume per transaction -------------------------------------- */
+/* ---- the log's volume per transaction ------------------------------------ */
 
 /*
  * Both servers' log volume over the same tpcb-like transactions, measured
@@ -695,8 +695,7 @@ fail:
 
 /* Window w's figure per transaction: records, fpi, bytes, or bytes less
  * the images' (NaN where the image bytes are unknown). */
-static double wal_per_txn(const wal_volume *v, const wal_window *w,
-                          int what)
+static double wal_per_txn(const wal_volume *v, const wal_window *w, int what)
 {
     double x = what == 0   ? w->d.records
                : what == 1 ? w->d.fpi

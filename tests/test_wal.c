@@ -418,7 +418,8 @@ static void test_file_create_replayed(void **state)
  * A record built against a redo pointer that a checkpoint moved before
  * the record's place: its space becomes a filler (WAL_NOOP, the whole
  * length, valid to a reader), the caller is told the new pointer
- * (KEEL_EBUSY), and the log reads on past it.
+ * (KEEL_EBUSY), and the log reads on past it.  The counters count the
+ * filler as a record, without the images of the record it replaced.
  */
 static void test_moved_redo_gives_filler(void **state)
 {

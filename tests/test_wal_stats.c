@@ -136,7 +136,8 @@ static void test_counters_match_the_log(void **state)
 
     for (int i = 0; i < WRITERS; i++) {
         args[i] = (writer_arg){db, i, &f};
-        assert_int_equal(pthread_create(&th[i], NULL, writer_main, &args[i]), 0);
+        assert_int_equal(pthread_create(&th[i], NULL, writer_main, &args[i]),
+                         0);
     }
     /* A checkpoint while they write: pages logged whole again. */
     assert_int_equal(keel_checkpoint(db, &e), KEEL_OK);

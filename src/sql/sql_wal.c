@@ -26,7 +26,7 @@ enum {
 };
 
 static const char *const wal_col_names[WAL_NCOLS] = {
-    "wal_records", "wal_fpi",  "fpi_bytes",  "wal_bytes",  "wal_buffers_full",
+    "wal_records", "wal_fpi",  "fpi_bytes",  "wal_bytes",   "wal_buffers_full",
     "wal_write",   "wal_sync", "insert_lsn", "stats_reset",
 };
 
