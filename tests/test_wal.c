@@ -418,7 +418,8 @@ static void test_file_create_replayed(void **state)
  * A record built against a redo pointer that a checkpoint moved before
  * the record's place: its space becomes a filler (WAL_NOOP, the whole
  * length, valid to a reader), the caller is told the new pointer
- * (KEEL_EBUSY), and the log reads on past it.
+ * (KEEL_EBUSY), and the log reads on past it.  The counters count the
+ * filler as a record, without the images of the record it replaced.
  */
 static void test_moved_redo_gives_filler(void **state)
 {
@@ -431,6 +432,8 @@ static void test_moved_redo_gives_filler(void **state)
     const wal_rec_hdr *h;
     const char *b;
     uint64_t redo, end1, end2, end3;
+    wal_fpi two = {2, 1500}, one = {1, 1000};
+    wal_stats st;
     kerr err;
 
     (void)state;
@@ -442,17 +445,27 @@ static void test_moved_redo_gives_filler(void **state)
                      KEEL_OK);
     redo = wal_redo_hint(w);
     assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 7, &part, 1, sizeof(body),
-                                &redo, &end1, &err),
+                                &two, &redo, &end1, &err),
                      KEEL_OK);
     assert_int_equal(wal_redo_begin(w), end1); /* a checkpoint begins */
     assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 8, &part, 1, sizeof(body),
-                                &redo, &end2, &err),
+                                &two, &redo, &end2, &err),
                      KEEL_EBUSY);
     assert_int_equal(redo, end1);
     assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 9, &part, 1, sizeof(body),
-                                &redo, &end3, &err),
+                                &one, &redo, &end3, &err),
                      KEEL_OK);
     assert_int_equal(wal_flush(w, end3, &err), KEEL_OK);
+    /* The counters: three records, the filler's images not counted. */
+    wal_stats_read(w, &st);
+    assert_int_equal(st.records, 3);
+    assert_int_equal(st.fpi, 3);
+    assert_int_equal(st.fpi_bytes, 2500);
+    assert_int_equal(st.bytes, end3 - WAL_FIRST_LSN);
+    assert_int_equal(st.insert_lsn, end3);
+    assert_true(st.syncs >= 1);
+    assert_true(st.writes >= 1);
+    assert_true(st.reset_ns > 0);
     wal_close(w);
 
     assert_int_equal(wal_reader_open(dir, WAL_FIRST_LSN, &r, &err), KEEL_OK);

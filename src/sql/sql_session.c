@@ -1251,6 +1251,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_alter_role(s, n->alter_role_stmt);
     case PG_QUERY__NODE__NODE_DROP_ROLE_STMT:
         return sql_exec_drop_role(s, n->drop_role_stmt);
+    case PG_QUERY__NODE__NODE_CHECK_POINT_STMT:
+        return sql_exec_checkpoint(s);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(

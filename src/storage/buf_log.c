@@ -121,17 +121,20 @@ static void put(char **h, const void *src, size_t n)
 /*
  * Builds the record of the pending pages against redo pointer redo, in
  * parts (pointing into hdrs and into the pages); returns the part count
- * and the body's length in *total.  A copy that would save less than its
- * table costs becomes a plain range here, if there is room for one.
+ * and the body's length in *total, and in *fpi the whole images it
+ * holds (for the log's counters: decided here, so counted here).  A copy
+ * that would save less than its table costs becomes a plain range here,
+ * if there is room for one.
  */
 static int build(buf_session *s, uint64_t redo, char *hdrs, struct iovec *parts,
-                 uint32_t *total)
+                 uint32_t *total, wal_fpi *fpi)
 {
     char *h = hdrs;
     int n = 0;
     uint16_t nblocks = (uint16_t)s->log_npending;
 
     *total = 0;
+    *fpi = (wal_fpi){0, 0};
     put(&h, &nblocks, 2);
     parts[n++] = (struct iovec){hdrs, 2};
     *total += 2;
@@ -166,6 +169,9 @@ static int build(buf_session *s, uint64_t redo, char *hdrs, struct iovec *parts,
                 put(&h, &lower, 2);
                 put(&h, &upper, 2);
             }
+            fpi->count++;
+            if (!(flags & BUF_LOG_ZERO))
+                fpi->bytes += lower + (uint32_t)(BLOCK_SIZE - upper);
             parts[n++] = (struct iovec){start, (size_t)(h - start)};
             *total += (uint32_t)(h - start);
             if (!(flags & BUF_LOG_ZERO)) {
@@ -308,6 +314,7 @@ void buf_log_emit(buf_session *s)
     struct iovec parts[MAX_PARTS];
     uint64_t redo, end = 0;
     uint32_t total;
+    wal_fpi fpi;
     kerr e;
     int n, rc;
 
@@ -315,10 +322,10 @@ void buf_log_emit(buf_session *s)
         return;
     redo = wal_redo_hint(w);
     do {
-        n = build(s, redo, hdrs, parts, &total);
+        n = build(s, redo, hdrs, parts, &total, &fpi);
         rc = wal_insert(w, (uint32_t)((uintptr_t)s >> 6), WAL_PAGES,
-                        s->log_info, s->log_xid, parts, n, total, &redo, &end,
-                        &e);
+                        s->log_info, s->log_xid, parts, n, total, &fpi, &redo,
+                        &end, &e);
     } while (rc == KEEL_EBUSY);
     if (rc == KEEL_OK) {
 #ifndef NDEBUG
@@ -351,8 +358,8 @@ int buf_log_file_create(buf_session *s, relnumber_t rel)
     if (s->pool->wal == NULL || s->log_off)
         return KEEL_OK;
     return wal_insert(s->pool->wal, (uint32_t)((uintptr_t)s >> 6),
-                      WAL_FILE_CREATE, 0, 0, &part, 1, sizeof(f), NULL, &end,
-                      &s->err);
+                      WAL_FILE_CREATE, 0, 0, &part, 1, sizeof(f), NULL, NULL,
+                      &end, &s->err);
 }
 
 /* ---- redo ---------------------------------------------------------- */
