@@ -102,8 +102,8 @@ static int relation_lock(keel_session *s, catalog_txn *ct, oid_t oid,
         if (rc == KEEL_OK)
             return KEEL_OK;
         /* Off the common path: the schema's name, for messages. */
-        if (syscache_search1(s->cache, CACHE_NAMESPACE_OID, table->nsoid,
-                             &e) == KEEL_OK) {
+        if (syscache_search1(s->cache, CACHE_NAMESPACE_OID, table->nsoid, &e) ==
+            KEEL_OK) {
             memcpy(nsp, ((const catalog_namespace *)syscache_row(e))->name,
                    KEEL_NAME_LEN);
             syscache_release(s->cache, e);
@@ -148,8 +148,7 @@ keel_status keel_relation_size(keel_session *s, uint32_t oid,
     if (rc == KEEL_OK && *found && !out->index) {
         syscache_key key = rel.oid;
         rc = syscache_list(s->cache, CACHE_INDEX_TABLE, 1, &key, &l);
-        for (uint32_t i = 0; rc == KEEL_OK && i < syscache_list_count(l);
-             i++) {
+        for (uint32_t i = 0; rc == KEEL_OK && i < syscache_list_count(l); i++) {
             const catalog_indexdef *ix = syscache_list_row(l, i);
             catalog_relation irel;
             bool ifound = false;

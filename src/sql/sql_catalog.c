@@ -40,27 +40,33 @@ typedef struct sql_view {
 } sql_view;
 
 /* pg_attribute's columns, with atthasdef's expression: keel_attribute's
- * type is a keel_type, KEEL_INT2 (1) to KEEL_DATE (12) in keel.h's
+ * type is a keel_type, KEEL_INT2 (1) to KEEL_NUMERIC (13) in keel.h's
  * order; a text column with a length (charlen) is varchar(n). */
 #define PG_ATTRIBUTE(hasdef)                                                  \
     "select a.relid as attrelid, a.name as attname,"                          \
     " (case a.type when 1 then 21 when 2 then 23 when 3 then 20"              \
     " when 4 then 26 when 5 then 16 when 6 then 701 when 7 then 19"           \
     " when 8 then 1042 when 10 then 1114 when 11 then 1184"                   \
-    " when 12 then 1082 when 9 then case when a.charlen > 0 then 1043"        \
+    " when 12 then 1082 when 13 then 1700"                                    \
+    " when 9 then case when a.charlen > 0 then 1043"                          \
     " else 25 end end)::oid as atttypid,"                                     \
     " (case a.type when 1 then 2 when 2 then 4 when 3 then 8 when 4 then 4"   \
     " when 5 then 1 when 6 then 8 when 7 then 64 when 10 then 8"              \
     " when 11 then 8 when 12 then 4 else -1 end)::int2 as attlen,"            \
     " a.attnum,"                                                              \
     " case when a.type in (8, 9) and a.charlen > 0 then a.charlen + 4"        \
+    " when a.type = 13 and a.charlen > 0"                                     \
+    " then a.charlen / 64 * 65536 + a.charlen % 64 + 4"                       \
     " else -1 end as atttypmod,"                                              \
     " a.notnull as attnotnull, " hasdef " as atthasdef,"                     \
     " false as atthasmissing, ''::char(1) as attidentity,"                    \
     " ''::char(1) as attgenerated, false as attisdropped,"                    \
     " true as attislocal, 0 as attinhcount,"                                  \
     " (case a.type when 7 then 950 when 8 then 100 when 9 then 100"           \
-    " else 0 end)::oid as attcollation"                                       \
+    " else 0 end)::oid as attcollation,"                                      \
+    " (case when a.type in (8, 9) then 'x' when a.type = 13 then 'm'"         \
+    " else 'p' end)::char(1) as attstorage,"                                  \
+    " ''::text as attcompression, -1 as attstattarget"                        \
     " from keel_catalog.keel_attribute a"
 
 static const sql_view views[] = {
@@ -83,7 +89,7 @@ static const sql_view views[] = {
      " false as relhassubclass, false as relrowsecurity,"
      " false as relforcerowsecurity, true as relispopulated,"
      " 'd'::char(1) as relreplident, false as relispartition,"
-     " null::text as relpartbound"
+     " null::text as relpartbound, null::text[] as reloptions"
      " from keel_catalog.keel_class c"
      " left join (select indrelid from keel_catalog.keel_index"
      " group by indrelid) x on x.indrelid = c.oid",
@@ -100,7 +106,8 @@ static const sql_view views[] = {
      " i.\"primary\" as indisprimary, false as indisexclusion,"
      " true as indimmediate, false as indisclustered, true as indisvalid,"
      " false as indcheckxmin, true as indisready, true as indislive,"
-     " false as indisreplident, i.keys as indkey"
+     " false as indisreplident, false as indnullsnotdistinct,"
+     " i.keys as indkey, null::text as indexprs, null::text as indpred"
      " from keel_catalog.keel_index i",
      NULL},
     {"pg_database",
