@@ -847,6 +847,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"pg_encoding_to_char", SQL_FUNC_PG_ENCODING_TO_CHAR, 1},
         {"format_type", SQL_FUNC_FORMAT_TYPE, 2},
         {"quote_ident", SQL_FUNC_QUOTE_IDENT, 1},
+        {"split_part", SQL_FUNC_SPLIT_PART, 3},
         {"current_database", SQL_FUNC_CURRENT_DATABASE, 0},
         {"pg_get_expr", SQL_FUNC_PG_GET_EXPR, 2},
         {"pg_get_expr", SQL_FUNC_PG_GET_EXPR, 3},
@@ -1060,6 +1061,25 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
             rc = sql_size_analyse(s, e, name, fc->location);
             if (rc != KEEL_OK)
                 return rc;
+            break;
+        case SQL_FUNC_SPLIT_PART:
+            if (!sql_type_is_string(e->args[0]->type) ||
+                !sql_type_is_string(e->args[1]->type) ||
+                !(sql_type_is_int(e->args[2]->type) ||
+                  e->args[2]->type == SQL_TYPE_UNKNOWN))
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s, %s, %s) does not exist",
+                                   name, sql_type_name(e->args[0]->type),
+                                   sql_type_name(e->args[1]->type),
+                                   sql_type_name(e->args[2]->type));
+            rc = coerce(s, &e->args[0], SQL_TYPE_TEXT, false);
+            if (rc == KEEL_OK)
+                rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, false);
+            if (rc == KEEL_OK)
+                rc = coerce(s, &e->args[2], SQL_TYPE_INT4, false);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = SQL_TYPE_TEXT;
             break;
         case SQL_FUNC_ARRAY_UPPER:
             if (sql_type_elem(e->args[0]->type) == 0 ||
@@ -1947,6 +1967,51 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
             return nomem(s);
         out->v.s.p = v;
         out->v.s.len = (uint32_t)strlen(v);
+        return KEEL_OK;
+    }
+    case SQL_FUNC_SPLIT_PART: {
+        /* Field n of the string split at each delimiter, counted from
+         * the end when negative; "" past the fields (and for an empty
+         * string), the whole string for an empty delimiter's field 1 or
+         * -1, as PostgreSQL's. */
+        const char *p = a[0].v.s.p, *d = a[1].v.s.p;
+        uint32_t len = a[0].v.s.len, dlen = a[1].v.s.len, start = 0;
+        int64_t n = a[2].v.i, nf = 1, want;
+        if (n == 0)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "field position must not be zero");
+        out->v.s.p = "";
+        out->v.s.len = 0;
+        if (len == 0)
+            return KEEL_OK;
+        if (dlen == 0) {
+            if (n == 1 || n == -1)
+                out->v.s = a[0].v.s;
+            return KEEL_OK;
+        }
+        for (uint32_t i = 0; i + dlen <= len; i++)
+            if (memcmp(p + i, d, dlen) == 0) {
+                nf++;
+                i += dlen - 1;
+            }
+        want = n > 0 ? n : nf + n + 1;
+        if (want < 1 || want > nf)
+            return KEEL_OK;
+        for (int64_t f = 1; f < want; f++) {
+            uint32_t i = start;
+            while (memcmp(p + i, d, dlen) != 0)
+                i++;
+            start = i + dlen;
+        }
+        {
+            uint32_t end = start;
+            while (end + dlen <= len && memcmp(p + end, d, dlen) != 0)
+                end++;
+            if (end + dlen > len)
+                end = len;
+            out->v.s.p = p + start;
+            out->v.s.len = end - start;
+        }
         return KEEL_OK;
     }
     case SQL_FUNC_QUOTE_IDENT: {

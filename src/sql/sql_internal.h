@@ -494,6 +494,7 @@ typedef enum sql_func {
     SQL_FUNC_PG_SIZE_PRETTY,
     SQL_FUNC_OBJ_DESCRIPTION,
     SQL_FUNC_COL_DESCRIPTION,
+    SQL_FUNC_SPLIT_PART, /* split_part(text, delimiter, n) */
     SQL_FUNC_ARRAY_CAT, /* array || array: NULL with NULL only */
 } sql_func;
 

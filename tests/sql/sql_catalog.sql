@@ -92,6 +92,11 @@ SELECT 'pg_toast' ~ '^pg_', 'public' !~ '^pg_', 'ABC' ~* 'b', 'ABC' !~* 'b',
 SELECT quote_ident('abc'), quote_ident('Abc'), quote_ident('a"b'),
        quote_ident('1x'), format_type(1042, 8), format_type(23, NULL),
        format_type(1043, -1);
+SELECT split_part('1 2 3', ' ', 1), split_part('1 2 3', ' ', 4),
+       split_part('1 2 3', ' ', -1), split_part('a~@~b~@~c', '~@~', 2),
+       split_part('', ',', 1), split_part('abc', '', 1),
+       split_part('a,,b', ',', 2);
+SELECT split_part('a', ',', 0);
 SELECT CASE c.relkind WHEN 'r' THEN 'table' WHEN 'i' THEN 'index' END
 FROM pg_catalog.pg_class c WHERE c.relname = 'u';
 
@@ -153,6 +158,8 @@ CREATE TABLE sz.m (n int, o oid, s bigint);
 \dt+ sz.*
 \d+ sz.e
 \d+ sz.f
+\d+ sz.e_pkey
+\d sz.f_x
 SELECT pg_relation_size('sz.e'), pg_table_size('sz.e'),
        pg_relation_size('sz.f', 'main'), pg_relation_size('sz.e', 'fsm'),
        pg_relation_size('sz.e', 'vm'), pg_relation_size('sz.e', 'init');
