@@ -799,6 +799,37 @@ static void test_sizes(void **state)
     EXPECT(f->s, "DELETE FROM sz.t WHERE pg_relation_size(a) > 0",
            "ERROR 0A000: reading the catalogs in DELETE's WHERE is not "
            "supported yet at 44\n");
+    /* psql's \l+: the database's size as pg_database_size() has it. */
+    {
+        char want[512], size[64];
+        const char *r = run(f->s, "SELECT pg_size_pretty(pg_database_size("
+                                  "current_database())), current_database()");
+        const char *v = strchr(r, '\n') + 1;
+        size_t n = strcspn(v, "|");
+        assert_true(n < sizeof(size));
+        memcpy(size, v, n);
+        size[n] = '\0';
+        assert_true(strstr(size, " kB") != NULL || strstr(size, " MB") != NULL);
+        snprintf(want, sizeof(want),
+                 "Name:19,Size:25,Tablespace:19,Description:25\n"
+                 "%.*s|%s|pg_default|<null>\nSELECT 1\n",
+                 (int)strcspn(v + n + 1, "\n"), v + n + 1, size);
+        EXPECT(f->s,
+               "SELECT d.datname as \"Name\",\n"
+               "       CASE WHEN pg_catalog.has_database_privilege(d.datname, "
+               "'CONNECT')\n"
+               "            THEN pg_catalog.pg_size_pretty("
+               "pg_catalog.pg_database_size(d.datname))\n"
+               "            ELSE 'No Access'\n"
+               "       END as \"Size\",\n"
+               "       t.spcname as \"Tablespace\",\n"
+               "       pg_catalog.shobj_description(d.oid, 'pg_database') as "
+               "\"Description\"\n"
+               "FROM pg_catalog.pg_database d\n"
+               "  JOIN pg_catalog.pg_tablespace t on d.dattablespace = t.oid\n"
+               "ORDER BY 1;",
+               want);
+    }
     /* By oid, as psql's queries pass it: whole blocks. */
     EXPECT(f->s,
            "SELECT c.relname, pg_relation_size(c.oid) % 8192, "

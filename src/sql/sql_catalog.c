@@ -130,7 +130,7 @@ static const sql_view views[] = {
      "select 1::oid as oid, current_database() as datname,"
      " 10::oid as datdba, 6 as encoding, 'c'::char(1) as datlocprovider,"
      " false as datistemplate, true as datallowconn, -1 as datconnlimit,"
-     " 0::oid as dattablespace, 'C'::text as datcollate,"
+     " 1663::oid as dattablespace, 'C'::text as datcollate,"
      " 'C'::text as datctype, null::text as daticulocale,"
      " null::name[] as datacl",
      NULL},
@@ -245,6 +245,14 @@ static const sql_const_view const_views[] = {
      {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_BPCHAR},
      2,
      {{"2", "heap", "t"}, {"403", "btree", "i"}}},
+    /* Where PostgreSQL's databases and shared catalogs live; keel's
+     * database is its directory, PostgreSQL's default tablespace. */
+    {"pg_tablespace",
+     3,
+     {"oid", "spcname", "spcowner"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID},
+     2,
+     {{"1663", "pg_default", "10"}, {"1664", "pg_global", "10"}}},
     {"pg_collation",
      4,
      {"oid", "collname", "collnamespace", "collprovider"},

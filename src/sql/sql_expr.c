@@ -869,6 +869,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"obj_description", SQL_FUNC_OBJ_DESCRIPTION, 1},
         {"obj_description", SQL_FUNC_OBJ_DESCRIPTION, 2},
         {"col_description", SQL_FUNC_COL_DESCRIPTION, 2},
+        {"shobj_description", SQL_FUNC_SHOBJ_DESCRIPTION, 2},
+        {"has_database_privilege", SQL_FUNC_HAS_DATABASE_PRIVILEGE, 2},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -1058,6 +1060,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         case SQL_FUNC_PG_SIZE_PRETTY:
         case SQL_FUNC_OBJ_DESCRIPTION:
         case SQL_FUNC_COL_DESCRIPTION:
+        case SQL_FUNC_SHOBJ_DESCRIPTION:
+        case SQL_FUNC_HAS_DATABASE_PRIVILEGE:
             rc = sql_size_analyse(s, e, name, fc->location);
             if (rc != KEEL_OK)
                 return rc;
@@ -2104,6 +2108,8 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
     case SQL_FUNC_PG_SIZE_PRETTY:
     case SQL_FUNC_OBJ_DESCRIPTION:
     case SQL_FUNC_COL_DESCRIPTION:
+    case SQL_FUNC_SHOBJ_DESCRIPTION:
+    case SQL_FUNC_HAS_DATABASE_PRIVILEGE:
         return sql_size_eval(s, e, a, out);
     case SQL_FUNC_ARRAY_UPPER:
     case SQL_FUNC_ARRAY_ELEMENT: {

@@ -494,6 +494,8 @@ typedef enum sql_func {
     SQL_FUNC_PG_SIZE_PRETTY,
     SQL_FUNC_OBJ_DESCRIPTION,
     SQL_FUNC_COL_DESCRIPTION,
+    SQL_FUNC_SHOBJ_DESCRIPTION,
+    SQL_FUNC_HAS_DATABASE_PRIVILEGE,
     SQL_FUNC_SPLIT_PART, /* split_part(text, delimiter, n) */
     SQL_FUNC_ARRAY_CAT, /* array || array: NULL with NULL only */
 } sql_func;
@@ -628,7 +630,7 @@ keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type);
 
 /* Types e's arguments (already analysed) as function `name` (called at
  * location) takes them, and sets e's result type; e->u.func is one of
- * SQL_FUNC_PG_RELATION_SIZE to SQL_FUNC_COL_DESCRIPTION.  A string
+ * SQL_FUNC_PG_RELATION_SIZE to SQL_FUNC_HAS_DATABASE_PRIVILEGE.  A string
  * literal where PostgreSQL takes a regclass is read as a relation's name
  * now (42P01 if none has it). */
 keel_status sql_size_analyse(sql_session *s, sql_expr *e, const char *name,

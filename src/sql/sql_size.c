@@ -8,8 +8,10 @@
  *   pg_database_size(name | oid): bigint, from keel_database_size();
  *   pg_size_pretty(bigint | numeric): text, PostgreSQL's units and
  *     rounding;
- *   obj_description(oid [, name]), col_description(oid, int4): NULL, since
- *     keel keeps no comments.
+ *   obj_description(oid [, name]), col_description(oid, int4),
+ *     shobj_description(oid, name): NULL, since keel keeps no comments;
+ *   has_database_privilege(name | oid, text): true for this database,
+ *     since keel has no privileges (psql's \l+ asks).
  *
  * A regclass argument is an oid or integer expression, `x::regclass`
  * (its oid), or a string literal, read at analysis as PostgreSQL's
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sql/sql_internal.h"
 
@@ -313,8 +316,27 @@ keel_status sql_size_analyse(sql_session *s, sql_expr *e, const char *name,
         e->type = SQL_TYPE_TEXT;
         return KEEL_OK;
     }
+    case SQL_FUNC_HAS_DATABASE_PRIVILEGE: {
+        /* (name | oid, text). */
+        uint32_t t = e->args[0]->type, u = e->args[1]->type;
+        if ((!sql_type_is_string(t) && !sql_type_is_int(t)) ||
+            !sql_type_is_string(u)) {
+            char types[96];
+            snprintf(types, sizeof(types), "%s, %s", sql_type_name(t),
+                     sql_type_name(u));
+            return no_function(s, location, name, types);
+        }
+        rc = sql_expr_coerce(s, &e->args[0],
+                             sql_type_is_string(t) ? SQL_TYPE_NAME
+                                                   : SQL_TYPE_OID);
+        if (rc == KEEL_OK)
+            rc = sql_expr_coerce(s, &e->args[1], SQL_TYPE_TEXT);
+        e->type = SQL_TYPE_BOOL;
+        return rc;
+    }
     case SQL_FUNC_OBJ_DESCRIPTION:
-    case SQL_FUNC_COL_DESCRIPTION: {
+    case SQL_FUNC_COL_DESCRIPTION:
+    case SQL_FUNC_SHOBJ_DESCRIPTION: {
         /* (oid [, name]) and (oid, integer). */
         uint32_t want[2] = {SQL_TYPE_OID, e->u.func == SQL_FUNC_COL_DESCRIPTION
                                               ? SQL_TYPE_INT4
@@ -481,6 +503,58 @@ static keel_status fork_main(sql_session *s, const sql_value *fork, bool *main)
     return KEEL_EINVAL;
 }
 
+/*
+ * has_database_privilege(database, privileges): true for this database
+ * (keel has no privileges: every role may do everything); 3D000 for
+ * another database's name, NULL for another oid (as PostgreSQL answers
+ * for a database that is gone); 22023 for a privilege PostgreSQL does
+ * not know (CREATE, CONNECT, TEMPORARY or TEMP, each optionally WITH
+ * GRANT OPTION, separated by commas, in any case).
+ */
+static keel_status database_privilege(sql_session *s, const sql_expr *e,
+                                      const sql_value *a, sql_value *out)
+{
+    static const char *const privs[] = {"create", "connect", "temporary",
+                                        "temp"};
+    const char *db = sql_setting_get(s, "database");
+    const char *p = a[1].v.s.p, *end = p + a[1].v.s.len;
+
+    if (e->args[0]->type == SQL_TYPE_OID && a[0].v.i != 1) {
+        out->isnull = true;
+        return KEEL_OK;
+    }
+    if (e->args[0]->type != SQL_TYPE_OID &&
+        (a[0].v.s.len != strlen(db) ||
+         memcmp(a[0].v.s.p, db, a[0].v.s.len) != 0))
+        return sql_fail(s, KEEL_ENOENT, "3D000",
+                        "database \"%.*s\" does not exist", (int)a[0].v.s.len,
+                        a[0].v.s.p);
+    for (;;) {
+        const char *c = memchr(p, ',', (size_t)(end - p));
+        const char *q = c != NULL ? c : end, *b = p, *t = q;
+        bool known = false;
+        while (b < t && (*b == ' ' || *b == '\t'))
+            b++;
+        while (t > b && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        if ((size_t)(t - b) > 18 &&
+            strncasecmp(t - 18, " with grant option", 18) == 0)
+            t -= 18;
+        for (size_t i = 0; i < sizeof(privs) / sizeof(privs[0]); i++)
+            known = known || ((size_t)(t - b) == strlen(privs[i]) &&
+                              strncasecmp(b, privs[i], strlen(privs[i])) == 0);
+        if (!known)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "unrecognized privilege type: \"%.*s\"",
+                            (int)(t - b), b);
+        if (c == NULL)
+            break;
+        p = c + 1;
+    }
+    out->v.b = true;
+    return KEEL_OK;
+}
+
 keel_status sql_size_eval(sql_session *s, const sql_expr *e, const sql_value *a,
                           sql_value *out)
 {
@@ -498,8 +572,11 @@ keel_status sql_size_eval(sql_session *s, const sql_expr *e, const sql_value *a,
         return pretty_int(s, a[0].v.i, out);
     case SQL_FUNC_OBJ_DESCRIPTION:
     case SQL_FUNC_COL_DESCRIPTION:
+    case SQL_FUNC_SHOBJ_DESCRIPTION:
         out->isnull = true; /* keel keeps no comments */
         return KEEL_OK;
+    case SQL_FUNC_HAS_DATABASE_PRIVILEGE:
+        return database_privilege(s, e, a, out);
     case SQL_FUNC_PG_DATABASE_SIZE: {
         /* This database only: pg_database's one row, oid 1. */
         const char *db = sql_setting_get(s, "database");

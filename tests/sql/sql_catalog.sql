@@ -217,6 +217,15 @@ SELECT pg_database_size(current_database()) > 0 AS db,
        pg_database_size(current_database()) >= pg_total_relation_size('sz.e')
            AS holds_e;
 SELECT pg_database_size('nosuch');
+-- What psql's \l+ asks besides: keel has no privileges to refuse.
+SELECT has_database_privilege(current_database(),
+                              'connect, TEMP with grant option'),
+       has_database_privilege(current_database(), 'CREATE'),
+       shobj_description(d.oid, 'pg_database'), t.spcname
+FROM pg_database d JOIN pg_tablespace t ON t.oid = d.dattablespace
+WHERE d.datname = current_database();
+SELECT has_database_privilege(current_database(), 'select');
+SELECT has_database_privilege('nosuch', 'connect');
 -- pg_size_pretty: PostgreSQL's units and rounding, bigint and numeric.
 SELECT size, pg_size_pretty(size), pg_size_pretty(-1 * size) FROM
     (SELECT 0::bigint AS size UNION ALL SELECT 10239 UNION ALL SELECT 10240
