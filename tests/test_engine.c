@@ -331,6 +331,126 @@ static void test_drop_index(void **state)
     tu_dir_remove(dir);
 }
 
+/* The relation number of relation oid, from keel_class. */
+static uint32_t relnumber_of(keel_session *s, uint32_t oid)
+{
+    keel_value key = tu_vi4(0), row[8];
+    keel_bound b = {&key, 1, true};
+    keel_scan *sc = NULL;
+    bool found = false;
+    uint32_t rel;
+
+    key.v.oid = oid;
+    assert_int_equal(keel_scan_begin(s, "keel_catalog", "keel_class",
+                                     "keel_class_oid_index", &b, &b, &sc),
+                     KEEL_OK);
+    assert_int_equal(keel_scan_next(sc, row, &found), KEEL_OK);
+    assert_true(found);
+    rel = row[3].v.oid;
+    keel_scan_end(sc);
+    return rel;
+}
+
+/* The size of the file dir/rel, as stat(2) gives it. */
+static uint64_t file_size(const char *dir, uint32_t rel)
+{
+    char path[512];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/%u", dir, rel);
+    assert_int_equal(stat(path, &st), 0);
+    return (uint64_t)st.st_size;
+}
+
+/*
+ * keel_relation_size() and keel_database_size(): what the files hold,
+ * blocks not yet written back from the pool included (no checkpoint runs
+ * here), a table's indexes apart; nothing found for an oid that names
+ * nothing, or a table dropped; the table lock taken, as a read takes it.
+ */
+static void test_relation_size(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s, *b;
+    keel_error e;
+    keel_table_info info;
+    keel_relation_sizes rs, is;
+    keel_value key = tu_vi4(0), row[8], v[9];
+    keel_bound kb = {&key, 1, true};
+    keel_scan *sc = NULL;
+    uint32_t index_oid;
+    uint64_t before, db_bytes = 0;
+    bool found = false;
+    char tb[32];
+
+    (void)state;
+    setup_db(dir, &db, &s, 0);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_session_set_lock_timeout(b, TEST_LOCK_MS);
+    assert_int_equal(keel_table_describe(s, "s1", "t", &info, NULL, 0),
+                     KEEL_OK);
+    /* Empty: no heap block; the primary key's meta page and root. */
+    assert_int_equal(keel_relation_size(s, info.oid, &rs, &found), KEEL_OK);
+    assert_true(found);
+    assert_false(rs.index);
+    assert_int_equal(rs.bytes, 0);
+    assert_true(rs.index_bytes > 0);
+    assert_int_equal(rs.index_bytes % 8192, 0);
+    assert_int_equal(rs.bytes, file_size(dir, relnumber_of(s, info.oid)));
+    /* The index by its own oid. */
+    key.v.oid = info.oid;
+    assert_int_equal(keel_scan_begin(s, "keel_catalog", "keel_index",
+                                     "keel_index_table_index", &kb, &kb, &sc),
+                     KEEL_OK);
+    assert_int_equal(keel_scan_next(sc, row, &found), KEEL_OK);
+    assert_true(found);
+    index_oid = row[0].v.oid;
+    keel_scan_end(sc);
+    assert_int_equal(keel_relation_size(s, index_oid, &is, &found), KEEL_OK);
+    assert_true(found);
+    assert_true(is.index);
+    assert_int_equal(is.bytes, rs.index_bytes);
+    assert_int_equal(is.index_bytes, 0);
+    /* Rows grow both files; sizes are whole blocks, as stat sees them. */
+    before = rs.index_bytes;
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    for (int i = 1; i <= 600; i++) {
+        row_of(i, v, tb);
+        assert_int_equal(keel_insert(s, "s1", "t", v), KEEL_OK);
+    }
+    assert_int_equal(keel_commit(s), KEEL_OK);
+    assert_int_equal(keel_relation_size(s, info.oid, &rs, &found), KEEL_OK);
+    assert_true(found);
+    assert_true(rs.bytes >= 2 * 8192);
+    assert_int_equal(rs.bytes % 8192, 0);
+    assert_true(rs.index_bytes > before);
+    assert_int_equal(rs.bytes, file_size(dir, relnumber_of(s, info.oid)));
+    assert_int_equal(rs.index_bytes, file_size(dir, relnumber_of(s, index_oid)));
+    assert_int_equal(keel_database_size(s, &db_bytes), KEEL_OK);
+    assert_true(db_bytes >= rs.bytes + rs.index_bytes);
+    /* Nothing by an oid that names nothing: no error. */
+    assert_int_equal(keel_relation_size(s, 999999, &rs, &found), KEEL_OK);
+    assert_false(found);
+    assert_int_equal(rs.bytes, 0);
+    /* The table's lock: a drop's ACCESS EXCLUSIVE keeps the reader
+     * waiting, here past its timeout; once the drop commits, nothing. */
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    assert_int_equal(keel_drop_table(b, "s1", "t"), KEEL_OK);
+    assert_int_equal(keel_relation_size(s, info.oid, &rs, &found),
+                     KEEL_ELOCKTIMEOUT);
+    assert_false(found);
+    assert_int_equal(keel_commit(b), KEEL_OK);
+    assert_int_equal(keel_relation_size(s, info.oid, &rs, &found), KEEL_OK);
+    assert_false(found);
+    assert_int_equal(keel_relation_size(s, index_oid, &rs, &found), KEEL_OK);
+    assert_false(found);
+    /* The dropped files stay until the close: still counted. */
+    assert_int_equal(keel_database_size(s, &before), KEEL_OK);
+    assert_true(before >= db_bytes);
+    finish(dir, db, s, b);
+}
+
 /*
  * The read committed calls: keel_set_isolation(), keel_new_snapshot()
  * and, after an update meets a row another transaction updated and
@@ -3210,6 +3330,7 @@ int main(void)
         cmocka_unit_test(test_control_write_fails),
 #endif
         cmocka_unit_test(test_xid_limit_below_log),
+        cmocka_unit_test(test_relation_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

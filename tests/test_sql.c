@@ -686,9 +686,13 @@ static void test_catalog(void **state)
            "x:23,int4:23,array_upper:23\n3|7|2\n1|5|2\nSELECT 2\n");
     EXPECT(f->s, "SELECT * FROM generate_series(1, 2, 0)",
            "generate_series:23\nERROR 22023: step size cannot equal zero\n");
-    EXPECT(f->s, "SELECT * FROM unnest('{1}'::int[])",
-           "ERROR 0A000: functions in FROM but generate_series() is not "
-           "supported yet\n");
+    EXPECT(f->s, "SELECT * FROM unnest('{1,NULL,3}'::int[])",
+           "unnest:23\n1\n<null>\n3\nSELECT 3\n");
+    EXPECT(f->s, "SELECT * FROM unnest(1)",
+           "ERROR 42883: function unnest(integer) does not exist at 15\n");
+    EXPECT(f->s, "SELECT * FROM lower('x')",
+           "ERROR 0A000: functions in FROM but generate_series() and "
+           "unnest() is not supported yet\n");
     EXPECT(f->s, "SELECT * FROM pg_catalog.pg_trigger",
            "ERROR 0A000: the catalog pg_catalog.pg_trigger is not "
            "supported yet at 15\n");
@@ -737,6 +741,105 @@ static void test_catalog(void **state)
 }
 
 /* pgbench's initialization, step by step as pgbench -i sends it. */
+/* psql 15's \di+ sz.*, as it sends it. */
+#define DI_PLUS                                                                \
+    "SELECT n.nspname as \"Schema\",\n  c.relname as \"Name\",\n"            \
+    "  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' "    \
+    "THEN 'materialized view' WHEN 'i' THEN 'index' WHEN 'S' THEN "           \
+    "'sequence' WHEN 't' THEN 'TOAST table' WHEN 'f' THEN 'foreign table' "   \
+    "WHEN 'p' THEN 'partitioned table' WHEN 'I' THEN 'partitioned index' "    \
+    "END as \"Type\",\n"                                                       \
+    "  pg_catalog.pg_get_userbyid(c.relowner) as \"Owner\",\n"                \
+    "  c2.relname as \"Table\",\n"                                             \
+    "  CASE c.relpersistence WHEN 'p' THEN 'permanent' WHEN 't' THEN "        \
+    "'temporary' WHEN 'u' THEN 'unlogged' END as \"Persistence\",\n"          \
+    "  am.amname as \"Access method\",\n"                                      \
+    "  pg_catalog.pg_size_pretty(pg_catalog.pg_table_size(c.oid)) as "        \
+    "\"Size\",\n"                                                              \
+    "  pg_catalog.obj_description(c.oid, 'pg_class') as \"Description\"\n"    \
+    "FROM pg_catalog.pg_class c\n"                                             \
+    "     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace\n"    \
+    "     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam\n"                 \
+    "     LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid\n"          \
+    "     LEFT JOIN pg_catalog.pg_class c2 ON i.indrelid = c2.oid\n"          \
+    "WHERE c.relkind IN ('i','I','s','')\n"                                    \
+    "  AND n.nspname OPERATOR(pg_catalog.~) '^(sz)$' COLLATE "               \
+    "pg_catalog.default\nORDER BY 1,2;"
+
+/*
+ * Sizes as psql's \di+ shows them, which the psql scripts cannot compare
+ * with PostgreSQL's (an empty B-tree is its meta page and a root here,
+ * 16 kB; PostgreSQL's is its meta page alone): each index's file,
+ * growing with its keys; and the size functions where a scan is open.
+ */
+static void test_sizes(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE SCHEMA sz; CREATE TABLE sz.t (a int PRIMARY KEY, b int); "
+           "CREATE INDEX t_b ON sz.t (b)",
+           "CREATE SCHEMA\nCREATE TABLE\nCREATE INDEX\n");
+    EXPECT(f->s, DI_PLUS,
+           "Schema:19,Name:19,Type:25,Owner:19,Table:19,Persistence:25,"
+           "Access method:19,Size:25,Description:25\n"
+           "sz|t_b|index||t|permanent|btree|16 kB|<null>\n"
+           "sz|t_pkey|index||t|permanent|btree|16 kB|<null>\n"
+           "SELECT 2\n");
+    EXPECT(f->s,
+           "INSERT INTO sz.t SELECT g, g FROM generate_series(1, 20000) g; "
+           "SELECT pg_table_size('sz.t_pkey') > 16384, "
+           "pg_indexes_size('sz.t') = pg_table_size('sz.t_pkey') + "
+           "pg_relation_size('sz.t_b'), "
+           "pg_size_pretty(pg_total_relation_size('sz.t')) = "
+           "pg_size_pretty(pg_table_size('sz.t') + pg_indexes_size('sz.t'))",
+           "INSERT 0 20000\n?column?:16,?column?:16,?column?:16\nt|t|t\n"
+           "SELECT 1\n");
+    /* The sizes read the engine: where a scan is open they cannot. */
+    EXPECT(f->s, "DELETE FROM sz.t WHERE pg_relation_size(a) > 0",
+           "ERROR 0A000: reading the catalogs in DELETE's WHERE is not "
+           "supported yet at 44\n");
+    /* psql's \l+: the database's size as pg_database_size() has it. */
+    {
+        char want[512], size[64];
+        const char *r = run(f->s, "SELECT pg_size_pretty(pg_database_size("
+                                  "current_database())), current_database()");
+        const char *v = strchr(r, '\n') + 1;
+        size_t n = strcspn(v, "|");
+        assert_true(n < sizeof(size));
+        memcpy(size, v, n);
+        size[n] = '\0';
+        assert_true(strstr(size, " kB") != NULL || strstr(size, " MB") != NULL);
+        snprintf(want, sizeof(want),
+                 "Name:19,Size:25,Tablespace:19,Description:25\n"
+                 "%.*s|%s|pg_default|<null>\nSELECT 1\n",
+                 (int)strcspn(v + n + 1, "\n"), v + n + 1, size);
+        EXPECT(f->s,
+               "SELECT d.datname as \"Name\",\n"
+               "       CASE WHEN pg_catalog.has_database_privilege(d.datname, "
+               "'CONNECT')\n"
+               "            THEN pg_catalog.pg_size_pretty("
+               "pg_catalog.pg_database_size(d.datname))\n"
+               "            ELSE 'No Access'\n"
+               "       END as \"Size\",\n"
+               "       t.spcname as \"Tablespace\",\n"
+               "       pg_catalog.shobj_description(d.oid, 'pg_database') as "
+               "\"Description\"\n"
+               "FROM pg_catalog.pg_database d\n"
+               "  JOIN pg_catalog.pg_tablespace t on d.dattablespace = t.oid\n"
+               "ORDER BY 1;",
+               want);
+    }
+    /* By oid, as psql's queries pass it: whole blocks. */
+    EXPECT(f->s,
+           "SELECT c.relname, pg_relation_size(c.oid) % 8192, "
+           "pg_relation_size(c.oid) > 0 FROM pg_class c "
+           "JOIN pg_namespace n ON n.oid = c.relnamespace "
+           "WHERE n.nspname = 'sz' ORDER BY 1",
+           "relname:19,?column?:20,?column?:16\nt|0|t\nt_b|0|t\nt_pkey|0|t\n"
+           "SELECT 3\n");
+}
+
 static void test_pgbench_init(void **state)
 {
     fixture *f = *state;
@@ -1621,6 +1724,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sizes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pgbench_init, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serialization, setup, teardown),
     };

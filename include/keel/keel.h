@@ -861,6 +861,39 @@ KEEL_API keel_status keel_table_indexes(keel_session *s, const char *schema,
 KEEL_API keel_status keel_table_rows(keel_session *s, const char *schema, const char *table,
                     double *rows);
 
+/* What a relation's files hold (keel_relation_size()). */
+typedef struct keel_relation_sizes {
+    uint64_t bytes;       /* the relation's own file */
+    uint64_t index_bytes; /* a table's indexes' files together; 0 for an index */
+    bool index;           /* the relation is an index */
+} keel_relation_sizes;
+
+/*
+ * The size on disk of relation oid (a table, an index or a system
+ * catalog) as the transaction sees it, as PostgreSQL's pg_relation_size()
+ * and pg_indexes_size() report theirs: what its file holds, in whole
+ * 8192-byte blocks (a block enters the file when the relation grows by
+ * it, before its contents are written back from the buffer pool; 0 for
+ * a relation without a file), and for a table the same of each of its
+ * indexes.  Locks the table (an index's table) in ACCESS SHARE.  *found
+ * is false, and the call succeeds, when the transaction sees no relation
+ * oid, or when a drop of it committed while the lock was waited for.
+ * Errors: the lock's (KEEL_ELOCKTIMEOUT, KEEL_EDEADLOCK), KEEL_ECORRUPT
+ * for catalog rows that disagree, I/O errors.
+ */
+KEEL_API keel_status keel_relation_size(keel_session *s, uint32_t oid,
+                                        keel_relation_sizes *out, bool *found);
+
+/*
+ * The bytes of every relation file in the database's directory, the
+ * commit log's and those of dropped relations that the clean close is
+ * yet to remove included, as PostgreSQL's pg_database_size() counts the
+ * files of its database's directory (the write-ahead log and the control
+ * file are not counted).  Reads the directory, whatever the transaction
+ * sees.  KEEL_EIO if it cannot be read.
+ */
+KEEL_API keel_status keel_database_size(keel_session *s, uint64_t *bytes);
+
 /* ---- checking ---- */
 
 /* Receives one problem, or (note true) one note, as a line (no newline)

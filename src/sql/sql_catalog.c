@@ -39,29 +39,51 @@ typedef struct sql_view {
     const char *needs;
 } sql_view;
 
-/* pg_attribute's columns, with atthasdef's expression: keel_attribute's
- * type is a keel_type, KEEL_INT2 (1) to KEEL_DATE (12) in keel.h's
- * order; a text column with a length (charlen) is varchar(n). */
-#define PG_ATTRIBUTE(hasdef)                                                  \
-    "select a.relid as attrelid, a.name as attname,"                          \
+/* pg_attribute's columns over keel_attribute a, the relation, number,
+ * nullability and atthasdef given: keel_attribute's type is a keel_type,
+ * KEEL_INT2 (1) to KEEL_NUMERIC (13) in keel.h's order; a text column
+ * with a length (charlen) is varchar(n). */
+#define PG_ATTRIBUTE_COLS(relid, attnum, notnull, hasdef)                     \
+    "select " relid " as attrelid, a.name as attname,"                        \
     " (case a.type when 1 then 21 when 2 then 23 when 3 then 20"              \
     " when 4 then 26 when 5 then 16 when 6 then 701 when 7 then 19"           \
     " when 8 then 1042 when 10 then 1114 when 11 then 1184"                   \
-    " when 12 then 1082 when 9 then case when a.charlen > 0 then 1043"        \
+    " when 12 then 1082 when 13 then 1700"                                    \
+    " when 9 then case when a.charlen > 0 then 1043"                          \
     " else 25 end end)::oid as atttypid,"                                     \
     " (case a.type when 1 then 2 when 2 then 4 when 3 then 8 when 4 then 4"   \
     " when 5 then 1 when 6 then 8 when 7 then 64 when 10 then 8"              \
     " when 11 then 8 when 12 then 4 else -1 end)::int2 as attlen,"            \
-    " a.attnum,"                                                              \
+    " " attnum " as attnum,"                                                  \
     " case when a.type in (8, 9) and a.charlen > 0 then a.charlen + 4"        \
+    " when a.type = 13 and a.charlen > 0"                                     \
+    " then a.charlen / 64 * 65536 + a.charlen % 64 + 4"                       \
     " else -1 end as atttypmod,"                                              \
-    " a.notnull as attnotnull, " hasdef " as atthasdef,"                     \
+    " " notnull " as attnotnull, " hasdef " as atthasdef,"                   \
     " false as atthasmissing, ''::char(1) as attidentity,"                    \
     " ''::char(1) as attgenerated, false as attisdropped,"                    \
     " true as attislocal, 0 as attinhcount,"                                  \
     " (case a.type when 7 then 950 when 8 then 100 when 9 then 100"           \
-    " else 0 end)::oid as attcollation"                                       \
+    " else 0 end)::oid as attcollation,"                                      \
+    " (case when a.type in (8, 9) then 'x' when a.type = 13 then 'm'"         \
+    " else 'p' end)::char(1) as attstorage,"                                  \
+    " ''::text as attcompression, -1 as attstattarget"
+
+/* A table's columns. */
+#define PG_ATTRIBUTE(hasdef)                                                  \
+    PG_ATTRIBUTE_COLS("a.relid", "a.attnum", "a.notnull", hasdef)             \
     " from keel_catalog.keel_attribute a"
+
+/* An index's columns, as PostgreSQL keeps them: its key columns in
+ * order, each named and typed as the table's column it holds
+ * (keel_index.keys lists their numbers, separated by blanks). */
+#define PG_INDEX_ATTRIBUTE                                                    \
+    " union all "                                                             \
+    PG_ATTRIBUTE_COLS("i.indexrelid", "g.k::int2", "false", "false")          \
+    " from keel_catalog.keel_index i"                                         \
+    " cross join lateral generate_series(1, i.nkeys) g(k)"                    \
+    " join keel_catalog.keel_attribute a on a.relid = i.indrelid"             \
+    " and a.attnum = split_part(i.keys, ' ', g.k)::int2"
 
 static const sql_view views[] = {
     {"pg_namespace",
@@ -83,7 +105,7 @@ static const sql_view views[] = {
      " false as relhassubclass, false as relrowsecurity,"
      " false as relforcerowsecurity, true as relispopulated,"
      " 'd'::char(1) as relreplident, false as relispartition,"
-     " null::text as relpartbound"
+     " null::text as relpartbound, null::text[] as reloptions"
      " from keel_catalog.keel_class c"
      " left join (select indrelid from keel_catalog.keel_index"
      " group by indrelid) x on x.indrelid = c.oid",
@@ -91,23 +113,24 @@ static const sql_view views[] = {
     {"pg_attribute",
      PG_ATTRIBUTE("d.adrelid is not null")
      " left join keel_sql.keel_attrdef d"
-     " on d.adrelid = a.relid and d.adnum = a.attnum",
+     " on d.adrelid = a.relid and d.adnum = a.attnum" PG_INDEX_ATTRIBUTE,
      "keel_sql.keel_attrdef"},
-    {"pg_attribute", PG_ATTRIBUTE("false"), NULL},
+    {"pg_attribute", PG_ATTRIBUTE("false") PG_INDEX_ATTRIBUTE, NULL},
     {"pg_index",
      "select i.indexrelid, i.indrelid, i.nkeys as indnatts,"
      " i.nkeys as indnkeyatts, i.\"unique\" as indisunique,"
      " i.\"primary\" as indisprimary, false as indisexclusion,"
      " true as indimmediate, false as indisclustered, true as indisvalid,"
      " false as indcheckxmin, true as indisready, true as indislive,"
-     " false as indisreplident, i.keys as indkey"
+     " false as indisreplident, false as indnullsnotdistinct,"
+     " i.keys as indkey, null::text as indexprs, null::text as indpred"
      " from keel_catalog.keel_index i",
      NULL},
     {"pg_database",
      "select 1::oid as oid, current_database() as datname,"
      " 10::oid as datdba, 6 as encoding, 'c'::char(1) as datlocprovider,"
      " false as datistemplate, true as datallowconn, -1 as datconnlimit,"
-     " 0::oid as dattablespace, 'C'::text as datcollate,"
+     " 1663::oid as dattablespace, 'C'::text as datcollate,"
      " 'C'::text as datctype, null::text as daticulocale,"
      " null::name[] as datacl",
      NULL},
@@ -231,6 +254,14 @@ static const sql_const_view const_views[] = {
      {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_BPCHAR},
      2,
      {{"2", "heap", "t"}, {"403", "btree", "i"}}},
+    /* Where PostgreSQL's databases and shared catalogs live; keel's
+     * database is its directory, PostgreSQL's default tablespace. */
+    {"pg_tablespace",
+     3,
+     {"oid", "spcname", "spcowner"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID},
+     2,
+     {{"1663", "pg_default", "10"}, {"1664", "pg_global", "10"}}},
     {"pg_collation",
      4,
      {"oid", "collname", "collnamespace", "collprovider"},

@@ -318,6 +318,21 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         if (rc == KEEL_OK)
             rc = coerce(s, &r, SQL_TYPE_TEXT, false);
         t = SQL_TYPE_BOOL;
+    } else if (op == SQL_OP_CONCAT && sql_type_elem(l->type) != 0 &&
+               sql_type_elem(r->type) != 0) {
+        /* array || array: PostgreSQL's array_cat(), of one type. */
+        if (l->type != r->type)
+            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                               "operator does not exist: %s || %s",
+                               sql_type_name(l->type), sql_type_name(r->type));
+        e = expr_new(s, SQL_EXPR_FUNC, l->type, location, 2);
+        if (e == NULL)
+            return nomem(s);
+        e->u.func = SQL_FUNC_ARRAY_CAT;
+        e->args[0] = l;
+        e->args[1] = r;
+        *out = e;
+        return KEEL_OK;
     } else if (op == SQL_OP_CONCAT) {
         /* anything || text: both as text, as PostgreSQL's anynonarray. */
         if (!sql_type_is_string(l->type) && !sql_type_is_string(r->type))
@@ -832,6 +847,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"pg_encoding_to_char", SQL_FUNC_PG_ENCODING_TO_CHAR, 1},
         {"format_type", SQL_FUNC_FORMAT_TYPE, 2},
         {"quote_ident", SQL_FUNC_QUOTE_IDENT, 1},
+        {"split_part", SQL_FUNC_SPLIT_PART, 3},
         {"current_database", SQL_FUNC_CURRENT_DATABASE, 0},
         {"pg_get_expr", SQL_FUNC_PG_GET_EXPR, 2},
         {"pg_get_expr", SQL_FUNC_PG_GET_EXPR, 3},
@@ -843,6 +859,18 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
          SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS, 1},
         {"pg_relation_is_publishable", SQL_FUNC_PG_RELATION_IS_PUBLISHABLE, 1},
         {"array_upper", SQL_FUNC_ARRAY_UPPER, 2},
+        {"pg_relation_size", SQL_FUNC_PG_RELATION_SIZE, 1},
+        {"pg_relation_size", SQL_FUNC_PG_RELATION_SIZE, 2},
+        {"pg_table_size", SQL_FUNC_PG_TABLE_SIZE, 1},
+        {"pg_indexes_size", SQL_FUNC_PG_INDEXES_SIZE, 1},
+        {"pg_total_relation_size", SQL_FUNC_PG_TOTAL_RELATION_SIZE, 1},
+        {"pg_database_size", SQL_FUNC_PG_DATABASE_SIZE, 1},
+        {"pg_size_pretty", SQL_FUNC_PG_SIZE_PRETTY, 1},
+        {"obj_description", SQL_FUNC_OBJ_DESCRIPTION, 1},
+        {"obj_description", SQL_FUNC_OBJ_DESCRIPTION, 2},
+        {"col_description", SQL_FUNC_COL_DESCRIPTION, 2},
+        {"shobj_description", SQL_FUNC_SHOBJ_DESCRIPTION, 2},
+        {"has_database_privilege", SQL_FUNC_HAS_DATABASE_PRIVILEGE, 2},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -1024,6 +1052,39 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                 s->expr_engine_reads++;
             break;
         }
+        case SQL_FUNC_PG_RELATION_SIZE:
+        case SQL_FUNC_PG_TABLE_SIZE:
+        case SQL_FUNC_PG_INDEXES_SIZE:
+        case SQL_FUNC_PG_TOTAL_RELATION_SIZE:
+        case SQL_FUNC_PG_DATABASE_SIZE:
+        case SQL_FUNC_PG_SIZE_PRETTY:
+        case SQL_FUNC_OBJ_DESCRIPTION:
+        case SQL_FUNC_COL_DESCRIPTION:
+        case SQL_FUNC_SHOBJ_DESCRIPTION:
+        case SQL_FUNC_HAS_DATABASE_PRIVILEGE:
+            rc = sql_size_analyse(s, e, name, fc->location);
+            if (rc != KEEL_OK)
+                return rc;
+            break;
+        case SQL_FUNC_SPLIT_PART:
+            if (!sql_type_is_string(e->args[0]->type) ||
+                !sql_type_is_string(e->args[1]->type) ||
+                !(sql_type_is_int(e->args[2]->type) ||
+                  e->args[2]->type == SQL_TYPE_UNKNOWN))
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s, %s, %s) does not exist",
+                                   name, sql_type_name(e->args[0]->type),
+                                   sql_type_name(e->args[1]->type),
+                                   sql_type_name(e->args[2]->type));
+            rc = coerce(s, &e->args[0], SQL_TYPE_TEXT, false);
+            if (rc == KEEL_OK)
+                rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, false);
+            if (rc == KEEL_OK)
+                rc = coerce(s, &e->args[2], SQL_TYPE_INT4, false);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = SQL_TYPE_TEXT;
+            break;
         case SQL_FUNC_ARRAY_UPPER:
             if (sql_type_elem(e->args[0]->type) == 0 ||
                 !(sql_type_is_int(e->args[1]->type) ||
@@ -1710,6 +1771,56 @@ static bool array_next(sql_session *s, const char *p, uint32_t len,
     return true;
 }
 
+bool sql_array_next(sql_session *s, const char *p, uint32_t len,
+                    uint32_t *pos, const char **out, uint32_t *olen,
+                    bool *isnull)
+{
+    return array_next(s, p, len, pos, out, olen, isnull);
+}
+
+/*
+ * array || array (array_cat()): the elements of both, one array; an
+ * operand that is NULL gives the other (NULL when both are).  Arrays are
+ * held as their text form, so the texts are joined between the braces.
+ */
+static keel_status eval_array_cat(sql_session *s, const sql_expr *e,
+                                  const sql_value *row, sql_value *out)
+{
+    sql_value a = {0}, b = {0};
+    bool a_empty, b_empty;
+    char *p;
+    uint32_t n = 0;
+    keel_status rc = sql_expr_eval(s, e->args[0], row, &a);
+
+    if (rc == KEEL_OK)
+        rc = sql_expr_eval(s, e->args[1], row, &b);
+    if (rc != KEEL_OK)
+        return rc;
+    if (a.isnull || b.isnull) {
+        *out = a.isnull ? b : a;
+        out->type = e->type;
+        return KEEL_OK;
+    }
+    if (a.v.s.len < 2 || b.v.s.len < 2)
+        return sql_fail(s, KEEL_EINVAL, "22P02", "malformed array literal");
+    a_empty = a.v.s.len == 2;
+    b_empty = b.v.s.len == 2;
+    p = sql_alloc(&s->arena, a.v.s.len + b.v.s.len);
+    if (p == NULL)
+        return nomem(s);
+    memcpy(p, a.v.s.p, a.v.s.len - 1); /* "{a,b" */
+    n = a.v.s.len - 1;
+    if (!a_empty && !b_empty)
+        p[n++] = ',';
+    memcpy(p + n, b.v.s.p + 1, b.v.s.len - 1); /* "c}" */
+    n += b.v.s.len - 1;
+    out->type = e->type;
+    out->isnull = false;
+    out->v.s.p = p;
+    out->v.s.len = n;
+    return KEEL_OK;
+}
+
 /* Whether name needs quotes to be read back as itself. */
 static bool ident_needs_quotes(const char *p, uint32_t len)
 {
@@ -1738,6 +1849,15 @@ static const char *type_format(sql_session *s, uint32_t type, bool has_mod,
         p = sql_alloc(&s->arena, 48);
         if (p != NULL)
             snprintf(p, 48, "%s(%lld)", n, (long long)(typmod - 4));
+        return p;
+    }
+    if (type == SQL_TYPE_NUMERIC && has_mod && typmod >= 4) {
+        /* numeric(p,s): numeric_typmod()'s (p << 16 | s) + 4. */
+        p = sql_alloc(&s->arena, 48);
+        if (p != NULL)
+            snprintf(p, 48, "numeric(%d,%d)",
+                     numeric_typmod_precision((int32_t)typmod),
+                     numeric_typmod_scale((int32_t)typmod));
         return p;
     }
     if (type == SQL_TYPE_CHAR_ARRAY)
@@ -1853,6 +1973,51 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         out->v.s.len = (uint32_t)strlen(v);
         return KEEL_OK;
     }
+    case SQL_FUNC_SPLIT_PART: {
+        /* Field n of the string split at each delimiter, counted from
+         * the end when negative; "" past the fields (and for an empty
+         * string), the whole string for an empty delimiter's field 1 or
+         * -1, as PostgreSQL's. */
+        const char *p = a[0].v.s.p, *d = a[1].v.s.p;
+        uint32_t len = a[0].v.s.len, dlen = a[1].v.s.len, start = 0;
+        int64_t n = a[2].v.i, nf = 1, want;
+        if (n == 0)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "field position must not be zero");
+        out->v.s.p = "";
+        out->v.s.len = 0;
+        if (len == 0)
+            return KEEL_OK;
+        if (dlen == 0) {
+            if (n == 1 || n == -1)
+                out->v.s = a[0].v.s;
+            return KEEL_OK;
+        }
+        for (uint32_t i = 0; i + dlen <= len; i++)
+            if (memcmp(p + i, d, dlen) == 0) {
+                nf++;
+                i += dlen - 1;
+            }
+        want = n > 0 ? n : nf + n + 1;
+        if (want < 1 || want > nf)
+            return KEEL_OK;
+        for (int64_t f = 1; f < want; f++) {
+            uint32_t i = start;
+            while (memcmp(p + i, d, dlen) != 0)
+                i++;
+            start = i + dlen;
+        }
+        {
+            uint32_t end = start;
+            while (end + dlen <= len && memcmp(p + end, d, dlen) != 0)
+                end++;
+            if (end + dlen > len)
+                end = len;
+            out->v.s.p = p + start;
+            out->v.s.len = end - start;
+        }
+        return KEEL_OK;
+    }
     case SQL_FUNC_QUOTE_IDENT: {
         char *p;
         uint32_t n = 0;
@@ -1935,6 +2100,17 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         return KEEL_OK;
     case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:
         return sql_catalog_publishable(s, (uint32_t)a[0].v.i, &out->v.b);
+    case SQL_FUNC_PG_RELATION_SIZE:
+    case SQL_FUNC_PG_TABLE_SIZE:
+    case SQL_FUNC_PG_INDEXES_SIZE:
+    case SQL_FUNC_PG_TOTAL_RELATION_SIZE:
+    case SQL_FUNC_PG_DATABASE_SIZE:
+    case SQL_FUNC_PG_SIZE_PRETTY:
+    case SQL_FUNC_OBJ_DESCRIPTION:
+    case SQL_FUNC_COL_DESCRIPTION:
+    case SQL_FUNC_SHOBJ_DESCRIPTION:
+    case SQL_FUNC_HAS_DATABASE_PRIVILEGE:
+        return sql_size_eval(s, e, a, out);
     case SQL_FUNC_ARRAY_UPPER:
     case SQL_FUNC_ARRAY_ELEMENT: {
         const char *el;
@@ -2004,6 +2180,8 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
     sql_value a = {0};
     keel_status rc;
 
+    if (e->u.func == SQL_FUNC_ARRAY_CAT)
+        return eval_array_cat(s, e, row, out);
     if (e->u.func >= SQL_FUNC_CURRENT_SCHEMAS)
         return eval_catalog_func(s, e, row, out);
     if (e->nargs > 0) {
@@ -2506,6 +2684,10 @@ bool sql_expr_reads_engine(const sql_expr *e)
         case SQL_FUNC_PG_GET_INDEXDEF:
         case SQL_FUNC_PG_GET_CONSTRAINTDEF:
         case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:
+        case SQL_FUNC_PG_RELATION_SIZE:
+        case SQL_FUNC_PG_TABLE_SIZE:
+        case SQL_FUNC_PG_INDEXES_SIZE:
+        case SQL_FUNC_PG_TOTAL_RELATION_SIZE:
             return true;
         default:
             break;
@@ -2514,6 +2696,11 @@ bool sql_expr_reads_engine(const sql_expr *e)
         if (sql_expr_reads_engine(e->args[i]))
             return true;
     return false;
+}
+
+keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type)
+{
+    return coerce(s, e, type, false);
 }
 
 /* ---- constant folding ---------------------------------------------------- */

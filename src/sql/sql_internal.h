@@ -484,6 +484,20 @@ typedef enum sql_func {
     SQL_FUNC_PG_RELATION_IS_PUBLISHABLE,
     SQL_FUNC_ARRAY_UPPER,       /* an array's last subscript */
     SQL_FUNC_ARRAY_ELEMENT,     /* a[i] */
+    /* sql_size.c's: sizes of relations and the database, and the
+     * descriptions keel keeps none of. */
+    SQL_FUNC_PG_RELATION_SIZE,
+    SQL_FUNC_PG_TABLE_SIZE,
+    SQL_FUNC_PG_INDEXES_SIZE,
+    SQL_FUNC_PG_TOTAL_RELATION_SIZE,
+    SQL_FUNC_PG_DATABASE_SIZE,
+    SQL_FUNC_PG_SIZE_PRETTY,
+    SQL_FUNC_OBJ_DESCRIPTION,
+    SQL_FUNC_COL_DESCRIPTION,
+    SQL_FUNC_SHOBJ_DESCRIPTION,
+    SQL_FUNC_HAS_DATABASE_PRIVILEGE,
+    SQL_FUNC_SPLIT_PART, /* split_part(text, delimiter, n) */
+    SQL_FUNC_ARRAY_CAT, /* array || array: NULL with NULL only */
 } sql_func;
 
 typedef struct sql_expr {
@@ -599,6 +613,31 @@ keel_status sql_expr_prepare_for(sql_session *s, const sql_scope *scope,
 /* Whether evaluating e reads the engine (pg_table_is_visible()), which
  * it cannot while a scan is open. */
 bool sql_expr_reads_engine(const sql_expr *e);
+
+/*
+ * The next element of an array's text form ({a,"b c",NULL}) from *pos (0
+ * at first): its text in *out (unquoted, in the arena when it had
+ * quotes), *isnull for an unquoted NULL.  False at the end.
+ */
+bool sql_array_next(sql_session *s, const char *p, uint32_t len,
+                    uint32_t *pos, const char **out, uint32_t *olen,
+                    bool *isnull);
+
+/* *e made of type `type`: a constant cast now, else a cast around it. */
+keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type);
+
+/* ---- object sizes and descriptions (sql_size.c) ---- */
+
+/* Types e's arguments (already analysed) as function `name` (called at
+ * location) takes them, and sets e's result type; e->u.func is one of
+ * SQL_FUNC_PG_RELATION_SIZE to SQL_FUNC_HAS_DATABASE_PRIVILEGE.  A string
+ * literal where PostgreSQL takes a regclass is read as a relation's name
+ * now (42P01 if none has it). */
+keel_status sql_size_analyse(sql_session *s, sql_expr *e, const char *name,
+                             int32_t location);
+/* Evaluates e with its arguments' values a (none NULL) into *out. */
+keel_status sql_size_eval(sql_session *s, const sql_expr *e,
+                          const sql_value *a, sql_value *out);
 
 /* Evaluates e over row (one value per scope column; NULL with no scope)
  * into *out (strings in the arena or the row's memory).  22003 for an

@@ -1070,9 +1070,11 @@ typedef struct from_item {
     const PgQuery__Alias *alias;
     sql_scope lscope;       /* LATERAL: what sub sees of the items before */
     sql_rowset rs;
-    /* generate_series(start, stop[, step]) in FROM: its arguments, over
-     * lscope (a function in FROM sees the items before it). */
+    /* generate_series(start, stop[, step]) or unnest(array) in FROM
+     * (unnest true): its arguments, over lscope (a function in FROM sees
+     * the items before it). */
     const PgQuery__FuncCall *func;
+    bool unnest;
     sql_expr *fargs[3];
     /* A hash join's inner side (hash_key()): its table's rows, read once
      * into the arena and chained by the hash of column hcol's value;
@@ -1315,16 +1317,23 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
             fc != NULL && fc->n_funcname > 0
                 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
                 : NULL;
+        bool unnest = fname != NULL && strcmp(fname, "unnest") == 0;
         if (rf->ordinality || rf->is_rowsfrom || rf->n_coldeflist > 0 ||
-            fname == NULL || strcmp(fname, "generate_series") != 0 ||
+            fname == NULL ||
+            (strcmp(fname, "generate_series") != 0 && !unnest) ||
             (fc->n_funcname == 2 &&
              strcmp(sql_node_string(fc->funcname[0]) != NULL
                         ? sql_node_string(fc->funcname[0])
                         : "",
                     "pg_catalog") != 0))
             return sql_unsupported(s, -1, "functions in FROM but "
-                                          "generate_series()");
-        if (fc->n_args < 2 || fc->n_args > 3)
+                                          "generate_series() and unnest()");
+        if (unnest && fc->n_args != 1)
+            return sql_fail(s, KEEL_ENOENT, "42883",
+                            "function unnest() with %zu argument(s) "
+                            "does not exist",
+                            fc->n_args);
+        if (!unnest && (fc->n_args < 2 || fc->n_args > 3))
             return sql_fail(s, KEEL_ENOENT, "42883",
                             "function generate_series() with %zu argument(s) "
                             "does not exist",
@@ -1335,9 +1344,10 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
         it->is_rows = true;
         it->lateral = true;
         it->func = fc;
+        it->unnest = unnest;
         it->alias = rf->alias;
         it->t.name = it->t.alias =
-            rf->alias != NULL ? rf->alias->aliasname : "generate_series";
+            rf->alias != NULL ? rf->alias->aliasname : fname;
     } else {
         return sql_unsupported(s, -1, "this kind of FROM item");
     }
@@ -1435,7 +1445,14 @@ static keel_status series_columns(sql_session *s, from_item *it)
         if (rc != KEEL_OK)
             return rc;
         t = it->fargs[a]->type;
-        if (t == SQL_TYPE_INT8)
+        if (it->unnest) {
+            /* Its one column: the array's elements. */
+            type = sql_type_elem(t);
+            if (type == 0)
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function unnest(%s) does not exist",
+                                   sql_type_name(t));
+        } else if (t == SQL_TYPE_INT8)
             type = SQL_TYPE_INT8;
         else if (t != SQL_TYPE_INT2 && t != SQL_TYPE_INT4 &&
                  t != SQL_TYPE_UNKNOWN)
@@ -1458,6 +1475,35 @@ static keel_status series_columns(sql_session *s, from_item *it)
     return KEEL_OK;
 }
 
+/* unnest()'s rows for the row before it: one per element of the array
+ * (none for NULL), in order. */
+static keel_status unnest_rows(sql_session *s, from_item *it,
+                               const sql_value *row)
+{
+    sql_value arr = {0};
+    const char *el;
+    uint32_t pos = 0, elen;
+    bool isnull;
+    keel_status rc = sql_expr_eval(s, it->fargs[0], row, &arr);
+
+    if (rc != KEEL_OK || arr.isnull)
+        return rc;
+    while (sql_array_next(s, arr.v.s.p, arr.v.s.len, &pos, &el, &elen,
+                          &isnull)) {
+        sql_value x = {.type = SQL_TYPE_UNKNOWN, .isnull = isnull,
+                       .v.s = {el, elen}};
+        rc = sql_check_cancel(s);
+        if (rc == KEEL_OK && !isnull)
+            rc = sql_value_cast(s, &x, it->rs.types[0], -1, true, -1);
+        x.type = it->rs.types[0];
+        if (rc == KEEL_OK)
+            rc = sql_rowset_add(s, &it->rs, &x);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
+}
+
 /* generate_series()'s rows for the row before it. */
 static keel_status series_rows(sql_session *s, from_item *it,
                                const sql_value *row)
@@ -1467,6 +1513,8 @@ static keel_status series_rows(sql_session *s, from_item *it,
     keel_status rc;
 
     it->rs.n = 0;
+    if (it->unnest)
+        return unnest_rows(s, it, row);
     for (uint16_t a = 0; a < 3 && it->fargs[a] != NULL; a++) {
         rc = sql_expr_eval(s, it->fargs[a], row, &v[a]);
         if (rc == KEEL_OK && !v[a].isnull)

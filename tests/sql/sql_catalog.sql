@@ -92,6 +92,11 @@ SELECT 'pg_toast' ~ '^pg_', 'public' !~ '^pg_', 'ABC' ~* 'b', 'ABC' !~* 'b',
 SELECT quote_ident('abc'), quote_ident('Abc'), quote_ident('a"b'),
        quote_ident('1x'), format_type(1042, 8), format_type(23, NULL),
        format_type(1043, -1);
+SELECT split_part('1 2 3', ' ', 1), split_part('1 2 3', ' ', 4),
+       split_part('1 2 3', ' ', -1), split_part('a~@~b~@~c', '~@~', 2),
+       split_part('', ',', 1), split_part('abc', '', 1),
+       split_part('a,,b', ',', 2);
+SELECT split_part('a', ',', 0);
 SELECT CASE c.relkind WHEN 'r' THEN 'table' WHEN 'i' THEN 'index' END
 FROM pg_catalog.pg_class c WHERE c.relname = 'u';
 
@@ -140,3 +145,116 @@ ORDER BY 1;
 DROP TABLE cat.t;
 DROP TABLE cat.u;
 DROP SCHEMA cat;
+
+-- Object sizes.  A relation's size is what its file holds; keel's pages
+-- are not PostgreSQL's, so sizes are compared here, not shown, except
+-- for tables without a row, which have no block in either (0 bytes).
+CREATE SCHEMA sz;
+CREATE TABLE sz.e (a int PRIMARY KEY, b char(4));
+CREATE TABLE sz.f (x bigint, y double precision, z numeric(10,2));
+CREATE INDEX f_x ON sz.f (x);
+CREATE TABLE sz.m (n int, o oid, s bigint);
+-- psql's + forms over tables without a row: no block, 0 bytes.
+\dt+ sz.*
+\d+ sz.e
+\d+ sz.f
+\d+ sz.e_pkey
+\d sz.f_x
+SELECT pg_relation_size('sz.e'), pg_table_size('sz.e'),
+       pg_relation_size('sz.f', 'main'), pg_relation_size('sz.e', 'fsm'),
+       pg_relation_size('sz.e', 'vm'), pg_relation_size('sz.e', 'init');
+SELECT pg_indexes_size('sz.e') > 0 AS indexed,
+       pg_total_relation_size('sz.e') =
+           pg_table_size('sz.e') + pg_indexes_size('sz.e') AS adds_up,
+       pg_indexes_size('sz.e_pkey') AS of_an_index,
+       pg_table_size('sz.e_pkey') = pg_relation_size('sz.e_pkey') AS same,
+       pg_total_relation_size('sz.e_pkey') = pg_relation_size('sz.e_pkey')
+           AS total_same;
+-- By oid, as psql asks: NULL for an oid that names nothing.
+SELECT c.relname, pg_table_size(c.oid) = pg_relation_size(c.oid) AS same,
+       pg_total_relation_size(c.oid) >= pg_table_size(c.oid) AS ge
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'sz' ORDER BY 1;
+SELECT pg_relation_size(0), pg_table_size(0::oid), pg_indexes_size(0::bigint),
+       pg_total_relation_size(0), pg_relation_size(NULL),
+       pg_relation_size('sz.e', NULL);
+-- Rows grow the file: compared with the size before them, read without
+-- a checkpoint (a block is in the file once the table grows by it).
+INSERT INTO sz.m SELECT 1, 0, pg_relation_size('sz.e');
+INSERT INTO sz.e SELECT g, 'row' FROM generate_series(1, 2000) g;
+INSERT INTO sz.m SELECT 2, 0, pg_relation_size('sz.e');
+INSERT INTO sz.m SELECT 3, 0, pg_indexes_size('sz.e');
+INSERT INTO sz.e SELECT g, 'more' FROM generate_series(2001, 4000) g;
+INSERT INTO sz.m SELECT 4, 0, pg_relation_size('sz.e');
+INSERT INTO sz.m SELECT 5, 0, pg_indexes_size('sz.e');
+SELECT (SELECT s FROM sz.m WHERE n = 1) AS empty,
+       (SELECT s FROM sz.m WHERE n = 2) > 0 AS grew,
+       (SELECT s FROM sz.m WHERE n = 4) > (SELECT s FROM sz.m WHERE n = 2)
+           AS grew_again,
+       (SELECT s FROM sz.m WHERE n = 5) > (SELECT s FROM sz.m WHERE n = 3)
+           AS index_grew,
+       (SELECT s FROM sz.m WHERE n = 4) % 8192 AS whole_blocks,
+       pg_relation_size('sz.e') = (SELECT s FROM sz.m WHERE n = 4) AS same;
+-- A dropped table's oid names nothing: NULL.
+CREATE TABLE sz.d (a int);
+INSERT INTO sz.d VALUES (1);
+INSERT INTO sz.m SELECT 6, c.oid, 0 FROM pg_class c
+WHERE c.relname = 'd' AND c.relnamespace =
+    (SELECT oid FROM pg_namespace WHERE nspname = 'sz');
+SELECT pg_relation_size(o) > 0 AS before_drop FROM sz.m WHERE n = 6;
+DROP TABLE sz.d;
+SELECT pg_relation_size(o), pg_total_relation_size(o) FROM sz.m WHERE n = 6;
+-- Names as regclass reads them.
+SELECT pg_relation_size('"sz".e') = pg_relation_size('SZ.E') AS quoted;
+SELECT pg_relation_size('nosuch');
+SELECT pg_relation_size('sz.nosuch');
+SELECT pg_relation_size('nosch.e');
+SELECT pg_relation_size('a.b.c.d');
+SELECT pg_relation_size('sz.e', 'foo');
+SELECT pg_relation_size('sz.e', 1);
+SELECT pg_table_size(relname) FROM pg_class LIMIT 1;
+SELECT pg_database_size(current_database()) > 0 AS db,
+       pg_database_size(current_database()) >= pg_total_relation_size('sz.e')
+           AS holds_e;
+SELECT pg_database_size('nosuch');
+-- What psql's \l+ asks besides: keel has no privileges to refuse.
+SELECT has_database_privilege(current_database(),
+                              'connect, TEMP with grant option'),
+       has_database_privilege(current_database(), 'CREATE'),
+       shobj_description(d.oid, 'pg_database'), t.spcname
+FROM pg_database d JOIN pg_tablespace t ON t.oid = d.dattablespace
+WHERE d.datname = current_database();
+SELECT has_database_privilege(current_database(), 'select');
+SELECT has_database_privilege('nosuch', 'connect');
+-- pg_size_pretty: PostgreSQL's units and rounding, bigint and numeric.
+SELECT size, pg_size_pretty(size), pg_size_pretty(-1 * size) FROM
+    (SELECT 0::bigint AS size UNION ALL SELECT 10239 UNION ALL SELECT 10240
+     UNION ALL SELECT 10485247 UNION ALL SELECT 10485248
+     UNION ALL SELECT 10736893951 UNION ALL SELECT 10736893952
+     UNION ALL SELECT 10994579406847 UNION ALL SELECT 10994579406848
+     UNION ALL SELECT 11258449312612351 UNION ALL SELECT 11258449312612352
+     UNION ALL SELECT 9223372036854775807) x ORDER BY 1;
+SELECT size, pg_size_pretty(size), pg_size_pretty(-1 * size) FROM
+    (SELECT 10.5::numeric AS size UNION ALL SELECT 10239.5
+     UNION ALL SELECT 1000000.5 UNION ALL SELECT 10485247
+     UNION ALL SELECT 10485248 UNION ALL SELECT 11258449312612352
+     UNION ALL SELECT 11528652096115048447
+     UNION ALL SELECT 11528652096115048448
+     UNION ALL SELECT 123456789012345678901234567890) x ORDER BY 1;
+SELECT pg_size_pretty(-9223372036854775808), pg_size_pretty('NaN'::numeric),
+       pg_size_pretty(NULL::bigint), pg_size_pretty(8192::bigint * 1024);
+SELECT pg_size_pretty(1);
+SELECT pg_size_pretty('1');
+SELECT pg_size_pretty(1.5::float8);
+-- Comments: keel keeps none.
+SELECT obj_description(c.oid, 'pg_class'), obj_description(c.oid),
+       col_description(c.oid, 1)
+FROM pg_class c WHERE c.relname = 'e';
+SELECT x, length(x) FROM unnest('{a,"b c",NULL}'::text[]) x;
+SELECT count(*) FROM unnest(NULL::text[]) u;
+SELECT '{a}'::text[] || '{b,c}'::text[], NULL::text[] || '{x}'::text[],
+       '{}'::text[] || '{y}'::text[], '{z}'::text[] || '{}'::text[];
+DROP TABLE sz.e;
+DROP TABLE sz.f;
+DROP TABLE sz.m;
+DROP SCHEMA sz;
