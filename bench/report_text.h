@@ -434,8 +434,8 @@
     "\nThe round-trip floor, measured in the same run just before the "       \
     "pgbench runs, with both servers idle (`keel bench floor`, "              \
     "bench/README.md): %.0f-byte queries and %.0f-byte replies, pgbench "     \
-    "-S's sizes, over AF_UNIX socket pairs to a forked process that only "    \
-    "recv()s and send()s, one thread per pair, blocking; the pairs driven "   \
+    "-S's sizes, over AF_UNIX socket pairs, each to a forked process that "   \
+    "only recv()s and send()s, blocking; the pairs driven "                   \
     "as pgbench drives its connections, by min(N, 2) client threads that "    \
     "keep a query outstanding on each pair and wait in poll(); %.0f runs "    \
     "of %.2f s per client count, their median.  A server that sleeps in "     \

@@ -1,11 +1,12 @@
 /*
  * wire_floor.c: the round-trip floor (see wire_floor.h): socket pairs to
- * a forked answering process that does nothing but recv() and send().
+ * forked answering processes that do nothing but recv() and send().
  *
- * Everything a run needs (sockets, buffers, thread arguments) is made
- * before the fork, so that the answering process only starts threads,
- * reads its clock and exits with _exit(): it runs none of this process's
- * exit handlers and takes none of its signal handlers with it.
+ * Everything a run needs (sockets, buffers, the answerers' arguments) is
+ * made before the forks, so that an answering process makes only system
+ * calls and exits with _exit(): it starts no thread (this process may
+ * have several when it forks), runs none of this process's exit handlers
+ * and takes none of its signal handlers with it.
  */
 #include "wire_floor.h"
 
@@ -29,7 +30,7 @@
 /* How long a client waits for any reply before it gives up. */
 #define REPLY_TIMEOUT_MS 10000
 
-/* One answering thread: its socket and what it counted. */
+/* One answering process: its socket and what it counted. */
 typedef struct answer_arg {
     int fd;
     uint32_t query_bytes, reply_bytes;
@@ -38,7 +39,8 @@ typedef struct answer_arg {
     uint64_t bytes_in, bytes_out, answers;
 } answer_arg;
 
-/* What the answering process sends back when its threads are done. */
+/* What an answering process sends back when its client has closed; one
+ * write() of it is atomic (it is under PIPE_BUF). */
 typedef struct answer_report {
     double cpu_s;
     uint64_t bytes_in, bytes_out, answers;
@@ -64,11 +66,11 @@ typedef struct floor_run_state {
     struct pollfd *pf;
     answer_arg *aa;
     client_arg *ca;
-    pthread_t *at, *ct;
-    char *bufs; /* the answerers' and the clients' buffers */
+    pthread_t *ct;
+    pid_t *pids; /* the answering processes, 0 where none was started */
+    char *bufs;  /* the answerers' and the clients' buffers */
     char *query, *reply;
-    int report[2]; /* the answering process's pipe */
-    pid_t pid;
+    int report[2]; /* the answering processes' pipe */
 } floor_run_state;
 
 static double cpu_of(const struct rusage *ru)
@@ -82,10 +84,8 @@ static double cpu_of(const struct rusage *ru)
 /* Answers every whole query on a->fd with a reply until the client
  * closes its end (or something fails: then the client sees its end
  * closed). */
-static void *answer_loop(void *p)
+static void answer_loop(answer_arg *a)
 {
-    answer_arg *a = p;
-
     for (;;) {
         ssize_t n = recv(a->fd, a->buf, a->query_bytes, MSG_WAITALL);
         if (n <= 0)
@@ -100,40 +100,36 @@ static void *answer_loop(void *p)
             break;
         a->answers++;
     }
-    close(a->fd);
-    return NULL;
 }
 
-/* The answering process: a thread per pair, its CPU time from when they
- * all run until they have all ended, reported on st->report[1].  Never
- * returns. */
-static void answer_main(floor_run_state *st)
+/* The answering process of pair i: keeps only its own socket, says it is
+ * ready, answers, and reports its counts and its CPU time from ready to
+ * done on st->report[1].  Never returns. */
+static void answer_main(floor_run_state *st, uint32_t i)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    answer_arg *a = &st->aa[i];
     struct rusage ru0, ru1;
-    answer_report rep = {0};
+    answer_report rep;
     char ready = 'r';
 
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-        signal(sigs[i], SIG_DFL);
+    for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
+        signal(sigs[k], SIG_DFL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     close(st->report[0]);
-    for (uint32_t i = 0; i < st->s.pairs; i++)
-        close(st->sv[i][0]);
-    for (uint32_t i = 0; i < st->s.pairs; i++)
-        if (pthread_create(&st->at[i], NULL, answer_loop, &st->aa[i]) != 0)
-            _exit(1); /* the clients see no ready byte */
+    for (uint32_t k = 0; k < st->s.pairs; k++) {
+        close(st->sv[k][0]);
+        if (k != i)
+            close(st->sv[k][1]);
+    }
     getrusage(RUSAGE_SELF, &ru0);
     if (write(st->report[1], &ready, 1) != 1)
         _exit(1);
-    for (uint32_t i = 0; i < st->s.pairs; i++) {
-        pthread_join(st->at[i], NULL);
-        rep.bytes_in += st->aa[i].bytes_in;
-        rep.bytes_out += st->aa[i].bytes_out;
-        rep.answers += st->aa[i].answers;
-    }
+    answer_loop(a);
+    close(a->fd);
     getrusage(RUSAGE_SELF, &ru1);
-    rep.cpu_s = cpu_of(&ru1) - cpu_of(&ru0);
+    rep = (answer_report){cpu_of(&ru1) - cpu_of(&ru0), a->bytes_in,
+                          a->bytes_out, a->answers};
     _exit(write(st->report[1], &rep, sizeof(rep)) == (ssize_t)sizeof(rep) ? 0
                                                                           : 1);
 }
@@ -242,16 +238,18 @@ static void run_release(floor_run_state *st)
     for (int e = 0; e < 2; e++)
         if (st->report[e] >= 0)
             close(st->report[e]);
-    if (st->pid > 0) {
-        kill(st->pid, SIGKILL); /* harmless if it has exited */
-        while (waitpid(st->pid, NULL, 0) < 0 && errno == EINTR)
+    for (uint32_t i = 0; st->pids != NULL && i < st->s.pairs; i++) {
+        if (st->pids[i] <= 0)
+            continue;
+        kill(st->pids[i], SIGKILL); /* harmless if it has exited */
+        while (waitpid(st->pids[i], NULL, 0) < 0 && errno == EINTR)
             ;
     }
     free(st->sv);
     free(st->pf);
     free(st->aa);
     free(st->ca);
-    free(st->at);
+    free(st->pids);
     free(st->ct);
     free(st->bufs);
     free(st->query);
@@ -270,13 +268,13 @@ static int run_prepare(floor_run_state *st, char *err, size_t len)
     st->pf = calloc(n, sizeof(*st->pf));
     st->aa = calloc(n, sizeof(*st->aa));
     st->ca = calloc(t, sizeof(*st->ca));
-    st->at = calloc(n, sizeof(*st->at));
+    st->pids = calloc(n, sizeof(*st->pids));
     st->ct = calloc(t, sizeof(*st->ct));
     st->bufs = malloc(room);
     st->query = malloc(s->query_bytes);
     st->reply = malloc(s->reply_bytes);
     if (st->sv == NULL || st->pf == NULL || st->aa == NULL || st->ca == NULL ||
-        st->at == NULL || st->ct == NULL || st->bufs == NULL ||
+        st->pids == NULL || st->ct == NULL || st->bufs == NULL ||
         st->query == NULL || st->reply == NULL) {
         snprintf(err, len, "out of memory");
         return -1;
@@ -335,25 +333,24 @@ static bool read_all(int fd, void *buf, size_t len)
     return true;
 }
 
-/* Starts the clients, waits for them, closes their ends and reads the
- * answering process's report.  0, or -1 with the reason. */
+/* Waits for every answering process to be ready, starts the clients,
+ * waits for them, closes their ends and reads the answering processes'
+ * reports.  0, or -1 with the reason. */
 static int run_clients(floor_run_state *st, wire_floor_run *out, char *err,
                        size_t len)
 {
     const wire_floor_setting *s = &st->s;
-    answer_report rep;
     uint64_t t0, end = 0;
     uint32_t started = 0;
     const char *failed = NULL;
     char ready;
 
-    if (!read_all(st->report[0], &ready, 1) || ready != 'r') {
-        snprintf(err, len,
-                 "the answering process could not start its %u "
-                 "threads",
-                 s->pairs);
-        return -1;
-    }
+    for (uint32_t i = 0; i < s->pairs; i++)
+        if (!read_all(st->report[0], &ready, 1) || ready != 'r') {
+            snprintf(err, len, "%u of %u answering processes started", i,
+                     s->pairs);
+            return -1;
+        }
     t0 = clock_now_ns();
     for (uint32_t k = 0; k < s->threads; k++) {
         st->ca[k].deadline_ns = t0 + (uint64_t)(s->seconds * 1e9);
@@ -372,7 +369,7 @@ static int run_clients(floor_run_state *st, wire_floor_run *out, char *err,
         if (failed == NULL)
             failed = st->ca[k].failed;
     }
-    /* Closing the clients' ends is what ends the answering threads. */
+    /* Closing the clients' ends is what ends the answering processes. */
     for (uint32_t i = 0; i < s->pairs; i++) {
         close(st->sv[i][0]);
         st->sv[i][0] = -1;
@@ -381,39 +378,51 @@ static int run_clients(floor_run_state *st, wire_floor_run *out, char *err,
         snprintf(err, len, "%s", failed);
         return -1;
     }
-    if (!read_all(st->report[0], &rep, sizeof(rep))) {
-        snprintf(err, len, "the answering process ended without its figures");
-        return -1;
+    for (uint32_t i = 0; i < s->pairs; i++) {
+        answer_report rep;
+        if (!read_all(st->report[0], &rep, sizeof(rep))) {
+            snprintf(err, len,
+                     "%u of %u answering processes reported their figures", i,
+                     s->pairs);
+            return -1;
+        }
+        out->answer_cpu_s += rep.cpu_s;
+        out->answer_bytes_in += rep.bytes_in;
+        out->answer_bytes_out += rep.bytes_out;
+        out->answers += rep.answers;
     }
     out->seconds = (double)(end - t0) / 1e9;
-    out->answer_cpu_s = rep.cpu_s;
-    out->answer_bytes_in = rep.bytes_in;
-    out->answer_bytes_out = rep.bytes_out;
-    out->answers = rep.answers;
     return 0;
 }
 
 int wire_floor_measure(const wire_floor_setting *s, wire_floor_run *out,
                        char *err, size_t len)
 {
-    floor_run_state st = {.s = *s, .report = {-1, -1}, .pid = -1};
+    floor_run_state st = {.s = *s, .report = {-1, -1}};
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
     if (setting_check(s, err, len) != 0)
         return -1;
     if (run_prepare(&st, err, len) == 0) {
-        st.pid = fork();
-        if (st.pid == 0)
-            answer_main(&st);
-        if (st.pid < 0) {
-            snprintf(err, len, "fork(): %s", strerror(errno));
+        uint32_t i;
+        for (i = 0; i < s->pairs; i++) {
+            pid_t pid = fork();
+            if (pid == 0)
+                answer_main(&st, i);
+            if (pid < 0)
+                break;
+            st.pids[i] = pid;
+        }
+        if (i < s->pairs) {
+            snprintf(err, len, "fork() of answering process %u of %u: %s",
+                     i + 1, s->pairs, strerror(errno));
         } else {
             close(st.report[1]);
             st.report[1] = -1;
-            for (uint32_t i = 0; i < s->pairs; i++) {
-                close(st.sv[i][1]);
-                st.sv[i][1] = -1;
+            for (uint32_t k = 0; k < s->pairs; k++) {
+                close(st.sv[k][1]);
+                st.sv[k][1] = -1;
             }
             rc = run_clients(&st, out, err, len);
         }
@@ -505,15 +514,16 @@ void wire_floor_print(FILE *f, const wire_floor_point *p, size_t n)
 
 void wire_floor_json(FILE *f, const wire_floor_point *p, size_t n)
 {
-    fprintf(f,
-            "{\"query_bytes\": %u, \"reply_bytes\": %u, \"seconds_per_run\": "
-            "%.3f, \"runs\": %d,\n    \"driven\": \"a forked process answers "
-            "each socket pair from a thread of its own, blocking in recv(); "
-            "min(clients, threads) client threads each keep a query "
-            "outstanding on every one of their pairs and wait in poll()\",\n"
-            "    \"points\": [",
-            n ? p[0].s.query_bytes : 0, n ? p[0].s.reply_bytes : 0,
-            n ? p[0].s.seconds : 0, n ? p[0].nruns : 0);
+    fprintf(
+        f,
+        "{\"query_bytes\": %u, \"reply_bytes\": %u, \"seconds_per_run\": "
+        "%.3f, \"runs\": %d,\n    \"driven\": \"a forked process of its own "
+        "answers each socket pair, blocking in recv(); "
+        "min(clients, threads) client threads each keep a query "
+        "outstanding on every one of their pairs and wait in poll()\",\n"
+        "    \"points\": [",
+        n ? p[0].s.query_bytes : 0, n ? p[0].s.reply_bytes : 0,
+        n ? p[0].s.seconds : 0, n ? p[0].nruns : 0);
     for (size_t i = 0; i < n; i++) {
         const wire_floor_point *q = &p[i];
         fprintf(f,

@@ -3,11 +3,14 @@
  * what a client and a server that do no work at all reach over a Unix
  * socket, as pgbench and a server do with no statement to run.
  *
- * A measurement forks an answering process and connects it to this one
- * by N AF_UNIX SOCK_STREAM socket pairs.  The answering process gives
- * each pair a thread of its own (as keel serve gives each connection)
- * that only blocks in recv() for a query of a fixed size and answers
- * with send() of a reply of a fixed size.  This process drives the pairs
+ * A measurement makes N AF_UNIX SOCK_STREAM socket pairs and forks an
+ * answering process for each, as PostgreSQL gives each connection a
+ * backend, that only blocks in recv() for a query of a fixed size and
+ * answers with send() of a reply of a fixed size: processes, not threads,
+ * so that a benchmark with threads of its own may fork them (a process
+ * forked from one with several threads may start none of its own).  A
+ * server that gives each connection a thread, as keel serve does, wakes
+ * the same way.  This process drives the pairs
  * the way `pgbench -c N -j T` drives its connections: T client threads
  * (T at most N), each owning every T-th pair, send a query on each of
  * their pairs, then wait in poll() for any reply and send the next
@@ -15,10 +18,10 @@
  * thread collects the replies still owed and stops.  Nothing is pinned
  * to a CPU.
  *
- * Round trips are counted by the clients; the answering side counts the
- * bytes it read and wrote, and its CPU time (utime + stime of the whole
- * process, from getrusage() taken once its threads run and once they
- * have all seen the clients close) comes back over a pipe.
+ * Round trips are counted by the clients; each answering process counts
+ * the bytes it read and wrote, and its CPU time (utime + stime from
+ * getrusage(), taken once it is ready and once it has seen its client
+ * close), and sends them back over a pipe.
  */
 #ifndef KEEL_BENCH_WIRE_FLOOR_H
 #define KEEL_BENCH_WIRE_FLOOR_H
@@ -48,7 +51,7 @@ typedef struct wire_floor_setting {
 typedef struct wire_floor_run {
     uint64_t round_trips; /* replies the clients read whole */
     double seconds;       /* from the first query to the last reply */
-    double answer_cpu_s;  /* the answering process's CPU time meanwhile */
+    double answer_cpu_s;  /* the answering processes' CPU time meanwhile */
     double client_cpu_s;  /* the client threads' CPU time */
     /* Counted by the answering side: bytes read and written, replies
      * sent. */
@@ -57,7 +60,7 @@ typedef struct wire_floor_run {
 
 /*
  * Runs one measurement of setting s into *out.  0, or -1 with the reason
- * in err (len bytes): a setting out of range, a socket, pipe, fork or
+ * in err (len bytes): a setting out of range, a socket, pipe, process or
  * thread that could not be made, an answering side that stopped
  * answering (no reply for 10 s) or reported counts that disagree with
  * the clients'.  Leaves no process or descriptor behind either way.
