@@ -265,6 +265,8 @@ static int run_prepare(floor_run_state *st, char *err, size_t len)
     size_t room = (size_t)n * s->query_bytes + (size_t)t * s->reply_bytes;
 
     st->sv = malloc(n * sizeof(*st->sv));
+    for (uint32_t i = 0; st->sv != NULL && i < n; i++)
+        st->sv[i][0] = st->sv[i][1] = -1;
     st->pf = calloc(n, sizeof(*st->pf));
     st->aa = calloc(n, sizeof(*st->aa));
     st->ca = calloc(t, sizeof(*st->ca));
@@ -279,8 +281,6 @@ static int run_prepare(floor_run_state *st, char *err, size_t len)
         snprintf(err, len, "out of memory");
         return -1;
     }
-    for (uint32_t i = 0; i < n; i++)
-        st->sv[i][0] = st->sv[i][1] = -1;
     memset(st->query, 'Q', s->query_bytes);
     memset(st->reply, 'R', s->reply_bytes);
     for (uint32_t i = 0; i < n; i++)
