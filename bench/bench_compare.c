@@ -70,6 +70,8 @@ typedef struct compare_opts {
     uint32_t tpcb_txns;    /* -t per client, tpcb-like */
     double floor_seconds;  /* per run of the round-trip floor; 0: none */
     bool floor_given;
+    uint32_t wal_txns;     /* per log volume window; 0: none */
+    bool wal_txns_set;
 } compare_opts;
 
 /* One server's side of a run. */
@@ -84,6 +86,34 @@ typedef struct compare_run {
     bool keel_first;
     side s[2]; /* keel, postgres */
 } compare_run;
+
+/* The log's counters at one moment (wal_read()): keel_stat_wal's, or
+ * PostgreSQL's pg_stat_wal (no image bytes) and its insert LSN. */
+typedef struct wal_counts {
+    double records, fpi, bytes, fpi_bytes;
+    char lsn[32];
+} wal_counts;
+
+/* One window of the log volume measurement, on one server. */
+typedef struct wal_window {
+    bool measured;
+    double seconds; /* pgbench's run */
+    wal_counts d;   /* the counters' differences over the window */
+    /* PostgreSQL: pg_waldump --stats' totals over the window's LSNs:
+     * records, their bytes (records.bytes) and image bytes. */
+    bool dumped;
+    wal_counts dump;
+} wal_window;
+
+#define WAL_WINDOWS 2
+
+/* The log volume per transaction on both servers (wal_measure()). */
+typedef struct wal_volume {
+    uint32_t txns; /* per window */
+    wal_window w[2][WAL_WINDOWS];
+    double seconds; /* the whole measurement, both servers */
+    char check[512]; /* "" or what did not add up */
+} wal_volume;
 
 /* The four totals after the tpcb-like runs. */
 typedef struct balances {
@@ -102,6 +132,7 @@ typedef struct compare_state {
     compare_run runs[MAX_RUNS];
     int nruns;
     balances bal[2];
+    wal_volume wal;
     char skipped[2048];
     /* The round-trip floor at each client count (nfloor of them, 0 when
      * it was not measured; floor_error says why, if it failed). */
@@ -115,9 +146,9 @@ static void usage(void)
     fprintf(stderr,
             "usage: keel bench compare [--quick] [--scale N] "
             "[--clients N,N,...]\n"
-            "           [--seconds S | --transactions N,M] [--pg-bin DIR] "
-            "[--json FILE]\n"
-            "           [--floor-seconds S]\n");
+            "           [--seconds S | --transactions N,M] "
+            "[--wal-transactions N]\n"
+            "           [--pg-bin DIR] [--json FILE] [--floor-seconds S]\n");
 }
 
 static int compare_option(const bench_args *a, void *ctx)
@@ -139,6 +170,10 @@ static int compare_option(const bench_args *a, void *ctx)
     }
     if (strcmp(a->name, "--seconds") == 0)
         return bench_args_u32(a, 1, 600, &o->seconds);
+    if (strcmp(a->name, "--wal-transactions") == 0) {
+        o->wal_txns_set = true;
+        return bench_args_u32(a, 0, 1000000, &o->wal_txns);
+    }
     if (strcmp(a->name, "--clients") == 0) {
         o->nclients = bench_args_u32_list(a, 1, 90, o->clients, MAX_COUNTS);
         return o->nclients > 0 ? 0 : -1;
@@ -182,6 +217,8 @@ static int parse_opts(int argc, char **argv, compare_opts *o)
         memcpy(o->clients, o->quick ? quick : full,
                (size_t)o->nclients * sizeof(uint32_t));
     }
+    if (!o->wal_txns_set)
+        o->wal_txns = o->quick ? 200 : 3000;
     if (o->seconds == 0 && o->select_txns == 0) {
         if (o->quick) {
             o->select_txns = 2000;
@@ -207,15 +244,15 @@ static int find_program(const compare_opts *o, const char *name, char *path,
     return access(path, X_OK) == 0 ? 0 : -1;
 }
 
-/* Runs argv with its output into st->out, then reads that into buf (len
- * bytes, the end kept if longer).  0, or -1 with the reason in err. */
-static int run_capture(compare_state *st, const char *const *argv,
-                       int timeout_ms, char *buf, size_t len, char *err,
-                       size_t errlen)
+/* Runs co's program (co->out must be st->out), then reads its output into
+ * buf (len bytes, the end kept if longer).  0, or -1 with the reason in
+ * err. */
+static int run_capture_as(compare_state *st, const child_opts *co,
+                          int timeout_ms, char *buf, size_t len, char *err,
+                          size_t errlen)
 {
-    child_opts co = {.argv = argv, .out = st->out, .stop_signal = SIGKILL};
     char why[512];
-    int rc = child_run(&co, timeout_ms, why, sizeof(why));
+    int rc = child_run(co, timeout_ms, why, sizeof(why));
     FILE *f = fopen(st->out, "r");
     size_t n = 0;
 
@@ -236,6 +273,16 @@ static int run_capture(compare_state *st, const char *const *argv,
         return -1;
     }
     return 0;
+}
+
+/* run_capture_as() as this process's user. */
+static int run_capture(compare_state *st, const char *const *argv,
+                       int timeout_ms, char *buf, size_t len, char *err,
+                       size_t errlen)
+{
+    child_opts co = {.argv = argv, .out = st->out, .stop_signal = SIGKILL};
+
+    return run_capture_as(st, &co, timeout_ms, buf, len, err, errlen);
 }
 
 /* The number after `key` in pgbench's output, or NaN. */
@@ -406,6 +453,256 @@ static void postgres_settings(compare_state *st)
                  p);
 }
 
+/* ---- the log's volume per transaction ------------------------------------ */
+
+/*
+ * Both servers' log volume over the same tpcb-like transactions, measured
+ * the same way once `pgbench -i` has loaded them (wal_measure()): a
+ * CHECKPOINT, the log's counters (keel_stat_wal, or PostgreSQL's
+ * pg_stat_wal with pg_current_wal_insert_lsn()), `pgbench -n -t N -c 1
+ * -M prepared`, the counters again (window 0, from the checkpoint: each
+ * page's first change after it is logged whole), then N more
+ * transactions and the counters again (window 1, further from it).
+ *
+ * PostgreSQL's backends add their counts to pg_stat_wal when they exit,
+ * so the counters are read once pgbench's connection has gone
+ * (pgserver_settle()).  pg_stat_wal has no image bytes: they come from
+ * `pg_waldump --stats` over each window's LSNs (run as the cluster's
+ * owner), whose record count and record bytes check pg_stat_wal's
+ * (wal_check()).  keel's counters come from its own log, image bytes
+ * included.
+ */
+
+static const char *const wal_window_names[WAL_WINDOWS] = {"after_checkpoint",
+                                                          "next"};
+
+/* The log's counters of server i now, into *c.  0, or -1. */
+static int wal_read(compare_state *st, int i, wal_counts *c, char *err,
+                    size_t len)
+{
+    const char *sql =
+        st->srv[i].kind == PGSERVER_KEEL
+            ? "SELECT wal_records, wal_fpi, wal_bytes, fpi_bytes, insert_lsn "
+              "FROM keel_stat_wal"
+            : "SELECT wal_records, wal_fpi, wal_bytes, 0, "
+              "pg_current_wal_insert_lsn() FROM pg_stat_wal";
+    char buf[512];
+
+    if (pgserver_settle(&st->srv[i], SETTLE_MS) != 0)
+        fprintf(stderr, WHO ": %s: connections still open after %d s\n",
+                st->srv[i].name, SETTLE_MS / 1000);
+    if (psql(st, &st->srv[i], sql, buf, sizeof(buf), err, len) != 0)
+        return -1;
+    memset(c, 0, sizeof(*c));
+    if (sscanf(buf, "%lf|%lf|%lf|%lf|%31s", &c->records, &c->fpi, &c->bytes,
+               &c->fpi_bytes, c->lsn) != 5) {
+        snprintf(err, len, "%s: cannot read the log's counters from '%.200s'",
+                 st->srv[i].name, buf);
+        return -1;
+    }
+    return 0;
+}
+
+/* `pgbench -n -t n -c 1 -M prepared` (tpcb-like) against server i; its
+ * wall time into *secs.  0, or -1. */
+static int wal_pgbench(compare_state *st, int i, uint32_t n, double *secs,
+                       char *err, size_t len)
+{
+    const pgserver *s = &st->srv[i];
+    char port[16], amount[16], out[8192];
+    const char *argv[] = {st->pgbench, "-n",  "-M",    "prepared", "-c",
+                          "1",         "-t",  amount,  "-h",       s->sock,
+                          "-p",        port,  "-U",    s->user,    s->db,
+                          NULL};
+    uint64_t t0 = clock_now_ns();
+
+    snprintf(port, sizeof(port), "%u", s->port);
+    snprintf(amount, sizeof(amount), "%u", n);
+    if (run_capture(st, argv, 600000, out, sizeof(out), err, len) != 0)
+        return -1;
+    if (output_num(out, "number of transactions actually processed: ") !=
+        (double)n) {
+        snprintf(err, len, "pgbench against %s did not run %u transactions: "
+                           "%.300s",
+                 s->name, n, out);
+        return -1;
+    }
+    *secs = (double)(clock_now_ns() - t0) / 1e9;
+    return 0;
+}
+
+/* Waits (5 s at most) until PostgreSQL's log is flushed past lsn, so that
+ * pg_waldump finds every record below it. */
+static void wal_wait_flushed(compare_state *st, const char *lsn)
+{
+    char sql[160], buf[64], err[512];
+
+    snprintf(sql, sizeof(sql),
+             "SELECT pg_current_wal_flush_lsn() >= '%s'::pg_lsn", lsn);
+    for (int k = 0; k < 50; k++) {
+        if (psql(st, &st->srv[1], sql, buf, sizeof(buf), err, sizeof(err)) ==
+                0 &&
+            strcmp(buf, "t") == 0)
+            return;
+        usleep(100000);
+    }
+}
+
+/* pg_waldump --stats over [from, to) of PostgreSQL's log: its Total
+ * line's records, record bytes and image bytes into *c.  0, or -1. */
+static int wal_dump(compare_state *st, const char *from, const char *to,
+                    wal_counts *c, char *err, size_t len)
+{
+    const pgserver *s = &st->srv[1];
+    char prog[4300], waldir[4300], out[16384];
+    const char *argv[] = {prog, "--stats", "-p", waldir, "-s",
+                          from, "-e",      to,   NULL};
+    child_opts co = {.argv = argv,
+                     .out = st->out,
+                     .as_user = s->as_user,
+                     .uid = s->uid,
+                     .gid = s->gid,
+                     .stop_signal = SIGKILL};
+    const char *p;
+    char *end;
+
+    if (find_program(&st->o, "pg_waldump", prog, sizeof(prog)) != 0) {
+        snprintf(err, len, "pg_waldump is not installed");
+        return -1;
+    }
+    snprintf(waldir, sizeof(waldir), "%s/pg_wal", s->data);
+    wal_wait_flushed(st, to);
+    /* A read that meets the end of what is written says so and exits 1,
+     * after its totals: those are what was read. */
+    if (run_capture_as(st, &co, 120000, out, sizeof(out), err, len) != 0 &&
+        strstr(out, "\nTotal") == NULL)
+        return -1;
+    p = strstr(out, "\nTotal");
+    if (p == NULL) {
+        snprintf(err, len, "no totals from pg_waldump: %.300s", out);
+        return -1;
+    }
+    /* "Total  N  record-bytes [x%]  fpi-bytes [y%]  combined [100%]" */
+    memset(c, 0, sizeof(*c));
+    c->records = strtod(p + 6, &end);
+    c->bytes = strtod(end, &end);
+    p = strchr(end, ']');
+    c->fpi_bytes = p != NULL ? strtod(p + 1, &end) : NAN;
+    p = p != NULL ? strchr(end, ']') : NULL;
+    if (p == NULL || !(c->records > 0)) {
+        snprintf(err, len, "cannot read pg_waldump's totals: %.200s",
+                 strstr(out, "\nTotal") + 1);
+        return -1;
+    }
+    /* Combined: records and images. */
+    c->bytes = strtod(p + 1, NULL);
+    return 0;
+}
+
+/* Whether a and b agree within 5% of b. */
+static bool wal_close_to(double a, double b)
+{
+    return fabs(a - b) <= 0.05 * b;
+}
+
+/* Checks that the counters moved as a tpcb-like transaction moves them
+ * (3 updates, an insert, a commit: at least 5 records each), and that
+ * PostgreSQL's pg_stat_wal agrees with its log; what does not goes to
+ * st->wal.check. */
+static void wal_check(compare_state *st)
+{
+    wal_volume *v = &st->wal;
+    size_t n = 0;
+
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < WAL_WINDOWS; k++) {
+            const wal_window *w = &v->w[i][k];
+            if (!w->measured)
+                continue;
+            if (w->d.records < 5.0 * v->txns && n < sizeof(v->check))
+                n += (size_t)snprintf(v->check + n, sizeof(v->check) - n,
+                                      "%s%s window %d: %.0f records for %u "
+                                      "transactions",
+                                      n ? "; " : "", st->srv[i].name, k,
+                                      w->d.records, v->txns);
+            if (w->dumped && n < sizeof(v->check) &&
+                (!wal_close_to(w->d.records, w->dump.records) ||
+                 !wal_close_to(w->d.bytes, w->dump.bytes)))
+                n += (size_t)snprintf(
+                    v->check + n, sizeof(v->check) - n,
+                    "%spostgres window %d: pg_stat_wal counts %.0f records "
+                    "of %.0f bytes, pg_waldump %.0f of %.0f",
+                    n ? "; " : "", k, w->d.records, w->d.bytes,
+                    w->dump.records, w->dump.bytes);
+        }
+}
+
+/* The log volume measurement (above), after both servers' pgbench -i.
+ * 0, or -1 with the reason in st->skipped. */
+static int wal_measure(compare_state *st)
+{
+    wal_volume *v = &st->wal;
+    uint64_t t0 = clock_now_ns();
+    char err[1024], buf[256];
+
+    v->txns = st->o.wal_txns;
+    if (v->txns == 0)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        wal_counts c[WAL_WINDOWS + 1];
+        fprintf(stderr, "log volume against %s: CHECKPOINT, then %d x %u "
+                        "tpcb-like transactions\n",
+                st->srv[i].name, WAL_WINDOWS, v->txns);
+        if (psql(st, &st->srv[i], "CHECKPOINT", buf, sizeof(buf), err,
+                 sizeof(err)) != 0 ||
+            wal_read(st, i, &c[0], err, sizeof(err)) != 0)
+            goto fail;
+        for (int k = 0; k < WAL_WINDOWS; k++) {
+            wal_window *w = &v->w[i][k];
+            if (wal_pgbench(st, i, v->txns, &w->seconds, err, sizeof(err)) !=
+                    0 ||
+                wal_read(st, i, &c[k + 1], err, sizeof(err)) != 0)
+                goto fail;
+            w->d.records = c[k + 1].records - c[k].records;
+            w->d.fpi = c[k + 1].fpi - c[k].fpi;
+            w->d.bytes = c[k + 1].bytes - c[k].bytes;
+            w->d.fpi_bytes = c[k + 1].fpi_bytes - c[k].fpi_bytes;
+            w->measured = true;
+        }
+        for (int k = 0; i == 1 && k < WAL_WINDOWS; k++) {
+            wal_window *w = &v->w[i][k];
+            if (wal_dump(st, c[k].lsn, c[k + 1].lsn, &w->dump, err,
+                         sizeof(err)) != 0) {
+                snprintf(v->check, sizeof(v->check), "pg_waldump: %.480s", err);
+                break;
+            }
+            w->dumped = true;
+            w->d.fpi_bytes = w->dump.fpi_bytes;
+        }
+    }
+    v->seconds = (double)(clock_now_ns() - t0) / 1e9;
+    if (v->check[0] == '\0')
+        wal_check(st);
+    if (v->check[0] != '\0')
+        fprintf(stderr, WHO ": log volume: %s\n", v->check);
+    return 0;
+fail:
+    snprintf(st->skipped, sizeof(st->skipped), "log volume: %s", err);
+    return -1;
+}
+
+/* Window w's figure per transaction: records, fpi, bytes, or bytes less
+ * the images' (NaN where the image bytes are unknown). */
+static double wal_per_txn(const wal_volume *v, const wal_window *w, int what)
+{
+    double x = what == 0   ? w->d.records
+               : what == 1 ? w->d.fpi
+               : what == 2 ? w->d.bytes
+               : w->d.bytes - w->d.fpi_bytes;
+
+    return w->measured && v->txns > 0 ? x / v->txns : NAN;
+}
+
 /* ---- the comparison ------------------------------------------------------ */
 
 /* Checks the programs and starts both servers; 0, 1 when skipped (the
@@ -469,6 +766,8 @@ static int compare_runs(compare_state *st)
             snprintf(st->skipped, sizeof(st->skipped), "pgbench -i: %s", err);
             return -1;
         }
+    if (wal_measure(st) != 0)
+        return -1;
     for (int sc = 0; sc < 2; sc++) {
         for (int m = 0; m < 2; m++)
             for (int c = 0; c < st->o.nclients; c++, k++) {
@@ -536,6 +835,29 @@ static void compare_floor(compare_state *st)
 
 /* ---- the output ----------------------------------------------------------- */
 
+static void wal_print(const compare_state *st)
+{
+    const wal_volume *v = &st->wal;
+
+    if (v->txns == 0 || !v->w[0][0].measured)
+        return;
+    printf("\nlog volume per tpcb-like transaction (%u per window, -c 1 -M "
+           "prepared, %.1f s in all)\n%-16s %-8s %9s %7s %9s %12s\n",
+           v->txns, v->seconds, "window", "server", "records", "images",
+           "bytes", "w/o images");
+    for (int k = 0; k < WAL_WINDOWS; k++)
+        for (int i = 0; i < 2; i++) {
+            const wal_window *w = &v->w[i][k];
+            if (!w->measured)
+                continue;
+            printf("%-16s %-8s %9.2f %7.3f %9.0f %12.0f\n", wal_window_names[k],
+                   st->srv[i].name, wal_per_txn(v, w, 0), wal_per_txn(v, w, 1),
+                   wal_per_txn(v, w, 2), wal_per_txn(v, w, 3));
+        }
+    if (v->check[0] != '\0')
+        printf("check: %s\n", v->check);
+}
+
 static void print_table(const compare_state *st)
 {
     printf("%-11s %-8s %7s %10s %10s %7s %9s %9s %7s\n", "script", "mode",
@@ -556,6 +878,7 @@ static void print_table(const compare_state *st)
                    st->bal[i].branches, st->bal[i].history,
                    balances_add_up(&st->bal[i]) ? "they add up"
                                                 : "they do NOT add up");
+    wal_print(st);
 }
 
 /* The floor as a member of the comparison's JSON object: `"floor": {...}`,
@@ -591,6 +914,49 @@ static void json_side(FILE *f, const side *s)
     json_num_or_null(f, s->cpu_s, 3);
     fputs(", \"cpu_us_per_txn\": ", f);
     json_num_or_null(f, s->cpu_us, 2);
+    fputs("}", f);
+}
+
+static void wal_json(FILE *f, const compare_state *st)
+{
+    const wal_volume *v = &st->wal;
+    static const char *const per[4] = {
+        "records_per_txn", "fpi_per_txn", "bytes_per_txn",
+        "bytes_without_fpi_per_txn"};
+
+    fprintf(f, ",\n  \"wal_volume\": {\"transactions\": %u, \"seconds\": ",
+            v->txns);
+    json_num_or_null(f, v->txns > 0 ? v->seconds : NAN, 2);
+    fputs(", \"check\": ", f);
+    if (v->check[0] != '\0')
+        json_write_string(f, v->check);
+    else
+        fputs("null", f);
+    for (int i = 0; i < 2; i++) {
+        fprintf(f, ",\n    \"%s\": [", st->srv[i].name);
+        for (int k = 0; k < WAL_WINDOWS; k++) {
+            const wal_window *w = &v->w[i][k];
+            fprintf(f, "%s\n      {\"window\": \"%s\", \"measured\": %s",
+                    k ? "," : "", wal_window_names[k],
+                    w->measured ? "true" : "false");
+            if (w->measured) {
+                fprintf(f, ", \"seconds\": %.2f, \"records\": %.0f, "
+                           "\"fpi\": %.0f, \"bytes\": %.0f, \"fpi_bytes\": ",
+                        w->seconds, w->d.records, w->d.fpi, w->d.bytes);
+                json_num_or_null(f, w->d.fpi_bytes, 0);
+                for (int q = 0; q < 4; q++) {
+                    fprintf(f, ", \"%s\": ", per[q]);
+                    json_num_or_null(f, wal_per_txn(v, w, q), 3);
+                }
+            }
+            if (w->dumped)
+                fprintf(f, ", \"pg_waldump\": {\"records\": %.0f, "
+                           "\"bytes\": %.0f, \"fpi_bytes\": %.0f}",
+                        w->dump.records, w->dump.bytes, w->dump.fpi_bytes);
+            fputs("}", f);
+        }
+        fputs("]", f);
+    }
     fputs("}", f);
 }
 
@@ -676,6 +1042,7 @@ static int write_json(const compare_state *st, bool failed)
     }
     fputs("}", f);
     json_floor(f, st);
+    wal_json(f, st);
     fputs("\n}\n", f);
     return fclose(f) == 0 ? 0 : -1;
 }

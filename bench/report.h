@@ -193,6 +193,20 @@ double compare_floor_bound(const report_data *d, const char *mode, bool cpu);
 double compare_floor_ratio(const json_value *run, const json_value *floor,
                            bool cpu);
 
+/*
+ * The log volume measurement (bench_compare.c's wal_measure()): server
+ * `who`'s ("keel", "postgres") window `window` (0: the transactions just
+ * after a CHECKPOINT, 1: the next as many), or NULL where it was not
+ * measured; its figure `what` ("bytes_per_txn", "records_per_txn",
+ * "fpi_per_txn", "bytes_without_fpi_per_txn") or NaN; and keel's over
+ * PostgreSQL's, or NaN.
+ */
+const json_value *compare_wal_window(const report_data *d, const char *who,
+                                    int window);
+double compare_wal(const report_data *d, const char *who, int window,
+                   const char *what);
+double compare_wal_ratio(const report_data *d, int window, const char *what);
+
 /* The 1-minute load average, or NaN. */
 double load_average(void);
 

@@ -713,6 +713,63 @@ static void md_compare_floor(FILE *f, const report_data *d)
     }
 }
 
+/* A log volume target's figure and quote, or "not measured". */
+static const char *wal_figure(char *buf, size_t len, const report_judged *j,
+                              const char *id)
+{
+    const report_judged *t = report_find(j, id);
+    char q[192];
+
+    if (!t->measured)
+        snprintf(buf, len, "not measured");
+    else
+        snprintf(buf, len, RT_CMP_FIGURE, t->r.v, quote(q, sizeof(q), j, id));
+    return buf;
+}
+
+/* The log volume per transaction: both windows, both servers, and keel's
+ * over PostgreSQL's. */
+static void md_compare_wal(FILE *f, const report_data *d,
+                           const report_judged *j)
+{
+    static const char *const who[2] = {"keel", "postgres"};
+    static const char *const shown[2] = {"keel serve", "PostgreSQL 15"};
+    static const char *const windows[2] = {"after the CHECKPOINT", "next"};
+    static const char *const what[4] = {"records_per_txn", "fpi_per_txn",
+                                        "bytes_per_txn",
+                                        "bytes_without_fpi_per_txn"};
+    static const int dec[4] = {2, 3, 0, 0};
+    const json_value *v = json_get(&d->compare->doc.root, "wal_volume");
+    const char *check = json_str(v, "check");
+    char c[4][32], q[2][256];
+
+    if (compare_wal_window(d, "keel", 0) == NULL ||
+        compare_wal_window(d, "postgres", 0) == NULL) {
+        fputs(RT_CMP_WAL_NONE, f);
+        return;
+    }
+    fprintf(f, RT_CMP_WAL_HOW, (unsigned)json_num(v, "transactions"),
+            (unsigned)json_num(v, "transactions"), json_num(v, "seconds"));
+    for (int w = 0; w < 2; w++) {
+        for (int s = 0; s < 2; s++) {
+            for (int k = 0; k < 4; k++)
+                cell(c[k], sizeof(c[k]), compare_wal(d, who[s], w, what[k]),
+                     dec[k]);
+            fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", windows[w],
+                    shown[s], c[0], c[1], c[2], c[3]);
+        }
+        for (int k = 0; k < 4; k++)
+            cell(c[k], sizeof(c[k]), compare_wal_ratio(d, w, what[k]), 2);
+        fprintf(f, "| %s | keel / PostgreSQL | %s | %s | %s | %s |\n",
+                windows[w], c[0], c[1], c[2], c[3]);
+    }
+    fprintf(f, RT_CMP_WAL_READING,
+            wal_figure(q[0], sizeof(q[0]), j, "wal_volume_checkpoint"),
+            wal_figure(q[1], sizeof(q[1]), j, "wal_volume_steady"));
+    if (check != NULL)
+        fprintf(f, RT_CMP_WAL_CHECK, check);
+}
+
 static void md_compare(FILE *f, const report_data *d, const report_judged *j)
 {
     static const char *const ids[6] = {
@@ -792,6 +849,7 @@ static void md_compare(FILE *f, const report_data *d, const report_judged *j)
         for (int w = 0; w < 2; w++)
             failed[w] += json_num(json_get(json_at(runs, i), who[w]), "failed");
     fprintf(f, RT_CMP_FAILURES, failed[0], failed[1]);
+    md_compare_wal(f, d, j);
     fputs(RT_CMP_END, f);
 }
 

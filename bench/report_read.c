@@ -429,6 +429,34 @@ double compare_floor_bound(const report_data *d, const char *mode, bool cpu)
     return best;
 }
 
+const json_value *compare_wal_window(const report_data *d, const char *who,
+                                    int window)
+{
+    const json_value *w;
+    const json_value *m;
+
+    if (!compare_measured(d))
+        return NULL;
+    w = json_at(json_get(json_get(&d->compare->doc.root, "wal_volume"), who),
+                (size_t)window);
+    m = json_get(w, "measured");
+    return m != NULL && m->kind == JSON_BOOL && m->b ? w : NULL;
+}
+
+double compare_wal(const report_data *d, const char *who, int window,
+                   const char *what)
+{
+    return json_num(compare_wal_window(d, who, window), what);
+}
+
+double compare_wal_ratio(const report_data *d, int window, const char *what)
+{
+    double k = compare_wal(d, "keel", window, what);
+    double p = compare_wal(d, "postgres", window, what);
+
+    return isfinite(k) && p > 0 ? k / p : NAN;
+}
+
 double load_average(void)
 {
     FILE *f = fopen("/proc/loadavg", "r");

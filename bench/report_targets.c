@@ -175,6 +175,19 @@ static report_reading read_serve_64_over_2(const report_data *d)
                              compare_scaling(d, "keel", "prepared", 64, 2)));
 }
 
+/* The log volume per tpcb-like transaction, keel serve's over
+ * PostgreSQL 15's: with page images in the window from a CHECKPOINT;
+ * without them in the window after. */
+static report_reading read_wal_checkpoint(const report_data *d)
+{
+    return value_of(compare_wal_ratio(d, 0, "bytes_per_txn"));
+}
+
+static report_reading read_wal_steady(const report_data *d)
+{
+    return value_of(compare_wal_ratio(d, 1, "bytes_without_fpi_per_txn"));
+}
+
 /* ---- the targets --------------------------------------------------- */
 
 const report_target report_targets[] = {
@@ -249,6 +262,15 @@ const report_target report_targets[] = {
      "real pgbench, select-only: keel serve's tps at 64 clients over 2, the "
      "lower of the simple and prepared protocols",
      BENCH_AT_LEAST, 0.85, "x", 2, false, read_serve_64_over_2},
+    {"wal_volume_checkpoint",
+     "log bytes per tpcb-like transaction (pgbench -c 1 -M prepared) over "
+     "the transactions just after a CHECKPOINT, page images included: keel "
+     "serve's over PostgreSQL 15's",
+     BENCH_AT_MOST, 1, "x", 2, false, read_wal_checkpoint},
+    {"wal_volume_steady",
+     "log bytes per tpcb-like transaction less the page images' bytes, over "
+     "as many transactions after those: keel serve's over PostgreSQL 15's",
+     BENCH_AT_MOST, 1, "x", 2, false, read_wal_steady},
 };
 const size_t report_ntargets =
     sizeof(report_targets) / sizeof(report_targets[0]);
@@ -410,6 +432,26 @@ static report_reading read_floor_cpu_prepared(const report_data *d)
     return value_of(compare_floor_bound(d, "prepared", true));
 }
 
+static report_reading read_wal_next_bytes(const report_data *d)
+{
+    return value_of(compare_wal_ratio(d, 1, "bytes_per_txn"));
+}
+
+static report_reading read_wal_records(const report_data *d)
+{
+    return value_of(compare_wal_ratio(d, 0, "records_per_txn"));
+}
+
+static report_reading read_wal_fpi(const report_data *d)
+{
+    return value_of(compare_wal_ratio(d, 0, "fpi_per_txn"));
+}
+
+static report_reading read_wal_first_without(const report_data *d)
+{
+    return value_of(compare_wal_ratio(d, 0, "bytes_without_fpi_per_txn"));
+}
+
 const report_info report_infos[] = {
     {"lookup_ns",
      "the same in random loads from memory (`random_load_ns`, measured "
@@ -476,6 +518,20 @@ const report_info report_infos[] = {
      "PostgreSQL 15's 64 clients over 2 in the same runs, the lower of the "
      "two protocols",
      0, "x", 2, false, read_pg_64_over_2},
+    {"wal_volume_checkpoint",
+     "the same over the next as many transactions (images included)", 0, "x",
+     2, false, read_wal_next_bytes},
+    {"wal_volume_checkpoint",
+     "log records per transaction after the CHECKPOINT, keel's over "
+     "PostgreSQL's",
+     0, "x", 2, false, read_wal_records},
+    {"wal_volume_checkpoint",
+     "page images per transaction after the CHECKPOINT, keel's over "
+     "PostgreSQL's",
+     0, "x", 2, false, read_wal_fpi},
+    {"wal_volume_steady",
+     "the same over the transactions just after the CHECKPOINT", 0, "x", 2,
+     false, read_wal_first_without},
 };
 const size_t report_ninfos = sizeof(report_infos) / sizeof(report_infos[0]);
 

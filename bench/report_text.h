@@ -393,7 +393,7 @@
     "%s (`%s`) drives both servers, one after the other, each over its "       \
     "own Unix socket in a temporary directory (neither listens on "           \
     "TCP): `keel serve` (this binary, `/proc/self/exe`, with its "            \
-    "defaults: a 64 MiB buffer pool, 100 connections, commits waiting "       \
+    "defaults: a 128 MiB buffer pool, 100 connections, commits waiting "       \
     "for the log's fdatasync) on a new database, and a private "              \
     "PostgreSQL cluster that initdb made in a temporary directory, "          \
     "started on a free port with `listen_addresses=''` and stopped and "      \
@@ -479,6 +479,42 @@
 #define RT_CMP_FAILURES                                                        \
     "- Transactions that failed after their retries: %.0f against keel, "     \
     "%.0f against PostgreSQL.\n"
+
+/* The log volume per transaction: N, N, the measurement's seconds. */
+#define RT_CMP_WAL_HOW                                                         \
+    "\n### The log's volume per transaction\n\n"                               \
+    "After `pgbench -i` and before the runs above, each server got a "        \
+    "`CHECKPOINT` and then `pgbench -n -t %u -c 1 -M prepared` "               \
+    "(tpcb-like) twice, its log's counters read before, between and "         \
+    "after: keel's `keel_stat_wal`, PostgreSQL's `pg_stat_wal`, read once "   \
+    "pgbench's connection had gone (a PostgreSQL backend adds its counts "    \
+    "when it exits).  The first window starts at the checkpoint, so the "     \
+    "first change of each page after it logs the whole page (PostgreSQL's "   \
+    "full_page_writes; keel always); the second is the next %u "              \
+    "transactions, further from it.  PostgreSQL's image bytes, which "        \
+    "pg_stat_wal lacks, are `pg_waldump --stats`' over each window's LSNs "   \
+    "(`pg_current_wal_insert_lsn()` at each reading), whose records and "     \
+    "bytes must agree with pg_stat_wal's within 5%%.  Bytes are the "          \
+    "records' own: keel's with their padding to 8 bytes, PostgreSQL's "       \
+    "without the padding and page headers.  The measurement took %.1f s "     \
+    "in all.  Per transaction:\n\n"                                          \
+    "| window | server | records | page images | bytes | bytes without "     \
+    "images |\n|---|---|---:|---:|---:|---:|\n"
+
+#define RT_CMP_WAL_NONE                                                        \
+    "\n### The log's volume per transaction\n\n"                               \
+    "Not measured in this run (`--wal-transactions 0`, or results from "      \
+    "before the measurement).\n"
+
+/* The two targets' quotes: with images after the checkpoint, without
+ * them in the next window. */
+#define RT_CMP_WAL_READING                                                     \
+    "\nReading: keel serve's log bytes per transaction over PostgreSQL's "    \
+    "are %s over the transactions just after the checkpoint, images "         \
+    "included, and %s without the images over the next ones.\n"
+
+#define RT_CMP_WAL_CHECK                                                       \
+    "- The counters' check did not pass: %s.\n"
 
 #define RT_CMP_END                                                             \
     "\nThe two servers shared the machine with pgbench and whatever else "    \

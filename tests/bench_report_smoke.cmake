@@ -479,7 +479,7 @@ set(want_ids lookup_ns select_1_client_ns select_2_over_1 select_64_over_2
   catcache_hit_time catcache_blocks catcache_rss wal_commit_1_client
   wal_group_commit pgbench_select_simple pgbench_select_prepared
   pgbench_select_cpu_simple pgbench_select_cpu_prepared pgbench_tpcb
-  pgbench_serve_64_over_2)
+  pgbench_serve_64_over_2 wal_volume_checkpoint wal_volume_steady)
 list(LENGTH want_ids nwant)
 string(JSON ntargets LENGTH "${json}" targets)
 string(REGEX MATCH "## Targets\n\n[^\n]*\n\n[^\n]*\n[^\n]*\n(\\|[^\n]*\n)+"

@@ -218,8 +218,9 @@ static void test_rows_and_reopen(void **state)
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);
 
-    /* Reopen: everything still there. */
+    /* Reopen: everything still there, in a pool of the size asked. */
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_db_pool_mb(db), 4);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
     keel_session_set_lock_timeout(s, TEST_LOCK_MS);
     for (int i = 1; i <= 100; i++) {

@@ -15,6 +15,9 @@
  *   - no transaction is there in part: each inserted 25 rows into t and
  *     added one to a row of u, so count(t) = 25 * sum(u.v), and t holds
  *     ids 1..count(t), each with v = 7 * id;
+ *   - u's rows keep their note, a text that their updates carry over
+ *     unchanged: a new version beside its old one is logged as a copy of
+ *     the old one's bytes, which redo must make again (buf_log.h);
  *   - the consistency checker finds nothing.
  *
  * The database carries over from round to round, so later rounds replay
@@ -47,7 +50,18 @@
 #endif
 
 static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
-                                   {"v", KEEL_INT4, 0, true}};
+                                   {"v", KEEL_INT4, 0, true},
+                                   {"note", KEEL_TEXT, 0, true}};
+
+/* Row id of u's note, in buf (at least 96 bytes): long enough that an
+ * update's new version is logged as a copy. */
+static keel_value note_of(int32_t id, char *buf)
+{
+    int n = snprintf(buf, 96, "row %d of u, which every update of it keeps "
+                              "as it is, byte for byte",
+                     id);
+    return (keel_value){.v.s = {buf, (uint32_t)n}};
+}
 
 static keel_db_options opts(const char *dir)
 {
@@ -72,9 +86,10 @@ static void make_db(const char *dir)
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
     assert_int_equal(keel_create_table(s, NULL, "t", cols, 2, &pk, 1), KEEL_OK);
-    assert_int_equal(keel_create_table(s, NULL, "u", cols, 2, &pk, 1), KEEL_OK);
+    assert_int_equal(keel_create_table(s, NULL, "u", cols, 3, &pk, 1), KEEL_OK);
     for (int i = 1; i <= U_ROWS; i++) {
-        keel_value v[2] = {{.v.i4 = i}, {.v.i4 = 0}};
+        char buf[96];
+        keel_value v[3] = {{.v.i4 = i}, {.v.i4 = 0}, note_of(i, buf)};
         assert_int_equal(keel_insert(s, NULL, "u", v), KEEL_OK);
     }
     keel_session_end(s);
@@ -85,7 +100,7 @@ static void make_db(const char *dir)
  * more in u's row k. */
 static int txn(keel_session *s, int32_t next, int32_t k)
 {
-    keel_value key = {.v.i4 = 1 + k % U_ROWS}, out[2];
+    keel_value key = {.v.i4 = 1 + k % U_ROWS}, out[3];
     bool found;
     int rc = keel_begin(s);
 
@@ -96,7 +111,9 @@ static int txn(keel_session *s, int32_t next, int32_t k)
     if (rc == KEEL_OK)
         rc = keel_lookup(s, NULL, "u", &key, out, &found);
     if (rc == KEEL_OK) {
-        keel_value v[2] = {key, {.v.i4 = out[1].v.i4 + 1}};
+        char buf[96];
+        keel_value v[3] = {key, {.v.i4 = out[1].v.i4 + 1},
+                           note_of(key.v.i4, buf)};
         rc = found ? keel_update(s, NULL, "u", &key, v) : KEEL_ENOENT;
     }
     return rc == KEEL_OK ? (int)keel_commit(s) : rc;
@@ -165,9 +182,10 @@ static int32_t verify(const char *dir, int round, uint64_t seed,
     keel_db *db;
     keel_session *s;
     keel_scan *sc;
-    keel_value out[2];
+    keel_value out[3];
+    char buf[96];
     bool found;
-    int32_t n = 0;
+    int32_t n = 0, urows = 0;
     int64_t sum = 0;
     uint64_t problems = 0, notes = 0;
     int counted = 0;
@@ -188,9 +206,20 @@ static int32_t verify(const char *dir, int round, uint64_t seed,
     keel_scan_end(sc);
     assert_int_equal(keel_scan_begin(s, NULL, "u", NULL, NULL, NULL, &sc),
                      KEEL_OK);
-    while (keel_scan_next(sc, out, &found) == KEEL_OK && found)
+    while (keel_scan_next(sc, out, &found) == KEEL_OK && found) {
+        keel_value want = note_of(out[0].v.i4, buf);
+        urows++;
         sum += out[1].v.i4;
+        if (out[2].v.s.len != want.v.s.len ||
+            memcmp(out[2].v.s.ptr, want.v.s.ptr, want.v.s.len) != 0)
+            fail_msg("round %d (seed %#llx): u's row %d has note \"%.*s\"",
+                     round, (unsigned long long)seed, out[0].v.i4,
+                     (int)out[2].v.s.len, out[2].v.s.ptr);
+    }
     keel_scan_end(sc);
+    if (urows != U_ROWS)
+        fail_msg("round %d (seed %#llx): u has %d rows", round,
+                 (unsigned long long)seed, urows);
     assert_int_equal(keel_commit(s), KEEL_OK);
     keel_session_end(s);
     assert_int_equal(keel_db_close(db, &e), KEEL_OK);

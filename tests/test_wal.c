@@ -22,6 +22,7 @@
 
 #include "engine/control.h"
 #include "port/error.h"
+#include "storage/buf_log.h"
 #include "storage/fault.h"
 #include "wal/wal.h"
 
@@ -417,7 +418,8 @@ static void test_file_create_replayed(void **state)
  * A record built against a redo pointer that a checkpoint moved before
  * the record's place: its space becomes a filler (WAL_NOOP, the whole
  * length, valid to a reader), the caller is told the new pointer
- * (KEEL_EBUSY), and the log reads on past it.
+ * (KEEL_EBUSY), and the log reads on past it.  The counters count the
+ * filler as a record, without the images of the record it replaced.
  */
 static void test_moved_redo_gives_filler(void **state)
 {
@@ -430,6 +432,8 @@ static void test_moved_redo_gives_filler(void **state)
     const wal_rec_hdr *h;
     const char *b;
     uint64_t redo, end1, end2, end3;
+    wal_fpi two = {2, 1500}, one = {1, 1000};
+    wal_stats st;
     kerr err;
 
     (void)state;
@@ -441,17 +445,27 @@ static void test_moved_redo_gives_filler(void **state)
                      KEEL_OK);
     redo = wal_redo_hint(w);
     assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 7, &part, 1, sizeof(body),
-                                &redo, &end1, &err),
+                                &two, &redo, &end1, &err),
                      KEEL_OK);
     assert_int_equal(wal_redo_begin(w), end1); /* a checkpoint begins */
     assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 8, &part, 1, sizeof(body),
-                                &redo, &end2, &err),
+                                &two, &redo, &end2, &err),
                      KEEL_EBUSY);
     assert_int_equal(redo, end1);
     assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, 9, &part, 1, sizeof(body),
-                                &redo, &end3, &err),
+                                &one, &redo, &end3, &err),
                      KEEL_OK);
     assert_int_equal(wal_flush(w, end3, &err), KEEL_OK);
+    /* The counters: three records, the filler's images not counted. */
+    wal_stats_read(w, &st);
+    assert_int_equal(st.records, 3);
+    assert_int_equal(st.fpi, 3);
+    assert_int_equal(st.fpi_bytes, 2500);
+    assert_int_equal(st.bytes, end3 - WAL_FIRST_LSN);
+    assert_int_equal(st.insert_lsn, end3);
+    assert_true(st.syncs >= 1);
+    assert_true(st.writes >= 1);
+    assert_true(st.reset_ns > 0);
     wal_close(w);
 
     assert_int_equal(wal_reader_open(dir, WAL_FIRST_LSN, &r, &err), KEEL_OK);
@@ -473,6 +487,114 @@ static void test_moved_redo_gives_filler(void **state)
     tu_dir_remove(dir);
 }
 
+/* ---- a block logged as a copy ------------------------------------------ */
+
+typedef struct seen_blocks {
+    int n;
+    buf_log_block b;
+    uint32_t data_len;
+} seen_blocks;
+
+static void on_block(void *arg, const buf_log_block *b, uint32_t data_len)
+{
+    seen_blocks *sb = arg;
+    sb->n++;
+    sb->b = *b;
+    sb->data_len = data_len;
+}
+
+static char *put(char *p, const void *v, size_t n)
+{
+    memcpy(p, v, n);
+    return p + n;
+}
+
+/* A record body of one block (relation 16384, block 3) with one range of
+ * 4 bytes at 100 and copy c with its middle. */
+static uint32_t copy_body(char *body, const buf_log_copy *c)
+{
+    uint16_t nblocks = 1, off = 100, len = 4;
+    uint32_t rel = 16384, blk = 3;
+    uint8_t flags = BUF_LOG_COPY, nranges = 1;
+    char *p = body;
+    uint32_t mid = c->len >= c->prefix + c->suffix
+                       ? (uint32_t)(c->len - c->prefix - c->suffix)
+                       : 0;
+
+    p = put(p, &nblocks, 2);
+    p = put(p, &rel, 4);
+    p = put(p, &blk, 4);
+    p = put(p, &flags, 1);
+    p = put(p, &nranges, 1);
+    p = put(p, &off, 2);
+    p = put(p, &len, 2);
+    p = put(p, c, BUF_LOG_COPY_BYTES);
+    p = put(p, "RRRR", 4);
+    memset(p, 'M', mid);
+    p += mid;
+    return (uint32_t)(p - body);
+}
+
+static int walk_copy(const buf_log_copy *c, seen_blocks *sb)
+{
+    struct {
+        wal_rec_hdr h;
+        char body[256];
+    } rec;
+    kerr err;
+    uint32_t n = copy_body(rec.body, c);
+
+    memset(&rec.h, 0, sizeof(rec.h));
+    rec.h.len = (uint32_t)sizeof(rec.h) + n;
+    rec.h.lsn = 4096;
+    rec.h.type = WAL_PAGES;
+    memset(sb, 0, sizeof(*sb));
+    return buf_log_blocks(&rec.h, rec.body, on_block, sb, &err);
+}
+
+/*
+ * A new version beside its old one is logged as a copy: the bytes
+ * between their common prefix and suffix, the rest copied on the page.
+ * Redo (buf_log_copy_apply()) makes it again; a record whose copy would
+ * leave the page, read what it writes or claim more than its length is
+ * malformed.
+ */
+static void test_block_copy(void **state)
+{
+    static char page[8192];
+    buf_log_copy c = {.dst = 4000, .len = 40, .src = 5000, .prefix = 6,
+                      .tail = 5030, .suffix = 10};
+    seen_blocks sb;
+    char middle[24];
+
+    (void)state;
+    for (int i = 0; i < 64; i++)
+        page[5000 + i] = (char)('a' + i % 26);
+    memset(middle, 'M', sizeof(middle));
+    buf_log_copy_apply(page, &c, middle);
+    assert_memory_equal(page + 4000, "abcdef", 6);
+    assert_memory_equal(page + 4006, middle, 24);
+    assert_memory_equal(page + 4030, page + 5030, 10);
+
+    assert_int_equal(walk_copy(&c, &sb), KEEL_OK);
+    assert_int_equal(sb.n, 1);
+    assert_int_equal(sb.b.rel, 16384);
+    assert_int_equal(sb.b.blk, 3);
+    assert_int_equal(sb.b.flags, BUF_LOG_COPY);
+    assert_int_equal(sb.b.nranges, 1);
+    /* The range's 4 bytes, the copy's table and its 24 middle bytes. */
+    assert_int_equal(sb.data_len, 4 + BUF_LOG_COPY_BYTES + 24);
+
+    c = (buf_log_copy){8180, 40, 5000, 6, 5030, 10}; /* off the page */
+    assert_int_equal(walk_copy(&c, &sb), KEEL_ECORRUPT);
+    c = (buf_log_copy){4000, 10, 5000, 6, 5030, 10}; /* more than len */
+    assert_int_equal(walk_copy(&c, &sb), KEEL_ECORRUPT);
+    c = (buf_log_copy){4000, 40, 4020, 6, 5030, 10}; /* reads what it writes */
+    assert_int_equal(walk_copy(&c, &sb), KEEL_ECORRUPT);
+    c = (buf_log_copy){4000, 40, 5000, 6, 8190, 10}; /* suffix off the page */
+    assert_int_equal(walk_copy(&c, &sb), KEEL_ECORRUPT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_torn_tail_ends_quietly),
         cmocka_unit_test(test_file_create_replayed),
         cmocka_unit_test(test_moved_redo_gives_filler),
+        cmocka_unit_test(test_block_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

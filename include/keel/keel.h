@@ -301,6 +301,31 @@ KEEL_API keel_status keel_db_close(keel_db *db, keel_error *err);
  * run one after another.  Nothing, and KEEL_OK, for a read-only open. */
 KEEL_API keel_status keel_checkpoint(keel_db *db, keel_error *err);
 
+/* The buffer pool's size in MiB, as db was opened (keel_db_options's
+ * pool_mb). */
+KEEL_API uint32_t keel_db_pool_mb(const keel_db *db);
+
+/*
+ * What the write-ahead log did since the database was opened: every
+ * counter starts at zero at keel_db_open() (PostgreSQL's pg_stat_wal;
+ * the SQL views keel_stat_wal and pg_stat_wal read it).  Counted without
+ * a lock, so while sessions write, the figures are each as of some moment
+ * during the call.
+ */
+typedef struct keel_wal_stats {
+    uint64_t records;      /* log records inserted (fillers included) */
+    uint64_t fpi;          /* whole page images in them */
+    uint64_t fpi_bytes;    /* the images' page bytes, holes left out */
+    uint64_t bytes;        /* bytes of log inserted: headers, bodies, padding */
+    uint64_t buffers_full; /* inserts that found the log's buffer full */
+    uint64_t writes;       /* writes of the log to its files */
+    uint64_t syncs;        /* fdatasyncs of the log's files */
+    uint64_t insert_lsn;   /* the log's insert position (an LSN) now */
+    int64_t reset_us;      /* when counting began: us since 1970 (UTC) */
+} keel_wal_stats;
+
+KEEL_API void keel_db_wal_stats(keel_db *db, keel_wal_stats *out);
+
 /* Starts a session (for one thread at a time, see above).  KEEL_EEXHAUSTED
  * when max_sessions are open, KEEL_ENOMEM. */
 KEEL_API keel_status keel_session_begin(keel_db *db, keel_session **out, keel_error *err);

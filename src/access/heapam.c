@@ -707,11 +707,13 @@ static int not_heap_page(const heap_rel *rel, blocknum_t blk,
  * not), whose compaction, if it needs one, moves the page's items.  *placed
  * says whether it fit; if it did, the buffer is marked dirty and *out is the
  * new tid.  ECORRUPT if the page is not a heap page.  Leaves the lock and pin
- * as they were.
+ * as they were.  like: the line of a version on this page that the tuple
+ * is probably much like (its old version, which the log then spares
+ * repeating), or 0.
  */
 static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
                         int32_t id, blocknum_t blk, const void *tup, size_t len,
-                        tid *out, bool *placed)
+                        uint16_t like, tid *out, bool *placed)
 {
     void *page = buf_page(s->pool, id);
     page_header *ph = page;
@@ -754,13 +756,22 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     if (moved) {
         buf_mark_dirty(s, id);
     } else {
+        const char *old = NULL;
         mark_page_header(s, id);
         buf_mark_dirty_range(s, id,
                              PAGE_HEADER_SIZE +
                                  (uint32_t)(off - 1) * HEAPPAGE_LP_SIZE,
                              HEAPPAGE_LP_SIZE);
-        buf_mark_dirty_range(s, id, (uint32_t)((char *)h - (char *)page),
-                             (uint32_t)len);
+        if (like != 0)
+            old = heappage_get_item(page, like, &got);
+        if (old != NULL)
+            buf_mark_dirty_like(s, id, (uint32_t)((char *)h - (char *)page),
+                                (uint32_t)len,
+                                (uint32_t)(old - (const char *)page),
+                                (uint32_t)got);
+        else
+            buf_mark_dirty_range(s, id, (uint32_t)((char *)h - (char *)page),
+                                 (uint32_t)len);
     }
     out->block = blk;
     out->offset = off;
@@ -808,7 +819,7 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         id = target->id;
         blk = target->blk;
         buf_lock(s, id, LW_EXCLUSIVE);
-        rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed);
+        rc = place_locked(rel, s, NULL, id, blk, tup, len, 0, out, &placed);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
             return KEEL_OK;
@@ -840,7 +851,7 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
             return rc;
         tried = blk;
         buf_lock(s, id, LW_EXCLUSIVE);
-        rc = place_locked(rel, s, vis, id, blk, tup, len, out, &placed);
+        rc = place_locked(rel, s, vis, id, blk, tup, len, 0, out, &placed);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
             goto done;
@@ -858,7 +869,7 @@ extend:
     rc = buf_extend(s, rel->relnumber, 0, st, &id, &blk);
     if (rc != KEEL_OK)
         return rc;
-    rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed);
+    rc = place_locked(rel, s, NULL, id, blk, tup, len, 0, out, &placed);
     buf_unlock(s, id);
     if (rc == KEEL_OK && !placed)
         rc = kerr_set(&s->err, KEEL_ECORRUPT,
@@ -1629,7 +1640,8 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     h->flags |= HEAP_TUPLE_XMAX_UPDATE;
     h->next_block = t.block;
     h->next_offset = t.offset;
-    rc = place_locked(rel, s, vis, id, t.block, buf.b, len, &nt, &placed);
+    rc = place_locked(rel, s, vis, id, t.block, buf.b, len, t.offset, &nt,
+                      &placed);
     assert(rc == KEEL_OK); /* the page was a heap page a moment ago */
     /* Set after placing: pruning for this update has nothing to gain from
      * its own claim, and would pass over a page of untouched rows for it. */

@@ -593,6 +593,11 @@ keel_status engine_db_open_layout(const keel_db_options *opts,
  * control file records both; segments wholly before the redo pointer go.
  * One at a time (checkpoint_lock).
  */
+uint32_t keel_db_pool_mb(const keel_db *db)
+{
+    return (uint32_t)(((uint64_t)buf_pool_size(db->pool) * BLOCK_SIZE) >> 20);
+}
+
 keel_status keel_checkpoint(keel_db *db, keel_error *err)
 {
     buf_session *bs;
@@ -630,7 +635,7 @@ keel_status keel_checkpoint(keel_db *db, keel_error *err)
         }
         part = (struct iovec){&body, sizeof(body)};
         rc = wal_insert(db->wal, 0, WAL_CHECKPOINT, 0, 0, &part, 1,
-                        sizeof(body), NULL, &end, &e);
+                        sizeof(body), NULL, NULL, &end, &e);
         if (rc == KEEL_OK)
             rc = wal_flush(db->wal, end, &e);
     }
@@ -649,6 +654,22 @@ keel_status keel_checkpoint(keel_db *db, keel_error *err)
         wal_remove_old(db->wal, redo);
     pthread_mutex_unlock(&db->checkpoint_lock);
     return rc == KEEL_OK ? KEEL_OK : fail(err, &e);
+}
+
+void keel_db_wal_stats(keel_db *db, keel_wal_stats *out)
+{
+    wal_stats st;
+
+    wal_stats_read(db->wal, &st);
+    out->records = st.records;
+    out->fpi = st.fpi;
+    out->fpi_bytes = st.fpi_bytes;
+    out->bytes = st.bytes;
+    out->buffers_full = st.buffers_full;
+    out->writes = st.writes;
+    out->syncs = st.syncs;
+    out->insert_lsn = st.insert_lsn;
+    out->reset_us = (int64_t)(st.reset_ns / 1000u);
 }
 
 /* ---- files no relation owns ------------------------------------------ */

@@ -196,6 +196,15 @@ static const sql_view views[] = {
      " 0::oid as stxnamespace, 10::oid as stxowner, -1 as stxstattarget,"
      " null::int2[] as stxkeys, null::char[] as stxkind where false",
      NULL},
+    /* The log's counters since the database opened, with PostgreSQL
+     * 15's columns: keel times no writes or syncs (PostgreSQL's are 0
+     * too unless track_wal_io_timing is on). */
+    {"pg_stat_wal",
+     "select w.wal_records, w.wal_fpi, w.wal_bytes::numeric as wal_bytes,"
+     " w.wal_buffers_full, w.wal_write, w.wal_sync,"
+     " 0::float8 as wal_write_time, 0::float8 as wal_sync_time,"
+     " w.stats_reset from keel_stat_wal w",
+     NULL},
     {"pg_inherits",
      "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
      " false as inhdetachpending where false",
@@ -276,7 +285,8 @@ bool sql_catalog_is_view(const char *name)
 {
     /* Every table's name is asked about: most answer here. */
     if (strncmp(name, "pg_", 3) != 0)
-        return strcmp(name, "keel_stat_catcache") == 0;
+        return strcmp(name, "keel_stat_catcache") == 0 ||
+               strcmp(name, "keel_stat_wal") == 0;
     for (size_t i = 0; i < NVIEWS; i++)
         if (strcmp(views[i].name, name) == 0)
             return true;
@@ -330,6 +340,8 @@ keel_status sql_catalog_view_rows(sql_session *s, const char *name,
 {
     if (strcmp(name, "keel_stat_catcache") == 0)
         return sql_stat_catcache_rows(s, describe, out);
+    if (strcmp(name, "keel_stat_wal") == 0)
+        return sql_stat_wal_rows(s, describe, out);
     for (size_t i = 0; i < NCONST; i++)
         if (strcmp(const_views[i].name, name) == 0)
             return const_view_rows(s, &const_views[i], describe, out);

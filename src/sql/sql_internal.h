@@ -675,6 +675,11 @@ keel_status sql_exec_drop_role(sql_session *s,
                                const PgQuery__DropRoleStmt *st);
 keel_status sql_exec_alter_table(sql_session *s,
                                  const PgQuery__AlterTableStmt *st);
+/* CHECKPOINT (sql_wal.c): superusers only, as PostgreSQL 15's. */
+keel_status sql_exec_checkpoint(sql_session *s);
+/* Whether role `name` is a superuser, in the statement's transaction: a
+ * name with no role of its own is (the owner, as pg_roles shows it). */
+keel_status sql_role_is_super(sql_session *s, const char *name, bool *super);
 
 /* Sends a command tag (printf-style) to the sink. */
 keel_status sql_complete(sql_session *s, const char *fmt, ...)
@@ -881,5 +886,8 @@ void sql_stat_publish(sql_session *s);
  * now, the others' as of their last statement. */
 keel_status sql_stat_catcache_rows(sql_session *s, bool describe,
                                    sql_rowset *out);
+/* keel_stat_wal's one row: the log's counters since the database
+ * opened (sql_wal.c). */
+keel_status sql_stat_wal_rows(sql_session *s, bool describe, sql_rowset *out);
 
 #endif /* KEEL_SQL_SQL_INTERNAL_H */

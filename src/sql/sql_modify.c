@@ -507,6 +507,48 @@ static keel_status recheck_changed(sql_session *s, const sql_table *t,
     return rc;
 }
 
+/* What an UPDATE's or DELETE's write of one row leads to. */
+typedef enum write_next {
+    WRITE_DONE,  /* the row is changed */
+    WRITE_SKIP,  /* nothing to change: on to the next row */
+    WRITE_AGAIN, /* changed meanwhile: write *cur, its newest version */
+    WRITE_FAIL   /* the statement fails (*rc, reported) */
+} write_next;
+
+/*
+ * Reads the engine's answer *rc to the write of a row (of t, the statement
+ * filtered by where): a row this statement changed already or that a
+ * committed transaction deleted is skipped (KEEL_ENOENT); one a committed
+ * transaction updated is checked again on its newest version, which goes
+ * into erow (through ekv) and *cur (KEEL_ECHANGED).
+ */
+static write_next write_outcome(sql_session *s, const sql_table *t,
+                                const sql_expr *where, keel_value *ekv,
+                                sql_value *erow, keel_status *rc,
+                                const sql_value **cur)
+{
+    bool keep;
+
+    switch (*rc) {
+    case KEEL_OK:
+        return WRITE_DONE;
+    case KEEL_ENOENT:
+        *rc = KEEL_OK;
+        return WRITE_SKIP;
+    case KEEL_ECHANGED:
+        *rc = recheck_changed(s, t, where, ekv, erow, &keep);
+        if (*rc != KEEL_OK)
+            return WRITE_FAIL;
+        if (!keep)
+            return WRITE_SKIP;
+        *cur = erow;
+        return WRITE_AGAIN;
+    default:
+        *rc = sql_fail_engine(s, *rc);
+        return WRITE_FAIL;
+    }
+}
+
 /*
  * Replaces the row sc returned last (cur: as the scan returned it, or its
  * newest version after recheck_changed()) by kv: through the engine's
@@ -549,6 +591,7 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     keel_value *kv, *kk, *ekv;
     uint64_t n = 0;
     bool found;
+    write_next next;
     keel_status rc;
 
     if (st->with_clause != NULL)
@@ -666,26 +709,13 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
         for (uint16_t c = 0; c < t.info.ncols; c++)
             sql_value_to_keel(&newrow[c], &kv[c]);
         rc = update_current(s, &t, &sc, cur, kk, kv);
-        if (rc == KEEL_ENOENT) {
-            /* changed by this statement already, or deleted by a
-             * transaction that committed since its snapshot */
-            rc = KEEL_OK;
+        next = write_outcome(s, &t, where, ekv, erow, &rc, &cur);
+        if (next == WRITE_SKIP)
             continue;
-        }
-        if (rc == KEEL_ECHANGED) {
-            bool keep;
-            rc = recheck_changed(s, &t, where, ekv, erow, &keep);
-            if (rc != KEEL_OK)
-                break;
-            if (!keep)
-                continue;
-            cur = erow;
+        if (next == WRITE_AGAIN)
             goto again;
-        }
-        if (rc != KEEL_OK) {
-            rc = sql_fail_engine(s, rc);
+        if (next == WRITE_FAIL)
             break;
-        }
         if (ret.nt > 0)
             rc = sql_returning_row(s, &ret, newrow);
         if (rc != KEEL_OK)
@@ -707,6 +737,7 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     sql_value *erow;
     uint64_t n = 0;
     bool found;
+    write_next next;
     keel_status rc;
 
     if (st->with_clause != NULL)
@@ -743,26 +774,13 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
         const sql_value *cur = sc.row;
     again:
         rc = delete_current(s, &t, &sc, cur, kk);
-        if (rc == KEEL_ENOENT) {
-            /* deleted by this statement already, or by a transaction
-             * that committed since its snapshot */
-            rc = KEEL_OK;
+        next = write_outcome(s, &t, where, ekv, erow, &rc, &cur);
+        if (next == WRITE_SKIP)
             continue;
-        }
-        if (rc == KEEL_ECHANGED) {
-            bool keep;
-            rc = recheck_changed(s, &t, where, ekv, erow, &keep);
-            if (rc != KEEL_OK)
-                break;
-            if (!keep)
-                continue;
-            cur = erow;
+        if (next == WRITE_AGAIN)
             goto again;
-        }
-        if (rc != KEEL_OK) {
-            rc = sql_fail_engine(s, rc);
+        if (next == WRITE_FAIL)
             break;
-        }
         /* RETURNING reads the deleted version, as the scan returned it. */
         if (ret.nt > 0)
             rc = sql_returning_row(s, &ret, cur);

@@ -400,6 +400,21 @@ keel_status sql_exec_drop_role(sql_session *s, const PgQuery__DropRoleStmt *st)
     return sql_complete(s, "DROP ROLE");
 }
 
+keel_status sql_role_is_super(sql_session *s, const char *name, bool *super)
+{
+    keel_value row[ROLE_NCOLS];
+    bool found = false;
+    keel_status rc;
+
+    *super = true;
+    if (strlen(name) >= KEEL_NAME_LEN)
+        return KEEL_OK; /* no role has so long a name */
+    rc = role_lookup(s, name, row, &found);
+    if (rc == KEEL_OK && found)
+        *super = row[ROLE_COL_SUPER].v.b;
+    return rc;
+}
+
 keel_status sql_role_find(sql_session *s, const char *name, sql_role *out,
                           sql_error *err)
 {

@@ -262,40 +262,53 @@ typedef struct setting_def {
     const char *def;
     bool fixed;    /* cannot be SET */
     bool reported; /* sent as ParameterStatus at startup and on change */
+    bool restart;  /* fixed until the server restarts (else for good) */
 } setting_def;
 
 static const setting_def settings[] = {
-    {"server_version", "15.0 (keel " KEEL_VERSION_STRING ")", true, true},
-    {"server_version_num", "150000", true, false},
-    {"server_encoding", "UTF8", true, true},
-    {"client_encoding", "UTF8", false, true},
-    {"DateStyle", "ISO, MDY", false, true},
-    {"IntervalStyle", "postgres", false, true},
-    {"TimeZone", "UTC", false, true},
-    {"integer_datetimes", "on", true, true},
-    {"standard_conforming_strings", "on", false, true},
-    {"is_superuser", "on", true, true},
-    {"session_authorization", "", true, true},
-    {"application_name", "", false, true},
-    {"default_transaction_isolation", "read committed", false, false},
-    {"search_path", "\"$user\", public", false, false},
-    {"extra_float_digits", "1", false, false},
-    {"statement_timeout", "0", false, false},
-    {"lock_timeout", "0", false, false},
-    {"idle_in_transaction_session_timeout", "0", false, false},
-    {"client_min_messages", "notice", false, false},
-    {"bytea_output", "hex", false, false},
-    {"synchronous_commit", "on", false, false},
-    {"work_mem", "4MB", false, false},
-    {"max_identifier_length", "63", true, false},
+    {"server_version", "15.0 (keel " KEEL_VERSION_STRING ")", true, true,
+     false},
+    {"server_version_num", "150000", true, false, false},
+    {"server_encoding", "UTF8", true, true, false},
+    {"client_encoding", "UTF8", false, true, false},
+    {"DateStyle", "ISO, MDY", false, true, false},
+    {"IntervalStyle", "postgres", false, true, false},
+    {"TimeZone", "UTC", false, true, false},
+    {"integer_datetimes", "on", true, true, false},
+    {"standard_conforming_strings", "on", false, true, false},
+    {"is_superuser", "on", true, true, false},
+    {"session_authorization", "", true, true, false},
+    {"application_name", "", false, true, false},
+    {"default_transaction_isolation", "read committed", false, false, false},
+    {"search_path", "\"$user\", public", false, false, false},
+    {"extra_float_digits", "1", false, false, false},
+    {"statement_timeout", "0", false, false, false},
+    {"lock_timeout", "0", false, false, false},
+    {"idle_in_transaction_session_timeout", "0", false, false, false},
+    {"client_min_messages", "notice", false, false, false},
+    {"bytea_output", "hex", false, false, false},
+    {"synchronous_commit", "on", false, false, false},
+    {"work_mem", "4MB", false, false, false},
+    {"max_identifier_length", "63", true, false, false},
+    {"shared_buffers", "", true, false, true}, /* the pool's, at start */
     /* What libpq's PQencryptPasswordConn() (psql's \password) asks. */
-    {"password_encryption", "scram-sha-256", true, false},
-    {"catalog_cache_prune_min_age", "300", false, false},
-    {"catalog_cache_memory_target", "4096", false, false},
-    {"parse_cache_entries", "64", false, false},
-    {"user", "", true, false},
-    {"database", "", true, false},
+    {"password_encryption", "scram-sha-256", true, false, false},
+    {"catalog_cache_prune_min_age", "300", false, false, false},
+    {"catalog_cache_memory_target", "4096", false, false, false},
+    {"parse_cache_entries", "64", false, false, false},
+    {"user", "", true, false, false},
+    {"database", "", true, false, false},
 };
+
+/* SET of a setting a session cannot change: PostgreSQL's words. */
+static keel_status fixed_setting(sql_session *s, const setting_def *d)
+{
+    return sql_fail(s, KEEL_EINVAL, "55P02",
+                    d->restart ? "parameter \"%s\" cannot be changed without "
+                                 "restarting the server"
+                               : "parameter \"%s\" cannot be changed",
+                    d->name);
+}
 
 static const setting_def *setting_find_def(const char *name)
 {
@@ -571,6 +584,14 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
             sql_session_destroy(s);
             goto nomem;
         }
+    {
+        char mb[32];
+        snprintf(mb, sizeof(mb), "%uMB", keel_db_pool_mb(db));
+        if (setting_put(s, "shared_buffers", mb, true) != KEEL_OK) {
+            sql_session_destroy(s);
+            goto nomem;
+        }
+    }
     *out = s;
     return KEEL_OK;
 nomem:
@@ -697,8 +718,7 @@ keel_status sql_set_startup(sql_session *s, const char *name,
         return sql_fail(s, KEEL_ENOENT, "42704",
                         "unrecognized configuration parameter \"%s\"", name);
     if (d->fixed)
-        return sql_fail(s, KEEL_EINVAL, "55P02",
-                        "parameter \"%s\" cannot be changed", d->name);
+        return fixed_setting(s, d);
     rc = setting_apply(s, d->name, value);
     if (rc == KEEL_OK)
         rc = setting_put(s, d->name, value, true);
@@ -1005,8 +1025,7 @@ static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
                             "unrecognized configuration parameter \"%s\"",
                             st->name);
     } else if (d->fixed) {
-        return sql_fail(s, KEEL_EINVAL, "55P02",
-                        "parameter \"%s\" cannot be changed", d->name);
+        return fixed_setting(s, d);
     }
     if (st->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_VALUE) {
         rc = set_value_text(s, st, value, sizeof(value));
@@ -1232,6 +1251,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_alter_role(s, n->alter_role_stmt);
     case PG_QUERY__NODE__NODE_DROP_ROLE_STMT:
         return sql_exec_drop_role(s, n->drop_role_stmt);
+    case PG_QUERY__NODE__NODE_CHECK_POINT_STMT:
+        return sql_exec_checkpoint(s);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(

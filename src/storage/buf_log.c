@@ -13,12 +13,24 @@
 #include "storage/buf_pool.h"
 #include "storage/page.h"
 
-/* Room for the block references, operation and range tables of one
- * record, and its parts. */
+/* Room for the block references, operation, range and copy tables of
+ * one record, and its parts. */
 #define HDR_ROOM                                                               \
-    (4 + BUF_LOG_MAX_PAGES *                                                   \
-             (sizeof(buf_log_block) + 4 + 4 * BUF_LOG_MAX_RANGES))
-#define MAX_PARTS (1 + BUF_LOG_MAX_PAGES * (4 + BUF_LOG_MAX_RANGES))
+    (2 + BUF_LOG_MAX_PAGES *                                                   \
+             (BUF_LOG_BLOCK_BYTES + 4 + 4 + 4 * (BUF_LOG_MAX_RANGES + 1) +    \
+              BUF_LOG_COPY_BYTES))
+#define MAX_PARTS (1 + BUF_LOG_MAX_PAGES * (5 + BUF_LOG_MAX_RANGES))
+
+/* A block reference as read from a record: where its parts lie. */
+typedef struct parsed_block {
+    buf_log_block b;
+    const char *ops; /* with BUF_LOG_OPS */
+    uint16_t op_bytes, op_count;
+    const char *ranges; /* nranges (offset, length) pairs */
+    buf_log_copy copy;  /* with BUF_LOG_COPY */
+    const char *data;   /* the image, or the ranges' bytes then the copy's */
+    uint32_t data_len;
+} parsed_block;
 
 static buf_log_op_fn op_fns[BUF_OP_COUNT];
 
@@ -67,83 +79,154 @@ static void page_hole(const page_header *ph, uint16_t *lower, uint16_t *upper)
     }
 }
 
+/* What the copy of pending entry e logs of page: the common prefix and
+ * suffix of its range and its source, as buf_log_copy. */
+static void copy_plan(const char *page, const buf_log_pending *e,
+                      buf_log_copy *c)
+{
+    const char *a = page + e->copy_dst, *b = page + e->copy_src;
+    uint16_t n = e->copy_len < e->copy_src_len ? e->copy_len : e->copy_src_len;
+    uint16_t pre = 0, suf = 0;
+
+    while (pre < n && a[pre] == b[pre])
+        pre++;
+    while (suf < n - pre &&
+           a[e->copy_len - 1 - suf] == b[e->copy_src_len - 1 - suf])
+        suf++;
+    *c = (buf_log_copy){.dst = e->copy_dst,
+                        .len = e->copy_len,
+                        .src = e->copy_src,
+                        .prefix = pre,
+                        .tail = (uint16_t)(e->copy_src + e->copy_src_len - suf),
+                        .suffix = suf};
+}
+
+void buf_log_copy_apply(void *page, const buf_log_copy *c, const char *middle)
+{
+    char *p = page;
+
+    memcpy(p + c->dst, p + c->src, c->prefix);
+    memcpy(p + c->dst + c->len - c->suffix, p + c->tail, c->suffix);
+    memcpy(p + c->dst + c->prefix, middle,
+           (size_t)(c->len - c->prefix - c->suffix));
+}
+
+/* Appends the n bytes at src to the header area at *h. */
+static void put(char **h, const void *src, size_t n)
+{
+    memcpy(*h, src, n);
+    *h += n;
+}
+
 /*
  * Builds the record of the pending pages against redo pointer redo, in
  * parts (pointing into hdrs and into the pages); returns the part count
- * and the body's length in *total.
+ * and the body's length in *total, and in *fpi the whole images it
+ * holds (for the log's counters: decided here, so counted here).  A copy
+ * that would save less than its table costs becomes a plain range here,
+ * if there is room for one.
  */
 static int build(buf_session *s, uint64_t redo, char *hdrs, struct iovec *parts,
-                 uint32_t *total)
+                 uint32_t *total, wal_fpi *fpi)
 {
     char *h = hdrs;
     int n = 0;
-    uint16_t nblocks = (uint16_t)s->log_npending, zero = 0;
+    uint16_t nblocks = (uint16_t)s->log_npending;
 
     *total = 0;
-    memcpy(h, &nblocks, 2);
-    memcpy(h + 2, &zero, 2);
-    parts[n++] = (struct iovec){h, 4};
-    h += 4;
-    *total += 4;
+    *fpi = (wal_fpi){0, 0};
+    put(&h, &nblocks, 2);
+    parts[n++] = (struct iovec){hdrs, 2};
+    *total += 2;
     for (uint32_t i = 0; i < s->log_npending; i++) {
         buf_log_pending *e = &s->log_pending[i];
         char *page = buf_page(s->pool, e->id);
         const page_header *ph = (const page_header *)page;
-        buf_log_block b;
+        char *start = h;
+        buf_log_copy c;
         relnumber_t rel;
         blocknum_t blk;
+        uint32_t r32;
+        uint8_t flags = 0, nranges = 0;
 
-        memset(&b, 0, sizeof(b));
         buf_block_of(s->pool, e->id, &rel, &blk);
-        b.rel = rel;
-        b.blk = blk;
-        if (e->nranges == BUF_LOG_WHOLE || (e->nranges == 0 && e->nops == 0) ||
+        r32 = rel;
+        put(&h, &r32, 4);
+        put(&h, &blk, 4);
+        if (e->nranges == BUF_LOG_WHOLE || (e->nranges == 0 && e->nops == 0 &&
+                                            e->copy_len == 0) ||
             ph->lsn <= redo) {
-            b.flags = BUF_LOG_FULL;
-            if (ph->upper == 0 && page_is_new(page))
-                b.flags |= BUF_LOG_ZERO;
-            else
-                page_hole(ph, &b.lower, &b.upper);
-            memcpy(h, &b, sizeof(b));
-            parts[n++] = (struct iovec){h, sizeof(b)};
-            h += sizeof(b);
-            *total += sizeof(b);
-            if (!(b.flags & BUF_LOG_ZERO)) {
-                parts[n++] = (struct iovec){page, b.lower};
-                parts[n++] = (struct iovec){page + b.upper,
-                                            (size_t)(BLOCK_SIZE - b.upper)};
-                *total += b.lower + (BLOCK_SIZE - b.upper);
+            uint16_t lower = BLOCK_SIZE, upper = BLOCK_SIZE;
+            flags = BUF_LOG_FULL;
+            if (ph->upper == 0 && page_is_new(page)) {
+                flags |= BUF_LOG_ZERO;
+                put(&h, &flags, 1);
+                put(&h, &nranges, 1);
+            } else {
+                page_hole(ph, &lower, &upper);
+                put(&h, &flags, 1);
+                put(&h, &nranges, 1);
+                put(&h, &lower, 2);
+                put(&h, &upper, 2);
+            }
+            fpi->count++;
+            if (!(flags & BUF_LOG_ZERO))
+                fpi->bytes += lower + (uint32_t)(BLOCK_SIZE - upper);
+            parts[n++] = (struct iovec){start, (size_t)(h - start)};
+            *total += (uint32_t)(h - start);
+            if (!(flags & BUF_LOG_ZERO)) {
+                parts[n++] = (struct iovec){page, lower};
+                parts[n++] =
+                    (struct iovec){page + upper, (size_t)(BLOCK_SIZE - upper)};
+                *total += lower + (uint32_t)(BLOCK_SIZE - upper);
             }
             continue;
         }
-        b.nranges = e->nranges;
+        if (e->copy_len > 0) {
+            copy_plan(page, e, &c);
+            if (c.prefix + c.suffix <= BUF_LOG_COPY_BYTES &&
+                e->nranges < BUF_LOG_MAX_RANGES) {
+                e->off[e->nranges] = e->copy_dst;
+                e->len[e->nranges] = e->copy_len;
+                e->nranges++;
+                e->copy_len = 0;
+            }
+        }
+        nranges = e->nranges;
+        flags = (uint8_t)((e->nops > 0 ? BUF_LOG_OPS : 0) |
+                          (e->copy_len > 0 ? BUF_LOG_COPY : 0));
+        put(&h, &flags, 1);
+        put(&h, &nranges, 1);
         if (e->nops > 0) {
             uint16_t nops = e->nops;
-            b.flags = BUF_LOG_OPS;
-            memcpy(h, &b, sizeof(b));
-            memcpy(h + sizeof(b), &e->op_len, 2);
-            memcpy(h + sizeof(b) + 2, &nops, 2);
-            parts[n++] = (struct iovec){h, sizeof(b) + 4};
+            put(&h, &e->op_len, 2);
+            put(&h, &nops, 2);
+        }
+        parts[n++] = (struct iovec){start, (size_t)(h - start)};
+        *total += (uint32_t)(h - start);
+        if (e->nops > 0) {
             parts[n++] = (struct iovec){s->log_opbuf + e->op_start, e->op_len};
-            h += sizeof(b) + 4;
-            *total += (uint32_t)sizeof(b) + 4u + e->op_len;
-        } else {
-            memcpy(h, &b, sizeof(b));
-            parts[n++] = (struct iovec){h, sizeof(b)};
-            h += sizeof(b);
-            *total += (uint32_t)sizeof(b);
+            *total += e->op_len;
         }
+        start = h;
         for (uint32_t k = 0; k < e->nranges; k++) {
-            memcpy(h + 4 * k, &e->off[k], 2);
-            memcpy(h + 4 * k + 2, &e->len[k], 2);
+            put(&h, &e->off[k], 2);
+            put(&h, &e->len[k], 2);
         }
-        if (e->nranges > 0)
-            parts[n++] = (struct iovec){h, 4u * e->nranges};
-        h += 4u * e->nranges;
-        *total += 4u * e->nranges;
+        if (e->copy_len > 0)
+            put(&h, &c, BUF_LOG_COPY_BYTES);
+        if (h > start) {
+            parts[n++] = (struct iovec){start, (size_t)(h - start)};
+            *total += (uint32_t)(h - start);
+        }
         for (uint32_t k = 0; k < e->nranges; k++) {
             parts[n++] = (struct iovec){page + e->off[k], e->len[k]};
             *total += e->len[k];
+        }
+        if (e->copy_len > 0 && c.len > c.prefix + c.suffix) {
+            uint32_t mid = (uint32_t)(c.len - c.prefix - c.suffix);
+            parts[n++] = (struct iovec){page + c.dst + c.prefix, mid};
+            *total += mid;
         }
     }
     assert(h - hdrs <= (ptrdiff_t)HDR_ROOM);
@@ -211,6 +294,12 @@ static void shadow_apply(buf_session *s)
             }
             for (uint32_t k = 0; k < e->nranges; k++)
                 memcpy(sh + e->off[k], page + e->off[k], e->len[k]);
+            if (e->copy_len > 0) {
+                /* As redo makes it: from the shadow's own source bytes. */
+                buf_log_copy c;
+                copy_plan(page, e, &c);
+                buf_log_copy_apply(sh, &c, page + c.dst + c.prefix);
+            }
             buf_log_shadow_check(p, e->id, page);
         }
         buf_log_shadow_load(p, e->id, true);
@@ -225,6 +314,7 @@ void buf_log_emit(buf_session *s)
     struct iovec parts[MAX_PARTS];
     uint64_t redo, end = 0;
     uint32_t total;
+    wal_fpi fpi;
     kerr e;
     int n, rc;
 
@@ -232,10 +322,10 @@ void buf_log_emit(buf_session *s)
         return;
     redo = wal_redo_hint(w);
     do {
-        n = build(s, redo, hdrs, parts, &total);
+        n = build(s, redo, hdrs, parts, &total, &fpi);
         rc = wal_insert(w, (uint32_t)((uintptr_t)s >> 6), WAL_PAGES,
-                        s->log_info, s->log_xid, parts, n, total, &redo, &end,
-                        &e);
+                        s->log_info, s->log_xid, parts, n, total, &fpi, &redo,
+                        &end, &e);
     } while (rc == KEEL_EBUSY);
     if (rc == KEEL_OK) {
 #ifndef NDEBUG
@@ -268,8 +358,8 @@ int buf_log_file_create(buf_session *s, relnumber_t rel)
     if (s->pool->wal == NULL || s->log_off)
         return KEEL_OK;
     return wal_insert(s->pool->wal, (uint32_t)((uintptr_t)s >> 6),
-                      WAL_FILE_CREATE, 0, 0, &part, 1, sizeof(f), NULL, &end,
-                      &s->err);
+                      WAL_FILE_CREATE, 0, 0, &part, 1, sizeof(f), NULL, NULL,
+                      &end, &s->err);
 }
 
 /* ---- redo ---------------------------------------------------------- */
@@ -304,10 +394,107 @@ static int redo_read(buf_session *s, relnumber_t rel, blocknum_t blk, bool zero,
     return rc;
 }
 
+/* Takes n bytes from *p into dst, if lim allows. */
+static bool take(const char **p, const char *lim, void *dst, size_t n)
+{
+    if (lim - *p < (ptrdiff_t)n)
+        return false;
+    memcpy(dst, *p, n);
+    *p += n;
+    return true;
+}
+
+/* A copy that stays on the page, leaves its middle to the record, and
+ * reads nothing it writes. */
+static bool copy_sane(const buf_log_copy *c)
+{
+    uint32_t end = (uint32_t)c->dst + c->len;
+
+    return end <= BLOCK_SIZE && (uint32_t)c->prefix + c->suffix <= c->len &&
+           (uint32_t)c->src + c->prefix <= BLOCK_SIZE &&
+           (uint32_t)c->tail + c->suffix <= BLOCK_SIZE &&
+           (c->prefix == 0 || c->src + c->prefix <= c->dst || c->src >= end) &&
+           (c->suffix == 0 || c->tail + c->suffix <= c->dst || c->tail >= end);
+}
+
+/* Reads the block reference at *p (before lim) into *out and moves *p
+ * past its data; false if it is malformed. */
+static bool parse_block(const char **p, const char *lim, parsed_block *out)
+{
+    buf_log_block *b = &out->b;
+
+    memset(out, 0, sizeof(*out));
+    if (!take(p, lim, &b->rel, 4) || !take(p, lim, &b->blk, 4) ||
+        !take(p, lim, &b->flags, 1) || !take(p, lim, &b->nranges, 1))
+        return false;
+    if (b->flags & BUF_LOG_FULL) {
+        if (!(b->flags & BUF_LOG_ZERO)) {
+            if (!take(p, lim, &b->lower, 2) || !take(p, lim, &b->upper, 2) ||
+                b->lower > b->upper || b->upper > BLOCK_SIZE)
+                return false;
+            out->data_len = b->lower + (uint32_t)(BLOCK_SIZE - b->upper);
+        }
+    } else {
+        if (b->flags & BUF_LOG_OPS) {
+            if (!take(p, lim, &out->op_bytes, 2) ||
+                !take(p, lim, &out->op_count, 2) ||
+                lim - *p < (ptrdiff_t)out->op_bytes)
+                return false;
+            out->ops = *p;
+            *p += out->op_bytes;
+        }
+        if (b->nranges > BUF_LOG_MAX_RANGES ||
+            lim - *p < (ptrdiff_t)(4u * b->nranges))
+            return false;
+        out->ranges = *p;
+        for (uint32_t k = 0; k < b->nranges; k++) {
+            uint16_t off, len;
+            memcpy(&off, *p + 4 * k, 2);
+            memcpy(&len, *p + 4 * k + 2, 2);
+            if ((uint32_t)off + len > BLOCK_SIZE)
+                return false;
+            out->data_len += len;
+        }
+        *p += 4u * b->nranges;
+        if (b->flags & BUF_LOG_COPY) {
+            if (!take(p, lim, &out->copy, BUF_LOG_COPY_BYTES) ||
+                !copy_sane(&out->copy))
+                return false;
+            out->data_len +=
+                (uint32_t)(out->copy.len - out->copy.prefix - out->copy.suffix);
+        }
+    }
+    if (lim - *p < (ptrdiff_t)out->data_len)
+        return false;
+    out->data = *p;
+    *p += out->data_len;
+    return true;
+}
+
 static int malformed(buf_session *s, const wal_rec_hdr *h)
 {
     return kerr_set(&s->err, KEEL_ECORRUPT,
                     "log record at LSN %" PRIu64 " is malformed", h->lsn);
+}
+
+/* Writes block pb's change onto page (not an image). */
+static bool redo_change(void *page, const parsed_block *pb)
+{
+    const char *d = pb->data;
+
+    if (pb->op_count > 0 &&
+        !buf_log_run_ops(page, pb->ops, pb->op_bytes, pb->op_count))
+        return false;
+    for (uint32_t k = 0; k < pb->b.nranges; k++) {
+        uint16_t off, len;
+        memcpy(&off, pb->ranges + 4 * k, 2);
+        memcpy(&len, pb->ranges + 4 * k + 2, 2);
+        memcpy((char *)page + off, d, len);
+        d += len;
+    }
+    if (pb->b.flags & BUF_LOG_COPY)
+        buf_log_copy_apply(page, &pb->copy, d);
+    return true;
 }
 
 int buf_log_redo(buf_session *s, const wal_rec_hdr *h, const char *body)
@@ -318,99 +505,48 @@ int buf_log_redo(buf_session *s, const wal_rec_hdr *h, const char *body)
     int rc = KEEL_OK;
 
     assert(s->log_off);
-    if (lim - p < 4)
+    if (!take(&p, lim, &nblocks, 2))
         return malformed(s, h);
-    memcpy(&nblocks, p, 2);
-    p += 4;
     for (uint16_t i = 0; i < nblocks && rc == KEEL_OK; i++) {
-        buf_log_block b;
-        const char *ranges, *ops = NULL;
-        uint16_t op_bytes = 0, op_count = 0;
-        uint32_t data = 0;
+        parsed_block pb;
+        const buf_log_block *b = &pb.b;
         bool full;
         char *page;
         int32_t id;
 
-        if (lim - p < (ptrdiff_t)sizeof(b))
+        if (!parse_block(&p, lim, &pb))
             return malformed(s, h);
-        memcpy(&b, p, sizeof(b));
-        p += sizeof(b);
-        full = (b.flags & BUF_LOG_FULL) != 0;
-        ranges = p;
-        if (full) {
-            if (!(b.flags & BUF_LOG_ZERO)) {
-                if (b.lower > b.upper || b.upper > BLOCK_SIZE)
-                    return malformed(s, h);
-                data = b.lower + (BLOCK_SIZE - b.upper);
-            }
-        } else {
-            if (b.flags & BUF_LOG_OPS) {
-                if (lim - p < 4)
-                    return malformed(s, h);
-                memcpy(&op_bytes, p, 2);
-                memcpy(&op_count, p + 2, 2);
-                ops = p + 4;
-                if (lim - ops < (ptrdiff_t)op_bytes)
-                    return malformed(s, h);
-                p = ops + op_bytes;
-            }
-            ranges = p;
-            if (b.nranges > BUF_LOG_MAX_RANGES ||
-                lim - p < (ptrdiff_t)(4u * b.nranges))
-                return malformed(s, h);
-            for (uint32_t k = 0; k < b.nranges; k++) {
-                uint16_t off, len;
-                memcpy(&off, p + 4 * k, 2);
-                memcpy(&len, p + 4 * k + 2, 2);
-                if ((uint32_t)off + len > BLOCK_SIZE)
-                    return malformed(s, h);
-                data += len;
-            }
-            p += 4u * b.nranges;
-        }
-        if (lim - p < (ptrdiff_t)data)
-            return malformed(s, h);
-        rc = redo_read(s, b.rel, b.blk, full, &id);
+        full = (b->flags & BUF_LOG_FULL) != 0;
+        rc = redo_read(s, b->rel, b->blk, full, &id);
         if (rc != KEEL_OK)
             break;
         buf_lock(s, id, LW_EXCLUSIVE);
         page = buf_page(s->pool, id);
         if (full) {
-            if (b.flags & BUF_LOG_ZERO) {
+            if (b->flags & BUF_LOG_ZERO) {
                 memset(page, 0, BLOCK_SIZE);
             } else {
-                memcpy(page, p, b.lower);
-                memset(page + b.lower, 0, (size_t)(b.upper - b.lower));
-                memcpy(page + b.upper, p + b.lower,
-                       (size_t)(BLOCK_SIZE - b.upper));
+                memcpy(page, pb.data, b->lower);
+                memset(page + b->lower, 0, (size_t)(b->upper - b->lower));
+                memcpy(page + b->upper, pb.data + b->lower,
+                       (size_t)(BLOCK_SIZE - b->upper));
             }
         } else if (((page_header *)page)->lsn < end) {
-            const char *d = p;
-            if (op_count > 0 &&
-                !buf_log_run_ops(page, ops, op_bytes, op_count)) {
+            if (!redo_change(page, &pb)) {
                 buf_unlock_release(s, id);
                 return kerr_set(&s->err, KEEL_ECORRUPT,
                                 "log record at LSN %" PRIu64 ": an operation "
                                 "on relation %u block %u cannot be redone",
-                                h->lsn, b.rel, b.blk);
-            }
-            for (uint32_t k = 0; k < b.nranges; k++) {
-                uint16_t off, len;
-                memcpy(&off, ranges + 4 * k, 2);
-                memcpy(&len, ranges + 4 * k + 2, 2);
-                memcpy(page + off, d, len);
-                d += len;
+                                h->lsn, b->rel, b->blk);
             }
         } else {
             buf_unlock_release(s, id); /* the page has the change */
-            p += data;
             continue;
         }
-        if (!(full && (b.flags & BUF_LOG_ZERO)))
+        if (!(full && (b->flags & BUF_LOG_ZERO)))
             ((page_header *)page)->lsn = end;
         buf_mark_dirty(s, id);
         buf_unlock_release(s, id);
-        p += data;
     }
     return rc;
 }
@@ -423,45 +559,15 @@ int buf_log_blocks(const wal_rec_hdr *h, const char *body,
     const char *p = body, *lim = body + (h->len - sizeof(*h));
     uint16_t nblocks;
 
-    if (lim - p < 4)
+    if (!take(&p, lim, &nblocks, 2))
         goto bad;
-    memcpy(&nblocks, p, 2);
-    p += 4;
     for (uint16_t i = 0; i < nblocks; i++) {
-        buf_log_block b;
-        uint32_t data = 0, shown = 0;
-
-        if (lim - p < (ptrdiff_t)sizeof(b))
+        parsed_block pb;
+        if (!parse_block(&p, lim, &pb))
             goto bad;
-        memcpy(&b, p, sizeof(b));
-        p += sizeof(b);
-        if (b.flags & BUF_LOG_FULL) {
-            if (!(b.flags & BUF_LOG_ZERO))
-                data = b.lower + (BLOCK_SIZE - b.upper);
-        } else {
-            if (b.flags & BUF_LOG_OPS) {
-                uint16_t op_bytes;
-                if (lim - p < 4)
-                    goto bad;
-                memcpy(&op_bytes, p, 2);
-                if (lim - p < 4 + (ptrdiff_t)op_bytes)
-                    goto bad;
-                p += 4 + op_bytes;
-                shown += 4u + op_bytes;
-            }
-            if (lim - p < (ptrdiff_t)(4u * b.nranges))
-                goto bad;
-            for (uint32_t k = 0; k < b.nranges; k++) {
-                uint16_t len;
-                memcpy(&len, p + 4 * k + 2, 2);
-                data += len;
-            }
-            p += 4u * b.nranges;
-        }
-        if (lim - p < (ptrdiff_t)data)
-            goto bad;
-        fn(arg, &b, data + shown);
-        p += data;
+        fn(arg, &pb.b,
+           pb.data_len + (pb.op_count > 0 ? 4u + pb.op_bytes : 0) +
+               ((pb.b.flags & BUF_LOG_COPY) ? BUF_LOG_COPY_BYTES : 0));
     }
     return KEEL_OK;
 bad:

@@ -20,9 +20,21 @@
  * (buf_log_redo()), which is exact because every change to a page since
  * its last whole image is in the log, in order.
  *
- * Record body: u16 block count, u16 zero, then per block a buf_log_block
- * followed by either the whole image ([0, lower) then [upper, BLOCK_SIZE))
- * or nranges (offset, length) pairs and then their bytes.
+ * A range that a change made much like another part of the same page (a
+ * row's new version beside its old one, buf_mark_dirty_like()) is logged
+ * as a copy: the bytes between the two's common prefix and suffix, which
+ * redo takes from the record, and where on the page the prefix and the
+ * suffix are to be copied from.  Redo applies a block's copy last, when
+ * every other byte of the page is as the record's change left it.
+ *
+ * Record body: u16 block count, then per block a reference of
+ * BUF_LOG_BLOCK_BYTES (u32 relation, u32 block, u8 flags, u8 nranges),
+ * then with BUF_LOG_FULL the hole (u16 lower, u16 upper; not with
+ * BUF_LOG_ZERO) and the whole image ([0, lower) then [upper,
+ * BLOCK_SIZE)); otherwise the operations (BUF_LOG_OPS), nranges (u16
+ * offset, u16 length) pairs, the copy (BUF_LOG_COPY: a buf_log_copy),
+ * and then the ranges' bytes and the copy's middle.  Every field is
+ * unaligned and little-endian as the machine writes it.
  */
 #ifndef KEEL_STORAGE_BUF_LOG_H
 #define KEEL_STORAGE_BUF_LOG_H
@@ -37,6 +49,9 @@
 #define BUF_LOG_OPS  0x04 /* operations first: u16 bytes, u16 count, then
                            * each as u8 op, u8 0, u16 length, payload
                            * (padded to 2 bytes) */
+#define BUF_LOG_COPY 0x08 /* a range logged as a copy (buf_log_copy) */
+
+#define BUF_LOG_BLOCK_BYTES 10 /* a block reference's fixed part */
 
 /* Operations redo runs on a page (buf_mark_dirty_op()). */
 typedef enum buf_log_op {
@@ -58,6 +73,7 @@ bool buf_log_op_known(uint8_t op);
 bool buf_log_run_ops(void *page, const char *ops, uint16_t bytes,
                      uint16_t count);
 
+/* A block reference, as read from a record. */
 typedef struct buf_log_block {
     uint32_t rel;
     uint32_t blk;
@@ -65,10 +81,23 @@ typedef struct buf_log_block {
     uint8_t nranges; /* without BUF_LOG_FULL */
     uint16_t lower;  /* with BUF_LOG_FULL: the hole */
     uint16_t upper;
-    uint16_t reserved;
 } buf_log_block;
 
-_Static_assert(sizeof(buf_log_block) == 16, "block reference is 16 bytes");
+/* A copy, as logged: [dst, dst + len) becomes prefix bytes from src, the
+ * record's len - prefix - suffix bytes, and suffix bytes from tail. */
+typedef struct buf_log_copy {
+    uint16_t dst, len;
+    uint16_t src, prefix;
+    uint16_t tail, suffix;
+} buf_log_copy;
+
+#define BUF_LOG_COPY_BYTES 12
+_Static_assert(sizeof(buf_log_copy) == BUF_LOG_COPY_BYTES,
+               "a copy is logged as six u16");
+
+/* Makes copy c on page, its middle bytes from middle (redo's, and the
+ * debugging shadow's, one way of doing it). */
+void buf_log_copy_apply(void *page, const buf_log_copy *c, const char *middle);
 
 /* Logs that the file of rel is about to be made (WAL_FILE_CREATE), so
  * that redo makes it should a crash lose it. */

@@ -1185,6 +1185,7 @@ static buf_log_pending *log_entry(buf_session *s, int32_t id)
     e->nranges = 0;
     e->nops = 0;
     e->op_start = e->op_len = 0;
+    e->copy_len = 0;
     return e;
 
 unlogged:
@@ -1241,7 +1242,7 @@ void buf_mark_dirty_op(buf_session *s, int32_t id, uint8_t op,
         return;
     /* Operations replay before ranges, and a page's operations lie
      * together in the buffer: otherwise, the whole page. */
-    if (e->nranges > 0 || !buf_log_op_known(op) ||
+    if (e->nranges > 0 || e->copy_len > 0 || !buf_log_op_known(op) ||
         (e->nops > 0 && e->op_start + e->op_len != s->log_opused) ||
         s->log_opused + need > BUF_LOG_OPBUF || e->nops == UINT8_MAX) {
         e->nranges = BUF_LOG_WHOLE;
@@ -1275,6 +1276,27 @@ void buf_mark_dirty_range(buf_session *s, int32_t id, uint32_t off,
 {
     mark_dirty_bits(s, id);
     log_note(s, id, off, len, false);
+}
+
+void buf_mark_dirty_like(buf_session *s, int32_t id, uint32_t off,
+                         uint32_t len, uint32_t src, uint32_t src_len)
+{
+    buf_log_pending *e;
+
+    mark_dirty_bits(s, id);
+    e = log_entry(s, id);
+    if (e == NULL || e->nranges == BUF_LOG_WHOLE)
+        return;
+    assert(off + len <= BLOCK_SIZE && src + src_len <= BLOCK_SIZE);
+    assert(off + len <= src || src + src_len <= off);
+    if (e->copy_len > 0 || len == 0 || len > UINT16_MAX) {
+        log_note(s, id, off, len, false);
+        return;
+    }
+    e->copy_dst = (uint16_t)off;
+    e->copy_len = (uint16_t)len;
+    e->copy_src = (uint16_t)src;
+    e->copy_src_len = (uint16_t)src_len;
 }
 
 void buf_pool_set_wal(buf_pool *p, wal *w)

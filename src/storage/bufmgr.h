@@ -208,6 +208,9 @@ typedef struct buf_log_pending {
     uint8_t nops;             /* operations (buf_mark_dirty_op()), first */
     uint16_t op_start, op_len; /* and their bytes in log_opbuf */
     uint16_t off[BUF_LOG_MAX_RANGES], len[BUF_LOG_MAX_RANGES];
+    /* A range logged against another part of the page that it is much
+     * like (buf_mark_dirty_like()): copy_len 0 if none. */
+    uint16_t copy_dst, copy_len, copy_src, copy_src_len;
 } buf_log_pending;
 
 typedef struct wal wal;
@@ -568,6 +571,18 @@ static inline void buf_unlock_release(buf_session *s, int32_t id)
 void buf_mark_dirty(buf_session *s, int32_t id);
 void buf_mark_dirty_range(buf_session *s, int32_t id, uint32_t off,
                           uint32_t len);
+
+/*
+ * buf_mark_dirty_range() of [off, off + len) that is probably much like
+ * [src, src + src_len) of the same page (a row's new version beside its
+ * old one): the log then holds only the bytes between their common
+ * prefix and suffix, and redo copies the rest from src.  The two must
+ * not overlap, and src must hold, when the page is unlocked, the bytes
+ * it is to be copied from (later ranges may change it).  One per page
+ * and lock hold; another is logged as a plain range.
+ */
+void buf_mark_dirty_like(buf_session *s, int32_t id, uint32_t off,
+                         uint32_t len, uint32_t src, uint32_t src_len);
 
 /*
  * buf_mark_dirty() for a change that redo makes again by running the

@@ -19,6 +19,7 @@
 #include "tools/tools.h"
 
 #define SERVE_MAX_CONNECTIONS 10000
+#define SERVE_POOL_MB         128 /* PostgreSQL's shared_buffers default */
 
 static server *volatile serve_server; /* for the signal handler */
 
@@ -173,8 +174,9 @@ int tool_serve_main(int argc, char **argv)
     keel_db_options_init(&o);
     o.dir = dir;
     o.max_sessions = so.max_connections + SERVER_SPARE_SESSIONS;
-    if (pool_mb > 0)
-        o.pool_mb = pool_mb;
+    /* A server's pool is PostgreSQL's default shared_buffers unless
+     * --pool-mb says otherwise (the library's default is smaller). */
+    o.pool_mb = pool_mb > 0 ? pool_mb : SERVE_POOL_MB;
     if (keel_db_open(&o, &db, &e) != KEEL_OK) {
         fprintf(stderr, "keel serve: %s\n", e.msg);
         return 1;

@@ -26,10 +26,22 @@
 
 #define SLOT_FREE UINT64_MAX
 
+/*
+ * An insertion slot.  Its counters are written only by the slot's holder
+ * (a plain load and store: the CAS that takes the slot and the store that
+ * frees it order one holder's updates before the next's), on the line
+ * it writes `at` to anyway, so counting adds no write to a line another
+ * inserter writes; wal_stats_read() sums them over the slots.
+ */
 typedef struct wal_slot {
     alignas(64) atomic_u64 at; /* SLOT_FREE, or at most the position being
                                 * copied by the slot's holder */
+    atomic_u64 records;        /* inserted through this slot */
+    atomic_u64 fpi;            /* whole page images in them */
+    atomic_u64 fpi_bytes;
 } wal_slot;
+
+_Static_assert(sizeof(wal_slot) == 64, "an insertion slot is one line");
 
 struct wal {
     /* Read by every insert; written once per checkpoint. */
@@ -48,6 +60,9 @@ struct wal {
     atomic_u32 flush_seq;     /* bumped at every release of write_lock */
     atomic_u32 flush_waiters; /* sessions waiting for it (wal_flush()) */
     atomic_u64 written; /* all bytes below it are in the files */
+    /* Counters (wal_stats_read()): writes and syncs under write_lock,
+     * buffers_full by an insert that waits for room (rare). */
+    atomic_u64 n_writes, n_syncs, n_buffers_full;
     int fd;             /* the segment written last, or -1 */
     uint64_t fd_seg;
     pthread_mutex_t fail_lock; /* failed_msg */
@@ -60,6 +75,8 @@ struct wal {
     bool stop;
     wal_options opts;
     atomic_u64 last_checkpoint_ns; /* monotonic, when the redo last moved */
+    uint64_t open_lsn;             /* the insert position at open */
+    uint64_t open_realtime_ns;     /* CLOCK_REALTIME at open */
     char waldir[4200];
 };
 
@@ -245,6 +262,8 @@ static int write_out(wal *w, uint64_t upto, kerr *err)
                             " at offset %" PRIu64 ": %s",
                             seg, off, got < 0 ? strerror(e) : "short write");
         pos += (uint64_t)got;
+        atomic_store_relaxed(&w->n_writes,
+                             atomic_load_relaxed(&w->n_writes) + 1);
         atomic_store_release(&w->written, pos);
     }
     return KEEL_OK;
@@ -298,8 +317,11 @@ static int sync_fd(wal *w, kerr *err)
 
     if (w->fd < 0)
         return KEEL_OK;
-    if (e == 0 && fdatasync(w->fd) != 0)
-        e = errno;
+    if (e == 0) {
+        if (fdatasync(w->fd) != 0)
+            e = errno;
+        atomic_store_relaxed(&w->n_syncs, atomic_load_relaxed(&w->n_syncs) + 1);
+    }
     if (e == 0)
         powerloss_sync(w->fd);
     if (e != 0)
@@ -383,6 +405,8 @@ int wal_flush(wal *w, wal_lsn upto, kerr *err)
  */
 static int wait_room(wal *w, uint64_t need, kerr *err)
 {
+    if (atomic_load_acquire(&w->written) < need)
+        atomic_fetch_add_explicit(&w->n_buffers_full, 1, memory_order_relaxed);
     while (atomic_load_acquire(&w->written) < need) {
         if (atomic_load(&w->failed) != 0)
             return failed_error(w, err);
@@ -432,7 +456,7 @@ static void ring_zero(wal *w, uint64_t pos, size_t n)
 
 int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
                const struct iovec *parts, int n, uint32_t total,
-               wal_lsn *redo, wal_lsn *end, kerr *err)
+               const wal_fpi *fpi, wal_lsn *redo, wal_lsn *end, kerr *err)
 {
     wal_rec_hdr h;
     uint32_t len = (uint32_t)sizeof(h) + total, crc = 0;
@@ -480,6 +504,7 @@ int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
             info = 0;
             xid = 0;
             n = 0;
+            fpi = NULL;
             len = (uint32_t)alen;
             crc = 0;
             for (uint64_t z = sizeof(h); z < alen; z += WAL_ALIGN)
@@ -508,6 +533,14 @@ int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
         if (p < pos + alen)
             ring_zero(w, p, (size_t)(pos + alen - p));
     }
+    /* The slot's own counters: only its holder writes them. */
+    atomic_store_relaxed(&slot->records, atomic_load_relaxed(&slot->records) + 1);
+    if (fpi != NULL && fpi->count > 0) {
+        atomic_store_relaxed(&slot->fpi,
+                             atomic_load_relaxed(&slot->fpi) + fpi->count);
+        atomic_store_relaxed(&slot->fpi_bytes,
+                             atomic_load_relaxed(&slot->fpi_bytes) + fpi->bytes);
+    }
     atomic_store(&slot->at, SLOT_FREE);
     *end = pos + alen;
     if (gave_up)
@@ -518,6 +551,22 @@ int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
 wal_lsn wal_insert_lsn(wal *w)
 {
     return atomic_load(&w->insert_pos);
+}
+
+void wal_stats_read(wal *w, wal_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < WAL_INSERT_SLOTS; i++) {
+        out->records += atomic_load_relaxed(&w->slots[i].records);
+        out->fpi += atomic_load_relaxed(&w->slots[i].fpi);
+        out->fpi_bytes += atomic_load_relaxed(&w->slots[i].fpi_bytes);
+    }
+    out->insert_lsn = atomic_load(&w->insert_pos);
+    out->bytes = out->insert_lsn - w->open_lsn;
+    out->buffers_full = atomic_load_relaxed(&w->n_buffers_full);
+    out->writes = atomic_load_relaxed(&w->n_writes);
+    out->syncs = atomic_load_relaxed(&w->n_syncs);
+    out->reset_ns = w->open_realtime_ns;
 }
 
 bool wal_failed(const wal *w)
@@ -689,8 +738,22 @@ int wal_open(const char *dir, wal_lsn end, wal_lsn redo, bool read_only,
     atomic_init(&w->failed, 0);
     atomic_init(&w->synchronous, o->synchronous_commit ? 1 : 0);
     atomic_init(&w->last_checkpoint_ns, clock_now_ns());
-    for (int i = 0; i < WAL_INSERT_SLOTS; i++)
+    for (int i = 0; i < WAL_INSERT_SLOTS; i++) {
         atomic_init(&w->slots[i].at, SLOT_FREE);
+        atomic_init(&w->slots[i].records, 0);
+        atomic_init(&w->slots[i].fpi, 0);
+        atomic_init(&w->slots[i].fpi_bytes, 0);
+    }
+    atomic_init(&w->n_writes, 0);
+    atomic_init(&w->n_syncs, 0);
+    atomic_init(&w->n_buffers_full, 0);
+    w->open_lsn = end;
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        w->open_realtime_ns =
+            (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
     atomic_init(&w->flush_seq, 0);
     atomic_init(&w->flush_waiters, 0);
     pthread_mutex_init(&w->write_lock, NULL);

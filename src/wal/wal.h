@@ -123,6 +123,36 @@ typedef struct wal_options {
 
 void wal_options_init(wal_options *o);
 
+/* The whole page images a record carries, as its builder counted them
+ * (storage/buf_log.c): for the log's counters (wal_stats_read()). */
+typedef struct wal_fpi {
+    uint32_t count;
+    uint32_t bytes; /* the images' page bytes, holes left out */
+} wal_fpi;
+
+/*
+ * What the log did since it was opened (every counter starts at zero
+ * then).  Records, images and image bytes are counted by each insert in
+ * its insertion slot (a line its holder writes anyway) and summed over
+ * the slots here, so a reader sees each slot's figures as of some moment
+ * during the read, not one instant of the whole log.
+ */
+typedef struct wal_stats {
+    uint64_t records;      /* records inserted, fillers (WAL_NOOP) included */
+    uint64_t fpi;          /* whole page images in them */
+    uint64_t fpi_bytes;    /* the images' bytes (wal_fpi.bytes) */
+    uint64_t bytes;        /* the insert position's advance: headers, bodies
+                            * and padding */
+    uint64_t buffers_full; /* inserts that found the ring full and waited
+                            * for (or made) a write to the files */
+    uint64_t writes;       /* writes to segment files */
+    uint64_t syncs;        /* fdatasyncs of segment files */
+    uint64_t insert_lsn;   /* the insert position now */
+    uint64_t reset_ns;     /* CLOCK_REALTIME when the log was opened */
+} wal_stats;
+
+void wal_stats_read(wal *w, wal_stats *out);
+
 /* Makes dir/wal with its first segment (a new database). */
 int wal_create(const char *dir, kerr *err);
 
@@ -143,7 +173,8 @@ void wal_close(wal *w);
 
 /*
  * Appends a record of `type`/`info` for `xid`, its body the n parts
- * (total bytes in all, at most WAL_MAX_RECORD less the header).  Sets
+ * (total bytes in all, at most WAL_MAX_RECORD less the header), holding
+ * the whole page images fpi says (NULL: none), for the counters.  Sets
  * *end to its end LSN (what must be durable for the record to be).  hint
  * spreads callers over the insertion slots (a session passes something of
  * its own).  If redo is not NULL, *redo is the redo pointer the caller
@@ -155,7 +186,7 @@ void wal_close(wal *w);
  */
 int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
                const struct iovec *parts, int n, uint32_t total,
-               wal_lsn *redo, wal_lsn *end, kerr *err);
+               const wal_fpi *fpi, wal_lsn *redo, wal_lsn *end, kerr *err);
 
 /*
  * Makes the log durable up to at least upto (an end LSN from

@@ -30,6 +30,9 @@ SHOW client_encoding;
 SET application_name = 'keel_regress';
 SHOW application_name;
 RESET application_name;
+-- keel serve's pool is PostgreSQL's default shared_buffers, and fixed.
+SHOW shared_buffers;
+SET shared_buffers = '1GB';
 -- Queries without a statement (EmptyQueryResponse).
 ;
 SELECT 11 AS after_empty \; ;
