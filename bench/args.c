@@ -111,6 +111,30 @@ int bench_args_double(const bench_args *a, double lo, double hi, double *out)
     return 0;
 }
 
+int bench_args_u32_list(const bench_args *a, uint32_t lo, uint32_t hi,
+                        uint32_t *out, int max)
+{
+    const char *p = a->value;
+    int n = 0;
+
+    for (;;) {
+        char *end = (char *)p;
+        unsigned long x = *p >= '0' && *p <= '9' ? strtoul(p, &end, 10) : 0;
+        if (end == p || (*end != ',' && *end != '\0') || x < lo || x > hi ||
+            n == max) {
+            fprintf(stderr,
+                    "%s: option %s takes up to %d numbers in %u..%u, "
+                    "comma-separated, not '%s'\n",
+                    a->who, a->name, max, lo, hi, a->value);
+            return -1;
+        }
+        out[n++] = (uint32_t)x;
+        if (*end == '\0')
+            return n;
+        p = end + 1;
+    }
+}
+
 int bench_args_out_file(const bench_args *a, const char **out)
 {
     int fd;

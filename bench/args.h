@@ -49,6 +49,14 @@ int bench_args_u64(const bench_args *a, uint64_t lo, uint64_t hi,
 int bench_args_double(const bench_args *a, double lo, double hi, double *out);
 
 /*
+ * The option's value as up to `max` numbers in lo..hi, comma-separated
+ * ("1,2,8"): their count, at least 1, with the numbers in out[], or -1
+ * after a message naming the option, its range and the value given.
+ */
+int bench_args_u32_list(const bench_args *a, uint32_t lo, uint32_t hi,
+                        uint32_t *out, int max);
+
+/*
  * The option's value as a file to write results to, at the end of a run:
  * checked now, so that a run is not spent for nothing (the file is created
  * and removed again if it did not exist; one that does is left as it is).

@@ -13,6 +13,7 @@
 
 int bench_catcache_main(int argc, char **argv);
 int bench_compare_main(int argc, char **argv);
+int bench_floor_main(int argc, char **argv);
 int bench_lookup_main(int argc, char **argv);
 int bench_pin_main(int argc, char **argv);
 int bench_report_main(int argc, char **argv);

@@ -15,6 +15,13 @@
  * keeps every run's rows, so that after the tpcb-like runs each server's
  * balances must add up to its history (read with psql).
  *
+ * Before the pgbench runs, with both servers idle, it measures the
+ * machine's round-trip floor at the same client counts (wire_floor.h):
+ * what a client and a server that do no work reach over a Unix socket,
+ * which bounds what either server can read here.  Its JSON goes beside
+ * the runs' ("floor"); a failure to measure it leaves it null and the
+ * comparison goes on.
+ *
  * A run's server CPU time is read from /proc before and after it, once
  * the run's connections have ended (pgserver_settle()), and divided by
  * the transactions pgbench counted.  Without pgbench, psql or PostgreSQL
@@ -38,12 +45,16 @@
 #include "json.h"
 #include "pgserver.h"
 #include "port/clock.h"
+#include "wire_floor.h"
 
 #define WHO            "keel bench compare"
 #define MAX_COUNTS     8
 #define MAX_RUNS       (2 * 2 * MAX_COUNTS)
 #define DEFAULT_PG_BIN "/usr/lib/postgresql/15/bin"
 #define SETTLE_MS      10000
+/* The round-trip floor's runs per client count. */
+#define FLOOR_RUNS       3
+#define FLOOR_RUNS_QUICK 2
 
 static const char *const scripts[2] = {"select-only", "tpcb-like"};
 static const char *const modes[2] = {"simple", "prepared"};
@@ -57,6 +68,8 @@ typedef struct compare_opts {
     uint32_t seconds;      /* -T per run; 0: by transactions */
     uint32_t select_txns;  /* -t per client, select-only */
     uint32_t tpcb_txns;    /* -t per client, tpcb-like */
+    double floor_seconds;  /* per run of the round-trip floor; 0: none */
+    bool floor_given;
     uint32_t wal_txns;     /* per log volume window; 0: none */
     bool wal_txns_set;
 } compare_opts;
@@ -121,6 +134,11 @@ typedef struct compare_state {
     balances bal[2];
     wal_volume wal;
     char skipped[2048];
+    /* The round-trip floor at each client count (nfloor of them, 0 when
+     * it was not measured; floor_error says why, if it failed). */
+    wire_floor_point floor[MAX_COUNTS];
+    int nfloor;
+    char floor_error[512];
 } compare_state;
 
 static void usage(void)
@@ -130,33 +148,7 @@ static void usage(void)
             "[--clients N,N,...]\n"
             "           [--seconds S | --transactions N,M] "
             "[--wal-transactions N]\n"
-            "           [--pg-bin DIR] [--json FILE]\n");
-}
-
-/* A list of up to `max` numbers in lo..hi, comma-separated.  Their count,
- * or -1 after a message. */
-static int parse_list(const bench_args *a, uint32_t lo, uint32_t hi,
-                      uint32_t *out, int max)
-{
-    const char *p = a->value;
-    int n = 0;
-
-    for (;;) {
-        char *end = (char *)p;
-        unsigned long x = *p >= '0' && *p <= '9' ? strtoul(p, &end, 10) : 0;
-        if (end == p || (*end != ',' && *end != '\0') || x < lo || x > hi ||
-            n == max) {
-            fprintf(stderr,
-                    "%s: option %s takes up to %d numbers in %u..%u, "
-                    "comma-separated, not '%s'\n",
-                    a->who, a->name, max, lo, hi, a->value);
-            return -1;
-        }
-        out[n++] = (uint32_t)x;
-        if (*end == '\0')
-            return n;
-        p = end + 1;
-    }
+            "           [--pg-bin DIR] [--json FILE] [--floor-seconds S]\n");
 }
 
 static int compare_option(const bench_args *a, void *ctx)
@@ -172,6 +164,10 @@ static int compare_option(const bench_args *a, void *ctx)
     }
     if (strcmp(a->name, "--scale") == 0)
         return bench_args_u32(a, 1, 1000, &o->scale);
+    if (strcmp(a->name, "--floor-seconds") == 0) {
+        o->floor_given = true;
+        return bench_args_double(a, 0, 10, &o->floor_seconds);
+    }
     if (strcmp(a->name, "--seconds") == 0)
         return bench_args_u32(a, 1, 600, &o->seconds);
     if (strcmp(a->name, "--wal-transactions") == 0) {
@@ -179,11 +175,11 @@ static int compare_option(const bench_args *a, void *ctx)
         return bench_args_u32(a, 0, 1000000, &o->wal_txns);
     }
     if (strcmp(a->name, "--clients") == 0) {
-        o->nclients = parse_list(a, 1, 90, o->clients, MAX_COUNTS);
+        o->nclients = bench_args_u32_list(a, 1, 90, o->clients, MAX_COUNTS);
         return o->nclients > 0 ? 0 : -1;
     }
     if (strcmp(a->name, "--transactions") == 0) {
-        if (parse_list(a, 1, 10000000, t, 2) != 2) {
+        if (bench_args_u32_list(a, 1, 10000000, t, 2) != 2) {
             fprintf(stderr,
                     "%s: option --transactions takes two numbers: per "
                     "client, select-only and tpcb-like\n",
@@ -212,6 +208,8 @@ static int parse_opts(int argc, char **argv, compare_opts *o)
         o->pg_bin = DEFAULT_PG_BIN;
     if (o->scale == 0)
         o->scale = o->quick ? 1 : 10;
+    if (!o->floor_given)
+        o->floor_seconds = o->quick ? 0.1 : 0.25;
     if (o->nclients == 0) {
         static const uint32_t full[] = {1, 2, 8, 32, 64};
         static const uint32_t quick[] = {1, 2};
@@ -806,6 +804,35 @@ static int compare_runs(compare_state *st)
     return 0;
 }
 
+/*
+ * The round-trip floor (wire_floor.h) at each client count, driven as
+ * pgbench drives them (min(N, 2) client threads), before any pgbench run
+ * and with both servers idle.  A failure is not the comparison's: it
+ * leaves the floor unmeasured, with the reason in st->floor_error.
+ */
+static void compare_floor(compare_state *st)
+{
+    const compare_opts *o = &st->o;
+
+    if (o->floor_seconds <= 0)
+        return;
+    fprintf(stderr, "measuring the round-trip floor\n");
+    for (int c = 0; c < o->nclients; c++)
+        st->floor[c].s = (wire_floor_setting){
+            .pairs = o->clients[c],
+            .threads = o->clients[c] < 2 ? o->clients[c] : 2,
+            .query_bytes = WIRE_FLOOR_QUERY_BYTES,
+            .reply_bytes = WIRE_FLOOR_REPLY_BYTES,
+            .seconds = o->floor_seconds};
+    if (wire_floor_series(st->floor, (size_t)o->nclients,
+                          o->quick ? FLOOR_RUNS_QUICK : FLOOR_RUNS,
+                          st->floor_error, sizeof(st->floor_error)) != 0) {
+        fprintf(stderr, WHO ": the round-trip floor: %s\n", st->floor_error);
+        return;
+    }
+    st->nfloor = o->nclients;
+}
+
 /* ---- the output ----------------------------------------------------------- */
 
 static void wal_print(const compare_state *st)
@@ -852,6 +879,22 @@ static void print_table(const compare_state *st)
                    balances_add_up(&st->bal[i]) ? "they add up"
                                                 : "they do NOT add up");
     wal_print(st);
+}
+
+/* The floor as a member of the comparison's JSON object: `"floor": {...}`,
+ * or null with `"floor_error"` when it was not measured. */
+static void json_floor(FILE *f, const compare_state *st)
+{
+    fputs(",\n  \"floor\": ", f);
+    if (st->nfloor > 0)
+        wire_floor_json(f, st->floor, (size_t)st->nfloor);
+    else
+        fputs("null", f);
+    fputs(",\n  \"floor_error\": ", f);
+    if (st->floor_error[0] != '\0')
+        json_write_string(f, st->floor_error);
+    else
+        fputs("null", f);
 }
 
 static void json_num_or_null(FILE *f, double v, int decimals)
@@ -998,6 +1041,7 @@ static int write_json(const compare_state *st, bool failed)
                 b->branches, b->history, balances_add_up(b) ? "true" : "false");
     }
     fputs("}", f);
+    json_floor(f, st);
     wal_json(f, st);
     fputs("\n}\n", f);
     return fclose(f) == 0 ? 0 : -1;
@@ -1019,6 +1063,8 @@ int bench_compare_main(int argc, char **argv)
     }
     rc = compare_setup(st);
     if (rc == 0)
+        compare_floor(st);
+    if (rc == 0)
         rc = compare_runs(st);
     for (int i = 0; i < 2; i++)
         pgserver_stop(&st->srv[i]);
@@ -1029,6 +1075,8 @@ int bench_compare_main(int argc, char **argv)
                 st->skipped);
     else
         print_table(st);
+    if (st->nfloor > 0)
+        wire_floor_print(stdout, st->floor, (size_t)st->nfloor);
     if (st->o.json != NULL && write_json(st, rc < 0) != 0) {
         fprintf(stderr, WHO ": cannot write %s: %s\n", st->o.json,
                 strerror(errno));

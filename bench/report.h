@@ -175,6 +175,24 @@ double compare_extreme(const report_data *d, const char *script,
 double compare_scaling(const report_data *d, const char *who, const char *mode,
                        double a, double b);
 
+/* The round-trip floor the comparison measured at `clients` (an element
+ * of its JSON's floor.points), or NULL. */
+const json_value *compare_floor(const report_data *d, double clients);
+
+/*
+ * The floor's bound on a select-only reading in `mode`, per run: with
+ * `cpu` false the floor's round trips a second over PostgreSQL's tps
+ * (the highest keel / PostgreSQL tps ratio a server could reach), the
+ * lowest over the runs; with `cpu` the floor's answering CPU per round
+ * trip over PostgreSQL's CPU per transaction (the least CPU ratio), the
+ * highest.  NaN unless every run of the mode has its floor.
+ */
+double compare_floor_bound(const report_data *d, const char *mode, bool cpu);
+
+/* The same for one run: floor over PostgreSQL, or NaN. */
+double compare_floor_ratio(const json_value *run, const json_value *floor,
+                           bool cpu);
+
 /*
  * The log volume measurement (bench_compare.c's wal_measure()): server
  * `who`'s ("keel", "postgres") window `window` (0: the transactions just

@@ -674,6 +674,45 @@ static void md_compare_tables(FILE *f, const report_data *d)
     }
 }
 
+/* The round-trip floor at each select-only client count, and what it
+ * bounds: the tps and CPU ratios a server could reach, and keel's tps as
+ * a fraction of it. */
+static void md_compare_floor(FILE *f, const report_data *d)
+{
+    const json_value *root = &d->compare->doc.root;
+    const json_value *fl = json_get(root, "floor"), *p;
+    const char *why = json_str(root, "floor_error");
+    char a[6][32], span[64];
+
+    if (json_get(fl, "points") == NULL) {
+        fprintf(f, RT_CMP_FLOOR_NONE, why != NULL ? ": " : "",
+                why != NULL ? why : "");
+        return;
+    }
+    fprintf(f, RT_CMP_FLOOR_HEAD, json_num(fl, "query_bytes"),
+            json_num(fl, "reply_bytes"), json_num(fl, "runs"),
+            json_num(fl, "seconds_per_run"));
+    for (size_t i = 0; (p = json_at(json_get(fl, "points"), i)) != NULL; i++) {
+        double c = json_num(p, "clients");
+        const json_value *rs = compare_run(d, "select-only", "simple", c);
+        const json_value *rp = compare_run(d, "select-only", "prepared", c);
+        double fr = json_num(p, "round_trips_per_s");
+        snprintf(span, sizeof(span), "%.0f (%.0f-%.0f)", fr,
+                 json_num(p, "round_trips_per_s_min"),
+                 json_num(p, "round_trips_per_s_max"));
+        fprintf(f, "| %.0f | %s | %.2f | %s / %s | %s / %s | %s / %s |\n", c,
+                span, json_num(p, "answer_cpu_us_per_round_trip"),
+                cell(a[0], sizeof(a[0]), compare_floor_ratio(rs, p, false), 2),
+                cell(a[1], sizeof(a[1]), compare_floor_ratio(rp, p, false), 2),
+                cell(a[2], sizeof(a[2]),
+                     json_num(json_get(rs, "keel"), "tps") / fr, 2),
+                cell(a[3], sizeof(a[3]),
+                     json_num(json_get(rp, "keel"), "tps") / fr, 2),
+                cell(a[4], sizeof(a[4]), compare_floor_ratio(rs, p, true), 2),
+                cell(a[5], sizeof(a[5]), compare_floor_ratio(rp, p, true), 2));
+    }
+}
+
 /* A log volume target's figure and quote, or "not measured". */
 static const char *wal_figure(char *buf, size_t len, const report_judged *j,
                               const char *id)
@@ -787,6 +826,7 @@ static void md_compare(FILE *f, const report_data *d, const report_judged *j)
                                             : "?",
             settings, amount);
     md_compare_tables(f, d);
+    md_compare_floor(f, d);
     for (int i = 0; i < 6; i++)
         cmp_figure(q[i], sizeof(q[i]), j, ids[i]);
     fprintf(f, RT_CMP_READING, q[0], q[1], q[2], q[3], q[4], q[5]);

@@ -380,6 +380,55 @@ double compare_scaling(const report_data *d, const char *who, const char *mode,
     return isfinite(ta) && tb > 0 ? ta / tb : NAN;
 }
 
+const json_value *compare_floor(const report_data *d, double clients)
+{
+    const json_value *pts, *p;
+
+    if (!compare_measured(d))
+        return NULL;
+    pts = json_get(json_get(&d->compare->doc.root, "floor"), "points");
+    for (size_t i = 0; (p = json_at(pts, i)) != NULL; i++)
+        if (json_num(p, "clients") == clients)
+            return p;
+    return NULL;
+}
+
+double compare_floor_ratio(const json_value *run, const json_value *floor,
+                           bool cpu)
+{
+    double f = json_num(floor, cpu ? "answer_cpu_us_per_round_trip"
+                                   : "round_trips_per_s");
+    double p =
+        json_num(json_get(run, "postgres"), cpu ? "cpu_us_per_txn" : "tps");
+
+    return isfinite(f) && p > 0 ? f / p : NAN;
+}
+
+double compare_floor_bound(const report_data *d, const char *mode, bool cpu)
+{
+    const json_value *runs, *r;
+    double best = NAN;
+    size_t n = 0;
+
+    if (!compare_measured(d))
+        return NAN;
+    runs = json_get(&d->compare->doc.root, "runs");
+    for (size_t i = 0; (r = json_at(runs, i)) != NULL; i++) {
+        const char *sc = json_str(r, "script"), *m = json_str(r, "mode");
+        double v;
+        if (sc == NULL || strcmp(sc, "select-only") != 0 || m == NULL ||
+            strcmp(m, mode) != 0)
+            continue;
+        v = compare_floor_ratio(r, compare_floor(d, json_num(r, "clients")),
+                                cpu);
+        if (!isfinite(v))
+            return NAN;
+        if (n++ == 0 || (cpu ? v > best : v < best))
+            best = v;
+    }
+    return best;
+}
+
 const json_value *compare_wal_window(const report_data *d, const char *who,
                                     int window)
 {

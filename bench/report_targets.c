@@ -410,6 +410,28 @@ static report_reading read_pg_64_over_2(const report_data *d)
                  compare_scaling(d, "postgres", "prepared", 64, 2)));
 }
 
+/* The round-trip floor measured beside the comparison: what no server
+ * that sleeps in recv() between queries can beat on this machine. */
+static report_reading read_floor_tps_simple(const report_data *d)
+{
+    return value_of(compare_floor_bound(d, "simple", false));
+}
+
+static report_reading read_floor_tps_prepared(const report_data *d)
+{
+    return value_of(compare_floor_bound(d, "prepared", false));
+}
+
+static report_reading read_floor_cpu_simple(const report_data *d)
+{
+    return value_of(compare_floor_bound(d, "simple", true));
+}
+
+static report_reading read_floor_cpu_prepared(const report_data *d)
+{
+    return value_of(compare_floor_bound(d, "prepared", true));
+}
+
 static report_reading read_wal_next_bytes(const report_data *d)
 {
     return value_of(compare_wal_ratio(d, 1, "bytes_per_txn"));
@@ -464,6 +486,26 @@ const report_info report_infos[] = {
      0, "x", 3, false, read_catcache_blocks},
     {"catcache_rss", "the same over its run with pruning off", 0, "x", 3, false,
      read_rss_off},
+    {"pgbench_select_simple",
+     "the most any server could read on this machine: the round-trip "
+     "floor's round trips a second over PostgreSQL 15's tps, the lowest "
+     "over the client counts",
+     0, "x", 2, false, read_floor_tps_simple},
+    {"pgbench_select_prepared",
+     "the most any server could read on this machine: the round-trip "
+     "floor's round trips a second over PostgreSQL 15's tps, the lowest "
+     "over the client counts",
+     0, "x", 2, false, read_floor_tps_prepared},
+    {"pgbench_select_cpu_simple",
+     "the least any server could read on this machine: the round-trip "
+     "floor's answering CPU per round trip over PostgreSQL 15's per "
+     "transaction, the highest over the client counts",
+     0, "x", 2, false, read_floor_cpu_simple},
+    {"pgbench_select_cpu_prepared",
+     "the least any server could read on this machine: the round-trip "
+     "floor's answering CPU per round trip over PostgreSQL 15's per "
+     "transaction, the highest over the client counts",
+     0, "x", 2, false, read_floor_cpu_prepared},
     {"pgbench_tpcb", "the same, simple protocol only", 0, "x", 2, false,
      read_pg_tpcb_simple},
     {"pgbench_tpcb", "the same, prepared protocol only", 0, "x", 2, false,

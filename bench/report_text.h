@@ -429,6 +429,30 @@
     "| script | mode | clients | keel serve | PostgreSQL 15 | keel / "         \
     "PostgreSQL |\n|---|---|---:|---:|---:|---:|\n"
 
+/* The floor's query and reply sizes, its runs and seconds per run. */
+#define RT_CMP_FLOOR_HEAD                                                      \
+    "\nThe round-trip floor, measured in the same run just before the "       \
+    "pgbench runs, with both servers idle (`keel bench floor`, "              \
+    "bench/README.md): %.0f-byte queries and %.0f-byte replies, pgbench "     \
+    "-S's sizes, over AF_UNIX socket pairs, each to a forked process that "   \
+    "only recv()s and send()s, blocking; the pairs driven "                   \
+    "as pgbench drives its connections, by min(N, 2) client threads that "    \
+    "keep a query outstanding on each pair and wait in poll(); %.0f runs "    \
+    "of %.2f s per client count, their median.  A server that sleeps in "     \
+    "recv() between queries does at least this much work per transaction, "  \
+    "so at each client count the floor's round trips a second over "          \
+    "PostgreSQL's tps is the highest tps ratio any such server could reach "  \
+    "on this machine, and the floor's answering CPU per round trip over "     \
+    "PostgreSQL's CPU per transaction the least CPU ratio:\n\n"               \
+    "| clients | floor round trips/s (min-max) | answering CPU µs per "       \
+    "round trip | highest reachable tps ratio, simple / prepared | keel "     \
+    "serve's tps over the floor, simple / prepared | least reachable CPU "    \
+    "ratio, simple / prepared |\n|---:|---:|---:|---:|---:|---:|\n"
+
+/* Why the floor is missing: ": " and the reason, or "" and "". */
+#define RT_CMP_FLOOR_NONE                                                      \
+    "\nThe round-trip floor was not measured in this run%s%s.\n"
+
 /* The six targets' readings with their quotes (cmp_figure()), in
  * report_targets.c's order. */
 #define RT_CMP_READING                                                         \

@@ -13,6 +13,7 @@
  *   keel bench bloat [DIR] [options]     catalog cache under new names
  *   keel bench tpcb [DIR] [options]      read-write transactions
  *   keel bench compare [options]         pgbench: keel serve and PostgreSQL
+ *   keel bench floor [options]           the machine's round-trip floor
  *   keel bench report [options]          every benchmark, written up
  *   keel version
  *
@@ -92,10 +93,21 @@ static void usage(FILE *f)
             "      runs an insert-only transaction\n"
             "  bench compare [--quick] [--scale N] [--clients N,N,...]\n"
             "                [--seconds S | --transactions N,M]\n"
-            "                [--pg-bin DIR] [--json FILE]\n"
+            "                [--pg-bin DIR] [--floor-seconds S]\n"
+            "                [--json FILE]\n"
             "      the real pgbench against keel serve and a private\n"
             "      PostgreSQL 15 cluster (temporary, on Unix sockets):\n"
-            "      tps and server CPU per transaction side by side\n"
+            "      tps and server CPU per transaction side by side, and\n"
+            "      the round-trip floor (below) at the same client counts\n"
+            "      (--floor-seconds S per run, 0 for none)\n"
+            "  bench floor [--quick] [--clients N,N,...] [--seconds S]\n"
+            "              [--runs N] [--threads N] [--query-bytes N]\n"
+            "              [--reply-bytes N] [--json FILE]\n"
+            "      the machine's round-trip floor: N socket pairs, each to\n"
+            "      a forked process that only recv()s a query and send()s\n"
+            "      a reply (60 and 120 bytes), driven by\n"
+            "      min(N, threads) polling client threads; round trips a\n"
+            "      second and CPU time per round trip\n"
             "  bench report [--quick] [--out DIR] [--scale N]\n"
             "               [--seconds S] [--transactions T] [--rounds N]\n"
             "      run every benchmark briefly and write report.md,\n"
@@ -132,7 +144,7 @@ int main(int argc, char **argv)
         if (argc < 3) {
             fprintf(stderr,
                     "keel bench: which benchmark? (pin, lookup, catcache, "
-                    "select, bloat, tpcb, compare, report)\n");
+                    "select, bloat, tpcb, compare, floor, report)\n");
             return 2;
         }
         if (strcmp(argv[2], "pin") == 0)
@@ -149,11 +161,13 @@ int main(int argc, char **argv)
             return bench_tpcb_main(argc - 3, argv + 3);
         if (strcmp(argv[2], "compare") == 0)
             return bench_compare_main(argc - 3, argv + 3);
+        if (strcmp(argv[2], "floor") == 0)
+            return bench_floor_main(argc - 3, argv + 3);
         if (strcmp(argv[2], "report") == 0)
             return bench_report_main(argc - 3, argv + 3);
         fprintf(stderr,
                 "keel bench: unknown benchmark '%s' (known: pin, lookup, "
-                "catcache, select, bloat, tpcb, compare, report)\n",
+                "catcache, select, bloat, tpcb, compare, floor, report)\n",
                 argv[2]);
         return 2;
     }
