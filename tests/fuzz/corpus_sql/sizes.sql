@@ -1,0 +1,1 @@
+SELECT pg_size_pretty(pg_total_relation_size('t')), pg_relation_size('t', 'main'), pg_indexes_size('t'), pg_table_size('t'), pg_size_pretty(123456789::numeric), split_part('a.b.c', '.', 2), u.x FROM unnest(ARRAY[1,2] || ARRAY[3]) AS u(x)
