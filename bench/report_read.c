@@ -344,8 +344,13 @@ double compare_ratio(const json_value *run, const char *what)
     return isfinite(k) && p > 0 ? k / p : NAN;
 }
 
-double compare_extreme(const report_data *d, const char *script,
-                       const char *mode, const char *what, bool highest)
+/* The highest (or lowest) of of(d, run, arg) over the comparison's runs of
+ * script in mode (NULL: both modes); NaN if one is missing. */
+static double runs_extreme(const report_data *d, const char *script,
+                          const char *mode, bool highest,
+                          double (*of)(const report_data *d,
+                                       const json_value *run, const void *arg),
+                          const void *arg)
 {
     const json_value *runs, *r;
     double best = NAN;
@@ -360,13 +365,26 @@ double compare_extreme(const report_data *d, const char *script,
         if (sc == NULL || strcmp(sc, script) != 0 ||
             (mode != NULL && (m == NULL || strcmp(m, mode) != 0)))
             continue;
-        v = compare_ratio(r, what);
+        v = of(d, r, arg);
         if (!isfinite(v))
             return NAN;
         if (n++ == 0 || (highest ? v > best : v < best))
             best = v;
     }
     return best;
+}
+
+static double run_ratio(const report_data *d, const json_value *run,
+                        const void *what)
+{
+    (void)d;
+    return compare_ratio(run, what);
+}
+
+double compare_extreme(const report_data *d, const char *script,
+                       const char *mode, const char *what, bool highest)
+{
+    return runs_extreme(d, script, mode, highest, run_ratio, what);
 }
 
 double compare_scaling(const report_data *d, const char *who, const char *mode,
@@ -404,29 +422,16 @@ double compare_floor_ratio(const json_value *run, const json_value *floor,
     return isfinite(f) && p > 0 ? f / p : NAN;
 }
 
+static double run_floor_ratio(const report_data *d, const json_value *run,
+                              const void *cpu)
+{
+    return compare_floor_ratio(run, compare_floor(d, json_num(run, "clients")),
+                               *(const bool *)cpu);
+}
+
 double compare_floor_bound(const report_data *d, const char *mode, bool cpu)
 {
-    const json_value *runs, *r;
-    double best = NAN;
-    size_t n = 0;
-
-    if (!compare_measured(d))
-        return NAN;
-    runs = json_get(&d->compare->doc.root, "runs");
-    for (size_t i = 0; (r = json_at(runs, i)) != NULL; i++) {
-        const char *sc = json_str(r, "script"), *m = json_str(r, "mode");
-        double v;
-        if (sc == NULL || strcmp(sc, "select-only") != 0 || m == NULL ||
-            strcmp(m, mode) != 0)
-            continue;
-        v = compare_floor_ratio(r, compare_floor(d, json_num(r, "clients")),
-                                cpu);
-        if (!isfinite(v))
-            return NAN;
-        if (n++ == 0 || (cpu ? v > best : v < best))
-            best = v;
-    }
-    return best;
+    return runs_extreme(d, "select-only", mode, cpu, run_floor_ratio, &cpu);
 }
 
 const json_value *compare_wal_window(const report_data *d, const char *who,

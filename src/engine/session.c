@@ -890,6 +890,26 @@ keel_status keel_column_type(keel_session *s, const char *schema, const char *ta
     return engine_stmt_end(s, rc, false);
 }
 
+/* The name of index indexoid of table into name, from its keel_class row
+ * (ECORRUPT naming the table if there is none). */
+static int index_name(keel_session *s, oid_t indexoid, const char *table,
+                      char *name)
+{
+    catcache_entry *e;
+    int rc = syscache_search1(s->cache, CACHE_CLASS_OID, indexoid, &e);
+
+    if (rc == KEEL_ENOENT)
+        return kerr_set(&s->bs->err, KEEL_ECORRUPT,
+                        "index %u of table \"%s\" has no keel_class row",
+                        indexoid, table);
+    if (rc != KEEL_OK)
+        return rc;
+    memcpy(name, ((const catalog_relation *)syscache_row(e))->name,
+           KEEL_NAME_LEN);
+    syscache_release(s->cache, e);
+    return KEEL_OK;
+}
+
 keel_status keel_table_describe(keel_session *s, const char *schema,
                                 const char *table, keel_table_info *info,
                                 keel_column_info *cols, uint16_t max_cols)
@@ -915,13 +935,7 @@ keel_status keel_table_describe(keel_session *s, const char *schema,
                 info->npkey = t.idx[i].nkeys;
                 memcpy(info->pkey, t.idx[i].keys,
                        t.idx[i].nkeys * sizeof(info->pkey[0]));
-                if (syscache_search1(s->cache, CACHE_CLASS_OID,
-                                     t.idx[i].indexoid, &e) == KEEL_OK) {
-                    memcpy(info->pkey_name,
-                           ((const catalog_relation *)syscache_row(e))->name,
-                           KEEL_NAME_LEN);
-                    syscache_release(s->cache, e);
-                }
+                rc = index_name(s, t.idx[i].indexoid, table, info->pkey_name);
             }
     }
     for (uint16_t a = 1; rc == KEEL_OK && a <= t.rel.natts && a <= max_cols;
@@ -950,7 +964,6 @@ keel_status keel_table_indexes(keel_session *s, const char *schema,
 {
     engine_table t;
     catalog_txn ct;
-    catcache_entry *e;
     int rc = engine_stmt_begin(s);
 
     *n = 0;
@@ -967,16 +980,7 @@ keel_status keel_table_indexes(keel_session *s, const char *schema,
         memcpy(x->keys, t.idx[i].keys, t.idx[i].nkeys * sizeof(x->keys[0]));
         x->unique = t.idx[i].unique;
         x->primary = t.idx[i].primary;
-        rc = syscache_search1(s->cache, CACHE_CLASS_OID, t.idx[i].indexoid, &e);
-        if (rc == KEEL_ENOENT)
-            rc = kerr_set(&s->bs->err, KEEL_ECORRUPT,
-                          "index %u of table \"%s\" has no keel_class row",
-                          t.idx[i].indexoid, table);
-        if (rc != KEEL_OK)
-            break;
-        memcpy(x->name, ((const catalog_relation *)syscache_row(e))->name,
-               KEEL_NAME_LEN);
-        syscache_release(s->cache, e);
+        rc = index_name(s, t.idx[i].indexoid, table, x->name);
     }
     if (rc == KEEL_OK)
         *n = (uint16_t)t.nidx;
