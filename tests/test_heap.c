@@ -1626,7 +1626,7 @@ static void test_scan_updates_own_command(void **state)
         OK(f, cid_next(&cids, &f->err));
         cids.reading = cids.current;
         mkrow(v, 9999, 2, "undone");
-        OK(f, heap_update_held(&f->rel, f->s, &a.vis, a.xid, t, v, &nt, &hold));
+        OK(f, heap_update_held(&f->rel, f->s, &a.vis, a.xid, t, v, false, &nt, &hold));
         heap_update_undo(f->s, a.xid, &hold);
         OK(f, cid_next(&cids, &f->err));
         cids.reading = cids.current;
@@ -1878,7 +1878,7 @@ static void test_update_undo(void **state)
     /* Beside the old version. */
     tx_begin(f->tm, &u);
     mkrow(v, 7, 2, "second");
-    OK(f, heap_update_held(&f->rel, f->s, &u.vis, u.xid, t, v, &nt, &hold));
+    OK(f, heap_update_held(&f->rel, f->s, &u.vis, u.xid, t, v, false, &nt, &hold));
     assert_int_equal(nt.block, t.block);
     assert_int_equal(hold.old_id, hold.new_id);
     assert_int_equal(buf_pin_count(f->s, hold.old_id), 2);
@@ -1907,7 +1907,7 @@ static void test_update_undo(void **state)
     memset(big, 'b', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
     mkrow(v, 7, 3, big);
-    OK(f, heap_update_held(&f->rel, f->s, &u.vis, u.xid, t, v, &far, &hold));
+    OK(f, heap_update_held(&f->rel, f->s, &u.vis, u.xid, t, v, false, &far, &hold));
     assert_int_not_equal(far.block, t.block);
     assert_int_not_equal(hold.old_id, hold.new_id);
     assert_int_equal(buf_session_pinned(f->s), 2);

@@ -72,6 +72,17 @@ static void make_table(keel_session *s, const char *schema, const char *name,
     assert_int_equal(keel_commit(s), KEEL_OK);
 }
 
+/* An index on p.v: then every update of v makes index entries, none is
+ * heap-only (access/heap_page.h), and a row's versions are found
+ * through its primary key's entries, one each. */
+static void index_v(keel_session *s)
+{
+    uint16_t vcol = 2;
+
+    assert_int_equal(keel_create_index(s, NULL, "p", "p_v", &vcol, 1, false),
+                     KEEL_OK);
+}
+
 /* keel_select_column() of an int4 column that must succeed: *found and
  * the value (0 when not found). */
 static int32_t sel_i4(keel_session *s, const char *schema, const char *table,
@@ -687,6 +698,7 @@ static void test_hot_row_pruning(void **state)
     assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &old, NULL), KEEL_OK);
     make_table(s, NULL, "p", 10, 1);
+    index_v(s); /* heap-only updates: test_heap_only_row() */
     bt = p_pkey(s);
     heap = p_heap(s);
     assert_int_equal(keel_begin(old), KEEL_OK);
@@ -741,6 +753,89 @@ static void test_hot_row_pruning(void **state)
 }
 
 /*
+ * The same hot row without an index on v: its updates are heap-only
+ * (access/heap_page.h).  While a transaction older than every update is
+ * open nothing is pruned, each page takes versions until it is full and
+ * only the update that leaves a page makes an index entry; the old
+ * transaction still reads its version through the chains.  Once it ends,
+ * pruning turns the chain's start into a redirect and frees the other
+ * line pointers for reuse, so 3,000 more updates take no new page and no
+ * new entry.  A snapshot in the middle keeps its version, found from the
+ * row's one entry, and new snapshots read the newest in a few page reads.
+ */
+static void test_heap_only_row(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s, *old;
+    engine_session_stats a, b;
+    btree *bt;
+    heap_rel *heap;
+    blocknum_t blocks;
+    uint32_t entries;
+    uint64_t hot;
+    bool found;
+
+    (void)state;
+    if (!membarrier_ready())
+        skip(); /* no horizon here: nothing is ever pruned */
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &old, NULL), KEEL_OK);
+    make_table(s, NULL, "p", 10, 1);
+    bt = p_pkey(s);
+    heap = p_heap(s);
+    assert_int_equal(keel_begin(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    for (int i = 0; i < 1000; i++)
+        set_v(s, 5, 1000 + i);
+    hot = heap_hot_updates(heap);
+    entries = key_entries(s, bt, 5);
+    assert_true(hot >= 950);
+    assert_int_equal(entries, 1 + (1000 - hot));
+    assert_int_equal(heap_pruned(heap), 0);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    assert_int_equal(lookup_v(old, 5), 5);
+    engine_session_stats_get(s, &a);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 1999);
+    engine_session_stats_get(s, &b);
+    assert_true(b.buffer_reads - a.buffer_reads <= 24);
+    assert_int_equal(keel_commit(old), KEEL_OK);
+
+    blocks = heap_blocks(s, heap);
+    for (int i = 0; i < 3000; i++) {
+        set_v(s, 5, 3000 + i);
+        if (i % 50 == 49)
+            clock_sleep_us(TXN_HORIZON_INTERVAL_MAX_NS / 1000);
+    }
+    assert_true(heap_blocks(s, heap) <= blocks + 1);
+    assert_true(heap_pruned(heap) >= 2500);
+    assert_true(heap_hot_updates(heap) >= hot + 2900);
+    assert_true(key_entries(s, bt, 5) <= entries + 2);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 5999);
+    assert_int_equal(lookup_v(s, 5), 5999);
+
+    assert_int_equal(keel_begin(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5999);
+    for (int i = 0; i < 500; i++)
+        set_v(s, 5, 7000 + i);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5999);
+    assert_int_equal(lookup_v(old, 5), 5999);
+    assert_int_equal(keel_commit(old), KEEL_OK);
+    engine_session_stats_get(s, &a);
+    assert_int_equal(sel_i4(s, NULL, "p", "v", 5, &found), 7499);
+    engine_session_stats_get(s, &b);
+    assert_true(b.buffer_reads - a.buffer_reads <= 12);
+    for (int32_t id = 1; id <= 10; id++)
+        if (id != 5)
+            assert_int_equal(lookup_v(s, id), id);
+
+    keel_session_end(old);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
+/*
  * More versions than one search keeps (the last 64): 71 of a row, read by
  * a transaction that began before the first update (it sees the key's
  * first entry), one that began after the third (a version before the 64
@@ -766,6 +861,7 @@ static void test_many_versions(void **state)
     assert_int_equal(keel_session_begin(db, &early, NULL), KEEL_OK);
     assert_int_equal(keel_session_begin(db, &mid, NULL), KEEL_OK);
     make_table(s, NULL, "p", 10, 1);
+    index_v(s);
     assert_int_equal(keel_begin(old), KEEL_OK);
     assert_int_equal(sel_i4(old, NULL, "p", "v", 1, &found), 1);
     for (int i = 0; i < 70; i++) {
@@ -1600,6 +1696,7 @@ int main(void)
         cmocka_unit_test(test_many_versions),
         cmocka_unit_test(test_hot_row_updates),
         cmocka_unit_test(test_hot_row_pruning),
+        cmocka_unit_test(test_heap_only_row),
         cmocka_unit_test(test_frozen_rows),
         cmocka_unit_test(test_failed_transaction),
         cmocka_unit_test(test_tables_change),

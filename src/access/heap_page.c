@@ -299,31 +299,32 @@ int heappage_delete_item(void *page, uint16_t offset, kerr *err)
     return KEEL_OK;
 }
 
-uint16_t heappage_remove_items(void *page, const uint16_t *offsets, uint16_t n,
-                               const void *item, size_t len)
+/* Zeroes the storage of the NORMAL item at offset (free space is kept
+ * zero, holes too: no removed row's bytes reach disk); *hole becomes its
+ * position if it is the first removed item that holds need bytes. */
+static void clear_item(void *page, uint16_t offset, size_t need,
+                       uint16_t *hole)
+{
+    heappage_lp lp = lp_array(page)[offset - 1];
+
+    assert(heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL);
+    if (*hole == 0 && need != 0 && ALIGN8(heappage_lp_len(lp)) >= need)
+        *hole = heappage_lp_off(lp);
+    memset((unsigned char *)page + heappage_lp_off(lp), 0,
+           ALIGN8(heappage_lp_len(lp)));
+    hdr(page)->flags |= PAGE_FLAG_HAS_HOLES;
+}
+
+/* Puts item (len bytes) at hole, a removed item's storage, with a line
+ * pointer as heappage_add_item() would give it; its offset, or 0. */
+static uint16_t place_in_hole(void *page, uint16_t hole, const void *item,
+                              size_t len)
 {
     page_header *h = hdr(page);
-    uint16_t nitems = heappage_nitems(page), offset, hole = 0;
-    size_t need = ALIGN8(len);
+    uint16_t nitems = heappage_nitems(page), offset;
 
-    for (uint16_t i = 0; i < n; i++) {
-        heappage_lp lp = lp_array(page)[offsets[i] - 1];
-        assert(offsets[i] >= 1 && offsets[i] <= nitems &&
-               heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL);
-        if (hole == 0 && item != NULL && ALIGN8(heappage_lp_len(lp)) >= need)
-            hole = heappage_lp_off(lp);
-        /* Free space is kept zero, holes too: no removed row's bytes
-         * reach disk. */
-        memset((unsigned char *)page + heappage_lp_off(lp), 0,
-               ALIGN8(heappage_lp_len(lp)));
-        lp_array(page)[offsets[i] - 1] =
-            heappage_lp_make(0, HEAPPAGE_LP_DEAD, 0);
-    }
-    if (n > 0)
-        h->flags |= PAGE_FLAG_HAS_HOLES;
-    if (hole == 0 || len == 0 || len > HEAP_MAX_TUPLE_SIZE)
+    if (hole == 0 || item == NULL || len == 0 || len > HEAP_MAX_TUPLE_SIZE)
         return 0;
-    /* The item goes where a removed one was, if it has a line pointer. */
     offset = find_unused_lp(page);
     if (offset == 0) {
         if (nitems >= HEAPPAGE_MAX_LINES ||
@@ -338,6 +339,50 @@ uint16_t heappage_remove_items(void *page, const uint16_t *offsets, uint16_t n,
     if (h->flags & PAGE_FLAG_HAS_FREE_LINES && find_unused_lp(page) == 0)
         h->flags &= (uint16_t)~PAGE_FLAG_HAS_FREE_LINES;
     return offset;
+}
+
+uint16_t heappage_remove_items(void *page, const uint16_t *offsets, uint16_t n,
+                               const void *item, size_t len)
+{
+    return heappage_prune_items(page, NULL, NULL, 0, offsets, n, NULL, 0,
+                                item, len);
+}
+
+uint16_t heappage_prune_items(void *page, const uint16_t *redirect,
+                              const uint16_t *redirect_to, uint16_t nr,
+                              const uint16_t *dead, uint16_t nd,
+                              const uint16_t *unused, uint16_t nu,
+                              const void *item, size_t len)
+{
+    uint16_t nitems = heappage_nitems(page), hole = 0;
+    size_t need = item != NULL ? ALIGN8(len) : 0;
+
+    (void)nitems;
+    for (uint16_t i = 0; i < nr; i++) {
+        uint16_t o = redirect[i];
+        assert(o >= 1 && o <= nitems && redirect_to[i] >= 1 &&
+               redirect_to[i] <= nitems);
+        if (heappage_lp_state_of(lp_array(page)[o - 1]) == HEAPPAGE_LP_NORMAL)
+            clear_item(page, o, need, &hole);
+        lp_array(page)[o - 1] =
+            heappage_lp_make(redirect_to[i], HEAPPAGE_LP_REDIRECT, 0);
+    }
+    for (uint16_t i = 0; i < nd; i++) {
+        uint16_t o = dead[i];
+        assert(o >= 1 && o <= nitems);
+        if (heappage_lp_state_of(lp_array(page)[o - 1]) == HEAPPAGE_LP_NORMAL)
+            clear_item(page, o, need, &hole);
+        lp_array(page)[o - 1] = heappage_lp_make(0, HEAPPAGE_LP_DEAD, 0);
+    }
+    for (uint16_t i = 0; i < nu; i++) {
+        uint16_t o = unused[i];
+        assert(o >= 1 && o <= nitems);
+        clear_item(page, o, need, &hole);
+        lp_array(page)[o - 1] = heappage_lp_make(0, HEAPPAGE_LP_UNUSED, 0);
+    }
+    if (nu > 0)
+        hdr(page)->flags |= PAGE_FLAG_HAS_FREE_LINES;
+    return place_in_hole(page, hole, item, len);
 }
 
 /* Checks one NORMAL item's tuple header. */
@@ -378,11 +423,70 @@ static int verify_tuple(const unsigned char *item, size_t len, blocknum_t blk,
         return kerr_set(err, KEEL_ECORRUPT,
                         "heap block %u item %u: invalid next-version tid", blk,
                         offset);
+    if ((t.flags & HEAP_TUPLE_HOT_UPDATED) &&
+        (!(t.flags & HEAP_TUPLE_XMAX_UPDATE) || t.next_block != blk ||
+         t.next_offset == offset))
+        return kerr_set(err, KEEL_ECORRUPT,
+                        "heap block %u item %u: heap-only updated, but its "
+                        "new version (%u,%u) is not another item of its page",
+                        blk, offset, t.next_block, t.next_offset);
     if ((t.cid & CID_COMBO) && t.xmax != t.xmin)
         return kerr_set(err, KEEL_ECORRUPT,
                         "heap block %u item %u: a combo command id, but "
                         "inserted by %u and deleted by %u",
                         blk, offset, t.xmin, t.xmax);
+    return KEEL_OK;
+}
+
+/* The header of the heap-only version at offset, or NULL if offset names
+ * no NORMAL heap-only tuple (the items were verified already). */
+static const heap_tuple_header *heap_only_at(const void *page, uint16_t n,
+                                             uint16_t offset)
+{
+    heappage_lp lp;
+    const heap_tuple_header *h;
+
+    if (offset < 1 || offset > n)
+        return NULL;
+    lp = lp_array_const(page)[offset - 1];
+    if (heappage_lp_state_of(lp) != HEAPPAGE_LP_NORMAL)
+        return NULL;
+    h = (const heap_tuple_header *)((const unsigned char *)page +
+                                    heappage_lp_off(lp));
+    return (h->flags & HEAP_TUPLE_HEAP_ONLY) ? h : NULL;
+}
+
+/* The links of heap-only chains: a redirect names a heap-only version, and
+ * a heap-only update's new version is one, inserted by its updater. */
+static int verify_chains(const void *page, blocknum_t blk, uint16_t n,
+                         kerr *err)
+{
+    for (uint16_t i = 1; i <= n; i++) {
+        heappage_lp lp = lp_array_const(page)[i - 1];
+        const heap_tuple_header *h, *nh;
+
+        if (heappage_lp_state_of(lp) == HEAPPAGE_LP_REDIRECT) {
+            if (heap_only_at(page, n, heappage_lp_off(lp)) == NULL)
+                return kerr_set(err, KEEL_ECORRUPT,
+                                "heap block %u item %u: redirect to %u, "
+                                "which is not a heap-only version",
+                                blk, i, heappage_lp_off(lp));
+            continue;
+        }
+        if (heappage_lp_state_of(lp) != HEAPPAGE_LP_NORMAL)
+            continue;
+        h = (const heap_tuple_header *)((const unsigned char *)page +
+                                        heappage_lp_off(lp));
+        if (!(h->flags & HEAP_TUPLE_HOT_UPDATED))
+            continue;
+        nh = heap_only_at(page, n, h->next_offset);
+        if (nh == NULL || nh->xmin != h->xmax)
+            return kerr_set(err, KEEL_ECORRUPT,
+                            "heap block %u item %u: heap-only updated by %u, "
+                            "but item %u is not a heap-only version it "
+                            "inserted",
+                            blk, i, h->xmax, h->next_offset);
+    }
     return KEEL_OK;
 }
 
@@ -428,12 +532,15 @@ int heappage_verify(const void *page, blocknum_t blk, kerr *err)
                                 "pointer with storage (%u, %u)",
                                 blk, i, off, len);
             continue;
+        case HEAPPAGE_LP_REDIRECT:
+            if (len != 0 || off < 1 || off > n || off == i)
+                return kerr_set(err, KEEL_ECORRUPT,
+                                "heap block %u item %u: redirect to %u "
+                                "(length %u) names no other item",
+                                blk, i, off, len);
+            continue;
         case HEAPPAGE_LP_NORMAL:
             break;
-        default:
-            return kerr_set(err, KEEL_ECORRUPT,
-                            "heap block %u item %u: bad line pointer state",
-                            blk, i);
         }
         if (off % 8 != 0 || off < h.upper || (size_t)off + len > h.special)
             return kerr_set(err, KEEL_ECORRUPT,
@@ -454,5 +561,5 @@ int heappage_verify(const void *page, blocknum_t blk, kerr *err)
             return kerr_set(err, KEEL_ECORRUPT,
                             "heap block %u: items %u and %u overlap", blk,
                             pos[i - 1].index + 1, pos[i].index + 1);
-    return KEEL_OK;
+    return verify_chains(page, blk, n, err);
 }

@@ -12,9 +12,11 @@
  *   | hdr | lp1 lp2 lp3 ... ->   |  free   | <- tuple3 tuple2 tuple1 |
  *
  * A line pointer is UNUSED (no item, free for reuse), NORMAL (points to an
- * item of `len` bytes at `off`) or DEAD (the item was removed and its
+ * item of `len` bytes at `off`), DEAD (the item was removed and its
  * storage reclaimed, but the number is kept because something may still
- * refer to it; a future vacuum turns DEAD pointers into UNUSED ones).
+ * refer to it; a future vacuum turns DEAD pointers into UNUSED ones) or
+ * REDIRECT (no item: `off` is the line number of the heap-only version
+ * that now begins the row's chain, see "Heap-only updates" below).
  * Every item starts 8-byte aligned and occupies its length rounded up to 8.
  *
  * A heap tuple is a heap_tuple_header followed, at `hoff`, by the data area
@@ -47,6 +49,7 @@ typedef enum heappage_lp_state {
     HEAPPAGE_LP_UNUSED = 0,
     HEAPPAGE_LP_NORMAL = 1,
     HEAPPAGE_LP_DEAD = 2,
+    HEAPPAGE_LP_REDIRECT = 3,
 } heappage_lp_state;
 
 /*
@@ -114,7 +117,25 @@ _Static_assert(sizeof(heap_tuple_header) == 24, "heap tuple header is 24");
 
 #define HEAP_TUPLE_HAS_NULLS   0x0001 /* the data area has a null bitmap */
 #define HEAP_TUPLE_XMAX_UPDATE 0x0002 /* xmax updated (not just deleted) it */
-#define HEAP_TUPLE_FLAGS_KNOWN (HEAP_TUPLE_HAS_NULLS | HEAP_TUPLE_XMAX_UPDATE)
+#define HEAP_TUPLE_HOT_UPDATED 0x0004 /* ... and the new version is heap-only,
+                                       * on this page */
+#define HEAP_TUPLE_HEAP_ONLY   0x0008 /* no index entry names this version */
+#define HEAP_TUPLE_FLAGS_KNOWN                                                 \
+    (HEAP_TUPLE_HAS_NULLS | HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED |  \
+     HEAP_TUPLE_HEAP_ONLY)
+
+/*
+ * Heap-only updates.  An update that changes no indexed column and finds
+ * room on its old version's page makes its new version HEAP_ONLY and marks
+ * the old one HOT_UPDATED: no index gets an entry, since the row's entries
+ * name the chain's root (its first, indexed, version), and a reader that
+ * arrives there walks the chain on the page.  Each link is checked: the
+ * next version's xmin equals the one before's xmax.  Pruning keeps the
+ * root's line number while any version of the chain lives: a pruned root
+ * becomes a REDIRECT to the first surviving version, and DEAD once the
+ * whole chain is gone.  Pruned heap-only versions become UNUSED (nothing
+ * else names them), and their numbers are reused.
+ */
 
 /* Where the data area starts: right after the header (already 8-aligned). */
 #define HEAP_TUPLE_HOFF ((uint16_t)sizeof(heap_tuple_header))
@@ -214,6 +235,22 @@ int heappage_delete_item(void *page, uint16_t offset, kerr *err);
  */
 uint16_t heappage_remove_items(void *page, const uint16_t *offsets, uint16_t n,
                                const void *item, size_t len);
+
+/*
+ * Pruning's change, for do and redo alike: each redirect[i] (a NORMAL
+ * item or a REDIRECT) becomes a REDIRECT to redirect_to[i]; each of
+ * dead[0..nd) (NORMAL or REDIRECT) becomes DEAD; each of unused[0..nu)
+ * (NORMAL) becomes UNUSED.  Removed items' storage is zeroed and left as
+ * holes (PAGE_FLAG_HAS_HOLES), nothing else moves; UNUSED numbers set
+ * PAGE_FLAG_HAS_FREE_LINES.  item (len bytes, or NULL) then goes into a
+ * hole large enough, if there is one, as heappage_remove_items() places
+ * it; returns its offset, or 0.  The caller has checked the states.
+ */
+uint16_t heappage_prune_items(void *page, const uint16_t *redirect,
+                              const uint16_t *redirect_to, uint16_t nr,
+                              const uint16_t *dead, uint16_t nd,
+                              const uint16_t *unused, uint16_t nu,
+                              const void *item, size_t len);
 
 /*
  * Moves every NORMAL item so that they are packed against the end of the

@@ -74,6 +74,8 @@ struct heap_scan {
     bool count_newer;   /* heap_scan_count_newer() was called */
     uint64_t newer;     /* versions passed that vis cannot see yet */
     bool bad_row;       /* the last call failed on next_off's tuple */
+    blocknum_t roots_blk; /* the block root[] was made for, or none */
+    uint16_t root[HEAPPAGE_MAX_LINES + 1]; /* each line's chain root */
 };
 
 /* ------------------------------------------------------------------ */
@@ -105,6 +107,7 @@ void heap_rel_init(heap_rel *rel, relnumber_t relnumber, const tuple_desc *desc)
         rel->plain_cols++;
     atomic_init(&rel->hint, HEAP_NO_BLOCK);
     atomic_init(&rel->pruned, 0);
+    atomic_init(&rel->hot_updates, 0);
 }
 
 uint64_t heap_pruned(const heap_rel *rel)
@@ -484,20 +487,300 @@ static int form_tuple(const heap_rel *rel, const keel_value *vals, xid_t xid,
     return KEEL_OK;
 }
 
+/* What pruning makes of a line (prune_state.cls). */
+enum {
+    PRUNE_UNSEEN = 0, /* not classified yet */
+    PRUNE_OTHER,      /* no NORMAL tuple here (or a damaged one) */
+    PRUNE_LIVE,       /* no deleter (or an aborted one's claim, cleared) */
+    PRUNE_KEEP,       /* a deleter that may still matter */
+    PRUNE_GONE,       /* its deleter committed below the horizon */
+    PRUNE_NEVER,      /* made by an update that aborted: never lived */
+};
+
+/* One pruning pass's working state (prune_pass()). */
+typedef struct prune_state {
+    heap_rel *rel;
+    buf_session *s;
+    const visibility *vis;
+    void *page;
+    blocknum_t blk;
+    xid_t horizon, newer;
+    uint16_t n, nkept, kept;
+    uint16_t nr, nd, nu, ncl;
+    uint8_t cls[HEAPPAGE_MAX_LINES + 1];
+    uint8_t reached[HEAPPAGE_MAX_LINES + 1];
+    uint16_t rfrom[HEAPPAGE_MAX_LINES], rto[HEAPPAGE_MAX_LINES];
+    uint16_t dead[HEAPPAGE_MAX_LINES], unused[HEAPPAGE_MAX_LINES];
+    uint16_t clear[HEAPPAGE_MAX_LINES];
+} prune_state;
+
+/* The tuple header at off on page if off names a NORMAL item long enough
+ * for one, else NULL. */
+static heap_tuple_header *tuple_at(void *page, uint16_t n, uint16_t off)
+{
+    heap_tuple_header *h;
+    size_t got = 0;
+
+    if (off < 1 || off > n)
+        return NULL;
+    h = heappage_get_item(page, off, &got);
+    return h != NULL && got >= sizeof(*h) ? h : NULL;
+}
+
+/* The line of the heap-only version that h (at off of page blk, n lines)
+ * was updated to, if the link holds (README.md, "Heap-only updates"):
+ * h is HOT_UPDATED, and the line names a NORMAL heap-only version that
+ * h's updater inserted.  Else 0. */
+static uint16_t hot_next(const void *page, uint16_t n, blocknum_t blk,
+                         uint16_t off, const heap_tuple_header *h)
+{
+    const heap_tuple_header *nh;
+    uint16_t next = h->next_offset;
+
+    if (!(h->flags & HEAP_TUPLE_HOT_UPDATED) || h->next_block != blk ||
+        next == off)
+        return 0;
+    nh = tuple_at((void *)page, n, next);
+    if (nh == NULL || !(nh->flags & HEAP_TUPLE_HEAP_ONLY) ||
+        nh->xmin != h->xmax)
+        return 0;
+    return next;
+}
+
+/* A claim's clear: the version as if its aborted deleter never came (do
+ * and redo alike).  next_block, which means nothing without
+ * HEAP_TUPLE_XMAX_UPDATE, is left as it is (redo does not know the
+ * block). */
+static void clear_claim(heap_tuple_header *h, uint16_t off)
+{
+    h->xmax = XID_INVALID;
+    h->flags &= (uint16_t) ~(HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED);
+    if (h->cid & CID_COMBO) /* its inserter aborted too */
+        h->cid = CID_FIRST;
+    h->next_offset = off;
+}
+
+/* Classifies line off (once): see the PRUNE_* states.  An aborted
+ * deleter's claim is cleared here, and the version its update put on
+ * this page marked PRUNE_NEVER. */
+static uint8_t prune_classify(prune_state *p, uint16_t off)
+{
+    heap_tuple_header *h, *nh;
+    xid_status st;
+    uint16_t next;
+
+    if (p->cls[off] != PRUNE_UNSEEN)
+        return p->cls[off];
+    h = tuple_at(p->page, p->n, off);
+    if (h == NULL)
+        return p->cls[off] = PRUNE_OTHER;
+    if (h->xmax == XID_INVALID)
+        return p->cls[off] = PRUNE_LIVE;
+    if (h->xmax >= p->horizon) {
+        if (h->xmax > p->newer && !is_own(p->vis->snap, h->xmax))
+            p->newer = h->xmax;
+        p->nkept++;
+        p->kept = off;
+        return p->cls[off] = PRUNE_KEEP;
+    }
+    if (xid_status_of(p->vis, h->xmax, &st, &p->s->err) != KEEL_OK ||
+        st == XID_STATUS_IN_PROGRESS) {
+        kerr_clear(&p->s->err);
+        p->nkept++;
+        p->kept = off;
+        return p->cls[off] = PRUNE_KEEP;
+    }
+    if (st == XID_STATUS_COMMITTED)
+        return p->cls[off] = PRUNE_GONE;
+    /* Its deleter aborted: the version stays, as if never deleted, and
+     * the version that deleter's update put beside it never lived. */
+    next = h->next_offset;
+    if ((h->flags & HEAP_TUPLE_XMAX_UPDATE) && h->next_block == p->blk &&
+        next != off && (nh = tuple_at(p->page, p->n, next)) != NULL &&
+        nh->xmin == h->xmax)
+        p->cls[next] = PRUNE_NEVER;
+    clear_claim(h, off);
+    p->clear[p->ncl++] = off;
+    return p->cls[off] = PRUNE_LIVE;
+}
+
+/* Whether line off goes in this pass. */
+static bool prune_goes(prune_state *p, uint16_t off)
+{
+    uint8_t c = prune_classify(p, off);
+    return c == PRUNE_GONE || c == PRUNE_NEVER;
+}
+
+/*
+ * The chain from root (a NORMAL indexed version, or a REDIRECT, whose
+ * first member is first): its members that go are the leading ones whose
+ * deleters committed below the horizon (or never lived); a heap-only one
+ * becomes UNUSED, and the root a REDIRECT to the first member that stays,
+ * or DEAD if none does.  A member that stays keeps every later one (an
+ * oracle error may keep an earlier member than the horizon would), so no
+ * link is left dangling.  Every member is marked reached.
+ */
+static void prune_chain(prune_state *p, uint16_t root, uint16_t first,
+                        bool root_is_tuple)
+{
+    uint16_t cur = first, survivor = 0;
+    bool removing = true;
+
+    for (uint16_t hops = 0; cur != 0 && hops < p->n; hops++) {
+        heap_tuple_header *h = tuple_at(p->page, p->n, cur);
+
+        if (h == NULL || p->reached[cur])
+            break; /* damaged, or a loop: stop */
+        p->reached[cur] = 1;
+        if (removing && prune_goes(p, cur)) {
+            if (cur != root)
+                p->unused[p->nu++] = cur;
+            /* What a version that never lived was updated to never
+             * lived either: its only updater was its own inserter. */
+            if (p->cls[cur] == PRUNE_NEVER) {
+                uint16_t next = hot_next(p->page, p->n, p->blk, cur, h);
+                if (next != 0)
+                    p->cls[next] = PRUNE_NEVER;
+            }
+        } else if (removing) {
+            removing = false;
+            survivor = cur;
+        }
+        cur = hot_next(p->page, p->n, p->blk, cur, h);
+    }
+    if (survivor == first && !root_is_tuple)
+        return; /* the redirect stands */
+    if (survivor == root)
+        return; /* the root tuple stays */
+    if (survivor != 0) {
+        p->rfrom[p->nr] = root;
+        p->rto[p->nr++] = survivor;
+    } else {
+        p->dead[p->nd++] = root;
+    }
+}
+
+/* The REDIRECT line naming off, or 0. */
+static uint16_t redirect_to(const void *page, uint16_t n, uint16_t off)
+{
+    for (uint16_t i = 1; i <= n; i++) {
+        heappage_lp lp = heappage_get_lp(page, i);
+        if (heappage_lp_state_of(lp) == HEAPPAGE_LP_REDIRECT &&
+            heappage_lp_off(lp) == off)
+            return i;
+    }
+    return 0;
+}
+
+/* Every chain of the page, and the heap-only versions none reaches (an
+ * update taken back, or one whose claim was just cleared). */
+static void prune_all(prune_state *p)
+{
+    for (uint16_t off = 1; off <= p->n; off++)
+        (void)prune_classify(p, off);
+    for (uint16_t off = 1; off <= p->n; off++) {
+        heappage_lp lp = heappage_get_lp(p->page, off);
+        heap_tuple_header *h;
+
+        if (heappage_lp_state_of(lp) == HEAPPAGE_LP_REDIRECT) {
+            uint16_t to = heappage_lp_off(lp);
+            heap_tuple_header *t = tuple_at(p->page, p->n, to);
+            if (t != NULL && (t->flags & HEAP_TUPLE_HEAP_ONLY))
+                prune_chain(p, off, to, false);
+        } else if ((h = tuple_at(p->page, p->n, off)) != NULL &&
+                   !(h->flags & HEAP_TUPLE_HEAP_ONLY)) {
+            prune_chain(p, off, off, true);
+        }
+    }
+    for (uint16_t off = 1; off <= p->n; off++) {
+        heap_tuple_header *h;
+        if (p->reached[off] || (h = tuple_at(p->page, p->n, off)) == NULL ||
+            !(h->flags & HEAP_TUPLE_HEAP_ONLY))
+            continue;
+        if (prune_goes(p, off))
+            p->unused[p->nu++] = off;
+    }
+}
+
+/* Only line x has had a deleter since the page's flag was set (its
+ * hint): x's chain alone.  False if that cannot be told from x (a
+ * heap-only x no redirect names): then the whole page. */
+static bool prune_hinted(prune_state *p, uint16_t x)
+{
+    heap_tuple_header *h = tuple_at(p->page, p->n, x);
+    uint8_t c;
+    uint16_t root;
+
+    if (h == NULL)
+        return true;
+    c = prune_classify(p, x);
+    if (c == PRUNE_GONE) {
+        if (!(h->flags & HEAP_TUPLE_HEAP_ONLY)) {
+            prune_chain(p, x, x, true);
+            return true;
+        }
+        root = redirect_to(p->page, p->n, x);
+        if (root == 0)
+            return false;
+        prune_chain(p, root, x, false);
+        return true;
+    }
+    if (c == PRUNE_LIVE && p->ncl > 0) {
+        /* Its claim was cleared: the version its update made goes. */
+        for (uint16_t off = 1; off <= p->n; off++) {
+            heap_tuple_header *nh;
+            if (p->cls[off] != PRUNE_NEVER ||
+                (nh = tuple_at(p->page, p->n, off)) == NULL)
+                continue;
+            if (nh->flags & HEAP_TUPLE_HEAP_ONLY)
+                p->unused[p->nu++] = off;
+            else
+                p->dead[p->nd++] = off;
+        }
+    }
+    return true;
+}
+
+/* The payload of BUF_OP_HEAP_PRUNE: u16 counts of redirects, dead,
+ * unused and cleared lines, then the redirects as (from, to) pairs and the
+ * three lists.  Returns its length. */
+static uint16_t prune_payload(const prune_state *p, uint16_t *out)
+{
+    uint16_t k = 0;
+
+    out[k++] = p->nr;
+    out[k++] = p->nd;
+    out[k++] = p->nu;
+    out[k++] = p->ncl;
+    for (uint16_t i = 0; i < p->nr; i++) {
+        out[k++] = p->rfrom[i];
+        out[k++] = p->rto[i];
+    }
+    memcpy(out + k, p->dead, p->nd * sizeof(out[0]));
+    k = (uint16_t)(k + p->nd);
+    memcpy(out + k, p->unused, p->nu * sizeof(out[0]));
+    k = (uint16_t)(k + p->nu);
+    memcpy(out + k, p->clear, p->ncl * sizeof(out[0]));
+    k = (uint16_t)(k + p->ncl);
+    return (uint16_t)(k * sizeof(out[0]));
+}
+
 /*
  * Pruning (README.md, "Pruning").  One pass over page (block blk of rel,
  * under its exclusive lock) with horizon: removes the versions that no
  * snapshot can see now or later, those whose deleter committed below the
  * horizon, and beside them the new version of an update that aborted (its
  * inserter is the old version's deleter); the old version's aborted claim
- * is cleared.  The removed items' line pointers become DEAD: index entries
- * may still name them, so the numbers are not reused.  PAGE_FLAG_PRUNABLE
- * stays only while a version still has a deleter.  An error of the oracle
- * leaves that version as it is.  *newer is the highest deleter at or above
- * the horizon other than vis's own (a newer horizon could remove its
- * version), or XID_INVALID.  The removed versions leave holes (nothing
- * moves); tup (len bytes) goes into one if one is large enough, and
- * *placed is its offset (else 0).  Returns whether the page changed.
+ * is cleared.  A removed version's line pointer becomes DEAD if an index
+ * entry may name it (the numbers are not reused), UNUSED if it was
+ * heap-only, and a REDIRECT if it began a chain that goes on
+ * (prune_chain()).  PAGE_FLAG_PRUNABLE stays only while a version still
+ * has a deleter.  An error of the oracle leaves that version as it is.
+ * *newer is the highest deleter at or above the horizon other than vis's
+ * own (a newer horizon could remove its version), or XID_INVALID.  The
+ * removed versions leave holes (nothing moves); tup (len bytes) goes into
+ * one if one is large enough, and *placed is its offset (else 0).
+ * Returns whether the page changed.
  */
 static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
                        int32_t id, void *page, blocknum_t blk, xid_t horizon,
@@ -505,93 +788,55 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
                        uint16_t *placed)
 {
     page_header *ph = page;
-    uint16_t n = heappage_nitems(page), ndead = 0, nkept = 0, kept = 0;
-    uint16_t first = 1, last = n;
-    uint16_t dead[HEAPPAGE_MAX_LINES];
-    uint8_t gone[HEAPPAGE_MAX_LINES / 8] = {0};
+    prune_state state, *p = &state;
+    uint16_t payload[4 + 5 * HEAPPAGE_MAX_LINES];
+    uint16_t n = heappage_nitems(page), removed;
     bool changed = false;
 
     *newer = XID_INVALID;
     *placed = 0;
     if (n > HEAPPAGE_MAX_LINES) /* a damaged page: more than one ever gets */
         return false;
-    if (ph->am_hint >= 1 && ph->am_hint <= n)
-        first = last = ph->am_hint; /* the only version with a deleter */
-    for (uint16_t off = first; off <= last; off++) {
-        size_t got = 0;
-        heap_tuple_header *h, *nh;
-        uint16_t next;
-        xid_status st;
-
-        if (heappage_lp_state_of(heappage_get_lp(page, off)) !=
-                HEAPPAGE_LP_NORMAL ||
-            (gone[(off - 1) / 8] & (1u << ((off - 1) % 8))))
-            continue;
-        h = heappage_get_item(page, off, &got);
-        if (h == NULL || got < sizeof(*h) || h->xmax == XID_INVALID)
-            continue;
-        if (h->xmax >= horizon) {
-            if (h->xmax > *newer && !is_own(vis->snap, h->xmax))
-                *newer = h->xmax;
-            nkept++;
-            kept = off;
-            continue;
-        }
-        if (xid_status_of(vis, h->xmax, &st, &s->err) != KEEL_OK ||
-            st == XID_STATUS_IN_PROGRESS) {
-            kerr_clear(&s->err);
-            nkept++;
-            kept = off;
-            continue;
-        }
-        if (st == XID_STATUS_COMMITTED) {
-            gone[(off - 1) / 8] |= (uint8_t)(1u << ((off - 1) % 8));
-            dead[ndead++] = off;
-            continue;
-        }
-        /* Its deleter aborted: the version stays, as if never deleted, and
-         * the version that deleter's update put beside it never lived. */
-        next = h->next_offset;
-        if ((h->flags & HEAP_TUPLE_XMAX_UPDATE) && h->next_block == blk &&
-            next != off && next >= 1 && next <= n &&
-            !(gone[(next - 1) / 8] & (1u << ((next - 1) % 8))) &&
-            (nh = heappage_get_item(page, next, &got)) != NULL &&
-            got >= sizeof(*nh) && nh->xmin == h->xmax) {
-            gone[(next - 1) / 8] |= (uint8_t)(1u << ((next - 1) % 8));
-            dead[ndead++] = next;
-        }
-        h->xmax = XID_INVALID;
-        h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
-        if (h->cid & CID_COMBO) /* its inserter aborted too */
-            h->cid = CID_FIRST;
-        h->next_block = blk;
-        h->next_offset = off;
-        buf_mark_dirty_range(s, id, (uint32_t)((char *)h - (char *)page),
-                             sizeof(*h));
+    p->rel = rel;
+    p->s = s;
+    p->vis = vis;
+    p->page = page;
+    p->blk = blk;
+    p->horizon = horizon;
+    p->newer = XID_INVALID;
+    p->n = n;
+    p->nkept = p->kept = p->nr = p->nd = p->nu = p->ncl = 0;
+    memset(p->cls, 0, (size_t)n + 1);
+    memset(p->reached, 0, (size_t)n + 1);
+    /* The hinted line alone if the hint says it is the only one with a
+     * deleter; the whole page if not, or if that line cannot tell (what
+     * it classified stays classified). */
+    if (!(ph->am_hint >= 1 && ph->am_hint <= n &&
+          prune_hinted(p, ph->am_hint)))
+        prune_all(p);
+    *newer = p->newer;
+    removed = (uint16_t)(p->nr + p->nd + p->nu);
+    if (removed > 0 || p->ncl > 0) {
+        /* For the log: the pruning, which redo repeats (heap_redo_prune());
+         * where tup went is the caller's to name. */
+        buf_mark_dirty_op(s, id, BUF_OP_HEAP_PRUNE, payload,
+                          prune_payload(p, payload));
+        *placed = heappage_prune_items(page, p->rfrom, p->rto, p->nr, p->dead,
+                                       p->nd, p->unused, p->nu, tup, len);
+        atomic_fetch_add_explicit(&rel->pruned, removed, memory_order_relaxed);
         changed = true;
     }
-    if (ndead > 0) {
-        /* For the log: the removal, which redo repeats
-         * (heap_redo_remove()); where tup went is the caller's to name. */
-        buf_mark_dirty_op(s, id, BUF_OP_HEAP_REMOVE, dead,
-                          (uint16_t)(ndead * sizeof(dead[0])));
-        *placed = heappage_remove_items(page, dead, ndead, tup, len);
-        atomic_fetch_add_explicit(&rel->pruned, ndead, memory_order_relaxed);
-        changed = true;
-    }
-    if (nkept == 0) {
+    if (p->nkept == 0) {
         ph->flags &= (uint16_t)~PAGE_FLAG_PRUNABLE;
         ph->am_hint = 0;
         changed = true;
-    } else if (ph->am_hint != (nkept == 1 ? kept : HEAPPAGE_HINT_MANY)) {
-        ph->am_hint = nkept == 1 ? kept : HEAPPAGE_HINT_MANY;
+    } else if (ph->am_hint != (p->nkept == 1 ? p->kept : HEAPPAGE_HINT_MANY)) {
+        ph->am_hint = p->nkept == 1 ? p->kept : HEAPPAGE_HINT_MANY;
         changed = true;
     }
     return changed;
 }
 
-/* Records on page that the version at off has a deleter now (under the
- * page's exclusive lock): PAGE_FLAG_PRUNABLE and the hint. */
 /* Redo of pruning's removal (BUF_OP_HEAP_REMOVE): the line numbers. */
 static bool heap_redo_remove(void *page, const void *payload, uint16_t len)
 {
@@ -610,9 +855,69 @@ static bool heap_redo_remove(void *page, const void *payload, uint16_t len)
     return true;
 }
 
+/* Whether line off of page (n lines) is in state a or b. */
+static bool lp_in(const void *page, uint16_t n, uint16_t off,
+                  heappage_lp_state a, heappage_lp_state b)
+{
+    heappage_lp_state st;
+
+    if (off < 1 || off > n)
+        return false;
+    st = heappage_lp_state_of(heappage_get_lp(page, off));
+    return st == a || st == b;
+}
+
+/* Redo of a pruning pass (BUF_OP_HEAP_PRUNE, prune_payload()): the claims
+ * cleared, then the line pointers changed, as prune_pass() did. */
+static bool heap_redo_prune(void *page, const void *payload, uint16_t len)
+{
+    uint16_t w[4 + 5 * HEAPPAGE_MAX_LINES], n = heappage_nitems(page);
+    uint16_t nr, nd, nu, ncl, rfrom[HEAPPAGE_MAX_LINES],
+        rto[HEAPPAGE_MAX_LINES];
+    const uint16_t *dead, *unused, *clear;
+    size_t words = len / sizeof(w[0]);
+
+    if (len % sizeof(w[0]) != 0 || words < 4 || words > sizeof(w) / 2)
+        return false;
+    memcpy(w, payload, len);
+    nr = w[0];
+    nd = w[1];
+    nu = w[2];
+    ncl = w[3];
+    if ((size_t)4 + 2u * nr + nd + nu + ncl != words || nr > HEAPPAGE_MAX_LINES)
+        return false;
+    for (uint16_t i = 0; i < nr; i++) {
+        rfrom[i] = w[4 + 2 * i];
+        rto[i] = w[5 + 2 * i];
+        if (!lp_in(page, n, rfrom[i], HEAPPAGE_LP_NORMAL,
+                   HEAPPAGE_LP_REDIRECT) ||
+            !lp_in(page, n, rto[i], HEAPPAGE_LP_NORMAL, HEAPPAGE_LP_NORMAL))
+            return false;
+    }
+    dead = w + 4 + 2 * nr;
+    unused = dead + nd;
+    clear = unused + nu;
+    for (uint16_t i = 0; i < nd; i++)
+        if (!lp_in(page, n, dead[i], HEAPPAGE_LP_NORMAL, HEAPPAGE_LP_REDIRECT))
+            return false;
+    for (uint16_t i = 0; i < nu; i++)
+        if (!lp_in(page, n, unused[i], HEAPPAGE_LP_NORMAL, HEAPPAGE_LP_NORMAL))
+            return false;
+    for (uint16_t i = 0; i < ncl; i++) {
+        heap_tuple_header *h = tuple_at(page, n, clear[i]);
+        if (h == NULL)
+            return false;
+        clear_claim(h, clear[i]);
+    }
+    (void)heappage_prune_items(page, rfrom, rto, nr, dead, nd, unused, nu, NULL,
+                               0);
+    return true;
+}
+
 void heap_log_register(void)
 {
     buf_log_register_op(BUF_OP_HEAP_REMOVE, heap_redo_remove);
+    buf_log_register_op(BUF_OP_HEAP_PRUNE, heap_redo_prune);
 }
 
 /* Marks buffer id dirty for a change of its page's header: from `flags`
@@ -1106,27 +1411,173 @@ static int fetched_visible(const heap_rel *rel, const visibility *vis,
     return KEEL_OK;
 }
 
+/* Whether xmax, a version's deleter, committed before vis's snapshot was
+ * taken (not the reader's own: its commands decide, in the full check). */
+static int deleted_for(const visibility *vis, xid_t xmax, bool *gone,
+                       kerr *err)
+{
+    xid_status st;
+    int rc;
+
+    *gone = false;
+    if (xmax == XID_INVALID || is_own(vis->snap, xmax) ||
+        snapshot_running(vis->snap, xmax))
+        return KEEL_OK;
+    rc = xid_status_of(vis, xmax, &st, err);
+    *gone = rc == KEEL_OK && st == XID_STATUS_COMMITTED;
+    return rc;
+}
+
+/* A chain's members' headers, oldest first (chain_pick()). */
+static inline const heap_tuple_header *
+member_at(const void *page, uint16_t n, const uint16_t *offs, uint16_t i)
+{
+    return tuple_at((void *)page, n, offs[i]);
+}
+
+/*
+ * Under the share lock on page (block blk): the line of the version of
+ * the chain at off that a fetch reads, when off is a REDIRECT or a
+ * heap-only updated version (README.md, "Heap-only updates"), judged here
+ * (heap page, then commit log: the documented order), which sets
+ * *judged; if the snapshot sees none, the last one, for the judgement
+ * after the unlock to refuse.  A line that is neither comes back as it is.
+ *
+ * A snapshot sees at most one version of a row, and along a chain "its
+ * deleter committed before the snapshot" holds for a prefix of the
+ * versions (each updater committed after the one before it), so the
+ * version seen is the first one past that prefix: the newest is tried
+ * first (a reader with a new snapshot pays one look-up), then a binary
+ * search, and the one found is checked in full; should that fail (the
+ * reader's own changes, a damaged chain), every version is judged in
+ * turn.  ECORRUPT for a chain that does not end; the oracle's errors.
+ */
+static int chain_pick(heap_rel *rel, buf_session *s, const visibility *vis,
+                      const void *page, blocknum_t blk, uint16_t off,
+                      uint16_t *out, bool *judged)
+{
+    uint16_t n = heappage_nitems(page), offs[HEAPPAGE_MAX_LINES], k = 0;
+    uint16_t lo = 0, hi;
+    const heap_tuple_header *h;
+    bool gone = false, visible = false;
+    int rc;
+
+    *judged = false;
+    *out = off;
+    if (off >= 1 && off <= n &&
+        heappage_lp_state_of(heappage_get_lp(page, off)) ==
+            HEAPPAGE_LP_REDIRECT)
+        *out = off = heappage_lp_off(heappage_get_lp(page, off));
+    h = tuple_at((void *)page, n, off);
+    if (h == NULL || n > HEAPPAGE_MAX_LINES)
+        return KEEL_OK;
+    offs[0] = off;
+    for (uint16_t next; (next = hot_next(page, n, blk, offs[k], h)) != 0;) {
+        if (k + 1 >= n)
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "relation %u: the heap-only chain through "
+                            "(%u,%u) does not end",
+                            rel->relnumber, blk, off);
+        offs[++k] = next;
+        h = tuple_at((void *)page, n, next);
+    }
+    /* The first version whose deleter the snapshot does not see
+     * committed: the newest one's predecessor first. */
+    hi = k;
+    if (k > 0) {
+        rc = deleted_for(vis, member_at(page, n, offs, k - 1)->xmax, &gone,
+                         &s->err);
+        if (rc != KEEL_OK)
+            return rc;
+        if (gone)
+            lo = k;
+        else
+            hi = k - 1;
+    }
+    while (lo < hi) {
+        uint16_t mid = (uint16_t)((lo + hi) / 2);
+        rc = deleted_for(vis, member_at(page, n, offs, mid)->xmax, &gone,
+                         &s->err);
+        if (rc != KEEL_OK)
+            return rc;
+        if (gone)
+            lo = (uint16_t)(mid + 1);
+        else
+            hi = mid;
+    }
+    h = member_at(page, n, offs, lo);
+    rc = version_visible(vis, true, h->xmin, h->xmax, h->cid, &visible,
+                         &s->err);
+    if (rc != KEEL_OK)
+        return rc;
+    *out = offs[lo];
+    if (visible) {
+        *judged = true;
+        return KEEL_OK;
+    }
+    /* Not seen, and not for the reader's own changes: then no version is
+     * (an earlier one's deleter, a later one's inserter, is seen
+     * committed only if this one's is). */
+    if (!is_own(vis->snap, h->xmin) && !is_own(vis->snap, h->xmax))
+        return KEEL_OK;
+    for (uint16_t i = 0; i <= k; i++) {
+        h = member_at(page, n, offs, i);
+        *out = offs[i];
+        rc = version_visible(vis, true, h->xmin, h->xmax, h->cid, &visible,
+                             &s->err);
+        if (rc != KEEL_OK)
+            return rc;
+        if (visible) {
+            *judged = true;
+            break;
+        }
+    }
+    return KEEL_OK;
+}
+
+/* Whether the fetch of line off of page must walk a chain (chain_pick()):
+ * item is what heappage_get_item_const() found there. */
+static inline bool chain_needed(const void *page, uint16_t off,
+                                const void *item)
+{
+    if (item != NULL)
+        return (((const heap_tuple_header *)item)->flags &
+                HEAP_TUPLE_HOT_UPDATED) != 0;
+    return off >= 1 && off <= heappage_nitems(page) &&
+           heappage_lp_state_of(heappage_get_lp(page, off)) ==
+               HEAPPAGE_LP_REDIRECT;
+}
+
 int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                heap_row *row)
 {
-    const void *item;
+    const void *item, *page;
     size_t len = 0;
-    bool damaged;
+    bool damaged, judged = false;
     int32_t id;
     int rc = read_tid_block(rel, s, t, true, &id);
 
     if (rc != KEEL_OK)
         return rc;
-    item = heappage_get_item_const(buf_page(s->pool, id), t.offset, &len);
+    page = buf_page(s->pool, id);
+    item = heappage_get_item_const(page, t.offset, &len);
+    if (__builtin_expect(chain_needed(page, t.offset, item), 0)) {
+        rc = chain_pick(rel, s, vis, page, t.block, t.offset, &t.offset,
+                        &judged);
+        if (rc != KEEL_OK) {
+            buf_unlock_release(s, id);
+            return rc;
+        }
+        item = heappage_get_item_const(page, t.offset, &len);
+    }
     if (item != NULL)
         memcpy(row->data, item, len);
-    damaged =
-        item == NULL && heappage_item_damaged(buf_page(s->pool, id), t.offset);
+    damaged = item == NULL && heappage_item_damaged(page, t.offset);
     buf_unlock_release(s, id);
     if (item == NULL)
         return no_item(rel, t, damaged, &s->err);
     rc = row_fill(rel, row, t, len, &s->err);
-    if (rc != KEEL_OK)
+    if (rc != KEEL_OK || judged)
         return rc;
     return fetched_visible(rel, vis, row, &s->err);
 }
@@ -1143,11 +1594,15 @@ static bool pruned_at(const void *page, uint16_t offset)
 #define FOLLOW_MAX_HOPS 100000
 
 int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
-                bool stay, heap_row *row, tid *latest, xid_t *wait)
+                xid_t *xminp, bool stay, heap_row *row, tid *latest,
+                xid_t *wait)
 {
+    xid_t xmin = *xminp;
+
     *wait = XID_INVALID;
     for (uint32_t hops = 0;; hops++) {
         const heap_tuple_header *h;
+        const void *page;
         xid_status st = XID_STATUS_COMMITTED;
         size_t len = 0;
         bool damaged;
@@ -1163,7 +1618,23 @@ int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                             "does not end",
                             rel->relnumber, t.block, t.offset);
         }
-        h = heappage_get_item_const(buf_page(s->pool, id), t.offset, &len);
+        page = buf_page(s->pool, id);
+        if (t.offset >= 1 && t.offset <= heappage_nitems(page) &&
+            heappage_lp_state_of(heappage_get_lp(page, t.offset)) ==
+                HEAPPAGE_LP_REDIRECT)
+            t.offset = heappage_lp_off(heappage_get_lp(page, t.offset));
+        h = heappage_get_item_const(page, t.offset, &len);
+        /* Each version must be the one its predecessor's updater made:
+         * a heap-only version's line is reused once it is pruned. */
+        if (h != NULL && len >= sizeof(*h) && xmin != XID_INVALID &&
+            h->xmin != xmin) {
+            buf_unlock_release(s, id);
+            return kerr_set(&s->err, KEEL_ENOENT,
+                            "relation %u: the row at (%u,%u) is gone",
+                            rel->relnumber, t.block, t.offset);
+        }
+        if (h != NULL && len >= sizeof(*h))
+            *xminp = h->xmin; /* the version *latest will name */
         if (h == NULL || len < sizeof(*h)) {
             bool pruned = h == NULL && pruned_at(buf_page(s->pool, id), t.offset);
             damaged = h == NULL &&
@@ -1238,6 +1709,7 @@ int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         }
         {
             tid next = {.block = h->next_block, .offset = h->next_offset};
+            xmin = h->xmax;
             buf_unlock_release(s, id);
             if (tid_compare(next, t) == 0)
                 return kerr_set(&s->err, KEEL_ECORRUPT,
@@ -1250,38 +1722,73 @@ int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
 }
 
 
-/* heap_fetch_fate(), with the version's xmin and xmax copied out
- * (XID_INVALID both for a pruned one). */
+/* heap_fetch_fate(), with the row's first version's xmin and the largest
+ * xmax of its chain copied out (XID_INVALID both for a pruned one).  A
+ * chain (README.md, "Heap-only updates") is judged whole: LIVE if a
+ * version is, else GONE if one is, else DEAD. */
 static int fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis,
                       tid t, heap_fate *fate, xid_t *xmin, xid_t *xmax)
 {
     const heap_tuple_header *h;
+    const void *page;
     size_t len = 0;
     bool damaged = false;
     int32_t id;
+    uint16_t off = t.offset, n;
     int rc = read_tid_block(rel, s, t, true, &id);
 
     *fate = HEAP_LIVE;
     if (rc != KEEL_OK)
         return rc;
-    h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
-    if (h == NULL && pruned_at(buf_session_page(s, id), t.offset)) {
+    page = buf_session_page(s, id);
+    n = heappage_nitems(page);
+    if (off >= 1 && off <= n &&
+        heappage_lp_state_of(heappage_get_lp(page, off)) ==
+            HEAPPAGE_LP_REDIRECT)
+        off = heappage_lp_off(heappage_get_lp(page, off));
+    h = heappage_get_item_const(page, off, &len);
+    if (h == NULL && pruned_at(page, off)) {
         *fate = HEAP_DEAD; /* xmin and xmax stay XID_INVALID */
     } else if (h == NULL) {
-        damaged = heappage_item_damaged(buf_session_page(s, id), t.offset);
-        rc = no_item(rel, t, damaged, &s->err);
+        damaged = heappage_item_damaged(page, off);
+        rc = no_item(rel, (tid){t.block, off}, damaged, &s->err);
     } else if (len < sizeof(*h)) {
         rc = kerr_set(&s->err, KEEL_ECORRUPT,
                       "relation %u, row (%u,%u): tuple of %zu bytes is "
                       "shorter than its header",
-                      rel->relnumber, t.block, t.offset, len);
+                      rel->relnumber, t.block, off, len);
     } else {
         /* Under the lock: an update that fails after claiming the version
          * puts its xmax back before it can commit, so a deleter read here
          * is still running if it is not to be the version's for good. */
+        bool gone = false;
         *xmin = h->xmin;
-        *xmax = h->xmax;
-        rc = heap_tuple_fate(vis, h->xmin, h->xmax, fate, &s->err);
+        *xmax = XID_INVALID;
+        for (uint16_t hops = 0;; hops++) {
+            heap_fate f;
+            uint16_t next;
+            if (hops == n) {
+                rc = kerr_set(&s->err, KEEL_ECORRUPT,
+                              "relation %u: the heap-only chain through "
+                              "(%u,%u) does not end",
+                              rel->relnumber, t.block, off);
+                break;
+            }
+            if (h->xmax > *xmax)
+                *xmax = h->xmax;
+            rc = heap_tuple_fate(vis, h->xmin, h->xmax, &f, &s->err);
+            if (rc != KEEL_OK || f == HEAP_LIVE) {
+                *fate = HEAP_LIVE;
+                break;
+            }
+            gone |= f == HEAP_GONE;
+            *fate = gone ? HEAP_GONE : HEAP_DEAD;
+            next = hot_next(page, n, t.block, off, h);
+            if (next == 0)
+                break;
+            off = next;
+            h = tuple_at((void *)page, n, off);
+        }
     }
     buf_unlock_release(s, id);
     return rc;
@@ -1348,7 +1855,7 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
 {
     const heap_tuple_header *h;
     size_t len = 0;
-    bool fits = false, ok = false, damaged = false;
+    bool fits = false, ok = false, damaged = false, judged = false;
     uint16_t natts = 0;
     int32_t id;
     int rc;
@@ -1361,6 +1868,16 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     if (rc != KEEL_OK)
         return rc;
     h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
+    if (__builtin_expect(chain_needed(buf_session_page(s, id), t.offset, h),
+                         0)) {
+        rc = chain_pick(rel, s, vis, buf_session_page(s, id), t.block,
+                        t.offset, &t.offset, &judged);
+        if (rc != KEEL_OK) {
+            buf_unlock_release(s, id);
+            return rc;
+        }
+        h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
+    }
     if (h != NULL) {
         fits = header_fits(rel, row, h, len);
         natts = len >= sizeof(*h) ? h->natts : 0;
@@ -1387,6 +1904,8 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         return row_mismatch(rel, t, len, natts, &s->err);
     if (!ok)
         return KEEL_ECORRUPT; /* row_damaged() said why */
+    if (judged)
+        return KEEL_OK;
     return fetched_visible(rel, vis, row, &s->err);
 }
 
@@ -1434,7 +1953,11 @@ static void drop_aborted_successor(heap_rel *rel, buf_session *s, int32_t id,
                              (uint32_t)(next - 1) * HEAPPAGE_LP_SIZE,
                          HEAPPAGE_LP_SIZE);
     mark_page_header(s, id);
-    (void)heappage_remove_items(page, &next, 1, NULL, 0);
+    if (nh->flags & HEAP_TUPLE_HEAP_ONLY) /* nothing else names it */
+        (void)heappage_prune_items(page, NULL, NULL, 0, NULL, 0, &next, 1,
+                                   NULL, 0);
+    else
+        (void)heappage_remove_items(page, &next, 1, NULL, 0);
     atomic_fetch_add_explicit(&rel->pruned, 1, memory_order_relaxed);
 }
 
@@ -1587,7 +2110,7 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     (void)cid_stamp(vis->cids);
     h->xmax = xid;
     h->cid = word;
-    h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
+    h->flags &= (uint16_t) ~(HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED);
     h->next_block = t.block; /* an aborted updater may have left its own */
     h->next_offset = t.offset;
     claim_noted(buf_page(s->pool, id), t.offset);
@@ -1605,7 +2128,7 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
  */
 static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
                         xid_t xid, tid t, const keel_value *values,
-                        tid *new_tid, heap_update_hold *hold)
+                        bool hot_ok, tid *new_tid, heap_update_hold *hold)
 {
     heap_tuple_header *h, saved;
     insert_target target = {BUF_INVALID, HEAP_NO_BLOCK};
@@ -1633,13 +2156,17 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     }
     (void)cid_stamp(vis->cids);
 
-    /* Claim the old version, and try to put the new one beside it. */
+    /* Claim the old version, and try to put the new one beside it
+     * (heap-only, if no index key changes). */
     saved = *h;
     h->xmax = xid;
     h->cid = word;
     h->flags |= HEAP_TUPLE_XMAX_UPDATE;
+    h->flags &= (uint16_t)~HEAP_TUPLE_HOT_UPDATED; /* an aborted one's */
     h->next_block = t.block;
     h->next_offset = t.offset;
+    if (hot_ok)
+        ((heap_tuple_header *)buf.b)->flags |= HEAP_TUPLE_HEAP_ONLY;
     rc = place_locked(rel, s, vis, id, t.block, buf.b, len, t.offset, &nt,
                       &placed);
     assert(rc == KEEL_OK); /* the page was a heap page a moment ago */
@@ -1651,6 +2178,11 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
         assert(h != NULL && h->xmax == xid);
         h->next_offset = nt.offset;
+        if (hot_ok) {
+            h->flags |= HEAP_TUPLE_HOT_UPDATED;
+            atomic_fetch_add_explicit(&rel->hot_updates, 1,
+                                      memory_order_relaxed);
+        }
         mark_tuple_header(s, id, h);
         s->log_info = WAL_INFO_HEAP_UPDATE;
         s->log_xid = xid;
@@ -1658,7 +2190,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         if (hold != NULL) {
             (void)buf_pin(s, id); /* one for each version (held already:
                                      cannot fail) */
-            *hold = (heap_update_hold){id, id, t, nt, saved.cid};
+            *hold = (heap_update_hold){id, id, t, nt, saved.cid, hot_ok};
         } else {
             buf_release(s, id);
         }
@@ -1676,6 +2208,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
      * lock at a time), then come back.  Our running xid in the old
      * version's xmax keeps every other writer off it meanwhile.
      */
+    ((heap_tuple_header *)buf.b)->flags &= (uint16_t)~HEAP_TUPLE_HEAP_ONLY;
     rc = insert_tuple(rel, s, vis, NULL, hold != NULL ? &target : NULL, buf.b,
                       len, &nt);
     buf_lock(s, id, LW_EXCLUSIVE);
@@ -1696,7 +2229,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     s->log_xid = xid;
     buf_unlock(s, id);
     if (rc == KEEL_OK && hold != NULL)
-        *hold = (heap_update_hold){id, target.id, t, nt, saved.cid};
+        *hold = (heap_update_hold){id, target.id, t, nt, saved.cid, false};
     else
         buf_release(s, id);
     if (rc == KEEL_OK)
@@ -1707,14 +2240,19 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
 int heap_update(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t, const keel_value *values, tid *new_tid)
 {
-    return update_tuple(rel, s, vis, xid, t, values, new_tid, NULL);
+    return update_tuple(rel, s, vis, xid, t, values, false, new_tid, NULL);
 }
 
 int heap_update_held(heap_rel *rel, buf_session *s, const visibility *vis,
-                     xid_t xid, tid t, const keel_value *values, tid *new_tid,
-                     heap_update_hold *hold)
+                     xid_t xid, tid t, const keel_value *values, bool hot_ok,
+                     tid *new_tid, heap_update_hold *hold)
 {
-    return update_tuple(rel, s, vis, xid, t, values, new_tid, hold);
+    return update_tuple(rel, s, vis, xid, t, values, hot_ok, new_tid, hold);
+}
+
+uint64_t heap_hot_updates(const heap_rel *rel)
+{
+    return atomic_load_explicit(&rel->hot_updates, memory_order_relaxed);
 }
 
 void heap_update_release(buf_session *s, heap_update_hold *hold)
@@ -1735,6 +2273,7 @@ void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold)
                           &got);
     assert(h != NULL && h->xmin == xid && h->xmax == XID_INVALID);
     h->xmax = xid;
+    claim_noted(buf_page(s->pool, hold->new_id), hold->new_tid.offset);
     buf_mark_dirty(s, hold->new_id);
     buf_unlock(s, hold->new_id);
     /* The old one: no deleter, as before (an aborted one's claim, which
@@ -1745,7 +2284,7 @@ void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold)
     assert(h != NULL && h->xmax == xid);
     h->xmax = XID_INVALID;
     h->cid = hold->old_cid;
-    h->flags &= (uint16_t)~HEAP_TUPLE_XMAX_UPDATE;
+    h->flags &= (uint16_t) ~(HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED);
     h->next_block = hold->old_tid.block;
     h->next_offset = hold->old_tid.offset;
     buf_mark_dirty(s, hold->old_id);
@@ -1785,6 +2324,7 @@ int heap_scan_begin(heap_rel *rel, buf_session *s, const visibility *vis,
     sc->nitems = 0;
     sc->next_off = 1;
     sc->have_page = false;
+    sc->roots_blk = HEAP_NO_BLOCK;
     *out = sc;
     return KEEL_OK;
 }
@@ -1811,6 +2351,7 @@ static int scan_next_page(heap_scan *sc, bool *end)
     sc->nitems = heappage_nitems(sc->page.b);
     sc->next_off = 1;
     sc->have_page = true;
+    sc->roots_blk = HEAP_NO_BLOCK;
     return KEEL_OK;
 }
 
@@ -1891,6 +2432,60 @@ bool heap_scan_skip(heap_scan *sc)
     sc->bad_row = false;
     sc->next_off++;
     return true;
+}
+
+/* sc->root[] for the page in sc->page: every chain walked from its root
+ * (a NORMAL indexed version, or a REDIRECT), each member given the root's
+ * line; 0 for a line no root reaches. */
+static void scan_roots(heap_scan *sc)
+{
+    void *page = sc->page.b;
+    uint16_t n = sc->nitems;
+
+    memset(sc->root, 0, ((size_t)n + 1) * sizeof(sc->root[0]));
+    for (uint16_t off = 1; off <= n; off++) {
+        heappage_lp lp = heappage_get_lp(page, off);
+        heap_tuple_header *h;
+        uint16_t cur = off;
+
+        if (heappage_lp_state_of(lp) == HEAPPAGE_LP_REDIRECT)
+            cur = heappage_lp_off(lp);
+        else if ((h = tuple_at(page, n, off)) == NULL ||
+                 (h->flags & HEAP_TUPLE_HEAP_ONLY))
+            continue;
+        for (uint16_t hops = 0; cur != 0 && hops < n; hops++) {
+            h = tuple_at(page, n, cur);
+            if (h == NULL || sc->root[cur] != 0)
+                break;
+            sc->root[cur] = off;
+            cur = hot_next(page, n, sc->blk, cur, h);
+        }
+    }
+    sc->roots_blk = sc->blk;
+}
+
+int heap_scan_root(heap_scan *sc, tid t, tid *root)
+{
+    const heap_tuple_header *h;
+    size_t len = 0;
+
+    *root = t;
+    if (!sc->have_page || t.block != sc->blk)
+        return kerr_set(&sc->s->err, KEEL_EINVAL,
+                        "relation %u: (%u,%u) is not on the scan's page",
+                        sc->rel->relnumber, t.block, t.offset);
+    h = heappage_get_item_const(sc->page.b, t.offset, &len);
+    if (h == NULL || len < sizeof(*h) || !(h->flags & HEAP_TUPLE_HEAP_ONLY))
+        return KEEL_OK;
+    if (sc->roots_blk != sc->blk)
+        scan_roots(sc);
+    if (sc->root[t.offset] == 0)
+        return kerr_set(&sc->s->err, KEEL_ECORRUPT,
+                        "relation %u: heap-only version (%u,%u) is on no "
+                        "chain from an indexed version",
+                        sc->rel->relnumber, t.block, t.offset);
+    root->offset = sc->root[t.offset];
+    return KEEL_OK;
 }
 
 void heap_scan_count_newer(heap_scan *sc)

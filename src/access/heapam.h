@@ -74,6 +74,7 @@ typedef struct heap_rel {
     atomic_u32 hint;        /* a block that had room lately, or
                                HEAP_NO_BLOCK; only a hint */
     atomic_u64 pruned;      /* versions pruning has removed (relaxed) */
+    atomic_u64 hot_updates; /* heap-only updates made (relaxed) */
 } heap_rel;
 
 /* Initializes rel for relation relnumber with rows of type desc (which
@@ -307,10 +308,15 @@ void heap_prefetch(const heap_rel *rel, buf_session *s, tid t);
  * I/O errors.  Visibility to the snapshot is not asked: every version
  * after one the snapshot saw is younger than the snapshot's xmin, so none
  * has been pruned.  With stay, version t itself is decoded, whoever has
- * changed it since.
+ * changed it since.  *xmin (XID_INVALID: any) is the transaction that
+ * made version t: a line holding another's is taken for the row gone
+ * (pruned, and a heap-only version's line reused), as each later link is
+ * checked against the updater that made it; on return it is the maker of
+ * version *latest, for the next call.
  */
 int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
-                bool stay, heap_row *row, tid *latest, xid_t *wait);
+                xid_t *xmin, bool stay, heap_row *row, tid *latest,
+                xid_t *wait);
 
 /*
  * Deletes the row version at t as transaction xid, which must be vis's
@@ -347,17 +353,26 @@ typedef struct heap_update_hold {
                              * version went beside the old one */
     tid old_tid, new_tid;
     uint32_t old_cid; /* the old version's command id before the update */
+    bool hot;         /* the new version is heap-only: it needs no index
+                       * entries */
 } heap_update_hold;
 
 /*
  * heap_update() that leaves the pages of both versions pinned (not
  * locked) in *hold, for heap_update_release() or heap_update_undo().
  * While they are pinned, taking the update back reads nothing and needs
- * no buffer.  On error nothing is pinned and nothing has changed.
+ * no buffer.  On error nothing is pinned and nothing has changed.  With
+ * hot_ok (the caller found that no index key changes), a new version
+ * placed on the old one's page is heap-only (heap_page.h, "Heap-only
+ * updates") and hold->hot says so: the caller then adds no index
+ * entries.
  */
 int heap_update_held(heap_rel *rel, buf_session *s, const visibility *vis,
-                     xid_t xid, tid t, const keel_value *values, tid *new_tid,
-                     heap_update_hold *hold);
+                     xid_t xid, tid t, const keel_value *values, bool hot_ok,
+                     tid *new_tid, heap_update_hold *hold);
+
+/* Heap-only updates made in rel since it was set up (relaxed). */
+uint64_t heap_hot_updates(const heap_rel *rel);
 
 /* Releases what heap_update_held() left pinned. */
 void heap_update_release(buf_session *s, heap_update_hold *hold);
@@ -428,6 +443,15 @@ bool heap_scan_skip(heap_scan *sc);
  */
 void heap_scan_count_newer(heap_scan *sc);
 uint64_t heap_scan_newer(const heap_scan *sc);
+
+/*
+ * The tid an index entry for the row version at t (the last one
+ * heap_scan_next() returned) names: t itself, or for a heap-only version
+ * the root of its chain (heap_page.h, "Heap-only updates"), found on the
+ * scan's copy of the page.  ECORRUPT for a heap-only version no chain
+ * reaches.
+ */
+int heap_scan_root(heap_scan *sc, tid t, tid *root);
 
 /* Frees the scan (NULL is fine). */
 void heap_scan_end(heap_scan *sc);

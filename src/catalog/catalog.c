@@ -496,8 +496,8 @@ int catalog_update(catalog *c, catalog_txn *ct, catalog_id id, tid t,
         rc = heap_fetch(&r->heap, ct->bs, &ct->vis, t, &old);
     /* Both pages pinned until the entries are in: an undo reads nothing. */
     if (rc == KEEL_OK)
-        rc = heap_update_held(&r->heap, ct->bs, &ct->vis, ct->xid, t, vals, &nt,
-                              &hold);
+        rc = heap_update_held(&r->heap, ct->bs, &ct->vis, ct->xid, old.tid,
+                              vals, false, &nt, &hold);
     if (rc == KEEL_OK) {
         rc = index_row(c, ct, id, nt, vals);
         if (rc != KEEL_OK)

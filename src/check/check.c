@@ -69,6 +69,8 @@ typedef struct tid_map {
 #define TID_DAMAGED                                                            \
     3 /* a tuple that does not decode, reported as such: whatever entries      \
          point to it are not judged, its key being unknown */
+#define TID_HEAP_ONLY                                                          \
+    4 /* a heap-only version: never indexed (its chain's root is) */
 
 typedef struct check_ctx {
     keel_check_fn fn;
@@ -147,6 +149,63 @@ static void tid_map_free(tid_map *m)
     memset(m, 0, sizeof(*m));
 }
 
+/*
+ * The index expectations of block blk's heap-only chains (access/
+ * heap_page.h, "Heap-only updates"), recorded already line by line: a
+ * chain's root (a REDIRECT, or an indexed version updated heap-only)
+ * stands for the whole row, which is dead (TID_DEAD) only if every
+ * version of the chain is, and whose deleter is the largest committed one
+ * among them.  The page was verified (heappage_verify()), so the links
+ * are sound; a walk still stops after as many hops as the page has lines.
+ */
+static void chain_fates(tid_map *m, blocknum_t blk, const void *page,
+                        const visibility *vis, const uint8_t *damaged)
+{
+    uint16_t n = heappage_nitems(page);
+    size_t first = m->start[blk];
+
+    for (uint16_t off = 1; off <= n; off++) {
+        heappage_lp lp = heappage_get_lp(page, off);
+        uint16_t cur = off;
+        bool dead = true;
+        xid_t deleter = 0;
+        const heap_tuple_header *h;
+        size_t len;
+
+        if (damaged != NULL && damaged[off])
+            continue;
+        if (heappage_lp_state_of(lp) == HEAPPAGE_LP_REDIRECT)
+            cur = heappage_lp_off(lp);
+        else if ((h = heappage_get_item_const(page, off, &len)) == NULL ||
+                 !(h->flags & HEAP_TUPLE_HOT_UPDATED) ||
+                 (h->flags & HEAP_TUPLE_HEAP_ONLY))
+            continue;
+        for (uint16_t hops = 0; hops < n; hops++) {
+            heap_fate fate;
+            kerr e;
+            if ((damaged != NULL && damaged[cur]) ||
+                (h = heappage_get_item_const(page, cur, &len)) == NULL ||
+                len < sizeof(*h) ||
+                heap_tuple_fate(vis, h->xmin, h->xmax, &fate, &e) != KEEL_OK ||
+                fate != HEAP_DEAD) {
+                dead = false;
+                break;
+            }
+            if (h->xmax > deleter)
+                deleter = h->xmax;
+            if (!(h->flags & HEAP_TUPLE_HOT_UPDATED) ||
+                h->next_offset == cur || h->next_offset < 1 ||
+                h->next_offset > n)
+                break;
+            cur = h->next_offset;
+        }
+        m->state[first + off - 1] = (uint8_t)((m->state[first + off - 1] &
+                                               TID_KIND) |
+                                              (dead ? TID_DEAD : 0));
+        m->deleter[first + off - 1] = dead ? deleter : 0;
+    }
+}
+
 /* Records the line pointers of block blk (the next block) of a heap page
  * (NULL: an unreadable block, whose entries are not checked); vis tells
  * whose inserters committed; damaged (NULL: none) which tuples do not
@@ -185,6 +244,16 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
         m->deleter[m->n] = 0;
         if (damaged != NULL && damaged[off]) {
             st = TID_DAMAGED;
+        } else if (heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL &&
+                   (((const heap_tuple_header *)((const char *)page +
+                                                 heappage_lp_off(lp)))
+                        ->flags &
+                    HEAP_TUPLE_HEAP_ONLY)) {
+            st = TID_HEAP_ONLY;
+        } else if (heappage_lp_state_of(lp) == HEAPPAGE_LP_REDIRECT) {
+            /* Only a committed heap-only update redirects: the row lives
+             * on in its chain, whose fate is judged below. */
+            st = TID_ONCE;
         } else if (heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL) {
             const heap_tuple_header *h =
                 (const heap_tuple_header *)((const char *)page +
@@ -216,6 +285,8 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
         m->state[m->n++] = st;
     }
     m->start[blk + 1] = (uint32_t)m->n;
+    if (page != NULL)
+        chain_fates(m, blk, page, vis, damaged);
     return KEEL_OK;
 }
 
@@ -599,7 +670,7 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
                             map->deleter[i] <= ix->built);
             if ((st == TID_ONCE && (n == 1 || (dead && n == 0))) ||
                 (st == TID_ATMOST && n <= 1) || st == TID_NONE ||
-                st == TID_DAMAGED)
+                st == TID_DAMAGED || (st == TID_HEAP_ONLY && n == 0))
                 continue;
             if (++wrong <= CHECK_MAX_TID_LINES)
                 problem(c,
@@ -607,7 +678,9 @@ static int check_index(check_ctx *c, keel_session *s, const dbinfo_rel *ix,
                         "indexed %u times, not %s",
                         ix->schema, ix->name, ix->relnumber, b,
                         i - map->start[b] + 1, table->name, n,
-                        st == TID_ONCE ? "once" : "at most once");
+                        st == TID_ONCE     ? "once"
+                        : st == TID_ATMOST ? "at most once"
+                                           : "never (it is heap-only)");
             else
                 c->problems++;
         }

@@ -783,7 +783,7 @@ static void build_free(build_state *bs)
 
 /* Copies the key columns of row into a new entry. */
 static int build_add(build_state *bs, const catalog_indexdef *ix,
-                     const heap_row *row)
+                     const heap_row *row, tid root)
 {
     build_entry *e;
     uint16_t nk = bs->keydesc->natts;
@@ -795,7 +795,7 @@ static int build_add(build_state *bs, const catalog_indexdef *ix,
         bs->e = ne;
     }
     e = &bs->e[bs->n];
-    e->t = row->tid;
+    e->t = root;
     e->keys = calloc(nk, sizeof(keel_value));
     if (e->keys == NULL)
         return KEEL_ENOMEM;
@@ -824,6 +824,7 @@ static int create_index(keel_session *s, const char *schema, const char *table,
     heap_scan *sc = NULL;
     heap_row row = {0};
     bool changed = false, found;
+    tid root;
     uint32_t held = s->nheld;
     int rc = engine_check_name(s, "index", index);
 
@@ -908,7 +909,14 @@ static int create_index(keel_session *s, const char *schema, const char *table,
                               (unsigned)keys[k], table);
         if (rc != KEEL_OK)
             break;
-        rc = build_add(&bst, &ix, &row);
+        /* A heap-only version's entry names its chain's root (writers are
+         * shut out, so the chain has no other version this snapshot
+         * sees, and every snapshot that can use the index sees none of
+         * its older ones). */
+        rc = heap_scan_root(sc, row.tid, &root);
+        if (rc != KEEL_OK)
+            break;
+        rc = build_add(&bst, &ix, &row, root);
         if (rc == KEEL_ENOMEM)
             kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
     }

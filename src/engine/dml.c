@@ -793,8 +793,8 @@ static int follow_row(keel_session *s, catalog_txn *ct, engine_table *t,
 
     while (rc == KEEL_OK) {
         xid_t wait = XID_INVALID;
-        rc = heap_follow(&t->h->heap, s->bs, &ct->vis, from, stay, row,
-                         latest, &wait);
+        rc = heap_follow(&t->h->heap, s->bs, &ct->vis, from, &s->follow_xmin,
+                         stay, row, latest, &wait);
         if (rc != KEEL_OK || wait == XID_INVALID)
             break;
         rc = engine_wait_xid(s, wait, t->rel.name);
@@ -860,6 +860,7 @@ static int met_change(keel_session *s, engine_table *t, const write_conflict *m)
     s->follow_set = true;
     s->follow_table = t->rel.oid;
     s->follow_tid = (tid){.block = m->next_block, .offset = m->next_offset};
+    s->follow_xmin = m->xid; /* the updater made the next version */
     return kerr_set(&s->bs->err, KEEL_ECHANGED,
                     "the row of table \"%s\" was updated by transaction %u, "
                     "which committed after the statement's snapshot",
@@ -918,11 +919,18 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
     heap_update_hold hold;
     write_conflict met = {0};
     visibility wv;
+    bool hot_ok = true;
     tid nt;
     int rc = KEEL_OK;
 
     *changed = false;
-    for (uint32_t i = 0; rc == KEEL_OK && i < t->nidx; i++) {
+    /* No index key changes: the new version may be heap-only, with no
+     * entries of its own (access/heap_page.h, "Heap-only updates"). */
+    for (uint32_t i = 0; hot_ok && i < t->nidx; i++) {
+        engine_index_key(&t->idx[i], values, keys);
+        hot_ok = same_key(t, i, keys, old->values);
+    }
+    for (uint32_t i = 0; !hot_ok && rc == KEEL_OK && i < t->nidx; i++) {
         bool taken = false;
         if (!t->idx[i].unique)
             continue;
@@ -948,7 +956,7 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
     while (rc == KEEL_OK) {
         met.xid = XID_INVALID;
         rc = heap_update_held(&t->h->heap, s->bs, &wv, ct->xid, old->tid,
-                              values, &nt, &hold);
+                              values, hot_ok, &nt, &hold);
         if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
             rc = met_change(s, t, &met);
             if (rc == KEEL_OK)
@@ -957,7 +965,7 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
         break;
     }
     if (rc == KEEL_OK) {
-        rc = index_insert_all(s, ct, t, values, nt);
+        rc = hold.hot ? KEEL_OK : index_insert_all(s, ct, t, values, nt);
         if (rc != KEEL_OK) {
             heap_update_undo(s->bs, ct->xid, &hold);
         } else {

@@ -152,11 +152,13 @@ struct keel_session {
     engine_rel **drops;
     uint32_t ndrops, drops_cap;
     /* Read committed (keel_set_isolation()), and the row whose change a
-     * KEEL_ECHANGED reported: its table and the version to follow from. */
+     * KEEL_ECHANGED reported: its table, the version to follow from and
+     * the transaction that made it (heap_follow() checks it). */
     bool read_committed;
     bool follow_set;
     oid_t follow_table;
     tid follow_tid;
+    xid_t follow_xmin;
 };
 
 /*

@@ -58,6 +58,9 @@ typedef enum buf_log_op {
     BUF_OP_BT_ADD = 1, /* u16 position, then the item: btpage_add() */
     BUF_OP_BT_DEAD,    /* u16 position: the item marked dead */
     BUF_OP_HEAP_REMOVE, /* u16 line numbers: heappage_remove_items() */
+    BUF_OP_HEAP_PRUNE,  /* u16 counts of redirects, dead, unused and
+                         * cleared lines, the redirects' (from, to) pairs,
+                         * the three lists: heappage_prune_items() */
     BUF_OP_COUNT
 } buf_log_op;
 
