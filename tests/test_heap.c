@@ -707,6 +707,101 @@ static void test_page_remove_holes(void **state)
     assert_int_equal(heappage_add_item(p.b, item, 24), 0);
 }
 
+/* Sets the header fields of the item at off of page that a heap-only
+ * chain uses. */
+static void set_chain(void *page, uint16_t off, xid_t xmin, xid_t xmax,
+                      uint16_t flags, uint16_t next)
+{
+    size_t len;
+    heap_tuple_header *h = heappage_get_item(page, off, &len);
+
+    assert_non_null(h);
+    h->xmin = xmin;
+    h->xmax = xmax;
+    h->flags = flags;
+    h->next_block = 7;
+    h->next_offset = next;
+}
+
+/*
+ * A heap-only chain's page states (heap_page.h, "Heap-only updates"): a
+ * root updated heap-only twice verifies; pruning makes the root a
+ * REDIRECT to its last version and the middle one UNUSED, whose number
+ * the next item reuses; verify refuses a redirect or a heap-only link to
+ * a version that is not heap-only or not made by the updater, and a
+ * redirect to nothing.
+ */
+static void test_hot_page_states(void **state)
+{
+    page_buf good, p;
+    unsigned char item[64];
+    heappage_lp *lps;
+    uint16_t one = 1, two = 2, three = 3;
+    kerr err;
+
+    (void)state;
+    heappage_init(good.b);
+    for (uint8_t i = 1; i <= 3; i++) {
+        make_item(item, 40, i);
+        assert_int_equal(heappage_add_item(good.b, item, 40), i);
+    }
+    set_chain(good.b, 1, 100, 101,
+              HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED, 2);
+    set_chain(good.b, 2, 101, 102,
+              HEAP_TUPLE_HEAP_ONLY | HEAP_TUPLE_XMAX_UPDATE |
+                  HEAP_TUPLE_HOT_UPDATED,
+              3);
+    set_chain(good.b, 3, 102, 0, HEAP_TUPLE_HEAP_ONLY, 3);
+    assert_int_equal(heappage_verify(good.b, 7, &err), KEEL_OK);
+
+    /* Pruned: 1 redirects to 3, 2 is free again. */
+    p = good;
+    assert_int_equal(heappage_prune_items(p.b, &one, &three, 1, NULL, 0, &two,
+                                          1, NULL, 0),
+                     0);
+    lps = (heappage_lp *)(p.b + PAGE_HEADER_SIZE);
+    assert_int_equal(heappage_lp_state_of(lps[0]), HEAPPAGE_LP_REDIRECT);
+    assert_int_equal(heappage_lp_off(lps[0]), 3);
+    assert_int_equal(heappage_lp_state_of(lps[1]), HEAPPAGE_LP_UNUSED);
+    assert_null(heappage_get_item(p.b, 1, &(size_t){0}));
+    assert_true(((page_header *)p.b)->flags & PAGE_FLAG_HAS_FREE_LINES);
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_OK);
+    make_item(item, 40, 9);
+    assert_int_equal(heappage_add_item(p.b, item, 40), 2);
+    assert_false(((page_header *)p.b)->flags & PAGE_FLAG_HAS_FREE_LINES);
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_OK);
+    /* The whole chain gone: the redirect becomes DEAD. */
+    assert_int_equal(heappage_prune_items(p.b, NULL, NULL, 0, &one, 1, &three,
+                                          1, NULL, 0),
+                     0);
+    assert_int_equal(heappage_lp_state_of(lps[0]), HEAPPAGE_LP_DEAD);
+    assert_int_equal(heappage_lp_state_of(lps[2]), HEAPPAGE_LP_UNUSED);
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_OK);
+
+    /* Damage. */
+    p = good;
+    set_chain(p.b, 2, 101, 102, HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED,
+              3); /* not heap-only */
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_ECORRUPT);
+    assert_non_null(strstr(err.msg, "item 1"));
+    p = good;
+    set_chain(p.b, 3, 99, 0, HEAP_TUPLE_HEAP_ONLY, 3); /* another's */
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_ECORRUPT);
+    assert_non_null(strstr(err.msg, "item 2"));
+    p = good;
+    set_chain(p.b, 1, 100, 0, 0, 1);
+    assert_int_equal(heappage_prune_items(p.b, &two, &one, 1, NULL, 0, NULL, 0,
+                                          NULL, 0),
+                     0); /* to the root, not a heap-only version */
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_ECORRUPT);
+    assert_non_null(strstr(err.msg, "redirect"));
+    p = good;
+    lps = (heappage_lp *)(p.b + PAGE_HEADER_SIZE);
+    lps[1] = heappage_lp_make(9, HEAPPAGE_LP_REDIRECT, 0); /* past the end */
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_ECORRUPT);
+    assert_non_null(strstr(err.msg, "names no other item"));
+}
+
 static void test_page_verify_catches_damage(void **state)
 {
     (void)state;
@@ -3417,6 +3512,7 @@ int main(void)
         cmocka_unit_test(test_page_compact_many_deletes),
         cmocka_unit_test(test_page_remove_holes),
         cmocka_unit_test(test_page_verify_catches_damage),
+        cmocka_unit_test(test_hot_page_states),
         cmocka_unit_test(test_page_damage_refused),
         cmocka_unit_test_setup_teardown(test_roundtrip_every_type, setup,
                                         teardown),

@@ -835,6 +835,80 @@ static void test_heap_only_row(void **state)
     tu_dir_remove(dir);
 }
 
+/* The ids of p's rows whose v is v, through index p_v, in order. */
+static int ids_by_v(keel_session *s, int32_t v, int32_t *ids, int max)
+{
+    keel_value key = tu_vi4(v), out[4];
+    keel_bound b = {&key, 1, true};
+    keel_scan *sc;
+    bool found;
+    int n = 0;
+
+    assert_int_equal(keel_scan_begin(s, NULL, "p", "p_v", &b, &b, &sc),
+                     KEEL_OK);
+    for (;;) {
+        assert_int_equal(keel_scan_next(sc, out, &found), KEEL_OK);
+        if (!found)
+            break;
+        assert_int_equal(out[1].v.i4, v);
+        if (n < max)
+            ids[n] = out[0].v.i4;
+        n++;
+    }
+    keel_scan_end(sc);
+    return n;
+}
+
+/*
+ * An index built over heap-only chains: row 5's v changed three times in
+ * heap-only updates while a transaction older than all of them is open.
+ * The build indexes the version it sees, 52, under the chain's root, and
+ * none of the older ones (their updaters committed before its snapshot):
+ * a search for 52 finds the row once, for 5 or 50 not at all.  The old
+ * transaction still reads v = 5 through the primary key.  Updates of v
+ * then make entries.
+ */
+static void test_build_over_heap_only_chain(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db = open_db(dir, true);
+    keel_session *s, *old;
+    int32_t ids[4];
+    bool found;
+
+    (void)state;
+    assert_int_equal(keel_session_begin(db, &s, NULL), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &old, NULL), KEEL_OK);
+    make_table(s, NULL, "p", 10, 1);
+    assert_int_equal(keel_begin(old), KEEL_OK);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    set_v(s, 5, 50);
+    set_v(s, 5, 51);
+    set_v(s, 5, 52);
+    assert_int_equal(heap_hot_updates(p_heap(s)), 3);
+    index_v(s);
+    assert_int_equal(ids_by_v(s, 52, ids, 4), 1);
+    assert_int_equal(ids[0], 5);
+    assert_int_equal(ids_by_v(s, 5, ids, 4), 0);
+    assert_int_equal(ids_by_v(s, 50, ids, 4), 0);
+    assert_int_equal(ids_by_v(s, 7, ids, 4), 1);
+    assert_int_equal(sel_i4(old, NULL, "p", "v", 5, &found), 5);
+    assert_int_equal(lookup_v(old, 5), 5);
+    assert_int_equal(keel_commit(old), KEEL_OK);
+
+    set_v(s, 5, 60);
+    assert_int_equal(heap_hot_updates(p_heap(s)), 3);
+    assert_int_equal(ids_by_v(s, 60, ids, 4), 1);
+    assert_int_equal(ids[0], 5);
+    assert_int_equal(ids_by_v(s, 52, ids, 4), 0);
+    assert_int_equal(lookup_v(s, 5), 60);
+
+    keel_session_end(old);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, NULL), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 /*
  * More versions than one search keeps (the last 64): 71 of a row, read by
  * a transaction that began before the first update (it sees the key's
@@ -844,7 +918,8 @@ static void test_heap_only_row(void **state)
  * (the last, in a few page reads: not one per version);
  * keel_lookup() and keel_update() on the same row.  Then the session's
  * own uncommitted update, and a row deleted and inserted again in one
- * transaction and in two, against an older snapshot.
+ * transaction and in two, against an older snapshot.  (v is indexed, so
+ * that every version has its own entries.)
  */
 static void test_many_versions(void **state)
 {
@@ -1697,6 +1772,7 @@ int main(void)
         cmocka_unit_test(test_hot_row_updates),
         cmocka_unit_test(test_hot_row_pruning),
         cmocka_unit_test(test_heap_only_row),
+        cmocka_unit_test(test_build_over_heap_only_chain),
         cmocka_unit_test(test_frozen_rows),
         cmocka_unit_test(test_failed_transaction),
         cmocka_unit_test(test_tables_change),

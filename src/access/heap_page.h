@@ -267,7 +267,9 @@ bool heappage_compact(void *page);
  * long enough for a tuple header; UNUSED and DEAD ones without storage) and
  * every tuple header (hoff, natts, known flags, valid xids, an update's next
  * tid, a combo command id only on a version whose inserter deleted it;
- * any other command id is accepted, since only its writer reads it).  A new page is valid.  Returns KEEL_OK, or KEEL_ECORRUPT with a
+ * any other command id is accepted, since only its writer reads it), and
+ * heap-only chains' links: a REDIRECT, and a HOT_UPDATED version's next
+ * tid, name a heap-only version on the page, inserted by the updater.  A new page is valid.  Returns KEEL_OK, or KEEL_ECORRUPT with a
  * message naming the first problem found and its offset; blk is only used
  * in that message.
  */
