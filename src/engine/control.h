@@ -17,9 +17,11 @@
 
 #define CONTROL_FILE_NAME      "keel_control"
 #define CONTROL_LOCK_NAME      "keel_lock"
-/* The directory's layout: the control file's, and the log's record
- * format (3: compact block references and copies, src/storage/buf_log.h). */
-#define CONTROL_LAYOUT_VERSION 3
+/* The directory's layout: the control file's, the log's record format
+ * and the heap page's (3: compact block references and copies,
+ * src/storage/buf_log.h; 4: heap-only chains, which an older build would
+ * read as rows missing, src/access/heap_page.h). */
+#define CONTROL_LAYOUT_VERSION 4
 
 typedef enum control_state {
     CONTROL_SHUT_DOWN = 1,     /* closed cleanly: everything is on disk */

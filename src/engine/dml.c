@@ -902,7 +902,9 @@ keel_status keel_fetch_changed(keel_session *s, const char *schema,
 /*
  * Replaces version old of a row of t (read by ct's snapshot, or with
  * following the version keel_fetch_changed() returned, which need only be
- * committed) by values, which check_row() passed: the keys of t's unique
+ * committed) by values, which check_row() passed: if no index's key
+ * changes, the new version may be heap-only (placed beside the old one:
+ * no index entries, access/README.md); else the keys of t's unique
  * indexes that change are checked first (KEEL_EUNIQUE, nothing changed);
  * read committed waits for a running changer of the version and reports
  * a committed one's change (met_change()); then the new version's index
