@@ -241,8 +241,10 @@ int btree_open(buf_session *s, relnumber_t rel, btree **out)
 }
 
 /* Redo of a leaf's insert (BUF_OP_BT_ADD): u16 position, the item. */
-static bool bt_redo_add(void *page, const void *payload, uint16_t len)
+static bool bt_redo_add(void *page, uint32_t blk, const void *payload,
+                        uint16_t len)
 {
+    (void)blk;
     uint16_t pos;
 
     if (len < 2 + sizeof(bt_item) || (len - 2) % 8 != 0)
@@ -255,8 +257,10 @@ static bool bt_redo_add(void *page, const void *payload, uint16_t len)
 }
 
 /* Redo of a unique check's dead mark (BUF_OP_BT_DEAD): u16 position. */
-static bool bt_redo_dead(void *page, const void *payload, uint16_t len)
+static bool bt_redo_dead(void *page, uint32_t blk, const void *payload,
+                        uint16_t len)
 {
+    (void)blk;
     uint16_t pos;
 
     if (len != 2)

@@ -341,6 +341,18 @@ static uint16_t place_in_hole(void *page, uint16_t hole, const void *item,
     return offset;
 }
 
+uint16_t heappage_place_in_hole(void *page, uint16_t pos, const void *item,
+                                size_t len)
+{
+    const page_header *h = hdr(page);
+
+    if (pos % 8 != 0 || pos < h->upper || len > HEAP_MAX_TUPLE_SIZE ||
+        (size_t)pos + ALIGN8(len) > h->special ||
+        !(h->flags & PAGE_FLAG_HAS_HOLES))
+        return 0;
+    return place_in_hole(page, pos, item, len);
+}
+
 uint16_t heappage_remove_items(void *page, const uint16_t *offsets, uint16_t n,
                                const void *item, size_t len)
 {

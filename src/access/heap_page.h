@@ -253,6 +253,15 @@ uint16_t heappage_prune_items(void *page, const uint16_t *redirect,
                               const void *item, size_t len);
 
 /*
+ * Redo of heappage_prune_items()'s placement: item (len bytes) at pos, a
+ * hole pruning left, with a line pointer as heappage_add_item() would
+ * give it; its offset, or 0 if pos is no place for it (outside the tuple
+ * space, misaligned, or on a page without holes).
+ */
+uint16_t heappage_place_in_hole(void *page, uint16_t pos, const void *item,
+                                size_t len);
+
+/*
  * Moves every NORMAL item so that they are packed against the end of the
  * page, leaving all free space in one piece.  Line pointer numbers do not
  * change.  Returns false, changing nothing, on a damaged page whose items

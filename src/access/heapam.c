@@ -838,11 +838,13 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
 }
 
 /* Redo of pruning's removal (BUF_OP_HEAP_REMOVE): the line numbers. */
-static bool heap_redo_remove(void *page, const void *payload, uint16_t len)
+static bool heap_redo_remove(void *page, uint32_t blk, const void *payload,
+                             uint16_t len)
 {
     uint16_t offs[HEAPPAGE_MAX_LINES], n = (uint16_t)(len / sizeof(offs[0]));
     uint16_t nitems = heappage_nitems(page);
 
+    (void)blk;
     if (len % sizeof(offs[0]) != 0 || n == 0 || n > HEAPPAGE_MAX_LINES)
         return false;
     memcpy(offs, payload, len);
@@ -869,7 +871,8 @@ static bool lp_in(const void *page, uint16_t n, uint16_t off,
 
 /* Redo of a pruning pass (BUF_OP_HEAP_PRUNE, prune_payload()): the claims
  * cleared, then the line pointers changed, as prune_pass() did. */
-static bool heap_redo_prune(void *page, const void *payload, uint16_t len)
+static bool heap_redo_prune(void *page, uint32_t blk, const void *payload,
+                            uint16_t len)
 {
     uint16_t w[4 + 5 * HEAPPAGE_MAX_LINES], n = heappage_nitems(page);
     uint16_t nr, nd, nu, ncl, rfrom[HEAPPAGE_MAX_LINES],
@@ -877,6 +880,7 @@ static bool heap_redo_prune(void *page, const void *payload, uint16_t len)
     const uint16_t *dead, *unused, *clear;
     size_t words = len / sizeof(w[0]);
 
+    (void)blk;
     if (len % sizeof(w[0]) != 0 || words < 4 || words > sizeof(w) / 2)
         return false;
     memcpy(w, payload, len);
@@ -914,10 +918,168 @@ static bool heap_redo_prune(void *page, const void *payload, uint16_t len)
     return true;
 }
 
+/*
+ * BUF_OP_HEAP_UPDATE's fixed part: an update whose new version went
+ * beside the old one with nothing else on the page moving.  The new
+ * version is logged against the old one as redo can foresee it
+ * (update_template()): its header as the update makes it, the old one's
+ * data; only the bytes between their common prefix and suffix follow.
+ * For a row whose one column changed, that is the column.
+ */
+typedef struct heap_update_op {
+    uint16_t old_off, new_off;
+    xid_t xid;          /* the updater: the old version's xmax, new's xmin */
+    uint32_t old_cid;   /* the old version's command id word after it */
+    uint32_t new_cid;   /* the new version's */
+    uint16_t new_flags; /* the new version's (HEAP_ONLY: so is the update) */
+    uint16_t new_len;   /* the new version's length */
+    uint16_t prefix;    /* bytes it shares with the template's start */
+    uint16_t hint;      /* the page header's am_hint after it */
+} heap_update_op;
+
+_Static_assert(sizeof(heap_update_op) == 24, "heap_update_op is 24 bytes");
+
+/* The largest changed part an update logs this way; a larger one is
+ * logged as byte ranges. */
+#define HEAP_UPDATE_OP_MAX_MIDDLE 1024
+
+/* In new_len: the new version went into a hole pruning left, at the
+ * position the u16 after the fixed part gives (heappage_place_in_hole()),
+ * not where heappage_add_item_in_place() puts one. */
+#define HEAP_UPDATE_IN_HOLE 0x8000u
+
+/* What redo can foresee of a new version: dst (old_len bytes) is the old
+ * version (at old, block blk) with the header the update gives the new
+ * one. */
+static void update_template(char *dst, const void *old, size_t old_len,
+                            const heap_update_op *u, blocknum_t blk)
+{
+    heap_tuple_header h;
+
+    memcpy(dst, old, old_len);
+    memcpy(&h, dst, sizeof(h));
+    h.xmin = u->xid;
+    h.xmax = XID_INVALID;
+    h.next_block = blk;
+    h.next_offset = u->new_off;
+    h.flags = u->new_flags;
+    h.cid = u->new_cid;
+    memcpy(dst, &h, sizeof(h));
+}
+
+/*
+ * Logs the update of buffer id (block blk) that put the new version at
+ * new_off beside the old one at old_off, both as they now are, with no
+ * range noted: BUF_OP_HEAP_UPDATE, or false (nothing noted) if the
+ * versions differ in more than HEAP_UPDATE_OP_MAX_MIDDLE bytes.
+ */
+static bool log_update_op(buf_session *s, int32_t id, blocknum_t blk,
+                          uint16_t old_off, uint16_t new_off, uint16_t hole,
+                          xid_t xid)
+{
+    char *page = buf_page(s->pool, id);
+    size_t old_len = 0, new_len = 0, lim, prefix = 0, suffix = 0, middle;
+    const heap_tuple_header *oh = heappage_get_item(page, old_off, &old_len);
+    const heap_tuple_header *nh = heappage_get_item(page, new_off, &new_len);
+    _Alignas(8) char tmpl[BLOCK_SIZE];
+    _Alignas(8) char payload[sizeof(heap_update_op) + 2 +
+                             HEAP_UPDATE_OP_MAX_MIDDLE];
+    size_t fixed = sizeof(heap_update_op) + (hole != 0 ? 2 : 0);
+    heap_update_op u;
+    const char *nb = (const char *)nh;
+
+    assert(oh != NULL && nh != NULL);
+    u = (heap_update_op){.old_off = old_off,
+                         .new_off = new_off,
+                         .xid = xid,
+                         .old_cid = oh->cid,
+                         .new_cid = nh->cid,
+                         .new_flags = nh->flags,
+                         .new_len = (uint16_t)new_len,
+                         .hint = ((const page_header *)page)->am_hint};
+    update_template(tmpl, oh, old_len, &u, blk);
+    lim = old_len < new_len ? old_len : new_len;
+    while (prefix < lim && tmpl[prefix] == nb[prefix])
+        prefix++;
+    while (suffix < lim - prefix &&
+           tmpl[old_len - 1 - suffix] == nb[new_len - 1 - suffix])
+        suffix++;
+    middle = new_len - prefix - suffix;
+    if (middle > HEAP_UPDATE_OP_MAX_MIDDLE)
+        return false;
+    u.prefix = (uint16_t)prefix;
+    if (hole != 0)
+        u.new_len |= HEAP_UPDATE_IN_HOLE;
+    memcpy(payload, &u, sizeof(u));
+    memcpy(payload + sizeof(u), &hole, 2); /* overwritten if no hole */
+    memcpy(payload + fixed, nb + prefix, middle);
+    buf_mark_dirty_op(s, id, BUF_OP_HEAP_UPDATE, payload,
+                      (uint16_t)(fixed + middle));
+    return true;
+}
+
+/* Redo of BUF_OP_HEAP_UPDATE: the new version rebuilt and added as the
+ * update added it, then the old one claimed and the page marked as
+ * update_tuple() did (the header's flags and hint as pruning, if it ran
+ * first, and the claim left them). */
+static bool heap_redo_update(void *page, uint32_t blk, const void *payload,
+                             uint16_t len)
+{
+    heap_update_op u;
+    _Alignas(8) char tmpl[BLOCK_SIZE], nv[BLOCK_SIZE];
+    heap_tuple_header *h;
+    size_t old_len = 0, middle, suffix, fixed = sizeof(u);
+    uint16_t hole = 0, off;
+
+    if (len < sizeof(u))
+        return false;
+    memcpy(&u, payload, sizeof(u));
+    if (u.new_len & HEAP_UPDATE_IN_HOLE) {
+        fixed += 2;
+        if (len < fixed)
+            return false;
+        memcpy(&hole, (const char *)payload + sizeof(u), 2);
+        u.new_len &= (uint16_t)~HEAP_UPDATE_IN_HOLE;
+    }
+    middle = len - fixed;
+    h = u.old_off >= 1 && u.old_off <= heappage_nitems(page)
+            ? heappage_get_item(page, u.old_off, &old_len)
+            : NULL;
+    if (h == NULL || old_len < sizeof(*h) || u.new_len < sizeof(*h) ||
+        u.new_len > HEAP_MAX_TUPLE_SIZE || u.prefix > old_len ||
+        (size_t)u.prefix + middle > u.new_len)
+        return false;
+    suffix = u.new_len - u.prefix - middle;
+    if (suffix > old_len - u.prefix)
+        return false;
+    update_template(tmpl, h, old_len, &u, blk);
+    memcpy(nv, tmpl, u.prefix);
+    memcpy(nv + u.prefix, (const char *)payload + fixed, middle);
+    memcpy(nv + u.prefix + middle, tmpl + old_len - suffix, suffix);
+    off = hole != 0 ? heappage_place_in_hole(page, hole, nv, u.new_len)
+                    : heappage_add_item_in_place(page, nv, u.new_len);
+    if (off != u.new_off)
+        return false;
+    h = heappage_get_item(page, u.old_off, &old_len);
+    h->xmax = u.xid;
+    h->cid = u.old_cid;
+    h->flags = (uint16_t)((h->flags & ~HEAP_TUPLE_HOT_UPDATED) |
+                          HEAP_TUPLE_XMAX_UPDATE |
+                          ((u.new_flags & HEAP_TUPLE_HEAP_ONLY)
+                               ? HEAP_TUPLE_HOT_UPDATED
+                               : 0));
+    h->next_block = blk;
+    h->next_offset = u.new_off;
+    ((page_header *)page)->flags |= PAGE_FLAG_PRUNABLE;
+    ((page_header *)page)->am_hint = u.hint;
+    return true;
+}
+
 void heap_log_register(void)
 {
     buf_log_register_op(BUF_OP_HEAP_REMOVE, heap_redo_remove);
     buf_log_register_op(BUF_OP_HEAP_PRUNE, heap_redo_prune);
+    buf_log_register_op(BUF_OP_HEAP_UPDATE, heap_redo_update);
 }
 
 /* Marks buffer id dirty for a change of its page's header: from `flags`
@@ -963,12 +1125,13 @@ static void claim_noted(void *page, uint16_t off)
 static uint16_t prune_locked(heap_rel *rel, buf_session *s,
                              const visibility *vis, int32_t id, void *page,
                              blocknum_t blk, const void *tup, size_t len,
-                             bool *changed)
+                             bool *changed, bool *in_hole)
 {
     xid_t horizon, newer, again;
     uint16_t off;
 
     *changed = false;
+    *in_hole = false;
     /* A page out of line pointers takes nothing, whatever goes. */
     if (!(((page_header *)page)->flags & PAGE_FLAG_PRUNABLE) || vis == NULL ||
         vis->horizon == NULL ||
@@ -981,6 +1144,7 @@ static uint16_t prune_locked(heap_rel *rel, buf_session *s,
     horizon = vis->horizon(vis->status_ctx, XID_INVALID);
     *changed =
         prune_pass(rel, s, vis, id, page, blk, horizon, &newer, tup, len, &off);
+    *in_hole = off != 0;
     if (off == 0 && *changed)
         off = heappage_add_item_in_place(page, tup, len);
     if (off != 0 || newer == XID_INVALID)
@@ -989,6 +1153,7 @@ static uint16_t prune_locked(heap_rel *rel, buf_session *s,
     if (again > horizon &&
         prune_pass(rel, s, vis, id, page, blk, again, &newer, tup, len, &off)) {
         *changed = true;
+        *in_hole = off != 0;
         if (off == 0)
             off = heappage_add_item_in_place(page, tup, len);
     }
@@ -1018,7 +1183,7 @@ static int not_heap_page(const heap_rel *rel, blocknum_t blk,
  */
 static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
                         int32_t id, blocknum_t blk, const void *tup, size_t len,
-                        uint16_t like, tid *out, bool *placed)
+                        uint16_t like, tid *out, bool *placed, uint16_t *hole)
 {
     void *page = buf_page(s->pool, id);
     page_header *ph = page;
@@ -1026,8 +1191,11 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     uint16_t off;
     size_t got;
     bool moved = false, pruned = false; /* pruned: the header changed */
+    bool in_hole = false;
 
     *placed = false;
+    if (hole != NULL)
+        *hole = 0;
     s->log_info = WAL_INFO_HEAP_INSERT;
     if (ph->upper == 0 && page_is_new(page)) {
         heappage_init(page);
@@ -1041,7 +1209,8 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     off = heappage_add_item_in_place(page, tup, len);
     if (off == 0) {
         bool changed;
-        off = prune_locked(rel, s, vis, id, page, blk, tup, len, &changed);
+        off = prune_locked(rel, s, vis, id, page, blk, tup, len, &changed,
+                           &in_hole);
         pruned = changed;
     }
     if (off == 0) {
@@ -1060,6 +1229,11 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     h->next_offset = off;
     if (moved) {
         buf_mark_dirty(s, id);
+    } else if (hole != NULL) {
+        /* The caller logs the tuple and the header (an update's
+         * operation, which a range before it would make a whole page). */
+        if (in_hole)
+            *hole = heappage_lp_off(heappage_get_lp(page, off));
     } else {
         const char *old = NULL;
         mark_page_header(s, id);
@@ -1124,7 +1298,8 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         id = target->id;
         blk = target->blk;
         buf_lock(s, id, LW_EXCLUSIVE);
-        rc = place_locked(rel, s, NULL, id, blk, tup, len, 0, out, &placed);
+        rc = place_locked(rel, s, NULL, id, blk, tup, len, 0, out, &placed,
+                          NULL);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
             return KEEL_OK;
@@ -1156,7 +1331,8 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
             return rc;
         tried = blk;
         buf_lock(s, id, LW_EXCLUSIVE);
-        rc = place_locked(rel, s, vis, id, blk, tup, len, 0, out, &placed);
+        rc = place_locked(rel, s, vis, id, blk, tup, len, 0, out, &placed,
+                          NULL);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
             goto done;
@@ -1174,7 +1350,8 @@ extend:
     rc = buf_extend(s, rel->relnumber, 0, st, &id, &blk);
     if (rc != KEEL_OK)
         return rc;
-    rc = place_locked(rel, s, NULL, id, blk, tup, len, 0, out, &placed);
+    rc = place_locked(rel, s, NULL, id, blk, tup, len, 0, out, &placed,
+                          NULL);
     buf_unlock(s, id);
     if (rc == KEEL_OK && !placed)
         rc = kerr_set(&s->err, KEEL_ECORRUPT,
@@ -2122,6 +2299,21 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     return KEEL_OK;
 }
 
+/* Notes for the log the item just added at off of buffer id with nothing
+ * else moving: the page header, its line pointer, its bytes. */
+static void note_placed(buf_session *s, int32_t id, uint16_t off)
+{
+    const char *page = buf_page(s->pool, id);
+    size_t len = 0;
+    const char *item = heappage_get_item((void *)page, off, &len);
+
+    mark_page_header(s, id);
+    buf_mark_dirty_range(s, id,
+                         PAGE_HEADER_SIZE + (uint32_t)(off - 1) * HEAPPAGE_LP_SIZE,
+                         HEAPPAGE_LP_SIZE);
+    buf_mark_dirty_range(s, id, (uint32_t)(item - page), (uint32_t)len);
+}
+
 /*
  * heap_update(), and with hold (heap_update_held()) the pages of both
  * versions left pinned in it.
@@ -2137,6 +2329,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     uint32_t word = 0;
     size_t len = 0, got; /* len: set by form_tuple() */
     bool placed = false;
+    uint16_t hole = 0;
     tid nt = TID_INVALID;
     int32_t id;
     int rc;
@@ -2167,9 +2360,20 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     h->next_offset = t.offset;
     if (hot_ok)
         ((heap_tuple_header *)buf.b)->flags |= HEAP_TUPLE_HEAP_ONLY;
-    rc = place_locked(rel, s, vis, id, t.block, buf.b, len, t.offset, &nt,
-                      &placed);
-    assert(rc == KEEL_OK); /* the page was a heap page a moment ago */
+    /* Room without pruning: nothing else on the page moves, and the log
+     * takes the update as one operation (log_update_op()). */
+    nt.offset = heappage_add_item_in_place(buf_page(s->pool, id), buf.b, len);
+    if (nt.offset != 0) {
+        heap_tuple_header *nh =
+            heappage_get_item(buf_page(s->pool, id), nt.offset, &got);
+        nh->next_block = nt.block = t.block;
+        nh->next_offset = nt.offset;
+        placed = true;
+    } else {
+        rc = place_locked(rel, s, vis, id, t.block, buf.b, len, t.offset, &nt,
+                          &placed, &hole);
+        assert(rc == KEEL_OK); /* the page was a heap page a moment ago */
+    }
     /* Set after placing: pruning for this update has nothing to gain from
      * its own claim, and would pass over a page of untouched rows for it. */
     claim_noted(buf_page(s->pool, id), t.offset);
@@ -2183,7 +2387,10 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
             atomic_fetch_add_explicit(&rel->hot_updates, 1,
                                       memory_order_relaxed);
         }
-        mark_tuple_header(s, id, h);
+        if (!log_update_op(s, id, t.block, t.offset, nt.offset, hole, xid)) {
+            note_placed(s, id, nt.offset);
+            mark_tuple_header(s, id, h);
+        }
         s->log_info = WAL_INFO_HEAP_UPDATE;
         s->log_xid = xid;
         buf_unlock(s, id);

@@ -45,8 +45,8 @@ bool buf_log_op_known(uint8_t op)
     return op > 0 && op < BUF_OP_COUNT && op_fns[op] != NULL;
 }
 
-bool buf_log_run_ops(void *page, const char *ops, uint16_t bytes,
-                     uint16_t count)
+bool buf_log_run_ops(void *page, uint32_t blk, const char *ops,
+                     uint16_t bytes, uint16_t count)
 {
     const char *p = ops, *lim = ops + bytes;
 
@@ -58,7 +58,7 @@ bool buf_log_run_ops(void *page, const char *ops, uint16_t bytes,
         op = (uint8_t)p[0];
         memcpy(&len, p + 2, 2);
         if (lim - p < 4 + (ptrdiff_t)((len + 1u) & ~1u) ||
-            !buf_log_op_known(op) || !op_fns[op](page, p + 4, len))
+            !buf_log_op_known(op) || !op_fns[op](page, blk, p + 4, len))
             return false;
         p += 4 + ((len + 1u) & ~1u);
     }
@@ -286,9 +286,12 @@ static void shadow_apply(buf_session *s)
         char *sh = p->log_shadow + (size_t)e->id * BLOCK_SIZE;
         const char *page = buf_page(p, e->id);
         if (p->log_shadow_ok[e->id] && e->nranges != BUF_LOG_WHOLE) {
+            relnumber_t rel;
+            blocknum_t blk;
+            buf_block_of(p, e->id, &rel, &blk);
             if (e->nops > 0 &&
-                !buf_log_run_ops(sh, s->log_opbuf + e->op_start, e->op_len,
-                                 e->nops)) {
+                !buf_log_run_ops(sh, blk, s->log_opbuf + e->op_start,
+                                 e->op_len, e->nops)) {
                 fprintf(stderr, "a logged operation fails on its own page\n");
                 abort();
             }
@@ -483,7 +486,8 @@ static bool redo_change(void *page, const parsed_block *pb)
     const char *d = pb->data;
 
     if (pb->op_count > 0 &&
-        !buf_log_run_ops(page, pb->ops, pb->op_bytes, pb->op_count))
+        !buf_log_run_ops(page, pb->b.blk, pb->ops, pb->op_bytes,
+                         pb->op_count))
         return false;
     for (uint32_t k = 0; k < pb->b.nranges; k++) {
         uint16_t off, len;

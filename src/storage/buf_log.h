@@ -61,11 +61,16 @@ typedef enum buf_log_op {
     BUF_OP_HEAP_PRUNE,  /* u16 counts of redirects, dead, unused and
                          * cleared lines, the redirects' (from, to) pairs,
                          * the three lists: heappage_prune_items() */
+    BUF_OP_HEAP_UPDATE, /* an update whose new version went beside the old
+                         * one: heap_update_op, then the new version's
+                         * bytes that differ from the old one's */
     BUF_OP_COUNT
 } buf_log_op;
 
-/* Redo of one operation on page: false if it cannot be (a damaged log). */
-typedef bool (*buf_log_op_fn)(void *page, const void *payload, uint16_t len);
+/* Redo of one operation on page (block blk of its relation): false if it
+ * cannot be (a damaged log). */
+typedef bool (*buf_log_op_fn)(void *page, uint32_t blk, const void *payload,
+                              uint16_t len);
 
 /* Registers op's redo (once, before any open: the access methods'). */
 void buf_log_register_op(uint8_t op, buf_log_op_fn fn);
@@ -73,8 +78,8 @@ bool buf_log_op_known(uint8_t op);
 
 /* Runs the operations (bytes as in the record) on page; false if one
  * fails or is malformed. */
-bool buf_log_run_ops(void *page, const char *ops, uint16_t bytes,
-                     uint16_t count);
+bool buf_log_run_ops(void *page, uint32_t blk, const char *ops,
+                     uint16_t bytes, uint16_t count);
 
 /* A block reference, as read from a record. */
 typedef struct buf_log_block {
