@@ -43,6 +43,7 @@
 #include "access/tuple.h"
 #include "port/atomics.h"
 #include "port/clock.h"
+#include "storage/buf_log.h"
 #include "storage/bufmgr.h"
 #include "storage/fault.h"
 #include "storage/smgr.h"
@@ -800,6 +801,123 @@ static void test_hot_page_states(void **state)
     lps[1] = heappage_lp_make(9, HEAPPAGE_LP_REDIRECT, 0); /* past the end */
     assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_ECORRUPT);
     assert_non_null(strstr(err.msg, "names no other item"));
+}
+
+/* One record operation as buf_log_run_ops() reads it; its length. */
+static uint16_t put_op(char *buf, uint8_t op, const void *payload,
+                       uint16_t len)
+{
+    buf[0] = (char)op;
+    buf[1] = 0;
+    memcpy(buf + 2, &len, 2);
+    memcpy(buf + 4, payload, len);
+    if (len & 1)
+        buf[4 + len] = 0;
+    return (uint16_t)(4 + ((len + 1u) & ~1u));
+}
+
+/* A BUF_OP_HEAP_UPDATE payload (heapam.c's heap_update_op, then the
+ * changed bytes); its length. */
+static uint16_t update_payload(char *p, uint16_t old_off, uint16_t new_off,
+                               xid_t xid, uint32_t cid, uint16_t new_flags,
+                               uint16_t new_len, uint16_t prefix,
+                               uint16_t hint, const char *middle,
+                               uint16_t mlen)
+{
+    memcpy(p, &old_off, 2);
+    memcpy(p + 2, &new_off, 2);
+    memcpy(p + 4, &xid, 4);
+    memcpy(p + 8, &cid, 4);
+    memcpy(p + 12, &cid, 4);
+    memcpy(p + 16, &new_flags, 2);
+    memcpy(p + 18, &new_len, 2);
+    memcpy(p + 20, &prefix, 2);
+    memcpy(p + 22, &hint, 2);
+    memcpy(p + 24, middle, mlen);
+    return (uint16_t)(24 + mlen);
+}
+
+/*
+ * Redo of a same-page update logged as one operation: the new version
+ * rebuilt from the old one's bytes and the one byte that changed, added
+ * beside it, the old one claimed with the heap-only link; payloads that
+ * claim more than the versions hold, name no version, or do not land
+ * where they say are refused (a damaged log), and change nothing.
+ */
+static void test_update_op_redo(void **state)
+{
+    page_buf base, p;
+    unsigned char item[40], want[40];
+    char pay[64], ops[96];
+    heap_tuple_header h;
+    const heap_tuple_header *oh;
+    const unsigned char *got;
+    size_t len = 0;
+    uint16_t n;
+    kerr err;
+
+    (void)state;
+    heap_log_register();
+    memset(&h, 0, sizeof(h));
+    h.xmin = 50;
+    h.next_block = 7;
+    h.next_offset = 1;
+    h.natts = 2;
+    h.hoff = HEAP_TUPLE_HOFF;
+    memcpy(item, &h, sizeof(h));
+    memcpy(item + 24, "AAAAAAAABBBBBBBB", 16);
+    heappage_init(base.b);
+    assert_int_equal(heappage_add_item(base.b, item, 40), 1);
+    /* What the update makes: the header redo foresees, one byte new. */
+    h.xmin = 60;
+    h.next_offset = 2;
+    h.flags = HEAP_TUPLE_HEAP_ONLY;
+    h.cid = 3;
+    memcpy(want, &h, sizeof(h));
+    memcpy(want + 24, "AAAAAAAACBBBBBBB", 16);
+
+    p = base;
+    n = put_op(ops, BUF_OP_HEAP_UPDATE, pay,
+               update_payload(pay, 1, 2, 60, 3, HEAP_TUPLE_HEAP_ONLY, 40, 32,
+                              1, "C", 1));
+    assert_true(buf_log_run_ops(p.b, 7, ops, n, 1));
+    got = heappage_get_item_const(p.b, 2, &len);
+    assert_non_null(got);
+    assert_int_equal(len, 40);
+    assert_memory_equal(got, want, 40);
+    oh = heappage_get_item_const(p.b, 1, &len);
+    assert_int_equal(oh->xmax, 60);
+    assert_int_equal(oh->cid, 3);
+    assert_int_equal(oh->flags,
+                     HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED);
+    assert_int_equal(oh->next_block, 7);
+    assert_int_equal(oh->next_offset, 2);
+    assert_true(((page_header *)p.b)->flags & PAGE_FLAG_PRUNABLE);
+    assert_int_equal(((page_header *)p.b)->am_hint, 1);
+    assert_int_equal(heappage_verify(p.b, 7, &err), KEEL_OK);
+
+#define REFUSED(payload_len)                                                   \
+    do {                                                                       \
+        p = base;                                                              \
+        n = put_op(ops, BUF_OP_HEAP_UPDATE, pay, (payload_len));              \
+        assert_false(buf_log_run_ops(p.b, 7, ops, n, 1));                      \
+    } while (0)
+    /* More shared bytes than the new version has; no old version; a new
+     * line other than the one the add gives; a short payload; a hole on
+     * a page that has none. */
+    REFUSED(update_payload(pay, 1, 2, 60, 3, 0, 40, 41, 1, "C", 1));
+    REFUSED(update_payload(pay, 5, 2, 60, 3, 0, 40, 32, 1, "C", 1));
+    REFUSED(update_payload(pay, 1, 3, 60, 3, 0, 40, 32, 1, "C", 1));
+    REFUSED(update_payload(pay, 1, 2, 60, 3, 0, 40, 32, 1, "C", 1) - 8);
+    {
+        uint16_t flagged = 40 | 0x8000, at = 8000;
+        uint16_t l = update_payload(pay, 1, 2, 60, 3, 0, 40, 32, 1, "", 0);
+        memcpy(pay + 18, &flagged, 2);
+        memcpy(pay + 24, &at, 2);
+        memcpy(pay + 26, "C", 1);
+        REFUSED((uint16_t)(l + 3));
+    }
+#undef REFUSED
 }
 
 static void test_page_verify_catches_damage(void **state)
@@ -3513,6 +3631,7 @@ int main(void)
         cmocka_unit_test(test_page_remove_holes),
         cmocka_unit_test(test_page_verify_catches_damage),
         cmocka_unit_test(test_hot_page_states),
+        cmocka_unit_test(test_update_op_redo),
         cmocka_unit_test(test_page_damage_refused),
         cmocka_unit_test_setup_teardown(test_roundtrip_every_type, setup,
                                         teardown),
