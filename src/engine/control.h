@@ -18,8 +18,9 @@
 #define CONTROL_FILE_NAME      "keel_control"
 #define CONTROL_LOCK_NAME      "keel_lock"
 /* The directory's layout: the control file's, and the log's record
- * format (3: compact block references and copies, src/storage/buf_log.h). */
-#define CONTROL_LAYOUT_VERSION 3
+ * format (3: compact block references and copies, src/storage/buf_log.h;
+ * 4: the 24-byte record header, src/wal/wal.h). */
+#define CONTROL_LAYOUT_VERSION 4
 
 typedef enum control_state {
     CONTROL_SHUT_DOWN = 1,     /* closed cleanly: everything is on disk */
