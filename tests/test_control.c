@@ -194,6 +194,43 @@ static void test_wrong_version(void **state)
     tu_dir_remove(dir);
 }
 
+/*
+ * Databases made before heap-only chains (layout version 4) and before
+ * the log's 24-byte record header (3, whose log this keel cannot read):
+ * refused at open, the message naming both versions.
+ */
+static void test_older_layout_refused(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db_options o;
+    keel_error e;
+    keel_db *db = NULL;
+    control_data c;
+    kerr err;
+    char want[160];
+
+    (void)state;
+    keel_db_options_init(&o);
+    o.dir = dir;
+    o.pool_mb = 8;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    assert_int_equal(c.layout_version, 5);
+    for (uint32_t v = 3; v <= 4; v++) {
+        c.layout_version = v;
+        assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
+        assert_int_equal(keel_db_open(&o, &db, &e), KEEL_EVERSION);
+        assert_null(db);
+        snprintf(want, sizeof(want),
+                 "database \"%s\" has layout version %u; this keel reads "
+                 "version 5",
+                 dir, v);
+        if (strstr(e.msg, want) == NULL)
+            fail_msg("got: %s", e.msg);
+    }
+    tu_dir_remove(dir);
+}
+
 static void test_missing_directory(void **state)
 {
     control_data c, r;
@@ -296,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_not_a_database),
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_wrong_version),
+        cmocka_unit_test(test_older_layout_refused),
         cmocka_unit_test(test_missing_directory),
 #ifdef KEEL_FAULT_INJECTION
         cmocka_unit_test(test_write_fails),

@@ -281,7 +281,7 @@ static void nth_record(const char *dir, int n, uint64_t *lsn, uint64_t *end)
 {
     control_data c;
     wal_reader *r;
-    const wal_rec_hdr *h;
+    const wal_record *h;
     const char *b;
     kerr err;
     int i = 0, rc;
@@ -326,7 +326,7 @@ static void test_corrupt_record_in_the_middle(void **state)
     (void)state;
     crash_after_rows(dir, 6, 60, false);
     nth_record(dir, 3, &lsn, &end);
-    damage(dir, lsn + sizeof(wal_rec_hdr) + 2);
+    damage(dir, lsn + WAL_HDR_SIZE + 2);
     assert_int_equal(keel_db_open(&o, &db, &e), KEEL_ECORRUPT);
     assert_non_null(strstr(e.msg, "log segment"));
     assert_non_null(strstr(e.msg, "offset"));
@@ -339,7 +339,7 @@ static void test_torn_tail_ends_quietly(void **state)
     uint64_t lsn, end, last = 0;
     control_data c;
     wal_reader *r;
-    const wal_rec_hdr *h;
+    const wal_record *h;
     const char *b;
     kerr err;
 
@@ -353,7 +353,7 @@ static void test_torn_tail_ends_quietly(void **state)
         last = h->lsn;
     wal_reader_close(r);
     nth_record(dir, 0, &lsn, &end);
-    damage(dir, last + sizeof(wal_rec_hdr));
+    damage(dir, last + WAL_HDR_SIZE);
     check_rows(dir, 1, 19, true);
     tu_dir_remove(dir);
 }
@@ -429,7 +429,7 @@ static void test_moved_redo_gives_filler(void **state)
     wal_options wo;
     wal *w;
     wal_reader *r;
-    const wal_rec_hdr *h;
+    const wal_record *h;
     const char *b;
     uint64_t redo, end1, end2, end3;
     wal_fpi two = {2, 1500}, one = {1, 1000};
@@ -475,7 +475,7 @@ static void test_moved_redo_gives_filler(void **state)
     assert_int_equal(h->type, WAL_NOOP);
     assert_int_equal(h->lsn, end1);
     assert_int_equal(h->lsn + h->len, end2);
-    for (uint32_t i = 0; i < h->len - sizeof(*h); i++)
+    for (uint32_t i = 0; i < h->body_len; i++)
         assert_int_equal(b[i], 0);
     assert_int_equal(wal_reader_next(r, &h, &b, &err), KEEL_OK);
     assert_int_equal(h->xid, 9);
@@ -537,19 +537,18 @@ static uint32_t copy_body(char *body, const buf_log_copy *c)
 
 static int walk_copy(const buf_log_copy *c, seen_blocks *sb)
 {
-    struct {
-        wal_rec_hdr h;
-        char body[256];
-    } rec;
+    char body[256];
+    wal_record h;
     kerr err;
-    uint32_t n = copy_body(rec.body, c);
+    uint32_t n = copy_body(body, c);
 
-    memset(&rec.h, 0, sizeof(rec.h));
-    rec.h.len = (uint32_t)sizeof(rec.h) + n;
-    rec.h.lsn = 4096;
-    rec.h.type = WAL_PAGES;
+    memset(&h, 0, sizeof(h));
+    h.len = WAL_HDR_SIZE + n;
+    h.body_len = n;
+    h.lsn = 4096;
+    h.type = WAL_PAGES;
     memset(sb, 0, sizeof(*sb));
-    return buf_log_blocks(&rec.h, rec.body, on_block, sb, &err);
+    return buf_log_blocks(&h, body, on_block, sb, &err);
 }
 
 /*
@@ -595,6 +594,287 @@ static void test_block_copy(void **state)
     assert_int_equal(walk_copy(&c, &sb), KEEL_ECORRUPT);
 }
 
+/* ---- the record header ------------------------------------------------- */
+
+/*
+ * The header's helpers: what wal_hdr_make() packs, wal_hdr_decode() gives
+ * back, at every LSN width; the durable gap where it fits, "not known"
+ * (claiming nothing) where it does not, and never a claim past what was
+ * durable; the CRC covering every field after itself.
+ */
+static void test_header_round_trip(void **state)
+{
+    static const uint64_t lsns[] = {WAL_FIRST_LSN, UINT64_C(5) << 32,
+                                    (UINT64_C(1) << 48) - 8,
+                                    (UINT64_C(7) << 48) + 4096, UINT64_MAX - 7};
+    wal_rec_hdr h;
+    wal_record d;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(lsns) / sizeof(lsns[0]); i++) {
+        uint64_t lsn = lsns[i];
+        wal_hdr_make(&h, 1000, lsn, lsn - 4096, 123456789, WAL_PAGES,
+                     WAL_INFO_CLOG_EXTEND);
+        wal_hdr_decode(&h, lsn, &d);
+        assert_int_equal(d.lsn, lsn);
+        assert_int_equal(d.len, 1000);
+        assert_int_equal(d.body_len, 1000 - WAL_HDR_SIZE);
+        assert_int_equal(d.xid, 123456789);
+        assert_int_equal(d.type, WAL_PAGES);
+        assert_int_equal(d.info, WAL_INFO_CLOG_EXTEND);
+        assert_int_equal(d.durable, lsn - 4096);
+        assert_true(wal_hdr_at(&h, lsn));
+        assert_false(wal_hdr_at(&h, lsn + WAL_ALIGN));
+        assert_false(wal_hdr_at(&h, lsn - WAL_SEG_SIZE));
+        assert_false(wal_hdr_at(&h, lsn ^ (UINT64_C(1) << 47)));
+        /* Only the low 48 bits are kept: a position 2^48 away reads the
+         * same (which no stale record of this log can be). */
+        assert_true(wal_hdr_at(&h, lsn + (UINT64_C(1) << 48)));
+    }
+    /* Every type and info byte, beside the LSN's top bits. */
+    for (unsigned t = 0; t < 256; t += 51)
+        for (unsigned f = 0; f < 256; f += 17) {
+            wal_hdr_make(&h, 24, WAL_LSN_MASK & ~UINT64_C(7), 0, 0, (uint8_t)t,
+                         (uint8_t)f);
+            assert_int_equal(wal_hdr_type(&h), t);
+            assert_int_equal(wal_hdr_info(&h), f);
+            assert_true(wal_hdr_at(&h, WAL_LSN_MASK & ~UINT64_C(7)));
+        }
+
+    /* The durable gap: the largest that fits, and the first that does
+     * not, which claims nothing. */
+    {
+        uint64_t lsn = UINT64_C(5) << 32;
+        wal_hdr_make(&h, 24, lsn, lsn - (WAL_GAP_UNKNOWN - 1), 0, 0, 0);
+        assert_int_equal(wal_hdr_durable(&h, lsn), lsn - (WAL_GAP_UNKNOWN - 1));
+        wal_hdr_make(&h, 24, lsn, lsn - WAL_GAP_UNKNOWN, 0, 0, 0);
+        assert_int_equal(wal_hdr_durable(&h, lsn), 0);
+        wal_hdr_make(&h, 24, lsn, 0, 0, 0, 0);
+        assert_int_equal(wal_hdr_durable(&h, lsn), 0);
+        wal_hdr_make(&h, 24, lsn, lsn, 0, 0, 0);
+        assert_int_equal(wal_hdr_durable(&h, lsn), lsn);
+        /* A durable end past the record cannot be; it claims the
+         * record's own position, less than was said, not more. */
+        wal_hdr_make(&h, 24, lsn, lsn + 800, 0, 0, 0);
+        assert_int_equal(wal_hdr_durable(&h, lsn), lsn);
+        /* A small LSN: every gap fits, durable end 0 included. */
+        wal_hdr_make(&h, 24, WAL_FIRST_LSN, 0, 0, 0, 0);
+        assert_int_equal(wal_hdr_durable(&h, WAL_FIRST_LSN), 0);
+    }
+
+    /* The CRC covers every field after it: position, type, info, xid and
+     * gap; the length is checked against the bytes read. */
+    {
+        const char body[8] = "abcdefg";
+        uint32_t bc = crc32c_extend(0, body, sizeof(body));
+        wal_rec_hdr g;
+        wal_hdr_make(&h, 32, WAL_FIRST_LSN, WAL_FIRST_LSN - 64, 9, WAL_PAGES,
+                     WAL_INFO_COMMIT);
+        wal_hdr_seal(&h, bc);
+        assert_int_equal(wal_hdr_crc(&h, bc), h.crc);
+        for (size_t off = offsetof(wal_rec_hdr, pos); off < WAL_HDR_SIZE;
+             off++) {
+            g = h;
+            ((unsigned char *)&g)[off] ^= 1;
+            assert_true(wal_hdr_crc(&g, bc) != h.crc);
+        }
+    }
+}
+
+/* Writes a record at lsn into dir's log (segment files made as needed,
+ * the record split between two where it crosses): header from the
+ * helpers, body of n bytes of c; torn: one body byte changed after the
+ * CRC was taken.  Returns the next record's LSN. */
+static uint64_t put_record(const char *dir, uint64_t lsn, uint64_t durable,
+                           char c, uint32_t n, bool torn)
+{
+    char rec[512];
+    uint32_t len = (uint32_t)wal_align(WAL_HDR_SIZE + n), done = 0;
+    wal_rec_hdr h;
+
+    assert_true(len <= sizeof(rec));
+    memset(rec, 0, sizeof(rec));
+    memset(rec + WAL_HDR_SIZE, c, n);
+    wal_hdr_make(&h, WAL_HDR_SIZE + n, lsn, durable, 77, WAL_PAGES,
+                 WAL_INFO_HEAP_INSERT);
+    wal_hdr_seal(&h, crc32c_extend(0, rec + WAL_HDR_SIZE, n));
+    memcpy(rec, &h, sizeof(h));
+    if (torn)
+        rec[WAL_HDR_SIZE + n / 2] ^= 0x40;
+    while (done < len) {
+        uint64_t at = lsn + done, off = at % WAL_SEG_SIZE;
+        uint32_t k = len - done;
+        char path[600];
+        int fd;
+        if (k > WAL_SEG_SIZE - off)
+            k = (uint32_t)(WAL_SEG_SIZE - off);
+        snprintf(path, sizeof(path), "%s/%s/%016" PRIX64, dir, WAL_DIR_NAME,
+                 at / WAL_SEG_SIZE);
+        fd = open(path, O_RDWR | O_CREAT, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, rec + done, k, (off_t)off), (ssize_t)k);
+        close(fd);
+        done += k;
+    }
+    return lsn + len;
+}
+
+/* Reads dir's log from start to its end: the records read, *end where it
+ * ended, and the reader's code (KEEL_EEOF at a quiet end). */
+static int read_log(const char *dir, uint64_t start, int *n, uint64_t *end,
+                    kerr *err)
+{
+    wal_reader *r;
+    const wal_record *h;
+    const char *b;
+    int rc;
+
+    *n = 0;
+    assert_int_equal(wal_reader_open(dir, start, &r, err), KEEL_OK);
+    while ((rc = wal_reader_next(r, &h, &b, err)) == KEEL_OK) {
+        assert_int_equal(h->lsn, wal_reader_end(r) - wal_align(h->len));
+        (*n)++;
+    }
+    *end = wal_reader_end(r);
+    wal_reader_close(r);
+    return rc;
+}
+
+/*
+ * A valid record copied elsewhere in the log (as a recycled segment's
+ * stale bytes would lie) is no record there: its header names another
+ * position.  At the tail it ends the log; followed by a record that says
+ * the log was durable past it, it is corruption.
+ */
+static void test_copied_record_rejected(void **state)
+{
+    char *dir = tu_mkdtemp();
+    char body[200];
+    struct iovec part = {body, sizeof(body)};
+    char rec[WAL_HDR_SIZE + sizeof(body)];
+    wal_options wo;
+    wal *w;
+    uint64_t lsn[4], end;
+    kerr err;
+    int n, fd;
+    char path[600];
+
+    (void)state;
+    wal_options_init(&wo);
+    assert_int_equal(wal_create(dir, &err), KEEL_OK);
+    assert_int_equal(wal_open(dir, WAL_FIRST_LSN, WAL_FIRST_LSN, false, false,
+                              &wo, &w, &err),
+                     KEEL_OK);
+    /* Four records of one size, each flushed: each says the ones before
+     * it were durable. */
+    lsn[0] = WAL_FIRST_LSN;
+    for (int i = 0; i < 4; i++) {
+        memset(body, 'a' + i, sizeof(body));
+        assert_int_equal(wal_insert(w, 0, WAL_PAGES, 0, (uint32_t)i + 1, &part,
+                                    1, sizeof(body), NULL, NULL, &end, &err),
+                         KEEL_OK);
+        assert_int_equal(wal_flush(w, end, &err), KEEL_OK);
+        if (i < 3)
+            lsn[i + 1] = end;
+    }
+    wal_close(w);
+    assert_int_equal(read_log(dir, WAL_FIRST_LSN, &n, &end, &err), KEEL_EEOF);
+    assert_int_equal(n, 4);
+
+    /* The first record's bytes, whole and valid where they were. */
+    snprintf(path, sizeof(path), "%s/%s/%016" PRIX64, dir, WAL_DIR_NAME,
+             WAL_FIRST_LSN / WAL_SEG_SIZE);
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, rec, sizeof(rec), 0), (ssize_t)sizeof(rec));
+    /* Over the last record: the log ends there, quietly. */
+    assert_int_equal(
+        pwrite(fd, rec, sizeof(rec), (off_t)(lsn[3] % WAL_SEG_SIZE)),
+        (ssize_t)sizeof(rec));
+    assert_int_equal(read_log(dir, WAL_FIRST_LSN, &n, &end, &err), KEEL_EEOF);
+    assert_int_equal(n, 3);
+    assert_int_equal(end, lsn[3]);
+    /* Over the second: the third says it was durable. */
+    assert_int_equal(
+        pwrite(fd, rec, sizeof(rec), (off_t)(lsn[1] % WAL_SEG_SIZE)),
+        (ssize_t)sizeof(rec));
+    close(fd);
+    assert_int_equal(read_log(dir, WAL_FIRST_LSN, &n, &end, &err),
+                     KEEL_ECORRUPT);
+    assert_int_equal(n, 1);
+    {
+        char want[200];
+        snprintf(want, sizeof(want),
+                 "log segment %016" PRIX64 " at offset %" PRIu64
+                 " holds a damaged record",
+                 lsn[1] / WAL_SEG_SIZE, lsn[1] % WAL_SEG_SIZE);
+        assert_non_null(strstr(err.msg, want));
+    }
+    tu_dir_remove(dir);
+}
+
+/*
+ * The durable gap at the reader: a torn record followed by a valid one
+ * ends the log quietly if the valid one's durable end is at or before
+ * the torn one, or not known (a gap too large for the header, which
+ * claims nothing), and is corruption, named by segment and offset, if it
+ * lies past it.  Written by hand past 4 GiB, where a gap can be too
+ * large, the torn record crossing into a new segment.
+ */
+static void test_durable_gap(void **state)
+{
+    const uint64_t base = (UINT64_C(5) << 32) + 3 * WAL_SEG_SIZE - 512;
+    char *dir = tu_mkdtemp();
+    uint64_t torn, third, end, claims[6];
+    const int rcs[6] = {KEEL_EEOF, KEEL_EEOF,     KEEL_EEOF,
+                        KEEL_EEOF, KEEL_ECORRUPT, KEEL_ECORRUPT};
+    kerr err;
+    int n;
+
+    (void)state;
+    assert_int_equal(wal_create(dir, &err), KEEL_OK);
+    torn = put_record(dir, base, base, 'x', 400, false);
+    third = put_record(dir, torn, base, 'y', 300, true);
+    assert_int_equal(torn / WAL_SEG_SIZE + 1, third / WAL_SEG_SIZE);
+    claims[0] = 0;                             /* a gap of 5 GiB */
+    claims[1] = third - WAL_GAP_UNKNOWN;       /* the first that does not fit */
+    claims[2] = third - (WAL_GAP_UNKNOWN - 1); /* the last that does */
+    claims[3] = torn;                          /* up to the torn one */
+    claims[4] = torn + 1;                      /* past it */
+    claims[5] = third;                         /* up to itself (gap 0) */
+    for (int i = 0; i < 6; i++) {
+        wal_rec_hdr h;
+        wal_hdr_make(&h, 100, third, claims[i], 0, 0, 0);
+        /* What the header claims: never more than was said; nothing
+         * where the gap does not fit. */
+        assert_int_equal(wal_hdr_durable(&h, third), i < 2 ? 0 : claims[i]);
+        put_record(dir, third, claims[i], 'z', 100, false);
+        kerr_clear(&err);
+        if (read_log(dir, base, &n, &end, &err) != rcs[i])
+            fail_msg("claim %d (durable end %" PRIu64 "): %s", i, claims[i],
+                     err.msg);
+        assert_int_equal(n, 1);
+        if (rcs[i] == KEEL_EEOF) {
+            assert_int_equal(end, torn);
+        } else {
+            char want[200];
+            snprintf(want, sizeof(want),
+                     "log segment %016" PRIX64 " at offset %" PRIu64
+                     " holds a damaged record, which the record at LSN "
+                     "%" PRIu64 " says was durable",
+                     torn / WAL_SEG_SIZE, torn % WAL_SEG_SIZE, third);
+            if (strstr(err.msg, want) == NULL)
+                fail_msg("claim %d: %s", i, err.msg);
+        }
+    }
+    /* The torn record repaired: the log reads through. */
+    put_record(dir, torn, base, 'y', 300, false);
+    assert_int_equal(read_log(dir, base, &n, &end, &err), KEEL_EEOF);
+    assert_int_equal(n, 3);
+    assert_int_equal(end, third + wal_align(WAL_HDR_SIZE + 100));
+    tu_dir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -608,6 +888,9 @@ int main(void)
         cmocka_unit_test(test_file_create_replayed),
         cmocka_unit_test(test_moved_redo_gives_filler),
         cmocka_unit_test(test_block_copy),
+        cmocka_unit_test(test_header_round_trip),
+        cmocka_unit_test(test_copied_record_rejected),
+        cmocka_unit_test(test_durable_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

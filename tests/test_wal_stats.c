@@ -110,7 +110,7 @@ static void test_counters_match_the_log(void **state)
     uint64_t records = 0, bytes = 0, noops = 0;
     walked w = {0, 0};
     wal_reader *r;
-    const wal_rec_hdr *h;
+    const wal_record *h;
     const char *body;
     kerr err;
     int64_t now_us;

@@ -907,7 +907,7 @@ static int check_relations(check_ctx *c, keel_db *db, keel_session *s)
 static bool log_to_replay(const char *dir, uint64_t redo)
 {
     wal_reader *r;
-    const wal_rec_hdr *h;
+    const wal_record *h;
     const char *b;
     kerr e;
     int n = 0;

@@ -19,9 +19,10 @@
 #define CONTROL_LOCK_NAME      "keel_lock"
 /* The directory's layout: the control file's, the log's record format
  * and the heap page's (3: compact block references and copies,
- * src/storage/buf_log.h; 4: heap-only chains, which an older build would
- * read as rows missing, src/access/heap_page.h). */
-#define CONTROL_LAYOUT_VERSION 4
+ * src/storage/buf_log.h; 4: the 24-byte record header, src/wal/wal.h;
+ * 5: heap-only chains, which an older build would read as rows missing,
+ * src/access/heap_page.h, and the record operations that make them). */
+#define CONTROL_LAYOUT_VERSION 5
 
 typedef enum control_state {
     CONTROL_SHUT_DOWN = 1,     /* closed cleanly: everything is on disk */

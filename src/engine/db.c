@@ -385,7 +385,7 @@ static int recover(keel_db *db, uint64_t redo, uint64_t *end, kerr *err)
 {
     buf_session *bs = NULL;
     wal_reader *r = NULL;
-    const wal_rec_hdr *h;
+    const wal_record *h;
     const char *body;
     uint64_t start = clock_now_ns(), n = 0;
     int rc = wal_reader_open(db->dir, redo, &r, err);
@@ -401,7 +401,7 @@ static int recover(keel_db *db, uint64_t redo, uint64_t *end, kerr *err)
             if (rc != KEEL_OK)
                 *err = *buf_session_error(bs);
         } else if (h->type == WAL_FILE_CREATE &&
-                   h->len >= sizeof(*h) + sizeof(wal_file_body)) {
+                   h->body_len >= sizeof(wal_file_body)) {
             wal_file_body f;
             memcpy(&f, body, sizeof(f));
             if (!smgr_exists(db->smgr, f.relnumber))

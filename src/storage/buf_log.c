@@ -474,7 +474,7 @@ static bool parse_block(const char **p, const char *lim, parsed_block *out)
     return true;
 }
 
-static int malformed(buf_session *s, const wal_rec_hdr *h)
+static int malformed(buf_session *s, const wal_record *h)
 {
     return kerr_set(&s->err, KEEL_ECORRUPT,
                     "log record at LSN %" PRIu64 " is malformed", h->lsn);
@@ -501,10 +501,10 @@ static bool redo_change(void *page, const parsed_block *pb)
     return true;
 }
 
-int buf_log_redo(buf_session *s, const wal_rec_hdr *h, const char *body)
+int buf_log_redo(buf_session *s, const wal_record *h, const char *body)
 {
     uint64_t end = h->lsn + wal_align(h->len);
-    const char *p = body, *lim = body + (h->len - sizeof(*h));
+    const char *p = body, *lim = body + h->body_len;
     uint16_t nblocks;
     int rc = KEEL_OK;
 
@@ -555,12 +555,12 @@ int buf_log_redo(buf_session *s, const wal_rec_hdr *h, const char *body)
     return rc;
 }
 
-int buf_log_blocks(const wal_rec_hdr *h, const char *body,
+int buf_log_blocks(const wal_record *h, const char *body,
                    void (*fn)(void *arg, const buf_log_block *b,
                               uint32_t data_len),
                    void *arg, kerr *err)
 {
-    const char *p = body, *lim = body + (h->len - sizeof(*h));
+    const char *p = body, *lim = body + h->body_len;
     uint16_t nblocks;
 
     if (!take(&p, lim, &nblocks, 2))

@@ -116,13 +116,14 @@ int buf_log_file_create(buf_session *s, relnumber_t rel);
 void buf_log_emit(buf_session *s);
 
 /*
- * Replays one WAL_PAGES record (header h, its body) through session s,
+ * Replays one WAL_PAGES record (h, as the log's reader decoded it, and
+ * its body) through session s,
  * whose own changes are not logged (buf_log_set_off()): each block is
  * read (made, with the file, if missing), skipped if its LSN shows the
  * change there already, else changed and dirtied with the record's end
  * as its LSN.  KEEL_ECORRUPT for a malformed body, naming the LSN.
  */
-int buf_log_redo(buf_session *s, const wal_rec_hdr *h, const char *body);
+int buf_log_redo(buf_session *s, const wal_record *h, const char *body);
 
 #ifndef NDEBUG
 /*
@@ -140,7 +141,7 @@ void buf_log_shadow_check(buf_pool *p, int32_t id, const void *page);
 
 /* Walks a WAL_PAGES record's blocks for `keel wal`: calls fn for each.
  * ECORRUPT if malformed. */
-int buf_log_blocks(const wal_rec_hdr *h, const char *body,
+int buf_log_blocks(const wal_record *h, const char *body,
                    void (*fn)(void *arg, const buf_log_block *b,
                               uint32_t data_len),
                    void *arg, kerr *err);

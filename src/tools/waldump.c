@@ -58,7 +58,7 @@ int tool_wal_main(int argc, char **argv)
     dump_totals by_info[WAL_INFO_COUNT + 1], by_type[WAL_TYPE_COUNT], all;
     control_data c;
     wal_reader *r;
-    const wal_rec_hdr *h;
+    const wal_record *h;
     const char *body;
     kerr e;
     int rc;
@@ -141,14 +141,14 @@ int tool_wal_main(int argc, char **argv)
                    h->type == WAL_PAGES ? wal_info_name(h->info) : "",
                    h->xid, blocks);
             if (h->type == WAL_CHECKPOINT &&
-                h->len >= sizeof(*h) + sizeof(wal_checkpoint_body)) {
+                h->body_len >= sizeof(wal_checkpoint_body)) {
                 wal_checkpoint_body cb;
                 memcpy(&cb, body, sizeof(cb));
                 printf(" redo %" PRIu64 " next_xid %u next_oid %u", cb.redo,
                        cb.next_xid, cb.next_oid);
             }
             if (h->type == WAL_FILE_CREATE &&
-                h->len >= sizeof(*h) + sizeof(wal_file_body)) {
+                h->body_len >= sizeof(wal_file_body)) {
                 wal_file_body fb;
                 memcpy(&fb, body, sizeof(fb));
                 printf(" rel %u", fb.relnumber);

@@ -3,6 +3,7 @@
  * segment files and log writer thread.  Reading is in wal_read.c.  The
  * protocol is in src/wal/README.md.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -46,7 +47,7 @@ _Static_assert(sizeof(wal_slot) == 64, "an insertion slot is one line");
 struct wal {
     /* Read by every insert; written once per checkpoint. */
     alignas(64) atomic_u64 redo; /* redo pointer, | 1 while one is chosen */
-    atomic_u64 flushed; /* durable end (read by inserts, for `durable`) */
+    atomic_u64 flushed; /* durable end (read by inserts, for the gap) */
     atomic_int failed;  /* keel_status of the failure, 0 while healthy */
     bool read_only;
     atomic_int synchronous;
@@ -460,7 +461,7 @@ int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
 {
     wal_rec_hdr h;
     uint32_t len = (uint32_t)sizeof(h) + total, crc = 0;
-    uint64_t alen = wal_align(len), pos, lb, at;
+    uint64_t alen = wal_align(len), pos, lb, at, durable;
     wal_slot *slot;
     uint32_t i = hint % WAL_INSERT_SLOTS;
     bool gave_up = false;
@@ -490,7 +491,6 @@ int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
     pos = atomic_fetch_add(&w->insert_pos, alen);
     atomic_store(&slot->at, pos); /* exact now: see wait_room() */
 
-    memset(&h, 0, sizeof(h));
     if (redo != NULL) {
         uint64_t r;
         while ((r = atomic_load(&w->redo)) & 1)
@@ -516,13 +516,12 @@ int wal_insert(wal *w, uint32_t hint, uint8_t type, uint8_t info, uint32_t xid,
         atomic_store(&slot->at, SLOT_FREE);
         return rc;
     }
-    h.len = len;
-    h.lsn = pos;
-    h.durable = atomic_load_relaxed(&w->flushed);
-    h.xid = xid;
-    h.type = type;
-    h.info = info;
-    h.crc = crc32c_extend(crc, &h.lsn, sizeof(h) - offsetof(wal_rec_hdr, lsn));
+    /* The durable end is at most pos: a flush stops at done_upto(), which
+     * our slot holds at or below pos until the copy is done. */
+    durable = atomic_load_relaxed(&w->flushed);
+    assert(durable <= pos);
+    wal_hdr_make(&h, len, pos, durable, xid, type, info);
+    wal_hdr_seal(&h, crc);
     ring_copy(w, pos, &h, sizeof(h));
     {
         uint64_t p = pos + sizeof(h);

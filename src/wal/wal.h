@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 
 #include "port/atomics.h"
+#include "port/crc32c.h"
 #include "port/error.h"
 
 typedef uint64_t wal_lsn;
@@ -72,23 +73,132 @@ const char *wal_info_name(uint8_t info);
 const char *wal_type_name(uint8_t type);
 
 /*
- * Every record starts with this header.  crc is the CRC-32C of the body
- * followed by the header from `lsn` on; durable is where the log was
- * durable when the record was inserted, so that a damaged record that a
- * later one says was durable is corruption, not a torn tail.
+ * Every record starts with this 24-byte header, as the files hold it.
+ * Only the helpers below read or write its packed fields:
+ *
+ *   len   header and body, without the padding
+ *   crc   CRC-32C of the body followed by the header from `pos` on
+ *   pos   bits 0-47: the record's own LSN, modulo 2^48 (the reader knows
+ *         the full position it expects and compares these bits: a stale
+ *         record of a recycled segment is a few checkpoints old, never
+ *         2^48 bytes, 256 TiB, away); bits 48-55: wal_type; bits 56-63:
+ *         wal_info
+ *   xid   the transaction the record belongs to, or 0
+ *   gap   the record's LSN less the log's durable end when it was
+ *         inserted, or WAL_GAP_UNKNOWN when that does not fit: the reader
+ *         (check_tail() in wal_read.c) only asks whether a record claims
+ *         durability past a damaged one at most two segments before it,
+ *         so a durable end 4 GiB behind claims nothing it needs anyway
+ *
+ * src/wal/README.md says why this layout.
  */
 typedef struct wal_rec_hdr {
-    uint32_t len; /* header and body, without the padding */
+    uint32_t len;
     uint32_t crc;
-    uint64_t lsn;     /* the record's own position */
-    uint64_t durable; /* the log's durable end when it was inserted */
-    uint32_t xid;     /* the transaction it belongs to, or 0 */
-    uint8_t type;     /* wal_type */
-    uint8_t info;     /* wal_info */
-    uint16_t reserved;
+    uint64_t pos; /* LSN's low 48 bits | type << 48 | info << 56 */
+    uint32_t xid;
+    uint32_t gap; /* LSN - durable end, or WAL_GAP_UNKNOWN */
 } wal_rec_hdr;
 
-_Static_assert(sizeof(wal_rec_hdr) == 32, "wal record header is 32 bytes");
+_Static_assert(sizeof(wal_rec_hdr) == 24, "wal record header is 24 bytes");
+_Static_assert(offsetof(wal_rec_hdr, pos) == 8,
+               "the CRC covers header bytes 8-23");
+
+#define WAL_HDR_SIZE    ((uint32_t)sizeof(wal_rec_hdr))
+#define WAL_LSN_BITS    48
+#define WAL_LSN_MASK    ((UINT64_C(1) << WAL_LSN_BITS) - 1)
+#define WAL_GAP_UNKNOWN UINT32_MAX /* "durable end not known": claims 0 */
+
+/*
+ * A header for a record at lsn of len bytes (header and body), inserted
+ * when the log was durable up to durable (at most lsn), with its crc
+ * still 0: wal_hdr_seal() sets it once the body's CRC is known.
+ */
+static inline void wal_hdr_make(wal_rec_hdr *h, uint32_t len, uint64_t lsn,
+                                uint64_t durable, uint32_t xid, uint8_t type,
+                                uint8_t info)
+{
+    uint64_t gap = durable <= lsn ? lsn - durable : 0;
+
+    h->len = len;
+    h->crc = 0;
+    h->pos = (lsn & WAL_LSN_MASK) | (uint64_t)type << WAL_LSN_BITS |
+             (uint64_t)info << (WAL_LSN_BITS + 8);
+    h->xid = xid;
+    /* A durable end past the record's own position cannot be (the record
+     * is not complete, so the log is not durable past it); claiming the
+     * record's position then claims less, never more. */
+    h->gap = gap < WAL_GAP_UNKNOWN ? (uint32_t)gap : WAL_GAP_UNKNOWN;
+}
+
+static inline uint8_t wal_hdr_type(const wal_rec_hdr *h)
+{
+    return (uint8_t)(h->pos >> WAL_LSN_BITS);
+}
+
+static inline uint8_t wal_hdr_info(const wal_rec_hdr *h)
+{
+    return (uint8_t)(h->pos >> (WAL_LSN_BITS + 8));
+}
+
+/* Whether h names lsn as its position (the low 48 bits). */
+static inline bool wal_hdr_at(const wal_rec_hdr *h, uint64_t lsn)
+{
+    return (h->pos & WAL_LSN_MASK) == (lsn & WAL_LSN_MASK);
+}
+
+/*
+ * The durable end h claims, given the record's full LSN: lsn less the
+ * gap, or 0 (nothing) when the gap was not known or exceeds lsn.
+ */
+static inline uint64_t wal_hdr_durable(const wal_rec_hdr *h, uint64_t lsn)
+{
+    if (h->gap == WAL_GAP_UNKNOWN || h->gap > lsn)
+        return 0;
+    return lsn - h->gap;
+}
+
+/* The record's CRC: body_crc (the CRC-32C of its body) extended over the
+ * header after the crc field. */
+static inline uint32_t wal_hdr_crc(const wal_rec_hdr *h, uint32_t body_crc)
+{
+    return crc32c_extend(body_crc, (const char *)h + offsetof(wal_rec_hdr, pos),
+                         WAL_HDR_SIZE - offsetof(wal_rec_hdr, pos));
+}
+
+/* Sets h's crc from its body's. */
+static inline void wal_hdr_seal(wal_rec_hdr *h, uint32_t body_crc)
+{
+    h->crc = wal_hdr_crc(h, body_crc);
+}
+
+/*
+ * A record as the reader returns it: its header decoded, with its full
+ * LSN (the position the reader found it at).
+ */
+typedef struct wal_record {
+    uint64_t lsn;      /* the record's own position */
+    uint64_t durable;  /* the durable end its header claims, 0: none */
+    uint32_t len;      /* header and body, without the padding */
+    uint32_t body_len; /* len less the header */
+    uint32_t xid;
+    uint8_t type; /* wal_type */
+    uint8_t info; /* wal_info */
+} wal_record;
+
+/* Decodes h, found at lsn, into *out; h's length is at least the
+ * header's (the reader checks it first). */
+static inline void wal_hdr_decode(const wal_rec_hdr *h, uint64_t lsn,
+                                  wal_record *out)
+{
+    out->lsn = lsn;
+    out->durable = wal_hdr_durable(h, lsn);
+    out->len = h->len;
+    out->body_len = h->len - WAL_HDR_SIZE;
+    out->xid = h->xid;
+    out->type = wal_hdr_type(h);
+    out->info = wal_hdr_info(h);
+}
 
 static inline uint64_t wal_align(uint64_t n)
 {
@@ -235,12 +345,12 @@ int wal_reader_open(const char *dir, wal_lsn start, wal_reader **out,
 void wal_reader_close(wal_reader *r);
 
 /*
- * The next record: *hdr and its body (hdr->len - sizeof header bytes,
- * valid until the next call).  KEEL_EEOF at the end of the valid log (a
- * zeroed or torn tail: *hdr NULL); KEEL_ECORRUPT, naming the segment and
+ * The next record: *rec, its header decoded, and its body (rec->body_len
+ * bytes), both valid until the next call.  KEEL_EEOF at the end of the valid
+ * log (a zeroed or torn tail: *rec NULL); KEEL_ECORRUPT, naming the segment and
  * offset, if a damaged record is followed by one that says it was durable.
  */
-int wal_reader_next(wal_reader *r, const wal_rec_hdr **hdr, const char **body,
+int wal_reader_next(wal_reader *r, const wal_record **rec, const char **body,
                     kerr *err);
 
 /* Where the reader stands: the LSN just past the last record returned. */

@@ -3,12 +3,12 @@
  * `keel wal`: records in order from a start LSN, and where the valid log
  * ends.
  *
- * A record is valid if its header names its own position, its length and
- * type are sane and its CRC matches.  The first invalid one ends the log
- * (a torn or zeroed tail: what a crash leaves of writes that were never
- * acknowledged), unless a valid record follows it whose header says the
- * log was already durable past it: then the invalid record was once
- * written and synced, and the log is corrupt.
+ * A record is valid if its header names its own position (the low 48 bits
+ * of it: wal.h), its length and type are sane and its CRC matches.  The first
+ * invalid one ends the log (a torn or zeroed tail: what a crash leaves of
+ * writes that were never acknowledged), unless a valid record follows it whose
+ * header says the log was already durable past it: then the invalid record was
+ * once written and synced, and the log is corrupt.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +28,7 @@ struct wal_reader {
     char *seg_buf;    /* WAL_SEG_SIZE bytes */
     char *rec;        /* a record that crosses segments, assembled */
     uint64_t pos;     /* the next record's LSN */
+    wal_record cur;   /* the last record returned, decoded */
     char waldir[4200];
 };
 
@@ -145,17 +146,16 @@ static int get_bytes(wal_reader *r, uint64_t lsn, size_t n, const char **p,
 
 static bool header_sane(const wal_rec_hdr *h, uint64_t pos)
 {
-    return h->lsn == pos && h->len >= sizeof(*h) && h->len <= WAL_MAX_RECORD &&
-           h->type < WAL_TYPE_COUNT;
+    return wal_hdr_at(h, pos) && h->len >= WAL_HDR_SIZE &&
+           h->len <= WAL_MAX_RECORD && wal_hdr_type(h) < WAL_TYPE_COUNT;
 }
 
 static bool crc_ok(const char *rec)
 {
     const wal_rec_hdr *h = (const wal_rec_hdr *)rec;
-    uint32_t crc = crc32c_extend(0, rec + sizeof(*h), h->len - sizeof(*h));
 
-    crc = crc32c_extend(crc, &h->lsn, sizeof(*h) - offsetof(wal_rec_hdr, lsn));
-    return crc == h->crc;
+    return wal_hdr_crc(h, crc32c_extend(0, rec + WAL_HDR_SIZE,
+                                        h->len - WAL_HDR_SIZE)) == h->crc;
 }
 
 /* Reads the record at pos: *rec NULL if it is not a valid one. */
@@ -181,6 +181,10 @@ static int read_record(wal_reader *r, uint64_t pos, const char **rec,
 /*
  * The log's record at bad is invalid: ECORRUPT if a valid record within
  * the next two segments says the log was durable past bad; else KEEL_EEOF.
+ * A record's claim is its LSN less its header's durable gap; a gap too
+ * large for the header claims nothing (wal_hdr_durable()), and loses
+ * nothing here: it would put the durable end over 4 GiB before the
+ * record, and so before bad, which is less than two segments before it.
  */
 static int check_tail(wal_reader *r, uint64_t bad, kerr *err)
 {
@@ -196,7 +200,7 @@ static int check_tail(wal_reader *r, uint64_t bad, kerr *err)
         if (p == NULL)
             break; /* the files end */
         memcpy(&h, p, sizeof(h));
-        if (!header_sane(&h, y) || h.durable <= bad)
+        if (!header_sane(&h, y) || wal_hdr_durable(&h, y) <= bad)
             continue;
         rc = read_record(r, y, &p, err);
         if (rc != KEEL_OK)
@@ -212,28 +216,29 @@ static int check_tail(wal_reader *r, uint64_t bad, kerr *err)
     return KEEL_EEOF;
 }
 
-int wal_reader_next(wal_reader *r, const wal_rec_hdr **hdr, const char **body,
+int wal_reader_next(wal_reader *r, const wal_record **rec, const char **body,
                     kerr *err)
 {
-    const char *rec;
-    int rc = read_record(r, r->pos, &rec, err);
+    const char *p;
+    int rc = read_record(r, r->pos, &p, err);
 
-    *hdr = NULL;
+    *rec = NULL;
     *body = NULL;
     if (rc != KEEL_OK)
         return rc;
-    if (rec == NULL)
+    if (p == NULL)
         return check_tail(r, r->pos, err);
-    *hdr = (const wal_rec_hdr *)rec;
-    *body = rec + sizeof(wal_rec_hdr);
-    r->pos += wal_align((*hdr)->len);
+    wal_hdr_decode((const wal_rec_hdr *)p, r->pos, &r->cur);
+    *rec = &r->cur;
+    *body = p + WAL_HDR_SIZE;
+    r->pos += wal_align(r->cur.len);
     return KEEL_OK;
 }
 
 int wal_find_end(const char *dir, wal_lsn start, wal_lsn *end, kerr *err)
 {
     wal_reader *r;
-    const wal_rec_hdr *h;
+    const wal_record *h;
     const char *b;
     int rc = wal_reader_open(dir, start, &r, err);
 
