@@ -16,8 +16,9 @@
  *     added one to a row of u, so count(t) = 25 * sum(u.v), and t holds
  *     ids 1..count(t), each with v = 7 * id;
  *   - u's rows keep their note, a text that their updates carry over
- *     unchanged: a new version beside its old one is logged as a copy of
- *     the old one's bytes, which redo must make again (buf_log.h);
+ *     unchanged: a new version beside its old one is logged as the bytes
+ *     that differ from the old one's, which redo must take from the old
+ *     one again (heapam.c's update operation);
  *   - the consistency checker finds nothing.
  *
  * The database carries over from round to round, so later rounds replay
@@ -53,8 +54,8 @@ static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
                                    {"v", KEEL_INT4, 0, true},
                                    {"note", KEEL_TEXT, 0, true}};
 
-/* Row id of u's note, in buf (at least 96 bytes): long enough that an
- * update's new version is logged as a copy. */
+/* Row id of u's note, in buf (at least 96 bytes): long enough that most
+ * of an update's new version is rebuilt from the old one's bytes. */
 static keel_value note_of(int32_t id, char *buf)
 {
     int n = snprintf(buf, 96, "row %d of u, which every update of it keeps "

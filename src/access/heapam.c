@@ -2299,19 +2299,24 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     return KEEL_OK;
 }
 
-/* Notes for the log the item just added at off of buffer id with nothing
- * else moving: the page header, its line pointer, its bytes. */
-static void note_placed(buf_session *s, int32_t id, uint16_t off)
+/* Notes for the log the new version just added at off of buffer id with
+ * nothing else moving, beside its old version at like: the page header,
+ * its line pointer, and its bytes as a copy of the old one's
+ * (buf_mark_dirty_like()). */
+static void note_placed(buf_session *s, int32_t id, uint16_t off,
+                        uint16_t like)
 {
     const char *page = buf_page(s->pool, id);
-    size_t len = 0;
+    size_t len = 0, old_len = 0;
     const char *item = heappage_get_item((void *)page, off, &len);
+    const char *old = heappage_get_item((void *)page, like, &old_len);
 
     mark_page_header(s, id);
     buf_mark_dirty_range(s, id,
                          PAGE_HEADER_SIZE + (uint32_t)(off - 1) * HEAPPAGE_LP_SIZE,
                          HEAPPAGE_LP_SIZE);
-    buf_mark_dirty_range(s, id, (uint32_t)(item - page), (uint32_t)len);
+    buf_mark_dirty_like(s, id, (uint32_t)(item - page), (uint32_t)len,
+                        (uint32_t)(old - page), (uint32_t)old_len);
 }
 
 /*
@@ -2388,7 +2393,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
                                       memory_order_relaxed);
         }
         if (!log_update_op(s, id, t.block, t.offset, nt.offset, hole, xid)) {
-            note_placed(s, id, nt.offset);
+            note_placed(s, id, nt.offset, t.offset);
             mark_tuple_header(s, id, h);
         }
         s->log_info = WAL_INFO_HEAP_UPDATE;
