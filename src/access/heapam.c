@@ -2299,6 +2299,11 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     return KEEL_OK;
 }
 
+/* An update's link to its new version is logged as these six bytes. */
+_Static_assert(offsetof(heap_tuple_header, next_offset) ==
+                   offsetof(heap_tuple_header, next_block) + sizeof(blocknum_t),
+               "a version's next tid is one range");
+
 /* Notes for the log the new version just added at off of buffer id with
  * nothing else moving, beside its old version at like: the page header,
  * its line pointer, and its bytes as a copy of the old one's
@@ -2427,16 +2432,21 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
     assert(h != NULL && h->xmax == xid);
     if (rc == KEEL_OK) {
+        /* The link alone: the claim, logged already, made the rest. */
         h->next_block = nt.block;
         h->next_offset = nt.offset;
+        buf_mark_dirty_range(
+            s, id,
+            (uint32_t)((char *)&h->next_block - (char *)buf_page(s->pool, id)),
+            sizeof(h->next_block) + sizeof(h->next_offset));
     } else {
         h->xmax = saved.xmax;
         h->cid = saved.cid;
         h->flags = saved.flags;
         h->next_block = saved.next_block;
         h->next_offset = saved.next_offset;
+        mark_tuple_header(s, id, h);
     }
-    mark_tuple_header(s, id, h);
     s->log_info = WAL_INFO_HEAP_UPDATE;
     s->log_xid = xid;
     buf_unlock(s, id);
