@@ -842,7 +842,7 @@ static uint16_t update_payload(char *p, uint16_t old_off, uint16_t new_off,
  * rebuilt from the old one's bytes and the one byte that changed, added
  * beside it, the old one claimed with the heap-only link; payloads that
  * claim more than the versions hold, name no version, or do not land
- * where they say are refused (a damaged log), and change nothing.
+ * where they say are refused (a damaged log: recovery stops there).
  */
 static void test_update_op_redo(void **state)
 {
@@ -917,6 +917,83 @@ static void test_update_op_redo(void **state)
         memcpy(pay + 26, "C", 1);
         REFUSED((uint16_t)(l + 3));
     }
+#undef REFUSED
+}
+
+/* A BUF_OP_HEAP_INSERT payload (heapam.c's heap_insert_op, then the
+ * data); its length. */
+static uint16_t insert_payload(char *p, xid_t xmin, uint16_t off,
+                               uint16_t hole, uint16_t hint, uint16_t prunable,
+                               uint16_t natts, const char *data, uint16_t dlen)
+{
+    xid_t xmax = 0;
+    uint32_t cid = 2;
+    uint16_t flags = 0, hoff = HEAP_TUPLE_HOFF;
+
+    memcpy(p, &xmin, 4);
+    memcpy(p + 4, &xmax, 4);
+    memcpy(p + 8, &cid, 4);
+    memcpy(p + 12, &off, 2);
+    memcpy(p + 14, &hole, 2);
+    memcpy(p + 16, &hint, 2);
+    memcpy(p + 18, &prunable, 2);
+    memcpy(p + 20, &flags, 2);
+    memcpy(p + 22, &natts, 2);
+    memcpy(p + 24, &hoff, 2);
+    memcpy(p + 26, data, dlen);
+    return (uint16_t)(26 + dlen);
+}
+
+/*
+ * Redo of an insert logged as one operation: the version rebuilt with its
+ * own tid as next and added after the page's one item, the page's flag
+ * and hint as logged; payloads that would land elsewhere, carry a bad
+ * flag or are short, or name a hole on a page without any, are refused.
+ */
+static void test_insert_op_redo(void **state)
+{
+    page_buf base, p;
+    unsigned char item[40];
+    char pay[64], ops[96];
+    const heap_tuple_header *h;
+    size_t len = 0;
+    uint16_t n;
+    kerr err;
+
+    (void)state;
+    heap_log_register();
+    make_item(item, 40, 1);
+    heappage_init(base.b);
+    assert_int_equal(heappage_add_item(base.b, item, 40), 1);
+
+    p = base;
+    n = put_op(ops, BUF_OP_HEAP_INSERT, pay,
+               insert_payload(pay, 70, 2, 0, 1, 1, 2, "0123456789abcdef", 16));
+    assert_true(buf_log_run_ops(p.b, 9, ops, n, 1));
+    h = heappage_get_item_const(p.b, 2, &len);
+    assert_non_null(h);
+    assert_int_equal(len, 40);
+    assert_int_equal(h->xmin, 70);
+    assert_int_equal(h->xmax, 0);
+    assert_int_equal(h->cid, 2);
+    assert_int_equal(h->natts, 2);
+    assert_int_equal(h->next_block, 9);
+    assert_int_equal(h->next_offset, 2);
+    assert_memory_equal((const char *)h + 24, "0123456789abcdef", 16);
+    assert_true(((page_header *)p.b)->flags & PAGE_FLAG_PRUNABLE);
+    assert_int_equal(((page_header *)p.b)->am_hint, 1);
+    assert_int_equal(heappage_verify(p.b, 9, &err), KEEL_OK);
+
+#define REFUSED(payload_len)                                                   \
+    do {                                                                       \
+        p = base;                                                              \
+        n = put_op(ops, BUF_OP_HEAP_INSERT, pay, (payload_len));              \
+        assert_false(buf_log_run_ops(p.b, 9, ops, n, 1));                      \
+    } while (0)
+    REFUSED(insert_payload(pay, 70, 3, 0, 1, 1, 2, "0123456789abcdef", 16));
+    REFUSED(insert_payload(pay, 70, 2, 0, 1, 2, 2, "0123456789abcdef", 16));
+    REFUSED(insert_payload(pay, 70, 2, 0, 1, 1, 2, "", 0) - 4);
+    REFUSED(insert_payload(pay, 70, 2, 4000, 1, 1, 2, "0123456789abcdef", 16));
 #undef REFUSED
 }
 
@@ -3632,6 +3709,7 @@ int main(void)
         cmocka_unit_test(test_page_verify_catches_damage),
         cmocka_unit_test(test_hot_page_states),
         cmocka_unit_test(test_update_op_redo),
+        cmocka_unit_test(test_insert_op_redo),
         cmocka_unit_test(test_page_damage_refused),
         cmocka_unit_test_setup_teardown(test_roundtrip_every_type, setup,
                                         teardown),

@@ -1075,11 +1075,112 @@ static bool heap_redo_update(void *page, uint32_t blk, const void *payload,
     return true;
 }
 
+/*
+ * BUF_OP_HEAP_INSERT's fixed part: a version added to a page with nothing
+ * else moving (into free space, or into a hole pruning for it left), the
+ * page's prunable flag and hint as they are after it, and its header but
+ * for the next tid, which is its own; its data follows.
+ */
+typedef struct heap_insert_op {
+    xid_t xmin, xmax;
+    uint32_t cid;
+    uint16_t off;        /* the line the add gives it */
+    uint16_t hole;       /* 0, or where pruning's hole put it */
+    uint16_t hint;       /* the page header's am_hint after it */
+    uint16_t prunable;   /* PAGE_FLAG_PRUNABLE set after it (1) or not */
+    uint16_t flags, natts, hoff;
+} heap_insert_op;
+
+#define HEAP_INSERT_OP_FIXED (offsetof(heap_insert_op, hoff) + 2)
+_Static_assert(HEAP_INSERT_OP_FIXED == 26, "heap_insert_op is 26 bytes");
+
+/* The largest version an insert operation carries; a larger one is
+ * logged as byte ranges. */
+#define HEAP_INSERT_OP_MAX 1024
+
+/*
+ * Logs the version just added at off of buffer id (hole: the position of
+ * the hole it went into, or 0) as BUF_OP_HEAP_INSERT; false (nothing
+ * noted) for one larger than HEAP_INSERT_OP_MAX.
+ */
+static bool log_insert_op(buf_session *s, int32_t id, uint16_t off,
+                          uint16_t hole)
+{
+    const char *page = buf_page(s->pool, id);
+    const page_header *ph = (const page_header *)page;
+    size_t len = 0;
+    const heap_tuple_header *h = heappage_get_item((void *)page, off, &len);
+    _Alignas(8) char payload[HEAP_INSERT_OP_FIXED + HEAP_INSERT_OP_MAX];
+    heap_insert_op u;
+
+    if (len > HEAP_INSERT_OP_MAX)
+        return false;
+    u = (heap_insert_op){.xmin = h->xmin,
+                         .xmax = h->xmax,
+                         .cid = h->cid,
+                         .off = off,
+                         .hole = hole,
+                         .hint = ph->am_hint,
+                         .prunable = (ph->flags & PAGE_FLAG_PRUNABLE) != 0,
+                         .flags = h->flags,
+                         .natts = h->natts,
+                         .hoff = h->hoff};
+    memcpy(payload, &u, HEAP_INSERT_OP_FIXED);
+    memcpy(payload + HEAP_INSERT_OP_FIXED, (const char *)h + sizeof(*h),
+           len - sizeof(*h));
+    buf_mark_dirty_op(s, id, BUF_OP_HEAP_INSERT, payload,
+                      (uint16_t)(HEAP_INSERT_OP_FIXED + len - sizeof(*h)));
+    return true;
+}
+
+/* Redo of BUF_OP_HEAP_INSERT: the version rebuilt (its next tid its own)
+ * and added where the insert added it; the page's flag and hint. */
+static bool heap_redo_insert(void *page, uint32_t blk, const void *payload,
+                             uint16_t len)
+{
+    heap_insert_op u = {0};
+    heap_tuple_header h = {0};
+    _Alignas(8) char tup[HEAP_INSERT_OP_MAX + sizeof(heap_tuple_header)];
+    size_t data, tlen;
+    uint16_t off;
+    page_header *ph = page;
+
+    if (len < HEAP_INSERT_OP_FIXED)
+        return false;
+    memcpy(&u, payload, HEAP_INSERT_OP_FIXED);
+    data = len - HEAP_INSERT_OP_FIXED;
+    tlen = sizeof(h) + data;
+    if (data > HEAP_INSERT_OP_MAX || u.off == 0 || u.prunable > 1)
+        return false;
+    h.xmin = u.xmin;
+    h.xmax = u.xmax;
+    h.next_block = blk;
+    h.next_offset = u.off;
+    h.flags = u.flags;
+    h.natts = u.natts;
+    h.hoff = u.hoff;
+    h.cid = u.cid;
+    memcpy(tup, &h, sizeof(h));
+    memcpy(tup + sizeof(h), (const char *)payload + HEAP_INSERT_OP_FIXED,
+           data);
+    off = u.hole != 0 ? heappage_place_in_hole(page, u.hole, tup, tlen)
+                      : heappage_add_item_in_place(page, tup, tlen);
+    if (off != u.off)
+        return false;
+    if (u.prunable)
+        ph->flags |= PAGE_FLAG_PRUNABLE;
+    else
+        ph->flags &= (uint16_t)~PAGE_FLAG_PRUNABLE;
+    ph->am_hint = u.hint;
+    return true;
+}
+
 void heap_log_register(void)
 {
     buf_log_register_op(BUF_OP_HEAP_REMOVE, heap_redo_remove);
     buf_log_register_op(BUF_OP_HEAP_PRUNE, heap_redo_prune);
     buf_log_register_op(BUF_OP_HEAP_UPDATE, heap_redo_update);
+    buf_log_register_op(BUF_OP_HEAP_INSERT, heap_redo_insert);
 }
 
 /* Marks buffer id dirty for a change of its page's header: from `flags`
@@ -1177,13 +1278,14 @@ static int not_heap_page(const heap_rel *rel, blocknum_t blk,
  * not), whose compaction, if it needs one, moves the page's items.  *placed
  * says whether it fit; if it did, the buffer is marked dirty and *out is the
  * new tid.  ECORRUPT if the page is not a heap page.  Leaves the lock and pin
- * as they were.  like: the line of a version on this page that the tuple
- * is probably much like (its old version, which the log then spares
- * repeating), or 0.
+ * as they were.  The log gets the tuple as an insert operation
+ * (log_insert_op()) unless the page was compacted (then whole); with hole
+ * (an update's), the caller logs the tuple and the page header itself,
+ * and *hole is the position of the hole pruning put it in, or 0.
  */
 static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
                         int32_t id, blocknum_t blk, const void *tup, size_t len,
-                        uint16_t like, tid *out, bool *placed, uint16_t *hole)
+                        tid *out, bool *placed, uint16_t *hole)
 {
     void *page = buf_page(s->pool, id);
     page_header *ph = page;
@@ -1234,23 +1336,16 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
          * operation, which a range before it would make a whole page). */
         if (in_hole)
             *hole = heappage_lp_off(heappage_get_lp(page, off));
-    } else {
-        const char *old = NULL;
+    } else if (!log_insert_op(
+                   s, id, off,
+                   in_hole ? heappage_lp_off(heappage_get_lp(page, off)) : 0)) {
         mark_page_header(s, id);
         buf_mark_dirty_range(s, id,
                              PAGE_HEADER_SIZE +
                                  (uint32_t)(off - 1) * HEAPPAGE_LP_SIZE,
                              HEAPPAGE_LP_SIZE);
-        if (like != 0)
-            old = heappage_get_item(page, like, &got);
-        if (old != NULL)
-            buf_mark_dirty_like(s, id, (uint32_t)((char *)h - (char *)page),
-                                (uint32_t)len,
-                                (uint32_t)(old - (const char *)page),
-                                (uint32_t)got);
-        else
-            buf_mark_dirty_range(s, id, (uint32_t)((char *)h - (char *)page),
-                                 (uint32_t)len);
+        buf_mark_dirty_range(s, id, (uint32_t)((char *)h - (char *)page),
+                             (uint32_t)len);
     }
     out->block = blk;
     out->offset = off;
@@ -1298,7 +1393,7 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         id = target->id;
         blk = target->blk;
         buf_lock(s, id, LW_EXCLUSIVE);
-        rc = place_locked(rel, s, NULL, id, blk, tup, len, 0, out, &placed,
+        rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed,
                           NULL);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
@@ -1331,7 +1426,7 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
             return rc;
         tried = blk;
         buf_lock(s, id, LW_EXCLUSIVE);
-        rc = place_locked(rel, s, vis, id, blk, tup, len, 0, out, &placed,
+        rc = place_locked(rel, s, vis, id, blk, tup, len, out, &placed,
                           NULL);
         buf_unlock(s, id);
         if (rc == KEEL_OK && placed)
@@ -1350,7 +1445,7 @@ extend:
     rc = buf_extend(s, rel->relnumber, 0, st, &id, &blk);
     if (rc != KEEL_OK)
         return rc;
-    rc = place_locked(rel, s, NULL, id, blk, tup, len, 0, out, &placed,
+    rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed,
                           NULL);
     buf_unlock(s, id);
     if (rc == KEEL_OK && !placed)
@@ -2380,8 +2475,8 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         nh->next_offset = nt.offset;
         placed = true;
     } else {
-        rc = place_locked(rel, s, vis, id, t.block, buf.b, len, t.offset, &nt,
-                          &placed, &hole);
+        rc = place_locked(rel, s, vis, id, t.block, buf.b, len, &nt, &placed,
+                          &hole);
         assert(rc == KEEL_OK); /* the page was a heap page a moment ago */
     }
     /* Set after placing: pruning for this update has nothing to gain from

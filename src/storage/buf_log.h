@@ -64,6 +64,8 @@ typedef enum buf_log_op {
     BUF_OP_HEAP_UPDATE, /* an update whose new version went beside the old
                          * one: heap_update_op, then the new version's
                          * bytes that differ from the old one's */
+    BUF_OP_HEAP_INSERT, /* a version added with nothing else moving:
+                         * heap_insert_op, then its data */
     BUF_OP_COUNT
 } buf_log_op;
 
