@@ -997,6 +997,58 @@ static void test_insert_op_redo(void **state)
 #undef REFUSED
 }
 
+/*
+ * Redo of a claim logged as one operation: the version's xmax, command id
+ * and flags, its next tid its own, the page's flag and hint; a claim on a
+ * line with no version, or with a bad flag or length, is refused.
+ */
+static void test_claim_op_redo(void **state)
+{
+    page_buf base, p;
+    unsigned char item[40];
+    char pay[16], ops[32];
+    const heap_tuple_header *h;
+    xid_t xmax = 80;
+    uint32_t cid = 4;
+    uint16_t w[4] = {1, HEAP_TUPLE_XMAX_UPDATE, 1, 1}, n;
+    size_t len;
+
+    (void)state;
+    heap_log_register();
+    make_item(item, 40, 1);
+    heappage_init(base.b);
+    assert_int_equal(heappage_add_item(base.b, item, 40), 1);
+    memcpy(pay, &xmax, 4);
+    memcpy(pay + 4, &cid, 4);
+    memcpy(pay + 8, w, 8);
+    p = base;
+    n = put_op(ops, BUF_OP_HEAP_CLAIM, pay, 16);
+    assert_true(buf_log_run_ops(p.b, 5, ops, n, 1));
+    h = heappage_get_item_const(p.b, 1, &len);
+    assert_int_equal(h->xmax, 80);
+    assert_int_equal(h->cid, 4);
+    assert_int_equal(h->flags, HEAP_TUPLE_XMAX_UPDATE);
+    assert_int_equal(h->next_block, 5);
+    assert_int_equal(h->next_offset, 1);
+    assert_true(((page_header *)p.b)->flags & PAGE_FLAG_PRUNABLE);
+    assert_int_equal(((page_header *)p.b)->am_hint, 1);
+
+    w[0] = 2; /* no version there */
+    memcpy(pay + 8, w, 8);
+    p = base;
+    n = put_op(ops, BUF_OP_HEAP_CLAIM, pay, 16);
+    assert_false(buf_log_run_ops(p.b, 5, ops, n, 1));
+    w[0] = 1;
+    w[3] = 7; /* not a flag */
+    memcpy(pay + 8, w, 8);
+    n = put_op(ops, BUF_OP_HEAP_CLAIM, pay, 16);
+    assert_false(buf_log_run_ops(p.b, 5, ops, n, 1));
+    w[3] = 1;
+    memcpy(pay + 8, w, 8);
+    n = put_op(ops, BUF_OP_HEAP_CLAIM, pay, 14);
+    assert_false(buf_log_run_ops(p.b, 5, ops, n, 1));
+}
+
 static void test_page_verify_catches_damage(void **state)
 {
     (void)state;
@@ -3710,6 +3762,7 @@ int main(void)
         cmocka_unit_test(test_hot_page_states),
         cmocka_unit_test(test_update_op_redo),
         cmocka_unit_test(test_insert_op_redo),
+        cmocka_unit_test(test_claim_op_redo),
         cmocka_unit_test(test_page_damage_refused),
         cmocka_unit_test_setup_teardown(test_roundtrip_every_type, setup,
                                         teardown),

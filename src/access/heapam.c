@@ -1175,12 +1175,73 @@ static bool heap_redo_insert(void *page, uint32_t blk, const void *payload,
     return true;
 }
 
+/*
+ * BUF_OP_HEAP_CLAIM: a deleter's or an updater's mark on the version at
+ * off (its xmax, command id and flags, its next tid its own for now), and
+ * the page's prunable flag and hint after it.
+ */
+typedef struct heap_claim_op {
+    xid_t xmax;
+    uint32_t cid;
+    uint16_t off, flags, hint, prunable;
+} heap_claim_op;
+
+_Static_assert(sizeof(heap_claim_op) == 16, "heap_claim_op is 16 bytes");
+
+/* Logs the claim just made on the version at off of buffer id. */
+static void log_claim_op(buf_session *s, int32_t id, uint16_t off)
+{
+    const char *page = buf_page(s->pool, id);
+    const page_header *ph = (const page_header *)page;
+    size_t len = 0;
+    const heap_tuple_header *h = heappage_get_item((void *)page, off, &len);
+    heap_claim_op u = {.xmax = h->xmax,
+                       .cid = h->cid,
+                       .off = off,
+                       .flags = h->flags,
+                       .hint = ph->am_hint,
+                       .prunable = (ph->flags & PAGE_FLAG_PRUNABLE) != 0};
+
+    buf_mark_dirty_op(s, id, BUF_OP_HEAP_CLAIM, &u, sizeof(u));
+}
+
+/* Redo of BUF_OP_HEAP_CLAIM. */
+static bool heap_redo_claim(void *page, uint32_t blk, const void *payload,
+                            uint16_t len)
+{
+    heap_claim_op u;
+    heap_tuple_header *h;
+    page_header *ph = page;
+    size_t got = 0;
+
+    if (len != sizeof(u))
+        return false;
+    memcpy(&u, payload, sizeof(u));
+    h = u.off >= 1 && u.off <= heappage_nitems(page)
+            ? heappage_get_item(page, u.off, &got)
+            : NULL;
+    if (h == NULL || got < sizeof(*h) || u.prunable > 1)
+        return false;
+    h->xmax = u.xmax;
+    h->cid = u.cid;
+    h->flags = u.flags;
+    h->next_block = blk;
+    h->next_offset = u.off;
+    if (u.prunable)
+        ph->flags |= PAGE_FLAG_PRUNABLE;
+    else
+        ph->flags &= (uint16_t)~PAGE_FLAG_PRUNABLE;
+    ph->am_hint = u.hint;
+    return true;
+}
+
 void heap_log_register(void)
 {
     buf_log_register_op(BUF_OP_HEAP_REMOVE, heap_redo_remove);
     buf_log_register_op(BUF_OP_HEAP_PRUNE, heap_redo_prune);
     buf_log_register_op(BUF_OP_HEAP_UPDATE, heap_redo_update);
     buf_log_register_op(BUF_OP_HEAP_INSERT, heap_redo_insert);
+    buf_log_register_op(BUF_OP_HEAP_CLAIM, heap_redo_claim);
 }
 
 /* Marks buffer id dirty for a change of its page's header: from `flags`
@@ -1320,8 +1381,9 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
         moved = off != 0;
     }
     if (off == 0) {
-        /* No room even so; what pruning changed is for the log still. */
-        if (pruned)
+        /* No room even so; what pruning changed is for the log still (an
+         * update's claim operation, which follows, logs the header). */
+        if (pruned && hole == NULL)
             mark_page_header(s, id);
         return KEEL_OK;
     }
@@ -2388,7 +2450,7 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
     claim_noted(buf_page(s->pool, id), t.offset);
     s->log_info = WAL_INFO_HEAP_DELETE;
     s->log_xid = xid;
-    mark_tuple_header(s, id, h);
+    log_claim_op(s, id, t.offset);
     buf_unlock(s, id);
     buf_release(s, id);
     return KEEL_OK;
@@ -2509,8 +2571,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         *new_tid = nt;
         return KEEL_OK;
     }
-    h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
-    mark_tuple_header(s, id, h);
+    log_claim_op(s, id, t.offset);
     s->log_info = WAL_INFO_HEAP_UPDATE;
     s->log_xid = xid;
     buf_unlock(s, id);

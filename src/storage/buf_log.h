@@ -66,6 +66,8 @@ typedef enum buf_log_op {
                          * bytes that differ from the old one's */
     BUF_OP_HEAP_INSERT, /* a version added with nothing else moving:
                          * heap_insert_op, then its data */
+    BUF_OP_HEAP_CLAIM,  /* a deleter's or updater's mark on a version:
+                         * heap_claim_op */
     BUF_OP_COUNT
 } buf_log_op;
 
