@@ -7,7 +7,11 @@
  *   row is there.
  * - A record damaged in the middle of the log, followed by records that
  *   say it was durable: the open refuses, naming the segment and offset.
- *   The same damage at the log's unsynced tail ends replay quietly.
+ *   The same damage at the log's unsynced tail ends replay quietly.  So
+ *   does a damaged record in a hand-made log whose next valid record lies
+ *   past a run of zeros (also across a block's end, and across a segment
+ *   of zeros into the next): corrupt if that record says it was durable,
+ *   the log's end if not.
  */
 #include "testutil.h"
 
@@ -17,10 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/control.h"
+#include "port/crc32c.h"
 #include "port/error.h"
 #include "storage/buf_log.h"
 #include "storage/fault.h"
@@ -875,6 +881,104 @@ static void test_durable_gap(void **state)
     tu_dir_remove(dir);
 }
 
+/* Writes a WAL_NOOP record with an 8-byte body at lsn into buf (the log's
+ * bytes from `from`), its CRC right unless `damaged`; durable as given. */
+static void put_noop(char *buf, uint64_t from, uint64_t lsn, uint64_t durable,
+                     bool damaged)
+{
+    wal_rec_hdr h;
+    char *rec = buf + (lsn - from);
+
+    wal_hdr_make(&h, WAL_HDR_SIZE + 8, lsn, durable, 0, WAL_NOOP, 0);
+    memcpy(rec + WAL_HDR_SIZE, "8 bytes.", 8);
+    wal_hdr_seal(&h, crc32c_extend(0, rec + WAL_HDR_SIZE, 8));
+    if (damaged)
+        h.crc ^= 1;
+    memcpy(rec, &h, sizeof(h));
+}
+
+/* Writes len bytes at the log's position lsn into its segment file, made
+ * if missing (a file shorter than the write's end is extended). */
+static void put_log(const char *dir, uint64_t lsn, const char *bytes,
+                    size_t len)
+{
+    char path[600];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s/%016" PRIX64, dir, WAL_DIR_NAME,
+             lsn / WAL_SEG_SIZE);
+    fd = open(path, O_RDWR | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, bytes, len, (off_t)(lsn % WAL_SEG_SIZE)),
+                     (ssize_t)len);
+    close(fd);
+}
+
+/* What reading a hand-made log from WAL_FIRST_LSN gives after its first
+ * record: A (valid), B (damaged) right after it, zeros, and C (valid) at
+ * c_lsn, durable as given; the segments are made here, segment 1 of
+ * seg1_len bytes (C may cross into segment 2). */
+static int tail_after_zeros(uint64_t c_lsn, uint64_t c_durable,
+                            uint64_t seg1_len)
+{
+    char *dir = tu_mkdtemp(), path[600], head[128], c[40];
+    uint64_t a = WAL_FIRST_LSN, b = a + wal_align(WAL_HDR_SIZE + 8), split;
+    const wal_record *h;
+    const char *body;
+    wal_reader *r;
+    kerr err;
+    int fd, rc;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, WAL_DIR_NAME);
+    assert_int_equal(mkdir(path, 0700), 0);
+    memset(head, 0, sizeof(head));
+    put_noop(head, a, a, a, false);
+    put_noop(head, a, b, b, true);
+    put_log(dir, a, head, sizeof(head));
+    snprintf(path, sizeof(path), "%s/%s/%016" PRIX64, dir, WAL_DIR_NAME,
+             a / WAL_SEG_SIZE);
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)seg1_len), 0);
+    close(fd);
+    put_noop(c, c_lsn, c_lsn, c_durable, false);
+    split = c_lsn + sizeof(c) > 2 * WAL_SEG_SIZE ? 2 * WAL_SEG_SIZE - c_lsn
+                                                 : sizeof(c);
+    put_log(dir, c_lsn, c, split);
+    if (split < sizeof(c))
+        put_log(dir, 2 * WAL_SEG_SIZE, c + split, sizeof(c) - split);
+
+    assert_int_equal(wal_reader_open(dir, a, &r, &err), KEEL_OK);
+    assert_int_equal(wal_reader_next(r, &h, &body, &err), KEEL_OK);
+    assert_int_equal(h->lsn, a);
+    rc = wal_reader_next(r, &h, &body, &err);
+    assert_int_equal(wal_reader_end(r), b);
+    wal_reader_close(r);
+    tu_dir_remove(dir);
+    return rc;
+}
+
+/*
+ * A damaged record with a run of zeros after it (the reader passes over
+ * such runs in blocks), then a valid one: corruption if that one says the
+ * log was durable past the damaged one, else a torn tail; also with the
+ * valid record just past a block's end, and crossing into the next
+ * segment after a segment of zeros.
+ */
+static void test_durable_record_after_zeros(void **state)
+{
+    uint64_t a = WAL_FIRST_LSN, b = a + wal_align(WAL_HDR_SIZE + 8);
+    uint64_t at[] = {a + 10000, a + 4096 + 8, a + 8192 - 32 + 8,
+                     2 * WAL_SEG_SIZE - 16};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        uint64_t len = at[i] > a + WAL_SEG_SIZE / 2 ? WAL_SEG_SIZE : 65536;
+        assert_int_equal(tail_after_zeros(at[i], b + 8, len), KEEL_ECORRUPT);
+        assert_int_equal(tail_after_zeros(at[i], b, len), KEEL_EEOF);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -885,6 +989,7 @@ int main(void)
         cmocka_unit_test(test_synchronous_commit_per_session),
         cmocka_unit_test(test_corrupt_record_in_the_middle),
         cmocka_unit_test(test_torn_tail_ends_quietly),
+        cmocka_unit_test(test_durable_record_after_zeros),
         cmocka_unit_test(test_file_create_replayed),
         cmocka_unit_test(test_moved_redo_gives_filler),
         cmocka_unit_test(test_block_copy),

@@ -178,6 +178,35 @@ static int read_record(wal_reader *r, uint64_t pos, const char **rec,
     return rc;
 }
 
+/* Zeros compared a block at a time by skip_zeros(). */
+#define ZERO_BLOCK 4096
+static const char zero_block[ZERO_BLOCK];
+
+/*
+ * The first position at or after y (a multiple of WAL_ALIGN) whose header
+ * may hold a byte that is not zero, as far as the segment in r's buffer
+ * shows; y itself if r holds another segment or none of y's bytes.  A
+ * header of zeros names LSN 0, never its own position, so check_tail()
+ * need not read those before it: the zeroed tail of a segment (most of it,
+ * after every open) is passed over in blocks, not 8 bytes at a time.
+ */
+static uint64_t skip_zeros(const wal_reader *r, uint64_t y)
+{
+    uint64_t off = y % WAL_SEG_SIZE, z = off;
+
+    if (r->seg != y / WAL_SEG_SIZE || off >= r->seg_len)
+        return y;
+    while (z + ZERO_BLOCK <= r->seg_len &&
+           memcmp(r->seg_buf + z, zero_block, ZERO_BLOCK) == 0)
+        z += ZERO_BLOCK;
+    while (z < r->seg_len && r->seg_buf[z] == 0)
+        z++;
+    /* [off, z) is zeros: so is every header that ends by z. */
+    if (z < off + sizeof(wal_rec_hdr))
+        return y;
+    return y - off + wal_align(z + 1 - sizeof(wal_rec_hdr));
+}
+
 /*
  * The log's record at bad is invalid: ECORRUPT if a valid record within
  * the next two segments says the log was durable past bad; else KEEL_EEOF.
@@ -193,7 +222,12 @@ static int check_tail(wal_reader *r, uint64_t bad, kerr *err)
     for (uint64_t y = bad + WAL_ALIGN; y < limit; y += WAL_ALIGN) {
         const char *p;
         wal_rec_hdr h;
-        int rc = get_bytes(r, y, sizeof(h), &p, err);
+        int rc;
+
+        y = skip_zeros(r, y);
+        if (y >= limit)
+            break;
+        rc = get_bytes(r, y, sizeof(h), &p, err);
 
         if (rc != KEEL_OK)
             return rc;
