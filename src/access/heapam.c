@@ -1839,24 +1839,12 @@ static int chain_pick(heap_rel *rel, buf_session *s, const visibility *vis,
         else
             hi = mid;
     }
-    h = member_at(page, n, offs, lo);
-    rc = version_visible(vis, true, h->xmin, h->xmax, h->cid, &visible,
-                         &s->err);
-    if (rc != KEEL_OK)
-        return rc;
-    *out = offs[lo];
-    if (visible) {
-        *judged = true;
-        return KEEL_OK;
-    }
-    /* Not seen, and not for the reader's own changes: then no version is
-     * (an earlier one's deleter, a later one's inserter, is seen
-     * committed only if this one's is). */
-    if (!is_own(vis->snap, h->xmin) && !is_own(vis->snap, h->xmax))
-        return KEEL_OK;
-    for (uint16_t i = 0; i <= k; i++) {
-        h = member_at(page, n, offs, i);
-        *out = offs[i];
+    /* The version found, judged in full; where the reader's own changes
+     * are in play (command ids decide), every version in turn. */
+    for (int32_t i = -1; i <= (int32_t)k; i++) {
+        uint16_t at = i < 0 ? lo : (uint16_t)i;
+        h = member_at(page, n, offs, at);
+        *out = offs[at];
         rc = version_visible(vis, true, h->xmin, h->xmax, h->cid, &visible,
                              &s->err);
         if (rc != KEEL_OK)
@@ -1865,6 +1853,12 @@ static int chain_pick(heap_rel *rel, buf_session *s, const visibility *vis,
             *judged = true;
             break;
         }
+        /* Not seen, and not for the reader's own changes: then no
+         * version is (an earlier one's deleter, a later one's inserter,
+         * is seen committed only if this one's is). */
+        if (i < 0 && !is_own(vis->snap, h->xmin) &&
+            !is_own(vis->snap, h->xmax))
+            break;
     }
     return KEEL_OK;
 }
