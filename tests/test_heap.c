@@ -2975,6 +2975,24 @@ static void test_damaged_rows_refused(void **state)
     OK(f, heap_fetch(&f->rel, f->s, &r.vis, t1, &row));
     assert_row(&row, 1, 10, "one");
 
+    /* Row 2's line pointer names the page's last 8 bytes: too short for
+     * a tuple header, which no fetch reads (a chain's flags included). */
+    page = damage_begin(f, t2.block, &id);
+    lp2 = heappage_get_lp(page, t2.offset);
+    ((heappage_lp *)((char *)page + PAGE_HEADER_SIZE))[t2.offset - 1] =
+        heappage_lp_make(BLOCK_SIZE - 8, HEAPPAGE_LP_NORMAL, 8);
+    damage_done(f, id);
+    assert_int_equal(heap_fetch(&f->rel, f->s, &r.vis, t2, &row),
+                     KEEL_ECORRUPT);
+    assert_int_equal(heap_fetch_cols(&f->rel, f->s, &r.vis, t2, 1, &row),
+                     KEEL_ECORRUPT);
+    assert_int_equal(buf_session_pinned(f->s), 0);
+    page = damage_begin(f, t2.block, &id);
+    ((heappage_lp *)((char *)page + PAGE_HEADER_SIZE))[t2.offset - 1] = lp2;
+    damage_done(f, id);
+    OK(f, heap_fetch(&f->rel, f->s, &r.vis, t2, &row));
+    assert_row(&row, 2, 20, "two");
+
     /* Row 3's null bitmap says id, which is not null, is. */
     page = damage_begin(f, t3.block, &id);
     data_of(page, t3)[0] |= 1;

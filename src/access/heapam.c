@@ -1745,6 +1745,20 @@ static int fetched_visible(const heap_rel *rel, const visibility *vis,
     return KEEL_OK;
 }
 
+/* Line off of page, or the line its REDIRECT names: where a row's chain
+ * starts (heap_page.h, "Heap-only updates"). */
+static inline uint16_t chain_start(const void *page, uint16_t off)
+{
+    heappage_lp lp;
+
+    if (off < 1 || off > heappage_nitems(page))
+        return off;
+    lp = heappage_get_lp(page, off);
+    return heappage_lp_state_of(lp) == HEAPPAGE_LP_REDIRECT
+               ? heappage_lp_off(lp)
+               : off;
+}
+
 /* Whether xmax, a version's deleter, committed before vis's snapshot was
  * taken (not the reader's own: its commands decide, in the full check). */
 static int deleted_for(const visibility *vis, xid_t xmax, bool *gone,
@@ -1797,11 +1811,7 @@ static int chain_pick(heap_rel *rel, buf_session *s, const visibility *vis,
     int rc;
 
     *judged = false;
-    *out = off;
-    if (off >= 1 && off <= n &&
-        heappage_lp_state_of(heappage_get_lp(page, off)) ==
-            HEAPPAGE_LP_REDIRECT)
-        *out = off = heappage_lp_off(heappage_get_lp(page, off));
+    *out = off = chain_start(page, off);
     h = tuple_at((void *)page, n, off);
     if (h == NULL || n > HEAPPAGE_MAX_LINES)
         return KEEL_OK;
@@ -1864,16 +1874,16 @@ static int chain_pick(heap_rel *rel, buf_session *s, const visibility *vis,
 }
 
 /* Whether the fetch of line off of page must walk a chain (chain_pick()):
- * item is what heappage_get_item_const() found there. */
+ * item (len bytes) is what heappage_get_item_const() found there.  A
+ * damaged item too short for a header is not read: the fetch refuses it. */
 static inline bool chain_needed(const void *page, uint16_t off,
-                                const void *item)
+                                const void *item, size_t len)
 {
     if (item != NULL)
-        return (((const heap_tuple_header *)item)->flags &
+        return len >= sizeof(heap_tuple_header) &&
+               (((const heap_tuple_header *)item)->flags &
                 HEAP_TUPLE_HOT_UPDATED) != 0;
-    return off >= 1 && off <= heappage_nitems(page) &&
-           heappage_lp_state_of(heappage_get_lp(page, off)) ==
-               HEAPPAGE_LP_REDIRECT;
+    return chain_start(page, off) != off;
 }
 
 int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
@@ -1889,7 +1899,7 @@ int heap_fetch(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
         return rc;
     page = buf_page(s->pool, id);
     item = heappage_get_item_const(page, t.offset, &len);
-    if (__builtin_expect(chain_needed(page, t.offset, item), 0)) {
+    if (__builtin_expect(chain_needed(page, t.offset, item, len), 0)) {
         rc = chain_pick(rel, s, vis, page, t.block, t.offset, &t.offset,
                         &judged);
         if (rc != KEEL_OK) {
@@ -1947,10 +1957,7 @@ int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                             rel->relnumber, t.block, t.offset);
         }
         page = buf_page(s->pool, id);
-        if (t.offset >= 1 && t.offset <= heappage_nitems(page) &&
-            heappage_lp_state_of(heappage_get_lp(page, t.offset)) ==
-                HEAPPAGE_LP_REDIRECT)
-            t.offset = heappage_lp_off(heappage_get_lp(page, t.offset));
+        t.offset = chain_start(page, t.offset);
         h = heappage_get_item_const(page, t.offset, &len);
         /* Each version must be the one its predecessor's updater made:
          * a heap-only version's line is reused once it is pruned. */
@@ -2070,10 +2077,7 @@ static int fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis,
         return rc;
     page = buf_session_page(s, id);
     n = heappage_nitems(page);
-    if (off >= 1 && off <= n &&
-        heappage_lp_state_of(heappage_get_lp(page, off)) ==
-            HEAPPAGE_LP_REDIRECT)
-        off = heappage_lp_off(heappage_get_lp(page, off));
+    off = chain_start(page, off);
     h = heappage_get_item_const(page, off, &len);
     if (h == NULL && pruned_at(page, off)) {
         *fate = HEAP_DEAD; /* xmin and xmax stay XID_INVALID */
@@ -2196,8 +2200,8 @@ int heap_fetch_cols(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     if (rc != KEEL_OK)
         return rc;
     h = heappage_get_item_const(buf_session_page(s, id), t.offset, &len);
-    if (__builtin_expect(chain_needed(buf_session_page(s, id), t.offset, h),
-                         0)) {
+    if (__builtin_expect(
+            chain_needed(buf_session_page(s, id), t.offset, h, len), 0)) {
         rc = chain_pick(rel, s, vis, buf_session_page(s, id), t.block,
                         t.offset, &t.offset, &judged);
         if (rc != KEEL_OK) {

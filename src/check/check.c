@@ -177,7 +177,7 @@ static void chain_fates(tid_map *m, blocknum_t blk, const void *page,
         if (heappage_lp_state_of(lp) == HEAPPAGE_LP_REDIRECT)
             cur = heappage_lp_off(lp);
         else if ((h = heappage_get_item_const(page, off, &len)) == NULL ||
-                 !(h->flags & HEAP_TUPLE_HOT_UPDATED) ||
+                 len < sizeof(*h) || !(h->flags & HEAP_TUPLE_HOT_UPDATED) ||
                  (h->flags & HEAP_TUPLE_HEAP_ONLY))
             continue;
         for (uint16_t hops = 0; hops < n; hops++) {
@@ -245,6 +245,7 @@ static int tid_map_add_block(tid_map *m, blocknum_t blk, const void *page,
         if (damaged != NULL && damaged[off]) {
             st = TID_DAMAGED;
         } else if (heappage_lp_state_of(lp) == HEAPPAGE_LP_NORMAL &&
+                   heappage_lp_len(lp) >= sizeof(heap_tuple_header) &&
                    (((const heap_tuple_header *)((const char *)page +
                                                  heappage_lp_off(lp)))
                         ->flags &
