@@ -195,8 +195,9 @@ static void test_wrong_version(void **state)
 }
 
 /*
- * Databases made before heap-only chains (layout version 4) and before
- * the log's 24-byte record header (3, whose log this keel cannot read):
+ * Databases made before transactions' ends were bodiless records (layout
+ * version 5), before heap-only chains (4) and before the log's 24-byte
+ * record header (3), whose logs this keel cannot read or replay:
  * refused at open, the message naming both versions.
  */
 static void test_older_layout_refused(void **state)
@@ -215,15 +216,15 @@ static void test_older_layout_refused(void **state)
     o.pool_mb = 8;
     assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
     assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
-    assert_int_equal(c.layout_version, 5);
-    for (uint32_t v = 3; v <= 4; v++) {
+    assert_int_equal(c.layout_version, 6);
+    for (uint32_t v = 3; v <= 5; v++) {
         c.layout_version = v;
         assert_int_equal(control_write(dir, &c, &err), KEEL_OK);
         assert_int_equal(keel_db_open(&o, &db, &e), KEEL_EVERSION);
         assert_null(db);
         snprintf(want, sizeof(want),
                  "database \"%s\" has layout version %u; this keel reads "
-                 "version 5",
+                 "version 6",
                  dir, v);
         if (strstr(e.msg, want) == NULL)
             fail_msg("got: %s", e.msg);

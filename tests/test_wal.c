@@ -26,10 +26,13 @@
 #include <unistd.h>
 
 #include "engine/control.h"
+#include "engine/engine.h"
 #include "port/crc32c.h"
 #include "port/error.h"
 #include "storage/buf_log.h"
 #include "storage/fault.h"
+#include "txn/clog.h"
+#include "txn/txn.h"
 #include "wal/wal.h"
 
 static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
@@ -280,6 +283,99 @@ static void crash_after_rows(const char *dir, int from, int to, bool shorts)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
+ * A transaction's end is one bodiless WAL_XACT_END record of 24 bytes
+ * (WAL_INFO_COMMIT or WAL_INFO_ABORT) once its commit log page has been
+ * logged since the redo pointer, the first end after it a WAL_PAGES
+ * record carrying the page whole; after a crash, recovery replays them:
+ * the committed rows are there, the aborted one is not, and the commit
+ * log says so of each transaction.
+ */
+static void test_transaction_ends_replayed(void **state)
+{
+    char *dir = make_db(5);
+    keel_db_options o = opts(dir);
+    control_data c;
+    wal_reader *r;
+    const wal_record *h;
+    const char *b;
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    kerr err;
+    pid_t pid;
+    int status, rc, pages_commits = 0, bare_commits = 0, bare_aborts = 0;
+    uint32_t aborted = 0;
+
+    (void)state;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+            keel_session_begin(db, &s, &e) != KEEL_OK)
+            _exit(1);
+        for (int i = 6; i <= 30; i++) {
+            if (i == 21) {
+                if (keel_begin(s) != KEEL_OK || insert(s, i) != KEEL_OK ||
+                    keel_abort(s) != KEEL_OK)
+                    _exit(3);
+            } else if (insert(s, i) != KEEL_OK) {
+                _exit(2);
+            }
+        }
+        _exit(0); /* no close: a crash */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    assert_int_equal(wal_reader_open(dir, c.redo_lsn, &r, &err), KEEL_OK);
+    while ((rc = wal_reader_next(r, &h, &b, &err)) == KEEL_OK) {
+        if (h->type == WAL_PAGES && h->info == WAL_INFO_COMMIT) {
+            /* Only the first: the page whole, since the redo pointer. */
+            assert_int_equal(bare_commits + bare_aborts, 0);
+            pages_commits++;
+        } else if (h->type == WAL_XACT_END) {
+            assert_int_equal(h->len, WAL_HDR_SIZE);
+            assert_int_equal(h->body_len, 0);
+            if (h->info == WAL_INFO_ABORT) {
+                bare_aborts++;
+                aborted = h->xid;
+            } else {
+                assert_int_equal(h->info, WAL_INFO_COMMIT);
+                bare_commits++;
+            }
+        }
+    }
+    assert_int_equal(rc, KEEL_EEOF);
+    wal_reader_close(r);
+    assert_int_equal(pages_commits, 1);
+    assert_int_equal(bare_commits, 23);
+    assert_int_equal(bare_aborts, 1);
+    assert_true(aborted >= XID_FIRST_NORMAL);
+
+    /* Recovered: without the records' redo, every row of the child would
+     * read as its transaction's in progress, that is aborted. */
+    check_rows(dir, 1, 20, true);
+    check_rows(dir, 21, 21, false);
+    check_rows(dir, 22, 30, true);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    {
+        clog *cl = txn_mgr_clog(db->txn);
+        buf_session *bs;
+        xid_status st = XID_STATUS_IN_PROGRESS;
+        assert_int_equal(buf_session_create(db->pool, &bs, &err), KEEL_OK);
+        assert_int_equal(clog_get(cl, bs, aborted, &st, &err), KEEL_OK);
+        assert_int_equal(st, XID_STATUS_ABORTED);
+        assert_int_equal(clog_get(cl, bs, aborted + 1, &st, &err), KEEL_OK);
+        assert_int_equal(st, XID_STATUS_COMMITTED);
+        buf_session_destroy(bs);
+    }
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
 }
 
 /* The LSN of the n-th record after the redo pointer, and the end. */
@@ -991,6 +1087,7 @@ int main(void)
         cmocka_unit_test(test_torn_tail_ends_quietly),
         cmocka_unit_test(test_durable_record_after_zeros),
         cmocka_unit_test(test_file_create_replayed),
+        cmocka_unit_test(test_transaction_ends_replayed),
         cmocka_unit_test(test_moved_redo_gives_filler),
         cmocka_unit_test(test_block_copy),
         cmocka_unit_test(test_header_round_trip),

@@ -21,8 +21,9 @@
  * and the heap page's (3: compact block references and copies,
  * src/storage/buf_log.h; 4: the 24-byte record header, src/wal/wal.h;
  * 5: heap-only chains, which an older build would read as rows missing,
- * src/access/heap_page.h, and the record operations that make them). */
-#define CONTROL_LAYOUT_VERSION 5
+ * src/access/heap_page.h, and the record operations that make them;
+ * 6: transactions' ends as bodiless records, src/txn/clog.h). */
+#define CONTROL_LAYOUT_VERSION 6
 
 typedef enum control_state {
     CONTROL_SHUT_DOWN = 1,     /* closed cleanly: everything is on disk */

@@ -400,6 +400,10 @@ static int recover(keel_db *db, uint64_t redo, uint64_t *end, kerr *err)
             rc = buf_log_redo(bs, h, body);
             if (rc != KEEL_OK)
                 *err = *buf_session_error(bs);
+        } else if (h->type == WAL_XACT_END) {
+            rc = clog_redo_end(bs, h, CATALOG_CLOG_REL);
+            if (rc != KEEL_OK)
+                *err = *buf_session_error(bs);
         } else if (h->type == WAL_FILE_CREATE &&
                    h->body_len >= sizeof(wal_file_body)) {
             wal_file_body f;

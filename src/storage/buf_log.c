@@ -555,6 +555,36 @@ int buf_log_redo(buf_session *s, const wal_record *h, const char *body)
     return rc;
 }
 
+int buf_log_redo_bare(buf_session *s, const wal_record *h, relnumber_t rel,
+                      blocknum_t blk, buf_log_bare_fn fn)
+{
+    uint64_t end = h->lsn + wal_align(h->len);
+    page_header *ph;
+    int32_t id;
+    int rc;
+
+    assert(s->log_off);
+    rc = redo_read(s, rel, blk, false, &id);
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, id, LW_EXCLUSIVE);
+    ph = buf_page(s->pool, id);
+    if (ph->lsn < end) {
+        if (!fn(ph, h->info, h->xid)) {
+            buf_unlock_release(s, id);
+            return kerr_set(&s->err, KEEL_ECORRUPT,
+                            "log record at LSN %" PRIu64 " (%s of "
+                            "transaction %u) cannot be redone on relation "
+                            "%u block %u",
+                            h->lsn, wal_info_name(h->info), h->xid, rel, blk);
+        }
+        ph->lsn = end;
+        buf_mark_dirty(s, id);
+    }
+    buf_unlock_release(s, id);
+    return KEEL_OK;
+}
+
 int buf_log_blocks(const wal_record *h, const char *body,
                    void (*fn)(void *arg, const buf_log_block *b,
                               uint32_t data_len),

@@ -129,6 +129,37 @@ void buf_log_emit(buf_session *s);
  */
 int buf_log_redo(buf_session *s, const wal_record *h, const char *body);
 
+/*
+ * A change whose record says all of it in its header (type, info and
+ * transaction, no body): fn makes it again on page, as it was made
+ * (false: it cannot be, a damaged log).  A transaction's end in the commit
+ * log is one (txn/clog.h).
+ */
+typedef bool (*buf_log_bare_fn)(void *page, uint8_t info, uint32_t xid);
+
+/*
+ * Logs the change just made to page id (pinned, exclusively locked, not
+ * marked dirty yet) as a bodiless record of `type` for the session's
+ * log_info and log_xid, instead of the WAL_PAGES record buf_mark_dirty()
+ * would make of it, and marks the page dirty with the record's end as its
+ * LSN.  Only if the page was logged since the redo pointer (its first
+ * change after it must carry a whole image, against a torn write) and
+ * nothing else of it is pending; returns false, having done nothing, if
+ * not, or if the log took no record: the caller marks the change as
+ * usual.  fn, which redo runs, checks it in assertion builds.
+ */
+bool buf_log_bare(buf_session *s, int32_t id, uint8_t type,
+                  buf_log_bare_fn fn);
+
+/*
+ * Replays a record that buf_log_bare() made (h) on block blk of rel
+ * through session s, as buf_log_redo() replays a WAL_PAGES record: skipped
+ * if the page's LSN shows the change there already.  KEEL_ECORRUPT if fn
+ * fails, naming the LSN.
+ */
+int buf_log_redo_bare(buf_session *s, const wal_record *h, relnumber_t rel,
+                      blocknum_t blk, buf_log_bare_fn fn);
+
 #ifndef NDEBUG
 /*
  * Assertion builds: the check that every change of a page is in the log.

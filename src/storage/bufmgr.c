@@ -9,6 +9,7 @@
 #include "storage/bufmgr.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1260,6 +1261,53 @@ void buf_mark_dirty_op(buf_session *s, int32_t id, uint8_t op,
     s->log_opused += need;
     e->op_len = (uint16_t)(e->op_len + need);
     e->nops++;
+}
+
+bool buf_log_bare(buf_session *s, int32_t id, uint8_t type,
+                  buf_log_bare_fn fn)
+{
+    wal *w = s->pool->wal;
+    page_header *ph = buf_page(s->pool, id);
+    wal_lsn redo, end = 0;
+    kerr e;
+
+    (void)fn;
+    if (w == NULL || s->log_off || s->log_skip_rel != INVALID_RELNUMBER)
+        return false;
+    for (uint32_t i = 0; i < s->log_npending; i++)
+        if (s->log_pending[i].id == id)
+            return false;
+    redo = wal_redo_hint(w);
+    if (ph->lsn <= redo)
+        return false;
+    /* Built against redo: a checkpoint that moves it past the page's LSN
+     * before the record is placed has it refused (EBUSY), and the page
+     * then goes whole into the caller's WAL_PAGES record. */
+    if (wal_insert(w, (uint32_t)((uintptr_t)s >> 6), type, s->log_info,
+                   s->log_xid, NULL, 0, 0, NULL, &redo, &end, &e) != KEEL_OK)
+        return false;
+    mark_dirty_bits(s, id);
+#ifndef NDEBUG
+    {
+        buf_pool *p = s->pool;
+        char *sh = p->log_shadow != NULL
+                       ? p->log_shadow + (size_t)id * BLOCK_SIZE
+                       : NULL;
+        if (sh != NULL && p->log_shadow_ok[id]) {
+            if (!fn(sh, s->log_info, s->log_xid)) {
+                fprintf(stderr, "a bare record cannot be redone on its own "
+                                "page\n");
+                abort();
+            }
+            buf_log_shadow_check(p, id, ph);
+        }
+    }
+#endif
+    ph->lsn = end;
+    s->log_last = end;
+    s->log_info = WAL_INFO_PAGE;
+    s->log_xid = 0;
+    return true;
 }
 
 void buf_log_unlocking(buf_session *s, int32_t id)

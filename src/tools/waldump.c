@@ -125,7 +125,8 @@ int tool_wal_main(int argc, char **argv)
 
         if (h->type == WAL_PAGES)
             (void)buf_log_blocks(h, body, on_block, &w, &e);
-        ti = h->type == WAL_PAGES && h->info < WAL_INFO_COUNT
+        ti = (h->type == WAL_PAGES || h->type == WAL_XACT_END) &&
+                     h->info < WAL_INFO_COUNT
                  ? &by_info[h->info]
                  : &by_info[WAL_INFO_COUNT];
         dump_totals *ts[3] = {ti, tt, &all};
@@ -138,7 +139,9 @@ int tool_wal_main(int argc, char **argv)
         if (!stats) {
             printf("lsn %" PRIu64 " len %5u %-11s %-13s xid %-8u%s",
                    h->lsn, h->len, wal_type_name(h->type),
-                   h->type == WAL_PAGES ? wal_info_name(h->info) : "",
+                   h->type == WAL_PAGES || h->type == WAL_XACT_END
+                       ? wal_info_name(h->info)
+                       : "",
                    h->xid, blocks);
             if (h->type == WAL_CHECKPOINT &&
                 h->body_len >= sizeof(wal_checkpoint_body)) {

@@ -4,6 +4,8 @@
  * in clog.h and src/txn/README.md.
  */
 #include "txn/clog.h"
+
+#include "storage/buf_log.h"
 #include "wal/wal.h"
 
 #include <pthread.h>
@@ -38,6 +40,11 @@ static int clog_pool_error(buf_session *s, int rc, kerr *err)
 static blocknum_t clog_page_of(xid_t xid)
 {
     return (blocknum_t)(xid / CLOG_XIDS_PER_PAGE);
+}
+
+blocknum_t clog_block_of(xid_t xid)
+{
+    return clog_page_of(xid);
 }
 
 /* Byte offset within the page, and shift within the byte, of xid. */
@@ -159,6 +166,39 @@ int clog_get(clog *c, buf_session *s, xid_t xid, xid_status *status, kerr *err)
     return KEEL_OK;
 }
 
+/* The record info that says a transaction ended with status. */
+static uint8_t end_info(xid_status status)
+{
+    return status == XID_STATUS_COMMITTED ? WAL_INFO_COMMIT
+           : status == XID_STATUS_ABORTED ? WAL_INFO_ABORT
+                                          : WAL_INFO_PAGE;
+}
+
+/* WAL_XACT_END's change (buf_log_bare_fn): xid's status set on its page,
+ * which must be a commit log page, logged before. */
+static bool redo_end(void *page, uint8_t info, uint32_t xid)
+{
+    page_header *ph = page;
+    uint32_t byte, shift;
+    uint8_t *p = page;
+    xid_status status = info == WAL_INFO_COMMIT  ? XID_STATUS_COMMITTED
+                        : info == WAL_INFO_ABORT ? XID_STATUS_ABORTED
+                                                 : XID_STATUS_IN_PROGRESS;
+
+    if (status == XID_STATUS_IN_PROGRESS || xid < XID_FIRST_NORMAL ||
+        ph->version == 0 || ph->lower != ph->upper)
+        return false;
+    clog_position(xid, &byte, &shift);
+    p[byte] = (uint8_t)((p[byte] & ~(CLOG_BITS_MASK << shift)) |
+                        ((uint32_t)status << shift));
+    return true;
+}
+
+int clog_redo_end(buf_session *s, const wal_record *h, relnumber_t rel)
+{
+    return buf_log_redo_bare(s, h, rel, clog_page_of(h->xid), redo_end);
+}
+
 int clog_set(clog *c, buf_session *s, xid_t xid, xid_status status, kerr *err)
 {
     blocknum_t page = clog_page_of(xid);
@@ -194,7 +234,8 @@ int clog_set(clog *c, buf_session *s, xid_t xid, xid_status status, kerr *err)
          * image in the log (storage/buf_log.h) leaves nothing out. */
         ((page_header *)p)->lower = ((page_header *)p)->upper;
         buf_mark_dirty(s, id);
-    } else {
+    } else if (s->log_xid != xid || s->log_info != end_info(status) ||
+               !buf_log_bare(s, id, WAL_XACT_END, redo_end)) {
         buf_mark_dirty_range(s, id, byte, 1);
     }
     buf_unlock(s, id);

@@ -29,6 +29,7 @@
 #include "storage/bufmgr.h"
 #include "storage/page.h"
 #include "txn/snapshot.h"
+#include "wal/wal.h"
 
 /* Statuses per page: 4 per byte of the space after the header. */
 #define CLOG_XIDS_PER_PAGE ((xid_t)((BLOCK_SIZE - PAGE_HEADER_SIZE) * 4))
@@ -95,5 +96,16 @@ int clog_last_ended(clog *c, buf_session *s, xid_t *out, kerr *err);
  * ECORRUPT with a message naming the block and the first such id.
  */
 int clog_page_verify(const void *page, blocknum_t blk, kerr *err);
+
+/*
+ * A transaction's end is logged as a bodiless WAL_XACT_END record (its
+ * header names the transaction, and whether it committed or aborted:
+ * WAL_INFO_COMMIT or WAL_INFO_ABORT) where the page was logged since the
+ * redo pointer (storage/buf_log.h, buf_log_bare()); recovery replays it
+ * through clog_redo_end() on block clog_block_of(xid) of the log's
+ * relation.
+ */
+blocknum_t clog_block_of(xid_t xid);
+int clog_redo_end(buf_session *s, const wal_record *h, relnumber_t rel);
 
 #endif /* KEEL_TXN_CLOG_H */

@@ -810,7 +810,7 @@ void wal_close(wal *w)
 const char *wal_type_name(uint8_t type)
 {
     static const char *const names[WAL_TYPE_COUNT] = {
-        "noop", "pages", "checkpoint", "file_create"};
+        "noop", "pages", "checkpoint", "file_create", "xact_end"};
 
     return type < WAL_TYPE_COUNT ? names[type] : "unknown";
 }

@@ -45,13 +45,15 @@ typedef enum wal_type {
     WAL_PAGES = 1,     /* changes to pages (storage/buf_log.h) */
     WAL_CHECKPOINT,    /* a checkpoint ended: its redo pointer and counters */
     WAL_FILE_CREATE,   /* a relation file was made */
+    WAL_XACT_END,      /* a transaction's end in the commit log, no body
+                        * (txn/clog.h): info WAL_INFO_COMMIT or _ABORT */
     WAL_TYPE_COUNT
 } wal_type;
 
 /*
  * What a WAL_PAGES record did, as the access method names it (the
  * header's `info`): for `keel wal` and its per-kind totals.  Redo does not
- * look at it.
+ * look at it, except in a WAL_XACT_END record, where it is the status.
  */
 typedef enum wal_info {
     WAL_INFO_PAGE = 0, /* unnamed page change */
