@@ -2191,6 +2191,134 @@ static void test_update_versions(void **state)
     assert_quiet(f);
 }
 
+/* An update in a thread of its own (test_update_beside_busy_page()). */
+typedef struct apart_update {
+    fixture *f;
+    tx *u;
+    tid t, nt;
+    const keel_value *v;
+    int rc;
+    char msg[KERR_MSG_MAX];
+} apart_update;
+
+static void *apart_main(void *arg)
+{
+    apart_update *a = arg;
+    buf_session *s = NULL;
+    kerr err;
+
+    a->rc = buf_session_create(a->f->pool, &s, &err);
+    if (a->rc != KEEL_OK) {
+        snprintf(a->msg, sizeof(a->msg), "%s", err.msg);
+        return NULL;
+    }
+    a->rc = heap_update(&a->f->rel, s, &a->u->vis, a->u->xid, a->t, a->v,
+                        &a->nt);
+    snprintf(a->msg, sizeof(a->msg), "%s", buf_session_error(s)->msg);
+    buf_session_destroy(s);
+    return NULL;
+}
+
+/*
+ * An update whose old page is full and whose new version's page comes
+ * before it: taken beside the old page's lock if it is free at once (one
+ * log record), and if another session holds it, placed with the old page
+ * unlocked, waiting for that page meanwhile instead of holding the old
+ * one (no two sessions can then wait on each other).  Either way the old
+ * version links to the new one, which reads back.
+ */
+static void test_update_beside_busy_page(void **state)
+{
+    fixture *f = *state;
+    tx setup_tx, u;
+    tid small, t1, t2;
+    heap_tuple_header h;
+    heap_row row;
+    keel_value v[3];
+    char big[3000], mid[700];
+    apart_update a;
+    pthread_t th;
+    buf_session *ms = NULL;
+    int32_t held;
+
+    pool_open(f, 32);
+    OK(f, heap_row_init(&row, &f->rel, &f->err));
+    memset(big, 'g', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    memset(mid, 'm', sizeof(mid) - 1);
+    mid[sizeof(mid) - 1] = '\0';
+    /* Block 0: two big rows and room for about 2,100 bytes more, two rows
+     * of mid; the third big row begins block 1, which fillers then fill. */
+    tx_begin(f->tm, &setup_tx);
+    assert_int_equal(ins(f, setup_tx.xid, 1, 0, big).block, 0);
+    assert_int_equal(ins(f, setup_tx.xid, 2, 0, big).block, 0);
+    assert_int_equal(ins(f, setup_tx.xid, 3, 0, big).block, 1);
+    small = ins(f, setup_tx.xid, 5, 0, "small");
+    assert_int_equal(small.block, 1);
+    t2 = ins(f, setup_tx.xid, 100, 0, "filler filler");
+    assert_int_equal(t2.block, 1);
+    for (int i = 1; ins(f, setup_tx.xid, 100 + i, 0, "filler filler").block ==
+                    1;
+         i++)
+        ;
+    tx_end(f->tm, &setup_tx, XID_STATUS_COMMITTED);
+    assert_int_equal(heap_updates_apart(&f->rel), 0);
+
+    /* The page for the new version, block 0, busy: the update waits for
+     * it with block 1 unlocked. */
+    assert_int_equal(buf_session_create(f->pool, &ms, &f->err), KEEL_OK);
+    assert_int_equal(buf_read(ms, REL, 0, NULL, &held), KEEL_OK);
+    buf_lock(ms, held, LW_EXCLUSIVE);
+    atomic_store_relaxed(&f->rel.hint, 0);
+    tx_begin(f->tm, &u);
+    mkrow(v, 5, 1, mid);
+    a = (apart_update){.f = f, .u = &u, .t = small, .v = v, .rc = -1};
+    assert_int_equal(pthread_create(&th, NULL, apart_main, &a), 0);
+    for (int i = 0; i < 30000 && heap_updates_apart(&f->rel) == 0; i++)
+        clock_sleep_us(1000);
+    assert_int_equal(heap_updates_apart(&f->rel), 1);
+    /* Block 1 is free while the update waits. */
+    {
+        int32_t other;
+        assert_int_equal(buf_read(ms, REL, 1, NULL, &other), KEEL_OK);
+        assert_true(buf_try_lock(ms, other, LW_EXCLUSIVE));
+        buf_unlock(ms, other);
+        buf_release(ms, other);
+    }
+    buf_unlock(ms, held);
+    buf_release(ms, held);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    if (a.rc != KEEL_OK)
+        fail_msg("update: %s", a.msg);
+    t1 = a.nt;
+    assert_int_equal(t1.block, 0);
+    h = raw_header(f, small);
+    assert_int_equal(h.xmax, u.xid);
+    assert_int_equal(h.next_block, t1.block);
+    assert_int_equal(h.next_offset, t1.offset);
+    OK(f, heap_fetch(&f->rel, f->s, &u.vis, t1, &row));
+    assert_row(&row, 5, 1, mid);
+    tx_end(f->tm, &u, XID_STATUS_COMMITTED);
+
+    /* Free at once: taken beside the old page, nothing apart. */
+    atomic_store_relaxed(&f->rel.hint, 0);
+    tx_begin(f->tm, &u);
+    mkrow(v, 100, 2, mid);
+    OK(f, heap_update(&f->rel, f->s, &u.vis, u.xid, t2, v, &t1));
+    assert_int_equal(t1.block, 0);
+    assert_int_equal(heap_updates_apart(&f->rel), 1);
+    h = raw_header(f, t2);
+    assert_int_equal(h.next_block, 0);
+    assert_int_equal(h.next_offset, t1.offset);
+    OK(f, heap_fetch(&f->rel, f->s, &u.vis, t1, &row));
+    assert_row(&row, 100, 2, mid);
+    tx_end(f->tm, &u, XID_STATUS_COMMITTED);
+
+    buf_session_destroy(ms);
+    heap_row_free(&row);
+    assert_quiet(f);
+}
+
 /*
  * An update taken back (heap_update_held(), heap_update_undo()), its new
  * version beside the old one and on another page: while held, both pages
@@ -3795,6 +3923,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fetch_cols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_undo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_update_beside_busy_page, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_rows_refused, setup,
                                         teardown),

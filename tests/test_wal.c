@@ -378,6 +378,94 @@ static void test_transaction_ends_replayed(void **state)
     tu_dir_remove(dir);
 }
 
+/* The blocks of a WAL_PAGES record (test_update_across_pages_replayed). */
+typedef struct rec_blocks {
+    int n;
+    buf_log_block b[4];
+} rec_blocks;
+
+static void on_rec_block(void *arg, const buf_log_block *b, uint32_t len)
+{
+    rec_blocks *rb = arg;
+
+    (void)len;
+    if (rb->n < 4)
+        rb->b[rb->n] = *b;
+    rb->n++;
+}
+
+/*
+ * An update whose row's page is full puts the new version on another page
+ * locked beside it: the claim, the new version and the link are one
+ * record of both blocks, which recovery replays after a crash.
+ */
+static void test_update_across_pages_replayed(void **state)
+{
+    char *dir = make_db(400); /* block 0 full, block 1 not */
+    keel_db_options o = opts(dir);
+    control_data c;
+    wal_reader *r;
+    const wal_record *h;
+    const char *b;
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    keel_value key = {.v.i4 = 1}, out[2];
+    bool found = false;
+    kerr err;
+    pid_t pid;
+    int status, rc, updates = 0, inserts = 0;
+
+    (void)state;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        keel_value v[2] = {{.v.i4 = 1}, {.v.i4 = 12345}};
+        if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+            keel_session_begin(db, &s, &e) != KEEL_OK)
+            _exit(1);
+        if (keel_update(s, NULL, "t", &key, v) != KEEL_OK)
+            _exit(2);
+        _exit(0); /* no close: a crash */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    assert_int_equal(wal_reader_open(dir, c.redo_lsn, &r, &err), KEEL_OK);
+    while ((rc = wal_reader_next(r, &h, &b, &err)) == KEEL_OK) {
+        rec_blocks rb = {0};
+        if (h->type != WAL_PAGES)
+            continue;
+        assert_int_equal(buf_log_blocks(h, b, on_rec_block, &rb, &err),
+                         KEEL_OK);
+        if (h->info == WAL_INFO_HEAP_INSERT)
+            inserts++;
+        if (h->info != WAL_INFO_HEAP_UPDATE)
+            continue;
+        updates++;
+        assert_int_equal(rb.n, 2);
+        assert_int_equal(rb.b[0].rel, rb.b[1].rel);
+        assert_int_equal(rb.b[0].blk, 0);
+        assert_int_equal(rb.b[1].blk, 1);
+    }
+    assert_int_equal(rc, KEEL_EEOF);
+    wal_reader_close(r);
+    assert_int_equal(updates, 1);
+    assert_int_equal(inserts, 0);
+
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_lookup(s, NULL, "t", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out[1].v.i4, 12345);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    check_rows(dir, 2, 400, true);
+    tu_dir_remove(dir);
+}
+
 /* The LSN of the n-th record after the redo pointer, and the end. */
 static void nth_record(const char *dir, int n, uint64_t *lsn, uint64_t *end)
 {
@@ -1088,6 +1176,7 @@ int main(void)
         cmocka_unit_test(test_durable_record_after_zeros),
         cmocka_unit_test(test_file_create_replayed),
         cmocka_unit_test(test_transaction_ends_replayed),
+        cmocka_unit_test(test_update_across_pages_replayed),
         cmocka_unit_test(test_moved_redo_gives_filler),
         cmocka_unit_test(test_block_copy),
         cmocka_unit_test(test_header_round_trip),

@@ -108,6 +108,7 @@ void heap_rel_init(heap_rel *rel, relnumber_t relnumber, const tuple_desc *desc)
     atomic_init(&rel->hint, HEAP_NO_BLOCK);
     atomic_init(&rel->pruned, 0);
     atomic_init(&rel->hot_updates, 0);
+    atomic_init(&rel->apart, 0);
 }
 
 uint64_t heap_pruned(const heap_rel *rel)
@@ -1531,6 +1532,84 @@ done:
     return KEEL_OK;
 }
 
+/*
+ * insert_tuple() for an update whose old version's page, block old_blk,
+ * s holds exclusively locked and has no room: the new version goes on the
+ * hinted block, else the last, else a new one, whose lock is taken while
+ * the old page's is held, so that the update is one log record.  Heap
+ * pages are locked two at a time only here, and in block order: a later
+ * block is waited for, an earlier one taken only if it is free at once
+ * (else *id is BUF_INVALID and nothing is placed: the caller places the
+ * version with the old page unlocked).  On success *id is the new page's
+ * buffer, pinned and locked, with the version at *out.
+ */
+static int place_beside(heap_rel *rel, buf_session *s, const visibility *vis,
+                        blocknum_t old_blk, const void *tup, size_t len,
+                        tid *out, int32_t *idp)
+{
+    blocknum_t blk = atomic_load_relaxed(&rel->hint), tried = old_blk;
+    bool placed = false;
+    int32_t id;
+    int rc;
+
+    *idp = BUF_INVALID;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (attempt == 1) {
+            blocknum_t n;
+            rc = rel_nblocks(rel, s, &n);
+            if (rc != KEEL_OK)
+                return rc;
+            blk = n > 0 ? n - 1 : HEAP_NO_BLOCK;
+        }
+        if (blk == HEAP_NO_BLOCK || blk == old_blk || blk == tried)
+            continue;
+        rc = buf_read(s, rel->relnumber, blk, NULL, &id);
+        if (rc == KEEL_EEOF)
+            continue; /* a stale hint past the end */
+        if (rc != KEEL_OK)
+            return rc;
+        tried = blk;
+        if (blk > old_blk) {
+            buf_lock(s, id, LW_EXCLUSIVE);
+        } else if (!buf_try_lock(s, id, LW_EXCLUSIVE)) {
+            buf_release(s, id);
+            return KEEL_OK;
+        }
+        rc = place_locked(rel, s, vis, id, blk, tup, len, out, &placed,
+                          NULL);
+        if (rc == KEEL_OK && placed)
+            goto done;
+        /* What pruning there changed is logged with the old page's claim:
+         * a record of its own, the update's next. */
+        s->log_info = WAL_INFO_HEAP_UPDATE;
+        buf_unlock(s, id);
+        buf_release(s, id);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    /* A new block is past every other: buf_extend() returns it locked. */
+    rc = buf_extend(s, rel->relnumber, 0, NULL, &id, &blk);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = place_locked(rel, s, NULL, id, blk, tup, len, out, &placed, NULL);
+    if (rc == KEEL_OK && !placed)
+        rc = kerr_set(&s->err, KEEL_ECORRUPT,
+                      "a tuple of %zu bytes did not fit new block %u of "
+                      "relation %u",
+                      len, blk, rel->relnumber);
+    if (rc != KEEL_OK) {
+        s->log_info = WAL_INFO_HEAP_UPDATE;
+        buf_unlock(s, id);
+        buf_release(s, id);
+        return rc;
+    }
+
+done:
+    hint_set(rel, blk);
+    *idp = id;
+    return KEEL_OK;
+}
+
 int heap_insert(heap_rel *rel, buf_session *s, xid_t xid, cid_t cid,
                 const keel_value *values, tid *out)
 {
@@ -2572,16 +2651,50 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     log_claim_op(s, id, t.offset);
     s->log_info = WAL_INFO_HEAP_UPDATE;
     s->log_xid = xid;
-    buf_unlock(s, id);
-
-    /*
-     * No room here: place it elsewhere with no lock held (one heap page
-     * lock at a time), then come back.  Our running xid in the old
-     * version's xmax keeps every other writer off it meanwhile.
-     */
     ((heap_tuple_header *)buf.b)->flags &= (uint16_t)~HEAP_TUPLE_HEAP_ONLY;
-    rc = insert_tuple(rel, s, vis, NULL, hold != NULL ? &target : NULL, buf.b,
-                      len, &nt);
+
+    /* No room here: on another page locked beside this one, the claim,
+     * the new version and the link are one record. */
+    rc = place_beside(rel, s, vis, t.block, buf.b, len, &nt, &target.id);
+    if (rc == KEEL_OK && target.id != BUF_INVALID) {
+        h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
+        assert(h != NULL && h->xmax == xid);
+        h->next_block = nt.block;
+        h->next_offset = nt.offset;
+        buf_mark_dirty_range(
+            s, id,
+            (uint32_t)((char *)&h->next_block - (char *)buf_page(s->pool, id)),
+            sizeof(h->next_block) + sizeof(h->next_offset));
+        s->log_info = WAL_INFO_HEAP_UPDATE;
+        s->log_xid = xid;
+        buf_unlock(s, target.id); /* the record of both pages */
+        buf_unlock(s, id);
+        if (hold != NULL) {
+            *hold = (heap_update_hold){id, target.id, t, nt, saved.cid, false};
+        } else {
+            buf_release(s, target.id);
+            buf_release(s, id);
+        }
+        *new_tid = nt;
+        return KEEL_OK;
+    }
+    if (rc == KEEL_OK) {
+        s->log_info = WAL_INFO_HEAP_UPDATE;
+        s->log_xid = xid;
+        buf_unlock(s, id);
+        atomic_fetch_add_explicit(&rel->apart, 1, memory_order_relaxed);
+        /*
+         * An earlier page that was busy: place it elsewhere with no lock
+         * held, then come back.  Our running xid in the old version's
+         * xmax keeps every other writer off it meanwhile.
+         */
+        rc = insert_tuple(rel, s, vis, NULL, hold != NULL ? &target : NULL,
+                          buf.b, len, &nt);
+    } else {
+        s->log_info = WAL_INFO_HEAP_UPDATE;
+        s->log_xid = xid;
+        buf_unlock(s, id);
+    }
     buf_lock(s, id, LW_EXCLUSIVE);
     h = heappage_get_item(buf_page(s->pool, id), t.offset, &got);
     assert(h != NULL && h->xmax == xid);
@@ -2629,6 +2742,11 @@ int heap_update_held(heap_rel *rel, buf_session *s, const visibility *vis,
 uint64_t heap_hot_updates(const heap_rel *rel)
 {
     return atomic_load_explicit(&rel->hot_updates, memory_order_relaxed);
+}
+
+uint64_t heap_updates_apart(const heap_rel *rel)
+{
+    return atomic_load_explicit(&rel->apart, memory_order_relaxed);
 }
 
 void heap_update_release(buf_session *s, heap_update_hold *hold)

@@ -75,6 +75,8 @@ typedef struct heap_rel {
                                HEAP_NO_BLOCK; only a hint */
     atomic_u64 pruned;      /* versions pruning has removed (relaxed) */
     atomic_u64 hot_updates; /* heap-only updates made (relaxed) */
+    atomic_u64 apart;       /* updates that placed their new version with
+                               the old page unlocked (relaxed) */
 } heap_rel;
 
 /* Initializes rel for relation relnumber with rows of type desc (which
@@ -373,6 +375,12 @@ int heap_update_held(heap_rel *rel, buf_session *s, const visibility *vis,
 
 /* Heap-only updates made in rel since it was set up (relaxed). */
 uint64_t heap_hot_updates(const heap_rel *rel);
+
+/* Updates in rel since it was set up whose new version went to another
+ * page while the old one's was unlocked, because the page for it came
+ * before the old one and was busy (heap_update(); relaxed).  The others
+ * are one log record each. */
+uint64_t heap_updates_apart(const heap_rel *rel);
 
 /* Releases what heap_update_held() left pinned. */
 void heap_update_release(buf_session *s, heap_update_hold *hold);
