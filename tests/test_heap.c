@@ -1049,6 +1049,54 @@ static void test_claim_op_redo(void **state)
     assert_false(buf_log_run_ops(p.b, 5, ops, n, 1));
 }
 
+/*
+ * BUF_OP_HEAP_COMPACT: redo compacts the page as it was and gets the
+ * page heappage_compact() made, checked against the upper the record
+ * names; a wrong upper, or a page that is not a heap page, fails.
+ */
+static void test_compact_op_redo(void **state)
+{
+    page_buf base, want, p;
+    unsigned char item[200];
+    uint16_t victims[2] = {2, 4}, upper, n;
+    char ops[16];
+
+    (void)state;
+    heap_log_register();
+    heappage_init(base.b);
+    for (uint8_t i = 1; i <= 5; i++) {
+        make_item(item, 200, i);
+        assert_int_equal(heappage_add_item(base.b, item, 200), i);
+    }
+    (void)heappage_remove_items(base.b, victims, 2, NULL, 0);
+    assert_true(((page_header *)base.b)->flags & PAGE_FLAG_HAS_HOLES);
+    want = base;
+    assert_true(heappage_compact(want.b));
+    upper = ((page_header *)want.b)->upper;
+    assert_true(upper > ((page_header *)base.b)->upper);
+
+    p = base;
+    n = put_op(ops, BUF_OP_HEAP_COMPACT, &upper, 2);
+    assert_true(buf_log_run_ops(p.b, 5, ops, n, 1));
+    assert_memory_equal(p.b, want.b, BLOCK_SIZE);
+    for (uint8_t i = 1; i <= 5; i++)
+        if (i != 2 && i != 4)
+            assert_true(item_is(p.b, i, 200, i));
+
+    upper = (uint16_t)(upper - 8); /* not what the compaction leaves */
+    p = base;
+    n = put_op(ops, BUF_OP_HEAP_COMPACT, &upper, 2);
+    assert_false(buf_log_run_ops(p.b, 5, ops, n, 1));
+    upper = ((page_header *)want.b)->upper;
+    p = base;
+    ((page_header *)p.b)->special = BLOCK_SIZE - 16; /* not a heap page */
+    n = put_op(ops, BUF_OP_HEAP_COMPACT, &upper, 2);
+    assert_false(buf_log_run_ops(p.b, 5, ops, n, 1));
+    p = base;
+    n = put_op(ops, BUF_OP_HEAP_COMPACT, &upper, 1);
+    assert_false(buf_log_run_ops(p.b, 5, ops, n, 1));
+}
+
 static void test_page_verify_catches_damage(void **state)
 {
     (void)state;
@@ -3909,6 +3957,7 @@ int main(void)
         cmocka_unit_test(test_update_op_redo),
         cmocka_unit_test(test_insert_op_redo),
         cmocka_unit_test(test_claim_op_redo),
+        cmocka_unit_test(test_compact_op_redo),
         cmocka_unit_test(test_page_damage_refused),
         cmocka_unit_test_setup_teardown(test_roundtrip_every_type, setup,
                                         teardown),

@@ -838,6 +838,23 @@ static bool prune_pass(heap_rel *rel, buf_session *s, const visibility *vis,
     return changed;
 }
 
+/* Redo of a compaction (BUF_OP_HEAP_COMPACT): heappage_compact() of the
+ * page as it was, which must leave the tuples from the u16 upper on. */
+static bool heap_redo_compact(void *page, uint32_t blk, const void *payload,
+                              uint16_t len)
+{
+    page_header *ph = page;
+    uint16_t upper;
+
+    (void)blk;
+    if (len != sizeof(upper) || ph->special != BLOCK_SIZE ||
+        ph->lower < PAGE_HEADER_SIZE || ph->lower > ph->upper ||
+        !heappage_compact(page))
+        return false;
+    memcpy(&upper, payload, sizeof(upper));
+    return ph->upper == upper;
+}
+
 /* Redo of pruning's removal (BUF_OP_HEAP_REMOVE): the line numbers. */
 static bool heap_redo_remove(void *page, uint32_t blk, const void *payload,
                              uint16_t len)
@@ -1243,6 +1260,7 @@ void heap_log_register(void)
     buf_log_register_op(BUF_OP_HEAP_UPDATE, heap_redo_update);
     buf_log_register_op(BUF_OP_HEAP_INSERT, heap_redo_insert);
     buf_log_register_op(BUF_OP_HEAP_CLAIM, heap_redo_claim);
+    buf_log_register_op(BUF_OP_HEAP_COMPACT, heap_redo_compact);
 }
 
 /* Marks buffer id dirty for a change of its page's header: from `flags`
@@ -1341,7 +1359,7 @@ static int not_heap_page(const heap_rel *rel, blocknum_t blk,
  * says whether it fit; if it did, the buffer is marked dirty and *out is the
  * new tid.  ECORRUPT if the page is not a heap page.  Leaves the lock and pin
  * as they were.  The log gets the tuple as an insert operation
- * (log_insert_op()) unless the page was compacted (then whole); with hole
+ * (log_insert_op()), after the compaction's if there was one; with hole
  * (an update's), the caller logs the tuple and the page header itself,
  * and *hole is the position of the hole pruning put it in, or 0.
  */
@@ -1354,7 +1372,7 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     heap_tuple_header *h;
     uint16_t off;
     size_t got;
-    bool moved = false, pruned = false; /* pruned: the header changed */
+    bool pruned = false; /* the header changed */
     bool in_hole = false;
 
     *placed = false;
@@ -1367,9 +1385,9 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     }
     if (ph->special != BLOCK_SIZE)
         return not_heap_page(rel, blk, ph, &s->err);
-    /* Nothing moves unless the page must be compacted to take the tuple:
-     * then the log gets the whole page; otherwise the header, the line
-     * pointers, what pruning named and the tuple. */
+    /* Nothing moves unless the page must be compacted to take the tuple,
+     * which the log names as an operation that redo repeats; then the
+     * tuple as if it had found the room, and what pruning named. */
     off = heappage_add_item_in_place(page, tup, len);
     if (off == 0) {
         bool changed;
@@ -1377,9 +1395,12 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
                            &in_hole);
         pruned = changed;
     }
-    if (off == 0) {
-        off = heappage_add_item(page, tup, len);
-        moved = off != 0;
+    if (off == 0 && (ph->flags & PAGE_FLAG_HAS_HOLES) &&
+        heappage_fits(page, len) && heappage_compact(page)) {
+        uint16_t upper = ph->upper;
+        buf_mark_dirty_op(s, id, BUF_OP_HEAP_COMPACT, &upper, sizeof(upper));
+        off = heappage_add_item_in_place(page, tup, len);
+        assert(off != 0);
     }
     if (off == 0) {
         /* No room even so; what pruning changed is for the log still (an
@@ -1392,9 +1413,7 @@ static int place_locked(heap_rel *rel, buf_session *s, const visibility *vis,
     assert(h != NULL && got == len);
     h->next_block = blk;
     h->next_offset = off;
-    if (moved) {
-        buf_mark_dirty(s, id);
-    } else if (hole != NULL) {
+    if (hole != NULL) {
         /* The caller logs the tuple and the header (an update's
          * operation, which a range before it would make a whole page). */
         if (in_hole)

@@ -22,7 +22,8 @@
  * src/storage/buf_log.h; 4: the 24-byte record header, src/wal/wal.h;
  * 5: heap-only chains, which an older build would read as rows missing,
  * src/access/heap_page.h, and the record operations that make them;
- * 6: transactions' ends as bodiless records, src/txn/clog.h). */
+ * 6: transactions' ends as bodiless records, src/txn/clog.h, and a heap
+ * page's compaction as a record operation). */
 #define CONTROL_LAYOUT_VERSION 6
 
 typedef enum control_state {

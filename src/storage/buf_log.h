@@ -68,6 +68,7 @@ typedef enum buf_log_op {
                          * heap_insert_op, then its data */
     BUF_OP_HEAP_CLAIM,  /* a deleter's or updater's mark on a version:
                          * heap_claim_op */
+    BUF_OP_HEAP_COMPACT, /* u16 upper after it: heappage_compact() */
     BUF_OP_COUNT
 } buf_log_op;
 
