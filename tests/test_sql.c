@@ -660,9 +660,15 @@ static void test_catalog(void **state)
            "pg_get_constraintdef:25,pg_get_indexdef:25\n"
            "s1.a|s1|integer|1|CREATE UNIQUE INDEX a_pkey ON s1.a USING btree "
            "(id)|PRIMARY KEY (id)|id\nSELECT 1\n");
+    /* A name read as regclassin reads it: a is in s1, not on the search
+     * path. */
     EXPECT(f->s, "SELECT 'a'::regclass",
-           "ERROR 0A000: casts from unknown to regclass is not supported yet "
-           "at 11\n");
+           "ERROR 42P01: relation \"a\" does not exist at 8\n");
+    EXPECT(f->s, "SELECT 's1.a'::regclass, 's1.a'::regclass = 1",
+           "regclass:25,?column?:16\ns1.a|f\nSELECT 1\n");
+    EXPECT(f->s, "SELECT 'int4'::regtype",
+           "ERROR 0A000: casts from unknown to regtype is not supported yet "
+           "at 14\n");
     EXPECT(f->s,
            "SELECT id FROM b UNION SELECT 1 UNION ALL SELECT NULL ORDER BY 1 "
            "DESC LIMIT 3",

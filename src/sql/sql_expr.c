@@ -96,9 +96,26 @@ static int int_rank(uint32_t t)
 static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
                          const char *opname, int32_t location, uint32_t *out)
 {
-    uint32_t ta = (*a)->type, tb = (*b)->type;
+    uint32_t ta, tb;
     uint32_t t;
     keel_status rc;
+
+    /* A regclass compares as its oid (PostgreSQL's oid operators) with
+     * an oid, an integer, another regclass or a literal, which is then
+     * read as an oid. */
+    for (int k = 0; k < 2; k++) {
+        sql_expr **x = k == 0 ? a : b, **y = k == 0 ? b : a;
+        if ((*x)->kind != SQL_EXPR_FUNC || (*x)->u.func != SQL_FUNC_REGCLASS)
+            continue;
+        if ((*y)->kind == SQL_EXPR_FUNC && (*y)->u.func == SQL_FUNC_REGCLASS)
+            *y = (*y)->args[0];
+        else if (!sql_type_is_int((*y)->type) &&
+                 (*y)->type != SQL_TYPE_UNKNOWN)
+            continue;
+        *x = (*x)->args[0];
+    }
+    ta = (*a)->type;
+    tb = (*b)->type;
 
     if (ta == SQL_TYPE_UNKNOWN && tb == SQL_TYPE_UNKNOWN)
         t = SQL_TYPE_TEXT;
@@ -1229,8 +1246,9 @@ static keel_status analyse_case(sql_session *s, const sql_scope *scope,
 /*
  * oid::regclass, ::regtype, ::regnamespace: the object's name as text (a
  * relation's qualified when not visible), the number when there is
- * none.  Only from an oid or integer: reading a name into an oid is not
- * done.
+ * none.  From an oid or integer, and for regclass from a string literal,
+ * a relation's name read as regclassin reads it (sql_regclass_in()):
+ * resolved once, here.  x::regclass::oid (or an integer type) is x's oid.
  */
 static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
                                    const PgQuery__TypeCast *tc,
@@ -1248,6 +1266,20 @@ static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
     rc = sql_expr_analyse(s, scope, tc->arg, &e->args[0]);
     if (rc != KEEL_OK)
         return rc;
+    if (e->u.func == SQL_FUNC_REGCLASS && e->args[0]->kind == SQL_EXPR_CONST &&
+        e->args[0]->type == SQL_TYPE_UNKNOWN) {
+        sql_expr *a = e->args[0];
+        uint32_t oid = 0;
+        if (!a->u.value.isnull) {
+            rc = sql_regclass_in(s, a->u.value.v.s.p, a->u.value.v.s.len,
+                                 a->location, &oid);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        a->u.value.type = SQL_TYPE_OID;
+        a->u.value.v.i = oid;
+        a->type = SQL_TYPE_OID;
+    }
     if (!sql_type_is_int(e->args[0]->type)) {
         char what[96];
         snprintf(what, sizeof(what), "casts from %s to %s",
@@ -1337,6 +1369,10 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
             rc = sql_type_lookup(s, tc->type_name, &type, &typmod);
         if (rc != KEEL_OK)
             return rc;
+        /* x::regclass::oid: the oid x was, not the name it reads as. */
+        if (e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_REGCLASS &&
+            (type == SQL_TYPE_OID || sql_type_is_int(type)))
+            e = e->args[0];
         if (e->kind == SQL_EXPR_CONST) {
             sql_value v = e->u.value;
             /* Only reading a literal's text points into the query, as

@@ -628,6 +628,11 @@ keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type);
 
 /* ---- object sizes and descriptions (sql_size.c) ---- */
 
+/* A relation's name (or oid in digits) read as PostgreSQL's regclassin
+ * reads it, into *oid: 42P01 naming it if there is none, errors at
+ * location. */
+keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
+                            int32_t location, uint32_t *oid);
 /* Types e's arguments (already analysed) as function `name` (called at
  * location) takes them, and sets e's result type; e->u.func is one of
  * SQL_FUNC_PG_RELATION_SIZE to SQL_FUNC_HAS_DATABASE_PRIVILEGE.  A string

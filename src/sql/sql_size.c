@@ -155,8 +155,8 @@ static void split_names(const char *p, uint32_t len,
 
 /* A string read as regclassin reads it, into *oid (see the file's
  * comment); errors point at location. */
-static keel_status regclass_in(sql_session *s, const char *p, uint32_t len,
-                               int32_t location, uint32_t *oid)
+keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
+                            int32_t location, uint32_t *oid)
 {
     char parts[4][KEEL_NAME_LEN];
     uint32_t nsp = 0;
@@ -247,8 +247,8 @@ static keel_status regclass_arg(sql_session *s, const char *name,
     }
     if (a->kind == SQL_EXPR_CONST && a->type == SQL_TYPE_UNKNOWN &&
         !a->u.value.isnull) {
-        rc = regclass_in(s, a->u.value.v.s.p, a->u.value.v.s.len, a->location,
-                         &oid);
+        rc = sql_regclass_in(s, a->u.value.v.s.p, a->u.value.v.s.len,
+                             a->location, &oid);
         if (rc != KEEL_OK)
             return rc;
         a->u.value.type = SQL_TYPE_OID;
