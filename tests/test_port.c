@@ -395,6 +395,26 @@ static void check_pages(size_t size, bool huge, size_t align)
  * boundaries, so there the alignment checks below pass even without
  * mem.c's trimming; older kernels, and a fragmented address space, need
  * it. */
+/* mem_strnlen(): strnlen()'s answers, reading nothing past the first
+ * NUL or past max (the buffer below ends at either). */
+static void test_mem_strnlen(void **state)
+{
+    char *p = malloc(8);
+
+    (void)state;
+    assert_non_null(p);
+    memcpy(p, "keel\0xyz", 8);
+    assert_int_equal(mem_strnlen(p, 8), 4);
+    assert_int_equal(mem_strnlen(p, 4), 4);
+    assert_int_equal(mem_strnlen(p, 2), 2);
+    assert_int_equal(mem_strnlen(p, 0), 0);
+    memcpy(p, "12345678", 8); /* no NUL: max */
+    assert_int_equal(mem_strnlen(p, 8), 8);
+    p[0] = '\0';
+    assert_int_equal(mem_strnlen(p, 8), 0);
+    free(p);
+}
+
 static void test_mem_alloc_pages(void **state)
 {
     const size_t page = 4096;
@@ -615,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_mem_alloc_aligned),
         cmocka_unit_test(test_mem_alloc_lines),
         cmocka_unit_test(test_mem_alloc_pages),
+        cmocka_unit_test(test_mem_strnlen),
         cmocka_unit_test(test_hash_distinct),
         cmocka_unit_test(test_hash_low_bits_uniform),
         cmocka_unit_test(test_hash_avalanche),

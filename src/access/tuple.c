@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "port/mem.h"
+
 #define ALIGN_TO(off, a) (((off) + (size_t)(a)-1) & ~((size_t)(a)-1))
 
 /* The length word before a variable-length value: 4 bytes for text, 2
@@ -387,7 +389,7 @@ static inline size_t value_read(const tuple_attr *a, const unsigned char *p,
         break;
     case KEEL_NAME:
         v->v.s.ptr = (const char *)p + off;
-        v->v.s.len = (uint32_t)strnlen((const char *)p + off, KEEL_NAME_LEN);
+        v->v.s.len = (uint32_t)mem_strnlen((const char *)p + off, KEEL_NAME_LEN);
         break;
     case KEEL_CHAR:
         v->v.s.ptr = (const char *)p + off;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "port/mem.h"
+
 /* Initial list buckets of a cache. */
 #define CATCACHE_LIST_BUCKETS 16
 
@@ -576,7 +578,7 @@ static bool catcache_keys_valid(const catcache *cc, uint32_t nkeys,
     for (uint32_t i = 0; i < nkeys; i++) {
         namelen[i] = 0;
         if (cc->name_mask & (1u << i)) {
-            namelen[i] = strnlen((const char *)keys[i], CATCACHE_NAME_MAX + 1);
+            namelen[i] = mem_strnlen((const char *)keys[i], CATCACHE_NAME_MAX + 1);
             if (namelen[i] > CATCACHE_NAME_MAX)
                 return false;
         } else if ((uint64_t)keys[i] > cc->key_max[i]) {

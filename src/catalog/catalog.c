@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "port/hash.h"
+#include "port/mem.h"
 #include "storage/fault.h"
 #include "txn/txn.h"
 
@@ -324,7 +325,7 @@ uint32_t catalog_key_hash(const tuple_desc *keydesc, const keel_value *keys)
                 /* name compares up to its NUL, char without trailing
                  * blanks */
                 if (keydesc->attrs[i].type == KEEL_NAME)
-                    len = (uint32_t)strnlen(v->v.s.ptr, len);
+                    len = (uint32_t)mem_strnlen(v->v.s.ptr, len);
                 if (keydesc->attrs[i].type == KEEL_CHAR)
                     while (len > 0 && v->v.s.ptr[len - 1] == ' ')
                         len--;
@@ -623,7 +624,7 @@ int catalog_key_live(catalog *c, catalog_txn *ct, catalog_id id, int idx,
 static void copy_name(char *dst, const keel_value *v)
 {
     size_t n = v->v.s.len < KEEL_NAME_LEN - 1 ? v->v.s.len : KEEL_NAME_LEN - 1;
-    n = strnlen(v->v.s.ptr, n);
+    n = mem_strnlen(v->v.s.ptr, n);
     memcpy(dst, v->v.s.ptr, n);
     dst[n] = '\0';
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "port/mem.h"
 #include "storage/fault.h"
 
 /*
@@ -164,7 +165,7 @@ static void unique_message(keel_session *s, const engine_table *t, uint32_t i,
         else if (a->type == KEEL_NUMERIC)
             value_numeric_text(v, one, sizeof(one));
         else
-            snprintf(one, sizeof(one), "%.*s", (int)strnlen(v->v.s.ptr, v->v.s.len < 80 ? v->v.s.len : 80),
+            snprintf(one, sizeof(one), "%.*s", (int)mem_strnlen(v->v.s.ptr, v->v.s.len < 80 ? v->v.s.len : 80),
                      v->v.s.ptr);
         nv += (size_t)snprintf(vals + nv, nv < sizeof(vals) ? sizeof(vals) - nv : 0,
                                "%s%s", k > 0 ? ", " : "", one);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "port/clock.h"
+#include "port/mem.h"
 #include "server/protocol.h"
 #include "server/sasl.h"
 #include "server/server_internal.h"
@@ -488,7 +489,7 @@ static int sink_copy_in_read(void *ctx, const char **data, size_t *len,
             *len = 0;
             return 0;
         case 'f': /* CopyFail: its message says why */
-            snprintf(why, whylen, "%.*s", (int)strnlen(m.body, m.body_len),
+            snprintf(why, whylen, "%.*s", (int)mem_strnlen(m.body, m.body_len),
                      m.body);
             if (why[0] == '\0')
                 snprintf(why, whylen, "(no message)");
