@@ -145,7 +145,7 @@ typedef bool (*buf_log_bare_fn)(void *page, uint8_t info, uint32_t xid);
  * would make of it, and marks the page dirty with the record's end as its
  * LSN.  Only if the page was logged since the redo pointer (its first
  * change after it must carry a whole image, against a torn write) and
- * nothing else of it is pending; returns false, having done nothing, if
+ * nothing of any page is pending; returns false, having done nothing, if
  * not, or if the log took no record: the caller marks the change as
  * usual.  fn, which redo runs, checks it in assertion builds.
  */

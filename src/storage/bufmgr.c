@@ -1272,11 +1272,11 @@ bool buf_log_bare(buf_session *s, int32_t id, uint8_t type,
     kerr e;
 
     (void)fn;
-    if (w == NULL || s->log_off || s->log_skip_rel != INVALID_RELNUMBER)
+    /* Nothing else pending either: what the session changed under other
+     * locks it still holds would otherwise reach the log after this. */
+    if (w == NULL || s->log_off || s->log_skip_rel != INVALID_RELNUMBER ||
+        s->log_npending != 0)
         return false;
-    for (uint32_t i = 0; i < s->log_npending; i++)
-        if (s->log_pending[i].id == id)
-            return false;
     redo = wal_redo_hint(w);
     if (ph->lsn <= redo)
         return false;
