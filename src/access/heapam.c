@@ -1453,6 +1453,23 @@ static void hint_set(heap_rel *rel, blocknum_t blk)
         atomic_store_relaxed(&rel->hint, blk);
 }
 
+/* The block an insert tries first (attempt 0: the hint) and then (1: the
+ * relation's last), or HEAP_NO_BLOCK for none. */
+static int candidate_block(heap_rel *rel, buf_session *s, int attempt,
+                           blocknum_t *blk)
+{
+    blocknum_t n = 0;
+    int rc;
+
+    if (attempt == 0) {
+        *blk = atomic_load_relaxed(&rel->hint);
+        return KEEL_OK;
+    }
+    rc = rel_nblocks(rel, s, &n);
+    *blk = n > 0 ? n - 1 : HEAP_NO_BLOCK;
+    return rc;
+}
+
 /*
  * Finds room for the tuple (len bytes, formed) in rel and puts it there:
  * on target's page if a bulk insert holds one, else the hinted block, else
@@ -1487,18 +1504,11 @@ static int insert_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
         goto extend; /* a bulk load that filled its page goes on anew */
     }
 
-    blk = atomic_load_relaxed(&rel->hint);
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (attempt == 1) {
-            blocknum_t n;
-            rc = rel_nblocks(rel, s, &n);
-            if (rc != KEEL_OK)
-                return rc;
-            if (n == 0 || n - 1 == tried)
-                break;
-            blk = n - 1;
-        }
-        if (blk == HEAP_NO_BLOCK)
+        rc = candidate_block(rel, s, attempt, &blk);
+        if (rc != KEEL_OK)
+            return rc;
+        if (blk == HEAP_NO_BLOCK || (attempt == 1 && blk == tried))
             continue;
         rc = buf_read(s, rel->relnumber, blk, &(buf_read_opts){.strategy = st},
                       &id);
@@ -1566,20 +1576,16 @@ static int place_beside(heap_rel *rel, buf_session *s, const visibility *vis,
                         blocknum_t old_blk, const void *tup, size_t len,
                         tid *out, int32_t *idp)
 {
-    blocknum_t blk = atomic_load_relaxed(&rel->hint), tried = old_blk;
+    blocknum_t blk, tried = old_blk;
     bool placed = false;
     int32_t id;
     int rc;
 
     *idp = BUF_INVALID;
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (attempt == 1) {
-            blocknum_t n;
-            rc = rel_nblocks(rel, s, &n);
-            if (rc != KEEL_OK)
-                return rc;
-            blk = n > 0 ? n - 1 : HEAP_NO_BLOCK;
-        }
+        rc = candidate_block(rel, s, attempt, &blk);
+        if (rc != KEEL_OK)
+            return rc;
         if (blk == HEAP_NO_BLOCK || blk == old_blk || blk == tried)
             continue;
         rc = buf_read(s, rel->relnumber, blk, NULL, &id);

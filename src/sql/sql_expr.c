@@ -1268,17 +1268,9 @@ static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
         return rc;
     if (e->u.func == SQL_FUNC_REGCLASS && e->args[0]->kind == SQL_EXPR_CONST &&
         e->args[0]->type == SQL_TYPE_UNKNOWN) {
-        sql_expr *a = e->args[0];
-        uint32_t oid = 0;
-        if (!a->u.value.isnull) {
-            rc = sql_regclass_in(s, a->u.value.v.s.p, a->u.value.v.s.len,
-                                 a->location, &oid);
-            if (rc != KEEL_OK)
-                return rc;
-        }
-        a->u.value.type = SQL_TYPE_OID;
-        a->u.value.v.i = oid;
-        a->type = SQL_TYPE_OID;
+        rc = sql_regclass_const(s, e->args[0]);
+        if (rc != KEEL_OK)
+            return rc;
     }
     if (!sql_type_is_int(e->args[0]->type)) {
         char what[96];

@@ -633,6 +633,9 @@ keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type);
  * location. */
 keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
                             int32_t location, uint32_t *oid);
+/* a, a string literal (SQL_TYPE_UNKNOWN constant), made the oid constant
+ * sql_regclass_in() reads it as; a NULL stays NULL, of type oid. */
+keel_status sql_regclass_const(sql_session *s, sql_expr *a);
 /* Types e's arguments (already analysed) as function `name` (called at
  * location) takes them, and sets e's result type; e->u.func is one of
  * SQL_FUNC_PG_RELATION_SIZE to SQL_FUNC_HAS_DATABASE_PRIVILEGE.  A string

@@ -219,6 +219,23 @@ keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
     return rc;
 }
 
+keel_status sql_regclass_const(sql_session *s, sql_expr *a)
+{
+    uint32_t oid = 0;
+
+    if (!a->u.value.isnull) {
+        keel_status rc = sql_regclass_in(s, a->u.value.v.s.p,
+                                         a->u.value.v.s.len, a->location,
+                                         &oid);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    a->u.value.type = SQL_TYPE_OID;
+    a->u.value.v.i = oid;
+    a->type = SQL_TYPE_OID;
+    return KEEL_OK;
+}
+
 /* 42883 for function name(types), with PostgreSQL's hint. */
 static keel_status no_function(sql_session *s, int32_t location,
                                const char *name, const char *types)
@@ -238,24 +255,13 @@ static keel_status regclass_arg(sql_session *s, const char *name,
                                 int32_t location, sql_expr **arg)
 {
     sql_expr *a = *arg;
-    uint32_t oid = 0;
-    keel_status rc;
 
     if (a->kind == SQL_EXPR_FUNC && a->u.func == SQL_FUNC_REGCLASS) {
         *arg = a->args[0]; /* x::regclass: x, an oid already */
         return KEEL_OK;
     }
-    if (a->kind == SQL_EXPR_CONST && a->type == SQL_TYPE_UNKNOWN &&
-        !a->u.value.isnull) {
-        rc = sql_regclass_in(s, a->u.value.v.s.p, a->u.value.v.s.len,
-                             a->location, &oid);
-        if (rc != KEEL_OK)
-            return rc;
-        a->u.value.type = SQL_TYPE_OID;
-        a->u.value.v.i = oid;
-        a->type = SQL_TYPE_OID;
-        return KEEL_OK;
-    }
+    if (a->kind == SQL_EXPR_CONST && a->type == SQL_TYPE_UNKNOWN)
+        return sql_regclass_const(s, a);
     if (!sql_type_is_int(a->type) && a->type != SQL_TYPE_UNKNOWN)
         return no_function(s, location, name, sql_type_name(a->type));
     return sql_expr_coerce(s, arg, SQL_TYPE_OID);
