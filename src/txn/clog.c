@@ -42,11 +42,6 @@ static blocknum_t clog_page_of(xid_t xid)
     return (blocknum_t)(xid / CLOG_XIDS_PER_PAGE);
 }
 
-blocknum_t clog_block_of(xid_t xid)
-{
-    return clog_page_of(xid);
-}
-
 /* Byte offset within the page, and shift within the byte, of xid. */
 static void clog_position(xid_t xid, uint32_t *byte, uint32_t *shift)
 {

@@ -101,11 +101,10 @@ int clog_page_verify(const void *page, blocknum_t blk, kerr *err);
  * A transaction's end is logged as a bodiless WAL_XACT_END record (its
  * header names the transaction, and whether it committed or aborted:
  * WAL_INFO_COMMIT or WAL_INFO_ABORT) where the page was logged since the
- * redo pointer (storage/buf_log.h, buf_log_bare()); recovery replays it
- * through clog_redo_end() on block clog_block_of(xid) of the log's
- * relation.
+ * redo pointer (storage/buf_log.h, buf_log_bare()); recovery replays
+ * record h through clog_redo_end() on the page of h's transaction in
+ * relation rel.
  */
-blocknum_t clog_block_of(xid_t xid);
 int clog_redo_end(buf_session *s, const wal_record *h, relnumber_t rel);
 
 #endif /* KEEL_TXN_CLOG_H */
