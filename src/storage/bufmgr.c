@@ -1280,13 +1280,24 @@ bool buf_log_bare(buf_session *s, int32_t id, uint8_t type,
     redo = wal_redo_hint(w);
     if (ph->lsn <= redo)
         return false;
+    /*
+     * Dirty before the record is placed, as every logged change is (its
+     * note marks it, the record follows at unlock): a checkpoint lists
+     * the dirty buffers after it moves the redo pointer, so a record
+     * placed before the pointer is on a page the list has (and that the
+     * checkpoint writes once we unlock), and one placed after it is
+     * replayed.  Marked the other way round, a checkpoint could begin
+     * between the two, pass over the page as clean, and leave the
+     * change to a record recovery no longer reads.  A page that ends up
+     * not logged this way is noted by the caller, dirty either way.
+     */
+    mark_dirty_bits(s, id);
     /* Built against redo: a checkpoint that moves it past the page's LSN
      * before the record is placed has it refused (EBUSY), and the page
      * then goes whole into the caller's WAL_PAGES record. */
     if (wal_insert(w, (uint32_t)((uintptr_t)s >> 6), type, s->log_info,
                    s->log_xid, NULL, 0, 0, NULL, &redo, &end, &e) != KEEL_OK)
         return false;
-    mark_dirty_bits(s, id);
 #ifndef NDEBUG
     {
         buf_pool *p = s->pool;
