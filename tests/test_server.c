@@ -783,6 +783,37 @@ static void test_extended(void **state)
     assert_string_equal(exec_state(c, "ROLLBACK"), "");
     assert_select_1(c);
 
+    /* With a savepoint set, a failure leaves the block failed and the
+     * transaction running; ROLLBACK TO, in the extended protocol too,
+     * opens the block again. */
+    assert_string_equal(exec_state(c, "BEGIN"), "");
+    {
+        static const char *const steps[][2] = {
+            {"SAVEPOINT sp", ""},
+            {"SELECT * FROM server_nosuch", "42P01"},
+            {"SELECT 1", "25P02"},
+            {"RELEASE sp", "25P02"},
+            {"ROLLBACK TO SAVEPOINT sp", ""},
+            {"SELECT 1", ""},
+            {"RELEASE sp", ""},
+            {"ROLLBACK TO sp", "3B001"},
+        };
+        for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+            const char *st;
+            r = PQexecParams(c, steps[i][0], 0, NULL, NULL, NULL, NULL, 0);
+            st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+            if (strcmp(st != NULL ? st : "", steps[i][1]) != 0)
+                fail_msg("%s: SQLSTATE \"%s\", not \"%s\"", steps[i][0],
+                         st != NULL ? st : "", steps[i][1]);
+            PQclear(r);
+            assert_int_equal(PQtransactionStatus(c),
+                             steps[i][1][0] != '\0' ? PQTRANS_INERROR
+                                                    : PQTRANS_INTRANS);
+        }
+    }
+    assert_string_equal(exec_state(c, "COMMIT"), "");
+    assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
+
     /* Execute with a row limit: PortalSuspended, then the rest. */
     if (strcmp(exec_state(c, "CREATE TABLE server_ext (a int4)"), "") == 0) {
         char ext[512];

@@ -235,7 +235,24 @@ static void test_blocks(void **state)
     EXPECT(f->s, "ROLLBACK",
            "WARNING 25P01: there is no transaction in progress\nROLLBACK\n");
     EXPECT(f->s, "SAVEPOINT a",
-           "ERROR 0A000: SAVEPOINT is not supported yet\n");
+           "ERROR 25P01: SAVEPOINT can only be used in transaction blocks\n");
+    /* A rollback to a savepoint opens a failed block again; one set
+     * before a schema change is refused, and the block stays failed. */
+    EXPECT(f->s, "BEGIN; SAVEPOINT a; SELECT 1/0",
+           "BEGIN\nSAVEPOINT\nERROR 22012: division by zero\n");
+    assert_int_equal(sql_txn_status(f->s), 'E');
+    EXPECT(f->s, "ROLLBACK TO a", "ROLLBACK\n");
+    assert_int_equal(sql_txn_status(f->s), 'T');
+    EXPECT(f->s, "CREATE TABLE sp_later (x int); ROLLBACK TO a",
+           "CREATE TABLE\nERROR 0A000: the transaction changed the schema "
+           "(or statistics) since the savepoint, which a rollback to a "
+           "savepoint cannot take back: it can only be rolled back\n");
+    assert_int_equal(sql_txn_status(f->s), 'E');
+    EXPECT(f->s, "ROLLBACK TO a",
+           "ERROR 3B001: savepoint \"a\" does not exist\n");
+    EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+    EXPECT(f->s, "SELECT count(*) FROM pg_class WHERE relname = 'sp_later'",
+           "count:20\n0\nSELECT 1\n");
     EXPECT(f->s, "BEGIN ISOLATION LEVEL SERIALIZABLE",
            "ERROR 0A000: isolation level serializable is not supported yet "
            "at 7\n");

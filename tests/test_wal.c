@@ -466,6 +466,101 @@ static void test_update_across_pages_replayed(void **state)
     tu_dir_remove(dir);
 }
 
+static int set_v(keel_session *s, int32_t id, int32_t v)
+{
+    keel_value key = {.v.i4 = id}, row[2] = {{.v.i4 = id}, {.v.i4 = v}};
+
+    return keel_update(s, NULL, "t", &key, row);
+}
+
+static int32_t v_of(keel_session *s, int32_t id)
+{
+    keel_value key = {.v.i4 = id}, out[2];
+    bool found = false;
+
+    assert_int_equal(keel_lookup(s, NULL, "t", &key, out, &found), KEEL_OK);
+    return found ? out[1].v.i4 : -1;
+}
+
+/*
+ * A rollback to a savepoint takes back inserts, updates (one of a row the
+ * transaction had updated before the savepoint, one of a row it updated
+ * twice since) and a delete, each as a logged change of its page, and a
+ * crash after the commit replays them: the rows are as the commit left
+ * them, not as the changes taken back did.
+ */
+static void test_savepoint_rollback_replayed(void **state)
+{
+    char *dir = make_db(400);
+    keel_db_options o = opts(dir);
+    control_data c;
+    wal_reader *r;
+    const wal_record *h;
+    const char *b;
+    keel_error e;
+    keel_db *db;
+    keel_session *s;
+    kerr err;
+    pid_t pid;
+    int status, rc, undone = 0;
+
+    (void)state;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        uint32_t level = 0;
+        if (keel_db_open(&o, &db, &e) != KEEL_OK ||
+            keel_session_begin(db, &s, &e) != KEEL_OK)
+            _exit(1);
+        if (keel_begin(s) != KEEL_OK || set_v(s, 1, 111) != KEEL_OK)
+            _exit(2);
+        if (keel_savepoint(s, &level) != KEEL_OK || level != 1)
+            _exit(3);
+        if (insert(s, 1000) != KEEL_OK || insert(s, 1001) != KEEL_OK ||
+            set_v(s, 2, 222) != KEEL_OK || set_v(s, 1, 999) != KEEL_OK ||
+            set_v(s, 1, 998) != KEEL_OK ||
+            keel_delete(s, NULL, "t",
+                        &(keel_value){.v.i4 = 3}) != KEEL_OK)
+            _exit(4);
+        if (keel_rollback_to_savepoint(s, 1) != KEEL_OK)
+            _exit(5);
+        if (v_of(s, 1) != 111 || v_of(s, 2) != 14 || v_of(s, 3) != 21 ||
+            v_of(s, 1000) != -1)
+            _exit(6);
+        if (insert(s, 1002) != KEEL_OK || keel_commit(s) != KEEL_OK)
+            _exit(7);
+        _exit(0); /* no close: a crash */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    /* Two inserts, two updates' two versions each... */
+    assert_int_equal(control_read(dir, &c, &err), KEEL_OK);
+    assert_int_equal(wal_reader_open(dir, c.redo_lsn, &r, &err), KEEL_OK);
+    while ((rc = wal_reader_next(r, &h, &b, &err)) == KEEL_OK)
+        if (h->type == WAL_PAGES && h->info == WAL_INFO_HEAP_UNDO)
+            undone++;
+    assert_int_equal(rc, KEEL_EEOF);
+    wal_reader_close(r);
+    /* 1000, 1001; row 2's two versions; row 1's second and third
+     * versions and the claims on its first and second; row 3's claim. */
+    assert_int_equal(undone, 9);
+
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(v_of(s, 1), 111);
+    assert_int_equal(v_of(s, 2), 14);
+    assert_int_equal(v_of(s, 3), 21);
+    assert_int_equal(v_of(s, 1000), -1);
+    assert_int_equal(v_of(s, 1001), -1);
+    assert_int_equal(v_of(s, 1002), 1002 * 7);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    check_rows(dir, 4, 400, true);
+    tu_dir_remove(dir);
+}
+
 /* The LSN of the n-th record after the redo pointer, and the end. */
 static void nth_record(const char *dir, int n, uint64_t *lsn, uint64_t *end)
 {
@@ -1177,6 +1272,7 @@ int main(void)
         cmocka_unit_test(test_file_create_replayed),
         cmocka_unit_test(test_transaction_ends_replayed),
         cmocka_unit_test(test_update_across_pages_replayed),
+        cmocka_unit_test(test_savepoint_rollback_replayed),
         cmocka_unit_test(test_moved_redo_gives_filler),
         cmocka_unit_test(test_block_copy),
         cmocka_unit_test(test_header_round_trip),

@@ -355,6 +355,28 @@ KEEL_API keel_status keel_commit(keel_session *s);
 KEEL_API keel_status keel_abort(keel_session *s);
 
 /*
+ * Savepoints, in a transaction keel_begin() began, numbered from 1 in the
+ * order they were set.  keel_savepoint() sets one and returns its level
+ * in *level.  keel_rollback_to_savepoint() takes back every change of a
+ * row the transaction made since savepoint `level` was set, forgets the
+ * later savepoints and keeps that one.  It fails with KEEL_EINVAL,
+ * changing nothing, when a call since left the transaction to abort (see
+ * above), and when the transaction changed the schema or statistics since
+ * the savepoint (DDL, keel_analyze()), which it cannot take back; an I/O
+ * error while taking changes back leaves the transaction to abort (every
+ * later call but keel_abort() fails).  keel_release_savepoint() forgets savepoint
+ * `level` and the later ones, keeping their changes.  Table locks taken
+ * since a savepoint are kept until the transaction ends.  KEEL_EINVAL
+ * outside such a transaction, with a scan open, or for a level that is
+ * not set; KEEL_ENOMEM.  While a savepoint is set, each change of a row
+ * takes a few bytes of the session's memory until the transaction ends
+ * or the last savepoint is released.
+ */
+KEEL_API keel_status keel_savepoint(keel_session *s, uint32_t *level);
+KEEL_API keel_status keel_rollback_to_savepoint(keel_session *s, uint32_t level);
+KEEL_API keel_status keel_release_savepoint(keel_session *s, uint32_t level);
+
+/*
  * Isolation.  A session's transactions are repeatable read (above) unless
  * it asks for read committed, which applies from its next call on:
  *

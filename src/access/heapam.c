@@ -2527,6 +2527,12 @@ static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
 int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t)
 {
+    return heap_delete_cid(rel, s, vis, xid, t, NULL);
+}
+
+int heap_delete_cid(heap_rel *rel, buf_session *s, const visibility *vis,
+                    xid_t xid, tid t, uint32_t *old_cid)
+{
     heap_tuple_header *h;
     cid_t cmd = vis->cids != NULL ? vis->cids->current : CID_FIRST;
     uint32_t word = 0;
@@ -2544,6 +2550,8 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
         return rc;
     }
     (void)cid_stamp(vis->cids);
+    if (old_cid != NULL)
+        *old_cid = h->cid;
     h->xmax = xid;
     h->cid = word;
     h->flags &= (uint16_t) ~(HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED);
@@ -2809,6 +2817,85 @@ void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold)
     buf_mark_dirty(s, hold->old_id);
     buf_unlock(s, hold->old_id);
     heap_update_release(s, hold);
+}
+
+/*
+ * The version at t, under its page's exclusive lock, for taking back a
+ * change transaction xid made to it: ECORRUPT unless it is there and
+ * check (its inserter's, or its deleter's) is xid.
+ */
+static int undo_lock(heap_rel *rel, buf_session *s, xid_t xid, tid t,
+                     bool by_inserter, int32_t *idp, heap_tuple_header **out)
+{
+    heap_tuple_header *h;
+    size_t len = 0;
+    int32_t id;
+    int rc = read_tid_block(rel, s, t, false, &id);
+
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, id, LW_EXCLUSIVE);
+    h = heappage_get_item(buf_page(s->pool, id), t.offset, &len);
+    if (h == NULL || len < sizeof(*h) ||
+        (by_inserter ? h->xmin : h->xmax) != xid ||
+        (by_inserter && h->xmax != XID_INVALID)) {
+        buf_unlock(s, id);
+        buf_release(s, id);
+        return kerr_set(&s->err, KEEL_ECORRUPT,
+                        "relation %u: the row version at (%u,%u) is not as "
+                        "transaction %u left it: its change cannot be taken "
+                        "back",
+                        rel->relnumber, t.block, t.offset, (unsigned)xid);
+    }
+    *idp = id;
+    *out = h;
+    return KEEL_OK;
+}
+
+/* Logs the version at off of buffer id as taken back, and lets it go. */
+static void undo_done(buf_session *s, xid_t xid, int32_t id, uint16_t off)
+{
+    s->log_info = WAL_INFO_HEAP_UNDO;
+    s->log_xid = xid;
+    log_claim_op(s, id, off);
+    buf_unlock(s, id);
+    buf_release(s, id);
+}
+
+int heap_undo_insert(heap_rel *rel, buf_session *s, xid_t xid, tid t)
+{
+    heap_tuple_header *h;
+    int32_t id;
+    int rc = undo_lock(rel, s, xid, t, true, &id, &h);
+
+    if (rc != KEEL_OK)
+        return rc;
+    /* Deleted by its inserter, its cmin serving as cmax: seen by none. */
+    h->xmax = xid;
+    h->flags &= (uint16_t) ~(HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED);
+    h->next_block = t.block;
+    h->next_offset = t.offset;
+    claim_noted(buf_page(s->pool, id), t.offset);
+    undo_done(s, xid, id, t.offset);
+    return KEEL_OK;
+}
+
+int heap_undo_claim(heap_rel *rel, buf_session *s, xid_t xid, tid t,
+                    uint32_t old_cid)
+{
+    heap_tuple_header *h;
+    int32_t id;
+    int rc = undo_lock(rel, s, xid, t, false, &id, &h);
+
+    if (rc != KEEL_OK)
+        return rc;
+    h->xmax = XID_INVALID;
+    h->cid = old_cid;
+    h->flags &= (uint16_t) ~(HEAP_TUPLE_XMAX_UPDATE | HEAP_TUPLE_HOT_UPDATED);
+    h->next_block = t.block;
+    h->next_offset = t.offset;
+    undo_done(s, xid, id, t.offset);
+    return KEEL_OK;
 }
 
 /* ------------------------------------------------------------------ */

@@ -336,6 +336,11 @@ int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
 int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t);
 
+/* heap_delete() that also sets *old_cid to the version's command id word
+ * as it was before, for heap_undo_claim(). */
+int heap_delete_cid(heap_rel *rel, buf_session *s, const visibility *vis,
+                    xid_t xid, tid t, uint32_t *old_cid);
+
 /*
  * Updates the row version at t to values as transaction xid (vis's own
  * xid) and its current command: deletes it exactly as heap_delete() (same
@@ -395,6 +400,24 @@ void heap_update_release(buf_session *s, heap_update_hold *hold);
  * while xid runs.  Then releases them.
  */
 void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold);
+
+/*
+ * A rollback to a savepoint: takes back a change that transaction xid,
+ * still running, made to the version at t, later changes of its own to
+ * the version having been taken back first.  heap_undo_insert(): the
+ * version xid inserted is deleted by its inserter as of its inserting
+ * command, so that nobody ever sees it (as heap_update_undo() does with
+ * an update's new version; pruning removes it once xid has ended).
+ * heap_undo_claim(): the version xid deleted or updated has no deleter
+ * again, and the command id word old_cid it had before
+ * (heap_delete_cid(), heap_update_hold's old_cid).  Each is logged.
+ * Errors: those of reading the page (EIO, ECORRUPT, EEXHAUSTED), and
+ * ECORRUPT if the version is not as xid's change left it; nothing has
+ * changed then.
+ */
+int heap_undo_insert(heap_rel *rel, buf_session *s, xid_t xid, tid t);
+int heap_undo_claim(heap_rel *rel, buf_session *s, xid_t xid, tid t,
+                    uint32_t old_cid);
 
 /*
  * Whether the version at t is dead for good (heap_tuple_fate()'s

@@ -233,6 +233,8 @@ keel_status keel_insert(keel_session *s, const char *schema, const char *table,
     rc = resolve_table(s, true, schema, table, &ct, t);
     if (rc == KEEL_OK)
         rc = check_row(s, t, values);
+    if (rc == KEEL_OK)
+        rc = engine_undo_reserve(s, 1);
     /* The row's page stays pinned until its index entries are in, so
      * that deleting it again, should one fail, reads nothing. */
     if (rc == KEEL_OK)
@@ -255,6 +257,8 @@ keel_status keel_insert(keel_session *s, const char *schema, const char *table,
         } else if ((rc = engine_write_guard(s, &ct.vis, t->h, table)) !=
                    KEEL_OK) {
             must_abort = true;
+        } else {
+            engine_undo_note(s, t->h, nt, true, 0);
         }
         buf_release(s->bs, pinned);
     }
@@ -956,6 +960,8 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
         wv.met = &met;
         wv.committed_ok = following;
     }
+    if (rc == KEEL_OK)
+        rc = engine_undo_reserve(s, 2);
     while (rc == KEEL_OK) {
         met.xid = XID_INVALID;
         rc = heap_update_held(&t->h->heap, s->bs, &wv, ct->xid, old->tid,
@@ -975,6 +981,10 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
             heap_update_release(s->bs, &hold);
             rc = engine_write_guard(s, &ct->vis, t->h, t->rel.name);
             *changed = rc != KEEL_OK;
+            if (rc == KEEL_OK) {
+                engine_undo_note(s, t->h, old->tid, false, hold.old_cid);
+                engine_undo_note(s, t->h, nt, true, 0);
+            }
         }
     }
     return rc;
@@ -991,7 +1001,8 @@ static int delete_version(keel_session *s, catalog_txn *ct, engine_table *t,
 {
     write_conflict met = {0};
     visibility wv = ct->vis;
-    int rc = KEEL_OK;
+    uint32_t old_cid = 0;
+    int rc = engine_undo_reserve(s, 1);
 
     if (s->read_committed) {
         wv.met = &met;
@@ -999,7 +1010,7 @@ static int delete_version(keel_session *s, catalog_txn *ct, engine_table *t,
     }
     while (rc == KEEL_OK) {
         met.xid = XID_INVALID;
-        rc = heap_delete(&t->h->heap, s->bs, &wv, ct->xid, old);
+        rc = heap_delete_cid(&t->h->heap, s->bs, &wv, ct->xid, old, &old_cid);
         if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
             rc = met_change(s, t, &met);
             if (rc == KEEL_OK)
@@ -1007,6 +1018,8 @@ static int delete_version(keel_session *s, catalog_txn *ct, engine_table *t,
         }
         break;
     }
+    if (rc == KEEL_OK)
+        engine_undo_note(s, t->h, old, false, old_cid);
     return rc;
 }
 

@@ -73,6 +73,30 @@ typedef struct engine_claim_state {
     xid_t last_create;
 } engine_claim_state;
 
+/*
+ * A change of a row the session's transaction made while a savepoint was
+ * set (keel_savepoint()), to take back at a rollback to it: the version
+ * it inserted, or the one it deleted or updated (claimed) and the command
+ * id word that version had before.  The table cannot be dropped while
+ * the transaction holds its lock, and one the transaction changed the
+ * schema of since the savepoint is not taken back (savepoint.c).
+ */
+typedef struct engine_undo {
+    engine_rel *h;
+    tid t;
+    uint32_t old_cid;
+    bool insert;
+} engine_undo;
+
+/* A savepoint: how far the undo list and the transaction's schema
+ * changes had gone when it was set. */
+typedef struct engine_savepoint {
+    uint32_t nundo;
+    uint32_t nheld, ndrops;
+    uint64_t inval_adds;
+    bool inval_overflow;
+} engine_savepoint;
+
 /* A claim a session's transaction holds, released when it ends. */
 typedef struct engine_claim_held {
     oid_t oid;
@@ -151,6 +175,12 @@ struct keel_session {
     /* Tables the running transaction dropped, marked at its commit. */
     engine_rel **drops;
     uint32_t ndrops, drops_cap;
+    /* Its savepoints, oldest first, and while there are any, its changes
+     * of rows since the first (engine_undo_note()). */
+    engine_savepoint *savepoints;
+    uint32_t nsavepoints, savepoints_cap;
+    engine_undo *undo;
+    uint32_t nundo, undo_cap;
     /* Read committed (keel_set_isolation()), and the row whose change a
      * KEEL_ECHANGED reported: its table, the version to follow from and
      * the transaction that made it (heap_follow() checks it). */
@@ -244,6 +274,32 @@ static inline void engine_cache_sync(keel_session *s)
         s->inval_applied = s->inval.adds;
     }
 }
+
+/*
+ * Savepoints (savepoint.c).  While the session's transaction has one,
+ * each change of a row it makes is noted: engine_undo_reserve() makes
+ * room for n notes before the change (ENOMEM, nothing noted), and
+ * engine_undo_note() notes it once made (it cannot fail after a
+ * reserve).  Both do nothing without a savepoint.  engine_savepoints_end()
+ * forgets them all as the transaction ends.
+ */
+int engine_undo_reserve_slow(keel_session *s, uint32_t n);
+void engine_undo_note_slow(keel_session *s, engine_rel *h, tid t, bool insert,
+                           uint32_t old_cid);
+
+static inline int engine_undo_reserve(keel_session *s, uint32_t n)
+{
+    return s->nsavepoints == 0 ? KEEL_OK : engine_undo_reserve_slow(s, n);
+}
+
+static inline void engine_undo_note(keel_session *s, engine_rel *h, tid t,
+                                    bool insert, uint32_t old_cid)
+{
+    if (s->nsavepoints != 0)
+        engine_undo_note_slow(s, h, t, insert, old_cid);
+}
+
+void engine_savepoints_end(keel_session *s);
 
 /* engine_stmt_begin() and engine_stmt_end() past their common case. */
 int engine_stmt_begin_slow(keel_session *s);

@@ -81,6 +81,8 @@ void keel_session_end(keel_session *s)
     lmgr_proc_destroy(s->lp);
     free(s->held);
     free(s->drops);
+    free(s->savepoints);
+    free(s->undo);
     mem_free_aligned(s);
     pthread_mutex_lock(&db->rel_lock);
     db->nsessions--;
@@ -156,6 +158,7 @@ keel_status keel_begin(keel_session *s)
         return kerr_set(e, KEEL_EINVAL, "a transaction is already running");
     s->implicit = false;
     s->failed = false;
+    engine_savepoints_end(s);
     inval_pending_clear(&s->inval);
     return session_txn_begin(s, e);
 }
@@ -199,6 +202,7 @@ keel_status keel_commit(keel_session *s)
         s->ndrops = 0;
     }
     inval_commit_end(s->db->inval, &s->inval, rc == KEEL_OK);
+    engine_savepoints_end(s);
     syscache_txn_end(s->cache);
     lmgr_set_xid(s->lp, 0);
     s->follow_set = false;
@@ -226,6 +230,7 @@ keel_status keel_abort(keel_session *s)
     if (s->nheld > 0)
         engine_claims_release(s, XID_INVALID);
     inval_pending_clear(&s->inval);
+    engine_savepoints_end(s);
     s->ndrops = 0;
     s->failed = false;
     s->implicit = false;

@@ -273,6 +273,12 @@ struct sql_session {
     bool txn_rc;       /* ... read committed (else repeatable read) */
     bool txn_ran;      /* ... and has run a statement */
     int8_t next_iso;   /* the level the next one takes: -1 the default */
+    /* The block's savepoints, oldest first: each one's name, its engine
+     * level (keel_savepoint()) being its place plus one.  While there are
+     * any, a failed statement leaves the engine's transaction running,
+     * for a ROLLBACK TO one of them. */
+    char (*savepoints)[64];
+    uint32_t nsavepoints, savepoints_cap;
     bool default_rc;   /* default_transaction_isolation: read committed */
     sql_setting *settings;
     sql_arena arena;

@@ -10,7 +10,10 @@
  * messages until COMMIT or ROLLBACK; a statement that fails inside it
  * aborts the engine's transaction at once and leaves the block failed
  * ('E'), where every statement but COMMIT and ROLLBACK (which both end
- * it, COMMIT reporting ROLLBACK) fails with 25P02.
+ * it, COMMIT reporting ROLLBACK) fails with 25P02.  With a SAVEPOINT
+ * set, the failure leaves the engine's transaction running instead, and
+ * ROLLBACK TO a savepoint, which the engine takes the changes since back
+ * for (keel_rollback_to_savepoint()), opens the block again.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -624,6 +627,7 @@ void sql_session_destroy(sql_session *s)
     while (s->stmts != NULL)
         sql_close(s, 'S', s->stmts->name);
     free(s->param_types);
+    free(s->savepoints);
     sql_defaults_free(s);
     sql_parse_cache_free(s);
     sql_arena_free(&s->arena);
@@ -815,6 +819,7 @@ static keel_status txn_commit(sql_session *s)
 {
     keel_status rc;
 
+    s->nsavepoints = 0;
     if (!s->in_txn)
         return KEEL_OK;
     s->in_txn = false;
@@ -824,9 +829,107 @@ static keel_status txn_commit(sql_session *s)
 
 static void txn_abort(sql_session *s)
 {
+    s->nsavepoints = 0;
     if (s->in_txn) {
         keel_abort(s->ks);
         s->in_txn = false;
+    }
+}
+
+/*
+ * A statement failed: a block stays failed until its end (or, with a
+ * savepoint set, a ROLLBACK TO), and the engine's transaction ends now,
+ * unless a savepoint keeps it for that rollback.
+ */
+static void statement_failed(sql_session *s)
+{
+    if (s->block != SQL_BLOCK_NONE && s->nsavepoints > 0 && s->in_txn) {
+        s->block = SQL_BLOCK_FAILED;
+        return;
+    }
+    txn_abort(s);
+    if (s->block == SQL_BLOCK_OPEN)
+        s->block = SQL_BLOCK_FAILED;
+}
+
+/* The place of the latest savepoint called name (as kept: its first 63
+ * bytes), or -1. */
+static int64_t savepoint_find(const sql_session *s, const char *name)
+{
+    for (uint32_t i = s->nsavepoints; i > 0; i--)
+        if (strncmp(s->savepoints[i - 1], name, sizeof(s->savepoints[0]) - 1) ==
+            0)
+            return (int64_t)i - 1;
+    return -1;
+}
+
+static keel_status savepoint_missing(sql_session *s, const char *name)
+{
+    return sql_fail(s, KEEL_EINVAL, "3B001", "savepoint \"%s\" does not exist",
+                    name);
+}
+
+/* SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT]. */
+static keel_status exec_savepoint(sql_session *s,
+                                  const PgQuery__TransactionStmt *st)
+{
+    const char *name = st->savepoint_name != NULL ? st->savepoint_name : "";
+    keel_status rc;
+    uint32_t level = 0;
+    int64_t at;
+
+    if (s->block == SQL_BLOCK_NONE)
+        return sql_fail(
+            s, KEEL_EINVAL, "25P01", "%s can only be used in transaction blocks",
+            st->kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_SAVEPOINT
+                ? "SAVEPOINT"
+            : st->kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_RELEASE
+                ? "RELEASE SAVEPOINT"
+                : "ROLLBACK TO SAVEPOINT");
+    switch (st->kind) {
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_SAVEPOINT:
+        if (s->nsavepoints == s->savepoints_cap) {
+            uint32_t cap = s->savepoints_cap ? 2 * s->savepoints_cap : 8;
+            char(*n)[64] = realloc(s->savepoints, (size_t)cap * sizeof(*n));
+            if (n == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            s->savepoints = n;
+            s->savepoints_cap = cap;
+        }
+        rc = txn_begin(s);
+        if (rc != KEEL_OK)
+            return rc;
+        rc = keel_savepoint(s->ks, &level);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        /* The engine numbers them as this list does. */
+        snprintf(s->savepoints[s->nsavepoints++], sizeof(s->savepoints[0]), "%s",
+                 name);
+        return sql_complete(s, "SAVEPOINT");
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_RELEASE:
+        if ((at = savepoint_find(s, name)) < 0)
+            return savepoint_missing(s, name);
+        rc = keel_release_savepoint(s->ks, (uint32_t)at + 1);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        s->nsavepoints = (uint32_t)at;
+        return sql_complete(s, "RELEASE");
+    default:
+        if ((at = savepoint_find(s, name)) < 0)
+            return savepoint_missing(s, name);
+        rc = keel_rollback_to_savepoint(s->ks, (uint32_t)at + 1);
+        if (rc != KEEL_OK) {
+            /* What the engine cannot take back leaves the transaction
+             * to abort: no savepoint keeps it now. */
+            s->nsavepoints = 0;
+            return rc == KEEL_EINVAL
+                       ? sql_fail(s, rc, "0A000", "%s",
+                                  keel_session_error(s->ks))
+                       : sql_fail_engine(s, rc);
+        }
+        s->nsavepoints = (uint32_t)at + 1;
+        s->block = SQL_BLOCK_OPEN;
+        return sql_complete(s, "ROLLBACK");
     }
 }
 
@@ -909,7 +1012,7 @@ static keel_status exec_transaction(sql_session *s,
     case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_SAVEPOINT:
     case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_RELEASE:
     case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK_TO:
-        return sql_unsupported(s, -1, "SAVEPOINT");
+        return exec_savepoint(s, st);
     default:
         return sql_unsupported(s, -1, "two-phase commit");
     }
@@ -1177,7 +1280,9 @@ static bool ends_failed_block(const PgQuery__Node *n)
     return n->transaction_stmt->kind ==
                PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT ||
            n->transaction_stmt->kind ==
-               PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK;
+               PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK ||
+           n->transaction_stmt->kind ==
+               PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK_TO;
 }
 
 /* Runs one statement; the engine's transaction runs around everything
@@ -1298,11 +1403,7 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
         sql_arena_reset(&s->arena);
     }
     if (rc != KEEL_OK) {
-        /* The failed statement's transaction ends now; a block stays
-         * failed until its end. */
-        txn_abort(s);
-        if (s->block == SQL_BLOCK_OPEN)
-            s->block = SQL_BLOCK_FAILED;
+        statement_failed(s);
     } else if (s->block == SQL_BLOCK_NONE) {
         rc = txn_commit(s);
     }
@@ -1399,9 +1500,7 @@ void sql_close(sql_session *s, char kind, const char *name)
  * simple protocol's, and messages are skipped until Sync. */
 static keel_status extended_failed(sql_session *s, keel_status rc)
 {
-    txn_abort(s);
-    if (s->block == SQL_BLOCK_OPEN)
-        s->block = SQL_BLOCK_FAILED;
+    statement_failed(s);
     s->extended_failed = true;
     return rc;
 }
@@ -1899,9 +1998,10 @@ keel_status sql_sync(sql_session *s, sql_error *err)
     keel_status rc = KEEL_OK;
 
     s->err = err;
-    if (s->extended_failed)
-        txn_abort(s); /* already, at the failure */
-    else if (s->block == SQL_BLOCK_NONE)
+    if (s->extended_failed) {
+        if (s->block == SQL_BLOCK_NONE)
+            txn_abort(s); /* already, at the failure */
+    } else if (s->block == SQL_BLOCK_NONE)
         rc = txn_commit(s);
     s->extended_failed = false;
     /* Portals end with their transaction; the unnamed one at Sync. */

@@ -820,7 +820,8 @@ const char *wal_info_name(uint8_t info)
     static const char *const names[WAL_INFO_COUNT] = {
         "page",          "heap_insert",   "heap_delete", "heap_update",
         "btree_insert",  "btree_split",   "btree_newroot", "btree_dead",
-        "btree_shed",    "commit",        "abort",       "clog_extend"};
+        "btree_shed",    "commit",        "abort",       "clog_extend",
+        "heap_undo"};
 
     return info < WAL_INFO_COUNT ? names[info] : "unknown";
 }

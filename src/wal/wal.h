@@ -68,6 +68,7 @@ typedef enum wal_info {
     WAL_INFO_COMMIT,
     WAL_INFO_ABORT,
     WAL_INFO_CLOG_EXTEND,
+    WAL_INFO_HEAP_UNDO, /* a change taken back: a rollback to a savepoint */
     WAL_INFO_COUNT
 } wal_info;
 
