@@ -411,6 +411,20 @@ static void test_startup_parameters(void **state)
         assert_string_equal(PQparameterStatus(c, "application_name"), "x1");
         assert_string_equal(exec_state(c, "RESET application_name"), "");
         assert_string_equal(PQparameterStatus(c, "application_name"), "");
+        /* ... and so is one an abort or a transaction's end set back. */
+        assert_string_equal(exec_state(c, "BEGIN"), "");
+        assert_string_equal(exec_state(c, "SET application_name = 'x2'"), "");
+        assert_string_equal(PQparameterStatus(c, "application_name"), "x2");
+        assert_string_equal(exec_state(c, "ROLLBACK"), "");
+        assert_string_equal(PQparameterStatus(c, "application_name"), "");
+        assert_string_equal(exec_state(c, "BEGIN"), "");
+        assert_string_equal(exec_state(c, "SAVEPOINT a"), "");
+        assert_string_equal(
+            exec_state(c, "SET LOCAL application_name = 'x3'"), "");
+        assert_string_equal(PQparameterStatus(c, "application_name"), "x3");
+        assert_string_equal(exec_state(c, "RELEASE a"), "");
+        assert_string_equal(exec_state(c, "COMMIT"), "");
+        assert_string_equal(PQparameterStatus(c, "application_name"), "");
         PQfinish(c);
     }
     /* Settings in the startup packet's options, as PGOPTIONS sends them;

@@ -226,6 +226,16 @@ typedef struct sql_setting {
     struct sql_setting *next;
 } sql_setting;
 
+/* What undoing a transaction's SET of a setting needs (sql_session.c,
+ * "settings in transactions"). */
+typedef struct sql_setting_save {
+    char name[64];
+    uint32_t level; /* 1 the transaction, 2 and up its savepoints' */
+    uint8_t state;  /* SAVE_SET, SAVE_LOCAL, SAVE_SET_LOCAL */
+    char *prior;    /* malloc'd: the value before the level changed it */
+    char *masked;   /* malloc'd: with SAVE_SET_LOCAL, the SET's value */
+} sql_setting_save;
+
 /* Where the session is between statements. */
 typedef enum sql_block {
     SQL_BLOCK_NONE,   /* no transaction block: each message its own */
@@ -281,6 +291,12 @@ struct sql_session {
     uint32_t nsavepoints, savepoints_cap;
     bool default_rc;   /* default_transaction_isolation: read committed */
     sql_setting *settings;
+    /* The simple protocol's message holds several statements: outside a
+     * block they run as one implicit block (SET LOCAL does not warn). */
+    bool implicit_block;
+    /* The running transaction's changes of settings, oldest first. */
+    sql_setting_save *saves;
+    uint32_t nsaves, saves_cap;
     sql_arena arena;
     const sql_sink *sink;
     sql_error *err;

@@ -367,6 +367,174 @@ static keel_status setting_put(sql_session *s, const char *name,
     return KEEL_OK;
 }
 
+/* ---- settings in transactions ------------------------------------------ */
+
+/*
+ * As PostgreSQL's: a SET in a transaction is undone if the transaction
+ * aborts, a SET LOCAL lasts until it ends either way, ROLLBACK TO a
+ * savepoint undoes what was set since, and RELEASE hands it to the level
+ * around.  Each change notes, once per setting and nesting level (1 the
+ * transaction, then one per savepoint), the value before the level first
+ * changed it and what the level did: SET, SET LOCAL, or a SET a later
+ * SET LOCAL masks, whose value a commit keeps.
+ */
+enum { SAVE_SET, SAVE_LOCAL, SAVE_SET_LOCAL };
+
+static uint32_t setting_level(const sql_session *s)
+{
+    return 1 + s->nsavepoints;
+}
+
+static sql_setting_save *save_at(sql_session *s, const char *name,
+                                 uint32_t level)
+{
+    for (uint32_t i = 0; i < s->nsaves; i++)
+        if (s->saves[i].level == level &&
+            strcasecmp(s->saves[i].name, name) == 0)
+            return &s->saves[i];
+    return NULL;
+}
+
+static void save_remove(sql_session *s, uint32_t i)
+{
+    free(s->saves[i].prior);
+    free(s->saves[i].masked);
+    s->saves[i] = s->saves[--s->nsaves];
+}
+
+/* Notes what undoing the change of name about to be made (by SET LOCAL
+ * if local) needs.  53200 out of memory, with nothing changed. */
+static keel_status setting_save(sql_session *s, const char *name, bool local)
+{
+    uint32_t level = setting_level(s);
+    sql_setting_save *v = save_at(s, name, level);
+    const char *cur = sql_setting_get(s, name);
+    char *copy;
+
+    if (v != NULL && (!local || v->state != SAVE_SET)) {
+        if (!local) {
+            free(v->masked);
+            v->masked = NULL;
+            v->state = SAVE_SET;
+        }
+        return KEEL_OK;
+    }
+    if ((copy = strdup(cur)) == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (v != NULL) { /* a SET, now masked by a SET LOCAL */
+        v->masked = copy;
+        v->state = SAVE_SET_LOCAL;
+        return KEEL_OK;
+    }
+    if (s->nsaves == s->saves_cap) {
+        uint32_t cap = s->saves_cap ? 2 * s->saves_cap : 8;
+        sql_setting_save *n = realloc(s->saves, cap * sizeof(*n));
+        if (n == NULL) {
+            free(copy);
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        }
+        s->saves = n;
+        s->saves_cap = cap;
+    }
+    v = &s->saves[s->nsaves++];
+    memset(v, 0, sizeof(*v));
+    snprintf(v->name, sizeof(v->name), "%s", name);
+    v->level = level;
+    v->state = local ? SAVE_LOCAL : SAVE_SET;
+    v->prior = copy;
+    return KEEL_OK;
+}
+
+static keel_status setting_apply(sql_session *s, const char *name,
+                                 const char *value);
+
+/* Gives name a value it held before: it applies again as it did. */
+static void setting_restore(sql_session *s, const char *name,
+                            const char *value)
+{
+    const setting_def *d = setting_find_def(name);
+    sql_error *err = s->err;
+
+    s->err = NULL;
+    if (d != NULL)
+        (void)setting_apply(s, d->name, value);
+    (void)setting_put(s, d != NULL ? d->name : name, value, false);
+    s->err = err;
+}
+
+static uint32_t saves_top(const sql_session *s)
+{
+    uint32_t top = 0;
+
+    for (uint32_t i = 0; i < s->nsaves; i++)
+        if (s->saves[i].level > top)
+            top = s->saves[i].level;
+    return top;
+}
+
+/* Undoes the changes of levels level and up, the highest first. */
+static void settings_undo(sql_session *s, uint32_t level)
+{
+    for (uint32_t top = saves_top(s); top >= level && top > 0; top--)
+        for (uint32_t i = s->nsaves; i > 0; i--)
+            if (s->saves[i - 1].level == top) {
+                setting_restore(s, s->saves[i - 1].name,
+                                s->saves[i - 1].prior);
+                save_remove(s, i - 1);
+            }
+}
+
+/* Hands the changes of levels level and up to level - 1 (RELEASE), the
+ * highest first, each into the one below. */
+static void settings_release(sql_session *s, uint32_t level)
+{
+    for (uint32_t top = saves_top(s); top >= level && top > 1; top--)
+        for (uint32_t i = s->nsaves; i > 0; i--) {
+            sql_setting_save *e = &s->saves[i - 1], *p;
+            if (e->level != top)
+                continue;
+            p = save_at(s, e->name, top - 1);
+            if (p == NULL) {
+                e->level = top - 1;
+                continue;
+            }
+            /* p keeps its prior; what e did is done at p's level now. */
+            if (e->state == SAVE_SET) {
+                free(p->masked);
+                p->masked = NULL;
+                p->state = SAVE_SET;
+            } else if (e->state == SAVE_SET_LOCAL) {
+                free(p->masked);
+                p->masked = e->masked;
+                e->masked = NULL;
+                p->state = SAVE_SET_LOCAL;
+            } else if (p->state == SAVE_SET) {
+                p->masked = e->prior; /* the SET's value, which e masked */
+                e->prior = NULL;
+                p->state = SAVE_SET_LOCAL;
+            }
+            save_remove(s, i - 1);
+        }
+}
+
+/* The transaction ends: a commit keeps what SET set and undoes SET
+ * LOCAL; an abort undoes both. */
+static void settings_end(sql_session *s, bool commit)
+{
+    if (!commit) {
+        settings_undo(s, 1);
+        return;
+    }
+    settings_release(s, 2);
+    while (s->nsaves > 0) {
+        sql_setting_save *v = &s->saves[s->nsaves - 1];
+        if (v->state != SAVE_SET)
+            setting_restore(s, v->name,
+                            v->state == SAVE_LOCAL ? v->prior : v->masked);
+        save_remove(s, s->nsaves - 1);
+    }
+}
+
 /* A time setting's units, in milliseconds, largest first (PostgreSQL's
  * for a setting kept in ms). */
 static const struct {
@@ -628,6 +796,9 @@ void sql_session_destroy(sql_session *s)
         sql_close(s, 'S', s->stmts->name);
     free(s->param_types);
     free(s->savepoints);
+    while (s->nsaves > 0)
+        save_remove(s, s->nsaves - 1);
+    free(s->saves);
     sql_defaults_free(s);
     sql_parse_cache_free(s);
     sql_arena_free(&s->arena);
@@ -817,14 +988,17 @@ static keel_status txn_begin(sql_session *s)
 
 static keel_status txn_commit(sql_session *s)
 {
-    keel_status rc;
+    keel_status rc = KEEL_OK;
 
     s->nsavepoints = 0;
-    if (!s->in_txn)
-        return KEEL_OK;
-    s->in_txn = false;
-    rc = keel_commit(s->ks);
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+    if (s->in_txn) {
+        s->in_txn = false;
+        rc = keel_commit(s->ks);
+        if (rc != KEEL_OK)
+            rc = sql_fail_engine(s, rc);
+    }
+    settings_end(s, rc == KEEL_OK);
+    return rc;
 }
 
 static void txn_abort(sql_session *s)
@@ -834,6 +1008,7 @@ static void txn_abort(sql_session *s)
         keel_abort(s->ks);
         s->in_txn = false;
     }
+    settings_end(s, false);
 }
 
 /*
@@ -912,6 +1087,7 @@ static keel_status exec_savepoint(sql_session *s,
         rc = keel_release_savepoint(s->ks, (uint32_t)at + 1);
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
+        settings_release(s, (uint32_t)at + 2);
         s->nsavepoints = (uint32_t)at;
         return sql_complete(s, "RELEASE");
     default:
@@ -927,6 +1103,7 @@ static keel_status exec_savepoint(sql_session *s,
                                   keel_session_error(s->ks))
                        : sql_fail_engine(s, rc);
         }
+        settings_undo(s, (uint32_t)at + 2);
         s->nsavepoints = (uint32_t)at + 1;
         s->block = SQL_BLOCK_OPEN;
         return sql_complete(s, "ROLLBACK");
@@ -1085,7 +1262,9 @@ static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
             return rc != KEEL_OK ? rc : sql_complete(s, "SET");
         if (session) {
             const char *v = iso ? "read committed" : "repeatable read";
-            rc = setting_put(s, "default_transaction_isolation", v, false);
+            rc = setting_save(s, "default_transaction_isolation", false);
+            if (rc == KEEL_OK)
+                rc = setting_put(s, "default_transaction_isolation", v, false);
             if (rc == KEEL_OK)
                 s->default_rc = iso != 0;
             return rc != KEEL_OK ? rc : sql_complete(s, "SET");
@@ -1110,7 +1289,9 @@ static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
             d = setting_find_def(x->name);
             if (d == NULL || d->fixed || strcmp(x->value, x->reset_to) == 0)
                 continue;
-            rc = setting_apply(s, d->name, x->reset_to);
+            rc = setting_save(s, d->name, false);
+            if (rc == KEEL_OK)
+                rc = setting_apply(s, d->name, x->reset_to);
             if (rc == KEEL_OK)
                 rc = setting_put(s, d->name, x->reset_to, false);
             if (rc != KEEL_OK)
@@ -1143,6 +1324,12 @@ static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
     } else {
         return sql_unsupported(s, -1, "SET ... FROM CURRENT");
     }
+    if (rc == KEEL_OK && st->is_local && s->block == SQL_BLOCK_NONE &&
+        !s->implicit_block)
+        rc = notice(s, "WARNING", "25P01",
+                    "SET LOCAL can only be used in transaction blocks");
+    if (rc == KEEL_OK)
+        rc = setting_save(s, d != NULL ? d->name : st->name, st->is_local);
     if (rc == KEEL_OK && d != NULL)
         rc = setting_apply(s, d->name, value);
     if (rc == KEEL_OK)
@@ -1391,6 +1578,7 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
         if (sink->empty != NULL && sink->empty(sink->ctx) != 0)
             rc = sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
     }
+    s->implicit_block = rc == KEEL_OK && tree->n_stmts > 1;
     for (size_t i = 0; rc == KEEL_OK && i < tree->n_stmts; i++) {
         const PgQuery__Node *n = tree->stmts[i]->stmt;
         if (s->block == SQL_BLOCK_FAILED && !ends_failed_block(n)) {
@@ -1402,6 +1590,7 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
         rc = exec_statement(s, n);
         sql_arena_reset(&s->arena);
     }
+    s->implicit_block = false;
     if (rc != KEEL_OK) {
         statement_failed(s);
     } else if (s->block == SQL_BLOCK_NONE) {
