@@ -1609,6 +1609,76 @@ static void test_success_leaves_no_message(void **state)
 /* Two transactions analyzing one table: the second is refused with
  * KEEL_ESERIALIZE, whether or not the table had statistics, and analyzes
  * it once the first has committed. */
+typedef struct dup_inserter {
+    keel_db *db;
+    int32_t id;
+    keel_status rc;
+    volatile int done;
+} dup_inserter;
+
+static void *insert_dup(void *arg)
+{
+    dup_inserter *d = arg;
+    keel_session *s;
+    keel_error e;
+    keel_value v[2] = {tu_vi4(d->id), tu_vi4(2)};
+
+    assert_int_equal(keel_session_begin(d->db, &s, &e), KEEL_OK);
+    d->rc = keel_insert(s, NULL, "u", v);
+    __atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+    keel_session_end(s);
+    return NULL;
+}
+
+/*
+ * An insert meeting a key another transaction inserted and has not ended
+ * waits for it, as PostgreSQL's unique check does: the key is free if it
+ * aborts, 23505's KEEL_EUNIQUE if it commits.  So is one meeting a key
+ * whose row another transaction is deleting.
+ */
+static void test_unique_waits_for_inserter(void **state)
+{
+    static const keel_column cols[] = {{"id", KEEL_INT4, 0, true},
+                                       {"x", KEEL_INT4, 0, false}};
+    char *dir = tu_mkdtemp();
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    keel_db *db;
+    keel_session *a;
+    uint16_t pk = 1;
+    pthread_t t;
+
+    (void)state;
+    assert_int_equal(keel_db_create(&o, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &a, &e), KEEL_OK);
+    assert_int_equal(keel_create_table(a, NULL, "u", cols, 2, &pk, 1), KEEL_OK);
+    for (int round = 0; round < 3; round++) {
+        /* 0: the inserter aborts; 1: it commits; 2: a deleter aborts. */
+        dup_inserter d = {.db = db, .id = 10 + round};
+        keel_value v[2] = {tu_vi4(d.id), tu_vi4(1)}, key = tu_vi4(d.id);
+        if (round == 2)
+            assert_int_equal(keel_insert(a, NULL, "u", v), KEEL_OK);
+        assert_int_equal(keel_begin(a), KEEL_OK);
+        if (round == 2)
+            assert_int_equal(keel_delete(a, NULL, "u", &key), KEEL_OK);
+        else
+            assert_int_equal(keel_insert(a, NULL, "u", v), KEEL_OK);
+        assert_int_equal(pthread_create(&t, NULL, insert_dup, &d), 0);
+        usleep(50 * 1000);
+        assert_int_equal(__atomic_load_n(&d.done, __ATOMIC_ACQUIRE), 0);
+        if (round == 1)
+            assert_int_equal(keel_commit(a), KEEL_OK);
+        else
+            assert_int_equal(keel_abort(a), KEEL_OK);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(d.rc, round == 0 ? KEEL_OK : KEEL_EUNIQUE);
+    }
+    keel_session_end(a);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    tu_dir_remove(dir);
+}
+
 static void test_concurrent_analyze(void **state)
 {
     char *dir = tu_mkdtemp();
@@ -1662,13 +1732,16 @@ static void test_concurrent_sessions(void **state)
     keel_abort(b);
     assert_int_equal(keel_lookup(b, "s1", "t", &key, out, &found), KEEL_OK);
     assert_memory_equal(out[8].v.s.ptr, "by a", 4);
-    /* Two sessions inserting one key: the second is refused. */
+    /* Two sessions inserting one key: the second waits for the first
+     * (in one thread, until its lock timeout), and is refused once the
+     * first has committed. */
     assert_int_equal(keel_begin(a), KEEL_OK);
     assert_int_equal(keel_begin(b), KEEL_OK);
     row_of(77, v, tb);
     assert_int_equal(keel_insert(a, "s1", "t", v), KEEL_OK);
-    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_EUNIQUE);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_ELOCKTIMEOUT);
     assert_int_equal(keel_commit(a), KEEL_OK);
+    assert_int_equal(keel_insert(b, "s1", "t", v), KEEL_EUNIQUE);
     assert_int_equal(keel_commit(b), KEEL_OK);
     keel_session_end(a);
     finish(dir, db, b, s);
@@ -3296,6 +3369,7 @@ int main(void)
         cmocka_unit_test(test_rows_and_reopen),
         cmocka_unit_test(test_drop_index),
         cmocka_unit_test(test_read_committed_api),
+        cmocka_unit_test(test_unique_waits_for_inserter),
         cmocka_unit_test(test_lookup_many_versions),
         cmocka_unit_test(test_lookup_directories),
         cmocka_unit_test(test_scan_without_primary_key),

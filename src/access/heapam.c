@@ -2214,7 +2214,9 @@ static int fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis,
                 *xmax = h->xmax;
             rc = heap_tuple_fate(vis, h->xmin, h->xmax, &f, &s->err);
             if (rc != KEEL_OK || f == HEAP_LIVE) {
-                *fate = HEAP_LIVE;
+                *fate = HEAP_LIVE; /* its xids, for heap_fetch_running() */
+                *xmin = h->xmin;
+                *xmax = h->xmax;
                 break;
             }
             gone |= f == HEAP_GONE;
@@ -2236,6 +2238,35 @@ int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
     xid_t xmin, xmax;
 
     return fetch_fate(rel, s, vis, t, fate, &xmin, &xmax);
+}
+
+int heap_fetch_running(heap_rel *rel, buf_session *s, const visibility *vis,
+                       tid t, heap_fate *fate, xid_t *running)
+{
+    xid_t xmin = XID_INVALID, xmax = XID_INVALID;
+    xid_status st = XID_STATUS_COMMITTED;
+    int rc = fetch_fate(rel, s, vis, t, fate, &xmin, &xmax);
+
+    *running = XID_INVALID;
+    if (rc != KEEL_OK || *fate != HEAP_LIVE)
+        return rc;
+    /* Still in the process array, though the commit log may say it
+     * committed already: no snapshot sees its end yet. */
+    if (xmin >= XID_FIRST_NORMAL && !is_own(vis->snap, xmin) &&
+        (vis->in_array != NULL ? vis->in_array(vis->status_ctx, xmin)
+                               : (rc = xid_status_of(vis, xmin, &st,
+                                                     &s->err)) == KEEL_OK &&
+                                     st == XID_STATUS_IN_PROGRESS)) {
+        *running = xmin;
+        return KEEL_OK;
+    }
+    if (rc == KEEL_OK && xmax >= XID_FIRST_NORMAL && !is_own(vis->snap, xmax) &&
+        (vis->in_array != NULL ? vis->in_array(vis->status_ctx, xmax)
+                               : (rc = xid_status_of(vis, xmax, &st,
+                                                     &s->err)) == KEEL_OK &&
+                                     st == XID_STATUS_IN_PROGRESS))
+        *running = xmax;
+    return rc;
 }
 
 int heap_fetch_dead(heap_rel *rel, buf_session *s, const visibility *vis, tid t,

@@ -266,6 +266,17 @@ int heap_fetch_fate(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
                     heap_fate *fate);
 
 /*
+ * heap_fetch_fate(), and for a live row whose inserter, or else whose
+ * deleter, is another transaction still in the process array (vis's
+ * in_array; the oracle's IN_PROGRESS without one), that transaction in
+ * *running (else XID_INVALID): whether the row stays depends on how it
+ * ends, which a unique check may wait for, and until it has left the
+ * array no snapshot sees that end, even where the commit log has it.
+ */
+int heap_fetch_running(heap_rel *rel, buf_session *s, const visibility *vis,
+                       tid t, heap_fate *fate, xid_t *running);
+
+/*
  * Most rows apart that heap_tid_guess() interpolates across: about twice
  * the entries one index leaf holds (an index page of int4 keys holds ~450).
  */

@@ -353,7 +353,8 @@ btree_row catalog_row_is_live(void *arg, tid t)
 {
     catalog_live_ctx *lc = arg;
     heap_fate fate;
-    int rc = heap_fetch_fate(lc->rel, lc->bs, lc->vis, t, &fate);
+    int rc = heap_fetch_running(lc->rel, lc->bs, lc->vis, t, &fate,
+                                &lc->running);
 
     /* No row there is no live row (asked again next time); another error
      * refuses the insertion, with that error, rather than risk a
@@ -419,7 +420,8 @@ static int index_row(catalog *c, catalog_txn *ct, catalog_id id, tid t,
 {
     const cat_def *d = &cat_defs[id];
     cat_rel *r = &c->rels[id];
-    catalog_live_ctx lc = {&r->heap, ct->bs, &ct->vis, NULL, XID_INVALID};
+    catalog_live_ctx lc = {&r->heap, ct->bs, &ct->vis, NULL, XID_INVALID,
+                           XID_INVALID};
     keel_value keys[3];
     int rc = KEEL_OK;
     uint16_t j;

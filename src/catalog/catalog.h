@@ -306,6 +306,9 @@ typedef struct catalog_live_ctx {
     const visibility *vis; /* the caller's (own xid and oracle) */
     struct txn_mgr *txn;   /* catalog_row_removable()'s horizon, */
     xid_t horizon;         /* the last it was given (XID_INVALID first) */
+    /* Set by catalog_row_is_live() when the row it last called live has
+     * an inserter or deleter still running (heap_fetch_running()). */
+    xid_t running;
 } catalog_live_ctx;
 
 btree_row catalog_row_is_live(void *ctx, tid t);

@@ -183,10 +183,10 @@ static void unique_message(keel_session *s, const engine_table *t, uint32_t i,
  * any other.
  */
 static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
-                            const keel_value *vals, tid nt)
+                            const keel_value *vals, tid nt, xid_t *running)
 {
     catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, s->db->txn,
-                           XID_INVALID};
+                           XID_INVALID, XID_INVALID};
     keel_value keys[BTREE_MAX_KEYS];
     uint32_t i;
     int rc = KEEL_OK;
@@ -205,6 +205,8 @@ static int index_insert_all(keel_session *s, catalog_txn *ct, engine_table *t,
         if (rc != KEEL_OK)
             break;
     }
+    if (running != NULL)
+        *running = rc == KEEL_EUNIQUE ? lc.running : XID_INVALID;
     if (rc != KEEL_OK) {
         kerr saved = s->bs->err;
         fault_point(FAULT_POINT_INDEX_UNDO, t->rel.relnumber, nt.block);
@@ -223,6 +225,7 @@ keel_status keel_insert(keel_session *s, const char *schema, const char *table,
     catalog_txn ct;
     engine_table tab, *t = &tab;
     bool must_abort = false;
+    xid_t running = XID_INVALID;
     int32_t pinned;
     tid nt;
     int rc = row_stmt_begin(s, true);
@@ -235,13 +238,14 @@ keel_status keel_insert(keel_session *s, const char *schema, const char *table,
         rc = check_row(s, t, values);
     if (rc == KEEL_OK)
         rc = engine_undo_reserve(s, 1);
+again:
     /* The row's page stays pinned until its index entries are in, so
      * that deleting it again, should one fail, reads nothing. */
     if (rc == KEEL_OK)
         rc = heap_insert_pinned(&t->h->heap, s->bs, ct.xid,
                                 cid_stamp(ct.vis.cids), values, &nt, &pinned);
     if (rc == KEEL_OK) {
-        rc = index_insert_all(s, &ct, t, values, nt);
+        rc = index_insert_all(s, &ct, t, values, nt, &running);
         if (rc != KEEL_OK) {
             /* A row that could not be deleted again would stay, live for
              * the transaction and lacking index entries: the transaction
@@ -261,6 +265,15 @@ keel_status keel_insert(keel_session *s, const char *schema, const char *table,
             engine_undo_note(s, t->h, nt, true, 0);
         }
         buf_release(s->bs, pinned);
+        /* The key's row is another transaction's, inserted or deleted
+         * and not yet committed or aborted: as PostgreSQL's unique
+         * check, wait for it to end, then try again (23505 if it
+         * committed an insert, the row goes in if it aborted one). */
+        if (rc == KEEL_EUNIQUE && running != XID_INVALID && !must_abort) {
+            rc = engine_wait_xid(s, running, table);
+            if (rc == KEEL_OK)
+                goto again;
+        }
     }
     return engine_stmt_end(s, rc, must_abort);
 }
@@ -744,7 +757,8 @@ done:
 static int key_taken(keel_session *s, catalog_txn *ct, engine_table *t,
                      uint32_t ix, const keel_value *keys, tid self, bool *taken)
 {
-    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, NULL, XID_INVALID};
+    catalog_live_ctx lc = {&t->h->heap, s->bs, &ct->vis, NULL, XID_INVALID,
+                           XID_INVALID};
     btree_bound b = {keys, t->idx[ix].nkeys, true};
     btree_scan *sc = NULL;
     tid tt;
@@ -974,7 +988,8 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
         break;
     }
     if (rc == KEEL_OK) {
-        rc = hold.hot ? KEEL_OK : index_insert_all(s, ct, t, values, nt);
+        rc = hold.hot ? KEEL_OK
+                      : index_insert_all(s, ct, t, values, nt, NULL);
         if (rc != KEEL_OK) {
             heap_update_undo(s->bs, ct->xid, &hold);
         } else {
