@@ -797,6 +797,30 @@ static void test_extended(void **state)
     assert_string_equal(exec_state(c, "ROLLBACK"), "");
     assert_select_1(c);
 
+    /* A parameter read as a type's name when the statement runs, as
+     * psycopg's TypeInfo.fetch() asks. */
+    {
+        const char *p[1] = {"integer"};
+        r = PQexecParams(c,
+                         "SELECT typname, to_regtype($1)::oid FROM pg_type "
+                         "WHERE oid = $1::regtype",
+                         1, NULL, p, NULL, NULL, 0);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        assert_int_equal(PQntuples(r), 1);
+        assert_string_equal(PQgetvalue(r, 0, 0), "int4");
+        assert_string_equal(PQgetvalue(r, 0, 1), "23");
+        PQclear(r);
+        p[0] = "no_such_type";
+        r = PQexecParams(c, "SELECT to_regtype($1) IS NULL", 1, NULL, p,
+                         NULL, NULL, 0);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        assert_string_equal(PQgetvalue(r, 0, 0), "t");
+        PQclear(r);
+        r = PQexecParams(c, "SELECT $1::regtype", 1, NULL, p, NULL, NULL, 0);
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42704");
+        PQclear(r);
+    }
+
     /* With a savepoint set, a failure leaves the block failed and the
      * transaction running; ROLLBACK TO, in the extended protocol too,
      * opens the block again. */

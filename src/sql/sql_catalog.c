@@ -241,10 +241,10 @@ static const sql_view views[] = {
 typedef struct sql_const_view {
     const char *name;
     uint16_t ncols;
-    const char *cols[12];
-    uint32_t types[12];
+    const char *cols[20];
+    uint32_t types[20];
     uint16_t nrows;
-    const char *rows[20][12];
+    const char *rows[20][20];
 } sql_const_view;
 
 static const sql_const_view const_views[] = {
@@ -271,27 +271,25 @@ static const sql_const_view const_views[] = {
       {"950", "C", "11", "c"},
       {"951", "POSIX", "11", "c"}}},
     {"pg_type",
-     9,
-     {"oid", "typname", "typnamespace", "typowner", "typlen", "typbyval",
-      "typtype", "typcategory", "typcollation"},
-     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_INT2,
-      SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR, SQL_TYPE_OID},
+     20,
+     {"oid", "typname", "typnamespace", "typowner", "typlen", "typbyval", "typtype", "typcategory", "typcollation", "typrelid", "typelem", "typarray", "typdelim", "typbasetype", "typtypmod", "typndims", "typnotnull", "typisdefined", "typalign", "typstorage"},
+     {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_INT2, SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_BPCHAR, SQL_TYPE_OID, SQL_TYPE_INT4, SQL_TYPE_INT4, SQL_TYPE_BOOL, SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR},
      15,
-     {{"16", "bool", "11", "10", "1", "t", "b", "B", "0"},
-      {"19", "name", "11", "10", "64", "f", "b", "S", "950"},
-      {"20", "int8", "11", "10", "8", "t", "b", "N", "0"},
-      {"21", "int2", "11", "10", "2", "t", "b", "N", "0"},
-      {"23", "int4", "11", "10", "4", "t", "b", "N", "0"},
-      {"25", "text", "11", "10", "-1", "f", "b", "S", "100"},
-      {"26", "oid", "11", "10", "4", "t", "b", "N", "0"},
-      {"701", "float8", "11", "10", "8", "t", "b", "N", "0"},
-      {"1003", "_name", "11", "10", "-1", "f", "b", "A", "950"},
-      {"1042", "bpchar", "11", "10", "-1", "f", "b", "S", "100"},
-      {"1043", "varchar", "11", "10", "-1", "f", "b", "S", "100"},
-      {"1082", "date", "11", "10", "4", "t", "b", "D", "0"},
-      {"1114", "timestamp", "11", "10", "8", "t", "b", "D", "0"},
-      {"1184", "timestamptz", "11", "10", "8", "t", "b", "D", "0"},
-      {"1700", "numeric", "11", "10", "-1", "f", "b", "N", "0"}}},
+     {{"16", "bool", "11", "10", "1", "t", "b", "B", "0", "0", "0", "1000", ",", "0", "-1", "0", "f", "t", "c", "p"},
+      {"19", "name", "11", "10", "64", "f", "b", "S", "950", "0", "0", "1003", ",", "0", "-1", "0", "f", "t", "c", "p"},
+      {"20", "int8", "11", "10", "8", "t", "b", "N", "0", "0", "0", "1016", ",", "0", "-1", "0", "f", "t", "d", "p"},
+      {"21", "int2", "11", "10", "2", "t", "b", "N", "0", "0", "0", "1005", ",", "0", "-1", "0", "f", "t", "s", "p"},
+      {"23", "int4", "11", "10", "4", "t", "b", "N", "0", "0", "0", "1007", ",", "0", "-1", "0", "f", "t", "i", "p"},
+      {"25", "text", "11", "10", "-1", "f", "b", "S", "100", "0", "0", "1009", ",", "0", "-1", "0", "f", "t", "i", "x"},
+      {"26", "oid", "11", "10", "4", "t", "b", "N", "0", "0", "0", "1028", ",", "0", "-1", "0", "f", "t", "i", "p"},
+      {"701", "float8", "11", "10", "8", "t", "b", "N", "0", "0", "0", "1022", ",", "0", "-1", "0", "f", "t", "d", "p"},
+      {"1003", "_name", "11", "10", "-1", "f", "b", "A", "950", "0", "19", "0", ",", "0", "-1", "0", "f", "t", "i", "x"},
+      {"1042", "bpchar", "11", "10", "-1", "f", "b", "S", "100", "0", "0", "1014", ",", "0", "-1", "0", "f", "t", "i", "x"},
+      {"1043", "varchar", "11", "10", "-1", "f", "b", "S", "100", "0", "0", "1015", ",", "0", "-1", "0", "f", "t", "i", "x"},
+      {"1082", "date", "11", "10", "4", "t", "b", "D", "0", "0", "0", "1182", ",", "0", "-1", "0", "f", "t", "i", "p"},
+      {"1114", "timestamp", "11", "10", "8", "t", "b", "D", "0", "0", "0", "1115", ",", "0", "-1", "0", "f", "t", "d", "p"},
+      {"1184", "timestamptz", "11", "10", "8", "t", "b", "D", "0", "0", "0", "1185", ",", "0", "-1", "0", "f", "t", "d", "p"},
+      {"1700", "numeric", "11", "10", "-1", "f", "b", "N", "0", "0", "0", "1231", ",", "0", "-1", "0", "f", "t", "i", "m"}}},
 };
 
 #define NCONST (sizeof(const_views) / sizeof(const_views[0]))
@@ -330,7 +328,7 @@ bool sql_catalog_is_view(const char *name)
 static keel_status const_view_rows(sql_session *s, const sql_const_view *v,
                                    bool describe, sql_rowset *out)
 {
-    sql_value row[12];
+    sql_value row[sizeof(v->cols) / sizeof(v->cols[0])];
     keel_status rc;
 
     memset(out, 0, sizeof(*out));

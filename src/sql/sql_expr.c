@@ -93,6 +93,17 @@ static int int_rank(uint32_t t)
  * The common type of two operands for a comparison or arithmetic, both
  * coerced to it; 42883 naming the operator when there is none.
  */
+static keel_status reg_arg(sql_session *s, sql_func kind, bool missing_ok,
+                           sql_expr **arg);
+
+/* x::regclass, ::regtype or ::regnamespace: text by an oid in args[0]. */
+static bool is_regcast(const sql_expr *e)
+{
+    return e->kind == SQL_EXPR_FUNC && (e->u.func == SQL_FUNC_REGCLASS ||
+                                        e->u.func == SQL_FUNC_REGTYPE ||
+                                        e->u.func == SQL_FUNC_REGNAMESPACE);
+}
+
 static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
                          const char *opname, int32_t location, uint32_t *out)
 {
@@ -100,14 +111,14 @@ static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
     uint32_t t;
     keel_status rc;
 
-    /* A regclass compares as its oid (PostgreSQL's oid operators) with
-     * an oid, an integer, another regclass or a literal, which is then
-     * read as an oid. */
+    /* A regclass (regtype, regnamespace) compares as its oid
+     * (PostgreSQL's oid operators) with an oid, an integer, another or a
+     * literal, which is then read as an oid. */
     for (int k = 0; k < 2; k++) {
         sql_expr **x = k == 0 ? a : b, **y = k == 0 ? b : a;
-        if ((*x)->kind != SQL_EXPR_FUNC || (*x)->u.func != SQL_FUNC_REGCLASS)
+        if (!is_regcast(*x))
             continue;
-        if ((*y)->kind == SQL_EXPR_FUNC && (*y)->u.func == SQL_FUNC_REGCLASS)
+        if (is_regcast(*y))
             *y = (*y)->args[0];
         else if (!sql_type_is_int((*y)->type) &&
                  (*y)->type != SQL_TYPE_UNKNOWN)
@@ -888,6 +899,10 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"col_description", SQL_FUNC_COL_DESCRIPTION, 2},
         {"shobj_description", SQL_FUNC_SHOBJ_DESCRIPTION, 2},
         {"has_database_privilege", SQL_FUNC_HAS_DATABASE_PRIVILEGE, 2},
+        {"pg_type_is_visible", SQL_FUNC_PG_TYPE_IS_VISIBLE, 1},
+        {"to_regclass", SQL_FUNC_REGCLASS, 1},
+        {"to_regtype", SQL_FUNC_REGTYPE, 1},
+        {"to_regnamespace", SQL_FUNC_REGNAMESPACE, 1},
     };
     const char *name =
         fc->n_funcname > 0 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
@@ -910,6 +925,17 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                            name);
     if (fc->over != NULL)
         return sql_unsupported(s, fc->location, "window functions");
+    if (strcmp(name, "current_schema") == 0 && fc->n_args == 0) {
+        /* The first schema of the search path, as CURRENT_SCHEMA. */
+        e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, fc->location, 0);
+        if (e == NULL)
+            return nomem(s);
+        e->u.value.type = SQL_TYPE_NAME;
+        e->u.value.v.s.p = "public";
+        e->u.value.v.s.len = 6;
+        *out = e;
+        return KEEL_OK;
+    }
     if (fc->agg_star || strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
         strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
         strcmp(name, "avg") == 0 || strcmp(name, "string_agg") == 0)
@@ -928,6 +954,22 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                 return rc;
         }
         switch (e->u.func) {
+        case SQL_FUNC_REGCLASS:
+        case SQL_FUNC_REGTYPE:
+        case SQL_FUNC_REGNAMESPACE:
+            /* to_regclass(text) and its kin: the name read, NULL if
+             * nothing has it. */
+            if (!sql_type_is_string(e->args[0]->type) &&
+                e->args[0]->type != SQL_TYPE_UNKNOWN)
+                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                   "function %s(%s) does not exist", name,
+                                   sql_type_name(e->args[0]->type));
+            rc = reg_arg(s, e->u.func, true, &e->args[0]);
+            if (rc == KEEL_OK && e->u.func != SQL_FUNC_REGTYPE)
+                s->expr_engine_reads++;
+            if (rc != KEEL_OK)
+                return rc;
+            break;
         case SQL_FUNC_RANDOM:
             e->type = SQL_TYPE_FLOAT8;
             break;
@@ -1008,6 +1050,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         }
         case SQL_FUNC_PG_GET_USERBYID:
         case SQL_FUNC_PG_TABLE_IS_VISIBLE:
+        case SQL_FUNC_PG_TYPE_IS_VISIBLE:
         case SQL_FUNC_PG_ENCODING_TO_CHAR:
         case SQL_FUNC_FORMAT_TYPE: {
             uint32_t want = e->u.func == SQL_FUNC_PG_ENCODING_TO_CHAR
@@ -1023,9 +1066,11 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                 rc = coerce(s, &e->args[1], SQL_TYPE_INT4, false);
             if (rc != KEEL_OK)
                 return rc;
-            e->type = e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE ? SQL_TYPE_BOOL
-                      : e->u.func == SQL_FUNC_FORMAT_TYPE       ? SQL_TYPE_TEXT
-                                                                : SQL_TYPE_NAME;
+            e->type = e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE ||
+                              e->u.func == SQL_FUNC_PG_TYPE_IS_VISIBLE
+                          ? SQL_TYPE_BOOL
+                      : e->u.func == SQL_FUNC_FORMAT_TYPE ? SQL_TYPE_TEXT
+                                                          : SQL_TYPE_NAME;
             if (e->u.func == SQL_FUNC_PG_TABLE_IS_VISIBLE)
                 s->expr_engine_reads++;
             break;
@@ -1250,6 +1295,49 @@ static keel_status analyse_case(sql_session *s, const sql_scope *scope,
  * a relation's name read as regclassin reads it (sql_regclass_in()):
  * resolved once, here.  x::regclass::oid (or an integer type) is x's oid.
  */
+/*
+ * The oid expression a regclass (kind) takes from *arg: a string literal
+ * read now, other text read when it runs (SQL_FUNC_REG_IN; missing_ok:
+ * NULL for a name nothing has), an oid or integer as it is.
+ */
+static keel_status reg_arg(sql_session *s, sql_func kind, bool missing_ok,
+                           sql_expr **arg)
+{
+    sql_expr *a = *arg, *in, *k;
+
+    if (a->kind == SQL_EXPR_CONST && !a->u.value.isnull &&
+        (a->type == SQL_TYPE_UNKNOWN ||
+         (missing_ok && sql_type_is_string(a->type)))) {
+        uint32_t oid = 0;
+        bool missing = false;
+        keel_status rc = sql_reg_in(s, kind, a->u.value.v.s.p,
+                                    a->u.value.v.s.len, a->location,
+                                    missing_ok, &oid, &missing);
+        if (rc != KEEL_OK)
+            return rc;
+        a->u.value.type = SQL_TYPE_OID;
+        a->u.value.v.i = oid;
+        a->u.value.isnull = missing;
+        a->type = SQL_TYPE_OID;
+        return KEEL_OK;
+    }
+    if (!sql_type_is_string(a->type) && a->type != SQL_TYPE_UNKNOWN)
+        return KEEL_OK;
+    in = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_OID, a->location, 2);
+    k = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_INT4, a->location, 0);
+    if (in == NULL || k == NULL)
+        return nomem(s);
+    in->u.func = SQL_FUNC_REG_IN;
+    k->u.value.type = SQL_TYPE_INT4;
+    k->u.value.v.i = (int64_t)kind | (missing_ok ? 1 << 16 : 0);
+    in->args[0] = a;
+    in->args[1] = k;
+    if (kind != SQL_FUNC_REGTYPE)
+        s->expr_engine_reads++;
+    *arg = in;
+    return coerce(s, &in->args[0], SQL_TYPE_TEXT, true);
+}
+
 static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
                                    const PgQuery__TypeCast *tc,
                                    const char *tname, sql_expr **out)
@@ -1264,14 +1352,10 @@ static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
                 : tname[3] == 't' ? SQL_FUNC_REGTYPE
                                   : SQL_FUNC_REGNAMESPACE;
     rc = sql_expr_analyse(s, scope, tc->arg, &e->args[0]);
+    if (rc == KEEL_OK)
+        rc = reg_arg(s, e->u.func, false, &e->args[0]);
     if (rc != KEEL_OK)
         return rc;
-    if (e->u.func == SQL_FUNC_REGCLASS && e->args[0]->kind == SQL_EXPR_CONST &&
-        e->args[0]->type == SQL_TYPE_UNKNOWN) {
-        rc = sql_regclass_const(s, e->args[0]);
-        if (rc != KEEL_OK)
-            return rc;
-    }
     if (!sql_type_is_int(e->args[0]->type)) {
         char what[96];
         snprintf(what, sizeof(what), "casts from %s to %s",
@@ -1362,8 +1446,7 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
         if (rc != KEEL_OK)
             return rc;
         /* x::regclass::oid: the oid x was, not the name it reads as. */
-        if (e->kind == SQL_EXPR_FUNC && e->u.func == SQL_FUNC_REGCLASS &&
-            (type == SQL_TYPE_OID || sql_type_is_int(type)))
+        if (is_regcast(e) && (type == SQL_TYPE_OID || sql_type_is_int(type)))
             e = e->args[0];
         if (e->kind == SQL_EXPR_CONST) {
             sql_value v = e->u.value;
@@ -2068,6 +2151,22 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         out->v.s.len = n;
         return KEEL_OK;
     }
+    case SQL_FUNC_PG_TYPE_IS_VISIBLE:
+        /* Every type keel has is pg_catalog's. */
+        out->v.b = strcmp(sql_type_name((uint32_t)a[0].v.i), "?") != 0;
+        return KEEL_OK;
+    case SQL_FUNC_REG_IN: {
+        uint32_t oid = 0;
+        bool missing = false;
+        rc = sql_reg_in(s, (sql_func)(a[1].v.i & 0xFFFF), a[0].v.s.p,
+                        a[0].v.s.len, -1, (a[1].v.i >> 16) != 0, &oid,
+                        &missing);
+        if (rc != KEEL_OK)
+            return rc;
+        out->v.i = oid;
+        out->isnull = missing;
+        return KEEL_OK;
+    }
     case SQL_FUNC_CURRENT_DATABASE: {
         const char *v = sql_setting_get(s, "database");
         out->v.s.p = v;
@@ -2709,6 +2808,7 @@ bool sql_expr_reads_engine(const sql_expr *e)
         case SQL_FUNC_PG_TABLE_IS_VISIBLE:
         case SQL_FUNC_REGCLASS:
         case SQL_FUNC_REGNAMESPACE:
+        case SQL_FUNC_REG_IN:
         case SQL_FUNC_PG_GET_INDEXDEF:
         case SQL_FUNC_PG_GET_CONSTRAINTDEF:
         case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:

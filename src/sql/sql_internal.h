@@ -492,6 +492,7 @@ typedef enum sql_func {
     SQL_FUNC_ARRAY_TO_STRING,   /* the elements joined by a separator */
     SQL_FUNC_PG_GET_USERBYID,   /* a role's name by oid */
     SQL_FUNC_PG_TABLE_IS_VISIBLE, /* an unqualified name finds it */
+    SQL_FUNC_PG_TYPE_IS_VISIBLE,  /* the same of a type */
     SQL_FUNC_PG_ENCODING_TO_CHAR, /* an encoding's name by number */
     SQL_FUNC_FORMAT_TYPE,       /* a type's SQL name, by oid and typmod */
     SQL_FUNC_QUOTE_IDENT,       /* a name quoted where SQL needs it */
@@ -520,6 +521,10 @@ typedef enum sql_func {
     SQL_FUNC_HAS_DATABASE_PRIVILEGE,
     SQL_FUNC_SPLIT_PART, /* split_part(text, delimiter, n) */
     SQL_FUNC_ARRAY_CAT, /* array || array: NULL with NULL only */
+    /* text -> oid as regclassin, regtypein or regnamespacein read it
+     * (args[1], a constant: the kind, SQL_FUNC_REGCLASS and the like,
+     * plus 1 << 16 for to_regclass() and its kin, NULL when missing). */
+    SQL_FUNC_REG_IN,
 } sql_func;
 
 typedef struct sql_expr {
@@ -658,6 +663,16 @@ keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
 /* a, a string literal (SQL_TYPE_UNKNOWN constant), made the oid constant
  * sql_regclass_in() reads it as; a NULL stays NULL, of type oid. */
 keel_status sql_regclass_const(sql_session *s, sql_expr *a);
+
+/*
+ * A string read as PostgreSQL's input function of kind (SQL_FUNC_REGCLASS,
+ * SQL_FUNC_REGTYPE, SQL_FUNC_REGNAMESPACE) reads it, into *oid; errors
+ * point at location.  With missing_ok a name nothing has (and a type keel
+ * lacks) sets *missing instead of failing.
+ */
+keel_status sql_reg_in(sql_session *s, sql_func kind, const char *p,
+                       uint32_t len, int32_t location, bool missing_ok,
+                       uint32_t *oid, bool *missing);
 /* Types e's arguments (already analysed) as function `name` (called at
  * location) takes them, and sets e's result type; e->u.func is one of
  * SQL_FUNC_PG_RELATION_SIZE to SQL_FUNC_HAS_DATABASE_PRIVILEGE.  A string

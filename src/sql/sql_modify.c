@@ -7,6 +7,18 @@
  * inserts the rows one by one.  INSERT ... SELECT reads the query's rows
  * first, then assigns and inserts them the same way.
  *
+ * ON CONFLICT: a row the engine refuses for its key (KEEL_EUNIQUE, which
+ * it answers only once the row holding the key is committed or the
+ * statement's own: it waits for a running inserter or deleter) is skipped
+ * (DO NOTHING), or the row holding the key is updated as an UPDATE would
+ * (DO UPDATE: found by the target index's columns, its SET and WHERE over
+ * the row and EXCLUDED, the row proposed), read committed's rules for a
+ * row changed meanwhile included.  A row holding the key that the
+ * statement's snapshot cannot see (committed after it) is updated after a
+ * new snapshot under read committed, and is 40001 under repeatable read,
+ * as in PostgreSQL; so is a row the command inserted or updated itself
+ * (21000), which it cannot see either.
+ *
  * UPDATE and DELETE scan the rows the WHERE clause selects and change
  * each one while the scan is open: the version the scan returned, through
  * the scan (keel_scan_update(), keel_scan_delete(): tables with or
@@ -20,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "sql/sql_internal.h"
 
@@ -128,352 +141,6 @@ static keel_status row_defaults(sql_session *s, const sql_defaults *defs,
     return KEEL_OK;
 }
 
-/* Casts row's values (one per table column, null where none was given)
- * to their columns and inserts it.  loc: per column, the position its
- * errors point at, or -1. */
-static keel_status insert_row(sql_session *s, const sql_table *t,
-                              sql_value *row, const int32_t *loc,
-                              keel_value *kv, sql_returning *ret)
-{
-    keel_status rc;
-
-    for (uint16_t c = 0; c < t->info.ncols; c++) {
-        if (row[c].isnull) {
-            row[c].type = sql_type_of_keel(t->cols[c].type);
-            continue;
-        }
-        rc = to_column(s, t, &t->cols[c], &row[c], loc[c]);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    rc = check_not_null(s, t, row);
-    if (rc != KEEL_OK)
-        return rc;
-    for (uint16_t c = 0; c < t->info.ncols; c++)
-        sql_value_to_keel(&row[c], &kv[c]);
-    rc = keel_insert(s->ks, t->schema, t->name, kv);
-    if (rc != KEEL_OK)
-        return sql_fail_engine(s, rc);
-    if (ret->nt > 0) {
-        rc = sql_returning_row(s, ret, row);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    return sql_check_cancel(s);
-}
-
-/*
- * INSERT ... SELECT: the query's rows are read to a buffer first, in text
- * with their columns' types, then each is read back as its type and
- * assigned to its column as an INSERT ... VALUES row is.  Command ids
- * alone would not keep the query from meeting the rows the statement
- * inserts: the engine makes each scan a command of its own, and a query
- * may begin several (a join reads its inner table anew for each outer
- * row), the later ones after rows went in.
- */
-typedef struct select_buffer {
-    sql_session *s;
-    const sql_sink *outer;
-    uint32_t *types;
-    uint16_t ncols;
-    char *rows; /* per row: per column [len i32][bytes], -1 for null */
-    size_t len, cap;
-    uint64_t nrows;
-} select_buffer;
-
-static int buf_columns(void *ctx, const sql_column *cols, uint16_t n)
-{
-    select_buffer *b = ctx;
-
-    b->types = sql_alloc(&b->s->arena, (n + 1) * sizeof(*b->types));
-    if (b->types == NULL)
-        return -1;
-    for (uint16_t i = 0; i < n; i++)
-        b->types[i] = cols[i].type;
-    b->ncols = n;
-    return 0;
-}
-
-static int buf_row(void *ctx, const char *const *vals, const uint32_t *lens,
-                   uint16_t n)
-{
-    select_buffer *b = ctx;
-    size_t need = 0;
-
-    for (uint16_t i = 0; i < n; i++)
-        need += 4 + (vals[i] != NULL ? lens[i] : 0);
-    if (b->len + need > b->cap) {
-        size_t cap = b->cap == 0 ? 65536 : b->cap;
-        char *r;
-        while (cap < b->len + need)
-            cap *= 2;
-        r = realloc(b->rows, cap);
-        if (r == NULL)
-            return -1;
-        b->rows = r;
-        b->cap = cap;
-    }
-    for (uint16_t i = 0; i < n; i++) {
-        int32_t len = vals[i] != NULL ? (int32_t)lens[i] : -1;
-        memcpy(b->rows + b->len, &len, 4);
-        b->len += 4;
-        if (len > 0) {
-            memcpy(b->rows + b->len, vals[i], (size_t)len);
-            b->len += (size_t)len;
-        }
-    }
-    b->nrows++;
-    return 0;
-}
-
-static int buf_complete(void *ctx, const char *tag)
-{
-    (void)ctx;
-    (void)tag;
-    return 0;
-}
-
-static int buf_notice(void *ctx, const char *severity, const char *sqlstate,
-                      const char *message)
-{
-    select_buffer *b = ctx;
-
-    return b->outer->notice != NULL
-               ? b->outer->notice(b->outer->ctx, severity, sqlstate, message)
-               : 0;
-}
-
-static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
-                                 const sql_table *t, const sql_defaults *defs,
-                                 const uint16_t *map, uint16_t nmap,
-                                 sql_value *row, int32_t *loc, keel_value *kv,
-                                 sql_returning *ret)
-{
-    select_buffer b = {.s = s, .outer = s->sink};
-    sql_sink sink = {.ctx = &b, .columns = buf_columns, .row = buf_row,
-                     .complete = buf_complete, .notice = buf_notice};
-    const sql_sink *outer = s->sink;
-    const int16_t *rformats = s->rformats;
-    uint16_t nrformats = s->nrformats;
-    const PgQuery__SelectStmt *sel;
-    int32_t *tloc = NULL;
-    uint64_t n = 0;
-    size_t pos = 0;
-    keel_status rc;
-
-    if (s->explain != NULL)
-        s->explain->base++;
-    /* The query's values in text, whatever formats the client asked. */
-    s->sink = &sink;
-    s->rformats = NULL;
-    s->nrformats = 0;
-    rc = sql_exec_select(s, st->select_stmt->select_stmt);
-    s->sink = outer;
-    s->rformats = rformats;
-    s->nrformats = nrformats;
-    if (s->explain != NULL)
-        s->explain->base--;
-    /* Errors point at the query's output items when it names them one
-     * by one (not through a *). */
-    sel = st->select_stmt->select_stmt;
-    if (rc == KEEL_OK && sel->n_target_list == b.ncols) {
-        tloc = sql_alloc(&s->arena, (b.ncols + 1) * sizeof(*tloc));
-        if (tloc == NULL)
-            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-        for (uint16_t i = 0; rc == KEEL_OK && i < b.ncols; i++) {
-            const PgQuery__Node *item = sel->target_list[i];
-            tloc[i] = item->node_case == PG_QUERY__NODE__NODE_RES_TARGET
-                          ? item->res_target->location
-                          : -1;
-        }
-    }
-    if (rc == KEEL_OK && b.ncols > nmap)
-        rc = sql_fail_at(s, tloc != NULL ? tloc[nmap] : -1, KEEL_EINVAL, "42601",
-                         "INSERT has more expressions than target columns");
-    if (rc == KEEL_OK && b.ncols < nmap && st->n_cols > 0)
-        rc = sql_fail_at(s, st->cols[b.ncols]->res_target->location, KEEL_EINVAL,
-                         "42601", "INSERT has more target columns than expressions");
-    for (uint64_t r = 0; rc == KEEL_OK && r < b.nrows && !s->describe_only;
-         r++) {
-        sql_arena_mark m = sql_arena_save(&s->arena);
-        rc = row_defaults(s, defs, t, map, b.ncols, row, loc);
-        for (uint16_t i = 0; rc == KEEL_OK && i < b.ncols; i++) {
-            int32_t len;
-            sql_value *v = &row[map[i]];
-            memcpy(&len, b.rows + pos, 4);
-            pos += 4;
-            if (len < 0)
-                continue;
-            /* Read back as the query's own type, then assigned. */
-            *v = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = false};
-            v->v.s.p = b.rows + pos;
-            v->v.s.len = (uint32_t)len;
-            pos += (size_t)len;
-            loc[map[i]] = tloc != NULL ? tloc[i] : -1;
-            if (b.types[i] != SQL_TYPE_UNKNOWN)
-                rc = sql_value_cast(s, v, b.types[i], -1, true, -1);
-        }
-        if (rc == KEEL_OK)
-            rc = insert_row(s, t, row, loc, kv, ret);
-        if (rc == KEEL_OK)
-            n++;
-        sql_arena_restore(&s->arena, m);
-    }
-    free(b.rows);
-    if (rc != KEEL_OK || s->describe_only)
-        return rc;
-    return sql_complete_count(s, "INSERT 0", n);
-}
-
-keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
-{
-    const sql_defaults *defs;
-    sql_returning ret;
-    sql_table t;
-    const PgQuery__SelectStmt *sel;
-    uint16_t *map, nmap;
-    sql_value *row;
-    int32_t *loc;
-    keel_value *kv;
-    uint64_t n = 0;
-    keel_status rc;
-
-    if (st->with_clause != NULL)
-        return sql_unsupported(s, -1, "WITH");
-    if (st->on_conflict_clause != NULL)
-        return sql_unsupported(s, -1, "ON CONFLICT");
-    if (st->select_stmt == NULL)
-        return sql_unsupported(s, -1, "INSERT ... DEFAULT VALUES");
-    if (st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
-        return sql_unsupported(s, -1, "INSERT from this kind of query");
-    sel = st->select_stmt->select_stmt;
-    rc = sql_table_open(s, st->relation, &t);
-    if (rc != KEEL_OK)
-        return rc;
-    map = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*map));
-    row = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*row));
-    kv = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*kv));
-    loc = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*loc));
-    if (map == NULL || row == NULL || kv == NULL || loc == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    /* Which column each value goes to. */
-    if (st->n_cols > 0) {
-        if (st->n_cols > t.info.ncols)
-            return sql_fail(s, KEEL_EINVAL, "42601",
-                            "INSERT has more target columns than the table");
-        nmap = (uint16_t)st->n_cols;
-        for (uint16_t i = 0; i < nmap; i++) {
-            const PgQuery__ResTarget *rt = st->cols[i]->res_target;
-            if (rt->n_indirection > 0)
-                return sql_unsupported(s, rt->location,
-                                       "assignment to a part of a column");
-            rc = column_index(s, &t, rt->name, rt->location, &map[i]);
-            if (rc != KEEL_OK)
-                return rc;
-            for (uint16_t j = 0; j < i; j++)
-                if (map[j] == map[i])
-                    return sql_fail_at(s, rt->location, KEEL_EINVAL, "42701",
-                                       "column \"%s\" specified more than once",
-                                       rt->name);
-        }
-    } else {
-        nmap = t.info.ncols;
-        for (uint16_t i = 0; i < nmap; i++)
-            map[i] = i;
-    }
-    rc = sql_returning_begin(s, &t, st->returning_list, st->n_returning_list,
-                             &ret);
-    if (rc == KEEL_OK)
-        rc = sql_defaults_of(s, &t, &defs);
-    if (rc != KEEL_OK)
-        return rc;
-    if (sel->n_values_lists == 0) {
-        if (s->explain != NULL)
-            sql_explain_node(s->explain, 0, "Insert on %s", t.name);
-        return insert_select(s, st, &t, defs, map, nmap, row, loc, kv, &ret);
-    }
-    if (s->explain != NULL) {
-        sql_explain_node(s->explain, 0, "Insert on %s", t.name);
-        sql_explain_node(s->explain, 1, sel->n_values_lists > 1
-                                            ? "Values Scan on \"*VALUES*\""
-                                            : "Result");
-    }
-    if (s->describe_only) {
-        /* Analysis alone: parameters take their columns' types. */
-        for (size_t r = 0; r < sel->n_values_lists; r++) {
-            const PgQuery__List *vl = sel->values_lists[r]->list;
-            for (uint16_t i = 0; i < vl->n_items && i < nmap; i++) {
-                sql_expr *e;
-                const keel_column_info *c = &t.cols[map[i]];
-                if (vl->items[i]->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
-                    continue;
-                rc = sql_expr_prepare_for(s, NULL, vl->items[i],
-                                          sql_type_of_keel(c->type), &e);
-                if (rc == KEEL_OK && e->kind == SQL_EXPR_PARAM &&
-                    e->type == SQL_TYPE_UNKNOWN)
-                    s->param_types[e->u.column] = sql_type_of_keel(c->type);
-                if (rc != KEEL_OK)
-                    return rc;
-            }
-        }
-        return KEEL_OK;
-    }
-    for (size_t r = 0; r < sel->n_values_lists; r++) {
-        const PgQuery__List *vl = sel->values_lists[r]->list;
-        if (vl->n_items > nmap)
-            return sql_fail(s, KEEL_EINVAL, "42601",
-                            "INSERT has more expressions than target columns");
-        if (vl->n_items < nmap && st->n_cols > 0)
-            return sql_fail(s, KEEL_EINVAL, "42601",
-                            "INSERT has more target columns than expressions");
-        rc = row_defaults(s, defs, &t, map, (uint16_t)vl->n_items, row, loc);
-        if (rc != KEEL_OK)
-            return rc;
-        for (uint16_t i = 0; i < vl->n_items; i++) {
-            const PgQuery__Node *node = vl->items[i];
-            sql_expr *e;
-            if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
-                rc = sql_default_eval(s, defs, map[i], &row[map[i]]);
-                if (rc != KEEL_OK)
-                    return rc;
-                continue;
-            }
-            rc = sql_expr_prepare_for(s, NULL, node,
-                                      sql_type_of_keel(t.cols[map[i]].type), &e);
-            if (rc == KEEL_OK)
-                rc = sql_expr_eval(s, e, NULL, &row[map[i]]);
-            if (rc != KEEL_OK)
-                return rc;
-            /* A literal's bad text points at the literal, as in
-             * PostgreSQL, where it is cast at analysis. */
-            if (e->kind == SQL_EXPR_CONST && e->type == SQL_TYPE_UNKNOWN)
-                loc[map[i]] = e->location;
-        }
-        rc = insert_row(s, &t, row, loc, kv, &ret);
-        if (rc != KEEL_OK)
-            return rc;
-        n++;
-    }
-    return sql_complete_count(s, "INSERT 0", n);
-}
-
-/* Analyses WHERE against the table (NULL for none). */
-static keel_status where_analyse(sql_session *s, const sql_scope *scope,
-                                 const PgQuery__Node *n, sql_expr **out)
-{
-    keel_status rc;
-
-    *out = NULL;
-    if (n == NULL)
-        return KEEL_OK;
-    rc = sql_expr_prepare(s, scope, n, out);
-    if (rc == KEEL_OK && (*out)->type != SQL_TYPE_BOOL)
-        rc = sql_fail_at(s, (*out)->location, KEEL_ETYPE, "42804",
-                         "argument of WHERE must be type boolean, not type %s",
-                         sql_type_name((*out)->type));
-    return rc;
-}
-
 /*
  * Read committed: the row a scan returned was updated by a transaction
  * that committed after the statement's snapshot (KEEL_ECHANGED).  Its
@@ -578,6 +245,905 @@ static keel_status delete_current(sql_session *s, const sql_table *t,
         sql_value_to_keel(&cur[t->info.pkey[k] - 1], &kk[k]);
     return keel_delete(s->ks, t->schema, t->name, kk);
 }
+
+/* ---- ON CONFLICT ---------------------------------------------------- */
+
+/* The keys a DO UPDATE command inserted or updated (their target index's
+ * columns as text), which it must not meet again: a hash set. */
+typedef struct key_set {
+    uint64_t *hash;
+    char **key;
+    uint32_t *len;
+    uint32_t n, cap; /* cap: a power of two, 0 before the first */
+} key_set;
+
+static void key_set_free(key_set *ks)
+{
+    for (uint32_t i = 0; i < ks->cap; i++)
+        free(ks->key[i]);
+    free(ks->hash);
+    free(ks->key);
+    free(ks->len);
+    memset(ks, 0, sizeof(*ks));
+}
+
+static bool key_set_has(const key_set *ks, const char *k, uint32_t len,
+                        uint64_t h)
+{
+    for (uint32_t i = ks->cap ? (uint32_t)h & (ks->cap - 1) : 0;
+         ks->cap && ks->key[i] != NULL; i = (i + 1) & (ks->cap - 1))
+        if (ks->hash[i] == h && ks->len[i] == len &&
+            memcmp(ks->key[i], k, len) == 0)
+            return true;
+    return false;
+}
+
+static bool key_set_put(key_set *ks, const char *k, uint32_t len, uint64_t h)
+{
+    uint32_t i;
+    char *copy;
+
+    if (key_set_has(ks, k, len, h))
+        return true;
+    if (2 * (ks->n + 1) > ks->cap) {
+        key_set big = {0};
+        big.cap = ks->cap ? 2 * ks->cap : 64;
+        big.hash = calloc(big.cap, sizeof(*big.hash));
+        big.key = calloc(big.cap, sizeof(*big.key));
+        big.len = calloc(big.cap, sizeof(*big.len));
+        if (big.hash == NULL || big.key == NULL || big.len == NULL) {
+            key_set_free(&big);
+            return false;
+        }
+        for (uint32_t j = 0; j < ks->cap; j++) {
+            if (ks->key[j] == NULL)
+                continue;
+            for (i = (uint32_t)ks->hash[j] & (big.cap - 1); big.key[i] != NULL;
+                 i = (i + 1) & (big.cap - 1))
+                ;
+            big.hash[i] = ks->hash[j];
+            big.key[i] = ks->key[j];
+            big.len[i] = ks->len[j];
+            ks->key[j] = NULL;
+        }
+        big.n = ks->n;
+        key_set_free(ks);
+        *ks = big;
+    }
+    if ((copy = malloc(len ? len : 1)) == NULL)
+        return false;
+    memcpy(copy, k, len);
+    for (i = (uint32_t)h & (ks->cap - 1); ks->key[i] != NULL;
+         i = (i + 1) & (ks->cap - 1))
+        ;
+    ks->hash[i] = h;
+    ks->key[i] = copy;
+    ks->len[i] = len;
+    ks->n++;
+    return true;
+}
+
+/* INSERT's ON CONFLICT, analysed. */
+typedef struct conflict {
+    bool update;               /* DO UPDATE, else DO NOTHING */
+    bool any;                  /* no target: a conflict on any index */
+    char index[KEEL_NAME_LEN]; /* else the target's index */
+    uint16_t nkeys;
+    uint16_t keys[16];  /* its columns, 0-based */
+    sql_expr **set;     /* DO UPDATE: per column, NULL keeps it */
+    sql_expr *where;    /* DO UPDATE ... WHERE, or NULL */
+    sql_expr *match;    /* the target's columns = consts[k]'s values */
+    sql_expr **consts;
+    sql_value *both;    /* the row met, then EXCLUDED: the proposed row */
+    sql_value *newrow, *erow;
+    keel_value *kk, *ekv, *kv;
+    key_set seen;       /* the keys the command inserted or updated */
+    char *kbuf;         /* key text */
+    uint32_t kcap;
+} conflict;
+
+/* Row's key in cf's target index, as text (cf->kbuf, *len), and its
+ * hash.  False if out of memory. */
+static bool conflict_key(sql_session *s, conflict *cf, const sql_value *row,
+                         uint32_t *len, uint64_t *h)
+{
+    uint32_t used = 0;
+
+    for (uint16_t k = 0; k < cf->nkeys; k++) {
+        const sql_value *v = &row[cf->keys[k]];
+        const char *p = "";
+        uint32_t n = 0;
+        int32_t mark = -1;
+        if (!v->isnull && sql_value_text(s, v, &p, &n) != KEEL_OK)
+            return false;
+        if (!v->isnull)
+            mark = (int32_t)n;
+        if (used + n + 4 > cf->kcap) {
+            uint32_t cap = (used + n + 4) * 2;
+            char *b = realloc(cf->kbuf, cap);
+            if (b == NULL)
+                return false;
+            cf->kbuf = b;
+            cf->kcap = cap;
+        }
+        memcpy(cf->kbuf + used, &mark, 4);
+        memcpy(cf->kbuf + used + 4, p, n);
+        used += n + 4;
+    }
+    *len = used;
+    *h = XXH3_64bits(cf->kbuf, used);
+    return true;
+}
+
+/* Notes that the command inserted or updated row (DO UPDATE only). */
+static keel_status conflict_seen(sql_session *s, conflict *cf,
+                                 const sql_value *row)
+{
+    uint32_t len;
+    uint64_t h;
+
+    if (cf == NULL || !cf->update)
+        return KEEL_OK;
+    if (!conflict_key(s, cf, row, &len, &h) ||
+        !key_set_put(&cf->seen, cf->kbuf, len, h))
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    return KEEL_OK;
+}
+
+/*
+ * Analyses st's ON CONFLICT clause oc for table t into *cf: the target
+ * (an index whose columns are exactly those named, in any order, or the
+ * one named by ON CONSTRAINT), and DO UPDATE's SET and WHERE over the
+ * row met (t's name or alias) and EXCLUDED side by side.
+ */
+static keel_status conflict_analyse(sql_session *s, sql_table *t,
+                                    const sql_defaults *defs,
+                                    const PgQuery__OnConflictClause *oc,
+                                    conflict *cf)
+{
+    const PgQuery__InferClause *in = oc->infer;
+    keel_index_info ix[64];
+    uint16_t nix = 0, n = t->info.ncols;
+    keel_column_info *cols;
+    const char **col_table, **tables;
+    sql_scope scope;
+    sql_expr *and = NULL;
+    keel_status rc;
+
+    memset(cf, 0, sizeof(*cf));
+    cf->update = oc->action == PG_QUERY__ON_CONFLICT_ACTION__ONCONFLICT_UPDATE;
+    if (in == NULL) {
+        if (cf->update) {
+            rc = sql_fail_at(s, oc->location, KEEL_EINVAL, "42601",
+                             "ON CONFLICT DO UPDATE requires inference "
+                             "specification or constraint name");
+            if (s->err != NULL)
+                snprintf(s->err->hint, sizeof(s->err->hint),
+                         "For example, ON CONFLICT (column_name).");
+            return rc;
+        }
+        cf->any = true;
+        return KEEL_OK;
+    }
+    if (in->where_clause != NULL)
+        return sql_unsupported(s, in->location,
+                               "ON CONFLICT with a partial index's WHERE");
+    rc = keel_table_indexes(s->ks, t->schema, t->name, ix,
+                            (uint16_t)(sizeof(ix) / sizeof(ix[0])), &nix);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    if (nix > sizeof(ix) / sizeof(ix[0]))
+        nix = (uint16_t)(sizeof(ix) / sizeof(ix[0]));
+    for (uint16_t i = 0; i < nix && cf->index[0] == '\0'; i++) {
+        bool fits = ix[i].unique;
+        if (in->conname != NULL && in->conname[0] != '\0') {
+            /* A constraint: the primary key is keel's one (a unique index
+             * is none, as in PostgreSQL). */
+            if (!ix[i].primary || strcmp(ix[i].name, in->conname) != 0)
+                continue;
+        } else {
+            fits = fits && ix[i].nkeys == in->n_index_elems;
+            for (size_t e = 0; fits && e < in->n_index_elems; e++) {
+                const PgQuery__IndexElem *ie =
+                    in->index_elems[e]->node_case ==
+                            PG_QUERY__NODE__NODE_INDEX_ELEM
+                        ? in->index_elems[e]->index_elem
+                        : NULL;
+                bool has = false;
+                if (ie == NULL || ie->name == NULL || ie->name[0] == '\0')
+                    return sql_unsupported(s, in->location,
+                                           "ON CONFLICT on an expression");
+                for (uint16_t k = 0; k < ix[i].nkeys; k++)
+                    has = has || strcmp(t->cols[ix[i].keys[k] - 1].name,
+                                        ie->name) == 0;
+                fits = has;
+            }
+            if (!fits)
+                continue;
+        }
+        snprintf(cf->index, sizeof(cf->index), "%s", ix[i].name);
+        cf->nkeys = ix[i].nkeys;
+        for (uint16_t k = 0; k < ix[i].nkeys; k++)
+            cf->keys[k] = (uint16_t)(ix[i].keys[k] - 1);
+    }
+    if (cf->index[0] == '\0') {
+        if (in->conname != NULL && in->conname[0] != '\0')
+            return sql_fail(s, KEEL_ENOENT, "42704",
+                            "constraint \"%s\" for table \"%s\" does not "
+                            "exist",
+                            in->conname, t->name);
+        return sql_fail(s, KEEL_EINVAL, "42P10",
+                        "there is no unique or exclusion constraint "
+                        "matching the ON CONFLICT specification");
+    }
+    if (!cf->update)
+        return KEEL_OK;
+
+    /* The row met and EXCLUDED, side by side. */
+    cols = sql_alloc(&s->arena, 2u * n * sizeof(*cols));
+    col_table = sql_alloc(&s->arena, 2u * n * sizeof(*col_table));
+    tables = sql_alloc(&s->arena, 2 * sizeof(*tables));
+    cf->set = sql_alloc(&s->arena, (n + 1u) * sizeof(*cf->set));
+    cf->both = sql_alloc(&s->arena, 2u * n * sizeof(*cf->both));
+    cf->newrow = sql_alloc(&s->arena, (n + 1u) * sizeof(*cf->newrow));
+    cf->erow = sql_alloc(&s->arena, (n + 1u) * sizeof(*cf->erow));
+    cf->kk = sql_alloc(&s->arena, 17 * sizeof(*cf->kk));
+    cf->ekv = sql_alloc(&s->arena, (n + 1u) * sizeof(*cf->ekv));
+    cf->kv = sql_alloc(&s->arena, (n + 1u) * sizeof(*cf->kv));
+    cf->consts = sql_alloc(&s->arena, cf->nkeys * sizeof(*cf->consts));
+    if (cols == NULL || col_table == NULL || tables == NULL ||
+        cf->set == NULL || cf->both == NULL || cf->newrow == NULL ||
+        cf->erow == NULL || cf->kk == NULL || cf->ekv == NULL ||
+        cf->kv == NULL || cf->consts == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memcpy(cols, t->cols, n * sizeof(*cols));
+    memcpy(cols + n, t->cols, n * sizeof(*cols));
+    for (uint16_t c = 0; c < n; c++) {
+        col_table[c] = t->alias;
+        col_table[n + c] = "excluded";
+    }
+    tables[0] = t->alias;
+    tables[1] = "excluded";
+    scope = (sql_scope){.table = t->alias,
+                        .cols = cols,
+                        .ncols = (uint16_t)(2 * n),
+                        .col_table = col_table,
+                        .tables = tables,
+                        .ntables = 2};
+    memset(cf->set, 0, (n + 1u) * sizeof(*cf->set));
+    for (size_t i = 0; i < oc->n_target_list; i++) {
+        const PgQuery__ResTarget *rt = oc->target_list[i]->res_target;
+        uint16_t c;
+        if (rt->n_indirection > 0)
+            return sql_unsupported(s, rt->location,
+                                   "assignment to a part of a column");
+        if (rt->val != NULL &&
+            rt->val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF)
+            return sql_unsupported(s, rt->location, "SET (a, b) = ...");
+        rc = column_index(s, t, rt->name, rt->location, &c);
+        if (rc != KEEL_OK)
+            return rc;
+        if (cf->set[c] != NULL)
+            return sql_fail_at(s, rt->location, KEEL_EINVAL, "42601",
+                               "multiple assignments to same column \"%s\"",
+                               rt->name);
+        if (rt->val != NULL &&
+            rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
+            if (sql_default_has(defs, c)) {
+                rc = sql_default_expr(s, defs, c, &cf->set[c]);
+            } else {
+                sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+                if (e == NULL)
+                    return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+                memset(e, 0, sizeof(*e));
+                e->kind = SQL_EXPR_CONST;
+                e->type = SQL_TYPE_UNKNOWN;
+                e->u.value.isnull = true;
+                e->location = rt->location;
+                cf->set[c] = e;
+            }
+        } else {
+            rc = sql_expr_prepare_for(s, &scope, rt->val,
+                                      sql_type_of_keel(t->cols[c].type),
+                                      &cf->set[c]);
+        }
+        if (rc != KEEL_OK)
+            return rc;
+        if (sql_expr_reads_engine(cf->set[c]))
+            return sql_unsupported(s, cf->set[c]->location,
+                                   "reading the catalogs in ON CONFLICT's SET");
+    }
+    if (oc->where_clause != NULL) {
+        rc = sql_expr_prepare(s, &scope, oc->where_clause, &cf->where);
+        if (rc == KEEL_OK && cf->where->type != SQL_TYPE_BOOL)
+            rc = sql_fail_at(s, cf->where->location, KEEL_ETYPE, "42804",
+                             "argument of WHERE must be type boolean, not "
+                             "type %s",
+                             sql_type_name(cf->where->type));
+        if (rc == KEEL_OK && sql_expr_reads_engine(cf->where))
+            rc = sql_unsupported(s, cf->where->location,
+                                 "reading the catalogs in ON CONFLICT's WHERE");
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    /* The target's columns = the proposed row's values (set per row). */
+    for (uint16_t k = 0; k < cf->nkeys; k++) {
+        sql_expr *col = sql_alloc(&s->arena, sizeof(*col));
+        sql_expr *val = sql_alloc(&s->arena, sizeof(*val));
+        sql_expr *eq = sql_alloc(&s->arena, sizeof(*eq));
+        sql_expr **args = sql_alloc(&s->arena, 2 * sizeof(*args));
+        if (col == NULL || val == NULL || eq == NULL || args == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memset(col, 0, sizeof(*col));
+        memset(val, 0, sizeof(*val));
+        memset(eq, 0, sizeof(*eq));
+        col->kind = SQL_EXPR_COLUMN;
+        col->u.column = cf->keys[k];
+        col->type = sql_column_type(&t->cols[cf->keys[k]]);
+        col->location = -1;
+        val->kind = SQL_EXPR_CONST;
+        val->type = col->type;
+        val->location = -1;
+        eq->kind = SQL_EXPR_OP;
+        eq->u.op = SQL_OP_EQ;
+        eq->type = SQL_TYPE_BOOL;
+        eq->location = -1;
+        eq->nargs = 2;
+        eq->args = args;
+        args[0] = col;
+        args[1] = val;
+        cf->consts[k] = val;
+        if (and == NULL) {
+            and = eq;
+            continue;
+        }
+        {
+            sql_expr *both = sql_alloc(&s->arena, sizeof(*both));
+            sql_expr **two = sql_alloc(&s->arena, 2 * sizeof(*two));
+            if (both == NULL || two == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            memset(both, 0, sizeof(*both));
+            both->kind = SQL_EXPR_AND;
+            both->type = SQL_TYPE_BOOL;
+            both->location = -1;
+            both->nargs = 2;
+            both->args = two;
+            two[0] = and;
+            two[1] = eq;
+            and = both;
+        }
+    }
+    cf->match = and;
+    return KEEL_OK;
+}
+
+/* The index the engine's unique violation names ("... constraint
+ * \"name\": ..."), into name. */
+static void violated_index(const char *msg, char *name, size_t size)
+{
+    const char *p = strchr(msg, '"'), *q = p != NULL ? strchr(p + 1, '"') : NULL;
+
+    name[0] = '\0';
+    if (q != NULL && (size_t)(q - p - 1) < size) {
+        memcpy(name, p + 1, (size_t)(q - p - 1));
+        name[q - p - 1] = '\0';
+    }
+}
+
+/*
+ * DO UPDATE: updates the row holding row's key (the one cf->match finds)
+ * as the clause says.  *met: such a row was found and still holds the
+ * key; *done: it was updated (not when the WHERE refused).
+ */
+static keel_status conflict_update(sql_session *s, sql_table *t, conflict *cf,
+                                   const sql_value *row, sql_returning *ret,
+                                   bool *met, bool *done)
+{
+    uint16_t n = t->info.ncols;
+    sql_scan sc;
+    bool found = false;
+    write_next next;
+    keel_status rc;
+
+    *met = *done = false;
+    for (uint16_t k = 0; k < cf->nkeys; k++)
+        cf->consts[k]->u.value = row[cf->keys[k]];
+    rc = sql_scan_begin(s, &sc, t, cf->match);
+    if (rc == KEEL_OK)
+        rc = sql_scan_next(s, &sc, &found);
+    if (rc == KEEL_OK && found) {
+        const sql_value *cur = sc.row;
+        *met = true;
+    again:
+        for (uint16_t c = 0; c < n; c++) {
+            cf->both[c] = cur[c];
+            cf->both[n + c] = row[c];
+        }
+        if (cf->where != NULL) {
+            sql_value w;
+            rc = sql_expr_eval(s, cf->where, cf->both, &w);
+            if (rc != KEEL_OK || w.isnull || !w.v.b)
+                goto out;
+        }
+        for (uint16_t c = 0; rc == KEEL_OK && c < n; c++) {
+            if (cf->set[c] == NULL) {
+                cf->newrow[c] = cur[c];
+                continue;
+            }
+            rc = sql_expr_eval(s, cf->set[c], cf->both, &cf->newrow[c]);
+            if (rc == KEEL_OK && !cf->newrow[c].isnull)
+                rc = to_column(s, t, &t->cols[c], &cf->newrow[c], -1);
+            else if (rc == KEEL_OK)
+                cf->newrow[c].type = sql_type_of_keel(t->cols[c].type);
+        }
+        if (rc == KEEL_OK)
+            rc = check_not_null(s, t, cf->newrow);
+        if (rc != KEEL_OK)
+            goto out;
+        for (uint16_t c = 0; c < n; c++)
+            sql_value_to_keel(&cf->newrow[c], &cf->kv[c]);
+        rc = update_current(s, t, &sc, cur, cf->kk, cf->kv);
+        next = write_outcome(s, t, cf->match, cf->ekv, cf->erow, &rc, &cur);
+        if (next == WRITE_AGAIN)
+            goto again;
+        if (next == WRITE_SKIP) {
+            *met = false; /* deleted, or its key changed: insert again */
+            goto out;
+        }
+        if (next == WRITE_FAIL)
+            goto out;
+        *done = true;
+        rc = conflict_seen(s, cf, cf->newrow);
+        if (rc == KEEL_OK && ret->nt > 0)
+            rc = sql_returning_row(s, ret, cf->newrow);
+    }
+out:
+    sql_scan_end(&sc);
+    return rc;
+}
+
+static keel_status insert_kv(sql_session *s, const sql_table *t,
+                             keel_value *kv)
+{
+    return keel_insert(s->ks, t->schema, t->name, kv);
+}
+
+/*
+ * Row's insert met a key (KEEL_EUNIQUE, its message in the session):
+ * what ON CONFLICT says to do.  *done: a row was inserted or updated.
+ */
+static keel_status conflict_row(sql_session *s, sql_table *t, conflict *cf,
+                                sql_value *row, keel_value *kv,
+                                sql_returning *ret, bool *done)
+{
+    char name[KEEL_NAME_LEN];
+    uint32_t len;
+    uint64_t h;
+    keel_status rc = KEEL_EUNIQUE;
+
+    *done = false;
+    for (int tries = 0; tries < 16; tries++) {
+        bool met = false;
+        violated_index(keel_session_error(s->ks), name, sizeof(name));
+        if (!cf->any && strcmp(name, cf->index) != 0)
+            return sql_fail_engine(s, KEEL_EUNIQUE);
+        if (!cf->update)
+            return KEEL_OK;
+        if (!conflict_key(s, cf, row, &len, &h))
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (key_set_has(&cf->seen, cf->kbuf, len, h)) {
+            rc = sql_fail(s, KEEL_EINVAL, "21000",
+                          "ON CONFLICT DO UPDATE command cannot affect row a "
+                          "second time");
+            if (s->err != NULL)
+                snprintf(s->err->hint, sizeof(s->err->hint),
+                         "Ensure that no rows proposed for insertion within "
+                         "the same command have duplicate constrained "
+                         "values.");
+            return rc;
+        }
+        rc = conflict_update(s, t, cf, row, ret, &met, done);
+        if (rc != KEEL_OK || met)
+            return rc;
+        /* The row holding the key is one the snapshot cannot see: it
+         * committed after it (or has gone since). */
+        if (!s->txn_rc)
+            break;
+        rc = keel_new_snapshot(s->ks);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        rc = insert_kv(s, t, kv);
+        if (rc == KEEL_OK) {
+            *done = true;
+            rc = conflict_seen(s, cf, row);
+            if (rc == KEEL_OK && ret->nt > 0)
+                rc = sql_returning_row(s, ret, row);
+            return rc;
+        }
+        if (rc != KEEL_EUNIQUE)
+            return sql_fail_engine(s, rc);
+    }
+    return sql_fail(s, KEEL_ESERIALIZE, "40001",
+                    "could not serialize access due to concurrent update");
+}
+
+/* Casts row's values (one per table column, null where none was given)
+ * to their columns and inserts it.  loc: per column, the position its
+ * errors point at, or -1.  cf: ON CONFLICT's, or NULL; *done: a row was
+ * inserted or (DO UPDATE) updated. */
+static keel_status insert_row(sql_session *s, sql_table *t, sql_value *row,
+                              const int32_t *loc, keel_value *kv,
+                              sql_returning *ret, conflict *cf, bool *done)
+{
+    keel_status rc;
+
+    for (uint16_t c = 0; c < t->info.ncols; c++) {
+        if (row[c].isnull) {
+            row[c].type = sql_type_of_keel(t->cols[c].type);
+            continue;
+        }
+        rc = to_column(s, t, &t->cols[c], &row[c], loc[c]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = check_not_null(s, t, row);
+    if (rc != KEEL_OK)
+        return rc;
+    for (uint16_t c = 0; c < t->info.ncols; c++)
+        sql_value_to_keel(&row[c], &kv[c]);
+    *done = false;
+    rc = insert_kv(s, t, kv);
+    if (rc == KEEL_EUNIQUE && cf != NULL) {
+        rc = conflict_row(s, t, cf, row, kv, ret, done);
+        return rc != KEEL_OK ? rc : sql_check_cancel(s);
+    }
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    *done = true;
+    rc = conflict_seen(s, cf, row);
+    if (rc != KEEL_OK)
+        return rc;
+    if (ret->nt > 0) {
+        rc = sql_returning_row(s, ret, row);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return sql_check_cancel(s);
+}
+
+/*
+ * INSERT ... SELECT: the query's rows are read to a buffer first, in text
+ * with their columns' types, then each is read back as its type and
+ * assigned to its column as an INSERT ... VALUES row is.  Command ids
+ * alone would not keep the query from meeting the rows the statement
+ * inserts: the engine makes each scan a command of its own, and a query
+ * may begin several (a join reads its inner table anew for each outer
+ * row), the later ones after rows went in.
+ */
+typedef struct select_buffer {
+    sql_session *s;
+    const sql_sink *outer;
+    uint32_t *types;
+    uint16_t ncols;
+    char *rows; /* per row: per column [len i32][bytes], -1 for null */
+    size_t len, cap;
+    uint64_t nrows;
+} select_buffer;
+
+static int buf_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    select_buffer *b = ctx;
+
+    b->types = sql_alloc(&b->s->arena, (n + 1) * sizeof(*b->types));
+    if (b->types == NULL)
+        return -1;
+    for (uint16_t i = 0; i < n; i++)
+        b->types[i] = cols[i].type;
+    b->ncols = n;
+    return 0;
+}
+
+static int buf_row(void *ctx, const char *const *vals, const uint32_t *lens,
+                   uint16_t n)
+{
+    select_buffer *b = ctx;
+    size_t need = 0;
+
+    for (uint16_t i = 0; i < n; i++)
+        need += 4 + (vals[i] != NULL ? lens[i] : 0);
+    if (b->len + need > b->cap) {
+        size_t cap = b->cap == 0 ? 65536 : b->cap;
+        char *r;
+        while (cap < b->len + need)
+            cap *= 2;
+        r = realloc(b->rows, cap);
+        if (r == NULL)
+            return -1;
+        b->rows = r;
+        b->cap = cap;
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        int32_t len = vals[i] != NULL ? (int32_t)lens[i] : -1;
+        memcpy(b->rows + b->len, &len, 4);
+        b->len += 4;
+        if (len > 0) {
+            memcpy(b->rows + b->len, vals[i], (size_t)len);
+            b->len += (size_t)len;
+        }
+    }
+    b->nrows++;
+    return 0;
+}
+
+static int buf_complete(void *ctx, const char *tag)
+{
+    (void)ctx;
+    (void)tag;
+    return 0;
+}
+
+static int buf_notice(void *ctx, const char *severity, const char *sqlstate,
+                      const char *message)
+{
+    select_buffer *b = ctx;
+
+    return b->outer->notice != NULL
+               ? b->outer->notice(b->outer->ctx, severity, sqlstate, message)
+               : 0;
+}
+
+static keel_status insert_select(sql_session *s, const PgQuery__InsertStmt *st,
+                                 sql_table *t, const sql_defaults *defs,
+                                 const uint16_t *map, uint16_t nmap,
+                                 sql_value *row, int32_t *loc, keel_value *kv,
+                                 sql_returning *ret, conflict *cf)
+{
+    select_buffer b = {.s = s, .outer = s->sink};
+    sql_sink sink = {.ctx = &b, .columns = buf_columns, .row = buf_row,
+                     .complete = buf_complete, .notice = buf_notice};
+    const sql_sink *outer = s->sink;
+    const int16_t *rformats = s->rformats;
+    uint16_t nrformats = s->nrformats;
+    const PgQuery__SelectStmt *sel;
+    int32_t *tloc = NULL;
+    uint64_t n = 0;
+    size_t pos = 0;
+    keel_status rc;
+
+    if (s->explain != NULL)
+        s->explain->base++;
+    /* The query's values in text, whatever formats the client asked. */
+    s->sink = &sink;
+    s->rformats = NULL;
+    s->nrformats = 0;
+    rc = sql_exec_select(s, st->select_stmt->select_stmt);
+    s->sink = outer;
+    s->rformats = rformats;
+    s->nrformats = nrformats;
+    if (s->explain != NULL)
+        s->explain->base--;
+    /* Errors point at the query's output items when it names them one
+     * by one (not through a *). */
+    sel = st->select_stmt->select_stmt;
+    if (rc == KEEL_OK && sel->n_target_list == b.ncols) {
+        tloc = sql_alloc(&s->arena, (b.ncols + 1) * sizeof(*tloc));
+        if (tloc == NULL)
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t i = 0; rc == KEEL_OK && i < b.ncols; i++) {
+            const PgQuery__Node *item = sel->target_list[i];
+            tloc[i] = item->node_case == PG_QUERY__NODE__NODE_RES_TARGET
+                          ? item->res_target->location
+                          : -1;
+        }
+    }
+    if (rc == KEEL_OK && b.ncols > nmap)
+        rc = sql_fail_at(s, tloc != NULL ? tloc[nmap] : -1, KEEL_EINVAL, "42601",
+                         "INSERT has more expressions than target columns");
+    if (rc == KEEL_OK && b.ncols < nmap && st->n_cols > 0)
+        rc = sql_fail_at(s, st->cols[b.ncols]->res_target->location, KEEL_EINVAL,
+                         "42601", "INSERT has more target columns than expressions");
+    for (uint64_t r = 0; rc == KEEL_OK && r < b.nrows && !s->describe_only;
+         r++) {
+        sql_arena_mark m = sql_arena_save(&s->arena);
+        rc = row_defaults(s, defs, t, map, b.ncols, row, loc);
+        for (uint16_t i = 0; rc == KEEL_OK && i < b.ncols; i++) {
+            int32_t len;
+            sql_value *v = &row[map[i]];
+            memcpy(&len, b.rows + pos, 4);
+            pos += 4;
+            if (len < 0)
+                continue;
+            /* Read back as the query's own type, then assigned. */
+            *v = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = false};
+            v->v.s.p = b.rows + pos;
+            v->v.s.len = (uint32_t)len;
+            pos += (size_t)len;
+            loc[map[i]] = tloc != NULL ? tloc[i] : -1;
+            if (b.types[i] != SQL_TYPE_UNKNOWN)
+                rc = sql_value_cast(s, v, b.types[i], -1, true, -1);
+        }
+        bool done = false;
+        if (rc == KEEL_OK)
+            rc = insert_row(s, t, row, loc, kv, ret, cf, &done);
+        if (rc == KEEL_OK && done)
+            n++;
+        sql_arena_restore(&s->arena, m);
+    }
+    free(b.rows);
+    if (rc != KEEL_OK || s->describe_only)
+        return rc;
+    return sql_complete_count(s, "INSERT 0", n);
+}
+
+static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
+                               conflict *cf)
+{
+    const sql_defaults *defs;
+    conflict *cfp = NULL;
+    sql_returning ret;
+    sql_table t;
+    const PgQuery__SelectStmt *sel;
+    uint16_t *map, nmap;
+    sql_value *row;
+    int32_t *loc;
+    keel_value *kv;
+    uint64_t n = 0;
+    keel_status rc;
+
+    if (st->with_clause != NULL)
+        return sql_unsupported(s, -1, "WITH");
+    if (st->select_stmt == NULL)
+        return sql_unsupported(s, -1, "INSERT ... DEFAULT VALUES");
+    if (st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+        return sql_unsupported(s, -1, "INSERT from this kind of query");
+    sel = st->select_stmt->select_stmt;
+    rc = sql_table_open(s, st->relation, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    map = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*map));
+    row = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*row));
+    kv = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*kv));
+    loc = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*loc));
+    if (map == NULL || row == NULL || kv == NULL || loc == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    /* Which column each value goes to. */
+    if (st->n_cols > 0) {
+        if (st->n_cols > t.info.ncols)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "INSERT has more target columns than the table");
+        nmap = (uint16_t)st->n_cols;
+        for (uint16_t i = 0; i < nmap; i++) {
+            const PgQuery__ResTarget *rt = st->cols[i]->res_target;
+            if (rt->n_indirection > 0)
+                return sql_unsupported(s, rt->location,
+                                       "assignment to a part of a column");
+            rc = column_index(s, &t, rt->name, rt->location, &map[i]);
+            if (rc != KEEL_OK)
+                return rc;
+            for (uint16_t j = 0; j < i; j++)
+                if (map[j] == map[i])
+                    return sql_fail_at(s, rt->location, KEEL_EINVAL, "42701",
+                                       "column \"%s\" specified more than once",
+                                       rt->name);
+        }
+    } else {
+        nmap = t.info.ncols;
+        for (uint16_t i = 0; i < nmap; i++)
+            map[i] = i;
+    }
+    rc = sql_returning_begin(s, &t, st->returning_list, st->n_returning_list,
+                             &ret);
+    if (rc == KEEL_OK)
+        rc = sql_defaults_of(s, &t, &defs);
+    if (rc == KEEL_OK && st->on_conflict_clause != NULL) {
+        rc = conflict_analyse(s, &t, defs, st->on_conflict_clause, cf);
+        cfp = cf;
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (sel->n_values_lists == 0) {
+        if (s->explain != NULL)
+            sql_explain_node(s->explain, 0, "Insert on %s", t.name);
+        return insert_select(s, st, &t, defs, map, nmap, row, loc, kv, &ret,
+                             cfp);
+    }
+    if (s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "Insert on %s", t.name);
+        sql_explain_node(s->explain, 1, sel->n_values_lists > 1
+                                            ? "Values Scan on \"*VALUES*\""
+                                            : "Result");
+    }
+    if (s->describe_only) {
+        /* Analysis alone: parameters take their columns' types. */
+        for (size_t r = 0; r < sel->n_values_lists; r++) {
+            const PgQuery__List *vl = sel->values_lists[r]->list;
+            for (uint16_t i = 0; i < vl->n_items && i < nmap; i++) {
+                sql_expr *e;
+                const keel_column_info *c = &t.cols[map[i]];
+                if (vl->items[i]->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
+                    continue;
+                rc = sql_expr_prepare_for(s, NULL, vl->items[i],
+                                          sql_type_of_keel(c->type), &e);
+                if (rc == KEEL_OK && e->kind == SQL_EXPR_PARAM &&
+                    e->type == SQL_TYPE_UNKNOWN)
+                    s->param_types[e->u.column] = sql_type_of_keel(c->type);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
+        }
+        return KEEL_OK;
+    }
+    for (size_t r = 0; r < sel->n_values_lists; r++) {
+        const PgQuery__List *vl = sel->values_lists[r]->list;
+        if (vl->n_items > nmap)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "INSERT has more expressions than target columns");
+        if (vl->n_items < nmap && st->n_cols > 0)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "INSERT has more target columns than expressions");
+        rc = row_defaults(s, defs, &t, map, (uint16_t)vl->n_items, row, loc);
+        if (rc != KEEL_OK)
+            return rc;
+        for (uint16_t i = 0; i < vl->n_items; i++) {
+            const PgQuery__Node *node = vl->items[i];
+            sql_expr *e;
+            if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
+                rc = sql_default_eval(s, defs, map[i], &row[map[i]]);
+                if (rc != KEEL_OK)
+                    return rc;
+                continue;
+            }
+            rc = sql_expr_prepare_for(s, NULL, node,
+                                      sql_type_of_keel(t.cols[map[i]].type), &e);
+            if (rc == KEEL_OK)
+                rc = sql_expr_eval(s, e, NULL, &row[map[i]]);
+            if (rc != KEEL_OK)
+                return rc;
+            /* A literal's bad text points at the literal, as in
+             * PostgreSQL, where it is cast at analysis. */
+            if (e->kind == SQL_EXPR_CONST && e->type == SQL_TYPE_UNKNOWN)
+                loc[map[i]] = e->location;
+        }
+        {
+            bool done = false;
+            rc = insert_row(s, &t, row, loc, kv, &ret, cfp, &done);
+            if (rc != KEEL_OK)
+                return rc;
+            n += done;
+        }
+    }
+    return sql_complete_count(s, "INSERT 0", n);
+}
+
+keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
+{
+    conflict cf;
+    keel_status rc;
+
+    memset(&cf, 0, sizeof(cf));
+    rc = exec_insert(s, st, &cf);
+    key_set_free(&cf.seen);
+    free(cf.kbuf);
+    return rc;
+}
+
+/* Analyses WHERE against the table (NULL for none). */
+static keel_status where_analyse(sql_session *s, const sql_scope *scope,
+                                 const PgQuery__Node *n, sql_expr **out)
+{
+    keel_status rc;
+
+    *out = NULL;
+    if (n == NULL)
+        return KEEL_OK;
+    rc = sql_expr_prepare(s, scope, n, out);
+    if (rc == KEEL_OK && (*out)->type != SQL_TYPE_BOOL)
+        rc = sql_fail_at(s, (*out)->location, KEEL_ETYPE, "42804",
+                         "argument of WHERE must be type boolean, not type %s",
+                         sql_type_name((*out)->type));
+    return rc;
+}
+
 
 keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 {

@@ -219,6 +219,117 @@ keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
     return rc;
 }
 
+/* A string read as regtypein reads it: digits are an oid, otherwise a
+ * type's name as a cast would name it, parsed by PostgreSQL's grammar
+ * as "SELECT NULL::name" (nothing but that cast may come out). */
+static keel_status regtype_in(sql_session *s, const char *p, uint32_t len,
+                              int32_t location, uint32_t *oid)
+{
+    static const char head[] = "SELECT NULL::";
+    PgQueryProtobufParseResult r;
+    PgQuery__ParseResult *tree = NULL;
+    const PgQuery__SelectStmt *sel = NULL;
+    const PgQuery__TypeCast *tc = NULL;
+    char *text;
+    keel_status rc = KEEL_OK;
+    int32_t typmod;
+
+    if (memchr(p, ';', len) != NULL || memchr(p, '\0', len) != NULL)
+        goto bad;
+    text = sql_alloc(&s->arena, sizeof(head) + len);
+    if (text == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memcpy(text, head, sizeof(head) - 1);
+    memcpy(text + sizeof(head) - 1, p, len);
+    text[sizeof(head) - 1 + len] = '\0';
+    r = pg_query_parse_protobuf(text);
+    if (r.error == NULL)
+        tree = pg_query__parse_result__unpack(NULL, r.parse_tree.len,
+                                              (const uint8_t *)r.parse_tree.data);
+    pg_query_free_protobuf_parse_result(r);
+    if (tree != NULL && tree->n_stmts == 1 &&
+        tree->stmts[0]->stmt->node_case == PG_QUERY__NODE__NODE_SELECT_STMT)
+        sel = tree->stmts[0]->stmt->select_stmt;
+    if (sel != NULL && sel->n_target_list == 1 && sel->n_from_clause == 0 &&
+        sel->where_clause == NULL && sel->n_sort_clause == 0 &&
+        sel->limit_count == NULL && sel->op ==
+            PG_QUERY__SET_OPERATION__SETOP_NONE &&
+        sel->target_list[0]->node_case == PG_QUERY__NODE__NODE_RES_TARGET &&
+        sel->target_list[0]->res_target->val != NULL &&
+        sel->target_list[0]->res_target->val->node_case ==
+            PG_QUERY__NODE__NODE_TYPE_CAST)
+        tc = sel->target_list[0]->res_target->val->type_cast;
+    if (tc == NULL || tc->type_name == NULL || tc->arg == NULL ||
+        tc->arg->node_case != PG_QUERY__NODE__NODE_A_CONST ||
+        !tc->arg->a_const->isnull) {
+        pg_query__parse_result__free_unpacked(tree, NULL);
+        goto bad;
+    }
+    tc->type_name->location = location;
+    rc = sql_type_lookup(s, tc->type_name, oid, &typmod);
+    pg_query__parse_result__free_unpacked(tree, NULL);
+    return rc;
+bad:
+    return sql_fail_at(s, location, KEEL_EINVAL, "42601",
+                       "invalid type name \"%.*s\"", (int)(len > 200 ? 200 : len),
+                       p);
+}
+
+/* A string read as regnamespacein reads it: digits are an oid, otherwise
+ * a schema's name, quoted or not; 3F000 when none has it. */
+static keel_status regnamespace_in(sql_session *s, const char *p, uint32_t len,
+                                   int32_t location, uint32_t *oid)
+{
+    char parts[4][KEEL_NAME_LEN];
+    int n;
+    keel_status rc;
+
+    split_names(p, len, parts, &n);
+    if (n != 1)
+        return sql_fail_at(s, location, KEEL_EINVAL, "42602",
+                           "invalid name syntax");
+    rc = namespace_oid(s, parts[0], oid);
+    if (rc == KEEL_OK && *oid == 0)
+        return sql_fail_at(s, location, KEEL_ENOENT, "3F000",
+                           "schema \"%s\" does not exist", parts[0]);
+    return rc;
+}
+
+keel_status sql_reg_in(sql_session *s, sql_func kind, const char *p,
+                       uint32_t len, int32_t location, bool missing_ok,
+                       uint32_t *oid, bool *missing)
+{
+    keel_status rc = KEEL_OK;
+    bool digits = len > 0;
+
+    *missing = false;
+    *oid = 0;
+    for (uint32_t i = 0; i < len; i++)
+        digits = digits && p[i] >= '0' && p[i] <= '9';
+    if (digits && len <= 10 && strtoull(p, NULL, 10) <= UINT32_MAX) {
+        *oid = (uint32_t)strtoull(p, NULL, 10);
+        return KEEL_OK;
+    }
+    if (kind == SQL_FUNC_REGCLASS)
+        rc = sql_regclass_in(s, p, len, location, oid);
+    else if (kind == SQL_FUNC_REGTYPE)
+        rc = regtype_in(s, p, len, location, oid);
+    else
+        rc = regnamespace_in(s, p, len, location, oid);
+    /* to_regclass() and its kin: NULL for a name nothing has (or a type
+     * keel does not have), as PostgreSQL's give. */
+    if (missing_ok && (rc == KEEL_ENOENT ||
+                       (rc == KEEL_EINVAL && s->err != NULL &&
+                        memcmp(s->err->sqlstate, "0A000", 5) == 0))) {
+        *missing = true;
+        *oid = 0;
+        if (s->err != NULL)
+            memset(s->err, 0, sizeof(*s->err));
+        return KEEL_OK;
+    }
+    return rc;
+}
+
 keel_status sql_regclass_const(sql_session *s, sql_expr *a)
 {
     uint32_t oid = 0;

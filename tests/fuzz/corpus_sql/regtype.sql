@@ -1,0 +1,1 @@
+SELECT 'int4'::regtype, 'character varying(10)'::regtype::oid, 'public'::regnamespace, to_regtype('x'), to_regclass('t'), typarray FROM pg_type WHERE oid = 'text'::regtype AND pg_type_is_visible(oid) AND current_schema() = 'public'
