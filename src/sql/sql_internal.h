@@ -226,6 +226,9 @@ typedef struct sql_setting {
     struct sql_setting *next;
 } sql_setting;
 
+/* WITH queries in scope at once (sql_select.c). */
+#define SQL_MAX_CTES 32
+
 /* What undoing a transaction's SET of a setting needs (sql_session.c,
  * "settings in transactions"). */
 typedef struct sql_setting_save {
@@ -294,6 +297,11 @@ struct sql_session {
     /* The simple protocol's message holds several statements: outside a
      * block they run as one implicit block (SET LOCAL does not warn). */
     bool implicit_block;
+    /* The WITH queries in scope while a query is analysed and run,
+     * outermost first; a name is looked for among the first cte_limit
+     * (a WITH query sees only those before it). */
+    const PgQuery__CommonTableExpr *ctes[SQL_MAX_CTES];
+    uint16_t nctes, cte_limit;
     /* The running transaction's changes of settings, oldest first. */
     sql_setting_save *saves;
     uint32_t nsaves, saves_cap;

@@ -1199,6 +1199,45 @@ static keel_status star_select(sql_session *s, PgQuery__Node *from,
     return KEEL_OK;
 }
 
+/*
+ * A WITH query named in FROM (by rv): run as a subquery, seeing only the
+ * WITH queries before it (at), its columns named by its column list and
+ * then by rv's alias.
+ */
+static keel_status from_cte(sql_session *s, const from_ctx *ctx, from_item *it,
+                            const PgQuery__CommonTableExpr *cte, uint16_t at,
+                            const PgQuery__RangeVar *rv, bool left,
+                            const PgQuery__Node *on)
+{
+    PgQuery__Alias *a = sql_alloc(&s->arena, sizeof(*a));
+    uint16_t limit = s->cte_limit;
+    keel_status rc;
+
+    if (a == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(a, 0, sizeof(*a));
+    a->aliasname = rv->alias != NULL ? rv->alias->aliasname : cte->ctename;
+    a->n_colnames = cte->n_aliascolnames;
+    a->colnames = cte->aliascolnames;
+    it->is_rows = true;
+    it->sub = cte->ctequery->select_stmt;
+    it->alias = a;
+    it->t.name = it->t.alias = a->aliasname;
+    it->left = left;
+    it->on = on;
+    s->cte_limit = at;
+    rc = sql_select_rows(s, it->sub, ctx->outer, ctx->outer_row, ctx->describe,
+                         &it->rs);
+    s->cte_limit = limit;
+    if (rc == KEEL_OK)
+        rc = rows_columns(s, it);
+    if (rc == KEEL_OK && rv->alias != NULL && rv->alias->n_colnames > 0) {
+        it->alias = rv->alias;
+        rc = rows_columns(s, it);
+    }
+    return rc;
+}
+
 /* Adds a FROM item: a table or view, a subquery, or a join (its left
  * side's items, then its right side: an item, or a parenthesized join
  * read as a subquery). */
@@ -1276,12 +1315,22 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
         const PgQuery__RangeVar *rv = n->range_var;
         bool pgc = rv->schemaname != NULL &&
                    strcmp(rv->schemaname, "pg_catalog") == 0;
+        uint16_t c = s->cte_limit;
         it = from_new(s, f);
         if (it == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
         location = rv->location;
-        if ((pgc || rv->schemaname == NULL || rv->schemaname[0] == '\0') &&
-            sql_catalog_is_view(rv->relname)) {
+        /* A WITH query's name, the innermost first, hides a table's. */
+        while (c > 0 && (rv->schemaname == NULL || rv->schemaname[0] == '\0') &&
+               strcmp(s->ctes[c - 1]->ctename, rv->relname) != 0)
+            c--;
+        if (c > 0 && (rv->schemaname == NULL || rv->schemaname[0] == '\0')) {
+            rc = from_cte(s, ctx, it, s->ctes[c - 1], c - 1, rv, left, on);
+            if (rc != KEEL_OK)
+                return rc;
+        } else if ((pgc || rv->schemaname == NULL ||
+                    rv->schemaname[0] == '\0') &&
+                   sql_catalog_is_view(rv->relname)) {
             /* pg_catalog's views come first, as PostgreSQL searches
              * pg_catalog before the path. */
             it->is_rows = true;
@@ -1298,6 +1347,21 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
             rc = sql_unsupported(s, rv->location, what);
         } else {
             rc = sql_table_open(s, rv, &it->t);
+            /* A WITH query named after this one, which it cannot see. */
+            for (uint16_t k = s->cte_limit; rc == KEEL_ENOENT && s->err &&
+                                            k < s->nctes;
+                 k++)
+                if (strcmp(s->ctes[k]->ctename, rv->relname) == 0) {
+                    snprintf(s->err->detail, sizeof(s->err->detail),
+                             "There is a WITH item named \"%s\", but it "
+                             "cannot be referenced from this part of the "
+                             "query.",
+                             rv->relname);
+                    snprintf(s->err->hint, sizeof(s->err->hint),
+                             "Use WITH RECURSIVE, or re-order the WITH items "
+                             "to remove forward references.");
+                    break;
+                }
         }
         if (rc != KEEL_OK)
             return rc;
@@ -2428,10 +2492,67 @@ static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
  * NULL), then its rows sent to the client, or collected into `into` (a
  * subquery's).  describe: the result's columns only.
  */
+static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
+                               const sql_scope *outer,
+                               const sql_value *outer_row, bool describe,
+                               sql_rowset *into);
+
+/*
+ * WITH: its queries come into scope for the query and its subqueries,
+ * each run where FROM names it (from_cte()), as PostgreSQL may inline
+ * one; a query that only reads gives the same rows either way.  Not
+ * yet: RECURSIVE, and INSERT, UPDATE or DELETE in WITH.
+ */
 static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
                                 const sql_scope *outer,
                                 const sql_value *outer_row, bool describe,
                                 sql_rowset *into)
+{
+    const PgQuery__WithClause *w = st->with_clause;
+    uint16_t base = s->nctes, limit = s->cte_limit;
+    keel_status rc = KEEL_OK;
+
+    if (w == NULL)
+        return select_body(s, st, outer, outer_row, describe, into);
+    if (w->recursive)
+        return sql_unsupported(s, w->location, "WITH RECURSIVE");
+    /* Inner WITHs go after the ones in scope: those are seen (all). */
+    s->nctes = s->cte_limit;
+    for (size_t i = 0; rc == KEEL_OK && i < w->n_ctes; i++) {
+        const PgQuery__CommonTableExpr *c =
+            w->ctes[i]->node_case == PG_QUERY__NODE__NODE_COMMON_TABLE_EXPR
+                ? w->ctes[i]->common_table_expr
+                : NULL;
+        if (c == NULL || c->ctequery == NULL ||
+            c->ctequery->node_case != PG_QUERY__NODE__NODE_SELECT_STMT) {
+            rc = sql_unsupported(s, c != NULL ? c->location : w->location,
+                                 "INSERT, UPDATE and DELETE in WITH");
+            break;
+        }
+        for (uint16_t k = s->cte_limit; rc == KEEL_OK && k < s->nctes; k++)
+            if (strcmp(s->ctes[k]->ctename, c->ctename) == 0)
+                rc = sql_fail_at(s, c->location, KEEL_EINVAL, "42712",
+                                 "WITH query name \"%s\" specified more than "
+                                 "once",
+                                 c->ctename);
+        if (rc == KEEL_OK && s->nctes == SQL_MAX_CTES)
+            rc = sql_unsupported(s, c->location, "more than 32 WITH queries");
+        if (rc == KEEL_OK)
+            s->ctes[s->nctes++] = c;
+    }
+    if (rc == KEEL_OK) {
+        s->cte_limit = s->nctes;
+        rc = select_body(s, st, outer, outer_row, describe, into);
+    }
+    s->nctes = base;
+    s->cte_limit = limit;
+    return rc;
+}
+
+static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
+                               const sql_scope *outer,
+                               const sql_value *outer_row, bool describe,
+                               sql_rowset *into)
 {
     from_list from;
     from_ctx ctx = {.outer = outer, .outer_row = outer_row,
@@ -2454,8 +2575,6 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
         return setop_query(s, st, outer, outer_row, describe, into);
     if (st->n_values_lists > 0)
         return sql_unsupported(s, -1, "VALUES lists");
-    if (st->with_clause != NULL)
-        return sql_unsupported(s, -1, "WITH");
     if (st->into_clause != NULL)
         return sql_unsupported(s, -1, "SELECT INTO");
     if (st->n_window_clause > 0)
