@@ -742,11 +742,10 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
         return sql_fail_at(s, fc->location, KEEL_EINVAL, "42803",
                            "aggregate functions are not allowed here");
     }
-    if (fc->agg_distinct)
-        return sql_unsupported(s, fc->location, "aggregates over DISTINCT");
     if (fc->n_agg_order > 0 || fc->agg_filter != NULL || fc->agg_within_group)
         return sql_unsupported(s, fc->location,
                                "ORDER BY and FILTER in aggregates");
+    a.distinct = fc->agg_distinct;
     if (fc->agg_star) {
         if (strcmp(name, "count") != 0)
             return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",

@@ -574,6 +574,7 @@ typedef struct sql_agg {
     struct sql_expr *arg; /* over the input row; NULL for count(*) */
     uint32_t type;        /* the result's */
     sql_value delim;      /* STRING_AGG: its separator (a constant) */
+    bool distinct;        /* over the group's distinct values, in order */
 } sql_agg;
 
 /*

@@ -986,6 +986,36 @@ static keel_status agg_step(sql_session *s, const sql_agg *a, sql_value *st,
     return KEEL_OK;
 }
 
+static int value_ptr_cmp(const void *x, const void *y)
+{
+    return sql_value_compare(*(const sql_value *const *)x,
+                             *(const sql_value *const *)y);
+}
+
+/* Folds the distinct non-null values of aggregate slot `slot` among the
+ * group's input rows in[first, last) into its state, in their order, as
+ * PostgreSQL's aggregates over DISTINCT sort their input.  vals: room for
+ * the rows' values. */
+static keel_status agg_distinct(sql_session *s, const sql_agg *a,
+                                sql_value *st, agg_acc *acc, int64_t *count,
+                                const group_input *in, size_t first,
+                                size_t last, uint16_t slot,
+                                const sql_value **vals)
+{
+    size_t nv = 0;
+    keel_status rc = KEEL_OK;
+
+    for (size_t r = first; r < last; r++)
+        if (!in[r].vals[slot].isnull)
+            vals[nv++] = &in[r].vals[slot];
+    if (nv > 1)
+        qsort(vals, nv, sizeof(*vals), value_ptr_cmp);
+    for (size_t k = 0; rc == KEEL_OK && k < nv; k++)
+        if (k == 0 || sql_value_compare(vals[k - 1], vals[k]) != 0)
+            rc = agg_step(s, a, st, acc, count, vals[k]);
+    return rc;
+}
+
 /* Groups the input rows (sorted by key), computes each group's
  * aggregates and sends its row to the output stage. */
 static keel_status group_finish(sql_session *s, const sql_grouping *g,
@@ -997,11 +1027,19 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
     int64_t *counts = sql_alloc(&s->arena, (g->naggs + 1) * sizeof(*counts));
     /* malloc's alignment, which __int128 needs and the arena's lacks */
     agg_acc *accs = calloc((size_t)g->naggs + 1, sizeof(*accs));
+    const sql_value **dvals = NULL;
+    bool distinct = false;
     keel_status rc = KEEL_OK;
     size_t i = 0;
 
-    if (row == NULL || counts == NULL || accs == NULL) {
+    for (uint16_t a = 0; a < g->naggs; a++)
+        distinct = distinct || g->aggs[a].distinct;
+    if (distinct)
+        dvals = malloc((n + 1) * sizeof(*dvals));
+    if (row == NULL || counts == NULL || accs == NULL ||
+        (distinct && dvals == NULL)) {
         free(accs);
+        free(dvals);
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     }
     for (uint16_t a = 0; a < g->naggs; a++)
@@ -1025,10 +1063,17 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
             row[k] = in[first].vals[k];
         while (i < n && (i == first || group_cmp(&in[i], &in[first], &spec) == 0)) {
             for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
-                rc = agg_step(s, &g->aggs[a], &row[g->nkeys + a], &accs[a],
-                              &counts[a], &in[i].vals[g->nkeys + a]);
+                if (!g->aggs[a].distinct)
+                    rc = agg_step(s, &g->aggs[a], &row[g->nkeys + a],
+                                  &accs[a], &counts[a],
+                                  &in[i].vals[g->nkeys + a]);
             i++;
         }
+        for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
+            if (g->aggs[a].distinct)
+                rc = agg_distinct(s, &g->aggs[a], &row[g->nkeys + a],
+                                  &accs[a], &counts[a], in, first, i,
+                                  (uint16_t)(g->nkeys + a), dvals);
         for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
             const sql_agg *ag = &g->aggs[a];
             if (ag->type == SQL_TYPE_NUMERIC &&
@@ -1049,6 +1094,7 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
     for (uint16_t a = 0; a < g->naggs; a++)
         numeric_free(&accs[a].n);
     free(accs);
+    free(dvals);
     return rc;
 }
 

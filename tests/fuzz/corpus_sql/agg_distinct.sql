@@ -1,0 +1,1 @@
+SELECT count(DISTINCT a), sum(DISTINCT a), string_agg(DISTINCT b, ','), avg(DISTINCT c) FROM t GROUP BY a % 2 HAVING count(DISTINCT b) >= 0
