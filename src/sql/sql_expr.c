@@ -586,6 +586,29 @@ static keel_status analyse_any(sql_session *s, const sql_scope *scope,
     return KEEL_OK;
 }
 
+static keel_status unify_list(sql_session *s, sql_expr **list, uint16_t n,
+                              int32_t location, uint32_t *out);
+
+/* NULLIF(a, b): a, or NULL when a = b (compared as their common type). */
+static keel_status analyse_nullif(sql_session *s, const sql_scope *scope,
+                                  const PgQuery__AExpr *a, sql_expr **out)
+{
+    sql_expr *e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, a->location, 2);
+    keel_status rc;
+
+    if (e == NULL)
+        return nomem(s);
+    e->u.func = SQL_FUNC_NULLIF;
+    rc = sql_expr_analyse(s, scope, a->lexpr, &e->args[0]);
+    if (rc == KEEL_OK)
+        rc = sql_expr_analyse(s, scope, a->rexpr, &e->args[1]);
+    if (rc == KEEL_OK)
+        rc = unify_list(s, e->args, 2, a->location, &e->type);
+    if (rc == KEEL_OK)
+        *out = e;
+    return rc;
+}
+
 static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
                                  const PgQuery__AExpr *a, sql_expr **out)
 {
@@ -899,6 +922,28 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"shobj_description", SQL_FUNC_SHOBJ_DESCRIPTION, 2},
         {"has_database_privilege", SQL_FUNC_HAS_DATABASE_PRIVILEGE, 2},
         {"pg_type_is_visible", SQL_FUNC_PG_TYPE_IS_VISIBLE, 1},
+        {"substr", SQL_FUNC_SUBSTR, 2},
+        {"substr", SQL_FUNC_SUBSTR, 3},
+        {"substring", SQL_FUNC_SUBSTR, 2},
+        {"substring", SQL_FUNC_SUBSTR, 3},
+        {"strpos", SQL_FUNC_STRPOS, 2},
+        {"position", SQL_FUNC_STRPOS, 2},
+        {"replace", SQL_FUNC_REPLACE, 3},
+        {"btrim", SQL_FUNC_BTRIM, 1},
+        {"btrim", SQL_FUNC_BTRIM, 2},
+        {"ltrim", SQL_FUNC_LTRIM, 1},
+        {"ltrim", SQL_FUNC_LTRIM, 2},
+        {"rtrim", SQL_FUNC_RTRIM, 1},
+        {"rtrim", SQL_FUNC_RTRIM, 2},
+        {"left", SQL_FUNC_LEFT, 2},
+        {"right", SQL_FUNC_RIGHT, 2},
+        {"repeat", SQL_FUNC_REPEAT, 2},
+        {"reverse", SQL_FUNC_REVERSE, 1},
+        {"lpad", SQL_FUNC_LPAD, 2},
+        {"lpad", SQL_FUNC_LPAD, 3},
+        {"rpad", SQL_FUNC_RPAD, 2},
+        {"rpad", SQL_FUNC_RPAD, 3},
+        {"starts_with", SQL_FUNC_STARTS_WITH, 2},
         {"to_regclass", SQL_FUNC_REGCLASS, 1},
         {"to_regtype", SQL_FUNC_REGTYPE, 1},
         {"to_regnamespace", SQL_FUNC_REGNAMESPACE, 1},
@@ -924,6 +969,23 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                            name);
     if (fc->over != NULL)
         return sql_unsupported(s, fc->location, "window functions");
+    if ((strcmp(name, "concat") == 0 && fc->n_args > 0) ||
+        (strcmp(name, "concat_ws") == 0 && fc->n_args > 1)) {
+        e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
+                     (uint16_t)fc->n_args);
+        if (e == NULL)
+            return nomem(s);
+        e->u.func = name[6] == '_' ? SQL_FUNC_CONCAT_WS : SQL_FUNC_CONCAT;
+        for (uint16_t a = 0; a < fc->n_args; a++) {
+            rc = sql_expr_analyse(s, scope, fc->args[a], &e->args[a]);
+            if (rc == KEEL_OK && e->args[a]->type == SQL_TYPE_UNKNOWN)
+                rc = coerce(s, &e->args[a], SQL_TYPE_TEXT, false);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        *out = e;
+        return KEEL_OK;
+    }
     if (strcmp(name, "current_schema") == 0 && fc->n_args == 0) {
         /* The first schema of the search path, as CURRENT_SCHEMA. */
         e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, fc->location, 0);
@@ -969,6 +1031,62 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
             if (rc != KEEL_OK)
                 return rc;
             break;
+        case SQL_FUNC_SUBSTR:
+        case SQL_FUNC_STRPOS:
+        case SQL_FUNC_REPLACE:
+        case SQL_FUNC_BTRIM:
+        case SQL_FUNC_LTRIM:
+        case SQL_FUNC_RTRIM:
+        case SQL_FUNC_LEFT:
+        case SQL_FUNC_RIGHT:
+        case SQL_FUNC_REPEAT:
+        case SQL_FUNC_REVERSE:
+        case SQL_FUNC_LPAD:
+        case SQL_FUNC_RPAD:
+        case SQL_FUNC_STARTS_WITH: {
+            /* Text first; then an integer (substr, left, right, repeat,
+             * the pads' length), or text. */
+            bool second_int = e->u.func == SQL_FUNC_SUBSTR ||
+                              e->u.func == SQL_FUNC_LEFT ||
+                              e->u.func == SQL_FUNC_RIGHT ||
+                              e->u.func == SQL_FUNC_REPEAT ||
+                              e->u.func == SQL_FUNC_LPAD ||
+                              e->u.func == SQL_FUNC_RPAD;
+            for (uint16_t k = 0; k < e->nargs; k++) {
+                bool want_int = k == 1 ? second_int
+                                       : k == 2 && e->u.func == SQL_FUNC_SUBSTR;
+                uint32_t t = e->args[k]->type;
+                bool fits = t == SQL_TYPE_UNKNOWN ||
+                            (want_int ? sql_type_is_int(t) && t != SQL_TYPE_INT8
+                                      : sql_type_is_string(t));
+                if (!fits) {
+                    char types[96];
+                    size_t u = 0;
+                    for (uint16_t j = 0; j < e->nargs && u < sizeof(types); j++)
+                        u += (size_t)snprintf(types + u, sizeof(types) - u,
+                                              "%s%s", j > 0 ? ", " : "",
+                                              sql_type_name(e->args[j]->type));
+                    rc = sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                     "function %s(%s) does not exist", name,
+                                     types);
+                    if (s->err != NULL)
+                        snprintf(s->err->hint, sizeof(s->err->hint),
+                                 "No function matches the given name and "
+                                 "argument types. You might need to add "
+                                 "explicit type casts.");
+                    return rc;
+                }
+                rc = coerce(s, &e->args[k], want_int ? SQL_TYPE_INT4
+                                                     : SQL_TYPE_TEXT,
+                            false);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
+            e->type = e->u.func == SQL_FUNC_STRPOS        ? SQL_TYPE_INT4
+                      : e->u.func == SQL_FUNC_STARTS_WITH ? SQL_TYPE_BOOL
+                                                          : SQL_TYPE_TEXT;
+            break;
+        }
         case SQL_FUNC_RANDOM:
             e->type = SQL_TYPE_FLOAT8;
             break;
@@ -1425,7 +1543,29 @@ keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
     case PG_QUERY__NODE__NODE_COLUMN_REF:
         return analyse_column(s, scope, node->column_ref, out);
     case PG_QUERY__NODE__NODE_A_EXPR:
+        if (node->a_expr->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NULLIF)
+            return analyse_nullif(s, scope, node->a_expr, out);
         return analyse_aexpr(s, scope, node->a_expr, out);
+    case PG_QUERY__NODE__NODE_MIN_MAX_EXPR: {
+        const PgQuery__MinMaxExpr *m = node->min_max_expr;
+        e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, m->location,
+                     (uint16_t)m->n_args);
+        if (e == NULL)
+            return nomem(s);
+        e->u.func = m->op == PG_QUERY__MIN_MAX_OP__IS_GREATEST
+                        ? SQL_FUNC_GREATEST
+                        : SQL_FUNC_LEAST;
+        for (uint16_t i = 0; i < m->n_args; i++) {
+            rc = sql_expr_analyse(s, scope, m->args[i], &e->args[i]);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        rc = unify_list(s, e->args, e->nargs, m->location, &e->type);
+        if (rc != KEEL_OK)
+            return rc;
+        *out = e;
+        return KEEL_OK;
+    }
     case PG_QUERY__NODE__NODE_TYPE_CAST: {
         const PgQuery__TypeCast *tc = node->type_cast;
         uint32_t type;
@@ -2150,6 +2290,20 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         out->v.s.len = n;
         return KEEL_OK;
     }
+    case SQL_FUNC_SUBSTR:
+    case SQL_FUNC_STRPOS:
+    case SQL_FUNC_REPLACE:
+    case SQL_FUNC_BTRIM:
+    case SQL_FUNC_LTRIM:
+    case SQL_FUNC_RTRIM:
+    case SQL_FUNC_LEFT:
+    case SQL_FUNC_RIGHT:
+    case SQL_FUNC_REPEAT:
+    case SQL_FUNC_REVERSE:
+    case SQL_FUNC_LPAD:
+    case SQL_FUNC_RPAD:
+    case SQL_FUNC_STARTS_WITH:
+        return sql_string_eval(s, e, a, out);
     case SQL_FUNC_PG_TYPE_IS_VISIBLE:
         /* Every type keel has is pg_catalog's. */
         out->v.b = strcmp(sql_type_name((uint32_t)a[0].v.i), "?") != 0;
@@ -2300,6 +2454,41 @@ static keel_status eval_regex(sql_session *s, const sql_expr *e,
     return KEEL_OK;
 }
 
+/* GREATEST and LEAST (NULLs skipped; NULL if all are), and NULLIF. */
+static keel_status eval_minmax(sql_session *s, const sql_expr *e,
+                               const sql_value *row, sql_value *out)
+{
+    keel_status rc;
+
+    out->type = e->type;
+    out->isnull = true;
+    if (e->u.func == SQL_FUNC_NULLIF) {
+        sql_value b;
+        rc = sql_expr_eval(s, e->args[0], row, out);
+        if (rc == KEEL_OK && !out->isnull)
+            rc = sql_expr_eval(s, e->args[1], row, &b);
+        if (rc == KEEL_OK && !out->isnull && !b.isnull &&
+            sql_value_compare(out, &b) == 0)
+            out->isnull = true;
+        out->type = e->type;
+        return rc;
+    }
+    for (uint16_t i = 0; i < e->nargs; i++) {
+        sql_value v;
+        int c;
+        rc = sql_expr_eval(s, e->args[i], row, &v);
+        if (rc != KEEL_OK)
+            return rc;
+        if (v.isnull)
+            continue;
+        c = out->isnull ? 1 : sql_value_compare(&v, out);
+        if (out->isnull || (e->u.func == SQL_FUNC_GREATEST ? c > 0 : c < 0))
+            *out = v;
+    }
+    out->type = e->type;
+    return KEEL_OK;
+}
+
 static keel_status eval_func(sql_session *s, const sql_expr *e,
                              const sql_value *row, sql_value *out)
 {
@@ -2308,6 +2497,11 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
 
     if (e->u.func == SQL_FUNC_ARRAY_CAT)
         return eval_array_cat(s, e, row, out);
+    if (e->u.func == SQL_FUNC_CONCAT || e->u.func == SQL_FUNC_CONCAT_WS)
+        return sql_concat_eval(s, e, row, out);
+    if (e->u.func == SQL_FUNC_GREATEST || e->u.func == SQL_FUNC_LEAST ||
+        e->u.func == SQL_FUNC_NULLIF)
+        return eval_minmax(s, e, row, out);
     if (e->u.func >= SQL_FUNC_CURRENT_SCHEMAS)
         return eval_catalog_func(s, e, row, out);
     if (e->nargs > 0) {

@@ -533,6 +533,26 @@ typedef enum sql_func {
      * (args[1], a constant: the kind, SQL_FUNC_REGCLASS and the like,
      * plus 1 << 16 for to_regclass() and its kin, NULL when missing). */
     SQL_FUNC_REG_IN,
+    /* sql_string.c's (strict). */
+    SQL_FUNC_SUBSTR,
+    SQL_FUNC_STRPOS,
+    SQL_FUNC_REPLACE,
+    SQL_FUNC_BTRIM,
+    SQL_FUNC_LTRIM,
+    SQL_FUNC_RTRIM,
+    SQL_FUNC_LEFT,
+    SQL_FUNC_RIGHT,
+    SQL_FUNC_REPEAT,
+    SQL_FUNC_REVERSE,
+    SQL_FUNC_LPAD,
+    SQL_FUNC_RPAD,
+    SQL_FUNC_STARTS_WITH,
+    /* Not strict: any number of arguments, NULLs skipped. */
+    SQL_FUNC_CONCAT,
+    SQL_FUNC_CONCAT_WS,
+    SQL_FUNC_GREATEST,
+    SQL_FUNC_LEAST,
+    SQL_FUNC_NULLIF, /* args[0], or NULL when it equals args[1] */
 } sql_func;
 
 typedef struct sql_expr {
@@ -672,6 +692,13 @@ keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
 /* a, a string literal (SQL_TYPE_UNKNOWN constant), made the oid constant
  * sql_regclass_in() reads it as; a NULL stays NULL, of type oid. */
 keel_status sql_regclass_const(sql_session *s, sql_expr *a);
+
+/* sql_string.c: a strict string function of e over its arguments' values
+ * a (none NULL); concat() and concat_ws() over row. */
+keel_status sql_string_eval(sql_session *s, const sql_expr *e,
+                            const sql_value *a, sql_value *out);
+keel_status sql_concat_eval(sql_session *s, const sql_expr *e,
+                            const sql_value *row, sql_value *out);
 
 /*
  * A string read as PostgreSQL's input function of kind (SQL_FUNC_REGCLASS,

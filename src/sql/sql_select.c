@@ -499,6 +499,13 @@ static const char *target_name(const PgQuery__ResTarget *rt)
         return "case";
     if (v->node_case == PG_QUERY__NODE__NODE_COALESCE_EXPR)
         return "coalesce";
+    if (v->node_case == PG_QUERY__NODE__NODE_MIN_MAX_EXPR)
+        return v->min_max_expr->op == PG_QUERY__MIN_MAX_OP__IS_GREATEST
+                   ? "greatest"
+                   : "least";
+    if (v->node_case == PG_QUERY__NODE__NODE_A_EXPR &&
+        v->a_expr->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NULLIF)
+        return "nullif";
     if (v->node_case == PG_QUERY__NODE__NODE_SQLVALUE_FUNCTION) {
         switch (v->sqlvalue_function->op) {
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_USER:

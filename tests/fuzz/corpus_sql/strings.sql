@@ -1,0 +1,1 @@
+SELECT substr(b, a), strpos(b, 'x'), replace(b, 'a', 'bb'), btrim(b, 'ab'), left(b, -1), right(b, a), repeat(b, a % 5), reverse(b), lpad(b, a, 'é'), rpad(b, 3), starts_with(b, ''), concat(a, b, NULL), concat_ws(',', a, b), greatest(a, 3), least(b, 'm'), nullif(a, 2), trim(both 'x' from b), substring(b from 2 for 3), position('a' in b) FROM t
