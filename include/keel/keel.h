@@ -372,6 +372,22 @@ KEEL_API keel_status keel_abort(keel_session *s);
  * takes a few bytes of the session's memory until the transaction ends
  * or the last savepoint is released.
  */
+/*
+ * Compares and sets, in place, int8 column col (0-based) of the row of
+ * schema.table whose primary key is key, as the transaction sees it: if
+ * it holds expect, it becomes set; *actual gets what it held.  The change
+ * is outside every transaction: the row gets no new version, every
+ * transaction reads the new value at once, and no abort undoes it (a
+ * counter, as a SQL sequence: nextval() is this in a loop).  It is logged:
+ * once a later commit's record is durable, so is the change.  KEEL_EINVAL
+ * unless the column is NOT NULL int8 with only fixed-width columns before
+ * it; KEEL_ENOENT without such a row (or one holding a null).
+ */
+KEEL_API keel_status keel_cas_int8(keel_session *s, const char *schema,
+                                   const char *table, const keel_value *key,
+                                   uint16_t col, int64_t expect, int64_t set,
+                                   int64_t *actual);
+
 KEEL_API keel_status keel_savepoint(keel_session *s, uint32_t *level);
 KEEL_API keel_status keel_rollback_to_savepoint(keel_session *s, uint32_t level);
 KEEL_API keel_status keel_release_savepoint(keel_session *s, uint32_t level);

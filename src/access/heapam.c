@@ -2929,6 +2929,55 @@ int heap_undo_claim(heap_rel *rel, buf_session *s, xid_t xid, tid t,
     return KEEL_OK;
 }
 
+int heap_cas_int8(heap_rel *rel, buf_session *s, tid t, xid_t xmin,
+                  uint16_t col, int64_t expect, int64_t set, int64_t *actual)
+{
+    const tuple_attr *a = col < rel->desc->natts ? &rel->desc->attrs[col]
+                                                 : NULL;
+    heap_tuple_header *h;
+    size_t len = 0;
+    int64_t cur;
+    char *page;
+    int32_t id;
+    int rc;
+
+    if (a == NULL || a->type != KEEL_INT8 || a->fixed_off < 0 || !a->notnull)
+        return kerr_set(&s->err, KEEL_EINVAL,
+                        "relation %u: column %u is not an int8 NOT NULL at a "
+                        "fixed place in the row",
+                        rel->relnumber, (unsigned)col + 1);
+    rc = read_tid_block(rel, s, t, false, &id);
+    if (rc != KEEL_OK)
+        return rc;
+    buf_lock(s, id, LW_EXCLUSIVE);
+    page = buf_page(s->pool, id);
+    h = heappage_get_item(page, t.offset, &len);
+    /* The version looked up, still there: pruning may have reused its
+     * line since, for a version of another inserter. */
+    if (h == NULL || len < sizeof(*h) || h->xmin != xmin ||
+        (h->flags & HEAP_TUPLE_HAS_NULLS) ||
+        (size_t)h->hoff + (size_t)a->fixed_off + sizeof(cur) > len) {
+        buf_unlock(s, id);
+        buf_release(s, id);
+        return kerr_set(&s->err, KEEL_ENOENT,
+                        "relation %u: the row at (%u,%u) is gone",
+                        rel->relnumber, t.block, t.offset);
+    }
+    memcpy(&cur, (char *)h + h->hoff + a->fixed_off, sizeof(cur));
+    *actual = cur;
+    if (cur == expect) {
+        memcpy((char *)h + h->hoff + a->fixed_off, &set, sizeof(set));
+        s->log_info = WAL_INFO_PAGE;
+        s->log_xid = XID_INVALID;
+        buf_mark_dirty_range(
+            s, id, (uint32_t)((char *)h + h->hoff + a->fixed_off - page),
+            sizeof(set));
+    }
+    buf_unlock(s, id);
+    buf_release(s, id);
+    return KEEL_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Sequential scan                                                    */
 /* ------------------------------------------------------------------ */

@@ -413,6 +413,20 @@ void heap_update_release(buf_session *s, heap_update_hold *hold);
 void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold);
 
 /*
+ * Compares and sets, in place, int8 column col (0-based) of the version
+ * at t that xmin inserted: if it holds expect, it becomes set; *actual
+ * gets what it held.  Outside every transaction: no new version and no
+ * deleter, every snapshot reads the new value at once, no abort undoes
+ * it; logged as a change of the page's bytes, replayed by recovery.  For
+ * counters (SQL sequences).  EINVAL unless the column is NOT NULL int8
+ * with only fixed-width columns before it; ENOENT if the version is not
+ * there (pruned since, its line reused) or holds a null; the errors of
+ * reading the page.
+ */
+int heap_cas_int8(heap_rel *rel, buf_session *s, tid t, xid_t xmin,
+                  uint16_t col, int64_t expect, int64_t set, int64_t *actual);
+
+/*
  * A rollback to a savepoint: takes back a change that transaction xid,
  * still running, made to the version at t, later changes of its own to
  * the version having been taken back first.  heap_undo_insert(): the

@@ -443,6 +443,32 @@ keel_status keel_lookup(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
+keel_status keel_cas_int8(keel_session *s, const char *schema,
+                          const char *table, const keel_value *key,
+                          uint16_t col, int64_t expect, int64_t set,
+                          int64_t *actual)
+{
+    catalog_txn ct;
+    engine_table t;
+    bool found = false;
+    int rc = row_stmt_begin(s, false);
+
+    if (rc != KEEL_OK)
+        return rc;
+    t.nidx = 0;
+    rc = resolve_table(s, false, schema, table, &ct, &t);
+    if (rc == KEEL_OK && col >= t.rel.natts)
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                      "table \"%s\" has no column %u", t.rel.name,
+                      (unsigned)col + 1);
+    if (rc == KEEL_OK)
+        rc = find_by_primary_key(s, &ct, &t, key, true, &s->result, &found);
+    if (rc == KEEL_OK)
+        rc = heap_cas_int8(&t.h->heap, s->bs, s->result.tid, s->result.xmin,
+                           col, expect, set, actual);
+    return engine_stmt_end(s, rc, false);
+}
+
 /* What keel_select_column()'s planning found. */
 typedef struct select_plan {
     oid_t relid;

@@ -16,6 +16,104 @@
 
 #include "sql/sql_internal.h"
 
+/* The integer type of smallserial, serial or bigserial (serial2, 4,
+ * 8), else 0. */
+static keel_type serial_type(const PgQuery__TypeName *tn)
+{
+    const char *n = tn != NULL && tn->n_names == 1 && tn->n_array_bounds == 0
+                        ? sql_node_string(tn->names[0])
+                        : NULL;
+
+    if (n == NULL)
+        return 0;
+    if (strcmp(n, "smallserial") == 0 || strcmp(n, "serial2") == 0)
+        return KEEL_INT2;
+    if (strcmp(n, "serial") == 0 || strcmp(n, "serial4") == 0)
+        return KEEL_INT4;
+    if (strcmp(n, "bigserial") == 0 || strcmp(n, "serial8") == 0)
+        return KEEL_INT8;
+    return 0;
+}
+
+/* nextval('seq'::regclass), as PostgreSQL stores a SERIAL column's
+ * default (qualified when the table is), made in the arena. */
+static keel_status serial_default(sql_session *s, const char *schema,
+                                  const char *seq, const PgQuery__Node **out)
+{
+    PgQuery__Node *fn = sql_alloc(&s->arena, sizeof(*fn));
+    PgQuery__FuncCall *fc = sql_alloc(&s->arena, sizeof(*fc));
+    PgQuery__Node *name = sql_alloc(&s->arena, sizeof(*name));
+    PgQuery__String *namestr = sql_alloc(&s->arena, sizeof(*namestr));
+    PgQuery__Node *cast = sql_alloc(&s->arena, sizeof(*cast));
+    PgQuery__TypeCast *tc = sql_alloc(&s->arena, sizeof(*tc));
+    PgQuery__Node *lit = sql_alloc(&s->arena, sizeof(*lit));
+    PgQuery__AConst *ac = sql_alloc(&s->arena, sizeof(*ac));
+    PgQuery__String *sv = sql_alloc(&s->arena, sizeof(*sv));
+    PgQuery__TypeName *tn = sql_alloc(&s->arena, sizeof(*tn));
+    PgQuery__Node *tname = sql_alloc(&s->arena, sizeof(*tname));
+    PgQuery__String *tstr = sql_alloc(&s->arena, sizeof(*tstr));
+    PgQuery__Node **fnames = sql_alloc(&s->arena, sizeof(*fnames));
+    PgQuery__Node **args = sql_alloc(&s->arena, sizeof(*args));
+    PgQuery__Node **tnames = sql_alloc(&s->arena, sizeof(*tnames));
+    char *text = sql_alloc(&s->arena, 2 * KEEL_NAME_LEN + 2);
+
+    if (fn == NULL || fc == NULL || name == NULL || namestr == NULL ||
+        cast == NULL || tc == NULL || lit == NULL || ac == NULL ||
+        sv == NULL || tn == NULL || tname == NULL || tstr == NULL ||
+        fnames == NULL || args == NULL || tnames == NULL || text == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (schema != NULL)
+        snprintf(text, 2 * KEEL_NAME_LEN + 2, "%s.%s", schema, seq);
+    else
+        snprintf(text, 2 * KEEL_NAME_LEN + 2, "%s", seq);
+    *namestr = (PgQuery__String)PG_QUERY__STRING__INIT;
+    namestr->sval = "nextval";
+    *name = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    name->node_case = PG_QUERY__NODE__NODE_STRING;
+    name->string = namestr;
+    *sv = (PgQuery__String)PG_QUERY__STRING__INIT;
+    sv->sval = text;
+    *ac = (PgQuery__AConst)PG_QUERY__A__CONST__INIT;
+    ac->val_case = PG_QUERY__A__CONST__VAL_SVAL;
+    ac->sval = sv;
+    ac->location = -1;
+    *lit = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    lit->node_case = PG_QUERY__NODE__NODE_A_CONST;
+    lit->a_const = ac;
+    *tstr = (PgQuery__String)PG_QUERY__STRING__INIT;
+    tstr->sval = "regclass";
+    *tname = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    tname->node_case = PG_QUERY__NODE__NODE_STRING;
+    tname->string = tstr;
+    tnames[0] = tname;
+    *tn = (PgQuery__TypeName)PG_QUERY__TYPE_NAME__INIT;
+    tn->n_names = 1;
+    tn->names = tnames;
+    tn->typemod = -1;
+    tn->location = -1;
+    *tc = (PgQuery__TypeCast)PG_QUERY__TYPE_CAST__INIT;
+    tc->arg = lit;
+    tc->type_name = tn;
+    tc->location = -1;
+    *cast = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    cast->node_case = PG_QUERY__NODE__NODE_TYPE_CAST;
+    cast->type_cast = tc;
+    fnames[0] = name;
+    args[0] = cast;
+    *fc = (PgQuery__FuncCall)PG_QUERY__FUNC_CALL__INIT;
+    fc->n_funcname = 1;
+    fc->funcname = fnames;
+    fc->n_args = 1;
+    fc->args = args;
+    fc->funcformat = PG_QUERY__COERCION_FORM__COERCE_EXPLICIT_CALL;
+    fc->location = -1;
+    *fn = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    fn->node_case = PG_QUERY__NODE__NODE_FUNC_CALL;
+    fn->func_call = fc;
+    *out = fn;
+    return KEEL_OK;
+}
+
 /* The keel column type of a SQL type (0A000 for one keel lacks). */
 static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
                                keel_column *col)
@@ -179,6 +277,7 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
         rv->schemaname != NULL && rv->schemaname[0] != '\0' ? rv->schemaname : NULL;
     keel_column *cols;
     const PgQuery__Node **defs;
+    keel_type *serial;
     uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0;
     unique_def *uniq;
     bool exists = false;
@@ -203,7 +302,8 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     cols = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*cols));
     uniq = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*uniq));
     defs = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*defs));
-    if (cols == NULL || uniq == NULL || defs == NULL)
+    serial = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*serial));
+    if (cols == NULL || uniq == NULL || defs == NULL || serial == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     /* Columns first, so that table constraints may name any of them. */
     for (size_t i = 0; i < st->n_table_elts; i++) {
@@ -222,13 +322,21 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
         c = &cols[ncols++];
         memset(c, 0, sizeof(*c));
         c->name = cd->colname;
-        rc = column_type(s, cd->type_name, c);
-        if (rc != KEEL_OK)
-            return rc;
+        serial[ncols - 1] = serial_type(cd->type_name);
+        if (serial[ncols - 1] != 0) {
+            /* smallserial, serial, bigserial: an integer NOT NULL whose
+             * default is the next value of a sequence of its own. */
+            c->type = serial[ncols - 1];
+            c->notnull = true;
+        } else {
+            rc = column_type(s, cd->type_name, c);
+            if (rc != KEEL_OK)
+                return rc;
+        }
         if (cd->raw_default != NULL || cd->identity[0] != '\0' ||
             cd->generated[0] != '\0')
             return sql_unsupported(s, cd->location, "column defaults");
-        c->notnull = cd->is_not_null;
+        c->notnull = c->notnull || cd->is_not_null;
         for (size_t k = 0; k < cd->n_constraints; k++) {
             const PgQuery__Constraint *con = cd->constraints[k]->constraint;
             switch (con->contype) {
@@ -345,6 +453,30 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
     }
+    for (uint16_t c = 0; c < ncols; c++) {
+        char seq[KEEL_NAME_LEN];
+        bool made = false;
+        if (serial[c] == 0)
+            continue;
+        if (defs[c] != NULL)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "multiple default values specified for column "
+                            "\"%s\" of table \"%s\"",
+                            cols[c].name, rv->relname);
+        snprintf(seq, sizeof(seq), "%.29s_%.29s_seq", rv->relname,
+                 cols[c].name);
+        rc = sql_sequence_create(
+            s, schema != NULL ? schema : "public", seq, 1, 1, 1,
+            serial[c] == KEEL_INT2   ? INT16_MAX
+            : serial[c] == KEEL_INT4 ? INT32_MAX
+                                     : INT64_MAX,
+            false, schema != NULL ? schema : "public", rv->relname, false,
+            &made);
+        if (rc == KEEL_OK)
+            rc = serial_default(s, schema, seq, &defs[c]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
     rc = sql_defaults_store(s, schema, rv->relname, defs, ncols);
     if (rc != KEEL_OK)
         return rc;
@@ -403,7 +535,8 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
 
     if (st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE &&
         st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SCHEMA &&
-        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_INDEX)
+        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_INDEX &&
+        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE)
         return sql_unsupported(s, -1, "DROP of this kind of object");
     if (st->concurrent)
         return sql_unsupported(s, -1, "DROP ... CONCURRENTLY");
@@ -432,6 +565,13 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
                 return rc;
             continue;
         }
+        if (st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE) {
+            rc = sql_sequence_drop(s, schema != NULL ? schema : "public", name,
+                                   st->missing_ok);
+            if (rc != KEEL_OK)
+                return rc;
+            continue;
+        }
         if (table) {
             keel_table_info info = {0};
             /* The table's oid, for its defaults: read under the lock the
@@ -442,9 +582,13 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
                                 false) == KEEL_OK &&
                 keel_table_describe(s->ks, schema, name, &info, NULL, 0) == KEEL_OK;
             rc = keel_drop_table(s->ks, schema, name);
-            /* Its defaults go with it. */
+            /* Its defaults go with it, and its SERIAL columns'
+             * sequences. */
             if (rc == KEEL_OK && described) {
                 rc = sql_defaults_move(s, info.oid, 0);
+                if (rc == KEEL_OK)
+                    rc = sql_sequences_owned_drop(
+                        s, schema != NULL ? schema : "public", name);
                 if (rc != KEEL_OK)
                     return rc;
             }
@@ -471,6 +615,8 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
                                ? "DROP TABLE"
                            : st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_INDEX
                                ? "DROP INDEX"
+                           : st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE
+                               ? "DROP SEQUENCE"
                                : "DROP SCHEMA");
 }
 

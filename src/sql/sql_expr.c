@@ -589,6 +589,56 @@ static keel_status analyse_any(sql_session *s, const sql_scope *scope,
 static keel_status unify_list(sql_session *s, sql_expr **list, uint16_t n,
                               int32_t location, uint32_t *out);
 
+/*
+ * nextval(), currval(), setval() and lastval(): the sequence's name as
+ * text.  'name'::regclass, as PostgreSQL writes a SERIAL column's
+ * default, is that text: a sequence is no relation here (sql_sequence.c).
+ */
+static keel_status analyse_seqfunc(sql_session *s, const sql_scope *scope,
+                                   const PgQuery__FuncCall *fc,
+                                   const char *name, sql_expr **out)
+{
+    sql_expr *e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_INT8, fc->location,
+                           (uint16_t)fc->n_args);
+    keel_status rc = KEEL_OK;
+
+    if (e == NULL)
+        return nomem(s);
+    e->u.func = name[0] == 'n'   ? SQL_FUNC_NEXTVAL
+                : name[0] == 'c' ? SQL_FUNC_CURRVAL
+                : name[0] == 's' ? SQL_FUNC_SETVAL
+                                 : SQL_FUNC_LASTVAL;
+    for (uint16_t i = 0; rc == KEEL_OK && i < fc->n_args; i++) {
+        const PgQuery__Node *a = fc->args[i];
+        uint32_t want = i == 0 ? SQL_TYPE_TEXT
+                        : i == 1 ? SQL_TYPE_INT8
+                                 : SQL_TYPE_BOOL;
+        if (i == 0 && a->node_case == PG_QUERY__NODE__NODE_TYPE_CAST &&
+            a->type_cast->type_name != NULL &&
+            a->type_cast->type_name->n_names > 0 &&
+            sql_node_string(a->type_cast->type_name->names
+                                [a->type_cast->type_name->n_names - 1]) !=
+                NULL &&
+            strcmp(sql_node_string(
+                       a->type_cast->type_name
+                           ->names[a->type_cast->type_name->n_names - 1]),
+                   "regclass") == 0)
+            a = a->type_cast->arg;
+        rc = sql_expr_analyse(s, scope, a, &e->args[i]);
+        if (rc == KEEL_OK && i == 0 && !sql_type_is_string(e->args[0]->type))
+            rc = sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                             "function %s(%s) does not exist", name,
+                             sql_type_name(e->args[0]->type));
+        if (rc == KEEL_OK)
+            rc = coerce(s, &e->args[i], want, false);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    s->expr_engine_reads++;
+    *out = e;
+    return KEEL_OK;
+}
+
 /* NULLIF(a, b): a, or NULL when a = b (compared as their common type). */
 static keel_status analyse_nullif(sql_session *s, const sql_scope *scope,
                                   const PgQuery__AExpr *a, sql_expr **out)
@@ -969,6 +1019,12 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                            name);
     if (fc->over != NULL)
         return sql_unsupported(s, fc->location, "window functions");
+    if ((strcmp(name, "nextval") == 0 && fc->n_args == 1) ||
+        (strcmp(name, "currval") == 0 && fc->n_args == 1) ||
+        (strcmp(name, "setval") == 0 &&
+         (fc->n_args == 2 || fc->n_args == 3)) ||
+        (strcmp(name, "lastval") == 0 && fc->n_args == 0))
+        return analyse_seqfunc(s, scope, fc, name, out);
     if ((strcmp(name, "concat") == 0 && fc->n_args > 0) ||
         (strcmp(name, "concat_ws") == 0 && fc->n_args > 1)) {
         e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
@@ -2290,6 +2346,11 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         out->v.s.len = n;
         return KEEL_OK;
     }
+    case SQL_FUNC_NEXTVAL:
+    case SQL_FUNC_CURRVAL:
+    case SQL_FUNC_SETVAL:
+    case SQL_FUNC_LASTVAL:
+        return sql_sequence_eval(s, e->u.func, a, e->nargs, out);
     case SQL_FUNC_SUBSTR:
     case SQL_FUNC_STRPOS:
     case SQL_FUNC_REPLACE:
@@ -3002,6 +3063,10 @@ bool sql_expr_reads_engine(const sql_expr *e)
         case SQL_FUNC_REGCLASS:
         case SQL_FUNC_REGNAMESPACE:
         case SQL_FUNC_REG_IN:
+        case SQL_FUNC_NEXTVAL:
+        case SQL_FUNC_CURRVAL:
+        case SQL_FUNC_SETVAL:
+        case SQL_FUNC_LASTVAL:
         case SQL_FUNC_PG_GET_INDEXDEF:
         case SQL_FUNC_PG_GET_CONSTRAINTDEF:
         case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:
@@ -3029,8 +3094,11 @@ keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type)
 /* Whether e's value is the same every time it is evaluated. */
 static bool is_stable(const sql_expr *e)
 {
-    return !(e->kind == SQL_EXPR_FUNC && (e->u.func == SQL_FUNC_RANDOM ||
-                                          e->u.func == SQL_FUNC_CLOCK_TIMESTAMP));
+    return !(e->kind == SQL_EXPR_FUNC &&
+             (e->u.func == SQL_FUNC_RANDOM ||
+              e->u.func == SQL_FUNC_CLOCK_TIMESTAMP ||
+              e->u.func == SQL_FUNC_NEXTVAL || e->u.func == SQL_FUNC_CURRVAL ||
+              e->u.func == SQL_FUNC_SETVAL || e->u.func == SQL_FUNC_LASTVAL));
 }
 
 /*

@@ -302,6 +302,11 @@ struct sql_session {
      * (a WITH query sees only those before it). */
     const PgQuery__CommonTableExpr *ctes[SQL_MAX_CTES];
     uint16_t nctes, cte_limit;
+    /* Sequences: the last value nextval() gave of each (sql_sequence.c),
+     * and of any (lastval()). */
+    struct seq_last *seq_last;
+    int64_t seq_lastval;
+    bool seq_lastval_set;
     /* The running transaction's changes of settings, oldest first. */
     sql_setting_save *saves;
     uint32_t nsaves, saves_cap;
@@ -553,6 +558,11 @@ typedef enum sql_func {
     SQL_FUNC_GREATEST,
     SQL_FUNC_LEAST,
     SQL_FUNC_NULLIF, /* args[0], or NULL when it equals args[1] */
+    /* sql_sequence.c's (strict; they read and change the engine). */
+    SQL_FUNC_NEXTVAL,
+    SQL_FUNC_CURRVAL,
+    SQL_FUNC_SETVAL,
+    SQL_FUNC_LASTVAL,
 } sql_func;
 
 typedef struct sql_expr {
@@ -692,6 +702,28 @@ keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
 /* a, a string literal (SQL_TYPE_UNKNOWN constant), made the oid constant
  * sql_regclass_in() reads it as; a NULL stays NULL, of type oid. */
 keel_status sql_regclass_const(sql_session *s, sql_expr *a);
+
+/* Splits a possibly qualified, possibly quoted name into up to four
+ * parts (*n of them; 0 for bad syntax), as PostgreSQL's name input
+ * functions read one (sql_size.c). */
+void sql_split_names(const char *p, uint32_t len, char parts[4][KEEL_NAME_LEN],
+                     int *n);
+
+/* sql_sequence.c: sequences. */
+keel_status sql_exec_create_sequence(sql_session *s,
+                                     const PgQuery__CreateSeqStmt *st);
+keel_status sql_sequence_create(sql_session *s, const char *nsp,
+                                const char *name, int64_t start, int64_t inc,
+                                int64_t min, int64_t max, bool cycle,
+                                const char *ownernsp, const char *ownerrel,
+                                bool if_not_exists, bool *made);
+keel_status sql_sequence_drop(sql_session *s, const char *nsp,
+                              const char *name, bool missing_ok);
+keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
+                                     const char *rel);
+keel_status sql_sequence_eval(sql_session *s, sql_func f, const sql_value *a,
+                              uint16_t nargs, sql_value *out);
+void sql_sequences_free(sql_session *s);
 
 /* sql_string.c: a strict string function of e over its arguments' values
  * a (none NULL); concat() and concat_ws() over row. */

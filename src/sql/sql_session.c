@@ -796,6 +796,7 @@ void sql_session_destroy(sql_session *s)
         sql_close(s, 'S', s->stmts->name);
     free(s->param_types);
     free(s->savepoints);
+    sql_sequences_free(s);
     while (s->nsaves > 0)
         save_remove(s, s->nsaves - 1);
     free(s->saves);
@@ -1545,6 +1546,10 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_drop_role(s, n->drop_role_stmt);
     case PG_QUERY__NODE__NODE_CHECK_POINT_STMT:
         return sql_exec_checkpoint(s);
+    case PG_QUERY__NODE__NODE_CREATE_SEQ_STMT:
+        if (s->describe_only)
+            return KEEL_OK;
+        return sql_exec_create_sequence(s, n->create_seq_stmt);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(

@@ -295,6 +295,12 @@ static keel_status regnamespace_in(sql_session *s, const char *p, uint32_t len,
     return rc;
 }
 
+void sql_split_names(const char *p, uint32_t len, char parts[4][KEEL_NAME_LEN],
+                     int *n)
+{
+    split_names(p, len, parts, n);
+}
+
 keel_status sql_reg_in(sql_session *s, sql_func kind, const char *p,
                        uint32_t len, int32_t location, bool missing_ok,
                        uint32_t *oid, bool *missing)

@@ -1,0 +1,571 @@
+/*
+ * sql_sequence.c: sequences (CREATE SEQUENCE, DROP SEQUENCE, nextval(),
+ * currval(), setval(), lastval(), and the SERIAL columns that make one).
+ *
+ * keel's engine has no sequence relations, so the SQL layer keeps each
+ * sequence as a row of keel_sql.keel_sequence (next_value int8,
+ * increment int8, minvalue int8, maxvalue int8, cycle bool, ownernsp
+ * text, ownerrel text, nspname text, seqname text; primary key (nspname,
+ * seqname); every column NOT NULL; a SERIAL column's sequence names its
+ * table, by name, which TRUNCATE keeps, and goes with it), made through
+ * the engine's API by the
+ * first CREATE SEQUENCE, as keel_attrdef is.  Creating and dropping a
+ * sequence is transactional, like any row.  Its value is not:
+ * next_value, the value nextval() gives next, is changed in place by
+ * keel_cas_int8(), outside every transaction, so that concurrent
+ * nextval() calls never wait for each other's transactions, an abort
+ * does not give a value out twice, and every session reads the new value
+ * at once, as PostgreSQL's sequences behave.  The in-place change is
+ * logged; a commit that used the value makes it durable, since its
+ * record comes later in the log.
+ *
+ * A sequence is not in keel_class: its name is not a relation's, and
+ * pg_class does not list it.  nextval('name'::regclass), which PostgreSQL
+ * stores as a SERIAL column's default, takes the literal's text as the
+ * name (sql_expr.c).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql/sql_internal.h"
+
+#define SEQ_SCHEMA "keel_sql"
+#define SEQ_TABLE "keel_sequence"
+
+enum {
+    SEQ_NEXT,
+    SEQ_INC,
+    SEQ_MIN,
+    SEQ_MAX,
+    SEQ_CYCLE,
+    SEQ_OWNERNSP,
+    SEQ_OWNERREL,
+    SEQ_NSP,
+    SEQ_NAME,
+    SEQ_NCOLS
+};
+
+/* One sequence's row. */
+typedef struct seq_row {
+    int64_t next, inc, min, max;
+    bool cycle;
+} seq_row;
+
+static keel_status table_exists(sql_session *s, bool *exists)
+{
+    keel_status rc = keel_relation_exists(s->ks, SEQ_SCHEMA, SEQ_TABLE, exists);
+
+    if (rc == KEEL_ENOENT) {
+        *exists = false;
+        return KEEL_OK;
+    }
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+static keel_status table_ensure(sql_session *s)
+{
+    static const keel_column cols[SEQ_NCOLS] = {
+        {.name = "next_value", .type = KEEL_INT8, .notnull = true},
+        {.name = "increment", .type = KEEL_INT8, .notnull = true},
+        {.name = "minvalue", .type = KEEL_INT8, .notnull = true},
+        {.name = "maxvalue", .type = KEEL_INT8, .notnull = true},
+        {.name = "cycle", .type = KEEL_BOOL, .notnull = true},
+        {.name = "ownernsp", .type = KEEL_TEXT, .notnull = true},
+        {.name = "ownerrel", .type = KEEL_TEXT, .notnull = true},
+        {.name = "nspname", .type = KEEL_TEXT, .notnull = true},
+        {.name = "seqname", .type = KEEL_TEXT, .notnull = true},
+    };
+    static const uint16_t pkey[2] = {SEQ_NSP + 1, SEQ_NAME + 1};
+    bool exists = false;
+    keel_status rc = table_exists(s, &exists);
+
+    if (rc != KEEL_OK || exists)
+        return rc;
+    rc = keel_create_schema(s->ks, SEQ_SCHEMA);
+    if (rc != KEEL_OK && rc != KEEL_EEXIST)
+        return sql_fail_engine(s, rc);
+    rc = keel_create_table(s->ks, SEQ_SCHEMA, SEQ_TABLE, cols, SEQ_NCOLS, pkey,
+                           2);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+static void key_of(keel_value *key, const char *nsp, const char *name)
+{
+    key[0] = (keel_value){.isnull = false};
+    key[1] = (keel_value){.isnull = false};
+    key[0].v.s.ptr = nsp;
+    key[0].v.s.len = (uint32_t)strlen(nsp);
+    key[1].v.s.ptr = name;
+    key[1].v.s.len = (uint32_t)strlen(name);
+}
+
+/* Sequence nsp.name's row, *found false if there is none. */
+static keel_status seq_read(sql_session *s, const char *nsp, const char *name,
+                            seq_row *r, bool *found)
+{
+    keel_value key[2], out[SEQ_NCOLS];
+    bool exists = false;
+    keel_status rc = table_exists(s, &exists);
+
+    *found = false;
+    if (rc != KEEL_OK || !exists)
+        return rc;
+    key_of(key, nsp, name);
+    rc = keel_lookup(s->ks, SEQ_SCHEMA, SEQ_TABLE, key, out, found);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    if (*found) {
+        r->next = out[SEQ_NEXT].v.i8;
+        r->inc = out[SEQ_INC].v.i8;
+        r->min = out[SEQ_MIN].v.i8;
+        r->max = out[SEQ_MAX].v.i8;
+        r->cycle = out[SEQ_CYCLE].v.b;
+    }
+    return KEEL_OK;
+}
+
+/* A sequence's name as text gives it: "name" or "schema.name", quoted
+ * or not; public when unqualified. */
+static keel_status seq_name(sql_session *s, const sql_value *v, char *nsp,
+                            char *name)
+{
+    char parts[4][KEEL_NAME_LEN];
+    int n = 0;
+
+    sql_split_names(v->v.s.p, v->v.s.len, parts, &n);
+    if (n < 1 || n > 2)
+        return sql_fail(s, KEEL_EINVAL, "42602", "invalid name syntax");
+    snprintf(nsp, KEEL_NAME_LEN, "%s", n == 2 ? parts[0] : "public");
+    snprintf(name, KEEL_NAME_LEN, "%s", parts[n - 1]);
+    return KEEL_OK;
+}
+
+static keel_status missing(sql_session *s, const char *name)
+{
+    return sql_fail(s, KEEL_ENOENT, "42P01",
+                    "relation \"%s\" does not exist", name);
+}
+
+/* The session's last value of each sequence it called nextval() on. */
+typedef struct seq_last {
+    char nsp[KEEL_NAME_LEN], name[KEEL_NAME_LEN];
+    int64_t last;
+    struct seq_last *next;
+} seq_last;
+
+static keel_status remember(sql_session *s, const char *nsp, const char *name,
+                            int64_t v)
+{
+    seq_last *l;
+
+    for (l = s->seq_last; l != NULL; l = l->next)
+        if (strcmp(l->nsp, nsp) == 0 && strcmp(l->name, name) == 0)
+            break;
+    if (l == NULL) {
+        l = calloc(1, sizeof(*l));
+        if (l == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        snprintf(l->nsp, sizeof(l->nsp), "%s", nsp);
+        snprintf(l->name, sizeof(l->name), "%s", name);
+        l->next = s->seq_last;
+        s->seq_last = l;
+    }
+    l->last = v;
+    s->seq_lastval = v;
+    s->seq_lastval_set = true;
+    return KEEL_OK;
+}
+
+void sql_sequences_free(sql_session *s)
+{
+    while (s->seq_last != NULL) {
+        seq_last *l = s->seq_last;
+        s->seq_last = l->next;
+        free(l);
+    }
+}
+
+/* Compares and sets next_value: *actual what it held. */
+static keel_status seq_cas(sql_session *s, const char *nsp, const char *name,
+                           int64_t expect, int64_t set, int64_t *actual)
+{
+    keel_value key[2];
+    keel_status rc;
+
+    key_of(key, nsp, name);
+    rc = keel_cas_int8(s->ks, SEQ_SCHEMA, SEQ_TABLE, key, SEQ_NEXT, expect, set,
+                       actual);
+    if (rc == KEEL_ENOENT)
+        return missing(s, name);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+static keel_status nextval(sql_session *s, const char *nsp, const char *name,
+                           int64_t *out)
+{
+    seq_row r;
+    bool found = false;
+    keel_status rc = seq_read(s, nsp, name, &r, &found);
+
+    if (rc != KEEL_OK)
+        return rc;
+    if (!found)
+        return missing(s, name);
+    for (;;) {
+        int64_t v = r.next, after, actual;
+        bool past = r.inc > 0 ? v > r.max : v < r.min;
+        if (past && !r.cycle)
+            return sql_fail(s, KEEL_EINVAL, "2200H",
+                            "nextval: reached %s value of sequence \"%s\" "
+                            "(%" PRId64 ")",
+                            r.inc > 0 ? "maximum" : "minimum", name,
+                            r.inc > 0 ? r.max : r.min);
+        if (past)
+            v = r.inc > 0 ? r.min : r.max;
+        /* Past the end (or overflowing) reads as past it next time. */
+        if (__builtin_add_overflow(v, r.inc, &after))
+            after = r.inc > 0 ? INT64_MAX : INT64_MIN;
+        if (r.inc > 0 && after < v)
+            after = INT64_MAX;
+        if (r.inc > 0 && v == INT64_MAX)
+            after = r.cycle ? r.min : INT64_MAX;
+        rc = seq_cas(s, nsp, name, r.next, after, &actual);
+        if (rc != KEEL_OK)
+            return rc;
+        if (actual == r.next) {
+            if (r.inc > 0 && v == INT64_MAX && !r.cycle) {
+                /* The last value: the next call fails. */
+            }
+            *out = v;
+            return remember(s, nsp, name, v);
+        }
+        r.next = actual; /* another session's call came first */
+    }
+}
+
+keel_status sql_sequence_eval(sql_session *s, sql_func f, const sql_value *a,
+                              uint16_t nargs, sql_value *out)
+{
+    char nsp[KEEL_NAME_LEN], name[KEEL_NAME_LEN];
+    keel_status rc;
+
+    out->type = SQL_TYPE_INT8;
+    out->isnull = false;
+    if (f == SQL_FUNC_LASTVAL) {
+        if (!s->seq_lastval_set)
+            return sql_fail(s, KEEL_EINVAL, "55000",
+                            "lastval is not yet defined in this session");
+        out->v.i = s->seq_lastval;
+        return KEEL_OK;
+    }
+    rc = seq_name(s, &a[0], nsp, name);
+    if (rc != KEEL_OK)
+        return rc;
+    if (f == SQL_FUNC_NEXTVAL)
+        return nextval(s, nsp, name, &out->v.i);
+    if (f == SQL_FUNC_CURRVAL) {
+        seq_row r;
+        bool found = false;
+        rc = seq_read(s, nsp, name, &r, &found);
+        if (rc == KEEL_OK && !found)
+            rc = missing(s, name);
+        if (rc != KEEL_OK)
+            return rc;
+        for (seq_last *l = s->seq_last; l != NULL; l = l->next)
+            if (strcmp(l->nsp, nsp) == 0 && strcmp(l->name, name) == 0) {
+                out->v.i = l->last;
+                return KEEL_OK;
+            }
+        return sql_fail(s, KEEL_EINVAL, "55000",
+                        "currval of sequence \"%s\" is not yet defined in "
+                        "this session",
+                        name);
+    }
+    /* setval(name, value [, is_called]) */
+    {
+        seq_row r;
+        bool found = false, called = nargs < 3 || a[2].v.b;
+        int64_t v = a[1].v.i, want, actual;
+        rc = seq_read(s, nsp, name, &r, &found);
+        if (rc == KEEL_OK && !found)
+            rc = missing(s, name);
+        if (rc != KEEL_OK)
+            return rc;
+        if (v < r.min || v > r.max)
+            return sql_fail(s, KEEL_EINVAL, "22003",
+                            "setval: value %" PRId64 " is out of bounds for "
+                            "sequence \"%s\" (%" PRId64 "..%" PRId64 ")",
+                            v, name, r.min, r.max);
+        want = v;
+        if (called && __builtin_add_overflow(v, r.inc, &want))
+            want = r.inc > 0 ? INT64_MAX : INT64_MIN;
+        for (;;) {
+            rc = seq_cas(s, nsp, name, r.next, want, &actual);
+            if (rc != KEEL_OK || actual == r.next)
+                break;
+            r.next = actual;
+        }
+        if (rc == KEEL_OK && called)
+            rc = remember(s, nsp, name, v);
+        out->v.i = v;
+        return rc;
+    }
+}
+
+keel_status sql_sequence_create(sql_session *s, const char *nsp,
+                                const char *name, int64_t start, int64_t inc,
+                                int64_t min, int64_t max, bool cycle,
+                                const char *ownernsp, const char *ownerrel,
+                                bool if_not_exists, bool *made)
+{
+    keel_value row[SEQ_NCOLS];
+    seq_row r;
+    bool found = false;
+    keel_status rc;
+
+    *made = false;
+    if (inc == 0)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "INCREMENT must not be zero");
+    if (min >= max)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "MINVALUE (%" PRId64 ") must be less than MAXVALUE "
+                        "(%" PRId64 ")",
+                        min, max);
+    if (start < min)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "START value (%" PRId64 ") cannot be less than "
+                        "MINVALUE (%" PRId64 ")",
+                        start, min);
+    if (start > max)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "START value (%" PRId64 ") cannot be greater than "
+                        "MAXVALUE (%" PRId64 ")",
+                        start, max);
+    rc = seq_read(s, nsp, name, &r, &found);
+    if (rc == KEEL_OK && !found) {
+        /* A table's name is taken too, as in pg_class. */
+        rc = keel_relation_exists(s->ks, nsp, name, &found);
+        if (rc == KEEL_ENOENT)
+            return sql_fail(s, KEEL_ENOENT, "3F000",
+                            "schema \"%s\" does not exist", nsp);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (found && if_not_exists) {
+        char msg[200];
+        snprintf(msg, sizeof(msg), "relation \"%s\" already exists, skipping",
+                 name);
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "NOTICE", "42P07", msg) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return KEEL_OK;
+    }
+    if (found)
+        return sql_fail(s, KEEL_EEXIST, "42P07",
+                        "relation \"%s\" already exists", name);
+    rc = table_ensure(s);
+    if (rc != KEEL_OK)
+        return rc;
+    memset(row, 0, sizeof(row));
+    row[SEQ_NEXT].v.i8 = start;
+    row[SEQ_INC].v.i8 = inc;
+    row[SEQ_MIN].v.i8 = min;
+    row[SEQ_MAX].v.i8 = max;
+    row[SEQ_CYCLE].v.b = cycle;
+    key_of(&row[SEQ_OWNERNSP], ownernsp, ownerrel);
+    key_of(&row[SEQ_NSP], nsp, name);
+    rc = keel_insert(s->ks, SEQ_SCHEMA, SEQ_TABLE, row);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    *made = true;
+    return KEEL_OK;
+}
+
+/* An option's integer value (its location in *loc). */
+static keel_status opt_int(sql_session *s, const PgQuery__DefElem *d,
+                           int64_t *out)
+{
+    const PgQuery__Node *a = d->arg;
+
+    if (a != NULL && a->node_case == PG_QUERY__NODE__NODE_INTEGER) {
+        *out = a->integer->ival;
+        return KEEL_OK;
+    }
+    if (a != NULL && a->node_case == PG_QUERY__NODE__NODE_FLOAT) {
+        char *end;
+        long long v = strtoll(a->float_->fval, &end, 10);
+        if (*end == '\0') {
+            *out = v;
+            return KEEL_OK;
+        }
+    }
+    return sql_fail_at(s, d->location, KEEL_EINVAL, "22023",
+                       "%s requires an integer value", d->defname);
+}
+
+keel_status sql_exec_create_sequence(sql_session *s,
+                                     const PgQuery__CreateSeqStmt *st)
+{
+    const PgQuery__RangeVar *rv = st->sequence;
+    int64_t inc = 1, start = 0, min = 0, max = 0;
+    int64_t tmin = INT64_MIN, tmax = INT64_MAX;
+    bool has_start = false, has_min = false, has_max = false, cycle = false;
+    bool made = false;
+    keel_status rc;
+
+    if (rv->relpersistence != NULL && rv->relpersistence[0] == 't')
+        return sql_unsupported(s, rv->location, "temporary sequences");
+    for (size_t i = 0; i < st->n_options; i++) {
+        const PgQuery__DefElem *d = st->options[i]->def_elem;
+        if (strcmp(d->defname, "increment") == 0) {
+            rc = opt_int(s, d, &inc);
+        } else if (strcmp(d->defname, "start") == 0) {
+            rc = opt_int(s, d, &start);
+            has_start = true;
+        } else if (strcmp(d->defname, "minvalue") == 0) {
+            has_min = d->arg != NULL;
+            rc = has_min ? opt_int(s, d, &min) : KEEL_OK;
+        } else if (strcmp(d->defname, "maxvalue") == 0) {
+            has_max = d->arg != NULL;
+            rc = has_max ? opt_int(s, d, &max) : KEEL_OK;
+        } else if (strcmp(d->defname, "cycle") == 0) {
+            cycle = d->arg != NULL &&
+                    d->arg->node_case == PG_QUERY__NODE__NODE_BOOLEAN &&
+                    d->arg->boolean->boolval;
+            rc = KEEL_OK;
+        } else if (strcmp(d->defname, "cache") == 0) {
+            int64_t c = 1;
+            rc = opt_int(s, d, &c);
+            if (rc == KEEL_OK && c < 1)
+                rc = sql_fail_at(s, d->location, KEEL_EINVAL, "22023",
+                                 "CACHE (%" PRId64 ") must be greater than "
+                                 "zero",
+                                 c);
+        } else if (strcmp(d->defname, "as") == 0) {
+            uint32_t type;
+            int32_t typmod;
+            rc = d->arg != NULL &&
+                         d->arg->node_case == PG_QUERY__NODE__NODE_TYPE_NAME
+                     ? sql_type_lookup(s, d->arg->type_name, &type, &typmod)
+                     : sql_unsupported(s, d->location, "this AS type");
+            if (rc == KEEL_OK && type == SQL_TYPE_INT2) {
+                tmin = INT16_MIN;
+                tmax = INT16_MAX;
+            } else if (rc == KEEL_OK && type == SQL_TYPE_INT4) {
+                tmin = INT32_MIN;
+                tmax = INT32_MAX;
+            } else if (rc == KEEL_OK && type != SQL_TYPE_INT8) {
+                rc = sql_fail_at(s, d->location, KEEL_EINVAL, "22023",
+                                 "sequence type must be smallint, integer, or "
+                                 "bigint");
+            }
+        } else {
+            char what[96];
+            snprintf(what, sizeof(what), "sequence option %s", d->defname);
+            rc = sql_unsupported(s, d->location, what);
+        }
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (!has_min)
+        min = inc > 0 ? 1 : tmin;
+    if (!has_max)
+        max = inc > 0 ? tmax : -1;
+    if (!has_start)
+        start = inc > 0 ? min : max;
+    rc = sql_sequence_create(
+        s, rv->schemaname != NULL && rv->schemaname[0] != '\0' ? rv->schemaname
+                                                               : "public",
+        rv->relname, start, inc, min, max, cycle, "", "", st->if_not_exists,
+        &made);
+    return rc != KEEL_OK ? rc : sql_complete(s, "CREATE SEQUENCE");
+}
+
+keel_status sql_sequence_drop(sql_session *s, const char *nsp,
+                              const char *name, bool missing_ok)
+{
+    keel_value key[2];
+    seq_row r;
+    bool found = false;
+    keel_status rc = seq_read(s, nsp, name, &r, &found);
+
+    if (rc != KEEL_OK)
+        return rc;
+    if (!found && missing_ok) {
+        char msg[200];
+        snprintf(msg, sizeof(msg), "sequence \"%s\" does not exist, skipping",
+                 name);
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return KEEL_OK;
+    }
+    if (!found)
+        return sql_fail(s, KEEL_ENOENT, "42P01",
+                        "sequence \"%s\" does not exist", name);
+    key_of(key, nsp, name);
+    rc = keel_delete(s->ks, SEQ_SCHEMA, SEQ_TABLE, key);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
+                                     const char *rel)
+{
+    keel_value row[SEQ_NCOLS];
+    keel_scan *sc = NULL;
+    bool exists = false, found = true;
+    char (*names)[2][KEEL_NAME_LEN] = NULL;
+    size_t n = 0, cap = 0;
+    keel_status rc = table_exists(s, &exists);
+
+    if (rc != KEEL_OK || !exists)
+        return rc;
+    /* The rows first, then their deletes: the scan does not see them. */
+    rc = keel_scan_begin(s->ks, SEQ_SCHEMA, SEQ_TABLE, NULL, NULL, NULL, &sc);
+    while (rc == KEEL_OK && (rc = keel_scan_next(sc, row, &found)) == KEEL_OK &&
+           found) {
+        if (row[SEQ_OWNERNSP].v.s.len != strlen(nsp) ||
+            memcmp(row[SEQ_OWNERNSP].v.s.ptr, nsp, strlen(nsp)) != 0 ||
+            row[SEQ_OWNERREL].v.s.len != strlen(rel) ||
+            memcmp(row[SEQ_OWNERREL].v.s.ptr, rel, strlen(rel)) != 0)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 8;
+            void *p = realloc(names, nc * sizeof(*names));
+            if (p == NULL) {
+                rc = KEEL_ENOMEM;
+                break;
+            }
+            names = p;
+            cap = nc;
+        }
+        snprintf(names[n][0], KEEL_NAME_LEN, "%.*s",
+                 (int)row[SEQ_NSP].v.s.len, row[SEQ_NSP].v.s.ptr);
+        snprintf(names[n][1], KEEL_NAME_LEN, "%.*s",
+                 (int)row[SEQ_NAME].v.s.len, row[SEQ_NAME].v.s.ptr);
+        n++;
+    }
+    keel_scan_end(sc);
+    if (rc == KEEL_ENOMEM) {
+        free(names);
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    if (rc != KEEL_OK) {
+        free(names);
+        return sql_fail_engine(s, rc);
+    }
+    for (size_t i = 0; rc == KEEL_OK && i < n; i++) {
+        keel_value key[2];
+        key_of(key, names[i][0], names[i][1]);
+        rc = keel_delete(s->ks, SEQ_SCHEMA, SEQ_TABLE, key);
+        if (rc != KEEL_OK)
+            rc = sql_fail_engine(s, rc);
+    }
+    free(names);
+    return rc;
+}

@@ -1,0 +1,1 @@
+CREATE SEQUENCE IF NOT EXISTS fz START 3 INCREMENT -1 MINVALUE 1 MAXVALUE 5 CYCLE; SELECT nextval('fz'), currval('fz'), setval('fz', 2, false), nextval('public.fz'), lastval(); CREATE TABLE IF NOT EXISTS fzs (id serial, v text); INSERT INTO fzs (v) VALUES ('a') RETURNING id; DROP SEQUENCE IF EXISTS fz
