@@ -228,6 +228,11 @@ static const sql_view views[] = {
      " 0::float8 as wal_write_time, 0::float8 as wal_sync_time,"
      " w.stats_reset from keel_stat_wal w",
      NULL},
+    /* keel keeps no comments (COMMENT ON): obj_description() is NULL. */
+    {"pg_description",
+     "select 0::oid as objoid, 0::oid as classoid, 0 as objsubid,"
+     " null::text as description where false",
+     NULL},
     {"pg_inherits",
      "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
      " false as inhdetachpending where false",

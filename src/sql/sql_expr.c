@@ -3084,6 +3084,12 @@ bool sql_expr_reads_engine(const sql_expr *e)
     return false;
 }
 
+keel_status sql_expr_unify(sql_session *s, sql_expr **list, uint16_t n,
+                           int32_t location, uint32_t *type)
+{
+    return unify_list(s, list, n, location, type);
+}
+
 keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type)
 {
     return coerce(s, e, type, false);

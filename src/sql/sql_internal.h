@@ -692,6 +692,11 @@ bool sql_array_next(sql_session *s, const char *p, uint32_t len,
 /* *e made of type `type`: a constant cast now, else a cast around it. */
 keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type);
 
+/* The common type of n expressions (as CASE's results or a VALUES
+ * column's), each coerced to it; 42804 when there is none. */
+keel_status sql_expr_unify(sql_session *s, sql_expr **list, uint16_t n,
+                           int32_t location, uint32_t *type);
+
 /* ---- object sizes and descriptions (sql_size.c) ---- */
 
 /* A relation's name (or oid in digits) read as PostgreSQL's regclassin

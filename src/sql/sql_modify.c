@@ -992,11 +992,10 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
 
     if (st->with_clause != NULL)
         return sql_unsupported(s, -1, "WITH");
-    if (st->select_stmt == NULL)
-        return sql_unsupported(s, -1, "INSERT ... DEFAULT VALUES");
-    if (st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+    if (st->select_stmt != NULL &&
+        st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
         return sql_unsupported(s, -1, "INSERT from this kind of query");
-    sel = st->select_stmt->select_stmt;
+    sel = st->select_stmt != NULL ? st->select_stmt->select_stmt : NULL;
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
@@ -1041,6 +1040,21 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
     }
     if (rc != KEEL_OK)
         return rc;
+    if (sel == NULL) {
+        /* DEFAULT VALUES: every column its default (or null). */
+        bool done = false;
+        if (s->explain != NULL) {
+            sql_explain_node(s->explain, 0, "Insert on %s", t.name);
+            sql_explain_node(s->explain, 1, "Result");
+        }
+        if (s->describe_only)
+            return KEEL_OK;
+        rc = row_defaults(s, defs, &t, map, 0, row, loc);
+        if (rc == KEEL_OK)
+            rc = insert_row(s, &t, row, loc, kv, &ret, cfp, &done);
+        return rc != KEEL_OK ? rc
+                             : sql_complete_count(s, "INSERT 0", done ? 1 : 0);
+    }
     if (sel->n_values_lists == 0) {
         if (s->explain != NULL)
             sql_explain_node(s->explain, 0, "Insert on %s", t.name);

@@ -2551,6 +2551,84 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
                                sql_rowset *into);
 
 /*
+ * VALUES lists as rows, into `into`: columns column1, column2, ... of
+ * each column's common type, over the enclosing query's row (outer).
+ */
+static keel_status values_rows(sql_session *s, const PgQuery__SelectStmt *st,
+                               const sql_scope *outer,
+                               const sql_value *outer_row, bool describe,
+                               sql_rowset *into)
+{
+    size_t nrows = st->n_values_lists;
+    uint16_t ncols;
+    sql_expr **ex, **col;
+    sql_value *row;
+    keel_status rc = KEEL_OK;
+
+    if (st->values_lists[0]->node_case != PG_QUERY__NODE__NODE_LIST)
+        return sql_unsupported(s, -1, "this VALUES list");
+    ncols = (uint16_t)st->values_lists[0]->list->n_items;
+    ex = sql_alloc(&s->arena, (nrows * ncols + 1) * sizeof(*ex));
+    col = sql_alloc(&s->arena, (nrows + 1) * sizeof(*col));
+    row = sql_alloc(&s->arena, (ncols + 1u) * sizeof(*row));
+    into->ncols = ncols;
+    into->n = into->cap = 0;
+    into->vals = NULL;
+    into->cols = sql_alloc(&s->arena, (ncols + 1u) * sizeof(*into->cols));
+    into->types = sql_alloc(&s->arena, (ncols + 1u) * sizeof(uint32_t));
+    into->col_table = sql_alloc(&s->arena, (ncols + 1u) * sizeof(char *));
+    if (ex == NULL || col == NULL || row == NULL || into->cols == NULL ||
+        into->types == NULL || into->col_table == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(into->cols, 0, (ncols + 1u) * sizeof(*into->cols));
+    for (size_t r = 0; rc == KEEL_OK && r < nrows; r++) {
+        const PgQuery__List *l = st->values_lists[r]->list;
+        if (l->n_items != ncols) {
+            /* Pointing at the list's first item, as PostgreSQL does. */
+            sql_expr *first = NULL;
+            int32_t at = l->n_items > 0 &&
+                                 sql_expr_prepare(s, outer, l->items[0],
+                                                  &first) == KEEL_OK
+                             ? first->location
+                             : -1;
+            return sql_fail_at(s, at, KEEL_EINVAL, "42601",
+                               "VALUES lists must all be the same length");
+        }
+        for (uint16_t c = 0; rc == KEEL_OK && c < ncols; c++)
+            rc = l->items[c]->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT
+                     ? sql_fail(s, KEEL_EINVAL, "42601",
+                                "DEFAULT is not allowed in this context")
+                     : sql_expr_prepare(s, outer, l->items[c],
+                                        &ex[r * ncols + c]);
+    }
+    for (uint16_t c = 0; rc == KEEL_OK && c < ncols; c++) {
+        uint32_t type = SQL_TYPE_TEXT;
+        for (size_t r = 0; r < nrows; r++)
+            col[r] = ex[r * ncols + c];
+        rc = sql_expr_unify(s, col, (uint16_t)(nrows > UINT16_MAX ? UINT16_MAX
+                                                                 : nrows),
+                            -1, &type);
+        for (size_t r = 0; rc == KEEL_OK && r < nrows; r++) {
+            ex[r * ncols + c] = col[r];
+            if (sql_type_is_string(type) && col[r]->type != type)
+                rc = sql_expr_coerce(s, &ex[r * ncols + c], type);
+        }
+        snprintf(into->cols[c].name, sizeof(into->cols[c].name), "column%u",
+                 (unsigned)c + 1);
+        into->cols[c].type = KEEL_TEXT;
+        into->types[c] = type;
+        into->col_table[c] = NULL;
+    }
+    for (size_t r = 0; rc == KEEL_OK && !describe && r < nrows; r++) {
+        for (uint16_t c = 0; rc == KEEL_OK && c < ncols; c++)
+            rc = sql_expr_eval(s, ex[r * ncols + c], outer_row, &row[c]);
+        if (rc == KEEL_OK)
+            rc = sql_rowset_add(s, into, row);
+    }
+    return rc;
+}
+
+/*
  * WITH: its queries come into scope for the query and its subqueries,
  * each run where FROM names it (from_cte()), as PostgreSQL may inline
  * one; a query that only reads gives the same rows either way.  Not
@@ -2626,8 +2704,54 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
     o.into = into;
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
         return setop_query(s, st, outer, outer_row, describe, into);
-    if (st->n_values_lists > 0)
-        return sql_unsupported(s, -1, "VALUES lists");
+    if (st->n_values_lists > 0) {
+        /* A subquery's rows are the lists'; a query of its own is
+         * SELECT * FROM (VALUES ...) "*VALUES*", with its ORDER BY and
+         * LIMIT. */
+        PgQuery__RangeSubselect *rs;
+        PgQuery__Alias *al;
+        PgQuery__Node *vfrom;
+        PgQuery__SelectStmt *sel;
+        const PgQuery__SelectStmt *star;
+        if (into != NULL && st->n_sort_clause == 0 && st->limit_count == NULL &&
+            st->limit_offset == NULL)
+            return values_rows(s, st, outer, outer_row, describe, into);
+        rs = sql_alloc(&s->arena, sizeof(*rs));
+        al = sql_alloc(&s->arena, sizeof(*al));
+        vfrom = sql_alloc(&s->arena, sizeof(*vfrom));
+        sel = sql_alloc(&s->arena, sizeof(*sel));
+        if (rs == NULL || al == NULL || vfrom == NULL || sel == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        *al = (PgQuery__Alias)PG_QUERY__ALIAS__INIT;
+        al->aliasname = "*VALUES*";
+        *rs = (PgQuery__RangeSubselect)PG_QUERY__RANGE_SUBSELECT__INIT;
+        rs->subquery = sql_alloc(&s->arena, sizeof(*rs->subquery));
+        if (rs->subquery == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        *rs->subquery = (PgQuery__Node)PG_QUERY__NODE__INIT;
+        rs->subquery->node_case = PG_QUERY__NODE__NODE_SELECT_STMT;
+        /* The lists alone: the sort and limit apply outside. */
+        *sel = *st;
+        sel->n_sort_clause = 0;
+        sel->limit_count = sel->limit_offset = NULL;
+        rs->subquery->select_stmt = sel;
+        rs->alias = al;
+        *vfrom = (PgQuery__Node)PG_QUERY__NODE__INIT;
+        vfrom->node_case = PG_QUERY__NODE__NODE_RANGE_SUBSELECT;
+        vfrom->range_subselect = rs;
+        rc = star_select(s, vfrom, &star);
+        if (rc != KEEL_OK)
+            return rc;
+        {
+            PgQuery__SelectStmt *q = (PgQuery__SelectStmt *)star;
+            q->n_sort_clause = st->n_sort_clause;
+            q->sort_clause = st->sort_clause;
+            q->limit_count = st->limit_count;
+            q->limit_offset = st->limit_offset;
+            q->limit_option = st->limit_option;
+        }
+        return select_body(s, star, outer, outer_row, describe, into);
+    }
     if (st->into_clause != NULL)
         return sql_unsupported(s, -1, "SELECT INTO");
     if (st->n_window_clause > 0)
