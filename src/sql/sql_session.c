@@ -1473,6 +1473,13 @@ static bool ends_failed_block(const PgQuery__Node *n)
                PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK_TO;
 }
 
+static keel_status use_statement(sql_session *s, sql_stmt *st,
+                                 const sql_portal *p);
+static keel_status exec_prepare(sql_session *s, const PgQuery__PrepareStmt *st);
+static keel_status exec_execute(sql_session *s, const PgQuery__ExecuteStmt *st);
+static keel_status exec_deallocate(sql_session *s,
+                                   const PgQuery__DeallocateStmt *st);
+
 /* Runs one statement; the engine's transaction runs around everything
  * but transaction control. */
 static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
@@ -1498,6 +1505,13 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return exec_set(s, n->variable_set_stmt);
     if (n->node_case == PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT)
         return exec_show(s, n->variable_show_stmt);
+    if (n->node_case == PG_QUERY__NODE__NODE_PREPARE_STMT)
+        return s->describe_only ? KEEL_OK : exec_prepare(s, n->prepare_stmt);
+    if (n->node_case == PG_QUERY__NODE__NODE_DEALLOCATE_STMT)
+        return s->describe_only ? KEEL_OK
+                                : exec_deallocate(s, n->deallocate_stmt);
+    if (n->node_case == PG_QUERY__NODE__NODE_EXECUTE_STMT)
+        return exec_execute(s, n->execute_stmt);
     /* Read committed: every statement takes a snapshot of its own (one
      * that begins the transaction has a new one). */
     if (s->in_txn && s->txn_rc) {
@@ -1747,9 +1761,9 @@ static keel_status describe(sql_session *s, const PgQuery__Node *node,
     return rc;
 }
 
-keel_status sql_parse(sql_session *s, const char *name, const char *text,
-                      const uint32_t *param_types, uint16_t nparams,
-                      sql_error *err)
+static keel_status stmt_make(sql_session *s, const char *name,
+                             const char *text, const uint32_t *param_types,
+                             uint16_t nparams)
 {
     sql_sink quiet = {.columns = no_columns, .row = no_rows,
                       .complete = no_complete};
@@ -1758,19 +1772,15 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
     sql_stmt *st;
     keel_status rc;
 
-    s->err = err;
     s->text = text;
     s->params = NULL;
     s->rformats = NULL;
     s->nrformats = 0;
     if (name[0] != '\0' && stmt_find(s, name) != NULL)
-        return extended_failed(s, sql_fail(s, KEEL_EEXIST, "42P05",
-                                           "prepared statement \"%s\" already "
-                                           "exists",
-                                           name));
+        return sql_fail(s, KEEL_EEXIST, "42P05",
+                        "prepared statement \"%s\" already exists", name);
     if (strlen(name) >= sizeof(st->name))
-        return extended_failed(s, sql_fail(s, KEEL_ETOOBIG, "42622",
-                                           "statement name too long"));
+        return sql_fail(s, KEEL_ETOOBIG, "42622", "statement name too long");
     rc = sql_parse_cached(s, text, true, &tree, &pin);
     if (rc == KEEL_OK && tree->n_stmts > 1)
         rc = sql_fail(s, KEEL_EINVAL, "42601",
@@ -1783,7 +1793,7 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
         sql_parse_done(s, tree, pin);
         free(st);
         s->text = NULL;
-        return extended_failed(s, rc);
+        return rc;
     }
     snprintf(st->name, sizeof(st->name), "%s", name);
     st->tree = tree;
@@ -1815,13 +1825,146 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
         free(st->text);
         free(st->types);
         free(st);
-        return extended_failed(s, rc);
+        return rc;
     }
     if (name[0] == '\0')
         sql_close(s, 'S', "");
     st->next = s->stmts;
     s->stmts = st;
     return KEEL_OK;
+}
+
+keel_status sql_parse(sql_session *s, const char *name, const char *text,
+                      const uint32_t *param_types, uint16_t nparams,
+                      sql_error *err)
+{
+    keel_status rc;
+
+    s->err = err;
+    rc = stmt_make(s, name, text, param_types, nparams);
+    return rc != KEEL_OK ? extended_failed(s, rc) : KEEL_OK;
+}
+
+/* ---- PREPARE, EXECUTE and DEALLOCATE ------------------------------------ */
+
+/*
+ * PREPARE name [(types)] AS statement: the statement's text as
+ * libpg_query deparses it, made a prepared statement as Parse makes one
+ * (the two share their names, as in PostgreSQL).
+ */
+static keel_status exec_prepare(sql_session *s, const PgQuery__PrepareStmt *st)
+{
+    PgQuery__RawStmt raw = PG_QUERY__RAW_STMT__INIT;
+    PgQuery__ParseResult pr = PG_QUERY__PARSE_RESULT__INIT;
+    PgQuery__RawStmt *stmts[1] = {&raw};
+    const char *outer = s->text;
+    const sql_sink *sink = s->sink;
+    uint32_t types[256];
+    PgQueryProtobuf pb;
+    PgQueryDeparseResult d;
+    keel_status rc = KEEL_OK;
+
+    if (st->n_argtypes > sizeof(types) / sizeof(types[0]))
+        return sql_fail(s, KEEL_ETOOBIG, "54023",
+                        "too many parameters for a prepared statement");
+    for (size_t i = 0; i < st->n_argtypes; i++) {
+        int32_t typmod;
+        const PgQuery__Node *t = st->argtypes[i];
+        if (t->node_case != PG_QUERY__NODE__NODE_TYPE_NAME)
+            return sql_unsupported(s, -1, "this parameter type");
+        rc = sql_type_lookup(s, t->type_name, &types[i], &typmod);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    raw.stmt = st->query;
+    pr.version = PG_VERSION_NUM;
+    pr.n_stmts = 1;
+    pr.stmts = stmts;
+    pb.len = pg_query__parse_result__get_packed_size(&pr);
+    pb.data = malloc(pb.len ? pb.len : 1);
+    if (pb.data == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    pg_query__parse_result__pack(&pr, (uint8_t *)pb.data);
+    d = pg_query_deparse_protobuf(pb);
+    free(pb.data);
+    if (d.error != NULL)
+        rc = sql_unsupported(s, -1, "PREPARE of this statement");
+    else
+        rc = stmt_make(s, st->name, d.query, types, (uint16_t)st->n_argtypes);
+    pg_query_free_deparse_result(d);
+    s->text = outer;
+    s->sink = sink;
+    return rc != KEEL_OK ? rc : sql_complete(s, "PREPARE");
+}
+
+/* EXECUTE name [(values)]: the prepared statement run with the values
+ * as its parameters, each cast to its parameter's type as an assignment
+ * would be; its rows and command tag are the EXECUTE's. */
+static keel_status exec_execute(sql_session *s, const PgQuery__ExecuteStmt *st)
+{
+    sql_stmt *ps = stmt_find(s, st->name);
+    const char *outer = s->text;
+    sql_value *vals;
+    keel_status rc;
+
+    if (ps == NULL)
+        return sql_fail(s, KEEL_ENOENT, "26000",
+                        "prepared statement \"%s\" does not exist", st->name);
+    if (st->n_params != ps->nparams) {
+        rc = sql_fail(s, KEEL_EINVAL, "42601",
+                      "wrong number of parameters for prepared statement "
+                      "\"%s\"",
+                      st->name);
+        if (s->err != NULL)
+            snprintf(s->err->detail, sizeof(s->err->detail),
+                     "Expected %u parameters but got %zu.", ps->nparams,
+                     st->n_params);
+        return rc;
+    }
+    vals = sql_alloc(&s->arena, (ps->nparams + 1u) * sizeof(*vals));
+    if (vals == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t i = 0; i < ps->nparams; i++) {
+        sql_expr *e;
+        rc = sql_expr_prepare_for(s, NULL, st->params[i], ps->types[i], &e);
+        if (rc == KEEL_OK && sql_expr_reads_engine(e))
+            rc = sql_unsupported(s, e->location,
+                                 "EXECUTE with a parameter that reads the "
+                                 "catalogs");
+        if (rc == KEEL_OK)
+            rc = sql_expr_eval(s, e, NULL, &vals[i]);
+        if (rc == KEEL_OK && !vals[i].isnull)
+            rc = sql_value_cast(s, &vals[i], ps->types[i], -1, false,
+                                e->location);
+        if (rc != KEEL_OK)
+            return rc;
+        vals[i].type = ps->types[i];
+    }
+    rc = use_statement(s, ps, NULL);
+    if (rc == KEEL_OK) {
+        s->params = vals;
+        rc = ps->node != NULL ? exec_statement(s, ps->node) : KEEL_OK;
+    }
+    s->params = NULL;
+    s->nparams = 0;
+    s->text = outer;
+    return rc;
+}
+
+/* DEALLOCATE [PREPARE] name | ALL. */
+static keel_status exec_deallocate(sql_session *s,
+                                   const PgQuery__DeallocateStmt *st)
+{
+    if (st->name == NULL || st->name[0] == '\0') {
+        while (s->stmts != NULL)
+            sql_close(s, 'S', s->stmts->name);
+        return sql_complete(s, "DEALLOCATE ALL");
+    }
+    if (stmt_find(s, st->name) == NULL)
+        return sql_fail(s, KEEL_ENOENT, "26000",
+                        "prepared statement \"%s\" does not exist", st->name);
+    sql_close(s, 'S', st->name);
+    return sql_complete(s, "DEALLOCATE");
 }
 
 /* Sets up the session to analyse or run statement st (with a portal's
