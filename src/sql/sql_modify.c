@@ -1159,6 +1159,286 @@ static keel_status where_analyse(sql_session *s, const sql_scope *scope,
 }
 
 
+/* ---- UPDATE ... FROM and DELETE ... USING --------------------------- */
+
+/*
+ * The rows of t (named as rv names it) joined with the other items,
+ * selected by where: the query SELECT * FROM rv, items WHERE where, read
+ * whole into *rs before anything changes (as INSERT ... SELECT reads its
+ * query), t's columns first.
+ */
+static keel_status join_rows(sql_session *s, PgQuery__RangeVar *rv,
+                             PgQuery__Node **items, size_t nitems,
+                             PgQuery__Node *where, sql_rowset *rs)
+{
+    PgQuery__Node **from = sql_alloc(&s->arena, (nitems + 1) * sizeof(*from));
+    PgQuery__Node *rvn = sql_alloc(&s->arena, sizeof(*rvn));
+    PgQuery__Node *star = sql_alloc(&s->arena, sizeof(*star));
+    PgQuery__Node *cref = sql_alloc(&s->arena, sizeof(*cref));
+    PgQuery__Node *rtn = sql_alloc(&s->arena, sizeof(*rtn));
+    PgQuery__AStar *as = sql_alloc(&s->arena, sizeof(*as));
+    PgQuery__ColumnRef *cr = sql_alloc(&s->arena, sizeof(*cr));
+    PgQuery__ResTarget *rt = sql_alloc(&s->arena, sizeof(*rt));
+    PgQuery__SelectStmt *sel = sql_alloc(&s->arena, sizeof(*sel));
+    sql_explain *x = s->explain;
+    keel_status rc;
+
+    if (from == NULL || rvn == NULL || star == NULL || cref == NULL ||
+        rtn == NULL || as == NULL || cr == NULL || rt == NULL || sel == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    *as = (PgQuery__AStar)PG_QUERY__A__STAR__INIT;
+    *star = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    star->node_case = PG_QUERY__NODE__NODE_A_STAR;
+    star->a_star = as;
+    *cr = (PgQuery__ColumnRef)PG_QUERY__COLUMN_REF__INIT;
+    cr->n_fields = 1;
+    cr->fields = sql_alloc(&s->arena, sizeof(*cr->fields));
+    if (cr->fields == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    cr->fields[0] = star;
+    cr->location = -1;
+    *cref = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    cref->node_case = PG_QUERY__NODE__NODE_COLUMN_REF;
+    cref->column_ref = cr;
+    *rt = (PgQuery__ResTarget)PG_QUERY__RES_TARGET__INIT;
+    rt->val = cref;
+    rt->location = -1;
+    *rtn = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    rtn->node_case = PG_QUERY__NODE__NODE_RES_TARGET;
+    rtn->res_target = rt;
+    *rvn = (PgQuery__Node)PG_QUERY__NODE__INIT;
+    rvn->node_case = PG_QUERY__NODE__NODE_RANGE_VAR;
+    rvn->range_var = rv;
+    from[0] = rvn;
+    memcpy(from + 1, items, nitems * sizeof(*from));
+    *sel = (PgQuery__SelectStmt)PG_QUERY__SELECT_STMT__INIT;
+    sel->n_target_list = 1;
+    sel->target_list = sql_alloc(&s->arena, sizeof(*sel->target_list));
+    if (sel->target_list == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    sel->target_list[0] = rtn;
+    sel->n_from_clause = nitems + 1;
+    sel->from_clause = from;
+    sel->where_clause = where;
+    sel->limit_option = PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_DEFAULT;
+    sel->op = PG_QUERY__SET_OPERATION__SETOP_NONE;
+    s->explain = NULL;
+    rc = sql_select_rows(s, sel, NULL, NULL, s->describe_only, rs);
+    s->explain = x;
+    return rc;
+}
+
+/* The scope of a joined row: its columns named by their tables. */
+static keel_status join_scope(sql_session *s, const sql_rowset *rs,
+                              sql_scope *scope)
+{
+    const char **tables = sql_alloc(&s->arena, (rs->ncols + 1u) * sizeof(*tables));
+    uint16_t nt = 0;
+
+    if (tables == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t c = 0; c < rs->ncols; c++) {
+        bool seen = false;
+        if (rs->col_table == NULL || rs->col_table[c] == NULL)
+            continue;
+        for (uint16_t k = 0; k < nt && !seen; k++)
+            seen = strcmp(tables[k], rs->col_table[c]) == 0;
+        if (!seen)
+            tables[nt++] = rs->col_table[c];
+    }
+    *scope = (sql_scope){.table = nt > 0 ? tables[0] : "",
+                         .cols = rs->cols,
+                         .ncols = rs->ncols,
+                         .col_table = rs->col_table,
+                         .tables = tables,
+                         .ntables = nt,
+                         .types = rs->types};
+    return KEEL_OK;
+}
+
+/* A target row's primary key as text, for a set of those changed. */
+static keel_status pk_text(sql_session *s, const sql_table *t,
+                           const sql_value *row, char **buf, uint32_t *cap,
+                           uint32_t *len, uint64_t *h)
+{
+    uint32_t used = 0;
+
+    for (uint16_t k = 0; k < t->info.npkey; k++) {
+        const sql_value *v = &row[t->info.pkey[k] - 1];
+        const char *p = "";
+        uint32_t n = 0;
+        if (!v->isnull && sql_value_text(s, v, &p, &n) != KEEL_OK)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (used + n + 4 > *cap) {
+            uint32_t nc = (used + n + 4) * 2;
+            char *b = realloc(*buf, nc);
+            if (b == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            *buf = b;
+            *cap = nc;
+        }
+        memcpy(*buf + used, &n, 4);
+        memcpy(*buf + used + 4, p, n);
+        used += n + 4;
+    }
+    *len = used;
+    *h = XXH3_64bits(*buf, used);
+    return KEEL_OK;
+}
+
+/*
+ * UPDATE t SET ... FROM items WHERE ... (set: NULL) or DELETE FROM t
+ * USING items WHERE ...: each row of t the join selects is changed once
+ * (the first join row that selects it decides an UPDATE's values, as
+ * PostgreSQL leaves which one unspecified), by its primary key.  Under
+ * read committed a row changed since the statement's snapshot is 40001:
+ * the join is not run again for its newest version.
+ */
+static keel_status join_modify(sql_session *s, sql_table *t, bool update,
+                               PgQuery__RangeVar *rv, PgQuery__Node **items,
+                               size_t nitems, PgQuery__Node *where,
+                               PgQuery__Node **targets, size_t ntargets,
+                               const sql_defaults *defs, sql_returning *ret,
+                               PgQuery__Node **returning, size_t nreturning)
+{
+    sql_rowset rs = {0};
+    sql_scope scope;
+    sql_expr **set = NULL;
+    sql_value *newrow;
+    keel_value *kv, *kk;
+    key_set done = {0};
+    char *kbuf = NULL;
+    uint32_t kcap = 0;
+    uint64_t n = 0;
+    uint16_t nc = t->info.ncols;
+    keel_status rc;
+
+    if (t->info.npkey == 0)
+        return sql_unsupported(s, rv->location,
+                               update ? "UPDATE ... FROM of a table without a "
+                                        "primary key"
+                                      : "DELETE ... USING of a table without "
+                                        "a primary key");
+    rc = join_rows(s, rv, items, nitems, where, &rs);
+    if (rc == KEEL_OK)
+        rc = join_scope(s, &rs, &scope);
+    if (rc != KEEL_OK)
+        return rc;
+    newrow = sql_alloc(&s->arena, (nc + 1u) * sizeof(*newrow));
+    kv = sql_alloc(&s->arena, (nc + 1u) * sizeof(*kv));
+    kk = sql_alloc(&s->arena, 17 * sizeof(*kk));
+    set = sql_alloc(&s->arena, (nc + 1u) * sizeof(*set));
+    if (newrow == NULL || kv == NULL || kk == NULL || set == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(set, 0, (nc + 1u) * sizeof(*set));
+    for (size_t i = 0; update && i < ntargets; i++) {
+        const PgQuery__ResTarget *r = targets[i]->res_target;
+        uint16_t c;
+        if (r->n_indirection > 0 ||
+            (r->val != NULL &&
+             r->val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF))
+            return sql_unsupported(s, r->location,
+                                   "this SET in UPDATE ... FROM");
+        rc = column_index(s, t, r->name, r->location, &c);
+        if (rc != KEEL_OK)
+            return rc;
+        if (set[c] != NULL)
+            return sql_fail_at(s, r->location, KEEL_EINVAL, "42601",
+                               "multiple assignments to same column \"%s\"",
+                               r->name);
+        if (r->val != NULL &&
+            r->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
+            if (!sql_default_has(defs, c))
+                return sql_unsupported(s, r->location,
+                                       "SET col = DEFAULT without a default "
+                                       "in UPDATE ... FROM");
+            rc = sql_default_expr(s, defs, c, &set[c]);
+        } else {
+            rc = sql_expr_prepare_for(s, &scope, r->val,
+                                      sql_type_of_keel(t->cols[c].type),
+                                      &set[c]);
+        }
+        if (rc == KEEL_OK && sql_expr_reads_engine(set[c]))
+            rc = sql_unsupported(s, set[c]->location,
+                                 "reading the catalogs in UPDATE's SET");
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = sql_returning_begin(s, t, returning, nreturning, ret);
+    if (rc != KEEL_OK || s->describe_only)
+        return rc;
+    if (s->explain != NULL) {
+        sql_explain_node(s->explain, 0, "%s on %s", update ? "Update" : "Delete",
+                         t->name);
+        sql_explain_node(s->explain, 1, "Nested Loop");
+    }
+    for (size_t r = 0; rc == KEEL_OK && r < rs.n; r++) {
+        const sql_value *row = &rs.vals[r * rs.ncols];
+        uint32_t len = 0;
+        uint64_t h = 0;
+        rc = pk_text(s, t, row, &kbuf, &kcap, &len, &h);
+        if (rc != KEEL_OK)
+            break;
+        if (key_set_has(&done, kbuf, len, h))
+            continue; /* changed once already */
+        if (!key_set_put(&done, kbuf, len, h)) {
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            break;
+        }
+        for (uint16_t k = 0; k < t->info.npkey; k++)
+            sql_value_to_keel(&row[t->info.pkey[k] - 1], &kk[k]);
+        if (update) {
+            for (uint16_t c = 0; rc == KEEL_OK && c < nc; c++) {
+                if (set[c] == NULL) {
+                    newrow[c] = row[c];
+                    newrow[c].type = sql_type_of_keel(t->cols[c].type);
+                    if (!row[c].isnull && row[c].type != newrow[c].type) {
+                        newrow[c] = row[c];
+                        rc = to_column(s, t, &t->cols[c], &newrow[c], -1);
+                    }
+                    continue;
+                }
+                rc = sql_expr_eval(s, set[c], row, &newrow[c]);
+                if (rc == KEEL_OK && !newrow[c].isnull)
+                    rc = to_column(s, t, &t->cols[c], &newrow[c], -1);
+                else if (rc == KEEL_OK)
+                    newrow[c].type = sql_type_of_keel(t->cols[c].type);
+            }
+            if (rc == KEEL_OK)
+                rc = check_not_null(s, t, newrow);
+            if (rc != KEEL_OK)
+                break;
+            for (uint16_t c = 0; c < nc; c++)
+                sql_value_to_keel(&newrow[c], &kv[c]);
+            rc = keel_update(s->ks, t->schema, t->name, kk, kv);
+        } else {
+            rc = keel_delete(s->ks, t->schema, t->name, kk);
+        }
+        if (rc == KEEL_ENOENT) {
+            rc = KEEL_OK; /* deleted since, or changed by this statement */
+            continue;
+        }
+        if (rc == KEEL_ECHANGED) {
+            rc = sql_fail(s, KEEL_ESERIALIZE, "40001",
+                          "could not serialize access due to concurrent "
+                          "update");
+            break;
+        }
+        if (rc != KEEL_OK) {
+            rc = sql_fail_engine(s, rc);
+            break;
+        }
+        if (ret->nt > 0)
+            rc = sql_returning_row(s, ret, update ? newrow : row);
+        n++;
+    }
+    key_set_free(&done);
+    free(kbuf);
+    if (rc != KEEL_OK)
+        return rc;
+    return sql_complete_count(s, update ? "UPDATE" : "DELETE", n);
+}
+
 keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 {
     const sql_defaults *defs;
@@ -1176,14 +1456,17 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 
     if (st->with_clause != NULL)
         return sql_unsupported(s, -1, "WITH");
-    if (st->n_from_clause > 0)
-        return sql_unsupported(s, -1, "UPDATE ... FROM");
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
     rc = sql_defaults_of(s, &t, &defs);
     if (rc != KEEL_OK)
         return rc;
+    if (st->n_from_clause > 0)
+        return join_modify(s, &t, true, st->relation, st->from_clause,
+                           st->n_from_clause, st->where_clause,
+                           st->target_list, st->n_target_list, defs, &ret,
+                           st->returning_list, st->n_returning_list);
     scope = (sql_scope){.table = t.alias, .cols = t.cols, .ncols = t.info.ncols};
     set = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*set));
     newrow = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*newrow));
@@ -1322,11 +1605,13 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
 
     if (st->with_clause != NULL)
         return sql_unsupported(s, -1, "WITH");
-    if (st->n_using_clause > 0)
-        return sql_unsupported(s, -1, "DELETE ... USING");
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
+    if (st->n_using_clause > 0)
+        return join_modify(s, &t, false, st->relation, st->using_clause,
+                           st->n_using_clause, st->where_clause, NULL, 0, NULL,
+                           &ret, st->returning_list, st->n_returning_list);
     scope = (sql_scope){.table = t.alias, .cols = t.cols, .ncols = t.info.ncols};
     kk = sql_alloc(&s->arena, 17 * sizeof(*kk));
     erow = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*erow));

@@ -1,0 +1,1 @@
+UPDATE t SET b = u.b || 'x', c = u.a FROM t AS u WHERE u.a = t.a + 1 RETURNING t.a; DELETE FROM t USING t AS u WHERE u.a = t.a AND t.c > 1 RETURNING *
