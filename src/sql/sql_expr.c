@@ -972,6 +972,9 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"shobj_description", SQL_FUNC_SHOBJ_DESCRIPTION, 2},
         {"has_database_privilege", SQL_FUNC_HAS_DATABASE_PRIVILEGE, 2},
         {"pg_type_is_visible", SQL_FUNC_PG_TYPE_IS_VISIBLE, 1},
+        {"extract", SQL_FUNC_EXTRACT, 2},
+        {"date_part", SQL_FUNC_DATE_PART, 2},
+        {"date_trunc", SQL_FUNC_DATE_TRUNC, 2},
         {"substr", SQL_FUNC_SUBSTR, 2},
         {"substr", SQL_FUNC_SUBSTR, 3},
         {"substring", SQL_FUNC_SUBSTR, 2},
@@ -1087,6 +1090,35 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
             if (rc != KEEL_OK)
                 return rc;
             break;
+        case SQL_FUNC_EXTRACT:
+        case SQL_FUNC_DATE_PART:
+        case SQL_FUNC_DATE_TRUNC: {
+            uint32_t t = e->args[1]->type;
+            if (!sql_type_is_string(e->args[0]->type) ||
+                (t != SQL_TYPE_UNKNOWN && !sql_type_is_datetime(t))) {
+                rc = sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
+                                 "function %s(%s, %s) does not exist", name,
+                                 sql_type_name(e->args[0]->type),
+                                 sql_type_name(t));
+                if (s->err != NULL)
+                    snprintf(s->err->hint, sizeof(s->err->hint),
+                             "No function matches the given name and "
+                             "argument types. You might need to add "
+                             "explicit type casts.");
+                return rc;
+            }
+            rc = coerce(s, &e->args[0], SQL_TYPE_TEXT, false);
+            if (rc == KEEL_OK && t == SQL_TYPE_UNKNOWN)
+                rc = coerce(s, &e->args[1], SQL_TYPE_TIMESTAMPTZ, false);
+            if (rc != KEEL_OK)
+                return rc;
+            t = e->args[1]->type;
+            e->type = e->u.func == SQL_FUNC_EXTRACT     ? SQL_TYPE_NUMERIC
+                      : e->u.func == SQL_FUNC_DATE_PART ? SQL_TYPE_FLOAT8
+                      : t == SQL_TYPE_DATE              ? SQL_TYPE_TIMESTAMPTZ
+                                                        : t;
+            break;
+        }
         case SQL_FUNC_SUBSTR:
         case SQL_FUNC_STRPOS:
         case SQL_FUNC_REPLACE:
@@ -2351,6 +2383,10 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
     case SQL_FUNC_SETVAL:
     case SQL_FUNC_LASTVAL:
         return sql_sequence_eval(s, e->u.func, a, e->nargs, out);
+    case SQL_FUNC_EXTRACT:
+    case SQL_FUNC_DATE_PART:
+    case SQL_FUNC_DATE_TRUNC:
+        return sql_datetime_func(s, e->u.func, a, out);
     case SQL_FUNC_SUBSTR:
     case SQL_FUNC_STRPOS:
     case SQL_FUNC_REPLACE:

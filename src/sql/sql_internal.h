@@ -558,6 +558,11 @@ typedef enum sql_func {
     SQL_FUNC_GREATEST,
     SQL_FUNC_LEAST,
     SQL_FUNC_NULLIF, /* args[0], or NULL when it equals args[1] */
+    /* extract(unit FROM x) (numeric), date_part(unit, x) (double
+     * precision), date_trunc(unit, x) (sql_value.c; strict). */
+    SQL_FUNC_EXTRACT,
+    SQL_FUNC_DATE_PART,
+    SQL_FUNC_DATE_TRUNC,
     /* sql_sequence.c's (strict; they read and change the engine). */
     SQL_FUNC_NEXTVAL,
     SQL_FUNC_CURRVAL,
@@ -713,6 +718,11 @@ keel_status sql_regclass_const(sql_session *s, sql_expr *a);
  * functions read one (sql_size.c). */
 void sql_split_names(const char *p, uint32_t len, char parts[4][KEEL_NAME_LEN],
                      int *n);
+
+/* extract(), date_part() and date_trunc() over a[0] (the unit's text)
+ * and a[1] (a date, timestamp or timestamptz), as PostgreSQL's. */
+keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
+                              sql_value *out);
 
 /* sql_sequence.c: sequences. */
 keel_status sql_exec_create_sequence(sql_session *s,

@@ -1373,3 +1373,239 @@ keel_status sql_value_keep(sql_session *s, sql_value *v)
     v->v.s.p = p;
     return KEEL_OK;
 }
+
+/* ---- extract(), date_part() and date_trunc() ------------------------------ */
+
+/* A field name, lower-cased, with PostgreSQL's plural and short forms. */
+static int datetime_unit(const char *p, uint32_t len, char *out, size_t size)
+{
+    static const struct {
+        const char *alias, *unit;
+    } aliases[] = {
+        {"microsecond", "microseconds"}, {"us", "microseconds"},
+        {"usec", "microseconds"},        {"usecs", "microseconds"},
+        {"millisecond", "milliseconds"}, {"ms", "milliseconds"},
+        {"msec", "milliseconds"},        {"msecs", "milliseconds"},
+        {"seconds", "second"},           {"sec", "second"},
+        {"secs", "second"},              {"s", "second"},
+        {"minutes", "minute"},           {"min", "minute"},
+        {"mins", "minute"},              {"m", "minute"},
+        {"hours", "hour"},               {"hr", "hour"},
+        {"hrs", "hour"},                 {"h", "hour"},
+        {"days", "day"},                 {"d", "day"},
+        {"weeks", "week"},               {"w", "week"},
+        {"months", "month"},             {"mon", "month"},
+        {"mons", "month"},               {"quarters", "quarter"},
+        {"qtr", "quarter"},              {"years", "year"},
+        {"yr", "year"},                  {"yrs", "year"},
+        {"y", "year"},                   {"decades", "decade"},
+        {"dec", "decade"},               {"centuries", "century"},
+        {"cent", "century"},             {"c", "century"},
+        {"millenniums", "millennium"},   {"millennia", "millennium"},
+        {"mil", "millennium"},           {"mils", "millennium"},
+    };
+    uint32_t n = 0;
+
+    while (len > 0 && is_space(*p)) {
+        p++;
+        len--;
+    }
+    while (len > 0 && is_space(p[len - 1]))
+        len--;
+    if (len == 0 || len >= size)
+        return -1;
+    for (n = 0; n < len; n++)
+        out[n] = (char)(p[n] >= 'A' && p[n] <= 'Z' ? p[n] - 'A' + 'a' : p[n]);
+    out[n] = '\0';
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (strcmp(out, aliases[i].alias) == 0) {
+            snprintf(out, size, "%s", aliases[i].unit);
+            break;
+        }
+    return 0;
+}
+
+static const char *datetime_type_words(uint32_t type)
+{
+    return type == SQL_TYPE_DATE        ? "date"
+           : type == SQL_TYPE_TIMESTAMP ? "timestamp without time zone"
+                                        : "timestamp with time zone";
+}
+
+/* A day count's ISO week year and week (weeks start on Monday; week 1
+ * holds the year's first Thursday). */
+static void iso_week(int64_t days, int64_t *isoyear, int64_t *week)
+{
+    int64_t y, dow = ((days % 7) + 7 + 3) % 7; /* 0 Monday; day 0 Thursday */
+    int m, d;
+    int64_t thursday = days - dow + 3, jan1;
+
+    date_from_days(thursday, &y, &m, &d);
+    jan1 = days_from_date(y, 1, 1);
+    *isoyear = y;
+    *week = (thursday - jan1) / 7 + 1;
+}
+
+keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
+                              sql_value *out)
+{
+    uint32_t type = a[1].type;
+    int64_t v = a[1].v.i, days, us, y, value, isoyear, week;
+    char unit[32], text[48];
+    int m, d, scale = 0;
+
+    if (datetime_unit(a[0].v.s.p, a[0].v.s.len, unit, sizeof(unit)) != 0)
+        snprintf(unit, sizeof(unit), "%.*s",
+                 (int)(a[0].v.s.len < 24 ? a[0].v.s.len : 24), a[0].v.s.p);
+    if (type == SQL_TYPE_DATE) {
+        days = v;
+        us = 0;
+    } else {
+        days = v >= 0 ? v / USECS_PER_DAY
+                      : (v - USECS_PER_DAY + 1) / USECS_PER_DAY;
+        us = v - days * USECS_PER_DAY;
+    }
+    days += SQL_EPOCH_DAYS; /* since 1970-01-01 */
+    date_from_days(days, &y, &m, &d);
+    if (f == SQL_FUNC_DATE_TRUNC) {
+        int64_t ty = y, tm = m, td = d, tus = 0, t;
+        if (strcmp(unit, "microseconds") == 0)
+            tus = us;
+        else if (strcmp(unit, "milliseconds") == 0)
+            tus = us / 1000 * 1000;
+        else if (strcmp(unit, "second") == 0)
+            tus = us / 1000000 * 1000000;
+        else if (strcmp(unit, "minute") == 0)
+            tus = us / 60000000 * 60000000;
+        else if (strcmp(unit, "hour") == 0)
+            tus = us / 3600000000LL * 3600000000LL;
+        else if (strcmp(unit, "day") == 0)
+            tus = 0;
+        else if (strcmp(unit, "week") == 0) {
+            int64_t dow = ((days % 7) + 7 + 3) % 7;
+            date_from_days(days - dow, &ty, &m, &d);
+            tm = m;
+            td = d;
+        } else if (strcmp(unit, "month") == 0)
+            td = 1;
+        else if (strcmp(unit, "quarter") == 0) {
+            tm = (m - 1) / 3 * 3 + 1;
+            td = 1;
+        } else if (strcmp(unit, "year") == 0)
+            tm = td = 1;
+        else if (strcmp(unit, "decade") == 0) {
+            ty = y > 0 ? y / 10 * 10 : -((8 - (y - 1)) / 10) * 10; /* PostgreSQL's arithmetic, year 0 being 1 BC */
+            tm = td = 1;
+        } else if (strcmp(unit, "century") == 0) {
+            ty = y > 0 ? (y + 99) / 100 * 100 - 99
+                       : -((99 - (y - 1)) / 100) * 100 + 1;
+            tm = td = 1;
+        } else if (strcmp(unit, "millennium") == 0) {
+            ty = y > 0 ? (y + 999) / 1000 * 1000 - 999
+                       : -((999 - (y - 1)) / 1000) * 1000 + 1;
+            tm = td = 1;
+        } else
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "unit \"%s\" not recognized for type %s", unit,
+                            datetime_type_words(type == SQL_TYPE_DATE
+                                                    ? SQL_TYPE_TIMESTAMPTZ
+                                                    : type));
+        t = (days_from_date(ty, (int)tm, (int)td) - SQL_EPOCH_DAYS) *
+                USECS_PER_DAY +
+            tus;
+        out->type = type == SQL_TYPE_DATE ? SQL_TYPE_TIMESTAMPTZ : type;
+        out->isnull = false;
+        out->v.i = t;
+        return KEEL_OK;
+    }
+    /* extract (numeric) and date_part (double precision): the value in
+     * millionths where the field has a fraction. */
+    if (type == SQL_TYPE_DATE &&
+        (strcmp(unit, "microseconds") == 0 ||
+         strcmp(unit, "milliseconds") == 0 || strcmp(unit, "second") == 0 ||
+         strcmp(unit, "minute") == 0 || strcmp(unit, "hour") == 0))
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "unit \"%s\" not supported for type date", unit);
+    if (strcmp(unit, "microseconds") == 0)
+        value = us % 60000000;
+    else if (strcmp(unit, "milliseconds") == 0) {
+        value = us % 60000000;
+        scale = 3;
+    } else if (strcmp(unit, "second") == 0) {
+        value = us % 60000000;
+        scale = 6;
+    } else if (strcmp(unit, "minute") == 0)
+        value = us / 60000000 % 60;
+    else if (strcmp(unit, "hour") == 0)
+        value = us / 3600000000LL;
+    else if (strcmp(unit, "day") == 0)
+        value = d;
+    else if (strcmp(unit, "month") == 0)
+        value = m;
+    else if (strcmp(unit, "quarter") == 0)
+        value = (m - 1) / 3 + 1;
+    else if (strcmp(unit, "year") == 0)
+        value = y > 0 ? y : y - 1;
+    else if (strcmp(unit, "decade") == 0)
+        value = y >= 0 ? y / 10 : -((8 - (y - 1)) / 10);
+    else if (strcmp(unit, "century") == 0)
+        value = y > 0 ? (y + 99) / 100 : -((99 - (y - 1)) / 100);
+    else if (strcmp(unit, "millennium") == 0)
+        value = y > 0 ? (y + 999) / 1000 : -((999 - (y - 1)) / 1000);
+    else if (strcmp(unit, "dow") == 0)
+        value = ((days % 7) + 7 + 4) % 7;
+    else if (strcmp(unit, "isodow") == 0)
+        value = ((days % 7) + 7 + 3) % 7 + 1;
+    else if (strcmp(unit, "doy") == 0)
+        value = days - days_from_date(y, 1, 1) + 1;
+    else if (strcmp(unit, "week") == 0) {
+        iso_week(days, &isoyear, &week);
+        value = week;
+    } else if (strcmp(unit, "isoyear") == 0) {
+        iso_week(days, &isoyear, &week);
+        value = isoyear > 0 ? isoyear : isoyear - 1;
+    } else if (strcmp(unit, "epoch") == 0) {
+        value = type == SQL_TYPE_DATE
+                    ? days * 86400
+                    : (days * USECS_PER_DAY + us);
+        scale = type == SQL_TYPE_DATE ? 0 : 6;
+    } else if ((strcmp(unit, "timezone") == 0 ||
+                strcmp(unit, "timezone_hour") == 0 ||
+                strcmp(unit, "timezone_minute") == 0) &&
+               type == SQL_TYPE_TIMESTAMPTZ)
+        value = 0; /* keel's sessions are in UTC */
+    else
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "unit \"%s\" not recognized for type %s", unit,
+                        datetime_type_words(type));
+    out->isnull = false;
+    if (f == SQL_FUNC_DATE_PART) {
+        double p10 = scale == 6 ? 1e6 : scale == 3 ? 1e3 : 1;
+        out->type = SQL_TYPE_FLOAT8;
+        out->v.f = (double)value / p10;
+        return KEEL_OK;
+    }
+    {
+        numeric n = NUMERIC_INIT;
+        uint64_t mag = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+        int k;
+        if (scale == 0)
+            k = snprintf(text, sizeof(text), "%s%llu", value < 0 ? "-" : "",
+                         (unsigned long long)mag);
+        else if (scale == 3)
+            k = snprintf(text, sizeof(text), "%s%llu.%03llu",
+                         value < 0 ? "-" : "", (unsigned long long)(mag / 1000),
+                         (unsigned long long)(mag % 1000));
+        else
+            k = snprintf(text, sizeof(text), "%s%llu.%06llu",
+                         value < 0 ? "-" : "",
+                         (unsigned long long)(mag / 1000000),
+                         (unsigned long long)(mag % 1000000));
+        if (numeric_in(text, (size_t)k, &n) != NUMERIC_OK) {
+            numeric_free(&n);
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        }
+        out->type = SQL_TYPE_NUMERIC;
+        return sql_numeric_put(s, &n, out);
+    }
+}

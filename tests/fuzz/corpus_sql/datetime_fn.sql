@@ -1,0 +1,1 @@
+SELECT extract(year FROM now()), date_part('dow', current_date), date_trunc('hour', now()), extract(epoch FROM '2020-01-01'::timestamp), date_trunc('week', '2021-01-03'::date) FROM t WHERE extract(second FROM now()) >= 0
