@@ -2641,13 +2641,16 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
 {
     const PgQuery__WithClause *w = st->with_clause;
     uint16_t base = s->nctes, limit = s->cte_limit;
+    const PgQuery__CommonTableExpr *hidden[SQL_MAX_CTES];
     keel_status rc = KEEL_OK;
 
     if (w == NULL)
         return select_body(s, st, outer, outer_row, describe, into);
     if (w->recursive)
         return sql_unsupported(s, w->location, "WITH RECURSIVE");
-    /* Inner WITHs go after the ones in scope: those are seen (all). */
+    /* Inner WITHs go after the ones in scope, over those not in scope
+     * here (a WITH query's later siblings), which come back after. */
+    memcpy(hidden, s->ctes + limit, (size_t)(base - limit) * sizeof(*hidden));
     s->nctes = s->cte_limit;
     for (size_t i = 0; rc == KEEL_OK && i < w->n_ctes; i++) {
         const PgQuery__CommonTableExpr *c =
@@ -2675,6 +2678,7 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
         s->cte_limit = s->nctes;
         rc = select_body(s, st, outer, outer_row, describe, into);
     }
+    memcpy(s->ctes + limit, hidden, (size_t)(base - limit) * sizeof(*hidden));
     s->nctes = base;
     s->cte_limit = limit;
     return rc;

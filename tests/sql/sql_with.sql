@@ -19,6 +19,10 @@ SELECT * FROM w_t;
 WITH a AS (SELECT 1 AS v) SELECT * FROM a UNION ALL SELECT 2 ORDER BY 1;
 SELECT (WITH m AS (SELECT max(n) AS top FROM w_t) SELECT top FROM m);
 WITH r(x) AS (SELECT id FROM w_t) SELECT q.z FROM r AS q(z) ORDER BY 1 LIMIT 3;
+-- A WITH inside a WITH query, its siblings after it still in scope.
+WITH a AS (WITH b AS (SELECT 1 AS x) SELECT x + 10 AS y FROM b),
+     c AS (SELECT y * 2 AS z FROM a)
+SELECT * FROM c, a;
 -- Errors and what is not there yet.
 WITH a AS (SELECT 1), a AS (SELECT 2) SELECT * FROM a;
 WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a;
