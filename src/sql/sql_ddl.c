@@ -438,6 +438,18 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
             return sql_complete(s, "CREATE TABLE");
         }
     }
+    {
+        /* A view's name is a relation's in PostgreSQL's one namespace. */
+        const PgQuery__SelectStmt *vq;
+        PgQuery__Alias *va;
+        bool view = false;
+        rc = sql_view_find(s, schema, rv->relname, &vq, &va, &view);
+        if (rc == KEEL_OK && view)
+            rc = sql_fail(s, KEEL_EEXIST, "42P07",
+                          "relation \"%s\" already exists", rv->relname);
+        if (rc != KEEL_OK)
+            return rc;
+    }
     rc = keel_create_table(s->ks, schema, rv->relname, cols, ncols, pkey, npkey);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
@@ -536,7 +548,8 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
     if (st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE &&
         st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SCHEMA &&
         st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_INDEX &&
-        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE)
+        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE &&
+        st->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_VIEW)
         return sql_unsupported(s, -1, "DROP of this kind of object");
     if (st->concurrent)
         return sql_unsupported(s, -1, "DROP ... CONCURRENTLY");
@@ -561,6 +574,13 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
             return sql_unsupported(s, -1, "this DROP");
         if (st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_INDEX) {
             rc = drop_index(s, schema, name, st->missing_ok);
+            if (rc != KEEL_OK)
+                return rc;
+            continue;
+        }
+        if (st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_VIEW) {
+            rc = sql_view_drop(s, schema != NULL ? schema : "public", name,
+                               st->missing_ok);
             if (rc != KEEL_OK)
                 return rc;
             continue;
@@ -617,6 +637,8 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
                                ? "DROP INDEX"
                            : st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE
                                ? "DROP SEQUENCE"
+                           : st->remove_type == PG_QUERY__OBJECT_TYPE__OBJECT_VIEW
+                               ? "DROP VIEW"
                                : "DROP SCHEMA");
 }
 

@@ -724,6 +724,16 @@ void sql_split_names(const char *p, uint32_t len, char parts[4][KEEL_NAME_LEN],
 keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
                               sql_value *out);
 
+/* sql_view.c: views. sql_view_find() parses view schema.name's query
+ * (schema NULL: public) into the statement's arena, with an alias
+ * holding its column list; *found false if there is no such view. */
+keel_status sql_exec_create_view(sql_session *s, const PgQuery__ViewStmt *st);
+keel_status sql_view_drop(sql_session *s, const char *nsp, const char *name,
+                          bool missing_ok);
+keel_status sql_view_find(sql_session *s, const char *schema, const char *name,
+                          const PgQuery__SelectStmt **query,
+                          PgQuery__Alias **alias, bool *found);
+
 /* sql_sequence.c: sequences. */
 keel_status sql_exec_create_sequence(sql_session *s,
                                      const PgQuery__CreateSeqStmt *st);

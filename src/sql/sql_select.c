@@ -1257,6 +1257,39 @@ static keel_status star_select(sql_session *s, PgQuery__Node *from,
  * WITH queries before it (at), its columns named by its column list and
  * then by rv's alias.
  */
+/* A view named in FROM (by rv): its query run as a subquery, seeing
+ * none of the statement's WITH queries, its columns named by the view's
+ * column list (in alias), then by rv's alias. */
+static keel_status from_view(sql_session *s, const from_ctx *ctx,
+                             from_item *it, const PgQuery__SelectStmt *query,
+                             PgQuery__Alias *alias,
+                             const PgQuery__RangeVar *rv, bool left,
+                             const PgQuery__Node *on)
+{
+    uint16_t limit = s->cte_limit;
+    keel_status rc;
+
+    if (rv->alias != NULL)
+        alias->aliasname = rv->alias->aliasname;
+    it->is_rows = true;
+    it->sub = query;
+    it->alias = alias;
+    it->t.name = it->t.alias = alias->aliasname;
+    it->left = left;
+    it->on = on;
+    s->cte_limit = 0;
+    rc = sql_select_rows(s, query, ctx->outer, ctx->outer_row, ctx->describe,
+                         &it->rs);
+    s->cte_limit = limit;
+    if (rc == KEEL_OK)
+        rc = rows_columns(s, it);
+    if (rc == KEEL_OK && rv->alias != NULL && rv->alias->n_colnames > 0) {
+        it->alias = rv->alias;
+        rc = rows_columns(s, it);
+    }
+    return rc;
+}
+
 static keel_status from_cte(sql_session *s, const from_ctx *ctx, from_item *it,
                             const PgQuery__CommonTableExpr *cte, uint16_t at,
                             const PgQuery__RangeVar *rv, bool left,
@@ -1400,6 +1433,30 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
             rc = sql_unsupported(s, rv->location, what);
         } else {
             rc = sql_table_open(s, rv, &it->t);
+            /* No table of the name: a view's (sql_view.c). */
+            if (rc == KEEL_ENOENT) {
+                const PgQuery__SelectStmt *vq = NULL;
+                PgQuery__Alias *va = NULL;
+                bool vf = false;
+                sql_error saved;
+                if (s->err != NULL)
+                    saved = *s->err;
+                rc = sql_view_find(s,
+                                   rv->schemaname != NULL &&
+                                           rv->schemaname[0] != '\0'
+                                       ? rv->schemaname
+                                       : NULL,
+                                   rv->relname, &vq, &va, &vf);
+                if (rc == KEEL_OK && vf)
+                    rc = from_view(s, ctx, it, vq, va, rv, left, on);
+                else if (rc == KEEL_OK) {
+                    rc = KEEL_ENOENT; /* the table's error stands */
+                    if (s->err != NULL)
+                        *s->err = saved;
+                }
+                if (rc == KEEL_OK)
+                    goto item_done;
+            }
             /* A WITH query named after this one, which it cannot see. */
             for (uint16_t k = s->cte_limit; rc == KEEL_ENOENT && s->err &&
                                             k < s->nctes;
@@ -1418,6 +1475,7 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
         }
         if (rc != KEEL_OK)
             return rc;
+    item_done:;
     } else if (n->node_case == PG_QUERY__NODE__NODE_RANGE_FUNCTION) {
         const PgQuery__RangeFunction *rf = n->range_function;
         const PgQuery__Node *fn =

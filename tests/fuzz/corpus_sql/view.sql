@@ -1,0 +1,1 @@
+CREATE OR REPLACE VIEW fv (x, y) AS SELECT a, b FROM t WHERE a > 0; SELECT * FROM fv AS v(p) JOIN t ON t.a = v.p; DROP VIEW IF EXISTS fv
