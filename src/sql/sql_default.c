@@ -24,7 +24,6 @@
 
 #include "sql/sql_internal.h"
 
-#define DEF_SCHEMA "keel_sql"
 #define DEF_TABLE "keel_attrdef"
 /* Tables whose defaults a session keeps. */
 #define DEF_KEPT_MAX 256
@@ -52,18 +51,6 @@ void sql_defaults_free(sql_session *s)
     }
 }
 
-/* Whether keel_attrdef exists for the transaction. */
-static keel_status table_exists(sql_session *s, bool *exists)
-{
-    keel_status rc = keel_relation_exists(s->ks, DEF_SCHEMA, DEF_TABLE, exists);
-
-    if (rc == KEEL_ENOENT) { /* no schema: no defaults */
-        *exists = false;
-        return KEEL_OK;
-    }
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
-}
-
 /* The expression node of a "SELECT expr" tree. */
 static const PgQuery__Node *tree_expr(const PgQuery__ParseResult *t)
 {
@@ -76,13 +63,9 @@ static keel_status deparse(sql_session *s, const PgQuery__Node *expr, char **out
     PgQuery__ResTarget rt = PG_QUERY__RES_TARGET__INIT;
     PgQuery__Node rtn = PG_QUERY__NODE__INIT, seln = PG_QUERY__NODE__INIT;
     PgQuery__SelectStmt sel = PG_QUERY__SELECT_STMT__INIT;
-    PgQuery__RawStmt raw = PG_QUERY__RAW_STMT__INIT;
-    PgQuery__ParseResult pr = PG_QUERY__PARSE_RESULT__INIT;
     PgQuery__Node *tl[1] = {&rtn};
-    PgQuery__RawStmt *stmts[1] = {&raw};
-    PgQueryProtobuf pb;
-    PgQueryDeparseResult d;
-    keel_status rc = KEEL_OK;
+    char *text = NULL;
+    keel_status rc;
 
     *out = NULL;
     rt.val = (PgQuery__Node *)expr;
@@ -94,23 +77,14 @@ static keel_status deparse(sql_session *s, const PgQuery__Node *expr, char **out
     sel.op = PG_QUERY__SET_OPERATION__SETOP_NONE;
     seln.node_case = PG_QUERY__NODE__NODE_SELECT_STMT;
     seln.select_stmt = &sel;
-    raw.stmt = &seln;
-    pr.version = PG_VERSION_NUM;
-    pr.n_stmts = 1;
-    pr.stmts = stmts;
-    pb.len = pg_query__parse_result__get_packed_size(&pr);
-    pb.data = malloc(pb.len ? pb.len : 1);
-    if (pb.data == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    pg_query__parse_result__pack(&pr, (uint8_t *)pb.data);
-    d = pg_query_deparse_protobuf(pb);
-    free(pb.data);
-    if (d.error != NULL)
-        rc = sql_unsupported(s, -1, "this default expression");
-    else if (strncmp(d.query, "SELECT ", 7) != 0 ||
-             (*out = strdup(d.query + 7)) == NULL)
+    rc = sql_deparse(s, &seln, &text);
+    if (rc == KEEL_EINVAL)
+        return sql_unsupported(s, -1, "this default expression");
+    if (rc != KEEL_OK)
+        return rc;
+    if (strncmp(text, "SELECT ", 7) != 0 || (*out = strdup(text + 7)) == NULL)
         rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    pg_query_free_deparse_result(d);
+    free(text);
     return rc;
 }
 
@@ -166,7 +140,7 @@ static keel_status read_rows(sql_session *s, uint32_t relid, def_row **rows,
 
     *rows = NULL;
     *nrows = 0;
-    rc = keel_scan_begin(s->ks, DEF_SCHEMA, DEF_TABLE, NULL, &b, &b, &sc);
+    rc = keel_scan_begin(s->ks, SQL_STORE_SCHEMA, DEF_TABLE, NULL, &b, &b, &sc);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     while ((rc = keel_scan_next(sc, row, &found)) == KEEL_OK && found) {
@@ -223,7 +197,7 @@ keel_status sql_defaults_of(sql_session *s, const sql_table *t,
      * table's defaults, so none it holds is freed. */
     if (kept >= DEF_KEPT_MAX)
         sql_defaults_free(s);
-    rc = table_exists(s, &exists);
+    rc = sql_store_exists(s, DEF_TABLE, &exists);
     if (rc == KEEL_OK && exists)
         rc = read_rows(s, t->info.oid, &rows, &nrows);
     if (rc != KEEL_OK)
@@ -306,16 +280,8 @@ static keel_status table_ensure(sql_session *s)
         {.name = "adsrc", .type = KEEL_TEXT, .notnull = true},
     };
     static const uint16_t pkey[2] = {1, 2};
-    bool exists = false;
-    keel_status rc = table_exists(s, &exists);
 
-    if (rc != KEEL_OK || exists)
-        return rc;
-    rc = keel_create_schema(s->ks, DEF_SCHEMA);
-    if (rc != KEEL_OK && rc != KEEL_EEXIST)
-        return sql_fail_engine(s, rc);
-    rc = keel_create_table(s->ks, DEF_SCHEMA, DEF_TABLE, cols, 3, pkey, 2);
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+    return sql_store_ensure(s, DEF_TABLE, cols, 3, pkey, 2);
 }
 
 static keel_status row_insert(sql_session *s, uint32_t relid, uint16_t attnum,
@@ -326,7 +292,7 @@ static keel_status row_insert(sql_session *s, uint32_t relid, uint16_t attnum,
 
     v[2].v.s.ptr = src;
     v[2].v.s.len = (uint32_t)len;
-    rc = keel_insert(s->ks, DEF_SCHEMA, DEF_TABLE, v);
+    rc = keel_insert(s->ks, SQL_STORE_SCHEMA, DEF_TABLE, v);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
 
@@ -365,14 +331,14 @@ keel_status sql_defaults_move(sql_session *s, uint32_t old_relid,
     def_row *rows;
     uint16_t n;
     bool exists = false;
-    keel_status rc = table_exists(s, &exists);
+    keel_status rc = sql_store_exists(s, DEF_TABLE, &exists);
 
     if (rc != KEEL_OK || !exists)
         return rc;
     rc = read_rows(s, old_relid, &rows, &n);
     for (uint16_t i = 0; rc == KEEL_OK && i < n; i++) {
         keel_value key[2] = {{.v.oid = old_relid}, {.v.i2 = (int16_t)rows[i].attnum}};
-        rc = keel_delete(s->ks, DEF_SCHEMA, DEF_TABLE, key);
+        rc = keel_delete(s->ks, SQL_STORE_SCHEMA, DEF_TABLE, key);
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
         if (new_relid != 0)

@@ -589,6 +589,29 @@ static keel_status analyse_any(sql_session *s, const sql_scope *scope,
 static keel_status unify_list(sql_session *s, sql_expr **list, uint16_t n,
                               int32_t location, uint32_t *out);
 
+/* 42883 for function name over e's arguments' types, with PostgreSQL's
+ * hint. */
+static keel_status no_such_function(sql_session *s, int32_t location,
+                                    const char *name, const sql_expr *e)
+{
+    char types[160];
+    size_t u = 0;
+    keel_status rc;
+
+    types[0] = '\0';
+    for (uint16_t j = 0; j < e->nargs && u < sizeof(types); j++)
+        u += (size_t)snprintf(types + u, sizeof(types) - u, "%s%s",
+                              j > 0 ? ", " : "",
+                              sql_type_name(e->args[j]->type));
+    rc = sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                     "function %s(%s) does not exist", name, types);
+    if (s->err != NULL)
+        snprintf(s->err->hint, sizeof(s->err->hint),
+                 "No function matches the given name and argument types. "
+                 "You might need to add explicit type casts.");
+    return rc;
+}
+
 /*
  * nextval(), currval(), setval() and lastval(): the sequence's name as
  * text.  'name'::regclass, as PostgreSQL writes a SERIAL column's
@@ -1095,18 +1118,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         case SQL_FUNC_DATE_TRUNC: {
             uint32_t t = e->args[1]->type;
             if (!sql_type_is_string(e->args[0]->type) ||
-                (t != SQL_TYPE_UNKNOWN && !sql_type_is_datetime(t))) {
-                rc = sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
-                                 "function %s(%s, %s) does not exist", name,
-                                 sql_type_name(e->args[0]->type),
-                                 sql_type_name(t));
-                if (s->err != NULL)
-                    snprintf(s->err->hint, sizeof(s->err->hint),
-                             "No function matches the given name and "
-                             "argument types. You might need to add "
-                             "explicit type casts.");
-                return rc;
-            }
+                (t != SQL_TYPE_UNKNOWN && !sql_type_is_datetime(t)))
+                return no_such_function(s, fc->location, name, e);
             rc = coerce(s, &e->args[0], SQL_TYPE_TEXT, false);
             if (rc == KEEL_OK && t == SQL_TYPE_UNKNOWN)
                 rc = coerce(s, &e->args[1], SQL_TYPE_TIMESTAMPTZ, false);
@@ -1147,23 +1160,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                 bool fits = t == SQL_TYPE_UNKNOWN ||
                             (want_int ? sql_type_is_int(t) && t != SQL_TYPE_INT8
                                       : sql_type_is_string(t));
-                if (!fits) {
-                    char types[96];
-                    size_t u = 0;
-                    for (uint16_t j = 0; j < e->nargs && u < sizeof(types); j++)
-                        u += (size_t)snprintf(types + u, sizeof(types) - u,
-                                              "%s%s", j > 0 ? ", " : "",
-                                              sql_type_name(e->args[j]->type));
-                    rc = sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
-                                     "function %s(%s) does not exist", name,
-                                     types);
-                    if (s->err != NULL)
-                        snprintf(s->err->hint, sizeof(s->err->hint),
-                                 "No function matches the given name and "
-                                 "argument types. You might need to add "
-                                 "explicit type casts.");
-                    return rc;
-                }
+                if (!fits)
+                    return no_such_function(s, fc->location, name, e);
                 rc = coerce(s, &e->args[k], want_int ? SQL_TYPE_INT4
                                                      : SQL_TYPE_TEXT,
                             false);
@@ -2226,6 +2224,8 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
     }
     out->type = e->type;
     out->isnull = false;
+    if (e->u.func >= SQL_FUNC_SUBSTR && e->u.func <= SQL_FUNC_STARTS_WITH)
+        return sql_string_eval(s, e, a, out); /* sql_string.c's */
     switch (e->u.func) {
     case SQL_FUNC_CURRENT_SCHEMAS: {
         /* The search path: pg_catalog (where keel_catalog's tables are
@@ -2387,20 +2387,6 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
     case SQL_FUNC_DATE_PART:
     case SQL_FUNC_DATE_TRUNC:
         return sql_datetime_func(s, e->u.func, a, out);
-    case SQL_FUNC_SUBSTR:
-    case SQL_FUNC_STRPOS:
-    case SQL_FUNC_REPLACE:
-    case SQL_FUNC_BTRIM:
-    case SQL_FUNC_LTRIM:
-    case SQL_FUNC_RTRIM:
-    case SQL_FUNC_LEFT:
-    case SQL_FUNC_RIGHT:
-    case SQL_FUNC_REPEAT:
-    case SQL_FUNC_REVERSE:
-    case SQL_FUNC_LPAD:
-    case SQL_FUNC_RPAD:
-    case SQL_FUNC_STARTS_WITH:
-        return sql_string_eval(s, e, a, out);
     case SQL_FUNC_PG_TYPE_IS_VISIBLE:
         /* Every type keel has is pg_catalog's. */
         out->v.b = strcmp(sql_type_name((uint32_t)a[0].v.i), "?") != 0;

@@ -391,6 +391,10 @@ keel_status sql_fail_at(sql_session *s, int32_t location, keel_status status,
 /* An engine call's failure: its status mapped to a SQLSTATE, its message
  * the session's. */
 keel_status sql_fail_engine(sql_session *s, keel_status status);
+
+/* Sends a NOTICE (08006 if the connection is gone). */
+keel_status sql_notice(sql_session *s, const char *sqlstate, const char *fmt,
+                       ...) __attribute__((format(printf, 3, 4)));
 /* 0A000: "<what> is not supported yet". */
 keel_status sql_unsupported(sql_session *s, int32_t location,
                             const char *what);
@@ -724,6 +728,20 @@ void sql_split_names(const char *p, uint32_t len, char parts[4][KEEL_NAME_LEN],
 keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
                               sql_value *out);
 
+/* sql_store.c: the SQL layer's own tables in schema keel_sql:
+ * whether one exists (false too without the schema), making it (and the
+ * schema) unless it does, and a key of two text columns. */
+#define SQL_STORE_SCHEMA "keel_sql"
+keel_status sql_store_exists(sql_session *s, const char *table, bool *exists);
+keel_status sql_store_ensure(sql_session *s, const char *table,
+                             const keel_column *cols, uint16_t ncols,
+                             const uint16_t *pkey, uint16_t npkey);
+void sql_store_key2(keel_value *key, const char *a, const char *b);
+
+/* A statement's tree as text, as libpg_query deparses it (malloc'd in
+ * *out); KEEL_EINVAL, with no error set, for a tree it cannot deparse. */
+keel_status sql_deparse(sql_session *s, PgQuery__Node *stmt, char **out);
+
 /* sql_view.c: views. sql_view_find() parses view schema.name's query
  * (schema NULL: public) into the statement's arena, with an alias
  * holding its column list; *found false if there is no such view. */
@@ -1039,6 +1057,10 @@ typedef struct sql_scan {
      * of a scan; `pending` until its row is returned. */
     bool point, pending;
 } sql_scan;
+
+/* SELECT * FROM from, built in the arena. */
+keel_status sql_star_select(sql_session *s, PgQuery__Node *from,
+                            const PgQuery__SelectStmt **out);
 
 keel_status sql_scan_begin(sql_session *s, sql_scan *sc, sql_table *t,
                            const sql_expr *where);

@@ -246,6 +246,63 @@ static keel_status delete_current(sql_session *s, const sql_table *t,
     return keel_delete(s->ks, t->schema, t->name, kk);
 }
 
+/*
+ * An UPDATE's SET list (and ON CONFLICT DO UPDATE's) over scope: per
+ * column of t, into set (zeroed here; NULL keeps the column), the value's
+ * expression; DEFAULT is the column's default, or NULL without one.
+ */
+static keel_status set_analyse(sql_session *s, const sql_table *t,
+                               const sql_scope *scope, const sql_defaults *defs,
+                               PgQuery__Node **targets, size_t n,
+                               sql_expr **set)
+{
+    keel_status rc;
+
+    memset(set, 0, (t->info.ncols + 1u) * sizeof(*set));
+    for (size_t i = 0; i < n; i++) {
+        const PgQuery__ResTarget *rt = targets[i]->res_target;
+        uint16_t c;
+        if (rt->n_indirection > 0)
+            return sql_unsupported(s, rt->location,
+                                   "assignment to a part of a column");
+        if (rt->val != NULL &&
+            rt->val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF)
+            return sql_unsupported(s, rt->location, "SET (a, b) = ...");
+        rc = column_index(s, t, rt->name, rt->location, &c);
+        if (rc != KEEL_OK)
+            return rc;
+        if (set[c] != NULL)
+            return sql_fail_at(s, rt->location, KEEL_EINVAL, "42601",
+                               "multiple assignments to same column \"%s\"",
+                               rt->name);
+        if (rt->val != NULL &&
+            rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT &&
+            sql_default_has(defs, c)) {
+            /* Its expression, evaluated for every row. */
+            rc = sql_default_expr(s, defs, c, &set[c]);
+        } else if (rt->val != NULL &&
+                   rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
+            sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+            if (e == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            memset(e, 0, sizeof(*e));
+            e->kind = SQL_EXPR_CONST;
+            e->type = SQL_TYPE_UNKNOWN;
+            e->u.value.isnull = true;
+            e->location = rt->location;
+            set[c] = e;
+            rc = KEEL_OK;
+        } else {
+            rc = sql_expr_prepare_for(s, scope, rt->val,
+                                      sql_type_of_keel(t->cols[c].type),
+                                      &set[c]);
+        }
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
+}
+
 /* ---- ON CONFLICT ---------------------------------------------------- */
 
 /* The keys a DO UPDATE command inserted or updated (their target index's
@@ -510,49 +567,14 @@ static keel_status conflict_analyse(sql_session *s, sql_table *t,
                         .col_table = col_table,
                         .tables = tables,
                         .ntables = 2};
-    memset(cf->set, 0, (n + 1u) * sizeof(*cf->set));
-    for (size_t i = 0; i < oc->n_target_list; i++) {
-        const PgQuery__ResTarget *rt = oc->target_list[i]->res_target;
-        uint16_t c;
-        if (rt->n_indirection > 0)
-            return sql_unsupported(s, rt->location,
-                                   "assignment to a part of a column");
-        if (rt->val != NULL &&
-            rt->val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF)
-            return sql_unsupported(s, rt->location, "SET (a, b) = ...");
-        rc = column_index(s, t, rt->name, rt->location, &c);
-        if (rc != KEEL_OK)
-            return rc;
-        if (cf->set[c] != NULL)
-            return sql_fail_at(s, rt->location, KEEL_EINVAL, "42601",
-                               "multiple assignments to same column \"%s\"",
-                               rt->name);
-        if (rt->val != NULL &&
-            rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
-            if (sql_default_has(defs, c)) {
-                rc = sql_default_expr(s, defs, c, &cf->set[c]);
-            } else {
-                sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
-                if (e == NULL)
-                    return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-                memset(e, 0, sizeof(*e));
-                e->kind = SQL_EXPR_CONST;
-                e->type = SQL_TYPE_UNKNOWN;
-                e->u.value.isnull = true;
-                e->location = rt->location;
-                cf->set[c] = e;
-            }
-        } else {
-            rc = sql_expr_prepare_for(s, &scope, rt->val,
-                                      sql_type_of_keel(t->cols[c].type),
-                                      &cf->set[c]);
-        }
-        if (rc != KEEL_OK)
-            return rc;
-        if (sql_expr_reads_engine(cf->set[c]))
+    rc = set_analyse(s, t, &scope, defs, oc->target_list, oc->n_target_list,
+                     cf->set);
+    if (rc != KEEL_OK)
+        return rc;
+    for (uint16_t c = 0; c < n; c++)
+        if (cf->set[c] != NULL && sql_expr_reads_engine(cf->set[c]))
             return sql_unsupported(s, cf->set[c]->location,
                                    "reading the catalogs in ON CONFLICT's SET");
-    }
     if (oc->where_clause != NULL) {
         rc = sql_expr_prepare(s, &scope, oc->where_clause, &cf->where);
         if (rc == KEEL_OK && cf->where->type != SQL_TYPE_BOOL)
@@ -1173,55 +1195,25 @@ static keel_status join_rows(sql_session *s, PgQuery__RangeVar *rv,
 {
     PgQuery__Node **from = sql_alloc(&s->arena, (nitems + 1) * sizeof(*from));
     PgQuery__Node *rvn = sql_alloc(&s->arena, sizeof(*rvn));
-    PgQuery__Node *star = sql_alloc(&s->arena, sizeof(*star));
-    PgQuery__Node *cref = sql_alloc(&s->arena, sizeof(*cref));
-    PgQuery__Node *rtn = sql_alloc(&s->arena, sizeof(*rtn));
-    PgQuery__AStar *as = sql_alloc(&s->arena, sizeof(*as));
-    PgQuery__ColumnRef *cr = sql_alloc(&s->arena, sizeof(*cr));
-    PgQuery__ResTarget *rt = sql_alloc(&s->arena, sizeof(*rt));
-    PgQuery__SelectStmt *sel = sql_alloc(&s->arena, sizeof(*sel));
+    const PgQuery__SelectStmt *star;
+    PgQuery__SelectStmt *sel;
     sql_explain *x = s->explain;
     keel_status rc;
 
-    if (from == NULL || rvn == NULL || star == NULL || cref == NULL ||
-        rtn == NULL || as == NULL || cr == NULL || rt == NULL || sel == NULL)
+    if (from == NULL || rvn == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    *as = (PgQuery__AStar)PG_QUERY__A__STAR__INIT;
-    *star = (PgQuery__Node)PG_QUERY__NODE__INIT;
-    star->node_case = PG_QUERY__NODE__NODE_A_STAR;
-    star->a_star = as;
-    *cr = (PgQuery__ColumnRef)PG_QUERY__COLUMN_REF__INIT;
-    cr->n_fields = 1;
-    cr->fields = sql_alloc(&s->arena, sizeof(*cr->fields));
-    if (cr->fields == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    cr->fields[0] = star;
-    cr->location = -1;
-    *cref = (PgQuery__Node)PG_QUERY__NODE__INIT;
-    cref->node_case = PG_QUERY__NODE__NODE_COLUMN_REF;
-    cref->column_ref = cr;
-    *rt = (PgQuery__ResTarget)PG_QUERY__RES_TARGET__INIT;
-    rt->val = cref;
-    rt->location = -1;
-    *rtn = (PgQuery__Node)PG_QUERY__NODE__INIT;
-    rtn->node_case = PG_QUERY__NODE__NODE_RES_TARGET;
-    rtn->res_target = rt;
     *rvn = (PgQuery__Node)PG_QUERY__NODE__INIT;
     rvn->node_case = PG_QUERY__NODE__NODE_RANGE_VAR;
     rvn->range_var = rv;
+    rc = sql_star_select(s, rvn, &star);
+    if (rc != KEEL_OK)
+        return rc;
     from[0] = rvn;
     memcpy(from + 1, items, nitems * sizeof(*from));
-    *sel = (PgQuery__SelectStmt)PG_QUERY__SELECT_STMT__INIT;
-    sel->n_target_list = 1;
-    sel->target_list = sql_alloc(&s->arena, sizeof(*sel->target_list));
-    if (sel->target_list == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    sel->target_list[0] = rtn;
+    sel = (PgQuery__SelectStmt *)star; /* the arena's, built just now */
     sel->n_from_clause = nitems + 1;
     sel->from_clause = from;
     sel->where_clause = where;
-    sel->limit_option = PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_DEFAULT;
-    sel->op = PG_QUERY__SET_OPERATION__SETOP_NONE;
     s->explain = NULL;
     rc = sql_select_rows(s, sel, NULL, NULL, s->describe_only, rs);
     s->explain = x;
@@ -1330,40 +1322,14 @@ static keel_status join_modify(sql_session *s, sql_table *t, bool update,
     set = sql_alloc(&s->arena, (nc + 1u) * sizeof(*set));
     if (newrow == NULL || kv == NULL || kk == NULL || set == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    memset(set, 0, (nc + 1u) * sizeof(*set));
-    for (size_t i = 0; update && i < ntargets; i++) {
-        const PgQuery__ResTarget *r = targets[i]->res_target;
-        uint16_t c;
-        if (r->n_indirection > 0 ||
-            (r->val != NULL &&
-             r->val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF))
-            return sql_unsupported(s, r->location,
-                                   "this SET in UPDATE ... FROM");
-        rc = column_index(s, t, r->name, r->location, &c);
-        if (rc != KEEL_OK)
-            return rc;
-        if (set[c] != NULL)
-            return sql_fail_at(s, r->location, KEEL_EINVAL, "42601",
-                               "multiple assignments to same column \"%s\"",
-                               r->name);
-        if (r->val != NULL &&
-            r->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
-            if (!sql_default_has(defs, c))
-                return sql_unsupported(s, r->location,
-                                       "SET col = DEFAULT without a default "
-                                       "in UPDATE ... FROM");
-            rc = sql_default_expr(s, defs, c, &set[c]);
-        } else {
-            rc = sql_expr_prepare_for(s, &scope, r->val,
-                                      sql_type_of_keel(t->cols[c].type),
-                                      &set[c]);
-        }
-        if (rc == KEEL_OK && sql_expr_reads_engine(set[c]))
+    rc = update ? set_analyse(s, t, &scope, defs, targets, ntargets, set)
+                : KEEL_OK;
+    for (uint16_t c = 0; rc == KEEL_OK && update && c < nc; c++)
+        if (set[c] != NULL && sql_expr_reads_engine(set[c]))
             rc = sql_unsupported(s, set[c]->location,
                                  "reading the catalogs in UPDATE's SET");
-        if (rc != KEEL_OK)
-            return rc;
-    }
+    if (rc != KEEL_OK)
+        return rc;
     rc = sql_returning_begin(s, t, returning, nreturning, ret);
     if (rc != KEEL_OK || s->describe_only)
         return rc;
@@ -1477,50 +1443,10 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     if (set == NULL || newrow == NULL || kv == NULL || kk == NULL ||
         erow == NULL || ekv == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    memset(set, 0, (t.info.ncols + 1) * sizeof(*set));
-    for (size_t i = 0; i < st->n_target_list; i++) {
-        const PgQuery__ResTarget *rt = st->target_list[i]->res_target;
-        uint16_t c;
-        if (rt->n_indirection > 0)
-            return sql_unsupported(s, rt->location,
-                                   "assignment to a part of a column");
-        if (rt->val != NULL &&
-            rt->val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF)
-            return sql_unsupported(s, rt->location, "SET (a, b) = ...");
-        rc = column_index(s, &t, rt->name, rt->location, &c);
-        if (rc != KEEL_OK)
-            return rc;
-        if (set[c] != NULL)
-            return sql_fail_at(s, rt->location, KEEL_EINVAL, "42601",
-                               "multiple assignments to same column \"%s\"",
-                               rt->name);
-        if (rt->val != NULL &&
-            rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT &&
-            sql_default_has(defs, c)) {
-            /* Its expression, evaluated for every row. */
-            rc = sql_default_expr(s, defs, c, &set[c]);
-            if (rc != KEEL_OK)
-                return rc;
-            continue;
-        }
-        if (rt->val != NULL &&
-            rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
-            sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
-            if (e == NULL)
-                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-            memset(e, 0, sizeof(*e));
-            e->kind = SQL_EXPR_CONST;
-            e->type = SQL_TYPE_UNKNOWN;
-            e->u.value.isnull = true;
-            e->location = rt->location;
-            set[c] = e;
-            continue;
-        }
-        rc = sql_expr_prepare_for(s, &scope, rt->val,
-                                  sql_type_of_keel(t.cols[c].type), &set[c]);
-        if (rc != KEEL_OK)
-            return rc;
-    }
+    rc = set_analyse(s, &t, &scope, defs, st->target_list, st->n_target_list,
+                     set);
+    if (rc != KEEL_OK)
+        return rc;
     rc = where_analyse(s, &scope, st->where_clause, &where);
     if (rc == KEEL_OK)
         rc = sql_returning_begin(s, &t, st->returning_list,

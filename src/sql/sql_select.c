@@ -1204,8 +1204,8 @@ static keel_status rows_columns(sql_session *s, from_item *it)
 
 /* A SELECT * over one FROM item (a parenthesized join), built in the
  * arena, so that the join runs as a subquery of its own. */
-static keel_status star_select(sql_session *s, PgQuery__Node *from,
-                               const PgQuery__SelectStmt **out)
+keel_status sql_star_select(sql_session *s, PgQuery__Node *from,
+                            const PgQuery__SelectStmt **out)
 {
     PgQuery__SelectStmt *sel = sql_alloc(&s->arena, sizeof(*sel));
     PgQuery__Node *tn = sql_alloc(&s->arena, sizeof(*tn));
@@ -1257,16 +1257,18 @@ static keel_status star_select(sql_session *s, PgQuery__Node *from,
  * WITH queries before it (at), its columns named by its column list and
  * then by rv's alias.
  */
-/* A view named in FROM (by rv): its query run as a subquery, seeing
- * none of the statement's WITH queries, its columns named by the view's
- * column list (in alias), then by rv's alias. */
-static keel_status from_view(sql_session *s, const from_ctx *ctx,
-                             from_item *it, const PgQuery__SelectStmt *query,
-                             PgQuery__Alias *alias,
-                             const PgQuery__RangeVar *rv, bool left,
-                             const PgQuery__Node *on)
+/*
+ * A named query in FROM (a view's, a WITH query's), by rv: run as a
+ * subquery that sees the WITH queries below limit, its columns named by
+ * alias (the query's column list) and then by rv's alias.
+ */
+static keel_status from_query(sql_session *s, const from_ctx *ctx,
+                              from_item *it, const PgQuery__SelectStmt *query,
+                              PgQuery__Alias *alias, uint16_t limit,
+                              const PgQuery__RangeVar *rv, bool left,
+                              const PgQuery__Node *on)
 {
-    uint16_t limit = s->cte_limit;
+    uint16_t saved = s->cte_limit;
     keel_status rc;
 
     if (rv->alias != NULL)
@@ -1277,10 +1279,10 @@ static keel_status from_view(sql_session *s, const from_ctx *ctx,
     it->t.name = it->t.alias = alias->aliasname;
     it->left = left;
     it->on = on;
-    s->cte_limit = 0;
+    s->cte_limit = limit;
     rc = sql_select_rows(s, query, ctx->outer, ctx->outer_row, ctx->describe,
                          &it->rs);
-    s->cte_limit = limit;
+    s->cte_limit = saved;
     if (rc == KEEL_OK)
         rc = rows_columns(s, it);
     if (rc == KEEL_OK && rv->alias != NULL && rv->alias->n_colnames > 0) {
@@ -1290,38 +1292,23 @@ static keel_status from_view(sql_session *s, const from_ctx *ctx,
     return rc;
 }
 
+/* A WITH query named in FROM: it sees only the WITH queries before it
+ * (at). */
 static keel_status from_cte(sql_session *s, const from_ctx *ctx, from_item *it,
                             const PgQuery__CommonTableExpr *cte, uint16_t at,
                             const PgQuery__RangeVar *rv, bool left,
                             const PgQuery__Node *on)
 {
     PgQuery__Alias *a = sql_alloc(&s->arena, sizeof(*a));
-    uint16_t limit = s->cte_limit;
-    keel_status rc;
 
     if (a == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    memset(a, 0, sizeof(*a));
-    a->aliasname = rv->alias != NULL ? rv->alias->aliasname : cte->ctename;
+    *a = (PgQuery__Alias)PG_QUERY__ALIAS__INIT;
+    a->aliasname = cte->ctename;
     a->n_colnames = cte->n_aliascolnames;
     a->colnames = cte->aliascolnames;
-    it->is_rows = true;
-    it->sub = cte->ctequery->select_stmt;
-    it->alias = a;
-    it->t.name = it->t.alias = a->aliasname;
-    it->left = left;
-    it->on = on;
-    s->cte_limit = at;
-    rc = sql_select_rows(s, it->sub, ctx->outer, ctx->outer_row, ctx->describe,
-                         &it->rs);
-    s->cte_limit = limit;
-    if (rc == KEEL_OK)
-        rc = rows_columns(s, it);
-    if (rc == KEEL_OK && rv->alias != NULL && rv->alias->n_colnames > 0) {
-        it->alias = rv->alias;
-        rc = rows_columns(s, it);
-    }
-    return rc;
+    return from_query(s, ctx, it, cte->ctequery->select_stmt, a, at, rv, left,
+                      on);
 }
 
 /* Adds a FROM item: a table or view, a subquery, or a join (its left
@@ -1353,7 +1340,7 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
             it->t.name = it->t.alias = "";
             it->left = left;
             it->on = on;
-            rc = star_select(s, n, &it->sub);
+            rc = sql_star_select(s, n, &it->sub);
             if (rc == KEEL_OK)
                 rc = sql_select_rows(s, it->sub, ctx->outer, ctx->outer_row,
                                      ctx->describe, &it->rs);
@@ -1448,7 +1435,7 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
                                        : NULL,
                                    rv->relname, &vq, &va, &vf);
                 if (rc == KEEL_OK && vf)
-                    rc = from_view(s, ctx, it, vq, va, rv, left, on);
+                    rc = from_query(s, ctx, it, vq, va, 0, rv, left, on);
                 else if (rc == KEEL_OK) {
                     rc = KEEL_ENOENT; /* the table's error stands */
                     if (s->err != NULL)
@@ -2801,7 +2788,7 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
         *vfrom = (PgQuery__Node)PG_QUERY__NODE__INIT;
         vfrom->node_case = PG_QUERY__NODE__NODE_RANGE_SUBSELECT;
         vfrom->range_subselect = rs;
-        rc = star_select(s, vfrom, &star);
+        rc = sql_star_select(s, vfrom, &star);
         if (rc != KEEL_OK)
             return rc;
         {

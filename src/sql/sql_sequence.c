@@ -31,7 +31,6 @@
 
 #include "sql/sql_internal.h"
 
-#define SEQ_SCHEMA "keel_sql"
 #define SEQ_TABLE "keel_sequence"
 
 enum {
@@ -53,17 +52,6 @@ typedef struct seq_row {
     bool cycle;
 } seq_row;
 
-static keel_status table_exists(sql_session *s, bool *exists)
-{
-    keel_status rc = keel_relation_exists(s->ks, SEQ_SCHEMA, SEQ_TABLE, exists);
-
-    if (rc == KEEL_ENOENT) {
-        *exists = false;
-        return KEEL_OK;
-    }
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
-}
-
 static keel_status table_ensure(sql_session *s)
 {
     static const keel_column cols[SEQ_NCOLS] = {
@@ -78,27 +66,8 @@ static keel_status table_ensure(sql_session *s)
         {.name = "seqname", .type = KEEL_TEXT, .notnull = true},
     };
     static const uint16_t pkey[2] = {SEQ_NSP + 1, SEQ_NAME + 1};
-    bool exists = false;
-    keel_status rc = table_exists(s, &exists);
 
-    if (rc != KEEL_OK || exists)
-        return rc;
-    rc = keel_create_schema(s->ks, SEQ_SCHEMA);
-    if (rc != KEEL_OK && rc != KEEL_EEXIST)
-        return sql_fail_engine(s, rc);
-    rc = keel_create_table(s->ks, SEQ_SCHEMA, SEQ_TABLE, cols, SEQ_NCOLS, pkey,
-                           2);
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
-}
-
-static void key_of(keel_value *key, const char *nsp, const char *name)
-{
-    key[0] = (keel_value){.isnull = false};
-    key[1] = (keel_value){.isnull = false};
-    key[0].v.s.ptr = nsp;
-    key[0].v.s.len = (uint32_t)strlen(nsp);
-    key[1].v.s.ptr = name;
-    key[1].v.s.len = (uint32_t)strlen(name);
+    return sql_store_ensure(s, SEQ_TABLE, cols, SEQ_NCOLS, pkey, 2);
 }
 
 /* Sequence nsp.name's row, *found false if there is none. */
@@ -107,13 +76,13 @@ static keel_status seq_read(sql_session *s, const char *nsp, const char *name,
 {
     keel_value key[2], out[SEQ_NCOLS];
     bool exists = false;
-    keel_status rc = table_exists(s, &exists);
+    keel_status rc = sql_store_exists(s, SEQ_TABLE, &exists);
 
     *found = false;
     if (rc != KEEL_OK || !exists)
         return rc;
-    key_of(key, nsp, name);
-    rc = keel_lookup(s->ks, SEQ_SCHEMA, SEQ_TABLE, key, out, found);
+    sql_store_key2(key, nsp, name);
+    rc = keel_lookup(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key, out, found);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     if (*found) {
@@ -194,8 +163,8 @@ static keel_status seq_cas(sql_session *s, const char *nsp, const char *name,
     keel_value key[2];
     keel_status rc;
 
-    key_of(key, nsp, name);
-    rc = keel_cas_int8(s->ks, SEQ_SCHEMA, SEQ_TABLE, key, SEQ_NEXT, expect, set,
+    sql_store_key2(key, nsp, name);
+    rc = keel_cas_int8(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key, SEQ_NEXT, expect, set,
                        actual);
     if (rc == KEEL_ENOENT)
         return missing(s, name);
@@ -356,15 +325,9 @@ keel_status sql_sequence_create(sql_session *s, const char *nsp,
     }
     if (rc != KEEL_OK)
         return rc;
-    if (found && if_not_exists) {
-        char msg[200];
-        snprintf(msg, sizeof(msg), "relation \"%s\" already exists, skipping",
-                 name);
-        if (s->sink->notice != NULL &&
-            s->sink->notice(s->sink->ctx, "NOTICE", "42P07", msg) != 0)
-            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-        return KEEL_OK;
-    }
+    if (found && if_not_exists)
+        return sql_notice(s, "42P07", "relation \"%s\" already exists, skipping",
+                          name);
     if (found)
         return sql_fail(s, KEEL_EEXIST, "42P07",
                         "relation \"%s\" already exists", name);
@@ -377,9 +340,9 @@ keel_status sql_sequence_create(sql_session *s, const char *nsp,
     row[SEQ_MIN].v.i8 = min;
     row[SEQ_MAX].v.i8 = max;
     row[SEQ_CYCLE].v.b = cycle;
-    key_of(&row[SEQ_OWNERNSP], ownernsp, ownerrel);
-    key_of(&row[SEQ_NSP], nsp, name);
-    rc = keel_insert(s->ks, SEQ_SCHEMA, SEQ_TABLE, row);
+    sql_store_key2(&row[SEQ_OWNERNSP], ownernsp, ownerrel);
+    sql_store_key2(&row[SEQ_NSP], nsp, name);
+    rc = keel_insert(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, row);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     *made = true;
@@ -496,20 +459,14 @@ keel_status sql_sequence_drop(sql_session *s, const char *nsp,
 
     if (rc != KEEL_OK)
         return rc;
-    if (!found && missing_ok) {
-        char msg[200];
-        snprintf(msg, sizeof(msg), "sequence \"%s\" does not exist, skipping",
-                 name);
-        if (s->sink->notice != NULL &&
-            s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
-            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-        return KEEL_OK;
-    }
+    if (!found && missing_ok)
+        return sql_notice(s, "00000", "sequence \"%s\" does not exist, skipping",
+                          name);
     if (!found)
         return sql_fail(s, KEEL_ENOENT, "42P01",
                         "sequence \"%s\" does not exist", name);
-    key_of(key, nsp, name);
-    rc = keel_delete(s->ks, SEQ_SCHEMA, SEQ_TABLE, key);
+    sql_store_key2(key, nsp, name);
+    rc = keel_delete(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
 
@@ -521,12 +478,12 @@ keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
     bool exists = false, found = true;
     char (*names)[2][KEEL_NAME_LEN] = NULL;
     size_t n = 0, cap = 0;
-    keel_status rc = table_exists(s, &exists);
+    keel_status rc = sql_store_exists(s, SEQ_TABLE, &exists);
 
     if (rc != KEEL_OK || !exists)
         return rc;
     /* The rows first, then their deletes: the scan does not see them. */
-    rc = keel_scan_begin(s->ks, SEQ_SCHEMA, SEQ_TABLE, NULL, NULL, NULL, &sc);
+    rc = keel_scan_begin(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, NULL, NULL, NULL, &sc);
     while (rc == KEEL_OK && (rc = keel_scan_next(sc, row, &found)) == KEEL_OK &&
            found) {
         if (row[SEQ_OWNERNSP].v.s.len != strlen(nsp) ||
@@ -561,8 +518,8 @@ keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
     }
     for (size_t i = 0; rc == KEEL_OK && i < n; i++) {
         keel_value key[2];
-        key_of(key, names[i][0], names[i][1]);
-        rc = keel_delete(s->ks, SEQ_SCHEMA, SEQ_TABLE, key);
+        sql_store_key2(key, names[i][0], names[i][1]);
+        rc = keel_delete(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key);
         if (rc != KEEL_OK)
             rc = sql_fail_engine(s, rc);
     }

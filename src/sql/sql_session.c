@@ -954,6 +954,21 @@ keel_status sql_complete(sql_session *s, const char *fmt, ...)
     return KEEL_OK;
 }
 
+keel_status sql_notice(sql_session *s, const char *sqlstate, const char *fmt,
+                       ...)
+{
+    char msg[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (s->sink->notice != NULL &&
+        s->sink->notice(s->sink->ctx, "NOTICE", sqlstate, msg) != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    return KEEL_OK;
+}
+
 static keel_status notice(sql_session *s, const char *severity,
                           const char *sqlstate, const char *msg)
 {
@@ -1856,14 +1871,10 @@ keel_status sql_parse(sql_session *s, const char *name, const char *text,
  */
 static keel_status exec_prepare(sql_session *s, const PgQuery__PrepareStmt *st)
 {
-    PgQuery__RawStmt raw = PG_QUERY__RAW_STMT__INIT;
-    PgQuery__ParseResult pr = PG_QUERY__PARSE_RESULT__INIT;
-    PgQuery__RawStmt *stmts[1] = {&raw};
     const char *outer = s->text;
     const sql_sink *sink = s->sink;
     uint32_t types[256];
-    PgQueryProtobuf pb;
-    PgQueryDeparseResult d;
+    char *text = NULL;
     keel_status rc = KEEL_OK;
 
     if (st->n_argtypes > sizeof(types) / sizeof(types[0]))
@@ -1878,22 +1889,12 @@ static keel_status exec_prepare(sql_session *s, const PgQuery__PrepareStmt *st)
         if (rc != KEEL_OK)
             return rc;
     }
-    raw.stmt = st->query;
-    pr.version = PG_VERSION_NUM;
-    pr.n_stmts = 1;
-    pr.stmts = stmts;
-    pb.len = pg_query__parse_result__get_packed_size(&pr);
-    pb.data = malloc(pb.len ? pb.len : 1);
-    if (pb.data == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    pg_query__parse_result__pack(&pr, (uint8_t *)pb.data);
-    d = pg_query_deparse_protobuf(pb);
-    free(pb.data);
-    if (d.error != NULL)
+    rc = sql_deparse(s, st->query, &text);
+    if (rc == KEEL_EINVAL)
         rc = sql_unsupported(s, -1, "PREPARE of this statement");
-    else
-        rc = stmt_make(s, st->name, d.query, types, (uint16_t)st->n_argtypes);
-    pg_query_free_deparse_result(d);
+    if (rc == KEEL_OK)
+        rc = stmt_make(s, st->name, text, types, (uint16_t)st->n_argtypes);
+    free(text);
     s->text = outer;
     s->sink = sink;
     return rc != KEEL_OK ? rc : sql_complete(s, "PREPARE");

@@ -23,30 +23,7 @@
 
 #include "sql/sql_internal.h"
 
-#define VIEW_SCHEMA "keel_sql"
 #define VIEW_TABLE "keel_view"
-
-static keel_status table_exists(sql_session *s, bool *exists)
-{
-    keel_status rc =
-        keel_relation_exists(s->ks, VIEW_SCHEMA, VIEW_TABLE, exists);
-
-    if (rc == KEEL_ENOENT) {
-        *exists = false;
-        return KEEL_OK;
-    }
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
-}
-
-static void key_of(keel_value *key, const char *nsp, const char *name)
-{
-    key[0] = (keel_value){.isnull = false};
-    key[1] = (keel_value){.isnull = false};
-    key[0].v.s.ptr = nsp;
-    key[0].v.s.len = (uint32_t)strlen(nsp);
-    key[1].v.s.ptr = name;
-    key[1].v.s.len = (uint32_t)strlen(name);
-}
 
 /* View nsp.name's row (values into out), *found false if none. */
 static keel_status view_read(sql_session *s, const char *nsp, const char *name,
@@ -54,13 +31,13 @@ static keel_status view_read(sql_session *s, const char *nsp, const char *name,
 {
     keel_value key[2];
     bool exists = false;
-    keel_status rc = table_exists(s, &exists);
+    keel_status rc = sql_store_exists(s, VIEW_TABLE, &exists);
 
     *found = false;
     if (rc != KEEL_OK || !exists)
         return rc;
-    key_of(key, nsp, name);
-    rc = keel_lookup(s->ks, VIEW_SCHEMA, VIEW_TABLE, key, out, found);
+    sql_store_key2(key, nsp, name);
+    rc = keel_lookup(s->ks, SQL_STORE_SCHEMA, VIEW_TABLE, key, out, found);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
 
@@ -134,58 +111,6 @@ keel_status sql_view_find(sql_session *s, const char *schema, const char *name,
     }
     *alias = al;
     return KEEL_OK;
-}
-
-static keel_status table_ensure(sql_session *s)
-{
-    static const keel_column cols[4] = {
-        {.name = "nspname", .type = KEEL_TEXT, .notnull = true},
-        {.name = "viewname", .type = KEEL_TEXT, .notnull = true},
-        {.name = "query", .type = KEEL_TEXT, .notnull = true},
-        {.name = "colnames", .type = KEEL_TEXT, .notnull = true},
-    };
-    static const uint16_t pkey[2] = {1, 2};
-    bool exists = false;
-    keel_status rc = table_exists(s, &exists);
-
-    if (rc != KEEL_OK || exists)
-        return rc;
-    rc = keel_create_schema(s->ks, VIEW_SCHEMA);
-    if (rc != KEEL_OK && rc != KEEL_EEXIST)
-        return sql_fail_engine(s, rc);
-    rc = keel_create_table(s->ks, VIEW_SCHEMA, VIEW_TABLE, cols, 4, pkey, 2);
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
-}
-
-/* A SELECT as libpg_query deparses it (malloc'd in *out). */
-static keel_status deparse_select(sql_session *s, PgQuery__Node *query,
-                                  char **out)
-{
-    PgQuery__RawStmt raw = PG_QUERY__RAW_STMT__INIT;
-    PgQuery__ParseResult pr = PG_QUERY__PARSE_RESULT__INIT;
-    PgQuery__RawStmt *stmts[1] = {&raw};
-    PgQueryProtobuf pb;
-    PgQueryDeparseResult d;
-    keel_status rc = KEEL_OK;
-
-    raw.stmt = query;
-    pr.version = PG_VERSION_NUM;
-    pr.n_stmts = 1;
-    pr.stmts = stmts;
-    pb.len = pg_query__parse_result__get_packed_size(&pr);
-    pb.data = malloc(pb.len ? pb.len : 1);
-    if (pb.data == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    pg_query__parse_result__pack(&pr, (uint8_t *)pb.data);
-    d = pg_query_deparse_protobuf(pb);
-    free(pb.data);
-    *out = NULL;
-    if (d.error != NULL)
-        rc = sql_unsupported(s, -1, "this view's query");
-    else if ((*out = strdup(d.query)) == NULL)
-        rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    pg_query_free_deparse_result(d);
-    return rc;
 }
 
 keel_status sql_exec_create_view(sql_session *s, const PgQuery__ViewStmt *st)
@@ -271,9 +196,21 @@ keel_status sql_exec_create_view(sql_session *s, const PgQuery__ViewStmt *st)
                                 sql_type_name(rs.types[c]));
         }
     }
-    rc = table_ensure(s);
-    if (rc == KEEL_OK)
-        rc = deparse_select(s, st->query, &text);
+    {
+        static const keel_column cols4[4] = {
+            {.name = "nspname", .type = KEEL_TEXT, .notnull = true},
+            {.name = "viewname", .type = KEEL_TEXT, .notnull = true},
+            {.name = "query", .type = KEEL_TEXT, .notnull = true},
+            {.name = "colnames", .type = KEEL_TEXT, .notnull = true},
+        };
+        static const uint16_t pkey[2] = {1, 2};
+        rc = sql_store_ensure(s, VIEW_TABLE, cols4, 4, pkey, 2);
+    }
+    if (rc == KEEL_OK) {
+        rc = sql_deparse(s, st->query, &text);
+        if (rc == KEEL_EINVAL)
+            rc = sql_unsupported(s, -1, "this view's query");
+    }
     for (size_t i = 0; rc == KEEL_OK && i < st->n_aliases; i++) {
         const char *n = sql_node_string(st->aliases[i]);
         size_t l = n != NULL ? strlen(n) : 0;
@@ -289,16 +226,16 @@ keel_status sql_exec_create_view(sql_session *s, const PgQuery__ViewStmt *st)
     }
     if (rc == KEEL_OK) {
         keel_value key[2];
-        key_of(row, nsp, rv->relname);
+        sql_store_key2(row, nsp, rv->relname);
         row[2] = (keel_value){.isnull = false};
         row[2].v.s.ptr = text;
         row[2].v.s.len = (uint32_t)strlen(text);
         row[3] = (keel_value){.isnull = false};
         row[3].v.s.ptr = cols != NULL ? cols : "";
         row[3].v.s.len = (uint32_t)clen;
-        key_of(key, nsp, rv->relname);
-        rc = found ? keel_update(s->ks, VIEW_SCHEMA, VIEW_TABLE, key, row)
-                   : keel_insert(s->ks, VIEW_SCHEMA, VIEW_TABLE, row);
+        sql_store_key2(key, nsp, rv->relname);
+        rc = found ? keel_update(s->ks, SQL_STORE_SCHEMA, VIEW_TABLE, key, row)
+                   : keel_insert(s->ks, SQL_STORE_SCHEMA, VIEW_TABLE, row);
         if (rc != KEEL_OK)
             rc = sql_fail_engine(s, rc);
     }
@@ -316,19 +253,13 @@ keel_status sql_view_drop(sql_session *s, const char *nsp, const char *name,
 
     if (rc != KEEL_OK)
         return rc;
-    if (!found && missing_ok) {
-        char msg[200];
-        snprintf(msg, sizeof(msg), "view \"%s\" does not exist, skipping",
-                 name);
-        if (s->sink->notice != NULL &&
-            s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
-            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-        return KEEL_OK;
-    }
+    if (!found && missing_ok)
+        return sql_notice(s, "00000", "view \"%s\" does not exist, skipping",
+                          name);
     if (!found)
         return sql_fail(s, KEEL_ENOENT, "42P01", "view \"%s\" does not exist",
                         name);
-    key_of(key, nsp, name);
-    rc = keel_delete(s->ks, VIEW_SCHEMA, VIEW_TABLE, key);
+    sql_store_key2(key, nsp, name);
+    rc = keel_delete(s->ks, SQL_STORE_SCHEMA, VIEW_TABLE, key);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
