@@ -821,6 +821,19 @@ static void test_extended(void **state)
         PQclear(r);
     }
 
+    /* An interval in binary: microseconds, days, months, big-endian. */
+    {
+        static const unsigned char want[16] = {0, 0, 0, 1, 0xAD, 0x2E, 0xE9, 0x20,
+                                                0, 0, 0, 1, 0, 0, 0, 14};
+        r = PQexecParams(c, "SELECT interval '1 year 2 mons 1 day 02:00:00.5'",
+                         0, NULL, NULL, NULL, NULL, 1);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        assert_int_equal(PQftype(r, 0), 1186);
+        assert_int_equal(PQgetlength(r, 0, 0), 16);
+        assert_memory_equal(PQgetvalue(r, 0, 0), want, 16);
+        PQclear(r);
+    }
+
     /* With a savepoint set, a failure leaves the block failed and the
      * transaction running; ROLLBACK TO, in the extended protocol too,
      * opens the block again. */

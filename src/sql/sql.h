@@ -41,6 +41,7 @@
 #define SQL_TYPE_DATE 1082
 #define SQL_TYPE_TIMESTAMP 1114
 #define SQL_TYPE_TIMESTAMPTZ 1184
+#define SQL_TYPE_INTERVAL 1186
 
 /* One result column, as RowDescription describes it. */
 typedef struct sql_column {

@@ -279,7 +279,7 @@ static const sql_const_view const_views[] = {
      20,
      {"oid", "typname", "typnamespace", "typowner", "typlen", "typbyval", "typtype", "typcategory", "typcollation", "typrelid", "typelem", "typarray", "typdelim", "typbasetype", "typtypmod", "typndims", "typnotnull", "typisdefined", "typalign", "typstorage"},
      {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_INT2, SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_BPCHAR, SQL_TYPE_OID, SQL_TYPE_INT4, SQL_TYPE_INT4, SQL_TYPE_BOOL, SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR},
-     15,
+     16,
      {{"16", "bool", "11", "10", "1", "t", "b", "B", "0", "0", "0", "1000", ",", "0", "-1", "0", "f", "t", "c", "p"},
       {"19", "name", "11", "10", "64", "f", "b", "S", "950", "0", "0", "1003", ",", "0", "-1", "0", "f", "t", "c", "p"},
       {"20", "int8", "11", "10", "8", "t", "b", "N", "0", "0", "0", "1016", ",", "0", "-1", "0", "f", "t", "d", "p"},
@@ -294,7 +294,8 @@ static const sql_const_view const_views[] = {
       {"1082", "date", "11", "10", "4", "t", "b", "D", "0", "0", "0", "1182", ",", "0", "-1", "0", "f", "t", "i", "p"},
       {"1114", "timestamp", "11", "10", "8", "t", "b", "D", "0", "0", "0", "1115", ",", "0", "-1", "0", "f", "t", "d", "p"},
       {"1184", "timestamptz", "11", "10", "8", "t", "b", "D", "0", "0", "0", "1185", ",", "0", "-1", "0", "f", "t", "d", "p"},
-      {"1700", "numeric", "11", "10", "-1", "f", "b", "N", "0", "0", "0", "1231", ",", "0", "-1", "0", "f", "t", "i", "m"}}},
+      {"1700", "numeric", "11", "10", "-1", "f", "b", "N", "0", "0", "0", "1231", ",", "0", "-1", "0", "f", "t", "i", "m"},
+      {"1186", "interval", "11", "10", "16", "f", "b", "T", "0", "0", "0", "1187", ",", "0", "-1", "0", "f", "t", "d", "p"}}},
 };
 
 #define NCONST (sizeof(const_views) / sizeof(const_views[0]))

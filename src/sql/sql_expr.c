@@ -327,6 +327,11 @@ static const char *op_name(const PgQuery__AExpr *a)
     return a->n_name > 0 ? sql_node_string(a->name[a->n_name - 1]) : NULL;
 }
 
+static keel_status analyse_datetime_arith(sql_session *s, sql_op op,
+                                          const char *name, sql_expr *l,
+                                          sql_expr *r, int32_t location,
+                                          sql_expr **out);
+
 static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
                                   sql_expr *l, sql_expr *r, int32_t location,
                                   sql_expr **out)
@@ -371,10 +376,11 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         if (rc == KEEL_OK)
             rc = coerce(s, &r, SQL_TYPE_TEXT, true);
         t = SQL_TYPE_TEXT;
-    } else if (op <= SQL_OP_MOD && (sql_type_is_datetime(l->type) ||
-                                    sql_type_is_datetime(r->type))) {
-        return sql_unsupported(s, location,
-                               "date and time arithmetic (type interval)");
+    } else if (op <= SQL_OP_MOD &&
+               (sql_type_is_datetime(l->type) || sql_type_is_datetime(r->type) ||
+                l->type == SQL_TYPE_INTERVAL ||
+                r->type == SQL_TYPE_INTERVAL)) {
+        return analyse_datetime_arith(s, op, name, l, r, location, out);
     } else {
         rc = unify(s, &l, &r, name, location, &t);
     }
@@ -662,6 +668,98 @@ static keel_status analyse_seqfunc(sql_session *s, const sql_scope *scope,
     return KEEL_OK;
 }
 
+/*
+ * Arithmetic with dates, timestamps and intervals, as PostgreSQL's
+ * operators type it: date +- integer (a date), date - date (integer
+ * days), a date or timestamp +- interval (a timestamp of its kind, a date
+ * giving timestamp), timestamp - timestamp (interval), interval +-
+ * interval, interval * or / a number.  A literal takes the type the
+ * other side needs (interval beside a date or timestamp).
+ */
+static keel_status analyse_datetime_arith(sql_session *s, sql_op op,
+                                          const char *name, sql_expr *l,
+                                          sql_expr *r, int32_t location,
+                                          sql_expr **out)
+{
+    uint32_t tl, tr, t = 0;
+    sql_expr *e;
+    keel_status rc = KEEL_OK;
+
+    /* An untyped literal beside a point in time is an interval, beside
+     * an interval a number or an interval by the operator. */
+    if (l->type == SQL_TYPE_UNKNOWN)
+        rc = coerce(s, &l,
+                    r->type == SQL_TYPE_INTERVAL && op == SQL_OP_MUL
+                        ? SQL_TYPE_FLOAT8
+                        : SQL_TYPE_INTERVAL,
+                    false);
+    if (rc == KEEL_OK && r->type == SQL_TYPE_UNKNOWN)
+        rc = coerce(s, &r,
+                    l->type == SQL_TYPE_INTERVAL &&
+                            (op == SQL_OP_MUL || op == SQL_OP_DIV)
+                        ? SQL_TYPE_FLOAT8
+                    : l->type == SQL_TYPE_DATE && op == SQL_OP_SUB
+                        ? SQL_TYPE_DATE
+                        : SQL_TYPE_INTERVAL,
+                    false);
+    /* interval * numeric is interval * double precision, as PostgreSQL
+     * casts the number. */
+    if (rc == KEEL_OK && l->type == SQL_TYPE_INTERVAL &&
+        r->type == SQL_TYPE_NUMERIC && (op == SQL_OP_MUL || op == SQL_OP_DIV))
+        rc = coerce(s, &r, SQL_TYPE_FLOAT8, false);
+    if (rc == KEEL_OK && r->type == SQL_TYPE_INTERVAL &&
+        l->type == SQL_TYPE_NUMERIC && op == SQL_OP_MUL)
+        rc = coerce(s, &l, SQL_TYPE_FLOAT8, false);
+    if (rc != KEEL_OK)
+        return rc;
+    tl = l->type;
+    tr = r->type;
+    if (tl == SQL_TYPE_DATE && sql_type_is_int(tr) && tr != SQL_TYPE_INT8 &&
+        (op == SQL_OP_ADD || op == SQL_OP_SUB))
+        t = SQL_TYPE_DATE;
+    else if (sql_type_is_int(tl) && tl != SQL_TYPE_INT8 &&
+             tr == SQL_TYPE_DATE && op == SQL_OP_ADD)
+        t = SQL_TYPE_DATE;
+    else if (tl == SQL_TYPE_DATE && tr == SQL_TYPE_DATE && op == SQL_OP_SUB)
+        t = SQL_TYPE_INT4;
+    else if (sql_type_is_datetime(tl) && tr == SQL_TYPE_INTERVAL &&
+             (op == SQL_OP_ADD || op == SQL_OP_SUB))
+        t = tl == SQL_TYPE_DATE ? SQL_TYPE_TIMESTAMP : tl;
+    else if (tl == SQL_TYPE_INTERVAL && sql_type_is_datetime(tr) &&
+             op == SQL_OP_ADD)
+        t = tr == SQL_TYPE_DATE ? SQL_TYPE_TIMESTAMP : tr;
+    else if (sql_type_is_datetime(tl) && tl != SQL_TYPE_DATE && tl == tr &&
+             op == SQL_OP_SUB)
+        t = SQL_TYPE_INTERVAL;
+    else if (tl == SQL_TYPE_INTERVAL && tr == SQL_TYPE_INTERVAL &&
+             (op == SQL_OP_ADD || op == SQL_OP_SUB))
+        t = SQL_TYPE_INTERVAL;
+    else if (((tl == SQL_TYPE_INTERVAL && sql_type_is_number(tr)) ||
+              (sql_type_is_number(tl) && tr == SQL_TYPE_INTERVAL &&
+               op == SQL_OP_MUL)) &&
+             (op == SQL_OP_MUL || op == SQL_OP_DIV) &&
+             tl != SQL_TYPE_NUMERIC && tr != SQL_TYPE_NUMERIC)
+        t = SQL_TYPE_INTERVAL;
+    if (t == 0) {
+        rc = sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                         "operator does not exist: %s %s %s",
+                         sql_type_name(tl), name, sql_type_name(tr));
+        if (s->err != NULL)
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "No operator matches the given name and argument types. "
+                     "You might need to add explicit type casts.");
+        return rc;
+    }
+    e = expr_new(s, SQL_EXPR_OP, t, location, 2);
+    if (e == NULL)
+        return nomem(s);
+    e->u.op = op;
+    e->args[0] = l;
+    e->args[1] = r;
+    *out = e;
+    return KEEL_OK;
+}
+
 /* NULLIF(a, b): a, or NULL when a = b (compared as their common type). */
 static keel_status analyse_nullif(sql_session *s, const sql_scope *scope,
                                   const PgQuery__AExpr *a, sql_expr **out)
@@ -707,7 +805,7 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
             rc = sql_expr_analyse(s, scope, a->rexpr, &r);
             if (rc != KEEL_OK)
                 return rc;
-            if (!sql_type_is_number(r->type))
+            if (!sql_type_is_number(r->type) && r->type != SQL_TYPE_INTERVAL)
                 return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
                                    "operator does not exist: %s %s", name,
                                    sql_type_name(r->type));
@@ -1118,7 +1216,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         case SQL_FUNC_DATE_TRUNC: {
             uint32_t t = e->args[1]->type;
             if (!sql_type_is_string(e->args[0]->type) ||
-                (t != SQL_TYPE_UNKNOWN && !sql_type_is_datetime(t)))
+                (t != SQL_TYPE_UNKNOWN && !sql_type_is_datetime(t) &&
+                 t != SQL_TYPE_INTERVAL))
                 return no_such_function(s, fc->location, name, e);
             rc = coerce(s, &e->args[0], SQL_TYPE_TEXT, false);
             if (rc == KEEL_OK && t == SQL_TYPE_UNKNOWN)
@@ -1130,6 +1229,9 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                       : e->u.func == SQL_FUNC_DATE_PART ? SQL_TYPE_FLOAT8
                       : t == SQL_TYPE_DATE              ? SQL_TYPE_TIMESTAMPTZ
                                                         : t;
+            if (e->u.func == SQL_FUNC_DATE_TRUNC && t == SQL_TYPE_INTERVAL)
+                return sql_unsupported(s, fc->location,
+                                       "date_trunc() of an interval");
             break;
         }
         case SQL_FUNC_SUBSTR:
@@ -1908,6 +2010,9 @@ static keel_status eval_arith(sql_session *s, const sql_expr *e,
 {
     out->type = e->type;
     out->isnull = false;
+    if (sql_type_is_datetime(a->type) || sql_type_is_datetime(b->type) ||
+        a->type == SQL_TYPE_INTERVAL || b->type == SQL_TYPE_INTERVAL)
+        return sql_interval_arith(s, e->u.op, a, b, e->type, out);
     if (e->type == SQL_TYPE_NUMERIC)
         return eval_numeric(s, e->u.op, a, b, out);
     if (e->type == SQL_TYPE_FLOAT8) {
@@ -2900,6 +3005,11 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
             }
             if (a.type == SQL_TYPE_NUMERIC)
                 return eval_numeric(s, SQL_OP_NEG, &a, NULL, out);
+            if (a.type == SQL_TYPE_INTERVAL) {
+                sql_value m = {.type = SQL_TYPE_FLOAT8, .v.f = -1};
+                return sql_interval_arith(s, SQL_OP_MUL, &a, &m,
+                                          SQL_TYPE_INTERVAL, out);
+            }
             if (a.v.i == INT64_MIN)
                 return overflow(s, e);
             out->v.i = -a.v.i;

@@ -201,7 +201,8 @@ static inline bool sql_type_in_s(uint32_t type)
  * those held in s, and numeric's stored form. */
 static inline bool sql_type_has_bytes(uint32_t type)
 {
-    return sql_type_in_s(type) || type == SQL_TYPE_NUMERIC;
+    return sql_type_in_s(type) || type == SQL_TYPE_NUMERIC ||
+           type == SQL_TYPE_INTERVAL;
 }
 
 /* PostgreSQL's name for a type oid ("integer", "text", ...). */
@@ -751,6 +752,28 @@ keel_status sql_view_drop(sql_session *s, const char *nsp, const char *name,
 keel_status sql_view_find(sql_session *s, const char *schema, const char *name,
                           const PgQuery__SelectStmt **query,
                           PgQuery__Alias **alias, bool *found);
+
+/* A value in millionths or thousandths (scale 6, 3 or 0) as numeric, or
+ * as double precision (extract() and date_part()). */
+keel_status sql_scaled_out(sql_session *s, int64_t value, int scale,
+                           bool as_double, sql_value *out);
+
+/* sql_interval.c: the interval type (held in v.s, 16 bytes). */
+keel_status sql_interval_in(sql_session *s, const char *text, uint32_t len,
+                            int32_t location, sql_value *out);
+int sql_interval_out(const sql_value *v, char *buf, size_t size);
+int sql_interval_cmp(const sql_value *a, const sql_value *b);
+/* a op b where one is a date, timestamp or interval, into out of type. */
+keel_status sql_interval_arith(sql_session *s, sql_op op, const sql_value *a,
+                               const sql_value *b, uint32_t type,
+                               sql_value *out);
+keel_status sql_interval_extract(sql_session *s, const char *unit,
+                                 const sql_value *v, bool as_double,
+                                 sql_value *out);
+keel_status sql_interval_binary_in(sql_session *s, const char *p, uint32_t len,
+                                   sql_value *out);
+keel_status sql_interval_binary_out(sql_session *s, const sql_value *v,
+                                    const char **out, uint32_t *len);
 
 /* sql_sequence.c: sequences. */
 keel_status sql_exec_create_sequence(sql_session *s,

@@ -62,6 +62,8 @@ const char *sql_type_name(uint32_t type)
         return "timestamp without time zone";
     case SQL_TYPE_TIMESTAMPTZ:
         return "timestamp with time zone";
+    case SQL_TYPE_INTERVAL:
+        return "interval";
     case SQL_TYPE_CHAR_ARRAY:
         return "\"char\"[]";
     case SQL_TYPE_NAME_ARRAY:
@@ -130,6 +132,8 @@ int16_t sql_type_len(uint32_t type)
         return 8;
     case SQL_TYPE_NAME:
         return 64;
+    case SQL_TYPE_INTERVAL:
+        return 16;
     default:
         return -1;
     }
@@ -236,9 +240,15 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         }
         return KEEL_OK;
     }
-    if (strcmp(name, "time") == 0 || strcmp(name, "timetz") == 0 ||
-        strcmp(name, "interval") == 0)
-        return sql_unsupported(s, tn->location, "types time and interval");
+    if (strcmp(name, "interval") == 0) {
+        if (tn->n_typmods > 0)
+            return sql_unsupported(s, tn->location,
+                                   "interval fields and precisions");
+        *type = SQL_TYPE_INTERVAL;
+        return KEEL_OK;
+    }
+    if (strcmp(name, "time") == 0 || strcmp(name, "timetz") == 0)
+        return sql_unsupported(s, tn->location, "types time and timetz");
     if (strcmp(name, "float4") == 0)
         return sql_unsupported(s, tn->location, "type real");
     if (strncmp(name, "reg", 3) == 0 || strcmp(name, "aclitem") == 0) {
@@ -431,6 +441,9 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
     case SQL_TYPE_TIMESTAMP:
     case SQL_TYPE_TIMESTAMPTZ:
         n = datetime_out(v->type, v->v.i, buf, sizeof(buf));
+        break;
+    case SQL_TYPE_INTERVAL:
+        n = sql_interval_out(v, buf, sizeof(buf));
         break;
     default:
         n = sql_format_int(v->v.i, buf);
@@ -712,6 +725,12 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
     }
     if (from == type && !sql_type_in_s(type))
         return KEEL_OK;
+    if (type == SQL_TYPE_INTERVAL) {
+        /* From text; the sql_value_text() of one is its way out. */
+        if (!sql_type_is_string(from))
+            goto no_cast;
+        return sql_interval_in(s, v->v.s.p, v->v.s.len, location, v);
+    }
     if (sql_type_elem(type) != 0) {
         /* An array from its text form ('{a,b}') or one of its own type. */
         if (from == type)
@@ -855,6 +874,8 @@ int sql_value_compare(const sql_value *a, const sql_value *b)
             return c;
         return la < lb ? -1 : la > lb;
     }
+    if (a->type == SQL_TYPE_INTERVAL && b->type == SQL_TYPE_INTERVAL)
+        return sql_interval_cmp(a, b);
     if (a->type == SQL_TYPE_NUMERIC && b->type == SQL_TYPE_NUMERIC)
         return numeric_encoded_cmp((const unsigned char *)a->v.s.p, a->v.s.len,
                                    (const unsigned char *)b->v.s.p, b->v.s.len);
@@ -1014,6 +1035,8 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
     }
     if (v->type == SQL_TYPE_NUMERIC)
         return numeric_binary(s, v, out, len);
+    if (v->type == SQL_TYPE_INTERVAL)
+        return sql_interval_binary_out(s, v, out, len);
     if (sql_type_elem(v->type) != 0)
         return sql_unsupported(s, -1, "arrays in binary format");
     if (sql_type_is_string(v->type)) {
@@ -1065,6 +1088,8 @@ keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
         out->v.s.len = len;
         return KEEL_OK;
     }
+    if (type == SQL_TYPE_INTERVAL)
+        return sql_interval_binary_in(s, p, len, out);
     if (type == SQL_TYPE_NUMERIC) {
         numeric n = NUMERIC_INIT;
         numeric_status st = numeric_recv((const unsigned char *)p, len, &n);
@@ -1451,12 +1476,18 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
 {
     uint32_t type = a[1].type;
     int64_t v = a[1].v.i, days, us, y, value, isoyear, week;
-    char unit[32], text[48];
+    char unit[32];
     int m, d, scale = 0;
 
     if (datetime_unit(a[0].v.s.p, a[0].v.s.len, unit, sizeof(unit)) != 0)
         snprintf(unit, sizeof(unit), "%.*s",
                  (int)(a[0].v.s.len < 24 ? a[0].v.s.len : 24), a[0].v.s.p);
+    if (type == SQL_TYPE_INTERVAL) {
+        if (f == SQL_FUNC_DATE_TRUNC)
+            return sql_unsupported(s, -1, "date_trunc() of an interval");
+        return sql_interval_extract(s, unit, &a[1], f == SQL_FUNC_DATE_PART,
+                                    out);
+    }
     if (type == SQL_TYPE_DATE) {
         days = v;
         us = 0;
@@ -1578,8 +1609,16 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
         return sql_fail(s, KEEL_EINVAL, "22023",
                         "unit \"%s\" not recognized for type %s", unit,
                         datetime_type_words(type));
+    return sql_scaled_out(s, value, scale, f == SQL_FUNC_DATE_PART, out);
+}
+
+keel_status sql_scaled_out(sql_session *s, int64_t value, int scale,
+                           bool as_double, sql_value *out)
+{
+    char text[48];
+
     out->isnull = false;
-    if (f == SQL_FUNC_DATE_PART) {
+    if (as_double) {
         double p10 = scale == 6 ? 1e6 : scale == 3 ? 1e3 : 1;
         out->type = SQL_TYPE_FLOAT8;
         out->v.f = (double)value / p10;
