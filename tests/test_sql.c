@@ -423,7 +423,7 @@ static void test_aggregates(void **state)
            "ERROR 42803: column \"g.v\" must appear in the GROUP BY clause or "
            "be used in an aggregate function at 11\n");
     EXPECT(f->s, "SELECT id FROM g WHERE count(*) > 1",
-           "ERROR 42803: aggregate functions are not allowed here at 24\n");
+           "ERROR 42803: aggregate functions are not allowed in WHERE at 24\n");
     /* sum(bigint) and avg of integers are numeric, as in PostgreSQL. */
     EXPECT(f->s, "SELECT sum(id::bigint), sum(id::bigint) > 14.5 FROM g",
            "sum:1700,?column?:16\n15|t\nSELECT 1\n");
@@ -480,6 +480,72 @@ static void test_datetime(void **state)
            "?column?:16,min:1082\nt|2020-05-17\nSELECT 1\n");
     EXPECT(f->s, "SELECT id FROM h WHERE at > '2001-01-01' ORDER BY id",
            "id:23\n1\n2\nSELECT 2\n");
+}
+
+/* Window functions: the plan, what is refused, and frames folded two
+ * ways over enough rows to tell them apart. */
+static void test_windows(void **state)
+{
+    fixture *f = *state;
+
+    EXPECT(f->s,
+           "CREATE TABLE wt (id int PRIMARY KEY, k int); "
+           "INSERT INTO wt SELECT g, g % 7 FROM generate_series(1, 3000) g",
+           "CREATE TABLE\nINSERT 0 3000\n");
+    EXPECT(f->s,
+           "EXPLAIN SELECT id, row_number() OVER (PARTITION BY k ORDER BY id), "
+           "sum(id) OVER () FROM wt ORDER BY 2 LIMIT 1",
+           "QUERY PLAN:25\nLimit\n  ->  Sort\n        ->  WindowAgg\n"
+           "              ->  WindowAgg\n                    ->  Sort\n"
+           "                          ->  Seq Scan on wt\nEXPLAIN\n");
+    /* A running sum folded a row at a time, and the same sums folded
+     * whole for each row from the other end. */
+    EXPECT(f->s,
+           "SELECT count(*), sum(a), sum(CASE WHEN a = b THEN 0 ELSE 1 END) "
+           "FROM (SELECT sum(id) OVER (PARTITION BY k ORDER BY id) AS a, "
+           "sum(id) OVER (PARTITION BY k ORDER BY id DESC ROWS BETWEEN "
+           "CURRENT ROW AND UNBOUNDED FOLLOWING) AS b FROM wt) x",
+           "count:20,sum:1700,sum:20\n3000|645431072|0\nSELECT 1\n");
+    EXPECT(f->s,
+           "SELECT max(rn), count(DISTINCT rn) FROM (SELECT row_number() "
+           "OVER (ORDER BY id DESC) AS rn FROM wt) x",
+           "max:20,count:20\n3000|3000\nSELECT 1\n");
+    /* A frame's offset from a parameter. */
+    EXPECT(f->s,
+           "PREPARE wp(int) AS SELECT id, sum(id) OVER (ORDER BY id ROWS "
+           "BETWEEN $1 PRECEDING AND CURRENT ROW) FROM wt WHERE id <= 4; "
+           "EXECUTE wp(2)",
+           "PREPARE\nid:23,sum:20\n1|1\n2|3\n3|6\n4|9\nSELECT 4\n");
+    /* Found once rows are read, as PostgreSQL finds it: after the
+     * description. */
+    EXPECT(f->s, "EXECUTE wp(-1)",
+           "id:23,sum:20\n"
+           "ERROR 22013: frame starting offset must not be negative\n");
+    EXPECT(f->s,
+           "SELECT sum(id) OVER (ORDER BY id GROUPS BETWEEN 1 PRECEDING AND "
+           "CURRENT ROW) FROM wt",
+           "ERROR 0A000: GROUPS frames is not supported yet at 21\n");
+    EXPECT(f->s,
+           "SELECT sum(id) OVER (ORDER BY id RANGE BETWEEN 1 PRECEDING AND "
+           "CURRENT ROW) FROM wt",
+           "ERROR 0A000: RANGE frames with an offset is not supported yet "
+           "at 21\n");
+    EXPECT(f->s, "SELECT count(*) FILTER (WHERE k = 1) OVER () FROM wt",
+           "ERROR 0A000: FILTER in window aggregates is not supported yet "
+           "at 8\n");
+    EXPECT(f->s, "UPDATE wt SET k = row_number() OVER () WHERE id = 1",
+           "ERROR 42P20: window functions are not allowed in UPDATE at 19\n");
+    EXPECT(f->s, "UPDATE wt SET k = sum(id)",
+           "ERROR 42803: aggregate functions are not allowed in UPDATE at 19\n");
+    EXPECT(f->s, "DELETE FROM wt WHERE row_number() OVER () = 1",
+           "ERROR 42P20: window functions are not allowed in WHERE at 22\n");
+    EXPECT(f->s, "INSERT INTO wt VALUES (row_number() OVER (), 1)",
+           "ERROR 42P20: window functions are not allowed in VALUES at 24\n");
+    EXPECT(f->s, "SELECT 1 FROM wt JOIN wt w2 ON row_number() OVER () = 1",
+           "ERROR 42P20: window functions are not allowed in JOIN conditions "
+           "at 32\n");
+    EXPECT(f->s, "INSERT INTO wt VALUES (1, 1) RETURNING row_number() OVER ()",
+           "ERROR 42P20: window functions are not allowed in RETURNING at 40\n");
 }
 
 static void test_joins(void **state)
@@ -1990,6 +2056,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_datetime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sizes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pgbench_init, setup, teardown),

@@ -936,6 +936,43 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
         return sql_fail_at(s, fc->location, KEEL_EINVAL, "42803",
                            "aggregate functions are not allowed here");
     }
+    if (s->windowing != NULL) {
+        /* Its argument holds no window function. */
+        const char *inside = s->windowing->inside;
+        s->windowing->inside = "aggregate";
+        rc = sql_agg_build(s, g->input, fc, name, &a);
+        s->windowing->inside = inside;
+    } else {
+        rc = sql_agg_build(s, g->input, fc, name, &a);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (g->naggs == g->capaggs) {
+        uint16_t cap = g->capaggs == 0 ? 8 : (uint16_t)(g->capaggs * 2);
+        sql_agg *na = sql_alloc(&s->arena, cap * sizeof(*na));
+        if (na == NULL)
+            return nomem(s);
+        if (g->naggs > 0)
+            memcpy(na, g->aggs, g->naggs * sizeof(*na));
+        g->aggs = na;
+        g->capaggs = cap;
+    }
+    g->aggs[g->naggs] = a;
+    e = expr_new(s, SQL_EXPR_COLUMN, a.type, fc->location, 0);
+    if (e == NULL)
+        return nomem(s);
+    e->u.column = (uint16_t)(g->nkeys + g->naggs++);
+    *out = e;
+    return KEEL_OK;
+}
+
+keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
+                          const PgQuery__FuncCall *fc, const char *name,
+                          sql_agg *out)
+{
+    sql_agg a = {0};
+    keel_status rc;
+
     if (fc->n_agg_order > 0 || fc->agg_filter != NULL || fc->agg_within_group)
         return sql_unsupported(s, fc->location,
                                "ORDER BY and FILTER in aggregates");
@@ -955,9 +992,9 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
                                "function %s() with %zu argument(s) does not "
                                "exist",
                                name, fc->n_args);
-        rc = sql_expr_analyse(s, g->input, fc->args[0], &a.arg);
+        rc = sql_expr_analyse(s, scope, fc->args[0], &a.arg);
         if (rc == KEEL_OK)
-            rc = sql_expr_prepare(s, g->input, fc->args[1], &d);
+            rc = sql_expr_prepare(s, scope, fc->args[1], &d);
         if (rc != KEEL_OK)
             return rc;
         if (!sql_type_is_string(a.arg->type) || !sql_type_is_string(d->type))
@@ -981,7 +1018,7 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
                                "function %s() with %zu argument(s) does not "
                                "exist",
                                name, fc->n_args);
-        rc = sql_expr_analyse(s, g->input, fc->args[0], &a.arg);
+        rc = sql_expr_analyse(s, scope, fc->args[0], &a.arg);
         if (rc != KEEL_OK)
             return rc;
         if (a.arg->type == SQL_TYPE_UNKNOWN) {
@@ -1015,22 +1052,7 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
                                sql_type_name(t));
         }
     }
-    if (g->naggs == g->capaggs) {
-        uint16_t cap = g->capaggs == 0 ? 8 : (uint16_t)(g->capaggs * 2);
-        sql_agg *na = sql_alloc(&s->arena, cap * sizeof(*na));
-        if (na == NULL)
-            return nomem(s);
-        if (g->naggs > 0)
-            memcpy(na, g->aggs, g->naggs * sizeof(*na));
-        g->aggs = na;
-        g->capaggs = cap;
-    }
-    g->aggs[g->naggs] = a;
-    e = expr_new(s, SQL_EXPR_COLUMN, a.type, fc->location, 0);
-    if (e == NULL)
-        return nomem(s);
-    e->u.column = (uint16_t)(g->nkeys + g->naggs++);
-    *out = e;
+    *out = a;
     return KEEL_OK;
 }
 
@@ -1142,7 +1164,10 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                                : "?",
                            name);
     if (fc->over != NULL)
-        return sql_unsupported(s, fc->location, "window functions");
+        return sql_window_analyse(s, scope, fc, name, out);
+    if (sql_window_only(name))
+        return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
+                           "window function %s requires an OVER clause", name);
     if ((strcmp(name, "nextval") == 0 && fc->n_args == 1) ||
         (strcmp(name, "currval") == 0 && fc->n_args == 1) ||
         (strcmp(name, "setval") == 0 &&
@@ -2970,6 +2995,12 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
     case SQL_EXPR_COLUMN:
         *out = row[e->u.column];
         return KEEL_OK;
+    case SQL_EXPR_WINDOW:
+        if (s->win_vals == NULL)
+            return sql_fail(s, KEEL_EINVAL, "XX000",
+                            "a window function's value is not known here");
+        *out = s->win_vals[e->u.column];
+        return KEEL_OK;
     case SQL_EXPR_PARAM:
         if (s->params == NULL)
             return sql_fail(s, KEEL_EINVAL, "08P01",
@@ -3253,7 +3284,8 @@ static keel_status fold(sql_session *s, sql_expr **ep)
 
     /* A subquery runs for its row, never at analysis. */
     if (e->kind == SQL_EXPR_CONST || e->kind == SQL_EXPR_COLUMN ||
-        e->kind == SQL_EXPR_PARAM || e->kind == SQL_EXPR_SUBLINK)
+        e->kind == SQL_EXPR_PARAM || e->kind == SQL_EXPR_SUBLINK ||
+        e->kind == SQL_EXPR_WINDOW)
         return KEEL_OK;
     for (uint16_t i = 0; i < e->nargs; i++) {
         rc = fold(s, &e->args[i]);

@@ -323,6 +323,10 @@ struct sql_session {
     unsigned short rand_state[3]; /* random()'s, seeded per session */
     /* Analysis met an aggregate function outside a grouping scope. */
     bool saw_aggregate;
+    /* The window functions of the query whose output is analysed, and
+     * the values of the row being sent (sql_window.c). */
+    struct sql_windowing *windowing;
+    const sql_value *win_vals;
     /* The clause being analysed where its errors name it ("RETURNING"),
      * or NULL. */
     const char *clause;
@@ -459,6 +463,7 @@ typedef enum sql_expr_kind {
     SQL_EXPR_PARAM, /* $n: u.column = n - 1 */
     SQL_EXPR_ANY,   /* args[0] = ANY (args[1], an array) */
     SQL_EXPR_SUBLINK, /* a subquery: u.sublink says what of its rows */
+    SQL_EXPR_WINDOW,  /* window function u.column's value for the row */
 } sql_expr_kind;
 
 /* What a subquery in an expression gives. */
@@ -616,6 +621,112 @@ typedef struct sql_agg {
     sql_value delim;      /* STRING_AGG: its separator (a constant) */
     bool distinct;        /* over the group's distinct values, in order */
 } sql_agg;
+
+/* An aggregate's running state beside its value: a numeric sum's total,
+ * integers in i (128 bits, as PostgreSQL's int8 sums), numerics in n. */
+typedef struct sql_agg_acc {
+    __int128 i;
+    numeric n;
+} sql_agg_acc;
+
+/* An aggregate's state made empty: *st its value over no rows. */
+void sql_agg_init(const sql_agg *a, sql_value *st, sql_agg_acc *acc,
+                  int64_t *count);
+/* Folds value v (unused by count(*)) into a's state. */
+keel_status sql_agg_step(sql_session *s, const sql_agg *a, sql_value *st,
+                         sql_agg_acc *acc, int64_t *count, const sql_value *v);
+/* Makes *st the aggregate's result; acc is used up. */
+keel_status sql_agg_final(sql_session *s, const sql_agg *a, sql_value *st,
+                          sql_agg_acc *acc, int64_t count);
+/* Analyses aggregate call fc (name: its function's), its argument over
+ * scope, into *a. */
+keel_status sql_agg_build(sql_session *s, const struct sql_scope *scope,
+                          const PgQuery__FuncCall *fc, const char *name,
+                          sql_agg *a);
+
+/* Orders values as ORDER BY does: NULL above every value (first with
+ * DESC, unless NULLS says otherwise). */
+int sql_key_cmp(const sql_value *a, const sql_value *b, bool desc,
+                bool nulls_first);
+
+/* ---- window functions (sql_window.c) ---- */
+
+typedef enum sql_win_kind {
+    SQL_WIN_AGG, /* an aggregate over the frame */
+    SQL_WIN_ROW_NUMBER,
+    SQL_WIN_RANK,
+    SQL_WIN_DENSE_RANK,
+    SQL_WIN_PERCENT_RANK,
+    SQL_WIN_CUME_DIST,
+    SQL_WIN_NTILE,
+    SQL_WIN_LAG,
+    SQL_WIN_LEAD,
+    SQL_WIN_FIRST_VALUE,
+    SQL_WIN_LAST_VALUE,
+    SQL_WIN_NTH_VALUE,
+} sql_win_kind;
+
+/* A window: PARTITION BY, ORDER BY and the frame (PostgreSQL's
+ * FRAMEOPTION bits), each offset an expression without columns. */
+typedef struct sql_window {
+    struct sql_expr **keys; /* the partition's, then the order's */
+    bool *desc, *nulls_first; /* per key */
+    uint16_t npart, norder;
+    int32_t frame;
+    struct sql_expr *start_off, *end_off;
+    const void *def; /* the definition it came from, to share it */
+} sql_window;
+
+typedef struct sql_window_fn {
+    sql_win_kind kind;
+    sql_agg agg;             /* SQL_WIN_AGG's */
+    struct sql_expr *args[3]; /* over the row; agg's is agg.arg */
+    uint16_t nargs;
+    uint16_t win;            /* its window */
+    uint32_t type;           /* its result's */
+} sql_window_fn;
+
+/*
+ * A query's window functions: its output and ORDER BY name each one's
+ * value (SQL_EXPR_WINDOW).  The rows that reach the output stage are
+ * kept (width values each), then each function computed over them, then
+ * each row sent on with its functions' values in s->win_vals.
+ */
+typedef struct sql_windowing {
+    const PgQuery__SelectStmt *st; /* its WINDOW clause */
+    sql_window_fn *fns;
+    uint16_t nfns, capfns;
+    sql_window *wins;
+    uint16_t nwins, capwins;
+    /* Analysing a function's arguments ("nested") or a window's
+     * definition, where no window function may be: NULL elsewhere. */
+    const char *inside;
+    sql_value **rows;
+    size_t nrows, caprows;
+    uint16_t width;
+} sql_windowing;
+
+/* fc, which has OVER, analysed over scope: s->windowing's (42P20 where
+ * there is none). */
+keel_status sql_window_analyse(sql_session *s, const struct sql_scope *scope,
+                               const PgQuery__FuncCall *fc, const char *name,
+                               struct sql_expr **out);
+/* Whether name is a window function's that is no aggregate's. */
+bool sql_window_only(const char *name);
+/* Keeps a copy of row (w->width values). */
+keel_status sql_window_keep(sql_session *s, sql_windowing *w,
+                            const sql_value *row);
+/* Computes every function over the rows kept, then calls emit for each
+ * row, in the last window's order, with s->win_vals its values, until
+ * emit sets *done. */
+keel_status sql_window_run(sql_session *s, sql_windowing *w,
+                           keel_status (*emit)(sql_session *s, void *ctx,
+                                               const sql_value *row,
+                                               bool *done),
+                           void *ctx);
+/* EXPLAIN's lines for the windows, from depth on; the depth below. */
+int sql_window_explain(struct sql_explain *x, const sql_windowing *w,
+                       int depth);
 
 /*
  * A grouping query's analysis: its output, HAVING and ORDER BY are

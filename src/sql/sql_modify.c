@@ -293,9 +293,11 @@ static keel_status set_analyse(sql_session *s, const sql_table *t,
             set[c] = e;
             rc = KEEL_OK;
         } else {
+            s->clause = "UPDATE";
             rc = sql_expr_prepare_for(s, scope, rt->val,
                                       sql_type_of_keel(t->cols[c].type),
                                       &set[c]);
+            s->clause = NULL;
         }
         if (rc != KEEL_OK)
             return rc;
@@ -1098,8 +1100,10 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
                 const keel_column_info *c = &t.cols[map[i]];
                 if (vl->items[i]->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT)
                     continue;
+                s->clause = "VALUES";
                 rc = sql_expr_prepare_for(s, NULL, vl->items[i],
                                           sql_type_of_keel(c->type), &e);
+                s->clause = NULL;
                 if (rc == KEEL_OK && e->kind == SQL_EXPR_PARAM &&
                     e->type == SQL_TYPE_UNKNOWN)
                     s->param_types[e->u.column] = sql_type_of_keel(c->type);
@@ -1129,8 +1133,10 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
                     return rc;
                 continue;
             }
+            s->clause = "VALUES";
             rc = sql_expr_prepare_for(s, NULL, node,
                                       sql_type_of_keel(t.cols[map[i]].type), &e);
+            s->clause = NULL;
             if (rc == KEEL_OK)
                 rc = sql_expr_eval(s, e, NULL, &row[map[i]]);
             if (rc != KEEL_OK)
@@ -1172,7 +1178,9 @@ static keel_status where_analyse(sql_session *s, const sql_scope *scope,
     *out = NULL;
     if (n == NULL)
         return KEEL_OK;
+    s->clause = "WHERE";
     rc = sql_expr_prepare(s, scope, n, out);
+    s->clause = NULL;
     if (rc == KEEL_OK && (*out)->type != SQL_TYPE_BOOL)
         rc = sql_fail_at(s, (*out)->location, KEEL_ETYPE, "42804",
                          "argument of WHERE must be type boolean, not type %s",

@@ -658,9 +658,7 @@ static keel_status limit_value(sql_session *s, const PgQuery__Node *n,
     return KEEL_OK;
 }
 
-/* Orders values as ORDER BY does: NULL above every value (first with
- * DESC, unless NULLS says otherwise). */
-static int key_cmp(const sql_value *a, const sql_value *b, bool desc,
+int sql_key_cmp(const sql_value *a, const sql_value *b, bool desc,
                    bool nulls_first)
 {
     int c;
@@ -687,13 +685,13 @@ static int sorted_cmp(const void *x, const void *y, void *arg)
     int c;
 
     for (uint16_t i = 0; i < spec->nkeys; i++) {
-        c = key_cmp(&a->keys[i], &b->keys[i], spec->keys[i].desc,
+        c = sql_key_cmp(&a->keys[i], &b->keys[i], spec->keys[i].desc,
                     spec->keys[i].nulls_first);
         if (c != 0)
             return c;
     }
     for (uint16_t i = 0; i < spec->nout; i++) {
-        c = key_cmp(&a->out[i], &b->out[i], false, false);
+        c = sql_key_cmp(&a->out[i], &b->out[i], false, false);
         if (c != 0)
             return c;
     }
@@ -718,6 +716,7 @@ typedef struct output {
     const char **txt;
     uint32_t *lens;
     sql_rowset *into; /* a subquery's: rows are kept there, not sent */
+    sql_windowing *win; /* window functions: rows are kept for them */
 } output;
 
 static keel_status send_values(sql_session *s, output *o, const sql_value *vals)
@@ -747,8 +746,12 @@ static bool output_full(const output *o)
     return !o->collect && o->limit >= 0 && o->sent >= o->limit;
 }
 
-/* One row (an input row, or a group's) through HAVING, the output list,
- * and on to the client or the collection. */
+static keel_status output_emit(sql_session *s, output *o,
+                               const sql_value *row);
+
+/* One row (an input row, or a group's) through HAVING, then kept for the
+ * window functions, or through the output list and on to the client or
+ * the collection. */
 static keel_status output_row(sql_session *s, output *o, const sql_value *row)
 {
     keel_status rc;
@@ -759,6 +762,15 @@ static keel_status output_row(sql_session *s, output *o, const sql_value *row)
         if (rc != KEEL_OK || h.isnull || !h.v.b)
             return rc;
     }
+    if (o->win != NULL)
+        return sql_window_keep(s, o->win, row);
+    return output_emit(s, o, row);
+}
+
+static keel_status output_emit(sql_session *s, output *o, const sql_value *row)
+{
+    keel_status rc;
+
     for (uint16_t i = 0; i < o->nt; i++) {
         rc = sql_expr_eval(s, o->tl[i].expr, row, &o->out[i]);
         if (rc != KEEL_OK)
@@ -805,6 +817,18 @@ static keel_status output_row(sql_session *s, output *o, const sql_value *row)
     return KEEL_OK;
 }
 
+/* A row with its window functions' values: on through the output list,
+ * until LIMIT is reached while streaming. */
+static keel_status window_emit(sql_session *s, void *ctx, const sql_value *row,
+                               bool *done)
+{
+    output *o = ctx;
+    keel_status rc = output_emit(s, o, row);
+
+    *done = output_full(o);
+    return rc;
+}
+
 /* The collected rows, sorted (and made distinct), to the client. */
 static keel_status output_finish(sql_session *s, output *o)
 {
@@ -821,7 +845,7 @@ static keel_status output_finish(sql_session *s, output *o)
         if (o->distinct && i > 0) {
             bool same = true;
             for (uint16_t c = 0; same && c < o->nt; c++)
-                same = key_cmp(&o->rows[i].out[c], &o->rows[i - 1].out[c],
+                same = sql_key_cmp(&o->rows[i].out[c], &o->rows[i - 1].out[c],
                                false, false) == 0;
             if (same)
                 continue;
@@ -855,23 +879,16 @@ static int group_cmp(const void *x, const void *y, void *arg)
     const group_spec *g = arg;
 
     for (uint16_t i = 0; i < g->nkeys; i++) {
-        int c = key_cmp(&a->vals[i], &b->vals[i], false, false);
+        int c = sql_key_cmp(&a->vals[i], &b->vals[i], false, false);
         if (c != 0)
             return c;
     }
     return 0;
 }
 
-/* A numeric sum's running total: integers in i (128 bits, as
- * PostgreSQL's int8 sums), numerics in n. */
-typedef struct agg_acc {
-    __int128 i;
-    numeric n;
-} agg_acc;
-
 /* Folds v into a numeric sum's accumulator. */
 static keel_status agg_numeric_step(sql_session *s, const sql_agg *a,
-                                    agg_acc *acc, const sql_value *v)
+                                    sql_agg_acc *acc, const sql_value *v)
 {
     numeric x = NUMERIC_INIT;
     numeric_status st;
@@ -891,7 +908,7 @@ static keel_status agg_numeric_step(sql_session *s, const sql_agg *a,
 
 /* A numeric sum's or average's result into *out (count rows summed). */
 static keel_status agg_numeric_finish(sql_session *s, const sql_agg *a,
-                                      agg_acc *acc, int64_t count,
+                                      sql_agg_acc *acc, int64_t count,
                                       sql_value *out)
 {
     numeric r = NUMERIC_INIT, c = NUMERIC_INIT;
@@ -927,10 +944,31 @@ static keel_status agg_numeric_finish(sql_session *s, const sql_agg *a,
     return sql_numeric_put(s, &r, out);
 }
 
-/* Folds value v into aggregate a's state (st, acc for a numeric sum),
- * counting in *n. */
-static keel_status agg_step(sql_session *s, const sql_agg *a, sql_value *st,
-                            agg_acc *acc, int64_t *n, const sql_value *v)
+void sql_agg_init(const sql_agg *a, sql_value *st, sql_agg_acc *acc,
+                  int64_t *count)
+{
+    memset(st, 0, sizeof(*st));
+    st->type = a->type;
+    st->isnull = a->kind != SQL_AGG_COUNT && a->kind != SQL_AGG_COUNT_STAR;
+    *count = 0;
+    acc->i = 0;
+    acc->n = (numeric)NUMERIC_INIT;
+}
+
+keel_status sql_agg_final(sql_session *s, const sql_agg *a, sql_value *st,
+                          sql_agg_acc *acc, int64_t count)
+{
+    if (a->type == SQL_TYPE_NUMERIC &&
+        (a->kind == SQL_AGG_SUM || a->kind == SQL_AGG_AVG) && count > 0)
+        return agg_numeric_finish(s, a, acc, count, st);
+    numeric_free(&acc->n);
+    if (a->kind == SQL_AGG_AVG && count > 0)
+        st->v.f /= (double)count;
+    return KEEL_OK;
+}
+
+keel_status sql_agg_step(sql_session *s, const sql_agg *a, sql_value *st,
+                         sql_agg_acc *acc, int64_t *n, const sql_value *v)
 {
     if (a->kind == SQL_AGG_COUNT_STAR) {
         st->v.i++;
@@ -1004,7 +1042,7 @@ static int value_ptr_cmp(const void *x, const void *y)
  * PostgreSQL's aggregates over DISTINCT sort their input.  vals: room for
  * the rows' values. */
 static keel_status agg_distinct(sql_session *s, const sql_agg *a,
-                                sql_value *st, agg_acc *acc, int64_t *count,
+                                sql_value *st, sql_agg_acc *acc, int64_t *count,
                                 const group_input *in, size_t first,
                                 size_t last, uint16_t slot,
                                 const sql_value **vals)
@@ -1019,7 +1057,7 @@ static keel_status agg_distinct(sql_session *s, const sql_agg *a,
         qsort(vals, nv, sizeof(*vals), value_ptr_cmp);
     for (size_t k = 0; rc == KEEL_OK && k < nv; k++)
         if (k == 0 || sql_value_compare(vals[k - 1], vals[k]) != 0)
-            rc = agg_step(s, a, st, acc, count, vals[k]);
+            rc = sql_agg_step(s, a, st, acc, count, vals[k]);
     return rc;
 }
 
@@ -1033,7 +1071,7 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
     sql_value *row = sql_alloc(&s->arena, (width + 1) * sizeof(*row));
     int64_t *counts = sql_alloc(&s->arena, (g->naggs + 1) * sizeof(*counts));
     /* malloc's alignment, which __int128 needs and the arena's lacks */
-    agg_acc *accs = calloc((size_t)g->naggs + 1, sizeof(*accs));
+    sql_agg_acc *accs = calloc((size_t)g->naggs + 1, sizeof(*accs));
     const sql_value **dvals = NULL;
     bool distinct = false;
     keel_status rc = KEEL_OK;
@@ -1050,28 +1088,23 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     }
     for (uint16_t a = 0; a < g->naggs; a++)
-        accs[a] = (agg_acc){.i = 0, .n = NUMERIC_INIT};
+        accs[a] = (sql_agg_acc){.i = 0, .n = NUMERIC_INIT};
     if (n > 1)
         qsort_r(in, n, sizeof(*in), group_cmp, &spec);
     /* Without GROUP BY there is one group, even of no rows. */
     while (rc == KEEL_OK && (i < n || (i == 0 && g->nkeys == 0))) {
         size_t first = i;
         for (uint16_t a = 0; a < g->naggs; a++) {
-            const sql_agg *ag = &g->aggs[a];
-            sql_value *st = &row[g->nkeys + a];
-            memset(st, 0, sizeof(*st));
-            st->type = ag->type;
-            st->isnull = ag->kind != SQL_AGG_COUNT && ag->kind != SQL_AGG_COUNT_STAR;
-            counts[a] = 0;
             numeric_free(&accs[a].n);
-            accs[a].i = 0;
+            sql_agg_init(&g->aggs[a], &row[g->nkeys + a], &accs[a],
+                         &counts[a]);
         }
         for (uint16_t k = 0; k < g->nkeys && first < n; k++)
             row[k] = in[first].vals[k];
         while (i < n && (i == first || group_cmp(&in[i], &in[first], &spec) == 0)) {
             for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
                 if (!g->aggs[a].distinct)
-                    rc = agg_step(s, &g->aggs[a], &row[g->nkeys + a],
+                    rc = sql_agg_step(s, &g->aggs[a], &row[g->nkeys + a],
                                   &accs[a], &counts[a],
                                   &in[i].vals[g->nkeys + a]);
             i++;
@@ -1081,16 +1114,9 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
                 rc = agg_distinct(s, &g->aggs[a], &row[g->nkeys + a],
                                   &accs[a], &counts[a], in, first, i,
                                   (uint16_t)(g->nkeys + a), dvals);
-        for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
-            const sql_agg *ag = &g->aggs[a];
-            if (ag->type == SQL_TYPE_NUMERIC &&
-                (ag->kind == SQL_AGG_SUM || ag->kind == SQL_AGG_AVG) &&
-                counts[a] > 0)
-                rc = agg_numeric_finish(s, ag, &accs[a], counts[a],
-                                        &row[g->nkeys + a]);
-            else if (ag->kind == SQL_AGG_AVG && counts[a] > 0)
-                row[g->nkeys + a].v.f /= (double)counts[a];
-        }
+        for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
+            rc = sql_agg_final(s, &g->aggs[a], &row[g->nkeys + a], &accs[a],
+                               counts[a]);
         if (rc == KEEL_OK)
             rc = output_row(s, o, row);
         if (n == 0)
@@ -2395,7 +2421,7 @@ static int setop_row_cmp(const void *x, const void *y, void *arg)
     uint16_t n = *(const uint16_t *)arg;
 
     for (uint16_t c = 0; c < n; c++) {
-        int r = key_cmp(&a[c], &b[c], false, false);
+        int r = sql_key_cmp(&a[c], &b[c], false, false);
         if (r != 0)
             return r;
     }
@@ -2729,16 +2755,18 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
     return rc;
 }
 
-static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
-                               const sql_scope *outer,
-                               const sql_value *outer_row, bool describe,
-                               sql_rowset *into)
+static keel_status select_run_body(sql_session *s,
+                                   const PgQuery__SelectStmt *st,
+                                   const sql_scope *outer,
+                                   const sql_value *outer_row, bool describe,
+                                   sql_rowset *into)
 {
     from_list from;
     from_ctx ctx = {.outer = outer, .outer_row = outer_row,
                     .describe = describe};
     sql_scope scope, gscope, *sp = NULL, *op;
     sql_grouping g;
+    sql_windowing win;
     select_run run;
     output o;
     sql_column *cols;
@@ -2750,6 +2778,8 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
     memset(&g, 0, sizeof(g));
     memset(&from, 0, sizeof(from));
     memset(&run, 0, sizeof(run));
+    memset(&win, 0, sizeof(win));
+    win.st = st;
     o.into = into;
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
         return setop_query(s, st, outer, outer_row, describe, into);
@@ -2803,8 +2833,6 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
     }
     if (st->into_clause != NULL)
         return sql_unsupported(s, -1, "SELECT INTO");
-    if (st->n_window_clause > 0)
-        return sql_unsupported(s, -1, "window functions");
     if (st->n_locking_clause > 0)
         return sql_unsupported(s, -1, "FOR UPDATE and FOR SHARE");
     if (st->n_distinct_clause > 0) {
@@ -2833,7 +2861,9 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
         sql_expr *e;
         if (from.items[k].on == NULL)
             continue;
+        s->clause = "JOIN conditions";
         rc = sql_expr_prepare(s, sp, from.items[k].on, &e);
+        s->clause = NULL;
         if (rc == KEEL_OK && e->type != SQL_TYPE_BOOL)
             rc = sql_fail_at(s, e->location, KEEL_ETYPE, "42804",
                              "argument of JOIN/ON must be type boolean, not "
@@ -2844,7 +2874,9 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
         from.items[k].on_expr = e;
     }
     if (st->where_clause != NULL) {
+        s->clause = "WHERE";
         rc = sql_expr_prepare(s, sp, st->where_clause, &run.where);
+        s->clause = NULL;
         if (rc == KEEL_OK && run.where->type != SQL_TYPE_BOOL)
             rc = sql_fail_at(s, run.where->location, KEEL_ETYPE, "42804",
                              "argument of WHERE must be type boolean, not type "
@@ -2857,6 +2889,7 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
      * holds an aggregate (found by analysing it as not grouping). */
     grouped = st->n_group_clause > 0 || st->having_clause != NULL;
     op = sp;
+    s->windowing = &win;
     if (!grouped) {
         s->saw_aggregate = false;
         rc = sql_targets_analyse(s, sp, st->target_list, st->n_target_list, &o.tl,
@@ -2872,8 +2905,13 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
         if (sp == NULL && st->n_group_clause > 0)
             return sql_unsupported(s, -1, "GROUP BY without FROM");
+        win.nfns = win.nwins = 0;
         if (sp != NULL) {
+            s->windowing = NULL;
+            s->clause = "GROUP BY";
             rc = group_keys(s, st, sp, &g, run.gcols);
+            s->windowing = &win;
+            s->clause = NULL;
             if (rc != KEEL_OK)
                 return rc;
             gscope = *sp;
@@ -2887,7 +2925,11 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
         rc = sql_targets_analyse(s, op, st->target_list, st->n_target_list, &o.tl,
                              &o.nt);
         if (rc == KEEL_OK && st->having_clause != NULL) {
+            s->windowing = NULL;
+            s->clause = "HAVING";
             rc = sql_expr_prepare(s, op, st->having_clause, &o.having);
+            s->windowing = &win;
+            s->clause = NULL;
             if (rc == KEEL_OK && o.having->type != SQL_TYPE_BOOL)
                 rc = sql_fail_at(s, o.having->location, KEEL_ETYPE, "42804",
                                  "argument of HAVING must be type boolean, not "
@@ -2902,6 +2944,11 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
         rc = order_by(s, st, op, &o);
         if (rc != KEEL_OK)
             return rc;
+    }
+    s->windowing = NULL;
+    if (win.nfns > 0) {
+        o.win = &win;
+        win.width = grouped ? (uint16_t)(g.nkeys + g.naggs) : from.ncols;
     }
     o.collect = o.nkeys > 0 || o.distinct;
     run.materialize = s->expr_engine_reads != reads;
@@ -2945,6 +2992,8 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
             sql_explain_node(x, depth++, "Unique");
         if (o.nkeys > 0 || o.distinct)
             sql_explain_node(x, depth++, "Sort");
+        if (o.win != NULL)
+            depth = sql_window_explain(x, &win, depth);
         if (grouped)
             sql_explain_node(x, depth++, g.nkeys > 0 ? "GroupAggregate"
                                                      : "Aggregate");
@@ -3004,11 +3053,34 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
     rc = join_level(s, &run, 0);
     if (rc == KEEL_OK && grouped)
         rc = group_finish(s, &g, run.gin, run.ngin, &o);
+    if (rc == KEEL_OK && o.win != NULL)
+        rc = sql_window_run(s, &win, window_emit, &o);
     if (rc == KEEL_OK)
         rc = output_finish(s, &o);
     if (rc != KEEL_OK || into != NULL)
         return rc;
     return sql_complete_count(s, "SELECT", (uint64_t)o.sent);
+}
+
+/* A query of its own: the window functions, their values and the clause
+ * being analysed are those of the query around it only once it ends. */
+static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
+                               const sql_scope *outer,
+                               const sql_value *outer_row, bool describe,
+                               sql_rowset *into)
+{
+    sql_windowing *w = s->windowing;
+    const sql_value *wv = s->win_vals;
+    const char *clause = s->clause;
+    keel_status rc;
+
+    s->windowing = NULL;
+    s->clause = NULL;
+    rc = select_run_body(s, st, outer, outer_row, describe, into);
+    s->windowing = w;
+    s->win_vals = wv;
+    s->clause = clause;
+    return rc;
 }
 
 keel_status sql_select_rows(sql_session *s, const PgQuery__SelectStmt *st,
