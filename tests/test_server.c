@@ -1121,6 +1121,32 @@ static void test_cancel(void **state)
         print_message("no tables yet: no statement to cancel\n");
     }
     assert_select_1(c);
+
+    /* A recursion that never ends ends at a cancel.  A cancel that came
+     * before the statement began would cancel nothing, so one is sent
+     * every 20 ms until the statement ends. */
+    {
+        PGresult *r;
+        int tries = 0;
+
+        assert_int_equal(
+            PQsendQuery(c, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL "
+                           "SELECT n + 1 FROM t) SELECT count(*) FROM t"),
+            1);
+        assert_int_equal(PQsetnonblocking(c, 1), 0);
+        while (PQisBusy(c) && tries++ < 1000) {
+            usleep(20000);
+            assert_int_equal(PQcancel(cancel, err, sizeof(err)), 1);
+            assert_int_equal(PQconsumeInput(c), 1);
+        }
+        assert_int_equal(PQsetnonblocking(c, 0), 0);
+        r = PQgetResult(c);
+        assert_non_null(r);
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "57014");
+        PQclear(r);
+        assert_null(PQgetResult(c));
+    }
+    assert_select_1(c);
     PQfreeCancel(cancel);
     PQfinish(c);
 }

@@ -303,6 +303,17 @@ struct sql_session {
      * (a WITH query sees only those before it). */
     const PgQuery__CommonTableExpr *ctes[SQL_MAX_CTES];
     uint16_t nctes, cte_limit;
+    /* Beside each: WITH RECURSIVE's state (sql_select.c). */
+    struct sql_cte_state {
+        bool recursive;  /* its WITH says RECURSIVE: it sees them all */
+        bool read;       /* its working table was read */
+        uint16_t end;    /* its WITH's last query's place + 1 */
+        /* While its recursive term runs, the rows the last step found
+         * (the working table); while anything else of it runs, a
+         * marker that refuses a reference to it; else NULL. */
+        const struct sql_rowset *rows;
+    } cte_state[SQL_MAX_CTES];
+    int16_t cte_running; /* the recursive WITH query running, or -1 */
     /* Sequences: the last value nextval() gave of each (sql_sequence.c),
      * and of any (lastval()). */
     struct seq_last *seq_last;

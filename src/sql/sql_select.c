@@ -1144,6 +1144,7 @@ typedef struct from_item {
     uint16_t off;           /* its first column in the joined row */
     sql_scan sc;
     bool is_rows;           /* rs holds its rows */
+    int32_t cte_location;   /* a WITH query's: where it is named, else 0 */
     bool lateral;           /* sub runs again for each row before it */
     const PgQuery__SelectStmt *sub;
     const PgQuery__Alias *alias;
@@ -1209,6 +1210,11 @@ static keel_status rows_columns(sql_session *s, from_item *it)
 {
     const PgQuery__Alias *a = it->alias;
 
+    if (a != NULL && a->n_colnames > it->rs.ncols && it->cte_location > 0)
+        return sql_fail_at(s, it->cte_location - 1, KEEL_EINVAL, "42P10",
+                           "WITH query \"%s\" has %u columns available but "
+                           "%zu columns specified",
+                           it->t.alias, it->rs.ncols, a->n_colnames);
     if (a != NULL && a->n_colnames > it->rs.ncols)
         return sql_fail(s, KEEL_EINVAL, "42P10",
                         "table \"%s\" has %u columns available but %zu "
@@ -1288,6 +1294,34 @@ keel_status sql_star_select(sql_session *s, PgQuery__Node *from,
  * subquery that sees the WITH queries below limit, its columns named by
  * alias (the query's column list) and then by rv's alias.
  */
+/* A FROM item of rows, named by alias (or rv's own alias). */
+static void from_rows_named(from_item *it, const PgQuery__SelectStmt *query,
+                            PgQuery__Alias *alias, const PgQuery__RangeVar *rv,
+                            bool left, const PgQuery__Node *on)
+{
+    if (rv->alias != NULL)
+        alias->aliasname = rv->alias->aliasname;
+    it->is_rows = true;
+    it->sub = query;
+    it->alias = alias;
+    it->t.name = it->t.alias = alias->aliasname;
+    it->left = left;
+    it->on = on;
+}
+
+/* Its rows' columns, named by its alias's column list, then rv's. */
+static keel_status from_rows_columns(sql_session *s, from_item *it,
+                                     const PgQuery__RangeVar *rv)
+{
+    keel_status rc = rows_columns(s, it);
+
+    if (rc == KEEL_OK && rv->alias != NULL && rv->alias->n_colnames > 0) {
+        it->alias = rv->alias;
+        rc = rows_columns(s, it);
+    }
+    return rc;
+}
+
 static keel_status from_query(sql_session *s, const from_ctx *ctx,
                               from_item *it, const PgQuery__SelectStmt *query,
                               PgQuery__Alias *alias, uint16_t limit,
@@ -1297,35 +1331,333 @@ static keel_status from_query(sql_session *s, const from_ctx *ctx,
     uint16_t saved = s->cte_limit;
     keel_status rc;
 
-    if (rv->alias != NULL)
-        alias->aliasname = rv->alias->aliasname;
-    it->is_rows = true;
-    it->sub = query;
-    it->alias = alias;
-    it->t.name = it->t.alias = alias->aliasname;
-    it->left = left;
-    it->on = on;
+    from_rows_named(it, query, alias, rv, left, on);
     s->cte_limit = limit;
     rc = sql_select_rows(s, query, ctx->outer, ctx->outer_row, ctx->describe,
                          &it->rs);
     s->cte_limit = saved;
     if (rc == KEEL_OK)
-        rc = rows_columns(s, it);
-    if (rc == KEEL_OK && rv->alias != NULL && rv->alias->n_colnames > 0) {
-        it->alias = rv->alias;
-        rc = rows_columns(s, it);
+        rc = from_rows_columns(s, it, rv);
+    return rc;
+}
+
+/* ---- WITH RECURSIVE ------------------------------------------------------ */
+
+static bool hashable(uint32_t t);
+static uint64_t value_hash(const sql_value *v);
+static uint32_t setop_type(uint32_t a, uint32_t b);
+
+/* What a WITH query's state holds while it must not be read. */
+static const sql_rowset cte_busy;
+
+/* A set of rows by value, as UNION's duplicates are told: open
+ * addressing over row numbers + 1 of the rowset the rows are in. */
+typedef struct row_set {
+    size_t *slots;
+    size_t mask, n;
+} row_set;
+
+static uint64_t row_hash(const sql_value *row, uint16_t ncols)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+
+    for (uint16_t c = 0; c < ncols; c++)
+        h = hash_u64(h ^ (row[c].isnull          ? 1
+                          : hashable(row[c].type) ? value_hash(&row[c])
+                                                  : 2));
+    return h;
+}
+
+/* Whether row is among the set's rows of rs; if not, and add, rs's row
+ * number `add_as` joins the set. */
+static keel_status row_set_has(sql_session *s, row_set *set,
+                               const sql_rowset *rs, const sql_value *row,
+                               size_t add_as, bool *has)
+{
+    uint16_t nc = rs->ncols;
+    size_t i;
+
+    if ((set->n + 1) * 2 > set->mask + 1 || set->slots == NULL) {
+        size_t cap = set->slots == NULL ? 64 : (set->mask + 1) * 2;
+        size_t *ns = calloc(cap, sizeof(*ns));
+        if (ns == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (size_t k = 0; set->slots != NULL && k <= set->mask; k++) {
+            size_t r = set->slots[k];
+            if (r == 0)
+                continue;
+            i = row_hash(&rs->vals[(r - 1) * nc], nc) & (cap - 1);
+            while (ns[i] != 0)
+                i = (i + 1) & (cap - 1);
+            ns[i] = r;
+        }
+        free(set->slots);
+        set->slots = ns;
+        set->mask = cap - 1;
+    }
+    for (i = row_hash(row, nc) & set->mask; set->slots[i] != 0;
+         i = (i + 1) & set->mask) {
+        const sql_value *o = &rs->vals[(set->slots[i] - 1) * nc];
+        uint16_t c = 0;
+        while (c < nc && sql_key_cmp(&o[c], &row[c], false, false) == 0)
+            c++;
+        if (c == nc) {
+            *has = true;
+            return KEEL_OK;
+        }
+    }
+    *has = false;
+    set->slots[i] = add_as + 1;
+    set->n++;
+    return KEEL_OK;
+}
+
+/* Appends the rows of `from` not yet in `all` (every one with ALL) to
+ * `all`, and keeps only those in `from`. */
+static keel_status cte_add_rows(sql_session *s, bool union_all, row_set *set,
+                                sql_rowset *all, sql_rowset *from)
+{
+    uint16_t nc = from->ncols;
+    size_t kept = 0;
+    keel_status rc = KEEL_OK;
+
+    for (size_t r = 0; rc == KEEL_OK && r < from->n; r++) {
+        const sql_value *row = &from->vals[r * nc];
+        bool has = false;
+        if (!union_all)
+            rc = row_set_has(s, set, all, row, all->n, &has);
+        if (rc == KEEL_OK && !has) {
+            rc = sql_rowset_add(s, all, row);
+            if (kept != r)
+                memmove(&from->vals[kept * nc], row, nc * sizeof(*row));
+            kept++;
+        }
+    }
+    from->n = kept;
+    return rc;
+}
+
+/* Where node n begins in the text, when it says (else -1). */
+static int32_t node_location(const PgQuery__Node *n)
+{
+    if (n == NULL)
+        return -1;
+    switch (n->node_case) {
+    case PG_QUERY__NODE__NODE_A_CONST:
+        return n->a_const->location;
+    case PG_QUERY__NODE__NODE_COLUMN_REF:
+        return n->column_ref->location;
+    case PG_QUERY__NODE__NODE_A_EXPR:
+        return n->a_expr->location;
+    case PG_QUERY__NODE__NODE_FUNC_CALL:
+        return n->func_call->location;
+    case PG_QUERY__NODE__NODE_TYPE_CAST:
+        return n->type_cast->location;
+    case PG_QUERY__NODE__NODE_PARAM_REF:
+        return n->param_ref->location;
+    case PG_QUERY__NODE__NODE_RES_TARGET:
+        return n->res_target->location;
+    case PG_QUERY__NODE__NODE_SORT_BY:
+        return node_location(n->sort_by->node);
+    default:
+        return -1;
+    }
+}
+
+/* Where column c of a query's output is written, else -1. */
+static int32_t target_location(const PgQuery__SelectStmt *q, uint16_t c)
+{
+    if (q == NULL || c >= q->n_target_list)
+        return -1;
+    return node_location(q->target_list[c]);
+}
+
+/* The recursive term's columns made the non-recursive term's, as
+ * PostgreSQL requires: the same number, each of the type the two give
+ * it together, which must be the non-recursive term's. */
+static keel_status cte_fit(sql_session *s, const PgQuery__CommonTableExpr *cte,
+                           const sql_rowset *all, sql_rowset *step)
+{
+    const PgQuery__SelectStmt *q = cte->ctequery->select_stmt;
+    keel_status rc = KEEL_OK;
+
+    if (step->ncols != all->ncols)
+        return sql_fail_at(s, target_location(q->rarg, 0), KEEL_EINVAL,
+                           "42601",
+                           "each UNION query must have the same number of "
+                           "columns");
+    for (uint16_t c = 0; c < all->ncols; c++) {
+        uint32_t want = all->types[c], got = step->types[c];
+        uint32_t both = setop_type(want, got);
+        if (got == want)
+            continue;
+        if (both != want) {
+            rc = sql_fail_at(s, target_location(q->larg, c), KEEL_ETYPE,
+                             "42804",
+                             "recursive query \"%s\" column %u has type %s in "
+                             "non-recursive term but type %s overall",
+                             cte->ctename, c + 1u, sql_type_name(want),
+                             sql_type_name(both != 0 ? both : got));
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "Cast the output of the non-recursive term to the "
+                     "correct type.");
+            return rc;
+        }
+        for (size_t r = 0; rc == KEEL_OK && r < step->n; r++) {
+            sql_value *v = &step->vals[r * step->ncols + c];
+            if (!v->isnull)
+                rc = sql_value_cast(s, v, want, -1, false, cte->location);
+            v->type = want;
+        }
+        step->types[c] = want;
     }
     return rc;
 }
 
+/* Rows copied out of the arena (so that they outlive its restore to a
+ * mark): rs's values, then its bytes, in one malloc'd block, rs->vals
+ * pointing into it. */
+static keel_status stash_rows(sql_session *s, sql_rowset *rs, void **block)
+{
+    size_t nv = rs->n * rs->ncols, nb = 0;
+    sql_value *v;
+    char *p;
+
+    for (size_t i = 0; i < nv; i++)
+        if (!rs->vals[i].isnull && sql_type_has_bytes(rs->vals[i].type))
+            nb += rs->vals[i].v.s.len;
+    *block = malloc((nv + 1) * sizeof(*v) + nb + 1);
+    if (*block == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    v = *block;
+    p = (char *)(v + nv + 1);
+    for (size_t i = 0; i < nv; i++) {
+        v[i] = rs->vals[i];
+        if (!v[i].isnull && sql_type_has_bytes(v[i].type)) {
+            if (v[i].v.s.len > 0)
+                memcpy(p, v[i].v.s.p, v[i].v.s.len);
+            v[i].v.s.p = p;
+            p += v[i].v.s.len;
+        }
+    }
+    rs->vals = v;
+    return KEEL_OK;
+}
+
+/* A rowset with all's columns and no rows. */
+static void rowset_like(sql_rowset *out, const sql_rowset *all)
+{
+    memset(out, 0, sizeof(*out));
+    out->ncols = all->ncols;
+    out->cols = all->cols;
+    out->types = all->types;
+    out->col_table = all->col_table;
+}
+
+/*
+ * A recursive WITH query's rows into *all: its non-recursive term's, then
+ * over and over its recursive term's, each step reading (as the query's
+ * own name) the rows the step before found, until a step finds none new.
+ * UNION keeps one of each row found, UNION ALL every one.  A WITH query
+ * of RECURSIVE that is no such UNION, or whose second term does not read
+ * it, runs once.
+ */
+static keel_status cte_iterate(sql_session *s, const from_ctx *ctx,
+                               const PgQuery__CommonTableExpr *cte,
+                               uint16_t at, sql_rowset *all)
+{
+    struct sql_cte_state *cs = &s->cte_state[at];
+    const PgQuery__SelectStmt *q = cte->ctequery->select_stmt;
+    bool union_all = q->all;
+    uint16_t saved = s->cte_limit;
+    sql_rowset work, step;
+    void *work_block = NULL;
+    row_set set = {0};
+    int16_t running = s->cte_running;
+    keel_status rc;
+
+    memset(all, 0, sizeof(*all));
+    s->cte_limit = cs->end;
+    s->cte_running = (int16_t)at;
+    cs->rows = &cte_busy;
+    if (q->op != PG_QUERY__SET_OPERATION__SETOP_UNION) {
+        rc = sql_select_rows(s, q, ctx->outer, ctx->outer_row, ctx->describe,
+                             all);
+        goto out;
+    }
+    if (q->n_sort_clause > 0 || q->limit_count != NULL ||
+        q->limit_offset != NULL || q->n_locking_clause > 0) {
+        rc = sql_fail_at(s,
+                         node_location(q->n_sort_clause > 0 ? q->sort_clause[0]
+                                       : q->limit_count != NULL
+                                           ? q->limit_count
+                                           : q->limit_offset),
+                         KEEL_EINVAL, "0A000",
+                         "%s in a recursive query is not implemented",
+                         q->n_sort_clause > 0     ? "ORDER BY"
+                         : q->limit_count != NULL ? "LIMIT"
+                         : q->limit_offset != NULL ? "OFFSET"
+                                                   : "FOR UPDATE/SHARE");
+        goto out;
+    }
+    memset(&work, 0, sizeof(work));
+    rc = sql_select_rows(s, q->larg, ctx->outer, ctx->outer_row, ctx->describe,
+                         &work);
+    if (rc != KEEL_OK)
+        goto out;
+    if (ctx->describe) {
+        *all = work;
+        goto out;
+    }
+    rowset_like(all, &work);
+    rc = cte_add_rows(s, union_all, &set, all, &work);
+    while (rc == KEEL_OK && work.n > 0) {
+        /* A step's memory goes back once its rows are copied out: a
+         * recursion of a million steps keeps only its rows. */
+        sql_arena_mark mark = sql_arena_save(&s->arena);
+        void *block = NULL;
+        memset(&step, 0, sizeof(step));
+        cs->rows = &work;
+        cs->read = false;
+        rc = sql_select_rows(s, q->rarg, ctx->outer, ctx->outer_row, false,
+                             &step);
+        cs->rows = &cte_busy;
+        if (rc == KEEL_OK)
+            rc = cte_fit(s, cte, all, &step);
+        if (rc == KEEL_OK)
+            rc = stash_rows(s, &step, &block);
+        sql_arena_restore(&s->arena, mark);
+        if (rc == KEEL_OK)
+            rc = cte_add_rows(s, union_all, &set, all, &step);
+        if (rc == KEEL_OK)
+            rc = sql_check_cancel(s);
+        /* The rows new in this step are the next one's working table. */
+        free(work_block);
+        work_block = block;
+        work.n = step.n;
+        work.vals = step.vals;
+        if (!cs->read)
+            break; /* it did not read itself: once is all */
+    }
+out:
+    cs->rows = NULL;
+    s->cte_limit = saved;
+    s->cte_running = running;
+    free(set.slots);
+    free(work_block);
+    return rc;
+}
+
 /* A WITH query named in FROM: it sees only the WITH queries before it
- * (at). */
+ * (at), or with RECURSIVE all of its WITH's. */
 static keel_status from_cte(sql_session *s, const from_ctx *ctx, from_item *it,
                             const PgQuery__CommonTableExpr *cte, uint16_t at,
                             const PgQuery__RangeVar *rv, bool left,
                             const PgQuery__Node *on)
 {
+    struct sql_cte_state *cs = &s->cte_state[at];
     PgQuery__Alias *a = sql_alloc(&s->arena, sizeof(*a));
+    keel_status rc;
 
     if (a == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
@@ -1333,8 +1665,42 @@ static keel_status from_cte(sql_session *s, const from_ctx *ctx, from_item *it,
     a->aliasname = cte->ctename;
     a->n_colnames = cte->n_aliascolnames;
     a->colnames = cte->aliascolnames;
-    return from_query(s, ctx, it, cte->ctequery->select_stmt, a, at, rv, left,
-                      on);
+    it->cte_location = cte->location + 1;
+    if (!cs->recursive)
+        return from_query(s, ctx, it, cte->ctequery->select_stmt, a, at, rv,
+                          left, on);
+    if (cs->rows == &cte_busy &&
+        cte->ctequery->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_UNION)
+        return sql_fail_at(s, cte->location, KEEL_EINVAL, "42P19",
+                           "recursive query \"%s\" does not have the form "
+                           "non-recursive-term UNION [ALL] recursive-term",
+                           cte->ctename);
+    if (cs->rows == &cte_busy)
+        return sql_fail_at(s, rv->location, KEEL_EINVAL, "42P19",
+                           "recursive reference to query \"%s\" must not "
+                           "appear within its non-recursive term",
+                           cte->ctename);
+    if (cs->rows != NULL && s->cte_running != (int16_t)at)
+        return sql_fail_at(s, cte->location, KEEL_EINVAL, "0A000",
+                           "mutual recursion between WITH items is not "
+                           "implemented");
+    from_rows_named(it, cte->ctequery->select_stmt, a, rv, left, on);
+    if (cs->rows != NULL) {
+        /* The working table: the rows the last step found, its
+         * columns copied (rows_columns() names them). */
+        size_t bytes = (cs->rows->ncols + 1u) * sizeof(*it->rs.cols);
+        it->rs = *cs->rows;
+        it->rs.cols = sql_alloc(&s->arena, bytes);
+        if (it->rs.cols == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memcpy(it->rs.cols, cs->rows->cols, bytes);
+        cs->read = true;
+    } else {
+        rc = cte_iterate(s, ctx, cte, at, &it->rs);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return from_rows_columns(s, it, rv);
 }
 
 /* Adds a FROM item: a table or view, a subquery, or a join (its left
@@ -2702,8 +3068,9 @@ static keel_status values_rows(sql_session *s, const PgQuery__SelectStmt *st,
 /*
  * WITH: its queries come into scope for the query and its subqueries,
  * each run where FROM names it (from_cte()), as PostgreSQL may inline
- * one; a query that only reads gives the same rows either way.  Not
- * yet: RECURSIVE, and INSERT, UPDATE or DELETE in WITH.
+ * one; a query that only reads gives the same rows either way.  With
+ * RECURSIVE each sees them all, itself included (cte_iterate()).  Not
+ * yet: INSERT, UPDATE or DELETE in WITH.
  */
 static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
                                 const sql_scope *outer,
@@ -2711,18 +3078,20 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
                                 sql_rowset *into)
 {
     const PgQuery__WithClause *w = st->with_clause;
-    uint16_t base = s->nctes, limit = s->cte_limit;
+    uint16_t base = s->nctes, limit = s->cte_limit, first;
     const PgQuery__CommonTableExpr *hidden[SQL_MAX_CTES];
+    struct sql_cte_state hidden_state[SQL_MAX_CTES];
     keel_status rc = KEEL_OK;
 
     if (w == NULL)
         return select_body(s, st, outer, outer_row, describe, into);
-    if (w->recursive)
-        return sql_unsupported(s, w->location, "WITH RECURSIVE");
     /* Inner WITHs go after the ones in scope, over those not in scope
      * here (a WITH query's later siblings), which come back after. */
     memcpy(hidden, s->ctes + limit, (size_t)(base - limit) * sizeof(*hidden));
+    memcpy(hidden_state, s->cte_state + limit,
+           (size_t)(base - limit) * sizeof(*hidden_state));
     s->nctes = s->cte_limit;
+    first = s->nctes;
     for (size_t i = 0; rc == KEEL_OK && i < w->n_ctes; i++) {
         const PgQuery__CommonTableExpr *c =
             w->ctes[i]->node_case == PG_QUERY__NODE__NODE_COMMON_TABLE_EXPR
@@ -2742,14 +3111,23 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
                                  c->ctename);
         if (rc == KEEL_OK && s->nctes == SQL_MAX_CTES)
             rc = sql_unsupported(s, c->location, "more than 32 WITH queries");
-        if (rc == KEEL_OK)
+        if (rc == KEEL_OK && (c->search_clause != NULL || c->cycle_clause != NULL))
+            rc = sql_unsupported(s, c->location, "SEARCH and CYCLE");
+        if (rc == KEEL_OK) {
+            s->cte_state[s->nctes] =
+                (struct sql_cte_state){.recursive = w->recursive};
             s->ctes[s->nctes++] = c;
+        }
     }
+    for (uint16_t k = first; k < s->nctes; k++)
+        s->cte_state[k].end = s->nctes;
     if (rc == KEEL_OK) {
         s->cte_limit = s->nctes;
         rc = select_body(s, st, outer, outer_row, describe, into);
     }
     memcpy(s->ctes + limit, hidden, (size_t)(base - limit) * sizeof(*hidden));
+    memcpy(s->cte_state + limit, hidden_state,
+           (size_t)(base - limit) * sizeof(*hidden_state));
     s->nctes = base;
     s->cte_limit = limit;
     return rc;

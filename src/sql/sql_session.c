@@ -723,6 +723,7 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
     if (s != NULL) {
         s->next_iso = -1;
         s->default_rc = true;
+        s->cte_running = -1;
     }
     if (s == NULL)
         goto nomem;

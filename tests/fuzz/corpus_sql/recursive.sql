@@ -1,0 +1,1 @@
+WITH RECURSIVE r(n, p) AS (SELECT a, b FROM t WHERE a < 3 UNION SELECT t.a, r.p || t.b FROM t JOIN r ON t.a = r.n + 1 WHERE r.n < 9) SELECT n, max(p) FROM r GROUP BY n ORDER BY n
