@@ -2278,6 +2278,12 @@ typedef struct select_run {
     uint16_t *gcols;
     group_input *gin;
     size_t ngin, capgin;
+    /* Aggregates without GROUP BY or DISTINCT: folded as rows come, into
+     * one state each (malloc'd: __int128 wants its alignment). */
+    bool fold;
+    sql_value *fstate;
+    sql_agg_acc *facc;
+    int64_t *fcount;
     /* Expressions read the engine (pg_table_is_visible()): no scan may
      * stay open while they run, so every level is read first. */
     bool materialize;
@@ -2292,6 +2298,21 @@ static keel_status select_emit(sql_session *s, select_run *r)
 
     if (g == NULL)
         return output_row(s, r->o, r->row);
+    if (r->fold) {
+        for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
+            sql_value v = {0}, *st = &r->fstate[a];
+            if (g->aggs[a].arg != NULL)
+                rc = sql_expr_eval(s, g->aggs[a].arg, r->row, &v);
+            if (rc == KEEL_OK)
+                rc = sql_agg_step(s, &g->aggs[a], st, &r->facc[a],
+                                  &r->fcount[a], &v);
+            /* min and max took the row's value itself: keep it */
+            if (rc == KEEL_OK && !st->isnull && !v.isnull &&
+                sql_type_has_bytes(st->type) && st->v.s.p == v.v.s.p)
+                rc = sql_value_keep(s, st);
+        }
+        return rc;
+    }
     if (r->ngin == r->capgin) {
         size_t cap = r->capgin == 0 ? 256 : r->capgin * 2;
         group_input *ni = sql_alloc(&s->arena, cap * sizeof(*ni));
@@ -3428,9 +3449,38 @@ static keel_status select_run_body(sql_session *s,
         return KEEL_OK;
     run.from = &from;
     run.o = &o;
+    if (grouped && g.nkeys == 0) {
+        /* One group: its aggregates fold as the rows come, unless one
+         * needs its values sorted (DISTINCT). */
+        run.fold = true;
+        for (uint16_t a = 0; a < g.naggs; a++)
+            run.fold = run.fold && !g.aggs[a].distinct;
+    }
+    if (run.fold) {
+        run.fstate = sql_alloc(&s->arena, (g.naggs + 1u) * sizeof(sql_value));
+        run.fcount = sql_alloc(&s->arena, (g.naggs + 1u) * sizeof(int64_t));
+        run.facc = calloc(g.naggs + 1u, sizeof(*run.facc));
+        if (run.fstate == NULL || run.fcount == NULL || run.facc == NULL) {
+            free(run.facc);
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        }
+        for (uint16_t a = 0; a < g.naggs; a++)
+            sql_agg_init(&g.aggs[a], &run.fstate[a], &run.facc[a],
+                         &run.fcount[a]);
+    }
     rc = join_level(s, &run, 0);
-    if (rc == KEEL_OK && grouped)
+    if (run.fold) {
+        for (uint16_t a = 0; rc == KEEL_OK && a < g.naggs; a++)
+            rc = sql_agg_final(s, &g.aggs[a], &run.fstate[a], &run.facc[a],
+                               run.fcount[a]);
+        if (rc == KEEL_OK)
+            rc = output_row(s, &o, run.fstate);
+        for (uint16_t a = 0; a < g.naggs; a++)
+            numeric_free(&run.facc[a].n);
+        free(run.facc);
+    } else if (rc == KEEL_OK && grouped) {
         rc = group_finish(s, &g, run.gin, run.ngin, &o);
+    }
     if (rc == KEEL_OK && o.win != NULL)
         rc = sql_window_run(s, &win, window_emit, &o);
     if (rc == KEEL_OK)
