@@ -548,6 +548,60 @@ static void test_windows(void **state)
            "ERROR 42P20: window functions are not allowed in RETURNING at 40\n");
 }
 
+/* statement_timeout and statement_memory_limit end a statement that
+ * would not end, and aggregates without GROUP BY fold within a little
+ * memory. */
+static void test_statement_limits(void **state)
+{
+    fixture *f = *state;
+    const char *forever = "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL "
+                          "SELECT n + 1 FROM t) SELECT count(*) FROM t";
+    static capture c;
+    sql_sink sink = {.ctx = &c, .columns = on_columns, .row = on_row,
+                     .complete = on_complete, .notice = on_notice,
+                     .empty = on_empty};
+    sql_error err;
+
+    EXPECT(f->s, "SET statement_timeout = '50ms'; SHOW statement_timeout",
+           "SET\nstatement_timeout:25\n50ms\nSHOW\n");
+    EXPECT(f->s, forever,
+           "ERROR 57014: canceling statement due to statement timeout\n");
+    /* The clock runs per statement: the next one has its own. */
+    EXPECT(f->s, "SELECT 1 AS one", "one:23\n1\nSELECT 1\n");
+    EXPECT(f->s, "RESET statement_timeout; SHOW statement_timeout",
+           "RESET\nstatement_timeout:25\n0\nSHOW\n");
+    EXPECT(f->s, "SET statement_memory_limit = '2MB'; "
+                 "SHOW statement_memory_limit",
+           "SET\nstatement_memory_limit:25\n2MB\nSHOW\n");
+    c.len = 0;
+    assert_int_not_equal(sql_exec_simple(f->s, forever, &sink, &err), KEEL_OK);
+    assert_string_equal(err.sqlstate, "53200");
+    assert_string_equal(err.message, "out of memory");
+    assert_string_equal(err.detail, "The statement needed more than "
+                                    "statement_memory_limit (2048 kB).");
+    EXPECT(f->s, "SET statement_memory_limit = '512kB'",
+           "ERROR 22023: 512 kB is outside the valid range for parameter "
+           "\"statement_memory_limit\" (1024 .. 2147483647)\n");
+    EXPECT(f->s, "SET statement_memory_limit = '1 PB'",
+           "ERROR 22023: invalid value for parameter "
+           "\"statement_memory_limit\": \"1 PB\"\n");
+    EXPECT(f->s, "RESET statement_memory_limit; "
+                 "CREATE TABLE lim (id int PRIMARY KEY, t text); "
+                 "INSERT INTO lim SELECT g, 'row ' || g "
+                 "FROM generate_series(1, 200000) g",
+           "RESET\nCREATE TABLE\nINSERT 0 200000\n");
+    /* 200,000 rows folded in 1MB; sorted, they do not fit. */
+    EXPECT(f->s, "SET statement_memory_limit = '1MB'; "
+                 "SELECT count(*), sum(id), min(t), max(t) FROM lim",
+           "SET\ncount:20,sum:20,min:25,max:25\n"
+           "200000|20000100000|row 1|row 99999\nSELECT 1\n");
+    EXPECT(f->s, "SELECT t FROM lim ORDER BY t DESC LIMIT 1",
+           "t:25\nERROR 53200: out of memory\n");
+    EXPECT(f->s, "RESET statement_memory_limit; "
+                 "SELECT t FROM lim ORDER BY t DESC LIMIT 1",
+           "RESET\nt:25\nrow 99999\nSELECT 1\n");
+}
+
 static void test_joins(void **state)
 {
     fixture *f = *state;
@@ -2057,6 +2111,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_joins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_statement_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sizes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pgbench_init, setup, teardown),

@@ -32,10 +32,13 @@ typedef struct sql_arena_block {
 
 typedef struct sql_arena {
     sql_arena_block *head;
+    size_t bytes; /* its blocks' */
+    size_t limit; /* the most they may hold (statement_memory_limit), or 0 */
+    bool refused; /* an allocation went past limit */
 } sql_arena;
 
 /* n bytes aligned to 8, freed by sql_arena_reset(); NULL when memory is
- * exhausted. */
+ * exhausted or the arena's limit would be passed. */
 void *sql_alloc(sql_arena *a, size_t n);
 /* A NUL-terminated copy of n bytes of p. */
 char *sql_strndup(sql_arena *a, const char *p, size_t n);
@@ -326,6 +329,10 @@ struct sql_session {
     const sql_sink *sink;
     sql_error *err;
     atomic_u32 cancel; /* set by sql_cancel(), cleared per statement */
+    /* statement_timeout's, in ms (0: none), and the running statement's
+     * end by it on clock_now_ns()'s clock (0: none). */
+    uint32_t stmt_timeout_ms;
+    uint64_t stmt_deadline_ns;
     /* The statement being run: its text, for error positions. */
     const char *text;
     /* The running transaction's start, microseconds since 2000-01-01

@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "port/clock.h"
 #include "sql/sql_internal.h"
 
 /* ---- the arena ------------------------------------------------------- */
@@ -34,9 +36,15 @@ void *sql_alloc(sql_arena *a, size_t n)
     n = (n + 7) & ~(size_t)7;
     if (b == NULL || b->size - b->used < n) {
         size_t size = n > SQL_ARENA_BLOCK ? n : SQL_ARENA_BLOCK;
-        sql_arena_block *nb = malloc(sizeof(*nb) + size);
+        sql_arena_block *nb;
+        if (a->limit != 0 && a->bytes + size > a->limit) {
+            a->refused = true;
+            return NULL;
+        }
+        nb = malloc(sizeof(*nb) + size);
         if (nb == NULL)
             return NULL;
+        a->bytes += size;
         nb->size = size;
         nb->used = 0;
         nb->next = b;
@@ -67,6 +75,7 @@ void sql_arena_restore(sql_arena *a, sql_arena_mark m)
 {
     while (a->head != NULL && a->head != m.block) {
         sql_arena_block *next = a->head->next;
+        a->bytes -= a->head->size;
         free(a->head);
         a->head = next;
     }
@@ -78,6 +87,7 @@ void sql_arena_reset(sql_arena *a)
 {
     sql_arena_block *b = a->head;
 
+    a->refused = false;
     if (b == NULL)
         return;
     /* Keep the oldest block (the last in the list): a statement's usual
@@ -89,6 +99,7 @@ void sql_arena_reset(sql_arena *a)
     }
     b->used = 0;
     a->head = b;
+    a->bytes = b->size;
 }
 
 void sql_arena_free(sql_arena *a)
@@ -98,6 +109,7 @@ void sql_arena_free(sql_arena *a)
         free(a->head);
         a->head = next;
     }
+    a->bytes = 0;
 }
 
 /* ---- errors ------------------------------------------------------------ */
@@ -114,6 +126,11 @@ static keel_status fail_va(sql_session *s, int32_t location,
     snprintf(e->severity, sizeof(e->severity), "ERROR");
     memcpy(e->sqlstate, sqlstate, 5);
     vsnprintf(e->message, sizeof(e->message), fmt, ap);
+    if (s->arena.refused && strcmp(e->sqlstate, "53200") == 0)
+        snprintf(e->detail, sizeof(e->detail),
+                 "The statement needed more than statement_memory_limit "
+                 "(%zu kB).",
+                 s->arena.limit / 1024);
     if (location >= 0 && s->text != NULL)
         e->position = (uint32_t)sql_parse_location(s, location) + 1;
     return status == KEEL_OK ? KEEL_EINVAL : status;
@@ -241,11 +258,29 @@ keel_status sql_unsupported(sql_session *s, int32_t location, const char *what)
 
 keel_status sql_check_cancel(sql_session *s)
 {
-    if (atomic_load_explicit(&s->cancel, memory_order_relaxed) == 0)
+    if (atomic_load_explicit(&s->cancel, memory_order_relaxed) == 0 &&
+        s->stmt_deadline_ns == 0)
         return KEEL_OK;
-    atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+    if (atomic_load_explicit(&s->cancel, memory_order_relaxed) != 0) {
+        atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+        return sql_fail(s, KEEL_EINVAL, "57014",
+                        "canceling statement due to user request");
+    }
+    if (clock_now_ns() < s->stmt_deadline_ns)
+        return KEEL_OK;
+    s->stmt_deadline_ns = 0;
     return sql_fail(s, KEEL_EINVAL, "57014",
-                    "canceling statement due to user request");
+                    "canceling statement due to statement timeout");
+}
+
+/* A statement starts: statement_timeout's clock with it. */
+static void statement_start(sql_session *s)
+{
+    atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+    s->stmt_deadline_ns =
+        s->stmt_timeout_ms == 0
+            ? 0
+            : clock_now_ns() + (uint64_t)s->stmt_timeout_ms * 1000000u;
 }
 
 void sql_cancel(sql_session *s)
@@ -292,6 +327,7 @@ static const setting_def settings[] = {
     {"bytea_output", "hex", false, false, false},
     {"synchronous_commit", "on", false, false, false},
     {"work_mem", "4MB", false, false, false},
+    {"statement_memory_limit", "", false, false, false}, /* at start */
     {"max_identifier_length", "63", true, false, false},
     {"shared_buffers", "", true, false, true}, /* the pool's, at start */
     /* What libpq's PQencryptPasswordConn() (psql's \password) asks. */
@@ -578,6 +614,47 @@ static keel_status setting_ms(sql_session *s, const char *name,
     return KEEL_OK;
 }
 
+/*
+ * A memory setting's value in kB, as PostgreSQL reads one: an integer
+ * with an optional unit (kB, MB, GB, TB; kB without one), from 1024 to
+ * INT32_MAX kB.  22023 otherwise.
+ */
+static keel_status setting_kb(sql_session *s, const char *name,
+                              const char *value, int64_t *out)
+{
+    static const struct {
+        const char *unit;
+        int64_t kb;
+    } units[] = {{"kB", 1}, {"MB", 1024}, {"GB", 1024 * 1024},
+                 {"TB", 1024 * 1024 * 1024}};
+    char *end;
+    long long v = strtoll(value, &end, 10);
+    int64_t kb = v > INT32_MAX ? INT64_MAX : v;
+    bool ok = end != value && v >= 0;
+
+    while (ok && *end == ' ')
+        end++;
+    if (ok && *end != '\0') {
+        ok = false;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+            if (strcmp(end, units[i].unit) == 0) {
+                ok = true;
+                kb = v > INT32_MAX ? INT64_MAX : v * units[i].kb;
+            }
+    }
+    if (!ok)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "invalid value for parameter \"%s\": \"%s\"", name,
+                        value);
+    if (kb < 1024 || kb > INT32_MAX)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "%lld kB is outside the valid range for parameter "
+                        "\"%s\" (1024 .. %d)",
+                        (long long)kb, name, INT32_MAX);
+    *out = kb;
+    return KEEL_OK;
+}
+
 /* A time setting's value as SHOW prints it: in the largest unit that
  * holds it whole, as PostgreSQL does ("0" for none). */
 static void setting_ms_text(int64_t ms, char *buf, size_t len)
@@ -678,6 +755,20 @@ static keel_status setting_apply(sql_session *s, const char *name,
             keel_session_set_lock_timeout(s->ks, (uint32_t)ms);
         return rc;
     }
+    if (strcasecmp(name, "statement_memory_limit") == 0) {
+        int64_t kb = 0;
+        keel_status rc = setting_kb(s, name, value, &kb);
+        if (rc == KEEL_OK)
+            s->arena.limit = (size_t)kb * 1024;
+        return rc;
+    }
+    if (strcasecmp(name, "statement_timeout") == 0) {
+        int64_t ms;
+        keel_status rc = setting_ms(s, name, value, &ms);
+        if (rc == KEEL_OK)
+            s->stmt_timeout_ms = (uint32_t)ms;
+        return rc;
+    }
     if (strcasecmp(name, "catalog_cache_prune_min_age") != 0 &&
         strcasecmp(name, "catalog_cache_memory_target") != 0)
         return KEEL_OK;
@@ -711,6 +802,20 @@ static keel_status setting_apply(sql_session *s, const char *name,
 keel_status sql_init(void)
 {
     return KEEL_OK;
+}
+
+/* statement_memory_limit's default, in MB. */
+static unsigned long long statement_memory_default_mb(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    unsigned long long mb =
+        pages > 0 && page > 0
+            ? (unsigned long long)pages * (unsigned long long)page / 4 >> 20
+            : 0;
+
+    if (mb > (unsigned long long)INT32_MAX >> 10)
+        mb = (unsigned long long)INT32_MAX >> 10;
+    return mb < 256 ? 256 : mb;
 }
 
 keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
@@ -760,6 +865,15 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
         char mb[32];
         snprintf(mb, sizeof(mb), "%uMB", keel_db_pool_mb(db));
         if (setting_put(s, "shared_buffers", mb, true) != KEEL_OK) {
+            sql_session_destroy(s);
+            goto nomem;
+        }
+        /* A quarter of the machine's memory, at least 256MB: a query
+         * that would take more (a recursion that never ends) fails
+         * rather than the server. */
+        snprintf(mb, sizeof(mb), "%lluMB", statement_memory_default_mb());
+        s->arena.limit = (size_t)statement_memory_default_mb() << 20;
+        if (setting_put(s, "statement_memory_limit", mb, true) != KEEL_OK) {
             sql_session_destroy(s);
             goto nomem;
         }
@@ -1405,7 +1519,8 @@ static keel_status exec_show(sql_session *s, const PgQuery__VariableShowStmt *st
     } else {
         v = x->value;
     }
-    if (x != NULL && strcasecmp(x->name, "lock_timeout") == 0) {
+    if (x != NULL && (strcasecmp(x->name, "lock_timeout") == 0 ||
+                      strcasecmp(x->name, "statement_timeout") == 0)) {
         int64_t ms;
         if (setting_ms(s, x->name, x->value, &ms) == KEEL_OK) {
             setting_ms_text(ms, shown, sizeof(shown));
@@ -1624,7 +1739,9 @@ keel_status sql_exec_simple(sql_session *s, const char *text,
                           "until end of transaction block");
             break;
         }
+        statement_start(s);
         rc = exec_statement(s, n);
+        s->stmt_deadline_ns = 0;
         sql_arena_reset(&s->arena);
     }
     s->implicit_block = false;
@@ -2302,8 +2419,9 @@ keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
         if (rc != KEEL_OK)
             return extended_failed(s, rc);
         s->sink = &run;
-        atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+        statement_start(s);
         rc = exec_statement(s, node);
+        s->stmt_deadline_ns = 0;
         sql_arena_reset(&s->arena);
         s->text = NULL;
         p->started = true;

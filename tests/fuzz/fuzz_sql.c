@@ -223,6 +223,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     text[size] = '\0';
     run("CREATE TABLE IF NOT EXISTS t (a int PRIMARY KEY, b text, c float8)");
+    /* A statement that would never end (a recursion without a bound)
+     * ends at these, as a server's would. */
+    run("SET statement_memory_limit = '64MB'");
+    run("SET statement_timeout = '1s'");
     run(text);
     check_parse_cache(text);
     if (sql_txn_status(session) != 'I')

@@ -67,3 +67,7 @@ DROP TABLE tree;
 DROP TABLE edge;
 -- mutual recursion is refused
 WITH RECURSIVE a AS (SELECT 1 AS x UNION ALL SELECT x FROM b), b AS (SELECT x FROM a) SELECT * FROM a;
+-- a recursion that never ends ends at statement_timeout
+SET statement_timeout = '100ms';
+WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t;
+RESET statement_timeout;
