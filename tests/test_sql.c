@@ -510,6 +510,14 @@ static void test_windows(void **state)
            "SELECT max(rn), count(DISTINCT rn) FROM (SELECT row_number() "
            "OVER (ORDER BY id DESC) AS rn FROM wt) x",
            "max:20,count:20\n3000|3000\nSELECT 1\n");
+    EXPECT(f->s,
+           "EXPLAIN SELECT DISTINCT ON (k) k, id FROM wt ORDER BY k, id DESC",
+           "QUERY PLAN:25\nUnique\n  ->  Sort\n        ->  Seq Scan on wt\n"
+           "EXPLAIN\n");
+    EXPECT(f->s,
+           "SELECT DISTINCT ON (k) k, id FROM wt ORDER BY k, id DESC",
+           "k:23,id:23\n0|2996\n1|2997\n2|2998\n3|2999\n4|3000\n5|2994\n"
+           "6|2995\nSELECT 7\n");
     /* A frame's offset from a parameter. */
     EXPECT(f->s,
            "PREPARE wp(int) AS SELECT id, sum(id) OVER (ORDER BY id ROWS "

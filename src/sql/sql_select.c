@@ -708,6 +708,7 @@ typedef struct output {
     sort_key *keys;
     uint16_t nkeys;
     bool distinct;
+    uint16_t ndistinct_on; /* DISTINCT ON: rows equal in keys[0, n) */
     int64_t limit, offset, sent, skipped;
     bool collect; /* ORDER BY or DISTINCT: rows are kept, then sorted */
     sorted_row *rows;
@@ -847,6 +848,14 @@ static keel_status output_finish(sql_session *s, output *o)
             for (uint16_t c = 0; same && c < o->nt; c++)
                 same = sql_key_cmp(&o->rows[i].out[c], &o->rows[i - 1].out[c],
                                false, false) == 0;
+            if (same)
+                continue;
+        }
+        if (o->ndistinct_on > 0 && i > 0) {
+            bool same = true;
+            for (uint16_t k = 0; same && k < o->ndistinct_on; k++)
+                same = sql_key_cmp(&o->rows[i].keys[k],
+                                   &o->rows[i - 1].keys[k], false, false) == 0;
             if (same)
                 continue;
         }
@@ -2211,17 +2220,56 @@ static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
 
 /* ---- SELECT ------------------------------------------------------------- */
 
+/* The expression a sort item n stands for: ORDER BY 2 the second output
+ * column, ORDER BY name an output column's name first, then the table's
+ * (what), as PostgreSQL's SQL-92 rules read ORDER BY and DISTINCT ON. */
+static keel_status sort_item(sql_session *s, const PgQuery__Node *n,
+                             int32_t location, const char *what,
+                             const sql_scope *sp, output *o, sql_expr **out)
+{
+    keel_status rc;
+
+    if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+        n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
+        int32_t pos = n->a_const->ival->ival;
+        if (pos < 1 || pos > o->nt)
+            return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
+                               "%s position %d is not in select list", what,
+                               pos);
+        *out = o->tl[pos - 1].expr;
+        return KEEL_OK;
+    }
+    *out = NULL;
+    if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+        n->column_ref->n_fields == 1) {
+        const char *name = sql_node_string(n->column_ref->fields[0]);
+        for (uint16_t j = 0; name != NULL && j < o->nt; j++)
+            if (strcmp(o->tl[j].name, name) == 0) {
+                *out = o->tl[j].expr;
+                return KEEL_OK;
+            }
+    }
+    if (o->distinct && o->ndistinct_on == 0)
+        return sql_fail_at(s, location, KEEL_EINVAL, "42P10",
+                           "for SELECT DISTINCT, ORDER BY expressions "
+                           "must appear in select list");
+    rc = sql_expr_prepare(s, sp, n, out);
+    if (rc == KEEL_OK && (*out)->type == SQL_TYPE_UNKNOWN)
+        (*out)->type = SQL_TYPE_TEXT;
+    return rc;
+}
+
 static keel_status order_by(sql_session *s, const PgQuery__SelectStmt *st,
                             const sql_scope *sp, output *o)
 {
     keel_status rc;
 
-    o->keys = sql_alloc(&s->arena, (st->n_sort_clause + 1) * sizeof(*o->keys));
+    o->keys = sql_alloc(&s->arena, (st->n_sort_clause + o->ndistinct_on + 1) *
+                                       sizeof(*o->keys));
     if (o->keys == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (size_t i = 0; i < st->n_sort_clause; i++) {
         const PgQuery__SortBy *sb = st->sort_clause[i]->sort_by;
-        const PgQuery__Node *n = sb->node;
         sort_key *k = &o->keys[o->nkeys++];
         if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
             return sql_unsupported(s, sb->location, "ORDER BY ... USING");
@@ -2230,40 +2278,111 @@ static keel_status order_by(sql_session *s, const PgQuery__SelectStmt *st,
             sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
             (sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
              k->desc);
-        /* ORDER BY 2: the second output column; ORDER BY name: an output
-         * column's name first, then the table's. */
-        if (n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-            n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
-            int32_t pos = n->a_const->ival->ival;
-            if (pos < 1 || pos > o->nt)
-                return sql_fail_at(s, n->a_const->location, KEEL_EINVAL, "42P10",
-                                   "ORDER BY position %d is not in select list",
-                                   pos);
-            k->expr = o->tl[pos - 1].expr;
-            continue;
-        }
-        k->expr = NULL;
-        if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
-            n->column_ref->n_fields == 1) {
-            const char *name = sql_node_string(n->column_ref->fields[0]);
-            for (uint16_t j = 0; name != NULL && j < o->nt; j++)
-                if (strcmp(o->tl[j].name, name) == 0) {
-                    k->expr = o->tl[j].expr;
-                    break;
-                }
-        }
-        if (k->expr == NULL) {
-            if (o->distinct)
-                return sql_fail_at(s, sb->location, KEEL_EINVAL, "42P10",
-                                   "for SELECT DISTINCT, ORDER BY expressions "
-                                   "must appear in select list");
-            rc = sql_expr_prepare(s, sp, n, &k->expr);
-            if (rc != KEEL_OK)
-                return rc;
-        }
-        if (k->expr->type == SQL_TYPE_UNKNOWN)
-            k->expr->type = SQL_TYPE_TEXT;
+        rc = sort_item(s, sb->node, sb->location, "ORDER BY", sp, o, &k->expr);
+        if (rc != KEEL_OK)
+            return rc;
     }
+    return KEEL_OK;
+}
+
+/* Whether two analysed expressions compute the same. */
+static bool expr_same(const sql_expr *a, const sql_expr *b)
+{
+    if (a == b)
+        return true;
+    if (a->kind != b->kind || a->type != b->type || a->nargs != b->nargs)
+        return false;
+    switch (a->kind) {
+    case SQL_EXPR_CONST:
+        if (a->u.value.isnull || b->u.value.isnull)
+            return a->u.value.isnull && b->u.value.isnull;
+        if (sql_key_cmp(&a->u.value, &b->u.value, false, false) != 0)
+            return false;
+        break;
+    case SQL_EXPR_COLUMN:
+    case SQL_EXPR_PARAM:
+    case SQL_EXPR_WINDOW:
+        if (a->u.column != b->u.column)
+            return false;
+        break;
+    case SQL_EXPR_OP:
+        if (a->u.op != b->u.op)
+            return false;
+        break;
+    case SQL_EXPR_FUNC:
+        if (a->u.func != b->u.func)
+            return false;
+        break;
+    case SQL_EXPR_SUBLINK:
+        return false;
+    default:
+        if (memcmp(&a->u, &b->u, sizeof(a->u)) != 0)
+            return false;
+        break;
+    }
+    for (uint16_t i = 0; i < a->nargs; i++)
+        if (!expr_same(a->args[i], b->args[i]))
+            return false;
+    return true;
+}
+
+/*
+ * DISTINCT ON (exprs): the first row of each run of equal values, in
+ * the sort: ORDER BY's first items must be those expressions (in any
+ * order), as PostgreSQL requires; those it lacks sort after its own.
+ */
+static keel_status distinct_on(sql_session *s, const PgQuery__SelectStmt *st,
+                               const sql_scope *sp, output *o)
+{
+    uint16_t n = (uint16_t)st->n_distinct_clause, had, matched = 0;
+    sql_expr **on = sql_alloc(&s->arena, (n + 1u) * sizeof(*on));
+    bool skipped = false;
+    keel_status rc;
+
+    if (on == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t i = 0; i < n; i++) {
+        rc = sort_item(s, st->distinct_clause[i], -1, "DISTINCT ON", sp, o,
+                       &on[i]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    /* PostgreSQL's reading: ORDER BY's items that are among them, up to
+     * the first that is not; each of them missing there is added after,
+     * unless ORDER BY went on past one that is not. */
+    had = o->nkeys;
+    for (uint16_t k = 0; k < had; k++) {
+        uint16_t i = 0, j = 0;
+        while (j < k && !expr_same(o->keys[k].expr, o->keys[j].expr))
+            j++;
+        if (j < k)
+            continue; /* a repeat sorts nothing more */
+        while (i < n && !expr_same(o->keys[k].expr, on[i]))
+            i++;
+        if (i == n)
+            skipped = true;
+        else if (skipped)
+            return sql_fail_at(s, node_location(st->distinct_clause[i]),
+                               KEEL_EINVAL, "42P10",
+                               "SELECT DISTINCT ON expressions must match "
+                               "initial ORDER BY expressions");
+        else
+            matched = (uint16_t)(k + 1);
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        uint16_t k = 0;
+        while (k < o->nkeys && !expr_same(o->keys[k].expr, on[i]))
+            k++;
+        if (k < matched || (k < o->nkeys && k >= had))
+            continue;
+        if (skipped)
+            return sql_fail_at(s, node_location(st->distinct_clause[i]),
+                               KEEL_EINVAL, "42P10",
+                               "SELECT DISTINCT ON expressions must match "
+                               "initial ORDER BY expressions");
+        o->keys[o->nkeys++] = (sort_key){.expr = on[i]};
+    }
+    o->ndistinct_on = skipped ? matched : o->nkeys;
     return KEEL_OK;
 }
 
@@ -3237,8 +3356,9 @@ static keel_status select_run_body(sql_session *s,
     if (st->n_distinct_clause > 0) {
         /* DISTINCT is a list holding one empty node; DISTINCT ON names. */
         if (st->n_distinct_clause > 1 || st->distinct_clause[0]->node_case != 0)
-            return sql_unsupported(s, -1, "DISTINCT ON");
-        o.distinct = true;
+            o.ndistinct_on = (uint16_t)st->n_distinct_clause;
+        else
+            o.distinct = true;
     }
     for (size_t i = 0; i < st->n_from_clause; i++) {
         rc = from_add(s, &from, &ctx, st->from_clause[i], false, NULL);
@@ -3339,8 +3459,10 @@ static keel_status select_run_body(sql_session *s,
             return rc;
         run.g = &g;
     }
-    if (st->n_sort_clause > 0) {
+    if (st->n_sort_clause > 0 || o.ndistinct_on > 0) {
         rc = order_by(s, st, op, &o);
+        if (rc == KEEL_OK && o.ndistinct_on > 0)
+            rc = distinct_on(s, st, op, &o);
         if (rc != KEEL_OK)
             return rc;
     }
@@ -3387,7 +3509,7 @@ static keel_status select_run_body(sql_session *s,
         int depth = 0;
         if (o.limit >= 0 || o.offset > 0)
             sql_explain_node(x, depth++, "Limit");
-        if (o.distinct)
+        if (o.distinct || o.ndistinct_on > 0)
             sql_explain_node(x, depth++, "Unique");
         if (o.nkeys > 0 || o.distinct)
             sql_explain_node(x, depth++, "Sort");

@@ -1,0 +1,1 @@
+SELECT DISTINCT ON (b, a % 3) a, b, c FROM t ORDER BY a % 3, b, c DESC NULLS LAST LIMIT 4
