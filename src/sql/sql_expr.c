@@ -973,10 +973,25 @@ keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
     sql_agg a = {0};
     keel_status rc;
 
-    if (fc->n_agg_order > 0 || fc->agg_filter != NULL || fc->agg_within_group)
-        return sql_unsupported(s, fc->location,
-                               "ORDER BY and FILTER in aggregates");
+    if (fc->n_agg_order > 0 || fc->agg_within_group)
+        return sql_unsupported(s, fc->location, "ORDER BY in aggregates");
     a.distinct = fc->agg_distinct;
+    if (fc->agg_filter != NULL) {
+        /* Over the input row, as the argument; no aggregate in it. */
+        const char *clause = s->clause;
+        s->clause = "FILTER";
+        rc = sql_expr_prepare(s, scope, fc->agg_filter, &a.filter);
+        s->clause = clause;
+        if (rc == KEEL_OK && a.filter->type == SQL_TYPE_UNKNOWN)
+            rc = sql_expr_coerce(s, &a.filter, SQL_TYPE_BOOL);
+        if (rc == KEEL_OK && a.filter->type != SQL_TYPE_BOOL)
+            rc = sql_fail_at(s, a.filter->location, KEEL_ETYPE, "42804",
+                             "argument of FILTER must be type boolean, not "
+                             "type %s",
+                             sql_type_name(a.filter->type));
+        if (rc != KEEL_OK)
+            return rc;
+    }
     if (fc->agg_star) {
         if (strcmp(name, "count") != 0)
             return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
@@ -1168,6 +1183,19 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
     if (sql_window_only(name))
         return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
                            "window function %s requires an OVER clause", name);
+    if (!fc->agg_star && strcmp(name, "count") != 0 &&
+        strcmp(name, "sum") != 0 && strcmp(name, "min") != 0 &&
+        strcmp(name, "max") != 0 && strcmp(name, "avg") != 0 &&
+        strcmp(name, "string_agg") != 0 &&
+        (fc->agg_distinct || fc->agg_filter != NULL || fc->n_agg_order > 0 ||
+         fc->agg_within_group))
+        return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
+                           "%s specified, but %s is not an aggregate function",
+                           fc->agg_distinct          ? "DISTINCT"
+                           : fc->agg_within_group    ? "WITHIN GROUP"
+                           : fc->n_agg_order > 0     ? "ORDER BY"
+                                                     : "FILTER",
+                           name);
     if ((strcmp(name, "nextval") == 0 && fc->n_args == 1) ||
         (strcmp(name, "currval") == 0 && fc->n_args == 1) ||
         (strcmp(name, "setval") == 0 &&

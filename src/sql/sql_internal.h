@@ -638,6 +638,7 @@ typedef struct sql_agg {
     uint32_t type;        /* the result's */
     sql_value delim;      /* STRING_AGG: its separator (a constant) */
     bool distinct;        /* over the group's distinct values, in order */
+    struct sql_expr *filter; /* FILTER (WHERE ...) over the input row */
 } sql_agg;
 
 /* An aggregate's running state beside its value: a numeric sum's total,

@@ -872,6 +872,9 @@ static keel_status output_finish(sql_session *s, output *o)
 
 /* ---- grouping ------------------------------------------------------------ */
 
+/* A grouping input's value an aggregate's FILTER left out. */
+#define AGG_FILTERED UINT32_MAX
+
 /* One input row's part in grouping: its key values then its aggregates'
  * arguments. */
 typedef struct group_input {
@@ -1112,10 +1115,11 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
             row[k] = in[first].vals[k];
         while (i < n && (i == first || group_cmp(&in[i], &in[first], &spec) == 0)) {
             for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
-                if (!g->aggs[a].distinct)
+                if (!g->aggs[a].distinct &&
+                    in[i].vals[g->nkeys + a].type != AGG_FILTERED)
                     rc = sql_agg_step(s, &g->aggs[a], &row[g->nkeys + a],
-                                  &accs[a], &counts[a],
-                                  &in[i].vals[g->nkeys + a]);
+                                      &accs[a], &counts[a],
+                                      &in[i].vals[g->nkeys + a]);
             i++;
         }
         for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
@@ -2408,6 +2412,21 @@ typedef struct select_run {
     bool materialize;
 } select_run;
 
+/* Whether aggregate a's FILTER (if any) lets row in. */
+static keel_status agg_filter(sql_session *s, const sql_agg *a,
+                              const sql_value *row, bool *pass)
+{
+    sql_value f;
+    keel_status rc;
+
+    *pass = true;
+    if (a->filter == NULL)
+        return KEEL_OK;
+    rc = sql_expr_eval(s, a->filter, row, &f);
+    *pass = rc == KEEL_OK && !f.isnull && f.v.b;
+    return rc;
+}
+
 /* A joined row that passed WHERE: to the output, or kept for grouping. */
 static keel_status select_emit(sql_session *s, select_run *r)
 {
@@ -2420,6 +2439,10 @@ static keel_status select_emit(sql_session *s, select_run *r)
     if (r->fold) {
         for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
             sql_value v = {0}, *st = &r->fstate[a];
+            bool pass = true;
+            rc = agg_filter(s, &g->aggs[a], r->row, &pass);
+            if (rc != KEEL_OK || !pass)
+                continue;
             if (g->aggs[a].arg != NULL)
                 rc = sql_expr_eval(s, g->aggs[a].arg, r->row, &v);
             if (rc == KEEL_OK)
@@ -2452,8 +2475,16 @@ static keel_status select_emit(sql_session *s, select_run *r)
     }
     for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++) {
         sql_value *v = &vals[g->nkeys + a];
+        bool pass = true;
         memset(v, 0, sizeof(*v));
-        if (g->aggs[a].arg != NULL) {
+        rc = agg_filter(s, &g->aggs[a], r->row, &pass);
+        if (rc == KEEL_OK && !pass) {
+            /* left out: a null to DISTINCT, a mark to the rest */
+            v->isnull = true;
+            v->type = AGG_FILTERED;
+            continue;
+        }
+        if (rc == KEEL_OK && g->aggs[a].arg != NULL) {
             rc = sql_expr_eval(s, g->aggs[a].arg, r->row, v);
             if (rc == KEEL_OK)
                 rc = sql_value_keep(s, v);

@@ -392,12 +392,10 @@ keel_status sql_window_analyse(sql_session *s, const sql_scope *scope,
         return sql_fail_at(s, fc->location, KEEL_EINVAL, "0A000",
                            "aggregate ORDER BY is not implemented for window "
                            "functions");
-    if (fc->agg_filter != NULL)
-        return agg ? sql_unsupported(s, fc->location,
-                                     "FILTER in window aggregates")
-                   : sql_fail_at(s, fc->location, KEEL_EINVAL, "0A000",
-                                 "FILTER is not implemented for "
-                                 "non-aggregate window functions");
+    if (fc->agg_filter != NULL && !agg)
+        return sql_fail_at(s, fc->location, KEEL_EINVAL, "0A000",
+                           "FILTER is not implemented for non-aggregate "
+                           "window functions");
     w->inside = "nested";
     if (agg) {
         rc = sql_agg_build(s, scope, fc, name, &fn.agg);
@@ -602,12 +600,20 @@ static keel_status agg_peek(sql_session *s, const sql_agg *a,
     return sql_agg_final(s, a, out, &tmp, count);
 }
 
+/* Whether a row's values (the argument's, then FILTER's) go into the
+ * aggregate. */
+static bool agg_takes(const sql_agg *a, const sql_value *v)
+{
+    return a->filter == NULL || (!v[1].isnull && v[1].v.b);
+}
+
 /* An aggregate over each position's frame in the partition. */
 static keel_status win_agg(sql_session *s, const win_pass *p,
                            const sql_window_fn *fn, const sql_value *args,
                            sql_value *vals, uint16_t nf, uint16_t f)
 {
     const sql_agg *a = &fn->agg;
+    size_t stride = a->filter != NULL ? 2 : 1; /* the value, the FILTER's */
     bool running = (p->win->frame & FRAME_START_UNBOUNDED_PRECEDING) &&
                    !(p->win->frame & FRAME_EXCLUDE);
     sql_agg_acc acc;
@@ -624,8 +630,9 @@ static keel_status win_agg(sql_session *s, const win_pass *p,
         if (running) {
             /* The frame grows from the partition's start. */
             for (; rc == KEEL_OK && upto < fe; upto++)
-                rc = sql_agg_step(s, a, &st, &acc, &count,
-                                  &args[p->idx[upto]]);
+                if (agg_takes(a, &args[p->idx[upto] * stride]))
+                    rc = sql_agg_step(s, a, &st, &acc, &count,
+                                      &args[p->idx[upto] * stride]);
             if (rc == KEEL_OK && fe != last_fe)
                 rc = agg_peek(s, a, &st, &acc, count, &last);
             last_fe = fe;
@@ -637,8 +644,10 @@ static keel_status win_agg(sql_session *s, const win_pass *p,
         for (size_t j = fs; rc == KEEL_OK && j < fe; j++) {
             if ((j & 1023) == 1023)
                 rc = sql_check_cancel(s);
-            if (rc == KEEL_OK && !excluded(p, pos, j))
-                rc = sql_agg_step(s, a, &st, &acc, &count, &args[p->idx[j]]);
+            if (rc == KEEL_OK && !excluded(p, pos, j) &&
+                agg_takes(a, &args[p->idx[j] * stride]))
+                rc = sql_agg_step(s, a, &st, &acc, &count,
+                                  &args[p->idx[j] * stride]);
         }
         if (rc == KEEL_OK)
             rc = sql_agg_final(s, a, &st, &acc, count);
@@ -835,12 +844,12 @@ static keel_status win_run_one(sql_session *s, sql_windowing *w, uint16_t k,
     if (args == NULL)
         return nomem(s);
     for (uint16_t f = 0; rc == KEEL_OK && f < w->nfns; f++) {
-        sql_expr *one[1];
+        /* an aggregate's: its argument, and its FILTER's verdict */
+        sql_expr *agg[2] = {w->fns[f].agg.arg, w->fns[f].agg.filter};
         if (w->fns[f].win != k)
             continue;
-        one[0] = w->fns[f].agg.arg;
         rc = w->fns[f].kind == SQL_WIN_AGG
-                 ? eval_all(s, w, one, 1, &args[f])
+                 ? eval_all(s, w, agg, agg[1] != NULL ? 2 : 1, &args[f])
                  : eval_all(s, w, w->fns[f].args, w->fns[f].nargs, &args[f]);
     }
     for (size_t pos = 0; rc == KEEL_OK && pos < n;) {

@@ -1,0 +1,1 @@
+SELECT b, count(*) FILTER (WHERE a > 2), sum(c) FILTER (WHERE b LIKE 'x%'), count(*) FILTER (WHERE a % 2 = 0) OVER (ORDER BY b) FROM t GROUP BY b
