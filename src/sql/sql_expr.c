@@ -957,6 +957,8 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
         g->aggs = na;
         g->capaggs = cap;
     }
+    a.order_off = g->nextra;
+    g->nextra = (uint16_t)(g->nextra + a.norder);
     g->aggs[g->naggs] = a;
     e = expr_new(s, SQL_EXPR_COLUMN, a.type, fc->location, 0);
     if (e == NULL)
@@ -966,6 +968,118 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
     return KEEL_OK;
 }
 
+bool sql_expr_same(const sql_expr *a, const sql_expr *b)
+{
+    if (a == b)
+        return true;
+    if (a->kind != b->kind || a->type != b->type || a->nargs != b->nargs)
+        return false;
+    switch (a->kind) {
+    case SQL_EXPR_CONST:
+        if (a->u.value.isnull || b->u.value.isnull)
+            return a->u.value.isnull && b->u.value.isnull;
+        if (sql_key_cmp(&a->u.value, &b->u.value, false, false) != 0)
+            return false;
+        break;
+    case SQL_EXPR_COLUMN:
+    case SQL_EXPR_PARAM:
+    case SQL_EXPR_WINDOW:
+        if (a->u.column != b->u.column)
+            return false;
+        break;
+    case SQL_EXPR_OP:
+        if (a->u.op != b->u.op)
+            return false;
+        break;
+    case SQL_EXPR_FUNC:
+        if (a->u.func != b->u.func)
+            return false;
+        break;
+    case SQL_EXPR_SUBLINK:
+        return false;
+    default:
+        if (memcmp(&a->u, &b->u, sizeof(a->u)) != 0)
+            return false;
+        break;
+    }
+    for (uint16_t i = 0; i < a->nargs; i++)
+        if (!sql_expr_same(a->args[i], b->args[i]))
+            return false;
+    return true;
+}
+
+bool sql_agg_name(const char *name)
+{
+    static const char *const names[] = {"count", "sum",        "min",
+                                        "max",   "avg",        "string_agg",
+                                        "array_agg"};
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* No aggregate of that name takes fc's arguments: PostgreSQL's 42883,
+ * naming their types. */
+static keel_status agg_no_such(sql_session *s, const sql_scope *scope,
+                               const PgQuery__FuncCall *fc, const char *name)
+{
+    sql_expr *e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
+                           (uint16_t)fc->n_args);
+    keel_status rc = KEEL_OK;
+
+    if (e == NULL)
+        return nomem(s);
+    for (uint16_t i = 0; rc == KEEL_OK && i < e->nargs; i++)
+        rc = sql_expr_analyse(s, scope, fc->args[i], &e->args[i]);
+    return rc != KEEL_OK ? rc : no_such_function(s, fc->location, name, e);
+}
+
+/* e without the casts analysis put around it. */
+static const sql_expr *uncast(const sql_expr *e)
+{
+    while (e->kind == SQL_EXPR_CAST && e->nargs == 1)
+        e = e->args[0];
+    return e;
+}
+
+/* An aggregate's ORDER BY: its keys over the input row (scope). */
+static keel_status agg_order(sql_session *s, const sql_scope *scope,
+                             const PgQuery__FuncCall *fc, sql_agg *a)
+{
+    uint16_t n = (uint16_t)fc->n_agg_order;
+    keel_status rc = KEEL_OK;
+
+    a->order = sql_alloc(&s->arena, (n + 1u) * sizeof(*a->order));
+    a->odesc = sql_alloc(&s->arena, n + 1u);
+    a->onulls_first = sql_alloc(&s->arena, n + 1u);
+    if (a->order == NULL || a->odesc == NULL || a->onulls_first == NULL)
+        return nomem(s);
+    for (uint16_t i = 0; rc == KEEL_OK && i < n; i++) {
+        const PgQuery__SortBy *sb = fc->agg_order[i]->sort_by;
+        if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
+            return sql_unsupported(s, sb->location, "ORDER BY ... USING");
+        a->odesc[i] = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+        a->onulls_first[i] =
+            sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
+            (sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
+             a->odesc[i]);
+        rc = sql_expr_prepare(s, scope, sb->node, &a->order[i]);
+        if (rc == KEEL_OK && a->order[i]->type == SQL_TYPE_UNKNOWN)
+            rc = coerce(s, &a->order[i], SQL_TYPE_TEXT, false);
+        /* With DISTINCT the values themselves are sorted. */
+        if (rc == KEEL_OK && a->distinct &&
+            (a->arg == NULL ||
+             !sql_expr_same(uncast(a->order[i]), uncast(a->arg))))
+            rc = sql_fail_at(s, a->order[i]->location, KEEL_EINVAL, "42P10",
+                             "in an aggregate with DISTINCT, ORDER BY "
+                             "expressions must appear in argument list");
+    }
+    a->norder = n;
+    return rc;
+}
+
 keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
                           const PgQuery__FuncCall *fc, const char *name,
                           sql_agg *out)
@@ -973,8 +1087,8 @@ keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
     sql_agg a = {0};
     keel_status rc;
 
-    if (fc->n_agg_order > 0 || fc->agg_within_group)
-        return sql_unsupported(s, fc->location, "ORDER BY in aggregates");
+    if (fc->agg_within_group)
+        return sql_unsupported(s, fc->location, "WITHIN GROUP");
     a.distinct = fc->agg_distinct;
     if (fc->agg_filter != NULL) {
         /* Over the input row, as the argument; no aggregate in it. */
@@ -1000,13 +1114,26 @@ keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
                                name, name);
         a.kind = SQL_AGG_COUNT_STAR;
         a.type = SQL_TYPE_INT8;
+    } else if (strcmp(name, "array_agg") == 0) {
+        if (fc->n_args != 1)
+            return agg_no_such(s, scope, fc, name);
+        rc = sql_expr_analyse(s, scope, fc->args[0], &a.arg);
+        if (rc == KEEL_OK && a.arg->type == SQL_TYPE_UNKNOWN)
+            rc = coerce(s, &a.arg, SQL_TYPE_TEXT, false);
+        if (rc != KEEL_OK)
+            return rc;
+        a.kind = SQL_AGG_ARRAY_AGG;
+        a.type = sql_type_array_of(a.arg->type);
+        if (a.type == 0) {
+            char what[96];
+            snprintf(what, sizeof(what), "array_agg of type %s",
+                     sql_type_name(a.arg->type));
+            return sql_unsupported(s, fc->location, what);
+        }
     } else if (strcmp(name, "string_agg") == 0) {
         sql_expr *d;
         if (fc->n_args != 2)
-            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
-                               "function %s() with %zu argument(s) does not "
-                               "exist",
-                               name, fc->n_args);
+            return agg_no_such(s, scope, fc, name);
         rc = sql_expr_analyse(s, scope, fc->args[0], &a.arg);
         if (rc == KEEL_OK)
             rc = sql_expr_prepare(s, scope, fc->args[1], &d);
@@ -1029,10 +1156,7 @@ keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
     } else {
         uint32_t t;
         if (fc->n_args != 1)
-            return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
-                               "function %s() with %zu argument(s) does not "
-                               "exist",
-                               name, fc->n_args);
+            return agg_no_such(s, scope, fc, name);
         rc = sql_expr_analyse(s, scope, fc->args[0], &a.arg);
         if (rc != KEEL_OK)
             return rc;
@@ -1066,6 +1190,11 @@ keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
                                "function %s(%s) does not exist", name,
                                sql_type_name(t));
         }
+    }
+    if (fc->n_agg_order > 0) {
+        rc = agg_order(s, scope, fc, &a);
+        if (rc != KEEL_OK)
+            return rc;
     }
     *out = a;
     return KEEL_OK;
@@ -1183,10 +1312,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
     if (sql_window_only(name))
         return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
                            "window function %s requires an OVER clause", name);
-    if (!fc->agg_star && strcmp(name, "count") != 0 &&
-        strcmp(name, "sum") != 0 && strcmp(name, "min") != 0 &&
-        strcmp(name, "max") != 0 && strcmp(name, "avg") != 0 &&
-        strcmp(name, "string_agg") != 0 &&
+    if (!fc->agg_star && !sql_agg_name(name) &&
         (fc->agg_distinct || fc->agg_filter != NULL || fc->n_agg_order > 0 ||
          fc->agg_within_group))
         return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
@@ -1230,9 +1356,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         *out = e;
         return KEEL_OK;
     }
-    if (fc->agg_star || strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
-        strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
-        strcmp(name, "avg") == 0 || strcmp(name, "string_agg") == 0)
+    if (fc->agg_star || sql_agg_name(name))
         return analyse_agg(s, scope, fc, name, out);
     for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
         if (strcmp(funcs[i].name, name) != 0 || fc->n_args != funcs[i].nargs)
@@ -2848,10 +2972,8 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
     return sql_unsupported(s, e->location, "this function");
 }
 
-/* Appends v's text to an array's text form in buf (at *n), quoted where
- * PostgreSQL's array output quotes. */
-static keel_status array_put(sql_session *s, char **buf, size_t *n, size_t *cap,
-                             const sql_value *v)
+keel_status sql_array_put(sql_session *s, char **buf, size_t *n, size_t *cap,
+                          const sql_value *v)
 {
     const char *p = "NULL";
     uint32_t len = 4;
@@ -2932,7 +3054,7 @@ static keel_status eval_sublink(sql_session *s, const sql_expr *e,
             return KEEL_OK;
         }
         for (size_t i = 0; rc == KEEL_OK && i < rs.n; i++) {
-            rc = array_put(s, &buf, &n, &cap, &rs.vals[i]);
+            rc = sql_array_put(s, &buf, &n, &cap, &rs.vals[i]);
             if (rc == KEEL_OK)
                 buf[n++] = ',';
         }

@@ -630,6 +630,7 @@ typedef enum sql_agg_kind {
     SQL_AGG_MAX,
     SQL_AGG_AVG,
     SQL_AGG_STRING_AGG, /* the values as text, joined by delim */
+    SQL_AGG_ARRAY_AGG,  /* the values (NULLs too) as an array */
 } sql_agg_kind;
 
 typedef struct sql_agg {
@@ -639,7 +640,23 @@ typedef struct sql_agg {
     sql_value delim;      /* STRING_AGG: its separator (a constant) */
     bool distinct;        /* over the group's distinct values, in order */
     struct sql_expr *filter; /* FILTER (WHERE ...) over the input row */
+    /* ORDER BY inside the call: its keys over the input row, and where
+     * a grouping input keeps their values (after the keys and the
+     * aggregates' arguments: sql_grouping's extra slots). */
+    struct sql_expr **order;
+    bool *odesc, *onulls_first;
+    uint16_t norder, order_off;
 } sql_agg;
+
+/* Whether two analysed expressions compute the same (a subquery never
+ * does). */
+bool sql_expr_same(const struct sql_expr *a, const struct sql_expr *b);
+/* Whether name is an aggregate function's (count, sum, ...). */
+bool sql_agg_name(const char *name);
+/* Appends v's text to an array's text form in *buf (at *n, room *cap),
+ * quoted where PostgreSQL's array output quotes (NULL for a null). */
+keel_status sql_array_put(sql_session *s, char **buf, size_t *n, size_t *cap,
+                          const sql_value *v);
 
 /* An aggregate's running state beside its value: a numeric sum's total,
  * integers in i (128 bits, as PostgreSQL's int8 sums), numerics in n. */
@@ -761,6 +778,7 @@ typedef struct sql_grouping {
     int16_t *target_key; /* per output list item: the key it is, or -1 */
     sql_agg *aggs;
     uint16_t naggs, capaggs;
+    uint16_t nextra; /* input slots for the aggregates' ORDER BY keys */
     const struct sql_scope *input;
 } sql_grouping;
 

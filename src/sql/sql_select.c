@@ -970,6 +970,18 @@ void sql_agg_init(const sql_agg *a, sql_value *st, sql_agg_acc *acc,
 keel_status sql_agg_final(sql_session *s, const sql_agg *a, sql_value *st,
                           sql_agg_acc *acc, int64_t count)
 {
+    if (a->kind == SQL_AGG_ARRAY_AGG && !st->isnull) {
+        char *p = sql_alloc(&s->arena, st->v.s.len + 3u);
+        if (p == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        p[0] = '{';
+        memcpy(p + 1, st->v.s.p, st->v.s.len);
+        p[st->v.s.len + 1] = '}';
+        st->v.s.p = p;
+        st->v.s.len += 2;
+        acc->i = 0;
+        return KEEL_OK;
+    }
     if (a->type == SQL_TYPE_NUMERIC &&
         (a->kind == SQL_AGG_SUM || a->kind == SQL_AGG_AVG) && count > 0)
         return agg_numeric_finish(s, a, acc, count, st);
@@ -984,6 +996,34 @@ keel_status sql_agg_step(sql_session *s, const sql_agg *a, sql_value *st,
 {
     if (a->kind == SQL_AGG_COUNT_STAR) {
         st->v.i++;
+        return KEEL_OK;
+    }
+    if (a->kind == SQL_AGG_ARRAY_AGG) {
+        /* The elements so far, comma-separated, in a buffer that grows
+         * (its room in acc->i); sql_agg_final() copies them into braces,
+         * so a window can read the state and go on. */
+        char *buf = (char *)st->v.s.p;
+        size_t len = st->isnull ? 0 : st->v.s.len, cap = (size_t)acc->i;
+        keel_status rc;
+        if (!st->isnull) {
+            if (len + 1 > cap) {
+                char *nb = sql_alloc(&s->arena, cap * 2 + 16);
+                if (nb == NULL)
+                    return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+                memcpy(nb, buf, len);
+                buf = nb;
+                cap = cap * 2 + 16;
+            }
+            buf[len++] = ',';
+        }
+        rc = sql_array_put(s, &buf, &len, &cap, v);
+        if (rc != KEEL_OK)
+            return rc;
+        st->isnull = false;
+        st->v.s.p = buf;
+        st->v.s.len = (uint32_t)len;
+        acc->i = (__int128)cap;
+        (*n)++;
         return KEEL_OK;
     }
     if (v->isnull)
@@ -1043,33 +1083,69 @@ keel_status sql_agg_step(sql_session *s, const sql_agg *a, sql_value *st,
     return KEEL_OK;
 }
 
-static int value_ptr_cmp(const void *x, const void *y)
+/* How agg_sorted() orders a group's input rows for one aggregate. */
+typedef struct agg_sort {
+    const group_input *in;
+    const sql_agg *a;
+    uint16_t slot, key_slot; /* its argument's, its ORDER BY keys' */
+} agg_sort;
+
+static int agg_row_cmp(const void *x, const void *y, void *arg)
 {
-    return sql_value_compare(*(const sql_value *const *)x,
-                             *(const sql_value *const *)y);
+    const agg_sort *as = arg;
+    size_t ra = *(const size_t *)x, rb = *(const size_t *)y;
+    const sql_agg *a = as->a;
+    int c;
+
+    if (a->distinct) {
+        /* the values themselves, as its ORDER BY (of them) says */
+        c = sql_key_cmp(&as->in[ra].vals[as->slot], &as->in[rb].vals[as->slot],
+                        a->norder > 0 && a->odesc[0],
+                        a->norder > 0 && a->onulls_first[0]);
+        if (c != 0)
+            return c;
+    }
+    for (uint16_t k = 0; !a->distinct && k < a->norder; k++) {
+        c = sql_key_cmp(&as->in[ra].vals[as->key_slot + k],
+                        &as->in[rb].vals[as->key_slot + k], a->odesc[k],
+                        a->onulls_first[k]);
+        if (c != 0)
+            return c;
+    }
+    return ra < rb ? -1 : ra > rb; /* ties keep the input's order */
 }
 
-/* Folds the distinct non-null values of aggregate slot `slot` among the
- * group's input rows in[first, last) into its state, in their order, as
- * PostgreSQL's aggregates over DISTINCT sort their input.  vals: room for
- * the rows' values. */
-static keel_status agg_distinct(sql_session *s, const sql_agg *a,
-                                sql_value *st, sql_agg_acc *acc, int64_t *count,
-                                const group_input *in, size_t first,
-                                size_t last, uint16_t slot,
-                                const sql_value **vals)
+/* Folds aggregate a over the group's input rows in[first, last) in the
+ * order its ORDER BY gives, or over their distinct values in order
+ * (DISTINCT): the rows its FILTER left out, and (but for array_agg) the
+ * distinct NULL, are not folded.  rows: room for the rows' numbers. */
+static keel_status agg_sorted(sql_session *s, const sql_grouping *g,
+                              uint16_t ai, sql_value *st, sql_agg_acc *acc,
+                              int64_t *count, const group_input *in,
+                              size_t first, size_t last, size_t *rows)
 {
-    size_t nv = 0;
+    const sql_agg *a = &g->aggs[ai];
+    agg_sort as = {.in = in, .a = a, .slot = (uint16_t)(g->nkeys + ai),
+                   .key_slot = (uint16_t)(g->nkeys + g->naggs + a->order_off)};
+    size_t nr = 0;
     keel_status rc = KEEL_OK;
 
-    for (size_t r = first; r < last; r++)
-        if (!in[r].vals[slot].isnull)
-            vals[nv++] = &in[r].vals[slot];
-    if (nv > 1)
-        qsort(vals, nv, sizeof(*vals), value_ptr_cmp);
-    for (size_t k = 0; rc == KEEL_OK && k < nv; k++)
-        if (k == 0 || sql_value_compare(vals[k - 1], vals[k]) != 0)
-            rc = sql_agg_step(s, a, st, acc, count, vals[k]);
+    for (size_t r = first; r < last; r++) {
+        const sql_value *v = &in[r].vals[as.slot];
+        if (v->type == AGG_FILTERED ||
+            (a->distinct && v->isnull && a->kind != SQL_AGG_ARRAY_AGG))
+            continue;
+        rows[nr++] = r;
+    }
+    if (nr > 1)
+        qsort_r(rows, nr, sizeof(*rows), agg_row_cmp, &as);
+    for (size_t k = 0; rc == KEEL_OK && k < nr; k++) {
+        const sql_value *v = &in[rows[k]].vals[as.slot];
+        if (a->distinct && k > 0 &&
+            sql_key_cmp(&in[rows[k - 1]].vals[as.slot], v, false, false) == 0)
+            continue;
+        rc = sql_agg_step(s, a, st, acc, count, v);
+    }
     return rc;
 }
 
@@ -1084,19 +1160,19 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
     int64_t *counts = sql_alloc(&s->arena, (g->naggs + 1) * sizeof(*counts));
     /* malloc's alignment, which __int128 needs and the arena's lacks */
     sql_agg_acc *accs = calloc((size_t)g->naggs + 1, sizeof(*accs));
-    const sql_value **dvals = NULL;
-    bool distinct = false;
+    size_t *rows = NULL;
+    bool sorted = false;
     keel_status rc = KEEL_OK;
     size_t i = 0;
 
     for (uint16_t a = 0; a < g->naggs; a++)
-        distinct = distinct || g->aggs[a].distinct;
-    if (distinct)
-        dvals = malloc((n + 1) * sizeof(*dvals));
+        sorted = sorted || g->aggs[a].distinct || g->aggs[a].norder > 0;
+    if (sorted)
+        rows = malloc((n + 1) * sizeof(*rows));
     if (row == NULL || counts == NULL || accs == NULL ||
-        (distinct && dvals == NULL)) {
+        (sorted && rows == NULL)) {
         free(accs);
-        free(dvals);
+        free(rows);
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     }
     for (uint16_t a = 0; a < g->naggs; a++)
@@ -1115,7 +1191,7 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
             row[k] = in[first].vals[k];
         while (i < n && (i == first || group_cmp(&in[i], &in[first], &spec) == 0)) {
             for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
-                if (!g->aggs[a].distinct &&
+                if (!g->aggs[a].distinct && g->aggs[a].norder == 0 &&
                     in[i].vals[g->nkeys + a].type != AGG_FILTERED)
                     rc = sql_agg_step(s, &g->aggs[a], &row[g->nkeys + a],
                                       &accs[a], &counts[a],
@@ -1123,10 +1199,9 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
             i++;
         }
         for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
-            if (g->aggs[a].distinct)
-                rc = agg_distinct(s, &g->aggs[a], &row[g->nkeys + a],
-                                  &accs[a], &counts[a], in, first, i,
-                                  (uint16_t)(g->nkeys + a), dvals);
+            if (g->aggs[a].distinct || g->aggs[a].norder > 0)
+                rc = agg_sorted(s, g, a, &row[g->nkeys + a], &accs[a],
+                                &counts[a], in, first, i, rows);
         for (uint16_t a = 0; rc == KEEL_OK && a < g->naggs; a++)
             rc = sql_agg_final(s, &g->aggs[a], &row[g->nkeys + a], &accs[a],
                                counts[a]);
@@ -1140,7 +1215,7 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
     for (uint16_t a = 0; a < g->naggs; a++)
         numeric_free(&accs[a].n);
     free(accs);
-    free(dvals);
+    free(rows);
     return rc;
 }
 
@@ -2289,47 +2364,6 @@ static keel_status order_by(sql_session *s, const PgQuery__SelectStmt *st,
     return KEEL_OK;
 }
 
-/* Whether two analysed expressions compute the same. */
-static bool expr_same(const sql_expr *a, const sql_expr *b)
-{
-    if (a == b)
-        return true;
-    if (a->kind != b->kind || a->type != b->type || a->nargs != b->nargs)
-        return false;
-    switch (a->kind) {
-    case SQL_EXPR_CONST:
-        if (a->u.value.isnull || b->u.value.isnull)
-            return a->u.value.isnull && b->u.value.isnull;
-        if (sql_key_cmp(&a->u.value, &b->u.value, false, false) != 0)
-            return false;
-        break;
-    case SQL_EXPR_COLUMN:
-    case SQL_EXPR_PARAM:
-    case SQL_EXPR_WINDOW:
-        if (a->u.column != b->u.column)
-            return false;
-        break;
-    case SQL_EXPR_OP:
-        if (a->u.op != b->u.op)
-            return false;
-        break;
-    case SQL_EXPR_FUNC:
-        if (a->u.func != b->u.func)
-            return false;
-        break;
-    case SQL_EXPR_SUBLINK:
-        return false;
-    default:
-        if (memcmp(&a->u, &b->u, sizeof(a->u)) != 0)
-            return false;
-        break;
-    }
-    for (uint16_t i = 0; i < a->nargs; i++)
-        if (!expr_same(a->args[i], b->args[i]))
-            return false;
-    return true;
-}
-
 /*
  * DISTINCT ON (exprs): the first row of each run of equal values, in
  * the sort: ORDER BY's first items must be those expressions (in any
@@ -2357,11 +2391,11 @@ static keel_status distinct_on(sql_session *s, const PgQuery__SelectStmt *st,
     had = o->nkeys;
     for (uint16_t k = 0; k < had; k++) {
         uint16_t i = 0, j = 0;
-        while (j < k && !expr_same(o->keys[k].expr, o->keys[j].expr))
+        while (j < k && !sql_expr_same(o->keys[k].expr, o->keys[j].expr))
             j++;
         if (j < k)
             continue; /* a repeat sorts nothing more */
-        while (i < n && !expr_same(o->keys[k].expr, on[i]))
+        while (i < n && !sql_expr_same(o->keys[k].expr, on[i]))
             i++;
         if (i == n)
             skipped = true;
@@ -2375,7 +2409,7 @@ static keel_status distinct_on(sql_session *s, const PgQuery__SelectStmt *st,
     }
     for (uint16_t i = 0; i < n; i++) {
         uint16_t k = 0;
-        while (k < o->nkeys && !expr_same(o->keys[k].expr, on[i]))
+        while (k < o->nkeys && !sql_expr_same(o->keys[k].expr, on[i]))
             k++;
         if (k < matched || (k < o->nkeys && k >= had))
             continue;
@@ -2465,7 +2499,8 @@ static keel_status select_emit(sql_session *s, select_run *r)
         r->gin = ni;
         r->capgin = cap;
     }
-    vals = sql_alloc(&s->arena, (g->nkeys + g->naggs + 1u) * sizeof(sql_value));
+    vals = sql_alloc(&s->arena, (g->nkeys + g->naggs + g->nextra + 1u) *
+                                    sizeof(sql_value));
     if (vals == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (uint16_t k = 0; rc == KEEL_OK && k < g->nkeys; k++) {
@@ -2488,6 +2523,14 @@ static keel_status select_emit(sql_session *s, select_run *r)
             rc = sql_expr_eval(s, g->aggs[a].arg, r->row, v);
             if (rc == KEEL_OK)
                 rc = sql_value_keep(s, v);
+        }
+        /* its ORDER BY's keys, in the extra slots */
+        for (uint16_t k = 0; rc == KEEL_OK && k < g->aggs[a].norder; k++) {
+            sql_value *kv =
+                &vals[g->nkeys + g->naggs + g->aggs[a].order_off + k];
+            rc = sql_expr_eval(s, g->aggs[a].order[k], r->row, kv);
+            if (rc == KEEL_OK)
+                rc = sql_value_keep(s, kv);
         }
     }
     r->gin[r->ngin++].vals = vals;
@@ -3607,7 +3650,7 @@ static keel_status select_run_body(sql_session *s,
          * needs its values sorted (DISTINCT). */
         run.fold = true;
         for (uint16_t a = 0; a < g.naggs; a++)
-            run.fold = run.fold && !g.aggs[a].distinct;
+            run.fold = run.fold && !g.aggs[a].distinct && g.aggs[a].norder == 0;
     }
     if (run.fold) {
         run.fstate = sql_alloc(&s->arena, (g.naggs + 1u) * sizeof(sql_value));

@@ -375,10 +375,7 @@ keel_status sql_window_analyse(sql_session *s, const sql_scope *scope,
             fn.nargs = (uint16_t)fc->n_args;
         }
     if (fn.kind == SQL_WIN_AGG) {
-        agg = fc->agg_star || strcmp(name, "count") == 0 ||
-              strcmp(name, "sum") == 0 || strcmp(name, "min") == 0 ||
-              strcmp(name, "max") == 0 || strcmp(name, "avg") == 0 ||
-              strcmp(name, "string_agg") == 0;
+        agg = fc->agg_star || sql_agg_name(name);
         if (!agg)
             return sql_fail_at(s, fc->location, KEEL_EINVAL, "42809",
                                "OVER specified, but %s is not a window "

@@ -1,0 +1,1 @@
+SELECT b, array_agg(a ORDER BY c DESC NULLS LAST, a), string_agg(DISTINCT b, ',' ORDER BY b DESC), array_agg(DISTINCT a) FILTER (WHERE a > 0) FROM t GROUP BY b
