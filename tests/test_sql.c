@@ -414,9 +414,10 @@ static void test_aggregates(void **state)
     EXPECT(f->s, "SELECT coalesce(v, -1) AS cv, count(*) FROM g GROUP BY cv "
                  "ORDER BY cv",
            "cv:23,count:20\n-1|1\n1|1\n5|1\n10|1\n20|1\nSELECT 5\n");
-    EXPECT(f->s, "SELECT count(*) FROM g GROUP BY v + 1",
-           "ERROR 0A000: GROUP BY of expressions not in the select list is not "
-           "supported yet\n");
+    EXPECT(f->s, "SELECT count(*) FROM g GROUP BY v + 1 ORDER BY 1",
+           "count:20\n1\n1\n1\n1\n1\nSELECT 5\n");
+    EXPECT(f->s, "SELECT (v + 1) * 2 AS w FROM g GROUP BY v + 1 ORDER BY w",
+           "w:23\n4\n12\n22\n42\n<null>\nSELECT 5\n");
     EXPECT(f->s, "SELECT DISTINCT k FROM g ORDER BY k DESC",
            "k:25\nc\nb\na\nSELECT 3\n");
     EXPECT(f->s, "SELECT k, v FROM g GROUP BY k",

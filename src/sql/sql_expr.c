@@ -1894,8 +1894,71 @@ static keel_status analyse_subscript(sql_session *s, const sql_scope *scope,
     return KEEL_OK;
 }
 
+static keel_status analyse_node(sql_session *s, const sql_scope *scope,
+                                const PgQuery__Node *node, sql_expr **out);
+static keel_status fold(sql_session *s, sql_expr **ep);
+
+/*
+ * In a grouping query whose GROUP BY has expressions: node, analysed over
+ * the input row, when it is one of them (its key's slot in the group's
+ * row, *matched).  Nothing of the attempt stays: its errors, the
+ * aggregates and window functions it met.
+ */
+static keel_status group_expr_key(sql_session *s, const sql_grouping *g,
+                                  const PgQuery__Node *node, sql_expr **out,
+                                  bool *matched)
+{
+    sql_error saved, *err = s->err;
+    struct sql_windowing *w = s->windowing;
+    bool saw = s->saw_aggregate;
+    sql_expr *e = NULL;
+    keel_status rc;
+
+    *matched = false;
+    if (err != NULL)
+        saved = *err;
+    s->windowing = NULL;
+    rc = analyse_node(s, g->input, node, &e);
+    if (rc == KEEL_OK)
+        rc = fold(s, &e);
+    s->windowing = w;
+    s->saw_aggregate = saw;
+    if (err != NULL)
+        *err = saved;
+    if (rc != KEEL_OK)
+        return KEEL_OK;
+    for (uint16_t k = 0; k < g->nkeys; k++) {
+        if (g->key_exprs[k]->kind == SQL_EXPR_COLUMN ||
+            !sql_expr_same(e, g->key_exprs[k]))
+            continue;
+        *out = expr_new(s, SQL_EXPR_COLUMN, e->type, e->location, 0);
+        if (*out == NULL)
+            return nomem(s);
+        (*out)->u.column = k;
+        *matched = true;
+        break;
+    }
+    return KEEL_OK;
+}
+
 keel_status sql_expr_analyse(sql_session *s, const sql_scope *scope,
                              const PgQuery__Node *node, sql_expr **out)
+{
+    const sql_grouping *g = scope != NULL ? scope->grouping : NULL;
+
+    if (g != NULL && g->nexprkeys > 0 && node != NULL &&
+        node->node_case != PG_QUERY__NODE__NODE_COLUMN_REF &&
+        node->node_case != PG_QUERY__NODE__NODE_A_CONST) {
+        bool matched;
+        keel_status rc = group_expr_key(s, g, node, out, &matched);
+        if (rc != KEEL_OK || matched)
+            return rc;
+    }
+    return analyse_node(s, scope, node, out);
+}
+
+static keel_status analyse_node(sql_session *s, const sql_scope *scope,
+                                const PgQuery__Node *node, sql_expr **out)
 {
     sql_expr *e;
     keel_status rc;

@@ -779,6 +779,7 @@ typedef struct sql_grouping {
     sql_agg *aggs;
     uint16_t naggs, capaggs;
     uint16_t nextra; /* input slots for the aggregates' ORDER BY keys */
+    uint16_t nexprkeys; /* keys that are expressions, not columns */
     const struct sql_scope *input;
 } sql_grouping;
 

@@ -2226,10 +2226,17 @@ static keel_status group_key_add(sql_session *s, sql_grouping *g, sql_expr *e,
     }
     if (g->nkeys >= 1664)
         return sql_fail(s, KEEL_ETOOBIG, "54000", "too many GROUP BY items");
+    for (uint16_t k = 0; e->kind != SQL_EXPR_COLUMN && k < g->nkeys; k++)
+        if (sql_expr_same(g->key_exprs[k], e)) {
+            *slot = (int16_t)k;
+            return KEEL_OK;
+        }
     g->key_exprs[g->nkeys] = e;
     cols[g->nkeys] = e->kind == SQL_EXPR_COLUMN ? e->u.column : UINT16_MAX;
     if (e->kind == SQL_EXPR_COLUMN)
         g->key_slot[e->u.column] = (int16_t)g->nkeys;
+    else
+        g->nexprkeys++;
     *slot = (int16_t)g->nkeys++;
     return KEEL_OK;
 }
@@ -2237,14 +2244,17 @@ static keel_status group_key_add(sql_session *s, sql_grouping *g, sql_expr *e,
 /*
  * Resolves GROUP BY's items as PostgreSQL does: a position names an
  * output column, whatever its expression; a name is an input column's,
- * else an output column's; an output column grouped by is its key in the
- * group's row.  Other expressions answer 0A000.
+ * else an output column's; any other expression is one over the input
+ * row, which the output, HAVING and ORDER BY may use whole
+ * (group_expr_key()).  A table whose primary key is grouped by gives its
+ * other columns as keys too: they depend on it, as PostgreSQL allows.
  */
 static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
-                              const sql_scope *plain, sql_grouping *g,
-                              uint16_t *cols)
+                              const sql_scope *plain, const from_list *from,
+                              sql_grouping *g, uint16_t *cols)
 {
-    g->key_exprs = sql_alloc(&s->arena, (st->n_group_clause + 1) * sizeof(sql_expr *));
+    g->key_exprs = sql_alloc(&s->arena, (st->n_group_clause + plain->ncols + 1) *
+                                            sizeof(sql_expr *));
     g->target_key = sql_alloc(&s->arena, (st->n_target_list + 1) * sizeof(int16_t));
     if (g->key_exprs == NULL || g->target_key == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
@@ -2281,18 +2291,42 @@ static keel_status group_keys(sql_session *s, const PgQuery__SelectStmt *st,
         }
         if (tpos >= 0)
             n = st->target_list[tpos]->res_target->val;
-        if (n == NULL ||
-            (tpos < 0 && n->node_case != PG_QUERY__NODE__NODE_COLUMN_REF))
-            return sql_unsupported(s, -1,
-                                   "GROUP BY of expressions not in the select "
-                                   "list");
+        if (n == NULL)
+            return sql_unsupported(s, -1, "this GROUP BY item");
         rc = sql_expr_prepare(s, plain, n, &e);
+        if (rc == KEEL_OK && e->type == SQL_TYPE_UNKNOWN)
+            rc = sql_expr_coerce(s, &e, SQL_TYPE_TEXT);
         if (rc == KEEL_OK)
             rc = group_key_add(s, g, e, cols, &slot);
         if (rc != KEEL_OK)
             return rc;
         if (tpos >= 0)
             g->target_key[tpos] = slot;
+    }
+    /* Functional dependence on a grouped primary key. */
+    for (uint16_t k = 0; k < from->n; k++) {
+        const from_item *it = &from->items[k];
+        bool whole = it->t.info.npkey > 0 && !it->is_rows;
+        for (uint16_t j = 0; whole && j < it->t.info.npkey; j++)
+            whole = g->key_slot[it->off + it->t.info.pkey[j] - 1] >= 0;
+        for (uint16_t c = 0; whole && c < it->t.info.ncols; c++) {
+            uint16_t col = (uint16_t)(it->off + c);
+            sql_expr *e;
+            int16_t slot;
+            keel_status rc;
+            if (g->key_slot[col] >= 0)
+                continue;
+            e = sql_alloc(&s->arena, sizeof(*e));
+            if (e == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            memset(e, 0, sizeof(*e));
+            e->kind = SQL_EXPR_COLUMN;
+            e->type = sql_scope_type(plain, col);
+            e->u.column = col;
+            rc = group_key_add(s, g, e, cols, &slot);
+            if (rc != KEEL_OK)
+                return rc;
+        }
     }
     return KEEL_OK;
 }
@@ -3493,7 +3527,8 @@ static keel_status select_run_body(sql_session *s,
     }
     if (grouped) {
         g.key_slot = sql_alloc(&s->arena, (from.ncols + 1u) * sizeof(int16_t));
-        run.gcols = sql_alloc(&s->arena, (from.ncols + 1u) * sizeof(uint16_t));
+        run.gcols = sql_alloc(&s->arena, (from.ncols + st->n_group_clause + 1u) *
+                                             sizeof(uint16_t));
         if (g.key_slot == NULL || run.gcols == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
         if (sp == NULL && st->n_group_clause > 0)
@@ -3502,7 +3537,7 @@ static keel_status select_run_body(sql_session *s,
         if (sp != NULL) {
             s->windowing = NULL;
             s->clause = "GROUP BY";
-            rc = group_keys(s, st, sp, &g, run.gcols);
+            rc = group_keys(s, st, sp, &from, &g, run.gcols);
             s->windowing = &win;
             s->clause = NULL;
             if (rc != KEEL_OK)

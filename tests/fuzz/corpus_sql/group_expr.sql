@@ -1,0 +1,1 @@
+SELECT a % 3 + 1, b, count(*), max(c) FROM t GROUP BY a % 3, b HAVING a % 3 > 0 ORDER BY a % 3
