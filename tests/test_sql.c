@@ -210,8 +210,10 @@ static void test_errors(void **state)
     EXPECT(f->s, "SELECT 1.5::numeric(2,1) * 100::numeric(2,0)",
            "ERROR 22003: numeric field overflow\n");
     EXPECT(f->s, "SELECT nosuchfunc(1)",
-           "ERROR 42883: function nosuchfunc() with 1 argument(s) does not "
-           "exist at 8\n");
+           "ERROR 42883: function nosuchfunc(integer) does not exist at 8\n");
+    EXPECT(f->s, "SELECT nosuchfunc(1, 'a', now(), NULL::text)",
+           "ERROR 42883: function nosuchfunc(integer, unknown, timestamp with "
+           "time zone, text) does not exist at 8\n");
     EXPECT(f->s, "LISTEN x",
            "ERROR 0A000: statement listen_stmt is not supported yet\n");
     EXPECT(f->s, "", "EMPTY\n");

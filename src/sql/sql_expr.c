@@ -1020,8 +1020,8 @@ bool sql_agg_name(const char *name)
     return false;
 }
 
-/* No aggregate of that name takes fc's arguments: PostgreSQL's 42883,
- * naming their types. */
+/* No function (or aggregate) of that name takes fc's arguments:
+ * PostgreSQL's 42883, naming their types, with its hint. */
 static keel_status agg_no_such(sql_session *s, const sql_scope *scope,
                                const PgQuery__FuncCall *fc, const char *name)
 {
@@ -1665,9 +1665,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
     }
     if (strcmp(name, "generate_series") == 0)
         return sql_unsupported(s, fc->location, "generate_series");
-    return sql_fail_at(s, fc->location, KEEL_ENOENT, "42883",
-                       "function %s() with %zu argument(s) does not exist", name,
-                       fc->n_args);
+    return agg_no_such(s, scope, fc, name);
 }
 
 /* The common type of CASE's results or COALESCE's arguments. */
