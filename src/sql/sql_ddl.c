@@ -115,6 +115,9 @@ static keel_status serial_default(sql_session *s, const char *schema,
 }
 
 /* The keel column type of a SQL type (0A000 for one keel lacks). */
+static keel_status type_column(sql_session *s, uint32_t type, int32_t typmod,
+                               int32_t location, keel_column *col);
+
 static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
                                keel_column *col)
 {
@@ -124,6 +127,14 @@ static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
 
     if (rc != KEEL_OK)
         return rc;
+    return type_column(s, type, typmod, tn->location, col);
+}
+
+/* A column of SQL type `type` (typmod, -1 for none): its keel type and
+ * length. */
+static keel_status type_column(sql_session *s, uint32_t type, int32_t typmod,
+                               int32_t location, keel_column *col)
+{
     col->charlen = 0;
     switch (type) {
     case SQL_TYPE_BOOL:
@@ -161,23 +172,23 @@ static keel_status column_type(sql_session *s, const PgQuery__TypeName *tn,
         break;
     case SQL_TYPE_NUMERIC:
         col->type = KEEL_NUMERIC;
-        return sql_numeric_charlen(s, typmod, tn->location, &col->charlen);
+        return sql_numeric_charlen(s, typmod, location, &col->charlen);
     case SQL_TYPE_VARCHAR:
         if (typmod > 65535)
-            return sql_unsupported(s, tn->location, "varchar(n) over 65535");
+            return sql_unsupported(s, location, "varchar(n) over 65535");
         col->type = KEEL_TEXT;
         col->charlen = typmod > 0 ? (uint16_t)typmod : 0;
         break;
     case SQL_TYPE_BPCHAR:
         if (typmod < 0 || typmod > 4096)
-            return sql_unsupported(s, tn->location,
+            return sql_unsupported(s, location,
                                    typmod < 0 ? "bpchar without a length"
                                               : "char(n) over 4096");
         col->type = KEEL_CHAR;
         col->charlen = (uint16_t)typmod;
         break;
     default:
-        return sql_unsupported(s, tn->location, "this column type");
+        return sql_unsupported(s, location, "this column type");
     }
     return KEEL_OK;
 }
@@ -964,4 +975,142 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
             return rc;
     }
     return sql_complete(s, "ALTER TABLE");
+}
+
+/* ---- CREATE TABLE ... AS, SELECT ... INTO --------------------------------- */
+
+/* What the INSERT behind CREATE TABLE AS reports: its row count, for
+ * the statement's own tag. */
+typedef struct ctas_sink {
+    sql_sink sink;
+    const sql_sink *outer;
+    uint64_t rows;
+} ctas_sink;
+
+static int ctas_complete(void *ctx, const char *tag)
+{
+    ctas_sink *c = ctx;
+    const char *sp = strrchr(tag, ' ');
+
+    c->rows = sp != NULL ? strtoull(sp + 1, NULL, 10) : 0;
+    return 0;
+}
+
+static int ctas_notice(void *ctx, const char *severity, const char *sqlstate,
+                       const char *message)
+{
+    ctas_sink *c = ctx;
+
+    return c->outer->notice != NULL
+               ? c->outer->notice(c->outer->ctx, severity, sqlstate, message)
+               : 0;
+}
+
+/*
+ * CREATE TABLE name [(columns)] AS query [WITH [NO] DATA]: a table of the
+ * query's columns (their names, or the list's; their types, with the
+ * length of a table column named whole), without a primary key, then the
+ * query's rows inserted into it, as PostgreSQL's.  SELECT ... INTO name
+ * comes here too.
+ */
+keel_status sql_exec_create_table_as(sql_session *s,
+                                     const PgQuery__CreateTableAsStmt *st)
+{
+    const PgQuery__IntoClause *into = st->into;
+    const PgQuery__RangeVar *rv = into != NULL ? into->rel : NULL;
+    const char *schema;
+    sql_rowset rs;
+    keel_column *cols;
+    keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK;
+    if (st->objtype == PG_QUERY__OBJECT_TYPE__OBJECT_MATVIEW)
+        return sql_unsupported(s, -1, "materialized views");
+    if (rv == NULL || st->query == NULL ||
+        st->query->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+        return sql_unsupported(s, -1, "CREATE TABLE AS EXECUTE");
+    if (rv->relpersistence != NULL && rv->relpersistence[0] == 't')
+        return sql_unsupported(s, rv->location, "temporary tables");
+    if (rv->relpersistence != NULL && rv->relpersistence[0] == 'u')
+        return sql_unsupported(s, rv->location, "unlogged tables");
+    if (into->on_commit != PG_QUERY__ON_COMMIT_ACTION__ONCOMMIT_NOOP &&
+        into->on_commit != PG_QUERY__ON_COMMIT_ACTION__ON_COMMIT_ACTION_UNDEFINED)
+        return sql_unsupported(s, rv->location, "ON COMMIT");
+    rc = table_options(s, into->options, into->n_options);
+    if (rc != KEEL_OK)
+        return rc;
+    schema = rv->schemaname != NULL && rv->schemaname[0] != '\0'
+                 ? rv->schemaname
+                 : NULL;
+    if (st->if_not_exists) {
+        bool exists = false;
+        rc = keel_relation_exists(s->ks, schema != NULL ? schema : "public",
+                                  rv->relname, &exists);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        if (exists) {
+            char msg[160];
+            snprintf(msg, sizeof(msg),
+                     "relation \"%s\" already exists, skipping", rv->relname);
+            if (s->sink->notice != NULL &&
+                s->sink->notice(s->sink->ctx, "NOTICE", "42P07", msg) != 0)
+                return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+            return sql_complete(s, "CREATE TABLE AS");
+        }
+    }
+    /* The query's columns, from its analysis alone. */
+    memset(&rs, 0, sizeof(rs));
+    rs.want_typmods = true;
+    rc = sql_select_rows(s, st->query->select_stmt, NULL, NULL, true, &rs);
+    if (rc != KEEL_OK)
+        return rc;
+    if (into->n_col_names > rs.ncols)
+        return sql_fail(s, KEEL_EINVAL, "42601",
+                        "too many column names were specified");
+    if (rs.ncols > 256)
+        return sql_fail(s, KEEL_ETOOBIG, "54011",
+                        "tables can have at most 256 columns");
+    cols = sql_alloc(&s->arena, (rs.ncols + 1u) * sizeof(*cols));
+    if (cols == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t i = 0; i < rs.ncols; i++) {
+        keel_column *c = &cols[i];
+        memset(c, 0, sizeof(*c));
+        c->name = i < into->n_col_names ? sql_node_string(into->col_names[i])
+                                         : rs.cols[i].name;
+        for (uint16_t j = 0; j < i; j++)
+            if (strcmp(cols[j].name, c->name) == 0)
+                return sql_fail(s, KEEL_EINVAL, "42701",
+                                "column \"%s\" specified more than once",
+                                c->name);
+        rc = type_column(s, rs.types[i], rs.typmods[i], -1, c);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (rs.ncols == 0)
+        return sql_unsupported(s, rv->location, "tables without columns");
+    rc = keel_create_table(s->ks, schema, rv->relname, cols, rs.ncols, NULL, 0);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    if (into->skip_data)
+        return sql_complete(s, "CREATE TABLE AS");
+    {
+        /* INSERT INTO name SELECT ..., its count the statement's. */
+        PgQuery__InsertStmt ins = PG_QUERY__INSERT_STMT__INIT;
+        const sql_sink *outer = s->sink;
+        ctas_sink cs = {.outer = outer};
+        cs.sink = *outer;
+        cs.sink.ctx = &cs;
+        cs.sink.complete = ctas_complete;
+        cs.sink.notice = ctas_notice;
+        ins.relation = (PgQuery__RangeVar *)rv;
+        ins.select_stmt = st->query;
+        s->sink = &cs.sink;
+        rc = sql_exec_insert(s, &ins);
+        s->sink = outer;
+        if (rc != KEEL_OK)
+            return rc;
+        return sql_complete_count(s, "SELECT", cs.rows);
+    }
 }

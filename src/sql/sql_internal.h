@@ -1025,6 +1025,8 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st);
 keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st);
 keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st);
 keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st);
+keel_status sql_exec_create_table_as(sql_session *s,
+                                     const PgQuery__CreateTableAsStmt *st);
 keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st);
 keel_status sql_exec_create_schema(sql_session *s,
                                    const PgQuery__CreateSchemaStmt *st);
@@ -1156,6 +1158,10 @@ keel_status sql_returning_row(sql_session *s, sql_returning *r,
 typedef struct sql_rowset {
     uint16_t ncols;
     keel_column_info *cols;
+    /* Each column's typmod (-1 for none): set by the query when the
+     * caller asks (want_typmods), from the table columns it names. */
+    int32_t *typmods;
+    bool want_typmods;
     uint32_t *types;
     const char **col_table;
     sql_value *vals;

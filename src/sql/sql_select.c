@@ -3611,6 +3611,27 @@ static keel_status select_run_body(sql_session *s,
                                  : type;
             into->col_table[i] = o.tl[i].table;
         }
+        if (into->want_typmods) {
+            into->typmods =
+                sql_alloc(&s->arena, (o.nt + 1u) * sizeof(*into->typmods));
+            if (into->typmods == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        }
+        for (uint16_t i = 0; into->want_typmods && i < o.nt; i++) {
+            /* A table's column named whole keeps its length. */
+            const sql_expr *e = o.tl[i].expr;
+            uint16_t c = e->kind == SQL_EXPR_COLUMN && sp != NULL
+                             ? e->u.column
+                             : UINT16_MAX;
+            const from_item *it;
+            into->typmods[i] = -1;
+            if (grouped && c != UINT16_MAX)
+                c = c < g.nkeys ? run.gcols[c] : UINT16_MAX;
+            it = c != UINT16_MAX ? from_item_of(&from, c) : NULL;
+            if (it != NULL && !it->is_rows)
+                into->typmods[i] =
+                    sql_column_typmod(&it->t.cols[c - it->off]);
+        }
     } else if (s->explain != NULL) {
         /* The plan, top down: what limits, sorts and groups the rows,
          * then the joins as left-deep nested loops. */
@@ -3759,5 +3780,23 @@ keel_status sql_select_rows(sql_session *s, const PgQuery__SelectStmt *st,
 
 keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
 {
+    if (st->into_clause != NULL) {
+        /* SELECT ... INTO name: CREATE TABLE name AS SELECT ... */
+        PgQuery__CreateTableAsStmt ctas = PG_QUERY__CREATE_TABLE_AS_STMT__INIT;
+        PgQuery__SelectStmt *q = sql_alloc(&s->arena, sizeof(*q));
+        PgQuery__Node *n = sql_alloc(&s->arena, sizeof(*n));
+        if (q == NULL || n == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        *q = *st;
+        q->into_clause = NULL;
+        *n = (PgQuery__Node)PG_QUERY__NODE__INIT;
+        n->node_case = PG_QUERY__NODE__NODE_SELECT_STMT;
+        n->select_stmt = q;
+        ctas.query = n;
+        ctas.into = st->into_clause;
+        ctas.objtype = PG_QUERY__OBJECT_TYPE__OBJECT_TABLE;
+        ctas.is_select_into = true;
+        return sql_exec_create_table_as(s, &ctas);
+    }
     return select_query(s, st, NULL, NULL, s->describe_only, NULL);
 }

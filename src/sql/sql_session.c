@@ -1667,6 +1667,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_delete(s, n->delete_stmt);
     case PG_QUERY__NODE__NODE_CREATE_STMT:
         return sql_exec_create_table(s, n->create_stmt);
+    case PG_QUERY__NODE__NODE_CREATE_TABLE_AS_STMT:
+        return sql_exec_create_table_as(s, n->create_table_as_stmt);
     case PG_QUERY__NODE__NODE_DROP_STMT:
         return sql_exec_drop(s, n->drop_stmt);
     case PG_QUERY__NODE__NODE_CREATE_SCHEMA_STMT:

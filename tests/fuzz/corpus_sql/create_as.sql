@@ -1,0 +1,1 @@
+CREATE TABLE IF NOT EXISTS ct (x, y) AS SELECT a, b || 'z' FROM t WHERE a > 1 WITH NO DATA
