@@ -1262,6 +1262,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"extract", SQL_FUNC_EXTRACT, 2},
         {"date_part", SQL_FUNC_DATE_PART, 2},
         {"date_trunc", SQL_FUNC_DATE_TRUNC, 2},
+        {"to_char", SQL_FUNC_TO_CHAR, 2},
         {"substr", SQL_FUNC_SUBSTR, 2},
         {"substr", SQL_FUNC_SUBSTR, 3},
         {"substring", SQL_FUNC_SUBSTR, 2},
@@ -1388,6 +1389,22 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
             if (rc != KEEL_OK)
                 return rc;
             break;
+        case SQL_FUNC_TO_CHAR: {
+            uint32_t t = e->args[0]->type;
+            if (!sql_type_is_datetime(t) ||
+                (!sql_type_is_string(e->args[1]->type) &&
+                 e->args[1]->type != SQL_TYPE_UNKNOWN))
+                return sql_type_is_number(t) || t == SQL_TYPE_INTERVAL
+                           ? sql_unsupported(s, fc->location,
+                                             "to_char() of numbers and "
+                                             "intervals")
+                           : no_such_function(s, fc->location, name, e);
+            rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, false);
+            if (rc != KEEL_OK)
+                return rc;
+            e->type = SQL_TYPE_TEXT;
+            break;
+        }
         case SQL_FUNC_EXTRACT:
         case SQL_FUNC_DATE_PART:
         case SQL_FUNC_DATE_TRUNC: {
@@ -2730,6 +2747,8 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
     case SQL_FUNC_DATE_PART:
     case SQL_FUNC_DATE_TRUNC:
         return sql_datetime_func(s, e->u.func, a, out);
+    case SQL_FUNC_TO_CHAR:
+        return sql_to_char_datetime(s, &a[0], a[1].v.s.p, a[1].v.s.len, out);
     case SQL_FUNC_PG_TYPE_IS_VISIBLE:
         /* Every type keel has is pg_catalog's. */
         out->v.b = strcmp(sql_type_name((uint32_t)a[0].v.i), "?") != 0;

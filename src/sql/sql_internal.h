@@ -591,6 +591,7 @@ typedef enum sql_func {
     SQL_FUNC_EXTRACT,
     SQL_FUNC_DATE_PART,
     SQL_FUNC_DATE_TRUNC,
+    SQL_FUNC_TO_CHAR, /* to_char(date or timestamp, text) (sql_format.c) */
     /* sql_sequence.c's (strict; they read and change the engine). */
     SQL_FUNC_NEXTVAL,
     SQL_FUNC_CURRVAL,
@@ -872,6 +873,20 @@ keel_status sql_regclass_const(sql_session *s, sql_expr *a);
  * functions read one (sql_size.c). */
 void sql_split_names(const char *p, uint32_t len, char parts[4][KEEL_NAME_LEN],
                      int *n);
+
+/* Dates: days since 2000-01-01 (PostgreSQL's epoch) in a DATE, and
+ * microseconds since its midnight in a timestamp; days since 1970-01-01
+ * in the helpers below (proleptic Gregorian, year 0 being 1 BC). */
+#define SQL_EPOCH_DAYS 10957 /* 2000-01-01 in days since 1970-01-01 */
+#define USECS_PER_DAY 86400000000LL
+int64_t sql_days_from_date(int64_t y, int m, int d);
+void sql_date_from_days(int64_t days, int64_t *y, int *m, int *d);
+/* The ISO 8601 year and week of a day. */
+void sql_iso_week(int64_t days, int64_t *isoyear, int64_t *week);
+/* to_char(v, fmt) of a date, timestamp or timestamptz (sql_format.c). */
+keel_status sql_to_char_datetime(sql_session *s, const sql_value *v,
+                                 const char *fmt, uint32_t flen,
+                                 sql_value *out);
 
 /* extract(), date_part() and date_trunc() over a[0] (the unit's text)
  * and a[1] (a date, timestamp or timestamptz), as PostgreSQL's. */

@@ -22,7 +22,6 @@
 #include "sql/sql_internal.h"
 
 #define USECS_PER_SEC 1000000LL
-#define USECS_PER_DAY 86400000000LL
 
 typedef struct interval {
     int64_t us;

@@ -22,8 +22,6 @@
 
 /* Seconds from 1970-01-01 to 2000-01-01, PostgreSQL's epoch. */
 #define SQL_EPOCH_UNIX 946684800LL
-#define SQL_EPOCH_DAYS 10957 /* the same in days */
-#define USECS_PER_DAY 86400000000LL
 
 static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
                                uint32_t type, int32_t location, int64_t *out);
@@ -1154,7 +1152,7 @@ int64_t sql_now_us(void)
 /* Days since 1970-01-01 of a proleptic Gregorian date (any year): the
  * count of whole 400-year eras, then of days in the era, reckoned from
  * March so that the leap day falls last. */
-static int64_t days_from_date(int64_t y, int m, int d)
+int64_t sql_days_from_date(int64_t y, int m, int d)
 {
     int64_t era, yoe, doy, doe;
 
@@ -1166,8 +1164,8 @@ static int64_t days_from_date(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-/* The inverse of days_from_date(). */
-static void date_from_days(int64_t z, int64_t *y, int *m, int *d)
+/* The inverse of sql_days_from_date(). */
+void sql_date_from_days(int64_t z, int64_t *y, int *m, int *d)
 {
     int64_t era, doe, yoe, doy, mp;
 
@@ -1315,7 +1313,7 @@ static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
     if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, (int)mo) || h > 24 ||
         mi > 59 || sec > 60 || (h == 24 && (mi != 0 || sec != 0 || usec != 0)))
         goto range;
-    days = days_from_date(y, (int)mo, (int)d) - SQL_EPOCH_DAYS;
+    days = sql_days_from_date(y, (int)mo, (int)d) - SQL_EPOCH_DAYS;
     if (type == SQL_TYPE_DATE) {
         /* PostgreSQL's range: Julian day 0 (4713 BC) to 5874897 AD. */
         if (days < -2451545 || days > 2145031949)
@@ -1361,7 +1359,7 @@ static int datetime_out(uint32_t type, int64_t v, char *buf, size_t size)
         days = v >= 0 ? v / USECS_PER_DAY : (v - USECS_PER_DAY + 1) / USECS_PER_DAY;
         us = v - days * USECS_PER_DAY;
     }
-    date_from_days(days + SQL_EPOCH_DAYS, &y, &m, &d);
+    sql_date_from_days(days + SQL_EPOCH_DAYS, &y, &m, &d);
     if (y <= 0)
         n = snprintf(buf, size, "%04lld-%02d-%02d", (long long)(1 - y), m, d);
     else
@@ -1459,14 +1457,14 @@ static const char *datetime_type_words(uint32_t type)
 
 /* A day count's ISO week year and week (weeks start on Monday; week 1
  * holds the year's first Thursday). */
-static void iso_week(int64_t days, int64_t *isoyear, int64_t *week)
+void sql_iso_week(int64_t days, int64_t *isoyear, int64_t *week)
 {
     int64_t y, dow = ((days % 7) + 7 + 3) % 7; /* 0 Monday; day 0 Thursday */
     int m, d;
     int64_t thursday = days - dow + 3, jan1;
 
-    date_from_days(thursday, &y, &m, &d);
-    jan1 = days_from_date(y, 1, 1);
+    sql_date_from_days(thursday, &y, &m, &d);
+    jan1 = sql_days_from_date(y, 1, 1);
     *isoyear = y;
     *week = (thursday - jan1) / 7 + 1;
 }
@@ -1497,7 +1495,7 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
         us = v - days * USECS_PER_DAY;
     }
     days += SQL_EPOCH_DAYS; /* since 1970-01-01 */
-    date_from_days(days, &y, &m, &d);
+    sql_date_from_days(days, &y, &m, &d);
     if (f == SQL_FUNC_DATE_TRUNC) {
         int64_t ty = y, tm = m, td = d, tus = 0, t;
         if (strcmp(unit, "microseconds") == 0)
@@ -1514,7 +1512,7 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
             tus = 0;
         else if (strcmp(unit, "week") == 0) {
             int64_t dow = ((days % 7) + 7 + 3) % 7;
-            date_from_days(days - dow, &ty, &m, &d);
+            sql_date_from_days(days - dow, &ty, &m, &d);
             tm = m;
             td = d;
         } else if (strcmp(unit, "month") == 0)
@@ -1541,7 +1539,7 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
                             datetime_type_words(type == SQL_TYPE_DATE
                                                     ? SQL_TYPE_TIMESTAMPTZ
                                                     : type));
-        t = (days_from_date(ty, (int)tm, (int)td) - SQL_EPOCH_DAYS) *
+        t = (sql_days_from_date(ty, (int)tm, (int)td) - SQL_EPOCH_DAYS) *
                 USECS_PER_DAY +
             tus;
         out->type = type == SQL_TYPE_DATE ? SQL_TYPE_TIMESTAMPTZ : type;
@@ -1588,12 +1586,12 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
     else if (strcmp(unit, "isodow") == 0)
         value = ((days % 7) + 7 + 3) % 7 + 1;
     else if (strcmp(unit, "doy") == 0)
-        value = days - days_from_date(y, 1, 1) + 1;
+        value = days - sql_days_from_date(y, 1, 1) + 1;
     else if (strcmp(unit, "week") == 0) {
-        iso_week(days, &isoyear, &week);
+        sql_iso_week(days, &isoyear, &week);
         value = week;
     } else if (strcmp(unit, "isoyear") == 0) {
-        iso_week(days, &isoyear, &week);
+        sql_iso_week(days, &isoyear, &week);
         value = isoyear > 0 ? isoyear : isoyear - 1;
     } else if (strcmp(unit, "epoch") == 0) {
         value = type == SQL_TYPE_DATE

@@ -1,0 +1,359 @@
+/*
+ * to_char() of dates and timestamps: PostgreSQL's template patterns
+ * (formatting.c's DCH set that keel's types can fill), FM and TH, text
+ * in double quotes (a backslash escaping a character there) and \" for
+ * a quote outside them.  Sessions run in UTC, so TZ reads "UTC"
+ * for timestamptz and nothing for timestamp.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sql/sql_internal.h"
+
+/* A date's and time's fields, as the patterns read them. */
+typedef struct dt_fields {
+    int64_t year;  /* astronomical: 0 is 1 BC */
+    int month, day, hour, minute, second;
+    int64_t usec;
+    int64_t days;  /* since 1970-01-01 */
+    int doy;       /* 1..366 */
+    int dow;       /* 0 Sunday .. 6 */
+    int64_t isoyear, isoweek;
+    bool tz;       /* timestamptz */
+} dt_fields;
+
+static const char *const month_names[] = {
+    "January", "February", "March",     "April",   "May",      "June",
+    "July",    "August",   "September", "October", "November", "December"};
+static const char *const day_names[] = {"Sunday",   "Monday", "Tuesday",
+                                        "Wednesday", "Thursday", "Friday",
+                                        "Saturday"};
+static const char *const roman[] = {"I",   "II",  "III", "IV", "V",  "VI",
+                                    "VII", "VIII", "IX", "X",  "XI", "XII"};
+
+/* The output being built, in the arena. */
+typedef struct fmt_out {
+    char *p;
+    size_t n, cap;
+} fmt_out;
+
+static keel_status put(sql_session *s, fmt_out *o, const char *p, size_t n)
+{
+    if (o->n + n + 1 > o->cap) {
+        size_t cap = (o->cap + n + 1) * 2;
+        char *np = sql_alloc(&s->arena, cap);
+        if (np == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (o->n > 0)
+            memcpy(np, o->p, o->n);
+        o->p = np;
+        o->cap = cap;
+    }
+    memcpy(o->p + o->n, p, n);
+    o->n += n;
+    return KEEL_OK;
+}
+
+/* A number, zero-padded to width unless fill mode (fm), then its
+ * ordinal suffix if asked (th: 1 "TH", 2 "th"). */
+static keel_status put_num(sql_session *s, fmt_out *o, int64_t v, int width,
+                           bool fm, int th)
+{
+    char buf[40];
+    int n = fm ? snprintf(buf, sizeof(buf), "%lld", (long long)v)
+               : snprintf(buf, sizeof(buf), "%0*lld", width, (long long)v);
+    keel_status rc = put(s, o, buf, (size_t)n);
+
+    if (rc == KEEL_OK && th != 0) {
+        int64_t last = (v < 0 ? -v : v) % 100;
+        const char *suf = last / 10 == 1      ? "th"
+                          : last % 10 == 1    ? "st"
+                          : last % 10 == 2    ? "nd"
+                          : last % 10 == 3    ? "rd"
+                                              : "th";
+        char up[3] = {(char)(suf[0] - 32), (char)(suf[1] - 32), '\0'};
+        rc = put(s, o, th == 1 ? up : suf, 2);
+    }
+    return rc;
+}
+
+/* A name in the case the pattern was written in (upper, capitalized or
+ * lower), padded to width with blanks unless fill mode. */
+static keel_status put_name(sql_session *s, fmt_out *o, const char *name,
+                            size_t len, int style, int width, bool fm)
+{
+    char buf[16];
+
+    if (len > sizeof(buf))
+        len = sizeof(buf);
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (style == 0 && c >= 'a' && c <= 'z')
+            c = (char)(c - 32);
+        else if (style == 2 && c >= 'A' && c <= 'Z')
+            c = (char)(c + 32);
+        buf[i] = c;
+    }
+    if (put(s, o, buf, len) != KEEL_OK)
+        return KEEL_ENOMEM;
+    while (!fm && (int)len < width) {
+        if (put(s, o, " ", 1) != KEEL_OK)
+            return KEEL_ENOMEM;
+        len++;
+    }
+    return KEEL_OK;
+}
+
+/* Whether text at p (n bytes left) begins with pattern pat. */
+static bool starts(const char *p, size_t n, const char *pat)
+{
+    size_t l = strlen(pat);
+
+    return n >= l && memcmp(p, pat, l) == 0;
+}
+
+/* The case a pattern's letters are in: 0 upper (MONTH), 1 capitalized
+ * (Month), 2 lower (month). */
+static int style_of(const char *p)
+{
+    if (p[0] >= 'a' && p[0] <= 'z')
+        return 2;
+    return p[1] >= 'a' && p[1] <= 'z' ? 1 : 0;
+}
+
+static void fields_of(uint32_t type, int64_t v, dt_fields *f)
+{
+    int64_t us, secs, jan1;
+
+    memset(f, 0, sizeof(*f));
+    f->tz = type == SQL_TYPE_TIMESTAMPTZ;
+    if (type == SQL_TYPE_DATE) {
+        f->days = v;
+        us = 0;
+    } else {
+        f->days = v >= 0 ? v / USECS_PER_DAY
+                         : (v - USECS_PER_DAY + 1) / USECS_PER_DAY;
+        us = v - f->days * USECS_PER_DAY;
+    }
+    f->days += SQL_EPOCH_DAYS;
+    sql_date_from_days(f->days, &f->year, &f->month, &f->day);
+    secs = us / 1000000;
+    f->usec = us % 1000000;
+    f->hour = (int)(secs / 3600);
+    f->minute = (int)(secs / 60 % 60);
+    f->second = (int)(secs % 60);
+    jan1 = sql_days_from_date(f->year, 1, 1);
+    f->doy = (int)(f->days - jan1 + 1);
+    f->dow = (int)(((f->days % 7) + 7 + 4) % 7); /* 1970-01-01 a Thursday */
+    sql_iso_week(f->days, &f->isoyear, &f->isoweek);
+}
+
+keel_status sql_to_char_datetime(sql_session *s, const sql_value *v,
+                                 const char *fmt, uint32_t flen,
+                                 sql_value *out)
+{
+    dt_fields f;
+    fmt_out o = {0};
+    size_t i = 0;
+    keel_status rc = KEEL_OK;
+
+    fields_of(v->type, v->v.i, &f);
+    while (rc == KEEL_OK && i < flen) {
+        const char *p = fmt + i;
+        size_t left = flen - i, used = 0;
+        bool fm = false;
+        int th = 0;
+        /* prefix modifiers */
+        while (starts(p, left, "FM") || starts(p, left, "fm")) {
+            fm = true;
+            p += 2;
+            left -= 2;
+            i += 2;
+        }
+        if (starts(p, left, "TM") || starts(p, left, "tm") ||
+            starts(p, left, "FX") || starts(p, left, "fx")) {
+            i += 2;
+            continue;
+        }
+        if (left == 0)
+            break;
+        if (*p == '"') {
+            /* quoted text, backslash escaping a character in it */
+            size_t k = 1;
+            while (rc == KEEL_OK && k < left && p[k] != '"') {
+                if (p[k] == '\\' && k + 1 < left)
+                    k++;
+                rc = put(s, &o, p + k, 1);
+                k++;
+            }
+            i += k < left ? k + 1 : k;
+            continue;
+        }
+        if (*p == '\\' && left > 1 && p[1] == '"') {
+            /* outside quotes a backslash is itself, but before a quote */
+            rc = put(s, &o, "\"", 1);
+            i += 2;
+            continue;
+        }
+#define PAT(x) (starts(p, left, x) && (used = strlen(x)) > 0)
+        /* TH after the pattern (looked at once its length is known) */
+#define SUFFIX()                                                       \
+    do {                                                               \
+        if (starts(p + used, left - used, "TH")) {                     \
+            th = 1;                                                    \
+            used += 2;                                                 \
+        } else if (starts(p + used, left - used, "th")) {              \
+            th = 2;                                                    \
+            used += 2;                                                 \
+        }                                                              \
+    } while (0)
+        if (PAT("Y,YYY") || PAT("y,yyy")) {
+            char buf[32];
+            int64_t y = f.year > 0 ? f.year : 1 - f.year;
+            int n = snprintf(buf, sizeof(buf), "%lld,%03lld",
+                             (long long)(y / 1000), (long long)(y % 1000));
+            rc = put(s, &o, buf, (size_t)n);
+        } else if (PAT("YYYY") || PAT("yyyy") || PAT("IYYY") || PAT("iyyy")) {
+            int64_t y = p[0] == 'I' || p[0] == 'i' ? f.isoyear : f.year;
+            SUFFIX();
+            rc = put_num(s, &o, y > 0 ? y : 1 - y, 4, fm, th);
+        } else if (PAT("YYY") || PAT("yyy") || PAT("IYY") || PAT("iyy")) {
+            int64_t y = p[0] == 'I' || p[0] == 'i' ? f.isoyear : f.year;
+            SUFFIX();
+            rc = put_num(s, &o, (y > 0 ? y : 1 - y) % 1000, 3, fm, th);
+        } else if (PAT("YY") || PAT("yy") || PAT("IY") || PAT("iy")) {
+            int64_t y = p[0] == 'I' || p[0] == 'i' ? f.isoyear : f.year;
+            SUFFIX();
+            rc = put_num(s, &o, (y > 0 ? y : 1 - y) % 100, 2, fm, th);
+        } else if (PAT("HH24") || PAT("hh24")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.hour, 2, fm, th);
+        } else if (PAT("HH12") || PAT("hh12") || PAT("HH") || PAT("hh")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.hour % 12 == 0 ? 12 : f.hour % 12, 2, fm,
+                         th);
+        } else if (PAT("MI") || PAT("mi")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.minute, 2, fm, th);
+        } else if (PAT("SSSSS") || PAT("sssss") || PAT("SSSS") ||
+                   PAT("ssss")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.hour * 3600 + f.minute * 60 + f.second, 1,
+                         true, th);
+        } else if (PAT("SS") || PAT("ss")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.second, 2, fm, th);
+        } else if (PAT("MS") || PAT("ms")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.usec / 1000, 3, fm, th);
+        } else if (PAT("US") || PAT("us")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.usec, 6, fm, th);
+        } else if (PAT("A.M.") || PAT("P.M.") || PAT("a.m.") ||
+                   PAT("p.m.")) {
+            bool lower = p[0] == 'a' || p[0] == 'p';
+            rc = put(s, &o,
+                     f.hour < 12 ? (lower ? "a.m." : "A.M.")
+                                 : (lower ? "p.m." : "P.M."),
+                     4);
+        } else if (PAT("AM") || PAT("PM") || PAT("am") || PAT("pm")) {
+            bool lower = p[0] == 'a' || p[0] == 'p';
+            rc = put(s, &o,
+                     f.hour < 12 ? (lower ? "am" : "AM")
+                                 : (lower ? "pm" : "PM"),
+                     2);
+        } else if (PAT("B.C.") || PAT("A.D.") || PAT("b.c.") ||
+                   PAT("a.d.")) {
+            bool lower = p[0] == 'a' || p[0] == 'b';
+            rc = put(s, &o,
+                     f.year > 0 ? (lower ? "a.d." : "A.D.")
+                                : (lower ? "b.c." : "B.C."),
+                     4);
+        } else if (PAT("BC") || PAT("AD") || PAT("bc") || PAT("ad")) {
+            bool lower = p[0] == 'a' || p[0] == 'b';
+            rc = put(s, &o,
+                     f.year > 0 ? (lower ? "ad" : "AD")
+                                : (lower ? "bc" : "BC"),
+                     2);
+        } else if (PAT("MONTH") || PAT("Month") || PAT("month")) {
+            const char *nm = month_names[f.month - 1];
+            rc = put_name(s, &o, nm, strlen(nm), style_of(p), 9, fm);
+        } else if (PAT("MON") || PAT("Mon") || PAT("mon")) {
+            rc = put_name(s, &o, month_names[f.month - 1], 3, style_of(p), 3,
+                          fm);
+        } else if (PAT("MM") || PAT("mm")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.month, 2, fm, th);
+        } else if (PAT("DAY") || PAT("Day") || PAT("day")) {
+            const char *nm = day_names[f.dow];
+            rc = put_name(s, &o, nm, strlen(nm), style_of(p), 9, fm);
+        } else if (PAT("DY") || PAT("Dy") || PAT("dy")) {
+            rc = put_name(s, &o, day_names[f.dow], 3, style_of(p), 3, fm);
+        } else if (PAT("DDD") || PAT("ddd")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.doy, 3, fm, th);
+        } else if (PAT("IDDD") || PAT("iddd")) {
+            SUFFIX();
+            rc = put_num(s, &o,
+                         (f.isoweek - 1) * 7 + (f.dow == 0 ? 7 : f.dow), 3, fm,
+                         th);
+        } else if (PAT("DD") || PAT("dd")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.day, 2, fm, th);
+        } else if (PAT("ID") || PAT("id")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.dow == 0 ? 7 : f.dow, 1, true, th);
+        } else if (PAT("D") || PAT("d")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.dow + 1, 1, true, th);
+        } else if (PAT("WW") || PAT("ww")) {
+            SUFFIX();
+            rc = put_num(s, &o, (f.doy - 1) / 7 + 1, 2, fm, th);
+        } else if (PAT("IW") || PAT("iw")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.isoweek, 2, fm, th);
+        } else if (PAT("W") || PAT("w")) {
+            SUFFIX();
+            rc = put_num(s, &o, (f.day - 1) / 7 + 1, 1, true, th);
+        } else if (PAT("CC") || PAT("cc")) {
+            int64_t cc = f.year > 0 ? (f.year + 99) / 100
+                                    : -((99 - (f.year - 1)) / 100);
+            SUFFIX();
+            rc = put_num(s, &o, cc, 2, fm, th);
+        } else if (PAT("Q") || PAT("q")) {
+            SUFFIX();
+            rc = put_num(s, &o, (f.month - 1) / 3 + 1, 1, true, th);
+        } else if (PAT("J") || PAT("j")) {
+            SUFFIX();
+            rc = put_num(s, &o, f.days + 2440588, 1, true, th);
+        } else if (PAT("RM") || PAT("rm")) {
+            const char *r = roman[f.month - 1];
+            rc = put_name(s, &o, r, strlen(r), p[0] == 'r' ? 2 : 0, 4, fm);
+        } else if (PAT("TZH") || PAT("tzh")) {
+            rc = f.tz ? put(s, &o, "+00", 3) : KEEL_OK;
+        } else if (PAT("TZM") || PAT("tzm")) {
+            rc = f.tz ? put(s, &o, "00", 2) : KEEL_OK;
+        } else if (PAT("TZ") || PAT("tz")) {
+            rc = f.tz ? put(s, &o, p[0] == 't' ? "utc" : "UTC", 3) : KEEL_OK;
+        } else if (PAT("OF") || PAT("of")) {
+            rc = f.tz ? put(s, &o, "+00", 3) : KEEL_OK;
+        } else if (PAT("Y") || PAT("y") || PAT("I") || PAT("i")) {
+            int64_t y = p[0] == 'I' || p[0] == 'i' ? f.isoyear : f.year;
+            SUFFIX();
+            rc = put_num(s, &o, (y > 0 ? y : 1 - y) % 10, 1, true, th);
+        } else {
+            rc = put(s, &o, p, 1);
+            used = 1;
+        }
+#undef PAT
+#undef SUFFIX
+        i += used;
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    out->type = SQL_TYPE_TEXT;
+    out->isnull = false;
+    out->v.s.p = o.p != NULL ? o.p : "";
+    out->v.s.len = (uint32_t)o.n;
+    return KEEL_OK;
+}

@@ -1,0 +1,1 @@
+SELECT to_char(now(), 'FMDay, DDth "of" FMMonth YYYY HH12:MI:SS.US AM TZ IW-ID Q RM'), to_char(b::date, c::text) FROM t
