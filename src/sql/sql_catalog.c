@@ -237,6 +237,109 @@ static const sql_view views[] = {
      "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
      " false as inhdetachpending where false",
      NULL},
+    /* information_schema's views, over pg_catalog's: the columns
+     * clients read (a view's columns are not listed in columns). */
+    {"information_schema.tables",
+     "select current_database()::name as table_catalog,"
+     " n.nspname as table_schema, c.relname as table_name,"
+     " 'BASE TABLE'::varchar as table_type,"
+     " null::name as self_referencing_column_name,"
+     " null::varchar as reference_generation,"
+     " null::name as user_defined_type_catalog,"
+     " null::name as user_defined_type_schema,"
+     " null::name as user_defined_type_name,"
+     " 'YES'::varchar(3) as is_insertable_into,"
+     " 'NO'::varchar(3) as is_typed, null::varchar as commit_action"
+     " from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+     " where c.relkind = 'r'"
+     " union all"
+     " select current_database()::name, v.nspname::name, v.viewname::name,"
+     " 'VIEW'::varchar, null::name, null::varchar, null::name, null::name,"
+     " null::name, 'NO'::varchar(3), 'NO'::varchar(3), null::varchar"
+     " from keel_sql.keel_view v",
+     "keel_sql.keel_view"},
+    {"information_schema.tables",
+     "select current_database()::name as table_catalog,"
+     " n.nspname as table_schema, c.relname as table_name,"
+     " 'BASE TABLE'::varchar as table_type,"
+     " null::name as self_referencing_column_name,"
+     " null::varchar as reference_generation,"
+     " null::name as user_defined_type_catalog,"
+     " null::name as user_defined_type_schema,"
+     " null::name as user_defined_type_name,"
+     " 'YES'::varchar(3) as is_insertable_into,"
+     " 'NO'::varchar(3) as is_typed, null::varchar as commit_action"
+     " from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+     " where c.relkind = 'r'",
+     NULL},
+    {"information_schema.views",
+     "select current_database()::name as table_catalog,"
+     " v.nspname::name as table_schema, v.viewname::name as table_name,"
+     " v.query::varchar as view_definition,"
+     " 'NONE'::varchar as check_option, 'NO'::varchar(3) as is_updatable,"
+     " 'NO'::varchar(3) as is_insertable_into,"
+     " 'NO'::varchar(3) as is_trigger_updatable,"
+     " 'NO'::varchar(3) as is_trigger_deletable,"
+     " 'NO'::varchar(3) as is_trigger_insertable_into"
+     " from keel_sql.keel_view v",
+     "keel_sql.keel_view"},
+    {"information_schema.views",
+     "select null::name as table_catalog, null::name as table_schema,"
+     " null::name as table_name, null::varchar as view_definition,"
+     " null::varchar as check_option, null::varchar(3) as is_updatable,"
+     " null::varchar(3) as is_insertable_into,"
+     " null::varchar(3) as is_trigger_updatable,"
+     " null::varchar(3) as is_trigger_deletable,"
+     " null::varchar(3) as is_trigger_insertable_into where false",
+     NULL},
+    {"information_schema.schemata",
+     "select current_database()::name as catalog_name,"
+     " n.nspname as schema_name,"
+     " pg_get_userbyid(n.nspowner)::name as schema_owner,"
+     " null::name as default_character_set_catalog,"
+     " null::name as default_character_set_schema,"
+     " null::name as default_character_set_name,"
+     " null::varchar as sql_path"
+     " from pg_namespace n",
+     NULL},
+    {"information_schema.columns",
+     "select current_database()::name as table_catalog,"
+     " n.nspname as table_schema, c.relname as table_name,"
+     " a.attname as column_name, a.attnum::int as ordinal_position,"
+     " pg_get_expr(d.adbin, d.adrelid)::varchar as column_default,"
+     " (case when a.attnotnull then 'NO' else 'YES' end)::varchar(3)"
+     " as is_nullable,"
+     " (case a.atttypid when 1042 then 'character'"
+     " else format_type(a.atttypid, null) end)::varchar as data_type,"
+     " case when a.atttypid in (1042, 1043) and a.atttypmod > 0"
+     " then a.atttypmod - 4 end as character_maximum_length,"
+     " case when a.atttypid in (1042, 1043) and a.atttypmod > 0"
+     " then (a.atttypmod - 4) * 4"
+     " when a.atttypid in (25, 1042, 1043) then 1073741824"
+     " end as character_octet_length,"
+     " case a.atttypid when 21 then 16 when 23 then 32 when 20 then 64"
+     " when 701 then 53 when 1700 then case when a.atttypmod > 0"
+     " then (a.atttypmod - 4) / 65536 end end as numeric_precision,"
+     " case when a.atttypid in (21, 23, 20, 701) then 2"
+     " when a.atttypid = 1700 then 10 end as numeric_precision_radix,"
+     " case when a.atttypid in (21, 23, 20) then 0"
+     " when a.atttypid = 1700 and a.atttypmod > 0"
+     " then (a.atttypmod - 4) % 65536 end as numeric_scale,"
+     " case when a.atttypid = 1082 then 0"
+     " when a.atttypid in (1114, 1184) then 6 end as datetime_precision,"
+     " current_database()::name as udt_catalog,"
+     " 'pg_catalog'::name as udt_schema, t.typname as udt_name,"
+     " a.attnum::int as dtd_identifier,"
+     " 'NO'::varchar(3) as is_self_referencing,"
+     " 'NO'::varchar(3) as is_identity, 'NEVER'::varchar as is_generated,"
+     " 'YES'::varchar(3) as is_updatable"
+     " from pg_attribute a"
+     " join pg_class c on c.oid = a.attrelid"
+     " join pg_namespace n on n.oid = c.relnamespace"
+     " join pg_type t on t.oid = a.atttypid"
+     " left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum"
+     " where c.relkind = 'r' and a.attnum > 0",
+     NULL},
 };
 
 #define NVIEWS (sizeof(views) / sizeof(views[0]))
@@ -314,6 +417,17 @@ static void views_parse(void)
                 NULL, r.parse_tree.len, (const uint8_t *)r.parse_tree.data);
         pg_query_free_protobuf_parse_result(r);
     }
+}
+
+bool sql_catalog_is_info_view(const char *name)
+{
+    static const char prefix[] = "information_schema.";
+
+    for (size_t i = 0; i < NVIEWS; i++)
+        if (strncmp(views[i].name, prefix, sizeof(prefix) - 1) == 0 &&
+            strcmp(views[i].name + sizeof(prefix) - 1, name) == 0)
+            return true;
+    return false;
 }
 
 bool sql_catalog_is_view(const char *name)

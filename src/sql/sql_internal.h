@@ -1204,6 +1204,10 @@ keel_status sql_select_rows(sql_session *s, const PgQuery__SelectStmt *st,
 
 /* Whether name is one of pg_catalog's views. */
 bool sql_catalog_is_view(const char *name);
+/* Whether information_schema has a view of that name (tables, columns,
+ * views, schemata); sql_catalog_view_rows() reads it by its name with
+ * "information_schema." before it. */
+bool sql_catalog_is_info_view(const char *name);
 
 /* The rows of pg_catalog view `name` as the transaction sees them
  * (describe: its columns only). */

@@ -1893,6 +1893,22 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
             rc = sql_catalog_view_rows(s, rv->relname, false, &it->rs);
             if (rc == KEEL_OK)
                 rc = rows_columns(s, it);
+        } else if (rv->schemaname != NULL &&
+                   strcmp(rv->schemaname, "information_schema") == 0) {
+            char full[KEEL_NAME_LEN + 24];
+            if (!sql_catalog_is_info_view(rv->relname))
+                return sql_fail_at(s, rv->location, KEEL_ENOENT, "42P01",
+                                   "relation \"information_schema.%s\" does "
+                                   "not exist",
+                                   rv->relname);
+            snprintf(full, sizeof(full), "information_schema.%s", rv->relname);
+            it->is_rows = true;
+            it->t.name = rv->relname;
+            it->t.alias = rv->alias != NULL ? rv->alias->aliasname : rv->relname;
+            it->alias = rv->alias;
+            rc = sql_catalog_view_rows(s, full, false, &it->rs);
+            if (rc == KEEL_OK)
+                rc = rows_columns(s, it);
         } else if (pgc) {
             char what[128];
             snprintf(what, sizeof(what), "the catalog pg_catalog.%s",

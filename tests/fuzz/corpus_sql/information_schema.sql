@@ -1,0 +1,1 @@
+SELECT c.table_name, c.column_name, c.data_type, t.table_type FROM information_schema.columns c JOIN information_schema.tables t USING (table_name) WHERE c.table_schema = 'public' ORDER BY 1, c.ordinal_position
