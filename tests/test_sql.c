@@ -209,9 +209,11 @@ static void test_errors(void **state)
            "ERROR 0A000: numeric infinity is not supported yet at 8\n");
     EXPECT(f->s, "SELECT 1.5::numeric(2,1) * 100::numeric(2,0)",
            "ERROR 22003: numeric field overflow\n");
-    EXPECT(f->s, "SELECT to_char(1.5, '9.9')",
-           "ERROR 0A000: to_char() of numbers and intervals is not supported "
-           "yet at 8\n");
+    EXPECT(f->s, "SELECT to_char(interval '1 day', 'DD')",
+           "ERROR 0A000: to_char() of intervals is not supported yet at 8\n");
+    EXPECT(f->s, "SELECT to_char(1.5, '9.9EEEE')",
+           "ERROR 0A000: to_char() number patterns EEEE, RN, TH, V and L is "
+           "not supported yet\n");
     EXPECT(f->s, "SELECT nosuchfunc(1)",
            "ERROR 42883: function nosuchfunc(integer) does not exist at 8\n");
     EXPECT(f->s, "SELECT nosuchfunc(1, 'a', now(), NULL::text)",

@@ -1391,13 +1391,13 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
             break;
         case SQL_FUNC_TO_CHAR: {
             uint32_t t = e->args[0]->type;
-            if (!sql_type_is_datetime(t) ||
+            if (t == SQL_TYPE_UNKNOWN || t == SQL_TYPE_OID ||
+                (!sql_type_is_datetime(t) && !sql_type_is_number(t)) ||
                 (!sql_type_is_string(e->args[1]->type) &&
                  e->args[1]->type != SQL_TYPE_UNKNOWN))
-                return sql_type_is_number(t) || t == SQL_TYPE_INTERVAL
+                return t == SQL_TYPE_INTERVAL
                            ? sql_unsupported(s, fc->location,
-                                             "to_char() of numbers and "
-                                             "intervals")
+                                             "to_char() of intervals")
                            : no_such_function(s, fc->location, name, e);
             rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, false);
             if (rc != KEEL_OK)
@@ -2748,6 +2748,8 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
     case SQL_FUNC_DATE_TRUNC:
         return sql_datetime_func(s, e->u.func, a, out);
     case SQL_FUNC_TO_CHAR:
+        if (sql_type_is_number(a[0].type))
+            return sql_to_char_number(s, &a[0], a[1].v.s.p, a[1].v.s.len, out);
         return sql_to_char_datetime(s, &a[0], a[1].v.s.p, a[1].v.s.len, out);
     case SQL_FUNC_PG_TYPE_IS_VISIBLE:
         /* Every type keel has is pg_catalog's. */

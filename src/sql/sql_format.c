@@ -1,9 +1,18 @@
 /*
- * to_char() of dates and timestamps: PostgreSQL's template patterns
- * (formatting.c's DCH set that keel's types can fill), FM and TH, text
- * in double quotes (a backslash escaping a character there) and \" for
- * a quote outside them.  Sessions run in UTC, so TZ reads "UTC"
- * for timestamptz and nothing for timestamp.
+ * to_char() of dates, timestamps and numbers.
+ *
+ * Dates: PostgreSQL's template patterns (formatting.c's DCH set that
+ * keel's types can fill), FM and TH, text in double quotes (a backslash
+ * escaping a character there) and \" for a quote outside them.
+ * Sessions run in UTC, so TZ reads "UTC" for timestamptz and nothing
+ * for timestamp.
+ *
+ * Numbers: its NUM set's digits (9, 0), point (., D), group separator
+ * (",", G), signs (S, MI, PL, SG, PR) and FM.  The number is rounded to
+ * the template's places; its digits fill the places before the point
+ * from the right (0 from the first 0 on, else blank), # in every place
+ * when they do not fit; without a sign pattern a '-' (or a blank) goes
+ * just before the first digit shown.
  */
 #include <stdio.h>
 #include <string.h>
@@ -355,5 +364,335 @@ keel_status sql_to_char_datetime(sql_session *s, const sql_value *v,
     out->isnull = false;
     out->v.s.p = o.p != NULL ? o.p : "";
     out->v.s.len = (uint32_t)o.n;
+    return KEEL_OK;
+}
+
+/* ---- to_char() of numbers ------------------------------------------------ */
+
+/* A number template's pieces (PostgreSQL's NUM set, as far as keel
+ * reads it). */
+typedef enum num_tok {
+    NT_DIGIT9,
+    NT_DIGIT0,
+    NT_POINT,
+    NT_GROUP,
+    NT_SIGN,  /* S */
+    NT_MINUS, /* MI */
+    NT_PLUS,  /* PL */
+    NT_SG,    /* SG */
+    NT_PR,
+    NT_TEXT,  /* one literal character */
+} num_tok;
+
+/* A character of the result, before fill mode drops what it drops. */
+#define OUT_BLANK '\x01' /* a digit or separator with nothing to show */
+
+/* The number's text rounded to post places: its digits before the point
+ * (without leading zeros), after it (exactly post), and its sign. */
+static keel_status num_digits(sql_session *s, const sql_value *v, int post,
+                              char *ibuf, size_t isize, char *fbuf, bool *neg)
+{
+    char text[200], *p = text, *dot;
+    size_t n;
+
+    if (v->type == SQL_TYPE_NUMERIC) {
+        numeric x = NUMERIC_INIT, r = NUMERIC_INIT;
+        keel_status rc = sql_numeric_get(s, v, &x);
+        numeric_status st;
+        char *big;
+        if (rc != KEEL_OK)
+            return rc;
+        st = numeric_round(&x, post, &r);
+        numeric_free(&x);
+        if (st != NUMERIC_OK) {
+            numeric_free(&r);
+            return sql_numeric_fail(s, st, -1, NULL, 0, -1);
+        }
+        big = sql_alloc(&s->arena, numeric_out_len(&r) + 1);
+        if (big == NULL) {
+            numeric_free(&r);
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        }
+        n = numeric_out(&r, big);
+        big[n] = '\0';
+        numeric_free(&r);
+        p = big;
+    } else if (v->type == SQL_TYPE_FLOAT8) {
+        snprintf(text, sizeof(text), "%.*f", post, v->v.f);
+    } else {
+        snprintf(text, sizeof(text), "%lld", (long long)v->v.i);
+    }
+    *neg = *p == '-';
+    if (*neg)
+        p++;
+    dot = strchr(p, '.');
+    n = dot != NULL ? (size_t)(dot - p) : strlen(p);
+    while (n > 0 && *p == '0') {
+        p++;
+        n--;
+    }
+    if (n + 1 > isize)
+        n = isize - 1; /* longer than any template: it overflows anyway */
+    memcpy(ibuf, p, n);
+    ibuf[n] = '\0';
+    for (int k = 0; k < post; k++)
+        fbuf[k] = dot != NULL && dot[1 + k] != '\0' && k < (int)strlen(dot + 1)
+                      ? dot[1 + k]
+                      : '0';
+    fbuf[post] = '\0';
+    /* a zero (after rounding) has no sign */
+    if (*neg && n == 0 && strspn(fbuf, "0") == (size_t)post)
+        *neg = false;
+    return KEEL_OK;
+}
+
+keel_status sql_to_char_number(sql_session *s, const sql_value *v,
+                               const char *fmt, uint32_t flen, sql_value *out)
+{
+    num_tok *tok = sql_alloc(&s->arena, (flen + 1u) * sizeof(*tok));
+    char *lit = sql_alloc(&s->arena, flen + 1u);
+    char *res = sql_alloc(&s->arena, 2u * flen + 8u);
+    char *ibuf = sql_alloc(&s->arena, flen + 2u);
+    char *fbuf = sql_alloc(&s->arena, flen + 2u);
+    int *rtok = sql_alloc(&s->arena, (2u * flen + 8u) * sizeof(int));
+    int ntok = 0, pre = 0, post = 0, zero_start = -1, point = -1, digits = 0;
+    bool fm = false, sign_tok = false, neg = false, overflow, any = false;
+    bool has_s = false, has_pr = false;
+    bool has_other = false; /* MI, PL or SG */
+    num_tok other = NT_TEXT;
+    int n = 0, ilen, floating_at = -1, di = 0, fi = 0;
+    char floating = 0;
+    keel_status rc;
+
+    if (tok == NULL || lit == NULL || res == NULL || ibuf == NULL ||
+        fbuf == NULL || rtok == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint32_t i = 0; i < flen;) {
+        const char *p = fmt + i;
+        size_t left = flen - i;
+        if (starts(p, left, "FM") || starts(p, left, "fm")) {
+            fm = true;
+            i += 2;
+            continue;
+        }
+        if (starts(p, left, "EEEE") || starts(p, left, "eeee") ||
+            starts(p, left, "RN") || starts(p, left, "rn") ||
+            starts(p, left, "TH") || starts(p, left, "th") || *p == 'V' ||
+            *p == 'v' || *p == 'L' || *p == 'l')
+            return sql_unsupported(s, -1,
+                                   "to_char() number patterns EEEE, RN, TH, V "
+                                   "and L");
+        if (*p == '9' || *p == '0') {
+            tok[ntok] = *p == '9' ? NT_DIGIT9 : NT_DIGIT0;
+            if (point < 0) {
+                if (*p == '0' && zero_start < 0)
+                    zero_start = pre;
+                pre++;
+            } else {
+                post++;
+            }
+            digits++;
+        } else if (*p == '.' || *p == 'D' || *p == 'd') {
+            if (point >= 0)
+                return sql_fail(s, KEEL_EINVAL, "42601",
+                                "multiple decimal points");
+            point = ntok;
+            tok[ntok] = NT_POINT;
+        } else if (*p == ',' || *p == 'G' || *p == 'g') {
+            tok[ntok] = NT_GROUP;
+        } else if ((*p == 'S' || *p == 's') && !starts(p, left, "SG") &&
+                   !starts(p, left, "sg")) {
+            if (has_s)
+                return sql_fail(s, KEEL_EINVAL, "42601",
+                                "cannot use \"S\" twice");
+            tok[ntok] = NT_SIGN;
+            sign_tok = has_s = true;
+        } else if (starts(p, left, "MI") || starts(p, left, "mi") ||
+                   starts(p, left, "PL") || starts(p, left, "pl") ||
+                   starts(p, left, "SG") || starts(p, left, "sg") ||
+                   starts(p, left, "PR") || starts(p, left, "pr")) {
+            char c = (char)(p[0] & ~0x20);
+            tok[ntok] = c == 'M' ? NT_MINUS : c == 'P' && (p[1] & ~0x20) == 'L'
+                                                  ? NT_PLUS
+                                              : c == 'S' ? NT_SG
+                                                         : NT_PR;
+            sign_tok = sign_tok || tok[ntok] != NT_PLUS;
+            if (tok[ntok] == NT_PR)
+                has_pr = true;
+            else {
+                has_other = true;
+                other = tok[ntok];
+            }
+            i += 2;
+            ntok++;
+            continue;
+        } else if (*p == '"') {
+            /* quoted text */
+            uint32_t k = 1;
+            while (k < left && p[k] != '"') {
+                tok[ntok] = NT_TEXT;
+                lit[ntok++] = p[k++];
+            }
+            i += k < left ? k + 1 : k;
+            continue;
+        } else {
+            tok[ntok] = NT_TEXT;
+            lit[ntok] = *p;
+        }
+        ntok++;
+        i++;
+    }
+    /* PostgreSQL's checks of the sign patterns together */
+    for (int k = 0, seen_pr = 0; k < ntok; k++) {
+        if (tok[k] == NT_PR)
+            seen_pr = 1;
+        else if (seen_pr && (tok[k] == NT_DIGIT9 || tok[k] == NT_DIGIT0))
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "\"9\" must be ahead of \"PR\"");
+    }
+    if (has_pr && (has_s || has_other))
+        return sql_fail(s, KEEL_EINVAL, "42601",
+                        "cannot use \"PR\" and \"S\"/\"PL\"/\"MI\"/\"SG\" "
+                        "together");
+    if (has_s && has_other)
+        return sql_fail(s, KEEL_EINVAL, "42601",
+                        "cannot use \"S\" and \"%s\" together",
+                        other == NT_MINUS  ? "MI"
+                        : other == NT_PLUS ? "PL"
+                                           : "SG");
+    if (zero_start < 0)
+        zero_start = pre;
+    rc = num_digits(s, v, post, ibuf, flen + 2u, fbuf, &neg);
+    if (rc != KEEL_OK)
+        return rc;
+    ilen = (int)strlen(ibuf);
+    if (ilen == 0 && post == 0) {
+        ibuf[0] = '0';
+        ibuf[1] = '\0';
+        ilen = 1;
+    }
+    overflow = digits > 0 && ilen > pre;
+    /* the sign that goes just before the number: the implicit one, S
+     * before the digits, or PR's bracket */
+    for (int t = 0; t < ntok && !floating; t++) {
+        if (tok[t] == NT_SIGN && digits > 0 && t < ntok - 1 &&
+            (tok[t + 1] == NT_DIGIT9 || tok[t + 1] == NT_DIGIT0 ||
+             tok[t + 1] == NT_POINT))
+            floating = neg ? '-' : '+';
+        if (tok[t] == NT_PR)
+            floating = neg ? '<' : ' ';
+    }
+    if (!floating && !sign_tok)
+        floating = neg ? '-' : ' ';
+    if (digits == 0)
+        floating = 0; /* no number to put a sign before */
+    for (int t = 0; t < ntok; t++) {
+        char c;
+        switch (tok[t]) {
+        case NT_DIGIT9:
+        case NT_DIGIT0:
+            if (di < pre) {
+                int k = di++;
+                if (overflow)
+                    c = '#';
+                else if (k >= pre - ilen)
+                    c = ibuf[k - (pre - ilen)];
+                else
+                    c = k >= zero_start ? '0' : OUT_BLANK;
+            } else {
+                c = overflow ? '#' : fbuf[fi];
+                fi++;
+            }
+            break;
+        case NT_POINT:
+            if (post == 0)
+                continue; /* no places: no point */
+            c = '.';
+            break;
+        case NT_GROUP:
+            c = any || overflow ? ',' : OUT_BLANK;
+            break;
+        case NT_SIGN:
+            if (floating && (neg ? '-' : '+') == floating && t < ntok - 1 &&
+                !any)
+                continue; /* the floating one */
+            c = neg ? '-' : '+';
+            break;
+        case NT_MINUS:
+            c = neg ? '-' : OUT_BLANK;
+            break;
+        case NT_SG:
+            c = neg ? '-' : '+';
+            break;
+        case NT_PLUS:
+            c = neg ? OUT_BLANK : '+';
+            break;
+        case NT_PR:
+            c = neg ? '>' : OUT_BLANK;
+            break;
+        default:
+            c = lit[t];
+            break;
+        }
+        if (floating_at < 0 && floating &&
+            (((tok[t] == NT_DIGIT9 || tok[t] == NT_DIGIT0) &&
+              c != OUT_BLANK) ||
+             tok[t] == NT_POINT)) {
+            floating_at = n;
+            rtok[n] = -1;
+            res[n++] = floating;
+        }
+        if ((tok[t] == NT_DIGIT9 || tok[t] == NT_DIGIT0) && c != OUT_BLANK)
+            any = true;
+        rtok[n] = t;
+        res[n++] = c;
+    }
+    if (floating && floating_at < 0) {
+        floating_at = n;
+        rtok[n] = -1;
+        res[n++] = floating;
+    }
+    (void)floating_at;
+    if (fm) {
+        /* Fill mode: no blanks, no blank sign or bracket, no trailing
+         * zeros of 9s after the point; a number of which no digit is
+         * left shows 0 before its point. */
+        int w = 0, printed = 0;
+        for (int r = n - 1; r >= 0 && !overflow; r--) {
+            int tk = rtok[r];
+            if (tk < 0 || (tok[tk] != NT_DIGIT9 && tok[tk] != NT_DIGIT0 &&
+                           tok[tk] != NT_POINT))
+                continue;
+            if (tok[tk] != NT_DIGIT9 || tk < point || point < 0 ||
+                res[r] != '0')
+                break;
+            res[r] = OUT_BLANK;
+        }
+        for (int r = 0; r < n; r++) {
+            char c = res[r];
+            if (c == OUT_BLANK || (rtok[r] < 0 && c == ' '))
+                continue;
+            if (c >= '0' && c <= '9' && rtok[r] >= 0 &&
+                (tok[rtok[r]] == NT_DIGIT9 || tok[rtok[r]] == NT_DIGIT0))
+                printed++;
+            res[w++] = c;
+        }
+        n = w;
+        if (printed == 0 && !overflow && digits > 0) {
+            char *dotp = memchr(res, '.', (size_t)n);
+            int at = dotp != NULL ? (int)(dotp - res) : n;
+            memmove(res + at + 1, res + at, (size_t)(n - at));
+            res[at] = '0';
+            n++;
+        }
+    } else {
+        for (int r = 0; r < n; r++)
+            if (res[r] == OUT_BLANK)
+                res[r] = ' ';
+    }
+    out->type = SQL_TYPE_TEXT;
+    out->isnull = false;
+    out->v.s.p = res;
+    out->v.s.len = (uint32_t)n;
     return KEEL_OK;
 }

@@ -887,6 +887,11 @@ void sql_iso_week(int64_t days, int64_t *isoyear, int64_t *week);
 keel_status sql_to_char_datetime(sql_session *s, const sql_value *v,
                                  const char *fmt, uint32_t flen,
                                  sql_value *out);
+/* to_char(v, fmt) of an integer, numeric or double precision: the
+ * template's 9, 0, . / D, , / G, S, MI, PL, SG, PR and FM. */
+keel_status sql_to_char_number(sql_session *s, const sql_value *v,
+                               const char *fmt, uint32_t flen,
+                               sql_value *out);
 
 /* extract(), date_part() and date_trunc() over a[0] (the unit's text)
  * and a[1] (a date, timestamp or timestamptz), as PostgreSQL's. */

@@ -1,0 +1,1 @@
+SELECT to_char(a, 'FM9,999,990.00PR'), to_char(c, 'S0000.0'), to_char(a * 1.5, '999MI') FROM t
