@@ -214,6 +214,10 @@ static void test_errors(void **state)
     EXPECT(f->s, "SELECT to_char(1.5, '9.9EEEE')",
            "ERROR 0A000: to_char() number patterns EEEE, RN, TH, V and L is "
            "not supported yet\n");
+    EXPECT(f->s, "SELECT regexp_replace('a', '(', 'x')",
+           "ERROR 2201B: invalid regular expression: Unmatched ( or \\(\n");
+    EXPECT(f->s, "SELECT sqrt(2.0)",
+           "ERROR 0A000: sqrt() of numeric is not supported yet at 8\n");
     EXPECT(f->s, "SELECT nosuchfunc(1)",
            "ERROR 42883: function nosuchfunc(integer) does not exist at 8\n");
     EXPECT(f->s, "SELECT nosuchfunc(1, 'a', now(), NULL::text)",

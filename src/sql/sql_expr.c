@@ -618,6 +618,12 @@ static keel_status no_such_function(sql_session *s, int32_t location,
     return rc;
 }
 
+keel_status sql_no_such_function(sql_session *s, int32_t location,
+                                 const char *name, const sql_expr *e)
+{
+    return no_such_function(s, location, name, e);
+}
+
 /*
  * nextval(), currval(), setval() and lastval(): the sequence's name as
  * text.  'name'::regclass, as PostgreSQL writes a SERIAL column's
@@ -1359,6 +1365,12 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
     }
     if (fc->agg_star || sql_agg_name(name))
         return analyse_agg(s, scope, fc, name, out);
+    {
+        bool handled;
+        rc = sql_func_more(s, scope, fc, name, out, &handled);
+        if (rc != KEEL_OK || handled)
+            return rc;
+    }
     for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
         if (strcmp(funcs[i].name, name) != 0 || fc->n_args != funcs[i].nargs)
             continue;
@@ -2942,6 +2954,8 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
     sql_value a = {0};
     keel_status rc;
 
+    if (e->u.func >= SQL_FUNC_SQRT && e->u.func <= SQL_FUNC_AGE)
+        return sql_func_more_eval(s, e, row, out);
     if (e->u.func == SQL_FUNC_ARRAY_CAT)
         return eval_array_cat(s, e, row, out);
     if (e->u.func == SQL_FUNC_CONCAT || e->u.func == SQL_FUNC_CONCAT_WS)

@@ -597,6 +597,29 @@ typedef enum sql_func {
     SQL_FUNC_CURRVAL,
     SQL_FUNC_SETVAL,
     SQL_FUNC_LASTVAL,
+    /* sql_func.c's (strict), SQRT to AGE. */
+    SQL_FUNC_SQRT,
+    SQL_FUNC_CBRT,
+    SQL_FUNC_EXP,
+    SQL_FUNC_LN,
+    SQL_FUNC_LOG10,
+    SQL_FUNC_POWER,
+    SQL_FUNC_PI,
+    SQL_FUNC_SIGN,
+    SQL_FUNC_MOD,
+    SQL_FUNC_DIV,
+    SQL_FUNC_MD5,
+    SQL_FUNC_INITCAP,
+    SQL_FUNC_TRANSLATE,
+    SQL_FUNC_ASCII,
+    SQL_FUNC_CHR,
+    SQL_FUNC_OCTET_LENGTH,
+    SQL_FUNC_BIT_LENGTH,
+    SQL_FUNC_TO_HEX,
+    SQL_FUNC_REGEXP_REPLACE,
+    SQL_FUNC_TO_TIMESTAMP,
+    SQL_FUNC_MAKE_DATE,
+    SQL_FUNC_AGE,
 } sql_func;
 
 typedef struct sql_expr {
@@ -652,6 +675,22 @@ typedef struct sql_agg {
 /* Whether two analysed expressions compute the same (a subquery never
  * does). */
 bool sql_expr_same(const struct sql_expr *a, const struct sql_expr *b);
+/* sql_func.c: a call of one of its functions analysed into *out
+ * (*handled false when name and argument count are none of them), its
+ * value, and whether f is one of them. */
+keel_status sql_func_more(sql_session *s, const struct sql_scope *scope,
+                          const PgQuery__FuncCall *fc, const char *name,
+                          struct sql_expr **out, bool *handled);
+keel_status sql_func_more_eval(sql_session *s, const struct sql_expr *e,
+                               const sql_value *row, sql_value *out);
+/* PostgreSQL's 42883 for a call no function takes, naming the types of
+ * e's arguments, with its hint. */
+keel_status sql_no_such_function(sql_session *s, int32_t location,
+                                 const char *name, const struct sql_expr *e);
+/* age(a, b) of two timestamps (a NULL: today's midnight), as
+ * PostgreSQL's: years, months and days apart, then the time. */
+keel_status sql_interval_age(sql_session *s, const sql_value *a,
+                             const sql_value *b, sql_value *out);
 /* Whether name is an aggregate function's (count, sum, ...). */
 bool sql_agg_name(const char *name);
 /* Appends v's text to an array's text form in *buf (at *n, room *cap),

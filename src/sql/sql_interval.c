@@ -587,3 +587,74 @@ keel_status sql_interval_binary_out(sql_session *s, const sql_value *v,
     *len = 16;
     return KEEL_OK;
 }
+
+/* ---- age() ---------------------------------------------------------------- */
+
+keel_status sql_interval_age(sql_session *s, const sql_value *a,
+                             const sql_value *b, sql_value *out)
+{
+    int64_t t1 = a != NULL ? a->v.i
+                           : (s->txn_start_us >= 0
+                                  ? s->txn_start_us / USECS_PER_DAY
+                                  : (s->txn_start_us - USECS_PER_DAY + 1) /
+                                        USECS_PER_DAY) *
+                                 USECS_PER_DAY;
+    int64_t t2 = b->v.i, f[2][7], d[7]; /* year, month, day, h, m, s, us */
+    int64_t ts[2] = {t1, t2};
+    bool neg = t1 < t2;
+    interval iv;
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+    for (int k = 0; k < 2; k++) {
+        int64_t days = ts[k] >= 0 ? ts[k] / USECS_PER_DAY
+                                  : (ts[k] - USECS_PER_DAY + 1) / USECS_PER_DAY;
+        int64_t us = ts[k] - days * USECS_PER_DAY, y;
+        int m, dd;
+        sql_date_from_days(days + SQL_EPOCH_DAYS, &y, &m, &dd);
+        f[k][0] = y;
+        f[k][1] = m;
+        f[k][2] = dd;
+        f[k][3] = us / 3600000000LL;
+        f[k][4] = us / 60000000 % 60;
+        f[k][5] = us / 1000000 % 60;
+        f[k][6] = us % 1000000;
+    }
+    for (int i = 0; i < 7; i++)
+        d[i] = neg ? f[1][i] - f[0][i] : f[0][i] - f[1][i];
+    /* borrow from the next larger field, as PostgreSQL's timestamp_age */
+    while (d[6] < 0) {
+        d[6] += 1000000;
+        d[5]--;
+    }
+    while (d[5] < 0) {
+        d[5] += 60;
+        d[4]--;
+    }
+    while (d[4] < 0) {
+        d[4] += 60;
+        d[3]--;
+    }
+    while (d[3] < 0) {
+        d[3] += 24;
+        d[2]--;
+    }
+    while (d[2] < 0) {
+        /* the days of the earlier one's month */
+        const int64_t *early = neg ? f[0] : f[1];
+        int64_t y = early[0], m = early[1];
+        bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        d[2] += m == 2 && leap ? 29 : mdays[m - 1];
+        d[1]--;
+    }
+    while (d[1] < 0) {
+        d[1] += 12;
+        d[0]--;
+    }
+    if (neg)
+        for (int i = 0; i < 7; i++)
+            d[i] = -d[i];
+    iv.months = (int32_t)(d[0] * 12 + d[1]);
+    iv.days = (int32_t)d[2];
+    iv.us = d[3] * 3600000000LL + d[4] * 60000000LL + d[5] * 1000000LL + d[6];
+    return put(s, &iv, out);
+}

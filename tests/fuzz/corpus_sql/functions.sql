@@ -1,0 +1,1 @@
+SELECT sqrt(abs(a)), power(a, 2), mod(a, 3), md5(b), initcap(b), regexp_replace(b, '([a-z])', '<\1>', 'g'), age(now(), to_timestamp(a)), make_date(2000 + a % 20, 1 + a % 12, 1) FROM t
