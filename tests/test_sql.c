@@ -541,15 +541,19 @@ static void test_windows(void **state)
     EXPECT(f->s, "EXECUTE wp(-1)",
            "id:23,sum:20\n"
            "ERROR 22013: frame starting offset must not be negative\n");
+    /* GROUPS and RANGE frames over 3,000 rows: the sum of the ids in
+     * the peer groups around (k: id % 7, so each group is 428 or 429
+     * ids), and of the ids within 10 of each. */
     EXPECT(f->s,
-           "SELECT sum(id) OVER (ORDER BY id GROUPS BETWEEN 1 PRECEDING AND "
-           "CURRENT ROW) FROM wt",
-           "ERROR 0A000: GROUPS frames is not supported yet at 21\n");
+           "SELECT sum(s) FROM (SELECT sum(id) OVER (ORDER BY k GROUPS "
+           "BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS s FROM wt) x",
+           "sum:1700\n5237729205\nSELECT 1\n");
     EXPECT(f->s,
-           "SELECT sum(id) OVER (ORDER BY id RANGE BETWEEN 1 PRECEDING AND "
-           "CURRENT ROW) FROM wt",
-           "ERROR 0A000: RANGE frames with an offset is not supported yet "
-           "at 21\n");
+           "SELECT count(*), sum(s) FROM (SELECT id, sum(id) OVER (ORDER BY id "
+           "RANGE BETWEEN 10 PRECEDING AND 10 FOLLOWING) AS s FROM wt) x "
+           "WHERE s <> (least(id + 10, 3000) - greatest(id - 10, 1) + 1) * "
+           "(least(id + 10, 3000) + greatest(id - 10, 1)) / 2",
+           "count:20,sum:1700\n0|<null>\nSELECT 1\n");
     EXPECT(f->s, "SELECT DISTINCT count(*) FILTER (WHERE k = 1) OVER () FROM wt",
            "count:20\n429\nSELECT 1\n");
     EXPECT(f->s, "UPDATE wt SET k = row_number() OVER () WHERE id = 1",

@@ -750,6 +750,8 @@ typedef struct sql_window {
     uint16_t npart, norder;
     int32_t frame;
     struct sql_expr *start_off, *end_off;
+    /* RANGE with an offset: the order key's type (0 otherwise) */
+    uint32_t range_type;
     const void *def; /* the definition it came from, to share it */
 } sql_window;
 

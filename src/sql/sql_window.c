@@ -161,7 +161,7 @@ static keel_status win_resolve(sql_session *s, const PgQuery__WindowDef *d,
 
 /* A frame's offset: an integer expression of no columns, as bigint. */
 static keel_status frame_offset(sql_session *s, const PgQuery__Node *n,
-                                sql_expr **out)
+                                const char *mode, sql_expr **out)
 {
     keel_status rc = sql_expr_prepare(s, NULL, n, out);
 
@@ -169,9 +169,45 @@ static keel_status frame_offset(sql_session *s, const PgQuery__Node *n,
         return rc;
     if (!sql_type_is_int((*out)->type) && (*out)->type != SQL_TYPE_UNKNOWN)
         return sql_fail_at(s, (*out)->location, KEEL_ETYPE, "42804",
-                           "argument of ROWS must be type bigint, not type %s",
-                           sql_type_name((*out)->type));
+                           "argument of %s must be type bigint, not type %s",
+                           mode, sql_type_name((*out)->type));
     return sql_expr_coerce(s, out, SQL_TYPE_INT8);
+}
+
+/* A RANGE frame's offset, of the type the order key's type calls for:
+ * an integer's, numeric, double precision, or an interval for dates and
+ * timestamps, as PostgreSQL's in_range functions take them. */
+static keel_status range_offset(sql_session *s, const PgQuery__Node *n,
+                                uint32_t key_type, int32_t location,
+                                sql_expr **out)
+{
+    uint32_t want = sql_type_is_int(key_type) && key_type != SQL_TYPE_OID
+                        ? SQL_TYPE_INT8
+                    : key_type == SQL_TYPE_NUMERIC ? SQL_TYPE_NUMERIC
+                    : key_type == SQL_TYPE_FLOAT8  ? SQL_TYPE_FLOAT8
+                    : sql_type_is_datetime(key_type) ? SQL_TYPE_INTERVAL
+                                                     : 0;
+    keel_status rc;
+    uint32_t t;
+
+    if (want == 0)
+        return sql_fail_at(s, location, KEEL_ENOENT, "42883",
+                           "RANGE with offset PRECEDING/FOLLOWING is not "
+                           "supported for column type %s",
+                           sql_type_name(key_type));
+    rc = sql_expr_prepare(s, NULL, n, out);
+    if (rc != KEEL_OK)
+        return rc;
+    t = (*out)->type;
+    if (t != want && t != SQL_TYPE_UNKNOWN &&
+        !(want != SQL_TYPE_INTERVAL && sql_type_is_int(t) &&
+          t != SQL_TYPE_OID) &&
+        !(want == SQL_TYPE_FLOAT8 && sql_type_is_number(t)))
+        return sql_fail_at(s, location, KEEL_ENOENT, "42883",
+                           "RANGE with offset PRECEDING/FOLLOWING is not "
+                           "supported for column type %s and offset type %s",
+                           sql_type_name(key_type), sql_type_name(t));
+    return t == want ? KEEL_OK : sql_expr_coerce(s, out, want);
 }
 
 /* The window of OVER clause d: one already analysed from the same
@@ -192,11 +228,14 @@ static keel_status win_add(sql_session *s, const sql_scope *scope,
             *out = i;
             return KEEL_OK;
         }
-    if (p.frame & FRAME_GROUPS)
-        return sql_unsupported(s, d->location, "GROUPS frames");
-    if (!(p.frame & FRAME_ROWS) &&
-        (p.frame & (FRAME_START_OFFSET | FRAME_END_OFFSET)))
-        return sql_unsupported(s, d->location, "RANGE frames with an offset");
+    if ((p.frame & FRAME_GROUPS) && p.norder == 0)
+        return sql_fail_at(s, d->location, KEEL_EINVAL, "42P20",
+                           "GROUPS mode requires an ORDER BY clause");
+    if (!(p.frame & (FRAME_ROWS | FRAME_GROUPS)) &&
+        (p.frame & (FRAME_START_OFFSET | FRAME_END_OFFSET)) && p.norder != 1)
+        return sql_fail_at(s, d->location, KEEL_EINVAL, "42P20",
+                           "RANGE with offset PRECEDING/FOLLOWING requires "
+                           "exactly one ORDER BY column");
     if (p.npart + p.norder > 1600)
         return sql_fail_at(s, d->location, KEEL_ETOOBIG, "54011",
                            "too many window keys");
@@ -244,10 +283,25 @@ static keel_status win_add(sql_session *s, const sql_scope *scope,
             rc = sql_expr_coerce(s, &win->keys[i], SQL_TYPE_TEXT);
     }
     w->inside = NULL;
-    if (rc == KEEL_OK && (p.frame & FRAME_START_OFFSET))
-        rc = frame_offset(s, p.start_off, &win->start_off);
-    if (rc == KEEL_OK && (p.frame & FRAME_END_OFFSET))
-        rc = frame_offset(s, p.end_off, &win->end_off);
+    if (rc == KEEL_OK && !(p.frame & (FRAME_ROWS | FRAME_GROUPS)) &&
+        (p.frame & (FRAME_START_OFFSET | FRAME_END_OFFSET))) {
+        win->range_type = win->keys[p.npart]->type;
+        if (rc == KEEL_OK && (p.frame & FRAME_START_OFFSET))
+            rc = range_offset(s, p.start_off, win->range_type, d->location,
+                              &win->start_off);
+        if (rc == KEEL_OK && (p.frame & FRAME_END_OFFSET))
+            rc = range_offset(s, p.end_off, win->range_type, d->location,
+                              &win->end_off);
+    } else {
+        if (rc == KEEL_OK && (p.frame & FRAME_START_OFFSET))
+            rc = frame_offset(s, p.start_off,
+                              p.frame & FRAME_GROUPS ? "GROUPS" : "ROWS",
+                              &win->start_off);
+        if (rc == KEEL_OK && (p.frame & FRAME_END_OFFSET))
+            rc = frame_offset(s, p.end_off,
+                              p.frame & FRAME_GROUPS ? "GROUPS" : "ROWS",
+                              &win->end_off);
+    }
     if (rc != KEEL_OK)
         return rc;
     win->npart = (uint16_t)p.npart;
@@ -534,8 +588,26 @@ typedef struct win_pass {
     const size_t *idx;  /* rows in the window's order */
     size_t ps, pe;      /* the partition: positions [ps, pe) */
     const size_t *gs, *ge; /* each position's peers [gs, ge) */
+    /* GROUPS: each position's peer group's number, and each group's
+     * first position (one more: the end) */
+    const size_t *gno, *gstart;
     int64_t soff, eoff; /* the frame's offsets */
+    const size_t *rlo, *rhi; /* RANGE with offsets: each position's */
 } win_pass;
+
+/* GROUPS: where the group off groups from position pos's begins (end:
+ * ends), within the partition. */
+static int64_t group_edge(const win_pass *p, size_t pos, int64_t off, bool end)
+{
+    int64_t g = (int64_t)p->gno[pos] + off;
+    int64_t g0 = (int64_t)p->gno[p->ps], gl = (int64_t)p->gno[p->pe - 1];
+
+    if (g < g0)
+        return (int64_t)p->ps;
+    if (g > gl)
+        return (int64_t)p->pe;
+    return (int64_t)p->gstart[g + (end ? 1 : 0)];
+}
 
 /* Position pos's frame [*fs, *fe). */
 static void frame_of(const win_pass *p, size_t pos, size_t *fs, size_t *fe)
@@ -544,22 +616,28 @@ static void frame_of(const win_pass *p, size_t pos, size_t *fs, size_t *fe)
     bool rows = (f & FRAME_ROWS) != 0;
     int64_t lo, hi, at = (int64_t)pos;
 
+    bool groups = (f & FRAME_GROUPS) != 0;
+
     if (f & FRAME_START_UNBOUNDED_PRECEDING)
         lo = (int64_t)p->ps;
     else if (f & FRAME_START_CURRENT_ROW)
         lo = rows ? at : (int64_t)p->gs[pos];
     else if (f & FRAME_START_OFFSET_PRECEDING)
-        lo = at - p->soff;
+        lo = groups ? group_edge(p, pos, -p->soff, false) : at - p->soff;
     else
-        lo = at + p->soff;
+        lo = groups ? group_edge(p, pos, p->soff, false) : at + p->soff;
+    if (p->rlo != NULL && (f & FRAME_START_OFFSET))
+        lo = (int64_t)p->rlo[pos];
     if (f & FRAME_END_UNBOUNDED_FOLLOWING)
         hi = (int64_t)p->pe;
     else if (f & FRAME_END_CURRENT_ROW)
         hi = rows ? at + 1 : (int64_t)p->ge[pos];
     else if (f & FRAME_END_OFFSET_PRECEDING)
-        hi = at - p->eoff + 1;
+        hi = groups ? group_edge(p, pos, -p->eoff, true) : at - p->eoff + 1;
     else
-        hi = at + p->eoff + 1;
+        hi = groups ? group_edge(p, pos, p->eoff, true) : at + p->eoff + 1;
+    if (p->rlo != NULL && (f & FRAME_END_OFFSET))
+        hi = (int64_t)p->rhi[pos];
     if (lo < (int64_t)p->ps)
         lo = (int64_t)p->ps;
     if (hi > (int64_t)p->pe)
@@ -803,24 +881,193 @@ static keel_status offset_value(sql_session *s, const sql_expr *e,
     return KEEL_OK;
 }
 
+/* A date as the timestamp of its midnight (RANGE compares them so). */
+static sql_value as_timestamp(const sql_value *v)
+{
+    sql_value t = *v;
+
+    if (!v->isnull && v->type == SQL_TYPE_DATE) {
+        t.type = SQL_TYPE_TIMESTAMP;
+        t.v.i = v->v.i * USECS_PER_DAY;
+    }
+    return t;
+}
+
+/* key + off (sub: key - off) for a RANGE frame's bound; integers
+ * saturate. */
+static keel_status range_add(sql_session *s, const sql_value *key,
+                             const sql_value *off, bool sub, sql_value *out)
+{
+    *out = *key;
+    switch (key->type) {
+    case SQL_TYPE_INT2:
+    case SQL_TYPE_INT4:
+    case SQL_TYPE_INT8:
+        if (sub ? __builtin_sub_overflow(key->v.i, off->v.i, &out->v.i)
+                : __builtin_add_overflow(key->v.i, off->v.i, &out->v.i))
+            out->v.i = sub ? INT64_MIN : INT64_MAX;
+        return KEEL_OK;
+    case SQL_TYPE_FLOAT8:
+        out->v.f = sub ? key->v.f - off->v.f : key->v.f + off->v.f;
+        return KEEL_OK;
+    case SQL_TYPE_NUMERIC: {
+        numeric a = NUMERIC_INIT, b = NUMERIC_INIT, r = NUMERIC_INIT;
+        numeric_status st;
+        keel_status rc = sql_numeric_get(s, key, &a);
+        if (rc == KEEL_OK)
+            rc = sql_numeric_get(s, off, &b);
+        if (rc == KEEL_OK) {
+            st = sub ? numeric_sub(&a, &b, &r) : numeric_add(&a, &b, &r);
+            rc = st == NUMERIC_OK ? sql_numeric_put(s, &r, out)
+                                  : sql_numeric_fail(s, st, -1, NULL, 0, -1);
+        }
+        numeric_free(&a);
+        numeric_free(&b);
+        numeric_free(&r);
+        return rc;
+    }
+    default: { /* dates and timestamps, with an interval */
+        sql_value k = as_timestamp(key);
+        return sql_interval_arith(s, sub ? SQL_OP_SUB : SQL_OP_ADD, &k, off,
+                                  k.type, out);
+    }
+    }
+}
+
+/* Whether a RANGE frame's offset is below zero (or not a number). */
+static bool range_negative(sql_session *s, const sql_value *v)
+{
+    sql_value zero = *v;
+
+    switch (v->type) {
+    case SQL_TYPE_FLOAT8:
+        return !(v->v.f >= 0);
+    case SQL_TYPE_NUMERIC: {
+        numeric x = NUMERIC_INIT;
+        bool neg = sql_numeric_get(s, v, &x) != KEEL_OK ||
+                   x.sign == NUMERIC_NAN ||
+                   (x.sign == NUMERIC_NEG && x.ndigits > 0);
+        numeric_free(&x);
+        return neg;
+    }
+    case SQL_TYPE_INTERVAL: {
+        static const char none[16] = {0};
+        zero.v.s.p = none;
+        zero.v.s.len = sizeof(none);
+        return sql_interval_cmp(v, &zero) < 0;
+    }
+    default:
+        return v->v.i < 0;
+    }
+}
+
+/* RANGE with offsets: each position's frame start (*rlo) and end (*rhi)
+ * in partition p, where the order key reaches its value less (or more)
+ * the offset, found by binary search in the sorted keys. */
+static keel_status range_frames(sql_session *s, const win_pass *p,
+                                const sql_value *keys, uint16_t nk,
+                                const sql_value *soff, const sql_value *eoff,
+                                size_t *rlo, size_t *rhi)
+{
+    const sql_window *win = p->win;
+    uint16_t ok = win->npart;
+    bool desc = win->desc[ok], nf = win->nulls_first[ok];
+    keel_status rc = KEEL_OK;
+
+    for (size_t pos = p->ps; rc == KEEL_OK && pos < p->pe; pos++) {
+        const sql_value *k = &keys[p->idx[pos] * nk + ok];
+        for (int side = 0; rc == KEEL_OK && side < 2; side++) {
+            int32_t f = win->frame;
+            bool start = side == 0, preceding, inclusive = start;
+            const sql_value *off = start ? soff : eoff;
+            sql_value b, bt;
+            size_t lo = p->ps, hi = p->pe;
+            if (!(f & (start ? FRAME_START_OFFSET : FRAME_END_OFFSET)))
+                continue;
+            if (k->isnull) {
+                /* a NULL key's frame: its peers */
+                if (start)
+                    rlo[pos] = p->gs[pos];
+                else
+                    rhi[pos] = p->ge[pos];
+                continue;
+            }
+            preceding = start ? (f & FRAME_START_OFFSET_PRECEDING) != 0
+                              : (f & FRAME_END_OFFSET_PRECEDING) != 0;
+            /* PRECEDING lies toward the sort's start: below the key
+             * ascending, above it descending */
+            rc = range_add(s, k, off, preceding != desc, &b);
+            if (rc != KEEL_OK)
+                break;
+            bt = as_timestamp(&b);
+            /* the first position past the bound (start: not before it) */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                sql_value kv = as_timestamp(&keys[p->idx[mid] * nk + ok]);
+                int c = sql_key_cmp(&kv, &bt, desc, nf);
+                if (inclusive ? c >= 0 : c > 0)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            if (start)
+                rlo[pos] = lo;
+            else
+                rhi[pos] = lo;
+        }
+        if ((pos & 1023) == 1023 && rc == KEEL_OK)
+            rc = sql_check_cancel(s);
+    }
+    return rc;
+}
+
 /* Window k's functions: the rows sorted into idx, then each partition. */
 static keel_status win_run_one(sql_session *s, sql_windowing *w, uint16_t k,
                                size_t *idx, size_t *gs, size_t *ge,
-                               sql_value *vals)
+                               size_t *gno, size_t *gstart, sql_value *vals)
 {
     const sql_window *win = &w->wins[k];
     win_sort ws = {.win = win, .nk = (uint16_t)(win->npart + win->norder)};
-    win_pass p = {.win = win, .idx = idx, .gs = gs, .ge = ge};
+    win_pass p = {.win = win, .idx = idx, .gs = gs, .ge = ge, .gno = gno,
+                  .gstart = gstart};
     size_t n = w->nrows;
-    sql_value *keys, **args;
+    sql_value *keys, **args, soffv = {0}, eoffv = {0};
+    size_t ngroups = 0, *rlo = NULL, *rhi = NULL;
     keel_status rc = eval_all(s, w, win->keys, ws.nk, &keys);
 
-    if (rc == KEEL_OK)
+    if (rc == KEEL_OK && win->range_type == 0)
         rc = offset_value(s, win->start_off, "starting", &p.soff);
-    if (rc == KEEL_OK)
+    if (rc == KEEL_OK && win->range_type == 0)
         rc = offset_value(s, win->end_off, "ending", &p.eoff);
+    for (int side = 0; rc == KEEL_OK && win->range_type != 0 && side < 2;
+         side++) {
+        const sql_expr *e = side == 0 ? win->start_off : win->end_off;
+        sql_value *v = side == 0 ? &soffv : &eoffv;
+        if (e == NULL)
+            continue;
+        rc = sql_expr_eval(s, e, NULL, v);
+        if (rc == KEEL_OK && v->isnull)
+            rc = sql_fail(s, KEEL_EINVAL, "22004",
+                          "frame %s offset must not be null",
+                          side == 0 ? "starting" : "ending");
+        if (rc == KEEL_OK && range_negative(s, v))
+            rc = sql_fail(s, KEEL_EINVAL, "22013",
+                          "invalid preceding or following size in window "
+                          "function");
+    }
     if (rc != KEEL_OK)
         return rc;
+    if (win->range_type != 0) {
+        rlo = malloc((n + 1) * sizeof(*rlo));
+        rhi = malloc((n + 1) * sizeof(*rhi));
+        if (rlo == NULL || rhi == NULL) {
+            free(rlo);
+            free(rhi);
+            return nomem(s);
+        }
+        p.rlo = rlo;
+        p.rhi = rhi;
+    }
     ws.keys = keys;
     for (size_t r = 0; r < n; r++)
         idx[r] = r;
@@ -834,12 +1081,15 @@ static keel_status win_run_one(sql_session *s, sql_windowing *w, uint16_t k,
         for (size_t j = pos; j < end; j++) {
             gs[j] = pos;
             ge[j] = end;
+            gno[j] = ngroups;
         }
+        gstart[ngroups++] = pos;
         pos = end;
     }
+    gstart[ngroups] = n;
     args = sql_alloc(&s->arena, (w->nfns + 1u) * sizeof(*args));
     if (args == NULL)
-        return nomem(s);
+        rc = nomem(s);
     for (uint16_t f = 0; rc == KEEL_OK && f < w->nfns; f++) {
         /* an aggregate's: its argument, and its FILTER's verdict */
         sql_expr *agg[2] = {w->fns[f].agg.arg, w->fns[f].agg.filter};
@@ -855,6 +1105,8 @@ static keel_status win_run_one(sql_session *s, sql_windowing *w, uint16_t k,
         while (p.pe < n &&
                keys_cmp(&ws, idx[pos], idx[p.pe], win->npart) == 0)
             p.pe++;
+        if (rlo != NULL)
+            rc = range_frames(s, &p, keys, ws.nk, &soffv, &eoffv, rlo, rhi);
         for (uint16_t f = 0; rc == KEEL_OK && f < w->nfns; f++)
             if (w->fns[f].win == k)
                 rc = win_fn(s, &p, &w->fns[f], args[f], vals, w->nfns, f);
@@ -862,6 +1114,8 @@ static keel_status win_run_one(sql_session *s, sql_windowing *w, uint16_t k,
             rc = sql_check_cancel(s);
         pos = p.pe;
     }
+    free(rlo);
+    free(rhi);
     return rc;
 }
 
@@ -873,7 +1127,7 @@ keel_status sql_window_run(sql_session *s, sql_windowing *w,
 {
     size_t n = w->nrows;
     uint16_t nf = w->nfns;
-    size_t *idx = malloc((3 * n + 1) * sizeof(*idx));
+    size_t *idx = malloc((5 * n + 2) * sizeof(*idx));
     sql_value *vals = sql_alloc(&s->arena, (n * nf + 1u) * sizeof(*vals));
     const sql_value *saved = s->win_vals;
     bool done = false;
@@ -884,7 +1138,8 @@ keel_status sql_window_run(sql_session *s, sql_windowing *w,
         return nomem(s);
     }
     for (uint16_t k = 0; rc == KEEL_OK && k < w->nwins; k++)
-        rc = win_run_one(s, w, k, idx, idx + n, idx + 2 * n, vals);
+        rc = win_run_one(s, w, k, idx, idx + n, idx + 2 * n, idx + 3 * n,
+                         idx + 4 * n, vals);
     /* The rows go on in the last window's order (PostgreSQL's, when the
      * query has no ORDER BY of its own). */
     if (w->nwins == 0)
