@@ -233,6 +233,98 @@ static void test_div_mod(void **state)
     expect_op_fails(numeric_mod, "1.5", "0", NUMERIC_EDIVZERO);
 }
 
+/* A random number's text: up to 90 digits, a point somewhere or none,
+ * maybe a sign. */
+static void random_text(unsigned *seed, char *buf)
+{
+    int n = 1 + (int)(rand_r(seed) % 90), k = 0, point;
+
+    if (rand_r(seed) % 2)
+        buf[k++] = '-';
+    point = (int)(rand_r(seed) % (unsigned)(n + 1));
+    for (int i = 0; i < n; i++) {
+        if (i == point && i > 0)
+            buf[k++] = '.';
+        /* runs of 9s and 0s find the estimate's corrections */
+        unsigned r = rand_r(seed) % 10;
+        buf[k++] = (char)('0' + (r < 3 ? 9 : r < 5 ? 0 : rand_r(seed) % 10));
+    }
+    buf[k] = '\0';
+}
+
+/* Division checked against multiplication over random operands: the
+ * truncated quotient q of a / b leaves |a - q b| < |b|, of a's sign. */
+static void test_div_random(void **state)
+{
+    unsigned seed = 12345;
+
+    (void)state;
+    for (int iter = 0; iter < 20000; iter++) {
+        char ta[128], tb[128];
+        numeric a = NUMERIC_INIT, b = NUMERIC_INIT, q = NUMERIC_INIT,
+                p = NUMERIC_INIT, r = NUMERIC_INIT, ar = NUMERIC_INIT,
+                ab = NUMERIC_INIT;
+        random_text(&seed, ta);
+        random_text(&seed, tb);
+        assert_int_equal(numeric_in(ta, strlen(ta), &a), NUMERIC_OK);
+        assert_int_equal(numeric_in(tb, strlen(tb), &b), NUMERIC_OK);
+        if (b.ndigits == 0) {
+            numeric_free(&a);
+            numeric_free(&b);
+            continue;
+        }
+        assert_int_equal(numeric_div_scale(&a, &b, 0, false, &q), NUMERIC_OK);
+        assert_int_equal(numeric_mul(&q, &b, &p), NUMERIC_OK);
+        assert_int_equal(numeric_sub(&a, &p, &r), NUMERIC_OK);
+        assert_int_equal(numeric_abs(&r, &ar), NUMERIC_OK);
+        assert_int_equal(numeric_abs(&b, &ab), NUMERIC_OK);
+        if (numeric_cmp(&ar, &ab) >= 0 ||
+            (r.ndigits > 0 && r.sign != a.sign))
+            fail_msg("%s / %s: remainder out of range", ta, tb);
+        numeric_free(&a);
+        numeric_free(&b);
+        numeric_free(&q);
+        numeric_free(&p);
+        numeric_free(&r);
+        numeric_free(&ar);
+        numeric_free(&ab);
+    }
+}
+
+/* A quotient of 52,000 digits by one of 22,000 takes milliseconds (it
+ * took seconds when digits were taken one at a time): checked by its
+ * remainder. */
+static void test_div_huge(void **state)
+{
+    size_t na = 52000, nb = 22000;
+    char *ta = malloc(na + 1), *tb = malloc(nb + 1);
+    numeric a = NUMERIC_INIT, b = NUMERIC_INIT, q = NUMERIC_INIT,
+            p = NUMERIC_INIT, r = NUMERIC_INIT;
+
+    (void)state;
+    assert_non_null(ta);
+    assert_non_null(tb);
+    for (size_t i = 0; i < na; i++)
+        ta[i] = (char)('1' + (i * 7) % 9);
+    for (size_t i = 0; i < nb; i++)
+        tb[i] = (char)('1' + (i * 5) % 9);
+    ta[na] = tb[nb] = '\0';
+    assert_int_equal(numeric_in(ta, na, &a), NUMERIC_OK);
+    assert_int_equal(numeric_in(tb, nb, &b), NUMERIC_OK);
+    assert_int_equal(numeric_div_scale(&a, &b, 0, false, &q), NUMERIC_OK);
+    assert_int_equal(numeric_mul(&q, &b, &p), NUMERIC_OK);
+    assert_int_equal(numeric_sub(&a, &p, &r), NUMERIC_OK);
+    assert_true(r.sign == NUMERIC_POS || r.ndigits == 0);
+    assert_true(numeric_cmp(&r, &b) < 0);
+    numeric_free(&a);
+    numeric_free(&b);
+    numeric_free(&q);
+    numeric_free(&p);
+    numeric_free(&r);
+    free(ta);
+    free(tb);
+}
+
 static void test_rounding(void **state)
 {
     static const struct {
@@ -515,6 +607,8 @@ int main(void)
         cmocka_unit_test(test_huge_and_tiny),
         cmocka_unit_test(test_add_sub_mul),
         cmocka_unit_test(test_div_mod),
+        cmocka_unit_test(test_div_random),
+        cmocka_unit_test(test_div_huge),
         cmocka_unit_test(test_rounding),
         cmocka_unit_test(test_typmod),
         cmocka_unit_test(test_nan_and_compare),

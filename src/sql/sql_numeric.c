@@ -628,33 +628,121 @@ static int div_scale(const numeric *a, const numeric *b)
     return rscale;
 }
 
-/* Whether r (rn digits) >= d (dn digits, rn == dn + 1, d without its
- * leading zero). */
-static bool dec_ge(const uint8_t *r, const uint8_t *d, int dn)
+/* Packs nd decimal digits (most significant first) into base-10000
+ * limbs, the first limb taking what is left over: nl of them. */
+static void dec_pack(const uint8_t *d, int nd, int32_t *l, int nl)
 {
-    if (r[0] != 0)
-        return true;
-    for (int i = 0; i < dn; i++)
-        if (r[i + 1] != d[i])
-            return r[i + 1] > d[i];
-    return true;
+    int k = nd;
+
+    for (int i = nl - 1; i >= 0; i--) {
+        int32_t v = 0, m = 1;
+        for (int j = 0; j < 4 && k > 0; j++, m *= 10)
+            v += d[--k] * m;
+        l[i] = v;
+    }
 }
 
-static void dec_sub(uint8_t *r, const uint8_t *d, int dn)
+/*
+ * q (nn decimal digits, leading zeros included) = floor(N / D): N of nn
+ * decimal digits, D of dn whose first is not zero.  Knuth's algorithm D
+ * (The Art of Computer Programming, 4.3.1) in base 10000: each quotient
+ * limb estimated from the remainder's two leading limbs, corrected at
+ * most twice, then its multiple of D taken away.  NUMERIC_ENOMEM when
+ * memory is short.
+ */
+static numeric_status dec_divide(const uint8_t *N, int nn, const uint8_t *D,
+                                 int dn, uint8_t *q)
 {
-    int borrow = 0;
+    const int64_t B = 10000;
+    int ul = (nn + 3) / 4, n = (dn + 3) / 4, ql = ul - n + 1;
+    int32_t *u = calloc((size_t)ul + 2, sizeof(*u));
+    int32_t *v = calloc((size_t)n + 1, sizeof(*v));
+    int32_t *ql_limbs = calloc((size_t)(ql > 0 ? ql : 1), sizeof(*u));
+    numeric_status st = NUMERIC_OK;
 
-    for (int i = dn - 1; i >= -1; i--) {
-        int x = r[i + 1] - (i >= 0 ? d[i] : 0) - borrow;
-        borrow = x < 0;
-        r[i + 1] = (uint8_t)(x < 0 ? x + 10 : x);
+    if (u == NULL || v == NULL || ql_limbs == NULL) {
+        st = NUMERIC_ENOMEM;
+        goto done;
     }
+    memset(q, 0, (size_t)nn);
+    if (ql <= 0)
+        goto done; /* D has more limbs than N: the quotient is 0 */
+    dec_pack(N, nn, u + 1, ul);
+    dec_pack(D, dn, v, n);
+    if (n == 1) {
+        int64_t rem = 0;
+        for (int i = 0; i < ul; i++) {
+            int64_t cur = rem * B + u[i + 1];
+            ql_limbs[i] = (int32_t)(cur / v[0]);
+            rem = cur % v[0];
+        }
+    } else {
+        /* normalize: v's first limb at least B / 2 */
+        int64_t f = B / ((int64_t)v[0] + 1), c = 0;
+        for (int i = n - 1; i >= 0; i--) {
+            int64_t x = v[i] * f + c;
+            v[i] = (int32_t)(x % B);
+            c = x / B;
+        }
+        c = 0;
+        for (int i = ul; i >= 0; i--) {
+            int64_t x = u[i] * f + c;
+            u[i] = (int32_t)(x % B);
+            c = x / B;
+        }
+        for (int j = 0; j < ql; j++) {
+            int64_t num = (int64_t)u[j] * B + u[j + 1];
+            int64_t qhat = num / v[0], rhat = num % v[0], carry = 0,
+                    borrow = 0, top;
+            while (qhat >= B || qhat * v[1] > rhat * B + u[j + 2]) {
+                qhat--;
+                rhat += v[0];
+                if (rhat >= B)
+                    break;
+            }
+            /* u[j .. j + n] -= qhat * v */
+            for (int i = n - 1; i >= 0; i--) {
+                int64_t p = qhat * v[i] + carry, x;
+                carry = p / B;
+                x = u[j + 1 + i] - p % B - borrow;
+                borrow = x < 0;
+                u[j + 1 + i] = (int32_t)(x < 0 ? x + B : x);
+            }
+            top = u[j] - carry - borrow;
+            if (top < 0) {
+                /* qhat was one too many: add v back */
+                int64_t cc = 0;
+                qhat--;
+                for (int i = n - 1; i >= 0; i--) {
+                    int64_t x = (int64_t)u[j + 1 + i] + v[i] + cc;
+                    cc = x >= B;
+                    u[j + 1 + i] = (int32_t)(cc ? x - B : x);
+                }
+                top += cc;
+            }
+            u[j] = (int32_t)top;
+            ql_limbs[j] = (int32_t)qhat;
+        }
+    }
+    /* the quotient's limbs, 4 digits each, right-aligned into q */
+    for (int i = ql - 1, k = nn - 1; i >= 0 && k >= 0; i--) {
+        int32_t x = ql_limbs[i];
+        for (int j = 0; j < 4 && k >= 0; j++, k--) {
+            q[k] = (uint8_t)(x % 10);
+            x /= 10;
+        }
+    }
+done:
+    free(u);
+    free(v);
+    free(ql_limbs);
+    return st;
 }
 
 numeric_status numeric_div_scale(const numeric *a, const numeric *b, int rscale,
                                  bool round, numeric *out)
 {
-    uint8_t *na = NULL, *nb = NULL, *q = NULL, *rem = NULL;
+    uint8_t *na = NULL, *nb = NULL, *q = NULL;
     int la, lb, sa, sb, t, k, dn;
     const uint8_t *d;
     numeric_status st;
@@ -685,22 +773,13 @@ numeric_status numeric_div_scale(const numeric *a, const numeric *b, int rscale,
         dn--;
     }
     q = calloc((size_t)la + 1, 1);
-    rem = calloc((size_t)dn + 1, 1);
-    if (q == NULL || rem == NULL) {
+    if (q == NULL) {
         st = NUMERIC_ENOMEM;
         goto done;
     }
-    for (int i = 0; i < la; i++) {
-        uint8_t qd = 0;
-        /* rem = rem * 10 + the next digit (rem < d, so it fits). */
-        memmove(rem, rem + 1, (size_t)dn);
-        rem[dn] = na[i];
-        while (dec_ge(rem, d, dn)) {
-            dec_sub(rem, d, dn);
-            qd++;
-        }
-        q[i + 1] = qd;
-    }
+    st = dec_divide(na, la, d, dn, q + 1);
+    if (st != NUMERIC_OK)
+        goto done;
     /* q[0] is the guard zero a rounding carries into. */
     if (round) {
         bool up = q[la] >= 5;
@@ -717,7 +796,6 @@ done:
     free(na);
     free(nb);
     free(q);
-    free(rem);
     return st;
 }
 
