@@ -413,6 +413,32 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
     return KEEL_OK;
 }
 
+static keel_status analyse_func(sql_session *s, const sql_scope *scope,
+                                const PgQuery__FuncCall *fc, sql_expr **out);
+
+/* An operator that is a function's call: x ^ y is power(x, y), |/ x
+ * sqrt(x), ||/ x cbrt(x), @ x abs(x), as in PostgreSQL's catalog. */
+static keel_status analyse_op_func(sql_session *s, const sql_scope *scope,
+                                   const PgQuery__AExpr *a, const char *fn,
+                                   sql_expr **out)
+{
+    PgQuery__FuncCall fc = PG_QUERY__FUNC_CALL__INIT;
+    PgQuery__String str = PG_QUERY__STRING__INIT;
+    PgQuery__Node name = PG_QUERY__NODE__INIT;
+    PgQuery__Node *names[1] = {&name};
+    PgQuery__Node *args[2] = {a->lexpr, a->rexpr};
+
+    str.sval = (char *)fn;
+    name.node_case = PG_QUERY__NODE__NODE_STRING;
+    name.string = &str;
+    fc.n_funcname = 1;
+    fc.funcname = names;
+    fc.n_args = a->lexpr != NULL ? 2 : 1;
+    fc.args = a->lexpr != NULL ? args : args + 1;
+    fc.location = a->location;
+    return analyse_func(s, scope, &fc, out);
+}
+
 static bool op_lookup(const char *name, sql_op *op)
 {
     static const struct {
@@ -800,6 +826,16 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
     case PG_QUERY__A__EXPR__KIND__AEXPR_OP_ANY:
         return analyse_any(s, scope, a, out);
     case PG_QUERY__A__EXPR__KIND__AEXPR_OP:
+        if ((strcmp(name, "^") == 0 && a->lexpr != NULL) ||
+            (a->lexpr == NULL &&
+             (strcmp(name, "|/") == 0 || strcmp(name, "||/") == 0 ||
+              strcmp(name, "@") == 0)))
+            return analyse_op_func(s, scope, a,
+                                   name[0] == '^'   ? "power"
+                                   : name[0] == '@' ? "abs"
+                                   : name[1] == '/' ? "sqrt"
+                                                    : "cbrt",
+                                   out);
         if (!op_lookup(name, &op))
             return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
                                "operator does not exist: %s", name);

@@ -20,3 +20,6 @@ SELECT power(0, -1);
 SELECT chr(0);
 SELECT make_date(2023, 2, 29);
 SELECT md5(1);
+-- operators that are functions
+SELECT 2 ^ 10, 2.5::float8 ^ 2, |/ 16, ||/ 27, @ -5, @ -2.5, 2 ^ -1, 2 ^ 3 ^ 2;
+SELECT (-8) ^ (1.0::float8 / 3);
