@@ -278,9 +278,14 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
             uint16_t from = pass == 0 ? nouter : 0;
             uint16_t to = pass == 0 ? (scope != NULL ? scope->ncols : 0) : nouter;
             for (uint16_t i = from; i < to; i++) {
+                bool hidden = false;
                 if (strcmp(scope->cols[i].name, col) != 0 ||
                     (table != NULL &&
                      strcmp(sql_scope_table_of(scope, i), table) != 0))
+                    continue;
+                for (uint16_t h = 0; table == NULL && h < scope->nhidden; h++)
+                    hidden = hidden || scope->hidden[h] == i;
+                if (hidden)
                     continue;
                 if (found >= 0)
                     return sql_fail_at(s, cr->location, KEEL_EINVAL, "42702",

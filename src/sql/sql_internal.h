@@ -843,6 +843,11 @@ typedef struct sql_scope {
      * left neighbours, a correlated subquery's outer row): a name is
      * looked for there only when no column of the query's own has it. */
     uint16_t nouter;
+    /* JOIN ... USING: the right side's columns merged into the left's,
+     * which an unqualified name or * does not see; and the merged
+     * columns, which * shows first (PostgreSQL's order). */
+    const uint16_t *hidden, *first;
+    uint16_t nhidden, nfirst;
 } sql_scope;
 
 /* The table (name or alias) column i of scope belongs to. */

@@ -573,8 +573,25 @@ keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
                 return sql_fail_at(s, cr->location, KEEL_ENOENT, "42P01",
                                    "missing FROM-clause entry for table \"%s\"",
                                    q);
-            for (uint16_t c = scope->nouter; c < scope->ncols; c++) {
+            for (uint16_t oi = 0;
+                 oi < scope->nfirst + scope->ncols - scope->nouter; oi++) {
+                /* unqualified: USING's merged columns first, then the
+                 * rest but those merged away */
+                uint16_t c = oi < scope->nfirst
+                                 ? scope->first[oi]
+                                 : (uint16_t)(scope->nouter + oi - scope->nfirst);
                 sql_expr *e;
+                bool skip = false;
+                if (q != NULL && oi < scope->nfirst)
+                    continue;
+                for (uint16_t h = 0; q == NULL && oi >= scope->nfirst &&
+                                     h < scope->nhidden + scope->nfirst;
+                     h++)
+                    skip = skip || (h < scope->nhidden
+                                        ? scope->hidden[h]
+                                        : scope->first[h - scope->nhidden]) == c;
+                if (skip)
+                    continue;
                 if (q != NULL && strcmp(sql_scope_table_of(scope, c), q) != 0)
                     continue;
                 e = sql_alloc(&s->arena, sizeof(*e));
@@ -1261,6 +1278,14 @@ typedef struct from_item {
 typedef struct from_list {
     from_item *items;
     uint16_t n, cap;
+    /* JOIN ... USING: (item, column) of each right column merged away,
+     * and of each merged left column, outermost join's first; resolved
+     * into the joined row's columns by from_scope_upto(). */
+    struct {
+        uint16_t item, col;
+    } hidden_at[64], first_at[64];
+    uint16_t nhidden, nfirst;
+    uint16_t *hidden, *first;
     keel_column_info *cols; /* every item's columns, side by side */
     const char **col_table;
     const char **tables;
@@ -1791,6 +1816,220 @@ static keel_status from_cte(sql_session *s, const from_ctx *ctx, from_item *it,
     return from_rows_columns(s, it, rv);
 }
 
+static PgQuery__Node *node_new(sql_session *s, PgQuery__Node__NodeCase c)
+{
+    PgQuery__Node *n = sql_alloc(&s->arena, sizeof(*n));
+
+    if (n != NULL) {
+        *n = (PgQuery__Node)PG_QUERY__NODE__INIT;
+        n->node_case = c;
+    }
+    return n;
+}
+
+static PgQuery__Node *string_node(sql_session *s, const char *v)
+{
+    PgQuery__Node *n = node_new(s, PG_QUERY__NODE__NODE_STRING);
+    PgQuery__String *str = sql_alloc(&s->arena, sizeof(*str));
+
+    if (n == NULL || str == NULL)
+        return NULL;
+    *str = (PgQuery__String)PG_QUERY__STRING__INIT;
+    str->sval = (char *)v;
+    n->string = str;
+    return n;
+}
+
+/* table.column as a parse tree's ColumnRef. */
+static PgQuery__Node *column_node(sql_session *s, const char *table,
+                                  const char *col)
+{
+    PgQuery__Node *n = node_new(s, PG_QUERY__NODE__NODE_COLUMN_REF);
+    PgQuery__ColumnRef *cr = sql_alloc(&s->arena, sizeof(*cr));
+    PgQuery__Node **fields = sql_alloc(&s->arena, 2 * sizeof(*fields));
+
+    if (n == NULL || cr == NULL || fields == NULL)
+        return NULL;
+    *cr = (PgQuery__ColumnRef)PG_QUERY__COLUMN_REF__INIT;
+    fields[0] = string_node(s, table);
+    fields[1] = string_node(s, col);
+    if (fields[0] == NULL || fields[1] == NULL)
+        return NULL;
+    cr->n_fields = 2;
+    cr->fields = fields;
+    cr->location = -1;
+    n->column_ref = cr;
+    return n;
+}
+
+/* The left item among [from, to) with a visible column named name:
+ * *item, *col; 0 found, 1 none, 2 more than one. */
+static int using_find(const from_list *f, uint16_t from, uint16_t to,
+                      const char *name, uint16_t *item, uint16_t *col)
+{
+    int found = 0;
+
+    for (uint16_t k = from; k < to; k++)
+        for (uint16_t c = 0; c < f->items[k].t.info.ncols; c++) {
+            bool hidden = false;
+            if (strcmp(f->items[k].t.cols[c].name, name) != 0)
+                continue;
+            for (uint16_t h = 0; h < f->nhidden; h++)
+                hidden = hidden || (f->hidden_at[h].item == k &&
+                                    f->hidden_at[h].col == c);
+            if (hidden)
+                continue;
+            if (found++ == 0) {
+                *item = k;
+                *col = c;
+            }
+        }
+    return found == 0 ? 1 : found == 1 ? 0 : 2;
+}
+
+/*
+ * JOIN ... USING (names) or NATURAL JOIN, once its right item (the last)
+ * is added after the left side's [lstart, lend): the condition
+ * left.name = right.name for each, the right's columns merged into the
+ * left's (hidden from unqualified names and *), and the merged ones
+ * shown first by *, as PostgreSQL does.
+ */
+static keel_status join_using(sql_session *s, from_list *f,
+                              const PgQuery__JoinExpr *j, uint16_t lstart,
+                              uint16_t lend)
+{
+    from_item *r = &f->items[f->n - 1];
+    const char *names[64];
+    uint16_t nn = 0, li[64], lc[64], rc_[64];
+    PgQuery__Node *cond = NULL;
+    PgQuery__Node **ands;
+
+    if (j->is_natural) {
+        /* the names both sides have, in the left side's order */
+        for (uint16_t k = lstart; k < lend; k++)
+            for (uint16_t c = 0; c < f->items[k].t.info.ncols && nn < 64; c++) {
+                const char *nm = f->items[k].t.cols[c].name;
+                uint16_t rk, rcol, li0, lc0;
+                bool dup = false;
+                if (using_find(f, (uint16_t)(f->n - 1), f->n, nm, &rk,
+                               &rcol) == 1 ||
+                    using_find(f, k, (uint16_t)(k + 1), nm, &li0, &lc0) != 0 ||
+                    lc0 != c)
+                    continue;
+                for (uint16_t i = 0; i < nn; i++)
+                    dup = dup || strcmp(names[i], nm) == 0;
+                if (!dup)
+                    names[nn++] = nm;
+            }
+    } else {
+        if (j->n_using_clause > 64)
+            return sql_unsupported(s, -1, "more than 64 USING columns");
+        for (size_t i = 0; i < j->n_using_clause; i++) {
+            const char *nm = sql_node_string(j->using_clause[i]);
+            if (nm == NULL)
+                return sql_unsupported(s, -1, "this USING column");
+            for (uint16_t k = 0; k < nn; k++)
+                if (strcmp(names[k], nm) == 0)
+                    return sql_fail(s, KEEL_EINVAL, "42701",
+                                    "column name \"%s\" appears more than "
+                                    "once in USING clause",
+                                    nm);
+            names[nn++] = nm;
+        }
+    }
+    if (f->nhidden + nn > 64 || f->nfirst + nn > 64)
+        return sql_unsupported(s, -1, "more than 64 USING columns");
+    for (uint16_t i = 0; i < nn; i++) {
+        uint16_t k = 0, col = 0, rk;
+        int lf = using_find(f, lstart, lend, names[i], &k, &col);
+        int rf = using_find(f, (uint16_t)(f->n - 1), f->n, names[i], &rk,
+                            &rc_[i]);
+        if (lf == 1 || rf == 1)
+            return sql_fail(s, KEEL_ENOENT, "42703",
+                            "column \"%s\" specified in USING clause does not "
+                            "exist in %s table",
+                            names[i], lf == 1 ? "left" : "right");
+        if (lf == 2 || rf == 2)
+            return sql_fail(s, KEEL_EINVAL, "42702",
+                            "common column name \"%s\" appears more than once "
+                            "in %s table",
+                            names[i], lf == 2 ? "left" : "right");
+        if (f->items[k].t.alias[0] == '\0' || r->t.alias[0] == '\0')
+            return sql_unsupported(s, -1, "USING over a parenthesized join");
+        li[i] = k;
+        lc[i] = col;
+    }
+    ands = sql_alloc(&s->arena, (nn + 1u) * sizeof(*ands));
+    if (ands == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t i = 0; i < nn; i++) {
+        PgQuery__Node *eq = node_new(s, PG_QUERY__NODE__NODE_A_EXPR);
+        PgQuery__AExpr *ae = sql_alloc(&s->arena, sizeof(*ae));
+        PgQuery__Node **op = sql_alloc(&s->arena, sizeof(*op));
+        if (eq == NULL || ae == NULL || op == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        *ae = (PgQuery__AExpr)PG_QUERY__A__EXPR__INIT;
+        ae->kind = PG_QUERY__A__EXPR__KIND__AEXPR_OP;
+        op[0] = string_node(s, "=");
+        ae->n_name = 1;
+        ae->name = op;
+        ae->lexpr = column_node(s, f->items[li[i]].t.alias, names[i]);
+        ae->rexpr = column_node(s, r->t.alias, names[i]);
+        ae->location = -1;
+        if (op[0] == NULL || ae->lexpr == NULL || ae->rexpr == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        eq->a_expr = ae;
+        ands[i] = eq;
+    }
+    if (nn == 1) {
+        cond = ands[0];
+    } else if (nn > 1) {
+        PgQuery__BoolExpr *be = sql_alloc(&s->arena, sizeof(*be));
+        cond = node_new(s, PG_QUERY__NODE__NODE_BOOL_EXPR);
+        if (be == NULL || cond == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        *be = (PgQuery__BoolExpr)PG_QUERY__BOOL_EXPR__INIT;
+        be->boolop = PG_QUERY__BOOL_EXPR_TYPE__AND_EXPR;
+        be->n_args = nn;
+        be->args = ands;
+        be->location = -1;
+        cond->bool_expr = be;
+    }
+    r->on = cond;
+    /* this join's merged columns before those of the joins inside it
+     * (a column merged twice shows once) */
+    {
+        uint16_t w = 0, nf = 0;
+        struct {
+            uint16_t item, col;
+        } order[128];
+        for (uint16_t i = 0; i < nn; i++) {
+            order[nf].item = li[i];
+            order[nf++].col = lc[i];
+        }
+        for (uint16_t i = 0; i < f->nfirst; i++) {
+            bool dup = false;
+            for (uint16_t k = 0; k < nn; k++)
+                dup = dup || (li[k] == f->first_at[i].item &&
+                              lc[k] == f->first_at[i].col);
+            if (!dup) {
+                order[nf].item = f->first_at[i].item;
+                order[nf++].col = f->first_at[i].col;
+            }
+        }
+        for (; w < nf && w < 64; w++) {
+            f->first_at[w].item = order[w].item;
+            f->first_at[w].col = order[w].col;
+        }
+        f->nfirst = w;
+    }
+    for (uint16_t i = 0; i < nn; i++) {
+        f->hidden_at[f->nhidden].item = (uint16_t)(f->n - 1);
+        f->hidden_at[f->nhidden++].col = rc_[i];
+    }
+    return KEEL_OK;
+}
+
 /* Adds a FROM item: a table or view, a subquery, or a join (its left
  * side's items, then its right side: an item, or a parenthesized join
  * read as a subquery). */
@@ -1804,8 +2043,7 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
 
     if (n->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR) {
         const PgQuery__JoinExpr *j = n->join_expr;
-        if (j->is_natural || j->n_using_clause > 0)
-            return sql_unsupported(s, -1, "NATURAL and USING joins");
+        uint16_t lstart = f->n;
         if (j->jointype != PG_QUERY__JOIN_TYPE__JOIN_INNER &&
             j->jointype != PG_QUERY__JOIN_TYPE__JOIN_LEFT)
             return sql_unsupported(s, -1, "RIGHT and FULL joins");
@@ -1833,6 +2071,17 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
         rc = from_add(s, f, ctx, j->larg, false, NULL);
         if (rc != KEEL_OK)
             return rc;
+        if (j->is_natural || j->n_using_clause > 0) {
+            uint16_t lend = f->n;
+            if (j->rarg->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR)
+                return sql_unsupported(s, -1,
+                                       "USING with a join on its right");
+            rc = from_add(s, f, ctx, j->rarg,
+                          j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT, NULL);
+            if (rc == KEEL_OK)
+                rc = join_using(s, f, j, lstart, lend);
+            return rc;
+        }
         return from_add(s, f, ctx, j->rarg,
                         j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT, j->quals);
     }
@@ -2086,6 +2335,24 @@ static keel_status from_scope_upto(sql_session *s, from_list *f, uint16_t upto,
                       .cols = f->cols, .ncols = total,
                       .col_table = f->col_table, .tables = f->tables,
                       .ntables = ntab, .types = f->types, .nouter = nouter};
+    if (f->nhidden > 0 || f->nfirst > 0) {
+        f->hidden = sql_alloc(&s->arena, (f->nhidden + 1u) * sizeof(uint16_t));
+        f->first = sql_alloc(&s->arena, (f->nfirst + 1u) * sizeof(uint16_t));
+        if (f->hidden == NULL || f->first == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t h = 0; h < f->nhidden; h++)
+            if (f->hidden_at[h].item < upto)
+                f->hidden[sc->nhidden++] =
+                    (uint16_t)(f->items[f->hidden_at[h].item].off +
+                               f->hidden_at[h].col);
+        for (uint16_t h = 0; h < f->nfirst; h++)
+            if (f->first_at[h].item < upto)
+                f->first[sc->nfirst++] =
+                    (uint16_t)(f->items[f->first_at[h].item].off +
+                               f->first_at[h].col);
+        sc->hidden = f->hidden;
+        sc->first = f->first;
+    }
     return KEEL_OK;
 }
 
@@ -2372,11 +2639,19 @@ static keel_status sort_item(sql_session *s, const PgQuery__Node *n,
     if (n->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
         n->column_ref->n_fields == 1) {
         const char *name = sql_node_string(n->column_ref->fields[0]);
-        for (uint16_t j = 0; name != NULL && j < o->nt; j++)
-            if (strcmp(o->tl[j].name, name) == 0) {
+        for (uint16_t j = 0; name != NULL && j < o->nt; j++) {
+            if (strcmp(o->tl[j].name, name) != 0)
+                continue;
+            /* two output columns of the name computing different things */
+            if (*out != NULL && !sql_expr_same(*out, o->tl[j].expr))
+                return sql_fail_at(s, n->column_ref->location, KEEL_EINVAL,
+                                   "42702", "%s \"%s\" is ambiguous", what,
+                                   name);
+            if (*out == NULL)
                 *out = o->tl[j].expr;
-                return KEEL_OK;
-            }
+        }
+        if (*out != NULL)
+            return KEEL_OK;
     }
     if (o->distinct && o->ndistinct_on == 0)
         return sql_fail_at(s, location, KEEL_EINVAL, "42P10",
