@@ -672,6 +672,18 @@ typedef struct sql_agg {
     uint16_t norder, order_off;
 } sql_agg;
 
+/* A WITH clause's queries brought into scope (sql_with_push()) for a
+ * statement, and taken out after it (sql_with_pop(), whether the push
+ * failed or not): what they covered, kept meanwhile. */
+typedef struct sql_with_saved {
+    uint16_t base, limit;
+    const PgQuery__CommonTableExpr *hidden[SQL_MAX_CTES];
+    struct sql_cte_state hidden_state[SQL_MAX_CTES];
+} sql_with_saved;
+keel_status sql_with_push(sql_session *s, const PgQuery__WithClause *w,
+                          sql_with_saved *sv);
+void sql_with_pop(sql_session *s, const sql_with_saved *sv);
+
 /* Whether two analysed expressions compute the same (a subquery never
  * does). */
 bool sql_expr_same(const struct sql_expr *a, const struct sql_expr *b);

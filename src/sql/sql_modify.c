@@ -1014,8 +1014,17 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
     uint64_t n = 0;
     keel_status rc;
 
-    if (st->with_clause != NULL)
-        return sql_unsupported(s, -1, "WITH");
+    if (st->with_clause != NULL) {
+        /* WITH ... INSERT: its queries in scope for the INSERT's */
+        PgQuery__InsertStmt inner = *st;
+        sql_with_saved sv;
+        inner.with_clause = NULL;
+        rc = sql_with_push(s, st->with_clause, &sv);
+        if (rc == KEEL_OK)
+            rc = sql_exec_insert(s, &inner);
+        sql_with_pop(s, &sv);
+        return rc;
+    }
     if (st->select_stmt != NULL &&
         st->select_stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
         return sql_unsupported(s, -1, "INSERT from this kind of query");
@@ -1428,8 +1437,17 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     write_next next;
     keel_status rc;
 
-    if (st->with_clause != NULL)
-        return sql_unsupported(s, -1, "WITH");
+    if (st->with_clause != NULL) {
+        /* WITH ... UPDATE: its queries in scope for the statement's */
+        PgQuery__UpdateStmt inner = *st;
+        sql_with_saved sv;
+        inner.with_clause = NULL;
+        rc = sql_with_push(s, st->with_clause, &sv);
+        if (rc == KEEL_OK)
+            rc = sql_exec_update(s, &inner);
+        sql_with_pop(s, &sv);
+        return rc;
+    }
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
@@ -1456,6 +1474,14 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     if (rc != KEEL_OK)
         return rc;
     rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK && sql_expr_reads_engine(where) && t.info.npkey > 0)
+        /* A WHERE that reads tables (a subquery) cannot run while the
+         * table's scan is open: its rows are found first, as UPDATE ...
+         * FROM finds them, then changed by primary key. */
+        return join_modify(s, &t, true, st->relation, NULL, 0,
+                           st->where_clause, st->target_list,
+                           st->n_target_list, defs, &ret, st->returning_list,
+                           st->n_returning_list);
     if (rc == KEEL_OK)
         rc = sql_returning_begin(s, &t, st->returning_list,
                                  st->n_returning_list, &ret);
@@ -1537,8 +1563,17 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     write_next next;
     keel_status rc;
 
-    if (st->with_clause != NULL)
-        return sql_unsupported(s, -1, "WITH");
+    if (st->with_clause != NULL) {
+        /* WITH ... DELETE: its queries in scope for the statement's */
+        PgQuery__DeleteStmt inner = *st;
+        sql_with_saved sv;
+        inner.with_clause = NULL;
+        rc = sql_with_push(s, st->with_clause, &sv);
+        if (rc == KEEL_OK)
+            rc = sql_exec_delete(s, &inner);
+        sql_with_pop(s, &sv);
+        return rc;
+    }
     rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK)
         return rc;
@@ -1553,6 +1588,11 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     if (kk == NULL || erow == NULL || ekv == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     rc = where_analyse(s, &scope, st->where_clause, &where);
+    if (rc == KEEL_OK && sql_expr_reads_engine(where) && t.info.npkey > 0)
+        /* as UPDATE's: the rows found first, then deleted by key */
+        return join_modify(s, &t, false, st->relation, NULL, 0,
+                           st->where_clause, NULL, 0, NULL, &ret,
+                           st->returning_list, st->n_returning_list);
     if (rc == KEEL_OK)
         rc = sql_returning_begin(s, &t, st->returning_list,
                                  st->n_returning_list, &ret);

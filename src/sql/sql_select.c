@@ -3611,24 +3611,20 @@ static keel_status values_rows(sql_session *s, const PgQuery__SelectStmt *st,
  * RECURSIVE each sees them all, itself included (cte_iterate()).  Not
  * yet: INSERT, UPDATE or DELETE in WITH.
  */
-static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
-                                const sql_scope *outer,
-                                const sql_value *outer_row, bool describe,
-                                sql_rowset *into)
+keel_status sql_with_push(sql_session *s, const PgQuery__WithClause *w,
+                          sql_with_saved *sv)
 {
-    const PgQuery__WithClause *w = st->with_clause;
-    uint16_t base = s->nctes, limit = s->cte_limit, first;
-    const PgQuery__CommonTableExpr *hidden[SQL_MAX_CTES];
-    struct sql_cte_state hidden_state[SQL_MAX_CTES];
+    uint16_t first;
     keel_status rc = KEEL_OK;
 
-    if (w == NULL)
-        return select_body(s, st, outer, outer_row, describe, into);
+    sv->base = s->nctes;
+    sv->limit = s->cte_limit;
     /* Inner WITHs go after the ones in scope, over those not in scope
      * here (a WITH query's later siblings), which come back after. */
-    memcpy(hidden, s->ctes + limit, (size_t)(base - limit) * sizeof(*hidden));
-    memcpy(hidden_state, s->cte_state + limit,
-           (size_t)(base - limit) * sizeof(*hidden_state));
+    memcpy(sv->hidden, s->ctes + sv->limit,
+           (size_t)(sv->base - sv->limit) * sizeof(*sv->hidden));
+    memcpy(sv->hidden_state, s->cte_state + sv->limit,
+           (size_t)(sv->base - sv->limit) * sizeof(*sv->hidden_state));
     s->nctes = s->cte_limit;
     first = s->nctes;
     for (size_t i = 0; rc == KEEL_OK && i < w->n_ctes; i++) {
@@ -3660,15 +3656,35 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
     }
     for (uint16_t k = first; k < s->nctes; k++)
         s->cte_state[k].end = s->nctes;
-    if (rc == KEEL_OK) {
+    if (rc == KEEL_OK)
         s->cte_limit = s->nctes;
+    return rc;
+}
+
+void sql_with_pop(sql_session *s, const sql_with_saved *sv)
+{
+    memcpy(s->ctes + sv->limit, sv->hidden,
+           (size_t)(sv->base - sv->limit) * sizeof(*sv->hidden));
+    memcpy(s->cte_state + sv->limit, sv->hidden_state,
+           (size_t)(sv->base - sv->limit) * sizeof(*sv->hidden_state));
+    s->nctes = sv->base;
+    s->cte_limit = sv->limit;
+}
+
+static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
+                                const sql_scope *outer,
+                                const sql_value *outer_row, bool describe,
+                                sql_rowset *into)
+{
+    sql_with_saved sv;
+    keel_status rc;
+
+    if (st->with_clause == NULL)
+        return select_body(s, st, outer, outer_row, describe, into);
+    rc = sql_with_push(s, st->with_clause, &sv);
+    if (rc == KEEL_OK)
         rc = select_body(s, st, outer, outer_row, describe, into);
-    }
-    memcpy(s->ctes + limit, hidden, (size_t)(base - limit) * sizeof(*hidden));
-    memcpy(s->cte_state + limit, hidden_state,
-           (size_t)(base - limit) * sizeof(*hidden_state));
-    s->nctes = base;
-    s->cte_limit = limit;
+    sql_with_pop(s, &sv);
     return rc;
 }
 

@@ -1,0 +1,18 @@
+-- WITH before INSERT, UPDATE and DELETE
+CREATE TABLE wd (id int PRIMARY KEY, v int);
+INSERT INTO wd VALUES (1, 10), (2, 20), (3, 30);
+WITH src(id, v) AS (VALUES (4, 40), (5, 50)) INSERT INTO wd SELECT * FROM src;
+WITH big AS (SELECT id FROM wd WHERE v >= 30) UPDATE wd SET v = v + 1 WHERE id IN (SELECT id FROM big);
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2) DELETE FROM wd WHERE id IN (SELECT n FROM r) RETURNING id;
+SELECT * FROM wd ORDER BY id;
+WITH m AS (SELECT max(v) AS mv FROM wd) UPDATE wd SET v = m.mv FROM m WHERE wd.id = 3;
+SELECT * FROM wd ORDER BY id;
+-- UPDATE and DELETE whose WHERE has a subquery
+CREATE TABLE wd2 (id int PRIMARY KEY, keep boolean);
+INSERT INTO wd2 VALUES (3, true), (4, false);
+UPDATE wd SET v = -v WHERE id IN (SELECT id FROM wd2 WHERE keep) RETURNING *;
+DELETE FROM wd WHERE EXISTS (SELECT 1 FROM wd2 WHERE wd2.id = wd.id AND NOT keep) RETURNING id;
+DELETE FROM wd WHERE v > (SELECT avg(v) FROM wd);
+SELECT * FROM wd ORDER BY id;
+DROP TABLE wd2;
+DROP TABLE wd;
