@@ -1226,7 +1226,8 @@ static keel_status join_rows(sql_session *s, PgQuery__RangeVar *rv,
     if (rc != KEEL_OK)
         return rc;
     from[0] = rvn;
-    memcpy(from + 1, items, nitems * sizeof(*from));
+    if (nitems > 0)
+        memcpy(from + 1, items, nitems * sizeof(*from));
     sel = (PgQuery__SelectStmt *)star; /* the arena's, built just now */
     sel->n_from_clause = nitems + 1;
     sel->from_clause = from;
