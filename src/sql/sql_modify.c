@@ -261,27 +261,46 @@ static keel_status set_analyse(sql_session *s, const sql_table *t,
     memset(set, 0, (t->info.ncols + 1u) * sizeof(*set));
     for (size_t i = 0; i < n; i++) {
         const PgQuery__ResTarget *rt = targets[i]->res_target;
+        const PgQuery__Node *val = rt->val;
         uint16_t c;
         if (rt->n_indirection > 0)
             return sql_unsupported(s, rt->location,
                                    "assignment to a part of a column");
-        if (rt->val != NULL &&
-            rt->val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF)
-            return sql_unsupported(s, rt->location, "SET (a, b) = ...");
+        if (val != NULL &&
+            val->node_case == PG_QUERY__NODE__NODE_MULTI_ASSIGN_REF) {
+            /* SET (a, b) = (x, y): a's value is the row's first */
+            const PgQuery__MultiAssignRef *m = val->multi_assign_ref;
+            const PgQuery__Node *src = m->source;
+            if (src != NULL && src->node_case == PG_QUERY__NODE__NODE_ROW_EXPR) {
+                if (src->row_expr->n_args != (size_t)m->ncolumns)
+                    return sql_fail_at(s, src->row_expr->location, KEEL_EINVAL,
+                                       "42601",
+                                       "number of columns does not match "
+                                       "number of values");
+                val = src->row_expr->args[m->colno - 1];
+            } else if (src != NULL &&
+                       src->node_case != PG_QUERY__NODE__NODE_SUB_LINK &&
+                       m->ncolumns == 1) {
+                val = src;
+            } else {
+                return sql_unsupported(s, rt->location,
+                                       "SET (a, b) = (SELECT ...)");
+            }
+        }
         rc = column_index(s, t, rt->name, rt->location, &c);
         if (rc != KEEL_OK)
             return rc;
         if (set[c] != NULL)
-            return sql_fail_at(s, rt->location, KEEL_EINVAL, "42601",
-                               "multiple assignments to same column \"%s\"",
-                               rt->name);
-        if (rt->val != NULL &&
-            rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT &&
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "multiple assignments to same column \"%s\"",
+                            rt->name);
+        if (val != NULL &&
+            val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT &&
             sql_default_has(defs, c)) {
             /* Its expression, evaluated for every row. */
             rc = sql_default_expr(s, defs, c, &set[c]);
-        } else if (rt->val != NULL &&
-                   rt->val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
+        } else if (val != NULL &&
+                   val->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
             sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
             if (e == NULL)
                 return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
@@ -294,7 +313,7 @@ static keel_status set_analyse(sql_session *s, const sql_table *t,
             rc = KEEL_OK;
         } else {
             s->clause = "UPDATE";
-            rc = sql_expr_prepare_for(s, scope, rt->val,
+            rc = sql_expr_prepare_for(s, scope, val,
                                       sql_type_of_keel(t->cols[c].type),
                                       &set[c]);
             s->clause = NULL;

@@ -1,0 +1,1 @@
+UPDATE t SET (b, c) = (b || 'x', c * 2), a = a WHERE a IN (SELECT a FROM t WHERE a < 3) RETURNING *
