@@ -281,6 +281,28 @@ static keel_status default_check(sql_session *s, const keel_column *c,
     return rc;
 }
 
+/* IF NOT EXISTS: *exists when rv names a relation already, which is
+ * then reported as PostgreSQL reports it (a NOTICE, the command's tag). */
+static keel_status exists_skip(sql_session *s, const char *schema,
+                               const PgQuery__RangeVar *rv, const char *tag,
+                               bool *exists)
+{
+    char msg[160];
+    keel_status rc = keel_relation_exists(
+        s->ks, schema != NULL ? schema : "public", rv->relname, exists);
+
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    if (!*exists)
+        return KEEL_OK;
+    snprintf(msg, sizeof(msg), "relation \"%s\" already exists, skipping",
+             rv->relname);
+    if (s->sink->notice != NULL &&
+        s->sink->notice(s->sink->ctx, "NOTICE", "42P07", msg) != 0)
+        return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    return sql_complete(s, "%s", tag);
+}
+
 keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
 {
     const PgQuery__RangeVar *rv = st->relation;
@@ -435,19 +457,9 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
         }
     }
     if (st->if_not_exists) {
-        rc = keel_relation_exists(s->ks, schema != NULL ? schema : "public",
-                                  rv->relname, &exists);
-        if (rc != KEEL_OK)
-            return sql_fail_engine(s, rc);
-        if (exists) {
-            char msg[160];
-            snprintf(msg, sizeof(msg),
-                     "relation \"%s\" already exists, skipping", rv->relname);
-            if (s->sink->notice != NULL &&
-                s->sink->notice(s->sink->ctx, "NOTICE", "42P07", msg) != 0)
-                return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-            return sql_complete(s, "CREATE TABLE");
-        }
+        rc = exists_skip(s, schema, rv, "CREATE TABLE", &exists);
+        if (rc != KEEL_OK || exists)
+            return rc;
     }
     {
         /* A view's name is a relation's in PostgreSQL's one namespace. */
@@ -1045,19 +1057,9 @@ keel_status sql_exec_create_table_as(sql_session *s,
                  : NULL;
     if (st->if_not_exists) {
         bool exists = false;
-        rc = keel_relation_exists(s->ks, schema != NULL ? schema : "public",
-                                  rv->relname, &exists);
-        if (rc != KEEL_OK)
-            return sql_fail_engine(s, rc);
-        if (exists) {
-            char msg[160];
-            snprintf(msg, sizeof(msg),
-                     "relation \"%s\" already exists, skipping", rv->relname);
-            if (s->sink->notice != NULL &&
-                s->sink->notice(s->sink->ctx, "NOTICE", "42P07", msg) != 0)
-                return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-            return sql_complete(s, "CREATE TABLE AS");
-        }
+        rc = exists_skip(s, schema, rv, "CREATE TABLE AS", &exists);
+        if (rc != KEEL_OK || exists)
+            return rc;
     }
     /* The query's columns, from its analysis alone. */
     memset(&rs, 0, sizeof(rs));
