@@ -104,6 +104,22 @@ static bool is_regcast(const sql_expr *e)
                                         e->u.func == SQL_FUNC_REGNAMESPACE);
 }
 
+/* 42883 for operator name between types tl and tr, with PostgreSQL's
+ * hint. */
+static keel_status no_operator(sql_session *s, int32_t location, uint32_t tl,
+                               const char *name, uint32_t tr)
+{
+    keel_status rc = sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                                 "operator does not exist: %s %s %s",
+                                 sql_type_name(tl), name, sql_type_name(tr));
+
+    if (s->err != NULL)
+        snprintf(s->err->hint, sizeof(s->err->hint),
+                 "No operator matches the given name and argument types. "
+                 "You might need to add explicit type casts.");
+    return rc;
+}
+
 static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
                          const char *opname, int32_t location, uint32_t *out)
 {
@@ -151,9 +167,7 @@ static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
     else if (ta == tb)
         t = ta;
     else
-        return sql_fail_at(s, location, KEEL_ETYPE, "42883",
-                           "operator does not exist: %s %s %s",
-                           sql_type_name(ta), opname, sql_type_name(tb));
+        return no_operator(s, location, ta, opname, tb);
     /* Strings compare as they are: no cast between string types. */
     if (!(sql_type_is_string(t) && sql_type_is_string((*a)->type) &&
           (*a)->type != SQL_TYPE_UNKNOWN)) {
@@ -348,10 +362,7 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
     if (op >= SQL_OP_REGEX) {
         /* text ~ pattern: both strings, compared as text. */
         if (!sql_type_is_string(l->type) || !sql_type_is_string(r->type))
-            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
-                               "operator does not exist: %s %s %s",
-                               sql_type_name(l->type), name,
-                               sql_type_name(r->type));
+            return no_operator(s, location, l->type, name, r->type);
         rc = coerce(s, &l, SQL_TYPE_TEXT, false);
         if (rc == KEEL_OK)
             rc = coerce(s, &r, SQL_TYPE_TEXT, false);
@@ -393,10 +404,7 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         return rc;
     if (op <= SQL_OP_MOD) {
         if (!sql_type_is_number(t))
-            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
-                               "operator does not exist: %s %s %s",
-                               sql_type_name(l->type), name,
-                               sql_type_name(r->type));
+            return no_operator(s, location, l->type, name, r->type);
         if (op == SQL_OP_MOD && t == SQL_TYPE_FLOAT8)
             return sql_fail_at(s, location, KEEL_ETYPE, "42883",
                                "operator does not exist: double precision %% "
@@ -777,16 +785,8 @@ static keel_status analyse_datetime_arith(sql_session *s, sql_op op,
              (op == SQL_OP_MUL || op == SQL_OP_DIV) &&
              tl != SQL_TYPE_NUMERIC && tr != SQL_TYPE_NUMERIC)
         t = SQL_TYPE_INTERVAL;
-    if (t == 0) {
-        rc = sql_fail_at(s, location, KEEL_ETYPE, "42883",
-                         "operator does not exist: %s %s %s",
-                         sql_type_name(tl), name, sql_type_name(tr));
-        if (s->err != NULL)
-            snprintf(s->err->hint, sizeof(s->err->hint),
-                     "No operator matches the given name and argument types. "
-                     "You might need to add explicit type casts.");
-        return rc;
-    }
+    if (t == 0)
+        return no_operator(s, location, tl, name, tr);
     e = expr_new(s, SQL_EXPR_OP, t, location, 2);
     if (e == NULL)
         return nomem(s);
@@ -817,6 +817,34 @@ static keel_status analyse_nullif(sql_session *s, const sql_scope *scope,
     return rc;
 }
 
+/* LIKE, ILIKE and their operators (~~, ~~*, and !~~, !~~* for NOT),
+ * named name: text against a pattern. */
+static keel_status analyse_like(sql_session *s, const sql_scope *scope,
+                                const PgQuery__AExpr *a, const char *name,
+                                sql_expr **out)
+{
+    sql_expr *l = NULL, *r = NULL, *e;
+    keel_status rc = sql_expr_analyse(s, scope, a->lexpr, &l);
+
+    if (rc == KEEL_OK)
+        rc = sql_expr_analyse(s, scope, a->rexpr, &r);
+    if (rc == KEEL_OK && !sql_type_is_string(l->type))
+        rc = no_operator(s, a->location, l->type, name, r->type);
+    if (rc == KEEL_OK)
+        rc = coerce(s, &r, SQL_TYPE_TEXT, false);
+    if (rc != KEEL_OK)
+        return rc;
+    e = expr_new(s, SQL_EXPR_LIKE, SQL_TYPE_BOOL, a->location, 2);
+    if (e == NULL)
+        return nomem(s);
+    e->u.negate = name[0] == '!';
+    e->icase = name[strlen(name) - 1] == '*';
+    e->args[0] = l;
+    e->args[1] = r;
+    *out = e;
+    return KEEL_OK;
+}
+
 static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
                                  const PgQuery__AExpr *a, sql_expr **out)
 {
@@ -841,6 +869,10 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
                                    : name[1] == '/' ? "sqrt"
                                                     : "cbrt",
                                    out);
+        if (a->lexpr != NULL &&
+            (strcmp(name, "~~") == 0 || strcmp(name, "!~~") == 0 ||
+             strcmp(name, "~~*") == 0 || strcmp(name, "!~~*") == 0))
+            return analyse_like(s, scope, a, name, out);
         if (!op_lookup(name, &op))
             return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
                                "operator does not exist: %s", name);
@@ -901,29 +933,26 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
         *out = e;
         return KEEL_OK;
     }
-    case PG_QUERY__A__EXPR__KIND__AEXPR_LIKE:
-    case PG_QUERY__A__EXPR__KIND__AEXPR_ILIKE:
-        if (a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_ILIKE)
-            return sql_unsupported(s, a->location, "ILIKE");
+    case PG_QUERY__A__EXPR__KIND__AEXPR_DISTINCT:
+    case PG_QUERY__A__EXPR__KIND__AEXPR_NOT_DISTINCT:
+        /* typed as = would type them */
         rc = sql_expr_analyse(s, scope, a->lexpr, &l);
         if (rc == KEEL_OK)
             rc = sql_expr_analyse(s, scope, a->rexpr, &r);
-        if (rc == KEEL_OK && !sql_type_is_string(l->type))
-            rc = sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
-                             "operator does not exist: %s ~~ %s",
-                             sql_type_name(l->type), sql_type_name(r->type));
         if (rc == KEEL_OK)
-            rc = coerce(s, &r, SQL_TYPE_TEXT, false);
+            rc = analyse_binary(s, SQL_OP_EQ, "=", l, r, a->location, &e);
         if (rc != KEEL_OK)
             return rc;
-        e = expr_new(s, SQL_EXPR_LIKE, SQL_TYPE_BOOL, a->location, 2);
-        if (e == NULL)
-            return nomem(s);
-        e->u.negate = strcmp(name, "!~~") == 0;
-        e->args[0] = l;
-        e->args[1] = r;
+        if (e->kind != SQL_EXPR_OP || e->u.op != SQL_OP_EQ)
+            return sql_unsupported(s, a->location, "IS DISTINCT FROM of these "
+                                                   "types");
+        e->kind = SQL_EXPR_DISTINCT;
+        e->u.negate = a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NOT_DISTINCT;
         *out = e;
         return KEEL_OK;
+    case PG_QUERY__A__EXPR__KIND__AEXPR_LIKE:
+    case PG_QUERY__A__EXPR__KIND__AEXPR_ILIKE:
+        return analyse_like(s, scope, a, name, out);
     case PG_QUERY__A__EXPR__KIND__AEXPR_BETWEEN:
     case PG_QUERY__A__EXPR__KIND__AEXPR_NOT_BETWEEN: {
         const PgQuery__List *list;
@@ -2384,13 +2413,20 @@ static keel_status eval_arith(sql_session *s, const sql_expr *e,
 }
 
 /* LIKE: % any run, _ any one character, \ escapes (UTF-8 aware). */
-static bool like_match(const char *t, uint32_t tl, const char *p, uint32_t pl)
+/* c, an ASCII capital made small when fold (ILIKE's case, as lower()'s) */
+static inline char like_fold(char c, bool fold)
+{
+    return fold && c >= 'A' && c <= 'Z' ? (char)(c + ('a' - 'A')) : c;
+}
+
+static bool like_match(const char *t, uint32_t tl, const char *p, uint32_t pl,
+                       bool fold)
 {
     uint32_t ti = 0, pi = 0, star_p = UINT32_MAX, star_t = 0;
 
     while (ti < tl) {
         if (pi < pl && p[pi] == '\\' && pi + 1 < pl) {
-            if (p[pi + 1] == t[ti]) {
+            if (like_fold(p[pi + 1], fold) == like_fold(t[ti], fold)) {
                 pi += 2;
                 ti++;
                 continue;
@@ -2406,7 +2442,8 @@ static bool like_match(const char *t, uint32_t tl, const char *p, uint32_t pl)
             star_p = ++pi;
             star_t = ti;
             continue;
-        } else if (pi < pl && p[pi] == t[ti]) {
+        } else if (pi < pl &&
+                   like_fold(p[pi], fold) == like_fold(t[ti], fold)) {
             pi++;
             ti++;
             continue;
@@ -2841,7 +2878,7 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
             rc = sql_catalog_nspname(s, oid, &v);
         else if (e->u.func == SQL_FUNC_REGTYPE)
             v = strcmp(sql_type_name(oid), "?") != 0
-                    ? type_format(s, oid, false, -1)
+                    ? type_format(s, oid, true, -1)
                     : NULL;
         else
             rc = sql_catalog_indexdef(
@@ -3458,8 +3495,21 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
         out->type = SQL_TYPE_BOOL;
         out->isnull = a.isnull || b.isnull;
         if (!out->isnull)
-            out->v.b = like_match(a.v.s.p, a.v.s.len, b.v.s.p, b.v.s.len) !=
-                       e->u.negate;
+            out->v.b = like_match(a.v.s.p, a.v.s.len, b.v.s.p, b.v.s.len,
+                                  e->icase) != e->u.negate;
+        return KEEL_OK;
+    case SQL_EXPR_DISTINCT:
+        /* = over non-nulls; two nulls are not distinct, one is */
+        rc = sql_expr_eval(s, e->args[0], row, &a);
+        if (rc == KEEL_OK)
+            rc = sql_expr_eval(s, e->args[1], row, &b);
+        if (rc != KEEL_OK)
+            return rc;
+        out->type = SQL_TYPE_BOOL;
+        out->isnull = false;
+        out->v.b = a.isnull || b.isnull ? a.isnull != b.isnull
+                                        : sql_value_compare(&a, &b) != 0;
+        out->v.b = out->v.b != e->u.negate;
         return KEEL_OK;
     case SQL_EXPR_CASE: {
         uint16_t base = e->u.has_arg ? 1 : 0;

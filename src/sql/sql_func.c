@@ -50,6 +50,7 @@ static const struct {
     {"to_timestamp", SQL_FUNC_TO_TIMESTAMP, 1, 1},
     {"make_date", SQL_FUNC_MAKE_DATE, 3, 3},
     {"age", SQL_FUNC_AGE, 1, 2},
+    {"pg_typeof", SQL_FUNC_REGTYPE, 1, 1},
 };
 
 static keel_status nomem(sql_session *s)
@@ -185,6 +186,21 @@ keel_status sql_func_more(sql_session *s, const sql_scope *scope,
         ok = arg_to(s, e, 0, SQL_TYPE_FLOAT8, &rc);
         e->type = SQL_TYPE_TIMESTAMPTZ;
         break;
+    case SQL_FUNC_REGTYPE: {
+        /* pg_typeof(x): x's type, known here, as its name (::regtype) */
+        sql_expr *t = sql_alloc(&s->arena, sizeof(*t));
+        if (t == NULL)
+            return nomem(s);
+        memset(t, 0, sizeof(*t));
+        t->kind = SQL_EXPR_CONST;
+        t->type = SQL_TYPE_OID;
+        t->location = e->args[0]->location;
+        t->u.value.type = SQL_TYPE_OID;
+        t->u.value.v.i = e->args[0]->type;
+        e->args[0] = t;
+        e->type = SQL_TYPE_TEXT;
+        break;
+    }
     case SQL_FUNC_MAKE_DATE:
         for (uint16_t i = 0; ok && i < 3; i++)
             ok = arg_to(s, e, i, SQL_TYPE_INT4, &rc);

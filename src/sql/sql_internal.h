@@ -482,6 +482,7 @@ typedef enum sql_expr_kind {
     SQL_EXPR_ANY,   /* args[0] = ANY (args[1], an array) */
     SQL_EXPR_SUBLINK, /* a subquery: u.sublink says what of its rows */
     SQL_EXPR_WINDOW,  /* window function u.column's value for the row */
+    SQL_EXPR_DISTINCT, /* args[0] IS DISTINCT FROM args[1] (u.negate: NOT) */
 } sql_expr_kind;
 
 /* What a subquery in an expression gives. */
@@ -637,6 +638,7 @@ typedef struct sql_expr {
     } u;
     uint16_t nargs;
     bool has_else; /* CASE */
+    bool icase;    /* LIKE: ILIKE, ASCII letters matched in either case */
     struct sql_expr **args;
     /* SUBLINK: the subquery, and the scope of the query around it, whose
      * row it is run for; its rows' type (IN: what both are compared as). */

@@ -23,3 +23,11 @@ SELECT md5(1);
 -- operators that are functions
 SELECT 2 ^ 10, 2.5::float8 ^ 2, |/ 16, ||/ 27, @ -5, @ -2.5, 2 ^ -1, 2 ^ 3 ^ 2;
 SELECT (-8) ^ (1.0::float8 / 3);
+-- pg_typeof()
+SELECT pg_typeof(1), pg_typeof(1::bigint), pg_typeof(1.5), pg_typeof('a'),
+  pg_typeof('a'::text), pg_typeof(NULL), pg_typeof(NULL::int);
+SELECT pg_typeof(now()), pg_typeof(current_date), pg_typeof(true),
+  pg_typeof(1::smallint), pg_typeof(1e0), pg_typeof('x'::varchar(3)),
+  pg_typeof('x'::char(2)), pg_typeof(interval '1 day');
+SELECT pg_typeof(count(*)), pg_typeof(sum(1)), pg_typeof(avg(1));
+SELECT pg_typeof(x) FROM (VALUES (1), (2)) v(x);
