@@ -1244,6 +1244,11 @@ static keel_status group_finish(sql_session *s, const sql_grouping *g,
 typedef struct from_item {
     sql_table t;            /* a rowset's: its alias, names and width */
     bool left;              /* LEFT JOIN: a row of nulls when none matches */
+    /* RIGHT or FULL JOIN (it is then never the first item, and the items
+     * before it are the join's left side): its rows are read once
+     * (right_build()), and each one no row before it matched comes out
+     * once the join is done, with nulls for the items before it. */
+    bool right;
     const PgQuery__Node *on;
     sql_expr *on_expr;
     uint16_t off;           /* its first column in the joined row */
@@ -1273,6 +1278,12 @@ typedef struct from_item {
     uint16_t hcol;
     sql_value *hrows;
     uint32_t *hhead, *hnext, hmask;
+    /* FULL JOIN ... USING's merged columns (rs's types and names): the
+     * j-th is coalesce() of the columns at merge[2j] and merge[2j + 1]
+     * (item, column), set in each joined row as it reaches this item. */
+    const uint16_t (*merge)[2];
+    size_t hn;          /* how many rows hrows holds */
+    uint8_t *rmatched;  /* RIGHT or FULL: a bit per row, set once matched */
 } from_item;
 
 typedef struct from_list {
@@ -1887,6 +1898,98 @@ static int using_find(const from_list *f, uint16_t from, uint16_t to,
     return found == 0 ? 1 : found == 1 ? 0 : 2;
 }
 
+/* Column c's type in from item it. */
+static uint32_t item_col_type(const from_item *it, uint16_t c)
+{
+    return it->is_rows ? it->rs.types[c] : sql_column_type(&it->t.cols[c]);
+}
+
+/*
+ * FULL JOIN ... USING: each merged column is coalesce(left, right), the
+ * type both convert to, in an item of its own after the right side
+ * (join_level() sets it); both sides' columns are then hidden from
+ * unqualified names and *, which shows the merged ones first.
+ */
+static keel_status join_merge(sql_session *s, from_list *f, uint16_t nn,
+                              const char *const *names, const uint16_t *li,
+                              const uint16_t *lc, const uint16_t *rcol)
+{
+    uint16_t ri = (uint16_t)(f->n - 1), mi = f->n;
+    uint16_t(*pairs)[2] = sql_alloc(&s->arena, (2u * nn + 1u) * sizeof(*pairs));
+    from_item *m = from_new(s, f);
+    char *qual;
+
+    if (m == NULL || pairs == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (f->nhidden + 2 * nn > 64)
+        return sql_unsupported(s, -1, "more than 64 USING columns");
+    m->is_rows = true;
+    m->t.name = m->t.alias = "";
+    m->rs.ncols = m->t.info.ncols = nn;
+    m->rs.cols = m->t.cols = sql_alloc(&s->arena, (nn + 1u) * sizeof(*m->rs.cols));
+    m->rs.types = sql_alloc(&s->arena, (nn + 1u) * sizeof(uint32_t));
+    m->rs.col_table = sql_alloc(&s->arena, (nn + 1u) * sizeof(char *));
+    qual = sql_alloc(&s->arena, 16);
+    if (m->rs.cols == NULL || m->rs.types == NULL || m->rs.col_table == NULL ||
+        qual == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    /* a name for the merged columns that a later USING's condition can
+     * qualify them by, and no unquoted name can be */
+    snprintf(qual, 16, "(using %u)", (unsigned)mi);
+    memset(m->rs.cols, 0, (nn + 1u) * sizeof(*m->rs.cols));
+    for (uint16_t i = 0; i < nn; i++) {
+        uint32_t lt = item_col_type(&f->items[li[i]], lc[i]);
+        uint32_t rt = item_col_type(&f->items[ri], rcol[i]);
+        uint32_t t = setop_type(lt, rt);
+        if (t == 0)
+            return sql_fail(s, KEEL_EINVAL, "42804",
+                            "JOIN/USING types %s and %s cannot be matched",
+                            sql_type_name(lt), sql_type_name(rt));
+        snprintf(m->rs.cols[i].name, sizeof(m->rs.cols[i].name), "%s",
+                 names[i]);
+        m->rs.types[i] = t;
+        m->rs.col_table[i] = qual;
+        pairs[2 * i][0] = li[i];
+        pairs[2 * i][1] = lc[i];
+        pairs[2 * i + 1][0] = ri;
+        pairs[2 * i + 1][1] = rcol[i];
+        f->hidden_at[f->nhidden].item = li[i];
+        f->hidden_at[f->nhidden++].col = lc[i];
+        f->hidden_at[f->nhidden].item = ri;
+        f->hidden_at[f->nhidden++].col = rcol[i];
+    }
+    m->merge = (const uint16_t(*)[2])pairs;
+    /* the merged columns first, then those of the joins inside it but
+     * the ones merged again here */
+    {
+        uint16_t w = nn;
+        struct {
+            uint16_t item, col;
+        } keep[64];
+        for (uint16_t i = 0; i < f->nfirst; i++) {
+            bool dup = false;
+            for (uint16_t k = 0; k < nn; k++)
+                dup = dup || (li[k] == f->first_at[i].item &&
+                              lc[k] == f->first_at[i].col);
+            if (!dup && w < 64) {
+                keep[w - nn].item = f->first_at[i].item;
+                keep[w++ - nn].col = f->first_at[i].col;
+            }
+        }
+        for (uint16_t i = nn; i < w; i++) {
+            f->first_at[i].item = keep[i - nn].item;
+            f->first_at[i].col = keep[i - nn].col;
+        }
+        for (uint16_t i = 0; i < nn; i++) {
+            f->first_at[i].item = mi;
+            f->first_at[i].col = i;
+        }
+        f->nfirst = w;
+    }
+    f->n++;
+    return KEEL_OK;
+}
+
 /*
  * JOIN ... USING (names) or NATURAL JOIN, once its right item (the last)
  * is added after the left side's [lstart, lend): the condition
@@ -1954,7 +2057,8 @@ static keel_status join_using(sql_session *s, from_list *f,
                             "common column name \"%s\" appears more than once "
                             "in %s table",
                             names[i], lf == 2 ? "left" : "right");
-        if (f->items[k].t.alias[0] == '\0' || r->t.alias[0] == '\0')
+        if ((f->items[k].t.alias[0] == '\0' && f->items[k].merge == NULL) ||
+            r->t.alias[0] == '\0')
             return sql_unsupported(s, -1, "USING over a parenthesized join");
         li[i] = k;
         lc[i] = col;
@@ -1973,7 +2077,11 @@ static keel_status join_using(sql_session *s, from_list *f,
         op[0] = string_node(s, "=");
         ae->n_name = 1;
         ae->name = op;
-        ae->lexpr = column_node(s, f->items[li[i]].t.alias, names[i]);
+        ae->lexpr = column_node(s,
+                                f->items[li[i]].merge != NULL
+                                    ? f->items[li[i]].rs.col_table[lc[i]]
+                                    : f->items[li[i]].t.alias,
+                                names[i]);
         ae->rexpr = column_node(s, r->t.alias, names[i]);
         ae->location = -1;
         if (op[0] == NULL || ae->lexpr == NULL || ae->rexpr == NULL)
@@ -1996,6 +2104,8 @@ static keel_status join_using(sql_session *s, from_list *f,
         cond->bool_expr = be;
     }
     r->on = cond;
+    if (r->left && r->right)
+        return join_merge(s, f, nn, names, li, lc, rc_);
     /* this join's merged columns before those of the joins inside it
      * (a column merged twice shows once) */
     {
@@ -2004,8 +2114,8 @@ static keel_status join_using(sql_session *s, from_list *f,
             uint16_t item, col;
         } order[128];
         for (uint16_t i = 0; i < nn; i++) {
-            order[nf].item = li[i];
-            order[nf++].col = lc[i];
+            order[nf].item = r->right ? (uint16_t)(f->n - 1) : li[i];
+            order[nf++].col = r->right ? rc_[i] : lc[i];
         }
         for (uint16_t i = 0; i < f->nfirst; i++) {
             bool dup = false;
@@ -2023,10 +2133,25 @@ static keel_status join_using(sql_session *s, from_list *f,
         }
         f->nfirst = w;
     }
+    /* A RIGHT JOIN's merged column is its right side's. */
     for (uint16_t i = 0; i < nn; i++) {
-        f->hidden_at[f->nhidden].item = (uint16_t)(f->n - 1);
-        f->hidden_at[f->nhidden++].col = rc_[i];
+        f->hidden_at[f->nhidden].item = r->right ? li[i] : (uint16_t)(f->n - 1);
+        f->hidden_at[f->nhidden++].col = r->right ? lc[i] : rc_[i];
     }
+    return KEEL_OK;
+}
+
+/* Marks the item just added as a RIGHT or FULL join's right side. */
+static keel_status join_right(sql_session *s, from_list *f, bool right)
+{
+    from_item *it = &f->items[f->n - 1];
+
+    if (!right)
+        return KEEL_OK;
+    if (it->lateral && it->func == NULL)
+        return sql_unsupported(s, -1, "RIGHT and FULL joins to a LATERAL "
+                                      "subquery");
+    it->right = true;
     return KEEL_OK;
 }
 
@@ -2044,12 +2169,19 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
     if (n->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR) {
         const PgQuery__JoinExpr *j = n->join_expr;
         uint16_t lstart = f->n;
-        if (j->jointype != PG_QUERY__JOIN_TYPE__JOIN_INNER &&
-            j->jointype != PG_QUERY__JOIN_TYPE__JOIN_LEFT)
-            return sql_unsupported(s, -1, "RIGHT and FULL joins");
+        bool jleft = j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT ||
+                     j->jointype == PG_QUERY__JOIN_TYPE__JOIN_FULL;
+        bool jright = j->jointype == PG_QUERY__JOIN_TYPE__JOIN_RIGHT ||
+                      j->jointype == PG_QUERY__JOIN_TYPE__JOIN_FULL;
+        if (j->jointype != PG_QUERY__JOIN_TYPE__JOIN_INNER && !jleft &&
+            !jright)
+            return sql_unsupported(s, -1, "this kind of join");
         if (j->alias != NULL)
             return sql_unsupported(s, -1, "aliases of joins");
-        if (left || on != NULL) {
+        /* A join on the right of another, or a RIGHT or FULL one after
+         * other items (whose left side is not everything before it): its
+         * rows, read whole. */
+        if (left || on != NULL || (jright && f->n > 0)) {
             /* A join on the right of another: its rows, read whole. */
             it = from_new(s, f);
             if (it == NULL)
@@ -2076,14 +2208,17 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
             if (j->rarg->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR)
                 return sql_unsupported(s, -1,
                                        "USING with a join on its right");
-            rc = from_add(s, f, ctx, j->rarg,
-                          j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT, NULL);
+            rc = from_add(s, f, ctx, j->rarg, jleft, NULL);
+            if (rc == KEEL_OK)
+                rc = join_right(s, f, jright);
             if (rc == KEEL_OK)
                 rc = join_using(s, f, j, lstart, lend);
             return rc;
         }
-        return from_add(s, f, ctx, j->rarg,
-                        j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT, j->quals);
+        rc = from_add(s, f, ctx, j->rarg, jleft, j->quals);
+        if (rc == KEEL_OK)
+            rc = join_right(s, f, jright);
+        return rc;
     }
     if (n->node_case == PG_QUERY__NODE__NODE_RANGE_SUBSELECT) {
         const PgQuery__RangeSubselect *rs = n->range_subselect;
@@ -2481,6 +2616,15 @@ static keel_status from_lateral(sql_session *s, from_list *f,
             rc = series_columns(s, it);
         else if (rc == KEEL_OK)
             rc = sql_select_rows(s, it->sub, &it->lscope, NULL, true, &it->rs);
+        /* a RIGHT or FULL join's function runs once (right_build()) */
+        for (uint16_t a = 0; rc == KEEL_OK && it->right && it->func != NULL &&
+                             a < 3 && it->fargs[a] != NULL;
+             a++)
+            if (reads_columns_from(it->fargs[a], f->items[0].off))
+                rc = sql_fail(s, KEEL_EINVAL, "42P10",
+                              "invalid reference to FROM-clause entry in the "
+                              "arguments of %s()",
+                              it->unnest ? "unnest" : "generate_series");
         if (rc == KEEL_OK)
             rc = rows_columns(s, it);
         if (rc != KEEL_OK)
@@ -2917,6 +3061,34 @@ static void level_fix(level_rows *lr, uint16_t ncols)
 
 static keel_status join_level(sql_session *s, select_run *r, uint16_t level);
 
+/* Item it's columns in the joined row all null: an outer join's row
+ * that nothing matched. */
+static void item_nulls(const from_item *it, sql_value *row)
+{
+    for (uint16_t c = 0; c < it->t.info.ncols; c++)
+        row[it->off + c] =
+            (sql_value){.type = item_col_type(it, c), .isnull = true};
+}
+
+/* FULL JOIN ... USING's merged columns for the joined row so far. */
+static keel_status merge_level(sql_session *s, select_run *r, uint16_t level)
+{
+    const from_item *it = &r->from->items[level];
+    keel_status rc = KEEL_OK;
+
+    for (uint16_t j = 0; rc == KEEL_OK && j < it->t.info.ncols; j++) {
+        const uint16_t *l = it->merge[2 * j], *rt = it->merge[2 * j + 1];
+        sql_value v = r->row[r->from->items[l[0]].off + l[1]];
+        if (v.isnull)
+            v = r->row[r->from->items[rt[0]].off + rt[1]];
+        if (!v.isnull && v.type != it->rs.types[j])
+            rc = sql_value_cast(s, &v, it->rs.types[j], -1, true, -1);
+        v.type = it->rs.types[j];
+        r->row[it->off + j] = v;
+    }
+    return rc == KEEL_OK ? join_level(s, r, (uint16_t)(level + 1)) : rc;
+}
+
 /* A candidate row (nc values) of item `level`, copied into the joined
  * row: if its ON condition accepts it, *matched is set and the levels
  * after run. */
@@ -3010,7 +3182,8 @@ static const sql_expr *hash_key(const from_item *it, uint16_t level,
 }
 
 /* Reads item it's table whole into the arena and chains its rows by the
- * hash of column col: a hash join's build, once per statement. */
+ * hash of column col (none if col is UINT16_MAX): a hash join's build,
+ * once per statement. */
 static keel_status hash_build(sql_session *s, from_item *it, uint16_t col)
 {
     uint16_t nc = it->t.info.ncols;
@@ -3052,7 +3225,8 @@ static keel_status hash_build(sql_session *s, from_item *it, uint16_t col)
         memset(it->hhead, 0, nb * sizeof(uint32_t));
         it->hmask = (uint32_t)(nb - 1);
         it->hcol = col;
-        for (size_t i = 0; i < lr.n; i++) {
+        it->hn = lr.n;
+        for (size_t i = 0; i < lr.n && col != UINT16_MAX; i++) {
             const sql_value *v = &it->hrows[i * nc + col];
             uint32_t h;
             if (v->isnull)
@@ -3093,9 +3267,7 @@ static keel_status hash_level(sql_session *s, select_run *r, uint16_t level,
                                 nc, &matched);
     }
     if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
-        for (uint16_t c = 0; c < nc; c++)
-            r->row[it->off + c] = (sql_value){
-                .type = sql_column_type(&it->t.cols[c]), .isnull = true};
+        item_nulls(it, r->row);
         rc = join_level(s, r, (uint16_t)(level + 1));
     }
     return rc;
@@ -3125,10 +3297,128 @@ static keel_status join_rows(sql_session *s, select_run *r, uint16_t level)
          i++)
         rc = join_candidate(s, r, level, it->rs.vals + i * nc, nc, &matched);
     if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
-        for (uint16_t c = 0; c < nc; c++)
-            r->row[it->off + c] =
-                (sql_value){.type = it->rs.types[c], .isnull = true};
+        item_nulls(it, r->row);
         rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    return rc;
+}
+
+/*
+ * A RIGHT or FULL join's right item, read once: a table whole into the
+ * arena (chained by the hash of its column that an equality in ON joins
+ * to the items before it, if one does), or its rows (generate_series()
+ * run once: from_lateral() saw that its arguments do not read the items
+ * before it); a bit per row for whether any row before it matched it.
+ */
+static keel_status right_build(sql_session *s, select_run *r, from_item *it)
+{
+    size_t n;
+    keel_status rc = KEEL_OK;
+
+    if (it->rmatched != NULL)
+        return KEEL_OK;
+    if (!it->is_rows) {
+        uint16_t col = 0;
+        it->hkey = hash_key_in(it, it->on_expr, &col);
+        if (!it->hbuilt)
+            rc = hash_build(s, it, it->hkey != NULL ? col : UINT16_MAX);
+        n = it->hn;
+    } else {
+        if (it->func != NULL)
+            rc = series_rows(s, it, r->row);
+        n = it->rs.n;
+    }
+    if (rc == KEEL_OK) {
+        it->rmatched = sql_alloc(&s->arena, n / 8 + 1);
+        if (it->rmatched == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memset(it->rmatched, 0, n / 8 + 1);
+    }
+    return rc;
+}
+
+/* A RIGHT or FULL join's right item's rows (its width in *nc). */
+static const sql_value *right_rows(const from_item *it, size_t *n,
+                                   uint16_t *nc)
+{
+    *n = it->is_rows ? it->rs.n : it->hn;
+    *nc = it->t.info.ncols;
+    return it->is_rows ? it->rs.vals : it->hrows;
+}
+
+/* A RIGHT or FULL join's level: the rows of its item that ON accepts
+ * for the row before it, each marked matched; for a FULL join without
+ * one, a row of nulls. */
+static keel_status right_level(sql_session *s, select_run *r, uint16_t level)
+{
+    from_item *it = &r->from->items[level];
+    const sql_value *rows;
+    size_t n;
+    uint16_t nc;
+    bool matched = false;
+    keel_status rc = right_build(s, r, it);
+
+    if (rc != KEEL_OK)
+        return rc;
+    rows = right_rows(it, &n, &nc);
+    if (it->hkey != NULL) {
+        sql_value k;
+        rc = sql_expr_eval(s, it->hkey, r->row, &k);
+        for (uint32_t i = rc == KEEL_OK && !k.isnull
+                              ? it->hhead[(uint32_t)value_hash(&k) & it->hmask]
+                              : 0;
+             rc == KEEL_OK && i != 0 && !output_full(r->o);
+             i = it->hnext[i - 1]) {
+            bool m = false;
+            rc = join_candidate(s, r, level, rows + (size_t)(i - 1) * nc, nc,
+                                &m);
+            if (m)
+                it->rmatched[(i - 1) / 8] |= (uint8_t)(1u << ((i - 1) % 8));
+            matched = matched || m;
+        }
+    } else {
+        for (size_t i = 0; rc == KEEL_OK && i < n && !output_full(r->o); i++) {
+            bool m = false;
+            rc = join_candidate(s, r, level, rows + i * nc, nc, &m);
+            if (m)
+                it->rmatched[i / 8] |= (uint8_t)(1u << (i % 8));
+            matched = matched || m;
+        }
+    }
+    if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
+        item_nulls(it, r->row);
+        rc = join_level(s, r, (uint16_t)(level + 1));
+    }
+    return rc;
+}
+
+/* Once the join has run: each RIGHT or FULL join's rows that nothing
+ * before them matched, with nulls for the items before, joined on to the
+ * items after (so the first such join's go first: a later one's may
+ * match them). */
+static keel_status right_rest(sql_session *s, select_run *r)
+{
+    keel_status rc = KEEL_OK;
+
+    for (uint16_t k = 1; rc == KEEL_OK && k < r->from->n; k++) {
+        from_item *it = &r->from->items[k];
+        const sql_value *rows;
+        size_t n;
+        uint16_t nc;
+        if (!it->right)
+            continue;
+        rc = right_build(s, r, it);
+        rows = right_rows(it, &n, &nc);
+        for (size_t i = 0; rc == KEEL_OK && i < n && !output_full(r->o); i++) {
+            if (it->rmatched[i / 8] & (1u << (i % 8)))
+                continue;
+            for (uint16_t j = 0; j < k; j++)
+                item_nulls(&r->from->items[j], r->row);
+            memcpy(r->row + it->off, rows + i * nc, nc * sizeof(sql_value));
+            rc = sql_check_cancel(s);
+            if (rc == KEEL_OK)
+                rc = join_level(s, r, (uint16_t)(k + 1));
+        }
     }
     return rc;
 }
@@ -3158,6 +3448,10 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
         return select_emit(s, r);
     }
     it = &r->from->items[level];
+    if (it->merge != NULL)
+        return merge_level(s, r, level);
+    if (it->right)
+        return right_level(s, r, level);
     if (it->is_rows)
         return join_rows(s, r, level);
     last = level + 1 == r->from->n && !r->materialize;
@@ -3207,9 +3501,7 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
     free(lr.vals);
     free(lr.strs);
     if (rc == KEEL_OK && !matched && it->left && !output_full(r->o)) {
-        for (uint16_t c = 0; c < it->t.info.ncols; c++)
-            r->row[it->off + c] = (sql_value){
-                .type = sql_column_type(&it->t.cols[c]), .isnull = true};
+        item_nulls(it, r->row);
         rc = join_level(s, r, (uint16_t)(level + 1));
     }
     return rc;
@@ -3237,6 +3529,25 @@ static void explain_join(sql_explain *x, const from_list *f,
 
     if (k == 0) {
         explain_item(x, depth, &f->items[0], c);
+        return;
+    }
+    if (f->items[k].merge != NULL) {
+        explain_join(x, f, where, (uint16_t)(k - 1), depth);
+        return;
+    }
+    if (f->items[k].right) {
+        const char *kind = f->items[k].left ? "Full" : "Right";
+        bool hash = !f->items[k].is_rows &&
+                    hash_key_in(&f->items[k], f->items[k].on_expr, &col) != NULL;
+        c[0] = c[1] = NULL; /* read whole */
+        if (hash)
+            sql_explain_node(x, depth, "Hash %s Join", kind);
+        else
+            sql_explain_node(x, depth, "Nested Loop %s Join", kind);
+        explain_join(x, f, where, (uint16_t)(k - 1), depth + 1);
+        if (hash)
+            sql_explain_node(x, ++depth, "Hash");
+        explain_item(x, depth + 1, &f->items[k], c);
         return;
     }
     if (hash_key(&f->items[k], k, c, &col) != NULL) {
@@ -4028,6 +4339,8 @@ static keel_status select_run_body(sql_session *s,
                          &run.fcount[a]);
     }
     rc = join_level(s, &run, 0);
+    if (rc == KEEL_OK)
+        rc = right_rest(s, &run);
     if (run.fold) {
         for (uint16_t a = 0; rc == KEEL_OK && a < g.naggs; a++)
             rc = sql_agg_final(s, &g.aggs[a], &run.fstate[a], &run.facc[a],
