@@ -271,6 +271,59 @@ static void test_aborted_ddl(void **state)
     finish(dir, db, s, NULL);
 }
 
+/* keel_rename(): a table and a column take new names, their rows and
+ * indexes staying; names taken or missing are refused; an abort undoes
+ * it; and it lasts past a reopen. */
+static void test_rename(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *s;
+    keel_db_options o = opts_for(dir);
+    keel_error e;
+    keel_value key = tu_vi4(2), out[9];
+    keel_column_info cols[9];
+    keel_table_info info;
+    bool found;
+    uint16_t one = 1;
+    keel_column c = {"x", KEEL_INT4, 0, true};
+
+    (void)state;
+    setup_db(dir, &db, &s, 3);
+    assert_int_equal(keel_create_table(s, "s1", "other", &c, 1, &one, 1),
+                     KEEL_OK);
+    assert_int_equal(keel_rename(s, "s1", "t", NULL, "other"), KEEL_EEXIST);
+    assert_int_equal(keel_rename(s, "s1", "nosuch", NULL, "u"), KEEL_ENOENT);
+    assert_int_equal(keel_rename(s, "s1", "t", "nosuch", "y"), KEEL_ENOENT);
+    assert_int_equal(keel_rename(s, "s1", "t", all_cols[1].name,
+                                 all_cols[2].name),
+                     KEEL_EEXIST);
+    assert_int_equal(keel_rename(s, "s1", "t", NULL, ""), KEEL_EINVAL);
+    /* Undone by an abort. */
+    assert_int_equal(keel_begin(s), KEEL_OK);
+    assert_int_equal(keel_rename(s, "s1", "t", NULL, "u"), KEEL_OK);
+    assert_int_equal(keel_lookup(s, "s1", "u", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    keel_abort(s);
+    assert_int_equal(keel_lookup(s, "s1", "u", &key, out, &found), KEEL_ENOENT);
+    /* Committed, and lasting past a reopen. */
+    assert_int_equal(keel_rename(s, "s1", "t", NULL, "u"), KEEL_OK);
+    assert_int_equal(keel_rename(s, "s1", "u", all_cols[1].name, "renamed"),
+                     KEEL_OK);
+    keel_session_end(s);
+    assert_int_equal(keel_db_close(db, &e), KEEL_OK);
+    assert_int_equal(keel_db_open(&o, &db, &e), KEEL_OK);
+    assert_int_equal(keel_session_begin(db, &s, &e), KEEL_OK);
+    assert_int_equal(keel_lookup(s, "s1", "t", &key, out, &found), KEEL_ENOENT);
+    assert_int_equal(keel_lookup(s, "s1", "u", &key, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out[0].v.i4, 2);
+    assert_int_equal(keel_table_describe(s, "s1", "u", &info, cols, 9), KEEL_OK);
+    assert_string_equal(cols[1].name, "renamed");
+    assert_int_equal(info.nindexes, 1);
+    finish(dir, db, s, NULL);
+}
+
 /*
  * Dropping a table drops its indexes with it: their names are free again
  * for a new table and index, and nothing of the old index is reachable by
@@ -3368,6 +3421,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_and_reopen),
         cmocka_unit_test(test_drop_index),
+        cmocka_unit_test(test_rename),
         cmocka_unit_test(test_read_committed_api),
         cmocka_unit_test(test_unique_waits_for_inserter),
         cmocka_unit_test(test_lookup_many_versions),

@@ -570,6 +570,19 @@ KEEL_API keel_status keel_create_index(keel_session *s, const char *schema, cons
                       bool unique);
 
 /*
+ * Renames table `table` (in schema, NULL for public) to newname, or, when
+ * column is not NULL, its column `column` to newname, under the lock
+ * keel_drop_table() takes; its oid, file, indexes and rows stay as they
+ * are.  KEEL_ENOENT (the table, or the column), KEEL_EEXIST (a relation
+ * of the schema, or a column of the table, has the name), KEEL_EINVAL
+ * and KEEL_ETOOBIG for an empty or long name, KEEL_ESERIALIZE as
+ * keel_drop_table().
+ */
+KEEL_API keel_status keel_rename(keel_session *s, const char *schema,
+                                 const char *table, const char *column,
+                                 const char *newname);
+
+/*
  * Makes columns keys[0..nkeys) the table's primary key, as ALTER TABLE
  * ... ADD PRIMARY KEY: a unique index named `index` (NULL:
  * "<table>_pkey") built as keel_create_index() builds one, after which

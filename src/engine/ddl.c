@@ -984,6 +984,79 @@ static int create_index(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, changed || ct.undo_failed);
 }
 
+keel_status keel_rename(keel_session *s, const char *schema,
+                        const char *table, const char *column,
+                        const char *newname)
+{
+    catalog_txn ct;
+    engine_table *t = calloc(1, sizeof(*t));
+    catalog_attribute *atts = calloc(CATALOG_MAX_COLUMNS, sizeof(*atts));
+    keel_value vals[13];
+    bool changed = false;
+    uint32_t n = 0, held = s->nheld;
+    int rc = KEEL_OK;
+
+    if (t == NULL || atts == NULL)
+        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    if (rc == KEEL_OK)
+        rc = engine_stmt_begin_unlocked(s, &ct);
+    if (rc != KEEL_OK) {
+        free(t);
+        free(atts);
+        return rc;
+    }
+    rc = engine_check_name(s, column != NULL ? "column" : "table", newname);
+    if (rc == KEEL_OK)
+        rc = engine_table_open(s, &ct, schema, table, false,
+                               KEEL_LOCK_ACCESS_EXCLUSIVE, t);
+    if (rc == KEEL_OK)
+        rc = engine_catalog_txn(s, true, &ct);
+    /* As a build's: refused if a drop or a build committed since the
+     * snapshot that found the table. */
+    if (rc == KEEL_OK)
+        rc = engine_claim(s, t->rel.oid, true, table, false, &ct.vis);
+    if (rc == KEEL_OK)
+        rc = row_still_there(s, &ct, CAT_CLASS, CATALOG_CLASS_OID, t->rel.oid,
+                             t->rel.tid, "table", table);
+    if (rc == KEEL_OK && column == NULL) {
+        catalog_relation r = t->rel;
+        if (strcmp(table, newname) != 0)
+            rc = check_free_name(s, &ct, newname, t->rel.nsoid);
+        snprintf(r.name, sizeof(r.name), "%s", newname);
+        catalog_relation_values(&r, vals);
+        if (rc == KEEL_OK)
+            rc = catalog_update(s->db->cat, &ct, CAT_CLASS, t->rel.tid, vals);
+        changed = rc == KEEL_OK;
+    } else if (rc == KEEL_OK) {
+        catalog_attribute *at = NULL;
+        rc = catalog_attributes(s->db->cat, &ct, t->rel.oid, atts,
+                                CATALOG_MAX_COLUMNS, &n);
+        for (uint32_t i = 0; rc == KEEL_OK && i < n; i++) {
+            if (strcmp(atts[i].name, column) == 0)
+                at = &atts[i];
+            else if (strcmp(atts[i].name, newname) == 0)
+                rc = kerr_set(&s->bs->err, KEEL_EEXIST,
+                              "column \"%s\" of relation \"%s\" already "
+                              "exists",
+                              newname, table);
+        }
+        if (rc == KEEL_OK && at == NULL)
+            rc = kerr_set(&s->bs->err, KEEL_ENOENT,
+                          "column \"%s\" does not exist", column);
+        if (rc == KEEL_OK) {
+            snprintf(at->name, sizeof(at->name), "%s", newname);
+            catalog_attribute_values(at, vals);
+            rc = catalog_update(s->db->cat, &ct, CAT_ATTRIBUTE, at->tid, vals);
+            changed = rc == KEEL_OK;
+        }
+    }
+    if (rc != KEEL_OK)
+        release_from(s, held, XID_INVALID);
+    free(t);
+    free(atts);
+    return engine_stmt_end(s, rc, changed || ct.undo_failed);
+}
+
 keel_status keel_create_index(keel_session *s, const char *schema,
                               const char *table, const char *index,
                               const uint16_t *keys, uint16_t nkeys, bool unique)
