@@ -2242,6 +2242,122 @@ static void test_sequence_crash(void **state)
            "next:16\nt\nINSERT 0 1\n");
 }
 
+/*
+ * ALTER TABLE rewrites the table under ACCESS EXCLUSIVE: another session
+ * waits for it (here until lock_timeout), then sees the new shape; what
+ * committed survives a crash, what did not is gone.
+ */
+static void test_alter_crash(void **state)
+{
+    fixture *f = *state;
+    keel_db_options o;
+    sql_session *other;
+    sql_error err;
+    capture oc;
+    pid_t pid;
+    int status;
+
+    EXPECT(f->s,
+           "CREATE TABLE al (id int PRIMARY KEY, v text DEFAULT 'd'); "
+           "CREATE UNIQUE INDEX al_v ON al (v); "
+           "INSERT INTO al VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+           "CREATE TABLE\nCREATE INDEX\nINSERT 0 3\n");
+    /* A session keeps 256 tables' defaults, then lets them all go at the
+     * next table's: a rewrite, which reads the old table's then the new
+     * one's (its INSERT), must not use the old ones after that.  In a
+     * fresh session that read al's and then 252 to 255 others', the
+     * rewrite's own reads meet the limit; al's default must come
+     * through. */
+    for (int i = 0; i < 256; i++) {
+        char q[160];
+        snprintf(q, sizeof(q), "CREATE TABLE dflt%d (a int DEFAULT %d)", i, i);
+        EXPECT(f->s, q, "CREATE TABLE\n");
+    }
+    for (int extra = 0; extra < 4; extra++) {
+        sql_session *fresh;
+        assert_int_equal(sql_session_create(f->db, &fresh, &err), KEEL_OK);
+        assert_string_equal(run_into(fresh, "INSERT INTO al (id) VALUES (9)",
+                                     &oc),
+                            "INSERT 0 1\n");
+        for (int i = 0; i < 252 + extra; i++) {
+            char q[160];
+            snprintf(q, sizeof(q), "INSERT INTO dflt%d DEFAULT VALUES", i);
+            assert_string_equal(run_into(fresh, q, &oc), "INSERT 0 1\n");
+        }
+        assert_string_equal(
+            run_into(fresh,
+                     "ALTER TABLE al ADD COLUMN w int; "
+                     "ALTER TABLE al DROP COLUMN w; "
+                     "DELETE FROM al WHERE id = 9; "
+                     "INSERT INTO al (id) VALUES (9) RETURNING v; "
+                     "DELETE FROM al WHERE id = 9",
+                     &oc),
+            "ALTER TABLE\nALTER TABLE\nDELETE 1\nv:25\nd\nINSERT 0 1\n"
+            "DELETE 1\n");
+        sql_session_destroy(fresh);
+    }
+    assert_int_equal(sql_session_create(f->db, &other, &err), KEEL_OK);
+    EXPECT(f->s, "BEGIN; ALTER TABLE al ADD COLUMN n int DEFAULT 7",
+           "BEGIN\nALTER TABLE\n");
+    assert_string_equal(run_into(other, "SET lock_timeout = '50ms'; "
+                                         "SELECT * FROM al", &oc),
+                        "SET\nERROR 55P03: canceling statement due to lock "
+                        "timeout: AccessShareLock on relation \"public.al\" "
+                        "not granted within 50 ms\n");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    assert_string_equal(run_into(other, "SELECT * FROM al ORDER BY id", &oc),
+                        "id:23,v:25,n:23\n1|a|7\n2|b|7\n3|c|7\nSELECT 3\n");
+    /* the unique index came along */
+    assert_string_equal(run_into(other, "INSERT INTO al VALUES (4, 'a')", &oc),
+                        "ERROR 23505: duplicate key value violates unique "
+                        "constraint \"al_v\"\n");
+    sql_session_destroy(other);
+    sql_session_destroy(f->s);
+    f->s = NULL;
+    assert_int_equal(keel_db_close(f->db, NULL), KEEL_OK);
+    f->db = NULL;
+    keel_db_options_init(&o);
+    o.dir = f->dir;
+    o.pool_mb = 16;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        keel_db *db;
+        sql_session *s;
+        capture *cp = calloc(1, sizeof(*cp));
+        if (cp == NULL || keel_db_open(&o, &db, NULL) != KEEL_OK ||
+            sql_session_create(db, &s, &err) != KEEL_OK)
+            _exit(1);
+        if (strcmp(run_into(s, "ALTER TABLE al RENAME COLUMN n TO num; "
+                               "ALTER TABLE al ALTER COLUMN v SET DEFAULT 'e', "
+                               "DROP COLUMN num; "
+                               "ALTER TABLE al RENAME TO al2",
+                            cp),
+                   "ALTER TABLE\nALTER TABLE\nALTER TABLE\n") != 0)
+            _exit(2);
+        /* Not committed: gone after the crash. */
+        if (strcmp(run_into(s, "BEGIN; ALTER TABLE al2 ADD COLUMN lost int; "
+                               "ALTER TABLE al2 RENAME TO al3",
+                            cp),
+                   "BEGIN\nALTER TABLE\nALTER TABLE\n") != 0)
+            _exit(3);
+        _exit(0); /* no close, no commit: a crash */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(keel_db_open(&o, &f->db, NULL), KEEL_OK);
+    assert_int_equal(sql_session_create(f->db, &f->s, &err), KEEL_OK);
+    EXPECT(f->s, "INSERT INTO al2 (id) VALUES (5); SELECT * FROM al2 ORDER BY id",
+           "INSERT 0 1\nid:23,v:25\n1|a\n2|b\n3|c\n5|e\nSELECT 4\n");
+    EXPECT(f->s, "SELECT 1 FROM al3",
+           "ERROR 42P01: relation \"al3\" does not exist at 15\n");
+    EXPECT(f->s,
+           "SELECT c.relname, i.indisprimary FROM pg_index i JOIN pg_class c "
+           "ON c.oid = i.indexrelid WHERE c.relname LIKE 'al%' ORDER BY 1",
+           "relname:19,indisprimary:16\nal_pkey|t\nal_v|f\nSELECT 2\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2261,6 +2377,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sequence_concurrent, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sequence_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alter_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aggregates, setup, teardown),

@@ -910,89 +910,10 @@ keel_status sql_exec_lock(sql_session *s, const PgQuery__LockStmt *st)
     return sql_complete(s, "LOCK TABLE");
 }
 
-/* ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY (columns); other
- * forms answer 0A000. */
-keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *st)
-{
-    sql_table t;
-    keel_status rc;
+/* ---- ALTER TABLE -------------------------------------------------------- */
 
-    if (s->describe_only)
-        return KEEL_OK;
-    if (st->objtype != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE)
-        return sql_unsupported(s, -1, "ALTER of this kind of object");
-    rc = sql_table_open(s, st->relation, &t);
-    if (rc == KEEL_ENOENT && st->missing_ok) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "relation \"%s\" does not exist, skipping",
-                 st->relation->relname);
-        if (s->sink->notice != NULL &&
-            s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
-            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
-        return sql_complete(s, "ALTER TABLE");
-    }
-    if (rc != KEEL_OK)
-        return rc;
-    for (size_t i = 0; i < st->n_cmds; i++) {
-        const PgQuery__AlterTableCmd *cmd = st->cmds[i]->alter_table_cmd;
-        const PgQuery__Constraint *con;
-        uint16_t keys[16], nkeys = 0;
-        if (cmd->subtype != PG_QUERY__ALTER_TABLE_TYPE__AT_AddConstraint ||
-            cmd->def == NULL ||
-            cmd->def->node_case != PG_QUERY__NODE__NODE_CONSTRAINT ||
-            cmd->def->constraint->contype != PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY)
-            return sql_unsupported(s, -1, "ALTER TABLE other than ADD PRIMARY KEY");
-        con = cmd->def->constraint;
-        if (con->n_including > 0)
-            return sql_unsupported(s, con->location, "INCLUDE");
-        for (size_t k = 0; k < con->n_keys; k++) {
-            const char *name = sql_node_string(con->keys[k]);
-            bool found = false;
-            for (uint16_t c = 0; name != NULL && c < t.info.ncols && !found; c++)
-                if (strcmp(t.cols[c].name, name) == 0) {
-                    for (uint16_t j = 0; j < nkeys; j++)
-                        if (keys[j] == c + 1)
-                            return sql_fail_at(s, con->location, KEEL_EINVAL,
-                                               "42701",
-                                               "column \"%s\" appears twice in "
-                                               "primary key constraint",
-                                               name);
-                    if (nkeys >= 16)
-                        return sql_fail(s, KEEL_ETOOBIG, "54011",
-                                        "cannot use more than 16 columns in an "
-                                        "index");
-                    keys[nkeys++] = (uint16_t)(c + 1);
-                    found = true;
-                }
-            if (!found)
-                return sql_fail_at(s, con->location, KEEL_ENOENT, "42703",
-                                   "column \"%s\" of relation \"%s\" does not "
-                                   "exist",
-                                   name != NULL ? name : "?", t.name);
-        }
-        rc = keel_add_primary_key(s->ks, t.schema, t.name,
-                                  con->conname != NULL && con->conname[0] != '\0'
-                                      ? con->conname
-                                      : NULL,
-                                  keys, nkeys);
-        if (rc == KEEL_EEXIST)
-            return sql_fail(s, rc, "42P16", "%s", keel_session_error(s->ks));
-        if (rc == KEEL_ETYPE)
-            return sql_fail(s, rc, "23502", "%s", keel_session_error(s->ks));
-        if (rc != KEEL_OK)
-            return sql_fail_engine(s, rc);
-        /* The next command sees the key. */
-        rc = sql_table_open(s, st->relation, &t);
-        if (rc != KEEL_OK)
-            return rc;
-    }
-    return sql_complete(s, "ALTER TABLE");
-}
-
-/* ---- CREATE TABLE ... AS, SELECT ... INTO --------------------------------- */
-
-/* What the INSERT behind CREATE TABLE AS reports: its row count, for
- * the statement's own tag. */
+/* The INSERT behind a rewrite or CREATE TABLE AS: its count kept, its
+ * notices passed on, nothing else sent. */
 typedef struct ctas_sink {
     sql_sink sink;
     const sql_sink *outer;
@@ -1017,6 +938,742 @@ static int ctas_notice(void *ctx, const char *severity, const char *sqlstate,
                ? c->outer->notice(c->outer->ctx, severity, sqlstate, message)
                : 0;
 }
+
+/* Runs ins with the sink of ctas_sink, its row count in *rows. */
+static keel_status insert_quietly(sql_session *s, const PgQuery__InsertStmt *ins,
+                                  uint64_t *rows)
+{
+    const sql_sink *outer = s->sink;
+    ctas_sink cs = {.outer = outer};
+    keel_status rc;
+
+    cs.sink = *outer;
+    cs.sink.ctx = &cs;
+    cs.sink.complete = ctas_complete;
+    cs.sink.notice = ctas_notice;
+    s->sink = &cs.sink;
+    rc = sql_exec_insert(s, ins);
+    s->sink = outer;
+    *rows = cs.rows;
+    return rc;
+}
+
+/* One column of a table being rewritten: its definition, the old column
+ * (1-based) it is, or 0 for a new one; what its values are, when not the
+ * old column's (an expression over the old row; for a new column NULL
+ * means null); its default (NULL: none). */
+typedef struct rw_col {
+    keel_column c;
+    uint16_t from;
+    const PgQuery__Node *value;
+    const PgQuery__Node *def;
+} rw_col;
+
+static PgQuery__Node *rw_node(sql_session *s, PgQuery__Node__NodeCase kind,
+                              size_t size, void **body)
+{
+    PgQuery__Node *n = sql_alloc(&s->arena, sizeof(*n));
+
+    *body = sql_alloc(&s->arena, size);
+    if (n == NULL || *body == NULL)
+        return NULL;
+    pg_query__node__init(n);
+    memset(*body, 0, size);
+    n->node_case = kind;
+    return n;
+}
+
+static PgQuery__Node *rw_string(sql_session *s, const char *v)
+{
+    PgQuery__String *str;
+    PgQuery__Node *n = rw_node(s, PG_QUERY__NODE__NODE_STRING, sizeof(*str),
+                               (void **)&str);
+
+    if (n == NULL)
+        return NULL;
+    pg_query__string__init(str);
+    str->sval = (char *)v;
+    n->string = str;
+    return n;
+}
+
+static PgQuery__RangeVar *rw_range_var(sql_session *s, const char *schema,
+                                       const char *name)
+{
+    PgQuery__RangeVar *rv = sql_alloc(&s->arena, sizeof(*rv));
+
+    if (rv == NULL)
+        return NULL;
+    pg_query__range_var__init(rv);
+    rv->schemaname = (char *)(schema != NULL ? schema : "");
+    rv->relname = (char *)name;
+    rv->inh = true;
+    rv->relpersistence = (char *)"p";
+    rv->location = -1;
+    return rv;
+}
+
+/* A target of the rewrite's SELECT: old column `name`, or value (NULL:
+ * a null). */
+static PgQuery__Node *rw_target(sql_session *s, const char *name,
+                                const PgQuery__Node *value)
+{
+    PgQuery__ResTarget *rt;
+    PgQuery__Node *n = rw_node(s, PG_QUERY__NODE__NODE_RES_TARGET,
+                               sizeof(*rt), (void **)&rt);
+
+    if (n == NULL)
+        return NULL;
+    pg_query__res_target__init(rt);
+    rt->location = -1;
+    n->res_target = rt;
+    if (name != NULL) {
+        PgQuery__ColumnRef *cr;
+        PgQuery__Node *f = rw_string(s, name);
+        PgQuery__Node **fields = sql_alloc(&s->arena, sizeof(*fields));
+        rt->val = rw_node(s, PG_QUERY__NODE__NODE_COLUMN_REF, sizeof(*cr),
+                          (void **)&cr);
+        if (rt->val == NULL || f == NULL || fields == NULL)
+            return NULL;
+        pg_query__column_ref__init(cr);
+        fields[0] = f;
+        cr->n_fields = 1;
+        cr->fields = fields;
+        cr->location = -1;
+        rt->val->column_ref = cr;
+    } else if (value != NULL) {
+        rt->val = (PgQuery__Node *)value;
+    } else {
+        PgQuery__AConst *k;
+        rt->val = rw_node(s, PG_QUERY__NODE__NODE_A_CONST, sizeof(*k),
+                          (void **)&k);
+        if (rt->val == NULL)
+            return NULL;
+        pg_query__a__const__init(k);
+        k->isnull = true;
+        k->location = -1;
+        rt->val->a_const = k;
+    }
+    return n;
+}
+
+/*
+ * Rewrites table t as the columns cols[0..ncols): a new table (under a
+ * name of its own) takes the rows, each column's value its old column's
+ * (cast as an assignment) or a new one's value, evaluated for each row;
+ * then t is dropped, the new table takes its name, and its primary key
+ * and indexes are built again on the columns that are left (one on a
+ * column no longer there goes, as PostgreSQL drops it), with their names,
+ * and its defaults recorded.  All in the statement's transaction, under
+ * the ACCESS EXCLUSIVE lock the caller took: an abort brings t back.
+ * The rows are read whole into memory, as INSERT ... SELECT reads them.
+ */
+static keel_status table_rewrite(sql_session *s, const sql_table *t,
+                                 const rw_col *cols, uint16_t ncols)
+{
+    char tmp[KEEL_NAME_LEN];
+    keel_column *kc = sql_alloc(&s->arena, (ncols + 1u) * sizeof(*kc));
+    const PgQuery__Node **defs = sql_alloc(&s->arena, (ncols + 1u) * sizeof(*defs));
+    PgQuery__Node **targets = sql_alloc(&s->arena, (ncols + 1u) * sizeof(*targets));
+    PgQuery__Node **from = sql_alloc(&s->arena, sizeof(*from));
+    keel_index_info *idx = NULL;
+    uint16_t nidx = 0;
+    PgQuery__InsertStmt ins = PG_QUERY__INSERT_STMT__INIT;
+    PgQuery__SelectStmt sel = PG_QUERY__SELECT_STMT__INIT;
+    PgQuery__Node seln = PG_QUERY__NODE__INIT;
+    PgQuery__RangeVar *fromrv;
+    uint64_t rows = 0;
+    keel_status rc;
+
+    if (kc == NULL || defs == NULL || targets == NULL || from == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (ncols == 0)
+        return sql_unsupported(s, -1, "tables without columns");
+    if (t->info.nindexes > 0) {
+        idx = sql_alloc(&s->arena, t->info.nindexes * sizeof(*idx));
+        if (idx == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        rc = keel_table_indexes(s->ks, t->schema, t->name, idx,
+                                t->info.nindexes, &nidx);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        if (nidx > t->info.nindexes)
+            nidx = t->info.nindexes;
+    }
+    snprintf(tmp, sizeof(tmp), "keel_rewrite_%u", (unsigned)t->info.oid);
+    for (uint16_t c = 0; c < ncols; c++) {
+        kc[c] = cols[c].c;
+        defs[c] = cols[c].def;
+        targets[c] = rw_target(s,
+                               cols[c].from > 0 && cols[c].value == NULL
+                                   ? t->cols[cols[c].from - 1].name
+                                   : NULL,
+                               cols[c].value);
+        if (targets[c] == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    fromrv = rw_range_var(s, t->schema, t->name);
+    from[0] = sql_alloc(&s->arena, sizeof(PgQuery__Node));
+    ins.relation = rw_range_var(s, t->schema, tmp);
+    if (fromrv == NULL || from[0] == NULL || ins.relation == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    pg_query__node__init(from[0]);
+    from[0]->node_case = PG_QUERY__NODE__NODE_RANGE_VAR;
+    from[0]->range_var = fromrv;
+    sel.n_target_list = ncols;
+    sel.target_list = targets;
+    sel.n_from_clause = 1;
+    sel.from_clause = from;
+    sel.op = PG_QUERY__SET_OPERATION__SETOP_NONE;
+    sel.limit_option = PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_DEFAULT;
+    seln.node_case = PG_QUERY__NODE__NODE_SELECT_STMT;
+    seln.select_stmt = &sel;
+    ins.select_stmt = &seln;
+    rc = keel_create_table(s->ks, t->schema, tmp, kc, ncols, NULL, 0);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    /* The defaults now, while the old ones' trees are certainly kept
+     * (the session may let them go when it reads another table's). */
+    rc = sql_defaults_store(s, t->schema, tmp, defs, ncols);
+    if (rc == KEEL_OK)
+        rc = insert_quietly(s, &ins, &rows);
+    if (rc != KEEL_OK && s->err != NULL &&
+        memcmp(s->err->sqlstate, "23502", 5) == 0) {
+        /* a null for a NOT NULL column: named as PostgreSQL names it */
+        for (uint16_t c = 0; c < ncols; c++) {
+            char want[KEEL_NAME_LEN + 16];
+            snprintf(want, sizeof(want), "column \"%s\"", cols[c].c.name);
+            if (strstr(s->err->message, want) != NULL) {
+                snprintf(s->err->message, sizeof(s->err->message),
+                         "column \"%s\" of relation \"%s\" contains null "
+                         "values",
+                         cols[c].c.name, t->name);
+                s->err->detail[0] = '\0';
+                break;
+            }
+        }
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    rc = keel_drop_table(s->ks, t->schema, t->name);
+    if (rc == KEEL_OK)
+        rc = keel_rename(s->ks, t->schema, tmp, NULL, t->name);
+    /* The primary key first (its columns become not null), then the
+     * other indexes, in their order, on the columns still there. */
+    for (int pass = 0; rc == KEEL_OK && pass < 2; pass++)
+        for (uint16_t x = 0; rc == KEEL_OK && x < nidx; x++) {
+            uint16_t keys[16], n = 0;
+            if (idx[x].primary != (pass == 0))
+                continue;
+            for (uint16_t k = 0; k < idx[x].nkeys && k < 16; k++)
+                for (uint16_t c = 0; c < ncols; c++)
+                    if (cols[c].from == idx[x].keys[k])
+                        keys[n++] = (uint16_t)(c + 1);
+            if (n != idx[x].nkeys)
+                continue;
+            rc = idx[x].primary
+                     ? keel_add_primary_key(s->ks, t->schema, t->name,
+                                            idx[x].name, keys, n)
+                     : keel_create_index(s->ks, t->schema, t->name,
+                                         idx[x].name, keys, n, idx[x].unique);
+        }
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    return sql_defaults_move(s, t->info.oid, 0);
+}
+
+/* The columns of t as they are, to be changed and rewritten (their
+ * defaults' trees valid until the session reads another table's). */
+static keel_status rw_cols_of(sql_session *s, const sql_table *t,
+                              rw_col **out)
+{
+    const sql_defaults *d = NULL;
+    rw_col *cols = sql_alloc(&s->arena, (t->info.ncols + 2u) * sizeof(*cols));
+    keel_status rc = sql_defaults_of(s, t, &d);
+
+    if (rc != KEEL_OK)
+        return rc;
+    if (cols == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t c = 0; c < t->info.ncols; c++)
+        cols[c] = (rw_col){.c = {.name = t->cols[c].name,
+                                 .type = t->cols[c].type,
+                                 .charlen = t->cols[c].charlen,
+                                 .notnull = t->cols[c].notnull},
+                           .from = (uint16_t)(c + 1),
+                           .def = sql_default_node(d, c)};
+    *out = cols;
+    return KEEL_OK;
+}
+
+/* default_check() for ALTER TABLE, whose errors PostgreSQL places
+ * nowhere in the statement. */
+static keel_status alter_default_check(sql_session *s, const keel_column *c,
+                                       const PgQuery__Node *expr)
+{
+    keel_status rc = default_check(s, c, expr);
+
+    if (rc != KEEL_OK && s->err != NULL)
+        s->err->position = 0;
+    return rc;
+}
+
+/* expr cast to type tn (a new column's value: an untyped literal
+ * default takes the column's type, as its assignment would). */
+static PgQuery__Node *rw_cast(sql_session *s, const PgQuery__Node *expr,
+                              PgQuery__TypeName *tn)
+{
+    PgQuery__TypeCast *tc;
+    PgQuery__Node *n = rw_node(s, PG_QUERY__NODE__NODE_TYPE_CAST, sizeof(*tc),
+                               (void **)&tc);
+
+    if (n == NULL)
+        return NULL;
+    pg_query__type_cast__init(tc);
+    tc->arg = (PgQuery__Node *)expr;
+    tc->type_name = tn;
+    tc->location = -1;
+    n->type_cast = tc;
+    return n;
+}
+
+/* Column `name` of t (0-based), or -1 after 42703 (or, for missing_ok,
+ * PostgreSQL's notice, *skip set). */
+static int rw_find(sql_session *s, const sql_table *t, const char *name,
+                   bool missing_ok, bool *skip)
+{
+    char msg[200];
+
+    for (uint16_t c = 0; name != NULL && c < t->info.ncols; c++)
+        if (strcmp(t->cols[c].name, name) == 0)
+            return c;
+    if (!missing_ok) {
+        sql_fail(s, KEEL_ENOENT, "42703",
+                 "column \"%s\" of relation \"%s\" does not exist",
+                 name != NULL ? name : "?", t->name);
+        return -1;
+    }
+    snprintf(msg, sizeof(msg),
+             "column \"%s\" of relation \"%s\" does not exist, skipping",
+             name != NULL ? name : "?", t->name);
+    *skip = true;
+    if (s->sink->notice != NULL &&
+        s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
+        sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+    return -1;
+}
+
+/*
+ * ADD [COLUMN] [IF NOT EXISTS] name type [constraints]: existing rows
+ * take its default (evaluated for each, as PostgreSQL's rewrite does:
+ * a SERIAL column numbers them), else null, which NOT NULL refuses if
+ * there are rows.  PRIMARY KEY and UNIQUE make their index.
+ */
+static keel_status alter_add_column(sql_session *s, const sql_table *t,
+                                    const PgQuery__AlterTableCmd *cmd)
+{
+    const PgQuery__ColumnDef *cd = cmd->def->column_def;
+    rw_col *cols;
+    rw_col *nc;
+    keel_type serial = serial_type(cd->type_name);
+    bool pkey = false, unique = false;
+    const char *uname = NULL;
+    keel_status rc;
+
+    for (uint16_t c = 0; c < t->info.ncols; c++)
+        if (strcmp(t->cols[c].name, cd->colname) == 0) {
+            char msg[200];
+            if (!cmd->missing_ok)
+                return sql_fail(s, KEEL_EEXIST, "42701",
+                                "column \"%s\" of relation \"%s\" already "
+                                "exists",
+                                cd->colname, t->name);
+            snprintf(msg, sizeof(msg),
+                     "column \"%s\" of relation \"%s\" already exists, "
+                     "skipping",
+                     cd->colname, t->name);
+            if (s->sink->notice != NULL &&
+                s->sink->notice(s->sink->ctx, "NOTICE", "42701", msg) != 0)
+                return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+            return KEEL_OK;
+        }
+    if (t->info.ncols >= 256)
+        return sql_fail(s, KEEL_ETOOBIG, "54011",
+                        "tables can have at most 256 columns");
+    rc = rw_cols_of(s, t, &cols);
+    if (rc != KEEL_OK)
+        return rc;
+    nc = &cols[t->info.ncols];
+    memset(nc, 0, sizeof(*nc));
+    nc->c.name = cd->colname;
+    if (serial != 0) {
+        nc->c.type = serial;
+        nc->c.notnull = true;
+    } else {
+        rc = column_type(s, cd->type_name, &nc->c);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (cd->raw_default != NULL || cd->identity[0] != '\0' ||
+        cd->generated[0] != '\0')
+        return sql_unsupported(s, cd->location, "identity and generated columns");
+    nc->c.notnull = nc->c.notnull || cd->is_not_null;
+    for (size_t k = 0; k < cd->n_constraints; k++) {
+        const PgQuery__Constraint *con = cd->constraints[k]->constraint;
+        switch (con->contype) {
+        case PG_QUERY__CONSTR_TYPE__CONSTR_NOTNULL:
+            nc->c.notnull = true;
+            break;
+        case PG_QUERY__CONSTR_TYPE__CONSTR_NULL:
+            break;
+        case PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY:
+            if (t->info.npkey > 0)
+                return sql_fail(s, KEEL_EINVAL, "42P16",
+                                "multiple primary keys for table \"%s\" are "
+                                "not allowed",
+                                t->name);
+            pkey = true;
+            uname = con->conname[0] != '\0' ? con->conname : NULL;
+            break;
+        case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE:
+            unique = true;
+            uname = con->conname[0] != '\0' ? con->conname : NULL;
+            break;
+        case PG_QUERY__CONSTR_TYPE__CONSTR_DEFAULT:
+            if (nc->def != NULL)
+                return sql_fail_at(s, con->location, KEEL_EINVAL, "42601",
+                                   "multiple default values specified for "
+                                   "column \"%s\" of table \"%s\"",
+                                   nc->c.name, t->name);
+            rc = alter_default_check(s, &nc->c, con->raw_expr);
+            if (rc != KEEL_OK)
+                return rc;
+            if (con->raw_expr != NULL &&
+                !(con->raw_expr->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+                  con->raw_expr->a_const->isnull))
+                nc->def = con->raw_expr;
+            break;
+        case PG_QUERY__CONSTR_TYPE__CONSTR_CHECK:
+            return sql_unsupported(s, con->location, "CHECK constraints");
+        case PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN:
+            return sql_unsupported(s, con->location, "foreign keys");
+        default:
+            return sql_unsupported(s, con->location, "this column constraint");
+        }
+    }
+    if (serial != 0) {
+        char seq[KEEL_NAME_LEN];
+        const char *nsp = t->schema != NULL ? t->schema : "public";
+        bool made = false;
+        if (nc->def != NULL)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "multiple default values specified for column "
+                            "\"%s\" of table \"%s\"",
+                            nc->c.name, t->name);
+        snprintf(seq, sizeof(seq), "%.29s_%.29s_seq", t->name, nc->c.name);
+        rc = sql_sequence_create(s, nsp, seq, 1, 1, 1,
+                                 serial == KEEL_INT2   ? INT16_MAX
+                                 : serial == KEEL_INT4 ? INT32_MAX
+                                                       : INT64_MAX,
+                                 false, nsp, t->name, false, &made);
+        if (rc == KEEL_OK)
+            rc = serial_default(s, t->schema, seq, &nc->def);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    nc->value = nc->def;
+    if (serial == 0 && nc->def != NULL &&
+        (nc->value = rw_cast(s, nc->def, cd->type_name)) == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    rc = table_rewrite(s, t, cols, (uint16_t)(t->info.ncols + 1));
+    if (rc == KEEL_OK && (pkey || unique)) {
+        uint16_t key = (uint16_t)(t->info.ncols + 1);
+        char name[KEEL_NAME_LEN];
+        if (uname != NULL)
+            snprintf(name, sizeof(name), "%s", uname);
+        else if (pkey)
+            snprintf(name, sizeof(name), "%.58s_pkey", t->name);
+        else
+            snprintf(name, sizeof(name), "%.28s_%.28s_key", t->name,
+                     nc->c.name);
+        rc = pkey ? keel_add_primary_key(s->ks, t->schema, t->name, name, &key, 1)
+                  : keel_create_index(s->ks, t->schema, t->name, name, &key, 1,
+                                      true);
+        if (rc == KEEL_EUNIQUE)
+            return sql_fail(s, rc, "23505", "could not create unique index "
+                                            "\"%s\"",
+                            name);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    return rc;
+}
+
+/*
+ * DROP COLUMN, ALTER COLUMN ... SET/DROP DEFAULT, SET/DROP NOT NULL and
+ * [SET DATA] TYPE [USING expr]: the table rewritten with the column
+ * changed (or without it: its indexes go with it).
+ */
+static keel_status alter_column(sql_session *s, const sql_table *t,
+                                const PgQuery__AlterTableCmd *cmd)
+{
+    bool skip = false;
+    int col = rw_find(s, t, cmd->name, cmd->missing_ok, &skip);
+    rw_col *cols;
+    uint16_t ncols = t->info.ncols;
+    keel_status rc;
+
+    if (col < 0)
+        return skip ? KEEL_OK : KEEL_ENOENT;
+    rc = rw_cols_of(s, t, &cols);
+    if (rc != KEEL_OK)
+        return rc;
+    switch (cmd->subtype) {
+    case PG_QUERY__ALTER_TABLE_TYPE__AT_DropColumn:
+        memmove(&cols[col], &cols[col + 1],
+                (size_t)(ncols - col - 1) * sizeof(*cols));
+        ncols--;
+        break;
+    case PG_QUERY__ALTER_TABLE_TYPE__AT_ColumnDefault:
+        rc = alter_default_check(s, &cols[col].c, cmd->def);
+        if (rc != KEEL_OK)
+            return rc;
+        cols[col].def = cmd->def != NULL &&
+                                !(cmd->def->node_case ==
+                                      PG_QUERY__NODE__NODE_A_CONST &&
+                                  cmd->def->a_const->isnull)
+                            ? cmd->def
+                            : NULL;
+        break;
+    case PG_QUERY__ALTER_TABLE_TYPE__AT_SetNotNull:
+        if (cols[col].c.notnull)
+            return KEEL_OK;
+        cols[col].c.notnull = true;
+        break;
+    case PG_QUERY__ALTER_TABLE_TYPE__AT_DropNotNull:
+        for (uint16_t k = 0; k < t->info.npkey; k++)
+            if (t->info.pkey[k] == col + 1)
+                return sql_fail(s, KEEL_EINVAL, "42P16",
+                                "column \"%s\" is in a primary key",
+                                cmd->name);
+        if (!cols[col].c.notnull)
+            return KEEL_OK;
+        cols[col].c.notnull = false;
+        break;
+    default: { /* AT_AlterColumnType */
+        const PgQuery__ColumnDef *cd =
+            cmd->def != NULL &&
+                    cmd->def->node_case == PG_QUERY__NODE__NODE_COLUMN_DEF
+                ? cmd->def->column_def
+                : NULL;
+        PgQuery__Node *cast;
+        if (cd == NULL || cd->type_name == NULL)
+            return sql_unsupported(s, -1, "this ALTER COLUMN TYPE");
+        if (serial_type(cd->type_name) != 0)
+            return sql_fail(s, KEEL_ENOENT, "42704", "type \"%s\" does not exist",
+                            sql_node_string(cd->type_name->names[cd->type_name->n_names - 1]));
+        rc = column_type(s, cd->type_name, &cols[col].c);
+        if (rc != KEEL_OK)
+            return rc;
+        if (cd->raw_default != NULL) {
+            cast = rw_cast(s, cd->raw_default, cd->type_name); /* USING */
+        } else {
+            PgQuery__Node *ref = rw_target(s, t->cols[col].name, NULL);
+            cast = ref != NULL ? rw_cast(s, ref->res_target->val, cd->type_name)
+                               : NULL;
+        }
+        if (cast == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        cols[col].value = cast;
+        /* The default must suit the new type (PostgreSQL casts it). */
+        rc = alter_default_check(s, &cols[col].c, cols[col].def);
+        if (rc != KEEL_OK)
+            return rc;
+        break;
+    }
+    }
+    return table_rewrite(s, t, cols, ncols);
+}
+
+/* ALTER TABLE [IF EXISTS] name command, ...: ADD PRIMARY KEY, ADD COLUMN,
+ * DROP COLUMN, ALTER COLUMN (SET/DROP DEFAULT, SET/DROP NOT NULL, TYPE),
+ * each in turn, under ACCESS EXCLUSIVE; others answer 0A000. */
+keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *st)
+{
+    sql_table t;
+    keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK;
+    if (st->objtype != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE)
+        return sql_unsupported(s, -1, "ALTER of this kind of object");
+    /* Locked before it is described, as TRUNCATE locks it. */
+    if (st->relation->schemaname == NULL ||
+        st->relation->schemaname[0] == '\0' ||
+        strcmp(st->relation->schemaname, "public") == 0) {
+        rc = keel_lock_table(s->ks, NULL, st->relation->relname,
+                             KEEL_LOCK_ACCESS_EXCLUSIVE, false);
+        if (rc == KEEL_ELOCKTIMEOUT || rc == KEEL_EDEADLOCK || rc == KEEL_ENOMEM)
+            return sql_fail_engine(s, rc);
+    }
+    rc = sql_table_open(s, st->relation, &t);
+    if (rc != KEEL_OK && s->err != NULL)
+        s->err->position = 0; /* PostgreSQL places it nowhere */
+    if (rc == KEEL_ENOENT && st->missing_ok) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "relation \"%s\" does not exist, skipping",
+                 st->relation->relname);
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return sql_complete(s, "ALTER TABLE");
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    for (size_t i = 0; i < st->n_cmds; i++) {
+        const PgQuery__AlterTableCmd *cmd = st->cmds[i]->alter_table_cmd;
+        const PgQuery__Constraint *con;
+        uint16_t keys[16], nkeys = 0;
+        switch (cmd->subtype) {
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_AddColumn:
+            if (cmd->def == NULL ||
+                cmd->def->node_case != PG_QUERY__NODE__NODE_COLUMN_DEF)
+                return sql_unsupported(s, -1, "this ADD COLUMN");
+            rc = alter_add_column(s, &t, cmd);
+            break;
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_DropColumn:
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_ColumnDefault:
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_SetNotNull:
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_DropNotNull:
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_AlterColumnType:
+            rc = alter_column(s, &t, cmd);
+            break;
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_AddConstraint:
+            if (cmd->def == NULL ||
+                cmd->def->node_case != PG_QUERY__NODE__NODE_CONSTRAINT ||
+                cmd->def->constraint->contype !=
+                    PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY)
+                return sql_unsupported(s, -1, "constraints but PRIMARY KEY");
+            con = cmd->def->constraint;
+            if (con->n_including > 0)
+                return sql_unsupported(s, con->location, "INCLUDE");
+            for (size_t k = 0; k < con->n_keys; k++) {
+                const char *name = sql_node_string(con->keys[k]);
+                bool found = false;
+                for (uint16_t c = 0; name != NULL && c < t.info.ncols && !found;
+                     c++)
+                    if (strcmp(t.cols[c].name, name) == 0) {
+                        for (uint16_t j = 0; j < nkeys; j++)
+                            if (keys[j] == c + 1)
+                                return sql_fail_at(s, con->location, KEEL_EINVAL,
+                                                   "42701",
+                                                   "column \"%s\" appears twice "
+                                                   "in primary key constraint",
+                                                   name);
+                        if (nkeys >= 16)
+                            return sql_fail(s, KEEL_ETOOBIG, "54011",
+                                            "cannot use more than 16 columns "
+                                            "in an index");
+                        keys[nkeys++] = (uint16_t)(c + 1);
+                        found = true;
+                    }
+                if (!found)
+                    return sql_fail_at(s, con->location, KEEL_ENOENT, "42703",
+                                       "column \"%s\" of relation \"%s\" does "
+                                       "not exist",
+                                       name != NULL ? name : "?", t.name);
+            }
+            rc = keel_add_primary_key(s->ks, t.schema, t.name,
+                                      con->conname != NULL &&
+                                              con->conname[0] != '\0'
+                                          ? con->conname
+                                          : NULL,
+                                      keys, nkeys);
+            if (rc == KEEL_EEXIST)
+                return sql_fail(s, rc, "42P16", "%s", keel_session_error(s->ks));
+            if (rc == KEEL_ETYPE)
+                return sql_fail(s, rc, "23502", "%s", keel_session_error(s->ks));
+            if (rc != KEEL_OK)
+                return sql_fail_engine(s, rc);
+            break;
+        default:
+            return sql_unsupported(s, -1, "this ALTER TABLE command");
+        }
+        if (rc != KEEL_OK)
+            return rc;
+        /* The next command sees what this one did. */
+        rc = sql_table_open(s, st->relation, &t);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return sql_complete(s, "ALTER TABLE");
+}
+
+/* ALTER TABLE [IF EXISTS] name RENAME TO new, RENAME [COLUMN] a TO b. */
+keel_status sql_exec_rename(sql_session *s, const PgQuery__RenameStmt *st)
+{
+    const PgQuery__RangeVar *rv = st->relation;
+    sql_table t;
+    keel_status rc;
+
+    if (s->describe_only)
+        return KEEL_OK;
+    if (rv == NULL ||
+        (st->rename_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE &&
+         st->rename_type != PG_QUERY__OBJECT_TYPE__OBJECT_COLUMN) ||
+        (st->rename_type == PG_QUERY__OBJECT_TYPE__OBJECT_COLUMN &&
+         st->relation_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE))
+        return sql_unsupported(s, -1, "RENAME of this kind of object");
+    rc = sql_table_open(s, rv, &t);
+    if (rc != KEEL_OK && s->err != NULL)
+        s->err->position = 0; /* PostgreSQL places it nowhere */
+    if (rc == KEEL_ENOENT && st->missing_ok) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "relation \"%s\" does not exist, skipping",
+                 rv->relname);
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return sql_complete(s, "ALTER TABLE");
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (st->rename_type == PG_QUERY__OBJECT_TYPE__OBJECT_COLUMN) {
+        bool found = false;
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            found = found || strcmp(t.cols[c].name, st->subname) == 0;
+        if (!found)
+            return sql_fail(s, KEEL_ENOENT, "42703",
+                            "column \"%s\" does not exist", st->subname);
+    } else {
+        /* A view's name is a relation's, as in PostgreSQL. */
+        const PgQuery__SelectStmt *vq;
+        PgQuery__Alias *va;
+        bool view = false;
+        rc = sql_view_find(s, t.schema, st->newname, &vq, &va, &view);
+        if (rc == KEEL_OK && view)
+            rc = sql_fail(s, KEEL_EEXIST, "42P07",
+                          "relation \"%s\" already exists", st->newname);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = keel_rename(s->ks, t.schema, t.name,
+                     st->rename_type == PG_QUERY__OBJECT_TYPE__OBJECT_COLUMN
+                         ? st->subname
+                         : NULL,
+                     st->newname);
+    if (rc == KEEL_EEXIST)
+        return sql_fail(s, rc,
+                        st->rename_type == PG_QUERY__OBJECT_TYPE__OBJECT_COLUMN
+                            ? "42701"
+                            : "42P07",
+                        "%s", keel_session_error(s->ks));
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    return sql_complete(s, "ALTER TABLE");
+}
+
+/* ---- CREATE TABLE ... AS, SELECT ... INTO --------------------------------- */
 
 /*
  * CREATE TABLE name [(columns)] AS query [WITH [NO] DATA]: a table of the
@@ -1100,19 +1757,12 @@ keel_status sql_exec_create_table_as(sql_session *s,
     {
         /* INSERT INTO name SELECT ..., its count the statement's. */
         PgQuery__InsertStmt ins = PG_QUERY__INSERT_STMT__INIT;
-        const sql_sink *outer = s->sink;
-        ctas_sink cs = {.outer = outer};
-        cs.sink = *outer;
-        cs.sink.ctx = &cs;
-        cs.sink.complete = ctas_complete;
-        cs.sink.notice = ctas_notice;
+        uint64_t rows = 0;
         ins.relation = (PgQuery__RangeVar *)rv;
         ins.select_stmt = st->query;
-        s->sink = &cs.sink;
-        rc = sql_exec_insert(s, &ins);
-        s->sink = outer;
+        rc = insert_quietly(s, &ins, &rows);
         if (rc != KEEL_OK)
             return rc;
-        return sql_complete_count(s, "SELECT", cs.rows);
+        return sql_complete_count(s, "SELECT", rows);
     }
 }

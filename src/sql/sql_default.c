@@ -37,17 +37,22 @@ struct sql_defaults {
     struct sql_defaults *next;
 };
 
+static void defaults_free_one(sql_defaults *d)
+{
+    for (uint16_t i = 0; i < d->ncols; i++)
+        if (d->trees[i] != NULL)
+            pg_query__parse_result__free_unpacked(d->trees[i], NULL);
+    free(d->trees);
+    free(d->types);
+    free(d);
+}
+
 void sql_defaults_free(sql_session *s)
 {
     while (s->defaults != NULL) {
         sql_defaults *d = s->defaults;
         s->defaults = d->next;
-        for (uint16_t i = 0; i < d->ncols; i++)
-            if (d->trees[i] != NULL)
-                pg_query__parse_result__free_unpacked(d->trees[i], NULL);
-        free(d->trees);
-        free(d->types);
-        free(d);
+        defaults_free_one(d);
     }
 }
 
@@ -231,16 +236,18 @@ keel_status sql_defaults_of(sql_session *s, const sql_table *t,
         /* Not kept half read: the next statement reads them again. */
         s->defaults = d->next;
         d->next = NULL;
-        for (uint16_t c = 0; c < d->ncols; c++)
-            if (d->trees[c] != NULL)
-                pg_query__parse_result__free_unpacked(d->trees[c], NULL);
-        free(d->trees);
-        free(d->types);
-        free(d);
+        defaults_free_one(d);
         return rc;
     }
     *out = d;
     return KEEL_OK;
+}
+
+const PgQuery__Node *sql_default_node(const sql_defaults *d, uint16_t col)
+{
+    return d != NULL && col < d->ncols && d->trees[col] != NULL
+               ? tree_expr(d->trees[col])
+               : NULL;
 }
 
 bool sql_default_has(const sql_defaults *d, uint16_t col)
@@ -311,6 +318,17 @@ keel_status sql_defaults_store(sql_session *s, const char *schema,
     rc = keel_table_describe(s->ks, schema, table, &info, NULL, 0);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
+    /* What the session read of the table before this statement's rows
+     * went in (ALTER TABLE's INSERT into the table it rewrites into)
+     * is stale now. */
+    for (sql_defaults **p = &s->defaults; *p != NULL; p = &(*p)->next)
+        if ((*p)->relid == info.oid) {
+            sql_defaults *d = *p;
+            *p = d->next;
+            d->next = NULL;
+            defaults_free_one(d);
+            break;
+        }
     rc = table_ensure(s);
     for (uint16_t i = 0; rc == KEEL_OK && i < ncols; i++) {
         char *src;

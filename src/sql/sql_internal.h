@@ -1124,6 +1124,8 @@ keel_status sql_exec_drop_role(sql_session *s,
                                const PgQuery__DropRoleStmt *st);
 keel_status sql_exec_alter_table(sql_session *s,
                                  const PgQuery__AlterTableStmt *st);
+/* ALTER TABLE ... RENAME [COLUMN] ... TO (sql_ddl.c). */
+keel_status sql_exec_rename(sql_session *s, const PgQuery__RenameStmt *st);
 /* CHECKPOINT (sql_wal.c): superusers only, as PostgreSQL 15's. */
 keel_status sql_exec_checkpoint(sql_session *s);
 /* Whether role `name` is a superuser, in the statement's transaction: a
@@ -1190,6 +1192,9 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
 /* Table t's defaults, read once per session and kept. */
 keel_status sql_defaults_of(sql_session *s, const sql_table *t,
                             const sql_defaults **out);
+/* Column col's default expression as parsed (NULL if it has none),
+ * valid while the session keeps d. */
+const PgQuery__Node *sql_default_node(const sql_defaults *d, uint16_t col);
 /* Whether column col (0-based) has a default. */
 bool sql_default_has(const sql_defaults *d, uint16_t col);
 /* Column col's default for one row (a null of unknown type if it has

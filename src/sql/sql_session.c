@@ -1685,6 +1685,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_copy(s, n->copy_stmt);
     case PG_QUERY__NODE__NODE_ALTER_TABLE_STMT:
         return sql_exec_alter_table(s, n->alter_table_stmt);
+    case PG_QUERY__NODE__NODE_RENAME_STMT:
+        return sql_exec_rename(s, n->rename_stmt);
     case PG_QUERY__NODE__NODE_CREATE_ROLE_STMT:
         return sql_exec_create_role(s, n->create_role_stmt);
     case PG_QUERY__NODE__NODE_ALTER_ROLE_STMT:
