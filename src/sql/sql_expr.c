@@ -632,7 +632,61 @@ static keel_status analyse_any(sql_session *s, const sql_scope *scope,
 }
 
 static keel_status unify_list(sql_session *s, sql_expr **list, uint16_t n,
-                              int32_t location, uint32_t *out);
+                              int32_t location, const char *ctx, uint32_t *out);
+
+/* ARRAY[elements]: of their common type (text for untyped literals
+ * only), which must have an array type in keel; ARRAY[] alone has no
+ * type (42P18), as in PostgreSQL, unless a cast gives it one. */
+static keel_status analyse_array(sql_session *s, const sql_scope *scope,
+                                 const PgQuery__AArrayExpr *ae, sql_expr **out)
+{
+    sql_expr *e;
+    uint32_t t;
+    keel_status rc;
+
+    if (ae->n_elements == 0) {
+        rc = sql_fail_at(s, ae->location, KEEL_ETYPE, "42P18",
+                         "cannot determine type of empty array");
+        if (s->err != NULL)
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "Explicitly cast to the desired type, for example "
+                     "ARRAY[]::integer[].");
+        return rc;
+    }
+    if (ae->n_elements > UINT16_MAX)
+        return sql_unsupported(s, ae->location, "arrays of so many elements");
+    e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT_ARRAY, ae->location,
+                 (uint16_t)ae->n_elements);
+    if (e == NULL)
+        return nomem(s);
+    e->u.func = SQL_FUNC_ARRAY;
+    for (uint16_t i = 0; i < e->nargs; i++) {
+        rc = sql_expr_analyse(s, scope, ae->elements[i], &e->args[i]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rc = unify_list(s, e->args, e->nargs, ae->location, "ARRAY", &t);
+    if (rc != KEEL_OK)
+        return rc;
+    if (t == SQL_TYPE_UNKNOWN) {
+        t = SQL_TYPE_TEXT;
+        for (uint16_t i = 0; rc == KEEL_OK && i < e->nargs; i++)
+            rc = coerce(s, &e->args[i], t, false);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (sql_type_elem(t) != 0) {
+        e->type = t; /* arrays of arrays: one more dimension */
+    } else if (sql_type_array_of(t) != 0) {
+        e->type = sql_type_array_of(t);
+    } else {
+        char what[96];
+        snprintf(what, sizeof(what), "arrays of type %s", sql_type_name(t));
+        return sql_unsupported(s, ae->location, what);
+    }
+    *out = e;
+    return KEEL_OK;
+}
 
 /* 42883 for function name over e's arguments' types, with PostgreSQL's
  * hint. */
@@ -811,7 +865,7 @@ static keel_status analyse_nullif(sql_session *s, const sql_scope *scope,
     if (rc == KEEL_OK)
         rc = sql_expr_analyse(s, scope, a->rexpr, &e->args[1]);
     if (rc == KEEL_OK)
-        rc = unify_list(s, e->args, 2, a->location, &e->type);
+        rc = unify_list(s, e->args, 2, a->location, NULL, &e->type);
     if (rc == KEEL_OK)
         *out = e;
     return rc;
@@ -1322,6 +1376,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
          SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS, 1},
         {"pg_relation_is_publishable", SQL_FUNC_PG_RELATION_IS_PUBLISHABLE, 1},
         {"array_upper", SQL_FUNC_ARRAY_UPPER, 2},
+        /* arrays here start at 1: a dimension's length is its upper bound */
+        {"array_length", SQL_FUNC_ARRAY_UPPER, 2},
         {"pg_relation_size", SQL_FUNC_PG_RELATION_SIZE, 1},
         {"pg_relation_size", SQL_FUNC_PG_RELATION_SIZE, 2},
         {"pg_table_size", SQL_FUNC_PG_TABLE_SIZE, 1},
@@ -1768,8 +1824,12 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
 }
 
 /* The common type of CASE's results or COALESCE's arguments. */
+/* The common type of list's n expressions, each coerced to it.  ctx
+ * names the construct for PostgreSQL's message when two cannot be
+ * matched ("CASE types integer and boolean ..."), placed at the one that
+ * does not fit; NULL: a plain message at location. */
 static keel_status unify_list(sql_session *s, sql_expr **list, uint16_t n,
-                              int32_t location, uint32_t *out)
+                              int32_t location, const char *ctx, uint32_t *out)
 {
     uint32_t t = SQL_TYPE_UNKNOWN;
     keel_status rc;
@@ -1787,6 +1847,10 @@ static keel_status unify_list(sql_session *s, sql_expr **list, uint16_t n,
                                                              : SQL_TYPE_NUMERIC;
         else if (sql_type_is_string(t) && sql_type_is_string(u))
             t = SQL_TYPE_TEXT;
+        else if (ctx != NULL)
+            return sql_fail_at(s, list[i]->location, KEEL_ETYPE, "42804",
+                               "%s types %s and %s cannot be matched", ctx,
+                               sql_type_name(t), sql_type_name(u));
         else
             return sql_fail_at(s, location, KEEL_ETYPE, "42804",
                                "types %s and %s cannot be matched",
@@ -1850,18 +1914,19 @@ static keel_status analyse_case(sql_session *s, const sql_scope *scope,
         rc = sql_expr_analyse(s, scope, c->defresult, &e->args[n - 1]);
     if (rc != KEEL_OK)
         return rc;
-    for (size_t i = 0; i < c->n_args; i++)
-        results[nres++] = e->args[base + 2 * i + 1];
+    /* ELSE first, as PostgreSQL weighs them (and names a mismatch). */
     if (c->defresult != NULL)
         results[nres++] = e->args[n - 1];
-    rc = unify_list(s, results, nres, c->location, &t);
+    for (size_t i = 0; i < c->n_args; i++)
+        results[nres++] = e->args[base + 2 * i + 1];
+    rc = unify_list(s, results, nres, c->location, "CASE", &t);
     if (rc != KEEL_OK)
         return rc;
     nres = 0;
-    for (size_t i = 0; i < c->n_args; i++)
-        e->args[base + 2 * i + 1] = results[nres++];
     if (c->defresult != NULL)
         e->args[n - 1] = results[nres++];
+    for (size_t i = 0; i < c->n_args; i++)
+        e->args[base + 2 * i + 1] = results[nres++];
     e->type = t;
     *out = e;
     return KEEL_OK;
@@ -2071,6 +2136,8 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
         if (node->a_expr->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NULLIF)
             return analyse_nullif(s, scope, node->a_expr, out);
         return analyse_aexpr(s, scope, node->a_expr, out);
+    case PG_QUERY__NODE__NODE_A_ARRAY_EXPR:
+        return analyse_array(s, scope, node->a_array_expr, out);
     case PG_QUERY__NODE__NODE_MIN_MAX_EXPR: {
         const PgQuery__MinMaxExpr *m = node->min_max_expr;
         e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, m->location,
@@ -2085,7 +2152,10 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
             if (rc != KEEL_OK)
                 return rc;
         }
-        rc = unify_list(s, e->args, e->nargs, m->location, &e->type);
+        rc = unify_list(s, e->args, e->nargs, m->location,
+                        m->op == PG_QUERY__MIN_MAX_OP__IS_GREATEST ? "GREATEST"
+                                                                  : "LEAST",
+                        &e->type);
         if (rc != KEEL_OK)
             return rc;
         *out = e;
@@ -2104,7 +2174,21 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
                               strcmp(tname, "regtype") == 0 ||
                               strcmp(tname, "regnamespace") == 0))
             return analyse_regcast(s, scope, tc, tname, out);
-        rc = sql_expr_analyse(s, scope, tc->arg, &e);
+        if (tc->arg != NULL &&
+            tc->arg->node_case == PG_QUERY__NODE__NODE_A_ARRAY_EXPR &&
+            tc->arg->a_array_expr->n_elements == 0) {
+            /* ARRAY[]::type[]: the cast gives the empty array its type */
+            e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_UNKNOWN,
+                         tc->arg->a_array_expr->location, 0);
+            if (e == NULL)
+                return nomem(s);
+            e->u.value.type = SQL_TYPE_UNKNOWN;
+            e->u.value.v.s.p = "{}";
+            e->u.value.v.s.len = 2;
+            rc = KEEL_OK;
+        } else {
+            rc = sql_expr_analyse(s, scope, tc->arg, &e);
+        }
         if (rc == KEEL_OK)
             rc = sql_type_lookup(s, tc->type_name, &type, &typmod);
         if (rc != KEEL_OK)
@@ -2186,7 +2270,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
             if (rc != KEEL_OK)
                 return rc;
         }
-        rc = unify_list(s, e->args, e->nargs, c->location, &t);
+        rc = unify_list(s, e->args, e->nargs, c->location, "COALESCE", &t);
         if (rc != KEEL_OK)
             return rc;
         e->type = t;
@@ -2604,6 +2688,62 @@ static keel_status eval_array_cat(sql_session *s, const sql_expr *e,
     out->isnull = false;
     out->v.s.p = p;
     out->v.s.len = n;
+    return KEEL_OK;
+}
+
+/* ARRAY[...]: each element's text, as an array's output writes it; an
+ * element that is an array itself goes in whole (ARRAY[ARRAY[1], ...],
+ * one more dimension). */
+static keel_status eval_array(sql_session *s, const sql_expr *e,
+                              const sql_value *row, sql_value *out)
+{
+    size_t n = 0, cap = 16;
+    char *buf = sql_alloc(&s->arena, cap);
+    bool nested = sql_type_elem(e->args[0]->type) != 0;
+    keel_status rc = buf != NULL ? KEEL_OK : nomem(s);
+
+    if (rc == KEEL_OK)
+        buf[n++] = '{';
+    for (uint16_t i = 0; rc == KEEL_OK && i < e->nargs; i++) {
+        sql_value v;
+        rc = sql_expr_eval(s, e->args[i], row, &v);
+        if (rc == KEEL_OK && nested && v.isnull)
+            rc = sql_unsupported(s, e->location, "a NULL among arrays in "
+                                                 "ARRAY[]");
+        if (rc != KEEL_OK)
+            break;
+        if (n + 2 + (nested ? v.v.s.len : 0) > cap) {
+            size_t nc = (n + 2 + (nested ? v.v.s.len : 0)) * 2;
+            char *nb = sql_alloc(&s->arena, nc);
+            if (nb == NULL)
+                return nomem(s);
+            memcpy(nb, buf, n);
+            buf = nb;
+            cap = nc;
+        }
+        if (i > 0)
+            buf[n++] = ',';
+        if (nested) {
+            memcpy(buf + n, v.v.s.p, v.v.s.len);
+            n += v.v.s.len;
+        } else {
+            rc = sql_array_put(s, &buf, &n, &cap, &v);
+        }
+    }
+    if (rc == KEEL_OK && n + 1 > cap) {
+        char *nb = sql_alloc(&s->arena, n + 1);
+        if (nb == NULL)
+            return nomem(s);
+        memcpy(nb, buf, n);
+        buf = nb;
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    buf[n++] = '}';
+    out->type = e->type;
+    out->isnull = false;
+    out->v.s.p = buf;
+    out->v.s.len = (uint32_t)n;
     return KEEL_OK;
 }
 
@@ -3036,6 +3176,8 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
         return sql_func_more_eval(s, e, row, out);
     if (e->u.func == SQL_FUNC_ARRAY_CAT)
         return eval_array_cat(s, e, row, out);
+    if (e->u.func == SQL_FUNC_ARRAY)
+        return eval_array(s, e, row, out);
     if (e->u.func == SQL_FUNC_CONCAT || e->u.func == SQL_FUNC_CONCAT_WS)
         return sql_concat_eval(s, e, row, out);
     if (e->u.func == SQL_FUNC_GREATEST || e->u.func == SQL_FUNC_LEAST ||
@@ -3587,7 +3729,7 @@ bool sql_expr_reads_engine(const sql_expr *e)
 keel_status sql_expr_unify(sql_session *s, sql_expr **list, uint16_t n,
                            int32_t location, uint32_t *type)
 {
-    return unify_list(s, list, n, location, type);
+    return unify_list(s, list, n, location, NULL, type);
 }
 
 keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type)

@@ -149,6 +149,13 @@ keel_status sql_numeric_charlen(sql_session *s, int32_t typmod,
 #define SQL_TYPE_INT4_ARRAY 1007
 #define SQL_TYPE_TEXT_ARRAY 1009
 #define SQL_TYPE_OID_ARRAY 1028
+#define SQL_TYPE_BOOL_ARRAY 1000
+#define SQL_TYPE_INT8_ARRAY 1016
+#define SQL_TYPE_FLOAT8_ARRAY 1022
+#define SQL_TYPE_NUMERIC_ARRAY 1231
+#define SQL_TYPE_DATE_ARRAY 1182
+#define SQL_TYPE_TIMESTAMP_ARRAY 1115
+#define SQL_TYPE_TIMESTAMPTZ_ARRAY 1185
 
 /* The element type of array type t, 0 if t is no array. */
 static inline uint32_t sql_type_elem(uint32_t t)
@@ -166,6 +173,20 @@ static inline uint32_t sql_type_elem(uint32_t t)
         return SQL_TYPE_TEXT;
     case SQL_TYPE_OID_ARRAY:
         return SQL_TYPE_OID;
+    case SQL_TYPE_BOOL_ARRAY:
+        return SQL_TYPE_BOOL;
+    case SQL_TYPE_INT8_ARRAY:
+        return SQL_TYPE_INT8;
+    case SQL_TYPE_FLOAT8_ARRAY:
+        return SQL_TYPE_FLOAT8;
+    case SQL_TYPE_NUMERIC_ARRAY:
+        return SQL_TYPE_NUMERIC;
+    case SQL_TYPE_DATE_ARRAY:
+        return SQL_TYPE_DATE;
+    case SQL_TYPE_TIMESTAMP_ARRAY:
+        return SQL_TYPE_TIMESTAMP;
+    case SQL_TYPE_TIMESTAMPTZ_ARRAY:
+        return SQL_TYPE_TIMESTAMPTZ;
     default:
         return 0;
     }
@@ -189,6 +210,20 @@ static inline uint32_t sql_type_array_of(uint32_t t)
         return SQL_TYPE_TEXT_ARRAY;
     case SQL_TYPE_OID:
         return SQL_TYPE_OID_ARRAY;
+    case SQL_TYPE_BOOL:
+        return SQL_TYPE_BOOL_ARRAY;
+    case SQL_TYPE_INT8:
+        return SQL_TYPE_INT8_ARRAY;
+    case SQL_TYPE_FLOAT8:
+        return SQL_TYPE_FLOAT8_ARRAY;
+    case SQL_TYPE_NUMERIC:
+        return SQL_TYPE_NUMERIC_ARRAY;
+    case SQL_TYPE_DATE:
+        return SQL_TYPE_DATE_ARRAY;
+    case SQL_TYPE_TIMESTAMP:
+        return SQL_TYPE_TIMESTAMP_ARRAY;
+    case SQL_TYPE_TIMESTAMPTZ:
+        return SQL_TYPE_TIMESTAMPTZ_ARRAY;
     default:
         return 0;
     }
@@ -587,6 +622,7 @@ typedef enum sql_func {
     SQL_FUNC_GREATEST,
     SQL_FUNC_LEAST,
     SQL_FUNC_NULLIF, /* args[0], or NULL when it equals args[1] */
+    SQL_FUNC_ARRAY,  /* ARRAY[args...]: an array of them, NULLs too */
     /* extract(unit FROM x) (numeric), date_part(unit, x) (double
      * precision), date_trunc(unit, x) (sql_value.c; strict). */
     SQL_FUNC_EXTRACT,

@@ -456,10 +456,13 @@ static const char *target_name(const PgQuery__ResTarget *rt)
                             : NULL;
         return n != NULL ? n : "?column?";
     }
+    if (v->node_case == PG_QUERY__NODE__NODE_A_ARRAY_EXPR)
+        return "array";
     if (v->node_case == PG_QUERY__NODE__NODE_TYPE_CAST) {
         const PgQuery__TypeCast *tc = v->type_cast;
         if (tc->arg != NULL && (tc->arg->node_case == PG_QUERY__NODE__NODE_COLUMN_REF ||
-                                tc->arg->node_case == PG_QUERY__NODE__NODE_FUNC_CALL)) {
+                                tc->arg->node_case == PG_QUERY__NODE__NODE_FUNC_CALL ||
+                                tc->arg->node_case == PG_QUERY__NODE__NODE_A_ARRAY_EXPR)) {
             PgQuery__ResTarget inner = *rt;
             inner.val = tc->arg;
             inner.name = NULL;

@@ -74,6 +74,20 @@ const char *sql_type_name(uint32_t type)
         return "text[]";
     case SQL_TYPE_OID_ARRAY:
         return "oid[]";
+    case SQL_TYPE_BOOL_ARRAY:
+        return "boolean[]";
+    case SQL_TYPE_INT8_ARRAY:
+        return "bigint[]";
+    case SQL_TYPE_FLOAT8_ARRAY:
+        return "double precision[]";
+    case SQL_TYPE_NUMERIC_ARRAY:
+        return "numeric[]";
+    case SQL_TYPE_DATE_ARRAY:
+        return "date[]";
+    case SQL_TYPE_TIMESTAMP_ARRAY:
+        return "timestamp without time zone[]";
+    case SQL_TYPE_TIMESTAMPTZ_ARRAY:
+        return "timestamp with time zone[]";
     default:
         return "?";
     }
@@ -170,7 +184,7 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
     if (tn->n_names > 0)
         name = sql_node_string(tn->names[tn->n_names - 1]);
     if (name != NULL && tn->n_array_bounds == 1) {
-        /* The arrays keel has: of name, text, oid, "char", int2, int4. */
+        /* The arrays keel has (sql_type_array_of()). */
         PgQuery__TypeName elem = *tn;
         elem.n_array_bounds = 0;
         elem.n_typmods = 0;

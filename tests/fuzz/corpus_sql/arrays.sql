@@ -1,0 +1,1 @@
+SELECT ARRAY[a, a + 1], ARRAY[b, 'x'], ARRAY[ARRAY[c], ARRAY[c * 2]], ARRAY[]::int[] FROM t WHERE a = ANY (ARRAY[1, 2, 3::bigint]) AND b IS DISTINCT FROM 'q'; SELECT array_length(ARRAY[1,2], 1), pg_typeof(ARRAY[now()])
