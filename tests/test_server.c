@@ -834,6 +834,52 @@ static void test_extended(void **state)
         PQclear(r);
     }
 
+    /* Arrays in binary, as array_send() writes them: dimensions, has
+     * nulls, element type, then length and lower bound, then each
+     * element's length (-1: null) and bytes; and read back so. */
+    {
+        static const unsigned char want[40] = {
+            0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 23, 0, 0, 0, 3, 0, 0, 0, 1,
+            0, 0, 0, 4, 0, 0, 0, 1, 0xFF, 0xFF, 0xFF, 0xFF,
+            0, 0, 0, 4, 0, 0, 0, 3};
+        static const unsigned char empty[12] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                                0, 0, 0, 25};
+        static const unsigned char big[44] = {
+            0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 2, 0, 0, 0, 1,
+            0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 5,
+            0, 0, 0, 8, 0, 0, 0, 6, 0xFC, 0x23, 0xAC, 0};
+        const Oid int8arr = 1016;
+        const char *pv[1] = {(const char *)big};
+        const int plen[1] = {44}, pfmt[1] = {1};
+        r = PQexecParams(c, "SELECT ARRAY[1, NULL, 3], ARRAY[]::text[]", 0,
+                         NULL, NULL, NULL, NULL, 1);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        assert_int_equal(PQftype(r, 0), 1007);
+        assert_int_equal(PQgetlength(r, 0, 0), 40);
+        assert_memory_equal(PQgetvalue(r, 0, 0), want, 40);
+        assert_int_equal(PQgetlength(r, 0, 1), 12);
+        assert_memory_equal(PQgetvalue(r, 0, 1), empty, 12);
+        PQclear(r);
+        /* {5, 30000000000} as an int8[] parameter */
+        r = PQexecParams(c, "SELECT $1::int8[], 30000000000 = ANY ($1)", 1,
+                         &int8arr, pv, plen, pfmt, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK)
+            fail_msg("binary int8[]: %s", PQerrorMessage(c));
+        assert_string_equal(PQgetvalue(r, 0, 0), "{5,30000000000}");
+        assert_string_equal(PQgetvalue(r, 0, 1), "t");
+        PQclear(r);
+        /* cut short, and of the wrong element type */
+        r = PQexecParams(c, "SELECT $1::int8[]", 1, &int8arr, pv,
+                         (const int[]){40}, pfmt, 0);
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22P03");
+        PQclear(r);
+        r = PQexecParams(c, "SELECT $1::int8[]", 1, &int8arr,
+                         (const char *[]){(const char *)want},
+                         (const int[]){40}, pfmt, 0);
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42804");
+        PQclear(r);
+    }
+
     /* With a savepoint set, a failure leaves the block failed and the
      * transaction running; ROLLBACK TO, in the extended protocol too,
      * opens the block again. */

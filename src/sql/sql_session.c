@@ -2158,6 +2158,20 @@ keel_status sql_describe_statement(sql_session *s, const char *name,
     return KEEL_OK;
 }
 
+/* Whether portal p's parameter v (of nvalues, whose strings take bytes
+ * after them) holds bytes outside the portal's block: made in the arena
+ * (a numeric's stored form, an array read from binary). */
+static bool param_in_arena(const sql_portal *p, uint16_t nvalues, size_t bytes,
+                           const sql_value *v)
+{
+    uintptr_t lo = (uintptr_t)p->params;
+    uintptr_t hi = lo + (nvalues + 1) * sizeof(sql_value) + bytes;
+    uintptr_t at = v->isnull ? lo : (uintptr_t)v->v.s.p;
+
+    return !v->isnull && (v->type == SQL_TYPE_NUMERIC || sql_type_in_s(v->type)) &&
+           v->v.s.len > 0 && (at < lo || at >= hi);
+}
+
 keel_status sql_bind(sql_session *s, const char *portal, const char *stmt,
                      uint16_t nformats, const int16_t *formats,
                      uint16_t nvalues, const char *const *values,
@@ -2250,11 +2264,11 @@ keel_status sql_bind(sql_session *s, const char *portal, const char *stmt,
          * one but for lengths, which parameters do not carry. */
     }
     {
-        /* A numeric's stored form was made in the arena: the portal
-         * keeps a copy. */
+        /* A numeric's stored form, or an array read from its binary
+         * form, was made in the arena: the portal keeps a copy. */
         size_t total = 0;
         for (uint16_t i = 0; rc == KEEL_OK && i < nvalues; i++)
-            if (!p->params[i].isnull && p->params[i].type == SQL_TYPE_NUMERIC)
+            if (param_in_arena(p, nvalues, bytes, &p->params[i]))
                 total += p->params[i].v.s.len;
         if (rc == KEEL_OK && total > 0) {
             char *q = p->numerics = malloc(total);
@@ -2262,7 +2276,7 @@ keel_status sql_bind(sql_session *s, const char *portal, const char *stmt,
                 rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
             for (uint16_t i = 0; rc == KEEL_OK && i < nvalues; i++) {
                 sql_value *v = &p->params[i];
-                if (v->isnull || v->type != SQL_TYPE_NUMERIC)
+                if (!param_in_arena(p, nvalues, bytes, v))
                     continue;
                 memcpy(q, v->v.s.p, v->v.s.len);
                 v->v.s.p = q;

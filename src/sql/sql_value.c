@@ -1034,6 +1034,162 @@ static keel_status numeric_binary(sql_session *s, const sql_value *v,
     return KEEL_OK;
 }
 
+/* Appends n bytes at p to the arena buffer *buf (*used of *cap). */
+static keel_status buf_add(sql_session *s, char **buf, size_t *used,
+                           size_t *cap, const void *p, size_t n)
+{
+    if (*used + n > *cap) {
+        size_t nc = (*used + n) * 2 + 64;
+        char *nb = sql_alloc(&s->arena, nc);
+        if (nb == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (*used > 0)
+            memcpy(nb, *buf, *used);
+        *buf = nb;
+        *cap = nc;
+    }
+    if (n > 0)
+        memcpy(*buf + *used, p, n);
+    *used += n;
+    return KEEL_OK;
+}
+
+static keel_status buf_add_be(sql_session *s, char **buf, size_t *used,
+                              size_t *cap, uint64_t v, int n)
+{
+    char b[8];
+
+    put_be(b, v, n);
+    return buf_add(s, buf, used, cap, b, (size_t)n);
+}
+
+/*
+ * An array's binary (send) form, as PostgreSQL's array_send() writes a
+ * one-dimensional one: dimensions (0 when empty), whether it has nulls,
+ * the element type, then for its dimension its length and lower bound
+ * (1), then each element as a length (-1: null) and its binary form.
+ */
+static keel_status array_binary_out(sql_session *s, const sql_value *v,
+                                    const char **out, uint32_t *len)
+{
+    uint32_t et = sql_type_elem(v->type), pos = 0, elen, n = 0;
+    const char *el;
+    bool isnull, nulls = false;
+    char *buf = NULL, *elems = NULL;
+    size_t used = 0, cap = 0, eused = 0, ecap = 0;
+    keel_status rc = KEEL_OK;
+
+    if (v->v.s.len >= 2 && v->v.s.p[1] == '{')
+        return sql_unsupported(s, -1, "arrays of more than one dimension in "
+                                      "binary format");
+    while (rc == KEEL_OK &&
+           sql_array_next(s, v->v.s.p, v->v.s.len, &pos, &el, &elen, &isnull)) {
+        sql_value x = {.type = SQL_TYPE_UNKNOWN, .isnull = isnull,
+                       .v.s = {el, elen}};
+        const char *b;
+        uint32_t blen;
+        n++;
+        if (isnull) {
+            nulls = true;
+            rc = buf_add_be(s, &elems, &eused, &ecap, 0xFFFFFFFFu, 4);
+            continue;
+        }
+        rc = sql_value_cast(s, &x, et, -1, true, -1);
+        if (rc == KEEL_OK)
+            rc = sql_value_binary(s, &x, &b, &blen);
+        if (rc == KEEL_OK)
+            rc = buf_add_be(s, &elems, &eused, &ecap, blen, 4);
+        if (rc == KEEL_OK)
+            rc = buf_add(s, &elems, &eused, &ecap, b, blen);
+    }
+    if (rc == KEEL_OK)
+        rc = buf_add_be(s, &buf, &used, &cap, n > 0 ? 1 : 0, 4);
+    if (rc == KEEL_OK)
+        rc = buf_add_be(s, &buf, &used, &cap, nulls ? 1 : 0, 4);
+    if (rc == KEEL_OK)
+        rc = buf_add_be(s, &buf, &used, &cap, et, 4);
+    if (rc == KEEL_OK && n > 0)
+        rc = buf_add_be(s, &buf, &used, &cap, n, 4);
+    if (rc == KEEL_OK && n > 0)
+        rc = buf_add_be(s, &buf, &used, &cap, 1, 4);
+    if (rc == KEEL_OK)
+        rc = buf_add(s, &buf, &used, &cap, elems, eused);
+    if (rc != KEEL_OK)
+        return rc;
+    *out = buf;
+    *len = (uint32_t)used;
+    return KEEL_OK;
+}
+
+/* An array parameter's binary form (array_send()'s, one dimension or
+ * none) read into keel's text form of type `type`; 22P03 when it is
+ * malformed, 42804 for elements of another type. */
+static keel_status array_binary_in(sql_session *s, const char *p, uint32_t len,
+                                   uint32_t type, sql_value *out)
+{
+    uint32_t et = sql_type_elem(type), ndim, at = 12, n = 0;
+    char *buf = NULL;
+    size_t used = 0, cap = 0;
+    keel_status rc;
+
+    if (len < 12)
+        return sql_fail(s, KEEL_EINVAL, "22P03",
+                        "insufficient data left in message");
+    ndim = (uint32_t)get_be(p, 4);
+    if (ndim > 1)
+        return sql_unsupported(s, -1, "arrays of more than one dimension in "
+                                      "binary format");
+    if ((uint32_t)get_be(p + 8, 4) != et)
+        return sql_fail(s, KEEL_ETYPE, "42804",
+                        "wrong element type: %u, not %s's", (unsigned)get_be(p + 8, 4),
+                        sql_type_name(type));
+    if (ndim == 1) {
+        if (len < 20)
+            return sql_fail(s, KEEL_EINVAL, "22P03",
+                            "insufficient data left in message");
+        n = (uint32_t)get_be(p + 12, 4);
+        if ((int32_t)get_be(p + 16, 4) != 1)
+            return sql_unsupported(s, -1, "arrays whose subscripts do not "
+                                          "start at 1");
+        at = 20;
+    }
+    rc = buf_add(s, &buf, &used, &cap, "{", 1);
+    for (uint32_t i = 0; rc == KEEL_OK && i < n; i++) {
+        int32_t elen;
+        sql_value x;
+        if (len - at < 4)
+            return sql_fail(s, KEEL_EINVAL, "22P03",
+                            "insufficient data left in message");
+        elen = (int32_t)get_be(p + at, 4);
+        at += 4;
+        if (elen < -1 || (elen > 0 && (uint32_t)elen > len - at))
+            return sql_fail(s, KEEL_EINVAL, "22P03",
+                            "insufficient data left in message");
+        if (elen == -1) {
+            x = (sql_value){.type = et, .isnull = true};
+        } else {
+            rc = sql_value_from_binary(s, p + at, (uint32_t)elen, et, &x);
+            at += (uint32_t)elen;
+        }
+        if (rc == KEEL_OK && i > 0)
+            rc = buf_add(s, &buf, &used, &cap, ",", 1);
+        if (rc == KEEL_OK)
+            rc = sql_array_put(s, &buf, &used, &cap, &x);
+    }
+    if (rc == KEEL_OK && at != len)
+        return sql_fail(s, KEEL_EINVAL, "22P03",
+                        "incorrect binary data format in bind parameter");
+    if (rc == KEEL_OK)
+        rc = buf_add(s, &buf, &used, &cap, "}", 1);
+    if (rc != KEEL_OK)
+        return rc;
+    out->type = type;
+    out->isnull = false;
+    out->v.s.p = buf;
+    out->v.s.len = (uint32_t)used;
+    return KEEL_OK;
+}
+
 keel_status sql_value_binary(sql_session *s, const sql_value *v,
                              const char **out, uint32_t *len)
 {
@@ -1050,7 +1206,7 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
     if (v->type == SQL_TYPE_INTERVAL)
         return sql_interval_binary_out(s, v, out, len);
     if (sql_type_elem(v->type) != 0)
-        return sql_unsupported(s, -1, "arrays in binary format");
+        return array_binary_out(s, v, out, len);
     if (sql_type_is_string(v->type)) {
         *out = v->v.s.p;
         *len = v->v.s.len;
@@ -1094,6 +1250,8 @@ keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
 
     memset(out, 0, sizeof(*out));
     out->type = type;
+    if (sql_type_elem(type) != 0)
+        return array_binary_in(s, p, len, type, out);
     if (sql_type_is_string(type)) {
         out->type = type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : type;
         out->v.s.p = p;
