@@ -1716,6 +1716,68 @@ static const char *bg_join(bg_stmt *b)
 }
 
 /*
+ * SELECT ... FOR UPDATE: a second locker or writer of the row waits for
+ * the first; under read committed it then locks the newest version if
+ * that still passes its WHERE (two workers taking the first new job: the
+ * second finds it taken), under repeatable read it fails with 40001.
+ */
+static void test_for_update(void **state)
+{
+    fixture *f = *state;
+    sql_session *b;
+    sql_error err;
+    bg_stmt bg = {0};
+
+    assert_int_equal(sql_session_create(f->db, &b, &err), KEEL_OK);
+    EXPECT(f->s, "CREATE TABLE fq (id int PRIMARY KEY, state text, n int); "
+                 "INSERT INTO fq VALUES (1, 'new', 0), (2, 'new', 0)",
+           "CREATE TABLE\nINSERT 0 2\n");
+    /* a worker takes job 1; the other waits, then finds it taken and
+     * returns nothing (its LIMIT was spent on it, as in PostgreSQL) */
+    EXPECT(f->s, "BEGIN; SELECT id FROM fq WHERE state = 'new' ORDER BY id "
+                 "LIMIT 1 FOR UPDATE",
+           "BEGIN\nid:23\n1\nSELECT 1\n");
+    bg_start(&bg, b, "SELECT id FROM fq WHERE state = 'new' ORDER BY id "
+                     "LIMIT 1 FOR UPDATE");
+    EXPECT(f->s, "UPDATE fq SET state = 'done' WHERE id = 1; COMMIT",
+           "UPDATE 1\nCOMMIT\n");
+    assert_string_equal(bg_join(&bg), "id:23\nSELECT 0\n");
+    /* the next try takes job 2 */
+    EXPECT(b, "SELECT id, state FROM fq WHERE state = 'new' ORDER BY id "
+              "LIMIT 1 FOR UPDATE",
+           "id:23,state:25\n2|new\nSELECT 1\n");
+    /* a row changed while the locker waits: it gets the new version */
+    EXPECT(f->s, "BEGIN; UPDATE fq SET n = n + 1 WHERE id = 2",
+           "BEGIN\nUPDATE 1\n");
+    bg_start(&bg, b, "SELECT n FROM fq WHERE id = 2 FOR UPDATE");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    assert_string_equal(bg_join(&bg), "n:23\n1\nSELECT 1\n");
+    /* a locked row holds off writers until its locker ends */
+    EXPECT(f->s, "BEGIN; SELECT n FROM fq WHERE id = 2 FOR SHARE",
+           "BEGIN\nn:23\n1\nSELECT 1\n");
+    bg_start(&bg, b, "UPDATE fq SET n = 10 WHERE id = 2 RETURNING n");
+    EXPECT(f->s, "SELECT n FROM fq WHERE id = 2", "n:23\n1\nSELECT 1\n");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
+    assert_string_equal(bg_join(&bg), "n:23\n10\nUPDATE 1\n");
+    /* repeatable read: a row changed since the snapshot is 40001 */
+    EXPECT(b, "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT n FROM fq "
+              "WHERE id = 1",
+           "BEGIN\nn:23\n0\nSELECT 1\n");
+    EXPECT(f->s, "UPDATE fq SET n = 5 WHERE id = 1", "UPDATE 1\n");
+    EXPECT(b, "SELECT n FROM fq WHERE id = 1 FOR UPDATE",
+           "n:23\nERROR 40001: could not serialize access due to concurrent "
+           "update\n");
+    EXPECT(b, "ROLLBACK", "ROLLBACK\n");
+    /* what it does not do */
+    EXPECT(f->s, "SELECT id FROM fq FOR UPDATE SKIP LOCKED",
+           "ERROR 0A000: SKIP LOCKED is not supported yet\n");
+    EXPECT(f->s, "SELECT 1 FROM fq, fq AS g FOR UPDATE",
+           "ERROR 0A000: FOR UPDATE and FOR SHARE but of one table is not "
+           "supported yet\n");
+    sql_session_destroy(b);
+}
+
+/*
  * Read committed's waits: an UPDATE or DELETE that meets a row another
  * transaction is changing waits for it; then it goes on if that one
  * aborted, skips the row if it was deleted, and checks the row's newest
@@ -2362,6 +2424,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_constants, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_for_update, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_committed_waits, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_secondary_index_plans, setup,

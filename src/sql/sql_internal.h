@@ -1160,6 +1160,12 @@ keel_status sql_exec_drop_role(sql_session *s,
                                const PgQuery__DropRoleStmt *st);
 keel_status sql_exec_alter_table(sql_session *s,
                                  const PgQuery__AlterTableStmt *st);
+/* SELECT ... FOR UPDATE / SHARE of one table (sql_lock.c). */
+keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st);
+/* A SELECT target naming column table.name (arena nodes; NULL: out of
+ * memory). */
+PgQuery__Node *sql_column_target(sql_session *s, const char *table,
+                                 const char *name);
 /* ALTER TABLE ... RENAME [COLUMN] ... TO (sql_ddl.c). */
 keel_status sql_exec_rename(sql_session *s, const PgQuery__RenameStmt *st);
 /* CHECKPOINT (sql_wal.c): superusers only, as PostgreSQL 15's. */

@@ -1876,6 +1876,22 @@ static PgQuery__Node *column_node(sql_session *s, const char *table,
     return n;
 }
 
+PgQuery__Node *sql_column_target(sql_session *s, const char *table,
+                                 const char *name)
+{
+    PgQuery__Node *n = node_new(s, PG_QUERY__NODE__NODE_RES_TARGET);
+    PgQuery__ResTarget *rt = sql_alloc(&s->arena, sizeof(*rt));
+    PgQuery__Node *ref = column_node(s, table, name);
+
+    if (n == NULL || rt == NULL || ref == NULL)
+        return NULL;
+    *rt = (PgQuery__ResTarget)PG_QUERY__RES_TARGET__INIT;
+    rt->val = ref;
+    rt->location = -1;
+    n->res_target = rt;
+    return n;
+}
+
 /* The left item among [from, to) with a visible column named name:
  * *item, *col; 0 found, 1 none, 2 more than one. */
 static int using_find(const from_list *f, uint16_t from, uint16_t to,
@@ -4421,5 +4437,7 @@ keel_status sql_exec_select(sql_session *s, const PgQuery__SelectStmt *st)
         ctas.is_select_into = true;
         return sql_exec_create_table_as(s, &ctas);
     }
+    if (st->n_locking_clause > 0)
+        return sql_select_locked(s, st);
     return select_query(s, st, NULL, NULL, s->describe_only, NULL);
 }

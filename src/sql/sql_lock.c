@@ -1,0 +1,243 @@
+/*
+ * sql_lock.c: SELECT ... FOR UPDATE (and FOR NO KEY UPDATE, FOR SHARE,
+ * FOR KEY SHARE) of one table with a primary key.
+ *
+ * keel's engine has no row locks but its writes: a row is locked by
+ * updating it to itself (keel_update() with its own values), which waits
+ * for a transaction writing it as any update waits, makes later writers
+ * and lockers wait for this transaction, and under repeatable read fails
+ * with 40001 when the row changed since the snapshot.  The shared modes
+ * therefore lock as FOR UPDATE does (two FOR SHARE lockers of one row
+ * wait for each other, where PostgreSQL lets both in), and each locked
+ * row leaves a version behind, as any update does.
+ *
+ * The statement runs in three steps, as PostgreSQL's LockRows node sits
+ * between its sort and its LIMIT: the query itself, with the table's
+ * primary key added to its output, finds the rows (sorted, limited);
+ * each is then locked in that order; and the output is computed from the
+ * version locked.  Under read committed a row that a transaction updated
+ * and committed after the statement's snapshot is locked in its newest
+ * version, if that still passes WHERE (skipped otherwise), as
+ * PostgreSQL re-checks it.
+ */
+#include <string.h>
+
+#include "sql/sql_internal.h"
+
+static const char *strength_name(PgQuery__LockClauseStrength st)
+{
+    switch (st) {
+    case PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORKEYSHARE:
+        return "FOR KEY SHARE";
+    case PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORSHARE:
+        return "FOR SHARE";
+    case PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORNOKEYUPDATE:
+        return "FOR NO KEY UPDATE";
+    default:
+        return "FOR UPDATE";
+    }
+}
+
+/* 0A000 "FOR UPDATE is not allowed with ..." as PostgreSQL words it. */
+static keel_status not_with(sql_session *s, const char *lock, const char *what)
+{
+    return sql_fail(s, KEEL_EINVAL, "0A000", "%s is not allowed with %s", lock,
+                    what);
+}
+
+/* Copies the bytes kv's values point to (the engine's, valid until its
+ * next call) into the arena. */
+static keel_status own_values(sql_session *s, const sql_table *t,
+                              keel_value *kv)
+{
+    for (uint16_t c = 0; c < t->info.ncols; c++) {
+        keel_type k = t->cols[c].type;
+        char *p;
+        if (kv[c].isnull || (k != KEEL_NAME && k != KEEL_CHAR &&
+                             k != KEEL_TEXT && k != KEEL_NUMERIC))
+            continue;
+        p = sql_alloc(&s->arena, kv[c].v.s.len + 1u);
+        if (p == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memcpy(p, kv[c].v.s.ptr, kv[c].v.s.len);
+        kv[c].v.s.ptr = p;
+    }
+    return KEEL_OK;
+}
+
+/* Whether where (NULL: none) accepts row. */
+static keel_status passes(sql_session *s, const sql_expr *where,
+                          const sql_value *row, bool *keep)
+{
+    sql_value w;
+    keel_status rc;
+
+    *keep = true;
+    if (where == NULL)
+        return KEEL_OK;
+    rc = sql_expr_eval(s, where, row, &w);
+    *keep = rc == KEEL_OK && !w.isnull && w.v.b;
+    return rc;
+}
+
+keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
+{
+    const char *lock = "FOR UPDATE";
+    const PgQuery__RangeVar *rv;
+    PgQuery__SelectStmt q;
+    PgQuery__Node **targets;
+    sql_scope scope;
+    sql_expr *where = NULL;
+    sql_returning ret;
+    sql_rowset rs = {0};
+    sql_table t;
+    keel_value *kv, kk[16];
+    sql_value *row;
+    uint64_t n = 0;
+    keel_status rc;
+
+    for (size_t i = 0; i < st->n_locking_clause; i++) {
+        const PgQuery__LockingClause *lc = st->locking_clause[i]->locking_clause;
+        lock = strength_name(lc->strength);
+        if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitSkip)
+            return sql_unsupported(s, -1, "SKIP LOCKED");
+        if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitError)
+            return sql_unsupported(s, -1, "NOWAIT");
+    }
+    if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
+        return not_with(s, lock, "UNION/INTERSECT/EXCEPT");
+    if (st->n_distinct_clause > 0)
+        return not_with(s, lock, "DISTINCT clause");
+    if (st->n_group_clause > 0)
+        return not_with(s, lock, "GROUP BY clause");
+    if (st->having_clause != NULL)
+        return not_with(s, lock, "HAVING clause");
+    if (st->n_window_clause > 0)
+        return not_with(s, lock, "window functions");
+    if (st->with_clause != NULL)
+        return sql_unsupported(s, -1, "FOR UPDATE with WITH");
+    if (st->n_from_clause != 1 ||
+        st->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+        return sql_unsupported(s, -1, "FOR UPDATE and FOR SHARE but of one "
+                                      "table");
+    rv = st->from_clause[0]->range_var;
+    rc = sql_table_open(s, rv, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    for (size_t i = 0; i < st->n_locking_clause; i++) {
+        const PgQuery__LockingClause *lc = st->locking_clause[i]->locking_clause;
+        for (size_t k = 0; k < lc->n_locked_rels; k++) {
+            const PgQuery__Node *r = lc->locked_rels[k];
+            const char *name = r->node_case == PG_QUERY__NODE__NODE_RANGE_VAR
+                                   ? r->range_var->relname
+                                   : NULL;
+            if (name == NULL || strcmp(name, t.alias) != 0)
+                return sql_fail(s, KEEL_ENOENT, "42P01",
+                                "relation \"%s\" in %s clause not found in "
+                                "FROM clause",
+                                name != NULL ? name : "?", lock);
+        }
+    }
+    if (t.schema != NULL && strcmp(t.schema, "keel_catalog") == 0)
+        return sql_unsupported(s, -1, "FOR UPDATE of a system catalog");
+    if (t.info.npkey == 0 || t.info.npkey > 16)
+        return sql_unsupported(s, -1, "FOR UPDATE of a table without a "
+                                      "primary key");
+    /* The output, described first (a prepared statement's too). */
+    rc = sql_returning_begin(s, &t, st->target_list, st->n_target_list, &ret);
+    if (rc != KEEL_OK && s->err != NULL &&
+        strstr(s->err->message, "aggregate functions are not allowed") != NULL)
+        return not_with(s, lock, "aggregate functions");
+    if (rc != KEEL_OK && s->err != NULL &&
+        strstr(s->err->message, "window functions are not allowed") != NULL)
+        return not_with(s, lock, "window functions");
+    if (rc != KEEL_OK || s->describe_only)
+        return rc;
+    scope = (sql_scope){.table = t.alias, .cols = t.cols,
+                        .ncols = t.info.ncols};
+    if (st->where_clause != NULL) {
+        s->clause = "WHERE";
+        rc = sql_expr_prepare(s, &scope, st->where_clause, &where);
+        s->clause = NULL;
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    /* The rows, sorted and limited: the query with the primary key's
+     * columns after its own (so that ORDER BY's positions and names
+     * still mean the query's), the last of its output. */
+    targets = sql_alloc(&s->arena,
+                        (st->n_target_list + t.info.npkey + 1) * sizeof(*targets));
+    kv = sql_alloc(&s->arena, (t.info.ncols + 1u) * sizeof(*kv));
+    row = sql_alloc(&s->arena, (t.info.ncols + 1u) * sizeof(*row));
+    if (targets == NULL || kv == NULL || row == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memcpy(targets, st->target_list, st->n_target_list * sizeof(*targets));
+    for (uint16_t k = 0; k < t.info.npkey; k++) {
+        targets[st->n_target_list + k] =
+            sql_column_target(s, t.alias, t.cols[t.info.pkey[k] - 1].name);
+        if (targets[st->n_target_list + k] == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    }
+    q = *st;
+    q.n_locking_clause = 0;
+    q.locking_clause = NULL;
+    q.n_target_list = st->n_target_list + t.info.npkey;
+    q.target_list = targets;
+    rc = sql_select_rows(s, &q, NULL, NULL, false, &rs);
+    if (rc != KEEL_OK)
+        return rc;
+    for (size_t r = 0; rc == KEEL_OK && r < rs.n; r++) {
+        const sql_value *found_row = &rs.vals[r * rs.ncols];
+        bool found = false, keep = true;
+        for (uint16_t k = 0; k < t.info.npkey; k++)
+            sql_value_to_keel(&found_row[rs.ncols - t.info.npkey + k], &kk[k]);
+        rc = keel_lookup(s->ks, t.schema, t.name, kk, kv, &found);
+        if (rc != KEEL_OK) {
+            rc = sql_fail_engine(s, rc);
+            break;
+        }
+        if (!found)
+            continue;
+        rc = own_values(s, &t, kv);
+        /* Lock it, or its newest version if a transaction that committed
+         * since the snapshot changed it (read committed). */
+        while (rc == KEEL_OK) {
+            keel_status w = keel_update(s->ks, t.schema, t.name, kk, kv);
+            if (w == KEEL_OK || w == KEEL_ENOENT) {
+                keep = w == KEEL_OK;
+                break;
+            }
+            if (w != KEEL_ECHANGED) {
+                rc = sql_fail_engine(s, w);
+                break;
+            }
+            rc = keel_fetch_changed(s->ks, t.schema, t.name, kv, &found);
+            if (rc != KEEL_OK) {
+                rc = sql_fail_engine(s, rc);
+                break;
+            }
+            if (!found) {
+                keep = false;
+                break;
+            }
+            rc = own_values(s, &t, kv);
+            for (uint16_t c = 0; rc == KEEL_OK && c < t.info.ncols; c++)
+                sql_value_from_keel(&kv[c], t.cols[c].type, &row[c]);
+            if (rc == KEEL_OK)
+                rc = passes(s, where, row, &keep);
+            if (rc != KEEL_OK || !keep)
+                break;
+            for (uint16_t k = 0; k < t.info.npkey; k++)
+                kk[k] = kv[t.info.pkey[k] - 1];
+        }
+        if (rc != KEEL_OK || !keep)
+            continue;
+        for (uint16_t c = 0; c < t.info.ncols; c++)
+            sql_value_from_keel(&kv[c], t.cols[c].type, &row[c]);
+        rc = sql_returning_row(s, &ret, row);
+        n++;
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    return sql_complete_count(s, "SELECT", n);
+}
