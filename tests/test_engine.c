@@ -324,6 +324,53 @@ static void test_rename(void **state)
     finish(dir, db, s, NULL);
 }
 
+/* keel_session_set_row_nowait(): a write meeting a row another running
+ * transaction changed fails at once with KEEL_EBUSY, changing nothing,
+ * and the transaction goes on; once the other ends, the write succeeds. */
+static void test_row_nowait(void **state)
+{
+    char *dir = tu_mkdtemp();
+    keel_db *db;
+    keel_session *a, *b;
+    keel_error e;
+    keel_value k1 = tu_vi4(1), k2 = tu_vi4(2), v[9], out[9];
+    char tb[32];
+    bool found;
+
+    (void)state;
+    setup_db(dir, &db, &a, 3);
+    assert_int_equal(keel_session_begin(db, &b, &e), KEEL_OK);
+    keel_set_isolation(b, KEEL_READ_COMMITTED);
+    assert_int_equal(keel_begin(a), KEEL_OK);
+    row_of(1, v, tb);
+    v[2].v.i8 = 100;
+    assert_int_equal(keel_update(a, "s1", "t", &k1, v), KEEL_OK);
+    assert_int_equal(keel_begin(b), KEEL_OK);
+    keel_session_set_row_nowait(b, true);
+    row_of(1, v, tb);
+    v[2].v.i8 = 200;
+    assert_int_equal(keel_update(b, "s1", "t", &k1, v), KEEL_EBUSY);
+    assert_non_null(strstr(keel_session_error(b), "could not obtain lock on row"));
+    /* b goes on: another row, and its reads */
+    row_of(2, v, tb);
+    v[2].v.i8 = 300;
+    assert_int_equal(keel_update(b, "s1", "t", &k2, v), KEEL_OK);
+    assert_int_equal(keel_lookup(b, "s1", "t", &k1, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_not_equal(out[2].v.i8, 200);
+    assert_int_equal(keel_commit(a), KEEL_OK);
+    row_of(1, v, tb);
+    v[2].v.i8 = 200;
+    assert_int_equal(keel_update(b, "s1", "t", &k1, v), KEEL_ECHANGED);
+    keel_session_set_row_nowait(b, false);
+    assert_int_equal(keel_commit(b), KEEL_OK);
+    assert_int_equal(keel_lookup(a, "s1", "t", &k2, out, &found), KEEL_OK);
+    assert_true(found);
+    assert_int_equal(out[2].v.i8, 300);
+    keel_session_end(b);
+    finish(dir, db, a, NULL);
+}
+
 /*
  * Dropping a table drops its indexes with it: their names are free again
  * for a new table and index, and nothing of the old index is reachable by
@@ -3422,6 +3469,7 @@ int main(void)
         cmocka_unit_test(test_rows_and_reopen),
         cmocka_unit_test(test_drop_index),
         cmocka_unit_test(test_rename),
+        cmocka_unit_test(test_row_nowait),
         cmocka_unit_test(test_read_committed_api),
         cmocka_unit_test(test_unique_waits_for_inserter),
         cmocka_unit_test(test_lookup_many_versions),

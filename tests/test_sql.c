@@ -1719,7 +1719,8 @@ static const char *bg_join(bg_stmt *b)
  * SELECT ... FOR UPDATE: a second locker or writer of the row waits for
  * the first; under read committed it then locks the newest version if
  * that still passes its WHERE (two workers taking the first new job: the
- * second finds it taken), under repeatable read it fails with 40001.
+ * second finds it taken and takes the next), under repeatable read it
+ * fails with 40001.  SKIP LOCKED passes over locked rows, NOWAIT fails.
  */
 static void test_for_update(void **state)
 {
@@ -1732,20 +1733,36 @@ static void test_for_update(void **state)
     EXPECT(f->s, "CREATE TABLE fq (id int PRIMARY KEY, state text, n int); "
                  "INSERT INTO fq VALUES (1, 'new', 0), (2, 'new', 0)",
            "CREATE TABLE\nINSERT 0 2\n");
-    /* a worker takes job 1; the other waits, then finds it taken and
-     * returns nothing (its LIMIT was spent on it, as in PostgreSQL) */
+    /* a worker takes job 1; the other waits, finds it taken once the
+     * first commits, and takes job 2 (LIMIT counts rows locked) */
     EXPECT(f->s, "BEGIN; SELECT id FROM fq WHERE state = 'new' ORDER BY id "
                  "LIMIT 1 FOR UPDATE",
            "BEGIN\nid:23\n1\nSELECT 1\n");
-    bg_start(&bg, b, "SELECT id FROM fq WHERE state = 'new' ORDER BY id "
-                     "LIMIT 1 FOR UPDATE");
+    bg_start(&bg, b, "SELECT id, state FROM fq WHERE state = 'new' "
+                     "ORDER BY id LIMIT 1 FOR UPDATE");
     EXPECT(f->s, "UPDATE fq SET state = 'done' WHERE id = 1; COMMIT",
            "UPDATE 1\nCOMMIT\n");
-    assert_string_equal(bg_join(&bg), "id:23\nSELECT 0\n");
-    /* the next try takes job 2 */
-    EXPECT(b, "SELECT id, state FROM fq WHERE state = 'new' ORDER BY id "
-              "LIMIT 1 FOR UPDATE",
-           "id:23,state:25\n2|new\nSELECT 1\n");
+    assert_string_equal(bg_join(&bg), "id:23,state:25\n2|new\nSELECT 1\n");
+    /* SKIP LOCKED passes over a locked job, NOWAIT fails on it */
+    EXPECT(f->s, "INSERT INTO fq VALUES (3, 'new', 0), (4, 'new', 0)",
+           "INSERT 0 2\n");
+    EXPECT(f->s, "BEGIN; SELECT id FROM fq WHERE state = 'new' ORDER BY id "
+                 "LIMIT 1 FOR UPDATE",
+           "BEGIN\nid:23\n2\nSELECT 1\n");
+    EXPECT(b, "SELECT id FROM fq WHERE state = 'new' ORDER BY id "
+              "LIMIT 1 FOR UPDATE SKIP LOCKED",
+           "id:23\n3\nSELECT 1\n");
+    EXPECT(b, "BEGIN; SELECT id FROM fq WHERE state = 'new' ORDER BY id "
+              "FOR NO KEY UPDATE SKIP LOCKED",
+           "BEGIN\nid:23\n3\n4\nSELECT 2\n");
+    EXPECT(b, "SELECT id FROM fq WHERE id = 2 FOR UPDATE NOWAIT",
+           "id:23\nERROR 55P03: could not obtain lock on row in relation "
+           "\"fq\"\n");
+    EXPECT(b, "ROLLBACK", "ROLLBACK\n");
+    EXPECT(f->s, "SELECT id FROM fq WHERE id > 1 ORDER BY id OFFSET 1 "
+                 "FOR UPDATE NOWAIT",
+           "id:23\n3\n4\nSELECT 2\n");
+    EXPECT(f->s, "COMMIT", "COMMIT\n");
     /* a row changed while the locker waits: it gets the new version */
     EXPECT(f->s, "BEGIN; UPDATE fq SET n = n + 1 WHERE id = 2",
            "BEGIN\nUPDATE 1\n");
@@ -1769,8 +1786,6 @@ static void test_for_update(void **state)
            "update\n");
     EXPECT(b, "ROLLBACK", "ROLLBACK\n");
     /* what it does not do */
-    EXPECT(f->s, "SELECT id FROM fq FOR UPDATE SKIP LOCKED",
-           "ERROR 0A000: SKIP LOCKED is not supported yet\n");
     EXPECT(f->s, "SELECT 1 FROM fq, fq AS g FOR UPDATE",
            "ERROR 0A000: FOR UPDATE and FOR SHARE but of one table is not "
            "supported yet\n");

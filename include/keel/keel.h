@@ -496,6 +496,13 @@ KEEL_API keel_status keel_lock_table(keel_session *s, const char *schema,
 KEEL_API void keel_session_set_lock_timeout(keel_session *s,
                                             uint32_t timeout_ms);
 
+/* While nowait is set, a keel_update() or keel_delete() (or a scan's)
+ * that meets a row another running transaction is changing fails at
+ * once with KEEL_EBUSY ("could not obtain lock on row in relation ..."),
+ * changing nothing, rather than wait for that transaction (SQL's NOWAIT
+ * and SKIP LOCKED).  Off by default. */
+KEEL_API void keel_session_set_row_nowait(keel_session *s, bool nowait);
+
 /* ---- DDL: each call is transactional (an abort leaves no visible trace;
  * the files of relations created by an aborted transaction, or dropped,
  * stay until the clean keel_db_close() of that open; a crash leaves them

@@ -185,6 +185,9 @@ struct keel_session {
      * KEEL_ECHANGED reported: its table, the version to follow from and
      * the transaction that made it (heap_follow() checks it). */
     bool read_committed;
+    /* keel_session_set_row_nowait(): a write meeting a running writer's
+     * row fails with KEEL_EBUSY rather than waiting. */
+    bool row_nowait;
     bool follow_set;
     oid_t follow_table;
     tid follow_tid;
@@ -194,8 +197,9 @@ struct keel_session {
 /*
  * Waits for transaction xid, which changed a row the session must change,
  * to end (read committed): KEEL_OK once it has, KEEL_EDEADLOCK if the wait
- * closes a cycle, KEEL_ELOCKTIMEOUT after the session's lock timeout;
- * the message names the table.
+ * closes a cycle, KEEL_ELOCKTIMEOUT after the session's lock timeout,
+ * KEEL_EBUSY at once if it is running and the session waits for no row
+ * (keel_session_set_row_nowait()); the message names the table.
  */
 int engine_wait_xid(keel_session *s, xid_t xid, const char *table);
 

@@ -142,3 +142,8 @@ void keel_session_set_lock_timeout(keel_session *s, uint32_t timeout_ms)
 {
     lmgr_set_timeout(s->lp, timeout_ms);
 }
+
+void keel_session_set_row_nowait(keel_session *s, bool nowait)
+{
+    s->row_nowait = nowait;
+}

@@ -293,6 +293,10 @@ int engine_wait_xid(keel_session *s, xid_t xid, const char *table)
     bool checked = false;
     int rc = KEEL_OK;
 
+    if (s->row_nowait && !txn_wait_end(s->ts, xid, 0))
+        return kerr_set(&s->bs->err, KEEL_EBUSY,
+                        "could not obtain lock on row in relation \"%s\"",
+                        table);
     lmgr_xid_wait_begin(s->lp, xid);
     for (;;) {
         uint64_t now = clock_now_ns(), until = checked ? deadline : dl_at;

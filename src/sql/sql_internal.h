@@ -1160,6 +1160,10 @@ keel_status sql_exec_drop_role(sql_session *s,
                                const PgQuery__DropRoleStmt *st);
 keel_status sql_exec_alter_table(sql_session *s,
                                  const PgQuery__AlterTableStmt *st);
+/* LIMIT's or OFFSET's value (what: "LIMIT" or "OFFSET"), -1 for none
+ * or NULL; 2201W if negative. */
+keel_status sql_limit_value(sql_session *s, const PgQuery__Node *n,
+                            const char *what, int64_t *out);
 /* SELECT ... FOR UPDATE / SHARE of one table (sql_lock.c). */
 keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st);
 /* A SELECT target naming column table.name (arena nodes; NULL: out of

@@ -13,12 +13,15 @@
  *
  * The statement runs in three steps, as PostgreSQL's LockRows node sits
  * between its sort and its LIMIT: the query itself, with the table's
- * primary key added to its output, finds the rows (sorted, limited);
- * each is then locked in that order; and the output is computed from the
- * version locked.  Under read committed a row that a transaction updated
- * and committed after the statement's snapshot is locked in its newest
- * version, if that still passes WHERE (skipped otherwise), as
- * PostgreSQL re-checks it.
+ * primary key added to its output, finds the rows (sorted, not limited);
+ * each is then locked in that order until LIMIT rows are (OFFSET's
+ * first ones locked but not returned); and the output is computed from
+ * the version locked.  Under read committed a row that a transaction
+ * updated and committed after the statement's snapshot is locked in its
+ * newest version, if that still passes WHERE (skipped otherwise), as
+ * PostgreSQL re-checks it.  SKIP LOCKED passes over a row another
+ * running transaction is writing or has locked, NOWAIT fails on it
+ * (55P03), where the others wait (keel_session_set_row_nowait()).
  */
 #include <string.h>
 
@@ -93,16 +96,18 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
     sql_table t;
     keel_value *kv, kk[16];
     sql_value *row;
-    uint64_t n = 0;
+    uint64_t n = 0, seen = 0;
+    int64_t limit = -1, offset = -1;
+    bool skip = false, nowait = false;
     keel_status rc;
 
     for (size_t i = 0; i < st->n_locking_clause; i++) {
         const PgQuery__LockingClause *lc = st->locking_clause[i]->locking_clause;
         lock = strength_name(lc->strength);
         if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitSkip)
-            return sql_unsupported(s, -1, "SKIP LOCKED");
+            skip = true;
         if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitError)
-            return sql_unsupported(s, -1, "NOWAIT");
+            nowait = true;
     }
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
         return not_with(s, lock, "UNION/INTERSECT/EXCEPT");
@@ -140,6 +145,8 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
     }
     if (t.schema != NULL && strcmp(t.schema, "keel_catalog") == 0)
         return sql_unsupported(s, -1, "FOR UPDATE of a system catalog");
+    if (st->n_target_list == 0)
+        return sql_unsupported(s, -1, "FOR UPDATE without output columns");
     if (t.info.npkey == 0 || t.info.npkey > 16)
         return sql_unsupported(s, -1, "FOR UPDATE of a table without a "
                                       "primary key");
@@ -178,15 +185,28 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
         if (targets[st->n_target_list + k] == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     }
+    /* LIMIT and OFFSET count the rows locked, not those found (a row
+     * left out after a wait, or skipped, makes room for the next), as
+     * PostgreSQL's Limit sits above its LockRows: so the query finds
+     * every row, and they are counted here. */
+    rc = sql_limit_value(s, st->limit_count, "LIMIT", &limit);
+    if (rc == KEEL_OK)
+        rc = sql_limit_value(s, st->limit_offset, "OFFSET", &offset);
+    if (rc != KEEL_OK)
+        return rc;
     q = *st;
     q.n_locking_clause = 0;
     q.locking_clause = NULL;
     q.n_target_list = st->n_target_list + t.info.npkey;
     q.target_list = targets;
+    q.limit_count = NULL;
+    q.limit_offset = NULL;
     rc = sql_select_rows(s, &q, NULL, NULL, false, &rs);
     if (rc != KEEL_OK)
         return rc;
-    for (size_t r = 0; rc == KEEL_OK && r < rs.n; r++) {
+    for (size_t r = 0; rc == KEEL_OK && r < rs.n &&
+                       (limit < 0 || n < (uint64_t)limit);
+         r++) {
         const sql_value *found_row = &rs.vals[r * rs.ncols];
         bool found = false, keep = true;
         for (uint16_t k = 0; k < t.info.npkey; k++)
@@ -202,9 +222,19 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
         /* Lock it, or its newest version if a transaction that committed
          * since the snapshot changed it (read committed). */
         while (rc == KEEL_OK) {
-            keel_status w = keel_update(s->ks, t.schema, t.name, kk, kv);
-            if (w == KEEL_OK || w == KEEL_ENOENT) {
+            keel_status w;
+            keel_session_set_row_nowait(s->ks, skip || nowait);
+            w = keel_update(s->ks, t.schema, t.name, kk, kv);
+            keel_session_set_row_nowait(s->ks, false);
+            if (w == KEEL_OK || w == KEEL_ENOENT || (w == KEEL_EBUSY && skip)) {
                 keep = w == KEEL_OK;
+                break;
+            }
+            if (w == KEEL_EBUSY) {
+                rc = sql_fail(s, w, "55P03",
+                              "could not obtain lock on row in relation "
+                              "\"%s\"",
+                              t.name);
                 break;
             }
             if (w != KEEL_ECHANGED) {
@@ -232,6 +262,8 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
         }
         if (rc != KEEL_OK || !keep)
             continue;
+        if (offset > 0 && seen++ < (uint64_t)offset)
+            continue; /* locked, not returned */
         for (uint16_t c = 0; c < t.info.ncols; c++)
             sql_value_from_keel(&kv[c], t.cols[c].type, &row[c]);
         rc = sql_returning_row(s, &ret, row);

@@ -652,8 +652,8 @@ keel_status sql_targets_analyse(sql_session *s, const sql_scope *scope,
 }
 
 /* LIMIT / OFFSET: a constant integer expression; -1 for none (or NULL). */
-static keel_status limit_value(sql_session *s, const PgQuery__Node *n,
-                               const char *what, int64_t *out)
+keel_status sql_limit_value(sql_session *s, const PgQuery__Node *n,
+                            const char *what, int64_t *out)
 {
     sql_expr *e;
     sql_value v;
@@ -3746,9 +3746,9 @@ static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
             return rc;
     }
     o.collect = o.nkeys > 0 || o.distinct;
-    rc = limit_value(s, st->limit_count, "LIMIT", &o.limit);
+    rc = sql_limit_value(s, st->limit_count, "LIMIT", &o.limit);
     if (rc == KEEL_OK)
-        rc = limit_value(s, st->limit_offset, "OFFSET", &o.offset);
+        rc = sql_limit_value(s, st->limit_offset, "OFFSET", &o.offset);
     if (rc != KEEL_OK)
         return rc;
     if (o.offset < 0)
@@ -4219,9 +4219,9 @@ static keel_status select_run_body(sql_session *s,
     }
     o.collect = o.nkeys > 0 || o.distinct;
     run.materialize = s->expr_engine_reads != reads;
-    rc = limit_value(s, st->limit_count, "LIMIT", &o.limit);
+    rc = sql_limit_value(s, st->limit_count, "LIMIT", &o.limit);
     if (rc == KEEL_OK)
-        rc = limit_value(s, st->limit_offset, "OFFSET", &o.offset);
+        rc = sql_limit_value(s, st->limit_offset, "OFFSET", &o.offset);
     if (rc != KEEL_OK)
         return rc;
     if (o.offset < 0)
