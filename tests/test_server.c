@@ -961,6 +961,29 @@ static void test_extended(void **state)
         expect_types(fd, "12nCZ", NULL);
         expect_types(fd, "12TDDsZ", NULL);
         expect_types(fd, "12TEZ", "22012");
+        /* A statement described, then its table altered: an Execute
+         * whose columns are no longer those described is refused, as
+         * PostgreSQL's "cached plan must not change result type"; one
+         * described again runs. */
+        n = 0;
+        msg_add(ext, &n, 'P', "s1\0SELECT * FROM server_ext\0\0\0", 30);
+        msg_add(ext, &n, 'D', "Ss1\0", 4);
+        msg_add(ext, &n, 'S', "", 0);
+        raw_send(fd, ext, n);
+        expect_types(fd, "1tTZ", NULL);
+        assert_string_equal(
+            exec_state(c, "ALTER TABLE server_ext ADD COLUMN b text"), "");
+        n = 0;
+        msg_add(ext, &n, 'B', "\0s1\0\0\0\0\0\0\0", 10);
+        msg_add(ext, &n, 'E', "\0\0\0\0\0", 5);
+        msg_add(ext, &n, 'S', "", 0);
+        msg_add(ext, &n, 'D', "Ss1\0", 4);
+        msg_add(ext, &n, 'B', "\0s1\0\0\0\0\0\0\0", 10);
+        msg_add(ext, &n, 'E', "\0\0\0\0\0", 5);
+        msg_add(ext, &n, 'S', "", 0);
+        raw_send(fd, ext, n);
+        expect_types(fd, "2EZ", "0A000");
+        expect_types(fd, "tT2DDDDCZ", NULL);
         close(fd);
         assert_string_equal(exec_state(c, "DROP TABLE server_ext"), "");
     }

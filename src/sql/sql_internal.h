@@ -297,6 +297,11 @@ typedef struct sql_stmt {
     const PgQuery__Node *node;  /* the statement, NULL for an empty one */
     uint32_t *types;            /* nparams parameter types (malloc'd) */
     uint16_t nparams;
+    /* The result's column types as Describe sent them (malloc'd; NULL if
+     * it was not described): an Execute whose columns differ (a table
+     * altered since) fails rather than send rows the client cannot read. */
+    uint32_t *desc_types;
+    uint16_t desc_n;
     struct sql_stmt *next;
 } sql_stmt;
 

@@ -1829,6 +1829,7 @@ void sql_close(sql_session *s, char kind, const char *name)
             sql_parse_done(s, st->tree, st->pin);
             free(st->text);
             free(st->types);
+            free(st->desc_types);
             free(st);
             return;
         }
@@ -2115,6 +2116,7 @@ static keel_status use_statement(sql_session *s, sql_stmt *st,
 /* Describe's sink: records whether the statement described any columns. */
 typedef struct desc_ctx {
     const sql_sink *inner;
+    sql_stmt *st; /* a statement's Describe: its columns kept here */
     bool called;
 } desc_ctx;
 
@@ -2123,7 +2125,115 @@ static int desc_columns(void *ctx, const sql_column *cols, uint16_t n)
     desc_ctx *d = ctx;
 
     d->called = true;
+    if (d->st != NULL) {
+        uint32_t *t = malloc((n + 1u) * sizeof(*t));
+        if (t == NULL)
+            return 1;
+        for (uint16_t i = 0; i < n; i++)
+            t[i] = cols[i].type;
+        free(d->st->desc_types);
+        d->st->desc_types = t;
+        d->st->desc_n = n;
+    }
     return d->inner->columns(d->inner->ctx, cols, n);
+}
+
+/* An Execute of a described statement: the run's sink, whose columns
+ * are checked against the Describe's and everything else passed on. */
+typedef struct check_ctx {
+    sql_sink inner;
+    const sql_stmt *st;
+    bool changed;
+} check_ctx;
+
+static int check_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    check_ctx *c = ctx;
+    bool same = n == c->st->desc_n;
+
+    for (uint16_t i = 0; same && i < n; i++)
+        same = cols[i].type == c->st->desc_types[i];
+    c->changed = !same;
+    return same ? c->inner.columns(c->inner.ctx, cols, n) : 1;
+}
+
+static int check_row(void *ctx, const char *const *vals, const uint32_t *lens,
+                     uint16_t n)
+{
+    check_ctx *c = ctx;
+
+    return c->inner.row(c->inner.ctx, vals, lens, n);
+}
+
+static int check_complete(void *ctx, const char *tag)
+{
+    check_ctx *c = ctx;
+
+    return c->inner.complete(c->inner.ctx, tag);
+}
+
+static int check_notice(void *ctx, const char *severity, const char *sqlstate,
+                        const char *message)
+{
+    check_ctx *c = ctx;
+
+    return c->inner.notice != NULL
+               ? c->inner.notice(c->inner.ctx, severity, sqlstate, message)
+               : 0;
+}
+
+static int check_empty(void *ctx)
+{
+    check_ctx *c = ctx;
+
+    return c->inner.empty != NULL ? c->inner.empty(c->inner.ctx) : 0;
+}
+
+static int check_copy_in_begin(void *ctx, uint16_t ncols, int16_t format)
+{
+    check_ctx *c = ctx;
+
+    return c->inner.copy_in_begin(c->inner.ctx, ncols, format);
+}
+
+static int check_copy_in_read(void *ctx, const char **data, size_t *len,
+                              char *why, size_t whylen)
+{
+    check_ctx *c = ctx;
+
+    return c->inner.copy_in_read(c->inner.ctx, data, len, why, whylen);
+}
+
+static int check_copy_out_begin(void *ctx, uint16_t ncols, int16_t format)
+{
+    check_ctx *c = ctx;
+
+    return c->inner.copy_out_begin(c->inner.ctx, ncols, format);
+}
+
+static int check_copy_out_data(void *ctx, const char *data, size_t len)
+{
+    check_ctx *c = ctx;
+
+    return c->inner.copy_out_data(c->inner.ctx, data, len);
+}
+
+/* The sink over c that checks a run's columns against its statement's
+ * Describe (c->inner the run's own). */
+static sql_sink check_sink(check_ctx *c)
+{
+    sql_sink k = {.ctx = c, .columns = check_columns, .row = check_row,
+                  .complete = check_complete, .notice = check_notice,
+                  .empty = check_empty};
+    if (c->inner.copy_in_begin != NULL) {
+        k.copy_in_begin = check_copy_in_begin;
+        k.copy_in_read = check_copy_in_read;
+    }
+    if (c->inner.copy_out_begin != NULL) {
+        k.copy_out_begin = check_copy_out_begin;
+        k.copy_out_data = check_copy_out_data;
+    }
+    return k;
 }
 
 keel_status sql_describe_statement(sql_session *s, const char *name,
@@ -2132,7 +2242,7 @@ keel_status sql_describe_statement(sql_session *s, const char *name,
                                    bool *no_data, sql_error *err)
 {
     sql_stmt *st = stmt_find(s, name);
-    desc_ctx d = {.inner = sink};
+    desc_ctx d = {.inner = sink, .st = st};
     sql_sink wrap = {.ctx = &d, .columns = desc_columns, .row = no_rows,
                      .complete = no_complete};
     keel_status rc;
@@ -2420,6 +2530,7 @@ keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
     }
     if (!p->started) {
         sql_sink run = *sink;
+        check_ctx chk = {.st = p->stmt};
         if (s->block == SQL_BLOCK_FAILED && !ends_failed_block(node))
             return extended_failed(s, sql_fail(s, KEEL_EINVAL, "25P02",
                                                "current transaction is aborted, "
@@ -2433,12 +2544,23 @@ keel_status sql_execute(sql_session *s, const char *portal, uint32_t max_rows,
             run.row = buffer_row;
             run.complete = buffer_complete;
         }
+        if (!describe && p->stmt->desc_types != NULL) {
+            chk.inner = run;
+            run = check_sink(&chk);
+        }
         rc = use_statement(s, p->stmt, p);
         if (rc != KEEL_OK)
             return extended_failed(s, rc);
         s->sink = &run;
         statement_start(s);
         rc = exec_statement(s, node);
+        if (rc != KEEL_OK && chk.changed && s->err != NULL) {
+            /* Its columns are not those Describe sent: PostgreSQL's
+             * refusal, not the connection's loss. */
+            sql_fail(s, KEEL_EINVAL, "0A000",
+                     "cached plan must not change result type");
+            rc = KEEL_EINVAL;
+        }
         s->stmt_deadline_ns = 0;
         sql_arena_reset(&s->arena);
         s->text = NULL;
