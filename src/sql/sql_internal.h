@@ -355,8 +355,21 @@ struct sql_session {
          * (the working table); while anything else of it runs, a
          * marker that refuses a reference to it; else NULL. */
         const struct sql_rowset *rows;
+        /* An INSERT, UPDATE or DELETE: run once when its WITH is
+         * reached, its RETURNING rows (NULL when it has none) read by
+         * the query as a table. */
+        bool dml;
+        const struct sql_rowset *dml_rows;
     } cte_state[SQL_MAX_CTES];
     int16_t cte_running; /* the recursive WITH query running, or -1 */
+    /* The rows data-modifying WITH queries returned (an INSERT ... SELECT
+     * gives back the main arena after each row), emptied as each
+     * statement starts; and the tables those queries changed, which the
+     * rest of the statement may not read (it would see their changes,
+     * where PostgreSQL's sees the table as the statement began). */
+    sql_arena cte_arena;
+    const PgQuery__RangeVar *cte_changed[SQL_MAX_CTES];
+    uint16_t ncte_changed;
     /* Sequences: the last value nextval() gave of each (sql_sequence.c),
      * and of any (lastval()). */
     struct seq_last *seq_last;
@@ -719,13 +732,18 @@ typedef struct sql_agg {
  * statement, and taken out after it (sql_with_pop(), whether the push
  * failed or not): what they covered, kept meanwhile. */
 typedef struct sql_with_saved {
-    uint16_t base, limit;
+    uint16_t base, limit, nchanged;
     const PgQuery__CommonTableExpr *hidden[SQL_MAX_CTES];
     struct sql_cte_state hidden_state[SQL_MAX_CTES];
 } sql_with_saved;
 keel_status sql_with_push(sql_session *s, const PgQuery__WithClause *w,
                           sql_with_saved *sv);
 void sql_with_pop(sql_session *s, const sql_with_saved *sv);
+/* 0A000 if table schema.name (rv names it) was changed by a WITH
+ * query's INSERT, UPDATE or DELETE of the statement (rv itself excepted:
+ * that query's own target). */
+keel_status sql_cte_changed_check(sql_session *s, const PgQuery__RangeVar *rv,
+                                  const char *schema, const char *name);
 
 /* Whether two analysed expressions compute the same (a subquery never
  * does). */

@@ -42,6 +42,11 @@ keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
                     ? rv->schemaname
                     : NULL;
     t->name = rv->relname;
+    if (s->ncte_changed > 0) {
+        rc = sql_cte_changed_check(s, rv, t->schema, t->name);
+        if (rc != KEEL_OK)
+            return rc;
+    }
     t->alias = rv->alias != NULL ? rv->alias->aliasname : rv->relname;
     /* An unqualified name is looked for among the system catalogs first,
      * then in public, as PostgreSQL puts pg_catalog before the path. */
@@ -1793,6 +1798,22 @@ static keel_status from_cte(sql_session *s, const from_ctx *ctx, from_item *it,
     a->n_colnames = cte->n_aliascolnames;
     a->colnames = cte->aliascolnames;
     it->cte_location = cte->location + 1;
+    if (cs->dml) {
+        if (cs->dml_rows == NULL)
+            return sql_fail_at(s, rv->location, KEEL_ENOENT, "42P01",
+                               "WITH query \"%s\" does not have a RETURNING "
+                               "clause",
+                               cte->ctename);
+        from_rows_named(it, NULL, a, rv, left, on);
+        it->rs = *cs->dml_rows;
+        it->rs.cols = sql_alloc(&s->arena,
+                                (it->rs.ncols + 1u) * sizeof(*it->rs.cols));
+        if (it->rs.cols == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memcpy(it->rs.cols, cs->dml_rows->cols,
+               (it->rs.ncols + 1u) * sizeof(*it->rs.cols));
+        return from_rows_columns(s, it, rv);
+    }
     if (!cs->recursive)
         return from_query(s, ctx, it, cte->ctequery->select_stmt, a, at, rv,
                           left, on);
@@ -3941,6 +3962,171 @@ static keel_status values_rows(sql_session *s, const PgQuery__SelectStmt *st,
  * RECURSIVE each sees them all, itself included (cte_iterate()).  Not
  * yet: INSERT, UPDATE or DELETE in WITH.
  */
+/* What a data-modifying WITH query's RETURNING sends, kept as rows. */
+typedef struct dml_capture {
+    sql_session *s;
+    const sql_sink *outer;
+    sql_rowset *rs;
+    keel_status rc;
+} dml_capture;
+
+static int dml_columns(void *ctx, const sql_column *cols, uint16_t n)
+{
+    dml_capture *d = ctx;
+    sql_session *s = d->s;
+
+    d->rs->ncols = n;
+    d->rs->cols = sql_alloc(&s->cte_arena, (n + 1u) * sizeof(*d->rs->cols));
+    d->rs->types = sql_alloc(&s->cte_arena, (n + 1u) * sizeof(uint32_t));
+    if (d->rs->cols == NULL || d->rs->types == NULL) {
+        d->rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        return 1;
+    }
+    memset(d->rs->cols, 0, (n + 1u) * sizeof(*d->rs->cols));
+    for (uint16_t i = 0; i < n; i++) {
+        snprintf(d->rs->cols[i].name, sizeof(d->rs->cols[i].name), "%s",
+                 cols[i].name);
+        d->rs->types[i] = cols[i].type;
+    }
+    return 0;
+}
+
+static int dml_row(void *ctx, const char *const *vals, const uint32_t *lens,
+                   uint16_t n)
+{
+    dml_capture *d = ctx;
+    sql_session *s = d->s;
+    sql_rowset *rs = d->rs;
+    sql_value *row;
+
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap == 0 ? 16 : rs->cap * 2;
+        sql_value *nv = sql_alloc(&s->cte_arena, cap * (n + 1u) * sizeof(*nv));
+        if (nv == NULL) {
+            d->rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            return 1;
+        }
+        if (rs->n > 0)
+            memcpy(nv, rs->vals, rs->n * n * sizeof(*nv));
+        rs->vals = nv;
+        rs->cap = cap;
+    }
+    row = &rs->vals[rs->n * n];
+    for (uint16_t i = 0; i < n && d->rc == KEEL_OK; i++) {
+        row[i] = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = vals[i] == NULL};
+        if (vals[i] == NULL) {
+            row[i].type = rs->types[i];
+            continue;
+        }
+        row[i].v.s.p = vals[i];
+        row[i].v.s.len = lens[i];
+        d->rc = sql_value_cast(s, &row[i], rs->types[i], -1, true, -1);
+        /* its bytes kept past the statement's arena */
+        if (d->rc == KEEL_OK && !row[i].isnull &&
+            (sql_type_in_s(row[i].type) || row[i].type == SQL_TYPE_NUMERIC)) {
+            char *p = sql_strndup(&s->cte_arena, row[i].v.s.p, row[i].v.s.len);
+            if (p == NULL)
+                d->rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            row[i].v.s.p = p;
+        }
+    }
+    if (d->rc != KEEL_OK)
+        return 1;
+    rs->n++;
+    return 0;
+}
+
+static int dml_complete(void *ctx, const char *tag)
+{
+    (void)ctx;
+    (void)tag;
+    return 0;
+}
+
+static int dml_notice(void *ctx, const char *severity, const char *sqlstate,
+                      const char *message)
+{
+    dml_capture *d = ctx;
+
+    return d->outer->notice != NULL
+               ? d->outer->notice(d->outer->ctx, severity, sqlstate, message)
+               : 0;
+}
+
+/*
+ * A data-modifying WITH query (INSERT, UPDATE or DELETE): run once, here,
+ * its RETURNING rows kept in the arena as the query's table (their text
+ * read back as their types), its command tag dropped.  Describing a
+ * statement only describes it.  The statement it is part of runs in the
+ * same command, so it does not see the changes, only the rows returned,
+ * as in PostgreSQL.
+ */
+static keel_status cte_dml(sql_session *s, const PgQuery__CommonTableExpr *c,
+                           struct sql_cte_state *cs)
+{
+    sql_rowset *rs = sql_alloc(&s->cte_arena, sizeof(*rs));
+    dml_capture d = {.s = s, .outer = s->sink, .rs = rs};
+    sql_sink sink = {.ctx = &d, .columns = dml_columns, .row = dml_row,
+                     .complete = dml_complete, .notice = dml_notice};
+    const sql_sink *outer = s->sink;
+    const int16_t *rformats = s->rformats;
+    uint16_t nrformats = s->nrformats;
+    keel_status rc;
+
+    if (rs == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(rs, 0, sizeof(*rs));
+    s->sink = &sink;
+    s->rformats = NULL;
+    s->nrformats = 0; /* its rows in text, to read back */
+    switch (c->ctequery->node_case) {
+    case PG_QUERY__NODE__NODE_INSERT_STMT:
+        rc = sql_exec_insert(s, c->ctequery->insert_stmt);
+        break;
+    case PG_QUERY__NODE__NODE_UPDATE_STMT:
+        rc = sql_exec_update(s, c->ctequery->update_stmt);
+        break;
+    default:
+        rc = sql_exec_delete(s, c->ctequery->delete_stmt);
+        break;
+    }
+    s->sink = outer;
+    s->rformats = rformats;
+    s->nrformats = nrformats;
+    if (rc == KEEL_OK && d.rc != KEEL_OK)
+        rc = d.rc;
+    if (rc != KEEL_OK)
+        return rc;
+    cs->dml_rows = rs->cols != NULL ? rs : NULL;
+    if (s->ncte_changed < SQL_MAX_CTES) {
+        const PgQuery__Node *q = c->ctequery;
+        s->cte_changed[s->ncte_changed++] =
+            q->node_case == PG_QUERY__NODE__NODE_INSERT_STMT ? q->insert_stmt->relation
+            : q->node_case == PG_QUERY__NODE__NODE_UPDATE_STMT
+                ? q->update_stmt->relation
+                : q->delete_stmt->relation;
+    }
+    return KEEL_OK;
+}
+
+keel_status sql_cte_changed_check(sql_session *s, const PgQuery__RangeVar *rv,
+                                  const char *schema, const char *name)
+{
+    for (uint16_t i = 0; i < s->ncte_changed; i++) {
+        const PgQuery__RangeVar *c = s->cte_changed[i];
+        const char *cs = c->schemaname != NULL && c->schemaname[0] != '\0'
+                             ? c->schemaname
+                             : "public";
+        if (c == rv || strcmp(c->relname, name) != 0 ||
+            strcmp(cs, schema != NULL ? schema : "public") != 0)
+            continue;
+        return sql_unsupported(s, rv != NULL ? rv->location : -1,
+                               "reading a table that a WITH query's INSERT, "
+                               "UPDATE or DELETE changes");
+    }
+    return KEEL_OK;
+}
+
 keel_status sql_with_push(sql_session *s, const PgQuery__WithClause *w,
                           sql_with_saved *sv)
 {
@@ -3949,6 +4135,7 @@ keel_status sql_with_push(sql_session *s, const PgQuery__WithClause *w,
 
     sv->base = s->nctes;
     sv->limit = s->cte_limit;
+    sv->nchanged = s->ncte_changed;
     /* Inner WITHs go after the ones in scope, over those not in scope
      * here (a WITH query's later siblings), which come back after. */
     memcpy(sv->hidden, s->ctes + sv->limit,
@@ -3962,10 +4149,20 @@ keel_status sql_with_push(sql_session *s, const PgQuery__WithClause *w,
             w->ctes[i]->node_case == PG_QUERY__NODE__NODE_COMMON_TABLE_EXPR
                 ? w->ctes[i]->common_table_expr
                 : NULL;
+        bool dml = c != NULL && c->ctequery != NULL &&
+                   (c->ctequery->node_case == PG_QUERY__NODE__NODE_INSERT_STMT ||
+                    c->ctequery->node_case == PG_QUERY__NODE__NODE_UPDATE_STMT ||
+                    c->ctequery->node_case == PG_QUERY__NODE__NODE_DELETE_STMT);
         if (c == NULL || c->ctequery == NULL ||
-            c->ctequery->node_case != PG_QUERY__NODE__NODE_SELECT_STMT) {
+            (c->ctequery->node_case != PG_QUERY__NODE__NODE_SELECT_STMT &&
+             !dml)) {
             rc = sql_unsupported(s, c != NULL ? c->location : w->location,
-                                 "INSERT, UPDATE and DELETE in WITH");
+                                 "this statement in WITH");
+            break;
+        }
+        if (dml && w->recursive) {
+            rc = sql_unsupported(s, c->location,
+                                 "INSERT, UPDATE and DELETE in WITH RECURSIVE");
             break;
         }
         for (uint16_t k = s->cte_limit; rc == KEEL_OK && k < s->nctes; k++)
@@ -3980,8 +4177,16 @@ keel_status sql_with_push(sql_session *s, const PgQuery__WithClause *w,
             rc = sql_unsupported(s, c->location, "SEARCH and CYCLE");
         if (rc == KEEL_OK) {
             s->cte_state[s->nctes] =
-                (struct sql_cte_state){.recursive = w->recursive};
+                (struct sql_cte_state){.recursive = w->recursive, .dml = dml};
             s->ctes[s->nctes++] = c;
+        }
+        /* An INSERT, UPDATE or DELETE runs now, once, seeing the WITH
+         * queries before it. */
+        if (rc == KEEL_OK && dml) {
+            uint16_t limit = s->cte_limit;
+            s->cte_limit = (uint16_t)(s->nctes - 1);
+            rc = cte_dml(s, c, &s->cte_state[s->nctes - 1]);
+            s->cte_limit = limit;
         }
     }
     for (uint16_t k = first; k < s->nctes; k++)
@@ -3999,6 +4204,7 @@ void sql_with_pop(sql_session *s, const sql_with_saved *sv)
            (size_t)(sv->base - sv->limit) * sizeof(*sv->hidden_state));
     s->nctes = sv->base;
     s->cte_limit = sv->limit;
+    s->ncte_changed = sv->nchanged;
 }
 
 static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,

@@ -276,6 +276,9 @@ keel_status sql_check_cancel(sql_session *s)
 /* A statement starts: statement_timeout's clock with it. */
 static void statement_start(sql_session *s)
 {
+    sql_arena_reset(&s->cte_arena);
+    s->cte_arena.limit = s->arena.limit;
+    s->ncte_changed = 0;
     atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
     s->stmt_deadline_ns =
         s->stmt_timeout_ms == 0
@@ -918,6 +921,7 @@ void sql_session_destroy(sql_session *s)
     sql_defaults_free(s);
     sql_parse_cache_free(s);
     sql_arena_free(&s->arena);
+    sql_arena_free(&s->cte_arena);
     free(s);
 }
 
@@ -1887,6 +1891,8 @@ static keel_status describe(sql_session *s, const PgQuery__Node *node,
 
     if (node == NULL)
         return KEEL_OK;
+    sql_arena_reset(&s->cte_arena);
+    s->ncte_changed = 0;
     s->sink = sink;
     s->describe_only = true;
     if (s->block == SQL_BLOCK_FAILED &&
