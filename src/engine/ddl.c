@@ -581,26 +581,42 @@ static int note_drop(keel_session *s, engine_rel *h)
     return KEEL_OK;
 }
 
+/* The start of a statement that changes a table's catalog rows (its
+ * drop, a rename): room for the table and its attributes, and the
+ * statement begun (nothing held on failure). */
+static int table_ddl_begin(keel_session *s, catalog_txn *ct, engine_table **t,
+                           catalog_attribute **atts)
+{
+    int rc = KEEL_OK;
+
+    *t = calloc(1, sizeof(**t));
+    *atts = calloc(CATALOG_MAX_COLUMNS, sizeof(**atts));
+    if (*t == NULL || *atts == NULL)
+        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
+    if (rc == KEEL_OK)
+        rc = engine_stmt_begin_unlocked(s, ct);
+    if (rc != KEEL_OK) {
+        free(*t);
+        free(*atts);
+        *t = NULL;
+        *atts = NULL;
+    }
+    return rc;
+}
+
 keel_status keel_drop_table(keel_session *s, const char *schema, const char *name)
 {
     catalog_txn ct;
-    engine_table *t = calloc(1, sizeof(*t));
-    catalog_attribute *atts = calloc(CATALOG_MAX_COLUMNS, sizeof(*atts));
+    engine_table *t;
+    catalog_attribute *atts;
     keel_value vals[13];
     char keys_text[6 * BTREE_MAX_KEYS + 1];
     bool changed = false;
     uint32_t n = 0, held = s->nheld;
-    int rc = KEEL_OK;
+    int rc = table_ddl_begin(s, &ct, &t, &atts);
 
-    if (t == NULL || atts == NULL)
-        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
-    if (rc == KEEL_OK)
-        rc = engine_stmt_begin_unlocked(s, &ct);
-    if (rc != KEEL_OK) {
-        free(t);
-        free(atts);
+    if (rc != KEEL_OK)
         return rc;
-    }
     /* The xid once locked: a lock that waited then takes the snapshot
      * again (engine_catalog_txn_unlocked()). */
     rc = engine_table_open(s, &ct, schema, name, false,
@@ -989,22 +1005,15 @@ keel_status keel_rename(keel_session *s, const char *schema,
                         const char *newname)
 {
     catalog_txn ct;
-    engine_table *t = calloc(1, sizeof(*t));
-    catalog_attribute *atts = calloc(CATALOG_MAX_COLUMNS, sizeof(*atts));
+    engine_table *t;
+    catalog_attribute *atts;
     keel_value vals[13];
     bool changed = false;
     uint32_t n = 0, held = s->nheld;
-    int rc = KEEL_OK;
+    int rc = table_ddl_begin(s, &ct, &t, &atts);
 
-    if (t == NULL || atts == NULL)
-        rc = kerr_set(&s->bs->err, KEEL_ENOMEM, "out of memory");
-    if (rc == KEEL_OK)
-        rc = engine_stmt_begin_unlocked(s, &ct);
-    if (rc != KEEL_OK) {
-        free(t);
-        free(atts);
+    if (rc != KEEL_OK)
         return rc;
-    }
     rc = engine_check_name(s, column != NULL ? "column" : "table", newname);
     if (rc == KEEL_OK)
         rc = engine_table_open(s, &ct, schema, table, false,
