@@ -1475,6 +1475,26 @@ static keel_status alter_column(sql_session *s, const sql_table *t,
         rc = column_type(s, cd->type_name, &cols[col].c);
         if (rc != KEEL_OK)
             return rc;
+        if (cd->raw_default == NULL) {
+            /* Without USING, only a cast PostgreSQL makes on assignment:
+             * not from a string to anything else, nor between booleans
+             * and numbers. */
+            keel_column_info from = t->cols[col], to = {.type = cols[col].c.type,
+                                                       .charlen = cols[col].c.charlen};
+            uint32_t ft = sql_column_type(&from), tt = sql_column_type(&to);
+            if ((sql_type_is_string(ft) && !sql_type_is_string(tt)) ||
+                ((ft == SQL_TYPE_BOOL) != (tt == SQL_TYPE_BOOL))) {
+                rc = sql_fail(s, KEEL_ETYPE, "42804",
+                              "column \"%s\" cannot be cast automatically to "
+                              "type %s",
+                              cmd->name, sql_type_name(tt));
+                if (s->err != NULL)
+                    snprintf(s->err->hint, sizeof(s->err->hint),
+                             "You might need to specify \"USING %s::%s\".",
+                             cmd->name, sql_type_name(tt));
+                return rc;
+            }
+        }
         if (cd->raw_default != NULL) {
             cast = rw_cast(s, cd->raw_default, cd->type_name); /* USING */
         } else {

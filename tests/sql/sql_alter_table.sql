@@ -41,6 +41,8 @@ ALTER TABLE at1 ALTER COLUMN id DROP NOT NULL;
 ALTER TABLE at1 ALTER COLUMN qty TYPE bigint;
 ALTER TABLE at1 ALTER COLUMN price TYPE text USING price::text || ' EUR';
 ALTER TABLE at1 ALTER COLUMN a1 SET DATA TYPE numeric(6,1);
+ALTER TABLE at1 ALTER COLUMN note TYPE integer;
+ALTER TABLE at1 ALTER COLUMN qty TYPE boolean;
 SELECT id, qty, pg_typeof(qty), price, a1 FROM at1 ORDER BY id;
 \d at1
 -- RENAME
