@@ -1766,6 +1766,16 @@ static void test_with_dml(void **state)
                  "SELECT 1 / (id - id) FROM d",
            "?column?:23\nERROR 22012: division by zero\n");
     EXPECT(f->s, "SELECT count(*) FROM wd", "count:20\n3\nSELECT 1\n");
+    /* only at the top: a subquery may run many times */
+    EXPECT(f->s, "SELECT id, (WITH d AS (DELETE FROM wd RETURNING id) "
+                 "SELECT count(*) FROM d) FROM generate_series(1, 2) id",
+           "ERROR 0A000: WITH clause containing a data-modifying statement "
+           "must be at the top level at 18\n");
+    EXPECT(f->s, "WITH a AS (WITH d AS (DELETE FROM wd RETURNING id) "
+                 "SELECT * FROM d) SELECT * FROM a",
+           "ERROR 0A000: WITH clause containing a data-modifying statement "
+           "must be at the top level at 17\n");
+    EXPECT(f->s, "SELECT count(*) FROM wd", "count:20\n3\nSELECT 1\n");
     EXPECT(f->s, "WITH RECURSIVE d AS (DELETE FROM wd RETURNING id) "
                  "SELECT * FROM d",
            "ERROR 0A000: INSERT, UPDATE and DELETE in WITH RECURSIVE is not "

@@ -893,8 +893,15 @@ static int met_change(keel_session *s, engine_table *t, const write_conflict *m)
     /* Committed, it may still be in the process array (its commit record
      * on its way to disk), where the next statement's snapshot would not
      * see it: its old version and this transaction's new one would both
-     * be visible then.  It leaves the array once durable. */
-    rc = engine_wait_xid(s, m->xid, t->rel.name);
+     * be visible then.  It leaves the array once durable: a wait even
+     * for a session that waits for no running writer (its row is not
+     * locked, only on its way to the log). */
+    {
+        bool nowait = s->row_nowait;
+        s->row_nowait = false;
+        rc = engine_wait_xid(s, m->xid, t->rel.name);
+        s->row_nowait = nowait;
+    }
     if (rc != KEEL_OK)
         return rc;
     if (!m->updated)

@@ -368,6 +368,9 @@ struct sql_session {
      * rest of the statement may not read (it would see their changes,
      * where PostgreSQL's sees the table as the statement began). */
     sql_arena cte_arena;
+    /* How deep in subqueries (and data-modifying WITH queries) the
+     * statement is running: a data-modifying WITH must be at 0. */
+    uint16_t subquery_depth;
     const PgQuery__RangeVar *cte_changed[SQL_MAX_CTES];
     uint16_t ncte_changed;
     /* Sequences: the last value nextval() gave of each (sql_sequence.c),

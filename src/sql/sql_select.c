@@ -4079,6 +4079,7 @@ static keel_status cte_dml(sql_session *s, const PgQuery__CommonTableExpr *c,
     s->sink = &sink;
     s->rformats = NULL;
     s->nrformats = 0; /* its rows in text, to read back */
+    s->subquery_depth++; /* a WITH inside it is not at the top */
     switch (c->ctequery->node_case) {
     case PG_QUERY__NODE__NODE_INSERT_STMT:
         rc = sql_exec_insert(s, c->ctequery->insert_stmt);
@@ -4090,6 +4091,7 @@ static keel_status cte_dml(sql_session *s, const PgQuery__CommonTableExpr *c,
         rc = sql_exec_delete(s, c->ctequery->delete_stmt);
         break;
     }
+    s->subquery_depth--;
     s->sink = outer;
     s->rformats = rformats;
     s->nrformats = nrformats;
@@ -4158,6 +4160,14 @@ keel_status sql_with_push(sql_session *s, const PgQuery__WithClause *w,
              !dml)) {
             rc = sql_unsupported(s, c != NULL ? c->location : w->location,
                                  "this statement in WITH");
+            break;
+        }
+        /* Run once per statement: not in a subquery or a view, which
+         * may run many times (PostgreSQL's rule too). */
+        if (dml && s->subquery_depth > 0) {
+            rc = sql_fail_at(s, c->location, KEEL_EINVAL, "0A000",
+                             "WITH clause containing a data-modifying "
+                             "statement must be at the top level");
             break;
         }
         if (dml && w->recursive) {
@@ -4618,7 +4628,9 @@ keel_status sql_select_rows(sql_session *s, const PgQuery__SelectStmt *st,
     keel_status rc;
 
     s->explain = NULL;
+    s->subquery_depth++;
     rc = select_query(s, st, outer, outer_row, describe, out);
+    s->subquery_depth--;
     s->explain = x;
     return rc;
 }

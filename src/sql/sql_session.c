@@ -279,6 +279,7 @@ static void statement_start(sql_session *s)
     sql_arena_reset(&s->cte_arena);
     s->cte_arena.limit = s->arena.limit;
     s->ncte_changed = 0;
+    s->subquery_depth = 0;
     atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
     s->stmt_deadline_ns =
         s->stmt_timeout_ms == 0
@@ -1893,6 +1894,7 @@ static keel_status describe(sql_session *s, const PgQuery__Node *node,
         return KEEL_OK;
     sql_arena_reset(&s->cte_arena);
     s->ncte_changed = 0;
+    s->subquery_depth = 0;
     s->sink = sink;
     s->describe_only = true;
     if (s->block == SQL_BLOCK_FAILED &&
