@@ -879,6 +879,47 @@ static void test_extended(void **state)
         assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42804");
         PQclear(r);
     }
+    {
+        /* uuid and bytea in binary: their raw bytes (a bytea's NULs
+         * too), as uuid_send and byteasend write them; a uuid parameter
+         * of another length is 22P03. */
+        static const unsigned char u[16] = {0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b,
+                                            0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9,
+                                            0xbd, 0x38, 0x0a, 0x11};
+        static const unsigned char b[5] = {0, 1, 0x5c, 0xff, 0};
+        const Oid types[2] = {2950, 17};
+        const char *pv[2] = {(const char *)u, (const char *)b};
+        const int plen[2] = {16, 5}, pfmt[2] = {1, 1};
+        r = PQexecParams(c, "SELECT $1::uuid, $2::bytea, $2 || '\\x41', "
+                            "length($2), $1::text",
+                         2, types, pv, plen, pfmt, 1);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK)
+            fail_msg("binary uuid, bytea: %s", PQerrorMessage(c));
+        assert_int_equal(PQftype(r, 0), 2950);
+        assert_int_equal(PQfsize(r, 0), 16);
+        assert_int_equal(PQftype(r, 1), 17);
+        assert_int_equal(PQgetlength(r, 0, 0), 16);
+        assert_memory_equal(PQgetvalue(r, 0, 0), u, 16);
+        assert_int_equal(PQgetlength(r, 0, 1), 5);
+        assert_memory_equal(PQgetvalue(r, 0, 1), b, 5);
+        assert_int_equal(PQgetlength(r, 0, 2), 6);
+        assert_memory_equal(PQgetvalue(r, 0, 2), "\0\1\x5c\xff\0A", 6);
+        assert_memory_equal(PQgetvalue(r, 0, 3), "\0\0\0\5", 4);
+        assert_memory_equal(PQgetvalue(r, 0, 4),
+                            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", 36);
+        PQclear(r);
+        r = PQexecParams(c, "SELECT $1::uuid, $2::bytea", 2, types, pv, plen,
+                         pfmt, 0);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        assert_string_equal(PQgetvalue(r, 0, 0),
+                            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+        assert_string_equal(PQgetvalue(r, 0, 1), "\\x00015cff00");
+        PQclear(r);
+        r = PQexecParams(c, "SELECT $1::uuid", 1, types, pv,
+                         (const int[]){15}, pfmt, 0);
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22P03");
+        PQclear(r);
+    }
 
     /* With a savepoint set, a failure leaves the block failed and the
      * transaction running; ROLLBACK TO, in the extended protocol too,

@@ -153,6 +153,8 @@ static void assert_value_equal(const tuple_attr *a, const keel_value *x,
     case KEEL_NAME:
     case KEEL_TEXT:
     case KEEL_NUMERIC:
+    case KEEL_UUID:
+    case KEEL_BYTEA:
         assert_int_equal(x->v.s.len, y->v.s.len);
         if (x->v.s.len > 0)
             assert_memory_equal(x->v.s.ptr, y->v.s.ptr, x->v.s.len);
@@ -965,6 +967,82 @@ static void test_numeric_column(void **state)
     tupdesc_free(d);
 }
 
+/* uuid: 16 unaligned bytes; bytea: a 4-byte length, then its bytes (NULs
+ * and all); both compare as unsigned bytes, a shorter prefix first, and
+ * print as PostgreSQL prints them. */
+static void test_uuid_bytea_columns(void **state)
+{
+    static const char u1[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
+                                0x77, (char)0x88, (char)0x99, (char)0xaa,
+                                (char)0xbb, (char)0xcc, (char)0xdd,
+                                (char)0xee, (char)0xff};
+    static const char u2[16] = {(char)0x80};
+    static const char b1[] = {0, (char)0xff, '\\', 'x'};
+    tuple_desc *d = tupdesc_alloc(4);
+    keel_value vals[4] = {{.v.b = true}, {.v.s = {u1, 16}}, {.v.s = {b1, 4}},
+                          {.v.i4 = 9}};
+    keel_value out[4], x, y;
+    unsigned char buf[64];
+    char text[48];
+    size_t size;
+    bool nulls;
+    kerr err;
+    (void)state;
+
+    assert_non_null(d);
+    assert_int_equal(tupdesc_set(d, 0, KEEL_BOOL, 0, true, &err), KEEL_OK);
+    assert_int_equal(tupdesc_set(d, 1, KEEL_UUID, 0, false, &err), KEEL_OK);
+    assert_int_equal(tupdesc_set(d, 2, KEEL_BYTEA, 0, false, &err), KEEL_OK);
+    assert_int_equal(tupdesc_set(d, 3, KEEL_INT4, 0, true, &err), KEEL_OK);
+    assert_string_equal(type_name(KEEL_UUID), "uuid");
+    assert_string_equal(type_name(KEEL_BYTEA), "bytea");
+    assert_int_equal(d->attrs[1].len, 16);
+    assert_int_equal(d->attrs[1].align, 1);
+    assert_int_equal(d->attrs[2].fixed_off, 20); /* 1 + 16, aligned to 4 */
+    assert_int_equal(tupdesc_fixed_size(d), 0);
+    assert_int_equal(tuple_size(d, vals, &size, &nulls, &err), KEEL_OK);
+    assert_int_equal(size, 20 + 4 + 4 + 4);
+    tuple_fill(d, vals, nulls, buf);
+    assert_true(tuple_valid(d, buf, size, nulls));
+    assert_false(tuple_valid(d, buf, 25, nulls));
+    tuple_deform(d, buf, nulls, out);
+    for (int c = 1; c < 3; c++)
+        assert_value_equal(&d->attrs[c], &vals[c], &out[c]);
+    assert_int_equal(out[3].v.i4, 9);
+
+    value_bytes_text(KEEL_UUID, &out[1], text, sizeof(text));
+    assert_string_equal(text, "00112233-4455-6677-8899-aabbccddeeff");
+    value_bytes_text(KEEL_BYTEA, &out[2], text, sizeof(text));
+    assert_string_equal(text, "\\x00ff5c78");
+    value_bytes_text(KEEL_UUID, &out[1], text, 12); /* cut short */
+    assert_string_equal(text, "00112233-44");
+
+    /* Unsigned order: 0x80... sorts after 0x00...; a prefix first. */
+    x = (keel_value){.v.s = {u2, 16}};
+    assert_true(value_compare(&d->attrs[1], &out[1], &x) < 0);
+    assert_true(value_compare(&d->attrs[1], &x, &out[1]) > 0);
+    assert_int_equal(value_compare(&d->attrs[1], &out[1], &vals[1]), 0);
+    x = (keel_value){.v.s = {b1, 2}};
+    y = (keel_value){.v.s = {b1 + 1, 1}};
+    assert_true(value_compare(&d->attrs[2], &x, &out[2]) < 0);
+    assert_true(value_compare(&d->attrs[2], &y, &x) > 0);
+
+    /* A uuid is 16 bytes, never another length. */
+    vals[1].v.s.len = 15;
+    assert_int_equal(tuple_size(d, vals, &size, &nulls, &err), KEEL_EINVAL);
+    assert_non_null(strstr(err.msg, "uuid of 15 bytes"));
+    /* An empty bytea is a value, not a null. */
+    vals[1].v.s.len = 16;
+    vals[2].v.s.len = 0;
+    assert_int_equal(tuple_size(d, vals, &size, &nulls, &err), KEEL_OK);
+    assert_false(nulls);
+    tuple_fill(d, vals, nulls, buf);
+    tuple_deform(d, buf, nulls, out);
+    assert_false(out[2].isnull);
+    assert_int_equal(out[2].v.s.len, 0);
+    tupdesc_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -983,6 +1061,7 @@ int main(void)
         cmocka_unit_test(test_fixed_offsets),
         cmocka_unit_test(test_fixed_size),
         cmocka_unit_test(test_numeric_column),
+        cmocka_unit_test(test_uuid_bytea_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@
 #define KEEL_KEEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "keel/keel_version.h"
@@ -97,6 +98,8 @@ typedef enum keel_type {
     KEEL_TIMESTAMPTZ, /* the same instant in UTC, in i8 */
     KEEL_DATE,        /* days since 2000-01-01, in i4 */
     KEEL_NUMERIC,     /* a decimal, its stored form in s (below) */
+    KEEL_UUID,        /* 16 bytes in s, compared as unsigned bytes */
+    KEEL_BYTEA,       /* any bytes in s, compared as unsigned bytes */
 } keel_type;
 
 /*
@@ -502,6 +505,19 @@ KEEL_API void keel_session_set_lock_timeout(keel_session *s,
  * changing nothing, rather than wait for that transaction (SQL's NOWAIT
  * and SKIP LOCKED).  Off by default. */
 KEEL_API void keel_session_set_row_nowait(keel_session *s, bool nowait);
+
+/* Writes a non-null value of column type `type` as text into buf (cap
+ * bytes, NUL-terminated, cut short if need be); arg is the one given to
+ * keel_session_set_value_text(). */
+typedef void (*keel_value_text_fn)(void *arg, keel_type type,
+                                   const keel_value *v, char *buf,
+                                   size_t cap);
+
+/* How the session's messages show values (a unique violation's key):
+ * fn, where the caller has its own text for them (a date as 2024-02-29
+ * rather than its day number); NULL, the default, for the engine's own. */
+KEEL_API void keel_session_set_value_text(keel_session *s,
+                                          keel_value_text_fn fn, void *arg);
 
 /* ---- DDL: each call is transactional (an abort leaves no visible trace;
  * the files of relations created by an aborted transaction, or dropped,

@@ -526,6 +526,13 @@ void bt_key_format(const tuple_desc *desc, const keel_value *vals,
             if (v->v.s.len > 40)
                 BT_PUT("...");
             break;
+        case KEEL_UUID:
+        case KEEL_BYTEA: {
+            char t[48];
+            value_bytes_text(desc->attrs[i].type, v, t, sizeof(t));
+            BT_PUT("'%s'", t);
+            break;
+        }
         case KEEL_NUMERIC: /* its stored form, in hex */
             BT_PUT("x");
             for (uint32_t b = 0; b < v->v.s.len && b < 20; b++)

@@ -17,13 +17,13 @@
  * for numeric (whose stored forms are short). */
 static inline size_t varlen_hdr(keel_type type)
 {
-    return type == KEEL_TEXT ? 4 : 2;
+    return type == KEEL_NUMERIC ? 2 : 4;
 }
 
 /* Reads the length word of a variable-length value at p. */
 static inline uint32_t varlen_get(keel_type type, const unsigned char *p)
 {
-    if (type == KEEL_TEXT) {
+    if (type != KEEL_NUMERIC) {
         uint32_t len;
         memcpy(&len, p, 4);
         return len;
@@ -115,8 +115,37 @@ const char *type_name(keel_type type)
         return "text";
     case KEEL_NUMERIC:
         return "numeric";
+    case KEEL_UUID:
+        return "uuid";
+    case KEEL_BYTEA:
+        return "bytea";
     }
     return "unknown";
+}
+
+void value_bytes_text(keel_type type, const keel_value *v, char *buf,
+                      size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)v->v.s.ptr;
+    size_t o = 0;
+
+    if (cap == 0)
+        return;
+    if (type == KEEL_BYTEA && cap > 2) {
+        buf[o++] = '\\';
+        buf[o++] = 'x';
+    }
+    for (uint32_t i = 0; i < v->v.s.len && o + 2 < cap; i++) {
+        if (type == KEEL_UUID && (i == 4 || i == 6 || i == 8 || i == 10)) {
+            if (o + 3 >= cap)
+                break;
+            buf[o++] = '-';
+        }
+        buf[o++] = hex[p[i] >> 4];
+        buf[o++] = hex[p[i] & 15];
+    }
+    buf[o] = '\0';
 }
 
 void value_numeric_text(const keel_value *v, char *buf, size_t cap)
@@ -215,6 +244,14 @@ int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
         a.len = 0;
         a.align = 1;
         break;
+    case KEEL_UUID:
+        a.len = 16;
+        a.align = 1;
+        break;
+    case KEEL_BYTEA:
+        a.len = 0;
+        a.align = 4;
+        break;
     default:
         return kerr_set(err, KEEL_EINVAL, "column %u: unknown type %d", i + 1,
                         (int)type);
@@ -259,6 +296,10 @@ int tuple_size(const tuple_desc *d, const keel_value *vals, size_t *size,
             vals[i].v.s.ptr == NULL)
             return kerr_set(err, KEEL_EINVAL,
                             "column %u: string value without bytes", i + 1);
+        if (a->type == KEEL_UUID && vals[i].v.s.len != 16)
+            return kerr_set(err, KEEL_EINVAL,
+                            "column %u: uuid of %u bytes, not 16", i + 1,
+                            vals[i].v.s.len);
         if (a->type == KEEL_NUMERIC &&
             (vals[i].v.s.len < 3 || vals[i].v.s.len > UINT16_MAX))
             return kerr_set(err,
@@ -337,7 +378,11 @@ void tuple_fill(const tuple_desc *d, const keel_value *vals, bool has_nulls,
             if (v->v.s.len > 0)
                 memcpy(p + off, v->v.s.ptr, v->v.s.len);
             break;
-        case KEEL_TEXT: {
+        case KEEL_UUID:
+            memcpy(p + off, v->v.s.ptr, 16);
+            break;
+        case KEEL_TEXT:
+        case KEEL_BYTEA: {
             uint32_t len = v->v.s.len;
             memcpy(p + off, &len, 4);
             if (len > 0)
@@ -392,10 +437,12 @@ static inline size_t value_read(const tuple_attr *a, const unsigned char *p,
         v->v.s.len = (uint32_t)mem_strnlen((const char *)p + off, KEEL_NAME_LEN);
         break;
     case KEEL_CHAR:
+    case KEEL_UUID:
         v->v.s.ptr = (const char *)p + off;
         v->v.s.len = a->len;
         break;
     case KEEL_TEXT:
+    case KEEL_BYTEA:
     case KEEL_NUMERIC: {
         uint32_t len = varlen_get(a->type, p + off);
         size_t hdr = varlen_hdr(a->type);
@@ -616,6 +663,8 @@ int value_compare(const tuple_attr *a, const keel_value *x, const keel_value *y)
     }
     case KEEL_NAME:
     case KEEL_TEXT:
+    case KEEL_UUID:
+    case KEEL_BYTEA:
         return cmp_bytes(x->v.s.ptr, x->v.s.len, y->v.s.ptr, y->v.s.len);
     case KEEL_NUMERIC: {
         /* The stored form sorts as the numbers do but for its last two

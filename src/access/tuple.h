@@ -14,7 +14,8 @@
  *     name: 64 bytes, NUL-padded; char(n): n bytes, blank-padded;
  *     text: a 4-byte-aligned uint32 length, then the bytes;
  *     numeric: an unaligned uint16 length, then the bytes of its stored
- *     form (keel.h's KEEL_NUMERIC), so a money-like value takes 9 to 13.
+ *     form (keel.h's KEEL_NUMERIC), so a money-like value takes 9 to 13;
+ *     uuid: 16 bytes, unaligned; bytea: as text.
  *
  * Values handed out by tuple_deform() point into the tuple's bytes.
  */
@@ -32,18 +33,18 @@
 #define TUPLE_MAX_CHAR_LEN 4096
 
 /* Whether values of type point at bytes (keel_value's v.s): name, char,
- * text, numeric. */
+ * text, numeric, uuid, bytea. */
 static inline bool type_has_bytes(keel_type type)
 {
     return type == KEEL_NAME || type == KEEL_CHAR || type == KEEL_TEXT ||
-           type == KEEL_NUMERIC;
+           type == KEEL_NUMERIC || type == KEEL_UUID || type == KEEL_BYTEA;
 }
 
 /* Whether a column of type has a variable length (a length word, then
- * its bytes): text and numeric. */
+ * its bytes): text, numeric and bytea. */
 static inline bool type_is_varlen(keel_type type)
 {
-    return type == KEEL_TEXT || type == KEEL_NUMERIC;
+    return type == KEEL_TEXT || type == KEEL_NUMERIC || type == KEEL_BYTEA;
 }
 
 typedef struct tuple_attr {
@@ -93,6 +94,10 @@ const char *type_name(keel_type type);
 /* A numeric value's stored form (keel.h) as decimal text at buf (cap
  * bytes, NUL-terminated, cut short if it does not fit), for messages. */
 void value_numeric_text(const keel_value *v, char *buf, size_t cap);
+/* A uuid (8-4-4-4-12 hex digits) or bytea (\x and two hex digits a byte)
+ * value as PostgreSQL prints it, cut to cap - 1 bytes. */
+void value_bytes_text(keel_type type, const keel_value *v, char *buf,
+                      size_t cap);
 
 /*
  * Computes the size of the data area for vals (d->natts values) and whether

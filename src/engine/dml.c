@@ -147,6 +147,8 @@ static void unique_message(keel_session *s, const engine_table *t, uint32_t i,
                                "%s%s", k > 0 ? ", " : "", one);
         if (v->isnull)
             snprintf(one, sizeof(one), "null");
+        else if (s->value_text != NULL)
+            s->value_text(s->value_text_arg, a->type, v, one, sizeof(one));
         else if (a->type == KEEL_INT2)
             snprintf(one, sizeof(one), "%d", v->v.i2);
         else if (a->type == KEEL_INT4)
@@ -164,6 +166,8 @@ static void unique_message(keel_session *s, const engine_table *t, uint32_t i,
             snprintf(one, sizeof(one), "%.17g", v->v.f8);
         else if (a->type == KEEL_NUMERIC)
             value_numeric_text(v, one, sizeof(one));
+        else if (a->type == KEEL_UUID || a->type == KEEL_BYTEA)
+            value_bytes_text(a->type, v, one, sizeof(one));
         else
             snprintf(one, sizeof(one), "%.*s", (int)mem_strnlen(v->v.s.ptr, v->v.s.len < 80 ? v->v.s.len : 80),
                      v->v.s.ptr);
@@ -1519,6 +1523,10 @@ static void value_text(const tuple_attr *a, const keel_value *v, char *buf,
         break;
     case KEEL_NUMERIC:
         value_numeric_text(v, buf, cap);
+        break;
+    case KEEL_UUID:
+    case KEEL_BYTEA:
+        value_bytes_text(a->type, v, buf, cap);
         break;
     default: {
         size_t n = v->v.s.len < cap - 1 ? v->v.s.len : cap - 1;

@@ -188,6 +188,9 @@ struct keel_session {
     /* keel_session_set_row_nowait(): a write meeting a running writer's
      * row fails with KEEL_EBUSY rather than waiting. */
     bool row_nowait;
+    /* keel_session_set_value_text(): the text of values in messages. */
+    keel_value_text_fn value_text;
+    void *value_text_arg;
     bool follow_set;
     oid_t follow_table;
     tid follow_tid;

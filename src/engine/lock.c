@@ -147,3 +147,10 @@ void keel_session_set_row_nowait(keel_session *s, bool nowait)
 {
     s->row_nowait = nowait;
 }
+
+void keel_session_set_value_text(keel_session *s, keel_value_text_fn fn,
+                                 void *arg)
+{
+    s->value_text = fn;
+    s->value_text_arg = arg;
+}

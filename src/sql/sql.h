@@ -27,6 +27,7 @@
 /* PostgreSQL's type oids, as RowDescription and ParameterDescription
  * carry them. */
 #define SQL_TYPE_BOOL 16
+#define SQL_TYPE_BYTEA 17
 #define SQL_TYPE_NAME 19
 #define SQL_TYPE_INT8 20
 #define SQL_TYPE_INT2 21
@@ -42,6 +43,7 @@
 #define SQL_TYPE_TIMESTAMP 1114
 #define SQL_TYPE_TIMESTAMPTZ 1184
 #define SQL_TYPE_INTERVAL 1186
+#define SQL_TYPE_UUID 2950
 
 /* One result column, as RowDescription describes it. */
 typedef struct sql_column {

@@ -170,6 +170,12 @@ static keel_status type_column(sql_session *s, uint32_t type, int32_t typmod,
     case SQL_TYPE_DATE:
         col->type = KEEL_DATE;
         break;
+    case SQL_TYPE_UUID:
+        col->type = KEEL_UUID;
+        break;
+    case SQL_TYPE_BYTEA:
+        col->type = KEEL_BYTEA;
+        break;
     case SQL_TYPE_NUMERIC:
         col->type = KEEL_NUMERIC;
         return sql_numeric_charlen(s, typmod, location, &col->charlen);

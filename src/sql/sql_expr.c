@@ -382,6 +382,15 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         e->args[1] = r;
         *out = e;
         return KEEL_OK;
+    } else if (op == SQL_OP_CONCAT &&
+               (l->type == SQL_TYPE_BYTEA || r->type == SQL_TYPE_BYTEA) &&
+               (l->type == SQL_TYPE_BYTEA || l->type == SQL_TYPE_UNKNOWN) &&
+               (r->type == SQL_TYPE_BYTEA || r->type == SQL_TYPE_UNKNOWN)) {
+        /* bytea || bytea: PostgreSQL's byteacat. */
+        rc = coerce(s, &l, SQL_TYPE_BYTEA, false);
+        if (rc == KEEL_OK)
+            rc = coerce(s, &r, SQL_TYPE_BYTEA, false);
+        t = SQL_TYPE_BYTEA;
     } else if (op == SQL_OP_CONCAT) {
         /* anything || text: both as text, as PostgreSQL's anynonarray. */
         if (!sql_type_is_string(l->type) && !sql_type_is_string(r->type))
@@ -1799,6 +1808,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
             break;
         case SQL_FUNC_LENGTH:
             e->type = SQL_TYPE_INT4;
+            if (e->args[0]->type == SQL_TYPE_BYTEA)
+                break; /* its bytes */
             /* fall through */
         case SQL_FUNC_QUOTE_IDENT:
         case SQL_FUNC_UPPER:
@@ -3237,6 +3248,10 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
     case SQL_FUNC_LENGTH: {
         int64_t n = 0;
         uint32_t len = a.v.s.len;
+        if (a.type == SQL_TYPE_BYTEA) {
+            out->v.i = len;
+            return KEEL_OK;
+        }
         if (a.type == SQL_TYPE_BPCHAR)
             while (len > 0 && a.v.s.p[len - 1] == ' ')
                 len--;
@@ -3745,6 +3760,7 @@ static bool is_stable(const sql_expr *e)
     return !(e->kind == SQL_EXPR_FUNC &&
              (e->u.func == SQL_FUNC_RANDOM ||
               e->u.func == SQL_FUNC_CLOCK_TIMESTAMP ||
+              e->u.func == SQL_FUNC_GEN_RANDOM_UUID ||
               e->u.func == SQL_FUNC_NEXTVAL || e->u.func == SQL_FUNC_CURRVAL ||
               e->u.func == SQL_FUNC_SETVAL || e->u.func == SQL_FUNC_LASTVAL));
 }

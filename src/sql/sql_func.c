@@ -10,6 +10,8 @@
  *   strings: md5 (OpenSSL's), initcap, translate, ascii, chr,
  *   octet_length, bit_length, to_hex, regexp_replace (POSIX extended,
  *   flags g and i, \1..\9 and \& in the replacement).
+ *   bytea: md5, sha224 to sha512 (OpenSSL's), octet_length, encode and
+ *   decode (hex, base64, escape).  uuid: gen_random_uuid.
  *   dates: to_timestamp(epoch seconds), make_date, age.
  */
 #include <math.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sql/scram.h"
 #include "sql/sql_internal.h"
 
 static const struct {
@@ -51,6 +54,13 @@ static const struct {
     {"make_date", SQL_FUNC_MAKE_DATE, 3, 3},
     {"age", SQL_FUNC_AGE, 1, 2},
     {"pg_typeof", SQL_FUNC_REGTYPE, 1, 1},
+    {"gen_random_uuid", SQL_FUNC_GEN_RANDOM_UUID, 0, 0},
+    {"encode", SQL_FUNC_ENCODE, 2, 2},
+    {"decode", SQL_FUNC_DECODE, 2, 2},
+    {"sha224", SQL_FUNC_SHA224, 1, 1},
+    {"sha256", SQL_FUNC_SHA256, 1, 1},
+    {"sha384", SQL_FUNC_SHA384, 1, 1},
+    {"sha512", SQL_FUNC_SHA512, 1, 1},
 };
 
 static keel_status nomem(sql_session *s)
@@ -159,6 +169,11 @@ keel_status sql_func_more(sql_session *s, const sql_scope *scope,
         e->type = SQL_TYPE_NUMERIC;
         break;
     case SQL_FUNC_MD5:
+        /* md5(bytea) or md5(text) */
+        ok = e->args[0]->type == SQL_TYPE_BYTEA ||
+             arg_to(s, e, 0, SQL_TYPE_TEXT, &rc);
+        e->type = SQL_TYPE_TEXT;
+        break;
     case SQL_FUNC_INITCAP:
     case SQL_FUNC_TRANSLATE:
     case SQL_FUNC_REGEXP_REPLACE:
@@ -166,11 +181,36 @@ keel_status sql_func_more(sql_session *s, const sql_scope *scope,
             ok = arg_to(s, e, i, SQL_TYPE_TEXT, &rc);
         e->type = SQL_TYPE_TEXT;
         break;
-    case SQL_FUNC_ASCII:
     case SQL_FUNC_OCTET_LENGTH:
     case SQL_FUNC_BIT_LENGTH:
+        if (e->args[0]->type == SQL_TYPE_BYTEA) {
+            e->type = SQL_TYPE_INT4;
+            break;
+        }
+        /* fall through */
+    case SQL_FUNC_ASCII:
         ok = arg_to(s, e, 0, SQL_TYPE_TEXT, &rc);
         e->type = SQL_TYPE_INT4;
+        break;
+    case SQL_FUNC_GEN_RANDOM_UUID:
+        e->type = SQL_TYPE_UUID;
+        break;
+    case SQL_FUNC_ENCODE:
+        ok = arg_to(s, e, 0, SQL_TYPE_BYTEA, &rc) &&
+             arg_to(s, e, 1, SQL_TYPE_TEXT, &rc);
+        e->type = SQL_TYPE_TEXT;
+        break;
+    case SQL_FUNC_DECODE:
+        ok = arg_to(s, e, 0, SQL_TYPE_TEXT, &rc) &&
+             arg_to(s, e, 1, SQL_TYPE_TEXT, &rc);
+        e->type = SQL_TYPE_BYTEA;
+        break;
+    case SQL_FUNC_SHA224:
+    case SQL_FUNC_SHA256:
+    case SQL_FUNC_SHA384:
+    case SQL_FUNC_SHA512:
+        ok = arg_to(s, e, 0, SQL_TYPE_BYTEA, &rc);
+        e->type = SQL_TYPE_BYTEA;
         break;
     case SQL_FUNC_CHR:
         ok = arg_to(s, e, 0, SQL_TYPE_INT4, &rc);
@@ -482,6 +522,170 @@ static keel_status eval_md5(sql_session *s, const sql_value *a, sql_value *out)
     return put_text(s, hex, 2 * (size_t)dl, out);
 }
 
+/* sha224() to sha512() of a bytea, as a bytea. */
+static keel_status eval_sha(sql_session *s, sql_func f, const sql_value *a,
+                            sql_value *out)
+{
+    const EVP_MD *md = f == SQL_FUNC_SHA224   ? EVP_sha224()
+                       : f == SQL_FUNC_SHA256 ? EVP_sha256()
+                       : f == SQL_FUNC_SHA384 ? EVP_sha384()
+                                              : EVP_sha512();
+    unsigned char *d = sql_alloc(&s->arena, EVP_MAX_MD_SIZE);
+    unsigned int dl = 0;
+
+    if (d == NULL)
+        return nomem(s);
+    if (EVP_Digest(a[0].v.s.p, a[0].v.s.len, d, &dl, md, NULL) != 1)
+        return sql_fail(s, KEEL_EINVAL, "XX000", "digest failed");
+    out->v.s.p = (const char *)d;
+    out->v.s.len = dl;
+    return KEEL_OK;
+}
+
+/* gen_random_uuid(): 16 random bytes marked as version 4, variant 1
+ * (RFC 4122). */
+static keel_status eval_uuid(sql_session *s, sql_value *out)
+{
+    unsigned char *u = sql_alloc(&s->arena, 16);
+
+    if (u == NULL)
+        return nomem(s);
+    if (!scram_random(u, 16))
+        return sql_fail(s, KEEL_EINVAL, "XX000",
+                        "could not generate random values");
+    u[6] = (unsigned char)((u[6] & 0x0F) | 0x40);
+    u[8] = (unsigned char)((u[8] & 0x3F) | 0x80);
+    out->v.s.p = (const char *)u;
+    out->v.s.len = 16;
+    return KEEL_OK;
+}
+
+/* The 22023 of encode() and decode() for a format they do not know. */
+static keel_status bad_format(sql_session *s, const sql_value *f)
+{
+    return sql_fail(s, KEEL_EINVAL, "22023", "unrecognized encoding: \"%.*s\"",
+                    (int)(f->v.s.len > 64 ? 64 : f->v.s.len), f->v.s.p);
+}
+
+static bool format_is(const sql_value *f, const char *name)
+{
+    size_t n = strlen(name);
+
+    return f->v.s.len == n && strncasecmp(f->v.s.p, name, n) == 0;
+}
+
+/* encode(bytea, 'hex' | 'base64' | 'escape'): PostgreSQL's text forms
+ * (base64 broken into lines of 76 characters). */
+static keel_status eval_encode(sql_session *s, const sql_value *a,
+                               sql_value *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *b = (const unsigned char *)a[0].v.s.p;
+    uint32_t len = a[0].v.s.len;
+    size_t n = 0;
+    char *p;
+
+    if (format_is(&a[1], "hex")) {
+        p = sql_alloc(&s->arena, (size_t)len * 2 + 1);
+        if (p == NULL)
+            return nomem(s);
+        for (uint32_t i = 0; i < len; i++) {
+            p[n++] = hex[b[i] >> 4];
+            p[n++] = hex[b[i] & 15];
+        }
+    } else if (format_is(&a[1], "base64")) {
+        size_t chars = ((size_t)len + 2) / 3 * 4;
+        char *one = sql_alloc(&s->arena, chars + 1);
+        p = sql_alloc(&s->arena, chars + chars / 76 + 1);
+        if (one == NULL || p == NULL)
+            return nomem(s);
+        if (scram_b64_encode(b, len, one, chars + 1) != chars)
+            return sql_fail(s, KEEL_EINVAL, "XX000", "base64 failed");
+        for (size_t i = 0; i < chars; i++) {
+            if (i > 0 && i % 76 == 0)
+                p[n++] = '\n';
+            p[n++] = one[i];
+        }
+    } else if (format_is(&a[1], "escape")) {
+        p = sql_alloc(&s->arena, (size_t)len * 4 + 1);
+        if (p == NULL)
+            return nomem(s);
+        for (uint32_t i = 0; i < len; i++) {
+            if (b[i] == '\\') {
+                p[n++] = '\\';
+                p[n++] = '\\';
+            } else if (b[i] == 0 || b[i] >= 0x80) {
+                p[n++] = '\\';
+                p[n++] = (char)('0' + (b[i] >> 6));
+                p[n++] = (char)('0' + ((b[i] >> 3) & 7));
+                p[n++] = (char)('0' + (b[i] & 7));
+            } else {
+                p[n++] = (char)b[i];
+            }
+        }
+    } else {
+        return bad_format(s, &a[1]);
+    }
+    out->type = SQL_TYPE_TEXT;
+    out->v.s.p = p;
+    out->v.s.len = (uint32_t)n;
+    return KEEL_OK;
+}
+
+static bool is_b64(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=';
+}
+
+/* decode(text, 'hex' | 'base64' | 'escape'), as PostgreSQL reads them:
+ * hex and base64 ignore blanks and line breaks; escape reads what a
+ * bytea's escape format holds. */
+static keel_status eval_decode(sql_session *s, const sql_value *a,
+                               sql_value *out)
+{
+    const char *t = a[0].v.s.p;
+    uint32_t len = a[0].v.s.len;
+
+    if (format_is(&a[1], "hex") || format_is(&a[1], "escape")) {
+        keel_status rc = sql_bytea_decode(s, t, len, format_is(&a[1], "hex"),
+                                          -1, out);
+        out->isnull = false;
+        return rc;
+    }
+    if (format_is(&a[1], "base64")) {
+        char *c = sql_alloc(&s->arena, (size_t)len + 1);
+        uint8_t *b = sql_alloc(&s->arena, (size_t)len / 4 * 3 + 3);
+        size_t n = 0;
+        long got;
+        if (c == NULL || b == NULL)
+            return nomem(s);
+        for (uint32_t i = 0; i < len; i++) {
+            if (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')
+                continue;
+            if (!is_b64(t[i]))
+                return sql_fail(s, KEEL_EINVAL, "22023",
+                                "invalid symbol \"%c\" found while decoding "
+                                "base64 sequence",
+                                t[i]);
+            c[n++] = t[i];
+        }
+        got = n == 0 ? 0 : scram_b64_decode(c, n, b, (size_t)len / 4 * 3 + 3);
+        if (got < 0) {
+            keel_status rc = sql_fail(s, KEEL_EINVAL, "22023",
+                                      "invalid base64 end sequence");
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "Input data is missing padding, is truncated, or is "
+                     "otherwise corrupted.");
+            return rc;
+        }
+        out->v.s.p = (const char *)b;
+        out->v.s.len = (uint32_t)got;
+        return KEEL_OK;
+    }
+    return bad_format(s, &a[1]);
+}
+
 /* regexp_replace(source, pattern, replacement [, flags]). */
 static keel_status eval_regexp_replace(sql_session *s, const sql_expr *e,
                                        const sql_value *a, sql_value *out)
@@ -659,6 +863,17 @@ keel_status sql_func_more_eval(sql_session *s, const sql_expr *e,
     case SQL_FUNC_OCTET_LENGTH:
         out->v.i = a[0].v.s.len;
         return KEEL_OK;
+    case SQL_FUNC_GEN_RANDOM_UUID:
+        return eval_uuid(s, out);
+    case SQL_FUNC_ENCODE:
+        return eval_encode(s, a, out);
+    case SQL_FUNC_DECODE:
+        return eval_decode(s, a, out);
+    case SQL_FUNC_SHA224:
+    case SQL_FUNC_SHA256:
+    case SQL_FUNC_SHA384:
+    case SQL_FUNC_SHA512:
+        return eval_sha(s, e->u.func, a, out);
     case SQL_FUNC_BIT_LENGTH:
         out->v.i = (int64_t)a[0].v.s.len * 8;
         return KEEL_OK;

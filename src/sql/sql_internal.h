@@ -156,6 +156,7 @@ keel_status sql_numeric_charlen(sql_session *s, int32_t typmod,
 #define SQL_TYPE_DATE_ARRAY 1182
 #define SQL_TYPE_TIMESTAMP_ARRAY 1115
 #define SQL_TYPE_TIMESTAMPTZ_ARRAY 1185
+#define SQL_TYPE_UUID_ARRAY 2951
 
 /* The element type of array type t, 0 if t is no array. */
 static inline uint32_t sql_type_elem(uint32_t t)
@@ -187,6 +188,8 @@ static inline uint32_t sql_type_elem(uint32_t t)
         return SQL_TYPE_TIMESTAMP;
     case SQL_TYPE_TIMESTAMPTZ_ARRAY:
         return SQL_TYPE_TIMESTAMPTZ;
+    case SQL_TYPE_UUID_ARRAY:
+        return SQL_TYPE_UUID;
     default:
         return 0;
     }
@@ -224,6 +227,8 @@ static inline uint32_t sql_type_array_of(uint32_t t)
         return SQL_TYPE_TIMESTAMP_ARRAY;
     case SQL_TYPE_TIMESTAMPTZ:
         return SQL_TYPE_TIMESTAMPTZ_ARRAY;
+    case SQL_TYPE_UUID:
+        return SQL_TYPE_UUID_ARRAY;
     default:
         return 0;
     }
@@ -235,13 +240,27 @@ static inline bool sql_type_in_s(uint32_t type)
     return sql_type_is_string(type) || sql_type_elem(type) != 0;
 }
 
+/* Whether a value of type is raw bytes in s (uuid's 16, bytea's any),
+ * which compare as unsigned bytes, then by length. */
+static inline bool sql_type_is_bytes(uint32_t type)
+{
+    return type == SQL_TYPE_UUID || type == SQL_TYPE_BYTEA;
+}
+
 /* Whether a value of type has bytes in s that a copy must take along:
- * those held in s, and numeric's stored form. */
+ * those held in s, raw bytes, and numeric's stored form. */
 static inline bool sql_type_has_bytes(uint32_t type)
 {
-    return sql_type_in_s(type) || type == SQL_TYPE_NUMERIC ||
-           type == SQL_TYPE_INTERVAL;
+    return sql_type_in_s(type) || sql_type_is_bytes(type) ||
+           type == SQL_TYPE_NUMERIC || type == SQL_TYPE_INTERVAL;
 }
+
+/* A bytea's bytes from len bytes of text at p (into v, in the arena):
+ * with hex, pairs of hex digits, blanks between pairs allowed (22023 for
+ * anything else); else the escape format (a byte as itself, \\ for a
+ * backslash, \ooo in octal; 22P02 for another backslash). */
+keel_status sql_bytea_decode(sql_session *s, const char *p, uint32_t len,
+                             bool hex, int32_t location, sql_value *v);
 
 /* PostgreSQL's name for a type oid ("integer", "text", ...). */
 const char *sql_type_name(uint32_t type);
@@ -677,6 +696,13 @@ typedef enum sql_func {
     SQL_FUNC_REGEXP_REPLACE,
     SQL_FUNC_TO_TIMESTAMP,
     SQL_FUNC_MAKE_DATE,
+    SQL_FUNC_GEN_RANDOM_UUID, /* a version 4 (random) uuid */
+    SQL_FUNC_ENCODE,          /* encode(bytea, format): text */
+    SQL_FUNC_DECODE,          /* decode(text, format): bytea */
+    SQL_FUNC_SHA224,          /* sha224(bytea) to sha512(bytea): bytea */
+    SQL_FUNC_SHA256,
+    SQL_FUNC_SHA384,
+    SQL_FUNC_SHA512,
     SQL_FUNC_AGE,
 } sql_func;
 
@@ -1153,6 +1179,10 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
 /* Engine value <-> SQL value for a column of keel type kt. */
 void sql_value_from_keel(const keel_value *kv, keel_type kt, sql_value *out);
 void sql_value_to_keel(const sql_value *v, keel_value *out);
+/* The engine's keel_value_text_fn (arg: the sql_session): a value as
+ * SQL prints it, for the engine's messages (a duplicate key's). */
+void sql_value_keel_text(void *arg, keel_type type, const keel_value *v,
+                         char *buf, size_t cap);
 
 /* The clock, in microseconds since 2000-01-01 UTC. */
 int64_t sql_now_us(void);

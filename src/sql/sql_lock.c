@@ -56,8 +56,7 @@ static keel_status own_values(sql_session *s, const sql_table *t,
     for (uint16_t c = 0; c < t->info.ncols; c++) {
         keel_type k = t->cols[c].type;
         char *p;
-        if (kv[c].isnull || (k != KEEL_NAME && k != KEEL_CHAR &&
-                             k != KEEL_TEXT && k != KEEL_NUMERIC))
+        if (kv[c].isnull || !sql_type_has_bytes(sql_type_of_keel(k)))
             continue;
         p = sql_alloc(&s->arena, kv[c].v.s.len + 1u);
         if (p == NULL)

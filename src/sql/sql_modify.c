@@ -36,7 +36,10 @@
 
 #include "sql/sql_internal.h"
 
-/* Casts v to column c's type, as an assignment. */
+/* Casts v to column c's type, as an assignment; location, the value's
+ * expression, is shown for a literal's bad text and for a type that has
+ * no assignment cast (errors PostgreSQL finds at analysis), not for a
+ * value's own failure at run time. */
 static keel_status to_column(sql_session *s, const sql_table *t,
                              const keel_column_info *c, sql_value *v,
                              int32_t location)
@@ -53,9 +56,12 @@ static keel_status to_column(sql_session *s, const sql_table *t,
         v->type = type;
         return KEEL_OK;
     }
-    rc = sql_value_cast(s, v, type, sql_column_typmod(c), false, location);
+    rc = sql_value_cast(s, v, type, sql_column_typmod(c), false,
+                        v->type == SQL_TYPE_UNKNOWN ? location : -1);
     if (rc == KEEL_ETYPE && s->err != NULL) {
         /* Name the column, as PostgreSQL does. */
+        if (location >= 0 && s->text != NULL)
+            s->err->position = (uint32_t)sql_parse_location(s, location) + 1;
         snprintf(s->err->message, sizeof(s->err->message),
                  "column \"%s\" is of type %s but expression is of type %s",
                  c->name, sql_type_name(type), sql_type_name(v->type));
@@ -1169,10 +1175,7 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
                 rc = sql_expr_eval(s, e, NULL, &row[map[i]]);
             if (rc != KEEL_OK)
                 return rc;
-            /* A literal's bad text points at the literal, as in
-             * PostgreSQL, where it is cast at analysis. */
-            if (e->kind == SQL_EXPR_CONST && e->type == SQL_TYPE_UNKNOWN)
-                loc[map[i]] = e->location;
+            loc[map[i]] = e->location;
         }
         {
             bool done = false;

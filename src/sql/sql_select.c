@@ -3150,13 +3150,14 @@ static keel_status join_candidate(sql_session *s, select_run *r,
 }
 
 /* Whether values of type t can be hashed so that equal ones (as `=`
- * says) hash alike: integers, dates and times, booleans, and text by its
- * bytes (numeric, floats and char(n) have equal values that differ). */
+ * says) hash alike: integers, dates and times, booleans, and text, uuid
+ * and bytea by their bytes (numeric, floats and char(n) have equal values
+ * that differ). */
 static bool hashable(uint32_t t)
 {
     return sql_type_is_int(t) || sql_type_is_datetime(t) ||
            t == SQL_TYPE_BOOL || t == SQL_TYPE_TEXT || t == SQL_TYPE_VARCHAR ||
-           t == SQL_TYPE_NAME;
+           t == SQL_TYPE_NAME || sql_type_is_bytes(t);
 }
 
 static uint64_t value_hash(const sql_value *v)
@@ -4023,7 +4024,7 @@ static int dml_row(void *ctx, const char *const *vals, const uint32_t *lens,
         d->rc = sql_value_cast(s, &row[i], rs->types[i], -1, true, -1);
         /* its bytes kept past the statement's arena */
         if (d->rc == KEEL_OK && !row[i].isnull &&
-            (sql_type_in_s(row[i].type) || row[i].type == SQL_TYPE_NUMERIC)) {
+            sql_type_has_bytes(row[i].type)) {
             char *p = sql_strndup(&s->cte_arena, row[i].v.s.p, row[i].v.s.len);
             if (p == NULL)
                 d->rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");

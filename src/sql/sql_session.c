@@ -860,6 +860,7 @@ keel_status sql_session_create(keel_db *db, sql_session **out, sql_error *err)
                                               : "%s",
                         ke.msg);
     }
+    keel_session_set_value_text(s->ks, sql_value_keel_text, s);
     for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
         if (setting_put(s, settings[i].name, settings[i].def, true) != KEEL_OK) {
             sql_session_destroy(s);
@@ -2286,7 +2287,7 @@ static bool param_in_arena(const sql_portal *p, uint16_t nvalues, size_t bytes,
     uintptr_t hi = lo + (nvalues + 1) * sizeof(sql_value) + bytes;
     uintptr_t at = v->isnull ? lo : (uintptr_t)v->v.s.p;
 
-    return !v->isnull && (v->type == SQL_TYPE_NUMERIC || sql_type_in_s(v->type)) &&
+    return !v->isnull && sql_type_has_bytes(v->type) &&
            v->v.s.len > 0 && (at < lo || at >= hi);
 }
 

@@ -5,8 +5,9 @@
  *
  * The types are PostgreSQL's, named by its type oids: bool, int2, int4,
  * int8, oid, numeric (its arithmetic in sql_numeric.c), float8, text,
- * varchar, char(n) (bpchar), name, and unknown for a quoted literal not
- * yet given a type.  Output follows
+ * varchar, char(n) (bpchar), name, uuid and bytea (raw bytes, read and
+ * printed in hex), and unknown for a quoted literal not yet given a
+ * type.  Output follows
  * PostgreSQL's text formats (floats in the shortest form that reads
  * back exactly, as extra_float_digits 1 gives; booleans t and f).
  */
@@ -26,6 +27,8 @@
 static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
                                uint32_t type, int32_t location, int64_t *out);
 static int datetime_out(uint32_t type, int64_t v, char *buf, size_t size);
+static keel_status bytes_text(sql_session *s, const sql_value *v,
+                              const char **out, uint32_t *len);
 
 const char *sql_type_name(uint32_t type)
 {
@@ -62,6 +65,12 @@ const char *sql_type_name(uint32_t type)
         return "timestamp with time zone";
     case SQL_TYPE_INTERVAL:
         return "interval";
+    case SQL_TYPE_UUID:
+        return "uuid";
+    case SQL_TYPE_BYTEA:
+        return "bytea";
+    case SQL_TYPE_UUID_ARRAY:
+        return "uuid[]";
     case SQL_TYPE_CHAR_ARRAY:
         return "\"char\"[]";
     case SQL_TYPE_NAME_ARRAY:
@@ -120,6 +129,10 @@ uint32_t sql_type_of_keel(keel_type t)
         return SQL_TYPE_DATE;
     case KEEL_NUMERIC:
         return SQL_TYPE_NUMERIC;
+    case KEEL_UUID:
+        return SQL_TYPE_UUID;
+    case KEEL_BYTEA:
+        return SQL_TYPE_BYTEA;
     case KEEL_TEXT:
     default:
         return SQL_TYPE_TEXT;
@@ -145,6 +158,7 @@ int16_t sql_type_len(uint32_t type)
     case SQL_TYPE_NAME:
         return 64;
     case SQL_TYPE_INTERVAL:
+    case SQL_TYPE_UUID:
         return 16;
     default:
         return -1;
@@ -178,6 +192,7 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         {"timestamp", SQL_TYPE_TIMESTAMP},
         {"timestamptz", SQL_TYPE_TIMESTAMPTZ},
         {"numeric", SQL_TYPE_NUMERIC}, {"decimal", SQL_TYPE_NUMERIC},
+        {"uuid", SQL_TYPE_UUID},       {"bytea", SQL_TYPE_BYTEA},
     };
 
     /* pg_catalog.int4 and the like: the last name counts. */
@@ -424,6 +439,8 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
         *len = v->v.s.len;
         return KEEL_OK;
     }
+    if (sql_type_is_bytes(v->type))
+        return bytes_text(s, v, out, len);
     if (v->type == SQL_TYPE_NUMERIC) {
         numeric num = NUMERIC_INIT;
         char *p;
@@ -522,6 +539,164 @@ static keel_status string_len(sql_session *s, sql_value *v, uint32_t type,
         v->v.s.p = p;
         v->v.s.len += pad;
     }
+    return KEEL_OK;
+}
+
+/* ---- uuid and bytea ----------------------------------------------------- */
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* A uuid from its text: 32 hex digits, in either case, with a hyphen
+ * allowed after any group of four, the whole optionally in braces (as
+ * PostgreSQL's uuid_in reads it). */
+static keel_status uuid_in(sql_session *s, const char *p, uint32_t len,
+                           int32_t location, sql_value *v)
+{
+    unsigned char *u = sql_alloc(&s->arena, 16);
+    uint32_t at = 0;
+    bool braces = len > 0 && p[0] == '{';
+
+    if (u == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    at = braces ? 1 : 0;
+    for (int i = 0; i < 16; i++) {
+        int hi, lo;
+        if (len - at < 2)
+            return bad_input(s, location, SQL_TYPE_UUID, p, len);
+        hi = hex_digit(p[at]);
+        lo = hex_digit(p[at + 1]);
+        if (hi < 0 || lo < 0)
+            return bad_input(s, location, SQL_TYPE_UUID, p, len);
+        u[i] = (unsigned char)(hi << 4 | lo);
+        at += 2;
+        if (at < len && p[at] == '-' && i % 2 == 1 && i < 15)
+            at++;
+    }
+    if (braces && (at == len || p[at++] != '}'))
+        return bad_input(s, location, SQL_TYPE_UUID, p, len);
+    if (at != len)
+        return bad_input(s, location, SQL_TYPE_UUID, p, len);
+    v->type = SQL_TYPE_UUID;
+    v->v.s.p = (const char *)u;
+    v->v.s.len = 16;
+    return KEEL_OK;
+}
+
+/* The bytes of the UTF-8 character that starts with lead (at most
+ * left). */
+static int char_len(unsigned char lead, uint32_t left)
+{
+    int n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3
+            : lead >= 0xC0 ? 2 : 1;
+
+    return (uint32_t)n > left ? (int)left : n;
+}
+
+keel_status sql_bytea_decode(sql_session *s, const char *p, uint32_t len,
+                             bool hex, int32_t location, sql_value *v)
+{
+    unsigned char *b = sql_alloc(&s->arena, len + 1u);
+    uint32_t n = 0;
+
+    if (b == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (hex) {
+        for (uint32_t at = 0; at < len;) {
+            int hi, lo;
+            if (p[at] == ' ' || p[at] == '\n' || p[at] == '\t' ||
+                p[at] == '\r') {
+                at++;
+                continue;
+            }
+            hi = hex_digit(p[at]);
+            if (hi < 0)
+                return sql_fail_at(s, location, KEEL_EINVAL, "22023",
+                                   "invalid hexadecimal digit: \"%.*s\"",
+                                   char_len((unsigned char)p[at], len - at),
+                                   p + at);
+            if (at + 1 == len)
+                return sql_fail_at(s, location, KEEL_EINVAL, "22023",
+                                   "invalid hexadecimal data: odd number of "
+                                   "digits");
+            lo = hex_digit(p[at + 1]);
+            if (lo < 0)
+                return sql_fail_at(s, location, KEEL_EINVAL, "22023",
+                                   "invalid hexadecimal digit: \"%.*s\"",
+                                   char_len((unsigned char)p[at + 1],
+                                            len - at - 1),
+                                   p + at + 1);
+            b[n++] = (unsigned char)(hi << 4 | lo);
+            at += 2;
+        }
+    } else {
+        for (uint32_t at = 0; at < len;) {
+            if (p[at] != '\\') {
+                b[n++] = (unsigned char)p[at++];
+            } else if (len - at >= 4 && p[at + 1] >= '0' && p[at + 1] <= '3' &&
+                       p[at + 2] >= '0' && p[at + 2] <= '7' &&
+                       p[at + 3] >= '0' && p[at + 3] <= '7') {
+                b[n++] = (unsigned char)((p[at + 1] - '0') << 6 |
+                                         (p[at + 2] - '0') << 3 |
+                                         (p[at + 3] - '0'));
+                at += 4;
+            } else if (len - at >= 2 && p[at + 1] == '\\') {
+                b[n++] = '\\';
+                at += 2;
+            } else {
+                return sql_fail_at(s, location, KEEL_EINVAL, "22P02",
+                                   "invalid input syntax for type bytea");
+            }
+        }
+    }
+    v->type = SQL_TYPE_BYTEA;
+    v->v.s.p = (const char *)b;
+    v->v.s.len = n;
+    return KEEL_OK;
+}
+
+/* A bytea from its text: \x and hex, or the escape format (PostgreSQL's
+ * byteain). */
+static keel_status bytea_in(sql_session *s, const char *p, uint32_t len,
+                            int32_t location, sql_value *v)
+{
+    bool hex = len >= 2 && p[0] == '\\' && p[1] == 'x';
+
+    return sql_bytea_decode(s, hex ? p + 2 : p, hex ? len - 2 : len, hex,
+                            location, v);
+}
+
+/* A uuid or bytea value's text (as PostgreSQL prints them: a uuid in
+ * lower-case 8-4-4-4-12 hex digits, a bytea as \x and its bytes in hex)
+ * in the arena. */
+static keel_status bytes_text(sql_session *s, const sql_value *v,
+                              const char **out, uint32_t *len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *b = (const unsigned char *)v->v.s.p;
+    char *p = sql_alloc(&s->arena, (size_t)v->v.s.len * 2 + 8);
+    uint32_t n = 0;
+
+    if (p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (v->type == SQL_TYPE_BYTEA) {
+        p[n++] = '\\';
+        p[n++] = 'x';
+    }
+    for (uint32_t i = 0; i < v->v.s.len; i++) {
+        if (v->type == SQL_TYPE_UUID && (i == 4 || i == 6 || i == 8 || i == 10))
+            p[n++] = '-';
+        p[n++] = hex[b[i] >> 4];
+        p[n++] = hex[b[i] & 15];
+    }
+    p[n] = '\0';
+    *out = p;
+    *len = n;
     return KEEL_OK;
 }
 
@@ -803,6 +978,10 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
             rc = bool_in(s, p, len, location, &v->v.b);
         else if (sql_type_is_datetime(type))
             rc = datetime_in(s, p, len, type, location, &v->v.i);
+        else if (type == SQL_TYPE_UUID)
+            rc = uuid_in(s, p, len, location, v);
+        else if (type == SQL_TYPE_BYTEA)
+            rc = bytea_in(s, p, len, location, v);
         else
             goto no_cast;
         if (rc == KEEL_OK)
@@ -886,6 +1065,13 @@ int sql_value_compare(const sql_value *a, const sql_value *b)
             return c;
         return la < lb ? -1 : la > lb;
     }
+    if (sql_type_is_bytes(a->type) && sql_type_is_bytes(b->type)) {
+        uint32_t la = a->v.s.len, lb = b->v.s.len;
+        int c = memcmp(a->v.s.p, b->v.s.p, la < lb ? la : lb);
+        if (c != 0)
+            return c;
+        return la < lb ? -1 : la > lb;
+    }
     if (a->type == SQL_TYPE_INTERVAL && b->type == SQL_TYPE_INTERVAL)
         return sql_interval_cmp(a, b);
     if (a->type == SQL_TYPE_NUMERIC && b->type == SQL_TYPE_NUMERIC)
@@ -953,6 +1139,33 @@ void sql_value_from_keel(const keel_value *kv, keel_type kt, sql_value *out)
         out->v.s.len = kv->v.s.len;
         break;
     }
+}
+
+void sql_value_keel_text(void *arg, keel_type type, const keel_value *v,
+                         char *buf, size_t cap)
+{
+    sql_session *s = arg;
+    sql_error saved;
+    sql_value x;
+    const char *p = NULL;
+    uint32_t len = 0;
+
+    if (cap == 0)
+        return;
+    sql_value_from_keel(v, type, &x);
+    /* A failure here (memory) must not become the statement's error. */
+    if (s->err != NULL)
+        saved = *s->err;
+    if (sql_value_text(s, &x, &p, &len) != KEEL_OK || p == NULL) {
+        p = "?";
+        len = 1;
+    }
+    if (s->err != NULL)
+        *s->err = saved;
+    if (len > cap - 1)
+        len = (uint32_t)(cap - 1);
+    memcpy(buf, p, len);
+    buf[len] = '\0';
 }
 
 void sql_value_to_keel(const sql_value *v, keel_value *out)
@@ -1207,7 +1420,7 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
         return sql_interval_binary_out(s, v, out, len);
     if (sql_type_elem(v->type) != 0)
         return array_binary_out(s, v, out, len);
-    if (sql_type_is_string(v->type)) {
+    if (sql_type_is_string(v->type) || sql_type_is_bytes(v->type)) {
         *out = v->v.s.p;
         *len = v->v.s.len;
         return KEEL_OK;
@@ -1252,10 +1465,20 @@ keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
     out->type = type;
     if (sql_type_elem(type) != 0)
         return array_binary_in(s, p, len, type, out);
-    if (sql_type_is_string(type)) {
+    if (sql_type_is_string(type) || type == SQL_TYPE_BYTEA) {
         out->type = type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : type;
         out->v.s.p = p;
         out->v.s.len = len;
+        return KEEL_OK;
+    }
+    if (type == SQL_TYPE_UUID) {
+        if (len != 16)
+            return sql_fail(s, KEEL_EINVAL, "22P03",
+                            "incorrect binary data format in bind parameter: "
+                            "%u bytes for type uuid",
+                            len);
+        out->v.s.p = p;
+        out->v.s.len = 16;
         return KEEL_OK;
     }
     if (type == SQL_TYPE_INTERVAL)
