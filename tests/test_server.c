@@ -920,6 +920,47 @@ static void test_extended(void **state)
         assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22P03");
         PQclear(r);
     }
+    {
+        /* jsonb in binary is a version byte (1) and its text, made
+         * canonical on the way in; json is its text as written.  Another
+         * version is 22P03; a jsonb key keel does not index, 0A000. */
+        static const char jb[] = "\x01{\"b\": [1, 2.50], \"a\":null}";
+        const Oid types[2] = {3802, 114};
+        const char *pv[2] = {jb, "{\"k\" :  1}"};
+        const int plen[2] = {(int)sizeof(jb) - 1, 10}, pfmt[2] = {1, 1};
+        const char want[] = "\x01{\"a\": null, \"b\": [1, 2.50]}";
+        r = PQexecParams(c, "SELECT $1::jsonb, $2::json, $1 -> 'b' ->> 1",
+                         2, types, pv, plen, pfmt, 1);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK)
+            fail_msg("binary jsonb: %s", PQerrorMessage(c));
+        assert_int_equal(PQftype(r, 0), 3802);
+        assert_int_equal(PQftype(r, 1), 114);
+        assert_int_equal(PQgetlength(r, 0, 0), (int)sizeof(want) - 1);
+        assert_memory_equal(PQgetvalue(r, 0, 0), want, sizeof(want) - 1);
+        assert_int_equal(PQgetlength(r, 0, 1), 10);
+        assert_memory_equal(PQgetvalue(r, 0, 1), "{\"k\" :  1}", 10);
+        assert_memory_equal(PQgetvalue(r, 0, 2), "2.50", 4);
+        PQclear(r);
+        pv[0] = "\x02{}";
+        r = PQexecParams(c, "SELECT $1::jsonb", 1, types, pv,
+                         (const int[]){3}, pfmt, 0);
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22P03");
+        PQclear(r);
+        r = PQexec(c, "CREATE TABLE server_jkey (k jsonb PRIMARY KEY)");
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "0A000");
+        PQclear(r);
+        r = PQexec(c, "CREATE TABLE server_jkey (k jsonb, j json)");
+        assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+        PQclear(r);
+        r = PQexec(c, "CREATE INDEX ON server_jkey (k)");
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "0A000");
+        PQclear(r);
+        r = PQexec(c, "ALTER TABLE server_jkey ADD PRIMARY KEY (j)");
+        assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42704");
+        PQclear(r);
+        r = PQexec(c, "DROP TABLE server_jkey");
+        PQclear(r);
+    }
 
     /* With a savepoint set, a failure leaves the block failed and the
      * transaction running; ROLLBACK TO, in the extended protocol too,

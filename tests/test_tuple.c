@@ -155,6 +155,8 @@ static void assert_value_equal(const tuple_attr *a, const keel_value *x,
     case KEEL_NUMERIC:
     case KEEL_UUID:
     case KEEL_BYTEA:
+    case KEEL_JSON:
+    case KEEL_JSONB:
         assert_int_equal(x->v.s.len, y->v.s.len);
         if (x->v.s.len > 0)
             assert_memory_equal(x->v.s.ptr, y->v.s.ptr, x->v.s.len);

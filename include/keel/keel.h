@@ -100,6 +100,8 @@ typedef enum keel_type {
     KEEL_NUMERIC,     /* a decimal, its stored form in s (below) */
     KEEL_UUID,        /* 16 bytes in s, compared as unsigned bytes */
     KEEL_BYTEA,       /* any bytes in s, compared as unsigned bytes */
+    KEEL_JSON,        /* JSON text in s, as written */
+    KEEL_JSONB,       /* JSON text in s, in jsonb's canonical form */
 } keel_type;
 
 /*

@@ -521,6 +521,8 @@ void bt_key_format(const tuple_desc *desc, const keel_value *vals,
         case KEEL_NAME:
         case KEEL_CHAR:
         case KEEL_TEXT:
+        case KEEL_JSON:
+        case KEEL_JSONB:
             BT_PUT("'%.*s'", (int)(v->v.s.len > 40 ? 40 : v->v.s.len),
                    v->v.s.ptr);
             if (v->v.s.len > 40)

@@ -119,6 +119,10 @@ const char *type_name(keel_type type)
         return "uuid";
     case KEEL_BYTEA:
         return "bytea";
+    case KEEL_JSON:
+        return "json";
+    case KEEL_JSONB:
+        return "jsonb";
     }
     return "unknown";
 }
@@ -249,6 +253,8 @@ int tupdesc_set(tuple_desc *d, uint16_t i, keel_type type, uint16_t charlen,
         a.align = 1;
         break;
     case KEEL_BYTEA:
+    case KEEL_JSON:
+    case KEEL_JSONB:
         a.len = 0;
         a.align = 4;
         break;
@@ -382,7 +388,9 @@ void tuple_fill(const tuple_desc *d, const keel_value *vals, bool has_nulls,
             memcpy(p + off, v->v.s.ptr, 16);
             break;
         case KEEL_TEXT:
-        case KEEL_BYTEA: {
+        case KEEL_BYTEA:
+        case KEEL_JSON:
+        case KEEL_JSONB: {
             uint32_t len = v->v.s.len;
             memcpy(p + off, &len, 4);
             if (len > 0)
@@ -443,6 +451,8 @@ static inline size_t value_read(const tuple_attr *a, const unsigned char *p,
         break;
     case KEEL_TEXT:
     case KEEL_BYTEA:
+    case KEEL_JSON:
+    case KEEL_JSONB:
     case KEEL_NUMERIC: {
         uint32_t len = varlen_get(a->type, p + off);
         size_t hdr = varlen_hdr(a->type);
@@ -665,6 +675,8 @@ int value_compare(const tuple_attr *a, const keel_value *x, const keel_value *y)
     case KEEL_TEXT:
     case KEEL_UUID:
     case KEEL_BYTEA:
+    case KEEL_JSON:
+    case KEEL_JSONB:
         return cmp_bytes(x->v.s.ptr, x->v.s.len, y->v.s.ptr, y->v.s.len);
     case KEEL_NUMERIC: {
         /* The stored form sorts as the numbers do but for its last two

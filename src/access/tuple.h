@@ -15,7 +15,7 @@
  *     text: a 4-byte-aligned uint32 length, then the bytes;
  *     numeric: an unaligned uint16 length, then the bytes of its stored
  *     form (keel.h's KEEL_NUMERIC), so a money-like value takes 9 to 13;
- *     uuid: 16 bytes, unaligned; bytea: as text.
+ *     uuid: 16 bytes, unaligned; bytea, json and jsonb: as text.
  *
  * Values handed out by tuple_deform() point into the tuple's bytes.
  */
@@ -37,14 +37,16 @@
 static inline bool type_has_bytes(keel_type type)
 {
     return type == KEEL_NAME || type == KEEL_CHAR || type == KEEL_TEXT ||
-           type == KEEL_NUMERIC || type == KEEL_UUID || type == KEEL_BYTEA;
+           type == KEEL_NUMERIC || type == KEEL_UUID || type == KEEL_BYTEA ||
+           type == KEEL_JSON || type == KEEL_JSONB;
 }
 
 /* Whether a column of type has a variable length (a length word, then
- * its bytes): text, numeric and bytea. */
+ * its bytes): text, numeric, bytea, json and jsonb. */
 static inline bool type_is_varlen(keel_type type)
 {
-    return type == KEEL_TEXT || type == KEEL_NUMERIC || type == KEEL_BYTEA;
+    return type == KEEL_TEXT || type == KEEL_NUMERIC || type == KEEL_BYTEA ||
+           type == KEEL_JSON || type == KEEL_JSONB;
 }
 
 typedef struct tuple_attr {

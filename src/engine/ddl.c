@@ -381,7 +381,7 @@ static int check_columns(keel_session *s, const keel_column *cols,
         rc = engine_check_name(s, "column", cols[i].name);
         if (rc != KEEL_OK)
             return rc;
-        if (cols[i].type < KEEL_INT2 || cols[i].type > KEEL_BYTEA)
+        if (cols[i].type < KEEL_INT2 || cols[i].type > KEEL_JSONB)
             return kerr_set(&s->bs->err, KEEL_ETYPE,
                             "column \"%s\": unknown type %d", cols[i].name,
                             (int)cols[i].type);

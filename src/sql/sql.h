@@ -27,6 +27,8 @@
 /* PostgreSQL's type oids, as RowDescription and ParameterDescription
  * carry them. */
 #define SQL_TYPE_BOOL 16
+#define SQL_TYPE_JSON 114
+#define SQL_TYPE_JSONB 3802
 #define SQL_TYPE_BYTEA 17
 #define SQL_TYPE_NAME 19
 #define SQL_TYPE_INT8 20

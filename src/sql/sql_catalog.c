@@ -41,7 +41,7 @@ typedef struct sql_view {
 
 /* pg_attribute's columns over keel_attribute a, the relation, number,
  * nullability and atthasdef given: keel_attribute's type is a keel_type,
- * KEEL_INT2 (1) to KEEL_BYTEA (15) in keel.h's order; a text column
+ * KEEL_INT2 (1) to KEEL_JSONB (17) in keel.h's order; a text column
  * with a length (charlen) is varchar(n). */
 #define PG_ATTRIBUTE_COLS(relid, attnum, notnull, hasdef)                     \
     "select " relid " as attrelid, a.name as attname,"                        \
@@ -49,6 +49,7 @@ typedef struct sql_view {
     " when 4 then 26 when 5 then 16 when 6 then 701 when 7 then 19"           \
     " when 8 then 1042 when 10 then 1114 when 11 then 1184"                   \
     " when 12 then 1082 when 13 then 1700 when 14 then 2950 when 15 then 17" \
+    " when 16 then 114 when 17 then 3802"                                    \
     " when 9 then case when a.charlen > 0 then 1043"                          \
     " else 25 end end)::oid as atttypid,"                                     \
     " (case a.type when 1 then 2 when 2 then 4 when 3 then 8 when 4 then 4"   \
@@ -66,7 +67,8 @@ typedef struct sql_view {
     " true as attislocal, 0 as attinhcount,"                                  \
     " (case a.type when 7 then 950 when 8 then 100 when 9 then 100"           \
     " else 0 end)::oid as attcollation,"                                      \
-    " (case when a.type in (8, 9, 15) then 'x' when a.type = 13 then 'm'"     \
+    " (case when a.type in (8, 9, 15, 16, 17) then 'x'"                        \
+    " when a.type = 13 then 'm'"                                              \
     " else 'p' end)::char(1) as attstorage,"                                  \
     " ''::text as attcompression, -1 as attstattarget"
 
@@ -383,7 +385,7 @@ static const sql_const_view const_views[] = {
      20,
      {"oid", "typname", "typnamespace", "typowner", "typlen", "typbyval", "typtype", "typcategory", "typcollation", "typrelid", "typelem", "typarray", "typdelim", "typbasetype", "typtypmod", "typndims", "typnotnull", "typisdefined", "typalign", "typstorage"},
      {SQL_TYPE_OID, SQL_TYPE_NAME, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_INT2, SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_OID, SQL_TYPE_BPCHAR, SQL_TYPE_OID, SQL_TYPE_INT4, SQL_TYPE_INT4, SQL_TYPE_BOOL, SQL_TYPE_BOOL, SQL_TYPE_BPCHAR, SQL_TYPE_BPCHAR},
-     18,
+     20,
      {{"16", "bool", "11", "10", "1", "t", "b", "B", "0", "0", "0", "1000", ",", "0", "-1", "0", "f", "t", "c", "p"},
       {"19", "name", "11", "10", "64", "f", "b", "S", "950", "0", "0", "1003", ",", "0", "-1", "0", "f", "t", "c", "p"},
       {"20", "int8", "11", "10", "8", "t", "b", "N", "0", "0", "0", "1016", ",", "0", "-1", "0", "f", "t", "d", "p"},
@@ -401,7 +403,9 @@ static const sql_const_view const_views[] = {
       {"1700", "numeric", "11", "10", "-1", "f", "b", "N", "0", "0", "0", "1231", ",", "0", "-1", "0", "f", "t", "i", "m"},
       {"1186", "interval", "11", "10", "16", "f", "b", "T", "0", "0", "0", "1187", ",", "0", "-1", "0", "f", "t", "d", "p"},
       {"17", "bytea", "11", "10", "-1", "f", "b", "U", "0", "0", "0", "1001", ",", "0", "-1", "0", "f", "t", "i", "x"},
-      {"2950", "uuid", "11", "10", "16", "f", "b", "U", "0", "0", "0", "2951", ",", "0", "-1", "0", "f", "t", "c", "p"}}},
+      {"2950", "uuid", "11", "10", "16", "f", "b", "U", "0", "0", "0", "2951", ",", "0", "-1", "0", "f", "t", "c", "p"},
+      {"114", "json", "11", "10", "-1", "f", "b", "U", "0", "0", "0", "199", ",", "0", "-1", "0", "f", "t", "i", "x"},
+      {"3802", "jsonb", "11", "10", "-1", "f", "b", "U", "0", "0", "0", "3807", ",", "0", "-1", "0", "f", "t", "i", "x"}}},
 };
 
 #define NCONST (sizeof(const_views) / sizeof(const_views[0]))

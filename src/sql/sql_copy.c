@@ -131,19 +131,29 @@ static keel_status copy_columns(sql_session *s, const PgQuery__CopyStmt *st,
 static void copy_context(sql_session *s, const sql_table *t, uint64_t line,
                          const char *column, const char *text)
 {
+    char *ctx;
+    size_t at, cap;
+
     if (s->err == NULL)
         return;
+    /* a context the value's input gave (JSON data, line 1: ...) comes
+     * first, on a line of its own */
+    at = strlen(s->err->context);
+    if (at > 0 && at + 2 < sizeof(s->err->context))
+        s->err->context[at++] = '\n';
+    else
+        at = 0;
+    ctx = s->err->context + at;
+    cap = sizeof(s->err->context) - at;
     if (column != NULL)
-        snprintf(s->err->context, sizeof(s->err->context),
-                 "COPY %s, line %llu, column %s: \"%s\"", t->name,
+        snprintf(ctx, cap, "COPY %s, line %llu, column %s: \"%s\"", t->name,
                  (unsigned long long)line, column, text);
     else if (text != NULL)
-        snprintf(s->err->context, sizeof(s->err->context),
-                 "COPY %s, line %llu: \"%s\"", t->name,
+        snprintf(ctx, cap, "COPY %s, line %llu: \"%s\"", t->name,
                  (unsigned long long)line, text);
     else
-        snprintf(s->err->context, sizeof(s->err->context), "COPY %s, line %llu",
-                 t->name, (unsigned long long)line);
+        snprintf(ctx, cap, "COPY %s, line %llu", t->name,
+                 (unsigned long long)line);
 }
 
 /* A growable byte buffer. */

@@ -176,6 +176,12 @@ static keel_status type_column(sql_session *s, uint32_t type, int32_t typmod,
     case SQL_TYPE_BYTEA:
         col->type = KEEL_BYTEA;
         break;
+    case SQL_TYPE_JSON:
+        col->type = KEEL_JSON;
+        break;
+    case SQL_TYPE_JSONB:
+        col->type = KEEL_JSONB;
+        break;
     case SQL_TYPE_NUMERIC:
         col->type = KEEL_NUMERIC;
         return sql_numeric_charlen(s, typmod, location, &col->charlen);
@@ -201,6 +207,28 @@ static keel_status type_column(sql_session *s, uint32_t type, int32_t typmod,
 
 /* Adds column name's number to keys (42703 if no such column, 42701 if
  * named twice). */
+/* Whether a column of type can be an index's key: json has no order
+ * (PostgreSQL's 42704); jsonb's is not the one its bytes have, so keel
+ * does not index it (0A000). */
+static keel_status key_type_ok(sql_session *s, keel_type type,
+                               int32_t location)
+{
+    keel_status rc;
+
+    if (type == KEEL_JSONB)
+        return sql_unsupported(s, location, "btree indexes on jsonb");
+    if (type != KEEL_JSON)
+        return KEEL_OK;
+    rc = sql_fail_at(s, location, KEEL_ETYPE, "42704",
+                     "data type json has no default operator class for "
+                     "access method \"btree\"");
+    if (s->err != NULL)
+        snprintf(s->err->hint, sizeof(s->err->hint),
+                 "You must specify an operator class for the index or define "
+                 "a default operator class for the data type.");
+    return rc;
+}
+
 static keel_status key_add(sql_session *s, const keel_column *cols,
                            uint16_t ncols, const char *name, int32_t location,
                            uint16_t *keys, uint16_t *nkeys)
@@ -218,7 +246,7 @@ static keel_status key_add(sql_session *s, const keel_column *cols,
             return sql_fail_at(s, location, KEEL_ETOOBIG, "54011",
                                "cannot use more than 16 columns in an index");
         keys[(*nkeys)++] = (uint16_t)(i + 1);
-        return KEEL_OK;
+        return key_type_ok(s, cols[i].type, location);
     }
     return sql_fail_at(s, location, KEEL_ENOENT, "42703",
                        "column \"%s\" named in key does not exist", name);
@@ -391,8 +419,14 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                                        "are not allowed",
                                        rv->relname);
                 pkey[npkey++] = ncols;
+                rc = key_type_ok(s, c->type, con->location);
+                if (rc != KEEL_OK)
+                    return rc;
                 break;
             case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE:
+                rc = key_type_ok(s, c->type, con->location);
+                if (rc != KEEL_OK)
+                    return rc;
                 uniq[nuniq].keys[0] = ncols;
                 uniq[nuniq].nkeys = 1;
                 uniq[nuniq++].name = con->conname[0] != '\0' ? con->conname : NULL;
@@ -737,6 +771,9 @@ keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st)
             if (strcmp(t.cols[c].name, ie->name) == 0) {
                 keys[nkeys++] = (uint16_t)(c + 1);
                 ok = true;
+                rc = key_type_ok(s, t.cols[c].type, -1);
+                if (rc != KEEL_OK)
+                    return rc;
             }
         if (!ok)
             return sql_fail(s, KEEL_ENOENT, "42703",
@@ -1177,6 +1214,11 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
                         keys[n++] = (uint16_t)(c + 1);
             if (n != idx[x].nkeys)
                 continue;
+            for (uint16_t k = 0; k < n; k++) {
+                rc = key_type_ok(s, cols[keys[k] - 1].c.type, -1);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
             rc = idx[x].primary
                      ? keel_add_primary_key(s->ks, t->schema, t->name,
                                             idx[x].name, keys, n)
@@ -1391,6 +1433,11 @@ static keel_status alter_add_column(sql_session *s, const sql_table *t,
     if (serial == 0 && nc->def != NULL &&
         (nc->value = rw_cast(s, nc->def, cd->type_name)) == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (pkey || unique) {
+        rc = key_type_ok(s, nc->c.type, -1);
+        if (rc != KEEL_OK)
+            return rc;
+    }
     rc = table_rewrite(s, t, cols, (uint16_t)(t->info.ncols + 1));
     if (rc == KEEL_OK && (pkey || unique)) {
         uint16_t key = (uint16_t)(t->info.ncols + 1);
@@ -1602,6 +1649,9 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
                                             "in an index");
                         keys[nkeys++] = (uint16_t)(c + 1);
                         found = true;
+                        rc = key_type_ok(s, t.cols[c].type, con->location);
+                        if (rc != KEEL_OK)
+                            return rc;
                     }
                 if (!found)
                     return sql_fail_at(s, con->location, KEEL_ENOENT, "42703",

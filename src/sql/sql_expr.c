@@ -408,6 +408,9 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         return analyse_datetime_arith(s, op, name, l, r, location, out);
     } else {
         rc = unify(s, &l, &r, name, location, &t);
+        /* json has no equality or order; jsonb has both */
+        if (rc == KEEL_OK && t == SQL_TYPE_JSON)
+            return no_operator(s, location, l->type, name, r->type);
     }
     if (rc != KEEL_OK)
         return rc;
@@ -936,6 +939,14 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
             (strcmp(name, "~~") == 0 || strcmp(name, "!~~") == 0 ||
              strcmp(name, "~~*") == 0 || strcmp(name, "!~~*") == 0))
             return analyse_like(s, scope, a, name, out);
+        if (a->lexpr != NULL && sql_json_op_name(name)) {
+            rc = sql_expr_analyse(s, scope, a->lexpr, &l);
+            if (rc == KEEL_OK)
+                rc = sql_expr_analyse(s, scope, a->rexpr, &r);
+            if (rc != KEEL_OK)
+                return rc;
+            return sql_json_op(s, name, l, r, a->location, out);
+        }
         if (!op_lookup(name, &op))
             return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
                                "operator does not exist: %s", name);
@@ -1149,9 +1160,9 @@ bool sql_expr_same(const sql_expr *a, const sql_expr *b)
 
 bool sql_agg_name(const char *name)
 {
-    static const char *const names[] = {"count", "sum",        "min",
-                                        "max",   "avg",        "string_agg",
-                                        "array_agg"};
+    static const char *const names[] = {"count",     "sum",        "min",
+                                        "max",       "avg",        "string_agg",
+                                        "array_agg", "json_agg",   "jsonb_agg"};
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(names[i], name) == 0)
@@ -1253,6 +1264,17 @@ keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
                                name, name);
         a.kind = SQL_AGG_COUNT_STAR;
         a.type = SQL_TYPE_INT8;
+    } else if (strcmp(name, "json_agg") == 0 ||
+               strcmp(name, "jsonb_agg") == 0) {
+        if (fc->n_args != 1)
+            return agg_no_such(s, scope, fc, name);
+        rc = sql_expr_analyse(s, scope, fc->args[0], &a.arg);
+        if (rc == KEEL_OK && a.arg->type == SQL_TYPE_UNKNOWN)
+            rc = coerce(s, &a.arg, SQL_TYPE_TEXT, false);
+        if (rc != KEEL_OK)
+            return rc;
+        a.kind = name[4] == 'b' ? SQL_AGG_JSONB_AGG : SQL_AGG_JSON_AGG;
+        a.type = name[4] == 'b' ? SQL_TYPE_JSONB : SQL_TYPE_JSON;
     } else if (strcmp(name, "array_agg") == 0) {
         if (fc->n_args != 1)
             return agg_no_such(s, scope, fc, name);
@@ -1503,6 +1525,9 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
     {
         bool handled;
         rc = sql_func_more(s, scope, fc, name, out, &handled);
+        if (rc != KEEL_OK || handled)
+            return rc;
+        rc = sql_json_func(s, scope, fc, name, out, &handled);
         if (rc != KEEL_OK || handled)
             return rc;
     }
@@ -3183,6 +3208,8 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
     sql_value a = {0};
     keel_status rc;
 
+    if (e->u.func >= SQL_FUNC_JSON_GET && e->u.func <= SQL_FUNC_TO_JSON)
+        return sql_json_eval(s, e, row, out);
     if (e->u.func >= SQL_FUNC_SQRT && e->u.func <= SQL_FUNC_AGE)
         return sql_func_more_eval(s, e, row, out);
     if (e->u.func == SQL_FUNC_ARRAY_CAT)

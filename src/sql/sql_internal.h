@@ -247,12 +247,20 @@ static inline bool sql_type_is_bytes(uint32_t type)
     return type == SQL_TYPE_UUID || type == SQL_TYPE_BYTEA;
 }
 
+/* Whether type is json or jsonb, held as their text in s (jsonb's
+ * canonical). */
+static inline bool sql_type_is_json(uint32_t type)
+{
+    return type == SQL_TYPE_JSON || type == SQL_TYPE_JSONB;
+}
+
 /* Whether a value of type has bytes in s that a copy must take along:
  * those held in s, raw bytes, and numeric's stored form. */
 static inline bool sql_type_has_bytes(uint32_t type)
 {
     return sql_type_in_s(type) || sql_type_is_bytes(type) ||
-           type == SQL_TYPE_NUMERIC || type == SQL_TYPE_INTERVAL;
+           sql_type_is_json(type) || type == SQL_TYPE_NUMERIC ||
+           type == SQL_TYPE_INTERVAL;
 }
 
 /* A bytea's bytes from len bytes of text at p (into v, in the arena):
@@ -261,6 +269,73 @@ static inline bool sql_type_has_bytes(uint32_t type)
  * backslash, \ooo in octal; 22P02 for another backslash). */
 keel_status sql_bytea_decode(sql_session *s, const char *p, uint32_t len,
                              bool hex, int32_t location, sql_value *v);
+
+/* ---- json and jsonb (sql_json.c) ---- */
+
+/* A JSON value's kind, in jsonb's order between kinds. */
+typedef enum sql_json_kind {
+    SQL_JSON_NULL,
+    SQL_JSON_STRING,
+    SQL_JSON_NUMBER,
+    SQL_JSON_BOOL,
+    SQL_JSON_ARRAY,
+    SQL_JSON_OBJECT,
+} sql_json_kind;
+
+/* A parsed JSON value, in the statement's arena. */
+typedef struct sql_json sql_json;
+struct sql_json {
+    sql_json_kind kind;
+    bool b;                /* BOOL */
+    const char *src;       /* its text in the input */
+    uint32_t srclen;
+    const char *str;       /* STRING: its characters; NUMBER: its text */
+    uint32_t len;
+    uint32_t n;            /* ARRAY: elements; OBJECT: pairs */
+    sql_json **kids;       /* ARRAY: n elements; OBJECT: key, value, ... */
+};
+
+/* How sql_json_parse() reads: only checking (a json value's input: its
+ * strings' escapes not decoded, \u0000 allowed), decoding strings, or
+ * as jsonb (decoded, objects canonical, numbers as numeric prints
+ * them). */
+enum { SQL_JSON_VALIDATE, SQL_JSON_DECODE, SQL_JSON_JSONB };
+
+/* Text being made, in the arena. */
+typedef struct sql_json_buf {
+    char *p;
+    size_t len, cap;
+} sql_json_buf;
+
+/* Parses len bytes at p; PostgreSQL's 22P02 (detail and context) for
+ * what is not JSON, pointing at location. */
+keel_status sql_json_parse(sql_session *s, const char *p, uint32_t len,
+                           int mode, int32_t location, sql_json **out);
+/* Text as a json (kept as it is) or jsonb (canonical) value of type. */
+keel_status sql_json_in(sql_session *s, const char *p, uint32_t len,
+                        uint32_t type, int32_t location, sql_value *out);
+keel_status sql_json_buf_add(sql_session *s, sql_json_buf *b, const char *p,
+                             size_t n);
+/* n bytes as a JSON string, quoted and escaped. */
+keel_status sql_json_quote(sql_session *s, sql_json_buf *b, const char *p,
+                           uint32_t n);
+/* j's text as jsonb writes it. */
+keel_status sql_json_write(sql_session *s, sql_json_buf *b, const sql_json *j);
+/* v as JSON (to_json()): numbers and booleans as themselves, arrays as
+ * arrays, json as it is, dates and times in ISO 8601, anything else as
+ * its text in a string; NULL as null. */
+keel_status sql_json_from_value(sql_session *s, const sql_value *v,
+                                sql_json_buf *b);
+/* jsonb's order (-1, 0, 1) and equality, of two trees and of two
+ * values' text. */
+int sql_json_cmp(const sql_json *a, const sql_json *b);
+int sql_jsonb_compare(const char *a, uint32_t alen, const char *b,
+                      uint32_t blen);
+/* Two keys in jsonb's key order: by length, then bytes. */
+int sql_json_key_cmp(const sql_json *a, const sql_json *b);
+const sql_json *sql_json_get(const sql_json *j, const char *key, uint32_t n);
+bool sql_json_contains(const sql_json *a, const sql_json *b);
+bool sql_json_exists(const sql_json *j, const char *key, uint32_t n);
 
 /* PostgreSQL's name for a type oid ("integer", "text", ...). */
 const char *sql_type_name(uint32_t type);
@@ -704,6 +779,18 @@ typedef enum sql_func {
     SQL_FUNC_SHA384,
     SQL_FUNC_SHA512,
     SQL_FUNC_AGE,
+    /* sql_json.c's, JSON_GET to TO_JSON; of json or jsonb (e->type). */
+    SQL_FUNC_JSON_GET,          /* -> */
+    SQL_FUNC_JSON_GET_TEXT,     /* ->> */
+    SQL_FUNC_JSON_PATH,         /* #> */
+    SQL_FUNC_JSON_PATH_TEXT,    /* #>> */
+    SQL_FUNC_JSONB_CONTAINS,    /* @> (and <@, its arguments swapped) */
+    SQL_FUNC_JSONB_EXISTS,      /* ? */
+    SQL_FUNC_JSON_TYPEOF,
+    SQL_FUNC_JSON_ARRAY_LENGTH,
+    SQL_FUNC_JSON_BUILD_OBJECT, /* not strict */
+    SQL_FUNC_JSON_BUILD_ARRAY,  /* not strict */
+    SQL_FUNC_TO_JSON,
 } sql_func;
 
 typedef struct sql_expr {
@@ -740,6 +827,8 @@ typedef enum sql_agg_kind {
     SQL_AGG_AVG,
     SQL_AGG_STRING_AGG, /* the values as text, joined by delim */
     SQL_AGG_ARRAY_AGG,  /* the values (NULLs too) as an array */
+    SQL_AGG_JSON_AGG,   /* the values (NULLs too) as a json array */
+    SQL_AGG_JSONB_AGG,  /* the same as jsonb */
 } sql_agg_kind;
 
 typedef struct sql_agg {
@@ -777,6 +866,19 @@ keel_status sql_cte_changed_check(sql_session *s, const PgQuery__RangeVar *rv,
 /* Whether two analysed expressions compute the same (a subquery never
  * does). */
 bool sql_expr_same(const struct sql_expr *a, const struct sql_expr *b);
+/* Whether name is one of the json operators (->, ->>, #>, #>>, @>, <@,
+ * ?), and the expression of one. */
+bool sql_json_op_name(const char *name);
+keel_status sql_json_op(sql_session *s, const char *name, sql_expr *l,
+                        sql_expr *r, int32_t location, sql_expr **out);
+/* The json functions (jsonb_typeof() and the like): *handled false if
+ * name is none of them. */
+keel_status sql_json_func(sql_session *s, const struct sql_scope *scope,
+                          const PgQuery__FuncCall *fc, const char *name,
+                          sql_expr **out, bool *handled);
+keel_status sql_json_eval(sql_session *s, const sql_expr *e,
+                          const sql_value *row, sql_value *out);
+
 /* sql_func.c: a call of one of its functions analysed into *out
  * (*handled false when name and argument count are none of them), its
  * value, and whether f is one of them. */

@@ -995,6 +995,22 @@ void sql_agg_init(const sql_agg *a, sql_value *st, sql_agg_acc *acc,
 keel_status sql_agg_final(sql_session *s, const sql_agg *a, sql_value *st,
                           sql_agg_acc *acc, int64_t count)
 {
+    if ((a->kind == SQL_AGG_JSON_AGG || a->kind == SQL_AGG_JSONB_AGG) &&
+        !st->isnull) {
+        /* the elements in brackets; jsonb's made canonical */
+        sql_json_buf b = {0};
+        keel_status rc = sql_json_buf_add(s, &b, "[", 1);
+        if (rc == KEEL_OK)
+            rc = sql_json_buf_add(s, &b, st->v.s.p, st->v.s.len);
+        if (rc == KEEL_OK)
+            rc = sql_json_buf_add(s, &b, "]", 1);
+        if (rc == KEEL_OK && a->kind == SQL_AGG_JSONB_AGG)
+            return sql_json_in(s, b.p, (uint32_t)b.len, SQL_TYPE_JSONB, -1, st);
+        st->v.s.p = b.p;
+        st->v.s.len = (uint32_t)b.len;
+        acc->i = 0;
+        return rc;
+    }
     if (a->kind == SQL_AGG_ARRAY_AGG && !st->isnull) {
         char *p = sql_alloc(&s->arena, st->v.s.len + 3u);
         if (p == NULL)
@@ -1021,6 +1037,27 @@ keel_status sql_agg_step(sql_session *s, const sql_agg *a, sql_value *st,
 {
     if (a->kind == SQL_AGG_COUNT_STAR) {
         st->v.i++;
+        return KEEL_OK;
+    }
+    if (a->kind == SQL_AGG_JSON_AGG || a->kind == SQL_AGG_JSONB_AGG) {
+        /* The elements so far as JSON, separated by ", ", in a buffer
+         * that grows (its room in acc->i), put in brackets by
+         * sql_agg_final(). */
+        sql_json_buf b = {.p = (char *)st->v.s.p,
+                          .len = st->isnull ? 0 : st->v.s.len,
+                          .cap = (size_t)acc->i};
+        keel_status rc = KEEL_OK;
+        if (!st->isnull)
+            rc = sql_json_buf_add(s, &b, ", ", 2);
+        if (rc == KEEL_OK)
+            rc = sql_json_from_value(s, v, &b);
+        if (rc != KEEL_OK)
+            return rc;
+        st->isnull = false;
+        st->v.s.p = b.p;
+        st->v.s.len = (uint32_t)b.len;
+        acc->i = (__int128)b.cap;
+        (*n)++;
         return KEEL_OK;
     }
     if (a->kind == SQL_AGG_ARRAY_AGG) {
@@ -1158,7 +1195,8 @@ static keel_status agg_sorted(sql_session *s, const sql_grouping *g,
     for (size_t r = first; r < last; r++) {
         const sql_value *v = &in[r].vals[as.slot];
         if (v->type == AGG_FILTERED ||
-            (a->distinct && v->isnull && a->kind != SQL_AGG_ARRAY_AGG))
+            (a->distinct && v->isnull && a->kind != SQL_AGG_ARRAY_AGG &&
+             a->kind != SQL_AGG_JSON_AGG && a->kind != SQL_AGG_JSONB_AGG))
             continue;
         rows[nr++] = r;
     }

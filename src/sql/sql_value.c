@@ -69,6 +69,10 @@ const char *sql_type_name(uint32_t type)
         return "uuid";
     case SQL_TYPE_BYTEA:
         return "bytea";
+    case SQL_TYPE_JSON:
+        return "json";
+    case SQL_TYPE_JSONB:
+        return "jsonb";
     case SQL_TYPE_UUID_ARRAY:
         return "uuid[]";
     case SQL_TYPE_CHAR_ARRAY:
@@ -133,6 +137,10 @@ uint32_t sql_type_of_keel(keel_type t)
         return SQL_TYPE_UUID;
     case KEEL_BYTEA:
         return SQL_TYPE_BYTEA;
+    case KEEL_JSON:
+        return SQL_TYPE_JSON;
+    case KEEL_JSONB:
+        return SQL_TYPE_JSONB;
     case KEEL_TEXT:
     default:
         return SQL_TYPE_TEXT;
@@ -193,6 +201,7 @@ keel_status sql_type_lookup(sql_session *s, const PgQuery__TypeName *tn,
         {"timestamptz", SQL_TYPE_TIMESTAMPTZ},
         {"numeric", SQL_TYPE_NUMERIC}, {"decimal", SQL_TYPE_NUMERIC},
         {"uuid", SQL_TYPE_UUID},       {"bytea", SQL_TYPE_BYTEA},
+        {"json", SQL_TYPE_JSON},       {"jsonb", SQL_TYPE_JSONB},
     };
 
     /* pg_catalog.int4 and the like: the last name counts. */
@@ -441,6 +450,11 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
     }
     if (sql_type_is_bytes(v->type))
         return bytes_text(s, v, out, len);
+    if (sql_type_is_json(v->type)) {
+        *out = v->v.s.p;
+        *len = v->v.s.len;
+        return KEEL_OK;
+    }
     if (v->type == SQL_TYPE_NUMERIC) {
         numeric num = NUMERIC_INIT;
         char *p;
@@ -912,6 +926,21 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
     }
     if (from == type && !sql_type_in_s(type))
         return KEEL_OK;
+    if (sql_type_is_json(type)) {
+        /* From text (read as JSON) and from the other of the two: json
+         * to jsonb made canonical, jsonb to json as it prints. */
+        if (from == SQL_TYPE_JSON && type == SQL_TYPE_JSON)
+            return KEEL_OK;
+        if (from == SQL_TYPE_JSONB) {
+            v->type = type;
+            return KEEL_OK;
+        }
+        if (from != SQL_TYPE_JSON && !sql_type_is_string(from))
+            goto no_cast;
+        if (from != SQL_TYPE_JSON && !is_explicit && from != SQL_TYPE_UNKNOWN)
+            goto no_cast;
+        return sql_json_in(s, v->v.s.p, v->v.s.len, type, location, v);
+    }
     if (type == SQL_TYPE_INTERVAL) {
         /* From text; the sql_value_text() of one is its way out. */
         if (!sql_type_is_string(from))
@@ -1065,7 +1094,10 @@ int sql_value_compare(const sql_value *a, const sql_value *b)
             return c;
         return la < lb ? -1 : la > lb;
     }
-    if (sql_type_is_bytes(a->type) && sql_type_is_bytes(b->type)) {
+    if (a->type == SQL_TYPE_JSONB && b->type == SQL_TYPE_JSONB)
+        return sql_jsonb_compare(a->v.s.p, a->v.s.len, b->v.s.p, b->v.s.len);
+    if ((sql_type_is_bytes(a->type) && sql_type_is_bytes(b->type)) ||
+        (sql_type_is_json(a->type) && sql_type_is_json(b->type))) {
         uint32_t la = a->v.s.len, lb = b->v.s.len;
         int c = memcmp(a->v.s.p, b->v.s.p, la < lb ? la : lb);
         if (c != 0)
@@ -1420,9 +1452,21 @@ keel_status sql_value_binary(sql_session *s, const sql_value *v,
         return sql_interval_binary_out(s, v, out, len);
     if (sql_type_elem(v->type) != 0)
         return array_binary_out(s, v, out, len);
-    if (sql_type_is_string(v->type) || sql_type_is_bytes(v->type)) {
+    if (sql_type_is_string(v->type) || sql_type_is_bytes(v->type) ||
+        v->type == SQL_TYPE_JSON) {
         *out = v->v.s.p;
         *len = v->v.s.len;
+        return KEEL_OK;
+    }
+    if (v->type == SQL_TYPE_JSONB) {
+        /* jsonb_send: a version byte, 1, then the text */
+        p = sql_alloc(&s->arena, v->v.s.len + 1u);
+        if (p == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        p[0] = 1;
+        memcpy(p + 1, v->v.s.p, v->v.s.len);
+        *out = p;
+        *len = v->v.s.len + 1;
         return KEEL_OK;
     }
     n = v->type == SQL_TYPE_BOOL ? 1 : sql_type_len(v->type);
@@ -1470,6 +1514,17 @@ keel_status sql_value_from_binary(sql_session *s, const char *p, uint32_t len,
         out->v.s.p = p;
         out->v.s.len = len;
         return KEEL_OK;
+    }
+    if (sql_type_is_json(type)) {
+        if (type == SQL_TYPE_JSONB) {
+            if (len == 0 || p[0] != 1)
+                return sql_fail(s, KEEL_EINVAL, "22P03",
+                                "unsupported jsonb version number %d",
+                                len == 0 ? -1 : (int)(unsigned char)p[0]);
+            p++;
+            len--;
+        }
+        return sql_json_in(s, p, len, type, -1, out);
     }
     if (type == SQL_TYPE_UUID) {
         if (len != 16)
