@@ -108,6 +108,19 @@ typedef struct key_bounds {
 
 /* Whether e reads a column at or after `from` (a table the scan cannot
  * know yet, its own included). */
+/* The first column reference in e to a column from `from` on, or NULL. */
+static const sql_expr *column_from(const sql_expr *e, uint16_t from)
+{
+    if (e->kind == SQL_EXPR_COLUMN)
+        return e->u.column >= from ? e : NULL;
+    for (uint16_t i = 0; i < e->nargs; i++) {
+        const sql_expr *c = column_from(e->args[i], from);
+        if (c != NULL)
+            return c;
+    }
+    return NULL;
+}
+
 static bool reads_columns_from(const sql_expr *e, uint16_t from)
 {
     if (e->kind == SQL_EXPR_COLUMN)
@@ -4388,6 +4401,15 @@ static keel_status select_run_body(sql_session *s,
                              "argument of JOIN/ON must be type boolean, not "
                              "type %s",
                              sql_type_name(e->type));
+        if (rc == KEEL_OK) {
+            /* nothing joined after it: its columns are not read yet */
+            const sql_expr *late = column_from(
+                e, (uint16_t)(from.items[k].off + from.items[k].t.info.ncols));
+            if (late != NULL)
+                rc = sql_fail_at(s, late->location, KEEL_ENOENT, "42P01",
+                                 "missing FROM-clause entry for table \"%s\"",
+                                 sql_scope_table_of(sp, late->u.column));
+        }
         if (rc != KEEL_OK)
             return rc;
         from.items[k].on_expr = e;

@@ -98,3 +98,5 @@ DROP TABLE oe;
 DROP TABLE fa;
 DROP TABLE fb;
 DROP TABLE fc;
+-- An ON condition sees only what is joined by then.
+SELECT 1 FROM (VALUES (1)) x(a) JOIN (VALUES (1)) y(a) ON y.a = z.a LEFT JOIN (VALUES (1)) z(a) ON true;
