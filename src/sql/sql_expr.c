@@ -308,6 +308,12 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
                 found = i;
             }
         }
+        /* a one-column function's alias names its value */
+        for (uint16_t k = 0; found < 0 && table == NULL && scope != NULL &&
+                             k < scope->nscalar;
+             k++)
+            if (strcmp(scope->scalar_alias[k], col) == 0)
+                found = scope->scalar_col[k];
         if (found >= 0) {
             uint16_t i = (uint16_t)found;
             e = expr_new(s, SQL_EXPR_COLUMN, sql_scope_type(scope, i),
@@ -939,13 +945,22 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
             (strcmp(name, "~~") == 0 || strcmp(name, "!~~") == 0 ||
              strcmp(name, "~~*") == 0 || strcmp(name, "!~~*") == 0))
             return analyse_like(s, scope, a, name, out);
-        if (a->lexpr != NULL && sql_json_op_name(name)) {
+        if (a->lexpr != NULL &&
+            (sql_json_op_name(name) || strcmp(name, "||") == 0 ||
+             strcmp(name, "-") == 0)) {
+            bool json = sql_json_op_name(name);
             rc = sql_expr_analyse(s, scope, a->lexpr, &l);
             if (rc == KEEL_OK)
                 rc = sql_expr_analyse(s, scope, a->rexpr, &r);
             if (rc != KEEL_OK)
                 return rc;
-            return sql_json_op(s, name, l, r, a->location, out);
+            if (json || (name[0] == '|' && sql_json_is_concat(l, r)) ||
+                (name[0] == '-' && l->type == SQL_TYPE_JSONB))
+                return sql_json_op(s, name, l, r, a->location, out);
+            if (!op_lookup(name, &op))
+                return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",
+                                   "operator does not exist: %s", name);
+            return analyse_binary(s, op, name, l, r, a->location, out);
         }
         if (!op_lookup(name, &op))
             return sql_fail_at(s, a->location, KEEL_ETYPE, "42883",

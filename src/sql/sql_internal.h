@@ -790,6 +790,10 @@ typedef enum sql_func {
     SQL_FUNC_JSON_ARRAY_LENGTH,
     SQL_FUNC_JSON_BUILD_OBJECT, /* not strict */
     SQL_FUNC_JSON_BUILD_ARRAY,  /* not strict */
+    SQL_FUNC_JSONB_CONCAT,      /* jsonb || jsonb */
+    SQL_FUNC_JSONB_DELETE,      /* jsonb - text, jsonb - integer */
+    SQL_FUNC_JSONB_SET,
+    SQL_FUNC_JSONB_STRIP_NULLS,
     SQL_FUNC_TO_JSON,
 } sql_func;
 
@@ -869,6 +873,9 @@ bool sql_expr_same(const struct sql_expr *a, const struct sql_expr *b);
 /* Whether name is one of the json operators (->, ->>, #>, #>>, @>, <@,
  * ?), and the expression of one. */
 bool sql_json_op_name(const char *name);
+/* Whether l || r (or l - r) is jsonb's (a jsonb and a jsonb or an
+ * untyped literal). */
+bool sql_json_is_concat(const sql_expr *l, const sql_expr *r);
 keel_status sql_json_op(sql_session *s, const char *name, sql_expr *l,
                         sql_expr *r, int32_t location, sql_expr **out);
 /* The json functions (jsonb_typeof() and the like): *handled false if
@@ -878,6 +885,16 @@ keel_status sql_json_func(sql_session *s, const struct sql_scope *scope,
                           sql_expr **out, bool *handled);
 keel_status sql_json_eval(sql_session *s, const sql_expr *e,
                           const sql_value *row, sql_value *out);
+/* The json functions that return rows, in FROM (jsonb_each() and the
+ * like): a number for name (0 if it is none), the columns it gives for
+ * its argument *arg (an untyped literal made json or jsonb), and its
+ * rows for the argument's value, added to rs. */
+int sql_json_srf(const char *name);
+keel_status sql_json_srf_columns(sql_session *s, int srf, sql_expr **arg,
+                                 int32_t location, const char *alias,
+                                 struct sql_rowset *rs);
+keel_status sql_json_srf_rows(sql_session *s, int srf, const sql_value *arg,
+                              struct sql_rowset *rs);
 
 /* sql_func.c: a call of one of its functions analysed into *out
  * (*handled false when name and argument count are none of them), its
@@ -1052,6 +1069,12 @@ typedef struct sql_scope {
      * columns, which * shows first (PostgreSQL's order). */
     const uint16_t *hidden, *first;
     uint16_t nhidden, nfirst;
+    /* FROM functions of one column (jsonb_array_elements(...) AS e):
+     * their aliases, which name that column too, as a function's
+     * whole-row value is its one value in PostgreSQL. */
+    const char *const *scalar_alias;
+    const uint16_t *scalar_col;
+    uint16_t nscalar;
 } sql_scope;
 
 /* The table (name or alias) column i of scope belongs to. */

@@ -1206,6 +1206,13 @@ static keel_status no_op(sql_session *s, int32_t location, const char *name,
     return rc;
 }
 
+bool sql_json_is_concat(const sql_expr *l, const sql_expr *r)
+{
+    return (l->type == SQL_TYPE_JSONB &&
+            (r->type == SQL_TYPE_JSONB || r->type == SQL_TYPE_UNKNOWN)) ||
+           (r->type == SQL_TYPE_JSONB && l->type == SQL_TYPE_UNKNOWN);
+}
+
 bool sql_json_op_name(const char *name)
 {
     return strcmp(name, "->") == 0 || strcmp(name, "->>") == 0 ||
@@ -1222,6 +1229,32 @@ keel_status sql_json_op(sql_session *s, const char *name, sql_expr *l,
     uint32_t type;
     keel_status rc = KEEL_OK;
 
+    if (strcmp(name, "||") == 0) {
+        /* jsonb || jsonb */
+        if (l->type == SQL_TYPE_UNKNOWN)
+            rc = sql_expr_coerce(s, &l, SQL_TYPE_JSONB);
+        if (rc == KEEL_OK && r->type == SQL_TYPE_UNKNOWN)
+            rc = sql_expr_coerce(s, &r, SQL_TYPE_JSONB);
+        if (rc != KEEL_OK)
+            return rc;
+        f = SQL_FUNC_JSONB_CONCAT;
+        type = SQL_TYPE_JSONB;
+        goto make;
+    }
+    if (strcmp(name, "-") == 0) {
+        /* jsonb - key, jsonb - element's number */
+        if (r->type == SQL_TYPE_UNKNOWN || sql_type_is_string(r->type))
+            rc = sql_expr_coerce(s, &r, SQL_TYPE_TEXT);
+        else if (r->type == SQL_TYPE_INT2 || r->type == SQL_TYPE_INT8)
+            rc = sql_expr_coerce(s, &r, SQL_TYPE_INT4);
+        if (rc != KEEL_OK)
+            return rc;
+        if (r->type != SQL_TYPE_TEXT && r->type != SQL_TYPE_INT4)
+            return no_op(s, location, name, l, r);
+        f = SQL_FUNC_JSONB_DELETE;
+        type = SQL_TYPE_JSONB;
+        goto make;
+    }
     if (l->type == SQL_TYPE_UNKNOWN) {
         /* json's and jsonb's alike: PostgreSQL cannot choose */
         rc = sql_fail_at(s, location, KEEL_ETYPE, "42725",
@@ -1289,6 +1322,7 @@ keel_status sql_json_op(sql_session *s, const char *name, sql_expr *l,
         f = SQL_FUNC_JSONB_CONTAINS;
         type = SQL_TYPE_BOOL;
     }
+make:
     e = func_new(s, f, type, location, 2);
     if (e == NULL)
         return nomem(s);
@@ -1311,6 +1345,8 @@ static const struct {
     {"jsonb_build_object", SQL_FUNC_JSON_BUILD_OBJECT, SQL_TYPE_JSONB},
     {"json_build_array", SQL_FUNC_JSON_BUILD_ARRAY, SQL_TYPE_JSON},
     {"jsonb_build_array", SQL_FUNC_JSON_BUILD_ARRAY, SQL_TYPE_JSONB},
+    {"jsonb_set", SQL_FUNC_JSONB_SET, SQL_TYPE_JSONB},
+    {"jsonb_strip_nulls", SQL_FUNC_JSONB_STRIP_NULLS, SQL_TYPE_JSONB},
     {"to_json", SQL_FUNC_TO_JSON, SQL_TYPE_JSON},
     {"to_jsonb", SQL_FUNC_TO_JSON, SQL_TYPE_JSONB},
 };
@@ -1339,8 +1375,9 @@ keel_status sql_json_func(sql_session *s, const sql_scope *scope,
         rc = sql_expr_analyse(s, scope, fc->args[i], &e->args[i]);
         /* an untyped literal is text, as PostgreSQL's "any" takes it */
         if (rc == KEEL_OK && e->args[i]->type == SQL_TYPE_UNKNOWN &&
-            e->u.func != SQL_FUNC_JSON_TYPEOF &&
-            e->u.func != SQL_FUNC_JSON_ARRAY_LENGTH)
+            (e->u.func == SQL_FUNC_JSON_BUILD_OBJECT ||
+             e->u.func == SQL_FUNC_JSON_BUILD_ARRAY ||
+             e->u.func == SQL_FUNC_TO_JSON))
             rc = sql_expr_coerce(s, &e->args[i], SQL_TYPE_TEXT);
     }
     if (rc != KEEL_OK)
@@ -1362,6 +1399,26 @@ keel_status sql_json_func(sql_session *s, const sql_scope *scope,
     case SQL_FUNC_TO_JSON:
         if (e->nargs != 1)
             return sql_no_such_function(s, fc->location, name, e);
+        break;
+    case SQL_FUNC_JSONB_STRIP_NULLS:
+        if (e->nargs == 1 && e->args[0]->type == SQL_TYPE_UNKNOWN)
+            rc = sql_expr_coerce(s, &e->args[0], SQL_TYPE_JSONB);
+        if (e->nargs != 1 || e->args[0]->type != SQL_TYPE_JSONB)
+            return sql_no_such_function(s, fc->location, name, e);
+        break;
+    case SQL_FUNC_JSONB_SET:
+        /* jsonb_set(target, path text[], new jsonb [, create bool]) */
+        if (e->nargs < 3 || e->nargs > 4)
+            return sql_no_such_function(s, fc->location, name, e);
+        for (uint16_t i = 0; rc == KEEL_OK && i < e->nargs; i++) {
+            uint32_t want = i == 1   ? SQL_TYPE_TEXT_ARRAY
+                            : i == 3 ? SQL_TYPE_BOOL
+                                     : SQL_TYPE_JSONB;
+            if (e->args[i]->type == SQL_TYPE_UNKNOWN)
+                rc = sql_expr_coerce(s, &e->args[i], want);
+            if (rc == KEEL_OK && e->args[i]->type != want)
+                return sql_no_such_function(s, fc->location, name, e);
+        }
         break;
     case SQL_FUNC_JSON_BUILD_OBJECT:
         if (e->nargs % 2 != 0) {
@@ -1472,6 +1529,269 @@ static keel_status eval_build(sql_session *s, const sql_expr *e,
     return buf_value(s, &b, e->type, out);
 }
 
+/* Copies n kid pointers (none: src may be NULL). */
+static void kids_copy(sql_json **dst, sql_json *const *src, uint32_t n)
+{
+    if (n > 0)
+        memcpy(dst, src, n * sizeof(*dst));
+}
+
+/* A new container node of kind for n kids (pairs: 2n). */
+static sql_json *container(sql_session *s, sql_json_kind kind, uint32_t n)
+{
+    sql_json *j = sql_alloc(&s->arena, sizeof(*j));
+    uint32_t k = kind == SQL_JSON_OBJECT ? 2 * n : n;
+
+    if (j == NULL)
+        return NULL;
+    memset(j, 0, sizeof(*j));
+    j->kind = kind;
+    j->n = n;
+    j->kids = sql_alloc(&s->arena, (k + 1u) * sizeof(*j->kids));
+    return j->kids == NULL ? NULL : j;
+}
+
+/* x || y as PostgreSQL's jsonb_concat: two objects merged (y's keys
+ * win), else both as arrays (a scalar or object as an array of
+ * itself) one after the other. */
+static sql_json *concat(sql_session *s, const sql_json *x, const sql_json *y)
+{
+    sql_json *j;
+    uint32_t xn, yn;
+
+    if (x->kind == SQL_JSON_OBJECT && y->kind == SQL_JSON_OBJECT) {
+        /* canonical once written and read again: y's come later */
+        j = container(s, SQL_JSON_OBJECT, x->n + y->n);
+        if (j != NULL) {
+            kids_copy(j->kids, x->kids, 2 * x->n);
+            kids_copy(j->kids + 2 * x->n, y->kids, 2 * y->n);
+        }
+        return j;
+    }
+    xn = x->kind == SQL_JSON_ARRAY ? x->n : 1;
+    yn = y->kind == SQL_JSON_ARRAY ? y->n : 1;
+    j = container(s, SQL_JSON_ARRAY, xn + yn);
+    if (j == NULL)
+        return NULL;
+    if (x->kind == SQL_JSON_ARRAY)
+        kids_copy(j->kids, x->kids, xn);
+    else
+        j->kids[0] = (sql_json *)x;
+    if (y->kind == SQL_JSON_ARRAY)
+        kids_copy(j->kids + xn, y->kids, yn);
+    else
+        j->kids[xn] = (sql_json *)y;
+    return j;
+}
+
+/* j without its object fields that are null, at every depth. */
+static sql_json *strip_nulls(sql_session *s, const sql_json *j)
+{
+    sql_json *c;
+    uint32_t n = 0;
+
+    if (j->kind != SQL_JSON_OBJECT && j->kind != SQL_JSON_ARRAY)
+        return (sql_json *)j;
+    c = container(s, j->kind, j->n);
+    if (c == NULL)
+        return NULL;
+    for (uint32_t i = 0; i < j->n; i++) {
+        if (j->kind == SQL_JSON_ARRAY) {
+            if ((c->kids[n++] = strip_nulls(s, j->kids[i])) == NULL)
+                return NULL;
+            continue;
+        }
+        if (j->kids[2 * i + 1]->kind == SQL_JSON_NULL)
+            continue;
+        c->kids[2 * n] = j->kids[2 * i];
+        if ((c->kids[2 * n + 1] = strip_nulls(s, j->kids[2 * i + 1])) == NULL)
+            return NULL;
+        n++;
+    }
+    c->n = n;
+    return c;
+}
+
+/* jsonb_set()'s walk: a copy of j with path[at..n) set to v (added at
+ * the last step when create and it is missing); j itself where the path
+ * leads nowhere. */
+static keel_status set_path(sql_session *s, const sql_json *j,
+                            const char *const *path, const uint32_t *plen,
+                            uint32_t at, uint32_t n, const sql_json *v,
+                            bool create, sql_json **out)
+{
+    sql_json *c;
+    keel_status rc;
+
+    *out = (sql_json *)j;
+    if (at == n)
+        return KEEL_OK;
+    if (j->kind == SQL_JSON_OBJECT) {
+        uint32_t i = 0;
+        while (i < j->n && !(j->kids[2 * i]->len == plen[at] &&
+                             memcmp(j->kids[2 * i]->str, path[at], plen[at]) == 0))
+            i++;
+        if (i == j->n && !(create && at + 1 == n))
+            return KEEL_OK;
+        c = container(s, SQL_JSON_OBJECT, j->n + (i == j->n));
+        if (c == NULL)
+            return nomem(s);
+        kids_copy(c->kids, j->kids, 2 * j->n);
+        if (i == j->n) {
+            sql_json *k = sql_alloc(&s->arena, sizeof(*k));
+            if (k == NULL)
+                return nomem(s);
+            memset(k, 0, sizeof(*k));
+            k->kind = SQL_JSON_STRING;
+            k->str = path[at];
+            k->len = plen[at];
+            c->kids[2 * i] = k;
+            c->kids[2 * i + 1] = (sql_json *)v;
+            *out = c;
+            return KEEL_OK;
+        }
+        rc = set_path(s, j->kids[2 * i + 1], path, plen, at + 1, n, v, create,
+                      &c->kids[2 * i + 1]);
+        if (at + 1 == n)
+            c->kids[2 * i + 1] = (sql_json *)v;
+        *out = c;
+        return rc;
+    }
+    if (j->kind == SQL_JSON_ARRAY) {
+        char num[24];
+        char *end;
+        long long idx;
+        if (plen[at] == 0 || plen[at] >= sizeof(num))
+            idx = 0, end = num, num[0] = 'x';
+        else {
+            memcpy(num, path[at], plen[at]);
+            num[plen[at]] = '\0';
+            idx = strtoll(num, &end, 10);
+        }
+        if (*end != '\0') {
+            keel_status e = sql_fail(s, KEEL_EINVAL, "22P02",
+                                     "path element at position %u is not an "
+                                     "integer: \"%.*s\"",
+                                     at + 1, (int)plen[at], path[at]);
+            return e;
+        }
+        if (idx < 0)
+            idx += j->n;
+        if (idx >= 0 && idx < (long long)j->n) {
+            c = container(s, SQL_JSON_ARRAY, j->n);
+            if (c == NULL)
+                return nomem(s);
+            kids_copy(c->kids, j->kids, j->n);
+            if (at + 1 == n)
+                c->kids[idx] = (sql_json *)v;
+            else
+                rc = set_path(s, j->kids[idx], path, plen, at + 1, n, v,
+                              create, &c->kids[idx]);
+            *out = c;
+            return at + 1 == n ? KEEL_OK : rc;
+        }
+        if (!(create && at + 1 == n))
+            return KEEL_OK;
+        /* past the start: first; past the end: last */
+        c = container(s, SQL_JSON_ARRAY, j->n + 1);
+        if (c == NULL)
+            return nomem(s);
+        if (idx < 0) {
+            c->kids[0] = (sql_json *)v;
+            kids_copy(c->kids + 1, j->kids, j->n);
+        } else {
+            kids_copy(c->kids, j->kids, j->n);
+            c->kids[j->n] = (sql_json *)v;
+        }
+        *out = c;
+        return KEEL_OK;
+    }
+    return KEEL_OK;
+}
+
+/* ||, -, jsonb_set() and jsonb_strip_nulls(): a new jsonb, canonical. */
+static keel_status eval_change(sql_session *s, const sql_expr *e,
+                               const sql_value *a, sql_value *out)
+{
+    sql_json *x, *y = NULL, *r = NULL;
+    sql_json_buf b = {0};
+    keel_status rc = tree_of(s, &a[0], &x);
+    bool scalar;
+
+    if (rc != KEEL_OK)
+        return rc;
+    scalar = x->kind != SQL_JSON_ARRAY && x->kind != SQL_JSON_OBJECT;
+    switch (e->u.func) {
+    case SQL_FUNC_JSONB_CONCAT:
+        rc = tree_of(s, &a[1], &y);
+        if (rc == KEEL_OK && (r = concat(s, x, y)) == NULL)
+            rc = nomem(s);
+        break;
+    case SQL_FUNC_JSONB_STRIP_NULLS:
+        if ((r = strip_nulls(s, x)) == NULL)
+            rc = nomem(s);
+        break;
+    case SQL_FUNC_JSONB_DELETE:
+        if (scalar)
+            return sql_fail(s, KEEL_EINVAL, "22023", "cannot delete from scalar");
+        if (a[1].type == SQL_TYPE_INT4 && x->kind == SQL_JSON_OBJECT)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "cannot delete from object using integer index");
+        r = container(s, x->kind, x->n);
+        if (r == NULL)
+            return nomem(s);
+        r->n = 0;
+        for (uint32_t i = 0; i < x->n; i++) {
+            int64_t idx = a[1].v.i < 0 ? a[1].v.i + x->n : a[1].v.i;
+            const sql_json *k = x->kind == SQL_JSON_OBJECT ? x->kids[2 * i]
+                                                           : x->kids[i];
+            bool drop = a[1].type == SQL_TYPE_INT4
+                            ? (int64_t)i == idx
+                            : k->kind == SQL_JSON_STRING &&
+                                  k->len == a[1].v.s.len &&
+                                  memcmp(k->str, a[1].v.s.p, k->len) == 0;
+            if (drop)
+                continue;
+            if (x->kind == SQL_JSON_OBJECT) {
+                r->kids[2 * r->n] = x->kids[2 * i];
+                r->kids[2 * r->n + 1] = x->kids[2 * i + 1];
+            } else {
+                r->kids[r->n] = x->kids[i];
+            }
+            r->n++;
+        }
+        break;
+    default: { /* SQL_FUNC_JSONB_SET */
+        const char *path[64];
+        uint32_t plen[64], n = 0, pos = 0, elen;
+        const char *el;
+        bool isnull, create = e->nargs < 4 || a[3].v.b;
+        if (scalar)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "cannot set path in scalar");
+        while (sql_array_next(s, a[1].v.s.p, a[1].v.s.len, &pos, &el, &elen,
+                              &isnull)) {
+            if (isnull)
+                return sql_fail(s, KEEL_EINVAL, "22004",
+                                "path element at position %u is null", n + 1);
+            if (n == 64)
+                return sql_unsupported(s, -1, "paths of more than 64 steps");
+            path[n] = el;
+            plen[n++] = elen;
+        }
+        rc = tree_of(s, &a[2], &y);
+        if (rc == KEEL_OK)
+            rc = set_path(s, x, path, plen, 0, n, y, create, &r);
+        break;
+    }
+    }
+    if (rc == KEEL_OK)
+        rc = sql_json_write(s, &b, r);
+    if (rc != KEEL_OK)
+        return rc;
+    return sql_json_in(s, b.p, (uint32_t)b.len, SQL_TYPE_JSONB, -1, out);
+}
+
 keel_status sql_json_eval(sql_session *s, const sql_expr *e,
                           const sql_value *row, sql_value *out)
 {
@@ -1498,6 +1818,11 @@ keel_status sql_json_eval(sql_session *s, const sql_expr *e,
     case SQL_FUNC_JSON_BUILD_OBJECT:
     case SQL_FUNC_JSON_BUILD_ARRAY:
         return eval_build(s, e, a, out);
+    case SQL_FUNC_JSONB_CONCAT:
+    case SQL_FUNC_JSONB_DELETE:
+    case SQL_FUNC_JSONB_SET:
+    case SQL_FUNC_JSONB_STRIP_NULLS:
+        return eval_change(s, e, a, out);
     case SQL_FUNC_TO_JSON: {
         sql_json_buf b = {0};
         rc = sql_json_from_value(s, &a[0], &b);
@@ -1577,4 +1902,145 @@ keel_status sql_json_eval(sql_session *s, const sql_expr *e,
     default:
         return sql_fail(s, KEEL_EINVAL, "XX000", "unknown json function");
     }
+}
+
+/* ---- set-returning functions in FROM ------------------------------------- */
+
+typedef struct json_srf {
+    const char *name;
+    uint32_t type;    /* the argument's: json or jsonb */
+    bool each;        /* key and value columns, of an object */
+    bool keys;        /* the keys alone */
+    bool text;        /* values as text */
+} json_srf;
+
+static const json_srf srfs[] = {
+    {"json_array_elements", SQL_TYPE_JSON, false, false, false},
+    {"jsonb_array_elements", SQL_TYPE_JSONB, false, false, false},
+    {"json_array_elements_text", SQL_TYPE_JSON, false, false, true},
+    {"jsonb_array_elements_text", SQL_TYPE_JSONB, false, false, true},
+    {"json_each", SQL_TYPE_JSON, true, false, false},
+    {"jsonb_each", SQL_TYPE_JSONB, true, false, false},
+    {"json_each_text", SQL_TYPE_JSON, true, false, true},
+    {"jsonb_each_text", SQL_TYPE_JSONB, true, false, true},
+    {"json_object_keys", SQL_TYPE_JSON, false, true, true},
+    {"jsonb_object_keys", SQL_TYPE_JSONB, false, true, true},
+};
+
+int sql_json_srf(const char *name)
+{
+    for (size_t i = 0; i < sizeof(srfs) / sizeof(srfs[0]); i++)
+        if (strcmp(srfs[i].name, name) == 0)
+            return (int)i + 1;
+    return 0;
+}
+
+keel_status sql_json_srf_columns(sql_session *s, int srf, sql_expr **arg,
+                                 int32_t location, const char *alias,
+                                 sql_rowset *rs)
+{
+    const json_srf *f = &srfs[srf - 1];
+    uint16_t n = f->each ? 2 : 1;
+    keel_status rc = KEEL_OK;
+
+    if ((*arg)->type == SQL_TYPE_UNKNOWN)
+        rc = sql_expr_coerce(s, arg, f->type);
+    if (rc != KEEL_OK)
+        return rc;
+    if ((*arg)->type != f->type) {
+        rc = sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                         "function %s(%s) does not exist", f->name,
+                         sql_type_name((*arg)->type));
+        if (s->err != NULL)
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "No function matches the given name and argument "
+                     "types. You might need to add explicit type casts.");
+        return rc;
+    }
+    rs->ncols = n;
+    rs->cols = sql_alloc(&s->arena, n * sizeof(*rs->cols));
+    rs->types = sql_alloc(&s->arena, n * sizeof(uint32_t));
+    if (rs->cols == NULL || rs->types == NULL)
+        return nomem(s);
+    memset(rs->cols, 0, n * sizeof(*rs->cols));
+    for (uint16_t c = 0; c < n; c++) {
+        /* PostgreSQL's output columns: key and value; a function of one
+         * unnamed column is named after its alias */
+        bool key = f->each && c == 0;
+        const char *name = key ? "key" : f->keys ? alias : "value";
+        snprintf(rs->cols[c].name, sizeof(rs->cols[c].name), "%s", name);
+        rs->cols[c].type = KEEL_TEXT;
+        rs->types[c] = key || f->text ? SQL_TYPE_TEXT : f->type;
+    }
+    rs->col_table = NULL;
+    return KEEL_OK;
+}
+
+/* A value of an element or pair as the function gives it: its json or
+ * jsonb, or as text (a string's characters, NULL for null). */
+static keel_status srf_value(sql_session *s, int srf, const sql_json *j,
+                             sql_value *out)
+{
+    sql_expr e = {.type = srfs[srf - 1].text ? SQL_TYPE_TEXT
+                                             : srfs[srf - 1].type};
+
+    out->type = e.type;
+    out->isnull = false;
+    return result_of(s, &e, srfs[srf - 1].type, j, out);
+}
+
+keel_status sql_json_srf_rows(sql_session *s, int srf, const sql_value *arg,
+                              sql_rowset *rs)
+{
+    const json_srf *f = &srfs[srf - 1];
+    sql_json *j;
+    keel_status rc;
+
+    if (arg->isnull)
+        return KEEL_OK;
+    rc = tree_of(s, arg, &j);
+    if (rc != KEEL_OK)
+        return rc;
+    if (f->each || f->keys) {
+        if (j->kind != SQL_JSON_OBJECT && f->each && f->type == SQL_TYPE_JSON)
+            return sql_fail(s, KEEL_EINVAL, "22023", "%s",
+                            j->kind == SQL_JSON_ARRAY
+                                ? "cannot deconstruct an array as an object"
+                                : "cannot deconstruct a scalar");
+        if (j->kind != SQL_JSON_OBJECT)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            f->keys ? "cannot call %s on %s"
+                                    : "cannot call %s on a non-object",
+                            f->name,
+                            j->kind == SQL_JSON_ARRAY ? "an array"
+                                                      : "a scalar");
+        for (uint32_t i = 0; i < j->n; i++) {
+            const sql_json *k = j->kids[2 * i];
+            sql_value row[2] = {{.type = SQL_TYPE_TEXT,
+                                 .v.s = {k->str, k->len}}};
+            rc = sql_check_cancel(s);
+            if (rc == KEEL_OK && f->each)
+                rc = srf_value(s, srf, j->kids[2 * i + 1], &row[1]);
+            if (rc == KEEL_OK)
+                rc = sql_rowset_add(s, rs, row);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        return KEEL_OK;
+    }
+    if (j->kind != SQL_JSON_ARRAY)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "cannot extract elements from %s",
+                        j->kind == SQL_JSON_OBJECT ? "an object" : "a scalar");
+    for (uint32_t i = 0; i < j->n; i++) {
+        sql_value v;
+        rc = sql_check_cancel(s);
+        if (rc == KEEL_OK)
+            rc = srf_value(s, srf, j->kids[i], &v);
+        if (rc == KEEL_OK)
+            rc = sql_rowset_add(s, rs, &v);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
 }

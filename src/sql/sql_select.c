@@ -1324,6 +1324,7 @@ typedef struct from_item {
      * the items before it). */
     const PgQuery__FuncCall *func;
     bool unnest;
+    int json_srf; /* or a json function's rows (sql_json_srf()) */
     sql_expr *fargs[3];
     /* A hash join's inner side (hash_key()): its table's rows, read once
      * into the arena and chained by the hash of column hcol's value;
@@ -1356,6 +1357,8 @@ typedef struct from_list {
     } hidden_at[64], first_at[64];
     uint16_t nhidden, nfirst;
     uint16_t *hidden, *first;
+    const char **scalar_alias; /* sql_scope's */
+    uint16_t *scalar_col;
     keel_column_info *cols; /* every item's columns, side by side */
     const char **col_table;
     const char **tables;
@@ -2451,22 +2454,30 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
                 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
                 : NULL;
         bool unnest = fname != NULL && strcmp(fname, "unnest") == 0;
+        int json_srf = fname != NULL ? sql_json_srf(fname) : 0;
         if (rf->ordinality || rf->is_rowsfrom || rf->n_coldeflist > 0 ||
             fname == NULL ||
-            (strcmp(fname, "generate_series") != 0 && !unnest) ||
+            (strcmp(fname, "generate_series") != 0 && !unnest &&
+             json_srf == 0) ||
             (fc->n_funcname == 2 &&
              strcmp(sql_node_string(fc->funcname[0]) != NULL
                         ? sql_node_string(fc->funcname[0])
                         : "",
                     "pg_catalog") != 0))
             return sql_unsupported(s, -1, "functions in FROM but "
-                                          "generate_series() and unnest()");
+                                          "generate_series(), unnest() and "
+                                          "the json ones");
+        if (json_srf != 0 && fc->n_args != 1)
+            return sql_fail(s, KEEL_ENOENT, "42883",
+                            "function %s() with %zu argument(s) does not "
+                            "exist",
+                            fname, fc->n_args);
         if (unnest && fc->n_args != 1)
             return sql_fail(s, KEEL_ENOENT, "42883",
                             "function unnest() with %zu argument(s) "
                             "does not exist",
                             fc->n_args);
-        if (!unnest && (fc->n_args < 2 || fc->n_args > 3))
+        if (!unnest && json_srf == 0 && (fc->n_args < 2 || fc->n_args > 3))
             return sql_fail(s, KEEL_ENOENT, "42883",
                             "function generate_series() with %zu argument(s) "
                             "does not exist",
@@ -2478,6 +2489,7 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
         it->lateral = true;
         it->func = fc;
         it->unnest = unnest;
+        it->json_srf = json_srf;
         it->alias = rf->alias;
         it->t.name = it->t.alias =
             rf->alias != NULL ? rf->alias->aliasname : fname;
@@ -2561,6 +2573,26 @@ static keel_status from_scope_upto(sql_session *s, from_list *f, uint16_t upto,
                       .cols = f->cols, .ncols = total,
                       .col_table = f->col_table, .tables = f->tables,
                       .ntables = ntab, .types = f->types, .nouter = nouter};
+    {
+        /* one-column functions' aliases, the enclosing query's too */
+        uint16_t cap = (uint16_t)(upto + (outer != NULL ? outer->nscalar : 0));
+        f->scalar_alias = sql_alloc(&s->arena, (cap + 1u) * sizeof(char *));
+        f->scalar_col = sql_alloc(&s->arena, (cap + 1u) * sizeof(uint16_t));
+        if (f->scalar_alias == NULL || f->scalar_col == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        for (uint16_t k = 0; outer != NULL && k < outer->nscalar; k++) {
+            f->scalar_alias[sc->nscalar] = outer->scalar_alias[k];
+            f->scalar_col[sc->nscalar++] = outer->scalar_col[k];
+        }
+        for (uint16_t k = 0; k < upto; k++)
+            if (f->items[k].func != NULL && f->items[k].t.info.ncols == 1 &&
+                f->items[k].t.alias[0] != '\0') {
+                f->scalar_alias[sc->nscalar] = f->items[k].t.alias;
+                f->scalar_col[sc->nscalar++] = f->items[k].off;
+            }
+        sc->scalar_alias = f->scalar_alias;
+        sc->scalar_col = f->scalar_col;
+    }
     if (f->nhidden > 0 || f->nfirst > 0) {
         f->hidden = sql_alloc(&s->arena, (f->nhidden + 1u) * sizeof(uint16_t));
         f->first = sql_alloc(&s->arena, (f->nfirst + 1u) * sizeof(uint16_t));
@@ -2595,6 +2627,9 @@ static keel_status series_columns(sql_session *s, from_item *it)
         rc = sql_expr_prepare(s, &it->lscope, fc->args[a], &it->fargs[a]);
         if (rc != KEEL_OK)
             return rc;
+        if (it->json_srf != 0)
+            return sql_json_srf_columns(s, it->json_srf, &it->fargs[a],
+                                        fc->location, it->t.alias, &it->rs);
         t = it->fargs[a]->type;
         if (it->unnest) {
             /* Its one column: the array's elements. */
@@ -2666,6 +2701,12 @@ static keel_status series_rows(sql_session *s, from_item *it,
     it->rs.n = 0;
     if (it->unnest)
         return unnest_rows(s, it, row);
+    if (it->json_srf != 0) {
+        sql_value arg;
+        rc = sql_expr_eval(s, it->fargs[0], row, &arg);
+        return rc == KEEL_OK ? sql_json_srf_rows(s, it->json_srf, &arg, &it->rs)
+                             : rc;
+    }
     for (uint16_t a = 0; a < 3 && it->fargs[a] != NULL; a++) {
         rc = sql_expr_eval(s, it->fargs[a], row, &v[a]);
         if (rc == KEEL_OK && !v[a].isnull)
@@ -2715,7 +2756,12 @@ static keel_status from_lateral(sql_session *s, from_list *f,
                 rc = sql_fail(s, KEEL_EINVAL, "42P10",
                               "invalid reference to FROM-clause entry in the "
                               "arguments of %s()",
-                              it->unnest ? "unnest" : "generate_series");
+                              it->unnest ? "unnest"
+                              : it->json_srf != 0
+                                  ? sql_node_string(
+                                        it->func->funcname[it->func->n_funcname -
+                                                           1])
+                                  : "generate_series");
         if (rc == KEEL_OK)
             rc = rows_columns(s, it);
         if (rc != KEEL_OK)

@@ -1,0 +1,1 @@
+SELECT e ->> 'k', t.key, t.value FROM jsonb_array_elements('[{"k": 1}, {"k": "x"}]') e, jsonb_each_text(e) t; SELECT '{"a": 1}'::jsonb || '[2]', '{"a": {"b": 1}}'::jsonb - 'a', jsonb_set('{"a": [1, 2]}', '{a,-1}', '{"z": null}'), jsonb_strip_nulls('{"z": null}'); SELECT * FROM json_object_keys('{"q": 1}') k, json_array_elements_text('[1, "2"]')
