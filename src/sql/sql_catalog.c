@@ -231,7 +231,11 @@ static const sql_view views[] = {
      " 0::float8 as wal_write_time, 0::float8 as wal_sync_time,"
      " w.stats_reset from keel_stat_wal w",
      NULL},
-    /* keel keeps no comments (COMMENT ON): obj_description() is NULL. */
+    /* COMMENT ON's, of relations and their columns (sql_comment.c). */
+    {"pg_description",
+     "select d.objoid, 1259::oid as classoid, d.objsubid, d.description"
+     " from keel_sql.keel_description d",
+     "keel_sql.keel_description"},
     {"pg_description",
      "select 0::oid as objoid, 0::oid as classoid, 0 as objsubid,"
      " null::text as description where false",

@@ -562,11 +562,15 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
 static keel_status drop_index(sql_session *s, const char *schema,
                               const char *name, bool missing_ok)
 {
-    keel_status rc = keel_drop_index(s->ks, schema, name);
+    uint32_t oid = 0;
+    keel_status rc = sql_relation_oid(s, schema, name, true, &oid);
     const char *msg;
 
+    if (rc != KEEL_OK)
+        return rc;
+    rc = keel_drop_index(s->ks, schema, name);
     if (rc == KEEL_OK)
-        return KEEL_OK;
+        return oid != 0 ? sql_comments_move(s, oid, 0, NULL, 0) : KEEL_OK;
     msg = keel_session_error(s->ks);
     if (rc == KEEL_ENOENT && strstr(msg, "schema") == NULL) {
         char note[200];
@@ -660,15 +664,26 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
             /* The table's oid, for its defaults: read under the lock the
              * drop takes, so that the drop does not have to upgrade a
              * weaker one (two drops of a table would deadlock). */
+            sql_index_comment *ic = NULL;
+            uint16_t nic = 0;
             bool described =
                 keel_lock_table(s->ks, schema, name, KEEL_LOCK_ACCESS_EXCLUSIVE,
                                 false) == KEEL_OK &&
                 keel_table_describe(s->ks, schema, name, &info, NULL, 0) == KEEL_OK;
+            if (described) {
+                rc = sql_index_comments(s, schema, name, &ic, &nic);
+                if (rc != KEEL_OK)
+                    return rc;
+            }
             rc = keel_drop_table(s->ks, schema, name);
-            /* Its defaults go with it, and its SERIAL columns'
-             * sequences. */
+            /* Its defaults and comments go with it, and its SERIAL
+             * columns' sequences. */
             if (rc == KEEL_OK && described) {
                 rc = sql_defaults_move(s, info.oid, 0);
+                if (rc == KEEL_OK)
+                    rc = sql_comments_move(s, info.oid, 0, NULL, 0);
+                for (uint16_t k = 0; rc == KEEL_OK && k < nic; k++)
+                    rc = sql_comments_move(s, ic[k].oid, 0, NULL, 0);
                 if (rc == KEEL_OK)
                     rc = sql_sequences_owned_drop(
                         s, schema != NULL ? schema : "public", name);
@@ -885,22 +900,38 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
                                     .type = t.cols[c].type,
                                     .charlen = t.cols[c].charlen,
                                     .notnull = t.cols[c].notnull};
-        rc = keel_drop_table(s->ks, t.schema, t.name);
-        if (rc == KEEL_OK)
-            rc = keel_create_table(s->ks, t.schema, t.name, cols, t.info.ncols,
-                                   t.info.pkey, t.info.npkey);
-        /* Its other indexes, made again on the empty table. */
-        for (uint16_t x = 0; rc == KEEL_OK && x < t.nidx; x++)
-            if (!t.idx[x].primary)
-                rc = keel_create_index(s->ks, t.schema, t.name, t.idx[x].name,
-                                       t.idx[x].keys, t.idx[x].nkeys,
-                                       t.idx[x].unique);
+        {
+            sql_index_comment *ic = NULL;
+            uint16_t nic = 0;
+            rc = sql_index_comments(s, t.schema, t.name, &ic, &nic);
+            if (rc != KEEL_OK)
+                return rc;
+            rc = keel_drop_table(s->ks, t.schema, t.name);
+            if (rc == KEEL_OK)
+                rc = keel_create_table(s->ks, t.schema, t.name, cols,
+                                       t.info.ncols, t.info.pkey,
+                                       t.info.npkey);
+            /* Its other indexes, made again on the empty table. */
+            for (uint16_t x = 0; rc == KEEL_OK && x < t.nidx; x++)
+                if (!t.idx[x].primary)
+                    rc = keel_create_index(s->ks, t.schema, t.name,
+                                           t.idx[x].name, t.idx[x].keys,
+                                           t.idx[x].nkeys, t.idx[x].unique);
+            if (rc != KEEL_OK)
+                return sql_fail_engine(s, rc);
+            rc = sql_index_comments_restore(s, t.schema, ic, nic);
+            if (rc != KEEL_OK)
+                return rc;
+        }
         if (rc == KEEL_OK) {
             keel_table_info made;
             rc = keel_table_describe(s->ks, t.schema, t.name, &made, NULL, 0);
             if (rc == KEEL_OK) {
-                /* The table is made anew: its defaults go with it. */
+                /* The table is made anew: its defaults and comments go
+                 * with it. */
                 rc = sql_defaults_move(s, t.info.oid, made.oid);
+                if (rc == KEEL_OK)
+                    rc = sql_comments_move(s, t.info.oid, made.oid, NULL, 0);
                 if (rc != KEEL_OK)
                     return rc;
             }
@@ -1120,7 +1151,8 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
     PgQuery__Node **targets = sql_alloc(&s->arena, (ncols + 1u) * sizeof(*targets));
     PgQuery__Node **from = sql_alloc(&s->arena, sizeof(*from));
     keel_index_info *idx = NULL;
-    uint16_t nidx = 0;
+    uint16_t nidx = 0, nic = 0;
+    sql_index_comment *ic = NULL;
     PgQuery__InsertStmt ins = PG_QUERY__INSERT_STMT__INIT;
     PgQuery__SelectStmt sel = PG_QUERY__SELECT_STMT__INIT;
     PgQuery__Node seln = PG_QUERY__NODE__INIT;
@@ -1198,6 +1230,9 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
     }
     if (rc != KEEL_OK)
         return rc;
+    rc = sql_index_comments(s, t->schema, t->name, &ic, &nic);
+    if (rc != KEEL_OK)
+        return rc;
     rc = keel_drop_table(s->ks, t->schema, t->name);
     if (rc == KEEL_OK)
         rc = keel_rename(s->ks, t->schema, tmp, NULL, t->name);
@@ -1227,7 +1262,26 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
         }
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
-    return sql_defaults_move(s, t->info.oid, 0);
+    rc = sql_defaults_move(s, t->info.oid, 0);
+    if (rc == KEEL_OK)
+        rc = sql_index_comments_restore(s, t->schema, ic, nic);
+    if (rc == KEEL_OK) {
+        /* the table's comments, and its columns' where they went */
+        keel_table_info made;
+        uint16_t *map = sql_alloc(&s->arena,
+                                  (t->info.ncols + 1u) * sizeof(*map));
+        if (map == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        memset(map, 0, (t->info.ncols + 1u) * sizeof(*map));
+        for (uint16_t c = 0; c < ncols; c++)
+            if (cols[c].from > 0 && cols[c].from <= t->info.ncols)
+                map[cols[c].from - 1] = (uint16_t)(c + 1);
+        rc = keel_table_describe(s->ks, t->schema, t->name, &made, NULL, 0);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        rc = sql_comments_move(s, t->info.oid, made.oid, map, t->info.ncols);
+    }
+    return rc;
 }
 
 /* The columns of t as they are, to be changed and rewritten (their

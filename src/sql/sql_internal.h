@@ -1185,6 +1185,33 @@ void sql_store_key2(keel_value *key, const char *a, const char *b);
  * *out); KEEL_EINVAL, with no error set, for a tree it cannot deparse. */
 keel_status sql_deparse(sql_session *s, PgQuery__Node *stmt, char **out);
 
+/* sql_comment.c: COMMENT ON.  sql_comment_get(): the comment of (oid,
+ * subid: a column's number, 0 for the relation), NULL if none.
+ * sql_comments_move(): a relation's comments to new_oid (0: dropped),
+ * with attmap[old column - 1] giving each column's new number (0: gone;
+ * NULL: the same).  sql_relation_oid(): a relation's oid by name (0, with
+ * missing_ok, if none has it).  The index comments of a table, kept
+ * across a rewrite that makes its indexes anew, by their names. */
+keel_status sql_exec_comment(sql_session *s, const PgQuery__CommentStmt *st);
+keel_status sql_comment_get(sql_session *s, uint32_t oid, int32_t subid,
+                            sql_value *out);
+keel_status sql_comments_move(sql_session *s, uint32_t old_oid,
+                              uint32_t new_oid, const uint16_t *attmap,
+                              uint16_t nmap);
+keel_status sql_relation_oid(sql_session *s, const char *schema,
+                             const char *name, bool missing_ok, uint32_t *oid);
+typedef struct sql_index_comment {
+    char name[KEEL_NAME_LEN];
+    uint32_t oid;
+    const char *text;
+    uint32_t len;
+} sql_index_comment;
+keel_status sql_index_comments(sql_session *s, const char *schema,
+                               const char *table, sql_index_comment **out,
+                               uint16_t *n);
+keel_status sql_index_comments_restore(sql_session *s, const char *schema,
+                                       const sql_index_comment *c, uint16_t n);
+
 /* sql_view.c: views. sql_view_find() parses view schema.name's query
  * (schema NULL: public) into the statement's arena, with an alias
  * holding its column list; *found false if there is no such view. */

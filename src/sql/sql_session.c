@@ -1703,6 +1703,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_checkpoint(s);
     case PG_QUERY__NODE__NODE_VIEW_STMT:
         return sql_exec_create_view(s, n->view_stmt);
+    case PG_QUERY__NODE__NODE_COMMENT_STMT:
+        return sql_exec_comment(s, n->comment_stmt);
     case PG_QUERY__NODE__NODE_CREATE_SEQ_STMT:
         if (s->describe_only)
             return KEEL_OK;

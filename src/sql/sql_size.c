@@ -8,8 +8,9 @@
  *   pg_database_size(name | oid): bigint, from keel_database_size();
  *   pg_size_pretty(bigint | numeric): text, PostgreSQL's units and
  *     rounding;
- *   obj_description(oid [, name]), col_description(oid, int4),
- *     shobj_description(oid, name): NULL, since keel keeps no comments;
+ *   obj_description(oid [, name]), col_description(oid, int4): the
+ *     comments COMMENT ON keeps (sql_comment.c), of relations and their
+ *     columns; shobj_description(oid, name): NULL;
  *   has_database_privilege(name | oid, text): true for this database,
  *     since keel has no privileges (psql's \l+ asks).
  *
@@ -464,6 +465,10 @@ keel_status sql_size_analyse(sql_session *s, sql_expr *e, const char *name,
         uint32_t want[2] = {SQL_TYPE_OID, e->u.func == SQL_FUNC_COL_DESCRIPTION
                                               ? SQL_TYPE_INT4
                                               : SQL_TYPE_NAME};
+        /* x::regclass: x, its oid */
+        if (e->nargs > 0 && e->args[0]->kind == SQL_EXPR_FUNC &&
+            e->args[0]->u.func == SQL_FUNC_REGCLASS)
+            e->args[0] = e->args[0]->args[0];
         for (uint16_t i = 0; rc == KEEL_OK && i < e->nargs; i++) {
             uint32_t t = e->args[i]->type;
             bool fits = want[i] == SQL_TYPE_NAME
@@ -694,9 +699,21 @@ keel_status sql_size_eval(sql_session *s, const sql_expr *e, const sql_value *a,
             return pretty_numeric(s, &a[0], out);
         return pretty_int(s, a[0].v.i, out);
     case SQL_FUNC_OBJ_DESCRIPTION:
+        /* a relation's (pg_class's, the catalog named or none) */
+        if (e->nargs == 2 &&
+            !(a[1].v.s.len == 8 && memcmp(a[1].v.s.p, "pg_class", 8) == 0)) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        return sql_comment_get(s, (uint32_t)a[0].v.i, 0, out);
     case SQL_FUNC_COL_DESCRIPTION:
+        if (a[1].v.i <= 0 || a[1].v.i > INT32_MAX) {
+            out->isnull = true;
+            return KEEL_OK;
+        }
+        return sql_comment_get(s, (uint32_t)a[0].v.i, (int32_t)a[1].v.i, out);
     case SQL_FUNC_SHOBJ_DESCRIPTION:
-        out->isnull = true; /* keel keeps no comments */
+        out->isnull = true; /* no shared objects have comments */
         return KEEL_OK;
     case SQL_FUNC_HAS_DATABASE_PRIVILEGE:
         return database_privilege(s, e, a, out);
