@@ -614,19 +614,21 @@ static void test_statement_limits(void **state)
            "\"statement_memory_limit\": \"1 PB\"\n");
     EXPECT(f->s, "RESET statement_memory_limit; "
                  "CREATE TABLE lim (id int PRIMARY KEY, t text); "
-                 "INSERT INTO lim SELECT g, 'row ' || g "
-                 "FROM generate_series(1, 200000) g",
-           "RESET\nCREATE TABLE\nINSERT 0 200000\n");
-    /* 200,000 rows folded in 1MB; sorted, they do not fit. */
+                 "INSERT INTO lim SELECT g, 'row ' || g || repeat('.', 60) "
+                 "FROM generate_series(1, 40000) g",
+           "RESET\nCREATE TABLE\nINSERT 0 40000\n");
+    /* 40,000 rows (about 3MB of text) folded in 1MB; sorted, they do not
+     * fit. */
     EXPECT(f->s, "SET statement_memory_limit = '1MB'; "
-                 "SELECT count(*), sum(id), min(t), max(t) FROM lim",
-           "SET\ncount:20,sum:20,min:25,max:25\n"
-           "200000|20000100000|row 1|row 99999\nSELECT 1\n");
-    EXPECT(f->s, "SELECT t FROM lim ORDER BY t DESC LIMIT 1",
-           "t:25\nERROR 53200: out of memory\n");
+                 "SELECT count(*), sum(id), left(min(t), 6), left(max(t), 9) "
+                 "FROM lim",
+           "SET\ncount:20,sum:20,left:25,left:25\n"
+           "40000|800020000|row 1.|row 9999.\nSELECT 1\n");
+    EXPECT(f->s, "SELECT left(t, 9) FROM lim ORDER BY t DESC LIMIT 1",
+           "left:25\nERROR 53200: out of memory\n");
     EXPECT(f->s, "RESET statement_memory_limit; "
-                 "SELECT t FROM lim ORDER BY t DESC LIMIT 1",
-           "RESET\nt:25\nrow 99999\nSELECT 1\n");
+                 "SELECT left(t, 9) FROM lim ORDER BY t DESC LIMIT 1",
+           "RESET\nleft:25\nrow 9999.\nSELECT 1\n");
 }
 
 static void test_joins(void **state)
