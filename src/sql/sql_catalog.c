@@ -196,11 +196,12 @@ static const sql_view views[] = {
      " where i.\"primary\"",
      NULL},
     {"pg_attrdef",
-     /* The expression as libpg_query deparses it, a string literal given
-      * the cast to its column's type that PostgreSQL's stored
-      * expression shows ('x'::text). */
+     /* The expression as stored (a literal already as PostgreSQL shows
+      * it, sql_default.c); a bare string literal, as a database made
+      * before that stored one, given the cast to its column's type
+      * ('x'::text). */
      "select 0::oid as oid, d.adrelid, d.adnum,"
-     " case when d.adsrc like '''%' and a.atttypid in"
+     " case when d.adsrc ~ '^''([^'']|'''')*''$' and a.atttypid in"
      " (19, 25, 1042, 1043, 1082, 1114, 1184)"
      " then d.adsrc || '::' || format_type(a.atttypid, null)"
      " else d.adsrc end as adbin"

@@ -303,11 +303,88 @@ static keel_status row_insert(sql_session *s, uint32_t relid, uint16_t attnum,
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
 
+/*
+ * A default that is a string literal (or one cast to the column's own
+ * type), as PostgreSQL stores and shows it: read as the column's type
+ * (without its length) and printed as a constant of that type is, an
+ * integer or a float-looking numeric bare, a boolean as true or false,
+ * anything else quoted and labelled ('x'::text, 'abc'::character
+ * varying, '[]'::jsonb).  NULL (no error set) for any other default,
+ * which is deparsed as written.
+ */
+static char *literal_default(sql_session *s, const PgQuery__Node *e,
+                             const keel_column_info *col)
+{
+    uint32_t type = sql_column_type(col), ct;
+    int32_t tm;
+    const PgQuery__AConst *c;
+    sql_value v = {.type = SQL_TYPE_UNKNOWN};
+    sql_error saved;
+    const char *p, *label;
+    uint32_t len;
+    keel_status rc;
+    size_t cap, o = 0;
+    char *out;
+    bool bare;
+
+    if (e->node_case == PG_QUERY__NODE__NODE_TYPE_CAST) {
+        const PgQuery__TypeCast *tc = e->type_cast;
+        if (tc->arg == NULL || tc->type_name == NULL ||
+            tc->arg->node_case != PG_QUERY__NODE__NODE_A_CONST ||
+            s->err == NULL)
+            return NULL;
+        saved = *s->err;
+        rc = sql_type_lookup(s, tc->type_name, &ct, &tm);
+        *s->err = saved;
+        if (rc != KEEL_OK || ct != type)
+            return NULL;
+        e = tc->arg;
+    }
+    if (e->node_case != PG_QUERY__NODE__NODE_A_CONST || s->err == NULL)
+        return NULL;
+    c = e->a_const;
+    if (c->isnull || c->val_case != PG_QUERY__A__CONST__VAL_SVAL ||
+        sql_type_elem(type) != 0)
+        return NULL;
+    v.v.s.p = c->sval->sval;
+    v.v.s.len = (uint32_t)strlen(c->sval->sval);
+    saved = *s->err;
+    rc = sql_value_cast(s, &v, type, -1, false, -1);
+    if (rc == KEEL_OK)
+        rc = sql_value_text(s, &v, &p, &len);
+    *s->err = saved;
+    if (rc != KEEL_OK)
+        return NULL;
+    if (type == SQL_TYPE_BOOL)
+        return strdup(v.v.b ? "true" : "false");
+    bare = (type == SQL_TYPE_INT4 && p[0] != '-') ||
+           (type == SQL_TYPE_NUMERIC && p[0] >= '0' && p[0] <= '9' &&
+            strcspn(p, "eE.") < len);
+    label = type == SQL_TYPE_BPCHAR ? "bpchar" : sql_type_name(type);
+    cap = 2 * (size_t)len + strlen(label) + 8;
+    if ((out = malloc(cap)) == NULL)
+        return NULL;
+    if (bare) {
+        memcpy(out, p, len);
+        out[len] = '\0';
+        return out;
+    }
+    out[o++] = '\'';
+    for (uint32_t i = 0; i < len; i++) {
+        if (p[i] == '\'')
+            out[o++] = '\'';
+        out[o++] = p[i];
+    }
+    snprintf(out + o, cap - o, "'::%s", label);
+    return out;
+}
+
 keel_status sql_defaults_store(sql_session *s, const char *schema,
                                const char *table,
                                const PgQuery__Node *const *exprs, uint16_t ncols)
 {
     keel_table_info info;
+    keel_column_info *cols;
     bool any = false;
     keel_status rc;
 
@@ -315,7 +392,10 @@ keel_status sql_defaults_store(sql_session *s, const char *schema,
         any = any || exprs[i] != NULL;
     if (!any)
         return KEEL_OK;
-    rc = keel_table_describe(s->ks, schema, table, &info, NULL, 0);
+    cols = sql_alloc(&s->arena, (ncols + 1u) * sizeof(*cols));
+    if (cols == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    rc = keel_table_describe(s->ks, schema, table, &info, cols, ncols);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     /* What the session read of the table before this statement's rows
@@ -334,7 +414,9 @@ keel_status sql_defaults_store(sql_session *s, const char *schema,
         char *src;
         if (exprs[i] == NULL)
             continue;
-        rc = deparse(s, exprs[i], &src);
+        src = i < info.ncols ? literal_default(s, exprs[i], &cols[i]) : NULL;
+        if (src == NULL)
+            rc = deparse(s, exprs[i], &src);
         if (rc != KEEL_OK)
             break;
         rc = row_insert(s, info.oid, (uint16_t)(i + 1), src, strlen(src));
