@@ -22,8 +22,8 @@
 
 #include "sql/sql_internal.h"
 
-static sql_expr *expr_new(sql_session *s, sql_expr_kind kind, uint32_t type,
-                          int32_t location, uint16_t nargs)
+sql_expr *sql_expr_new(sql_session *s, sql_expr_kind kind, uint32_t type,
+                       int32_t location, uint16_t nargs)
 {
     sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
 
@@ -72,7 +72,7 @@ static keel_status coerce(sql_session *s, sql_expr **e, uint32_t type,
         return KEEL_OK;
     }
     (void)is_explicit;
-    c = expr_new(s, SQL_EXPR_CAST, type, (*e)->location, 1);
+    c = sql_expr_new(s, SQL_EXPR_CAST, type, (*e)->location, 1);
     if (c == NULL)
         return nomem(s);
     c->u.value.v.i = -1; /* no length */
@@ -200,7 +200,8 @@ static keel_status want_bool(sql_session *s, sql_expr **e, const char *what)
 static keel_status analyse_const(sql_session *s, const PgQuery__AConst *c,
                                  sql_expr **out)
 {
-    sql_expr *e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_UNKNOWN, c->location, 0);
+    sql_expr *e =
+        sql_expr_new(s, SQL_EXPR_CONST, SQL_TYPE_UNKNOWN, c->location, 0);
     sql_value *v;
 
     if (e == NULL)
@@ -316,7 +317,7 @@ static keel_status analyse_column(sql_session *s, const sql_scope *scope,
                 found = scope->scalar_col[k];
         if (found >= 0) {
             uint16_t i = (uint16_t)found;
-            e = expr_new(s, SQL_EXPR_COLUMN, sql_scope_type(scope, i),
+            e = sql_expr_new(s, SQL_EXPR_COLUMN, sql_scope_type(scope, i),
                          cr->location, 0);
             if (e == NULL)
                 return nomem(s);
@@ -380,7 +381,7 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
             return sql_fail_at(s, location, KEEL_ETYPE, "42883",
                                "operator does not exist: %s || %s",
                                sql_type_name(l->type), sql_type_name(r->type));
-        e = expr_new(s, SQL_EXPR_FUNC, l->type, location, 2);
+        e = sql_expr_new(s, SQL_EXPR_FUNC, l->type, location, 2);
         if (e == NULL)
             return nomem(s);
         e->u.func = SQL_FUNC_ARRAY_CAT;
@@ -430,7 +431,7 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         if (t == SQL_TYPE_OID)
             t = SQL_TYPE_INT8;
     }
-    e = expr_new(s, SQL_EXPR_OP,
+    e = sql_expr_new(s, SQL_EXPR_OP,
                  (op >= SQL_OP_EQ && op <= SQL_OP_GE) || op >= SQL_OP_REGEX
                      ? SQL_TYPE_BOOL
                      : t,
@@ -564,7 +565,8 @@ static keel_status analyse_sublink(sql_session *s, const sql_scope *scope,
                            rs.ncols > 1 ? "subquery must return only one column"
                                         : "subquery must return a column");
     type = kind == SQL_SUBLINK_EXISTS ? SQL_TYPE_BOOL : rs.types[0];
-    e = expr_new(s, SQL_EXPR_SUBLINK, type, sl->location, l != NULL ? 1 : 0);
+    e = sql_expr_new(s, SQL_EXPR_SUBLINK, type, sl->location,
+                     l != NULL ? 1 : 0);
     if (e == NULL)
         return nomem(s);
     e->u.sublink = kind;
@@ -590,7 +592,7 @@ static keel_status analyse_sublink(sql_session *s, const sql_scope *scope,
         }
     } else if (kind == SQL_SUBLINK_IN) {
         /* Compared as the common type of both sides. */
-        sql_expr *r = expr_new(s, SQL_EXPR_CONST, type, sl->location, 0);
+        sql_expr *r = sql_expr_new(s, SQL_EXPR_CONST, type, sl->location, 0);
         if (r == NULL)
             return nomem(s);
         r->u.value.type = type;
@@ -640,7 +642,7 @@ static keel_status analyse_any(sql_session *s, const sql_scope *scope,
                          sql_type_name(sql_type_elem(r->type)));
     if (rc != KEEL_OK)
         return rc;
-    e = expr_new(s, SQL_EXPR_ANY, SQL_TYPE_BOOL, a->location, 2);
+    e = sql_expr_new(s, SQL_EXPR_ANY, SQL_TYPE_BOOL, a->location, 2);
     if (e == NULL)
         return nomem(s);
     e->args[0] = l;
@@ -673,7 +675,7 @@ static keel_status analyse_array(sql_session *s, const sql_scope *scope,
     }
     if (ae->n_elements > UINT16_MAX)
         return sql_unsupported(s, ae->location, "arrays of so many elements");
-    e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT_ARRAY, ae->location,
+    e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT_ARRAY, ae->location,
                  (uint16_t)ae->n_elements);
     if (e == NULL)
         return nomem(s);
@@ -744,7 +746,7 @@ static keel_status analyse_seqfunc(sql_session *s, const sql_scope *scope,
                                    const PgQuery__FuncCall *fc,
                                    const char *name, sql_expr **out)
 {
-    sql_expr *e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_INT8, fc->location,
+    sql_expr *e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_INT8, fc->location,
                            (uint16_t)fc->n_args);
     keel_status rc = KEEL_OK;
 
@@ -859,7 +861,7 @@ static keel_status analyse_datetime_arith(sql_session *s, sql_op op,
         t = SQL_TYPE_INTERVAL;
     if (t == 0)
         return no_operator(s, location, tl, name, tr);
-    e = expr_new(s, SQL_EXPR_OP, t, location, 2);
+    e = sql_expr_new(s, SQL_EXPR_OP, t, location, 2);
     if (e == NULL)
         return nomem(s);
     e->u.op = op;
@@ -873,7 +875,7 @@ static keel_status analyse_datetime_arith(sql_session *s, sql_op op,
 static keel_status analyse_nullif(sql_session *s, const sql_scope *scope,
                                   const PgQuery__AExpr *a, sql_expr **out)
 {
-    sql_expr *e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, a->location, 2);
+    sql_expr *e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, a->location, 2);
     keel_status rc;
 
     if (e == NULL)
@@ -906,7 +908,7 @@ static keel_status analyse_like(sql_session *s, const sql_scope *scope,
         rc = coerce(s, &r, SQL_TYPE_TEXT, false);
     if (rc != KEEL_OK)
         return rc;
-    e = expr_new(s, SQL_EXPR_LIKE, SQL_TYPE_BOOL, a->location, 2);
+    e = sql_expr_new(s, SQL_EXPR_LIKE, SQL_TYPE_BOOL, a->location, 2);
     if (e == NULL)
         return nomem(s);
     e->u.negate = name[0] == '!';
@@ -981,7 +983,7 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
                 *out = r;
                 return KEEL_OK;
             }
-            e = expr_new(s, SQL_EXPR_OP, r->type, a->location, 1);
+            e = sql_expr_new(s, SQL_EXPR_OP, r->type, a->location, 1);
             if (e == NULL)
                 return nomem(s);
             e->u.op = SQL_OP_NEG;
@@ -1005,7 +1007,7 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
         rc = sql_expr_analyse(s, scope, a->lexpr, &l);
         if (rc != KEEL_OK)
             return rc;
-        e = expr_new(s, SQL_EXPR_IN, SQL_TYPE_BOOL, a->location,
+        e = sql_expr_new(s, SQL_EXPR_IN, SQL_TYPE_BOOL, a->location,
                      (uint16_t)(list->n_items + 1));
         if (e == NULL)
             return nomem(s);
@@ -1067,7 +1069,7 @@ static keel_status analyse_aexpr(sql_session *s, const sql_scope *scope,
                                 neg ? ">" : "<=", l2, hi, a->location, &c2);
         if (rc != KEEL_OK)
             return rc;
-        e = expr_new(s, neg ? SQL_EXPR_OR : SQL_EXPR_AND, SQL_TYPE_BOOL,
+        e = sql_expr_new(s, neg ? SQL_EXPR_OR : SQL_EXPR_AND, SQL_TYPE_BOOL,
                      a->location, 2);
         if (e == NULL)
             return nomem(s);
@@ -1125,7 +1127,7 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
     a.order_off = g->nextra;
     g->nextra = (uint16_t)(g->nextra + a.norder);
     g->aggs[g->naggs] = a;
-    e = expr_new(s, SQL_EXPR_COLUMN, a.type, fc->location, 0);
+    e = sql_expr_new(s, SQL_EXPR_COLUMN, a.type, fc->location, 0);
     if (e == NULL)
         return nomem(s);
     e->u.column = (uint16_t)(g->nkeys + g->naggs++);
@@ -1190,7 +1192,7 @@ bool sql_agg_name(const char *name)
 static keel_status agg_no_such(sql_session *s, const sql_scope *scope,
                                const PgQuery__FuncCall *fc, const char *name)
 {
-    sql_expr *e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
+    sql_expr *e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
                            (uint16_t)fc->n_args);
     keel_status rc = KEEL_OK;
 
@@ -1279,8 +1281,10 @@ keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
                                name, name);
         a.kind = SQL_AGG_COUNT_STAR;
         a.type = SQL_TYPE_INT8;
-    } else if (strcmp(name, "json_agg") == 0 ||
+    } else if (strcmp(name, "array_agg") == 0 ||
+               strcmp(name, "json_agg") == 0 ||
                strcmp(name, "jsonb_agg") == 0) {
+        /* each value, NULLs too: into an array, or a json(b) array */
         if (fc->n_args != 1)
             return agg_no_such(s, scope, fc, name);
         rc = sql_expr_analyse(s, scope, fc->args[0], &a.arg);
@@ -1288,18 +1292,12 @@ keel_status sql_agg_build(sql_session *s, const sql_scope *scope,
             rc = coerce(s, &a.arg, SQL_TYPE_TEXT, false);
         if (rc != KEEL_OK)
             return rc;
-        a.kind = name[4] == 'b' ? SQL_AGG_JSONB_AGG : SQL_AGG_JSON_AGG;
-        a.type = name[4] == 'b' ? SQL_TYPE_JSONB : SQL_TYPE_JSON;
-    } else if (strcmp(name, "array_agg") == 0) {
-        if (fc->n_args != 1)
-            return agg_no_such(s, scope, fc, name);
-        rc = sql_expr_analyse(s, scope, fc->args[0], &a.arg);
-        if (rc == KEEL_OK && a.arg->type == SQL_TYPE_UNKNOWN)
-            rc = coerce(s, &a.arg, SQL_TYPE_TEXT, false);
-        if (rc != KEEL_OK)
-            return rc;
-        a.kind = SQL_AGG_ARRAY_AGG;
-        a.type = sql_type_array_of(a.arg->type);
+        a.kind = name[0] == 'a'   ? SQL_AGG_ARRAY_AGG
+                 : name[4] == 'b' ? SQL_AGG_JSONB_AGG
+                                  : SQL_AGG_JSON_AGG;
+        a.type = name[0] == 'a'   ? sql_type_array_of(a.arg->type)
+                 : name[4] == 'b' ? SQL_TYPE_JSONB
+                                  : SQL_TYPE_JSON;
         if (a.type == 0) {
             char what[96];
             snprintf(what, sizeof(what), "array_agg of type %s",
@@ -1509,7 +1507,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         return analyse_seqfunc(s, scope, fc, name, out);
     if ((strcmp(name, "concat") == 0 && fc->n_args > 0) ||
         (strcmp(name, "concat_ws") == 0 && fc->n_args > 1)) {
-        e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
+        e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
                      (uint16_t)fc->n_args);
         if (e == NULL)
             return nomem(s);
@@ -1526,7 +1524,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
     }
     if (strcmp(name, "current_schema") == 0 && fc->n_args == 0) {
         /* The first schema of the search path, as CURRENT_SCHEMA. */
-        e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, fc->location, 0);
+        e = sql_expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, fc->location, 0);
         if (e == NULL)
             return nomem(s);
         e->u.value.type = SQL_TYPE_NAME;
@@ -1549,7 +1547,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
     for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
         if (strcmp(funcs[i].name, name) != 0 || fc->n_args != funcs[i].nargs)
             continue;
-        e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
+        e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, fc->location,
                      funcs[i].nargs);
         if (e == NULL)
             return nomem(s);
@@ -1927,7 +1925,7 @@ static keel_status analyse_case(sql_session *s, const sql_scope *scope,
     /* args: [arg], then when/then pairs, then [else]. */
     uint16_t base = c->arg != NULL ? 1 : 0;
     uint16_t n = (uint16_t)(base + 2 * c->n_args + (c->defresult != NULL));
-    sql_expr *e = expr_new(s, SQL_EXPR_CASE, SQL_TYPE_TEXT, c->location, n);
+    sql_expr *e = sql_expr_new(s, SQL_EXPR_CASE, SQL_TYPE_TEXT, c->location, n);
     sql_expr **results;
     uint16_t nres = 0;
     uint32_t t;
@@ -2018,8 +2016,8 @@ static keel_status reg_arg(sql_session *s, sql_func kind, bool missing_ok,
     }
     if (!sql_type_is_string(a->type) && a->type != SQL_TYPE_UNKNOWN)
         return KEEL_OK;
-    in = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_OID, a->location, 2);
-    k = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_INT4, a->location, 0);
+    in = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_OID, a->location, 2);
+    k = sql_expr_new(s, SQL_EXPR_CONST, SQL_TYPE_INT4, a->location, 0);
     if (in == NULL || k == NULL)
         return nomem(s);
     in->u.func = SQL_FUNC_REG_IN;
@@ -2040,7 +2038,7 @@ static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
     sql_expr *e;
     keel_status rc;
 
-    e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, tc->location, 1);
+    e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, tc->location, 1);
     if (e == NULL)
         return nomem(s);
     e->u.func = tname[3] == 'c'   ? SQL_FUNC_REGCLASS
@@ -2097,7 +2095,8 @@ static keel_status analyse_subscript(sql_session *s, const sql_scope *scope,
     rc = coerce(s, &idx, SQL_TYPE_INT8, false);
     if (rc != KEEL_OK)
         return rc;
-    e = expr_new(s, SQL_EXPR_FUNC, sql_type_elem(arr->type), arr->location, 2);
+    e = sql_expr_new(s, SQL_EXPR_FUNC, sql_type_elem(arr->type),
+                     arr->location, 2);
     if (e == NULL)
         return nomem(s);
     e->u.func = SQL_FUNC_ARRAY_ELEMENT;
@@ -2144,7 +2143,7 @@ static keel_status group_expr_key(sql_session *s, const sql_grouping *g,
         if (g->key_exprs[k]->kind == SQL_EXPR_COLUMN ||
             !sql_expr_same(e, g->key_exprs[k]))
             continue;
-        *out = expr_new(s, SQL_EXPR_COLUMN, e->type, e->location, 0);
+        *out = sql_expr_new(s, SQL_EXPR_COLUMN, e->type, e->location, 0);
         if (*out == NULL)
             return nomem(s);
         (*out)->u.column = k;
@@ -2191,7 +2190,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
         return analyse_array(s, scope, node->a_array_expr, out);
     case PG_QUERY__NODE__NODE_MIN_MAX_EXPR: {
         const PgQuery__MinMaxExpr *m = node->min_max_expr;
-        e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, m->location,
+        e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TEXT, m->location,
                      (uint16_t)m->n_args);
         if (e == NULL)
             return nomem(s);
@@ -2229,7 +2228,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
             tc->arg->node_case == PG_QUERY__NODE__NODE_A_ARRAY_EXPR &&
             tc->arg->a_array_expr->n_elements == 0) {
             /* ARRAY[]::type[]: the cast gives the empty array its type */
-            e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_UNKNOWN,
+            e = sql_expr_new(s, SQL_EXPR_CONST, SQL_TYPE_UNKNOWN,
                          tc->arg->a_array_expr->location, 0);
             if (e == NULL)
                 return nomem(s);
@@ -2261,7 +2260,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
             *out = e;
             return KEEL_OK;
         }
-        *out = expr_new(s, SQL_EXPR_CAST, type, tc->location, 1);
+        *out = sql_expr_new(s, SQL_EXPR_CAST, type, tc->location, 1);
         if (*out == NULL)
             return nomem(s);
         (*out)->args[0] = e;
@@ -2274,7 +2273,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
         sql_expr_kind k = b->boolop == PG_QUERY__BOOL_EXPR_TYPE__AND_EXPR ? SQL_EXPR_AND
                           : b->boolop == PG_QUERY__BOOL_EXPR_TYPE__OR_EXPR ? SQL_EXPR_OR
                                                                            : SQL_EXPR_NOT;
-        e = expr_new(s, k, SQL_TYPE_BOOL, b->location, (uint16_t)b->n_args);
+        e = sql_expr_new(s, k, SQL_TYPE_BOOL, b->location, (uint16_t)b->n_args);
         if (e == NULL)
             return nomem(s);
         for (size_t i = 0; i < b->n_args; i++) {
@@ -2292,7 +2291,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
     }
     case PG_QUERY__NODE__NODE_NULL_TEST: {
         const PgQuery__NullTest *t = node->null_test;
-        e = expr_new(s,
+        e = sql_expr_new(s,
                      t->nulltesttype == PG_QUERY__NULL_TEST_TYPE__IS_NULL
                          ? SQL_EXPR_ISNULL
                          : SQL_EXPR_ISNOTNULL,
@@ -2312,7 +2311,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
     case PG_QUERY__NODE__NODE_COALESCE_EXPR: {
         const PgQuery__CoalesceExpr *c = node->coalesce_expr;
         uint32_t t;
-        e = expr_new(s, SQL_EXPR_COALESCE, SQL_TYPE_TEXT, c->location,
+        e = sql_expr_new(s, SQL_EXPR_COALESCE, SQL_TYPE_TEXT, c->location,
                      (uint16_t)c->n_args);
         if (e == NULL)
             return nomem(s);
@@ -2347,7 +2346,8 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP:
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIMESTAMP:
         case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_DATE:
-            e = expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TIMESTAMPTZ, f->location, 0);
+            e = sql_expr_new(s, SQL_EXPR_FUNC, SQL_TYPE_TIMESTAMPTZ,
+                             f->location, 0);
             if (e == NULL)
                 return nomem(s);
             e->u.func = SQL_FUNC_NOW;
@@ -2363,7 +2363,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
             return sql_unsupported(s, f->location,
                                    "CURRENT_TIME and LOCALTIME with a precision");
         }
-        e = expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, f->location, 0);
+        e = sql_expr_new(s, SQL_EXPR_CONST, SQL_TYPE_NAME, f->location, 0);
         if (e == NULL)
             return nomem(s);
         e->u.value.type = SQL_TYPE_NAME;
@@ -2388,7 +2388,7 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
             return sql_fail_at(s, node->param_ref->location, KEEL_EINVAL,
                                "42P02", "there is no parameter $%d", n);
         t = s->param_types[n - 1];
-        e = expr_new(s, SQL_EXPR_PARAM, t == 0 ? SQL_TYPE_UNKNOWN : t,
+        e = sql_expr_new(s, SQL_EXPR_PARAM, t == 0 ? SQL_TYPE_UNKNOWN : t,
                      node->param_ref->location, 0);
         if (e == NULL)
             return nomem(s);

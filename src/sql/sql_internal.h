@@ -1124,6 +1124,10 @@ bool sql_array_next(sql_session *s, const char *p, uint32_t len,
 
 /* *e made of type `type`: a constant cast now, else a cast around it. */
 keel_status sql_expr_coerce(sql_session *s, sql_expr **e, uint32_t type);
+/* A new expression node in the arena, its nargs arguments unset (NULL
+ * when memory is exhausted). */
+sql_expr *sql_expr_new(sql_session *s, sql_expr_kind kind, uint32_t type,
+                       int32_t location, uint16_t nargs);
 
 /* The common type of n expressions (as CASE's results or a VALUES
  * column's), each coerced to it; 42804 when there is none. */

@@ -1177,18 +1177,11 @@ static bool is_json(uint32_t t)
 static sql_expr *func_new(sql_session *s, sql_func f, uint32_t type,
                           int32_t location, uint16_t nargs)
 {
-    sql_expr *e = sql_alloc(&s->arena, sizeof(*e));
+    sql_expr *e = sql_expr_new(s, SQL_EXPR_FUNC, type, location, nargs);
 
-    if (e == NULL)
-        return NULL;
-    memset(e, 0, sizeof(*e));
-    e->kind = SQL_EXPR_FUNC;
-    e->u.func = f;
-    e->type = type;
-    e->location = location;
-    e->nargs = nargs;
-    e->args = sql_alloc(&s->arena, (nargs + 1u) * sizeof(*e->args));
-    return e->args == NULL ? NULL : e;
+    if (e != NULL)
+        e->u.func = f;
+    return e;
 }
 
 static keel_status no_op(sql_session *s, int32_t location, const char *name,
