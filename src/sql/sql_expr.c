@@ -1092,6 +1092,7 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
     sql_grouping *g = scope != NULL ? scope->grouping : NULL;
     sql_agg a = {0};
     sql_expr *e;
+    uint16_t n0;
     keel_status rc;
 
     if (g == NULL) {
@@ -1103,6 +1104,7 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
         return sql_fail_at(s, fc->location, KEEL_EINVAL, "42803",
                            "aggregate functions are not allowed here");
     }
+    n0 = sql_srf_count(s);
     if (s->windowing != NULL) {
         /* Its argument holds no window function. */
         const char *inside = s->windowing->inside;
@@ -1112,6 +1114,8 @@ static keel_status analyse_agg(sql_session *s, const sql_scope *scope,
     } else {
         rc = sql_agg_build(s, g->input, fc, name, &a);
     }
+    if (rc == KEEL_OK)
+        rc = sql_srf_none_since(s, n0, "aggregate function calls");
     if (rc != KEEL_OK)
         return rc;
     if (g->naggs == g->capaggs) {
@@ -1535,6 +1539,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
     }
     if (fc->agg_star || sql_agg_name(name))
         return analyse_agg(s, scope, fc, name, out);
+    if (sql_srf_name(name))
+        return sql_srf_analyse(s, scope, fc, name, out);
     {
         bool handled;
         rc = sql_func_more(s, scope, fc, name, out, &handled);
@@ -1867,8 +1873,6 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         *out = e;
         return KEEL_OK;
     }
-    if (strcmp(name, "generate_series") == 0)
-        return sql_unsupported(s, fc->location, "generate_series");
     return agg_no_such(s, scope, fc, name);
 }
 
@@ -1927,7 +1931,7 @@ static keel_status analyse_case(sql_session *s, const sql_scope *scope,
     uint16_t n = (uint16_t)(base + 2 * c->n_args + (c->defresult != NULL));
     sql_expr *e = sql_expr_new(s, SQL_EXPR_CASE, SQL_TYPE_TEXT, c->location, n);
     sql_expr **results;
-    uint16_t nres = 0;
+    uint16_t nres = 0, n0 = sql_srf_count(s);
     uint32_t t;
     keel_status rc = KEEL_OK;
 
@@ -1961,6 +1965,8 @@ static keel_status analyse_case(sql_session *s, const sql_scope *scope,
     }
     if (rc == KEEL_OK && c->defresult != NULL)
         rc = sql_expr_analyse(s, scope, c->defresult, &e->args[n - 1]);
+    if (rc == KEEL_OK)
+        rc = sql_srf_none_since(s, n0, "CASE");
     if (rc != KEEL_OK)
         return rc;
     /* ELSE first, as PostgreSQL weighs them (and names a mismatch). */
@@ -2122,6 +2128,7 @@ static keel_status group_expr_key(sql_session *s, const sql_grouping *g,
 {
     sql_error saved, *err = s->err;
     struct sql_windowing *w = s->windowing;
+    struct sql_srf_list *srfs = s->srfs;
     bool saw = s->saw_aggregate;
     sql_expr *e = NULL;
     keel_status rc;
@@ -2130,10 +2137,12 @@ static keel_status group_expr_key(sql_session *s, const sql_grouping *g,
     if (err != NULL)
         saved = *err;
     s->windowing = NULL;
+    s->srfs = NULL; /* a key holds none */
     rc = analyse_node(s, g->input, node, &e);
     if (rc == KEEL_OK)
         rc = fold(s, &e);
     s->windowing = w;
+    s->srfs = srfs;
     s->saw_aggregate = saw;
     if (err != NULL)
         *err = saved;
@@ -2277,12 +2286,17 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
         if (e == NULL)
             return nomem(s);
         for (size_t i = 0; i < b->n_args; i++) {
+            const char *what = k == SQL_EXPR_AND  ? "AND"
+                               : k == SQL_EXPR_OR ? "OR"
+                                                  : "NOT";
+            uint16_t n0 = sql_srf_count(s);
             rc = sql_expr_analyse(s, scope, b->args[i], &e->args[i]);
             if (rc == KEEL_OK)
-                rc = want_bool(s, &e->args[i],
-                               k == SQL_EXPR_AND  ? "AND"
-                               : k == SQL_EXPR_OR ? "OR"
-                                                  : "NOT");
+                rc = want_bool(s, &e->args[i], what);
+            if (rc == KEEL_OK && sql_srf_count(s) > n0)
+                rc = sql_fail_at(s, s->srfs->v[n0]->expr->location,
+                                 KEEL_ETYPE, "42804",
+                                 "argument of %s must not return a set", what);
             if (rc != KEEL_OK)
                 return rc;
         }
@@ -2315,12 +2329,16 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
                      (uint16_t)c->n_args);
         if (e == NULL)
             return nomem(s);
+        uint16_t n0 = sql_srf_count(s);
         for (size_t i = 0; i < c->n_args; i++) {
             rc = sql_expr_analyse(s, scope, c->args[i], &e->args[i]);
             if (rc != KEEL_OK)
                 return rc;
         }
-        rc = unify_list(s, e->args, e->nargs, c->location, "COALESCE", &t);
+        rc = sql_srf_none_since(s, n0, "COALESCE");
+        if (rc == KEEL_OK)
+            rc = unify_list(s, e->args, e->nargs, c->location, "COALESCE",
+                            &t);
         if (rc != KEEL_OK)
             return rc;
         e->type = t;
@@ -3518,6 +3536,9 @@ keel_status sql_expr_eval(sql_session *s, const sql_expr *e,
     case SQL_EXPR_COLUMN:
         *out = row[e->u.column];
         return KEEL_OK;
+    case SQL_EXPR_SRF:
+        *out = e->u.srf->cur;
+        return KEEL_OK;
     case SQL_EXPR_WINDOW:
         if (s->win_vals == NULL)
             return sql_fail(s, KEEL_EINVAL, "XX000",
@@ -3831,6 +3852,9 @@ static keel_status fold(sql_session *s, sql_expr **ep)
         if (e->args[i]->kind != SQL_EXPR_CONST)
             all_const = false;
     }
+    /* a set-returning function's value varies by row of its own */
+    if (e->kind == SQL_EXPR_SRF)
+        return KEEL_OK;
     if (!all_const || !is_stable(e))
         return KEEL_OK;
     rc = sql_expr_eval(s, e, NULL, &v);

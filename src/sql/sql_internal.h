@@ -495,6 +495,9 @@ struct sql_session {
      * the values of the row being sent (sql_window.c). */
     struct sql_windowing *windowing;
     const sql_value *win_vals;
+    /* The set-returning functions of the output list being analysed
+     * (sql_select.c), NULL where none may be. */
+    struct sql_srf_list *srfs;
     /* The clause being analysed where its errors name it ("RETURNING"),
      * or NULL. */
     const char *clause;
@@ -633,6 +636,10 @@ typedef enum sql_expr_kind {
     SQL_EXPR_SUBLINK, /* a subquery: u.sublink says what of its rows */
     SQL_EXPR_WINDOW,  /* window function u.column's value for the row */
     SQL_EXPR_DISTINCT, /* args[0] IS DISTINCT FROM args[1] (u.negate: NOT) */
+    /* A set-returning function in an output list: its value for the row
+     * being sent (u.srf; args are its arguments, which it never
+     * evaluates itself). */
+    SQL_EXPR_SRF,
 } sql_expr_kind;
 
 /* What a subquery in an expression gives. */
@@ -809,6 +816,7 @@ typedef struct sql_expr {
         bool negate;      /* LIKE: NOT LIKE; IN: NOT IN */
         bool has_arg;     /* CASE: a simple CASE (CASE x WHEN ...) */
         sql_sublink sublink; /* SUBLINK */
+        struct sql_srf *srf; /* SRF */
     } u;
     uint16_t nargs;
     bool has_else; /* CASE */
@@ -1513,6 +1521,51 @@ typedef struct sql_rowset {
      * arm, typed by the other arm), rather than becoming text. */
     bool keep_unknown;
 } sql_rowset;
+
+/*
+ * Set-returning functions in a SELECT's output list (generate_series(),
+ * unnest(), the json ones of one column), as PostgreSQL's ProjectSet
+ * runs them: for each row reaching the output, each function's rows are
+ * made for that row, and the row is sent once per row of the longest,
+ * the functions side by side (a shorter one's value NULL once it has
+ * run out); none for a row where every one gives none.
+ */
+typedef struct sql_srf {
+    struct sql_expr *expr; /* its SQL_EXPR_SRF node */
+    bool unnest;
+    int json_srf;          /* sql_json_srf()'s, or 0 */
+    sql_rowset rs;         /* its rows for the current input row */
+    sql_value cur;         /* what expr gives now */
+    /* An integer generate_series(): its values counted out as they are
+     * sent rather than kept in rs (more: one is left). */
+    bool ints, more;
+    int64_t next, stop, step;
+} sql_srf;
+
+typedef struct sql_srf_list {
+    sql_srf **v;
+    uint16_t n, cap;
+    /* Analysing another function's arguments, where none may be: what
+     * to call the place, else NULL. */
+    const char *inside;
+} sql_srf_list;
+
+/* fc (generate_series, unnest or a json function of rows) analysed over
+ * scope into an SQL_EXPR_SRF of s->srfs: 0A000 where no set-returning
+ * function may be (s->clause names the clause). */
+keel_status sql_srf_analyse(sql_session *s, const sql_scope *scope,
+                            const PgQuery__FuncCall *fc, const char *name,
+                            struct sql_expr **out);
+/* Whether name is such a function's. */
+bool sql_srf_name(const char *name);
+/* 0A000 if analysing what began with s->srfs holding n0 functions added
+ * one: it was inside `what` (CASE, COALESCE, an aggregate's argument),
+ * where PostgreSQL allows none either. */
+keel_status sql_srf_none_since(sql_session *s, uint16_t n0, const char *what);
+static inline uint16_t sql_srf_count(const sql_session *s)
+{
+    return s->srfs != NULL ? s->srfs->n : 0;
+}
 
 /* Appends a row of out->ncols values, their strings copied. */
 keel_status sql_rowset_add(sql_session *s, sql_rowset *out,

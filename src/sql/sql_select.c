@@ -675,12 +675,15 @@ keel_status sql_limit_value(sql_session *s, const PgQuery__Node *n,
 {
     sql_expr *e;
     sql_value v;
+    const char *clause = s->clause;
     keel_status rc;
 
     *out = -1;
     if (n == NULL)
         return KEEL_OK;
+    s->clause = what;
     rc = sql_expr_prepare(s, NULL, n, &e);
+    s->clause = clause;
     if (rc == KEEL_OK)
         rc = sql_expr_eval(s, e, NULL, &v);
     if (rc == KEEL_OK && !v.isnull)
@@ -756,6 +759,7 @@ typedef struct output {
     uint32_t *lens;
     sql_rowset *into; /* a subquery's: rows are kept there, not sent */
     sql_windowing *win; /* window functions: rows are kept for them */
+    sql_srf_list *srfs; /* set-returning functions in tl, or NULL */
 } output;
 
 static keel_status send_values(sql_session *s, output *o, const sql_value *vals)
@@ -787,6 +791,12 @@ static bool output_full(const output *o)
 
 static keel_status output_emit(sql_session *s, output *o,
                                const sql_value *row);
+static keel_status srf_rows(sql_session *s, bool unnest, int json_srf,
+                            sql_expr *const *args, const sql_value *row,
+                            sql_rowset *rs);
+static keel_status series_args(sql_session *s, sql_expr *const *args,
+                               const sql_value *row, sql_value *v,
+                               bool *empty);
 
 /* One row (an input row, or a group's) through HAVING, then kept for the
  * window functions, or through the output list and on to the client or
@@ -806,7 +816,9 @@ static keel_status output_row(sql_session *s, output *o, const sql_value *row)
     return output_emit(s, o, row);
 }
 
-static keel_status output_emit(sql_session *s, output *o, const sql_value *row)
+/* The output list over row, on to the client or the collection. */
+static keel_status output_project(sql_session *s, output *o,
+                                  const sql_value *row)
 {
     keel_status rc;
 
@@ -854,6 +866,59 @@ static keel_status output_emit(sql_session *s, output *o, const sql_value *row)
     }
     o->nrows++;
     return KEEL_OK;
+}
+
+/* A row through the output list: once, or once per row its
+ * set-returning functions give (sql_srf_list). */
+static keel_status output_emit(sql_session *s, output *o, const sql_value *row)
+{
+    sql_srf_list *l = o->srfs;
+    keel_status rc = KEEL_OK;
+
+    if (l == NULL)
+        return output_project(s, o, row);
+    for (uint16_t f = 0; rc == KEEL_OK && f < l->n; f++) {
+        sql_srf *x = l->v[f];
+        sql_value v[3];
+        bool empty;
+        x->ints = !x->unnest && x->json_srf == 0 && x->expr->args[3] == NULL;
+        if (!x->ints) {
+            rc = srf_rows(s, x->unnest, x->json_srf, x->expr->args, row,
+                          &x->rs);
+            continue;
+        }
+        /* integers are counted out as they are sent, not kept */
+        rc = series_args(s, x->expr->args, row, v, &empty);
+        x->next = v[0].v.i;
+        x->stop = v[1].v.i;
+        x->step = v[2].v.i;
+        x->more = rc == KEEL_OK && !empty &&
+                  (x->step > 0 ? x->next <= x->stop : x->next >= x->stop);
+    }
+    for (size_t i = 0; rc == KEEL_OK && !output_full(o); i++) {
+        bool any = false;
+        for (uint16_t f = 0; f < l->n; f++) {
+            sql_srf *x = l->v[f];
+            x->cur = (sql_value){.type = x->expr->type, .isnull = true};
+            if (x->ints && x->more) {
+                x->cur.isnull = false;
+                x->cur.v.i = x->next;
+                x->more = !__builtin_add_overflow(x->next, x->step, &x->next) &&
+                          (x->step > 0 ? x->next <= x->stop
+                                       : x->next >= x->stop);
+                any = true;
+            } else if (!x->ints && i < x->rs.n) {
+                x->cur = x->rs.vals[i];
+                any = true;
+            }
+        }
+        if (!any)
+            break;
+        rc = sql_check_cancel(s);
+        if (rc == KEEL_OK)
+            rc = output_project(s, o, row);
+    }
+    return rc;
 }
 
 /* A row with its window functions' values: on through the output list,
@@ -1325,7 +1390,7 @@ typedef struct from_item {
     const PgQuery__FuncCall *func;
     bool unnest;
     int json_srf; /* or a json function's rows (sql_json_srf()) */
-    sql_expr *fargs[3];
+    sql_expr *fargs[4]; /* srf_columns()'s */
     /* A hash join's inner side (hash_key()): its table's rows, read once
      * into the arena and chained by the hash of column hcol's value;
      * hhead[h & hmask] is the first row's number + 1, hnext the next. */
@@ -2614,63 +2679,136 @@ static keel_status from_scope_upto(sql_session *s, from_list *f, uint16_t upto,
     return KEEL_OK;
 }
 
-/* generate_series()'s arguments analysed over the items before it, and
- * its one column: integer, or bigint if an argument is. */
-static keel_status series_columns(sql_session *s, from_item *it)
+/*
+ * generate_series()'s type from its arguments (analysed), as PostgreSQL
+ * picks among its forms: integer, bigint or numeric from start, stop
+ * and step; timestamp, or timestamp with time zone (a date's), from
+ * start and stop with an interval step.  The arguments are cast to it,
+ * and for all but the integers args[3] is made the expression of the
+ * next value: column 0 (the value) + column 1 (the step).
+ */
+static keel_status series_type(sql_session *s, const PgQuery__FuncCall *fc,
+                               sql_expr **args, uint32_t *type)
 {
-    const PgQuery__FuncCall *fc = it->func;
+    bool ts = false, tz = false, num = false, i8 = false;
+    uint16_t n = (uint16_t)fc->n_args;
+    sql_expr call = {.nargs = n, .args = args}, *c0, *c1;
+    keel_status rc = KEEL_OK;
+
+    for (uint16_t a = 0; a < n; a++) {
+        uint32_t t = args[a]->type;
+        if (t == SQL_TYPE_TIMESTAMP && a < 2)
+            ts = true;
+        else if ((t == SQL_TYPE_TIMESTAMPTZ || t == SQL_TYPE_DATE) && a < 2)
+            tz = true;
+        else if (t == SQL_TYPE_NUMERIC)
+            num = true;
+        else if (t == SQL_TYPE_INT8)
+            i8 = true;
+        else if (!(t == SQL_TYPE_INT2 || t == SQL_TYPE_INT4 ||
+                   t == SQL_TYPE_UNKNOWN || (t == SQL_TYPE_INTERVAL && a == 2)))
+            return sql_no_such_function(s, fc->location, "generate_series",
+                                        &call);
+    }
+    *type = ts || tz ? (tz ? SQL_TYPE_TIMESTAMPTZ : SQL_TYPE_TIMESTAMP)
+            : num    ? SQL_TYPE_NUMERIC
+            : i8     ? SQL_TYPE_INT8
+                     : SQL_TYPE_INT4;
+    if ((ts || tz) && (n != 3 || (args[2]->type != SQL_TYPE_INTERVAL &&
+                                  args[2]->type != SQL_TYPE_UNKNOWN)))
+        return sql_no_such_function(s, fc->location, "generate_series", &call);
+    if (*type == SQL_TYPE_INT4 || *type == SQL_TYPE_INT8)
+        return KEEL_OK;
+    for (uint16_t a = 0; rc == KEEL_OK && a < n; a++)
+        if (args[a]->type != (a == 2 && (ts || tz) ? SQL_TYPE_INTERVAL : *type))
+            rc = sql_expr_coerce(s, &args[a],
+                                 a == 2 && (ts || tz) ? SQL_TYPE_INTERVAL
+                                                      : *type);
+    if (rc != KEEL_OK)
+        return rc;
+    c0 = sql_expr_new(s, SQL_EXPR_COLUMN, *type, fc->location, 0);
+    c1 = sql_expr_new(s, SQL_EXPR_COLUMN,
+                      ts || tz ? SQL_TYPE_INTERVAL : *type, fc->location, 0);
+    args[3] = sql_expr_new(s, SQL_EXPR_OP, *type, fc->location, 2);
+    if (c0 == NULL || c1 == NULL || args[3] == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    c1->u.column = 1;
+    args[3]->u.op = SQL_OP_ADD;
+    args[3]->args[0] = c0;
+    args[3]->args[1] = c1;
+    return KEEL_OK;
+}
+
+/*
+ * A set-returning function's arguments (args, four slots) analysed over
+ * scope, and the columns of its rows (rs's), the one of a function of
+ * one named `name`: generate_series()'s integer, or bigint if an
+ * argument is; unnest()'s its array's element type; a json function's
+ * what sql_json_srf_columns() says.
+ */
+static keel_status srf_columns(sql_session *s, const sql_scope *scope,
+                               const PgQuery__FuncCall *fc, bool unnest,
+                               int json_srf, sql_expr **args,
+                               const char *name, sql_rowset *rs)
+{
     uint32_t type = SQL_TYPE_INT4;
     keel_status rc;
 
     for (size_t a = 0; a < fc->n_args; a++) {
         uint32_t t;
-        rc = sql_expr_prepare(s, &it->lscope, fc->args[a], &it->fargs[a]);
+        rc = sql_expr_prepare(s, scope, fc->args[a], &args[a]);
         if (rc != KEEL_OK)
             return rc;
-        if (it->json_srf != 0)
-            return sql_json_srf_columns(s, it->json_srf, &it->fargs[a],
-                                        fc->location, it->t.alias, &it->rs);
-        t = it->fargs[a]->type;
-        if (it->unnest) {
+        if (json_srf != 0)
+            return sql_json_srf_columns(s, json_srf, &args[a], fc->location,
+                                        name, rs);
+        t = args[a]->type;
+        if (unnest) {
             /* Its one column: the array's elements. */
             type = sql_type_elem(t);
-            if (type == 0)
-                return sql_fail_at(s, fc->location, KEEL_ETYPE, "42883",
-                                   "function unnest(%s) does not exist",
-                                   sql_type_name(t));
-        } else if (t == SQL_TYPE_INT8)
-            type = SQL_TYPE_INT8;
-        else if (t != SQL_TYPE_INT2 && t != SQL_TYPE_INT4 &&
-                 t != SQL_TYPE_UNKNOWN)
-            return sql_unsupported(s, fc->location,
-                                   "generate_series() but of integers");
+            if (type == 0) {
+                sql_expr call = {.nargs = 1, .args = args};
+                return sql_no_such_function(s, fc->location, "unnest", &call);
+            }
+        }
     }
-    it->rs.ncols = 1;
-    it->rs.cols = sql_alloc(&s->arena, sizeof(*it->rs.cols));
-    it->rs.types = sql_alloc(&s->arena, sizeof(uint32_t));
-    if (it->rs.cols == NULL || it->rs.types == NULL)
+    if (!unnest) {
+        rc = series_type(s, fc, args, &type);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    rs->ncols = 1;
+    rs->cols = sql_alloc(&s->arena, sizeof(*rs->cols));
+    rs->types = sql_alloc(&s->arena, sizeof(uint32_t));
+    if (rs->cols == NULL || rs->types == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    memset(it->rs.cols, 0, sizeof(*it->rs.cols));
-    /* A function's one column is named after its alias, as in
-     * PostgreSQL, else after the function. */
-    snprintf(it->rs.cols[0].name, sizeof(it->rs.cols[0].name), "%s",
-             it->t.alias);
-    it->rs.cols[0].type = KEEL_INT8;
-    it->rs.types[0] = type;
-    it->rs.col_table = NULL;
+    memset(rs->cols, 0, sizeof(*rs->cols));
+    snprintf(rs->cols[0].name, sizeof(rs->cols[0].name), "%s", name);
+    rs->cols[0].type = KEEL_INT8;
+    rs->types[0] = type;
+    rs->col_table = NULL;
     return KEEL_OK;
 }
 
-/* unnest()'s rows for the row before it: one per element of the array
- * (none for NULL), in order. */
-static keel_status unnest_rows(sql_session *s, from_item *it,
-                               const sql_value *row)
+/* generate_series()'s arguments analysed over the items before it, and
+ * its columns: one, named after its alias, as in PostgreSQL, else after
+ * the function. */
+static keel_status series_columns(sql_session *s, from_item *it)
+{
+    return srf_columns(s, &it->lscope, it->func, it->unnest, it->json_srf,
+                       it->fargs, it->t.alias, &it->rs);
+}
+
+/* unnest()'s rows for row: one per element of the array (none for
+ * NULL), in order. */
+static keel_status unnest_rows(sql_session *s, const sql_expr *arg,
+                               const sql_value *row, sql_rowset *rs)
 {
     sql_value arr = {0};
     const char *el;
     uint32_t pos = 0, elen;
     bool isnull;
-    keel_status rc = sql_expr_eval(s, it->fargs[0], row, &arr);
+    keel_status rc = sql_expr_eval(s, arg, row, &arr);
 
     if (rc != KEEL_OK || arr.isnull)
         return rc;
@@ -2680,56 +2818,222 @@ static keel_status unnest_rows(sql_session *s, from_item *it,
                        .v.s = {el, elen}};
         rc = sql_check_cancel(s);
         if (rc == KEEL_OK && !isnull)
-            rc = sql_value_cast(s, &x, it->rs.types[0], -1, true, -1);
-        x.type = it->rs.types[0];
+            rc = sql_value_cast(s, &x, rs->types[0], -1, true, -1);
+        x.type = rs->types[0];
         if (rc == KEEL_OK)
-            rc = sql_rowset_add(s, &it->rs, &x);
+            rc = sql_rowset_add(s, rs, &x);
         if (rc != KEEL_OK)
             return rc;
     }
     return KEEL_OK;
 }
 
-/* generate_series()'s rows for the row before it. */
-static keel_status series_rows(sql_session *s, from_item *it,
-                               const sql_value *row)
+/* generate_series() of numeric or timestamps: start (v[0]), then each
+ * value plus the step (v[2], else 1) while not past stop (v[1]);
+ * next computes a value plus the step (series_type()). */
+static keel_status series_step_rows(sql_session *s, const sql_expr *next,
+                                    const sql_value *v, bool has_step,
+                                    sql_rowset *rs)
 {
-    sql_value v[3] = {{0}, {0}, {0}};
-    int64_t step = 1;
+    sql_value pair[2] = {v[0], v[2]}, cur = v[0];
+    int dir;
+    keel_status rc = KEEL_OK;
+
+    if (!has_step) {
+        pair[1] = (sql_value){.type = SQL_TYPE_INT8, .v.i = 1};
+        rc = sql_value_cast(s, &pair[1], SQL_TYPE_NUMERIC, -1, true, -1);
+    }
+    /* the step's sign: where it takes start */
+    if (rc == KEEL_OK)
+        rc = sql_expr_eval(s, next, pair, &cur);
+    if (rc != KEEL_OK)
+        return rc;
+    dir = sql_value_compare(&cur, &v[0]);
+    if (dir == 0)
+        return sql_fail(s, KEEL_EINVAL, "22023", "step size cannot equal zero");
+    cur = v[0];
+    while (dir > 0 ? sql_value_compare(&cur, &v[1]) <= 0
+                   : sql_value_compare(&cur, &v[1]) >= 0) {
+        rc = sql_check_cancel(s);
+        if (rc == KEEL_OK)
+            rc = sql_rowset_add(s, rs, &cur);
+        pair[0] = cur;
+        if (rc == KEEL_OK)
+            rc = sql_expr_eval(s, next, pair, &cur);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    return KEEL_OK;
+}
+
+/* generate_series()'s arguments' values for row (v[2] 1 without a step),
+ * integers as bigint: 22023 for a step of 0, *empty when one is NULL. */
+static keel_status series_args(sql_session *s, sql_expr *const *args,
+                               const sql_value *row, sql_value *v, bool *empty)
+{
     keel_status rc;
 
-    it->rs.n = 0;
-    if (it->unnest)
-        return unnest_rows(s, it, row);
-    if (it->json_srf != 0) {
-        sql_value arg;
-        rc = sql_expr_eval(s, it->fargs[0], row, &arg);
-        return rc == KEEL_OK ? sql_json_srf_rows(s, it->json_srf, &arg, &it->rs)
-                             : rc;
-    }
-    for (uint16_t a = 0; a < 3 && it->fargs[a] != NULL; a++) {
-        rc = sql_expr_eval(s, it->fargs[a], row, &v[a]);
-        if (rc == KEEL_OK && !v[a].isnull)
+    *empty = false;
+    v[2] = (sql_value){.type = SQL_TYPE_INT8, .v.i = 1};
+    for (uint16_t a = 0; a < 3 && args[a] != NULL; a++) {
+        rc = sql_expr_eval(s, args[a], row, &v[a]);
+        if (rc == KEEL_OK && !v[a].isnull && args[3] == NULL)
             rc = sql_value_cast(s, &v[a], SQL_TYPE_INT8, -1, true, -1);
         if (rc != KEEL_OK)
             return rc;
-        if (v[a].isnull)
+        if (v[a].isnull) {
+            *empty = true;
             return KEEL_OK;
+        }
     }
-    if (it->fargs[2] != NULL)
-        step = v[2].v.i;
-    if (step == 0)
+    if (args[3] == NULL && v[2].v.i == 0)
         return sql_fail(s, KEEL_EINVAL, "22023", "step size cannot equal zero");
+    return KEEL_OK;
+}
+
+/* A set-returning function's rows for row (in place of rs's): args are
+ * srf_columns()'s. */
+static keel_status srf_rows(sql_session *s, bool unnest, int json_srf,
+                            sql_expr *const *args, const sql_value *row,
+                            sql_rowset *rs)
+{
+    sql_value v[3] = {{0}, {0}, {0}};
+    int64_t step = 1;
+    bool empty;
+    keel_status rc;
+
+    rs->n = 0;
+    if (unnest)
+        return unnest_rows(s, args[0], row, rs);
+    if (json_srf != 0) {
+        sql_value arg;
+        rc = sql_expr_eval(s, args[0], row, &arg);
+        return rc == KEEL_OK ? sql_json_srf_rows(s, json_srf, &arg, rs) : rc;
+    }
+    rc = series_args(s, args, row, v, &empty);
+    if (rc != KEEL_OK || empty)
+        return rc;
+    if (args[3] != NULL)
+        return series_step_rows(s, args[3], v, args[2] != NULL, rs);
+    if (args[2] != NULL)
+        step = v[2].v.i;
     for (int64_t i = v[0].v.i; step > 0 ? i <= v[1].v.i : i >= v[1].v.i;) {
-        sql_value x = {.type = it->rs.types[0], .v.i = i};
+        sql_value x = {.type = rs->types[0], .v.i = i};
         rc = sql_check_cancel(s);
         if (rc == KEEL_OK)
-            rc = sql_rowset_add(s, &it->rs, &x);
+            rc = sql_rowset_add(s, rs, &x);
         if (rc != KEEL_OK)
             return rc;
         if (__builtin_add_overflow(i, step, &i))
             break;
     }
+    return KEEL_OK;
+}
+
+/* A function in FROM: its rows for the row before it. */
+static keel_status series_rows(sql_session *s, from_item *it,
+                               const sql_value *row)
+{
+    return srf_rows(s, it->unnest, it->json_srf, it->fargs, row, &it->rs);
+}
+
+/* ---- set-returning functions in an output list ---------------------------- */
+
+bool sql_srf_name(const char *name)
+{
+    return strcmp(name, "generate_series") == 0 ||
+           strcmp(name, "unnest") == 0 || sql_json_srf(name) != 0;
+}
+
+keel_status sql_srf_none_since(sql_session *s, uint16_t n0, const char *what)
+{
+    keel_status rc;
+
+    if (sql_srf_count(s) <= n0)
+        return KEEL_OK;
+    rc = sql_fail_at(s, s->srfs->v[n0]->expr->location, KEEL_EINVAL, "0A000",
+                     strstr(what, "calls") != NULL
+                         ? "%s cannot contain set-returning function calls"
+                         : "set-returning functions are not allowed in %s",
+                     what);
+    if (s->err != NULL)
+        snprintf(s->err->hint, sizeof(s->err->hint),
+                 "You might be able to move the set-returning function into "
+                 "a LATERAL FROM item.");
+    return rc;
+}
+
+keel_status sql_srf_analyse(sql_session *s, const sql_scope *scope,
+                            const PgQuery__FuncCall *fc, const char *name,
+                            sql_expr **out)
+{
+    sql_srf_list *l = s->srfs;
+    sql_srf *f;
+    sql_expr *e;
+    keel_status rc;
+
+    /* PostgreSQL groups by one's rows */
+    if (l == NULL && s->clause != NULL && strcmp(s->clause, "GROUP BY") == 0)
+        return sql_unsupported(s, fc->location,
+                               "set-returning functions in GROUP BY");
+    if (s->clause != NULL) /* not NULL in FILTER of an output list's */
+        return sql_fail_at(s, fc->location, KEEL_EINVAL, "0A000",
+                           "set-returning functions are not allowed in %s",
+                           s->clause);
+    if (l == NULL || l->inside != NULL)
+        return sql_unsupported(s, fc->location,
+                               l != NULL ? l->inside
+                                         : "set-returning functions outside "
+                                           "a SELECT's output list");
+    f = sql_alloc(&s->arena, sizeof(*f));
+    e = sql_expr_new(s, SQL_EXPR_SRF, SQL_TYPE_UNKNOWN, fc->location,
+                     (uint16_t)fc->n_args);
+    if (f == NULL || e == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(f, 0, sizeof(*f));
+    /* srf_columns()'s four slots: srf_rows() reads the arguments up to
+     * the first NULL of three */
+    e->args = sql_alloc(&s->arena, (4u + fc->n_args) * sizeof(*e->args));
+    if (e->args == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memset(e->args, 0, (4u + fc->n_args) * sizeof(*e->args));
+    f->expr = e;
+    f->unnest = strcmp(name, "unnest") == 0;
+    f->json_srf = sql_json_srf(name);
+    if (f->unnest || f->json_srf != 0 ? fc->n_args != 1
+                                      : fc->n_args < 2 || fc->n_args > 3) {
+        /* (unnest() of several arrays is FROM's only) */
+        for (uint16_t a = 0; a < e->nargs; a++) {
+            rc = sql_expr_analyse(s, scope, fc->args[a], &e->args[a]);
+            if (rc != KEEL_OK)
+                return rc;
+        }
+        return sql_no_such_function(s, fc->location, name, e);
+    }
+    l->inside = "set-returning functions in another's arguments";
+    rc = srf_columns(s, scope, fc, f->unnest, f->json_srf, e->args, name,
+                     &f->rs);
+    l->inside = NULL;
+    if (rc != KEEL_OK)
+        return rc;
+    if (f->rs.ncols != 1)
+        return sql_unsupported(s, fc->location,
+                               "set-returning functions of records in an "
+                               "output list");
+    e->type = f->rs.types[0];
+    e->u.srf = f;
+    if (l->n == l->cap) {
+        uint16_t cap = l->cap == 0 ? 4 : (uint16_t)(l->cap * 2);
+        sql_srf **nv = sql_alloc(&s->arena, cap * sizeof(*nv));
+        if (nv == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (l->n > 0)
+            memcpy(nv, l->v, l->n * sizeof(*nv));
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n++] = f;
+    *out = e;
     return KEEL_OK;
 }
 
@@ -4019,12 +4323,14 @@ static keel_status values_rows(sql_session *s, const PgQuery__SelectStmt *st,
             return sql_fail_at(s, at, KEEL_EINVAL, "42601",
                                "VALUES lists must all be the same length");
         }
+        s->clause = "VALUES";
         for (uint16_t c = 0; rc == KEEL_OK && c < ncols; c++)
             rc = l->items[c]->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT
                      ? sql_fail(s, KEEL_EINVAL, "42601",
                                 "DEFAULT is not allowed in this context")
                      : sql_expr_prepare(s, outer, l->items[c],
                                         &ex[r * ncols + c]);
+        s->clause = NULL;
     }
     for (uint16_t c = 0; rc == KEEL_OK && c < ncols; c++) {
         uint32_t type = SQL_TYPE_TEXT;
@@ -4344,6 +4650,7 @@ static keel_status select_run_body(sql_session *s,
     sql_scope scope, gscope, *sp = NULL, *op;
     sql_grouping g;
     sql_windowing win;
+    sql_srf_list srfs;
     select_run run;
     output o;
     sql_column *cols;
@@ -4356,6 +4663,7 @@ static keel_status select_run_body(sql_session *s,
     memset(&from, 0, sizeof(from));
     memset(&run, 0, sizeof(run));
     memset(&win, 0, sizeof(win));
+    memset(&srfs, 0, sizeof(srfs));
     win.st = st;
     o.into = into;
     if (st->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
@@ -4477,6 +4785,7 @@ static keel_status select_run_body(sql_session *s,
     grouped = st->n_group_clause > 0 || st->having_clause != NULL;
     op = sp;
     s->windowing = &win;
+    s->srfs = &srfs;
     if (!grouped) {
         s->saw_aggregate = false;
         rc = sql_targets_analyse(s, sp, st->target_list, st->n_target_list, &o.tl,
@@ -4496,9 +4805,11 @@ static keel_status select_run_body(sql_session *s,
         win.nfns = win.nwins = 0;
         if (sp != NULL) {
             s->windowing = NULL;
+            s->srfs = NULL;
             s->clause = "GROUP BY";
             rc = group_keys(s, st, sp, &from, &g, run.gcols);
             s->windowing = &win;
+            s->srfs = &srfs;
             s->clause = NULL;
             if (rc != KEEL_OK)
                 return rc;
@@ -4510,8 +4821,10 @@ static keel_status select_run_body(sql_session *s,
         g.input = sp;
         gscope.grouping = &g;
         op = &gscope;
+        srfs.n = 0; /* the first try's are gone */
         rc = sql_targets_analyse(s, op, st->target_list, st->n_target_list, &o.tl,
                              &o.nt);
+        s->srfs = NULL;
         if (rc == KEEL_OK && st->having_clause != NULL) {
             s->windowing = NULL;
             s->clause = "HAVING";
@@ -4528,6 +4841,8 @@ static keel_status select_run_body(sql_session *s,
             return rc;
         run.g = &g;
     }
+    s->srfs = NULL;
+    o.srfs = srfs.n > 0 ? &srfs : NULL;
     if (st->n_sort_clause > 0 || o.ndistinct_on > 0) {
         rc = order_by(s, st, op, &o);
         if (rc == KEEL_OK && o.ndistinct_on > 0)
@@ -4603,6 +4918,8 @@ static keel_status select_run_body(sql_session *s,
             sql_explain_node(x, depth++, "Unique");
         if (o.nkeys > 0 || o.distinct)
             sql_explain_node(x, depth++, "Sort");
+        if (o.srfs != NULL)
+            sql_explain_node(x, depth++, "ProjectSet");
         if (o.win != NULL)
             depth = sql_window_explain(x, &win, depth);
         if (grouped)
@@ -4713,14 +5030,17 @@ static keel_status select_body(sql_session *s, const PgQuery__SelectStmt *st,
 {
     sql_windowing *w = s->windowing;
     const sql_value *wv = s->win_vals;
+    sql_srf_list *srfs = s->srfs;
     const char *clause = s->clause;
     keel_status rc;
 
     s->windowing = NULL;
+    s->srfs = NULL;
     s->clause = NULL;
     rc = select_run_body(s, st, outer, outer_row, describe, into);
     s->windowing = w;
     s->win_vals = wv;
+    s->srfs = srfs;
     s->clause = clause;
     return rc;
 }

@@ -396,6 +396,7 @@ keel_status sql_window_analyse(sql_session *s, const sql_scope *scope,
     sql_window_fn fn;
     sql_expr *e;
     uint32_t type = 0;
+    uint16_t n0;
     bool agg = false;
     keel_status rc;
 
@@ -448,6 +449,7 @@ keel_status sql_window_analyse(sql_session *s, const sql_scope *scope,
                            "FILTER is not implemented for non-aggregate "
                            "window functions");
     w->inside = "nested";
+    n0 = sql_srf_count(s);
     if (agg) {
         rc = sql_agg_build(s, scope, fc, name, &fn.agg);
         type = fn.agg.type;
@@ -456,7 +458,15 @@ keel_status sql_window_analyse(sql_session *s, const sql_scope *scope,
     }
     w->inside = NULL;
     if (rc == KEEL_OK)
+        rc = sql_srf_none_since(s, n0, "window function calls");
+    /* its window's rows are those before the output list's functions
+     * run */
+    if (rc == KEEL_OK)
         rc = win_add(s, scope, fc->over, &fn.win);
+    if (rc == KEEL_OK && sql_srf_count(s) > n0)
+        rc = sql_unsupported(s, s->srfs->v[n0]->expr->location,
+                             "set-returning functions in a window's "
+                             "definition");
     if (rc != KEEL_OK)
         return rc;
     if (w->nfns == w->capfns) {

@@ -1,0 +1,1 @@
+SELECT a, generate_series(1, a % 4) AS g, unnest(ARRAY[b, b || 'x']) FROM t ORDER BY 1, 2 LIMIT 5; SELECT count(*), generate_series(1, count(*)::int) FROM t GROUP BY b HAVING count(*) > 1; SELECT generate_series(1.5, 3, 0.5), generate_series('2024-01-01'::timestamp, '2024-01-02', '8 hours'); SELECT jsonb_array_elements('[1,2]'), json_object_keys('{"a":1}')
