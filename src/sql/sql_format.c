@@ -4,8 +4,8 @@
  * Dates: PostgreSQL's template patterns (formatting.c's DCH set that
  * keel's types can fill), FM and TH, text in double quotes (a backslash
  * escaping a character there) and \" for a quote outside them.
- * Sessions run in UTC, so TZ reads "UTC" for timestamptz and nothing
- * for timestamp.
+ * A timestamptz's fields are the session zone's wall clock's, and TZ,
+ * TZH, TZM and OF its abbreviation and offset; a timestamp has none.
  *
  * Numbers: its NUM set's digits (9, 0), point (., D), group separator
  * (",", G), signs (S, MI, PL, SG, PR) and FM.  The number is rounded to
@@ -14,6 +14,7 @@
  * when they do not fit; without a sign pattern a '-' (or a blank) goes
  * just before the first digit shown.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,8 @@ typedef struct dt_fields {
     int dow;       /* 0 Sunday .. 6 */
     int64_t isoyear, isoweek;
     bool tz;       /* timestamptz */
+    int32_t off;   /* its zone's offset, seconds east */
+    const char *abbr; /* and abbreviation */
 } dt_fields;
 
 static const char *const month_names[] = {
@@ -130,12 +133,24 @@ static int style_of(const char *p)
     return p[1] >= 'a' && p[1] <= 'z' ? 1 : 0;
 }
 
-static void fields_of(uint32_t type, int64_t v, dt_fields *f)
+static void fields_of(const sql_session *s, uint32_t type, int64_t v,
+                      dt_fields *f)
 {
     int64_t us, secs, jan1;
 
     memset(f, 0, sizeof(*f));
-    f->tz = type == SQL_TYPE_TIMESTAMPTZ;
+    /* a date is PostgreSQL's to_char(timestamptz) of its midnight here;
+     * a timestamp's offset is +00 and its TZ nothing */
+    f->tz = type != SQL_TYPE_TIMESTAMP;
+    f->abbr = "UTC";
+    if (type == SQL_TYPE_DATE && s->tz_name[0] != '\0')
+        f->off = sql_tz_offset(&s->tz_store,
+                               sql_tz_from_local(s, v * USECS_PER_DAY),
+                               &f->abbr);
+    else if (type == SQL_TYPE_TIMESTAMPTZ && s->tz_name[0] != '\0')
+        f->off = sql_tz_offset(&s->tz_store, v, &f->abbr);
+    if (type == SQL_TYPE_TIMESTAMPTZ)
+        v += (int64_t)f->off * 1000000;
     if (type == SQL_TYPE_DATE) {
         f->days = v;
         us = 0;
@@ -166,7 +181,7 @@ keel_status sql_to_char_datetime(sql_session *s, const sql_value *v,
     size_t i = 0;
     keel_status rc = KEEL_OK;
 
-    fields_of(v->type, v->v.i, &f);
+    fields_of(s, v->type, v->v.i, &f);
     while (rc == KEEL_OK && i < flen) {
         const char *p = fmt + i;
         size_t left = flen - i, used = 0;
@@ -338,14 +353,24 @@ keel_status sql_to_char_datetime(sql_session *s, const sql_value *v,
         } else if (PAT("RM") || PAT("rm")) {
             const char *r = roman[f.month - 1];
             rc = put_name(s, &o, r, strlen(r), p[0] == 'r' ? 2 : 0, 4, fm);
-        } else if (PAT("TZH") || PAT("tzh")) {
-            rc = f.tz ? put(s, &o, "+00", 3) : KEEL_OK;
-        } else if (PAT("TZM") || PAT("tzm")) {
-            rc = f.tz ? put(s, &o, "00", 2) : KEEL_OK;
+        } else if (PAT("TZH") || PAT("tzh") || PAT("TZM") || PAT("tzm") ||
+                   PAT("OF") || PAT("of")) {
+            int32_t a = f.off < 0 ? -f.off : f.off;
+            char b[16];
+            bool of = p[0] == 'O' || p[0] == 'o';
+            int n = of ? sql_tz_offset_text(f.off, false, b, sizeof(b))
+                    : p[2] == 'H' || p[2] == 'h'
+                        ? snprintf(b, sizeof(b), "%c%02d", f.off < 0 ? '-' : '+',
+                                   a / 3600)
+                        : snprintf(b, sizeof(b), "%02d", a / 60 % 60);
+            rc = put(s, &o, b, (size_t)n);
         } else if (PAT("TZ") || PAT("tz")) {
-            rc = f.tz ? put(s, &o, p[0] == 't' ? "utc" : "UTC", 3) : KEEL_OK;
-        } else if (PAT("OF") || PAT("of")) {
-            rc = f.tz ? put(s, &o, "+00", 3) : KEEL_OK;
+            char b[16];
+            size_t n = strlen(f.abbr) < sizeof(b) ? strlen(f.abbr) : 0;
+            for (size_t k = 0; k < n; k++)
+                b[k] = p[0] == 't' ? (char)tolower((unsigned char)f.abbr[k])
+                                   : f.abbr[k];
+            rc = f.tz ? put(s, &o, b, n) : KEEL_OK;
         } else if (PAT("Y") || PAT("y") || PAT("I") || PAT("i")) {
             int64_t y = p[0] == 'I' || p[0] == 'i' ? f.isoyear : f.year;
             SUFFIX();

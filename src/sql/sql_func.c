@@ -12,7 +12,8 @@
  *   flags g and i, \1..\9 and \& in the replacement).
  *   bytea: md5, sha224 to sha512 (OpenSSL's), octet_length, encode and
  *   decode (hex, base64, escape).  uuid: gen_random_uuid.
- *   dates: to_timestamp(epoch seconds), make_date, age.
+ *   dates: to_timestamp(epoch seconds), make_date, age, timezone() (AT
+ *   TIME ZONE).
  */
 #include <math.h>
 #include <openssl/evp.h>
@@ -52,6 +53,7 @@ static const struct {
     {"regexp_replace", SQL_FUNC_REGEXP_REPLACE, 3, 4},
     {"to_timestamp", SQL_FUNC_TO_TIMESTAMP, 1, 1},
     {"make_date", SQL_FUNC_MAKE_DATE, 3, 3},
+    {"timezone", SQL_FUNC_TIMEZONE, 2, 2},
     {"age", SQL_FUNC_AGE, 1, 2},
     {"pg_typeof", SQL_FUNC_REGTYPE, 1, 1},
     {"gen_random_uuid", SQL_FUNC_GEN_RANDOM_UUID, 0, 0},
@@ -246,6 +248,19 @@ keel_status sql_func_more(sql_session *s, const sql_scope *scope,
             ok = arg_to(s, e, i, SQL_TYPE_INT4, &rc);
         e->type = SQL_TYPE_DATE;
         break;
+    case SQL_FUNC_TIMEZONE: {
+        /* x AT TIME ZONE zone: a timestamp of a timestamptz (an untyped
+         * one or a date read as one), a timestamptz of a timestamp */
+        uint32_t t = e->args[1]->type;
+        ok = arg_to(s, e, 0, SQL_TYPE_TEXT, &rc) &&
+             (t == SQL_TYPE_UNKNOWN || sql_type_is_datetime(t));
+        if (ok && rc == KEEL_OK && t != SQL_TYPE_TIMESTAMP &&
+            t != SQL_TYPE_TIMESTAMPTZ)
+            rc = sql_expr_coerce(s, &e->args[1], SQL_TYPE_TIMESTAMPTZ);
+        e->type = t == SQL_TYPE_TIMESTAMP ? SQL_TYPE_TIMESTAMPTZ
+                                          : SQL_TYPE_TIMESTAMP;
+        break;
+    }
     default: { /* SQL_FUNC_AGE: timestamps, or dates read as them */
         uint32_t t = SQL_TYPE_TIMESTAMP;
         for (uint16_t i = 0; i < e->nargs; i++)
@@ -912,6 +927,24 @@ keel_status sql_func_more_eval(sql_session *s, const sql_expr *e,
                             "date field value out of range: %lld-%02lld-%02lld",
                             (long long)y, (long long)m, (long long)d);
         out->v.i = back - SQL_EPOCH_DAYS;
+        return KEEL_OK;
+    }
+    case SQL_FUNC_TIMEZONE: {
+        sql_tz z;
+        char spec[SQL_TZ_NAME];
+        if (a[0].v.s.len >= sizeof(spec))
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "time zone \"%.*s\" not recognized", 64,
+                            a[0].v.s.p);
+        memcpy(spec, a[0].v.s.p, a[0].v.s.len);
+        spec[a[0].v.s.len] = '\0';
+        if (!sql_tz_load(s, spec, &z))
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "time zone \"%s\" not recognized", spec);
+        out->v.i = e->type == SQL_TYPE_TIMESTAMP
+                       ? a[1].v.i +
+                             (int64_t)sql_tz_offset(&z, a[1].v.i, NULL) * 1000000
+                       : sql_tz_utc(&z, a[1].v.i);
         return KEEL_OK;
     }
     default: /* SQL_FUNC_AGE */

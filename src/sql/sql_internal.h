@@ -416,6 +416,44 @@ typedef struct sql_portal {
     struct sql_portal *next;
 } sql_portal;
 
+/* ---- time zones (sql_tz.c) ---------------------------------------------- */
+
+#define SQL_TZ_NAME 64
+
+/* An offset from UTC and its abbreviation ("CEST", "+0530"). */
+typedef struct sql_tz_type {
+    int32_t off; /* seconds east of Greenwich */
+    bool dst;
+    char abbr[12];
+} sql_tz_type;
+
+/* A POSIX TZ rule's date: kind 'M' (day d, 0 Sunday, of week w, 5 the
+ * last, of month m), 'J' (day d of 1..365, February 29 never counted)
+ * or 'N' (day d of 0..365); at secs past local midnight. */
+typedef struct sql_tz_when {
+    char kind;
+    int m, w, d;
+    int32_t secs;
+} sql_tz_when;
+
+typedef struct sql_tz_rule {
+    sql_tz_type std, dst;
+    bool has_dst;
+    sql_tz_when start, end; /* in standard, then in daylight time */
+} sql_tz_rule;
+
+/* A zone: a file's transitions (shared, kept for the process) and its
+ * rule after them, or a rule alone. */
+typedef struct sql_tz {
+    char name[SQL_TZ_NAME]; /* as SHOW shows it */
+    const int64_t *trans;   /* Unix seconds */
+    const uint8_t *idx;
+    uint32_t ntrans, ntypes;
+    const sql_tz_type *types;
+    bool has_rule;
+    sql_tz_rule rule;
+} sql_tz;
+
 struct sql_session {
     keel_db *db;
     keel_session *ks;
@@ -495,6 +533,11 @@ struct sql_session {
      * the values of the row being sent (sql_window.c). */
     struct sql_windowing *windowing;
     const sql_value *win_vals;
+    /* The TimeZone setting's zone, NULL while it is UTC's offset (and
+     * its name, stored as the setting's value). */
+    sql_tz tz_store;
+    const sql_tz *tz;
+    char tz_name[SQL_TZ_NAME];
     /* The set-returning functions of the output list being analysed
      * (sql_select.c), NULL where none may be. */
     struct sql_srf_list *srfs;
@@ -778,6 +821,7 @@ typedef enum sql_func {
     SQL_FUNC_REGEXP_REPLACE,
     SQL_FUNC_TO_TIMESTAMP,
     SQL_FUNC_MAKE_DATE,
+    SQL_FUNC_TIMEZONE,
     SQL_FUNC_GEN_RANDOM_UUID, /* a version 4 (random) uuid */
     SQL_FUNC_ENCODE,          /* encode(bytea, format): text */
     SQL_FUNC_DECODE,          /* decode(text, format): bytea */
@@ -1243,6 +1287,37 @@ keel_status sql_scaled_out(sql_session *s, int64_t value, int scale,
 keel_status sql_interval_in(sql_session *s, const char *text, uint32_t len,
                             int32_t location, sql_value *out);
 int sql_interval_out(const sql_value *v, char *buf, size_t size);
+
+/* A zone by what PostgreSQL takes as one (a name of the system's zone
+ * database, in any case; a POSIX TZ string; hours east; "interval
+ * '+05:30'") into *z; false if spec is none. */
+bool sql_tz_load(sql_session *s, const char *spec, sql_tz *z);
+/* Whether z is UTC all the time. */
+bool sql_tz_is_utc(const sql_tz *z);
+/* z's offset (seconds east) at a UTC time, and its abbreviation. */
+int32_t sql_tz_offset(const sql_tz *z, int64_t utc_us, const char **abbr);
+/* The UTC time of a local time in z (a skipped one read with the offset
+ * before the change, a repeated one with the offset after). */
+int64_t sql_tz_utc(const sql_tz *z, int64_t local_us);
+/* Whether b holds a TZif file this reads (the tests' check of it). */
+bool sql_tz_tzif_ok(const uint8_t *b, size_t len);
+/* An offset as PostgreSQL prints one after a time: +02, +05:30,
+ * -03:30:52 (minutes: +02:00 too, as json's). */
+int sql_tz_offset_text(int32_t off, bool minutes, char *buf, size_t size);
+/* The session's zone's offset at a UTC time, and the local time of one
+ * and the UTC time of a local one (timestamps in microseconds). */
+static inline int32_t sql_tz_off(const sql_session *s, int64_t utc_us)
+{
+    return s->tz != NULL ? sql_tz_offset(s->tz, utc_us, NULL) : 0;
+}
+static inline int64_t sql_tz_local(const sql_session *s, int64_t utc_us)
+{
+    return utc_us + (int64_t)sql_tz_off(s, utc_us) * 1000000;
+}
+static inline int64_t sql_tz_from_local(const sql_session *s, int64_t local_us)
+{
+    return s->tz != NULL ? sql_tz_utc(s->tz, local_us) : local_us;
+}
 int sql_interval_cmp(const sql_value *a, const sql_value *b);
 /* a op b where one is a date, timestamp or interval, into out of type. */
 keel_status sql_interval_arith(sql_session *s, sql_op op, const sql_value *a,

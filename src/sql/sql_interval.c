@@ -418,6 +418,26 @@ static keel_status ts_add(sql_session *s, int64_t ts, const interval *iv,
     return KEEL_OK;
 }
 
+/* ts_add() of a timestamptz (tz): its months and days counted on the
+ * session zone's calendar (a day across a change of offset is 23 or 25
+ * hours, as in PostgreSQL), its time on the clock. */
+static keel_status tz_add(sql_session *s, bool tz, int64_t ts,
+                          const interval *iv, int sign, int64_t *out)
+{
+    interval cal = {0, iv->days, iv->months};
+    keel_status rc;
+
+    if (!tz || s->tz == NULL || (iv->months == 0 && iv->days == 0))
+        return ts_add(s, ts, iv, sign, out);
+    rc = ts_add(s, sql_tz_local(s, ts), &cal, sign, out);
+    if (rc != KEEL_OK)
+        return rc;
+    *out = sql_tz_from_local(s, *out);
+    if (__builtin_add_overflow(*out, sign * iv->us, out))
+        return range_error(s, "timestamp");
+    return KEEL_OK;
+}
+
 keel_status sql_interval_arith(sql_session *s, sql_op op, const sql_value *a,
                                const sql_value *b, uint32_t type,
                                sql_value *out)
@@ -443,12 +463,13 @@ keel_status sql_interval_arith(sql_session *s, sql_op op, const sql_value *a,
     if (sql_type_is_datetime(ta) && tb == SQL_TYPE_INTERVAL) {
         interval iv = get(b);
         int64_t t = ta == SQL_TYPE_DATE ? a->v.i * USECS_PER_DAY : a->v.i;
-        return ts_add(s, t, &iv, op == SQL_OP_SUB ? -1 : 1, &out->v.i);
+        return tz_add(s, ta == SQL_TYPE_TIMESTAMPTZ, t, &iv,
+                      op == SQL_OP_SUB ? -1 : 1, &out->v.i);
     }
     if (ta == SQL_TYPE_INTERVAL && sql_type_is_datetime(tb)) {
         interval iv = get(a);
         int64_t t = tb == SQL_TYPE_DATE ? b->v.i * USECS_PER_DAY : b->v.i;
-        return ts_add(s, t, &iv, 1, &out->v.i);
+        return tz_add(s, tb == SQL_TYPE_TIMESTAMPTZ, t, &iv, 1, &out->v.i);
     }
     /* timestamp - timestamp: days and time, as justify_hours() gives */
     if (sql_type_is_datetime(ta) && sql_type_is_datetime(tb)) {
@@ -593,13 +614,18 @@ keel_status sql_interval_binary_out(sql_session *s, const sql_value *v,
 keel_status sql_interval_age(sql_session *s, const sql_value *a,
                              const sql_value *b, sql_value *out)
 {
-    int64_t t1 = a != NULL ? a->v.i
-                           : (s->txn_start_us >= 0
-                                  ? s->txn_start_us / USECS_PER_DAY
-                                  : (s->txn_start_us - USECS_PER_DAY + 1) /
-                                        USECS_PER_DAY) *
-                                 USECS_PER_DAY;
-    int64_t t2 = b->v.i, f[2][7], d[7]; /* year, month, day, h, m, s, us */
+    /* in the session zone's wall clock, from its midnight today without
+     * a */
+    int64_t now = sql_tz_local(s, s->txn_start_us);
+    int64_t t1 = a == NULL ? (now >= 0 ? now / USECS_PER_DAY
+                                       : (now - USECS_PER_DAY + 1) /
+                                             USECS_PER_DAY) *
+                                 USECS_PER_DAY
+                 : a->type == SQL_TYPE_TIMESTAMPTZ ? sql_tz_local(s, a->v.i)
+                                                   : a->v.i;
+    int64_t t2 = b->type == SQL_TYPE_TIMESTAMPTZ ? sql_tz_local(s, b->v.i)
+                                                 : b->v.i;
+    int64_t f[2][7], d[7]; /* year, month, day, h, m, s, us */
     int64_t ts[2] = {t1, t2};
     bool neg = t1 < t2;
     interval iv;

@@ -381,8 +381,12 @@ static keel_status setting_put(sql_session *s, const char *name,
                                const char *value, bool startup)
 {
     sql_setting *x = setting_find(s, name);
-    char *v = strdup(value);
+    char *v;
 
+    /* a zone is kept under the name setting_apply() found it by */
+    if (strcasecmp(name, "TimeZone") == 0 && s->tz_name[0] != '\0')
+        value = s->tz_name;
+    v = strdup(value);
     if (v == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     if (x == NULL) {
@@ -733,6 +737,18 @@ static keel_status setting_apply(sql_session *s, const char *name,
                             "\"%s\"",
                             value);
         keel_session_set_synchronous_commit(s->ks, on);
+        return KEEL_OK;
+    }
+    if (strcasecmp(name, "TimeZone") == 0) {
+        sql_tz z;
+        if (!sql_tz_load(s, value, &z))
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "invalid value for parameter \"TimeZone\": "
+                            "\"%s\"",
+                            value);
+        s->tz_store = z;
+        s->tz = sql_tz_is_utc(&z) ? NULL : &s->tz_store;
+        snprintf(s->tz_name, sizeof(s->tz_name), "%s", z.name);
         return KEEL_OK;
     }
     if (strcasecmp(name, "default_transaction_isolation") == 0) {
@@ -1368,8 +1384,16 @@ static keel_status set_value_text(sql_session *s,
                        PG_QUERY__NODE__NODE_A_CONST &&
                    n->type_cast->arg->a_const->val_case ==
                        PG_QUERY__A__CONST__VAL_SVAL) {
-            /* SET TIME ZONE INTERVAL '...' and the like */
-            snprintf(one, sizeof(one), "%s",
+            /* SET TIME ZONE INTERVAL '...' [HOUR TO MINUTE], which the
+             * zone reads as an interval (sql_tz_load()) */
+            const PgQuery__TypeName *tn = n->type_cast->type_name;
+            const char *ty =
+                tn != NULL && tn->n_names > 0
+                    ? sql_node_string(tn->names[tn->n_names - 1])
+                    : NULL;
+            snprintf(one, sizeof(one),
+                     ty != NULL && strcmp(ty, "interval") == 0 ? "interval '%s'"
+                                                               : "%s",
                      n->type_cast->arg->a_const->sval->sval);
         } else {
             return sql_unsupported(s, -1, "this SET value");

@@ -11,6 +11,7 @@
  * PostgreSQL's text formats (floats in the shortest form that reads
  * back exactly, as extra_float_digits 1 gives; booleans t and f).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,7 +27,8 @@
 
 static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
                                uint32_t type, int32_t location, int64_t *out);
-static int datetime_out(uint32_t type, int64_t v, char *buf, size_t size);
+static int datetime_out(uint32_t type, int64_t v, int32_t off, char *buf,
+                        size_t size);
 static keel_status bytes_text(sql_session *s, const sql_value *v,
                               const char **out, uint32_t *len);
 
@@ -482,9 +484,15 @@ keel_status sql_value_text(sql_session *s, const sql_value *v,
         break;
     case SQL_TYPE_DATE:
     case SQL_TYPE_TIMESTAMP:
-    case SQL_TYPE_TIMESTAMPTZ:
-        n = datetime_out(v->type, v->v.i, buf, sizeof(buf));
+        n = datetime_out(v->type, v->v.i, 0, buf, sizeof(buf));
         break;
+    case SQL_TYPE_TIMESTAMPTZ: {
+        /* the session's local time, and its offset */
+        int32_t off = sql_tz_off(s, v->v.i);
+        n = datetime_out(v->type, v->v.i + (int64_t)off * 1000000, off, buf,
+                         sizeof(buf));
+        break;
+    }
     case SQL_TYPE_INTERVAL:
         n = sql_interval_out(v, buf, sizeof(buf));
         break;
@@ -1040,13 +1048,17 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
         return rc;
     }
     if (sql_type_is_datetime(from) && sql_type_is_datetime(type)) {
-        /* Sessions are in UTC: timestamp and timestamptz hold the same
-         * number for the same wall clock. */
+        /* A timestamptz is a UTC time; a timestamp and a date are the
+         * session zone's wall clock when one meets the other. */
         if (from == SQL_TYPE_DATE &&
             __builtin_mul_overflow(v->v.i, USECS_PER_DAY, &v->v.i))
             return sql_fail(s, KEEL_EINVAL, "22008",
                             "date out of range for timestamp");
-        else if (type == SQL_TYPE_DATE)
+        if (from == SQL_TYPE_TIMESTAMPTZ && type != SQL_TYPE_TIMESTAMPTZ)
+            v->v.i = sql_tz_local(s, v->v.i);
+        else if (from != SQL_TYPE_TIMESTAMPTZ && type == SQL_TYPE_TIMESTAMPTZ)
+            v->v.i = sql_tz_from_local(s, v->v.i);
+        if (type == SQL_TYPE_DATE)
             v->v.i = v->v.i >= 0 ? v->v.i / USECS_PER_DAY
                                  : (v->v.i - USECS_PER_DAY + 1) / USECS_PER_DAY;
         v->type = type;
@@ -1665,6 +1677,8 @@ static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
     int64_t y, mo, d, h = 0, mi = 0, sec = 0, usec = 0, days, zone = 0;
     char word[16];
     uint32_t wl = 0;
+    bool has_zone = false, has_named = false;
+    sql_tz named;
 
     while (p < end && is_space(*p))
         p++;
@@ -1677,13 +1691,18 @@ static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
     }
     word[wl] = '\0';
     if (wl > 0 && p + wl == end) {
+        /* now and today as the session's wall clock reads them, but a
+         * timestamptz's now the instant itself */
         int64_t now = s->txn_start_us != 0 ? s->txn_start_us : sql_now_us();
+        int64_t local = sql_tz_local(s, now);
+        int64_t day = (local >= 0 ? local / USECS_PER_DAY
+                                  : (local - USECS_PER_DAY + 1) / USECS_PER_DAY) *
+                      USECS_PER_DAY;
+        bool tz = type == SQL_TYPE_TIMESTAMPTZ;
         if (strcmp(word, "now") == 0)
-            *out = now;
+            *out = tz ? now : local;
         else if (strcmp(word, "today") == 0)
-            *out = (now >= 0 ? now / USECS_PER_DAY
-                             : (now - USECS_PER_DAY + 1) / USECS_PER_DAY) *
-                   USECS_PER_DAY;
+            *out = tz ? sql_tz_from_local(s, day) : day;
         else if (strcmp(word, "epoch") == 0)
             *out = -SQL_EPOCH_UNIX * 1000000;
         else if (strcmp(word, "infinity") == 0)
@@ -1730,16 +1749,34 @@ static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
             }
         }
     }
-    /* A zone. */
+    /* A zone: an offset, or a zone's name; without one, a timestamptz
+     * is the session zone's wall clock. */
     while (p < end && *p == ' ')
         p++;
     if (p < end) {
-        if (*p == 'Z' || *p == 'z') {
+        has_zone = true;
+        if ((*p == 'Z' || *p == 'z') && p + 1 == end) {
             p++;
         } else if (end - p == 3 && strncasecmp(p, "UTC", 3) == 0) {
             p += 3;
         } else if (end - p == 3 && strncasecmp(p, "GMT", 3) == 0) {
             p += 3;
+        } else if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')) {
+            char spec[SQL_TZ_NAME];
+            if ((size_t)(end - p) >= sizeof(spec))
+                goto bad;
+            memcpy(spec, p, (size_t)(end - p));
+            spec[end - p] = '\0';
+            if (!sql_tz_load(s, spec, &named) && strchr(spec, '/') != NULL) {
+                for (char *c = spec; *c != '\0'; c++)
+                    *c = (char)tolower((unsigned char)*c);
+                return sql_fail_at(s, location, KEEL_EINVAL, "22023",
+                                   "time zone \"%s\" not recognized", spec);
+            }
+            if (named.name[0] == '\0')
+                goto bad;
+            has_named = true;
+            p = end;
         } else if (*p == '+' || *p == '-') {
             int sign = *p++ == '-' ? -1 : 1;
             int64_t zh, zm = 0;
@@ -1783,6 +1820,10 @@ static keel_status datetime_in(sql_session *s, const char *text, uint32_t len,
             return sql_fail_at(s, location, KEEL_EINVAL, "22008",
                                "timestamp out of range: \"%.*s\"",
                                (int)(len > 100 ? 100 : len), text);
+        if (type == SQL_TYPE_TIMESTAMPTZ && has_named)
+            us = sql_tz_utc(&named, us);
+        else if (type == SQL_TYPE_TIMESTAMPTZ && !has_zone)
+            us = sql_tz_from_local(s, us);
         *out = us;
     }
     return KEEL_OK;
@@ -1796,8 +1837,10 @@ range:
                        (int)(len > 100 ? 100 : len), text);
 }
 
-/* PostgreSQL's ISO output: 2026-12-06, 2026-12-06 16:05:03.25[+00]. */
-static int datetime_out(uint32_t type, int64_t v, char *buf, size_t size)
+/* PostgreSQL's ISO output: 2026-12-06, 2026-12-06 16:05:03.25[+00]; a
+ * timestamptz's v is its local time, off its offset (seconds east). */
+static int datetime_out(uint32_t type, int64_t v, int32_t off, char *buf,
+                        size_t size)
 {
     int64_t days, y, us;
     int m, d, n;
@@ -1826,7 +1869,7 @@ static int datetime_out(uint32_t type, int64_t v, char *buf, size_t size)
             n += snprintf(buf + n, size - (size_t)n, ".%s", f);
         }
         if (type == SQL_TYPE_TIMESTAMPTZ)
-            n += snprintf(buf + n, size - (size_t)n, "+00");
+            n += sql_tz_offset_text(off, false, buf + n, size - (size_t)n);
     }
     if (y <= 0)
         n += snprintf(buf + n, size - (size_t)n, " BC");
@@ -1936,6 +1979,9 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
         return sql_interval_extract(s, unit, &a[1], f == SQL_FUNC_DATE_PART,
                                     out);
     }
+    /* a timestamptz's fields are the session zone's wall clock's */
+    if (type == SQL_TYPE_TIMESTAMPTZ)
+        v = sql_tz_local(s, v);
     if (type == SQL_TYPE_DATE) {
         days = v;
         us = 0;
@@ -1995,6 +2041,18 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
         out->type = type == SQL_TYPE_DATE ? SQL_TYPE_TIMESTAMPTZ : type;
         out->isnull = false;
         out->v.i = t;
+        /* a timestamptz cut to a day or more takes the offset its new
+         * wall clock has; to an hour or less, it keeps its own, as in
+         * PostgreSQL */
+        if (out->type == SQL_TYPE_TIMESTAMPTZ)
+            out->v.i = type == SQL_TYPE_TIMESTAMPTZ &&
+                               (strcmp(unit, "microseconds") == 0 ||
+                                strcmp(unit, "milliseconds") == 0 ||
+                                strcmp(unit, "second") == 0 ||
+                                strcmp(unit, "minute") == 0 ||
+                                strcmp(unit, "hour") == 0)
+                           ? t - (v - a[1].v.i)
+                           : sql_tz_from_local(s, t);
         return KEEL_OK;
     }
     /* extract (numeric) and date_part (double precision): the value in
@@ -2044,16 +2102,21 @@ keel_status sql_datetime_func(sql_session *s, sql_func f, const sql_value *a,
         sql_iso_week(days, &isoyear, &week);
         value = isoyear > 0 ? isoyear : isoyear - 1;
     } else if (strcmp(unit, "epoch") == 0) {
-        value = type == SQL_TYPE_DATE
-                    ? days * 86400
+        /* a timestamptz's the instant's */
+        value = type == SQL_TYPE_DATE ? days * 86400
+                : type == SQL_TYPE_TIMESTAMPTZ
+                    ? a[1].v.i + SQL_EPOCH_DAYS * USECS_PER_DAY
                     : (days * USECS_PER_DAY + us);
         scale = type == SQL_TYPE_DATE ? 0 : 6;
     } else if ((strcmp(unit, "timezone") == 0 ||
                 strcmp(unit, "timezone_hour") == 0 ||
                 strcmp(unit, "timezone_minute") == 0) &&
-               type == SQL_TYPE_TIMESTAMPTZ)
-        value = 0; /* keel's sessions are in UTC */
-    else
+               type == SQL_TYPE_TIMESTAMPTZ) {
+        int32_t off = sql_tz_off(s, a[1].v.i);
+        value = unit[8] == '\0'   ? off
+                : unit[9] == 'h' ? off / 3600
+                                 : off / 60 % 60;
+    } else
         return sql_fail(s, KEEL_EINVAL, "22023",
                         "unit \"%s\" not recognized for type %s", unit,
                         datetime_type_words(type));
