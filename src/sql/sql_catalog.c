@@ -43,7 +43,7 @@ typedef struct sql_view {
  * nullability and atthasdef given: keel_attribute's type is a keel_type,
  * KEEL_INT2 (1) to KEEL_JSONB (17) in keel.h's order; a text column
  * with a length (charlen) is varchar(n). */
-#define PG_ATTRIBUTE_COLS(relid, attnum, notnull, hasdef)                     \
+#define PG_ATTRIBUTE_COLS(relid, attnum, notnull, hasdef, identity)           \
     "select " relid " as attrelid, a.name as attname,"                        \
     " (case a.type when 1 then 21 when 2 then 23 when 3 then 20"              \
     " when 4 then 26 when 5 then 16 when 6 then 701 when 7 then 19"           \
@@ -62,7 +62,7 @@ typedef struct sql_view {
     " then a.charlen / 64 * 65536 + a.charlen % 64 + 4"                       \
     " else -1 end as atttypmod,"                                              \
     " " notnull " as attnotnull, " hasdef " as atthasdef,"                   \
-    " false as atthasmissing, ''::char(1) as attidentity,"                    \
+    " false as atthasmissing, " identity "::char(1) as attidentity,"          \
     " ''::char(1) as attgenerated, false as attisdropped,"                    \
     " true as attislocal, 0 as attinhcount,"                                  \
     " (case a.type when 7 then 950 when 8 then 100 when 9 then 100"           \
@@ -72,9 +72,16 @@ typedef struct sql_view {
     " else 'p' end)::char(1) as attstorage,"                                  \
     " ''::text as attcompression, -1 as attstattarget"
 
+/* An identity column's default (sql_default_identity()) is none to
+ * PostgreSQL's catalogs: its attidentity says what it is. */
+#define IDENTITY_OF(d)                                                        \
+    "(case when " d ".adsrc like 'keel_identity_always(%' then 'a'"           \
+    " when " d ".adsrc like 'keel_identity_by_default(%' then 'd'"            \
+    " else '' end)"
+
 /* A table's columns. */
-#define PG_ATTRIBUTE(hasdef)                                                  \
-    PG_ATTRIBUTE_COLS("a.relid", "a.attnum", "a.notnull", hasdef)             \
+#define PG_ATTRIBUTE(hasdef, identity)                                        \
+    PG_ATTRIBUTE_COLS("a.relid", "a.attnum", "a.notnull", hasdef, identity)   \
     " from keel_catalog.keel_attribute a"
 
 /* An index's columns, as PostgreSQL keeps them: its key columns in
@@ -82,7 +89,7 @@ typedef struct sql_view {
  * (keel_index.keys lists their numbers, separated by blanks). */
 #define PG_INDEX_ATTRIBUTE                                                    \
     " union all "                                                             \
-    PG_ATTRIBUTE_COLS("i.indexrelid", "g.k::int2", "false", "false")          \
+    PG_ATTRIBUTE_COLS("i.indexrelid", "g.k::int2", "false", "false", "''")    \
     " from keel_catalog.keel_index i"                                         \
     " cross join lateral generate_series(1, i.nkeys) g(k)"                    \
     " join keel_catalog.keel_attribute a on a.relid = i.indrelid"             \
@@ -114,11 +121,12 @@ static const sql_view views[] = {
      " group by indrelid) x on x.indrelid = c.oid",
      NULL},
     {"pg_attribute",
-     PG_ATTRIBUTE("d.adrelid is not null")
+     PG_ATTRIBUTE("(d.adrelid is not null and " IDENTITY_OF("d") " = '')",
+                  IDENTITY_OF("d"))
      " left join keel_sql.keel_attrdef d"
      " on d.adrelid = a.relid and d.adnum = a.attnum" PG_INDEX_ATTRIBUTE,
      "keel_sql.keel_attrdef"},
-    {"pg_attribute", PG_ATTRIBUTE("false") PG_INDEX_ATTRIBUTE, NULL},
+    {"pg_attribute", PG_ATTRIBUTE("false", "''") PG_INDEX_ATTRIBUTE, NULL},
     {"pg_index",
      "select i.indexrelid, i.indrelid, i.nkeys as indnatts,"
      " i.nkeys as indnkeyatts, i.\"unique\" as indisunique,"
@@ -206,7 +214,8 @@ static const sql_view views[] = {
      " then d.adsrc || '::' || format_type(a.atttypid, null)"
      " else d.adsrc end as adbin"
      " from keel_sql.keel_attrdef d join pg_attribute a"
-     " on a.attrelid = d.adrelid and a.attnum = d.adnum",
+     " on a.attrelid = d.adrelid and a.attnum = d.adnum"
+     " where a.attidentity = ''",
      "keel_sql.keel_attrdef"},
     {"pg_attrdef",
      "select 0::oid as oid, 0::oid as adrelid, 0::int2 as adnum,"
@@ -339,7 +348,11 @@ static const sql_view views[] = {
      " 'pg_catalog'::name as udt_schema, t.typname as udt_name,"
      " a.attnum::int as dtd_identifier,"
      " 'NO'::varchar(3) as is_self_referencing,"
-     " 'NO'::varchar(3) as is_identity, 'NEVER'::varchar as is_generated,"
+     " (case when a.attidentity = '' then 'NO' else 'YES' end)::varchar(3)"
+     " as is_identity,"
+     " (case a.attidentity when 'a' then 'ALWAYS' when 'd' then 'BY DEFAULT'"
+     " end)::varchar as identity_generation,"
+     " 'NEVER'::varchar as is_generated,"
      " 'YES'::varchar(3) as is_updatable"
      " from pg_attribute a"
      " join pg_class c on c.oid = a.attrelid"

@@ -36,9 +36,13 @@ static keel_type serial_type(const PgQuery__TypeName *tn)
 }
 
 /* nextval('seq'::regclass), as PostgreSQL stores a SERIAL column's
- * default (qualified when the table is), made in the arena. */
+ * default (qualified when the table is), made in the arena; or for an
+ * identity column (fname) keel_identity_always('seq'::regclass) or
+ * keel_identity_by_default(...), which run as nextval() does and say
+ * what the column is (sql_default_identity()). */
 static keel_status serial_default(sql_session *s, const char *schema,
-                                  const char *seq, const PgQuery__Node **out)
+                                  const char *seq, const char *fname,
+                                  const PgQuery__Node **out)
 {
     PgQuery__Node *fn = sql_alloc(&s->arena, sizeof(*fn));
     PgQuery__FuncCall *fc = sql_alloc(&s->arena, sizeof(*fc));
@@ -67,7 +71,7 @@ static keel_status serial_default(sql_session *s, const char *schema,
     else
         snprintf(text, 2 * KEEL_NAME_LEN + 2, "%s", seq);
     *namestr = (PgQuery__String)PG_QUERY__STRING__INIT;
-    namestr->sval = "nextval";
+    namestr->sval = (char *)fname;
     *name = (PgQuery__Node)PG_QUERY__NODE__INIT;
     name->node_case = PG_QUERY__NODE__NODE_STRING;
     name->string = namestr;
@@ -112,6 +116,46 @@ static keel_status serial_default(sql_session *s, const char *schema,
     fn->func_call = fc;
     *out = fn;
     return KEEL_OK;
+}
+
+/*
+ * An identity column's sequence, <table>_<column>_seq as a SERIAL's,
+ * owned by the table, its options con's (START WITH, INCREMENT BY, ...)
+ * within the column's type, and its default (serial_default()).
+ */
+static keel_status identity_make(sql_session *s, const char *schema,
+                                 const char *table, const keel_column *c,
+                                 const PgQuery__Constraint *con,
+                                 const PgQuery__Node **def)
+{
+    char seq[KEEL_NAME_LEN];
+    sql_seq_opts o;
+    bool made = false;
+    keel_status rc = sql_sequence_options(
+        s, con->options, con->n_options,
+        c->type == KEEL_INT2   ? INT16_MIN
+        : c->type == KEEL_INT4 ? INT32_MIN
+                               : INT64_MIN,
+        c->type == KEEL_INT2   ? INT16_MAX
+        : c->type == KEEL_INT4 ? INT32_MAX
+                               : INT64_MAX,
+        &o);
+
+    if (rc != KEEL_OK)
+        return rc;
+    snprintf(seq, sizeof(seq), "%.29s_%.29s_seq", table, c->name);
+    rc = sql_sequence_create(s, schema != NULL ? schema : "public", seq,
+                             o.start, o.inc, o.min, o.max, o.cycle,
+                             schema != NULL ? schema : "public", table, false,
+                             &made);
+    if (rc != KEEL_OK)
+        return rc;
+    return serial_default(s, schema, seq,
+                          con->generated_when != NULL &&
+                                  con->generated_when[0] == 'a'
+                              ? "keel_identity_always"
+                              : "keel_identity_by_default",
+                          def);
 }
 
 /* The keel column type of a SQL type (0A000 for one keel lacks). */
@@ -345,6 +389,7 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     keel_column *cols;
     const PgQuery__Node **defs;
     keel_type *serial;
+    const PgQuery__Constraint **ident;
     uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0;
     unique_def *uniq;
     bool exists = false;
@@ -370,7 +415,9 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     uniq = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*uniq));
     defs = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*defs));
     serial = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*serial));
-    if (cols == NULL || uniq == NULL || defs == NULL || serial == NULL)
+    ident = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*ident));
+    if (cols == NULL || uniq == NULL || defs == NULL || serial == NULL ||
+        ident == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     /* Columns first, so that table constraints may name any of them. */
     for (size_t i = 0; i < st->n_table_elts; i++) {
@@ -386,6 +433,7 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                             "tables can have at most 256 columns");
         cd = el->column_def;
         defs[ncols] = NULL;
+        ident[ncols] = NULL;
         c = &cols[ncols++];
         memset(c, 0, sizeof(*c));
         c->name = cd->colname;
@@ -437,6 +485,11 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                                        "multiple default values specified for "
                                        "column \"%s\" of table \"%s\"",
                                        c->name, rv->relname);
+                if (ident[ncols - 1] != NULL)
+                    return sql_fail_at(s, con->location, KEEL_EINVAL, "42601",
+                                       "both default and identity specified "
+                                       "for column \"%s\" of table \"%s\"",
+                                       c->name, rv->relname);
                 rc = default_check(s, c, con->raw_expr);
                 if (rc != KEEL_OK)
                     return rc;
@@ -445,6 +498,20 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                     !(con->raw_expr->node_case == PG_QUERY__NODE__NODE_A_CONST &&
                       con->raw_expr->a_const->isnull))
                     defs[ncols - 1] = con->raw_expr;
+                break;
+            case PG_QUERY__CONSTR_TYPE__CONSTR_IDENTITY:
+                if (ident[ncols - 1] != NULL)
+                    return sql_fail_at(s, con->location, KEEL_EINVAL, "42601",
+                                       "multiple identity specifications for "
+                                       "column \"%s\" of table \"%s\"",
+                                       c->name, rv->relname);
+                if (defs[ncols - 1] != NULL)
+                    return sql_fail_at(s, con->location, KEEL_EINVAL, "42601",
+                                       "both default and identity specified "
+                                       "for column \"%s\" of table \"%s\"",
+                                       c->name, rv->relname);
+                ident[ncols - 1] = con;
+                c->notnull = true;
                 break;
             case PG_QUERY__CONSTR_TYPE__CONSTR_CHECK:
                 return sql_unsupported(s, con->location, "CHECK constraints");
@@ -455,6 +522,12 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                                        "this column constraint");
             }
         }
+        if (ident[ncols - 1] != NULL && serial[ncols - 1] == 0 &&
+            c->type != KEEL_INT2 && c->type != KEEL_INT4 &&
+            c->type != KEEL_INT8)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "identity column type must be smallint, integer, "
+                            "or bigint");
     }
     if (ncols == 0)
         return sql_unsupported(s, rv->location, "tables without columns");
@@ -548,7 +621,20 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
             false, schema != NULL ? schema : "public", rv->relname, false,
             &made);
         if (rc == KEEL_OK)
-            rc = serial_default(s, schema, seq, &defs[c]);
+            rc = serial_default(s, schema, seq, "nextval", &defs[c]);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    for (uint16_t c = 0; c < ncols; c++) {
+        if (ident[c] == NULL)
+            continue;
+        if (defs[c] != NULL)
+            return sql_fail(s, KEEL_EINVAL, "42601",
+                            "both default and identity specified for column "
+                            "\"%s\" of table \"%s\"",
+                            cols[c].name, rv->relname);
+        rc = identity_make(s, schema, rv->relname, &cols[c], ident[c],
+                           &defs[c]);
         if (rc != KEEL_OK)
             return rc;
     }
@@ -873,6 +959,9 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
 
     if (s->describe_only)
         return KEEL_OK;
+    /* a sequence keeps no START value to go back to */
+    if (st->restart_seqs)
+        return sql_unsupported(s, -1, "TRUNCATE ... RESTART IDENTITY");
     for (size_t i = 0; i < st->n_relations; i++) {
         const PgQuery__RangeVar *rv = st->relations[i]->range_var;
         sql_table t;
@@ -1204,6 +1293,8 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
     seln.node_case = PG_QUERY__NODE__NODE_SELECT_STMT;
     seln.select_stmt = &sel;
     ins.select_stmt = &seln;
+    /* the rows keep their values, identity columns' too */
+    ins.override = PG_QUERY__OVERRIDING_KIND__OVERRIDING_SYSTEM_VALUE;
     rc = keel_create_table(s->ks, t->schema, tmp, kc, ncols, NULL, 0);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
@@ -1479,7 +1570,7 @@ static keel_status alter_add_column(sql_session *s, const sql_table *t,
                                                        : INT64_MAX,
                                  false, nsp, t->name, false, &made);
         if (rc == KEEL_OK)
-            rc = serial_default(s, t->schema, seq, &nc->def);
+            rc = serial_default(s, t->schema, seq, "nextval", &nc->def);
         if (rc != KEEL_OK)
             return rc;
     }

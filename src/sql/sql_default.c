@@ -250,6 +250,22 @@ const PgQuery__Node *sql_default_node(const sql_defaults *d, uint16_t col)
                : NULL;
 }
 
+char sql_default_identity(const sql_defaults *d, uint16_t col)
+{
+    const PgQuery__Node *n = sql_default_node(d, col);
+    const char *name;
+
+    if (n == NULL || n->node_case != PG_QUERY__NODE__NODE_FUNC_CALL ||
+        n->func_call->n_funcname != 1)
+        return 0;
+    name = sql_node_string(n->func_call->funcname[0]);
+    if (name != NULL && strcmp(name, "keel_identity_always") == 0)
+        return 'a';
+    if (name != NULL && strcmp(name, "keel_identity_by_default") == 0)
+        return 'd';
+    return 0;
+}
+
 bool sql_default_has(const sql_defaults *d, uint16_t col)
 {
     return d != NULL && col < d->ncols && d->trees[col] != NULL;
@@ -445,4 +461,106 @@ keel_status sql_defaults_move(sql_session *s, uint32_t old_relid,
             rc = row_insert(s, new_relid, rows[i].attnum, rows[i].src, rows[i].len);
     }
     return rc;
+}
+
+/* A name quoted as quote_ident() quotes one, into buf. */
+static void ident_put(const char *name, char *buf, size_t size)
+{
+    bool plain = (name[0] >= 'a' && name[0] <= 'z') || name[0] == '_';
+    size_t n = 0;
+
+    for (const char *p = name; plain && *p != '\0'; p++)
+        plain = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+                *p == '_';
+    if (plain) {
+        snprintf(buf, size, "%s", name);
+        return;
+    }
+    if (n + 1 < size)
+        buf[n++] = '"';
+    for (const char *p = name; *p != '\0' && n + 3 < size; p++) {
+        if (*p == '"')
+            buf[n++] = '"';
+        buf[n++] = *p;
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+}
+
+keel_status sql_serial_sequence(sql_session *s, const sql_value *table,
+                                const sql_value *column, sql_value *out)
+{
+    char parts[4][KEEL_NAME_LEN], col[KEEL_NAME_LEN], nsp[2 * KEEL_NAME_LEN + 4],
+        seq[2 * KEEL_NAME_LEN + 4], sp[2][KEEL_NAME_LEN];
+    PgQuery__RangeVar rv = PG_QUERY__RANGE_VAR__INIT;
+    const sql_defaults *d;
+    const PgQuery__Node *n, *arg;
+    const char *text, *dot;
+    sql_table t;
+    int np = 0;
+    uint16_t c;
+    keel_status rc;
+
+    out->isnull = true;
+    sql_split_names(table->v.s.p, table->v.s.len, parts, &np);
+    if (np < 1 || np > 2)
+        return sql_fail(s, KEEL_EINVAL, "42602", "invalid name syntax");
+    snprintf(col, sizeof(col), "%.*s",
+             (int)(column->v.s.len < sizeof(col) - 1 ? column->v.s.len
+                                                     : sizeof(col) - 1),
+             column->v.s.p);
+    rv.schemaname = np == 2 ? parts[0] : "";
+    rv.relname = parts[np - 1];
+    rv.location = -1;
+    rc = sql_table_open(s, &rv, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    for (c = 0; c < t.info.ncols && strcmp(t.cols[c].name, col) != 0; c++)
+        ;
+    if (c == t.info.ncols)
+        return sql_fail(s, KEEL_ENOENT, "42703",
+                        "column \"%s\" of relation \"%s\" does not exist", col,
+                        t.name);
+    rc = sql_defaults_of(s, &t, &d);
+    if (rc != KEEL_OK)
+        return rc;
+    /* nextval('seq'::regclass), a SERIAL's, or an identity column's */
+    n = sql_default_node(d, c);
+    if (n == NULL || n->node_case != PG_QUERY__NODE__NODE_FUNC_CALL ||
+        n->func_call->n_args != 1 ||
+        (strcmp(sql_node_string(n->func_call->funcname[0]), "nextval") != 0 &&
+         sql_default_identity(d, c) == 0))
+        return KEEL_OK;
+    arg = n->func_call->args[0];
+    if (arg->node_case == PG_QUERY__NODE__NODE_TYPE_CAST)
+        arg = arg->type_cast->arg;
+    if (arg->node_case != PG_QUERY__NODE__NODE_A_CONST ||
+        arg->a_const->val_case != PG_QUERY__A__CONST__VAL_SVAL)
+        return KEEL_OK;
+    text = arg->a_const->sval->sval;
+    dot = strchr(text, '.');
+    if (dot != NULL)
+        snprintf(sp[0], sizeof(sp[0]), "%.*s",
+                 (int)((size_t)(dot - text) < sizeof(sp[0]) - 1
+                           ? (size_t)(dot - text)
+                           : sizeof(sp[0]) - 1),
+                 text);
+    else
+        snprintf(sp[0], sizeof(sp[0]), "%s",
+                 t.schema != NULL ? t.schema : "public");
+    snprintf(sp[1], sizeof(sp[1]), "%s", dot != NULL ? dot + 1 : text);
+    ident_put(sp[0], nsp, sizeof(nsp));
+    ident_put(sp[1], seq, sizeof(seq));
+    {
+        size_t len = strlen(nsp) + 1 + strlen(seq);
+        char *p = sql_alloc(&s->arena, len + 1);
+        if (p == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        snprintf(p, len + 1, "%s.%s", nsp, seq);
+        out->isnull = false;
+        out->type = SQL_TYPE_TEXT;
+        out->v.s.p = p;
+        out->v.s.len = (uint32_t)len;
+    }
+    return KEEL_OK;
 }

@@ -752,7 +752,7 @@ static keel_status analyse_seqfunc(sql_session *s, const sql_scope *scope,
 
     if (e == NULL)
         return nomem(s);
-    e->u.func = name[0] == 'n'   ? SQL_FUNC_NEXTVAL
+    e->u.func = name[0] == 'n' || name[0] == 'k' ? SQL_FUNC_NEXTVAL
                 : name[0] == 'c' ? SQL_FUNC_CURRVAL
                 : name[0] == 's' ? SQL_FUNC_SETVAL
                                  : SQL_FUNC_LASTVAL;
@@ -1503,7 +1503,11 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                            : fc->n_agg_order > 0     ? "ORDER BY"
                                                      : "FILTER",
                            name);
+    /* an identity column's default: its sequence's nextval() */
     if ((strcmp(name, "nextval") == 0 && fc->n_args == 1) ||
+        ((strcmp(name, "keel_identity_always") == 0 ||
+          strcmp(name, "keel_identity_by_default") == 0) &&
+         fc->n_args == 1) ||
         (strcmp(name, "currval") == 0 && fc->n_args == 1) ||
         (strcmp(name, "setval") == 0 &&
          (fc->n_args == 2 || fc->n_args == 3)) ||
@@ -3794,6 +3798,7 @@ bool sql_expr_reads_engine(const sql_expr *e)
         case SQL_FUNC_PG_TABLE_SIZE:
         case SQL_FUNC_PG_INDEXES_SIZE:
         case SQL_FUNC_PG_TOTAL_RELATION_SIZE:
+        case SQL_FUNC_PG_GET_SERIAL_SEQUENCE:
             return true;
         default:
             break;

@@ -54,6 +54,7 @@ static const struct {
     {"to_timestamp", SQL_FUNC_TO_TIMESTAMP, 1, 1},
     {"make_date", SQL_FUNC_MAKE_DATE, 3, 3},
     {"timezone", SQL_FUNC_TIMEZONE, 2, 2},
+    {"pg_get_serial_sequence", SQL_FUNC_PG_GET_SERIAL_SEQUENCE, 2, 2},
     {"age", SQL_FUNC_AGE, 1, 2},
     {"pg_typeof", SQL_FUNC_REGTYPE, 1, 1},
     {"gen_random_uuid", SQL_FUNC_GEN_RANDOM_UUID, 0, 0},
@@ -247,6 +248,12 @@ keel_status sql_func_more(sql_session *s, const sql_scope *scope,
         for (uint16_t i = 0; ok && i < 3; i++)
             ok = arg_to(s, e, i, SQL_TYPE_INT4, &rc);
         e->type = SQL_TYPE_DATE;
+        break;
+    case SQL_FUNC_PG_GET_SERIAL_SEQUENCE:
+        ok = arg_to(s, e, 0, SQL_TYPE_TEXT, &rc) &&
+             arg_to(s, e, 1, SQL_TYPE_TEXT, &rc);
+        e->type = SQL_TYPE_TEXT;
+        s->expr_engine_reads++; /* it opens the table */
         break;
     case SQL_FUNC_TIMEZONE: {
         /* x AT TIME ZONE zone: a timestamp of a timestamptz (an untyped
@@ -929,6 +936,8 @@ keel_status sql_func_more_eval(sql_session *s, const sql_expr *e,
         out->v.i = back - SQL_EPOCH_DAYS;
         return KEEL_OK;
     }
+    case SQL_FUNC_PG_GET_SERIAL_SEQUENCE:
+        return sql_serial_sequence(s, &a[0], &a[1], out);
     case SQL_FUNC_TIMEZONE: {
         sql_tz z;
         char spec[SQL_TZ_NAME];

@@ -822,6 +822,7 @@ typedef enum sql_func {
     SQL_FUNC_TO_TIMESTAMP,
     SQL_FUNC_MAKE_DATE,
     SQL_FUNC_TIMEZONE,
+    SQL_FUNC_PG_GET_SERIAL_SEQUENCE,
     SQL_FUNC_GEN_RANDOM_UUID, /* a version 4 (random) uuid */
     SQL_FUNC_ENCODE,          /* encode(bytea, format): text */
     SQL_FUNC_DECODE,          /* decode(text, format): bytea */
@@ -1339,6 +1340,16 @@ keel_status sql_sequence_create(sql_session *s, const char *nsp,
                                 int64_t min, int64_t max, bool cycle,
                                 const char *ownernsp, const char *ownerrel,
                                 bool if_not_exists, bool *made);
+/* A sequence's options (START WITH, INCREMENT BY, MINVALUE, MAXVALUE,
+ * CYCLE, CACHE, AS) as CREATE SEQUENCE and an identity column take
+ * them, within [tmin, tmax] unless AS says otherwise. */
+typedef struct sql_seq_opts {
+    int64_t start, inc, min, max;
+    bool cycle;
+} sql_seq_opts;
+keel_status sql_sequence_options(sql_session *s, PgQuery__Node **opts,
+                                 size_t n, int64_t tmin, int64_t tmax,
+                                 sql_seq_opts *out);
 keel_status sql_sequence_drop(sql_session *s, const char *nsp,
                               const char *name, bool missing_ok);
 keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
@@ -1538,6 +1549,17 @@ keel_status sql_defaults_of(sql_session *s, const sql_table *t,
 const PgQuery__Node *sql_default_node(const sql_defaults *d, uint16_t col);
 /* Whether column col (0-based) has a default. */
 bool sql_default_has(const sql_defaults *d, uint16_t col);
+/* Column col's identity: 'a' (GENERATED ALWAYS), 'd' (BY DEFAULT), or 0
+ * for none.  An identity column's default is its sequence's
+ * keel_identity_always('seq'::regclass) or keel_identity_by_default(...),
+ * which run as nextval() and survive wherever defaults go (TRUNCATE,
+ * ALTER TABLE's rewrite). */
+char sql_default_identity(const sql_defaults *d, uint16_t col);
+/* pg_get_serial_sequence(table, column): the sequence a SERIAL or
+ * identity column takes its values from, qualified and quoted as
+ * PostgreSQL gives it; NULL for another column. */
+keel_status sql_serial_sequence(sql_session *s, const sql_value *table,
+                                const sql_value *column, sql_value *out);
 /* Column col's default for one row (a null of unknown type if it has
  * none), to be assigned to the column by the caller. */
 keel_status sql_default_eval(sql_session *s, const sql_defaults *d,

@@ -317,6 +317,15 @@ static keel_status set_analyse(sql_session *s, const sql_table *t,
             e->location = rt->location;
             set[c] = e;
             rc = KEEL_OK;
+        } else if (sql_default_identity(defs, c) == 'a') {
+            rc = sql_fail(s, KEEL_EINVAL, "428C9",
+                             "column \"%s\" can only be updated to DEFAULT",
+                             rt->name);
+            if (s->err != NULL)
+                snprintf(s->err->detail, sizeof(s->err->detail),
+                         "Column \"%s\" is an identity column defined as "
+                         "GENERATED ALWAYS.",
+                         rt->name);
         } else {
             s->clause = "UPDATE";
             rc = sql_expr_prepare_for(s, scope, val,
@@ -1096,6 +1105,41 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
         rc = conflict_analyse(s, &t, defs, st->on_conflict_clause, cf);
         cfp = cf;
     }
+    /* identity columns: a value for one GENERATED ALWAYS only with
+     * OVERRIDING SYSTEM VALUE; OVERRIDING USER VALUE takes none */
+    for (uint16_t i = 0; rc == KEEL_OK && sel != NULL && i < nmap; i++) {
+        char kind = sql_default_identity(defs, map[i]);
+        bool given = sel->n_values_lists == 0;
+        for (size_t r = 0; !given && r < sel->n_values_lists; r++) {
+            const PgQuery__List *vl = sel->values_lists[r]->list;
+            given = i < vl->n_items && vl->items[i]->node_case !=
+                                           PG_QUERY__NODE__NODE_SET_TO_DEFAULT;
+        }
+        if (kind == 0 || !given)
+            continue;
+        if (st->override == PG_QUERY__OVERRIDING_KIND__OVERRIDING_USER_VALUE &&
+            sel->n_values_lists == 0)
+            rc = sql_unsupported(s, -1,
+                                 "OVERRIDING USER VALUE with a query");
+        else if (kind == 'a' &&
+                 st->override !=
+                     PG_QUERY__OVERRIDING_KIND__OVERRIDING_SYSTEM_VALUE &&
+                 st->override !=
+                     PG_QUERY__OVERRIDING_KIND__OVERRIDING_USER_VALUE) {
+            rc = sql_fail(s, KEEL_EINVAL, "428C9",
+                          "cannot insert a non-DEFAULT value into column "
+                          "\"%s\"",
+                          t.cols[map[i]].name);
+            if (s->err != NULL) {
+                snprintf(s->err->detail, sizeof(s->err->detail),
+                         "Column \"%s\" is an identity column defined as "
+                         "GENERATED ALWAYS.",
+                         t.cols[map[i]].name);
+                snprintf(s->err->hint, sizeof(s->err->hint),
+                         "Use OVERRIDING SYSTEM VALUE to override.");
+            }
+        }
+    }
     if (rc != KEEL_OK)
         return rc;
     if (sel == NULL) {
@@ -1161,7 +1205,10 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
         for (uint16_t i = 0; i < vl->n_items; i++) {
             const PgQuery__Node *node = vl->items[i];
             sql_expr *e;
-            if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT) {
+            if (node->node_case == PG_QUERY__NODE__NODE_SET_TO_DEFAULT ||
+                (st->override ==
+                     PG_QUERY__OVERRIDING_KIND__OVERRIDING_USER_VALUE &&
+                 sql_default_identity(defs, map[i]) != 0)) {
                 rc = sql_default_eval(s, defs, map[i], &row[map[i]]);
                 if (rc != KEEL_OK)
                     return rc;

@@ -371,20 +371,16 @@ static keel_status opt_int(sql_session *s, const PgQuery__DefElem *d,
                        "%s requires an integer value", d->defname);
 }
 
-keel_status sql_exec_create_sequence(sql_session *s,
-                                     const PgQuery__CreateSeqStmt *st)
+keel_status sql_sequence_options(sql_session *s, PgQuery__Node **opts,
+                                 size_t n, int64_t tmin, int64_t tmax,
+                                 sql_seq_opts *out)
 {
-    const PgQuery__RangeVar *rv = st->sequence;
     int64_t inc = 1, start = 0, min = 0, max = 0;
-    int64_t tmin = INT64_MIN, tmax = INT64_MAX;
     bool has_start = false, has_min = false, has_max = false, cycle = false;
-    bool made = false;
     keel_status rc;
 
-    if (rv->relpersistence != NULL && rv->relpersistence[0] == 't')
-        return sql_unsupported(s, rv->location, "temporary sequences");
-    for (size_t i = 0; i < st->n_options; i++) {
-        const PgQuery__DefElem *d = st->options[i]->def_elem;
+    for (size_t i = 0; i < n; i++) {
+        const PgQuery__DefElem *d = opts[i]->def_elem;
         if (strcmp(d->defname, "increment") == 0) {
             rc = opt_int(s, d, &inc);
         } else if (strcmp(d->defname, "start") == 0) {
@@ -441,11 +437,30 @@ keel_status sql_exec_create_sequence(sql_session *s,
         max = inc > 0 ? tmax : -1;
     if (!has_start)
         start = inc > 0 ? min : max;
-    rc = sql_sequence_create(
-        s, rv->schemaname != NULL && rv->schemaname[0] != '\0' ? rv->schemaname
-                                                               : "public",
-        rv->relname, start, inc, min, max, cycle, "", "", st->if_not_exists,
-        &made);
+    *out = (sql_seq_opts){start, inc, min, max, cycle};
+    return KEEL_OK;
+}
+
+keel_status sql_exec_create_sequence(sql_session *s,
+                                     const PgQuery__CreateSeqStmt *st)
+{
+    const PgQuery__RangeVar *rv = st->sequence;
+    sql_seq_opts o;
+    bool made = false;
+    keel_status rc;
+
+    if (rv->relpersistence != NULL && rv->relpersistence[0] == 't')
+        return sql_unsupported(s, rv->location, "temporary sequences");
+    rc = sql_sequence_options(s, st->options, st->n_options, INT64_MIN,
+                              INT64_MAX, &o);
+    if (rc == KEEL_OK)
+        rc = sql_sequence_create(
+            s,
+            rv->schemaname != NULL && rv->schemaname[0] != '\0'
+                ? rv->schemaname
+                : "public",
+            rv->relname, o.start, o.inc, o.min, o.max, o.cycle, "", "",
+            st->if_not_exists, &made);
     return rc != KEEL_OK ? rc : sql_complete(s, "CREATE SEQUENCE");
 }
 
