@@ -343,7 +343,13 @@ static void test_tables(void **state)
            "BEGIN\nERROR 25001: VACUUM cannot run inside a transaction block\n");
     EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
     EXPECT(f->s, "CREATE TABLE u (a int DEFAULT 5, b int CHECK (b > 0))",
-           "ERROR 0A000: CHECK constraints is not supported yet at 40\n");
+           "CREATE TABLE\n");
+    EXPECT(f->s, "INSERT INTO u (b) VALUES (0)",
+           "ERROR 23514: new row for relation \"u\" violates check "
+           "constraint \"u_b_check\"\n");
+    EXPECT(f->s, "INSERT INTO u (b) VALUES (NULL), (1) RETURNING a, b",
+           "a:23,b:23\n5|<null>\n5|1\nINSERT 0 2\n");
+    EXPECT(f->s, "DROP TABLE u", "DROP TABLE\n");
     EXPECT(f->s, "DROP TABLE t; DROP TABLE IF EXISTS t",
            "DROP TABLE\nNOTICE 00000: table \"t\" does not exist, skipping\n"
            "DROP TABLE\n");
@@ -2397,6 +2403,86 @@ static void test_sequence_crash(void **state)
  * waits for it (here until lock_timeout), then sees the new shape; what
  * committed survives a crash, what did not is gone.
  */
+/* CHECK constraints across sessions and a crash: a session that has
+ * read a table's checks meets the ones another added or dropped (the
+ * table is made anew, so it is another table to the reader); what a
+ * committed ALTER made survives a crash, what an uncommitted one did
+ * does not. */
+static void test_check_crash(void **state)
+{
+    fixture *f = *state;
+    keel_db_options o;
+    sql_session *other;
+    sql_error err;
+    capture oc;
+    pid_t pid;
+    int status;
+
+    EXPECT(f->s,
+           "CREATE TABLE ckc (id int PRIMARY KEY, n int CHECK (n >= 0)); "
+           "INSERT INTO ckc VALUES (1, 1)",
+           "CREATE TABLE\nINSERT 0 1\n");
+    assert_int_equal(sql_session_create(f->db, &other, &err), KEEL_OK);
+    assert_string_equal(run_into(other, "INSERT INTO ckc VALUES (2, -1)", &oc),
+                        "ERROR 23514: new row for relation \"ckc\" violates "
+                        "check constraint \"ckc_n_check\"\n");
+    EXPECT(f->s, "ALTER TABLE ckc ADD CONSTRAINT small CHECK (n < 10)",
+           "ALTER TABLE\n");
+    assert_string_equal(run_into(other, "INSERT INTO ckc VALUES (2, 10)", &oc),
+                        "ERROR 23514: new row for relation \"ckc\" violates "
+                        "check constraint \"small\"\n");
+    EXPECT(f->s, "ALTER TABLE ckc DROP CONSTRAINT ckc_n_check",
+           "ALTER TABLE\n");
+    assert_string_equal(run_into(other, "INSERT INTO ckc VALUES (2, -1)", &oc),
+                        "INSERT 0 1\n");
+    sql_session_destroy(other);
+    sql_session_destroy(f->s);
+    f->s = NULL;
+    assert_int_equal(keel_db_close(f->db, NULL), KEEL_OK);
+    f->db = NULL;
+    keel_db_options_init(&o);
+    o.dir = f->dir;
+    o.pool_mb = 16;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        keel_db *db;
+        sql_session *s;
+        capture *cp = calloc(1, sizeof(*cp));
+        if (cp == NULL || keel_db_open(&o, &db, NULL) != KEEL_OK ||
+            sql_session_create(db, &s, &err) != KEEL_OK)
+            _exit(1);
+        if (strcmp(run_into(s, "ALTER TABLE ckc ADD CHECK (id < 100); "
+                               "ALTER TABLE ckc RENAME COLUMN n TO m",
+                            cp),
+                   "ALTER TABLE\nALTER TABLE\n") != 0)
+            _exit(2);
+        /* Not committed: undone by the crash. */
+        if (strcmp(run_into(s, "BEGIN; ALTER TABLE ckc DROP CONSTRAINT small",
+                            cp),
+                   "BEGIN\nALTER TABLE\n") != 0)
+            _exit(3);
+        _exit(0); /* no close, no commit: a crash */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(keel_db_open(&o, &f->db, NULL), KEEL_OK);
+    assert_int_equal(sql_session_create(f->db, &f->s, &err), KEEL_OK);
+    EXPECT(f->s, "INSERT INTO ckc VALUES (3, 10)",
+           "ERROR 23514: new row for relation \"ckc\" violates check "
+           "constraint \"small\"\n");
+    EXPECT(f->s, "INSERT INTO ckc VALUES (300, 1)",
+           "ERROR 23514: new row for relation \"ckc\" violates check "
+           "constraint \"ckc_id_check\"\n");
+    EXPECT(f->s,
+           "INSERT INTO ckc VALUES (3, -5); "
+           "SELECT conname, pg_get_constraintdef(oid, true) FROM pg_constraint "
+           "WHERE conrelid = 'ckc'::regclass AND contype = 'c' ORDER BY 1",
+           "INSERT 0 1\nconname:19,pg_get_constraintdef:25\n"
+           "ckc_id_check|CHECK (id < 100)\nsmall|CHECK (m < 10)\nSELECT 2\n");
+}
+
 static void test_alter_crash(void **state)
 {
     fixture *f = *state;
@@ -2530,6 +2616,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sequence_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alter_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aggregates, setup, teardown),

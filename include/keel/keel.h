@@ -521,6 +521,11 @@ typedef void (*keel_value_text_fn)(void *arg, keel_type type,
 KEEL_API void keel_session_set_value_text(keel_session *s,
                                           keel_value_text_fn fn, void *arg);
 
+/* A new object id, never given out before (the oids of tables and
+ * indexes come from the same counter), for an object its caller keeps
+ * (a check constraint): an id handed out and never used is skipped. */
+KEEL_API keel_status keel_oid_new(keel_session *s, uint32_t *out);
+
 /* ---- DDL: each call is transactional (an abort leaves no visible trace;
  * the files of relations created by an aborted transaction, or dropped,
  * stay until the clean keel_db_close() of that open; a crash leaves them

@@ -634,6 +634,15 @@ keel_status keel_relation_exists(keel_session *s, const char *schema, const char
     return engine_stmt_end(s, rc, false);
 }
 
+keel_status keel_oid_new(keel_session *s, uint32_t *out)
+{
+    oid_t oid = 0;
+    int rc = engine_oid_next(s->db, &oid, &s->bs->err);
+
+    *out = rc == KEEL_OK ? oid : 0;
+    return rc;
+}
+
 /* The indexes of table oid into t, through the session's cache. */
 static int table_indexes(keel_session *s, engine_table *t)
 {

@@ -110,6 +110,27 @@ static const sql_view views[] = {
      " 0::oid as reltoastrelid, x.indrelid is not null as relhasindex,"
      " false as relisshared, 'p'::char(1) as relpersistence,"
      " case c.kind when 't' then 'r'::char(1) else c.kind end as relkind,"
+     " c.natts as relnatts, coalesce(k.n, 0)::int2 as relchecks,"
+     " false as relhasrules, false as relhastriggers,"
+     " false as relhassubclass, false as relrowsecurity,"
+     " false as relforcerowsecurity, true as relispopulated,"
+     " 'd'::char(1) as relreplident, false as relispartition,"
+     " null::text as relpartbound, null::text[] as reloptions"
+     " from keel_catalog.keel_class c"
+     " left join (select indrelid from keel_catalog.keel_index"
+     " group by indrelid) x on x.indrelid = c.oid"
+     " left join (select conrelid, count(*) as n from keel_sql.keel_check"
+     " group by conrelid) k on k.conrelid = c.oid",
+     "keel_sql.keel_check"},
+        {"pg_class",
+     "select c.oid, c.name as relname, c.namespace as relnamespace,"
+     " 0::oid as reltype, 0::oid as reloftype, 10::oid as relowner,"
+     " (case c.kind when 'i' then 403 else 2 end)::oid as relam,"
+     " c.relnumber as relfilenode, 0::oid as reltablespace,"
+     " c.pages as relpages, c.tuples as reltuples, 0 as relallvisible,"
+     " 0::oid as reltoastrelid, x.indrelid is not null as relhasindex,"
+     " false as relisshared, 'p'::char(1) as relpersistence,"
+     " case c.kind when 't' then 'r'::char(1) else c.kind end as relkind,"
      " c.natts as relnatts, 0::int2 as relchecks,"
      " false as relhasrules, false as relhastriggers,"
      " false as relhassubclass, false as relrowsecurity,"
@@ -193,7 +214,23 @@ static const sql_view views[] = {
      NULL},
     {"pg_constraint",
      /* A primary key is the one constraint keel keeps apart from its
-      * index; it shares the index's oid and name. */
+      * index; it shares the index's oid and name.  CHECK constraints are
+      * keel_sql.keel_check's (sql_check.c). */
+     "select i.indexrelid as oid, c.name as conname,"
+     " c.namespace as connamespace, 'p'::char(1) as contype,"
+     " false as condeferrable, false as condeferred, true as convalidated,"
+     " i.indrelid as conrelid, 0::oid as contypid,"
+     " i.indexrelid as conindid, 0::oid as confrelid, true as conislocal"
+     " from keel_catalog.keel_index i"
+     " join keel_catalog.keel_class c on c.oid = i.indexrelid"
+     " where i.\"primary\""
+     " union all"
+     " select k.oid, k.conname::name, c.namespace, 'c'::char(1), false, false,"
+     " true, k.conrelid, 0::oid, 0::oid, 0::oid, true"
+     " from keel_sql.keel_check k"
+     " join keel_catalog.keel_class c on c.oid = k.conrelid",
+     "keel_sql.keel_check"},
+    {"pg_constraint",
      "select i.indexrelid as oid, c.name as conname,"
      " c.namespace as connamespace, 'p'::char(1) as contype,"
      " false as condeferrable, false as condeferred, true as convalidated,"
@@ -318,6 +355,21 @@ static const sql_view views[] = {
      " null::name as default_character_set_name,"
      " null::varchar as sql_path"
      " from pg_namespace n",
+     NULL},
+    {"information_schema.check_constraints",
+     /* the CHECK constraints (PostgreSQL lists its NOT NULL ones here
+      * too, named by oids) */
+     "select current_database()::name as constraint_catalog,"
+     " n.nspname as constraint_schema, k.conname::name as constraint_name,"
+     " ('((' || k.consrc || '))')::varchar as check_clause"
+     " from keel_sql.keel_check k"
+     " join pg_class c on c.oid = k.conrelid"
+     " join pg_namespace n on n.oid = c.relnamespace",
+     "keel_sql.keel_check"},
+    {"information_schema.check_constraints",
+     "select null::name as constraint_catalog, null::name as constraint_schema,"
+     " null::name as constraint_name, null::varchar as check_clause"
+     " where false",
      NULL},
     {"information_schema.columns",
      "select current_database()::name as table_catalog,"

@@ -376,6 +376,8 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
     rc = copy_columns(s, st, t, &cols, &ncols);
     if (rc == KEEL_OK)
         rc = sql_defaults_of(s, t, &defs);
+    if (rc == KEEL_OK)
+        rc = sql_checks_prepare(s, t, defs);
     if (rc != KEEL_OK)
         return rc;
     /* The columns the data leaves out take their defaults. */
@@ -525,6 +527,11 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
                 }
                 vals[c].type = sql_type_of_keel(t->cols[c].type);
                 sql_value_to_keel(&vals[c], &kv[c]);
+            }
+            if (rc == KEEL_OK) {
+                rc = sql_checks_run(s, t, vals);
+                if (rc != KEEL_OK)
+                    copy_context(s, t, line, NULL, linebuf);
             }
             if (rc == KEEL_OK) {
                 rc = keel_insert(s->ks, t->schema, t->name, kv);

@@ -390,7 +390,8 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     const PgQuery__Node **defs;
     keel_type *serial;
     const PgQuery__Constraint **ident;
-    uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0;
+    sql_check_def *checks;
+    uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0, nchecks = 0;
     unique_def *uniq;
     bool exists = false;
     keel_status rc;
@@ -416,8 +417,19 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     defs = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*defs));
     serial = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*serial));
     ident = sql_alloc(&s->arena, (st->n_table_elts + 1) * sizeof(*ident));
+    {
+        size_t ncon = 0;
+        for (size_t i = 0; i < st->n_table_elts; i++)
+            ncon += st->table_elts[i]->node_case ==
+                            PG_QUERY__NODE__NODE_COLUMN_DEF
+                        ? st->table_elts[i]->column_def->n_constraints
+                        : 1;
+        checks = ncon < UINT16_MAX
+                     ? sql_alloc(&s->arena, (ncon + 1) * sizeof(*checks))
+                     : NULL;
+    }
     if (cols == NULL || uniq == NULL || defs == NULL || serial == NULL ||
-        ident == NULL)
+        ident == NULL || checks == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     /* Columns first, so that table constraints may name any of them. */
     for (size_t i = 0; i < st->n_table_elts; i++) {
@@ -514,7 +526,10 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                 c->notnull = true;
                 break;
             case PG_QUERY__CONSTR_TYPE__CONSTR_CHECK:
-                return sql_unsupported(s, con->location, "CHECK constraints");
+                checks[nchecks++] = (sql_check_def){
+                    .name = con->conname[0] != '\0' ? con->conname : NULL,
+                    .expr = con->raw_expr};
+                break;
             case PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN:
                 return sql_unsupported(s, con->location, "foreign keys");
             default:
@@ -553,7 +568,10 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
             nkeys = &uniq[nuniq].nkeys;
             nuniq++;
         } else if (con->contype == PG_QUERY__CONSTR_TYPE__CONSTR_CHECK) {
-            return sql_unsupported(s, con->location, "CHECK constraints");
+            checks[nchecks++] = (sql_check_def){
+                .name = con->conname[0] != '\0' ? con->conname : NULL,
+                .expr = con->raw_expr};
+            continue;
         } else if (con->contype == PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN) {
             return sql_unsupported(s, con->location, "foreign keys");
         } else {
@@ -639,6 +657,9 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
             return rc;
     }
     rc = sql_defaults_store(s, schema, rv->relname, defs, ncols);
+    if (rc == KEEL_OK)
+        rc = sql_checks_define(s, schema, rv->relname, rv->relname, checks,
+                               nchecks);
     if (rc != KEEL_OK)
         return rc;
     return sql_complete(s, "CREATE TABLE");
@@ -762,10 +783,12 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
                     return rc;
             }
             rc = keel_drop_table(s->ks, schema, name);
-            /* Its defaults and comments go with it, and its SERIAL
-             * columns' sequences. */
+            /* Its defaults, checks and comments go with it, and its
+             * SERIAL columns' sequences. */
             if (rc == KEEL_OK && described) {
                 rc = sql_defaults_move(s, info.oid, 0);
+                if (rc == KEEL_OK)
+                    rc = sql_checks_move(s, info.oid, 0);
                 if (rc == KEEL_OK)
                     rc = sql_comments_move(s, info.oid, 0, NULL, 0);
                 for (uint16_t k = 0; rc == KEEL_OK && k < nic; k++)
@@ -1016,9 +1039,11 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
             keel_table_info made;
             rc = keel_table_describe(s->ks, t.schema, t.name, &made, NULL, 0);
             if (rc == KEEL_OK) {
-                /* The table is made anew: its defaults and comments go
-                 * with it. */
+                /* The table is made anew: its defaults, checks and
+                 * comments go with it. */
                 rc = sql_defaults_move(s, t.info.oid, made.oid);
+                if (rc == KEEL_OK)
+                    rc = sql_checks_move(s, t.info.oid, made.oid);
                 if (rc == KEEL_OK)
                     rc = sql_comments_move(s, t.info.oid, made.oid, NULL, 0);
                 if (rc != KEEL_OK)
@@ -1220,6 +1245,49 @@ static PgQuery__Node *rw_target(sql_session *s, const char *name,
     return n;
 }
 
+/* table_rewrite()'s checks, recorded for the new table tmp. */
+static keel_status rewrite_checks(sql_session *s, const sql_table *t,
+                                  const rw_col *cols, uint16_t ncols,
+                                  const char *tmp, const sql_check_def *add,
+                                  uint16_t nadd, const char *drop)
+{
+    const char **newname = sql_alloc(&s->arena,
+                                     (t->info.ncols + 1u) * sizeof(*newname));
+    sql_check_def *old = NULL, *all;
+    uint16_t nold = 0, n = 0;
+    bool dropped = false;
+    keel_status rc;
+
+    if (newname == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t i = 0; i < t->info.ncols; i++) {
+        newname[i] = NULL;
+        for (uint16_t c = 0; c < ncols; c++)
+            if (cols[c].from == i + 1)
+                newname[i] = cols[c].c.name;
+    }
+    rc = sql_checks_carry(s, t, newname, &old, &nold);
+    if (rc != KEEL_OK)
+        return rc;
+    all = sql_alloc(&s->arena, (nold + nadd + 1u) * sizeof(*all));
+    if (all == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t i = 0; i < nold; i++) {
+        if (drop != NULL && strcmp(old[i].name, drop) == 0) {
+            dropped = true;
+            continue;
+        }
+        all[n++] = old[i];
+    }
+    if (drop != NULL && !dropped)
+        return sql_fail(s, KEEL_ENOENT, "42704",
+                        "constraint \"%s\" of relation \"%s\" does not exist",
+                        drop, t->name);
+    for (uint16_t i = 0; i < nadd; i++)
+        all[n++] = add[i];
+    return sql_checks_define(s, t->schema, tmp, t->name, all, n);
+}
+
 /*
  * Rewrites table t as the columns cols[0..ncols): a new table (under a
  * name of its own) takes the rows, each column's value its old column's
@@ -1230,9 +1298,14 @@ static PgQuery__Node *rw_target(sql_session *s, const char *name,
  * and its defaults recorded.  All in the statement's transaction, under
  * the ACCESS EXCLUSIVE lock the caller took: an abort brings t back.
  * The rows are read whole into memory, as INSERT ... SELECT reads them.
+ * Its CHECK constraints are t's, their columns renamed as the columns
+ * are and those naming a column dropped gone, then add's, but drop's;
+ * each row is checked as it goes in (23514 "is violated by some row").
  */
 static keel_status table_rewrite(sql_session *s, const sql_table *t,
-                                 const rw_col *cols, uint16_t ncols)
+                                 const rw_col *cols, uint16_t ncols,
+                                 const sql_check_def *add, uint16_t nadd,
+                                 const char *drop)
 {
     char tmp[KEEL_NAME_LEN];
     keel_column *kc = sql_alloc(&s->arena, (ncols + 1u) * sizeof(*kc));
@@ -1302,7 +1375,21 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
      * (the session may let them go when it reads another table's). */
     rc = sql_defaults_store(s, t->schema, tmp, defs, ncols);
     if (rc == KEEL_OK)
+        rc = rewrite_checks(s, t, cols, ncols, tmp, add, nadd, drop);
+    if (rc == KEEL_OK)
         rc = insert_quietly(s, &ins, &rows);
+    if (rc != KEEL_OK && s->err != NULL &&
+        memcmp(s->err->sqlstate, "23514", 5) == 0) {
+        /* a row the checks refuse: named as PostgreSQL names it */
+        const char *q = strstr(s->err->message, "check constraint \"");
+        char name[KEEL_NAME_LEN + 24];
+        if (q != NULL && sscanf(q, "check constraint \"%87[^\"]\"", name) == 1)
+            snprintf(s->err->message, sizeof(s->err->message),
+                     "check constraint \"%s\" of relation \"%s\" is violated "
+                     "by some row",
+                     name, t->name);
+        s->err->detail[0] = '\0';
+    }
     if (rc != KEEL_OK && s->err != NULL &&
         memcmp(s->err->sqlstate, "23502", 5) == 0) {
         /* a null for a NOT NULL column: named as PostgreSQL names it */
@@ -1354,6 +1441,8 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     rc = sql_defaults_move(s, t->info.oid, 0);
+    if (rc == KEEL_OK)
+        rc = sql_checks_move(s, t->info.oid, 0);
     if (rc == KEEL_OK)
         rc = sql_index_comments_restore(s, t->schema, ic, nic);
     if (rc == KEEL_OK) {
@@ -1583,7 +1672,8 @@ static keel_status alter_add_column(sql_session *s, const sql_table *t,
         if (rc != KEEL_OK)
             return rc;
     }
-    rc = table_rewrite(s, t, cols, (uint16_t)(t->info.ncols + 1));
+    rc = table_rewrite(s, t, cols, (uint16_t)(t->info.ncols + 1), NULL, 0,
+                       NULL);
     if (rc == KEEL_OK && (pkey || unique)) {
         uint16_t key = (uint16_t)(t->info.ncols + 1);
         char name[KEEL_NAME_LEN];
@@ -1710,12 +1800,61 @@ static keel_status alter_column(sql_session *s, const sql_table *t,
         break;
     }
     }
-    return table_rewrite(s, t, cols, ncols);
+    return table_rewrite(s, t, cols, ncols, NULL, 0, NULL);
 }
 
 /* ALTER TABLE [IF EXISTS] name command, ...: ADD PRIMARY KEY, ADD COLUMN,
  * DROP COLUMN, ALTER COLUMN (SET/DROP DEFAULT, SET/DROP NOT NULL, TYPE),
  * each in turn, under ACCESS EXCLUSIVE; others answer 0A000. */
+/* ALTER TABLE ... DROP CONSTRAINT [IF EXISTS] name: a check goes with a
+ * rewrite; a primary key or unique constraint is an index's (0A000). */
+static keel_status alter_drop_constraint(sql_session *s, const sql_table *t,
+                                         const PgQuery__AlterTableCmd *cmd)
+{
+    sql_check_row *rows;
+    uint16_t n;
+    rw_col *cols;
+    keel_status rc = sql_checks_read(s, t->info.oid, &rows, &n);
+
+    for (uint16_t i = 0; rc == KEEL_OK && i < n; i++)
+        if (strcmp(rows[i].name, cmd->name) == 0) {
+            rc = rw_cols_of(s, t, &cols);
+            return rc != KEEL_OK ? rc
+                                 : table_rewrite(s, t, cols, t->info.ncols,
+                                                 NULL, 0, cmd->name);
+        }
+    for (uint16_t i = 0; rc == KEEL_OK && i < t->info.nindexes; i++) {
+        keel_index_info idx[64];
+        uint16_t nidx = 0;
+        rc = keel_table_indexes(s->ks, t->schema, t->name, idx, 64, &nidx);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        for (uint16_t k = 0; k < nidx; k++)
+            if (strcmp(idx[k].name, cmd->name) == 0)
+                return sql_unsupported(s, -1,
+                                       "dropping a PRIMARY KEY or UNIQUE "
+                                       "constraint (DROP INDEX drops a "
+                                       "unique one)");
+        break;
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (cmd->missing_ok) {
+        char msg[KEEL_NAME_LEN * 2 + 64];
+        snprintf(msg, sizeof(msg),
+                 "constraint \"%s\" of relation \"%s\" does not exist, "
+                 "skipping",
+                 cmd->name, t->name);
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "NOTICE", "00000", msg) != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return KEEL_OK;
+    }
+    return sql_fail(s, KEEL_ENOENT, "42704",
+                    "constraint \"%s\" of relation \"%s\" does not exist",
+                    cmd->name, t->name);
+}
+
 keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *st)
 {
     sql_table t;
@@ -1767,6 +1906,22 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
             rc = alter_column(s, &t, cmd);
             break;
         case PG_QUERY__ALTER_TABLE_TYPE__AT_AddConstraint:
+            if (cmd->def != NULL &&
+                cmd->def->node_case == PG_QUERY__NODE__NODE_CONSTRAINT &&
+                cmd->def->constraint->contype ==
+                    PG_QUERY__CONSTR_TYPE__CONSTR_CHECK) {
+                /* the table made anew, each row checked on the way */
+                sql_check_def d = {
+                    .name = cmd->def->constraint->conname[0] != '\0'
+                                ? cmd->def->constraint->conname
+                                : NULL,
+                    .expr = cmd->def->constraint->raw_expr};
+                rw_col *cols;
+                rc = rw_cols_of(s, &t, &cols);
+                if (rc == KEEL_OK)
+                    rc = table_rewrite(s, &t, cols, t.info.ncols, &d, 1, NULL);
+                break;
+            }
             if (cmd->def == NULL ||
                 cmd->def->node_case != PG_QUERY__NODE__NODE_CONSTRAINT ||
                 cmd->def->constraint->contype !=
@@ -1816,6 +1971,9 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
                 return sql_fail(s, rc, "23502", "%s", keel_session_error(s->ks));
             if (rc != KEEL_OK)
                 return sql_fail_engine(s, rc);
+            break;
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_DropConstraint:
+            rc = alter_drop_constraint(s, &t, cmd);
             break;
         default:
             return sql_unsupported(s, -1, "this ALTER TABLE command");
@@ -1877,6 +2035,32 @@ keel_status sql_exec_rename(sql_session *s, const PgQuery__RenameStmt *st)
                           "relation \"%s\" already exists", st->newname);
         if (rc != KEEL_OK)
             return rc;
+    }
+    if (st->rename_type == PG_QUERY__OBJECT_TYPE__OBJECT_COLUMN) {
+        /* Checks name columns: a table that has any is made anew, its
+         * checks' names for the column changed with it (a session keeps
+         * a table's checks for as long as its oid). */
+        sql_check_row *ck;
+        uint16_t nck = 0;
+        rc = sql_checks_read(s, t.info.oid, &ck, &nck);
+        if (rc != KEEL_OK)
+            return rc;
+        if (nck > 0) {
+            rw_col *cols;
+            for (uint16_t c = 0; c < t.info.ncols; c++)
+                if (strcmp(t.cols[c].name, st->newname) == 0)
+                    return sql_fail(s, KEEL_EEXIST, "42701",
+                                    "column \"%s\" of relation \"%s\" "
+                                    "already exists",
+                                    st->newname, t.name);
+            rc = rw_cols_of(s, &t, &cols);
+            for (uint16_t c = 0; rc == KEEL_OK && c < t.info.ncols; c++)
+                if (strcmp(cols[c].c.name, st->subname) == 0)
+                    cols[c].c.name = st->newname;
+            if (rc == KEEL_OK)
+                rc = table_rewrite(s, &t, cols, t.info.ncols, NULL, 0, NULL);
+            return rc != KEEL_OK ? rc : sql_complete(s, "ALTER TABLE");
+        }
     }
     rc = keel_rename(s->ks, t.schema, t.name,
                      st->rename_type == PG_QUERY__OBJECT_TYPE__OBJECT_COLUMN

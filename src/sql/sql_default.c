@@ -34,6 +34,10 @@ struct sql_defaults {
     uint16_t ncols;
     PgQuery__ParseResult **trees; /* per column: "SELECT expr", or NULL */
     uint32_t *types;              /* per column: its SQL type */
+    /* The table's CHECK constraints (sql_check.c): names and trees. */
+    uint16_t nchecks;
+    char **check_names;
+    PgQuery__ParseResult **check_trees;
     struct sql_defaults *next;
 };
 
@@ -42,9 +46,52 @@ static void defaults_free_one(sql_defaults *d)
     for (uint16_t i = 0; i < d->ncols; i++)
         if (d->trees[i] != NULL)
             pg_query__parse_result__free_unpacked(d->trees[i], NULL);
+    for (uint16_t i = 0; i < d->nchecks; i++) {
+        free(d->check_names[i]);
+        if (d->check_trees[i] != NULL)
+            pg_query__parse_result__free_unpacked(d->check_trees[i], NULL);
+    }
+    free(d->check_names);
+    free(d->check_trees);
     free(d->trees);
     free(d->types);
     free(d);
+}
+
+uint16_t sql_defaults_nchecks(const sql_defaults *d)
+{
+    return d != NULL ? d->nchecks : 0;
+}
+
+const PgQuery__Node *sql_defaults_check(const sql_defaults *d, uint16_t i,
+                                        const char **name)
+{
+    *name = d->check_names[i];
+    return sql_expr_tree_node(d->check_trees[i]);
+}
+
+/* d's checks, from keel_check (sql_check.c). */
+static keel_status checks_load(sql_session *s, sql_defaults *d)
+{
+    sql_check_row *rows;
+    uint16_t n;
+    keel_status rc = sql_checks_read(s, d->relid, &rows, &n);
+
+    if (rc != KEEL_OK || n == 0)
+        return rc;
+    d->check_names = calloc(n, sizeof(*d->check_names));
+    d->check_trees = calloc(n, sizeof(*d->check_trees));
+    if (d->check_names == NULL || d->check_trees == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t i = 0; rc == KEEL_OK && i < n; i++) {
+        d->check_names[i] = strdup(rows[i].name);
+        d->nchecks = (uint16_t)(i + 1);
+        if (d->check_names[i] == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        rc = sql_expr_reparse(s, rows[i].src, (uint32_t)strlen(rows[i].src),
+                              &d->check_trees[i]);
+    }
+    return rc;
 }
 
 void sql_defaults_free(sql_session *s)
@@ -57,13 +104,13 @@ void sql_defaults_free(sql_session *s)
 }
 
 /* The expression node of a "SELECT expr" tree. */
-static const PgQuery__Node *tree_expr(const PgQuery__ParseResult *t)
+const PgQuery__Node *sql_expr_tree_node(const PgQuery__ParseResult *t)
 {
     return t->stmts[0]->stmt->select_stmt->target_list[0]->res_target->val;
 }
 
-/* expr as SQL text (malloc'd), deparsed by libpg_query. */
-static keel_status deparse(sql_session *s, const PgQuery__Node *expr, char **out)
+keel_status sql_expr_deparse(sql_session *s, const PgQuery__Node *expr,
+                             char **out)
 {
     PgQuery__ResTarget rt = PG_QUERY__RES_TARGET__INIT;
     PgQuery__Node rtn = PG_QUERY__NODE__INIT, seln = PG_QUERY__NODE__INIT;
@@ -93,9 +140,8 @@ static keel_status deparse(sql_session *s, const PgQuery__Node *expr, char **out
     return rc;
 }
 
-/* Parses adsrc back into a "SELECT expr" tree. */
-static keel_status reparse(sql_session *s, const char *src, uint32_t len,
-                           PgQuery__ParseResult **out)
+keel_status sql_expr_reparse(sql_session *s, const char *src, uint32_t len,
+                            PgQuery__ParseResult **out)
 {
     char *text = malloc((size_t)len + 8);
     const char *saved = s->text;
@@ -117,8 +163,8 @@ static keel_status reparse(sql_session *s, const char *src, uint32_t len,
         pg_query__parse_result__free_unpacked(*out, NULL);
         *out = NULL;
         rc = sql_fail(s, KEEL_ECORRUPT, "XX001",
-                      "keel_attrdef holds a default that is not an "
-                      "expression: \"%.*s\"",
+                      "keel_sql holds an expression that is not one: "
+                      "\"%.*s\"",
                       (int)len, src);
     }
     return rc;
@@ -229,9 +275,11 @@ keel_status sql_defaults_of(sql_session *s, const sql_table *t,
                           "\"%s\", which has %u columns",
                           rows[i].attnum, t->name, d->ncols);
         else
-            rc = reparse(s, rows[i].src, rows[i].len,
+            rc = sql_expr_reparse(s, rows[i].src, rows[i].len,
                          &d->trees[rows[i].attnum - 1]);
     }
+    if (rc == KEEL_OK)
+        rc = checks_load(s, d);
     if (rc != KEEL_OK) {
         /* Not kept half read: the next statement reads them again. */
         s->defaults = d->next;
@@ -246,7 +294,7 @@ keel_status sql_defaults_of(sql_session *s, const sql_table *t,
 const PgQuery__Node *sql_default_node(const sql_defaults *d, uint16_t col)
 {
     return d != NULL && col < d->ncols && d->trees[col] != NULL
-               ? tree_expr(d->trees[col])
+               ? sql_expr_tree_node(d->trees[col])
                : NULL;
 }
 
@@ -274,7 +322,7 @@ bool sql_default_has(const sql_defaults *d, uint16_t col)
 keel_status sql_default_expr(sql_session *s, const sql_defaults *d,
                              uint16_t col, sql_expr **out)
 {
-    return sql_expr_prepare_for(s, NULL, tree_expr(d->trees[col]),
+    return sql_expr_prepare_for(s, NULL, sql_expr_tree_node(d->trees[col]),
                                 d->types[col], out);
 }
 
@@ -432,7 +480,7 @@ keel_status sql_defaults_store(sql_session *s, const char *schema,
             continue;
         src = i < info.ncols ? literal_default(s, exprs[i], &cols[i]) : NULL;
         if (src == NULL)
-            rc = deparse(s, exprs[i], &src);
+            rc = sql_expr_deparse(s, exprs[i], &src);
         if (rc != KEEL_OK)
             break;
         rc = row_insert(s, info.oid, (uint16_t)(i + 1), src, strlen(src));

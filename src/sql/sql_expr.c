@@ -537,6 +537,9 @@ static keel_status analyse_sublink(sql_session *s, const sql_scope *scope,
      * statement's own writes, which PostgreSQL's command ids hide. */
     if (s->clause != NULL && strcmp(s->clause, "RETURNING") == 0)
         return sql_unsupported(s, sl->location, "subqueries in RETURNING");
+    if (s->clause != NULL && strcmp(s->clause, "check constraints") == 0)
+        return sql_fail_at(s, sl->location, KEEL_EINVAL, "0A000",
+                           "cannot use subquery in check constraint");
     if (kind == SQL_SUBLINK_IN) {
         rc = sql_expr_analyse(s, scope, sl->testexpr, &l);
         if (rc != KEEL_OK)
@@ -3102,6 +3105,15 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
                 e->u.func == SQL_FUNC_PG_GET_CONSTRAINTDEF, &v);
         if (rc != KEEL_OK)
             return rc;
+        if (v == NULL && e->u.func == SQL_FUNC_PG_GET_CONSTRAINTDEF) {
+            /* not an index's: a CHECK's (pretty, its second argument,
+             * without PostgreSQL's extra parentheses) */
+            bool found = false;
+            rc = sql_check_def_text(s, oid, e->nargs > 1 && a[1].v.b, out,
+                                    &found);
+            if (rc != KEEL_OK || found)
+                return rc;
+        }
         if (v == NULL && e->u.func >= SQL_FUNC_PG_GET_INDEXDEF) {
             out->isnull = true;
             return KEEL_OK;

@@ -1534,6 +1534,11 @@ typedef struct sql_table {
      * the planner's choices besides the primary key). */
     keel_index_info *idx;
     uint16_t nidx;
+    /* Its CHECK constraints, analysed for a statement that writes rows
+     * (sql_checks_prepare()). */
+    struct sql_expr **checks;
+    const char **check_names;
+    uint16_t nchecks;
 } sql_table;
 
 keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
@@ -1555,6 +1560,69 @@ bool sql_default_has(const sql_defaults *d, uint16_t col);
  * which run as nextval() and survive wherever defaults go (TRUNCATE,
  * ALTER TABLE's rewrite). */
 char sql_default_identity(const sql_defaults *d, uint16_t col);
+/* The table's CHECK constraints as read with its defaults: how many, and
+ * the i-th's name and expression. */
+uint16_t sql_defaults_nchecks(const sql_defaults *d);
+const PgQuery__Node *sql_defaults_check(const sql_defaults *d, uint16_t i,
+                                        const char **name);
+/* An expression as SQL text (malloc'd), deparsed by libpg_query; and
+ * text read back into a "SELECT expr" tree (malloc'd), whose expression
+ * sql_expr_tree_node() gives. */
+keel_status sql_expr_deparse(sql_session *s, const PgQuery__Node *expr,
+                             char **out);
+keel_status sql_expr_reparse(sql_session *s, const char *src, uint32_t len,
+                             PgQuery__ParseResult **out);
+const PgQuery__Node *sql_expr_tree_node(const PgQuery__ParseResult *t);
+
+/* ---- CHECK constraints (sql_check.c) ------------------------------------ */
+
+/* A check as keel_check keeps it. */
+typedef struct sql_check_row {
+    uint32_t relid, oid;
+    char *name, *src; /* in the arena */
+} sql_check_row;
+
+/* A check to make: a new one's expression (name NULL: one is made up,
+ * made then set) or one carried over (src, its oid kept). */
+typedef struct sql_check_def {
+    const char *name;
+    const PgQuery__Node *expr;
+    const char *src;
+    uint32_t oid;
+    bool made;
+} sql_check_def;
+
+/* Table relid's checks (every table's for 0), in the arena. */
+keel_status sql_checks_read(sql_session *s, uint32_t relid,
+                            sql_check_row **rows, uint16_t *nrows);
+/* Records checks for table schema.table, which exists (relname: the name
+ * its messages and the checks' made-up names give it): each analysed
+ * over its columns (42804 unless boolean; no subquery, aggregate, window
+ * or set-returning function), named (42710 for a name the table's
+ * constraints have) and given an oid. */
+keel_status sql_checks_define(sql_session *s, const char *schema,
+                              const char *table, const char *relname,
+                              sql_check_def *defs, uint16_t n);
+/* A table's checks to TRUNCATE's new table (or dropped, new_relid 0). */
+keel_status sql_checks_move(sql_session *s, uint32_t old_relid,
+                            uint32_t new_relid);
+/* Table old's checks for its rewrite, their columns renamed as newname
+ * says for each old column (NULL: dropped, and a check naming it goes). */
+keel_status sql_checks_carry(sql_session *s, const sql_table *old,
+                             const char *const *newname, sql_check_def **out,
+                             uint16_t *nout);
+/* A statement writing rows of t: its checks analysed (d its defaults),
+ * then run on each row (23514 for one that is false). */
+keel_status sql_checks_prepare(sql_session *s, sql_table *t,
+                               const sql_defaults *d);
+keel_status sql_checks_run(sql_session *s, const sql_table *t,
+                           const sql_value *row);
+/* pg_get_constraintdef() of a check by its oid (*found false if none). */
+keel_status sql_check_def_text(sql_session *s, uint32_t oid, bool pretty,
+                               sql_value *out, bool *found);
+/* "Failing row contains (1, null, ...)." of row of t, into buf. */
+void sql_failing_row(sql_session *s, const sql_table *t, const sql_value *row,
+                     char *buf, size_t size);
 /* pg_get_serial_sequence(table, column): the sequence a SERIAL or
  * identity column takes its values from, qualified and quoted as
  * PostgreSQL gives it; NULL for another column. */

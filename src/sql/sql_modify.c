@@ -73,28 +73,35 @@ static keel_status to_column(sql_session *s, const sql_table *t,
     return rc;
 }
 
+void sql_failing_row(sql_session *s, const sql_table *t, const sql_value *row,
+                     char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "Failing row contains (");
+
+    for (uint16_t i = 0; i < t->info.ncols && used < size; i++) {
+        const char *p = "null";
+        uint32_t len = 4;
+        if (!row[i].isnull && sql_value_text(s, &row[i], &p, &len) != KEEL_OK)
+            break;
+        used += (size_t)snprintf(buf + used, size - used, "%s%.*s",
+                                 i > 0 ? ", " : "", (int)len, p);
+    }
+    if (used < size)
+        snprintf(buf + used, size - used, ").");
+}
+
 /* A not-null column that row leaves null fails, as PostgreSQL's check
- * does, showing the row: "Failing row contains (1, null, ...)". */
+ * does, showing the row: "Failing row contains (1, null, ...)"; then
+ * the table's CHECK constraints (sql_checks_prepare() made them). */
 static keel_status check_not_null(sql_session *s, const sql_table *t,
                                   const sql_value *row)
 {
     char detail[256];
-    size_t used;
 
     for (uint16_t c = 0; c < t->info.ncols; c++) {
         if (!row[c].isnull || !t->cols[c].notnull)
             continue;
-        used = (size_t)snprintf(detail, sizeof(detail), "Failing row contains (");
-        for (uint16_t i = 0; i < t->info.ncols && used < sizeof(detail); i++) {
-            const char *p = "null";
-            uint32_t len = 4;
-            if (!row[i].isnull && sql_value_text(s, &row[i], &p, &len) != KEEL_OK)
-                break;
-            used += (size_t)snprintf(detail + used, sizeof(detail) - used,
-                                     "%s%.*s", i > 0 ? ", " : "", (int)len, p);
-        }
-        if (used < sizeof(detail))
-            snprintf(detail + used, sizeof(detail) - used, ").");
+        sql_failing_row(s, t, row, detail, sizeof(detail));
         sql_fail(s, KEEL_ETYPE, "23502",
                  "null value in column \"%s\" of relation \"%s\" violates "
                  "not-null constraint",
@@ -103,7 +110,7 @@ static keel_status check_not_null(sql_session *s, const sql_table *t,
             snprintf(s->err->detail, sizeof(s->err->detail), "%s", detail);
         return KEEL_ETYPE;
     }
-    return KEEL_OK;
+    return sql_checks_run(s, t, row);
 }
 
 /* The column named name (42703 if none). */
@@ -1101,6 +1108,8 @@ static keel_status exec_insert(sql_session *s, const PgQuery__InsertStmt *st,
                              &ret);
     if (rc == KEEL_OK)
         rc = sql_defaults_of(s, &t, &defs);
+    if (rc == KEEL_OK)
+        rc = sql_checks_prepare(s, &t, defs);
     if (rc == KEEL_OK && st->on_conflict_clause != NULL) {
         rc = conflict_analyse(s, &t, defs, st->on_conflict_clause, cf);
         cfp = cf;
@@ -1522,6 +1531,8 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     if (rc != KEEL_OK)
         return rc;
     rc = sql_defaults_of(s, &t, &defs);
+    if (rc == KEEL_OK)
+        rc = sql_checks_prepare(s, &t, defs);
     if (rc != KEEL_OK)
         return rc;
     if (st->n_from_clause > 0)
