@@ -1428,6 +1428,8 @@ keel_status sql_json_func(sql_session *s, const sql_scope *scope,
     default:
         break;
     }
+    if (rc != KEEL_OK) /* an argument that its type cannot read */
+        return rc;
     *out = e;
     return KEEL_OK;
 }

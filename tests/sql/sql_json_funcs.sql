@@ -38,3 +38,4 @@ UPDATE prefs SET p = p || jsonb_build_object('n', coalesce((p ->> 'n')::int, 0) 
 UPDATE prefs SET p = jsonb_set(p, '{theme}', '"light"') - 'n' WHERE id = 1 RETURNING p;
 SELECT id, p FROM prefs ORDER BY id;
 DROP TABLE prefs;
+SELECT jsonb_set('{"a": 1}', '{a}', '2', 'not a boolean');
