@@ -1410,6 +1410,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"current_schemas", SQL_FUNC_CURRENT_SCHEMAS, 1},
         {"array_position", SQL_FUNC_ARRAY_POSITION, 2},
         {"array_to_string", SQL_FUNC_ARRAY_TO_STRING, 2},
+        {"array_to_string", SQL_FUNC_ARRAY_TO_STRING, 3},
         {"pg_get_userbyid", SQL_FUNC_PG_GET_USERBYID, 1},
         {"pg_table_is_visible", SQL_FUNC_PG_TABLE_IS_VISIBLE, 1},
         {"pg_encoding_to_char", SQL_FUNC_PG_ENCODING_TO_CHAR, 1},
@@ -1739,6 +1740,9 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                                    sql_type_name(e->args[0]->type),
                                    sql_type_name(e->args[1]->type));
             rc = coerce(s, &e->args[1], SQL_TYPE_TEXT, true);
+            /* array_to_string()'s text for NULL elements */
+            if (rc == KEEL_OK && e->nargs > 2)
+                rc = coerce(s, &e->args[2], SQL_TYPE_TEXT, true);
             if (rc != KEEL_OK)
                 return rc;
             e->type = e->u.func == SQL_FUNC_ARRAY_POSITION ? SQL_TYPE_INT4
@@ -2882,7 +2886,8 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         rc = sql_expr_eval(s, e->args[i], row, &a[i]);
         if (rc != KEEL_OK)
             return rc;
-        if (a[i].isnull && !(e->u.func == SQL_FUNC_FORMAT_TYPE && i == 1)) {
+        if (a[i].isnull && !(e->u.func == SQL_FUNC_FORMAT_TYPE && i == 1) &&
+            !(e->u.func == SQL_FUNC_ARRAY_TO_STRING && i == 2)) {
             out->type = e->type;
             out->isnull = true;
             return KEEL_OK;
@@ -2907,8 +2912,15 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         uint32_t pos = 0, elen, n = 0, used = 0;
         bool isnull;
         char *buf = NULL;
+        const sql_value *nulls =
+            e->nargs > 2 && !a[2].isnull ? &a[2] : NULL;
+        uint32_t emitted = 0;
         if (e->u.func == SQL_FUNC_ARRAY_TO_STRING) {
-            buf = sql_alloc(&s->arena, a[0].v.s.len * (a[1].v.s.len + 1) + 1);
+            buf = sql_alloc(&s->arena,
+                            a[0].v.s.len * (a[1].v.s.len + 1 +
+                                            (nulls != NULL ? nulls->v.s.len
+                                                           : 0)) +
+                                1);
             if (buf == NULL)
                 return nomem(s);
         }
@@ -2923,11 +2935,15 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
                 }
                 continue;
             }
-            if (isnull)
+            if (isnull && nulls == NULL)
                 continue;
-            if (used > 0) {
+            if (emitted++ > 0) {
                 memcpy(buf + used, a[1].v.s.p, a[1].v.s.len);
                 used += a[1].v.s.len;
+            }
+            if (isnull) {
+                el = nulls->v.s.p;
+                elen = nulls->v.s.len;
             }
             memcpy(buf + used, el, elen);
             used += elen;
@@ -3369,7 +3385,10 @@ static keel_status eval_func(sql_session *s, const sql_expr *e,
             return sql_fail_at(s, e->location, KEEL_ENOENT, "42704",
                                "unrecognized configuration parameter \"%s\"",
                                name);
-        out->v.s.p = v;
+        /* a copy: a SET (or set_config()) frees the setting's text */
+        out->v.s.p = sql_strndup(&s->arena, v, strlen(v));
+        if (out->v.s.p == NULL)
+            return nomem(s);
         out->v.s.len = (uint32_t)strlen(v);
         return KEEL_OK;
     }
@@ -3841,6 +3860,8 @@ static bool is_stable(const sql_expr *e)
              (e->u.func == SQL_FUNC_RANDOM ||
               e->u.func == SQL_FUNC_CLOCK_TIMESTAMP ||
               e->u.func == SQL_FUNC_GEN_RANDOM_UUID ||
+              e->u.func == SQL_FUNC_SET_CONFIG ||
+              e->u.func == SQL_FUNC_CURRENT_SETTING ||
               e->u.func == SQL_FUNC_NEXTVAL || e->u.func == SQL_FUNC_CURRVAL ||
               e->u.func == SQL_FUNC_SETVAL || e->u.func == SQL_FUNC_LASTVAL));
 }

@@ -13,7 +13,8 @@
  *   bytea: md5, sha224 to sha512 (OpenSSL's), octet_length, encode and
  *   decode (hex, base64, escape).  uuid: gen_random_uuid.
  *   dates: to_timestamp(epoch seconds), make_date, age, timezone() (AT
- *   TIME ZONE).
+ *   TIME ZONE).  sessions: pg_backend_pid, pg_is_in_recovery,
+ *   set_config.  arrays and format(): sql_array.c's.
  */
 #include <math.h>
 #include <openssl/evp.h>
@@ -55,6 +56,19 @@ static const struct {
     {"make_date", SQL_FUNC_MAKE_DATE, 3, 3},
     {"timezone", SQL_FUNC_TIMEZONE, 2, 2},
     {"pg_get_serial_sequence", SQL_FUNC_PG_GET_SERIAL_SEQUENCE, 2, 2},
+    {"pg_backend_pid", SQL_FUNC_PG_BACKEND_PID, 0, 0},
+    {"pg_is_in_recovery", SQL_FUNC_PG_IS_IN_RECOVERY, 0, 0},
+    {"set_config", SQL_FUNC_SET_CONFIG, 3, 3},
+    {"string_to_array", SQL_FUNC_STRING_TO_ARRAY, 2, 3},
+    {"array_append", SQL_FUNC_ARRAY_APPEND, 2, 2},
+    {"array_prepend", SQL_FUNC_ARRAY_PREPEND, 2, 2},
+    {"array_cat", SQL_FUNC_ARRAY_CAT_CALL, 2, 2},
+    {"array_remove", SQL_FUNC_ARRAY_REMOVE, 2, 2},
+    {"array_replace", SQL_FUNC_ARRAY_REPLACE, 3, 3},
+    {"cardinality", SQL_FUNC_CARDINALITY, 1, 1},
+    {"array_ndims", SQL_FUNC_ARRAY_NDIMS, 1, 1},
+    {"array_lower", SQL_FUNC_ARRAY_LOWER, 2, 2},
+    {"format", SQL_FUNC_FORMAT, 1, 100},
     {"age", SQL_FUNC_AGE, 1, 2},
     {"pg_typeof", SQL_FUNC_REGTYPE, 1, 1},
     {"gen_random_uuid", SQL_FUNC_GEN_RANDOM_UUID, 0, 0},
@@ -121,7 +135,25 @@ keel_status sql_func_more(sql_session *s, const sql_scope *scope,
         if (rc != KEEL_OK)
             return rc;
     }
+    if (e->u.func >= SQL_FUNC_STRING_TO_ARRAY && e->u.func <= SQL_FUNC_FORMAT) {
+        rc = sql_array_analyse(s, e, name, fc->location);
+        if (rc == KEEL_OK)
+            *out = e;
+        return rc;
+    }
     switch (e->u.func) {
+    case SQL_FUNC_PG_BACKEND_PID:
+        e->type = SQL_TYPE_INT4;
+        break;
+    case SQL_FUNC_PG_IS_IN_RECOVERY:
+        e->type = SQL_TYPE_BOOL;
+        break;
+    case SQL_FUNC_SET_CONFIG:
+        ok = arg_to(s, e, 0, SQL_TYPE_TEXT, &rc) &&
+             arg_to(s, e, 1, SQL_TYPE_TEXT, &rc) &&
+             arg_to(s, e, 2, SQL_TYPE_BOOL, &rc);
+        e->type = SQL_TYPE_TEXT;
+        break;
     case SQL_FUNC_SQRT:
     case SQL_FUNC_CBRT:
     case SQL_FUNC_EXP:
@@ -837,6 +869,8 @@ keel_status sql_func_more_eval(sql_session *s, const sql_expr *e,
     sql_value a[4];
     keel_status rc;
 
+    if (e->u.func >= SQL_FUNC_STRING_TO_ARRAY && e->u.func <= SQL_FUNC_FORMAT)
+        return sql_array_eval(s, e, row, out);
     out->type = e->type;
     out->isnull = false;
     for (uint16_t i = 0; i < e->nargs && i < 4; i++) {
@@ -938,6 +972,14 @@ keel_status sql_func_more_eval(sql_session *s, const sql_expr *e,
     }
     case SQL_FUNC_PG_GET_SERIAL_SEQUENCE:
         return sql_serial_sequence(s, &a[0], &a[1], out);
+    case SQL_FUNC_PG_BACKEND_PID:
+        out->v.i = (int64_t)sql_backend_pid(s);
+        return KEEL_OK;
+    case SQL_FUNC_PG_IS_IN_RECOVERY:
+        out->v.b = false; /* keel has no standbys */
+        return KEEL_OK;
+    case SQL_FUNC_SET_CONFIG:
+        return sql_set_config(s, &a[0], &a[1], a[2].v.b, out);
     case SQL_FUNC_TIMEZONE: {
         sql_tz z;
         char spec[SQL_TZ_NAME];

@@ -823,6 +823,20 @@ typedef enum sql_func {
     SQL_FUNC_MAKE_DATE,
     SQL_FUNC_TIMEZONE,
     SQL_FUNC_PG_GET_SERIAL_SEQUENCE,
+    SQL_FUNC_PG_BACKEND_PID,
+    SQL_FUNC_PG_IS_IN_RECOVERY,
+    SQL_FUNC_SET_CONFIG,
+    /* sql_array.c's, in this order: */
+    SQL_FUNC_STRING_TO_ARRAY,
+    SQL_FUNC_ARRAY_APPEND,
+    SQL_FUNC_ARRAY_PREPEND,
+    SQL_FUNC_ARRAY_CAT_CALL, /* array_cat(): || of two arrays */
+    SQL_FUNC_ARRAY_REMOVE,
+    SQL_FUNC_ARRAY_REPLACE,
+    SQL_FUNC_CARDINALITY,
+    SQL_FUNC_ARRAY_NDIMS,
+    SQL_FUNC_ARRAY_LOWER,
+    SQL_FUNC_FORMAT,
     SQL_FUNC_GEN_RANDOM_UUID, /* a version 4 (random) uuid */
     SQL_FUNC_ENCODE,          /* encode(bytea, format): text */
     SQL_FUNC_DECODE,          /* decode(text, format): bytea */
@@ -1573,6 +1587,28 @@ keel_status sql_expr_deparse(sql_session *s, const PgQuery__Node *expr,
 keel_status sql_expr_reparse(sql_session *s, const char *src, uint32_t len,
                              PgQuery__ParseResult **out);
 const PgQuery__Node *sql_expr_tree_node(const PgQuery__ParseResult *t);
+
+/* sql_string.c: the bytes of the UTF-8 character at p (at most left),
+ * and the characters in len bytes. */
+uint32_t sql_utf8_char_len(const char *p, uint32_t left);
+uint32_t sql_utf8_count(const char *p, uint32_t len);
+
+/* pg_backend_pid(): the id BackendKeyData gave the session (0 for one
+ * not a connection's). */
+uint32_t sql_backend_pid(const sql_session *s);
+/* set_config(name, value, is_local): SET [LOCAL] name = value, then the
+ * value as current_setting() shows it. */
+keel_status sql_set_config(sql_session *s, const sql_value *name,
+                           const sql_value *value, bool local,
+                           sql_value *out);
+
+/* sql_array.c: array functions and format() (SQL_FUNC_STRING_TO_ARRAY
+ * to SQL_FUNC_FORMAT): e, its arguments analysed, typed (42883 as name's
+ * at location when they fit none), and its value, not strict. */
+keel_status sql_array_analyse(sql_session *s, sql_expr *e, const char *name,
+                              int32_t location);
+keel_status sql_array_eval(sql_session *s, const sql_expr *e,
+                           const sql_value *row, sql_value *out);
 
 /* ---- CHECK constraints (sql_check.c) ------------------------------------ */
 

@@ -1501,6 +1501,52 @@ static keel_status exec_set(sql_session *s, const PgQuery__VariableSetStmt *st)
         s, st->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET ? "RESET" : "SET");
 }
 
+keel_status sql_set_config(sql_session *s, const sql_value *name,
+                           const sql_value *value, bool local,
+                           sql_value *out)
+{
+    char n[KEEL_NAME_LEN * 2], v[1024];
+    const setting_def *d;
+    const sql_setting *x;
+    keel_status rc;
+
+    if (name->v.s.len >= sizeof(n) || value->v.s.len >= sizeof(v))
+        return sql_fail(s, KEEL_ETOOBIG, "22023", "SET value too long");
+    memcpy(n, name->v.s.p, name->v.s.len);
+    n[name->v.s.len] = '\0';
+    d = setting_find_def(n);
+    if (d == NULL && strchr(n, '.') == NULL)
+        return sql_fail(s, KEEL_ENOENT, "42704",
+                        "unrecognized configuration parameter \"%s\"", n);
+    if (d != NULL && d->fixed)
+        return fixed_setting(s, d);
+    x = setting_find(s, n);
+    if (value->isnull) /* as RESET */
+        snprintf(v, sizeof(v), "%s",
+                 x != NULL && x->reset_to != NULL ? x->reset_to
+                 : d != NULL                      ? d->def
+                                                  : "");
+    else {
+        memcpy(v, value->v.s.p, value->v.s.len);
+        v[value->v.s.len] = '\0';
+    }
+    rc = setting_save(s, d != NULL ? d->name : n, local);
+    if (rc == KEEL_OK && d != NULL)
+        rc = setting_apply(s, d->name, v);
+    if (rc == KEEL_OK)
+        rc = setting_put(s, d != NULL ? d->name : n, v, false);
+    if (rc != KEEL_OK)
+        return rc;
+    /* the value as stored (a zone's name as its file names it) */
+    x = setting_find(s, d != NULL ? d->name : n);
+    *out = (sql_value){.type = SQL_TYPE_TEXT};
+    out->v.s.p = sql_strndup(&s->arena, x->value, strlen(x->value));
+    if (out->v.s.p == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    out->v.s.len = (uint32_t)strlen(x->value);
+    return KEEL_OK;
+}
+
 static int no_columns_cb(void *ctx, const sql_column *cols, uint16_t n)
 {
     (void)ctx;

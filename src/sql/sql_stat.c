@@ -98,6 +98,13 @@ void sql_set_backend_pid(sql_session *s, uint32_t pid)
         atomic_store_explicit(&s->pub->pid, pid, memory_order_relaxed);
 }
 
+uint32_t sql_backend_pid(const sql_session *s)
+{
+    return s->pub != NULL
+               ? atomic_load_explicit(&s->pub->pid, memory_order_relaxed)
+               : 0;
+}
+
 static void publish_now(sql_session *s)
 {
     keel_cache_stats st;

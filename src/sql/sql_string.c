@@ -16,8 +16,7 @@
 
 #include "sql/sql_internal.h"
 
-/* Bytes of the character starting at p (at most left). */
-static uint32_t char_len(const char *p, uint32_t left)
+uint32_t sql_utf8_char_len(const char *p, uint32_t left)
 {
     unsigned char c = (unsigned char)p[0];
     uint32_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
@@ -25,11 +24,11 @@ static uint32_t char_len(const char *p, uint32_t left)
     return n < left ? n : left;
 }
 
-static uint32_t char_count(const char *p, uint32_t len)
+uint32_t sql_utf8_count(const char *p, uint32_t len)
 {
     uint32_t n = 0;
 
-    for (uint32_t i = 0; i < len; i += char_len(p + i, len - i))
+    for (uint32_t i = 0; i < len; i += sql_utf8_char_len(p + i, len - i))
         n++;
     return n;
 }
@@ -40,7 +39,7 @@ static uint32_t char_offset(const char *p, uint32_t len, int64_t k)
     uint32_t i = 0;
 
     for (; k > 0 && i < len; k--)
-        i += char_len(p + i, len - i);
+        i += sql_utf8_char_len(p + i, len - i);
     return i;
 }
 
@@ -65,7 +64,7 @@ static bool in_set(const char *p, uint32_t n, const sql_value *set)
     uint32_t len = set->v.s.len;
 
     for (uint32_t i = 0; i < len;) {
-        uint32_t m = char_len(q + i, len - i);
+        uint32_t m = sql_utf8_char_len(q + i, len - i);
         if (m == n && memcmp(q + i, p, n) == 0)
             return true;
         i += m;
@@ -84,8 +83,8 @@ static keel_status trim(sql_session *s, sql_func f, const sql_value *a,
     if (set == NULL)
         set = &space;
     if (f != SQL_FUNC_RTRIM)
-        while (lo < hi && in_set(p + lo, char_len(p + lo, hi - lo), set))
-            lo += char_len(p + lo, hi - lo);
+        while (lo < hi && in_set(p + lo, sql_utf8_char_len(p + lo, hi - lo), set))
+            lo += sql_utf8_char_len(p + lo, hi - lo);
     if (f != SQL_FUNC_LTRIM)
         while (hi > lo) {
             uint32_t start = hi - 1;
@@ -101,7 +100,7 @@ static keel_status trim(sql_session *s, sql_func f, const sql_value *a,
 static keel_status pad(sql_session *s, sql_func f, const sql_value *a,
                        int64_t want, const sql_value *fill, sql_value *out)
 {
-    uint32_t have = char_count(a->v.s.p, a->v.s.len), flen, used = 0;
+    uint32_t have = sql_utf8_count(a->v.s.p, a->v.s.len), flen, used = 0;
     const char *fp = fill != NULL ? fill->v.s.p : " ";
     uint64_t need;
     char *q;
@@ -124,7 +123,7 @@ static keel_status pad(sql_session *s, sql_func f, const sql_value *a,
         used = a->v.s.len;
     }
     for (int64_t k = 0, i = 0; k < want - have; k++) {
-        uint32_t m = char_len(fp + i, flen - (uint32_t)i);
+        uint32_t m = sql_utf8_char_len(fp + i, flen - (uint32_t)i);
         memcpy(q + used, fp + i, m);
         used += m;
         i += m;
@@ -172,7 +171,7 @@ keel_status sql_string_eval(sql_session *s, const sql_expr *e,
             out->v.i = 1;
             return KEEL_OK;
         }
-        for (uint32_t i = 0, k = 1; i + n <= len; i += char_len(p + i, len - i), k++)
+        for (uint32_t i = 0, k = 1; i + n <= len; i += sql_utf8_char_len(p + i, len - i), k++)
             if (memcmp(p + i, sub, n) == 0) {
                 out->v.i = k;
                 break;
@@ -216,7 +215,7 @@ keel_status sql_string_eval(sql_session *s, const sql_expr *e,
         return trim(s, e->u.func, &a[0], e->nargs > 1 ? &a[1] : NULL, out);
     case SQL_FUNC_LEFT:
     case SQL_FUNC_RIGHT: {
-        int64_t n = a[1].v.i, have = char_count(p, len), keep;
+        int64_t n = a[1].v.i, have = sql_utf8_count(p, len), keep;
         keep = n >= 0 ? (n < have ? n : have) : (have + n > 0 ? have + n : 0);
         if (e->u.func == SQL_FUNC_LEFT)
             return text_out(s, out, p, char_offset(p, len, keep));
@@ -245,7 +244,7 @@ keel_status sql_string_eval(sql_session *s, const sql_expr *e,
         if (q == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
         for (uint32_t i = 0; i < len;) {
-            uint32_t m = char_len(p + i, len - i);
+            uint32_t m = sql_utf8_char_len(p + i, len - i);
             memcpy(q + len - i - m, p + i, m);
             i += m;
         }

@@ -1,0 +1,1 @@
+SELECT string_to_array('a,b,,c', ',', ''), array_append(ARRAY[1], 2), array_remove(ARRAY['a', NULL], NULL), cardinality('{}'::int[]), format('%I.%L %2$s %-*s', 'T', 'x''y', 3, 'z'), set_config('application_name', 'f', true), array_to_string(ARRAY['a', NULL], ',', '?')

@@ -1,0 +1,42 @@
+-- Array functions, format(), and the session functions drivers call
+-- (pg_backend_pid(), pg_is_in_recovery(), set_config()), with the
+-- answers PostgreSQL 15 gives.
+SELECT string_to_array('a,b,,c', ','), string_to_array('a b', NULL), string_to_array('', ','), string_to_array(NULL, ',') IS NULL, string_to_array('a,b,x', ',', 'x');
+SELECT string_to_array('one<>two<>', '<>'), string_to_array('abc', ''), cardinality(string_to_array('x,y,z', ','));
+SELECT array_append(ARRAY[1,2], 3), array_prepend(0, ARRAY[1,2]), array_cat(ARRAY[1], ARRAY[2,3]), array_append(NULL::int[], 1), array_cat(NULL, ARRAY['a']);
+SELECT array_append(ARRAY['a b'], NULL), array_cat(ARRAY['x'], '{y,"z w"}'), array_cat(NULL::text[], NULL) IS NULL;
+SELECT array_remove(ARRAY[1,2,1,NULL], 1), array_remove(ARRAY['a',NULL], NULL), array_replace(ARRAY[1,2,1], 1, 9), array_remove(NULL::int[], 1) IS NULL;
+SELECT cardinality(ARRAY[1,2,3]), cardinality('{}'::int[]), cardinality(NULL::int[]);
+SELECT array_length('{}'::int[], 1), array_ndims(ARRAY[1,2]), array_ndims('{}'::text[]), array_lower(ARRAY[1,2], 1), array_lower(ARRAY[1,2], 2);
+SELECT array_to_string(ARRAY[1,NULL,3], ',', '*'), array_to_string(ARRAY['', 'a', NULL], ','), array_to_string(ARRAY['x', NULL], '-', NULL);
+CREATE TABLE af (id int PRIMARY KEY, tags text);
+INSERT INTO af VALUES (1, 'red,green'), (2, ''), (3, NULL), (4, 'blue');
+SELECT id, string_to_array(tags, ','), cardinality(string_to_array(tags, ',')) FROM af ORDER BY id;
+SELECT id, unnest(string_to_array(tags, ',')) AS tag FROM af ORDER BY id, tag;
+SELECT array_to_string(array_agg(tags ORDER BY id), ';', '?') FROM af;
+DROP TABLE af;
+SELECT format('Hello %s', 'World'), format('%s, %s', 1, NULL), format('%I.%I', 'public', 'My Table'), format('%L', 'it''s'), format('%L', NULL), format('%%'), format('%2$s %1$s', 'a', 'b'), format('[%5s][%-5s]', 'ab', 'cd');
+SELECT format('%s', ARRAY[1,2]), format('x'), format('%s|%s|%s', true, 2.50, DATE '2024-01-02'), format('%I', 'plain_name'), format('%L', 'back\slash');
+SELECT format('[%*s]', 6, 'ab'), format('[%-*s]', 4, 'ab'), format('%1$s %1$s %s', 'x', 'y'), format(NULL) IS NULL, format('%s', 'é'), format('[%3s]', 'é');
+SELECT format('INSERT INTO %I VALUES (%L, %L)', 'Some Table', 42, NULL);
+SELECT format('%z', 1);
+SELECT format('%s %s', 1);
+SELECT format('%I', NULL);
+SELECT format('%0$s', 1);
+SELECT format('abc%');
+SELECT pg_backend_pid() > 0, pg_is_in_recovery();
+SELECT set_config('application_name', 'myapp', false), current_setting('application_name');
+SHOW application_name;
+BEGIN;
+SELECT set_config('statement_timeout', '5s', true);
+SHOW statement_timeout;
+COMMIT;
+SHOW statement_timeout;
+SELECT set_config('TimeZone', 'asia/tokyo', false);
+SELECT '2024-01-01 00:00+00'::timestamptz;
+SELECT set_config('my.custom', 'v1', false), current_setting('my.custom');
+SELECT set_config('no_such_setting', 'x', false);
+SELECT set_config('server_version', '1', false);
+SELECT set_config('TimeZone', 'Mars/Olympus', false);
+RESET TimeZone;
+RESET application_name;
