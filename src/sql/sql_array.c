@@ -148,7 +148,8 @@ static keel_status arr_done(sql_session *s, arr_buf *b, uint32_t type,
 /* Element el (text, or null) as a value of type: its text is what the
  * array holds, so the value is read from it. */
 static keel_status elem_value(sql_session *s, const char *el, uint32_t len,
-                              bool isnull, uint32_t type, sql_value *out)
+                              bool isnull, uint32_t type, int32_t location,
+                              sql_value *out)
 {
     *out = (sql_value){.type = SQL_TYPE_UNKNOWN, .isnull = isnull};
     out->v.s.p = el;
@@ -157,7 +158,7 @@ static keel_status elem_value(sql_session *s, const char *el, uint32_t len,
         out->type = type;
         return KEEL_OK;
     }
-    return sql_value_cast(s, out, type, -1, true, -1);
+    return sql_value_cast(s, out, type, -1, true, location);
 }
 
 /* Appends array a's elements (of type elem) to b; remove: those equal
@@ -175,7 +176,7 @@ static keel_status arr_copy(sql_session *s, arr_buf *b, const sql_value *a,
     while (rc == KEEL_OK &&
            sql_array_next(s, a->v.s.p, a->v.s.len, &pos, &el, &len, &isnull)) {
         sql_value v;
-        rc = elem_value(s, el, len, isnull, elem, &v);
+        rc = elem_value(s, el, len, isnull, elem, -1, &v);
         if (rc != KEEL_OK)
             break;
         if (match != NULL &&
@@ -479,4 +480,33 @@ keel_status sql_array_eval(sql_session *s, const sql_expr *e,
                       e->u.func == SQL_FUNC_ARRAY_REPLACE ? &a[2] : NULL);
         return rc == KEEL_OK ? arr_done(s, &b, e->type, out) : rc;
     }
+}
+
+keel_status sql_array_cast(sql_session *s, sql_value *v, uint32_t type,
+                           bool is_explicit, int32_t location)
+{
+    uint32_t to = sql_type_elem(type);
+    const char *el;
+    uint32_t pos = 0, len;
+    bool isnull;
+    arr_buf b = {0};
+    keel_status rc = KEEL_OK;
+
+    /* each element read from its text as the new type reads one, as
+     * PostgreSQL's array_in() of the other's output would */
+    (void)is_explicit;
+    if (v->isnull) {
+        v->type = type;
+        return KEEL_OK;
+    }
+    while (rc == KEEL_OK &&
+           sql_array_next(s, v->v.s.p, v->v.s.len, &pos, &el, &len, &isnull)) {
+        sql_value x;
+        rc = elem_value(s, el, len, isnull, to, location, &x);
+        if (rc == KEEL_OK)
+            rc = arr_add(s, &b, &x);
+    }
+    if (rc == KEEL_OK)
+        rc = arr_done(s, &b, type, v);
+    return rc;
 }

@@ -374,6 +374,39 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         if (rc == KEEL_OK)
             rc = coerce(s, &r, SQL_TYPE_TEXT, false);
         t = SQL_TYPE_BOOL;
+    } else if (op == SQL_OP_CONCAT &&
+               ((sql_type_elem(l->type) != 0 &&
+                 r->type == sql_type_elem(l->type)) ||
+                (sql_type_elem(r->type) != 0 &&
+                 l->type == sql_type_elem(r->type)))) {
+        /* array || element, element || array: array_append() and
+         * array_prepend() (sql_array.c) */
+        bool append = sql_type_elem(l->type) != 0;
+        e = sql_expr_new(s, SQL_EXPR_FUNC, append ? l->type : r->type,
+                         location, 2);
+        if (e == NULL)
+            return nomem(s);
+        e->u.func = append ? SQL_FUNC_ARRAY_APPEND : SQL_FUNC_ARRAY_PREPEND;
+        e->args[0] = l;
+        e->args[1] = r;
+        *out = e;
+        return KEEL_OK;
+    } else if (op == SQL_OP_CONCAT &&
+               ((sql_type_elem(l->type) != 0 && r->type == SQL_TYPE_UNKNOWN) ||
+                (sql_type_elem(r->type) != 0 && l->type == SQL_TYPE_UNKNOWN))) {
+        /* array || '{...}': the literal read as the array's type */
+        rc = l->type == SQL_TYPE_UNKNOWN ? coerce(s, &l, r->type, false)
+                                         : coerce(s, &r, l->type, false);
+        if (rc != KEEL_OK)
+            return rc;
+        e = sql_expr_new(s, SQL_EXPR_FUNC, l->type, location, 2);
+        if (e == NULL)
+            return nomem(s);
+        e->u.func = SQL_FUNC_ARRAY_CAT;
+        e->args[0] = l;
+        e->args[1] = r;
+        *out = e;
+        return KEEL_OK;
     } else if (op == SQL_OP_CONCAT && sql_type_elem(l->type) != 0 &&
                sql_type_elem(r->type) != 0) {
         /* array || array: PostgreSQL's array_cat(), of one type. */

@@ -1609,6 +1609,10 @@ keel_status sql_array_analyse(sql_session *s, sql_expr *e, const char *name,
                               int32_t location);
 keel_status sql_array_eval(sql_session *s, const sql_expr *e,
                            const sql_value *row, sql_value *out);
+/* *v, an array, as an array of type: each element read from its text
+ * as type's elements are (22P02 for one that is none). */
+keel_status sql_array_cast(sql_session *s, sql_value *v, uint32_t type,
+                           bool is_explicit, int32_t location);
 
 /* ---- CHECK constraints (sql_check.c) ------------------------------------ */
 

@@ -956,9 +956,12 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
         return sql_interval_in(s, v->v.s.p, v->v.s.len, location, v);
     }
     if (sql_type_elem(type) != 0) {
-        /* An array from its text form ('{a,b}') or one of its own type. */
+        /* An array from its text form ('{a,b}') or one of its own type,
+         * or of another type, its elements cast one by one. */
         if (from == type)
             return KEEL_OK;
+        if (sql_type_elem(from) != 0)
+            return sql_array_cast(s, v, type, is_explicit, location);
         if (!sql_type_is_string(from) || v->v.s.len < 2 ||
             v->v.s.p[0] != '{' || v->v.s.p[v->v.s.len - 1] != '}') {
             if (!sql_type_is_string(from))

@@ -9,6 +9,9 @@ SELECT array_remove(ARRAY[1,2,1,NULL], 1), array_remove(ARRAY['a',NULL], NULL), 
 SELECT cardinality(ARRAY[1,2,3]), cardinality('{}'::int[]), cardinality(NULL::int[]);
 SELECT array_length('{}'::int[], 1), array_ndims(ARRAY[1,2]), array_ndims('{}'::text[]), array_lower(ARRAY[1,2], 1), array_lower(ARRAY[1,2], 2);
 SELECT array_to_string(ARRAY[1,NULL,3], ',', '*'), array_to_string(ARRAY['', 'a', NULL], ','), array_to_string(ARRAY['x', NULL], '-', NULL);
+SELECT string_to_array('1,2,3', ',')::int[], ARRAY['4', NULL]::int[], ARRAY[1,2]::text[], ARRAY[1,2]::bigint[] || 3::bigint;
+SELECT ARRAY[1,2] || 3, 0 || ARRAY[1,2], ARRAY['a'] || 'b'::text, NULL::int[] || 1, ARRAY[1] || '{2,3}', '{0}' || ARRAY[1];
+SELECT sum(x) FROM unnest(string_to_array('5,6,7', ',')::int[]) x;
 CREATE TABLE af (id int PRIMARY KEY, tags text);
 INSERT INTO af VALUES (1, 'red,green'), (2, ''), (3, NULL), (4, 'blue');
 SELECT id, string_to_array(tags, ','), cardinality(string_to_array(tags, ',')) FROM af ORDER BY id;
