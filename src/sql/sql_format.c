@@ -721,3 +721,213 @@ keel_status sql_to_char_number(sql_session *s, const sql_value *v,
     out->v.s.len = (uint32_t)n;
     return KEEL_OK;
 }
+
+/* ---- to_date() and to_timestamp(text, template) ---------------------------- */
+
+/* A number of at most max digits from *p (spaces before it skipped):
+ * 22007 as PostgreSQL words it when there is none. */
+static keel_status read_field(sql_session *s, const char **p, const char *end,
+                              int max, const char *field, int64_t *out)
+{
+    const char *q;
+    int n = 0;
+
+    while (*p < end && **p == ' ')
+        (*p)++;
+    if (*p >= end)
+        return sql_fail(s, KEEL_EINVAL, "22007",
+                        "source string too short for \"%s\" formatting field",
+                        field);
+    q = *p;
+    *out = 0;
+    if (*q == '-' || *q == '+')
+        q++;
+    while (q < end && n < max && *q >= '0' && *q <= '9') {
+        *out = *out * 10 + (*q++ - '0');
+        n++;
+    }
+    if (n == 0) {
+        keel_status rc = sql_fail(s, KEEL_EINVAL, "22007",
+                                  "invalid value \"%.*s\" for \"%s\"",
+                                  (int)(end - *p < max ? end - *p : max), *p,
+                                  field);
+        if (s->err != NULL)
+            snprintf(s->err->detail, sizeof(s->err->detail),
+                     "Value must be an integer.");
+        return rc;
+    }
+    if (**p == '-')
+        *out = -*out;
+    *p = q;
+    return KEEL_OK;
+}
+
+keel_status sql_to_datetime(sql_session *s, const sql_value *text,
+                            const sql_value *fmt, bool timestamp,
+                            sql_value *out)
+{
+    const char *p = text->v.s.len > 0 ? text->v.s.p : "";
+    const char *end = p + text->v.s.len;
+    const char *f = fmt->v.s.len > 0 ? fmt->v.s.p : "";
+    const char *fend = f + fmt->v.s.len;
+    int64_t year = 1, month = 1, day = 1, hour = 0, minute = 0, sec = 0,
+            usec = 0, v;
+    bool pm = false, h12 = false;
+    keel_status rc = KEEL_OK;
+
+    /* input that ends early leaves the fields after it at their
+     * defaults, as in PostgreSQL */
+    while (rc == KEEL_OK && f < fend && p < end) {
+        size_t left = (size_t)(fend - f);
+#define TPAT(x) (left >= sizeof(x) - 1 && strncasecmp(f, x, sizeof(x) - 1) == 0)
+        if (TPAT("YYYY")) {
+            rc = read_field(s, &p, end, 4, "YYYY", &year);
+            f += 4;
+        } else if (TPAT("YY")) {
+            rc = read_field(s, &p, end, 2, "YY", &year);
+            year += year < 70 ? 2000 : 1900;
+            f += 2;
+        } else if (TPAT("MONTH") || TPAT("MON")) {
+            /* a month's name, or its first three letters */
+            bool full = TPAT("MONTH");
+            int m = 0;
+            while (p < end && *p == ' ')
+                p++;
+            for (int k = 0; m == 0 && k < 12; k++) {
+                size_t n = full ? strlen(month_names[k]) : 3;
+                if ((size_t)(end - p) >= n &&
+                    strncasecmp(p, month_names[k], n) == 0) {
+                    m = k + 1;
+                    p += n;
+                }
+            }
+            if (m == 0) {
+                rc = sql_fail(s, KEEL_EINVAL, "22007",
+                              "invalid value \"%.*s\" for \"%s\"",
+                              (int)(end - p < 3 ? end - p : 3), p,
+                              full ? "Month" : "Mon");
+                if (s->err != NULL)
+                    snprintf(s->err->detail, sizeof(s->err->detail),
+                             "The given value did not match any of the "
+                             "allowed values for this field.");
+                return rc;
+            }
+            month = m;
+            f += full ? 5 : 3;
+        } else if (TPAT("MM")) {
+            rc = read_field(s, &p, end, 2, "MM", &month);
+            f += 2;
+        } else if (TPAT("DDD")) {
+            rc = read_field(s, &p, end, 3, "DDD", &v);
+            month = 1;
+            day = v;
+            f += 3;
+        } else if (TPAT("DD")) {
+            rc = read_field(s, &p, end, 2, "DD", &day);
+            f += 2;
+        } else if (TPAT("HH24")) {
+            rc = read_field(s, &p, end, 2, "HH24", &hour);
+            f += 4;
+        } else if (TPAT("HH12") || TPAT("HH")) {
+            bool four = TPAT("HH12");
+            rc = read_field(s, &p, end, 2, four ? "HH12" : "HH", &hour);
+            h12 = true;
+            f += four ? 4 : 2;
+        } else if (TPAT("MI")) {
+            rc = read_field(s, &p, end, 2, "MI", &minute);
+            f += 2;
+        } else if (TPAT("SS")) {
+            rc = read_field(s, &p, end, 2, "SS", &sec);
+            f += 2;
+        } else if (TPAT("MS")) {
+            const char *q = p;
+            rc = read_field(s, &p, end, 3, "MS", &v);
+            /* a fraction: "5" is 500 ms */
+            for (long d = p - q; rc == KEEL_OK && d < 3; d++)
+                v *= 10;
+            usec = v * 1000;
+            f += 2;
+        } else if (TPAT("US")) {
+            const char *q = p;
+            rc = read_field(s, &p, end, 6, "US", &v);
+            for (long d = p - q; rc == KEEL_OK && d < 6; d++)
+                v *= 10;
+            usec = v;
+            f += 2;
+        } else if (TPAT("AM") || TPAT("PM") || TPAT("A.M.") || TPAT("P.M.")) {
+            bool dots = f[1] == '.';
+            size_t n = dots ? 4 : 2;
+            while (p < end && *p == ' ')
+                p++;
+            if ((size_t)(end - p) < n ||
+                (strncasecmp(p, dots ? "A.M." : "AM", n) != 0 &&
+                 strncasecmp(p, dots ? "P.M." : "PM", n) != 0))
+                return sql_fail(s, KEEL_EINVAL, "22007",
+                                "invalid value \"%.*s\" for \"%.*s\"",
+                                (int)(end - p < (long)n ? end - p : (long)n),
+                                p, (int)n, f);
+            pm = p[0] == 'P' || p[0] == 'p';
+            p += n;
+            f += n;
+        } else if (f[0] == '"') {
+            /* quoted text: as many characters skipped */
+            for (f++; f < fend && *f != '"'; f++)
+                if (p < end)
+                    p++;
+            if (f < fend)
+                f++;
+        } else {
+            /* anything else stands for one character of the input, a
+             * space or a separator there */
+            if (p < end && !((*p >= '0' && *p <= '9') ||
+                             (*p >= 'a' && *p <= 'z') ||
+                             (*p >= 'A' && *p <= 'Z')))
+                p++;
+            f++;
+        }
+#undef TPAT
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (h12) {
+        if (hour < 1 || hour > 12) {
+            rc = sql_fail(s, KEEL_EINVAL, "22008",
+                          "hour \"%lld\" is invalid for the 12-hour clock",
+                          (long long)hour);
+            if (s->err != NULL)
+                snprintf(s->err->hint, sizeof(s->err->hint),
+                         "Use the 24-hour clock, or give an hour between 1 "
+                         "and 12.");
+            return rc;
+        }
+        hour = hour % 12 + (pm ? 12 : 0);
+    }
+    {
+        /* the fields as a date's and a time's, checked as they are */
+        static const int mdays[] = {31, 28, 31, 30, 31, 30,
+                                    31, 31, 30, 31, 30, 31};
+        bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        int64_t days;
+        bool doy = month == 1 && day > 31;
+        if (month < 1 || month > 12 || day < 1 ||
+            (!doy && day > mdays[month - 1] + (month == 2 && leap)) ||
+            (doy && day > 365 + leap) || hour > 24 || minute > 59 ||
+            sec > 60 || year == 0)
+            return sql_fail(s, KEEL_EINVAL, "22008",
+                            "date/time field value out of range: \"%.*s\"",
+                            (int)text->v.s.len, text->v.s.p);
+        days = sql_days_from_date(year < 0 ? year + 1 : year, (int)month, 1) +
+               day - 1 - SQL_EPOCH_DAYS;
+        out->isnull = false;
+        if (!timestamp) {
+            out->type = SQL_TYPE_DATE;
+            out->v.i = days;
+            return KEEL_OK;
+        }
+        out->type = SQL_TYPE_TIMESTAMPTZ;
+        out->v.i = sql_tz_from_local(
+            s, days * USECS_PER_DAY +
+                   ((hour * 60 + minute) * 60 + sec) * 1000000 + usec);
+    }
+    return KEEL_OK;
+}

@@ -12,7 +12,8 @@
  *   flags g and i, \1..\9 and \& in the replacement).
  *   bytea: md5, sha224 to sha512 (OpenSSL's), octet_length, encode and
  *   decode (hex, base64, escape).  uuid: gen_random_uuid.
- *   dates: to_timestamp(epoch seconds), make_date, age, timezone() (AT
+ *   dates: to_timestamp(epoch seconds), to_date() and to_timestamp() of
+ *   text by a template (sql_format.c), make_date, age, timezone() (AT
  *   TIME ZONE).  sessions: pg_backend_pid, pg_is_in_recovery,
  *   set_config.  arrays and format(): sql_array.c's.
  */
@@ -53,6 +54,8 @@ static const struct {
     {"to_hex", SQL_FUNC_TO_HEX, 1, 1},
     {"regexp_replace", SQL_FUNC_REGEXP_REPLACE, 3, 4},
     {"to_timestamp", SQL_FUNC_TO_TIMESTAMP, 1, 1},
+    {"to_timestamp", SQL_FUNC_TO_DATE, 2, 2},
+    {"to_date", SQL_FUNC_TO_DATE, 2, 2},
     {"make_date", SQL_FUNC_MAKE_DATE, 3, 3},
     {"timezone", SQL_FUNC_TIMEZONE, 2, 2},
     {"pg_get_serial_sequence", SQL_FUNC_PG_GET_SERIAL_SEQUENCE, 2, 2},
@@ -147,6 +150,11 @@ keel_status sql_func_more(sql_session *s, const sql_scope *scope,
         break;
     case SQL_FUNC_PG_IS_IN_RECOVERY:
         e->type = SQL_TYPE_BOOL;
+        break;
+    case SQL_FUNC_TO_DATE:
+        ok = arg_to(s, e, 0, SQL_TYPE_TEXT, &rc) &&
+             arg_to(s, e, 1, SQL_TYPE_TEXT, &rc);
+        e->type = name[3] == 'd' ? SQL_TYPE_DATE : SQL_TYPE_TIMESTAMPTZ;
         break;
     case SQL_FUNC_SET_CONFIG:
         ok = arg_to(s, e, 0, SQL_TYPE_TEXT, &rc) &&
@@ -980,6 +988,9 @@ keel_status sql_func_more_eval(sql_session *s, const sql_expr *e,
         return KEEL_OK;
     case SQL_FUNC_SET_CONFIG:
         return sql_set_config(s, &a[0], &a[1], a[2].v.b, out);
+    case SQL_FUNC_TO_DATE:
+        return sql_to_datetime(s, &a[0], &a[1],
+                               e->type == SQL_TYPE_TIMESTAMPTZ, out);
     case SQL_FUNC_TIMEZONE: {
         sql_tz z;
         char spec[SQL_TZ_NAME];

@@ -826,6 +826,7 @@ typedef enum sql_func {
     SQL_FUNC_PG_BACKEND_PID,
     SQL_FUNC_PG_IS_IN_RECOVERY,
     SQL_FUNC_SET_CONFIG,
+    SQL_FUNC_TO_DATE, /* and to_timestamp(text, text) */
     /* sql_array.c's, in this order: */
     SQL_FUNC_STRING_TO_ARRAY,
     SQL_FUNC_ARRAY_APPEND,
@@ -1231,6 +1232,13 @@ void sql_iso_week(int64_t days, int64_t *isoyear, int64_t *week);
 keel_status sql_to_char_datetime(sql_session *s, const sql_value *v,
                                  const char *fmt, uint32_t flen,
                                  sql_value *out);
+/* to_date(text, template) (a date) and to_timestamp(text, template) (a
+ * timestamptz, the session zone's wall clock): PostgreSQL's YYYY, YY,
+ * MM, Mon, Month, DD, DDD, HH24, HH12, HH, MI, SS, MS, US, AM and PM,
+ * quoted text, and any other character standing for a separator. */
+keel_status sql_to_datetime(sql_session *s, const sql_value *text,
+                            const sql_value *fmt, bool timestamp,
+                            sql_value *out);
 /* to_char(v, fmt) of an integer, numeric or double precision: the
  * template's 9, 0, . / D, , / G, S, MI, PL, SG, PR and FM. */
 keel_status sql_to_char_number(sql_session *s, const sql_value *v,

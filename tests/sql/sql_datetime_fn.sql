@@ -38,3 +38,17 @@ SELECT extract(hour FROM date '2026-12-07');
 SELECT extract(fortnight FROM timestamp '2026-12-07');
 SELECT date_trunc('fortnight', timestamp '2026-12-07');
 DROP TABLE dt_t;
+-- to_date() and to_timestamp(text, template)
+SELECT to_date('2024-03-05', 'YYYY-MM-DD'), to_date('05/03/2024', 'DD/MM/YYYY'), to_date('20240305', 'YYYYMMDD'), to_date('5 Mar 2024', 'DD Mon YYYY'), to_date('March 5, 2024', 'Month DD, YYYY');
+SELECT to_timestamp('2024-03-05 14:30:15', 'YYYY-MM-DD HH24:MI:SS'), to_timestamp('05.03.24 2:30 PM', 'DD.MM.YY HH:MI AM'), to_timestamp('2024-03-05 14:30:15.25', 'YYYY-MM-DD HH24:MI:SS.MS'), to_timestamp('2024-03-05 14:30:15.123456', 'YYYY-MM-DD HH24:MI:SS.US');
+SELECT to_date('2024 060', 'YYYY DDD'), to_date('2024-03', 'YYYY-MM'), to_date('  2024-3-5', 'YYYY-MM-DD'), to_date('2024-03-05T', 'YYYY-MM-DD"T"');
+SET timezone = 'Europe/Paris';
+SELECT to_timestamp('2024-07-01 12:00', 'YYYY-MM-DD HH24:MI');
+RESET timezone;
+SELECT to_date('2024-13-05', 'YYYY-MM-DD');
+SELECT to_date('2024-02-30', 'YYYY-MM-DD');
+SELECT to_date('2024-xx-05', 'YYYY-MM-DD');
+SELECT to_date('2024', 'YYYY-MM-DD');
+SELECT to_timestamp('13:00 PM', 'HH12:MI AM');
+SELECT to_date('5 Foo 2024', 'DD Mon YYYY');
+SELECT to_date(NULL, 'YYYY'), to_date('2024', NULL);

@@ -1,0 +1,1 @@
+SELECT to_date('5 Mar 2024', 'DD Mon YYYY'), to_timestamp('05.03.24 2:30 PM', 'DD.MM.YY HH:MI AM'), to_timestamp('2024-03-05 14:30:15.25', 'YYYY-MM-DD HH24:MI:SS.MS'), to_date('2024 060', 'YYYY DDD'), to_date('2024-03-05T', 'YYYY-MM-DD"T"')
