@@ -95,52 +95,50 @@ typedef struct sql_view {
     " join keel_catalog.keel_attribute a on a.relid = i.indrelid"             \
     " and a.attnum = split_part(i.keys, ' ', g.k)::int2"
 
+/* pg_class over keel_class, relchecks and the join it needs given
+ * (CHECK constraints are keel_sql.keel_check's, sql_check.c). */
+#define PG_CLASS(relchecks, join)                                             \
+    "select c.oid, c.name as relname, c.namespace as relnamespace,"           \
+    " 0::oid as reltype, 0::oid as reloftype, 10::oid as relowner,"           \
+    " (case c.kind when 'i' then 403 else 2 end)::oid as relam,"              \
+    " c.relnumber as relfilenode, 0::oid as reltablespace,"                   \
+    " c.pages as relpages, c.tuples as reltuples, 0 as relallvisible,"        \
+    " 0::oid as reltoastrelid, x.indrelid is not null as relhasindex,"        \
+    " false as relisshared, 'p'::char(1) as relpersistence,"                  \
+    " case c.kind when 't' then 'r'::char(1) else c.kind end as relkind,"     \
+    " c.natts as relnatts, " relchecks " as relchecks,"                       \
+    " false as relhasrules, false as relhastriggers,"                         \
+    " false as relhassubclass, false as relrowsecurity,"                      \
+    " false as relforcerowsecurity, true as relispopulated,"                  \
+    " 'd'::char(1) as relreplident, false as relispartition,"                 \
+    " null::text as relpartbound, null::text[] as reloptions"                 \
+    " from keel_catalog.keel_class c"                                         \
+    " left join (select indrelid from keel_catalog.keel_index"                \
+    " group by indrelid) x on x.indrelid = c.oid" join
+
+/* pg_constraint's rows of primary keys. */
+#define PG_CONSTRAINT_PKEYS                                                   \
+    "select i.indexrelid as oid, c.name as conname,"                          \
+    " c.namespace as connamespace, 'p'::char(1) as contype,"                  \
+    " false as condeferrable, false as condeferred, true as convalidated,"    \
+    " i.indrelid as conrelid, 0::oid as contypid,"                            \
+    " i.indexrelid as conindid, 0::oid as confrelid, true as conislocal"      \
+    " from keel_catalog.keel_index i"                                         \
+    " join keel_catalog.keel_class c on c.oid = i.indexrelid"                 \
+    " where i.\"primary\""
+
 static const sql_view views[] = {
     {"pg_namespace",
      "select n.oid, n.name as nspname,"
      " (case n.name when 'public' then 6171 else 10 end)::oid as nspowner"
      " from keel_catalog.keel_namespace n",
      NULL},
-    {"pg_class",
-     "select c.oid, c.name as relname, c.namespace as relnamespace,"
-     " 0::oid as reltype, 0::oid as reloftype, 10::oid as relowner,"
-     " (case c.kind when 'i' then 403 else 2 end)::oid as relam,"
-     " c.relnumber as relfilenode, 0::oid as reltablespace,"
-     " c.pages as relpages, c.tuples as reltuples, 0 as relallvisible,"
-     " 0::oid as reltoastrelid, x.indrelid is not null as relhasindex,"
-     " false as relisshared, 'p'::char(1) as relpersistence,"
-     " case c.kind when 't' then 'r'::char(1) else c.kind end as relkind,"
-     " c.natts as relnatts, coalesce(k.n, 0)::int2 as relchecks,"
-     " false as relhasrules, false as relhastriggers,"
-     " false as relhassubclass, false as relrowsecurity,"
-     " false as relforcerowsecurity, true as relispopulated,"
-     " 'd'::char(1) as relreplident, false as relispartition,"
-     " null::text as relpartbound, null::text[] as reloptions"
-     " from keel_catalog.keel_class c"
-     " left join (select indrelid from keel_catalog.keel_index"
-     " group by indrelid) x on x.indrelid = c.oid"
-     " left join (select conrelid, count(*) as n from keel_sql.keel_check"
-     " group by conrelid) k on k.conrelid = c.oid",
+    {"pg_class", PG_CLASS("coalesce(k.n, 0)::int2",
+                          " left join (select conrelid, count(*) as n"
+                          " from keel_sql.keel_check group by conrelid) k"
+                          " on k.conrelid = c.oid"),
      "keel_sql.keel_check"},
-        {"pg_class",
-     "select c.oid, c.name as relname, c.namespace as relnamespace,"
-     " 0::oid as reltype, 0::oid as reloftype, 10::oid as relowner,"
-     " (case c.kind when 'i' then 403 else 2 end)::oid as relam,"
-     " c.relnumber as relfilenode, 0::oid as reltablespace,"
-     " c.pages as relpages, c.tuples as reltuples, 0 as relallvisible,"
-     " 0::oid as reltoastrelid, x.indrelid is not null as relhasindex,"
-     " false as relisshared, 'p'::char(1) as relpersistence,"
-     " case c.kind when 't' then 'r'::char(1) else c.kind end as relkind,"
-     " c.natts as relnatts, 0::int2 as relchecks,"
-     " false as relhasrules, false as relhastriggers,"
-     " false as relhassubclass, false as relrowsecurity,"
-     " false as relforcerowsecurity, true as relispopulated,"
-     " 'd'::char(1) as relreplident, false as relispartition,"
-     " null::text as relpartbound, null::text[] as reloptions"
-     " from keel_catalog.keel_class c"
-     " left join (select indrelid from keel_catalog.keel_index"
-     " group by indrelid) x on x.indrelid = c.oid",
-     NULL},
+    {"pg_class", PG_CLASS("0::int2", ""), NULL},
     {"pg_attribute",
      PG_ATTRIBUTE("(d.adrelid is not null and " IDENTITY_OF("d") " = '')",
                   IDENTITY_OF("d"))
@@ -212,34 +210,18 @@ static const sql_view views[] = {
      "select 0::oid as oid, 0::oid as prpubid, 0::oid as prrelid,"
      " null::text as prqual, null::int2[] as prattrs where false",
      NULL},
+    /* A primary key is the one constraint keel keeps apart from its
+     * index; it shares the index's oid and name.  CHECK constraints are
+     * keel_sql.keel_check's (sql_check.c). */
     {"pg_constraint",
-     /* A primary key is the one constraint keel keeps apart from its
-      * index; it shares the index's oid and name.  CHECK constraints are
-      * keel_sql.keel_check's (sql_check.c). */
-     "select i.indexrelid as oid, c.name as conname,"
-     " c.namespace as connamespace, 'p'::char(1) as contype,"
-     " false as condeferrable, false as condeferred, true as convalidated,"
-     " i.indrelid as conrelid, 0::oid as contypid,"
-     " i.indexrelid as conindid, 0::oid as confrelid, true as conislocal"
-     " from keel_catalog.keel_index i"
-     " join keel_catalog.keel_class c on c.oid = i.indexrelid"
-     " where i.\"primary\""
+     PG_CONSTRAINT_PKEYS
      " union all"
      " select k.oid, k.conname::name, c.namespace, 'c'::char(1), false, false,"
      " true, k.conrelid, 0::oid, 0::oid, 0::oid, true"
      " from keel_sql.keel_check k"
      " join keel_catalog.keel_class c on c.oid = k.conrelid",
      "keel_sql.keel_check"},
-    {"pg_constraint",
-     "select i.indexrelid as oid, c.name as conname,"
-     " c.namespace as connamespace, 'p'::char(1) as contype,"
-     " false as condeferrable, false as condeferred, true as convalidated,"
-     " i.indrelid as conrelid, 0::oid as contypid,"
-     " i.indexrelid as conindid, 0::oid as confrelid, true as conislocal"
-     " from keel_catalog.keel_index i"
-     " join keel_catalog.keel_class c on c.oid = i.indexrelid"
-     " where i.\"primary\"",
-     NULL},
+    {"pg_constraint", PG_CONSTRAINT_PKEYS, NULL},
     {"pg_attrdef",
      /* The expression as stored (a literal already as PostgreSQL shows
       * it, sql_default.c); a bare string literal, as a database made

@@ -497,11 +497,6 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                                        "multiple default values specified for "
                                        "column \"%s\" of table \"%s\"",
                                        c->name, rv->relname);
-                if (ident[ncols - 1] != NULL)
-                    return sql_fail_at(s, con->location, KEEL_EINVAL, "42601",
-                                       "both default and identity specified "
-                                       "for column \"%s\" of table \"%s\"",
-                                       c->name, rv->relname);
                 rc = default_check(s, c, con->raw_expr);
                 if (rc != KEEL_OK)
                     return rc;
@@ -517,11 +512,6 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                                        "multiple identity specifications for "
                                        "column \"%s\" of table \"%s\"",
                                        c->name, rv->relname);
-                if (defs[ncols - 1] != NULL)
-                    return sql_fail_at(s, con->location, KEEL_EINVAL, "42601",
-                                       "both default and identity specified "
-                                       "for column \"%s\" of table \"%s\"",
-                                       c->name, rv->relname);
                 ident[ncols - 1] = con;
                 c->notnull = true;
                 break;
@@ -536,6 +526,12 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                 return sql_unsupported(s, con->location,
                                        "this column constraint");
             }
+            /* the second of the two, where PostgreSQL points */
+            if (defs[ncols - 1] != NULL && ident[ncols - 1] != NULL)
+                return sql_fail_at(s, con->location, KEEL_EINVAL, "42601",
+                                   "both default and identity specified for "
+                                   "column \"%s\" of table \"%s\"",
+                                   c->name, rv->relname);
         }
         if (ident[ncols - 1] != NULL && serial[ncols - 1] == 0 &&
             c->type != KEEL_INT2 && c->type != KEEL_INT4 &&

@@ -358,6 +358,54 @@ static keel_status analyse_datetime_arith(sql_session *s, sql_op op,
                                           sql_expr *r, int32_t location,
                                           sql_expr **out);
 
+/*
+ * array || array, array || element and element || array: PostgreSQL's
+ * array_cat(), array_append() and array_prepend() (an untyped side read
+ * as the other's array type), into *out; *out NULL when l and r are
+ * none of these.
+ */
+static keel_status array_concat(sql_session *s, sql_expr *l, sql_expr *r,
+                                int32_t location, sql_expr **out)
+{
+    uint32_t lt = l->type, rt = r->type, type = lt;
+    sql_func f = SQL_FUNC_ARRAY_CAT;
+    sql_expr *e;
+    keel_status rc = KEEL_OK;
+
+    *out = NULL;
+    if (sql_type_elem(lt) != 0 && sql_type_elem(rt) != 0) {
+        if (lt != rt)
+            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
+                               "operator does not exist: %s || %s",
+                               sql_type_name(lt), sql_type_name(rt));
+    } else if (sql_type_elem(lt) != 0 &&
+               (rt == SQL_TYPE_UNKNOWN || rt == sql_type_elem(lt))) {
+        if (rt == SQL_TYPE_UNKNOWN)
+            rc = coerce(s, &r, lt, false);
+        else
+            f = SQL_FUNC_ARRAY_APPEND;
+    } else if (sql_type_elem(rt) != 0 &&
+               (lt == SQL_TYPE_UNKNOWN || lt == sql_type_elem(rt))) {
+        type = rt;
+        if (lt == SQL_TYPE_UNKNOWN)
+            rc = coerce(s, &l, rt, false);
+        else
+            f = SQL_FUNC_ARRAY_PREPEND;
+    } else {
+        return KEEL_OK;
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    e = sql_expr_new(s, SQL_EXPR_FUNC, type, location, 2);
+    if (e == NULL)
+        return nomem(s);
+    e->u.func = f;
+    e->args[0] = l;
+    e->args[1] = r;
+    *out = e;
+    return KEEL_OK;
+}
+
 static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
                                   sql_expr *l, sql_expr *r, int32_t location,
                                   sql_expr **out)
@@ -366,6 +414,11 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
     uint32_t t;
     keel_status rc;
 
+    if (op == SQL_OP_CONCAT) {
+        rc = array_concat(s, l, r, location, out);
+        if (rc != KEEL_OK || *out != NULL)
+            return rc;
+    }
     if (op >= SQL_OP_REGEX) {
         /* text ~ pattern: both strings, compared as text. */
         if (!sql_type_is_string(l->type) || !sql_type_is_string(r->type))
@@ -374,54 +427,6 @@ static keel_status analyse_binary(sql_session *s, sql_op op, const char *name,
         if (rc == KEEL_OK)
             rc = coerce(s, &r, SQL_TYPE_TEXT, false);
         t = SQL_TYPE_BOOL;
-    } else if (op == SQL_OP_CONCAT &&
-               ((sql_type_elem(l->type) != 0 &&
-                 r->type == sql_type_elem(l->type)) ||
-                (sql_type_elem(r->type) != 0 &&
-                 l->type == sql_type_elem(r->type)))) {
-        /* array || element, element || array: array_append() and
-         * array_prepend() (sql_array.c) */
-        bool append = sql_type_elem(l->type) != 0;
-        e = sql_expr_new(s, SQL_EXPR_FUNC, append ? l->type : r->type,
-                         location, 2);
-        if (e == NULL)
-            return nomem(s);
-        e->u.func = append ? SQL_FUNC_ARRAY_APPEND : SQL_FUNC_ARRAY_PREPEND;
-        e->args[0] = l;
-        e->args[1] = r;
-        *out = e;
-        return KEEL_OK;
-    } else if (op == SQL_OP_CONCAT &&
-               ((sql_type_elem(l->type) != 0 && r->type == SQL_TYPE_UNKNOWN) ||
-                (sql_type_elem(r->type) != 0 && l->type == SQL_TYPE_UNKNOWN))) {
-        /* array || '{...}': the literal read as the array's type */
-        rc = l->type == SQL_TYPE_UNKNOWN ? coerce(s, &l, r->type, false)
-                                         : coerce(s, &r, l->type, false);
-        if (rc != KEEL_OK)
-            return rc;
-        e = sql_expr_new(s, SQL_EXPR_FUNC, l->type, location, 2);
-        if (e == NULL)
-            return nomem(s);
-        e->u.func = SQL_FUNC_ARRAY_CAT;
-        e->args[0] = l;
-        e->args[1] = r;
-        *out = e;
-        return KEEL_OK;
-    } else if (op == SQL_OP_CONCAT && sql_type_elem(l->type) != 0 &&
-               sql_type_elem(r->type) != 0) {
-        /* array || array: PostgreSQL's array_cat(), of one type. */
-        if (l->type != r->type)
-            return sql_fail_at(s, location, KEEL_ETYPE, "42883",
-                               "operator does not exist: %s || %s",
-                               sql_type_name(l->type), sql_type_name(r->type));
-        e = sql_expr_new(s, SQL_EXPR_FUNC, l->type, location, 2);
-        if (e == NULL)
-            return nomem(s);
-        e->u.func = SQL_FUNC_ARRAY_CAT;
-        e->args[0] = l;
-        e->args[1] = r;
-        *out = e;
-        return KEEL_OK;
     } else if (op == SQL_OP_CONCAT &&
                (l->type == SQL_TYPE_BYTEA || r->type == SQL_TYPE_BYTEA) &&
                (l->type == SQL_TYPE_BYTEA || l->type == SQL_TYPE_UNKNOWN) &&
