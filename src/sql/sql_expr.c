@@ -2729,6 +2729,10 @@ static bool array_next(sql_session *s, const char *p, uint32_t len,
             return false;
         i = 1;
     }
+    /* white space around an element is not part of it */
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
+                       p[i] == '\r'))
+        i++;
     if (i >= len || p[i] == '}')
         return false;
     *isnull = false;
@@ -2745,12 +2749,19 @@ static bool array_next(sql_session *s, const char *p, uint32_t len,
         i++;
         *out = buf;
         *olen = n;
+        while (i < len && p[i] != ',' && p[i] != '}')
+            i++;
     } else {
         uint32_t start = i;
         while (i < len && p[i] != ',' && p[i] != '}')
             i++;
         *out = p + start;
         *olen = i - start;
+        while (*olen > 0 && (p[start + *olen - 1] == ' ' ||
+                             p[start + *olen - 1] == '\t' ||
+                             p[start + *olen - 1] == '\n' ||
+                             p[start + *olen - 1] == '\r'))
+            (*olen)--;
         *isnull = *olen == 4 && strncasecmp(*out, "NULL", 4) == 0;
     }
     if (i < len && p[i] == ',')

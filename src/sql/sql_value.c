@@ -970,8 +970,9 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
                                "malformed array literal: \"%.*s\"",
                                (int)v->v.s.len, v->v.s.p);
         }
-        v->type = type;
-        return KEEL_OK;
+        /* each element read as the element type reads one, the array
+         * written as PostgreSQL writes it ('{1, 2}' is {1,2}) */
+        return sql_array_cast(s, v, type, is_explicit, location);
     }
     if (sql_type_is_string(type)) {
         if (!sql_type_is_string(from)) {

@@ -12,6 +12,9 @@ SELECT array_to_string(ARRAY[1,NULL,3], ',', '*'), array_to_string(ARRAY['', 'a'
 SELECT string_to_array('1,2,3', ',')::int[], ARRAY['4', NULL]::int[], ARRAY[1,2]::text[], ARRAY[1,2]::bigint[] || 3::bigint;
 SELECT ARRAY[1,2] || 3, 0 || ARRAY[1,2], ARRAY['a'] || 'b'::text, NULL::int[] || 1, ARRAY[1] || '{2,3}', '{0}' || ARRAY[1];
 SELECT sum(x) FROM unnest(string_to_array('5,6,7', ',')::int[]) x;
+SELECT '{1, 2 ,3}'::int[], '{ a , "b c" , NULL, "" }'::text[], '{}'::bigint[], '{ 2024-01-02 }'::date[], cardinality('{ x , y }'::text[]);
+SELECT '{1,x}'::int[];
+SELECT '{1.5}'::int[];
 CREATE TABLE af (id int PRIMARY KEY, tags text);
 INSERT INTO af VALUES (1, 'red,green'), (2, ''), (3, NULL), (4, 'blue');
 SELECT id, string_to_array(tags, ','), cardinality(string_to_array(tags, ',')) FROM af ORDER BY id;
