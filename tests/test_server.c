@@ -425,6 +425,25 @@ static void test_startup_parameters(void **state)
         assert_string_equal(exec_state(c, "RELEASE a"), "");
         assert_string_equal(exec_state(c, "COMMIT"), "");
         assert_string_equal(PQparameterStatus(c, "application_name"), "");
+        /* ... and one set_config() changed, in any statement, as the
+         * zone a TimeZone setting names is, by the name its file has */
+        assert_string_equal(
+            exec_state(c, "SELECT set_config('application_name', 'x4', "
+                          "false)"),
+            "");
+        assert_string_equal(PQparameterStatus(c, "application_name"), "x4");
+        {
+            char zone[64]; /* what the connection started with */
+            snprintf(zone, sizeof(zone), "%s",
+                     PQparameterStatus(c, "TimeZone"));
+            assert_string_equal(
+                exec_state(c, "SET TimeZone = 'europe/paris'"), "");
+            assert_string_equal(PQparameterStatus(c, "TimeZone"),
+                                "Europe/Paris");
+            assert_string_equal(exec_state(c, "RESET ALL"), "");
+            assert_string_equal(PQparameterStatus(c, "application_name"), "");
+            assert_string_equal(PQparameterStatus(c, "TimeZone"), zone);
+        }
         PQfinish(c);
     }
     /* Settings in the startup packet's options, as PGOPTIONS sends them;

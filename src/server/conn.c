@@ -76,11 +76,11 @@ typedef struct conn {
     void *scratch;
     size_t scratch_cap;
     /* The parameters last reported (ParameterStatus), to report again
-     * those a SET, RESET or the end of a transaction changed; dirty when
-     * one of those ran. */
+     * those that changed; the session's settings version they were
+     * last compared at (sql_settings_version()). */
     conn_param *params;
     uint16_t nparams;
-    bool params_dirty;
+    uint64_t params_version;
 
     /* Startup and logging. */
     server *srv;
@@ -303,14 +303,6 @@ static int sink_complete(void *ctx, const char *tag)
         pq_end(&c->out);
         c->copy_out = false;
     }
-    /* Statements after which a reported parameter may have changed (a
-     * setting made in a transaction block goes back when it aborts);
-     * the first letter keeps SELECT, INSERT, ... to one compare. */
-    if ((tag[0] == 'S' || tag[0] == 'R' || tag[0] == 'C' || tag[0] == 'D') &&
-        (strcmp(tag, "SET") == 0 || strcmp(tag, "RESET") == 0 ||
-         strcmp(tag, "ROLLBACK") == 0 || strcmp(tag, "COMMIT") == 0 ||
-         strncmp(tag, "DISCARD", 7) == 0))
-        c->params_dirty = true;
     pq_begin(&c->out, 'C');
     pq_put_str(&c->out, tag);
     pq_end(&c->out);
@@ -595,13 +587,16 @@ static void report_parameter(void *ctx, const char *name, const char *value)
     pq_put_parameter_status(&c->out, name, value);
 }
 
-/* Before a ReadyForQuery: reports the parameters that changed, if a
- * statement that may change one ran. */
+/* Before a ReadyForQuery: reports the parameters that changed, if any
+ * setting moved since they were last compared (a SET, set_config() in
+ * any statement, a transaction's end or abort setting one back). */
 static void conn_report_changes(conn *c)
 {
-    if (!c->params_dirty)
+    uint64_t v = sql_settings_version(c->sql);
+
+    if (v == c->params_version)
         return;
-    c->params_dirty = false;
+    c->params_version = v;
     sql_report_parameters(c->sql, report_parameter, c);
 }
 
@@ -910,6 +905,7 @@ static bool conn_startup(conn *c)
     c->authorized = true;
     pq_put_auth_ok(&c->out);
     sql_report_parameters(c->sql, report_parameter, c);
+    c->params_version = sql_settings_version(c->sql);
     pq_put_backend_key(&c->out, c->pid, c->slot->key);
     pq_put_ready(&c->out, sql_txn_status(c->sql));
     return conn_flush(c);
@@ -961,7 +957,6 @@ static bool conn_query(conn *c, const pq_message *m)
             conn_flush(c);
             return false;
         }
-        c->params_dirty = true; /* it may have aborted a SET's transaction */
     }
     c->query = NULL;
     conn_report_changes(c);
@@ -991,7 +986,6 @@ static bool conn_extended_error(conn *c, const sql_error *err)
 {
     conn_sql_error(c, err);
     c->ignore_till_sync = true;
-    c->params_dirty = true; /* the transaction may abort at Sync */
     if (strcmp(err->severity, "FATAL") == 0) {
         conn_flush(c);
         return false;
@@ -1224,7 +1218,6 @@ static bool conn_sync(conn *c)
             conn_flush(c);
             return false;
         }
-        c->params_dirty = true;
     }
     conn_report_changes(c);
     pq_put_ready(&c->out, sql_txn_status(c->sql));

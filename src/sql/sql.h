@@ -135,6 +135,11 @@ void sql_set_backend_pid(sql_session *s, uint32_t pid);
 keel_status sql_set_startup(sql_session *s, const char *name,
                             const char *value, sql_error *err);
 
+/* A number that changes whenever a setting's value may have: a SET,
+ * RESET, set_config(), or a transaction's end or abort setting one back
+ * (keel serve reports the parameters anew when it moved). */
+uint64_t sql_settings_version(const sql_session *s);
+
 /*
  * The parameters to report at startup (ParameterStatus): calls fn for
  * each (server_version, server_encoding, client_encoding, DateStyle,

@@ -470,6 +470,7 @@ struct sql_session {
     uint32_t nsavepoints, savepoints_cap;
     bool default_rc;   /* default_transaction_isolation: read committed */
     sql_setting *settings;
+    uint64_t settings_version; /* sql_settings_version()'s */
     /* The simple protocol's message holds several statements: outside a
      * block they run as one implicit block (SET LOCAL does not warn). */
     bool implicit_block;

@@ -401,6 +401,7 @@ static keel_status setting_put(sql_session *s, const char *name,
     }
     free(x->value);
     x->value = v;
+    s->settings_version++;
     if (startup || x->reset_to == NULL) {
         char *r = strdup(value);
         if (r == NULL)
@@ -1036,6 +1037,11 @@ keel_status sql_set_startup(sql_session *s, const char *name,
     if (rc == KEEL_OK)
         rc = setting_put(s, d->name, value, true);
     return rc;
+}
+
+uint64_t sql_settings_version(const sql_session *s)
+{
+    return s->settings_version;
 }
 
 void sql_report_parameters(sql_session *s,
