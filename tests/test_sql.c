@@ -2483,6 +2483,269 @@ static void test_check_crash(void **state)
            "ckc_id_check|CHECK (id < 100)\nsmall|CHECK (m < 10)\nSELECT 2\n");
 }
 
+/*
+ * Foreign keys across sessions: one that read none meets those another
+ * adds and loses those it drops (each session keeps them in a cache);
+ * what keel refuses; a committed foreign key survives a crash that
+ * undoes an uncommitted DROP CONSTRAINT.
+ */
+static void test_fkey_crash(void **state)
+{
+    fixture *f = *state;
+    keel_db_options o;
+    sql_session *other;
+    sql_error err;
+    capture oc;
+    pid_t pid;
+    int status;
+
+    EXPECT(f->s,
+           "CREATE TABLE fp (id int PRIMARY KEY); "
+           "CREATE TABLE fc (id int PRIMARY KEY, pid int); "
+           "INSERT INTO fp VALUES (1), (2)",
+           "CREATE TABLE\nCREATE TABLE\nINSERT 0 2\n");
+    assert_int_equal(sql_session_create(f->db, &other, &err), KEEL_OK);
+    assert_string_equal(run_into(other, "INSERT INTO fc VALUES (1, 1)", &oc),
+                        "INSERT 0 1\n");
+    EXPECT(f->s, "ALTER TABLE fc ADD CONSTRAINT fc_p FOREIGN KEY (pid) "
+                 "REFERENCES fp",
+           "ALTER TABLE\n");
+    assert_string_equal(run_into(other, "INSERT INTO fc VALUES (2, 7)", &oc),
+                        "ERROR 23503: insert or update on table \"fc\" "
+                        "violates foreign key constraint \"fc_p\"\n");
+    assert_string_equal(run_into(other, "DELETE FROM fp WHERE id = 1", &oc),
+                        "ERROR 23503: update or delete on table \"fp\" "
+                        "violates foreign key constraint \"fc_p\" on table "
+                        "\"fc\"\n");
+    EXPECT(f->s, "ALTER TABLE fc DROP CONSTRAINT fc_p", "ALTER TABLE\n");
+    assert_string_equal(run_into(other, "INSERT INTO fc VALUES (2, 7); "
+                                        "DELETE FROM fc WHERE id = 2",
+                                 &oc),
+                        "INSERT 0 1\nDELETE 1\n");
+    /* A repeatable read transaction that began before another session
+     * committed a foreign key on a table cannot see it: it may not
+     * write that table (it would not check the key). */
+    assert_string_equal(
+        run_into(other, "BEGIN ISOLATION LEVEL REPEATABLE READ; "
+                        "SELECT count(*) FROM fp",
+                 &oc),
+        "BEGIN\ncount:20\n2\nSELECT 1\n");
+    EXPECT(f->s, "ALTER TABLE fc ADD CONSTRAINT fc_p FOREIGN KEY (pid) "
+                 "REFERENCES fp ON DELETE CASCADE",
+           "ALTER TABLE\n");
+    assert_string_equal(run_into(other, "INSERT INTO fc VALUES (3, 9)", &oc),
+                        "ERROR 40001: could not serialize access due to a "
+                        "concurrent change of the foreign keys of \"fc\"\n");
+    assert_string_equal(run_into(other, "ROLLBACK; INSERT INTO fc VALUES (3, 9)",
+                                 &oc),
+                        "ROLLBACK\nERROR 23503: insert or update on table "
+                        "\"fc\" violates foreign key constraint \"fc_p\"\n");
+    /* what keel does not do yet */
+    EXPECT(f->s, "CREATE TABLE fx (a int REFERENCES fp DEFERRABLE)",
+           "ERROR 0A000: DEFERRABLE foreign keys is not supported yet at 38\n");
+    EXPECT(f->s, "ALTER TABLE fc ADD FOREIGN KEY (pid) REFERENCES fp NOT VALID",
+           "ERROR 0A000: NOT VALID is not supported yet at 20\n");
+    EXPECT(f->s, "CREATE TABLE fnk (a int UNIQUE); "
+                 "CREATE TABLE fx (a int REFERENCES fnk (a))",
+           "CREATE TABLE\nERROR 0A000: foreign keys to a table without a "
+           "primary key is not supported yet at 57\n");
+    EXPECT(f->s, "TRUNCATE fp CASCADE",
+           "ERROR 0A000: TRUNCATE ... CASCADE is not supported yet\n");
+    sql_session_destroy(other);
+    sql_session_destroy(f->s);
+    f->s = NULL;
+    assert_int_equal(keel_db_close(f->db, NULL), KEEL_OK);
+    f->db = NULL;
+    keel_db_options_init(&o);
+    o.dir = f->dir;
+    o.pool_mb = 16;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        keel_db *db;
+        sql_session *s;
+        capture *cp = calloc(1, sizeof(*cp));
+        if (cp == NULL || keel_db_open(&o, &db, NULL) != KEEL_OK ||
+            sql_session_create(db, &s, &err) != KEEL_OK)
+            _exit(1);
+        if (strcmp(run_into(s, "CREATE TABLE fd (id int PRIMARY KEY, "
+                               "pid int REFERENCES fp ON DELETE SET NULL); "
+                               "INSERT INTO fd VALUES (1, 2)",
+                            cp),
+                   "CREATE TABLE\nINSERT 0 1\n") != 0)
+            _exit(2);
+        /* Not committed: undone by the crash. */
+        if (strcmp(run_into(s, "BEGIN; ALTER TABLE fc DROP CONSTRAINT fc_p",
+                            cp),
+                   "BEGIN\nALTER TABLE\n") != 0)
+            _exit(3);
+        _exit(0); /* no close, no commit: a crash */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(keel_db_open(&o, &f->db, NULL), KEEL_OK);
+    assert_int_equal(sql_session_create(f->db, &f->s, &err), KEEL_OK);
+    EXPECT(f->s, "INSERT INTO fc VALUES (3, 9)",
+           "ERROR 23503: insert or update on table \"fc\" violates foreign "
+           "key constraint \"fc_p\"\n");
+    EXPECT(f->s,
+           "DELETE FROM fp WHERE id = 1; DELETE FROM fp WHERE id = 2; "
+           "SELECT count(*) FROM fc; SELECT * FROM fd",
+           "DELETE 1\nDELETE 1\ncount:20\n0\nSELECT 1\nid:23,pid:23\n1|<null>\n"
+           "SELECT 1\n");
+}
+
+#define FK_THREADS 4
+#define FK_PARENTS 8
+
+typedef struct fk_worker {
+    pthread_t th;
+    keel_db *db;
+    int number;
+    double seconds;
+    long inserted, refused, deleted, busy;
+    char failure[512];
+} fk_worker;
+
+/* Whether got is an answer a racing statement may get. */
+static bool fk_answer_ok(fk_worker *w, const char *text, const char *got,
+                         const char *want)
+{
+    if (strcmp(got, want) == 0)
+        return true;
+    if (strstr(got, "ERROR 23503") != NULL) {
+        w->refused++;
+        return false;
+    }
+    if (strstr(got, "ERROR 40001") != NULL || strstr(got, "ERROR 40P01") != NULL) {
+        w->busy++;
+        return false;
+    }
+    if (w->failure[0] == '\0')
+        snprintf(w->failure, sizeof(w->failure), "%s -> %s", text, got);
+    return false;
+}
+
+/* Children inserted and parents deleted and put back at random, some
+ * in transactions of several statements, some under repeatable read. */
+static void *fk_work(void *arg)
+{
+    fk_worker *w = arg;
+    sql_session *s;
+    sql_error err;
+    capture *c = calloc(1, sizeof(*c));
+    uint64_t rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(w->number + 7);
+    uint64_t end = clock_now_ns() + (uint64_t)(w->seconds * 1e9);
+    int next_id = w->number * 1000000;
+
+    if (c == NULL || sql_session_create(w->db, &s, &err) != KEEL_OK) {
+        snprintf(w->failure, sizeof(w->failure), "session");
+        free(c);
+        return NULL;
+    }
+    while (clock_now_ns() < end && w->failure[0] == '\0') {
+        int p = 1 + (int)(tu_rand(&rnd) % FK_PARENTS);
+        int op = (int)(tu_rand(&rnd) % 6);
+        char q[200];
+        const char *got;
+        if (op <= 1) {
+            const char *table = op == 0 ? "fkc" : "fkcc";
+            bool block = tu_rand(&rnd) % 3 == 0;
+            bool rr = block && tu_rand(&rnd) % 2 == 0;
+            if (block)
+                run_into(s, rr ? "BEGIN ISOLATION LEVEL REPEATABLE READ"
+                               : "BEGIN",
+                         c);
+            snprintf(q, sizeof(q), "INSERT INTO %s VALUES (%d, %d), (%d, %d)",
+                     table, next_id, p, next_id + 1,
+                     1 + (int)(tu_rand(&rnd) % FK_PARENTS));
+            next_id += 2;
+            got = run_into(s, q, c);
+            if (fk_answer_ok(w, q, got, "INSERT 0 2\n"))
+                w->inserted += 2;
+            if (block)
+                run_into(s, "COMMIT", c);
+        } else if (op == 2 || op == 3) {
+            snprintf(q, sizeof(q), "DELETE FROM fkp WHERE id = %d", p);
+            got = run_into(s, q, c);
+            if (strcmp(got, "DELETE 0\n") == 0 ||
+                fk_answer_ok(w, q, got, "DELETE 1\n"))
+                w->deleted += strcmp(got, "DELETE 1\n") == 0;
+        } else if (op == 4) {
+            snprintf(q, sizeof(q),
+                     "INSERT INTO fkp VALUES (%d) ON CONFLICT DO NOTHING", p);
+            got = run_into(s, q, c);
+            if (strcmp(got, "INSERT 0 0\n") != 0)
+                fk_answer_ok(w, q, got, "INSERT 0 1\n");
+        } else {
+            /* children moved to another parent, or their rows deleted */
+            snprintf(q, sizeof(q),
+                     "UPDATE fkc SET pid = %d WHERE id %% 7 = %d", p,
+                     (int)(tu_rand(&rnd) % 7));
+            got = run_into(s, q, c);
+            if (strncmp(got, "UPDATE ", 7) != 0)
+                fk_answer_ok(w, q, got, "UPDATE");
+        }
+    }
+    sql_session_destroy(s);
+    free(c);
+    return NULL;
+}
+
+/*
+ * Concurrent inserts of children and deletes of their parents (NO
+ * ACTION for one table, CASCADE for the other): whatever commits, no
+ * child is ever left without its parent.
+ */
+static void test_fkey_stress(void **state)
+{
+    fixture *f = *state;
+    fk_worker w[FK_THREADS];
+    long inserted = 0, refused = 0, deleted = 0, busy = 0;
+    char q[96];
+
+    EXPECT(f->s,
+           "CREATE TABLE fkp (id int PRIMARY KEY); "
+           "CREATE TABLE fkc (id int PRIMARY KEY, pid int REFERENCES fkp); "
+           "CREATE TABLE fkcc (id int PRIMARY KEY, "
+           "pid int REFERENCES fkp ON DELETE CASCADE)",
+           "CREATE TABLE\nCREATE TABLE\nCREATE TABLE\n");
+    for (int i = 1; i <= FK_PARENTS; i++) {
+        snprintf(q, sizeof(q), "INSERT INTO fkp VALUES (%d)", i);
+        EXPECT(f->s, q, "INSERT 0 1\n");
+    }
+    memset(w, 0, sizeof(w));
+    for (int i = 0; i < FK_THREADS; i++) {
+        w[i].db = f->db;
+        w[i].number = i;
+        w[i].seconds = tu_stress_seconds(1.0);
+        assert_int_equal(pthread_create(&w[i].th, NULL, fk_work, &w[i]), 0);
+    }
+    for (int i = 0; i < FK_THREADS; i++) {
+        assert_int_equal(pthread_join(w[i].th, NULL), 0);
+        if (w[i].failure[0] != '\0')
+            fail_msg("worker %d: %s", i, w[i].failure);
+        inserted += w[i].inserted;
+        refused += w[i].refused;
+        deleted += w[i].deleted;
+        busy += w[i].busy;
+    }
+    print_message("foreign keys: %ld children inserted, %ld refused, %ld "
+                  "parents deleted, %ld serialization failures or deadlocks\n",
+                  inserted, refused, deleted, busy);
+    assert_true(inserted > 0);
+    assert_true(refused > 0);
+    EXPECT(f->s,
+           "SELECT count(*) FROM fkc LEFT JOIN fkp ON fkp.id = fkc.pid "
+           "WHERE fkp.id IS NULL",
+           "count:20\n0\nSELECT 1\n");
+    EXPECT(f->s,
+           "SELECT count(*) FROM fkcc LEFT JOIN fkp ON fkp.id = fkcc.pid "
+           "WHERE fkp.id IS NULL",
+           "count:20\n0\nSELECT 1\n");
+}
+
 static void test_alter_crash(void **state)
 {
     fixture *f = *state;
@@ -2617,6 +2880,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sequence_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alter_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fkey_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fkey_stress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aggregates, setup, teardown),

@@ -122,10 +122,24 @@ typedef struct sql_view {
     " c.namespace as connamespace, 'p'::char(1) as contype,"                  \
     " false as condeferrable, false as condeferred, true as convalidated,"    \
     " i.indrelid as conrelid, 0::oid as contypid,"                            \
-    " i.indexrelid as conindid, 0::oid as confrelid, true as conislocal"      \
+    " i.indexrelid as conindid, 0::oid as confrelid,"                         \
+    " ' '::char(1) as confupdtype, ' '::char(1) as confdeltype,"              \
+    " ' '::char(1) as confmatchtype, true as conislocal,"                     \
+    " 0::oid as conparentid,"                                                 \
+    " string_to_array(i.keys, ' ')::int2[] as conkey,"                        \
+    " null::int2[] as confkey"                                                \
     " from keel_catalog.keel_index i"                                         \
     " join keel_catalog.keel_class c on c.oid = i.indexrelid"                 \
     " where i.\"primary\""
+
+/* pg_constraint's rows of CHECK constraints (keel_sql.keel_check's). */
+#define PG_CONSTRAINT_CHECKS                                                  \
+    " union all"                                                              \
+    " select k.oid, k.conname::name, c.namespace, 'c'::char(1), false, false,"\
+    " true, k.conrelid, 0::oid, 0::oid, 0::oid, ' ', ' ', ' ', true, 0::oid," \
+    " null::int2[], null::int2[]"                                             \
+    " from keel_sql.keel_check k"                                             \
+    " join keel_catalog.keel_class c on c.oid = k.conrelid"
 
 static const sql_view views[] = {
     {"pg_namespace",
@@ -213,13 +227,21 @@ static const sql_view views[] = {
     /* A primary key is the one constraint keel keeps apart from its
      * index; it shares the index's oid and name.  CHECK constraints are
      * keel_sql.keel_check's (sql_check.c). */
+    /* and foreign keys, keel_sql.keel_fkey's (sql_fkey.c), which is never
+     * there without keel_check */
     {"pg_constraint",
-     PG_CONSTRAINT_PKEYS
+     PG_CONSTRAINT_PKEYS PG_CONSTRAINT_CHECKS
      " union all"
-     " select k.oid, k.conname::name, c.namespace, 'c'::char(1), false, false,"
-     " true, k.conrelid, 0::oid, 0::oid, 0::oid, true"
-     " from keel_sql.keel_check k"
-     " join keel_catalog.keel_class c on c.oid = k.conrelid",
+     " select f.oid, f.conname::name, c.namespace, 'f'::char(1), false, false,"
+     " true, f.conrelid, 0::oid, 0::oid, f.confrelid,"
+     " f.confupdtype::char(1), f.confdeltype::char(1),"
+     " f.confmatchtype::char(1), true, 0::oid,"
+     " string_to_array(f.conkey, ' ')::int2[],"
+     " string_to_array(f.confkey, ' ')::int2[]"
+     " from keel_sql.keel_fkey f"
+     " join keel_catalog.keel_class c on c.oid = f.conrelid",
+     "keel_sql.keel_fkey"},
+    {"pg_constraint", PG_CONSTRAINT_PKEYS PG_CONSTRAINT_CHECKS,
      "keel_sql.keel_check"},
     {"pg_constraint", PG_CONSTRAINT_PKEYS, NULL},
     {"pg_attrdef",
@@ -639,6 +661,17 @@ static keel_status namespace_name(sql_session *s, uint32_t nsp, char *name)
                  row[1].v.s.ptr);
     keel_scan_end(sc);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+keel_status sql_relation_by_oid(sql_session *s, uint32_t relid, char *schema,
+                                char *name, bool *found)
+{
+    uint32_t nsp = 0;
+    keel_status rc = class_by_oid(s, relid, name, &nsp, found);
+
+    if (rc == KEEL_OK && *found)
+        rc = namespace_name(s, nsp, schema);
+    return rc;
 }
 
 keel_status sql_catalog_visible(sql_session *s, uint32_t relid, bool *out)

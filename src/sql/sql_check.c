@@ -42,6 +42,11 @@ static keel_status table_ensure(sql_session *s)
     return sql_store_ensure(s, CHECK_TABLE, cols, 4, pkey, 2);
 }
 
+keel_status sql_checks_ensure(sql_session *s)
+{
+    return table_ensure(s);
+}
+
 keel_status sql_checks_read(sql_session *s, uint32_t relid,
                             sql_check_row **rows, uint16_t *nrows)
 {

@@ -541,6 +541,8 @@ static keel_status copy_from(sql_session *s, const PgQuery__CopyStmt *st,
                 }
             }
             if (rc == KEEL_OK)
+                rc = sql_fk_row(s, t, NULL, vals);
+            if (rc == KEEL_OK)
                 rows++;
             sql_arena_restore(&s->arena, mark);
         }
@@ -731,5 +733,11 @@ keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st)
         rc = sql_table_open(s, st->relation, &t);
     if (rc != KEEL_OK || s->describe_only)
         return rc;
-    return st->is_from ? copy_from(s, st, &t, &o) : copy_to(s, st, &t, &o);
+    if (st->is_from) {
+        /* its rows' foreign keys checked at its end (sql_fkey.c) */
+        sql_fk_queue q;
+        sql_fk_stmt_begin(s, &q);
+        return sql_fk_stmt_end(s, &q, copy_from(s, st, &t, &o));
+    }
+    return copy_to(s, st, &t, &o);
 }

@@ -391,7 +391,9 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     keel_type *serial;
     const PgQuery__Constraint **ident;
     sql_check_def *checks;
-    uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0, nchecks = 0;
+    sql_fkey_def *fkeys;
+    uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0, nchecks = 0,
+             nfkeys = 0;
     unique_def *uniq;
     bool exists = false;
     keel_status rc;
@@ -427,9 +429,12 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
         checks = ncon < UINT16_MAX
                      ? sql_alloc(&s->arena, (ncon + 1) * sizeof(*checks))
                      : NULL;
+        fkeys = ncon < UINT16_MAX
+                    ? sql_alloc(&s->arena, (ncon + 1) * sizeof(*fkeys))
+                    : NULL;
     }
     if (cols == NULL || uniq == NULL || defs == NULL || serial == NULL ||
-        ident == NULL || checks == NULL)
+        ident == NULL || checks == NULL || fkeys == NULL)
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     /* Columns first, so that table constraints may name any of them. */
     for (size_t i = 0; i < st->n_table_elts; i++) {
@@ -521,7 +526,15 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                     .expr = con->raw_expr};
                 break;
             case PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN:
-                return sql_unsupported(s, con->location, "foreign keys");
+                fkeys[nfkeys++] = (sql_fkey_def){.con = con, .col = ncols};
+                break;
+            case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_NOT_DEFERRABLE:
+            case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_IMMEDIATE:
+                break; /* what every constraint is */
+            case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_DEFERRABLE:
+            case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_DEFERRED:
+                return sql_unsupported(s, con->location,
+                                       "DEFERRABLE foreign keys");
             default:
                 return sql_unsupported(s, con->location,
                                        "this column constraint");
@@ -569,7 +582,8 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                 .expr = con->raw_expr};
             continue;
         } else if (con->contype == PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN) {
-            return sql_unsupported(s, con->location, "foreign keys");
+            fkeys[nfkeys++] = (sql_fkey_def){.con = con, .col = 0};
+            continue;
         } else {
             return sql_unsupported(s, con->location, "this table constraint");
         }
@@ -656,6 +670,8 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     if (rc == KEEL_OK)
         rc = sql_checks_define(s, schema, rv->relname, rv->relname, checks,
                                nchecks);
+    if (rc == KEEL_OK)
+        rc = sql_fkeys_define(s, schema, rv->relname, fkeys, nfkeys, false);
     if (rc != KEEL_OK)
         return rc;
     return sql_complete(s, "CREATE TABLE");
@@ -707,6 +723,9 @@ static keel_status drop_index(sql_session *s, const char *schema,
     }
     return sql_fail_engine(s, rc);
 }
+
+static keel_status named_tables(sql_session *s, PgQuery__Node *const *objs,
+                                size_t n, bool lists, const char ***out);
 
 keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
 {
@@ -774,7 +793,15 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
                                 false) == KEEL_OK &&
                 keel_table_describe(s->ks, schema, name, &info, NULL, 0) == KEEL_OK;
             if (described) {
+                const char **named = NULL;
                 rc = sql_index_comments(s, schema, name, &ic, &nic);
+                if (rc == KEEL_OK)
+                    rc = named_tables(s, st->objects, st->n_objects, true,
+                                      &named);
+                if (rc == KEEL_OK)
+                    rc = sql_fkeys_drop_table(
+                        s, info.oid, name, named, (uint16_t)st->n_objects,
+                        st->behavior == PG_QUERY__DROP_BEHAVIOR__DROP_CASCADE);
                 if (rc != KEEL_OK)
                     return rc;
             }
@@ -972,8 +999,47 @@ keel_status sql_exec_vacuum(sql_session *s, const PgQuery__VacuumStmt *st)
  * transaction, so that an abort brings the rows back: its columns, its
  * primary key and its other indexes as they were.
  */
+/* The tables a statement names, as "schema.name" (public for an
+ * unqualified one), for the foreign keys among them (sql_fkey.c). */
+static keel_status named_tables(sql_session *s, PgQuery__Node *const *objs,
+                                size_t n, bool lists, const char ***out)
+{
+    const char **l = sql_alloc(&s->arena, (n + 1) * sizeof(*l));
+
+    if (l == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const char *schema = "public", *name = "";
+        char *full;
+        if (!lists && objs[i]->node_case == PG_QUERY__NODE__NODE_RANGE_VAR) {
+            const PgQuery__RangeVar *rv = objs[i]->range_var;
+            if (rv->schemaname != NULL && rv->schemaname[0] != '\0')
+                schema = rv->schemaname;
+            name = rv->relname;
+        } else if (lists && objs[i]->node_case == PG_QUERY__NODE__NODE_LIST) {
+            const PgQuery__List *li = objs[i]->list;
+            const char *a = li->n_items > 0 ? sql_node_string(li->items[0]) : NULL;
+            const char *b = li->n_items > 1 ? sql_node_string(li->items[1]) : NULL;
+            if (b != NULL && a != NULL) {
+                schema = a;
+                name = b;
+            } else if (a != NULL) {
+                name = a;
+            }
+        }
+        full = sql_alloc(&s->arena, strlen(schema) + strlen(name) + 2);
+        if (full == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        sprintf(full, "%s.%s", schema, name);
+        l[i] = full;
+    }
+    *out = l;
+    return KEEL_OK;
+}
+
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
 {
+    const char **named = NULL;
     keel_status rc;
 
     if (s->describe_only)
@@ -981,6 +1047,11 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
     /* a sequence keeps no START value to go back to */
     if (st->restart_seqs)
         return sql_unsupported(s, -1, "TRUNCATE ... RESTART IDENTITY");
+    if (st->behavior == PG_QUERY__DROP_BEHAVIOR__DROP_CASCADE)
+        return sql_unsupported(s, -1, "TRUNCATE ... CASCADE");
+    rc = named_tables(s, st->relations, st->n_relations, false, &named);
+    if (rc != KEEL_OK)
+        return rc;
     for (size_t i = 0; i < st->n_relations; i++) {
         const PgQuery__RangeVar *rv = st->relations[i]->range_var;
         sql_table t;
@@ -998,6 +1069,9 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
                 return sql_fail_engine(s, rc);
         }
         rc = sql_table_open(s, rv, &t);
+        if (rc == KEEL_OK)
+            rc = sql_fkeys_truncate_check(s, t.info.oid, t.name, named,
+                                          (uint16_t)st->n_relations);
         if (rc != KEEL_OK)
             return rc;
         cols = sql_alloc(&s->arena, (t.info.ncols + 1) * sizeof(*cols));
@@ -1042,6 +1116,9 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
                     rc = sql_checks_move(s, t.info.oid, made.oid);
                 if (rc == KEEL_OK)
                     rc = sql_comments_move(s, t.info.oid, made.oid, NULL, 0);
+                if (rc == KEEL_OK)
+                    rc = sql_fkeys_move(s, t.info.oid, made.oid, NULL, 0,
+                                        t.name);
                 if (rc != KEEL_OK)
                     return rc;
             }
@@ -1456,6 +1533,9 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
         rc = sql_comments_move(s, t->info.oid, made.oid, map, t->info.ncols);
+        if (rc == KEEL_OK)
+            rc = sql_fkeys_move(s, t->info.oid, made.oid, map, t->info.ncols,
+                                t->name);
     }
     return rc;
 }
@@ -1810,8 +1890,12 @@ static keel_status alter_drop_constraint(sql_session *s, const sql_table *t,
     sql_check_row *rows;
     uint16_t n;
     rw_col *cols;
-    keel_status rc = sql_checks_read(s, t->info.oid, &rows, &n);
+    bool fkey = false;
+    keel_status rc = sql_fkey_drop(s, t, cmd->name, &fkey);
 
+    if (rc != KEEL_OK || fkey)
+        return rc;
+    rc = sql_checks_read(s, t->info.oid, &rows, &n);
     for (uint16_t i = 0; rc == KEEL_OK && i < n; i++)
         if (strcmp(rows[i].name, cmd->name) == 0) {
             rc = rw_cols_of(s, t, &cols);
@@ -1916,6 +2000,15 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
                 rc = rw_cols_of(s, &t, &cols);
                 if (rc == KEEL_OK)
                     rc = table_rewrite(s, &t, cols, t.info.ncols, &d, 1, NULL);
+                break;
+            }
+            if (cmd->def != NULL &&
+                cmd->def->node_case == PG_QUERY__NODE__NODE_CONSTRAINT &&
+                cmd->def->constraint->contype ==
+                    PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN) {
+                /* the rows there checked; the table stays as it is */
+                sql_fkey_def d = {.con = cmd->def->constraint, .col = 0};
+                rc = sql_fkeys_define(s, t.schema, t.name, &d, 1, true);
                 break;
             }
             if (cmd->def == NULL ||

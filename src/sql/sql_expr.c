@@ -3178,6 +3178,9 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
                                     &found);
             if (rc != KEEL_OK || found)
                 return rc;
+            rc = sql_fkey_def_text(s, oid, out, &found);
+            if (rc != KEEL_OK || found)
+                return rc;
         }
         if (v == NULL && e->u.func >= SQL_FUNC_PG_GET_INDEXDEF) {
             out->isnull = true;

@@ -579,6 +579,12 @@ struct sql_session {
     struct sql_session *reg_next, *reg_prev;
     const sql_pcache_entry *locmap;
     bool locmap_on;
+    /* Foreign keys (sql_fkey.c): its state, the epoch of foreign-key
+     * changes as of the snapshot the statement reads in, and the queue of
+     * the checks and actions the running statement's rows call for. */
+    struct sql_fk_state *fk;
+    uint64_t fk_snap_epoch;
+    struct sql_fk_queue *fkq;
 };
 
 /* The plan EXPLAIN shows, a line each. */
@@ -1562,6 +1568,9 @@ typedef struct sql_table {
     struct sql_expr **checks;
     const char **check_names;
     uint16_t nchecks;
+    /* Whether foreign keys refer to it or from it, as a statement writing
+     * it found (sql_fk_row()): 0 not looked yet, 1 none, 2 some. */
+    uint8_t fk_state;
 } sql_table;
 
 keel_status sql_table_open(sql_session *s, const PgQuery__RangeVar *rv,
@@ -1641,6 +1650,9 @@ typedef struct sql_check_def {
     bool made;
 } sql_check_def;
 
+/* keel_sql.keel_check made unless it exists (pg_constraint's views read
+ * it whenever keel_fkey exists). */
+keel_status sql_checks_ensure(sql_session *s);
 /* Table relid's checks (every table's for 0), in the arena. */
 keel_status sql_checks_read(sql_session *s, uint32_t relid,
                             sql_check_row **rows, uint16_t *nrows);
@@ -1669,6 +1681,74 @@ keel_status sql_checks_run(sql_session *s, const sql_table *t,
 /* pg_get_constraintdef() of a check by its oid (*found false if none). */
 keel_status sql_check_def_text(sql_session *s, uint32_t oid, bool pretty,
                                sql_value *out, bool *found);
+/* ---- foreign keys (sql_fkey.c) ------------------------------------------ */
+
+/* One FOREIGN KEY of a CREATE TABLE or an ALTER TABLE ADD: its
+ * constraint, and for a column's REFERENCES that column (1-based; 0 for
+ * a table constraint). */
+typedef struct sql_fkey_def {
+    const PgQuery__Constraint *con;
+    uint16_t col;
+} sql_fkey_def;
+
+/* Records foreign keys of table schema.table (which exists), checked and
+ * named as PostgreSQL checks and names them; with validate, the rows the
+ * table has already are checked (ALTER TABLE ... ADD). */
+keel_status sql_fkeys_define(sql_session *s, const char *schema,
+                             const char *table, const sql_fkey_def *defs,
+                             uint16_t n, bool validate);
+/* ALTER TABLE ... DROP CONSTRAINT of a foreign key of t: *found false
+ * (nothing done) if t has none of that name. */
+keel_status sql_fkey_drop(sql_session *s, const sql_table *t, const char *name,
+                          bool *found);
+/* Before DROP TABLE of relid (called name): its own foreign keys go;
+ * one another table has on it fails (2BP01) unless that table is among
+ * the statement's (dropping[0..ndropping), "schema.name") or cascade. */
+keel_status sql_fkeys_drop_table(sql_session *s, uint32_t relid,
+                                 const char *name, const char *const *dropping,
+                                 uint16_t ndropping, bool cascade);
+/* Before TRUNCATE of relid (called name): 0A000 if another table not
+ * among the statement's (truncating, as above) refers to it. */
+keel_status sql_fkeys_truncate_check(sql_session *s, uint32_t relid,
+                                     const char *name,
+                                     const char *const *truncating,
+                                     uint16_t ntruncating);
+/* A table made anew (TRUNCATE, ALTER TABLE's rewrite): its foreign keys,
+ * and those that refer to it, follow it to new_relid; map (NULL: the
+ * same columns) gives each old column's new number (0: dropped; a key of
+ * the table's own goes with it, one that refers to it is 2BP01). */
+keel_status sql_fkeys_move(sql_session *s, uint32_t old_relid,
+                           uint32_t new_relid, const uint16_t *map,
+                           uint16_t ncols, const char *name);
+/* pg_get_constraintdef() of a foreign key by its oid. */
+keel_status sql_fkey_def_text(sql_session *s, uint32_t oid, sql_value *out,
+                              bool *found);
+/* A row of t written: old NULL for an insert, new NULL for a delete.
+ * Queues the checks and actions of the foreign keys from and to t for
+ * the statement's end (23503 at once for MATCH FULL's mixed nulls). */
+keel_status sql_fk_row(sql_session *s, sql_table *t, const sql_value *oldrow,
+                       const sql_value *newrow);
+/* Around a statement that writes rows: the queue begun (its command tag
+ * held back), then run at its end and the tag sent (or rc returned). */
+typedef struct sql_fk_queue {
+    struct fk_event *head, *tail;
+    struct sql_fk_queue *outer;
+    const sql_sink *sink;
+    char tag[64];
+    bool held;
+} sql_fk_queue;
+void sql_fk_stmt_begin(sql_session *s, sql_fk_queue *q);
+keel_status sql_fk_stmt_end(sql_session *s, sql_fk_queue *q, keel_status rc);
+/* The epoch of committed foreign-key changes, process-wide. */
+uint64_t sql_fk_epoch(void);
+/* The transaction ends (committed or not), or rolls back to a savepoint. */
+void sql_fk_txn_end(sql_session *s, bool committed);
+void sql_fk_rollback_to(sql_session *s);
+void sql_fk_free(sql_session *s);
+/* A relation's schema and name by oid (*found false if none). */
+keel_status sql_relation_by_oid(sql_session *s, uint32_t relid, char *schema,
+                                char *name, bool *found);
+
 /* "Failing row contains (1, null, ...)." of row of t, into buf. */
 void sql_failing_row(sql_session *s, const sql_table *t, const sql_value *row,
                      char *buf, size_t size);

@@ -758,7 +758,9 @@ static keel_status conflict_update(sql_session *s, sql_table *t, conflict *cf,
         if (next == WRITE_FAIL)
             goto out;
         *done = true;
-        rc = conflict_seen(s, cf, cf->newrow);
+        rc = sql_fk_row(s, t, cur, cf->newrow);
+        if (rc == KEEL_OK)
+            rc = conflict_seen(s, cf, cf->newrow);
         if (rc == KEEL_OK && ret->nt > 0)
             rc = sql_returning_row(s, ret, cf->newrow);
     }
@@ -820,7 +822,9 @@ static keel_status conflict_row(sql_session *s, sql_table *t, conflict *cf,
         rc = insert_kv(s, t, kv);
         if (rc == KEEL_OK) {
             *done = true;
-            rc = conflict_seen(s, cf, row);
+            rc = sql_fk_row(s, t, NULL, row);
+            if (rc == KEEL_OK)
+                rc = conflict_seen(s, cf, row);
             if (rc == KEEL_OK && ret->nt > 0)
                 rc = sql_returning_row(s, ret, row);
             return rc;
@@ -865,7 +869,9 @@ static keel_status insert_row(sql_session *s, sql_table *t, sql_value *row,
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     *done = true;
-    rc = conflict_seen(s, cf, row);
+    rc = sql_fk_row(s, t, NULL, row);
+    if (rc == KEEL_OK)
+        rc = conflict_seen(s, cf, row);
     if (rc != KEEL_OK)
         return rc;
     if (ret->nt > 0) {
@@ -1249,8 +1255,11 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
     conflict cf;
     keel_status rc;
 
+    sql_fk_queue q;
+
     memset(&cf, 0, sizeof(cf));
-    rc = exec_insert(s, st, &cf);
+    sql_fk_stmt_begin(s, &q);
+    rc = sql_fk_stmt_end(s, &q, exec_insert(s, st, &cf));
     key_set_free(&cf.seen);
     free(cf.kbuf);
     return rc;
@@ -1490,7 +1499,8 @@ static keel_status join_modify(sql_session *s, sql_table *t, bool update,
             rc = sql_fail_engine(s, rc);
             break;
         }
-        if (ret->nt > 0)
+        rc = sql_fk_row(s, t, row, update ? newrow : NULL);
+        if (rc == KEEL_OK && ret->nt > 0)
             rc = sql_returning_row(s, ret, update ? newrow : row);
         n++;
     }
@@ -1501,7 +1511,7 @@ static keel_status join_modify(sql_session *s, sql_table *t, bool update,
     return sql_complete_count(s, update ? "UPDATE" : "DELETE", n);
 }
 
-keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
+static keel_status exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 {
     const sql_defaults *defs;
     sql_returning ret;
@@ -1523,7 +1533,7 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
         inner.with_clause = NULL;
         rc = sql_with_push(s, st->with_clause, &sv);
         if (rc == KEEL_OK)
-            rc = sql_exec_update(s, &inner);
+            rc = exec_update(s, &inner);
         sql_with_pop(s, &sv);
         return rc;
     }
@@ -1620,7 +1630,8 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
             goto again;
         if (next == WRITE_FAIL)
             break;
-        if (ret.nt > 0)
+        rc = sql_fk_row(s, &t, cur, newrow);
+        if (rc == KEEL_OK && ret.nt > 0)
             rc = sql_returning_row(s, &ret, newrow);
         if (rc != KEEL_OK)
             break;
@@ -1630,7 +1641,7 @@ keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
     return rc != KEEL_OK ? rc : sql_complete_count(s, "UPDATE", n);
 }
 
-keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
+static keel_status exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
 {
     sql_returning ret;
     sql_table t;
@@ -1651,7 +1662,7 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
         inner.with_clause = NULL;
         rc = sql_with_push(s, st->with_clause, &sv);
         if (rc == KEEL_OK)
-            rc = sql_exec_delete(s, &inner);
+            rc = exec_delete(s, &inner);
         sql_with_pop(s, &sv);
         return rc;
     }
@@ -1701,8 +1712,9 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
             goto again;
         if (next == WRITE_FAIL)
             break;
+        rc = sql_fk_row(s, &t, cur, NULL);
         /* RETURNING reads the deleted version, as the scan returned it. */
-        if (ret.nt > 0)
+        if (rc == KEEL_OK && ret.nt > 0)
             rc = sql_returning_row(s, &ret, cur);
         if (rc != KEEL_OK)
             break;
@@ -1710,4 +1722,21 @@ keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
     }
     sql_scan_end(&sc);
     return rc != KEEL_OK ? rc : sql_complete_count(s, "DELETE", n);
+}
+
+/* Foreign keys' checks and actions run at the end of each (sql_fkey.c). */
+keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
+{
+    sql_fk_queue q;
+
+    sql_fk_stmt_begin(s, &q);
+    return sql_fk_stmt_end(s, &q, exec_update(s, st));
+}
+
+keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
+{
+    sql_fk_queue q;
+
+    sql_fk_stmt_begin(s, &q);
+    return sql_fk_stmt_end(s, &q, exec_delete(s, st));
 }

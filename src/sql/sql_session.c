@@ -938,6 +938,7 @@ void sql_session_destroy(sql_session *s)
         save_remove(s, s->nsaves - 1);
     free(s->saves);
     sql_defaults_free(s);
+    sql_fk_free(s);
     sql_parse_cache_free(s);
     sql_arena_free(&s->arena);
     sql_arena_free(&s->cte_arena);
@@ -1079,6 +1080,12 @@ keel_status sql_complete_count(sql_session *s, const char *verb, uint64_t n)
     d = n > INT64_MAX ? snprintf(tag + len, 21, "%llu", (unsigned long long)n)
                       : sql_format_int((int64_t)n, tag + len);
     tag[len + (size_t)d] = '\0';
+    if (s->fkq != NULL && s->fkq->sink == s->sink) {
+        /* sent once the foreign keys' checks are done (sql_fkey.c) */
+        memcpy(s->fkq->tag, tag, sizeof(tag));
+        s->fkq->held = true;
+        return KEEL_OK;
+    }
     if (s->sink->complete(s->sink->ctx, tag) != 0)
         return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
     return KEEL_OK;
@@ -1137,6 +1144,8 @@ static keel_status txn_begin(sql_session *s)
     s->txn_ran = false;
     keel_set_isolation(s->ks, s->txn_rc ? KEEL_READ_COMMITTED
                                         : KEEL_REPEATABLE_READ);
+    /* the foreign keys' epoch as of before the snapshot (sql_fkey.c) */
+    s->fk_snap_epoch = sql_fk_epoch();
     rc = keel_begin(s->ks);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
@@ -1155,6 +1164,7 @@ static keel_status txn_commit(sql_session *s)
         rc = keel_commit(s->ks);
         if (rc != KEEL_OK)
             rc = sql_fail_engine(s, rc);
+        sql_fk_txn_end(s, rc == KEEL_OK);
     }
     settings_end(s, rc == KEEL_OK);
     return rc;
@@ -1166,6 +1176,7 @@ static void txn_abort(sql_session *s)
     if (s->in_txn) {
         keel_abort(s->ks);
         s->in_txn = false;
+        sql_fk_txn_end(s, false);
     }
     settings_end(s, false);
 }
@@ -1263,6 +1274,7 @@ static keel_status exec_savepoint(sql_session *s,
                        : sql_fail_engine(s, rc);
         }
         settings_undo(s, (uint32_t)at + 2);
+        sql_fk_rollback_to(s);
         s->nsavepoints = (uint32_t)at + 1;
         s->block = SQL_BLOCK_OPEN;
         return sql_complete(s, "ROLLBACK");
@@ -1728,6 +1740,7 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
     /* Read committed: every statement takes a snapshot of its own (one
      * that begins the transaction has a new one). */
     if (s->in_txn && s->txn_rc) {
+        s->fk_snap_epoch = sql_fk_epoch();
         rc = keel_new_snapshot(s->ks);
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);

@@ -1,0 +1,172 @@
+-- FOREIGN KEY constraints: definitions, checks, actions and catalogs
+CREATE TABLE fk_p (id int PRIMARY KEY, name text);
+CREATE TABLE fk_c (cid int PRIMARY KEY, pid int REFERENCES fk_p, note text);
+INSERT INTO fk_p VALUES (1, 'one'), (2, 'two'), (3, 'three');
+INSERT INTO fk_c VALUES (10, 1, 'a'), (11, NULL, 'no parent'), (12, 2, 'b');
+-- a key that is not there
+INSERT INTO fk_c VALUES (13, 4, 'c');
+INSERT INTO fk_c VALUES (13, 1, 'd'), (14, 5, 'e');
+SELECT * FROM fk_c ORDER BY cid;
+UPDATE fk_c SET pid = 3 WHERE cid = 10;
+UPDATE fk_c SET pid = 9 WHERE cid = 10;
+UPDATE fk_c SET note = 'kept' WHERE cid = 10;
+-- a row still referred to
+DELETE FROM fk_p WHERE id = 3;
+UPDATE fk_p SET id = 30 WHERE id = 3;
+-- NO ACTION: the key is there again at the statement's end
+UPDATE fk_p SET id = CASE id WHEN 2 THEN 3 WHEN 3 THEN 2 END WHERE id IN (2, 3);
+UPDATE fk_p SET name = 'THREE' WHERE id = 3;
+DELETE FROM fk_p WHERE id = 1 RETURNING *;
+SELECT * FROM fk_p ORDER BY id;
+-- in a transaction
+BEGIN;
+INSERT INTO fk_p VALUES (7, 'seven');
+INSERT INTO fk_c VALUES (70, 7, 'x');
+DELETE FROM fk_p WHERE id = 7;
+ROLLBACK;
+SELECT count(*) FROM fk_c WHERE cid = 70;
+BEGIN;
+INSERT INTO fk_p VALUES (8, 'eight');
+SAVEPOINT s1;
+INSERT INTO fk_c VALUES (80, 99, 'bad');
+ROLLBACK TO s1;
+INSERT INTO fk_c VALUES (80, 8, 'good');
+COMMIT;
+SELECT * FROM fk_c WHERE cid = 80;
+-- COPY checks its rows at its end
+COPY fk_c FROM STDIN;
+90	8	copied
+91	6	missing
+\.
+COPY fk_c FROM STDIN;
+90	8	copied
+91	2	there
+\.
+SELECT count(*) FROM fk_c WHERE cid IN (90, 91);
+-- ON CONFLICT DO UPDATE and UPDATE ... FROM
+INSERT INTO fk_c VALUES (90, 5, 'x') ON CONFLICT (cid) DO UPDATE SET pid = excluded.pid;
+INSERT INTO fk_c VALUES (90, 3, 'x') ON CONFLICT (cid) DO UPDATE SET pid = excluded.pid;
+UPDATE fk_c SET pid = v.p FROM (VALUES (91, 77)) v(c, p) WHERE fk_c.cid = v.c;
+UPDATE fk_c SET pid = v.p FROM (VALUES (91, 8)) v(c, p) WHERE fk_c.cid = v.c;
+SELECT * FROM fk_c ORDER BY cid;
+
+-- several columns, named, to a unique key, MATCH SIMPLE and FULL
+CREATE TABLE fk_p2 (a int, b text, c int PRIMARY KEY, UNIQUE (a, b));
+INSERT INTO fk_p2 VALUES (1, 'x', 1), (2, 'y', 2);
+CREATE TABLE fk_c2 (id int PRIMARY KEY, a int, b text,
+  CONSTRAINT ab_ref FOREIGN KEY (b, a) REFERENCES fk_p2 (b, a));
+INSERT INTO fk_c2 VALUES (1, 1, 'x'), (2, 2, NULL), (3, NULL, 'zz');
+INSERT INTO fk_c2 VALUES (4, 1, 'y');
+CREATE TABLE fk_c3 (id int PRIMARY KEY, a int, b text,
+  FOREIGN KEY (a, b) REFERENCES fk_p2 (a, b) MATCH FULL);
+INSERT INTO fk_c3 VALUES (1, 1, 'x'), (2, NULL, NULL);
+INSERT INTO fk_c3 VALUES (3, 2, NULL);
+SELECT conname, contype, confupdtype, confdeltype, confmatchtype, conkey, confkey
+  FROM pg_constraint WHERE conrelid IN ('fk_c2'::regclass, 'fk_c3'::regclass)
+  ORDER BY conname;
+SELECT pg_get_constraintdef(oid) FROM pg_constraint
+  WHERE conrelid IN ('fk_c2'::regclass, 'fk_c3'::regclass) ORDER BY conname;
+
+-- actions
+CREATE TABLE fk_a (id int PRIMARY KEY);
+INSERT INTO fk_a SELECT generate_series(1, 6);
+CREATE TABLE fk_casc (id int PRIMARY KEY,
+  aid int REFERENCES fk_a ON DELETE CASCADE ON UPDATE CASCADE);
+CREATE TABLE fk_grand (id int PRIMARY KEY,
+  cid int REFERENCES fk_casc ON DELETE CASCADE);
+CREATE TABLE fk_null (id int PRIMARY KEY,
+  aid int REFERENCES fk_a ON DELETE SET NULL ON UPDATE SET NULL);
+CREATE TABLE fk_def (id int PRIMARY KEY,
+  aid int DEFAULT 6 REFERENCES fk_a ON DELETE SET DEFAULT);
+CREATE TABLE fk_restrict (id int PRIMARY KEY,
+  aid int REFERENCES fk_a ON DELETE RESTRICT ON UPDATE RESTRICT);
+INSERT INTO fk_casc VALUES (1, 1), (2, 1), (3, 2);
+INSERT INTO fk_grand VALUES (1, 1), (2, 2), (3, 3);
+INSERT INTO fk_null VALUES (1, 1), (2, 2);
+INSERT INTO fk_def VALUES (1, 1), (2, 3);
+INSERT INTO fk_restrict VALUES (1, 4);
+SELECT pg_get_constraintdef(oid) FROM pg_constraint
+  WHERE conrelid IN ('fk_casc'::regclass, 'fk_null'::regclass,
+                     'fk_def'::regclass, 'fk_restrict'::regclass)
+  AND contype = 'f' ORDER BY conname;
+UPDATE fk_a SET id = 10 WHERE id = 1;
+SELECT * FROM fk_casc ORDER BY id;
+SELECT * FROM fk_null ORDER BY id;
+DELETE FROM fk_a WHERE id = 10;
+SELECT * FROM fk_casc ORDER BY id;
+SELECT * FROM fk_grand ORDER BY id;
+DELETE FROM fk_a WHERE id = 3;
+SELECT * FROM fk_def ORDER BY id;
+DELETE FROM fk_a WHERE id = 6;
+DELETE FROM fk_a WHERE id = 4;
+UPDATE fk_a SET id = 40 WHERE id = 4;
+DELETE FROM fk_a WHERE id = 2;
+SELECT * FROM fk_casc ORDER BY id;
+SELECT * FROM fk_grand ORDER BY id;
+SELECT * FROM fk_null ORDER BY id;
+
+-- a table that refers to itself
+CREATE TABLE fk_tree (id int PRIMARY KEY,
+  parent int REFERENCES fk_tree ON DELETE CASCADE);
+INSERT INTO fk_tree VALUES (1, NULL), (2, 1), (3, 2), (4, 3), (5, 1), (6, 6);
+INSERT INTO fk_tree VALUES (7, 8);
+DELETE FROM fk_tree WHERE id = 2;
+SELECT * FROM fk_tree ORDER BY id;
+
+-- ALTER TABLE
+CREATE TABLE fk_lone (id int PRIMARY KEY, pid int);
+INSERT INTO fk_lone VALUES (1, 1), (2, 42);
+ALTER TABLE fk_lone ADD FOREIGN KEY (pid) REFERENCES fk_p;
+DELETE FROM fk_lone WHERE id = 2;
+ALTER TABLE fk_lone ADD CONSTRAINT lone_p FOREIGN KEY (pid) REFERENCES fk_p (id);
+ALTER TABLE fk_lone ADD CONSTRAINT lone_p FOREIGN KEY (pid) REFERENCES fk_p (id);
+INSERT INTO fk_lone VALUES (3, 42);
+ALTER TABLE fk_lone ADD COLUMN extra int DEFAULT 0;
+INSERT INTO fk_lone VALUES (3, 42);
+ALTER TABLE fk_lone RENAME COLUMN pid TO parent_id;
+SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint
+  WHERE conrelid = 'fk_lone'::regclass AND contype = 'f';
+ALTER TABLE fk_lone DROP CONSTRAINT lone_p;
+ALTER TABLE fk_lone DROP CONSTRAINT IF EXISTS lone_p;
+INSERT INTO fk_lone VALUES (3, 42);
+ALTER TABLE fk_lone DROP CONSTRAINT lone_p;
+SELECT count(*) FROM pg_constraint WHERE conrelid = 'fk_lone'::regclass;
+ALTER TABLE fk_lone ADD CONSTRAINT lone_p2 FOREIGN KEY (parent_id) REFERENCES fk_p;
+DELETE FROM fk_lone WHERE id = 3;
+ALTER TABLE fk_lone ADD CONSTRAINT lone_p2 FOREIGN KEY (parent_id) REFERENCES fk_p;
+ALTER TABLE fk_lone DROP COLUMN parent_id;
+SELECT count(*) FROM pg_constraint WHERE conrelid = 'fk_lone'::regclass AND contype = 'f';
+
+-- definitions refused
+CREATE TABLE fk_bad (x int REFERENCES fk_nosuch);
+CREATE TABLE fk_nopk (a int, b int);
+CREATE TABLE fk_bad (x int REFERENCES fk_nopk);
+CREATE TABLE fk_bad (x int REFERENCES fk_nopk (a));
+CREATE TABLE fk_bad (x text REFERENCES fk_p);
+CREATE TABLE fk_bad (x int REFERENCES fk_p (nosuch));
+CREATE TABLE fk_bad (x int, FOREIGN KEY (y) REFERENCES fk_p);
+CREATE TABLE fk_bad (x int, y int, FOREIGN KEY (x, y) REFERENCES fk_p);
+CREATE TABLE fk_bad (x int, FOREIGN KEY (x) REFERENCES fk_p2 (a));
+CREATE TABLE fk_bad (x bigint REFERENCES fk_p, y varchar(5) REFERENCES fk_p2 (b));
+CREATE TABLE fk_ok (x bigint REFERENCES fk_p);
+INSERT INTO fk_ok VALUES (2), (3);
+INSERT INTO fk_ok VALUES (5000000000);
+
+-- TRUNCATE and DROP
+TRUNCATE fk_p;
+TRUNCATE fk_a, fk_casc;
+TRUNCATE fk_a, fk_casc, fk_grand, fk_null, fk_def, fk_restrict;
+INSERT INTO fk_casc VALUES (1, 1);
+INSERT INTO fk_a VALUES (1);
+INSERT INTO fk_casc VALUES (1, 1);
+DELETE FROM fk_a;
+SELECT count(*) FROM fk_casc;
+DROP TABLE fk_p;
+DROP TABLE fk_ok;
+DROP TABLE fk_lone;
+DROP TABLE fk_c;
+DROP TABLE fk_p CASCADE;
+DROP TABLE fk_p2, fk_c2, fk_c3;
+DROP TABLE fk_tree;
+DROP TABLE fk_grand, fk_casc, fk_null, fk_def, fk_restrict, fk_a, fk_nopk;
+SELECT count(*) FROM pg_constraint WHERE contype = 'f';
