@@ -1403,6 +1403,7 @@ static keel_status define_one(sql_session *s, const rel_desc *child,
     bool self;
     keel_status rc;
 
+    memset(f, 0, sizeof(*f));
     if (con->deferrable || con->initdeferred)
         return sql_unsupported(s, con->location, "DEFERRABLE foreign keys");
     if (con->skip_validation && validating)
@@ -1413,7 +1414,6 @@ static keel_status define_one(sql_session *s, const rel_desc *child,
                                "DEFAULT");
     if (prv->catalogname != NULL && prv->catalogname[0] != '\0')
         return sql_unsupported(s, prv->location, "cross-database references");
-    memset(f, 0, sizeof(*f));
     rc = action_of(s, con->fk_upd_action, &f->upd);
     if (rc == KEEL_OK)
         rc = action_of(s, con->fk_del_action, &f->del);
