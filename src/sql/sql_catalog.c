@@ -232,7 +232,8 @@ static const sql_view views[] = {
     {"pg_constraint",
      PG_CONSTRAINT_PKEYS PG_CONSTRAINT_CHECKS
      " union all"
-     " select f.oid, f.conname::name, c.namespace, 'f'::char(1), false, false,"
+     " select f.oid, f.conname::name, c.namespace, 'f'::char(1),"
+     " f.condeferrable, f.condeferred,"
      " true, f.conrelid, 0::oid, 0::oid, f.confrelid,"
      " f.confupdtype::char(1), f.confdeltype::char(1),"
      " f.confmatchtype::char(1), true, 0::oid,"
@@ -374,6 +375,90 @@ static const sql_view views[] = {
      "select null::name as constraint_catalog, null::name as constraint_schema,"
      " null::name as constraint_name, null::varchar as check_clause"
      " where false",
+     NULL},
+    /* The constraints pg_constraint has (PostgreSQL's also lists NOT
+     * NULL ones as CHECK constraints, and UNIQUE ones). */
+    {"information_schema.table_constraints",
+     "select current_database()::name as constraint_catalog,"
+     " n.nspname as constraint_schema, k.conname as constraint_name,"
+     " current_database()::name as table_catalog, n.nspname as table_schema,"
+     " c.relname as table_name,"
+     " (case k.contype when 'p' then 'PRIMARY KEY' when 'f' then 'FOREIGN KEY'"
+     " when 'u' then 'UNIQUE' else 'CHECK' end)::varchar as constraint_type,"
+     " (case when k.condeferrable then 'YES' else 'NO' end)::varchar(3)"
+     " as is_deferrable,"
+     " (case when k.condeferred then 'YES' else 'NO' end)::varchar(3)"
+     " as initially_deferred,"
+     " 'YES'::varchar(3) as enforced,"
+     " (case when k.contype = 'u' then 'YES' end)::varchar(3)"
+     " as nulls_distinct"
+     " from pg_constraint k join pg_class c on c.oid = k.conrelid"
+     " join pg_namespace n on n.oid = c.relnamespace",
+     NULL},
+    /* The columns of primary and foreign keys, in key order. */
+    {"information_schema.key_column_usage",
+     "select current_database()::name as constraint_catalog,"
+     " n.nspname as constraint_schema, k.conname as constraint_name,"
+     " current_database()::name as table_catalog, n.nspname as table_schema,"
+     " c.relname as table_name, a.attname as column_name,"
+     " g.i::int as ordinal_position,"
+     " (case when k.contype = 'f' then coalesce(array_position("
+     "(select p.conkey from pg_constraint p where p.conrelid = k.confrelid"
+     " and p.contype = 'p'), k.confkey[g.i]), g.i) end)::int"
+     " as position_in_unique_constraint"
+     " from pg_constraint k join pg_class c on c.oid = k.conrelid"
+     " join pg_namespace n on n.oid = c.relnamespace"
+     " cross join lateral generate_series(1, cardinality(k.conkey)) g(i)"
+     " join pg_attribute a on a.attrelid = k.conrelid"
+     " and a.attnum = k.conkey[g.i]"
+     " where k.contype in ('p', 'u', 'f')",
+     NULL},
+    /* Foreign keys, and the key each refers to: the primary key when it
+     * has their columns, else a unique index that does. */
+    {"information_schema.referential_constraints",
+     "select current_database()::name as constraint_catalog,"
+     " n.nspname as constraint_schema, k.conname as constraint_name,"
+     " current_database()::name as unique_constraint_catalog,"
+     " pn.nspname as unique_constraint_schema,"
+     " (select ci.relname from pg_index i join pg_class ci"
+     " on ci.oid = i.indexrelid where i.indrelid = k.confrelid"
+     " and i.indisunique and (select array_agg(x order by x)"
+     " from unnest(string_to_array(i.indkey, ' ')::int2[]) x)"
+     " = (select array_agg(x order by x) from unnest(k.confkey) x)"
+     " order by i.indisprimary desc, ci.relname limit 1)"
+     " as unique_constraint_name,"
+     " (case k.confmatchtype when 'f' then 'FULL' when 'p' then 'PARTIAL'"
+     " else 'NONE' end)::varchar as match_option,"
+     " (case k.confupdtype when 'c' then 'CASCADE' when 'n' then 'SET NULL'"
+     " when 'd' then 'SET DEFAULT' when 'r' then 'RESTRICT'"
+     " else 'NO ACTION' end)::varchar as update_rule,"
+     " (case k.confdeltype when 'c' then 'CASCADE' when 'n' then 'SET NULL'"
+     " when 'd' then 'SET DEFAULT' when 'r' then 'RESTRICT'"
+     " else 'NO ACTION' end)::varchar as delete_rule"
+     " from pg_constraint k join pg_class c on c.oid = k.conrelid"
+     " join pg_namespace n on n.oid = c.relnamespace"
+     " join pg_class pc on pc.oid = k.confrelid"
+     " join pg_namespace pn on pn.oid = pc.relnamespace"
+     " where k.contype = 'f'",
+     NULL},
+    /* The columns keys use: a foreign key's, those it refers to. */
+    {"information_schema.constraint_column_usage",
+     "select current_database()::name as table_catalog,"
+     " n.nspname as table_schema, c.relname as table_name,"
+     " a.attname as column_name,"
+     " current_database()::name as constraint_catalog,"
+     " kn.nspname as constraint_schema, k.conname as constraint_name"
+     " from pg_constraint k"
+     " cross join lateral generate_series(1, cardinality(case k.contype"
+     " when 'f' then k.confkey else k.conkey end)) g(i)"
+     " join pg_class c on c.oid = (case k.contype when 'f' then k.confrelid"
+     " else k.conrelid end)"
+     " join pg_namespace n on n.oid = c.relnamespace"
+     " join pg_attribute a on a.attrelid = c.oid"
+     " and a.attnum = (case k.contype when 'f' then k.confkey"
+     " else k.conkey end)[g.i]"
+     " join pg_namespace kn on kn.oid = k.connamespace"
+     " where k.contype in ('p', 'u', 'f')",
      NULL},
     {"information_schema.columns",
      "select current_database()::name as table_catalog,"

@@ -526,15 +526,49 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                     .expr = con->raw_expr};
                 break;
             case PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN:
-                fkeys[nfkeys++] = (sql_fkey_def){.con = con, .col = ncols};
+                fkeys[nfkeys++] = (sql_fkey_def){
+                    .con = con, .col = ncols, .deferrable = -1, .deferred = -1};
                 break;
-            case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_NOT_DEFERRABLE:
-            case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_IMMEDIATE:
-                break; /* what every constraint is */
             case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_DEFERRABLE:
+            case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_NOT_DEFERRABLE:
             case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_DEFERRED:
-                return sql_unsupported(s, con->location,
-                                       "DEFERRABLE foreign keys");
+            case PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_IMMEDIATE: {
+                /* of the constraint before it: a foreign key's are kept
+                 * (sql_fkey.c), another's may only say what it is */
+                const PgQuery__Constraint *prev =
+                    k > 0 ? cd->constraints[k - 1]->constraint : NULL;
+                bool on = con->contype ==
+                              PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_DEFERRABLE ||
+                          con->contype ==
+                              PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_DEFERRED;
+                for (size_t j = k; prev != NULL &&
+                                   prev->contype >= PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_DEFERRABLE &&
+                                   j > 1;
+                     j--)
+                    prev = cd->constraints[j - 2]->constraint;
+                if (prev != NULL &&
+                    prev->contype == PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN &&
+                    nfkeys > 0) {
+                    sql_fkey_def *fd = &fkeys[nfkeys - 1];
+                    if (con->contype ==
+                            PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_DEFERRABLE ||
+                        con->contype ==
+                            PG_QUERY__CONSTR_TYPE__CONSTR_ATTR_NOT_DEFERRABLE)
+                        fd->deferrable = on;
+                    else
+                        fd->deferred = on;
+                    if (fd->deferred > 0 && fd->deferrable == 0)
+                        return sql_fail_at(s, con->location, KEEL_EINVAL,
+                                           "42601",
+                                           "constraint declared INITIALLY "
+                                           "DEFERRED must be DEFERRABLE");
+                } else if (on) {
+                    return sql_unsupported(s, con->location,
+                                           "DEFERRABLE constraints but "
+                                           "foreign keys");
+                }
+                break;
+            }
             default:
                 return sql_unsupported(s, con->location,
                                        "this column constraint");
@@ -582,7 +616,8 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
                 .expr = con->raw_expr};
             continue;
         } else if (con->contype == PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN) {
-            fkeys[nfkeys++] = (sql_fkey_def){.con = con, .col = 0};
+            fkeys[nfkeys++] = (sql_fkey_def){
+                .con = con, .col = 0, .deferrable = -1, .deferred = -1};
             continue;
         } else {
             return sql_unsupported(s, con->location, "this table constraint");
@@ -2007,7 +2042,8 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
                 cmd->def->constraint->contype ==
                     PG_QUERY__CONSTR_TYPE__CONSTR_FOREIGN) {
                 /* the rows there checked; the table stays as it is */
-                sql_fkey_def d = {.con = cmd->def->constraint, .col = 0};
+                sql_fkey_def d = {.con = cmd->def->constraint, .col = 0,
+                                  .deferrable = -1, .deferred = -1};
                 rc = sql_fkeys_define(s, t.schema, t.name, &d, 1, true);
                 break;
             }

@@ -117,6 +117,7 @@ typedef struct sql_fkey {
     uint16_t nkeys;
     uint16_t conkey[16], confkey[16];
     char upd, del, match;
+    bool deferrable, deferred; /* DEFERRABLE, INITIALLY DEFERRED */
     /* As resolved for the statement numbered `resolved`: the tables'
      * names, the columns' names and types. */
     uint64_t resolved;
@@ -129,6 +130,12 @@ typedef struct sql_fkey {
     PgQuery__ParseResult *qtree[Q_N];
 } sql_fkey;
 
+/* A set of texts (open addressing, hashed). */
+typedef struct text_set {
+    char **slot;
+    uint32_t n, cap;
+} text_set;
+
 typedef struct sql_fk_state {
     bool loaded, stale;
     uint64_t epoch;
@@ -137,16 +144,25 @@ typedef struct sql_fk_state {
     /* The tables whose foreign keys the transaction changed. */
     uint32_t *changed;
     uint32_t nchanged, changed_cap;
-    /* The parent keys it locked: hashed texts, open addressing. */
-    char **locked;
-    uint32_t nlocked, locked_cap;
+    /* The parent keys it locked. */
+    text_set locked;
+    /* Its deferred checks, to run at its commit (each key once), and
+     * SET CONSTRAINTS' modes: ALL's (-1 none, 0 immediate, 1 deferred),
+     * then the named ones'. */
+    struct fk_event *deferred, *deferred_tail;
+    text_set deferred_keys;
+    int8_t all_mode;
+    uint32_t *mode_oid;
+    bool *mode_deferred;
+    uint32_t nmodes, modes_cap;
     uint32_t depth;
     uint64_t stmt_no;
 } sql_fk_state;
 
 typedef struct fk_event {
     struct fk_event *next;
-    sql_fkey *fk;
+    sql_fkey *fk;     /* NULL while deferred: found again by fkoid */
+    uint32_t fkoid;
     bool parent; /* a row referred to changed (else: a referring row) */
     bool update;
     sql_value *oldk, *newk;
@@ -154,8 +170,8 @@ typedef struct fk_event {
 
 static sql_fk_state *state(sql_session *s)
 {
-    if (s->fk == NULL)
-        s->fk = calloc(1, sizeof(*s->fk));
+    if (s->fk == NULL && (s->fk = calloc(1, sizeof(*s->fk))) != NULL)
+        s->fk->all_mode = -1;
     return s->fk;
 }
 
@@ -175,13 +191,39 @@ static void fks_free(sql_fk_state *st)
     st->loaded = false;
 }
 
+static void set_clear(text_set *t)
+{
+    for (uint32_t i = 0; i < t->cap; i++) {
+        free(t->slot[i]);
+        t->slot[i] = NULL;
+    }
+    t->n = 0;
+}
+
+static void set_free(text_set *t)
+{
+    set_clear(t);
+    free(t->slot);
+    t->slot = NULL;
+    t->cap = 0;
+}
+
 static void locked_clear(sql_fk_state *st)
 {
-    for (uint32_t i = 0; i < st->locked_cap; i++) {
-        free(st->locked[i]);
-        st->locked[i] = NULL;
+    set_clear(&st->locked);
+}
+
+static void deferred_free(sql_fk_state *st)
+{
+    while (st->deferred != NULL) {
+        struct fk_event *next = st->deferred->next;
+        free(st->deferred);
+        st->deferred = next;
     }
-    st->nlocked = 0;
+    st->deferred_tail = NULL;
+    set_clear(&st->deferred_keys);
+    st->all_mode = -1;
+    st->nmodes = 0;
 }
 
 void sql_fk_free(sql_session *s)
@@ -189,8 +231,11 @@ void sql_fk_free(sql_session *s)
     if (s->fk == NULL)
         return;
     fks_free(s->fk);
-    locked_clear(s->fk);
-    free(s->fk->locked);
+    deferred_free(s->fk);
+    set_free(&s->fk->locked);
+    set_free(&s->fk->deferred_keys);
+    free(s->fk->mode_oid);
+    free(s->fk->mode_deferred);
     free(s->fk->changed);
     free(s->fk);
     s->fk = NULL;
@@ -208,8 +253,9 @@ void sql_fk_txn_end(sql_session *s, bool committed)
         st->nchanged = 0;
         st->stale = true;
     }
-    if (st->nlocked > 0)
+    if (st->locked.n > 0)
         locked_clear(st);
+    deferred_free(st);
 }
 
 void sql_fk_rollback_to(sql_session *s)
@@ -220,7 +266,7 @@ void sql_fk_rollback_to(sql_session *s)
         return;
     if (st->nchanged > 0)
         st->stale = true;
-    if (st->nlocked > 0)
+    if (st->locked.n > 0)
         locked_clear(st);
 }
 
@@ -251,7 +297,7 @@ static keel_status note_changed(sql_session *s, uint32_t relid)
 
 static keel_status table_ensure(sql_session *s)
 {
-    static const keel_column cols[9] = {
+    static const keel_column cols[11] = {
         {.name = "conrelid", .type = KEEL_OID, .notnull = true},
         {.name = "conname", .type = KEEL_TEXT, .notnull = true},
         {.name = "oid", .type = KEEL_OID, .notnull = true},
@@ -261,11 +307,13 @@ static keel_status table_ensure(sql_session *s)
         {.name = "confupdtype", .type = KEEL_TEXT, .notnull = true},
         {.name = "confdeltype", .type = KEEL_TEXT, .notnull = true},
         {.name = "confmatchtype", .type = KEEL_TEXT, .notnull = true},
+        {.name = "condeferrable", .type = KEEL_BOOL, .notnull = true},
+        {.name = "condeferred", .type = KEEL_BOOL, .notnull = true},
     };
     static const uint16_t pkey[2] = {1, 2};
     keel_status rc = sql_checks_ensure(s);
 
-    return rc == KEEL_OK ? sql_store_ensure(s, FK_TABLE, cols, 9, pkey, 2)
+    return rc == KEEL_OK ? sql_store_ensure(s, FK_TABLE, cols, 11, pkey, 2)
                          : rc;
 }
 
@@ -304,7 +352,7 @@ static keel_status row_put(sql_session *s, const sql_fkey *f)
 {
     char ck[160], pk[160], u[2] = {f->upd, 0}, d[2] = {f->del, 0},
                            m[2] = {f->match, 0};
-    keel_value v[9];
+    keel_value v[11];
     const char *txt[9] = {NULL, f->name, NULL, NULL, ck, pk, u, d, m};
     keel_status rc = table_ensure(s);
 
@@ -314,6 +362,8 @@ static keel_status row_put(sql_session *s, const sql_fkey *f)
     v[0].v.oid = f->conrelid;
     v[2].v.oid = f->oid;
     v[3].v.oid = f->confrelid;
+    v[9].v.b = f->deferrable;
+    v[10].v.b = f->deferred;
     for (int i = 0; i < 9; i++)
         if (txt[i] != NULL) {
             v[i].v.s.ptr = txt[i];
@@ -339,7 +389,7 @@ static keel_status row_delete(sql_session *s, const sql_fkey *f)
  * names too). */
 static keel_status rows_read(sql_session *s, sql_fkey **out, uint32_t *nout)
 {
-    keel_value row[9];
+    keel_value row[11];
     keel_scan *sc = NULL;
     sql_fkey *r = NULL;
     uint32_t n = 0, cap = 0;
@@ -387,6 +437,8 @@ static keel_status rows_read(sql_session *s, sql_fkey **out, uint32_t *nout)
         f->upd = letter(&row[6]);
         f->del = letter(&row[7]);
         f->match = letter(&row[8]);
+        f->deferrable = row[9].v.b;
+        f->deferred = row[10].v.b;
     }
     keel_scan_end(sc);
     if (rc != KEEL_OK) {
@@ -817,29 +869,29 @@ static char *locked_key(sql_session *s, const sql_fkey *f, const sql_value *k,
     return sql_strndup(&s->arena, buf, used);
 }
 
-/* Whether key is among those locked; with add, it is added. */
-static bool locked_has(sql_fk_state *st, const char *key, size_t len, bool add)
+/* Whether key is in t; with add, it is added (a set past its limit is
+ * emptied first: its keys are only a shortcut). */
+static bool set_has(text_set *t, const char *key, size_t len, bool add)
 {
     uint64_t h;
     uint32_t i;
 
-    if (st->locked_cap == 0) {
+    if (t->cap == 0) {
         if (!add)
             return false;
-        st->locked = calloc(1024, sizeof(*st->locked));
-        if (st->locked == NULL)
+        t->slot = calloc(1024, sizeof(*t->slot));
+        if (t->slot == NULL)
             return false;
-        st->locked_cap = 1024;
+        t->cap = 1024;
     }
-    if (add && (st->nlocked + 1) * 2 > st->locked_cap) {
-        /* grown (or, past the limit, forgotten) before half full */
-        uint32_t cap = st->locked_cap * 2;
+    if (add && (t->n + 1) * 2 > t->cap) {
+        uint32_t cap = t->cap * 2;
         char **g = cap <= FK_LOCKED_MAX * 2 ? calloc(cap, sizeof(*g)) : NULL;
         if (g == NULL) {
-            locked_clear(st);
+            set_clear(t);
         } else {
-            for (uint32_t j = 0; j < st->locked_cap; j++) {
-                char *e = st->locked[j];
+            for (uint32_t j = 0; j < t->cap; j++) {
+                char *e = t->slot[j];
                 if (e == NULL)
                     continue;
                 i = (uint32_t)(XXH3_64bits(e, strlen(e)) & (cap - 1));
@@ -847,23 +899,24 @@ static bool locked_has(sql_fk_state *st, const char *key, size_t len, bool add)
                     i = (i + 1) & (cap - 1);
                 g[i] = e;
             }
-            free(st->locked);
-            st->locked = g;
-            st->locked_cap = cap;
+            free(t->slot);
+            t->slot = g;
+            t->cap = cap;
         }
     }
     h = XXH3_64bits(key, len);
-    for (i = (uint32_t)(h & (st->locked_cap - 1)); st->locked[i] != NULL;
-         i = (i + 1) & (st->locked_cap - 1))
-        if (strcmp(st->locked[i], key) == 0)
+    for (i = (uint32_t)(h & (t->cap - 1)); t->slot[i] != NULL;
+         i = (i + 1) & (t->cap - 1))
+        if (strcmp(t->slot[i], key) == 0)
             return true;
-    if (add && (st->locked[i] = strdup(key)) != NULL)
-        st->nlocked++;
+    if (add && (t->slot[i] = strdup(key)) != NULL)
+        t->n++;
     return false;
 }
 
-/* A referring row's new key: its row in the table referred to, locked. */
-static keel_status check_child(sql_session *s, fk_event *e)
+/* A referring row's new key: its row in the table referred to, locked.
+ * At a deferred check (commit), a key no row holds any more passes. */
+static keel_status check_child(sql_session *s, fk_event *e, bool deferred)
 {
     sql_fkey *f = e->fk;
     sql_value pk[16];
@@ -877,11 +930,17 @@ static keel_status check_child(sql_session *s, fk_event *e)
         return rc;
     if (ok) {
         lk = locked_key(s, f, pk, &lklen);
-        if (lk != NULL && locked_has(s->fk, lk, lklen, false))
+        if (lk != NULL && set_has(&s->fk->locked, lk, lklen, false))
             return KEEL_OK;
         rc = run_query(s, f, Q_CHECK, pk, f->nkeys, &q);
         if (rc != KEEL_OK)
             return rc;
+    }
+    if (q.rows == 0 && deferred) {
+        rc = run_query(s, f, Q_REFS, e->newk, f->nkeys, &q);
+        if (rc != KEEL_OK || q.rows == 0)
+            return rc;
+        q.rows = 0;
     }
     if (q.rows == 0) {
         char detail[600];
@@ -897,7 +956,7 @@ static keel_status check_child(sql_session *s, fk_event *e)
         return KEEL_EINVAL;
     }
     if (lk != NULL)
-        locked_has(s->fk, lk, lklen, true);
+        set_has(&s->fk->locked, lk, lklen, true);
     return KEEL_OK;
 }
 
@@ -1005,7 +1064,7 @@ keel_status sql_fk_stmt_end(sql_session *s, sql_fk_queue *q, keel_status rc)
         for (fk_event *e = q->head; rc == KEEL_OK && e != NULL; e = e->next) {
             rc = resolve(s, e->fk);
             if (rc == KEEL_OK)
-                rc = e->parent ? act_parent(s, e) : check_child(s, e);
+                rc = e->parent ? act_parent(s, e) : check_child(s, e, false);
             if (rc == KEEL_OK)
                 rc = sql_check_cancel(s);
         }
@@ -1063,10 +1122,22 @@ static bool keys_equal(const sql_value *a, const sql_value *b,
     return true;
 }
 
-static keel_status enqueue(sql_session *s, sql_fkey *f, bool parent,
-                           const sql_value *oldrow, const sql_value *newrow)
+/* Whether f's checks wait for the commit, as the transaction has it. */
+static bool deferred_now(const sql_fk_state *st, const sql_fkey *f)
 {
-    /* malloc'd, not the arena's: COPY gives its arena back per row */
+    if (!f->deferrable)
+        return false;
+    for (uint32_t i = 0; i < st->nmodes; i++)
+        if (st->mode_oid[i] == f->oid)
+            return st->mode_deferred[i];
+    return st->all_mode >= 0 ? st->all_mode == 1 : f->deferred;
+}
+
+/* An event of f for a row (malloc'd, not the arena's: COPY gives its
+ * arena back per row). */
+static fk_event *event_make(sql_fkey *f, bool parent, const sql_value *oldrow,
+                            const sql_value *newrow)
+{
     const uint16_t *keys = parent ? f->confkey : f->conkey;
     const sql_value *oldk = parent ? oldrow : NULL;
     size_t size = sizeof(fk_event) + 2u * f->nkeys * sizeof(sql_value) +
@@ -1076,9 +1147,10 @@ static keel_status enqueue(sql_session *s, sql_fkey *f, bool parent,
     char *at;
 
     if (e == NULL)
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        return NULL;
     memset(e, 0, sizeof(*e));
     e->fk = f;
+    e->fkoid = f->oid;
     e->parent = parent;
     e->update = oldrow != NULL && newrow != NULL;
     e->oldk = (sql_value *)(e + 1);
@@ -1088,12 +1160,181 @@ static keel_status enqueue(sql_session *s, sql_fkey *f, bool parent,
         key_copy(oldk, keys, f->nkeys, e->oldk, &at);
     if (newrow != NULL)
         key_copy(newrow, keys, f->nkeys, e->newk, &at);
+    return e;
+}
+
+static keel_status enqueue(sql_session *s, sql_fkey *f, bool parent,
+                           const sql_value *oldrow, const sql_value *newrow)
+{
+    sql_fk_state *st = s->fk;
+    fk_event *e = event_make(f, parent, oldrow, newrow);
+
+    if (e == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (deferred_now(st, f) && (!parent || (e->update ? f->upd : f->del) == 'a')) {
+        /* to the commit, once per key: which rows hold it is asked then */
+        char buf[1100];
+        size_t used = 0;
+        const sql_value *k = parent ? e->oldk : e->newk;
+        put(buf, sizeof(buf), &used, "%u%c", f->oid, parent ? 'p' : 'c');
+        for (uint16_t i = 0; i < f->nkeys; i++) {
+            const char *p = "";
+            uint32_t n = 0;
+            if (sql_value_text(s, &k[i], &p, &n) != KEEL_OK)
+                break;
+            put(buf, sizeof(buf), &used, "|%.*s", (int)n, p);
+        }
+        if (used < sizeof(buf) - 1 &&
+            set_has(&st->deferred_keys, buf, used, true)) {
+            free(e);
+            return KEEL_OK;
+        }
+        e->fk = NULL;
+        if (st->deferred_tail != NULL)
+            st->deferred_tail->next = e;
+        else
+            st->deferred = e;
+        st->deferred_tail = e;
+        return KEEL_OK;
+    }
     if (s->fkq->tail != NULL)
         s->fkq->tail->next = e;
     else
         s->fkq->head = e;
     s->fkq->tail = e;
     return KEEL_OK;
+}
+
+/* Runs the deferred checks (of foreign key oid only, unless 0). */
+static keel_status run_deferred(sql_session *s, uint32_t only)
+{
+    sql_fk_state *st = s->fk;
+    fk_event *keep = NULL, *keep_tail = NULL, *e;
+    keel_status rc;
+
+    if (st == NULL || st->deferred == NULL)
+        return KEEL_OK;
+    rc = cache_load(s);
+    if (rc == KEEL_OK && s->txn_rc) {
+        keel_status w = keel_new_snapshot(s->ks);
+        if (w != KEEL_OK && w != KEEL_EINVAL)
+            rc = sql_fail_engine(s, w);
+    }
+    st->depth++;
+    while ((e = st->deferred) != NULL) {
+        st->deferred = e->next;
+        e->next = NULL;
+        if (rc == KEEL_OK && (only == 0 || e->fkoid == only)) {
+            for (uint32_t i = 0; i < st->n && e->fk == NULL; i++)
+                if (st->fks[i].oid == e->fkoid)
+                    e->fk = &st->fks[i];
+            if (e->fk != NULL) { /* else dropped since */
+                rc = resolve(s, e->fk);
+                if (rc == KEEL_OK)
+                    rc = e->parent ? act_parent(s, e) : check_child(s, e, true);
+            }
+            free(e);
+            continue;
+        }
+        if (keep_tail != NULL)
+            keep_tail->next = e;
+        else
+            keep = e;
+        keep_tail = e;
+    }
+    st->depth--;
+    st->deferred = keep;
+    st->deferred_tail = keep_tail;
+    if (only == 0 || rc != KEEL_OK)
+        set_clear(&st->deferred_keys);
+    return rc;
+}
+
+keel_status sql_fk_commit_checks(sql_session *s)
+{
+    return run_deferred(s, 0);
+}
+
+keel_status sql_exec_set_constraints(sql_session *s,
+                                     const PgQuery__ConstraintsSetStmt *cs)
+{
+    sql_fk_state *st = state(s);
+    keel_status rc = KEEL_OK;
+
+    if (s->describe_only)
+        return KEEL_OK;
+    if (st == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (s->block == SQL_BLOCK_NONE) {
+        /* PostgreSQL's warning: it lasts as long as the statement */
+        if (s->sink->notice != NULL &&
+            s->sink->notice(s->sink->ctx, "WARNING", "25P01",
+                            "SET CONSTRAINTS can only be used in transaction "
+                            "blocks") != 0)
+            return sql_fail(s, KEEL_EIO, "08006", "the connection was lost");
+        return sql_complete(s, "SET CONSTRAINTS");
+    }
+    if (cs->n_constraints == 0) {
+        st->all_mode = cs->deferred ? 1 : 0;
+        st->nmodes = 0;
+        if (!cs->deferred)
+            rc = run_deferred(s, 0);
+        return rc != KEEL_OK ? rc : sql_complete(s, "SET CONSTRAINTS");
+    }
+    rc = cache_load(s);
+    for (size_t i = 0; rc == KEEL_OK && i < cs->n_constraints; i++) {
+        const PgQuery__RangeVar *rv =
+            cs->constraints[i]->node_case == PG_QUERY__NODE__NODE_RANGE_VAR
+                ? cs->constraints[i]->range_var
+                : NULL;
+        bool found = false;
+        if (rv == NULL)
+            return sql_unsupported(s, -1, "this SET CONSTRAINTS");
+        for (uint32_t k = 0; rc == KEEL_OK && k < st->n; k++) {
+            sql_fkey *f = &st->fks[k];
+            uint32_t m;
+            if (strcmp(f->name, rv->relname) != 0)
+                continue;
+            if (rv->schemaname != NULL && rv->schemaname[0] != '\0') {
+                char sch[KEEL_NAME_LEN], nm[KEEL_NAME_LEN];
+                bool there = false;
+                rc = sql_relation_by_oid(s, f->conrelid, sch, nm, &there);
+                if (rc != KEEL_OK || !there || strcmp(sch, rv->schemaname) != 0)
+                    continue;
+            }
+            found = true;
+            if (!f->deferrable)
+                return sql_fail(s, KEEL_EINVAL, "55000",
+                                "constraint \"%s\" is not deferrable",
+                                f->name);
+            for (m = 0; m < st->nmodes && st->mode_oid[m] != f->oid; m++)
+                ;
+            if (m == st->nmodes) {
+                if (st->nmodes == st->modes_cap) {
+                    uint32_t cap = st->modes_cap ? st->modes_cap * 2 : 8;
+                    uint32_t *o = realloc(st->mode_oid, cap * sizeof(*o));
+                    bool *d = o != NULL ? realloc(st->mode_deferred,
+                                                  cap * sizeof(*d))
+                                        : NULL;
+                    if (o != NULL)
+                        st->mode_oid = o;
+                    if (d == NULL)
+                        return sql_fail(s, KEEL_ENOMEM, "53200",
+                                        "out of memory");
+                    st->mode_deferred = d;
+                    st->modes_cap = cap;
+                }
+                st->mode_oid[st->nmodes++] = f->oid;
+            }
+            st->mode_deferred[m] = cs->deferred;
+            if (!cs->deferred)
+                rc = run_deferred(s, f->oid);
+        }
+        if (rc == KEEL_OK && !found)
+            rc = sql_fail(s, KEEL_ENOENT, "42704",
+                          "constraint \"%s\" does not exist", rv->relname);
+    }
+    return rc != KEEL_OK ? rc : sql_complete(s, "SET CONSTRAINTS");
 }
 
 /* The first write of t in the statement: whether foreign keys concern
@@ -1161,7 +1402,7 @@ keel_status sql_fk_row(sql_session *s, sql_table *t, const sql_value *oldrow,
             for (uint16_t k = 0; k < f->nkeys; k++)
                 anynull = anynull || oldrow[f->confkey[k] - 1].isnull;
             /* a row it may have locked is going: locked keys forgotten */
-            if (st->nlocked > 0)
+            if (st->locked.n > 0)
                 locked_clear(st);
             if (!anynull && (rc = enqueue(s, f, true, oldrow, newrow)) != KEEL_OK)
                 return rc;
@@ -1404,8 +1645,14 @@ static keel_status define_one(sql_session *s, const rel_desc *child,
     keel_status rc;
 
     memset(f, 0, sizeof(*f));
-    if (con->deferrable || con->initdeferred)
-        return sql_unsupported(s, con->location, "DEFERRABLE foreign keys");
+    f->deferrable = def->deferrable >= 0 ? def->deferrable > 0 : con->deferrable;
+    f->deferred = def->deferred >= 0 ? def->deferred > 0 : con->initdeferred;
+    if (f->deferred && def->deferrable < 0 && !con->deferrable)
+        f->deferrable = true; /* INITIALLY DEFERRED says DEFERRABLE */
+    if (f->deferred && !f->deferrable)
+        return sql_fail(s, KEEL_EINVAL, "42601",
+                        "constraint declared INITIALLY DEFERRED must be "
+                        "DEFERRABLE");
     if (con->skip_validation && validating)
         return sql_unsupported(s, con->location, "NOT VALID");
     if (con->n_fk_del_set_cols > 0)
@@ -1923,6 +2170,10 @@ keel_status sql_fkey_def_text(sql_session *s, uint32_t oid, sql_value *out,
             put(buf, sizeof(buf), &used, " ON UPDATE %s", action_words(f->upd));
         if (action_words(f->del) != NULL)
             put(buf, sizeof(buf), &used, " ON DELETE %s", action_words(f->del));
+        if (f->deferrable)
+            put(buf, sizeof(buf), &used, " DEFERRABLE");
+        if (f->deferred)
+            put(buf, sizeof(buf), &used, " INITIALLY DEFERRED");
         out->isnull = false;
         out->type = SQL_TYPE_TEXT;
         out->v.s.p = sql_strndup(&s->arena, buf, used);

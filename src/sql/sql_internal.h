@@ -1689,6 +1689,10 @@ keel_status sql_check_def_text(sql_session *s, uint32_t oid, bool pretty,
 typedef struct sql_fkey_def {
     const PgQuery__Constraint *con;
     uint16_t col;
+    /* A column constraint's DEFERRABLE and INITIALLY DEFERRED, which
+     * follow it (-1: not said, else 0 or 1); a table constraint's are
+     * its own. */
+    int8_t deferrable, deferred;
 } sql_fkey_def;
 
 /* Records foreign keys of table schema.table (which exists), checked and
@@ -1739,6 +1743,11 @@ typedef struct sql_fk_queue {
 } sql_fk_queue;
 void sql_fk_stmt_begin(sql_session *s, sql_fk_queue *q);
 keel_status sql_fk_stmt_end(sql_session *s, sql_fk_queue *q, keel_status rc);
+/* The transaction's deferred checks, run as it commits. */
+keel_status sql_fk_commit_checks(sql_session *s);
+/* SET CONSTRAINTS { ALL | name, ... } { DEFERRED | IMMEDIATE }. */
+keel_status sql_exec_set_constraints(sql_session *s,
+                                     const PgQuery__ConstraintsSetStmt *cs);
 /* The epoch of committed foreign-key changes, process-wide. */
 uint64_t sql_fk_epoch(void);
 /* The transaction ends (committed or not), or rolls back to a savepoint. */

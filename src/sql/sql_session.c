@@ -1154,12 +1154,21 @@ static keel_status txn_begin(sql_session *s)
     return KEEL_OK;
 }
 
+static void txn_abort(sql_session *s);
+
 static keel_status txn_commit(sql_session *s)
 {
     keel_status rc = KEEL_OK;
 
     s->nsavepoints = 0;
     if (s->in_txn) {
+        /* the foreign keys' deferred checks first (sql_fkey.c): one that
+         * fails rolls the transaction back */
+        rc = sql_fk_commit_checks(s);
+        if (rc != KEEL_OK) {
+            txn_abort(s);
+            return rc;
+        }
         s->in_txn = false;
         rc = keel_commit(s->ks);
         if (rc != KEEL_OK)
@@ -1794,6 +1803,8 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         return sql_exec_create_view(s, n->view_stmt);
     case PG_QUERY__NODE__NODE_COMMENT_STMT:
         return sql_exec_comment(s, n->comment_stmt);
+    case PG_QUERY__NODE__NODE_CONSTRAINTS_SET_STMT:
+        return sql_exec_set_constraints(s, n->constraints_set_stmt);
     case PG_QUERY__NODE__NODE_CREATE_SEQ_STMT:
         if (s->describe_only)
             return KEEL_OK;

@@ -152,6 +152,68 @@ CREATE TABLE fk_ok (x bigint REFERENCES fk_p);
 INSERT INTO fk_ok VALUES (2), (3);
 INSERT INTO fk_ok VALUES (5000000000);
 
+-- DEFERRABLE: checked as the transaction commits
+CREATE TABLE fk_dp (id int PRIMARY KEY);
+CREATE TABLE fk_dc (id int PRIMARY KEY,
+  pid int REFERENCES fk_dp DEFERRABLE INITIALLY DEFERRED);
+CREATE TABLE fk_di (id int PRIMARY KEY, pid int,
+  CONSTRAINT di_p FOREIGN KEY (pid) REFERENCES fk_dp ON DELETE CASCADE DEFERRABLE);
+BEGIN;
+INSERT INTO fk_dc VALUES (1, 1);
+INSERT INTO fk_dp VALUES (1);
+COMMIT;
+BEGIN;
+INSERT INTO fk_dc VALUES (2, 2);
+INSERT INTO fk_dc VALUES (3, 2);
+COMMIT;
+SELECT count(*) FROM fk_dc;
+BEGIN;
+INSERT INTO fk_dc VALUES (3, 3);
+DELETE FROM fk_dc WHERE id = 3;
+COMMIT;
+BEGIN;
+DELETE FROM fk_dp WHERE id = 1;
+INSERT INTO fk_dp VALUES (1);
+COMMIT;
+BEGIN;
+DELETE FROM fk_dp WHERE id = 1;
+COMMIT;
+BEGIN;
+DELETE FROM fk_dp WHERE id = 1;
+UPDATE fk_dc SET pid = NULL WHERE pid = 1;
+COMMIT;
+SELECT * FROM fk_dc ORDER BY id;
+INSERT INTO fk_dc VALUES (4, 99);
+INSERT INTO fk_di VALUES (1, 5);
+BEGIN;
+SET CONSTRAINTS di_p DEFERRED;
+INSERT INTO fk_di VALUES (1, 5);
+INSERT INTO fk_dp VALUES (5);
+COMMIT;
+BEGIN;
+SET CONSTRAINTS ALL DEFERRED;
+INSERT INTO fk_di VALUES (2, 6);
+SET CONSTRAINTS ALL IMMEDIATE;
+ROLLBACK;
+BEGIN;
+SET CONSTRAINTS fk_dc_pid_fkey IMMEDIATE;
+INSERT INTO fk_dc VALUES (5, 7);
+ROLLBACK;
+BEGIN;
+SET CONSTRAINTS fk_c_pid_fkey DEFERRED;
+ROLLBACK;
+BEGIN;
+SET CONSTRAINTS nosuch IMMEDIATE;
+ROLLBACK;
+SET CONSTRAINTS ALL DEFERRED;
+DELETE FROM fk_dp WHERE id = 5;
+SELECT count(*) FROM fk_di;
+SELECT conname, condeferrable, condeferred, pg_get_constraintdef(oid)
+  FROM pg_constraint WHERE conrelid IN ('fk_dc'::regclass, 'fk_di'::regclass)
+  AND contype = 'f' ORDER BY 1;
+CREATE TABLE fk_bad (x int REFERENCES fk_dp NOT DEFERRABLE INITIALLY DEFERRED);
+DROP TABLE fk_dc, fk_di, fk_dp;
+
 -- TRUNCATE and DROP
 TRUNCATE fk_p;
 TRUNCATE fk_a, fk_casc;
@@ -169,4 +231,25 @@ DROP TABLE fk_p CASCADE;
 DROP TABLE fk_p2, fk_c2, fk_c3;
 DROP TABLE fk_tree;
 DROP TABLE fk_grand, fk_casc, fk_null, fk_def, fk_restrict, fk_a, fk_nopk;
+
+-- information_schema
+CREATE TABLE is_p (a int, b text, PRIMARY KEY (a, b));
+CREATE TABLE is_q (id int PRIMARY KEY, n int CHECK (n > 0));
+CREATE TABLE is_c (id int PRIMARY KEY, pa int, pb text, q int REFERENCES is_q ON DELETE CASCADE,
+  CONSTRAINT c_ab FOREIGN KEY (pb, pa) REFERENCES is_p (b, a) MATCH FULL ON UPDATE SET NULL DEFERRABLE);
+SELECT constraint_name, table_name, constraint_type, is_deferrable, initially_deferred, enforced, nulls_distinct
+  FROM information_schema.table_constraints
+  WHERE table_name IN ('is_p', 'is_q', 'is_c') AND constraint_name NOT LIKE '%not_null'
+  ORDER BY constraint_name;
+SELECT constraint_name, table_name, column_name, ordinal_position, position_in_unique_constraint
+  FROM information_schema.key_column_usage
+  WHERE table_name IN ('is_p', 'is_q', 'is_c') ORDER BY constraint_name, ordinal_position;
+SELECT constraint_name, unique_constraint_schema, unique_constraint_name, match_option, update_rule, delete_rule
+  FROM information_schema.referential_constraints
+  WHERE constraint_name IN ('c_ab', 'is_c_q_fkey') ORDER BY constraint_name;
+SELECT table_name, column_name, constraint_name
+  FROM information_schema.constraint_column_usage
+  WHERE constraint_name IN ('c_ab', 'is_c_q_fkey', 'is_p_pkey', 'is_c_pkey')
+  ORDER BY constraint_name, column_name;
+DROP TABLE is_c, is_p, is_q;
 SELECT count(*) FROM pg_constraint WHERE contype = 'f';
