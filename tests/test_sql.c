@@ -2517,6 +2517,33 @@ static void test_fkey_crash(void **state)
                         "ERROR 23503: update or delete on table \"fp\" "
                         "violates foreign key constraint \"fc_p\" on table "
                         "\"fc\"\n");
+    /* Two transactions inserting children of one parent: the second
+     * waits for the first's lock on it, then locks its newest version
+     * (read committed), for an integer key and a text one. */
+    EXPECT(f->s,
+           "CREATE TABLE ftp (k text PRIMARY KEY); "
+           "CREATE TABLE ftc (id int PRIMARY KEY, k text REFERENCES ftp); "
+           "INSERT INTO ftp VALUES ('a'), ('b'); "
+           "BEGIN; INSERT INTO fc VALUES (20, 2); "
+           "INSERT INTO ftc VALUES (1, 'b')",
+           "CREATE TABLE\nCREATE TABLE\nINSERT 0 2\nBEGIN\nINSERT 0 1\n"
+           "INSERT 0 1\n");
+    {
+        bg_stmt b;
+        bg_start(&b, other, "INSERT INTO fc VALUES (21, 2); "
+                            "INSERT INTO ftc VALUES (2, 'b')");
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+        assert_string_equal(bg_join(&b), "INSERT 0 1\nINSERT 0 1\n");
+        /* and a parent deleted meanwhile is not there */
+        EXPECT(f->s, "BEGIN; DELETE FROM ftc; DELETE FROM ftp WHERE k = 'b'",
+               "BEGIN\nDELETE 2\nDELETE 1\n");
+        bg_start(&b, other, "INSERT INTO ftc VALUES (3, 'b')");
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+        assert_string_equal(bg_join(&b),
+                            "ERROR 23503: insert or update on table \"ftc\" "
+                            "violates foreign key constraint \"ftc_k_fkey\"\n");
+    }
+    EXPECT(f->s, "DELETE FROM fc WHERE id >= 20", "DELETE 2\n");
     EXPECT(f->s, "ALTER TABLE fc DROP CONSTRAINT fc_p", "ALTER TABLE\n");
     assert_string_equal(run_into(other, "INSERT INTO fc VALUES (2, 7); "
                                         "DELETE FROM fc WHERE id = 2",

@@ -736,8 +736,10 @@ keel_status sql_exec_copy(sql_session *s, const PgQuery__CopyStmt *st)
     if (st->is_from) {
         /* its rows' foreign keys checked at its end (sql_fkey.c) */
         sql_fk_queue q;
-        sql_fk_stmt_begin(s, &q);
-        return sql_fk_stmt_end(s, &q, copy_from(s, st, &t, &o));
+        rc = sql_fk_stmt_begin(s, &q);
+        if (rc == KEEL_OK)
+            rc = copy_from(s, st, &t, &o);
+        return sql_fk_stmt_end(s, &q, rc);
     }
     return copy_to(s, st, &t, &o);
 }

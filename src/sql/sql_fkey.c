@@ -125,14 +125,24 @@ typedef struct sql_fkey {
     char pschema[KEEL_NAME_LEN], pname[KEEL_NAME_LEN];
     char ccol[16][KEEL_NAME_LEN], pcol[16][KEEL_NAME_LEN];
     uint32_t ctype[16], ptype[16];
-    /* Each query's text and tree, parsed once while its text stays. */
+    /* The parent's columns, and for each of its primary key's columns
+     * the place in the key of the column it is (-1: the key is not the
+     * primary key's columns, and the parent is locked by a query). */
+    uint16_t pncols;
+    uint16_t pnpkey;
+    int8_t pkplace[16];
+    keel_type pkeel[16]; /* the key's columns' engine types */
+    /* Each query's text and tree, parsed once while its text stays (as
+     * of statement qstmt). */
     char *qtext[Q_N];
     PgQuery__ParseResult *qtree[Q_N];
+    uint64_t qstmt[Q_N];
 } sql_fkey;
 
 /* A set of texts (open addressing, hashed). */
 typedef struct text_set {
     char **slot;
+    char **all; /* its n keys, to free them without a scan */
     uint32_t n, cap;
 } text_set;
 
@@ -193,10 +203,11 @@ static void fks_free(sql_fk_state *st)
 
 static void set_clear(text_set *t)
 {
-    for (uint32_t i = 0; i < t->cap; i++) {
-        free(t->slot[i]);
-        t->slot[i] = NULL;
-    }
+    if (t->n == 0)
+        return;
+    for (uint32_t i = 0; i < t->n; i++)
+        free(t->all[i]);
+    memset(t->slot, 0, t->cap * sizeof(*t->slot));
     t->n = 0;
 }
 
@@ -204,7 +215,8 @@ static void set_free(text_set *t)
 {
     set_clear(t);
     free(t->slot);
-    t->slot = NULL;
+    free(t->all);
+    t->slot = t->all = NULL;
     t->cap = 0;
 }
 
@@ -521,6 +533,17 @@ static keel_status resolve(sql_session *s, sql_fkey *f)
                                      info.ncols);
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
+        if (side) {
+            /* the key the primary key's columns: locked directly */
+            f->pncols = info.ncols;
+            f->pnpkey = info.npkey;
+            for (uint16_t j = 0; j < 16; j++)
+                f->pkplace[j] = -1;
+            for (uint16_t j = 0; j < info.npkey && info.npkey == f->nkeys; j++)
+                for (uint16_t k = 0; k < f->nkeys; k++)
+                    if (f->confkey[k] == info.pkey[j])
+                        f->pkplace[j] = (int8_t)k;
+        }
         for (uint16_t k = 0; k < f->nkeys; k++) {
             if (keys[k] == 0 || keys[k] > info.ncols)
                 return sql_fail(s, KEEL_ECORRUPT, "XX000",
@@ -529,6 +552,8 @@ static keel_status resolve(sql_session *s, sql_fkey *f)
                                 f->name, keys[k], name, info.ncols);
             snprintf(side ? f->pcol[k] : f->ccol[k], KEEL_NAME_LEN, "%s",
                      cols[keys[k] - 1].name);
+            if (side)
+                f->pkeel[k] = cols[keys[k] - 1].type;
             (side ? f->ptype : f->ctype)[k] = sql_column_type(&cols[keys[k] - 1]);
         }
     }
@@ -782,7 +807,12 @@ static keel_status run_query(sql_session *s, sql_fkey *f, int qk,
                              quiet *q)
 {
     char text[4096];
+    uint64_t now = s->fk->stmt_no;
 
+    /* names are resolved once per statement: so is the text */
+    if (f->qtree[qk] != NULL && now != 0 && f->qstmt[qk] == now)
+        return run_quietly(s, f->qtext[qk], &f->qtree[qk], params, nparams, q);
+    f->qstmt[qk] = now;
     query_text(f, qk, text, sizeof(text));
     if (f->qtext[qk] == NULL || strcmp(f->qtext[qk], text) != 0) {
         free(f->qtext[qk]);
@@ -880,20 +910,26 @@ static bool set_has(text_set *t, const char *key, size_t len, bool add)
         if (!add)
             return false;
         t->slot = calloc(1024, sizeof(*t->slot));
-        if (t->slot == NULL)
+        t->all = malloc(512 * sizeof(*t->all));
+        if (t->slot == NULL || t->all == NULL) {
+            free(t->slot);
+            free(t->all);
+            t->slot = t->all = NULL;
             return false;
+        }
         t->cap = 1024;
     }
     if (add && (t->n + 1) * 2 > t->cap) {
         uint32_t cap = t->cap * 2;
         char **g = cap <= FK_LOCKED_MAX * 2 ? calloc(cap, sizeof(*g)) : NULL;
-        if (g == NULL) {
+        char **a = g != NULL ? realloc(t->all, cap / 2 * sizeof(*a)) : NULL;
+        if (a == NULL) {
+            free(g);
             set_clear(t);
         } else {
-            for (uint32_t j = 0; j < t->cap; j++) {
-                char *e = t->slot[j];
-                if (e == NULL)
-                    continue;
+            t->all = a;
+            for (uint32_t j = 0; j < t->n; j++) {
+                char *e = t->all[j];
                 i = (uint32_t)(XXH3_64bits(e, strlen(e)) & (cap - 1));
                 while (g[i] != NULL)
                     i = (i + 1) & (cap - 1);
@@ -910,8 +946,86 @@ static bool set_has(text_set *t, const char *key, size_t len, bool add)
         if (strcmp(t->slot[i], key) == 0)
             return true;
     if (add && (t->slot[i] = strdup(key)) != NULL)
-        t->n++;
+        t->all[t->n++] = t->slot[i];
     return false;
+}
+
+/* Whether two non-null engine values of type t are the same value (as
+ * the engine stores them: a key's bytes). */
+static bool keel_equal(const keel_value *a, const keel_value *b, keel_type t)
+{
+    if (a->isnull || b->isnull)
+        return false;
+    switch (t) {
+    case KEEL_INT2:
+        return a->v.i2 == b->v.i2;
+    case KEEL_INT4:
+    case KEEL_DATE:
+        return a->v.i4 == b->v.i4;
+    case KEEL_INT8:
+    case KEEL_TIMESTAMP:
+    case KEEL_TIMESTAMPTZ:
+        return a->v.i8 == b->v.i8;
+    case KEEL_OID:
+        return a->v.oid == b->v.oid;
+    case KEEL_BOOL:
+        return a->v.b == b->v.b;
+    case KEEL_FLOAT8:
+        return a->v.f8 == b->v.f8;
+    default:
+        return a->v.s.len == b->v.s.len &&
+               (a->v.s.len == 0 ||
+                memcmp(a->v.s.ptr, b->v.s.ptr, a->v.s.len) == 0);
+    }
+}
+
+/*
+ * A parent row locked as SELECT ... FOR KEY SHARE locks it (sql_lock.c:
+ * updated to itself), without a query, when the key is its primary key:
+ * pk (the parent's types, in the key's order).  *found false if no row
+ * the statement sees holds it, or (read committed) the one that did was
+ * deleted or given another key by a transaction that committed since.
+ */
+static keel_status lock_direct(sql_session *s, const sql_fkey *f,
+                               const sql_value *pk, bool *found)
+{
+    keel_value key[16];
+    keel_value *kv = sql_alloc(&s->arena, (f->pncols + 1u) * sizeof(*kv));
+    keel_status rc;
+
+    *found = false;
+    if (kv == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (uint16_t j = 0; j < f->pnpkey; j++)
+        sql_value_to_keel(&pk[f->pkplace[j]], &key[j]);
+    rc = keel_lookup(s->ks, f->pschema, f->pname, key, kv, found);
+    for (;;) {
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        if (!*found)
+            return KEEL_OK;
+        /* the engine's strings last until its next call: copied */
+        for (uint16_t c = 0; c < f->pncols; c++)
+            if (!kv[c].isnull && kv[c].v.s.len > 0 &&
+                (kv[c].v.s.ptr = sql_strndup(&s->arena, kv[c].v.s.ptr,
+                                             kv[c].v.s.len)) == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        rc = keel_update(s->ks, f->pschema, f->pname, key, kv);
+        if (rc == KEEL_OK)
+            return KEEL_OK;
+        if (rc == KEEL_ENOENT) {
+            *found = false;
+            return KEEL_OK;
+        }
+        if (rc != KEEL_ECHANGED)
+            return sql_fail_engine(s, rc);
+        /* changed by a commit since: its newest version, if it still
+         * holds the key */
+        rc = keel_fetch_changed(s->ks, f->pschema, f->pname, kv, found);
+        for (uint16_t j = 0; rc == KEEL_OK && *found && j < f->pnpkey; j++)
+            *found = keel_equal(&kv[f->confkey[f->pkplace[j]] - 1], &key[j],
+                                f->pkeel[f->pkplace[j]]);
+    }
 }
 
 /* A referring row's new key: its row in the table referred to, locked.
@@ -932,7 +1046,16 @@ static keel_status check_child(sql_session *s, fk_event *e, bool deferred)
         lk = locked_key(s, f, pk, &lklen);
         if (lk != NULL && set_has(&s->fk->locked, lk, lklen, false))
             return KEEL_OK;
-        rc = run_query(s, f, Q_CHECK, pk, f->nkeys, &q);
+        bool by_pk = f->pnpkey == f->nkeys;
+        for (uint16_t j = 0; by_pk && j < f->pnpkey; j++)
+            by_pk = f->pkplace[j] >= 0;
+        if (by_pk) {
+            bool found = false;
+            rc = lock_direct(s, f, pk, &found);
+            q.rows = found;
+        } else {
+            rc = run_query(s, f, Q_CHECK, pk, f->nkeys, &q);
+        }
         if (rc != KEEL_OK)
             return rc;
     }
@@ -1033,15 +1156,24 @@ static keel_status act_parent(sql_session *s, fk_event *e)
 
 /* ---- the statement's queue ------------------------------------------------ */
 
-void sql_fk_stmt_begin(sql_session *s, sql_fk_queue *q)
+keel_status sql_fk_stmt_begin(sql_session *s, sql_fk_queue *q)
 {
-    /* names are resolved once per statement (and never in the middle) */
-    if (s->fkq == NULL && s->fk != NULL && s->fk->depth == 0)
-        s->fk->stmt_no++;
+    keel_status rc = KEEL_OK;
+
     memset(q, 0, sizeof(*q));
     q->outer = s->fkq;
     q->sink = s->sink;
+    /* The cache is read now, before the statement opens a scan (no
+     * other call may run beside one); names are resolved once per
+     * statement. */
+    if (s->fkq == NULL && !s->describe_only &&
+        (s->fk == NULL || s->fk->depth == 0)) {
+        rc = cache_load(s);
+        if (rc == KEEL_OK)
+            s->fk->stmt_no++;
+    }
     s->fkq = q;
+    return rc;
 }
 
 keel_status sql_fk_stmt_end(sql_session *s, sql_fk_queue *q, keel_status rc)
@@ -1341,12 +1473,12 @@ keel_status sql_exec_set_constraints(sql_session *s,
  * it, and whether one changed after the statement's snapshot. */
 static keel_status table_prepare(sql_session *s, sql_table *t)
 {
-    sql_fk_state *st;
-    keel_status rc = cache_load(s);
+    sql_fk_state *st = s->fk;
 
-    if (rc != KEEL_OK)
-        return rc;
-    st = s->fk;
+    /* read as the statement began (sql_fk_stmt_begin()) */
+    if (st == NULL || !st->loaded)
+        return sql_fail(s, KEEL_EINVAL, "XX000",
+                        "foreign keys not read before the statement");
     if (sql_fk_epoch() != s->fk_snap_epoch &&
         ring_touched(s->fk_snap_epoch, t->info.oid))
         return sql_fail(s, KEEL_ESERIALIZE, "40001",

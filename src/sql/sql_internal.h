@@ -1741,7 +1741,7 @@ typedef struct sql_fk_queue {
     char tag[64];
     bool held;
 } sql_fk_queue;
-void sql_fk_stmt_begin(sql_session *s, sql_fk_queue *q);
+keel_status sql_fk_stmt_begin(sql_session *s, sql_fk_queue *q);
 keel_status sql_fk_stmt_end(sql_session *s, sql_fk_queue *q, keel_status rc);
 /* The transaction's deferred checks, run as it commits. */
 keel_status sql_fk_commit_checks(sql_session *s);

@@ -1258,8 +1258,10 @@ keel_status sql_exec_insert(sql_session *s, const PgQuery__InsertStmt *st)
     sql_fk_queue q;
 
     memset(&cf, 0, sizeof(cf));
-    sql_fk_stmt_begin(s, &q);
-    rc = sql_fk_stmt_end(s, &q, exec_insert(s, st, &cf));
+    rc = sql_fk_stmt_begin(s, &q);
+    if (rc == KEEL_OK)
+        rc = exec_insert(s, st, &cf);
+    rc = sql_fk_stmt_end(s, &q, rc);
     key_set_free(&cf.seen);
     free(cf.kbuf);
     return rc;
@@ -1728,15 +1730,19 @@ static keel_status exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
 keel_status sql_exec_update(sql_session *s, const PgQuery__UpdateStmt *st)
 {
     sql_fk_queue q;
+    keel_status rc = sql_fk_stmt_begin(s, &q);
 
-    sql_fk_stmt_begin(s, &q);
-    return sql_fk_stmt_end(s, &q, exec_update(s, st));
+    if (rc == KEEL_OK)
+        rc = exec_update(s, st);
+    return sql_fk_stmt_end(s, &q, rc);
 }
 
 keel_status sql_exec_delete(sql_session *s, const PgQuery__DeleteStmt *st)
 {
     sql_fk_queue q;
+    keel_status rc = sql_fk_stmt_begin(s, &q);
 
-    sql_fk_stmt_begin(s, &q);
-    return sql_fk_stmt_end(s, &q, exec_delete(s, st));
+    if (rc == KEEL_OK)
+        rc = exec_delete(s, st);
+    return sql_fk_stmt_end(s, &q, rc);
 }
