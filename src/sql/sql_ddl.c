@@ -720,6 +720,9 @@ static keel_status drop_index(sql_session *s, const char *schema,
     keel_status rc = sql_relation_oid(s, schema, name, true, &oid);
     const char *msg;
 
+    if (rc == KEEL_OK && oid != 0)
+        rc = sql_fkeys_index_check(s, 0, schema != NULL ? schema : "public",
+                                   name, false);
     if (rc != KEEL_OK)
         return rc;
     rc = keel_drop_index(s->ks, schema, name);
@@ -917,6 +920,80 @@ keel_status sql_exec_create_schema(sql_session *s,
     return sql_complete(s, "CREATE SCHEMA");
 }
 
+/* name quoted as an identifier, appended to buf at *used. */
+static void quote_into(char *buf, size_t cap, size_t *used, const char *name)
+{
+    if (*used + 1 < cap)
+        buf[(*used)++] = '"';
+    for (const char *p = name; *p != '\0' && *used + 3 < cap; p++) {
+        if (*p == '"')
+            buf[(*used)++] = '"';
+        buf[(*used)++] = *p;
+    }
+    if (*used + 1 < cap)
+        buf[(*used)++] = '"';
+    buf[*used] = '\0';
+}
+
+/* A unique index `name` on keys of t that its rows refuse (KEEL_EUNIQUE):
+ * 23505 with PostgreSQL's DETAIL, the least key held twice. */
+static keel_status unique_build_failed(sql_session *s, const sql_table *t,
+                                       const char *name, const uint16_t *keys,
+                                       uint16_t n)
+{
+    char text[4096], list[2048];
+    size_t used = 0, lused = 0;
+    PgQuery__ParseResult *tree = NULL;
+    sql_quiet q = {0};
+    keel_status rc;
+
+    list[0] = '\0';
+    for (uint16_t k = 0; k < n; k++) {
+        if (k > 0 && lused + 2 < sizeof(list)) {
+            list[lused++] = ',';
+            list[lused++] = ' ';
+        }
+        quote_into(list, sizeof(list), &lused, t->cols[keys[k] - 1].name);
+    }
+    used = (size_t)snprintf(text, sizeof(text), "SELECT %s FROM ", list);
+    quote_into(text, sizeof(text), &used,
+               t->schema != NULL ? t->schema : "public");
+    if (used + 1 < sizeof(text))
+        text[used++] = '.';
+    quote_into(text, sizeof(text), &used, t->name);
+    for (uint16_t k = 0; k < n && used < sizeof(text); k++) {
+        used += (size_t)snprintf(text + used, sizeof(text) - used, " %s ",
+                                 k ? "AND" : "WHERE");
+        quote_into(text, sizeof(text), &used, t->cols[keys[k] - 1].name);
+        if (used < sizeof(text))
+            used += (size_t)snprintf(text + used, sizeof(text) - used,
+                                     " IS NOT NULL");
+    }
+    if (used < sizeof(text))
+        snprintf(text + used, sizeof(text) - used,
+                 " GROUP BY %s HAVING count(*) > 1 ORDER BY %s LIMIT 1", list,
+                 list);
+    rc = sql_run_quietly(s, text, &tree, NULL, 0, &q);
+    if (tree != NULL)
+        pg_query__parse_result__free_unpacked(tree, NULL);
+    if (rc != KEEL_OK)
+        return rc;
+    sql_fail(s, KEEL_EUNIQUE, "23505", "could not create unique index \"%s\"",
+             name);
+    if (q.rows > 0 && s->err != NULL) {
+        char names[200];
+        size_t nused = 0;
+        names[0] = '\0';
+        for (uint16_t k = 0; k < n && nused < sizeof(names); k++)
+            nused += (size_t)snprintf(names + nused, sizeof(names) - nused,
+                                      "%s%s", k ? ", " : "",
+                                      t->cols[keys[k] - 1].name);
+        snprintf(s->err->detail, sizeof(s->err->detail),
+                 "Key (%.80s)=(%.120s) is duplicated.", names, q.first);
+    }
+    return KEEL_EUNIQUE;
+}
+
 keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st)
 {
     sql_table t;
@@ -984,6 +1061,8 @@ keel_status sql_exec_create_index(sql_session *s, const PgQuery__IndexStmt *st)
     }
     rc = keel_create_index(s->ks, t.schema, t.name, name, keys, nkeys,
                            st->unique);
+    if (rc == KEEL_EUNIQUE && st->unique)
+        return unique_build_failed(s, &t, name, keys, nkeys);
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     return sql_complete(s, "CREATE INDEX");
@@ -1944,12 +2023,21 @@ static keel_status alter_drop_constraint(sql_session *s, const sql_table *t,
         rc = keel_table_indexes(s->ks, t->schema, t->name, idx, 64, &nidx);
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
-        for (uint16_t k = 0; k < nidx; k++)
-            if (strcmp(idx[k].name, cmd->name) == 0)
+        for (uint16_t k = 0; k < nidx; k++) {
+            if (strcmp(idx[k].name, cmd->name) != 0)
+                continue;
+            if (idx[k].primary || !idx[k].unique)
                 return sql_unsupported(s, -1,
-                                       "dropping a PRIMARY KEY or UNIQUE "
-                                       "constraint (DROP INDEX drops a "
-                                       "unique one)");
+                                       "dropping a PRIMARY KEY constraint");
+            /* a UNIQUE one: its index goes, unless a foreign key rests
+             * on it */
+            rc = sql_fkeys_index_check(s, t->info.oid, t->name, cmd->name,
+                                       true);
+            if (rc == KEEL_OK)
+                rc = keel_drop_index(s->ks, t->schema, cmd->name);
+            return rc == KEEL_OK || s->err != NULL ? rc
+                                                   : sql_fail_engine(s, rc);
+        }
         break;
     }
     if (rc != KEEL_OK)
@@ -1968,6 +2056,69 @@ static keel_status alter_drop_constraint(sql_session *s, const sql_table *t,
     return sql_fail(s, KEEL_ENOENT, "42704",
                     "constraint \"%s\" of relation \"%s\" does not exist",
                     cmd->name, t->name);
+}
+
+/* ALTER TABLE ... ADD [CONSTRAINT name] UNIQUE (columns): a unique
+ * index, named as PostgreSQL names the constraint's. */
+static keel_status alter_add_unique(sql_session *s, const sql_table *t,
+                                    const PgQuery__Constraint *con)
+{
+    uint16_t keys[16], nkeys = 0;
+    char cols[2 * KEEL_NAME_LEN], name[KEEL_NAME_LEN + 16];
+    size_t used = 0;
+    keel_status rc;
+
+    if (con->n_including > 0)
+        return sql_unsupported(s, con->location, "INCLUDE");
+    if (con->deferrable || con->initdeferred)
+        return sql_unsupported(s, con->location,
+                               "DEFERRABLE constraints but foreign keys");
+    cols[0] = '\0';
+    for (size_t k = 0; k < con->n_keys; k++) {
+        const char *cn = sql_node_string(con->keys[k]);
+        uint16_t c = 0;
+        while (cn != NULL && c < t->info.ncols &&
+               strcmp(t->cols[c].name, cn) != 0)
+            c++;
+        if (cn == NULL || c == t->info.ncols)
+            return sql_fail(s, KEEL_ENOENT, "42703",
+                            "column \"%s\" named in key does not exist",
+                            cn != NULL ? cn : "?");
+        if (nkeys >= 16)
+            return sql_fail(s, KEEL_ETOOBIG, "54011",
+                            "cannot use more than 16 columns in an index");
+        rc = key_type_ok(s, t->cols[c].type, con->location);
+        if (rc != KEEL_OK)
+            return rc;
+        keys[nkeys++] = (uint16_t)(c + 1);
+        if (used < sizeof(cols))
+            used += (size_t)snprintf(cols + used, sizeof(cols) - used, "%s%s",
+                                     k ? "_" : "", cn);
+    }
+    if (con->conname != NULL && con->conname[0] != '\0') {
+        snprintf(name, sizeof(name), "%s", con->conname);
+    } else {
+        /* <table>_<columns>_key, numbered while a relation has it */
+        for (unsigned n = 0;; n++) {
+            char label[16];
+            bool exists = false;
+            snprintf(label, sizeof(label), n ? "key%u" : "key", n);
+            sql_object_name(t->name, cols, label, name, sizeof(name));
+            rc = keel_relation_exists(s->ks,
+                                      t->schema != NULL ? t->schema : "public",
+                                      name, &exists);
+            if (rc != KEEL_OK)
+                return sql_fail_engine(s, rc);
+            if (!exists)
+                break;
+        }
+    }
+    rc = keel_create_index(s->ks, t->schema, t->name, name, keys, nkeys, true);
+    if (rc == KEEL_EUNIQUE)
+        return unique_build_failed(s, t, name, keys, nkeys);
+    if (rc == KEEL_EEXIST)
+        return sql_fail(s, rc, "42P07", "relation \"%s\" already exists", name);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
 
 keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *st)
@@ -2047,11 +2198,20 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
                 rc = sql_fkeys_define(s, t.schema, t.name, &d, 1, true);
                 break;
             }
+            if (cmd->def != NULL &&
+                cmd->def->node_case == PG_QUERY__NODE__NODE_CONSTRAINT &&
+                cmd->def->constraint->contype ==
+                    PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE) {
+                rc = alter_add_unique(s, &t, cmd->def->constraint);
+                break;
+            }
             if (cmd->def == NULL ||
                 cmd->def->node_case != PG_QUERY__NODE__NODE_CONSTRAINT ||
                 cmd->def->constraint->contype !=
                     PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY)
-                return sql_unsupported(s, -1, "constraints but PRIMARY KEY");
+                return sql_unsupported(s, -1, "constraints but PRIMARY KEY, "
+                                              "UNIQUE, CHECK and FOREIGN "
+                                              "KEY");
             con = cmd->def->constraint;
             if (con->n_including > 0)
                 return sql_unsupported(s, con->location, "INCLUDE");

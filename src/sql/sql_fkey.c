@@ -114,6 +114,7 @@ enum { Q_CHECK, Q_PRESENT, Q_REFS, Q_DELETE, Q_SETNULL, Q_SETDEFAULT,
 typedef struct sql_fkey {
     uint32_t oid, conrelid, confrelid;
     char *name;
+    char *index; /* the parent's unique index it rests on */
     uint16_t nkeys;
     uint16_t conkey[16], confkey[16];
     char upd, del, match;
@@ -189,6 +190,7 @@ static void fks_free(sql_fk_state *st)
 {
     for (uint32_t i = 0; i < st->n; i++) {
         free(st->fks[i].name);
+        free(st->fks[i].index);
         for (int q = 0; q < Q_N; q++) {
             free(st->fks[i].qtext[q]);
             if (st->fks[i].qtree[q] != NULL)
@@ -309,7 +311,7 @@ static keel_status note_changed(sql_session *s, uint32_t relid)
 
 static keel_status table_ensure(sql_session *s)
 {
-    static const keel_column cols[11] = {
+    static const keel_column cols[12] = {
         {.name = "conrelid", .type = KEEL_OID, .notnull = true},
         {.name = "conname", .type = KEEL_TEXT, .notnull = true},
         {.name = "oid", .type = KEEL_OID, .notnull = true},
@@ -321,11 +323,12 @@ static keel_status table_ensure(sql_session *s)
         {.name = "confmatchtype", .type = KEEL_TEXT, .notnull = true},
         {.name = "condeferrable", .type = KEEL_BOOL, .notnull = true},
         {.name = "condeferred", .type = KEEL_BOOL, .notnull = true},
+        {.name = "conindname", .type = KEEL_TEXT, .notnull = true},
     };
     static const uint16_t pkey[2] = {1, 2};
     keel_status rc = sql_checks_ensure(s);
 
-    return rc == KEEL_OK ? sql_store_ensure(s, FK_TABLE, cols, 11, pkey, 2)
+    return rc == KEEL_OK ? sql_store_ensure(s, FK_TABLE, cols, 12, pkey, 2)
                          : rc;
 }
 
@@ -364,8 +367,9 @@ static keel_status row_put(sql_session *s, const sql_fkey *f)
 {
     char ck[160], pk[160], u[2] = {f->upd, 0}, d[2] = {f->del, 0},
                            m[2] = {f->match, 0};
-    keel_value v[11];
-    const char *txt[9] = {NULL, f->name, NULL, NULL, ck, pk, u, d, m};
+    keel_value v[12];
+    const char *txt[12] = {NULL, f->name, NULL, NULL, ck, pk, u, d, m,
+                           NULL, NULL, f->index};
     keel_status rc = table_ensure(s);
 
     keys_text(f->conkey, f->nkeys, ck, sizeof(ck));
@@ -376,7 +380,7 @@ static keel_status row_put(sql_session *s, const sql_fkey *f)
     v[3].v.oid = f->confrelid;
     v[9].v.b = f->deferrable;
     v[10].v.b = f->deferred;
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 12; i++)
         if (txt[i] != NULL) {
             v[i].v.s.ptr = txt[i];
             v[i].v.s.len = (uint32_t)strlen(txt[i]);
@@ -401,7 +405,7 @@ static keel_status row_delete(sql_session *s, const sql_fkey *f)
  * names too). */
 static keel_status rows_read(sql_session *s, sql_fkey **out, uint32_t *nout)
 {
-    keel_value row[11];
+    keel_value row[12];
     keel_scan *sc = NULL;
     sql_fkey *r = NULL;
     uint32_t n = 0, cap = 0;
@@ -441,6 +445,13 @@ static keel_status rows_read(sql_session *s, sql_fkey **out, uint32_t *nout)
         memcpy(f->name, row[1].v.s.ptr, row[1].v.s.len);
         f->name[row[1].v.s.len] = '\0';
         n++;
+        f->index = malloc(row[11].v.s.len + 1u);
+        if (f->index == NULL) {
+            rc = KEEL_ENOMEM;
+            break;
+        }
+        memcpy(f->index, row[11].v.s.ptr, row[11].v.s.len);
+        f->index[row[11].v.s.len] = '\0';
         f->nkeys = keys_read(&row[4], f->conkey);
         if (keys_read(&row[5], f->confkey) != f->nkeys || f->nkeys == 0) {
             rc = KEEL_ECORRUPT;
@@ -664,11 +675,7 @@ static void query_text(const sql_fkey *f, int q, char *buf, size_t cap)
 
 /* ---- running a statement of its own ------------------------------------------ */
 
-typedef struct quiet {
-    uint64_t rows;
-    sql_session *s;
-    char first[512]; /* the first row, its values joined by ", " */
-} quiet;
+typedef sql_quiet quiet;
 
 static int quiet_columns(void *ctx, const sql_column *cols, uint16_t n)
 {
@@ -711,13 +718,7 @@ static int quiet_notice(void *ctx, const char *severity, const char *sqlstate,
     return 0;
 }
 
-/*
- * Runs text (a SELECT, UPDATE or DELETE; tree: its parse, kept in *tree
- * when it is NULL) with parameters, its rows counted into *q and none
- * sent, as a statement of its own: its errors carry no position, and
- * the running statement's parameters and WITH queries are out of sight.
- */
-static keel_status run_quietly(sql_session *s, const char *text,
+keel_status sql_run_quietly(sql_session *s, const char *text,
                                PgQuery__ParseResult **tree,
                                const sql_value *params, uint16_t nparams,
                                quiet *q)
@@ -811,7 +812,7 @@ static keel_status run_query(sql_session *s, sql_fkey *f, int qk,
 
     /* names are resolved once per statement: so is the text */
     if (f->qtree[qk] != NULL && now != 0 && f->qstmt[qk] == now)
-        return run_quietly(s, f->qtext[qk], &f->qtree[qk], params, nparams, q);
+        return sql_run_quietly(s, f->qtext[qk], &f->qtree[qk], params, nparams, q);
     f->qstmt[qk] = now;
     query_text(f, qk, text, sizeof(text));
     if (f->qtext[qk] == NULL || strcmp(f->qtext[qk], text) != 0) {
@@ -823,7 +824,7 @@ static keel_status run_query(sql_session *s, sql_fkey *f, int qk,
         if (f->qtext[qk] == NULL)
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     }
-    return run_quietly(s, f->qtext[qk], &f->qtree[qk], params, nparams, q);
+    return sql_run_quietly(s, f->qtext[qk], &f->qtree[qk], params, nparams, q);
 }
 
 /* ---- checks and actions ----------------------------------------------------- */
@@ -1036,7 +1037,7 @@ static keel_status check_child(sql_session *s, fk_event *e, bool deferred)
     sql_value pk[16];
     char *lk = NULL;
     size_t lklen = 0;
-    quiet q = {.s = s};
+    quiet q = {0};
     bool ok;
     keel_status rc = cast_key(s, e->newk, f->nkeys, f->ptype, pk, &ok);
 
@@ -1089,7 +1090,7 @@ static keel_status act_parent(sql_session *s, fk_event *e)
     sql_fkey *f = e->fk;
     char action = e->update ? f->upd : f->del;
     sql_value ck[32];
-    quiet q = {.s = s};
+    quiet q = {0};
     bool ok;
     keel_status rc;
 
@@ -1567,8 +1568,8 @@ static int type_class(uint32_t t)
 
 /* PostgreSQL's makeObjectName(name1, name2, label): the longer of the two
  * cut until "name1_name2_label" fits 63 bytes. */
-static void object_name(const char *n1, const char *n2, const char *label,
-                        char *out, size_t cap)
+void sql_object_name(const char *n1, const char *n2, const char *label,
+                     char *out, size_t cap)
 {
     size_t l1 = strlen(n1), l2 = strlen(n2), over = strlen(label) + 2;
 
@@ -1629,9 +1630,13 @@ static uint16_t column_of(const rel_desc *d, const char *name)
     return 0;
 }
 
-/* Whether keys[0..n) are, as a set, the columns of a unique index of d. */
-static bool unique_matches(const rel_desc *d, const uint16_t *keys, uint16_t n)
+/* The unique index of d whose columns are, as a set, keys[0..n): the
+ * primary key if it is one, else the first (NULL if none). */
+static const char *unique_matches(const rel_desc *d, const uint16_t *keys,
+                                  uint16_t n)
 {
+    const char *found = NULL;
+
     for (uint16_t x = 0; x < d->nidx; x++) {
         bool all = d->idx[x].unique && d->idx[x].nkeys == n;
         for (uint16_t k = 0; all && k < n; k++) {
@@ -1640,10 +1645,10 @@ static bool unique_matches(const rel_desc *d, const uint16_t *keys, uint16_t n)
                 in = in || d->idx[x].keys[j] == keys[k];
             all = in;
         }
-        if (all)
-            return true;
+        if (all && (found == NULL || d->idx[x].primary))
+            found = d->idx[x].name;
     }
-    return false;
+    return found;
 }
 
 /* Whether table relid has a constraint called name (an index, a check or
@@ -1675,7 +1680,7 @@ static keel_status validate(sql_session *s, sql_fkey *f)
     char text[4096];
     size_t used = 0;
     PgQuery__ParseResult *tree = NULL;
-    quiet q = {.s = s};
+    quiet q = {0};
     keel_status rc;
 
     if (f->match == 'f' && f->nkeys > 1) {
@@ -1687,7 +1692,7 @@ static keel_status validate(sql_session *s, sql_fkey *f)
             put_ident(text, sizeof(text), &used, f->ccol[k]);
         }
         put(text, sizeof(text), &used, ") NOT IN (0, %u) LIMIT 1", f->nkeys);
-        rc = run_quietly(s, text, &tree, NULL, 0, &q);
+        rc = sql_run_quietly(s, text, &tree, NULL, 0, &q);
         if (tree != NULL)
             pg_query__parse_result__free_unpacked(tree, NULL);
         tree = NULL;
@@ -1731,7 +1736,7 @@ static keel_status validate(sql_session *s, sql_fkey *f)
         put(text, sizeof(text), &used, " IS NOT NULL");
     }
     put(text, sizeof(text), &used, " LIMIT 1");
-    rc = run_quietly(s, text, &tree, NULL, 0, &q);
+    rc = sql_run_quietly(s, text, &tree, NULL, 0, &q);
     if (tree != NULL)
         pg_query__parse_result__free_unpacked(tree, NULL);
     if (rc != KEEL_OK || q.rows == 0)
@@ -1877,7 +1882,7 @@ static keel_status define_one(sql_session *s, const rel_desc *child,
                                 nm != NULL ? nm : "?");
             f->confkey[k] = c;
         }
-        if (!unique_matches(&parent, f->confkey, f->nkeys))
+        if (unique_matches(&parent, f->confkey, f->nkeys) == NULL)
             return sql_fail(s, KEEL_EINVAL, "42830",
                             "there is no unique constraint matching given "
                             "keys for referenced table \"%s\"",
@@ -1897,6 +1902,9 @@ static keel_status define_one(sql_session *s, const rel_desc *child,
     if (parent.info.npkey == 0)
         return sql_unsupported(s, con->location,
                                "foreign keys to a table without a primary key");
+    f->index = strdup(unique_matches(&parent, f->confkey, f->nkeys));
+    if (f->index == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     /* the name: given, or PostgreSQL's <table>_<columns>_fkey */
     if (con->conname != NULL && con->conname[0] != '\0') {
         bool taken = false;
@@ -1922,7 +1930,7 @@ static keel_status define_one(sql_session *s, const rel_desc *child,
             char label[16];
             bool taken = false;
             snprintf(label, sizeof(label), n ? "fkey%u" : "fkey", n);
-            object_name(child->name, cols, label, name, sizeof(name));
+            sql_object_name(child->name, cols, label, name, sizeof(name));
             rc = name_taken(s, child, all, nall, name, &taken);
             if (rc != KEEL_OK)
                 return rc;
@@ -2010,10 +2018,12 @@ keel_status sql_fkeys_define(sql_session *s, const char *schema,
     for (uint16_t i = 0; rc == KEEL_OK && i < n; i++) {
         rc = define_one(s, &child, &defs[i], all, nall + nmade,
                         &all[nall + nmade], validate_rows);
-        if (rc == KEEL_OK)
+        if (rc == KEEL_OK) {
             nmade++;
-        else
+        } else {
             free(all[nall + nmade].name);
+            free(all[nall + nmade].index);
+        }
     }
     {
         sql_fk_state tmp = {.fks = all, .n = nall + nmade};
@@ -2053,6 +2063,59 @@ keel_status sql_fkey_drop(sql_session *s, const sql_table *t, const char *name,
             *found = true;
             break;
         }
+    {
+        sql_fk_state tmp = {.fks = all, .n = n};
+        fks_free(&tmp);
+    }
+    return rc;
+}
+
+keel_status sql_fkeys_index_check(sql_session *s, uint32_t relid,
+                                  const char *table, const char *index,
+                                  bool constraint)
+{
+    sql_fkey *all;
+    uint32_t n;
+    keel_status rc = rows_read(s, &all, &n);
+
+    for (uint32_t i = 0; rc == KEEL_OK && i < n; i++) {
+        char sch[KEEL_NAME_LEN], other[KEEL_NAME_LEN];
+        bool found = false;
+        if ((relid != 0 && all[i].confrelid != relid) ||
+            strcmp(all[i].index, index) != 0)
+            continue;
+        if (relid == 0) {
+            /* DROP INDEX: the index of that name in the table's schema */
+            char psch[KEEL_NAME_LEN], pname[KEEL_NAME_LEN];
+            rc = sql_relation_by_oid(s, all[i].confrelid, psch, pname, &found);
+            if (rc != KEEL_OK)
+                break;
+            if (!found || strcmp(psch, table) != 0)
+                continue;
+        }
+        rc = sql_relation_by_oid(s, all[i].conrelid, sch, other, &found);
+        if (rc != KEEL_OK)
+            break;
+        if (constraint)
+            sql_fail(s, KEEL_EINVAL, "2BP01",
+                     "cannot drop constraint %s on table %s because other "
+                     "objects depend on it",
+                     index, table);
+        else
+            sql_fail(s, KEEL_EINVAL, "2BP01",
+                     "cannot drop index %s because other objects depend on "
+                     "it",
+                     index);
+        if (s->err != NULL) {
+            snprintf(s->err->detail, sizeof(s->err->detail),
+                     "constraint %s on table %s depends on index %s",
+                     all[i].name, other, index);
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "Use DROP ... CASCADE to drop the dependent objects "
+                     "too.");
+        }
+        rc = KEEL_EINVAL;
+    }
     {
         sql_fk_state tmp = {.fks = all, .n = n};
         fks_free(&tmp);

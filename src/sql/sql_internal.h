@@ -1724,6 +1724,31 @@ keel_status sql_fkeys_truncate_check(sql_session *s, uint32_t relid,
 keel_status sql_fkeys_move(sql_session *s, uint32_t old_relid,
                            uint32_t new_relid, const uint16_t *map,
                            uint16_t ncols, const char *name);
+/* What a statement run by sql_run_quietly() returned: its rows' count,
+ * and its first row's values joined by ", ". */
+typedef struct sql_quiet {
+    uint64_t rows;
+    char first[512];
+} sql_quiet;
+/* Runs text (a SELECT, UPDATE or DELETE; *tree: its parse, made and
+ * kept there when NULL) with parameters, as a statement of its own whose
+ * rows are counted into *q and not sent: its errors carry no position,
+ * and the running statement's parameters and WITH queries are out of its
+ * sight. */
+keel_status sql_run_quietly(sql_session *s, const char *text,
+                            PgQuery__ParseResult **tree,
+                            const sql_value *params, uint16_t nparams,
+                            sql_quiet *q);
+/* PostgreSQL's makeObjectName(): "n1_n2_label" in 63 bytes, the longer
+ * of n1 and n2 cut first. */
+void sql_object_name(const char *n1, const char *n2, const char *label,
+                     char *out, size_t cap);
+/* 2BP01 if a foreign key rests on unique index `index` of table relid
+ * (called table), which ALTER TABLE ... DROP CONSTRAINT would drop; for
+ * DROP INDEX (constraint false), relid 0 and table the index's schema. */
+keel_status sql_fkeys_index_check(sql_session *s, uint32_t relid,
+                                  const char *table, const char *index,
+                                  bool constraint);
 /* pg_get_constraintdef() of a foreign key by its oid. */
 keel_status sql_fkey_def_text(sql_session *s, uint32_t oid, sql_value *out,
                               bool *found);

@@ -214,6 +214,32 @@ SELECT conname, condeferrable, condeferred, pg_get_constraintdef(oid)
 CREATE TABLE fk_bad (x int REFERENCES fk_dp NOT DEFERRABLE INITIALLY DEFERRED);
 DROP TABLE fk_dc, fk_di, fk_dp;
 
+-- UNIQUE constraints added and dropped; the unique index a key rests on
+CREATE TABLE uq (id int PRIMARY KEY, a int, b text);
+INSERT INTO uq VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, 'x');
+ALTER TABLE uq ADD UNIQUE (a);
+CREATE UNIQUE INDEX uq_i ON uq (b);
+ALTER TABLE uq ADD UNIQUE (a, b);
+ALTER TABLE uq ADD CONSTRAINT uq_b UNIQUE (b, a);
+INSERT INTO uq VALUES (4, 2, 'x');
+CREATE TABLE uqc (id int PRIMARY KEY, a int, b text,
+  FOREIGN KEY (a, b) REFERENCES uq (a, b));
+ALTER TABLE uq DROP CONSTRAINT uq_a_b_key;
+ALTER TABLE uq DROP CONSTRAINT uq_b;
+ALTER TABLE uq DROP CONSTRAINT uq_a_b_key;
+ALTER TABLE uq ADD CONSTRAINT uq_pkey UNIQUE (a);
+ALTER TABLE uq ADD UNIQUE (nosuch);
+DELETE FROM uq WHERE id = 2;
+CREATE UNIQUE INDEX uq_i ON uq (id, b);
+CREATE TABLE uqd (id int PRIMARY KEY, i int, b text,
+  FOREIGN KEY (b, i) REFERENCES uq (b, id));
+DROP INDEX uq_i;
+DROP TABLE uqd, uqc;
+DROP INDEX uq_i;
+ALTER TABLE uq DROP CONSTRAINT uq_a_b_key;
+ALTER TABLE uq ADD UNIQUE (a);
+DROP TABLE uq;
+
 -- TRUNCATE and DROP
 TRUNCATE fk_p;
 TRUNCATE fk_a, fk_casc;
