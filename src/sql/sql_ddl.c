@@ -1151,9 +1151,13 @@ static keel_status named_tables(sql_session *s, PgQuery__Node *const *objs,
     return KEEL_OK;
 }
 
+static PgQuery__RangeVar *rw_range_var(sql_session *s, const char *schema,
+                                       const char *name);
+
 keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
 {
     const char **named = NULL;
+    PgQuery__TruncateStmt cascade;
     keel_status rc;
 
     if (s->describe_only)
@@ -1161,8 +1165,63 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
     /* a sequence keeps no START value to go back to */
     if (st->restart_seqs)
         return sql_unsupported(s, -1, "TRUNCATE ... RESTART IDENTITY");
-    if (st->behavior == PG_QUERY__DROP_BEHAVIOR__DROP_CASCADE)
-        return sql_unsupported(s, -1, "TRUNCATE ... CASCADE");
+    if (st->behavior == PG_QUERY__DROP_BEHAVIOR__DROP_CASCADE) {
+        /* the tables that refer to those named go too, each noticed */
+        uint32_t relids[256];
+        uint16_t n = 0;
+        PgQuery__Node **all;
+        for (size_t i = 0; i < st->n_relations && n < 256; i++) {
+            const PgQuery__RangeVar *rv = st->relations[i]->range_var;
+            uint32_t oid = 0;
+            rc = sql_relation_oid(s,
+                                  rv->schemaname != NULL && rv->schemaname[0]
+                                      ? rv->schemaname
+                                      : NULL,
+                                  rv->relname, true, &oid);
+            if (rc != KEEL_OK)
+                return rc;
+            if (oid != 0)
+                relids[n++] = oid;
+        }
+        rc = sql_fkeys_referring(s, relids, &n, 256);
+        all = rc == KEEL_OK
+                  ? sql_alloc(&s->arena, (st->n_relations + n + 1) * sizeof(*all))
+                  : NULL;
+        if (rc == KEEL_OK && all == NULL)
+            rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (rc != KEEL_OK)
+            return rc;
+        memcpy(all, st->relations, st->n_relations * sizeof(*all));
+        cascade = *st;
+        cascade.relations = all;
+        for (uint16_t k = 0; k < n; k++) {
+            char sch[KEEL_NAME_LEN], nm[KEEL_NAME_LEN];
+            bool found = false, named_already = false;
+            PgQuery__Node *node;
+            PgQuery__RangeVar *rv;
+            rc = sql_relation_by_oid(s, relids[k], sch, nm, &found);
+            if (rc != KEEL_OK)
+                return rc;
+            for (size_t i = 0; i < st->n_relations && !named_already; i++)
+                named_already =
+                    strcmp(st->relations[i]->range_var->relname, nm) == 0;
+            if (!found || named_already)
+                continue;
+            rc = sql_notice(s, "00000", "truncate cascades to table \"%s\"", nm);
+            node = sql_alloc(&s->arena, sizeof(*node));
+            rv = rw_range_var(s, sql_strndup(&s->arena, sch, strlen(sch)),
+                              sql_strndup(&s->arena, nm, strlen(nm)));
+            if (rc == KEEL_OK && (node == NULL || rv == NULL))
+                rc = sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            if (rc != KEEL_OK)
+                return rc;
+            pg_query__node__init(node);
+            node->node_case = PG_QUERY__NODE__NODE_RANGE_VAR;
+            node->range_var = rv;
+            all[cascade.n_relations++] = node;
+        }
+        st = &cascade;
+    }
     rc = named_tables(s, st->relations, st->n_relations, false, &named);
     if (rc != KEEL_OK)
         return rc;

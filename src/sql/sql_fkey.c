@@ -2201,6 +2201,40 @@ keel_status sql_fkeys_drop_table(sql_session *s, uint32_t relid,
     return rc;
 }
 
+keel_status sql_fkeys_referring(sql_session *s, uint32_t *relids, uint16_t *n,
+                                uint16_t cap)
+{
+    sql_fkey *all;
+    uint32_t nall;
+    bool grew = true;
+    keel_status rc = rows_read(s, &all, &nall);
+
+    while (rc == KEEL_OK && grew) {
+        grew = false;
+        for (uint32_t i = 0; i < nall; i++) {
+            bool to = false, from = false;
+            for (uint16_t k = 0; k < *n; k++) {
+                to = to || relids[k] == all[i].confrelid;
+                from = from || relids[k] == all[i].conrelid;
+            }
+            if (!to || from)
+                continue;
+            if (*n == cap) {
+                rc = sql_fail(s, KEEL_ETOOBIG, "54000",
+                              "too many tables to truncate");
+                break;
+            }
+            relids[(*n)++] = all[i].conrelid;
+            grew = true;
+        }
+    }
+    {
+        sql_fk_state tmp = {.fks = all, .n = nall};
+        fks_free(&tmp);
+    }
+    return rc;
+}
+
 keel_status sql_fkeys_truncate_check(sql_session *s, uint32_t relid,
                                      const char *name,
                                      const char *const *truncating,

@@ -1717,6 +1717,10 @@ keel_status sql_fkeys_truncate_check(sql_session *s, uint32_t relid,
                                      const char *name,
                                      const char *const *truncating,
                                      uint16_t ntruncating);
+/* TRUNCATE ... CASCADE: relids[0..*n) grown by every table that refers
+ * to one of them, and to those, in turn (cap in all: 54000 past it). */
+keel_status sql_fkeys_referring(sql_session *s, uint32_t *relids, uint16_t *n,
+                                uint16_t cap);
 /* A table made anew (TRUNCATE, ALTER TABLE's rewrite): its foreign keys,
  * and those that refer to it, follow it to new_relid; map (NULL: the
  * same columns) gives each old column's new number (0: dropped; a key of

@@ -240,6 +240,23 @@ ALTER TABLE uq DROP CONSTRAINT uq_a_b_key;
 ALTER TABLE uq ADD UNIQUE (a);
 DROP TABLE uq;
 
+-- TRUNCATE ... CASCADE
+CREATE TABLE tc_a (id int PRIMARY KEY);
+CREATE TABLE tc_b (id int PRIMARY KEY, a int REFERENCES tc_a);
+CREATE TABLE tc_c (id int PRIMARY KEY, b int REFERENCES tc_b);
+CREATE TABLE tc_d (id int PRIMARY KEY, d int REFERENCES tc_d);
+INSERT INTO tc_a VALUES (1); INSERT INTO tc_b VALUES (1, 1); INSERT INTO tc_c VALUES (1, 1);
+INSERT INTO tc_d VALUES (1, 1);
+TRUNCATE tc_b;
+TRUNCATE tc_a CASCADE;
+SELECT (SELECT count(*) FROM tc_a) a, (SELECT count(*) FROM tc_b) b, (SELECT count(*) FROM tc_c) c;
+INSERT INTO tc_a VALUES (2); INSERT INTO tc_b VALUES (2, 2);
+TRUNCATE tc_b, tc_c CASCADE;
+TRUNCATE tc_d;
+INSERT INTO tc_b VALUES (3, 3);
+INSERT INTO tc_b VALUES (3, 2);
+DROP TABLE tc_c, tc_b, tc_a, tc_d;
+
 -- TRUNCATE and DROP
 TRUNCATE fk_p;
 TRUNCATE fk_a, fk_casc;
