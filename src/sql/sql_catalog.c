@@ -132,6 +132,19 @@ typedef struct sql_view {
     " join keel_catalog.keel_class c on c.oid = i.indexrelid"                 \
     " where i.\"primary\""
 
+/* pg_constraint's rows of foreign keys (keel_sql.keel_fkey's). */
+#define PG_CONSTRAINT_FKEYS                                                   \
+    " union all"                                                              \
+    " select f.oid, f.conname::name, c.namespace, 'f'::char(1),"              \
+    " f.condeferrable, f.condeferred,"                                        \
+    " true, f.conrelid, 0::oid, 0::oid, f.confrelid,"                         \
+    " f.confupdtype::char(1), f.confdeltype::char(1),"                        \
+    " f.confmatchtype::char(1), true, 0::oid,"                                \
+    " string_to_array(f.conkey, ' ')::int2[],"                                \
+    " string_to_array(f.confkey, ' ')::int2[]"                                \
+    " from keel_sql.keel_fkey f"                                              \
+    " join keel_catalog.keel_class c on c.oid = f.conrelid"
+
 /* pg_constraint's rows of CHECK constraints (keel_sql.keel_check's). */
 #define PG_CONSTRAINT_CHECKS                                                  \
     " union all"                                                              \
@@ -228,19 +241,24 @@ static const sql_view views[] = {
      * index; it shares the index's oid and name.  CHECK constraints are
      * keel_sql.keel_check's (sql_check.c). */
     /* and foreign keys, keel_sql.keel_fkey's (sql_fkey.c), which is never
-     * there without keel_check */
+     * there without keel_check, and UNIQUE constraints, whose indexes
+     * keel_sql.keel_unique names (sql_unique.c; never without the other
+     * two), each sharing its index's oid */
     {"pg_constraint",
-     PG_CONSTRAINT_PKEYS PG_CONSTRAINT_CHECKS
+     PG_CONSTRAINT_PKEYS PG_CONSTRAINT_CHECKS PG_CONSTRAINT_FKEYS
      " union all"
-     " select f.oid, f.conname::name, c.namespace, 'f'::char(1),"
-     " f.condeferrable, f.condeferred,"
-     " true, f.conrelid, 0::oid, 0::oid, f.confrelid,"
-     " f.confupdtype::char(1), f.confdeltype::char(1),"
-     " f.confmatchtype::char(1), true, 0::oid,"
-     " string_to_array(f.conkey, ' ')::int2[],"
-     " string_to_array(f.confkey, ' ')::int2[]"
-     " from keel_sql.keel_fkey f"
-     " join keel_catalog.keel_class c on c.oid = f.conrelid",
+     " select i.indexrelid, u.conname::name, t.namespace, 'u'::char(1),"
+     " false, false, true, u.conrelid, 0::oid, i.indexrelid, 0::oid,"
+     " ' ', ' ', ' ', true, 0::oid, string_to_array(i.keys, ' ')::int2[],"
+     " null::int2[]"
+     " from keel_sql.keel_unique u"
+     " join keel_catalog.keel_class t on t.oid = u.conrelid"
+     " join keel_catalog.keel_class c on c.name = u.conname"
+     " and c.namespace = t.namespace"
+     " join keel_catalog.keel_index i on i.indexrelid = c.oid",
+     "keel_sql.keel_unique"},
+    {"pg_constraint",
+     PG_CONSTRAINT_PKEYS PG_CONSTRAINT_CHECKS PG_CONSTRAINT_FKEYS,
      "keel_sql.keel_fkey"},
     {"pg_constraint", PG_CONSTRAINT_PKEYS PG_CONSTRAINT_CHECKS,
      "keel_sql.keel_check"},

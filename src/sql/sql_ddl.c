@@ -395,6 +395,7 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     uint16_t ncols = 0, pkey[16], npkey = 0, nuniq = 0, nchecks = 0,
              nfkeys = 0;
     unique_def *uniq;
+    keel_table_info created = {0};
     bool exists = false;
     keel_status rc;
 
@@ -653,16 +654,51 @@ keel_status sql_exec_create_table(sql_session *s, const PgQuery__CreateStmt *st)
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     for (uint16_t u = 0; u < nuniq; u++) {
-        char name[KEEL_NAME_LEN];
-        if (uniq[u].name != NULL)
+        char name[KEEL_NAME_LEN + 16];
+        if (uniq[u].name != NULL) {
             snprintf(name, sizeof(name), "%s", uniq[u].name);
-        else
-            snprintf(name, sizeof(name), "%.28s_%.28s_key", rv->relname,
-                     cols[uniq[u].keys[0] - 1].name);
+        } else {
+            /* PostgreSQL's <table>_<columns>_key, numbered while a
+             * relation or a constraint named in the statement has it */
+            char cn[2 * KEEL_NAME_LEN];
+            size_t used = 0;
+            cn[0] = '\0';
+            for (uint16_t k = 0; k < uniq[u].nkeys && used < sizeof(cn); k++)
+                used += (size_t)snprintf(cn + used, sizeof(cn) - used, "%s%s",
+                                         k ? "_" : "",
+                                         cols[uniq[u].keys[k] - 1].name);
+            for (unsigned n = 0;; n++) {
+                char label[16];
+                bool taken = false;
+                snprintf(label, sizeof(label), n ? "key%u" : "key", n);
+                sql_object_name(rv->relname, cn, label, name, sizeof(name));
+                for (uint16_t v = 0; v < nuniq && !taken; v++)
+                    taken = uniq[v].name != NULL &&
+                            strcmp(uniq[v].name, name) == 0;
+                if (!taken) {
+                    rc = keel_relation_exists(
+                        s->ks, schema != NULL ? schema : "public", name, &taken);
+                    if (rc != KEEL_OK)
+                        return sql_fail_engine(s, rc);
+                }
+                if (!taken)
+                    break;
+            }
+        }
         rc = keel_create_index(s->ks, schema, rv->relname, name, uniq[u].keys,
                                uniq[u].nkeys, true);
         if (rc != KEEL_OK)
             return sql_fail_engine(s, rc);
+        /* a constraint's index (sql_unique.c) */
+        if (created.oid == 0) {
+            rc = keel_table_describe(s->ks, schema, rv->relname, &created,
+                                     NULL, 0);
+            if (rc != KEEL_OK)
+                return sql_fail_engine(s, rc);
+        }
+        rc = sql_unique_add(s, created.oid, name);
+        if (rc != KEEL_OK)
+            return rc;
     }
     for (uint16_t c = 0; c < ncols; c++) {
         char seq[KEEL_NAME_LEN];
@@ -720,6 +756,24 @@ static keel_status drop_index(sql_session *s, const char *schema,
     keel_status rc = sql_relation_oid(s, schema, name, true, &oid);
     const char *msg;
 
+    if (rc == KEEL_OK && oid != 0) {
+        /* a UNIQUE constraint's index goes with the constraint only */
+        char table[KEEL_NAME_LEN];
+        bool owned = false;
+        rc = sql_unique_index_owner(s, schema != NULL ? schema : "public",
+                                    name, table, &owned);
+        if (rc == KEEL_OK && owned) {
+            sql_fail(s, KEEL_EINVAL, "2BP01",
+                     "cannot drop index %s because constraint %s on table %s "
+                     "requires it",
+                     name, name, table);
+            if (s->err != NULL)
+                snprintf(s->err->hint, sizeof(s->err->hint),
+                         "You can drop constraint %s on table %s instead.",
+                         name, table);
+            return KEEL_EINVAL;
+        }
+    }
     if (rc == KEEL_OK && oid != 0)
         rc = sql_fkeys_index_check(s, 0, schema != NULL ? schema : "public",
                                    name, false);
@@ -850,6 +904,8 @@ keel_status sql_exec_drop(sql_session *s, const PgQuery__DropStmt *st)
                 rc = sql_defaults_move(s, info.oid, 0);
                 if (rc == KEEL_OK)
                     rc = sql_checks_move(s, info.oid, 0);
+                if (rc == KEEL_OK)
+                    rc = sql_uniques_move(s, info.oid, 0, schema, name);
                 if (rc == KEEL_OK)
                     rc = sql_comments_move(s, info.oid, 0, NULL, 0);
                 for (uint16_t k = 0; rc == KEEL_OK && k < nic; k++)
@@ -1292,6 +1348,9 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
                 if (rc == KEEL_OK)
                     rc = sql_fkeys_move(s, t.info.oid, made.oid, NULL, 0,
                                         t.name);
+                if (rc == KEEL_OK)
+                    rc = sql_uniques_move(s, t.info.oid, made.oid, t.schema,
+                                          t.name);
                 if (rc != KEEL_OK)
                     return rc;
             }
@@ -1709,6 +1768,9 @@ static keel_status table_rewrite(sql_session *s, const sql_table *t,
         if (rc == KEEL_OK)
             rc = sql_fkeys_move(s, t->info.oid, made.oid, map, t->info.ncols,
                                 t->name);
+        if (rc == KEEL_OK)
+            rc = sql_uniques_move(s, t->info.oid, made.oid, t->schema,
+                                  t->name);
     }
     return rc;
 }
@@ -1936,6 +1998,15 @@ static keel_status alter_add_column(sql_session *s, const sql_table *t,
         rc = pkey ? keel_add_primary_key(s->ks, t->schema, t->name, name, &key, 1)
                   : keel_create_index(s->ks, t->schema, t->name, name, &key, 1,
                                       true);
+        if (rc == KEEL_OK && !pkey) {
+            keel_table_info made;
+            rc = keel_table_describe(s->ks, t->schema, t->name, &made, NULL, 0);
+            if (rc != KEEL_OK)
+                return sql_fail_engine(s, rc);
+            rc = sql_unique_add(s, made.oid, name);
+            if (rc != KEEL_OK)
+                return rc;
+        }
         if (rc == KEEL_EUNIQUE)
             return sql_fail(s, rc, "23505", "could not create unique index "
                                             "\"%s\"",
@@ -2085,17 +2156,23 @@ static keel_status alter_drop_constraint(sql_session *s, const sql_table *t,
         for (uint16_t k = 0; k < nidx; k++) {
             if (strcmp(idx[k].name, cmd->name) != 0)
                 continue;
-            if (idx[k].primary || !idx[k].unique)
+            bool owned = false;
+            if (idx[k].primary)
                 return sql_unsupported(s, -1,
                                        "dropping a PRIMARY KEY constraint");
-            /* a UNIQUE one: its index goes, unless a foreign key rests
-             * on it */
+            /* a UNIQUE constraint's: its index goes, unless a foreign
+             * key rests on it; one CREATE INDEX made is no constraint */
+            rc = sql_unique_has(s, t->info.oid, cmd->name, &owned);
+            if (rc != KEEL_OK || !owned)
+                break;
             rc = sql_fkeys_index_check(s, t->info.oid, t->name, cmd->name,
                                        true);
-            if (rc == KEEL_OK)
-                rc = keel_drop_index(s->ks, t->schema, cmd->name);
-            return rc == KEEL_OK || s->err != NULL ? rc
-                                                   : sql_fail_engine(s, rc);
+            if (rc != KEEL_OK)
+                return rc;
+            rc = keel_drop_index(s->ks, t->schema, cmd->name);
+            if (rc != KEEL_OK)
+                return sql_fail_engine(s, rc);
+            return sql_unique_remove(s, t->info.oid, cmd->name);
         }
         break;
     }
@@ -2177,7 +2254,9 @@ static keel_status alter_add_unique(sql_session *s, const sql_table *t,
         return unique_build_failed(s, t, name, keys, nkeys);
     if (rc == KEEL_EEXIST)
         return sql_fail(s, rc, "42P07", "relation \"%s\" already exists", name);
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    return sql_unique_add(s, t->info.oid, name);
 }
 
 keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *st)

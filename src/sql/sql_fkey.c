@@ -332,6 +332,11 @@ static keel_status table_ensure(sql_session *s)
                          : rc;
 }
 
+keel_status sql_fkeys_ensure(sql_session *s)
+{
+    return table_ensure(s);
+}
+
 static void keys_text(const uint16_t *k, uint16_t n, char *buf, size_t cap)
 {
     size_t used = 0;

@@ -1681,7 +1681,30 @@ keel_status sql_checks_run(sql_session *s, const sql_table *t,
 /* pg_get_constraintdef() of a check by its oid (*found false if none). */
 keel_status sql_check_def_text(sql_session *s, uint32_t oid, bool pretty,
                                sql_value *out, bool *found);
+/* ---- UNIQUE constraints' indexes (sql_unique.c) ----------------------- */
+
+/* Unique index `name` of table relid is a UNIQUE constraint's (made by
+ * CREATE TABLE or ALTER TABLE ... ADD): recorded, asked, forgotten. */
+keel_status sql_unique_add(sql_session *s, uint32_t relid, const char *name);
+keel_status sql_unique_has(sql_session *s, uint32_t relid, const char *name,
+                           bool *has);
+keel_status sql_unique_remove(sql_session *s, uint32_t relid,
+                              const char *name);
+/* A table made anew (TRUNCATE, ALTER TABLE's rewrite; new_relid 0:
+ * dropped): its constraints follow it to schema.table's new oid, those
+ * whose index it no longer has go. */
+keel_status sql_uniques_move(sql_session *s, uint32_t old_relid,
+                             uint32_t new_relid, const char *schema,
+                             const char *table);
+/* Whether index `index` in schema is a UNIQUE constraint's (*owned), and
+ * of which table (into table, KEEL_NAME_LEN bytes). */
+keel_status sql_unique_index_owner(sql_session *s, const char *schema,
+                                   const char *index, char *table, bool *owned);
+
 /* ---- foreign keys (sql_fkey.c) ------------------------------------------ */
+
+/* keel_sql.keel_fkey made unless it exists (and keel_check with it). */
+keel_status sql_fkeys_ensure(sql_session *s);
 
 /* One FOREIGN KEY of a CREATE TABLE or an ALTER TABLE ADD: its
  * constraint, and for a column's REFERENCES that column (1-based; 0 for

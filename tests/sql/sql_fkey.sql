@@ -235,10 +235,27 @@ CREATE TABLE uqd (id int PRIMARY KEY, i int, b text,
   FOREIGN KEY (b, i) REFERENCES uq (b, id));
 DROP INDEX uq_i;
 DROP TABLE uqd, uqc;
-DROP INDEX uq_i;
+DROP INDEX uq_a_b_key;
+ALTER TABLE uq DROP CONSTRAINT uq_i;
+SELECT constraint_name, constraint_type FROM information_schema.table_constraints
+  WHERE table_name = 'uq' AND constraint_type <> 'CHECK' ORDER BY 1;
+SELECT conname, contype, conkey, pg_get_constraintdef(oid) FROM pg_constraint
+  WHERE conrelid = 'uq'::regclass ORDER BY 1;
+\d uq
+-- made anew: the constraints stay, one on a column dropped goes
+TRUNCATE uq;
+ALTER TABLE uq ADD COLUMN c int UNIQUE;
+ALTER TABLE uq DROP COLUMN b;
+\d uq
 ALTER TABLE uq DROP CONSTRAINT uq_a_b_key;
-ALTER TABLE uq ADD UNIQUE (a);
+DROP INDEX uq_i;
+ALTER TABLE uq DROP CONSTRAINT uq_c_key;
 DROP TABLE uq;
+CREATE TABLE uq2 (a int UNIQUE, b int, UNIQUE (a, b), CONSTRAINT named UNIQUE (b));
+\d uq2
+DROP INDEX named;
+ALTER TABLE uq2 DROP CONSTRAINT named;
+DROP TABLE uq2;
 
 -- TRUNCATE ... CASCADE
 CREATE TABLE tc_a (id int PRIMARY KEY);
