@@ -1390,6 +1390,7 @@ typedef struct from_item {
     const PgQuery__FuncCall *func;
     bool unnest;
     int json_srf; /* or a json function's rows (sql_json_srf()) */
+    bool ordinality; /* WITH ORDINALITY: a last column counts its rows */
     sql_expr *fargs[4]; /* srf_columns()'s */
     /* A hash join's inner side (hash_key()): its table's rows, read once
      * into the arena and chained by the hash of column hcol's value;
@@ -2520,7 +2521,7 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
                 : NULL;
         bool unnest = fname != NULL && strcmp(fname, "unnest") == 0;
         int json_srf = fname != NULL ? sql_json_srf(fname) : 0;
-        if (rf->ordinality || rf->is_rowsfrom || rf->n_coldeflist > 0 ||
+        if (rf->is_rowsfrom || rf->n_coldeflist > 0 ||
             fname == NULL ||
             (strcmp(fname, "generate_series") != 0 && !unnest &&
              json_srf == 0) ||
@@ -2555,6 +2556,7 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
         it->func = fc;
         it->unnest = unnest;
         it->json_srf = json_srf;
+        it->ordinality = rf->ordinality;
         it->alias = rf->alias;
         it->t.name = it->t.alias =
             rf->alias != NULL ? rf->alias->aliasname : fname;
@@ -2795,8 +2797,29 @@ static keel_status srf_columns(sql_session *s, const sql_scope *scope,
  * the function. */
 static keel_status series_columns(sql_session *s, from_item *it)
 {
-    return srf_columns(s, &it->lscope, it->func, it->unnest, it->json_srf,
-                       it->fargs, it->t.alias, &it->rs);
+    sql_rowset *rs = &it->rs;
+    keel_column_info *cols;
+    uint32_t *types;
+    keel_status rc = srf_columns(s, &it->lscope, it->func, it->unnest,
+                                 it->json_srf, it->fargs, it->t.alias, rs);
+
+    if (rc != KEEL_OK || !it->ordinality)
+        return rc;
+    /* WITH ORDINALITY: a bigint after the function's columns */
+    cols = sql_alloc(&s->arena, (rs->ncols + 1u) * sizeof(*cols));
+    types = sql_alloc(&s->arena, (rs->ncols + 1u) * sizeof(*types));
+    if (cols == NULL || types == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    memcpy(cols, rs->cols, rs->ncols * sizeof(*cols));
+    memcpy(types, rs->types, rs->ncols * sizeof(*types));
+    memset(&cols[rs->ncols], 0, sizeof(*cols));
+    snprintf(cols[rs->ncols].name, sizeof(cols[rs->ncols].name), "ordinality");
+    cols[rs->ncols].type = KEEL_INT8;
+    types[rs->ncols] = SQL_TYPE_INT8;
+    rs->cols = cols;
+    rs->types = types;
+    rs->ncols++;
+    return KEEL_OK;
 }
 
 /* unnest()'s rows for row: one per element of the array (none for
@@ -2930,11 +2953,34 @@ static keel_status srf_rows(sql_session *s, bool unnest, int json_srf,
     return KEEL_OK;
 }
 
-/* A function in FROM: its rows for the row before it. */
+/* A function in FROM: its rows for the row before it (WITH ORDINALITY:
+ * each numbered from 1 in its last column). */
 static keel_status series_rows(sql_session *s, from_item *it,
                                const sql_value *row)
 {
-    return srf_rows(s, it->unnest, it->json_srf, it->fargs, row, &it->rs);
+    sql_rowset *rs = &it->rs;
+    sql_value *wide;
+    uint16_t n;
+    keel_status rc;
+
+    if (!it->ordinality)
+        return srf_rows(s, it->unnest, it->json_srf, it->fargs, row, rs);
+    n = --rs->ncols;
+    rc = srf_rows(s, it->unnest, it->json_srf, it->fargs, row, rs);
+    rs->ncols++;
+    if (rc != KEEL_OK)
+        return rc;
+    wide = sql_alloc(&s->arena, (rs->n + 1) * rs->ncols * sizeof(*wide));
+    if (wide == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    for (size_t r = 0; r < rs->n; r++) {
+        memcpy(&wide[r * rs->ncols], &rs->vals[r * n], n * sizeof(*wide));
+        wide[r * rs->ncols + n] =
+            (sql_value){.type = SQL_TYPE_INT8, .v.i = (int64_t)r + 1};
+    }
+    rs->vals = wide;
+    rs->cap = rs->n;
+    return KEEL_OK;
 }
 
 /* ---- set-returning functions in an output list ---------------------------- */

@@ -313,3 +313,28 @@ SELECT table_name, column_name, constraint_name
   ORDER BY constraint_name, column_name;
 DROP TABLE is_c, is_p, is_q;
 SELECT count(*) FROM pg_constraint WHERE contype = 'f';
+-- the query Django's introspection reads constraints with
+CREATE TABLE dj_p (id int PRIMARY KEY);
+CREATE TABLE dj_c (id int PRIMARY KEY,
+  p_id int REFERENCES dj_p DEFERRABLE INITIALLY DEFERRED, a int, b int,
+  UNIQUE (a, b));
+SELECT
+    c.conname,
+    array(
+        SELECT attname
+        FROM unnest(c.conkey) WITH ORDINALITY cols(colid, arridx)
+        JOIN pg_attribute AS ca ON cols.colid = ca.attnum
+        WHERE ca.attrelid = c.conrelid
+        ORDER BY cols.arridx
+    ),
+    c.contype,
+    (SELECT fkc.relname || '.' || fka.attname
+    FROM pg_attribute AS fka
+    JOIN pg_class AS fkc ON fka.attrelid = fkc.oid
+    WHERE fka.attrelid = c.confrelid AND fka.attnum = c.confkey[1]),
+    cl.reloptions
+FROM pg_constraint AS c
+JOIN pg_class AS cl ON c.conrelid = cl.oid
+WHERE cl.relname = 'dj_c' AND pg_catalog.pg_table_is_visible(cl.oid)
+ORDER BY 1;
+DROP TABLE dj_c, dj_p;

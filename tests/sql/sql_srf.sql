@@ -113,3 +113,12 @@ DELETE FROM srf_u WHERE a = generate_series(1, 2);
 SELECT generate_series(1, 3) / 0;
 SELECT generate_series(2147483647, 2147483647) + 1;
 DROP TABLE srf_t, srf_u, srf_v;
+-- WITH ORDINALITY in FROM
+SELECT * FROM generate_series(10, 12) WITH ORDINALITY;
+SELECT * FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY AS u(v, n) ORDER BY n DESC;
+SELECT t.x, u.* FROM (VALUES (1), (2)) t(x),
+  LATERAL unnest(ARRAY[t.x, t.x * 10]) WITH ORDINALITY u(v, i) ORDER BY 1, 3;
+SELECT * FROM jsonb_each('{"a": 1, "b": 2}') WITH ORDINALITY;
+SELECT * FROM generate_series(1, 0) WITH ORDINALITY;
+SELECT array(SELECT v FROM unnest(ARRAY[3, 1, 2]) WITH ORDINALITY x(v, o)
+  ORDER BY o DESC);
