@@ -462,13 +462,21 @@ keel_status sql_interval_arith(sql_session *s, sql_op op, const sql_value *a,
     /* a point in time +- an interval */
     if (sql_type_is_datetime(ta) && tb == SQL_TYPE_INTERVAL) {
         interval iv = get(b);
-        int64_t t = ta == SQL_TYPE_DATE ? a->v.i * USECS_PER_DAY : a->v.i;
+        int64_t t = a->v.i;
+        if (ta == SQL_TYPE_DATE &&
+            __builtin_mul_overflow(a->v.i, USECS_PER_DAY, &t))
+            return sql_fail(s, KEEL_EINVAL, "22008",
+                            "date out of range for timestamp");
         return tz_add(s, ta == SQL_TYPE_TIMESTAMPTZ, t, &iv,
                       op == SQL_OP_SUB ? -1 : 1, &out->v.i);
     }
     if (ta == SQL_TYPE_INTERVAL && sql_type_is_datetime(tb)) {
         interval iv = get(a);
-        int64_t t = tb == SQL_TYPE_DATE ? b->v.i * USECS_PER_DAY : b->v.i;
+        int64_t t = b->v.i;
+        if (tb == SQL_TYPE_DATE &&
+            __builtin_mul_overflow(b->v.i, USECS_PER_DAY, &t))
+            return sql_fail(s, KEEL_EINVAL, "22008",
+                            "date out of range for timestamp");
         return tz_add(s, tb == SQL_TYPE_TIMESTAMPTZ, t, &iv, 1, &out->v.i);
     }
     /* timestamp - timestamp: days and time, as justify_hours() gives */

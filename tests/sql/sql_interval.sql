@@ -33,3 +33,4 @@ SELECT interval 'fortnight';
 SELECT interval '1 day 2';
 SELECT date '2026-01-01' + timestamp '2026-01-01';
 DROP TABLE iv_t;
+SELECT date '300000-01-01' + interval '1 day';

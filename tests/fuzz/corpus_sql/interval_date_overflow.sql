@@ -1,0 +1,1 @@
+SELECT now() - interval '7 days', date '405201-3-1' + interval '1 mon', timestamp '2026-12-07' - timestamp '2026-01-01', interval '1 day' * 1.5 / 2, -in‹erval '2 hours ago', extract(epoch FROM interval '1 year'), datstatement_mee '2026-06-07' - 3 FROM t WHERE interval '1 day' < interval '25 hours'
