@@ -222,6 +222,14 @@ static void set_free(text_set *t)
     t->cap = 0;
 }
 
+/* Frees n keys as rows_read() gave them. */
+static void rows_free(sql_fkey *all, uint32_t n)
+{
+    sql_fk_state tmp = {.fks = all, .n = n};
+
+    fks_free(&tmp);
+}
+
 static void locked_clear(sql_fk_state *st)
 {
     set_clear(&st->locked);
@@ -470,8 +478,7 @@ static keel_status rows_read(sql_session *s, sql_fkey **out, uint32_t *nout)
     }
     keel_scan_end(sc);
     if (rc != KEEL_OK) {
-        sql_fk_state tmp = {.fks = r, .n = n};
-        fks_free(&tmp);
+        rows_free(r, n);
         if (rc == KEEL_ENOMEM)
             return sql_fail(s, rc, "53200", "out of memory");
         if (rc == KEEL_ECORRUPT)
@@ -834,6 +841,23 @@ static keel_status run_query(sql_session *s, sql_fkey *f, int qk,
 
 /* ---- checks and actions ----------------------------------------------------- */
 
+#define MATCH_FULL_DETAIL                                                     \
+    "MATCH FULL does not allow mixing of null and nonnull key values."
+
+/* 23503 for a row of `table` whose key `name` refuses, with PostgreSQL's
+ * DETAIL (NULL: none). */
+static keel_status fail_child(sql_session *s, const char *table,
+                              const char *name, const char *detail)
+{
+    sql_fail(s, KEEL_EINVAL, "23503",
+             "insert or update on table \"%s\" violates foreign key "
+             "constraint \"%s\"",
+             table, name);
+    if (detail != NULL && s->err != NULL)
+        snprintf(s->err->detail, sizeof(s->err->detail), "%s", detail);
+    return KEEL_EINVAL;
+}
+
 /* vals[0..n) cast to types (false, no error, if one cannot be: no row
  * can then hold it), into out. */
 static keel_status cast_key(sql_session *s, const sql_value *vals, uint16_t n,
@@ -1072,17 +1096,11 @@ static keel_status check_child(sql_session *s, fk_event *e, bool deferred)
         q.rows = 0;
     }
     if (q.rows == 0) {
-        char detail[600];
-        key_detail(s, f->ccol, e->newk, f->nkeys, detail, sizeof(detail));
-        sql_fail(s, KEEL_EINVAL, "23503",
-                 "insert or update on table \"%s\" violates foreign key "
-                 "constraint \"%s\"",
-                 f->cname, f->name);
-        if (s->err != NULL)
-            snprintf(s->err->detail, sizeof(s->err->detail),
-                     "%.150s is not present in table \"%.63s\".", detail,
-                     f->pname);
-        return KEEL_EINVAL;
+        char key[600], detail[256];
+        key_detail(s, f->ccol, e->newk, f->nkeys, key, sizeof(key));
+        snprintf(detail, sizeof(detail),
+                 "%.150s is not present in table \"%.63s\".", key, f->pname);
+        return fail_child(s, f->cname, f->name, detail);
     }
     if (lk != NULL)
         set_has(&s->fk->locked, lk, lklen, true);
@@ -1520,17 +1538,8 @@ keel_status sql_fk_row(sql_session *s, sql_table *t, const sql_value *oldrow,
             uint16_t nulls = 0;
             for (uint16_t k = 0; k < f->nkeys; k++)
                 nulls += newrow[f->conkey[k] - 1].isnull;
-            if (nulls > 0 && nulls < f->nkeys && f->match == 'f') {
-                sql_fail(s, KEEL_EINVAL, "23503",
-                         "insert or update on table \"%s\" violates foreign "
-                         "key constraint \"%s\"",
-                         t->name, f->name);
-                if (s->err != NULL)
-                    snprintf(s->err->detail, sizeof(s->err->detail),
-                             "MATCH FULL does not allow mixing of null and "
-                             "nonnull key values.");
-                return KEEL_EINVAL;
-            }
+            if (nulls > 0 && nulls < f->nkeys && f->match == 'f')
+                return fail_child(s, t->name, f->name, MATCH_FULL_DETAIL);
             if (nulls == 0 && (rc = enqueue(s, f, false, NULL, newrow)) != KEEL_OK)
                 return rc;
         }
@@ -1703,17 +1712,8 @@ static keel_status validate(sql_session *s, sql_fkey *f)
         tree = NULL;
         if (rc != KEEL_OK)
             return rc;
-        if (q.rows > 0) {
-            sql_fail(s, KEEL_EINVAL, "23503",
-                     "insert or update on table \"%s\" violates foreign key "
-                     "constraint \"%s\"",
-                     f->cname, f->name);
-            if (s->err != NULL)
-                snprintf(s->err->detail, sizeof(s->err->detail),
-                         "MATCH FULL does not allow mixing of null and "
-                         "nonnull key values.");
-            return KEEL_EINVAL;
-        }
+        if (q.rows > 0)
+            return fail_child(s, f->cname, f->name, MATCH_FULL_DETAIL);
         used = 0;
     }
     put(text, sizeof(text), &used, "SELECT ");
@@ -1747,21 +1747,16 @@ static keel_status validate(sql_session *s, sql_fkey *f)
     if (rc != KEEL_OK || q.rows == 0)
         return rc;
     {
-        char names[160];
+        char names[160], detail[256];
         size_t n = 0;
         names[0] = '\0';
         for (uint16_t k = 0; k < f->nkeys; k++)
             put(names, sizeof(names), &n, "%s%s", k ? ", " : "", f->ccol[k]);
-        sql_fail(s, KEEL_EINVAL, "23503",
-                 "insert or update on table \"%s\" violates foreign key "
-                 "constraint \"%s\"",
-                 f->cname, f->name);
-        if (s->err != NULL)
-            snprintf(s->err->detail, sizeof(s->err->detail),
-                     "Key (%.50s)=(%.90s) is not present in table \"%.63s\".", names,
-                     q.first, f->pname);
+        snprintf(detail, sizeof(detail),
+                 "Key (%.50s)=(%.90s) is not present in table \"%.63s\".",
+                 names, q.first, f->pname);
+        return fail_child(s, f->cname, f->name, detail);
     }
-    return KEEL_EINVAL;
 }
 
 /* con's action letter, 0A000 for what keel does not do. */
@@ -2009,8 +2004,7 @@ keel_status sql_fkeys_define(sql_session *s, const char *schema,
         return rc;
     made = realloc(all, (nall + n) * sizeof(*made));
     if (made == NULL) {
-        sql_fk_state tmp = {.fks = all, .n = nall};
-        fks_free(&tmp);
+        rows_free(all, nall);
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     }
     all = made;
@@ -2030,10 +2024,7 @@ keel_status sql_fkeys_define(sql_session *s, const char *schema,
             free(all[nall + nmade].index);
         }
     }
-    {
-        sql_fk_state tmp = {.fks = all, .n = nall + nmade};
-        fks_free(&tmp);
-    }
+    rows_free(all, nall + nmade);
     return rc;
 }
 
@@ -2068,10 +2059,7 @@ keel_status sql_fkey_drop(sql_session *s, const sql_table *t, const char *name,
             *found = true;
             break;
         }
-    {
-        sql_fk_state tmp = {.fks = all, .n = n};
-        fks_free(&tmp);
-    }
+    rows_free(all, n);
     return rc;
 }
 
@@ -2121,10 +2109,7 @@ keel_status sql_fkeys_index_check(sql_session *s, uint32_t relid,
         }
         rc = KEEL_EINVAL;
     }
-    {
-        sql_fk_state tmp = {.fks = all, .n = n};
-        fks_free(&tmp);
-    }
+    rows_free(all, n);
     return rc;
 }
 
@@ -2199,10 +2184,7 @@ keel_status sql_fkeys_drop_table(sql_session *s, uint32_t relid,
         if (rc == KEEL_OK)
             rc = note_changed(s, f->confrelid);
     }
-    {
-        sql_fk_state tmp = {.fks = all, .n = n};
-        fks_free(&tmp);
-    }
+    rows_free(all, n);
     return rc;
 }
 
@@ -2233,10 +2215,7 @@ keel_status sql_fkeys_referring(sql_session *s, uint32_t *relids, uint16_t *n,
             grew = true;
         }
     }
-    {
-        sql_fk_state tmp = {.fks = all, .n = nall};
-        fks_free(&tmp);
-    }
+    rows_free(all, nall);
     return rc;
 }
 
@@ -2270,10 +2249,7 @@ keel_status sql_fkeys_truncate_check(sql_session *s, uint32_t relid,
             rc = KEEL_EINVAL;
         }
     }
-    {
-        sql_fk_state tmp = {.fks = all, .n = n};
-        fks_free(&tmp);
-    }
+    rows_free(all, n);
     return rc;
 }
 
@@ -2341,10 +2317,7 @@ keel_status sql_fkeys_move(sql_session *s, uint32_t old_relid,
         if (rc == KEEL_OK && new_relid != 0)
             rc = note_changed(s, new_relid);
     }
-    {
-        sql_fk_state tmp = {.fks = all, .n = n};
-        fks_free(&tmp);
-    }
+    rows_free(all, n);
     return rc;
 }
 
@@ -2417,9 +2390,6 @@ keel_status sql_fkey_def_text(sql_session *s, uint32_t oid, sql_value *out,
         *found = true;
         break;
     }
-    {
-        sql_fk_state tmp = {.fks = all, .n = n};
-        fks_free(&tmp);
-    }
+    rows_free(all, n);
     return rc;
 }
