@@ -2567,6 +2567,24 @@ static void test_fkey_crash(void **state)
                                  &oc),
                         "ROLLBACK\nERROR 23503: insert or update on table "
                         "\"fc\" violates foreign key constraint \"fc_p\"\n");
+    /* Under read committed a statement that waited for the transaction
+     * adding a key to its table checks that key (its snapshot is taken
+     * again; the epoch it began with is behind). */
+    EXPECT(f->s,
+           "CREATE TABLE fq (id int PRIMARY KEY); "
+           "CREATE TABLE fr (id int PRIMARY KEY, q int); "
+           "INSERT INTO fq VALUES (1)",
+           "CREATE TABLE\nCREATE TABLE\nINSERT 0 1\n");
+    EXPECT(f->s, "BEGIN; ALTER TABLE fr ADD FOREIGN KEY (q) REFERENCES fq",
+           "BEGIN\nALTER TABLE\n");
+    {
+        bg_stmt b;
+        bg_start(&b, other, "INSERT INTO fr VALUES (1, 999)");
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+        assert_string_equal(bg_join(&b),
+                            "ERROR 23503: insert or update on table \"fr\" "
+                            "violates foreign key constraint \"fr_q_fkey\"\n");
+    }
     /* what keel does not do yet */
     EXPECT(f->s, "CREATE TABLE fx (a int PRIMARY KEY DEFERRABLE)",
            "ERROR 0A000: DEFERRABLE constraints but foreign keys is not "

@@ -1504,11 +1504,32 @@ static keel_status table_prepare(sql_session *s, sql_table *t)
         return sql_fail(s, KEEL_EINVAL, "XX000",
                         "foreign keys not read before the statement");
     if (sql_fk_epoch() != s->fk_snap_epoch &&
-        ring_touched(s->fk_snap_epoch, t->info.oid))
-        return sql_fail(s, KEEL_ESERIALIZE, "40001",
-                        "could not serialize access due to a concurrent change "
-                        "of the foreign keys of \"%s\"",
-                        t->name);
+        ring_touched(s->fk_snap_epoch, t->info.oid)) {
+        /* A change the statement's snapshot may not see (a commit bumps
+         * the epoch only once it is visible, so one seen may look new).
+         * Read committed, with no scan open (keel_new_snapshot() refuses
+         * one) and nothing queued yet, looks again in a new snapshot;
+         * otherwise the statement cannot go on. */
+        bool again = false;
+        if (s->txn_rc && st->depth == 0 && s->fkq->head == NULL &&
+            s->fkq->outer == NULL) {
+            uint64_t e = sql_fk_epoch();
+            if (keel_new_snapshot(s->ks) == KEEL_OK) {
+                keel_status rc;
+                s->fk_snap_epoch = e;
+                st->stale = true;
+                rc = cache_load(s);
+                if (rc != KEEL_OK)
+                    return rc;
+                again = true;
+            }
+        }
+        if (!again)
+            return sql_fail(s, KEEL_ESERIALIZE, "40001",
+                            "could not serialize access due to a concurrent "
+                            "change of the foreign keys of \"%s\"",
+                            t->name);
+    }
     t->fk_state = 1;
     for (uint32_t i = 0; i < st->n; i++)
         if (st->fks[i].conrelid == t->info.oid ||
