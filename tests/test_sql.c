@@ -2489,6 +2489,19 @@ static void test_check_crash(void **state)
  * what keel refuses; a committed foreign key survives a crash that
  * undoes an uncommitted DROP CONSTRAINT.
  */
+/* Holds a committer between its commit and its bump of the foreign
+ * keys' epoch until a statement waits for the bump (or 10 s pass). */
+static uint64_t fk_waits_before;
+
+static void fk_pause(void)
+{
+    uint64_t until = clock_now_ns() + 10000000000ull;
+
+    while (sql_fk_committing_waits() == fk_waits_before &&
+           clock_now_ns() < until)
+        clock_sleep_us(1000);
+}
+
 static void test_fkey_crash(void **state)
 {
     fixture *f = *state;
@@ -2584,6 +2597,28 @@ static void test_fkey_crash(void **state)
         assert_string_equal(bg_join(&b),
                             "ERROR 23503: insert or update on table \"fr\" "
                             "violates foreign key constraint \"fr_q_fkey\"\n");
+    }
+    /* ... and so does one that gets its lock between that commit and
+     * the epoch's bump: it waits for the bump (fk_pause() holds the
+     * committer there until the statement waits, or 10 s). */
+    EXPECT(f->s,
+           "CREATE TABLE fq2 (id int PRIMARY KEY); "
+           "CREATE TABLE fr2 (id int PRIMARY KEY, q int); "
+           "INSERT INTO fq2 VALUES (1)",
+           "CREATE TABLE\nCREATE TABLE\nINSERT 0 1\n");
+    EXPECT(f->s, "BEGIN; ALTER TABLE fr2 ADD FOREIGN KEY (q) REFERENCES fq2",
+           "BEGIN\nALTER TABLE\n");
+    {
+        bg_stmt b;
+        fk_waits_before = sql_fk_committing_waits();
+        sql_fk_bump_pause = fk_pause;
+        bg_start(&b, other, "INSERT INTO fr2 VALUES (1, 999)");
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+        sql_fk_bump_pause = NULL;
+        assert_string_equal(bg_join(&b),
+                            "ERROR 23503: insert or update on table \"fr2\" "
+                            "violates foreign key constraint \"fr2_q_fkey\"\n");
+        assert_int_equal(sql_fk_committing_waits(), fk_waits_before + 1);
     }
     /* what keel does not do yet */
     EXPECT(f->s, "CREATE TABLE fx (a int PRIMARY KEY DEFERRABLE)",

@@ -267,4 +267,13 @@ typedef struct sql_role {
 keel_status sql_role_find(sql_session *s, const char *name, sql_role *out,
                           sql_error *err);
 
+/*
+ * For tests of the foreign keys' epoch (sql_fkey.c): a function called
+ * between the commit of a transaction that changed keys and its bump of
+ * the epoch (NULL: none), and how many statements have waited for such
+ * a bump.
+ */
+extern void (*sql_fk_bump_pause)(void);
+uint64_t sql_fk_committing_waits(void);
+
 #endif /* KEEL_SQL_SQL_H */

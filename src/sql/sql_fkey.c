@@ -37,7 +37,10 @@
  * epoch as of its snapshot (its transaction's under repeatable read).
  * When the epoch has moved by the time a statement holds its write lock
  * on a table, and a change since touched that table, the statement's
- * snapshot cannot see it: 40001, as for any change it cannot see.  The
+ * snapshot cannot see it: under read committed it looks again in a new
+ * snapshot, otherwise 40001, as for any change it cannot see.  A commit
+ * releases its locks before it bumps the epoch, so a writer that got its
+ * lock in between waits for the bump (committing_wait()).  The
  * definitions take SHARE ROW EXCLUSIVE on the table referred to, so that
  * no write of it runs beside them.
  */
@@ -59,7 +62,15 @@
 /* ---- foreign-key changes, process-wide ----------------------------------- */
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ring_cond = PTHREAD_COND_INITIALIZER;
 static atomic_u64 fk_epoch = 1;
+/* Transactions that changed foreign keys and are committing: from just
+ * before their commit releases their locks to their epoch's bump (a list
+ * of their states under ring_lock, counted for a lock-free look). */
+static atomic_u32 fk_committing;
+static struct sql_fk_state *committing;
+static uint64_t committing_waits; /* statements that waited, for tests */
+void (*sql_fk_bump_pause)(void);
 static struct {
     uint64_t epoch;
     uint32_t relid;
@@ -72,8 +83,20 @@ uint64_t sql_fk_epoch(void)
     return atomic_load_acquire(&fk_epoch);
 }
 
-/* Records one transaction's commit of changes to relids' foreign keys. */
-static void ring_commit(const uint32_t *relids, uint32_t n)
+/* Whether the transaction of st changed relid's foreign keys. */
+static bool changed_has(const struct sql_fk_state *st, uint32_t relid);
+
+/* Takes st off the committing list, under ring_lock. */
+static void committing_leave(struct sql_fk_state *st);
+
+/* st's transaction is about to commit: until its epoch's bump, a writer
+ * of a table whose keys it changed waits (committing_wait()). */
+static void committing_enter(struct sql_fk_state *st);
+
+/* Records one transaction's commit of changes to relids' foreign keys,
+ * and takes it off the committing list. */
+static void ring_commit(const uint32_t *relids, uint32_t n,
+                        struct sql_fk_state *st)
 {
     uint64_t e;
 
@@ -87,6 +110,7 @@ static void ring_commit(const uint32_t *relids, uint32_t n)
         ring[slot].relid = relids[i];
     }
     atomic_store_release(&fk_epoch, e);
+    committing_leave(st);
     pthread_mutex_unlock(&ring_lock);
 }
 
@@ -168,7 +192,78 @@ typedef struct sql_fk_state {
     uint32_t nmodes, modes_cap;
     uint32_t depth;
     uint64_t stmt_no;
+    /* On the committing list (ring_lock's). */
+    bool in_commit;
+    struct sql_fk_state *next_committing;
 } sql_fk_state;
+
+static bool changed_has(const sql_fk_state *st, uint32_t relid)
+{
+    for (uint32_t i = 0; i < st->nchanged; i++)
+        if (st->changed[i] == relid)
+            return true;
+    return false;
+}
+
+static void committing_enter(sql_fk_state *st)
+{
+    pthread_mutex_lock(&ring_lock);
+    st->next_committing = committing;
+    committing = st;
+    st->in_commit = true;
+    atomic_fetch_add_explicit(&fk_committing, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&ring_lock);
+}
+
+static void committing_leave(sql_fk_state *st)
+{
+    if (!st->in_commit)
+        return;
+    for (sql_fk_state **p = &committing; *p != NULL; p = &(*p)->next_committing)
+        if (*p == st) {
+            *p = st->next_committing;
+            break;
+        }
+    st->in_commit = false;
+    atomic_fetch_sub_explicit(&fk_committing, 1, memory_order_relaxed);
+    pthread_cond_broadcast(&ring_cond);
+}
+
+/*
+ * A writer holding its lock on relid waits for any other transaction
+ * that changed relid's keys, committed (which released the lock it
+ * waited for) and has not yet bumped the epoch: until then the epoch
+ * would not tell the writer that its list of keys is old.  The wait is
+ * as short as a commit's end: a committing transaction waits for no one.
+ */
+static void committing_wait(const sql_fk_state *self, uint32_t relid)
+{
+    bool waited = false;
+
+    pthread_mutex_lock(&ring_lock);
+    for (;;) {
+        const sql_fk_state *c = committing;
+        while (c != NULL && (c == self || !changed_has(c, relid)))
+            c = c->next_committing;
+        if (c == NULL)
+            break;
+        if (!waited)
+            committing_waits++;
+        waited = true;
+        pthread_cond_wait(&ring_cond, &ring_lock);
+    }
+    pthread_mutex_unlock(&ring_lock);
+}
+
+uint64_t sql_fk_committing_waits(void)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&ring_lock);
+    n = committing_waits;
+    pthread_mutex_unlock(&ring_lock);
+    return n;
+}
 
 typedef struct fk_event {
     struct fk_event *next;
@@ -252,6 +347,11 @@ void sql_fk_free(sql_session *s)
 {
     if (s->fk == NULL)
         return;
+    if (s->fk->in_commit) {
+        pthread_mutex_lock(&ring_lock);
+        committing_leave(s->fk);
+        pthread_mutex_unlock(&ring_lock);
+    }
     fks_free(s->fk);
     deferred_free(s->fk);
     set_free(&s->fk->locked);
@@ -270,8 +370,15 @@ void sql_fk_txn_end(sql_session *s, bool committed)
     if (st == NULL)
         return;
     if (st->nchanged > 0) {
-        if (committed)
-            ring_commit(st->changed, st->nchanged);
+        if (committed) {
+            if (sql_fk_bump_pause != NULL)
+                sql_fk_bump_pause();
+            ring_commit(st->changed, st->nchanged, st);
+        } else if (st->in_commit) {
+            pthread_mutex_lock(&ring_lock);
+            committing_leave(st);
+            pthread_mutex_unlock(&ring_lock);
+        }
         st->nchanged = 0;
         st->stale = true;
     }
@@ -1408,7 +1515,13 @@ static keel_status run_deferred(sql_session *s, uint32_t only)
 
 keel_status sql_fk_commit_checks(sql_session *s)
 {
-    return run_deferred(s, 0);
+    keel_status rc = run_deferred(s, 0);
+
+    /* the commit comes next, and its end (sql_fk_txn_end()) bumps the
+     * epoch if the transaction changed keys */
+    if (rc == KEEL_OK && s->fk != NULL && s->fk->nchanged > 0)
+        committing_enter(s->fk);
+    return rc;
 }
 
 keel_status sql_exec_set_constraints(sql_session *s,
@@ -1503,6 +1616,8 @@ static keel_status table_prepare(sql_session *s, sql_table *t)
     if (st == NULL || !st->loaded)
         return sql_fail(s, KEEL_EINVAL, "XX000",
                         "foreign keys not read before the statement");
+    if (atomic_load_acquire(&fk_committing) != 0)
+        committing_wait(st, t->info.oid);
     if (sql_fk_epoch() != s->fk_snap_epoch &&
         ring_touched(s->fk_snap_epoch, t->info.oid)) {
         /* A change the statement's snapshot may not see (a commit bumps
