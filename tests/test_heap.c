@@ -193,6 +193,7 @@ static void tx_begin(fake_txm *t, tx *x)
 {
     x->xid = txm_begin(t);
     txm_snapshot(t, x->xid, &x->snap);
+    x->vis = (visibility){0};
     x->vis.snap = &x->snap;
     x->vis.status = txm_status_fn;
     x->vis.status_ctx = t;
@@ -209,6 +210,7 @@ static void tx_reader(fake_txm *t, tx *x)
 {
     x->xid = XID_INVALID;
     txm_snapshot(t, XID_INVALID, &x->snap);
+    x->vis = (visibility){0};
     x->vis.snap = &x->snap;
     x->vis.status = txm_status_fn;
     x->vis.status_ctx = t;

@@ -1855,6 +1855,37 @@ static void test_for_update(void **state)
     EXPECT(f->s, "SELECT n FROM fq WHERE id = 2", "n:23\n1\nSELECT 1\n");
     EXPECT(f->s, "COMMIT", "COMMIT\n");
     assert_string_equal(bg_join(&bg), "n:23\n10\nUPDATE 1\n");
+    /* shared locks: two sharers of a row at once, neither waiting; a
+     * writer waits for both (lock_timeout ends its wait while either
+     * holds on), and nothing was written for them */
+    {
+        sql_session *c;
+        capture *cc = calloc(1, sizeof(*cc));
+        assert_non_null(cc);
+        assert_int_equal(sql_session_create(f->db, &c, &err), KEEL_OK);
+        EXPECT(f->s, "BEGIN; SELECT n FROM fq WHERE id = 2 FOR SHARE",
+               "BEGIN\nn:23\n10\nSELECT 1\n");
+        EXPECT(b, "SET lock_timeout = '10s'; BEGIN; "
+                  "SELECT n FROM fq WHERE id = 2 FOR KEY SHARE",
+               "SET\nBEGIN\nn:23\n10\nSELECT 1\n");
+        assert_string_equal(run_into(c, "SET lock_timeout = '100ms'", cc),
+                            "SET\n");
+        assert_non_null(strstr(run_into(c, "UPDATE fq SET n = 11 WHERE id = 2",
+                                        cc),
+                               "ERROR 55P03: canceling statement due to lock "
+                               "timeout"));
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+        assert_non_null(strstr(run_into(c, "DELETE FROM fq WHERE id = 2", cc),
+                               "ERROR 55P03: canceling statement due to lock "
+                               "timeout"));
+        EXPECT(b, "COMMIT; RESET lock_timeout", "COMMIT\nRESET\n");
+        assert_string_equal(run_into(c, "UPDATE fq SET n = 11 WHERE id = 2 "
+                                        "RETURNING n",
+                                     cc),
+                            "n:23\n11\nUPDATE 1\n");
+        sql_session_destroy(c);
+        free(cc);
+    }
     /* repeatable read: a row changed since the snapshot is 40001 */
     EXPECT(b, "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT n FROM fq "
               "WHERE id = 1",
@@ -2530,33 +2561,77 @@ static void test_fkey_crash(void **state)
                         "ERROR 23503: update or delete on table \"fp\" "
                         "violates foreign key constraint \"fc_p\" on table "
                         "\"fc\"\n");
-    /* Two transactions inserting children of one parent: the second
-     * waits for the first's lock on it, then locks its newest version
-     * (read committed), for an integer key and a text one. */
+    /* Two transactions inserting children of one parent both lock it
+     * (shared), neither waiting for the other, under read committed and
+     * repeatable read, for an integer key and a text one; a transaction
+     * deleting the parent waits for both, then finds their children. */
     EXPECT(f->s,
            "CREATE TABLE ftp (k text PRIMARY KEY); "
            "CREATE TABLE ftc (id int PRIMARY KEY, k text REFERENCES ftp); "
-           "INSERT INTO ftp VALUES ('a'), ('b'); "
+           "INSERT INTO ftp VALUES ('a'), ('b')",
+           "CREATE TABLE\nCREATE TABLE\nINSERT 0 2\n");
+    EXPECT(f->s,
            "BEGIN; INSERT INTO fc VALUES (20, 2); "
            "INSERT INTO ftc VALUES (1, 'b')",
-           "CREATE TABLE\nCREATE TABLE\nINSERT 0 2\nBEGIN\nINSERT 0 1\n"
-           "INSERT 0 1\n");
+           "BEGIN\nINSERT 0 1\nINSERT 0 1\n");
+    assert_string_equal(
+        run_into(other, "SET lock_timeout = '10s'; "
+                        "INSERT INTO fc VALUES (21, 2); "
+                        "INSERT INTO ftc VALUES (2, 'b')",
+                 &oc),
+        "SET\nINSERT 0 1\nINSERT 0 1\n");
+    assert_string_equal(run_into(other,
+                                 "BEGIN ISOLATION LEVEL REPEATABLE READ; "
+                                 "INSERT INTO fc VALUES (22, 2); COMMIT",
+                                 &oc),
+                        "BEGIN\nINSERT 0 1\nCOMMIT\n");
     {
         bg_stmt b;
-        bg_start(&b, other, "INSERT INTO fc VALUES (21, 2); "
-                            "INSERT INTO ftc VALUES (2, 'b')");
+        bg_start(&b, other, "DELETE FROM ftc WHERE id = 2; "
+                            "DELETE FROM fc WHERE id IN (21, 22); "
+                            "DELETE FROM ftp WHERE k = 'b'");
         EXPECT(f->s, "COMMIT", "COMMIT\n");
-        assert_string_equal(bg_join(&b), "INSERT 0 1\nINSERT 0 1\n");
+        assert_string_equal(bg_join(&b),
+                            "DELETE 1\nDELETE 2\nERROR 23503: update or "
+                            "delete on table \"ftp\" violates foreign key "
+                            "constraint \"ftc_k_fkey\" on table \"ftc\"\n");
+        /* Under repeatable read the deleter cannot see what the locker
+         * committed: 40001 once it ends. */
+        EXPECT(f->s, "BEGIN; INSERT INTO ftc VALUES (3, 'a')",
+               "BEGIN\nINSERT 0 1\n");
+        bg_start(&b, other, "BEGIN ISOLATION LEVEL REPEATABLE READ; "
+                            "SELECT count(*) FROM ftc; "
+                            "DELETE FROM ftp WHERE k = 'a'");
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+        assert_string_equal(bg_join(&b),
+                            "BEGIN\ncount:20\n2\nSELECT 1\nERROR 40001: "
+                            "could not serialize access due to concurrent "
+                            "update\n");
+        assert_string_equal(run_into(other, "ROLLBACK; RESET lock_timeout",
+                                     &oc),
+                            "ROLLBACK\nRESET\n");
+        /* BEGIN after a query in the same message: the level applies to
+         * the transaction the query began, or 25001 as PostgreSQL */
+        assert_string_equal(
+            run_into(other, "SELECT 1 AS x; "
+                            "BEGIN ISOLATION LEVEL REPEATABLE READ",
+                     &oc),
+            "x:23\n1\nSELECT 1\nERROR 25001: SET TRANSACTION ISOLATION "
+            "LEVEL must be called before any query\n");
+        assert_string_equal(
+            run_into(other, "BEGIN; SHOW transaction_isolation; COMMIT", &oc),
+            "BEGIN\ntransaction_isolation:25\nread committed\nSHOW\n"
+            "COMMIT\n");
         /* and a parent deleted meanwhile is not there */
         EXPECT(f->s, "BEGIN; DELETE FROM ftc; DELETE FROM ftp WHERE k = 'b'",
-               "BEGIN\nDELETE 2\nDELETE 1\n");
-        bg_start(&b, other, "INSERT INTO ftc VALUES (3, 'b')");
+               "BEGIN\nDELETE 3\nDELETE 1\n");
+        bg_start(&b, other, "INSERT INTO ftc VALUES (4, 'b')");
         EXPECT(f->s, "COMMIT", "COMMIT\n");
         assert_string_equal(bg_join(&b),
                             "ERROR 23503: insert or update on table \"ftc\" "
                             "violates foreign key constraint \"ftc_k_fkey\"\n");
     }
-    EXPECT(f->s, "DELETE FROM fc WHERE id >= 20", "DELETE 2\n");
+    EXPECT(f->s, "DELETE FROM fc WHERE id >= 20", "DELETE 3\n");
     EXPECT(f->s, "ALTER TABLE fc DROP CONSTRAINT fc_p", "ALTER TABLE\n");
     assert_string_equal(run_into(other, "INSERT INTO fc VALUES (2, 7); "
                                         "DELETE FROM fc WHERE id = 2",
@@ -2654,9 +2729,10 @@ static void test_fkey_crash(void **state)
                    "CREATE TABLE\nINSERT 0 1\n") != 0)
             _exit(2);
         /* Not committed: undone by the crash. */
-        if (strcmp(run_into(s, "BEGIN; ALTER TABLE fc DROP CONSTRAINT fc_p",
+        if (strcmp(run_into(s, "BEGIN; ALTER TABLE fc DROP CONSTRAINT fc_p; "
+                               "SELECT id FROM fp WHERE id = 1 FOR SHARE",
                             cp),
-                   "BEGIN\nALTER TABLE\n") != 0)
+                   "BEGIN\nALTER TABLE\nid:23\n1\nSELECT 1\n") != 0)
             _exit(3);
         _exit(0); /* no close, no commit: a crash */
     }
@@ -2668,6 +2744,7 @@ static void test_fkey_crash(void **state)
     EXPECT(f->s, "INSERT INTO fc VALUES (3, 9)",
            "ERROR 23503: insert or update on table \"fc\" violates foreign "
            "key constraint \"fc_p\"\n");
+    /* (the shared lock on fp's row 1 went with the crash) */
     EXPECT(f->s,
            "DELETE FROM fp WHERE id = 1; DELETE FROM fp WHERE id = 2; "
            "SELECT count(*) FROM fc; SELECT * FROM fd",

@@ -39,6 +39,7 @@
 #include "storage/smgr.h"
 #include "txn/clog.h"
 #include "txn/procarray.h"
+#include "txn/rowlock.h"
 #include "txn/snapshot.h"
 #include "txn/txn.h"
 
@@ -1534,6 +1535,152 @@ static void test_stress(void **state)
     free(st);
 }
 
+/* ---- shared row locks (rowlock.h) ------------------------------------- */
+
+/*
+ * Entries are found by version, skipped for their own transaction,
+ * counted once per transaction, dropped by their owner's release and,
+ * once their transaction has left the process array, by the next look
+ * at them; a partition full of live entries refuses (ENOMEM), and takes
+ * entries again once their holders end.
+ */
+static void test_rowlocks(void **state)
+{
+    fixture *f = *state;
+    procarray *pa;
+    rowlock_table *t;
+    rowlock_owner a = {0}, b = {0};
+    uint32_t s0, s1, added = 0;
+    int rc = KEEL_OK;
+
+    assert_int_equal(procarray_create(4, f->layout, &pa, &f->err), KEEL_OK);
+    assert_int_equal(procarray_attach(pa, &s0, &f->err), KEEL_OK);
+    assert_int_equal(procarray_attach(pa, &s1, &f->err), KEEL_OK);
+    procarray_set_xid(pa, s0, 100);
+    procarray_set_xid(pa, s1, 101);
+    assert_int_equal(rowlock_create(pa, 5, &t, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 101), XID_INVALID);
+    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_count(t), 1);
+    assert_int_equal(a.n, 1);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 101), 100);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 100), XID_INVALID);
+    assert_int_equal(rowlock_holder(t, 1, 0, 2, 101), XID_INVALID);
+    assert_int_equal(rowlock_holder(t, 2, 0, 1, 101), XID_INVALID);
+    assert_int_equal(rowlock_add(t, &b, 1, 0, 1, 101, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_count(t), 2);
+    rowlock_release(t, &a, 100);
+    assert_int_equal(a.n, 0);
+    assert_int_equal(rowlock_count(t), 1);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 102), 101);
+    /* 101 ends without releasing: its entry goes at the next look */
+    procarray_set_xid(pa, s1, XID_INVALID);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 102), XID_INVALID);
+    assert_int_equal(rowlock_count(t), 0);
+    /* 64 partitions of 8: some partition fills before 513 entries */
+    for (uint32_t blk = 0; blk < 64 * 8 + 1 && rc == KEEL_OK; blk++) {
+        rc = rowlock_add(t, &a, 7, blk, 1, 100, &f->err);
+        added += rc == KEEL_OK;
+    }
+    assert_int_equal(rc, KEEL_ENOMEM);
+    assert_non_null(strstr(f->err.msg, "out of shared memory for row locks"));
+    assert_true(added >= 8 && added <= 64 * 8);
+    assert_int_equal(rowlock_count(t), added);
+    /* its holder ends: a new transaction's lock reclaims the room */
+    procarray_set_xid(pa, s0, XID_INVALID);
+    procarray_set_xid(pa, s1, 102);
+    assert_int_equal(rowlock_add(t, &b, 7, added, 1, 102, &f->err), KEEL_OK);
+    assert_true(rowlock_count(t) <= added);
+    rowlock_release(t, &b, 101); /* not its xid: nothing goes */
+    rowlock_release(t, &b, 102);
+    rowlock_owner_free(&a);
+    rowlock_owner_free(&b);
+    rowlock_destroy(t);
+    procarray_set_xid(pa, s1, XID_INVALID);
+    procarray_detach(pa, s0);
+    procarray_detach(pa, s1);
+    procarray_destroy(pa);
+}
+
+#define RL_THREADS 4
+#define RL_KEYS 16
+
+typedef struct rl_thread {
+    pthread_t th;
+    procarray *pa;
+    rowlock_table *t;
+    uint32_t slot, id;
+    uint64_t deadline_ns, rounds;
+    char failure[320];
+} rl_thread;
+
+/* Each round a new xid locks a few keys; while it holds them, every
+ * other transaction's look finds a holder, and none finds itself. */
+static void *rl_main(void *arg)
+{
+    rl_thread *w = arg;
+    rowlock_owner own = {0};
+    uint64_t rnd = 0x9e3779b97f4a7c15ull * (w->id + 1);
+    kerr err;
+
+    while (clock_now_ns() < w->deadline_ns && w->failure[0] == '\0') {
+        xid_t xid = 1000 + (xid_t)(w->rounds * RL_THREADS + w->id);
+        uint32_t keys[3];
+        procarray_set_xid(w->pa, w->slot, xid);
+        for (int k = 0; k < 3; k++) {
+            keys[k] = (uint32_t)(tu_rand(&rnd) % RL_KEYS);
+            if (rowlock_add(w->t, &own, 9, keys[k], 1, xid, &err) != KEEL_OK)
+                snprintf(w->failure, sizeof(w->failure), "add: %s", err.msg);
+        }
+        for (int k = 0; k < 3; k++) {
+            if (rowlock_holder(w->t, 9, keys[k], 1, xid) == xid)
+                snprintf(w->failure, sizeof(w->failure), "found itself");
+            if (rowlock_holder(w->t, 9, keys[k], 1, 1) == XID_INVALID)
+                snprintf(w->failure, sizeof(w->failure),
+                         "key %u held by %u not found", keys[k], xid);
+        }
+        procarray_set_xid(w->pa, w->slot, XID_INVALID);
+        rowlock_release(w->t, &own, xid);
+        w->rounds++;
+    }
+    rowlock_owner_free(&own);
+    return NULL;
+}
+
+static void test_rowlock_stress(void **state)
+{
+    fixture *f = *state;
+    rl_thread th[RL_THREADS];
+    procarray *pa;
+    rowlock_table *t;
+    uint64_t end = clock_now_ns() + (uint64_t)(tu_stress_seconds(1.0) * 1e9);
+    uint64_t rounds = 0;
+
+    assert_int_equal(procarray_create(RL_THREADS, f->layout, &pa, &f->err),
+                     KEEL_OK);
+    assert_int_equal(rowlock_create(pa, 8, &t, &f->err), KEEL_OK);
+    for (uint32_t i = 0; i < RL_THREADS; i++) {
+        th[i] = (rl_thread){.pa = pa, .t = t, .id = i, .deadline_ns = end};
+        assert_int_equal(procarray_attach(pa, &th[i].slot, &f->err), KEEL_OK);
+        assert_int_equal(pthread_create(&th[i].th, NULL, rl_main, &th[i]), 0);
+    }
+    for (uint32_t i = 0; i < RL_THREADS; i++) {
+        assert_int_equal(pthread_join(th[i].th, NULL), 0);
+        if (th[i].failure[0] != '\0')
+            fail_msg("thread %u: %s", i, th[i].failure);
+        rounds += th[i].rounds;
+    }
+    printf("row locks: %llu rounds of 3 locks over %d keys\n",
+           (unsigned long long)rounds, RL_KEYS);
+    assert_true(rounds > 0);
+    assert_int_equal(rowlock_count(t), 0);
+    rowlock_destroy(t);
+    for (uint32_t i = 0; i < RL_THREADS; i++)
+        procarray_detach(pa, th[i].slot);
+    procarray_destroy(pa);
+}
+
 #define BOTH(t)                                                                \
     cmocka_unit_test_setup_teardown(t, setup_padded, teardown),                \
         cmocka_unit_test_setup_teardown(t, setup_packed, teardown)
@@ -1557,6 +1704,9 @@ int main(void)
         BOTH(test_horizon),
         BOTH(test_horizon_window),
         BOTH(test_stress),
+        BOTH(test_rowlocks),
+        cmocka_unit_test_setup_teardown(test_rowlock_stress, setup_padded,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

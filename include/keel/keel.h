@@ -741,6 +741,19 @@ KEEL_API keel_status keel_relation_exists(keel_session *s, const char *schema, c
 KEEL_API keel_status keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values);
 
+/*
+ * Locks the row with primary key `key` for the rest of the transaction,
+ * shared, as SELECT ... FOR SHARE does in PostgreSQL: other transactions
+ * may lock it so too and read it, and one that deletes or updates it
+ * waits until this one ends (deadlocks found as for any row).  Nothing
+ * is written: no new version, no log record.  The errors and read
+ * committed's waits and KEEL_ECHANGED are keel_delete()'s; KEEL_ENOMEM
+ * when the database's table of shared row locks (524,288 entries) has
+ * no room left.
+ */
+KEEL_API keel_status keel_lock_shared(keel_session *s, const char *schema,
+                                      const char *table, const keel_value *key);
+
 /* Deletes the row with primary key `key` (KEEL_ENOENT, KEEL_ESERIALIZE;
  * key as for keel_lookup(), whose errors for it apply). */
 KEEL_API keel_status keel_delete(keel_session *s, const char *schema, const char *table,

@@ -39,6 +39,7 @@
 #include "port/mem.h"
 #include "storage/buf_log.h"
 #include "txn/cid.h"
+#include "txn/rowlock.h"
 #include "wal/wal.h"
 
 /* Room to form one tuple: a page's worth, 8-aligned for tuple_fill(). */
@@ -2440,8 +2441,8 @@ static void drop_aborted_successor(heap_rel *rel, buf_session *s, int32_t id,
  */
 static int lock_for_write_once(heap_rel *rel, buf_session *s,
                                const visibility *vis, tid t, const char *verb,
-                               int32_t *idp, heap_tuple_header **out,
-                               xid_t *running)
+                               bool share, int32_t *idp,
+                               heap_tuple_header **out, xid_t *running)
 {
     heap_tuple_header *h;
     xid_status st = XID_STATUS_IN_PROGRESS;
@@ -2452,7 +2453,7 @@ static int lock_for_write_once(heap_rel *rel, buf_session *s,
 
     if (rc != KEEL_OK)
         return rc;
-    buf_lock(s, id, LW_EXCLUSIVE);
+    buf_lock(s, id, share ? LW_SHARED : LW_EXCLUSIVE);
     /* An update places its new version here first (place_locked()), after
      * claiming the old one: a page that cannot take it is refused now. */
     if (((const page_header *)buf_page(s->pool, id))->special != BLOCK_SIZE) {
@@ -2524,9 +2525,31 @@ static int lock_for_write_once(heap_rel *rel, buf_session *s,
                     : "is still in progress");
             goto fail;
         }
+    }
+    /* A writer waits for the running holders of shared locks on the
+     * version (txn/rowlock.h), found under this exclusive lock as they
+     * added themselves under a shared one. */
+    if (!share && vis->rowlocks != NULL) {
+        xid_t holder = rowlock_holder(vis->rowlocks, rel->relnumber, t.block,
+                                      t.offset, vis->snap->own_xid);
+        if (holder != XID_INVALID) {
+            if (vis->locker != NULL)
+                *vis->locker = holder;
+            else
+                *running = holder;
+            if (vis->locker == NULL && vis->met != NULL)
+                *vis->met = (write_conflict){.xid = holder};
+            rc = kerr_set(&s->err, KEEL_ESERIALIZE,
+                          "could not serialize access: relation %u row "
+                          "(%u,%u) is locked by transaction %u, which is "
+                          "still in progress",
+                          rel->relnumber, t.block, t.offset, holder);
+            goto fail;
+        }
+    }
+    if (!share && h->xmax != XID_INVALID)
         drop_aborted_successor(rel, s, id, buf_page(s->pool, id), t.block,
                                t.offset, h);
-    }
     *idp = id;
     *out = h;
     return KEEL_OK;
@@ -2543,15 +2566,38 @@ fail:
  * transaction once this one has aborted (snapshot.h).
  */
 static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
-                          tid t, const char *verb, int32_t *idp,
+                          tid t, const char *verb, bool share, int32_t *idp,
                           heap_tuple_header **out)
 {
     xid_t running = XID_INVALID;
-    int rc = lock_for_write_once(rel, s, vis, t, verb, idp, out, &running);
+    int rc =
+        lock_for_write_once(rel, s, vis, t, verb, share, idp, out, &running);
 
     if (rc == KEEL_ESERIALIZE && running != XID_INVALID &&
         vis->conflict != NULL && vis->met == NULL)
         vis->conflict(vis->status_ctx, running);
+    return rc;
+}
+
+int heap_lock_shared(heap_rel *rel, buf_session *s, const visibility *vis,
+                     xid_t xid, tid t)
+{
+    heap_tuple_header *h;
+    int32_t id;
+    int rc = check_writer(rel, s, vis, xid);
+
+    if (rc == KEEL_OK && vis->rowlocks == NULL)
+        rc = kerr_set(&s->err, KEEL_EINVAL,
+                      "relation %u: no table of row locks to lock (%u,%u) in",
+                      rel->relnumber, t.block, t.offset);
+    if (rc == KEEL_OK)
+        rc = lock_for_write(rel, s, vis, t, "lock", true, &id, &h);
+    if (rc != KEEL_OK)
+        return rc;
+    rc = rowlock_add(vis->rowlocks, vis->rowlock_owner, rel->relnumber,
+                     t.block, t.offset, xid, &s->err);
+    buf_unlock(s, id);
+    buf_release(s, id);
     return rc;
 }
 
@@ -2571,7 +2617,7 @@ int heap_delete_cid(heap_rel *rel, buf_session *s, const visibility *vis,
     int rc = check_writer(rel, s, vis, xid);
 
     if (rc == KEEL_OK)
-        rc = lock_for_write(rel, s, vis, t, "delete", &id, &h);
+        rc = lock_for_write(rel, s, vis, t, "delete", false, &id, &h);
     if (rc != KEEL_OK)
         return rc;
     rc = cmax_word(vis, h, cmd, &word, &s->err);
@@ -2646,7 +2692,7 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     if (rc == KEEL_OK)
         rc = form_tuple(rel, values, xid, cmd, &buf, &len, &s->err);
     if (rc == KEEL_OK)
-        rc = lock_for_write(rel, s, vis, t, "update", &id, &h);
+        rc = lock_for_write(rel, s, vis, t, "update", false, &id, &h);
     if (rc != KEEL_OK)
         return rc;
     rc = cmax_word(vis, h, cmd, &word, &s->err);

@@ -347,6 +347,17 @@ int heap_follow(heap_rel *rel, buf_session *s, const visibility *vis, tid t,
 int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t);
 
+/*
+ * Takes a shared lock on the row version at t for transaction xid (vis's
+ * own), as SELECT ... FOR SHARE does: the same checks as heap_delete()
+ * (ENOENT, ESERIALIZE, under the page's lock, shared here), then an entry
+ * in vis->rowlocks (txn/rowlock.h; ENOMEM when it is full).  Nothing on
+ * the page changes and nothing is logged: other lockers go on beside it,
+ * and a deleter or updater of the version waits until xid ends.
+ */
+int heap_lock_shared(heap_rel *rel, buf_session *s, const visibility *vis,
+                     xid_t xid, tid t);
+
 /* heap_delete() that also sets *old_cid to the version's command id word
  * as it was before, for heap_undo_claim(). */
 int heap_delete_cid(heap_rel *rel, buf_session *s, const visibility *vis,

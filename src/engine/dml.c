@@ -884,6 +884,32 @@ static int follow_find(keel_session *s, catalog_txn *ct, engine_table *t,
     return KEEL_OK;
 }
 
+/*
+ * A write met a running transaction's shared lock on its row (a locker,
+ * txn/rowlock.h): waits for it to end.  Under repeatable read, one that
+ * committed may have written what this transaction's snapshot cannot see
+ * (a child of the row it locked, which a delete's foreign-key check
+ * would miss), so the write fails with KEEL_ESERIALIZE, as PostgreSQL's
+ * check with its crosscheck snapshot does; read committed tries again,
+ * and its checks take a new snapshot.
+ */
+static int locker_wait(keel_session *s, engine_table *t, xid_t locker)
+{
+    xid_status st = XID_STATUS_IN_PROGRESS;
+    int rc = engine_wait_xid(s, locker, t->rel.name);
+
+    if (rc != KEEL_OK || s->read_committed)
+        return rc;
+    rc = txn_xid_status(s->ts, locker, &st, &s->bs->err);
+    if (rc == KEEL_OK && st != XID_STATUS_ABORTED)
+        rc = kerr_set(&s->bs->err, KEEL_ESERIALIZE,
+                      "could not serialize access: the row of table \"%s\" "
+                      "was locked by transaction %u, which committed after "
+                      "this transaction's snapshot",
+                      t->rel.name, (unsigned)locker);
+    return rc;
+}
+
 /* A write (read committed) met another transaction's change to its row:
  * waits for a running one (KEEL_OK: try the version again); for one that
  * committed, the row was deleted (KEEL_ENOENT) or updated (KEEL_ECHANGED,
@@ -976,6 +1002,7 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
     keel_value keys[BTREE_MAX_KEYS];
     heap_update_hold hold;
     write_conflict met = {0};
+    xid_t locker = XID_INVALID;
     visibility wv;
     bool hot_ok = true;
     tid nt;
@@ -1007,6 +1034,7 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
     /* Read committed waits for a running changer of the row, and reports
      * a committed one's update for the caller to check the row again. */
     wv = ct->vis;
+    wv.locker = &locker;
     if (s->read_committed) {
         wv.met = &met;
         wv.committed_ok = following;
@@ -1014,11 +1042,13 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
     if (rc == KEEL_OK)
         rc = engine_undo_reserve(s, 2);
     while (rc == KEEL_OK) {
-        met.xid = XID_INVALID;
+        met.xid = locker = XID_INVALID;
         rc = heap_update_held(&t->h->heap, s->bs, &wv, ct->xid, old->tid,
                               values, hot_ok, &nt, &hold);
-        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
-            rc = met_change(s, t, &met);
+        if (rc == KEEL_ESERIALIZE && (locker != XID_INVALID ||
+                                      met.xid != XID_INVALID)) {
+            rc = locker != XID_INVALID ? locker_wait(s, t, locker)
+                                       : met_change(s, t, &met);
             if (rc == KEEL_OK)
                 continue;
         }
@@ -1053,18 +1083,22 @@ static int delete_version(keel_session *s, catalog_txn *ct, engine_table *t,
 {
     write_conflict met = {0};
     visibility wv = ct->vis;
+    xid_t locker = XID_INVALID;
     uint32_t old_cid = 0;
     int rc = engine_undo_reserve(s, 1);
 
+    wv.locker = &locker;
     if (s->read_committed) {
         wv.met = &met;
         wv.committed_ok = following;
     }
     while (rc == KEEL_OK) {
-        met.xid = XID_INVALID;
+        met.xid = locker = XID_INVALID;
         rc = heap_delete_cid(&t->h->heap, s->bs, &wv, ct->xid, old, &old_cid);
-        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
-            rc = met_change(s, t, &met);
+        if (rc == KEEL_ESERIALIZE && (locker != XID_INVALID ||
+                                      met.xid != XID_INVALID)) {
+            rc = locker != XID_INVALID ? locker_wait(s, t, locker)
+                                       : met_change(s, t, &met);
             if (rc == KEEL_OK)
                 continue;
         }
@@ -1098,6 +1132,57 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
         rc = update_version(s, &ct, t, &row, following, values, &changed);
     heap_row_free(&row);
     return engine_stmt_end(s, rc, changed);
+}
+
+/*
+ * Takes a shared lock on version old of a row of t (heap_lock_shared()),
+ * with read committed's waits and reports as delete_version().
+ */
+static int share_version(keel_session *s, catalog_txn *ct, engine_table *t,
+                         tid old, bool following)
+{
+    write_conflict met = {0};
+    visibility wv = ct->vis;
+    int rc = KEEL_OK;
+
+    if (s->read_committed) {
+        wv.met = &met;
+        wv.committed_ok = following;
+    }
+    while (rc == KEEL_OK) {
+        met.xid = XID_INVALID;
+        rc = heap_lock_shared(&t->h->heap, s->bs, &wv, ct->xid, old);
+        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
+            rc = met_change(s, t, &met);
+            if (rc == KEEL_OK)
+                continue;
+        }
+        break;
+    }
+    return rc;
+}
+
+keel_status keel_lock_shared(keel_session *s, const char *schema,
+                             const char *table, const keel_value *key)
+{
+    catalog_txn ct;
+    engine_table tab, *t = &tab;
+    heap_row row = {0};
+    bool found = false, following = false;
+    int rc = row_stmt_begin(s, true);
+
+    if (rc != KEEL_OK)
+        return rc;
+    tab.nidx = 0;
+    rc = resolve_table(s, true, schema, table, &ct, t);
+    if (rc == KEEL_OK && s->read_committed)
+        rc = follow_find(s, &ct, t, key, &row, &following);
+    if (rc == KEEL_OK && !following)
+        rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
+    if (rc == KEEL_OK)
+        rc = share_version(s, &ct, t, row.tid, following);
+    heap_row_free(&row);
+    return engine_stmt_end(s, rc, false);
 }
 
 keel_status keel_delete(keel_session *s, const char *schema, const char *table,

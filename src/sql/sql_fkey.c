@@ -15,9 +15,10 @@
  *   - a row whose key refers to another table (inserted, or updated to a
  *     new key without nulls; MATCH FULL refuses a key that is partly
  *     null) looks its key up there and locks the row it finds, by
- *     SELECT ... FOR KEY SHARE (sql_lock.c: an update of the row to
- *     itself, so a transaction deleting or rekeying it waits for this
- *     one, and the other way round), or fails with 23503.  A transaction
+ *     SELECT ... FOR KEY SHARE (the engine's shared row lock, taken as
+ *     FOR SHARE: a transaction deleting or updating the row waits for
+ *     this one, others inserting its children go on beside it), or
+ *     fails with 23503.  A transaction
  *     locks each parent key once: it remembers the keys it locked until
  *     it ends, forgets them at a ROLLBACK TO and when it deletes or
  *     rekeys a row of a table that others refer to.
@@ -1117,8 +1118,9 @@ static bool keel_equal(const keel_value *a, const keel_value *b, keel_type t)
 }
 
 /*
- * A parent row locked as SELECT ... FOR KEY SHARE locks it (sql_lock.c:
- * updated to itself), without a query, when the key is its primary key:
+ * A parent row locked as SELECT ... FOR KEY SHARE locks it (a shared row
+ * lock, keel_lock_shared()), without a query, when the key is its
+ * primary key:
  * pk (the parent's types, in the key's order).  *found false if no row
  * the statement sees holds it, or (read committed) the one that did was
  * deleted or given another key by a transaction that committed since.
@@ -1135,33 +1137,26 @@ static keel_status lock_direct(sql_session *s, const sql_fkey *f,
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (uint16_t j = 0; j < f->pnpkey; j++)
         sql_value_to_keel(&pk[f->pkplace[j]], &key[j]);
-    rc = keel_lookup(s->ks, f->pschema, f->pname, key, kv, found);
     for (;;) {
-        if (rc != KEEL_OK)
-            return sql_fail_engine(s, rc);
-        if (!*found)
-            return KEEL_OK;
-        /* the engine's strings last until its next call: copied */
-        for (uint16_t c = 0; c < f->pncols; c++)
-            if (!kv[c].isnull && kv[c].v.s.len > 0 &&
-                (kv[c].v.s.ptr = sql_strndup(&s->arena, kv[c].v.s.ptr,
-                                             kv[c].v.s.len)) == NULL)
-                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-        rc = keel_update(s->ks, f->pschema, f->pname, key, kv);
-        if (rc == KEEL_OK)
-            return KEEL_OK;
-        if (rc == KEEL_ENOENT) {
-            *found = false;
+        rc = keel_lock_shared(s->ks, f->pschema, f->pname, key);
+        if (rc == KEEL_OK) {
+            *found = true;
             return KEEL_OK;
         }
+        if (rc == KEEL_ENOENT)
+            return KEEL_OK;
         if (rc != KEEL_ECHANGED)
             return sql_fail_engine(s, rc);
         /* changed by a commit since: its newest version, if it still
          * holds the key */
         rc = keel_fetch_changed(s->ks, f->pschema, f->pname, kv, found);
-        for (uint16_t j = 0; rc == KEEL_OK && *found && j < f->pnpkey; j++)
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+        for (uint16_t j = 0; *found && j < f->pnpkey; j++)
             *found = keel_equal(&kv[f->confkey[f->pkplace[j]] - 1], &key[j],
                                 f->pkeel[f->pkplace[j]]);
+        if (!*found)
+            return KEEL_OK;
     }
 }
 

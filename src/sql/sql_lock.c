@@ -2,14 +2,17 @@
  * sql_lock.c: SELECT ... FOR UPDATE (and FOR NO KEY UPDATE, FOR SHARE,
  * FOR KEY SHARE) of one table with a primary key.
  *
- * keel's engine has no row locks but its writes: a row is locked by
- * updating it to itself (keel_update() with its own values), which waits
- * for a transaction writing it as any update waits, makes later writers
- * and lockers wait for this transaction, and under repeatable read fails
- * with 40001 when the row changed since the snapshot.  The shared modes
- * therefore lock as FOR UPDATE does (two FOR SHARE lockers of one row
- * wait for each other, where PostgreSQL lets both in), and each locked
- * row leaves a version behind, as any update does.
+ * FOR UPDATE and FOR NO KEY UPDATE lock a row by updating it to itself
+ * (keel_update() with its own values), which waits for a transaction
+ * writing it as any update waits, makes later writers and lockers wait
+ * for this transaction, and under repeatable read fails with 40001 when
+ * the row changed since the snapshot; each such lock leaves a version
+ * behind, as any update does.  FOR SHARE and FOR KEY SHARE take the
+ * engine's shared row lock (keel_lock_shared()): the same waits and
+ * failures before it, then nothing written, other sharers beside it, and
+ * a writer of the row waiting for it.  FOR KEY SHARE is taken as FOR
+ * SHARE: a write that changes no key waits for it too, where PostgreSQL
+ * lets one through.
  *
  * The statement runs in three steps, as PostgreSQL's LockRows node sits
  * between its sort and its LIMIT: the query itself, with the table's
@@ -85,6 +88,7 @@ static keel_status passes(sql_session *s, const sql_expr *where,
 keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
 {
     const char *lock = "FOR UPDATE";
+    bool shared = true; /* every clause FOR SHARE or FOR KEY SHARE */
     const PgQuery__RangeVar *rv;
     PgQuery__SelectStmt q;
     PgQuery__Node **targets;
@@ -103,6 +107,10 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
     for (size_t i = 0; i < st->n_locking_clause; i++) {
         const PgQuery__LockingClause *lc = st->locking_clause[i]->locking_clause;
         lock = strength_name(lc->strength);
+        shared = shared &&
+                 (lc->strength == PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORSHARE ||
+                  lc->strength ==
+                      PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORKEYSHARE);
         if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitSkip)
             skip = true;
         if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitError)
@@ -223,7 +231,8 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
         while (rc == KEEL_OK) {
             keel_status w;
             keel_session_set_row_nowait(s->ks, skip || nowait);
-            w = keel_update(s->ks, t.schema, t.name, kk, kv);
+            w = shared ? keel_lock_shared(s->ks, t.schema, t.name, kk)
+                       : keel_update(s->ks, t.schema, t.name, kk, kv);
             keel_session_set_row_nowait(s->ks, false);
             if (w == KEEL_OK || w == KEEL_ENOENT || (w == KEEL_EBUSY && skip)) {
                 keep = w == KEEL_OK;

@@ -1334,6 +1334,20 @@ static keel_status exec_transaction(sql_session *s,
         if (s->block != SQL_BLOCK_NONE) {
             rc = notice(s, "WARNING", "25001",
                         "there is already a transaction in progress");
+        } else if (s->in_txn) {
+            /* statements before it in the same message began the
+             * transaction (it becomes the block): a level named now
+             * applies to it, as SET TRANSACTION's, before any query */
+            if (iso >= 0 && s->txn_ran)
+                return sql_fail(s, KEEL_EINVAL, "25001",
+                                "SET TRANSACTION ISOLATION LEVEL must be "
+                                "called before any query");
+            if (iso >= 0) {
+                s->txn_rc = iso != 0;
+                keel_set_isolation(s->ks, s->txn_rc ? KEEL_READ_COMMITTED
+                                                    : KEEL_REPEATABLE_READ);
+            }
+            s->block = SQL_BLOCK_OPEN;
         } else {
             s->next_iso = (int8_t)iso;
             rc = txn_begin(s);

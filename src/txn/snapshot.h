@@ -101,6 +101,14 @@ typedef struct visibility {
      * record on its way to disk), where new snapshots see it running;
      * NULL where nobody asks (read committed's chain walk does). */
     bool (*in_array)(void *ctx, xid_t xid);
+    /* Shared row locks (rowlock.h; NULL: none): a write of a version
+     * another running transaction holds one on fails with ESERIALIZE,
+     * naming it in *locker if locker is set (the caller waits for it and
+     * tries again), else as for a running deleter (met, conflict).  A
+     * lock taken is noted in rowlock_owner. */
+    struct rowlock_table *rowlocks;
+    struct rowlock_owner *rowlock_owner;
+    xid_t *locker;
 } visibility;
 
 /* What a write met on a version another transaction had changed: that

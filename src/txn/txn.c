@@ -25,6 +25,7 @@ struct txn_mgr {
     wal *wal; /* commits wait for it (txn_mgr_set_wal()), or NULL */
     clog *clog;
     procarray *pa;
+    rowlock_table *rowlocks; /* shared row locks (rowlock.h) */
     uint32_t max_sessions;
     txn_reserve_fn reserve;
     void *reserve_ctx;
@@ -80,6 +81,7 @@ struct txn_session {
     snapshot snap;      /* xip: max_sessions entries, ours */
     txn_stats stats;
     xid_t conflict_xid; /* running writer whose row failed us, or 0 */
+    rowlock_owner rowlocks; /* the transaction's shared row locks */
     /* Whether commits wait for their record to be durable: -1 as the
      * log says (the database's option), else the session's choice. */
     int8_t sync_commit;
@@ -107,10 +109,15 @@ int txn_mgr_create(buf_pool *pool, relnumber_t clog_rel, uint32_t max_sessions,
     if (m == NULL)
         return kerr_set(err, KEEL_ENOMEM,
                         "out of memory for the transaction manager");
+    m->pa = NULL;
+    m->rowlocks = NULL;
     rc = procarray_create(max_sessions, layout, &m->pa, err);
+    if (rc == KEEL_OK)
+        rc = rowlock_create(m->pa, TXN_ROWLOCKS_PER_PART, &m->rowlocks, err);
     if (rc == KEEL_OK)
         rc = clog_open(pool, clog_rel, &m->clog, err);
     if (rc != KEEL_OK) {
+        rowlock_destroy(m->rowlocks);
         procarray_destroy(m->pa);
         mem_free_aligned(m);
         return rc;
@@ -138,6 +145,7 @@ void txn_mgr_destroy(txn_mgr *m)
 {
     if (m == NULL)
         return;
+    rowlock_destroy(m->rowlocks);
     procarray_destroy(m->pa);
     clog_close(m->clog);
     pthread_mutex_destroy(&m->completion_lock);
@@ -215,6 +223,7 @@ void txn_session_detach(txn_session *s)
         return;
     txn_abort(s, NULL);
     cid_state_free(&s->cids);
+    rowlock_owner_free(&s->rowlocks);
     procarray_detach(s->pa, s->slot);
     mem_free_aligned(s->snap.xip);
     mem_free_aligned(s);
@@ -640,6 +649,9 @@ static void txn_finish(txn_session *s)
     if (s->xid != XID_INVALID) {
         completion_publish(s, s->xid);
         end_wake(s->mgr);
+        /* its row locks ended with it: their entries go too */
+        if (s->rowlocks.n > 0)
+            rowlock_release(s->mgr->rowlocks, &s->rowlocks, s->xid);
         /* Only a transaction with an xid writes, and so takes command
          * ids: a read-only one leaves them as it found them. */
         cid_state_reset(&s->cids);
@@ -785,6 +797,9 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->met = NULL;
     vis->committed_ok = false;
     vis->in_array = session_in_array;
+    vis->rowlocks = s->mgr->rowlocks;
+    vis->rowlock_owner = &s->rowlocks;
+    vis->locker = NULL;
     return KEEL_OK;
 }
 

@@ -36,11 +36,16 @@
 #include "storage/bufmgr.h"
 #include "txn/clog.h"
 #include "txn/procarray.h"
+#include "txn/rowlock.h"
 #include "txn/snapshot.h"
 #include "wal/wal.h"
 
 /* The last xid that may be handed out (no wraparound yet). */
 #define TXN_XID_LAST ((xid_t)0xFFFFFFF0u)
+
+/* Shared row locks held at once (rowlock.h): 64 partitions of this many,
+ * 512 Ki in all; a partition's last entry taken answers ENOMEM. */
+#define TXN_ROWLOCKS_PER_PART 8192
 
 /* How far each reservation raises the limit. */
 #define TXN_XID_RESERVE_CHUNK ((xid_t)65536)

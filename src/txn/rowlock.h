@@ -1,0 +1,71 @@
+/*
+ * rowlock.h: shared row locks (SELECT ... FOR SHARE and FOR KEY SHARE,
+ * and the lock a foreign key's check takes on the row it refers to).
+ *
+ * A write (delete or update) marks a row version with its xid (xmax), so
+ * the heap itself says who holds a row exclusively.  A shared lock
+ * changes nothing on the page: it is an entry (relation, version, xid)
+ * in this table, in memory only.  Any number of transactions may hold
+ * one on a version; a deleter or updater of the version waits for each
+ * holder that is still running.  Both sides work under the version's
+ * page lock (the locker shared, the writer exclusive), so a locker
+ * never misses a writer's xmax nor a writer a locker's entry.
+ *
+ * An entry lives while its xid is in the process array: a transaction's
+ * end releases its locks without touching the table, and a crash (which
+ * ends every transaction) leaves none to recover, so nothing here is
+ * logged.  Each transaction still removes its entries as it ends
+ * (rowlock_release()), keeping the table small and its "no entries at
+ * all" test, which every write makes, true most of the time.
+ */
+#ifndef KEEL_TXN_ROWLOCK_H
+#define KEEL_TXN_ROWLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "port/error.h"
+#include "txn/procarray.h"
+#include "txn/snapshot.h"
+
+typedef struct rowlock_table rowlock_table;
+
+/* The entries one transaction added, for rowlock_release(). */
+typedef struct rowlock_owner {
+    uint32_t *entries;
+    uint32_t n, cap;
+} rowlock_owner;
+
+/* Room for 64 partitions of per_part entries (rounded up to a power of
+ * two, at least 8; memory is touched only as entries are first used);
+ * entries are live while pa holds their xid. */
+int rowlock_create(const procarray *pa, uint32_t per_part, rowlock_table **out,
+                   kerr *err);
+void rowlock_destroy(rowlock_table *t);
+
+/*
+ * Adds xid's lock on version (block, offset) of relation rel, unless it
+ * holds one already, and notes the entry in owner (if it can: an entry
+ * not noted is reclaimed once xid ends).  KEEL_ENOMEM when the entry's
+ * partition is full of live entries.  The caller holds the version's
+ * page lock, shared at least.
+ */
+int rowlock_add(rowlock_table *t, rowlock_owner *owner, uint32_t rel,
+                uint32_t block, uint16_t offset, xid_t xid, kerr *err);
+
+/*
+ * A running transaction other than self that holds a lock on the
+ * version, or XID_INVALID.  The caller holds the version's page lock
+ * exclusively (a writer about to mark it).
+ */
+xid_t rowlock_holder(rowlock_table *t, uint32_t rel, uint32_t block,
+                     uint16_t offset, xid_t self);
+
+/* Removes the entries owner noted for xid, and forgets them. */
+void rowlock_release(rowlock_table *t, rowlock_owner *owner, xid_t xid);
+void rowlock_owner_free(rowlock_owner *owner);
+
+/* Entries in the table now, live or not (relaxed). */
+uint32_t rowlock_count(const rowlock_table *t);
+
+#endif /* KEEL_TXN_ROWLOCK_H */
