@@ -1883,6 +1883,26 @@ static void test_for_update(void **state)
                                         "RETURNING n",
                                      cc),
                             "n:23\n11\nUPDATE 1\n");
+        /* FOR KEY SHARE holds off a delete and a change of the key, not
+         * an update of other columns, whose new version it then holds */
+        EXPECT(f->s, "BEGIN; SELECT n FROM fq WHERE id = 2 FOR KEY SHARE",
+               "BEGIN\nn:23\n11\nSELECT 1\n");
+        assert_string_equal(run_into(c, "UPDATE fq SET n = 12 WHERE id = 2 "
+                                        "RETURNING n",
+                                     cc),
+                            "n:23\n12\nUPDATE 1\n");
+        assert_non_null(strstr(run_into(c, "DELETE FROM fq WHERE id = 2", cc),
+                               "ERROR 55P03: canceling statement due to lock "
+                               "timeout"));
+        assert_non_null(strstr(run_into(c, "UPDATE fq SET id = 20 "
+                                           "WHERE id = 2",
+                                        cc),
+                               "ERROR 55P03: canceling statement due to lock "
+                               "timeout"));
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+        assert_string_equal(run_into(c, "UPDATE fq SET n = 11 WHERE id = 2",
+                                     cc),
+                            "UPDATE 1\n");
         sql_session_destroy(c);
         free(cc);
     }
@@ -2610,6 +2630,27 @@ static void test_fkey_crash(void **state)
         assert_string_equal(run_into(other, "ROLLBACK; RESET lock_timeout",
                                      &oc),
                             "ROLLBACK\nRESET\n");
+        /* a parent's other columns may change while its children are
+         * inserted; its delete still waits for them */
+        EXPECT(f->s,
+               "CREATE TABLE fkp (id int PRIMARY KEY, n int); "
+               "CREATE TABLE fkc (id int PRIMARY KEY, p int REFERENCES fkp); "
+               "INSERT INTO fkp VALUES (1, 0)",
+               "CREATE TABLE\nCREATE TABLE\nINSERT 0 1\n");
+        EXPECT(f->s, "BEGIN; INSERT INTO fkc VALUES (1, 1)",
+               "BEGIN\nINSERT 0 1\n");
+        assert_string_equal(
+            run_into(other, "SET lock_timeout = '10s'; "
+                            "UPDATE fkp SET n = n + 1 WHERE id = 1",
+                     &oc),
+            "SET\nUPDATE 1\n");
+        bg_start(&b, other, "DELETE FROM fkp WHERE id = 1");
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
+        assert_string_equal(bg_join(&b),
+                            "ERROR 23503: update or delete on table \"fkp\" "
+                            "violates foreign key constraint \"fkc_p_fkey\" "
+                            "on table \"fkc\"\n");
+        EXPECT(f->s, "SELECT * FROM fkp", "id:23,n:23\n1|1\nSELECT 1\n");
         /* BEGIN after a query in the same message: the level applies to
          * the transaction the query began, or 25001 as PostgreSQL */
         assert_string_equal(
@@ -2783,7 +2824,7 @@ static bool fk_answer_ok(fk_worker *w, const char *text, const char *got,
     return false;
 }
 
-/* Children inserted and parents deleted and put back at random, some
+/* Children inserted, parents updated, deleted and put back at random, some
  * in transactions of several statements, some under repeatable read. */
 static void *fk_work(void *arg)
 {
@@ -2834,6 +2875,14 @@ static void *fk_work(void *arg)
             }
             if (in)
                 w->inserted += 2;
+        } else if (op == 2 && tu_rand(&rnd) % 2 == 0) {
+            /* another column of the parent: its children's locks go on
+             * to the new version */
+            snprintf(q, sizeof(q), "UPDATE fkp SET n = n + 1 WHERE id = %d",
+                     p);
+            got = run_into(s, q, c);
+            if (strcmp(got, "UPDATE 0\n") != 0)
+                fk_answer_ok(w, q, got, "UPDATE 1\n");
         } else if (op == 2 || op == 3) {
             snprintf(q, sizeof(q), "DELETE FROM fkp WHERE id = %d", p);
             got = run_into(s, q, c);
@@ -2874,7 +2923,7 @@ static void test_fkey_stress(void **state)
     char q[96];
 
     EXPECT(f->s,
-           "CREATE TABLE fkp (id int PRIMARY KEY); "
+           "CREATE TABLE fkp (id int PRIMARY KEY, n int DEFAULT 0); "
            "CREATE TABLE fkc (id int PRIMARY KEY, pid int REFERENCES fkp); "
            "CREATE TABLE fkcc (id int PRIMARY KEY, "
            "pid int REFERENCES fkp ON DELETE CASCADE); "

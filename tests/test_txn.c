@@ -1559,39 +1559,60 @@ static void test_rowlocks(void **state)
     procarray_set_xid(pa, s0, 100);
     procarray_set_xid(pa, s1, 101);
     assert_int_equal(rowlock_create(pa, 5, &t, &f->err), KEEL_OK);
-    assert_int_equal(rowlock_holder(t, 1, 0, 1, 101), XID_INVALID);
-    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, &f->err), KEEL_OK);
-    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 101, ROWLOCK_KEY_SHARE), XID_INVALID);
+    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, ROWLOCK_SHARE, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, ROWLOCK_SHARE, &f->err), KEEL_OK);
     assert_int_equal(rowlock_count(t), 1);
     assert_int_equal(a.n, 1);
-    assert_int_equal(rowlock_holder(t, 1, 0, 1, 101), 100);
-    assert_int_equal(rowlock_holder(t, 1, 0, 1, 100), XID_INVALID);
-    assert_int_equal(rowlock_holder(t, 1, 0, 2, 101), XID_INVALID);
-    assert_int_equal(rowlock_holder(t, 2, 0, 1, 101), XID_INVALID);
-    assert_int_equal(rowlock_add(t, &b, 1, 0, 1, 101, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 101, ROWLOCK_KEY_SHARE), 100);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 100, ROWLOCK_KEY_SHARE), XID_INVALID);
+    assert_int_equal(rowlock_holder(t, 1, 0, 2, 101, ROWLOCK_KEY_SHARE), XID_INVALID);
+    assert_int_equal(rowlock_holder(t, 2, 0, 1, 101, ROWLOCK_KEY_SHARE), XID_INVALID);
+    assert_int_equal(rowlock_add(t, &b, 1, 0, 1, 101, ROWLOCK_SHARE, &f->err), KEEL_OK);
     assert_int_equal(rowlock_count(t), 2);
     rowlock_release(t, &a, 100);
     assert_int_equal(a.n, 0);
     assert_int_equal(rowlock_count(t), 1);
-    assert_int_equal(rowlock_holder(t, 1, 0, 1, 102), 101);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 102, ROWLOCK_KEY_SHARE), 101);
     /* 101 ends without releasing: its entry goes at the next look */
     procarray_set_xid(pa, s1, XID_INVALID);
-    assert_int_equal(rowlock_holder(t, 1, 0, 1, 102), XID_INVALID);
+    assert_int_equal(rowlock_holder(t, 1, 0, 1, 102, ROWLOCK_KEY_SHARE), XID_INVALID);
     assert_int_equal(rowlock_count(t), 0);
+    /* strengths: KEY SHARE holds off only a writer of the key, SHARE
+     * every writer; the holder's SHARE makes its lock stronger; an
+     * update that keeps the key carries others' locks to its version */
+    assert_int_equal(
+        rowlock_add(t, &a, 3, 0, 1, 100, ROWLOCK_KEY_SHARE, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_holder(t, 3, 0, 1, 102, ROWLOCK_SHARE),
+                     XID_INVALID);
+    assert_int_equal(rowlock_holder(t, 3, 0, 1, 102, ROWLOCK_KEY_SHARE), 100);
+    assert_int_equal(rowlock_carry(t, 3, 0, 1, 0, 2, 102, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_holder(t, 3, 0, 2, 102, ROWLOCK_KEY_SHARE), 100);
+    assert_int_equal(rowlock_holder(t, 3, 0, 2, 102, ROWLOCK_SHARE),
+                     XID_INVALID);
+    assert_int_equal(rowlock_carry(t, 3, 0, 1, 0, 3, 100, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_holder(t, 3, 0, 3, 102, ROWLOCK_KEY_SHARE),
+                     XID_INVALID);
+    assert_int_equal(rowlock_add(t, &a, 3, 0, 1, 100, ROWLOCK_SHARE, &f->err),
+                     KEEL_OK);
+    assert_int_equal(rowlock_holder(t, 3, 0, 1, 102, ROWLOCK_SHARE), 100);
+    assert_int_equal(rowlock_count(t), 2);
+    rowlock_release(t, &a, 100); /* the carried one was noted by no one */
+    assert_int_equal(rowlock_count(t), 1);
     /* 64 partitions of 8: some partition fills before 513 entries */
     for (uint32_t blk = 0; blk < 64 * 8 + 1 && rc == KEEL_OK; blk++) {
-        rc = rowlock_add(t, &a, 7, blk, 1, 100, &f->err);
+        rc = rowlock_add(t, &a, 7, blk, 1, 100, ROWLOCK_SHARE, &f->err);
         added += rc == KEEL_OK;
     }
     assert_int_equal(rc, KEEL_ENOMEM);
     assert_non_null(strstr(f->err.msg, "out of shared memory for row locks"));
     assert_true(added >= 8 && added <= 64 * 8);
-    assert_int_equal(rowlock_count(t), added);
+    assert_int_equal(rowlock_count(t), added + 1);
     /* its holder ends: a new transaction's lock reclaims the room */
     procarray_set_xid(pa, s0, XID_INVALID);
     procarray_set_xid(pa, s1, 102);
-    assert_int_equal(rowlock_add(t, &b, 7, added, 1, 102, &f->err), KEEL_OK);
-    assert_true(rowlock_count(t) <= added);
+    assert_int_equal(rowlock_add(t, &b, 7, added, 1, 102, ROWLOCK_SHARE, &f->err), KEEL_OK);
+    assert_true(rowlock_count(t) <= added + 1);
     rowlock_release(t, &b, 101); /* not its xid: nothing goes */
     rowlock_release(t, &b, 102);
     rowlock_owner_free(&a);
@@ -1630,13 +1651,13 @@ static void *rl_main(void *arg)
         procarray_set_xid(w->pa, w->slot, xid);
         for (int k = 0; k < 3; k++) {
             keys[k] = (uint32_t)(tu_rand(&rnd) % RL_KEYS);
-            if (rowlock_add(w->t, &own, 9, keys[k], 1, xid, &err) != KEEL_OK)
+            if (rowlock_add(w->t, &own, 9, keys[k], 1, xid, ROWLOCK_SHARE, &err) != KEEL_OK)
                 snprintf(w->failure, sizeof(w->failure), "add: %s", err.msg);
         }
         for (int k = 0; k < 3; k++) {
-            if (rowlock_holder(w->t, 9, keys[k], 1, xid) == xid)
+            if (rowlock_holder(w->t, 9, keys[k], 1, xid, ROWLOCK_KEY_SHARE) == xid)
                 snprintf(w->failure, sizeof(w->failure), "found itself");
-            if (rowlock_holder(w->t, 9, keys[k], 1, 1) == XID_INVALID)
+            if (rowlock_holder(w->t, 9, keys[k], 1, 1, ROWLOCK_KEY_SHARE) == XID_INVALID)
                 snprintf(w->failure, sizeof(w->failure),
                          "key %u held by %u not found", keys[k], xid);
         }

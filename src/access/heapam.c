@@ -2441,9 +2441,12 @@ static void drop_aborted_successor(heap_rel *rel, buf_session *s, int32_t id,
  */
 static int lock_for_write_once(heap_rel *rel, buf_session *s,
                                const visibility *vis, tid t, const char *verb,
-                               bool share, int32_t *idp,
+                               int conflict, int32_t *idp,
                                heap_tuple_header **out, xid_t *running)
 {
+    /* conflict: 0 to take a shared lock, else the weakest row lock
+     * (rowlock_mode) that holds this write off */
+    bool share = conflict == 0;
     heap_tuple_header *h;
     xid_status st = XID_STATUS_IN_PROGRESS;
     size_t len = 0;
@@ -2531,7 +2534,8 @@ static int lock_for_write_once(heap_rel *rel, buf_session *s,
      * added themselves under a shared one. */
     if (!share && vis->rowlocks != NULL) {
         xid_t holder = rowlock_holder(vis->rowlocks, rel->relnumber, t.block,
-                                      t.offset, vis->snap->own_xid);
+                                      t.offset, vis->snap->own_xid,
+                                      (rowlock_mode)conflict);
         if (holder != XID_INVALID) {
             if (vis->locker != NULL)
                 *vis->locker = holder;
@@ -2566,12 +2570,12 @@ fail:
  * transaction once this one has aborted (snapshot.h).
  */
 static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
-                          tid t, const char *verb, bool share, int32_t *idp,
+                          tid t, const char *verb, int conflict, int32_t *idp,
                           heap_tuple_header **out)
 {
     xid_t running = XID_INVALID;
     int rc =
-        lock_for_write_once(rel, s, vis, t, verb, share, idp, out, &running);
+        lock_for_write_once(rel, s, vis, t, verb, conflict, idp, out, &running);
 
     if (rc == KEEL_ESERIALIZE && running != XID_INVALID &&
         vis->conflict != NULL && vis->met == NULL)
@@ -2580,7 +2584,7 @@ static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
 }
 
 int heap_lock_shared(heap_rel *rel, buf_session *s, const visibility *vis,
-                     xid_t xid, tid t)
+                     xid_t xid, tid t, rowlock_mode mode)
 {
     heap_tuple_header *h;
     int32_t id;
@@ -2591,11 +2595,11 @@ int heap_lock_shared(heap_rel *rel, buf_session *s, const visibility *vis,
                       "relation %u: no table of row locks to lock (%u,%u) in",
                       rel->relnumber, t.block, t.offset);
     if (rc == KEEL_OK)
-        rc = lock_for_write(rel, s, vis, t, "lock", true, &id, &h);
+        rc = lock_for_write(rel, s, vis, t, "lock", 0, &id, &h);
     if (rc != KEEL_OK)
         return rc;
     rc = rowlock_add(vis->rowlocks, vis->rowlock_owner, rel->relnumber,
-                     t.block, t.offset, xid, &s->err);
+                     t.block, t.offset, xid, mode, &s->err);
     buf_unlock(s, id);
     buf_release(s, id);
     return rc;
@@ -2617,7 +2621,8 @@ int heap_delete_cid(heap_rel *rel, buf_session *s, const visibility *vis,
     int rc = check_writer(rel, s, vis, xid);
 
     if (rc == KEEL_OK)
-        rc = lock_for_write(rel, s, vis, t, "delete", false, &id, &h);
+        rc = lock_for_write(rel, s, vis, t, "delete", ROWLOCK_KEY_SHARE, &id,
+                            &h);
     if (rc != KEEL_OK)
         return rc;
     rc = cmax_word(vis, h, cmd, &word, &s->err);
@@ -2692,7 +2697,9 @@ static int update_tuple(heap_rel *rel, buf_session *s, const visibility *vis,
     if (rc == KEEL_OK)
         rc = form_tuple(rel, values, xid, cmd, &buf, &len, &s->err);
     if (rc == KEEL_OK)
-        rc = lock_for_write(rel, s, vis, t, "update", false, &id, &h);
+        rc = lock_for_write(rel, s, vis, t, "update",
+                            vis->keeps_key ? ROWLOCK_SHARE : ROWLOCK_KEY_SHARE,
+                            &id, &h);
     if (rc != KEEL_OK)
         return rc;
     rc = cmax_word(vis, h, cmd, &word, &s->err);

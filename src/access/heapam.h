@@ -50,6 +50,7 @@
 #include "access/tuple.h"
 #include "port/atomics.h"
 #include "storage/bufmgr.h"
+#include "txn/rowlock.h"
 #include "txn/snapshot.h"
 
 #define HEAP_NO_BLOCK ((blocknum_t)0xFFFFFFFF)
@@ -348,15 +349,17 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t);
 
 /*
- * Takes a shared lock on the row version at t for transaction xid (vis's
- * own), as SELECT ... FOR SHARE does: the same checks as heap_delete()
+ * Takes a shared lock of mode on the row version at t for transaction
+ * xid (vis's own), as SELECT ... FOR SHARE (ROWLOCK_SHARE) or FOR KEY
+ * SHARE (ROWLOCK_KEY_SHARE) does: the same checks as heap_delete()
  * (ENOENT, ESERIALIZE, under the page's lock, shared here), then an entry
  * in vis->rowlocks (txn/rowlock.h; ENOMEM when it is full).  Nothing on
  * the page changes and nothing is logged: other lockers go on beside it,
- * and a deleter or updater of the version waits until xid ends.
+ * and a deleter or updater of the version (for KEY SHARE, one that
+ * changes its key: visibility.keeps_key) waits until xid ends.
  */
 int heap_lock_shared(heap_rel *rel, buf_session *s, const visibility *vis,
-                     xid_t xid, tid t);
+                     xid_t xid, tid t, rowlock_mode mode);
 
 /* heap_delete() that also sets *old_cid to the version's command id word
  * as it was before, for heap_undo_claim(). */

@@ -1004,7 +1004,7 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
     write_conflict met = {0};
     xid_t locker = XID_INVALID;
     visibility wv;
-    bool hot_ok = true;
+    bool hot_ok = true, keeps_key = true;
     tid nt;
     int rc = KEEL_OK;
 
@@ -1022,6 +1022,7 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
         engine_index_key(&t->idx[i], values, keys);
         if (same_key(t, i, keys, old->values))
             continue; /* only this row can hold it: heap_update decides */
+        keeps_key = false;
         rc = key_taken(s, ct, t, i, keys, old->tid, &taken);
         if (rc == KEEL_OK && taken) {
             unique_message(s, t, i, keys);
@@ -1035,6 +1036,7 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
      * a committed one's update for the caller to check the row again. */
     wv = ct->vis;
     wv.locker = &locker;
+    wv.keeps_key = keeps_key;
     if (s->read_committed) {
         wv.met = &met;
         wv.committed_ok = following;
@@ -1053,6 +1055,14 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
                 continue;
         }
         break;
+    }
+    /* KEY SHARE holders of the old version hold the new one too */
+    if (rc == KEEL_OK && keeps_key && wv.rowlocks != NULL) {
+        rc = rowlock_carry(wv.rowlocks, t->h->heap.relnumber, old->tid.block,
+                           old->tid.offset, nt.block, nt.offset, ct->xid,
+                           &s->bs->err);
+        if (rc != KEEL_OK)
+            heap_update_undo(s->bs, ct->xid, &hold);
     }
     if (rc == KEEL_OK) {
         rc = hold.hot ? KEEL_OK
@@ -1135,11 +1145,12 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
 }
 
 /*
- * Takes a shared lock on version old of a row of t (heap_lock_shared()),
- * with read committed's waits and reports as delete_version().
+ * Takes a shared lock of mode on version old of a row of t
+ * (heap_lock_shared()), with read committed's waits and reports as
+ * delete_version().
  */
 static int share_version(keel_session *s, catalog_txn *ct, engine_table *t,
-                         tid old, bool following)
+                         tid old, bool following, rowlock_mode mode)
 {
     write_conflict met = {0};
     visibility wv = ct->vis;
@@ -1151,7 +1162,7 @@ static int share_version(keel_session *s, catalog_txn *ct, engine_table *t,
     }
     while (rc == KEEL_OK) {
         met.xid = XID_INVALID;
-        rc = heap_lock_shared(&t->h->heap, s->bs, &wv, ct->xid, old);
+        rc = heap_lock_shared(&t->h->heap, s->bs, &wv, ct->xid, old, mode);
         if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
             rc = met_change(s, t, &met);
             if (rc == KEEL_OK)
@@ -1162,8 +1173,9 @@ static int share_version(keel_session *s, catalog_txn *ct, engine_table *t,
     return rc;
 }
 
-keel_status keel_lock_shared(keel_session *s, const char *schema,
-                             const char *table, const keel_value *key)
+keel_status keel_lock_row(keel_session *s, const char *schema,
+                          const char *table, const keel_value *key,
+                          keel_row_lock mode)
 {
     catalog_txn ct;
     engine_table tab, *t = &tab;
@@ -1174,13 +1186,19 @@ keel_status keel_lock_shared(keel_session *s, const char *schema,
     if (rc != KEEL_OK)
         return rc;
     tab.nidx = 0;
-    rc = resolve_table(s, true, schema, table, &ct, t);
+    if (mode != KEEL_ROW_KEY_SHARE && mode != KEEL_ROW_SHARE)
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
+                      "unknown row lock mode %d", (int)mode);
+    if (rc == KEEL_OK)
+        rc = resolve_table(s, true, schema, table, &ct, t);
     if (rc == KEEL_OK && s->read_committed)
         rc = follow_find(s, &ct, t, key, &row, &following);
     if (rc == KEEL_OK && !following)
         rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
     if (rc == KEEL_OK)
-        rc = share_version(s, &ct, t, row.tid, following);
+        rc = share_version(s, &ct, t, row.tid, following,
+                           mode == KEEL_ROW_SHARE ? ROWLOCK_SHARE
+                                                  : ROWLOCK_KEY_SHARE);
     heap_row_free(&row);
     return engine_stmt_end(s, rc, false);
 }

@@ -15,9 +15,10 @@
  *   - a row whose key refers to another table (inserted, or updated to a
  *     new key without nulls; MATCH FULL refuses a key that is partly
  *     null) looks its key up there and locks the row it finds, by
- *     SELECT ... FOR KEY SHARE (the engine's shared row lock, taken as
- *     FOR SHARE: a transaction deleting or updating the row waits for
- *     this one, others inserting its children go on beside it), or
+ *     SELECT ... FOR KEY SHARE (the engine's shared row lock: a
+ *     transaction deleting the row or changing its key waits for this
+ *     one, others inserting its children or updating its other columns
+ *     go on beside it), or
  *     fails with 23503.  A transaction
  *     locks each parent key once: it remembers the keys it locked until
  *     it ends, forgets them at a ROLLBACK TO and when it deletes or
@@ -1119,7 +1120,7 @@ static bool keel_equal(const keel_value *a, const keel_value *b, keel_type t)
 
 /*
  * A parent row locked as SELECT ... FOR KEY SHARE locks it (a shared row
- * lock, keel_lock_shared()), without a query, when the key is its
+ * lock, keel_lock_row()), without a query, when the key is its
  * primary key:
  * pk (the parent's types, in the key's order).  *found false if no row
  * the statement sees holds it, or (read committed) the one that did was
@@ -1138,7 +1139,8 @@ static keel_status lock_direct(sql_session *s, const sql_fkey *f,
     for (uint16_t j = 0; j < f->pnpkey; j++)
         sql_value_to_keel(&pk[f->pkplace[j]], &key[j]);
     for (;;) {
-        rc = keel_lock_shared(s->ks, f->pschema, f->pname, key);
+        rc = keel_lock_row(s->ks, f->pschema, f->pname, key,
+                           KEEL_ROW_KEY_SHARE);
         if (rc == KEEL_OK) {
             *found = true;
             return KEEL_OK;

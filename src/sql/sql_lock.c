@@ -8,11 +8,10 @@
  * for this transaction, and under repeatable read fails with 40001 when
  * the row changed since the snapshot; each such lock leaves a version
  * behind, as any update does.  FOR SHARE and FOR KEY SHARE take the
- * engine's shared row lock (keel_lock_shared()): the same waits and
+ * engine's shared row lock (keel_lock_row()): the same waits and
  * failures before it, then nothing written, other sharers beside it, and
- * a writer of the row waiting for it.  FOR KEY SHARE is taken as FOR
- * SHARE: a write that changes no key waits for it too, where PostgreSQL
- * lets one through.
+ * a writer of the row (for KEY SHARE, one that deletes it or changes
+ * its key) waiting for it.
  *
  * The statement runs in three steps, as PostgreSQL's LockRows node sits
  * between its sort and its LIMIT: the query itself, with the table's
@@ -88,7 +87,9 @@ static keel_status passes(sql_session *s, const sql_expr *where,
 keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
 {
     const char *lock = "FOR UPDATE";
-    bool shared = true; /* every clause FOR SHARE or FOR KEY SHARE */
+    /* every clause FOR SHARE or FOR KEY SHARE: the strongest */
+    bool shared = true;
+    keel_row_lock share_mode = KEEL_ROW_KEY_SHARE;
     const PgQuery__RangeVar *rv;
     PgQuery__SelectStmt q;
     PgQuery__Node **targets;
@@ -111,6 +112,8 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
                  (lc->strength == PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORSHARE ||
                   lc->strength ==
                       PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORKEYSHARE);
+        if (lc->strength == PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORSHARE)
+            share_mode = KEEL_ROW_SHARE;
         if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitSkip)
             skip = true;
         if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitError)
@@ -231,7 +234,7 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
         while (rc == KEEL_OK) {
             keel_status w;
             keel_session_set_row_nowait(s->ks, skip || nowait);
-            w = shared ? keel_lock_shared(s->ks, t.schema, t.name, kk)
+            w = shared ? keel_lock_row(s->ks, t.schema, t.name, kk, share_mode)
                        : keel_update(s->ks, t.schema, t.name, kk, kv);
             keel_session_set_row_nowait(s->ks, false);
             if (w == KEEL_OK || w == KEEL_ENOENT || (w == KEEL_EBUSY && skip)) {

@@ -21,6 +21,7 @@
 typedef struct rowlock_entry {
     uint32_t rel, block;
     uint16_t offset;
+    uint16_t mode; /* rowlock_mode */
     xid_t xid;     /* XID_INVALID: free */
     uint32_t next; /* the next in its chain or the free list, + 1; 0 none */
 } rowlock_entry;
@@ -128,7 +129,8 @@ static bool reclaim(rowlock_table *t, rowlock_part *rp, xid_t keep)
 }
 
 int rowlock_add(rowlock_table *t, rowlock_owner *owner, uint32_t rel,
-                uint32_t block, uint16_t offset, xid_t xid, kerr *err)
+                uint32_t block, uint16_t offset, xid_t xid, rowlock_mode mode,
+                kerr *err)
 {
     uint64_t h = key_hash(rel, block, offset);
     uint32_t p = (uint32_t)(h % ROWLOCK_PARTS);
@@ -138,9 +140,11 @@ int rowlock_add(rowlock_table *t, rowlock_owner *owner, uint32_t rel,
 
     pthread_mutex_lock(&rp->lock);
     for (i = *head; i != 0; i = rp->e[i - 1].next) {
-        const rowlock_entry *e = &rp->e[i - 1];
+        rowlock_entry *e = &rp->e[i - 1];
         if (e->xid == xid && e->rel == rel && e->block == block &&
             e->offset == offset) {
+            if (e->mode < mode)
+                e->mode = (uint16_t)mode;
             pthread_mutex_unlock(&rp->lock);
             return KEEL_OK;
         }
@@ -160,7 +164,8 @@ int rowlock_add(rowlock_table *t, rowlock_owner *owner, uint32_t rel,
         i = t->per_part - rp->fresh--;
     }
     rp->e[i] = (rowlock_entry){.rel = rel, .block = block, .offset = offset,
-                               .xid = xid, .next = *head};
+                               .mode = (uint16_t)mode, .xid = xid,
+                               .next = *head};
     *head = i + 1;
     atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&rp->lock);
@@ -179,7 +184,7 @@ int rowlock_add(rowlock_table *t, rowlock_owner *owner, uint32_t rel,
 }
 
 xid_t rowlock_holder(rowlock_table *t, uint32_t rel, uint32_t block,
-                     uint16_t offset, xid_t self)
+                     uint16_t offset, xid_t self, rowlock_mode at_least)
 {
     uint64_t h;
     rowlock_part *rp;
@@ -200,6 +205,8 @@ xid_t rowlock_holder(rowlock_table *t, uint32_t rel, uint32_t block,
             link = &rp->e[i].next;
         } else if (!procarray_contains(t->pa, e->xid)) {
             entry_free(t, rp, link, i); /* its holder has ended */
+        } else if (e->mode < at_least) {
+            link = &rp->e[i].next;
         } else {
             found = e->xid;
             break;
@@ -207,6 +214,49 @@ xid_t rowlock_holder(rowlock_table *t, uint32_t rel, uint32_t block,
     }
     pthread_mutex_unlock(&rp->lock);
     return found;
+}
+
+int rowlock_carry(rowlock_table *t, uint32_t rel, uint32_t block,
+                  uint16_t offset, uint32_t to_block, uint16_t to_offset,
+                  xid_t self, kerr *err)
+{
+    uint64_t h;
+    rowlock_part *rp;
+    rowlock_entry *got = NULL;
+    uint32_t n = 0, cap = 0;
+    int rc = KEEL_OK;
+
+    if (atomic_load_relaxed(&t->count) == 0)
+        return KEEL_OK;
+    h = key_hash(rel, block, offset);
+    rp = &t->part[h % ROWLOCK_PARTS];
+    /* copied out first: rowlock_add() takes the new version's partition */
+    pthread_mutex_lock(&rp->lock);
+    for (uint32_t i = rp->heads[(h >> 8) & (t->per_part - 1)];
+         i != 0 && rc == KEEL_OK; i = rp->e[i - 1].next) {
+        const rowlock_entry *e = &rp->e[i - 1];
+        if (e->rel != rel || e->block != block || e->offset != offset ||
+            e->xid == self || !procarray_contains(t->pa, e->xid))
+            continue;
+        if (n == cap) {
+            uint32_t nc = cap ? cap * 2 : 8;
+            rowlock_entry *g = realloc(got, nc * sizeof(*g));
+            if (g == NULL) {
+                rc = kerr_set(err, KEEL_ENOMEM,
+                              "out of memory for the row locks of an update");
+                break;
+            }
+            got = g;
+            cap = nc;
+        }
+        got[n++] = *e;
+    }
+    pthread_mutex_unlock(&rp->lock);
+    for (uint32_t k = 0; rc == KEEL_OK && k < n; k++)
+        rc = rowlock_add(t, NULL, rel, to_block, to_offset, got[k].xid,
+                         (rowlock_mode)got[k].mode, err);
+    free(got);
+    return rc;
 }
 
 void rowlock_release(rowlock_table *t, rowlock_owner *owner, xid_t xid)

@@ -30,6 +30,14 @@
 
 typedef struct rowlock_table rowlock_table;
 
+/* A lock's strength, as PostgreSQL's: KEY_SHARE (FOR KEY SHARE, a
+ * foreign key's check) holds off deletes and updates of a key column;
+ * SHARE (FOR SHARE) holds off every delete and update. */
+typedef enum rowlock_mode {
+    ROWLOCK_KEY_SHARE = 1,
+    ROWLOCK_SHARE = 2,
+} rowlock_mode;
+
 /* The entries one transaction added, for rowlock_release(). */
 typedef struct rowlock_owner {
     uint32_t *entries;
@@ -44,22 +52,38 @@ int rowlock_create(const procarray *pa, uint32_t per_part, rowlock_table **out,
 void rowlock_destroy(rowlock_table *t);
 
 /*
- * Adds xid's lock on version (block, offset) of relation rel, unless it
- * holds one already, and notes the entry in owner (if it can: an entry
- * not noted is reclaimed once xid ends).  KEEL_ENOMEM when the entry's
- * partition is full of live entries.  The caller holds the version's
- * page lock, shared at least.
+ * Adds xid's lock of mode on version (block, offset) of relation rel,
+ * unless it holds one as strong already (a weaker one is made
+ * stronger), and notes the entry in owner (if it can, and owner is not
+ * NULL: an entry not noted is reclaimed once xid ends).  KEEL_ENOMEM
+ * when the entry's partition is full of live entries.  The caller holds
+ * the version's page lock, shared at least.
  */
 int rowlock_add(rowlock_table *t, rowlock_owner *owner, uint32_t rel,
-                uint32_t block, uint16_t offset, xid_t xid, kerr *err);
+                uint32_t block, uint16_t offset, xid_t xid, rowlock_mode mode,
+                kerr *err);
 
 /*
- * A running transaction other than self that holds a lock on the
- * version, or XID_INVALID.  The caller holds the version's page lock
+ * A running transaction other than self that holds a lock of mode `at
+ * least` or stronger on the version, or XID_INVALID: a delete or an
+ * update of a key asks for KEY_SHARE (any lock holds it off), another
+ * update for SHARE.  The caller holds the version's page lock
  * exclusively (a writer about to mark it).
  */
 xid_t rowlock_holder(rowlock_table *t, uint32_t rel, uint32_t block,
-                     uint16_t offset, xid_t self);
+                     uint16_t offset, xid_t self, rowlock_mode at_least);
+
+/*
+ * An update that kept the row's key let KEY_SHARE holders be: their
+ * locks go on to its new version (to_block, to_offset), so that a later
+ * delete of it still waits for them.  Holders other than self that are
+ * running, noted by no owner (reclaimed once they end); KEEL_ENOMEM as
+ * rowlock_add().  The updater, still running, is the only one that can
+ * change the new version meanwhile.
+ */
+int rowlock_carry(rowlock_table *t, uint32_t rel, uint32_t block,
+                  uint16_t offset, uint32_t to_block, uint16_t to_offset,
+                  xid_t self, kerr *err);
 
 /* Removes the entries owner noted for xid, and forgets them. */
 void rowlock_release(rowlock_table *t, rowlock_owner *owner, xid_t xid);

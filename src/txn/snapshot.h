@@ -105,10 +105,14 @@ typedef struct visibility {
      * another running transaction holds one on fails with ESERIALIZE,
      * naming it in *locker if locker is set (the caller waits for it and
      * tries again), else as for a running deleter (met, conflict).  A
-     * lock taken is noted in rowlock_owner. */
+     * lock taken is noted in rowlock_owner.  An update with keeps_key
+     * changes no key column of the row (no unique index's key): only
+     * SHARE locks hold it off, and KEY SHARE holders' locks go on to its
+     * new version (the caller's rowlock_carry()). */
     struct rowlock_table *rowlocks;
     struct rowlock_owner *rowlock_owner;
     xid_t *locker;
+    bool keeps_key;
 } visibility;
 
 /* What a write met on a version another transaction had changed: that

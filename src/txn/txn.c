@@ -800,6 +800,7 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     vis->rowlocks = s->mgr->rowlocks;
     vis->rowlock_owner = &s->rowlocks;
     vis->locker = NULL;
+    vis->keeps_key = false;
     return KEEL_OK;
 }
 
