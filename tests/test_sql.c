@@ -1903,6 +1903,26 @@ static void test_for_update(void **state)
         assert_string_equal(run_into(c, "UPDATE fq SET n = 11 WHERE id = 2",
                                      cc),
                             "UPDATE 1\n");
+        /* ROLLBACK TO releases the shared locks taken since the
+         * savepoint, not those taken before it */
+        EXPECT(f->s, "BEGIN; SAVEPOINT a; "
+                     "SELECT n FROM fq WHERE id = 2 FOR SHARE; ROLLBACK TO a",
+               "BEGIN\nSAVEPOINT\nn:23\n11\nSELECT 1\nROLLBACK\n");
+        assert_string_equal(run_into(c, "UPDATE fq SET n = 12 WHERE id = 2",
+                                     cc),
+                            "UPDATE 1\n");
+        EXPECT(f->s, "SELECT n FROM fq WHERE id = 2 FOR SHARE; SAVEPOINT b; "
+                     "SELECT n FROM fq WHERE id = 1 FOR SHARE; ROLLBACK TO b",
+               "n:23\n12\nSELECT 1\nSAVEPOINT\nn:23\n0\nSELECT 1\n"
+               "ROLLBACK\n");
+        assert_non_null(strstr(run_into(c, "UPDATE fq SET n = 13 WHERE id = 2",
+                                        cc),
+                               "ERROR 55P03: canceling statement due to lock "
+                               "timeout"));
+        assert_string_equal(run_into(c, "UPDATE fq SET n = 0 WHERE id = 1",
+                                     cc),
+                            "UPDATE 1\n");
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
         sql_session_destroy(c);
         free(cc);
     }

@@ -88,10 +88,11 @@ typedef struct engine_undo {
     bool insert;
 } engine_undo;
 
-/* A savepoint: how far the undo list and the transaction's schema
- * changes had gone when it was set. */
+/* A savepoint: how far the undo list, the transaction's shared row locks
+ * and its schema changes had gone when it was set. */
 typedef struct engine_savepoint {
     uint32_t nundo;
+    uint32_t nrowlocks;
     uint32_t nheld, ndrops;
     uint64_t inval_adds;
     bool inval_overflow;

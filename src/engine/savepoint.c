@@ -15,7 +15,8 @@
  *
  * Index entries made since the savepoint stay, naming versions nobody
  * sees, as those of an aborted transaction do.  Table locks taken since
- * stay until the transaction ends.  Catalog changes (DDL, ANALYZE) are
+ * stay until the transaction ends; shared row locks taken since are
+ * released (one made stronger since stays as strong).  Catalog changes (DDL, ANALYZE) are
  * not taken back: the engine's shared state (claims, files, dropped
  * tables) follows them, so a rollback to a savepoint set before one is
  * refused, and the transaction can then only abort.  So is one after a
@@ -104,6 +105,7 @@ keel_status keel_savepoint(keel_session *s, uint32_t *level)
     }
     s->savepoints[s->nsavepoints++] =
         (engine_savepoint){.nundo = s->nundo,
+                           .nrowlocks = txn_rowlocks_mark(s->ts),
                            .nheld = s->nheld,
                            .ndrops = s->ndrops,
                            .inval_adds = s->inval.adds,
@@ -163,6 +165,9 @@ keel_status keel_rollback_to_savepoint(keel_session *s, uint32_t level)
         }
         s->nundo--;
     }
+    /* The shared row locks taken since go too (not a strengthening of
+     * one taken before, which stays until the transaction ends). */
+    txn_rowlocks_release_to(s->ts, sp->nrowlocks);
     /* Later savepoints go; this one stays, as it was set. */
     s->nsavepoints = level;
     s->follow_set = false;

@@ -261,7 +261,13 @@ int rowlock_carry(rowlock_table *t, uint32_t rel, uint32_t block,
 
 void rowlock_release(rowlock_table *t, rowlock_owner *owner, xid_t xid)
 {
-    for (uint32_t k = 0; k < owner->n; k++) {
+    rowlock_release_from(t, owner, 0, xid);
+}
+
+void rowlock_release_from(rowlock_table *t, rowlock_owner *owner,
+                          uint32_t from, xid_t xid)
+{
+    for (uint32_t k = from; k < owner->n; k++) {
         uint32_t p = owner->entries[k] / t->per_part;
         uint32_t i = owner->entries[k] % t->per_part;
         rowlock_part *rp = &t->part[p];
@@ -279,7 +285,8 @@ void rowlock_release(rowlock_table *t, rowlock_owner *owner, xid_t xid)
         }
         pthread_mutex_unlock(&rp->lock);
     }
-    owner->n = 0;
+    if (owner->n > from)
+        owner->n = from;
 }
 
 void rowlock_owner_free(rowlock_owner *owner)

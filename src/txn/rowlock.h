@@ -85,8 +85,11 @@ int rowlock_carry(rowlock_table *t, uint32_t rel, uint32_t block,
                   uint16_t offset, uint32_t to_block, uint16_t to_offset,
                   xid_t self, kerr *err);
 
-/* Removes the entries owner noted for xid, and forgets them. */
+/* Removes the entries owner noted for xid, and forgets them; _from:
+ * those it noted after the first `from`. */
 void rowlock_release(rowlock_table *t, rowlock_owner *owner, xid_t xid);
+void rowlock_release_from(rowlock_table *t, rowlock_owner *owner,
+                          uint32_t from, xid_t xid);
 void rowlock_owner_free(rowlock_owner *owner);
 
 /* Entries in the table now, live or not (relaxed). */

@@ -804,6 +804,17 @@ int txn_visibility(txn_session *s, visibility *vis, kerr *err)
     return KEEL_OK;
 }
 
+uint32_t txn_rowlocks_mark(const txn_session *s)
+{
+    return s->rowlocks.n;
+}
+
+void txn_rowlocks_release_to(txn_session *s, uint32_t mark)
+{
+    if (s->xid != XID_INVALID && s->rowlocks.n > mark)
+        rowlock_release_from(s->mgr->rowlocks, &s->rowlocks, mark, s->xid);
+}
+
 cid_state *txn_cids(txn_session *s)
 {
     return &s->cids;

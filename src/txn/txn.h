@@ -188,6 +188,12 @@ bool txn_wait_end(txn_session *s, xid_t xid, uint64_t timeout_ns);
 /* True while a transaction is running in the session. */
 bool txn_in_progress(const txn_session *s);
 
+/* How many shared row locks the running transaction has noted (for a
+ * savepoint), and the release of those noted after mark (a rollback to
+ * it). */
+uint32_t txn_rowlocks_mark(const txn_session *s);
+void txn_rowlocks_release_to(txn_session *s, uint32_t mark);
+
 /* The running transaction's xid, XID_INVALID if it has none (yet). */
 xid_t txn_current_xid(const txn_session *s);
 
