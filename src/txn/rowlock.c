@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "port/atomics.h"
 #include "port/mem.h"
@@ -36,6 +37,8 @@ typedef struct rowlock_part {
 
 struct rowlock_table {
     const procarray *pa;
+    void *mem; /* every partition's heads and entries, mapped */
+    size_t mem_size;
     uint32_t per_part; /* entries and buckets per partition, a power of 2 */
     CACHE_ALIGNED atomic_u32 count;
     rowlock_part part[ROWLOCK_PARTS];
@@ -56,6 +59,8 @@ int rowlock_create(const procarray *pa, uint32_t per_part, rowlock_table **out,
 {
     rowlock_table *t;
     uint32_t n = 8;
+    size_t part_bytes;
+    char *m;
 
     *out = NULL;
     while (n < per_part && n < (1u << 20))
@@ -65,17 +70,26 @@ int rowlock_create(const procarray *pa, uint32_t per_part, rowlock_table **out,
         return kerr_set(err, KEEL_ENOMEM, "out of memory for row locks");
     t->pa = pa;
     t->per_part = n;
+    /* Mapped, not allocated: pages of zeroes until a lock first lands
+     * on them, so a table that is never full costs the memory of its
+     * busiest moment (calloc() would clear all of it at once). */
+    part_bytes = (size_t)n * (sizeof(uint32_t) + sizeof(rowlock_entry));
+    t->mem_size = part_bytes * ROWLOCK_PARTS;
+    t->mem = mmap(NULL, t->mem_size, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (t->mem == MAP_FAILED) {
+        free(t);
+        return kerr_set(err, KEEL_ENOMEM,
+                        "out of memory for row locks (%zu bytes)",
+                        (size_t)part_bytes * ROWLOCK_PARTS);
+    }
+    m = t->mem;
     for (uint32_t p = 0; p < ROWLOCK_PARTS; p++) {
         rowlock_part *rp = &t->part[p];
         pthread_mutex_init(&rp->lock, NULL);
-        rp->heads = calloc(n, sizeof(*rp->heads));
-        /* untouched until used: a table that is never full costs the
-         * memory of its busiest moment */
-        rp->e = calloc(n, sizeof(*rp->e));
-        if (rp->heads == NULL || rp->e == NULL) {
-            rowlock_destroy(t);
-            return kerr_set(err, KEEL_ENOMEM, "out of memory for row locks");
-        }
+        rp->e = (rowlock_entry *)(void *)m;
+        rp->heads = (uint32_t *)(void *)(m + (size_t)n * sizeof(rowlock_entry));
+        m += part_bytes;
         rp->free_head = 0;
         rp->fresh = n;
     }
@@ -88,11 +102,9 @@ void rowlock_destroy(rowlock_table *t)
 {
     if (t == NULL)
         return;
-    for (uint32_t p = 0; p < ROWLOCK_PARTS; p++) {
+    for (uint32_t p = 0; p < ROWLOCK_PARTS; p++)
         pthread_mutex_destroy(&t->part[p].lock);
-        free(t->part[p].heads);
-        free(t->part[p].e);
-    }
+    munmap(t->mem, t->mem_size);
     free(t);
 }
 
