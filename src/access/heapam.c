@@ -2433,11 +2433,15 @@ static void drop_aborted_successor(heap_rel *rel, buf_session *s, int32_t id,
  * Pins and exclusively locks the page of t and checks that the version
  * there may be deleted or updated by vis's transaction: it is visible to
  * the snapshot (ENOENT otherwise, which covers one this transaction has
- * deleted), and it has no xmax unless that transaction aborted
- * (ESERIALIZE otherwise: the deleter is running, or committed after the
- * snapshot, since the version is still visible).  ECORRUPT if the page is
- * not a heap page.  On success returns the buffer in *id, pinned and
- * locked, and the version's header in *out; on error holds nothing.
+ * deleted), it has no xmax unless that transaction aborted (ESERIALIZE
+ * otherwise: the deleter is running, or committed after the snapshot,
+ * since the version is still visible), and no other running transaction
+ * holds a shared row lock of mode conflict or stronger on it (ESERIALIZE,
+ * the holder in *vis->locker: txn/rowlock.h).  With conflict 0 (a shared
+ * lock to take) the page is locked shared and no holder is looked for.
+ * ECORRUPT if the page is not a heap page.  On success returns the buffer
+ * in *id, pinned and locked, and the version's header in *out; on error
+ * holds nothing.
  */
 static int lock_for_write_once(heap_rel *rel, buf_session *s,
                                const visibility *vis, tid t, const char *verb,
