@@ -1903,6 +1903,27 @@ static void test_for_update(void **state)
         assert_string_equal(run_into(c, "UPDATE fq SET n = 11 WHERE id = 2",
                                      cc),
                             "UPDATE 1\n");
+        /* FOR NO KEY UPDATE lets FOR KEY SHARE in, not FOR SHARE; FOR
+         * UPDATE neither */
+        EXPECT(f->s, "BEGIN; SELECT n FROM fq WHERE id = 2 FOR NO KEY UPDATE",
+               "BEGIN\nn:23\n11\nSELECT 1\n");
+        assert_string_equal(run_into(c, "BEGIN; SELECT n FROM fq WHERE id = 2 "
+                                        "FOR KEY SHARE; COMMIT",
+                                     cc),
+                            "BEGIN\nn:23\n11\nSELECT 1\nCOMMIT\n");
+        assert_non_null(strstr(run_into(c, "SELECT n FROM fq WHERE id = 2 "
+                                           "FOR SHARE",
+                                        cc),
+                               "ERROR 55P03: canceling statement due to lock "
+                               "timeout"));
+        EXPECT(f->s, "COMMIT; BEGIN; SELECT n FROM fq WHERE id = 2 FOR UPDATE",
+               "COMMIT\nBEGIN\nn:23\n11\nSELECT 1\n");
+        assert_non_null(strstr(run_into(c, "SELECT n FROM fq WHERE id = 2 "
+                                           "FOR KEY SHARE",
+                                        cc),
+                               "ERROR 55P03: canceling statement due to lock "
+                               "timeout"));
+        EXPECT(f->s, "COMMIT", "COMMIT\n");
         /* ROLLBACK TO releases the shared locks taken since the
          * savepoint, not those taken before it */
         EXPECT(f->s, "BEGIN; SAVEPOINT a; "

@@ -1560,15 +1560,15 @@ static void test_rowlocks(void **state)
     procarray_set_xid(pa, s1, 101);
     assert_int_equal(rowlock_create(pa, 5, &t, &f->err), KEEL_OK);
     assert_int_equal(rowlock_holder(t, 1, 0, 1, 101, ROWLOCK_KEY_SHARE), XID_INVALID);
-    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, ROWLOCK_SHARE, &f->err), KEEL_OK);
-    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, ROWLOCK_SHARE, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, ROWLOCK_SHARE, NULL, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_add(t, &a, 1, 0, 1, 100, ROWLOCK_SHARE, NULL, &f->err), KEEL_OK);
     assert_int_equal(rowlock_count(t), 1);
     assert_int_equal(a.n, 1);
     assert_int_equal(rowlock_holder(t, 1, 0, 1, 101, ROWLOCK_KEY_SHARE), 100);
     assert_int_equal(rowlock_holder(t, 1, 0, 1, 100, ROWLOCK_KEY_SHARE), XID_INVALID);
     assert_int_equal(rowlock_holder(t, 1, 0, 2, 101, ROWLOCK_KEY_SHARE), XID_INVALID);
     assert_int_equal(rowlock_holder(t, 2, 0, 1, 101, ROWLOCK_KEY_SHARE), XID_INVALID);
-    assert_int_equal(rowlock_add(t, &b, 1, 0, 1, 101, ROWLOCK_SHARE, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_add(t, &b, 1, 0, 1, 101, ROWLOCK_SHARE, NULL, &f->err), KEEL_OK);
     assert_int_equal(rowlock_count(t), 2);
     rowlock_release(t, &a, 100);
     assert_int_equal(a.n, 0);
@@ -1582,7 +1582,7 @@ static void test_rowlocks(void **state)
      * every writer; the holder's SHARE makes its lock stronger; an
      * update that keeps the key carries others' locks to its version */
     assert_int_equal(
-        rowlock_add(t, &a, 3, 0, 1, 100, ROWLOCK_KEY_SHARE, &f->err), KEEL_OK);
+        rowlock_add(t, &a, 3, 0, 1, 100, ROWLOCK_KEY_SHARE, NULL, &f->err), KEEL_OK);
     assert_int_equal(rowlock_holder(t, 3, 0, 1, 102, ROWLOCK_SHARE),
                      XID_INVALID);
     assert_int_equal(rowlock_holder(t, 3, 0, 1, 102, ROWLOCK_KEY_SHARE), 100);
@@ -1593,7 +1593,7 @@ static void test_rowlocks(void **state)
     assert_int_equal(rowlock_carry(t, 3, 0, 1, 0, 3, 100, &f->err), KEEL_OK);
     assert_int_equal(rowlock_holder(t, 3, 0, 3, 102, ROWLOCK_KEY_SHARE),
                      XID_INVALID);
-    assert_int_equal(rowlock_add(t, &a, 3, 0, 1, 100, ROWLOCK_SHARE, &f->err),
+    assert_int_equal(rowlock_add(t, &a, 3, 0, 1, 100, ROWLOCK_SHARE, NULL, &f->err),
                      KEEL_OK);
     assert_int_equal(rowlock_holder(t, 3, 0, 1, 102, ROWLOCK_SHARE), 100);
     assert_int_equal(rowlock_count(t), 2);
@@ -1601,7 +1601,7 @@ static void test_rowlocks(void **state)
     assert_int_equal(rowlock_count(t), 1);
     /* 64 partitions of 8: some partition fills before 513 entries */
     for (uint32_t blk = 0; blk < 64 * 8 + 1 && rc == KEEL_OK; blk++) {
-        rc = rowlock_add(t, &a, 7, blk, 1, 100, ROWLOCK_SHARE, &f->err);
+        rc = rowlock_add(t, &a, 7, blk, 1, 100, ROWLOCK_SHARE, NULL, &f->err);
         added += rc == KEEL_OK;
     }
     assert_int_equal(rc, KEEL_ENOMEM);
@@ -1611,8 +1611,52 @@ static void test_rowlocks(void **state)
     /* its holder ends: a new transaction's lock reclaims the room */
     procarray_set_xid(pa, s0, XID_INVALID);
     procarray_set_xid(pa, s1, 102);
-    assert_int_equal(rowlock_add(t, &b, 7, added, 1, 102, ROWLOCK_SHARE, &f->err), KEEL_OK);
+    assert_int_equal(rowlock_add(t, &b, 7, added, 1, 102, ROWLOCK_SHARE, NULL, &f->err), KEEL_OK);
     assert_true(rowlock_count(t) <= added + 1);
+    /* conflicts between lockers: strengths that add up past 4 */
+    {
+        xid_t h = XID_INVALID;
+        procarray_set_xid(pa, s0, 103);
+        assert_int_equal(
+            rowlock_add(t, &b, 4, 0, 1, 102, ROWLOCK_UPDATE, &h, &f->err),
+            KEEL_OK);
+        assert_int_equal(
+            rowlock_add(t, &a, 4, 0, 1, 103, ROWLOCK_KEY_SHARE, &h, &f->err),
+            KEEL_EBUSY);
+        assert_int_equal(h, 102);
+        assert_int_equal(rowlock_add(t, &b, 4, 0, 2, 102,
+                                     ROWLOCK_NO_KEY_UPDATE, &h, &f->err),
+                         KEEL_OK);
+        assert_int_equal(
+            rowlock_add(t, &a, 4, 0, 2, 103, ROWLOCK_KEY_SHARE, &h, &f->err),
+            KEEL_OK);
+        h = XID_INVALID;
+        assert_int_equal(
+            rowlock_add(t, &a, 4, 0, 2, 103, ROWLOCK_SHARE, &h, &f->err),
+            KEEL_EBUSY);
+        assert_int_equal(h, 102);
+        assert_int_equal(
+            rowlock_add(t, &a, 4, 0, 3, 103, ROWLOCK_KEY_SHARE, &h, &f->err),
+            KEEL_OK);
+        assert_int_equal(
+            rowlock_add(t, &b, 4, 0, 3, 102, ROWLOCK_SHARE, &h, &f->err),
+            KEEL_OK);
+        assert_int_equal(
+            rowlock_add(t, &b, 4, 0, 3, 102, ROWLOCK_UPDATE, &h, &f->err),
+            KEEL_EBUSY);
+        assert_int_equal(h, 103);
+        assert_int_equal(rowlock_holder(t, 4, 0, 3, 104, ROWLOCK_SHARE), 102);
+        /* 103 ends: 102's stronger lock goes in */
+        procarray_set_xid(pa, s0, XID_INVALID);
+        assert_int_equal(
+            rowlock_add(t, &b, 4, 0, 3, 102, ROWLOCK_UPDATE, &h, &f->err),
+            KEEL_OK);
+        assert_true(ROWLOCK_CONFLICTS(ROWLOCK_KEY_SHARE, ROWLOCK_UPDATE));
+        assert_false(ROWLOCK_CONFLICTS(ROWLOCK_KEY_SHARE,
+                                       ROWLOCK_NO_KEY_UPDATE));
+        assert_false(ROWLOCK_CONFLICTS(ROWLOCK_SHARE, ROWLOCK_SHARE));
+        assert_true(ROWLOCK_CONFLICTS(ROWLOCK_SHARE, ROWLOCK_NO_KEY_UPDATE));
+    }
     rowlock_release(t, &b, 101); /* not its xid: nothing goes */
     rowlock_release(t, &b, 102);
     rowlock_owner_free(&a);
@@ -1651,7 +1695,7 @@ static void *rl_main(void *arg)
         procarray_set_xid(w->pa, w->slot, xid);
         for (int k = 0; k < 3; k++) {
             keys[k] = (uint32_t)(tu_rand(&rnd) % RL_KEYS);
-            if (rowlock_add(w->t, &own, 9, keys[k], 1, xid, ROWLOCK_SHARE, &err) != KEEL_OK)
+            if (rowlock_add(w->t, &own, 9, keys[k], 1, xid, ROWLOCK_SHARE, NULL, &err) != KEEL_OK)
                 snprintf(w->failure, sizeof(w->failure), "add: %s", err.msg);
         }
         for (int k = 0; k < 3; k++) {

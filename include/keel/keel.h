@@ -741,25 +741,30 @@ KEEL_API keel_status keel_relation_exists(keel_session *s, const char *schema, c
 KEEL_API keel_status keel_update(keel_session *s, const char *schema, const char *table,
                 const keel_value *key, const keel_value *values);
 
-/* keel_lock_row()'s strengths, as PostgreSQL's: KEY SHARE holds off
- * deletes and updates of the row's key (a unique index's columns), SHARE
- * every delete and update. */
+/* keel_lock_row()'s strengths, PostgreSQL's four: KEY SHARE holds off
+ * deletes and updates of the row's key (a unique index's columns) and
+ * FOR UPDATE; SHARE every delete and update and both UPDATE modes;
+ * NO KEY UPDATE all but KEY SHARE; UPDATE everything. */
 typedef enum keel_row_lock {
     KEEL_ROW_KEY_SHARE = 1,
     KEEL_ROW_SHARE = 2,
+    KEEL_ROW_NO_KEY_UPDATE = 3,
+    KEEL_ROW_UPDATE = 4,
 } keel_row_lock;
 
 /*
  * Locks the row with primary key `key` for the rest of the transaction,
- * shared, as SELECT ... FOR KEY SHARE or FOR SHARE does in PostgreSQL:
- * other transactions may lock it so too and read it, and one that
- * deletes or updates it (for KEY SHARE, updates its key) waits until this
- * one ends, deadlocks found as for any row; under repeatable read that
- * writer then fails with KEEL_ESERIALIZE if this one committed.  Nothing
- * is written: no new version, no log record.  The errors and read
- * committed's waits and KEEL_ECHANGED are keel_delete()'s; KEEL_ENOMEM
- * when the database's table of shared row locks (524,288 entries) has no
- * room left, KEEL_EINVAL for another mode.
+ * as SELECT ... FOR KEY SHARE, FOR SHARE, FOR NO KEY UPDATE or FOR UPDATE
+ * does in PostgreSQL: it waits for a transaction holding a lock that
+ * conflicts with mode (or writing the row), and then other transactions'
+ * conflicting locks and writes wait until this one ends, deadlocks found
+ * as for any row; under repeatable read a writer held off then fails
+ * with KEEL_ESERIALIZE if this one committed.  Nothing is written: no new
+ * version, no log record.  The errors and read committed's waits and
+ * KEEL_ECHANGED are keel_delete()'s (KEEL_EBUSY under
+ * keel_session_set_row_nowait()); KEEL_ENOMEM when the database's table
+ * of row locks (524,288 entries) has no room left, KEEL_EINVAL for
+ * another mode.
  */
 KEEL_API keel_status keel_lock_row(keel_session *s, const char *schema,
                                    const char *table, const keel_value *key,

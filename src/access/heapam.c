@@ -2436,9 +2436,10 @@ static void drop_aborted_successor(heap_rel *rel, buf_session *s, int32_t id,
  * deleted), it has no xmax unless that transaction aborted (ESERIALIZE
  * otherwise: the deleter is running, or committed after the snapshot,
  * since the version is still visible), and no other running transaction
- * holds a shared row lock of mode conflict or stronger on it (ESERIALIZE,
- * the holder in *vis->locker: txn/rowlock.h).  With conflict 0 (a shared
- * lock to take) the page is locked shared and no holder is looked for.
+ * holds a row lock of mode conflict or stronger on it (ESERIALIZE,
+ * the holder in *vis->locker: txn/rowlock.h).  With conflict 0 (a row
+ * lock to take, heap_lock_row()) the page is locked shared and holders
+ * are left to rowlock_add().
  * ECORRUPT if the page is not a heap page.  On success returns the buffer
  * in *id, pinned and locked, and the version's header in *out; on error
  * holds nothing.
@@ -2587,10 +2588,11 @@ static int lock_for_write(heap_rel *rel, buf_session *s, const visibility *vis,
     return rc;
 }
 
-int heap_lock_shared(heap_rel *rel, buf_session *s, const visibility *vis,
-                     xid_t xid, tid t, rowlock_mode mode)
+int heap_lock_row(heap_rel *rel, buf_session *s, const visibility *vis,
+                  xid_t xid, tid t, rowlock_mode mode)
 {
     heap_tuple_header *h;
+    xid_t holder = XID_INVALID;
     int32_t id;
     int rc = check_writer(rel, s, vis, xid);
 
@@ -2603,9 +2605,23 @@ int heap_lock_shared(heap_rel *rel, buf_session *s, const visibility *vis,
     if (rc != KEEL_OK)
         return rc;
     rc = rowlock_add(vis->rowlocks, vis->rowlock_owner, rel->relnumber,
-                     t.block, t.offset, xid, mode, &s->err);
+                     t.block, t.offset, xid, mode, &holder, &s->err);
     buf_unlock(s, id);
     buf_release(s, id);
+    if (rc == KEEL_EBUSY) {
+        /* a conflicting lock: its holder is waited for as a writer is */
+        rc = kerr_set(&s->err, KEEL_ESERIALIZE,
+                      "could not serialize access: relation %u row (%u,%u) "
+                      "is locked by transaction %u, which is still in "
+                      "progress",
+                      rel->relnumber, t.block, t.offset, (unsigned)holder);
+        if (vis->locker != NULL)
+            *vis->locker = holder;
+        else if (vis->met != NULL)
+            *vis->met = (write_conflict){.xid = holder};
+        else if (vis->conflict != NULL)
+            vis->conflict(vis->status_ctx, holder);
+    }
     return rc;
 }
 

@@ -349,17 +349,20 @@ int heap_delete(heap_rel *rel, buf_session *s, const visibility *vis, xid_t xid,
                 tid t);
 
 /*
- * Takes a shared lock of mode on the row version at t for transaction
- * xid (vis's own), as SELECT ... FOR SHARE (ROWLOCK_SHARE) or FOR KEY
- * SHARE (ROWLOCK_KEY_SHARE) does: the same checks as heap_delete()
- * (ENOENT, ESERIALIZE, under the page's lock, shared here), then an entry
- * in vis->rowlocks (txn/rowlock.h; ENOMEM when it is full).  Nothing on
- * the page changes and nothing is logged: other lockers go on beside it,
- * and a deleter or updater of the version (for KEY SHARE, one that
- * changes its key: visibility.keeps_key) waits until xid ends.
+ * Locks the row version at t for transaction xid (vis's own) in mode, as
+ * SELECT ... FOR KEY SHARE, FOR SHARE, FOR NO KEY UPDATE or FOR UPDATE
+ * does: the same checks as heap_delete() (ENOENT, ESERIALIZE, under the
+ * page's lock, shared here), then an entry in vis->rowlocks
+ * (txn/rowlock.h; ENOMEM when it is full), unless another running
+ * transaction holds a lock that conflicts with mode: then ESERIALIZE,
+ * that holder in *vis->locker (or met, or conflict, as a running deleter
+ * is reported).  Nothing on the page changes and nothing is logged:
+ * lockers whose modes agree go on beside it, and a deleter or updater of
+ * the version that mode holds off (visibility.keeps_key) waits until xid
+ * ends.
  */
-int heap_lock_shared(heap_rel *rel, buf_session *s, const visibility *vis,
-                     xid_t xid, tid t, rowlock_mode mode);
+int heap_lock_row(heap_rel *rel, buf_session *s, const visibility *vis,
+                  xid_t xid, tid t, rowlock_mode mode);
 
 /* heap_delete() that also sets *old_cid to the version's command id word
  * as it was before, for heap_undo_claim(). */

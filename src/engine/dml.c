@@ -1145,25 +1145,32 @@ keel_status keel_update(keel_session *s, const char *schema, const char *table,
 }
 
 /*
- * Takes a shared lock of mode on version old of a row of t
- * (heap_lock_shared()), with read committed's waits and reports as
- * delete_version().
+ * Locks version old of a row of t in mode (heap_lock_row()), with read
+ * committed's waits and reports as delete_version(); the holder of a
+ * conflicting lock is waited for under either isolation, and the version
+ * tried again (a lock changes nothing a snapshot could miss).
  */
-static int share_version(keel_session *s, catalog_txn *ct, engine_table *t,
-                         tid old, bool following, rowlock_mode mode)
+static int lock_version(keel_session *s, catalog_txn *ct, engine_table *t,
+                        tid old, bool following, rowlock_mode mode)
 {
     write_conflict met = {0};
     visibility wv = ct->vis;
+    xid_t locker = XID_INVALID;
     int rc = KEEL_OK;
 
+    wv.locker = &locker;
     if (s->read_committed) {
         wv.met = &met;
         wv.committed_ok = following;
     }
     while (rc == KEEL_OK) {
-        met.xid = XID_INVALID;
-        rc = heap_lock_shared(&t->h->heap, s->bs, &wv, ct->xid, old, mode);
-        if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
+        met.xid = locker = XID_INVALID;
+        rc = heap_lock_row(&t->h->heap, s->bs, &wv, ct->xid, old, mode);
+        if (rc == KEEL_ESERIALIZE && locker != XID_INVALID) {
+            rc = engine_wait_xid(s, locker, t->rel.name);
+            if (rc == KEEL_OK)
+                continue;
+        } else if (rc == KEEL_ESERIALIZE && met.xid != XID_INVALID) {
             rc = met_change(s, t, &met);
             if (rc == KEEL_OK)
                 continue;
@@ -1186,7 +1193,7 @@ keel_status keel_lock_row(keel_session *s, const char *schema,
     if (rc != KEEL_OK)
         return rc;
     tab.nidx = 0;
-    if (mode != KEEL_ROW_KEY_SHARE && mode != KEEL_ROW_SHARE)
+    if (mode < KEEL_ROW_KEY_SHARE || mode > KEEL_ROW_UPDATE)
         rc = kerr_set(&s->bs->err, KEEL_EINVAL,
                       "unknown row lock mode %d", (int)mode);
     if (rc == KEEL_OK)
@@ -1196,9 +1203,7 @@ keel_status keel_lock_row(keel_session *s, const char *schema,
     if (rc == KEEL_OK && !following)
         rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
     if (rc == KEEL_OK)
-        rc = share_version(s, &ct, t, row.tid, following,
-                           mode == KEEL_ROW_SHARE ? ROWLOCK_SHARE
-                                                  : ROWLOCK_KEY_SHARE);
+        rc = lock_version(s, &ct, t, row.tid, following, (rowlock_mode)mode);
     heap_row_free(&row);
     return engine_stmt_end(s, rc, false);
 }

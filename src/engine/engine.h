@@ -88,7 +88,7 @@ typedef struct engine_undo {
     bool insert;
 } engine_undo;
 
-/* A savepoint: how far the undo list, the transaction's shared row locks
+/* A savepoint: how far the undo list, the transaction's row locks
  * and its schema changes had gone when it was set. */
 typedef struct engine_savepoint {
     uint32_t nundo;

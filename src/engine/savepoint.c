@@ -15,7 +15,7 @@
  *
  * Index entries made since the savepoint stay, naming versions nobody
  * sees, as those of an aborted transaction do.  Table locks taken since
- * stay until the transaction ends; shared row locks taken since are
+ * stay until the transaction ends; row locks taken since are
  * released (one made stronger since stays as strong).  Catalog changes (DDL, ANALYZE) are
  * not taken back: the engine's shared state (claims, files, dropped
  * tables) follows them, so a rollback to a savepoint set before one is
@@ -165,7 +165,7 @@ keel_status keel_rollback_to_savepoint(keel_session *s, uint32_t level)
         }
         s->nundo--;
     }
-    /* The shared row locks taken since go too (not a strengthening of
+    /* The row locks taken since go too (not a strengthening of
      * one taken before, which stays until the transaction ends). */
     txn_rowlocks_release_to(s->ts, sp->nrowlocks);
     /* Later savepoints go; this one stays, as it was set. */

@@ -2,16 +2,12 @@
  * sql_lock.c: SELECT ... FOR UPDATE (and FOR NO KEY UPDATE, FOR SHARE,
  * FOR KEY SHARE) of one table with a primary key.
  *
- * FOR UPDATE and FOR NO KEY UPDATE lock a row by updating it to itself
- * (keel_update() with its own values), which waits for a transaction
- * writing it as any update waits, makes later writers and lockers wait
- * for this transaction, and under repeatable read fails with 40001 when
- * the row changed since the snapshot; each such lock leaves a version
- * behind, as any update does.  FOR SHARE and FOR KEY SHARE take the
- * engine's shared row lock (keel_lock_row()): the same waits and
- * failures before it, then nothing written, other sharers beside it, and
- * a writer of the row (for KEY SHARE, one that deletes it or changes
- * its key) waiting for it.
+ * Each row is locked by the engine's row lock (keel_lock_row()) of the
+ * clause's strength (the strongest, with several): it waits for a
+ * transaction writing the row or holding a lock that conflicts, under
+ * repeatable read fails with 40001 when the row changed since the
+ * snapshot, and then holds off the writers and lockers its strength
+ * conflicts with until the transaction ends, writing nothing.
  *
  * The statement runs in three steps, as PostgreSQL's LockRows node sits
  * between its sort and its LIMIT: the query itself, with the table's
@@ -87,9 +83,7 @@ static keel_status passes(sql_session *s, const sql_expr *where,
 keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
 {
     const char *lock = "FOR UPDATE";
-    /* every clause FOR SHARE or FOR KEY SHARE: the strongest */
-    bool shared = true;
-    keel_row_lock share_mode = KEEL_ROW_KEY_SHARE;
+    keel_row_lock mode = KEEL_ROW_KEY_SHARE; /* the strongest clause's */
     const PgQuery__RangeVar *rv;
     PgQuery__SelectStmt q;
     PgQuery__Node **targets;
@@ -107,13 +101,17 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
 
     for (size_t i = 0; i < st->n_locking_clause; i++) {
         const PgQuery__LockingClause *lc = st->locking_clause[i]->locking_clause;
+        keel_row_lock m =
+            lc->strength == PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORKEYSHARE
+                ? KEEL_ROW_KEY_SHARE
+            : lc->strength == PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORSHARE
+                ? KEEL_ROW_SHARE
+            : lc->strength == PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORNOKEYUPDATE
+                ? KEEL_ROW_NO_KEY_UPDATE
+                : KEEL_ROW_UPDATE;
         lock = strength_name(lc->strength);
-        shared = shared &&
-                 (lc->strength == PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORSHARE ||
-                  lc->strength ==
-                      PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORKEYSHARE);
-        if (lc->strength == PG_QUERY__LOCK_CLAUSE_STRENGTH__LCS_FORSHARE)
-            share_mode = KEEL_ROW_SHARE;
+        if (m > mode)
+            mode = m;
         if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitSkip)
             skip = true;
         if (lc->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitError)
@@ -234,8 +232,7 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
         while (rc == KEEL_OK) {
             keel_status w;
             keel_session_set_row_nowait(s->ks, skip || nowait);
-            w = shared ? keel_lock_row(s->ks, t.schema, t.name, kk, share_mode)
-                       : keel_update(s->ks, t.schema, t.name, kk, kv);
+            w = keel_lock_row(s->ks, t.schema, t.name, kk, mode);
             keel_session_set_row_nowait(s->ks, false);
             if (w == KEEL_OK || w == KEEL_ENOENT || (w == KEEL_EBUSY && skip)) {
                 keep = w == KEEL_OK;

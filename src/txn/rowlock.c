@@ -1,5 +1,5 @@
 /*
- * rowlock.c: shared row locks, in memory (rowlock.h).
+ * rowlock.c: row locks, in memory (rowlock.h).
  *
  * 64 partitions, each a mutex and a hash table of chained entries in a
  * fixed array (a free list through the unused ones), chosen by the
@@ -142,24 +142,42 @@ static bool reclaim(rowlock_table *t, rowlock_part *rp, xid_t keep)
 
 int rowlock_add(rowlock_table *t, rowlock_owner *owner, uint32_t rel,
                 uint32_t block, uint16_t offset, xid_t xid, rowlock_mode mode,
-                kerr *err)
+                xid_t *holder, kerr *err)
 {
     uint64_t h = key_hash(rel, block, offset);
     uint32_t p = (uint32_t)(h % ROWLOCK_PARTS);
     rowlock_part *rp = &t->part[p];
     uint32_t *head = &rp->heads[(h >> 8) & (t->per_part - 1)];
+    uint32_t *link = head;
+    rowlock_entry *own = NULL;
     uint32_t i;
 
     pthread_mutex_lock(&rp->lock);
-    for (i = *head; i != 0; i = rp->e[i - 1].next) {
-        rowlock_entry *e = &rp->e[i - 1];
-        if (e->xid == xid && e->rel == rel && e->block == block &&
-            e->offset == offset) {
-            if (e->mode < mode)
-                e->mode = (uint16_t)mode;
+    while (*link != 0) {
+        rowlock_entry *e = &rp->e[*link - 1];
+        if (e->rel != rel || e->block != block || e->offset != offset) {
+            link = &e->next;
+        } else if (e->xid == xid) {
+            own = e;
+            link = &e->next;
+        } else if (holder == NULL || !ROWLOCK_CONFLICTS(e->mode, mode)) {
+            link = &e->next;
+        } else if (!procarray_contains(t->pa, e->xid)) {
+            entry_free(t, rp, link, *link - 1); /* its holder has ended */
+        } else {
+            *holder = e->xid;
             pthread_mutex_unlock(&rp->lock);
-            return KEEL_OK;
+            return kerr_set(err, KEEL_EBUSY,
+                            "relation %u row (%u,%u) is locked by "
+                            "transaction %u",
+                            rel, block, offset, (unsigned)e->xid);
         }
+    }
+    if (own != NULL) {
+        if (own->mode < mode)
+            own->mode = (uint16_t)mode;
+        pthread_mutex_unlock(&rp->lock);
+        return KEEL_OK;
     }
     if (rp->free_head == 0 && rp->fresh == 0 && !reclaim(t, rp, xid)) {
         pthread_mutex_unlock(&rp->lock);
@@ -266,7 +284,7 @@ int rowlock_carry(rowlock_table *t, uint32_t rel, uint32_t block,
     pthread_mutex_unlock(&rp->lock);
     for (uint32_t k = 0; rc == KEEL_OK && k < n; k++)
         rc = rowlock_add(t, NULL, rel, to_block, to_offset, got[k].xid,
-                         (rowlock_mode)got[k].mode, err);
+                         (rowlock_mode)got[k].mode, NULL, err);
     free(got);
     return rc;
 }

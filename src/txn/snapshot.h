@@ -101,14 +101,14 @@ typedef struct visibility {
      * record on its way to disk), where new snapshots see it running;
      * NULL where nobody asks (read committed's chain walk does). */
     bool (*in_array)(void *ctx, xid_t xid);
-    /* Shared row locks (rowlock.h; NULL: none): a write of a version
-     * another running transaction holds one on fails with ESERIALIZE,
-     * naming it in *locker if locker is set (the caller waits for it and
-     * tries again), else as for a running deleter (met, conflict).  A
-     * lock taken is noted in rowlock_owner.  An update with keeps_key
-     * changes no key column of the row (no unique index's key): only
-     * SHARE locks hold it off, and KEY SHARE holders' locks go on to its
-     * new version (the caller's rowlock_carry()). */
+    /* Row locks (rowlock.h; NULL: none): a write (or lock) of a version
+     * another running transaction holds a conflicting lock on fails with
+     * ESERIALIZE, naming it in *locker if locker is set (the caller waits
+     * for it and tries again), else as for a running deleter (met,
+     * conflict).  A lock taken is noted in rowlock_owner.  An update with
+     * keeps_key changes no key column of the row (no unique index's
+     * key): it meets locks as NO KEY UPDATE, so KEY SHARE holders' locks
+     * go on to its new version (the caller's rowlock_carry()). */
     struct rowlock_table *rowlocks;
     struct rowlock_owner *rowlock_owner;
     xid_t *locker;

@@ -25,7 +25,7 @@ struct txn_mgr {
     wal *wal; /* commits wait for it (txn_mgr_set_wal()), or NULL */
     clog *clog;
     procarray *pa;
-    rowlock_table *rowlocks; /* shared row locks (rowlock.h) */
+    rowlock_table *rowlocks; /* row locks (rowlock.h) */
     uint32_t max_sessions;
     txn_reserve_fn reserve;
     void *reserve_ctx;
@@ -81,7 +81,7 @@ struct txn_session {
     snapshot snap;      /* xip: max_sessions entries, ours */
     txn_stats stats;
     xid_t conflict_xid; /* running writer whose row failed us, or 0 */
-    rowlock_owner rowlocks; /* the transaction's shared row locks */
+    rowlock_owner rowlocks; /* the transaction's row locks */
     /* Whether commits wait for their record to be durable: -1 as the
      * log says (the database's option), else the session's choice. */
     int8_t sync_commit;

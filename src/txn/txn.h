@@ -43,7 +43,7 @@
 /* The last xid that may be handed out (no wraparound yet). */
 #define TXN_XID_LAST ((xid_t)0xFFFFFFF0u)
 
-/* Shared row locks held at once (rowlock.h): 64 partitions of this many,
+/* Row locks held at once (rowlock.h): 64 partitions of this many,
  * 512 Ki in all; a partition's last entry taken answers ENOMEM. */
 #define TXN_ROWLOCKS_PER_PART 8192
 
@@ -188,7 +188,7 @@ bool txn_wait_end(txn_session *s, xid_t xid, uint64_t timeout_ns);
 /* True while a transaction is running in the session. */
 bool txn_in_progress(const txn_session *s);
 
-/* How many shared row locks the running transaction has noted (for a
+/* How many row locks the running transaction has noted (for a
  * savepoint), and the release of those noted after mark (a rollback to
  * it). */
 uint32_t txn_rowlocks_mark(const txn_session *s);
