@@ -1180,9 +1180,12 @@ static int lock_version(keel_session *s, catalog_txn *ct, engine_table *t,
     return rc;
 }
 
-keel_status keel_lock_row(keel_session *s, const char *schema,
-                          const char *table, const keel_value *key,
-                          keel_row_lock mode)
+/* The row with primary key `key` (or the version the session follows,
+ * under read committed) deleted (mode 0) or locked in mode: the shared
+ * body of keel_delete() and keel_lock_row(). */
+static keel_status delete_or_lock(keel_session *s, const char *schema,
+                                  const char *table, const keel_value *key,
+                                  int mode)
 {
     catalog_txn ct;
     engine_table tab, *t = &tab;
@@ -1193,9 +1196,9 @@ keel_status keel_lock_row(keel_session *s, const char *schema,
     if (rc != KEEL_OK)
         return rc;
     tab.nidx = 0;
-    if (mode < KEEL_ROW_KEY_SHARE || mode > KEEL_ROW_UPDATE)
-        rc = kerr_set(&s->bs->err, KEEL_EINVAL,
-                      "unknown row lock mode %d", (int)mode);
+    if (mode != 0 && (mode < KEEL_ROW_KEY_SHARE || mode > KEEL_ROW_UPDATE))
+        rc = kerr_set(&s->bs->err, KEEL_EINVAL, "unknown row lock mode %d",
+                      mode);
     if (rc == KEEL_OK)
         rc = resolve_table(s, true, schema, table, &ct, t);
     if (rc == KEEL_OK && s->read_committed)
@@ -1203,32 +1206,24 @@ keel_status keel_lock_row(keel_session *s, const char *schema,
     if (rc == KEEL_OK && !following)
         rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
     if (rc == KEEL_OK)
-        rc = lock_version(s, &ct, t, row.tid, following, (rowlock_mode)mode);
+        rc = mode == 0 ? delete_version(s, &ct, t, row.tid, following)
+                       : lock_version(s, &ct, t, row.tid, following,
+                                      (rowlock_mode)mode);
     heap_row_free(&row);
     return engine_stmt_end(s, rc, false);
+}
+
+keel_status keel_lock_row(keel_session *s, const char *schema,
+                          const char *table, const keel_value *key,
+                          keel_row_lock mode)
+{
+    return delete_or_lock(s, schema, table, key, (int)mode);
 }
 
 keel_status keel_delete(keel_session *s, const char *schema, const char *table,
                 const keel_value *key)
 {
-    catalog_txn ct;
-    engine_table tab, *t = &tab;
-    heap_row row = {0};
-    bool found = false, following = false;
-    int rc = row_stmt_begin(s, true);
-
-    if (rc != KEEL_OK)
-        return rc;
-    tab.nidx = 0;
-    rc = resolve_table(s, true, schema, table, &ct, t);
-    if (rc == KEEL_OK && s->read_committed)
-        rc = follow_find(s, &ct, t, key, &row, &following);
-    if (rc == KEEL_OK && !following)
-        rc = find_by_primary_key(s, &ct, t, key, true, &row, &found);
-    if (rc == KEEL_OK)
-        rc = delete_version(s, &ct, t, row.tid, following);
-    heap_row_free(&row);
-    return engine_stmt_end(s, rc, false);
+    return delete_or_lock(s, schema, table, key, 0);
 }
 
 /* ---- scans ------------------------------------------------------------ */
