@@ -1924,6 +1924,28 @@ static void test_for_update(void **state)
                                "ERROR 55P03: canceling statement due to lock "
                                "timeout"));
         EXPECT(f->s, "COMMIT", "COMMIT\n");
+        /* Two sharers that both want FOR UPDATE wait for each other:
+         * one gets 40P01, and the other then has its lock */
+        EXPECT(f->s, "BEGIN; SELECT n FROM fq WHERE id = 2 FOR SHARE",
+               "BEGIN\nn:23\n11\nSELECT 1\n");
+        EXPECT(b, "BEGIN; SELECT n FROM fq WHERE id = 2 FOR SHARE",
+               "BEGIN\nn:23\n11\nSELECT 1\n");
+        bg_start(&bg, f->s, "SELECT n FROM fq WHERE id = 2 FOR UPDATE");
+        {
+            const char *b_out = run(b, "SELECT n FROM fq WHERE id = 2 "
+                                       "FOR UPDATE");
+            if (strstr(b_out, "40P01") != NULL) {
+                EXPECT(b, "ROLLBACK", "ROLLBACK\n");
+                assert_string_equal(bg_join(&bg), "n:23\n11\nSELECT 1\n");
+                EXPECT(f->s, "COMMIT", "COMMIT\n");
+            } else {
+                assert_non_null(strstr(bg_join(&bg),
+                                       "ERROR 40P01: deadlock detected"));
+                assert_string_equal(b_out, "n:23\n11\nSELECT 1\n");
+                EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+                EXPECT(b, "COMMIT", "COMMIT\n");
+            }
+        }
         /* ROLLBACK TO releases the shared locks taken since the
          * savepoint, not those taken before it */
         EXPECT(f->s, "BEGIN; SAVEPOINT a; "
