@@ -910,6 +910,23 @@ static int locker_wait(keel_session *s, engine_table *t, xid_t locker)
     return rc;
 }
 
+/* The visibility a write of ct's transaction works with: a row lock's
+ * holder it meets is named in *locker, and under read committed a change
+ * it meets in *met (following: the version need only be committed). */
+static visibility write_visibility(const keel_session *s,
+                                   const catalog_txn *ct, bool following,
+                                   write_conflict *met, xid_t *locker)
+{
+    visibility wv = ct->vis;
+
+    wv.locker = locker;
+    if (s->read_committed) {
+        wv.met = met;
+        wv.committed_ok = following;
+    }
+    return wv;
+}
+
 /* A write (read committed) met another transaction's change to its row:
  * waits for a running one (KEEL_OK: try the version again); for one that
  * committed, the row was deleted (KEEL_ENOENT) or updated (KEEL_ECHANGED,
@@ -1034,13 +1051,8 @@ static int update_version(keel_session *s, catalog_txn *ct, engine_table *t,
      * nothing.  A write guard's refusal leaves the transaction to abort. */
     /* Read committed waits for a running changer of the row, and reports
      * a committed one's update for the caller to check the row again. */
-    wv = ct->vis;
-    wv.locker = &locker;
+    wv = write_visibility(s, ct, following, &met, &locker);
     wv.keeps_key = keeps_key;
-    if (s->read_committed) {
-        wv.met = &met;
-        wv.committed_ok = following;
-    }
     if (rc == KEEL_OK)
         rc = engine_undo_reserve(s, 2);
     while (rc == KEEL_OK) {
@@ -1092,16 +1104,11 @@ static int delete_version(keel_session *s, catalog_txn *ct, engine_table *t,
                           tid old, bool following)
 {
     write_conflict met = {0};
-    visibility wv = ct->vis;
     xid_t locker = XID_INVALID;
+    visibility wv = write_visibility(s, ct, following, &met, &locker);
     uint32_t old_cid = 0;
     int rc = engine_undo_reserve(s, 1);
 
-    wv.locker = &locker;
-    if (s->read_committed) {
-        wv.met = &met;
-        wv.committed_ok = following;
-    }
     while (rc == KEEL_OK) {
         met.xid = locker = XID_INVALID;
         rc = heap_delete_cid(&t->h->heap, s->bs, &wv, ct->xid, old, &old_cid);
@@ -1154,15 +1161,10 @@ static int lock_version(keel_session *s, catalog_txn *ct, engine_table *t,
                         tid old, bool following, rowlock_mode mode)
 {
     write_conflict met = {0};
-    visibility wv = ct->vis;
     xid_t locker = XID_INVALID;
+    visibility wv = write_visibility(s, ct, following, &met, &locker);
     int rc = KEEL_OK;
 
-    wv.locker = &locker;
-    if (s->read_committed) {
-        wv.met = &met;
-        wv.committed_ok = following;
-    }
     while (rc == KEEL_OK) {
         met.xid = locker = XID_INVALID;
         rc = heap_lock_row(&t->h->heap, s->bs, &wv, ct->xid, old, mode);
