@@ -95,9 +95,11 @@ typedef struct sql_view {
     " join keel_catalog.keel_attribute a on a.relid = i.indrelid"             \
     " and a.attnum = split_part(i.keys, ' ', g.k)::int2"
 
-/* pg_class over keel_class, relchecks and the join it needs given
- * (CHECK constraints are keel_sql.keel_check's, sql_check.c). */
-#define PG_CLASS(relchecks, join)                                             \
+/* pg_class over keel_class, relchecks, relhastriggers and the joins
+ * they need given (CHECK constraints are keel_sql.keel_check's,
+ * sql_check.c; a foreign key's two tables have triggers in PostgreSQL,
+ * which psql's \d asks before it lists keys). */
+#define PG_CLASS(relchecks, hastriggers, join)                                \
     "select c.oid, c.name as relname, c.namespace as relnamespace,"           \
     " 0::oid as reltype, 0::oid as reloftype, 10::oid as relowner,"           \
     " (case c.kind when 'i' then 403 else 2 end)::oid as relam,"              \
@@ -107,7 +109,7 @@ typedef struct sql_view {
     " false as relisshared, 'p'::char(1) as relpersistence,"                  \
     " case c.kind when 't' then 'r'::char(1) else c.kind end as relkind,"     \
     " c.natts as relnatts, " relchecks " as relchecks,"                       \
-    " false as relhasrules, false as relhastriggers,"                         \
+    " false as relhasrules, " hastriggers " as relhastriggers,"               \
     " false as relhassubclass, false as relrowsecurity,"                      \
     " false as relforcerowsecurity, true as relispopulated,"                  \
     " 'd'::char(1) as relreplident, false as relispartition,"                 \
@@ -154,18 +156,55 @@ typedef struct sql_view {
     " from keel_sql.keel_check k"                                             \
     " join keel_catalog.keel_class c on c.oid = k.conrelid"
 
+/* pg_depend's rows of indexes and primary keys (a primary key's
+ * constraint shares its index's oid, as in pg_constraint here). */
+#define PG_DEPEND_INDEXES                                                     \
+    "select 1259::oid as classid, i.indexrelid as objid, 0 as objsubid,"      \
+    " (case when i.\"primary\" then 2606 else 1259 end)::oid as refclassid,"  \
+    " case when i.\"primary\" then i.indexrelid else i.indrelid end"          \
+    " as refobjid, case when i.\"primary\" then 0"                            \
+    " else split_part(i.keys, ' ', g.k)::int end as refobjsubid,"             \
+    " (case when i.\"primary\" then 'i' else 'a' end)::char(1) as deptype"    \
+    " from keel_catalog.keel_index i cross join lateral"                      \
+    " generate_series(1, case when i.\"primary\" then 1 else i.nkeys end)"    \
+    " g(k) where i.indexrelid >= 16384"                                       \
+    " union all select 2606::oid, i.indexrelid, 0, 1259::oid, i.indrelid,"    \
+    " split_part(i.keys, ' ', g.k)::int, 'a'::char(1)"                        \
+    " from keel_catalog.keel_index i"                                         \
+    " cross join lateral generate_series(1, i.nkeys) g(k)"                    \
+    " where i.\"primary\" and i.indexrelid >= 16384"
+
+/* pg_depend's rows of foreign keys: on their own columns (auto) and on
+ * those they reference (normal). */
+#define PG_DEPEND_FKEYS                                                       \
+    " union all select 2606::oid, f.oid, 0, 1259::oid, f.conrelid,"           \
+    " k::int, 'a'::char(1) from keel_sql.keel_fkey f"                         \
+    " cross join lateral unnest(string_to_array(f.conkey, ' ')) k"            \
+    " union all select 2606::oid, f.oid, 0, 1259::oid, f.confrelid,"          \
+    " k::int, 'n'::char(1) from keel_sql.keel_fkey f"                         \
+    " cross join lateral unnest(string_to_array(f.confkey, ' ')) k"
+
 static const sql_view views[] = {
     {"pg_namespace",
      "select n.oid, n.name as nspname,"
      " (case n.name when 'public' then 6171 else 10 end)::oid as nspowner"
      " from keel_catalog.keel_namespace n",
      NULL},
-    {"pg_class", PG_CLASS("coalesce(k.n, 0)::int2",
+    {"pg_class", PG_CLASS("coalesce(k.n, 0)::int2", "f.r is not null",
+                          " left join (select conrelid, count(*) as n"
+                          " from keel_sql.keel_check group by conrelid) k"
+                          " on k.conrelid = c.oid"
+                          " left join (select conrelid as r"
+                          " from keel_sql.keel_fkey union"
+                          " select confrelid from keel_sql.keel_fkey) f"
+                          " on f.r = c.oid"),
+     "keel_sql.keel_fkey"},
+    {"pg_class", PG_CLASS("coalesce(k.n, 0)::int2", "false",
                           " left join (select conrelid, count(*) as n"
                           " from keel_sql.keel_check group by conrelid) k"
                           " on k.conrelid = c.oid"),
      "keel_sql.keel_check"},
-    {"pg_class", PG_CLASS("0::int2", ""), NULL},
+    {"pg_class", PG_CLASS("0::int2", "false", ""), NULL},
     {"pg_attribute",
      PG_ATTRIBUTE("(d.adrelid is not null and " IDENTITY_OF("d") " = '')",
                   IDENTITY_OF("d"))
@@ -314,6 +353,25 @@ static const sql_view views[] = {
      "select 0::oid as inhrelid, 0::oid as inhparent, 0 as inhseqno,"
      " false as inhdetachpending where false",
      NULL},
+    /* keel has no triggers: its foreign keys are checked without them
+     * (PostgreSQL's are internal triggers, which psql does not list). */
+    {"pg_trigger",
+     "select 0::oid as oid, 0::oid as tgrelid, 0::oid as tgparentid,"
+     " ''::name as tgname, 0::oid as tgfoid, 0::int2 as tgtype,"
+     " 'O'::char(1) as tgenabled, false as tgisinternal,"
+     " 0::oid as tgconstrrelid, 0::oid as tgconstrindid,"
+     " 0::oid as tgconstraint, false as tgdeferrable,"
+     " false as tginitdeferred, 0::int2 as tgnargs, null::text as tgattr,"
+     " null::bytea as tgargs, null::text as tgqual,"
+     " null::name as tgoldtable, null::name as tgnewtable where false",
+     NULL},
+    /* What depends on what, as far as keel's catalogs tell it: an index
+     * on its table's key columns (a primary key's on its constraint,
+     * which is on the columns), a foreign key on its columns and on the
+     * referenced ones.  What initdb (keel init) made has no rows, as in
+     * PostgreSQL, where it is pinned. */
+    {"pg_depend", PG_DEPEND_INDEXES PG_DEPEND_FKEYS, "keel_sql.keel_fkey"},
+    {"pg_depend", PG_DEPEND_INDEXES, NULL},
     /* information_schema's views, over pg_catalog's: the columns
      * clients read (a view's columns are not listed in columns). */
     {"information_schema.tables",
@@ -587,6 +645,43 @@ static const sql_const_view const_views[] = {
 
 #define NCONST (sizeof(const_views) / sizeof(const_views[0]))
 
+/* The oids PostgreSQL 15 gives the catalogs that views here stand for,
+ * which regclass reads and prints ('pg_catalog.pg_trigger'::regclass is
+ * 2620, as psql's \d compares it). */
+static const struct {
+    const char *name;
+    uint32_t oid;
+} catalog_oids[] = {
+    {"pg_am", 2601},          {"pg_attrdef", 2604},
+    {"pg_attribute", 1249},   {"pg_auth_members", 1261},
+    {"pg_class", 1259},       {"pg_collation", 3456},
+    {"pg_constraint", 2606},  {"pg_database", 1262},
+    {"pg_depend", 2608},      {"pg_description", 2609},
+    {"pg_index", 2610},       {"pg_inherits", 2611},
+    {"pg_namespace", 2615},   {"pg_partitioned_table", 3350},
+    {"pg_policy", 3256},      {"pg_publication", 6104},
+    {"pg_publication_namespace", 6237},
+    {"pg_publication_rel", 6106},
+    {"pg_statistic_ext", 3381}, {"pg_tablespace", 1213},
+    {"pg_trigger", 2620},     {"pg_type", 1247},
+};
+
+uint32_t sql_catalog_view_oid(const char *name)
+{
+    for (size_t i = 0; i < sizeof(catalog_oids) / sizeof(catalog_oids[0]); i++)
+        if (strcmp(catalog_oids[i].name, name) == 0)
+            return catalog_oids[i].oid;
+    return 0;
+}
+
+static const char *catalog_view_name(uint32_t oid)
+{
+    for (size_t i = 0; i < sizeof(catalog_oids) / sizeof(catalog_oids[0]); i++)
+        if (catalog_oids[i].oid == oid)
+            return catalog_oids[i].name;
+    return NULL;
+}
+
 /* The views' parses, made once per process and never freed: each a
  * SELECT, read by every session. */
 static PgQuery__ParseResult *view_trees[NVIEWS];
@@ -821,6 +916,8 @@ keel_status sql_catalog_relname(sql_session *s, uint32_t relid,
 
     *out = NULL;
     rc = class_by_oid(s, relid, name, &nsp, &found);
+    if (rc == KEEL_OK && !found)
+        *out = catalog_view_name(relid); /* pg_catalog is on every path */
     if (rc != KEEL_OK || !found)
         return rc;
     rc = sql_catalog_visible(s, relid, &visible);

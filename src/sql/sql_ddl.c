@@ -203,6 +203,7 @@ static keel_status type_column(sql_session *s, uint32_t type, int32_t typmod,
         col->type = KEEL_NAME;
         break;
     case SQL_TYPE_TEXT:
+    case SQL_TYPE_REGCLASS: /* kept as the name it printed as */
         col->type = KEEL_TEXT;
         break;
     case SQL_TYPE_TIMESTAMP:

@@ -141,6 +141,18 @@ static keel_status unify(sql_session *s, sql_expr **a, sql_expr **b,
             continue;
         *x = (*x)->args[0];
     }
+    /* Other regclass values (a subquery's, a UNION's) meet an oid or an
+     * integer as the oid their name reads back as, which reads the
+     * catalog. */
+    for (int k = 0; k < 2; k++) {
+        sql_expr **x = k == 0 ? a : b, **y = k == 0 ? b : a;
+        if ((*x)->type == SQL_TYPE_REGCLASS && sql_type_is_int((*y)->type)) {
+            rc = coerce(s, x, SQL_TYPE_OID, true);
+            if (rc != KEEL_OK)
+                return rc;
+            s->expr_engine_reads++;
+        }
+    }
     ta = (*a)->type;
     tb = (*b)->type;
 
@@ -1464,6 +1476,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         {"pg_get_constraintdef", SQL_FUNC_PG_GET_CONSTRAINTDEF, 2},
         {"pg_get_statisticsobjdef_columns",
          SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS, 1},
+        {"pg_get_triggerdef", SQL_FUNC_PG_GET_TRIGGERDEF, 1},
+        {"pg_get_triggerdef", SQL_FUNC_PG_GET_TRIGGERDEF, 2},
         {"pg_relation_is_publishable", SQL_FUNC_PG_RELATION_IS_PUBLISHABLE, 1},
         {"array_upper", SQL_FUNC_ARRAY_UPPER, 2},
         /* arrays here start at 1: a dimension's length is its upper bound */
@@ -1623,6 +1637,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
             rc = reg_arg(s, e->u.func, true, &e->args[0]);
             if (rc == KEEL_OK && e->u.func != SQL_FUNC_REGTYPE)
                 s->expr_engine_reads++;
+            if (e->u.func == SQL_FUNC_REGCLASS)
+                e->type = SQL_TYPE_REGCLASS;
             if (rc != KEEL_OK)
                 return rc;
             break;
@@ -1821,6 +1837,7 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
         case SQL_FUNC_PG_GET_INDEXDEF:
         case SQL_FUNC_PG_GET_CONSTRAINTDEF:
         case SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS:
+        case SQL_FUNC_PG_GET_TRIGGERDEF:
         case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE: {
             /* (text | oid, oid | int4, bool) as each takes them. */
             static const uint32_t want[][3] = {
@@ -1828,9 +1845,11 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                 [1] = {SQL_TYPE_OID, SQL_TYPE_INT4, SQL_TYPE_BOOL},
                 [2] = {SQL_TYPE_OID, SQL_TYPE_BOOL, 0},
             };
-            int w = e->u.func == SQL_FUNC_PG_GET_EXPR            ? 0
-                    : e->u.func == SQL_FUNC_PG_GET_CONSTRAINTDEF ? 2
-                                                                 : 1;
+            int w = e->u.func == SQL_FUNC_PG_GET_EXPR ? 0
+                    : e->u.func == SQL_FUNC_PG_GET_CONSTRAINTDEF ||
+                            e->u.func == SQL_FUNC_PG_GET_TRIGGERDEF
+                        ? 2
+                        : 1;
             for (uint16_t a = 0; rc == KEEL_OK && a < e->nargs; a++) {
                 uint32_t t = e->args[a]->type;
                 bool fits = want[w][a] == SQL_TYPE_TEXT ? sql_type_is_string(t)
@@ -1849,7 +1868,8 @@ static keel_status analyse_func(sql_session *s, const sql_scope *scope,
                           ? SQL_TYPE_BOOL
                           : SQL_TYPE_TEXT;
             if (e->u.func != SQL_FUNC_PG_GET_EXPR &&
-                e->u.func != SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS)
+                e->u.func != SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS &&
+                e->u.func != SQL_FUNC_PG_GET_TRIGGERDEF)
                 s->expr_engine_reads++;
             break;
         }
@@ -2099,6 +2119,8 @@ static keel_status analyse_regcast(sql_session *s, const sql_scope *scope,
     e->u.func = tname[3] == 'c'   ? SQL_FUNC_REGCLASS
                 : tname[3] == 't' ? SQL_FUNC_REGTYPE
                                   : SQL_FUNC_REGNAMESPACE;
+    if (e->u.func == SQL_FUNC_REGCLASS)
+        e->type = SQL_TYPE_REGCLASS;
     rc = sql_expr_analyse(s, scope, tc->arg, &e->args[0]);
     if (rc == KEEL_OK)
         rc = reg_arg(s, e->u.func, false, &e->args[0]);
@@ -2324,6 +2346,8 @@ static keel_status analyse_node(sql_session *s, const sql_scope *scope,
         (*out)->args[0] = e;
         /* the length a string cast keeps, numeric(p,s)'s typmod */
         (*out)->u.value.v.i = typmod;
+        if (sql_expr_reads_engine(*out) && !sql_expr_reads_engine(e))
+            s->expr_engine_reads++; /* a regclass's name read */
         return KEEL_OK;
     }
     case PG_QUERY__NODE__NODE_BOOL_EXPR: {
@@ -3205,7 +3229,9 @@ static keel_status eval_catalog_func(sql_session *s, const sql_expr *e,
         out->type = e->type;
         return KEEL_OK;
     case SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS:
-        /* keel has no extended statistics objects. */
+    case SQL_FUNC_PG_GET_TRIGGERDEF:
+        /* keel has no extended statistics objects, and no triggers (its
+         * foreign keys are checked without them). */
         out->isnull = true;
         return KEEL_OK;
     case SQL_FUNC_PG_RELATION_IS_PUBLISHABLE:
@@ -3863,6 +3889,13 @@ bool sql_expr_reads_engine(const sql_expr *e)
     if (e == NULL)
         return false;
     if (e->kind == SQL_EXPR_SUBLINK)
+        return true;
+    /* a regclass's name read into its oid, or the other way */
+    if (e->kind == SQL_EXPR_CAST &&
+        (e->type == SQL_TYPE_REGCLASS
+             ? e->args[0]->type != SQL_TYPE_REGCLASS
+             : e->args[0]->type == SQL_TYPE_REGCLASS &&
+                   sql_type_is_int(e->type)))
         return true;
     if (e->kind == SQL_EXPR_FUNC)
         switch (e->u.func) {

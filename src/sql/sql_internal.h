@@ -103,11 +103,29 @@ static inline bool sql_type_is_datetime(uint32_t type)
 }
 
 /* Whether type is held as a string. */
+/*
+ * regclass: a relation named by its oid.  Its values are held as the
+ * name it prints as (sql_catalog_relname()'s), so that it is a string
+ * wherever text is taken and is sent as text (clients are told text:
+ * a value in binary would be the oid, read at output); where it meets
+ * an oid or an integer (a comparison, a UNION, a cast) the name is read
+ * back into the oid (sql_value_cast()).  x::regclass itself is an
+ * SQL_FUNC_REGCLASS expression over the oid, which comparisons take the
+ * oid of directly.
+ */
+#define SQL_TYPE_REGCLASS 2205
+
 static inline bool sql_type_is_string(uint32_t type)
 {
     return type == SQL_TYPE_TEXT || type == SQL_TYPE_VARCHAR ||
            type == SQL_TYPE_BPCHAR || type == SQL_TYPE_NAME ||
-           type == SQL_TYPE_UNKNOWN;
+           type == SQL_TYPE_UNKNOWN || type == SQL_TYPE_REGCLASS;
+}
+
+/* The type a client is told a column of type t has. */
+static inline uint32_t sql_type_wire(uint32_t t)
+{
+    return t == SQL_TYPE_REGCLASS ? SQL_TYPE_TEXT : t;
 }
 
 /* A table column's SQL type: its keel type's, but varchar for text with
@@ -210,6 +228,7 @@ static inline uint32_t sql_type_array_of(uint32_t t)
     case SQL_TYPE_TEXT:
     case SQL_TYPE_VARCHAR:
     case SQL_TYPE_UNKNOWN:
+    case SQL_TYPE_REGCLASS:
         return SQL_TYPE_TEXT_ARRAY;
     case SQL_TYPE_OID:
         return SQL_TYPE_OID_ARRAY;
@@ -753,6 +772,7 @@ typedef enum sql_func {
     SQL_FUNC_PG_GET_INDEXDEF,   /* CREATE INDEX ... of an index */
     SQL_FUNC_PG_GET_CONSTRAINTDEF, /* PRIMARY KEY (...) of a constraint */
     SQL_FUNC_PG_GET_STATISTICSOBJDEF_COLUMNS,
+    SQL_FUNC_PG_GET_TRIGGERDEF,
     SQL_FUNC_PG_RELATION_IS_PUBLISHABLE,
     SQL_FUNC_ARRAY_UPPER,       /* an array's last subscript */
     SQL_FUNC_ARRAY_ELEMENT,     /* a[i] */
@@ -1219,6 +1239,12 @@ keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
 /* a, a string literal (SQL_TYPE_UNKNOWN constant), made the oid constant
  * sql_regclass_in() reads it as; a NULL stays NULL, of type oid. */
 keel_status sql_regclass_const(sql_session *s, sql_expr *a);
+/* Argument *arg of function name where PostgreSQL takes a regclass,
+ * made an oid expression: x::regclass's x, a literal read as a name (or
+ * digits), a regclass value's name read back, an oid or integer as it
+ * is; 42883 for other types. */
+keel_status sql_regclass_arg(sql_session *s, const char *name,
+                             int32_t location, sql_expr **arg);
 
 /* Splits a possibly qualified, possibly quoted name into up to four
  * parts (*n of them; 0 for bad syntax), as PostgreSQL's name input
@@ -1940,6 +1966,9 @@ keel_status sql_select_rows(sql_session *s, const PgQuery__SelectStmt *st,
 
 /* Whether name is one of pg_catalog's views. */
 bool sql_catalog_is_view(const char *name);
+/* The oid PostgreSQL gives catalog `name`, which a view here stands
+ * for; 0 if none does. */
+uint32_t sql_catalog_view_oid(const char *name);
 /* Whether information_schema has a view of that name (tables, columns,
  * views, schemata); sql_catalog_view_rows() reads it by its name with
  * "information_schema." before it. */

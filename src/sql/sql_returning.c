@@ -37,7 +37,8 @@ keel_status sql_returning_begin(sql_session *s, const sql_table *t,
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     for (uint16_t i = 0; i < r->nt; i++) {
         const sql_expr *e = r->tl[i].expr;
-        uint32_t type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : e->type;
+        uint32_t type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT
+                                                  : sql_type_wire(e->type);
         cols[i] = (sql_column){.name = r->tl[i].name, .type = type,
                                .typlen = sql_type_len(type), .typmod = -1};
         if (s->nrformats > 0)

@@ -25,6 +25,10 @@
 #include "port/hash.h"
 #include "sql/sql_internal.h"
 
+/* The one function in FROM or an output list that runs as unnest(), of
+ * an empty array (srf_columns()). */
+#define ANCESTORS "pg_partition_ancestors"
+
 /* Columns a table is first described with. */
 #define TABLE_COLS_GUESS 16
 
@@ -2519,7 +2523,8 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
             fc != NULL && fc->n_funcname > 0
                 ? sql_node_string(fc->funcname[fc->n_funcname - 1])
                 : NULL;
-        bool unnest = fname != NULL && strcmp(fname, "unnest") == 0;
+        bool unnest = fname != NULL && (strcmp(fname, "unnest") == 0 ||
+                                        strcmp(fname, ANCESTORS) == 0);
         int json_srf = fname != NULL ? sql_json_srf(fname) : 0;
         if (rf->is_rowsfrom || rf->n_coldeflist > 0 ||
             fname == NULL ||
@@ -2531,7 +2536,8 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
                         : "",
                     "pg_catalog") != 0))
             return sql_unsupported(s, -1, "functions in FROM but "
-                                          "generate_series(), unnest() and "
+                                          "generate_series(), unnest(), "
+                                          "pg_partition_ancestors() and "
                                           "the json ones");
         if (json_srf != 0 && fc->n_args != 1)
             return sql_fail(s, KEEL_ENOENT, "42883",
@@ -2540,9 +2546,9 @@ static keel_status from_add(sql_session *s, from_list *f, const from_ctx *ctx,
                             fname, fc->n_args);
         if (unnest && fc->n_args != 1)
             return sql_fail(s, KEEL_ENOENT, "42883",
-                            "function unnest() with %zu argument(s) "
+                            "function %s() with %zu argument(s) "
                             "does not exist",
-                            fc->n_args);
+                            fname, fc->n_args);
         if (!unnest && json_srf == 0 && (fc->n_args < 2 || fc->n_args > 3))
             return sql_fail(s, KEEL_ENOENT, "42883",
                             "function generate_series() with %zu argument(s) "
@@ -2741,6 +2747,16 @@ static keel_status series_type(sql_session *s, const PgQuery__FuncCall *fc,
     return KEEL_OK;
 }
 
+/* Whether fc calls pg_partition_ancestors() (which runs as unnest()). */
+static bool is_ancestors(const PgQuery__FuncCall *fc)
+{
+    const char *n = fc->n_funcname > 0
+                        ? sql_node_string(fc->funcname[fc->n_funcname - 1])
+                        : NULL;
+
+    return n != NULL && strcmp(n, ANCESTORS) == 0;
+}
+
 /*
  * A set-returning function's arguments (args, four slots) analysed over
  * scope, and the columns of its rows (rs's), the one of a function of
@@ -2764,6 +2780,24 @@ static keel_status srf_columns(sql_session *s, const sql_scope *scope,
         if (json_srf != 0)
             return sql_json_srf_columns(s, json_srf, &args[a], fc->location,
                                         name, rs);
+        if (unnest && is_ancestors(fc)) {
+            /* pg_partition_ancestors(regclass): PostgreSQL's gives rows
+             * for partitions and partitioned tables only, and keel has
+             * none: no rows, as unnest() of an empty array gives (its
+             * column PostgreSQL's relid, an oid here) */
+            sql_expr *none = sql_expr_new(s, SQL_EXPR_CONST,
+                                          SQL_TYPE_OID_ARRAY, fc->location, 0);
+            if (none == NULL)
+                return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+            rc = sql_regclass_arg(s, ANCESTORS, fc->location, &args[a]);
+            if (rc != KEEL_OK)
+                return rc;
+            none->u.value.type = SQL_TYPE_OID_ARRAY;
+            none->u.value.v.s.p = "{}";
+            none->u.value.v.s.len = 2;
+            args[a] = none;
+            name = "relid";
+        }
         t = args[a]->type;
         if (unnest) {
             /* Its one column: the array's elements. */
@@ -2988,7 +3022,8 @@ static keel_status series_rows(sql_session *s, from_item *it,
 bool sql_srf_name(const char *name)
 {
     return strcmp(name, "generate_series") == 0 ||
-           strcmp(name, "unnest") == 0 || sql_json_srf(name) != 0;
+           strcmp(name, "unnest") == 0 || strcmp(name, ANCESTORS) == 0 ||
+           sql_json_srf(name) != 0;
 }
 
 keel_status sql_srf_none_since(sql_session *s, uint16_t n0, const char *what)
@@ -3044,7 +3079,7 @@ keel_status sql_srf_analyse(sql_session *s, const sql_scope *scope,
         return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     memset(e->args, 0, (4u + fc->n_args) * sizeof(*e->args));
     f->expr = e;
-    f->unnest = strcmp(name, "unnest") == 0;
+    f->unnest = strcmp(name, "unnest") == 0 || strcmp(name, ANCESTORS) == 0;
     f->json_srf = sql_json_srf(name);
     if (f->unnest || f->json_srf != 0 ? fc->n_args != 1
                                       : fc->n_args < 2 || fc->n_args > 3) {
@@ -4093,6 +4128,11 @@ static uint32_t setop_type(uint32_t a, uint32_t b)
         return b;
     if (b == SQL_TYPE_UNKNOWN)
         return a;
+    /* a regclass beside an oid or integer: its oid (sql_value_cast()) */
+    if (a == SQL_TYPE_REGCLASS && sql_type_is_int(b))
+        a = SQL_TYPE_OID;
+    if (b == SQL_TYPE_REGCLASS && sql_type_is_int(a))
+        b = SQL_TYPE_OID;
     if (sql_type_is_int(a) && sql_type_is_int(b))
         return a == SQL_TYPE_INT8 || b == SQL_TYPE_INT8   ? SQL_TYPE_INT8
                : a == SQL_TYPE_INT4 || b == SQL_TYPE_INT4 ? SQL_TYPE_INT4
@@ -4202,7 +4242,8 @@ static keel_status setop_query(sql_session *s, const PgQuery__SelectStmt *st,
         e->location = -1;
         e->u.column = c;
         o.tl[c] = (target){.expr = e, .name = arm[0].cols[c].name};
-        cols[c] = (sql_column){.name = arm[0].cols[c].name, .type = e->type,
+        cols[c] = (sql_column){.name = arm[0].cols[c].name,
+                               .type = sql_type_wire(e->type),
                                .typlen = sql_type_len(e->type), .typmod = -1};
         if (into == NULL && s->nrformats > 0)
             cols[c].format = s->rformats[s->nrformats == 1 ? 0 : c];
@@ -4992,7 +5033,8 @@ static keel_status select_run_body(sql_session *s,
         memcpy(run.row, outer_row, outer->ncols * sizeof(sql_value));
     for (uint16_t i = 0; i < o.nt; i++) {
         const sql_expr *e = o.tl[i].expr;
-        uint32_t type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT : e->type;
+        uint32_t type = e->type == SQL_TYPE_UNKNOWN ? SQL_TYPE_TEXT
+                                                  : sql_type_wire(e->type);
         cols[i] = (sql_column){.name = o.tl[i].name, .type = type,
                                .typlen = sql_type_len(type), .typmod = -1};
         if (s->nrformats > 0)

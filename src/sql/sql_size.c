@@ -193,7 +193,14 @@ keel_status sql_regclass_in(sql_session *s, const char *p, uint32_t len,
         memmove(parts[0], parts[1], 2 * KEEL_NAME_LEN);
         n = 2;
     }
-    if (n == 2) {
+    if (n == 2 && strcmp(parts[0], "pg_catalog") == 0) {
+        /* pg_catalog's views, by the oids of the catalogs they stand
+         * for */
+        *oid = sql_catalog_view_oid(parts[1]);
+        rc = KEEL_OK;
+    } else if (n == 1 && (*oid = sql_catalog_view_oid(parts[0])) != 0) {
+        return KEEL_OK; /* pg_catalog comes first on the path */
+    } else if (n == 2) {
         rc = namespace_oid(s, parts[0], &nsp);
         if (rc == KEEL_OK && nsp == 0)
             return sql_fail_at(s, location, KEEL_ENOENT, "3F000",
@@ -369,8 +376,8 @@ static keel_status no_function(sql_session *s, int32_t location,
 
 /* Argument *arg of function name where PostgreSQL takes a regclass, made
  * an oid expression (see the file's comment). */
-static keel_status regclass_arg(sql_session *s, const char *name,
-                                int32_t location, sql_expr **arg)
+keel_status sql_regclass_arg(sql_session *s, const char *name,
+                             int32_t location, sql_expr **arg)
 {
     sql_expr *a = *arg;
 
@@ -380,6 +387,10 @@ static keel_status regclass_arg(sql_session *s, const char *name,
     }
     if (a->kind == SQL_EXPR_CONST && a->type == SQL_TYPE_UNKNOWN)
         return sql_regclass_const(s, a);
+    if (a->type == SQL_TYPE_REGCLASS) {
+        s->expr_engine_reads++; /* its name read back */
+        return sql_expr_coerce(s, arg, SQL_TYPE_OID);
+    }
     if (!sql_type_is_int(a->type) && a->type != SQL_TYPE_UNKNOWN)
         return no_function(s, location, name, sql_type_name(a->type));
     return sql_expr_coerce(s, arg, SQL_TYPE_OID);
@@ -405,7 +416,7 @@ keel_status sql_size_analyse(sql_session *s, sql_expr *e, const char *name,
                      sql_type_name(e->args[1]->type));
             return no_function(s, location, name, types);
         }
-        rc = regclass_arg(s, name, location, &e->args[0]);
+        rc = sql_regclass_arg(s, name, location, &e->args[0]);
         if (rc == KEEL_OK && e->nargs == 2)
             rc = sql_expr_coerce(s, &e->args[1], SQL_TYPE_TEXT);
         e->type = SQL_TYPE_INT8;

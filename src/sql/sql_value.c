@@ -49,6 +49,8 @@ const char *sql_type_name(uint32_t type)
         return "text";
     case SQL_TYPE_OID:
         return "oid";
+    case SQL_TYPE_REGCLASS:
+        return "regclass";
     case SQL_TYPE_FLOAT8:
         return "double precision";
     case SQL_TYPE_UNKNOWN:
@@ -916,6 +918,45 @@ static keel_status numeric_cast(sql_session *s, sql_value *v, uint32_t type,
     return KEEL_OK;
 }
 
+/* A value cast to regclass: a string read as a relation's name (or an
+ * oid's digits), an oid or integer taken as the oid; then the name that
+ * oid prints as, its number if it names nothing. */
+static keel_status regclass_cast(sql_session *s, sql_value *v,
+                                 int32_t location)
+{
+    uint32_t oid = 0;
+    const char *name = NULL;
+    keel_status rc = KEEL_OK;
+
+    if (sql_type_is_string(v->type))
+        rc = sql_regclass_in(s, v->v.s.p, v->v.s.len, location, &oid);
+    else if ((v->type == SQL_TYPE_OID || sql_type_is_int(v->type)) &&
+             v->v.i >= 0 && v->v.i <= (int64_t)UINT32_MAX)
+        oid = (uint32_t)v->v.i;
+    else if (v->type == SQL_TYPE_OID || sql_type_is_int(v->type))
+        return sql_fail_at(s, location, KEEL_EINVAL, "22003",
+                           "OID out of range");
+    else
+        return sql_fail_at(s, location, KEEL_ETYPE, "42846",
+                           "cannot cast type %s to regclass",
+                           sql_type_name(v->type));
+    if (rc == KEEL_OK)
+        rc = sql_catalog_relname(s, oid, &name);
+    if (rc != KEEL_OK)
+        return rc;
+    if (name == NULL) {
+        char *p = sql_alloc(&s->arena, 12);
+        if (p == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        snprintf(p, 12, "%u", oid);
+        name = p;
+    }
+    v->type = SQL_TYPE_REGCLASS;
+    v->v.s.p = name;
+    v->v.s.len = (uint32_t)strlen(name);
+    return KEEL_OK;
+}
+
 keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
                            int32_t typmod, bool is_explicit, int32_t location)
 {
@@ -925,6 +966,21 @@ keel_status sql_value_cast(sql_session *s, sql_value *v, uint32_t type,
     if (v->isnull) {
         v->type = type;
         return KEEL_OK;
+    }
+    if (from == SQL_TYPE_REGCLASS && type != SQL_TYPE_REGCLASS &&
+        (type == SQL_TYPE_OID || sql_type_is_int(type))) {
+        /* a regclass's oid: its name read back (the number of an oid
+         * that named nothing) */
+        uint32_t oid = 0;
+        rc = sql_regclass_in(s, v->v.s.p, v->v.s.len, location, &oid);
+        if (rc != KEEL_OK)
+            return rc;
+        v->type = from = SQL_TYPE_OID;
+        v->v.i = oid;
+        if (type == SQL_TYPE_OID)
+            return KEEL_OK;
+    } else if (type == SQL_TYPE_REGCLASS && from != SQL_TYPE_REGCLASS) {
+        return regclass_cast(s, v, location);
     }
     if (type == SQL_TYPE_NUMERIC || from == SQL_TYPE_NUMERIC) {
         rc = numeric_cast(s, v, type, typmod, is_explicit, location);

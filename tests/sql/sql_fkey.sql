@@ -338,3 +338,26 @@ JOIN pg_class AS cl ON c.conrelid = cl.oid
 WHERE cl.relname = 'dj_c' AND pg_catalog.pg_table_is_visible(cl.oid)
 ORDER BY 1;
 DROP TABLE dj_c, dj_p;
+-- psql's \d lists a table's foreign keys and the keys that reference it
+CREATE TABLE d_p (id int PRIMARY KEY, code text UNIQUE);
+CREATE TABLE d_c (id int PRIMARY KEY, p int REFERENCES d_p ON DELETE CASCADE,
+  code text, FOREIGN KEY (code) REFERENCES d_p (code) ON UPDATE SET NULL);
+CREATE TABLE d_self (id int PRIMARY KEY, up int REFERENCES d_self);
+\d d_p
+\d d_c
+\d d_self
+SELECT relname, relhastriggers FROM pg_class
+  WHERE relname IN ('d_p', 'd_c', 'd_self', 'dj_c') ORDER BY 1;
+-- what a key depends on: its columns, and those it references
+SELECT d.classid::regclass, d.refobjid::regclass, a.attname, d.deptype
+  FROM pg_depend d JOIN pg_constraint k ON k.oid = d.objid
+  JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+  WHERE k.conname = 'd_c_p_fkey' AND d.refobjsubid <> 0
+  ORDER BY d.refobjid::regclass::text, 3;
+-- and an index on the key columns of its table
+CREATE INDEX d_c_code ON d_c (code, p);
+SELECT d.refobjid::regclass, d.refobjsubid, d.deptype FROM pg_depend d
+  WHERE d.objid = 'd_c_code'::regclass ORDER BY 2;
+DROP TABLE d_c, d_p, d_self;
+SELECT count(*) FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+  WHERE c.relname LIKE 'd\_%';

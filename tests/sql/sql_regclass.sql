@@ -16,6 +16,29 @@ SELECT NULL::regclass IS NULL AS null_stays;
 SELECT 'nosuch'::regclass;
 SELECT 'rcs.nosuch'::regclass;
 SELECT 'nosch.e'::regclass;
+-- a regclass is a type: what a subquery or a UNION gives meets an oid
+SELECT pg_typeof('rct'::regclass) AS type, 'rct'::regclass::text || '!' AS text;
+SELECT c.relname FROM pg_class c
+  WHERE c.oid IN (SELECT 'rct'::regclass UNION ALL VALUES ('rcs.e'::regclass))
+  ORDER BY 1;
+SELECT (SELECT 'rct'::regclass) = c.oid AS same FROM pg_class c
+  WHERE c.relname = 'rct';
+SELECT x::oid = c.oid AS same FROM (SELECT 'rcs.e'::regclass AS x) s, pg_class c
+  WHERE c.relname = 'e';
+SELECT count(*) FROM (SELECT 'rct'::regclass UNION SELECT c.oid FROM pg_class c
+  WHERE c.relname = 'rct') u;
+-- pg_catalog's names are the catalogs' oids
+SELECT 'pg_catalog.pg_trigger'::regclass::oid AS trigger,
+  'pg_class'::regclass::oid AS class, 2606::regclass AS constraint_name;
+SELECT 'pg_catalog.nosuch'::regclass;
+-- a table that is no partition has no ancestors (keel has none)
+SELECT a.relid, a.depth
+  FROM pg_partition_ancestors('rct') WITH ORDINALITY AS a(relid, depth);
+SELECT pg_partition_ancestors('rcs.e'), 1 AS one;
+SELECT * FROM pg_partition_ancestors('nosuch');
+SELECT c.relname FROM pg_class c WHERE c.oid IN
+  (SELECT pg_partition_ancestors('rct') UNION ALL VALUES ('rct'::regclass));
+SELECT count(*) FROM pg_trigger;
 DROP TABLE rct;
 DROP TABLE rcs.e;
 DROP SCHEMA rcs;
