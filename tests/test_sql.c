@@ -1367,9 +1367,9 @@ static void test_copy(void **state)
     assert_string_equal(run_copy(f->s, "COPY c FROM '/etc/passwd'", none),
                         "ERROR 0A000: COPY to or from a server file or program "
                         "is not supported yet\n");
-    /* a sequence keeps no START to go back to: refused, not ignored */
-    EXPECT(f->s, "TRUNCATE c RESTART IDENTITY",
-           "ERROR 0A000: TRUNCATE ... RESTART IDENTITY is not supported yet\n");
+    /* c owns no sequence: RESTART IDENTITY has nothing to restart */
+    EXPECT(f->s, "BEGIN; TRUNCATE c RESTART IDENTITY; ROLLBACK",
+           "BEGIN\nTRUNCATE TABLE\nROLLBACK\n");
     EXPECT(f->s, "SELECT count(*) FROM c", "count:20\n6\nSELECT 1\n");
     EXPECT(f->s, "TRUNCATE c CONTINUE IDENTITY", "TRUNCATE TABLE\n");
     EXPECT(f->s, "SELECT count(*) FROM c", "count:20\n0\nSELECT 1\n");
@@ -2409,6 +2409,35 @@ static void *seq_main(void *arg)
     return NULL;
 }
 
+/* ALTER SEQUENCE beside the callers: parameter changes that keep the
+ * count (committed or rolled back) must neither skip nor repeat a
+ * value. */
+static void *seq_alter_main(void *arg)
+{
+    seq_caller *c = arg;
+    sql_session *s;
+    sql_error err;
+    capture *cp = calloc(1, sizeof(*cp));
+
+    assert_non_null(cp);
+    assert_int_equal(sql_session_create(c->db, &s, &err), KEEL_OK);
+    for (int i = 0; i < 40 && c->bad[0] == '\0'; i++) {
+        const char *q = i % 2 == 0
+                            ? "BEGIN; ALTER SEQUENCE cc INCREMENT BY 1 "
+                              "MAXVALUE 900000; ROLLBACK"
+                            : "ALTER SEQUENCE cc NO CYCLE MAXVALUE 1000000";
+        const char *got = run_into(s, q, cp);
+        if (strstr(got, "ERROR") != NULL) {
+            snprintf(c->bad, sizeof(c->bad), "%s: %s", q, got);
+            break;
+        }
+        c->n++;
+    }
+    sql_session_destroy(s);
+    free(cp);
+    return NULL;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -2416,37 +2445,103 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /*
- * Concurrent nextval() calls, some in transactions that roll back: every
- * value is given out once, and together they are 1..N without a gap.
+ * Concurrent nextval() calls, some in transactions that roll back, and
+ * ALTER SEQUENCE replacing the sequence's row meanwhile: every value is
+ * given out once, and together they are 1..N without a gap.
  */
 static void test_sequence_concurrent(void **state)
 {
     fixture *f = *state;
-    seq_caller c[4];
-    pthread_t t[4];
+    seq_caller c[5];
+    pthread_t t[5];
     int64_t all[4 * 300];
     int n = 0;
 
     EXPECT(f->s, "CREATE SEQUENCE cc", "CREATE SEQUENCE\n");
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         memset(&c[i], 0, sizeof(c[i]));
         c[i].db = f->db;
         c[i].id = i;
-        assert_int_equal(pthread_create(&t[i], NULL, seq_main, &c[i]), 0);
+        assert_int_equal(pthread_create(&t[i], NULL,
+                                        i < 4 ? seq_main : seq_alter_main,
+                                        &c[i]),
+                         0);
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         assert_int_equal(pthread_join(t[i], NULL), 0);
         if (c[i].bad[0] != '\0')
             fail_msg("%s", c[i].bad);
+        if (i == 4)
+            break;
         memcpy(all + n, c[i].got, (size_t)c[i].n * sizeof(all[0]));
         n += c[i].n;
     }
+    assert_int_equal(c[4].n, 40);
     assert_int_equal(n, 4 * 300);
     qsort(all, (size_t)n, sizeof(all[0]), cmp_i64);
     for (int i = 0; i < n; i++)
         if (all[i] != i + 1)
             fail_msg("value %d is %lld", i + 1, (long long)all[i]);
     EXPECT(f->s, "SELECT nextval('cc')", "nextval:20\n1201\nSELECT 1\n");
+}
+
+/*
+ * ALTER SEQUENCE replaces the sequence's row in its transaction, under a
+ * lock on every sequence: another session's nextval() waits for it
+ * (here until lock_timeout), an ALTER waits for a transaction that
+ * called nextval(), a rollback leaves the count where the callers left
+ * it, and a repeatable read transaction whose snapshot is older than a
+ * committed RESTART is refused the old row (40001), rather than counting
+ * on a version no one else reads.
+ */
+static void test_sequence_alter(void **state)
+{
+    fixture *f = *state;
+    sql_session *b;
+    sql_error err;
+
+    assert_int_equal(sql_session_create(f->db, &b, &err), KEEL_OK);
+    EXPECT(f->s, "CREATE SEQUENCE q; SELECT nextval('q')",
+           "CREATE SEQUENCE\nnextval:20\n1\nSELECT 1\n");
+    EXPECT(f->s, "BEGIN; ALTER SEQUENCE q RESTART WITH 100; "
+                 "SELECT nextval('q')",
+           "BEGIN\nALTER SEQUENCE\nnextval:20\n100\nSELECT 1\n");
+    assert_non_null(strstr(run(b, "SET lock_timeout = 50; "
+                                  "SELECT nextval('q')"),
+                           "ERROR 55P03: canceling statement due to lock "
+                           "timeout"));
+    EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+    EXPECT(b, "SELECT nextval('q')", "nextval:20\n2\nSELECT 1\n");
+    /* a transaction that called nextval() holds ALTER off */
+    EXPECT(b, "BEGIN; SELECT nextval('q')",
+           "BEGIN\nnextval:20\n3\nSELECT 1\n");
+    assert_non_null(strstr(run(f->s, "SET lock_timeout = 50; "
+                                     "ALTER SEQUENCE q RESTART WITH 700"),
+                           "SET\nERROR 55P03: canceling statement due to "
+                           "lock timeout"));
+    EXPECT(b, "COMMIT", "COMMIT\n");
+    EXPECT(f->s, "ALTER SEQUENCE q RESTART WITH 700; RESET lock_timeout",
+           "ALTER SEQUENCE\nRESET\n");
+    EXPECT(b, "SELECT nextval('q')", "nextval:20\n700\nSELECT 1\n");
+    /* repeatable read, its snapshot older than the RESTART */
+    EXPECT(b, "RESET lock_timeout; "
+              "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1 AS one",
+           "RESET\nBEGIN\none:23\n1\nSELECT 1\n");
+    EXPECT(f->s, "ALTER SEQUENCE q RESTART WITH 900", "ALTER SEQUENCE\n");
+    assert_non_null(strstr(run(b, "SELECT nextval('q')"),
+                           "ERROR 40001: could not serialize access due to "
+                           "concurrent update"));
+    EXPECT(b, "ROLLBACK", "ROLLBACK\n");
+    EXPECT(b, "SELECT nextval('q')", "nextval:20\n900\nSELECT 1\n");
+    /* a sequence made before START values were kept has none */
+    EXPECT(f->s,
+           "BEGIN; DELETE FROM keel_sql.keel_seqstart WHERE seqname = 'q'; "
+           "ALTER SEQUENCE q RESTART",
+           "BEGIN\nDELETE 1\nERROR 55000: sequence \"q\" has no START "
+           "value to restart at\n");
+    EXPECT(f->s, "ROLLBACK; ALTER SEQUENCE q RESTART; SELECT nextval('q')",
+           "ROLLBACK\nALTER SEQUENCE\nnextval:20\n1\nSELECT 1\n");
+    sql_session_destroy(b);
 }
 
 /*
@@ -2493,6 +2588,19 @@ static void test_sequence_crash(void **state)
                             cp),
                    "51|52") == NULL)
             _exit(3);
+        /* A RESTART that commits (a new version of the row, logged as
+         * any update), then one that does not. */
+        if (strcmp(run_into(s, "ROLLBACK; ALTER SEQUENCE cr_id_seq "
+                               "RESTART WITH 1000; "
+                               "INSERT INTO cr (v) VALUES ('y')",
+                            cp),
+                   "ROLLBACK\nALTER SEQUENCE\nINSERT 0 1\n") != 0)
+            _exit(4);
+        if (strstr(run_into(s, "BEGIN; ALTER SEQUENCE cr_id_seq RESTART "
+                               "WITH 5000; SELECT nextval('cr_id_seq')",
+                            cp),
+                   "\n5000\n") == NULL)
+            _exit(5);
         _exit(0); /* no close, no commit: a crash */
     }
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -2504,13 +2612,12 @@ static void test_sequence_crash(void **state)
         assert_int_equal(sql_session_create(f->db, &f->s, &err), KEEL_OK);
     }
     EXPECT(f->s, "SELECT count(*), max(id) FROM cr",
-           "count:20,max:23\n50|50\nSELECT 1\n");
-    /* 51, or 53 if the log writer flushed the uncommitted calls' log
-     * before the crash. */
+           "count:20,max:23\n51|1000\nSELECT 1\n");
+    /* After the committed RESTART's row; the one that never committed is
+     * gone with what its transaction counted on it. */
     EXPECT(f->s,
-           "INSERT INTO cr (v) VALUES ('after') "
-           "RETURNING id IN (51, 53) AS next",
-           "next:16\nt\nINSERT 0 1\n");
+           "INSERT INTO cr (v) VALUES ('after') RETURNING id",
+           "id:23\n1001\nINSERT 0 1\n");
 }
 
 /*
@@ -3165,6 +3272,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sequence_concurrent, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sequence_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sequence_alter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alter_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fkey_crash, setup, teardown),

@@ -386,7 +386,10 @@ KEEL_API keel_status keel_abort(keel_session *s);
  * counter, as a SQL sequence: nextval() is this in a loop).  It is logged:
  * once a later commit's record is durable, so is the change.  KEEL_EINVAL
  * unless the column is NOT NULL int8 with only fixed-width columns before
- * it; KEEL_ENOENT without such a row (or one holding a null).
+ * it; KEEL_ENOENT without such a row (or one holding a null);
+ * KEEL_ESERIALIZE if the version the transaction sees has been updated
+ * or deleted by another that did not abort (a repeatable read snapshot
+ * older than the change): the newer version holds the counter.
  */
 KEEL_API keel_status keel_cas_int8(keel_session *s, const char *schema,
                                    const char *table, const keel_value *key,

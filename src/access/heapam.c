@@ -3002,8 +3002,9 @@ int heap_undo_claim(heap_rel *rel, buf_session *s, xid_t xid, tid t,
     return KEEL_OK;
 }
 
-int heap_cas_int8(heap_rel *rel, buf_session *s, tid t, xid_t xmin,
-                  uint16_t col, int64_t expect, int64_t set, int64_t *actual)
+int heap_cas_int8(heap_rel *rel, buf_session *s, const visibility *vis,
+                  tid t, xid_t xmin, uint16_t col, int64_t expect, int64_t set,
+                  int64_t *actual)
 {
     const tuple_attr *a = col < rel->desc->natts ? &rel->desc->attrs[col]
                                                  : NULL;
@@ -3035,6 +3036,25 @@ int heap_cas_int8(heap_rel *rel, buf_session *s, tid t, xid_t xmin,
         return kerr_set(&s->err, KEEL_ENOENT,
                         "relation %u: the row at (%u,%u) is gone",
                         rel->relnumber, t.block, t.offset);
+    }
+    /* A version another transaction replaced (or is replacing) is no
+     * longer the counter: its successor holds the value from then on. */
+    if (h->xmax != XID_INVALID && !is_own(vis->snap, h->xmax)) {
+        xid_status st = XID_STATUS_IN_PROGRESS;
+        rc = xid_status_of(vis, h->xmax, &st, &s->err);
+        if (rc == KEEL_OK && st != XID_STATUS_ABORTED)
+            rc = kerr_set(&s->err, KEEL_ESERIALIZE,
+                          "could not serialize access: relation %u row "
+                          "(%u,%u) was changed by transaction %u, which %s",
+                          rel->relnumber, t.block, t.offset, h->xmax,
+                          st == XID_STATUS_COMMITTED
+                              ? "committed after this transaction's snapshot"
+                              : "is still in progress");
+        if (rc != KEEL_OK) {
+            buf_unlock(s, id);
+            buf_release(s, id);
+            return rc;
+        }
     }
     memcpy(&cur, (char *)h + h->hoff + a->fixed_off, sizeof(cur));
     *actual = cur;

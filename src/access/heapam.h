@@ -437,10 +437,14 @@ void heap_update_undo(buf_session *s, xid_t xid, heap_update_hold *hold);
  * it; logged as a change of the page's bytes, replayed by recovery.  For
  * counters (SQL sequences).  EINVAL unless the column is NOT NULL int8
  * with only fixed-width columns before it; ENOENT if the version is not
- * there (pruned since, its line reused) or holds a null; the errors of
- * reading the page.
+ * there (pruned since, its line reused) or holds a null; ESERIALIZE if
+ * another transaction (vis's status oracle says) has updated or deleted
+ * the version and not aborted: its successor is the counter now, which
+ * a snapshot older than that change cannot see; the errors of reading
+ * the page.
  */
-int heap_cas_int8(heap_rel *rel, buf_session *s, tid t, xid_t xmin,
+int heap_cas_int8(heap_rel *rel, buf_session *s, const visibility *vis,
+                  tid t, xid_t xmin,
                   uint16_t col, int64_t expect, int64_t set, int64_t *actual);
 
 /*

@@ -468,8 +468,8 @@ keel_status keel_cas_int8(keel_session *s, const char *schema,
     if (rc == KEEL_OK)
         rc = find_by_primary_key(s, &ct, &t, key, true, &s->result, &found);
     if (rc == KEEL_OK)
-        rc = heap_cas_int8(&t.h->heap, s->bs, s->result.tid, s->result.xmin,
-                           col, expect, set, actual);
+        rc = heap_cas_int8(&t.h->heap, s->bs, &ct.vis, s->result.tid,
+                           s->result.xmin, col, expect, set, actual);
     return engine_stmt_end(s, rc, false);
 }
 

@@ -1219,9 +1219,6 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
 
     if (s->describe_only)
         return KEEL_OK;
-    /* a sequence keeps no START value to go back to */
-    if (st->restart_seqs)
-        return sql_unsupported(s, -1, "TRUNCATE ... RESTART IDENTITY");
     if (st->behavior == PG_QUERY__DROP_BEHAVIOR__DROP_CASCADE) {
         /* the tables that refer to those named go too, each noticed */
         uint32_t relids[256];
@@ -1352,6 +1349,10 @@ keel_status sql_exec_truncate(sql_session *s, const PgQuery__TruncateStmt *st)
                 if (rc == KEEL_OK)
                     rc = sql_uniques_move(s, t.info.oid, made.oid, t.schema,
                                           t.name);
+                /* RESTART IDENTITY: its sequences back at their start */
+                if (rc == KEEL_OK && st->restart_seqs)
+                    rc = sql_sequences_restart_owned(
+                        s, t.schema != NULL ? t.schema : "public", t.name);
                 if (rc != KEEL_OK)
                     return rc;
             }

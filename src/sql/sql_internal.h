@@ -1409,6 +1409,13 @@ keel_status sql_sequence_drop(sql_session *s, const char *nsp,
                               const char *name, bool missing_ok);
 keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
                                      const char *rel);
+keel_status sql_exec_alter_sequence(sql_session *s,
+                                    const PgQuery__AlterSeqStmt *st);
+/* TRUNCATE ... RESTART IDENTITY: the sequences table nsp.rel owns back
+ * at their START values, in the transaction (55000 for one that has
+ * none kept). */
+keel_status sql_sequences_restart_owned(sql_session *s, const char *nsp,
+                                        const char *rel);
 keel_status sql_sequence_eval(sql_session *s, sql_func f, const sql_value *a,
                               uint16_t nargs, sql_value *out);
 void sql_sequences_free(sql_session *s);

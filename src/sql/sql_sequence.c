@@ -19,6 +19,19 @@
  * logged; a commit that used the value makes it durable, since its
  * record comes later in the log.
  *
+ * Its START value is a row of keel_sql.keel_seqstart (nspname text,
+ * seqname text, start_value int8; primary key (nspname, seqname)), made
+ * with it; a sequence made before keel kept one has none, and RESTART
+ * without a value refuses to guess it.  ALTER SEQUENCE and TRUNCATE ...
+ * RESTART IDENTITY replace a sequence's row with a new version, in their
+ * transaction: they first lock keel_sql.keel_sequence ACCESS EXCLUSIVE
+ * until it ends, so that no nextval() (which reads the table under
+ * ACCESS SHARE) counts on the old version meanwhile, nor reads the new
+ * one before it commits; one running under an older snapshot
+ * (repeatable read) is refused the old version by keel_cas_int8() and
+ * fails with 40001.  PostgreSQL's lock is the one sequence's; keel's
+ * holds every sequence's callers while such a transaction runs.
+ *
  * A sequence is not in keel_class: its name is not a relation's, and
  * pg_class does not list it.  nextval('name'::regclass), which PostgreSQL
  * stores as a SERIAL column's default, takes the literal's text as the
@@ -68,6 +81,74 @@ static keel_status table_ensure(sql_session *s)
     static const uint16_t pkey[2] = {SEQ_NSP + 1, SEQ_NAME + 1};
 
     return sql_store_ensure(s, SEQ_TABLE, cols, SEQ_NCOLS, pkey, 2);
+}
+
+/* ---- START values (keel_sql.keel_seqstart) -------------------------------- */
+
+#define START_TABLE "keel_seqstart"
+
+enum { START_NSP, START_NAME, START_VALUE, START_NCOLS };
+
+/* Sequence nsp.name's START value, *found false if none is kept. */
+static keel_status start_read(sql_session *s, const char *nsp,
+                              const char *name, int64_t *start, bool *found)
+{
+    keel_value key[2], out[START_NCOLS];
+    bool exists = false;
+    keel_status rc = sql_store_exists(s, START_TABLE, &exists);
+
+    *found = false;
+    if (rc != KEEL_OK || !exists)
+        return rc;
+    sql_store_key2(key, nsp, name);
+    rc = keel_lookup(s->ks, SQL_STORE_SCHEMA, START_TABLE, key, out, found);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    if (*found)
+        *start = out[START_VALUE].v.i8;
+    return KEEL_OK;
+}
+
+static keel_status start_write(sql_session *s, const char *nsp,
+                               const char *name, int64_t start)
+{
+    static const keel_column cols[START_NCOLS] = {
+        {.name = "nspname", .type = KEEL_TEXT, .notnull = true},
+        {.name = "seqname", .type = KEEL_TEXT, .notnull = true},
+        {.name = "start_value", .type = KEEL_INT8, .notnull = true},
+    };
+    static const uint16_t pkey[2] = {START_NSP + 1, START_NAME + 1};
+    keel_value row[START_NCOLS];
+    int64_t old = 0;
+    bool found = false;
+    keel_status rc = sql_store_ensure(s, START_TABLE, cols, START_NCOLS,
+                                      pkey, 2);
+
+    if (rc == KEEL_OK)
+        rc = start_read(s, nsp, name, &old, &found);
+    if (rc != KEEL_OK || (found && old == start))
+        return rc;
+    memset(row, 0, sizeof(row));
+    sql_store_key2(row, nsp, name);
+    row[START_VALUE].v.i8 = start;
+    rc = found ? keel_update(s->ks, SQL_STORE_SCHEMA, START_TABLE, row, row)
+               : keel_insert(s->ks, SQL_STORE_SCHEMA, START_TABLE, row);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+static keel_status start_drop(sql_session *s, const char *nsp,
+                              const char *name)
+{
+    keel_value key[2];
+    int64_t start = 0;
+    bool found = false;
+    keel_status rc = start_read(s, nsp, name, &start, &found);
+
+    if (rc != KEEL_OK || !found)
+        return rc;
+    sql_store_key2(key, nsp, name);
+    rc = keel_delete(s->ks, SQL_STORE_SCHEMA, START_TABLE, key);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
 
 /* Sequence nsp.name's row, *found false if there is none. */
@@ -346,7 +427,7 @@ keel_status sql_sequence_create(sql_session *s, const char *nsp,
     if (rc != KEEL_OK)
         return sql_fail_engine(s, rc);
     *made = true;
-    return KEEL_OK;
+    return start_write(s, nsp, name, start);
 }
 
 /* An option's integer value (its location in *loc). */
@@ -482,11 +563,16 @@ keel_status sql_sequence_drop(sql_session *s, const char *nsp,
                         "sequence \"%s\" does not exist", name);
     sql_store_key2(key, nsp, name);
     rc = keel_delete(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key);
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    return start_drop(s, nsp, name);
 }
 
-keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
-                                     const char *rel)
+/* The sequences table nsp.rel owns (SERIAL's and identity columns', and
+ * OWNED BY's), as names[i][0] (schema) and names[i][1], *n of them
+ * (malloc'd: the caller frees *names). */
+static keel_status owned_list(sql_session *s, const char *nsp, const char *rel,
+                              char (**out)[2][KEEL_NAME_LEN], size_t *nout)
 {
     keel_value row[SEQ_NCOLS];
     keel_scan *sc = NULL;
@@ -495,9 +581,10 @@ keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
     size_t n = 0, cap = 0;
     keel_status rc = sql_store_exists(s, SEQ_TABLE, &exists);
 
+    *out = NULL;
+    *nout = 0;
     if (rc != KEEL_OK || !exists)
         return rc;
-    /* The rows first, then their deletes: the scan does not see them. */
     rc = keel_scan_begin(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, NULL, NULL, NULL, &sc);
     while (rc == KEEL_OK && (rc = keel_scan_next(sc, row, &found)) == KEEL_OK &&
            found) {
@@ -523,20 +610,312 @@ keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
         n++;
     }
     keel_scan_end(sc);
-    if (rc == KEEL_ENOMEM) {
-        free(names);
-        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
-    }
     if (rc != KEEL_OK) {
         free(names);
-        return sql_fail_engine(s, rc);
+        return rc == KEEL_ENOMEM
+                   ? sql_fail(s, KEEL_ENOMEM, "53200", "out of memory")
+                   : sql_fail_engine(s, rc);
     }
+    *out = names;
+    *nout = n;
+    return KEEL_OK;
+}
+
+keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
+                                     const char *rel)
+{
+    char (*names)[2][KEEL_NAME_LEN] = NULL;
+    size_t n = 0;
+    /* The rows first, then their deletes: the scan does not see them. */
+    keel_status rc = owned_list(s, nsp, rel, &names, &n);
+
     for (size_t i = 0; rc == KEEL_OK && i < n; i++) {
         keel_value key[2];
         sql_store_key2(key, names[i][0], names[i][1]);
         rc = keel_delete(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key);
         if (rc != KEEL_OK)
             rc = sql_fail_engine(s, rc);
+        else
+            rc = start_drop(s, names[i][0], names[i][1]);
+    }
+    free(names);
+    return rc;
+}
+
+/* ---- ALTER SEQUENCE and RESTART IDENTITY ------------------------------------ */
+
+/* keel_sql.keel_sequence locked ACCESS EXCLUSIVE until the transaction
+ * ends (see the file's comment), then, under read committed, a snapshot
+ * taken after the lock: what it reads no one changes before the end. */
+static keel_status seq_lock(sql_session *s)
+{
+    keel_status rc = keel_lock_table(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE,
+                                     KEEL_LOCK_ACCESS_EXCLUSIVE, false);
+
+    if (rc == KEEL_OK)
+        rc = keel_new_snapshot(s->ks);
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+/* A sequence's row as keel_lookup() gave it, its strings copied into
+ * names (owner schema, owner table, schema, name): the engine's buffer
+ * they point into is the next look-up's. */
+static void seq_row_keep(keel_value *row, char names[4][KEEL_NAME_LEN])
+{
+    for (int i = 0; i < 4; i++) {
+        keel_value *v = &row[SEQ_OWNERNSP + i];
+        snprintf(names[i], KEEL_NAME_LEN, "%.*s", (int)v->v.s.len,
+                 v->v.s.ptr != NULL ? v->v.s.ptr : "");
+    }
+    sql_store_key2(&row[SEQ_OWNERNSP], names[0], names[1]);
+    sql_store_key2(&row[SEQ_NSP], names[2], names[3]);
+}
+
+/* A sequence's row replaced by row (its new version, in the
+ * transaction). */
+static keel_status seq_replace(sql_session *s, const keel_value *row)
+{
+    keel_status rc =
+        keel_update(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, &row[SEQ_NSP], row);
+
+    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+}
+
+/* The value RESTART without one goes back to: the START kept. */
+static keel_status restart_value(sql_session *s, const char *nsp,
+                                 const char *name, int64_t *out)
+{
+    bool found = false;
+    keel_status rc = start_read(s, nsp, name, out, &found);
+
+    if (rc != KEEL_OK || found)
+        return rc;
+    rc = sql_fail(s, KEEL_EINVAL, "55000",
+                  "sequence \"%s\" has no START value to restart at", name);
+    if (s->err != NULL)
+        snprintf(s->err->hint, sizeof(s->err->hint),
+                 "It was made before keel kept one: ALTER SEQUENCE %s START "
+                 "WITH n records it.",
+                 name);
+    return rc;
+}
+
+/* OWNED BY's list of names (table.column, schema.table.column or none)
+ * into the owner's schema and table ("" for none); the column must be
+ * the table's, and the table in the sequence's schema nsp. */
+static keel_status owned_by(sql_session *s, const PgQuery__DefElem *d,
+                            const char *nsp, char *onsp, char *orel)
+{
+    const PgQuery__List *l =
+        d->arg != NULL && d->arg->node_case == PG_QUERY__NODE__NODE_LIST
+            ? d->arg->list
+            : NULL;
+    const char *parts[3] = {NULL, NULL, NULL};
+    PgQuery__RangeVar rv = PG_QUERY__RANGE_VAR__INIT;
+    sql_table t;
+    keel_status rc;
+
+    for (size_t i = 0; l != NULL && i < l->n_items && i < 3; i++)
+        parts[i] = sql_node_string(l->items[i]);
+    if (l != NULL && l->n_items == 1 && parts[0] != NULL &&
+        strcmp(parts[0], "none") == 0) {
+        onsp[0] = orel[0] = '\0';
+        return KEEL_OK;
+    }
+    if (l == NULL || l->n_items < 2 || l->n_items > 3 || parts[0] == NULL ||
+        parts[1] == NULL || (l->n_items == 3 && parts[2] == NULL)) {
+        rc = sql_fail(s, KEEL_EINVAL, "42601", "invalid OWNED BY option");
+        if (s->err != NULL)
+            snprintf(s->err->hint, sizeof(s->err->hint),
+                     "Specify OWNED BY table.column or OWNED BY NONE.");
+        return rc;
+    }
+    rv.schemaname = l->n_items == 3 ? (char *)parts[0] : NULL;
+    rv.relname = (char *)parts[l->n_items - 2];
+    rv.location = -1;
+    rc = sql_table_open(s, &rv, &t);
+    if (rc != KEEL_OK)
+        return rc;
+    if (strcmp(l->n_items == 3 ? parts[0] : "public", nsp) != 0)
+        return sql_fail(s, KEEL_EINVAL, "55000",
+                        "sequence must be in same schema as table it is "
+                        "linked to");
+    for (uint16_t c = 0; c < t.info.ncols; c++)
+        if (strcmp(t.cols[c].name, parts[l->n_items - 1]) == 0) {
+            snprintf(onsp, KEEL_NAME_LEN, "%s", nsp);
+            snprintf(orel, KEEL_NAME_LEN, "%s", t.name);
+            return KEEL_OK;
+        }
+    return sql_fail(s, KEEL_ENOENT, "42703",
+                    "column \"%s\" of relation \"%s\" does not exist",
+                    parts[l->n_items - 1], t.name);
+}
+
+/*
+ * ALTER SEQUENCE [IF EXISTS] name: INCREMENT BY, [NO] MINVALUE, [NO]
+ * MAXVALUE (NO: bigint's bounds, as keel keeps no AS type), START WITH
+ * (kept for RESTART), RESTART [WITH], [NO] CYCLE, CACHE (checked,
+ * ignored) and OWNED BY, each changed in the transaction; what is not
+ * named stays.  RESTART's value is the one nextval() gives next.
+ */
+keel_status sql_exec_alter_sequence(sql_session *s,
+                                    const PgQuery__AlterSeqStmt *st)
+{
+    const PgQuery__RangeVar *rv = st->sequence;
+    const char *nsp = rv->schemaname != NULL && rv->schemaname[0] != '\0'
+                          ? rv->schemaname
+                          : "public";
+    const char *name = rv->relname;
+    keel_value key[2], row[SEQ_NCOLS];
+    char onsp[KEEL_NAME_LEN], orel[KEEL_NAME_LEN], kept[4][KEEL_NAME_LEN];
+    int64_t inc, min, max, start = 0, restart = 0;
+    bool found = false, exists = false, cycle, has_start = false;
+    bool has_restart = false, no_min = false, no_max = false, owner = false;
+    bool start_known = false;
+    keel_status rc = sql_store_exists(s, SEQ_TABLE, &exists);
+
+    if (rc == KEEL_OK && exists)
+        rc = seq_lock(s);
+    if (rc == KEEL_OK && exists) {
+        sql_store_key2(key, nsp, name);
+        rc = keel_lookup(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key, row, &found);
+        if (rc != KEEL_OK)
+            return sql_fail_engine(s, rc);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (!found) {
+        bool rel = false;
+        if (keel_relation_exists(s->ks, nsp, name, &rel) == KEEL_OK && rel)
+            return sql_fail(s, KEEL_ETYPE, "42809",
+                            "\"%s\" is not a sequence", name);
+        if (st->missing_ok) {
+            rc = sql_notice(s, "00000",
+                            "relation \"%s\" does not exist, skipping", name);
+            return rc != KEEL_OK ? rc : sql_complete(s, "ALTER SEQUENCE");
+        }
+        return missing(s, name);
+    }
+    seq_row_keep(row, kept);
+    inc = row[SEQ_INC].v.i8;
+    min = row[SEQ_MIN].v.i8;
+    max = row[SEQ_MAX].v.i8;
+    cycle = row[SEQ_CYCLE].v.b;
+    for (size_t i = 0; i < st->n_options; i++) {
+        const PgQuery__DefElem *d = st->options[i]->def_elem;
+        rc = KEEL_OK;
+        if (strcmp(d->defname, "increment") == 0) {
+            rc = opt_int(s, d, &inc);
+            if (rc == KEEL_OK && inc == 0)
+                rc = sql_fail(s, KEEL_EINVAL, "22023",
+                              "INCREMENT must not be zero");
+        } else if (strcmp(d->defname, "minvalue") == 0) {
+            no_min = d->arg == NULL;
+            rc = no_min ? KEEL_OK : opt_int(s, d, &min);
+        } else if (strcmp(d->defname, "maxvalue") == 0) {
+            no_max = d->arg == NULL;
+            rc = no_max ? KEEL_OK : opt_int(s, d, &max);
+        } else if (strcmp(d->defname, "start") == 0) {
+            rc = opt_int(s, d, &start);
+            has_start = true;
+        } else if (strcmp(d->defname, "restart") == 0) {
+            has_restart = true;
+            rc = d->arg != NULL ? opt_int(s, d, &restart)
+                                : restart_value(s, nsp, name, &restart);
+            if (d->arg == NULL && has_start)
+                restart = start; /* START WITH in the same statement */
+        } else if (strcmp(d->defname, "cycle") == 0) {
+            cycle = d->arg != NULL &&
+                    d->arg->node_case == PG_QUERY__NODE__NODE_BOOLEAN &&
+                    d->arg->boolean->boolval;
+        } else if (strcmp(d->defname, "cache") == 0) {
+            int64_t c = 1;
+            rc = opt_int(s, d, &c);
+            if (rc == KEEL_OK && c < 1)
+                rc = sql_fail(s, KEEL_EINVAL, "22023",
+                              "CACHE (%" PRId64 ") must be greater than zero",
+                              c);
+        } else if (strcmp(d->defname, "owned_by") == 0) {
+            rc = owned_by(s, d, nsp, onsp, orel);
+            owner = true;
+        } else {
+            char what[96];
+            snprintf(what, sizeof(what), "ALTER SEQUENCE ... %s", d->defname);
+            rc = sql_unsupported(s, d->location, what);
+        }
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if (no_min)
+        min = inc > 0 ? 1 : INT64_MIN;
+    if (no_max)
+        max = inc > 0 ? INT64_MAX : -1;
+    if (min >= max)
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "MINVALUE (%" PRId64 ") must be less than MAXVALUE "
+                        "(%" PRId64 ")",
+                        min, max);
+    if (!has_start) {
+        rc = start_read(s, nsp, name, &start, &start_known);
+        if (rc != KEEL_OK)
+            return rc;
+    }
+    if ((has_start || start_known) && (start < min || start > max))
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "START value (%" PRId64 ") cannot be %s than "
+                        "%s (%" PRId64 ")",
+                        start, start < min ? "less" : "greater",
+                        start < min ? "MINVALUE" : "MAXVALUE",
+                        start < min ? min : max);
+    if (has_restart && (restart < min || restart > max))
+        return sql_fail(s, KEEL_EINVAL, "22023",
+                        "RESTART value (%" PRId64 ") cannot be %s than "
+                        "%s (%" PRId64 ")",
+                        restart, restart < min ? "less" : "greater",
+                        restart < min ? "MINVALUE" : "MAXVALUE",
+                        restart < min ? min : max);
+    if (has_restart)
+        row[SEQ_NEXT].v.i8 = restart;
+    row[SEQ_INC].v.i8 = inc;
+    row[SEQ_MIN].v.i8 = min;
+    row[SEQ_MAX].v.i8 = max;
+    row[SEQ_CYCLE].v.b = cycle;
+    if (owner)
+        sql_store_key2(&row[SEQ_OWNERNSP], onsp, orel);
+    rc = seq_replace(s, row);
+    if (rc == KEEL_OK && has_start)
+        rc = start_write(s, nsp, name, start);
+    return rc != KEEL_OK ? rc : sql_complete(s, "ALTER SEQUENCE");
+}
+
+keel_status sql_sequences_restart_owned(sql_session *s, const char *nsp,
+                                        const char *rel)
+{
+    char (*names)[2][KEEL_NAME_LEN] = NULL;
+    size_t n = 0;
+    keel_status rc = owned_list(s, nsp, rel, &names, &n);
+
+    if (rc == KEEL_OK && n > 0)
+        rc = seq_lock(s);
+    for (size_t i = 0; rc == KEEL_OK && i < n; i++) {
+        keel_value key[2], row[SEQ_NCOLS];
+        char kept[4][KEEL_NAME_LEN];
+        int64_t start = 0;
+        bool found = false;
+        sql_store_key2(key, names[i][0], names[i][1]);
+        rc = keel_lookup(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key, row, &found);
+        if (rc != KEEL_OK) {
+            rc = sql_fail_engine(s, rc);
+            break;
+        }
+        if (!found)
+            continue;
+        seq_row_keep(row, kept);
+        rc = restart_value(s, names[i][0], names[i][1], &start);
+        if (rc != KEEL_OK)
+            break;
+        row[SEQ_NEXT].v.i8 = start;
+        rc = seq_replace(s, row);
     }
     free(names);
     return rc;

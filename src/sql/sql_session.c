@@ -1823,6 +1823,10 @@ static keel_status exec_statement(sql_session *s, const PgQuery__Node *n)
         if (s->describe_only)
             return KEEL_OK;
         return sql_exec_create_sequence(s, n->create_seq_stmt);
+    case PG_QUERY__NODE__NODE_ALTER_SEQ_STMT:
+        if (s->describe_only)
+            return KEEL_OK;
+        return sql_exec_alter_sequence(s, n->alter_seq_stmt);
     default: {
         /* The statement's kind, from the protobuf's own field name. */
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(
