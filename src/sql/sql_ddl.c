@@ -129,21 +129,57 @@ static keel_status identity_make(sql_session *s, const char *schema,
                                  const PgQuery__Node **def)
 {
     char seq[KEEL_NAME_LEN];
+    const char *seq_schema = schema;
     sql_seq_opts o;
     bool made = false;
-    keel_status rc = sql_sequence_options(
-        s, con->options, con->n_options,
-        c->type == KEEL_INT2   ? INT16_MIN
-        : c->type == KEEL_INT4 ? INT32_MIN
-                               : INT64_MIN,
-        c->type == KEEL_INT2   ? INT16_MAX
-        : c->type == KEEL_INT4 ? INT32_MAX
-                               : INT64_MAX,
-        &o);
+    PgQuery__Node **opts =
+        sql_alloc(&s->arena, (con->n_options + 1) * sizeof(*opts));
+    size_t nopts = 0;
+    keel_status rc;
 
+    if (opts == NULL)
+        return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+    if (c->type != KEEL_INT2 && c->type != KEEL_INT4 && c->type != KEEL_INT8)
+        return sql_fail(s, KEEL_ETYPE, "22023",
+                        "identity column type must be smallint, integer, or "
+                        "bigint");
+    snprintf(seq, sizeof(seq), "%.29s_%.29s_seq", table, c->name);
+    /* SEQUENCE NAME [schema.]name, as pg_dump writes it; the others are
+     * CREATE SEQUENCE's */
+    for (size_t i = 0; i < con->n_options; i++) {
+        const PgQuery__DefElem *d = con->options[i]->def_elem;
+        const PgQuery__List *l =
+            d->arg != NULL && d->arg->node_case == PG_QUERY__NODE__NODE_LIST
+                ? d->arg->list
+                : NULL;
+        if (strcmp(d->defname, "sequence_name") != 0) {
+            opts[nopts++] = con->options[i];
+            continue;
+        }
+        if (l == NULL || l->n_items < 1 || l->n_items > 2 ||
+            sql_node_string(l->items[l->n_items - 1]) == NULL ||
+            (l->n_items == 2 && sql_node_string(l->items[0]) == NULL))
+            return sql_unsupported(s, d->location, "this SEQUENCE NAME");
+        snprintf(seq, sizeof(seq), "%s",
+                 sql_node_string(l->items[l->n_items - 1]));
+        if (l->n_items == 2)
+            seq_schema = sql_node_string(l->items[0]);
+    }
+    rc = sql_sequence_options(s, opts, nopts,
+                              c->type == KEEL_INT2   ? INT16_MIN
+                              : c->type == KEEL_INT4 ? INT32_MIN
+                                                     : INT64_MIN,
+                              c->type == KEEL_INT2   ? INT16_MAX
+                              : c->type == KEEL_INT4 ? INT32_MAX
+                                                     : INT64_MAX,
+                              &o);
     if (rc != KEEL_OK)
         return rc;
-    snprintf(seq, sizeof(seq), "%.29s_%.29s_seq", table, c->name);
+    if (strcmp(seq_schema != NULL ? seq_schema : "public",
+               schema != NULL ? schema : "public") != 0)
+        return sql_fail(s, KEEL_EINVAL, "55000",
+                        "sequence must be in same schema as table it is "
+                        "linked to");
     rc = sql_sequence_create(s, schema != NULL ? schema : "public", seq,
                              o.start, o.inc, o.min, o.max, o.cycle,
                              schema != NULL ? schema : "public", table, false,
@@ -2055,6 +2091,39 @@ static keel_status alter_column(sql_session *s, const sql_table *t,
                             ? cmd->def
                             : NULL;
         break;
+    case PG_QUERY__ALTER_TABLE_TYPE__AT_AddIdentity: {
+        /* ALTER COLUMN ... ADD GENERATED ... AS IDENTITY [(options)], as
+         * pg_dump writes an identity column: its sequence made, its
+         * default the identity's */
+        const PgQuery__Constraint *con =
+            cmd->def != NULL &&
+                    cmd->def->node_case == PG_QUERY__NODE__NODE_CONSTRAINT
+                ? cmd->def->constraint
+                : NULL;
+        const sql_defaults *d = NULL;
+        const PgQuery__Node *def = NULL;
+        const char *why = NULL;
+        if (con == NULL)
+            return sql_unsupported(s, -1, "this ADD IDENTITY");
+        rc = sql_defaults_of(s, t, &d);
+        if (rc != KEEL_OK)
+            return rc;
+        if (!cols[col].c.notnull)
+            why = "must be declared NOT NULL before identity can be added";
+        else if (sql_default_identity(d, col) != 0)
+            why = "is already an identity column";
+        else if (cols[col].def != NULL)
+            why = "already has a default value";
+        if (why != NULL)
+            return sql_fail(s, KEEL_EINVAL, "55000",
+                            "column \"%s\" of relation \"%s\" %s", cmd->name,
+                            t->name, why);
+        rc = identity_make(s, t->schema, t->name, &cols[col].c, con, &def);
+        if (rc != KEEL_OK)
+            return rc;
+        cols[col].def = def;
+        break;
+    }
     case PG_QUERY__ALTER_TABLE_TYPE__AT_SetNotNull:
         if (cols[col].c.notnull)
             return KEEL_OK;
@@ -2306,6 +2375,7 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
             break;
         case PG_QUERY__ALTER_TABLE_TYPE__AT_DropColumn:
         case PG_QUERY__ALTER_TABLE_TYPE__AT_ColumnDefault:
+        case PG_QUERY__ALTER_TABLE_TYPE__AT_AddIdentity:
         case PG_QUERY__ALTER_TABLE_TYPE__AT_SetNotNull:
         case PG_QUERY__ALTER_TABLE_TYPE__AT_DropNotNull:
         case PG_QUERY__ALTER_TABLE_TYPE__AT_AlterColumnType:

@@ -341,6 +341,14 @@ static const setting_def settings[] = {
     {"parse_cache_entries", "64", false, false, false},
     {"user", "", true, false, false},
     {"database", "", true, false, false},
+    /* What pg_dump's output sets first: checked, and otherwise keel's
+     * way already (no function bodies, no xml, no row security
+     * policies, one tablespace and one table access method). */
+    {"check_function_bodies", "on", false, false, false},
+    {"xmloption", "content", false, false, false},
+    {"row_security", "on", false, false, false},
+    {"default_tablespace", "", false, false, false},
+    {"default_table_access_method", "heap", false, false, false},
 };
 
 /* SET of a setting a session cannot change: PostgreSQL's words. */
@@ -789,6 +797,45 @@ static keel_status setting_apply(sql_session *s, const char *name,
         if (rc == KEEL_OK)
             s->stmt_timeout_ms = (uint32_t)ms;
         return rc;
+    }
+    if (strcasecmp(name, "check_function_bodies") == 0 ||
+        strcasecmp(name, "row_security") == 0 ||
+        strcasecmp(name, "xmloption") == 0 ||
+        strcasecmp(name, "default_tablespace") == 0 ||
+        strcasecmp(name, "default_table_access_method") == 0) {
+        static const char *const ok[][7] = {
+            {"on", "off", "true", "false", "yes", "no", NULL},
+            {"content", "document", NULL},
+            {"", "pg_default", NULL},
+            {"heap", NULL},
+        };
+        int k = strcasecmp(name, "xmloption") == 0            ? 1
+                : strcasecmp(name, "default_tablespace") == 0 ? 2
+                : strcasecmp(name, "default_table_access_method") == 0
+                    ? 3
+                    : 0;
+        for (int i = 0; ok[k][i] != NULL; i++)
+            if (strcasecmp(value, ok[k][i]) == 0)
+                return KEEL_OK;
+        if (k == 0 && (strcmp(value, "1") == 0 || strcmp(value, "0") == 0))
+            return KEEL_OK;
+        if (k == 0)
+            return sql_fail(s, KEEL_EINVAL, "22023",
+                            "parameter \"%s\" requires a Boolean value",
+                            name);
+        {
+            keel_status rc = sql_fail(
+                s, KEEL_EINVAL, "22023",
+                "invalid value for parameter \"%s\": \"%s\"", name, value);
+            if (k >= 2 && s->err != NULL)
+                snprintf(s->err->detail, sizeof(s->err->detail),
+                         "%s \"%s\" does not exist.",
+                         k == 2 ? "Tablespace" : "Table access method", value);
+            else if (s->err != NULL)
+                snprintf(s->err->hint, sizeof(s->err->hint),
+                         "Available values: content, document.");
+            return rc;
+        }
     }
     if (strcasecmp(name, "catalog_cache_prune_min_age") != 0 &&
         strcasecmp(name, "catalog_cache_memory_target") != 0)
