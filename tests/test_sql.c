@@ -359,6 +359,14 @@ static void test_tables(void **state)
     EXPECT(f->s, "BEGIN; CREATE TABLE v (a int); ROLLBACK; SELECT * FROM v",
            "BEGIN\nCREATE TABLE\nROLLBACK\n"
            "ERROR 42P01: relation \"v\" does not exist at 56\n");
+    /* OWNER TO another role than the one connected: keel keeps none */
+    EXPECT(f->s, "CREATE ROLE own2", "CREATE ROLE\n");
+    EXPECT(f->s, "CREATE TABLE owned (a int)", "CREATE TABLE\n");
+    EXPECT(f->s, "ALTER TABLE owned OWNER TO own2",
+           "ERROR 0A000: owners other than the connected user is not "
+           "supported yet\n");
+    EXPECT(f->s, "DROP TABLE owned; DROP ROLE own2",
+           "DROP TABLE\nDROP ROLE\n");
 }
 
 static void test_settings(void **state)

@@ -2330,6 +2330,72 @@ static keel_status alter_add_unique(sql_session *s, const sql_table *t,
     return sql_unique_add(s, t->info.oid, name);
 }
 
+/*
+ * ALTER TABLE | SEQUENCE | VIEW name OWNER TO role, as a dump names each
+ * relation's owner: keel keeps no owner but the user connected (who owns
+ * everything, pg_class's relowner 10), so the statement does nothing
+ * when it names that user (by name, CURRENT_USER, SESSION_USER or
+ * CURRENT_ROLE), and is 0A000 for another role; 42704 for a role that
+ * does not exist, 42P01 for a relation that does not.
+ */
+static keel_status alter_owner(sql_session *s, const PgQuery__AlterTableStmt *st,
+                               const PgQuery__RoleSpec *to)
+{
+    const PgQuery__RangeVar *rv = st->relation;
+    const char *nsp = rv->schemaname != NULL && rv->schemaname[0] != '\0'
+                          ? rv->schemaname
+                          : "public";
+    const char *user = sql_setting_get(s, "user");
+    const PgQuery__SelectStmt *q = NULL;
+    PgQuery__Alias *al = NULL;
+    bool found = false;
+    uint32_t oid = 0;
+    keel_status rc = KEEL_OK;
+
+    if (st->objtype == PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE)
+        rc = sql_sequence_exists(s, nsp, rv->relname, &found);
+    else if (st->objtype == PG_QUERY__OBJECT_TYPE__OBJECT_VIEW)
+        rc = sql_view_find(s, nsp, rv->relname, &q, &al, &found);
+    else {
+        rc = sql_relation_oid(s, nsp, rv->relname, true, &oid);
+        found = oid != 0;
+        /* ALTER TABLE names any relation: a view or a sequence too */
+        if (rc == KEEL_OK && !found)
+            rc = sql_view_find(s, nsp, rv->relname, &q, &al, &found);
+        if (rc == KEEL_OK && !found)
+            rc = sql_sequence_exists(s, nsp, rv->relname, &found);
+    }
+    if (rc != KEEL_OK)
+        return rc;
+    if (!found && st->missing_ok) {
+        rc = sql_notice(s, "00000", "relation \"%s\" does not exist, skipping",
+                        rv->relname);
+        return rc != KEEL_OK ? rc : sql_complete(s, "ALTER TABLE");
+    }
+    if (!found)
+        return sql_fail(s, KEEL_ENOENT, "42P01",
+                        "relation \"%s\" does not exist", rv->relname);
+    if (to->roletype == PG_QUERY__ROLE_SPEC_TYPE__ROLESPEC_CSTRING &&
+        strcmp(to->rolename, user) != 0) {
+        rc = sql_role_exists(s, to->rolename, &found);
+        if (rc != KEEL_OK)
+            return rc;
+        if (!found)
+            return sql_fail(s, KEEL_ENOENT, "42704",
+                            "role \"%s\" does not exist", to->rolename);
+        return sql_unsupported(s, -1, "owners other than the connected user");
+    }
+    if (to->roletype == PG_QUERY__ROLE_SPEC_TYPE__ROLESPEC_PUBLIC)
+        return sql_fail(s, KEEL_ENOENT, "42704",
+                        "role \"public\" does not exist");
+    return sql_complete(s,
+                        st->objtype == PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE
+                            ? "ALTER SEQUENCE"
+                        : st->objtype == PG_QUERY__OBJECT_TYPE__OBJECT_VIEW
+                            ? "ALTER VIEW"
+                            : "ALTER TABLE");
+}
+
 keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *st)
 {
     sql_table t;
@@ -2337,6 +2403,14 @@ keel_status sql_exec_alter_table(sql_session *s, const PgQuery__AlterTableStmt *
 
     if (s->describe_only)
         return KEEL_OK;
+    if (st->n_cmds == 1 &&
+        st->cmds[0]->alter_table_cmd->subtype ==
+            PG_QUERY__ALTER_TABLE_TYPE__AT_ChangeOwner &&
+        st->cmds[0]->alter_table_cmd->newowner != NULL &&
+        (st->objtype == PG_QUERY__OBJECT_TYPE__OBJECT_TABLE ||
+         st->objtype == PG_QUERY__OBJECT_TYPE__OBJECT_SEQUENCE ||
+         st->objtype == PG_QUERY__OBJECT_TYPE__OBJECT_VIEW))
+        return alter_owner(s, st, st->cmds[0]->alter_table_cmd->newowner);
     if (st->objtype != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE)
         return sql_unsupported(s, -1, "ALTER of this kind of object");
     /* Locked before it is described, as TRUNCATE locks it. */

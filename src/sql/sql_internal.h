@@ -1411,6 +1411,10 @@ keel_status sql_sequences_owned_drop(sql_session *s, const char *nsp,
                                      const char *rel);
 keel_status sql_exec_alter_sequence(sql_session *s,
                                     const PgQuery__AlterSeqStmt *st);
+keel_status sql_sequence_exists(sql_session *s, const char *nsp,
+                                const char *name, bool *found);
+/* Whether role name is one CREATE ROLE made (keel_auth.keel_authid). */
+keel_status sql_role_exists(sql_session *s, const char *name, bool *found);
 /* TRUNCATE ... RESTART IDENTITY: the sequences table nsp.rel owns back
  * at their START values, in the transaction (55000 for one that has
  * none kept). */

@@ -238,6 +238,13 @@ static const char *role_spec_name(sql_session *s, const PgQuery__RoleSpec *r)
     }
 }
 
+keel_status sql_role_exists(sql_session *s, const char *name, bool *found)
+{
+    keel_value out[ROLE_NCOLS];
+
+    return role_lookup(s, name, out, found);
+}
+
 static keel_status role_not_found(sql_session *s, const char *name)
 {
     return sql_fail(s, KEEL_ENOENT, "42704", "role \"%s\" does not exist",

@@ -176,6 +176,14 @@ static keel_status seq_read(sql_session *s, const char *nsp, const char *name,
     return KEEL_OK;
 }
 
+keel_status sql_sequence_exists(sql_session *s, const char *nsp,
+                                const char *name, bool *found)
+{
+    seq_row r;
+
+    return seq_read(s, nsp, name, &r, found);
+}
+
 /* A sequence's name as text gives it: "name" or "schema.name", quoted
  * or not; public when unqualified. */
 static keel_status seq_name(sql_session *s, const sql_value *v, char *nsp,
