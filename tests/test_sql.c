@@ -2541,6 +2541,25 @@ static void test_sequence_alter(void **state)
                            "concurrent update"));
     EXPECT(b, "ROLLBACK", "ROLLBACK\n");
     EXPECT(b, "SELECT nextval('q')", "nextval:20\n900\nSELECT 1\n");
+    /* RESTART IDENTITY of two tables, side by side: the second waits
+     * for the first's sequences lock, then restarts its own */
+    {
+        bg_stmt bg;
+        EXPECT(f->s, "CREATE TABLE ri1 (id serial, v int); "
+                     "CREATE TABLE ri2 (id serial, v int); "
+                     "INSERT INTO ri1 (v) VALUES (1), (2); "
+                     "INSERT INTO ri2 (v) VALUES (1), (2)",
+               "CREATE TABLE\nCREATE TABLE\nINSERT 0 2\nINSERT 0 2\n");
+        EXPECT(f->s, "BEGIN; TRUNCATE ri1 RESTART IDENTITY",
+               "BEGIN\nTRUNCATE TABLE\n");
+        bg_start(&bg, b, "TRUNCATE ri2 RESTART IDENTITY; "
+                         "INSERT INTO ri2 (v) VALUES (3) RETURNING id");
+        EXPECT(f->s, "INSERT INTO ri1 (v) VALUES (3) RETURNING id; COMMIT",
+               "id:23\n1\nINSERT 0 1\nCOMMIT\n");
+        assert_string_equal(bg_join(&bg),
+                            "TRUNCATE TABLE\nid:23\n1\nINSERT 0 1\n");
+        EXPECT(f->s, "DROP TABLE ri1, ri2", "DROP TABLE\n");
+    }
     /* a sequence made before START values were kept has none */
     EXPECT(f->s,
            "BEGIN; DELETE FROM keel_sql.keel_seqstart WHERE seqname = 'q'; "

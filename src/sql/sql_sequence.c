@@ -779,7 +779,7 @@ keel_status sql_exec_alter_sequence(sql_session *s,
     int64_t inc, min, max, start = 0, restart = 0;
     bool found = false, exists = false, cycle, has_start = false;
     bool has_restart = false, no_min = false, no_max = false, owner = false;
-    bool start_known = false;
+    bool start_known = false, restart_start = false;
     keel_status rc = sql_store_exists(s, SEQ_TABLE, &exists);
 
     if (rc == KEEL_OK && exists)
@@ -828,10 +828,8 @@ keel_status sql_exec_alter_sequence(sql_session *s,
             has_start = true;
         } else if (strcmp(d->defname, "restart") == 0) {
             has_restart = true;
-            rc = d->arg != NULL ? opt_int(s, d, &restart)
-                                : restart_value(s, nsp, name, &restart);
-            if (d->arg == NULL && has_start)
-                restart = start; /* START WITH in the same statement */
+            restart_start = d->arg == NULL;
+            rc = d->arg != NULL ? opt_int(s, d, &restart) : KEEL_OK;
         } else if (strcmp(d->defname, "cycle") == 0) {
             cycle = d->arg != NULL &&
                     d->arg->node_case == PG_QUERY__NODE__NODE_BOOLEAN &&
@@ -868,6 +866,14 @@ keel_status sql_exec_alter_sequence(sql_session *s,
         if (rc != KEEL_OK)
             return rc;
     }
+    /* RESTART without a value: at START, the one this statement gives
+     * if it gives one, as PostgreSQL reads the options */
+    if (restart_start && has_start)
+        restart = start;
+    else if (restart_start && start_known)
+        restart = start;
+    else if (restart_start)
+        return restart_value(s, nsp, name, &restart);
     if ((has_start || start_known) && (start < min || start > max))
         return sql_fail(s, KEEL_EINVAL, "22023",
                         "START value (%" PRId64 ") cannot be %s than "
@@ -901,10 +907,16 @@ keel_status sql_sequences_restart_owned(sql_session *s, const char *nsp,
 {
     char (*names)[2][KEEL_NAME_LEN] = NULL;
     size_t n = 0;
-    keel_status rc = owned_list(s, nsp, rel, &names, &n);
+    bool exists = false;
+    /* locked before it is read, so that two of these do not both hold
+     * ACCESS SHARE and wait for each other's ACCESS EXCLUSIVE */
+    keel_status rc = sql_store_exists(s, SEQ_TABLE, &exists);
 
-    if (rc == KEEL_OK && n > 0)
-        rc = seq_lock(s);
+    if (rc != KEEL_OK || !exists)
+        return rc;
+    rc = seq_lock(s);
+    if (rc == KEEL_OK)
+        rc = owned_list(s, nsp, rel, &names, &n);
     for (size_t i = 0; rc == KEEL_OK && i < n; i++) {
         keel_value key[2], row[SEQ_NCOLS];
         char kept[4][KEEL_NAME_LEN];
