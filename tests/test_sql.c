@@ -1821,6 +1821,15 @@ static void test_for_update(void **state)
     EXPECT(f->s, "CREATE TABLE fq (id int PRIMARY KEY, state text, n int); "
                  "INSERT INTO fq VALUES (1, 'new', 0), (2, 'new', 0)",
            "CREATE TABLE\nINSERT 0 2\n");
+    /* EXPLAIN: PostgreSQL's Limit over LockRows over the query */
+    EXPECT(f->s,
+           "EXPLAIN SELECT id FROM fq WHERE state = 'new' ORDER BY n, id "
+           "LIMIT 1 FOR UPDATE SKIP LOCKED",
+           "QUERY PLAN:25\nLimit\n  ->  LockRows\n        ->  Sort\n"
+           "              ->  Seq Scan on fq\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM fq WHERE id = 2 FOR SHARE",
+           "QUERY PLAN:25\nLockRows\n  ->  Index Scan using fq_pkey on fq\n"
+           "EXPLAIN\n");
     /* a worker takes job 1; the other waits, finds it taken once the
      * first commits, and takes job 2 (LIMIT counts rows locked) */
     EXPECT(f->s, "BEGIN; SELECT id FROM fq WHERE state = 'new' ORDER BY id "

@@ -166,7 +166,7 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
     if (rc != KEEL_OK && s->err != NULL &&
         strstr(s->err->message, "window functions are not allowed") != NULL)
         return not_with(s, lock, "window functions");
-    if (rc != KEEL_OK || s->describe_only)
+    if (rc != KEEL_OK || (s->describe_only && s->explain == NULL))
         return rc;
     scope = (sql_scope){.table = t.alias, .cols = t.cols,
                         .ncols = t.info.ncols};
@@ -209,6 +209,17 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
     q.target_list = targets;
     q.limit_count = NULL;
     q.limit_offset = NULL;
+    if (s->explain != NULL) {
+        /* EXPLAIN: PostgreSQL's Limit over LockRows over the query */
+        int depth = 0;
+        if (st->limit_count != NULL || st->limit_offset != NULL)
+            sql_explain_node(s->explain, depth++, "Limit");
+        sql_explain_node(s->explain, depth++, "LockRows");
+        s->explain->base += depth;
+        rc = sql_exec_select(s, &q);
+        s->explain->base -= depth;
+        return rc;
+    }
     rc = sql_select_rows(s, &q, NULL, NULL, false, &rs);
     if (rc != KEEL_OK)
         return rc;
