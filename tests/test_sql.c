@@ -1607,6 +1607,39 @@ static void test_secondary_index_plans(void **state)
            "QUERY PLAN:25\nSeq Scan on item\nEXPLAIN\n");
     EXPECT(f->s, "SELECT count(*), min(id), max(id) FROM item WHERE cat = 2",
            "count:20,min:23,max:23\n10|2|38\nSELECT 1\n");
+    /* ORDER BY that the scan's order gives is not sorted again, and
+     * LIMIT stops the scan: the primary key's order, bounded or not, and
+     * an index's past the columns its equalities fix */
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item ORDER BY id LIMIT 3",
+           "QUERY PLAN:25\nLimit\n  ->  Index Scan using item_pkey on item\n"
+           "EXPLAIN\n");
+    EXPECT(f->s, "SELECT id FROM item ORDER BY id LIMIT 3 OFFSET 10",
+           "id:23\n11\n12\n13\nSELECT 3\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item WHERE id > 30 ORDER BY id",
+           "QUERY PLAN:25\nIndex Scan using item_pkey on item\nEXPLAIN\n");
+    EXPECT(f->s, "SELECT id, name FROM item WHERE cat = 1 ORDER BY name, cat "
+                 "LIMIT 4",
+           "id:23,name:25\n1|n1\n13|n13\n17|n17\n21|n21\nSELECT 4\n");
+    EXPECT(f->s, "EXPLAIN SELECT id, name FROM item WHERE cat = 1 "
+                 "ORDER BY name, cat LIMIT 4",
+           "QUERY PLAN:25\nLimit\n  ->  Index Scan using item_cat_name on "
+           "item\nEXPLAIN\n");
+    /* what the scan's order does not give is sorted: descending, a key
+     * after one the index lacks, an expression, another index's column */
+    EXPECT(f->s, "SELECT id FROM item ORDER BY id DESC LIMIT 2",
+           "id:23\n40\n39\nSELECT 2\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item WHERE cat = 1 ORDER BY id",
+           "QUERY PLAN:25\nSort\n  ->  Index Scan using item_cat_name on item\n"
+           "EXPLAIN\n");
+    EXPECT(f->s, "SELECT id FROM item WHERE cat = 1 ORDER BY id LIMIT 3",
+           "id:23\n1\n5\n9\nSELECT 3\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item ORDER BY id + 0",
+           "QUERY PLAN:25\nSort\n  ->  Seq Scan on item\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item ORDER BY name",
+           "QUERY PLAN:25\nSort\n  ->  Seq Scan on item\nEXPLAIN\n");
+    EXPECT(f->s, "EXPLAIN SELECT DISTINCT id FROM item ORDER BY id",
+           "QUERY PLAN:25\nUnique\n  ->  Sort\n        ->  Seq Scan on item\n"
+           "EXPLAIN\n");
     EXPECT(f->s, "SELECT id FROM item WHERE cat = 3 AND name = 'n7'",
            "id:23\n7\nSELECT 1\n");
     EXPECT(f->s, "SELECT id FROM item WHERE name >= 'n38' ORDER BY id",

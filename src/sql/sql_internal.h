@@ -2029,6 +2029,10 @@ typedef struct sql_scan {
     /* Every key column bound by equality: one lookup of the key instead
      * of a scan; `pending` until its row is returned. */
     bool point, pending;
+    /* The query counts on the order of the index it chose (ORDER BY is
+     * not sorted again): it is read in that order even when no bound
+     * could be had. */
+    bool ordered;
 } sql_scan;
 
 /* SELECT * FROM from, built in the arena. */

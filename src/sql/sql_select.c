@@ -348,10 +348,12 @@ static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
         rc = keel_lookup(s->ks, t->schema, t->name, sc->lo, sc->kv, &sc->pending);
         return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
     }
-    /* An index's bounds that could not be had (a null): no index. */
+    /* An index's bounds that could not be had (a null): no index, unless
+     * the query counts on its order. */
     rc = keel_scan_begin(s->ks, t->schema, t->name,
-                         lp != NULL || up != NULL ? ap.index : NULL, lp, up,
-                         &sc->ks);
+                         lp != NULL || up != NULL || sc->ordered ? ap.index
+                                                                 : NULL,
+                         lp, up, &sc->ks);
     return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
 }
 
@@ -4034,6 +4036,20 @@ static keel_status join_level(sql_session *s, select_run *r, uint16_t level)
 static void explain_item(sql_explain *x, int depth, const from_item *it,
                          const sql_expr *const *conds)
 {
+    access_path ap;
+
+    if (!it->is_rows && it->sc.ordered) {
+        /* read in its primary key's order for ORDER BY, bounded or not */
+        choose_path(&it->t, it->off, conds, 2, &ap);
+        if (ap.keys == NULL) {
+            sql_explain_node(x, depth, "Index Scan using %s on %s%s%s",
+                             it->t.info.pkey_name, it->t.name,
+                             strcmp(it->t.alias, it->t.name) != 0 ? " " : "",
+                             strcmp(it->t.alias, it->t.name) != 0 ? it->t.alias
+                                                                  : "");
+            return;
+        }
+    }
     if (!it->is_rows)
         sql_explain_scan(x, depth, &it->t, it->off, conds, 2);
     else if (it->t.alias[0] == '\0')
@@ -4725,6 +4741,71 @@ static keel_status select_query(sql_session *s, const PgQuery__SelectStmt *st,
     return rc;
 }
 
+/* Whether the rows of a key of type k come out of its B-tree in the order
+ * ORDER BY's sort gives them (value_compare() and sql_key_cmp() agree,
+ * nulls last): not for floats, numeric and json, whose sorts and keys
+ * differ in corners (NaN, display scale, jsonb's order). */
+static bool order_type(keel_type k)
+{
+    return k != KEEL_FLOAT8 && k != KEEL_NUMERIC && k != KEEL_JSON &&
+           k != KEEL_JSONB;
+}
+
+/*
+ * Whether a query of one table needs no sort for its ORDER BY: every key
+ * a column of the table, ascending with nulls last, and together, past
+ * the columns its access path binds by equality (constant in every
+ * row), the leading columns of the index it scans (choose_path(), as
+ * join_level() will call it), or of its primary key when none bounds it
+ * (keel_scan_begin()'s order then).  The rows then stream, and LIMIT
+ * stops the scan.
+ */
+static bool scan_sorts(const from_list *from, const sql_expr *where,
+                       const output *o)
+{
+    const from_item *it = &from->items[0];
+    const sql_table *t = &it->t;
+    const sql_expr *conds[2] = {it->on_expr, where};
+    const uint16_t *keys;
+    uint16_t nkeys, neq = 0, at = 0;
+    access_path ap;
+
+    if (from->n != 1 || it->is_rows || it->right || it->merge != NULL ||
+        o->nkeys == 0 || o->distinct || o->ndistinct_on > 0 ||
+        o->win != NULL || o->srfs != NULL)
+        return false;
+    choose_path(t, it->off, conds, 2, &ap);
+    if (ap.keys == NULL && t->info.npkey == 0)
+        return false; /* storage order */
+    keys = ap.keys != NULL ? ap.keys : t->info.pkey;
+    nkeys = ap.keys != NULL ? ap.nkeys : t->info.npkey;
+    while (ap.keys != NULL && neq < nkeys && ap.kb[neq].eq != NULL)
+        neq++;
+    for (uint16_t i = 0; i < o->nkeys; i++) {
+        const sort_key *k = &o->keys[i];
+        uint16_t a, j;
+        if (k->desc || k->nulls_first || k->expr->kind != SQL_EXPR_COLUMN ||
+            k->expr->u.column < it->off ||
+            k->expr->u.column >= it->off + t->info.ncols)
+            return false;
+        a = (uint16_t)(k->expr->u.column - it->off + 1);
+        if (!order_type(t->cols[a - 1].type))
+            return false;
+        /* past the columns equality fixes, up to this one */
+        while (at < neq && keys[at] != a)
+            at++;
+        if (at < nkeys && keys[at] == a) {
+            at++;
+            continue;
+        }
+        for (j = 0; j < neq && keys[j] != a; j++)
+            ;
+        if (j == neq)
+            return false; /* neither next in the index nor constant */
+    }
+    return true;
+}
+
 static keel_status select_run_body(sql_session *s,
                                    const PgQuery__SelectStmt *st,
                                    const sql_scope *outer,
@@ -4941,6 +5022,11 @@ static keel_status select_run_body(sql_session *s,
     if (win.nfns > 0) {
         o.win = &win;
         win.width = grouped ? (uint16_t)(g.nkeys + g.naggs) : from.ncols;
+    }
+    /* ORDER BY that the scan's own order gives: no sort */
+    if (!grouped && from.n == 1 && scan_sorts(&from, run.where, &o)) {
+        from.items[0].sc.ordered = true;
+        o.nkeys = 0;
     }
     o.collect = o.nkeys > 0 || o.distinct;
     run.materialize = s->expr_engine_reads != reads;
