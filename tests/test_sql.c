@@ -1635,8 +1635,19 @@ static void test_secondary_index_plans(void **state)
            "id:23\n1\n5\n9\nSELECT 3\n");
     EXPECT(f->s, "EXPLAIN SELECT id FROM item ORDER BY id + 0",
            "QUERY PLAN:25\nSort\n  ->  Seq Scan on item\nEXPLAIN\n");
-    EXPECT(f->s, "EXPLAIN SELECT id FROM item ORDER BY name",
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item ORDER BY cat, id",
            "QUERY PLAN:25\nSort\n  ->  Seq Scan on item\nEXPLAIN\n");
+    /* no condition bounds it: an index whose leading column ORDER BY
+     * names is read whole, rows with a null key last, as ASC puts them */
+    EXPECT(f->s, "EXPLAIN SELECT id FROM item ORDER BY name LIMIT 2",
+           "QUERY PLAN:25\nLimit\n  ->  Index Scan using item_name on item\n"
+           "EXPLAIN\n");
+    EXPECT(f->s, "INSERT INTO item VALUES (41, 0, NULL); "
+                 "SELECT id FROM item ORDER BY name LIMIT 2",
+           "INSERT 0 1\nid:23\n1\n10\nSELECT 2\n");
+    EXPECT(f->s, "SELECT id, name FROM item ORDER BY name OFFSET 39",
+           "id:23,name:25\n9|n9\n41|<null>\nSELECT 2\n");
+    EXPECT(f->s, "DELETE FROM item WHERE id = 41", "DELETE 1\n");
     EXPECT(f->s, "EXPLAIN SELECT DISTINCT id FROM item ORDER BY id",
            "QUERY PLAN:25\nUnique\n  ->  Sort\n        ->  Seq Scan on item\n"
            "EXPLAIN\n");

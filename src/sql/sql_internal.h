@@ -2031,8 +2031,10 @@ typedef struct sql_scan {
     bool point, pending;
     /* The query counts on the order of the index it chose (ORDER BY is
      * not sorted again): it is read in that order even when no bound
-     * could be had. */
+     * could be had; order_index, when set, is the index read whole for
+     * that order when no condition bounds the table. */
     bool ordered;
+    const char *order_index;
 } sql_scan;
 
 /* SELECT * FROM from, built in the arena. */

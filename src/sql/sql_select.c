@@ -318,6 +318,8 @@ static keel_status scan_open(sql_session *s, sql_scan *sc, sql_table *t,
             return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
     }
     choose_path(t, off, conds, nconds, &ap);
+    if (ap.keys == NULL && sc->order_index != NULL)
+        ap.index = sc->order_index; /* read whole, for ORDER BY */
     /* Equalities on a prefix of the key, then one range. */
     while (k < ap.nkeys && kb[k].eq != NULL &&
            bound_value(s, kb[k].eq, row, &sc->lo[k])) {
@@ -4039,11 +4041,14 @@ static void explain_item(sql_explain *x, int depth, const from_item *it,
     access_path ap;
 
     if (!it->is_rows && it->sc.ordered) {
-        /* read in its primary key's order for ORDER BY, bounded or not */
+        /* read in an index's order for ORDER BY, bounded or not */
         choose_path(&it->t, it->off, conds, 2, &ap);
         if (ap.keys == NULL) {
             sql_explain_node(x, depth, "Index Scan using %s on %s%s%s",
-                             it->t.info.pkey_name, it->t.name,
+                             it->sc.order_index != NULL
+                                 ? it->sc.order_index
+                                 : it->t.info.pkey_name,
+                             it->t.name,
                              strcmp(it->t.alias, it->t.name) != 0 ? " " : "",
                              strcmp(it->t.alias, it->t.name) != 0 ? it->t.alias
                                                                   : "");
@@ -4756,31 +4761,58 @@ static bool order_type(keel_type k)
  * a column of the table, ascending with nulls last, and together, past
  * the columns its access path binds by equality (constant in every
  * row), the leading columns of the index it scans (choose_path(), as
- * join_level() will call it), or of its primary key when none bounds it
- * (keel_scan_begin()'s order then).  The rows then stream, and LIMIT
- * stops the scan.
+ * join_level() will call it), or when none bounds it, of its primary key
+ * (keel_scan_begin()'s order then) or else of another index, then read
+ * whole (*order_index).  The rows then stream, and LIMIT stops the
+ * scan.
  */
+static bool keys_give_order(const from_item *it, const output *o,
+                            const uint16_t *keys, uint16_t nkeys,
+                            uint16_t neq);
+
 static bool scan_sorts(const from_list *from, const sql_expr *where,
-                       const output *o)
+                       const output *o, const char **order_index)
 {
     const from_item *it = &from->items[0];
     const sql_table *t = &it->t;
     const sql_expr *conds[2] = {it->on_expr, where};
-    const uint16_t *keys;
-    uint16_t nkeys, neq = 0, at = 0;
+    uint16_t neq = 0;
     access_path ap;
 
+    *order_index = NULL;
     if (from->n != 1 || it->is_rows || it->right || it->merge != NULL ||
         o->nkeys == 0 || o->distinct || o->ndistinct_on > 0 ||
         o->win != NULL || o->srfs != NULL)
         return false;
     choose_path(t, it->off, conds, 2, &ap);
-    if (ap.keys == NULL && t->info.npkey == 0)
-        return false; /* storage order */
-    keys = ap.keys != NULL ? ap.keys : t->info.pkey;
-    nkeys = ap.keys != NULL ? ap.nkeys : t->info.npkey;
-    while (ap.keys != NULL && neq < nkeys && ap.kb[neq].eq != NULL)
-        neq++;
+    if (ap.keys != NULL) {
+        while (neq < ap.nkeys && ap.kb[neq].eq != NULL)
+            neq++;
+        return keys_give_order(it, o, ap.keys, ap.nkeys, neq);
+    }
+    /* Unbounded: the primary key's order, or an index read whole */
+    if (t->info.npkey > 0 &&
+        keys_give_order(it, o, t->info.pkey, t->info.npkey, 0))
+        return true;
+    for (uint16_t x = 0; x < t->nidx; x++)
+        if (!t->idx[x].primary && t->idx[x].nkeys > 0 &&
+            t->idx[x].nkeys <= 16 &&
+            keys_give_order(it, o, t->idx[x].keys, t->idx[x].nkeys, 0)) {
+            *order_index = t->idx[x].name;
+            return true;
+        }
+    return false;
+}
+
+/* Whether ORDER BY's keys are the key columns keys[] (after the first
+ * neq, which equalities fix: constant in every row), in order. */
+static bool keys_give_order(const from_item *it, const output *o,
+                            const uint16_t *keys, uint16_t nkeys,
+                            uint16_t neq)
+{
+    const sql_table *t = &it->t;
+    uint16_t at = 0;
+
     for (uint16_t i = 0; i < o->nkeys; i++) {
         const sort_key *k = &o->keys[i];
         uint16_t a, j;
@@ -5024,9 +5056,13 @@ static keel_status select_run_body(sql_session *s,
         win.width = grouped ? (uint16_t)(g.nkeys + g.naggs) : from.ncols;
     }
     /* ORDER BY that the scan's own order gives: no sort */
-    if (!grouped && from.n == 1 && scan_sorts(&from, run.where, &o)) {
-        from.items[0].sc.ordered = true;
-        o.nkeys = 0;
+    if (!grouped && from.n == 1) {
+        const char *order_index = NULL;
+        if (scan_sorts(&from, run.where, &o, &order_index)) {
+            from.items[0].sc.ordered = true;
+            from.items[0].sc.order_index = order_index;
+            o.nkeys = 0;
+        }
     }
     o.collect = o.nkeys > 0 || o.distinct;
     run.materialize = s->expr_engine_reads != reads;
