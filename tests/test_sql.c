@@ -2040,6 +2040,40 @@ static void test_for_update(void **state)
            "n:23\nERROR 40001: could not serialize access due to concurrent "
            "update\n");
     EXPECT(b, "ROLLBACK", "ROLLBACK\n");
+    /* LIMIT's rows are found in batches: with more rows locked than the
+     * first batch holds (LIMIT 2: 12 rows), the next goes on past them,
+     * never taking a row twice, in order or among ties */
+    EXPECT(f->s, "CREATE TABLE fb (id int PRIMARY KEY, n int); "
+                 "INSERT INTO fb SELECT g, 0 FROM generate_series(1, 40) g",
+           "CREATE TABLE\nINSERT 0 40\n");
+    assert_non_null(strstr(run(b, "BEGIN; SELECT id FROM fb WHERE id <= 15 "
+                                  "FOR UPDATE"),
+                           "\n15\nSELECT 15\n"));
+    EXPECT(f->s, "BEGIN; SELECT id FROM fb ORDER BY id LIMIT 2 "
+                 "FOR UPDATE SKIP LOCKED",
+           "BEGIN\nid:23\n16\n17\nSELECT 2\n");
+    /* (its own locks on 16 and 17 hold it off no more than PostgreSQL's) */
+    EXPECT(f->s, "SELECT id FROM fb ORDER BY id LIMIT 2 OFFSET 3 "
+                 "FOR UPDATE SKIP LOCKED",
+           "id:23\n19\n20\nSELECT 2\n");
+    EXPECT(f->s, "ROLLBACK", "ROLLBACK\n");
+    {
+        /* ties (every n is 0), sorted: 20 rows, none twice, none b's */
+        const char *got = run(f->s, "SELECT id FROM fb ORDER BY n LIMIT 20 "
+                                    "FOR UPDATE SKIP LOCKED");
+        bool seen[41] = {false};
+        int rows = 0, id;
+        const char *p = strchr(got, '\n');
+        assert_non_null(strstr(got, "SELECT 20\n"));
+        while (p != NULL && sscanf(p + 1, "%d", &id) == 1) {
+            assert_true(id > 15 && id <= 40 && !seen[id]);
+            seen[id] = true;
+            rows++;
+            p = strchr(p + 1, '\n');
+        }
+        assert_int_equal(rows, 20);
+    }
+    EXPECT(b, "ROLLBACK", "ROLLBACK\n");
     /* what it does not do */
     EXPECT(f->s, "SELECT 1 FROM fq, fq AS g FOR UPDATE",
            "ERROR 0A000: FOR UPDATE and FOR SHARE but of one table is not "

@@ -11,10 +11,13 @@
  *
  * The statement runs in three steps, as PostgreSQL's LockRows node sits
  * between its sort and its LIMIT: the query itself, with the table's
- * primary key added to its output, finds the rows (sorted, not limited);
- * each is then locked in that order until LIMIT rows are (OFFSET's
- * first ones locked but not returned); and the output is computed from
- * the version locked.  Under read committed a row that a transaction
+ * primary key added to its output, finds the rows (sorted, not limited
+ * by the statement's LIMIT, which counts rows locked: with one, in
+ * batches of the query's first rows, each twice the last, so that a
+ * queue's worker reads few when its scan gives ORDER BY's order); each
+ * is then locked in that order until LIMIT rows are (OFFSET's first ones
+ * locked but not returned); and the output is computed from the version
+ * locked.  Under read committed a row that a transaction
  * updated and committed after the statement's snapshot is locked in its
  * newest version, if that still passes WHERE (skipped otherwise), as
  * PostgreSQL re-checks it.  SKIP LOCKED passes over a row another
@@ -80,6 +83,45 @@ static keel_status passes(sql_session *s, const sql_expr *where,
     return rc;
 }
 
+/* Whether the primary key key (n values) is among the ndone in done. */
+static bool taken(const sql_value *done, size_t ndone, const sql_value *key,
+                  uint16_t n)
+{
+    for (size_t i = 0; i < ndone; i++) {
+        uint16_t k = 0;
+        while (k < n && sql_value_compare(&done[i * n + k], &key[k]) == 0)
+            k++;
+        if (k == n)
+            return true;
+    }
+    return false;
+}
+
+/* key (n values) kept in the arena among done's. */
+static keel_status remember(sql_session *s, sql_value **done, size_t *ndone,
+                            size_t *cap, const sql_value *key, uint16_t n)
+{
+    keel_status rc = KEEL_OK;
+
+    if (*ndone == *cap) {
+        size_t nc = *cap == 0 ? 16 : *cap * 2;
+        sql_value *nd = sql_alloc(&s->arena, nc * n * sizeof(*nd));
+        if (nd == NULL)
+            return sql_fail(s, KEEL_ENOMEM, "53200", "out of memory");
+        if (*ndone > 0)
+            memcpy(nd, *done, *ndone * n * sizeof(*nd));
+        *done = nd;
+        *cap = nc;
+    }
+    for (uint16_t k = 0; rc == KEEL_OK && k < n; k++) {
+        (*done)[*ndone * n + k] = key[k];
+        rc = sql_value_keep(s, &(*done)[*ndone * n + k]);
+    }
+    if (rc == KEEL_OK)
+        (*ndone)++;
+    return rc;
+}
+
 keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
 {
     const char *lock = "FOR UPDATE";
@@ -90,13 +132,18 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
     sql_scope scope;
     sql_expr *where = NULL;
     sql_returning ret;
-    sql_rowset rs = {0};
+    sql_rowset rs;
     sql_table t;
     keel_value *kv, kk[16];
     sql_value *row;
     uint64_t n = 0, seen = 0;
-    int64_t limit = -1, offset = -1;
+    int64_t limit = -1, offset = -1, batch = -1;
     bool skip = false, nowait = false;
+    PgQuery__Node lim_node;
+    PgQuery__AConst lim_const;
+    PgQuery__Integer lim_int;
+    sql_value *done = NULL;
+    size_t ndone = 0, capdone = 0, ndone_runs = 0;
     keel_status rc;
 
     for (size_t i = 0; i < st->n_locking_clause; i++) {
@@ -220,6 +267,28 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
         s->explain->base -= depth;
         return rc;
     }
+    /* With LIMIT, the rows are found in batches, each the query's first
+     * `batch` rows, twice as many as the last: a queue's worker that
+     * wants one row need not read them all.  A row a batch before this
+     * one took up is passed over (its keys are kept in done). */
+    if (limit >= 0) {
+        int64_t want = limit + (offset > 0 ? offset : 0);
+        batch = want < (INT32_MAX - 8) / 2 ? want * 2 + 8 : -1;
+    }
+next_batch:
+    if (batch >= 0) {
+        lim_int = (PgQuery__Integer)PG_QUERY__INTEGER__INIT;
+        lim_const = (PgQuery__AConst)PG_QUERY__A__CONST__INIT;
+        lim_node = (PgQuery__Node)PG_QUERY__NODE__INIT;
+        lim_int.ival = (int32_t)batch;
+        lim_const.val_case = PG_QUERY__A__CONST__VAL_IVAL;
+        lim_const.ival = &lim_int;
+        lim_const.location = -1;
+        lim_node.node_case = PG_QUERY__NODE__NODE_A_CONST;
+        lim_node.a_const = &lim_const;
+        q.limit_count = &lim_node;
+    }
+    memset(&rs, 0, sizeof(rs));
     rc = sql_select_rows(s, &q, NULL, NULL, false, &rs);
     if (rc != KEEL_OK)
         return rc;
@@ -227,9 +296,16 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
                        (limit < 0 || n < (uint64_t)limit);
          r++) {
         const sql_value *found_row = &rs.vals[r * rs.ncols];
+        const sql_value *key = &found_row[rs.ncols - t.info.npkey];
         bool found = false, keep = true;
+        if (ndone_runs > 0 && taken(done, ndone, key, t.info.npkey))
+            continue;
+        if (batch >= 0)
+            rc = remember(s, &done, &ndone, &capdone, key, t.info.npkey);
+        if (rc != KEEL_OK)
+            break;
         for (uint16_t k = 0; k < t.info.npkey; k++)
-            sql_value_to_keel(&found_row[rs.ncols - t.info.npkey + k], &kk[k]);
+            sql_value_to_keel(&key[k], &kk[k]);
         rc = keel_lookup(s->ks, t.schema, t.name, kk, kv, &found);
         if (rc != KEEL_OK) {
             rc = sql_fail_engine(s, rc);
@@ -290,5 +366,13 @@ keel_status sql_select_locked(sql_session *s, const PgQuery__SelectStmt *st)
     }
     if (rc != KEEL_OK)
         return rc;
+    if (batch >= 0 && n < (uint64_t)limit && rs.n == (size_t)batch) {
+        /* the batch ran out before LIMIT's rows were locked */
+        ndone_runs++;
+        batch = batch < INT32_MAX / 2 ? batch * 2 : -1;
+        if (batch < 0)
+            q.limit_count = NULL;
+        goto next_batch;
+    }
     return sql_complete_count(s, "SELECT", n);
 }
