@@ -2386,6 +2386,129 @@ static void test_read_committed_stress(void **state)
     }
 }
 
+/* ---- ordered scans beside writers -------------------------------------- */
+
+typedef struct ord_worker {
+    pthread_t th;
+    keel_db *db;
+    int number;
+    double seconds;
+    long rounds;
+    char failure[512];
+} ord_worker;
+
+/* Whether the ids of got (one a line after its header, then the tag)
+ * rise strictly: no row twice and none out of order; *n the rows. */
+static bool ids_rise(const char *got, int *n)
+{
+    const char *p = strchr(got, '\n');
+    long last = -1, id;
+
+    *n = 0;
+    while (p != NULL && sscanf(p + 1, "%ld\n", &id) == 1 &&
+           strncmp(p + 1, "SELECT", 6) != 0) {
+        if (id <= last)
+            return false;
+        last = id;
+        (*n)++;
+        p = strchr(p + 1, '\n');
+    }
+    return p != NULL && strncmp(p + 1, "SELECT", 6) == 0;
+}
+
+/* Workers 0 and 1 write (move rows between groups, delete and insert
+ * again, update their values); the others read in index order with
+ * LIMIT, streaming without a sort, and check what they read rises. */
+static void *ord_work(void *arg)
+{
+    ord_worker *w = arg;
+    sql_session *s;
+    sql_error err;
+    capture *c = calloc(1, sizeof(*c));
+    uint64_t rng = 0x2545F4914F6CDD1Dull * (uint64_t)(w->number + 1);
+    uint64_t end = clock_now_ns() + (uint64_t)(w->seconds * 1e9);
+    char q[200];
+
+    assert_non_null(c);
+    assert_int_equal(sql_session_create(w->db, &s, &err), KEEL_OK);
+    while (clock_now_ns() < end && w->failure[0] == '\0') {
+        int id = (int)(tu_rand(&rng) % 400), g = (int)(tu_rand(&rng) % 4);
+        const char *got;
+        int n = 0;
+        if (w->number < 2) {
+            switch (tu_rand(&rng) % 3) {
+            case 0:
+                snprintf(q, sizeof(q), "UPDATE og SET g = %d, v = v + 1 "
+                                       "WHERE id = %d", g, id);
+                break;
+            case 1:
+                snprintf(q, sizeof(q), "DELETE FROM og WHERE id = %d", id);
+                break;
+            default:
+                snprintf(q, sizeof(q), "INSERT INTO og VALUES (%d, %d, 0) "
+                                       "ON CONFLICT (id) DO NOTHING", id, g);
+            }
+            got = run_into(s, q, c);
+            if (strstr(got, "ERROR") != NULL &&
+                strstr(got, "ERROR 40") == NULL) /* retried by clients */
+                snprintf(w->failure, sizeof(w->failure), "%s: %s", q, got);
+        } else {
+            int k = (int)(tu_rand(&rng) % 3);
+            if (k == 0)
+                snprintf(q, sizeof(q), "SELECT id FROM og WHERE id >= %d "
+                                       "ORDER BY id LIMIT 40", id);
+            else if (k == 1)
+                snprintf(q, sizeof(q), "SELECT id FROM og WHERE g = %d "
+                                       "ORDER BY id LIMIT 60", g);
+            else /* a range on g: its index's order is not id's, sorted */
+                snprintf(q, sizeof(q), "SELECT id FROM og WHERE g >= %d "
+                                       "ORDER BY id LIMIT 60", g);
+            got = run_into(s, q, c);
+            if (!ids_rise(got, &n) || n > 60)
+                snprintf(w->failure, sizeof(w->failure), "%s: %s", q, got);
+        }
+        w->rounds++;
+    }
+    sql_session_destroy(s);
+    free(c);
+    return NULL;
+}
+
+/*
+ * Ordered scans (ORDER BY the scan's own order, no sort, LIMIT stopping
+ * the scan) beside writers that move, delete and insert rows: every
+ * result rises strictly, under ThreadSanitizer too.
+ */
+static void test_ordered_scan_stress(void **state)
+{
+    fixture *f = *state;
+    ord_worker w[4];
+    long rounds = 0;
+
+    EXPECT(f->s, "CREATE TABLE og (id int PRIMARY KEY, g int NOT NULL, v int); "
+                 "CREATE INDEX og_g ON og (g, id); "
+                 "INSERT INTO og SELECT x, x % 4, 0 FROM generate_series(0, 399) x",
+           "CREATE TABLE\nCREATE INDEX\nINSERT 0 400\n");
+    EXPECT(f->s, "EXPLAIN SELECT id FROM og WHERE g = 1 ORDER BY id LIMIT 60",
+           "QUERY PLAN:25\nLimit\n  ->  Index Scan using og_g on og\n"
+           "EXPLAIN\n");
+    memset(w, 0, sizeof(w));
+    for (int i = 0; i < 4; i++) {
+        w[i].db = f->db;
+        w[i].number = i;
+        w[i].seconds = tu_stress_seconds(1.0);
+        assert_int_equal(pthread_create(&w[i].th, NULL, ord_work, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(w[i].th, NULL), 0);
+        if (w[i].failure[0] != '\0')
+            fail_msg("worker %d: %s", i, w[i].failure);
+        rounds += w[i].rounds;
+    }
+    print_message("ordered scans beside writers: %ld statements\n", rounds);
+    assert_true(w[2].rounds > 0 && w[3].rounds > 0);
+}
+
 typedef struct upserter {
     keel_db *db;
     int id;
@@ -3387,6 +3510,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sequence_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequence_alter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ordered_scan_stress, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_alter_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fkey_crash, setup, teardown),
