@@ -384,17 +384,25 @@ KEEL_API keel_status keel_abort(keel_session *s);
  * is outside every transaction: the row gets no new version, every
  * transaction reads the new value at once, and no abort undoes it (a
  * counter, as a SQL sequence: nextval() is this in a loop).  It is logged:
- * once a later commit's record is durable, so is the change.  KEEL_EINVAL
- * unless the column is NOT NULL int8 with only fixed-width columns before
- * it; KEEL_ENOENT without such a row (or one holding a null);
- * KEEL_ESERIALIZE if the version the transaction sees has been updated
- * or deleted by another that did not abort (a repeatable read snapshot
- * older than the change): the newer version holds the counter.
+ * once a later commit's record is durable, so is the change.  The row
+ * is the counter in its newest version: if another transaction has
+ * replaced the version the transaction sees (and did not abort), the
+ * change goes to the newest one, after waiting for a transaction still
+ * replacing it, whatever the snapshot.  KEEL_EINVAL unless the column is
+ * NOT NULL int8 with only fixed-width columns before it; KEEL_ENOENT
+ * without such a row (or one holding a null, or one deleted since);
+ * a wait's errors.  keel_cas_int8_row() also copies that version's values
+ * into row (one per column, strings valid until the session's next call).
  */
 KEEL_API keel_status keel_cas_int8(keel_session *s, const char *schema,
                                    const char *table, const keel_value *key,
                                    uint16_t col, int64_t expect, int64_t set,
                                    int64_t *actual);
+KEEL_API keel_status keel_cas_int8_row(keel_session *s, const char *schema,
+                                       const char *table,
+                                       const keel_value *key, uint16_t col,
+                                       int64_t expect, int64_t set,
+                                       int64_t *actual, keel_value *row);
 
 KEEL_API keel_status keel_savepoint(keel_session *s, uint32_t *level);
 KEEL_API keel_status keel_rollback_to_savepoint(keel_session *s, uint32_t level);

@@ -447,10 +447,22 @@ keel_status keel_lookup(keel_session *s, const char *schema, const char *table,
     return engine_stmt_end(s, rc, false);
 }
 
+static int follow_row(keel_session *s, catalog_txn *ct, engine_table *t,
+                      tid from, bool stay, heap_row *row, tid *latest);
+
 keel_status keel_cas_int8(keel_session *s, const char *schema,
                           const char *table, const keel_value *key,
                           uint16_t col, int64_t expect, int64_t set,
                           int64_t *actual)
+{
+    return keel_cas_int8_row(s, schema, table, key, col, expect, set, actual,
+                             NULL);
+}
+
+keel_status keel_cas_int8_row(keel_session *s, const char *schema,
+                              const char *table, const keel_value *key,
+                              uint16_t col, int64_t expect, int64_t set,
+                              int64_t *actual, keel_value *row)
 {
     catalog_txn ct;
     engine_table t;
@@ -467,9 +479,24 @@ keel_status keel_cas_int8(keel_session *s, const char *schema,
                       (unsigned)col + 1);
     if (rc == KEEL_OK)
         rc = find_by_primary_key(s, &ct, &t, key, true, &s->result, &found);
-    if (rc == KEEL_OK)
+    while (rc == KEEL_OK) {
+        tid latest;
         rc = heap_cas_int8(&t.h->heap, s->bs, &ct.vis, s->result.tid,
                            s->result.xmin, col, expect, set, actual);
+        if (rc != KEEL_ESERIALIZE)
+            break;
+        /* The version the snapshot sees was replaced (ALTER SEQUENCE):
+         * the counter is the row's newest version, whatever the
+         * snapshot, waiting for a transaction still replacing it. */
+        s->follow_xmin = s->result.xmin;
+        rc = follow_row(s, &ct, &t, s->result.tid, false, &s->result, &latest);
+        if (rc == KEEL_OK) {
+            s->result.tid = latest;
+            s->result.xmin = s->follow_xmin;
+        }
+    }
+    if (rc == KEEL_OK && row != NULL)
+        memcpy(row, s->result.values, t.rel.natts * sizeof(keel_value));
     return engine_stmt_end(s, rc, false);
 }
 

@@ -27,10 +27,12 @@
  * transaction: they first lock keel_sql.keel_sequence ACCESS EXCLUSIVE
  * until it ends, so that no nextval() (which reads the table under
  * ACCESS SHARE) counts on the old version meanwhile, nor reads the new
- * one before it commits; one running under an older snapshot
- * (repeatable read) is refused the old version by keel_cas_int8() and
- * fails with 40001.  PostgreSQL's lock is the one sequence's; keel's
- * holds every sequence's callers while such a transaction runs.
+ * one before it commits.  A caller whose snapshot is older than the
+ * change (repeatable read, or a statement that waited for the lock)
+ * still counts on the newest version, which keel_cas_int8_row() follows
+ * the row to and whose parameters it returns, as PostgreSQL's nextval()
+ * reads the sequence as it is.  PostgreSQL's lock is the one sequence's;
+ * keel's holds every sequence's callers while such a transaction runs.
  *
  * A sequence is not in keel_class: its name is not a relation's, and
  * pg_class does not list it.  nextval('name'::regclass), which PostgreSQL
@@ -245,19 +247,28 @@ void sql_sequences_free(sql_session *s)
     }
 }
 
-/* Compares and sets next_value: *actual what it held. */
+/* Compares and sets next_value in the row's newest version (which a
+ * snapshot taken before an ALTER SEQUENCE committed does not see): *actual
+ * what it held, and r that version's parameters. */
 static keel_status seq_cas(sql_session *s, const char *nsp, const char *name,
-                           int64_t expect, int64_t set, int64_t *actual)
+                           int64_t expect, int64_t set, int64_t *actual,
+                           seq_row *r)
 {
-    keel_value key[2];
+    keel_value key[2], row[SEQ_NCOLS];
     keel_status rc;
 
     sql_store_key2(key, nsp, name);
-    rc = keel_cas_int8(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key, SEQ_NEXT, expect, set,
-                       actual);
+    rc = keel_cas_int8_row(s->ks, SQL_STORE_SCHEMA, SEQ_TABLE, key, SEQ_NEXT,
+                           expect, set, actual, row);
     if (rc == KEEL_ENOENT)
         return missing(s, name);
-    return rc == KEEL_OK ? KEEL_OK : sql_fail_engine(s, rc);
+    if (rc != KEEL_OK)
+        return sql_fail_engine(s, rc);
+    r->inc = row[SEQ_INC].v.i8;
+    r->min = row[SEQ_MIN].v.i8;
+    r->max = row[SEQ_MAX].v.i8;
+    r->cycle = row[SEQ_CYCLE].v.b;
+    return KEEL_OK;
 }
 
 static keel_status nextval(sql_session *s, const char *nsp, const char *name,
@@ -289,7 +300,7 @@ static keel_status nextval(sql_session *s, const char *nsp, const char *name,
             after = INT64_MAX;
         if (r.inc > 0 && v == INT64_MAX)
             after = r.cycle ? r.min : INT64_MAX;
-        rc = seq_cas(s, nsp, name, r.next, after, &actual);
+        rc = seq_cas(s, nsp, name, r.next, after, &actual, &r);
         if (rc != KEEL_OK)
             return rc;
         if (actual == r.next) {
@@ -360,10 +371,22 @@ keel_status sql_sequence_eval(sql_session *s, sql_func f, const sql_value *a,
         if (called && __builtin_add_overflow(v, r.inc, &want))
             want = r.inc > 0 ? INT64_MAX : INT64_MIN;
         for (;;) {
-            rc = seq_cas(s, nsp, name, r.next, want, &actual);
+            seq_row now = r;
+            rc = seq_cas(s, nsp, name, r.next, want, &actual, &now);
             if (rc != KEEL_OK || actual == r.next)
                 break;
+            /* another call came first, or an ALTER SEQUENCE: its bounds */
+            r = now;
             r.next = actual;
+            if (v < r.min || v > r.max)
+                return sql_fail(s, KEEL_EINVAL, "22003",
+                                "setval: value %" PRId64 " is out of bounds "
+                                "for sequence \"%s\" (%" PRId64 "..%" PRId64
+                                ")",
+                                v, name, r.min, r.max);
+            want = v;
+            if (called && __builtin_add_overflow(v, r.inc, &want))
+                want = r.inc > 0 ? INT64_MAX : INT64_MIN;
         }
         if (rc == KEEL_OK && called)
             rc = remember(s, nsp, name, v);
