@@ -84,8 +84,8 @@ static keel_status passes(sql_session *s, const sql_expr *where,
 }
 
 /* Whether the primary key key (n values) is among the ndone in done. */
-static bool taken(const sql_value *done, size_t ndone, const sql_value *key,
-                  uint16_t n)
+static bool key_taken(const sql_value *done, size_t ndone,
+                      const sql_value *key, uint16_t n)
 {
     for (size_t i = 0; i < ndone; i++) {
         uint16_t k = 0;
@@ -98,7 +98,7 @@ static bool taken(const sql_value *done, size_t ndone, const sql_value *key,
 }
 
 /* key (n values) kept in the arena among done's. */
-static keel_status remember(sql_session *s, sql_value **done, size_t *ndone,
+static keel_status key_keep(sql_session *s, sql_value **done, size_t *ndone,
                             size_t *cap, const sql_value *key, uint16_t n)
 {
     keel_status rc = KEEL_OK;
@@ -298,10 +298,10 @@ next_batch:
         const sql_value *found_row = &rs.vals[r * rs.ncols];
         const sql_value *key = &found_row[rs.ncols - t.info.npkey];
         bool found = false, keep = true;
-        if (ndone_runs > 0 && taken(done, ndone, key, t.info.npkey))
+        if (ndone_runs > 0 && key_taken(done, ndone, key, t.info.npkey))
             continue;
         if (batch >= 0)
-            rc = remember(s, &done, &ndone, &capdone, key, t.info.npkey);
+            rc = key_keep(s, &done, &ndone, &capdone, key, t.info.npkey);
         if (rc != KEEL_OK)
             break;
         for (uint16_t k = 0; k < t.info.npkey; k++)

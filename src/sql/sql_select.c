@@ -5055,8 +5055,9 @@ static keel_status select_run_body(sql_session *s,
         o.win = &win;
         win.width = grouped ? (uint16_t)(g.nkeys + g.naggs) : from.ncols;
     }
-    /* ORDER BY that the scan's own order gives: no sort */
-    if (!grouped && from.n == 1) {
+    /* ORDER BY that the scan's own order gives: no sort (asked only of a
+     * query that has one) */
+    if (o.nkeys > 0 && !grouped && from.n == 1) {
         const char *order_index = NULL;
         if (scan_sorts(&from, run.where, &o, &order_index)) {
             from.items[0].sc.ordered = true;
